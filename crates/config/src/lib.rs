@@ -1,0 +1,3 @@
+//! Configuration: `config.toml` layers, profiles, `-c` overrides, model providers.
+pub mod mcp;
+pub mod provider;

@@ -1,0 +1,190 @@
+//! Model providers: where requests go and how they authenticate.
+
+use oi_protocol::config_types::WireApi;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+/// One `[model_providers.<id>]` entry (Codex-compatible keys).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ModelProviderInfo {
+    /// Human name, e.g. "Ollama".
+    pub name: String,
+    /// e.g. `http://localhost:11434/v1`. Requests go to `{base_url}/chat/completions`
+    /// or `{base_url}/responses`.
+    pub base_url: Option<String>,
+    /// Environment variable holding the API key (sent as `Authorization: Bearer`).
+    #[serde(default)]
+    pub env_key: Option<String>,
+    /// Extra hint shown when `env_key` is missing.
+    #[serde(default)]
+    pub env_key_instructions: Option<String>,
+    #[serde(default)]
+    pub wire_api: WireApi,
+    #[serde(default)]
+    pub query_params: Option<BTreeMap<String, String>>,
+    /// Static headers.
+    #[serde(default)]
+    pub http_headers: Option<BTreeMap<String, String>>,
+    /// Header name → environment variable whose value is sent (skipped when unset/empty).
+    #[serde(default)]
+    pub env_http_headers: Option<BTreeMap<String, String>>,
+    /// Retries for a failed request (429/5xx/connect error). Default 4.
+    #[serde(default)]
+    pub request_max_retries: Option<u64>,
+    /// Retries for a stream that drops mid-way. Default 5.
+    #[serde(default)]
+    pub stream_max_retries: Option<u64>,
+    /// Abort a stream that sends nothing for this long. Default 300 000 ms.
+    #[serde(default)]
+    pub stream_idle_timeout_ms: Option<u64>,
+    /// Whether the provider needs a key at all (false for local servers).
+    #[serde(default)]
+    pub requires_openai_auth: bool,
+}
+
+pub const DEFAULT_REQUEST_MAX_RETRIES: u64 = 4;
+pub const DEFAULT_STREAM_MAX_RETRIES: u64 = 5;
+pub const DEFAULT_STREAM_IDLE_TIMEOUT_MS: u64 = 300_000;
+/// Caps that keep a typo from hammering an endpoint forever.
+const MAX_RETRIES_CAP: u64 = 100;
+
+impl ModelProviderInfo {
+    pub fn request_max_retries(&self) -> u64 {
+        self.request_max_retries
+            .unwrap_or(DEFAULT_REQUEST_MAX_RETRIES)
+            .min(MAX_RETRIES_CAP)
+    }
+
+    pub fn stream_max_retries(&self) -> u64 {
+        self.stream_max_retries
+            .unwrap_or(DEFAULT_STREAM_MAX_RETRIES)
+            .min(MAX_RETRIES_CAP)
+    }
+
+    pub fn stream_idle_timeout(&self) -> std::time::Duration {
+        std::time::Duration::from_millis(
+            self.stream_idle_timeout_ms
+                .unwrap_or(DEFAULT_STREAM_IDLE_TIMEOUT_MS),
+        )
+    }
+
+    /// The API key from `env_key`, if one is configured.
+    ///
+    /// `Ok(None)`: no key needed. `Err`: a key is needed and the variable is unset or
+    /// empty; the message names the variable and how to set it.
+    pub fn api_key(&self) -> Result<Option<String>, String> {
+        let Some(var) = &self.env_key else {
+            return Ok(None);
+        };
+        match std::env::var(var) {
+            Ok(v) if !v.trim().is_empty() => Ok(Some(v.trim().to_string())),
+            _ => {
+                let mut msg = format!(
+                    "model provider `{}` needs an API key in the environment variable `{var}`, which is not set. \
+                     Run `export {var}=<your key>` and try again",
+                    self.name
+                );
+                if let Some(extra) = &self.env_key_instructions {
+                    msg.push_str(&format!(" ({extra})"));
+                }
+                msg.push('.');
+                Err(msg)
+            }
+        }
+    }
+}
+
+fn builtin(
+    name: &str,
+    base_url: &str,
+    env_key: Option<&str>,
+    instructions: Option<&str>,
+) -> ModelProviderInfo {
+    ModelProviderInfo {
+        name: name.to_string(),
+        base_url: Some(base_url.to_string()),
+        env_key: env_key.map(str::to_string),
+        env_key_instructions: instructions.map(str::to_string),
+        wire_api: WireApi::Chat,
+        query_params: None,
+        http_headers: None,
+        env_http_headers: None,
+        request_max_retries: None,
+        stream_max_retries: None,
+        stream_idle_timeout_ms: None,
+        requires_openai_auth: false,
+    }
+}
+
+/// The id used when nothing is configured.
+pub const DEFAULT_PROVIDER_ID: &str = "ollama";
+/// The model used with the default provider when nothing is configured.
+pub const DEFAULT_OLLAMA_MODEL: &str = "qwen3-coder:30b";
+
+/// Built-in providers. A `[model_providers.<id>]` table with the same id replaces one.
+pub fn builtin_providers() -> BTreeMap<String, ModelProviderInfo> {
+    let ollama_base = std::env::var("OLLAMA_BASE_URL")
+        .ok()
+        .filter(|s| !s.is_empty())
+        .unwrap_or_else(|| "http://localhost:11434/v1".to_string());
+    let mut m = BTreeMap::new();
+    m.insert(
+        "ollama".into(),
+        builtin("Ollama", &ollama_base, None, None),
+    );
+    m.insert(
+        "lmstudio".into(),
+        builtin("LM Studio", "http://localhost:1234/v1", None, None),
+    );
+    m.insert(
+        "vllm".into(),
+        builtin("vLLM", "http://localhost:8000/v1", None, None),
+    );
+    m.insert(
+        "openrouter".into(),
+        builtin(
+            "OpenRouter",
+            "https://openrouter.ai/api/v1",
+            Some("OPENROUTER_API_KEY"),
+            Some("create one at openrouter.ai/keys"),
+        ),
+    );
+    m.insert(
+        "moonshot".into(),
+        builtin(
+            "Moonshot AI (Kimi)",
+            "https://api.moonshot.ai/v1",
+            Some("MOONSHOT_API_KEY"),
+            None,
+        ),
+    );
+    m.insert(
+        "zhipu".into(),
+        builtin(
+            "Zhipu AI / Z.ai (GLM)",
+            "https://api.z.ai/api/paas/v4",
+            Some("ZHIPU_API_KEY"),
+            None,
+        ),
+    );
+    m.insert(
+        "deepseek".into(),
+        builtin(
+            "DeepSeek",
+            "https://api.deepseek.com/v1",
+            Some("DEEPSEEK_API_KEY"),
+            None,
+        ),
+    );
+    let mut openai = builtin(
+        "OpenAI",
+        "https://api.openai.com/v1",
+        Some("OPENAI_API_KEY"),
+        None,
+    );
+    openai.wire_api = WireApi::Responses;
+    openai.requires_openai_auth = true;
+    m.insert("openai".into(), openai);
+    m
+}

@@ -1,0 +1,196 @@
+//! Policy enums shared by config, engine and every front end.
+
+use serde::{Deserialize, Serialize};
+use std::fmt;
+use std::path::PathBuf;
+use std::str::FromStr;
+
+/// When the agent must ask the user before running a command.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum AskForApproval {
+    /// Ask before anything that is not on the known-safe read-only list.
+    #[serde(alias = "unless-trusted", alias = "unlessTrusted")]
+    Untrusted,
+    /// Run sandboxed; ask to re-run without the sandbox if it fails.
+    #[serde(alias = "onFailure")]
+    OnFailure,
+    /// The model decides when to ask for escalation.
+    #[default]
+    #[serde(alias = "onRequest")]
+    OnRequest,
+    /// Never ask; failures go back to the model.
+    Never,
+}
+
+impl AskForApproval {
+    pub const ALL: [AskForApproval; 4] = [
+        AskForApproval::Untrusted,
+        AskForApproval::OnFailure,
+        AskForApproval::OnRequest,
+        AskForApproval::Never,
+    ];
+
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            AskForApproval::Untrusted => "untrusted",
+            AskForApproval::OnFailure => "on-failure",
+            AskForApproval::OnRequest => "on-request",
+            AskForApproval::Never => "never",
+        }
+    }
+}
+
+impl fmt::Display for AskForApproval {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl FromStr for AskForApproval {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s {
+            "untrusted" | "unless-trusted" => Ok(Self::Untrusted),
+            "on-failure" => Ok(Self::OnFailure),
+            "on-request" => Ok(Self::OnRequest),
+            "never" => Ok(Self::Never),
+            other => Err(format!(
+                "unknown approval policy `{other}`; expected one of: untrusted, on-failure, on-request, never"
+            )),
+        }
+    }
+}
+
+/// The user-facing sandbox choice (`sandbox_mode`, `-s`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum SandboxMode {
+    #[default]
+    #[serde(alias = "readOnly")]
+    ReadOnly,
+    #[serde(alias = "workspaceWrite")]
+    WorkspaceWrite,
+    #[serde(alias = "dangerFullAccess")]
+    DangerFullAccess,
+}
+
+impl SandboxMode {
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            SandboxMode::ReadOnly => "read-only",
+            SandboxMode::WorkspaceWrite => "workspace-write",
+            SandboxMode::DangerFullAccess => "danger-full-access",
+        }
+    }
+}
+
+impl fmt::Display for SandboxMode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl FromStr for SandboxMode {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s {
+            "read-only" => Ok(Self::ReadOnly),
+            "workspace-write" => Ok(Self::WorkspaceWrite),
+            "danger-full-access" => Ok(Self::DangerFullAccess),
+            other => Err(format!(
+                "unknown sandbox mode `{other}`; expected one of: read-only, workspace-write, danger-full-access"
+            )),
+        }
+    }
+}
+
+/// The resolved sandbox policy a command runs under. JSON shape follows the reference's
+/// `sandbox_policy` in `session_configured`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "kebab-case")]
+pub enum SandboxPolicy {
+    /// No confinement at all.
+    DangerFullAccess,
+    /// Whole filesystem readable, nothing writable, no network.
+    ReadOnly,
+    /// cwd, temp dirs and `writable_roots` writable; network only if `network_access`.
+    WorkspaceWrite {
+        #[serde(default)]
+        writable_roots: Vec<PathBuf>,
+        #[serde(default)]
+        network_access: bool,
+        #[serde(default)]
+        exclude_tmpdir_env_var: bool,
+        #[serde(default)]
+        exclude_slash_tmp: bool,
+    },
+}
+
+impl SandboxPolicy {
+    pub fn mode(&self) -> SandboxMode {
+        match self {
+            SandboxPolicy::DangerFullAccess => SandboxMode::DangerFullAccess,
+            SandboxPolicy::ReadOnly => SandboxMode::ReadOnly,
+            SandboxPolicy::WorkspaceWrite { .. } => SandboxMode::WorkspaceWrite,
+        }
+    }
+
+    pub fn has_full_disk_write_access(&self) -> bool {
+        matches!(self, SandboxPolicy::DangerFullAccess)
+    }
+
+    pub fn has_network_access(&self) -> bool {
+        match self {
+            SandboxPolicy::DangerFullAccess => true,
+            SandboxPolicy::ReadOnly => false,
+            SandboxPolicy::WorkspaceWrite { network_access, .. } => *network_access,
+        }
+    }
+
+    /// A workspace-write policy with no extra roots and no network.
+    pub fn workspace_write() -> Self {
+        SandboxPolicy::WorkspaceWrite {
+            writable_roots: Vec::new(),
+            network_access: false,
+            exclude_tmpdir_env_var: false,
+            exclude_slash_tmp: false,
+        }
+    }
+}
+
+/// Reasoning effort asked of reasoning-capable models.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ReasoningEffort {
+    None,
+    Minimal,
+    Low,
+    Medium,
+    High,
+    Xhigh,
+}
+
+impl ReasoningEffort {
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            ReasoningEffort::None => "none",
+            ReasoningEffort::Minimal => "minimal",
+            ReasoningEffort::Low => "low",
+            ReasoningEffort::Medium => "medium",
+            ReasoningEffort::High => "high",
+            ReasoningEffort::Xhigh => "xhigh",
+        }
+    }
+}
+
+/// Which OpenAI-compatible API a provider speaks.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum WireApi {
+    /// `POST {base_url}/chat/completions` with `stream: true`.
+    #[default]
+    Chat,
+    /// `POST {base_url}/responses` with `stream: true`.
+    Responses,
+}

@@ -1,0 +1,127 @@
+//! A coarse classification of shell commands, shown to users in approval prompts
+//! (`parsed_cmd` / `codex_parsed_cmd`).
+
+use serde::{Deserialize, Serialize};
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum ParsedCommand {
+    Read {
+        cmd: String,
+        name: String,
+        path: String,
+    },
+    ListFiles {
+        cmd: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        path: Option<String>,
+    },
+    Search {
+        cmd: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        query: Option<String>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        path: Option<String>,
+    },
+    Unknown {
+        cmd: String,
+    },
+}
+
+/// Join argv the way a shell user would type it (`bash -lc 'x y'` stays readable).
+pub fn shell_join(argv: &[String]) -> String {
+    argv.iter()
+        .map(|a| {
+            if !a.is_empty()
+                && a.chars()
+                    .all(|c| c.is_ascii_alphanumeric() || "-_./=:,+@%".contains(c))
+            {
+                a.clone()
+            } else {
+                format!("'{}'", a.replace('\'', r"'\''"))
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// Classify a command. `bash -lc "<script>"` is unwrapped to its script.
+pub fn parse_command(argv: &[String]) -> Vec<ParsedCommand> {
+    let script: String;
+    let words: Vec<String> = match argv {
+        [sh, flag, s] if is_shell(sh) && (flag == "-lc" || flag == "-c") => {
+            script = s.clone();
+            if script.contains(['|', ';', '&', '>', '<', '$', '`']) {
+                return vec![ParsedCommand::Unknown { cmd: script }];
+            }
+            script.split_whitespace().map(str::to_string).collect()
+        }
+        _ => {
+            script = shell_join(argv);
+            argv.to_vec()
+        }
+    };
+    let Some(first) = words.first() else {
+        return vec![ParsedCommand::Unknown { cmd: script }];
+    };
+    let prog = first.rsplit('/').next().unwrap_or(first).to_string();
+    let operands: Vec<&String> = words[1..].iter().filter(|w| !w.starts_with('-')).collect();
+    match prog.as_str() {
+        "cat" | "head" | "tail" | "less" | "more" | "nl" if operands.len() == 1 => {
+            let path = operands[0].clone();
+            let name = path.rsplit('/').next().unwrap_or(&path).to_string();
+            vec![ParsedCommand::Read { cmd: script, name, path }]
+        }
+        "ls" | "tree" | "find" if operands.len() <= 1 => vec![ParsedCommand::ListFiles {
+            cmd: script,
+            path: operands.first().map(|s| s.to_string()),
+        }],
+        "grep" | "rg" | "ag" | "ack" => vec![ParsedCommand::Search {
+            cmd: script,
+            query: operands.first().map(|s| s.to_string()),
+            path: operands.get(1).map(|s| s.to_string()),
+        }],
+        _ => vec![ParsedCommand::Unknown { cmd: script }],
+    }
+}
+
+fn is_shell(s: &str) -> bool {
+    matches!(
+        s.rsplit('/').next().unwrap_or(s),
+        "bash" | "sh" | "zsh" | "dash"
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn v(a: &[&str]) -> Vec<String> {
+        a.iter().map(|s| s.to_string()).collect()
+    }
+
+    #[test]
+    fn classifies_common_commands() {
+        assert_eq!(
+            parse_command(&v(&["cat", "src/main.rs"])),
+            vec![ParsedCommand::Read {
+                cmd: "cat src/main.rs".into(),
+                name: "main.rs".into(),
+                path: "src/main.rs".into()
+            }]
+        );
+        assert!(matches!(
+            parse_command(&v(&["bash", "-lc", "ls -la"]))[0],
+            ParsedCommand::ListFiles { .. }
+        ));
+        assert!(matches!(
+            parse_command(&v(&["bash", "-lc", "touch a > b"]))[0],
+            ParsedCommand::Unknown { .. }
+        ));
+    }
+
+    #[test]
+    fn shell_join_quotes_when_needed() {
+        assert_eq!(shell_join(&v(&["echo", "a b", "it's"])), r"echo 'a b' 'it'\''s'");
+    }
+}
