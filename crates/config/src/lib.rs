@@ -1,3 +1,22 @@
-//! Configuration: `config.toml` layers, profiles, `-c` overrides, model providers.
+//! Configuration: finds the home directory, reads `config.toml` layers (user, then project),
+//! applies a profile, `-c key=value` overrides and typed front-end overrides, and produces one
+//! typed [`Config`] that the engine consumes.
+//!
+//! Owns: file locations, TOML parsing and validation, built-in model providers, defaults.
+//! Must not know: how the engine, model client or front ends use the values.
+//!
+//! Errors name the file, the key and the fix; unknown keys are warnings (with a line number),
+//! never silently dropped.
+
+mod error;
+mod load;
 pub mod mcp;
+mod overrides;
 pub mod provider;
+
+pub use error::ConfigError;
+pub use load::{
+    Config, ConfigLayer, ConfigLoadOptions, ConfigOverrides, LoadedConfig, find_home, load_config,
+};
+pub use overrides::{apply_dotted, json_to_toml, parse_cli_override, toml_to_json};
+pub use provider::ModelProviderInfo;

@@ -1,0 +1,776 @@
+//! Finding, reading, layering and typing the configuration.
+
+use crate::ConfigError;
+use crate::mcp::{McpServerConfig, parse_mcp_servers};
+use crate::overrides::apply_dotted;
+use crate::provider::{
+    DEFAULT_OLLAMA_MODEL, DEFAULT_PROVIDER_ID, ModelProviderInfo, builtin_providers,
+};
+use oi_protocol::config_types::{AskForApproval, ReasoningEffort, SandboxMode, SandboxPolicy};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+/// Typed overrides from a front end (CLI flags, MCP tool arguments, v2 params).
+/// They win over every file and `-c` override.
+#[derive(Clone, Debug, Default)]
+pub struct ConfigOverrides {
+    pub model: Option<String>,
+    pub model_provider: Option<String>,
+    pub profile: Option<String>,
+    pub cwd: Option<PathBuf>,
+    pub approval_policy: Option<AskForApproval>,
+    pub sandbox_mode: Option<SandboxMode>,
+    pub base_instructions: Option<String>,
+    pub developer_instructions: Option<String>,
+    pub compact_prompt: Option<String>,
+}
+
+#[derive(Clone, Debug, Default)]
+pub struct ConfigLoadOptions {
+    /// `None`: `$OPENINTERPRETER_HOME`, else `~/.openinterpreter`.
+    pub home: Option<PathBuf>,
+    /// `-c key=value` pairs, in command-line order (later wins).
+    pub cli_overrides: Vec<(String, toml::Value)>,
+    pub overrides: ConfigOverrides,
+}
+
+/// One source of settings, for `config/read` and diagnostics.
+#[derive(Clone, Debug)]
+pub struct ConfigLayer {
+    /// `user`, `project` or `session_flags`.
+    pub name: &'static str,
+    pub path: Option<PathBuf>,
+    pub value: toml::Table,
+}
+
+/// The effective configuration the engine runs with.
+#[derive(Clone, Debug)]
+pub struct Config {
+    pub home: PathBuf,
+    pub cwd: PathBuf,
+    pub model: String,
+    pub model_provider_id: String,
+    pub model_provider: ModelProviderInfo,
+    pub model_providers: BTreeMap<String, ModelProviderInfo>,
+    pub model_reasoning_effort: Option<ReasoningEffort>,
+    pub model_context_window: Option<i64>,
+    pub approval_policy: AskForApproval,
+    pub sandbox_mode: SandboxMode,
+    pub sandbox_policy: SandboxPolicy,
+    /// `[sandbox_workspace_write] allow_git_writes`: let commands write inside `.git`.
+    pub allow_git_writes: bool,
+    pub base_instructions: Option<String>,
+    pub developer_instructions: Option<String>,
+    pub compact_prompt: Option<String>,
+    pub mcp_servers: BTreeMap<String, McpServerConfig>,
+    /// How long an approval request may stay unanswered before it counts as denied.
+    pub approval_timeout: Duration,
+    /// Model requests per turn before the turn is stopped (a model that never stops calling tools).
+    pub max_turn_steps: usize,
+    /// Bytes of tool output the model sees; longer output is cut head+tail.
+    pub tool_output_max_bytes: usize,
+    /// Default timeout for a shell command when the model gives none.
+    pub shell_timeout: Duration,
+    pub profile: Option<String>,
+    pub user_config_path: PathBuf,
+    pub project_config_path: Option<PathBuf>,
+    pub layers: Vec<ConfigLayer>,
+}
+
+#[derive(Clone, Debug)]
+pub struct LoadedConfig {
+    pub config: Config,
+    pub warnings: Vec<String>,
+}
+
+/// `$OPENINTERPRETER_HOME`, else `~/.openinterpreter`.
+pub fn find_home() -> Result<PathBuf, ConfigError> {
+    if let Ok(h) = std::env::var("OPENINTERPRETER_HOME")
+        && !h.trim().is_empty()
+    {
+        return Ok(PathBuf::from(h));
+    }
+    dirs::home_dir()
+        .map(|h| h.join(".openinterpreter"))
+        .ok_or_else(|| {
+            ConfigError::Other(
+                "cannot find your home directory; set OPENINTERPRETER_HOME to a writable directory"
+                    .into(),
+            )
+        })
+}
+
+const TOP_LEVEL_KEYS: &[&str] = &[
+    "model",
+    "model_provider",
+    "model_reasoning_effort",
+    "model_reasoning_summary",
+    "model_verbosity",
+    "model_context_window",
+    "approval_policy",
+    "sandbox_mode",
+    "sandbox_workspace_write",
+    "profile",
+    "profiles",
+    "model_providers",
+    "mcp_servers",
+    "base_instructions",
+    "instructions",
+    "developer_instructions",
+    "compact_prompt",
+    "approval_timeout_sec",
+    "max_turn_steps",
+    "tool_output_max_bytes",
+    "shell_timeout_ms",
+    "mcp_oauth_credentials_store",
+    "mcp_oauth_callback_port",
+    "mcp_oauth_callback_url",
+];
+
+const PROFILE_KEYS: &[&str] = &[
+    "model",
+    "model_provider",
+    "model_reasoning_effort",
+    "model_reasoning_summary",
+    "model_verbosity",
+    "approval_policy",
+    "sandbox_mode",
+    "sandbox_workspace_write",
+    "base_instructions",
+    "developer_instructions",
+    "compact_prompt",
+    "approval_timeout_sec",
+    "max_turn_steps",
+];
+
+const SANDBOX_WW_KEYS: &[&str] = &[
+    "writable_roots",
+    "network_access",
+    "exclude_tmpdir_env_var",
+    "exclude_slash_tmp",
+    "allow_git_writes",
+];
+
+fn read_layer(path: &Path) -> Result<Option<(toml::Table, String)>, ConfigError> {
+    let text = match std::fs::read_to_string(path) {
+        Ok(t) => t,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => {
+            return Err(ConfigError::Read {
+                path: path.to_path_buf(),
+                source: e,
+            });
+        }
+    };
+    let table = text
+        .parse::<toml::Table>()
+        .map_err(|e| ConfigError::Parse {
+            path: path.to_path_buf(),
+            message: e.to_string().trim().replace('\n', " ").replace("  ", " "),
+        })?;
+    Ok(Some((table, text)))
+}
+
+/// Best-effort 1-based line of a key's definition, for warnings.
+fn line_of(text: &str, key: &str) -> Option<usize> {
+    text.lines().position(|l| {
+        let l = l.trim_start();
+        l.starts_with(&format!("{key} "))
+            || l.starts_with(&format!("{key}="))
+            || l.starts_with(&format!("[{key}"))
+            || l.starts_with(&format!("\"{key}\""))
+    })
+    .map(|i| i + 1)
+}
+
+fn warn_unknown(
+    table: &toml::Table,
+    known: &[&str],
+    prefix: &str,
+    origin: &str,
+    text: Option<&str>,
+    warnings: &mut Vec<String>,
+) {
+    for key in table.keys() {
+        if !known.contains(&key.as_str()) {
+            let at = text
+                .and_then(|t| line_of(t, key))
+                .map(|l| format!(":{l}"))
+                .unwrap_or_default();
+            warnings.push(format!(
+                "{origin}{at}: unknown key `{prefix}{key}` is ignored (check the spelling; see docs/configuration.md)"
+            ));
+        }
+    }
+}
+
+/// Merge `over` into `base`, recursing into tables.
+fn deep_merge(base: &mut toml::Table, over: &toml::Table) {
+    for (k, v) in over {
+        match (base.get_mut(k), v) {
+            (Some(toml::Value::Table(b)), toml::Value::Table(o)) => deep_merge(b, o),
+            _ => {
+                base.insert(k.clone(), v.clone());
+            }
+        }
+    }
+}
+
+/// The nearest `.openinterpreter/config.toml` at or above `cwd`, excluding the user config.
+fn find_project_config(cwd: &Path, user_config: &Path) -> Option<PathBuf> {
+    for dir in cwd.ancestors() {
+        let candidate = dir.join(".openinterpreter").join("config.toml");
+        if candidate.is_file() && candidate != user_config {
+            return Some(candidate);
+        }
+    }
+    None
+}
+
+fn get_str(t: &toml::Table, key: &str, origin: &str) -> Result<Option<String>, ConfigError> {
+    match t.get(key) {
+        None => Ok(None),
+        Some(toml::Value::String(s)) => Ok(Some(s.clone())),
+        Some(other) => Err(ConfigError::Invalid {
+            origin: origin.to_string(),
+            key: key.to_string(),
+            message: format!("expected a string, found {}", other.type_str()),
+        }),
+    }
+}
+
+fn get_enum<T: std::str::FromStr<Err = String>>(
+    t: &toml::Table,
+    key: &str,
+    origin: &str,
+) -> Result<Option<T>, ConfigError> {
+    match get_str(t, key, origin)? {
+        None => Ok(None),
+        Some(s) => s.parse::<T>().map(Some).map_err(|e| ConfigError::Invalid {
+            origin: origin.to_string(),
+            key: key.to_string(),
+            message: e,
+        }),
+    }
+}
+
+fn get_uint(t: &toml::Table, key: &str, origin: &str) -> Result<Option<u64>, ConfigError> {
+    match t.get(key) {
+        None => Ok(None),
+        Some(toml::Value::Integer(i)) if *i >= 0 => Ok(Some(*i as u64)),
+        Some(toml::Value::Float(f)) if *f >= 0.0 => Ok(Some(*f as u64)),
+        Some(other) => Err(ConfigError::Invalid {
+            origin: origin.to_string(),
+            key: key.to_string(),
+            message: format!("expected a non-negative number, found {}", other),
+        }),
+    }
+}
+
+fn get_bool(t: &toml::Table, key: &str, origin: &str) -> Result<Option<bool>, ConfigError> {
+    match t.get(key) {
+        None => Ok(None),
+        Some(toml::Value::Boolean(b)) => Ok(Some(*b)),
+        Some(other) => Err(ConfigError::Invalid {
+            origin: origin.to_string(),
+            key: key.to_string(),
+            message: format!("expected true or false, found {other}"),
+        }),
+    }
+}
+
+fn parse_effort(s: &str) -> Result<ReasoningEffort, String> {
+    serde_json::from_value(serde_json::Value::String(s.to_string())).map_err(|_| {
+        format!("unknown reasoning effort `{s}`; expected none, minimal, low, medium, high or xhigh")
+    })
+}
+
+/// Check `-c` keys up front: a typo on the command line is an error, not a warning.
+fn validate_cli_key(key: &str) -> Result<(), ConfigError> {
+    let mut parts = key.split('.');
+    let first = parts.next().unwrap_or_default();
+    if !TOP_LEVEL_KEYS.contains(&first) {
+        return Err(ConfigError::Override {
+            raw: key.to_string(),
+            message: format!(
+                "unknown config key `{first}`; known keys: {}",
+                TOP_LEVEL_KEYS.join(", ")
+            ),
+        });
+    }
+    if first == "sandbox_workspace_write"
+        && let Some(sub) = parts.next()
+        && !SANDBOX_WW_KEYS.contains(&sub)
+    {
+        return Err(ConfigError::Override {
+            raw: key.to_string(),
+            message: format!(
+                "unknown key `{sub}` in sandbox_workspace_write; known keys: {}",
+                SANDBOX_WW_KEYS.join(", ")
+            ),
+        });
+    }
+    Ok(())
+}
+
+/// Load the effective configuration.
+pub fn load_config(opts: ConfigLoadOptions) -> Result<LoadedConfig, ConfigError> {
+    let home = match opts.home.clone() {
+        Some(h) => h,
+        None => find_home()?,
+    };
+    let mut warnings = Vec::new();
+    let process_cwd = std::env::current_dir().map_err(|e| {
+        ConfigError::Other(format!("cannot read the current directory: {e}"))
+    })?;
+    let cwd = match &opts.overrides.cwd {
+        Some(c) if c.is_absolute() => c.clone(),
+        Some(c) => process_cwd.join(c),
+        None => process_cwd,
+    };
+    let cwd = cwd.canonicalize().map_err(|e| {
+        ConfigError::Other(format!(
+            "working directory {} is not usable: {e}; pass an existing directory with -C/--cd or `cwd`",
+            cwd.display()
+        ))
+    })?;
+
+    let user_path = home.join("config.toml");
+    let mut merged = toml::Table::new();
+    let mut layers = Vec::new();
+    if let Some((t, text)) = read_layer(&user_path)? {
+        let origin = user_path.display().to_string();
+        warn_unknown(&t, TOP_LEVEL_KEYS, "", &origin, Some(&text), &mut warnings);
+        deep_merge(&mut merged, &t);
+        layers.push(ConfigLayer {
+            name: "user",
+            path: Some(user_path.clone()),
+            value: t,
+        });
+    }
+    let project_path = find_project_config(&cwd, &user_path);
+    if let Some(p) = &project_path
+        && let Some((t, text)) = read_layer(p)?
+    {
+        let origin = p.display().to_string();
+        warn_unknown(&t, TOP_LEVEL_KEYS, "", &origin, Some(&text), &mut warnings);
+        deep_merge(&mut merged, &t);
+        layers.push(ConfigLayer {
+            name: "project",
+            path: Some(p.clone()),
+            value: t,
+        });
+    }
+
+    // -c overrides apply after the files (and after the profile, below).
+    let mut flags = toml::Table::new();
+    for (k, v) in &opts.cli_overrides {
+        validate_cli_key(k)?;
+        apply_dotted(&mut flags, k, v.clone());
+    }
+
+    // Profile: typed override > -c profile > file `profile`.
+    let profile_name = opts
+        .overrides
+        .profile
+        .clone()
+        .or_else(|| flags.get("profile").and_then(|v| v.as_str().map(str::to_string)))
+        .or_else(|| merged.get("profile").and_then(|v| v.as_str().map(str::to_string)));
+    let mut effective = merged.clone();
+    if let Some(name) = &profile_name {
+        let profile = merged
+            .get("profiles")
+            .and_then(|p| p.as_table())
+            .and_then(|p| p.get(name))
+            .and_then(|p| p.as_table())
+            .cloned()
+            .ok_or_else(|| {
+                let known: Vec<String> = merged
+                    .get("profiles")
+                    .and_then(|p| p.as_table())
+                    .map(|t| t.keys().cloned().collect())
+                    .unwrap_or_default();
+                ConfigError::Other(format!(
+                    "profile `{name}` is not defined; add a [profiles.{name}] table to {} (defined profiles: {})",
+                    user_path.display(),
+                    if known.is_empty() { "none".to_string() } else { known.join(", ") }
+                ))
+            })?;
+        warn_unknown(
+            &profile,
+            PROFILE_KEYS,
+            &format!("profiles.{name}."),
+            &user_path.display().to_string(),
+            None,
+            &mut warnings,
+        );
+        deep_merge(&mut effective, &profile);
+    }
+    deep_merge(&mut effective, &flags);
+    if !flags.is_empty() {
+        layers.push(ConfigLayer {
+            name: "session_flags",
+            path: None,
+            value: flags,
+        });
+    }
+
+    let origin = "config";
+    let t = &effective;
+
+    // Providers: built-ins, replaced by configured tables of the same id.
+    let mut providers = builtin_providers();
+    if let Some(v) = t.get("model_providers") {
+        let table = v.as_table().ok_or_else(|| ConfigError::Invalid {
+            origin: origin.into(),
+            key: "model_providers".into(),
+            message: "expected a table of [model_providers.<id>] entries".into(),
+        })?;
+        for (id, pv) in table {
+            let p: ModelProviderInfo =
+                pv.clone()
+                    .try_into()
+                    .map_err(|e: toml::de::Error| ConfigError::Invalid {
+                        origin: origin.into(),
+                        key: format!("model_providers.{id}"),
+                        message: format!(
+                            "{}; a provider needs at least `name` and `base_url` (optional: env_key, wire_api = \"chat\" | \"responses\", query_params, http_headers, env_http_headers, request_max_retries, stream_max_retries, stream_idle_timeout_ms)",
+                            e.message()
+                        ),
+                    })?;
+            if p.base_url.as_deref().is_none_or(|u| u.trim().is_empty()) {
+                return Err(ConfigError::Invalid {
+                    origin: origin.into(),
+                    key: format!("model_providers.{id}.base_url"),
+                    message: "missing; set it to the API root, e.g. \"http://localhost:11434/v1\""
+                        .into(),
+                });
+            }
+            providers.insert(id.clone(), p);
+        }
+    }
+
+    let provider_id = opts
+        .overrides
+        .model_provider
+        .clone()
+        .map(Some)
+        .unwrap_or(get_str(t, "model_provider", origin)?)
+        .unwrap_or_else(|| DEFAULT_PROVIDER_ID.to_string());
+    let model_provider = providers.get(&provider_id).cloned().ok_or_else(|| {
+        ConfigError::Invalid {
+            origin: origin.into(),
+            key: "model_provider".into(),
+            message: format!(
+                "unknown provider `{provider_id}`; use one of {} or define [model_providers.{provider_id}] with name and base_url",
+                providers.keys().cloned().collect::<Vec<_>>().join(", ")
+            ),
+        }
+    })?;
+
+    let model = match opts
+        .overrides
+        .model
+        .clone()
+        .map(Some)
+        .unwrap_or(get_str(t, "model", origin)?)
+    {
+        Some(m) if !m.trim().is_empty() => m,
+        _ if provider_id == DEFAULT_PROVIDER_ID => DEFAULT_OLLAMA_MODEL.to_string(),
+        _ => {
+            return Err(ConfigError::Invalid {
+                origin: origin.into(),
+                key: "model".into(),
+                message: format!(
+                    "no model is set for provider `{provider_id}`; add `model = \"<name>\"` to {} or pass -m <name>",
+                    user_path.display()
+                ),
+            });
+        }
+    };
+
+    let approval_policy = match opts.overrides.approval_policy {
+        Some(a) => a,
+        None => get_enum::<AskForApproval>(t, "approval_policy", origin)?.unwrap_or_default(),
+    };
+    let sandbox_mode = match opts.overrides.sandbox_mode {
+        Some(s) => s,
+        None => get_enum::<SandboxMode>(t, "sandbox_mode", origin)?.unwrap_or_default(),
+    };
+
+    let ww = match t.get("sandbox_workspace_write") {
+        None => toml::Table::new(),
+        Some(toml::Value::Table(w)) => w.clone(),
+        Some(_) => {
+            return Err(ConfigError::Invalid {
+                origin: origin.into(),
+                key: "sandbox_workspace_write".into(),
+                message: "expected a table: [sandbox_workspace_write] writable_roots = [...], network_access = false".into(),
+            });
+        }
+    };
+    warn_unknown(
+        &ww,
+        SANDBOX_WW_KEYS,
+        "sandbox_workspace_write.",
+        origin,
+        None,
+        &mut warnings,
+    );
+    let ww_origin = "config [sandbox_workspace_write]";
+    let writable_roots = match ww.get("writable_roots") {
+        None => Vec::new(),
+        Some(toml::Value::Array(a)) => {
+            let mut roots = Vec::new();
+            for v in a {
+                let s = v.as_str().ok_or_else(|| ConfigError::Invalid {
+                    origin: ww_origin.into(),
+                    key: "writable_roots".into(),
+                    message: "expected an array of path strings".into(),
+                })?;
+                let p = PathBuf::from(s);
+                roots.push(if p.is_absolute() { p } else { cwd.join(p) });
+            }
+            roots
+        }
+        Some(_) => {
+            return Err(ConfigError::Invalid {
+                origin: ww_origin.into(),
+                key: "writable_roots".into(),
+                message: "expected an array of path strings".into(),
+            });
+        }
+    };
+    let sandbox_policy = match sandbox_mode {
+        SandboxMode::ReadOnly => SandboxPolicy::ReadOnly,
+        SandboxMode::DangerFullAccess => SandboxPolicy::DangerFullAccess,
+        SandboxMode::WorkspaceWrite => SandboxPolicy::WorkspaceWrite {
+            writable_roots,
+            network_access: get_bool(&ww, "network_access", ww_origin)?.unwrap_or(false),
+            exclude_tmpdir_env_var: get_bool(&ww, "exclude_tmpdir_env_var", ww_origin)?
+                .unwrap_or(false),
+            exclude_slash_tmp: get_bool(&ww, "exclude_slash_tmp", ww_origin)?.unwrap_or(false),
+        },
+    };
+    let allow_git_writes = get_bool(&ww, "allow_git_writes", ww_origin)?.unwrap_or(false);
+
+    let model_reasoning_effort = match get_str(t, "model_reasoning_effort", origin)? {
+        None => None,
+        Some(s) => Some(parse_effort(&s).map_err(|m| ConfigError::Invalid {
+            origin: origin.into(),
+            key: "model_reasoning_effort".into(),
+            message: m,
+        })?),
+    };
+
+    let mcp_servers = match t.get("mcp_servers") {
+        None => BTreeMap::new(),
+        Some(v) => parse_mcp_servers(v, &mut warnings).map_err(|m| ConfigError::Invalid {
+            origin: origin.into(),
+            key: "mcp_servers".into(),
+            message: m,
+        })?,
+    };
+
+    let base_instructions = opts
+        .overrides
+        .base_instructions
+        .clone()
+        .map(Some)
+        .unwrap_or(match get_str(t, "base_instructions", origin)? {
+            Some(s) => Some(s),
+            None => get_str(t, "instructions", origin)?,
+        });
+    let developer_instructions = opts
+        .overrides
+        .developer_instructions
+        .clone()
+        .map(Some)
+        .unwrap_or(get_str(t, "developer_instructions", origin)?);
+    let compact_prompt = opts
+        .overrides
+        .compact_prompt
+        .clone()
+        .map(Some)
+        .unwrap_or(get_str(t, "compact_prompt", origin)?);
+
+    let approval_timeout =
+        Duration::from_secs(get_uint(t, "approval_timeout_sec", origin)?.unwrap_or(600).max(1));
+    let max_turn_steps = get_uint(t, "max_turn_steps", origin)?.unwrap_or(100).max(1) as usize;
+    let tool_output_max_bytes = get_uint(t, "tool_output_max_bytes", origin)?
+        .unwrap_or(32 * 1024)
+        .max(1024) as usize;
+    let shell_timeout = Duration::from_millis(
+        get_uint(t, "shell_timeout_ms", origin)?
+            .unwrap_or(300_000)
+            .max(1),
+    );
+    let model_context_window = get_uint(t, "model_context_window", origin)?.map(|v| v as i64);
+
+    Ok(LoadedConfig {
+        config: Config {
+            home,
+            cwd,
+            model,
+            model_provider_id: provider_id,
+            model_provider,
+            model_providers: providers,
+            model_reasoning_effort,
+            model_context_window,
+            approval_policy,
+            sandbox_mode,
+            sandbox_policy,
+            allow_git_writes,
+            base_instructions,
+            developer_instructions,
+            compact_prompt,
+            mcp_servers,
+            approval_timeout,
+            max_turn_steps,
+            tool_output_max_bytes,
+            shell_timeout,
+            profile: profile_name,
+            user_config_path: user_path,
+            project_config_path: project_path,
+            layers,
+        },
+        warnings,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn load_with(text: &str, cli: &[&str], ov: ConfigOverrides) -> Result<LoadedConfig, ConfigError> {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("config.toml"), text).unwrap();
+        let home = dir.path().to_path_buf();
+        let mut ov = ov;
+        ov.cwd.get_or_insert_with(|| home.clone());
+        let r = load_config(ConfigLoadOptions {
+            home: Some(home),
+            cli_overrides: cli
+                .iter()
+                .map(|c| crate::parse_cli_override(c).unwrap())
+                .collect(),
+            overrides: ov,
+        });
+        drop(dir);
+        r
+    }
+
+    #[test]
+    fn defaults_to_ollama() {
+        let c = load_with("", &[], Default::default()).unwrap().config;
+        assert_eq!(c.model_provider_id, "ollama");
+        assert_eq!(c.model, DEFAULT_OLLAMA_MODEL);
+        assert_eq!(c.approval_policy, AskForApproval::OnRequest);
+        assert_eq!(c.sandbox_policy, SandboxPolicy::ReadOnly);
+    }
+
+    #[test]
+    fn invalid_toml_names_file_line_and_column() {
+        let err = load_with("model = \n", &[], Default::default()).unwrap_err();
+        let msg = err.to_string();
+        assert!(msg.contains("config.toml"), "{msg}");
+        assert!(msg.contains("line 1"), "{msg}");
+        assert!(msg.contains("column"), "{msg}");
+    }
+
+    #[test]
+    fn unknown_keys_warn_with_line() {
+        let l = load_with("model = \"m\"\nmodle = \"x\"\n", &[], Default::default()).unwrap();
+        assert_eq!(l.warnings.len(), 1);
+        assert!(l.warnings[0].contains(":2"), "{:?}", l.warnings);
+        assert!(l.warnings[0].contains("modle"));
+    }
+
+    #[test]
+    fn profiles_and_overrides_layer_in_order() {
+        let text = r#"
+model = "base"
+model_provider = "vllm"
+profile = "fast"
+[profiles.fast]
+model = "from-profile"
+approval_policy = "never"
+"#;
+        let c = load_with(text, &[], Default::default()).unwrap().config;
+        assert_eq!(c.model, "from-profile");
+        assert_eq!(c.approval_policy, AskForApproval::Never);
+        let c = load_with(text, &["model=\"from-flag\""], Default::default())
+            .unwrap()
+            .config;
+        assert_eq!(c.model, "from-flag");
+        let c = load_with(
+            text,
+            &["model=\"from-flag\""],
+            ConfigOverrides {
+                model: Some("typed".into()),
+                ..Default::default()
+            },
+        )
+        .unwrap()
+        .config;
+        assert_eq!(c.model, "typed");
+        let err = load_with(
+            text,
+            &[],
+            ConfigOverrides {
+                profile: Some("nope".into()),
+                ..Default::default()
+            },
+        )
+        .unwrap_err();
+        assert!(err.to_string().contains("profile `nope`"));
+    }
+
+    #[test]
+    fn custom_provider_and_unknown_cli_key() {
+        let text = r#"
+model = "m"
+model_provider = "mock"
+[model_providers.mock]
+name = "Mock"
+base_url = "http://127.0.0.1:1/v1"
+wire_api = "responses"
+request_max_retries = 0
+"#;
+        let c = load_with(text, &[], Default::default()).unwrap().config;
+        assert_eq!(c.model_provider.wire_api, oi_protocol::config_types::WireApi::Responses);
+        assert_eq!(c.model_provider.request_max_retries(), 0);
+        let err = load_with(text, &["modle=x"], Default::default()).unwrap_err();
+        assert!(err.to_string().contains("unknown config key `modle`"), "{err}");
+        let err = load_with("model_provider = \"nope\"\n", &[], Default::default()).unwrap_err();
+        assert!(err.to_string().contains("unknown provider `nope`"), "{err}");
+        let err = load_with("model_provider = \"deepseek\"\n", &[], Default::default()).unwrap_err();
+        assert!(err.to_string().contains("no model is set"), "{err}");
+    }
+
+    #[test]
+    fn wrong_types_are_errors() {
+        let err = load_with("approval_policy = \"sometimes\"\n", &[], Default::default()).unwrap_err();
+        assert!(err.to_string().contains("approval_policy"), "{err}");
+        let err = load_with("model = 3\n", &[], Default::default()).unwrap_err();
+        assert!(err.to_string().contains("expected a string"), "{err}");
+    }
+
+    #[test]
+    fn workspace_write_policy_from_table() {
+        let text = "sandbox_mode = \"workspace-write\"\n[sandbox_workspace_write]\nwritable_roots = [\"/opt/x\"]\nnetwork_access = true\n";
+        let c = load_with(text, &[], Default::default()).unwrap().config;
+        match c.sandbox_policy {
+            SandboxPolicy::WorkspaceWrite {
+                writable_roots,
+                network_access,
+                ..
+            } => {
+                assert_eq!(writable_roots, vec![PathBuf::from("/opt/x")]);
+                assert!(network_access);
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+}

@@ -1,0 +1,125 @@
+//! `-c key=value` overrides and JSON↔TOML conversion (the MCP `config` argument is JSON).
+
+use crate::ConfigError;
+
+/// Parse `key=value`. The value is parsed as TOML (`-c model_reasoning_effort="high"`,
+/// `-c sandbox_workspace_write.network_access=true`); if that fails it is taken as a string,
+/// so `-c model=qwen3` works without quotes.
+pub fn parse_cli_override(raw: &str) -> Result<(String, toml::Value), ConfigError> {
+    let Some((key, value)) = raw.split_once('=') else {
+        return Err(ConfigError::Override {
+            raw: raw.to_string(),
+            message: "expected key=value, e.g. -c model=\"qwen3-coder\"".into(),
+        });
+    };
+    let key = key.trim();
+    if key.is_empty() || key.split('.').any(|s| s.trim().is_empty()) {
+        return Err(ConfigError::Override {
+            raw: raw.to_string(),
+            message: "the key is empty; use a dotted key such as `model` or `profiles.fast.model`"
+                .into(),
+        });
+    }
+    let value = value.trim();
+    let parsed = format!("v = {value}")
+        .parse::<toml::Table>()
+        .ok()
+        .and_then(|mut t| t.remove("v"))
+        .unwrap_or_else(|| toml::Value::String(value.to_string()));
+    Ok((key.to_string(), parsed))
+}
+
+/// Set `dotted` (e.g. `a.b.c`) in `root`, creating tables along the way. A non-table value
+/// in the way is replaced.
+pub fn apply_dotted(root: &mut toml::Table, dotted: &str, value: toml::Value) {
+    let parts: Vec<&str> = dotted.split('.').map(str::trim).collect();
+    let mut cur = root;
+    for (i, part) in parts.iter().enumerate() {
+        if i + 1 == parts.len() {
+            cur.insert((*part).to_string(), value);
+            return;
+        }
+        let entry = cur
+            .entry((*part).to_string())
+            .or_insert_with(|| toml::Value::Table(toml::Table::new()));
+        if !entry.is_table() {
+            *entry = toml::Value::Table(toml::Table::new());
+        }
+        match entry {
+            toml::Value::Table(t) => cur = t,
+            _ => return,
+        }
+    }
+}
+
+/// JSON → TOML. `null` has no TOML form: it becomes an empty string inside arrays and is
+/// dropped from tables.
+pub fn json_to_toml(v: &serde_json::Value) -> toml::Value {
+    match v {
+        serde_json::Value::Null => toml::Value::String(String::new()),
+        serde_json::Value::Bool(b) => toml::Value::Boolean(*b),
+        serde_json::Value::Number(n) => {
+            if let Some(i) = n.as_i64() {
+                toml::Value::Integer(i)
+            } else {
+                toml::Value::Float(n.as_f64().unwrap_or(0.0))
+            }
+        }
+        serde_json::Value::String(s) => toml::Value::String(s.clone()),
+        serde_json::Value::Array(a) => toml::Value::Array(a.iter().map(json_to_toml).collect()),
+        serde_json::Value::Object(o) => {
+            let mut t = toml::Table::new();
+            for (k, v) in o {
+                if !v.is_null() {
+                    t.insert(k.clone(), json_to_toml(v));
+                }
+            }
+            toml::Value::Table(t)
+        }
+    }
+}
+
+/// TOML → JSON (datetimes become strings).
+pub fn toml_to_json(v: &toml::Value) -> serde_json::Value {
+    match v {
+        toml::Value::String(s) => serde_json::Value::String(s.clone()),
+        toml::Value::Integer(i) => serde_json::Value::from(*i),
+        toml::Value::Float(f) => serde_json::Number::from_f64(*f)
+            .map(serde_json::Value::Number)
+            .unwrap_or(serde_json::Value::Null),
+        toml::Value::Boolean(b) => serde_json::Value::Bool(*b),
+        toml::Value::Datetime(d) => serde_json::Value::String(d.to_string()),
+        toml::Value::Array(a) => serde_json::Value::Array(a.iter().map(toml_to_json).collect()),
+        toml::Value::Table(t) => serde_json::Value::Object(
+            t.iter()
+                .map(|(k, v)| (k.clone(), toml_to_json(v)))
+                .collect(),
+        ),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn override_values_parse_as_toml_or_string() {
+        let (k, v) = parse_cli_override("model=qwen3-coder:30b").unwrap();
+        assert_eq!(k, "model");
+        assert_eq!(v.as_str(), Some("qwen3-coder:30b"));
+        let (_, v) = parse_cli_override("sandbox_workspace_write.network_access=true").unwrap();
+        assert_eq!(v.as_bool(), Some(true));
+        let (_, v) = parse_cli_override("x=[1, 2]").unwrap();
+        assert_eq!(v.as_array().map(|a| a.len()), Some(2));
+        assert!(parse_cli_override("novalue").is_err());
+        assert!(parse_cli_override("=1").is_err());
+        assert!(parse_cli_override("a..b=1").is_err());
+    }
+
+    #[test]
+    fn dotted_keys_create_tables() {
+        let mut t = toml::Table::new();
+        apply_dotted(&mut t, "a.b.c", toml::Value::Integer(1));
+        assert_eq!(t["a"]["b"]["c"].as_integer(), Some(1));
+    }
+}
