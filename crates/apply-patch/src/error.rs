@@ -1,0 +1,82 @@
+//! Errors from planning and applying a patch. Each message is written for the model that sent
+//! the patch: it names the file, what went wrong and how to fix the patch.
+
+use std::io;
+use std::path::PathBuf;
+
+use crate::parser::ParseError;
+
+#[derive(Debug, thiserror::Error)]
+pub enum ApplyError {
+    #[error("{0}")]
+    Parse(#[from] ParseError),
+
+    #[error(
+        "Failed to find context line(s) in {path}:\n  {line}\n(hunk {hunk}{}). Re-read the file and \
+         resend the patch with exact context lines.",
+        matched_note(*matched_before)
+    )]
+    ContextNotFound {
+        /// The path as written in the patch.
+        path: String,
+        /// 1-based index of the `@@` chunk within its Update section.
+        hunk: usize,
+        /// The first old (context or removed) line of the chunk that could not be matched.
+        line: String,
+        /// How many of the chunk's old lines before `line` did match, and at which file line.
+        matched_before: Option<(usize, usize)>,
+    },
+
+    #[error(
+        "Failed to find the context header line in {path}:\n  @@ {header}\n(hunk {hunk}). The text \
+         after '@@ ' must be an exact line of the file that comes before the hunk's lines; re-read \
+         the file and resend the patch."
+    )]
+    HeaderNotFound {
+        path: String,
+        hunk: usize,
+        header: String,
+    },
+
+    #[error(
+        "Failed to {action} {path}: the file does not exist (looked at {}). Check the path; use \
+         '*** Add File: ' to create a file.",
+        resolved.display()
+    )]
+    MissingFile {
+        path: String,
+        action: &'static str,
+        resolved: PathBuf,
+    },
+
+    #[error("{path} is a directory; apply_patch only adds, updates and deletes regular files")]
+    NotAFile { path: String },
+
+    #[error("{path} is not valid UTF-8 text; apply_patch can only edit text files")]
+    NotUtf8 { path: String },
+
+    #[error(
+        "{path} changed on disk after the patch was checked, so nothing was written; re-read it \
+         and resend the patch"
+    )]
+    ChangedOnDisk { path: String },
+
+    #[error("Failed to {op} {}: {source}", path.display())]
+    Io {
+        op: &'static str,
+        path: PathBuf,
+        #[source]
+        source: io::Error,
+    },
+
+    /// Some files were already renamed into place when a later step failed.
+    #[error("The patch was only partly applied: {detail}")]
+    PartiallyApplied { detail: String },
+}
+
+fn matched_note(matched_before: Option<(usize, usize)>) -> String {
+    match matched_before {
+        Some((n, at)) => format!("; the {n} line(s) before it match starting at line {at}"),
+        None => String::new(),
+    }
+}
