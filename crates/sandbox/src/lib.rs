@@ -1,1 +1,155 @@
-//! placeholder
+//! `oi-sandbox`: confines the commands the model runs to what the user allowed.
+//!
+//! The policy is [`SandboxPolicy`] from `oi-protocol`; this crate turns it into kernel
+//! enforcement for one child process (and everything that child starts):
+//!
+//! * **Filesystem** — Landlock. Every write-ish access right the running kernel's Landlock ABI
+//!   knows (write, truncate, create, remove, rename/link across directories, device ioctl) is
+//!   *handled*; reading and executing stay unrestricted. Writes are granted beneath the writable
+//!   roots (see [`writable_roots`]) and on a short list of harmless character devices
+//!   (`/dev/null`, `/dev/zero`, `/dev/full`, `/dev/tty`, `/dev/ptmx`, `/dev/pts/*`,
+//!   `/dev/random`, `/dev/urandom`).
+//! * **`.git`** — a `.git` entry directly inside a writable root stays read-only unless
+//!   [`SandboxRequest::allow_git_writes`]. Landlock is allow-list only, so this uses a private
+//!   mount namespace in the child with a read-only bind mount over each such `.git` (the rest of
+//!   the root stays fully writable). Where mount namespaces are unavailable (unprivileged user
+//!   namespaces disabled, container seccomp profiles), it falls back to granting writes on every
+//!   *existing* entry of the root except `.git`: then the root's own top level is frozen (no new,
+//!   removed or renamed top-level entries) while everything inside existing entries is writable.
+//!   Either way `.git` is never writable; docs/sandbox.md spells out both layouts.
+//! * **Network** — when the policy has no network access, a seccomp filter makes `socket(2)` fail
+//!   with `EPERM` for every address family except `AF_UNIX` and `AF_NETLINK`, and refuses
+//!   `io_uring` (which could create sockets without the `socket` syscall). On Landlock ABI ≥ 4,
+//!   TCP bind/connect are additionally denied by Landlock.
+//! * **Always** (any confining policy) — `ioctl(TIOCSTI/TIOCLINUX)` is refused (no typing into
+//!   the user's terminal), `PR_SET_NO_NEW_PRIVS` is set, and on Landlock ABI < 3 (which cannot
+//!   govern truncation) `truncate(2)`, read-only opens with `O_TRUNC` and `openat2` are refused.
+//!
+//! Everything is prepared in the parent (ruleset fd, compiled BPF, C strings); the `pre_exec`
+//! hook only issues raw system calls, so it is safe after `fork` in a multi-threaded runtime.
+//!
+//! Fail closed: if the kernel cannot enforce the policy, [`confine`] and [`run_sandboxed`] return
+//! [`SandboxError::Unsupported`] with what is missing and how to proceed; a command is never run
+//! unconfined silently. On non-Linux targets every confining policy is unsupported.
+//!
+//! This crate knows nothing about approvals, tools or the model: the engine decides *whether* to
+//! run a command and under which policy; this crate only enforces it.
+
+use std::path::{Path, PathBuf};
+
+use oi_protocol::config_types::SandboxPolicy;
+
+mod roots;
+
+#[cfg(target_os = "linux")]
+mod linux;
+#[cfg(not(target_os = "linux"))]
+mod other;
+
+#[cfg(target_os = "linux")]
+use linux as imp;
+#[cfg(not(target_os = "linux"))]
+use other as imp;
+
+/// What to confine a command to.
+#[derive(Clone, Copy, Debug)]
+pub struct SandboxRequest<'a> {
+    pub policy: &'a SandboxPolicy,
+    /// The workspace root (the session cwd); writable under `workspace-write`.
+    pub sandbox_cwd: &'a Path,
+    /// Let the command write inside `.git` entries of writable roots (off by default).
+    pub allow_git_writes: bool,
+}
+
+/// Why a command cannot be confined.
+#[derive(Debug, thiserror::Error)]
+pub enum SandboxError {
+    /// The kernel cannot enforce the policy; the message says why and how to proceed.
+    #[error("{0}")]
+    Unsupported(String),
+    /// Preparing the confinement failed (e.g. the ruleset could not be built).
+    #[error("sandbox setup failed: {0}")]
+    Setup(String),
+    /// The confined command could not be started (only from [`run_sandboxed`]).
+    #[error("cannot start `{program}`: {source}")]
+    Spawn {
+        program: String,
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+/// Check support once (cached): `Ok` if this kernel can enforce `policy`.
+pub fn check_support(policy: &SandboxPolicy) -> Result<(), SandboxError> {
+    match policy {
+        SandboxPolicy::DangerFullAccess => Ok(()),
+        _ => imp::check_support(policy),
+    }
+}
+
+/// Arrange for `cmd` to run confined. `DangerFullAccess`: no-op. Otherwise fail closed with
+/// [`SandboxError::Unsupported`] if the kernel can't enforce the policy; else install the
+/// confinement so it is applied in the child before `exec`.
+pub fn confine(
+    cmd: &mut tokio::process::Command,
+    req: &SandboxRequest<'_>,
+) -> Result<(), SandboxError> {
+    match req.policy {
+        SandboxPolicy::DangerFullAccess => Ok(()),
+        _ => imp::confine(cmd, req),
+    }
+}
+
+/// Writable roots the policy grants, canonicalized where they exist (for display and for
+/// checking `apply_patch` targets before writing). `danger-full-access` → `["/"]`;
+/// `read-only` → none. Roots that do not exist are listed but grant nothing.
+pub fn writable_roots(req: &SandboxRequest<'_>) -> Vec<PathBuf> {
+    roots::writable_roots(req, std::env::var_os("TMPDIR"))
+}
+
+/// Whether the policy lets a command write `path` (relative paths are taken from
+/// `sandbox_cwd`; symlinks in existing components are resolved). Follows the policy's intent:
+/// beneath a writable root and not inside a protected `.git` (the mount-namespace layout).
+pub fn is_path_writable(req: &SandboxRequest<'_>, path: &Path) -> bool {
+    roots::is_path_writable(req, std::env::var_os("TMPDIR"), path)
+}
+
+/// For `interpreter sandbox`: run `argv` under the policy with inherited stdio in `cwd` and
+/// return its exit code; a command killed by signal N yields 128+N.
+pub async fn run_sandboxed(
+    argv: &[String],
+    cwd: &Path,
+    req: &SandboxRequest<'_>,
+) -> Result<i32, SandboxError> {
+    let Some((program, args)) = argv.split_first() else {
+        return Err(SandboxError::Setup(
+            "no command given: pass the command after `--`, e.g. `interpreter sandbox -- ls`"
+                .to_string(),
+        ));
+    };
+    let mut cmd = tokio::process::Command::new(program);
+    cmd.args(args).current_dir(cwd).kill_on_drop(true);
+    confine(&mut cmd, req)?;
+    let status = cmd
+        .status()
+        .await
+        .map_err(|source| SandboxError::Spawn {
+            program: program.clone(),
+            source,
+        })?;
+    Ok(exit_code(status))
+}
+
+fn exit_code(status: std::process::ExitStatus) -> i32 {
+    if let Some(code) = status.code() {
+        return code;
+    }
+    #[cfg(unix)]
+    {
+        use std::os::unix::process::ExitStatusExt;
+        if let Some(sig) = status.signal() {
+            return 128 + sig;
+        }
+    }
+    1
+}

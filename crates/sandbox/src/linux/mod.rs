@@ -1,0 +1,227 @@
+//! Linux enforcement: Landlock (filesystem), seccomp (network and a few dangerous syscalls) and,
+//! for `.git` protection, a private mount namespace — all applied in the child before `exec`.
+
+mod landlock_rules;
+mod seccomp;
+mod shield;
+#[cfg(test)]
+mod tests;
+
+use std::io;
+use std::os::fd::{AsRawFd, OwnedFd};
+use std::sync::OnceLock;
+
+use oi_protocol::config_types::SandboxPolicy;
+
+use crate::roots::{self, Layout};
+use crate::{SandboxError, SandboxRequest};
+
+use landlock_rules::Grant;
+use shield::MountShield;
+
+/// What this kernel offers, probed once.
+#[derive(Clone, Copy, Debug)]
+struct Support {
+    /// Landlock ABI version (≤ 0 when Landlock is unavailable).
+    abi: i32,
+    /// `prctl(PR_GET_SECCOMP)` works, i.e. the kernel has seccomp.
+    seccomp: bool,
+}
+
+fn support() -> Support {
+    static SUPPORT: OnceLock<Support> = OnceLock::new();
+    *SUPPORT.get_or_init(|| {
+        // SAFETY: plain syscalls with no pointers (a NULL attr is how the ABI version is asked).
+        let abi = unsafe {
+            libc::syscall(
+                libc::SYS_landlock_create_ruleset,
+                std::ptr::null::<u8>(),
+                0usize,
+                LANDLOCK_CREATE_RULESET_VERSION,
+            )
+        } as i32;
+        let seccomp = unsafe { libc::prctl(libc::PR_GET_SECCOMP, 0, 0, 0, 0) } >= 0;
+        Support { abi, seccomp }
+    })
+}
+
+const LANDLOCK_CREATE_RULESET_VERSION: u32 = 1;
+
+const HOW_TO_PROCEED: &str = "run with `-s danger-full-access` (no sandbox) or use a kernel with Landlock";
+
+pub(crate) fn check_support(_policy: &SandboxPolicy) -> Result<(), SandboxError> {
+    check_support_with(support())
+}
+
+fn check_support_with(s: Support) -> Result<(), SandboxError> {
+    if s.abi < 1 {
+        return Err(SandboxError::Unsupported(format!(
+            "this kernel does not support Landlock (needs Linux ≥ 5.13 with landlock in the LSM \
+             list); {HOW_TO_PROCEED}"
+        )));
+    }
+    if !s.seccomp {
+        return Err(SandboxError::Unsupported(format!(
+            "this kernel does not support seccomp filters, which the sandbox needs to control \
+             network access; {HOW_TO_PROCEED}"
+        )));
+    }
+    if seccomp::target_arch().is_none() {
+        return Err(SandboxError::Unsupported(format!(
+            "the sandbox's seccomp filter supports x86_64 and aarch64 only, not {}; \
+             run with `-s danger-full-access` (no sandbox)",
+            std::env::consts::ARCH
+        )));
+    }
+    Ok(())
+}
+
+/// Knobs tests use to exercise paths this kernel would not take on its own.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct Overrides {
+    /// Pretend the kernel has this Landlock ABI (must be ≤ the real one).
+    pub abi: Option<i32>,
+    /// Force the mount-namespace `.git` layout on or off.
+    pub mount_shield: Option<bool>,
+}
+
+pub(crate) fn confine(
+    cmd: &mut tokio::process::Command,
+    req: &SandboxRequest<'_>,
+) -> Result<(), SandboxError> {
+    confine_with(cmd, req, Overrides::default())
+}
+
+pub(crate) fn confine_with(
+    cmd: &mut tokio::process::Command,
+    req: &SandboxRequest<'_>,
+    ov: Overrides,
+) -> Result<(), SandboxError> {
+    let mut s = support();
+    check_support_with(s)?;
+    if let Some(abi) = ov.abi {
+        s.abi = abi.min(s.abi);
+    }
+    let setup = prepare(req, s, ov)?;
+    // SAFETY: `ChildSetup::apply` only issues raw syscalls on data prepared here (no allocation,
+    // no locks), so it is async-signal-safe between fork and exec.
+    unsafe {
+        cmd.pre_exec(move || setup.apply());
+    }
+    Ok(())
+}
+
+/// Everything the child needs, built in the parent.
+struct ChildSetup {
+    shield: Option<MountShield>,
+    ruleset: OwnedFd,
+    filters: Vec<Vec<libc::sock_filter>>,
+}
+
+fn prepare(req: &SandboxRequest<'_>, s: Support, ov: Overrides) -> Result<ChildSetup, SandboxError> {
+    let network = req.policy.has_network_access();
+    let layout = roots::layout(req, std::env::var_os("TMPDIR"));
+    let mut grants: Vec<Grant> = landlock_rules::device_grants();
+
+    let mut shield = None;
+    if !layout.protected.is_empty() {
+        let candidate = MountShield::new(&layout.protected)?;
+        let usable = match ov.mount_shield {
+            Some(forced) => forced,
+            None => !layout.symlinked_git && candidate.works(),
+        };
+        if usable {
+            shield = Some(candidate);
+        }
+    }
+    if shield.is_some() {
+        grants.extend(layout.roots.iter().map(|r| Grant::full(r.clone())));
+    } else {
+        sibling_grants(&layout, &mut grants)?;
+    }
+
+    let ruleset = landlock_rules::build_ruleset(s.abi, !network, &grants)?;
+    let filters = seccomp::build_filters(!network, s.abi)?;
+    Ok(ChildSetup {
+        shield,
+        ruleset,
+        filters,
+    })
+}
+
+/// Without a mount namespace, a protected `.git` can only be kept out of reach by granting its
+/// root's entries one by one instead of the root itself (Landlock has no deny rules).
+fn sibling_grants(layout: &Layout, grants: &mut Vec<Grant>) -> Result<(), SandboxError> {
+    for root in &layout.roots {
+        expand(root, &layout.protected, grants)?;
+    }
+    Ok(())
+}
+
+fn expand(
+    dir: &std::path::Path,
+    protected: &[std::path::PathBuf],
+    grants: &mut Vec<Grant>,
+) -> Result<(), SandboxError> {
+    if protected.iter().any(|p| p == dir) {
+        return Ok(());
+    }
+    if !protected.iter().any(|p| p.starts_with(dir)) {
+        grants.push(Grant::full(dir.to_path_buf()));
+        return Ok(());
+    }
+    let entries = std::fs::read_dir(dir).map_err(|e| {
+        SandboxError::Setup(format!("cannot list writable root {}: {e}", dir.display()))
+    })?;
+    for entry in entries {
+        let entry = entry.map_err(|e| {
+            SandboxError::Setup(format!("cannot list writable root {}: {e}", dir.display()))
+        })?;
+        // A symlink entry would grant its target, which may lie outside every root.
+        if entry.file_type().map(|t| t.is_symlink()).unwrap_or(true) {
+            continue;
+        }
+        expand(&entry.path(), protected, grants)?;
+    }
+    Ok(())
+}
+
+impl ChildSetup {
+    /// Runs in the forked child: raw syscalls only.
+    fn apply(&self) -> io::Result<()> {
+        // SAFETY: each call passes pointers to data owned by `self` that outlives the call.
+        unsafe {
+            if libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 {
+                return Err(io::Error::last_os_error());
+            }
+            // Mounting must precede Landlock, which forbids mount changes once enforced.
+            if let Some(shield) = &self.shield {
+                shield.apply()?;
+            }
+            if libc::syscall(
+                libc::SYS_landlock_restrict_self,
+                self.ruleset.as_raw_fd(),
+                0u32,
+            ) != 0
+            {
+                return Err(io::Error::last_os_error());
+            }
+            for filter in &self.filters {
+                let prog = libc::sock_fprog {
+                    len: filter.len() as libc::c_ushort,
+                    filter: filter.as_ptr() as *mut libc::sock_filter,
+                };
+                if libc::syscall(
+                    libc::SYS_seccomp,
+                    libc::SECCOMP_SET_MODE_FILTER,
+                    0u32,
+                    &prog as *const libc::sock_fprog,
+                ) != 0
+                {
+                    return Err(io::Error::last_os_error());
+                }
+            }
+        }
+        Ok(())
+    }
+}

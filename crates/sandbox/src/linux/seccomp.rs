@@ -1,0 +1,160 @@
+//! Compiles the seccomp filters in the parent (seccompiler); the child only loads them.
+
+use std::collections::BTreeMap;
+
+use seccompiler::{
+    BpfProgram, SeccompAction, SeccompCmpArgLen, SeccompCmpOp, SeccompCondition, SeccompFilter,
+    SeccompRule, TargetArch,
+};
+
+use crate::SandboxError;
+
+pub(crate) fn target_arch() -> Option<TargetArch> {
+    if cfg!(target_arch = "x86_64") {
+        Some(TargetArch::x86_64)
+    } else if cfg!(target_arch = "aarch64") {
+        Some(TargetArch::aarch64)
+    } else {
+        None
+    }
+}
+
+fn setup_err(e: impl std::fmt::Display) -> SandboxError {
+    SandboxError::Setup(format!("seccomp: {e}"))
+}
+
+fn cond(arg: u8, op: SeccompCmpOp, value: u64) -> Result<SeccompCondition, SandboxError> {
+    // Dword: the kernel reads these arguments as 32-bit ints, so compare only the low half
+    // (a Qword compare could be dodged by setting high bits the kernel ignores).
+    SeccompCondition::new(arg, SeccompCmpArgLen::Dword, op, value).map_err(setup_err)
+}
+
+fn rule(conds: Vec<SeccompCondition>) -> Result<SeccompRule, SandboxError> {
+    SeccompRule::new(conds).map_err(setup_err)
+}
+
+/// Filters to load, in order. Every syscall not named here is allowed; named ones fail with
+/// `EPERM` (or `ENOSYS` for `openat2`, so callers fall back to `openat`).
+///
+/// * always: `ioctl(TIOCSTI)` / `ioctl(TIOCLINUX)` (pushing input into the user's terminal);
+/// * `deny_network`: `socket` for any family but `AF_UNIX`/`AF_NETLINK`, and `io_uring_*`;
+/// * Landlock ABI < 3 (truncation not governed): `truncate`, read-only opens with `O_TRUNC`,
+///   `openat2` (its flags live in a struct a filter cannot inspect).
+///
+/// Syscalls from another ABI (i386 `int 0x80`) kill the process; on x86_64, x32 syscall numbers
+/// fail with `EPERM` (they would otherwise slip past rules keyed on x86_64 numbers).
+pub(crate) fn build_filters(
+    deny_network: bool,
+    landlock_abi: i32,
+) -> Result<Vec<Vec<libc::sock_filter>>, SandboxError> {
+    let Some(arch) = target_arch() else {
+        return Err(SandboxError::Unsupported(format!(
+            "the sandbox's seccomp filter supports x86_64 and aarch64 only, not {}",
+            std::env::consts::ARCH
+        )));
+    };
+    let eperm = SeccompAction::Errno(libc::EPERM as u32);
+    let mut rules: BTreeMap<i64, Vec<SeccompRule>> = BTreeMap::new();
+
+    rules.insert(
+        libc::SYS_ioctl,
+        vec![
+            rule(vec![cond(1, SeccompCmpOp::Eq, libc::TIOCSTI as u64)?])?,
+            rule(vec![cond(1, SeccompCmpOp::Eq, libc::TIOCLINUX as u64)?])?,
+        ],
+    );
+
+    if deny_network {
+        rules.insert(
+            libc::SYS_socket,
+            vec![rule(vec![
+                cond(0, SeccompCmpOp::Ne, libc::AF_UNIX as u64)?,
+                cond(0, SeccompCmpOp::Ne, libc::AF_NETLINK as u64)?,
+            ])?],
+        );
+        for nr in [
+            libc::SYS_io_uring_setup,
+            libc::SYS_io_uring_enter,
+            libc::SYS_io_uring_register,
+        ] {
+            rules.insert(nr, vec![]);
+        }
+    }
+
+    let mut enosys: BTreeMap<i64, Vec<SeccompRule>> = BTreeMap::new();
+    if landlock_abi < 3 {
+        let ro_trunc = |arg: u8| -> Result<Vec<SeccompRule>, SandboxError> {
+            let mask = (libc::O_ACCMODE | libc::O_TRUNC) as u64;
+            Ok(vec![rule(vec![cond(
+                arg,
+                SeccompCmpOp::MaskedEq(mask),
+                (libc::O_RDONLY | libc::O_TRUNC) as u64,
+            )?])?])
+        };
+        rules.insert(libc::SYS_truncate, vec![]);
+        rules.insert(libc::SYS_openat, ro_trunc(2)?);
+        rules.insert(libc::SYS_open_by_handle_at, ro_trunc(2)?);
+        #[cfg(target_arch = "x86_64")]
+        rules.insert(libc::SYS_open, ro_trunc(1)?);
+        enosys.insert(libc::SYS_openat2, vec![]);
+    }
+
+    let mut out = Vec::new();
+    let main = SeccompFilter::new(rules, SeccompAction::Allow, eperm, arch).map_err(setup_err)?;
+    let main: BpfProgram = main.try_into().map_err(setup_err)?;
+    let mut main = convert(main);
+    if arch == TargetArch::x86_64 {
+        main.splice(0..0, x32_guard());
+    }
+    out.push(main);
+    if !enosys.is_empty() {
+        let f = SeccompFilter::new(
+            enosys,
+            SeccompAction::Allow,
+            SeccompAction::Errno(libc::ENOSYS as u32),
+            arch,
+        )
+        .map_err(setup_err)?;
+        let f: BpfProgram = f.try_into().map_err(setup_err)?;
+        out.push(convert(f));
+    }
+    Ok(out)
+}
+
+fn convert(prog: BpfProgram) -> Vec<libc::sock_filter> {
+    prog.into_iter()
+        .map(|i| libc::sock_filter {
+            code: i.code,
+            jt: i.jt,
+            jf: i.jf,
+            k: i.k,
+        })
+        .collect()
+}
+
+/// `if (nr & __X32_SYSCALL_BIT) return ERRNO(EPERM);` — prepended to the compiled filter.
+/// Jumps in classic BPF are relative, so prepending keeps the rest of the program valid.
+fn x32_guard() -> Vec<libc::sock_filter> {
+    const X32_SYSCALL_BIT: u32 = 0x4000_0000;
+    vec![
+        // A = seccomp_data.nr (offset 0)
+        libc::sock_filter {
+            code: (libc::BPF_LD | libc::BPF_W | libc::BPF_ABS) as u16,
+            jt: 0,
+            jf: 0,
+            k: 0,
+        },
+        libc::sock_filter {
+            code: (libc::BPF_JMP | libc::BPF_JSET | libc::BPF_K) as u16,
+            jt: 0,
+            jf: 1,
+            k: X32_SYSCALL_BIT,
+        },
+        libc::sock_filter {
+            code: (libc::BPF_RET | libc::BPF_K) as u16,
+            jt: 0,
+            jf: 0,
+            k: libc::SECCOMP_RET_ERRNO | libc::EPERM as u32,
+        },
+    ]
+}

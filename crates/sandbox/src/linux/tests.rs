@@ -1,0 +1,1 @@
+//! Backend tests that need internal knobs (forced ABI, forced `.git` layout).

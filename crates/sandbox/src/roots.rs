@@ -1,0 +1,240 @@
+//! Which paths a policy makes writable, and which `.git` entries stay protected.
+//! Pure path logic shared by every platform; the Linux backend turns it into Landlock rules.
+
+use std::ffi::OsString;
+use std::io;
+use std::path::{Component, Path, PathBuf};
+
+use oi_protocol::config_types::SandboxPolicy;
+
+use crate::SandboxRequest;
+
+/// Writable roots plus the `.git` entries inside them that must stay read-only.
+#[derive(Debug, Default)]
+pub(crate) struct Layout {
+    /// Canonical (where they exist) writable roots, deduplicated, in policy order.
+    pub roots: Vec<PathBuf>,
+    /// `.git` entries directly inside a root (and the target of a symlinked `.git`).
+    pub protected: Vec<PathBuf>,
+    /// Some protected `.git` is a symlink: the symlink itself can only be protected by not
+    /// granting its parent, so the mount-namespace layout cannot be used.
+    pub symlinked_git: bool,
+}
+
+pub(crate) fn writable_roots(req: &SandboxRequest<'_>, tmpdir: Option<OsString>) -> Vec<PathBuf> {
+    match req.policy {
+        SandboxPolicy::DangerFullAccess => vec![PathBuf::from("/")],
+        SandboxPolicy::ReadOnly => Vec::new(),
+        SandboxPolicy::WorkspaceWrite {
+            writable_roots,
+            exclude_tmpdir_env_var,
+            exclude_slash_tmp,
+            ..
+        } => {
+            let base = absolute_base(req.sandbox_cwd);
+            let mut candidates: Vec<PathBuf> = vec![base.clone()];
+            candidates.extend(writable_roots.iter().map(|r| base.join(r)));
+            if !exclude_slash_tmp {
+                candidates.push(PathBuf::from("/tmp"));
+            }
+            if !exclude_tmpdir_env_var
+                && let Some(t) = tmpdir.filter(|t| !t.is_empty())
+            {
+                candidates.push(base.join(t));
+            }
+            let mut out: Vec<PathBuf> = Vec::new();
+            for c in candidates {
+                // An unresolvable root (dangling symlink) grants nothing; keep it lexical for
+                // display, it will simply fail to open when rules are built.
+                let r = resolve(&c, &base).unwrap_or(c);
+                if !out.contains(&r) {
+                    out.push(r);
+                }
+            }
+            out
+        }
+    }
+}
+
+/// The layout for a workspace-write policy (empty for the other policies).
+pub(crate) fn layout(req: &SandboxRequest<'_>, tmpdir: Option<OsString>) -> Layout {
+    if !matches!(req.policy, SandboxPolicy::WorkspaceWrite { .. }) {
+        return Layout::default();
+    }
+    let roots = writable_roots(req, tmpdir);
+    let mut protected = Vec::new();
+    let mut symlinked_git = false;
+    if !req.allow_git_writes {
+        for root in &roots {
+            let git = root.join(".git");
+            // A `.git` the user listed as a writable root on purpose is theirs to write.
+            if roots.contains(&git) {
+                continue;
+            }
+            let Ok(meta) = std::fs::symlink_metadata(&git) else {
+                continue;
+            };
+            if meta.file_type().is_symlink() {
+                symlinked_git = true;
+                if let Ok(target) = std::fs::canonicalize(&git) {
+                    protected.push(target);
+                }
+            }
+            protected.push(git);
+        }
+    }
+    Layout {
+        roots,
+        protected,
+        symlinked_git,
+    }
+}
+
+pub(crate) fn is_path_writable(
+    req: &SandboxRequest<'_>,
+    tmpdir: Option<OsString>,
+    path: &Path,
+) -> bool {
+    match req.policy {
+        SandboxPolicy::DangerFullAccess => true,
+        SandboxPolicy::ReadOnly => false,
+        SandboxPolicy::WorkspaceWrite { .. } => {
+            let base = absolute_base(req.sandbox_cwd);
+            let Some(p) = resolve(path, &base) else {
+                return false;
+            };
+            let l = layout(req, tmpdir);
+            l.roots.iter().any(|r| p.starts_with(r)) && !l.protected.iter().any(|g| p.starts_with(g))
+        }
+    }
+}
+
+fn absolute_base(cwd: &Path) -> PathBuf {
+    if cwd.is_absolute() {
+        cwd.to_path_buf()
+    } else {
+        std::env::current_dir()
+            .map(|d| d.join(cwd))
+            .unwrap_or_else(|_| cwd.to_path_buf())
+    }
+}
+
+/// Resolve `path` (relative to `base`) the way the kernel will: symlinks in existing components
+/// are followed, `..` is applied to the resolved prefix, missing tail components are kept as
+/// written. `None` when an existing component cannot be resolved (dangling symlink, no access):
+/// writing there could land anywhere.
+pub(crate) fn resolve(path: &Path, base: &Path) -> Option<PathBuf> {
+    let joined = base.join(path);
+    let mut cur = PathBuf::from("/");
+    let mut exists = true;
+    for comp in joined.components() {
+        match comp {
+            Component::Prefix(_) | Component::RootDir | Component::CurDir => {}
+            Component::ParentDir => {
+                cur.pop();
+            }
+            Component::Normal(name) => {
+                cur.push(name);
+                if !exists {
+                    continue;
+                }
+                match std::fs::symlink_metadata(&cur) {
+                    Ok(meta) if meta.file_type().is_symlink() => {
+                        cur = std::fs::canonicalize(&cur).ok()?;
+                    }
+                    Ok(_) => {}
+                    Err(e) if e.kind() == io::ErrorKind::NotFound => exists = false,
+                    Err(_) => return None,
+                }
+            }
+        }
+    }
+    Some(cur)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ww(roots: Vec<PathBuf>, no_tmp: bool) -> SandboxPolicy {
+        SandboxPolicy::WorkspaceWrite {
+            writable_roots: roots,
+            network_access: false,
+            exclude_tmpdir_env_var: false,
+            exclude_slash_tmp: no_tmp,
+        }
+    }
+
+    #[test]
+    fn roots_include_cwd_tmp_tmpdir_and_configured_deduplicated() {
+        let cwd = tempfile::tempdir().unwrap();
+        let extra = tempfile::tempdir().unwrap();
+        let cwd_c = std::fs::canonicalize(cwd.path()).unwrap();
+        let extra_c = std::fs::canonicalize(extra.path()).unwrap();
+        let policy = ww(vec![extra.path().to_path_buf(), extra.path().to_path_buf()], false);
+        let req = SandboxRequest {
+            policy: &policy,
+            sandbox_cwd: cwd.path(),
+            allow_git_writes: false,
+        };
+        let tmp_c = std::fs::canonicalize("/tmp").unwrap();
+        let roots = writable_roots(&req, Some(extra.path().as_os_str().to_owned()));
+        assert_eq!(roots, vec![cwd_c.clone(), extra_c, tmp_c.clone()]);
+
+        let policy = SandboxPolicy::WorkspaceWrite {
+            writable_roots: vec![],
+            network_access: false,
+            exclude_tmpdir_env_var: true,
+            exclude_slash_tmp: true,
+        };
+        let req = SandboxRequest {
+            policy: &policy,
+            sandbox_cwd: cwd.path(),
+            allow_git_writes: false,
+        };
+        assert_eq!(writable_roots(&req, Some("/var/tmp".into())), vec![cwd_c]);
+    }
+
+    #[test]
+    fn read_only_and_full_access_roots() {
+        let req = SandboxRequest {
+            policy: &SandboxPolicy::ReadOnly,
+            sandbox_cwd: Path::new("/"),
+            allow_git_writes: false,
+        };
+        assert!(writable_roots(&req, None).is_empty());
+        assert!(!is_path_writable(&req, None, Path::new("/tmp/x")));
+        let req = SandboxRequest {
+            policy: &SandboxPolicy::DangerFullAccess,
+            ..req
+        };
+        assert_eq!(writable_roots(&req, None), vec![PathBuf::from("/")]);
+        assert!(is_path_writable(&req, None, Path::new("/etc/x")));
+    }
+
+    #[test]
+    fn path_writability_follows_roots_git_and_symlinks() {
+        let cwd = tempfile::tempdir().unwrap();
+        let outside = tempfile::tempdir().unwrap();
+        std::fs::create_dir(cwd.path().join(".git")).unwrap();
+        std::os::unix::fs::symlink(outside.path(), cwd.path().join("escape")).unwrap();
+        std::os::unix::fs::symlink("/nonexistent/dangling", cwd.path().join("dangling")).unwrap();
+        let policy = ww(vec![], true);
+        let mut req = SandboxRequest {
+            policy: &policy,
+            sandbox_cwd: cwd.path(),
+            allow_git_writes: false,
+        };
+        let w = |req: &SandboxRequest<'_>, p: &str| is_path_writable(req, None, Path::new(p));
+        assert!(w(&req, "src/new/file.rs"));
+        assert!(w(&req, "README.md"));
+        assert!(!w(&req, ".git/config"));
+        assert!(!w(&req, "sub/../.git/hooks/pre-commit"));
+        assert!(!w(&req, "escape/file"), "symlink leaving the root is not writable");
+        assert!(!w(&req, "dangling/file"), "dangling symlink is not writable");
+        assert!(!w(&req, "../elsewhere"));
+        assert!(!is_path_writable(&req, None, &outside.path().join("f")));
+        req.allow_git_writes = true;
+        assert!(w(&req, ".git/config"));
+    }
+}
