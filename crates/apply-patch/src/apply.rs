@@ -216,6 +216,12 @@ impl Staging {
 }
 
 fn create_temp(dir: &Path, name: &str) -> Result<(PathBuf, fs::File), ApplyError> {
+    // Keep the temp name within the usual 255-byte limit even for long target names.
+    let mut cut = name.len().min(64);
+    while !name.is_char_boundary(cut) {
+        cut -= 1;
+    }
+    let name = &name[..cut];
     loop {
         let n = TEMP_COUNTER.fetch_add(1, Ordering::Relaxed);
         let tmp = dir.join(format!(".{name}.{}.{n}.oi-patch.tmp", std::process::id()));

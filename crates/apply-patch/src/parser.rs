@@ -220,6 +220,15 @@ impl<'a> Parser<'a> {
             let trimmed = line.trim();
             if trimmed == END_PATCH {
                 let end = self.pos;
+                if hunks.is_empty() {
+                    return Err(self.err(
+                        end,
+                        format!(
+                            "the patch has no file sections; add '{ADD_FILE}<path>', \
+                             '{UPDATE_FILE}<path>' or '{DELETE_FILE}<path>' before '{END_PATCH}'"
+                        ),
+                    ));
+                }
                 self.pos += 1;
                 self.expect_only_blank_after(end)?;
                 break;

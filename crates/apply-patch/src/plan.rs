@@ -340,8 +340,9 @@ fn apply_chunks(content: &str, chunks: &[UpdateChunk], shown: &str) -> Result<St
         let found = loop {
             let old: Vec<&str> = old_lines(hunk_lines);
             if old.is_empty() {
-                // Pure insertion: right after the `@@` header line if there is one, else at the end.
-                let at = if chunk.change_context.is_some() {
+                // Pure insertion: right after the `@@` header line if there is one (unless
+                // anchored at the end of the file), else at the end.
+                let at = if chunk.change_context.is_some() && !chunk.is_end_of_file {
                     cursor
                 } else {
                     lines.len()
