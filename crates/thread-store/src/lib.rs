@@ -1,1 +1,40 @@
-//! placeholder
+//! Thread persistence for Open Interpreter.
+//!
+//! Owns everything under `$OPENINTERPRETER_HOME` that records conversations:
+//!
+//! * **Rollout files** `sessions/YYYY/MM/DD/rollout-<local time>-<uuid v7>.jsonl`: one JSON
+//!   line per [`RolloutItem`] (`{"timestamp","type","payload"}`), `session_meta` first.
+//!   Append-only; each line is written whole, so a killed process loses at most the line in
+//!   flight, and readers skip a torn or corrupt line with a warning.
+//! * **Index** `state.sqlite`: one row per thread for fast [`ThreadStore::list`] and search.
+//!   A cache: rebuilt from the rollouts when missing, corrupt or of another schema version.
+//! * **Names and archive flags** `session_index.jsonl`: append-only log replayed on rebuild.
+//!
+//! Entry point: [`ThreadStore`] (create / load / resume / fork / list / archive / name) and
+//! the [`RolloutWriter`] it hands out for appending. [`LoadedThread::history`] gives what to
+//! send to a model on resume; [`LoadedThread::turns`] the per-turn view for v2 `thread/read`.
+//!
+//! This crate knows the item and event types of `oi-protocol` but nothing about the engine,
+//! models or front ends: it never decides *what* is recorded, only how it is stored.
+
+mod error;
+mod git;
+mod index;
+mod loaded;
+mod rollout;
+mod sidecar;
+mod store;
+mod types;
+
+pub use error::StoreError;
+pub use git::collect_git_info;
+pub use loaded::{ABORTED_CALL_OUTPUT, LoadedThread, StoredTurn, TurnStatus};
+pub use rollout::RolloutWriter;
+pub use store::ThreadStore;
+pub use types::{
+    GitInfo, ListQuery, RolloutItem, RolloutLine, SessionMeta, SessionSource, SortKey, ThreadPage,
+    ThreadSummary, TurnContextItem,
+};
+
+#[cfg(test)]
+mod tests;

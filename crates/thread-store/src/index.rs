@@ -1,0 +1,572 @@
+//! The SQLite index at `$HOME/state.sqlite`: one row per thread, for listing and search.
+//!
+//! The index is a cache. Everything in it can be rebuilt from the rollout files plus the
+//! names/archive log (`session_index.jsonl`), so any doubt about it (missing, corrupt, other
+//! schema version) is answered by rebuilding. WAL mode and a busy timeout let several
+//! processes share it.
+
+use crate::error::StoreError;
+use crate::sidecar::SidecarState;
+use crate::types::{
+    GitInfo, ListQuery, SessionMeta, SessionSource, SortKey, ThreadPage, ThreadSummary,
+};
+use oi_protocol::ThreadId;
+use rusqlite::types::Value;
+use rusqlite::{Connection, ErrorCode, OptionalExtension, Row, params};
+use std::path::{Path, PathBuf};
+use std::sync::{Mutex, MutexGuard};
+use std::time::Duration;
+
+/// Bump when the table layout changes: an index with another version is rebuilt.
+const SCHEMA_VERSION: i64 = 1;
+const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
+/// `meta` key: newest rollout mtime (ms) the index has seen. Files not newer than this were
+/// indexed already; see `ThreadStore::open`.
+const MARK_KEY: &str = "newest_rollout_mtime_ms";
+
+const SCHEMA: &str = "
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value);
+CREATE TABLE IF NOT EXISTS threads (
+    id TEXT PRIMARY KEY,
+    path BLOB NOT NULL,
+    created_at_ms INTEGER NOT NULL,
+    updated_at_ms INTEGER NOT NULL,
+    cwd BLOB NOT NULL,
+    model_provider TEXT NOT NULL,
+    model TEXT NOT NULL,
+    source TEXT NOT NULL,
+    preview TEXT NOT NULL,
+    name TEXT,
+    archived INTEGER NOT NULL DEFAULT 0,
+    forked_from_id TEXT,
+    cli_version TEXT NOT NULL,
+    git_sha TEXT,
+    git_branch TEXT,
+    git_origin_url TEXT
+);
+CREATE INDEX IF NOT EXISTS threads_by_created ON threads(archived, created_at_ms, id);
+CREATE INDEX IF NOT EXISTS threads_by_updated ON threads(archived, updated_at_ms, id);
+";
+
+const COLUMNS: &str = "id, path, created_at_ms, updated_at_ms, cwd, model_provider, model, \
+    source, preview, name, archived, forked_from_id, cli_version, git_sha, git_branch, git_origin_url";
+
+/// What the index stores about one rollout file (everything except name and archived).
+pub(crate) struct FileRow<'a> {
+    pub meta: &'a SessionMeta,
+    pub path: &'a Path,
+    pub created_ms: i64,
+    pub updated_ms: i64,
+    pub preview: &'a str,
+}
+
+pub(crate) struct Index {
+    path: PathBuf,
+    conn: Mutex<Connection>,
+}
+
+pub(crate) fn is_corruption(e: &rusqlite::Error) -> bool {
+    matches!(
+        e.sqlite_error_code(),
+        Some(ErrorCode::DatabaseCorrupt | ErrorCode::NotADatabase)
+    )
+}
+
+#[cfg(unix)]
+fn path_bytes(p: &Path) -> Vec<u8> {
+    use std::os::unix::ffi::OsStrExt;
+    p.as_os_str().as_bytes().to_vec()
+}
+
+#[cfg(unix)]
+fn bytes_path(b: Vec<u8>) -> PathBuf {
+    use std::os::unix::ffi::OsStringExt;
+    PathBuf::from(std::ffi::OsString::from_vec(b))
+}
+
+#[cfg(not(unix))]
+fn path_bytes(p: &Path) -> Vec<u8> {
+    p.to_string_lossy().into_owned().into_bytes()
+}
+
+#[cfg(not(unix))]
+fn bytes_path(b: Vec<u8>) -> PathBuf {
+    PathBuf::from(String::from_utf8_lossy(&b).into_owned())
+}
+
+/// Opens the database and makes sure it has the current schema. Returns whether the
+/// tables were (re)created, i.e. the index is empty and must be filled by a rebuild.
+fn open_conn(path: &Path) -> rusqlite::Result<(Connection, bool)> {
+    let conn = Connection::open(path)?;
+    conn.busy_timeout(BUSY_TIMEOUT)?;
+    // The first statements touch the file header, so a garbage file fails here.
+    conn.pragma_update(None, "journal_mode", "WAL")?;
+    conn.pragma_update(None, "synchronous", "NORMAL")?;
+    let version: i64 = conn.pragma_query_value(None, "user_version", |r| r.get(0))?;
+    if version == SCHEMA_VERSION {
+        conn.query_row("SELECT count(*) FROM meta", [], |r| r.get::<_, i64>(0))?;
+        return Ok((conn, false));
+    }
+    // Another process may be doing the same: take the write lock, then look again.
+    conn.execute_batch("BEGIN IMMEDIATE")?;
+    let result = (|| {
+        let version: i64 = conn.pragma_query_value(None, "user_version", |r| r.get(0))?;
+        if version == SCHEMA_VERSION {
+            return Ok(false);
+        }
+        conn.execute_batch(
+            "DROP INDEX IF EXISTS threads_by_created;
+             DROP INDEX IF EXISTS threads_by_updated;
+             DROP TABLE IF EXISTS threads;
+             DROP TABLE IF EXISTS meta;",
+        )?;
+        conn.execute_batch(SCHEMA)?;
+        conn.pragma_update(None, "user_version", SCHEMA_VERSION)?;
+        Ok(true)
+    })();
+    match result {
+        Ok(created) => {
+            conn.execute_batch("COMMIT")?;
+            Ok((conn, created))
+        }
+        Err(e) => {
+            let _ = conn.execute_batch("ROLLBACK");
+            Err(e)
+        }
+    }
+}
+
+fn remove_db_files(path: &Path) -> Result<(), StoreError> {
+    for suffix in ["", "-wal", "-shm"] {
+        let mut p = path.as_os_str().to_os_string();
+        p.push(suffix);
+        match std::fs::remove_file(&p) {
+            Ok(()) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => return Err(StoreError::io(PathBuf::from(p), e)),
+        }
+    }
+    Ok(())
+}
+
+impl Index {
+    /// Opens (or creates) the index. A file that is not a usable database is deleted and
+    /// recreated. The flag is true when the index starts empty and needs a rebuild.
+    pub fn open(path: &Path) -> Result<(Index, bool), StoreError> {
+        let existed = path.exists();
+        let (conn, created) = match open_conn(path) {
+            Ok(ok) => ok,
+            Err(e) => {
+                tracing::warn!(
+                    "thread index {} is unusable ({e}); recreating it from the rollout files",
+                    path.display()
+                );
+                remove_db_files(path)?;
+                open_conn(path).map_err(|e| {
+                    StoreError::Index(format!("cannot create {}: {e}", path.display()))
+                })?
+            }
+        };
+        let index = Index {
+            path: path.to_path_buf(),
+            conn: Mutex::new(conn),
+        };
+        Ok((index, created || !existed))
+    }
+
+    /// Throws the database away and starts an empty one (after corruption was detected).
+    pub fn reset(&self) -> Result<(), StoreError> {
+        let mut guard = self.lock();
+        // Close our handle before deleting, then open the fresh file in its place.
+        let placeholder = Connection::open_in_memory()?;
+        drop(std::mem::replace(&mut *guard, placeholder));
+        remove_db_files(&self.path)?;
+        let (conn, _) = open_conn(&self.path).map_err(|e| {
+            StoreError::Index(format!("cannot create {}: {e}", self.path.display()))
+        })?;
+        *guard = conn;
+        Ok(())
+    }
+
+    fn lock(&self) -> MutexGuard<'_, Connection> {
+        // A panic while holding the lock leaves the connection itself usable.
+        self.conn.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    pub fn mark(&self) -> rusqlite::Result<i64> {
+        let conn = self.lock();
+        Ok(conn
+            .query_row("SELECT value FROM meta WHERE key = ?1", [MARK_KEY], |r| {
+                r.get::<_, i64>(0)
+            })
+            .optional()?
+            .unwrap_or(0))
+    }
+
+    pub fn contains(&self, id: &ThreadId) -> rusqlite::Result<bool> {
+        let conn = self.lock();
+        let mut st = conn.prepare_cached("SELECT 1 FROM threads WHERE id = ?1")?;
+        st.exists([id.to_string()])
+    }
+
+    /// Inserts a brand-new thread; fails if the id is taken.
+    pub fn insert_new(&self, row: &FileRow<'_>) -> rusqlite::Result<()> {
+        let conn = self.lock();
+        insert_row(&conn, row, false)?;
+        bump_mark(&conn, row.updated_ms)
+    }
+
+    /// Inserts or refreshes the file-derived columns of several threads in one transaction,
+    /// keeping names and archive flags. New rows take those from `sidecar`.
+    pub fn upsert_files(
+        &self,
+        rows: &[FileRow<'_>],
+        sidecar: Option<&SidecarState>,
+    ) -> rusqlite::Result<()> {
+        let mut conn = self.lock();
+        let tx = conn.transaction()?;
+        let mut newest = 0;
+        for row in rows {
+            let is_new = !tx
+                .prepare_cached("SELECT 1 FROM threads WHERE id = ?1")?
+                .exists([row.meta.id.to_string()])?;
+            insert_row(&tx, row, true)?;
+            if is_new && let Some(sidecar) = sidecar {
+                apply_sidecar_one(&tx, sidecar, &row.meta.id)?;
+            }
+            newest = newest.max(row.updated_ms);
+        }
+        bump_mark(&tx, newest)?;
+        tx.commit()
+    }
+
+    /// Replaces the whole index with `rows` plus the names/archive flags of `sidecar`.
+    pub fn replace_all(
+        &self,
+        rows: &[FileRow<'_>],
+        sidecar: &SidecarState,
+    ) -> rusqlite::Result<()> {
+        let mut conn = self.lock();
+        let tx = conn.transaction()?;
+        tx.execute("DELETE FROM threads", [])?;
+        tx.execute("DELETE FROM meta WHERE key = ?1", [MARK_KEY])?;
+        let mut newest = 0;
+        for row in rows {
+            insert_row(&tx, row, true)?;
+            newest = newest.max(row.updated_ms);
+        }
+        for id in sidecar.ids() {
+            apply_sidecar_one(&tx, sidecar, id)?;
+        }
+        bump_mark(&tx, newest)?;
+        tx.commit()
+    }
+
+    pub fn set_preview(&self, id: &ThreadId, preview: &str, mtime_ms: i64) -> rusqlite::Result<()> {
+        let conn = self.lock();
+        conn.prepare_cached("UPDATE threads SET preview = ?2, updated_at_ms = ?3 WHERE id = ?1")?
+            .execute(params![id.to_string(), preview, mtime_ms])?;
+        bump_mark(&conn, mtime_ms)
+    }
+
+    pub fn touch(&self, id: &ThreadId, mtime_ms: i64) -> rusqlite::Result<()> {
+        let conn = self.lock();
+        conn.prepare_cached("UPDATE threads SET updated_at_ms = ?2 WHERE id = ?1")?
+            .execute(params![id.to_string(), mtime_ms])?;
+        bump_mark(&conn, mtime_ms)
+    }
+
+    pub fn remove(&self, id: &ThreadId) -> rusqlite::Result<()> {
+        let conn = self.lock();
+        conn.prepare_cached("DELETE FROM threads WHERE id = ?1")?
+            .execute([id.to_string()])?;
+        Ok(())
+    }
+
+    /// Returns whether the thread exists.
+    pub fn set_archived(&self, id: &ThreadId, archived: bool) -> rusqlite::Result<bool> {
+        let conn = self.lock();
+        let n = conn
+            .prepare_cached("UPDATE threads SET archived = ?2 WHERE id = ?1")?
+            .execute(params![id.to_string(), archived])?;
+        Ok(n > 0)
+    }
+
+    /// Returns whether the thread exists.
+    pub fn set_name(&self, id: &ThreadId, name: Option<&str>) -> rusqlite::Result<bool> {
+        let conn = self.lock();
+        let n = conn
+            .prepare_cached("UPDATE threads SET name = ?2 WHERE id = ?1")?
+            .execute(params![id.to_string(), name])?;
+        Ok(n > 0)
+    }
+
+    pub fn get(&self, id: &ThreadId) -> rusqlite::Result<Option<ThreadSummary>> {
+        let conn = self.lock();
+        let mut st =
+            conn.prepare_cached(&format!("SELECT {COLUMNS} FROM threads WHERE id = ?1"))?;
+        st.query_row([id.to_string()], summary_from_row).optional()
+    }
+
+    pub fn list(&self, q: &ListQuery, after: Option<&Cursor>) -> rusqlite::Result<ThreadPage> {
+        let col = sort_column(q.sort_key);
+        let dir = if q.descending { "DESC" } else { "ASC" };
+        let limit = q.limit.clamp(1, ListQuery::MAX_LIMIT);
+        let mut sql = format!("SELECT {COLUMNS} FROM threads WHERE archived = ?");
+        let mut args: Vec<Value> = vec![Value::Integer(i64::from(q.archived == Some(true)))];
+        let mut any_of = |sql: &mut String, column: &str, values: Vec<Value>| {
+            if values.is_empty() {
+                return;
+            }
+            let marks = vec!["?"; values.len()].join(",");
+            sql.push_str(&format!(" AND {column} IN ({marks})"));
+            args.extend(values);
+        };
+        if let Some(cwds) = &q.cwd {
+            any_of(
+                &mut sql,
+                "cwd",
+                cwds.iter().map(|p| Value::Blob(path_bytes(p))).collect(),
+            );
+        }
+        if let Some(providers) = &q.model_providers {
+            any_of(
+                &mut sql,
+                "model_provider",
+                providers.iter().map(|p| Value::Text(p.clone())).collect(),
+            );
+        }
+        if let Some(sources) = &q.sources {
+            any_of(
+                &mut sql,
+                "source",
+                sources
+                    .iter()
+                    .map(|s| Value::Text(s.as_str().to_string()))
+                    .collect(),
+            );
+        }
+        if let Some(term) = q.search.as_deref().map(str::trim).filter(|t| !t.is_empty()) {
+            let pattern = format!("%{}%", escape_like(term));
+            sql.push_str(" AND (preview LIKE ? ESCAPE '\\' OR name LIKE ? ESCAPE '\\')");
+            args.push(Value::Text(pattern.clone()));
+            args.push(Value::Text(pattern));
+        }
+        if let Some(c) = after {
+            let op = if q.descending { "<" } else { ">" };
+            sql.push_str(&format!(" AND ({col}, id) {op} (?, ?)"));
+            args.push(Value::Integer(c.value));
+            args.push(Value::Text(c.id.clone()));
+        }
+        sql.push_str(&format!(" ORDER BY {col} {dir}, id {dir} LIMIT ?"));
+        args.push(Value::Integer(i64::try_from(limit + 1).unwrap_or(i64::MAX)));
+
+        let conn = self.lock();
+        let mut st = conn.prepare_cached(&sql)?;
+        let sort_index = match q.sort_key {
+            SortKey::CreatedAt => 2,
+            SortKey::UpdatedAt => 3,
+        };
+        let mut rows = st
+            .query_map(rusqlite::params_from_iter(args), |r| {
+                Ok((summary_from_row(r)?, r.get::<_, i64>(sort_index)?))
+            })?
+            .collect::<rusqlite::Result<Vec<_>>>()?;
+        // The cursor keeps the exact stored milliseconds: summaries only carry seconds.
+        let next_cursor = if rows.len() > limit {
+            rows.truncate(limit);
+            rows.last().map(|(last, value)| {
+                Cursor {
+                    value: *value,
+                    id: last.id.to_string(),
+                }
+                .encode(q)
+            })
+        } else {
+            None
+        };
+        let data = rows.into_iter().map(|(s, _)| s).collect();
+        Ok(ThreadPage { data, next_cursor })
+    }
+
+    #[cfg(test)]
+    pub fn explain(&self, sql: &str) -> Vec<String> {
+        let conn = self.lock();
+        let mut st = conn.prepare(&format!("EXPLAIN QUERY PLAN {sql}")).unwrap();
+        st.query_map([], |r| r.get::<_, String>(3))
+            .unwrap()
+            .map(|r| r.unwrap())
+            .collect()
+    }
+}
+
+fn insert_row(conn: &Connection, row: &FileRow<'_>, upsert: bool) -> rusqlite::Result<()> {
+    let m = row.meta;
+    let git = m.git.as_ref();
+    let sql = if upsert {
+        "INSERT INTO threads (id, path, created_at_ms, updated_at_ms, cwd, model_provider, model,
+            source, preview, forked_from_id, cli_version, git_sha, git_branch, git_origin_url)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)
+         ON CONFLICT(id) DO UPDATE SET path = excluded.path, created_at_ms = excluded.created_at_ms,
+            updated_at_ms = excluded.updated_at_ms, cwd = excluded.cwd,
+            model_provider = excluded.model_provider, model = excluded.model,
+            source = excluded.source, preview = excluded.preview,
+            forked_from_id = excluded.forked_from_id, cli_version = excluded.cli_version,
+            git_sha = excluded.git_sha, git_branch = excluded.git_branch,
+            git_origin_url = excluded.git_origin_url"
+    } else {
+        "INSERT INTO threads (id, path, created_at_ms, updated_at_ms, cwd, model_provider, model,
+            source, preview, forked_from_id, cli_version, git_sha, git_branch, git_origin_url)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)"
+    };
+    conn.prepare_cached(sql)?.execute(params![
+        m.id.to_string(),
+        path_bytes(row.path),
+        row.created_ms,
+        row.updated_ms,
+        path_bytes(&m.cwd),
+        m.model_provider,
+        m.model,
+        m.source.as_str(),
+        row.preview,
+        m.forked_from_id.map(|id| id.to_string()),
+        m.cli_version,
+        git.and_then(|g| g.commit_hash.as_deref()),
+        git.and_then(|g| g.branch.as_deref()),
+        git.and_then(|g| g.repository_url.as_deref()),
+    ])?;
+    Ok(())
+}
+
+fn apply_sidecar_one(
+    conn: &Connection,
+    sidecar: &SidecarState,
+    id: &ThreadId,
+) -> rusqlite::Result<()> {
+    let Some(entry) = sidecar.get(id) else {
+        return Ok(());
+    };
+    if let Some(name) = &entry.name {
+        conn.prepare_cached("UPDATE threads SET name = ?2 WHERE id = ?1")?
+            .execute(params![id.to_string(), name.as_deref()])?;
+    }
+    if let Some(archived) = entry.archived {
+        conn.prepare_cached("UPDATE threads SET archived = ?2 WHERE id = ?1")?
+            .execute(params![id.to_string(), archived])?;
+    }
+    Ok(())
+}
+
+fn bump_mark(conn: &Connection, ms: i64) -> rusqlite::Result<()> {
+    conn.prepare_cached(
+        "INSERT INTO meta (key, value) VALUES (?1, ?2)
+         ON CONFLICT(key) DO UPDATE SET value = max(value, excluded.value)",
+    )?
+    .execute(params![MARK_KEY, ms])?;
+    Ok(())
+}
+
+fn sort_column(key: SortKey) -> &'static str {
+    match key {
+        SortKey::CreatedAt => "created_at_ms",
+        SortKey::UpdatedAt => "updated_at_ms",
+    }
+}
+
+fn escape_like(term: &str) -> String {
+    let mut out = String::with_capacity(term.len());
+    for c in term.chars() {
+        if matches!(c, '%' | '_' | '\\') {
+            out.push('\\');
+        }
+        out.push(c);
+    }
+    out
+}
+
+fn summary_from_row(r: &Row<'_>) -> rusqlite::Result<ThreadSummary> {
+    let bad_id = |i: usize, s: &str| {
+        rusqlite::Error::FromSqlConversionFailure(
+            i,
+            rusqlite::types::Type::Text,
+            format!("invalid thread id `{s}`").into(),
+        )
+    };
+    let id_text: String = r.get(0)?;
+    let id: ThreadId = id_text.parse().map_err(|_| bad_id(0, &id_text))?;
+    let forked: Option<String> = r.get(11)?;
+    let forked_from_id = match forked {
+        Some(s) => Some(s.parse().map_err(|_| bad_id(11, &s))?),
+        None => None,
+    };
+    let created_ms: i64 = r.get(2)?;
+    let updated_ms: i64 = r.get(3)?;
+    let source: String = r.get(7)?;
+    let git_sha: Option<String> = r.get(13)?;
+    let git_branch: Option<String> = r.get(14)?;
+    let git_origin: Option<String> = r.get(15)?;
+    let git =
+        (git_sha.is_some() || git_branch.is_some() || git_origin.is_some()).then_some(GitInfo {
+            commit_hash: git_sha,
+            branch: git_branch,
+            repository_url: git_origin,
+        });
+    Ok(ThreadSummary {
+        id,
+        path: bytes_path(r.get(1)?),
+        created_at: created_ms.div_euclid(1000),
+        updated_at: updated_ms.div_euclid(1000),
+        cwd: bytes_path(r.get(4)?),
+        model_provider: r.get(5)?,
+        model: r.get(6)?,
+        source: source.parse().unwrap_or(SessionSource::Unknown),
+        preview: r.get(8)?,
+        name: r.get(9)?,
+        archived: r.get(10)?,
+        forked_from_id,
+        cli_version: r.get(12)?,
+        git,
+    })
+}
+
+/// A keyset position: the sort value and id of the last row of a page. Encoded as
+/// `<c|u><a|d>:<ms>:<id>` so a cursor is only accepted with the sort it came from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Cursor {
+    value: i64,
+    id: String,
+}
+
+impl Cursor {
+    fn tag(q: &ListQuery) -> &'static str {
+        match (q.sort_key, q.descending) {
+            (SortKey::CreatedAt, true) => "cd",
+            (SortKey::CreatedAt, false) => "ca",
+            (SortKey::UpdatedAt, true) => "ud",
+            (SortKey::UpdatedAt, false) => "ua",
+        }
+    }
+
+    fn encode(&self, q: &ListQuery) -> String {
+        format!("{}:{}:{}", Self::tag(q), self.value, self.id)
+    }
+
+    pub fn parse(q: &ListQuery) -> Result<Option<Cursor>, StoreError> {
+        let Some(raw) = q.cursor.as_deref() else {
+            return Ok(None);
+        };
+        let bad = || StoreError::BadCursor(raw.to_string());
+        let mut parts = raw.splitn(3, ':');
+        let (Some(tag), Some(value), Some(id)) = (parts.next(), parts.next(), parts.next()) else {
+            return Err(bad());
+        };
+        if tag != Self::tag(q) || id.parse::<ThreadId>().is_err() {
+            return Err(bad());
+        }
+        let value = value.parse::<i64>().map_err(|_| bad())?;
+        Ok(Some(Cursor {
+            value,
+            id: id.to_string(),
+        }))
+    }
+}

@@ -1,0 +1,626 @@
+//! [`ThreadStore`]: the operations every front end uses (create, load, resume, fork, list…).
+
+use crate::error::StoreError;
+use crate::index::{Cursor, FileRow, Index, is_corruption};
+use crate::loaded::{LoadedThread, interrupted_marker};
+use crate::rollout::{
+    Head, RolloutWriter, Tail, created_ms, format_timestamp, id_from_file_name, parse_timestamp_ms,
+    preview_text, read_head, read_rollout, rollout_path, system_time_ms, thread_id_ms,
+    truncate_preview,
+};
+use crate::sidecar;
+use crate::types::{
+    ListQuery, RolloutItem, RolloutLine, SessionMeta, SortKey, ThreadPage, ThreadSummary,
+};
+use chrono::{Local, TimeZone};
+use oi_protocol::ThreadId;
+use std::fs::{File, OpenOptions};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+const SESSIONS_DIR: &str = "sessions";
+const INDEX_FILE: &str = "state.sqlite";
+const SIDECAR_FILE: &str = "session_index.jsonl";
+
+/// Stored threads under one home directory. Cheap to clone; safe to share across threads
+/// and with other processes using the same home.
+#[derive(Clone)]
+pub struct ThreadStore {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    home: PathBuf,
+    sessions: PathBuf,
+    sidecar: PathBuf,
+    index: Arc<Index>,
+}
+
+impl std::fmt::Debug for ThreadStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ThreadStore")
+            .field("home", &self.inner.home)
+            .finish_non_exhaustive()
+    }
+}
+
+/// A rollout file found on disk, with its modification time.
+struct FoundFile {
+    path: PathBuf,
+    mtime_ms: i64,
+}
+
+impl ThreadStore {
+    /// Opens the store in `home`, creating `home/sessions` if needed.
+    ///
+    /// Index freshness: a missing, corrupt (not a database) or other-schema-version
+    /// `state.sqlite` is rebuilt from every rollout. Otherwise only recent files are checked:
+    /// the index remembers the newest rollout mtime it has seen (the mark); day directories
+    /// are visited newest first, files newer than the mark or absent from the index are
+    /// (re)indexed from their first lines, and the walk stops after the first day directory
+    /// with nothing newer than the mark. Files changed behind the store's back in older day
+    /// directories are only picked up by [`ThreadStore::rebuild_index`].
+    pub fn open(home: &Path) -> Result<Self, StoreError> {
+        let sessions = home.join(SESSIONS_DIR);
+        std::fs::create_dir_all(&sessions).map_err(|e| StoreError::io(&sessions, e))?;
+        let (index, fresh) = Index::open(&home.join(INDEX_FILE))?;
+        let store = ThreadStore {
+            inner: Arc::new(Inner {
+                home: home.to_path_buf(),
+                sessions,
+                sidecar: home.join(SIDECAR_FILE),
+                index: Arc::new(index),
+            }),
+        };
+        if fresh {
+            store.rebuild_index()?;
+        } else {
+            store.reconcile()?;
+        }
+        Ok(store)
+    }
+
+    pub fn home(&self) -> &Path {
+        &self.inner.home
+    }
+
+    /// `home/sessions`.
+    pub fn sessions_dir(&self) -> &Path {
+        &self.inner.sessions
+    }
+
+    /// Runs an index operation; if SQLite reports the database corrupt, rebuilds it from the
+    /// rollouts and tries once more.
+    fn index_call<T>(&self, f: impl Fn(&Index) -> rusqlite::Result<T>) -> Result<T, StoreError> {
+        match f(&self.inner.index) {
+            Ok(v) => Ok(v),
+            Err(e) if is_corruption(&e) => {
+                tracing::warn!(
+                    "thread index is corrupt ({e}); rebuilding it from the rollout files"
+                );
+                self.inner.index.reset()?;
+                self.rebuild_index()?;
+                Ok(f(&self.inner.index)?)
+            }
+            Err(e) => Err(e.into()),
+        }
+    }
+
+    /// Creates the rollout file, writes the `session_meta` line and inserts the index row.
+    /// An empty `meta.timestamp` is filled with the current time.
+    pub fn create(&self, mut meta: SessionMeta) -> Result<RolloutWriter, StoreError> {
+        if meta.timestamp.is_empty() {
+            meta.timestamp = format_timestamp(chrono::Utc::now());
+        }
+        let created = parse_timestamp_ms(&meta.timestamp).ok_or_else(|| {
+            StoreError::Invalid(format!(
+                "session_meta timestamp `{}` is not RFC 3339 (expected e.g. 2026-04-25T12:00:00.123Z)",
+                meta.timestamp
+            ))
+        })?;
+        if self.index_call(|i| i.contains(&meta.id))? {
+            return Err(StoreError::Invalid(format!(
+                "thread {} already exists; use resume to continue it or fork to copy it",
+                meta.id
+            )));
+        }
+        let path = rollout_path(&self.inner.sessions, created, &meta.id);
+        if let Some(dir) = path.parent() {
+            std::fs::create_dir_all(dir).map_err(|e| StoreError::io(dir, e))?;
+        }
+        let file = OpenOptions::new()
+            .append(true)
+            .create_new(true)
+            .open(&path)
+            .map_err(|e| StoreError::io(&path, e))?;
+        lock(&file, &meta.id, &path)?;
+        let mut writer =
+            RolloutWriter::new(file, path.clone(), meta.id, self.inner.index.clone(), false);
+        writer.append_lines(&[RolloutLine {
+            timestamp: meta.timestamp.clone(),
+            item: RolloutItem::SessionMeta(meta.clone()),
+        }])?;
+        let mtime = file_mtime_ms(&path).unwrap_or(created);
+        let row = FileRow {
+            meta: &meta,
+            path: &path,
+            created_ms: created,
+            updated_ms: mtime,
+            preview: "",
+        };
+        // The thread is safe on disk already; a broken index must not stop the conversation
+        // (the next open or rebuild indexes the file).
+        if let Err(e) = self.index_call(|i| i.insert_new(&row)) {
+            tracing::warn!("thread {}: not added to the index: {e}", meta.id);
+        }
+        Ok(writer)
+    }
+
+    /// Loads a stored thread: metadata and every readable record. Unreadable lines are
+    /// skipped and reported in `warnings`.
+    pub fn load(&self, id: &ThreadId) -> Result<LoadedThread, StoreError> {
+        let path = self.resolve_path(id)?;
+        let loaded = self.load_path(&path)?;
+        if loaded.meta.id != *id {
+            return Err(StoreError::Corrupt {
+                path,
+                reason: format!(
+                    "its session_meta names thread {} instead of {id}",
+                    loaded.meta.id
+                ),
+            });
+        }
+        Ok(loaded)
+    }
+
+    /// Loads a rollout file by path (it need not be under this home).
+    pub fn load_path(&self, path: &Path) -> Result<LoadedThread, StoreError> {
+        let parsed = read_rollout(path)?;
+        self.loaded_from(path, parsed.lines, parsed.warnings)
+    }
+
+    fn loaded_from(
+        &self,
+        path: &Path,
+        lines: Vec<RolloutLine>,
+        warnings: Vec<String>,
+    ) -> Result<LoadedThread, StoreError> {
+        let mut lines = lines.into_iter();
+        let meta = match lines.next() {
+            Some(RolloutLine {
+                item: RolloutItem::SessionMeta(meta),
+                ..
+            }) => meta,
+            _ => {
+                return Err(StoreError::Corrupt {
+                    path: path.to_path_buf(),
+                    reason: "it has no session_meta record at its start".into(),
+                });
+            }
+        };
+        let (timestamps, items): (Vec<String>, Vec<RolloutItem>) =
+            lines.map(|l| (l.timestamp, l.item)).unzip();
+        let mtime = file_mtime_ms(path);
+        let indexed = self.index_call(|i| i.get(&meta.id))?;
+        let summary = match indexed {
+            Some(mut s) if s.path == path => {
+                if let Some(ms) = mtime {
+                    s.updated_at = ms.div_euclid(1000);
+                }
+                s
+            }
+            other => {
+                let created = created_ms(&meta, mtime.unwrap_or(0));
+                let preview = items
+                    .iter()
+                    .find_map(preview_text)
+                    .map(truncate_preview)
+                    .unwrap_or_default();
+                ThreadSummary {
+                    id: meta.id,
+                    path: path.to_path_buf(),
+                    created_at: created.div_euclid(1000),
+                    updated_at: mtime.unwrap_or(created).div_euclid(1000),
+                    cwd: meta.cwd.clone(),
+                    model_provider: meta.model_provider.clone(),
+                    model: meta.model.clone(),
+                    source: meta.source,
+                    preview,
+                    name: other.as_ref().and_then(|s| s.name.clone()),
+                    archived: other.as_ref().is_some_and(|s| s.archived),
+                    forked_from_id: meta.forked_from_id,
+                    cli_version: meta.cli_version.clone(),
+                    git: meta.git.clone(),
+                }
+            }
+        };
+        Ok(LoadedThread {
+            summary,
+            meta,
+            items,
+            timestamps,
+            warnings,
+        })
+    }
+
+    /// Reopens a stored thread for appending (same file, same id) and returns its records.
+    ///
+    /// A torn last line (the previous process was killed mid-write) is cut off so the next
+    /// record starts on a clean line; a last turn with no end record gets a
+    /// `turn_aborted(interrupted)` record, since the process running it is gone.
+    pub fn resume(&self, id: &ThreadId) -> Result<(RolloutWriter, LoadedThread), StoreError> {
+        let path = self.resolve_path(id)?;
+        let file = OpenOptions::new()
+            .append(true)
+            .open(&path)
+            .map_err(|e| StoreError::io(&path, e))?;
+        lock(&file, id, &path)?;
+        let parsed = read_rollout(&path)?;
+        let tail = parsed.tail;
+        let mut loaded = self.loaded_from(&path, parsed.lines, parsed.warnings)?;
+        if loaded.meta.id != *id {
+            return Err(StoreError::Corrupt {
+                path,
+                reason: format!(
+                    "its session_meta names thread {} instead of {id}",
+                    loaded.meta.id
+                ),
+            });
+        }
+        if let Tail::Torn { valid_len } = tail {
+            tracing::warn!(
+                "{}: removing an incomplete last line before appending",
+                path.display()
+            );
+            file.set_len(valid_len)
+                .map_err(|e| StoreError::io(&path, e))?;
+        }
+        let has_preview = !loaded.summary.preview.is_empty()
+            || loaded.items.iter().any(|i| preview_text(i).is_some());
+        let mut writer = RolloutWriter::new(file, path, *id, self.inner.index.clone(), has_preview);
+        if tail == Tail::MissingNewline {
+            writer.terminate_line()?;
+        }
+        if let Some(turn_id) = loaded.open_turn_id() {
+            let marker = interrupted_marker(turn_id);
+            writer.append(&marker)?;
+            loaded.items.push(marker);
+            loaded.timestamps.push(format_timestamp(chrono::Utc::now()));
+        }
+        Ok((writer, loaded))
+    }
+
+    /// Starts a new thread whose records are a copy of `source`'s (after its session_meta),
+    /// with `new_meta.forked_from_id = source`. The two threads are independent afterwards.
+    /// If `source` is mid-turn, the copy closes that turn as interrupted.
+    pub fn fork(
+        &self,
+        source: &ThreadId,
+        mut new_meta: SessionMeta,
+    ) -> Result<(RolloutWriter, LoadedThread), StoreError> {
+        if new_meta.id == *source {
+            return Err(StoreError::Invalid(format!(
+                "a fork needs a new thread id; {source} is the source thread's id"
+            )));
+        }
+        let src = self.load(source)?;
+        new_meta.forked_from_id = Some(*source);
+        let mut writer = self.create(new_meta.clone())?;
+        let mut lines: Vec<RolloutLine> = src
+            .timestamps
+            .iter()
+            .zip(&src.items)
+            .filter(|(_, item)| !matches!(item, RolloutItem::SessionMeta(_)))
+            .map(|(ts, item)| RolloutLine {
+                timestamp: ts.clone(),
+                item: item.clone(),
+            })
+            .collect();
+        if let Some(turn_id) = src.open_turn_id() {
+            lines.push(RolloutLine {
+                timestamp: format_timestamp(chrono::Utc::now()),
+                item: interrupted_marker(turn_id),
+            });
+        }
+        writer.append_lines(&lines)?;
+        writer.flush_index()?;
+        let path = writer.path().to_path_buf();
+        let loaded = self.loaded_from(
+            &path,
+            std::iter::once(RolloutLine {
+                timestamp: new_meta.timestamp.clone(),
+                item: RolloutItem::SessionMeta(new_meta),
+            })
+            .chain(lines)
+            .collect(),
+            src.warnings,
+        )?;
+        Ok((writer, loaded))
+    }
+
+    /// One page of threads. See [`ListQuery`] for filters; pages are keyset-paginated, so
+    /// threads created while paging never shift or repeat later pages.
+    pub fn list(&self, q: &ListQuery) -> Result<ThreadPage, StoreError> {
+        let cursor = Cursor::parse(q)?;
+        self.index_call(|i| i.list(q, cursor.as_ref()))
+    }
+
+    /// The most recently updated thread (not archived), optionally only in `cwd`: what
+    /// `resume --last` continues.
+    pub fn latest(&self, cwd: Option<&Path>) -> Result<Option<ThreadSummary>, StoreError> {
+        let q = ListQuery {
+            limit: 1,
+            sort_key: SortKey::UpdatedAt,
+            cwd: cwd.map(|c| vec![c.to_path_buf()]),
+            ..ListQuery::default()
+        };
+        Ok(self.list(&q)?.data.into_iter().next())
+    }
+
+    /// The index row of a thread (no file access).
+    pub fn get(&self, id: &ThreadId) -> Result<Option<ThreadSummary>, StoreError> {
+        self.index_call(|i| i.get(id))
+    }
+
+    /// Archived threads are hidden from `list` unless asked for. The flag is logged in
+    /// `session_index.jsonl`, so it survives an index rebuild.
+    pub fn set_archived(&self, id: &ThreadId, archived: bool) -> Result<(), StoreError> {
+        self.require(id)?;
+        sidecar::append_archived(&self.inner.sidecar, id, archived)?;
+        self.index_call(|i| i.set_archived(id, archived))?;
+        Ok(())
+    }
+
+    /// Sets (or with `None` / blank, clears) the thread's name. Logged like archive flags.
+    pub fn set_name(&self, id: &ThreadId, name: Option<String>) -> Result<(), StoreError> {
+        let name = name.map(|n| n.trim().to_string()).filter(|n| !n.is_empty());
+        self.require(id)?;
+        sidecar::append_name(&self.inner.sidecar, id, name.as_deref())?;
+        self.index_call(|i| i.set_name(id, name.as_deref()))?;
+        Ok(())
+    }
+
+    fn require(&self, id: &ThreadId) -> Result<(), StoreError> {
+        self.resolve_path(id).map(|_| ())
+    }
+
+    /// Rebuilds the whole index from the rollout files (first lines only) and the names/
+    /// archive log. Returns how many threads were indexed. Unusable files are skipped with
+    /// a warning.
+    pub fn rebuild_index(&self) -> Result<usize, StoreError> {
+        let files = walk_all(&self.inner.sessions)?;
+        let heads = read_heads(files);
+        let rows: Vec<FileRow<'_>> = heads.iter().map(file_row).collect();
+        let sidecar = sidecar::read(&self.inner.sidecar)?;
+        let index = &self.inner.index;
+        match index.replace_all(&rows, &sidecar) {
+            Ok(()) => {}
+            Err(e) if is_corruption(&e) => {
+                index.reset()?;
+                index.replace_all(&rows, &sidecar)?;
+            }
+            Err(e) => return Err(e.into()),
+        }
+        Ok(rows.len())
+    }
+
+    /// Indexes files changed since the index last looked (see [`ThreadStore::open`]).
+    fn reconcile(&self) -> Result<(), StoreError> {
+        let mark = self.index_call(|i| i.mark())?;
+        let mut stale = Vec::new();
+        for day in day_dirs_newest_first(&self.inner.sessions)? {
+            let mut any_newer = false;
+            for f in files_in(&day)? {
+                let newer = f.mtime_ms > mark;
+                any_newer |= newer;
+                let missing = !newer
+                    && match id_from_file_name(&f.path) {
+                        Some(id) => !self.index_call(|i| i.contains(&id))?,
+                        None => false,
+                    };
+                if newer || missing {
+                    stale.push(f);
+                }
+            }
+            if !any_newer {
+                break;
+            }
+        }
+        if stale.is_empty() {
+            return Ok(());
+        }
+        tracing::debug!(
+            "indexing {} rollout files changed since the last run",
+            stale.len()
+        );
+        let heads = read_heads(stale);
+        let rows: Vec<FileRow<'_>> = heads.iter().map(file_row).collect();
+        let sidecar = sidecar::read(&self.inner.sidecar)?;
+        self.index_call(|i| i.upsert_files(&rows, Some(&sidecar)))
+    }
+
+    /// The rollout path of a thread: from the index, else by looking in the day directories
+    /// around the time in its UUID v7 (and indexing what is found). A row whose file is gone
+    /// is dropped from the index.
+    fn resolve_path(&self, id: &ThreadId) -> Result<PathBuf, StoreError> {
+        if let Some(s) = self.index_call(|i| i.get(id))? {
+            if s.path.exists() {
+                return Ok(s.path);
+            }
+            tracing::warn!(
+                "thread {id}: rollout {} is gone; removing it from the index",
+                s.path.display()
+            );
+            self.index_call(|i| i.remove(id))?;
+        }
+        let path = self.find_by_id(id).ok_or(StoreError::NotFound(*id))?;
+        let heads = read_heads(vec![FoundFile {
+            mtime_ms: file_mtime_ms(&path).unwrap_or(0),
+            path: path.clone(),
+        }]);
+        let rows: Vec<FileRow<'_>> = heads.iter().map(file_row).collect();
+        let sidecar = sidecar::read(&self.inner.sidecar)?;
+        self.index_call(|i| i.upsert_files(&rows, Some(&sidecar)))?;
+        Ok(path)
+    }
+
+    fn find_by_id(&self, id: &ThreadId) -> Option<PathBuf> {
+        let ms = thread_id_ms(id);
+        let suffix = format!("-{id}.jsonl");
+        // Local midnight may fall either side of the UUID's UTC time: look a day around it.
+        for delta in [0i64, -1, 1] {
+            let Some(t) = Local
+                .timestamp_millis_opt(ms + delta * 86_400_000)
+                .earliest()
+            else {
+                continue;
+            };
+            let dir = self
+                .inner
+                .sessions
+                .join(t.format("%Y").to_string())
+                .join(t.format("%m").to_string())
+                .join(t.format("%d").to_string());
+            let Ok(entries) = std::fs::read_dir(&dir) else {
+                continue;
+            };
+            for e in entries.flatten() {
+                if e.file_name().to_str().is_some_and(|n| n.ends_with(&suffix)) {
+                    return Some(e.path());
+                }
+            }
+        }
+        None
+    }
+}
+
+/// Takes the writer lock; another holder means another live session on this thread.
+fn lock(file: &File, id: &ThreadId, path: &Path) -> Result<(), StoreError> {
+    match file.try_lock() {
+        Ok(()) => Ok(()),
+        Err(std::fs::TryLockError::WouldBlock) => Err(StoreError::Busy {
+            id: *id,
+            path: path.to_path_buf(),
+        }),
+        // Filesystems without locks (some network mounts): carry on unprotected.
+        Err(std::fs::TryLockError::Error(e)) => {
+            tracing::debug!(
+                "{}: cannot lock ({e}); continuing without a lock",
+                path.display()
+            );
+            Ok(())
+        }
+    }
+}
+
+fn file_mtime_ms(path: &Path) -> Option<i64> {
+    std::fs::metadata(path)
+        .and_then(|m| m.modified())
+        .ok()
+        .map(system_time_ms)
+}
+
+fn file_row(h: &(PathBuf, i64, Head)) -> FileRow<'_> {
+    let (path, mtime, head) = h;
+    FileRow {
+        meta: &head.meta,
+        path,
+        created_ms: created_ms(&head.meta, *mtime),
+        updated_ms: *mtime,
+        preview: &head.preview,
+    }
+}
+
+/// Reads the heads of `files` on a few threads; unusable files are logged and skipped.
+fn read_heads(files: Vec<FoundFile>) -> Vec<(PathBuf, i64, Head)> {
+    let workers = std::thread::available_parallelism()
+        .map(|n| n.get())
+        .unwrap_or(2)
+        .clamp(1, 8);
+    let read_one = |f: FoundFile| match read_head(&f.path) {
+        Ok(head) => Some((f.path, f.mtime_ms, head)),
+        Err(e) => {
+            tracing::warn!("skipping {}: {e}", f.path.display());
+            None
+        }
+    };
+    if files.len() < 64 || workers == 1 {
+        return files.into_iter().filter_map(read_one).collect();
+    }
+    let chunk = files.len().div_ceil(workers);
+    let mut chunks: Vec<Vec<FoundFile>> = Vec::new();
+    let mut files = files.into_iter().peekable();
+    while files.peek().is_some() {
+        chunks.push(files.by_ref().take(chunk).collect());
+    }
+    std::thread::scope(|s| {
+        let handles: Vec<_> = chunks
+            .into_iter()
+            .map(|c| s.spawn(move || c.into_iter().filter_map(read_one).collect::<Vec<_>>()))
+            .collect();
+        handles
+            .into_iter()
+            .flat_map(|h| h.join().unwrap_or_default())
+            .collect()
+    })
+}
+
+/// Subdirectories of `dir` whose names are all digits, highest first.
+fn numeric_subdirs_desc(dir: &Path) -> Result<Vec<PathBuf>, StoreError> {
+    let entries = match std::fs::read_dir(dir) {
+        Ok(e) => e,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(e) => return Err(StoreError::io(dir, e)),
+    };
+    let mut out: Vec<(u32, PathBuf)> = entries
+        .flatten()
+        .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
+        .filter_map(|e| {
+            let n = e.file_name().to_str()?.parse::<u32>().ok()?;
+            Some((n, e.path()))
+        })
+        .collect();
+    out.sort_by_key(|e| std::cmp::Reverse(e.0));
+    Ok(out.into_iter().map(|(_, p)| p).collect())
+}
+
+/// `sessions/YYYY/MM/DD` directories, newest day first.
+fn day_dirs_newest_first(sessions: &Path) -> Result<Vec<PathBuf>, StoreError> {
+    let mut days = Vec::new();
+    for year in numeric_subdirs_desc(sessions)? {
+        for month in numeric_subdirs_desc(&year)? {
+            days.extend(numeric_subdirs_desc(&month)?);
+        }
+    }
+    Ok(days)
+}
+
+/// The `.jsonl` files of one day directory, sorted by name (i.e. by creation time).
+fn files_in(day: &Path) -> Result<Vec<FoundFile>, StoreError> {
+    let entries = std::fs::read_dir(day).map_err(|e| StoreError::io(day, e))?;
+    let mut out: Vec<FoundFile> = entries
+        .flatten()
+        .filter(|e| {
+            e.file_name()
+                .to_str()
+                .is_some_and(|n| n.ends_with(".jsonl"))
+        })
+        .filter_map(|e| {
+            let meta = e.metadata().ok()?;
+            meta.is_file().then(|| FoundFile {
+                path: e.path(),
+                mtime_ms: meta.modified().map(system_time_ms).unwrap_or(0),
+            })
+        })
+        .collect();
+    out.sort_by(|a, b| a.path.cmp(&b.path));
+    Ok(out)
+}
+
+fn walk_all(sessions: &Path) -> Result<Vec<FoundFile>, StoreError> {
+    let mut out = Vec::new();
+    for day in day_dirs_newest_first(sessions)? {
+        out.extend(files_in(&day)?);
+    }
+    Ok(out)
+}

@@ -1,0 +1,391 @@
+//! Record types stored in rollout files and the summaries the index returns.
+
+use oi_protocol::ThreadId;
+use oi_protocol::config_types::{AskForApproval, ReasoningEffort, SandboxPolicy};
+use oi_protocol::models::ResponseItem;
+use oi_protocol::protocol::EventMsg;
+use serde::de::IgnoredAny;
+use serde::ser::SerializeStruct;
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+use serde_json::value::RawValue;
+use std::borrow::Cow;
+use std::fmt;
+use std::path::PathBuf;
+use std::str::FromStr;
+
+/// One record of a rollout file. On disk it is the `type`/`payload` pair of a
+/// [`RolloutLine`]; `type` is the snake_case variant name.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(tag = "type", content = "payload", rename_all = "snake_case")]
+#[allow(clippy::large_enum_variant)]
+pub enum RolloutItem {
+    SessionMeta(SessionMeta),
+    ResponseItem(ResponseItem),
+    TurnContext(TurnContextItem),
+    EventMsg(EventMsg),
+}
+
+impl RolloutItem {
+    /// The `type` written on disk.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            RolloutItem::SessionMeta(_) => "session_meta",
+            RolloutItem::ResponseItem(_) => "response_item",
+            RolloutItem::TurnContext(_) => "turn_context",
+            RolloutItem::EventMsg(_) => "event_msg",
+        }
+    }
+}
+
+/// One line of a rollout file: `{"timestamp":"2026-04-25T12:00:00.123Z","type":…,"payload":…}`.
+/// The timestamp is UTC with milliseconds.
+#[derive(Clone, Debug)]
+pub struct RolloutLine {
+    pub timestamp: String,
+    pub item: RolloutItem,
+}
+
+impl Serialize for RolloutLine {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        // Written by hand so the key order on disk is always timestamp, type, payload:
+        // readers that only probe the start of a line rely on it being cheap to find.
+        let mut st = s.serialize_struct("RolloutLine", 3)?;
+        st.serialize_field("timestamp", &self.timestamp)?;
+        st.serialize_field("type", self.item.kind())?;
+        match &self.item {
+            RolloutItem::SessionMeta(p) => st.serialize_field("payload", p)?,
+            RolloutItem::ResponseItem(p) => st.serialize_field("payload", p)?,
+            RolloutItem::TurnContext(p) => st.serialize_field("payload", p)?,
+            RolloutItem::EventMsg(p) => st.serialize_field("payload", p)?,
+        }
+        st.end()
+    }
+}
+
+/// The outer shape of a line, with the payload left unparsed.
+#[derive(Deserialize)]
+pub(crate) struct RawLine<'a> {
+    #[serde(default)]
+    pub timestamp: Option<String>,
+    #[serde(rename = "type", borrow)]
+    pub kind: Cow<'a, str>,
+    #[serde(borrow)]
+    pub payload: &'a RawValue,
+}
+
+/// Why a line could not be turned into a [`RolloutLine`].
+#[derive(Debug)]
+pub(crate) enum LineError {
+    /// Not JSON, or not the `{timestamp,type,payload}` shape.
+    Malformed(serde_json::Error),
+    /// A `type` this version does not know (written by a newer or foreign writer).
+    UnknownKind(String),
+    /// A known `type` whose payload does not match.
+    BadPayload {
+        kind: String,
+        error: serde_json::Error,
+    },
+}
+
+impl fmt::Display for LineError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            LineError::Malformed(e) => write!(f, "not a rollout record ({e})"),
+            LineError::UnknownKind(k) => write!(f, "unknown record type `{k}`"),
+            LineError::BadPayload { kind, error } => write!(f, "bad `{kind}` payload ({error})"),
+        }
+    }
+}
+
+impl RolloutLine {
+    pub(crate) fn parse(line: &str) -> Result<RolloutLine, LineError> {
+        let raw: RawLine<'_> = serde_json::from_str(line).map_err(LineError::Malformed)?;
+        let payload = raw.payload.get();
+        let bad = |error| LineError::BadPayload {
+            kind: raw.kind.to_string(),
+            error,
+        };
+        let item = match raw.kind.as_ref() {
+            "session_meta" => RolloutItem::SessionMeta(serde_json::from_str(payload).map_err(bad)?),
+            "response_item" => {
+                RolloutItem::ResponseItem(serde_json::from_str(payload).map_err(bad)?)
+            }
+            "turn_context" => RolloutItem::TurnContext(serde_json::from_str(payload).map_err(bad)?),
+            "event_msg" => RolloutItem::EventMsg(serde_json::from_str(payload).map_err(bad)?),
+            other => return Err(LineError::UnknownKind(other.to_string())),
+        };
+        Ok(RolloutLine {
+            timestamp: raw.timestamp.unwrap_or_default(),
+            item,
+        })
+    }
+}
+
+impl<'de> Deserialize<'de> for RolloutLine {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let v = serde_json::Value::deserialize(d)?;
+        RolloutLine::parse(&v.to_string()).map_err(serde::de::Error::custom)
+    }
+}
+
+/// The first line of every rollout: who created the thread, where, and with what.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct SessionMeta {
+    pub id: ThreadId,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub forked_from_id: Option<ThreadId>,
+    /// Creation time, RFC 3339 UTC with milliseconds. Left empty, [`crate::ThreadStore::create`]
+    /// fills it with the current time.
+    #[serde(default)]
+    pub timestamp: String,
+    #[serde(default)]
+    pub cwd: PathBuf,
+    /// The program that wrote the file (e.g. `open_interpreter_cli`).
+    #[serde(default)]
+    pub originator: String,
+    #[serde(default)]
+    pub cli_version: String,
+    #[serde(default)]
+    pub source: SessionSource,
+    #[serde(default)]
+    pub model_provider: String,
+    #[serde(default)]
+    pub model: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub base_instructions: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub git: Option<GitInfo>,
+}
+
+impl SessionMeta {
+    /// A meta with a fresh id, the current time, and empty optional fields.
+    pub fn new(
+        cwd: impl Into<PathBuf>,
+        model_provider: impl Into<String>,
+        model: impl Into<String>,
+        source: SessionSource,
+    ) -> Self {
+        SessionMeta {
+            id: ThreadId::new(),
+            forked_from_id: None,
+            timestamp: crate::rollout::format_timestamp(chrono::Utc::now()),
+            cwd: cwd.into(),
+            originator: String::new(),
+            cli_version: String::new(),
+            source,
+            model_provider: model_provider.into(),
+            model: model.into(),
+            base_instructions: None,
+            git: None,
+        }
+    }
+}
+
+/// Git state of the working directory when the thread started.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct GitInfo {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub commit_hash: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub branch: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub repository_url: Option<String>,
+}
+
+/// Which front end started a thread.
+///
+/// On disk: `"cli"`, `"exec"`, `"mcp"` (the MCP server, as the reference writes it),
+/// `"appServer"` (the v2 API), `"unknown"`. Reading is lenient: `"app_server"` and
+/// `"appserver"` mean [`SessionSource::AppServer`]; any other value (e.g. the reference's
+/// `"vscode"` or `{"subagent":…}`) reads as [`SessionSource::Unknown`] instead of failing
+/// the whole line.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum SessionSource {
+    Cli,
+    Exec,
+    Mcp,
+    AppServer,
+    #[default]
+    Unknown,
+}
+
+impl SessionSource {
+    pub const ALL: [SessionSource; 5] = [
+        SessionSource::Cli,
+        SessionSource::Exec,
+        SessionSource::Mcp,
+        SessionSource::AppServer,
+        SessionSource::Unknown,
+    ];
+
+    /// The on-disk (and index) spelling.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            SessionSource::Cli => "cli",
+            SessionSource::Exec => "exec",
+            SessionSource::Mcp => "mcp",
+            SessionSource::AppServer => "appServer",
+            SessionSource::Unknown => "unknown",
+        }
+    }
+
+    /// The v2 API spelling: the MCP server shows as `"appServer"`, as in the reference.
+    pub fn as_v2_str(&self) -> &'static str {
+        match self {
+            SessionSource::Mcp | SessionSource::AppServer => "appServer",
+            other => other.as_str(),
+        }
+    }
+
+    fn from_lenient(s: &str) -> SessionSource {
+        match s {
+            "cli" => SessionSource::Cli,
+            "exec" => SessionSource::Exec,
+            "mcp" => SessionSource::Mcp,
+            "appServer" | "app_server" | "appserver" => SessionSource::AppServer,
+            _ => SessionSource::Unknown,
+        }
+    }
+}
+
+impl fmt::Display for SessionSource {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl FromStr for SessionSource {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s {
+            "cli" | "exec" | "mcp" | "appServer" | "app_server" | "appserver" | "unknown" => {
+                Ok(SessionSource::from_lenient(s))
+            }
+            other => Err(format!(
+                "unknown session source `{other}`; expected one of: cli, exec, mcp, appServer, unknown"
+            )),
+        }
+    }
+}
+
+impl Serialize for SessionSource {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.as_str())
+    }
+}
+
+impl<'de> Deserialize<'de> for SessionSource {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        #[derive(Deserialize)]
+        #[serde(untagged)]
+        enum Raw {
+            S(String),
+            Other(IgnoredAny),
+        }
+        Ok(match Raw::deserialize(d)? {
+            Raw::S(s) => SessionSource::from_lenient(&s),
+            Raw::Other(_) => SessionSource::Unknown,
+        })
+    }
+}
+
+/// The settings a turn ran with, written before the turn's first model request.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct TurnContextItem {
+    #[serde(default)]
+    pub turn_id: String,
+    pub cwd: PathBuf,
+    pub approval_policy: AskForApproval,
+    pub sandbox_policy: SandboxPolicy,
+    pub model: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub effort: Option<ReasoningEffort>,
+}
+
+/// One thread as the index knows it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ThreadSummary {
+    pub id: ThreadId,
+    pub path: PathBuf,
+    /// Unix seconds.
+    pub created_at: i64,
+    /// Unix seconds: the rollout file's last modification as last indexed.
+    pub updated_at: i64,
+    pub cwd: PathBuf,
+    pub model_provider: String,
+    pub model: String,
+    pub source: SessionSource,
+    /// The first user message (truncated), or empty if the thread has none yet.
+    pub preview: String,
+    pub name: Option<String>,
+    pub archived: bool,
+    pub forked_from_id: Option<ThreadId>,
+    pub cli_version: String,
+    pub git: Option<GitInfo>,
+}
+
+impl ThreadSummary {
+    /// The user-given name if any, else the preview.
+    pub fn title(&self) -> &str {
+        self.name.as_deref().unwrap_or(&self.preview)
+    }
+}
+
+/// Which timestamp [`crate::ThreadStore::list`] orders by.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum SortKey {
+    CreatedAt,
+    /// Most recent activity (the default).
+    #[default]
+    UpdatedAt,
+}
+
+/// What to list. `Default` is: first page, 25 threads, most recently updated first,
+/// not archived, no other filter.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ListQuery {
+    /// `next_cursor` of a previous page with the same sort key and direction.
+    pub cursor: Option<String>,
+    /// Clamped to 1..=100.
+    pub limit: usize,
+    pub sort_key: SortKey,
+    pub descending: bool,
+    /// Only threads started in one of these directories (exact match).
+    pub cwd: Option<Vec<PathBuf>>,
+    pub model_providers: Option<Vec<String>>,
+    /// `None` or empty: every source.
+    pub sources: Option<Vec<SessionSource>>,
+    /// `None` and `Some(false)`: only threads that are not archived; `Some(true)`: only archived.
+    pub archived: Option<bool>,
+    /// Case-insensitive (ASCII) substring of the preview or the name.
+    pub search: Option<String>,
+}
+
+impl ListQuery {
+    pub const DEFAULT_LIMIT: usize = 25;
+    pub const MAX_LIMIT: usize = 100;
+}
+
+impl Default for ListQuery {
+    fn default() -> Self {
+        ListQuery {
+            cursor: None,
+            limit: Self::DEFAULT_LIMIT,
+            sort_key: SortKey::UpdatedAt,
+            descending: true,
+            cwd: None,
+            model_providers: None,
+            sources: None,
+            archived: None,
+            search: None,
+        }
+    }
+}
+
+/// One page of [`crate::ThreadStore::list`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ThreadPage {
+    pub data: Vec<ThreadSummary>,
+    /// Pass back as [`ListQuery::cursor`] for the next page; `None` on the last page.
+    pub next_cursor: Option<String>,
+}
