@@ -36,7 +36,8 @@ fn rule(conds: Vec<SeccompCondition>) -> Result<SeccompRule, SandboxError> {
 /// Filters to load, in order. Every syscall not named here is allowed; named ones fail with
 /// `EPERM` (or `ENOSYS` for `openat2`, so callers fall back to `openat`).
 ///
-/// * always: `ioctl(TIOCSTI)` / `ioctl(TIOCLINUX)` (pushing input into the user's terminal);
+/// * always: `ioctl(TIOCSTI)` / `ioctl(TIOCLINUX)` (pushing input into the user's terminal),
+///   `open_by_handle_at`, module loading, kexec, reboot and swap (privileged escapes);
 /// * `deny_network`: `socket` for any family but `AF_UNIX`/`AF_NETLINK`, and `io_uring_*`;
 /// * Landlock ABI < 3 (truncation not governed): `truncate`, read-only opens with `O_TRUNC`,
 ///   `openat2` (its flags live in a struct a filter cannot inspect).
@@ -63,6 +64,23 @@ pub(crate) fn build_filters(
             rule(vec![cond(1, SeccompCmpOp::Eq, libc::TIOCLINUX as u64)?])?,
         ],
     );
+
+    // Ways for a privileged (root) command to act outside what Landlock governs: opening files
+    // by handle sidesteps path-based checks; modules, kexec and swap write where no rule looks.
+    // Unprivileged users cannot make these calls anyway.
+    for nr in [
+        libc::SYS_open_by_handle_at,
+        libc::SYS_init_module,
+        libc::SYS_finit_module,
+        libc::SYS_delete_module,
+        libc::SYS_kexec_load,
+        libc::SYS_kexec_file_load,
+        libc::SYS_reboot,
+        libc::SYS_swapon,
+        libc::SYS_swapoff,
+    ] {
+        rules.insert(nr, vec![]);
+    }
 
     if deny_network {
         rules.insert(
@@ -93,7 +111,6 @@ pub(crate) fn build_filters(
         };
         rules.insert(libc::SYS_truncate, vec![]);
         rules.insert(libc::SYS_openat, ro_trunc(2)?);
-        rules.insert(libc::SYS_open_by_handle_at, ro_trunc(2)?);
         #[cfg(target_arch = "x86_64")]
         rules.insert(libc::SYS_open, ro_trunc(1)?);
         enosys.insert(libc::SYS_openat2, vec![]);

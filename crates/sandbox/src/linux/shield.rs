@@ -132,6 +132,12 @@ impl MountShield {
                     std::mem::size_of::<MountAttr>(),
                 ) as libc::c_int)?;
             }
+            // A working directory inside a protected `.git` still points into the writable
+            // mount underneath; re-resolve it through the new mounts.
+            let mut cwd = [0u8; libc::PATH_MAX as usize];
+            if !libc::getcwd(cwd.as_mut_ptr().cast(), cwd.len()).is_null() {
+                check(libc::chdir(cwd.as_ptr().cast()))?;
+            }
         }
         Ok(())
     }

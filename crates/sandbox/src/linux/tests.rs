@@ -1,1 +1,284 @@
-//! Backend tests that need internal knobs (forced ABI, forced `.git` layout).
+//! Backend tests that need internal knobs (forced ABI, forced `.git` layout), on real processes.
+
+use std::path::Path;
+use std::process::Stdio;
+
+use oi_protocol::config_types::SandboxPolicy;
+
+use super::{Overrides, Support, check_support_with, confine_with};
+use crate::{SandboxError, SandboxRequest};
+
+fn ww(roots: Vec<std::path::PathBuf>) -> SandboxPolicy {
+    SandboxPolicy::WorkspaceWrite {
+        writable_roots: roots,
+        network_access: false,
+        exclude_tmpdir_env_var: true,
+        exclude_slash_tmp: true,
+    }
+}
+
+fn scratch() -> tempfile::TempDir {
+    // Under target/, away from /tmp (which some tests make writable).
+    let base = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target/tmp");
+    std::fs::create_dir_all(&base).unwrap();
+    tempfile::tempdir_in(base).unwrap()
+}
+
+fn python() -> &'static str {
+    if Path::new("/usr/bin/python3").exists() {
+        "/usr/bin/python3"
+    } else {
+        "python3"
+    }
+}
+
+/// Runs `argv` confined with `cwd` as workspace and working directory.
+async fn run(
+    policy: &SandboxPolicy,
+    cwd: &Path,
+    ov: Overrides,
+    argv: &[&str],
+) -> (bool, String, String) {
+    run_at(policy, cwd, cwd, ov, argv).await
+}
+
+/// Runs `argv` confined; returns (success, stdout, stderr).
+async fn run_at(
+    policy: &SandboxPolicy,
+    workspace: &Path,
+    cwd: &Path,
+    ov: Overrides,
+    argv: &[&str],
+) -> (bool, String, String) {
+    let req = SandboxRequest {
+        policy,
+        sandbox_cwd: workspace,
+        allow_git_writes: false,
+    };
+    let mut cmd = tokio::process::Command::new(argv[0]);
+    cmd.args(&argv[1..])
+        .current_dir(cwd)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    confine_with(&mut cmd, &req, ov).unwrap();
+    let out = cmd.output().await.unwrap();
+    (
+        out.status.success(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+fn make_repo(root: &Path) {
+    std::fs::create_dir_all(root.join(".git/hooks")).unwrap();
+    std::fs::write(root.join(".git/config"), "[core]\n").unwrap();
+    std::fs::create_dir(root.join("src")).unwrap();
+    std::fs::write(root.join("README.md"), "").unwrap();
+}
+
+#[test]
+fn missing_landlock_or_seccomp_is_unsupported_with_a_way_forward() {
+    let e = check_support_with(Support {
+        abi: -38,
+        seccomp: true,
+    })
+    .unwrap_err();
+    assert!(matches!(e, SandboxError::Unsupported(_)));
+    let msg = e.to_string();
+    assert!(msg.contains("does not support Landlock"), "{msg}");
+    assert!(msg.contains("danger-full-access"), "{msg}");
+    let e = check_support_with(Support {
+        abi: 3,
+        seccomp: false,
+    })
+    .unwrap_err();
+    assert!(e.to_string().contains("seccomp"), "{e}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn abi_without_truncate_right_still_blocks_truncation_outside_roots() {
+    let cwd = scratch();
+    let outside = scratch();
+    let victim = outside.path().join("victim");
+    std::fs::write(&victim, "keep me\n").unwrap();
+    let script = r#"
+import os, sys, ctypes, errno
+p = sys.argv[1]
+def code(f):
+    try:
+        f(); return "ok"
+    except OSError as e:
+        return errno.errorcode[e.errno]
+print(code(lambda: os.truncate(p, 0)))
+print(code(lambda: os.close(os.open(p, os.O_RDONLY | os.O_TRUNC))))
+l = ctypes.CDLL(None, use_errno=True)
+r = l.syscall(437, -100, p.encode(), None, 0)  # openat2: its flags are invisible to seccomp
+print("ok" if r >= 0 else errno.errorcode[ctypes.get_errno()])
+with open("inside", "w") as f:
+    f.write("x")
+    f.flush()
+    print(code(lambda: os.ftruncate(f.fileno(), 0)))
+print(code(lambda: os.truncate("inside", 0)))
+"#;
+    let ov = Overrides {
+        abi: Some(2),
+        mount_shield: None,
+    };
+    let victim_s = victim.to_str().unwrap();
+    let (ok, out, err) = run(&ww(vec![]), cwd.path(), ov, &[python(), "-c", script, victim_s]).await;
+    assert!(ok, "{err}");
+    // truncate(2) by path is refused everywhere on such kernels; ftruncate on a file opened
+    // for writing (which Landlock checked) still works.
+    assert_eq!(out, "EPERM\nEPERM\nENOSYS\nok\nEPERM\n");
+    assert_eq!(std::fs::read_to_string(&victim).unwrap(), "keep me\n");
+
+    // With the real ABI (≥ 3) Landlock itself refuses, and openat2 is left alone.
+    let (ok, out, err) = run(
+        &ww(vec![]),
+        cwd.path(),
+        Overrides::default(),
+        &[python(), "-c", script, victim_s],
+    )
+    .await;
+    assert!(ok, "{err}");
+    assert_eq!(out, "EACCES\nEACCES\nEINVAL\nok\nok\n");
+    assert_eq!(std::fs::read_to_string(&victim).unwrap(), "keep me\n");
+}
+
+#[test]
+fn mount_namespaces_work_here() {
+    // The test machines run as root with namespaces enabled; if this fails, the sibling layout
+    // (tested below) is what users get.
+    let shield = super::shield::MountShield::new(&[std::env::temp_dir()]).unwrap();
+    assert!(shield.works());
+}
+
+const GIT_ATTACKS: &[&str] = &[
+    "echo evil >> .git/config",
+    "echo '#!/bin/sh' > .git/hooks/pre-commit",
+    "ln -s /bin/true .git/hooks/post-commit",
+    "rm .git/config",
+    "mv .git .git-moved",
+    "rm -rf .git",
+];
+
+async fn assert_git_protected(root: &Path, ov: Overrides) {
+    let p = ww(vec![]);
+    for script in GIT_ATTACKS {
+        let (ok, _, _) = run(&p, root, ov, &["sh", "-c", script]).await;
+        assert!(!ok, "`{script}` must fail ({ov:?})");
+    }
+    assert_eq!(
+        std::fs::read_to_string(root.join(".git/config")).unwrap(),
+        "[core]\n"
+    );
+    assert!(!root.join(".git/hooks/pre-commit").exists());
+    assert!(std::fs::symlink_metadata(root.join(".git/hooks/post-commit")).is_err());
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn git_mount_layout_keeps_the_whole_root_writable() {
+    let cwd = scratch();
+    make_repo(cwd.path());
+    let ov = Overrides {
+        abi: None,
+        mount_shield: Some(true),
+    };
+    assert_git_protected(cwd.path(), ov).await;
+    let (ok, _, err) = run(
+        &ww(vec![]),
+        cwd.path(),
+        ov,
+        &["sh", "-c", "echo n > new.txt && mkdir target && echo o > target/o && mv README.md R.md && rm R.md"],
+    )
+    .await;
+    assert!(ok, "top level must stay writable in the mount layout: {err}");
+    assert!(cwd.path().join("target/o").exists());
+
+    // Neither a working directory inside .git nor another process's view of the filesystem
+    // reaches the writable mount underneath.
+    let git = cwd.path().join(".git");
+    let (ok, _, _) = run_at(&ww(vec![]), cwd.path(), &git, ov, &["sh", "-c", "echo evil >> config"]).await;
+    assert!(!ok, "cwd inside .git must not bypass the read-only mount");
+    let via_proc = format!(
+        "echo evil >> /proc/$PPID/root{}/.git/config",
+        cwd.path().display()
+    );
+    let (ok, _, _) = run(&ww(vec![]), cwd.path(), ov, &["sh", "-c", &via_proc]).await;
+    assert!(!ok, "/proc/<pid>/root must not bypass the read-only mount");
+    assert_eq!(std::fs::read_to_string(git.join("config")).unwrap(), "[core]\n");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn git_sibling_layout_freezes_only_the_top_level() {
+    let cwd = scratch();
+    make_repo(cwd.path());
+    let ov = Overrides {
+        abi: None,
+        mount_shield: Some(false),
+    };
+    assert_git_protected(cwd.path(), ov).await;
+    let p = ww(vec![]);
+    let (ok, _, err) = run(
+        &p,
+        cwd.path(),
+        ov,
+        &["sh", "-c", "echo ok > README.md && mkdir -p src/a && echo x > src/a/f && rm src/a/f"],
+    )
+    .await;
+    assert!(ok, "existing entries stay writable: {err}");
+    for script in ["echo n > new.txt", "mkdir target", "rm README.md"] {
+        let (ok, _, _) = run(&p, cwd.path(), ov, &["sh", "-c", script]).await;
+        assert!(!ok, "`{script}`: the root's own entries are frozen in the sibling layout");
+    }
+    assert!(!cwd.path().join("new.txt").exists());
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn git_inside_a_nested_root_is_protected_from_the_outer_root() {
+    // The repo lives inside another writable root: granting the outer root whole would
+    // reach the repo's .git, so both layouts must still keep it read-only.
+    let outer = scratch();
+    let repo = outer.path().join("repo");
+    std::fs::create_dir(&repo).unwrap();
+    make_repo(&repo);
+    let p = ww(vec![outer.path().to_path_buf()]);
+    for shield in [true, false] {
+        let ov = Overrides {
+            abi: None,
+            mount_shield: Some(shield),
+        };
+        for script in GIT_ATTACKS {
+            let (ok, _, _) = run(&p, &repo, ov, &["sh", "-c", script]).await;
+            assert!(!ok, "`{script}` must fail (shield: {shield})");
+        }
+        let (ok, _, err) = run(&p, &repo, ov, &["sh", "-c", "echo x > src/f"]).await;
+        assert!(ok, "{err}");
+    }
+    assert_eq!(
+        std::fs::read_to_string(repo.join(".git/config")).unwrap(),
+        "[core]\n"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn privileged_escape_syscalls_are_refused() {
+    // Bogus arguments: unfiltered these fail with EBADF/EFAULT/EINVAL, filtered with EPERM.
+    let cwd = scratch();
+    let script = "import ctypes, sys; l = ctypes.CDLL(None, use_errno=True)\n\
+                  for nr in sys.argv[1:]:\n    \
+                  r = l.syscall(int(nr), -1, None, 0)\n    \
+                  print(ctypes.get_errno() if r < 0 else 'ran')";
+    let nrs = [
+        libc::SYS_open_by_handle_at,
+        libc::SYS_finit_module,
+        libc::SYS_kexec_file_load,
+    ]
+    .map(|n| n.to_string());
+    let mut argv = vec![python(), "-c", script];
+    argv.extend(nrs.iter().map(String::as_str));
+    let (ok, out, err) = run(&ww(vec![]), cwd.path(), Overrides::default(), &argv).await;
+    assert!(ok, "{err}");
+    assert_eq!(out, "1\n1\n1\n");
+}
