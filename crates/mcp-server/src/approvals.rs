@@ -1,0 +1,431 @@
+//! Approvals and nested elicitations as `elicitation/create` requests to the client.
+//!
+//! Params follow the MCP `ElicitRequest` shape (`message` + `requestedSchema`) plus the
+//! reference's `codex_*` correlation keys. Replies are accepted both in the reference's
+//! `{decision}` form and in the MCP spec's `{action}` form. Every failure mode (no
+//! elicitation capability, an error reply, garbage, no reply in time, the connection
+//! closing) resolves to *denied*, so a turn never waits forever.
+
+use crate::engine::EngineThread;
+use crate::jsonrpc::RequestId;
+use crate::outgoing::OutgoingSender;
+use oi_protocol::ThreadId;
+use oi_protocol::parse_command::shell_join;
+use oi_protocol::protocol::{
+    ApplyPatchApprovalRequestEvent, ElicitationAction, ElicitationRequestEvent,
+    ElicitationResponse, ExecApprovalRequestEvent, Op, ReviewDecision, Submission,
+};
+use serde_json::{Map, Value, json};
+use std::sync::Arc;
+use std::time::Duration;
+use tokio_util::sync::CancellationToken;
+
+/// What an approval task needs to know about its surroundings.
+#[derive(Clone)]
+pub struct ApprovalContext {
+    pub outgoing: OutgoingSender,
+    pub thread: Arc<dyn EngineThread>,
+    pub thread_id: ThreadId,
+    /// The `tools/call` request this turn belongs to.
+    pub tool_call_id: RequestId,
+    pub client_supports_elicitation: bool,
+    pub timeout: Duration,
+    /// Fired when the turn ends; a pending prompt is then withdrawn.
+    pub turn_over: CancellationToken,
+}
+
+/// How asking the client went.
+#[derive(Debug, PartialEq)]
+pub enum Asked {
+    Replied(Value),
+    /// Error reply, no capability, timeout, or connection gone; the text says which.
+    NoAnswer(String),
+    /// The turn ended first; nothing should be submitted.
+    TurnOver,
+}
+
+pub fn exec_params(
+    ev: &ExecApprovalRequestEvent,
+    event_id: &str,
+    thread_id: ThreadId,
+    tool_call_id: &RequestId,
+) -> Value {
+    let command = display_command(&ev.command);
+    let mut message = String::new();
+    if let Some(reason) = &ev.reason {
+        message.push_str(reason);
+        message.push('\n');
+    }
+    message.push_str(&format!(
+        "Allow Open Interpreter to run `{command}` in `{}`?",
+        ev.cwd.display()
+    ));
+    let mut p = base_params(
+        message,
+        thread_id,
+        "exec-approval",
+        tool_call_id,
+        event_id,
+        &ev.call_id,
+    );
+    p.insert("codex_command".into(), json!(ev.command));
+    p.insert("codex_cwd".into(), json!(ev.cwd));
+    p.insert("codex_parsed_cmd".into(), json!(ev.parsed_cmd));
+    if let Some(reason) = &ev.reason {
+        p.insert("codex_reason".into(), json!(reason));
+    }
+    Value::Object(p)
+}
+
+pub fn patch_params(
+    ev: &ApplyPatchApprovalRequestEvent,
+    event_id: &str,
+    thread_id: ThreadId,
+    tool_call_id: &RequestId,
+) -> Value {
+    let mut message = String::new();
+    if let Some(reason) = &ev.reason {
+        message.push_str(reason);
+        message.push('\n');
+    }
+    message.push_str("Allow Open Interpreter to apply proposed code changes?");
+    let mut p = base_params(
+        message,
+        thread_id,
+        "patch-approval",
+        tool_call_id,
+        event_id,
+        &ev.call_id,
+    );
+    if let Some(reason) = &ev.reason {
+        p.insert("codex_reason".into(), json!(reason));
+    }
+    if let Some(root) = &ev.grant_root {
+        p.insert("codex_grant_root".into(), json!(root));
+    }
+    p.insert("codex_changes".into(), json!(ev.changes));
+    Value::Object(p)
+}
+
+/// `bash -lc "<script>"` reads best as the script alone.
+pub fn display_command(argv: &[String]) -> String {
+    match argv {
+        [sh, flag, script]
+            if (flag == "-lc" || flag == "-c")
+                && matches!(sh.rsplit('/').next(), Some("bash" | "sh" | "zsh" | "dash")) =>
+        {
+            script.clone()
+        }
+        _ => shell_join(argv),
+    }
+}
+
+fn base_params(
+    message: String,
+    thread_id: ThreadId,
+    kind: &str,
+    tool_call_id: &RequestId,
+    event_id: &str,
+    call_id: &str,
+) -> Map<String, Value> {
+    let mut p = Map::new();
+    p.insert("message".into(), json!(message));
+    p.insert(
+        "requestedSchema".into(),
+        json!({"type": "object", "properties": {}}),
+    );
+    p.insert("threadId".into(), json!(thread_id));
+    p.insert("codex_elicitation".into(), json!(kind));
+    p.insert(
+        "codex_mcp_tool_call_id".into(),
+        json!(tool_call_id.to_string()),
+    );
+    p.insert("codex_event_id".into(), json!(event_id));
+    p.insert("codex_call_id".into(), json!(call_id));
+    p
+}
+
+/// An MCP server we are a client of asks the user something: pass its request through,
+/// tagged so the client can tell it from an approval.
+pub fn nested_elicitation_params(ev: &ElicitationRequestEvent, thread_id: ThreadId) -> Value {
+    let mut p = match &ev.request {
+        Value::Object(o) => o.clone(),
+        _ => Map::new(),
+    };
+    p.entry("message").or_insert_with(|| {
+        json!(format!(
+            "The MCP server `{}` asks for input.",
+            ev.server_name
+        ))
+    });
+    p.entry("requestedSchema")
+        .or_insert_with(|| json!({"type": "object", "properties": {}}));
+    p.insert("threadId".into(), json!(thread_id));
+    p.insert("codex_elicitation".into(), json!("mcp-elicitation"));
+    p.insert("codex_mcp_server".into(), json!(ev.server_name));
+    Value::Object(p)
+}
+
+/// Maps a client's reply to a decision. `{decision}` (reference style) and `{action}`
+/// (MCP spec: accept → approved, decline → denied, cancel → abort) are both understood;
+/// an `accept` may carry `content.decision` to pick e.g. `approved_for_session`.
+pub fn review_decision(reply: &Value) -> ReviewDecision {
+    if let Some(d) = reply.get("decision") {
+        return decision_value(d).unwrap_or(ReviewDecision::Denied);
+    }
+    match reply.get("action").and_then(Value::as_str) {
+        Some("accept") => reply
+            .get("content")
+            .and_then(|c| c.get("decision"))
+            .and_then(decision_value)
+            .unwrap_or(ReviewDecision::Approved),
+        Some("decline") => ReviewDecision::Denied,
+        Some("cancel") => ReviewDecision::Abort,
+        _ => ReviewDecision::Denied,
+    }
+}
+
+fn decision_value(v: &Value) -> Option<ReviewDecision> {
+    if let Some(s) = v.as_str() {
+        return serde_json::from_value(json!(s)).ok();
+    }
+    // The reference's policy-amendment decisions approve this command and record a
+    // rule; we have no rule store, so they count as a plain approval.
+    let obj = v.as_object()?;
+    if obj.contains_key("approved_execpolicy_amendment")
+        || obj.contains_key("network_policy_amendment")
+    {
+        return Some(ReviewDecision::Approved);
+    }
+    None
+}
+
+/// Maps a reply to a nested elicitation. Anything not in the spec's shape is a decline.
+pub fn elicitation_response(reply: &Value) -> ElicitationResponse {
+    let action = match reply.get("action").and_then(Value::as_str) {
+        Some("accept") => ElicitationAction::Accept,
+        Some("cancel") => ElicitationAction::Cancel,
+        _ => ElicitationAction::Decline,
+    };
+    let content = match action {
+        ElicitationAction::Accept => reply.get("content").cloned().filter(|c| !c.is_null()),
+        _ => None,
+    };
+    ElicitationResponse { action, content }
+}
+
+/// Sends `elicitation/create` and waits for the reply, the timeout, or the end of the turn.
+pub async fn ask(ctx: &ApprovalContext, params: Value) -> Asked {
+    if !ctx.client_supports_elicitation {
+        return Asked::NoAnswer("the client did not declare the elicitation capability".into());
+    }
+    let (id, rx) = ctx.outgoing.request("elicitation/create", params).await;
+    tokio::select! {
+        reply = rx => match reply {
+            Ok(Ok(v)) => Asked::Replied(v),
+            Ok(Err(e)) => Asked::NoAnswer(format!("the client answered with an error: {}", e.message)),
+            Err(_) => Asked::NoAnswer("the connection closed before an answer".into()),
+        },
+        _ = tokio::time::sleep(ctx.timeout) => {
+            let why = format!("no answer within {} s", ctx.timeout.as_secs());
+            ctx.outgoing.cancel_request(&id, &why).await;
+            Asked::NoAnswer(why)
+        }
+        _ = ctx.turn_over.cancelled() => {
+            ctx.outgoing.cancel_request(&id, "the turn ended").await;
+            Asked::TurnOver
+        }
+    }
+}
+
+async fn decide(ctx: &ApprovalContext, params: Value, what: &str) -> Option<ReviewDecision> {
+    match ask(ctx, params).await {
+        Asked::Replied(v) => {
+            let d = review_decision(&v);
+            tracing::info!("{what}: client replied {v} → {d:?}");
+            Some(d)
+        }
+        Asked::NoAnswer(why) => {
+            tracing::info!("{what}: denied because {why}");
+            Some(ReviewDecision::Denied)
+        }
+        Asked::TurnOver => None,
+    }
+}
+
+async fn submit(ctx: &ApprovalContext, event_id: &str, op: Op) {
+    let sub = Submission {
+        id: event_id.to_string(),
+        op,
+    };
+    if let Err(e) = ctx.thread.submit(sub).await {
+        tracing::warn!(
+            "could not deliver an approval decision to thread {}: {e}",
+            ctx.thread_id
+        );
+    }
+}
+
+pub async fn handle_exec(ctx: ApprovalContext, ev: ExecApprovalRequestEvent, event_id: String) {
+    let params = exec_params(&ev, &event_id, ctx.thread_id, &ctx.tool_call_id);
+    if let Some(decision) = decide(&ctx, params, "exec approval").await {
+        let id = ev.effective_approval_id().to_string();
+        submit(&ctx, &event_id, Op::ExecApproval { id, decision }).await;
+    }
+}
+
+pub async fn handle_patch(
+    ctx: ApprovalContext,
+    ev: ApplyPatchApprovalRequestEvent,
+    event_id: String,
+) {
+    let params = patch_params(&ev, &event_id, ctx.thread_id, &ctx.tool_call_id);
+    if let Some(decision) = decide(&ctx, params, "patch approval").await {
+        submit(
+            &ctx,
+            &event_id,
+            Op::PatchApproval {
+                id: ev.call_id,
+                decision,
+            },
+        )
+        .await;
+    }
+}
+
+pub async fn handle_nested(ctx: ApprovalContext, ev: ElicitationRequestEvent, event_id: String) {
+    let params = nested_elicitation_params(&ev, ctx.thread_id);
+    let response = match ask(&ctx, params).await {
+        Asked::Replied(v) => elicitation_response(&v),
+        Asked::NoAnswer(why) => {
+            tracing::info!(
+                "elicitation from `{}` declined because {why}",
+                ev.server_name
+            );
+            ElicitationResponse {
+                action: ElicitationAction::Decline,
+                content: None,
+            }
+        }
+        Asked::TurnOver => return,
+    };
+    let op = Op::ResolveElicitation {
+        server_name: ev.server_name,
+        request_id: ev.id,
+        response,
+    };
+    submit(&ctx, &event_id, op).await;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use oi_protocol::parse_command::parse_command;
+    use oi_protocol::protocol::FileChange;
+    use std::collections::BTreeMap;
+    use std::path::PathBuf;
+
+    #[test]
+    fn decisions_from_both_reply_styles() {
+        let cases = [
+            (json!({"decision":"approved"}), ReviewDecision::Approved),
+            (
+                json!({"decision":"approved_for_session"}),
+                ReviewDecision::ApprovedForSession,
+            ),
+            (json!({"decision":"denied"}), ReviewDecision::Denied),
+            (json!({"decision":"abort"}), ReviewDecision::Abort),
+            (
+                json!({"decision":{"approved_execpolicy_amendment":{"proposed_execpolicy_amendment":["ls"]}}}),
+                ReviewDecision::Approved,
+            ),
+            (json!({"decision":"yes please"}), ReviewDecision::Denied),
+            (json!({"action":"accept"}), ReviewDecision::Approved),
+            (
+                json!({"action":"accept","content":{"decision":"approved_for_session"}}),
+                ReviewDecision::ApprovedForSession,
+            ),
+            (json!({"action":"decline"}), ReviewDecision::Denied),
+            (json!({"action":"cancel"}), ReviewDecision::Abort),
+            (json!({}), ReviewDecision::Denied),
+            (json!("approved"), ReviewDecision::Denied),
+        ];
+        for (reply, want) in cases {
+            assert_eq!(review_decision(&reply), want, "{reply}");
+        }
+    }
+
+    #[test]
+    fn exec_params_carry_reference_fields() {
+        let command: Vec<String> = ["bash", "-lc", "touch x"].map(String::from).to_vec();
+        let ev = ExecApprovalRequestEvent {
+            call_id: "call1".into(),
+            approval_id: None,
+            turn_id: "1".into(),
+            parsed_cmd: parse_command(&command),
+            command,
+            cwd: PathBuf::from("/tmp/x"),
+            reason: None,
+        };
+        let tid = ThreadId::new();
+        let p = exec_params(&ev, "1", tid, &RequestId::Integer(7));
+        assert_eq!(
+            p,
+            json!({
+                "message": "Allow Open Interpreter to run `touch x` in `/tmp/x`?",
+                "requestedSchema": {"type":"object","properties":{}},
+                "threadId": tid.to_string(),
+                "codex_elicitation": "exec-approval",
+                "codex_mcp_tool_call_id": "7",
+                "codex_event_id": "1",
+                "codex_call_id": "call1",
+                "codex_command": ["bash","-lc","touch x"],
+                "codex_cwd": "/tmp/x",
+                "codex_parsed_cmd": [{"type":"unknown","cmd":"touch x"}]
+            })
+        );
+    }
+
+    #[test]
+    fn patch_params_carry_changes_and_optional_fields() {
+        let mut changes = BTreeMap::new();
+        changes.insert(
+            PathBuf::from("/w/a.txt"),
+            FileChange::Update {
+                unified_diff: "@@ -1 +1 @@\n-a\n+b\n".into(),
+                move_path: None,
+            },
+        );
+        let ev = ApplyPatchApprovalRequestEvent {
+            call_id: "c".into(),
+            turn_id: "t".into(),
+            changes,
+            reason: Some("needs write".into()),
+            grant_root: None,
+        };
+        let p = patch_params(&ev, "t", ThreadId::new(), &RequestId::String("r".into()));
+        assert_eq!(
+            p["message"],
+            "needs write\nAllow Open Interpreter to apply proposed code changes?"
+        );
+        assert_eq!(p["codex_reason"], "needs write");
+        assert!(p.get("codex_grant_root").is_none());
+        assert_eq!(p["codex_changes"]["/w/a.txt"]["type"], "update");
+        assert_eq!(p["codex_changes"]["/w/a.txt"]["move_path"], Value::Null);
+    }
+
+    #[test]
+    fn nested_elicitation_replies() {
+        let r = elicitation_response(&json!({"action":"accept","content":{"name":"x"}}));
+        assert_eq!(r.action, ElicitationAction::Accept);
+        assert_eq!(r.content, Some(json!({"name":"x"})));
+        assert_eq!(
+            elicitation_response(&json!({"decision":"approved"})).action,
+            ElicitationAction::Decline
+        );
+        assert_eq!(
+            elicitation_response(&json!({"action":"cancel"})).action,
+            ElicitationAction::Cancel
+        );
+    }
+}

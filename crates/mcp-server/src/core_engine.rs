@@ -1,0 +1,146 @@
+//! [`Engine`] over the real engine: config from `oi-config` (config.toml + the server's
+//! flags + the call's overrides, loaded fresh for each new session), threads from
+//! `oi-core`'s `ThreadManager` with source `mcp`.
+
+use crate::McpServerOptions;
+use crate::dispatch::BoxFuture;
+use crate::engine::{Engine, EngineError, EngineThread, SessionRequest, ThreadHandle};
+use oi_config::{ConfigLoadOptions, LoadedConfig, json_to_toml, load_config};
+use oi_core::{CoreError, NewThread, Thread, ThreadManager, ThreadManagerOptions};
+use oi_protocol::ThreadId;
+use oi_protocol::protocol::{Event, Submission};
+use oi_thread_store::SessionSource;
+use std::sync::Arc;
+
+pub struct CoreEngine {
+    manager: ThreadManager,
+    opts: McpServerOptions,
+}
+
+impl CoreEngine {
+    pub fn new(opts: McpServerOptions) -> Self {
+        Self::with_manager(
+            opts,
+            ThreadManager::new(ThreadManagerOptions {
+                source: SessionSource::Mcp,
+                persist: true,
+            }),
+        )
+    }
+
+    /// Shares a manager with another front end on the same connection (the v2 API).
+    pub fn with_manager(opts: McpServerOptions, manager: ThreadManager) -> Self {
+        Self { manager, opts }
+    }
+
+    pub fn manager(&self) -> &ThreadManager {
+        &self.manager
+    }
+
+    fn load(&self, req: Option<SessionRequest>) -> Result<LoadedConfig, EngineError> {
+        let mut load = ConfigLoadOptions {
+            home: self.opts.home.clone(),
+            cli_overrides: self.opts.cli_overrides.clone(),
+            overrides: self.opts.overrides.clone(),
+        };
+        if let Some(req) = req {
+            let o = &mut load.overrides;
+            o.model = req.model.or(o.model.take());
+            o.profile = req.profile.or(o.profile.take());
+            o.cwd = req.cwd.or(o.cwd.take());
+            o.approval_policy = req.approval_policy.or(o.approval_policy);
+            o.sandbox_mode = req.sandbox.or(o.sandbox_mode);
+            o.base_instructions = req.base_instructions.or(o.base_instructions.take());
+            o.developer_instructions = req
+                .developer_instructions
+                .or(o.developer_instructions.take());
+            o.compact_prompt = req.compact_prompt.or(o.compact_prompt.take());
+            load.cli_overrides
+                .extend(req.config.iter().map(|(k, v)| (k.clone(), json_to_toml(v))));
+        }
+        let loaded = load_config(load).map_err(|e| EngineError::Config(e.to_string()))?;
+        for w in &loaded.warnings {
+            tracing::warn!("config: {w}");
+        }
+        Ok(loaded)
+    }
+}
+
+fn handle(new: NewThread, loaded: &LoadedConfig) -> ThreadHandle {
+    ThreadHandle {
+        thread: Arc::new(CoreThread(new.thread)),
+        session_configured: Some(new.session_configured),
+        approval_timeout: loaded.config.approval_timeout,
+        warnings: loaded.warnings.clone(),
+    }
+}
+
+fn start_error(e: CoreError) -> EngineError {
+    match e {
+        CoreError::ThreadNotFound(id) => EngineError::NotFound(id),
+        CoreError::Config(msg) => EngineError::Config(msg),
+        other => EngineError::Start(other.to_string()),
+    }
+}
+
+impl Engine for CoreEngine {
+    fn start_thread(
+        &self,
+        req: SessionRequest,
+    ) -> BoxFuture<'_, Result<ThreadHandle, EngineError>> {
+        Box::pin(async move {
+            let loaded = self.load(Some(req))?;
+            let new = self
+                .manager
+                .start_thread(loaded.config.clone())
+                .await
+                .map_err(start_error)?;
+            Ok(handle(new, &loaded))
+        })
+    }
+
+    fn open_thread(&self, id: ThreadId) -> BoxFuture<'_, Result<ThreadHandle, EngineError>> {
+        Box::pin(async move {
+            if let Some(thread) = self.manager.get_thread(&id) {
+                let approval_timeout = thread.config().approval_timeout;
+                return Ok(ThreadHandle {
+                    thread: Arc::new(CoreThread(thread)),
+                    session_configured: None,
+                    approval_timeout,
+                    warnings: Vec::new(),
+                });
+            }
+            let loaded = self.load(None)?;
+            let new = self
+                .manager
+                .resume_thread(id, loaded.config.clone())
+                .await
+                .map_err(start_error)?;
+            Ok(handle(new, &loaded))
+        })
+    }
+
+    fn shutdown(&self) -> BoxFuture<'_, ()> {
+        Box::pin(self.manager.shutdown_all())
+    }
+}
+
+struct CoreThread(Arc<Thread>);
+
+impl EngineThread for CoreThread {
+    fn id(&self) -> ThreadId {
+        self.0.id()
+    }
+
+    fn submit(&self, sub: Submission) -> BoxFuture<'_, Result<(), String>> {
+        Box::pin(async move { self.0.submit_with_id(sub).await.map_err(|e| e.to_string()) })
+    }
+
+    fn next_event(&self) -> BoxFuture<'_, Result<Event, String>> {
+        Box::pin(async move { self.0.next_event().await.map_err(|e| e.to_string()) })
+    }
+
+    fn is_busy(&self) -> bool {
+        self.0.is_busy()
+    }
+}

@@ -1,0 +1,69 @@
+//! The seam between the MCP front end and the agent engine. The server only needs to
+//! start/open threads, submit ops and read events; [`crate::core_engine`] implements this
+//! over `oi-core`, and tests can script a fake engine to exercise protocol edge cases.
+
+use crate::dispatch::BoxFuture;
+use oi_protocol::ThreadId;
+use oi_protocol::config_types::{AskForApproval, SandboxMode};
+use oi_protocol::protocol::{Event, SessionConfiguredEvent, Submission};
+use serde_json::Value;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// What a `codex` tool call asks for, on top of config.toml and the server's own flags.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct SessionRequest {
+    pub model: Option<String>,
+    pub profile: Option<String>,
+    /// Already absolute (resolved against the server's working directory).
+    pub cwd: Option<PathBuf>,
+    pub approval_policy: Option<AskForApproval>,
+    pub sandbox: Option<SandboxMode>,
+    /// Dotted config keys with JSON values, applied like `-c key=value`.
+    pub config: Vec<(String, Value)>,
+    pub base_instructions: Option<String>,
+    pub developer_instructions: Option<String>,
+    pub compact_prompt: Option<String>,
+}
+
+/// A thread ready to take a turn.
+pub struct ThreadHandle {
+    pub thread: Arc<dyn EngineThread>,
+    /// Present when the thread was just created or loaded from disk.
+    pub session_configured: Option<SessionConfiguredEvent>,
+    /// How long an approval prompt may stay unanswered before it counts as denied.
+    pub approval_timeout: Duration,
+    /// Config problems worth telling the user (unknown keys, deprecated spellings).
+    pub warnings: Vec<String>,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum EngineError {
+    /// config.toml or the call's overrides are invalid; the text names key and fix.
+    Config(String),
+    /// The thread could not be started or loaded.
+    Start(String),
+    /// No thread with that id, in memory or on disk.
+    NotFound(ThreadId),
+}
+
+pub trait Engine: Send + Sync + 'static {
+    /// Loads the config with `req` applied and starts a new thread.
+    fn start_thread(&self, req: SessionRequest)
+    -> BoxFuture<'_, Result<ThreadHandle, EngineError>>;
+    /// A running thread, or one stored on disk (resumed).
+    fn open_thread(&self, id: ThreadId) -> BoxFuture<'_, Result<ThreadHandle, EngineError>>;
+    /// Interrupts running turns, flushes threads, stops child processes.
+    fn shutdown(&self) -> BoxFuture<'_, ()>;
+}
+
+pub trait EngineThread: Send + Sync {
+    fn id(&self) -> ThreadId;
+    /// Queues an op; all events it causes carry `sub.id`.
+    fn submit(&self, sub: Submission) -> BoxFuture<'_, Result<(), String>>;
+    /// The next event; one reader at a time. Err once the thread has ended.
+    fn next_event(&self) -> BoxFuture<'_, Result<Event, String>>;
+    /// A turn is running.
+    fn is_busy(&self) -> bool;
+}

@@ -1,0 +1,350 @@
+//! One `tools/call` of `codex` / `codex-reply`: open the thread, submit the prompt, relay
+//! every event as `codex/event` (and `notifications/progress`), route approvals to the
+//! client, and turn the end of the turn into the call's result.
+//!
+//! The loop ends on the turn's own terminal event (`task_complete` / `turn_aborted`
+//! carrying our submission id), so the next call on the thread starts with a clean
+//! queue. A failed turn reports `error` then `task_complete`; the error is remembered
+//! and returned as an `isError` result at the terminal event.
+
+use crate::approvals::{self, ApprovalContext};
+use crate::dispatch::RequestContext;
+use crate::engine::{Engine, EngineError, EngineThread, ThreadHandle};
+use crate::jsonrpc::RequestId;
+use crate::progress::Progress;
+use crate::tools::{CodexArgs, ReplyArgs};
+use oi_protocol::ThreadId;
+use oi_protocol::protocol::{Event, EventMsg, Op, Submission, TurnAbortReason, WarningEvent};
+use oi_protocol::user_input::UserInput;
+use serde_json::{Value, json};
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+use tokio::time::Instant;
+use tokio_util::sync::CancellationToken;
+
+/// After an interrupt, how long to wait for the engine to end the turn.
+const INTERRUPT_GRACE: Duration = Duration::from_secs(30);
+
+/// Which call is reading which thread (a thread's events have one reader at a time).
+#[derive(Default)]
+pub struct Readers(Mutex<HashMap<ThreadId, RequestId>>);
+
+impl Readers {
+    fn claim(
+        self: &Arc<Self>,
+        thread: ThreadId,
+        call: &RequestId,
+    ) -> Result<ReaderGuard, RequestId> {
+        let mut map = self
+            .0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if let Some(owner) = map.get(&thread) {
+            return Err(owner.clone());
+        }
+        map.insert(thread, call.clone());
+        Ok(ReaderGuard {
+            readers: self.clone(),
+            thread,
+        })
+    }
+}
+
+struct ReaderGuard {
+    readers: Arc<Readers>,
+    thread: ThreadId,
+}
+
+impl Drop for ReaderGuard {
+    fn drop(&mut self) {
+        self.readers
+            .0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .remove(&self.thread);
+    }
+}
+
+/// Everything one call needs.
+pub struct CallEnv {
+    pub engine: Arc<dyn Engine>,
+    pub readers: Arc<Readers>,
+    pub ctx: RequestContext,
+    pub progress: Option<Progress>,
+    pub client_supports_elicitation: bool,
+}
+
+/// A `CallToolResult`. Results about a thread carry `structuredContent {threadId, content}`
+/// (the tools' outputSchema); failures before a thread exists carry only text.
+pub fn tool_result(thread_id: Option<ThreadId>, text: String, is_error: bool) -> Value {
+    let mut r = json!({ "content": [{ "type": "text", "text": text }] });
+    if let Some(id) = thread_id {
+        r["structuredContent"] = json!({ "threadId": id, "content": text });
+    }
+    if is_error {
+        r["isError"] = json!(true);
+    }
+    r
+}
+
+fn busy_result(thread_id: ThreadId, owner: Option<&RequestId>) -> Value {
+    let by = owner.map(|o| format!(" (request {o})")).unwrap_or_default();
+    tool_result(
+        Some(thread_id),
+        format!(
+            "thread {thread_id} is busy with another turn{by}; wait for it to finish or cancel it, then call codex-reply again"
+        ),
+        true,
+    )
+}
+
+impl CallEnv {
+    pub async fn codex(mut self, args: CodexArgs) -> Value {
+        let started = tokio::select! {
+            r = self.engine.start_thread(args.session) => r,
+            _ = self.ctx.cancel.cancelled() => return cancelled_before_start(),
+        };
+        let handle = match started {
+            Ok(h) => h,
+            Err(e) => return tool_result(None, engine_error_text(&e), true),
+        };
+        let thread_id = handle.thread.id();
+        let Ok(_reader) = self.readers.claim(thread_id, &self.ctx.id) else {
+            return busy_result(thread_id, None);
+        };
+        // The reference uses the MCP request id as the first turn's id, so clients can
+        // correlate events with their call without looking at _meta.
+        let sub_id = self.ctx.id.to_string();
+        self.run_turn(handle, args.prompt, sub_id).await
+    }
+
+    pub async fn reply(mut self, args: ReplyArgs) -> Value {
+        let thread_id = args.thread_id;
+        let _reader = match self.readers.claim(thread_id, &self.ctx.id) {
+            Ok(g) => g,
+            Err(owner) => return busy_result(thread_id, Some(&owner)),
+        };
+        let opened = tokio::select! {
+            r = self.engine.open_thread(thread_id) => r,
+            _ = self.ctx.cancel.cancelled() => return cancelled_before_start(),
+        };
+        let handle = match opened {
+            Ok(h) => h,
+            Err(EngineError::NotFound(id)) => {
+                return tool_result(
+                    Some(id),
+                    format!(
+                        "Session not found for thread_id: {id}. It is neither running in this server nor stored on disk; start a new session with the `codex` tool."
+                    ),
+                    true,
+                );
+            }
+            Err(e) => return tool_result(Some(thread_id), engine_error_text(&e), true),
+        };
+        if handle.thread.is_busy() {
+            return busy_result(thread_id, None);
+        }
+        self.run_turn(handle, args.prompt, oi_protocol::ids::new_id())
+            .await
+    }
+
+    async fn emit(&mut self, thread_id: ThreadId, event: &Event) {
+        let params = json!({
+            "_meta": { "requestId": self.ctx.id, "threadId": thread_id },
+            "id": event.id,
+            "msg": event.msg,
+        });
+        self.ctx.outgoing.notify("codex/event", params).await;
+        if let Some(p) = self.progress.as_mut().and_then(|p| p.on_event(&event.msg)) {
+            self.ctx.outgoing.notify("notifications/progress", p).await;
+        }
+    }
+
+    async fn run_turn(&mut self, handle: ThreadHandle, prompt: String, sub_id: String) -> Value {
+        let thread: Arc<dyn EngineThread> = handle.thread.clone();
+        let thread_id = thread.id();
+        if let Some(sc) = handle.session_configured {
+            let ev = Event {
+                id: String::new(),
+                msg: EventMsg::SessionConfigured(sc),
+            };
+            self.emit(thread_id, &ev).await;
+        }
+        for message in handle.warnings {
+            let ev = Event {
+                id: String::new(),
+                msg: EventMsg::Warning(WarningEvent { message }),
+            };
+            self.emit(thread_id, &ev).await;
+        }
+        let submission = Submission {
+            id: sub_id.clone(),
+            op: Op::UserInput {
+                items: vec![UserInput::text(prompt)],
+                overrides: Default::default(),
+            },
+        };
+        if let Err(e) = thread.submit(submission).await {
+            return tool_result(
+                Some(thread_id),
+                format!("Could not start the turn: {e}"),
+                true,
+            );
+        }
+        let turn_over = CancellationToken::new();
+        let _withdraw_prompts = turn_over.clone().drop_guard();
+        let approval_ctx = ApprovalContext {
+            outgoing: self.ctx.outgoing.clone(),
+            thread: thread.clone(),
+            thread_id,
+            tool_call_id: self.ctx.id.clone(),
+            client_supports_elicitation: self.client_supports_elicitation,
+            timeout: handle.approval_timeout,
+            turn_over: turn_over.clone(),
+        };
+        let mut last_error: Option<String> = None;
+        let mut last_message: Option<String> = None;
+        let mut interrupt_deadline: Option<Instant> = None;
+        // Kept across iterations so a pending read is never dropped half-way.
+        let mut next = thread.next_event();
+        loop {
+            let cancel = self.ctx.cancel.clone();
+            let event = tokio::select! {
+                biased;
+                _ = cancel.cancelled(), if interrupt_deadline.is_none() => {
+                    interrupt_deadline = Some(Instant::now() + INTERRUPT_GRACE);
+                    let sub = Submission { id: sub_id.clone(), op: Op::Interrupt };
+                    if let Err(e) = thread.submit(sub).await {
+                        return tool_result(Some(thread_id), format!("Could not interrupt the turn: {e}"), true);
+                    }
+                    continue;
+                }
+                _ = sleep_until_opt(interrupt_deadline) => {
+                    return tool_result(
+                        Some(thread_id),
+                        format!("The turn did not stop within {} s of being interrupted.", INTERRUPT_GRACE.as_secs()),
+                        true,
+                    );
+                }
+                ev = &mut next => {
+                    next = thread.next_event();
+                    ev
+                }
+            };
+            let event = match event {
+                Ok(ev) => ev,
+                Err(e) => {
+                    return tool_result(
+                        Some(thread_id),
+                        format!("The session ended unexpectedly: {e}"),
+                        true,
+                    );
+                }
+            };
+            self.emit(thread_id, &event).await;
+            let ours = event.id == sub_id;
+            match &event.msg {
+                EventMsg::ExecApprovalRequest(req) => {
+                    tokio::spawn(approvals::handle_exec(
+                        approval_ctx.clone(),
+                        req.clone(),
+                        event.id.clone(),
+                    ));
+                }
+                EventMsg::ApplyPatchApprovalRequest(req) => {
+                    tokio::spawn(approvals::handle_patch(
+                        approval_ctx.clone(),
+                        req.clone(),
+                        event.id.clone(),
+                    ));
+                }
+                EventMsg::ElicitationRequest(req) => {
+                    tokio::spawn(approvals::handle_nested(
+                        approval_ctx.clone(),
+                        req.clone(),
+                        event.id.clone(),
+                    ));
+                }
+                EventMsg::Error(e) if ours => last_error = Some(e.message.clone()),
+                EventMsg::AgentMessage(m) if ours => last_message = Some(m.message.clone()),
+                EventMsg::TaskComplete(done) if ours || done.turn_id == sub_id => {
+                    if let Some(err) = last_error {
+                        return tool_result(Some(thread_id), err, true);
+                    }
+                    let text = done
+                        .last_agent_message
+                        .clone()
+                        .or(last_message)
+                        .unwrap_or_default();
+                    return tool_result(Some(thread_id), text, false);
+                }
+                EventMsg::TurnAborted(aborted)
+                    if ours || aborted.turn_id.as_deref() == Some(sub_id.as_str()) =>
+                {
+                    let why = if self.ctx.cancel.is_cancelled() && !self.ctx.cancelled_by_client() {
+                        "the server is shutting down".to_string()
+                    } else {
+                        match aborted.reason {
+                            TurnAbortReason::Interrupted => "it was interrupted".to_string(),
+                            TurnAbortReason::Replaced => "another turn replaced it".to_string(),
+                        }
+                    };
+                    // For a client-cancelled call this result is never sent (MCP rule).
+                    return tool_result(
+                        Some(thread_id),
+                        format!(
+                            "The turn ended before finishing because {why}. The thread is kept: continue it with codex-reply."
+                        ),
+                        true,
+                    );
+                }
+                EventMsg::ShutdownComplete => {
+                    return tool_result(Some(thread_id), "The session was shut down.".into(), true);
+                }
+                _ => {}
+            }
+        }
+    }
+}
+
+async fn sleep_until_opt(deadline: Option<Instant>) {
+    match deadline {
+        Some(d) => tokio::time::sleep_until(d).await,
+        None => std::future::pending().await,
+    }
+}
+
+fn cancelled_before_start() -> Value {
+    tool_result(
+        None,
+        "The call was cancelled before the session started.".into(),
+        true,
+    )
+}
+
+fn engine_error_text(e: &EngineError) -> String {
+    match e {
+        EngineError::Config(msg) => format!("Failed to load configuration: {msg}"),
+        EngineError::Start(msg) => format!("Failed to start the session: {msg}"),
+        EngineError::NotFound(id) => format!("Session not found for thread_id: {id}"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn results_have_the_output_schema_shape() {
+        let id = ThreadId::new();
+        assert_eq!(
+            tool_result(Some(id), "done".into(), false),
+            json!({"content":[{"type":"text","text":"done"}],"structuredContent":{"threadId":id.to_string(),"content":"done"}})
+        );
+        assert_eq!(
+            tool_result(None, "bad".into(), true),
+            json!({"content":[{"type":"text","text":"bad"}],"isError":true})
+        );
+    }
+}
