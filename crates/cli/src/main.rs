@@ -1,1 +1,11 @@
-fn main() {}
+//! `interpreter`: parses the command line and hands off to a front end. Every front end is
+//! a thin adapter over `oi-core`; nothing here knows how a turn works.
+
+mod cli;
+mod exec;
+mod render;
+
+fn main() {
+    let code = cli::main_with_args(std::env::args_os().collect());
+    std::process::exit(code);
+}

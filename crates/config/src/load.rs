@@ -174,14 +174,15 @@ fn read_layer(path: &Path) -> Result<Option<(toml::Table, String)>, ConfigError>
 
 /// Best-effort 1-based line of a key's definition, for warnings.
 fn line_of(text: &str, key: &str) -> Option<usize> {
-    text.lines().position(|l| {
-        let l = l.trim_start();
-        l.starts_with(&format!("{key} "))
-            || l.starts_with(&format!("{key}="))
-            || l.starts_with(&format!("[{key}"))
-            || l.starts_with(&format!("\"{key}\""))
-    })
-    .map(|i| i + 1)
+    text.lines()
+        .position(|l| {
+            let l = l.trim_start();
+            l.starts_with(&format!("{key} "))
+                || l.starts_with(&format!("{key}="))
+                || l.starts_with(&format!("[{key}"))
+                || l.starts_with(&format!("\"{key}\""))
+        })
+        .map(|i| i + 1)
 }
 
 fn warn_unknown(
@@ -282,7 +283,9 @@ fn get_bool(t: &toml::Table, key: &str, origin: &str) -> Result<Option<bool>, Co
 
 fn parse_effort(s: &str) -> Result<ReasoningEffort, String> {
     serde_json::from_value(serde_json::Value::String(s.to_string())).map_err(|_| {
-        format!("unknown reasoning effort `{s}`; expected none, minimal, low, medium, high or xhigh")
+        format!(
+            "unknown reasoning effort `{s}`; expected none, minimal, low, medium, high or xhigh"
+        )
     })
 }
 
@@ -321,9 +324,8 @@ pub fn load_config(opts: ConfigLoadOptions) -> Result<LoadedConfig, ConfigError>
         None => find_home()?,
     };
     let mut warnings = Vec::new();
-    let process_cwd = std::env::current_dir().map_err(|e| {
-        ConfigError::Other(format!("cannot read the current directory: {e}"))
-    })?;
+    let process_cwd = std::env::current_dir()
+        .map_err(|e| ConfigError::Other(format!("cannot read the current directory: {e}")))?;
     let cwd = match &opts.overrides.cwd {
         Some(c) if c.is_absolute() => c.clone(),
         Some(c) => process_cwd.join(c),
@@ -375,8 +377,16 @@ pub fn load_config(opts: ConfigLoadOptions) -> Result<LoadedConfig, ConfigError>
         .overrides
         .profile
         .clone()
-        .or_else(|| flags.get("profile").and_then(|v| v.as_str().map(str::to_string)))
-        .or_else(|| merged.get("profile").and_then(|v| v.as_str().map(str::to_string)));
+        .or_else(|| {
+            flags
+                .get("profile")
+                .and_then(|v| v.as_str().map(str::to_string))
+        })
+        .or_else(|| {
+            merged
+                .get("profile")
+                .and_then(|v| v.as_str().map(str::to_string))
+        });
     let mut effective = merged.clone();
     if let Some(name) = &profile_name {
         let profile = merged
@@ -595,8 +605,11 @@ pub fn load_config(opts: ConfigLoadOptions) -> Result<LoadedConfig, ConfigError>
         .map(Some)
         .unwrap_or(get_str(t, "compact_prompt", origin)?);
 
-    let approval_timeout =
-        Duration::from_secs(get_uint(t, "approval_timeout_sec", origin)?.unwrap_or(600).max(1));
+    let approval_timeout = Duration::from_secs(
+        get_uint(t, "approval_timeout_sec", origin)?
+            .unwrap_or(600)
+            .max(1),
+    );
     let max_turn_steps = get_uint(t, "max_turn_steps", origin)?.unwrap_or(100).max(1) as usize;
     let tool_output_max_bytes = get_uint(t, "tool_output_max_bytes", origin)?
         .unwrap_or(32 * 1024)
@@ -643,7 +656,11 @@ pub fn load_config(opts: ConfigLoadOptions) -> Result<LoadedConfig, ConfigError>
 mod tests {
     use super::*;
 
-    fn load_with(text: &str, cli: &[&str], ov: ConfigOverrides) -> Result<LoadedConfig, ConfigError> {
+    fn load_with(
+        text: &str,
+        cli: &[&str],
+        ov: ConfigOverrides,
+    ) -> Result<LoadedConfig, ConfigError> {
         let dir = tempfile::tempdir().unwrap();
         std::fs::write(dir.path().join("config.toml"), text).unwrap();
         let home = dir.path().to_path_buf();
@@ -739,19 +756,27 @@ wire_api = "responses"
 request_max_retries = 0
 "#;
         let c = load_with(text, &[], Default::default()).unwrap().config;
-        assert_eq!(c.model_provider.wire_api, oi_protocol::config_types::WireApi::Responses);
+        assert_eq!(
+            c.model_provider.wire_api,
+            oi_protocol::config_types::WireApi::Responses
+        );
         assert_eq!(c.model_provider.request_max_retries(), 0);
         let err = load_with(text, &["modle=x"], Default::default()).unwrap_err();
-        assert!(err.to_string().contains("unknown config key `modle`"), "{err}");
+        assert!(
+            err.to_string().contains("unknown config key `modle`"),
+            "{err}"
+        );
         let err = load_with("model_provider = \"nope\"\n", &[], Default::default()).unwrap_err();
         assert!(err.to_string().contains("unknown provider `nope`"), "{err}");
-        let err = load_with("model_provider = \"deepseek\"\n", &[], Default::default()).unwrap_err();
+        let err =
+            load_with("model_provider = \"deepseek\"\n", &[], Default::default()).unwrap_err();
         assert!(err.to_string().contains("no model is set"), "{err}");
     }
 
     #[test]
     fn wrong_types_are_errors() {
-        let err = load_with("approval_policy = \"sometimes\"\n", &[], Default::default()).unwrap_err();
+        let err =
+            load_with("approval_policy = \"sometimes\"\n", &[], Default::default()).unwrap_err();
         assert!(err.to_string().contains("approval_policy"), "{err}");
         let err = load_with("model = 3\n", &[], Default::default()).unwrap_err();
         assert!(err.to_string().contains("expected a string"), "{err}");

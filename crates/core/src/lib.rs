@@ -1,1 +1,32 @@
-//! placeholder
+//! The agent engine.
+//!
+//! A [`ThreadManager`] owns many threads; each [`Thread`] is one actor that takes
+//! [`Op`](oi_protocol::protocol::Op)s and emits [`Event`](oi_protocol::protocol::Event)s. A turn
+//! runs in its own task: it streams the model, runs the tools the model asks for (after the
+//! approvals the policy requires), feeds results back, and ends with exactly one of
+//! `task_complete` or `turn_aborted` (a failed turn sends `error` first, then `task_complete`).
+//!
+//! Owns: turn loop, tool routing (`shell`, `apply_patch`, MCP tools), approval policy,
+//! command execution and its sandbox seam, model instructions.
+//! Must not know: any front end (exec, MCP server, v2 API, TUI) or wire format beyond the
+//! protocol crate.
+
+mod approval;
+mod error;
+mod exec;
+mod manager;
+mod prompt;
+mod recorder;
+mod safety;
+mod sandbox;
+mod session;
+mod thread;
+mod tools;
+mod truncate;
+mod turn;
+
+pub use error::CoreError;
+pub use manager::{NewThread, ThreadManager, ThreadManagerOptions};
+pub use recorder::{NoopRecorder, Recorder};
+pub use thread::Thread;
+pub use truncate::truncate_head_tail;

@@ -10,10 +10,16 @@ use serde::{Deserialize, Serialize};
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum ContentItem {
-    InputText { text: String },
+    InputText {
+        text: String,
+    },
     /// `image_url` is an `https:` or `data:<mime>;base64,...` URL.
-    InputImage { image_url: String },
-    OutputText { text: String },
+    InputImage {
+        image_url: String,
+    },
+    OutputText {
+        text: String,
+    },
 }
 
 /// Who said a message.
@@ -90,7 +96,9 @@ pub fn content_text(content: &[ContentItem]) -> String {
     let mut out = String::new();
     for c in content {
         match c {
-            ContentItem::InputText { text } | ContentItem::OutputText { text } => out.push_str(text),
+            ContentItem::InputText { text } | ContentItem::OutputText { text } => {
+                out.push_str(text)
+            }
             ContentItem::InputImage { .. } => {}
         }
     }

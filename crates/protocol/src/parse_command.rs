@@ -70,7 +70,11 @@ pub fn parse_command(argv: &[String]) -> Vec<ParsedCommand> {
         "cat" | "head" | "tail" | "less" | "more" | "nl" if operands.len() == 1 => {
             let path = operands[0].clone();
             let name = path.rsplit('/').next().unwrap_or(&path).to_string();
-            vec![ParsedCommand::Read { cmd: script, name, path }]
+            vec![ParsedCommand::Read {
+                cmd: script,
+                name,
+                path,
+            }]
         }
         "ls" | "tree" | "find" if operands.len() <= 1 => vec![ParsedCommand::ListFiles {
             cmd: script,
@@ -122,6 +126,9 @@ mod tests {
 
     #[test]
     fn shell_join_quotes_when_needed() {
-        assert_eq!(shell_join(&v(&["echo", "a b", "it's"])), r"echo 'a b' 'it'\''s'");
+        assert_eq!(
+            shell_join(&v(&["echo", "a b", "it's"])),
+            r"echo 'a b' 'it'\''s'"
+        );
     }
 }

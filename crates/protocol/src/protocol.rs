@@ -50,9 +50,15 @@ pub enum Op {
     /// Stop the running turn. It ends with `turn_aborted { reason: "interrupted" }`.
     Interrupt,
     /// Answer an `exec_approval_request` (`id` = its `approval_id`, or `call_id`).
-    ExecApproval { id: String, decision: ReviewDecision },
+    ExecApproval {
+        id: String,
+        decision: ReviewDecision,
+    },
     /// Answer an `apply_patch_approval_request` (`id` = its `call_id`).
-    PatchApproval { id: String, decision: ReviewDecision },
+    PatchApproval {
+        id: String,
+        decision: ReviewDecision,
+    },
     /// Answer an `elicitation_request` that an MCP server sent us.
     ResolveElicitation {
         server_name: String,
@@ -82,7 +88,10 @@ pub enum ReviewDecision {
 
 impl ReviewDecision {
     pub fn is_approved(&self) -> bool {
-        matches!(self, ReviewDecision::Approved | ReviewDecision::ApprovedForSession)
+        matches!(
+            self,
+            ReviewDecision::Approved | ReviewDecision::ApprovedForSession
+        )
     }
 }
 
@@ -632,6 +641,9 @@ mod tests {
         });
         let v = serde_json::to_value(&ev).unwrap();
         assert_eq!(v["result"], serde_json::json!({"Err":"boom"}));
-        assert_eq!(v["duration"], serde_json::json!({"secs":1,"nanos":500000000}));
+        assert_eq!(
+            v["duration"],
+            serde_json::json!({"secs":1,"nanos":500000000})
+        );
     }
 }

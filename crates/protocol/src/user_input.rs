@@ -6,11 +6,17 @@ use std::path::PathBuf;
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum UserInput {
-    Text { text: String },
+    Text {
+        text: String,
+    },
     /// An image by URL (`https:` or `data:`).
-    Image { image_url: String },
+    Image {
+        image_url: String,
+    },
     /// An image file on disk, read and inlined as a data URL when sent.
-    LocalImage { path: PathBuf },
+    LocalImage {
+        path: PathBuf,
+    },
 }
 
 impl UserInput {

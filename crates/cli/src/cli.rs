@@ -1,0 +1,178 @@
+//! Command-line definition and dispatch.
+
+use clap::{Args, Parser, Subcommand};
+use oi_config::{ConfigLoadOptions, ConfigOverrides, LoadedConfig};
+use oi_protocol::config_types::{AskForApproval, SandboxMode};
+use std::ffi::OsString;
+use std::path::PathBuf;
+
+/// Exit codes: 0 ok, 1 runtime failure, 2 usage or configuration error.
+pub const EXIT_OK: i32 = 0;
+pub const EXIT_FAILURE: i32 = 1;
+pub const EXIT_USAGE: i32 = 2;
+
+#[derive(Parser, Debug)]
+#[command(
+    name = "interpreter",
+    version,
+    about = "A local coding agent for open models, speaking MCP both ways.",
+    args_conflicts_with_subcommands = true
+)]
+pub struct Cli {
+    #[command(flatten)]
+    pub global: GlobalArgs,
+    #[command(subcommand)]
+    pub command: Option<Command>,
+    /// Prompt for an interactive session.
+    pub prompt: Option<String>,
+}
+
+#[derive(Args, Debug, Clone, Default)]
+pub struct GlobalArgs {
+    /// Override a config value: `-c key=value` (dotted key; value parsed as TOML, else a string).
+    #[arg(short = 'c', long = "config", value_name = "key=value", global = true)]
+    pub config: Vec<String>,
+    /// Model to use.
+    #[arg(short = 'm', long, global = true)]
+    pub model: Option<String>,
+    /// Configuration profile from config.toml.
+    #[arg(short = 'p', long, global = true)]
+    pub profile: Option<String>,
+    /// Sandbox for commands the model runs.
+    #[arg(short = 's', long, value_name = "MODE", global = true, value_parser = parse_sandbox)]
+    pub sandbox: Option<SandboxMode>,
+    /// When to ask before running commands.
+    #[arg(short = 'a', long = "ask-for-approval", value_name = "POLICY", global = true, value_parser = parse_approval)]
+    pub approval: Option<AskForApproval>,
+    /// Working directory for the session.
+    #[arg(short = 'C', long = "cd", value_name = "DIR", global = true)]
+    pub cd: Option<PathBuf>,
+    /// Use the local Ollama provider.
+    #[arg(long, global = true)]
+    pub oss: bool,
+}
+
+fn parse_sandbox(s: &str) -> Result<SandboxMode, String> {
+    s.parse()
+}
+
+fn parse_approval(s: &str) -> Result<AskForApproval, String> {
+    s.parse()
+}
+
+#[derive(Subcommand, Debug)]
+pub enum Command {
+    /// Run one turn headlessly and print the result.
+    Exec(ExecArgs),
+    /// Run the MCP server over stdio.
+    McpServer,
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct ExecArgs {
+    /// Print every event as one JSON line.
+    #[arg(long)]
+    pub json: bool,
+    /// The prompt; `-` reads it from stdin.
+    pub prompt: Option<String>,
+}
+
+impl GlobalArgs {
+    /// `-c` pairs, parsed; the first bad one is a usage error.
+    pub fn cli_overrides(&self) -> Result<Vec<(String, toml::Value)>, String> {
+        self.config
+            .iter()
+            .map(|raw| oi_config::parse_cli_override(raw).map_err(|e| e.to_string()))
+            .collect()
+    }
+
+    pub fn overrides(&self) -> ConfigOverrides {
+        ConfigOverrides {
+            model: self.model.clone(),
+            model_provider: self.oss.then(|| "ollama".to_string()),
+            profile: self.profile.clone(),
+            cwd: self.cd.clone(),
+            approval_policy: self.approval,
+            sandbox_mode: self.sandbox,
+            ..Default::default()
+        }
+    }
+
+    pub fn load_config(&self) -> Result<LoadedConfig, String> {
+        let cli_overrides = self.cli_overrides()?;
+        oi_config::load_config(ConfigLoadOptions {
+            home: None,
+            cli_overrides,
+            overrides: self.overrides(),
+        })
+        .map_err(|e| e.to_string())
+    }
+}
+
+fn runtime() -> Result<tokio::runtime::Runtime, i32> {
+    tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| {
+            eprintln!("error: cannot start the async runtime: {e}");
+            EXIT_FAILURE
+        })
+}
+
+fn init_tracing() {
+    // Logs go to stderr only (stdout carries results or protocol), quiet unless RUST_LOG.
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .with_ansi(false)
+        .try_init();
+}
+
+pub fn main_with_args(mut args: Vec<OsString>) -> i32 {
+    // Installed under the name `interpreter-mcp-server` (e.g. a symlink): act as the server.
+    let invoked_as = args.first().and_then(|a| {
+        std::path::Path::new(a)
+            .file_name()
+            .map(|n| n.to_os_string())
+    });
+    if invoked_as.as_deref() == Some(std::ffi::OsStr::new("interpreter-mcp-server")) {
+        args.insert(1, "mcp-server".into());
+    }
+    let cli = match Cli::try_parse_from(args) {
+        Ok(c) => c,
+        Err(e) => {
+            let code = if e.use_stderr() { EXIT_USAGE } else { EXIT_OK };
+            let _ = e.print();
+            return code;
+        }
+    };
+    init_tracing();
+    let rt = match runtime() {
+        Ok(rt) => rt,
+        Err(code) => return code,
+    };
+    match cli.command {
+        Some(Command::Exec(args)) => rt.block_on(crate::exec::run_exec(cli.global, args)),
+        Some(Command::McpServer) => {
+            eprintln!("error: the MCP server is not part of this build yet");
+            EXIT_FAILURE
+        }
+        None => match cli.prompt {
+            Some(prompt) => rt.block_on(crate::exec::run_exec(
+                cli.global,
+                ExecArgs {
+                    json: false,
+                    prompt: Some(prompt),
+                },
+            )),
+            None => {
+                eprintln!(
+                    "The interactive terminal UI is not available yet. Run `interpreter exec \"<prompt>\"` for a headless run, or `interpreter --help`."
+                );
+                EXIT_USAGE
+            }
+        },
+    }
+}

@@ -1,0 +1,192 @@
+//! `interpreter exec`: one turn, no one to ask. Approvals are denied (and the model told);
+//! human progress goes to stderr and the final message to stdout, or every event as JSON
+//! lines with `--json`.
+
+use crate::cli::{EXIT_FAILURE, EXIT_OK, EXIT_USAGE, ExecArgs, GlobalArgs};
+use crate::render::HumanRenderer;
+use oi_core::{NewThread, ThreadManager, ThreadManagerOptions};
+use oi_protocol::protocol::{Event, EventMsg, Op, ReviewDecision, TurnOverrides};
+use oi_protocol::user_input::UserInput;
+use oi_thread_store::SessionSource;
+use std::io::{Read, Write};
+
+pub fn read_prompt(arg: Option<String>) -> Result<String, String> {
+    match arg.as_deref() {
+        Some("-") | None => {
+            if arg.is_none() && std::io::IsTerminal::is_terminal(&std::io::stdin()) {
+                return Err(
+                    "no prompt given; pass one as an argument or `-` to read it from stdin".into(),
+                );
+            }
+            let mut s = String::new();
+            std::io::stdin()
+                .read_to_string(&mut s)
+                .map_err(|e| format!("cannot read the prompt from stdin: {e}"))?;
+            if s.trim().is_empty() {
+                return Err("the prompt read from stdin is empty".into());
+            }
+            Ok(s)
+        }
+        Some(p) if p.trim().is_empty() => Err("the prompt is empty".into()),
+        Some(p) => Ok(p.to_string()),
+    }
+}
+
+pub struct Output {
+    json: bool,
+    human: HumanRenderer,
+}
+
+impl Output {
+    pub fn new(json: bool) -> Self {
+        Self {
+            json,
+            human: HumanRenderer::new(),
+        }
+    }
+
+    pub fn event(&mut self, ev: &Event) {
+        if self.json {
+            if let Ok(line) = serde_json::to_string(ev) {
+                let mut out = std::io::stdout().lock();
+                let _ = writeln!(out, "{line}");
+                let _ = out.flush();
+            }
+        } else {
+            self.human.render(&ev.msg);
+        }
+    }
+}
+
+pub async fn run_exec(global: GlobalArgs, args: ExecArgs) -> i32 {
+    let prompt = match read_prompt(args.prompt) {
+        Ok(p) => p,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return EXIT_USAGE;
+        }
+    };
+    let loaded = match global.load_config() {
+        Ok(l) => l,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return EXIT_USAGE;
+        }
+    };
+    for w in &loaded.warnings {
+        eprintln!("warning: {w}");
+    }
+    let manager = ThreadManager::new(ThreadManagerOptions {
+        source: SessionSource::Exec,
+        persist: true,
+    });
+    let new = match manager.start_thread(loaded.config).await {
+        Ok(n) => n,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return match e {
+                oi_core::CoreError::Config(_) => EXIT_USAGE,
+                _ => EXIT_FAILURE,
+            };
+        }
+    };
+    let code = drive_turn(&new, prompt, args.json).await;
+    manager.shutdown_all().await;
+    code
+}
+
+/// Run one turn on a thread and print it. Returns the exit code.
+pub async fn drive_turn(new: &NewThread, prompt: String, json: bool) -> i32 {
+    let mut out = Output::new(json);
+    out.event(&Event {
+        id: String::new(),
+        msg: EventMsg::SessionConfigured(new.session_configured.clone()),
+    });
+    let thread = &new.thread;
+    let turn_id = match thread
+        .submit(Op::UserInput {
+            items: vec![UserInput::text(prompt)],
+            overrides: TurnOverrides::default(),
+        })
+        .await
+    {
+        Ok(id) => id,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return EXIT_FAILURE;
+        }
+    };
+    let mut failed = false;
+    let mut interrupted_once = false;
+    loop {
+        let ev = tokio::select! {
+            ev = thread.next_event() => ev,
+            _ = tokio::signal::ctrl_c(), if !interrupted_once => {
+                interrupted_once = true;
+                eprintln!("[interpreter] interrupting…");
+                let _ = thread.submit(Op::Interrupt).await;
+                continue;
+            }
+        };
+        let ev = match ev {
+            Ok(ev) => ev,
+            Err(e) => {
+                eprintln!("error: {e}");
+                return EXIT_FAILURE;
+            }
+        };
+        out.event(&ev);
+        match &ev.msg {
+            EventMsg::ExecApprovalRequest(req) => {
+                if !json {
+                    eprintln!(
+                        "[approval] `{}` needs approval; nobody can approve in exec mode, so it is denied (use -a never, or a different -s, to avoid prompts)",
+                        oi_protocol::parse_command::shell_join(&req.command)
+                    );
+                }
+                let _ = thread
+                    .submit(Op::ExecApproval {
+                        id: req.effective_approval_id().to_string(),
+                        decision: ReviewDecision::Denied,
+                    })
+                    .await;
+            }
+            EventMsg::ApplyPatchApprovalRequest(req) => {
+                if !json {
+                    eprintln!(
+                        "[approval] a patch needs approval; nobody can approve in exec mode, so it is denied"
+                    );
+                }
+                let _ = thread
+                    .submit(Op::PatchApproval {
+                        id: req.call_id.clone(),
+                        decision: ReviewDecision::Denied,
+                    })
+                    .await;
+            }
+            EventMsg::ElicitationRequest(req) => {
+                let _ = thread
+                    .submit(Op::ResolveElicitation {
+                        server_name: req.server_name.clone(),
+                        request_id: req.id.clone(),
+                        response: oi_protocol::protocol::ElicitationResponse {
+                            action: oi_protocol::protocol::ElicitationAction::Decline,
+                            content: None,
+                        },
+                    })
+                    .await;
+            }
+            EventMsg::Error(_) if ev.id == turn_id => failed = true,
+            EventMsg::TaskComplete(done) if ev.id == turn_id => {
+                if !json && let Some(msg) = &done.last_agent_message {
+                    let mut o = std::io::stdout().lock();
+                    let _ = writeln!(o, "{msg}");
+                    let _ = o.flush();
+                }
+                return if failed { EXIT_FAILURE } else { EXIT_OK };
+            }
+            EventMsg::TurnAborted(_) if ev.id == turn_id => return EXIT_FAILURE,
+            _ => {}
+        }
+    }
+}

@@ -1,0 +1,76 @@
+//! Human-readable progress for headless runs (stderr), one line per interesting event.
+
+use oi_protocol::parse_command::shell_join;
+use oi_protocol::protocol::{EventMsg, McpStartupStatus};
+use std::io::Write;
+
+pub struct HumanRenderer {
+    err: std::io::Stderr,
+}
+
+impl HumanRenderer {
+    pub fn new() -> Self {
+        Self {
+            err: std::io::stderr(),
+        }
+    }
+
+    fn line(&mut self, s: &str) {
+        let _ = writeln!(self.err.lock(), "{s}");
+    }
+
+    pub fn render(&mut self, msg: &EventMsg) {
+        match msg {
+            EventMsg::SessionConfigured(e) => self.line(&format!(
+                "[interpreter] model {} via {} · cwd {} · sandbox {} · approvals {}",
+                e.model,
+                e.model_provider_id,
+                e.cwd.display(),
+                e.sandbox_policy.mode(),
+                e.approval_policy
+            )),
+            EventMsg::McpStartupUpdate(u) => match &u.status {
+                McpStartupStatus::Starting => self.line(&format!("[mcp] {} starting", u.server)),
+                McpStartupStatus::Ready => self.line(&format!("[mcp] {} ready", u.server)),
+                McpStartupStatus::Failed { error } => {
+                    self.line(&format!("[mcp] {} failed: {error}", u.server))
+                }
+                McpStartupStatus::Cancelled => self.line(&format!("[mcp] {} cancelled", u.server)),
+            },
+            EventMsg::AgentReasoning(r) => {
+                let first = r.text.lines().next().unwrap_or_default();
+                self.line(&format!("[thinking] {first}"));
+            }
+            EventMsg::AgentMessage(m) => self.line(&format!("[agent] {}", m.message)),
+            EventMsg::ExecCommandBegin(b) => {
+                self.line(&format!("[exec] $ {}", shell_join(&b.command)))
+            }
+            EventMsg::ExecCommandEnd(e) => self.line(&format!(
+                "[exec] exit {} in {:.1}s",
+                e.exit_code,
+                e.duration.as_millis() as f64 / 1000.0
+            )),
+            EventMsg::PatchApplyEnd(p) => {
+                let files: Vec<String> =
+                    p.changes.keys().map(|k| k.display().to_string()).collect();
+                let verb = if p.success { "applied" } else { "failed" };
+                self.line(&format!("[patch] {verb}: {}", files.join(", ")));
+            }
+            EventMsg::McpToolCallBegin(c) => self.line(&format!(
+                "[mcp] calling {}.{}",
+                c.invocation.server, c.invocation.tool
+            )),
+            EventMsg::McpToolCallEnd(c) => self.line(&format!(
+                "[mcp] {}.{} {}",
+                c.invocation.server,
+                c.invocation.tool,
+                if c.result.is_ok() { "done" } else { "failed" }
+            )),
+            EventMsg::Warning(w) => self.line(&format!("[warning] {}", w.message)),
+            EventMsg::StreamError(s) => self.line(&format!("[retry] {}", s.message)),
+            EventMsg::Error(e) => self.line(&format!("[error] {}", e.message)),
+            EventMsg::TurnAborted(_) => self.line("[interpreter] turn interrupted"),
+            _ => {}
+        }
+    }
+}

@@ -1,0 +1,81 @@
+//! Shared harness for end-to-end tests: a temp home with a config pointing at the mock
+//! model, a temp workspace, and a way to run the real `interpreter` binary.
+#![allow(dead_code)]
+
+use oi_protocol::config_types::WireApi;
+use oi_test_support::{MockModelServer, MockScript};
+use std::path::{Path, PathBuf};
+use std::process::Output;
+use std::time::Duration;
+
+pub struct TestEnv {
+    pub home: tempfile::TempDir,
+    pub work: tempfile::TempDir,
+    pub mock: MockModelServer,
+}
+
+impl TestEnv {
+    pub async fn new(script: MockScript, wire: WireApi) -> Self {
+        Self::with_config(script, wire, "").await
+    }
+
+    /// `extra` is appended to the generated config.toml (top-level keys must come first,
+    /// so it is inserted before the provider table).
+    pub async fn with_config(script: MockScript, wire: WireApi, extra: &str) -> Self {
+        let mock = MockModelServer::start(script).await.expect("mock model");
+        let home = tempfile::tempdir().expect("home");
+        let work = tempfile::tempdir().expect("work");
+        let config = format!("{extra}\n{}", mock.config_toml("mock", wire));
+        std::fs::write(home.path().join("config.toml"), config).expect("config");
+        Self { home, work, mock }
+    }
+
+    pub fn work(&self) -> PathBuf {
+        self.work.path().canonicalize().expect("work dir")
+    }
+
+    pub fn command(&self, args: &[&str]) -> tokio::process::Command {
+        let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_interpreter"));
+        cmd.args(args)
+            .current_dir(self.work.path())
+            .env("OPENINTERPRETER_HOME", self.home.path())
+            .env_remove("RUST_LOG")
+            .stdin(std::process::Stdio::null())
+            .kill_on_drop(true);
+        cmd
+    }
+
+    pub async fn run(&self, args: &[&str]) -> Output {
+        let fut = self.command(args).output();
+        tokio::time::timeout(Duration::from_secs(60), fut)
+            .await
+            .expect("interpreter did not finish within 60s")
+            .expect("spawn interpreter")
+    }
+}
+
+pub fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+pub fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+/// Parse `--json` output into events.
+pub fn events(o: &Output) -> Vec<serde_json::Value> {
+    stdout(o)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("not JSON: {l}: {e}")))
+        .collect()
+}
+
+pub fn event_types(evs: &[serde_json::Value]) -> Vec<String> {
+    evs.iter()
+        .map(|e| e["msg"]["type"].as_str().unwrap_or_default().to_string())
+        .collect()
+}
+
+pub fn read(p: &Path) -> String {
+    std::fs::read_to_string(p).unwrap_or_default()
+}

@@ -1,0 +1,20 @@
+use oi_protocol::ThreadId;
+
+/// Errors from starting or driving a thread. Turn failures are not errors here: they are
+/// reported as `error` events on the thread.
+#[derive(Debug, thiserror::Error)]
+pub enum CoreError {
+    #[error("thread not found: {0}")]
+    ThreadNotFound(ThreadId),
+    #[error("the thread has shut down; start a new one or resume it by id")]
+    ThreadClosed,
+    /// The configuration cannot run (e.g. a provider key is missing).
+    #[error("{0}")]
+    Config(String),
+    /// An MCP server marked `required` failed to start.
+    #[error("{0}")]
+    Mcp(String),
+    /// Thread storage failed.
+    #[error("{0}")]
+    Store(String),
+}

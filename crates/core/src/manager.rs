@@ -1,0 +1,353 @@
+//! Creating, resuming and forking threads; the registry of live threads.
+
+use crate::error::CoreError;
+use crate::recorder::{NoopRecorder, Recorder};
+use crate::session::Session;
+use crate::thread::Thread;
+use oi_config::Config;
+use oi_model_client::ModelClient;
+use oi_protocol::ThreadId;
+use oi_protocol::config_types::{AskForApproval, ReasoningEffort, SandboxPolicy};
+use oi_protocol::models::ResponseItem;
+use oi_protocol::protocol::{EventMsg, Op, SessionConfiguredEvent};
+use oi_thread_store::{
+    RolloutItem, RolloutWriter, SessionMeta, SessionSource, ThreadStore, TurnContextItem,
+};
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use tokio::sync::mpsc;
+
+pub struct ThreadManagerOptions {
+    /// Recorded in each thread's metadata (`exec`, `mcp`, ...).
+    pub source: SessionSource,
+    /// Write rollouts and the index. `false` for ephemeral use (tests, benchmarks).
+    pub persist: bool,
+}
+
+/// A freshly started (or resumed, or forked) thread.
+pub struct NewThread {
+    pub thread_id: ThreadId,
+    pub thread: Arc<Thread>,
+    /// The first event of every thread; front ends forward it themselves.
+    pub session_configured: SessionConfiguredEvent,
+}
+
+/// Owns every live thread of a process.
+#[derive(Clone)]
+pub struct ThreadManager {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    opts: ThreadManagerOptions,
+    threads: Mutex<HashMap<ThreadId, Arc<Thread>>>,
+    stores: Mutex<HashMap<PathBuf, ThreadStore>>,
+}
+
+const CLI_VERSION: &str = env!("CARGO_PKG_VERSION");
+
+impl ThreadManager {
+    pub fn new(opts: ThreadManagerOptions) -> Self {
+        Self {
+            inner: Arc::new(Inner {
+                opts,
+                threads: Mutex::new(HashMap::new()),
+                stores: Mutex::new(HashMap::new()),
+            }),
+        }
+    }
+
+    /// The thread store for a home directory (opened once, shared).
+    pub fn store(&self, home: &Path) -> Result<ThreadStore, CoreError> {
+        let mut stores = self.inner.stores.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(s) = stores.get(home) {
+            return Ok(s.clone());
+        }
+        let s = ThreadStore::open(home).map_err(|e| CoreError::Store(e.to_string()))?;
+        stores.insert(home.to_path_buf(), s.clone());
+        Ok(s)
+    }
+
+    pub fn get_thread(&self, id: &ThreadId) -> Option<Arc<Thread>> {
+        self.inner
+            .threads
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(id)
+            .cloned()
+    }
+
+    pub fn loaded_thread_ids(&self) -> Vec<ThreadId> {
+        self.inner
+            .threads
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .keys()
+            .copied()
+            .collect()
+    }
+
+    fn meta(&self, id: ThreadId, forked_from: Option<ThreadId>, config: &Config) -> SessionMeta {
+        SessionMeta {
+            id,
+            forked_from_id: forked_from,
+            timestamp: chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true),
+            cwd: config.cwd.clone(),
+            originator: "open-interpreter".into(),
+            cli_version: CLI_VERSION.into(),
+            source: self.inner.opts.source,
+            model_provider: config.model_provider_id.clone(),
+            model: config.model.clone(),
+            base_instructions: config.base_instructions.clone(),
+            git: oi_thread_store::collect_git_info(&config.cwd),
+        }
+    }
+
+    /// Start a new thread.
+    pub async fn start_thread(&self, config: Config) -> Result<NewThread, CoreError> {
+        let id = ThreadId::new();
+        let recorder: Box<dyn Recorder> = if self.inner.opts.persist {
+            let store = self.store(&config.home)?;
+            let meta = self.meta(id, None, &config);
+            let writer = blocking(move || store.create(meta)).await?;
+            Box::new(StoreRecorder(writer))
+        } else {
+            Box::new(NoopRecorder)
+        };
+        self.spawn(id, None, config, Vec::new(), recorder, 0)
+    }
+
+    /// Load a stored thread and continue it: same id, and the model sees the full history
+    /// on the next turn. A thread that is already live is returned as is.
+    pub async fn resume_thread(
+        &self,
+        id: ThreadId,
+        config: Config,
+    ) -> Result<NewThread, CoreError> {
+        if let Some(thread) = self.get_thread(&id) {
+            let cfg = thread.config();
+            let sc = session_configured(
+                id,
+                None,
+                &cfg,
+                thread.rollout_path(),
+                thread.history().len(),
+            );
+            return Ok(NewThread {
+                thread_id: id,
+                thread,
+                session_configured: sc,
+            });
+        }
+        let store = self.store(&config.home)?;
+        let (writer, loaded) = blocking(move || store.resume(&id)).await?;
+        let history = loaded.history();
+        let n = history.len();
+        let mut new = self.spawn(
+            id,
+            None,
+            config,
+            history,
+            Box::new(StoreRecorder(writer)),
+            n,
+        )?;
+        if !loaded.warnings.is_empty() {
+            new.session_configured.initial_messages = Some(
+                loaded
+                    .warnings
+                    .iter()
+                    .map(|w| {
+                        EventMsg::Warning(oi_protocol::protocol::WarningEvent {
+                            message: w.clone(),
+                        })
+                    })
+                    .collect(),
+            );
+        }
+        Ok(new)
+    }
+
+    /// A new thread whose history is a copy of `source` (live or stored).
+    pub async fn fork_thread(
+        &self,
+        source: ThreadId,
+        config: Config,
+    ) -> Result<NewThread, CoreError> {
+        let id = ThreadId::new();
+        if self.inner.opts.persist {
+            if let Some(live) = self.get_thread(&source) {
+                live.submit(Op::Interrupt).await.ok();
+            }
+            let store = self.store(&config.home)?;
+            let meta = self.meta(id, Some(source), &config);
+            let (writer, loaded) = blocking(move || store.fork(&source, meta)).await?;
+            let history = loaded.history();
+            let n = history.len();
+            self.spawn(
+                id,
+                Some(source),
+                config,
+                history,
+                Box::new(StoreRecorder(writer)),
+                n,
+            )
+        } else {
+            let live = self
+                .get_thread(&source)
+                .ok_or(CoreError::ThreadNotFound(source))?;
+            let history = live.history();
+            let n = history.len();
+            self.spawn(id, Some(source), config, history, Box::new(NoopRecorder), n)
+        }
+    }
+
+    fn spawn(
+        &self,
+        id: ThreadId,
+        forked_from: Option<ThreadId>,
+        config: Config,
+        history: Vec<ResponseItem>,
+        recorder: Box<dyn Recorder>,
+        history_len: usize,
+    ) -> Result<NewThread, CoreError> {
+        let client = ModelClient::new(
+            config.model_provider.clone(),
+            config.model_provider_id.clone(),
+        )
+        .map_err(|e| CoreError::Config(e.to_string()))?;
+        let rollout_path = recorder.path();
+        let sc = session_configured(id, forked_from, &config, rollout_path, history_len);
+        let (tx, rx) = mpsc::unbounded_channel();
+        let session = Arc::new(Session::new(id, client, config, history, tx, recorder));
+        let thread = Thread::spawn(session, rx);
+        self.inner
+            .threads
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert(id, thread.clone());
+        Ok(NewThread {
+            thread_id: id,
+            thread,
+            session_configured: sc,
+        })
+    }
+
+    /// Forget a thread (after it has shut down).
+    pub fn remove_thread(&self, id: &ThreadId) -> Option<Arc<Thread>> {
+        self.inner
+            .threads
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .remove(id)
+    }
+
+    /// Interrupt running turns, flush rollouts and stop every thread. Waits until each
+    /// thread has confirmed (`shutdown_complete`) or its stream ended.
+    pub async fn shutdown_all(&self) {
+        let threads: Vec<Arc<Thread>> = self
+            .inner
+            .threads
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .drain()
+            .map(|(_, t)| t)
+            .collect();
+        let waits = threads.into_iter().map(|t| async move {
+            if t.submit(Op::Shutdown).await.is_err() {
+                return;
+            }
+            // Readers may be gone; drain until the stream ends.
+            let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(10);
+            while let Ok(Ok(ev)) = tokio::time::timeout_at(deadline, t.next_event()).await {
+                if matches!(ev.msg, EventMsg::ShutdownComplete) {
+                    break;
+                }
+            }
+        });
+        futures::future::join_all(waits).await;
+    }
+}
+
+fn session_configured(
+    id: ThreadId,
+    forked_from: Option<ThreadId>,
+    config: &Config,
+    rollout_path: Option<PathBuf>,
+    history_len: usize,
+) -> SessionConfiguredEvent {
+    SessionConfiguredEvent {
+        session_id: id,
+        thread_id: id,
+        forked_from_id: forked_from,
+        thread_name: None,
+        model: config.model.clone(),
+        model_provider_id: config.model_provider_id.clone(),
+        approval_policy: config.approval_policy,
+        approvals_reviewer: "user".into(),
+        sandbox_policy: config.sandbox_policy.clone(),
+        cwd: config.cwd.clone(),
+        reasoning_effort: config.model_reasoning_effort,
+        history_log_id: 0,
+        history_entry_count: history_len,
+        initial_messages: None,
+        rollout_path,
+    }
+}
+
+async fn blocking<T: Send + 'static>(
+    f: impl FnOnce() -> Result<T, oi_thread_store::StoreError> + Send + 'static,
+) -> Result<T, CoreError> {
+    match tokio::task::spawn_blocking(f).await {
+        Ok(Ok(v)) => Ok(v),
+        Ok(Err(oi_thread_store::StoreError::NotFound(id))) => Err(CoreError::ThreadNotFound(id)),
+        Ok(Err(e)) => Err(CoreError::Store(e.to_string())),
+        Err(e) => Err(CoreError::Store(format!("storage task failed: {e}"))),
+    }
+}
+
+/// Persists a thread through the rollout writer.
+struct StoreRecorder(RolloutWriter);
+
+impl Recorder for StoreRecorder {
+    fn record_item(&mut self, item: &ResponseItem) -> Result<(), String> {
+        self.0
+            .append(&RolloutItem::ResponseItem(item.clone()))
+            .map_err(|e| e.to_string())
+    }
+
+    fn record_event(&mut self, event: &EventMsg) -> Result<(), String> {
+        self.0
+            .append(&RolloutItem::EventMsg(event.clone()))
+            .map_err(|e| e.to_string())
+    }
+
+    fn record_turn_context(
+        &mut self,
+        turn_id: &str,
+        cwd: &Path,
+        approval_policy: AskForApproval,
+        sandbox_policy: &SandboxPolicy,
+        model: &str,
+        effort: Option<ReasoningEffort>,
+    ) -> Result<(), String> {
+        self.0
+            .append(&RolloutItem::TurnContext(TurnContextItem {
+                turn_id: turn_id.to_string(),
+                cwd: cwd.to_path_buf(),
+                approval_policy,
+                sandbox_policy: sandbox_policy.clone(),
+                model: model.to_string(),
+                effort,
+            }))
+            .map_err(|e| e.to_string())
+    }
+
+    fn flush(&mut self) -> Result<(), String> {
+        self.0.flush_index().map_err(|e| e.to_string())
+    }
+
+    fn path(&self) -> Option<PathBuf> {
+        Some(self.0.path().to_path_buf())
+    }
+}

@@ -1,0 +1,117 @@
+//! What the model is told: base instructions, the environment context (cwd, sandbox,
+//! approval policy), project docs (AGENTS.md) and developer instructions.
+
+use oi_config::Config;
+use oi_protocol::config_types::{AskForApproval, SandboxPolicy};
+use oi_protocol::models::ResponseItem;
+use std::path::Path;
+
+const DEFAULT_INSTRUCTIONS: &str = include_str!("instructions.md");
+const PROJECT_DOC_NAMES: &[&str] = &["AGENTS.md", "AGENT.md"];
+const PROJECT_DOC_MAX_BYTES: usize = 32 * 1024;
+
+pub(crate) fn base_instructions(config: &Config) -> String {
+    config
+        .base_instructions
+        .clone()
+        .unwrap_or_else(|| DEFAULT_INSTRUCTIONS.to_string())
+}
+
+fn permissions_text(approval: AskForApproval, sandbox: &SandboxPolicy) -> String {
+    let sandbox_text = match sandbox {
+        SandboxPolicy::DangerFullAccess => {
+            "`sandbox_mode` is `danger-full-access`: commands run without a sandbox and can read and write anywhere the user can, with network access.".to_string()
+        }
+        SandboxPolicy::ReadOnly => {
+            "`sandbox_mode` is `read-only`: commands can read any file but cannot write anywhere, and have no network access.".to_string()
+        }
+        SandboxPolicy::WorkspaceWrite {
+            writable_roots,
+            network_access,
+            ..
+        } => {
+            let mut s = "`sandbox_mode` is `workspace-write`: commands can read any file and write inside the working directory and temp directories".to_string();
+            if !writable_roots.is_empty() {
+                let roots: Vec<String> = writable_roots
+                    .iter()
+                    .map(|r| r.display().to_string())
+                    .collect();
+                s.push_str(&format!(" and in {}", roots.join(", ")));
+            }
+            s.push_str(if *network_access {
+                "; network access is enabled."
+            } else {
+                "; network access is disabled."
+            });
+            s
+        }
+    };
+    let approval_text = match approval {
+        AskForApproval::Untrusted => {
+            "`approval_policy` is `untrusted`: read-only commands run immediately; anything else waits for the user's approval."
+        }
+        AskForApproval::OnFailure => {
+            "`approval_policy` is `on-failure`: commands run in the sandbox; if one fails because of the sandbox, the user is asked whether to re-run it without the sandbox."
+        }
+        AskForApproval::OnRequest => {
+            "`approval_policy` is `on-request`: commands run in the sandbox. If a command needs to write outside it or use the network, call `shell` with `\"with_escalated_permissions\": true` and a one-sentence `justification`; the user will be asked."
+        }
+        AskForApproval::Never => {
+            "`approval_policy` is `never`: nobody will approve anything. Work within the sandbox; if something fails, find another way."
+        }
+    };
+    format!("{sandbox_text}\n{approval_text}")
+}
+
+fn environment_context(config: &Config) -> String {
+    let network = if config.sandbox_policy.has_network_access() {
+        "enabled"
+    } else {
+        "restricted"
+    };
+    format!(
+        "<environment_context>\n  <cwd>{}</cwd>\n  <approval_policy>{}</approval_policy>\n  <sandbox_mode>{}</sandbox_mode>\n  <network_access>{network}</network_access>\n  <shell>bash</shell>\n</environment_context>",
+        config.cwd.display(),
+        config.approval_policy,
+        config.sandbox_policy.mode(),
+    )
+}
+
+fn project_doc(cwd: &Path) -> Option<(String, String)> {
+    for dir in cwd.ancestors() {
+        for name in PROJECT_DOC_NAMES {
+            let p = dir.join(name);
+            if let Ok(text) = std::fs::read_to_string(&p) {
+                let text = crate::truncate::truncate_head_tail(&text, PROJECT_DOC_MAX_BYTES);
+                return Some((p.display().to_string(), text));
+            }
+        }
+        // Stop at the repository root: docs above it belong to someone else.
+        if dir.join(".git").exists() {
+            break;
+        }
+    }
+    None
+}
+
+/// Developer-role context sent at the start of every request (not stored in history, so a
+/// changed cwd or policy takes effect on the next request).
+pub(crate) fn context_items(config: &Config) -> Vec<ResponseItem> {
+    let mut text = format!(
+        "{}\n\n{}",
+        permissions_text(config.approval_policy, &config.sandbox_policy),
+        environment_context(config)
+    );
+    if let Some((path, doc)) = project_doc(&config.cwd) {
+        text.push_str(&format!(
+            "\n\n<project_instructions path=\"{path}\">\n{doc}\n</project_instructions>"
+        ));
+    }
+    let mut items = vec![ResponseItem::developer_text(text)];
+    if let Some(dev) = &config.developer_instructions
+        && !dev.trim().is_empty()
+    {
+        items.push(ResponseItem::developer_text(dev.clone()));
+    }
+    items
+}

@@ -1,0 +1,73 @@
+//! Where a thread's durable record goes. The engine only needs this narrow interface, so
+//! storage (rollout files + index) can change without touching the turn loop.
+
+use oi_protocol::config_types::{AskForApproval, ReasoningEffort, SandboxPolicy};
+use oi_protocol::models::ResponseItem;
+use oi_protocol::protocol::EventMsg;
+use std::path::{Path, PathBuf};
+
+/// Receives everything a thread must persist. Implementations write synchronously and
+/// report failures through the return value; the engine turns them into warnings.
+pub trait Recorder: Send {
+    fn record_item(&mut self, item: &ResponseItem) -> Result<(), String>;
+    fn record_event(&mut self, event: &EventMsg) -> Result<(), String>;
+    fn record_turn_context(
+        &mut self,
+        turn_id: &str,
+        cwd: &Path,
+        approval_policy: AskForApproval,
+        sandbox_policy: &SandboxPolicy,
+        model: &str,
+        effort: Option<ReasoningEffort>,
+    ) -> Result<(), String>;
+    /// Called at the end of every turn and at shutdown.
+    fn flush(&mut self) -> Result<(), String>;
+    fn path(&self) -> Option<PathBuf>;
+}
+
+/// For ephemeral threads.
+pub struct NoopRecorder;
+
+impl Recorder for NoopRecorder {
+    fn record_item(&mut self, _: &ResponseItem) -> Result<(), String> {
+        Ok(())
+    }
+    fn record_event(&mut self, _: &EventMsg) -> Result<(), String> {
+        Ok(())
+    }
+    fn record_turn_context(
+        &mut self,
+        _: &str,
+        _: &Path,
+        _: AskForApproval,
+        _: &SandboxPolicy,
+        _: &str,
+        _: Option<ReasoningEffort>,
+    ) -> Result<(), String> {
+        Ok(())
+    }
+    fn flush(&mut self) -> Result<(), String> {
+        Ok(())
+    }
+    fn path(&self) -> Option<PathBuf> {
+        None
+    }
+}
+
+/// Events worth keeping in a rollout: enough to rebuild turns and show history, no deltas.
+pub(crate) fn is_persisted(ev: &EventMsg) -> bool {
+    matches!(
+        ev,
+        EventMsg::UserMessage(_)
+            | EventMsg::AgentMessage(_)
+            | EventMsg::AgentReasoning(_)
+            | EventMsg::TokenCount(_)
+            | EventMsg::TaskStarted(_)
+            | EventMsg::TaskComplete(_)
+            | EventMsg::TurnAborted(_)
+            | EventMsg::Error(_)
+            | EventMsg::ExecCommandEnd(_)
+            | EventMsg::PatchApplyEnd(_)
+            | EventMsg::McpToolCallEnd(_)
+    )
+}

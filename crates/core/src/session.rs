@@ -1,0 +1,172 @@
+//! State shared by a thread's actor and its running turn.
+
+use crate::recorder::{Recorder, is_persisted};
+use oi_config::Config;
+use oi_model_client::ModelClient;
+use oi_protocol::ThreadId;
+use oi_protocol::models::{ResponseItem, TokenUsage};
+use oi_protocol::protocol::{ElicitationResponse, Event, EventMsg, ReviewDecision, WarningEvent};
+use std::collections::{HashMap, HashSet};
+use std::sync::{Mutex, MutexGuard};
+use tokio::sync::{mpsc, oneshot};
+use tokio_util::sync::CancellationToken;
+
+pub(crate) struct ActiveTurn {
+    pub id: String,
+    pub cancel: CancellationToken,
+    /// Input that arrived while the turn was running (steering); the model sees it at its
+    /// next request.
+    pub pending_input: Vec<ResponseItem>,
+}
+
+pub(crate) struct SessionState {
+    /// The turn context: cwd, policies and model as changed by per-turn overrides.
+    pub config: Config,
+    pub history: Vec<ResponseItem>,
+    pub active_turn: Option<ActiveTurn>,
+    /// Exact argv the user approved "for this session", with whether the approval was to
+    /// run outside the sandbox.
+    pub approved_commands: HashSet<(Vec<String>, bool)>,
+    pub pending_approvals: HashMap<String, oneshot::Sender<ReviewDecision>>,
+    pub pending_elicitations: HashMap<(String, String), oneshot::Sender<ElicitationResponse>>,
+    pub total_usage: TokenUsage,
+}
+
+pub(crate) struct Session {
+    pub id: ThreadId,
+    pub client: ModelClient,
+    events: Mutex<Option<mpsc::UnboundedSender<Event>>>,
+    state: Mutex<SessionState>,
+    recorder: Mutex<Box<dyn Recorder>>,
+}
+
+impl Session {
+    pub fn new(
+        id: ThreadId,
+        client: ModelClient,
+        config: Config,
+        history: Vec<ResponseItem>,
+        events: mpsc::UnboundedSender<Event>,
+        recorder: Box<dyn Recorder>,
+    ) -> Self {
+        Self {
+            id,
+            client,
+            events: Mutex::new(Some(events)),
+            state: Mutex::new(SessionState {
+                config,
+                history,
+                active_turn: None,
+                approved_commands: HashSet::new(),
+                pending_approvals: HashMap::new(),
+                pending_elicitations: HashMap::new(),
+                total_usage: TokenUsage::default(),
+            }),
+            recorder: Mutex::new(recorder),
+        }
+    }
+
+    /// Lock the state. Poisoning only happens if a holder panicked; the data is still the
+    /// best we have, so keep going rather than take the whole thread down.
+    pub fn state(&self) -> MutexGuard<'_, SessionState> {
+        self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn recorder(&self) -> MutexGuard<'_, Box<dyn Recorder>> {
+        self.recorder.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    pub fn config(&self) -> Config {
+        self.state().config.clone()
+    }
+
+    /// Emit an event (and persist it when it belongs in the rollout).
+    pub fn send(&self, id: &str, msg: EventMsg) {
+        if is_persisted(&msg) {
+            let r = self.recorder().record_event(&msg);
+            if let Err(e) = r {
+                self.warn_store(id, &e);
+            }
+        }
+        self.emit(Event {
+            id: id.to_string(),
+            msg,
+        });
+    }
+
+    fn emit(&self, ev: Event) {
+        let guard = self.events.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(tx) = guard.as_ref() {
+            // A closed receiver means the front end went away; events have nowhere to go.
+            let _ = tx.send(ev);
+        }
+    }
+
+    /// After this, the thread's reader sees the end of the stream once it has read
+    /// everything already sent.
+    pub fn close_events(&self) {
+        self.events.lock().unwrap_or_else(|p| p.into_inner()).take();
+    }
+
+    pub fn warn(&self, id: &str, message: impl Into<String>) {
+        self.send(
+            id,
+            EventMsg::Warning(WarningEvent {
+                message: message.into(),
+            }),
+        );
+    }
+
+    fn warn_store(&self, id: &str, e: &str) {
+        self.emit(Event {
+            id: id.to_string(),
+            msg: EventMsg::Warning(WarningEvent {
+                message: format!("could not save this thread to disk: {e}"),
+            }),
+        });
+    }
+
+    /// Append to history and persist.
+    pub fn push_history(&self, turn_id: &str, items: Vec<ResponseItem>) {
+        if items.is_empty() {
+            return;
+        }
+        {
+            let mut rec = self.recorder();
+            for item in &items {
+                if let Err(e) = rec.record_item(item) {
+                    drop(rec);
+                    self.warn_store(turn_id, &e);
+                    rec = self.recorder();
+                }
+            }
+        }
+        self.state().history.extend(items);
+    }
+
+    pub fn record_turn_context(&self, turn_id: &str) {
+        let cfg = self.config();
+        let r = self.recorder().record_turn_context(
+            turn_id,
+            &cfg.cwd,
+            cfg.approval_policy,
+            &cfg.sandbox_policy,
+            &cfg.model,
+            cfg.model_reasoning_effort,
+        );
+        if let Err(e) = r {
+            self.warn_store(turn_id, &e);
+        }
+    }
+
+    pub fn flush(&self, id: &str) {
+        let r = self.recorder().flush();
+        if let Err(e) = r {
+            self.warn_store(id, &e);
+        }
+    }
+
+    pub fn rollout_path(&self) -> Option<std::path::PathBuf> {
+        self.recorder().path()
+    }
+}

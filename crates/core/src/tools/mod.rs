@@ -1,0 +1,108 @@
+//! Tools offered to the model and the router that runs a model's function call.
+
+mod patch;
+mod shell;
+
+use crate::session::Session;
+use oi_protocol::models::{FunctionCallOutput, ToolSpec};
+use serde_json::json;
+use std::sync::Arc;
+use tokio_util::sync::CancellationToken;
+
+/// Result of one tool call.
+pub(crate) struct ToolOutcome {
+    pub output: FunctionCallOutput,
+    /// The user chose "abort": end the turn after recording this output.
+    pub abort_turn: bool,
+}
+
+impl ToolOutcome {
+    pub fn ok(text: impl Into<String>) -> Self {
+        Self {
+            output: FunctionCallOutput::text(text, true),
+            abort_turn: false,
+        }
+    }
+
+    pub fn err(text: impl Into<String>) -> Self {
+        Self {
+            output: FunctionCallOutput::text(text, false),
+            abort_turn: false,
+        }
+    }
+}
+
+pub(crate) struct ToolCall<'a> {
+    pub turn_id: &'a str,
+    pub call_id: &'a str,
+    pub name: &'a str,
+    pub arguments: &'a str,
+}
+
+pub(crate) fn builtin_tool_specs() -> Vec<ToolSpec> {
+    vec![
+        ToolSpec {
+            name: "shell".into(),
+            description: "Runs a command and returns its exit code and output. `command` is an argv array, e.g. [\"bash\", \"-lc\", \"ls -la\"].".into(),
+            parameters: json!({
+                "type": "object",
+                "properties": {
+                    "command": {"type": "array", "items": {"type": "string"}, "description": "The command and its arguments."},
+                    "workdir": {"type": "string", "description": "Working directory; defaults to the session's working directory."},
+                    "timeout_ms": {"type": "number", "description": "Timeout in milliseconds."},
+                    "with_escalated_permissions": {"type": "boolean", "description": "Ask the user to run this command outside the sandbox."},
+                    "justification": {"type": "string", "description": "One sentence: why the command needs escalated permissions."}
+                },
+                "required": ["command"],
+                "additionalProperties": false
+            }),
+        },
+        ToolSpec {
+            name: "apply_patch".into(),
+            description: "Edits files with a patch in the `*** Begin Patch` format (Add File / Update File with @@ hunks / Delete File / Move to).".into(),
+            parameters: json!({
+                "type": "object",
+                "properties": {
+                    "input": {"type": "string", "description": "The entire patch, from `*** Begin Patch` to `*** End Patch`."}
+                },
+                "required": ["input"],
+                "additionalProperties": false
+            }),
+        },
+    ]
+}
+
+/// Run one function call. Never fails: problems become tool errors the model can read.
+pub(crate) async fn dispatch(
+    sess: &Arc<Session>,
+    call: ToolCall<'_>,
+    cancel: &CancellationToken,
+) -> ToolOutcome {
+    match call.name {
+        "shell" | "container.exec" | "shell_command" | "exec_command" => {
+            shell::handle(sess, &call, cancel).await
+        }
+        "apply_patch" => patch::handle_tool(sess, &call, cancel).await,
+        other => {
+            let names: Vec<String> = builtin_tool_specs().into_iter().map(|t| t.name).collect();
+            ToolOutcome::err(format!(
+                "unknown tool `{other}`; available tools: {}",
+                names.join(", ")
+            ))
+        }
+    }
+}
+
+/// Parse tool arguments, turning bad JSON into a message the model can act on.
+pub(crate) fn parse_args<T: serde::de::DeserializeOwned>(
+    tool: &str,
+    raw: &str,
+    example: &str,
+) -> Result<T, ToolOutcome> {
+    let raw = if raw.trim().is_empty() { "{}" } else { raw };
+    serde_json::from_str(raw).map_err(|e| {
+        ToolOutcome::err(format!(
+            "invalid arguments for `{tool}`: {e}. Send a JSON object such as {example}"
+        ))
+    })
+}

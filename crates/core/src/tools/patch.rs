@@ -1,0 +1,155 @@
+//! The `apply_patch` tool: parse, plan without touching disk, approve, apply atomically.
+
+use super::{ToolCall, ToolOutcome, parse_args};
+use crate::approval::{PatchDecision, assess_patch, request_patch_approval};
+use crate::session::Session;
+use oi_protocol::protocol::{
+    EventMsg, PatchApplyBeginEvent, PatchApplyEndEvent, PatchApplyStatus, ReviewDecision,
+};
+use serde::Deserialize;
+use std::path::Path;
+use std::sync::Arc;
+use tokio_util::sync::CancellationToken;
+
+#[derive(Deserialize)]
+struct PatchArgs {
+    #[serde(alias = "patch")]
+    input: String,
+}
+
+pub(crate) async fn handle_tool(
+    sess: &Arc<Session>,
+    call: &ToolCall<'_>,
+    cancel: &CancellationToken,
+) -> ToolOutcome {
+    // Some models send the raw patch instead of a JSON object.
+    let input = if call.arguments.trim_start().starts_with("*** Begin Patch") {
+        call.arguments.to_string()
+    } else {
+        match parse_args::<PatchArgs>(
+            call.name,
+            call.arguments,
+            r#"{"input": "*** Begin Patch\n*** Add File: hello.txt\n+hello\n*** End Patch"}"#,
+        ) {
+            Ok(a) => a.input,
+            Err(e) => return e,
+        }
+    };
+    let cwd = sess.config().cwd;
+    handle_patch(sess, call.turn_id, call.call_id, &input, &cwd, cancel).await
+}
+
+pub(crate) async fn handle_patch(
+    sess: &Arc<Session>,
+    turn_id: &str,
+    call_id: &str,
+    input: &str,
+    cwd: &Path,
+    cancel: &CancellationToken,
+) -> ToolOutcome {
+    let patch = match oi_apply_patch::parse_patch(input) {
+        Ok(p) => p,
+        Err(e) => {
+            return ToolOutcome::err(format!(
+                "apply_patch: invalid patch: {e}. No file was changed."
+            ));
+        }
+    };
+    let plan = match oi_apply_patch::plan_patch(&patch, cwd) {
+        Ok(p) => p,
+        Err(e) => return ToolOutcome::err(format!("apply_patch: {e}. No file was changed.")),
+    };
+    let changes = plan.file_changes();
+    let config = sess.config();
+    let all_writable = plan.affected_paths().iter().all(|p| {
+        crate::sandbox::is_path_writable(
+            &config.sandbox_policy,
+            &config.cwd,
+            config.allow_git_writes,
+            p,
+        )
+    });
+    let auto_approved = match assess_patch(config.approval_policy, all_writable) {
+        PatchDecision::AutoApprove => true,
+        PatchDecision::Reject(msg) => {
+            return ToolOutcome::err(format!("apply_patch: {msg}. No file was changed."));
+        }
+        PatchDecision::Ask => {
+            let reason = (!all_writable).then(|| {
+                "This patch writes outside the writable roots of the sandbox.".to_string()
+            });
+            let d = request_patch_approval(
+                sess,
+                turn_id,
+                call_id,
+                changes.clone(),
+                reason,
+                None,
+                cancel,
+            )
+            .await;
+            match d {
+                ReviewDecision::Approved | ReviewDecision::ApprovedForSession => false,
+                other => {
+                    sess.send(
+                        turn_id,
+                        EventMsg::PatchApplyEnd(PatchApplyEndEvent {
+                            call_id: call_id.to_string(),
+                            turn_id: turn_id.to_string(),
+                            stdout: String::new(),
+                            stderr: String::new(),
+                            success: false,
+                            changes: changes.clone(),
+                            status: PatchApplyStatus::Declined,
+                        }),
+                    );
+                    let why = match other {
+                        ReviewDecision::TimedOut => "no approval arrived in time, so it was denied",
+                        ReviewDecision::Abort => "the user stopped the turn",
+                        _ => "the user denied it",
+                    };
+                    let mut o =
+                        ToolOutcome::err(format!("patch not applied: {why}. No file was changed."));
+                    o.abort_turn = other == ReviewDecision::Abort;
+                    return o;
+                }
+            }
+        }
+    };
+    sess.send(
+        turn_id,
+        EventMsg::PatchApplyBegin(PatchApplyBeginEvent {
+            call_id: call_id.to_string(),
+            turn_id: turn_id.to_string(),
+            auto_approved,
+            changes: changes.clone(),
+        }),
+    );
+    let (ok, stdout, stderr) = match plan.apply() {
+        Ok(summary) => (true, summary, String::new()),
+        Err(e) => (false, String::new(), format!("{e}")),
+    };
+    sess.send(
+        turn_id,
+        EventMsg::PatchApplyEnd(PatchApplyEndEvent {
+            call_id: call_id.to_string(),
+            turn_id: turn_id.to_string(),
+            stdout: stdout.clone(),
+            stderr: stderr.clone(),
+            success: ok,
+            changes,
+            status: if ok {
+                PatchApplyStatus::Completed
+            } else {
+                PatchApplyStatus::Failed
+            },
+        }),
+    );
+    if ok {
+        ToolOutcome::ok(stdout)
+    } else {
+        ToolOutcome::err(format!(
+            "apply_patch failed: {stderr}. No file was changed."
+        ))
+    }
+}

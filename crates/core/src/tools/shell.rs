@@ -1,0 +1,381 @@
+//! The `shell` tool: approvals, sandboxing, streaming output, result formatting.
+
+use super::{ToolCall, ToolOutcome, parse_args};
+use crate::approval::{
+    CommandDecision, ExecApprovalAsk, assess_command, looks_like_sandbox_denial,
+    request_exec_approval,
+};
+use crate::exec::{ExecError, ExecOutput, ExecParams, run_exec};
+use crate::session::Session;
+use base64::Engine;
+use oi_protocol::parse_command::parse_command;
+use oi_protocol::protocol::{
+    EventMsg, ExecCommandBeginEvent, ExecCommandEndEvent, ExecCommandOutputDeltaEvent,
+    ExecCommandSource, ExecCommandStatus, ReviewDecision,
+};
+use serde::Deserialize;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+use tokio_util::sync::CancellationToken;
+
+/// Delta events per command; beyond this the output is still captured, just not streamed.
+const MAX_DELTA_EVENTS: usize = 10_000;
+
+#[derive(Deserialize)]
+#[serde(untagged)]
+enum CommandArg {
+    Argv(Vec<String>),
+    /// Open models often send a string; run it with bash.
+    Script(String),
+}
+
+#[derive(Deserialize)]
+struct ShellArgs {
+    command: CommandArg,
+    #[serde(default)]
+    workdir: Option<String>,
+    #[serde(default)]
+    timeout_ms: Option<u64>,
+    #[serde(default, alias = "timeout")]
+    _timeout_alias: Option<serde_json::Value>,
+    #[serde(default, alias = "sandbox_permissions")]
+    with_escalated_permissions: Option<serde_json::Value>,
+    #[serde(default)]
+    justification: Option<String>,
+}
+
+fn wants_escalation(v: &Option<serde_json::Value>) -> bool {
+    match v {
+        Some(serde_json::Value::Bool(b)) => *b,
+        Some(serde_json::Value::String(s)) => s == "require_escalated" || s == "true",
+        _ => false,
+    }
+}
+
+pub(crate) async fn handle(
+    sess: &Arc<Session>,
+    call: &ToolCall<'_>,
+    cancel: &CancellationToken,
+) -> ToolOutcome {
+    let args: ShellArgs = match parse_args(
+        call.name,
+        call.arguments,
+        r#"{"command": ["bash", "-lc", "ls -la"]}"#,
+    ) {
+        Ok(a) => a,
+        Err(e) => return e,
+    };
+    let argv = match args.command {
+        CommandArg::Argv(v) if !v.is_empty() => v,
+        CommandArg::Script(s) if !s.trim().is_empty() => {
+            vec!["bash".to_string(), "-lc".to_string(), s]
+        }
+        _ => {
+            return ToolOutcome::err(
+                "`command` is empty; pass an argv array such as [\"ls\", \"-la\"]",
+            );
+        }
+    };
+    let config = sess.config();
+    let cwd = match &args.workdir {
+        Some(w) if !w.trim().is_empty() => {
+            let p = PathBuf::from(w);
+            if p.is_absolute() {
+                p
+            } else {
+                config.cwd.join(p)
+            }
+        }
+        _ => config.cwd.clone(),
+    };
+    if !cwd.is_dir() {
+        return ToolOutcome::err(format!(
+            "workdir {} does not exist or is not a directory",
+            cwd.display()
+        ));
+    }
+
+    // `apply_patch` invoked through the shell is treated as the apply_patch tool, so it gets
+    // the same approval and atomicity guarantees.
+    if let Some((patch, dir)) = oi_apply_patch::extract_from_argv(&argv) {
+        let dir = dir.map(|d| if d.is_absolute() { d } else { cwd.join(d) });
+        return super::patch::handle_patch(
+            sess,
+            call.turn_id,
+            call.call_id,
+            &patch,
+            dir.as_deref().unwrap_or(&cwd),
+            cancel,
+        )
+        .await;
+    }
+
+    let timeout = args
+        .timeout_ms
+        .map(Duration::from_millis)
+        .unwrap_or(config.shell_timeout);
+    let escalation = wants_escalation(&args.with_escalated_permissions).then(|| {
+        args.justification
+            .clone()
+            .unwrap_or_else(|| "The model asked to run this command outside the sandbox.".into())
+    });
+    let approved = |unsandboxed_ok: bool| {
+        let st = sess.state();
+        st.approved_commands.contains(&(argv.clone(), false))
+            || (unsandboxed_ok && st.approved_commands.contains(&(argv.clone(), true)))
+    };
+    let decision = assess_command(
+        config.approval_policy,
+        &config.sandbox_policy,
+        &argv,
+        escalation.as_deref(),
+        approved,
+    );
+    let sandboxed = match decision {
+        CommandDecision::Run { sandboxed } => sandboxed,
+        CommandDecision::Reject(msg) => return ToolOutcome::err(msg),
+        CommandDecision::Ask { reason, sandboxed } => {
+            let d = request_exec_approval(
+                sess,
+                ExecApprovalAsk {
+                    turn_id: call.turn_id,
+                    call_id: call.call_id,
+                    approval_id: None,
+                    argv: &argv,
+                    cwd: &cwd,
+                    reason,
+                },
+                cancel,
+            )
+            .await;
+            if let Some(outcome) = refused(sess, call, &argv, &cwd, d, sandboxed) {
+                return outcome;
+            }
+            sandboxed
+        }
+    };
+
+    let first = run_once(sess, call, &argv, &cwd, timeout, sandboxed, cancel).await;
+    let out = match first {
+        Ok(o) => o,
+        Err(outcome) => return outcome,
+    };
+    // on-failure: a command the sandbox stopped may be re-run outside it, if the user agrees.
+    if sandboxed
+        && !out.aborted
+        && !out.timed_out
+        && config.approval_policy == oi_protocol::config_types::AskForApproval::OnFailure
+        && looks_like_sandbox_denial(out.exit_code, &out.aggregated)
+    {
+        let retry_id = format!("{}-retry", call.call_id);
+        let d = request_exec_approval(
+            sess,
+            ExecApprovalAsk {
+                turn_id: call.turn_id,
+                call_id: call.call_id,
+                approval_id: Some(retry_id),
+                argv: &argv,
+                cwd: &cwd,
+                reason: Some(
+                    "The command failed in the sandbox. Run it again without the sandbox?".into(),
+                ),
+            },
+            cancel,
+        )
+        .await;
+        if d.is_approved() {
+            if d == ReviewDecision::ApprovedForSession {
+                sess.state().approved_commands.insert((argv.clone(), false));
+            }
+            return match run_once(sess, call, &argv, &cwd, timeout, false, cancel).await {
+                Ok(o) => finish(o, config.tool_output_max_bytes),
+                Err(outcome) => outcome,
+            };
+        }
+        if d == ReviewDecision::Abort {
+            let mut o = finish(out, config.tool_output_max_bytes);
+            o.abort_turn = true;
+            return o;
+        }
+    }
+    finish(out, config.tool_output_max_bytes)
+}
+
+/// Handle a non-approval. Returns `None` when approved (and remembers session approvals).
+fn refused(
+    sess: &Session,
+    call: &ToolCall<'_>,
+    argv: &[String],
+    cwd: &std::path::Path,
+    d: ReviewDecision,
+    sandboxed: bool,
+) -> Option<ToolOutcome> {
+    match d {
+        ReviewDecision::Approved => None,
+        ReviewDecision::ApprovedForSession => {
+            sess.state()
+                .approved_commands
+                .insert((argv.to_vec(), sandboxed));
+            None
+        }
+        ReviewDecision::Denied | ReviewDecision::TimedOut | ReviewDecision::Abort => {
+            let why = match d {
+                ReviewDecision::TimedOut => "no approval arrived in time, so it was denied",
+                ReviewDecision::Abort => "the user stopped the turn",
+                _ => "the user denied it",
+            };
+            let parsed = parse_command(argv);
+            sess.send(
+                call.turn_id,
+                EventMsg::ExecCommandEnd(ExecCommandEndEvent {
+                    call_id: call.call_id.to_string(),
+                    turn_id: call.turn_id.to_string(),
+                    command: argv.to_vec(),
+                    cwd: cwd.to_path_buf(),
+                    parsed_cmd: parsed,
+                    source: ExecCommandSource::Agent,
+                    stdout: String::new(),
+                    stderr: String::new(),
+                    aggregated_output: String::new(),
+                    exit_code: -1,
+                    duration: Duration::ZERO.into(),
+                    formatted_output: String::new(),
+                    status: ExecCommandStatus::Declined,
+                }),
+            );
+            let mut o = ToolOutcome::err(format!(
+                "command not run: {why}. Do not retry the same command; continue without it or ask the user."
+            ));
+            o.abort_turn = d == ReviewDecision::Abort;
+            Some(o)
+        }
+    }
+}
+
+async fn run_once(
+    sess: &Arc<Session>,
+    call: &ToolCall<'_>,
+    argv: &[String],
+    cwd: &std::path::Path,
+    timeout: Duration,
+    sandboxed: bool,
+    cancel: &CancellationToken,
+) -> Result<ExecOutput, ToolOutcome> {
+    let config = sess.config();
+    let parsed = parse_command(argv);
+    sess.send(
+        call.turn_id,
+        EventMsg::ExecCommandBegin(ExecCommandBeginEvent {
+            call_id: call.call_id.to_string(),
+            turn_id: call.turn_id.to_string(),
+            command: argv.to_vec(),
+            cwd: cwd.to_path_buf(),
+            parsed_cmd: parsed.clone(),
+            source: ExecCommandSource::Agent,
+        }),
+    );
+    let mut deltas = 0usize;
+    let b64 = base64::engine::general_purpose::STANDARD;
+    let result = run_exec(
+        ExecParams {
+            argv,
+            cwd,
+            timeout,
+            sandbox: sandboxed.then_some((
+                &config.sandbox_policy,
+                config.cwd.as_path(),
+                config.allow_git_writes,
+            )),
+        },
+        |stream, bytes| {
+            if deltas < MAX_DELTA_EVENTS {
+                deltas += 1;
+                sess.send(
+                    call.turn_id,
+                    EventMsg::ExecCommandOutputDelta(ExecCommandOutputDeltaEvent {
+                        call_id: call.call_id.to_string(),
+                        stream,
+                        chunk: b64.encode(bytes),
+                    }),
+                );
+            }
+        },
+        cancel,
+    )
+    .await;
+    let end = |out: &ExecOutput, formatted: String, status| {
+        EventMsg::ExecCommandEnd(ExecCommandEndEvent {
+            call_id: call.call_id.to_string(),
+            turn_id: call.turn_id.to_string(),
+            command: argv.to_vec(),
+            cwd: cwd.to_path_buf(),
+            parsed_cmd: parsed.clone(),
+            source: ExecCommandSource::Agent,
+            stdout: out.stdout.clone(),
+            stderr: out.stderr.clone(),
+            aggregated_output: out.aggregated.clone(),
+            exit_code: out.exit_code,
+            duration: out.duration.into(),
+            formatted_output: formatted,
+            status,
+        })
+    };
+    match result {
+        Ok(out) => {
+            let formatted = format_output(&out, config.tool_output_max_bytes);
+            let status = if out.exit_code == 0 {
+                ExecCommandStatus::Completed
+            } else {
+                ExecCommandStatus::Failed
+            };
+            sess.send(call.turn_id, end(&out, formatted, status));
+            Ok(out)
+        }
+        Err(e) => {
+            let msg = match e {
+                ExecError::Sandbox(m) | ExecError::Spawn(m) => m,
+            };
+            let out = ExecOutput {
+                exit_code: -1,
+                stdout: String::new(),
+                stderr: msg.clone(),
+                aggregated: msg.clone(),
+                duration: Duration::ZERO,
+                timed_out: false,
+                aborted: false,
+            };
+            sess.send(
+                call.turn_id,
+                end(&out, msg.clone(), ExecCommandStatus::Failed),
+            );
+            Err(ToolOutcome::err(msg))
+        }
+    }
+}
+
+fn format_output(out: &ExecOutput, max_bytes: usize) -> String {
+    let body = crate::truncate::truncate_head_tail(&out.aggregated, max_bytes);
+    let mut s = format!(
+        "Exit code: {}\nWall time: {:.1} seconds\n",
+        out.exit_code,
+        out.duration.as_secs_f64()
+    );
+    if out.timed_out {
+        s.push_str("The command timed out and was killed; pass a larger `timeout_ms` if it needs more time.\n");
+    }
+    if out.aborted {
+        s.push_str("The command was stopped because the user interrupted the turn.\n");
+    }
+    s.push_str("Output:\n");
+    s.push_str(&body);
+    s
+}
+
+fn finish(out: ExecOutput, max_bytes: usize) -> ToolOutcome {
+    let text = format_output(&out, max_bytes);
+    ToolOutcome {
+        output: oi_protocol::models::FunctionCallOutput::text(text, out.exit_code == 0),
+        abort_turn: out.aborted,
+    }
+}
