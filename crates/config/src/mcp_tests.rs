@@ -1,0 +1,314 @@
+//! Tests for `mcp.rs` (kept apart to keep that file readable).
+use super::*;
+
+fn parse(
+    src: &str,
+) -> (
+    Result<BTreeMap<String, McpServerConfig>, String>,
+    Vec<String>,
+) {
+    let v: toml::Value = toml::from_str(src).unwrap();
+    let mut warnings = Vec::new();
+    let r = parse_mcp_servers(&v["mcp_servers"], &mut warnings);
+    (r, warnings)
+}
+
+fn err(src: &str) -> String {
+    parse(src).0.unwrap_err()
+}
+
+#[test]
+fn full_stdio_server() {
+    let (r, w) = parse(
+        r#"
+        [mcp_servers.local]
+        command = "my-mcp"
+        args = ["--stdio", "${HOME}"]
+        cwd = "/tmp/project"
+        env = { TOKEN = "env:MY_TOKEN", MODE = "fast" }
+        env_vars = ["PATH", { name = "WORKSPACE", source = "local" }]
+        required = true
+        startup_timeout_sec = 2.5
+        tool_timeout_sec = 60
+        enabled_tools = ["search", "read"]
+        disabled_tools = ["read"]
+        default_tools_approval_mode = "prompt"
+        [mcp_servers.local.tools.search]
+        approval_mode = "approve"
+        "#,
+    );
+    assert!(w.is_empty(), "{w:?}");
+    let s = &r.unwrap()["local"];
+    let McpServerTransportConfig::Stdio {
+        command,
+        args,
+        env,
+        env_vars,
+        cwd,
+    } = &s.transport
+    else {
+        panic!("not stdio")
+    };
+    assert_eq!(command, "my-mcp");
+    assert_eq!(args, &["--stdio", "${HOME}"]);
+    assert_eq!(env["TOKEN"], "env:MY_TOKEN");
+    assert_eq!(env_vars[0].name, "PATH");
+    assert_eq!(env_vars[0].source, None);
+    assert_eq!(env_vars[1].source, Some(McpEnvVarSource::Local));
+    assert_eq!(cwd.as_deref(), Some(std::path::Path::new("/tmp/project")));
+    assert!(s.required && s.enabled);
+    assert_eq!(s.startup_timeout, Some(Duration::from_millis(2500)));
+    assert_eq!(s.tool_timeout_or_default(), Duration::from_secs(60));
+    assert!(s.is_tool_enabled("search"));
+    assert!(!s.is_tool_enabled("read"), "deny applies after allow");
+    assert!(!s.is_tool_enabled("delete"), "not on the allow-list");
+    assert_eq!(s.approval_mode_for("search"), McpApprovalMode::Approve);
+    assert_eq!(s.approval_mode_for("other"), McpApprovalMode::Prompt);
+}
+
+#[test]
+fn full_http_server_and_defaults() {
+    let (r, w) = parse(
+        r#"
+        [mcp_servers.docs]
+        url = "https://mcp.example.com/mcp"
+        bearer_token_env_var = "DOCS_TOKEN"
+        http_headers = { "X-Client" = "oi" }
+        env_http_headers = { "X-Auth" = "AUTH_VAR" }
+        oauth_resource = "api.example.com"
+        scopes = ["read", "write"]
+        [mcp_servers.docs.oauth]
+        client_id = "my-client"
+        "#,
+    );
+    assert!(w.is_empty(), "{w:?}");
+    let s = &r.unwrap()["docs"];
+    assert_eq!(s.transport.kind(), "streamable_http");
+    let McpServerTransportConfig::StreamableHttp {
+        url,
+        bearer_token_env_var,
+        http_headers,
+        env_http_headers,
+        oauth_resource,
+        scopes,
+        oauth_client_id,
+    } = &s.transport
+    else {
+        panic!("not http")
+    };
+    assert_eq!(url, "https://mcp.example.com/mcp");
+    assert_eq!(bearer_token_env_var.as_deref(), Some("DOCS_TOKEN"));
+    assert_eq!(http_headers["X-Client"], "oi");
+    assert_eq!(env_http_headers["X-Auth"], "AUTH_VAR");
+    assert_eq!(oauth_resource.as_deref(), Some("api.example.com"));
+    assert_eq!(
+        scopes.as_deref(),
+        Some(&["read".to_string(), "write".into()][..])
+    );
+    assert_eq!(oauth_client_id.as_deref(), Some("my-client"));
+    assert!(s.enabled && !s.required);
+    assert_eq!(s.startup_timeout_or_default(), DEFAULT_STARTUP_TIMEOUT);
+    assert_eq!(s.tool_timeout_or_default(), DEFAULT_TOOL_TIMEOUT);
+    assert_eq!(s.approval_mode_for("x"), McpApprovalMode::Auto);
+    assert!(s.is_tool_enabled("anything"));
+}
+
+#[test]
+fn wrong_transport_fields_are_errors() {
+    assert_eq!(
+        err("[mcp_servers.docs]\ncommand = \"x\"\nurl = \"http://a\""),
+        "mcp_servers.docs: url is not supported for stdio"
+    );
+    assert_eq!(
+        err("[mcp_servers.docs]\ncommand = \"x\"\nbearer_token_env_var = \"T\""),
+        "mcp_servers.docs: bearer_token_env_var is not supported for stdio"
+    );
+    assert_eq!(
+        err("[mcp_servers.docs]\ncommand = \"x\"\nhttp_headers = {}"),
+        "mcp_servers.docs: http_headers is not supported for stdio"
+    );
+    assert_eq!(
+        err("[mcp_servers.docs]\ncommand = \"x\"\noauth_resource = \"r\""),
+        "mcp_servers.docs: oauth_resource is not supported for stdio"
+    );
+    assert_eq!(
+        err("[mcp_servers.docs]\nurl = \"http://a\"\nargs = []"),
+        "mcp_servers.docs: args is not supported for streamable_http"
+    );
+    assert_eq!(
+        err("[mcp_servers.docs]\nurl = \"http://a\"\nenv_vars = [\"A\"]"),
+        "mcp_servers.docs: env_vars is not supported for streamable_http"
+    );
+    assert_eq!(
+        err("[mcp_servers.docs]\nurl = \"http://a\"\ncwd = \"/\""),
+        "mcp_servers.docs: cwd is not supported for streamable_http"
+    );
+    assert!(err("[mcp_servers.docs]\nenabled = true").contains("invalid transport"));
+}
+
+#[test]
+fn inline_bearer_token_points_at_env_var() {
+    for src in [
+        "[mcp_servers.docs]\nurl = \"http://a\"\nbearer_token = \"s3cret\"",
+        "[mcp_servers.docs]\ncommand = \"x\"\nbearer_token = \"s3cret\"",
+    ] {
+        let e = err(src);
+        assert!(
+            e.starts_with("mcp_servers.docs uses unsupported `bearer_token`"),
+            "{e}"
+        );
+        assert!(e.contains("bearer_token_env_var"), "{e}");
+        assert!(!e.contains("s3cret"), "never echo the secret: {e}");
+    }
+}
+
+#[test]
+fn bad_names_are_errors() {
+    let e = err("[mcp_servers.\"my server\"]\ncommand = \"x\"");
+    assert!(
+        e.starts_with("mcp_servers.my server: invalid server name 'my server'"),
+        "{e}"
+    );
+    assert!(err("[mcp_servers.\"a.b\"]\ncommand = \"x\"").contains("invalid server name"));
+    assert!(is_valid_server_name("my-Tool_2"));
+    assert!(!is_valid_server_name(""));
+    assert!(!is_valid_server_name("é"));
+}
+
+#[test]
+fn env_vars_source_is_checked() {
+    assert_eq!(
+        err("[mcp_servers.s]\ncommand = \"x\"\nenv_vars = [{ name = \"A\", source = \"cloud\" }]"),
+        "mcp_servers.s.env_vars[0]: unsupported env_vars source `cloud`; expected `local` or `remote`"
+    );
+    let (r, _) = parse(
+        "[mcp_servers.s]\ncommand = \"x\"\nenv_vars = [{ name = \"A\", source = \"remote\" }]",
+    );
+    let McpServerTransportConfig::Stdio { env_vars, .. } = &r.unwrap()["s"].transport else {
+        panic!()
+    };
+    assert_eq!(env_vars[0].source, Some(McpEnvVarSource::Remote));
+    assert!(err("[mcp_servers.s]\ncommand = \"x\"\nenv_vars = [3]").contains("env_vars[0]"));
+    assert!(
+        err("[mcp_servers.s]\ncommand = \"x\"\nenv_vars = [{ source = \"local\" }]")
+            .contains("missing `name`")
+    );
+}
+
+#[test]
+fn type_and_value_errors_name_the_field() {
+    assert_eq!(
+        err("[mcp_servers.s]\ncommand = \"x\"\nargs = \"--flag\""),
+        "mcp_servers.s.args: expected an array of strings, got a string"
+    );
+    assert_eq!(
+        err("[mcp_servers.s]\ncommand = \"x\"\nargs = [\"a\", 1]"),
+        "mcp_servers.s.args[1]: expected a string, got an integer"
+    );
+    assert_eq!(
+        err("[mcp_servers.s]\ncommand = 5"),
+        "mcp_servers.s.command: expected a string, got an integer"
+    );
+    assert!(
+        err("[mcp_servers.s]\ncommand = \"x\"\nenabled = \"yes\"")
+            .starts_with("mcp_servers.s.enabled: expected true or false")
+    );
+    assert!(
+        err("[mcp_servers.s]\ncommand = \"x\"\nstartup_timeout_sec = -1")
+            .starts_with("mcp_servers.s.startup_timeout_sec: expected a positive number")
+    );
+    assert!(
+        err("[mcp_servers.s]\ncommand = \"x\"\ntool_timeout_sec = \"10\"")
+            .starts_with("mcp_servers.s.tool_timeout_sec")
+    );
+    assert_eq!(
+        err("[mcp_servers.s]\ncommand = \"x\"\ndefault_tools_approval_mode = \"always\""),
+        "mcp_servers.s.default_tools_approval_mode: unknown approval mode \"always\"; expected one of \"auto\", \"prompt\", \"approve\", \"writes\""
+    );
+    assert!(
+        err("[mcp_servers.s]\ncommand = \"x\"\n[mcp_servers.s.tools.t]\napproval_mode = \"no\"")
+            .starts_with("mcp_servers.s.tools.t.approval_mode")
+    );
+    assert!(err("[mcp_servers.s]\nurl = \"ftp://x\"").contains("not an http(s) URL"));
+    assert!(err("[mcp_servers.s]\ncommand = \"\"").contains("must not be empty"));
+    assert!(
+        err("[mcp_servers.s]\ncommand = \"x\"\nargs = [\"${OOPS\"]")
+            .starts_with("mcp_servers.s.args[0]: unterminated")
+    );
+    assert!(err("mcp_servers = 3").starts_with("mcp_servers: expected a table"));
+    assert!(err("[mcp_servers]\ns = 3").starts_with("mcp_servers.s: expected a table"));
+}
+
+#[test]
+fn legacy_startup_timeout_ms_and_precedence() {
+    let (r, _) = parse("[mcp_servers.s]\ncommand = \"x\"\nstartup_timeout_ms = 1500");
+    assert_eq!(
+        r.unwrap()["s"].startup_timeout,
+        Some(Duration::from_millis(1500))
+    );
+    let (r, _) = parse(
+        "[mcp_servers.s]\ncommand = \"x\"\nstartup_timeout_ms = 1500\nstartup_timeout_sec = 3",
+    );
+    assert_eq!(
+        r.unwrap()["s"].startup_timeout,
+        Some(Duration::from_secs(3))
+    );
+}
+
+#[test]
+fn unknown_keys_warn_with_suggestion() {
+    let (r, w) = parse(
+        "[mcp_servers.s]\ncommand = \"x\"\ndisabled_tool = [\"a\"]\nfoo = 1\nname = \"legacy\"",
+    );
+    assert!(r.is_ok());
+    assert_eq!(w.len(), 2, "{w:?}");
+    assert!(
+        w.contains(
+            &"mcp_servers.s: unknown key `disabled_tool` (ignored); did you mean `disabled_tools`?"
+                .to_string()
+        ),
+        "{w:?}"
+    );
+    assert!(
+        w.contains(&"mcp_servers.s: unknown key `foo` (ignored)".to_string()),
+        "{w:?}"
+    );
+}
+
+#[test]
+fn expansion() {
+    let lookup = |k: &str| match k {
+        "HOME" => Some("/home/u".to_string()),
+        "EMPTY" => Some(String::new()),
+        _ => None,
+    };
+    assert_eq!(expand_env_refs("${HOME}/x", &lookup).unwrap(), "/home/u/x");
+    assert_eq!(
+        expand_env_refs("a${NOPE:-dflt}b", &lookup).unwrap(),
+        "adfltb"
+    );
+    assert_eq!(expand_env_refs("${EMPTY:-d}", &lookup).unwrap(), "d");
+    assert_eq!(expand_env_refs("${EMPTY}", &lookup).unwrap(), "");
+    assert_eq!(
+        expand_env_refs("$HOME $5 plain", &lookup).unwrap(),
+        "$HOME $5 plain"
+    );
+    let e = expand_env_refs("${NOPE}", &lookup).unwrap_err();
+    assert!(e.contains("`NOPE` is not set"), "{e}");
+    assert!(expand_env_refs("${A B}", &lookup).is_err());
+    assert!(
+        expand_env_refs("${", &lookup)
+            .unwrap_err()
+            .contains("unterminated")
+    );
+    assert_eq!(resolve_env_value("env:HOME", &lookup).unwrap(), "/home/u");
+    assert!(
+        resolve_env_value("env:NOPE", &lookup)
+            .unwrap_err()
+            .contains("`NOPE` is not set")
+    );
+    assert_eq!(
+        resolve_env_value("lit-${HOME}", &lookup).unwrap(),
+        "lit-/home/u"
+    );
+}
