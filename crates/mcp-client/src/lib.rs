@@ -1,1 +1,129 @@
-//! placeholder
+//! MCP client: connects to the servers configured under `[mcp_servers.*]` and exposes their tools.
+//!
+//! Public surface:
+//! * [`McpConnectionManager`] — one per session: starts every enabled server in parallel
+//!   (stdio children in their own process group with a cleared environment; streamable HTTP),
+//!   reports `mcp_startup_update` / `mcp_startup_complete` events, serves the merged tool
+//!   catalog ([`McpToolInfo`], names `mcp__<server>__<tool>`) including cached catalogs of
+//!   servers still starting, calls tools with timeouts, cancellation, progress and crash
+//!   recovery, and kills every child on [`McpConnectionManager::shutdown`].
+//! * [`needs_approval`] — the approval decision for one call from the tool's approval mode,
+//!   its annotations and the session's policy.
+//! * [`call_result_to_output`] — a raw `CallToolResult` turned into what the model sees.
+//! * [`ElicitationHandler`] — how server-initiated `elicitation/create` reaches the user.
+//!
+//! This crate knows nothing about turns, models or front ends: the engine owns approvals,
+//! `mcp_tool_call_*` events and the elicitation UI; this crate only reports through the
+//! `EventMsg` channel it is given and the handler it is passed.
+
+mod approval;
+mod cache;
+mod connection;
+mod convert;
+mod handler;
+mod http;
+mod manager;
+pub mod naming;
+mod stdio;
+
+pub use approval::{annotations_need_approval, needs_approval};
+pub use convert::{DEFAULT_RESULT_BUDGET_BYTES, call_result_to_output, truncate_middle};
+pub use handler::PROTOCOL_VERSION;
+pub use manager::McpConnectionManager;
+pub use oi_config::mcp::{McpApprovalMode, McpServerConfig};
+pub use stdio::BASE_ENV_VARS;
+
+use futures::future::BoxFuture;
+use oi_protocol::protocol::ElicitationResponse;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// How long [`McpConnectionManager::start`] waits for optional servers by default.
+pub const DEFAULT_STARTUP_GRACE: Duration = Duration::from_secs(1);
+
+/// Session settings the manager needs.
+#[derive(Clone)]
+pub struct McpStartOptions {
+    /// Session cwd: default child cwd and the `roots/list` answer.
+    pub cwd: PathBuf,
+    /// The Open Interpreter home (`$HOME/cache/mcp/` holds cached catalogs).
+    pub home: PathBuf,
+    pub elicitation: Arc<dyn ElicitationHandler>,
+    /// How long `start()` waits for optional servers without a cached catalog (~1 s).
+    pub startup_grace: Duration,
+}
+
+/// Answers `elicitation/create` requests from servers (the engine asks the user, or passes
+/// the question up to our own MCP client under `mcp-server`).
+pub trait ElicitationHandler: Send + Sync {
+    fn elicit(
+        &self,
+        server: String,
+        request_id: serde_json::Value,
+        params: serde_json::Value,
+    ) -> BoxFuture<'static, ElicitationResponse>;
+}
+
+/// Declines every elicitation (for contexts with nobody to ask, e.g. `mcp list --probe`).
+pub struct DeclineElicitations;
+
+impl ElicitationHandler for DeclineElicitations {
+    fn elicit(
+        &self,
+        _server: String,
+        _request_id: serde_json::Value,
+        _params: serde_json::Value,
+    ) -> BoxFuture<'static, ElicitationResponse> {
+        Box::pin(async {
+            ElicitationResponse {
+                action: oi_protocol::protocol::ElicitationAction::Decline,
+                content: None,
+            }
+        })
+    }
+}
+
+/// A required server failed to start.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+#[error("required MCP server `{server}` failed to start: {message}")]
+pub struct McpStartupError {
+    pub server: String,
+    pub message: String,
+}
+
+/// One tool the model may call.
+#[derive(Clone, Debug, PartialEq)]
+pub struct McpToolInfo {
+    /// `mcp__<server>__<tool>`, sanitized, ≤ 64 bytes, unique.
+    pub qualified_name: String,
+    /// Raw server name (config key).
+    pub server: String,
+    /// Raw tool name, as sent on the wire.
+    pub tool: String,
+    pub description: String,
+    /// The tool's JSON Schema, with `properties: {}` added when missing.
+    pub input_schema: serde_json::Value,
+    /// MCP `ToolAnnotations` (`readOnlyHint`, `destructiveHint`, ...), if any.
+    pub annotations: Option<serde_json::Value>,
+    pub approval_mode: McpApprovalMode,
+}
+
+impl McpToolInfo {
+    /// As a model function tool.
+    pub fn to_tool_spec(&self) -> oi_protocol::models::ToolSpec {
+        oi_protocol::models::ToolSpec {
+            name: self.qualified_name.clone(),
+            description: self.description.clone(),
+            parameters: self.input_schema.clone(),
+        }
+    }
+}
+
+/// A `notifications/progress` from a server during a call.
+#[derive(Clone, Debug, PartialEq)]
+pub struct McpProgress {
+    pub progress: f64,
+    pub total: Option<f64>,
+    pub message: Option<String>,
+}

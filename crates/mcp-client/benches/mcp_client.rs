@@ -1,0 +1,2 @@
+//! Benchmarks for the MCP client (filled in below).
+fn main() {}

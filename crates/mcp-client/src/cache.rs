@@ -1,0 +1,123 @@
+//! On-disk tool-catalog cache: `$HOME/cache/mcp/<sha1(server identity)>.json`.
+//!
+//! The identity is the server name plus its transport settings, so editing `command`, `args` or
+//! `url` starts a fresh cache, while filters and approval modes (applied after listing) do not.
+//! A catalog is served only while its server is starting; a live listing replaces it.
+
+use oi_config::mcp::{McpServerConfig, McpServerTransportConfig};
+use serde::{Deserialize, Serialize};
+use sha1::{Digest, Sha1};
+use std::path::{Path, PathBuf};
+
+const SCHEMA_VERSION: u32 = 1;
+
+#[derive(Serialize, Deserialize)]
+struct CacheFile {
+    schema_version: u32,
+    server: String,
+    /// Raw MCP `Tool` objects as the server listed them.
+    tools: Vec<serde_json::Value>,
+}
+
+/// The cache file for `server` under `home`.
+pub fn cache_path(home: &Path, server: &str, config: &McpServerConfig) -> PathBuf {
+    let identity = match &config.transport {
+        McpServerTransportConfig::Stdio {
+            command,
+            args,
+            env,
+            env_vars,
+            cwd,
+        } => serde_json::json!({
+            "server": server,
+            "type": "stdio",
+            "command": command,
+            "args": args,
+            "env": env,
+            "env_vars": env_vars.iter().map(|v| &v.name).collect::<Vec<_>>(),
+            "cwd": cwd,
+        }),
+        McpServerTransportConfig::StreamableHttp {
+            url, http_headers, ..
+        } => serde_json::json!({
+            "server": server,
+            "type": "streamable_http",
+            "url": url,
+            "http_headers": http_headers,
+        }),
+    };
+    let digest = hex::encode(Sha1::digest(identity.to_string().as_bytes()));
+    home.join("cache")
+        .join("mcp")
+        .join(format!("{digest}.json"))
+}
+
+/// Read a cached catalog; `None` if missing, unreadable, or from another schema version.
+pub fn load(path: &Path, server: &str) -> Option<Vec<serde_json::Value>> {
+    let bytes = std::fs::read(path).ok()?;
+    let file: CacheFile = match serde_json::from_slice(&bytes) {
+        Ok(f) => f,
+        Err(e) => {
+            tracing::warn!("ignoring corrupt MCP tool cache {}: {e}", path.display());
+            return None;
+        }
+    };
+    (file.schema_version == SCHEMA_VERSION && file.server == server).then_some(file.tools)
+}
+
+/// Write a catalog atomically (temp file + rename). Failures are logged, never fatal.
+pub fn store(path: &Path, server: &str, tools: &[serde_json::Value]) {
+    let result = (|| -> std::io::Result<()> {
+        let dir = path
+            .parent()
+            .ok_or_else(|| std::io::Error::other("cache path has no parent"))?;
+        std::fs::create_dir_all(dir)?;
+        let body = serde_json::to_vec(&CacheFile {
+            schema_version: SCHEMA_VERSION,
+            server: server.to_string(),
+            tools: tools.to_vec(),
+        })
+        .map_err(std::io::Error::other)?;
+        let tmp = path.with_extension(format!("json.tmp{}", std::process::id()));
+        std::fs::write(&tmp, body)?;
+        std::fs::rename(&tmp, path)
+    })();
+    if let Err(e) = result {
+        tracing::warn!("could not write MCP tool cache {}: {e}", path.display());
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn round_trip_and_keying() {
+        let home = tempfile::tempdir().unwrap();
+        let a = McpServerConfig::stdio("srv", vec!["a".into()]);
+        let b = McpServerConfig::stdio("srv", vec!["b".into()]);
+        let mut a_filtered = a.clone();
+        a_filtered.disabled_tools = Some(vec!["x".into()]);
+        let pa = cache_path(home.path(), "s", &a);
+        assert_ne!(pa, cache_path(home.path(), "s", &b), "args change the key");
+        assert_ne!(
+            pa,
+            cache_path(home.path(), "t", &a),
+            "the name changes the key"
+        );
+        assert_eq!(
+            pa,
+            cache_path(home.path(), "s", &a_filtered),
+            "filters do not"
+        );
+        assert!(pa.starts_with(home.path().join("cache/mcp")));
+
+        assert!(load(&pa, "s").is_none());
+        let tools = vec![serde_json::json!({"name":"echo","inputSchema":{"type":"object"}})];
+        store(&pa, "s", &tools);
+        assert_eq!(load(&pa, "s").unwrap(), tools);
+        assert!(load(&pa, "other").is_none());
+        std::fs::write(&pa, "{not json").unwrap();
+        assert!(load(&pa, "s").is_none());
+    }
+}

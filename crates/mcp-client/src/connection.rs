@@ -1,0 +1,223 @@
+//! One live session with one server: spawn/connect, `initialize`, the first `tools/list`, and
+//! teardown. Startup is bounded by `startup_timeout_sec` across all three steps.
+
+use crate::handler::{Handler, ProgressRouter};
+use crate::http::http_spec;
+use crate::stdio::{ChildProcess, KILL_GRACE, describe_exit, launch_spec, spawn};
+use oi_config::mcp::{McpServerConfig, McpServerTransportConfig};
+use rmcp::service::{RoleClient, RunningService, ServiceExt};
+use rmcp::transport::StreamableHttpClientTransport;
+use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+use std::collections::HashMap;
+use std::path::Path;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+pub struct Connection {
+    pub peer: rmcp::Peer<RoleClient>,
+    service: tokio::sync::Mutex<Option<RunningService<RoleClient, Handler>>>,
+    pub child: Option<Arc<ChildProcess>>,
+    /// Shared with the session's handler, which dispatches progress notifications through it.
+    pub progress: ProgressRouter,
+}
+
+/// A started session plus the raw tools it listed.
+pub struct Established {
+    pub conn: Arc<Connection>,
+    pub tools: Vec<serde_json::Value>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Step {
+    Spawn,
+    Connect,
+    Initialize,
+    ListTools,
+}
+
+impl Step {
+    fn describe(self) -> &'static str {
+        match self {
+            Step::Spawn => "spawning the server process",
+            Step::Connect => "connecting",
+            Step::Initialize => "the initialize handshake",
+            Step::ListTools => "the first tools/list",
+        }
+    }
+}
+
+impl Connection {
+    /// Still usable: the session loop runs and (for stdio) the child has not exited.
+    pub fn is_alive(&self) -> bool {
+        !self.peer.is_transport_closed()
+            && self
+                .child
+                .as_ref()
+                .is_none_or(|c| c.exit_status().is_none())
+    }
+
+    /// Close the session, then TERM → KILL the child's process group.
+    pub async fn close(&self) {
+        let service = self.service.lock().await.take();
+        if let Some(service) = service {
+            // Dropping the transport closes the child's stdin / ends the HTTP session.
+            let _ = tokio::time::timeout(Duration::from_secs(2), service.cancel()).await;
+        }
+        if let Some(child) = &self.child {
+            child.terminate(KILL_GRACE).await;
+        }
+    }
+
+    /// Why the session ended, for error messages ("exit code 1; stderr: ...").
+    pub async fn death_detail(&self) -> String {
+        let Some(child) = &self.child else {
+            return "the HTTP session was closed".to_string();
+        };
+        // The transport usually notices EOF a moment before the exit status is reaped.
+        let _ = tokio::time::timeout(Duration::from_millis(500), child.exited()).await;
+        let mut s = match child.exit_status() {
+            Some(status) => format!("the server process exited ({})", describe_exit(status)),
+            None => "the server closed its connection".to_string(),
+        };
+        let tail = child.stderr_tail();
+        if !tail.is_empty() {
+            s.push_str(&format!("; its last stderr output:\n{tail}"));
+        }
+        s
+    }
+}
+
+/// Start a session. The error is the full user-facing message.
+pub async fn establish(
+    server: &str,
+    config: &McpServerConfig,
+    session_cwd: &Path,
+    handler: Handler,
+) -> Result<Established, String> {
+    let timeout = config.startup_timeout_or_default();
+    let progress = handler.progress.clone();
+    let step = Arc::new(Mutex::new(Step::Spawn));
+    // Kept outside the timed future so a timeout can still report stderr; dropping it kills.
+    let child_slot: Arc<Mutex<Option<Arc<ChildProcess>>>> = Arc::new(Mutex::new(None));
+    let set_step = |s: Step| {
+        if let Ok(mut g) = step.lock() {
+            *g = s;
+        }
+    };
+    let attempt = async {
+        let lookup = |k: &str| std::env::var(k).ok();
+        let (service, child) = match &config.transport {
+            McpServerTransportConfig::Stdio { .. } => {
+                let spec = launch_spec(server, &config.transport, session_cwd, &lookup)?;
+                let (child, stdout, stdin) = spawn(server, &spec)?;
+                let child = Arc::new(child);
+                if let Ok(mut slot) = child_slot.lock() {
+                    *slot = Some(child.clone());
+                }
+                set_step(Step::Initialize);
+                let service = handler
+                    .serve((stdout, stdin))
+                    .await
+                    .map_err(|e| e.to_string())?;
+                (service, Some(child))
+            }
+            McpServerTransportConfig::StreamableHttp { .. } => {
+                set_step(Step::Connect);
+                let spec = http_spec(server, &config.transport, &lookup)?;
+                for w in &spec.warnings {
+                    tracing::warn!("{w}");
+                }
+                let mut headers = HashMap::new();
+                for (k, v) in &spec.headers {
+                    let name = reqwest::header::HeaderName::try_from(k.as_str());
+                    let value = reqwest::header::HeaderValue::try_from(v.as_str());
+                    match (name, value) {
+                        (Ok(n), Ok(v)) => {
+                            headers.insert(n, v);
+                        }
+                        _ => tracing::warn!(
+                            "MCP server `{server}`: skipping invalid HTTP header `{k}`"
+                        ),
+                    }
+                }
+                let mut cfg = StreamableHttpClientTransportConfig::with_uri(spec.url.clone())
+                    .custom_headers(headers)
+                    .reinit_on_expired_session(true);
+                if let Some(token) = spec.bearer_token {
+                    cfg = cfg.auth_header(token);
+                }
+                let transport = StreamableHttpClientTransport::from_config(cfg);
+                set_step(Step::Initialize);
+                let service = handler.serve(transport).await.map_err(|e| {
+                    let msg = e.to_string();
+                    if msg.contains("401") || msg.to_lowercase().contains("auth") {
+                        format!(
+                            "{msg}. The {server} MCP server is not logged in: set `bearer_token_env_var` in [mcp_servers.{server}] or run `interpreter mcp login {server}`"
+                        )
+                    } else {
+                        format!("{msg} (url: {})", spec.url)
+                    }
+                })?;
+                (service, None)
+            }
+        };
+        set_step(Step::ListTools);
+        let tools = service
+            .peer()
+            .list_all_tools()
+            .await
+            .map_err(|e| format!("tools/list failed: {e}"))?;
+        let tools = tools
+            .iter()
+            .filter_map(|t| serde_json::to_value(t).ok())
+            .collect::<Vec<_>>();
+        Ok::<_, String>((service, child, tools))
+    };
+    let outcome = tokio::time::timeout(timeout, attempt).await;
+    let child_for_detail = child_slot.lock().ok().and_then(|s| s.clone());
+    match outcome {
+        Ok(Ok((service, child, tools))) => Ok(Established {
+            conn: Arc::new(Connection {
+                peer: service.peer().clone(),
+                service: tokio::sync::Mutex::new(Some(service)),
+                child,
+                progress,
+            }),
+            tools,
+        }),
+        Ok(Err(err)) => {
+            let mut msg = format!("MCP client for `{server}` failed to start: {err}");
+            if let Some(child) = child_for_detail {
+                let _ = tokio::time::timeout(Duration::from_millis(300), child.exited()).await;
+                if let Some(status) = child.exit_status() {
+                    msg.push_str(&format!(
+                        " (the server process exited: {})",
+                        describe_exit(status)
+                    ));
+                }
+                let tail = child.stderr_tail();
+                if !tail.is_empty() {
+                    msg.push_str(&format!("\nServer stderr:\n{tail}"));
+                }
+                child.terminate(Duration::from_millis(200)).await;
+            }
+            Err(msg)
+        }
+        Err(_) => {
+            let during = step.lock().map(|s| s.describe()).unwrap_or("startup");
+            let secs = timeout.as_secs_f64();
+            let mut msg = format!(
+                "MCP client for `{server}` timed out after {secs} seconds during {during}. Add or raise `startup_timeout_sec` in your config.toml:\n[mcp_servers.{server}]\nstartup_timeout_sec = {}",
+                (secs * 2.0).ceil().max(10.0)
+            );
+            if let Some(child) = child_for_detail {
+                let tail = child.stderr_tail();
+                if !tail.is_empty() {
+                    msg.push_str(&format!("\nServer stderr:\n{tail}"));
+                }
+                child.terminate(Duration::from_millis(200)).await;
+            }
+            Err(msg)
+        }
+    }
+}

@@ -1,0 +1,216 @@
+//! Our side of each MCP session: answers server requests (`roots/list`, `elicitation/create`)
+//! and routes server notifications (progress, `tools/list_changed`, log messages).
+
+// rmcp marks roots and logging deprecated for the 2026-07-28 protocol; we speak 2025-06-18,
+// where both are current, and servers such as server-everything rely on roots.
+#![allow(deprecated)]
+
+use crate::{ElicitationHandler, McpProgress};
+use futures::future::BoxFuture;
+use oi_protocol::protocol::ElicitationAction as OurAction;
+use rmcp::ClientHandler;
+use rmcp::model::{
+    ClientCapabilities, ClientConfig, ElicitRequestParams, ElicitResult, ElicitationAction,
+    Implementation, ListRootsResult, LoggingMessageNotificationParam, ProgressNotificationParam,
+    ProgressToken, ProtocolVersion, Root,
+};
+use rmcp::service::{NotificationContext, RequestContext, RoleClient};
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+use tokio::sync::{mpsc, watch};
+
+/// The protocol version we ask for in `initialize`. rmcp defaults to 2026-07-28, which
+/// servers of the initialize era reject or counter-offer; 2025-06-18 is what they all speak.
+pub const PROTOCOL_VERSION: ProtocolVersion = ProtocolVersion::V_2025_06_18;
+
+/// Progress token → where that call's progress goes.
+#[derive(Clone, Default)]
+pub struct ProgressRouter {
+    routes: Arc<Mutex<HashMap<ProgressToken, mpsc::UnboundedSender<McpProgress>>>>,
+}
+
+/// Unregisters its token when dropped.
+pub struct ProgressRegistration {
+    router: ProgressRouter,
+    token: ProgressToken,
+}
+
+impl Drop for ProgressRegistration {
+    fn drop(&mut self) {
+        if let Ok(mut routes) = self.router.routes.lock() {
+            routes.remove(&self.token);
+        }
+    }
+}
+
+impl ProgressRouter {
+    pub fn register(
+        &self,
+        token: ProgressToken,
+        tx: mpsc::UnboundedSender<McpProgress>,
+    ) -> ProgressRegistration {
+        if let Ok(mut routes) = self.routes.lock() {
+            routes.insert(token.clone(), tx);
+        }
+        ProgressRegistration {
+            router: self.clone(),
+            token,
+        }
+    }
+
+    fn dispatch(&self, p: ProgressNotificationParam) {
+        let tx = self
+            .routes
+            .lock()
+            .ok()
+            .and_then(|r| r.get(&p.progress_token).cloned());
+        if let Some(tx) = tx {
+            let _ = tx.send(McpProgress {
+                progress: p.progress,
+                total: p.total,
+                message: p.message,
+            });
+        }
+    }
+}
+
+/// Called (on a fresh task) when the server says its tool list changed.
+pub type ToolsChangedFn =
+    Arc<dyn Fn(rmcp::Peer<RoleClient>) -> BoxFuture<'static, ()> + Send + Sync>;
+
+pub struct Handler {
+    pub server: String,
+    pub cwd: PathBuf,
+    pub elicitation: Arc<dyn ElicitationHandler>,
+    pub progress: ProgressRouter,
+    /// Number of elicitations waiting on the user; tool timeouts pause while it is non-zero.
+    pub pending_elicitations: watch::Sender<usize>,
+    pub on_tools_changed: ToolsChangedFn,
+}
+
+/// What we tell servers about ourselves: elicitation (form) and roots, nothing we cannot do.
+pub fn client_config() -> ClientConfig {
+    let capabilities: ClientCapabilities = serde_json::from_value(serde_json::json!({
+        "elicitation": {"form": {}},
+        "roots": {"listChanged": false}
+    }))
+    .unwrap_or_default();
+    ClientConfig::new(
+        capabilities,
+        Implementation::new("open-interpreter", env!("CARGO_PKG_VERSION"))
+            .with_title("Open Interpreter"),
+    )
+    .with_protocol_version(PROTOCOL_VERSION)
+}
+
+/// `file://` URI for a local path (percent-encoding the bytes URIs cannot carry).
+pub fn file_uri(path: &std::path::Path) -> String {
+    let mut out = String::from("file://");
+    for b in path.to_string_lossy().bytes() {
+        if b.is_ascii_alphanumeric() || b"/-._~".contains(&b) {
+            out.push(char::from(b));
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
+}
+
+impl ClientHandler for Handler {
+    fn get_info(&self) -> ClientConfig {
+        client_config()
+    }
+
+    async fn list_roots(
+        &self,
+        _context: RequestContext<RoleClient>,
+    ) -> Result<ListRootsResult, rmcp::ErrorData> {
+        let name = self
+            .cwd
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_else(|| self.cwd.display().to_string());
+        Ok(ListRootsResult::new(vec![
+            Root::new(file_uri(&self.cwd)).with_name(name),
+        ]))
+    }
+
+    async fn create_elicitation(
+        &self,
+        request: ElicitRequestParams,
+        context: RequestContext<RoleClient>,
+    ) -> Result<ElicitResult, rmcp::ErrorData> {
+        let params = serde_json::to_value(&request).unwrap_or(serde_json::Value::Null);
+        let id = serde_json::to_value(&context.id).unwrap_or(serde_json::Value::Null);
+        self.pending_elicitations.send_modify(|n| *n += 1);
+        let answer = tokio::select! {
+            r = self.elicitation.elicit(self.server.clone(), id, params) => Some(r),
+            // The server withdrew the request (notifications/cancelled).
+            _ = context.ct.cancelled() => None,
+        };
+        self.pending_elicitations
+            .send_modify(|n| *n = n.saturating_sub(1));
+        let Some(answer) = answer else {
+            return Ok(ElicitResult::new(ElicitationAction::Cancel));
+        };
+        let action = match answer.action {
+            OurAction::Accept => ElicitationAction::Accept,
+            OurAction::Decline => ElicitationAction::Decline,
+            OurAction::Cancel => ElicitationAction::Cancel,
+        };
+        let accepted = action == ElicitationAction::Accept;
+        let mut result = ElicitResult::new(action);
+        if accepted && let Some(content) = answer.content {
+            result = result.with_content(content);
+        }
+        Ok(result)
+    }
+
+    async fn on_progress(
+        &self,
+        params: ProgressNotificationParam,
+        _context: NotificationContext<RoleClient>,
+    ) {
+        self.progress.dispatch(params);
+    }
+
+    async fn on_tool_list_changed(&self, context: NotificationContext<RoleClient>) {
+        // Refetch off the service loop: the listing is a request whose reply that loop delivers.
+        tokio::spawn((self.on_tools_changed)(context.peer));
+    }
+
+    async fn on_logging_message(
+        &self,
+        params: LoggingMessageNotificationParam,
+        _context: NotificationContext<RoleClient>,
+    ) {
+        tracing::debug!(server = %self.server, level = ?params.level, "{}", params.data);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn file_uris_are_encoded() {
+        assert_eq!(
+            file_uri(std::path::Path::new("/tmp/a b/ü")),
+            "file:///tmp/a%20b/%C3%BC"
+        );
+    }
+
+    #[test]
+    fn initialize_params_pin_the_version_and_capabilities() {
+        let v = serde_json::to_value(client_config()).unwrap();
+        assert_eq!(v["protocolVersion"], "2025-06-18");
+        assert_eq!(
+            v["capabilities"]["elicitation"],
+            serde_json::json!({"form":{}})
+        );
+        assert!(v["capabilities"].get("roots").is_some());
+        assert!(v["capabilities"].get("sampling").is_none());
+        assert_eq!(v["clientInfo"]["name"], "open-interpreter");
+    }
+}
