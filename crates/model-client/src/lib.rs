@@ -1,1 +1,328 @@
-//! placeholder
+//! Streaming client for OpenAI-compatible model servers.
+//!
+//! Owns: turning a [`Prompt`] (instructions, history as `ResponseItem`s, function tools) into
+//! one streaming HTTP request in the provider's wire format (`wire_api = "chat"` →
+//! `POST {base_url}/chat/completions`, `"responses"` → `POST {base_url}/responses`), request
+//! retries with backoff on 429/5xx/connect errors (honouring `Retry-After`), and decoding the
+//! SSE answer into a [`ResponseStream`] of [`ResponseEvent`]s, with an idle timeout.
+//!
+//! Does not know about turns, tools or approval: the engine decides what to do with the
+//! events, when to retry a stream that dropped ([`ModelError::is_retryable_stream_error`]),
+//! and interrupts a turn by dropping the stream (no background task outlives it).
+//!
+//! Public surface: [`ModelClient`], [`Prompt`], [`RetryNotice`], [`ResponseStream`],
+//! [`ResponseEvent`], [`ModelError`].
+
+mod chat;
+mod error;
+mod http;
+mod responses;
+mod retry;
+mod sse;
+
+use std::pin::Pin;
+use std::sync::{Arc, Mutex};
+use std::task::{Context, Poll};
+use std::time::Duration;
+
+use futures::Stream;
+use oi_config::provider::ModelProviderInfo;
+use oi_protocol::config_types::{ReasoningEffort, WireApi};
+use oi_protocol::models::{ResponseItem, TokenUsage, ToolSpec};
+use oi_protocol::protocol::RateLimitSnapshot;
+use reqwest::StatusCode;
+use reqwest::header::{CONTENT_TYPE, HeaderMap};
+
+pub use error::ModelError;
+
+use http::ErrorContext;
+
+/// Everything one model request needs.
+#[derive(Clone, Debug, Default)]
+pub struct Prompt {
+    pub model: String,
+    /// System prompt (chat: the first `system` message; responses: `instructions`).
+    pub instructions: String,
+    /// Full history, oldest first.
+    pub input: Vec<ResponseItem>,
+    /// Function tools offered to the model.
+    pub tools: Vec<ToolSpec>,
+    pub reasoning_effort: Option<ReasoningEffort>,
+    pub parallel_tool_calls: bool,
+}
+
+/// Passed to `on_retry` before each retry of a failed request.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RetryNotice {
+    /// 1-based number of the retry about to happen.
+    pub attempt: u64,
+    /// `request_max_retries` of the provider.
+    pub max_attempts: u64,
+    /// How long the client waits before this retry.
+    pub delay: Duration,
+    /// Why the previous attempt failed, e.g. "HTTP 429 ...".
+    pub reason: String,
+}
+
+/// One event of a model response, in arrival order.
+#[derive(Clone, Debug, PartialEq)]
+pub enum ResponseEvent {
+    Created,
+    OutputTextDelta(String),
+    ReasoningDelta(String),
+    /// A finished item: assistant `Message`, `Reasoning`, or `FunctionCall` (call_id
+    /// synthesized as `call_<uuid>` when the model omitted it; arguments kept verbatim even
+    /// if not valid JSON).
+    OutputItemDone(ResponseItem),
+    /// The last event of a successful response.
+    Completed {
+        response_id: Option<String>,
+        token_usage: Option<TokenUsage>,
+    },
+}
+
+/// The events of one response. Ends after `Completed` or after the first error. Dropping it
+/// closes the connection.
+pub struct ResponseStream {
+    inner: Pin<Box<dyn Stream<Item = Result<ResponseEvent, ModelError>> + Send>>,
+}
+
+impl ResponseStream {
+    pub(crate) fn new(
+        inner: Pin<Box<dyn Stream<Item = Result<ResponseEvent, ModelError>> + Send>>,
+    ) -> Self {
+        Self { inner }
+    }
+}
+
+impl Stream for ResponseStream {
+    type Item = Result<ResponseEvent, ModelError>;
+
+    fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
+        self.inner.as_mut().poll_next(cx)
+    }
+}
+
+impl std::fmt::Debug for ResponseStream {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("ResponseStream")
+    }
+}
+
+/// A client for one provider. Cheap to clone; clones share the connection pool and the
+/// rate-limit snapshot.
+#[derive(Clone)]
+pub struct ModelClient {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    provider: ModelProviderInfo,
+    provider_id: String,
+    http: reqwest::Client,
+    /// Includes the bearer key; never logged.
+    headers: HeaderMap,
+    url: String,
+    rate_limits: Mutex<Option<RateLimitSnapshot>>,
+}
+
+impl std::fmt::Debug for ModelClient {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ModelClient")
+            .field("provider_id", &self.inner.provider_id)
+            .field("url", &self.inner.url)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Upper bound for reading an error body, which is only shown to the user.
+const ERROR_BODY_LIMIT: usize = 64 * 1024;
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(30);
+
+impl ModelClient {
+    /// Fails with [`ModelError::MissingApiKey`] (the provider's message) when `env_key` is set
+    /// but the variable is unset, and with [`ModelError::Config`] when the provider has no
+    /// `base_url` or an invalid header.
+    pub fn new(provider: ModelProviderInfo, provider_id: String) -> Result<Self, ModelError> {
+        let api_key = provider.api_key().map_err(ModelError::MissingApiKey)?;
+        let base = provider
+            .base_url
+            .as_deref()
+            .map(str::trim)
+            .filter(|b| !b.is_empty())
+            .ok_or_else(|| {
+                ModelError::Config(format!(
+                    "model provider `{provider_id}` has no `base_url`; set `base_url` in [model_providers.{provider_id}], e.g. \"http://localhost:11434/v1\""
+                ))
+            })?;
+        if !(base.starts_with("http://") || base.starts_with("https://")) {
+            return Err(ModelError::Config(format!(
+                "`model_providers.{provider_id}.base_url` = \"{base}\" is not an http(s) URL; write it like \"http://localhost:11434/v1\""
+            )));
+        }
+        let path = match provider.wire_api {
+            WireApi::Chat => "chat/completions",
+            WireApi::Responses => "responses",
+        };
+        let url = format!("{}/{path}", base.trim_end_matches('/'));
+        let headers = http::build_headers(&provider, &provider_id, api_key.as_deref())?;
+        let http = reqwest::Client::builder()
+            .connect_timeout(CONNECT_TIMEOUT)
+            .user_agent(concat!("open-interpreter/", env!("CARGO_PKG_VERSION")))
+            .build()
+            .map_err(|e| ModelError::Config(format!("cannot create the HTTP client: {e}")))?;
+        Ok(Self {
+            inner: Arc::new(Inner {
+                provider,
+                provider_id,
+                http,
+                headers,
+                url,
+                rate_limits: Mutex::new(None),
+            }),
+        })
+    }
+
+    pub fn provider_id(&self) -> &str {
+        &self.inner.provider_id
+    }
+
+    /// Latest rate-limit snapshot from `x-ratelimit-*` headers seen so far.
+    pub fn rate_limits(&self) -> Option<RateLimitSnapshot> {
+        self.inner
+            .rate_limits
+            .lock()
+            .map(|g| g.clone())
+            .unwrap_or_else(|poisoned| poisoned.into_inner().clone())
+    }
+
+    /// Sends the request, retrying 429/5xx/connect errors up to `request_max_retries` with
+    /// exponential backoff + jitter, honouring `Retry-After`. Calls `on_retry` before each
+    /// retry. Returns once the response headers are in and the stream is open.
+    ///
+    /// Waiting for the response headers is bounded by `stream_idle_timeout`
+    /// ([`ModelError::IdleTimeout`]). Dropping the future cancels the request.
+    pub async fn stream(
+        &self,
+        prompt: &Prompt,
+        on_retry: &(dyn Fn(RetryNotice) + Send + Sync),
+    ) -> Result<ResponseStream, ModelError> {
+        let inner = &*self.inner;
+        let provider = &inner.provider;
+        let body = match provider.wire_api {
+            WireApi::Chat => chat::request_body(prompt),
+            WireApi::Responses => responses::request_body(prompt),
+        };
+        let max_retries = provider.request_max_retries();
+        let idle = provider.stream_idle_timeout();
+        let query: Vec<(&String, &String)> = provider.query_params.iter().flatten().collect();
+        let mut attempt: u64 = 0;
+        loop {
+            let cx = ErrorContext {
+                url: &inner.url,
+                provider,
+                provider_id: &inner.provider_id,
+                model: &prompt.model,
+                retries: attempt,
+            };
+            let request = inner
+                .http
+                .post(&inner.url)
+                .headers(inner.headers.clone())
+                .query(&query)
+                .json(&body)
+                .send();
+            let (reason, server_delay) = match tokio::time::timeout(idle, request).await {
+                Err(_) => return Err(ModelError::IdleTimeout(idle)),
+                Ok(Err(e)) => {
+                    if attempt >= max_retries {
+                        return Err(http::connect_error(&e, &cx));
+                    }
+                    let reason =
+                        format!("could not reach {}: {}", inner.url, http::error_chain(&e));
+                    (reason, None)
+                }
+                Ok(Ok(resp)) => {
+                    self.record_rate_limits(resp.headers());
+                    let status = resp.status();
+                    if status.is_success() {
+                        return open_stream(resp, provider.wire_api, idle).await;
+                    }
+                    let retryable =
+                        status == StatusCode::TOO_MANY_REQUESTS || status.is_server_error();
+                    let server_delay = retry::retry_after(resp.headers());
+                    let text = http::read_body_limited(resp, ERROR_BODY_LIMIT, idle).await;
+                    if !retryable || attempt >= max_retries {
+                        return Err(http::http_error(status, &text, &cx));
+                    }
+                    let reason = format!("HTTP {status}: {}", http::provider_message(&text));
+                    (reason, server_delay)
+                }
+            };
+            attempt += 1;
+            let delay = server_delay.unwrap_or_else(|| retry::backoff(attempt));
+            tracing::warn!(
+                provider = %inner.provider_id,
+                attempt,
+                max_retries,
+                ?delay,
+                "model request failed, retrying: {reason}"
+            );
+            on_retry(RetryNotice {
+                attempt,
+                max_attempts: max_retries,
+                delay,
+                reason,
+            });
+            tokio::time::sleep(delay).await;
+        }
+    }
+
+    fn record_rate_limits(&self, headers: &HeaderMap) {
+        if let Some(snapshot) = http::rate_limit_snapshot(headers) {
+            let mut guard = self
+                .inner
+                .rate_limits
+                .lock()
+                .unwrap_or_else(|poisoned| poisoned.into_inner());
+            *guard = Some(snapshot);
+        }
+    }
+}
+
+/// Checks that a 2xx answer is an event stream and wraps it in the wire's decoder.
+async fn open_stream(
+    resp: reqwest::Response,
+    wire: WireApi,
+    idle: Duration,
+) -> Result<ResponseStream, ModelError> {
+    let content_type = resp
+        .headers()
+        .get(CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("")
+        .to_ascii_lowercase();
+    // A missing content type is tolerated (some minimal servers omit it); anything else must
+    // be an event stream.
+    if !content_type.is_empty() && !content_type.contains("event-stream") {
+        let url = resp.url().to_string();
+        let status = resp.status();
+        let text = http::read_body_limited(resp, ERROR_BODY_LIMIT, idle).await;
+        return Err(ModelError::BadResponse(format!(
+            "{url} answered HTTP {status} with `{content_type}` instead of a `text/event-stream` stream: {}. Check that `base_url` points at an OpenAI-compatible API (usually ending in /v1) and that `wire_api` matches what the server speaks",
+            sse::truncate(text.trim(), 300)
+        )));
+    }
+    let body = resp.bytes_stream();
+    Ok(match wire {
+        WireApi::Chat => sse::response_stream(body, chat::ChatDecoder::default(), idle),
+        WireApi::Responses => {
+            sse::response_stream(body, responses::ResponsesDecoder::default(), idle)
+        }
+    })
+}
+
+/// An id for a tool call the model sent without one.
+pub(crate) fn synthesize_call_id() -> String {
+    format!("call_{}", uuid::Uuid::now_v7().simple())
+}

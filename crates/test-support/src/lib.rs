@@ -1,1 +1,135 @@
-//! placeholder
+//! Test support shared by the workspace: a scripted OpenAI-compatible mock model server.
+//!
+//! [`MockModelServer`] listens on `127.0.0.1` (port 0 by default), answers
+//! `POST …/chat/completions` and `POST …/responses` with the next [`MockResponse`] of its
+//! [`MockScript`] — streamed turns rendered in the wire format of the request path, HTTP
+//! errors, or non-SSE bodies — and records every model request ([`RecordedRequest`]).
+//! `GET …/models` lists `mock-model`. Control routes: `GET /__mock/requests` (recorded
+//! requests as JSON), `DELETE /__mock/requests` (clear them), `POST /__mock/script` (replace
+//! the script). Only model requests (and model-path requests with a bad body) are recorded.
+//!
+//! The `mock-model` binary serves the same thing for non-Rust tests and bench scripts.
+//!
+//! This crate knows the wire formats only as a server would; it must not depend on the
+//! model client it is used to test.
+
+mod recorded;
+mod render;
+mod script;
+mod server;
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use oi_config::provider::ModelProviderInfo;
+use oi_protocol::config_types::WireApi;
+use tokio::net::TcpListener;
+use tokio::task::JoinHandle;
+
+pub use oi_protocol::models::TokenUsage;
+pub use recorded::RecordedRequest;
+pub use script::{MockResponse, MockScript, MockToolCall, MockTurn};
+
+/// A running mock model server. Dropping it shuts it down, open streams included.
+pub struct MockModelServer {
+    addr: SocketAddr,
+    state: Arc<server::State>,
+    task: JoinHandle<()>,
+}
+
+impl MockModelServer {
+    /// Starts serving `script` on `127.0.0.1` at a free port. Needs a Tokio runtime.
+    pub async fn start(script: MockScript) -> std::io::Result<Self> {
+        Self::bind(script, 0).await
+    }
+
+    /// Starts serving `script` on `127.0.0.1:port` (0 = any free port).
+    pub async fn bind(script: MockScript, port: u16) -> std::io::Result<Self> {
+        let listener = TcpListener::bind(("127.0.0.1", port)).await?;
+        let addr = listener.local_addr()?;
+        let state = server::State::new(script);
+        let task = tokio::spawn(server::accept_loop(listener, state.clone()));
+        Ok(Self { addr, state, task })
+    }
+
+    /// `http://127.0.0.1:PORT/v1`.
+    pub fn base_url(&self) -> String {
+        format!("http://{}/v1", self.addr)
+    }
+
+    pub fn addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    /// Every model request received so far, in order.
+    pub fn requests(&self) -> Vec<RecordedRequest> {
+        self.state.requests()
+    }
+
+    /// Waits until at least `n` requests have arrived or `timeout` passes, then returns all
+    /// requests received (fewer than `n` on timeout; assert on the length).
+    pub async fn wait_for_requests(&self, n: usize, timeout: Duration) -> Vec<RecordedRequest> {
+        let mut rx = self.state.count.subscribe();
+        let _ = tokio::time::timeout(timeout, rx.wait_for(|count| *count >= n)).await;
+        self.requests()
+    }
+
+    /// Forgets the recorded requests.
+    pub fn clear_requests(&self) {
+        self.state.clear_requests();
+    }
+
+    /// Replaces the script; the next request gets its first response.
+    pub fn set_script(&self, script: MockScript) {
+        self.state.set_script(script);
+    }
+
+    /// A provider entry pointing at this server: no key, no retries (a failing test fails
+    /// fast), default idle timeout.
+    pub fn provider(&self, wire_api: WireApi) -> ModelProviderInfo {
+        ModelProviderInfo {
+            name: "Mock".to_string(),
+            base_url: Some(self.base_url()),
+            env_key: None,
+            env_key_instructions: None,
+            wire_api,
+            query_params: None,
+            http_headers: None,
+            env_http_headers: None,
+            request_max_retries: Some(0),
+            stream_max_retries: Some(0),
+            stream_idle_timeout_ms: None,
+            requires_openai_auth: false,
+        }
+    }
+
+    /// A `config.toml` fragment selecting this server as provider `provider_id` with model
+    /// `mock-model`, for tests that start the real binary.
+    pub fn config_toml(&self, provider_id: &str, wire_api: WireApi) -> String {
+        let wire = match wire_api {
+            WireApi::Chat => "chat",
+            WireApi::Responses => "responses",
+        };
+        format!(
+            "model = \"mock-model\"\nmodel_provider = \"{provider_id}\"\n\n\
+             [model_providers.{provider_id}]\nname = \"Mock\"\nbase_url = \"{}\"\n\
+             wire_api = \"{wire}\"\nrequest_max_retries = 0\nstream_max_retries = 0\n",
+            self.base_url()
+        )
+    }
+}
+
+impl Drop for MockModelServer {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
+
+impl std::fmt::Debug for MockModelServer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("MockModelServer")
+            .field("base_url", &self.base_url())
+            .finish_non_exhaustive()
+    }
+}

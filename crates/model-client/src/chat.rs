@@ -1,0 +1,452 @@
+//! Chat Completions wire: request body from history, and the streaming chunk decoder.
+//!
+//! Open-model servers differ in small ways; the decoder accepts all of these: tool calls
+//! streamed in pieces or whole in one chunk, with or without `index` and `id`, arguments as a
+//! string or (non-standard) a JSON object, reasoning in `reasoning_content` or `reasoning`,
+//! usage in a final chunk with no choices, and a stream that ends after `finish_reason`
+//! without `data: [DONE]`.
+
+use std::collections::VecDeque;
+
+use oi_protocol::models::{ContentItem, ResponseItem, Role, TokenUsage};
+use serde_json::{Map, Value, json};
+
+use crate::sse::{Decoder, Step, parse_json};
+use crate::{ModelError, Prompt, ResponseEvent, synthesize_call_id};
+
+/// The JSON body for `POST {base_url}/chat/completions`.
+pub(crate) fn request_body(prompt: &Prompt) -> Value {
+    let mut body = json!({
+        "model": prompt.model,
+        "messages": messages(prompt),
+        "stream": true,
+        "stream_options": { "include_usage": true },
+    });
+    if !prompt.tools.is_empty() {
+        let tools: Vec<Value> = prompt
+            .tools
+            .iter()
+            .map(|t| {
+                json!({
+                    "type": "function",
+                    "function": {
+                        "name": t.name,
+                        "description": t.description,
+                        "parameters": t.parameters,
+                    }
+                })
+            })
+            .collect();
+        body["tools"] = Value::Array(tools);
+        body["parallel_tool_calls"] = Value::Bool(prompt.parallel_tool_calls);
+    }
+    if let Some(effort) = prompt.reasoning_effort {
+        body["reasoning_effort"] = Value::String(effort.as_str().to_string());
+    }
+    body
+}
+
+fn messages(prompt: &Prompt) -> Vec<Value> {
+    let mut out: Vec<Value> = Vec::new();
+    if !prompt.instructions.is_empty() {
+        out.push(json!({ "role": "system", "content": prompt.instructions }));
+    }
+    // Images from tool outputs cannot go in `tool` messages; they are sent in one `user`
+    // message after the run of tool messages (a user message between two tool messages of
+    // the same assistant turn breaks many chat templates).
+    let mut pending_images: Vec<Value> = Vec::new();
+    // Whether the last message pushed is an assistant message that tool calls may join: the
+    // model's text and its calls came from one response, so they go back as one message.
+    let mut assistant_open = false;
+
+    for item in &prompt.input {
+        if !matches!(item, ResponseItem::FunctionCallOutput { .. }) {
+            flush_images(&mut out, &mut pending_images);
+        }
+        match item {
+            ResponseItem::Message { role, content } => {
+                let role_str = match role {
+                    // Many open models reject "developer"; "system" means the same to them.
+                    Role::System | Role::Developer => "system",
+                    Role::User => "user",
+                    Role::Assistant => "assistant",
+                };
+                out.push(json!({ "role": role_str, "content": message_content(content) }));
+                assistant_open = *role == Role::Assistant;
+            }
+            ResponseItem::FunctionCall {
+                call_id,
+                name,
+                arguments,
+            } => {
+                let call = json!({
+                    "id": call_id,
+                    "type": "function",
+                    "function": { "name": name, "arguments": arguments_for_history(arguments) },
+                });
+                let joined = assistant_open
+                    && out
+                        .last_mut()
+                        .and_then(Value::as_object_mut)
+                        .map(|m| push_tool_call(m, call.clone()))
+                        .unwrap_or(false);
+                if !joined {
+                    out.push(json!({ "role": "assistant", "content": null, "tool_calls": [call] }));
+                }
+                assistant_open = true;
+            }
+            ResponseItem::FunctionCallOutput { call_id, output } => {
+                let images: Vec<&str> = output.images().collect();
+                let mut text = output.text_content();
+                if text.is_empty() && !images.is_empty() {
+                    text = format!(
+                        "(the tool returned {} image(s); they follow in the next user message)",
+                        images.len()
+                    );
+                }
+                out.push(json!({ "role": "tool", "tool_call_id": call_id, "content": text }));
+                if !images.is_empty() {
+                    pending_images.push(json!({
+                        "type": "text",
+                        "text": format!("Image(s) returned by tool call {call_id}:"),
+                    }));
+                    for url in images {
+                        pending_images
+                            .push(json!({ "type": "image_url", "image_url": { "url": url } }));
+                    }
+                }
+                assistant_open = false;
+            }
+            // Reasoning is not sent back over chat: most servers reject or ignore it.
+            ResponseItem::Reasoning { .. } => {}
+        }
+    }
+    flush_images(&mut out, &mut pending_images);
+    out
+}
+
+fn push_tool_call(msg: &mut Map<String, Value>, call: Value) -> bool {
+    if msg.get("role").and_then(Value::as_str) != Some("assistant") {
+        return false;
+    }
+    match msg
+        .entry("tool_calls")
+        .or_insert_with(|| Value::Array(Vec::new()))
+    {
+        Value::Array(calls) => {
+            calls.push(call);
+            true
+        }
+        _ => false,
+    }
+}
+
+fn flush_images(out: &mut Vec<Value>, pending: &mut Vec<Value>) {
+    if !pending.is_empty() {
+        out.push(json!({ "role": "user", "content": std::mem::take(pending) }));
+    }
+}
+
+/// Plain text as a string (what every server accepts); parts only when there are images.
+fn message_content(content: &[ContentItem]) -> Value {
+    let has_image = content
+        .iter()
+        .any(|c| matches!(c, ContentItem::InputImage { .. }));
+    if !has_image {
+        let texts: Vec<&str> = content
+            .iter()
+            .filter_map(|c| match c {
+                ContentItem::InputText { text } | ContentItem::OutputText { text } => {
+                    Some(text.as_str())
+                }
+                ContentItem::InputImage { .. } => None,
+            })
+            .collect();
+        return Value::String(texts.join("\n"));
+    }
+    Value::Array(
+        content
+            .iter()
+            .map(|c| match c {
+                ContentItem::InputText { text } | ContentItem::OutputText { text } => {
+                    json!({ "type": "text", "text": text })
+                }
+                ContentItem::InputImage { image_url } => {
+                    json!({ "type": "image_url", "image_url": { "url": image_url } })
+                }
+            })
+            .collect(),
+    )
+}
+
+/// Arguments of a past call as sent back to the server. Some servers (vLLM, templates that
+/// iterate over the arguments) parse them and fail the whole request on invalid JSON, so
+/// invalid arguments go back wrapped in a valid object that still shows the model what it
+/// wrote; empty arguments become `{}`.
+fn arguments_for_history(arguments: &str) -> String {
+    if arguments.trim().is_empty() {
+        return "{}".to_string();
+    }
+    if serde_json::from_str::<Value>(arguments).is_ok() {
+        return arguments.to_string();
+    }
+    json!({ "invalid_json_arguments": arguments }).to_string()
+}
+
+#[derive(Debug, Default)]
+struct PartialCall {
+    index: u64,
+    id: Option<String>,
+    name: String,
+    arguments: String,
+}
+
+#[derive(Debug, Default)]
+pub(crate) struct ChatDecoder {
+    created: bool,
+    response_id: Option<String>,
+    text: String,
+    reasoning: String,
+    calls: Vec<PartialCall>,
+    finish_reason: Option<String>,
+    usage: Option<TokenUsage>,
+}
+
+impl Decoder for ChatDecoder {
+    fn on_event(
+        &mut self,
+        event: &str,
+        data: &str,
+        out: &mut VecDeque<ResponseEvent>,
+    ) -> Result<Step, ModelError> {
+        let data = data.trim();
+        if data.is_empty() {
+            return Ok(Step::Continue);
+        }
+        if data == "[DONE]" {
+            self.finish(out);
+            return Ok(Step::Done);
+        }
+        let chunk = parse_json(data)?;
+        if let Some(err) = chunk.get("error").filter(|e| !e.is_null()) {
+            return Err(ModelError::Provider(error_text(err)));
+        }
+        if event == "error" {
+            return Err(ModelError::Provider(error_text(&chunk)));
+        }
+        if !self.created {
+            self.created = true;
+            out.push_back(ResponseEvent::Created);
+        }
+        if self.response_id.is_none() {
+            self.response_id = chunk.get("id").and_then(Value::as_str).map(str::to_string);
+        }
+        if let Some(usage) = chunk.get("usage").filter(|u| u.is_object()) {
+            self.usage = Some(parse_usage(usage));
+        }
+        let Some(choice) = chunk
+            .get("choices")
+            .and_then(Value::as_array)
+            .and_then(|c| c.first())
+        else {
+            return Ok(Step::Continue);
+        };
+        if let Some(delta) = choice.get("delta").or_else(|| choice.get("message")) {
+            self.on_delta(delta, out);
+        }
+        if let Some(reason) = choice.get("finish_reason").and_then(Value::as_str) {
+            self.finish_reason = Some(reason.to_string());
+        }
+        Ok(Step::Continue)
+    }
+
+    fn on_eof(&mut self, out: &mut VecDeque<ResponseEvent>) -> Result<(), ModelError> {
+        // Some servers close right after the finish_reason chunk without `[DONE]`; that
+        // response is complete. Without a finish_reason the answer may be cut off.
+        if self.finish_reason.is_some() {
+            self.finish(out);
+            Ok(())
+        } else {
+            Err(ModelError::StreamDisconnected(
+                "the server closed the connection before `finish_reason` or `data: [DONE]`"
+                    .to_string(),
+            ))
+        }
+    }
+}
+
+impl ChatDecoder {
+    fn on_delta(&mut self, delta: &Value, out: &mut VecDeque<ResponseEvent>) {
+        for key in ["reasoning_content", "reasoning"] {
+            if let Some(r) = delta.get(key).and_then(Value::as_str)
+                && !r.is_empty()
+            {
+                self.reasoning.push_str(r);
+                out.push_back(ResponseEvent::ReasoningDelta(r.to_string()));
+                break;
+            }
+        }
+        if let Some(text) = delta.get("content").and_then(Value::as_str)
+            && !text.is_empty()
+        {
+            self.text.push_str(text);
+            out.push_back(ResponseEvent::OutputTextDelta(text.to_string()));
+        }
+        if let Some(calls) = delta.get("tool_calls").and_then(Value::as_array) {
+            for (position, call) in calls.iter().enumerate() {
+                self.merge_call(position, call);
+            }
+        }
+    }
+
+    fn merge_call(&mut self, position: usize, call: &Value) {
+        // A missing index means "the call at this position of the array" (0 for the usual
+        // single call).
+        let index = call
+            .get("index")
+            .and_then(Value::as_u64)
+            .unwrap_or(position as u64);
+        let id = call
+            .get("id")
+            .and_then(Value::as_str)
+            .filter(|s| !s.is_empty());
+        let function = call.get("function");
+        let name = function
+            .and_then(|f| f.get("name"))
+            .and_then(Value::as_str)
+            .unwrap_or("");
+        let arguments = match function.and_then(|f| f.get("arguments")) {
+            Some(Value::String(s)) => s.clone(),
+            Some(Value::Null) | None => String::new(),
+            // Non-standard: arguments as a JSON object instead of a string.
+            Some(other) => other.to_string(),
+        };
+        let slot = self.slot_for(index, id, name, &arguments);
+        let target = &mut self.calls[slot];
+        if target.id.is_none() {
+            target.id = id.map(str::to_string);
+        }
+        // Names normally arrive whole. A server that streams them in pieces (before the
+        // arguments) gets them joined; one that repeats the name in every chunk does not get
+        // it doubled.
+        if target.name.is_empty() {
+            target.name = name.to_string();
+        } else if !name.is_empty() && target.name != name && target.arguments.is_empty() {
+            target.name.push_str(name);
+        }
+        target.arguments.push_str(&arguments);
+    }
+
+    /// Which partial call a delta belongs to: the one with its id, else the latest with its
+    /// index — unless the delta plainly starts another call (a different id, or a name and
+    /// arguments after the previous call's arguments already form complete JSON), which is
+    /// how servers that number every call 0 are told apart.
+    fn slot_for(&mut self, index: u64, id: Option<&str>, name: &str, arguments: &str) -> usize {
+        if let Some(id) = id
+            && let Some(pos) = self.calls.iter().position(|c| c.id.as_deref() == Some(id))
+        {
+            return pos;
+        }
+        if let Some(pos) = self.calls.iter().rposition(|c| c.index == index) {
+            let c = &self.calls[pos];
+            let other_id = id.is_some() && c.id.is_some();
+            let restarts = !name.is_empty()
+                && !arguments.is_empty()
+                && !c.name.is_empty()
+                && is_complete_json(&c.arguments);
+            if !other_id && !restarts {
+                return pos;
+            }
+        }
+        self.calls.push(PartialCall {
+            index,
+            ..PartialCall::default()
+        });
+        self.calls.len() - 1
+    }
+
+    fn finish(&mut self, out: &mut VecDeque<ResponseEvent>) {
+        if !self.reasoning.is_empty() {
+            out.push_back(ResponseEvent::OutputItemDone(ResponseItem::Reasoning {
+                text: std::mem::take(&mut self.reasoning),
+                encrypted_content: None,
+            }));
+        }
+        if !self.text.is_empty() {
+            out.push_back(ResponseEvent::OutputItemDone(ResponseItem::assistant_text(
+                std::mem::take(&mut self.text),
+            )));
+        }
+        // Arrival order of each call's first delta, which is index order on every server
+        // seen, and the only order that exists for calls told apart by the heuristics above.
+        for call in std::mem::take(&mut self.calls) {
+            if call.name.is_empty() && call.arguments.is_empty() {
+                continue;
+            }
+            out.push_back(ResponseEvent::OutputItemDone(ResponseItem::FunctionCall {
+                call_id: call.id.unwrap_or_else(synthesize_call_id),
+                name: call.name,
+                arguments: call.arguments,
+            }));
+        }
+        out.push_back(ResponseEvent::Completed {
+            response_id: self.response_id.take(),
+            token_usage: self.usage.take(),
+        });
+    }
+}
+
+fn is_complete_json(s: &str) -> bool {
+    !s.trim().is_empty() && serde_json::from_str::<serde::de::IgnoredAny>(s).is_ok()
+}
+
+/// Token usage from a chat `usage` object (OpenAI names, with Responses names as fallback).
+fn parse_usage(u: &Value) -> TokenUsage {
+    let num = |v: Option<&Value>| v.and_then(Value::as_i64).unwrap_or(0);
+    let input = num(u.get("prompt_tokens").or_else(|| u.get("input_tokens")));
+    let output = num(u
+        .get("completion_tokens")
+        .or_else(|| u.get("output_tokens")));
+    let cached = num(u
+        .pointer("/prompt_tokens_details/cached_tokens")
+        .or_else(|| u.get("prompt_cache_hit_tokens")));
+    let reasoning = num(u.pointer("/completion_tokens_details/reasoning_tokens"));
+    let total = u
+        .get("total_tokens")
+        .and_then(Value::as_i64)
+        .unwrap_or(input + output);
+    TokenUsage {
+        input_tokens: input,
+        cached_input_tokens: cached,
+        output_tokens: output,
+        reasoning_output_tokens: reasoning,
+        total_tokens: total,
+    }
+}
+
+/// The human message inside a provider error object.
+pub(crate) fn error_text(err: &Value) -> String {
+    if let Some(s) = err.as_str() {
+        return s.to_string();
+    }
+    let message = err
+        .get("message")
+        .or_else(|| err.pointer("/error/message"))
+        .and_then(Value::as_str);
+    let code = err
+        .get("code")
+        .or_else(|| err.get("type"))
+        .and_then(|c| match c {
+            Value::String(s) => Some(s.clone()),
+            Value::Number(n) => Some(n.to_string()),
+            _ => None,
+        });
+    match (message, code) {
+        (Some(m), Some(c)) => format!("{m} ({c})"),
+        (Some(m), None) => m.to_string(),
+        (None, _) => crate::sse::truncate(&err.to_string(), 500),
+    }
+}
+
+#[cfg(test)]
+mod tests;

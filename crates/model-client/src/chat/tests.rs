@@ -1,0 +1,238 @@
+use super::*;
+use oi_protocol::models::{FunctionCallOutput, ToolSpec};
+
+fn decode(chunks: &[&str]) -> Vec<ResponseEvent> {
+    let mut d = ChatDecoder::default();
+    let mut out = VecDeque::new();
+    for c in chunks {
+        if d.on_event("message", c, &mut out).unwrap() == Step::Done {
+            return out.into();
+        }
+    }
+    d.on_eof(&mut out).unwrap();
+    out.into()
+}
+
+fn calls(events: &[ResponseEvent]) -> Vec<(String, String, String)> {
+    events
+        .iter()
+        .filter_map(|e| match e {
+            ResponseEvent::OutputItemDone(ResponseItem::FunctionCall {
+                call_id,
+                name,
+                arguments,
+            }) => Some((call_id.clone(), name.clone(), arguments.clone())),
+            _ => None,
+        })
+        .collect()
+}
+
+#[test]
+fn history_becomes_chat_messages() {
+    let prompt = Prompt {
+        model: "m".into(),
+        instructions: "be brief".into(),
+        input: vec![
+            ResponseItem::developer_text("dev note"),
+            ResponseItem::user_text("list files"),
+            ResponseItem::Reasoning {
+                text: "thinking".into(),
+                encrypted_content: None,
+            },
+            ResponseItem::assistant_text("Sure."),
+            ResponseItem::FunctionCall {
+                call_id: "c1".into(),
+                name: "shell".into(),
+                arguments: r#"{"command":["ls"]}"#.into(),
+            },
+            ResponseItem::FunctionCall {
+                call_id: "c2".into(),
+                name: "shell".into(),
+                arguments: "{not json".into(),
+            },
+            ResponseItem::FunctionCallOutput {
+                call_id: "c1".into(),
+                output: FunctionCallOutput {
+                    content: vec![ContentItem::InputImage {
+                        image_url: "data:image/png;base64,AAAA".into(),
+                    }],
+                    success: Some(true),
+                },
+            },
+            ResponseItem::FunctionCallOutput {
+                call_id: "c2".into(),
+                output: FunctionCallOutput::text("bad args", false),
+            },
+            ResponseItem::user_text("thanks"),
+        ],
+        tools: vec![ToolSpec {
+            name: "shell".into(),
+            description: "run".into(),
+            parameters: json!({"type":"object"}),
+        }],
+        reasoning_effort: None,
+        parallel_tool_calls: true,
+    };
+    let body = request_body(&prompt);
+    let msgs = body["messages"].as_array().unwrap();
+    let roles: Vec<&str> = msgs.iter().map(|m| m["role"].as_str().unwrap()).collect();
+    assert_eq!(
+        roles,
+        [
+            "system",
+            "system",
+            "user",
+            "assistant",
+            "tool",
+            "tool",
+            "user",
+            "user"
+        ]
+    );
+    assert_eq!(msgs[0]["content"], "be brief");
+    assert_eq!(msgs[1]["content"], "dev note");
+    // Text and both calls of one response travel as one assistant message.
+    assert_eq!(msgs[3]["content"], "Sure.");
+    let tool_calls = msgs[3]["tool_calls"].as_array().unwrap();
+    assert_eq!(tool_calls.len(), 2);
+    assert_eq!(tool_calls[0]["id"], "c1");
+    assert_eq!(
+        tool_calls[0]["function"]["arguments"],
+        r#"{"command":["ls"]}"#
+    );
+    // Invalid arguments go back as valid JSON that still shows the raw text.
+    let wrapped: Value =
+        serde_json::from_str(tool_calls[1]["function"]["arguments"].as_str().unwrap()).unwrap();
+    assert_eq!(wrapped["invalid_json_arguments"], "{not json");
+    assert_eq!(msgs[4]["tool_call_id"], "c1");
+    assert!(msgs[4]["content"].as_str().unwrap().contains("image"));
+    assert_eq!(msgs[5]["content"], "bad args");
+    // The image follows the run of tool messages as a user message.
+    assert_eq!(msgs[6]["content"][1]["type"], "image_url");
+    assert_eq!(
+        msgs[6]["content"][1]["image_url"]["url"],
+        "data:image/png;base64,AAAA"
+    );
+    assert_eq!(msgs[7]["content"], "thanks");
+    assert_eq!(body["tools"][0]["function"]["name"], "shell");
+    assert_eq!(body["stream_options"]["include_usage"], true);
+    assert!(body.get("reasoning_effort").is_none());
+}
+
+#[test]
+fn calls_without_preceding_text_get_their_own_message() {
+    let prompt = Prompt {
+        input: vec![
+            ResponseItem::user_text("go"),
+            ResponseItem::FunctionCall {
+                call_id: "a".into(),
+                name: "x".into(),
+                arguments: String::new(),
+            },
+        ],
+        reasoning_effort: Some(oi_protocol::config_types::ReasoningEffort::High),
+        ..Prompt::default()
+    };
+    let body = request_body(&prompt);
+    let msgs = body["messages"].as_array().unwrap();
+    assert_eq!(msgs.len(), 2);
+    assert_eq!(msgs[1]["content"], Value::Null);
+    assert_eq!(msgs[1]["tool_calls"][0]["function"]["arguments"], "{}");
+    assert_eq!(body["reasoning_effort"], "high");
+    assert!(body.get("tools").is_none());
+}
+
+#[test]
+fn calls_numbered_zero_with_distinct_ids_stay_apart() {
+    let ev = decode(&[
+        r#"{"choices":[{"delta":{"tool_calls":[{"index":0,"id":"a","function":{"name":"x","arguments":"{}"}}]}}]}"#,
+        r#"{"choices":[{"delta":{"tool_calls":[{"index":0,"id":"b","function":{"name":"y","arguments":"{\"k\":1}"}}]}}]}"#,
+        r#"{"choices":[{"delta":{},"finish_reason":"tool_calls"}]}"#,
+    ]);
+    let c = calls(&ev);
+    assert_eq!(c.len(), 2);
+    assert_eq!((c[0].0.as_str(), c[0].1.as_str()), ("a", "x"));
+    assert_eq!((c[1].0.as_str(), c[1].2.as_str()), ("b", r#"{"k":1}"#));
+}
+
+#[test]
+fn calls_without_index_or_id_are_told_apart() {
+    let ev = decode(&[
+        // Two whole calls in one chunk, no index, no id.
+        r#"{"choices":[{"delta":{"tool_calls":[{"function":{"name":"x","arguments":"{}"}},{"function":{"name":"y","arguments":"{}"}}]}}]}"#,
+        // A third whole call in its own chunk, no index (position 0), no id.
+        r#"{"choices":[{"delta":{"tool_calls":[{"function":{"name":"z","arguments":"{\"a\":1}"}}]}}]}"#,
+        "[DONE]",
+    ]);
+    let c = calls(&ev);
+    let names: Vec<&str> = c.iter().map(|c| c.1.as_str()).collect();
+    assert_eq!(names, ["x", "y", "z"]);
+    assert!(c.iter().all(|c| c.0.starts_with("call_")));
+    assert_ne!(c[0].0, c[1].0);
+}
+
+#[test]
+fn object_arguments_and_repeated_names_are_tolerated() {
+    let ev = decode(&[
+        r#"{"choices":[{"delta":{"tool_calls":[{"index":0,"id":"a","function":{"name":"x","arguments":{"k":[1,2]}}}]}}]}"#,
+        r#"{"choices":[{"delta":{"tool_calls":[{"index":1,"function":{"name":"y","arguments":"{\"p\":"}}]}}]}"#,
+        r#"{"choices":[{"delta":{"tool_calls":[{"index":1,"function":{"name":"y","arguments":"2}"}}]}}]}"#,
+        r#"{"choices":[{"delta":{},"finish_reason":"stop"}]}"#,
+    ]);
+    let c = calls(&ev);
+    assert_eq!(c[0].2, r#"{"k":[1,2]}"#);
+    assert_eq!((c[1].1.as_str(), c[1].2.as_str()), ("y", r#"{"p":2}"#));
+}
+
+#[test]
+fn in_stream_error_object_is_a_provider_error() {
+    let mut d = ChatDecoder::default();
+    let mut out = VecDeque::new();
+    let err = d
+        .on_event(
+            "message",
+            r#"{"error":{"message":"model overloaded","code":503}}"#,
+            &mut out,
+        )
+        .unwrap_err();
+    assert!(matches!(err, ModelError::Provider(ref m) if m.contains("model overloaded")));
+}
+
+#[test]
+fn end_without_finish_reason_is_a_disconnect() {
+    let mut d = ChatDecoder::default();
+    let mut out = VecDeque::new();
+    d.on_event(
+        "message",
+        r#"{"choices":[{"delta":{"content":"partial"}}]}"#,
+        &mut out,
+    )
+    .unwrap();
+    assert!(matches!(
+        d.on_eof(&mut out),
+        Err(ModelError::StreamDisconnected(_))
+    ));
+}
+
+#[test]
+fn usage_names() {
+    let u = parse_usage(&json!({
+        "prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15,
+        "prompt_tokens_details": {"cached_tokens": 4},
+        "completion_tokens_details": {"reasoning_tokens": 2}
+    }));
+    assert_eq!(
+        u,
+        TokenUsage {
+            input_tokens: 10,
+            cached_input_tokens: 4,
+            output_tokens: 5,
+            reasoning_output_tokens: 2,
+            total_tokens: 15
+        }
+    );
+    assert_eq!(
+        parse_usage(&json!({"prompt_tokens": 3, "completion_tokens": 4})).total_tokens,
+        7
+    );
+}

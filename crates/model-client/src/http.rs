@@ -1,0 +1,242 @@
+//! HTTP plumbing: request headers from provider config, rate-limit headers, and error
+//! messages that tell the user what to fix.
+
+use std::collections::BTreeMap;
+use std::error::Error as _;
+use std::time::Duration;
+
+use oi_config::provider::ModelProviderInfo;
+use oi_protocol::protocol::{RateLimitSnapshot, RateLimitWindow};
+use reqwest::header::{AUTHORIZATION, HeaderMap, HeaderName, HeaderValue};
+use serde_json::Value;
+
+use crate::ModelError;
+use crate::chat::error_text;
+use crate::sse::truncate;
+
+/// Headers sent with every request: bearer key, `http_headers`, `env_http_headers`.
+pub(crate) fn build_headers(
+    provider: &ModelProviderInfo,
+    provider_id: &str,
+    api_key: Option<&str>,
+) -> Result<HeaderMap, ModelError> {
+    let mut headers = HeaderMap::new();
+    headers.insert(
+        reqwest::header::ACCEPT,
+        HeaderValue::from_static("text/event-stream"),
+    );
+    if let Some(key) = api_key {
+        let mut value = HeaderValue::from_str(&format!("Bearer {key}")).map_err(|_| {
+            ModelError::Config(format!(
+                "the API key for model provider `{provider_id}` contains characters that cannot be sent in an HTTP header; check the value of `{}`",
+                provider.env_key.as_deref().unwrap_or("env_key")
+            ))
+        })?;
+        value.set_sensitive(true);
+        headers.insert(AUTHORIZATION, value);
+    }
+    let bad = |key: &str, name: &str| {
+        ModelError::Config(format!(
+            "`model_providers.{provider_id}.{key}` has an invalid header `{name}`: names must be HTTP tokens and values printable ASCII"
+        ))
+    };
+    for (name, value) in provider.http_headers.iter().flatten() {
+        let n = HeaderName::from_bytes(name.as_bytes()).map_err(|_| bad("http_headers", name))?;
+        let v = HeaderValue::from_str(value).map_err(|_| bad("http_headers", name))?;
+        headers.insert(n, v);
+    }
+    for (name, var) in provider.env_http_headers.iter().flatten() {
+        let Ok(value) = std::env::var(var) else {
+            continue;
+        };
+        if value.trim().is_empty() {
+            continue;
+        }
+        let n =
+            HeaderName::from_bytes(name.as_bytes()).map_err(|_| bad("env_http_headers", name))?;
+        let mut v =
+            HeaderValue::from_str(value.trim()).map_err(|_| bad("env_http_headers", name))?;
+        // Values from the environment are often tokens; keep them out of debug output.
+        v.set_sensitive(true);
+        headers.insert(n, v);
+    }
+    Ok(headers)
+}
+
+/// The `x-ratelimit-*` headers of a response, if it had any.
+pub(crate) fn rate_limit_snapshot(headers: &HeaderMap) -> Option<RateLimitSnapshot> {
+    let raw: BTreeMap<String, String> = headers
+        .iter()
+        .filter(|(name, _)| name.as_str().starts_with("x-ratelimit-"))
+        .filter_map(|(name, value)| {
+            Some((name.as_str().to_string(), value.to_str().ok()?.to_string()))
+        })
+        .collect();
+    if raw.is_empty() {
+        return None;
+    }
+    let window = |kind: &str| -> Option<RateLimitWindow> {
+        let num = |prefix: &str| {
+            raw.get(&format!("x-ratelimit-{prefix}-{kind}"))
+                .and_then(|v| v.trim().parse::<f64>().ok())
+        };
+        let limit = num("limit")?;
+        let remaining = num("remaining")?;
+        if limit <= 0.0 {
+            return None;
+        }
+        Some(RateLimitWindow {
+            used_percent: ((limit - remaining) / limit * 100.0).clamp(0.0, 100.0),
+            window_minutes: None,
+            resets_at: None,
+        })
+    };
+    Some(RateLimitSnapshot {
+        primary: window("requests"),
+        secondary: window("tokens"),
+        headers: raw,
+    })
+}
+
+/// What the provider said in an error body: `error.message` when it is JSON, else the text.
+pub(crate) fn provider_message(body: &str) -> String {
+    let body = body.trim();
+    if body.is_empty() {
+        return "(empty body)".to_string();
+    }
+    if let Ok(v) = serde_json::from_str::<Value>(body) {
+        let err = v
+            .get("error")
+            .filter(|e| !e.is_null())
+            .or_else(|| v.get("detail"))
+            .unwrap_or(&v);
+        return truncate(&error_text(err), 500);
+    }
+    truncate(body, 500)
+}
+
+pub(crate) struct ErrorContext<'a> {
+    pub url: &'a str,
+    pub provider: &'a ModelProviderInfo,
+    pub provider_id: &'a str,
+    pub model: &'a str,
+    pub retries: u64,
+}
+
+pub(crate) fn http_error(
+    status: reqwest::StatusCode,
+    body: &str,
+    cx: &ErrorContext<'_>,
+) -> ModelError {
+    let code = status.as_u16();
+    let id = cx.provider_id;
+    let hint = match code {
+        401 | 403 => match &cx.provider.env_key {
+            Some(var) => {
+                format!("check the API key in the environment variable `{var}` (provider `{id}`)")
+            }
+            None => format!(
+                "provider `{id}` sends no API key; set `env_key` in [model_providers.{id}] to the environment variable that holds it"
+            ),
+        },
+        404 => format!(
+            "check `base_url` in [model_providers.{id}] and that the model `{}` exists on that server",
+            cx.model
+        ),
+        429 => format!("rate limited; gave up after {} retries", cx.retries),
+        500..=599 => format!("server error; gave up after {} retries", cx.retries),
+        _ => "the server rejected the request".to_string(),
+    };
+    ModelError::Http {
+        status: code,
+        message: format!(
+            "{} answered HTTP {status}: {} — {hint}",
+            cx.url,
+            provider_message(body)
+        ),
+    }
+}
+
+pub(crate) fn connect_error(err: &reqwest::Error, cx: &ErrorContext<'_>) -> ModelError {
+    let retried = if cx.retries > 0 {
+        format!(" (gave up after {} retries)", cx.retries)
+    } else {
+        String::new()
+    };
+    ModelError::Connect(format!(
+        "could not reach the model server at {}: {}{retried}. Check that the server is running and that `base_url` in [model_providers.{}] is right",
+        cx.url,
+        error_chain(err),
+        cx.provider_id
+    ))
+}
+
+/// The causes of a reqwest error, `: `-joined (reqwest's own message only says "error
+/// sending request for url (...)"; the cause says "Connection refused").
+pub(crate) fn error_chain(err: &reqwest::Error) -> String {
+    let mut parts: Vec<String> = Vec::new();
+    if err.is_timeout() {
+        parts.push("timed out".to_string());
+    }
+    let mut source = err.source();
+    while let Some(s) = source {
+        let text = s.to_string();
+        if !parts.iter().any(|p| p.contains(&text)) {
+            parts.push(text);
+        }
+        source = s.source();
+    }
+    if parts.is_empty() {
+        parts.push(err.to_string());
+    }
+    parts.join(": ")
+}
+
+/// Up to `limit` bytes of a (non-stream) body, never waiting longer than `idle` per chunk.
+pub(crate) async fn read_body_limited(
+    mut resp: reqwest::Response,
+    limit: usize,
+    idle: Duration,
+) -> String {
+    let mut buf: Vec<u8> = Vec::new();
+    while buf.len() < limit {
+        match tokio::time::timeout(idle, resp.chunk()).await {
+            Ok(Ok(Some(chunk))) => buf.extend_from_slice(&chunk),
+            _ => break,
+        }
+    }
+    buf.truncate(limit);
+    String::from_utf8_lossy(&buf).into_owned()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rate_limits_from_headers() {
+        let mut h = HeaderMap::new();
+        h.insert("x-ratelimit-limit-requests", "100".parse().unwrap());
+        h.insert("x-ratelimit-remaining-requests", "75".parse().unwrap());
+        h.insert("x-ratelimit-reset-requests", "1s".parse().unwrap());
+        h.insert("content-type", "text/event-stream".parse().unwrap());
+        let snap = rate_limit_snapshot(&h).unwrap();
+        assert_eq!(snap.primary.unwrap().used_percent, 25.0);
+        assert!(snap.secondary.is_none());
+        assert_eq!(snap.headers.len(), 3);
+        assert_eq!(snap.headers["x-ratelimit-reset-requests"], "1s");
+        assert!(rate_limit_snapshot(&HeaderMap::new()).is_none());
+    }
+
+    #[test]
+    fn provider_messages() {
+        assert_eq!(
+            provider_message(r#"{"error":{"message":"bad key","type":"invalid_request_error"}}"#),
+            "bad key (invalid_request_error)"
+        );
+        assert_eq!(provider_message(r#"{"error":"nope"}"#), "nope");
+        assert_eq!(provider_message("  "), "(empty body)");
+        assert_eq!(provider_message("<html>oops</html>"), "<html>oops</html>");
+        assert!(provider_message(&"x".repeat(2000)).len() < 600);
+    }
+}

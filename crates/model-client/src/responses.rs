@@ -1,0 +1,371 @@
+//! Responses API wire: request body from history, and the streaming event decoder.
+
+use std::collections::VecDeque;
+
+use oi_protocol::models::{ContentItem, ResponseItem, Role, TokenUsage};
+use serde_json::{Value, json};
+
+use crate::chat::error_text;
+use crate::sse::{Decoder, Step, parse_json};
+use crate::{ModelError, Prompt, ResponseEvent, synthesize_call_id};
+
+/// The JSON body for `POST {base_url}/responses`.
+pub(crate) fn request_body(prompt: &Prompt) -> Value {
+    let tools: Vec<Value> = prompt
+        .tools
+        .iter()
+        .map(|t| {
+            json!({
+                "type": "function",
+                "name": t.name,
+                "description": t.description,
+                "parameters": t.parameters,
+                "strict": false,
+            })
+        })
+        .collect();
+    let mut body = json!({
+        "model": prompt.model,
+        "instructions": prompt.instructions,
+        "input": input_items(&prompt.input),
+        "store": false,
+        "stream": true,
+    });
+    if !tools.is_empty() {
+        body["tools"] = Value::Array(tools);
+        body["tool_choice"] = json!("auto");
+        body["parallel_tool_calls"] = json!(prompt.parallel_tool_calls);
+    }
+    if let Some(effort) = prompt.reasoning_effort {
+        body["reasoning"] = json!({ "effort": effort.as_str() });
+        // With `store: false` the reasoning can only be continued from its encrypted form.
+        body["include"] = json!(["reasoning.encrypted_content"]);
+    }
+    body
+}
+
+fn input_items(items: &[ResponseItem]) -> Vec<Value> {
+    items
+        .iter()
+        .filter_map(|item| match item {
+            ResponseItem::Message { role, content } => {
+                let (role, text_type) = match role {
+                    Role::System => ("system", "input_text"),
+                    Role::Developer => ("developer", "input_text"),
+                    Role::User => ("user", "input_text"),
+                    Role::Assistant => ("assistant", "output_text"),
+                };
+                let parts: Vec<Value> = content
+                    .iter()
+                    .map(|c| match c {
+                        ContentItem::InputText { text } | ContentItem::OutputText { text } => {
+                            json!({ "type": text_type, "text": text })
+                        }
+                        ContentItem::InputImage { image_url } => {
+                            json!({ "type": "input_image", "image_url": image_url })
+                        }
+                    })
+                    .collect();
+                Some(json!({ "type": "message", "role": role, "content": parts }))
+            }
+            ResponseItem::FunctionCall {
+                call_id,
+                name,
+                arguments,
+            } => Some(json!({
+                "type": "function_call",
+                "call_id": call_id,
+                "name": name,
+                "arguments": arguments,
+            })),
+            ResponseItem::FunctionCallOutput { call_id, output } => {
+                let has_image = output.images().next().is_some();
+                let output = if has_image {
+                    Value::Array(
+                        output
+                            .content
+                            .iter()
+                            .map(|c| match c {
+                                ContentItem::InputText { text }
+                                | ContentItem::OutputText { text } => {
+                                    json!({ "type": "input_text", "text": text })
+                                }
+                                ContentItem::InputImage { image_url } => {
+                                    json!({ "type": "input_image", "image_url": image_url })
+                                }
+                            })
+                            .collect(),
+                    )
+                } else {
+                    Value::String(output.text_content())
+                };
+                Some(json!({ "type": "function_call_output", "call_id": call_id, "output": output }))
+            }
+            // Without the opaque payload the server cannot use a reasoning item; skip it.
+            ResponseItem::Reasoning {
+                text,
+                encrypted_content: Some(enc),
+            } => Some(json!({
+                "type": "reasoning",
+                "summary": if text.is_empty() { json!([]) } else { json!([{ "type": "summary_text", "text": text }]) },
+                "encrypted_content": enc,
+            })),
+            ResponseItem::Reasoning {
+                encrypted_content: None,
+                ..
+            } => None,
+        })
+        .collect()
+}
+
+#[derive(Debug, Default)]
+pub(crate) struct ResponsesDecoder {
+    created: bool,
+}
+
+impl Decoder for ResponsesDecoder {
+    fn on_event(
+        &mut self,
+        event: &str,
+        data: &str,
+        out: &mut VecDeque<ResponseEvent>,
+    ) -> Result<Step, ModelError> {
+        let data = data.trim();
+        if data.is_empty() || data == "[DONE]" {
+            return Ok(Step::Continue);
+        }
+        let v = parse_json(data)?;
+        // The JSON `type` is authoritative; the SSE `event:` name is the fallback.
+        let kind = v.get("type").and_then(Value::as_str).unwrap_or(event);
+        match kind {
+            "response.created" => {
+                if !self.created {
+                    self.created = true;
+                    out.push_back(ResponseEvent::Created);
+                }
+            }
+            "response.output_text.delta" => {
+                if let Some(d) = v.get("delta").and_then(Value::as_str) {
+                    out.push_back(ResponseEvent::OutputTextDelta(d.to_string()));
+                }
+            }
+            "response.reasoning_summary_text.delta" | "response.reasoning_text.delta" => {
+                if let Some(d) = v.get("delta").and_then(Value::as_str) {
+                    out.push_back(ResponseEvent::ReasoningDelta(d.to_string()));
+                }
+            }
+            "response.output_item.done" => {
+                if let Some(item) = v.get("item").and_then(parse_output_item) {
+                    out.push_back(ResponseEvent::OutputItemDone(item));
+                }
+            }
+            "response.completed" => {
+                let response = v.get("response");
+                out.push_back(ResponseEvent::Completed {
+                    response_id: response
+                        .and_then(|r| r.get("id"))
+                        .and_then(Value::as_str)
+                        .map(str::to_string),
+                    token_usage: response
+                        .and_then(|r| r.get("usage"))
+                        .filter(|u| u.is_object())
+                        .map(parse_usage),
+                });
+                return Ok(Step::Done);
+            }
+            "response.failed" => {
+                let msg = v
+                    .pointer("/response/error")
+                    .filter(|e| !e.is_null())
+                    .map(error_text)
+                    .unwrap_or_else(|| "the response failed without an error message".into());
+                return Err(ModelError::Provider(msg));
+            }
+            "response.incomplete" => {
+                let reason = v
+                    .pointer("/response/incomplete_details/reason")
+                    .and_then(Value::as_str)
+                    .unwrap_or("unknown");
+                return Err(ModelError::Provider(format!(
+                    "the response is incomplete (reason: {reason})"
+                )));
+            }
+            "error" => {
+                let err = v.get("error").filter(|e| !e.is_null()).unwrap_or(&v);
+                return Err(ModelError::Provider(error_text(err)));
+            }
+            // Added/in-progress/argument-delta and future event types carry nothing the
+            // finished items do not.
+            _ => {}
+        }
+        Ok(Step::Continue)
+    }
+
+    fn on_eof(&mut self, _out: &mut VecDeque<ResponseEvent>) -> Result<(), ModelError> {
+        Err(ModelError::StreamDisconnected(
+            "the server closed the connection before `response.completed`".to_string(),
+        ))
+    }
+}
+
+fn parse_output_item(item: &Value) -> Option<ResponseItem> {
+    let str_field = |k: &str| item.get(k).and_then(Value::as_str);
+    match str_field("type")? {
+        "message" => {
+            let mut text = String::new();
+            for part in item.get("content").and_then(Value::as_array)? {
+                if let Some(t) = part
+                    .get("text")
+                    .or_else(|| part.get("refusal"))
+                    .and_then(Value::as_str)
+                {
+                    text.push_str(t);
+                }
+            }
+            Some(ResponseItem::Message {
+                role: Role::Assistant,
+                content: vec![ContentItem::OutputText { text }],
+            })
+        }
+        "function_call" => Some(ResponseItem::FunctionCall {
+            call_id: str_field("call_id")
+                .filter(|s| !s.is_empty())
+                .map(str::to_string)
+                .unwrap_or_else(synthesize_call_id),
+            name: str_field("name").unwrap_or_default().to_string(),
+            arguments: match item.get("arguments") {
+                Some(Value::String(s)) => s.clone(),
+                Some(Value::Null) | None => String::new(),
+                Some(other) => other.to_string(),
+            },
+        }),
+        "reasoning" => {
+            let join = |key: &str| -> String {
+                item.get(key)
+                    .and_then(Value::as_array)
+                    .map(|parts| {
+                        parts
+                            .iter()
+                            .filter_map(|p| p.get("text").and_then(Value::as_str))
+                            .collect::<Vec<_>>()
+                            .join("\n\n")
+                    })
+                    .unwrap_or_default()
+            };
+            let mut text = join("summary");
+            if text.is_empty() {
+                text = join("content");
+            }
+            Some(ResponseItem::Reasoning {
+                text,
+                encrypted_content: str_field("encrypted_content").map(str::to_string),
+            })
+        }
+        _ => None,
+    }
+}
+
+fn parse_usage(u: &Value) -> TokenUsage {
+    let num = |p: &str| u.pointer(p).and_then(Value::as_i64).unwrap_or(0);
+    let input = num("/input_tokens");
+    let output = num("/output_tokens");
+    TokenUsage {
+        input_tokens: input,
+        cached_input_tokens: num("/input_tokens_details/cached_tokens"),
+        output_tokens: output,
+        reasoning_output_tokens: num("/output_tokens_details/reasoning_tokens"),
+        total_tokens: u
+            .get("total_tokens")
+            .and_then(Value::as_i64)
+            .unwrap_or(input + output),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn feed(events: &[&str]) -> (Vec<ResponseEvent>, Result<Step, ModelError>) {
+        let mut d = ResponsesDecoder::default();
+        let mut out = VecDeque::new();
+        let mut last = Ok(Step::Continue);
+        for e in events {
+            last = d.on_event("message", e, &mut out);
+            if last.is_err() {
+                break;
+            }
+        }
+        (out.into(), last)
+    }
+
+    #[test]
+    fn failed_response_carries_the_provider_message() {
+        let (_, r) = feed(&[
+            r#"{"type":"response.created","response":{"id":"r"}}"#,
+            r#"{"type":"response.failed","response":{"error":{"code":"context_length_exceeded","message":"Your input exceeds the context window"}}}"#,
+        ]);
+        let err = r.unwrap_err();
+        assert!(matches!(err, ModelError::Provider(_)));
+        assert!(
+            err.to_string().contains("exceeds the context window"),
+            "{err}"
+        );
+        assert!(err.to_string().contains("context_length_exceeded"), "{err}");
+    }
+
+    #[test]
+    fn error_event_and_unknown_events() {
+        let (ev, r) = feed(&[
+            r#"{"type":"response.in_progress"}"#,
+            r#"{"type":"response.some_future_event","x":1}"#,
+            r#"{"type":"error","code":"server_error","message":"try again"}"#,
+        ]);
+        assert!(ev.is_empty());
+        assert!(r.unwrap_err().to_string().contains("try again"));
+    }
+
+    #[test]
+    fn event_name_is_used_when_json_has_no_type() {
+        let mut d = ResponsesDecoder::default();
+        let mut out = VecDeque::new();
+        d.on_event("response.output_text.delta", r#"{"delta":"hi"}"#, &mut out)
+            .unwrap();
+        assert_eq!(
+            out.pop_front(),
+            Some(ResponseEvent::OutputTextDelta("hi".into()))
+        );
+    }
+
+    #[test]
+    fn reasoning_item_with_encrypted_content() {
+        let (ev, r) = feed(&[
+            r#"{"type":"response.output_item.done","item":{"type":"reasoning","summary":[{"type":"summary_text","text":"a"},{"type":"summary_text","text":"b"}],"encrypted_content":"xyz"}}"#,
+            r#"{"type":"response.output_item.done","item":{"type":"web_search_call"}}"#,
+            r#"{"type":"response.completed","response":{"id":"r1","usage":null}}"#,
+        ]);
+        assert_eq!(r.unwrap(), Step::Done);
+        assert_eq!(
+            ev,
+            vec![
+                ResponseEvent::OutputItemDone(ResponseItem::Reasoning {
+                    text: "a\n\nb".into(),
+                    encrypted_content: Some("xyz".into())
+                }),
+                ResponseEvent::Completed {
+                    response_id: Some("r1".into()),
+                    token_usage: None
+                }
+            ]
+        );
+    }
+
+    #[test]
+    fn no_tools_means_no_tool_fields() {
+        let body = request_body(&Prompt {
+            model: "m".into(),
+            ..Prompt::default()
+        });
+        assert!(body.get("tools").is_none() && body.get("tool_choice").is_none());
+        assert!(body.get("reasoning").is_none() && body.get("include").is_none());
+    }
+}

@@ -1,0 +1,85 @@
+//! Everything that reads environment variables, in one test binary with one test, so setting
+//! variables cannot race with other tests' threads.
+
+mod common;
+
+use common::{prompt, run_with};
+use oi_model_client::{ModelClient, ModelError};
+use oi_protocol::config_types::WireApi;
+use oi_test_support::{MockModelServer, MockResponse, MockScript, MockTurn};
+
+const KEY_VAR: &str = "OI_MODEL_CLIENT_TEST_KEY";
+const HEADER_VAR: &str = "OI_MODEL_CLIENT_TEST_ORG";
+const UNSET_VAR: &str = "OI_MODEL_CLIENT_TEST_UNSET";
+
+#[test]
+fn environment_driven_behaviour() {
+    // SAFETY: this binary has exactly one test, and no other thread exists yet.
+    unsafe {
+        std::env::set_var(KEY_VAR, "sk-test-123");
+        std::env::set_var(HEADER_VAR, "org-42");
+        std::env::remove_var(UNSET_VAR);
+    }
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    rt.block_on(async {
+        missing_key_is_reported_before_any_request().await;
+        key_and_env_headers_are_sent().await;
+        unauthorized_names_the_key_variable().await;
+    });
+}
+
+async fn missing_key_is_reported_before_any_request() {
+    let server = MockModelServer::start(MockScript::default()).await.unwrap();
+    let mut provider = server.provider(WireApi::Chat);
+    provider.env_key = Some(UNSET_VAR.into());
+    let err = ModelClient::new(provider, "mock".into()).unwrap_err();
+    assert!(matches!(err, ModelError::MissingApiKey(_)), "{err:?}");
+    assert!(err.to_string().contains(UNSET_VAR), "{err}");
+    assert!(server.requests().is_empty());
+}
+
+async fn key_and_env_headers_are_sent() {
+    let server = MockModelServer::start(MockScript::turns([MockTurn::text("ok")]))
+        .await
+        .unwrap();
+    let mut provider = server.provider(WireApi::Responses);
+    provider.env_key = Some(KEY_VAR.into());
+    provider.env_http_headers = Some(
+        [
+            ("OpenAI-Organization".to_string(), HEADER_VAR.to_string()),
+            ("X-Skipped".to_string(), UNSET_VAR.to_string()),
+        ]
+        .into(),
+    );
+    let client = ModelClient::new(provider, "mock".into()).unwrap();
+    assert!(
+        !format!("{client:?}").contains("sk-test-123"),
+        "the key never shows in debug output"
+    );
+    run_with(&client, &prompt()).await.ok();
+    let req = &server.requests()[0];
+    assert_eq!(req.header("authorization"), Some("Bearer sk-test-123"));
+    assert_eq!(req.header("openai-organization"), Some("org-42"));
+    assert_eq!(req.header("x-skipped"), None, "unset env header is skipped");
+}
+
+async fn unauthorized_names_the_key_variable() {
+    let server = MockModelServer::start(MockScript::new(vec![MockResponse::error(
+        401,
+        r#"{"error":{"message":"Incorrect API key provided","type":"invalid_request_error"}}"#,
+    )]))
+    .await
+    .unwrap();
+    let mut provider = server.provider(WireApi::Chat);
+    provider.env_key = Some(KEY_VAR.into());
+    provider.request_max_retries = Some(3);
+    let client = ModelClient::new(provider, "mock".into()).unwrap();
+    let out = run_with(&client, &prompt()).await;
+    let err = out.err();
+    assert_eq!(err.http_status(), Some(401));
+    let msg = err.to_string();
+    assert!(msg.contains(KEY_VAR), "{msg}");
+    assert!(msg.contains("Incorrect API key provided"), "{msg}");
+    assert!(!msg.contains("sk-test-123"), "{msg}");
+    assert_eq!(server.requests().len(), 1, "401 is not retried");
+}

@@ -1,0 +1,288 @@
+//! What the mock model answers: a script of responses, consumed one per model request.
+//!
+//! Everything here is plain serde data so Python tests and bench scripts can write the same
+//! scripts as JSON, e.g.
+//! `{"responses":[{"type":"turn","text":"hi"},{"type":"error","status":429,"body":"slow down","retry_after":"0"}]}`.
+
+use std::collections::BTreeMap;
+
+use oi_protocol::models::TokenUsage;
+use serde::{Deserialize, Serialize};
+
+/// Responses are used in order, one per model request; after the last one every request gets
+/// `fallback`, or HTTP 500 "mock script exhausted" when there is none.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct MockScript {
+    #[serde(default)]
+    pub responses: Vec<MockResponse>,
+    #[serde(default)]
+    pub fallback: Option<MockResponse>,
+}
+
+impl MockScript {
+    /// These responses in order, then "mock script exhausted" errors.
+    pub fn new(responses: Vec<MockResponse>) -> Self {
+        Self {
+            responses,
+            fallback: None,
+        }
+    }
+
+    /// One turn per request, in order.
+    pub fn turns(turns: impl IntoIterator<Item = MockTurn>) -> Self {
+        Self::new(turns.into_iter().map(MockResponse::Turn).collect())
+    }
+
+    /// These responses round-robin, forever (benchmarks, long sessions).
+    pub fn cycle(responses: Vec<MockResponse>) -> Self {
+        Self {
+            responses: Vec::new(),
+            fallback: Some(MockResponse::Cycle { responses }),
+        }
+    }
+
+    /// The same turn for every request, forever.
+    pub fn always(turn: MockTurn) -> Self {
+        Self {
+            responses: Vec::new(),
+            fallback: Some(MockResponse::Turn(turn)),
+        }
+    }
+
+    /// Sets what every request after the scripted ones gets.
+    pub fn with_fallback(mut self, fallback: impl Into<MockResponse>) -> Self {
+        self.fallback = Some(fallback.into());
+        self
+    }
+}
+
+/// One answer to one model request.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum MockResponse {
+    /// A streamed model turn, rendered in the wire format of the request path
+    /// (`/chat/completions` or `/responses`).
+    Turn(MockTurn),
+    /// An HTTP error: JSON content type when `body` is JSON, else text/plain.
+    Error {
+        status: u16,
+        #[serde(default)]
+        body: String,
+        #[serde(default)]
+        retry_after: Option<String>,
+    },
+    /// A non-SSE answer, e.g. 200 `text/html` from a misconfigured base URL.
+    NotSse {
+        status: u16,
+        content_type: String,
+        #[serde(default)]
+        body: String,
+    },
+    /// Round-robin over `responses` (each use of this entry takes the next one). Meant as the
+    /// script's `fallback`; see [`MockScript::cycle`].
+    Cycle { responses: Vec<MockResponse> },
+}
+
+impl MockResponse {
+    pub fn error(status: u16, body: impl Into<String>) -> Self {
+        MockResponse::Error {
+            status,
+            body: body.into(),
+            retry_after: None,
+        }
+    }
+
+    /// HTTP 429 with a `Retry-After` header.
+    pub fn rate_limited(retry_after: impl Into<String>) -> Self {
+        MockResponse::Error {
+            status: 429,
+            body: r#"{"error":{"message":"Rate limit reached","type":"rate_limit_error"}}"#.into(),
+            retry_after: Some(retry_after.into()),
+        }
+    }
+
+    pub fn not_sse(status: u16, content_type: impl Into<String>, body: impl Into<String>) -> Self {
+        MockResponse::NotSse {
+            status,
+            content_type: content_type.into(),
+            body: body.into(),
+        }
+    }
+}
+
+impl From<MockTurn> for MockResponse {
+    fn from(turn: MockTurn) -> Self {
+        MockResponse::Turn(turn)
+    }
+}
+
+/// A model turn: optional reasoning, optional text, tool calls, plus knobs that reproduce the
+/// quirks of real servers. Every field has a default, so `{"text":"hi"}` is a whole turn.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct MockTurn {
+    pub reasoning: Option<String>,
+    pub text: Option<String>,
+    pub tool_calls: Vec<MockToolCall>,
+    /// Split text, reasoning and arguments into deltas of this many chars (default: whole).
+    pub chunk_size: Option<usize>,
+    /// Pause between SSE events.
+    pub delay_ms_between_chunks: Option<u64>,
+    /// Send this many SSE events, then cut the connection (no clean end of the body).
+    pub disconnect_after_chunks: Option<usize>,
+    /// Send this many SSE events, then keep the connection open and silent (idle timeouts).
+    pub stall_after_chunks: Option<usize>,
+    /// Chat: no `id` on tool-call deltas. Responses: no `call_id` on function calls.
+    pub omit_tool_call_ids: bool,
+    /// Chat: no `index` on tool-call deltas.
+    pub omit_tool_call_index: bool,
+    /// Chat: each call in one chunk with its full arguments (many open-model servers).
+    pub whole_tool_calls: bool,
+    /// Chat: sent as a final chunk with empty `choices`. Responses: in `response.completed`.
+    pub usage: Option<TokenUsage>,
+    /// Insert a `data:` line that is not JSON after the first event.
+    pub malformed_line: bool,
+    /// Chat: end after the `finish_reason` chunk without `data: [DONE]`.
+    /// Responses: end without `response.completed`.
+    pub omit_done: bool,
+    /// Chat: the delta field carrying reasoning, `reasoning_content` (default) or `reasoning`.
+    pub reasoning_field: Option<String>,
+    /// Extra response headers, e.g. `x-ratelimit-*`.
+    pub headers: BTreeMap<String, String>,
+}
+
+impl MockTurn {
+    /// A plain text answer.
+    pub fn text(text: impl Into<String>) -> Self {
+        Self {
+            text: Some(text.into()),
+            ..Self::default()
+        }
+    }
+
+    /// A text answer streamed as exactly `n` deltas of 8 chars (`"t000000 "`, `"t000001 "`, ...).
+    pub fn text_deltas(n: usize) -> Self {
+        let pieces: Vec<String> = (0..n).map(|i| format!("t{:06} ", i % 1_000_000)).collect();
+        Self {
+            chunk_size: Some(8),
+            ..Self::text(pieces.concat())
+        }
+    }
+
+    /// One tool call with JSON arguments.
+    pub fn tool_call(name: impl Into<String>, arguments: serde_json::Value) -> Self {
+        Self::default().with_tool_call(name, arguments)
+    }
+
+    /// One tool call with raw arguments (may be invalid JSON).
+    pub fn tool_call_raw(name: impl Into<String>, arguments: impl Into<String>) -> Self {
+        Self::default().with_tool_call_raw(name, arguments)
+    }
+
+    pub fn with_text(mut self, text: impl Into<String>) -> Self {
+        self.text = Some(text.into());
+        self
+    }
+
+    pub fn with_reasoning(mut self, reasoning: impl Into<String>) -> Self {
+        self.reasoning = Some(reasoning.into());
+        self
+    }
+
+    pub fn with_tool_call(self, name: impl Into<String>, arguments: serde_json::Value) -> Self {
+        self.with_tool_call_raw(name, arguments.to_string())
+    }
+
+    pub fn with_tool_call_raw(
+        mut self,
+        name: impl Into<String>,
+        arguments: impl Into<String>,
+    ) -> Self {
+        self.tool_calls.push(MockToolCall {
+            id: None,
+            name: name.into(),
+            arguments: arguments.into(),
+        });
+        self
+    }
+
+    /// Sets the id of the last added tool call.
+    pub fn with_call_id(mut self, id: impl Into<String>) -> Self {
+        if let Some(call) = self.tool_calls.last_mut() {
+            call.id = Some(id.into());
+        }
+        self
+    }
+
+    pub fn chunked(mut self, chars: usize) -> Self {
+        self.chunk_size = Some(chars);
+        self
+    }
+
+    pub fn with_delay_ms(mut self, ms: u64) -> Self {
+        self.delay_ms_between_chunks = Some(ms);
+        self
+    }
+
+    pub fn disconnect_after(mut self, events: usize) -> Self {
+        self.disconnect_after_chunks = Some(events);
+        self
+    }
+
+    pub fn stall_after(mut self, events: usize) -> Self {
+        self.stall_after_chunks = Some(events);
+        self
+    }
+
+    pub fn without_call_ids(mut self) -> Self {
+        self.omit_tool_call_ids = true;
+        self
+    }
+
+    pub fn without_call_index(mut self) -> Self {
+        self.omit_tool_call_index = true;
+        self
+    }
+
+    pub fn whole_calls(mut self) -> Self {
+        self.whole_tool_calls = true;
+        self
+    }
+
+    pub fn with_usage(mut self, usage: TokenUsage) -> Self {
+        self.usage = Some(usage);
+        self
+    }
+
+    pub fn with_malformed_line(mut self) -> Self {
+        self.malformed_line = true;
+        self
+    }
+
+    pub fn without_done(mut self) -> Self {
+        self.omit_done = true;
+        self
+    }
+
+    pub fn with_reasoning_field(mut self, field: impl Into<String>) -> Self {
+        self.reasoning_field = Some(field.into());
+        self
+    }
+
+    pub fn with_header(mut self, name: impl Into<String>, value: impl Into<String>) -> Self {
+        self.headers.insert(name.into(), value.into());
+        self
+    }
+}
+
+/// One scripted tool call.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct MockToolCall {
+    /// Sent as the call id; `None` → `call_mock_<n>` (unless the turn omits ids).
+    #[serde(default)]
+    pub id: Option<String>,
+    pub name: String,
+    /// Raw argument string; may be invalid JSON on purpose.
+    #[serde(default)]
+    pub arguments: String,
+}

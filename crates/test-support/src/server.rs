@@ -1,0 +1,370 @@
+//! The HTTP side of the mock: accept loop, routing, streaming bodies.
+//!
+//! Every connection task lives in a `JoinSet` owned by the accept-loop task, so aborting
+//! that one task (what dropping [`crate::MockModelServer`] does) ends all connections too,
+//! including streams that were told to stall forever.
+
+use std::convert::Infallible;
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
+
+use bytes::Bytes;
+use http_body_util::combinators::BoxBody;
+use http_body_util::{BodyExt, Full, StreamBody};
+use hyper::body::{Frame, Incoming};
+use hyper::header::HeaderValue;
+use hyper::service::service_fn;
+use hyper::{Method, Request, Response, StatusCode};
+use hyper_util::rt::TokioIo;
+use oi_protocol::config_types::WireApi;
+use serde_json::{Value, json};
+use tokio::net::TcpListener;
+use tokio::sync::watch;
+use tokio::task::JoinSet;
+
+use crate::recorded::RecordedRequest;
+use crate::render::render;
+use crate::script::{MockResponse, MockScript, MockTurn};
+
+type Body = BoxBody<Bytes, std::io::Error>;
+
+/// Largest request body accepted (histories with images can be big).
+const MAX_REQUEST_BODY: usize = 64 * 1024 * 1024;
+
+pub(crate) struct State {
+    script: Mutex<Cursor>,
+    requests: Mutex<Vec<RecordedRequest>>,
+    /// Number of recorded requests, for event-driven waiting.
+    pub(crate) count: watch::Sender<usize>,
+}
+
+struct Cursor {
+    script: MockScript,
+    next: usize,
+    cycle_uses: usize,
+    /// Model requests answered so far; numbers ids in the rendered streams.
+    served: u64,
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+impl State {
+    pub(crate) fn new(script: MockScript) -> Arc<Self> {
+        Arc::new(Self {
+            script: Mutex::new(Cursor {
+                script,
+                next: 0,
+                cycle_uses: 0,
+                served: 0,
+            }),
+            requests: Mutex::new(Vec::new()),
+            count: watch::channel(0).0,
+        })
+    }
+
+    pub(crate) fn requests(&self) -> Vec<RecordedRequest> {
+        lock(&self.requests).clone()
+    }
+
+    pub(crate) fn clear_requests(&self) {
+        lock(&self.requests).clear();
+        self.count.send_replace(0);
+    }
+
+    pub(crate) fn set_script(&self, script: MockScript) {
+        let mut cursor = lock(&self.script);
+        cursor.script = script;
+        cursor.next = 0;
+        cursor.cycle_uses = 0;
+    }
+
+    fn record(&self, request: RecordedRequest) {
+        let n = {
+            let mut requests = lock(&self.requests);
+            requests.push(request);
+            requests.len()
+        };
+        self.count.send_replace(n);
+    }
+
+    /// The next scripted response and its sequence number.
+    fn next_response(&self) -> (MockResponse, u64) {
+        let mut c = lock(&self.script);
+        c.served += 1;
+        let served = c.served;
+        let picked = if let Some(r) = c.script.responses.get(c.next).cloned() {
+            c.next += 1;
+            r
+        } else if let Some(f) = c.script.fallback.clone() {
+            f
+        } else {
+            MockResponse::Error {
+                status: 500,
+                body: json!({ "error": { "message": format!(
+                    "mock script exhausted: all {} scripted responses were used and there is no fallback (this is request #{served})",
+                    c.script.responses.len()
+                ), "type": "mock_script_exhausted" } })
+                .to_string(),
+                retry_after: None,
+            }
+        };
+        // Resolve round-robin entries (nested ones too, to a sane depth).
+        let mut resolved = picked;
+        for _ in 0..8 {
+            match resolved {
+                MockResponse::Cycle { responses } if !responses.is_empty() => {
+                    let i = c.cycle_uses % responses.len();
+                    c.cycle_uses += 1;
+                    resolved = responses[i].clone();
+                }
+                MockResponse::Cycle { .. } => {
+                    resolved = MockResponse::error(500, "mock script: empty `cycle`");
+                }
+                other => return (other, served),
+            }
+        }
+        (
+            MockResponse::error(500, "mock script: `cycle` nested too deep"),
+            served,
+        )
+    }
+}
+
+/// Serves connections until the task is aborted.
+pub(crate) async fn accept_loop(listener: TcpListener, state: Arc<State>) {
+    let mut conns = JoinSet::new();
+    loop {
+        tokio::select! {
+            accepted = listener.accept() => {
+                let Ok((stream, _)) = accepted else { continue };
+                // Latency matters for benchmarks: no Nagle delay on small SSE frames.
+                let _ = stream.set_nodelay(true);
+                let state = state.clone();
+                conns.spawn(async move {
+                    let svc = service_fn(move |req| handle(state.clone(), req));
+                    let _ = hyper::server::conn::http1::Builder::new()
+                        .serve_connection(TokioIo::new(stream), svc)
+                        .await;
+                });
+            }
+            Some(_) = conns.join_next(), if !conns.is_empty() => {}
+        }
+    }
+}
+
+async fn handle(state: Arc<State>, req: Request<Incoming>) -> Result<Response<Body>, Infallible> {
+    let method = req.method().clone();
+    let path = req.uri().path().to_string();
+    let query = req.uri().query().map(str::to_string);
+    let headers: Vec<(String, String)> = req
+        .headers()
+        .iter()
+        .map(|(n, v)| {
+            (
+                n.as_str().to_string(),
+                String::from_utf8_lossy(v.as_bytes()).into_owned(),
+            )
+        })
+        .collect();
+    let trimmed = path.trim_end_matches('/');
+
+    if trimmed == "/__mock/requests" {
+        return Ok(match method {
+            Method::DELETE => {
+                state.clear_requests();
+                json_response(StatusCode::OK, json!({ "cleared": true }))
+            }
+            _ => json_response(StatusCode::OK, json!(state.requests())),
+        });
+    }
+    if method == Method::GET && trimmed.ends_with("/models") {
+        return Ok(json_response(
+            StatusCode::OK,
+            json!({ "object": "list", "data": [{ "id": "mock-model", "object": "model", "owned_by": "mock" }] }),
+        ));
+    }
+    let wire = if trimmed.ends_with("/chat/completions") {
+        Some(WireApi::Chat)
+    } else if trimmed.ends_with("/responses") {
+        Some(WireApi::Responses)
+    } else {
+        None
+    };
+    let is_script = trimmed == "/__mock/script";
+    if method != Method::POST || (wire.is_none() && !is_script) {
+        return Ok(error_response(
+            StatusCode::NOT_FOUND,
+            &format!(
+                "mock-model has no route for {method} {path}; model requests go to POST <base_url>/chat/completions or <base_url>/responses"
+            ),
+        ));
+    }
+
+    let bytes = match http_body_util::Limited::new(req.into_body(), MAX_REQUEST_BODY)
+        .collect()
+        .await
+    {
+        Ok(collected) => collected.to_bytes(),
+        Err(e) => {
+            return Ok(error_response(
+                StatusCode::BAD_REQUEST,
+                &format!("could not read the request body: {e}"),
+            ));
+        }
+    };
+    let parsed: Result<Value, _> = serde_json::from_slice(&bytes);
+
+    if is_script {
+        return Ok(
+            match parsed.and_then(serde_json::from_value::<MockScript>) {
+                Ok(script) => {
+                    state.set_script(script);
+                    json_response(StatusCode::OK, json!({ "ok": true }))
+                }
+                Err(e) => error_response(
+                    StatusCode::BAD_REQUEST,
+                    &format!("the posted mock script is not valid: {e}"),
+                ),
+            },
+        );
+    }
+
+    let body_ok = parsed.is_ok();
+    let body =
+        parsed.unwrap_or_else(|_| Value::String(String::from_utf8_lossy(&bytes).into_owned()));
+    let model = body
+        .get("model")
+        .and_then(Value::as_str)
+        .unwrap_or("mock-model")
+        .to_string();
+    state.record(RecordedRequest {
+        method: method.to_string(),
+        path,
+        query,
+        headers,
+        body,
+    });
+    if !body_ok {
+        return Ok(error_response(
+            StatusCode::BAD_REQUEST,
+            "the request body is not valid JSON",
+        ));
+    }
+    let (response, seq) = state.next_response();
+    let wire = wire.unwrap_or_default();
+    Ok(match response {
+        MockResponse::Turn(turn) => sse_response(&turn, wire, &model, seq),
+        MockResponse::Error {
+            status,
+            body,
+            retry_after,
+        } => {
+            let is_json = serde_json::from_str::<Value>(&body).is_ok();
+            let mut resp = full(status_or_500(status), body);
+            set_header(
+                &mut resp,
+                "content-type",
+                if is_json {
+                    "application/json"
+                } else {
+                    "text/plain; charset=utf-8"
+                },
+            );
+            if let Some(ra) = retry_after {
+                set_header(&mut resp, "retry-after", &ra);
+            }
+            resp
+        }
+        MockResponse::NotSse {
+            status,
+            content_type,
+            body,
+        } => {
+            let mut resp = full(status_or_500(status), body);
+            set_header(&mut resp, "content-type", &content_type);
+            resp
+        }
+        MockResponse::Cycle { .. } => error_response(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "mock script: unresolved `cycle`",
+        ),
+    })
+}
+
+fn sse_response(turn: &MockTurn, wire: WireApi, model: &str, seq: u64) -> Response<Body> {
+    let frames = render(turn, wire, model, seq);
+    let delay = turn
+        .delay_ms_between_chunks
+        .filter(|ms| *ms > 0)
+        .map(Duration::from_millis);
+    let disconnect_after = turn.disconnect_after_chunks;
+    let stall_after = turn.stall_after_chunks;
+    // State: index of the next frame, `None` once a scripted disconnect has been sent.
+    let stream = futures::stream::unfold(Some(0usize), move |state| {
+        let frame = state.and_then(|i| frames.get(i).cloned());
+        async move {
+            let i = state?;
+            if stall_after == Some(i) {
+                futures::future::pending::<()>().await;
+            }
+            if disconnect_after == Some(i) {
+                // Returning Pending once lets hyper flush the headers and frames sent so far;
+                // then an error from the body makes it drop the connection without the final
+                // chunk, which the client sees as a stream cut mid-way.
+                tokio::task::yield_now().await;
+                let err = std::io::Error::new(
+                    std::io::ErrorKind::ConnectionAborted,
+                    "mock: scripted disconnect",
+                );
+                return Some((Err(err), None));
+            }
+            let frame = frame?;
+            if let (Some(d), true) = (delay, i > 0) {
+                tokio::time::sleep(d).await;
+            }
+            Some((Ok(Frame::data(Bytes::from(frame))), Some(i + 1)))
+        }
+    });
+    let mut resp = Response::new(BodyExt::boxed(StreamBody::new(stream)));
+    set_header(&mut resp, "content-type", "text/event-stream");
+    set_header(&mut resp, "cache-control", "no-cache");
+    for (name, value) in &turn.headers {
+        set_header(&mut resp, name, value);
+    }
+    resp
+}
+
+fn status_or_500(status: u16) -> StatusCode {
+    StatusCode::from_u16(status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR)
+}
+
+fn full(status: StatusCode, body: impl Into<Bytes>) -> Response<Body> {
+    let body = Full::new(body.into()).map_err(|never: Infallible| match never {});
+    let mut resp = Response::new(BodyExt::boxed(body));
+    *resp.status_mut() = status;
+    resp
+}
+
+fn json_response(status: StatusCode, v: Value) -> Response<Body> {
+    let mut resp = full(status, v.to_string());
+    set_header(&mut resp, "content-type", "application/json");
+    resp
+}
+
+fn error_response(status: StatusCode, message: &str) -> Response<Body> {
+    json_response(
+        status,
+        json!({ "error": { "message": message, "type": "mock_error" } }),
+    )
+}
+
+fn set_header(resp: &mut Response<Body>, name: &str, value: &str) {
+    if let (Ok(n), Ok(v)) = (
+        hyper::header::HeaderName::from_bytes(name.as_bytes()),
+        HeaderValue::from_str(value),
+    ) {
+        resp.headers_mut().insert(n, v);
+    }
+}
