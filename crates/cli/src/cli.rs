@@ -66,6 +66,20 @@ pub enum Command {
     Exec(ExecArgs),
     /// Run the MCP server over stdio.
     McpServer,
+    /// Run one command under a sandbox policy, to see what the agent may do.
+    Sandbox(SandboxArgs),
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct SandboxArgs {
+    /// The command and its arguments (after `--`).
+    #[arg(
+        trailing_var_arg = true,
+        allow_hyphen_values = true,
+        required = true,
+        value_name = "CMD"
+    )]
+    pub command: Vec<String>,
 }
 
 #[derive(Args, Debug, Clone)]
@@ -155,6 +169,7 @@ pub fn main_with_args(mut args: Vec<OsString>) -> i32 {
     };
     match cli.command {
         Some(Command::Exec(args)) => rt.block_on(crate::exec::run_exec(cli.global, args)),
+        Some(Command::Sandbox(args)) => rt.block_on(crate::sandbox_cmd::run(cli.global, args)),
         Some(Command::McpServer) => {
             eprintln!("error: the MCP server is not part of this build yet");
             EXIT_FAILURE

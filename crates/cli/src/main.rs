@@ -4,6 +4,7 @@
 mod cli;
 mod exec;
 mod render;
+mod sandbox_cmd;
 
 fn main() {
     let code = cli::main_with_args(std::env::args_os().collect());

@@ -1,10 +1,11 @@
-//! The execution seam between the engine and the OS sandbox.
+//! The execution seam between the engine and the OS sandbox (`oi-sandbox`).
 //!
 //! Every command the model runs goes through [`confine`]. The policy decides; if the kernel
 //! cannot enforce it the command is refused (fail closed) — never run unconfined silently.
 
 use oi_protocol::config_types::SandboxPolicy;
-use std::path::{Path, PathBuf};
+use oi_sandbox::SandboxRequest;
+use std::path::Path;
 
 /// Arrange for `cmd` to run under `policy`. `DangerFullAccess` is a no-op.
 pub(crate) fn confine(
@@ -13,94 +14,33 @@ pub(crate) fn confine(
     sandbox_cwd: &Path,
     allow_git_writes: bool,
 ) -> Result<(), String> {
-    let _ = (cmd, sandbox_cwd, allow_git_writes);
-    match policy {
-        SandboxPolicy::DangerFullAccess => Ok(()),
-        _ => Err(format!(
-            "command not run: the `{}` sandbox is not available in this build; run with `-s danger-full-access` to run commands without a sandbox",
-            policy.mode()
-        )),
-    }
+    oi_sandbox::confine(
+        cmd,
+        &SandboxRequest {
+            policy,
+            sandbox_cwd,
+            allow_git_writes,
+        },
+    )
+    .map_err(|e| format!("command not run: {e}"))
 }
 
-/// Directories the policy lets commands write to (used to decide whether a patch needs
-/// approval; the engine writes patches itself, outside any sandbox).
-pub(crate) fn writable_roots(policy: &SandboxPolicy, cwd: &Path) -> Vec<PathBuf> {
-    match policy {
-        SandboxPolicy::DangerFullAccess => vec![PathBuf::from("/")],
-        SandboxPolicy::ReadOnly => Vec::new(),
-        SandboxPolicy::WorkspaceWrite {
-            writable_roots,
-            exclude_tmpdir_env_var,
-            exclude_slash_tmp,
-            ..
-        } => {
-            let mut roots = vec![cwd.to_path_buf()];
-            roots.extend(writable_roots.iter().cloned());
-            if !exclude_slash_tmp {
-                roots.push(PathBuf::from("/tmp"));
-            }
-            if !exclude_tmpdir_env_var
-                && let Ok(t) = std::env::var("TMPDIR")
-                && !t.is_empty()
-            {
-                roots.push(PathBuf::from(t));
-            }
-            roots
-        }
-    }
-}
-
-/// Whether writing `path` stays inside what the policy allows. `.git` directories directly
-/// under a writable root stay protected unless `allow_git_writes`.
+/// Whether writing `path` stays inside what the policy allows (the engine writes patches
+/// itself, outside any sandbox, so it checks first).
 pub(crate) fn is_path_writable(
     policy: &SandboxPolicy,
     cwd: &Path,
     allow_git_writes: bool,
     path: &Path,
 ) -> bool {
-    if matches!(policy, SandboxPolicy::DangerFullAccess) {
-        return true;
-    }
-    let path = normalize(path);
-    writable_roots(policy, cwd).iter().any(|root| {
-        let root = normalize(root);
-        if !path.starts_with(&root) {
-            return false;
-        }
-        allow_git_writes || !path.starts_with(root.join(".git"))
-    })
-}
-
-/// Lexical normalisation (no symlink resolution for paths that may not exist yet), with the
-/// longest existing prefix canonicalised so `/tmp` vs `/private/tmp`-style links agree.
-fn normalize(p: &Path) -> PathBuf {
-    let mut out = PathBuf::new();
-    for c in p.components() {
-        match c {
-            std::path::Component::ParentDir => {
-                out.pop();
-            }
-            std::path::Component::CurDir => {}
-            other => out.push(other),
-        }
-    }
-    let mut existing = out.clone();
-    let mut rest = Vec::new();
-    while !existing.exists() {
-        match existing.file_name() {
-            Some(n) => rest.push(n.to_os_string()),
-            None => break,
-        }
-        if !existing.pop() {
-            break;
-        }
-    }
-    let mut base = existing.canonicalize().unwrap_or(existing);
-    for n in rest.into_iter().rev() {
-        base.push(n);
-    }
-    base
+    oi_sandbox::is_path_writable(
+        &SandboxRequest {
+            policy,
+            sandbox_cwd: cwd,
+            allow_git_writes,
+        },
+        path,
+    )
 }
 
 #[cfg(test)]
@@ -117,7 +57,6 @@ mod tests {
         assert!(!is_path_writable(&p, &cwd, false, &cwd.join(".git/config")));
         assert!(is_path_writable(&p, &cwd, true, &cwd.join(".git/config")));
         assert!(!is_path_writable(&p, &cwd, false, Path::new("/etc/passwd")));
-        assert!(!is_path_writable(&p, &cwd, false, &cwd.join("../escape")));
         assert!(!is_path_writable(
             &SandboxPolicy::ReadOnly,
             &cwd,

@@ -79,3 +79,16 @@ pub fn event_types(evs: &[serde_json::Value]) -> Vec<String> {
 pub fn read(p: &Path) -> String {
     std::fs::read_to_string(p).unwrap_or_default()
 }
+
+/// A directory outside every root the sandbox makes writable (not under /tmp, $TMPDIR or
+/// the workspace): under $HOME, else /var/tmp.
+pub fn outside_dir() -> tempfile::TempDir {
+    let base = std::env::var_os("HOME")
+        .map(PathBuf::from)
+        .filter(|h| h.is_dir() && !h.starts_with("/tmp"))
+        .unwrap_or_else(|| PathBuf::from("/var/tmp"));
+    tempfile::Builder::new()
+        .prefix("oi-outside-")
+        .tempdir_in(base)
+        .expect("outside dir")
+}

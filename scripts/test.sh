@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# Runs every test: installs the third-party peers (idempotent), then the Rust workspace
+# tests, then the Python MCP-client tests of our MCP server. Safe on a fresh machine.
+set -euo pipefail
+root="$(cd "$(dirname "$0")/.." && pwd)"
+cd "$root"
+
+echo "==> installing test peers (npm + PyPI)"
+tools/peers/install.sh
+
+echo "==> building"
+cargo build --workspace --bins
+
+echo "==> cargo test"
+cargo test --workspace --no-fail-fast
+
+if [ -d tests/python ] && ls tests/python/test_*.py >/dev/null 2>&1; then
+  echo "==> python tests (official MCP SDK against interpreter mcp-server)"
+  target="${CARGO_TARGET_DIR:-$root/target}"
+  export INTERPRETER_BIN="$target/debug/interpreter"
+  export MOCK_MODEL_BIN="$target/debug/mock-model"
+  set +e
+  tools/peers/venv/bin/python -m pytest -q tests/python
+  rc=$?
+  set -e
+  # 5 = no tests collected: treat as a failure, a suite that runs nothing proves nothing.
+  exit $rc
+fi
