@@ -10,20 +10,30 @@
 //!   (`/dev/null`, `/dev/zero`, `/dev/full`, `/dev/tty`, `/dev/ptmx`, `/dev/pts/*`,
 //!   `/dev/random`, `/dev/urandom`).
 //! * **`.git`** — a `.git` entry directly inside a writable root stays read-only unless
-//!   [`SandboxRequest::allow_git_writes`]. Landlock is allow-list only, so this uses a private
-//!   mount namespace in the child with a read-only bind mount over each such `.git` (the rest of
-//!   the root stays fully writable). Where mount namespaces are unavailable (unprivileged user
-//!   namespaces disabled, container seccomp profiles), it falls back to granting writes on every
-//!   *existing* entry of the root except `.git`: then the root's own top level is frozen (no new,
-//!   removed or renamed top-level entries) while everything inside existing entries is writable.
-//!   Either way `.git` is never writable; docs/sandbox.md spells out both layouts.
+//!   [`SandboxRequest::allow_git_writes`] (or the root is itself that `.git`). Landlock is
+//!   allow-list only: any right granted on a root reaches everything beneath it, `.git` included.
+//!   Two layouts, both keeping `.git` (and a symlinked `.git`'s target) unwritable:
+//!   - *mount layout* (used when a probe shows namespaces work): the child unshares a mount
+//!     namespace (plus a user namespace mapping its own uid/gid when not root, so files of other
+//!     users show as the overflow id), bind-mounts each `.git` read-only over itself and
+//!     re-resolves its cwd; Landlock then grants the whole root. The root stays fully writable.
+//!   - *sibling layout* (fallback: namespaces unavailable, or `.git` is a symlink): no right on
+//!     the root itself; full rights on each *existing* entry of the root except `.git`,
+//!     recursively for any entry that leads to a protected `.git` (e.g. a repo inside `/tmp`).
+//!     Consequence: entries directly in the root cannot be created, removed or renamed; contents
+//!     of existing entries are fully writable; symlinked entries are not granted.
+//!
+//!   [`is_path_writable`] answers with the mount layout's meaning (policy intent).
 //! * **Network** — when the policy has no network access, a seccomp filter makes `socket(2)` fail
 //!   with `EPERM` for every address family except `AF_UNIX` and `AF_NETLINK`, and refuses
 //!   `io_uring` (which could create sockets without the `socket` syscall). On Landlock ABI ≥ 4,
 //!   TCP bind/connect are additionally denied by Landlock.
 //! * **Always** (any confining policy) — `ioctl(TIOCSTI/TIOCLINUX)` is refused (no typing into
-//!   the user's terminal), `PR_SET_NO_NEW_PRIVS` is set, and on Landlock ABI < 3 (which cannot
-//!   govern truncation) `truncate(2)`, read-only opens with `O_TRUNC` and `openat2` are refused.
+//!   the user's terminal); `open_by_handle_at`, module loading, kexec, reboot and swap are
+//!   refused (root could sidestep path rules with them); `PR_SET_NO_NEW_PRIVS` is set; on
+//!   Landlock ABI < 3 (which cannot govern truncation) `truncate(2)` and read-only opens with
+//!   `O_TRUNC` fail with `EPERM` and `openat2` with `ENOSYS`. Other ABI gaps only make the
+//!   sandbox stricter (ABI 1 refuses cross-directory renames) or concern device ioctls (ABI < 5).
 //!
 //! Everything is prepared in the parent (ruleset fd, compiled BPF, C strings); the `pre_exec`
 //! hook only issues raw system calls, so it is safe after `fork` in a multi-threaded runtime.
@@ -130,13 +140,10 @@ pub async fn run_sandboxed(
     let mut cmd = tokio::process::Command::new(program);
     cmd.args(args).current_dir(cwd).kill_on_drop(true);
     confine(&mut cmd, req)?;
-    let status = cmd
-        .status()
-        .await
-        .map_err(|source| SandboxError::Spawn {
-            program: program.clone(),
-            source,
-        })?;
+    let status = cmd.status().await.map_err(|source| SandboxError::Spawn {
+        program: program.clone(),
+        source,
+    })?;
     Ok(exit_code(status))
 }
 

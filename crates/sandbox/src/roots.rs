@@ -37,9 +37,7 @@ pub(crate) fn writable_roots(req: &SandboxRequest<'_>, tmpdir: Option<OsString>)
             if !exclude_slash_tmp {
                 candidates.push(PathBuf::from("/tmp"));
             }
-            if !exclude_tmpdir_env_var
-                && let Some(t) = tmpdir.filter(|t| !t.is_empty())
-            {
+            if !exclude_tmpdir_env_var && let Some(t) = tmpdir.filter(|t| !t.is_empty()) {
                 candidates.push(base.join(t));
             }
             let mut out: Vec<PathBuf> = Vec::new();
@@ -104,7 +102,8 @@ pub(crate) fn is_path_writable(
                 return false;
             };
             let l = layout(req, tmpdir);
-            l.roots.iter().any(|r| p.starts_with(r)) && !l.protected.iter().any(|g| p.starts_with(g))
+            l.roots.iter().any(|r| p.starts_with(r))
+                && !l.protected.iter().any(|g| p.starts_with(g))
         }
     }
 }
@@ -171,7 +170,10 @@ mod tests {
         let extra = tempfile::tempdir().unwrap();
         let cwd_c = std::fs::canonicalize(cwd.path()).unwrap();
         let extra_c = std::fs::canonicalize(extra.path()).unwrap();
-        let policy = ww(vec![extra.path().to_path_buf(), extra.path().to_path_buf()], false);
+        let policy = ww(
+            vec![extra.path().to_path_buf(), extra.path().to_path_buf()],
+            false,
+        );
         let req = SandboxRequest {
             policy: &policy,
             sandbox_cwd: cwd.path(),
@@ -230,8 +232,14 @@ mod tests {
         assert!(w(&req, "README.md"));
         assert!(!w(&req, ".git/config"));
         assert!(!w(&req, "sub/../.git/hooks/pre-commit"));
-        assert!(!w(&req, "escape/file"), "symlink leaving the root is not writable");
-        assert!(!w(&req, "dangling/file"), "dangling symlink is not writable");
+        assert!(
+            !w(&req, "escape/file"),
+            "symlink leaving the root is not writable"
+        );
+        assert!(
+            !w(&req, "dangling/file"),
+            "dangling symlink is not writable"
+        );
         assert!(!w(&req, "../elsewhere"));
         assert!(!is_path_writable(&req, None, &outside.path().join("f")));
         req.allow_git_writes = true;

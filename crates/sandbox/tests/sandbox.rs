@@ -1,6 +1,8 @@
 //! Real processes under each policy. Every assertion here would fail if enforcement were
 //! missing: writes that must be refused would succeed, connections that must fail would connect.
 
+#![cfg(target_os = "linux")]
+
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
@@ -82,7 +84,12 @@ async fn read_only_refuses_writes_but_reads_and_dev_null_work() {
     std::fs::write(cwd.path().join("existing"), "original\n").unwrap();
     let p = SandboxPolicy::ReadOnly;
 
-    let o = sh(&p, cwd.path(), "cat existing && echo hi > /dev/null && echo done").await;
+    let o = sh(
+        &p,
+        cwd.path(),
+        "cat existing && echo hi > /dev/null && echo done",
+    )
+    .await;
     assert!(o.ok, "reads and /dev/null must work: {}", o.stderr);
     assert_eq!(o.stdout, "original\ndone\n");
 
@@ -177,7 +184,10 @@ async fn children_of_the_command_are_equally_confined() {
     let o = sh(&ww(false), cwd.path(), &script).await;
     assert!(o.ok, "{}", o.stderr);
     assert!(cwd.path().join("inside").exists());
-    assert!(!a.exists() && !b.exists(), "a grandchild escaped the sandbox");
+    assert!(
+        !a.exists() && !b.exists(),
+        "a grandchild escaped the sandbox"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -215,13 +225,72 @@ async fn git_dir_stays_read_only_unless_allowed() {
         "echo ok > src/main.rs && echo ok > README.md && echo new > src/new.rs",
     )
     .await;
-    assert!(o.ok, "the rest of the workspace stays writable: {}", o.stderr);
+    assert!(
+        o.ok,
+        "the rest of the workspace stays writable: {}",
+        o.stderr
+    );
 
-    let o = run_in(&p, root, true, &["sh", "-c", "echo '[user]' >> .git/config"]).await;
+    let o = run_in(
+        &p,
+        root,
+        true,
+        &["sh", "-c", "echo '[user]' >> .git/config"],
+    )
+    .await;
     assert!(o.ok, "allow_git_writes: {}", o.stderr);
     assert_eq!(
         std::fs::read_to_string(root.join(".git/config")).unwrap(),
         "[core]\n[user]\n"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn git_reads_work_and_commits_fail_in_a_real_repository() {
+    let cwd = scratch();
+    let root = cwd.path();
+    let git = |args: &[&str]| {
+        let st = std::process::Command::new("git")
+            .args(["-c", "user.name=t", "-c", "user.email=t@example.invalid"])
+            .args(args)
+            .current_dir(root)
+            .output()
+            .unwrap();
+        assert!(
+            st.status.success(),
+            "{}",
+            String::from_utf8_lossy(&st.stderr)
+        );
+    };
+    git(&["init", "-q"]);
+    std::fs::write(root.join("a.txt"), "one\n").unwrap();
+    git(&["add", "a.txt"]);
+    git(&["commit", "-q", "-m", "first"]);
+    std::fs::write(root.join("a.txt"), "two\n").unwrap();
+    let head = std::fs::read_to_string(root.join(".git/HEAD")).unwrap();
+
+    let o = sh(
+        &ww(false),
+        root,
+        "git status --porcelain && git diff --stat && git log --oneline",
+    )
+    .await;
+    assert!(o.ok, "read-only git commands must work: {}", o.stderr);
+    assert!(o.stdout.contains(" M a.txt"), "{}", o.stdout);
+    assert!(o.stdout.contains("first"), "{}", o.stdout);
+
+    let o = sh(
+        &ww(false),
+        root,
+        "git -c user.name=t -c user.email=t@example.invalid commit -qam second",
+    )
+    .await;
+    assert!(!o.ok, "commit must fail with .git read-only");
+    let o = sh(&ww(false), root, "git log --oneline").await;
+    assert_eq!(o.stdout.lines().count(), 1, "{}", o.stdout);
+    assert_eq!(
+        std::fs::read_to_string(root.join(".git/HEAD")).unwrap(),
+        head
     );
 }
 
@@ -235,14 +304,26 @@ async fn network_off_refuses_tcp_network_on_connects() {
     listener.set_nonblocking(true).unwrap();
 
     for policy in [ww(false), SandboxPolicy::ReadOnly] {
-        let o = run_in(&policy, cwd.path(), false, &["bash", "-c", BASH_CONNECT, &port]).await;
+        let o = run_in(
+            &policy,
+            cwd.path(),
+            false,
+            &["bash", "-c", BASH_CONNECT, &port],
+        )
+        .await;
         assert!(!o.ok, "connected with network off ({policy:?})");
         assert!(o.stderr.contains("Operation not permitted"), "{}", o.stderr);
         let err = listener.accept().unwrap_err();
         assert_eq!(err.kind(), std::io::ErrorKind::WouldBlock);
     }
 
-    let o = run_in(&ww(true), cwd.path(), false, &["bash", "-c", BASH_CONNECT, &port]).await;
+    let o = run_in(
+        &ww(true),
+        cwd.path(),
+        false,
+        &["bash", "-c", BASH_CONNECT, &port],
+    )
+    .await;
     assert!(o.ok, "network on must connect: {}", o.stderr);
     // The handshake completed before the child exited, so the connection is queued.
     listener.accept().unwrap();
@@ -268,7 +349,17 @@ for fam, typ in [(socket.AF_INET, socket.SOCK_STREAM), (socket.AF_INET6, socket.
     assert!(o.ok, "{}", o.stderr);
     assert_eq!(o.stdout, "denied True\ndenied True\ndenied True\n");
 
-    let o = run_in(&ww(true), cwd.path(), false, &[python(), "-c", "import socket; socket.socket(socket.AF_INET); print('ok')"]).await;
+    let o = run_in(
+        &ww(true),
+        cwd.path(),
+        false,
+        &[
+            python(),
+            "-c",
+            "import socket; socket.socket(socket.AF_INET); print('ok')",
+        ],
+    )
+    .await;
     assert!(o.ok, "{}", o.stderr);
 }
 
@@ -321,13 +412,22 @@ async fn run_sandboxed_reports_exit_codes_signals_and_errors() {
         allow_git_writes: false,
     };
     let argv = |s: &str| vec!["sh".to_string(), "-c".to_string(), s.to_string()];
-    assert_eq!(run_sandboxed(&argv("exit 7"), cwd.path(), &req).await.unwrap(), 7);
     assert_eq!(
-        run_sandboxed(&argv("kill -TERM $$"), cwd.path(), &req).await.unwrap(),
+        run_sandboxed(&argv("exit 7"), cwd.path(), &req)
+            .await
+            .unwrap(),
+        7
+    );
+    assert_eq!(
+        run_sandboxed(&argv("kill -TERM $$"), cwd.path(), &req)
+            .await
+            .unwrap(),
         128 + 15
     );
     assert_eq!(
-        run_sandboxed(&argv("echo x > f"), cwd.path(), &req).await.unwrap(),
+        run_sandboxed(&argv("echo x > f"), cwd.path(), &req)
+            .await
+            .unwrap(),
         0
     );
     assert!(cwd.path().join("f").exists());
@@ -337,7 +437,9 @@ async fn run_sandboxed_reports_exit_codes_signals_and_errors() {
         ..req
     };
     assert_ne!(
-        run_sandboxed(&argv("exec 2>/dev/null; echo x > g"), cwd.path(), &ro).await.unwrap(),
+        run_sandboxed(&argv("exec 2>/dev/null; echo x > g"), cwd.path(), &ro)
+            .await
+            .unwrap(),
         0
     );
     assert!(!cwd.path().join("g").exists());

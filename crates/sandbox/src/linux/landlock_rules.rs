@@ -95,8 +95,7 @@ pub(crate) fn build_ruleset(
     }
     let mut created = ruleset.create().map_err(err)?;
 
-    let device_rights = handled
-        & (AccessFs::WriteFile | AccessFs::Truncate | AccessFs::IoctlDev);
+    let device_rights = handled & (AccessFs::WriteFile | AccessFs::Truncate | AccessFs::IoctlDev);
     for grant in grants {
         let Ok(meta) = std::fs::metadata(&grant.path) else {
             // A root that does not exist grants nothing.

@@ -47,7 +47,8 @@ fn support() -> Support {
 
 const LANDLOCK_CREATE_RULESET_VERSION: u32 = 1;
 
-const HOW_TO_PROCEED: &str = "run with `-s danger-full-access` (no sandbox) or use a kernel with Landlock";
+const HOW_TO_PROCEED: &str =
+    "run with `-s danger-full-access` (no sandbox) or use a kernel with Landlock";
 
 pub(crate) fn check_support(_policy: &SandboxPolicy) -> Result<(), SandboxError> {
     check_support_with(support())
@@ -118,7 +119,11 @@ struct ChildSetup {
     filters: Vec<Vec<libc::sock_filter>>,
 }
 
-fn prepare(req: &SandboxRequest<'_>, s: Support, ov: Overrides) -> Result<ChildSetup, SandboxError> {
+fn prepare(
+    req: &SandboxRequest<'_>,
+    s: Support,
+    ov: Overrides,
+) -> Result<ChildSetup, SandboxError> {
     let network = req.policy.has_network_access();
     let layout = roots::layout(req, std::env::var_os("TMPDIR"));
     let mut grants: Vec<Grant> = landlock_rules::device_grants();

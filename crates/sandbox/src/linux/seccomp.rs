@@ -19,6 +19,10 @@ pub(crate) fn target_arch() -> Option<TargetArch> {
     }
 }
 
+/// Terminal ioctls, same value on x86_64 and aarch64 (libc's type for them varies by target).
+const TIOCSTI: u64 = 0x5412;
+const TIOCLINUX: u64 = 0x541C;
+
 fn setup_err(e: impl std::fmt::Display) -> SandboxError {
     SandboxError::Setup(format!("seccomp: {e}"))
 }
@@ -60,8 +64,8 @@ pub(crate) fn build_filters(
     rules.insert(
         libc::SYS_ioctl,
         vec![
-            rule(vec![cond(1, SeccompCmpOp::Eq, libc::TIOCSTI as u64)?])?,
-            rule(vec![cond(1, SeccompCmpOp::Eq, libc::TIOCLINUX as u64)?])?,
+            rule(vec![cond(1, SeccompCmpOp::Eq, TIOCSTI)?])?,
+            rule(vec![cond(1, SeccompCmpOp::Eq, TIOCLINUX)?])?,
         ],
     );
 

@@ -126,7 +126,13 @@ print(code(lambda: os.truncate("inside", 0)))
         mount_shield: None,
     };
     let victim_s = victim.to_str().unwrap();
-    let (ok, out, err) = run(&ww(vec![]), cwd.path(), ov, &[python(), "-c", script, victim_s]).await;
+    let (ok, out, err) = run(
+        &ww(vec![]),
+        cwd.path(),
+        ov,
+        &[python(), "-c", script, victim_s],
+    )
+    .await;
     assert!(ok, "{err}");
     // truncate(2) by path is refused everywhere on such kernels; ftruncate on a file opened
     // for writing (which Landlock checked) still works.
@@ -190,16 +196,30 @@ async fn git_mount_layout_keeps_the_whole_root_writable() {
         &ww(vec![]),
         cwd.path(),
         ov,
-        &["sh", "-c", "echo n > new.txt && mkdir target && echo o > target/o && mv README.md R.md && rm R.md"],
+        &[
+            "sh",
+            "-c",
+            "echo n > new.txt && mkdir target && echo o > target/o && mv README.md R.md && rm R.md",
+        ],
     )
     .await;
-    assert!(ok, "top level must stay writable in the mount layout: {err}");
+    assert!(
+        ok,
+        "top level must stay writable in the mount layout: {err}"
+    );
     assert!(cwd.path().join("target/o").exists());
 
     // Neither a working directory inside .git nor another process's view of the filesystem
     // reaches the writable mount underneath.
     let git = cwd.path().join(".git");
-    let (ok, _, _) = run_at(&ww(vec![]), cwd.path(), &git, ov, &["sh", "-c", "echo evil >> config"]).await;
+    let (ok, _, _) = run_at(
+        &ww(vec![]),
+        cwd.path(),
+        &git,
+        ov,
+        &["sh", "-c", "echo evil >> config"],
+    )
+    .await;
     assert!(!ok, "cwd inside .git must not bypass the read-only mount");
     let via_proc = format!(
         "echo evil >> /proc/$PPID/root{}/.git/config",
@@ -207,7 +227,10 @@ async fn git_mount_layout_keeps_the_whole_root_writable() {
     );
     let (ok, _, _) = run(&ww(vec![]), cwd.path(), ov, &["sh", "-c", &via_proc]).await;
     assert!(!ok, "/proc/<pid>/root must not bypass the read-only mount");
-    assert_eq!(std::fs::read_to_string(git.join("config")).unwrap(), "[core]\n");
+    assert_eq!(
+        std::fs::read_to_string(git.join("config")).unwrap(),
+        "[core]\n"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -224,13 +247,20 @@ async fn git_sibling_layout_freezes_only_the_top_level() {
         &p,
         cwd.path(),
         ov,
-        &["sh", "-c", "echo ok > README.md && mkdir -p src/a && echo x > src/a/f && rm src/a/f"],
+        &[
+            "sh",
+            "-c",
+            "echo ok > README.md && mkdir -p src/a && echo x > src/a/f && rm src/a/f",
+        ],
     )
     .await;
     assert!(ok, "existing entries stay writable: {err}");
     for script in ["echo n > new.txt", "mkdir target", "rm README.md"] {
         let (ok, _, _) = run(&p, cwd.path(), ov, &["sh", "-c", script]).await;
-        assert!(!ok, "`{script}`: the root's own entries are frozen in the sibling layout");
+        assert!(
+            !ok,
+            "`{script}`: the root's own entries are frozen in the sibling layout"
+        );
     }
     assert!(!cwd.path().join("new.txt").exists());
 }
@@ -281,4 +311,40 @@ async fn privileged_escape_syscalls_are_refused() {
     let (ok, out, err) = run(&ww(vec![]), cwd.path(), Overrides::default(), &argv).await;
     assert!(ok, "{err}");
     assert_eq!(out, "1\n1\n1\n");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn symlinked_git_protects_link_and_target() {
+    let cwd = scratch();
+    let root = cwd.path();
+    std::fs::create_dir(root.join("gitdir")).unwrap();
+    std::fs::write(root.join("gitdir/config"), "[core]\n").unwrap();
+    std::os::unix::fs::symlink("gitdir", root.join(".git")).unwrap();
+    std::fs::create_dir(root.join("src")).unwrap();
+    let p = ww(vec![]);
+    for script in [
+        "echo evil >> .git/config",
+        "echo evil >> gitdir/config",
+        "rm .git",
+        "ln -sfn src .git",
+    ] {
+        let (ok, _, _) = run(&p, root, Overrides::default(), &["sh", "-c", script]).await;
+        assert!(!ok, "`{script}` must fail");
+    }
+    assert_eq!(
+        std::fs::read_link(root.join(".git")).unwrap(),
+        Path::new("gitdir")
+    );
+    assert_eq!(
+        std::fs::read_to_string(root.join("gitdir/config")).unwrap(),
+        "[core]\n"
+    );
+    let (ok, _, err) = run(
+        &p,
+        root,
+        Overrides::default(),
+        &["sh", "-c", "echo x > src/f"],
+    )
+    .await;
+    assert!(ok, "{err}");
 }
