@@ -1,1 +1,94 @@
+//! Unit tests of internals the public API cannot observe directly.
 
+use crate::index::{Cursor, Index};
+use crate::sidecar;
+use crate::types::{ListQuery, SortKey};
+use oi_protocol::ThreadId;
+
+#[test]
+fn list_queries_walk_an_index_instead_of_sorting_the_table() {
+    let dir = tempfile::tempdir().unwrap();
+    let (index, fresh) = Index::open(&dir.path().join("state.sqlite")).unwrap();
+    assert!(fresh);
+    for col in ["updated_at_ms", "created_at_ms"] {
+        for dir in ["DESC", "ASC"] {
+            let plan = index
+                .explain(&format!(
+                    "SELECT id FROM threads WHERE archived = 0 AND ({col}, id) < (1, 'x') \
+                     ORDER BY {col} {dir}, id {dir} LIMIT 26"
+                ))
+                .join(" | ");
+            let by = if col == "updated_at_ms" {
+                "threads_by_updated"
+            } else {
+                "threads_by_created"
+            };
+            assert!(
+                plan.contains(&format!("INDEX {by} (archived=? AND ({col},id)<")),
+                "{plan}"
+            );
+            assert!(!plan.contains("TEMP B-TREE"), "sorts in memory: {plan}");
+        }
+    }
+}
+
+#[test]
+fn cursor_round_trips_only_with_its_own_sort() {
+    let id = ThreadId::new();
+    let q = ListQuery {
+        cursor: Some(format!("ud:1767225600123:{id}")),
+        ..ListQuery::default()
+    };
+    assert!(Cursor::parse(&q).unwrap().is_some());
+    let other = ListQuery {
+        sort_key: SortKey::CreatedAt,
+        ..q.clone()
+    };
+    assert!(Cursor::parse(&other).is_err());
+    let asc = ListQuery {
+        descending: false,
+        ..q
+    };
+    assert!(Cursor::parse(&asc).is_err());
+}
+
+#[test]
+fn sidecar_newest_entry_wins_per_attribute() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("session_index.jsonl");
+    let a = ThreadId::new();
+    let b = ThreadId::new();
+    sidecar::append_name(&path, &a, Some("first")).unwrap();
+    sidecar::append_archived(&path, &a, true).unwrap();
+    sidecar::append_name(&path, &a, Some("second")).unwrap();
+    sidecar::append_name(&path, &b, Some("b")).unwrap();
+    sidecar::append_name(&path, &b, None).unwrap();
+    std::fs::OpenOptions::new()
+        .append(true)
+        .open(&path)
+        .and_then(|mut f| std::io::Write::write_all(&mut f, b"not json\n"))
+        .unwrap();
+    let state = sidecar::read(&path).unwrap();
+    let ea = state.get(&a).unwrap();
+    assert_eq!(ea.name, Some(Some("second".to_string())));
+    assert_eq!(ea.archived, Some(true));
+    let eb = state.get(&b).unwrap();
+    assert_eq!(eb.name, Some(None));
+    assert_eq!(eb.archived, None);
+    // The reference's name lines read the same way.
+    let text = std::fs::read_to_string(&path).unwrap();
+    let first: serde_json::Value = serde_json::from_str(text.lines().next().unwrap()).unwrap();
+    assert_eq!(first["thread_name"], "first");
+    assert!(first["updated_at"].as_str().unwrap().ends_with('Z'));
+}
+
+#[test]
+fn rollout_file_names_carry_the_id() {
+    let id = ThreadId::new();
+    let p = crate::rollout::rollout_path(std::path::Path::new("/s"), 1_767_225_600_000, &id);
+    assert_eq!(crate::rollout::id_from_file_name(&p), Some(id));
+    assert_eq!(
+        crate::rollout::id_from_file_name(std::path::Path::new("/s/rollout-x.jsonl")),
+        None
+    );
+}
