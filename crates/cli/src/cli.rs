@@ -68,6 +68,43 @@ pub enum Command {
     McpServer,
     /// Run one command under a sandbox policy, to see what the agent may do.
     Sandbox(SandboxArgs),
+    /// Continue a stored thread headlessly (like exec).
+    Resume(ResumeArgs),
+    /// Stored threads.
+    Sessions {
+        #[command(subcommand)]
+        command: SessionsCommand,
+    },
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct ResumeArgs {
+    /// Continue the most recent thread (of this directory if there is one, else any).
+    #[arg(long)]
+    pub last: bool,
+    /// Print every event as one JSON line.
+    #[arg(long)]
+    pub json: bool,
+    /// The thread id, then the prompt (`-` reads it from stdin). With --last, only the prompt.
+    #[arg(value_name = "THREAD_ID|PROMPT")]
+    pub args: Vec<String>,
+}
+
+#[derive(Subcommand, Debug, Clone)]
+pub enum SessionsCommand {
+    /// List stored threads, most recently updated first.
+    List {
+        #[arg(long)]
+        json: bool,
+        #[arg(long, default_value_t = 25)]
+        limit: usize,
+        /// Only threads whose title or first message contains this text.
+        #[arg(long)]
+        search: Option<String>,
+        /// Include archived threads only.
+        #[arg(long)]
+        archived: bool,
+    },
 }
 
 #[derive(Args, Debug, Clone)]
@@ -169,6 +206,10 @@ pub fn main_with_args(mut args: Vec<OsString>) -> i32 {
     };
     match cli.command {
         Some(Command::Exec(args)) => rt.block_on(crate::exec::run_exec(cli.global, args)),
+        Some(Command::Resume(args)) => rt.block_on(crate::sessions::run_resume(cli.global, args)),
+        Some(Command::Sessions { command }) => {
+            rt.block_on(crate::sessions::run_sessions(cli.global, command))
+        }
         Some(Command::Sandbox(args)) => rt.block_on(crate::sandbox_cmd::run(cli.global, args)),
         Some(Command::McpServer) => {
             eprintln!("error: the MCP server is not part of this build yet");

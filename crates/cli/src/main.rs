@@ -5,6 +5,7 @@ mod cli;
 mod exec;
 mod render;
 mod sandbox_cmd;
+mod sessions;
 
 fn main() {
     let code = cli::main_with_args(std::env::args_os().collect());
