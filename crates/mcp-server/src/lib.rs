@@ -19,7 +19,6 @@
 //! This crate must not know how the engine runs turns; it only relays ops and events.
 
 pub mod approvals;
-#[cfg(feature = "core")]
 pub mod core_engine;
 pub mod dispatch;
 pub mod engine;
@@ -43,7 +42,6 @@ use tokio::io::{AsyncRead, AsyncWrite, BufReader};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
-#[cfg(feature = "core")]
 pub use core_engine::CoreEngine;
 
 /// Messages read ahead of the processor. When full, reading stops (backpressure).
@@ -65,7 +63,6 @@ pub struct McpServerOptions {
     pub home: Option<PathBuf>,
 }
 
-#[cfg(feature = "core")]
 /// Serves MCP on stdin/stdout until stdin closes. Logs go to stderr (`RUST_LOG`).
 /// Returns the process exit code: 0 after a clean shutdown.
 pub async fn run_main(opts: McpServerOptions) -> i32 {

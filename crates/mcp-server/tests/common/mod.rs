@@ -90,10 +90,19 @@ impl Client {
     /// The next message, or None at EOF. Panics after [`WAIT`].
     pub async fn read(&mut self) -> Option<Value> {
         let mut line = String::new();
-        let n = tokio::time::timeout(WAIT, self.reader.read_line(&mut line))
-            .await
-            .expect("timed out waiting for the server")
-            .unwrap();
+        let Ok(n) = tokio::time::timeout(WAIT, self.reader.read_line(&mut line)).await else {
+            let tail: Vec<String> = self
+                .seen
+                .iter()
+                .rev()
+                .take(8)
+                .map(|v| v.to_string().chars().take(300).collect())
+                .collect();
+            panic!(
+                "timed out waiting for the server; last messages seen (newest first): {tail:#?}"
+            );
+        };
+        let n = n.unwrap();
         if n == 0 {
             return None;
         }
