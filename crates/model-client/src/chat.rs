@@ -227,12 +227,16 @@ impl Decoder for ChatDecoder {
             self.finish(out);
             return Ok(Step::Done);
         }
+        if event == "error" {
+            let msg = match serde_json::from_str::<Value>(data) {
+                Ok(v) => error_text(v.get("error").filter(|e| !e.is_null()).unwrap_or(&v)),
+                Err(_) => crate::sse::truncate(data, 500),
+            };
+            return Err(ModelError::Provider(msg));
+        }
         let chunk = parse_json(data)?;
         if let Some(err) = chunk.get("error").filter(|e| !e.is_null()) {
             return Err(ModelError::Provider(error_text(err)));
-        }
-        if event == "error" {
-            return Err(ModelError::Provider(error_text(&chunk)));
         }
         if !self.created {
             self.created = true;

@@ -166,9 +166,14 @@ impl ModelClient {
         };
         let url = format!("{}/{path}", base.trim_end_matches('/'));
         let headers = http::build_headers(&provider, &provider_id, api_key.as_deref())?;
-        let http = reqwest::Client::builder()
+        let mut builder = reqwest::Client::builder()
             .connect_timeout(CONNECT_TIMEOUT)
-            .user_agent(concat!("open-interpreter/", env!("CARGO_PKG_VERSION")))
+            .user_agent(concat!("open-interpreter/", env!("CARGO_PKG_VERSION")));
+        // A local model server is never behind the user's HTTP proxy.
+        if is_loopback(base) {
+            builder = builder.no_proxy();
+        }
+        let http = builder
             .build()
             .map_err(|e| ModelError::Config(format!("cannot create the HTTP client: {e}")))?;
         Ok(Self {
@@ -322,7 +327,43 @@ async fn open_stream(
     })
 }
 
+fn is_loopback(base_url: &str) -> bool {
+    let rest = base_url
+        .split_once("://")
+        .map(|(_, r)| r)
+        .unwrap_or(base_url);
+    let host = rest.split(['/', '?']).next().unwrap_or("");
+    let host = host.rsplit_once('@').map(|(_, h)| h).unwrap_or(host);
+    let host = if host.starts_with('[') {
+        host.split(']').next().unwrap_or("").trim_start_matches('[')
+    } else {
+        host.split(':').next().unwrap_or("")
+    };
+    host.eq_ignore_ascii_case("localhost")
+        || host
+            .parse::<std::net::IpAddr>()
+            .is_ok_and(|ip| ip.is_loopback())
+}
+
 /// An id for a tool call the model sent without one.
 pub(crate) fn synthesize_call_id() -> String {
     format!("call_{}", uuid::Uuid::now_v7().simple())
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn loopback_hosts() {
+        for url in [
+            "http://localhost:11434/v1",
+            "http://127.0.0.1:8000/v1",
+            "http://[::1]:1234/v1",
+            "http://user:pw@127.0.0.2/v1",
+        ] {
+            assert!(super::is_loopback(url), "{url}");
+        }
+        for url in ["https://api.openai.com/v1", "http://10.0.0.5:8000/v1"] {
+            assert!(!super::is_loopback(url), "{url}");
+        }
+    }
 }

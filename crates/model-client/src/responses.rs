@@ -121,6 +121,10 @@ fn input_items(items: &[ResponseItem]) -> Vec<Value> {
 #[derive(Debug, Default)]
 pub(crate) struct ResponsesDecoder {
     created: bool,
+    /// Deltas not yet covered by a finished item. A server that streams deltas but never
+    /// sends the matching `response.output_item.done` still yields the item at completion.
+    pending_text: String,
+    pending_reasoning: String,
 }
 
 impl Decoder for ResponsesDecoder {
@@ -138,28 +142,44 @@ impl Decoder for ResponsesDecoder {
         // The JSON `type` is authoritative; the SSE `event:` name is the fallback.
         let kind = v.get("type").and_then(Value::as_str).unwrap_or(event);
         match kind {
-            "response.created" => {
-                if !self.created {
-                    self.created = true;
-                    out.push_back(ResponseEvent::Created);
-                }
+            "response.created" if !self.created => {
+                self.created = true;
+                out.push_back(ResponseEvent::Created);
             }
             "response.output_text.delta" => {
                 if let Some(d) = v.get("delta").and_then(Value::as_str) {
+                    self.pending_text.push_str(d);
                     out.push_back(ResponseEvent::OutputTextDelta(d.to_string()));
                 }
             }
             "response.reasoning_summary_text.delta" | "response.reasoning_text.delta" => {
                 if let Some(d) = v.get("delta").and_then(Value::as_str) {
+                    self.pending_reasoning.push_str(d);
                     out.push_back(ResponseEvent::ReasoningDelta(d.to_string()));
                 }
             }
             "response.output_item.done" => {
                 if let Some(item) = v.get("item").and_then(parse_output_item) {
+                    match &item {
+                        ResponseItem::Message { .. } => self.pending_text.clear(),
+                        ResponseItem::Reasoning { .. } => self.pending_reasoning.clear(),
+                        _ => {}
+                    }
                     out.push_back(ResponseEvent::OutputItemDone(item));
                 }
             }
             "response.completed" => {
+                if !self.pending_reasoning.is_empty() {
+                    out.push_back(ResponseEvent::OutputItemDone(ResponseItem::Reasoning {
+                        text: std::mem::take(&mut self.pending_reasoning),
+                        encrypted_content: None,
+                    }));
+                }
+                if !self.pending_text.is_empty() {
+                    out.push_back(ResponseEvent::OutputItemDone(ResponseItem::assistant_text(
+                        std::mem::take(&mut self.pending_text),
+                    )));
+                }
                 let response = v.get("response");
                 out.push_back(ResponseEvent::Completed {
                     response_id: response
@@ -353,6 +373,30 @@ mod tests {
                 }),
                 ResponseEvent::Completed {
                     response_id: Some("r1".into()),
+                    token_usage: None
+                }
+            ]
+        );
+    }
+
+    #[test]
+    fn deltas_without_item_done_still_yield_items() {
+        let (ev, _) = feed(&[
+            r#"{"type":"response.reasoning_text.delta","delta":"think"}"#,
+            r#"{"type":"response.output_text.delta","delta":"Hel"}"#,
+            r#"{"type":"response.output_text.delta","delta":"lo"}"#,
+            r#"{"type":"response.completed","response":{"id":"r"}}"#,
+        ]);
+        assert_eq!(
+            ev[3..],
+            [
+                ResponseEvent::OutputItemDone(ResponseItem::Reasoning {
+                    text: "think".into(),
+                    encrypted_content: None
+                }),
+                ResponseEvent::OutputItemDone(ResponseItem::assistant_text("Hello")),
+                ResponseEvent::Completed {
+                    response_id: Some("r".into()),
                     token_usage: None
                 }
             ]

@@ -584,6 +584,7 @@ async fn responses_request_shape() {
 
     let req = &server.requests()[0];
     assert_eq!(req.path, "/v1/responses");
+    assert_eq!(req.query, None, "no stray `?` without query_params");
     let body = &req.body;
     assert_eq!(body["instructions"], "You are a test.");
     assert_eq!(body["store"], false);

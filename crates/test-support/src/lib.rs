@@ -105,7 +105,8 @@ impl MockModelServer {
     }
 
     /// A `config.toml` fragment selecting this server as provider `provider_id` with model
-    /// `mock-model`, for tests that start the real binary.
+    /// `mock-model`, no retries, for tests that start the real binary. It starts with
+    /// top-level keys and ends inside a table: put other top-level keys before it.
     pub fn config_toml(&self, provider_id: &str, wire_api: WireApi) -> String {
         let wire = match wire_api {
             WireApi::Chat => "chat",
