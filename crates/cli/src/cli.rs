@@ -212,8 +212,18 @@ pub fn main_with_args(mut args: Vec<OsString>) -> i32 {
         }
         Some(Command::Sandbox(args)) => rt.block_on(crate::sandbox_cmd::run(cli.global, args)),
         Some(Command::McpServer) => {
-            eprintln!("error: the MCP server is not part of this build yet");
-            EXIT_FAILURE
+            let cli_overrides = match cli.global.cli_overrides() {
+                Ok(o) => o,
+                Err(e) => {
+                    eprintln!("error: {e}");
+                    return EXIT_USAGE;
+                }
+            };
+            rt.block_on(oi_mcp_server::run_main(oi_mcp_server::McpServerOptions {
+                cli_overrides,
+                overrides: cli.global.overrides(),
+                home: None,
+            }))
         }
         None => match cli.prompt {
             Some(prompt) => rt.block_on(crate::exec::run_exec(
