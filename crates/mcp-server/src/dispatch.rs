@@ -243,7 +243,18 @@ async fn run_request(
     let outgoing = ctx.outgoing.clone();
     let id = ctx.id.clone();
     let flag = ctx.client_cancelled.clone();
-    let result = handler(ctx, params).await;
+    // Run the handler in its own task so a bug that panics answers -32603 instead of
+    // leaving the client waiting; the guard stops it if this task is aborted.
+    let mut task = AbortOnDrop(tokio::spawn(handler(ctx, params)));
+    let result = match (&mut task.0).await {
+        Ok(r) => r,
+        Err(e) => {
+            tracing::error!("handler for request {id} failed: {e}");
+            Err(RpcError::internal(format!(
+                "the server failed while handling this request ({e}); the connection is still usable"
+            )))
+        }
+    };
     lock(&in_flight).remove(&id);
     // MCP: a request the client cancelled gets no response.
     if flag.load(Ordering::SeqCst) {
@@ -253,6 +264,14 @@ async fn run_request(
         Ok(v) => outgoing.respond(id, v).await,
         Err(e) => outgoing.respond_error(Some(id), e).await,
     };
+}
+
+struct AbortOnDrop<T>(tokio::task::JoinHandle<T>);
+
+impl<T> Drop for AbortOnDrop<T> {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
 }
 
 /// Records a request as running; false if its id is already taken.

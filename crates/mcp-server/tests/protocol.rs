@@ -286,3 +286,64 @@ async fn eof_when_idle_exits_zero() {
     assert_eq!(c.exit_code().await, 0);
     assert!(engine.shutdown_called.load(Ordering::SeqCst));
 }
+
+/// An output that fails like a pipe whose reader went away.
+struct GoneClient;
+
+impl tokio::io::AsyncWrite for GoneClient {
+    fn poll_write(
+        self: std::pin::Pin<&mut Self>,
+        _: &mut std::task::Context<'_>,
+        _: &[u8],
+    ) -> std::task::Poll<std::io::Result<usize>> {
+        std::task::Poll::Ready(Err(std::io::ErrorKind::BrokenPipe.into()))
+    }
+    fn poll_flush(
+        self: std::pin::Pin<&mut Self>,
+        _: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<std::io::Result<()>> {
+        std::task::Poll::Ready(Ok(()))
+    }
+    fn poll_shutdown(
+        self: std::pin::Pin<&mut Self>,
+        _: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<std::io::Result<()>> {
+        std::task::Poll::Ready(Ok(()))
+    }
+}
+
+#[tokio::test]
+async fn a_client_that_stops_reading_mid_turn_ends_the_server_cleanly() {
+    let engine = FakeEngine::new();
+    let (mut client_in, server_in) = tokio::io::duplex(1 << 16);
+    let server = tokio::spawn(oi_mcp_server::serve(server_in, GoneClient, engine.clone()));
+    let call = br#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"codex","arguments":{"prompt":"hang"}}}"#;
+    tokio::io::AsyncWriteExt::write_all(&mut client_in, call)
+        .await
+        .unwrap();
+    tokio::io::AsyncWriteExt::write_all(&mut client_in, b"\n")
+        .await
+        .unwrap();
+    // stdin stays open; the failed write alone must shut the server down.
+    let code = tokio::time::timeout(WAIT, server)
+        .await
+        .expect("server kept running")
+        .unwrap();
+    assert_eq!(code, 0);
+    assert!(engine.shutdown_called.load(Ordering::SeqCst));
+    drop(client_in);
+}
+
+#[tokio::test]
+async fn a_handler_that_panics_answers_internal_error_and_the_server_lives_on() {
+    let mut c = start(FakeEngine::new());
+    c.initialize(false).await;
+    let r = c
+        .call(
+            "tools/call",
+            json!({"name": "codex", "arguments": {"prompt": "x", "model": "panic-model"}}),
+        )
+        .await;
+    assert_eq!(r["error"]["code"], -32603, "{r}");
+    assert_eq!(c.call("ping", json!({})).await["result"], json!({}));
+}

@@ -294,6 +294,9 @@ impl Engine for FakeEngine {
         req: SessionRequest,
     ) -> BoxFuture<'_, Result<ThreadHandle, EngineError>> {
         Box::pin(async move {
+            if req.model.as_deref() == Some("panic-model") {
+                panic!("simulated engine bug");
+            }
             if req.model.as_deref() == Some("bad-model") {
                 return Err(EngineError::Config("model `bad-model` is not served by provider `fake`; set `model` in config.toml".into()));
             }
