@@ -17,6 +17,7 @@ use oi_protocol::ThreadId;
 use std::fs::{File, OpenOptions};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 const SESSIONS_DIR: &str = "sessions";
 const INDEX_FILE: &str = "state.sqlite";
@@ -495,15 +496,31 @@ impl ThreadStore {
 }
 
 /// Takes the writer lock; another holder means another live session on this thread.
+///
+/// The lock belongs to the open file, and a child process forked (by any thread) while a
+/// writer was alive shares it until the child's `exec` closes it. So a conflict is retried
+/// for a moment before it is reported.
 fn lock(file: &File, id: &ThreadId, path: &Path) -> Result<(), StoreError> {
-    match file.try_lock() {
-        Ok(()) => Ok(()),
-        Err(std::fs::TryLockError::WouldBlock) => Err(StoreError::Busy {
+    let deadline = Instant::now() + Duration::from_millis(500);
+    loop {
+        match file.try_lock() {
+            Ok(()) => return Ok(()),
+            Err(std::fs::TryLockError::WouldBlock) if Instant::now() < deadline => {
+                std::thread::sleep(Duration::from_millis(5));
+            }
+            Err(e) => return lock_failed(e, id, path),
+        }
+    }
+}
+
+fn lock_failed(e: std::fs::TryLockError, id: &ThreadId, path: &Path) -> Result<(), StoreError> {
+    match e {
+        std::fs::TryLockError::WouldBlock => Err(StoreError::Busy {
             id: *id,
             path: path.to_path_buf(),
         }),
         // Filesystems without locks (some network mounts): carry on unprotected.
-        Err(std::fs::TryLockError::Error(e)) => {
+        std::fs::TryLockError::Error(e) => {
             tracing::debug!(
                 "{}: cannot lock ({e}); continuing without a lock",
                 path.display()

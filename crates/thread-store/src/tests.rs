@@ -92,3 +92,12 @@ fn rollout_file_names_carry_the_id() {
         None
     );
 }
+
+#[test]
+fn store_is_shareable_and_writer_is_sendable() {
+    fn shareable<T: Send + Sync + Clone>() {}
+    fn sendable<T: Send>() {}
+    shareable::<crate::ThreadStore>();
+    sendable::<crate::RolloutWriter>();
+    sendable::<crate::LoadedThread>();
+}
