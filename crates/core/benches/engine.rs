@@ -39,7 +39,11 @@ async fn run_turn(thread: &oi_core::Thread, prompt: &str) -> usize {
 }
 
 async fn config_for(mock: &MockModelServer, home: &std::path::Path) -> oi_config::Config {
-    std::fs::write(home.join("config.toml"), mock.config_toml("mock", WireApi::Chat)).expect("config");
+    std::fs::write(
+        home.join("config.toml"),
+        mock.config_toml("mock", WireApi::Chat),
+    )
+    .expect("config");
     oi_config::load_config(oi_config::ConfigLoadOptions {
         home: Some(home.to_path_buf()),
         overrides: oi_config::ConfigOverrides {
@@ -64,7 +68,9 @@ async fn main() {
     const N: usize = 200;
 
     // 1. Text-only turns: one model round-trip each.
-    let mock = MockModelServer::start(MockScript::always(MockTurn::text("ok"))).await.expect("mock");
+    let mock = MockModelServer::start(MockScript::always(MockTurn::text("ok")))
+        .await
+        .expect("mock");
     let cfg = config_for(&mock, home.path()).await;
     let new = manager.start_thread(cfg).await.expect("thread");
     for _ in 0..10 {
@@ -79,10 +85,20 @@ async fn main() {
     // The same request straight to the mock, for the HTTP+server baseline.
     let body = mock.requests().last().expect("a request").body.clone();
     let http = reqwest_baseline(&mock.base_url(), &body, N).await;
-    let (t50, h50) = (percentile(&mut turns, 0.5), percentile(&mut http.clone(), 0.5));
-    println!("text turn (1 round-trip):      p50 {:>8.3} ms   p90 {:>8.3} ms", ms(t50), ms(percentile(&mut turns, 0.9)));
+    let (t50, h50) = (
+        percentile(&mut turns, 0.5),
+        percentile(&mut http.clone(), 0.5),
+    );
+    println!(
+        "text turn (1 round-trip):      p50 {:>8.3} ms   p90 {:>8.3} ms",
+        ms(t50),
+        ms(percentile(&mut turns, 0.9))
+    );
     println!("bare HTTP+SSE to the mock:     p50 {:>8.3} ms", ms(h50));
-    println!("engine overhead per round-trip: p50 {:>8.3} ms  (target < 5 ms)", ms(t50.saturating_sub(h50)));
+    println!(
+        "engine overhead per round-trip: p50 {:>8.3} ms  (target < 5 ms)",
+        ms(t50.saturating_sub(h50))
+    );
 
     // 2. Tool turns: model → shell `true` → model (two round-trips).
     let mock2 = MockModelServer::start(MockScript::cycle(vec![
@@ -99,11 +115,16 @@ async fn main() {
         run_turn(&new2.thread, "run true").await;
         tool_turns.push(t.elapsed());
     }
-    println!("tool turn (2 round-trips + `true`): p50 {:>8.3} ms", ms(percentile(&mut tool_turns, 0.5)));
+    println!(
+        "tool turn (2 round-trips + `true`): p50 {:>8.3} ms",
+        ms(percentile(&mut tool_turns, 0.5))
+    );
 
     // 3. Streaming throughput: 2,000 deltas in one answer, none lost.
     const DELTAS: usize = 2000;
-    let mock3 = MockModelServer::start(MockScript::always(MockTurn::text_deltas(DELTAS))).await.expect("mock");
+    let mock3 = MockModelServer::start(MockScript::always(MockTurn::text_deltas(DELTAS)))
+        .await
+        .expect("mock");
     let cfg3 = config_for(&mock3, home.path()).await;
     let new3 = manager.start_thread(cfg3).await.expect("thread");
     run_turn(&new3.thread, "warm").await;
@@ -126,13 +147,26 @@ fn ms(d: Duration) -> f64 {
 /// Time the bare request (same body) with a plain HTTP client reading the whole SSE body.
 async fn reqwest_baseline(base: &str, body: &serde_json::Value, n: usize) -> Vec<Duration> {
     let url = format!("{base}/chat/completions");
-    let addr = url.trim_start_matches("http://").split('/').next().unwrap_or_default().to_string();
-    let path = format!("/{}", url.trim_start_matches("http://").split_once('/').map(|x| x.1).unwrap_or_default());
+    let addr = url
+        .trim_start_matches("http://")
+        .split('/')
+        .next()
+        .unwrap_or_default()
+        .to_string();
+    let path = format!(
+        "/{}",
+        url.trim_start_matches("http://")
+            .split_once('/')
+            .map(|x| x.1)
+            .unwrap_or_default()
+    );
     let payload = serde_json::to_vec(body).expect("body");
     let mut out = Vec::with_capacity(n);
     for _ in 0..n {
         let t = Instant::now();
-        let mut s = tokio::net::TcpStream::connect(&addr).await.expect("connect");
+        let mut s = tokio::net::TcpStream::connect(&addr)
+            .await
+            .expect("connect");
         use tokio::io::{AsyncReadExt, AsyncWriteExt};
         let req = format!(
             "POST {path} HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",

@@ -12,6 +12,7 @@
 //! protocol crate.
 
 mod approval;
+mod elicitation;
 mod error;
 mod exec;
 mod manager;

@@ -1,10 +1,12 @@
 //! Creating, resuming and forking threads; the registry of live threads.
 
+use crate::elicitation::EngineElicitation;
 use crate::error::CoreError;
 use crate::recorder::{NoopRecorder, Recorder};
 use crate::session::Session;
 use crate::thread::Thread;
 use oi_config::Config;
+use oi_mcp_client::{McpConnectionManager, McpStartOptions};
 use oi_model_client::ModelClient;
 use oi_protocol::ThreadId;
 use oi_protocol::config_types::{AskForApproval, ReasoningEffort, SandboxPolicy};
@@ -107,6 +109,7 @@ impl ThreadManager {
     /// Start a new thread.
     pub async fn start_thread(&self, config: Config) -> Result<NewThread, CoreError> {
         let id = ThreadId::new();
+        let prepared = self.prepare(&config).await?;
         let recorder: Box<dyn Recorder> = if self.inner.opts.persist {
             let store = self.store(&config.home)?;
             let meta = self.meta(id, None, &config);
@@ -115,7 +118,7 @@ impl ThreadManager {
         } else {
             Box::new(NoopRecorder)
         };
-        self.spawn(id, None, config, Vec::new(), recorder, 0)
+        self.spawn(id, None, config, Vec::new(), recorder, prepared)
     }
 
     /// Load a stored thread and continue it: same id, and the model sees the full history
@@ -141,16 +144,23 @@ impl ThreadManager {
             });
         }
         let store = self.store(&config.home)?;
+        if store
+            .get(&id)
+            .map_err(|e| CoreError::Store(e.to_string()))?
+            .is_none()
+        {
+            return Err(CoreError::ThreadNotFound(id));
+        }
+        let prepared = self.prepare(&config).await?;
         let (writer, loaded) = blocking(move || store.resume(&id)).await?;
         let history = loaded.history();
-        let n = history.len();
         let mut new = self.spawn(
             id,
             None,
             config,
             history,
             Box::new(StoreRecorder(writer)),
-            n,
+            prepared,
         )?;
         if !loaded.warnings.is_empty() {
             new.session_configured.initial_messages = Some(
@@ -180,26 +190,64 @@ impl ThreadManager {
                 live.submit(Op::Interrupt).await.ok();
             }
             let store = self.store(&config.home)?;
+            let prepared = self.prepare(&config).await?;
             let meta = self.meta(id, Some(source), &config);
             let (writer, loaded) = blocking(move || store.fork(&source, meta)).await?;
             let history = loaded.history();
-            let n = history.len();
             self.spawn(
                 id,
                 Some(source),
                 config,
                 history,
                 Box::new(StoreRecorder(writer)),
-                n,
+                prepared,
             )
         } else {
             let live = self
                 .get_thread(&source)
                 .ok_or(CoreError::ThreadNotFound(source))?;
             let history = live.history();
-            let n = history.len();
-            self.spawn(id, Some(source), config, history, Box::new(NoopRecorder), n)
+            let prepared = self.prepare(&config).await?;
+            self.spawn(
+                id,
+                Some(source),
+                config,
+                history,
+                Box::new(NoopRecorder),
+                prepared,
+            )
         }
+    }
+
+    /// Everything that can refuse to start a thread, before anything is written to disk:
+    /// the model client (a missing API key) and the MCP servers (a `required` one failing).
+    async fn prepare(&self, config: &Config) -> Result<Prepared, CoreError> {
+        let client = ModelClient::new(
+            config.model_provider.clone(),
+            config.model_provider_id.clone(),
+        )
+        .map_err(|e| CoreError::Config(e.to_string()))?;
+        if !config.mcp_servers.values().any(|s| s.enabled) {
+            return Ok(Prepared { client, mcp: None });
+        }
+        let handler = Arc::new(EngineElicitation::default());
+        let (tx, rx) = mpsc::unbounded_channel();
+        let manager = McpConnectionManager::start(
+            config.mcp_servers.clone(),
+            McpStartOptions {
+                cwd: config.cwd.clone(),
+                home: config.home.clone(),
+                elicitation: handler.clone(),
+                startup_grace: oi_mcp_client::DEFAULT_STARTUP_GRACE,
+            },
+            tx,
+        )
+        .await
+        .map_err(|e| CoreError::Mcp(e.to_string()))?;
+        Ok(Prepared {
+            client,
+            mcp: Some((manager, handler, rx)),
+        })
     }
 
     fn spawn(
@@ -209,17 +257,39 @@ impl ThreadManager {
         config: Config,
         history: Vec<ResponseItem>,
         recorder: Box<dyn Recorder>,
-        history_len: usize,
+        prepared: Prepared,
     ) -> Result<NewThread, CoreError> {
-        let client = ModelClient::new(
-            config.model_provider.clone(),
-            config.model_provider_id.clone(),
-        )
-        .map_err(|e| CoreError::Config(e.to_string()))?;
+        let history_len = history.len();
         let rollout_path = recorder.path();
         let sc = session_configured(id, forked_from, &config, rollout_path, history_len);
         let (tx, rx) = mpsc::unbounded_channel();
-        let session = Arc::new(Session::new(id, client, config, history, tx, recorder));
+        let (manager, mcp_parts) = match prepared.mcp {
+            Some((m, h, r)) => (Some(m), Some((h, r))),
+            None => (None, None),
+        };
+        let session = Arc::new(Session::new(
+            id,
+            prepared.client,
+            manager,
+            config,
+            history,
+            tx,
+            recorder,
+        ));
+        if let Some((handler, mut startup_events)) = mcp_parts {
+            let _ = handler.session.set(Arc::downgrade(&session));
+            // MCP startup progress (possibly finishing after the thread started) joins the
+            // thread's event stream.
+            let weak = Arc::downgrade(&session);
+            tokio::spawn(async move {
+                while let Some(msg) = startup_events.recv().await {
+                    match weak.upgrade() {
+                        Some(s) => s.send("", msg),
+                        None => break,
+                    }
+                }
+            });
+        }
         let thread = Thread::spawn(session, rx);
         self.inner
             .threads
@@ -304,6 +374,16 @@ async fn blocking<T: Send + 'static>(
         Ok(Err(e)) => Err(CoreError::Store(e.to_string())),
         Err(e) => Err(CoreError::Store(format!("storage task failed: {e}"))),
     }
+}
+
+/// What [`ThreadManager::prepare`] set up for a new thread.
+struct Prepared {
+    client: ModelClient,
+    mcp: Option<(
+        Arc<McpConnectionManager>,
+        Arc<EngineElicitation>,
+        mpsc::UnboundedReceiver<EventMsg>,
+    )>,
 }
 
 /// Persists a thread through the rollout writer.

@@ -2,11 +2,13 @@
 
 use crate::recorder::{Recorder, is_persisted};
 use oi_config::Config;
+use oi_mcp_client::McpConnectionManager;
 use oi_model_client::ModelClient;
 use oi_protocol::ThreadId;
 use oi_protocol::models::{ResponseItem, TokenUsage};
 use oi_protocol::protocol::{ElicitationResponse, Event, EventMsg, ReviewDecision, WarningEvent};
 use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
 use std::sync::{Mutex, MutexGuard};
 use tokio::sync::{mpsc, oneshot};
 use tokio_util::sync::CancellationToken;
@@ -35,6 +37,8 @@ pub(crate) struct SessionState {
 pub(crate) struct Session {
     pub id: ThreadId,
     pub client: ModelClient,
+    /// Connections to the configured MCP servers (`None` when none are configured).
+    pub mcp: Option<Arc<McpConnectionManager>>,
     events: Mutex<Option<mpsc::UnboundedSender<Event>>>,
     state: Mutex<SessionState>,
     recorder: Mutex<Box<dyn Recorder>>,
@@ -44,6 +48,7 @@ impl Session {
     pub fn new(
         id: ThreadId,
         client: ModelClient,
+        mcp: Option<Arc<McpConnectionManager>>,
         config: Config,
         history: Vec<ResponseItem>,
         events: mpsc::UnboundedSender<Event>,
@@ -52,6 +57,7 @@ impl Session {
         Self {
             id,
             client,
+            mcp,
             events: Mutex::new(Some(events)),
             state: Mutex::new(SessionState {
                 config,

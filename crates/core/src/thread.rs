@@ -254,6 +254,9 @@ async fn shutdown(sess: &Arc<Session>, id: &str, turn: Option<JoinHandle<()>>) {
     if let Some(task) = turn {
         let _ = task.await;
     }
+    if let Some(m) = &sess.mcp {
+        m.shutdown().await;
+    }
     sess.flush(id);
     sess.send(id, EventMsg::ShutdownComplete);
     sess.close_events();

@@ -2,7 +2,7 @@
 
 use crate::prompt::{base_instructions, context_items};
 use crate::session::{ActiveTurn, Session};
-use crate::tools::{ToolCall, builtin_tool_specs, dispatch};
+use crate::tools::{ToolCall, dispatch, tool_specs};
 use futures::StreamExt;
 use oi_model_client::{ModelError, Prompt, ResponseEvent, RetryNotice};
 use oi_protocol::models::{ResponseItem, Role, TokenUsage};
@@ -240,6 +240,7 @@ fn report_usage(sess: &Session, turn_id: &str, usage: TokenUsage) {
 }
 
 fn build_prompt(sess: &Session) -> Prompt {
+    let tools = tool_specs(sess);
     let st = sess.state();
     let cfg = &st.config;
     let mut input = context_items(cfg);
@@ -248,7 +249,7 @@ fn build_prompt(sess: &Session) -> Prompt {
         model: cfg.model.clone(),
         instructions: base_instructions(cfg),
         input,
-        tools: builtin_tool_specs(),
+        tools,
         reasoning_effort: cfg.model_reasoning_effort,
         parallel_tool_calls: false,
     }

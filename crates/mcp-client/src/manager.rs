@@ -153,10 +153,15 @@ impl McpConnectionManager {
             let mut rx = entry.state.subscribe();
             if entry.config.required {
                 let _ = rx.wait_for(|s| !matches!(s, ConnState::Starting)).await;
-                if let ConnState::Failed(message) = &*rx.borrow() {
+                // Copy the message out: a watch borrow must not live across the await below.
+                let failed = match &*rx.borrow() {
+                    ConnState::Failed(message) => Some(message.clone()),
+                    _ => None,
+                };
+                if let Some(message) = failed {
                     let err = McpStartupError {
                         server: entry.name.clone(),
-                        message: message.clone(),
+                        message,
                     };
                     manager.shutdown().await;
                     return Err(err);
@@ -546,13 +551,12 @@ impl Inner {
         }
         let _guard = entry.restart.lock().await;
         // Someone else may have restarted it while we waited for the lock.
-        if let ConnState::Ready(conn) = &*entry.state.borrow()
-            && conn.is_alive()
-        {
-            return Ok(conn.clone());
-        }
-        if let ConnState::Ready(old) = entry.state.borrow().clone() {
-            old.close().await;
+        let current = entry.state.borrow().clone();
+        if let ConnState::Ready(conn) = current {
+            if conn.is_alive() {
+                return Ok(conn);
+            }
+            conn.close().await;
         }
         tracing::info!("restarting MCP server `{}`", entry.name);
         send_update(&self.events, &entry.name, McpStartupStatus::Starting);
@@ -563,7 +567,8 @@ impl Inner {
             }
         };
         send_update(&self.events, &entry.name, status.clone());
-        match (status, entry.state.borrow().clone()) {
+        let current = entry.state.borrow().clone();
+        match (status, current) {
             (McpStartupStatus::Ready, ConnState::Ready(conn)) => Ok(conn),
             (McpStartupStatus::Failed { error }, _) => Err(format!(
                 "MCP server `{}` could not be restarted: {error}",

@@ -1,5 +1,6 @@
 //! Tools offered to the model and the router that runs a model's function call.
 
+mod mcp;
 mod patch;
 mod shell;
 
@@ -72,6 +73,16 @@ pub(crate) fn builtin_tool_specs() -> Vec<ToolSpec> {
     ]
 }
 
+/// Every tool the model may call now: built-ins, then the MCP tools of ready (or cached)
+/// servers. Recomputed per request, so tools of late servers join when they are ready.
+pub(crate) fn tool_specs(sess: &Session) -> Vec<ToolSpec> {
+    let mut specs = builtin_tool_specs();
+    if let Some(m) = &sess.mcp {
+        specs.extend(m.tools().iter().map(|t| t.to_tool_spec()));
+    }
+    specs
+}
+
 /// Run one function call. Never fails: problems become tool errors the model can read.
 pub(crate) async fn dispatch(
     sess: &Arc<Session>,
@@ -84,7 +95,10 @@ pub(crate) async fn dispatch(
         }
         "apply_patch" => patch::handle_tool(sess, &call, cancel).await,
         other => {
-            let names: Vec<String> = builtin_tool_specs().into_iter().map(|t| t.name).collect();
+            if let Some(info) = sess.mcp.as_ref().and_then(|m| m.lookup(other)) {
+                return mcp::handle(sess, &call, info, cancel).await;
+            }
+            let names: Vec<String> = tool_specs(sess).into_iter().map(|t| t.name).collect();
             ToolOutcome::err(format!(
                 "unknown tool `{other}`; available tools: {}",
                 names.join(", ")

@@ -1,0 +1,159 @@
+//! Calling a tool of a configured MCP server: approval by the server's mode and the tool's
+//! annotations, `mcp_tool_call_begin/progress/end` events, timeout/interrupt (handled by the
+//! connection manager), and conversion of the result for the model.
+
+use super::{ToolCall, ToolOutcome};
+use crate::approval::{ExecApprovalAsk, request_exec_approval};
+use crate::session::Session;
+use oi_mcp_client::{McpToolInfo, call_result_to_output, needs_approval};
+use oi_protocol::protocol::{
+    EventMsg, McpInvocation, McpToolCallBeginEvent, McpToolCallEndEvent, McpToolCallProgressEvent,
+    ReviewDecision,
+};
+use std::sync::Arc;
+use std::time::Instant;
+use tokio_util::sync::CancellationToken;
+
+pub(crate) async fn handle(
+    sess: &Arc<Session>,
+    call: &ToolCall<'_>,
+    info: McpToolInfo,
+    cancel: &CancellationToken,
+) -> ToolOutcome {
+    let Some(manager) = sess.mcp.clone() else {
+        return ToolOutcome::err("MCP servers are not available in this thread");
+    };
+    let raw = call.arguments.trim();
+    let arguments: Option<serde_json::Map<String, serde_json::Value>> = if raw.is_empty() {
+        None
+    } else {
+        match serde_json::from_str::<serde_json::Value>(raw) {
+            Ok(serde_json::Value::Object(m)) => Some(m),
+            Ok(serde_json::Value::Null) => None,
+            Ok(other) => {
+                return ToolOutcome::err(format!(
+                    "arguments for `{}` must be a JSON object, got {other}",
+                    call.name
+                ));
+            }
+            Err(e) => {
+                return ToolOutcome::err(format!(
+                    "invalid arguments for `{}`: {e}. Send a JSON object matching the tool's schema.",
+                    call.name
+                ));
+            }
+        }
+    };
+    let invocation = McpInvocation {
+        server: info.server.clone(),
+        tool: info.tool.clone(),
+        arguments: arguments.clone().map(serde_json::Value::Object),
+    };
+    sess.send(
+        call.turn_id,
+        EventMsg::McpToolCallBegin(McpToolCallBeginEvent {
+            call_id: call.call_id.to_string(),
+            invocation: invocation.clone(),
+        }),
+    );
+    let started = Instant::now();
+    let end = |result: Result<serde_json::Value, String>| {
+        sess.send(
+            call.turn_id,
+            EventMsg::McpToolCallEnd(McpToolCallEndEvent {
+                call_id: call.call_id.to_string(),
+                invocation: invocation.clone(),
+                duration: started.elapsed().into(),
+                result,
+            }),
+        );
+    };
+
+    let config = sess.config();
+    // The exact call approved "for this session" is not asked again.
+    let session_key = (vec![info.qualified_name.clone(), raw.to_string()], true);
+    let approved_before = sess.state().approved_commands.contains(&session_key);
+    if !approved_before && needs_approval(&info, config.approval_policy, &config.sandbox_policy) {
+        let argv = vec![info.qualified_name.clone(), raw.to_string()];
+        let d = request_exec_approval(
+            sess,
+            ExecApprovalAsk {
+                turn_id: call.turn_id,
+                call_id: call.call_id,
+                approval_id: None,
+                argv: &argv,
+                cwd: &config.cwd,
+                reason: Some(format!(
+                    "Call the MCP tool `{}` of server `{}`?",
+                    info.tool, info.server
+                )),
+            },
+            cancel,
+        )
+        .await;
+        match d {
+            ReviewDecision::Approved => {}
+            ReviewDecision::ApprovedForSession => {
+                sess.state().approved_commands.insert(session_key);
+            }
+            other => {
+                let msg = match other {
+                    ReviewDecision::Abort => "user cancelled MCP tool call",
+                    ReviewDecision::TimedOut => "MCP tool call not approved in time (denied)",
+                    _ => "user rejected MCP tool call",
+                };
+                end(Err(msg.to_string()));
+                let mut o = ToolOutcome::err(msg);
+                o.abort_turn = other == ReviewDecision::Abort;
+                return o;
+            }
+        }
+    }
+
+    let (ptx, mut prx) = tokio::sync::mpsc::unbounded_channel();
+    let forward = {
+        let sess = sess.clone();
+        let turn_id = call.turn_id.to_string();
+        let call_id = call.call_id.to_string();
+        tokio::spawn(async move {
+            while let Some(p) = prx.recv().await {
+                let p: oi_mcp_client::McpProgress = p;
+                sess.send(
+                    &turn_id,
+                    EventMsg::McpToolCallProgress(McpToolCallProgressEvent {
+                        call_id: call_id.clone(),
+                        progress: p.progress,
+                        total: p.total,
+                        message: p.message,
+                    }),
+                );
+            }
+        })
+    };
+    let result = manager
+        .call_tool(
+            &info.server,
+            &info.tool,
+            arguments,
+            Some(ptx),
+            cancel.child_token(),
+        )
+        .await;
+    let _ = forward.await;
+    match result {
+        Ok(value) => {
+            let mut output = call_result_to_output(&value, config.tool_output_max_bytes);
+            let is_error = value.get("isError").and_then(|v| v.as_bool()) == Some(true);
+            output.success = Some(!is_error);
+            end(Ok(value));
+            ToolOutcome {
+                output,
+                abort_turn: false,
+            }
+        }
+        Err(msg) => {
+            end(Err(msg.clone()));
+            ToolOutcome::err(format!("tool call error: {msg}"))
+        }
+    }
+}
