@@ -33,7 +33,7 @@ pub use rollout::RolloutWriter;
 pub use store::ThreadStore;
 pub use types::{
     GitInfo, ListQuery, RolloutItem, RolloutLine, SessionMeta, SessionSource, SortKey, ThreadPage,
-    ThreadSummary, TurnContextItem,
+    ThreadSummary, TurnContextItem, should_persist_event,
 };
 
 #[cfg(test)]

@@ -101,3 +101,25 @@ fn store_is_shareable_and_writer_is_sendable() {
     sendable::<crate::RolloutWriter>();
     sendable::<crate::LoadedThread>();
 }
+
+#[test]
+fn deltas_and_approval_prompts_are_not_persisted() {
+    use oi_protocol::protocol::{AgentMessageDeltaEvent, EventMsg, WarningEvent};
+    assert!(!crate::should_persist_event(&EventMsg::AgentMessageDelta(
+        AgentMessageDeltaEvent { delta: "x".into() }
+    )));
+    assert!(!crate::should_persist_event(&EventMsg::Warning(
+        WarningEvent {
+            message: "x".into()
+        }
+    )));
+    assert!(!crate::should_persist_event(&EventMsg::ShutdownComplete));
+    assert!(crate::should_persist_event(&EventMsg::TaskComplete(
+        oi_protocol::protocol::TaskCompleteEvent {
+            turn_id: "t".into(),
+            last_agent_message: None,
+            completed_at: None,
+            duration_ms: None,
+        }
+    )));
+}

@@ -37,6 +37,43 @@ impl RolloutItem {
     }
 }
 
+/// Whether an engine event belongs in a rollout: what a later reader needs to show the
+/// conversation and rebuild its turns (messages, reasoning, turn start/end, token counts,
+/// errors, and the end of each command, patch and MCP call). Streaming deltas, begin events,
+/// approval prompts and session/MCP-startup chatter are not saved. The writer stores whatever
+/// it is given; the engine uses this to choose.
+pub fn should_persist_event(ev: &EventMsg) -> bool {
+    match ev {
+        EventMsg::UserMessage(_)
+        | EventMsg::AgentMessage(_)
+        | EventMsg::AgentReasoning(_)
+        | EventMsg::TokenCount(_)
+        | EventMsg::TaskStarted(_)
+        | EventMsg::TaskComplete(_)
+        | EventMsg::TurnAborted(_)
+        | EventMsg::Error(_)
+        | EventMsg::ExecCommandEnd(_)
+        | EventMsg::PatchApplyEnd(_)
+        | EventMsg::McpToolCallEnd(_) => true,
+        EventMsg::Warning(_)
+        | EventMsg::StreamError(_)
+        | EventMsg::SessionConfigured(_)
+        | EventMsg::AgentMessageDelta(_)
+        | EventMsg::AgentReasoningDelta(_)
+        | EventMsg::ExecCommandBegin(_)
+        | EventMsg::ExecCommandOutputDelta(_)
+        | EventMsg::ExecApprovalRequest(_)
+        | EventMsg::ApplyPatchApprovalRequest(_)
+        | EventMsg::PatchApplyBegin(_)
+        | EventMsg::McpStartupUpdate(_)
+        | EventMsg::McpStartupComplete(_)
+        | EventMsg::McpToolCallBegin(_)
+        | EventMsg::McpToolCallProgress(_)
+        | EventMsg::ElicitationRequest(_)
+        | EventMsg::ShutdownComplete => false,
+    }
+}
+
 /// One line of a rollout file: `{"timestamp":"2026-04-25T12:00:00.123Z","type":…,"payload":…}`.
 /// The timestamp is UTC with milliseconds.
 #[derive(Clone, Debug)]
@@ -350,8 +387,10 @@ pub struct ListQuery {
     pub limit: usize,
     pub sort_key: SortKey,
     pub descending: bool,
-    /// Only threads started in one of these directories (exact match).
+    /// Only threads started in one of these directories (exact path match).
+    /// `None` or empty: any.
     pub cwd: Option<Vec<PathBuf>>,
+    /// `None` or empty: any.
     pub model_providers: Option<Vec<String>>,
     /// `None` or empty: every source.
     pub sources: Option<Vec<SessionSource>>,
