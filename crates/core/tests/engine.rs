@@ -1,0 +1,277 @@
+//! The engine through its public API: concurrency, approvals, steering, fork, shutdown.
+
+use oi_core::{NewThread, Thread, ThreadManager, ThreadManagerOptions};
+use oi_protocol::config_types::{AskForApproval, SandboxMode, WireApi};
+use oi_protocol::protocol::{Event, EventMsg, Op, ReviewDecision, TurnOverrides};
+use oi_protocol::user_input::UserInput;
+use oi_test_support::{MockModelServer, MockScript, MockTurn};
+use serde_json::json;
+use std::path::Path;
+use std::time::Duration;
+
+fn config(mock: &MockModelServer, home: &Path, approval: AskForApproval) -> oi_config::Config {
+    std::fs::write(
+        home.join("config.toml"),
+        mock.config_toml("mock", WireApi::Chat),
+    )
+    .unwrap();
+    oi_config::load_config(oi_config::ConfigLoadOptions {
+        home: Some(home.to_path_buf()),
+        overrides: oi_config::ConfigOverrides {
+            cwd: Some(home.to_path_buf()),
+            sandbox_mode: Some(SandboxMode::DangerFullAccess),
+            approval_policy: Some(approval),
+            ..Default::default()
+        },
+        ..Default::default()
+    })
+    .unwrap()
+    .config
+}
+
+fn manager(persist: bool) -> ThreadManager {
+    ThreadManager::new(ThreadManagerOptions {
+        source: oi_thread_store::SessionSource::Exec,
+        persist,
+    })
+}
+
+async fn submit(thread: &Thread, text: &str) -> String {
+    thread
+        .submit(Op::UserInput {
+            items: vec![UserInput::text(text)],
+            overrides: TurnOverrides::default(),
+        })
+        .await
+        .unwrap()
+}
+
+async fn next(thread: &Thread) -> Event {
+    tokio::time::timeout(Duration::from_secs(30), thread.next_event())
+        .await
+        .expect("no event within 30s")
+        .expect("thread closed")
+}
+
+/// Events until the end of turn `id` (inclusive).
+async fn until_end(thread: &Thread, id: &str) -> Vec<Event> {
+    let mut out = Vec::new();
+    loop {
+        let ev = next(thread).await;
+        let end = ev.id == id && ev.msg.ends_turn();
+        out.push(ev);
+        if end {
+            return out;
+        }
+    }
+}
+
+fn last_message(evs: &[Event]) -> Option<String> {
+    evs.iter().find_map(|e| match &e.msg {
+        EventMsg::TaskComplete(t) => t.last_agent_message.clone(),
+        _ => None,
+    })
+}
+
+#[tokio::test]
+async fn many_threads_run_at_once() {
+    let home = tempfile::tempdir().unwrap();
+    let mock = MockModelServer::start(MockScript::always(
+        MockTurn::text("answer").chunked(2).with_delay_ms(5),
+    ))
+    .await
+    .unwrap();
+    let m = manager(false);
+    let mut threads: Vec<NewThread> = Vec::new();
+    for _ in 0..8 {
+        threads.push(
+            m.start_thread(config(&mock, home.path(), AskForApproval::Never))
+                .await
+                .unwrap(),
+        );
+    }
+    let runs = threads.iter().enumerate().map(|(i, t)| {
+        let thread = t.thread.clone();
+        async move {
+            let id = submit(&thread, &format!("question {i}")).await;
+            let evs = until_end(&thread, &id).await;
+            // Every event of the turn carries the turn's id.
+            assert!(
+                evs.iter().all(|e| e.id == id),
+                "foreign events in thread {i}"
+            );
+            last_message(&evs)
+        }
+    });
+    let answers = futures::future::join_all(runs).await;
+    assert!(
+        answers.iter().all(|a| a.as_deref() == Some("answer")),
+        "{answers:?}"
+    );
+    let mut ids: Vec<_> = threads.iter().map(|t| t.thread_id).collect();
+    ids.dedup();
+    assert_eq!(ids.len(), 8);
+    assert_eq!(mock.requests().len(), 8);
+    m.shutdown_all().await;
+}
+
+#[tokio::test]
+async fn approved_commands_run_and_denied_ones_do_not() {
+    let home = tempfile::tempdir().unwrap();
+    let mock = MockModelServer::start(MockScript::turns([
+        MockTurn::tool_call("shell", json!({"command": ["touch", "approved.txt"]})),
+        MockTurn::text("first done"),
+        MockTurn::tool_call("shell", json!({"command": ["touch", "denied.txt"]})),
+        MockTurn::text("second done"),
+    ]))
+    .await
+    .unwrap();
+    let m = manager(false);
+    let t = m
+        .start_thread(config(&mock, home.path(), AskForApproval::Untrusted))
+        .await
+        .unwrap();
+    for (prompt, decision, file, should_exist) in [
+        ("make it", ReviewDecision::Approved, "approved.txt", true),
+        ("make another", ReviewDecision::Denied, "denied.txt", false),
+    ] {
+        let id = submit(&t.thread, prompt).await;
+        loop {
+            let ev = next(&t.thread).await;
+            if let EventMsg::ExecApprovalRequest(req) = &ev.msg {
+                assert_eq!(req.command, vec!["touch".to_string(), file.to_string()]);
+                t.thread
+                    .submit(Op::ExecApproval {
+                        id: req.effective_approval_id().to_string(),
+                        decision,
+                    })
+                    .await
+                    .unwrap();
+            }
+            if ev.id == id && ev.msg.ends_turn() {
+                break;
+            }
+        }
+        assert_eq!(home.path().join(file).exists(), should_exist, "{file}");
+    }
+    let reqs = mock.requests();
+    assert!(reqs[3].tool_outputs().last().unwrap().1.contains("denied"));
+}
+
+#[tokio::test]
+async fn an_unanswered_approval_times_out_as_denied() {
+    let home = tempfile::tempdir().unwrap();
+    let mock = MockModelServer::start(MockScript::turns([
+        MockTurn::tool_call("shell", json!({"command": ["touch", "never.txt"]})),
+        MockTurn::text("ok"),
+    ]))
+    .await
+    .unwrap();
+    let m = manager(false);
+    let mut cfg = config(&mock, home.path(), AskForApproval::Untrusted);
+    cfg.approval_timeout = Duration::from_millis(200);
+    let t = m.start_thread(cfg).await.unwrap();
+    let id = submit(&t.thread, "touch").await;
+    let evs = until_end(&t.thread, &id).await;
+    assert!(
+        evs.iter()
+            .any(|e| matches!(e.msg, EventMsg::ExecApprovalRequest(_)))
+    );
+    assert!(matches!(evs.last().unwrap().msg, EventMsg::TaskComplete(_)));
+    assert!(!home.path().join("never.txt").exists());
+    let out = &mock.requests()[1].tool_outputs()[0].1;
+    assert!(out.contains("no approval arrived in time"), "{out}");
+}
+
+#[tokio::test]
+async fn steering_input_reaches_the_running_turn() {
+    let home = tempfile::tempdir().unwrap();
+    let mock = MockModelServer::start(MockScript::turns([
+        MockTurn::tool_call("shell", json!({"command": ["sleep", "0.5"]})),
+        MockTurn::text("saw the steer"),
+    ]))
+    .await
+    .unwrap();
+    let m = manager(false);
+    let t = m
+        .start_thread(config(&mock, home.path(), AskForApproval::Never))
+        .await
+        .unwrap();
+    let id = submit(&t.thread, "start").await;
+    // Steer once the command is running.
+    loop {
+        let ev = next(&t.thread).await;
+        if matches!(ev.msg, EventMsg::ExecCommandBegin(_)) {
+            assert_eq!(t.thread.active_turn_id().as_deref(), Some(id.as_str()));
+            submit(&t.thread, "also do this").await;
+            break;
+        }
+    }
+    let evs = until_end(&t.thread, &id).await;
+    assert_eq!(last_message(&evs).as_deref(), Some("saw the steer"));
+    let reqs = mock.requests();
+    assert_eq!(reqs.len(), 2, "the steer must not start a second turn");
+    assert_eq!(reqs[1].last_user_text().as_deref(), Some("also do this"));
+}
+
+#[tokio::test]
+async fn interrupt_then_continue_and_fork() {
+    let home = tempfile::tempdir().unwrap();
+    let mock = MockModelServer::start(MockScript::turns([
+        MockTurn::text("stuck").chunked(1).stall_after(1),
+        MockTurn::text("back"),
+        MockTurn::text("fork answer"),
+        MockTurn::text("original answer"),
+    ]))
+    .await
+    .unwrap();
+    let m = manager(true);
+    let t = m
+        .start_thread(config(&mock, home.path(), AskForApproval::Never))
+        .await
+        .unwrap();
+    let id = submit(&t.thread, "first").await;
+    mock.wait_for_requests(1, Duration::from_secs(30)).await;
+    t.thread.submit(Op::Interrupt).await.unwrap();
+    let evs = until_end(&t.thread, &id).await;
+    assert!(matches!(evs.last().unwrap().msg, EventMsg::TurnAborted(_)));
+    assert!(!t.thread.is_busy());
+    let id2 = submit(&t.thread, "second").await;
+    assert_eq!(
+        last_message(&until_end(&t.thread, &id2).await).as_deref(),
+        Some("back")
+    );
+
+    // Fork: the copy has the history and goes its own way.
+    let cfg = config(&mock, home.path(), AskForApproval::Never);
+    let f = m.fork_thread(t.thread_id, cfg).await.unwrap();
+    assert_ne!(f.thread_id, t.thread_id);
+    assert_eq!(f.session_configured.forked_from_id, Some(t.thread_id));
+    let fid = submit(&f.thread, "fork question").await;
+    until_end(&f.thread, &fid).await;
+    let oid = submit(&t.thread, "original question").await;
+    until_end(&t.thread, &oid).await;
+    let reqs = mock.requests();
+    let fork_req = reqs[reqs.len() - 2].all_text();
+    let orig_req = reqs[reqs.len() - 1].all_text();
+    assert!(fork_req.contains("second") && fork_req.contains("fork question"));
+    assert!(!fork_req.contains("original question"));
+    assert!(orig_req.contains("second") && !orig_req.contains("fork question"));
+    m.shutdown_all().await;
+}
+
+#[tokio::test]
+async fn shutdown_ends_the_event_stream() {
+    let home = tempfile::tempdir().unwrap();
+    let mock = MockModelServer::start(MockScript::turns([])).await.unwrap();
+    let m = manager(false);
+    let t = m
+        .start_thread(config(&mock, home.path(), AskForApproval::Never))
+        .await
+        .unwrap();
+    t.thread.submit(Op::Shutdown).await.unwrap();
+    let ev = next(&t.thread).await;
+    assert!(matches!(ev.msg, EventMsg::ShutdownComplete));
+    assert!(t.thread.next_event().await.is_err());
+    assert!(t.thread.submit(Op::Interrupt).await.is_err());
+}
