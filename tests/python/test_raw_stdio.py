@@ -76,3 +76,28 @@ def test_errors_framing_and_clean_exit_on_eof(interpreter_bin, make_setup):
     assert s.proc.wait(timeout=30) == 0
     err = s.proc.stderr.read().decode(errors="replace")
     assert "panicked" not in err, err
+
+
+def test_exits_when_the_client_stops_reading_even_with_stdin_open(interpreter_bin, make_setup):
+    import os
+
+    setup = make_setup([])
+    proc = subprocess.Popen(
+        [str(interpreter_bin), "mcp-server"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        env={**os.environ, **setup.env()},
+    )
+    proc.stdin.write(b'{"jsonrpc":"2.0","id":1,"method":"ping"}\n')
+    proc.stdin.flush()
+    assert json.loads(proc.stdout.readline())["id"] == 1
+    proc.stdout.close()  # the client goes away from our output...
+    proc.stdin.write(b'{"jsonrpc":"2.0","id":2,"method":"ping"}\n')  # ...and the reply fails with EPIPE
+    proc.stdin.flush()
+    try:
+        assert proc.wait(timeout=30) == 0  # stdin is still open: only the failed write ends it
+    finally:
+        proc.stdin.close()
+        if proc.poll() is None:
+            proc.kill()

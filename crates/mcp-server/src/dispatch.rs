@@ -40,9 +40,17 @@ pub struct RequestContext {
     /// Fired when the client cancels this request or the server shuts down.
     pub cancel: CancellationToken,
     client_cancelled: Arc<AtomicBool>,
+    responded: CancellationToken,
 }
 
 impl RequestContext {
+    /// Fires once this request's response has been queued (or it was cancelled and will
+    /// get none). Lets a handler send notifications that must follow its response, e.g.
+    /// `thread/started` after the `thread/start` result.
+    pub fn response_sent(&self) -> CancellationToken {
+        self.responded.clone()
+    }
+
     /// True when the client sent `notifications/cancelled` for this request (as opposed
     /// to the server shutting down).
     pub fn cancelled_by_client(&self) -> bool {
@@ -208,6 +216,7 @@ pub async fn process(
                     outgoing: outgoing.clone(),
                     cancel: shutdown.child_token(),
                     client_cancelled: Arc::new(AtomicBool::new(false)),
+                    responded: CancellationToken::new(),
                 };
                 let registered = register(&in_flight, &ctx);
                 if !registered {
@@ -243,6 +252,7 @@ async fn run_request(
     let outgoing = ctx.outgoing.clone();
     let id = ctx.id.clone();
     let flag = ctx.client_cancelled.clone();
+    let _responded = ctx.responded.clone().drop_guard();
     // Run the handler in its own task so a bug that panics answers -32603 instead of
     // leaving the client waiting; the guard stops it if this task is aborted.
     let mut task = AbortOnDrop(tokio::spawn(handler(ctx, params)));

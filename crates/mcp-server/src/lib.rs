@@ -12,6 +12,8 @@
 //!   (tests use in-memory pipes); `serve_with` lets another API (the v2 thread/turn API)
 //!   register more methods on the same connection.
 //! * [`dispatch::MethodTable`], [`outgoing::OutgoingSender`]: the seams for such APIs.
+//! * [`ServerExtension`] / [`serve_options`]: another API registered on the same
+//!   connection, sharing the real engine's `ThreadManager` and thread-reader registry.
 //!
 //! Layers: [`jsonrpc`] (message types) → [`transport`] (framing) → [`dispatch`]
 //! (method table, cancellation, reply routing) → [`server`] (MCP methods) →
@@ -52,6 +54,25 @@ const CALLS_GRACE: Duration = Duration::from_secs(5);
 /// On shutdown: how long the engine gets to flush threads and stop children.
 const ENGINE_GRACE: Duration = Duration::from_secs(10);
 
+/// Another API served on the same connection (e.g. the v2 thread/turn API). `register`
+/// runs once per connection, when its method table is built.
+pub trait ServerExtension: Send + Sync + std::fmt::Debug {
+    fn register(&self, table: &mut MethodTable, ctx: &ExtensionContext);
+}
+
+/// What an extension shares with the MCP tools on its connection.
+#[derive(Clone)]
+pub struct ExtensionContext {
+    /// The manager the `codex`/`codex-reply` tools use, so threads cross between APIs.
+    pub manager: oi_core::ThreadManager,
+    pub options: McpServerOptions,
+    pub outgoing: OutgoingSender,
+    /// Who reads which thread's events; claim a thread before reading it.
+    pub readers: Arc<tool_runner::Readers>,
+    /// Fires when the connection is closing.
+    pub shutdown: CancellationToken,
+}
+
 /// Server-wide settings from the command line.
 #[derive(Clone, Debug, Default)]
 pub struct McpServerOptions {
@@ -61,6 +82,8 @@ pub struct McpServerOptions {
     pub overrides: oi_config::ConfigOverrides,
     /// `None`: `$OPENINTERPRETER_HOME`, else `~/.openinterpreter`.
     pub home: Option<PathBuf>,
+    /// More APIs on the same connection.
+    pub extensions: Vec<Arc<dyn ServerExtension>>,
 }
 
 /// Serves MCP on stdin/stdout until stdin closes. Logs go to stderr (`RUST_LOG`).
@@ -68,7 +91,12 @@ pub struct McpServerOptions {
 pub async fn run_main(opts: McpServerOptions) -> i32 {
     init_stderr_logging();
     let engine = CoreEngine::new(opts);
-    serve(tokio::io::stdin(), tokio::io::stdout(), Arc::new(engine)).await
+    serve(
+        transport::ThreadStdin::spawn(),
+        tokio::io::stdout(),
+        Arc::new(engine),
+    )
+    .await
 }
 
 fn init_stderr_logging() {
@@ -99,6 +127,15 @@ where
     W: AsyncWrite + Unpin + Send + 'static,
     F: FnOnce(&OutgoingSender) -> MethodTable,
 {
+    serve_conn(reader, writer, engine, |outgoing, _, _| extra(outgoing)).await
+}
+
+async fn serve_conn<R, W, F>(reader: R, writer: W, engine: Arc<dyn Engine>, extra: F) -> i32
+where
+    R: AsyncRead + Unpin + Send + 'static,
+    W: AsyncWrite + Unpin + Send + 'static,
+    F: FnOnce(&OutgoingSender, &Arc<tool_runner::Readers>, &CancellationToken) -> MethodTable,
+{
     let shutdown = CancellationToken::new();
     let (in_tx, in_rx) = mpsc::channel::<Inbound>(INCOMING_QUEUE);
     let (out_tx, out_rx) = mpsc::channel(OUTGOING_QUEUE);
@@ -118,10 +155,14 @@ where
     };
     let reader_task = tokio::spawn(read_loop(reader, in_tx, shutdown.clone()));
 
-    let service =
-        server::McpService::new(engine.clone(), std::env::current_dir().unwrap_or_default());
+    let readers = Arc::new(tool_runner::Readers::default());
+    let service = server::McpService::with_readers(
+        engine.clone(),
+        std::env::current_dir().unwrap_or_default(),
+        readers.clone(),
+    );
     let mut table = service.methods();
-    table.merge(extra(&outgoing));
+    table.merge(extra(&outgoing, &readers, &shutdown));
 
     let mut tasks = dispatch::process(in_rx, table, outgoing.clone(), shutdown.clone()).await;
     shutdown.cancel();

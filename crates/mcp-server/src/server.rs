@@ -104,9 +104,18 @@ struct SetLevelParams {
 
 impl McpService {
     pub fn new(engine: Arc<dyn Engine>, server_cwd: PathBuf) -> Arc<Self> {
+        Self::with_readers(engine, server_cwd, Arc::default())
+    }
+
+    /// Like [`McpService::new`], sharing the registry of thread readers with other APIs.
+    pub fn with_readers(
+        engine: Arc<dyn Engine>,
+        server_cwd: PathBuf,
+        readers: Arc<Readers>,
+    ) -> Arc<Self> {
         Arc::new(Self {
             engine,
-            readers: Arc::default(),
+            readers,
             client: OnceLock::new(),
             running_calls: AtomicUsize::new(0),
             server_cwd,

@@ -27,11 +27,14 @@ use tokio_util::sync::CancellationToken;
 const INTERRUPT_GRACE: Duration = Duration::from_secs(30);
 
 /// Which call is reading which thread (a thread's events have one reader at a time).
+/// Shared with other APIs on the connection (the v2 API) so two front ends never read
+/// the same thread at once.
 #[derive(Default)]
 pub struct Readers(Mutex<HashMap<ThreadId, RequestId>>);
 
 impl Readers {
-    fn claim(
+    /// Marks `thread` as read by `call` until the guard drops; `Err(owner)` if taken.
+    pub fn claim(
         self: &Arc<Self>,
         thread: ThreadId,
         call: &RequestId,
@@ -51,7 +54,7 @@ impl Readers {
     }
 }
 
-struct ReaderGuard {
+pub struct ReaderGuard {
     readers: Arc<Readers>,
     thread: ThreadId,
 }

@@ -84,6 +84,79 @@ impl<R: AsyncBufRead + Unpin> LineReader<R> {
     }
 }
 
+/// Standard input read on a plain OS thread. Tokio's own stdin reads on its blocking pool,
+/// and a runtime waits for that read when it shuts down; if the client closed our stdout
+/// but not our stdin, the process would linger until the client exits. A detached thread
+/// does not hold the runtime up.
+pub struct ThreadStdin {
+    rx: mpsc::Receiver<std::io::Result<Vec<u8>>>,
+    pending: Vec<u8>,
+    offset: usize,
+}
+
+impl ThreadStdin {
+    pub fn spawn() -> Self {
+        let (tx, rx) = mpsc::channel(4);
+        let spawned = std::thread::Builder::new()
+            .name("mcp-stdin".into())
+            .spawn(move || {
+                use std::io::Read;
+                let mut stdin = std::io::stdin().lock();
+                loop {
+                    let mut buf = vec![0u8; 64 * 1024];
+                    let msg = match stdin.read(&mut buf) {
+                        Ok(0) => break,
+                        Ok(n) => {
+                            buf.truncate(n);
+                            Ok(buf)
+                        }
+                        Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                        Err(e) => Err(e),
+                    };
+                    let failed = msg.is_err();
+                    if tx.blocking_send(msg).is_err() || failed {
+                        break;
+                    }
+                }
+            });
+        if let Err(e) = spawned {
+            tracing::error!("cannot start the stdin reader thread: {e}; treating input as closed");
+        }
+        Self {
+            rx,
+            pending: Vec::new(),
+            offset: 0,
+        }
+    }
+}
+
+impl tokio::io::AsyncRead for ThreadStdin {
+    fn poll_read(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+        buf: &mut tokio::io::ReadBuf<'_>,
+    ) -> std::task::Poll<std::io::Result<()>> {
+        use std::task::Poll;
+        if self.offset >= self.pending.len() {
+            match self.rx.poll_recv(cx) {
+                Poll::Pending => return Poll::Pending,
+                // Sender gone: end of input.
+                Poll::Ready(None) => return Poll::Ready(Ok(())),
+                Poll::Ready(Some(Err(e))) => return Poll::Ready(Err(e)),
+                Poll::Ready(Some(Ok(chunk))) => {
+                    self.pending = chunk;
+                    self.offset = 0;
+                }
+            }
+        }
+        let n = buf.remaining().min(self.pending.len() - self.offset);
+        let start = self.offset;
+        buf.put_slice(&self.pending[start..start + n]);
+        self.offset += n;
+        Poll::Ready(Ok(()))
+    }
+}
+
 /// Best effort: the `"id"` of a message from its first bytes, so a client whose request
 /// was too large gets an error it can match instead of waiting forever.
 pub fn sniff_id(head: &[u8]) -> Option<RequestId> {
