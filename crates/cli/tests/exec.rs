@@ -385,3 +385,26 @@ async fn prompt_from_stdin() {
         Some("prompt via stdin")
     );
 }
+
+#[tokio::test]
+async fn base_and_developer_instructions_reach_the_model() {
+    for wire in BOTH {
+        let env = TestEnv::with_config(
+            MockScript::turns([MockTurn::text("ok")]),
+            wire,
+            "base_instructions = \"You are a pirate coding agent.\"\ndeveloper_instructions = \"Always answer in French.\"",
+        )
+        .await;
+        let out = env.run(&["exec", "hi"]).await;
+        assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+        let req = &env.mock.requests()[0];
+        let body = &req.body;
+        let system = match wire {
+            WireApi::Chat => body["messages"][0]["content"].as_str().unwrap_or_default().to_string(),
+            WireApi::Responses => body["instructions"].as_str().unwrap_or_default().to_string(),
+        };
+        assert!(system.starts_with("You are a pirate coding agent."), "{system}");
+        assert!(!system.contains("You are Open Interpreter"), "base instructions must replace the default");
+        assert!(req.all_text().contains("Always answer in French."));
+    }
+}
