@@ -90,11 +90,35 @@ pub struct McpServerOptions {
 /// Returns the process exit code: 0 after a clean shutdown.
 pub async fn run_main(opts: McpServerOptions) -> i32 {
     init_stderr_logging();
-    let engine = CoreEngine::new(opts);
-    serve(
-        transport::ThreadStdin::spawn(),
-        tokio::io::stdout(),
-        Arc::new(engine),
+    serve_options(transport::ThreadStdin::spawn(), tokio::io::stdout(), opts).await
+}
+
+/// Serves over `reader`/`writer` with the real engine and `opts.extensions` registered.
+pub async fn serve_options<R, W>(reader: R, writer: W, opts: McpServerOptions) -> i32
+where
+    R: AsyncRead + Unpin + Send + 'static,
+    W: AsyncWrite + Unpin + Send + 'static,
+{
+    let engine = Arc::new(CoreEngine::new(opts.clone()));
+    let manager = engine.manager().clone();
+    serve_conn(
+        reader,
+        writer,
+        engine,
+        move |outgoing, readers, shutdown| {
+            let ctx = ExtensionContext {
+                manager,
+                outgoing: outgoing.clone(),
+                readers: readers.clone(),
+                shutdown: shutdown.clone(),
+                options: opts,
+            };
+            let mut table = MethodTable::new();
+            for ext in &ctx.options.extensions {
+                ext.register(&mut table, &ctx);
+            }
+            table
+        },
     )
     .await
 }
