@@ -223,6 +223,7 @@ pub fn main_with_args(mut args: Vec<OsString>) -> i32 {
                 cli_overrides,
                 overrides: cli.global.overrides(),
                 home: None,
+                extensions: vec![std::sync::Arc::new(oi_app_server::AppServerExtension)],
             }))
         }
         None => match cli.prompt {
