@@ -275,3 +275,47 @@ async fn shutdown_ends_the_event_stream() {
     assert!(t.thread.next_event().await.is_err());
     assert!(t.thread.submit(Op::Interrupt).await.is_err());
 }
+
+#[tokio::test]
+async fn approved_for_session_is_remembered_for_the_exact_command() {
+    let home = tempfile::tempdir().unwrap();
+    let touch = |f: &str| MockTurn::tool_call("shell", json!({"command": ["touch", f]}));
+    let mock = MockModelServer::start(MockScript::turns([
+        touch("a.txt"),
+        MockTurn::text("one"),
+        touch("a.txt"),
+        MockTurn::text("two"),
+        touch("b.txt"),
+        MockTurn::text("three"),
+    ]))
+    .await
+    .unwrap();
+    let m = manager(false);
+    let t = m
+        .start_thread(config(&mock, home.path(), AskForApproval::Untrusted))
+        .await
+        .unwrap();
+    let mut asked = Vec::new();
+    for prompt in ["first", "again", "other file"] {
+        let id = submit(&t.thread, prompt).await;
+        loop {
+            let ev = next(&t.thread).await;
+            if let EventMsg::ExecApprovalRequest(req) = &ev.msg {
+                asked.push(req.command[1].clone());
+                t.thread
+                    .submit(Op::ExecApproval {
+                        id: req.effective_approval_id().to_string(),
+                        decision: ReviewDecision::ApprovedForSession,
+                    })
+                    .await
+                    .unwrap();
+            }
+            if ev.id == id && ev.msg.ends_turn() {
+                break;
+            }
+        }
+    }
+    // Asked once for a.txt (then remembered), and again for the different command.
+    assert_eq!(asked, vec!["a.txt".to_string(), "b.txt".to_string()]);
+    assert!(home.path().join("a.txt").exists() && home.path().join("b.txt").exists());
+}
