@@ -226,20 +226,6 @@ pub fn main_with_args(mut args: Vec<OsString>) -> i32 {
                 extensions: vec![std::sync::Arc::new(oi_app_server::AppServerExtension)],
             }))
         }
-        None => match cli.prompt {
-            Some(prompt) => rt.block_on(crate::exec::run_exec(
-                cli.global,
-                ExecArgs {
-                    json: false,
-                    prompt: Some(prompt),
-                },
-            )),
-            None => {
-                eprintln!(
-                    "The interactive terminal UI is not available yet. Run `interpreter exec \"<prompt>\"` for a headless run, or `interpreter --help`."
-                );
-                EXIT_USAGE
-            }
-        },
+        None => rt.block_on(crate::interactive::run(cli.global, cli.prompt)),
     }
 }

@@ -3,6 +3,7 @@
 
 mod cli;
 mod exec;
+mod interactive;
 mod render;
 mod sandbox_cmd;
 mod sessions;

@@ -400,11 +400,23 @@ async fn base_and_developer_instructions_reach_the_model() {
         let req = &env.mock.requests()[0];
         let body = &req.body;
         let system = match wire {
-            WireApi::Chat => body["messages"][0]["content"].as_str().unwrap_or_default().to_string(),
-            WireApi::Responses => body["instructions"].as_str().unwrap_or_default().to_string(),
+            WireApi::Chat => body["messages"][0]["content"]
+                .as_str()
+                .unwrap_or_default()
+                .to_string(),
+            WireApi::Responses => body["instructions"]
+                .as_str()
+                .unwrap_or_default()
+                .to_string(),
         };
-        assert!(system.starts_with("You are a pirate coding agent."), "{system}");
-        assert!(!system.contains("You are Open Interpreter"), "base instructions must replace the default");
+        assert!(
+            system.starts_with("You are a pirate coding agent."),
+            "{system}"
+        );
+        assert!(
+            !system.contains("You are Open Interpreter"),
+            "base instructions must replace the default"
+        );
         assert!(req.all_text().contains("Always answer in French."));
     }
 }

@@ -1,0 +1,227 @@
+//! `interpreter [PROMPT]`: a line-based interactive session. The answer streams to stdout,
+//! progress to stderr, and approval requests are asked on stdin
+//! (`y` yes, `a` yes for this session, `n` no, `s` stop the turn). `/exit` or end of input
+//! quits; Ctrl-C interrupts the running turn.
+
+use crate::cli::{EXIT_FAILURE, EXIT_OK, EXIT_USAGE, GlobalArgs};
+use crate::render::HumanRenderer;
+use oi_core::{Thread, ThreadManager, ThreadManagerOptions};
+use oi_protocol::parse_command::shell_join;
+use oi_protocol::protocol::{
+    ElicitationAction, ElicitationResponse, EventMsg, Op, ReviewDecision, TurnOverrides,
+};
+use oi_protocol::user_input::UserInput;
+use oi_thread_store::SessionSource;
+use std::io::Write;
+use tokio::sync::mpsc;
+
+fn stdin_lines() -> mpsc::UnboundedReceiver<String> {
+    let (tx, rx) = mpsc::unbounded_channel();
+    std::thread::spawn(move || {
+        let stdin = std::io::stdin();
+        let mut line = String::new();
+        loop {
+            line.clear();
+            match stdin.read_line(&mut line) {
+                Ok(0) | Err(_) => break,
+                Ok(_) => {
+                    if tx
+                        .send(line.trim_end_matches(['\n', '\r']).to_string())
+                        .is_err()
+                    {
+                        break;
+                    }
+                }
+            }
+        }
+    });
+    rx
+}
+
+fn prompt_marker() {
+    let mut e = std::io::stderr().lock();
+    let _ = write!(e, "› ");
+    let _ = e.flush();
+}
+
+fn decision_from(answer: Option<&str>) -> ReviewDecision {
+    match answer.map(|a| a.trim().to_ascii_lowercase()).as_deref() {
+        Some("y") | Some("yes") => ReviewDecision::Approved,
+        Some("a") | Some("always") => ReviewDecision::ApprovedForSession,
+        Some("s") | Some("stop") => ReviewDecision::Abort,
+        _ => ReviewDecision::Denied,
+    }
+}
+
+async fn ask(lines: &mut mpsc::UnboundedReceiver<String>, question: &str) -> ReviewDecision {
+    eprint!("{question} [y]es / [a]lways this session / [n]o / [s]top: ");
+    let _ = std::io::stderr().flush();
+    decision_from(lines.recv().await.as_deref())
+}
+
+async fn run_one_turn(
+    thread: &Thread,
+    prompt: String,
+    lines: &mut mpsc::UnboundedReceiver<String>,
+    human: &mut HumanRenderer,
+) -> bool {
+    let id = match thread
+        .submit(Op::UserInput {
+            items: vec![UserInput::text(prompt)],
+            overrides: TurnOverrides::default(),
+        })
+        .await
+    {
+        Ok(id) => id,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return false;
+        }
+    };
+    let mut streamed = false;
+    let mut ok = true;
+    loop {
+        let ev = tokio::select! {
+            ev = thread.next_event() => ev,
+            _ = tokio::signal::ctrl_c() => {
+                let _ = thread.submit(Op::Interrupt).await;
+                continue;
+            }
+        };
+        let Ok(ev) = ev else {
+            return false;
+        };
+        match &ev.msg {
+            EventMsg::AgentMessageDelta(d) => {
+                let mut o = std::io::stdout().lock();
+                let _ = write!(o, "{}", d.delta);
+                let _ = o.flush();
+                streamed = true;
+            }
+            EventMsg::AgentMessage(m) => {
+                if !streamed {
+                    println!("{}", m.message);
+                } else {
+                    println!();
+                }
+                streamed = false;
+            }
+            EventMsg::ExecApprovalRequest(req) => {
+                let mut q = format!(
+                    "Run `{}` in {}?",
+                    shell_join(&req.command),
+                    req.cwd.display()
+                );
+                if let Some(r) = &req.reason {
+                    q = format!("{r}\n{q}");
+                }
+                let decision = ask(lines, &q).await;
+                let _ = thread
+                    .submit(Op::ExecApproval {
+                        id: req.effective_approval_id().to_string(),
+                        decision,
+                    })
+                    .await;
+            }
+            EventMsg::ApplyPatchApprovalRequest(req) => {
+                let files: Vec<String> = req
+                    .changes
+                    .keys()
+                    .map(|p| p.display().to_string())
+                    .collect();
+                let decision = ask(lines, &format!("Apply changes to {}?", files.join(", "))).await;
+                let _ = thread
+                    .submit(Op::PatchApproval {
+                        id: req.call_id.clone(),
+                        decision,
+                    })
+                    .await;
+            }
+            EventMsg::ElicitationRequest(req) => {
+                let message = req
+                    .request
+                    .get("message")
+                    .and_then(|m| m.as_str())
+                    .unwrap_or("");
+                let decision = ask(
+                    lines,
+                    &format!("MCP server `{}` asks: {message}", req.server_name),
+                )
+                .await;
+                let action = if decision.is_approved() {
+                    ElicitationAction::Accept
+                } else {
+                    ElicitationAction::Decline
+                };
+                let _ = thread
+                    .submit(Op::ResolveElicitation {
+                        server_name: req.server_name.clone(),
+                        request_id: req.id.clone(),
+                        response: ElicitationResponse {
+                            action,
+                            content: Some(serde_json::json!({})),
+                        },
+                    })
+                    .await;
+            }
+            EventMsg::Error(_) => {
+                ok = false;
+                human.render(&ev.msg);
+            }
+            other => human.render(other),
+        }
+        if ev.id == id && ev.msg.ends_turn() {
+            return ok;
+        }
+    }
+}
+
+pub async fn run(global: GlobalArgs, first_prompt: Option<String>) -> i32 {
+    let loaded = match global.load_config() {
+        Ok(l) => l,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return EXIT_USAGE;
+        }
+    };
+    for w in &loaded.warnings {
+        eprintln!("warning: {w}");
+    }
+    let manager = ThreadManager::new(ThreadManagerOptions {
+        source: SessionSource::Cli,
+        persist: true,
+    });
+    let new = match manager.start_thread(loaded.config).await {
+        Ok(n) => n,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return EXIT_FAILURE;
+        }
+    };
+    let mut human = HumanRenderer::new();
+    human.render(&EventMsg::SessionConfigured(new.session_configured.clone()));
+    eprintln!(
+        "Type a request; /exit or Ctrl-D to quit. Resume later with `interpreter resume {}`.",
+        new.thread_id
+    );
+    let mut lines = stdin_lines();
+    let mut pending = first_prompt;
+    let mut last_ok = true;
+    loop {
+        let prompt = match pending.take() {
+            Some(p) => p,
+            None => {
+                prompt_marker();
+                match lines.recv().await {
+                    None => break,
+                    Some(l) if l.trim() == "/exit" || l.trim() == "/quit" => break,
+                    Some(l) if l.trim().is_empty() => continue,
+                    Some(l) => l,
+                }
+            }
+        };
+        last_ok = run_one_turn(&new.thread, prompt, &mut lines, &mut human).await;
+    }
+    manager.shutdown_all().await;
+    if last_ok { EXIT_OK } else { EXIT_FAILURE }
+}
