@@ -335,7 +335,7 @@ async fn interrupt_ends_the_turn_as_aborted() {
         WireApi::Chat,
     )
     .await;
-    let mut child = env
+    let child = env
         .command(&["exec", "--json", "wait"])
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
