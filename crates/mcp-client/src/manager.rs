@@ -359,6 +359,11 @@ impl ServerEntry {
             .unwrap_or(false)
     }
 
+    /// Forget the tools of a server that failed (cached ones included).
+    fn clear_tools(&self) {
+        *self.tools.write().unwrap_or_else(|e| e.into_inner()) = ToolSet::None;
+    }
+
     fn set_live_tools(&self, tools: Vec<Value>) {
         let changed = match &*self.tools.read().unwrap_or_else(|e| e.into_inner()) {
             ToolSet::Cached(old) | ToolSet::Live(old) => old != &tools,
@@ -381,6 +386,9 @@ impl Inner {
 
     /// Recompute qualified names and filters from every server's current tool list.
     fn rebuild_catalog(&self) {
+        // Hold the write lock while computing, so two servers finishing at once cannot
+        // overwrite each other's newer catalog with a stale one.
+        let mut slot = self.catalog.write().unwrap_or_else(|e| e.into_inner());
         let mut raw: Vec<(Arc<ServerEntry>, Value)> = Vec::new();
         for entry in self.servers.values() {
             if matches!(
@@ -438,7 +446,6 @@ impl Inner {
                 approval_mode: entry.config.approval_mode_for(tool),
             });
         }
-        let mut slot = self.catalog.write().unwrap_or_else(|e| e.into_inner());
         *slot = Arc::new(catalog);
     }
 
@@ -454,12 +461,17 @@ impl Inner {
             r = establish(&entry.name, &entry.config, &self.opts.cwd, handler) => Some(r),
             _ = self.shutdown.cancelled() => None,
         };
-        let status = match result {
+        // The catalog is rebuilt before the new state is published, so whoever waits for
+        // "ready" (start(), a call, a test) sees the server's tools at once.
+        match result {
             None => {
                 entry.state.send_replace(ConnState::Stopped);
+                self.rebuild_catalog();
                 McpStartupStatus::Cancelled
             }
             Some(Err(error)) => {
+                entry.clear_tools();
+                self.rebuild_catalog();
                 entry.state.send_replace(ConnState::Failed(error.clone()));
                 McpStartupStatus::Failed { error }
             }
@@ -470,15 +482,15 @@ impl Inner {
                 if self.shutdown.is_cancelled() {
                     conn.close().await;
                     entry.state.send_replace(ConnState::Stopped);
+                    self.rebuild_catalog();
                     McpStartupStatus::Cancelled
                 } else {
+                    self.rebuild_catalog();
                     entry.state.send_replace(ConnState::Ready(conn));
                     McpStartupStatus::Ready
                 }
             }
-        };
-        self.rebuild_catalog();
-        status
+        }
     }
 
     fn handler_for(self: &Arc<Self>, entry: &Arc<ServerEntry>) -> Handler {

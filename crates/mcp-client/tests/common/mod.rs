@@ -63,7 +63,9 @@ pub fn everything_stdio() -> McpServerConfig {
 pub fn fixture_server(flags: &[&str]) -> McpServerConfig {
     let mut args = vec![fixture("fixture_server.py")];
     args.extend(flags.iter().map(|s| s.to_string()));
-    McpServerConfig::stdio("python3", args)
+    // The venv's interpreter is a real binary; a pyenv `python3` shim is a shell script that
+    // would add variables like PWD to the child's environment.
+    McpServerConfig::stdio(venv_python(), args)
 }
 
 pub fn http(url: &str) -> McpServerConfig {
