@@ -1,0 +1,192 @@
+//! Streamable HTTP servers: server-everything (TypeScript SDK) and fastmcp (Python).
+
+mod common;
+
+use common::*;
+use oi_config::mcp::McpServerTransportConfig;
+use oi_mcp_client::{McpProgress, call_result_to_output};
+use serde_json::json;
+use std::time::Duration;
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+fn never() -> CancellationToken {
+    CancellationToken::new()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn everything_over_streamable_http() {
+    let peer = HttpPeer::everything();
+    let elicit = TestElicitation::accepting(json!({"name": "Http Ada"}));
+    let mut cfg = http(&peer.url);
+    if let McpServerTransportConfig::StreamableHttp { http_headers, .. } = &mut cfg.transport {
+        http_headers.insert("X-Client".into(), "oi-test".into());
+    }
+    let s = start_with(vec![("everything", cfg)], elicit.clone()).await;
+    s.manager.wait_until_started().await;
+    assert_eq!(s.manager.server_error("everything"), None);
+    assert!(
+        s.manager.server_pid("everything").is_none(),
+        "no child for HTTP"
+    );
+
+    let r = s
+        .manager
+        .call_tool(
+            "everything",
+            "echo",
+            args(json!({"message": "over http"})),
+            None,
+            never(),
+        )
+        .await
+        .unwrap();
+    assert_eq!(text_of(&r), "Echo: over http");
+
+    let r = s
+        .manager
+        .call_tool("everything", "get-tiny-image", None, None, never())
+        .await
+        .unwrap();
+    assert_eq!(call_result_to_output(&r, 10_000).images().count(), 1);
+
+    let (ptx, mut prx) = mpsc::unbounded_channel::<McpProgress>();
+    s.manager
+        .call_tool(
+            "everything",
+            "trigger-long-running-operation",
+            args(json!({"duration": 0.4, "steps": 2})),
+            Some(ptx),
+            never(),
+        )
+        .await
+        .unwrap();
+    let mut n = 0;
+    while prx.try_recv().is_ok() {
+        n += 1;
+    }
+    assert_eq!(n, 2, "progress over SSE");
+
+    let m = s.manager.clone();
+    wait_until("elicitation tool", || {
+        m.lookup("mcp__everything__trigger_elicitation_request")
+            .is_some()
+    })
+    .await;
+    let r = s
+        .manager
+        .call_tool(
+            "everything",
+            "trigger-elicitation-request",
+            None,
+            None,
+            never(),
+        )
+        .await
+        .unwrap();
+    assert!(text_of(&r).contains("- Name: Http Ada"), "{r}");
+    s.manager.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn fastmcp_over_streamable_http() {
+    let peer = HttpPeer::fastmcp();
+    let elicit = TestElicitation::accepting(json!({"value": "Grace"}));
+    let s = start_with(vec![("py", http(&peer.url))], elicit.clone()).await;
+    s.manager.wait_until_started().await;
+    assert_eq!(s.manager.server_error("py"), None);
+    let mut names: Vec<_> = s
+        .manager
+        .tools()
+        .into_iter()
+        .map(|t| t.qualified_name)
+        .collect();
+    names.sort();
+    assert_eq!(
+        names,
+        vec!["mcp__py__add", "mcp__py__ask_name", "mcp__py__slow"]
+    );
+
+    let r = s
+        .manager
+        .call_tool("py", "add", args(json!({"a": 2, "b": 3})), None, never())
+        .await
+        .unwrap();
+    assert_eq!(r["structuredContent"], json!({"result": 5}));
+    let out = call_result_to_output(&r, 10_000);
+    assert!(out.text_content().contains("5"));
+
+    let (ptx, mut prx) = mpsc::unbounded_channel::<McpProgress>();
+    let r = s
+        .manager
+        .call_tool(
+            "py",
+            "slow",
+            args(json!({"seconds": 0.3})),
+            Some(ptx),
+            never(),
+        )
+        .await
+        .unwrap();
+    assert_eq!(text_of(&r), "done");
+    let mut progress = Vec::new();
+    while let Ok(p) = prx.try_recv() {
+        progress.push(p);
+    }
+    assert_eq!(progress.len(), 3, "{progress:?}");
+
+    let r = s
+        .manager
+        .call_tool("py", "ask_name", None, None, never())
+        .await
+        .unwrap();
+    assert_eq!(text_of(&r), "accept:Grace");
+    assert_eq!(
+        elicit.seen.lock().unwrap()[0].2["message"],
+        "What is your name?"
+    );
+    s.manager.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn unreachable_http_server_fails_with_the_url() {
+    // A port nobody listens on: bind, note the port, close.
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let mut cfg = http(&format!("http://127.0.0.1:{port}/mcp"));
+    cfg.startup_timeout = Some(Duration::from_secs(10));
+    let s = start(vec![("gone", cfg)]).await;
+    s.manager.wait_until_started().await;
+    let e = s.manager.server_error("gone").unwrap();
+    assert!(
+        e.starts_with("MCP client for `gone` failed to start"),
+        "{e}"
+    );
+    assert!(e.contains(&format!("127.0.0.1:{port}")), "{e}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn missing_bearer_token_variable_fails_that_server_only() {
+    let mut cfg = http("http://127.0.0.1:9/mcp");
+    if let McpServerTransportConfig::StreamableHttp {
+        bearer_token_env_var,
+        ..
+    } = &mut cfg.transport
+    {
+        *bearer_token_env_var = Some("OI_TEST_TOKEN_THAT_IS_NOT_SET".into());
+    }
+    let s = start(vec![("auth", cfg), ("fx", fixture_server(&[]))]).await;
+    s.manager.wait_until_started().await;
+    let e = s.manager.server_error("auth").unwrap();
+    assert!(
+        e.contains(
+            "Environment variable OI_TEST_TOKEN_THAT_IS_NOT_SET for MCP server 'auth' is not set"
+        ),
+        "{e}"
+    );
+    assert!(s.manager.lookup("mcp__fx__echo").is_some());
+    s.manager.shutdown().await;
+}
