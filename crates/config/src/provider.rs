@@ -80,6 +80,12 @@ impl ModelProviderInfo {
         match std::env::var(var) {
             Ok(v) if !v.trim().is_empty() => Ok(Some(v.trim().to_string())),
             _ => {
+                // A key saved with the v2 API's `account/login/start`.
+                if let Ok(home) = crate::find_home()
+                    && let Some(key) = stored_api_key(&home, var)
+                {
+                    return Ok(Some(key));
+                }
                 let mut msg = format!(
                     "model provider `{}` needs an API key in the environment variable `{var}`, which is not set. \
                      Run `export {var}=<your key>` and try again",
@@ -93,6 +99,20 @@ impl ModelProviderInfo {
             }
         }
     }
+}
+
+/// Where API keys saved by `account/login/start` live, under the home directory, when no
+/// OS keyring is used: `{"api_keys": {"<ENV_KEY>": "<key>"}}`, mode 0600. Keys are filed
+/// under the provider's `env_key` name, so the variable and the file are interchangeable.
+pub const CREDENTIALS_FILE: &str = ".credentials.json";
+
+/// The key saved for `env_key` in `home`'s credentials file, if any. An unreadable or
+/// malformed file counts as no key.
+pub fn stored_api_key(home: &std::path::Path, env_key: &str) -> Option<String> {
+    let text = std::fs::read_to_string(home.join(CREDENTIALS_FILE)).ok()?;
+    let v: serde_json::Value = serde_json::from_str(&text).ok()?;
+    let key = v.get("api_keys")?.get(env_key)?.as_str()?.trim();
+    (!key.is_empty()).then(|| key.to_string())
 }
 
 fn builtin(
@@ -187,4 +207,25 @@ pub fn builtin_providers() -> BTreeMap<String, ModelProviderInfo> {
     openai.requires_openai_auth = true;
     m.insert("openai".into(), openai);
     m
+}
+
+#[cfg(test)]
+mod credentials_tests {
+    use super::*;
+
+    #[test]
+    fn stored_keys_are_read_by_env_key_name() {
+        let dir = tempfile::tempdir().unwrap();
+        assert_eq!(stored_api_key(dir.path(), "X_KEY"), None);
+        std::fs::write(dir.path().join(CREDENTIALS_FILE), "not json").unwrap();
+        assert_eq!(stored_api_key(dir.path(), "X_KEY"), None);
+        std::fs::write(
+            dir.path().join(CREDENTIALS_FILE),
+            r#"{"api_keys": {"X_KEY": " sk-1 ", "EMPTY": ""}, "other": 1}"#,
+        )
+        .unwrap();
+        assert_eq!(stored_api_key(dir.path(), "X_KEY").as_deref(), Some("sk-1"));
+        assert_eq!(stored_api_key(dir.path(), "EMPTY"), None);
+        assert_eq!(stored_api_key(dir.path(), "Y_KEY"), None);
+    }
 }
