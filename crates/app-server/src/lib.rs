@@ -1,16 +1,244 @@
 //! The v2 thread/turn JSON-RPC API and the legacy v1 methods, registered on the
-//! `interpreter mcp-server` connection beside the MCP tools.
+//! `interpreter mcp-server` connection beside the MCP `codex`/`codex-reply` tools.
 //!
 //! Public surface: [`AppServerExtension`], an [`oi_mcp_server::ServerExtension`] that the
-//! CLI passes to `oi_mcp_server::run_main`.
+//! CLI passes to `oi_mcp_server::run_main` (tests pass it to `serve_options`). Everything
+//! else is the wire: `thread/*`, `turn/*`, `model/list`, `collaborationMode/list`,
+//! `app/list`, `config/*`, `account/*` and the v1 `getConversationSummary`,
+//! `getAuthStatus`, `gitDiffToRemote`, `fuzzyFileSearch*` methods (docs/v2-api.md).
+//!
+//! Layout: [`protocol`] (wire shapes and param types) · [`threads`] · [`turns`] (turn
+//! methods and the per-turn event pump) · [`items`] (engine events → v2 items and
+//! notifications) · [`approvals`] · [`catalog`] · [`config_rpc`] · [`accounts`] · [`v1`] ·
+//! [`fuzzy`]. The engine is reached only through `oi-core`'s `ThreadManager`, shared with
+//! the MCP tools, and a thread's events are read by one front end at a time (the shared
+//! reader registry decides who).
+//!
+//! This crate must not know how turns run inside the engine, nor the JSON-RPC framing.
 
-use oi_mcp_server::dispatch::MethodTable;
+pub mod accounts;
+pub mod approvals;
+pub mod catalog;
+pub mod config_rpc;
+pub mod fuzzy;
+pub mod items;
+pub mod protocol;
+pub mod threads;
+pub mod turns;
+pub mod v1;
+
+use oi_config::{ConfigLoadOptions, LoadedConfig, json_to_toml, load_config};
+use oi_core::{Thread, ThreadManager, ThreadManagerOptions};
+use oi_mcp_server::McpServerOptions;
+use oi_mcp_server::dispatch::{Execution, MethodTable, RequestContext};
+use oi_mcp_server::jsonrpc::{INVALID_REQUEST, RpcError};
+use oi_mcp_server::outgoing::OutgoingSender;
+use oi_mcp_server::tool_runner::Readers;
 use oi_mcp_server::{ExtensionContext, ServerExtension};
+use oi_protocol::ThreadId;
+use oi_protocol::protocol::RateLimitSnapshot;
+use oi_thread_store::{SessionSource, ThreadStore};
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+use std::collections::HashMap;
+use std::future::Future;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex, MutexGuard};
+use tokio_util::sync::CancellationToken;
 
 /// Registers the v2 and v1 methods on each connection.
 #[derive(Debug, Default)]
 pub struct AppServerExtension;
 
 impl ServerExtension for AppServerExtension {
-    fn register(&self, _table: &mut MethodTable, _ctx: &ExtensionContext) {}
+    fn register(&self, table: &mut MethodTable, ctx: &ExtensionContext) {
+        let conn = Arc::new(Conn::new(ctx));
+        threads::register(table, &conn);
+        turns::register(table, &conn);
+        catalog::register(table, &conn);
+        config_rpc::register(table, &conn);
+        accounts::register(table, &conn);
+        v1::register(table, &conn);
+        fuzzy::register(table, &conn);
+    }
+}
+
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct EphemeralInfo {
+    pub created_at: i64,
+    pub forked_from: Option<ThreadId>,
+}
+
+/// Per-connection state shared by every handler.
+pub(crate) struct Conn {
+    /// Shared with the MCP tools (persisted threads).
+    pub manager: ThreadManager,
+    /// Threads started with `ephemeral: true`: nothing written to disk.
+    pub ephemeral: ThreadManager,
+    ephemeral_threads: Mutex<HashMap<ThreadId, EphemeralInfo>>,
+    pub opts: McpServerOptions,
+    pub outgoing: OutgoingSender,
+    pub readers: Arc<Readers>,
+    pub shutdown: CancellationToken,
+    /// Latest rate-limit headers a v2 turn saw: (provider id, snapshot).
+    pub rate_limits: Mutex<Option<(String, RateLimitSnapshot)>>,
+    pub fuzzy: fuzzy::FuzzyState,
+    pub models: catalog::ModelsCache,
+}
+
+impl Conn {
+    fn new(ctx: &ExtensionContext) -> Self {
+        Self {
+            manager: ctx.manager.clone(),
+            ephemeral: ThreadManager::new(ThreadManagerOptions {
+                source: SessionSource::Mcp,
+                persist: false,
+            }),
+            ephemeral_threads: Mutex::default(),
+            opts: ctx.options.clone(),
+            outgoing: ctx.outgoing.clone(),
+            readers: ctx.readers.clone(),
+            shutdown: ctx.shutdown.clone(),
+            rate_limits: Mutex::default(),
+            fuzzy: fuzzy::FuzzyState::default(),
+            models: catalog::ModelsCache::default(),
+        }
+    }
+
+    /// `--home`, else `$OPENINTERPRETER_HOME`, else `~/.openinterpreter`.
+    pub fn home(&self) -> Result<PathBuf, RpcError> {
+        match &self.opts.home {
+            Some(h) => Ok(h.clone()),
+            None => oi_config::find_home().map_err(|e| invalid(e.to_string())),
+        }
+    }
+
+    pub fn store(&self) -> Result<ThreadStore, RpcError> {
+        let home = self.home()?;
+        self.manager
+            .store(&home)
+            .map_err(|e| internal(format!("cannot open the thread store: {e}")))
+    }
+
+    /// A live thread, persisted or ephemeral.
+    pub fn live_thread(&self, id: &ThreadId) -> Option<Arc<Thread>> {
+        self.manager
+            .get_thread(id)
+            .or_else(|| self.ephemeral.get_thread(id))
+    }
+
+    /// Creation facts of an ephemeral thread (nothing about it is on disk).
+    pub fn ephemeral_info(&self, id: &ThreadId) -> Option<EphemeralInfo> {
+        lock(&self.ephemeral_threads).get(id).copied()
+    }
+
+    pub fn mark_ephemeral(&self, id: ThreadId, info: EphemeralInfo) {
+        lock(&self.ephemeral_threads).insert(id, info);
+    }
+
+    /// The config with the server's flags plus `o` applied (typed overrides win).
+    pub fn load_config(&self, o: &protocol::ThreadOverrides) -> Result<LoadedConfig, RpcError> {
+        let mut load = ConfigLoadOptions {
+            home: self.opts.home.clone(),
+            cli_overrides: self.opts.cli_overrides.clone(),
+            overrides: self.opts.overrides.clone(),
+        };
+        let ov = &mut load.overrides;
+        if o.model.is_some() {
+            ov.model = o.model.clone();
+        }
+        if o.model_provider.is_some() {
+            ov.model_provider = o.model_provider.clone();
+        }
+        if o.cwd.is_some() {
+            ov.cwd = o.cwd.clone();
+        }
+        if o.approval_policy.is_some() {
+            ov.approval_policy = o.approval_policy;
+        }
+        if o.sandbox.is_some() {
+            ov.sandbox_mode = o.sandbox;
+        }
+        if o.base_instructions.is_some() {
+            ov.base_instructions = o.base_instructions.clone();
+        }
+        if o.developer_instructions.is_some() {
+            ov.developer_instructions = o.developer_instructions.clone();
+        }
+        if let Some(cfg) = &o.config {
+            load.cli_overrides
+                .extend(cfg.iter().map(|(k, v)| (k.clone(), json_to_toml(v))));
+        }
+        let loaded =
+            load_config(load).map_err(|e| invalid(format!("invalid configuration: {e}")))?;
+        for w in &loaded.warnings {
+            tracing::warn!("config: {w}");
+        }
+        Ok(loaded)
+    }
+
+    /// Sends `method` once `ctx`'s response is out, so clients see result then notification.
+    pub fn notify_after_response(&self, ctx: &RequestContext, method: &'static str, params: Value) {
+        let out = self.outgoing.clone();
+        let sent = ctx.response_sent();
+        tokio::spawn(async move {
+            sent.cancelled().await;
+            out.notify(method, params).await;
+        });
+    }
+}
+
+/// Declares a request method whose handler gets the connection state.
+pub(crate) fn method<P, F, Fut>(
+    table: &mut MethodTable,
+    conn: &Arc<Conn>,
+    name: &'static str,
+    exec: Execution,
+    f: F,
+) where
+    P: DeserializeOwned + Send + 'static,
+    F: Fn(Arc<Conn>, RequestContext, P) -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = Result<Value, RpcError>> + Send + 'static,
+{
+    let conn = conn.clone();
+    let f = Arc::new(f);
+    table.request(name, exec, move |ctx, p: P| {
+        let conn = conn.clone();
+        let f = f.clone();
+        async move { f(conn, ctx, p).await }
+    });
+}
+
+/// `-32600` with the message as is (the v2 API's validation errors).
+pub(crate) fn invalid(message: impl Into<String>) -> RpcError {
+    RpcError::new(INVALID_REQUEST, message)
+}
+
+pub(crate) fn internal(message: impl Into<String>) -> RpcError {
+    RpcError::new(oi_mcp_server::jsonrpc::INTERNAL_ERROR, message)
+}
+
+/// Parses a v2 thread id: `invalid thread id: …` when it is not a UUID.
+pub(crate) fn parse_thread_id(raw: &str) -> Result<ThreadId, RpcError> {
+    raw.parse::<ThreadId>()
+        .map_err(|e| invalid(format!("invalid thread id: {e}")))
+}
+
+pub(crate) fn thread_not_found(id: impl std::fmt::Display) -> RpcError {
+    invalid(format!("thread not found: {id}"))
+}
+
+pub(crate) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+/// Runs blocking work (disk, SQLite, git) off the async workers.
+pub(crate) async fn blocking<T, F>(f: F) -> Result<T, RpcError>
+where
+    T: Send + 'static,
+    F: FnOnce() -> Result<T, RpcError> + Send + 'static,
+{
+    tokio::task::spawn_blocking(f)
+        .await
+        .map_err(|e| internal(format!("background task failed: {e}")))?
 }

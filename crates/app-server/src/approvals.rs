@@ -1,0 +1,267 @@
+//! Approvals for v2 turns: `item/commandExecution/requestApproval` and
+//! `item/fileChange/requestApproval` server→client requests (plus
+//! `mcpServer/elicitation/request` for MCP servers we are a client of).
+//!
+//! Fail-closed like the MCP tools: an unparseable reply, a JSON-RPC error reply, or no
+//! reply within the thread's `approval_timeout` is a decline. After the answer (or when
+//! the turn ends first) `serverRequest/resolved` is sent, then the decision goes to the
+//! engine, so the client sees `item/started` → request → `serverRequest/resolved` →
+//! `item/completed`.
+
+use crate::Conn;
+use crate::items::command_actions;
+use oi_core::Thread;
+use oi_mcp_server::approvals::{display_command, elicitation_response};
+use oi_mcp_server::jsonrpc::RequestId;
+use oi_protocol::ThreadId;
+use oi_protocol::protocol::{
+    ApplyPatchApprovalRequestEvent, ElicitationAction, ElicitationRequestEvent,
+    ElicitationResponse, ExecApprovalRequestEvent, Op, ReviewDecision, Submission,
+};
+use serde_json::{Map, Value, json};
+use std::sync::Arc;
+use std::time::Duration;
+use tokio_util::sync::CancellationToken;
+
+#[derive(Clone)]
+pub(crate) struct ApprovalCtx {
+    pub conn: Arc<Conn>,
+    pub thread: Arc<Thread>,
+    pub thread_id: ThreadId,
+    pub turn_id: String,
+    pub timeout: Duration,
+    /// Fired when the turn ends: a pending request is withdrawn.
+    pub turn_over: CancellationToken,
+}
+
+/// How asking went.
+#[derive(Debug, PartialEq)]
+pub enum Asked {
+    Replied(Value),
+    /// Error reply, timeout, or connection gone; the text says which.
+    NoAnswer(String),
+    TurnOver,
+}
+
+/// A v2 approval reply → engine decision. Anything else (including the MCP tools'
+/// `approved`/`denied` spellings) is `None`, which callers treat as a decline.
+pub fn decision(reply: &Value) -> Option<ReviewDecision> {
+    let d = reply.get("decision")?;
+    if let Some(s) = d.as_str() {
+        return match s {
+            "accept" => Some(ReviewDecision::Approved),
+            "acceptForSession" => Some(ReviewDecision::ApprovedForSession),
+            "decline" => Some(ReviewDecision::Denied),
+            "cancel" => Some(ReviewDecision::Abort),
+            _ => None,
+        };
+    }
+    let obj = d.as_object()?;
+    // We keep no exec-policy rules; approving with an amendment approves this command.
+    if obj.contains_key("acceptWithExecpolicyAmendment") {
+        return Some(ReviewDecision::Approved);
+    }
+    if let Some(a) = obj.get("applyNetworkPolicyAmendment") {
+        let action = a
+            .get("network_policy_amendment")
+            .and_then(|n| n.get("action"))
+            .and_then(Value::as_str);
+        return Some(if action == Some("allow") {
+            ReviewDecision::Approved
+        } else {
+            ReviewDecision::Denied
+        });
+    }
+    None
+}
+
+async fn ask(ctx: &ApprovalCtx, method: &str, params: Value) -> (RequestId, Asked) {
+    let out = &ctx.conn.outgoing;
+    let (id, rx) = out.request(method, params).await;
+    let asked = tokio::select! {
+        reply = rx => match reply {
+            Ok(Ok(v)) => Asked::Replied(v),
+            Ok(Err(e)) => Asked::NoAnswer(format!("the client answered with an error: {}", e.message)),
+            Err(_) => Asked::NoAnswer("the connection closed before an answer".into()),
+        },
+        _ = tokio::time::sleep(ctx.timeout) => {
+            let why = format!("no answer within {} s", ctx.timeout.as_secs());
+            out.cancel_request(&id, &why).await;
+            Asked::NoAnswer(why)
+        }
+        _ = ctx.turn_over.cancelled() => {
+            out.cancel_request(&id, "the turn ended").await;
+            Asked::TurnOver
+        }
+    };
+    out.notify(
+        "serverRequest/resolved",
+        json!({"threadId": ctx.thread_id, "requestId": id}),
+    )
+    .await;
+    (id, asked)
+}
+
+async fn decide(ctx: &ApprovalCtx, method: &str, params: Value) -> Option<ReviewDecision> {
+    match ask(ctx, method, params).await {
+        (_, Asked::Replied(v)) => {
+            let d = decision(&v).unwrap_or_else(|| {
+                tracing::info!("{method}: unparseable reply {v}; declining");
+                ReviewDecision::Denied
+            });
+            Some(d)
+        }
+        (_, Asked::NoAnswer(why)) => {
+            tracing::info!("{method}: declined because {why}");
+            Some(ReviewDecision::Denied)
+        }
+        (_, Asked::TurnOver) => None,
+    }
+}
+
+async fn submit(ctx: &ApprovalCtx, op: Op) {
+    let sub = Submission {
+        id: ctx.turn_id.clone(),
+        op,
+    };
+    if let Err(e) = ctx.thread.submit_with_id(sub).await {
+        tracing::warn!(
+            "could not deliver an approval decision to thread {}: {e}",
+            ctx.thread_id
+        );
+    }
+}
+
+fn base(ctx: &ApprovalCtx, item_id: &str) -> Map<String, Value> {
+    let mut p = Map::new();
+    p.insert("threadId".into(), json!(ctx.thread_id));
+    p.insert("turnId".into(), json!(ctx.turn_id));
+    p.insert("itemId".into(), json!(item_id));
+    p
+}
+
+pub(crate) fn exec_params(ctx: &ApprovalCtx, ev: &ExecApprovalRequestEvent) -> Value {
+    let mut p = base(ctx, &ev.call_id);
+    if let Some(a) = &ev.approval_id {
+        p.insert("approvalId".into(), json!(a));
+    }
+    if let Some(r) = &ev.reason {
+        p.insert("reason".into(), json!(r));
+    }
+    p.insert("command".into(), json!(display_command(&ev.command)));
+    p.insert("cwd".into(), json!(ev.cwd));
+    p.insert("commandActions".into(), command_actions(&ev.parsed_cmd));
+    Value::Object(p)
+}
+
+pub(crate) async fn exec(ctx: ApprovalCtx, ev: ExecApprovalRequestEvent) {
+    let params = exec_params(&ctx, &ev);
+    if let Some(decision) = decide(&ctx, "item/commandExecution/requestApproval", params).await {
+        let id = ev.effective_approval_id().to_string();
+        submit(&ctx, Op::ExecApproval { id, decision }).await;
+    }
+}
+
+pub(crate) async fn patch(ctx: ApprovalCtx, ev: ApplyPatchApprovalRequestEvent) {
+    let mut p = base(&ctx, &ev.call_id);
+    if let Some(r) = &ev.reason {
+        p.insert("reason".into(), json!(r));
+    }
+    if let Some(g) = &ev.grant_root {
+        p.insert("grantRoot".into(), json!(g));
+    }
+    if let Some(decision) = decide(&ctx, "item/fileChange/requestApproval", Value::Object(p)).await
+    {
+        submit(
+            &ctx,
+            Op::PatchApproval {
+                id: ev.call_id,
+                decision,
+            },
+        )
+        .await;
+    }
+}
+
+/// An MCP server we are a client of asks the user something.
+pub(crate) async fn elicitation(ctx: ApprovalCtx, ev: ElicitationRequestEvent) {
+    let req = ev.request.as_object().cloned().unwrap_or_default();
+    let mut p = Map::new();
+    p.insert("threadId".into(), json!(ctx.thread_id));
+    p.insert(
+        "turnId".into(),
+        json!(ev.turn_id.clone().or(Some(ctx.turn_id.clone()))),
+    );
+    p.insert("serverName".into(), json!(ev.server_name));
+    p.insert("mode".into(), json!("form"));
+    p.insert(
+        "message".into(),
+        req.get("message").cloned().unwrap_or_else(|| {
+            json!(format!(
+                "The MCP server `{}` asks for input.",
+                ev.server_name
+            ))
+        }),
+    );
+    p.insert(
+        "requestedSchema".into(),
+        req.get("requestedSchema")
+            .cloned()
+            .unwrap_or_else(|| json!({"type": "object", "properties": {}})),
+    );
+    if let Some(m) = req.get("_meta") {
+        p.insert("_meta".into(), m.clone());
+    }
+    let response = match ask(&ctx, "mcpServer/elicitation/request", Value::Object(p)).await {
+        (_, Asked::Replied(v)) => elicitation_response(&v),
+        (_, Asked::NoAnswer(_)) => ElicitationResponse {
+            action: ElicitationAction::Decline,
+            content: None,
+        },
+        (_, Asked::TurnOver) => return,
+    };
+    submit(
+        &ctx,
+        Op::ResolveElicitation {
+            server_name: ev.server_name,
+            request_id: ev.id,
+            response,
+        },
+    )
+    .await;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn v2_decisions_and_fail_closed_replies() {
+        let cases = [
+            (
+                json!({"decision": "accept"}),
+                Some(ReviewDecision::Approved),
+            ),
+            (
+                json!({"decision": "acceptForSession"}),
+                Some(ReviewDecision::ApprovedForSession),
+            ),
+            (json!({"decision": "decline"}), Some(ReviewDecision::Denied)),
+            (json!({"decision": "cancel"}), Some(ReviewDecision::Abort)),
+            (
+                json!({"decision": {"acceptWithExecpolicyAmendment": {"execpolicy_amendment": ["ls"]}}}),
+                Some(ReviewDecision::Approved),
+            ),
+            (
+                json!({"decision": {"applyNetworkPolicyAmendment": {"network_policy_amendment": {"host": "x", "action": "deny"}}}}),
+                Some(ReviewDecision::Denied),
+            ),
+            (json!({"decision": "approved"}), None),
+            (json!({"action": "accept"}), None),
+            (json!("accept"), None),
+        ];
+        for (reply, want) in cases {
+            assert_eq!(decision(&reply), want, "{reply}");
+        }
+    }
+}

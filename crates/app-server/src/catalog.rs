@@ -1,0 +1,567 @@
+//! Catalogs: `model/list`, `collaborationMode/list`, `app/list`.
+//!
+//! `model/list` lists the models of the configured provider and of every provider defined
+//! in config.toml: what each provider's `GET {base_url}/models` reports (short timeout,
+//! cached briefly) plus the configured model, each merged with built-in metadata for
+//! well-known open models (context window, reasoning efforts in the model's own order,
+//! input modalities). Unknown models get honest defaults: no context window, no effort
+//! knob, text input.
+
+use crate::protocol::ThreadOverrides;
+use crate::{Conn, invalid, lock, method};
+use oi_config::{Config, ModelProviderInfo};
+use oi_mcp_server::dispatch::{Execution, MethodTable, RequestContext};
+use oi_mcp_server::jsonrpc::RpcError;
+use serde::Deserialize;
+use serde_json::{Value, json};
+use std::collections::{BTreeSet, HashMap};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+/// How long a provider's `/models` may take before we list without it.
+const MODELS_TIMEOUT: Duration = Duration::from_millis(2500);
+/// How long a provider's answer (or failure) is reused.
+const MODELS_TTL: Duration = Duration::from_secs(60);
+
+pub(crate) fn register(t: &mut MethodTable, conn: &Arc<Conn>) {
+    method(t, conn, "model/list", Execution::Spawn, model_list);
+    method(
+        t,
+        conn,
+        "collaborationMode/list",
+        Execution::Inline,
+        |_c, _x, _p: Empty| async { Ok(collaboration_modes()) },
+    );
+    method(
+        t,
+        conn,
+        "app/list",
+        Execution::Inline,
+        |_c, _x, _p: Value| async { Ok(json!({"data": [], "nextCursor": null})) },
+    );
+}
+
+#[derive(Deserialize)]
+struct Empty {}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct ModelListParams {
+    #[serde(default)]
+    cursor: Option<String>,
+    #[serde(default)]
+    limit: Option<u32>,
+    #[serde(default)]
+    include_hidden: bool,
+}
+
+/// What a provider's `/models` said about one model.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct RemoteModel {
+    pub id: String,
+    pub context_window: Option<i64>,
+    pub input_modalities: Option<Vec<String>>,
+}
+
+type Listed = Result<Vec<RemoteModel>, String>;
+
+#[derive(Default)]
+pub(crate) struct ModelsCache(Mutex<HashMap<String, (Instant, Listed)>>);
+
+/// Built-in facts about a model family.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ModelInfo {
+    pub display_name: String,
+    pub description: &'static str,
+    pub context_window: Option<i64>,
+    /// In the order the model's API defines them.
+    pub efforts: &'static [&'static str],
+    pub default_effort: Option<&'static str>,
+    pub image_input: bool,
+}
+
+/// Built-in metadata for a model id (provider prefixes like `moonshotai/` and Ollama tags
+/// like `:30b` are tolerated). `None` for models we know nothing about.
+pub fn builtin_info(model: &str) -> Option<ModelInfo> {
+    let id = model.to_ascii_lowercase();
+    let base = id.rsplit('/').next().unwrap_or(&id);
+    let info = |name: &str,
+                description: &'static str,
+                ctx: i64,
+                efforts: &'static [&'static str],
+                default_effort: Option<&'static str>,
+                image: bool| ModelInfo {
+        display_name: name.to_string(),
+        description,
+        context_window: Some(ctx),
+        efforts,
+        default_effort,
+        image_input: image,
+    };
+    const LMH: &[&str] = &["low", "medium", "high"];
+    Some(if base.starts_with("gpt-oss") {
+        info(
+            "gpt-oss",
+            "OpenAI's open-weight reasoning model",
+            131_072,
+            LMH,
+            Some("medium"),
+            false,
+        )
+    } else if base.starts_with("kimi-k2-thinking") {
+        info(
+            "Kimi K2 Thinking",
+            "Moonshot's reasoning agent model",
+            262_144,
+            &[],
+            None,
+            false,
+        )
+    } else if base.starts_with("kimi-k2") {
+        let ctx = if base.contains("0711") {
+            131_072
+        } else {
+            262_144
+        };
+        info(
+            "Kimi K2",
+            "Moonshot's agentic coding model",
+            ctx,
+            &[],
+            None,
+            false,
+        )
+    } else if base.starts_with("glm-4.5v") {
+        info(
+            "GLM-4.5V",
+            "Zhipu's vision-language model",
+            65_536,
+            &[],
+            None,
+            true,
+        )
+    } else if base.starts_with("glm-4.6") {
+        info(
+            "GLM-4.6",
+            "Zhipu's agentic coding model",
+            200_000,
+            &[],
+            None,
+            false,
+        )
+    } else if base.starts_with("glm-4.5") {
+        info(
+            "GLM-4.5",
+            "Zhipu's agentic coding model",
+            131_072,
+            &[],
+            None,
+            false,
+        )
+    } else if base.starts_with("qwen3-coder") {
+        info(
+            "Qwen3 Coder",
+            "Alibaba's agentic coding model",
+            262_144,
+            &[],
+            None,
+            false,
+        )
+    } else if base.starts_with("deepseek-reasoner") || base.starts_with("deepseek-r1") {
+        info(
+            "DeepSeek Reasoner",
+            "DeepSeek's reasoning model",
+            131_072,
+            &[],
+            None,
+            false,
+        )
+    } else if base.starts_with("deepseek-chat") || base.starts_with("deepseek-v3") {
+        info(
+            "DeepSeek Chat",
+            "DeepSeek's general chat and coding model",
+            131_072,
+            &[],
+            None,
+            false,
+        )
+    } else if base.starts_with("llama-3.3") || base.starts_with("llama3.3") {
+        info(
+            "Llama 3.3",
+            "Meta's open instruction model",
+            131_072,
+            &[],
+            None,
+            false,
+        )
+    } else {
+        return None;
+    })
+}
+
+/// Models that cannot chat (embeddings, speech, …): listed only with `includeHidden`.
+fn is_hidden(model: &str) -> bool {
+    let id = model.to_ascii_lowercase();
+    [
+        "embed",
+        "whisper",
+        "tts",
+        "rerank",
+        "moderation",
+        "dall-e",
+        "transcribe",
+    ]
+    .iter()
+    .any(|k| id.contains(k))
+}
+
+fn effort_description(e: &str) -> &'static str {
+    match e {
+        "none" => "No reasoning",
+        "minimal" => "Minimal reasoning",
+        "low" => "Fast responses with lighter reasoning",
+        "medium" => "Balances speed and reasoning depth",
+        "high" => "Greatest reasoning depth",
+        "xhigh" => "Extra-high reasoning depth",
+        _ => "",
+    }
+}
+
+/// One `Model` entry.
+pub fn model_json(
+    provider_id: &str,
+    provider: &ModelProviderInfo,
+    model: &str,
+    remote: Option<&RemoteModel>,
+    is_default: bool,
+) -> Value {
+    let info = builtin_info(model);
+    let context = remote
+        .and_then(|r| r.context_window)
+        .or(info.as_ref().and_then(|i| i.context_window));
+    let mut modalities = vec!["text".to_string()];
+    if let Some(m) = remote.and_then(|r| r.input_modalities.clone()) {
+        modalities = m;
+    } else if info.as_ref().is_some_and(|i| i.image_input) {
+        modalities.push("image".into());
+    }
+    let efforts: Vec<Value> = info
+        .as_ref()
+        .map(|i| i.efforts)
+        .unwrap_or_default()
+        .iter()
+        .map(|e| json!({"reasoningEffort": e, "description": effort_description(e)}))
+        .collect();
+    let description = match &info {
+        Some(i) => format!("{} (via {})", i.description, provider.name),
+        None => format!("{model} via {} (no built-in metadata)", provider.name),
+    };
+    json!({
+        "id": model,
+        "model": model,
+        "modelProvider": provider_id,
+        "displayName": info.as_ref().map(|i| i.display_name.clone()).unwrap_or_else(|| model.to_string()),
+        "description": description,
+        "hidden": is_hidden(model),
+        "isDefault": is_default,
+        "defaultReasoningEffort": info.as_ref().and_then(|i| i.default_effort),
+        "supportedReasoningEfforts": efforts,
+        "inputModalities": modalities,
+        "contextWindow": context,
+        "supportsPersonality": false,
+        "upgrade": null,
+        "upgradeInfo": null,
+    })
+}
+
+/// Parses an OpenAI-style `/models` body. Context windows and modalities are read where
+/// providers report them (OpenRouter `context_length`, vLLM `max_model_len`, …).
+pub fn parse_models(body: &Value) -> Vec<RemoteModel> {
+    let list = body
+        .get("data")
+        .or_else(|| body.get("models"))
+        .and_then(Value::as_array);
+    list.into_iter()
+        .flatten()
+        .filter_map(|m| {
+            let id = m
+                .get("id")
+                .or_else(|| m.get("name"))
+                .and_then(Value::as_str)?;
+            let context_window = ["context_length", "max_model_len", "context_window"]
+                .iter()
+                .find_map(|k| m.get(*k).and_then(Value::as_i64));
+            let input_modalities = m
+                .get("architecture")
+                .and_then(|a| a.get("input_modalities"))
+                .and_then(Value::as_array)
+                .map(|a| {
+                    a.iter()
+                        .filter_map(Value::as_str)
+                        .filter(|s| matches!(*s, "text" | "image"))
+                        .map(str::to_string)
+                        .collect()
+                });
+            Some(RemoteModel {
+                id: id.to_string(),
+                context_window,
+                input_modalities,
+            })
+        })
+        .collect()
+}
+
+async fn fetch_models(provider: ModelProviderInfo) -> Result<Vec<RemoteModel>, String> {
+    let base = provider
+        .base_url
+        .clone()
+        .ok_or_else(|| "no base_url".to_string())?;
+    let url = format!("{}/models", base.trim_end_matches('/'));
+    let loopback = ["://127.", "://localhost", "://[::1]"]
+        .iter()
+        .any(|p| url.contains(p));
+    let mut builder = reqwest::Client::builder().timeout(MODELS_TIMEOUT);
+    if loopback {
+        builder = builder.no_proxy();
+    }
+    let client = builder.build().map_err(|e| e.to_string())?;
+    let mut req = client.get(&url);
+    if let Some(q) = &provider.query_params {
+        req = req.query(q);
+    }
+    for (k, v) in provider.http_headers.iter().flatten() {
+        req = req.header(k, v);
+    }
+    // A missing key only means we ask without one; local servers need none.
+    if let Ok(Some(key)) = provider.api_key() {
+        req = req.bearer_auth(key);
+    }
+    let resp = req.send().await.map_err(|e| e.to_string())?;
+    if !resp.status().is_success() {
+        return Err(format!("GET {url} answered {}", resp.status()));
+    }
+    let body: Value = resp.json().await.map_err(|e| e.to_string())?;
+    Ok(parse_models(&body))
+}
+
+impl ModelsCache {
+    async fn get(
+        &self,
+        id: &str,
+        provider: &ModelProviderInfo,
+    ) -> Result<Vec<RemoteModel>, String> {
+        if let Some((at, r)) = lock(&self.0).get(id)
+            && at.elapsed() < MODELS_TTL
+        {
+            return r.clone();
+        }
+        let r = fetch_models(provider.clone()).await;
+        if let Err(e) = &r {
+            tracing::info!("model/list: provider `{id}` did not list its models: {e}");
+        }
+        lock(&self.0).insert(id.to_string(), (Instant::now(), r.clone()));
+        r
+    }
+}
+
+/// The configured provider first, then every provider defined in a config layer.
+fn providers_to_list(config: &Config) -> Vec<String> {
+    let mut ids = vec![config.model_provider_id.clone()];
+    let mut defined = BTreeSet::new();
+    for layer in &config.layers {
+        if let Some(t) = layer
+            .value
+            .get("model_providers")
+            .and_then(|v| v.as_table())
+        {
+            defined.extend(t.keys().cloned());
+        }
+    }
+    ids.extend(
+        defined.into_iter().filter(|id| {
+            *id != config.model_provider_id && config.model_providers.contains_key(id)
+        }),
+    );
+    ids
+}
+
+async fn model_list(
+    conn: Arc<Conn>,
+    _ctx: RequestContext,
+    p: ModelListParams,
+) -> Result<Value, RpcError> {
+    let config = conn.load_config(&ThreadOverrides::default())?.config;
+    let ids = providers_to_list(&config);
+    let fetches = ids.iter().map(|id| {
+        let conn = conn.clone();
+        let id = id.clone();
+        let provider = config.model_providers.get(&id).cloned();
+        async move {
+            match provider {
+                Some(p) => conn.models.get(&id, &p).await.unwrap_or_default(),
+                None => Vec::new(),
+            }
+        }
+    });
+    let remote: Vec<Vec<RemoteModel>> = futures_join(fetches).await;
+    let mut data = Vec::new();
+    for (id, models) in ids.iter().zip(remote) {
+        let Some(provider) = config.model_providers.get(id) else {
+            continue;
+        };
+        let mut seen = BTreeSet::new();
+        if *id == config.model_provider_id {
+            let remote = models.iter().find(|m| m.id == config.model);
+            data.push(model_json(id, provider, &config.model, remote, true));
+            seen.insert(config.model.clone());
+        }
+        for m in &models {
+            if seen.insert(m.id.clone()) {
+                data.push(model_json(id, provider, &m.id, Some(m), false));
+            }
+        }
+    }
+    if !p.include_hidden {
+        data.retain(|m| m["hidden"] != json!(true));
+    }
+    let start = match &p.cursor {
+        None => 0,
+        Some(c) => c
+            .parse::<usize>()
+            .ok()
+            .filter(|n| *n <= data.len())
+            .ok_or_else(|| {
+                invalid(format!(
+                    "invalid cursor `{c}`: pass back the nextCursor from a previous page"
+                ))
+            })?,
+    };
+    let limit = p
+        .limit
+        .map(|l| l.max(1) as usize)
+        .unwrap_or(data.len().max(1));
+    let end = (start + limit).min(data.len());
+    let next = (end < data.len()).then(|| end.to_string());
+    Ok(json!({"data": data[start..end], "nextCursor": next}))
+}
+
+/// Runs the futures concurrently and returns their outputs in order.
+async fn futures_join<F, T>(futs: impl Iterator<Item = F>) -> Vec<T>
+where
+    F: std::future::Future<Output = T> + Send + 'static,
+    T: Send + 'static,
+{
+    let handles: Vec<_> = futs.map(tokio::spawn).collect();
+    let mut out = Vec::with_capacity(handles.len());
+    for h in handles {
+        match h.await {
+            Ok(v) => out.push(v),
+            Err(e) => {
+                tracing::warn!("model/list: a provider lookup failed: {e}");
+            }
+        }
+    }
+    out
+}
+
+/// The built-in presets. Tri-state fields: an absent key keeps the current value, `null`
+/// clears it, a value sets it. Presets never pick a model; Plan sets medium effort;
+/// developer instructions are not sent.
+pub fn collaboration_modes() -> Value {
+    json!({
+        "data": [
+            {"name": "Plan", "mode": "plan", "model": null, "reasoning_effort": "medium"},
+            {"name": "Default", "mode": "default", "model": null},
+        ]
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn builtin_metadata_keeps_effort_order_and_tolerates_prefixes() {
+        let gpt = builtin_info("openai/gpt-oss-120b").unwrap();
+        assert_eq!(gpt.efforts, ["low", "medium", "high"]);
+        assert_eq!(
+            builtin_info("qwen3-coder:30b").unwrap().context_window,
+            Some(262_144)
+        );
+        assert_eq!(
+            builtin_info("moonshotai/Kimi-K2-0711-preview")
+                .unwrap()
+                .context_window,
+            Some(131_072)
+        );
+        assert!(builtin_info("glm-4.5v").unwrap().image_input);
+        assert!(builtin_info("mock-model").is_none());
+    }
+
+    #[test]
+    fn unknown_models_get_honest_defaults_and_provider_facts_win() {
+        let p = ModelProviderInfo {
+            name: "Mock".into(),
+            base_url: Some("http://127.0.0.1:1/v1".into()),
+            env_key: None,
+            env_key_instructions: None,
+            wire_api: Default::default(),
+            query_params: None,
+            http_headers: None,
+            env_http_headers: None,
+            request_max_retries: None,
+            stream_max_retries: None,
+            stream_idle_timeout_ms: None,
+            requires_openai_auth: false,
+        };
+        let m = model_json("mock", &p, "mock-model", None, true);
+        assert_eq!(m["isDefault"], true);
+        assert_eq!(m["contextWindow"], Value::Null);
+        assert_eq!(m["supportedReasoningEfforts"], json!([]));
+        assert_eq!(m["inputModalities"], json!(["text"]));
+        let remote = RemoteModel {
+            id: "gpt-oss-20b".into(),
+            context_window: Some(32_768),
+            input_modalities: None,
+        };
+        let m = model_json("mock", &p, "gpt-oss-20b", Some(&remote), false);
+        assert_eq!(m["contextWindow"], 32_768);
+        assert_eq!(m["defaultReasoningEffort"], "medium");
+        assert_eq!(m["supportedReasoningEfforts"][2]["reasoningEffort"], "high");
+        assert_eq!(
+            model_json("mock", &p, "nomic-embed-text", None, false)["hidden"],
+            true
+        );
+    }
+
+    #[test]
+    fn parses_models_bodies_of_several_servers() {
+        let body = json!({"object": "list", "data": [
+            {"id": "a", "context_length": 8192, "architecture": {"input_modalities": ["text", "image", "audio"]}},
+            {"id": "b", "max_model_len": 4096},
+            {"object": "model"}
+        ]});
+        let m = parse_models(&body);
+        assert_eq!(m.len(), 2);
+        assert_eq!(m[0].context_window, Some(8192));
+        assert_eq!(
+            m[0].input_modalities,
+            Some(vec!["text".into(), "image".into()])
+        );
+        assert_eq!(m[1].context_window, Some(4096));
+    }
+
+    #[test]
+    fn presets_use_tri_state_fields() {
+        let v = collaboration_modes();
+        let plan = &v["data"][0];
+        assert_eq!(plan["reasoning_effort"], "medium");
+        assert!(plan.get("developer_instructions").is_none());
+        let default = &v["data"][1];
+        assert!(
+            default.get("reasoning_effort").is_none(),
+            "absent = keep current"
+        );
+        assert_eq!(default["model"], Value::Null);
+    }
+}

@@ -1,0 +1,630 @@
+//! `thread/start|resume|fork|read|list`, `thread/loaded/list`, `thread/archive|unarchive`,
+//! `thread/name/set`.
+//!
+//! Persisted threads live in the `ThreadManager` shared with the MCP tools (so
+//! `codex-reply` can continue a v2 thread and vice versa); `ephemeral: true` threads live
+//! in a second manager that writes nothing.
+
+use crate::protocol::{
+    ThreadOverrides, TurnView, ephemeral_thread, now_unix, status_active, status_idle,
+    status_not_loaded, thread_from_summary, thread_response, turn,
+};
+use crate::{
+    Conn, EphemeralInfo, blocking, internal, invalid, method, parse_thread_id, thread_not_found,
+};
+use oi_core::{CoreError, NewThread, Thread};
+use oi_mcp_server::dispatch::{Execution, MethodTable, RequestContext};
+use oi_mcp_server::jsonrpc::RpcError;
+use oi_protocol::ThreadId;
+use oi_protocol::protocol::EventMsg;
+use oi_thread_store::{
+    ListQuery, LoadedThread, RolloutItem, SessionSource, SortKey, StoreError, ThreadSummary,
+    TurnStatus,
+};
+use serde::Deserialize;
+use serde_json::{Value, json};
+use std::path::PathBuf;
+use std::sync::Arc;
+
+pub(crate) fn register(t: &mut MethodTable, conn: &Arc<Conn>) {
+    method(t, conn, "thread/start", Execution::Spawn, start);
+    method(t, conn, "thread/resume", Execution::Spawn, resume);
+    method(t, conn, "thread/fork", Execution::Spawn, fork);
+    method(t, conn, "thread/read", Execution::Spawn, read);
+    method(t, conn, "thread/list", Execution::Spawn, list);
+    method(
+        t,
+        conn,
+        "thread/loaded/list",
+        Execution::Inline,
+        loaded_list,
+    );
+    method(t, conn, "thread/archive", Execution::Spawn, |c, x, p| {
+        set_archived(c, x, p, true)
+    });
+    method(t, conn, "thread/unarchive", Execution::Spawn, |c, x, p| {
+        set_archived(c, x, p, false)
+    });
+    method(t, conn, "thread/name/set", Execution::Spawn, set_name);
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct StartParams {
+    #[serde(flatten)]
+    overrides: ThreadOverrides,
+    #[serde(default)]
+    ephemeral: Option<bool>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct ResumeParams {
+    thread_id: String,
+    #[serde(flatten)]
+    overrides: ThreadOverrides,
+    #[serde(default)]
+    exclude_turns: bool,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct ForkParams {
+    thread_id: String,
+    #[serde(flatten)]
+    overrides: ThreadOverrides,
+    #[serde(default)]
+    ephemeral: Option<bool>,
+    #[serde(default)]
+    exclude_turns: bool,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct ReadParams {
+    thread_id: String,
+    #[serde(default)]
+    include_turns: bool,
+}
+
+#[derive(Deserialize)]
+#[serde(untagged)]
+enum OneOrMany {
+    One(PathBuf),
+    Many(Vec<PathBuf>),
+}
+
+#[derive(Deserialize, Default)]
+#[serde(rename_all = "camelCase")]
+struct ListParams {
+    #[serde(default)]
+    cursor: Option<String>,
+    #[serde(default)]
+    limit: Option<u32>,
+    #[serde(default)]
+    sort_key: Option<String>,
+    #[serde(default)]
+    sort_direction: Option<String>,
+    #[serde(default)]
+    model_providers: Option<Vec<String>>,
+    #[serde(default)]
+    source_kinds: Option<Vec<String>>,
+    #[serde(default)]
+    archived: Option<bool>,
+    #[serde(default)]
+    cwd: Option<OneOrMany>,
+    #[serde(default)]
+    search_term: Option<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct PageParams {
+    #[serde(default)]
+    cursor: Option<String>,
+    #[serde(default)]
+    limit: Option<u32>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct ThreadIdParams {
+    thread_id: String,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct NameParams {
+    thread_id: String,
+    #[serde(default)]
+    name: Option<String>,
+}
+
+pub(crate) fn core_error(e: CoreError) -> RpcError {
+    match e {
+        CoreError::ThreadNotFound(id) => thread_not_found(id),
+        CoreError::Config(m) | CoreError::Mcp(m) => invalid(m),
+        other => internal(other.to_string()),
+    }
+}
+
+pub(crate) fn store_error(e: StoreError) -> RpcError {
+    match e {
+        StoreError::NotFound(id) => thread_not_found(id),
+        StoreError::BadCursor(_) | StoreError::Invalid(_) | StoreError::Busy { .. } => {
+            invalid(e.to_string())
+        }
+        other => internal(other.to_string()),
+    }
+}
+
+fn live_status(thread: &Thread) -> Value {
+    if thread.is_busy() {
+        status_active()
+    } else {
+        status_idle()
+    }
+}
+
+/// The `Thread` object of a live thread (persisted or ephemeral).
+async fn live_thread_json(conn: &Arc<Conn>, thread: &Arc<Thread>) -> Result<Value, RpcError> {
+    let id = thread.id();
+    if let Some(info) = conn.ephemeral_info(&id) {
+        return Ok(ephemeral_thread(
+            id,
+            info.forked_from,
+            &thread.config(),
+            info.created_at,
+            live_status(thread),
+        ));
+    }
+    let store = conn.store()?;
+    let summary = blocking(move || store.get(&id).map_err(store_error)).await?;
+    match summary {
+        Some(s) => Ok(thread_from_summary(&s, live_status(thread))),
+        None => Err(internal(format!(
+            "thread {id} is running but missing from the thread index; run `interpreter sessions list` to rebuild it"
+        ))),
+    }
+}
+
+/// Warnings from loading the config, sent after the response as `configWarning`.
+fn send_warnings(conn: &Conn, ctx: &RequestContext, warnings: &[String]) {
+    for w in warnings {
+        conn.notify_after_response(ctx, "configWarning", json!({ "summary": w }));
+    }
+}
+
+async fn start(conn: Arc<Conn>, ctx: RequestContext, p: StartParams) -> Result<Value, RpcError> {
+    let loaded = conn.load_config(&p.overrides)?;
+    let ephemeral = p.ephemeral.unwrap_or(false);
+    let manager = if ephemeral {
+        &conn.ephemeral
+    } else {
+        &conn.manager
+    };
+    let new: NewThread = manager
+        .start_thread(loaded.config.clone())
+        .await
+        .map_err(core_error)?;
+    if ephemeral {
+        conn.mark_ephemeral(
+            new.thread_id,
+            EphemeralInfo {
+                created_at: now_unix(),
+                forked_from: None,
+            },
+        );
+    }
+    let thread = live_thread_json(&conn, &new.thread).await?;
+    send_warnings(&conn, &ctx, &loaded.warnings);
+    conn.notify_after_response(&ctx, "thread/started", json!({ "thread": thread }));
+    Ok(thread_response(thread, &new.thread.config()))
+}
+
+/// The stored thread's model and cwd, unless the caller picked their own.
+fn reuse_stored(o: &ThreadOverrides, s: &ThreadSummary) -> ThreadOverrides {
+    let mut o = o.clone();
+    if !o.picks_model() && !s.model.is_empty() {
+        o.model = Some(s.model.clone());
+        o.model_provider = Some(s.model_provider.clone());
+    }
+    if o.cwd.is_none() && s.cwd.is_dir() {
+        o.cwd = Some(s.cwd.clone());
+    }
+    o
+}
+
+/// Loads config for continuing `s`; if its stored provider/model no longer load (e.g. the
+/// provider was removed from config.toml), falls back to the configured ones.
+fn config_for_stored(
+    conn: &Conn,
+    o: &ThreadOverrides,
+    s: &ThreadSummary,
+) -> Result<oi_config::LoadedConfig, RpcError> {
+    match conn.load_config(&reuse_stored(o, s)) {
+        Ok(l) => Ok(l),
+        Err(_) if !o.picks_model() => conn.load_config(o),
+        Err(e) => Err(e),
+    }
+}
+
+async fn summary_of(conn: &Arc<Conn>, id: ThreadId) -> Result<Option<ThreadSummary>, RpcError> {
+    let store = conn.store()?;
+    blocking(move || store.get(&id).map_err(store_error)).await
+}
+
+async fn load_stored(conn: &Arc<Conn>, id: ThreadId) -> Result<LoadedThread, RpcError> {
+    let store = conn.store()?;
+    blocking(move || store.load(&id).map_err(store_error)).await
+}
+
+/// The turns of a stored thread, as v2 `Turn`s with their items.
+pub(crate) fn stored_turns(thread_id: ThreadId, loaded: &LoadedThread) -> Vec<Value> {
+    let tid = thread_id.to_string();
+    loaded
+        .turns()
+        .iter()
+        .map(|t| {
+            let (items, error) = crate::items::stored_turn_items(&tid, t);
+            let status = match t.status {
+                TurnStatus::Completed => "completed",
+                TurnStatus::Interrupted => "interrupted",
+                TurnStatus::Failed => "failed",
+                TurnStatus::InProgress => "inProgress",
+            };
+            turn(TurnView {
+                id: &t.id,
+                status,
+                error: if t.status == TurnStatus::Failed {
+                    error
+                } else {
+                    None
+                },
+                started_at: t.started_at,
+                completed_at: t.completed_at,
+                duration_ms: t.duration_ms,
+                items,
+            })
+        })
+        .collect()
+}
+
+/// The last recorded token usage, for `thread/tokenUsage/updated` after a resume.
+fn last_usage(thread_id: ThreadId, loaded: &LoadedThread) -> Option<Value> {
+    let turn_id = loaded.turns().last().map(|t| t.id.clone())?;
+    loaded.items.iter().rev().find_map(|i| match i {
+        RolloutItem::EventMsg(EventMsg::TokenCount(t)) => t.info.as_ref().map(|info| {
+            let u = |u: &oi_protocol::models::TokenUsage| {
+                json!({
+                    "totalTokens": u.total_tokens,
+                    "inputTokens": u.input_tokens,
+                    "cachedInputTokens": u.cached_input_tokens,
+                    "outputTokens": u.output_tokens,
+                    "reasoningOutputTokens": u.reasoning_output_tokens,
+                })
+            };
+            json!({
+                "threadId": thread_id,
+                "turnId": turn_id,
+                "tokenUsage": {
+                    "total": u(&info.total_token_usage),
+                    "last": u(&info.last_token_usage),
+                    "modelContextWindow": info.model_context_window,
+                }
+            })
+        }),
+        _ => None,
+    })
+}
+
+async fn resume(conn: Arc<Conn>, ctx: RequestContext, p: ResumeParams) -> Result<Value, RpcError> {
+    let id = parse_thread_id(&p.thread_id)?;
+    // Already running here (started by this API, the MCP tools or an earlier resume).
+    if let Some(thread) = conn.live_thread(&id) {
+        let mut thread_json = live_thread_json(&conn, &thread).await?;
+        if !p.exclude_turns && conn.ephemeral_info(&id).is_none() {
+            let loaded = load_stored(&conn, id).await?;
+            thread_json["turns"] = json!(stored_turns(id, &loaded));
+        }
+        return Ok(thread_response(thread_json, &thread.config()));
+    }
+    let summary = summary_of(&conn, id)
+        .await?
+        .ok_or_else(|| thread_not_found(id))?;
+    let loaded_config = config_for_stored(&conn, &p.overrides, &summary)?;
+    let new = conn
+        .manager
+        .resume_thread(id, loaded_config.config)
+        .await
+        .map_err(core_error)?;
+    let mut thread_json = live_thread_json(&conn, &new.thread).await?;
+    let loaded = load_stored(&conn, id).await?;
+    if !p.exclude_turns {
+        thread_json["turns"] = json!(stored_turns(id, &loaded));
+    }
+    send_warnings(&conn, &ctx, &loaded_config.warnings);
+    if let Some(usage) = last_usage(id, &loaded) {
+        conn.notify_after_response(&ctx, "thread/tokenUsage/updated", usage);
+    }
+    Ok(thread_response(thread_json, &new.thread.config()))
+}
+
+async fn fork(conn: Arc<Conn>, ctx: RequestContext, p: ForkParams) -> Result<Value, RpcError> {
+    let source = parse_thread_id(&p.thread_id)?;
+    let ephemeral = p.ephemeral.unwrap_or(false);
+    let source_is_ephemeral = conn.ephemeral_info(&source).is_some();
+    let (loaded_config, manager) = if source_is_ephemeral {
+        if !ephemeral {
+            return Err(invalid(format!(
+                "thread {source} is ephemeral (nothing of it is stored); fork it with `ephemeral: true`"
+            )));
+        }
+        let live = conn
+            .live_thread(&source)
+            .ok_or_else(|| thread_not_found(source))?;
+        let mut o = p.overrides.clone();
+        if !o.picks_model() {
+            let c = live.config();
+            o.model = Some(c.model);
+            o.model_provider = Some(c.model_provider_id);
+        }
+        (conn.load_config(&o)?, &conn.ephemeral)
+    } else {
+        if ephemeral {
+            return Err(invalid(format!(
+                "an ephemeral fork needs an ephemeral source; thread {source} is stored, so fork it without `ephemeral`"
+            )));
+        }
+        let summary = summary_of(&conn, source)
+            .await?
+            .ok_or_else(|| thread_not_found(source))?;
+        (
+            config_for_stored(&conn, &p.overrides, &summary)?,
+            &conn.manager,
+        )
+    };
+    let new = manager
+        .fork_thread(source, loaded_config.config)
+        .await
+        .map_err(core_error)?;
+    if ephemeral {
+        conn.mark_ephemeral(
+            new.thread_id,
+            EphemeralInfo {
+                created_at: now_unix(),
+                forked_from: Some(source),
+            },
+        );
+    }
+    let mut thread_json = live_thread_json(&conn, &new.thread).await?;
+    if !p.exclude_turns && !ephemeral {
+        let loaded = load_stored(&conn, new.thread_id).await?;
+        thread_json["turns"] = json!(stored_turns(new.thread_id, &loaded));
+    }
+    send_warnings(&conn, &ctx, &loaded_config.warnings);
+    let mut started = thread_json.clone();
+    started["turns"] = json!([]);
+    conn.notify_after_response(&ctx, "thread/started", json!({ "thread": started }));
+    Ok(thread_response(thread_json, &new.thread.config()))
+}
+
+async fn read(conn: Arc<Conn>, _ctx: RequestContext, p: ReadParams) -> Result<Value, RpcError> {
+    let id = parse_thread_id(&p.thread_id)?;
+    if conn.ephemeral_info(&id).is_some()
+        && let Some(thread) = conn.live_thread(&id)
+    {
+        return Ok(json!({ "thread": live_thread_json(&conn, &thread).await? }));
+    }
+    let summary = summary_of(&conn, id)
+        .await?
+        .ok_or_else(|| thread_not_found(id))?;
+    let status = match conn.live_thread(&id) {
+        Some(t) => live_status(&t),
+        None => status_not_loaded(),
+    };
+    let mut thread = thread_from_summary(&summary, status);
+    if p.include_turns {
+        let loaded = load_stored(&conn, id).await?;
+        thread["turns"] = json!(stored_turns(id, &loaded));
+    }
+    Ok(json!({ "thread": thread }))
+}
+
+fn parse_sort_key(s: &str) -> Result<SortKey, RpcError> {
+    match s {
+        "created_at" | "createdAt" => Ok(SortKey::CreatedAt),
+        "updated_at" | "updatedAt" => Ok(SortKey::UpdatedAt),
+        other => Err(invalid(format!(
+            "unknown sortKey `{other}`; use \"created_at\" or \"updated_at\""
+        ))),
+    }
+}
+
+/// v2 source kinds → stored sources. `None`: a kind we never write (nothing can match).
+fn sources_for(kind: &str) -> Result<&'static [SessionSource], RpcError> {
+    Ok(match kind {
+        "cli" => &[SessionSource::Cli],
+        "exec" => &[SessionSource::Exec],
+        "appServer" => &[SessionSource::AppServer, SessionSource::Mcp],
+        "unknown" => &[SessionSource::Unknown],
+        "vscode"
+        | "subAgent"
+        | "subAgentReview"
+        | "subAgentCompact"
+        | "subAgentThreadSpawn"
+        | "subAgentOther" => &[],
+        other => {
+            return Err(invalid(format!(
+                "unknown sourceKind `{other}`; use any of cli, vscode, exec, appServer, subAgent, subAgentReview, subAgentCompact, subAgentThreadSpawn, subAgentOther, unknown"
+            )));
+        }
+    })
+}
+
+fn list_query(p: ListParams) -> Result<Option<ListQuery>, RpcError> {
+    let sort_key = match &p.sort_key {
+        Some(k) => parse_sort_key(k)?,
+        None => SortKey::default(),
+    };
+    let descending = match p.sort_direction.as_deref() {
+        None | Some("desc") => true,
+        Some("asc") => false,
+        Some(other) => {
+            return Err(invalid(format!(
+                "unknown sortDirection `{other}`; use \"asc\" or \"desc\""
+            )));
+        }
+    };
+    let sources = match p.source_kinds.filter(|k| !k.is_empty()) {
+        None => None,
+        Some(kinds) => {
+            let mut sources = Vec::new();
+            for k in &kinds {
+                sources.extend_from_slice(sources_for(k)?);
+            }
+            if sources.is_empty() {
+                // Only kinds this server never records: nothing can match.
+                return Ok(None);
+            }
+            Some(sources)
+        }
+    };
+    Ok(Some(ListQuery {
+        cursor: p.cursor,
+        limit: p
+            .limit
+            .map(|l| (l as usize).clamp(1, ListQuery::MAX_LIMIT))
+            .unwrap_or(ListQuery::DEFAULT_LIMIT),
+        sort_key,
+        descending,
+        cwd: p.cwd.map(|c| match c {
+            OneOrMany::One(p) => vec![p],
+            OneOrMany::Many(v) => v,
+        }),
+        model_providers: p.model_providers,
+        sources,
+        archived: p.archived,
+        search: p.search_term.filter(|s| !s.is_empty()),
+    }))
+}
+
+async fn list(conn: Arc<Conn>, _ctx: RequestContext, p: ListParams) -> Result<Value, RpcError> {
+    let Some(q) = list_query(p)? else {
+        return Ok(json!({ "data": [], "nextCursor": null }));
+    };
+    let store = conn.store()?;
+    let page = blocking(move || store.list(&q).map_err(store_error)).await?;
+    let data: Vec<Value> = page
+        .data
+        .iter()
+        .map(|s| {
+            let status = match conn.live_thread(&s.id) {
+                Some(t) => live_status(&t),
+                None => status_not_loaded(),
+            };
+            thread_from_summary(s, status)
+        })
+        .collect();
+    Ok(json!({ "data": data, "nextCursor": page.next_cursor }))
+}
+
+async fn loaded_list(
+    conn: Arc<Conn>,
+    _ctx: RequestContext,
+    p: PageParams,
+) -> Result<Value, RpcError> {
+    let mut ids: Vec<String> = conn
+        .manager
+        .loaded_thread_ids()
+        .into_iter()
+        .chain(conn.ephemeral.loaded_thread_ids())
+        .map(|i| i.to_string())
+        .collect();
+    ids.sort();
+    let start = match &p.cursor {
+        None => 0,
+        Some(c) => c
+            .parse::<usize>()
+            .ok()
+            .filter(|n| *n <= ids.len())
+            .ok_or_else(|| {
+                invalid(format!(
+                    "invalid cursor `{c}`: pass back the nextCursor from a previous page"
+                ))
+            })?,
+    };
+    let limit = p
+        .limit
+        .map(|l| l.max(1) as usize)
+        .unwrap_or(ids.len().max(1));
+    let end = (start + limit).min(ids.len());
+    let next = (end < ids.len()).then(|| end.to_string());
+    Ok(json!({ "data": ids[start..end], "nextCursor": next }))
+}
+
+async fn set_archived(
+    conn: Arc<Conn>,
+    ctx: RequestContext,
+    p: ThreadIdParams,
+    archived: bool,
+) -> Result<Value, RpcError> {
+    let id = parse_thread_id(&p.thread_id)?;
+    let store = conn.store()?;
+    blocking(move || store.set_archived(&id, archived).map_err(store_error)).await?;
+    let method = if archived {
+        "thread/archived"
+    } else {
+        "thread/unarchived"
+    };
+    conn.notify_after_response(&ctx, method, json!({ "threadId": id }));
+    Ok(json!({}))
+}
+
+async fn set_name(conn: Arc<Conn>, ctx: RequestContext, p: NameParams) -> Result<Value, RpcError> {
+    let id = parse_thread_id(&p.thread_id)?;
+    let store = conn.store()?;
+    let name = p.name.clone();
+    blocking(move || store.set_name(&id, name).map_err(store_error)).await?;
+    let name = p
+        .name
+        .map(|n| n.trim().to_string())
+        .filter(|n| !n.is_empty());
+    conn.notify_after_response(
+        &ctx,
+        "thread/name/updated",
+        json!({ "threadId": id, "threadName": name }),
+    );
+    Ok(json!({}))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn list_params_map_to_store_queries() {
+        let p: ListParams = serde_json::from_value(json!({
+            "limit": 500, "sortKey": "created_at", "sortDirection": "asc",
+            "sourceKinds": ["appServer"], "cwd": "/w", "searchTerm": ""
+        }))
+        .unwrap();
+        let q = list_query(p).unwrap().unwrap();
+        assert_eq!(q.limit, 100);
+        assert_eq!(q.sort_key, SortKey::CreatedAt);
+        assert!(!q.descending);
+        assert_eq!(
+            q.sources,
+            Some(vec![SessionSource::AppServer, SessionSource::Mcp])
+        );
+        assert_eq!(q.cwd, Some(vec![PathBuf::from("/w")]));
+        assert_eq!(q.search, None);
+
+        let p: ListParams = serde_json::from_value(json!({"sourceKinds": ["vscode"]})).unwrap();
+        assert!(list_query(p).unwrap().is_none());
+        let p: ListParams = serde_json::from_value(json!({"sortKey": "size"})).unwrap();
+        assert!(list_query(p).unwrap_err().message.contains("sortKey"));
+        let p: ListParams = serde_json::from_value(json!({"sourceKinds": ["robot"]})).unwrap();
+        assert!(list_query(p).unwrap_err().message.contains("robot"));
+    }
+}

@@ -1,0 +1,300 @@
+//! Legacy v1 methods: `getConversationSummary`, `getAuthStatus`, `gitDiffToRemote`
+//! (`fuzzyFileSearch*` live in [`crate::fuzzy`]).
+
+use crate::accounts::{KeySource, key_source, key_value};
+use crate::protocol::ThreadOverrides;
+use crate::threads::store_error;
+use crate::{Conn, blocking, invalid, method};
+use oi_mcp_server::dispatch::{Execution, MethodTable, RequestContext};
+use oi_mcp_server::jsonrpc::RpcError;
+use oi_protocol::ThreadId;
+use oi_thread_store::ThreadSummary;
+use serde::Deserialize;
+use serde_json::{Value, json};
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// Each git command gets this long.
+const GIT_TIMEOUT: Duration = Duration::from_secs(5);
+
+pub(crate) fn register(t: &mut MethodTable, conn: &Arc<Conn>) {
+    method(
+        t,
+        conn,
+        "getConversationSummary",
+        Execution::Spawn,
+        conversation_summary,
+    );
+    method(t, conn, "getAuthStatus", Execution::Spawn, auth_status);
+    method(
+        t,
+        conn,
+        "gitDiffToRemote",
+        Execution::Spawn,
+        git_diff_to_remote,
+    );
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct SummaryParams {
+    #[serde(default)]
+    conversation_id: Option<String>,
+    #[serde(default)]
+    rollout_path: Option<PathBuf>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct AuthParams {
+    #[serde(default)]
+    include_token: Option<bool>,
+    #[serde(default)]
+    #[allow(dead_code)] // API keys do not refresh
+    refresh_token: Option<bool>,
+}
+
+#[derive(Deserialize)]
+struct DiffParams {
+    cwd: PathBuf,
+}
+
+fn rfc3339(unix: i64) -> Value {
+    chrono::DateTime::from_timestamp(unix, 0)
+        .map(|t| json!(t.to_rfc3339_opts(chrono::SecondsFormat::Secs, true)))
+        .unwrap_or(Value::Null)
+}
+
+/// The v1 summary (its `gitInfo` keys are snake_case, as in the reference).
+fn summary_json(s: &ThreadSummary) -> Value {
+    json!({
+        "conversationId": s.id,
+        "path": s.path,
+        "preview": s.preview,
+        "timestamp": rfc3339(s.created_at),
+        "updatedAt": rfc3339(s.updated_at),
+        "modelProvider": s.model_provider,
+        "cwd": s.cwd,
+        "cliVersion": s.cli_version,
+        "source": s.source.as_v2_str(),
+        "gitInfo": s.git.as_ref().map(|g| json!({
+            "sha": g.commit_hash,
+            "branch": g.branch,
+            "origin_url": g.repository_url,
+        })),
+    })
+}
+
+async fn conversation_summary(
+    conn: Arc<Conn>,
+    _ctx: RequestContext,
+    p: SummaryParams,
+) -> Result<Value, RpcError> {
+    let store = conn.store()?;
+    let summary = match (p.conversation_id, p.rollout_path) {
+        (Some(id), _) => {
+            let id: ThreadId = id
+                .parse()
+                .map_err(|e| invalid(format!("invalid conversation id: {e}")))?;
+            blocking(move || store.get(&id).map_err(store_error))
+                .await?
+                .ok_or_else(|| invalid(format!("conversation not found: {id}")))?
+        }
+        (None, Some(path)) => {
+            blocking(move || {
+                store.load_path(&path).map(|l| l.summary).map_err(|e| {
+                    invalid(format!("cannot read the rollout {}: {e}", path.display()))
+                })
+            })
+            .await?
+        }
+        (None, None) => {
+            return Err(invalid(
+                "pass either `conversationId` (a thread id) or `rolloutPath` (a rollout file)",
+            ));
+        }
+    };
+    Ok(json!({ "summary": summary_json(&summary) }))
+}
+
+async fn auth_status(
+    conn: Arc<Conn>,
+    _ctx: RequestContext,
+    p: AuthParams,
+) -> Result<Value, RpcError> {
+    let config = conn.load_config(&ThreadOverrides::default())?.config;
+    let home = conn.home()?;
+    Ok(match key_source(&config, &home) {
+        KeySource::NotNeeded => {
+            json!({"authMethod": null, "authToken": null, "requiresOpenaiAuth": false})
+        }
+        KeySource::Missing => {
+            json!({"authMethod": null, "authToken": null, "requiresOpenaiAuth": true})
+        }
+        KeySource::Env | KeySource::CredentialsFile => {
+            let token = if p.include_token.unwrap_or(false) {
+                key_value(&config, &home)
+            } else {
+                None
+            };
+            json!({"authMethod": "apikey", "authToken": token, "requiresOpenaiAuth": true})
+        }
+    })
+}
+
+/// Output of one git command: (exit code, stdout).
+async fn git(cwd: &Path, args: &[&str]) -> Result<(i32, Vec<u8>), String> {
+    let child = tokio::process::Command::new("git")
+        .args(args)
+        .current_dir(cwd)
+        .env("GIT_OPTIONAL_LOCKS", "0")
+        .env("GIT_TERMINAL_PROMPT", "0")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .kill_on_drop(true)
+        .spawn()
+        .map_err(|e| format!("cannot run git: {e}"))?;
+    match tokio::time::timeout(GIT_TIMEOUT, child.wait_with_output()).await {
+        Ok(Ok(out)) => Ok((out.status.code().unwrap_or(-1), out.stdout)),
+        Ok(Err(e)) => Err(format!("git {} failed: {e}", args.join(" "))),
+        Err(_) => Err(format!(
+            "git {} took longer than {} s",
+            args.join(" "),
+            GIT_TIMEOUT.as_secs()
+        )),
+    }
+}
+
+/// Trimmed stdout of a git command that must succeed.
+async fn git_ok(cwd: &Path, args: &[&str]) -> Result<String, String> {
+    match git(cwd, args).await? {
+        (0, out) => Ok(String::from_utf8_lossy(&out).trim().to_string()),
+        (code, _) => Err(format!("git {} exited with {code}", args.join(" "))),
+    }
+}
+
+async fn ref_exists(cwd: &Path, r: &str) -> bool {
+    matches!(
+        git(cwd, &["rev-parse", "--verify", "--quiet", r]).await,
+        Ok((0, _))
+    )
+}
+
+/// Remote refs that could be the base: the current branch's remote counterparts, each
+/// remote's default branch, and remote branches containing HEAD. `origin` first.
+async fn candidate_refs(cwd: &Path) -> Result<Vec<String>, String> {
+    let mut remotes: Vec<String> = git_ok(cwd, &["remote"])
+        .await?
+        .lines()
+        .map(str::to_string)
+        .filter(|r| !r.is_empty())
+        .collect();
+    if remotes.is_empty() {
+        return Err("the repository has no remote".into());
+    }
+    remotes.sort_by_key(|r| (r != "origin", r.clone()));
+    let mut refs = Vec::new();
+    let branch = git_ok(cwd, &["rev-parse", "--abbrev-ref", "HEAD"])
+        .await
+        .ok()
+        .filter(|b| b != "HEAD");
+    for r in &remotes {
+        if let Some(b) = &branch {
+            let candidate = format!("refs/remotes/{r}/{b}");
+            if ref_exists(cwd, &candidate).await {
+                refs.push(candidate);
+            }
+        }
+        let head = format!("refs/remotes/{r}/HEAD");
+        match git_ok(cwd, &["symbolic-ref", "--quiet", &head]).await {
+            Ok(default) if !default.is_empty() => refs.push(default),
+            _ => {
+                for name in ["main", "master"] {
+                    let candidate = format!("refs/remotes/{r}/{name}");
+                    if ref_exists(cwd, &candidate).await {
+                        refs.push(candidate);
+                        break;
+                    }
+                }
+            }
+        }
+    }
+    if let Ok(out) = git_ok(
+        cwd,
+        &["branch", "-r", "--contains", "HEAD", "--format=%(refname)"],
+    )
+    .await
+    {
+        let mut contains: Vec<String> = out.lines().map(str::to_string).collect();
+        contains.sort_by_key(|r| !r.starts_with("refs/remotes/origin/"));
+        refs.extend(contains);
+    }
+    let mut seen = std::collections::HashSet::new();
+    refs.retain(|r| !r.ends_with("/HEAD") && seen.insert(r.clone()));
+    Ok(refs)
+}
+
+/// The closest remote commit (fewest local commits on top of it) and the diff from it
+/// to the working tree, untracked files included.
+pub async fn diff_to_remote(cwd: &Path) -> Result<(String, String), String> {
+    git_ok(cwd, &["rev-parse", "--show-toplevel"]).await?;
+    git_ok(cwd, &["rev-parse", "--verify", "HEAD"]).await?;
+    let mut best: Option<(u64, String)> = None;
+    for r in candidate_refs(cwd).await? {
+        let Ok(base) = git_ok(cwd, &["merge-base", "HEAD", &r]).await else {
+            continue;
+        };
+        let Ok(ahead) = git_ok(cwd, &["rev-list", "--count", &format!("{base}..HEAD")]).await
+        else {
+            continue;
+        };
+        let ahead: u64 = ahead.parse().unwrap_or(u64::MAX);
+        if best.as_ref().is_none_or(|(n, _)| ahead < *n) {
+            best = Some((ahead, base));
+        }
+    }
+    let (_, sha) = best.ok_or("no remote branch shares history with HEAD")?;
+    let (code, out) = git(cwd, &["diff", "--no-textconv", "--no-ext-diff", &sha]).await?;
+    if code != 0 {
+        return Err(format!("git diff exited with {code}"));
+    }
+    let mut diff = String::from_utf8_lossy(&out).into_owned();
+    let (_, untracked) = git(cwd, &["ls-files", "--others", "--exclude-standard", "-z"]).await?;
+    for file in untracked.split(|b| *b == 0).filter(|f| !f.is_empty()) {
+        let file = String::from_utf8_lossy(file).into_owned();
+        let args = [
+            "diff",
+            "--binary",
+            "--no-textconv",
+            "--no-ext-diff",
+            "--no-index",
+            "--",
+            "/dev/null",
+            file.as_str(),
+        ];
+        // `--no-index` exits 1 when the files differ, which is the point here.
+        match git(cwd, &args).await? {
+            (0 | 1, out) => diff.push_str(&String::from_utf8_lossy(&out)),
+            (code, _) => return Err(format!("git diff for untracked {file} exited with {code}")),
+        }
+    }
+    Ok((sha, diff))
+}
+
+async fn git_diff_to_remote(
+    _conn: Arc<Conn>,
+    _ctx: RequestContext,
+    p: DiffParams,
+) -> Result<Value, RpcError> {
+    match diff_to_remote(&p.cwd).await {
+        Ok((sha, diff)) => Ok(json!({"sha": sha, "diff": diff})),
+        Err(reason) => Err(invalid(format!(
+            "failed to compute git diff to remote for cwd: {:?}",
+            p.cwd
+        ))
+        .with_data(json!({ "reason": reason }))),
+    }
+}
