@@ -1,0 +1,211 @@
+//! `interpreter mcp add|list|get|remove|login|logout`: manage `[mcp_servers.*]`.
+//!
+//! `add` and `remove` edit only the user config (`$HOME/config.toml`) with `toml_edit`, so
+//! comments, ordering and formatting of everything else survive. `list` and `get` show the
+//! effective servers (user config, project config and `-c` overrides layered), with secret
+//! values masked as `*****` in both the tables and `--json`.
+
+mod edit;
+mod oauth;
+mod show;
+
+use clap::{ArgGroup, Args, Subcommand};
+use oi_config::mcp::{McpServerConfig, is_valid_server_name};
+use std::collections::BTreeMap;
+use std::path::Path;
+
+const EXIT_OK: i32 = 0;
+const EXIT_FAILURE: i32 = 1;
+const EXIT_USAGE: i32 = 2;
+
+#[derive(Subcommand, Debug)]
+pub enum McpCommand {
+    /// Add a server to the user config (replacing one with the same name).
+    Add(AddArgs),
+    /// List configured servers.
+    List(ListArgs),
+    /// Show one server's configuration.
+    Get(GetArgs),
+    /// Remove a server from the user config.
+    Remove(RemoveArgs),
+    /// Log in to a streamable HTTP server with OAuth.
+    Login(LoginArgs),
+    /// Delete stored OAuth credentials for a server.
+    Logout(LogoutArgs),
+}
+
+#[derive(Args, Debug)]
+#[command(
+    override_usage = "interpreter mcp add [OPTIONS] <NAME> (--url <URL> | -- <COMMAND>...)",
+    group(ArgGroup::new("transport").required(true).args(["url", "command"]))
+)]
+pub struct AddArgs {
+    /// Server name (letters, numbers, '-', '_'); tools appear as mcp__<name>__<tool>.
+    pub name: String,
+    /// Environment variable for a stdio server, KEY=VALUE (repeatable). Use `KEY=env:HOST_VAR`
+    /// to read a host variable at launch instead of storing the value.
+    #[arg(long, value_name = "KEY=VALUE", conflicts_with = "url")]
+    pub env: Vec<String>,
+    /// URL of a streamable HTTP server.
+    #[arg(long)]
+    pub url: Option<String>,
+    /// Environment variable holding a bearer token for the HTTP server.
+    #[arg(long, value_name = "ENV_VAR", requires = "url")]
+    pub bearer_token_env_var: Option<String>,
+    /// Pre-registered OAuth client id for the HTTP server.
+    #[arg(long, value_name = "ID", requires = "url")]
+    pub oauth_client_id: Option<String>,
+    /// RFC 8707 resource to request OAuth tokens for.
+    #[arg(long, value_name = "RESOURCE", requires = "url")]
+    pub oauth_resource: Option<String>,
+    /// The stdio server's command and arguments, after `--`.
+    #[arg(last = true, value_name = "COMMAND")]
+    pub command: Vec<String>,
+}
+
+#[derive(Args, Debug)]
+pub struct ListArgs {
+    /// Print JSON instead of tables.
+    #[arg(long)]
+    pub json: bool,
+    /// Start every enabled server and report whether it starts and how many tools it exposes.
+    #[arg(long)]
+    pub probe: bool,
+}
+
+#[derive(Args, Debug)]
+pub struct GetArgs {
+    pub name: String,
+    /// Print JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Args, Debug)]
+pub struct RemoveArgs {
+    pub name: String,
+}
+
+#[derive(Args, Debug)]
+pub struct LoginArgs {
+    pub name: String,
+    /// OAuth scopes to request, comma-separated.
+    #[arg(long, value_delimiter = ',')]
+    pub scopes: Vec<String>,
+}
+
+#[derive(Args, Debug)]
+pub struct LogoutArgs {
+    pub name: String,
+}
+
+/// Run one `mcp` subcommand. Prints its own messages; returns the exit code
+/// (0 ok, 1 runtime failure, 2 usage or configuration error).
+pub async fn run(cmd: McpCommand, home: &Path, cli_overrides: &[(String, toml::Value)]) -> i32 {
+    match cmd {
+        McpCommand::Add(args) => add(args, home),
+        McpCommand::Remove(args) => remove(args, home, cli_overrides),
+        McpCommand::List(args) => match effective(home, cli_overrides) {
+            Ok(servers) => show::list(&servers, home, args.json, args.probe).await,
+            Err(code) => code,
+        },
+        McpCommand::Get(args) => match effective(home, cli_overrides) {
+            Ok(servers) => show::get(&servers, home, &args.name, args.json).await,
+            Err(code) => code,
+        },
+        McpCommand::Login(args) => match effective(home, cli_overrides) {
+            Ok(servers) => oauth::login(&servers, home, &args.name, &args.scopes).await,
+            Err(code) => code,
+        },
+        McpCommand::Logout(args) => match effective(home, cli_overrides) {
+            Ok(servers) => oauth::logout(&servers, home, &args.name),
+            Err(code) => code,
+        },
+    }
+}
+
+/// The layered (user, project, `-c`) servers, or the exit code after printing the error.
+fn effective(
+    home: &Path,
+    cli_overrides: &[(String, toml::Value)],
+) -> Result<BTreeMap<String, McpServerConfig>, i32> {
+    let loaded = oi_config::load_config(oi_config::ConfigLoadOptions {
+        home: Some(home.to_path_buf()),
+        cli_overrides: cli_overrides.to_vec(),
+        overrides: Default::default(),
+    })
+    .map_err(|e| {
+        eprintln!("error: {e}");
+        EXIT_USAGE
+    })?;
+    for w in &loaded.warnings {
+        eprintln!("warning: {w}");
+    }
+    Ok(loaded.config.mcp_servers)
+}
+
+fn add(args: AddArgs, home: &Path) -> i32 {
+    if !is_valid_server_name(&args.name) {
+        eprintln!(
+            "error: invalid server name '{}' (use letters, numbers, '-', '_')",
+            args.name
+        );
+        return EXIT_USAGE;
+    }
+    let entry = match edit::server_table(&args) {
+        Ok(t) => t,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return EXIT_USAGE;
+        }
+    };
+    match edit::upsert_server(&home.join("config.toml"), &args.name, entry) {
+        Ok(()) => {
+            println!("Added global MCP server '{}'.", args.name);
+            if args.url.is_some() && args.bearer_token_env_var.is_none() {
+                println!(
+                    "If the server needs OAuth, run `interpreter mcp login {}`.",
+                    args.name
+                );
+            }
+            EXIT_OK
+        }
+        Err(e) => {
+            eprintln!("error: {e}");
+            EXIT_FAILURE
+        }
+    }
+}
+
+fn remove(args: RemoveArgs, home: &Path, cli_overrides: &[(String, toml::Value)]) -> i32 {
+    let path = home.join("config.toml");
+    match edit::remove_server(&path, &args.name) {
+        Ok(true) => {
+            println!("Removed global MCP server '{}'.", args.name);
+            EXIT_OK
+        }
+        Ok(false) => {
+            println!("No MCP server named '{}' found.", args.name);
+            // Say where it does come from, if another layer defines it.
+            if let Ok(loaded) = oi_config::load_config(oi_config::ConfigLoadOptions {
+                home: Some(home.to_path_buf()),
+                cli_overrides: cli_overrides.to_vec(),
+                overrides: Default::default(),
+            }) && loaded.config.mcp_servers.contains_key(&args.name)
+            {
+                match &loaded.config.project_config_path {
+                    Some(p) => println!(
+                        "It is defined in the project config {}; edit that file to remove it.",
+                        p.display()
+                    ),
+                    None => println!("It is set by a `-c` override, not by {}.", path.display()),
+                }
+            }
+            EXIT_OK
+        }
+        Err(e) => {
+            eprintln!("error: {e}");
+            EXIT_FAILURE
+        }
+    }
+}

@@ -1,0 +1,242 @@
+//! Format-preserving edits of `[mcp_servers.<name>]` in the user config.
+
+use super::AddArgs;
+use std::path::Path;
+use toml_edit::{Array, DocumentMut, InlineTable, Item, Table, value};
+
+/// The `[mcp_servers.<name>]` table for `mcp add`, validated by the same parser the loader
+/// uses, so nothing invalid is ever written.
+pub fn server_table(args: &AddArgs) -> Result<Table, String> {
+    let mut t = Table::new();
+    if let Some(url) = &args.url {
+        t.insert("url", value(url.as_str()));
+        if let Some(var) = &args.bearer_token_env_var {
+            t.insert("bearer_token_env_var", value(var.as_str()));
+        }
+        if let Some(resource) = &args.oauth_resource {
+            t.insert("oauth_resource", value(resource.as_str()));
+        }
+        if let Some(id) = &args.oauth_client_id {
+            let mut oauth = InlineTable::new();
+            oauth.insert("client_id", id.as_str().into());
+            t.insert("oauth", value(oauth));
+        }
+    } else {
+        let (command, rest) = args
+            .command
+            .split_first()
+            .ok_or("give the server command after `--`, e.g. `interpreter mcp add docs -- npx -y docs-mcp`")?;
+        t.insert("command", value(command.as_str()));
+        if !rest.is_empty() {
+            let mut arr = Array::new();
+            for a in rest {
+                arr.push(a.as_str());
+            }
+            t.insert("args", value(arr));
+        }
+        if !args.env.is_empty() {
+            let mut env = InlineTable::new();
+            for pair in &args.env {
+                let (k, v) = pair
+                    .split_once('=')
+                    .filter(|(k, _)| !k.is_empty())
+                    .ok_or("environment entries must be in KEY=VALUE form")?;
+                env.insert(k, v.into());
+            }
+            env.sort_values();
+            t.insert("env", value(env));
+        }
+    }
+    validate(&args.name, &t)?;
+    Ok(t)
+}
+
+fn validate(name: &str, t: &Table) -> Result<(), String> {
+    let text = t.to_string();
+    let parsed: toml::Value =
+        toml::from_str(&text).map_err(|e| format!("internal error building the entry: {e}"))?;
+    let mut warnings = Vec::new();
+    oi_config::mcp::parse_server(name, &parsed, &mut warnings).map(|_| ())
+}
+
+fn read_doc(path: &Path) -> Result<DocumentMut, String> {
+    let text = match std::fs::read_to_string(path) {
+        Ok(t) => t,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
+        Err(e) => return Err(format!("cannot read {}: {e}", path.display())),
+    };
+    text.parse::<DocumentMut>().map_err(|e| {
+        format!(
+            "cannot edit {}: it is not valid TOML ({}); fix the file and try again",
+            path.display(),
+            e.to_string().trim()
+        )
+    })
+}
+
+fn write_doc(path: &Path, doc: &DocumentMut) -> Result<(), String> {
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir)
+            .map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+    }
+    // Write a sibling file and rename it over the original: a crash never leaves half a config.
+    let tmp = path.with_extension(format!("toml.tmp{}", std::process::id()));
+    std::fs::write(&tmp, doc.to_string())
+        .map_err(|e| format!("cannot write {}: {e}", tmp.display()))?;
+    if let Ok(meta) = std::fs::metadata(path) {
+        let _ = std::fs::set_permissions(&tmp, meta.permissions());
+    }
+    std::fs::rename(&tmp, path).map_err(|e| {
+        let _ = std::fs::remove_file(&tmp);
+        format!("cannot replace {}: {e}", path.display())
+    })
+}
+
+/// Insert or replace `mcp_servers.<name>`; a replaced entry keeps its place in the file.
+pub fn upsert_server(path: &Path, name: &str, mut entry: Table) -> Result<(), String> {
+    let mut doc = read_doc(path)?;
+    let root = doc.as_table_mut();
+    if !root.contains_key("mcp_servers") {
+        let mut servers = Table::new();
+        // No bare `[mcp_servers]` header: only `[mcp_servers.<name>]` tables appear.
+        servers.set_implicit(true);
+        root.insert("mcp_servers", Item::Table(servers));
+    }
+    let servers = root
+        .get_mut("mcp_servers")
+        .and_then(Item::as_table_like_mut)
+        .ok_or_else(|| {
+            format!(
+                "cannot edit {}: `mcp_servers` is not a table; fix the file and try again",
+                path.display()
+            )
+        })?;
+    match servers.get_mut(name) {
+        Some(existing) => {
+            // Keep the comment/blank lines that preceded the old table header.
+            if let Some(old) = existing.as_table() {
+                entry.decor_mut().clone_from(old.decor());
+                if let Some(pos) = old.position() {
+                    entry.set_position(pos);
+                }
+            }
+            *existing = Item::Table(entry);
+        }
+        None => {
+            servers.insert(name, Item::Table(entry));
+        }
+    }
+    write_doc(path, &doc)
+}
+
+/// Remove `mcp_servers.<name>`; `Ok(false)` if the user config has no such entry.
+pub fn remove_server(path: &Path, name: &str) -> Result<bool, String> {
+    if !path.exists() {
+        return Ok(false);
+    }
+    let mut doc = read_doc(path)?;
+    let Some(servers) = doc
+        .as_table_mut()
+        .get_mut("mcp_servers")
+        .and_then(Item::as_table_like_mut)
+    else {
+        return Ok(false);
+    };
+    if servers.remove(name).is_none() {
+        return Ok(false);
+    }
+    write_doc(path, &doc)?;
+    Ok(true)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn stdio_args(name: &str, env: &[&str], command: &[&str]) -> AddArgs {
+        AddArgs {
+            name: name.into(),
+            env: env.iter().map(|s| s.to_string()).collect(),
+            url: None,
+            bearer_token_env_var: None,
+            oauth_client_id: None,
+            oauth_resource: None,
+            command: command.iter().map(|s| s.to_string()).collect(),
+        }
+    }
+
+    #[test]
+    fn add_keeps_comments_and_other_tables() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("config.toml");
+        let original = "# my settings\nmodel = \"qwen\" # inline note\n\n# docs server\n[mcp_servers.docs]\ncommand = \"old\"\n\n[profiles.fast]\nmodel = \"small\"\n";
+        std::fs::write(&path, original).unwrap();
+        let t = server_table(&stdio_args(
+            "docs",
+            &["B=2", "A=1"],
+            &["npx", "-y", "docs-mcp"],
+        ))
+        .unwrap();
+        upsert_server(&path, "docs", t).unwrap();
+        let after = std::fs::read_to_string(&path).unwrap();
+        assert!(
+            after.starts_with("# my settings\nmodel = \"qwen\" # inline note\n"),
+            "{after}"
+        );
+        assert!(after.contains("# docs server\n[mcp_servers.docs]\ncommand = \"npx\"\nargs = [\"-y\", \"docs-mcp\"]\nenv = { A = \"1\", B = \"2\" }\n"), "{after}");
+        assert!(
+            after.find("[mcp_servers.docs]").unwrap() < after.find("[profiles.fast]").unwrap(),
+            "position kept: {after}"
+        );
+        assert!(!after.contains("\n[mcp_servers]\n"), "{after}");
+
+        let t = server_table(&stdio_args("extra", &[], &["srv"])).unwrap();
+        upsert_server(&path, "extra", t).unwrap();
+        assert!(remove_server(&path, "docs").unwrap());
+        assert!(!remove_server(&path, "docs").unwrap());
+        let after = std::fs::read_to_string(&path).unwrap();
+        assert!(
+            after.contains("[profiles.fast]") && after.contains("[mcp_servers.extra]"),
+            "{after}"
+        );
+        assert!(!after.contains("docs"), "{after}");
+    }
+
+    #[test]
+    fn bad_env_and_empty_command_are_rejected() {
+        assert_eq!(
+            server_table(&stdio_args("a", &["NOEQUALS"], &["x"])).unwrap_err(),
+            "environment entries must be in KEY=VALUE form"
+        );
+        assert!(server_table(&stdio_args("a", &["=v"], &["x"])).is_err());
+        assert!(
+            server_table(&stdio_args("a", &[], &[]))
+                .unwrap_err()
+                .contains("after `--`")
+        );
+    }
+
+    #[test]
+    fn http_entry_is_validated() {
+        let mut a = stdio_args("web", &[], &[]);
+        a.url = Some("ftp://nope".into());
+        assert!(server_table(&a).unwrap_err().contains("not an http(s) URL"));
+        a.url = Some("https://mcp.example.com/mcp".into());
+        a.bearer_token_env_var = Some("TOKEN".into());
+        a.oauth_client_id = Some("cid".into());
+        let t = server_table(&a).unwrap().to_string();
+        assert!(t.contains("url = \"https://mcp.example.com/mcp\""));
+        assert!(t.contains("oauth = { client_id = \"cid\" }"));
+    }
+
+    #[test]
+    fn invalid_file_is_not_touched() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("config.toml");
+        std::fs::write(&path, "model = \n").unwrap();
+        let t = server_table(&stdio_args("a", &[], &["x"])).unwrap();
+        let e = upsert_server(&path, "a", t).unwrap_err();
+        assert!(e.contains("not valid TOML"), "{e}");
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), "model = \n");
+    }
+}

@@ -1,0 +1,435 @@
+//! `mcp list` and `mcp get`: tables, detail lines and `--json`, secrets masked.
+
+use super::oauth::{AuthStatus, auth_status};
+use super::{EXIT_FAILURE, EXIT_OK};
+use oi_config::mcp::{McpServerConfig, McpServerTransportConfig};
+use oi_mcp_client::{DeclineElicitations, McpConnectionManager, McpStartOptions};
+use serde_json::{Value, json};
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Duration;
+
+const MASK: &str = "*****";
+
+/// What `--probe` found for one server.
+enum Probe {
+    Ready { tools: usize },
+    Failed(String),
+}
+
+pub async fn list(
+    servers: &BTreeMap<String, McpServerConfig>,
+    home: &Path,
+    json: bool,
+    probe: bool,
+) -> i32 {
+    let probes = if probe {
+        run_probe(servers, home).await
+    } else {
+        BTreeMap::new()
+    };
+    let mut auth = BTreeMap::new();
+    for (name, cfg) in servers {
+        auth.insert(name.clone(), auth_status(name, cfg, home).await);
+    }
+    if json {
+        let arr: Vec<Value> = servers
+            .iter()
+            .map(|(name, cfg)| {
+                let mut v = json!({
+                    "name": name,
+                    "enabled": cfg.enabled,
+                    "disabled_reason": Value::Null,
+                    "transport": transport_json(cfg),
+                    "startup_timeout_sec": cfg.startup_timeout.map(|d| d.as_secs_f64()),
+                    "tool_timeout_sec": cfg.tool_timeout.map(|d| d.as_secs_f64()),
+                    "auth_status": auth[name].json(),
+                });
+                if let Some(p) = probes.get(name) {
+                    v["probe"] = match p {
+                        Probe::Ready { tools } => json!({"ok": true, "tools": tools}),
+                        Probe::Failed(e) => json!({"ok": false, "error": e}),
+                    };
+                }
+                v
+            })
+            .collect();
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&arr).unwrap_or_else(|_| "[]".into())
+        );
+        return EXIT_OK;
+    }
+    if servers.is_empty() {
+        println!("No MCP servers configured yet. Try `interpreter mcp add my-tool -- my-command`.");
+        return EXIT_OK;
+    }
+    let probe_cell = |name: &str| match probes.get(name) {
+        Some(Probe::Ready { tools }) => format!("ok, {tools} tools"),
+        Some(Probe::Failed(e)) => format!("failed: {}", e.lines().next().unwrap_or_default()),
+        None if !servers[name].enabled => "-".to_string(),
+        None => "-".to_string(),
+    };
+    let mut stdio_rows = vec![];
+    let mut http_rows = vec![];
+    for (name, cfg) in servers {
+        let status = if cfg.enabled { "enabled" } else { "disabled" }.to_string();
+        let mut row = match &cfg.transport {
+            McpServerTransportConfig::Stdio {
+                command, args, cwd, ..
+            } => vec![
+                name.clone(),
+                command.clone(),
+                if args.is_empty() {
+                    "-".into()
+                } else {
+                    args.join(" ")
+                },
+                masked_env(cfg),
+                cwd.as_ref().map_or("-".into(), |c| c.display().to_string()),
+                status,
+                auth[name].label().to_string(),
+            ],
+            McpServerTransportConfig::StreamableHttp {
+                url,
+                bearer_token_env_var,
+                ..
+            } => vec![
+                name.clone(),
+                url.clone(),
+                bearer_token_env_var.clone().unwrap_or_else(|| "-".into()),
+                status,
+                auth[name].label().to_string(),
+            ],
+        };
+        if probe {
+            row.push(probe_cell(name));
+        }
+        match cfg.transport {
+            McpServerTransportConfig::Stdio { .. } => stdio_rows.push(row),
+            McpServerTransportConfig::StreamableHttp { .. } => http_rows.push(row),
+        }
+    }
+    let mut out = String::new();
+    if !stdio_rows.is_empty() {
+        let mut header = vec!["Name", "Command", "Args", "Env", "Cwd", "Status", "Auth"];
+        if probe {
+            header.push("Probe");
+        }
+        out.push_str(&table(&header, &stdio_rows));
+    }
+    if !http_rows.is_empty() {
+        if !out.is_empty() {
+            out.push('\n');
+        }
+        let mut header = vec!["Name", "Url", "Bearer Token Env Var", "Status", "Auth"];
+        if probe {
+            header.push("Probe");
+        }
+        out.push_str(&table(&header, &http_rows));
+    }
+    print!("{out}");
+    EXIT_OK
+}
+
+pub async fn get(
+    servers: &BTreeMap<String, McpServerConfig>,
+    home: &Path,
+    name: &str,
+    json: bool,
+) -> i32 {
+    let Some(cfg) = servers.get(name) else {
+        eprintln!("error: No MCP server named '{name}' found.");
+        return EXIT_FAILURE;
+    };
+    if json {
+        let tools: BTreeMap<&String, Value> = cfg
+            .tools
+            .iter()
+            .map(|(t, c)| {
+                (
+                    t,
+                    json!({"approval_mode": c.approval_mode.map(|m| m.as_str())}),
+                )
+            })
+            .collect();
+        let v = json!({
+            "name": name,
+            "enabled": cfg.enabled,
+            "disabled_reason": Value::Null,
+            "required": cfg.required,
+            "transport": transport_json(cfg),
+            "enabled_tools": cfg.enabled_tools,
+            "disabled_tools": cfg.disabled_tools,
+            "startup_timeout_sec": cfg.startup_timeout.map(|d| d.as_secs_f64()),
+            "tool_timeout_sec": cfg.tool_timeout.map(|d| d.as_secs_f64()),
+            "default_tools_approval_mode": cfg.default_tools_approval_mode.map(|m| m.as_str()),
+            "tools": tools,
+            "auth_status": auth_status(name, cfg, home).await.json(),
+        });
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&v).unwrap_or_else(|_| "{}".into())
+        );
+        return EXIT_OK;
+    }
+    if !cfg.enabled {
+        println!("{name} (disabled)");
+        return EXIT_OK;
+    }
+    let mut lines = vec![name.to_string(), "  enabled: true".to_string()];
+    if cfg.required {
+        lines.push("  required: true".into());
+    }
+    if let Some(list) = &cfg.enabled_tools {
+        lines.push(format!("  enabled_tools: {}", join_or_brackets(list)));
+    }
+    if let Some(list) = &cfg.disabled_tools {
+        lines.push(format!("  disabled_tools: {}", join_or_brackets(list)));
+    }
+    lines.push(format!("  transport: {}", cfg.transport.kind()));
+    match &cfg.transport {
+        McpServerTransportConfig::Stdio {
+            command, args, cwd, ..
+        } => {
+            lines.push(format!("  command: {command}"));
+            lines.push(format!(
+                "  args: {}",
+                if args.is_empty() {
+                    "-".into()
+                } else {
+                    args.join(" ")
+                }
+            ));
+            lines.push(format!(
+                "  cwd: {}",
+                cwd.as_ref().map_or("-".into(), |c| c.display().to_string())
+            ));
+            lines.push(format!("  env: {}", masked_env(cfg)));
+        }
+        McpServerTransportConfig::StreamableHttp {
+            url,
+            bearer_token_env_var,
+            http_headers,
+            env_http_headers,
+            ..
+        } => {
+            lines.push(format!("  url: {url}"));
+            lines.push(format!(
+                "  bearer_token_env_var: {}",
+                bearer_token_env_var.as_deref().unwrap_or("-")
+            ));
+            lines.push(format!(
+                "  http_headers: {}",
+                pairs(http_headers.keys().map(|k| format!("{k}={MASK}")))
+            ));
+            lines.push(format!(
+                "  env_http_headers: {}",
+                pairs(env_http_headers.iter().map(|(k, v)| format!("{k}={v}")))
+            ));
+        }
+    }
+    if let Some(d) = cfg.startup_timeout {
+        lines.push(format!("  startup_timeout_sec: {}", d.as_secs_f64()));
+    }
+    if let Some(d) = cfg.tool_timeout {
+        lines.push(format!("  tool_timeout_sec: {}", d.as_secs_f64()));
+    }
+    if let Some(m) = cfg.default_tools_approval_mode {
+        lines.push(format!("  default_tools_approval_mode: {m}"));
+    }
+    let per_tool: Vec<String> = cfg
+        .tools
+        .iter()
+        .filter_map(|(t, c)| c.approval_mode.map(|m| format!("{t}={m}")))
+        .collect();
+    if !per_tool.is_empty() {
+        lines.push(format!("  tool_approval_modes: {}", per_tool.join(", ")));
+    }
+    lines.push(format!("  remove: interpreter mcp remove {name}"));
+    println!("{}", lines.join("\n"));
+    EXIT_OK
+}
+
+fn join_or_brackets(list: &[String]) -> String {
+    if list.is_empty() {
+        "[]".into()
+    } else {
+        list.join(", ")
+    }
+}
+
+fn pairs(items: impl Iterator<Item = String>) -> String {
+    let v: Vec<String> = items.collect();
+    if v.is_empty() {
+        "-".into()
+    } else {
+        v.join(", ")
+    }
+}
+
+/// `KEY=*****` for sorted `env` keys, then `NAME=*****` for each `env_vars` entry.
+fn masked_env(cfg: &McpServerConfig) -> String {
+    let McpServerTransportConfig::Stdio { env, env_vars, .. } = &cfg.transport else {
+        return "-".into();
+    };
+    pairs(
+        env.keys()
+            .map(|k| format!("{k}={MASK}"))
+            .chain(env_vars.iter().map(|v| format!("{}={MASK}", v.name))),
+    )
+}
+
+/// The transport as JSON, with secret values (env values, static header values) masked.
+fn transport_json(cfg: &McpServerConfig) -> Value {
+    match &cfg.transport {
+        McpServerTransportConfig::Stdio {
+            command,
+            args,
+            env,
+            env_vars,
+            cwd,
+        } => json!({
+            "type": "stdio",
+            "command": command,
+            "args": args,
+            "env": env.keys().map(|k| (k.clone(), MASK)).collect::<BTreeMap<_, _>>(),
+            "env_vars": env_vars.iter().map(|v| match v.source {
+                None => json!(v.name),
+                Some(s) => json!({"name": v.name, "source": s.as_str()}),
+            }).collect::<Vec<_>>(),
+            "cwd": cwd,
+        }),
+        McpServerTransportConfig::StreamableHttp {
+            url,
+            bearer_token_env_var,
+            http_headers,
+            env_http_headers,
+            oauth_resource,
+            scopes,
+            oauth_client_id,
+        } => json!({
+            "type": "streamable_http",
+            "url": url,
+            "bearer_token_env_var": bearer_token_env_var,
+            "http_headers": http_headers.keys().map(|k| (k.clone(), MASK)).collect::<BTreeMap<_, _>>(),
+            "env_http_headers": env_http_headers,
+            "oauth_resource": oauth_resource,
+            "scopes": scopes,
+            "oauth_client_id": oauth_client_id,
+        }),
+    }
+}
+
+/// Columns separated by two spaces, each as wide as its widest cell.
+fn table(header: &[&str], rows: &[Vec<String>]) -> String {
+    let mut widths: Vec<usize> = header.iter().map(|h| h.chars().count()).collect();
+    for row in rows {
+        for (i, cell) in row.iter().enumerate() {
+            widths[i] = widths[i].max(cell.chars().count());
+        }
+    }
+    let line = |cells: Vec<&str>| {
+        let mut s = String::new();
+        for (i, c) in cells.iter().enumerate() {
+            if i + 1 == cells.len() {
+                s.push_str(c);
+            } else {
+                s.push_str(c);
+                s.push_str(&" ".repeat(widths[i] - c.chars().count() + 2));
+            }
+        }
+        s.push('\n');
+        s
+    };
+    let mut out = line(header.to_vec());
+    for row in rows {
+        out.push_str(&line(row.iter().map(String::as_str).collect()));
+    }
+    out
+}
+
+async fn run_probe(
+    servers: &BTreeMap<String, McpServerConfig>,
+    home: &Path,
+) -> BTreeMap<String, Probe> {
+    let enabled: BTreeMap<String, McpServerConfig> = servers
+        .iter()
+        .filter(|(_, c)| c.enabled)
+        .map(|(n, c)| {
+            let mut c = c.clone();
+            // A probe reports failures; it must not abort on the first required one.
+            c.required = false;
+            (n.clone(), c)
+        })
+        .collect();
+    let cwd = std::env::current_dir().unwrap_or_else(|_| home.to_path_buf());
+    let (tx, _rx) = tokio::sync::mpsc::unbounded_channel();
+    let opts = McpStartOptions {
+        cwd,
+        home: home.to_path_buf(),
+        elicitation: Arc::new(DeclineElicitations),
+        startup_grace: Duration::ZERO,
+    };
+    let mut out = BTreeMap::new();
+    let manager = match McpConnectionManager::start(enabled.clone(), opts, tx).await {
+        Ok(m) => m,
+        Err(e) => {
+            for name in enabled.keys() {
+                out.insert(name.clone(), Probe::Failed(e.to_string()));
+            }
+            return out;
+        }
+    };
+    manager.wait_until_started().await;
+    let tools = manager.tools();
+    for name in enabled.keys() {
+        let probe = match manager.server_error(name) {
+            Some(e) => Probe::Failed(e),
+            None => Probe::Ready {
+                tools: tools.iter().filter(|t| &t.server == name).count(),
+            },
+        };
+        out.insert(name.clone(), probe);
+    }
+    manager.shutdown().await;
+    out
+}
+
+impl AuthStatus {
+    fn label(&self) -> &'static str {
+        match self {
+            AuthStatus::Unsupported => "Unsupported",
+            AuthStatus::NotLoggedIn => "Not logged in",
+            AuthStatus::BearerToken => "Bearer token",
+            AuthStatus::OAuth => "OAuth",
+        }
+    }
+
+    fn json(&self) -> &'static str {
+        match self {
+            AuthStatus::Unsupported => "unsupported",
+            AuthStatus::NotLoggedIn => "not_logged_in",
+            AuthStatus::BearerToken => "bearer_token",
+            AuthStatus::OAuth => "o_auth",
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn table_aligns_columns_with_two_spaces() {
+        let t = table(
+            &["Name", "Command"],
+            &[
+                vec!["a".into(), "x".into()],
+                vec!["long-name".into(), "y".into()],
+            ],
+        );
+        assert_eq!(t, "Name       Command\na          x\nlong-name  y\n");
+    }
+}
