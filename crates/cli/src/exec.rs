@@ -103,6 +103,16 @@ pub async fn drive_turn(new: &NewThread, prompt: String, json: bool) -> i32 {
         msg: EventMsg::SessionConfigured(new.session_configured.clone()),
     });
     let thread = &new.thread;
+    // Listen for Ctrl-C before the turn starts, so an early interrupt is never lost to the
+    // default handler (which would kill the process without flushing the thread).
+    let mut sigint = match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::interrupt())
+    {
+        Ok(s) => Some(s),
+        Err(e) => {
+            eprintln!("warning: cannot listen for Ctrl-C: {e}");
+            None
+        }
+    };
     let turn_id = match thread
         .submit(Op::UserInput {
             items: vec![UserInput::text(prompt)],
@@ -121,7 +131,7 @@ pub async fn drive_turn(new: &NewThread, prompt: String, json: bool) -> i32 {
     loop {
         let ev = tokio::select! {
             ev = thread.next_event() => ev,
-            _ = tokio::signal::ctrl_c(), if !interrupted_once => {
+            Some(_) = async { match sigint.as_mut() { Some(s) => s.recv().await, None => std::future::pending().await } }, if !interrupted_once => {
                 interrupted_once = true;
                 eprintln!("[interpreter] interrupting…");
                 let _ = thread.submit(Op::Interrupt).await;

@@ -30,8 +30,27 @@ fn ww(network_access: bool) -> SandboxPolicy {
 }
 
 /// A scratch dir that is neither under /tmp nor under another test dir.
+/// A scratch directory outside every root `workspace-write` grants by default: not under
+/// `/tmp` or `$TMPDIR` (CI may put the target directory, or the whole clone, there).
 fn scratch() -> tempfile::TempDir {
-    tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap()
+    let in_temp = |p: &Path| {
+        p.starts_with("/tmp")
+            || std::env::var_os("TMPDIR").is_some_and(|t| !t.is_empty() && p.starts_with(&t))
+    };
+    let candidates = [
+        Some(PathBuf::from(env!("CARGO_TARGET_TMPDIR"))),
+        std::env::var_os("HOME").map(PathBuf::from),
+        Some(PathBuf::from("/var/tmp")),
+    ];
+    let base = candidates
+        .into_iter()
+        .flatten()
+        .find(|p| p.is_dir() && !in_temp(p))
+        .expect("a scratch location outside /tmp");
+    tempfile::Builder::new()
+        .prefix("oi-sandbox-test-")
+        .tempdir_in(base)
+        .unwrap()
 }
 
 fn python() -> &'static str {
