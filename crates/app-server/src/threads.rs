@@ -18,8 +18,8 @@ use oi_mcp_server::jsonrpc::RpcError;
 use oi_protocol::ThreadId;
 use oi_protocol::protocol::EventMsg;
 use oi_thread_store::{
-    ListQuery, LoadedThread, RolloutItem, SessionSource, SortKey, StoreError, ThreadSummary,
-    TurnStatus,
+    ListQuery, LoadedThread, RolloutItem, SessionSource, SortKey, StoreError, StoredTurn,
+    ThreadSummary, TurnStatus,
 };
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -262,8 +262,7 @@ async fn load_stored(conn: &Arc<Conn>, id: ThreadId) -> Result<LoadedThread, Rpc
 /// The turns of a stored thread, as v2 `Turn`s with their items.
 pub(crate) fn stored_turns(thread_id: ThreadId, loaded: &LoadedThread) -> Vec<Value> {
     let tid = thread_id.to_string();
-    loaded
-        .turns()
+    merge_leading_input(loaded.turns())
         .iter()
         .map(|t| {
             let (items, error) = crate::items::stored_turn_items(&tid, t);
@@ -288,6 +287,39 @@ pub(crate) fn stored_turns(thread_id: ThreadId, loaded: &LoadedThread) -> Vec<Va
             })
         })
         .collect()
+}
+
+fn has_task_started(t: &StoredTurn) -> bool {
+    t.items
+        .iter()
+        .any(|i| matches!(i, RolloutItem::EventMsg(EventMsg::TaskStarted(_))))
+}
+
+/// The engine records a turn's `user_message` just before its `task_started`; the store
+/// reads such a message as an implicit turn of its own, cut short by the real one. Put the
+/// message back at the front of the turn it opened.
+fn merge_leading_input(turns: Vec<StoredTurn>) -> Vec<StoredTurn> {
+    let mut out: Vec<StoredTurn> = Vec::with_capacity(turns.len());
+    let mut carry: Option<StoredTurn> = None;
+    for mut t in turns {
+        if let Some(lead) = carry.take() {
+            if has_task_started(&t) {
+                let mut items = lead.items;
+                items.append(&mut t.items);
+                t.items = items;
+                t.started_at = t.started_at.or(lead.started_at);
+            } else {
+                out.push(lead);
+            }
+        }
+        if !has_task_started(&t) && t.status == TurnStatus::Interrupted {
+            carry = Some(t);
+        } else {
+            out.push(t);
+        }
+    }
+    out.extend(carry);
+    out
 }
 
 /// The last recorded token usage, for `thread/tokenUsage/updated` after a resume.

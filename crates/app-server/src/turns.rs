@@ -13,7 +13,7 @@ use crate::protocol::{
     tri_state, turn,
 };
 use crate::threads::core_error;
-use crate::{Conn, invalid, lock, method, parse_thread_id};
+use crate::{Conn, invalid, lock, method, parse_thread_id, thread_not_found};
 use oi_core::Thread;
 use oi_mcp_server::dispatch::{Execution, MethodTable, RequestContext};
 use oi_mcp_server::jsonrpc::{RequestId, RpcError};
@@ -91,9 +91,9 @@ struct InterruptParams {
 fn live(conn: &Conn, raw_id: &str) -> Result<(ThreadId, Arc<Thread>), RpcError> {
     let id = parse_thread_id(raw_id)?;
     let thread = conn.live_thread(&id).ok_or_else(|| {
-        invalid(format!(
-            "thread not found: {id} (it is not loaded; call thread/resume first)"
-        ))
+        thread_not_found(id).with_data(json!({
+            "hint": "the thread is not loaded in this server; call thread/resume first"
+        }))
     })?;
     Ok((id, thread))
 }
@@ -182,6 +182,7 @@ async fn start(conn: Arc<Conn>, ctx: RequestContext, p: StartParams) -> Result<V
     let started_at = now_unix();
     let pump = Pump {
         approval_timeout: thread.config().approval_timeout,
+        approvals: Vec::new(),
         conn: conn.clone(),
         thread,
         thread_id: id,
@@ -265,6 +266,8 @@ struct Pump {
     thread_id: ThreadId,
     mapper: ItemMapper,
     approval_timeout: std::time::Duration,
+    /// Approval prompts of the current turn.
+    approvals: Vec<tokio::task::JoinHandle<()>>,
     /// Released when the pump ends, so other front ends may read the thread.
     _reader: ReaderGuard,
 }
@@ -323,10 +326,17 @@ impl Pump {
                 break;
             }
             self.side_effects(&event, &turn_over).await;
-            let notes = self.mapper.on_event(&event);
-            self.send(notes).await;
+            let mut notes = self.mapper.on_event(&event);
             if self.mapper.ended.is_some() {
+                // Withdraw pending approvals (their `serverRequest/resolved` goes out)
+                // before the turn is reported complete.
+                let last = notes.pop();
+                self.send(notes).await;
                 turn_over.cancel();
+                for task in self.approvals.drain(..) {
+                    let _ = task.await;
+                }
+                self.send(last.into_iter().collect()).await;
                 // Steering input that arrived as the turn ended starts a new turn; nobody
                 // else may read this thread while we hold it, so follow that turn too.
                 match self.thread.active_turn_id() {
@@ -339,6 +349,8 @@ impl Pump {
                     }
                     _ => break,
                 }
+            } else {
+                self.send(notes).await;
             }
         }
         turn_over.cancel();
@@ -365,15 +377,18 @@ impl Pump {
             EventMsg::ExecApprovalRequest(req) => {
                 let notes = self.mapper.exec_approval_pending(req);
                 self.send(notes).await;
-                tokio::spawn(approvals::exec(ctx, req.clone()));
+                self.approvals
+                    .push(tokio::spawn(approvals::exec(ctx, req.clone())));
             }
             EventMsg::ApplyPatchApprovalRequest(req) => {
                 let notes = self.mapper.patch_approval_pending(req);
                 self.send(notes).await;
-                tokio::spawn(approvals::patch(ctx, req.clone()));
+                self.approvals
+                    .push(tokio::spawn(approvals::patch(ctx, req.clone())));
             }
             EventMsg::ElicitationRequest(req) => {
-                tokio::spawn(approvals::elicitation(ctx, req.clone()));
+                self.approvals
+                    .push(tokio::spawn(approvals::elicitation(ctx, req.clone())));
             }
             EventMsg::TokenCount(t) => {
                 if let Some(snapshot) = &t.rate_limits {

@@ -1,0 +1,434 @@
+//! turn/start|steer|interrupt, the event pump's notifications, v2 approvals, and sharing
+//! threads with the MCP `codex`/`codex-reply` tools.
+
+mod common;
+
+use common::*;
+use oi_test_support::{MockResponse, MockScript, MockTurn, TokenUsage};
+use serde_json::{Value, json};
+
+const UNTRUSTED: &str = "approval_policy = \"untrusted\"\nsandbox_mode = \"danger-full-access\"\n";
+
+fn shell(script: &str) -> MockTurn {
+    MockTurn::tool_call("shell", json!({"command": ["bash", "-lc", script]}))
+}
+
+#[tokio::test]
+async fn a_turn_streams_items_usage_and_completes() {
+    let usage = TokenUsage {
+        input_tokens: 10,
+        cached_input_tokens: 2,
+        output_tokens: 5,
+        reasoning_output_tokens: 0,
+        total_tokens: 15,
+    };
+    let turn = MockTurn::text("Hello world")
+        .chunked(3)
+        .with_usage(usage)
+        .with_header("x-ratelimit-limit-requests", "100")
+        .with_header("x-ratelimit-remaining-requests", "75");
+    let env = Env::new(MockScript::turns([turn]), "").await;
+    let mut c = env.client();
+    let before = c.ok("account/rateLimits/read", json!({})).await;
+    assert_eq!(before["rateLimits"]["primary"], Value::Null);
+    let tid = c.start_thread(&env.work).await["thread"]["id"].clone();
+    let req = c
+        .request(
+            "turn/start",
+            json!({"threadId": tid, "input": [{"type": "text", "text": "hi"}]}),
+        )
+        .await;
+    let r = c.response(req).await["result"].clone();
+    let turn_id = r["turn"]["id"].as_str().unwrap().to_string();
+    assert_eq!(r["turn"]["items"], json!([]));
+    let notes = c.turn_notifications(&turn_id).await;
+    let m = methods(&notes);
+    assert_eq!(m[0], "turn/started", "{m:?}");
+    let resp_at = position(&c.log, |v| v["id"] == req && v.get("result").is_some());
+    let started_at = position(&c.log, |v| v["method"] == "turn/started");
+    assert!(resp_at < started_at, "the result comes first");
+    let deltas: Vec<&Value> = notes
+        .iter()
+        .filter(|n| n["method"] == "item/agentMessage/delta")
+        .collect();
+    assert!(deltas.len() >= 3, "{m:?}");
+    let text: String = deltas
+        .iter()
+        .map(|d| d["params"]["delta"].as_str().unwrap())
+        .collect();
+    assert_eq!(text, "Hello world");
+    let items = completed_items(&notes);
+    assert_eq!(items[0]["type"], "userMessage");
+    assert_eq!(
+        items[0]["content"],
+        json!([{"type": "text", "text": "hi", "text_elements": []}])
+    );
+    assert_eq!(items[1]["type"], "agentMessage");
+    assert_eq!(items[1]["text"], "Hello world");
+    assert_eq!(deltas[0]["params"]["itemId"], items[1]["id"]);
+    let usage = notes
+        .iter()
+        .find(|n| n["method"] == "thread/tokenUsage/updated")
+        .expect("token usage");
+    assert_eq!(usage["params"]["tokenUsage"]["total"]["totalTokens"], 15);
+    assert_eq!(
+        usage["params"]["tokenUsage"]["last"]["cachedInputTokens"],
+        2
+    );
+    let done = notes.last().unwrap();
+    assert_eq!(done["params"]["turn"]["status"], "completed");
+    assert_eq!(done["params"]["turn"]["error"], Value::Null);
+    assert_eq!(
+        c.notification("thread/status/changed").await["status"]["type"],
+        "idle"
+    );
+    let limits = c.ok("account/rateLimits/read", json!({})).await;
+    assert_eq!(limits["rateLimits"]["limitId"], "mock");
+    assert_eq!(limits["rateLimits"]["primary"]["usedPercent"], 25.0);
+    assert_eq!(
+        limits["rateLimits"]["headers"]["x-ratelimit-remaining-requests"],
+        "75"
+    );
+}
+
+#[tokio::test]
+async fn command_approval_accept_runs_it_and_reports_the_item() {
+    let script = MockScript::turns([shell("echo hi; touch made.txt"), MockTurn::text("done")]);
+    let env = Env::new(script, UNTRUSTED).await;
+    let mut c = env.client();
+    let tid = c.start_thread(&env.work).await["thread"]["id"].clone();
+    let turn = c.start_turn(&tid, "make it").await;
+    let req = c
+        .server_request("item/commandExecution/requestApproval")
+        .await;
+    let p = &req["params"];
+    assert_eq!(p["threadId"], tid);
+    assert_eq!(p["turnId"], turn);
+    assert_eq!(p["command"], "echo hi; touch made.txt");
+    assert_eq!(p["cwd"], json!(env.work));
+    let item_id = p["itemId"].clone();
+    c.reply(&req["id"], json!({"decision": "accept"})).await;
+    let notes = c.turn_notifications(&turn).await;
+    let resolved = notes
+        .iter()
+        .find(|n| n["method"] == "serverRequest/resolved")
+        .expect("resolved");
+    assert_eq!(resolved["params"]["requestId"], req["id"]);
+    let item = completed_items(&notes)
+        .into_iter()
+        .find(|i| i["type"] == "commandExecution")
+        .expect("command item");
+    assert_eq!(item["id"], item_id);
+    assert_eq!(item["status"], "completed");
+    assert_eq!(item["exitCode"], 0);
+    assert!(item["aggregatedOutput"].as_str().unwrap().contains("hi"));
+    let output: String = notes
+        .iter()
+        .filter(|n| n["method"] == "item/commandExecution/outputDelta")
+        .map(|n| n["params"]["delta"].as_str().unwrap().to_string())
+        .collect();
+    assert!(output.contains("hi"), "{output:?}");
+    // item/started → request → serverRequest/resolved → item/completed.
+    let started = position(&c.log, |v| {
+        v["method"] == "item/started" && v["params"]["item"]["id"] == item_id
+    });
+    let asked = position(&c.log, |v| {
+        v["id"] == req["id"] && v.get("method").is_some()
+    });
+    let res = position(&c.log, |v| v["method"] == "serverRequest/resolved");
+    let completed = position(&c.log, |v| {
+        v["method"] == "item/completed" && v["params"]["item"]["id"] == item_id
+    });
+    assert!(started < asked && asked < res && res < completed);
+    assert!(env.work.join("made.txt").exists());
+    assert_eq!(
+        notes.last().unwrap()["params"]["turn"]["status"],
+        "completed"
+    );
+}
+
+#[tokio::test]
+async fn declines_error_replies_and_garbage_all_fail_closed() {
+    let mut turns = Vec::new();
+    for f in ["a", "b", "c"] {
+        turns.push(shell(&format!("touch {f}.txt")));
+        turns.push(MockTurn::text("ok"));
+    }
+    let env = Env::new(MockScript::turns(turns), UNTRUSTED).await;
+    let mut c = env.client();
+    let tid = c.start_thread(&env.work).await["thread"]["id"].clone();
+    for (i, file) in ["a", "b", "c"].into_iter().enumerate() {
+        let turn = c.start_turn(&tid, &format!("touch {file}")).await;
+        let req = c
+            .server_request("item/commandExecution/requestApproval")
+            .await;
+        match i {
+            0 => c.reply(&req["id"], json!({"decision": "decline"})).await,
+            1 => c.reply_error(&req["id"], -32603, "client broke").await,
+            _ => c.reply(&req["id"], json!({"decision": "approved"})).await,
+        }
+        let notes = c.turn_notifications(&turn).await;
+        let item = completed_items(&notes)
+            .into_iter()
+            .find(|i| i["type"] == "commandExecution")
+            .expect("command item");
+        assert_eq!(item["status"], "declined", "reply {i}: {item}");
+        assert!(!env.work.join(format!("{file}.txt")).exists());
+    }
+}
+
+#[tokio::test]
+async fn an_unanswered_approval_is_declined_after_the_timeout() {
+    let script = MockScript::turns([shell("touch late.txt"), MockTurn::text("ok")]);
+    let env = Env::new(script, &format!("{UNTRUSTED}approval_timeout_sec = 1\n")).await;
+    let mut c = env.client();
+    let tid = c.start_thread(&env.work).await["thread"]["id"].clone();
+    let turn = c.start_turn(&tid, "touch").await;
+    c.server_request("item/commandExecution/requestApproval")
+        .await;
+    // No reply.
+    let notes = c.turn_notifications(&turn).await;
+    let item = completed_items(&notes)
+        .into_iter()
+        .find(|i| i["type"] == "commandExecution")
+        .unwrap();
+    assert_eq!(item["status"], "declined");
+    assert!(!env.work.join("late.txt").exists());
+}
+
+#[tokio::test]
+async fn steering_adds_input_to_the_running_turn_and_errors_are_specific() {
+    let script = MockScript::turns([
+        shell("touch s.txt"),
+        MockTurn::text("steered"),
+        shell("touch never.txt"),
+    ]);
+    let env = Env::new(script, UNTRUSTED).await;
+    let mut c = env.client();
+    let tid = c.start_thread(&env.work).await["thread"]["id"].clone();
+    let e = c
+        .err(
+            "turn/steer",
+            json!({"threadId": tid, "input": [{"type": "text", "text": "x"}], "expectedTurnId": "t"}),
+        )
+        .await;
+    assert_eq!(e["message"], "no active turn to steer");
+    let turn = c.start_turn(&tid, "start").await;
+    // While it waits for approval, the turn is running.
+    let req = c
+        .server_request("item/commandExecution/requestApproval")
+        .await;
+    let input = json!([{"type": "text", "text": "also mention bananas"}]);
+    let e = c
+        .err(
+            "turn/steer",
+            json!({"threadId": tid, "input": input, "expectedTurnId": ""}),
+        )
+        .await;
+    assert_eq!(e["code"], -32600);
+    assert_eq!(e["message"], "expectedTurnId must not be empty");
+    let e = c
+        .err(
+            "turn/steer",
+            json!({"threadId": tid, "input": input, "expectedTurnId": "bogus"}),
+        )
+        .await;
+    assert_eq!(
+        e["message"],
+        format!("expected active turn id `bogus` but found `{turn}`")
+    );
+    let e = c
+        .err(
+            "turn/steer",
+            json!({"threadId": tid, "input": [], "expectedTurnId": turn}),
+        )
+        .await;
+    assert_eq!(e["message"], "input must not be empty");
+    let e = c
+        .err(
+            "turn/start",
+            json!({"threadId": tid, "input": [{"type": "text", "text": "second"}]}),
+        )
+        .await;
+    assert!(
+        e["message"].as_str().unwrap().contains("already running"),
+        "{e}"
+    );
+    let r = c
+        .ok(
+            "turn/steer",
+            json!({"threadId": tid, "input": input, "expectedTurnId": turn}),
+        )
+        .await;
+    assert_eq!(r["turnId"], turn);
+    c.reply(&req["id"], json!({"decision": "accept"})).await;
+    let notes = c.turn_notifications(&turn).await;
+    assert_eq!(
+        notes.last().unwrap()["params"]["turn"]["status"],
+        "completed"
+    );
+    let users: Vec<Value> = completed_items(&notes)
+        .into_iter()
+        .filter(|i| i["type"] == "userMessage")
+        .collect();
+    assert_eq!(
+        users.len(),
+        2,
+        "the steered input is an item of the same turn"
+    );
+    let reqs = env.model.requests();
+    assert_eq!(reqs.len(), 2);
+    assert!(reqs[1].all_text().contains("also mention bananas"));
+
+    // Interrupt: the next turn stops while waiting for its approval.
+    let turn = c.start_turn(&tid, "again").await;
+    c.server_request("item/commandExecution/requestApproval")
+        .await;
+    let e = c
+        .err(
+            "turn/interrupt",
+            json!({"threadId": tid, "turnId": "other"}),
+        )
+        .await;
+    assert!(
+        e["message"].as_str().unwrap().contains("not running"),
+        "{e}"
+    );
+    c.ok("turn/interrupt", json!({"threadId": tid, "turnId": turn}))
+        .await;
+    let notes = c.turn_notifications(&turn).await;
+    assert_eq!(
+        notes.last().unwrap()["params"]["turn"]["status"],
+        "interrupted"
+    );
+    assert!(methods(&notes).contains(&"serverRequest/resolved".to_string()));
+    assert!(!env.work.join("never.txt").exists());
+}
+
+#[tokio::test]
+async fn a_failed_model_request_fails_the_turn_with_its_error() {
+    let script = MockScript::new(vec![MockResponse::error(500, "upstream exploded")]);
+    let env = Env::new(script, "").await;
+    let mut c = env.client();
+    let tid = c.start_thread(&env.work).await["thread"]["id"].clone();
+    let turn = c.start_turn(&tid, "hi").await;
+    let notes = c.turn_notifications(&turn).await;
+    let err = notes
+        .iter()
+        .find(|n| n["method"] == "error")
+        .expect("error");
+    assert_eq!(err["params"]["willRetry"], false);
+    let done = &notes.last().unwrap()["params"]["turn"];
+    assert_eq!(done["status"], "failed");
+    assert!(
+        done["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("upstream exploded"),
+        "{done}"
+    );
+}
+
+#[tokio::test]
+async fn turn_start_on_an_unknown_thread_is_an_error() {
+    let env = Env::new(MockScript::default(), "").await;
+    let mut c = env.client();
+    let missing = "0199a3f0-7c1e-7d52-9a55-3c5b9f0d2e11";
+    let e = c
+        .err(
+            "turn/start",
+            json!({"threadId": missing, "input": [{"type": "text", "text": "x"}]}),
+        )
+        .await;
+    assert_eq!(e["code"], -32600);
+    assert_eq!(e["message"], format!("thread not found: {missing}"));
+    let e = c
+        .err("turn/start", json!({"threadId": missing, "input": "x"}))
+        .await;
+    assert_eq!(e["code"], -32602, "{e}");
+}
+
+#[tokio::test]
+async fn threads_cross_between_the_v2_api_and_the_mcp_tools() {
+    let script = MockScript::turns([
+        MockTurn::text("v2 first"),
+        MockTurn::text("reply via mcp"),
+        shell("touch blocked.txt"),
+        MockTurn::text("mcp done"),
+        MockTurn::text("v2 after mcp"),
+    ]);
+    let env = Env::new(script, UNTRUSTED).await;
+    let mut c = env.client();
+    c.initialize().await;
+    // v2 thread, continued by codex-reply.
+    let tid = c.start_thread(&env.work).await["thread"]["id"].clone();
+    let turn = c.start_turn(&tid, "one").await;
+    c.turn_notifications(&turn).await;
+    let r = c
+        .ok(
+            "tools/call",
+            json!({"name": "codex-reply", "arguments": {"threadId": tid, "prompt": "two"}}),
+        )
+        .await;
+    assert_eq!(r["structuredContent"]["content"], "reply via mcp", "{r}");
+
+    // An MCP codex call holds its thread while waiting for approval: v2 is refused.
+    let call = c
+        .request(
+            "tools/call",
+            json!({"name": "codex", "arguments": {"prompt": "touch", "cwd": env.work}}),
+        )
+        .await;
+    let elicit = c.server_request("elicitation/create").await;
+    let mcp_thread = elicit["params"]["threadId"].clone();
+    let e = c
+        .err(
+            "turn/start",
+            json!({"threadId": mcp_thread, "input": [{"type": "text", "text": "x"}]}),
+        )
+        .await;
+    let msg = e["message"].as_str().unwrap();
+    assert!(msg.contains("busy") && msg.contains("MCP request"), "{e}");
+    c.reply(&elicit["id"], json!({"decision": "denied"})).await;
+    let done = c.response(call).await;
+    assert_eq!(done["result"]["structuredContent"]["content"], "mcp done");
+    // Free again: the v2 API can continue the thread the MCP tool started.
+    let turn = c.start_turn(&mcp_thread, "continue").await;
+    let notes = c.turn_notifications(&turn).await;
+    assert_eq!(completed_items(&notes)[1]["text"], "v2 after mcp");
+}
+
+#[tokio::test]
+async fn file_change_approval_round_trip() {
+    let patch = "*** Begin Patch\n*** Add File: hello.txt\n+hello\n*** End Patch";
+    let script = MockScript::turns([
+        MockTurn::tool_call("apply_patch", json!({"input": patch})),
+        MockTurn::text("patched"),
+    ]);
+    let env = Env::new(script, UNTRUSTED).await;
+    let mut c = env.client();
+    let tid = c.start_thread(&env.work).await["thread"]["id"].clone();
+    let turn = c.start_turn(&tid, "add hello").await;
+    let req = c.server_request("item/fileChange/requestApproval").await;
+    assert_eq!(req["params"]["threadId"], tid);
+    assert_eq!(req["params"]["turnId"], turn);
+    let started = c
+        .take(|v| v["method"] == "item/started" && v["params"]["item"]["type"] == "fileChange")
+        .await;
+    let change = &started["params"]["item"]["changes"][0];
+    assert!(change["path"].as_str().unwrap().ends_with("hello.txt"));
+    assert_eq!(change["kind"]["type"], "add");
+    assert_eq!(started["params"]["item"]["id"], req["params"]["itemId"]);
+    c.reply(&req["id"], json!({"decision": "acceptForSession"}))
+        .await;
+    let notes = c.turn_notifications(&turn).await;
+    let item = completed_items(&notes)
+        .into_iter()
+        .find(|i| i["type"] == "fileChange")
+        .unwrap();
+    assert_eq!(item["status"], "completed");
+    assert_eq!(
+        std::fs::read_to_string(env.work.join("hello.txt")).unwrap(),
+        "hello\n"
+    );
+}
