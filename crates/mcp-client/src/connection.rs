@@ -56,6 +56,14 @@ impl Connection {
                 .is_none_or(|c| c.exit_status().is_none())
     }
 
+    /// Resolves when a stdio server's process has exited (never for HTTP).
+    pub async fn process_exited(&self) {
+        match &self.child {
+            Some(child) => child.exited().await,
+            None => std::future::pending().await,
+        }
+    }
+
     /// Close the session, then TERM → KILL the child's process group.
     pub async fn close(&self) {
         let service = self.service.lock().await.take();

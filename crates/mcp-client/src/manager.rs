@@ -18,6 +18,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, RwLock, Weak};
+use std::time::Duration;
 use tokio::sync::{mpsc, watch};
 use tokio_util::sync::CancellationToken;
 
@@ -261,7 +262,13 @@ impl McpConnectionManager {
         let mut pending = entry.pending_elicitations.subscribe();
         let outcome = loop {
             tokio::select! {
+                biased;
                 r = &mut handle.rx => break Outcome::Response(r.ok().map(Box::new)),
+                _ = conn.process_exited() => {
+                    // A reply written just before the exit may still be in the pipe.
+                    let late = tokio::time::timeout(Duration::from_millis(200), &mut handle.rx).await;
+                    break Outcome::Response(late.ok().and_then(Result::ok).map(Box::new));
+                }
                 _ = cancel.cancelled() => break Outcome::Cancelled,
                 _ = tokio::time::sleep_until(deadline) => {
                     if *pending.borrow() == 0 {

