@@ -4,7 +4,8 @@
 //! Files are found with `ignore`'s parallel walker (`.gitignore` and friends respected,
 //! `.git` skipped) and scored with `nucleo-matcher` as paths relative to their root. Each
 //! walker thread keeps its own top-50, so a search never holds the whole tree in memory;
-//! match indices are computed for the winners only. Results: score descending, then path
+//! match indices are computed for the winners only. A path whose file name alone matches
+//! gets a bonus, so basename hits rank first. Results: score descending, then path
 //! ascending. A newer request with the same `cancellationToken` stops the older one (which
 //! answers with no files). Sessions walk their roots once and match each update against
 //! that index.
@@ -27,6 +28,8 @@ use tokio::sync::OnceCell;
 /// Most matches returned.
 pub const MATCH_LIMIT: usize = 50;
 const MAX_THREADS: usize = 12;
+/// Added to the score of paths whose file name alone matches the query.
+pub const NAME_BONUS: u32 = 1 << 16;
 
 pub(crate) fn register(t: &mut MethodTable, conn: &Arc<Conn>) {
     method(t, conn, "fuzzyFileSearch", Execution::Spawn, search_once);
@@ -178,9 +181,19 @@ impl Scorer {
         }
     }
 
+    /// The path's score, plus [`NAME_BONUS`] when the whole query also matches within the
+    /// file name (a file picker should prefer `src/main.rs` to `domain/ai/nothing.rs`).
     fn score(&mut self, path: &str) -> Option<u32> {
-        self.pattern
-            .score(Utf32Str::new(path, &mut self.buf), &mut self.matcher)
+        let score = self
+            .pattern
+            .score(Utf32Str::new(path, &mut self.buf), &mut self.matcher)?;
+        let name = path.rsplit('/').next().unwrap_or(path);
+        let in_name = name.len() < path.len()
+            && self
+                .pattern
+                .score(Utf32Str::new(name, &mut self.buf), &mut self.matcher)
+                .is_some();
+        Some(if in_name { score + NAME_BONUS } else { score })
     }
 
     fn indices(&mut self, path: &str) -> Vec<u32> {

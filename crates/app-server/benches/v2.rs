@@ -1,0 +1,313 @@
+//! Benchmarks of the v2 API through a real server process over stdio (this binary re-runs
+//! itself with `--serve HOME` as the server, so no release build of the CLI is needed):
+//!
+//! * `thread/list` first page over 10,000 stored threads (target < 50 ms);
+//! * `fuzzyFileSearch` over a generated 100,000-file tree, p50 of a 3-letter and an
+//!   8-letter query, warm (target < 100 ms), side by side with `codex app-server` when
+//!   `CODEX_BIN` points at a codex binary (e.g. `@openai/codex@0.169.0` from npm).
+//!
+//! `cargo bench -p oi-app-server --bench v2`. Env: `OI_BENCH_TREE` (where the tree is
+//! generated; default a directory under the temp dir, reused across runs),
+//! `OI_BENCH_RUNS` (timed requests per case, default 20).
+
+use oi_app_server::AppServerExtension;
+use oi_mcp_server::McpServerOptions;
+use oi_thread_store::{RolloutItem, SessionMeta, SessionSource, ThreadStore};
+use serde_json::{Value, json};
+use std::io::{BufRead, BufReader, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+const THREADS: usize = 10_000;
+const WORDS: [&str; 10] = [
+    "controller",
+    "handler",
+    "service",
+    "model",
+    "view",
+    "router",
+    "config",
+    "utils",
+    "parser",
+    "client",
+];
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    if args.get(1).map(String::as_str) == Some("--serve") {
+        serve(PathBuf::from(&args[2]));
+        return;
+    }
+    let runs: usize = std::env::var("OI_BENCH_RUNS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(20);
+    bench_thread_list(runs);
+    bench_fuzzy(runs);
+}
+
+fn serve(home: PathBuf) {
+    let rt = tokio::runtime::Runtime::new().expect("runtime");
+    let code = rt.block_on(oi_mcp_server::serve_options(
+        tokio::io::stdin(),
+        tokio::io::stdout(),
+        McpServerOptions {
+            home: Some(home),
+            extensions: vec![Arc::new(AppServerExtension)],
+            ..Default::default()
+        },
+    ));
+    std::process::exit(code);
+}
+
+/// A JSONL client of a server process.
+struct Peer {
+    child: Child,
+    stdin: ChildStdin,
+    stdout: BufReader<ChildStdout>,
+    jsonrpc: bool,
+    next_id: i64,
+}
+
+impl Peer {
+    fn ours(home: &Path) -> Peer {
+        let exe = std::env::current_exe().expect("bench exe");
+        let mut cmd = Command::new(exe);
+        cmd.arg("--serve").arg(home);
+        Peer::spawn(cmd, true)
+    }
+
+    fn codex(bin: &str, home: &Path) -> Peer {
+        let mut cmd = Command::new(bin);
+        cmd.arg("app-server").env("CODEX_HOME", home);
+        Peer::spawn(cmd, false)
+    }
+
+    fn spawn(mut cmd: Command, jsonrpc: bool) -> Peer {
+        let mut child = cmd
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("spawn server");
+        let stdin = child.stdin.take().expect("stdin");
+        let stdout = BufReader::new(child.stdout.take().expect("stdout"));
+        let mut p = Peer {
+            child,
+            stdin,
+            stdout,
+            jsonrpc,
+            next_id: 0,
+        };
+        let init = if jsonrpc {
+            json!({"protocolVersion": "2025-06-18", "capabilities": {},
+                   "clientInfo": {"name": "bench", "version": "1"}})
+        } else {
+            json!({"clientInfo": {"name": "bench", "version": "1"}})
+        };
+        p.call("initialize", init);
+        let method = if jsonrpc {
+            "notifications/initialized"
+        } else {
+            "initialized"
+        };
+        p.send(json!({"method": method}));
+        p
+    }
+
+    fn send(&mut self, mut v: Value) {
+        if self.jsonrpc {
+            v["jsonrpc"] = json!("2.0");
+        }
+        let mut line = serde_json::to_vec(&v).expect("json");
+        line.push(b'\n');
+        self.stdin.write_all(&line).expect("write");
+        self.stdin.flush().expect("flush");
+    }
+
+    /// Sends a request and waits for its response; returns it and the round-trip time.
+    fn call(&mut self, method: &str, params: Value) -> (Value, Duration) {
+        self.next_id += 1;
+        let id = self.next_id;
+        let t = Instant::now();
+        self.send(json!({"id": id, "method": method, "params": params}));
+        loop {
+            let mut line = String::new();
+            let n = self.stdout.read_line(&mut line).expect("read");
+            assert!(n > 0, "server closed its output during {method}");
+            let v: Value = serde_json::from_str(&line).expect("json line");
+            if v["id"] == id && v.get("method").is_none() {
+                assert!(v.get("error").is_none(), "{method}: {v}");
+                return (v["result"].clone(), t.elapsed());
+            }
+        }
+    }
+}
+
+impl Drop for Peer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn stats(mut d: Vec<Duration>) -> String {
+    d.sort();
+    let ms = |x: Duration| x.as_secs_f64() * 1000.0;
+    let p = |q: f64| ms(d[((d.len() as f64 - 1.0) * q).round() as usize]);
+    format!(
+        "p50 {:7.2} ms  p95 {:7.2} ms  min {:7.2} ms  (n={})",
+        p(0.5),
+        p(0.95),
+        ms(d[0]),
+        d.len()
+    )
+}
+
+fn bench_thread_list(runs: usize) {
+    let home = tempfile::tempdir().expect("home");
+    let t = Instant::now();
+    let store = ThreadStore::open(home.path()).expect("store");
+    for i in 0..THREADS {
+        let meta = SessionMeta::new(
+            format!("/work/project-{}", i % 50),
+            "mock",
+            "mock-model",
+            SessionSource::Mcp,
+        );
+        let mut w = store.create(meta).expect("create");
+        let msg =
+            oi_protocol::protocol::EventMsg::UserMessage(oi_protocol::protocol::UserMessageEvent {
+                message: format!("task number {i}: fix the {} module", WORDS[i % 10]),
+                images: None,
+                local_images: Vec::new(),
+                text_elements: Vec::new(),
+            });
+        w.append(&RolloutItem::EventMsg(msg)).expect("append");
+        w.flush_index().expect("flush");
+    }
+    drop(store);
+    println!(
+        "thread/list: generated {THREADS} stored threads in {:.1} s",
+        t.elapsed().as_secs_f64()
+    );
+    std::fs::write(
+        home.path().join("config.toml"),
+        "model = \"mock-model\"\nmodel_provider = \"mock\"\n[model_providers.mock]\nname = \"Mock\"\nbase_url = \"http://127.0.0.1:9/v1\"\n",
+    )
+    .expect("config");
+    let mut peer = Peer::ours(home.path());
+    let (first, cold) = peer.call("thread/list", json!({}));
+    assert_eq!(first["data"].as_array().map(Vec::len), Some(25));
+    let cursor = first["nextCursor"].clone();
+    let mut page1 = Vec::new();
+    let mut page2 = Vec::new();
+    let mut search = Vec::new();
+    for _ in 0..runs {
+        page1.push(peer.call("thread/list", json!({})).1);
+        page2.push(peer.call("thread/list", json!({"cursor": cursor})).1);
+        search.push(
+            peer.call("thread/list", json!({"searchTerm": "router", "limit": 25}))
+                .1,
+        );
+    }
+    println!(
+        "thread/list over {THREADS} threads: first call (opens the store) {:.2} ms",
+        cold.as_secs_f64() * 1000.0
+    );
+    println!("  first page (25)        {}", stats(page1));
+    println!("  second page (cursor)   {}", stats(page2));
+    println!("  searchTerm page        {}", stats(search));
+}
+
+/// 50 × 20 directories × 100 files = 100,000 files, generated once.
+fn tree() -> PathBuf {
+    let root = std::env::var("OI_BENCH_TREE")
+        .map(PathBuf::from)
+        .unwrap_or_else(|_| std::env::temp_dir().join("oi-bench-tree-100k"));
+    let marker = root.join(".complete");
+    if marker.exists() {
+        return root;
+    }
+    let t = Instant::now();
+    for a in 0..50 {
+        for b in 0..20 {
+            let dir = root
+                .join(format!("{}_{a}", WORDS[a % 10]))
+                .join(format!("{}_{b}", WORDS[(a + b) % 10]));
+            std::fs::create_dir_all(&dir).expect("mkdir");
+            for c in 0..100 {
+                let ext = ["rs", "ts", "py", "md"][c % 4];
+                let name = format!("{}_{c}.{ext}", WORDS[(a * 7 + b * 3 + c) % 10]);
+                std::fs::write(dir.join(name), b"").expect("write");
+            }
+        }
+    }
+    std::fs::write(&marker, b"").expect("marker");
+    println!(
+        "fuzzyFileSearch: generated 100,000 files in {:.1} s at {}",
+        t.elapsed().as_secs_f64(),
+        root.display()
+    );
+    root
+}
+
+fn fuzzy_case(peer: &mut Peer, root: &str, query: &str, runs: usize) -> (Vec<Duration>, usize) {
+    let params = json!({"query": query, "roots": [root]});
+    let mut hits = 0;
+    for _ in 0..3 {
+        hits = peer.call("fuzzyFileSearch", params.clone()).0["files"]
+            .as_array()
+            .map(Vec::len)
+            .unwrap_or(0);
+    }
+    let times = (0..runs)
+        .map(|_| peer.call("fuzzyFileSearch", params.clone()).1)
+        .collect();
+    (times, hits)
+}
+
+fn bench_fuzzy(runs: usize) {
+    let root = tree();
+    let root_s = root.to_string_lossy().to_string();
+    let home = tempfile::tempdir().expect("home");
+    let mut ours = Peer::ours(home.path());
+    let codex_bin = std::env::var("CODEX_BIN").ok();
+    let codex_home = tempfile::tempdir().expect("codex home");
+    let mut codex = codex_bin
+        .as_deref()
+        .map(|b| Peer::codex(b, codex_home.path()));
+    for query in ["cfg", "ctrlview"] {
+        let (ours_t, ours_hits) = fuzzy_case(&mut ours, &root_s, query, runs);
+        let ours_p50 = median(&ours_t);
+        println!(
+            "fuzzyFileSearch {query:>9} ({} letters)  ours:  {}  hits {ours_hits}",
+            query.len(),
+            stats(ours_t)
+        );
+        if let Some(codex) = codex.as_mut() {
+            let (codex_t, codex_hits) = fuzzy_case(codex, &root_s, query, runs);
+            let codex_p50 = median(&codex_t);
+            println!(
+                "fuzzyFileSearch {query:>9} ({} letters)  codex: {}  hits {codex_hits}",
+                query.len(),
+                stats(codex_t)
+            );
+            println!(
+                "  ratio codex/ours (p50): {:.2}x",
+                codex_p50.as_secs_f64() / ours_p50.as_secs_f64()
+            );
+        }
+    }
+    if codex.is_none() {
+        println!("(set CODEX_BIN to a `codex` binary for the side-by-side comparison)");
+    }
+}
+
+fn median(d: &[Duration]) -> Duration {
+    let mut v = d.to_vec();
+    v.sort();
+    v[v.len() / 2]
+}
