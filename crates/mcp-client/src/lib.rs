@@ -24,6 +24,7 @@ mod handler;
 mod http;
 mod manager;
 pub mod naming;
+pub mod oauth;
 mod stdio;
 
 pub use approval::{annotations_need_approval, needs_approval};

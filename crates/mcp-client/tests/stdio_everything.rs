@@ -265,7 +265,14 @@ async fn filesystem_server_and_out_of_order_replies() {
     std::fs::write(dir.path().join("b.txt"), "beta").unwrap();
     let root = dir.path().canonicalize().unwrap().display().to_string();
     let cfg = oi_config::mcp::McpServerConfig::stdio(node(), vec![filesystem_js(), root.clone()]);
-    let s = start(vec![("fs", cfg)]).await;
+    // server-filesystem swaps its directories for our roots (the session cwd) once it has
+    // asked for them, so the session cwd is the same directory.
+    let s = start_in(
+        dir,
+        vec![("fs", cfg)],
+        TestElicitation::accepting(json!({})),
+    )
+    .await;
     s.manager.wait_until_started().await;
     assert!(s.manager.lookup("mcp__fs__read_text_file").is_some());
     let m = &s.manager;

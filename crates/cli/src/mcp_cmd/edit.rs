@@ -1,12 +1,13 @@
 //! Format-preserving edits of `[mcp_servers.<name>]` in the user config.
 
 use super::AddArgs;
+use oi_config::mcp::McpServerConfig;
 use std::path::Path;
 use toml_edit::{Array, DocumentMut, InlineTable, Item, Table, value};
 
 /// The `[mcp_servers.<name>]` table for `mcp add`, validated by the same parser the loader
 /// uses, so nothing invalid is ever written.
-pub fn server_table(args: &AddArgs) -> Result<Table, String> {
+pub fn server_table(args: &AddArgs) -> Result<(Table, McpServerConfig), String> {
     let mut t = Table::new();
     if let Some(url) = &args.url {
         t.insert("url", value(url.as_str()));
@@ -47,16 +48,16 @@ pub fn server_table(args: &AddArgs) -> Result<Table, String> {
             t.insert("env", value(env));
         }
     }
-    validate(&args.name, &t)?;
-    Ok(t)
+    let cfg = validate(&args.name, &t)?;
+    Ok((t, cfg))
 }
 
-fn validate(name: &str, t: &Table) -> Result<(), String> {
+fn validate(name: &str, t: &Table) -> Result<McpServerConfig, String> {
     let text = t.to_string();
     let parsed: toml::Value =
         toml::from_str(&text).map_err(|e| format!("internal error building the entry: {e}"))?;
     let mut warnings = Vec::new();
-    oi_config::mcp::parse_server(name, &parsed, &mut warnings).map(|_| ())
+    oi_config::mcp::parse_server(name, &parsed, &mut warnings)
 }
 
 fn read_doc(path: &Path) -> Result<DocumentMut, String> {
@@ -176,7 +177,8 @@ mod tests {
             &["B=2", "A=1"],
             &["npx", "-y", "docs-mcp"],
         ))
-        .unwrap();
+        .unwrap()
+        .0;
         upsert_server(&path, "docs", t).unwrap();
         let after = std::fs::read_to_string(&path).unwrap();
         assert!(
@@ -190,7 +192,7 @@ mod tests {
         );
         assert!(!after.contains("\n[mcp_servers]\n"), "{after}");
 
-        let t = server_table(&stdio_args("extra", &[], &["srv"])).unwrap();
+        let t = server_table(&stdio_args("extra", &[], &["srv"])).unwrap().0;
         upsert_server(&path, "extra", t).unwrap();
         assert!(remove_server(&path, "docs").unwrap());
         assert!(!remove_server(&path, "docs").unwrap());
@@ -224,7 +226,7 @@ mod tests {
         a.url = Some("https://mcp.example.com/mcp".into());
         a.bearer_token_env_var = Some("TOKEN".into());
         a.oauth_client_id = Some("cid".into());
-        let t = server_table(&a).unwrap().to_string();
+        let t = server_table(&a).unwrap().0.to_string();
         assert!(t.contains("url = \"https://mcp.example.com/mcp\""));
         assert!(t.contains("oauth = { client_id = \"cid\" }"));
     }
@@ -234,7 +236,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("config.toml");
         std::fs::write(&path, "model = \n").unwrap();
-        let t = server_table(&stdio_args("a", &[], &["x"])).unwrap();
+        let t = server_table(&stdio_args("a", &[], &["x"])).unwrap().0;
         let e = upsert_server(&path, "a", t).unwrap_err();
         assert!(e.contains("not valid TOML"), "{e}");
         assert_eq!(std::fs::read_to_string(&path).unwrap(), "model = \n");

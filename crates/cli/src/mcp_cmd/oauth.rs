@@ -1,12 +1,12 @@
-//! `mcp login` / `mcp logout` and the auth column of `mcp list`.
-//!
-//! OAuth login is not implemented yet: `login` says so plainly and points at
-//! `bearer_token_env_var`, which works today.
+//! `mcp login` / `mcp logout`, the OAuth check after `mcp add --url`, and the Auth column.
 
-use super::{EXIT_FAILURE, EXIT_USAGE};
+use super::{EXIT_FAILURE, EXIT_OK, EXIT_USAGE};
 use oi_config::mcp::{McpServerConfig, McpServerTransportConfig};
+use oi_mcp_client::oauth::{self, DEFAULT_LOGIN_TIMEOUT, FileCredentialStore, LoginOptions};
 use std::collections::BTreeMap;
+use std::io::IsTerminal;
 use std::path::Path;
+use std::process::Stdio;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum AuthStatus {
@@ -16,64 +16,169 @@ pub enum AuthStatus {
     OAuth,
 }
 
-/// How a server authenticates, from its config alone (no network).
-pub async fn auth_status(_name: &str, cfg: &McpServerConfig, _home: &Path) -> AuthStatus {
-    match &cfg.transport {
-        McpServerTransportConfig::Stdio { .. } => AuthStatus::Unsupported,
-        McpServerTransportConfig::StreamableHttp {
-            bearer_token_env_var,
-            http_headers,
-            ..
-        } => {
-            let has_auth_header = http_headers
-                .keys()
-                .any(|k| k.eq_ignore_ascii_case("authorization"));
-            if bearer_token_env_var.is_some() || has_auth_header {
-                AuthStatus::BearerToken
-            } else {
-                AuthStatus::Unsupported
-            }
+/// How a server authenticates: configured bearer/Authorization header, stored OAuth tokens,
+/// or (asking the server, 5 s at most) whether it offers OAuth at all.
+pub async fn auth_status(name: &str, cfg: &McpServerConfig, home: &Path) -> AuthStatus {
+    let McpServerTransportConfig::StreamableHttp {
+        url,
+        bearer_token_env_var,
+        http_headers,
+        ..
+    } = &cfg.transport
+    else {
+        return AuthStatus::Unsupported;
+    };
+    if !cfg.enabled {
+        return AuthStatus::Unsupported;
+    }
+    let has_auth_header = http_headers
+        .keys()
+        .any(|k| k.eq_ignore_ascii_case("authorization"));
+    if bearer_token_env_var.is_some() || has_auth_header {
+        return AuthStatus::BearerToken;
+    }
+    if FileCredentialStore::new(home, name, url).has_tokens() {
+        return AuthStatus::OAuth;
+    }
+    match oauth::discover(url).await {
+        Ok(true) => AuthStatus::NotLoggedIn,
+        _ => AuthStatus::Unsupported,
+    }
+}
+
+/// After `mcp add --url`: offer (or, on a terminal, start) the OAuth login.
+pub async fn after_add(name: &str, cfg: &McpServerConfig, home: &Path) {
+    let McpServerTransportConfig::StreamableHttp {
+        url,
+        bearer_token_env_var: None,
+        ..
+    } = &cfg.transport
+    else {
+        return;
+    };
+    match oauth::discover(url).await {
+        Ok(true) if std::io::stdout().is_terminal() && std::io::stdin().is_terminal() => {
+            println!("Detected OAuth support. Starting OAuth flow…");
+            let servers = BTreeMap::from([(name.to_string(), cfg.clone())]);
+            let _ = login(&servers, home, name, &[]).await;
         }
+        Ok(true) => {
+            println!("This server supports OAuth. Run `interpreter mcp login {name}` to log in.")
+        }
+        Ok(false) => {}
+        Err(_) => println!(
+            "MCP server may or may not require login. Run `interpreter mcp login {name}` to login."
+        ),
     }
 }
 
 pub async fn login(
     servers: &BTreeMap<String, McpServerConfig>,
-    _home: &Path,
+    home: &Path,
     name: &str,
-    _scopes: &[String],
+    scopes: &[String],
 ) -> i32 {
     let Some(cfg) = servers.get(name) else {
         eprintln!("error: No MCP server named '{name}' found.");
         return EXIT_FAILURE;
     };
-    if !matches!(
-        cfg.transport,
-        McpServerTransportConfig::StreamableHttp { .. }
-    ) {
+    let McpServerTransportConfig::StreamableHttp {
+        url,
+        oauth_resource,
+        scopes: configured_scopes,
+        oauth_client_id,
+        ..
+    } = &cfg.transport
+    else {
         eprintln!("error: OAuth login is only supported for streamable HTTP servers.");
         return EXIT_USAGE;
+    };
+    // --scopes, else the configured scopes, else what the server advertises (rmcp picks).
+    let scopes = if scopes.is_empty() {
+        configured_scopes.clone().unwrap_or_default()
+    } else {
+        scopes.to_vec()
+    };
+    let opts = LoginOptions {
+        server: name.to_string(),
+        url: url.clone(),
+        home: home.to_path_buf(),
+        client_id: oauth_client_id.clone(),
+        scopes,
+        resource: oauth_resource.clone(),
+        callback_port: 0,
+        timeout: DEFAULT_LOGIN_TIMEOUT,
+    };
+    let result = oauth::login(opts, |auth_url| {
+        println!("Authorize `{name}` by opening this URL in your browser:\n{auth_url}\n");
+        if !open_browser(auth_url) {
+            println!("(Browser launch failed; please copy the URL above manually.)");
+        }
+    })
+    .await;
+    match result {
+        Ok(()) => {
+            println!("Successfully logged in to MCP server '{name}'.");
+            EXIT_OK
+        }
+        Err(e) => {
+            eprintln!("error: OAuth login for '{name}' failed: {e}");
+            EXIT_FAILURE
+        }
     }
-    eprintln!(
-        "error: OAuth login is not supported yet in this version of interpreter. \
-         If the server accepts a token, put it in an environment variable and set \
-         `bearer_token_env_var = \"VAR\"` in [mcp_servers.{name}]."
-    );
-    EXIT_FAILURE
 }
 
-pub fn logout(servers: &BTreeMap<String, McpServerConfig>, _home: &Path, name: &str) -> i32 {
+/// `$BROWSER` (first entry) if set, else the desktop opener. True if it could be started.
+fn open_browser(url: &str) -> bool {
+    let browser = std::env::var("BROWSER")
+        .ok()
+        .and_then(|b| b.split(':').next().map(str::to_string))
+        .filter(|b| !b.trim().is_empty());
+    let mut cmd = match browser {
+        Some(b) => {
+            let mut c = std::process::Command::new("sh");
+            c.arg("-c").arg(format!("{b} \"$1\"")).arg("sh").arg(url);
+            c
+        }
+        None if cfg!(target_os = "macos") => {
+            let mut c = std::process::Command::new("open");
+            c.arg(url);
+            c
+        }
+        None => {
+            let mut c = std::process::Command::new("xdg-open");
+            c.arg(url);
+            c
+        }
+    };
+    cmd.stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .is_ok()
+}
+
+pub fn logout(servers: &BTreeMap<String, McpServerConfig>, home: &Path, name: &str) -> i32 {
     let Some(cfg) = servers.get(name) else {
         eprintln!("error: No MCP server named '{name}' found in configuration.");
         return EXIT_FAILURE;
     };
-    if !matches!(
-        cfg.transport,
-        McpServerTransportConfig::StreamableHttp { .. }
-    ) {
+    let McpServerTransportConfig::StreamableHttp { url, .. } = &cfg.transport else {
         eprintln!("error: OAuth logout is only supported for streamable_http transports.");
         return EXIT_USAGE;
+    };
+    match FileCredentialStore::new(home, name, url).delete() {
+        Ok(true) => {
+            println!("Removed OAuth credentials for '{name}'.");
+            EXIT_OK
+        }
+        Ok(false) => {
+            println!("No OAuth credentials stored for '{name}'.");
+            EXIT_OK
+        }
+        Err(e) => {
+            eprintln!("error: failed to delete OAuth credentials: {e}");
+            EXIT_FAILURE
+        }
     }
-    println!("No OAuth credentials stored for '{name}'.");
-    super::EXIT_OK
 }

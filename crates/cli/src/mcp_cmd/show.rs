@@ -29,10 +29,10 @@ pub async fn list(
     } else {
         BTreeMap::new()
     };
-    let mut auth = BTreeMap::new();
-    for (name, cfg) in servers {
-        auth.insert(name.clone(), auth_status(name, cfg, home).await);
-    }
+    // Each HTTP server may be asked about OAuth (5 s at most): ask them all at once.
+    let statuses =
+        futures::future::join_all(servers.iter().map(|(n, c)| auth_status(n, c, home))).await;
+    let auth: BTreeMap<String, AuthStatus> = servers.keys().cloned().zip(statuses).collect();
     if json {
         let arr: Vec<Value> = servers
             .iter()

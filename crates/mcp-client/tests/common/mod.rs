@@ -137,8 +137,16 @@ pub async fn start_with(
     servers: Vec<(&str, McpServerConfig)>,
     elicitation: Arc<dyn ElicitationHandler>,
 ) -> Started {
+    start_in(tempfile::tempdir().unwrap(), servers, elicitation).await
+}
+
+/// Start with a given session cwd (the `roots/list` answer).
+pub async fn start_in(
+    cwd: tempfile::TempDir,
+    servers: Vec<(&str, McpServerConfig)>,
+    elicitation: Arc<dyn ElicitationHandler>,
+) -> Started {
     let home = tempfile::tempdir().unwrap();
-    let cwd = tempfile::tempdir().unwrap();
     let (tx, rx) = mpsc::unbounded_channel();
     let servers: BTreeMap<String, McpServerConfig> = servers
         .into_iter()
@@ -251,6 +259,13 @@ impl HttpPeer {
             .arg(fixture("loopback.cjs"))
             .arg(everything_js())
             .arg("streamableHttp");
+        Self::spawn(cmd)
+    }
+
+    /// The fastmcp peer behind fastmcp's in-memory OAuth provider.
+    pub fn fastmcp_oauth() -> Self {
+        let mut cmd = Command::new(venv_python());
+        cmd.arg(fixture("fastmcp_oauth_server.py"));
         Self::spawn(cmd)
     }
 

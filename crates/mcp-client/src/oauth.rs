@@ -1,0 +1,429 @@
+//! OAuth 2.1 (PKCE) for streamable HTTP servers, on rmcp's `auth` support: discovery, dynamic
+//! client registration or a configured client id, a loopback callback, and token storage.
+//!
+//! Tokens live in `$HOME/.credentials.json` (mode 0600) under the `mcp_oauth` section — the
+//! file is shared with API keys saved by the app server (`api_keys`), so every write keeps the
+//! other sections. Entries are keyed `<server>|<first 16 hex of SHA-256 of the server URL>`, so
+//! changing a server's URL starts a fresh login. rmcp refreshes access tokens when they expire
+//! and saves the new ones through the same store.
+
+use rmcp::transport::auth::{
+    AuthClient, AuthError, AuthorizationCallback, AuthorizationManager, AuthorizationRequest,
+    CredentialStore, OAuthState, StoredCredentials,
+};
+use serde_json::{Map, Value};
+use sha2::{Digest, Sha256};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+/// The shared credentials file under the home directory.
+pub const CREDENTIALS_FILE: &str = ".credentials.json";
+const SECTION: &str = "mcp_oauth";
+/// How long `login` waits for the browser to come back.
+pub const DEFAULT_LOGIN_TIMEOUT: Duration = Duration::from_secs(300);
+const DISCOVERY_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// Stable key for one server's tokens.
+pub fn credential_key(server: &str, url: &str) -> String {
+    let identity = serde_json::json!({"type": "http", "url": url, "headers": {}});
+    let digest = hex::encode(Sha256::digest(identity.to_string().as_bytes()));
+    format!("{server}|{}", &digest[..16])
+}
+
+/// A [`CredentialStore`] backed by one entry of `$HOME/.credentials.json`.
+#[derive(Clone, Debug)]
+pub struct FileCredentialStore {
+    path: PathBuf,
+    key: String,
+    server: String,
+    url: String,
+}
+
+impl FileCredentialStore {
+    pub fn new(home: &Path, server: &str, url: &str) -> Self {
+        Self {
+            path: home.join(CREDENTIALS_FILE),
+            key: credential_key(server, url),
+            server: server.to_string(),
+            url: url.to_string(),
+        }
+    }
+
+    fn read_all(&self) -> Result<Map<String, Value>, String> {
+        match std::fs::read_to_string(&self.path) {
+            Ok(text) => match serde_json::from_str::<Value>(&text) {
+                Ok(Value::Object(m)) => Ok(m),
+                _ => Err(format!(
+                    "{} is not a JSON object; fix or remove it, then log in again",
+                    self.path.display()
+                )),
+            },
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Map::new()),
+            Err(e) => Err(format!("cannot read {}: {e}", self.path.display())),
+        }
+    }
+
+    fn write_all(&self, all: &Map<String, Value>) -> Result<(), String> {
+        let dir = self
+            .path
+            .parent()
+            .ok_or_else(|| format!("{} has no parent directory", self.path.display()))?;
+        std::fs::create_dir_all(dir)
+            .map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+        let fail = |e: std::io::Error| format!("cannot write {}: {e}", self.path.display());
+        let tmp = self
+            .path
+            .with_extension(format!("json.tmp{}", std::process::id()));
+        {
+            use std::os::unix::fs::OpenOptionsExt;
+            let mut f = std::fs::OpenOptions::new()
+                .write(true)
+                .create(true)
+                .truncate(true)
+                .mode(0o600)
+                .open(&tmp)
+                .map_err(fail)?;
+            let body = serde_json::to_vec_pretty(&Value::Object(all.clone()))
+                .map_err(|e| e.to_string())?;
+            f.write_all(&body).map_err(fail)?;
+            f.sync_all().map_err(fail)?;
+        }
+        std::fs::rename(&tmp, &self.path).map_err(fail)
+    }
+
+    fn entry(&self) -> Result<Option<Value>, String> {
+        Ok(self
+            .read_all()?
+            .get(SECTION)
+            .and_then(|s| s.get(&self.key))
+            .cloned())
+    }
+
+    /// Whether tokens are stored for this server.
+    pub fn has_tokens(&self) -> bool {
+        self.entry()
+            .ok()
+            .flatten()
+            .and_then(|e| e.get("credentials").cloned())
+            .and_then(|c| serde_json::from_value::<StoredCredentials>(c).ok())
+            .is_some_and(|c| c.token_response.is_some())
+    }
+
+    /// Delete this server's tokens; `Ok(false)` if there were none.
+    pub fn delete(&self) -> Result<bool, String> {
+        let mut all = self.read_all()?;
+        let removed = all
+            .get_mut(SECTION)
+            .and_then(Value::as_object_mut)
+            .and_then(|s| s.remove(&self.key))
+            .is_some();
+        if removed {
+            if all
+                .get(SECTION)
+                .and_then(Value::as_object)
+                .is_some_and(Map::is_empty)
+            {
+                all.remove(SECTION);
+            }
+            if all.is_empty() {
+                std::fs::remove_file(&self.path)
+                    .map_err(|e| format!("cannot remove {}: {e}", self.path.display()))?;
+            } else {
+                self.write_all(&all)?;
+            }
+        }
+        Ok(removed)
+    }
+}
+
+fn store_err(e: String) -> AuthError {
+    AuthError::InternalError(e)
+}
+
+#[async_trait::async_trait]
+impl CredentialStore for FileCredentialStore {
+    async fn load(&self) -> Result<Option<StoredCredentials>, AuthError> {
+        let Some(entry) = self.entry().map_err(store_err)? else {
+            return Ok(None);
+        };
+        match entry.get("credentials").cloned() {
+            Some(c) => serde_json::from_value(c)
+                .map(Some)
+                .map_err(|e| store_err(format!("stored OAuth credentials are unreadable: {e}"))),
+            None => Ok(None),
+        }
+    }
+
+    async fn save(&self, credentials: StoredCredentials) -> Result<(), AuthError> {
+        let mut all = self.read_all().map_err(store_err)?;
+        let section = all
+            .entry(SECTION)
+            .or_insert_with(|| Value::Object(Map::new()));
+        if !section.is_object() {
+            *section = Value::Object(Map::new());
+        }
+        let creds = serde_json::to_value(&credentials).map_err(|e| store_err(e.to_string()))?;
+        if let Some(map) = section.as_object_mut() {
+            map.insert(
+                self.key.clone(),
+                serde_json::json!({"server_name": self.server, "server_url": self.url, "credentials": creds}),
+            );
+        }
+        self.write_all(&all).map_err(store_err)
+    }
+
+    async fn clear(&self) -> Result<(), AuthError> {
+        self.delete().map(|_| ()).map_err(store_err)
+    }
+}
+
+async fn manager_for(url: &str) -> Result<AuthorizationManager, String> {
+    AuthorizationManager::new(url)
+        .await
+        .map_err(|e| format!("cannot prepare OAuth for {url}: {e}"))
+}
+
+/// Does the server advertise OAuth (authorization-server metadata)? Bounded by 5 s.
+pub async fn discover(url: &str) -> Result<bool, String> {
+    let manager = manager_for(url).await?;
+    match tokio::time::timeout(DISCOVERY_TIMEOUT, manager.resolve_metadata()).await {
+        // Endpoints synthesized by the legacy fallback are no evidence of OAuth support.
+        Ok(Ok(resolution)) => Ok(resolution.source.is_discovered()),
+        Ok(Err(_)) => Ok(false),
+        Err(_) => Err(format!("OAuth discovery at {url} timed out")),
+    }
+}
+
+/// An HTTP client that adds (and refreshes) the stored OAuth token, if tokens are stored.
+pub async fn authorized_client(
+    home: &Path,
+    server: &str,
+    url: &str,
+) -> Result<Option<AuthClient<reqwest::Client>>, String> {
+    let store = FileCredentialStore::new(home, server, url);
+    if !store.has_tokens() {
+        return Ok(None);
+    }
+    let mut manager = manager_for(url).await?;
+    manager.set_credential_store(store);
+    match manager.initialize_from_store().await {
+        Ok(true) => Ok(Some(AuthClient::new(reqwest::Client::new(), manager))),
+        Ok(false) => Ok(None),
+        Err(e) => Err(format!(
+            "stored OAuth tokens for `{server}` could not be used ({e}); run `interpreter mcp login {server}`"
+        )),
+    }
+}
+
+/// What `login` needs.
+pub struct LoginOptions {
+    pub server: String,
+    pub url: String,
+    pub home: PathBuf,
+    pub client_id: Option<String>,
+    pub scopes: Vec<String>,
+    /// RFC 8707 `resource`, appended to the authorization URL.
+    pub resource: Option<String>,
+    /// Port for the loopback callback (0 = any free port).
+    pub callback_port: u16,
+    pub timeout: Duration,
+}
+
+/// Run the browser login. `show_url` is called with the authorization URL (print it, open a
+/// browser). Tokens are saved to the credentials file.
+pub async fn login(opts: LoginOptions, show_url: impl FnOnce(&str)) -> Result<(), String> {
+    let listener = tokio::net::TcpListener::bind(("127.0.0.1", opts.callback_port))
+        .await
+        .map_err(|e| format!("cannot listen for the OAuth callback on 127.0.0.1: {e}"))?;
+    let port = listener
+        .local_addr()
+        .map_err(|e| format!("cannot read the callback port: {e}"))?
+        .port();
+    let redirect_uri = format!("http://127.0.0.1:{port}/callback");
+
+    let mut manager = manager_for(&opts.url).await?;
+    manager.set_credential_store(FileCredentialStore::new(
+        &opts.home,
+        &opts.server,
+        &opts.url,
+    ));
+    let mut state = OAuthState::Unauthorized(manager);
+    let mut request = AuthorizationRequest::new(redirect_uri.clone())
+        .with_client_name("Open Interpreter")
+        .with_scopes(opts.scopes.iter().map(String::as_str));
+    if let Some(id) = &opts.client_id {
+        request = request.with_preregistered_client(id.as_str());
+    }
+    state
+        .start_authorization(request)
+        .await
+        .map_err(|e| format!("OAuth authorization could not start: {e}"))?;
+    let mut auth_url = state
+        .get_authorization_url()
+        .await
+        .map_err(|e| format!("no authorization URL: {e}"))?;
+    if let Some(resource) = &opts.resource {
+        let sep = if auth_url.contains('?') { '&' } else { '?' };
+        auth_url.push(sep);
+        auth_url.push_str("resource=");
+        auth_url.push_str(&percent_encode(resource));
+    }
+    show_url(&auth_url);
+
+    let callback = tokio::time::timeout(opts.timeout, wait_for_callback(&listener, port))
+        .await
+        .map_err(|_| {
+            format!(
+                "no OAuth callback within {} seconds; run the login again",
+                opts.timeout.as_secs()
+            )
+        })??;
+    state
+        .handle_callback_with_issuer(
+            &callback.code,
+            &callback.csrf_token,
+            callback.issuer.as_deref(),
+        )
+        .await
+        .map_err(|e| format!("the OAuth token exchange failed: {e}"))
+}
+
+fn percent_encode(s: &str) -> String {
+    let mut out = String::new();
+    for b in s.bytes() {
+        if b.is_ascii_alphanumeric() || b"-._~".contains(&b) {
+            out.push(char::from(b));
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
+}
+
+/// Serve the loopback redirect until a request carries `code` and `state` (or an error).
+async fn wait_for_callback(
+    listener: &tokio::net::TcpListener,
+    port: u16,
+) -> Result<AuthorizationCallback, String> {
+    loop {
+        let (mut sock, _) = listener
+            .accept()
+            .await
+            .map_err(|e| format!("OAuth callback listener failed: {e}"))?;
+        let mut buf = vec![0u8; 16 * 1024];
+        let mut len = 0;
+        // Read the request head (we only need the request line).
+        while len < buf.len() {
+            let n = match tokio::time::timeout(Duration::from_secs(10), sock.read(&mut buf[len..]))
+                .await
+            {
+                Ok(Ok(n)) => n,
+                _ => 0,
+            };
+            if n == 0 {
+                break;
+            }
+            len += n;
+            if buf[..len].windows(4).any(|w| w == b"\r\n\r\n") {
+                break;
+            }
+        }
+        let head = String::from_utf8_lossy(&buf[..len]);
+        let target = head
+            .lines()
+            .next()
+            .and_then(|l| l.split_whitespace().nth(1))
+            .unwrap_or("/")
+            .to_string();
+        let full = format!("http://127.0.0.1:{port}{target}");
+        let query_error = reqwest::Url::parse(&full).ok().and_then(|u| {
+            let pairs: Vec<(String, String)> = u.query_pairs().into_owned().collect();
+            let get = |k: &str| pairs.iter().find(|(n, _)| n == k).map(|(_, v)| v.clone());
+            get("error").map(|e| (e, get("error_description").unwrap_or_default()))
+        });
+        let respond = |status: &str, body: &str| {
+            format!(
+                "HTTP/1.1 {status}\r\ncontent-type: text/plain; charset=utf-8\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+                body.len()
+            )
+        };
+        if let Some((error, description)) = query_error {
+            let _ = sock
+                .write_all(
+                    respond(
+                        "400 Bad Request",
+                        "Authentication failed. You may close this window.",
+                    )
+                    .as_bytes(),
+                )
+                .await;
+            return Err(format!("OAuth provider returned `{error}`: {description}"));
+        }
+        if target.starts_with("/callback")
+            && let Ok(cb) = AuthorizationCallback::from_redirect_url(&full)
+        {
+            let _ = sock
+                .write_all(
+                    respond(
+                        "200 OK",
+                        "Authentication complete. You may close this window.",
+                    )
+                    .as_bytes(),
+                )
+                .await;
+            return Ok(cb);
+        }
+        let _ = sock
+            .write_all(respond("400 Bad Request", "Invalid OAuth callback").as_bytes())
+            .await;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn keys_depend_on_server_and_url() {
+        let a = credential_key("docs", "https://a/mcp");
+        assert!(a.starts_with("docs|"));
+        assert_eq!(a.len(), "docs|".len() + 16);
+        assert_ne!(a, credential_key("docs", "https://b/mcp"));
+        assert_eq!(a, credential_key("docs", "https://a/mcp"));
+    }
+
+    #[tokio::test]
+    async fn file_store_keeps_other_sections_and_is_private() {
+        let home = tempfile::tempdir().unwrap();
+        let path = home.path().join(CREDENTIALS_FILE);
+        std::fs::write(&path, r#"{"api_keys":{"MOONSHOT_API_KEY":"k"}}"#).unwrap();
+        let store = FileCredentialStore::new(home.path(), "docs", "https://a/mcp");
+        assert!(store.load().await.unwrap().is_none());
+        assert!(!store.has_tokens());
+        store
+            .save(StoredCredentials::new("cid".into(), None, vec![], None))
+            .await
+            .unwrap();
+        let loaded = store.load().await.unwrap().unwrap();
+        assert_eq!(loaded.client_id, "cid");
+        assert!(!store.has_tokens(), "no token response yet");
+        let all: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+        assert_eq!(all["api_keys"]["MOONSHOT_API_KEY"], "k");
+        assert_eq!(
+            all[SECTION][credential_key("docs", "https://a/mcp")]["server_name"],
+            "docs"
+        );
+        use std::os::unix::fs::PermissionsExt;
+        assert_eq!(
+            std::fs::metadata(&path).unwrap().permissions().mode() & 0o777,
+            0o600
+        );
+        assert!(store.delete().unwrap());
+        assert!(!store.delete().unwrap());
+        let all: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+        assert!(all.get(SECTION).is_none());
+        assert_eq!(all["api_keys"]["MOONSHOT_API_KEY"], "k");
+    }
+}
