@@ -75,6 +75,11 @@ pub enum Command {
         #[command(subcommand)]
         command: SessionsCommand,
     },
+    /// Manage MCP servers (`[mcp_servers.*]`): add, list, get, remove, login, logout.
+    Mcp {
+        #[command(subcommand)]
+        command: crate::mcp_cmd::McpCommand,
+    },
 }
 
 #[derive(Args, Debug, Clone)]
@@ -211,6 +216,23 @@ pub fn main_with_args(mut args: Vec<OsString>) -> i32 {
             rt.block_on(crate::sessions::run_sessions(cli.global, command))
         }
         Some(Command::Sandbox(args)) => rt.block_on(crate::sandbox_cmd::run(cli.global, args)),
+        Some(Command::Mcp { command }) => {
+            let cli_overrides = match cli.global.cli_overrides() {
+                Ok(o) => o,
+                Err(e) => {
+                    eprintln!("error: {e}");
+                    return EXIT_USAGE;
+                }
+            };
+            let home = match oi_config::find_home() {
+                Ok(h) => h,
+                Err(e) => {
+                    eprintln!("error: {e}");
+                    return EXIT_USAGE;
+                }
+            };
+            rt.block_on(crate::mcp_cmd::run(command, &home, &cli_overrides))
+        }
         Some(Command::McpServer) => {
             let cli_overrides = match cli.global.cli_overrides() {
                 Ok(o) => o,

@@ -4,6 +4,7 @@
 mod cli;
 mod exec;
 mod interactive;
+mod mcp_cmd;
 mod render;
 mod sandbox_cmd;
 mod sessions;
