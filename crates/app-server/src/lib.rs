@@ -53,6 +53,7 @@ pub struct AppServerExtension;
 impl ServerExtension for AppServerExtension {
     fn register(&self, table: &mut MethodTable, ctx: &ExtensionContext) {
         let conn = Arc::new(Conn::new(ctx));
+        conn.background_setup();
         threads::register(table, &conn);
         turns::register(table, &conn);
         catalog::register(table, &conn);
@@ -103,6 +104,26 @@ impl Conn {
             fuzzy: fuzzy::FuzzyState::default(),
             models: catalog::ModelsCache::default(),
         }
+    }
+
+    /// Opens the thread store ahead of the first `thread/list` (opening checks the index
+    /// against recent rollouts), and stops ephemeral threads when the connection closes
+    /// (the MCP server only shuts down the shared manager).
+    fn background_setup(self: &Arc<Self>) {
+        if let Ok(home) = self.home() {
+            let manager = self.manager.clone();
+            tokio::task::spawn_blocking(move || {
+                if let Err(e) = manager.store(&home) {
+                    tracing::warn!("cannot open the thread store: {e}");
+                }
+            });
+        }
+        let shutdown = self.shutdown.clone();
+        let ephemeral = self.ephemeral.clone();
+        tokio::spawn(async move {
+            shutdown.cancelled().await;
+            ephemeral.shutdown_all().await;
+        });
     }
 
     /// `--home`, else `$OPENINTERPRETER_HOME`, else `~/.openinterpreter`.

@@ -530,9 +530,18 @@ fn list_query(p: ListParams) -> Result<Option<ListQuery>, RpcError> {
             .unwrap_or(ListQuery::DEFAULT_LIMIT),
         sort_key,
         descending,
-        cwd: p.cwd.map(|c| match c {
-            OneOrMany::One(p) => vec![p],
-            OneOrMany::Many(v) => v,
+        cwd: p.cwd.map(|c| {
+            let dirs = match c {
+                OneOrMany::One(p) => vec![p],
+                OneOrMany::Many(v) => v,
+            };
+            // Stored cwds are canonical; match `./x` or a symlinked path too.
+            dirs.into_iter()
+                .flat_map(|d| {
+                    let canon = d.canonicalize().ok().filter(|c| *c != d);
+                    std::iter::once(d).chain(canon)
+                })
+                .collect()
         }),
         model_providers: p.model_providers,
         sources,
