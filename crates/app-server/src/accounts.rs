@@ -237,13 +237,16 @@ async fn login(conn: Arc<Conn>, ctx: RequestContext, p: LoginParams) -> Result<V
     blocking(move || update_key(&home, &var, Some(&key))).await?;
     conn.notify_after_response(
         &ctx,
-        "account/login/completed",
-        json!({"loginId": null, "success": true, "error": null}),
-    );
-    conn.notify_after_response(
-        &ctx,
-        "account/updated",
-        json!({"authMode": "apikey", "planType": null}),
+        vec![
+            (
+                "account/login/completed",
+                json!({"loginId": null, "success": true, "error": null}),
+            ),
+            (
+                "account/updated",
+                json!({"authMode": "apikey", "planType": null}),
+            ),
+        ],
     );
     Ok(json!({"type": "apiKey"}))
 }
@@ -267,8 +270,10 @@ async fn logout(conn: Arc<Conn>, ctx: RequestContext, _p: Empty) -> Result<Value
     let mode = auth_mode(key_source(&config, &home));
     conn.notify_after_response(
         &ctx,
-        "account/updated",
-        json!({"authMode": mode, "planType": null}),
+        vec![(
+            "account/updated",
+            json!({"authMode": mode, "planType": null}),
+        )],
     );
     Ok(json!({}))
 }

@@ -198,13 +198,16 @@ impl Conn {
         Ok(loaded)
     }
 
-    /// Sends `method` once `ctx`'s response is out, so clients see result then notification.
-    pub fn notify_after_response(&self, ctx: &RequestContext, method: &'static str, params: Value) {
+    /// Sends `notes` in order once `ctx`'s response is out, so clients see the result
+    /// first, then the notifications.
+    pub fn notify_after_response(&self, ctx: &RequestContext, notes: Vec<(&'static str, Value)>) {
         let out = self.outgoing.clone();
         let sent = ctx.response_sent();
         tokio::spawn(async move {
             sent.cancelled().await;
-            out.notify(method, params).await;
+            for (method, params) in notes {
+                out.notify(method, params).await;
+            }
         });
     }
 }

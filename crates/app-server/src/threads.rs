@@ -188,11 +188,12 @@ async fn live_thread_json(conn: &Arc<Conn>, thread: &Arc<Thread>) -> Result<Valu
     }
 }
 
-/// Warnings from loading the config, sent after the response as `configWarning`.
-fn send_warnings(conn: &Conn, ctx: &RequestContext, warnings: &[String]) {
-    for w in warnings {
-        conn.notify_after_response(ctx, "configWarning", json!({ "summary": w }));
-    }
+/// Warnings from loading the config, to send after the response as `configWarning`.
+fn warning_notes(warnings: &[String]) -> Vec<(&'static str, Value)> {
+    warnings
+        .iter()
+        .map(|w| ("configWarning", json!({ "summary": w })))
+        .collect()
 }
 
 async fn start(conn: Arc<Conn>, ctx: RequestContext, p: StartParams) -> Result<Value, RpcError> {
@@ -217,8 +218,9 @@ async fn start(conn: Arc<Conn>, ctx: RequestContext, p: StartParams) -> Result<V
         );
     }
     let thread = live_thread_json(&conn, &new.thread).await?;
-    send_warnings(&conn, &ctx, &loaded.warnings);
-    conn.notify_after_response(&ctx, "thread/started", json!({ "thread": thread }));
+    let mut notes = warning_notes(&loaded.warnings);
+    notes.push(("thread/started", json!({ "thread": thread })));
+    conn.notify_after_response(&ctx, notes);
     Ok(thread_response(thread, &new.thread.config()))
 }
 
@@ -375,10 +377,11 @@ async fn resume(conn: Arc<Conn>, ctx: RequestContext, p: ResumeParams) -> Result
     if !p.exclude_turns {
         thread_json["turns"] = json!(stored_turns(id, &loaded));
     }
-    send_warnings(&conn, &ctx, &loaded_config.warnings);
+    let mut notes = warning_notes(&loaded_config.warnings);
     if let Some(usage) = last_usage(id, &loaded) {
-        conn.notify_after_response(&ctx, "thread/tokenUsage/updated", usage);
+        notes.push(("thread/tokenUsage/updated", usage));
     }
+    conn.notify_after_response(&ctx, notes);
     Ok(thread_response(thread_json, &new.thread.config()))
 }
 
@@ -434,10 +437,11 @@ async fn fork(conn: Arc<Conn>, ctx: RequestContext, p: ForkParams) -> Result<Val
         let loaded = load_stored(&conn, new.thread_id).await?;
         thread_json["turns"] = json!(stored_turns(new.thread_id, &loaded));
     }
-    send_warnings(&conn, &ctx, &loaded_config.warnings);
     let mut started = thread_json.clone();
     started["turns"] = json!([]);
-    conn.notify_after_response(&ctx, "thread/started", json!({ "thread": started }));
+    let mut notes = warning_notes(&loaded_config.warnings);
+    notes.push(("thread/started", json!({ "thread": started })));
+    conn.notify_after_response(&ctx, notes);
     Ok(thread_response(thread_json, &new.thread.config()))
 }
 
@@ -618,7 +622,7 @@ async fn set_archived(
     } else {
         "thread/unarchived"
     };
-    conn.notify_after_response(&ctx, method, json!({ "threadId": id }));
+    conn.notify_after_response(&ctx, vec![(method, json!({ "threadId": id }))]);
     Ok(json!({}))
 }
 
@@ -633,8 +637,10 @@ async fn set_name(conn: Arc<Conn>, ctx: RequestContext, p: NameParams) -> Result
         .filter(|n| !n.is_empty());
     conn.notify_after_response(
         &ctx,
-        "thread/name/updated",
-        json!({ "threadId": id, "threadName": name }),
+        vec![(
+            "thread/name/updated",
+            json!({ "threadId": id, "threadName": name }),
+        )],
     );
     Ok(json!({}))
 }

@@ -60,6 +60,10 @@ async fn api_key_login_read_and_logout() {
     assert_eq!(done["success"], true);
     let upd = c.notification("account/updated").await;
     assert_eq!(upd["authMode"], "apikey");
+    assert!(
+        position(&c.log, |v| v["method"] == "account/login/completed")
+            < position(&c.log, |v| v["method"] == "account/updated")
+    );
     let creds = env.home.join(".credentials.json");
     let stored: Value = serde_json::from_str(&std::fs::read_to_string(&creds).unwrap()).unwrap();
     assert_eq!(stored["api_keys"][KEY_VAR], "sk-test-v2");
