@@ -202,11 +202,13 @@ async fn run_actor(sess: Arc<Session>, mut rx: mpsc::UnboundedReceiver<Submissio
                     pending_input: vec![item],
                 });
                 drop(st);
-                sess.send(&sub.id, EventMsg::UserMessage(event));
+                // The turn announces itself (`task_started`) before echoing its input, so
+                // stored turns begin with their start record.
                 turn_task = Some(tokio::spawn(crate::turn::run_turn(
                     sess.clone(),
                     sub.id,
                     cancel,
+                    event,
                 )));
             }
             Op::Interrupt => {

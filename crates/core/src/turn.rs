@@ -9,7 +9,7 @@ use oi_protocol::models::{ResponseItem, Role, TokenUsage};
 use oi_protocol::protocol::{
     AgentMessageDeltaEvent, AgentMessageEvent, AgentReasoningDeltaEvent, AgentReasoningEvent,
     ErrorEvent, ErrorInfo, EventMsg, StreamErrorEvent, TaskCompleteEvent, TaskStartedEvent,
-    TokenCountEvent, TokenUsageInfo, TurnAbortReason, TurnAbortedEvent,
+    TokenCountEvent, TokenUsageInfo, TurnAbortReason, TurnAbortedEvent, UserMessageEvent,
 };
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -33,7 +33,12 @@ fn now_unix() -> i64 {
 }
 
 /// Start a turn (the caller has already installed `ActiveTurn`).
-pub(crate) async fn run_turn(sess: Arc<Session>, turn_id: String, cancel: CancellationToken) {
+pub(crate) async fn run_turn(
+    sess: Arc<Session>,
+    turn_id: String,
+    cancel: CancellationToken,
+    user_message: UserMessageEvent,
+) {
     let started = Instant::now();
     sess.record_turn_context(&turn_id);
     let window = sess.config().model_context_window;
@@ -46,6 +51,7 @@ pub(crate) async fn run_turn(sess: Arc<Session>, turn_id: String, cancel: Cancel
             collaboration_mode_kind: "default".into(),
         }),
     );
+    sess.send(&turn_id, EventMsg::UserMessage(user_message));
     let result = turn_loop(&sess, &turn_id, &cancel).await;
     let duration_ms = Some(started.elapsed().as_millis() as u64);
     match result {
