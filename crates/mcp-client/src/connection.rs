@@ -19,6 +19,9 @@ pub struct Connection {
     pub child: Option<Arc<ChildProcess>>,
     /// Shared with the session's handler, which dispatches progress notifications through it.
     pub progress: ProgressRouter,
+    /// Set when a call showed the session is unusable (e.g. the HTTP server went away); the
+    /// next call then reconnects.
+    broken: std::sync::atomic::AtomicBool,
 }
 
 /// A started session plus the raw tools it listed.
@@ -49,11 +52,21 @@ impl Step {
 impl Connection {
     /// Still usable: the session loop runs and (for stdio) the child has not exited.
     pub fn is_alive(&self) -> bool {
-        !self.peer.is_transport_closed()
+        !self.broken.load(std::sync::atomic::Ordering::SeqCst)
+            && !self.peer.is_transport_closed()
             && self
                 .child
                 .as_ref()
                 .is_none_or(|c| c.exit_status().is_none())
+    }
+
+    /// Give up on this session: the next call starts a new one.
+    pub fn mark_broken(&self) {
+        self.broken.store(true, std::sync::atomic::Ordering::SeqCst);
+    }
+
+    pub fn is_http(&self) -> bool {
+        self.child.is_none()
     }
 
     /// Resolves when a stdio server's process has exited (never for HTTP).
@@ -210,6 +223,7 @@ pub async fn establish(
                 service: tokio::sync::Mutex::new(Some(service)),
                 child,
                 progress,
+                broken: Default::default(),
             }),
             tools,
         }),

@@ -294,7 +294,13 @@ impl McpConnectionManager {
                         "tool call error: MCP server `{server}` answered tools/call `{tool}` with error {}: {}",
                         e.code.0, e.message
                     )),
-                    Err(e) => Err(format!("tool call error: {e}")),
+                    Err(e) => {
+                        // The transport failed (not the tool): reconnect on the next call.
+                        conn.mark_broken();
+                        Err(format!(
+                            "tool call error: {e}. The connection to MCP server `{server}` will be re-established on the next call."
+                        ))
+                    }
                 }
             }
             Outcome::Response(_) => {
@@ -305,6 +311,11 @@ impl McpConnectionManager {
             }
             Outcome::TimedOut => {
                 let _ = handle.cancel(Some("timed out".to_string())).await;
+                if conn.is_http() {
+                    // An HTTP session that stops answering (e.g. the server restarted and
+                    // forgot it) is replaced; a fresh handshake is cheap.
+                    conn.mark_broken();
+                }
                 Err(format!(
                     "timed out awaiting tools/call `{tool}` on MCP server `{server}` after {}s (the server was sent notifications/cancelled). If the tool needs longer, raise `tool_timeout_sec` in [mcp_servers.{server}].",
                     timeout.as_secs_f64()

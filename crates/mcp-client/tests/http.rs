@@ -190,3 +190,28 @@ async fn missing_bearer_token_variable_fails_that_server_only() {
     assert!(s.manager.lookup("mcp__fx__echo").is_some());
     s.manager.shutdown().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn http_server_restart_is_survived() {
+    let mut peer = HttpPeer::everything();
+    let port = peer.port();
+    let mut cfg = http(&peer.url);
+    cfg.tool_timeout = Some(Duration::from_secs(5));
+    let s = start(vec![("web", cfg)]).await;
+    s.manager.wait_until_started().await;
+    let echo = |msg: &'static str| {
+        let m = s.manager.clone();
+        async move {
+            m.call_tool("web", "echo", args(json!({"message": msg})), None, never())
+                .await
+        }
+    };
+    assert_eq!(text_of(&echo("one").await.unwrap()), "Echo: one");
+    peer.kill();
+    let e = echo("down").await.unwrap_err();
+    assert!(e.contains("re-established on the next call"), "{e}");
+    // A new server on the same port knows nothing of our session: we reconnect.
+    let _peer2 = HttpPeer::everything_on(port);
+    assert_eq!(text_of(&echo("two").await.unwrap()), "Echo: two");
+    s.manager.shutdown().await;
+}

@@ -251,10 +251,29 @@ impl HttpPeer {
         }
     }
 
+    pub fn port(&self) -> u16 {
+        self.url
+            .trim_start_matches("http://127.0.0.1:")
+            .trim_end_matches("/mcp")
+            .parse()
+            .unwrap()
+    }
+
+    /// Kill the server and wait until it is gone.
+    pub fn kill(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+
     /// server-everything in streamableHttp mode, forced onto 127.0.0.1 with an ephemeral port.
     pub fn everything() -> Self {
+        Self::everything_on(0)
+    }
+
+    /// server-everything on a given 127.0.0.1 port (0 = ephemeral).
+    pub fn everything_on(port: u16) -> Self {
         let mut cmd = Command::new(node());
-        cmd.env("PORT", "0")
+        cmd.env("PORT", port.to_string())
             .arg("--require")
             .arg(fixture("loopback.cjs"))
             .arg(everything_js())
