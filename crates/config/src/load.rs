@@ -426,8 +426,93 @@ pub fn load_config(opts: ConfigLoadOptions) -> Result<LoadedConfig, ConfigError>
         });
     }
 
+    let typed = build_config(TypedInputs {
+        effective: &effective,
+        opts: &opts,
+        home,
+        cwd,
+        user_path,
+        project_path,
+        profile_name,
+        warnings: &mut warnings,
+    });
+    match typed {
+        Ok(mut config) => {
+            config.layers = layers;
+            Ok(LoadedConfig { config, warnings })
+        }
+        Err(ConfigError::Invalid {
+            origin,
+            key,
+            message,
+        }) => Err(ConfigError::Invalid {
+            origin: origin_for(&layers, &key, &message).unwrap_or(origin),
+            key,
+            message,
+        }),
+        Err(e) => Err(e),
+    }
+}
+
+/// Which layer set `key` (the highest-priority one wins), to name it in errors:
+/// `-c` overrides, then the project file, then the user file.
+fn origin_for(layers: &[ConfigLayer], key: &str, message: &str) -> Option<String> {
+    // `mcp_servers` errors name the server in their message: `mcp_servers.<name>: ...`.
+    let key = match message.strip_prefix("mcp_servers.") {
+        Some(rest) if key == "mcp_servers" => {
+            let name = rest.split([':', '.']).next().unwrap_or_default();
+            format!("mcp_servers.{name}")
+        }
+        _ => key.to_string(),
+    };
+    let defines = |t: &toml::Table| {
+        let mut cur = t;
+        let parts: Vec<&str> = key.split('.').collect();
+        for (i, part) in parts.iter().enumerate() {
+            match cur.get(*part) {
+                None => return false,
+                Some(_) if i + 1 == parts.len() => return true,
+                Some(toml::Value::Table(next)) => cur = next,
+                Some(_) => return true,
+            }
+        }
+        false
+    };
+    layers
+        .iter()
+        .rev()
+        .find(|l| defines(&l.value))
+        .map(|l| match &l.path {
+            Some(p) => p.display().to_string(),
+            None => "-c override".to_string(),
+        })
+}
+
+struct TypedInputs<'a> {
+    effective: &'a toml::Table,
+    opts: &'a ConfigLoadOptions,
+    home: PathBuf,
+    cwd: PathBuf,
+    user_path: PathBuf,
+    project_path: Option<PathBuf>,
+    profile_name: Option<String>,
+    warnings: &'a mut Vec<String>,
+}
+
+/// Turn the merged TOML into a typed [`Config`] (`layers` is filled in by the caller).
+fn build_config(inputs: TypedInputs<'_>) -> Result<Config, ConfigError> {
+    let TypedInputs {
+        effective,
+        opts,
+        home,
+        cwd,
+        user_path,
+        project_path,
+        profile_name,
+        warnings,
+    } = inputs;
     let origin = "config";
-    let t = &effective;
+    let t = effective;
 
     // Providers: built-ins, replaced by configured tables of the same id.
     let mut providers = builtin_providers();
@@ -526,7 +611,7 @@ pub fn load_config(opts: ConfigLoadOptions) -> Result<LoadedConfig, ConfigError>
         "sandbox_workspace_write.",
         origin,
         None,
-        &mut warnings,
+        warnings,
     );
     let ww_origin = "config [sandbox_workspace_write]";
     let writable_roots = match ww.get("writable_roots") {
@@ -576,7 +661,7 @@ pub fn load_config(opts: ConfigLoadOptions) -> Result<LoadedConfig, ConfigError>
 
     let mcp_servers = match t.get("mcp_servers") {
         None => BTreeMap::new(),
-        Some(v) => parse_mcp_servers(v, &mut warnings).map_err(|m| ConfigError::Invalid {
+        Some(v) => parse_mcp_servers(v, warnings).map_err(|m| ConfigError::Invalid {
             origin: origin.into(),
             key: "mcp_servers".into(),
             message: m,
@@ -621,34 +706,31 @@ pub fn load_config(opts: ConfigLoadOptions) -> Result<LoadedConfig, ConfigError>
     );
     let model_context_window = get_uint(t, "model_context_window", origin)?.map(|v| v as i64);
 
-    Ok(LoadedConfig {
-        config: Config {
-            home,
-            cwd,
-            model,
-            model_provider_id: provider_id,
-            model_provider,
-            model_providers: providers,
-            model_reasoning_effort,
-            model_context_window,
-            approval_policy,
-            sandbox_mode,
-            sandbox_policy,
-            allow_git_writes,
-            base_instructions,
-            developer_instructions,
-            compact_prompt,
-            mcp_servers,
-            approval_timeout,
-            max_turn_steps,
-            tool_output_max_bytes,
-            shell_timeout,
-            profile: profile_name,
-            user_config_path: user_path,
-            project_config_path: project_path,
-            layers,
-        },
-        warnings,
+    Ok(Config {
+        home,
+        cwd,
+        model,
+        model_provider_id: provider_id,
+        model_provider,
+        model_providers: providers,
+        model_reasoning_effort,
+        model_context_window,
+        approval_policy,
+        sandbox_mode,
+        sandbox_policy,
+        allow_git_writes,
+        base_instructions,
+        developer_instructions,
+        compact_prompt,
+        mcp_servers,
+        approval_timeout,
+        max_turn_steps,
+        tool_output_max_bytes,
+        shell_timeout,
+        profile: profile_name,
+        user_config_path: user_path,
+        project_config_path: project_path,
+        layers: Vec::new(),
     })
 }
 
@@ -771,6 +853,29 @@ request_max_retries = 0
         let err =
             load_with("model_provider = \"deepseek\"\n", &[], Default::default()).unwrap_err();
         assert!(err.to_string().contains("no model is set"), "{err}");
+    }
+
+    #[test]
+    fn errors_name_the_file_that_set_the_key() {
+        let err =
+            load_with("approval_policy = \"sometimes\"\n", &[], Default::default()).unwrap_err();
+        assert!(
+            err.to_string().contains("config.toml: `approval_policy`"),
+            "{err}"
+        );
+        let err = load_with(
+            "[mcp_servers.docs]\ncommand = \"x\"\nurl = \"http://h\"\n",
+            &[],
+            Default::default(),
+        )
+        .unwrap_err();
+        let msg = err.to_string();
+        assert!(
+            msg.contains("config.toml") && msg.contains("mcp_servers.docs"),
+            "{msg}"
+        );
+        let err = load_with("", &["approval_policy=sometimes"], Default::default()).unwrap_err();
+        assert!(err.to_string().starts_with("-c override"), "{err}");
     }
 
     #[test]
