@@ -154,6 +154,23 @@ impl GlobalArgs {
         }
     }
 
+    /// Load the config for a front end: warnings go to stderr; an error is printed and
+    /// turned into the usage exit code.
+    pub fn load_config_or_exit(&self) -> Result<oi_config::Config, i32> {
+        match self.load_config() {
+            Ok(l) => {
+                for w in &l.warnings {
+                    eprintln!("warning: {w}");
+                }
+                Ok(l.config)
+            }
+            Err(e) => {
+                eprintln!("error: {e}");
+                Err(EXIT_USAGE)
+            }
+        }
+    }
+
     pub fn load_config(&self) -> Result<LoadedConfig, String> {
         let cli_overrides = self.cli_overrides()?;
         oi_config::load_config(ConfigLoadOptions {

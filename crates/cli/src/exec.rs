@@ -66,21 +66,15 @@ pub async fn run_exec(global: GlobalArgs, args: ExecArgs) -> i32 {
             return EXIT_USAGE;
         }
     };
-    let loaded = match global.load_config() {
-        Ok(l) => l,
-        Err(e) => {
-            eprintln!("error: {e}");
-            return EXIT_USAGE;
-        }
+    let config = match global.load_config_or_exit() {
+        Ok(c) => c,
+        Err(code) => return code,
     };
-    for w in &loaded.warnings {
-        eprintln!("warning: {w}");
-    }
     let manager = ThreadManager::new(ThreadManagerOptions {
         source: SessionSource::Exec,
         persist: true,
     });
-    let new = match manager.start_thread(loaded.config).await {
+    let new = match manager.start_thread(config).await {
         Ok(n) => n,
         Err(e) => {
             eprintln!("error: {e}");

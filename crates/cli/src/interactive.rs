@@ -3,7 +3,7 @@
 //! (`y` yes, `a` yes for this session, `n` no, `s` stop the turn). `/exit` or end of input
 //! quits; Ctrl-C interrupts the running turn.
 
-use crate::cli::{EXIT_FAILURE, EXIT_OK, EXIT_USAGE, GlobalArgs};
+use crate::cli::{EXIT_FAILURE, EXIT_OK, GlobalArgs};
 use crate::render::HumanRenderer;
 use oi_core::{Thread, ThreadManager, ThreadManagerOptions};
 use oi_protocol::parse_command::shell_join;
@@ -177,21 +177,15 @@ async fn run_one_turn(
 }
 
 pub async fn run(global: GlobalArgs, first_prompt: Option<String>) -> i32 {
-    let loaded = match global.load_config() {
-        Ok(l) => l,
-        Err(e) => {
-            eprintln!("error: {e}");
-            return EXIT_USAGE;
-        }
+    let config = match global.load_config_or_exit() {
+        Ok(c) => c,
+        Err(code) => return code,
     };
-    for w in &loaded.warnings {
-        eprintln!("warning: {w}");
-    }
     let manager = ThreadManager::new(ThreadManagerOptions {
         source: SessionSource::Cli,
         persist: true,
     });
-    let new = match manager.start_thread(loaded.config).await {
+    let new = match manager.start_thread(config).await {
         Ok(n) => n,
         Err(e) => {
             eprintln!("error: {e}");

@@ -1,21 +1,14 @@
 //! `interpreter sandbox [-s MODE] -- CMD ARGS...`: run one command exactly as the agent's
 //! commands would run, so users can check a policy. Exits with the command's exit code.
 
-use crate::cli::{EXIT_FAILURE, EXIT_USAGE, GlobalArgs, SandboxArgs};
-use oi_sandbox::{SandboxError, SandboxRequest};
+use crate::cli::{EXIT_FAILURE, GlobalArgs, SandboxArgs};
+use oi_sandbox::SandboxRequest;
 
 pub async fn run(global: GlobalArgs, args: SandboxArgs) -> i32 {
-    let loaded = match global.load_config() {
-        Ok(l) => l,
-        Err(e) => {
-            eprintln!("error: {e}");
-            return EXIT_USAGE;
-        }
+    let cfg = match global.load_config_or_exit() {
+        Ok(c) => c,
+        Err(code) => return code,
     };
-    for w in &loaded.warnings {
-        eprintln!("warning: {w}");
-    }
-    let cfg = loaded.config;
     let req = SandboxRequest {
         policy: &cfg.sandbox_policy,
         sandbox_cwd: &cfg.cwd,
@@ -23,10 +16,7 @@ pub async fn run(global: GlobalArgs, args: SandboxArgs) -> i32 {
     };
     match oi_sandbox::run_sandboxed(&args.command, &cfg.cwd, &req).await {
         Ok(code) => code,
-        Err(e @ SandboxError::Unsupported(_)) => {
-            eprintln!("error: {e}");
-            EXIT_FAILURE
-        }
+        // Unsupported (fail closed) and setup errors both say why and how to proceed.
         Err(e) => {
             eprintln!("error: {e}");
             EXIT_FAILURE

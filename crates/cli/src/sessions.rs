@@ -80,21 +80,15 @@ pub async fn run_resume(mut global: GlobalArgs, args: ResumeArgs) -> i32 {
     if global.model.is_none() && !summary.model.is_empty() {
         global.model = Some(summary.model.clone());
     }
-    let loaded = match global.load_config() {
-        Ok(l) => l,
-        Err(e) => {
-            eprintln!("error: {e}");
-            return EXIT_USAGE;
-        }
+    let config = match global.load_config_or_exit() {
+        Ok(c) => c,
+        Err(code) => return code,
     };
-    for w in &loaded.warnings {
-        eprintln!("warning: {w}");
-    }
     let manager = ThreadManager::new(ThreadManagerOptions {
         source: SessionSource::Exec,
         persist: true,
     });
-    let new = match manager.resume_thread(summary.id, loaded.config).await {
+    let new = match manager.resume_thread(summary.id, config).await {
         Ok(n) => n,
         Err(e) => {
             eprintln!("error: {e}");

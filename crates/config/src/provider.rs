@@ -149,10 +149,7 @@ pub fn builtin_providers() -> BTreeMap<String, ModelProviderInfo> {
         .filter(|s| !s.is_empty())
         .unwrap_or_else(|| "http://localhost:11434/v1".to_string());
     let mut m = BTreeMap::new();
-    m.insert(
-        "ollama".into(),
-        builtin("Ollama", &ollama_base, None, None),
-    );
+    m.insert("ollama".into(), builtin("Ollama", &ollama_base, None, None));
     m.insert(
         "lmstudio".into(),
         builtin("LM Studio", "http://localhost:1234/v1", None, None),

@@ -23,11 +23,10 @@ mod sandbox;
 mod session;
 mod thread;
 mod tools;
-mod truncate;
 mod turn;
 
 pub use error::CoreError;
 pub use manager::{NewThread, ThreadManager, ThreadManagerOptions};
+pub use oi_protocol::truncate::truncate_head_tail;
 pub use recorder::{NoopRecorder, Recorder};
 pub use thread::Thread;
-pub use truncate::truncate_head_tail;

@@ -82,7 +82,7 @@ fn project_doc(cwd: &Path) -> Option<(String, String)> {
         for name in PROJECT_DOC_NAMES {
             let p = dir.join(name);
             if let Ok(text) = std::fs::read_to_string(&p) {
-                let text = crate::truncate::truncate_head_tail(&text, PROJECT_DOC_MAX_BYTES);
+                let text = oi_protocol::truncate::truncate_head_tail(&text, PROJECT_DOC_MAX_BYTES);
                 return Some((p.display().to_string(), text));
             }
         }

@@ -54,20 +54,7 @@ impl Recorder for NoopRecorder {
     }
 }
 
-/// Events worth keeping in a rollout: enough to rebuild turns and show history, no deltas.
+/// Events worth keeping in a rollout: the store decides (enough to rebuild turns, no deltas).
 pub(crate) fn is_persisted(ev: &EventMsg) -> bool {
-    matches!(
-        ev,
-        EventMsg::UserMessage(_)
-            | EventMsg::AgentMessage(_)
-            | EventMsg::AgentReasoning(_)
-            | EventMsg::TokenCount(_)
-            | EventMsg::TaskStarted(_)
-            | EventMsg::TaskComplete(_)
-            | EventMsg::TurnAborted(_)
-            | EventMsg::Error(_)
-            | EventMsg::ExecCommandEnd(_)
-            | EventMsg::PatchApplyEnd(_)
-            | EventMsg::McpToolCallEnd(_)
-    )
+    oi_thread_store::should_persist_event(ev)
 }

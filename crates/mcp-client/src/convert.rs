@@ -125,34 +125,10 @@ pub fn call_result_to_output(result: &Value, budget_bytes: usize) -> FunctionCal
     }
 }
 
-/// Keep about `budget` bytes: the head and the tail, with a note saying how much was cut.
+/// Keep about `budget` bytes: the head and the tail, with a note saying how much was cut
+/// (the same cut as command output, see [`oi_protocol::truncate`]).
 pub fn truncate_middle(text: &str, budget: usize) -> String {
-    if text.len() <= budget {
-        return text.to_string();
-    }
-    let half = budget / 2;
-    let head_end = floor_char_boundary(text, half);
-    let tail_start = ceil_char_boundary(text, text.len() - (budget - half));
-    let omitted = tail_start - head_end;
-    format!(
-        "{}\n[… {omitted} bytes omitted: the tool result was longer than the {budget}-byte budget …]\n{}",
-        &text[..head_end],
-        &text[tail_start..]
-    )
-}
-
-fn floor_char_boundary(s: &str, mut i: usize) -> usize {
-    while i > 0 && !s.is_char_boundary(i) {
-        i -= 1;
-    }
-    i
-}
-
-fn ceil_char_boundary(s: &str, mut i: usize) -> usize {
-    while i < s.len() && !s.is_char_boundary(i) {
-        i += 1;
-    }
-    i
+    oi_protocol::truncate::truncate_head_tail(text, budget)
 }
 
 #[cfg(test)]
@@ -256,7 +232,7 @@ mod tests {
         assert!(t.contains("bytes omitted"), "{t}");
         assert!(t.len() < 1200);
         let omitted: usize = t
-            .split("[… ")
+            .split("[... ")
             .nth(1)
             .and_then(|r| r.split(' ').next())
             .unwrap()

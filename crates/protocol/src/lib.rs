@@ -7,13 +7,15 @@
 //! * [`config_types`]: approval policy, sandbox mode/policy, reasoning effort, wire API.
 //! * [`ids`]: thread ids (UUID v7).
 //!
-//! This crate has no I/O and no async: it is data only.
+//! This crate has no I/O and no async: data, plus the one text helper ([`truncate`]) every
+//! producer of model-visible output must share.
 
 pub mod config_types;
 pub mod ids;
 pub mod models;
 pub mod parse_command;
 pub mod protocol;
+pub mod truncate;
 pub mod user_input;
 
 pub use ids::ThreadId;

@@ -355,7 +355,7 @@ async fn run_once(
 }
 
 fn format_output(out: &ExecOutput, max_bytes: usize) -> String {
-    let body = crate::truncate::truncate_head_tail(&out.aggregated, max_bytes);
+    let body = oi_protocol::truncate::truncate_head_tail(&out.aggregated, max_bytes);
     let mut s = format!(
         "Exit code: {}\nWall time: {:.1} seconds\n",
         out.exit_code,

@@ -1,4 +1,5 @@
-//! Head+tail truncation for tool output the model sees.
+//! Head+tail truncation for tool output the model sees. Pure text, shared by the engine
+//! (command output) and the MCP client (tool results) so both cut the same way.
 
 /// Keep the first and last parts of `s` so the result is at most about `max_bytes`, with a
 /// marker saying how much was cut. Cuts on char boundaries, preferring line boundaries.
