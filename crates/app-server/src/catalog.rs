@@ -8,7 +8,7 @@
 //! knob, text input.
 
 use crate::protocol::ThreadOverrides;
-use crate::{Conn, invalid, lock, method};
+use crate::{Conn, lock, method};
 use oi_config::{Config, ModelProviderInfo};
 use oi_mcp_server::dispatch::{Execution, MethodTable, RequestContext};
 use oi_mcp_server::jsonrpc::RpcError;
@@ -424,24 +424,7 @@ async fn model_list(
     if !p.include_hidden {
         data.retain(|m| m["hidden"] != json!(true));
     }
-    let start = match &p.cursor {
-        None => 0,
-        Some(c) => c
-            .parse::<usize>()
-            .ok()
-            .filter(|n| *n <= data.len())
-            .ok_or_else(|| {
-                invalid(format!(
-                    "invalid cursor `{c}`: pass back the nextCursor from a previous page"
-                ))
-            })?,
-    };
-    let limit = p
-        .limit
-        .map(|l| l.max(1) as usize)
-        .unwrap_or(data.len().max(1));
-    let end = (start + limit).min(data.len());
-    let next = (end < data.len()).then(|| end.to_string());
+    let (start, end, next) = crate::offset_page(data.len(), p.cursor.as_deref(), p.limit)?;
     Ok(json!({"data": data[start..end], "nextCursor": next}))
 }
 

@@ -234,6 +234,30 @@ pub(crate) fn method<P, F, Fut>(
 }
 
 /// `-32600` with the message as is (the v2 API's validation errors).
+/// Offset pagination over an in-memory list: `(start, end, nextCursor)`. The cursor is the
+/// decimal offset handed out as `nextCursor`; anything else is a clear -32600.
+pub(crate) fn offset_page(
+    len: usize,
+    cursor: Option<&str>,
+    limit: Option<u32>,
+) -> Result<(usize, usize, Option<String>), RpcError> {
+    let start = match cursor {
+        None => 0,
+        Some(c) => c
+            .parse::<usize>()
+            .ok()
+            .filter(|n| *n <= len)
+            .ok_or_else(|| {
+                invalid(format!(
+                    "invalid cursor `{c}`: pass back the nextCursor from a previous page"
+                ))
+            })?,
+    };
+    let limit = limit.map(|l| l.max(1) as usize).unwrap_or(len.max(1));
+    let end = (start + limit).min(len);
+    Ok((start, end, (end < len).then(|| end.to_string())))
+}
+
 pub(crate) fn invalid(message: impl Into<String>) -> RpcError {
     RpcError::new(INVALID_REQUEST, message)
 }

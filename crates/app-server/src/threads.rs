@@ -587,24 +587,7 @@ async fn loaded_list(
         .map(|i| i.to_string())
         .collect();
     ids.sort();
-    let start = match &p.cursor {
-        None => 0,
-        Some(c) => c
-            .parse::<usize>()
-            .ok()
-            .filter(|n| *n <= ids.len())
-            .ok_or_else(|| {
-                invalid(format!(
-                    "invalid cursor `{c}`: pass back the nextCursor from a previous page"
-                ))
-            })?,
-    };
-    let limit = p
-        .limit
-        .map(|l| l.max(1) as usize)
-        .unwrap_or(ids.len().max(1));
-    let end = (start + limit).min(ids.len());
-    let next = (end < ids.len()).then(|| end.to_string());
+    let (start, end, next) = crate::offset_page(ids.len(), p.cursor.as_deref(), p.limit)?;
     Ok(json!({ "data": ids[start..end], "nextCursor": next }))
 }
 
