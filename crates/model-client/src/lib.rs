@@ -266,7 +266,9 @@ impl ModelClient {
             };
             attempt += 1;
             let delay = server_delay.unwrap_or_else(|| retry::backoff(attempt));
-            tracing::warn!(
+            // `on_retry` is how the user hears about it (a `stream_error` event); the log line
+            // is for debugging only, so it does not print the same thing twice.
+            tracing::debug!(
                 provider = %inner.provider_id,
                 attempt,
                 max_retries,
