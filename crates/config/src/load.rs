@@ -523,8 +523,20 @@ fn build_config(inputs: TypedInputs<'_>) -> Result<Config, ConfigError> {
             message: "expected a table of [model_providers.<id>] entries".into(),
         })?;
         for (id, pv) in table {
+            // A table named like a built-in provider adjusts it: keys it sets win, the rest
+            // (name, base_url, env_key...) keep their built-in values.
+            let merged = match (providers.get(id), pv) {
+                (Some(builtin), toml::Value::Table(over)) => match toml::Value::try_from(builtin) {
+                    Ok(toml::Value::Table(mut base)) => {
+                        deep_merge(&mut base, over);
+                        toml::Value::Table(base)
+                    }
+                    _ => pv.clone(),
+                },
+                _ => pv.clone(),
+            };
             let p: ModelProviderInfo =
-                pv.clone()
+                merged
                     .try_into()
                     .map_err(|e: toml::de::Error| ConfigError::Invalid {
                         origin: origin.into(),

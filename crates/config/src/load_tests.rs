@@ -159,3 +159,18 @@ fn workspace_write_policy_from_table() {
         other => panic!("{other:?}"),
     }
 }
+
+#[test]
+fn builtin_providers_can_be_adjusted_key_by_key() {
+    let c = load_with(
+        "[model_providers.ollama]\nrequest_max_retries = 1\n",
+        &["model_providers.ollama.stream_idle_timeout_ms=5000"],
+        Default::default(),
+    )
+    .unwrap()
+    .config;
+    assert_eq!(c.model_provider.name, "Ollama");
+    assert!(c.model_provider.base_url.is_some());
+    assert_eq!(c.model_provider.request_max_retries(), 1);
+    assert_eq!(c.model_provider.stream_idle_timeout_ms, Some(5000));
+}
