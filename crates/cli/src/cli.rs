@@ -192,15 +192,36 @@ fn runtime() -> Result<tokio::runtime::Runtime, i32> {
         })
 }
 
-fn init_tracing() {
+fn init_tracing(log_file: Option<&std::path::Path>) {
+    use tracing_subscriber::fmt::writer::MakeWriterExt;
     // Logs go to stderr only (stdout carries results or protocol), quiet unless RUST_LOG.
-    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
-    let _ = tracing_subscriber::fmt()
-        .with_env_filter(filter)
-        .with_writer(std::io::stderr)
-        .with_ansi(false)
-        .try_init();
+    let filter = || {
+        tracing_subscriber::EnvFilter::try_from_default_env()
+            .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"))
+    };
+    // Server mode also keeps a log file: GUI MCP clients often discard stderr.
+    let file = log_file.and_then(|path| {
+        if let Some(dir) = path.parent() {
+            std::fs::create_dir_all(dir).ok()?;
+        }
+        let mut opts = std::fs::OpenOptions::new();
+        opts.create(true).append(true);
+        #[cfg(unix)]
+        std::os::unix::fs::OpenOptionsExt::mode(&mut opts, 0o600);
+        opts.open(path).ok()
+    });
+    let _ = match file {
+        Some(f) => tracing_subscriber::fmt()
+            .with_env_filter(filter())
+            .with_writer(std::io::stderr.and(std::sync::Mutex::new(f)))
+            .with_ansi(false)
+            .try_init(),
+        None => tracing_subscriber::fmt()
+            .with_env_filter(filter())
+            .with_writer(std::io::stderr)
+            .with_ansi(false)
+            .try_init(),
+    };
 }
 
 pub fn main_with_args(mut args: Vec<OsString>) -> i32 {
@@ -221,7 +242,11 @@ pub fn main_with_args(mut args: Vec<OsString>) -> i32 {
             return code;
         }
     };
-    init_tracing();
+    let log_file = matches!(cli.command, Some(Command::McpServer))
+        .then(|| oi_config::find_home().ok())
+        .flatten()
+        .map(|home| home.join("log").join("mcp-server.log"));
+    init_tracing(log_file.as_deref());
     let rt = match runtime() {
         Ok(rt) => rt,
         Err(code) => return code,

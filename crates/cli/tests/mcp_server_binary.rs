@@ -38,3 +38,21 @@ fn both_executables_serve_mcp() {
     assert_eq!(a["result"]["protocolVersion"], "2025-06-18");
     assert_eq!(b["result"]["capabilities"]["tools"]["listChanged"], true);
 }
+
+#[test]
+fn server_mode_also_logs_to_the_home_log_directory() {
+    let home = tempfile::tempdir().unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_interpreter"))
+        .arg("mcp-server")
+        .env("OPENINTERPRETER_HOME", home.path())
+        .env("RUST_LOG", "info")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    assert!(out.stdout.is_empty(), "logs must never reach stdout");
+    let log = std::fs::read_to_string(home.path().join("log/mcp-server.log")).unwrap();
+    assert!(log.contains("input closed"), "{log}");
+}
