@@ -89,6 +89,21 @@ pub async fn run_exec(global: GlobalArgs, args: ExecArgs) -> i32 {
     code
 }
 
+/// Start a turn with a text prompt; prints the error and returns `None` if the thread is gone.
+pub async fn submit_prompt(thread: &oi_core::Thread, prompt: String) -> Option<String> {
+    let op = Op::UserInput {
+        items: vec![UserInput::text(prompt)],
+        overrides: TurnOverrides::default(),
+    };
+    match thread.submit(op).await {
+        Ok(id) => Some(id),
+        Err(e) => {
+            eprintln!("error: {e}");
+            None
+        }
+    }
+}
+
 /// Run one turn on a thread and print it. Returns the exit code.
 pub async fn drive_turn(new: &NewThread, prompt: String, json: bool) -> i32 {
     let mut out = Output::new(json);
@@ -107,18 +122,8 @@ pub async fn drive_turn(new: &NewThread, prompt: String, json: bool) -> i32 {
             None
         }
     };
-    let turn_id = match thread
-        .submit(Op::UserInput {
-            items: vec![UserInput::text(prompt)],
-            overrides: TurnOverrides::default(),
-        })
-        .await
-    {
-        Ok(id) => id,
-        Err(e) => {
-            eprintln!("error: {e}");
-            return EXIT_FAILURE;
-        }
+    let Some(turn_id) = submit_prompt(thread, prompt).await else {
+        return EXIT_FAILURE;
     };
     let mut failed = false;
     let mut interrupted_once = false;

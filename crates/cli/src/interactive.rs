@@ -7,10 +7,7 @@ use crate::cli::{EXIT_FAILURE, EXIT_OK, GlobalArgs};
 use crate::render::HumanRenderer;
 use oi_core::{Thread, ThreadManager, ThreadManagerOptions};
 use oi_protocol::parse_command::shell_join;
-use oi_protocol::protocol::{
-    ElicitationAction, ElicitationResponse, EventMsg, Op, ReviewDecision, TurnOverrides,
-};
-use oi_protocol::user_input::UserInput;
+use oi_protocol::protocol::{ElicitationAction, ElicitationResponse, EventMsg, Op, ReviewDecision};
 use oi_thread_store::SessionSource;
 use std::io::Write;
 use tokio::sync::mpsc;
@@ -65,18 +62,8 @@ async fn run_one_turn(
     lines: &mut mpsc::UnboundedReceiver<String>,
     human: &mut HumanRenderer,
 ) -> bool {
-    let id = match thread
-        .submit(Op::UserInput {
-            items: vec![UserInput::text(prompt)],
-            overrides: TurnOverrides::default(),
-        })
-        .await
-    {
-        Ok(id) => id,
-        Err(e) => {
-            eprintln!("error: {e}");
-            return false;
-        }
+    let Some(id) = crate::exec::submit_prompt(thread, prompt).await else {
+        return false;
     };
     let mut streamed = false;
     let mut ok = true;

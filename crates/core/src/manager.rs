@@ -102,7 +102,8 @@ impl ThreadManager {
             model_provider: config.model_provider_id.clone(),
             model: config.model.clone(),
             base_instructions: config.base_instructions.clone(),
-            git: oi_thread_store::collect_git_info(&config.cwd),
+            // Filled in on the blocking pool (it runs git); see `with_git_info`.
+            git: None,
         }
     }
 
@@ -113,7 +114,7 @@ impl ThreadManager {
         let recorder: Box<dyn Recorder> = if self.inner.opts.persist {
             let store = self.store(&config.home)?;
             let meta = self.meta(id, None, &config);
-            let writer = blocking(move || store.create(meta)).await?;
+            let writer = blocking(move || store.create(with_git_info(meta))).await?;
             Box::new(StoreRecorder(writer))
         } else {
             Box::new(NoopRecorder)
@@ -192,7 +193,8 @@ impl ThreadManager {
             let store = self.store(&config.home)?;
             let prepared = self.prepare(&config).await?;
             let meta = self.meta(id, Some(source), &config);
-            let (writer, loaded) = blocking(move || store.fork(&source, meta)).await?;
+            let (writer, loaded) =
+                blocking(move || store.fork(&source, with_git_info(meta))).await?;
             let history = loaded.history();
             self.spawn(
                 id,
@@ -363,6 +365,13 @@ fn session_configured(
         initial_messages: None,
         rollout_path,
     }
+}
+
+/// Add the repository's git info to a thread's metadata. Runs `git`, so it belongs on the
+/// blocking pool, never on an async worker.
+fn with_git_info(mut meta: SessionMeta) -> SessionMeta {
+    meta.git = oi_thread_store::collect_git_info(&meta.cwd);
+    meta
 }
 
 async fn blocking<T: Send + 'static>(

@@ -66,6 +66,33 @@ async fn until_end(thread: &Thread, id: &str) -> Vec<Event> {
     }
 }
 
+/// Run a turn, answering every command approval with `decision`. Returns the commands that
+/// asked for approval.
+async fn turn_answering(
+    thread: &Thread,
+    prompt: &str,
+    decision: ReviewDecision,
+) -> Vec<Vec<String>> {
+    let id = submit(thread, prompt).await;
+    let mut asked = Vec::new();
+    loop {
+        let ev = next(thread).await;
+        if let EventMsg::ExecApprovalRequest(req) = &ev.msg {
+            asked.push(req.command.clone());
+            thread
+                .submit(Op::ExecApproval {
+                    id: req.effective_approval_id().to_string(),
+                    decision,
+                })
+                .await
+                .unwrap();
+        }
+        if ev.id == id && ev.msg.ends_turn() {
+            return asked;
+        }
+    }
+}
+
 fn last_message(evs: &[Event]) -> Option<String> {
     evs.iter().find_map(|e| match &e.msg {
         EventMsg::TaskComplete(t) => t.last_agent_message.clone(),
@@ -135,23 +162,8 @@ async fn approved_commands_run_and_denied_ones_do_not() {
         ("make it", ReviewDecision::Approved, "approved.txt", true),
         ("make another", ReviewDecision::Denied, "denied.txt", false),
     ] {
-        let id = submit(&t.thread, prompt).await;
-        loop {
-            let ev = next(&t.thread).await;
-            if let EventMsg::ExecApprovalRequest(req) = &ev.msg {
-                assert_eq!(req.command, vec!["touch".to_string(), file.to_string()]);
-                t.thread
-                    .submit(Op::ExecApproval {
-                        id: req.effective_approval_id().to_string(),
-                        decision,
-                    })
-                    .await
-                    .unwrap();
-            }
-            if ev.id == id && ev.msg.ends_turn() {
-                break;
-            }
-        }
+        let asked = turn_answering(&t.thread, prompt, decision).await;
+        assert_eq!(asked, vec![vec!["touch".to_string(), file.to_string()]]);
         assert_eq!(home.path().join(file).exists(), should_exist, "{file}");
     }
     let reqs = mock.requests();
@@ -297,25 +309,45 @@ async fn approved_for_session_is_remembered_for_the_exact_command() {
         .unwrap();
     let mut asked = Vec::new();
     for prompt in ["first", "again", "other file"] {
-        let id = submit(&t.thread, prompt).await;
-        loop {
-            let ev = next(&t.thread).await;
-            if let EventMsg::ExecApprovalRequest(req) = &ev.msg {
-                asked.push(req.command[1].clone());
-                t.thread
-                    .submit(Op::ExecApproval {
-                        id: req.effective_approval_id().to_string(),
-                        decision: ReviewDecision::ApprovedForSession,
-                    })
-                    .await
-                    .unwrap();
-            }
-            if ev.id == id && ev.msg.ends_turn() {
-                break;
-            }
+        for cmd in turn_answering(&t.thread, prompt, ReviewDecision::ApprovedForSession).await {
+            asked.push(cmd[1].clone());
         }
     }
     // Asked once for a.txt (then remembered), and again for the different command.
     assert_eq!(asked, vec!["a.txt".to_string(), "b.txt".to_string()]);
     assert!(home.path().join("a.txt").exists() && home.path().join("b.txt").exists());
+}
+
+#[tokio::test]
+async fn stored_threads_record_the_repository() {
+    let home = tempfile::tempdir().unwrap();
+    let git = |args: &[&str]| {
+        std::process::Command::new("git")
+            .args(args)
+            .current_dir(home.path())
+            .output()
+            .unwrap()
+    };
+    git(&["init", "-q", "-b", "trunk"]);
+    git(&[
+        "-c",
+        "user.name=t",
+        "-c",
+        "user.email=t@t",
+        "commit",
+        "-q",
+        "--allow-empty",
+        "-m",
+        "x",
+    ]);
+    let mock = MockModelServer::start(MockScript::turns([])).await.unwrap();
+    let m = manager(true);
+    let t = m
+        .start_thread(config(&mock, home.path(), AskForApproval::Never))
+        .await
+        .unwrap();
+    let loaded = m.store(home.path()).unwrap().load(&t.thread_id).unwrap();
+    let info = loaded.meta.git.expect("git info recorded");
+    assert_eq!(info.branch.as_deref(), Some("trunk"));
+    m.shutdown_all().await;
 }
