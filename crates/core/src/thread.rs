@@ -239,6 +239,16 @@ async fn run_actor(sess: Arc<Session>, mut rx: mpsc::UnboundedReceiver<Submissio
                     let _ = tx.send(response);
                 }
             }
+            Op::Compact => {
+                // Placeholder until context compaction lands: say so rather than ignore it.
+                sess.send(
+                    &sub.id,
+                    EventMsg::Error(oi_protocol::protocol::ErrorEvent {
+                        message: "context compaction is not available in this build".into(),
+                        codex_error_info: None,
+                    }),
+                );
+            }
             Op::Shutdown => {
                 shutdown(&sess, &sub.id, turn_task.take()).await;
                 return;

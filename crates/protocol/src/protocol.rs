@@ -65,6 +65,10 @@ pub enum Op {
         request_id: serde_json::Value,
         response: ElicitationResponse,
     },
+    /// Summarise the thread's history so far and replace it with the summary (context
+    /// compaction). Runs as a turn of its own: `task_started`, `context_compacted`,
+    /// `task_complete`. Refused with an `error` while another turn runs.
+    Compact,
     /// Finish the running turn (interrupted), flush, stop MCP servers, emit
     /// `shutdown_complete`, and end the thread.
     Shutdown,
@@ -152,6 +156,8 @@ pub enum EventMsg {
     McpToolCallProgress(McpToolCallProgressEvent),
     McpToolCallEnd(McpToolCallEndEvent),
     ElicitationRequest(ElicitationRequestEvent),
+    /// The history was replaced by a summary (automatically or after `Op::Compact`).
+    ContextCompacted(ContextCompactedEvent),
     ShutdownComplete,
 }
 
@@ -185,6 +191,7 @@ impl EventMsg {
             EventMsg::McpToolCallProgress(_) => "mcp_tool_call_progress",
             EventMsg::McpToolCallEnd(_) => "mcp_tool_call_end",
             EventMsg::ElicitationRequest(_) => "elicitation_request",
+            EventMsg::ContextCompacted(_) => "context_compacted",
             EventMsg::ShutdownComplete => "shutdown_complete",
         }
     }
@@ -320,6 +327,20 @@ pub struct RateLimitSnapshot {
     /// The raw `x-ratelimit-*` headers, lower-cased names.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub headers: BTreeMap<String, String>,
+}
+
+/// The history was compacted. Fields beyond the reference's empty payload are optional so
+/// `codex/event` consumers that expect `{}` keep working.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct ContextCompactedEvent {
+    /// Estimated tokens of the history before and after compaction.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tokens_before: Option<i64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tokens_after: Option<i64>,
+    /// `true` when the engine compacted on its own (window nearly full or an overflow error).
+    #[serde(default)]
+    pub automatic: bool,
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize)]

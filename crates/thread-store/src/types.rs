@@ -71,6 +71,7 @@ pub fn should_persist_event(ev: &EventMsg) -> bool {
         | EventMsg::McpToolCallProgress(_)
         | EventMsg::ElicitationRequest(_)
         | EventMsg::ShutdownComplete => false,
+        EventMsg::ContextCompacted(_) => true,
     }
 }
 

@@ -566,6 +566,7 @@ async fn actor(
                     );
                 }
             }
+            Op::Compact => {}
             Op::Shutdown => {
                 if let Some((turn, _)) = waiting.take() {
                     send(
