@@ -13,6 +13,8 @@ mod load;
 pub mod mcp;
 mod overrides;
 pub mod provider;
+pub mod shell_env;
+pub mod trust;
 
 pub use error::ConfigError;
 pub use load::{
@@ -20,3 +22,5 @@ pub use load::{
 };
 pub use overrides::{apply_dotted, json_to_toml, parse_cli_override, toml_to_json};
 pub use provider::ModelProviderInfo;
+pub use shell_env::{CommandEnv, ShellEnvironmentInherit, ShellEnvironmentPolicy};
+pub use trust::{Trust, TrustChange, default_trust_dir, set_trust, trust_of};

@@ -75,6 +75,10 @@ pub struct Config {
     pub profile: Option<String>,
     pub user_config_path: PathBuf,
     pub project_config_path: Option<PathBuf>,
+    /// A project config that exists but was skipped because its folder is not trusted.
+    pub untrusted_project_config: Option<PathBuf>,
+    /// `[shell_environment_policy]`: the environment of commands the model runs.
+    pub shell_environment_policy: crate::ShellEnvironmentPolicy,
     pub layers: Vec<ConfigLayer>,
 }
 
@@ -126,6 +130,8 @@ const TOP_LEVEL_KEYS: &[&str] = &[
     "mcp_oauth_credentials_store",
     "mcp_oauth_callback_port",
     "mcp_oauth_callback_url",
+    "projects",
+    "shell_environment_policy",
 ];
 
 const PROFILE_KEYS: &[&str] = &[
@@ -185,7 +191,7 @@ fn line_of(text: &str, key: &str) -> Option<usize> {
         .map(|i| i + 1)
 }
 
-fn warn_unknown(
+pub(crate) fn warn_unknown(
     table: &toml::Table,
     known: &[&str],
     prefix: &str,
@@ -341,7 +347,9 @@ pub fn load_config(opts: ConfigLoadOptions) -> Result<LoadedConfig, ConfigError>
     let user_path = home.join("config.toml");
     let mut merged = toml::Table::new();
     let mut layers = Vec::new();
+    let mut user_table = toml::Table::new();
     if let Some((t, text)) = read_layer(&user_path)? {
+        user_table = t.clone();
         let origin = user_path.display().to_string();
         warn_unknown(&t, TOP_LEVEL_KEYS, "", &origin, Some(&text), &mut warnings);
         deep_merge(&mut merged, &t);
@@ -351,7 +359,11 @@ pub fn load_config(opts: ConfigLoadOptions) -> Result<LoadedConfig, ConfigError>
             value: t,
         });
     }
-    let project_path = find_project_config(&cwd, &user_path);
+    let (project_path, untrusted_project_config) =
+        crate::trust::gate_project_config(find_project_config(&cwd, &user_path), &user_table);
+    if let Some(p) = &untrusted_project_config {
+        warnings.push(crate::trust::untrusted_notice(p));
+    }
     if let Some(p) = &project_path
         && let Some((t, text)) = read_layer(p)?
     {
@@ -439,6 +451,7 @@ pub fn load_config(opts: ConfigLoadOptions) -> Result<LoadedConfig, ConfigError>
     match typed {
         Ok(mut config) => {
             config.layers = layers;
+            config.untrusted_project_config = untrusted_project_config;
             Ok(LoadedConfig { config, warnings })
         }
         Err(ConfigError::Invalid {
@@ -717,6 +730,7 @@ fn build_config(inputs: TypedInputs<'_>) -> Result<Config, ConfigError> {
             .max(1),
     );
     let model_context_window = get_uint(t, "model_context_window", origin)?.map(|v| v as i64);
+    let shell_environment_policy = crate::shell_env::parse_policy(t, origin, warnings)?;
 
     Ok(Config {
         home,
@@ -742,6 +756,8 @@ fn build_config(inputs: TypedInputs<'_>) -> Result<Config, ConfigError> {
         profile: profile_name,
         user_config_path: user_path,
         project_config_path: project_path,
+        untrusted_project_config: None,
+        shell_environment_policy,
         layers: Vec::new(),
     })
 }

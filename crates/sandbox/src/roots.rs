@@ -1,5 +1,6 @@
-//! Which paths a policy makes writable, and which `.git` entries stay protected.
-//! Pure path logic shared by every platform; the Linux backend turns it into Landlock rules.
+//! Which paths a policy makes writable, and which `.git` and `.openinterpreter` entries stay
+//! protected. Pure path logic shared by every platform; the Linux backend turns it into
+//! Landlock rules and read-only mounts.
 
 use std::ffi::OsString;
 use std::io;
@@ -9,14 +10,22 @@ use oi_protocol::config_types::SandboxPolicy;
 
 use crate::SandboxRequest;
 
-/// Writable roots plus the `.git` entries inside them that must stay read-only.
+/// The project-config folder protected in every writable root, whatever
+/// `allow_git_writes` says: a command that could write `.openinterpreter/config.toml` could
+/// raise the sandbox of the next session there or add MCP servers that run unconfined.
+pub(crate) const CONFIG_DIR: &str = ".openinterpreter";
+
+/// Writable roots plus the `.git` and `.openinterpreter` entries inside them that must stay
+/// read-only.
 #[derive(Debug, Default)]
 pub(crate) struct Layout {
     /// Canonical (where they exist) writable roots, deduplicated, in policy order.
     pub roots: Vec<PathBuf>,
-    /// `.git` entries directly inside a root (and the target of a symlinked `.git`).
+    /// `.git` and `.openinterpreter` entries directly inside a root (and the target of such an
+    /// entry that is a symlink). A `.openinterpreter` is listed even when it does not exist yet:
+    /// creating it must be refused too.
     pub protected: Vec<PathBuf>,
-    /// Some protected `.git` is a symlink: the symlink itself can only be protected by not
+    /// Some protected entry is a symlink: the symlink itself can only be protected by not
     /// granting its parent, so the mount-namespace layout cannot be used.
     pub symlinked_git: bool,
 }
@@ -62,23 +71,31 @@ pub(crate) fn layout(req: &SandboxRequest<'_>, tmpdir: Option<OsString>) -> Layo
     let roots = writable_roots(req, tmpdir);
     let mut protected = Vec::new();
     let mut symlinked_git = false;
+    let mut names = vec![CONFIG_DIR];
     if !req.allow_git_writes {
-        for root in &roots {
-            let git = root.join(".git");
-            // A `.git` the user listed as a writable root on purpose is theirs to write.
-            if roots.contains(&git) {
+        names.push(".git");
+    }
+    for root in &roots {
+        for name in &names {
+            let entry = root.join(name);
+            // An entry the user listed as a writable root on purpose is theirs to write.
+            if roots.contains(&entry) {
                 continue;
             }
-            let Ok(meta) = std::fs::symlink_metadata(&git) else {
-                continue;
-            };
-            if meta.file_type().is_symlink() {
-                symlinked_git = true;
-                if let Ok(target) = std::fs::canonicalize(&git) {
-                    protected.push(target);
+            match std::fs::symlink_metadata(&entry) {
+                Ok(meta) if meta.file_type().is_symlink() => {
+                    symlinked_git = true;
+                    if let Ok(target) = std::fs::canonicalize(&entry) {
+                        protected.push(target);
+                    }
                 }
+                Ok(_) => {}
+                // A missing `.git` needs no protection (creating one does not let anything
+                // escape); a missing config folder does (see CONFIG_DIR).
+                Err(_) if *name == CONFIG_DIR => {}
+                Err(_) => continue,
             }
-            protected.push(git);
+            protected.push(entry);
         }
     }
     Layout {
@@ -244,5 +261,31 @@ mod tests {
         assert!(!is_path_writable(&req, None, &outside.path().join("f")));
         req.allow_git_writes = true;
         assert!(w(&req, ".git/config"));
+    }
+
+    #[test]
+    fn config_folder_is_protected_even_before_it_exists_and_with_git_writes() {
+        let cwd = tempfile::tempdir().unwrap();
+        let policy = ww(vec![], true);
+        let req = SandboxRequest {
+            policy: &policy,
+            sandbox_cwd: cwd.path(),
+            allow_git_writes: true,
+        };
+        let w = |p: &str| is_path_writable(&req, None, Path::new(p));
+        assert!(!w(".openinterpreter/config.toml"));
+        assert!(!w("./sub/../.openinterpreter"));
+        assert!(w("sub/.openinterpreter-notes.txt"));
+        let l = layout(&req, None);
+        let cwd_c = std::fs::canonicalize(cwd.path()).unwrap();
+        assert_eq!(l.protected, vec![cwd_c.join(CONFIG_DIR)]);
+        // Listing the folder itself as a writable root is an explicit choice.
+        let policy = ww(vec![cwd.path().join(CONFIG_DIR)], true);
+        std::fs::create_dir(cwd.path().join(CONFIG_DIR)).unwrap();
+        let req = SandboxRequest {
+            policy: &policy,
+            ..req
+        };
+        assert!(is_path_writable(&req, None, Path::new(".openinterpreter/config.toml")));
     }
 }

@@ -125,7 +125,8 @@ fn prepare(
     ov: Overrides,
 ) -> Result<ChildSetup, SandboxError> {
     let network = req.policy.has_network_access();
-    let layout = roots::layout(req, std::env::var_os("TMPDIR"));
+    let mut layout = roots::layout(req, std::env::var_os("TMPDIR"));
+    ensure_config_dirs(&mut layout);
     let mut grants: Vec<Grant> = landlock_rules::device_grants();
 
     let mut shield = None;
@@ -152,6 +153,29 @@ fn prepare(
         ruleset,
         filters,
     })
+}
+
+/// A protected path must exist to be protected: a read-only bind mount needs a mount point,
+/// and the sibling layout only keeps *existing* entries out of reach. So a missing
+/// `.openinterpreter` is created (empty, 0700) in each writable root before the command
+/// starts, then mounted read-only like `.git`; the command can neither create it nor write
+/// into it. A folder we cannot create is one the command (same user, fewer rights) cannot
+/// create either, so it is dropped from the mount targets rather than failing the command.
+fn ensure_config_dirs(layout: &mut Layout) {
+    use std::os::unix::fs::DirBuilderExt;
+    layout.protected.retain(|p| {
+        if std::fs::symlink_metadata(p).is_ok() {
+            return true;
+        }
+        if p.file_name() != Some(std::ffi::OsStr::new(roots::CONFIG_DIR)) {
+            return false;
+        }
+        match std::fs::DirBuilder::new().mode(0o700).create(p) {
+            Ok(()) => true,
+            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => true,
+            Err(_) => false,
+        }
+    });
 }
 
 /// Without a mount namespace, a protected `.git` can only be kept out of reach by granting its

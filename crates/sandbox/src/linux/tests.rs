@@ -346,3 +346,45 @@ async fn symlinked_git_protects_link_and_target() {
     .await;
     assert!(ok, "{err}");
 }
+
+const CONFIG_ATTACKS: &[&str] = &[
+    "mkdir -p .openinterpreter && echo 'sandbox_mode = \"danger-full-access\"' > .openinterpreter/config.toml",
+    "echo x > .openinterpreter/config.toml",
+    "rm -rf .openinterpreter",
+    "mv .openinterpreter moved",
+    "ln -s /tmp .openinterpreter/link",
+];
+
+#[tokio::test(flavor = "multi_thread")]
+async fn config_folder_cannot_be_planted_or_changed_in_either_layout() {
+    for shield in [true, false] {
+        let ov = Overrides {
+            abi: None,
+            mount_shield: Some(shield),
+        };
+        // A workspace with no config folder yet, and one with an existing config.
+        for existing in [false, true] {
+            let cwd = scratch();
+            std::fs::write(cwd.path().join("README.md"), "").unwrap();
+            if existing {
+                std::fs::create_dir(cwd.path().join(".openinterpreter")).unwrap();
+                std::fs::write(cwd.path().join(".openinterpreter/config.toml"), "model = \"m\"\n")
+                    .unwrap();
+            }
+            let p = ww(vec![]);
+            for script in CONFIG_ATTACKS {
+                let (ok, _, _) = run(&p, cwd.path(), ov, &["sh", "-c", script]).await;
+                assert!(!ok, "`{script}` must fail (shield {shield}, existing {existing})");
+            }
+            let config = cwd.path().join(".openinterpreter/config.toml");
+            if existing {
+                assert_eq!(std::fs::read_to_string(&config).unwrap(), "model = \"m\"\n");
+            } else {
+                assert!(!config.exists(), "planted config must not exist");
+            }
+            // The rest of the workspace stays writable.
+            let (ok, _, err) = run(&p, cwd.path(), ov, &["sh", "-c", "echo ok > README.md"]).await;
+            assert!(ok, "workspace files stay writable (shield {shield}): {err}");
+        }
+    }
+}

@@ -1,0 +1,418 @@
+//! `[shell_environment_policy]`: which environment variables the commands the model runs see.
+//!
+//! Same keys and order as Codex: start from `inherit` (`all`, `core` or `none`), drop names
+//! containing `KEY`, `SECRET` or `TOKEN` unless `ignore_default_excludes`, drop `exclude`
+//! patterns, add `set`, then keep only `include_only` patterns (when any). Patterns are globs
+//! (`*`, `?`, `[...]`) matched against the whole name, case-insensitively.
+//!
+//! On top of the policy, [`CommandEnv`] removes the variables that hold the credentials this
+//! process itself uses (the active provider's key and header variables, every MCP server's
+//! bearer-token and header variables) and any variable carrying one of their values, whatever
+//! the policy says: the model must never be able to read them with `env`.
+
+use crate::mcp::McpServerTransportConfig;
+use crate::{Config, ConfigError};
+use globset::{GlobBuilder, GlobMatcher};
+use std::collections::{BTreeMap, HashMap};
+
+/// `inherit`: the starting set of variables.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum ShellEnvironmentInherit {
+    /// Every variable of this process.
+    #[default]
+    All,
+    /// Only [`CORE_VARS`] (and `LC_*`).
+    Core,
+    /// Nothing: only what `set` adds.
+    None,
+}
+
+/// Variables `inherit = "core"` keeps: what shells and common tools need to behave.
+pub const CORE_VARS: &[&str] = &[
+    "HOME", "LOGNAME", "PATH", "SHELL", "USER", "USERNAME", "TMPDIR", "TEMP", "TMP", "LANG",
+    "LANGUAGE", "TERM", "TZ",
+];
+
+/// Substrings that mark a secret-looking name for the default excludes.
+const DEFAULT_EXCLUDES: &[&str] = &["*KEY*", "*SECRET*", "*TOKEN*"];
+
+/// The parsed `[shell_environment_policy]` table.
+#[derive(Clone, Debug, Default)]
+pub struct ShellEnvironmentPolicy {
+    pub inherit: ShellEnvironmentInherit,
+    /// Keep names containing KEY/SECRET/TOKEN (off by default).
+    pub ignore_default_excludes: bool,
+    pub exclude: Vec<EnvPattern>,
+    pub set: BTreeMap<String, String>,
+    pub include_only: Vec<EnvPattern>,
+}
+
+/// A case-insensitive glob over variable names.
+#[derive(Clone, Debug)]
+pub struct EnvPattern {
+    raw: String,
+    matcher: GlobMatcher,
+}
+
+impl EnvPattern {
+    /// Compile `raw`; the error says what is wrong with the pattern.
+    pub fn new(raw: &str) -> Result<Self, String> {
+        let glob = GlobBuilder::new(raw)
+            .case_insensitive(true)
+            .literal_separator(false)
+            .build()
+            .map_err(|e| format!("invalid pattern `{raw}`: {e}"))?;
+        Ok(EnvPattern {
+            raw: raw.to_string(),
+            matcher: glob.compile_matcher(),
+        })
+    }
+
+    pub fn matches(&self, name: &str) -> bool {
+        self.matcher.is_match(name)
+    }
+
+    /// The pattern as written.
+    pub fn as_str(&self) -> &str {
+        &self.raw
+    }
+}
+
+/// Keys of the table, for unknown-key warnings.
+pub(crate) const KEYS: &[&str] = &[
+    "inherit",
+    "ignore_default_excludes",
+    "exclude",
+    "set",
+    "include_only",
+];
+
+impl ShellEnvironmentPolicy {
+    /// Parse the table. Errors are `(key, message)` for the caller to place in a file.
+    pub(crate) fn from_toml(t: &toml::Table) -> Result<Self, (String, String)> {
+        let err = |k: &str, m: String| (format!("shell_environment_policy.{k}"), m);
+        let inherit = match t.get("inherit") {
+            None => ShellEnvironmentInherit::All,
+            Some(toml::Value::String(s)) => match s.as_str() {
+                "all" => ShellEnvironmentInherit::All,
+                "core" => ShellEnvironmentInherit::Core,
+                "none" => ShellEnvironmentInherit::None,
+                other => {
+                    return Err(err(
+                        "inherit",
+                        format!("unknown value `{other}`; expected \"all\", \"core\" or \"none\""),
+                    ));
+                }
+            },
+            Some(v) => {
+                return Err(err(
+                    "inherit",
+                    format!("expected \"all\", \"core\" or \"none\", found {}", v.type_str()),
+                ));
+            }
+        };
+        let ignore_default_excludes = match t.get("ignore_default_excludes") {
+            None => false,
+            Some(toml::Value::Boolean(b)) => *b,
+            Some(v) => {
+                return Err(err(
+                    "ignore_default_excludes",
+                    format!("expected true or false, found {v}"),
+                ));
+            }
+        };
+        let patterns = |key: &str| -> Result<Vec<EnvPattern>, (String, String)> {
+            match t.get(key) {
+                None => Ok(Vec::new()),
+                Some(toml::Value::Array(a)) => a
+                    .iter()
+                    .map(|v| match v.as_str() {
+                        Some(s) => EnvPattern::new(s).map_err(|m| err(key, m)),
+                        None => Err(err(
+                            key,
+                            format!("expected an array of name patterns like [\"AWS_*\"], found {v}"),
+                        )),
+                    })
+                    .collect(),
+                Some(v) => Err(err(
+                    key,
+                    format!("expected an array of name patterns like [\"AWS_*\"], found {}", v.type_str()),
+                )),
+            }
+        };
+        let exclude = patterns("exclude")?;
+        let include_only = patterns("include_only")?;
+        let set = match t.get("set") {
+            None => BTreeMap::new(),
+            Some(toml::Value::Table(s)) => s
+                .iter()
+                .map(|(k, v)| match v {
+                    toml::Value::String(s) => Ok((k.clone(), s.clone())),
+                    toml::Value::Integer(_) | toml::Value::Float(_) | toml::Value::Boolean(_) => {
+                        Ok((k.clone(), v.to_string()))
+                    }
+                    other => Err(err(
+                        &format!("set.{k}"),
+                        format!("expected a string value, found {}", other.type_str()),
+                    )),
+                })
+                .collect::<Result<_, _>>()?,
+            Some(v) => {
+                return Err(err(
+                    "set",
+                    format!("expected a table like {{ NAME = \"value\" }}, found {}", v.type_str()),
+                ));
+            }
+        };
+        Ok(ShellEnvironmentPolicy {
+            inherit,
+            ignore_default_excludes,
+            exclude,
+            set,
+            include_only,
+        })
+    }
+
+    /// Apply the policy to `vars` (the environment of this process), in Codex's order:
+    /// inherit → default excludes → exclude → set → include_only.
+    pub fn apply(&self, vars: impl IntoIterator<Item = (String, String)>) -> HashMap<String, String> {
+        let mut env: HashMap<String, String> = match self.inherit {
+            ShellEnvironmentInherit::All => vars.into_iter().collect(),
+            ShellEnvironmentInherit::Core => vars
+                .into_iter()
+                .filter(|(k, _)| is_core(k))
+                .collect(),
+            ShellEnvironmentInherit::None => HashMap::new(),
+        };
+        if !self.ignore_default_excludes {
+            let defaults: Vec<EnvPattern> = DEFAULT_EXCLUDES
+                .iter()
+                .filter_map(|p| EnvPattern::new(p).ok())
+                .collect();
+            env.retain(|k, _| !defaults.iter().any(|p| p.matches(k)));
+        }
+        env.retain(|k, _| !self.exclude.iter().any(|p| p.matches(k)));
+        for (k, v) in &self.set {
+            env.insert(k.clone(), v.clone());
+        }
+        if !self.include_only.is_empty() {
+            env.retain(|k, _| self.include_only.iter().any(|p| p.matches(k)));
+        }
+        env
+    }
+}
+
+fn is_core(name: &str) -> bool {
+    CORE_VARS.contains(&name) || name.starts_with("LC_")
+}
+
+/// Read `[shell_environment_policy]` from the merged config (absent: the defaults).
+pub(crate) fn parse_policy(
+    t: &toml::Table,
+    origin: &str,
+    warnings: &mut Vec<String>,
+) -> Result<ShellEnvironmentPolicy, ConfigError> {
+    let table = match t.get("shell_environment_policy") {
+        None => return Ok(ShellEnvironmentPolicy::default()),
+        Some(toml::Value::Table(p)) => p,
+        Some(v) => {
+            return Err(ConfigError::Invalid {
+                origin: origin.into(),
+                key: "shell_environment_policy".into(),
+                message: format!(
+                    "expected a table like [shell_environment_policy] inherit = \"core\", found {}",
+                    v.type_str()
+                ),
+            });
+        }
+    };
+    crate::load::warn_unknown(
+        table,
+        KEYS,
+        "shell_environment_policy.",
+        origin,
+        None,
+        warnings,
+    );
+    ShellEnvironmentPolicy::from_toml(table).map_err(|(key, message)| ConfigError::Invalid {
+        origin: origin.into(),
+        key,
+        message,
+    })
+}
+
+impl Config {
+    /// Names of the variables holding this process's own credentials: the active provider's
+    /// `env_key` and `env_http_headers` variables, and every MCP server's
+    /// `bearer_token_env_var` and `env_http_headers` variables.
+    pub fn secret_env_names(&self) -> Vec<String> {
+        let mut names = Vec::new();
+        let p = &self.model_provider;
+        names.extend(p.env_key.iter().cloned());
+        if let Some(h) = &p.env_http_headers {
+            names.extend(h.values().cloned());
+        }
+        for server in self.mcp_servers.values() {
+            if let McpServerTransportConfig::StreamableHttp {
+                bearer_token_env_var,
+                env_http_headers,
+                ..
+            } = &server.transport
+            {
+                names.extend(bearer_token_env_var.iter().cloned());
+                names.extend(env_http_headers.values().cloned());
+            }
+        }
+        names.sort();
+        names.dedup();
+        names
+    }
+
+    /// The environment for a command the model runs, from this process's environment:
+    /// `[shell_environment_policy]` applied, then this process's credentials removed.
+    pub fn command_env(&self) -> HashMap<String, String> {
+        let vars = std::env::vars_os().filter_map(|(k, v)| Some((k.into_string().ok()?, v.into_string().ok()?)));
+        CommandEnv {
+            secret_names: self.secret_env_names(),
+        }
+        .build(&self.shell_environment_policy, vars)
+    }
+}
+
+/// The environment for commands the model runs: the policy's result minus this process's own
+/// credentials. Build it with [`crate::Config::command_env`].
+#[derive(Clone, Debug, Default)]
+pub struct CommandEnv {
+    /// Names of variables that hold credentials of this process.
+    pub secret_names: Vec<String>,
+}
+
+impl CommandEnv {
+    /// `policy` applied to `vars`, with every secret variable removed, and every variable whose
+    /// value equals a secret's value (a copy under another name) removed too.
+    pub fn build(
+        &self,
+        policy: &ShellEnvironmentPolicy,
+        vars: impl IntoIterator<Item = (String, String)>,
+    ) -> HashMap<String, String> {
+        let vars: Vec<(String, String)> = vars.into_iter().collect();
+        // Values shorter than this are too common ("1", "true") to treat as a secret's copy.
+        const MIN_SECRET_LEN: usize = 8;
+        let secret_values: Vec<String> = vars
+            .iter()
+            .filter(|(k, v)| self.secret_names.contains(k) && v.len() >= MIN_SECRET_LEN)
+            .map(|(_, v)| v.clone())
+            .collect();
+        let mut env = policy.apply(vars);
+        env.retain(|k, v| !self.secret_names.contains(k) && !secret_values.contains(v));
+        env
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn vars(pairs: &[(&str, &str)]) -> Vec<(String, String)> {
+        pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect()
+    }
+
+    fn policy(text: &str) -> ShellEnvironmentPolicy {
+        ShellEnvironmentPolicy::from_toml(&text.parse::<toml::Table>().unwrap()).unwrap()
+    }
+
+    fn names(env: &HashMap<String, String>) -> Vec<String> {
+        let mut v: Vec<String> = env.keys().cloned().collect();
+        v.sort();
+        v
+    }
+
+    const HOST: &[(&str, &str)] = &[
+        ("PATH", "/usr/bin"),
+        ("HOME", "/home/u"),
+        ("LC_ALL", "C.UTF-8"),
+        ("GITHUB_TOKEN", "ghp_xxxxxxxxxxxx"),
+        ("AWS_SECRET_ACCESS_KEY", "aws-secret-value"),
+        ("my_api_key", "k"),
+        ("Monkey", "banana"),
+        ("CARGO_HOME", "/c"),
+        ("AWS_REGION", "eu-west-1"),
+    ];
+
+    #[test]
+    fn default_policy_keeps_everything_but_secret_looking_names() {
+        let env = ShellEnvironmentPolicy::default().apply(vars(HOST));
+        // Case-insensitive: "Monkey" contains "key".
+        assert_eq!(
+            names(&env),
+            ["AWS_REGION", "CARGO_HOME", "HOME", "LC_ALL", "PATH"]
+        );
+    }
+
+    #[test]
+    fn inherit_core_and_none() {
+        let env = policy("inherit = \"core\"").apply(vars(HOST));
+        assert_eq!(names(&env), ["HOME", "LC_ALL", "PATH"]);
+        let env = policy("inherit = \"none\"\nset = { A = \"1\" }").apply(vars(HOST));
+        assert_eq!(names(&env), ["A"]);
+    }
+
+    #[test]
+    fn order_is_inherit_defaults_exclude_set_include_only() {
+        // `set` comes after the default excludes, so an explicit secret-looking name survives;
+        // `include_only` runs last, so it can still remove what `set` added.
+        let p = policy(
+            "exclude = [\"aws_*\"]\nset = { MY_TOKEN = \"t\", EXTRA = \"e\" }\ninclude_only = [\"PATH\", \"*_token\", \"HOME\"]",
+        );
+        assert_eq!(names(&p.apply(vars(HOST))), ["HOME", "MY_TOKEN", "PATH"]);
+        let p = policy("ignore_default_excludes = true\nexclude = [\"AWS_?EGION\", \"m*\"]");
+        assert_eq!(
+            names(&p.apply(vars(HOST))),
+            [
+                "AWS_SECRET_ACCESS_KEY",
+                "CARGO_HOME",
+                "GITHUB_TOKEN",
+                "HOME",
+                "LC_ALL",
+                "PATH"
+            ]
+        );
+    }
+
+    #[test]
+    fn bad_values_name_the_key() {
+        let bad = |text: &str| {
+            ShellEnvironmentPolicy::from_toml(&text.parse::<toml::Table>().unwrap()).unwrap_err()
+        };
+        let (k, m) = bad("inherit = \"some\"");
+        assert_eq!(k, "shell_environment_policy.inherit");
+        assert!(m.contains("\"core\""), "{m}");
+        let (k, _) = bad("exclude = \"AWS_*\"");
+        assert_eq!(k, "shell_environment_policy.exclude");
+        let (_, m) = bad("include_only = [\"[\"]");
+        assert!(m.contains("invalid pattern `[`"), "{m}");
+        let (k, _) = bad("set = { A = [1] }");
+        assert_eq!(k, "shell_environment_policy.set.A");
+    }
+
+    #[test]
+    fn own_credentials_never_pass_whatever_the_policy() {
+        let host = vars(&[
+            ("PATH", "/usr/bin"),
+            ("PROVIDER_CRED", "sk-live-1234567890"),
+            ("COPY_OF_IT", "sk-live-1234567890"),
+            ("MCP_BEARER", "bearer-abcdefgh"),
+            ("SHORT", "1"),
+            ("FLAG", "1"),
+        ]);
+        let open = policy("ignore_default_excludes = true\nset = { MCP_BEARER = \"x\" }");
+        let ce = CommandEnv {
+            secret_names: vec!["PROVIDER_CRED".into(), "MCP_BEARER".into(), "SHORT".into()],
+        };
+        let env = ce.build(&open, host);
+        assert_eq!(names(&env), ["FLAG", "PATH"]);
+    }
+}
