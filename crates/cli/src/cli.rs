@@ -75,6 +75,17 @@ pub enum Command {
         #[command(subcommand)]
         command: SessionsCommand,
     },
+    /// Trust a project folder, so its `.openinterpreter/config.toml` applies (default: the
+    /// repository root of the working directory).
+    Trust {
+        /// The folder to trust.
+        dir: Option<PathBuf>,
+    },
+    /// Stop trusting a project folder: its `.openinterpreter/config.toml` is ignored again.
+    Untrust {
+        /// The folder to stop trusting.
+        dir: Option<PathBuf>,
+    },
     /// Manage MCP servers (`[mcp_servers.*]`): add, list, get, remove, login, logout.
     Mcp {
         #[command(subcommand)]
@@ -200,15 +211,27 @@ fn init_tracing(log_file: Option<&std::path::Path>) {
             .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"))
     };
     // Server mode also keeps a log file: GUI MCP clients often discard stderr.
+    // The log may quote prompts and tool output: owner-only (0600 in a 0700 folder), and a
+    // file left more open by an older version is tightened.
     let file = log_file.and_then(|path| {
         if let Some(dir) = path.parent() {
-            std::fs::create_dir_all(dir).ok()?;
+            let mut b = std::fs::DirBuilder::new();
+            b.recursive(true);
+            #[cfg(unix)]
+            std::os::unix::fs::DirBuilderExt::mode(&mut b, 0o700);
+            b.create(dir).ok()?;
         }
         let mut opts = std::fs::OpenOptions::new();
         opts.create(true).append(true);
         #[cfg(unix)]
         std::os::unix::fs::OpenOptionsExt::mode(&mut opts, 0o600);
-        opts.open(path).ok()
+        let f = opts.open(path).ok()?;
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            let _ = f.set_permissions(std::fs::Permissions::from_mode(0o600));
+        }
+        Some(f)
     });
     let _ = match file {
         Some(f) => tracing_subscriber::fmt()
@@ -258,6 +281,8 @@ pub fn main_with_args(mut args: Vec<OsString>) -> i32 {
             rt.block_on(crate::sessions::run_sessions(cli.global, command))
         }
         Some(Command::Sandbox(args)) => rt.block_on(crate::sandbox_cmd::run(cli.global, args)),
+        Some(Command::Trust { dir }) => crate::trust_cmd::run(&cli.global, dir, true),
+        Some(Command::Untrust { dir }) => crate::trust_cmd::run(&cli.global, dir, false),
         Some(Command::Mcp { command }) => {
             let cli_overrides = match cli.global.cli_overrides() {
                 Ok(o) => o,

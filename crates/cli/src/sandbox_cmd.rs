@@ -1,5 +1,6 @@
 //! `interpreter sandbox [-s MODE] -- CMD ARGS...`: run one command exactly as the agent's
-//! commands would run, so users can check a policy. Exits with the command's exit code.
+//! commands would run (same sandbox, same environment policy), so users can check a policy.
+//! Exits with the command's exit code.
 
 use crate::cli::{EXIT_FAILURE, GlobalArgs, SandboxArgs};
 use oi_sandbox::SandboxRequest;
@@ -14,7 +15,10 @@ pub async fn run(global: GlobalArgs, args: SandboxArgs) -> i32 {
         sandbox_cwd: &cfg.cwd,
         allow_git_writes: cfg.allow_git_writes,
     };
-    match oi_sandbox::run_sandboxed(&args.command, &cfg.cwd, &req).await {
+    // The same environment the agent's commands get: [shell_environment_policy] applied and
+    // this process's credentials removed.
+    let env = cfg.command_env();
+    match oi_sandbox::run_sandboxed_with_env(&args.command, &cfg.cwd, &req, Some(&env)).await {
         Ok(code) => code,
         // Unsupported (fail closed) and setup errors both say why and how to proceed.
         Err(e) => {

@@ -277,6 +277,8 @@ fn project_config_and_overrides_are_listed_but_not_edited() {
         "[mcp_servers.proj]\ncommand = \"proj-mcp\"\n",
     )
     .unwrap();
+    // Project config applies only in a trusted folder.
+    env.ok(&["trust"]);
     env.ok(&["mcp", "add", "user1", "--", "user-mcp"]);
     let json: serde_json::Value = serde_json::from_str(&env.ok(&[
         "mcp",

@@ -3,7 +3,7 @@
 
 use oi_protocol::config_types::SandboxPolicy;
 use oi_protocol::protocol::ExecOutputStream;
-use std::collections::VecDeque;
+use std::collections::{HashMap, VecDeque};
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::time::{Duration, Instant};
@@ -23,6 +23,9 @@ pub(crate) struct ExecParams<'a> {
     pub timeout: Duration,
     /// `None`: run without a sandbox (danger-full-access or an approved escalation).
     pub sandbox: Option<(&'a SandboxPolicy, &'a Path, bool)>,
+    /// The command's whole environment (`[shell_environment_policy]` applied, credentials
+    /// removed); `None` inherits this process's environment (tests only).
+    pub env: Option<&'a HashMap<String, String>>,
 }
 
 pub(crate) struct ExecOutput {
@@ -106,6 +109,9 @@ pub(crate) async fn run_exec(
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .kill_on_drop(true);
+    if let Some(env) = params.env {
+        cmd.env_clear().envs(env);
+    }
     // Own process group, so a timeout or interrupt stops everything the command started.
     #[cfg(unix)]
     cmd.process_group(0);
@@ -282,6 +288,7 @@ mod tests {
                 cwd: Path::new("/"),
                 timeout: Duration::from_secs(30),
                 sandbox: None,
+                env: None,
             },
             |_, _| chunks += 1,
             &CancellationToken::new(),
@@ -303,6 +310,7 @@ mod tests {
                 cwd: Path::new("/"),
                 timeout: Duration::from_millis(200),
                 sandbox: None,
+                env: None,
             },
             |_, _| {},
             &CancellationToken::new(),
@@ -325,6 +333,7 @@ mod tests {
                 cwd: dir.path(),
                 timeout: Duration::from_secs(5),
                 sandbox: Some((&SandboxPolicy::ReadOnly, dir.path(), false)),
+                env: None,
             },
             |_, _| {},
             &CancellationToken::new(),

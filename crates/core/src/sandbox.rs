@@ -56,6 +56,10 @@ mod tests {
         assert!(is_path_writable(&p, &cwd, false, &cwd.join("a/b.txt")));
         assert!(!is_path_writable(&p, &cwd, false, &cwd.join(".git/config")));
         assert!(is_path_writable(&p, &cwd, true, &cwd.join(".git/config")));
+        // The project config folder stays out of reach even when git writes are allowed, so
+        // the engine's own patch writer refuses to plant a config without an approval.
+        let planted = cwd.join(".openinterpreter/config.toml");
+        assert!(!is_path_writable(&p, &cwd, true, &planted));
         assert!(!is_path_writable(&p, &cwd, false, Path::new("/etc/passwd")));
         assert!(!is_path_writable(
             &SandboxPolicy::ReadOnly,

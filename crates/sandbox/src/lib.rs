@@ -131,6 +131,17 @@ pub async fn run_sandboxed(
     cwd: &Path,
     req: &SandboxRequest<'_>,
 ) -> Result<i32, SandboxError> {
+    run_sandboxed_with_env(argv, cwd, req, None).await
+}
+
+/// [`run_sandboxed`] with the command's whole environment given (`None` inherits this
+/// process's), so `interpreter sandbox` shows what the agent's commands would see.
+pub async fn run_sandboxed_with_env(
+    argv: &[String],
+    cwd: &Path,
+    req: &SandboxRequest<'_>,
+    env: Option<&std::collections::HashMap<String, String>>,
+) -> Result<i32, SandboxError> {
     let Some((program, args)) = argv.split_first() else {
         return Err(SandboxError::Setup(
             "no command given: pass the command after `--`, e.g. `interpreter sandbox -- ls`"
@@ -139,6 +150,9 @@ pub async fn run_sandboxed(
     };
     let mut cmd = tokio::process::Command::new(program);
     cmd.args(args).current_dir(cwd).kill_on_drop(true);
+    if let Some(env) = env {
+        cmd.env_clear().envs(env);
+    }
     confine(&mut cmd, req)?;
     let status = cmd.status().await.map_err(|source| SandboxError::Spawn {
         program: program.clone(),

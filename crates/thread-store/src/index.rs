@@ -97,6 +97,8 @@ fn bytes_path(b: Vec<u8>) -> PathBuf {
 /// Opens the database and makes sure it has the current schema. Returns whether the
 /// tables were (re)created, i.e. the index is empty and must be filled by a rebuild.
 fn open_conn(path: &Path) -> rusqlite::Result<(Connection, bool)> {
+    // Owner-only before SQLite touches it; a failure here resurfaces from `open` with a message.
+    let _ = crate::private::prepare_database(path);
     let conn = Connection::open(path)?;
     conn.busy_timeout(BUSY_TIMEOUT)?;
     // The first statements touch the file header, so a garbage file fails here.

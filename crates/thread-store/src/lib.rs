@@ -21,6 +21,7 @@ mod error;
 mod git;
 mod index;
 mod loaded;
+mod private;
 mod rollout;
 mod sidecar;
 mod store;

@@ -83,10 +83,7 @@ fn append(path: &Path, mut obj: Map<String, Value>, id: &ThreadId) -> Result<(),
     );
     let mut line = Value::Object(obj).to_string();
     line.push('\n');
-    let mut file = OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(path)
+    let mut file = crate::private::open(OpenOptions::new().create(true).append(true), path)
         .map_err(|e| StoreError::io(path, e))?;
     // One write of a whole line, like the rollouts: concurrent appenders never interleave.
     file.write_all(line.as_bytes())

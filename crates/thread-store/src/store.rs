@@ -63,7 +63,9 @@ impl ThreadStore {
     /// directories are only picked up by [`ThreadStore::rebuild_index`].
     pub fn open(home: &Path) -> Result<Self, StoreError> {
         let sessions = home.join(SESSIONS_DIR);
-        std::fs::create_dir_all(&sessions).map_err(|e| StoreError::io(&sessions, e))?;
+        crate::private::create_dir_all(&sessions).map_err(|e| StoreError::io(&sessions, e))?;
+        // The home also holds credentials and logs: owner-only like the store itself.
+        crate::private::tighten(home, crate::private::DIR_MODE);
         let (index, fresh) = Index::open(&home.join(INDEX_FILE))?;
         let store = ThreadStore {
             inner: Arc::new(Inner {
@@ -127,12 +129,9 @@ impl ThreadStore {
         }
         let path = rollout_path(&self.inner.sessions, created, &meta.id);
         if let Some(dir) = path.parent() {
-            std::fs::create_dir_all(dir).map_err(|e| StoreError::io(dir, e))?;
+            crate::private::create_dir_all(dir).map_err(|e| StoreError::io(dir, e))?;
         }
-        let file = OpenOptions::new()
-            .append(true)
-            .create_new(true)
-            .open(&path)
+        let file = crate::private::open(OpenOptions::new().append(true).create_new(true), &path)
             .map_err(|e| StoreError::io(&path, e))?;
         lock(&file, &meta.id, &path)?;
         let mut writer =
@@ -251,9 +250,7 @@ impl ThreadStore {
     /// `turn_aborted(interrupted)` record, since the process running it is gone.
     pub fn resume(&self, id: &ThreadId) -> Result<(RolloutWriter, LoadedThread), StoreError> {
         let path = self.resolve_path(id)?;
-        let file = OpenOptions::new()
-            .append(true)
-            .open(&path)
+        let file = crate::private::open(OpenOptions::new().append(true), &path)
             .map_err(|e| StoreError::io(&path, e))?;
         lock(&file, id, &path)?;
         let parsed = read_rollout(&path)?;

@@ -277,6 +277,8 @@ async fn run_once(
     );
     let mut deltas = 0usize;
     let b64 = base64::engine::general_purpose::STANDARD;
+    // Built per command, so a policy or credential change in a reloaded config applies at once.
+    let env = config.command_env();
     let result = run_exec(
         ExecParams {
             argv,
@@ -287,6 +289,7 @@ async fn run_once(
                 config.cwd.as_path(),
                 config.allow_git_writes,
             )),
+            env: Some(&env),
         },
         |stream, bytes| {
             if deltas < MAX_DELTA_EVENTS {
