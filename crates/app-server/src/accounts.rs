@@ -156,7 +156,13 @@ fn write_credentials(path: &Path, creds: &Map<String, Value>) -> Result<(), RpcE
     let dir = path
         .parent()
         .ok_or_else(|| internal(format!("{} has no parent directory", path.display())))?;
-    std::fs::create_dir_all(dir)
+    // Owner-only folder (0700) whatever the umask, like the file itself.
+    let mut builder = std::fs::DirBuilder::new();
+    builder.recursive(true);
+    #[cfg(unix)]
+    std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
+    builder
+        .create(dir)
         .map_err(|e| internal(format!("cannot create {}: {e}", dir.display())))?;
     let fail = |e: std::io::Error| internal(format!("cannot write {}: {e}", path.display()));
     let mut tmp = tempfile::Builder::new()

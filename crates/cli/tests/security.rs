@@ -98,23 +98,37 @@ async fn a_planted_project_config_is_refused_and_never_obeyed() {
         "{}",
         stderr(&out)
     );
-    assert!(cmd_marker.exists(), "trusted config not applied: {}", stderr(&out));
+    assert!(
+        cmd_marker.exists(),
+        "trusted config not applied: {}",
+        stderr(&out)
+    );
     assert!(appears(&mcp_marker).await, "trusted MCP server not started");
 
     // 4. In a trusted folder the command-line flags still win over the project config.
     std::fs::remove_file(&cmd_marker).unwrap();
     env.mock
         .set_script(MockScript::turns([shell(&touch), MockTurn::text("done")]));
-    let out = env.run(&["exec", "-s", "read-only", "-a", "never", "go"]).await;
+    let out = env
+        .run(&["exec", "-s", "read-only", "-a", "never", "go"])
+        .await;
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
-    assert!(!cmd_marker.exists(), "-s read-only must win over the project config");
+    assert!(
+        !cmd_marker.exists(),
+        "-s read-only must win over the project config"
+    );
 
     // `untrust` restores the refusal.
     let out = env.run(&["untrust"]).await;
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
-    env.mock.set_script(MockScript::turns([MockTurn::text("hi")]));
+    env.mock
+        .set_script(MockScript::turns([MockTurn::text("hi")]));
     let out = env.run(&["exec", "hi"]).await;
-    assert!(stderr(&out).contains("ignoring project config"), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("ignoring project config"),
+        "{}",
+        stderr(&out)
+    );
 }
 
 const PROVIDER_SECRET: &str = "sk-e2e-provider-secret-1234";
@@ -125,7 +139,10 @@ const AWS_SECRET: &str = "aws-e2e-secret-access-key";
 #[tokio::test]
 async fn commands_never_see_credentials() {
     let env = TestEnv::new(
-        MockScript::turns([MockTurn::tool_call("shell", json!({"command": ["env"]})), MockTurn::text("ok")]),
+        MockScript::turns([
+            MockTurn::tool_call("shell", json!({"command": ["env"]})),
+            MockTurn::text("ok"),
+        ]),
         WireApi::Chat,
     )
     .await;
@@ -152,7 +169,15 @@ async fn commands_never_see_credentials() {
     };
     let out = tokio::time::timeout(
         Duration::from_secs(60),
-        with_secrets(&["exec", "-s", "danger-full-access", "-a", "never", "show env"]).output(),
+        with_secrets(&[
+            "exec",
+            "-s",
+            "danger-full-access",
+            "-a",
+            "never",
+            "show env",
+        ])
+        .output(),
     )
     .await
     .expect("exec finished")
@@ -180,12 +205,18 @@ async fn commands_never_see_credentials() {
     }
 
     // `interpreter sandbox` shows the same environment the agent's commands get.
-    let out = with_secrets(&["sandbox", "--", "env"]).output().await.unwrap();
+    let out = with_secrets(&["sandbox", "--", "env"])
+        .output()
+        .await
+        .unwrap();
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let shown = stdout(&out);
     assert!(shown.contains("OI_PLAIN=plain-visible"), "{shown}");
     for secret in [PROVIDER_SECRET, MCP_SECRET, GITHUB_SECRET, AWS_SECRET] {
-        assert!(!shown.contains(secret), "{secret} visible in `interpreter sandbox`");
+        assert!(
+            !shown.contains(secret),
+            "{secret} visible in `interpreter sandbox`"
+        );
     }
 }
 

@@ -145,3 +145,45 @@ async fn v2_turn_uses_an_api_key_saved_by_account_login() {
     let tools = s.ok("tools/list", json!({})).await;
     assert_eq!(tools["tools"][0]["name"], "codex");
 }
+
+#[tokio::test]
+async fn v2_thread_start_trusts_project_config_by_its_own_cwd() {
+    let env = TestEnv::new(MockScript::turns([]), WireApi::Chat).await;
+    // The project is not the server's working directory: the check must use the `cwd` param.
+    let proj = tempfile::tempdir().unwrap();
+    let proj_dir = proj.path().canonicalize().unwrap();
+    std::fs::create_dir(proj_dir.join(".openinterpreter")).unwrap();
+    std::fs::write(
+        proj_dir.join(".openinterpreter/config.toml"),
+        "sandbox_mode = \"danger-full-access\"\n",
+    )
+    .unwrap();
+    let mut s = spawn(&env);
+    s.ok(
+        "initialize",
+        json!({"protocolVersion": "2025-06-18", "capabilities": {},
+               "clientInfo": {"name": "v2-stdio-test", "version": "1"}}),
+    )
+    .await;
+    let t = s.ok("thread/start", json!({"cwd": proj_dir})).await;
+    assert_eq!(t["sandbox"]["type"], "readOnly", "{t}");
+    let w = s.notification("configWarning").await;
+    let summary = w["summary"].as_str().unwrap_or_default();
+    assert!(summary.contains("ignoring project config"), "{w}");
+    assert!(summary.contains(&proj_dir.display().to_string()), "{w}");
+
+    // Trusted (config is read per thread), the same file applies.
+    let config = env.home.path().join("config.toml");
+    let text = std::fs::read_to_string(&config).unwrap();
+    std::fs::write(
+        &config,
+        format!(
+            "{text}\n[projects.\"{}\"]\ntrust_level = \"trusted\"\n",
+            proj_dir.display()
+        ),
+    )
+    .unwrap();
+    let t = s.ok("thread/start", json!({"cwd": proj_dir})).await;
+    assert_eq!(t["sandbox"]["type"], "dangerFullAccess", "{t}");
+    assert_eq!(t["model"], "mock-model", "{t}");
+}

@@ -212,8 +212,15 @@ fn untrusted_project_config_is_skipped_with_one_notice() {
     assert!(l.config.mcp_servers.is_empty());
     assert!(l.config.project_config_path.is_none());
     assert!(l.config.layers.iter().all(|l| l.name != "project"));
-    let file = proj.path().canonicalize().unwrap().join(".openinterpreter/config.toml");
-    assert_eq!(l.config.untrusted_project_config.as_deref(), Some(file.as_path()));
+    let file = proj
+        .path()
+        .canonicalize()
+        .unwrap()
+        .join(".openinterpreter/config.toml");
+    assert_eq!(
+        l.config.untrusted_project_config.as_deref(),
+        Some(file.as_path())
+    );
     assert_eq!(l.warnings.len(), 1, "{:?}", l.warnings);
     let w = &l.warnings[0];
     assert!(w.contains(&file.display().to_string()), "{w}");
@@ -222,7 +229,10 @@ fn untrusted_project_config_is_skipped_with_one_notice() {
     let dir = proj.path().canonicalize().unwrap();
     std::fs::write(
         &file,
-        format!("{PLANTED}\n[projects.\"{}\"]\ntrust_level = \"trusted\"\n", dir.display()),
+        format!(
+            "{PLANTED}\n[projects.\"{}\"]\ntrust_level = \"trusted\"\n",
+            dir.display()
+        ),
     )
     .unwrap();
     let l = load_in(home.path(), &sub, Default::default());
@@ -281,17 +291,32 @@ fn shell_environment_policy_is_read_and_checked() {
         c.shell_environment_policy.inherit,
         crate::ShellEnvironmentInherit::Core
     );
-    assert_eq!(c.shell_environment_policy.set.get("A").map(String::as_str), Some("1"));
-    let err = load_with("[shell_environment_policy]\ninherit = \"most\"\n", &[], Default::default())
-        .unwrap_err();
+    assert_eq!(
+        c.shell_environment_policy.set.get("A").map(String::as_str),
+        Some("1")
+    );
+    let err = load_with(
+        "[shell_environment_policy]\ninherit = \"most\"\n",
+        &[],
+        Default::default(),
+    )
+    .unwrap_err();
     let msg = err.to_string();
     assert!(
         msg.contains("config.toml") && msg.contains("shell_environment_policy.inherit"),
         "{msg}"
     );
-    let l = load_with("[shell_environment_policy]\ninherti = \"core\"\n", &[], Default::default())
-        .unwrap();
-    assert!(l.warnings[0].contains("shell_environment_policy.inherti"), "{:?}", l.warnings);
+    let l = load_with(
+        "[shell_environment_policy]\ninherti = \"core\"\n",
+        &[],
+        Default::default(),
+    )
+    .unwrap();
+    assert!(
+        l.warnings[0].contains("shell_environment_policy.inherti"),
+        "{:?}",
+        l.warnings
+    );
 }
 
 #[test]
@@ -313,7 +338,11 @@ ignore_default_excludes = true
     let c = load_with(text, &[], Default::default()).unwrap().config;
     assert_eq!(
         c.secret_env_names(),
-        ["OI_TEST_MCP_BEARER", "OI_TEST_ORG_HEADER", "OI_TEST_PROVIDER_CRED"]
+        [
+            "OI_TEST_MCP_BEARER",
+            "OI_TEST_ORG_HEADER",
+            "OI_TEST_PROVIDER_CRED"
+        ]
     );
     let host = [
         ("PATH", "/bin"),

@@ -109,10 +109,32 @@ pub const CREDENTIALS_FILE: &str = ".credentials.json";
 /// The key saved for `env_key` in `home`'s credentials file, if any. An unreadable or
 /// malformed file counts as no key.
 pub fn stored_api_key(home: &std::path::Path, env_key: &str) -> Option<String> {
-    let text = std::fs::read_to_string(home.join(CREDENTIALS_FILE)).ok()?;
+    let path = home.join(CREDENTIALS_FILE);
+    make_owner_only(&path);
+    let text = std::fs::read_to_string(&path).ok()?;
     let v: serde_json::Value = serde_json::from_str(&text).ok()?;
     let key = v.get("api_keys")?.get(env_key)?.as_str()?.trim();
     (!key.is_empty()).then(|| key.to_string())
+}
+
+/// Tighten a file holding secrets to 0600 if group or others can read it (a copy made by hand,
+/// an older version). Best effort: a file owned by someone else is left as it is.
+pub fn make_owner_only(path: &std::path::Path) {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        if let Ok(meta) = std::fs::metadata(path)
+            && meta.permissions().mode() & 0o077 != 0
+            && let Err(e) = std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600))
+        {
+            tracing::warn!(
+                "{} is readable by other users and cannot be made private: {e}",
+                path.display()
+            );
+        }
+    }
+    #[cfg(not(unix))]
+    let _ = path;
 }
 
 fn builtin(
@@ -224,5 +246,18 @@ mod credentials_tests {
         assert_eq!(stored_api_key(dir.path(), "X_KEY").as_deref(), Some("sk-1"));
         assert_eq!(stored_api_key(dir.path(), "EMPTY"), None);
         assert_eq!(stored_api_key(dir.path(), "Y_KEY"), None);
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_readable_credentials_file_is_tightened_when_read() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join(CREDENTIALS_FILE);
+        std::fs::write(&path, r#"{"api_keys": {"X_KEY": "sk-1"}}"#).unwrap();
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o644)).unwrap();
+        assert_eq!(stored_api_key(dir.path(), "X_KEY").as_deref(), Some("sk-1"));
+        let mode = std::fs::metadata(&path).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode, 0o600);
     }
 }

@@ -107,7 +107,10 @@ impl ShellEnvironmentPolicy {
             Some(v) => {
                 return Err(err(
                     "inherit",
-                    format!("expected \"all\", \"core\" or \"none\", found {}", v.type_str()),
+                    format!(
+                        "expected \"all\", \"core\" or \"none\", found {}",
+                        v.type_str()
+                    ),
                 ));
             }
         };
@@ -130,13 +133,18 @@ impl ShellEnvironmentPolicy {
                         Some(s) => EnvPattern::new(s).map_err(|m| err(key, m)),
                         None => Err(err(
                             key,
-                            format!("expected an array of name patterns like [\"AWS_*\"], found {v}"),
+                            format!(
+                                "expected an array of name patterns like [\"AWS_*\"], found {v}"
+                            ),
                         )),
                     })
                     .collect(),
                 Some(v) => Err(err(
                     key,
-                    format!("expected an array of name patterns like [\"AWS_*\"], found {}", v.type_str()),
+                    format!(
+                        "expected an array of name patterns like [\"AWS_*\"], found {}",
+                        v.type_str()
+                    ),
                 )),
             }
         };
@@ -160,7 +168,10 @@ impl ShellEnvironmentPolicy {
             Some(v) => {
                 return Err(err(
                     "set",
-                    format!("expected a table like {{ NAME = \"value\" }}, found {}", v.type_str()),
+                    format!(
+                        "expected a table like {{ NAME = \"value\" }}, found {}",
+                        v.type_str()
+                    ),
                 ));
             }
         };
@@ -175,13 +186,13 @@ impl ShellEnvironmentPolicy {
 
     /// Apply the policy to `vars` (the environment of this process), in Codex's order:
     /// inherit → default excludes → exclude → set → include_only.
-    pub fn apply(&self, vars: impl IntoIterator<Item = (String, String)>) -> HashMap<String, String> {
+    pub fn apply(
+        &self,
+        vars: impl IntoIterator<Item = (String, String)>,
+    ) -> HashMap<String, String> {
         let mut env: HashMap<String, String> = match self.inherit {
             ShellEnvironmentInherit::All => vars.into_iter().collect(),
-            ShellEnvironmentInherit::Core => vars
-                .into_iter()
-                .filter(|(k, _)| is_core(k))
-                .collect(),
+            ShellEnvironmentInherit::Core => vars.into_iter().filter(|(k, _)| is_core(k)).collect(),
             ShellEnvironmentInherit::None => HashMap::new(),
         };
         if !self.ignore_default_excludes {
@@ -271,7 +282,8 @@ impl Config {
     /// The environment for a command the model runs, from this process's environment:
     /// `[shell_environment_policy]` applied, then this process's credentials removed.
     pub fn command_env(&self) -> HashMap<String, String> {
-        let vars = std::env::vars_os().filter_map(|(k, v)| Some((k.into_string().ok()?, v.into_string().ok()?)));
+        let vars = std::env::vars_os()
+            .filter_map(|(k, v)| Some((k.into_string().ok()?, v.into_string().ok()?)));
         CommandEnv {
             secret_names: self.secret_env_names(),
         }

@@ -133,7 +133,11 @@ pub enum TrustChange {
 /// Trust (or stop trusting) `dir` in the user config `config_path`, editing the file in place:
 /// comments, order and formatting of everything else survive, and the new file replaces the old
 /// one atomically (a crash leaves either the old or the new file, never half of one).
-pub fn set_trust(config_path: &Path, dir: &Path, trusted: bool) -> Result<TrustChange, ConfigError> {
+pub fn set_trust(
+    config_path: &Path,
+    dir: &Path,
+    trusted: bool,
+) -> Result<TrustChange, ConfigError> {
     let dir = normalize(dir);
     if !dir.is_dir() {
         return Err(ConfigError::Other(format!(
@@ -157,12 +161,12 @@ pub fn set_trust(config_path: &Path, dir: &Path, trusted: bool) -> Result<TrustC
             });
         }
     };
-    let mut doc: DocumentMut = text.parse().map_err(|e: toml_edit::TomlError| {
-        ConfigError::Parse {
-            path: config_path.to_path_buf(),
-            message: e.to_string().trim().replace('\n', " "),
-        }
-    })?;
+    let mut doc: DocumentMut =
+        text.parse()
+            .map_err(|e: toml_edit::TomlError| ConfigError::Parse {
+                path: config_path.to_path_buf(),
+                message: e.to_string().trim().replace('\n', " "),
+            })?;
     let projects = doc
         .entry("projects")
         .or_insert_with(|| {
@@ -207,10 +211,9 @@ fn set_level(projects: &mut Table, key: &str, level: &str) {
 /// Write `text` to `path` through a temporary file in the same folder, keeping the old file's
 /// permissions (a new file gets 0600: the user config may name secrets' variables and servers).
 pub(crate) fn write_atomically(path: &Path, text: &str) -> Result<(), ConfigError> {
-    let fail = |source: std::io::Error| ConfigError::Other(format!(
-        "cannot write {}: {source}",
-        path.display()
-    ));
+    let fail = |source: std::io::Error| {
+        ConfigError::Other(format!("cannot write {}: {source}", path.display()))
+    };
     let dir = path.parent().unwrap_or(Path::new("."));
     std::fs::create_dir_all(dir).map_err(fail)?;
     let mut tmp = tempfile::Builder::new()
@@ -256,7 +259,9 @@ mod tests {
         let sibling = PathBuf::from(format!("{r}-other"));
         assert_eq!(trust_of(&t, &sibling), Trust::Unknown);
         // Relative keys and unknown levels grant nothing.
-        let t = table("[projects.\"rel\"]\ntrust_level = \"trusted\"\n[projects.\"/\"]\ntrust_level = \"yes\"\n");
+        let t = table(
+            "[projects.\"rel\"]\ntrust_level = \"trusted\"\n[projects.\"/\"]\ntrust_level = \"yes\"\n",
+        );
         assert_eq!(trust_of(&t, &sub), Trust::Unknown);
     }
 
@@ -264,11 +269,15 @@ mod tests {
     fn trust_and_untrust_edit_the_file_preserving_the_rest() {
         let home = tempfile::tempdir().unwrap();
         let path = home.path().join("config.toml");
-        let original = "# my settings\nmodel = \"qwen\" # inline note\n\n[profiles.fast]\nmodel = \"small\"\n";
+        let original =
+            "# my settings\nmodel = \"qwen\" # inline note\n\n[profiles.fast]\nmodel = \"small\"\n";
         std::fs::write(&path, original).unwrap();
         let project = tempfile::tempdir().unwrap();
         let project = project.path().canonicalize().unwrap();
-        assert_eq!(set_trust(&path, &project, true).unwrap(), TrustChange::Trusted);
+        assert_eq!(
+            set_trust(&path, &project, true).unwrap(),
+            TrustChange::Trusted
+        );
         let after = std::fs::read_to_string(&path).unwrap();
         assert!(after.starts_with(original.trim_end()), "{after}");
         assert!(trust_of(&table(&after), &project).is_trusted(), "{after}");
@@ -280,10 +289,16 @@ mod tests {
             TrustChange::MarkedUntrusted(project.clone())
         );
         let after = std::fs::read_to_string(&path).unwrap();
-        assert_eq!(trust_of(&table(&after), &child), Trust::Untrusted(child.clone()));
+        assert_eq!(
+            trust_of(&table(&after), &child),
+            Trust::Untrusted(child.clone())
+        );
         assert!(trust_of(&table(&after), &project).is_trusted());
 
-        assert_eq!(set_trust(&path, &project, false).unwrap(), TrustChange::Removed);
+        assert_eq!(
+            set_trust(&path, &project, false).unwrap(),
+            TrustChange::Removed
+        );
         let after = std::fs::read_to_string(&path).unwrap();
         assert!(!trust_of(&table(&after), &project).is_trusted(), "{after}");
         assert!(after.contains("# my settings"), "{after}");

@@ -52,6 +52,7 @@ impl FileCredentialStore {
     }
 
     fn read_all(&self) -> Result<Map<String, Value>, String> {
+        oi_config::provider::make_owner_only(&self.path);
         match std::fs::read_to_string(&self.path) {
             Ok(text) => match serde_json::from_str::<Value>(&text) {
                 Ok(Value::Object(m)) => Ok(m),
@@ -70,7 +71,13 @@ impl FileCredentialStore {
             .path
             .parent()
             .ok_or_else(|| format!("{} has no parent directory", self.path.display()))?;
-        std::fs::create_dir_all(dir)
+        // Owner-only folder (0700) whatever the umask, like the file itself.
+        let mut builder = std::fs::DirBuilder::new();
+        builder.recursive(true);
+        #[cfg(unix)]
+        std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
+        builder
+            .create(dir)
             .map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
         let fail = |e: std::io::Error| format!("cannot write {}: {e}", self.path.display());
         let tmp = self

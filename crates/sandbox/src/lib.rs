@@ -24,6 +24,10 @@
 //!     of existing entries are fully writable; symlinked entries are not granted.
 //!
 //!   [`is_path_writable`] answers with the mount layout's meaning (policy intent).
+//! * **`.openinterpreter`** — protected the same way in every writable root, always (also with
+//!   `allow_git_writes`): the project config in it can loosen the next session. A missing one is
+//!   created empty (0700) before the command starts so it can be mounted read-only; creating it
+//!   is therefore refused as well.
 //! * **Network** — when the policy has no network access, a seccomp filter makes `socket(2)` fail
 //!   with `EPERM` for every address family except `AF_UNIX` and `AF_NETLINK`, and refuses
 //!   `io_uring` (which could create sockets without the `socket` syscall). On Landlock ABI ≥ 4,

@@ -286,6 +286,10 @@ mod tests {
             policy: &policy,
             ..req
         };
-        assert!(is_path_writable(&req, None, Path::new(".openinterpreter/config.toml")));
+        assert!(is_path_writable(
+            &req,
+            None,
+            Path::new(".openinterpreter/config.toml")
+        ));
     }
 }

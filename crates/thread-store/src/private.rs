@@ -65,7 +65,10 @@ pub(crate) fn tighten(path: &Path, mode: u32) {
 /// The SQLite index: created 0600 before SQLite opens it (SQLite gives its `-wal` and `-shm`
 /// files the database's mode), and all three tightened if they exist.
 pub(crate) fn prepare_database(path: &Path) -> io::Result<()> {
-    open(OpenOptions::new().read(true).append(true).create(true), path)?;
+    open(
+        OpenOptions::new().read(true).append(true).create(true),
+        path,
+    )?;
     for suffix in ["-wal", "-shm"] {
         let mut p = path.as_os_str().to_owned();
         p.push(suffix);

@@ -143,6 +143,7 @@ fn prepare(
     if shield.is_some() {
         grants.extend(layout.roots.iter().map(|r| Grant::full(r.clone())));
     } else {
+        keep_config_dir_of_workspace_only(&mut layout);
         sibling_grants(&layout, &mut grants)?;
     }
 
@@ -175,6 +176,18 @@ fn ensure_config_dirs(layout: &mut Layout) {
             Err(e) if e.kind() == io::ErrorKind::AlreadyExists => true,
             Err(_) => false,
         }
+    });
+}
+
+/// Without private mounts every protected entry freezes its root's top level. For the config
+/// folder that price is paid only in the workspace (the first root), where the next session
+/// looks for project config: freezing `/tmp` or `$TMPDIR` would break `mktemp`, and a project
+/// config planted there is still ignored unless the user trusted that folder.
+fn keep_config_dir_of_workspace_only(layout: &mut Layout) {
+    let workspace = layout.roots.first().cloned();
+    layout.protected.retain(|p| {
+        p.file_name() != Some(std::ffi::OsStr::new(roots::CONFIG_DIR))
+            || p.parent() == workspace.as_deref()
     });
 }
 

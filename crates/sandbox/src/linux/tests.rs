@@ -368,13 +368,19 @@ async fn config_folder_cannot_be_planted_or_changed_in_either_layout() {
             std::fs::write(cwd.path().join("README.md"), "").unwrap();
             if existing {
                 std::fs::create_dir(cwd.path().join(".openinterpreter")).unwrap();
-                std::fs::write(cwd.path().join(".openinterpreter/config.toml"), "model = \"m\"\n")
-                    .unwrap();
+                std::fs::write(
+                    cwd.path().join(".openinterpreter/config.toml"),
+                    "model = \"m\"\n",
+                )
+                .unwrap();
             }
             let p = ww(vec![]);
             for script in CONFIG_ATTACKS {
                 let (ok, _, _) = run(&p, cwd.path(), ov, &["sh", "-c", script]).await;
-                assert!(!ok, "`{script}` must fail (shield {shield}, existing {existing})");
+                assert!(
+                    !ok,
+                    "`{script}` must fail (shield {shield}, existing {existing})"
+                );
             }
             let config = cwd.path().join(".openinterpreter/config.toml");
             if existing {
@@ -382,9 +388,32 @@ async fn config_folder_cannot_be_planted_or_changed_in_either_layout() {
             } else {
                 assert!(!config.exists(), "planted config must not exist");
             }
-            // The rest of the workspace stays writable.
+            // The rest of the workspace stays writable (in the sibling layout: its existing
+            // entries).
             let (ok, _, err) = run(&p, cwd.path(), ov, &["sh", "-c", "echo ok > README.md"]).await;
             assert!(ok, "workspace files stay writable (shield {shield}): {err}");
         }
     }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn sibling_layout_does_not_freeze_other_roots_for_the_config_folder() {
+    let cwd = scratch();
+    let extra = scratch();
+    let p = ww(vec![extra.path().to_path_buf()]);
+    let ov = Overrides {
+        abi: None,
+        mount_shield: Some(false),
+    };
+    let script = format!("echo n > '{}/new.txt'", extra.path().display());
+    let (ok, _, err) = run(&p, cwd.path(), ov, &["sh", "-c", &script]).await;
+    assert!(ok, "an extra root's top level stays writable: {err}");
+    let (ok, _, _) = run(
+        &p,
+        cwd.path(),
+        ov,
+        &["sh", "-c", "echo x > .openinterpreter/config.toml"],
+    )
+    .await;
+    assert!(!ok, "the workspace's config folder stays protected");
 }
