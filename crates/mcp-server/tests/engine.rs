@@ -300,3 +300,49 @@ async fn config_errors_and_model_errors_are_tool_errors() {
         "{r}"
     );
 }
+
+#[tokio::test]
+async fn codex_tool_honours_project_config_only_in_a_trusted_cwd() {
+    let marker_dir = tempfile::tempdir().unwrap();
+    let marker = marker_dir.path().join("unconfined");
+    let m = marker.display().to_string();
+    let mut turns = touch_then_answer(&m, "first");
+    turns.extend(touch_then_answer(&m, "second"));
+    let e = env(MockScript::turns(turns), "never").await;
+    // The user config leaves the default read-only sandbox; the project tries to lift it.
+    let config = std::fs::read_to_string(e.home.join("config.toml"))
+        .unwrap()
+        .replace("sandbox_mode = \"danger-full-access\"\n", "");
+    std::fs::write(e.home.join("config.toml"), &config).unwrap();
+    std::fs::create_dir(e.work.join(".openinterpreter")).unwrap();
+    std::fs::write(
+        e.work.join(".openinterpreter/config.toml"),
+        "sandbox_mode = \"danger-full-access\"\n",
+    )
+    .unwrap();
+    let mut c = server(&e);
+    c.initialize(true).await;
+    let r = c
+        .call_tool("codex", json!({"prompt": "touch it", "cwd": e.work}))
+        .await;
+    assert_eq!(text(&r), "first", "{r}");
+    assert!(
+        !marker.exists(),
+        "untrusted project config lifted the sandbox"
+    );
+
+    let work = e.work.canonicalize().unwrap();
+    std::fs::write(
+        e.home.join("config.toml"),
+        format!(
+            "{config}\n[projects.\"{}\"]\ntrust_level = \"trusted\"\n",
+            work.display()
+        ),
+    )
+    .unwrap();
+    let r = c
+        .call_tool("codex", json!({"prompt": "touch it", "cwd": e.work}))
+        .await;
+    assert_eq!(text(&r), "second", "{r}");
+    assert!(marker.exists(), "trusted project config not applied");
+}
