@@ -169,28 +169,8 @@ impl Decoder for ResponsesDecoder {
                 }
             }
             "response.completed" => {
-                if !self.pending_reasoning.is_empty() {
-                    out.push_back(ResponseEvent::OutputItemDone(ResponseItem::Reasoning {
-                        text: std::mem::take(&mut self.pending_reasoning),
-                        encrypted_content: None,
-                    }));
-                }
-                if !self.pending_text.is_empty() {
-                    out.push_back(ResponseEvent::OutputItemDone(ResponseItem::assistant_text(
-                        std::mem::take(&mut self.pending_text),
-                    )));
-                }
-                let response = v.get("response");
-                out.push_back(ResponseEvent::Completed {
-                    response_id: response
-                        .and_then(|r| r.get("id"))
-                        .and_then(Value::as_str)
-                        .map(str::to_string),
-                    token_usage: response
-                        .and_then(|r| r.get("usage"))
-                        .filter(|u| u.is_object())
-                        .map(parse_usage),
-                });
+                self.flush_pending(out);
+                out.push_back(completed(&v));
                 return Ok(Step::Done);
             }
             "response.failed" => {
@@ -206,9 +186,17 @@ impl Decoder for ResponsesDecoder {
                     .pointer("/response/incomplete_details/reason")
                     .and_then(Value::as_str)
                     .unwrap_or("unknown");
-                return Err(ModelError::Provider(format!(
-                    "the response is incomplete (reason: {reason})"
-                )));
+                if reason != "max_output_tokens" {
+                    return Err(ModelError::Provider(format!(
+                        "the response is incomplete (reason: {reason})"
+                    )));
+                }
+                // Cut off at the output limit: what arrived is kept, and the engine decides
+                // what to tell the user and the model.
+                self.flush_pending(out);
+                out.push_back(ResponseEvent::OutputLimitReached);
+                out.push_back(completed(&v));
+                return Ok(Step::Done);
             }
             "error" => {
                 let err = v.get("error").filter(|e| !e.is_null()).unwrap_or(&v);
@@ -225,6 +213,38 @@ impl Decoder for ResponsesDecoder {
         Err(ModelError::StreamDisconnected(
             "the server closed the connection before `response.completed`".to_string(),
         ))
+    }
+}
+
+impl ResponsesDecoder {
+    /// Items for deltas that no `response.output_item.done` covered.
+    fn flush_pending(&mut self, out: &mut VecDeque<ResponseEvent>) {
+        if !self.pending_reasoning.is_empty() {
+            out.push_back(ResponseEvent::OutputItemDone(ResponseItem::Reasoning {
+                text: std::mem::take(&mut self.pending_reasoning),
+                encrypted_content: None,
+            }));
+        }
+        if !self.pending_text.is_empty() {
+            out.push_back(ResponseEvent::OutputItemDone(ResponseItem::assistant_text(
+                std::mem::take(&mut self.pending_text),
+            )));
+        }
+    }
+}
+
+/// `Completed` from a `response.completed`/`response.incomplete` event.
+fn completed(v: &Value) -> ResponseEvent {
+    let response = v.get("response");
+    ResponseEvent::Completed {
+        response_id: response
+            .and_then(|r| r.get("id"))
+            .and_then(Value::as_str)
+            .map(str::to_string),
+        token_usage: response
+            .and_then(|r| r.get("usage"))
+            .filter(|u| u.is_object())
+            .map(parse_usage),
     }
 }
 

@@ -7,6 +7,7 @@
 use std::collections::VecDeque;
 use std::time::Duration;
 
+use bytes::Bytes;
 use eventsource_stream::{EventStreamError, Eventsource};
 use futures::{Stream, StreamExt};
 
@@ -96,6 +97,93 @@ where
     ResponseStream::new(Box::pin(stream))
 }
 
+/// Rewrites old llama.cpp's non-standard `error: {…}` SSE line into `event: error` +
+/// `data: {…}`, so the decoder sees the error instead of an SSE field every parser ignores
+/// (the turn would end empty and "successful"). Lines may be cut anywhere between chunks;
+/// a chunk with no line starting with `e` passes through without a copy.
+pub(crate) fn error_lines_as_events<S, E>(body: S) -> impl Stream<Item = Result<Bytes, E>>
+where
+    S: Stream<Item = Result<Bytes, E>>,
+{
+    let mut rewriter = ErrorLineRewriter::default();
+    body.map(move |chunk| chunk.map(|c| rewriter.rewrite(c)))
+}
+
+const ERROR_FIELD: &[u8] = b"error:";
+const ERROR_AS_EVENT: &[u8] = b"event: error\ndata:";
+
+#[derive(Debug)]
+struct ErrorLineRewriter {
+    /// The next byte starts a line.
+    at_line_start: bool,
+    /// The start of a line that may become `error:`, waiting for the next chunk.
+    held: Vec<u8>,
+}
+
+impl Default for ErrorLineRewriter {
+    fn default() -> Self {
+        Self {
+            at_line_start: true,
+            held: Vec::new(),
+        }
+    }
+}
+
+impl ErrorLineRewriter {
+    fn rewrite(&mut self, chunk: Bytes) -> Bytes {
+        let buf: Bytes = if self.held.is_empty() {
+            chunk
+        } else {
+            let mut joined = std::mem::take(&mut self.held);
+            joined.extend_from_slice(&chunk);
+            Bytes::from(joined)
+        };
+        let starts = line_starts(&buf, self.at_line_start);
+        if let Some(&last) = buf.last() {
+            self.at_line_start = last == b'\n' || last == b'\r';
+        }
+        let mut out: Option<Vec<u8>> = None;
+        let mut copied = 0;
+        for p in starts {
+            let rest = &buf[p..];
+            if rest.starts_with(ERROR_FIELD) {
+                let o = out.get_or_insert_with(|| Vec::with_capacity(buf.len() + 16));
+                o.extend_from_slice(&buf[copied..p]);
+                o.extend_from_slice(ERROR_AS_EVENT);
+                copied = p + ERROR_FIELD.len();
+            } else if !rest.is_empty() && ERROR_FIELD.starts_with(rest) {
+                // Too short to tell: hold it back for the next chunk.
+                let o = out.get_or_insert_with(|| Vec::with_capacity(buf.len()));
+                o.extend_from_slice(&buf[copied..p]);
+                self.held = rest.to_vec();
+                self.at_line_start = true;
+                return Bytes::from(std::mem::take(o));
+            }
+        }
+        match out {
+            None => buf,
+            Some(mut o) => {
+                o.extend_from_slice(&buf[copied..]);
+                Bytes::from(o)
+            }
+        }
+    }
+}
+
+/// Offsets in `buf` where a line starting with `e` begins.
+fn line_starts(buf: &[u8], first_is_start: bool) -> Vec<usize> {
+    let mut starts = Vec::new();
+    if first_is_start && buf.first() == Some(&b'e') {
+        starts.push(0);
+    }
+    for (i, b) in buf.iter().enumerate() {
+        if (*b == b'\n' || *b == b'\r') && buf.get(i + 1) == Some(&b'e') {
+            starts.push(i + 1);
+        }
+    }
+    starts
+}
+
 fn sse_error<E: std::fmt::Display>(e: EventStreamError<E>) -> ModelError {
     match e {
         EventStreamError::Transport(e) => {
@@ -121,6 +209,48 @@ pub(crate) fn parse_json(data: &str) -> Result<serde_json::Value, ModelError> {
             truncate(data, 200)
         ))
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rewrite_all(chunks: &[&[u8]]) -> Vec<u8> {
+        let mut r = ErrorLineRewriter::default();
+        let mut out = Vec::new();
+        for c in chunks {
+            out.extend_from_slice(&r.rewrite(Bytes::copy_from_slice(c)));
+        }
+        out.extend_from_slice(&r.held);
+        out
+    }
+
+    #[test]
+    fn error_lines_become_error_events_however_they_are_cut() {
+        let input: &[u8] = b"data: {\"a\":1}\n\nerror: {\"code\":500}\n\n";
+        let expected: &[u8] = b"data: {\"a\":1}\n\nevent: error\ndata: {\"code\":500}\n\n";
+        assert_eq!(rewrite_all(&[input]), expected);
+        for i in 1..input.len() {
+            assert_eq!(
+                rewrite_all(&[&input[..i], &input[i..]]),
+                expected,
+                "cut at {i}"
+            );
+        }
+        let bytes: Vec<&[u8]> = input.chunks(1).collect();
+        assert_eq!(rewrite_all(&bytes), expected);
+    }
+
+    #[test]
+    fn other_lines_pass_untouched() {
+        for input in [
+            &b"data: {\"error\": null}\n\nevent: x\ndata: e\n\n"[..],
+            b"data: error: not at line start\n\n",
+            b"e",
+        ] {
+            assert_eq!(rewrite_all(&[input]), input);
+        }
+    }
 }
 
 /// At most `max` bytes of `s`, cut at a char boundary, with an ellipsis when cut.

@@ -101,6 +101,7 @@ impl MockModelServer {
             stream_max_retries: Some(0),
             stream_idle_timeout_ms: None,
             requires_openai_auth: false,
+            send_reasoning_content: None,
         }
     }
 
