@@ -286,6 +286,7 @@ async fn handle(state: Arc<State>, req: Request<Incoming>) -> Result<Response<Bo
             set_header(&mut resp, "content-type", &content_type);
             resp
         }
+        MockResponse::Recorded { body, write_bytes } => recorded_response(body, write_bytes),
         MockResponse::Cycle { .. } => error_response(
             StatusCode::INTERNAL_SERVER_ERROR,
             "mock script: unresolved `cycle`",
@@ -333,6 +334,39 @@ fn sse_response(turn: &MockTurn, wire: WireApi, model: &str, seq: u64) -> Respon
     for (name, value) in &turn.headers {
         set_header(&mut resp, name, value);
     }
+    resp
+}
+
+/// The writes of a recorded body: `n`-byte pieces, or one per SSE event (a blank line ends
+/// an event; the separator stays with the event before it).
+fn recorded_writes(body: &str, write_bytes: Option<usize>) -> Vec<Bytes> {
+    let bytes = body.as_bytes();
+    if let Some(n) = write_bytes.filter(|n| *n > 0) {
+        return bytes.chunks(n).map(Bytes::copy_from_slice).collect();
+    }
+    let mut writes = Vec::new();
+    let mut start = 0;
+    while let Some(i) = body[start..].find("\n\n") {
+        let end = start + i + 2;
+        writes.push(Bytes::copy_from_slice(&bytes[start..end]));
+        start = end;
+    }
+    if start < bytes.len() {
+        writes.push(Bytes::copy_from_slice(&bytes[start..]));
+    }
+    writes
+}
+
+fn recorded_response(body: String, write_bytes: Option<usize>) -> Response<Body> {
+    let writes = recorded_writes(&body, write_bytes);
+    let stream = futures::stream::iter(
+        writes
+            .into_iter()
+            .map(|b| Ok::<_, std::io::Error>(Frame::data(b))),
+    );
+    let mut resp = Response::new(BodyExt::boxed(StreamBody::new(stream)));
+    set_header(&mut resp, "content-type", "text/event-stream");
+    set_header(&mut resp, "cache-control", "no-cache");
     resp
 }
 
