@@ -9,8 +9,8 @@
 //! Servers started without their reasoning or tool-call parser leave thinking
 //! ([`think`]) and tool calls ([`text_tools`]) in the answer text; the decoder takes them out.
 
-mod text_tools;
-mod think;
+pub(crate) mod text_tools;
+pub(crate) mod think;
 
 use std::collections::VecDeque;
 
@@ -520,7 +520,7 @@ impl ChatDecoder {
 }
 
 /// Sends one piece of split content where it belongs: answer text or reasoning.
-fn route_piece(
+pub(crate) fn route_piece(
     piece: Piece<'_>,
     text: &mut String,
     reasoning: &mut String,

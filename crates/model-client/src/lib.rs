@@ -342,7 +342,7 @@ async fn open_stream(
     Ok(match wire {
         WireApi::Chat => sse::response_stream(body, chat::ChatDecoder::new(tools.to_vec()), idle),
         WireApi::Responses => {
-            sse::response_stream(body, responses::ResponsesDecoder::default(), idle)
+            sse::response_stream(body, responses::ResponsesDecoder::new(tools.to_vec()), idle)
         }
     })
 }

@@ -275,3 +275,26 @@ async fn deepseek_reasoning_goes_back_with_the_tool_call() {
         );
     }
 }
+
+#[tokio::test]
+async fn responses_wire_thinking_and_text_tool_calls() {
+    for out in replay(
+        "vllm/responses-think-and-text-tool-call.sse",
+        WireApi::Responses,
+    )
+    .await
+    {
+        out.ok();
+        assert_eq!(
+            reasoning(&out).as_deref(),
+            Some("The user wants the files.")
+        );
+        assert_eq!(out.reasoning_deltas(), "The user wants the files.");
+        let calls = out.calls();
+        assert_eq!(calls.len(), 1, "{:?}", out.events);
+        assert_eq!(args(&calls[0])["command"], json!(["ls", "-a"]));
+        assert!(recovered_hint(&out).unwrap().contains("hermes"));
+        // Neither markup nor thinking is left as an answer.
+        assert_eq!(answer(&out), None, "{:?}", out.items());
+    }
+}
