@@ -437,7 +437,9 @@ async fn exec_exit_codes_for_empty_and_truncated_answers() {
     assert!(stderr(&out).contains("empty answer"), "{}", stderr(&out));
 
     let env = TestEnv::new(
-        MockScript::new(vec![MockResponse::recorded(fixture("vllm/length-text.sse"))]),
+        MockScript::new(vec![MockResponse::recorded(fixture(
+            "vllm/length-text.sse",
+        ))]),
         WireApi::Chat,
     )
     .await;

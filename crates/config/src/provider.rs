@@ -176,7 +176,12 @@ pub fn builtin_providers() -> BTreeMap<String, ModelProviderInfo> {
     m.insert("ollama".into(), builtin("Ollama", &ollama_base, None, None));
     m.insert(
         "llamacpp".into(),
-        builtin("llama.cpp (llama-server)", "http://localhost:8080/v1", None, None),
+        builtin(
+            "llama.cpp (llama-server)",
+            "http://localhost:8080/v1",
+            None,
+            None,
+        ),
     );
     m.insert(
         "lmstudio".into(),
@@ -244,7 +249,10 @@ const OLLAMA_DEFAULT_BASE_URL: &str = "http://localhost:11434/v1";
 /// address, so `0.0.0.0`/`::` become `localhost`, as the Ollama CLI does. A missing port is
 /// 11434 (80/443 for an explicit `http://`/`https://` URL without one); `/v1` is appended.
 pub fn ollama_base_url(base_url: Option<String>, host: Option<String>) -> String {
-    if let Some(url) = base_url.map(|s| s.trim().to_string()).filter(|s| !s.is_empty()) {
+    if let Some(url) = base_url
+        .map(|s| s.trim().to_string())
+        .filter(|s| !s.is_empty())
+    {
         return url;
     }
     let Some(host) = host.map(|s| s.trim().to_string()).filter(|s| !s.is_empty()) else {

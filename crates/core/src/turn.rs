@@ -253,10 +253,18 @@ fn is_json(s: &str) -> bool {
 /// The failure for a response with neither an answer nor a tool call.
 fn empty_answer(truncated: bool, thought: bool) -> TurnFailure {
     let message = match (truncated, thought) {
-        (true, true) => "the model produced no answer: it spent its whole output token limit thinking (finish_reason \"length\"). Raise the server's output limit (Ollama `num_predict`, llama.cpp `-n`) or lower the reasoning effort.",
-        (true, false) => "the model produced no answer: it stopped at its output token limit before writing anything (finish_reason \"length\"). Raise the server's output limit.",
-        (false, true) => "the model produced no answer: it only thought and then stopped. Try again, or check the server's reasoning parser settings (docs/providers.md, \"Server settings\").",
-        (false, false) => "the model returned an empty answer (no text and no tool call). Try again; if it keeps happening, check that the server's chat template supports this model (docs/providers.md, \"Server settings\").",
+        (true, true) => {
+            "the model produced no answer: it spent its whole output token limit thinking (finish_reason \"length\"). Raise the server's output limit (Ollama `num_predict`, llama.cpp `-n`) or lower the reasoning effort."
+        }
+        (true, false) => {
+            "the model produced no answer: it stopped at its output token limit before writing anything (finish_reason \"length\"). Raise the server's output limit."
+        }
+        (false, true) => {
+            "the model produced no answer: it only thought and then stopped. Try again, or check the server's reasoning parser settings (docs/providers.md, \"Server settings\")."
+        }
+        (false, false) => {
+            "the model returned an empty answer (no text and no tool call). Try again; if it keeps happening, check that the server's chat template supports this model (docs/providers.md, \"Server settings\")."
+        }
     };
     TurnFailure::Failed {
         message: message.to_string(),

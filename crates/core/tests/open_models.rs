@@ -13,7 +13,12 @@ use std::time::Duration;
 
 /// Config for `mock`; `top` goes before the generated keys, `provider_extra` into the
 /// provider table.
-fn config(mock: &MockModelServer, home: &Path, top: &str, provider_extra: &str) -> oi_config::Config {
+fn config(
+    mock: &MockModelServer,
+    home: &Path,
+    top: &str,
+    provider_extra: &str,
+) -> oi_config::Config {
     std::fs::write(
         home.join("config.toml"),
         format!(
@@ -96,7 +101,11 @@ fn recorded(name: &str) -> MockResponse {
 #[tokio::test]
 async fn the_chat_request_has_exactly_one_system_message_with_every_section() {
     let home = tempfile::tempdir().unwrap();
-    std::fs::write(home.path().join("AGENTS.md"), "Run `make check` before committing.").unwrap();
+    std::fs::write(
+        home.path().join("AGENTS.md"),
+        "Run `make check` before committing.",
+    )
+    .unwrap();
     let mock = MockModelServer::start(MockScript::always(MockTurn::text("ok")))
         .await
         .unwrap();
@@ -165,10 +174,19 @@ async fn tool_calls_left_in_text_run_as_real_calls_and_warn_once() {
     assert_eq!(calls[0].0, outputs[0].0);
     assert!(!reqs[1].all_text().contains("<tool_call>"));
     // One warning for the whole session, naming the server flag.
-    let all: Vec<String> = warnings(&first).into_iter().chain(warnings(&second)).collect();
-    let about_parser: Vec<&String> = all.iter().filter(|w| w.contains("tool-call parser")).collect();
+    let all: Vec<String> = warnings(&first)
+        .into_iter()
+        .chain(warnings(&second))
+        .collect();
+    let about_parser: Vec<&String> = all
+        .iter()
+        .filter(|w| w.contains("tool-call parser"))
+        .collect();
     assert_eq!(about_parser.len(), 1, "{all:?}");
-    assert!(about_parser[0].contains("--tool-call-parser hermes"), "{all:?}");
+    assert!(
+        about_parser[0].contains("--tool-call-parser hermes"),
+        "{all:?}"
+    );
 }
 
 #[tokio::test]
@@ -185,7 +203,10 @@ async fn a_quoted_tool_call_is_not_run() {
         .unwrap();
     let evs = turn(&t.thread, "how do tool calls look?").await;
     assert!(error(&evs).is_none());
-    assert!(!evs.iter().any(|e| matches!(e.msg, EventMsg::ExecCommandBegin(_))));
+    assert!(
+        !evs.iter()
+            .any(|e| matches!(e.msg, EventMsg::ExecCommandBegin(_)))
+    );
     assert!(last_message(&evs).unwrap().contains("rm"));
     assert_eq!(mock.requests().len(), 1);
 }
@@ -204,9 +225,14 @@ async fn a_call_cut_at_the_output_limit_is_not_run_and_the_model_is_told() {
         .await
         .unwrap();
     let evs = turn(&t.thread, "write a big file").await;
-    assert!(!evs.iter().any(|e| matches!(e.msg, EventMsg::ExecCommandBegin(_))));
     assert!(
-        warnings(&evs).iter().any(|w| w.contains("output token limit")),
+        !evs.iter()
+            .any(|e| matches!(e.msg, EventMsg::ExecCommandBegin(_)))
+    );
+    assert!(
+        warnings(&evs)
+            .iter()
+            .any(|w| w.contains("output token limit")),
         "{:?}",
         warnings(&evs)
     );
@@ -232,7 +258,11 @@ async fn a_truncated_answer_is_flagged_to_the_user() {
         "{:?}",
         warnings(&evs)
     );
-    assert!(last_message(&evs).unwrap().starts_with("Here is the first half"));
+    assert!(
+        last_message(&evs)
+            .unwrap()
+            .starts_with("Here is the first half")
+    );
 }
 
 #[tokio::test]

@@ -386,8 +386,9 @@ impl ChatDecoder {
             && !content.is_empty()
         {
             let (text, reasoning) = (&mut self.text, &mut self.reasoning);
-            self.think
-                .feed(content, &mut |piece| route_piece(piece, text, reasoning, out));
+            self.think.feed(content, &mut |piece| {
+                route_piece(piece, text, reasoning, out)
+            });
         }
         if let Some(calls) = delta.get("tool_calls").and_then(Value::as_array) {
             for (position, call) in calls.iter().enumerate() {

@@ -54,7 +54,10 @@ fn args(call: &(String, String, String)) -> Value {
 #[tokio::test]
 async fn text_tool_calls_of_each_family_become_real_calls() {
     for (fixture, hint) in [
-        ("vllm/hermes-text-tool-call.sse", "--tool-call-parser hermes"),
+        (
+            "vllm/hermes-text-tool-call.sse",
+            "--tool-call-parser hermes",
+        ),
         (
             "vllm/qwen3-coder-text-tool-call.sse",
             "--tool-call-parser qwen3_coder",
@@ -186,7 +189,10 @@ async fn moonshot_usage_inside_the_choice_is_counted() {
             Some(ResponseEvent::Completed {
                 token_usage: Some(u),
                 ..
-            }) => assert_eq!((u.input_tokens, u.output_tokens, u.total_tokens), (19, 13, 32)),
+            }) => assert_eq!(
+                (u.input_tokens, u.output_tokens, u.total_tokens),
+                (19, 13, 32)
+            ),
             other => panic!("no usage: {other:?}"),
         }
         assert_eq!(answer(&out).as_deref(), Some("Hello! How can I help?"));
@@ -256,7 +262,10 @@ async fn deepseek_reasoning_goes_back_with_the_tool_call() {
 
     // The same history for a model that does not need it, and for DeepSeek with the
     // capability switched off in config.
-    for (model, flag) in [("qwen3-coder:30b", None), ("deepseek-reasoner", Some(false))] {
+    for (model, flag) in [
+        ("qwen3-coder:30b", None),
+        ("deepseek-reasoner", Some(false)),
+    ] {
         server.clear_requests();
         server.set_script(MockScript::new(vec![MockResponse::recorded(fixture(
             "moonshot/usage-in-choice.sse",

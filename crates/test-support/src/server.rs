@@ -402,3 +402,30 @@ fn set_header(resp: &mut Response<Body>, name: &str, value: &str) {
         resp.headers_mut().insert(n, v);
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::recorded_writes;
+
+    #[test]
+    fn recorded_bodies_are_written_per_event_or_per_n_bytes() {
+        let body = ": source: test\n\ndata: {\"a\":1}\n\ndata: [DONE]\n\n";
+        let per_event: Vec<&[u8]> = vec![
+            b": source: test\n\n",
+            b"data: {\"a\":1}\n\n",
+            b"data: [DONE]\n\n",
+        ];
+        assert_eq!(
+            recorded_writes(body, None)
+                .iter()
+                .map(|b| b.as_ref())
+                .collect::<Vec<_>>(),
+            per_event
+        );
+        let pieces = recorded_writes(body, Some(5));
+        assert!(pieces.iter().all(|p| p.len() <= 5));
+        assert_eq!(pieces.concat(), body.as_bytes());
+        // A body without a final blank line still goes out whole.
+        assert_eq!(recorded_writes("data: x", None).concat(), b"data: x");
+    }
+}

@@ -78,7 +78,15 @@ fn history_becomes_chat_messages() {
     let roles: Vec<&str> = msgs.iter().map(|m| m["role"].as_str().unwrap()).collect();
     assert_eq!(
         roles,
-        ["system", "user", "assistant", "tool", "tool", "user", "user"]
+        [
+            "system",
+            "user",
+            "assistant",
+            "tool",
+            "tool",
+            "user",
+            "user"
+        ]
     );
     // Instructions and the developer context travel as one system message.
     assert_eq!(msgs[0]["content"], "be brief\n\ndev note");
@@ -236,7 +244,9 @@ fn exactly_one_system_message_and_never_developer() {
         instructions: "You are a coding agent.".into(),
         input: vec![
             ResponseItem::developer_text("<environment_context>cwd</environment_context>"),
-            ResponseItem::developer_text("<developer_instructions>be terse</developer_instructions>"),
+            ResponseItem::developer_text(
+                "<developer_instructions>be terse</developer_instructions>",
+            ),
             ResponseItem::user_text("hi"),
             ResponseItem::assistant_text("hello"),
             ResponseItem::developer_text("late note"),
@@ -252,7 +262,10 @@ fn exactly_one_system_message_and_never_developer() {
         msgs[0]["content"],
         "You are a coding agent.\n\n<environment_context>cwd</environment_context>\n\n<developer_instructions>be terse</developer_instructions>"
     );
-    assert_eq!(msgs[3]["content"], "<system_note>\nlate note\n</system_note>");
+    assert_eq!(
+        msgs[3]["content"],
+        "<system_note>\nlate note\n</system_note>"
+    );
 }
 
 #[test]
@@ -329,13 +342,15 @@ fn think_tags_in_content_become_reasoning_items() {
     ];
     let refs: Vec<&str> = chunks.iter().map(String::as_str).collect();
     let ev = decode_with_tools(&refs);
-    assert!(ev.contains(&ResponseEvent::OutputItemDone(ResponseItem::Reasoning {
-        text: "plan".into(),
-        encrypted_content: None
-    })));
-    assert!(ev.contains(&ResponseEvent::OutputItemDone(ResponseItem::assistant_text(
-        "Done."
-    ))));
+    assert!(
+        ev.contains(&ResponseEvent::OutputItemDone(ResponseItem::Reasoning {
+            text: "plan".into(),
+            encrypted_content: None
+        }))
+    );
+    assert!(ev.contains(&ResponseEvent::OutputItemDone(
+        ResponseItem::assistant_text("Done.")
+    )));
 }
 
 #[test]
@@ -347,15 +362,17 @@ fn reasoning_field_turns_tag_parsing_off() {
     ];
     let refs: Vec<&str> = chunks.iter().map(String::as_str).collect();
     let ev = decode_with_tools(&refs);
-    assert!(ev.contains(&ResponseEvent::OutputItemDone(ResponseItem::assistant_text(
-        "Tags like </think> are text here."
-    ))));
+    assert!(ev.contains(&ResponseEvent::OutputItemDone(
+        ResponseItem::assistant_text("Tags like </think> are text here.")
+    )));
 }
 
 #[test]
 fn text_tool_calls_are_recovered_once_with_a_hint() {
     let chunks = [
-        content_chunk("<tool_call>\n{\"name\": \"shell\", \"arguments\": {\"command\": [\"ls\"]}}\n</tool_call>"),
+        content_chunk(
+            "<tool_call>\n{\"name\": \"shell\", \"arguments\": {\"command\": [\"ls\"]}}\n</tool_call>",
+        ),
         r#"{"choices":[{"delta":{},"finish_reason":"stop"}]}"#.to_string(),
     ];
     let refs: Vec<&str> = chunks.iter().map(String::as_str).collect();
@@ -388,7 +405,10 @@ fn length_finish_and_moonshot_usage() {
         ResponseEvent::Completed {
             token_usage: Some(u),
             ..
-        } => assert_eq!((u.input_tokens, u.output_tokens, u.total_tokens), (7, 3, 10)),
+        } => assert_eq!(
+            (u.input_tokens, u.output_tokens, u.total_tokens),
+            (7, 3, 10)
+        ),
         other => panic!("expected usage, got {other:?}"),
     }
 }

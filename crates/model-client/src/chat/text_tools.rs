@@ -194,7 +194,10 @@ fn parse_block(
         }
     };
     // A block with a call of a tool that was not offered is left as text entirely.
-    if calls.iter().any(|c| !tools.iter().any(|t| t.name == c.name)) {
+    if calls
+        .iter()
+        .any(|c| !tools.iter().any(|t| t.name == c.name))
+    {
         return (Vec::new(), format);
     }
     (calls, format)
@@ -236,7 +239,10 @@ fn parse_qwen3_coder(block: &str, tools: &[ToolSpec]) -> Option<TextToolCall> {
             })
             .unwrap_or((after_key, ""));
         let key = key.trim();
-        args.insert(key.to_string(), typed_value(tools, &name, key, trim_newlines(value)));
+        args.insert(
+            key.to_string(),
+            typed_value(tools, &name, key, trim_newlines(value)),
+        );
         rest = tail;
     }
     Some(TextToolCall {
@@ -327,11 +333,17 @@ fn code_regions(text: &str) -> Vec<(usize, usize)> {
     while i < bytes.len() {
         if line_start && let Some((fence, len)) = fence_at(text, i) {
             // Find a closing fence line of the same char, at least as long.
-            let body_start = text[i..].find('\n').map(|n| i + n + 1).unwrap_or(text.len());
+            let body_start = text[i..]
+                .find('\n')
+                .map(|n| i + n + 1)
+                .unwrap_or(text.len());
             let mut j = body_start;
             let mut end = text.len();
             while j < text.len() {
-                let line_end = text[j..].find('\n').map(|n| j + n + 1).unwrap_or(text.len());
+                let line_end = text[j..]
+                    .find('\n')
+                    .map(|n| j + n + 1)
+                    .unwrap_or(text.len());
                 if let Some((f, l)) = fence_at(text, j)
                     && f == fence
                     && l >= len
@@ -441,7 +453,10 @@ mod tests {
     #[test]
     fn qwen3_coder_with_and_without_wrapper() {
         let block = "<function=shell>\n<parameter=command>\n[\"ls\", \"-la\"]\n</parameter>\n<parameter=timeout_ms>\n5000\n</parameter>\n</function>";
-        for text in [format!("<tool_call>\n{block}\n</tool_call>"), block.to_string()] {
+        for text in [
+            format!("<tool_call>\n{block}\n</tool_call>"),
+            block.to_string(),
+        ] {
             let (name, args, format, rest) = one(&text);
             assert_eq!(name, "shell");
             assert_eq!(args, json!({"command": ["ls", "-la"], "timeout_ms": 5000}));
@@ -488,7 +503,10 @@ mod tests {
             assert_eq!(extract(text, &tools()), None, "{text}");
         }
         assert_eq!(
-            extract("<tool_call>{\"name\":\"shell\",\"arguments\":{}}</tool_call>", &[]),
+            extract(
+                "<tool_call>{\"name\":\"shell\",\"arguments\":{}}</tool_call>",
+                &[]
+            ),
             None
         );
     }

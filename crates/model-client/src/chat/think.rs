@@ -48,6 +48,9 @@ pub(crate) struct ThinkSplitter {
     state: State,
     /// Bytes that may be the start of a tag, held until the next delta decides.
     held: String,
+    /// The text emitted last ended with a backtick: a closing tag right after it is quoted
+    /// code (`` `</think>` ``), not the end of thinking.
+    after_backtick: bool,
 }
 
 impl ThinkSplitter {
@@ -68,6 +71,7 @@ impl ThinkSplitter {
         match self.state {
             State::Passthrough => return emit(Piece::Text(delta)),
             State::Text if self.held.is_empty() && !may_hold_tag(delta) => {
+                self.after_backtick = delta.ends_with('`');
                 return emit(Piece::Text(delta));
             }
             _ => {}
@@ -141,6 +145,18 @@ impl ThinkSplitter {
                         .filter_map(|t| s.find(t).map(|i| (i, *t)))
                         .min_by_key(|(i, _)| *i)
                     {
+                        let quoted = if i > 0 {
+                            s.as_bytes()[i - 1] == b'`'
+                        } else {
+                            self.after_backtick
+                        };
+                        if quoted {
+                            let end = i + tag.len();
+                            emit(Piece::Text(&s[..end]));
+                            self.after_backtick = false;
+                            s = &s[end..];
+                            continue;
+                        }
                         if i > 0 {
                             emit(Piece::Text(&s[..i]));
                         }
@@ -152,6 +168,7 @@ impl ThinkSplitter {
                     let keep = partial_tag_suffix(s, &BARE_CLOSERS);
                     let (now, later) = s.split_at(s.len() - keep);
                     if !now.is_empty() {
+                        self.after_backtick = now.ends_with('`');
                         emit(Piece::Text(now));
                     }
                     self.held.push_str(later);
@@ -260,10 +277,19 @@ mod tests {
             at_every_split("a < b and x<y, ◁ arrow"),
             ("a < b and x<y, ◁ arrow".into(), String::new(), false)
         );
-        // An opening tag after the answer started is just text.
+        // An opening tag after the answer started is just text, and so is a quoted
+        // closing tag.
         assert_eq!(
             at_every_split("Use <think> tags"),
             ("Use <think> tags".into(), String::new(), false)
+        );
+        assert_eq!(
+            at_every_split("Close it with `</think>` or `◁/think▷`."),
+            (
+                "Close it with `</think>` or `◁/think▷`.".into(),
+                String::new(),
+                false
+            )
         );
     }
 
