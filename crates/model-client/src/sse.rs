@@ -211,6 +211,18 @@ pub(crate) fn parse_json(data: &str) -> Result<serde_json::Value, ModelError> {
     })
 }
 
+/// At most `max` bytes of `s`, cut at a char boundary, with an ellipsis when cut.
+pub(crate) fn truncate(s: &str, max: usize) -> String {
+    if s.len() <= max {
+        return s.to_string();
+    }
+    let mut end = max;
+    while !s.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}…", &s[..end])
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -251,16 +263,4 @@ mod tests {
             assert_eq!(rewrite_all(&[input]), input);
         }
     }
-}
-
-/// At most `max` bytes of `s`, cut at a char boundary, with an ellipsis when cut.
-pub(crate) fn truncate(s: &str, max: usize) -> String {
-    if s.len() <= max {
-        return s.to_string();
-    }
-    let mut end = max;
-    while !s.is_char_boundary(end) {
-        end -= 1;
-    }
-    format!("{}…", &s[..end])
 }
