@@ -138,50 +138,49 @@ impl ErrorLineRewriter {
             joined.extend_from_slice(&chunk);
             Bytes::from(joined)
         };
-        let starts = line_starts(&buf, self.at_line_start);
+        let first_is_line_start = self.at_line_start;
         if let Some(&last) = buf.last() {
             self.at_line_start = last == b'\n' || last == b'\r';
         }
+        // Where the last (unterminated) line starts; it may be the start of `error:`.
+        let last_line = match memchr::memrchr2(b'\n', b'\r', &buf) {
+            Some(i) => Some(i + 1),
+            None => first_is_line_start.then_some(0),
+        };
+        let hold_from = last_line.filter(|&p| {
+            let rest = &buf[p..];
+            !rest.is_empty() && rest.len() < ERROR_FIELD.len() && ERROR_FIELD.starts_with(rest)
+        });
+        let scan_end = hold_from.unwrap_or(buf.len());
         let mut out: Option<Vec<u8>> = None;
         let mut copied = 0;
-        for p in starts {
-            let rest = &buf[p..];
-            if rest.starts_with(ERROR_FIELD) {
+        // `error:` found by a fast substring search, then checked to start a line.
+        for p in memchr::memmem::find_iter(&buf[..scan_end], ERROR_FIELD) {
+            let at_line_start = match p {
+                0 => first_is_line_start,
+                _ => matches!(buf[p - 1], b'\n' | b'\r'),
+            };
+            if at_line_start {
                 let o = out.get_or_insert_with(|| Vec::with_capacity(buf.len() + 16));
                 o.extend_from_slice(&buf[copied..p]);
                 o.extend_from_slice(ERROR_AS_EVENT);
                 copied = p + ERROR_FIELD.len();
-            } else if !rest.is_empty() && ERROR_FIELD.starts_with(rest) {
-                // Too short to tell: hold it back for the next chunk.
-                let o = out.get_or_insert_with(|| Vec::with_capacity(buf.len()));
-                o.extend_from_slice(&buf[copied..p]);
-                self.held = rest.to_vec();
-                self.at_line_start = true;
-                return Bytes::from(std::mem::take(o));
             }
         }
+        if let Some(p) = hold_from {
+            // Too short to tell: hold it back for the next chunk.
+            self.held = buf[p..].to_vec();
+            self.at_line_start = true;
+        }
         match out {
-            None => buf,
+            None if hold_from.is_none() => buf,
+            None => buf.slice(..scan_end),
             Some(mut o) => {
-                o.extend_from_slice(&buf[copied..]);
+                o.extend_from_slice(&buf[copied..scan_end]);
                 Bytes::from(o)
             }
         }
     }
-}
-
-/// Offsets in `buf` where a line starting with `e` begins.
-fn line_starts(buf: &[u8], first_is_start: bool) -> Vec<usize> {
-    let mut starts = Vec::new();
-    if first_is_start && buf.first() == Some(&b'e') {
-        starts.push(0);
-    }
-    for (i, b) in buf.iter().enumerate() {
-        if (*b == b'\n' || *b == b'\r') && buf.get(i + 1) == Some(&b'e') {
-            starts.push(i + 1);
-        }
-    }
-    starts
 }
 
 fn sse_error<E: std::fmt::Display>(e: EventStreamError<E>) -> ModelError {
