@@ -245,8 +245,8 @@ const OLLAMA_DEFAULT_BASE_URL: &str = "http://localhost:11434/v1";
 /// the Ollama CLI itself reads), else `http://localhost:11434/v1`.
 ///
 /// `OLLAMA_HOST` is written for the server: `host`, `host:port`, `:port` or a URL, and
-/// often `0.0.0.0` ("listen on every interface"). A client cannot connect to an unspecified
-/// address, so `0.0.0.0`/`::` become `localhost`, as the Ollama CLI does. A missing port is
+/// often `0.0.0.0` ("listen on every interface"). The unspecified address is not a portable
+/// destination for a client, so `0.0.0.0`/`::` become `localhost`. A missing port is
 /// 11434 (80/443 for an explicit `http://`/`https://` URL without one); `/v1` is appended.
 pub fn ollama_base_url(base_url: Option<String>, host: Option<String>) -> String {
     if let Some(url) = base_url
