@@ -496,6 +496,7 @@ mod tests {
             stream_max_retries: None,
             stream_idle_timeout_ms: None,
             requires_openai_auth: false,
+            send_reasoning_content: None,
         };
         let m = model_json("mock", &p, "mock-model", None, true);
         assert_eq!(m["isDefault"], true);

@@ -420,3 +420,31 @@ async fn base_and_developer_instructions_reach_the_model() {
         assert!(req.all_text().contains("Always answer in French."));
     }
 }
+
+/// An answer that never came is a failure for scripts; a cut-off one is flagged.
+#[tokio::test]
+async fn exec_exit_codes_for_empty_and_truncated_answers() {
+    let fixture = oi_test_support::fixture;
+    let env = TestEnv::new(
+        MockScript::new(vec![MockResponse::recorded(fixture(
+            "vllm/empty-completion.sse",
+        ))]),
+        WireApi::Chat,
+    )
+    .await;
+    let out = env.run(&["exec", "hi"]).await;
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert!(stderr(&out).contains("empty answer"), "{}", stderr(&out));
+
+    let env = TestEnv::new(
+        MockScript::new(vec![MockResponse::recorded(fixture(
+            "vllm/length-text.sse",
+        ))]),
+        WireApi::Chat,
+    )
+    .await;
+    let out = env.run(&["exec", "explain"]).await;
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(stdout(&out).contains("Here is the first half"));
+    assert!(stderr(&out).contains("cut off"), "{}", stderr(&out));
+}

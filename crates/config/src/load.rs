@@ -555,7 +555,7 @@ fn build_config(inputs: TypedInputs<'_>) -> Result<Config, ConfigError> {
                         origin: origin.into(),
                         key: format!("model_providers.{id}"),
                         message: format!(
-                            "{}; a provider needs at least `name` and `base_url` (optional: env_key, wire_api = \"chat\" | \"responses\", query_params, http_headers, env_http_headers, request_max_retries, stream_max_retries, stream_idle_timeout_ms)",
+                            "{}; a provider needs at least `name` and `base_url` (optional: env_key, wire_api = \"chat\" | \"responses\", query_params, http_headers, env_http_headers, request_max_retries, stream_max_retries, stream_idle_timeout_ms, send_reasoning_content)",
                             e.message()
                         ),
                     })?;

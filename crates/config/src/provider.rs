@@ -41,6 +41,12 @@ pub struct ModelProviderInfo {
     /// Whether the provider needs a key at all (false for local servers).
     #[serde(default)]
     pub requires_openai_auth: bool,
+    /// Chat wire: send the model's reasoning back as `reasoning_content` on assistant
+    /// messages that carry tool calls. DeepSeek's and Kimi's thinking models reject a
+    /// follow-up request without it; most other servers ignore or reject the field. Unset:
+    /// decided from the provider and model (see [`ModelProviderInfo::sends_reasoning_content`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub send_reasoning_content: Option<bool>,
 }
 
 pub const DEFAULT_REQUEST_MAX_RETRIES: u64 = 4;
@@ -67,6 +73,25 @@ impl ModelProviderInfo {
             self.stream_idle_timeout_ms
                 .unwrap_or(DEFAULT_STREAM_IDLE_TIMEOUT_MS),
         )
+    }
+
+    /// Whether requests for `model` send reasoning back as `reasoning_content` (chat wire).
+    ///
+    /// `send_reasoning_content` wins when set. Otherwise it is on for the models that need it
+    /// (DeepSeek models, whose thinking mode fails the request after a tool call without it,
+    /// and Kimi thinking models, which lose their chain of thought without it) and for
+    /// DeepSeek's own API, and off everywhere else.
+    pub fn sends_reasoning_content(&self, model: &str) -> bool {
+        if let Some(explicit) = self.send_reasoning_content {
+            return explicit;
+        }
+        let model = model.to_ascii_lowercase();
+        let kimi_thinking = model.contains("kimi") && model.contains("thinking");
+        let deepseek_api = self
+            .base_url
+            .as_deref()
+            .is_some_and(|u| u.to_ascii_lowercase().contains("api.deepseek.com"));
+        model.contains("deepseek") || kimi_thinking || deepseek_api
     }
 
     /// The API key from `env_key`, if one is configured.
@@ -156,6 +181,7 @@ fn builtin(
         stream_max_retries: None,
         stream_idle_timeout_ms: None,
         requires_openai_auth: false,
+        send_reasoning_content: None,
     }
 }
 
@@ -166,12 +192,19 @@ pub const DEFAULT_OLLAMA_MODEL: &str = "qwen3-coder:30b";
 
 /// Built-in providers. A `[model_providers.<id>]` table with the same id replaces one.
 pub fn builtin_providers() -> BTreeMap<String, ModelProviderInfo> {
-    let ollama_base = std::env::var("OLLAMA_BASE_URL")
-        .ok()
-        .filter(|s| !s.is_empty())
-        .unwrap_or_else(|| "http://localhost:11434/v1".to_string());
+    let env = |name: &str| std::env::var(name).ok();
+    let ollama_base = ollama_base_url(env("OLLAMA_BASE_URL"), env("OLLAMA_HOST"));
     let mut m = BTreeMap::new();
     m.insert("ollama".into(), builtin("Ollama", &ollama_base, None, None));
+    m.insert(
+        "llamacpp".into(),
+        builtin(
+            "llama.cpp (llama-server)",
+            "http://localhost:8080/v1",
+            None,
+            None,
+        ),
+    );
     m.insert(
         "lmstudio".into(),
         builtin("LM Studio", "http://localhost:1234/v1", None, None),
@@ -226,6 +259,110 @@ pub fn builtin_providers() -> BTreeMap<String, ModelProviderInfo> {
     openai.requires_openai_auth = true;
     m.insert("openai".into(), openai);
     m
+}
+
+const OLLAMA_DEFAULT_BASE_URL: &str = "http://localhost:11434/v1";
+
+/// The Ollama base URL: `OLLAMA_BASE_URL` as given, else one built from `OLLAMA_HOST` (what
+/// the Ollama CLI itself reads), else `http://localhost:11434/v1`.
+///
+/// `OLLAMA_HOST` is written for the server: `host`, `host:port`, `:port` or a URL, and
+/// often `0.0.0.0` ("listen on every interface"). The unspecified address is not a portable
+/// destination for a client, so `0.0.0.0`/`::` become `localhost`. A missing port is
+/// 11434 (80/443 for an explicit `http://`/`https://` URL without one); `/v1` is appended.
+pub fn ollama_base_url(base_url: Option<String>, host: Option<String>) -> String {
+    if let Some(url) = base_url
+        .map(|s| s.trim().to_string())
+        .filter(|s| !s.is_empty())
+    {
+        return url;
+    }
+    let Some(host) = host.map(|s| s.trim().to_string()).filter(|s| !s.is_empty()) else {
+        return OLLAMA_DEFAULT_BASE_URL.to_string();
+    };
+    let (scheme, rest, default_port) = if let Some(r) = host.strip_prefix("https://") {
+        ("https", r, "443")
+    } else if let Some(r) = host.strip_prefix("http://") {
+        ("http", r, "80")
+    } else {
+        ("http", host.as_str(), "11434")
+    };
+    let (authority, path) = match rest.find('/') {
+        Some(i) => (&rest[..i], rest[i..].trim_end_matches('/')),
+        None => (rest, ""),
+    };
+    // `[v6]:port`, `[v6]`, `host:port`, `host`, `:port`.
+    let (hostname, port) = if let Some(v6) = authority.strip_prefix('[') {
+        match v6.split_once(']') {
+            Some((h, tail)) => (format!("[{h}]"), tail.strip_prefix(':').unwrap_or("")),
+            None => (authority.to_string(), ""),
+        }
+    } else {
+        match authority.rsplit_once(':') {
+            Some((h, p)) => (h.to_string(), p),
+            None => (authority.to_string(), ""),
+        }
+    };
+    let hostname = match hostname.as_str() {
+        "" | "0.0.0.0" | "[::]" | "[0:0:0:0:0:0:0:0]" => "localhost".to_string(),
+        _ => hostname,
+    };
+    let port = if port.is_empty() { default_port } else { port };
+    format!("{scheme}://{hostname}:{port}{path}/v1")
+}
+
+#[cfg(test)]
+mod ollama_host_tests {
+    use super::ollama_base_url;
+
+    fn host(h: &str) -> String {
+        ollama_base_url(None, Some(h.to_string()))
+    }
+
+    #[test]
+    fn ollama_host_forms_become_client_urls() {
+        assert_eq!(ollama_base_url(None, None), "http://localhost:11434/v1");
+        assert_eq!(host(""), "http://localhost:11434/v1");
+        assert_eq!(host("0.0.0.0"), "http://localhost:11434/v1");
+        assert_eq!(host("0.0.0.0:11434"), "http://localhost:11434/v1");
+        assert_eq!(host(":8081"), "http://localhost:8081/v1");
+        assert_eq!(host("gpu-box"), "http://gpu-box:11434/v1");
+        assert_eq!(host("10.0.0.5:9000"), "http://10.0.0.5:9000/v1");
+        assert_eq!(host("http://gpu-box"), "http://gpu-box:80/v1");
+        assert_eq!(
+            host("https://ollama.example.com/proxy/"),
+            "https://ollama.example.com:443/proxy/v1"
+        );
+        assert_eq!(host("[::1]:11435"), "http://[::1]:11435/v1");
+        assert_eq!(host("[::]"), "http://localhost:11434/v1");
+    }
+
+    #[test]
+    fn ollama_base_url_wins_over_ollama_host() {
+        assert_eq!(
+            ollama_base_url(Some("http://x:1/v1".into()), Some("0.0.0.0:2".into())),
+            "http://x:1/v1"
+        );
+        assert_eq!(
+            ollama_base_url(Some("  ".into()), Some("gpu:3".into())),
+            "http://gpu:3/v1"
+        );
+    }
+
+    #[test]
+    fn reasoning_content_capability() {
+        let mut p = super::builtin_providers()["ollama"].clone();
+        assert!(!p.sends_reasoning_content("qwen3-coder:30b"));
+        assert!(p.sends_reasoning_content("deepseek-r1:14b"));
+        assert!(p.sends_reasoning_content("kimi-k2-thinking"));
+        assert!(!p.sends_reasoning_content("kimi-k2-instruct"));
+        p.send_reasoning_content = Some(false);
+        assert!(!p.sends_reasoning_content("deepseek-reasoner"));
+        let mut ds = super::builtin_providers()["deepseek"].clone();
+        assert!(ds.sends_reasoning_content("some-future-name"));
+        ds.send_reasoning_content = Some(false);
+        assert!(!ds.sends_reasoning_content("deepseek-chat"));
+    }
 }
 
 #[cfg(test)]

@@ -111,7 +111,12 @@ pub(crate) fn context_items(config: &Config) -> Vec<ResponseItem> {
     if let Some(dev) = &config.developer_instructions
         && !dev.trim().is_empty()
     {
-        items.push(ResponseItem::developer_text(dev.clone()));
+        // Tagged like the other context sections, so it stays recognisable where the chat
+        // wire joins everything into one system message.
+        items.push(ResponseItem::developer_text(format!(
+            "<developer_instructions>\n{}\n</developer_instructions>",
+            dev.trim()
+        )));
     }
     items
 }

@@ -42,6 +42,8 @@ pub(crate) struct Session {
     events: Mutex<Option<mpsc::UnboundedSender<Event>>>,
     state: Mutex<SessionState>,
     recorder: Mutex<Box<dyn Recorder>>,
+    /// Keys of the warnings already given in this session (see [`Session::warn_once`]).
+    warned: Mutex<HashSet<&'static str>>,
 }
 
 impl Session {
@@ -69,6 +71,7 @@ impl Session {
                 total_usage: TokenUsage::default(),
             }),
             recorder: Mutex::new(recorder),
+            warned: Mutex::new(HashSet::new()),
         }
     }
 
@@ -121,6 +124,19 @@ impl Session {
                 message: message.into(),
             }),
         );
+    }
+
+    /// A warning given at most once per session under `key` (advice about the setup that
+    /// would otherwise repeat on every request).
+    pub fn warn_once(&self, id: &str, key: &'static str, message: impl FnOnce() -> String) {
+        let first = self
+            .warned
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert(key);
+        if first {
+            self.warn(id, message());
+        }
     }
 
     fn warn_store(&self, id: &str, e: &str) {

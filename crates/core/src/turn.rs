@@ -26,7 +26,12 @@ enum TurnFailure {
 struct Sampled {
     items: Vec<ResponseItem>,
     usage: Option<TokenUsage>,
+    /// The model stopped at its output token limit.
+    truncated: bool,
 }
+
+/// The output of a call whose arguments were cut off by the output token limit.
+const TRUNCATED_CALL_OUTPUT: &str = "not run: your output hit the output token limit (finish_reason \"length\") while you were writing this call, so its arguments are incomplete. Make the call again with shorter arguments, e.g. write a big file in several smaller steps.";
 
 fn now_unix() -> i64 {
     chrono::Utc::now().timestamp()
@@ -130,6 +135,7 @@ async fn turn_loop(
         if let Some(usage) = sampled.usage {
             report_usage(sess, turn_id, usage);
         }
+        let truncated = sampled.truncated;
         let calls: Vec<(String, String, String)> = sampled
             .items
             .iter()
@@ -142,6 +148,7 @@ async fn turn_loop(
                 _ => None,
             })
             .collect();
+        let mut answered = false;
         for item in &sampled.items {
             if let ResponseItem::Message {
                 role: Role::Assistant,
@@ -149,9 +156,26 @@ async fn turn_loop(
             } = item
             {
                 last_agent_message = item.message_text();
+                answered |= last_agent_message
+                    .as_deref()
+                    .is_some_and(|t| !t.trim().is_empty());
             }
         }
+        let thought = sampled
+            .items
+            .iter()
+            .any(|i| matches!(i, ResponseItem::Reasoning { text, .. } if !text.is_empty()));
         sess.push_history(turn_id, sampled.items);
+
+        if calls.is_empty() && !answered {
+            return Err(empty_answer(truncated, thought));
+        }
+        if truncated && calls.is_empty() {
+            sess.warn(
+                turn_id,
+                "the answer was cut off: the model hit its output token limit (finish_reason \"length\"). Raise the server's output limit (Ollama `num_predict`, llama.cpp `-n`/`--n-predict`, vLLM/SGLang `max_tokens` of the model's generation config) or ask for a shorter answer.",
+            );
+        }
 
         if calls.is_empty() {
             // Done, unless the user steered while the model was answering.
@@ -183,8 +207,17 @@ async fn turn_loop(
         // the history stays valid for the next request.
         let mut abort = false;
         for (call_id, name, arguments) in calls {
+            let cut_off = truncated && !is_json(&arguments);
+            if cut_off {
+                sess.warn(
+                    turn_id,
+                    format!("the model hit its output token limit while writing a `{name}` call; the call was not run and the model was told to retry with shorter arguments"),
+                );
+            }
             let outcome = if abort || cancel.is_cancelled() {
                 crate::tools::ToolOutcome::err("not run: the turn was interrupted")
+            } else if cut_off {
+                crate::tools::ToolOutcome::err(TRUNCATED_CALL_OUTPUT)
             } else {
                 dispatch(
                     sess,
@@ -210,6 +243,32 @@ async fn turn_loop(
         if abort || cancel.is_cancelled() {
             return Err(TurnFailure::Interrupted);
         }
+    }
+}
+
+fn is_json(s: &str) -> bool {
+    serde_json::from_str::<serde::de::IgnoredAny>(s).is_ok()
+}
+
+/// The failure for a response with neither an answer nor a tool call.
+fn empty_answer(truncated: bool, thought: bool) -> TurnFailure {
+    let message = match (truncated, thought) {
+        (true, true) => {
+            "the model produced no answer: it spent its whole output token limit thinking (finish_reason \"length\"). Raise the server's output limit (Ollama `num_predict`, llama.cpp `-n`) or lower the reasoning effort."
+        }
+        (true, false) => {
+            "the model produced no answer: it stopped at its output token limit before writing anything (finish_reason \"length\"). Raise the server's output limit."
+        }
+        (false, true) => {
+            "the model produced no answer: it only thought and then stopped. Try again, or check the server's reasoning parser settings (docs/providers.md, \"Server settings\")."
+        }
+        (false, false) => {
+            "the model returned an empty answer (no text and no tool call). Try again; if it keeps happening, check that the server's chat template supports this model (docs/providers.md, \"Server settings\")."
+        }
+    };
+    TurnFailure::Failed {
+        message: message.to_string(),
+        info: Some(ErrorInfo::Other),
     }
 }
 
@@ -341,6 +400,7 @@ async fn sample(
         let mut failure: Option<ModelError> = None;
         let mut usage = None;
         let mut completed = false;
+        let mut truncated = false;
         loop {
             let ev = tokio::select! {
                 _ = cancel.cancelled() => return Err(TurnFailure::Interrupted),
@@ -382,6 +442,15 @@ async fn sample(
                     }
                     items.push(item);
                 }
+                Some(Ok(ResponseEvent::ToolCallsRecoveredFromText {
+                    format,
+                    server_hint,
+                })) => sess.warn_once(turn_id, "tool_calls_in_text", || {
+                    format!(
+                        "the model's tool calls arrived as plain text ({format} format): the server's tool-call parser is off. They are recognised and run anyway, but the server should parse them itself. Fix: {server_hint}. See docs/providers.md, \"Server settings\"."
+                    )
+                }),
+                Some(Ok(ResponseEvent::OutputLimitReached)) => truncated = true,
                 Some(Ok(ResponseEvent::Completed { token_usage, .. })) => {
                     usage = token_usage;
                     completed = true;
@@ -395,7 +464,11 @@ async fn sample(
             }
         }
         if completed {
-            return Ok(Sampled { items, usage });
+            return Ok(Sampled {
+                items,
+                usage,
+                truncated,
+            });
         }
         let err = failure.unwrap_or_else(|| {
             ModelError::StreamDisconnected("the stream ended before the response completed".into())

@@ -4,21 +4,35 @@
 //! streamed in pieces or whole in one chunk, with or without `index` and `id`, arguments as a
 //! string or (non-standard) a JSON object, reasoning in `reasoning_content` or `reasoning`,
 //! usage in a final chunk with no choices, and a stream that ends after `finish_reason`
-//! without `data: [DONE]`.
+//! without `data: [DONE]`, usage inside `choices[0]` (Moonshot).
+//!
+//! Servers started without their reasoning or tool-call parser leave thinking
+//! ([`think`]) and tool calls ([`text_tools`]) in the answer text; the decoder takes them out.
+
+pub(crate) mod text_tools;
+pub(crate) mod think;
 
 use std::collections::VecDeque;
 
-use oi_protocol::models::{ContentItem, ResponseItem, Role, TokenUsage};
+use oi_protocol::models::{ContentItem, ResponseItem, Role, TokenUsage, ToolSpec};
 use serde_json::{Map, Value, json};
 
 use crate::sse::{Decoder, Step, parse_json};
 use crate::{ModelError, Prompt, ResponseEvent, synthesize_call_id};
+use think::{Piece, ThinkSplitter};
+
+/// How a request is written for this provider and model.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct ChatRequestOptions {
+    /// Send reasoning back as `reasoning_content` on assistant messages with tool calls.
+    pub send_reasoning_content: bool,
+}
 
 /// The JSON body for `POST {base_url}/chat/completions`.
-pub(crate) fn request_body(prompt: &Prompt) -> Value {
+pub(crate) fn request_body(prompt: &Prompt, options: ChatRequestOptions) -> Value {
     let mut body = json!({
         "model": prompt.model,
-        "messages": messages(prompt),
+        "messages": messages(prompt, options),
         "stream": true,
         "stream_options": { "include_usage": true },
     });
@@ -46,11 +60,53 @@ pub(crate) fn request_body(prompt: &Prompt) -> Value {
     body
 }
 
-fn messages(prompt: &Prompt) -> Vec<Value> {
-    let mut out: Vec<Value> = Vec::new();
-    if !prompt.instructions.is_empty() {
-        out.push(json!({ "role": "system", "content": prompt.instructions }));
+/// Joins the instructions and the system/developer messages that open the history into the
+/// one system message every chat template accepts (several keep only the first system
+/// message, some reject a second). Sections are separated by a blank line; the context
+/// items carry their own tags (`<environment_context>`, `<project_instructions>`…).
+fn system_message(prompt: &Prompt) -> (Option<Value>, usize) {
+    let mut sections: Vec<String> = Vec::new();
+    if !prompt.instructions.trim().is_empty() {
+        sections.push(prompt.instructions.trim_end().to_string());
     }
+    let mut consumed = 0;
+    for item in &prompt.input {
+        match item {
+            ResponseItem::Message {
+                role: Role::System | Role::Developer,
+                content,
+            } => {
+                let text = text_of(content);
+                if !text.trim().is_empty() {
+                    sections.push(text.trim_end().to_string());
+                }
+                consumed += 1;
+            }
+            _ => break,
+        }
+    }
+    let message = (!sections.is_empty())
+        .then(|| json!({ "role": "system", "content": sections.join("\n\n") }));
+    (message, consumed)
+}
+
+fn text_of(content: &[ContentItem]) -> String {
+    let texts: Vec<&str> = content
+        .iter()
+        .filter_map(|c| match c {
+            ContentItem::InputText { text } | ContentItem::OutputText { text } => {
+                Some(text.as_str())
+            }
+            ContentItem::InputImage { .. } => None,
+        })
+        .collect();
+    texts.join("\n")
+}
+
+fn messages(prompt: &Prompt, options: ChatRequestOptions) -> Vec<Value> {
+    let mut out: Vec<Value> = Vec::new();
+    let (system, consumed) = system_message(prompt);
+    out.extend(system);
     // Images from tool outputs cannot go in `tool` messages; they are sent in one `user`
     // message after the run of tool messages (a user message between two tool messages of
     // the same assistant turn breaks many chat templates).
@@ -58,21 +114,33 @@ fn messages(prompt: &Prompt) -> Vec<Value> {
     // Whether the last message pushed is an assistant message that tool calls may join: the
     // model's text and its calls came from one response, so they go back as one message.
     let mut assistant_open = false;
+    // Reasoning of the response being replayed, for the assistant message that follows it.
+    let mut reasoning: Option<&str> = None;
 
-    for item in &prompt.input {
+    for item in &prompt.input[consumed..] {
         if !matches!(item, ResponseItem::FunctionCallOutput { .. }) {
             flush_images(&mut out, &mut pending_images);
         }
         match item {
             ResponseItem::Message { role, content } => {
-                let role_str = match role {
-                    // Many open models reject "developer"; "system" means the same to them.
-                    Role::System | Role::Developer => "system",
-                    Role::User => "user",
-                    Role::Assistant => "assistant",
+                let msg = match role {
+                    // A system message after the conversation started breaks templates that
+                    // require it first, and `developer` is unknown to many servers: later
+                    // instructions go as a user message that says what it is.
+                    Role::System | Role::Developer => json!({
+                        "role": "user",
+                        "content": format!("<system_note>\n{}\n</system_note>", text_of(content)),
+                    }),
+                    Role::User => json!({ "role": "user", "content": message_content(content) }),
+                    Role::Assistant => {
+                        json!({ "role": "assistant", "content": message_content(content) })
+                    }
                 };
-                out.push(json!({ "role": role_str, "content": message_content(content) }));
+                out.push(msg);
                 assistant_open = *role == Role::Assistant;
+                if *role != Role::Assistant {
+                    reasoning = None;
+                }
             }
             ResponseItem::FunctionCall {
                 call_id,
@@ -94,6 +162,12 @@ fn messages(prompt: &Prompt) -> Vec<Value> {
                     out.push(json!({ "role": "assistant", "content": null, "tool_calls": [call] }));
                 }
                 assistant_open = true;
+                if options.send_reasoning_content
+                    && let Some(r) = reasoning.take()
+                    && let Some(msg) = out.last_mut().and_then(Value::as_object_mut)
+                {
+                    msg.insert("reasoning_content".into(), Value::String(r.to_string()));
+                }
             }
             ResponseItem::FunctionCallOutput { call_id, output } => {
                 let images: Vec<&str> = output.images().collect();
@@ -116,9 +190,14 @@ fn messages(prompt: &Prompt) -> Vec<Value> {
                     }
                 }
                 assistant_open = false;
+                reasoning = None;
             }
-            // Reasoning is not sent back over chat: most servers reject or ignore it.
-            ResponseItem::Reasoning { .. } => {}
+            // Sent back only where the provider needs it (with the tool calls it led to);
+            // most servers reject or ignore it.
+            ResponseItem::Reasoning { text, .. } => {
+                reasoning = (!text.is_empty()).then_some(text.as_str());
+                assistant_open = false;
+            }
         }
     }
     flush_images(&mut out, &mut pending_images);
@@ -153,16 +232,7 @@ fn message_content(content: &[ContentItem]) -> Value {
         .iter()
         .any(|c| matches!(c, ContentItem::InputImage { .. }));
     if !has_image {
-        let texts: Vec<&str> = content
-            .iter()
-            .filter_map(|c| match c {
-                ContentItem::InputText { text } | ContentItem::OutputText { text } => {
-                    Some(text.as_str())
-                }
-                ContentItem::InputImage { .. } => None,
-            })
-            .collect();
-        return Value::String(texts.join("\n"));
+        return Value::String(text_of(content));
     }
     Value::Array(
         content
@@ -210,6 +280,20 @@ pub(crate) struct ChatDecoder {
     calls: Vec<PartialCall>,
     finish_reason: Option<String>,
     usage: Option<TokenUsage>,
+    /// Thinking tags in the content, for servers without a reasoning parser.
+    think: ThinkSplitter,
+    /// The tools offered in the request: only their calls are recovered from text.
+    tools: Vec<ToolSpec>,
+}
+
+impl ChatDecoder {
+    /// A decoder for the answer to a request that offered `tools`.
+    pub(crate) fn new(tools: Vec<ToolSpec>) -> Self {
+        Self {
+            tools,
+            ..Self::default()
+        }
+    }
 }
 
 impl Decoder for ChatDecoder {
@@ -255,6 +339,10 @@ impl Decoder for ChatDecoder {
         else {
             return Ok(Step::Continue);
         };
+        // Moonshot reports usage inside the last choice instead of at the top level.
+        if let Some(usage) = choice.get("usage").filter(|u| u.is_object()) {
+            self.usage = Some(parse_usage(usage));
+        }
         if let Some(delta) = choice.get("delta").or_else(|| choice.get("message")) {
             self.on_delta(delta, out);
         }
@@ -285,16 +373,22 @@ impl ChatDecoder {
             if let Some(r) = delta.get(key).and_then(Value::as_str)
                 && !r.is_empty()
             {
+                // The server parses reasoning itself, so the content is all answer.
+                let (text, reasoning) = (&mut self.text, &mut self.reasoning);
+                self.think
+                    .disable(&mut |piece| route_piece(piece, text, reasoning, out));
                 self.reasoning.push_str(r);
                 out.push_back(ResponseEvent::ReasoningDelta(r.to_string()));
                 break;
             }
         }
-        if let Some(text) = delta.get("content").and_then(Value::as_str)
-            && !text.is_empty()
+        if let Some(content) = delta.get("content").and_then(Value::as_str)
+            && !content.is_empty()
         {
-            self.text.push_str(text);
-            out.push_back(ResponseEvent::OutputTextDelta(text.to_string()));
+            let (text, reasoning) = (&mut self.text, &mut self.reasoning);
+            self.think.feed(content, &mut |piece| {
+                route_piece(piece, text, reasoning, out)
+            });
         }
         if let Some(calls) = delta.get("tool_calls").and_then(Value::as_array) {
             for (position, call) in calls.iter().enumerate() {
@@ -370,6 +464,22 @@ impl ChatDecoder {
     }
 
     fn finish(&mut self, out: &mut VecDeque<ResponseEvent>) {
+        let (text, reasoning) = (&mut self.text, &mut self.reasoning);
+        self.think
+            .finish(&mut |piece| route_piece(piece, text, reasoning, out));
+        // Calls the server left in the text (its tool parser is off) become real calls, but
+        // only when it sent no structured ones: then the text is the only record of them.
+        let mut recovered = Vec::new();
+        if self.calls.is_empty()
+            && let Some(found) = text_tools::extract(&self.text, &self.tools)
+        {
+            out.push_back(ResponseEvent::ToolCallsRecoveredFromText {
+                format: found.format.name().to_string(),
+                server_hint: found.format.server_hint().to_string(),
+            });
+            self.text = found.text;
+            recovered = found.calls;
+        }
         if !self.reasoning.is_empty() {
             out.push_back(ResponseEvent::OutputItemDone(ResponseItem::Reasoning {
                 text: std::mem::take(&mut self.reasoning),
@@ -393,10 +503,43 @@ impl ChatDecoder {
                 arguments: call.arguments,
             }));
         }
+        for call in recovered {
+            out.push_back(ResponseEvent::OutputItemDone(ResponseItem::FunctionCall {
+                call_id: synthesize_call_id(),
+                name: call.name,
+                arguments: call.arguments,
+            }));
+        }
+        if self.finish_reason.as_deref() == Some("length") {
+            out.push_back(ResponseEvent::OutputLimitReached);
+        }
         out.push_back(ResponseEvent::Completed {
             response_id: self.response_id.take(),
             token_usage: self.usage.take(),
         });
+    }
+}
+
+/// Sends one piece of split content where it belongs: answer text or reasoning.
+pub(crate) fn route_piece(
+    piece: Piece<'_>,
+    text: &mut String,
+    reasoning: &mut String,
+    out: &mut VecDeque<ResponseEvent>,
+) {
+    match piece {
+        Piece::Text(t) => {
+            text.push_str(t);
+            out.push_back(ResponseEvent::OutputTextDelta(t.to_string()));
+        }
+        Piece::Reasoning(r) => {
+            reasoning.push_str(r);
+            out.push_back(ResponseEvent::ReasoningDelta(r.to_string()));
+        }
+        Piece::EarlierTextWasReasoning => {
+            let earlier = std::mem::take(text);
+            reasoning.push_str(earlier.trim_end());
+        }
     }
 }
 

@@ -74,6 +74,18 @@ pub enum ResponseEvent {
     /// synthesized as `call_<uuid>` when the model omitted it; arguments kept verbatim even
     /// if not valid JSON).
     OutputItemDone(ResponseItem),
+    /// The server left tool calls in the answer text (its tool-call parser is off); they
+    /// were recovered and follow as `FunctionCall` items. Comes before those items.
+    ToolCallsRecoveredFromText {
+        /// The markup family, e.g. "Hermes/Qwen `<tool_call>`".
+        format: String,
+        /// The server settings that make the server parse these calls itself.
+        server_hint: String,
+    },
+    /// The model stopped at its output token limit (chat `finish_reason: "length"`,
+    /// Responses `incomplete` for `max_output_tokens`): the last text or tool call is cut
+    /// off. Comes just before `Completed`.
+    OutputLimitReached,
     /// The last event of a successful response.
     Completed {
         response_id: Option<String>,
@@ -215,7 +227,12 @@ impl ModelClient {
         let inner = &*self.inner;
         let provider = &inner.provider;
         let body = match provider.wire_api {
-            WireApi::Chat => chat::request_body(prompt),
+            WireApi::Chat => chat::request_body(
+                prompt,
+                chat::ChatRequestOptions {
+                    send_reasoning_content: provider.sends_reasoning_content(&prompt.model),
+                },
+            ),
             WireApi::Responses => responses::request_body(prompt),
         };
         let max_retries = provider.request_max_retries();
@@ -251,7 +268,7 @@ impl ModelClient {
                     self.record_rate_limits(resp.headers());
                     let status = resp.status();
                     if status.is_success() {
-                        return open_stream(resp, provider.wire_api, idle).await;
+                        return open_stream(resp, provider.wire_api, idle, &prompt.tools).await;
                     }
                     let retryable =
                         status == StatusCode::TOO_MANY_REQUESTS || status.is_server_error();
@@ -302,6 +319,7 @@ async fn open_stream(
     resp: reqwest::Response,
     wire: WireApi,
     idle: Duration,
+    tools: &[ToolSpec],
 ) -> Result<ResponseStream, ModelError> {
     let content_type = resp
         .headers()
@@ -320,11 +338,11 @@ async fn open_stream(
             sse::truncate(text.trim(), 300)
         )));
     }
-    let body = resp.bytes_stream();
+    let body = sse::error_lines_as_events(resp.bytes_stream());
     Ok(match wire {
-        WireApi::Chat => sse::response_stream(body, chat::ChatDecoder::default(), idle),
+        WireApi::Chat => sse::response_stream(body, chat::ChatDecoder::new(tools.to_vec()), idle),
         WireApi::Responses => {
-            sse::response_stream(body, responses::ResponsesDecoder::default(), idle)
+            sse::response_stream(body, responses::ResponsesDecoder::new(tools.to_vec()), idle)
         }
     })
 }

@@ -2,10 +2,11 @@
 
 use std::collections::VecDeque;
 
-use oi_protocol::models::{ContentItem, ResponseItem, Role, TokenUsage};
+use oi_protocol::models::{ContentItem, ResponseItem, Role, TokenUsage, ToolSpec};
 use serde_json::{Value, json};
 
-use crate::chat::error_text;
+use crate::chat::think::{Piece, ThinkSplitter};
+use crate::chat::{error_text, route_piece, text_tools};
 use crate::sse::{Decoder, Step, parse_json};
 use crate::{ModelError, Prompt, ResponseEvent, synthesize_call_id};
 
@@ -125,6 +126,77 @@ pub(crate) struct ResponsesDecoder {
     /// sends the matching `response.output_item.done` still yields the item at completion.
     pending_text: String,
     pending_reasoning: String,
+    /// Thinking tags in the output text (open-model servers without a reasoning parser).
+    think: ThinkSplitter,
+    /// Whether the server sent reasoning of its own (then the text is all answer).
+    server_reasoning: bool,
+    /// The tools offered in the request: only their calls are recovered from text.
+    tools: Vec<ToolSpec>,
+    /// Tool calls already recovered from text in this response (one warning per response).
+    recovered_calls: bool,
+}
+
+impl ResponsesDecoder {
+    /// A decoder for the answer to a request that offered `tools`.
+    pub(crate) fn new(tools: Vec<ToolSpec>) -> Self {
+        Self {
+            tools,
+            ..Self::default()
+        }
+    }
+
+    /// A finished message as the server sent it, with thinking and tool-call markup that a
+    /// server without parsers left in the text taken out.
+    fn on_message_done(
+        &mut self,
+        text: String,
+        split_thinking: bool,
+        out: &mut VecDeque<ResponseEvent>,
+    ) {
+        let (mut answer, mut reasoning) = (String::new(), String::new());
+        if self.server_reasoning || !split_thinking {
+            answer = text;
+        } else {
+            // Deltas were already split while streaming; the whole text is split again so
+            // the item matches, without events.
+            let mut scratch = VecDeque::new();
+            let mut splitter = ThinkSplitter::default();
+            let mut route =
+                |p: Piece<'_>| route_piece(p, &mut answer, &mut reasoning, &mut scratch);
+            splitter.feed(&text, &mut route);
+            splitter.finish(&mut route);
+        }
+        if !reasoning.is_empty() {
+            out.push_back(ResponseEvent::OutputItemDone(ResponseItem::Reasoning {
+                text: reasoning,
+                encrypted_content: None,
+            }));
+        }
+        let mut calls = Vec::new();
+        if let Some(found) = text_tools::extract(&answer, &self.tools) {
+            if !self.recovered_calls {
+                out.push_back(ResponseEvent::ToolCallsRecoveredFromText {
+                    format: found.format.name().to_string(),
+                    server_hint: found.format.server_hint().to_string(),
+                });
+            }
+            self.recovered_calls = true;
+            answer = found.text;
+            calls = found.calls;
+        }
+        if !answer.is_empty() {
+            out.push_back(ResponseEvent::OutputItemDone(ResponseItem::assistant_text(
+                answer,
+            )));
+        }
+        for call in calls {
+            out.push_back(ResponseEvent::OutputItemDone(ResponseItem::FunctionCall {
+                call_id: synthesize_call_id(),
+                name: call.name,
+                arguments: call.arguments,
+            }));
+        }
+    }
 }
 
 impl Decoder for ResponsesDecoder {
@@ -148,11 +220,16 @@ impl Decoder for ResponsesDecoder {
             }
             "response.output_text.delta" => {
                 if let Some(d) = v.get("delta").and_then(Value::as_str) {
-                    self.pending_text.push_str(d);
-                    out.push_back(ResponseEvent::OutputTextDelta(d.to_string()));
+                    let (text, reasoning) = (&mut self.pending_text, &mut self.pending_reasoning);
+                    self.think
+                        .feed(d, &mut |p| route_piece(p, text, reasoning, out));
                 }
             }
             "response.reasoning_summary_text.delta" | "response.reasoning_text.delta" => {
+                self.server_reasoning = true;
+                let (text, reasoning) = (&mut self.pending_text, &mut self.pending_reasoning);
+                self.think
+                    .disable(&mut |p| route_piece(p, text, reasoning, out));
                 if let Some(d) = v.get("delta").and_then(Value::as_str) {
                     self.pending_reasoning.push_str(d);
                     out.push_back(ResponseEvent::ReasoningDelta(d.to_string()));
@@ -160,37 +237,29 @@ impl Decoder for ResponsesDecoder {
             }
             "response.output_item.done" => {
                 if let Some(item) = v.get("item").and_then(parse_output_item) {
-                    match &item {
-                        ResponseItem::Message { .. } => self.pending_text.clear(),
-                        ResponseItem::Reasoning { .. } => self.pending_reasoning.clear(),
-                        _ => {}
+                    match item {
+                        ResponseItem::Message { .. } => {
+                            self.pending_text.clear();
+                            // Thinking split from these deltas is part of this message.
+                            if !self.server_reasoning {
+                                self.pending_reasoning.clear();
+                            }
+                            self.think = ThinkSplitter::default();
+                            let text = item.message_text().unwrap_or_default();
+                            self.on_message_done(text, true, out);
+                        }
+                        ResponseItem::Reasoning { .. } => {
+                            self.server_reasoning = true;
+                            self.pending_reasoning.clear();
+                            out.push_back(ResponseEvent::OutputItemDone(item));
+                        }
+                        _ => out.push_back(ResponseEvent::OutputItemDone(item)),
                     }
-                    out.push_back(ResponseEvent::OutputItemDone(item));
                 }
             }
             "response.completed" => {
-                if !self.pending_reasoning.is_empty() {
-                    out.push_back(ResponseEvent::OutputItemDone(ResponseItem::Reasoning {
-                        text: std::mem::take(&mut self.pending_reasoning),
-                        encrypted_content: None,
-                    }));
-                }
-                if !self.pending_text.is_empty() {
-                    out.push_back(ResponseEvent::OutputItemDone(ResponseItem::assistant_text(
-                        std::mem::take(&mut self.pending_text),
-                    )));
-                }
-                let response = v.get("response");
-                out.push_back(ResponseEvent::Completed {
-                    response_id: response
-                        .and_then(|r| r.get("id"))
-                        .and_then(Value::as_str)
-                        .map(str::to_string),
-                    token_usage: response
-                        .and_then(|r| r.get("usage"))
-                        .filter(|u| u.is_object())
-                        .map(parse_usage),
-                });
+                self.flush_pending(out);
+                out.push_back(completed(&v));
                 return Ok(Step::Done);
             }
             "response.failed" => {
@@ -206,9 +275,17 @@ impl Decoder for ResponsesDecoder {
                     .pointer("/response/incomplete_details/reason")
                     .and_then(Value::as_str)
                     .unwrap_or("unknown");
-                return Err(ModelError::Provider(format!(
-                    "the response is incomplete (reason: {reason})"
-                )));
+                if reason != "max_output_tokens" {
+                    return Err(ModelError::Provider(format!(
+                        "the response is incomplete (reason: {reason})"
+                    )));
+                }
+                // Cut off at the output limit: what arrived is kept, and the engine decides
+                // what to tell the user and the model.
+                self.flush_pending(out);
+                out.push_back(ResponseEvent::OutputLimitReached);
+                out.push_back(completed(&v));
+                return Ok(Step::Done);
             }
             "error" => {
                 let err = v.get("error").filter(|e| !e.is_null()).unwrap_or(&v);
@@ -225,6 +302,41 @@ impl Decoder for ResponsesDecoder {
         Err(ModelError::StreamDisconnected(
             "the server closed the connection before `response.completed`".to_string(),
         ))
+    }
+}
+
+impl ResponsesDecoder {
+    /// Items for deltas that no `response.output_item.done` covered.
+    fn flush_pending(&mut self, out: &mut VecDeque<ResponseEvent>) {
+        let (text, reasoning) = (&mut self.pending_text, &mut self.pending_reasoning);
+        self.think
+            .finish(&mut |p| route_piece(p, text, reasoning, out));
+        if !self.pending_reasoning.is_empty() {
+            out.push_back(ResponseEvent::OutputItemDone(ResponseItem::Reasoning {
+                text: std::mem::take(&mut self.pending_reasoning),
+                encrypted_content: None,
+            }));
+        }
+        let text = std::mem::take(&mut self.pending_text);
+        if !text.is_empty() {
+            // Already split while streaming: only tool-call markup is left to find.
+            self.on_message_done(text, false, out);
+        }
+    }
+}
+
+/// `Completed` from a `response.completed`/`response.incomplete` event.
+fn completed(v: &Value) -> ResponseEvent {
+    let response = v.get("response");
+    ResponseEvent::Completed {
+        response_id: response
+            .and_then(|r| r.get("id"))
+            .and_then(Value::as_str)
+            .map(str::to_string),
+        token_usage: response
+            .and_then(|r| r.get("usage"))
+            .filter(|u| u.is_object())
+            .map(parse_usage),
     }
 }
 

@@ -7,6 +7,7 @@
 use std::collections::VecDeque;
 use std::time::Duration;
 
+use bytes::Bytes;
 use eventsource_stream::{EventStreamError, Eventsource};
 use futures::{Stream, StreamExt};
 
@@ -96,6 +97,92 @@ where
     ResponseStream::new(Box::pin(stream))
 }
 
+/// Rewrites old llama.cpp's non-standard `error: {…}` SSE line into `event: error` +
+/// `data: {…}`, so the decoder sees the error instead of an SSE field every parser ignores
+/// (the turn would end empty and "successful"). Lines may be cut anywhere between chunks;
+/// a chunk with no line starting with `e` passes through without a copy.
+pub(crate) fn error_lines_as_events<S, E>(body: S) -> impl Stream<Item = Result<Bytes, E>>
+where
+    S: Stream<Item = Result<Bytes, E>>,
+{
+    let mut rewriter = ErrorLineRewriter::default();
+    body.map(move |chunk| chunk.map(|c| rewriter.rewrite(c)))
+}
+
+const ERROR_FIELD: &[u8] = b"error:";
+const ERROR_AS_EVENT: &[u8] = b"event: error\ndata:";
+
+#[derive(Debug)]
+struct ErrorLineRewriter {
+    /// The next byte starts a line.
+    at_line_start: bool,
+    /// The start of a line that may become `error:`, waiting for the next chunk.
+    held: Vec<u8>,
+}
+
+impl Default for ErrorLineRewriter {
+    fn default() -> Self {
+        Self {
+            at_line_start: true,
+            held: Vec::new(),
+        }
+    }
+}
+
+impl ErrorLineRewriter {
+    fn rewrite(&mut self, chunk: Bytes) -> Bytes {
+        let buf: Bytes = if self.held.is_empty() {
+            chunk
+        } else {
+            let mut joined = std::mem::take(&mut self.held);
+            joined.extend_from_slice(&chunk);
+            Bytes::from(joined)
+        };
+        let first_is_line_start = self.at_line_start;
+        if let Some(&last) = buf.last() {
+            self.at_line_start = last == b'\n' || last == b'\r';
+        }
+        // Where the last (unterminated) line starts; it may be the start of `error:`.
+        let last_line = match memchr::memrchr2(b'\n', b'\r', &buf) {
+            Some(i) => Some(i + 1),
+            None => first_is_line_start.then_some(0),
+        };
+        let hold_from = last_line.filter(|&p| {
+            let rest = &buf[p..];
+            !rest.is_empty() && rest.len() < ERROR_FIELD.len() && ERROR_FIELD.starts_with(rest)
+        });
+        let scan_end = hold_from.unwrap_or(buf.len());
+        let mut out: Option<Vec<u8>> = None;
+        let mut copied = 0;
+        // `error:` found by a fast substring search, then checked to start a line.
+        for p in memchr::memmem::find_iter(&buf[..scan_end], ERROR_FIELD) {
+            let at_line_start = match p {
+                0 => first_is_line_start,
+                _ => matches!(buf[p - 1], b'\n' | b'\r'),
+            };
+            if at_line_start {
+                let o = out.get_or_insert_with(|| Vec::with_capacity(buf.len() + 16));
+                o.extend_from_slice(&buf[copied..p]);
+                o.extend_from_slice(ERROR_AS_EVENT);
+                copied = p + ERROR_FIELD.len();
+            }
+        }
+        if let Some(p) = hold_from {
+            // Too short to tell: hold it back for the next chunk.
+            self.held = buf[p..].to_vec();
+            self.at_line_start = true;
+        }
+        match out {
+            None if hold_from.is_none() => buf,
+            None => buf.slice(..scan_end),
+            Some(mut o) => {
+                o.extend_from_slice(&buf[copied..scan_end]);
+                Bytes::from(o)
+            }
+        }
+    }
+}
+
 fn sse_error<E: std::fmt::Display>(e: EventStreamError<E>) -> ModelError {
     match e {
         EventStreamError::Transport(e) => {
@@ -133,4 +220,46 @@ pub(crate) fn truncate(s: &str, max: usize) -> String {
         end -= 1;
     }
     format!("{}…", &s[..end])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rewrite_all(chunks: &[&[u8]]) -> Vec<u8> {
+        let mut r = ErrorLineRewriter::default();
+        let mut out = Vec::new();
+        for c in chunks {
+            out.extend_from_slice(&r.rewrite(Bytes::copy_from_slice(c)));
+        }
+        out.extend_from_slice(&r.held);
+        out
+    }
+
+    #[test]
+    fn error_lines_become_error_events_however_they_are_cut() {
+        let input: &[u8] = b"data: {\"a\":1}\n\nerror: {\"code\":500}\n\n";
+        let expected: &[u8] = b"data: {\"a\":1}\n\nevent: error\ndata: {\"code\":500}\n\n";
+        assert_eq!(rewrite_all(&[input]), expected);
+        for i in 1..input.len() {
+            assert_eq!(
+                rewrite_all(&[&input[..i], &input[i..]]),
+                expected,
+                "cut at {i}"
+            );
+        }
+        let bytes: Vec<&[u8]> = input.chunks(1).collect();
+        assert_eq!(rewrite_all(&bytes), expected);
+    }
+
+    #[test]
+    fn other_lines_pass_untouched() {
+        for input in [
+            &b"data: {\"error\": null}\n\nevent: x\ndata: e\n\n"[..],
+            b"data: error: not at line start\n\n",
+            b"e",
+        ] {
+            assert_eq!(rewrite_all(&[input]), input);
+        }
+    }
 }

@@ -526,28 +526,23 @@ async fn chat_request_shape() {
 
     let msgs = body["messages"].as_array().unwrap();
     let roles: Vec<&str> = msgs.iter().map(|m| m["role"].as_str().unwrap()).collect();
+    // Exactly one system message: the instructions, then the developer context.
     assert_eq!(
         roles,
-        [
-            "system",
-            "system",
-            "user",
-            "assistant",
-            "tool",
-            "tool",
-            "user"
-        ]
+        ["system", "user", "assistant", "tool", "tool", "user"]
     );
-    assert_eq!(msgs[0]["content"], "You are a test.");
-    assert_eq!(msgs[1]["content"], "Follow the repo rules.");
     assert_eq!(
-        msgs[3]["tool_calls"].as_array().unwrap().len(),
+        msgs[0]["content"],
+        "You are a test.\n\nFollow the repo rules."
+    );
+    assert_eq!(
+        msgs[2]["tool_calls"].as_array().unwrap().len(),
         2,
         "calls grouped"
     );
-    assert_eq!(msgs[3]["tool_calls"][1]["id"], "call_2");
+    assert_eq!(msgs[2]["tool_calls"][1]["id"], "call_2");
     assert_eq!(
-        msgs[6]["content"][1]["image_url"]["url"],
+        msgs[5]["content"][1]["image_url"]["url"],
         "data:image/png;base64,iVBOR"
     );
     assert!(

@@ -31,6 +31,20 @@ pub use oi_protocol::models::TokenUsage;
 pub use recorded::RecordedRequest;
 pub use script::{MockResponse, MockScript, MockToolCall, MockTurn};
 
+/// The recorded stream `name` from this crate's `fixtures/` directory, e.g.
+/// `fixture("vllm/hermes-text-tool-call.sse")`. Each fixture is an SSE body as a real server
+/// sends it, with `: ` comment lines (ignored by SSE parsers) citing the source of the format.
+///
+/// # Panics
+/// When the fixture does not exist: a test that names a missing fixture is broken.
+pub fn fixture(name: &str) -> String {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("fixtures")
+        .join(name);
+    std::fs::read_to_string(&path)
+        .unwrap_or_else(|e| panic!("test fixture {} cannot be read: {e}", path.display()))
+}
+
 /// A running mock model server. Dropping it shuts it down, open streams included.
 pub struct MockModelServer {
     addr: SocketAddr,
@@ -101,6 +115,7 @@ impl MockModelServer {
             stream_max_retries: Some(0),
             stream_idle_timeout_ms: None,
             requires_openai_auth: false,
+            send_reasoning_content: None,
         }
     }
 

@@ -81,6 +81,15 @@ pub enum MockResponse {
     /// Round-robin over `responses` (each use of this entry takes the next one). Meant as the
     /// script's `fallback`; see [`MockScript::cycle`].
     Cycle { responses: Vec<MockResponse> },
+    /// A recorded event stream replayed byte for byte as `text/event-stream`, whatever the
+    /// request path: the exact bytes a real server sent (see [`crate::fixture`]).
+    Recorded {
+        body: String,
+        /// Send the body in writes of this many bytes (default: one write per SSE event),
+        /// so lines and UTF-8 characters get cut the way a network can cut them.
+        #[serde(default)]
+        write_bytes: Option<usize>,
+    },
 }
 
 impl MockResponse {
@@ -98,6 +107,22 @@ impl MockResponse {
             status: 429,
             body: r#"{"error":{"message":"Rate limit reached","type":"rate_limit_error"}}"#.into(),
             retry_after: Some(retry_after.into()),
+        }
+    }
+
+    /// Replays a recorded stream (one write per SSE event).
+    pub fn recorded(body: impl Into<String>) -> Self {
+        MockResponse::Recorded {
+            body: body.into(),
+            write_bytes: None,
+        }
+    }
+
+    /// Replays a recorded stream in writes of `n` bytes.
+    pub fn recorded_in_writes_of(body: impl Into<String>, n: usize) -> Self {
+        MockResponse::Recorded {
+            body: body.into(),
+            write_bytes: Some(n),
         }
     }
 

@@ -286,6 +286,7 @@ async fn handle(state: Arc<State>, req: Request<Incoming>) -> Result<Response<Bo
             set_header(&mut resp, "content-type", &content_type);
             resp
         }
+        MockResponse::Recorded { body, write_bytes } => recorded_response(body, write_bytes),
         MockResponse::Cycle { .. } => error_response(
             StatusCode::INTERNAL_SERVER_ERROR,
             "mock script: unresolved `cycle`",
@@ -336,6 +337,39 @@ fn sse_response(turn: &MockTurn, wire: WireApi, model: &str, seq: u64) -> Respon
     resp
 }
 
+/// The writes of a recorded body: `n`-byte pieces, or one per SSE event (a blank line ends
+/// an event; the separator stays with the event before it).
+fn recorded_writes(body: &str, write_bytes: Option<usize>) -> Vec<Bytes> {
+    let bytes = body.as_bytes();
+    if let Some(n) = write_bytes.filter(|n| *n > 0) {
+        return bytes.chunks(n).map(Bytes::copy_from_slice).collect();
+    }
+    let mut writes = Vec::new();
+    let mut start = 0;
+    while let Some(i) = body[start..].find("\n\n") {
+        let end = start + i + 2;
+        writes.push(Bytes::copy_from_slice(&bytes[start..end]));
+        start = end;
+    }
+    if start < bytes.len() {
+        writes.push(Bytes::copy_from_slice(&bytes[start..]));
+    }
+    writes
+}
+
+fn recorded_response(body: String, write_bytes: Option<usize>) -> Response<Body> {
+    let writes = recorded_writes(&body, write_bytes);
+    let stream = futures::stream::iter(
+        writes
+            .into_iter()
+            .map(|b| Ok::<_, std::io::Error>(Frame::data(b))),
+    );
+    let mut resp = Response::new(BodyExt::boxed(StreamBody::new(stream)));
+    set_header(&mut resp, "content-type", "text/event-stream");
+    set_header(&mut resp, "cache-control", "no-cache");
+    resp
+}
+
 fn status_or_500(status: u16) -> StatusCode {
     StatusCode::from_u16(status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR)
 }
@@ -366,5 +400,32 @@ fn set_header(resp: &mut Response<Body>, name: &str, value: &str) {
         HeaderValue::from_str(value),
     ) {
         resp.headers_mut().insert(n, v);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::recorded_writes;
+
+    #[test]
+    fn recorded_bodies_are_written_per_event_or_per_n_bytes() {
+        let body = ": source: test\n\ndata: {\"a\":1}\n\ndata: [DONE]\n\n";
+        let per_event: Vec<&[u8]> = vec![
+            b": source: test\n\n",
+            b"data: {\"a\":1}\n\n",
+            b"data: [DONE]\n\n",
+        ];
+        assert_eq!(
+            recorded_writes(body, None)
+                .iter()
+                .map(|b| b.as_ref())
+                .collect::<Vec<_>>(),
+            per_event
+        );
+        let pieces = recorded_writes(body, Some(5));
+        assert!(pieces.iter().all(|p| p.len() <= 5));
+        assert_eq!(pieces.concat(), body.as_bytes());
+        // A body without a final blank line still goes out whole.
+        assert_eq!(recorded_writes("data: x", None).concat(), b"data: x");
     }
 }

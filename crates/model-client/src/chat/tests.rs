@@ -73,13 +73,12 @@ fn history_becomes_chat_messages() {
         reasoning_effort: None,
         parallel_tool_calls: true,
     };
-    let body = request_body(&prompt);
+    let body = request_body(&prompt, ChatRequestOptions::default());
     let msgs = body["messages"].as_array().unwrap();
     let roles: Vec<&str> = msgs.iter().map(|m| m["role"].as_str().unwrap()).collect();
     assert_eq!(
         roles,
         [
-            "system",
             "system",
             "user",
             "assistant",
@@ -89,11 +88,13 @@ fn history_becomes_chat_messages() {
             "user"
         ]
     );
-    assert_eq!(msgs[0]["content"], "be brief");
-    assert_eq!(msgs[1]["content"], "dev note");
-    // Text and both calls of one response travel as one assistant message.
-    assert_eq!(msgs[3]["content"], "Sure.");
-    let tool_calls = msgs[3]["tool_calls"].as_array().unwrap();
+    // Instructions and the developer context travel as one system message.
+    assert_eq!(msgs[0]["content"], "be brief\n\ndev note");
+    // Text and both calls of one response travel as one assistant message, without the
+    // reasoning (this provider does not take it back).
+    assert_eq!(msgs[2]["content"], "Sure.");
+    assert!(msgs[2].get("reasoning_content").is_none());
+    let tool_calls = msgs[2]["tool_calls"].as_array().unwrap();
     assert_eq!(tool_calls.len(), 2);
     assert_eq!(tool_calls[0]["id"], "c1");
     assert_eq!(
@@ -104,16 +105,16 @@ fn history_becomes_chat_messages() {
     let wrapped: Value =
         serde_json::from_str(tool_calls[1]["function"]["arguments"].as_str().unwrap()).unwrap();
     assert_eq!(wrapped["invalid_json_arguments"], "{not json");
-    assert_eq!(msgs[4]["tool_call_id"], "c1");
-    assert!(msgs[4]["content"].as_str().unwrap().contains("image"));
-    assert_eq!(msgs[5]["content"], "bad args");
+    assert_eq!(msgs[3]["tool_call_id"], "c1");
+    assert!(msgs[3]["content"].as_str().unwrap().contains("image"));
+    assert_eq!(msgs[4]["content"], "bad args");
     // The image follows the run of tool messages as a user message.
-    assert_eq!(msgs[6]["content"][1]["type"], "image_url");
+    assert_eq!(msgs[5]["content"][1]["type"], "image_url");
     assert_eq!(
-        msgs[6]["content"][1]["image_url"]["url"],
+        msgs[5]["content"][1]["image_url"]["url"],
         "data:image/png;base64,AAAA"
     );
-    assert_eq!(msgs[7]["content"], "thanks");
+    assert_eq!(msgs[6]["content"], "thanks");
     assert_eq!(body["tools"][0]["function"]["name"], "shell");
     assert_eq!(body["stream_options"]["include_usage"], true);
     assert!(body.get("reasoning_effort").is_none());
@@ -133,7 +134,7 @@ fn calls_without_preceding_text_get_their_own_message() {
         reasoning_effort: Some(oi_protocol::config_types::ReasoningEffort::High),
         ..Prompt::default()
     };
-    let body = request_body(&prompt);
+    let body = request_body(&prompt, ChatRequestOptions::default());
     let msgs = body["messages"].as_array().unwrap();
     assert_eq!(msgs.len(), 2);
     assert_eq!(msgs[1]["content"], Value::Null);
@@ -235,4 +236,179 @@ fn usage_names() {
         parse_usage(&json!({"prompt_tokens": 3, "completion_tokens": 4})).total_tokens,
         7
     );
+}
+
+#[test]
+fn exactly_one_system_message_and_never_developer() {
+    let prompt = Prompt {
+        instructions: "You are a coding agent.".into(),
+        input: vec![
+            ResponseItem::developer_text("<environment_context>cwd</environment_context>"),
+            ResponseItem::developer_text(
+                "<developer_instructions>be terse</developer_instructions>",
+            ),
+            ResponseItem::user_text("hi"),
+            ResponseItem::assistant_text("hello"),
+            ResponseItem::developer_text("late note"),
+            ResponseItem::user_text("again"),
+        ],
+        ..Prompt::default()
+    };
+    let body = request_body(&prompt, ChatRequestOptions::default());
+    let msgs = body["messages"].as_array().unwrap();
+    let roles: Vec<&str> = msgs.iter().map(|m| m["role"].as_str().unwrap()).collect();
+    assert_eq!(roles, ["system", "user", "assistant", "user", "user"]);
+    assert_eq!(
+        msgs[0]["content"],
+        "You are a coding agent.\n\n<environment_context>cwd</environment_context>\n\n<developer_instructions>be terse</developer_instructions>"
+    );
+    assert_eq!(
+        msgs[3]["content"],
+        "<system_note>\nlate note\n</system_note>"
+    );
+}
+
+#[test]
+fn reasoning_goes_back_with_tool_calls_when_the_provider_needs_it() {
+    let prompt = Prompt {
+        input: vec![
+            ResponseItem::user_text("go"),
+            ResponseItem::Reasoning {
+                text: "I need ls".into(),
+                encrypted_content: None,
+            },
+            ResponseItem::FunctionCall {
+                call_id: "a".into(),
+                name: "shell".into(),
+                arguments: "{}".into(),
+            },
+            ResponseItem::FunctionCallOutput {
+                call_id: "a".into(),
+                output: FunctionCallOutput::text("x", true),
+            },
+            ResponseItem::Reasoning {
+                text: "done thinking".into(),
+                encrypted_content: None,
+            },
+            ResponseItem::assistant_text("answer"),
+        ],
+        ..Prompt::default()
+    };
+    let on = request_body(
+        &prompt,
+        ChatRequestOptions {
+            send_reasoning_content: true,
+        },
+    );
+    let msgs = on["messages"].as_array().unwrap();
+    assert_eq!(msgs[1]["reasoning_content"], "I need ls");
+    // A final answer without tool calls does not need its reasoning back.
+    assert!(msgs[3].get("reasoning_content").is_none());
+    let off = request_body(&prompt, ChatRequestOptions::default());
+    assert!(
+        off["messages"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|m| m.get("reasoning_content").is_none())
+    );
+}
+
+fn decode_with_tools(chunks: &[&str]) -> Vec<ResponseEvent> {
+    let mut d = ChatDecoder::new(vec![ToolSpec {
+        name: "shell".into(),
+        description: String::new(),
+        parameters: json!({"type":"object"}),
+    }]);
+    let mut out = VecDeque::new();
+    for c in chunks {
+        d.on_event("message", c, &mut out).unwrap();
+    }
+    d.on_eof(&mut out).unwrap();
+    out.into()
+}
+
+fn content_chunk(text: &str) -> String {
+    json!({"choices":[{"delta":{"content": text}}]}).to_string()
+}
+
+#[test]
+fn think_tags_in_content_become_reasoning_items() {
+    let chunks = [
+        content_chunk("<thi"),
+        content_chunk("nk>plan</th"),
+        content_chunk("ink>\n\nDone."),
+        r#"{"choices":[{"delta":{},"finish_reason":"stop"}]}"#.to_string(),
+    ];
+    let refs: Vec<&str> = chunks.iter().map(String::as_str).collect();
+    let ev = decode_with_tools(&refs);
+    assert!(
+        ev.contains(&ResponseEvent::OutputItemDone(ResponseItem::Reasoning {
+            text: "plan".into(),
+            encrypted_content: None
+        }))
+    );
+    assert!(ev.contains(&ResponseEvent::OutputItemDone(
+        ResponseItem::assistant_text("Done.")
+    )));
+}
+
+#[test]
+fn reasoning_field_turns_tag_parsing_off() {
+    let chunks = [
+        r#"{"choices":[{"delta":{"reasoning_content":"real"}}]}"#.to_string(),
+        content_chunk("Tags like </think> are text here."),
+        r#"{"choices":[{"delta":{},"finish_reason":"stop"}]}"#.to_string(),
+    ];
+    let refs: Vec<&str> = chunks.iter().map(String::as_str).collect();
+    let ev = decode_with_tools(&refs);
+    assert!(ev.contains(&ResponseEvent::OutputItemDone(
+        ResponseItem::assistant_text("Tags like </think> are text here.")
+    )));
+}
+
+#[test]
+fn text_tool_calls_are_recovered_once_with_a_hint() {
+    let chunks = [
+        content_chunk(
+            "<tool_call>\n{\"name\": \"shell\", \"arguments\": {\"command\": [\"ls\"]}}\n</tool_call>",
+        ),
+        r#"{"choices":[{"delta":{},"finish_reason":"stop"}]}"#.to_string(),
+    ];
+    let refs: Vec<&str> = chunks.iter().map(String::as_str).collect();
+    let ev = decode_with_tools(&refs);
+    assert!(matches!(
+        &ev[ev.len() - 3],
+        ResponseEvent::ToolCallsRecoveredFromText { server_hint, .. } if server_hint.contains("--tool-call-parser hermes")
+    ));
+    let c = calls(&ev);
+    assert_eq!(c.len(), 1);
+    assert_eq!(c[0].1, "shell");
+    assert_eq!(c[0].2, r#"{"command":["ls"]}"#);
+    // The markup is not kept as answer text.
+    assert!(!ev.iter().any(|e| matches!(
+        e,
+        ResponseEvent::OutputItemDone(ResponseItem::Message { .. })
+    )));
+}
+
+#[test]
+fn length_finish_and_moonshot_usage() {
+    let ev = decode(&[
+        r#"{"choices":[{"delta":{"content":"half an ans"}}]}"#,
+        r#"{"choices":[{"delta":{},"finish_reason":"length","usage":{"prompt_tokens":7,"completion_tokens":3,"total_tokens":10}}]}"#,
+        "[DONE]",
+    ]);
+    let n = ev.len();
+    assert_eq!(ev[n - 2], ResponseEvent::OutputLimitReached);
+    match &ev[n - 1] {
+        ResponseEvent::Completed {
+            token_usage: Some(u),
+            ..
+        } => assert_eq!(
+            (u.input_tokens, u.output_tokens, u.total_tokens),
+            (7, 3, 10)
+        ),
+        other => panic!("expected usage, got {other:?}"),
+    }
 }

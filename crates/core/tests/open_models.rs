@@ -1,0 +1,328 @@
+//! The engine against the recorded streams of open-model servers: what the model is sent,
+//! and what the user and the model are told when a server leaves things in the text or
+//! stops early.
+
+use oi_core::{Thread, ThreadManager, ThreadManagerOptions};
+use oi_protocol::config_types::{AskForApproval, SandboxMode, WireApi};
+use oi_protocol::protocol::{Event, EventMsg, Op, TurnOverrides};
+use oi_protocol::user_input::UserInput;
+use oi_test_support::{MockModelServer, MockResponse, MockScript, MockTurn, fixture};
+use serde_json::Value;
+use std::path::Path;
+use std::time::Duration;
+
+/// Config for `mock`; `top` goes before the generated keys, `provider_extra` into the
+/// provider table.
+fn config(
+    mock: &MockModelServer,
+    home: &Path,
+    top: &str,
+    provider_extra: &str,
+) -> oi_config::Config {
+    std::fs::write(
+        home.join("config.toml"),
+        format!(
+            "{top}\n{}{provider_extra}\n",
+            mock.config_toml("mock", WireApi::Chat)
+        ),
+    )
+    .unwrap();
+    oi_config::load_config(oi_config::ConfigLoadOptions {
+        home: Some(home.to_path_buf()),
+        overrides: oi_config::ConfigOverrides {
+            cwd: Some(home.to_path_buf()),
+            sandbox_mode: Some(SandboxMode::DangerFullAccess),
+            approval_policy: Some(AskForApproval::Never),
+            ..Default::default()
+        },
+        ..Default::default()
+    })
+    .unwrap()
+    .config
+}
+
+fn manager(persist: bool) -> ThreadManager {
+    ThreadManager::new(ThreadManagerOptions {
+        source: oi_thread_store::SessionSource::Exec,
+        persist,
+    })
+}
+
+/// Runs one turn to its end and returns its events.
+async fn turn(thread: &Thread, text: &str) -> Vec<Event> {
+    let id = thread
+        .submit(Op::UserInput {
+            items: vec![UserInput::text(text)],
+            overrides: TurnOverrides::default(),
+        })
+        .await
+        .unwrap();
+    let mut out = Vec::new();
+    loop {
+        let ev = tokio::time::timeout(Duration::from_secs(30), thread.next_event())
+            .await
+            .expect("no event within 30s")
+            .expect("thread closed");
+        let end = ev.id == id && ev.msg.ends_turn();
+        out.push(ev);
+        if end {
+            return out;
+        }
+    }
+}
+
+fn warnings(evs: &[Event]) -> Vec<String> {
+    evs.iter()
+        .filter_map(|e| match &e.msg {
+            EventMsg::Warning(w) => Some(w.message.clone()),
+            _ => None,
+        })
+        .collect()
+}
+
+fn error(evs: &[Event]) -> Option<String> {
+    evs.iter().find_map(|e| match &e.msg {
+        EventMsg::Error(err) => Some(err.message.clone()),
+        _ => None,
+    })
+}
+
+fn last_message(evs: &[Event]) -> Option<String> {
+    evs.iter().find_map(|e| match &e.msg {
+        EventMsg::TaskComplete(t) => t.last_agent_message.clone(),
+        _ => None,
+    })
+}
+
+fn recorded(name: &str) -> MockResponse {
+    MockResponse::recorded(fixture(name))
+}
+
+#[tokio::test]
+async fn the_chat_request_has_exactly_one_system_message_with_every_section() {
+    let home = tempfile::tempdir().unwrap();
+    std::fs::write(
+        home.path().join("AGENTS.md"),
+        "Run `make check` before committing.",
+    )
+    .unwrap();
+    let mock = MockModelServer::start(MockScript::always(MockTurn::text("ok")))
+        .await
+        .unwrap();
+    let cfg = config(
+        &mock,
+        home.path(),
+        "developer_instructions = \"Always answer in French.\"",
+        "",
+    );
+    let t = manager(false).start_thread(cfg).await.unwrap();
+    turn(&t.thread, "hi").await;
+    let req = &mock.requests()[0];
+    let msgs = req.items();
+    let roles: Vec<&str> = msgs.iter().filter_map(|m| m["role"].as_str()).collect();
+    assert_eq!(roles, ["system", "user"], "{msgs:?}");
+    let system = msgs[0]["content"].as_str().unwrap();
+    // Instructions first, then the environment context, AGENTS.md, developer instructions.
+    let at = |needle: &str| {
+        system
+            .find(needle)
+            .unwrap_or_else(|| panic!("{needle} missing from {system}"))
+    };
+    let order = [
+        at("<environment_context>"),
+        at("<project_instructions"),
+        at("make check"),
+        at("<developer_instructions>\nAlways answer in French."),
+    ];
+    assert!(at("approval_policy") > 0, "instructions come first");
+    assert!(order.windows(2).all(|w| w[0] < w[1]), "{system}");
+}
+
+#[tokio::test]
+async fn tool_calls_left_in_text_run_as_real_calls_and_warn_once() {
+    let home = tempfile::tempdir().unwrap();
+    std::fs::write(home.path().join("marker-file.txt"), "").unwrap();
+    let mock = MockModelServer::start(MockScript::new(vec![
+        recorded("vllm/hermes-text-tool-call.sse"),
+        MockTurn::text("Listed.").into(),
+        recorded("vllm/qwen3-coder-text-tool-call.sse"),
+        MockTurn::text("Listed again.").into(),
+    ]))
+    .await
+    .unwrap();
+    let t = manager(false)
+        .start_thread(config(&mock, home.path(), "", ""))
+        .await
+        .unwrap();
+    let first = turn(&t.thread, "list files").await;
+    let second = turn(&t.thread, "again").await;
+    assert_eq!(last_message(&second).as_deref(), Some("Listed again."));
+    // The calls ran like any other: exec events, outputs in history.
+    let began = first
+        .iter()
+        .chain(&second)
+        .filter(|e| matches!(&e.msg, EventMsg::ExecCommandBegin(b) if b.command == ["ls", "-a"]))
+        .count();
+    assert_eq!(began, 2);
+    let reqs = mock.requests();
+    let outputs = reqs[1].tool_outputs();
+    assert!(outputs[0].1.contains("marker-file.txt"), "{outputs:?}");
+    // Same history shape as a parsed call: an assistant tool_calls entry, not markup text.
+    let calls = reqs[1].function_calls();
+    assert_eq!(calls.len(), 1);
+    assert_eq!(calls[0].1, "shell");
+    assert_eq!(calls[0].0, outputs[0].0);
+    assert!(!reqs[1].all_text().contains("<tool_call>"));
+    // One warning for the whole session, naming the server flag.
+    let all: Vec<String> = warnings(&first)
+        .into_iter()
+        .chain(warnings(&second))
+        .collect();
+    let about_parser: Vec<&String> = all
+        .iter()
+        .filter(|w| w.contains("tool-call parser"))
+        .collect();
+    assert_eq!(about_parser.len(), 1, "{all:?}");
+    assert!(
+        about_parser[0].contains("--tool-call-parser hermes"),
+        "{all:?}"
+    );
+}
+
+#[tokio::test]
+async fn a_quoted_tool_call_is_not_run() {
+    let home = tempfile::tempdir().unwrap();
+    let mock = MockModelServer::start(MockScript::new(vec![recorded(
+        "vllm/quoted-tool-call-in-code-block.sse",
+    )]))
+    .await
+    .unwrap();
+    let t = manager(false)
+        .start_thread(config(&mock, home.path(), "", ""))
+        .await
+        .unwrap();
+    let evs = turn(&t.thread, "how do tool calls look?").await;
+    assert!(error(&evs).is_none());
+    assert!(
+        !evs.iter()
+            .any(|e| matches!(e.msg, EventMsg::ExecCommandBegin(_)))
+    );
+    assert!(last_message(&evs).unwrap().contains("rm"));
+    assert_eq!(mock.requests().len(), 1);
+}
+
+#[tokio::test]
+async fn a_call_cut_at_the_output_limit_is_not_run_and_the_model_is_told() {
+    let home = tempfile::tempdir().unwrap();
+    let mock = MockModelServer::start(MockScript::new(vec![
+        recorded("vllm/length-tool-arguments.sse"),
+        MockTurn::text("I'll write it in parts.").into(),
+    ]))
+    .await
+    .unwrap();
+    let t = manager(false)
+        .start_thread(config(&mock, home.path(), "", ""))
+        .await
+        .unwrap();
+    let evs = turn(&t.thread, "write a big file").await;
+    assert!(
+        !evs.iter()
+            .any(|e| matches!(e.msg, EventMsg::ExecCommandBegin(_)))
+    );
+    assert!(
+        warnings(&evs)
+            .iter()
+            .any(|w| w.contains("output token limit")),
+        "{:?}",
+        warnings(&evs)
+    );
+    let outputs = mock.requests()[1].tool_outputs();
+    assert!(outputs[0].1.contains("output token limit"), "{outputs:?}");
+    assert!(outputs[0].1.contains("shorter"), "{outputs:?}");
+}
+
+#[tokio::test]
+async fn a_truncated_answer_is_flagged_to_the_user() {
+    let home = tempfile::tempdir().unwrap();
+    let mock = MockModelServer::start(MockScript::new(vec![recorded("vllm/length-text.sse")]))
+        .await
+        .unwrap();
+    let t = manager(false)
+        .start_thread(config(&mock, home.path(), "", ""))
+        .await
+        .unwrap();
+    let evs = turn(&t.thread, "explain").await;
+    assert!(error(&evs).is_none());
+    assert!(
+        warnings(&evs).iter().any(|w| w.contains("cut off")),
+        "{:?}",
+        warnings(&evs)
+    );
+    assert!(
+        last_message(&evs)
+            .unwrap()
+            .starts_with("Here is the first half")
+    );
+}
+
+#[tokio::test]
+async fn empty_answers_and_old_llama_cpp_errors_fail_the_turn() {
+    for (name, expected) in [
+        ("vllm/empty-completion.sse", "empty answer"),
+        ("llamacpp/old-error-line.sse", "context size"),
+    ] {
+        let home = tempfile::tempdir().unwrap();
+        let mock = MockModelServer::start(MockScript::new(vec![recorded(name)]))
+            .await
+            .unwrap();
+        let t = manager(false)
+            .start_thread(config(&mock, home.path(), "", ""))
+            .await
+            .unwrap();
+        let evs = turn(&t.thread, "hi").await;
+        let err = error(&evs).unwrap_or_else(|| panic!("{name}: no error in {evs:?}"));
+        assert!(err.contains(expected), "{name}: {err}");
+    }
+}
+
+/// DeepSeek thinking mode: the reasoning that led to a tool call goes back with it, in the
+/// same turn and after the thread is resumed from disk.
+#[tokio::test]
+async fn reasoning_goes_back_with_tool_calls_even_after_resume() {
+    let home = tempfile::tempdir().unwrap();
+    let mock = MockModelServer::start(MockScript::new(vec![
+        recorded("deepseek/thinking-tool-call.sse"),
+        MockTurn::text("Found them.").into(),
+        MockTurn::text("Still here.").into(),
+    ]))
+    .await
+    .unwrap();
+    let cfg = config(&mock, home.path(), "", "send_reasoning_content = true");
+    let m = manager(true);
+    let t = m.start_thread(cfg.clone()).await.unwrap();
+    let first = turn(&t.thread, "list files").await;
+    assert_eq!(last_message(&first).as_deref(), Some("Found them."));
+    let thread_id = t.thread_id;
+    m.shutdown_all().await;
+    // The rollout stays locked while any handle of the thread is alive.
+    drop(t);
+    drop(m);
+
+    let m2 = manager(true);
+    let resumed = m2.resume_thread(thread_id, cfg).await.unwrap();
+    turn(&resumed.thread, "and now?").await;
+    let reqs = mock.requests();
+    for req in [&reqs[1], &reqs[2]] {
+        let with_calls: Vec<Value> = req
+            .items()
+            .into_iter()
+            .filter(|m| m.get("tool_calls").is_some())
+            .collect();
+        assert_eq!(with_calls.len(), 1);
+        assert_eq!(
+            with_calls[0]["reasoning_content"], "To answer I need the file list.",
+            "{with_calls:?}"
+        );
+    }
+    m2.shutdown_all().await;
+}

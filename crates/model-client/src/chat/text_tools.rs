@@ -1,0 +1,530 @@
+//! Tool calls left in the answer text because the server's tool-call parser is off.
+//!
+//! Open models write their calls in their chat template's own markup; a server with its
+//! tool parser on (vLLM `--enable-auto-tool-choice --tool-call-parser …`, llama.cpp
+//! `--jinja`) turns that markup into `tool_calls`. Without it the markup arrives as text.
+//! Four families cover the models we target:
+//!
+//! * Hermes / Qwen2.5 / Qwen3: `<tool_call>{"name": …, "arguments": {…}}</tool_call>`
+//! * Qwen3-Coder: `<tool_call><function=NAME><parameter=K>V</parameter></function></tool_call>`
+//!   (the outer `<tool_call>` is sometimes missing)
+//! * GLM-4.5/4.6: `<tool_call>NAME<arg_key>K</arg_key><arg_value>V</arg_value></tool_call>`
+//! * Kimi K2: `<|tool_calls_section_begin|><|tool_call_begin|>functions.NAME:0
+//!   <|tool_call_argument_begin|>{…}<|tool_call_end|><|tool_calls_section_end|>`
+//!
+//! Only calls of tools offered in the request are taken, and never markup inside a Markdown
+//! code block or inline code span (a model explaining the format is not calling a tool).
+
+use oi_protocol::models::ToolSpec;
+use serde_json::{Map, Value};
+
+/// Which markup the calls were written in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum TextToolFormat {
+    Hermes,
+    Qwen3Coder,
+    Glm,
+    Kimi,
+}
+
+impl TextToolFormat {
+    /// What the user can change on the server so it parses these calls itself.
+    pub(crate) fn server_hint(self) -> &'static str {
+        match self {
+            TextToolFormat::Hermes => {
+                "vLLM: `--enable-auto-tool-choice --tool-call-parser hermes`; llama.cpp: `llama-server --jinja`; LM Studio: use a model build whose template supports tools"
+            }
+            TextToolFormat::Qwen3Coder => {
+                "vLLM: `--enable-auto-tool-choice --tool-call-parser qwen3_coder`; llama.cpp: `llama-server --jinja`; Ollama: update Ollama and the model (`ollama pull`)"
+            }
+            TextToolFormat::Glm => {
+                "vLLM: `--enable-auto-tool-choice --tool-call-parser glm45`; SGLang: `--tool-call-parser glm45`; llama.cpp: `llama-server --jinja`"
+            }
+            TextToolFormat::Kimi => {
+                "vLLM: `--enable-auto-tool-choice --tool-call-parser kimi_k2`; SGLang: `--tool-call-parser kimi_k2`"
+            }
+        }
+    }
+
+    pub(crate) fn name(self) -> &'static str {
+        match self {
+            TextToolFormat::Hermes => "Hermes/Qwen `<tool_call>`",
+            TextToolFormat::Qwen3Coder => "Qwen3-Coder `<function=…>`",
+            TextToolFormat::Glm => "GLM `<arg_key>`",
+            TextToolFormat::Kimi => "Kimi `<|tool_call_begin|>`",
+        }
+    }
+}
+
+/// A call recovered from text: tool name and JSON arguments.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct TextToolCall {
+    pub name: String,
+    pub arguments: String,
+}
+
+/// The answer with its call markup taken out, and the calls.
+#[derive(Debug, PartialEq)]
+pub(crate) struct Extracted {
+    pub text: String,
+    pub calls: Vec<TextToolCall>,
+    pub format: TextToolFormat,
+}
+
+const MARKERS: [&str; 4] = [
+    "<tool_call>",
+    "<function=",
+    "<|tool_calls_section_begin|>",
+    "<|tool_call_begin|>",
+];
+
+/// Cheap test run on every finished text answer before the real parse.
+pub(crate) fn may_contain_calls(text: &str) -> bool {
+    text.contains('<') && MARKERS.iter().any(|m| text.contains(m))
+}
+
+/// Finds the tool calls in `text`. `None` when there is no call of an offered tool outside
+/// code; then the text stays as it is.
+pub(crate) fn extract(text: &str, tools: &[ToolSpec]) -> Option<Extracted> {
+    if tools.is_empty() || !may_contain_calls(text) {
+        return None;
+    }
+    let code = code_regions(text);
+    let in_code = |at: usize| code.iter().any(|(s, e)| (*s..*e).contains(&at));
+    let mut calls = Vec::new();
+    let mut kept = String::new();
+    let mut format = None;
+    let mut pos = 0;
+    while let Some((start, end, found)) = next_block(text, pos) {
+        let block = &text[start..end];
+        let (parsed, found_format) = if in_code(start) {
+            (Vec::new(), found.0)
+        } else {
+            parse_block(block, found, tools)
+        };
+        kept.push_str(&text[pos..start]);
+        if parsed.is_empty() {
+            kept.push_str(block);
+        } else {
+            format.get_or_insert(found_format);
+            calls.extend(parsed);
+        }
+        pos = end;
+    }
+    kept.push_str(&text[pos..]);
+    let format = format?;
+    Some(Extracted {
+        text: kept.trim().to_string(),
+        calls,
+        format,
+    })
+}
+
+/// Which kind of block starts at a marker: its format guess and its end marker.
+type Found = (TextToolFormat, &'static str);
+
+/// The next call block at or after `from`: (start, end, kind). An unterminated block runs to
+/// the end of the text (the model stopped right after writing it, as many do).
+fn next_block(text: &str, from: usize) -> Option<(usize, usize, Found)> {
+    let rest = &text[from..];
+    let candidates: [(Option<usize>, Found); 3] = [
+        (
+            rest.find("<|tool_calls_section_begin|>")
+                .or_else(|| rest.find("<|tool_call_begin|>")),
+            (TextToolFormat::Kimi, "<|tool_calls_section_end|>"),
+        ),
+        (
+            rest.find("<tool_call>"),
+            (TextToolFormat::Hermes, "</tool_call>"),
+        ),
+        (
+            rest.find("<function="),
+            (TextToolFormat::Qwen3Coder, "</function>"),
+        ),
+    ];
+    let (at, found) = candidates
+        .into_iter()
+        .filter_map(|(at, f)| at.map(|a| (a, f)))
+        .min_by_key(|(a, _)| *a)?;
+    let start = from + at;
+    let (format, end_marker) = found;
+    let after_start = &text[start..];
+    let end = match after_start.find(end_marker) {
+        Some(i) => start + i + end_marker.len(),
+        // Kimi's section end is optional when a single call ends with `<|tool_call_end|>`.
+        None if format == TextToolFormat::Kimi => after_start
+            .rfind("<|tool_call_end|>")
+            .map(|i| start + i + "<|tool_call_end|>".len())
+            .unwrap_or(text.len()),
+        None => text.len(),
+    };
+    Some((start, end, found))
+}
+
+/// The calls in one block and the family they turned out to be written in.
+fn parse_block(
+    block: &str,
+    found: Found,
+    tools: &[ToolSpec],
+) -> (Vec<TextToolCall>, TextToolFormat) {
+    let (calls, format): (Vec<TextToolCall>, TextToolFormat) = match found.0 {
+        TextToolFormat::Kimi => (parse_kimi(block), TextToolFormat::Kimi),
+        TextToolFormat::Qwen3Coder => (
+            parse_qwen3_coder(block, tools).into_iter().collect(),
+            TextToolFormat::Qwen3Coder,
+        ),
+        TextToolFormat::Hermes | TextToolFormat::Glm => {
+            let inner = between(block, "<tool_call>", "</tool_call>").trim();
+            if inner.starts_with('{') {
+                (
+                    parse_hermes(inner).into_iter().collect(),
+                    TextToolFormat::Hermes,
+                )
+            } else if inner.starts_with("<function=") {
+                (
+                    parse_qwen3_coder(inner, tools).into_iter().collect(),
+                    TextToolFormat::Qwen3Coder,
+                )
+            } else {
+                (
+                    parse_glm(inner, tools).into_iter().collect(),
+                    TextToolFormat::Glm,
+                )
+            }
+        }
+    };
+    // A block with a call of a tool that was not offered is left as text entirely.
+    if calls
+        .iter()
+        .any(|c| !tools.iter().any(|t| t.name == c.name))
+    {
+        return (Vec::new(), format);
+    }
+    (calls, format)
+}
+
+/// `s` after `open` (if present) and before `close` (if present).
+fn between<'a>(s: &'a str, open: &str, close: &str) -> &'a str {
+    let s = s.find(open).map(|i| &s[i + open.len()..]).unwrap_or(s);
+    s.find(close).map(|i| &s[..i]).unwrap_or(s)
+}
+
+fn parse_hermes(inner: &str) -> Option<TextToolCall> {
+    let v: Value = serde_json::from_str(inner).ok()?;
+    let name = v.get("name")?.as_str()?.to_string();
+    let arguments = match v.get("arguments").or_else(|| v.get("parameters")) {
+        Some(Value::String(s)) => s.clone(),
+        Some(a @ Value::Object(_)) => a.to_string(),
+        None | Some(Value::Null) => "{}".to_string(),
+        Some(_) => return None,
+    };
+    Some(TextToolCall { name, arguments })
+}
+
+fn parse_qwen3_coder(block: &str, tools: &[ToolSpec]) -> Option<TextToolCall> {
+    let body = block.split_once("<function=")?.1;
+    let (name, mut rest) = body.split_once('>')?;
+    let name = name.trim().to_string();
+    rest = rest.split("</function>").next().unwrap_or(rest);
+    let mut args = Map::new();
+    while let Some((_, after)) = rest.split_once("<parameter=") {
+        let (key, after_key) = after.split_once('>')?;
+        let (value, tail) = after_key
+            .split_once("</parameter>")
+            // The closing tag is optional before the next parameter or the end.
+            .or_else(|| {
+                after_key
+                    .find("<parameter=")
+                    .map(|i| (&after_key[..i], &after_key[i..]))
+            })
+            .unwrap_or((after_key, ""));
+        let key = key.trim();
+        args.insert(
+            key.to_string(),
+            typed_value(tools, &name, key, trim_newlines(value)),
+        );
+        rest = tail;
+    }
+    Some(TextToolCall {
+        name,
+        arguments: Value::Object(args).to_string(),
+    })
+}
+
+fn parse_glm(inner: &str, tools: &[ToolSpec]) -> Option<TextToolCall> {
+    let (name, mut rest) = match inner.find("<arg_key>") {
+        Some(i) => (&inner[..i], &inner[i..]),
+        None => (inner, ""),
+    };
+    let name = name.trim();
+    if name.is_empty() || name.contains(char::is_whitespace) {
+        return None;
+    }
+    let mut args = Map::new();
+    while let Some((_, after)) = rest.split_once("<arg_key>") {
+        let (key, after_key) = after.split_once("</arg_key>")?;
+        let value_part = after_key.split_once("<arg_value>")?.1;
+        let (value, tail) = value_part
+            .split_once("</arg_value>")
+            .unwrap_or((value_part, ""));
+        let key = key.trim();
+        args.insert(key.to_string(), typed_value(tools, name, key, value));
+        rest = tail;
+    }
+    Some(TextToolCall {
+        name: name.to_string(),
+        arguments: Value::Object(args).to_string(),
+    })
+}
+
+fn parse_kimi(block: &str) -> Vec<TextToolCall> {
+    let mut calls = Vec::new();
+    let mut rest = block;
+    while let Some((_, after)) = rest.split_once("<|tool_call_begin|>") {
+        let Some((id, after_id)) = after.split_once("<|tool_call_argument_begin|>") else {
+            break;
+        };
+        let (args, tail) = after_id
+            .split_once("<|tool_call_end|>")
+            .unwrap_or((after_id, ""));
+        // `functions.NAME:INDEX`
+        let id = id.trim();
+        let id = id.strip_prefix("functions.").unwrap_or(id);
+        let name = id.rsplit_once(':').map(|(n, _)| n).unwrap_or(id).trim();
+        let args = args.trim();
+        if !name.is_empty() && serde_json::from_str::<Value>(args).is_ok() {
+            calls.push(TextToolCall {
+                name: name.to_string(),
+                arguments: args.to_string(),
+            });
+        }
+        rest = tail;
+    }
+    calls
+}
+
+/// A parameter value as the tool's schema wants it: strings stay strings; other declared
+/// types (and undeclared parameters) are parsed as JSON when they are valid JSON.
+fn typed_value(tools: &[ToolSpec], tool: &str, key: &str, raw: &str) -> Value {
+    let declared = tools
+        .iter()
+        .find(|t| t.name == tool)
+        .and_then(|t| t.parameters.pointer(&format!("/properties/{key}/type")))
+        .and_then(Value::as_str);
+    if declared == Some("string") {
+        return Value::String(raw.to_string());
+    }
+    serde_json::from_str(raw.trim()).unwrap_or_else(|_| Value::String(raw.to_string()))
+}
+
+/// One leading and one trailing newline are part of the markup, not the value.
+fn trim_newlines(v: &str) -> &str {
+    let v = v.strip_prefix('\n').unwrap_or(v);
+    v.strip_suffix('\n').unwrap_or(v)
+}
+
+/// Byte ranges of Markdown code: fenced blocks (``` or ~~~, to the closing fence or the end)
+/// and inline code spans (a run of backticks to the next run of the same length).
+fn code_regions(text: &str) -> Vec<(usize, usize)> {
+    let mut regions = Vec::new();
+    let bytes = text.as_bytes();
+    let mut i = 0;
+    let mut line_start = true;
+    while i < bytes.len() {
+        if line_start && let Some((fence, len)) = fence_at(text, i) {
+            // Find a closing fence line of the same char, at least as long.
+            let body_start = text[i..]
+                .find('\n')
+                .map(|n| i + n + 1)
+                .unwrap_or(text.len());
+            let mut j = body_start;
+            let mut end = text.len();
+            while j < text.len() {
+                let line_end = text[j..]
+                    .find('\n')
+                    .map(|n| j + n + 1)
+                    .unwrap_or(text.len());
+                if let Some((f, l)) = fence_at(text, j)
+                    && f == fence
+                    && l >= len
+                    && text[j..line_end].trim().chars().all(|c| c == fence)
+                {
+                    end = line_end;
+                    break;
+                }
+                j = line_end;
+            }
+            regions.push((i, end));
+            i = end;
+            line_start = true;
+            continue;
+        }
+        match bytes[i] {
+            b'\n' => {
+                line_start = true;
+                i += 1;
+            }
+            b'`' => {
+                let run = bytes[i..].iter().take_while(|b| **b == b'`').count();
+                let close = find_backtick_run(bytes, i + run, run);
+                match close {
+                    Some(c) => {
+                        regions.push((i, c + run));
+                        i = c + run;
+                    }
+                    None => i += run,
+                }
+                line_start = false;
+            }
+            b' ' | b'\t' if line_start => i += 1,
+            _ => {
+                line_start = false;
+                i += 1;
+            }
+        }
+    }
+    regions
+}
+
+/// A fence (```` ``` ```` or `~~~`, 3+ chars) starting at `at`: its char and length.
+fn fence_at(text: &str, at: usize) -> Option<(char, usize)> {
+    let c = text[at..].chars().next()?;
+    if c != '`' && c != '~' {
+        return None;
+    }
+    let len = text[at..].chars().take_while(|x| *x == c).count();
+    (len >= 3).then_some((c, len))
+}
+
+fn find_backtick_run(bytes: &[u8], from: usize, len: usize) -> Option<usize> {
+    let mut i = from;
+    while i < bytes.len() {
+        if bytes[i] == b'`' {
+            let run = bytes[i..].iter().take_while(|b| **b == b'`').count();
+            if run == len {
+                return Some(i);
+            }
+            i += run;
+        } else {
+            i += 1;
+        }
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn tools() -> Vec<ToolSpec> {
+        vec![
+            ToolSpec {
+                name: "shell".into(),
+                description: String::new(),
+                parameters: json!({"type":"object","properties":{
+                    "command":{"type":"array"},"timeout_ms":{"type":"number"}}}),
+            },
+            ToolSpec {
+                name: "write_note".into(),
+                description: String::new(),
+                parameters: json!({"type":"object","properties":{"text":{"type":"string"}}}),
+            },
+        ]
+    }
+
+    fn one(text: &str) -> (String, Value, TextToolFormat, String) {
+        let e = extract(text, &tools()).expect("calls expected");
+        assert_eq!(e.calls.len(), 1, "{e:?}");
+        let args: Value = serde_json::from_str(&e.calls[0].arguments).unwrap();
+        (e.calls[0].name.clone(), args, e.format, e.text)
+    }
+
+    #[test]
+    fn hermes() {
+        let (name, args, format, text) = one(
+            "Let me look.\n<tool_call>\n{\"name\": \"shell\", \"arguments\": {\"command\": [\"ls\"]}}\n</tool_call>",
+        );
+        assert_eq!((name.as_str(), format), ("shell", TextToolFormat::Hermes));
+        assert_eq!(args, json!({"command": ["ls"]}));
+        assert_eq!(text, "Let me look.");
+    }
+
+    #[test]
+    fn qwen3_coder_with_and_without_wrapper() {
+        let block = "<function=shell>\n<parameter=command>\n[\"ls\", \"-la\"]\n</parameter>\n<parameter=timeout_ms>\n5000\n</parameter>\n</function>";
+        for text in [
+            format!("<tool_call>\n{block}\n</tool_call>"),
+            block.to_string(),
+        ] {
+            let (name, args, format, rest) = one(&text);
+            assert_eq!(name, "shell");
+            assert_eq!(args, json!({"command": ["ls", "-la"], "timeout_ms": 5000}));
+            assert_eq!(format, TextToolFormat::Qwen3Coder);
+            assert_eq!(rest, "");
+        }
+        // A string parameter stays a string even when it looks like JSON.
+        let (_, args, _, _) =
+            one("<function=write_note>\n<parameter=text>\n42\n</parameter>\n</function>");
+        assert_eq!(args, json!({"text": "42"}));
+    }
+
+    #[test]
+    fn glm() {
+        let (name, args, format, _) = one(
+            "<tool_call>shell\n<arg_key>command</arg_key>\n<arg_value>[\"pwd\"]</arg_value>\n</tool_call>",
+        );
+        assert_eq!((name.as_str(), format), ("shell", TextToolFormat::Glm));
+        assert_eq!(args, json!({"command": ["pwd"]}));
+    }
+
+    #[test]
+    fn kimi_two_calls() {
+        let e = extract(
+            "<|tool_calls_section_begin|><|tool_call_begin|>functions.shell:0<|tool_call_argument_begin|>{\"command\":[\"ls\"]}<|tool_call_end|><|tool_call_begin|>functions.write_note:1<|tool_call_argument_begin|>{\"text\":\"hi\"}<|tool_call_end|><|tool_calls_section_end|>",
+            &tools(),
+        )
+        .unwrap();
+        assert_eq!(e.format, TextToolFormat::Kimi);
+        let names: Vec<&str> = e.calls.iter().map(|c| c.name.as_str()).collect();
+        assert_eq!(names, ["shell", "write_note"]);
+    }
+
+    #[test]
+    fn quoted_formats_and_unknown_tools_are_not_calls() {
+        for text in [
+            "Models write:\n```\n<tool_call>\n{\"name\": \"shell\", \"arguments\": {}}\n</tool_call>\n```\nlike that.",
+            "Inline: `<tool_call>{\"name\": \"shell\", \"arguments\": {}}</tool_call>` is the format.",
+            "~~~xml\n<function=shell>\n<parameter=command>\n[\"rm\"]\n</parameter>\n</function>\n~~~",
+            "<tool_call>\n{\"name\": \"delete_everything\", \"arguments\": {}}\n</tool_call>",
+            "<tool_call>\nnot json at all, just prose\n</tool_call>",
+            "no markup here",
+        ] {
+            assert_eq!(extract(text, &tools()), None, "{text}");
+        }
+        assert_eq!(
+            extract(
+                "<tool_call>{\"name\":\"shell\",\"arguments\":{}}</tool_call>",
+                &[]
+            ),
+            None
+        );
+    }
+
+    #[test]
+    fn call_after_a_code_block_still_counts() {
+        let (name, _, _, text) = one(
+            "```sh\nls\n```\nRunning it:\n<tool_call>{\"name\":\"shell\",\"arguments\":{\"command\":[\"ls\"]}}</tool_call>",
+        );
+        assert_eq!(name, "shell");
+        assert_eq!(text, "```sh\nls\n```\nRunning it:");
+    }
+
+    #[test]
+    fn unterminated_call_at_the_end() {
+        let (name, args, _, _) =
+            one("<tool_call>\n{\"name\": \"shell\", \"arguments\": {\"command\": [\"ls\"]}}");
+        assert_eq!(name, "shell");
+        assert_eq!(args, json!({"command": ["ls"]}));
+    }
+}
