@@ -204,12 +204,12 @@ async fn run_actor(sess: Arc<Session>, mut rx: mpsc::UnboundedReceiver<Submissio
                 drop(st);
                 // The turn announces itself (`task_started`) before echoing its input, so
                 // stored turns begin with their start record.
-                turn_task = Some(tokio::spawn(crate::turn::run_turn(
+                turn_task = Some(crate::supervisor::spawn_turn(
                     sess.clone(),
                     sub.id,
                     cancel,
                     event,
-                )));
+                ));
             }
             Op::Interrupt => {
                 if let Some(t) = sess.state().active_turn.as_ref() {
