@@ -15,8 +15,14 @@ pub(crate) unsafe fn start(
 ) -> io::Result<()> {
     // SAFETY (whole function): raw syscalls on stack data, in a single-threaded forked child.
     unsafe {
-        // Block what the keeper waits for *before* arming the death signal, so it cannot be
-        // delivered (and kill us with its default action) before we wait for it.
+        // Block every signal *before* arming the death signal, so it cannot be delivered (and
+        // kill us with its default action) before we wait for it. The keeper must also survive
+        // what is meant for the command: a SIGTERM to the group (graceful shutdown of an MCP
+        // server, `kill 0` inside the command) reaches the command, and the keeper waits for
+        // the command's own exit. Only SIGKILL stops the keeper.
+        let mut all = MaybeUninit::<libc::sigset_t>::uninit();
+        libc::sigfillset(all.as_mut_ptr());
+        let all = all.assume_init();
         let mut waited = MaybeUninit::<libc::sigset_t>::uninit();
         libc::sigemptyset(waited.as_mut_ptr());
         let mut waited = waited.assume_init();
@@ -25,7 +31,7 @@ pub(crate) unsafe fn start(
         let mut previous = MaybeUninit::<libc::sigset_t>::uninit();
         check(libc::sigprocmask(
             libc::SIG_BLOCK,
-            &waited,
+            &all,
             previous.as_mut_ptr(),
         ))?;
         let previous = previous.assume_init();

@@ -31,6 +31,11 @@ async fn exit_codes_and_signals_pass_through() {
     assert_eq!(String::from_utf8_lossy(&out.stderr), "err\n");
     let out = run("kill -TERM $$").await;
     assert_eq!(out.status.signal(), Some(libc::SIGTERM), "{:?}", out.status);
+    // A signal to the whole group is for the command; the keeper outlives it and reports
+    // the command's own exit.
+    let out = run("trap 'echo caught; exit 3' TERM; kill -TERM 0; sleep 1; exit 9").await;
+    assert_eq!(out.status.code(), Some(3), "{:?}", out.status);
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "caught\n");
 }
 
 #[tokio::test]
