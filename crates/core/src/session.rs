@@ -42,6 +42,9 @@ pub(crate) struct Session {
     events: Mutex<Option<mpsc::UnboundedSender<Event>>>,
     state: Mutex<SessionState>,
     recorder: Mutex<Box<dyn Recorder>>,
+    /// The first failure to save this thread (disk full, file gone...), kept so a front end
+    /// can tell the user the stored thread is incomplete.
+    save_error: Mutex<Option<String>>,
 }
 
 impl Session {
@@ -69,6 +72,7 @@ impl Session {
                 total_usage: TokenUsage::default(),
             }),
             recorder: Mutex::new(recorder),
+            save_error: Mutex::new(None),
         }
     }
 
@@ -123,7 +127,19 @@ impl Session {
         );
     }
 
+    /// The first error met while saving this thread, if any.
+    pub fn save_error(&self) -> Option<String> {
+        self.save_error
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+    }
+
     fn warn_store(&self, id: &str, e: &str) {
+        self.save_error
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .get_or_insert_with(|| e.to_string());
         self.emit(Event {
             id: id.to_string(),
             msg: EventMsg::Warning(WarningEvent {

@@ -83,6 +83,12 @@ impl Thread {
         self.session.rollout_path()
     }
 
+    /// Why this thread could not be saved completely (the first write that failed, e.g. the
+    /// disk is full), or `None` when everything so far reached its rollout file.
+    pub fn save_error(&self) -> Option<String> {
+        self.session.save_error()
+    }
+
     /// The current turn context (cwd, policies, model).
     pub fn config(&self) -> oi_config::Config {
         self.session.config()

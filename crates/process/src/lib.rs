@@ -30,6 +30,9 @@
 
 #[cfg(target_os = "linux")]
 mod keeper;
+pub mod termination;
+
+pub use termination::{TerminationSignal, TerminationSignals};
 
 use std::io;
 
