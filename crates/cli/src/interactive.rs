@@ -52,10 +52,27 @@ fn decision_from(answer: Option<&str>) -> ReviewDecision {
     }
 }
 
-async fn ask(lines: &mut mpsc::UnboundedReceiver<String>, question: &str) -> ReviewDecision {
+/// Ask on stdin. A termination signal while waiting answers `Abort` (the turn stops; an
+/// unanswered approval never runs anything) and is recorded in `stop` unless it is Ctrl-C,
+/// which only stops the turn.
+async fn ask(
+    lines: &mut mpsc::UnboundedReceiver<String>,
+    question: &str,
+    signals: &mut TerminationSignals,
+    stop: &mut Option<TerminationSignal>,
+) -> ReviewDecision {
     eprint!("{question} [y]es / [a]lways this session / [n]o / [s]top: ");
     let _ = std::io::stderr().flush();
-    decision_from(lines.recv().await.as_deref())
+    tokio::select! {
+        answer = lines.recv() => decision_from(answer.as_deref()),
+        sig = signals.recv() => {
+            eprintln!();
+            if sig != TerminationSignal::Interrupt {
+                stop.get_or_insert(sig);
+            }
+            ReviewDecision::Abort
+        }
+    }
 }
 
 /// How a turn of the line mode ended.
@@ -121,7 +138,7 @@ async fn run_one_turn(
                 if let Some(r) = &req.reason {
                     q = format!("{r}\n{q}");
                 }
-                let decision = ask(lines, &q).await;
+                let decision = ask(lines, &q, signals, &mut stop).await;
                 let _ = thread
                     .submit(Op::ExecApproval {
                         id: req.effective_approval_id().to_string(),
@@ -135,7 +152,13 @@ async fn run_one_turn(
                     .keys()
                     .map(|p| p.display().to_string())
                     .collect();
-                let decision = ask(lines, &format!("Apply changes to {}?", files.join(", "))).await;
+                let decision = ask(
+                    lines,
+                    &format!("Apply changes to {}?", files.join(", ")),
+                    signals,
+                    &mut stop,
+                )
+                .await;
                 let _ = thread
                     .submit(Op::PatchApproval {
                         id: req.call_id.clone(),
@@ -152,6 +175,8 @@ async fn run_one_turn(
                 let decision = ask(
                     lines,
                     &format!("MCP server `{}` asks: {message}", req.server_name),
+                    signals,
+                    &mut stop,
                 )
                 .await;
                 let action = if decision.is_approved() {
