@@ -111,8 +111,7 @@ async fn sigterm_of_exec_stops_the_command_saves_the_thread_and_exits_143() {
     let text = read(&rollout);
     let last_turn_event = text
         .lines()
-        .filter(|l| l.contains("\"turn_aborted\"") || l.contains("\"task_complete\""))
-        .next_back()
+        .rfind(|l| l.contains("\"turn_aborted\"") || l.contains("\"task_complete\""))
         .unwrap_or_default();
     assert!(last_turn_event.contains("turn_aborted"), "{text}");
     assert!(text.contains("function_call_output"), "{text}");
@@ -259,4 +258,52 @@ fn rollouts(home: &Path) -> Vec<std::path::PathBuf> {
     }
     out.sort();
     out
+}
+
+#[tokio::test]
+async fn sigterm_of_the_mcp_server_stops_running_turns_and_exits_143() {
+    use tokio::io::AsyncWriteExt;
+    let env = TestEnv::new(sleeper_script("3005.5"), WireApi::Chat).await;
+    let mut child = env
+        .command(&["mcp-server"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let call = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {
+        "name": "codex",
+        "arguments": {"prompt": "go", "sandbox": "danger-full-access", "approval-policy": "never"}
+    }});
+    let frames = [
+        json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {},
+            "clientInfo": {"name": "t", "version": "0"}}}),
+        json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+        call,
+    ];
+    for f in frames {
+        stdin.write_all(format!("{f}\n").as_bytes()).await.unwrap();
+    }
+    stdin.flush().await.unwrap();
+    let pid = wait_for_sleep("3005.5").await;
+    let server = child.id().unwrap() as i32;
+    // SAFETY: signalling the child we spawned.
+    unsafe {
+        libc::kill(server, libc::SIGTERM);
+    }
+    let out = tokio::time::timeout(DEADLINE, child.wait_with_output())
+        .await
+        .expect("the server did not exit after SIGTERM")
+        .unwrap();
+    drop(stdin);
+    assert_eq!(out.status.code(), Some(143), "{}", stderr(&out));
+    wait_until_gone(pid, "the turn's sleep").await;
+    let rollout = rollouts(env.home.path()).pop().expect("no rollout saved");
+    assert!(
+        read(&rollout).contains("turn_aborted"),
+        "{}",
+        read(&rollout)
+    );
 }
