@@ -5,6 +5,7 @@
 use crate::cli::{EXIT_FAILURE, EXIT_OK, EXIT_USAGE, ExecArgs, GlobalArgs};
 use crate::render::HumanRenderer;
 use oi_core::{NewThread, ThreadManager, ThreadManagerOptions};
+use oi_process::{TerminationSignal, TerminationSignals};
 use oi_protocol::protocol::{Event, EventMsg, Op, ReviewDecision, TurnOverrides};
 use oi_protocol::user_input::UserInput;
 use oi_thread_store::SessionSource;
@@ -86,7 +87,25 @@ pub async fn run_exec(global: GlobalArgs, args: ExecArgs) -> i32 {
     };
     let code = drive_turn(&new, prompt, args.json).await;
     manager.shutdown_all().await;
-    code
+    saved_or_failure(&new.thread, code)
+}
+
+/// After the thread was shut down (flushed): if any part of it could not be saved, say so in
+/// one line and turn a success into a failure — a run whose record is incomplete must not
+/// look like a clean one to scripts and CI.
+pub fn saved_or_failure(thread: &oi_core::Thread, code: i32) -> i32 {
+    let Some(error) = thread.save_error() else {
+        return code;
+    };
+    let place = thread
+        .rollout_path()
+        .map(|p| p.display().to_string())
+        .unwrap_or_else(|| "the sessions directory".into());
+    eprintln!(
+        "error: thread {} was not saved completely to {place}: {error}",
+        thread.id()
+    );
+    if code == EXIT_OK { EXIT_FAILURE } else { code }
 }
 
 /// Start a turn with a text prompt; prints the error and returns `None` if the thread is gone.
@@ -112,27 +131,26 @@ pub async fn drive_turn(new: &NewThread, prompt: String, json: bool) -> i32 {
         msg: EventMsg::SessionConfigured(new.session_configured.clone()),
     });
     let thread = &new.thread;
-    // Listen for Ctrl-C before the turn starts, so an early interrupt is never lost to the
-    // default handler (which would kill the process without flushing the thread).
-    let mut sigint = match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::interrupt())
-    {
-        Ok(s) => Some(s),
-        Err(e) => {
-            eprintln!("warning: cannot listen for Ctrl-C: {e}");
-            None
-        }
-    };
+    // Listen before the turn starts, so an early signal is never lost to the default action
+    // (which would kill the process without stopping commands or flushing the thread).
+    let mut signals = TerminationSignals::listen();
     let Some(turn_id) = submit_prompt(thread, prompt).await else {
         return EXIT_FAILURE;
     };
     let mut failed = false;
-    let mut interrupted_once = false;
+    let mut stopped_by: Option<TerminationSignal> = None;
     loop {
         let ev = tokio::select! {
             ev = thread.next_event() => ev,
-            Some(_) = async { match sigint.as_mut() { Some(s) => s.recv().await, None => std::future::pending().await } }, if !interrupted_once => {
-                interrupted_once = true;
-                eprintln!("[interpreter] interrupting…");
+            sig = signals.recv() => {
+                if let Some(first) = stopped_by {
+                    // Asked twice: stop waiting for the turn; the caller still shuts the
+                    // thread down (which kills its commands and flushes it).
+                    eprintln!("[interpreter] {} again: exiting now", sig.name());
+                    return first.exit_code();
+                }
+                stopped_by = Some(sig);
+                eprintln!("[interpreter] {}: interrupting the turn…", sig.name());
                 let _ = thread.submit(Op::Interrupt).await;
                 continue;
             }
@@ -192,9 +210,14 @@ pub async fn drive_turn(new: &NewThread, prompt: String, json: bool) -> i32 {
                     let _ = writeln!(o, "{msg}");
                     let _ = o.flush();
                 }
+                if let Some(sig) = stopped_by {
+                    return sig.exit_code();
+                }
                 return if failed { EXIT_FAILURE } else { EXIT_OK };
             }
-            EventMsg::TurnAborted(_) if ev.id == turn_id => return EXIT_FAILURE,
+            EventMsg::TurnAborted(_) if ev.id == turn_id => {
+                return stopped_by.map_or(EXIT_FAILURE, TerminationSignal::exit_code);
+            }
             _ => {}
         }
     }

@@ -1,11 +1,13 @@
 //! `interpreter [PROMPT]`: a line-based interactive session. The answer streams to stdout,
 //! progress to stderr, and approval requests are asked on stdin
 //! (`y` yes, `a` yes for this session, `n` no, `s` stop the turn). `/exit` or end of input
-//! quits; Ctrl-C interrupts the running turn.
+//! quits; Ctrl-C interrupts the running turn, and at the prompt ends the session (exit 130).
+//! SIGTERM / SIGHUP interrupt the running turn and end the session (exit 143 / 129).
 
 use crate::cli::{EXIT_FAILURE, EXIT_OK, GlobalArgs};
 use crate::render::HumanRenderer;
 use oi_core::{Thread, ThreadManager, ThreadManagerOptions};
+use oi_process::{TerminationSignal, TerminationSignals};
 use oi_protocol::parse_command::shell_join;
 use oi_protocol::protocol::{ElicitationAction, ElicitationResponse, EventMsg, Op, ReviewDecision};
 use oi_thread_store::SessionSource;
@@ -50,10 +52,35 @@ fn decision_from(answer: Option<&str>) -> ReviewDecision {
     }
 }
 
-async fn ask(lines: &mut mpsc::UnboundedReceiver<String>, question: &str) -> ReviewDecision {
+/// Ask on stdin. A termination signal while waiting answers `Abort` (the turn stops; an
+/// unanswered approval never runs anything) and is recorded in `stop` unless it is Ctrl-C,
+/// which only stops the turn.
+async fn ask(
+    lines: &mut mpsc::UnboundedReceiver<String>,
+    question: &str,
+    signals: &mut TerminationSignals,
+    stop: &mut Option<TerminationSignal>,
+) -> ReviewDecision {
     eprint!("{question} [y]es / [a]lways this session / [n]o / [s]top: ");
     let _ = std::io::stderr().flush();
-    decision_from(lines.recv().await.as_deref())
+    tokio::select! {
+        answer = lines.recv() => decision_from(answer.as_deref()),
+        sig = signals.recv() => {
+            eprintln!();
+            if sig != TerminationSignal::Interrupt {
+                stop.get_or_insert(sig);
+            }
+            ReviewDecision::Abort
+        }
+    }
+}
+
+/// How a turn of the line mode ended.
+enum TurnEnd {
+    Ok,
+    Failed,
+    /// SIGTERM or SIGHUP arrived: the turn was interrupted and the session must end.
+    Stop(TerminationSignal),
 }
 
 async fn run_one_turn(
@@ -61,22 +88,31 @@ async fn run_one_turn(
     prompt: String,
     lines: &mut mpsc::UnboundedReceiver<String>,
     human: &mut HumanRenderer,
-) -> bool {
+    signals: &mut TerminationSignals,
+) -> TurnEnd {
     let Some(id) = crate::exec::submit_prompt(thread, prompt).await else {
-        return false;
+        return TurnEnd::Failed;
     };
     let mut streamed = false;
     let mut ok = true;
+    let mut stop: Option<TerminationSignal> = None;
     loop {
         let ev = tokio::select! {
             ev = thread.next_event() => ev,
-            _ = tokio::signal::ctrl_c() => {
+            sig = signals.recv() => {
+                match (sig, stop) {
+                    // Asked twice: stop waiting; the caller shuts the thread down.
+                    (_, Some(first)) => return TurnEnd::Stop(first),
+                    // Ctrl-C during a turn interrupts the turn and returns to the prompt.
+                    (TerminationSignal::Interrupt, None) => {}
+                    (other, None) => stop = Some(other),
+                }
                 let _ = thread.submit(Op::Interrupt).await;
                 continue;
             }
         };
         let Ok(ev) = ev else {
-            return false;
+            return TurnEnd::Failed;
         };
         match &ev.msg {
             EventMsg::AgentMessageDelta(d) => {
@@ -102,7 +138,7 @@ async fn run_one_turn(
                 if let Some(r) = &req.reason {
                     q = format!("{r}\n{q}");
                 }
-                let decision = ask(lines, &q).await;
+                let decision = ask(lines, &q, signals, &mut stop).await;
                 let _ = thread
                     .submit(Op::ExecApproval {
                         id: req.effective_approval_id().to_string(),
@@ -116,7 +152,13 @@ async fn run_one_turn(
                     .keys()
                     .map(|p| p.display().to_string())
                     .collect();
-                let decision = ask(lines, &format!("Apply changes to {}?", files.join(", "))).await;
+                let decision = ask(
+                    lines,
+                    &format!("Apply changes to {}?", files.join(", ")),
+                    signals,
+                    &mut stop,
+                )
+                .await;
                 let _ = thread
                     .submit(Op::PatchApproval {
                         id: req.call_id.clone(),
@@ -133,6 +175,8 @@ async fn run_one_turn(
                 let decision = ask(
                     lines,
                     &format!("MCP server `{}` asks: {message}", req.server_name),
+                    signals,
+                    &mut stop,
                 )
                 .await;
                 let action = if decision.is_approved() {
@@ -158,7 +202,11 @@ async fn run_one_turn(
             other => human.render(other),
         }
         if ev.id == id && ev.msg.ends_turn() {
-            return ok;
+            return match (stop, ok) {
+                (Some(sig), _) => TurnEnd::Stop(sig),
+                (None, true) => TurnEnd::Ok,
+                (None, false) => TurnEnd::Failed,
+            };
         }
     }
 }
@@ -186,14 +234,24 @@ pub async fn run(global: GlobalArgs, first_prompt: Option<String>) -> i32 {
         new.thread_id
     );
     let mut lines = stdin_lines();
+    let mut signals = TerminationSignals::listen();
     let mut pending = first_prompt;
     let mut last_ok = true;
+    let mut stopped_by = None;
     loop {
         let prompt = match pending.take() {
             Some(p) => p,
             None => {
                 prompt_marker();
-                match lines.recv().await {
+                let line = tokio::select! {
+                    line = lines.recv() => line,
+                    // At the prompt every termination signal (Ctrl-C included) ends the session.
+                    sig = signals.recv() => {
+                        stopped_by = Some(sig);
+                        break;
+                    }
+                };
+                match line {
                     None => break,
                     Some(l) if l.trim() == "/exit" || l.trim() == "/quit" => break,
                     Some(l) if l.trim().is_empty() => continue,
@@ -201,8 +259,20 @@ pub async fn run(global: GlobalArgs, first_prompt: Option<String>) -> i32 {
                 }
             }
         };
-        last_ok = run_one_turn(&new.thread, prompt, &mut lines, &mut human).await;
+        match run_one_turn(&new.thread, prompt, &mut lines, &mut human, &mut signals).await {
+            TurnEnd::Ok => last_ok = true,
+            TurnEnd::Failed => last_ok = false,
+            TurnEnd::Stop(sig) => {
+                stopped_by = Some(sig);
+                break;
+            }
+        }
     }
     manager.shutdown_all().await;
-    if last_ok { EXIT_OK } else { EXIT_FAILURE }
+    let code = match stopped_by {
+        Some(sig) => sig.exit_code(),
+        None if last_ok => EXIT_OK,
+        None => EXIT_FAILURE,
+    };
+    crate::exec::saved_or_failure(&new.thread, code)
 }

@@ -105,7 +105,7 @@ pub async fn run_resume(mut global: GlobalArgs, args: ResumeArgs) -> i32 {
     }
     let code = drive_turn(&new, prompt, args.json).await;
     manager.shutdown_all().await;
-    code
+    crate::exec::saved_or_failure(&new.thread, code)
 }
 
 fn summary_json(s: &ThreadSummary) -> serde_json::Value {

@@ -112,12 +112,15 @@ pub(crate) async fn run_exec(
     if let Some(env) = params.env {
         cmd.env_clear().envs(env);
     }
-    // Own process group, so a timeout or interrupt stops everything the command started.
-    #[cfg(unix)]
-    cmd.process_group(0);
-    if let Some((policy, sandbox_cwd, allow_git)) = params.sandbox {
-        crate::sandbox::confine(&mut cmd, policy, sandbox_cwd, allow_git)
-            .map_err(ExecError::Sandbox)?;
+    // Own process group (so a timeout or interrupt stops everything the command started)
+    // under a keeper (so nothing survives the agent); the sandbox installs its own keeper,
+    // which also gives a sandboxed command its own PID namespace.
+    match params.sandbox {
+        Some((policy, sandbox_cwd, allow_git)) => {
+            crate::sandbox::confine(&mut cmd, policy, sandbox_cwd, allow_git)
+                .map_err(ExecError::Sandbox)?;
+        }
+        None => oi_process::supervise(&mut cmd),
     }
     let start = Instant::now();
     let mut child = cmd.spawn().map_err(|e| {
@@ -257,17 +260,9 @@ fn exit_code_of(s: std::process::ExitStatus) -> i32 {
 }
 
 fn kill_group(pid: Option<u32>) {
-    #[cfg(unix)]
-    if let Some(pid) = pid
-        && let Ok(pid) = i32::try_from(pid)
-    {
-        // SAFETY: kill(2) with a negative pid signals the process group we created.
-        unsafe {
-            libc::kill(-pid, libc::SIGKILL);
-        }
+    if let Some(pid) = pid {
+        oi_process::kill_group(pid);
     }
-    #[cfg(not(unix))]
-    let _ = pid;
 }
 
 #[cfg(test)]

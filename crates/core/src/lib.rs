@@ -21,6 +21,7 @@ mod recorder;
 mod safety;
 mod sandbox;
 mod session;
+mod supervisor;
 mod thread;
 mod tools;
 mod turn;

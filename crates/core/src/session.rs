@@ -44,6 +44,9 @@ pub(crate) struct Session {
     recorder: Mutex<Box<dyn Recorder>>,
     /// Keys of the warnings already given in this session (see [`Session::warn_once`]).
     warned: Mutex<HashSet<&'static str>>,
+    /// The first failure to save this thread (disk full, file gone...), kept so a front end
+    /// can tell the user the stored thread is incomplete.
+    save_error: Mutex<Option<String>>,
 }
 
 impl Session {
@@ -72,6 +75,7 @@ impl Session {
             }),
             recorder: Mutex::new(recorder),
             warned: Mutex::new(HashSet::new()),
+            save_error: Mutex::new(None),
         }
     }
 
@@ -139,7 +143,19 @@ impl Session {
         }
     }
 
+    /// The first error met while saving this thread, if any.
+    pub fn save_error(&self) -> Option<String> {
+        self.save_error
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+    }
+
     fn warn_store(&self, id: &str, e: &str) {
+        self.save_error
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .get_or_insert_with(|| e.to_string());
         self.emit(Event {
             id: id.to_string(),
             msg: EventMsg::Warning(WarningEvent {

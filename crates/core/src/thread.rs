@@ -83,6 +83,12 @@ impl Thread {
         self.session.rollout_path()
     }
 
+    /// Why this thread could not be saved completely (the first write that failed, e.g. the
+    /// disk is full), or `None` when everything so far reached its rollout file.
+    pub fn save_error(&self) -> Option<String> {
+        self.session.save_error()
+    }
+
     /// The current turn context (cwd, policies, model).
     pub fn config(&self) -> oi_config::Config {
         self.session.config()
@@ -204,12 +210,12 @@ async fn run_actor(sess: Arc<Session>, mut rx: mpsc::UnboundedReceiver<Submissio
                 drop(st);
                 // The turn announces itself (`task_started`) before echoing its input, so
                 // stored turns begin with their start record.
-                turn_task = Some(tokio::spawn(crate::turn::run_turn(
+                turn_task = Some(crate::supervisor::spawn_turn(
                     sess.clone(),
                     sub.id,
                     cancel,
                     event,
-                )));
+                ));
             }
             Op::Interrupt => {
                 if let Some(t) = sess.state().active_turn.as_ref() {

@@ -101,7 +101,7 @@ pub(crate) async fn run_turn(
 
 /// Clear the active turn and emit the terminal events under the state lock, so a new turn
 /// cannot start (and emit `task_started`) before this one's end is in the stream.
-fn finish(sess: &Session, turn_id: &str, emit: impl FnOnce(&Session)) {
+pub(crate) fn finish(sess: &Session, turn_id: &str, emit: impl FnOnce(&Session)) {
     let mut st = sess.state();
     if st.active_turn.as_ref().is_some_and(|t| t.id == turn_id) {
         st.active_turn = None;

@@ -123,20 +123,10 @@ pub fn spawn(
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
-        .kill_on_drop(true)
-        // Own process group: shutdown signals reach `npx` and the `node` it starts alike.
-        .process_group(0);
-    #[cfg(target_os = "linux")]
-    // SAFETY: prctl is async-signal-safe and touches only the forked child's own state.
-    unsafe {
-        // If we die without a chance to clean up, the kernel kills the server too.
-        cmd.pre_exec(|| {
-            if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) != 0 {
-                return Err(std::io::Error::last_os_error());
-            }
-            Ok(())
-        });
-    }
+        .kill_on_drop(true);
+    // Own process group (shutdown signals reach `npx` and the `node` it starts alike) under a
+    // keeper: if we die without a chance to clean up, the whole group goes with us.
+    oi_process::supervise(&mut cmd);
     let mut child = cmd.spawn().map_err(|e| match e.kind() {
         std::io::ErrorKind::NotFound => format!(
             "could not start `{}`: program not found (is it installed and on PATH? PATH={})",

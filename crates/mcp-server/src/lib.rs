@@ -88,13 +88,49 @@ pub struct McpServerOptions {
 
 /// Serves MCP on stdin/stdout until stdin closes. Logs go to stderr (`RUST_LOG`).
 /// Returns the process exit code: 0 after a clean shutdown.
+///
+/// SIGINT, SIGTERM and SIGHUP end the server like the end of input does (running turns are
+/// interrupted, their commands killed, threads flushed), then the code is 130 / 143 / 129.
 pub async fn run_main(opts: McpServerOptions) -> i32 {
     init_stderr_logging();
-    serve_options(transport::ThreadStdin::spawn(), tokio::io::stdout(), opts).await
+    let mut signals = oi_process::TerminationSignals::listen();
+    let stop = CancellationToken::new();
+    let serve = serve_options_until(
+        transport::ThreadStdin::spawn(),
+        tokio::io::stdout(),
+        opts,
+        stop.clone(),
+    );
+    tokio::pin!(serve);
+    let sig = tokio::select! {
+        code = &mut serve => return code,
+        sig = signals.recv() => sig,
+    };
+    tracing::info!("{}: shutting down", sig.name());
+    stop.cancel();
+    tokio::select! {
+        _ = &mut serve => {}
+        again = signals.recv() => tracing::warn!("{} again: exiting without a clean shutdown", again.name()),
+    }
+    sig.exit_code()
 }
 
 /// Serves over `reader`/`writer` with the real engine and `opts.extensions` registered.
 pub async fn serve_options<R, W>(reader: R, writer: W, opts: McpServerOptions) -> i32
+where
+    R: AsyncRead + Unpin + Send + 'static,
+    W: AsyncWrite + Unpin + Send + 'static,
+{
+    serve_options_until(reader, writer, opts, CancellationToken::new()).await
+}
+
+/// Like [`serve_options`], and cancelling `stop` ends the connection as end of input would.
+pub async fn serve_options_until<R, W>(
+    reader: R,
+    writer: W,
+    opts: McpServerOptions,
+    stop: CancellationToken,
+) -> i32
 where
     R: AsyncRead + Unpin + Send + 'static,
     W: AsyncWrite + Unpin + Send + 'static,
@@ -105,6 +141,7 @@ where
         reader,
         writer,
         engine,
+        stop,
         move |outgoing, readers, shutdown| {
             let ctx = ExtensionContext {
                 manager,
@@ -151,10 +188,23 @@ where
     W: AsyncWrite + Unpin + Send + 'static,
     F: FnOnce(&OutgoingSender) -> MethodTable,
 {
-    serve_conn(reader, writer, engine, |outgoing, _, _| extra(outgoing)).await
+    serve_conn(
+        reader,
+        writer,
+        engine,
+        CancellationToken::new(),
+        |outgoing, _, _| extra(outgoing),
+    )
+    .await
 }
 
-async fn serve_conn<R, W, F>(reader: R, writer: W, engine: Arc<dyn Engine>, extra: F) -> i32
+async fn serve_conn<R, W, F>(
+    reader: R,
+    writer: W,
+    engine: Arc<dyn Engine>,
+    stop: CancellationToken,
+    extra: F,
+) -> i32
 where
     R: AsyncRead + Unpin + Send + 'static,
     W: AsyncWrite + Unpin + Send + 'static,
@@ -177,7 +227,17 @@ where
             }
         })
     };
-    let reader_task = tokio::spawn(read_loop(reader, in_tx, shutdown.clone()));
+    // The reader stops at end of input, or when the server is told to stop (a signal); the
+    // rest of the shutdown is the same either way.
+    let reader_stop = shutdown.child_token();
+    {
+        let reader_stop = reader_stop.clone();
+        tokio::spawn(async move {
+            stop.cancelled().await;
+            reader_stop.cancel();
+        });
+    }
+    let reader_task = tokio::spawn(read_loop(reader, in_tx, reader_stop));
 
     let readers = Arc::new(tool_runner::Readers::default());
     let service = server::McpService::with_readers(

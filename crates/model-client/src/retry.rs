@@ -23,24 +23,29 @@ pub(crate) fn backoff(attempt: u64) -> Duration {
 /// HTTP date). `None` when absent or unparsable.
 pub(crate) fn retry_after(headers: &HeaderMap) -> Option<Duration> {
     if let Some(ms) = header_str(headers, "retry-after-ms").and_then(|v| v.parse::<f64>().ok())
-        && ms.is_finite()
-        && ms >= 0.0
+        && let Some(wait) = clamped_secs(ms / 1000.0)
     {
-        return Some(Duration::from_secs_f64(ms / 1000.0).min(MAX_RETRY_AFTER));
+        return Some(wait);
     }
     let value = header_str(headers, "retry-after")?;
     parse_retry_after(value, SystemTime::now())
 }
 
+/// A server-provided number of seconds as a pause of at most [`MAX_RETRY_AFTER`]. Clamps
+/// *before* converting: `Duration::from_secs_f64` panics on values it cannot represent
+/// (`1e30`, infinity), and a header is outside input. NaN and negative values are ignored.
+fn clamped_secs(secs: f64) -> Option<Duration> {
+    if secs.is_nan() || secs < 0.0 {
+        return None;
+    }
+    let secs = secs.min(MAX_RETRY_AFTER.as_secs_f64());
+    Duration::try_from_secs_f64(secs).ok()
+}
+
 pub(crate) fn parse_retry_after(value: &str, now: SystemTime) -> Option<Duration> {
     let value = value.trim();
     if let Ok(secs) = value.parse::<f64>() {
-        if secs.is_finite() && secs >= 0.0 {
-            return Some(Duration::from_secs_f64(
-                secs.min(MAX_RETRY_AFTER.as_secs_f64()),
-            ));
-        }
-        return None;
+        return clamped_secs(secs);
     }
     let when = httpdate::parse_http_date(value).ok()?;
     // A date in the past means "now".
@@ -105,5 +110,25 @@ mod tests {
         headers.insert("retry-after", "5".parse().unwrap());
         headers.insert("retry-after-ms", "250".parse().unwrap());
         assert_eq!(retry_after(&headers), Some(Duration::from_millis(250)));
+    }
+
+    #[test]
+    fn absurd_retry_after_ms_is_clamped_not_a_panic() {
+        let ms = |v: &str| {
+            let mut headers = HeaderMap::new();
+            headers.insert("retry-after-ms", v.parse().unwrap());
+            retry_after(&headers)
+        };
+        assert_eq!(ms("1e30"), Some(MAX_RETRY_AFTER));
+        assert_eq!(ms("inf"), Some(MAX_RETRY_AFTER));
+        assert_eq!(ms("1.8e308"), Some(MAX_RETRY_AFTER));
+        assert_eq!(ms("NaN"), None);
+        assert_eq!(ms("-5"), None);
+        assert_eq!(ms("-inf"), None);
+        assert_eq!(ms("0"), Some(Duration::ZERO));
+        let now = SystemTime::UNIX_EPOCH;
+        assert_eq!(parse_retry_after("1e30", now), Some(MAX_RETRY_AFTER));
+        assert_eq!(parse_retry_after("inf", now), Some(MAX_RETRY_AFTER));
+        assert_eq!(parse_retry_after("NaN", now), None);
     }
 }

@@ -157,12 +157,49 @@ pub async fn run_sandboxed_with_env(
     if let Some(env) = env {
         cmd.env_clear().envs(env);
     }
+    // The command runs in its own process group (see `oi-process`); at a terminal that group
+    // must own the terminal, or reading it would stop the command (SIGTTIN) and Ctrl-C would
+    // not reach it. Registered before `confine`, so it runs before any namespace is entered.
+    #[cfg(target_os = "linux")]
+    let terminal = std::io::IsTerminal::is_terminal(&std::io::stdin());
+    #[cfg(target_os = "linux")]
+    if terminal {
+        // SAFETY: only raw syscalls (see `take_terminal`).
+        unsafe {
+            cmd.pre_exec(|| {
+                take_terminal();
+                Ok(())
+            });
+        }
+    }
     confine(&mut cmd, req)?;
     let status = cmd.status().await.map_err(|source| SandboxError::Spawn {
         program: program.clone(),
         source,
-    })?;
-    Ok(exit_code(status))
+    });
+    #[cfg(target_os = "linux")]
+    if terminal {
+        // Take the terminal back for our own group.
+        take_terminal();
+    }
+    Ok(exit_code(status?))
+}
+
+/// Make the calling process's group the terminal's foreground group. From a background
+/// group this raises SIGTTOU unless blocked, so it is blocked around the call (per thread).
+#[cfg(target_os = "linux")]
+fn take_terminal() {
+    // SAFETY: raw syscalls on stack data; async-signal-safe (also used between fork and exec).
+    unsafe {
+        let mut ttou = std::mem::MaybeUninit::<libc::sigset_t>::uninit();
+        libc::sigemptyset(ttou.as_mut_ptr());
+        let mut ttou = ttou.assume_init();
+        libc::sigaddset(&mut ttou, libc::SIGTTOU);
+        let mut old = std::mem::MaybeUninit::<libc::sigset_t>::uninit();
+        libc::pthread_sigmask(libc::SIG_BLOCK, &ttou, old.as_mut_ptr());
+        libc::tcsetpgrp(libc::STDIN_FILENO, libc::getpgrp());
+        libc::pthread_sigmask(libc::SIG_SETMASK, old.as_ptr(), std::ptr::null_mut());
+    }
 }
 
 fn exit_code(status: std::process::ExitStatus) -> i32 {

@@ -70,6 +70,9 @@ pub enum MockResponse {
         body: String,
         #[serde(default)]
         retry_after: Option<String>,
+        /// Sent as `retry-after-ms` (the OpenAI-style millisecond hint), verbatim.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        retry_after_ms: Option<String>,
     },
     /// A non-SSE answer, e.g. 200 `text/html` from a misconfigured base URL.
     NotSse {
@@ -98,6 +101,7 @@ impl MockResponse {
             status,
             body: body.into(),
             retry_after: None,
+            retry_after_ms: None,
         }
     }
 
@@ -107,6 +111,17 @@ impl MockResponse {
             status: 429,
             body: r#"{"error":{"message":"Rate limit reached","type":"rate_limit_error"}}"#.into(),
             retry_after: Some(retry_after.into()),
+            retry_after_ms: None,
+        }
+    }
+
+    /// HTTP 429 with a `retry-after-ms` header, sent verbatim (e.g. `"1e30"`, `"NaN"`).
+    pub fn rate_limited_ms(retry_after_ms: impl Into<String>) -> Self {
+        MockResponse::Error {
+            status: 429,
+            body: r#"{"error":{"message":"Rate limit reached","type":"rate_limit_error"}}"#.into(),
+            retry_after: None,
+            retry_after_ms: Some(retry_after_ms.into()),
         }
     }
 

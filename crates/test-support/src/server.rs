@@ -108,6 +108,7 @@ impl State {
                 ), "type": "mock_script_exhausted" } })
                 .to_string(),
                 retry_after: None,
+                retry_after_ms: None,
             }
         };
         // Resolve round-robin entries (nested ones too, to a sane depth).
@@ -260,6 +261,7 @@ async fn handle(state: Arc<State>, req: Request<Incoming>) -> Result<Response<Bo
             status,
             body,
             retry_after,
+            retry_after_ms,
         } => {
             let is_json = serde_json::from_str::<Value>(&body).is_ok();
             let mut resp = full(status_or_500(status), body);
@@ -274,6 +276,9 @@ async fn handle(state: Arc<State>, req: Request<Incoming>) -> Result<Response<Bo
             );
             if let Some(ra) = retry_after {
                 set_header(&mut resp, "retry-after", &ra);
+            }
+            if let Some(ms) = retry_after_ms {
+                set_header(&mut resp, "retry-after-ms", &ms);
             }
             resp
         }

@@ -151,6 +151,9 @@ fn remove_db_files(path: &Path) -> Result<(), StoreError> {
     Ok(())
 }
 
+/// SQLite's name for a database that lives in memory only.
+const IN_MEMORY: &str = ":memory:";
+
 impl Index {
     /// Opens (or creates) the index. A file that is not a usable database is deleted and
     /// recreated. The flag is true when the index starts empty and needs a rebuild.
@@ -176,13 +179,27 @@ impl Index {
         Ok((index, created || !existed))
     }
 
+    /// An index that lives in memory only (starts empty, needs a rebuild): for when the
+    /// file cannot be written.
+    pub fn in_memory() -> Result<Index, StoreError> {
+        let path = Path::new(IN_MEMORY);
+        let (conn, _) = open_conn(path)
+            .map_err(|e| StoreError::Index(format!("cannot create an in-memory index: {e}")))?;
+        Ok(Index {
+            path: path.to_path_buf(),
+            conn: Mutex::new(conn),
+        })
+    }
+
     /// Throws the database away and starts an empty one (after corruption was detected).
     pub fn reset(&self) -> Result<(), StoreError> {
         let mut guard = self.lock();
         // Close our handle before deleting, then open the fresh file in its place.
         let placeholder = Connection::open_in_memory()?;
         drop(std::mem::replace(&mut *guard, placeholder));
-        remove_db_files(&self.path)?;
+        if self.path != Path::new(IN_MEMORY) {
+            remove_db_files(&self.path)?;
+        }
         let (conn, _) = open_conn(&self.path).map_err(|e| {
             StoreError::Index(format!("cannot create {}: {e}", self.path.display()))
         })?;

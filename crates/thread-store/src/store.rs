@@ -61,12 +61,39 @@ impl ThreadStore {
     /// (re)indexed from their first lines, and the walk stops after the first day directory
     /// with nothing newer than the mark. Files changed behind the store's back in older day
     /// directories are only picked up by [`ThreadStore::rebuild_index`].
+    ///
+    /// When the index file cannot be created or updated (disk full, read-only home), the
+    /// store falls back to an index in memory, rebuilt from the rollouts: listing and
+    /// resuming keep working on what is readable; nothing is written to the index.
     pub fn open(home: &Path) -> Result<Self, StoreError> {
         let sessions = home.join(SESSIONS_DIR);
         crate::private::create_dir_all(&sessions).map_err(|e| StoreError::io(&sessions, e))?;
         // The home also holds credentials and logs: owner-only like the store itself.
         crate::private::tighten(home, crate::private::DIR_MODE);
-        let (index, fresh) = Index::open(&home.join(INDEX_FILE))?;
+        let path = home.join(INDEX_FILE);
+        let on_disk = Index::open(&path)
+            .and_then(|(index, fresh)| Self::with_index(home, &sessions, index, fresh));
+        match on_disk {
+            Ok(store) => Ok(store),
+            Err(e @ StoreError::Index(_)) => {
+                tracing::warn!(
+                    "thread index {} cannot be written ({e}); using the rollout files \
+                     directly, without saving an index",
+                    path.display()
+                );
+                Self::with_index(home, &sessions, Index::in_memory()?, true)
+            }
+            Err(e) => Err(e),
+        }
+    }
+
+    fn with_index(
+        home: &Path,
+        sessions: &Path,
+        index: Index,
+        fresh: bool,
+    ) -> Result<Self, StoreError> {
+        let sessions = sessions.to_path_buf();
         let store = ThreadStore {
             inner: Arc::new(Inner {
                 home: home.to_path_buf(),

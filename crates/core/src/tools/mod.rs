@@ -94,6 +94,9 @@ pub(crate) async fn dispatch(
             shell::handle(sess, &call, cancel).await
         }
         "apply_patch" => patch::handle_tool(sess, &call, cancel).await,
+        // Unit tests of turn supervision need a tool that panics; no production build has it.
+        #[cfg(test)]
+        crate::supervisor::tests::PANICKING_TOOL => panic!("{}", call.arguments),
         other => {
             if let Some(info) = sess.mcp.as_ref().and_then(|m| m.lookup(other)) {
                 return mcp::handle(sess, &call, info, cancel).await;

@@ -2,8 +2,10 @@
 //! for `.git` protection, a private mount namespace — all applied in the child before `exec`.
 
 mod landlock_rules;
+mod pidns;
 mod seccomp;
 mod shield;
+mod signals;
 #[cfg(test)]
 mod tests;
 
@@ -18,6 +20,7 @@ use crate::{SandboxError, SandboxRequest};
 
 use landlock_rules::Grant;
 use shield::MountShield;
+use signals::SignalFilter;
 
 /// What this kernel offers, probed once.
 #[derive(Clone, Copy, Debug)]
@@ -84,6 +87,8 @@ pub(crate) struct Overrides {
     pub abi: Option<i32>,
     /// Force the mount-namespace `.git` layout on or off.
     pub mount_shield: Option<bool>,
+    /// Force the PID namespace on or off (off: the seccomp signal filter instead).
+    pub pid_namespace: Option<bool>,
 }
 
 pub(crate) fn confine(
@@ -103,7 +108,9 @@ pub(crate) fn confine_with(
     if let Some(abi) = ov.abi {
         s.abi = abi.min(s.abi);
     }
-    let setup = prepare(req, s, ov)?;
+    let mut setup = prepare(req, s, ov)?;
+    // Own process group: the keeper leads it, so one kill stops the command and its children.
+    cmd.process_group(0);
     // SAFETY: `ChildSetup::apply` only issues raw syscalls on data prepared here (no allocation,
     // no locks), so it is async-signal-safe between fork and exec.
     unsafe {
@@ -114,9 +121,13 @@ pub(crate) fn confine_with(
 
 /// Everything the child needs, built in the parent.
 struct ChildSetup {
+    keeper: oi_process::Keeper,
     shield: Option<MountShield>,
+    /// The command gets its own PID namespace (else `signal_filter` limits its signals).
+    pid_namespace: bool,
     ruleset: OwnedFd,
     filters: Vec<Vec<libc::sock_filter>>,
+    signal_filter: Option<SignalFilter>,
 }
 
 fn prepare(
@@ -146,13 +157,23 @@ fn prepare(
         keep_config_dir_of_workspace_only(&mut layout);
         sibling_grants(&layout, &mut grants)?;
     }
+    let pid_namespace = ov.pid_namespace.unwrap_or_else(pidns::works);
+    if pid_namespace && shield.is_none() {
+        // The PID namespace needs the user + mount namespaces the shield creates (for
+        // `/proc`, and for the right to create it unprivileged); without `.git` to protect
+        // that is a shield with nothing to bind.
+        shield = Some(MountShield::new(&[])?);
+    }
 
     let ruleset = landlock_rules::build_ruleset(s.abi, !network, &grants)?;
     let filters = seccomp::build_filters(!network, s.abi)?;
     Ok(ChildSetup {
+        keeper: oi_process::Keeper::new(),
         shield,
+        pid_namespace,
         ruleset,
         filters,
+        signal_filter: (!pid_namespace).then(SignalFilter::build),
     })
 }
 
@@ -229,16 +250,30 @@ fn expand(
 }
 
 impl ChildSetup {
-    /// Runs in the forked child: raw syscalls only.
-    fn apply(&self) -> io::Result<()> {
+    /// Runs in the forked child: raw syscalls only. The child becomes the command's keeper
+    /// (see `oi-process`); the command itself is forked by the keeper, born into the
+    /// namespaces, and confined here before it returns to `exec`.
+    fn apply(&mut self) -> io::Result<()> {
         // SAFETY: each call passes pointers to data owned by `self` that outlives the call.
         unsafe {
             if libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 {
                 return Err(io::Error::last_os_error());
             }
+            let shield = &self.shield;
+            let pid_namespace = self.pid_namespace;
             // Mounting must precede Landlock, which forbids mount changes once enforced.
-            if let Some(shield) = &self.shield {
-                shield.apply()?;
+            self.keeper.start(|| {
+                if let Some(shield) = shield {
+                    shield.apply()?;
+                }
+                if pid_namespace {
+                    pidns::enter()?;
+                }
+                Ok(())
+            })?;
+            // From here on: the command (the PID namespace's init when there is one).
+            if self.pid_namespace {
+                pidns::become_init()?;
             }
             if libc::syscall(
                 libc::SYS_landlock_restrict_self,
@@ -252,6 +287,23 @@ impl ChildSetup {
                 let prog = libc::sock_fprog {
                     len: filter.len() as libc::c_ushort,
                     filter: filter.as_ptr() as *mut libc::sock_filter,
+                };
+                if libc::syscall(
+                    libc::SYS_seccomp,
+                    libc::SECCOMP_SET_MODE_FILTER,
+                    0u32,
+                    &prog as *const libc::sock_fprog,
+                ) != 0
+                {
+                    return Err(io::Error::last_os_error());
+                }
+            }
+            if let Some(signal_filter) = self.signal_filter.as_mut() {
+                signal_filter.patch(libc::getpgrp(), libc::getpid());
+                let program = signal_filter.program();
+                let prog = libc::sock_fprog {
+                    len: program.len() as libc::c_ushort,
+                    filter: program.as_ptr() as *mut libc::sock_filter,
                 };
                 if libc::syscall(
                     libc::SYS_seccomp,

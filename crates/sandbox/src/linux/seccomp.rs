@@ -22,6 +22,10 @@ pub(crate) fn target_arch() -> Option<TargetArch> {
 /// Terminal ioctls, same value on x86_64 and aarch64 (libc's type for them varies by target).
 const TIOCSTI: u64 = 0x5412;
 const TIOCLINUX: u64 = 0x541C;
+/// `setxattrat(2)` / `removexattrat(2)` (Linux 6.13; same number on every architecture, not
+/// yet in the libc crate).
+const SYS_SETXATTRAT: i64 = 463;
+const SYS_REMOVEXATTRAT: i64 = 466;
 
 fn setup_err(e: impl std::fmt::Display) -> SandboxError {
     SandboxError::Setup(format!("seccomp: {e}"))
@@ -43,6 +47,7 @@ fn rule(conds: Vec<SeccompCondition>) -> Result<SeccompRule, SandboxError> {
 /// * always: `ioctl(TIOCSTI)` / `ioctl(TIOCLINUX)` (pushing input into the user's terminal),
 ///   `open_by_handle_at`, module loading, kexec, reboot and swap (privileged escapes);
 /// * `deny_network`: `socket` for any family but `AF_UNIX`/`AF_NETLINK`, and `io_uring_*`;
+/// * always: the `setxattr`/`removexattr` family fails with `ENOTSUP` (a separate filter);
 /// * Landlock ABI < 3 (truncation not governed): `truncate`, read-only opens with `O_TRUNC`,
 ///   `openat2` (its flags live in a struct a filter cannot inspect).
 ///
@@ -120,6 +125,24 @@ pub(crate) fn build_filters(
         enosys.insert(libc::SYS_openat2, vec![]);
     }
 
+    // Extended attributes carry security labels and capabilities (`security.*`), and seccomp
+    // cannot see which file a call is about, so they are refused everywhere rather than only
+    // outside the writable roots. `ENOTSUP` ("this filesystem has no xattrs") lets tools that
+    // preserve attributes when they can (`cp -a`, `tar`, `rsync -X`) carry on.
+    let mut enotsup: BTreeMap<i64, Vec<SeccompRule>> = BTreeMap::new();
+    for nr in [
+        libc::SYS_setxattr,
+        libc::SYS_lsetxattr,
+        libc::SYS_fsetxattr,
+        libc::SYS_removexattr,
+        libc::SYS_lremovexattr,
+        libc::SYS_fremovexattr,
+        SYS_SETXATTRAT,
+        SYS_REMOVEXATTRAT,
+    ] {
+        enotsup.insert(nr, vec![]);
+    }
+
     let mut out = Vec::new();
     let main = SeccompFilter::new(rules, SeccompAction::Allow, eperm, arch).map_err(setup_err)?;
     let main: BpfProgram = main.try_into().map_err(setup_err)?;
@@ -139,6 +162,15 @@ pub(crate) fn build_filters(
         let f: BpfProgram = f.try_into().map_err(setup_err)?;
         out.push(convert(f));
     }
+    let f = SeccompFilter::new(
+        enotsup,
+        SeccompAction::Allow,
+        SeccompAction::Errno(libc::ENOTSUP as u32),
+        arch,
+    )
+    .map_err(setup_err)?;
+    let f: BpfProgram = f.try_into().map_err(setup_err)?;
+    out.push(convert(f));
     Ok(out)
 }
 

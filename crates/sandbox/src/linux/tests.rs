@@ -122,6 +122,7 @@ print(code(lambda: os.truncate("inside", 0)))
     let ov = Overrides {
         abi: Some(2),
         mount_shield: None,
+        pid_namespace: None,
     };
     let victim_s = victim.to_str().unwrap();
     let (ok, out, err) = run(
@@ -188,6 +189,7 @@ async fn git_mount_layout_keeps_the_whole_root_writable() {
     let ov = Overrides {
         abi: None,
         mount_shield: Some(true),
+        pid_namespace: None,
     };
     assert_git_protected(cwd.path(), ov).await;
     let (ok, _, err) = run(
@@ -238,6 +240,7 @@ async fn git_sibling_layout_freezes_only_the_top_level() {
     let ov = Overrides {
         abi: None,
         mount_shield: Some(false),
+        pid_namespace: None,
     };
     assert_git_protected(cwd.path(), ov).await;
     let p = ww(vec![]);
@@ -276,6 +279,7 @@ async fn git_inside_a_nested_root_is_protected_from_the_outer_root() {
         let ov = Overrides {
             abi: None,
             mount_shield: Some(shield),
+            pid_namespace: None,
         };
         for script in GIT_ATTACKS {
             let (ok, _, _) = run(&p, &repo, ov, &["sh", "-c", script]).await;
@@ -361,6 +365,7 @@ async fn config_folder_cannot_be_planted_or_changed_in_either_layout() {
         let ov = Overrides {
             abi: None,
             mount_shield: Some(shield),
+            ..Overrides::default()
         };
         // A workspace with no config folder yet, and one with an existing config.
         for existing in [false, true] {
@@ -404,6 +409,7 @@ async fn sibling_layout_does_not_freeze_other_roots_for_the_config_folder() {
     let ov = Overrides {
         abi: None,
         mount_shield: Some(false),
+        ..Overrides::default()
     };
     let script = format!("echo n > '{}/new.txt'", extra.path().display());
     let (ok, _, err) = run(&p, cwd.path(), ov, &["sh", "-c", &script]).await;
@@ -416,4 +422,124 @@ async fn sibling_layout_does_not_freeze_other_roots_for_the_config_folder() {
     )
     .await;
     assert!(!ok, "the workspace's config folder stays protected");
+}
+
+/// A process outside every sandbox, to aim signals at. Killed on drop.
+struct Bystander(std::process::Child);
+
+impl Bystander {
+    fn start() -> Self {
+        Bystander(
+            std::process::Command::new("sleep")
+                .arg("300")
+                .spawn()
+                .unwrap(),
+        )
+    }
+
+    fn pid(&self) -> u32 {
+        self.0.id()
+    }
+
+    /// The state letter of /proc/PID/stat (`S` sleeping, `T` stopped...).
+    fn state(&self) -> char {
+        let stat = std::fs::read_to_string(format!("/proc/{}/stat", self.pid())).unwrap();
+        let after_name = &stat[stat.rfind(')').unwrap() + 2..];
+        after_name.chars().next().unwrap()
+    }
+}
+
+impl Drop for Bystander {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+async fn signal_isolation(pid_namespace: bool) {
+    let cwd = scratch();
+    let outside = Bystander::start();
+    let ov = Overrides {
+        pid_namespace: Some(pid_namespace),
+        ..Overrides::default()
+    };
+    let script = format!(
+        "kill -STOP {pid}; echo stop=$?; kill -KILL {pid}; echo kill=$?; kill -STOP -1; echo all=$?",
+        pid = outside.pid()
+    );
+    let (_, out, _) = run(&ww(vec![]), cwd.path(), ov, &["sh", "-c", &script]).await;
+    assert!(out.contains("stop=1"), "{out}");
+    assert!(out.contains("kill=1"), "{out}");
+    assert_eq!(
+        outside.state(),
+        'S',
+        "the outside process was signalled: {out}"
+    );
+
+    // What stays allowed: the command's own group, and probing.
+    let (ok, out, err) = run(
+        &ww(vec![]),
+        cwd.path(),
+        ov,
+        &["sh", "-c", "kill -0 $$ && kill -s CONT 0 && echo group-ok"],
+    )
+    .await;
+    assert!(ok && out.contains("group-ok"), "{out}{err}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn sandboxed_commands_cannot_signal_outside_processes_in_a_pid_namespace() {
+    if !super::pidns::works() {
+        // Not a silent skip: the seccomp variant below covers this kernel.
+        eprintln!("PID namespaces unavailable here; see the seccomp variant");
+        return;
+    }
+    signal_isolation(true).await;
+    // Inside its namespace the command signals its own children freely.
+    let cwd = scratch();
+    let (ok, out, err) = run(
+        &ww(vec![]),
+        cwd.path(),
+        Overrides::default(),
+        &["sh", "-c", "sleep 30 & kill $! && wait $!; echo status=$?; echo procs=$(ls /proc | grep -c '^[0-9]')"],
+    )
+    .await;
+    assert!(ok, "{out}{err}");
+    assert!(out.contains("status=143"), "{out}");
+    // `/proc` is the namespace's own: init, sh, ls (and maybe grep) — not the host's.
+    let procs: usize = out
+        .split("procs=")
+        .nth(1)
+        .and_then(|s| s.trim().parse().ok())
+        .unwrap_or(usize::MAX);
+    assert!(procs <= 5, "{out}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn sandboxed_commands_cannot_signal_outside_processes_with_the_seccomp_rule() {
+    signal_isolation(false).await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn extended_attributes_cannot_be_changed() {
+    let cwd = scratch();
+    std::fs::write(cwd.path().join("f"), "x").unwrap();
+    let script = r#"
+import os, errno
+def code(f):
+    try:
+        f(); return "ok"
+    except OSError as e:
+        return errno.errorcode[e.errno]
+print(code(lambda: os.setxattr("f", "user.oi", b"1")))
+print(code(lambda: os.removexattr("f", "user.oi")))
+"#;
+    let (_, out, err) = run(
+        &ww(vec![]),
+        cwd.path(),
+        Overrides::default(),
+        &[python(), "-c", script],
+    )
+    .await;
+    assert_eq!(out, "ENOTSUP\nENOTSUP\n", "{err}");
 }

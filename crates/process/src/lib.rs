@@ -1,0 +1,112 @@
+//! `oi-process`: no command outlives the agent.
+//!
+//! Every child the agent starts — shell commands (sandboxed or not), `interpreter sandbox`,
+//! MCP stdio servers — is started through [`supervise`] (or, when a sandbox also needs the
+//! child, through a [`Keeper`] it drives itself). That gives each child:
+//!
+//! * **Its own process group**, whose id is the pid the agent sees, so one `kill(-pgid)` stops
+//!   the command and everything it started ([`kill_group`]).
+//! * **A keeper** (Linux): the agent's direct child is a tiny process that forks the real
+//!   command and waits for it. It has `PR_SET_PDEATHSIG` set, so when the agent dies — even by
+//!   `SIGKILL`, when no cleanup code runs — the kernel tells the keeper, which `SIGKILL`s the
+//!   whole process group and exits. A plain `PR_SET_PDEATHSIG` on the command alone would not
+//!   do: the flag is not inherited across `fork`, so `sh -c 'sleep 100; echo'` would leave the
+//!   `sleep` running. The keeper mirrors the command's exit (code or signal), so callers see the
+//!   command's own status.
+//! * **No race with an agent that already died**: the agent's pid is recorded before `fork`; the
+//!   child compares `getppid()` with it right after setting the death signal and exits if they
+//!   differ (the agent died between `fork` and `prctl`).
+//!
+//! Limits, by design: a descendant that leaves the process group (`setsid`, `setpgid`) is not
+//! reached by the group kill unless it also runs in a PID namespace whose init is the command
+//! (the sandbox arranges that, see `oi-sandbox`). `PR_SET_PDEATHSIG` fires when the *thread*
+//! that forked exits, not only when the process does; the keeper therefore only acts when its
+//! parent *process* is gone (`getppid()` changed), and otherwise keeps watching — the kernel
+//! re-parents it to another thread of the agent and re-arms the signal. So spawning from a
+//! short-lived thread (tokio's blocking pool) is safe, just not needed.
+//!
+//! Everything the child runs between `fork` and `exec` is a raw system call on data prepared in
+//! the parent: no allocation, no locks (the agent is multi-threaded).
+
+#[cfg(target_os = "linux")]
+mod keeper;
+pub mod termination;
+
+pub use termination::{TerminationSignal, TerminationSignals};
+
+use std::io;
+
+/// What the child needs to tie itself to the agent, captured in the parent before `fork`.
+#[derive(Clone, Copy, Debug)]
+pub struct Keeper {
+    #[cfg(target_os = "linux")]
+    agent_pid: libc::pid_t,
+}
+
+impl Default for Keeper {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Keeper {
+    /// Record the agent's pid (call in the parent, before spawning).
+    pub fn new() -> Self {
+        Keeper {
+            // SAFETY: getpid has no preconditions.
+            #[cfg(target_os = "linux")]
+            agent_pid: unsafe { libc::getpid() },
+        }
+    }
+
+    /// Runs in the forked child (a `pre_exec` hook of a command in its own process group).
+    /// Ties the child to the agent, runs `before_fork` (e.g. entering namespaces the command
+    /// must be born into), then forks: the calling process becomes the keeper and never
+    /// returns; the new process returns `Ok` and goes on to `exec` the command.
+    ///
+    /// # Safety
+    /// Only call between `fork` and `exec`, and only with a `before_fork` that is itself
+    /// async-signal-safe (raw system calls on prepared data).
+    pub unsafe fn start(&self, before_fork: impl FnOnce() -> io::Result<()>) -> io::Result<()> {
+        #[cfg(target_os = "linux")]
+        {
+            // SAFETY: forwarded contract.
+            unsafe { keeper::start(self.agent_pid, before_fork) }
+        }
+        #[cfg(not(target_os = "linux"))]
+        {
+            before_fork()
+        }
+    }
+}
+
+/// Start `cmd` in its own process group, under a [`Keeper`], so it cannot outlive the agent.
+/// For commands that are not sandboxed (the sandbox installs its own keeper with namespaces).
+pub fn supervise(cmd: &mut tokio::process::Command) {
+    #[cfg(unix)]
+    cmd.process_group(0);
+    #[cfg(target_os = "linux")]
+    {
+        let keeper = Keeper::new();
+        // SAFETY: `Keeper::start` only issues raw system calls on copied plain data.
+        unsafe {
+            cmd.pre_exec(move || keeper.start(|| Ok(())));
+        }
+    }
+}
+
+/// `SIGKILL` the process group `pgid` (a pid returned by spawning a supervised command).
+/// Harmless if the group is already gone.
+pub fn kill_group(pgid: u32) {
+    #[cfg(unix)]
+    if let Ok(pgid) = libc::pid_t::try_from(pgid)
+        && pgid > 0
+    {
+        // SAFETY: kill(2) with a negative pid signals that process group only.
+        unsafe {
+            libc::kill(-pgid, libc::SIGKILL);
+        }
+    }
+    #[cfg(not(unix))]
+    let _ = pgid;
+}
