@@ -705,24 +705,10 @@ fn suggest(key: &str) -> Option<&'static str> {
         .iter()
         .chain(HTTP_ONLY)
         .chain(SHARED)
-        .map(|k| (edit_distance(key, k), *k))
+        .map(|k| (strsim::levenshtein(key, k), *k))
         .filter(|(d, _)| *d <= 2)
         .min_by_key(|(d, _)| *d)
         .map(|(_, k)| k)
-}
-
-fn edit_distance(a: &str, b: &str) -> usize {
-    let b: Vec<char> = b.chars().collect();
-    let mut prev: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.chars().enumerate() {
-        let mut cur = vec![i + 1];
-        for (j, cb) in b.iter().enumerate() {
-            let cost = usize::from(ca != *cb);
-            cur.push((prev[j] + cost).min(prev[j + 1] + 1).min(cur[j] + 1));
-        }
-        prev = cur;
-    }
-    prev[b.len()]
 }
 
 /// Expand `${VAR}` and `${VAR:-default}` in `s` using `lookup`. `$` not followed by `{` is kept.
