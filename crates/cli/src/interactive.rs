@@ -4,7 +4,8 @@
 //! quits; Ctrl-C interrupts the running turn.
 
 use crate::cli::{EXIT_FAILURE, EXIT_OK, GlobalArgs};
-use crate::render::HumanRenderer;
+use crate::history::PromptHistory;
+use crate::render::{HumanRenderer, ReasoningDisplay};
 use oi_core::{Thread, ThreadManager, ThreadManagerOptions};
 use oi_protocol::parse_command::shell_join;
 use oi_protocol::protocol::{ElicitationAction, ElicitationResponse, EventMsg, Op, ReviewDecision};
@@ -168,6 +169,8 @@ pub async fn run(global: GlobalArgs, first_prompt: Option<String>) -> i32 {
         Ok(c) => c,
         Err(code) => return code,
     };
+    let reasoning = ReasoningDisplay::from_config(&config);
+    let history = PromptHistory::from_config(&config);
     let manager = ThreadManager::new(ThreadManagerOptions {
         source: SessionSource::Cli,
         persist: true,
@@ -179,7 +182,7 @@ pub async fn run(global: GlobalArgs, first_prompt: Option<String>) -> i32 {
             return EXIT_FAILURE;
         }
     };
-    let mut human = HumanRenderer::new();
+    let mut human = HumanRenderer::new(reasoning);
     human.render(&EventMsg::SessionConfigured(new.session_configured.clone()));
     eprintln!(
         "Type a request; /exit or Ctrl-D to quit. Resume later with `interpreter resume {}`.",
@@ -201,6 +204,7 @@ pub async fn run(global: GlobalArgs, first_prompt: Option<String>) -> i32 {
                 }
             }
         };
+        history.append(&new.thread_id.to_string(), &prompt);
         last_ok = run_one_turn(&new.thread, prompt, &mut lines, &mut human).await;
     }
     manager.shutdown_all().await;

@@ -84,6 +84,7 @@ pub async fn run_resume(mut global: GlobalArgs, args: ResumeArgs) -> i32 {
         Ok(c) => c,
         Err(code) => return code,
     };
+    let reasoning = crate::render::ReasoningDisplay::from_config(&config);
     let manager = ThreadManager::new(ThreadManagerOptions {
         source: SessionSource::Exec,
         persist: true,
@@ -103,7 +104,7 @@ pub async fn run_resume(mut global: GlobalArgs, args: ResumeArgs) -> i32 {
             eprintln!("warning: {}", w.message);
         }
     }
-    let code = drive_turn(&new, prompt, args.json).await;
+    let code = drive_turn(&new, prompt, args.json, reasoning).await;
     manager.shutdown_all().await;
     code
 }

@@ -43,6 +43,9 @@ pub(crate) fn request_body(prompt: &Prompt) -> Value {
     if let Some(effort) = prompt.reasoning_effort {
         body["reasoning_effort"] = Value::String(effort.as_str().to_string());
     }
+    if let Some(verbosity) = &prompt.verbosity {
+        body["verbosity"] = Value::String(verbosity.clone());
+    }
     body
 }
 

@@ -48,6 +48,11 @@ pub struct Prompt {
     /// Function tools offered to the model.
     pub tools: Vec<ToolSpec>,
     pub reasoning_effort: Option<ReasoningEffort>,
+    /// `auto`, `concise`, `detailed` or `none`: Responses `reasoning.summary` (Chat has no
+    /// equivalent, so it is not sent there).
+    pub reasoning_summary: Option<String>,
+    /// `low`, `medium` or `high`: Responses `text.verbosity`, Chat `verbosity`.
+    pub verbosity: Option<String>,
     pub parallel_tool_calls: bool,
 }
 
