@@ -235,6 +235,15 @@ impl ModelClient {
                 model: &prompt.model,
                 retries: attempt,
             };
+            // Never the headers: they carry the API key.
+            tracing::debug!(
+                provider = %inner.provider_id,
+                model = %prompt.model,
+                url = %inner.url,
+                items = prompt.input.len(),
+                attempt,
+                "model request"
+            );
             let request = inner
                 .http
                 .post(&inner.url)
@@ -246,7 +255,10 @@ impl ModelClient {
                 Err(_) => return Err(ModelError::IdleTimeout(idle)),
                 Ok(Err(e)) => {
                     if attempt >= max_retries {
-                        return Err(http::connect_error(&e, &cx));
+                        let e = http::connect_error(&e, &cx);
+                        // Debug, not warn: the engine reports it to the user as an `error` event.
+                        tracing::debug!(provider = %inner.provider_id, "model request failed: {e}");
+                        return Err(e);
                     }
                     let reason =
                         format!("could not reach {}: {}", inner.url, http::error_chain(&e));
@@ -263,7 +275,10 @@ impl ModelClient {
                     let server_delay = retry::retry_after(resp.headers());
                     let text = http::read_body_limited(resp, ERROR_BODY_LIMIT, idle).await;
                     if !retryable || attempt >= max_retries {
-                        return Err(http::http_error(status, &text, &cx));
+                        let e = http::http_error(status, &text, &cx);
+                        // Debug, not warn: the engine reports it to the user as an `error` event.
+                        tracing::debug!(provider = %inner.provider_id, "model request failed: {e}");
+                        return Err(e);
                     }
                     let reason = format!("HTTP {status}: {}", http::provider_message(&text));
                     (reason, server_delay)
