@@ -30,9 +30,6 @@ pub const TOP_LEVEL_KEYS: &[&str] = &[
     "max_turn_steps",
     "tool_output_max_bytes",
     "shell_timeout_ms",
-    "mcp_oauth_credentials_store",
-    "mcp_oauth_callback_port",
-    "mcp_oauth_callback_url",
     "hide_agent_reasoning",
     "show_raw_agent_reasoning",
     "project_doc_max_bytes",
@@ -77,6 +74,9 @@ pub const CODEX_ONLY_TOP_LEVEL_KEYS: &[&str] = &[
     "include_view_image_tool",
     "js_repl_node_path",
     "marketplaces",
+    "mcp_oauth_callback_port",
+    "mcp_oauth_callback_url",
+    "mcp_oauth_credentials_store",
     "memories",
     "model_auto_compact_token_limit",
     "model_auto_compact_token_limit_scope",
@@ -113,6 +113,197 @@ pub const CODEX_ONLY_TOP_LEVEL_KEYS: &[&str] = &[
     "windows_wsl_setup_acknowledged",
     "zsh_path",
 ];
+
+/// The documentation of one honoured top-level key: the source of the reference table in
+/// docs/configuration.md (a test regenerates the table and fails when the file differs, and
+/// loads every example, so the docs, this list and the parser cannot drift apart).
+pub struct KeyDoc {
+    pub key: &'static str,
+    /// The default, as a user would write it; empty when there is none worth stating.
+    pub default: &'static str,
+    pub meaning: &'static str,
+    /// A `config.toml` snippet that sets the key.
+    pub example: &'static str,
+}
+
+/// One entry per key of [`TOP_LEVEL_KEYS`], in the order the reference lists them.
+pub const KEY_DOCS: &[KeyDoc] = &[
+    KeyDoc {
+        key: "model",
+        default: "`qwen3-coder:30b` with Ollama; required for other providers",
+        meaning: "model name sent to the provider",
+        example: "model = \"qwen3-coder:30b\"",
+    },
+    KeyDoc {
+        key: "model_provider",
+        default: "`ollama`",
+        meaning: "id of a built-in or `[model_providers.<id>]` provider — see [providers](providers.md)",
+        example: "model_provider = \"lmstudio\"",
+    },
+    KeyDoc {
+        key: "model_reasoning_effort",
+        default: "unset",
+        meaning: "`none`, `minimal`, `low`, `medium`, `high`, `xhigh`",
+        example: "model_reasoning_effort = \"high\"",
+    },
+    KeyDoc {
+        key: "model_reasoning_summary",
+        default: "unset",
+        meaning: "`auto`, `concise`, `detailed`, `none`: sent as `reasoning.summary` (Responses API only)",
+        example: "model_reasoning_summary = \"concise\"",
+    },
+    KeyDoc {
+        key: "model_verbosity",
+        default: "unset",
+        meaning: "`low`, `medium`, `high`: sent as `text.verbosity` (Responses) or `verbosity` (Chat)",
+        example: "model_verbosity = \"low\"",
+    },
+    KeyDoc {
+        key: "model_context_window",
+        default: "unset",
+        meaning: "tokens, reported in `task_started`/`token_count`",
+        example: "model_context_window = 131072",
+    },
+    KeyDoc {
+        key: "approval_policy",
+        default: "`on-request`",
+        meaning: "`untrusted`, `on-failure`, `on-request`, `never` — see [approvals](approvals.md)",
+        example: "approval_policy = \"never\"",
+    },
+    KeyDoc {
+        key: "sandbox_mode",
+        default: "`read-only`",
+        meaning: "`read-only`, `workspace-write`, `danger-full-access` — see [sandbox](sandbox.md)",
+        example: "sandbox_mode = \"workspace-write\"",
+    },
+    KeyDoc {
+        key: "sandbox_workspace_write",
+        default: "",
+        meaning: "table: `writable_roots = [\"/path\"]`, `network_access = false`, `exclude_tmpdir_env_var`, `exclude_slash_tmp`, `allow_git_writes = false`",
+        example: "[sandbox_workspace_write]\nwritable_roots = [\"/tmp/build\"]\nnetwork_access = false",
+    },
+    KeyDoc {
+        key: "profile",
+        default: "unset",
+        meaning: "the `[profiles.<name>]` table to apply (also `-p`)",
+        example: "profile = \"local\"\n[profiles.local]\nmodel = \"qwen3-coder:30b\"",
+    },
+    KeyDoc {
+        key: "profiles",
+        default: "",
+        meaning: "named sets of keys: `model`, `model_provider`, `model_reasoning_*`, `model_verbosity`, `approval_policy`, `sandbox_mode`, `sandbox_workspace_write`, instructions, `approval_timeout_sec`, `max_turn_steps`, `*_agent_reasoning`",
+        example: "[profiles.fast]\nmodel = \"qwen3:8b\"\napproval_policy = \"never\"",
+    },
+    KeyDoc {
+        key: "model_providers",
+        default: "",
+        meaning: "`[model_providers.<id>]` tables — see [providers](providers.md)",
+        example: "[model_providers.box]\nname = \"GPU box\"\nbase_url = \"http://gpu-box:8000/v1\"",
+    },
+    KeyDoc {
+        key: "mcp_servers",
+        default: "",
+        meaning: "`[mcp_servers.<name>]` tables — see the [MCP client guide](mcp-client.md)",
+        example: "[mcp_servers.docs]\ncommand = \"npx\"\nargs = [\"-y\", \"@modelcontextprotocol/server-filesystem\", \"/srv/docs\"]",
+    },
+    KeyDoc {
+        key: "base_instructions",
+        default: "built-in",
+        meaning: "replaces the system prompt",
+        example: "base_instructions = \"You are a careful Rust engineer.\"",
+    },
+    KeyDoc {
+        key: "instructions",
+        default: "",
+        meaning: "older name of `base_instructions`",
+        example: "instructions = \"You are a careful Rust engineer.\"",
+    },
+    KeyDoc {
+        key: "developer_instructions",
+        default: "unset",
+        meaning: "extra instructions sent as a developer message",
+        example: "developer_instructions = \"Run cargo fmt before you finish.\"",
+    },
+    KeyDoc {
+        key: "compact_prompt",
+        default: "built-in",
+        meaning: "the prompt used to summarise a long conversation",
+        example: "compact_prompt = \"Summarise the work so far.\"",
+    },
+    KeyDoc {
+        key: "approval_timeout_sec",
+        default: "`600`",
+        meaning: "an unanswered approval counts as denied after this long",
+        example: "approval_timeout_sec = 120",
+    },
+    KeyDoc {
+        key: "max_turn_steps",
+        default: "`100`",
+        meaning: "model requests per turn before the turn stops with an error",
+        example: "max_turn_steps = 40",
+    },
+    KeyDoc {
+        key: "tool_output_max_bytes",
+        default: "`32768`",
+        meaning: "tool output the model sees; longer output is cut head+tail with a marker",
+        example: "tool_output_max_bytes = 16384",
+    },
+    KeyDoc {
+        key: "shell_timeout_ms",
+        default: "`300000`",
+        meaning: "default timeout of a shell command when the model gives none",
+        example: "shell_timeout_ms = 60000",
+    },
+    KeyDoc {
+        key: "hide_agent_reasoning",
+        default: "`false`",
+        meaning: "`exec`, `resume` and the interactive mode do not show the model's reasoning (nor `exec --json` its reasoning events)",
+        example: "hide_agent_reasoning = true",
+    },
+    KeyDoc {
+        key: "show_raw_agent_reasoning",
+        default: "`false`",
+        meaning: "show the whole reasoning text instead of its first line",
+        example: "show_raw_agent_reasoning = true",
+    },
+    KeyDoc {
+        key: "project_doc_max_bytes",
+        default: "`32768`",
+        meaning: "bytes of the nearest `AGENTS.md` the model sees (cut head+tail); `0` leaves it out",
+        example: "project_doc_max_bytes = 8192",
+    },
+    KeyDoc {
+        key: "notify",
+        default: "unset",
+        meaning: "program and arguments run when a turn completes, with one more argument: a JSON object (`type`, `thread-id`, `turn-id`, `cwd`, `input-messages`, `last-assistant-message`)",
+        example: "notify = [\"notify-send\", \"Open Interpreter\"]",
+    },
+    KeyDoc {
+        key: "history",
+        default: "`persistence = \"save-all\"`",
+        meaning: "`[history] persistence = \"none\"` stops saving interactive prompts to `$OPENINTERPRETER_HOME/history.jsonl`",
+        example: "[history]\npersistence = \"none\"",
+    },
+];
+
+/// The reference table of docs/configuration.md, rendered from [`KEY_DOCS`] and the
+/// Codex-only list.
+pub fn reference_markdown() -> String {
+    let mut out = String::from("| key | default | meaning |\n|---|---|---|\n");
+    for d in KEY_DOCS {
+        out.push_str(&format!("| `{}` | {} | {} |\n", d.key, d.default, d.meaning));
+    }
+    out.push_str(
+        "\nAccepted from Codex 0.171 configs and ignored (logged at debug level, no warning): ",
+    );
+    let ignored: Vec<String> = CODEX_ONLY_TOP_LEVEL_KEYS
+        .iter()
+        .map(|k| format!("`{k}`"))
+        .collect();
+    out.push_str(&ignored.join(", "));
+    out.push_str(".\n");
+    out
+}
 
 /// Keys of a `[profiles.<name>]` table that Open Interpreter honours.
 pub const PROFILE_KEYS: &[&str] = &[
