@@ -191,3 +191,50 @@ async fn sessions_list_limit_zero_lists_past_one_page() {
     let out = env.run(&["sessions", "list"]).await;
     assert_eq!(stdout(&out).lines().count(), 25);
 }
+
+/// docs/exec-json.md documents the line shape and every event type a real run prints.
+#[tokio::test]
+async fn exec_json_output_matches_the_documented_format() {
+    let env = TestEnv::new(
+        MockScript::turns([
+            MockTurn::tool_call("shell", serde_json::json!({"command": ["ls"]}))
+                .with_reasoning("look first"),
+            MockTurn::text("There are 0 files."),
+        ]),
+        WireApi::Chat,
+    )
+    .await;
+    let out = env
+        .run(&["exec", "--json", "-a", "never", "how many files?"])
+        .await;
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let doc = read(&std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../docs/exec-json.md"));
+    let evs = events(&out);
+    assert_eq!(evs[0]["id"], "");
+    assert_eq!(evs[0]["msg"]["type"], "session_configured");
+    assert_eq!(evs.last().unwrap()["msg"]["type"], "task_complete");
+    let mut missing = Vec::new();
+    for ev in &evs {
+        let obj = ev.as_object().unwrap();
+        assert_eq!(obj.len(), 2, "a line is {{id, msg}}: {ev}");
+        assert!(ev["id"].is_string(), "{ev}");
+        let kind = ev["msg"]["type"].as_str().unwrap();
+        assert!(
+            doc.contains(&format!("| `{kind}` |")),
+            "docs/exec-json.md does not document `{kind}`"
+        );
+        // The fields the doc's table lists for this type are really there.
+        let row = doc
+            .lines()
+            .find(|l| l.starts_with(&format!("| `{kind}` |")))
+            .unwrap();
+        let fields_cell = row.split('|').nth(2).unwrap_or_default();
+        // `name?` marks a field that is left out when it has no value.
+        for field in fields_cell.split(',').filter_map(|f| f.trim().split('`').nth(1)) {
+            if !field.ends_with('?') && ev["msg"].get(field).is_none() {
+                missing.push(format!("`{kind}` lacks documented field `{field}`: {ev}"));
+            }
+        }
+    }
+    assert!(missing.is_empty(), "{missing:#?}");
+}
