@@ -141,7 +141,6 @@ pub enum Command {
     },
 }
 
-
 const EXEC_AFTER_HELP: &str = with_config_help!(
     "  interpreter exec \"what does src/main.rs do?\"
   interpreter exec -s workspace-write -a never \"fix the failing test\"

@@ -32,9 +32,7 @@ impl PromptHistory {
         opts.create(true).append(true);
         #[cfg(unix)]
         std::os::unix::fs::OpenOptionsExt::mode(&mut opts, 0o600);
-        let result = opts
-            .open(path)
-            .and_then(|mut f| writeln!(f, "{line}"));
+        let result = opts.open(path).and_then(|mut f| writeln!(f, "{line}"));
         if let Err(e) = result {
             tracing::warn!("cannot append to {}: {e}", path.display());
         }

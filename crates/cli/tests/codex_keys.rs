@@ -45,7 +45,10 @@ async fn notify_runs_the_program_with_the_turn_as_json() {
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let json: serde_json::Value = serde_json::from_str(&wait_for_file(&out_file).await).unwrap();
     assert_eq!(json["type"], "agent-turn-complete");
-    assert_eq!(json["input-messages"], serde_json::json!(["tidy the imports"]));
+    assert_eq!(
+        json["input-messages"],
+        serde_json::json!(["tidy the imports"])
+    );
     assert_eq!(json["last-assistant-message"], "all done");
     assert_eq!(json["cwd"], env.work().display().to_string());
     assert!(json["thread-id"].as_str().is_some_and(|t| !t.is_empty()));
@@ -66,7 +69,10 @@ async fn reasoning_is_hidden_or_shown_whole_as_configured() {
     assert!(!stderr(&out).contains("step one"), "{}", stderr(&out));
     let out = env.run(&["exec", "--json", "think"]).await;
     let types = event_types(&events(&out));
-    assert!(types.iter().all(|t| !t.starts_with("agent_reasoning")), "{types:?}");
+    assert!(
+        types.iter().all(|t| !t.starts_with("agent_reasoning")),
+        "{types:?}"
+    );
     assert!(types.contains(&"agent_message".to_string()), "{types:?}");
 
     let env = TestEnv::with_config(
@@ -81,7 +87,10 @@ async fn reasoning_is_hidden_or_shown_whole_as_configured() {
     let env = TestEnv::new(MockScript::turns([turn()]), WireApi::Chat).await;
     let out = env.run(&["exec", "think"]).await;
     let err = stderr(&out);
-    assert!(err.contains("step one") && !err.contains("step two"), "{err}");
+    assert!(
+        err.contains("step one") && !err.contains("step two"),
+        "{err}"
+    );
 }
 
 #[tokio::test]
@@ -104,7 +113,11 @@ async fn verbosity_summary_and_project_doc_limit_reach_the_request() {
     let env = TestEnv::new(MockScript::turns([MockTurn::text("ok")]), WireApi::Chat).await;
     std::fs::write(env.work().join("AGENTS.md"), "PROJECT-RULES-MARKER").unwrap();
     env.run(&["exec", "hi"]).await;
-    assert!(env.mock.requests()[0].all_text().contains("PROJECT-RULES-MARKER"));
+    assert!(
+        env.mock.requests()[0]
+            .all_text()
+            .contains("PROJECT-RULES-MARKER")
+    );
 }
 
 #[tokio::test]
@@ -116,6 +129,10 @@ async fn interactive_prompts_are_saved_unless_history_persistence_is_none() {
         let out = env.run(&["remember the pelican"]).await;
         assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
         let history = read(&env.home.path().join("history.jsonl"));
-        assert_eq!(history.contains("remember the pelican"), saved, "{extra}: {history}");
+        assert_eq!(
+            history.contains("remember the pelican"),
+            saved,
+            "{extra}: {history}"
+        );
     }
 }

@@ -39,7 +39,11 @@ async fn a_subcommand_name_after_a_flag_is_never_a_prompt() {
     // Before the fix this started an interactive session that sent "sessions" to the model.
     let out = env.run(&["-m", "x", "sessions", "list"]).await;
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
-    assert!(stdout(&out).contains("No stored threads yet"), "{}", stdout(&out));
+    assert!(
+        stdout(&out).contains("No stored threads yet"),
+        "{}",
+        stdout(&out)
+    );
     // `exec` without a prompt and with stdin closed: a usage error, not a prompt "exec".
     let out = env.run(&["-m", "x", "exec"]).await;
     assert_ne!(out.status.code(), Some(0));
@@ -86,7 +90,10 @@ async fn every_help_lists_values_config_location_and_examples() {
             "on-request",
             "never",
         ] {
-            assert!(help.contains(value), "{cmd:?} help lacks `{value}`:\n{help}");
+            assert!(
+                help.contains(value),
+                "{cmd:?} help lacks `{value}`:\n{help}"
+            );
         }
         assert!(
             help.contains("~/.openinterpreter/config.toml"),
@@ -97,7 +104,11 @@ async fn every_help_lists_values_config_location_and_examples() {
             .nth(1)
             .unwrap_or_else(|| panic!("{cmd:?} help has no examples:\n{help}"));
         assert!(
-            examples.lines().filter(|l| l.contains("interpreter")).count() >= 2,
+            examples
+                .lines()
+                .filter(|l| l.contains("interpreter"))
+                .count()
+                >= 2,
             "{cmd:?}: {examples}"
         );
         // Every argument and option has a description: no bare `<NAME>` / `--flag` lines.
@@ -154,7 +165,10 @@ async fn sessions_list_prunes_deleted_rollouts_and_says_when_nothing_matches() {
     assert!(!stdout(&out).contains("fix the lexer"), "{}", stdout(&out));
     assert_eq!(stdout(&out).lines().count(), 2, "{}", stdout(&out));
     // `resume --last` now picks the newest thread that still exists.
-    let threads = list_json(&env.run(&["sessions", "list", "--json", "--limit", "0"]).await);
+    let threads = list_json(
+        &env.run(&["sessions", "list", "--json", "--limit", "0"])
+            .await,
+    );
     let previews: Vec<_> = threads.iter().map(|t| t["preview"].clone()).collect();
     assert_eq!(previews, ["write docs", "fix the parser"]);
 
@@ -163,11 +177,18 @@ async fn sessions_list_prunes_deleted_rollouts_and_says_when_nothing_matches() {
         .await;
     assert_eq!(out.status.code(), Some(0));
     let text = stdout(&out);
-    assert!(text.contains("No thread matches \"no-such-words\""), "{text}");
+    assert!(
+        text.contains("No thread matches \"no-such-words\""),
+        "{text}"
+    );
     assert!(!text.contains("No stored threads yet"), "{text}");
 
     let out = env.run(&["sessions", "list", "--archived"]).await;
-    assert!(stdout(&out).contains("No archived threads"), "{}", stdout(&out));
+    assert!(
+        stdout(&out).contains("No archived threads"),
+        "{}",
+        stdout(&out)
+    );
 }
 
 #[tokio::test]
@@ -208,7 +229,8 @@ async fn exec_json_output_matches_the_documented_format() {
         .run(&["exec", "--json", "-a", "never", "how many files?"])
         .await;
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
-    let doc = read(&std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../docs/exec-json.md"));
+    let doc =
+        read(&std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../docs/exec-json.md"));
     let evs = events(&out);
     assert_eq!(evs[0]["id"], "");
     assert_eq!(evs[0]["msg"]["type"], "session_configured");
@@ -230,7 +252,10 @@ async fn exec_json_output_matches_the_documented_format() {
             .unwrap();
         let fields_cell = row.split('|').nth(2).unwrap_or_default();
         // `name?` marks a field that is left out when it has no value.
-        for field in fields_cell.split(',').filter_map(|f| f.trim().split('`').nth(1)) {
+        for field in fields_cell
+            .split(',')
+            .filter_map(|f| f.trim().split('`').nth(1))
+        {
             if !field.ends_with('?') && ev["msg"].get(field).is_none() {
                 missing.push(format!("`{kind}` lacks documented field `{field}`: {ev}"));
             }

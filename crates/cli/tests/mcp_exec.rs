@@ -387,7 +387,10 @@ async fn readme_filesystem_example_serves_its_argument_directory() {
     // what we answered, not on the server's next listing.
     let path = env.home.path().join("config.toml");
     let config = read(&path);
-    assert!(config.trim_end().ends_with(&format!("{docs_dir:?}]")), "{config}");
+    assert!(
+        config.trim_end().ends_with(&format!("{docs_dir:?}]")),
+        "{config}"
+    );
     std::fs::write(&path, config + "roots = [\".\"]\n").unwrap();
     let out = run_logged("and now?").await;
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));

@@ -97,7 +97,10 @@ fn rust_log_debug_shows_requests_and_errors_on_stderr_and_in_the_log_file() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     let log = std::fs::read_to_string(home.path().join("log/mcp-server.log")).unwrap();
     for text in [stderr.as_ref(), log.as_str()] {
-        assert!(text.contains("DEBUG") && text.contains("request 2: tools/call"), "{text}");
+        assert!(
+            text.contains("DEBUG") && text.contains("request 2: tools/call"),
+            "{text}"
+        );
         assert!(
             text.contains("WARN") && text.contains("no-such-provider"),
             "the config error is not logged:\n{text}"

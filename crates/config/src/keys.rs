@@ -291,7 +291,10 @@ pub const KEY_DOCS: &[KeyDoc] = &[
 pub fn reference_markdown() -> String {
     let mut out = String::from("| key | default | meaning |\n|---|---|---|\n");
     for d in KEY_DOCS {
-        out.push_str(&format!("| `{}` | {} | {} |\n", d.key, d.default, d.meaning));
+        out.push_str(&format!(
+            "| `{}` | {} | {} |\n",
+            d.key, d.default, d.meaning
+        ));
     }
     out.push_str(
         "\nAccepted from Codex 0.171 configs and ignored (logged at debug level, no warning): ",
@@ -366,7 +369,9 @@ pub enum KeyKind {
     Honoured,
     CodexOnly,
     /// Not known: probably a typo of `suggestion`.
-    Unknown { suggestion: Option<&'static str> },
+    Unknown {
+        suggestion: Option<&'static str>,
+    },
 }
 
 /// Classify `key` against a table's honoured and Codex-only keys.
@@ -398,7 +403,10 @@ mod tests {
     #[test]
     fn lists_do_not_overlap() {
         for k in TOP_LEVEL_KEYS {
-            assert!(!CODEX_ONLY_TOP_LEVEL_KEYS.contains(k), "{k} is in both lists");
+            assert!(
+                !CODEX_ONLY_TOP_LEVEL_KEYS.contains(k),
+                "{k} is in both lists"
+            );
         }
         for k in PROFILE_KEYS {
             assert!(!CODEX_ONLY_PROFILE_KEYS.contains(k), "{k} is in both lists");

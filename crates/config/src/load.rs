@@ -742,7 +742,10 @@ fn build_config(inputs: TypedInputs<'_>) -> Result<Config, ConfigError> {
             Some(v) if !allowed.contains(&v.as_str()) => Err(ConfigError::Invalid {
                 origin: origin.into(),
                 key: key.into(),
-                message: format!("unknown value `{v}`; expected one of: {}", allowed.join(", ")),
+                message: format!(
+                    "unknown value `{v}`; expected one of: {}",
+                    allowed.join(", ")
+                ),
             }),
             v => Ok(v),
         }
@@ -773,7 +776,14 @@ fn build_config(inputs: TypedInputs<'_>) -> Result<Config, ConfigError> {
             });
         }
     };
-    warn_unknown(&history, (HISTORY_KEYS, &[]), "history.", origin, None, warnings);
+    warn_unknown(
+        &history,
+        (HISTORY_KEYS, &[]),
+        "history.",
+        origin,
+        None,
+        warnings,
+    );
     let history_persistence = match get_str(&history, "persistence", "config [history]")?.as_deref()
     {
         None | Some("save-all") => HistoryPersistence::SaveAll,
@@ -811,8 +821,7 @@ fn build_config(inputs: TypedInputs<'_>) -> Result<Config, ConfigError> {
         model_reasoning_summary,
         model_verbosity,
         hide_agent_reasoning: get_bool(t, "hide_agent_reasoning", origin)?.unwrap_or(false),
-        show_raw_agent_reasoning: get_bool(t, "show_raw_agent_reasoning", origin)?
-            .unwrap_or(false),
+        show_raw_agent_reasoning: get_bool(t, "show_raw_agent_reasoning", origin)?.unwrap_or(false),
         project_doc_max_bytes: get_uint(t, "project_doc_max_bytes", origin)?
             .map(|v| v as usize)
             .unwrap_or(DEFAULT_PROJECT_DOC_MAX_BYTES),

@@ -224,7 +224,12 @@ service_tier = "flex"
 
 #[test]
 fn a_codex_config_loads_without_warnings_and_its_cheap_keys_work() {
-    let l = load_with(CODEX_STYLE_CONFIG, &["profile=\"deep\""], Default::default()).unwrap();
+    let l = load_with(
+        CODEX_STYLE_CONFIG,
+        &["profile=\"deep\""],
+        Default::default(),
+    )
+    .unwrap();
     assert!(l.warnings.is_empty(), "{:#?}", l.warnings);
     let c = l.config;
     assert_eq!(c.model, "glm-4.6");
@@ -235,12 +240,19 @@ fn a_codex_config_loads_without_warnings_and_its_cheap_keys_work() {
     assert_eq!(c.project_doc_max_bytes, 4096);
     assert_eq!(
         c.notify,
-        Some(vec!["notify-send".to_string(), "Open Interpreter".to_string()])
+        Some(vec![
+            "notify-send".to_string(),
+            "Open Interpreter".to_string()
+        ])
     );
     assert_eq!(c.history_persistence, HistoryPersistence::None);
     // -c accepts Codex keys too.
-    load_with("", &["tui.notifications=true", "service_tier=\"flex\""], Default::default())
-        .unwrap();
+    load_with(
+        "",
+        &["tui.notifications=true", "service_tier=\"flex\""],
+        Default::default(),
+    )
+    .unwrap();
 }
 
 #[test]
@@ -250,7 +262,10 @@ fn real_typos_still_warn_with_file_line_and_a_suggestion() {
     assert_eq!(l.warnings.len(), 3, "{:#?}", l.warnings);
     let verbosity = &l.warnings[1];
     assert!(verbosity.contains("config.toml:2"), "{verbosity}");
-    assert!(verbosity.contains("did you mean `model_verbosity`?"), "{verbosity}");
+    assert!(
+        verbosity.contains("did you mean `model_verbosity`?"),
+        "{verbosity}"
+    );
     assert!(l.warnings[0].contains("config.toml:3"), "{:?}", l.warnings);
     assert!(
         l.warnings[0].contains("did you mean `hide_agent_reasoning`?"),
@@ -263,18 +278,26 @@ fn real_typos_still_warn_with_file_line_and_a_suggestion() {
         l.warnings
     );
     let e = load_with("", &["model_verbositty=\"low\""], Default::default()).unwrap_err();
-    assert!(e.to_string().contains("did you mean `model_verbosity`?"), "{e}");
+    assert!(
+        e.to_string().contains("did you mean `model_verbosity`?"),
+        "{e}"
+    );
 }
 
 #[test]
 fn bad_values_of_the_new_keys_name_the_key_and_the_choices() {
     for (text, needle) in [
         ("model_verbosity = \"loud\"", "low, medium, high"),
-        ("model_reasoning_summary = \"short\"", "auto, concise, detailed, none"),
+        (
+            "model_reasoning_summary = \"short\"",
+            "auto, concise, detailed, none",
+        ),
         ("notify = \"notify-send\"", "array of strings"),
         ("[history]\npersistence = \"all\"", "save-all"),
     ] {
-        let e = load_with(text, &[], Default::default()).unwrap_err().to_string();
+        let e = load_with(text, &[], Default::default())
+            .unwrap_err()
+            .to_string();
         assert!(e.contains(needle), "{text}: {e}");
     }
 }

@@ -5,7 +5,8 @@ use oi_config::keys::{KEY_DOCS, TOP_LEVEL_KEYS, reference_markdown};
 use oi_config::{ConfigLoadOptions, ConfigOverrides, load_config};
 use std::path::{Path, PathBuf};
 
-const BEGIN: &str = "<!-- BEGIN GENERATED: config keys (crates/config/tests/reference_doc.rs) -->\n";
+const BEGIN: &str =
+    "<!-- BEGIN GENERATED: config keys (crates/config/tests/reference_doc.rs) -->\n";
 const END: &str = "<!-- END GENERATED: config keys -->";
 
 fn repo() -> PathBuf {

@@ -72,9 +72,9 @@ impl Notifier {
                     let _ = child.wait();
                 });
             }
-            Err(e) => tracing::warn!(
-                "notify: cannot run `{program}`: {e}; check `notify` in config.toml"
-            ),
+            Err(e) => {
+                tracing::warn!("notify: cannot run `{program}`: {e}; check `notify` in config.toml")
+            }
         }
     }
 }

@@ -98,8 +98,7 @@ pub fn client_config(offer_roots: bool) -> ClientConfig {
     if offer_roots {
         capabilities["roots"] = serde_json::json!({"listChanged": false});
     }
-    let capabilities: ClientCapabilities =
-        serde_json::from_value(capabilities).unwrap_or_default();
+    let capabilities: ClientCapabilities = serde_json::from_value(capabilities).unwrap_or_default();
     ClientConfig::new(
         capabilities,
         Implementation::new("open-interpreter", env!("CARGO_PKG_VERSION"))

@@ -222,16 +222,25 @@ async fn tools_list_describes_open_interpreter_not_codex() {
     strings(&r["result"]["tools"], &mut text);
     let text = text.join("\n");
     for wrong in ["Codex session", "Codex conversation", "CODEX_HOME", "gpt-"] {
-        assert!(!text.contains(wrong), "tools/list still says `{wrong}`:\n{text}");
+        assert!(
+            !text.contains(wrong),
+            "tools/list still says `{wrong}`:\n{text}"
+        );
     }
     let codex = &r["result"]["tools"][0];
     let description = codex["description"].as_str().unwrap();
     assert!(description.contains("Open Interpreter"), "{description}");
-    assert!(description.contains("OPENINTERPRETER_HOME"), "{description}");
+    assert!(
+        description.contains("OPENINTERPRETER_HOME"),
+        "{description}"
+    );
     let config = codex["inputSchema"]["properties"]["config"]["description"]
         .as_str()
         .unwrap();
-    assert!(config.contains("OPENINTERPRETER_HOME/config.toml"), "{config}");
+    assert!(
+        config.contains("OPENINTERPRETER_HOME/config.toml"),
+        "{config}"
+    );
     let model = codex["inputSchema"]["properties"]["model"]["description"]
         .as_str()
         .unwrap();
