@@ -14,6 +14,7 @@ mod load;
 pub mod mcp;
 mod overrides;
 pub mod provider;
+mod value;
 
 pub use error::ConfigError;
 pub use load::{

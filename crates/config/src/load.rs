@@ -10,6 +10,7 @@ use crate::overrides::apply_dotted;
 use crate::provider::{
     DEFAULT_OLLAMA_MODEL, DEFAULT_PROVIDER_ID, ModelProviderInfo, builtin_providers,
 };
+use crate::value::{get_bool, get_enum, get_str, get_uint, parse_effort};
 use oi_protocol::config_types::{AskForApproval, ReasoningEffort, SandboxMode, SandboxPolicy};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -226,66 +227,6 @@ fn find_project_config(cwd: &Path, user_config: &Path) -> Option<PathBuf> {
         }
     }
     None
-}
-
-fn get_str(t: &toml::Table, key: &str, origin: &str) -> Result<Option<String>, ConfigError> {
-    match t.get(key) {
-        None => Ok(None),
-        Some(toml::Value::String(s)) => Ok(Some(s.clone())),
-        Some(other) => Err(ConfigError::Invalid {
-            origin: origin.to_string(),
-            key: key.to_string(),
-            message: format!("expected a string, found {}", other.type_str()),
-        }),
-    }
-}
-
-fn get_enum<T: std::str::FromStr<Err = String>>(
-    t: &toml::Table,
-    key: &str,
-    origin: &str,
-) -> Result<Option<T>, ConfigError> {
-    match get_str(t, key, origin)? {
-        None => Ok(None),
-        Some(s) => s.parse::<T>().map(Some).map_err(|e| ConfigError::Invalid {
-            origin: origin.to_string(),
-            key: key.to_string(),
-            message: e,
-        }),
-    }
-}
-
-fn get_uint(t: &toml::Table, key: &str, origin: &str) -> Result<Option<u64>, ConfigError> {
-    match t.get(key) {
-        None => Ok(None),
-        Some(toml::Value::Integer(i)) if *i >= 0 => Ok(Some(*i as u64)),
-        Some(toml::Value::Float(f)) if *f >= 0.0 => Ok(Some(*f as u64)),
-        Some(other) => Err(ConfigError::Invalid {
-            origin: origin.to_string(),
-            key: key.to_string(),
-            message: format!("expected a non-negative number, found {}", other),
-        }),
-    }
-}
-
-fn get_bool(t: &toml::Table, key: &str, origin: &str) -> Result<Option<bool>, ConfigError> {
-    match t.get(key) {
-        None => Ok(None),
-        Some(toml::Value::Boolean(b)) => Ok(Some(*b)),
-        Some(other) => Err(ConfigError::Invalid {
-            origin: origin.to_string(),
-            key: key.to_string(),
-            message: format!("expected true or false, found {other}"),
-        }),
-    }
-}
-
-fn parse_effort(s: &str) -> Result<ReasoningEffort, String> {
-    serde_json::from_value(serde_json::Value::String(s.to_string())).map_err(|_| {
-        format!(
-            "unknown reasoning effort `{s}`; expected none, minimal, low, medium, high or xhigh"
-        )
-    })
 }
 
 /// Check `-c` keys up front: a typo on the command line is an error, not a warning.
