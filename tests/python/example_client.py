@@ -20,7 +20,7 @@ import anyio
 import mcp_types as types
 from mcp import Client
 from mcp.client.extension import ClientExtension, NotificationBinding
-from mcp.client.stdio import StdioServerParameters
+from mcp.client.stdio import StdioServerParameters, get_default_environment
 from pydantic import BaseModel, ConfigDict, Field
 
 
@@ -59,8 +59,28 @@ async def ask_user(context: Any, params: types.ElicitRequestParams) -> types.Eli
     return types.ElicitResult(action="accept" if answer.strip().lower() == "y" else "decline")
 
 
+# The SDK starts servers with a minimal environment (PATH, HOME, ...). Without these the server
+# would not find your config home or your provider's API key and fall back to local Ollama.
+PASS_THROUGH = (
+    "OPENINTERPRETER_HOME",
+    "OLLAMA_BASE_URL",
+    "OPENROUTER_API_KEY",
+    "MOONSHOT_API_KEY",
+    "ZHIPU_API_KEY",
+    "DEEPSEEK_API_KEY",
+    "OPENAI_API_KEY",
+    "RUST_LOG",
+)
+
+
+def server_env() -> dict[str, str]:
+    env = get_default_environment()
+    env.update({k: v for k in PASS_THROUGH if (v := os.environ.get(k))})
+    return env
+
+
 def server(command: str = "interpreter", env: dict[str, str] | None = None) -> StdioServerParameters:
-    return StdioServerParameters(command=command, args=["mcp-server"], env=env)
+    return StdioServerParameters(command=command, args=["mcp-server"], env=server_env() if env is None else env)
 
 
 async def run(

@@ -7,3 +7,16 @@ def test_docs_embed_the_tested_python_client_verbatim():
     doc = (REPO / "docs" / "mcp-server.md").read_text()
     example = (REPO / "tests" / "python" / "example_client.py").read_text()
     assert "```python\n" + example + "```" in doc, "update the Python block in docs/mcp-server.md"
+
+
+def test_example_client_passes_the_home_and_provider_keys(monkeypatch):
+    """The SDK's default environment drops OPENINTERPRETER_HOME and API keys; the example must not."""
+    from example_client import server
+
+    monkeypatch.setenv("OPENINTERPRETER_HOME", "/srv/oi-home")
+    monkeypatch.setenv("DEEPSEEK_API_KEY", "sk-test")
+    params = server("interpreter")
+    assert params.env is not None
+    assert params.env["OPENINTERPRETER_HOME"] == "/srv/oi-home"
+    assert params.env["DEEPSEEK_API_KEY"] == "sk-test"
+    assert "PATH" in params.env

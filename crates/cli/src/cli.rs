@@ -1,5 +1,6 @@
 //! Command-line definition and dispatch.
 
+use clap::builder::{PossibleValue, PossibleValuesParser, TypedValueParser};
 use clap::{Args, Parser, Subcommand};
 use oi_config::{ConfigLoadOptions, ConfigOverrides, LoadedConfig};
 use oi_protocol::config_types::{AskForApproval, SandboxMode};
@@ -11,19 +12,54 @@ pub const EXIT_OK: i32 = 0;
 pub const EXIT_FAILURE: i32 = 1;
 pub const EXIT_USAGE: i32 = 2;
 
+/// Ends every command's help: where settings and logs live, then examples. A macro because
+/// clap's `after_help` wants one string and `concat!` only takes literals.
+macro_rules! with_config_help {
+    ($examples:literal) => {
+        with_config_help!("", $examples)
+    };
+    ($preamble:literal, $examples:literal) => {
+        concat!(
+            $preamble,
+            "Configuration: $OPENINTERPRETER_HOME/config.toml (default ~/.openinterpreter/config.toml),\n",
+            "then .openinterpreter/config.toml in the project, then -c overrides and flags.\n",
+            "Logs: set RUST_LOG=debug (written to stderr). See docs/getting-started.md.\n\n",
+            "Examples:\n",
+            $examples
+        )
+    };
+}
+pub(crate) use with_config_help;
+
+const ROOT_AFTER_HELP: &str = with_config_help!(
+    "Defaults: the model may read but not write (-s read-only) and asks before anything else
+(-a on-request); `exec` declines approvals it cannot ask. For editing tasks pass
+`-s workspace-write -a never`. Global options work before or after the subcommand.
+
+",
+    "  interpreter                                   # interactive session
+  interpreter \"explain this repository\"          # interactive, first prompt given
+  interpreter exec \"list the TODOs in src/\"       # one headless turn
+  interpreter -s workspace-write -a never exec \"fix the failing test\"
+  interpreter --oss -m qwen3-coder:30b exec \"summarise README.md\"
+  interpreter mcp add docs -- npx -y @modelcontextprotocol/server-filesystem ~/docs"
+);
+
 #[derive(Parser, Debug)]
 #[command(
     name = "interpreter",
     version,
     about = "A local coding agent for open models, speaking MCP both ways.",
-    args_conflicts_with_subcommands = true
+    after_help = ROOT_AFTER_HELP,
+    // A word that names a subcommand is the subcommand, never a prompt (`-- exec` sends it).
+    subcommand_precedence_over_arg = true
 )]
 pub struct Cli {
     #[command(flatten)]
     pub global: GlobalArgs,
     #[command(subcommand)]
     pub command: Option<Command>,
-    /// Prompt for an interactive session.
+    /// First prompt of an interactive session (without one, type it at the `›` marker).
     pub prompt: Option<String>,
 }
 
@@ -32,45 +68,67 @@ pub struct GlobalArgs {
     /// Override a config value: `-c key=value` (dotted key; value parsed as TOML, else a string).
     #[arg(short = 'c', long = "config", value_name = "key=value", global = true)]
     pub config: Vec<String>,
-    /// Model to use.
+    /// Model to use, e.g. `qwen3-coder:30b` (default: the provider's default model).
     #[arg(short = 'm', long, global = true)]
     pub model: Option<String>,
-    /// Configuration profile from config.toml.
+    /// Configuration profile: a `[profiles.<name>]` table of config.toml.
     #[arg(short = 'p', long, global = true)]
     pub profile: Option<String>,
-    /// Sandbox for commands the model runs.
-    #[arg(short = 's', long, value_name = "MODE", global = true, value_parser = parse_sandbox)]
+    /// Sandbox for commands the model runs [default: read-only].
+    #[arg(short = 's', long, value_name = "MODE", global = true, value_parser = sandbox_parser())]
     pub sandbox: Option<SandboxMode>,
-    /// When to ask before running commands.
-    #[arg(short = 'a', long = "ask-for-approval", value_name = "POLICY", global = true, value_parser = parse_approval)]
+    /// When to ask before running commands [default: on-request].
+    #[arg(short = 'a', long = "ask-for-approval", value_name = "POLICY", global = true, value_parser = approval_parser())]
     pub approval: Option<AskForApproval>,
-    /// Working directory for the session.
+    /// Working directory for the session [default: the current directory].
     #[arg(short = 'C', long = "cd", value_name = "DIR", global = true)]
     pub cd: Option<PathBuf>,
-    /// Use the local Ollama provider.
+    /// Use the local Ollama provider (http://localhost:11434/v1).
     #[arg(long, global = true)]
     pub oss: bool,
 }
 
-fn parse_sandbox(s: &str) -> Result<SandboxMode, String> {
-    s.parse()
+/// `-s` values with what each allows, listed by `--help`.
+fn sandbox_parser() -> impl TypedValueParser<Value = SandboxMode> {
+    PossibleValuesParser::new([
+        PossibleValue::new("read-only").help("read anywhere, write nowhere (default)"),
+        PossibleValue::new("workspace-write")
+            .help("also write in the working directory and temp dirs; no network"),
+        PossibleValue::new("danger-full-access").help("no sandbox at all"),
+    ])
+    .try_map(|s| s.parse::<SandboxMode>())
 }
 
-fn parse_approval(s: &str) -> Result<AskForApproval, String> {
-    s.parse()
+/// `-a` values with when each asks, listed by `--help`.
+fn approval_parser() -> impl TypedValueParser<Value = AskForApproval> {
+    PossibleValuesParser::new([
+        PossibleValue::new("untrusted")
+            .alias("unless-trusted")
+            .help("ask for every command not known to be read-only"),
+        PossibleValue::new("on-failure")
+            .help("run sandboxed; ask to rerun unsandboxed when it fails"),
+        PossibleValue::new("on-request").help("the model decides when to ask (default)"),
+        PossibleValue::new("never").help("never ask; failures go back to the model"),
+    ])
+    .try_map(|s| s.parse::<AskForApproval>())
 }
 
 #[derive(Subcommand, Debug)]
 pub enum Command {
     /// Run one turn headlessly and print the result.
+    #[command(after_help = EXEC_AFTER_HELP)]
     Exec(ExecArgs),
-    /// Run the MCP server over stdio.
+    /// Run the MCP server over stdio (tools `codex` and `codex-reply`, and the v2 API).
+    #[command(after_help = MCP_SERVER_AFTER_HELP)]
     McpServer,
     /// Run one command under a sandbox policy, to see what the agent may do.
+    #[command(after_help = SANDBOX_AFTER_HELP)]
     Sandbox(SandboxArgs),
     /// Continue a stored thread headlessly (like exec).
+    #[command(after_help = RESUME_AFTER_HELP)]
     Resume(ResumeArgs),
     /// Stored threads.
+    #[command(after_help = SESSIONS_AFTER_HELP)]
     Sessions {
         #[command(subcommand)]
         command: SessionsCommand,
@@ -87,11 +145,39 @@ pub enum Command {
         dir: Option<PathBuf>,
     },
     /// Manage MCP servers (`[mcp_servers.*]`): add, list, get, remove, login, logout.
+    #[command(after_help = crate::mcp_cmd::MCP_AFTER_HELP)]
     Mcp {
         #[command(subcommand)]
         command: crate::mcp_cmd::McpCommand,
     },
 }
+
+const EXEC_AFTER_HELP: &str = with_config_help!(
+    "  interpreter exec \"what does src/main.rs do?\"
+  interpreter exec -s workspace-write -a never \"fix the failing test\"
+  git diff | interpreter exec -
+  interpreter exec --json \"list the TODOs\" | jq -c .msg.type"
+);
+const MCP_SERVER_AFTER_HELP: &str = with_config_help!(
+    "  interpreter mcp-server
+  RUST_LOG=debug interpreter mcp-server   # also logged to $OPENINTERPRETER_HOME/log/mcp-server.log
+  npx @modelcontextprotocol/inspector interpreter mcp-server"
+);
+const SANDBOX_AFTER_HELP: &str = with_config_help!(
+    "  interpreter sandbox -- touch /tmp/x               # read-only: refused
+  interpreter sandbox -s workspace-write -- touch ./x
+  interpreter sandbox -s workspace-write -- curl https://example.com"
+);
+const RESUME_AFTER_HELP: &str = with_config_help!(
+    "  interpreter resume --last \"and now add a test\"
+  interpreter resume 0199a213-81c0-7800-8aa1-bbab2a035a53 \"continue\"
+  echo \"summarise what you did\" | interpreter resume --last -"
+);
+const SESSIONS_AFTER_HELP: &str = with_config_help!(
+    "  interpreter sessions list
+  interpreter sessions list --search parser --limit 0
+  interpreter sessions list --archived --json"
+);
 
 #[derive(Args, Debug, Clone)]
 pub struct ResumeArgs {
@@ -109,15 +195,18 @@ pub struct ResumeArgs {
 #[derive(Subcommand, Debug, Clone)]
 pub enum SessionsCommand {
     /// List stored threads, most recently updated first.
+    #[command(after_help = SESSIONS_AFTER_HELP)]
     List {
+        /// Print a JSON array of thread summaries instead of a table.
         #[arg(long)]
         json: bool,
+        /// Show at most this many threads; 0 shows them all.
         #[arg(long, default_value_t = 25)]
         limit: usize,
         /// Only threads whose title or first message contains this text.
         #[arg(long)]
         search: Option<String>,
-        /// Include archived threads only.
+        /// List archived threads instead of active ones.
         #[arg(long)]
         archived: bool,
     },
@@ -137,7 +226,7 @@ pub struct SandboxArgs {
 
 #[derive(Args, Debug, Clone)]
 pub struct ExecArgs {
-    /// Print every event as one JSON line.
+    /// Print every event as one JSON line (format: docs/exec-json.md).
     #[arg(long)]
     pub json: bool,
     /// The prompt; `-` reads it from stdin.

@@ -3,7 +3,7 @@
 //! lines with `--json`.
 
 use crate::cli::{EXIT_FAILURE, EXIT_OK, EXIT_USAGE, ExecArgs, GlobalArgs};
-use crate::render::HumanRenderer;
+use crate::render::{HumanRenderer, ReasoningDisplay};
 use oi_core::{NewThread, ThreadManager, ThreadManagerOptions};
 use oi_process::{TerminationSignal, TerminationSignals};
 use oi_protocol::protocol::{Event, EventMsg, Op, ReviewDecision, TurnOverrides};
@@ -35,18 +35,23 @@ pub fn read_prompt(arg: Option<String>) -> Result<String, String> {
 
 pub struct Output {
     json: bool,
+    reasoning: ReasoningDisplay,
     human: HumanRenderer,
 }
 
 impl Output {
-    pub fn new(json: bool) -> Self {
+    pub fn new(json: bool, reasoning: ReasoningDisplay) -> Self {
         Self {
             json,
-            human: HumanRenderer::new(),
+            reasoning,
+            human: HumanRenderer::new(reasoning),
         }
     }
 
     pub fn event(&mut self, ev: &Event) {
+        if !self.reasoning.shows(&ev.msg) {
+            return;
+        }
         if self.json {
             if let Ok(line) = serde_json::to_string(ev) {
                 let mut out = std::io::stdout().lock();
@@ -71,6 +76,7 @@ pub async fn run_exec(global: GlobalArgs, args: ExecArgs) -> i32 {
         Ok(c) => c,
         Err(code) => return code,
     };
+    let reasoning = ReasoningDisplay::from_config(&config);
     let manager = ThreadManager::new(ThreadManagerOptions {
         source: SessionSource::Exec,
         persist: true,
@@ -85,7 +91,7 @@ pub async fn run_exec(global: GlobalArgs, args: ExecArgs) -> i32 {
             };
         }
     };
-    let code = drive_turn(&new, prompt, args.json).await;
+    let code = drive_turn(&new, prompt, args.json, reasoning).await;
     manager.shutdown_all().await;
     saved_or_failure(&new.thread, code)
 }
@@ -124,8 +130,13 @@ pub async fn submit_prompt(thread: &oi_core::Thread, prompt: String) -> Option<S
 }
 
 /// Run one turn on a thread and print it. Returns the exit code.
-pub async fn drive_turn(new: &NewThread, prompt: String, json: bool) -> i32 {
-    let mut out = Output::new(json);
+pub async fn drive_turn(
+    new: &NewThread,
+    prompt: String,
+    json: bool,
+    reasoning: ReasoningDisplay,
+) -> i32 {
+    let mut out = Output::new(json, reasoning);
     out.event(&Event {
         id: String::new(),
         msg: EventMsg::SessionConfigured(new.session_configured.clone()),

@@ -5,7 +5,8 @@
 //! SIGTERM / SIGHUP interrupt the running turn and end the session (exit 143 / 129).
 
 use crate::cli::{EXIT_FAILURE, EXIT_OK, GlobalArgs};
-use crate::render::HumanRenderer;
+use crate::history::PromptHistory;
+use crate::render::{HumanRenderer, ReasoningDisplay};
 use oi_core::{Thread, ThreadManager, ThreadManagerOptions};
 use oi_process::{TerminationSignal, TerminationSignals};
 use oi_protocol::parse_command::shell_join;
@@ -216,6 +217,8 @@ pub async fn run(global: GlobalArgs, first_prompt: Option<String>) -> i32 {
         Ok(c) => c,
         Err(code) => return code,
     };
+    let reasoning = ReasoningDisplay::from_config(&config);
+    let history = PromptHistory::from_config(&config);
     let manager = ThreadManager::new(ThreadManagerOptions {
         source: SessionSource::Cli,
         persist: true,
@@ -227,7 +230,7 @@ pub async fn run(global: GlobalArgs, first_prompt: Option<String>) -> i32 {
             return EXIT_FAILURE;
         }
     };
-    let mut human = HumanRenderer::new();
+    let mut human = HumanRenderer::new(reasoning);
     human.render(&EventMsg::SessionConfigured(new.session_configured.clone()));
     eprintln!(
         "Type a request; /exit or Ctrl-D to quit. Resume later with `interpreter resume {}`.",
@@ -259,6 +262,7 @@ pub async fn run(global: GlobalArgs, first_prompt: Option<String>) -> i32 {
                 }
             }
         };
+        history.append(&new.thread_id.to_string(), &prompt);
         match run_one_turn(&new.thread, prompt, &mut lines, &mut human, &mut signals).await {
             TurnEnd::Ok => last_ok = true,
             TurnEnd::Failed => last_ok = false,

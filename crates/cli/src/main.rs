@@ -3,6 +3,7 @@
 
 mod cli;
 mod exec;
+mod history;
 mod interactive;
 mod mcp_cmd;
 mod render;

@@ -14,6 +14,17 @@ use oi_config::mcp::{McpServerConfig, is_valid_server_name};
 use std::collections::BTreeMap;
 use std::path::Path;
 
+/// Ends `interpreter mcp --help` and the help of each `mcp` subcommand.
+pub(crate) const MCP_AFTER_HELP: &str = crate::cli::with_config_help!(
+    "`add` and `remove` edit the user config only; `list` and `get` show every layer.\n\n",
+    "  interpreter mcp add docs -- npx -y @modelcontextprotocol/server-filesystem ~/docs
+  interpreter mcp add github --env GITHUB_TOKEN=env:GITHUB_TOKEN -- github-mcp-server stdio
+  interpreter mcp add linear --url https://mcp.linear.app/mcp
+  interpreter mcp list --probe
+  interpreter mcp get docs --json
+  interpreter mcp remove docs"
+);
+
 const EXIT_OK: i32 = 0;
 const EXIT_FAILURE: i32 = 1;
 const EXIT_USAGE: i32 = 2;
@@ -21,16 +32,22 @@ const EXIT_USAGE: i32 = 2;
 #[derive(Subcommand, Debug)]
 pub enum McpCommand {
     /// Add a server to the user config (replacing one with the same name).
+    #[command(after_help = MCP_AFTER_HELP)]
     Add(AddArgs),
     /// List configured servers.
+    #[command(after_help = MCP_AFTER_HELP)]
     List(ListArgs),
     /// Show one server's configuration.
+    #[command(after_help = MCP_AFTER_HELP)]
     Get(GetArgs),
     /// Remove a server from the user config.
+    #[command(after_help = MCP_AFTER_HELP)]
     Remove(RemoveArgs),
     /// Log in to a streamable HTTP server with OAuth.
+    #[command(after_help = MCP_AFTER_HELP)]
     Login(LoginArgs),
     /// Delete stored OAuth credentials for a server.
+    #[command(after_help = MCP_AFTER_HELP)]
     Logout(LogoutArgs),
 }
 
@@ -75,19 +92,22 @@ pub struct ListArgs {
 
 #[derive(Args, Debug)]
 pub struct GetArgs {
+    /// Name of the server, as shown by `interpreter mcp list`.
     pub name: String,
-    /// Print JSON.
+    /// Print the server's settings as JSON (secrets masked).
     #[arg(long)]
     pub json: bool,
 }
 
 #[derive(Args, Debug)]
 pub struct RemoveArgs {
+    /// Name of the server to remove from the user config.
     pub name: String,
 }
 
 #[derive(Args, Debug)]
 pub struct LoginArgs {
+    /// Name of a configured streamable HTTP server.
     pub name: String,
     /// OAuth scopes to request, comma-separated.
     #[arg(long, value_delimiter = ',')]
@@ -96,6 +116,7 @@ pub struct LoginArgs {
 
 #[derive(Args, Debug)]
 pub struct LogoutArgs {
+    /// Name of the server whose stored OAuth credentials to delete.
     pub name: String,
 }
 

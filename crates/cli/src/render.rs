@@ -4,14 +4,49 @@ use oi_protocol::parse_command::shell_join;
 use oi_protocol::protocol::{EventMsg, McpStartupStatus};
 use std::io::Write;
 
+/// How the model's reasoning is shown (`hide_agent_reasoning`, `show_raw_agent_reasoning`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum ReasoningDisplay {
+    /// The first line of each reasoning block (the default).
+    #[default]
+    FirstLine,
+    /// The whole text.
+    Full,
+    /// Nothing.
+    Hidden,
+}
+
+impl ReasoningDisplay {
+    pub fn from_config(config: &oi_config::Config) -> Self {
+        if config.hide_agent_reasoning {
+            Self::Hidden
+        } else if config.show_raw_agent_reasoning {
+            Self::Full
+        } else {
+            Self::FirstLine
+        }
+    }
+
+    /// Whether a reasoning event is shown at all (also decides `exec --json` output).
+    pub fn shows(&self, msg: &EventMsg) -> bool {
+        !(*self == Self::Hidden
+            && matches!(
+                msg,
+                EventMsg::AgentReasoning(_) | EventMsg::AgentReasoningDelta(_)
+            ))
+    }
+}
+
 pub struct HumanRenderer {
     err: std::io::Stderr,
+    reasoning: ReasoningDisplay,
 }
 
 impl HumanRenderer {
-    pub fn new() -> Self {
+    pub fn new(reasoning: ReasoningDisplay) -> Self {
         Self {
             err: std::io::stderr(),
+            reasoning,
         }
     }
 
@@ -37,10 +72,14 @@ impl HumanRenderer {
                 }
                 McpStartupStatus::Cancelled => self.line(&format!("[mcp] {} cancelled", u.server)),
             },
-            EventMsg::AgentReasoning(r) => {
-                let first = r.text.lines().next().unwrap_or_default();
-                self.line(&format!("[thinking] {first}"));
-            }
+            EventMsg::AgentReasoning(r) => match self.reasoning {
+                ReasoningDisplay::Hidden => {}
+                ReasoningDisplay::FirstLine => {
+                    let first = r.text.lines().next().unwrap_or_default();
+                    self.line(&format!("[thinking] {first}"));
+                }
+                ReasoningDisplay::Full => self.line(&format!("[thinking] {}", r.text.trim_end())),
+            },
             EventMsg::AgentMessage(m) => self.line(&format!("[agent] {}", m.message)),
             EventMsg::ExecCommandBegin(b) => {
                 self.line(&format!("[exec] $ {}", shell_join(&b.command)))

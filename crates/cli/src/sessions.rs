@@ -84,6 +84,7 @@ pub async fn run_resume(mut global: GlobalArgs, args: ResumeArgs) -> i32 {
         Ok(c) => c,
         Err(code) => return code,
     };
+    let reasoning = crate::render::ReasoningDisplay::from_config(&config);
     let manager = ThreadManager::new(ThreadManagerOptions {
         source: SessionSource::Exec,
         persist: true,
@@ -103,7 +104,7 @@ pub async fn run_resume(mut global: GlobalArgs, args: ResumeArgs) -> i32 {
             eprintln!("warning: {}", w.message);
         }
     }
-    let code = drive_turn(&new, prompt, args.json).await;
+    let code = drive_turn(&new, prompt, args.json, reasoning).await;
     manager.shutdown_all().await;
     crate::exec::saved_or_failure(&new.thread, code)
 }
@@ -135,6 +136,33 @@ fn local_time(unix: i64) -> String {
         .unwrap_or_else(|| "-".into())
 }
 
+/// Up to `limit` threads (0: all of them), newest first, fetched page by page.
+fn list_threads(
+    store: &ThreadStore,
+    limit: usize,
+    search: Option<String>,
+    archived: bool,
+) -> Result<Vec<ThreadSummary>, oi_thread_store::StoreError> {
+    let wanted = if limit == 0 { usize::MAX } else { limit };
+    let mut out = Vec::new();
+    let mut cursor = None;
+    while out.len() < wanted {
+        let page = store.list(&ListQuery {
+            cursor,
+            limit: (wanted - out.len()).min(ListQuery::MAX_LIMIT),
+            search: search.clone(),
+            archived: archived.then_some(true),
+            ..ListQuery::default()
+        })?;
+        out.extend(page.data);
+        match page.next_cursor {
+            Some(next) => cursor = Some(next),
+            None => break,
+        }
+    }
+    Ok(out)
+}
+
 pub async fn run_sessions(_global: GlobalArgs, cmd: SessionsCommand) -> i32 {
     let SessionsCommand::List {
         json,
@@ -149,32 +177,36 @@ pub async fn run_sessions(_global: GlobalArgs, cmd: SessionsCommand) -> i32 {
             return EXIT_FAILURE;
         }
     };
-    let q = ListQuery {
-        limit: limit.clamp(1, ListQuery::MAX_LIMIT),
-        search: search.filter(|s| !s.trim().is_empty()),
-        archived: archived.then_some(true),
-        ..ListQuery::default()
-    };
-    let page = match store.list(&q) {
-        Ok(p) => p,
+    let search = search.filter(|s| !s.trim().is_empty());
+    let threads = match list_threads(&store, limit, search.clone(), archived) {
+        Ok(t) => t,
         Err(e) => {
             eprintln!("error: {e}");
             return EXIT_FAILURE;
         }
     };
     if json {
-        let v: Vec<_> = page.data.iter().map(summary_json).collect();
+        let v: Vec<_> = threads.iter().map(summary_json).collect();
         println!(
             "{}",
             serde_json::to_string_pretty(&v).unwrap_or_else(|_| "[]".into())
         );
         return EXIT_OK;
     }
-    if page.data.is_empty() {
-        println!("No stored threads yet. Start one with `interpreter exec \"<prompt>\"`.");
+    if threads.is_empty() {
+        match (&search, archived) {
+            (Some(text), true) => println!("No archived thread matches \"{text}\"."),
+            (Some(text), false) => println!(
+                "No thread matches \"{text}\" (searched titles and first messages; add --archived for archived threads)."
+            ),
+            (None, true) => println!("No archived threads."),
+            (None, false) => {
+                println!("No stored threads yet. Start one with `interpreter exec \"<prompt>\"`.")
+            }
+        }
         return EXIT_OK;
     }
-    for s in &page.data {
+    for s in &threads {
         let mut title: String = s.title().replace('\n', " ");
         if title.chars().count() > 60 {
             title = title.chars().take(59).collect::<String>() + "…";

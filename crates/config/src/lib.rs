@@ -9,16 +9,19 @@
 //! never silently dropped.
 
 mod error;
+pub mod keys;
 mod load;
 pub mod mcp;
 mod overrides;
 pub mod provider;
 pub mod shell_env;
 pub mod trust;
+mod value;
 
 pub use error::ConfigError;
 pub use load::{
-    Config, ConfigLayer, ConfigLoadOptions, ConfigOverrides, LoadedConfig, find_home, load_config,
+    Config, ConfigLayer, ConfigLoadOptions, ConfigOverrides, DEFAULT_PROJECT_DOC_MAX_BYTES,
+    HistoryPersistence, LoadedConfig, find_home, load_config,
 };
 pub use overrides::{apply_dotted, json_to_toml, parse_cli_override, toml_to_json};
 pub use provider::ModelProviderInfo;

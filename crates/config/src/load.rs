@@ -1,11 +1,16 @@
 //! Finding, reading, layering and typing the configuration.
 
 use crate::ConfigError;
+use crate::keys::{
+    CODEX_ONLY_PROFILE_KEYS, CODEX_ONLY_TOP_LEVEL_KEYS, HISTORY_KEYS, KeyKind, PROFILE_KEYS,
+    SANDBOX_WW_KEYS, TOP_LEVEL_KEYS, classify,
+};
 use crate::mcp::{McpServerConfig, parse_mcp_servers};
 use crate::overrides::apply_dotted;
 use crate::provider::{
     DEFAULT_OLLAMA_MODEL, DEFAULT_PROVIDER_ID, ModelProviderInfo, builtin_providers,
 };
+use crate::value::{get_bool, get_enum, get_str, get_uint, parse_effort};
 use oi_protocol::config_types::{AskForApproval, ReasoningEffort, SandboxMode, SandboxPolicy};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -72,6 +77,23 @@ pub struct Config {
     pub tool_output_max_bytes: usize,
     /// Default timeout for a shell command when the model gives none.
     pub shell_timeout: Duration,
+    /// `model_reasoning_summary`: `auto`, `concise`, `detailed` or `none` (Responses API
+    /// `reasoning.summary`). `None`: not sent.
+    pub model_reasoning_summary: Option<String>,
+    /// `model_verbosity`: `low`, `medium` or `high` (`text.verbosity` / `verbosity`). `None`: not sent.
+    pub model_verbosity: Option<String>,
+    /// `hide_agent_reasoning`: front ends do not show the model's reasoning.
+    pub hide_agent_reasoning: bool,
+    /// `show_raw_agent_reasoning`: front ends show the whole reasoning text, not a one-line gist.
+    pub show_raw_agent_reasoning: bool,
+    /// `project_doc_max_bytes`: how much of AGENTS.md the model sees; 0 leaves it out.
+    pub project_doc_max_bytes: usize,
+    /// `notify`: a program and its arguments, run with one more argument (a JSON object) when a
+    /// turn completes.
+    pub notify: Option<Vec<String>>,
+    /// `[history] persistence`: whether prompts typed interactively are saved to
+    /// `$OPENINTERPRETER_HOME/history.jsonl`.
+    pub history_persistence: HistoryPersistence,
     pub profile: Option<String>,
     pub user_config_path: PathBuf,
     pub project_config_path: Option<PathBuf>,
@@ -81,6 +103,19 @@ pub struct Config {
     pub shell_environment_policy: crate::ShellEnvironmentPolicy,
     pub layers: Vec<ConfigLayer>,
 }
+
+/// `[history] persistence`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum HistoryPersistence {
+    /// Append each prompt to `history.jsonl` (the default).
+    #[default]
+    SaveAll,
+    /// Keep no prompt history on disk.
+    None,
+}
+
+/// Default of `project_doc_max_bytes`.
+pub const DEFAULT_PROJECT_DOC_MAX_BYTES: usize = 32 * 1024;
 
 #[derive(Clone, Debug)]
 pub struct LoadedConfig {
@@ -104,59 +139,6 @@ pub fn find_home() -> Result<PathBuf, ConfigError> {
             )
         })
 }
-
-const TOP_LEVEL_KEYS: &[&str] = &[
-    "model",
-    "model_provider",
-    "model_reasoning_effort",
-    "model_reasoning_summary",
-    "model_verbosity",
-    "model_context_window",
-    "approval_policy",
-    "sandbox_mode",
-    "sandbox_workspace_write",
-    "profile",
-    "profiles",
-    "model_providers",
-    "mcp_servers",
-    "base_instructions",
-    "instructions",
-    "developer_instructions",
-    "compact_prompt",
-    "approval_timeout_sec",
-    "max_turn_steps",
-    "tool_output_max_bytes",
-    "shell_timeout_ms",
-    "mcp_oauth_credentials_store",
-    "mcp_oauth_callback_port",
-    "mcp_oauth_callback_url",
-    "projects",
-    "shell_environment_policy",
-];
-
-const PROFILE_KEYS: &[&str] = &[
-    "model",
-    "model_provider",
-    "model_reasoning_effort",
-    "model_reasoning_summary",
-    "model_verbosity",
-    "approval_policy",
-    "sandbox_mode",
-    "sandbox_workspace_write",
-    "base_instructions",
-    "developer_instructions",
-    "compact_prompt",
-    "approval_timeout_sec",
-    "max_turn_steps",
-];
-
-const SANDBOX_WW_KEYS: &[&str] = &[
-    "writable_roots",
-    "network_access",
-    "exclude_tmpdir_env_var",
-    "exclude_slash_tmp",
-    "allow_git_writes",
-];
 
 fn read_layer(path: &Path) -> Result<Option<(toml::Table, String)>, ConfigError> {
     let text = match std::fs::read_to_string(path) {
@@ -191,23 +173,39 @@ fn line_of(text: &str, key: &str) -> Option<usize> {
         .map(|i| i + 1)
 }
 
+/// Warn about keys of `table` that are neither honoured nor Codex-only (with `file:line` and
+/// the closest known key); log Codex-only keys at debug level, once each.
 pub(crate) fn warn_unknown(
     table: &toml::Table,
-    known: &[&str],
+    known: (&[&'static str], &[&'static str]),
     prefix: &str,
     origin: &str,
     text: Option<&str>,
     warnings: &mut Vec<String>,
 ) {
+    let (honoured, codex_only) = known;
     for key in table.keys() {
-        if !known.contains(&key.as_str()) {
-            let at = text
-                .and_then(|t| line_of(t, key))
+        let at = || {
+            text.and_then(|t| line_of(t, key))
                 .map(|l| format!(":{l}"))
-                .unwrap_or_default();
-            warnings.push(format!(
-                "{origin}{at}: unknown key `{prefix}{key}` is ignored (check the spelling; see docs/configuration.md)"
-            ));
+                .unwrap_or_default()
+        };
+        match classify(key, honoured, codex_only) {
+            KeyKind::Honoured => {}
+            KeyKind::CodexOnly => tracing::debug!(
+                "{origin}{}: `{prefix}{key}` is a Codex setting Open Interpreter does not use; ignored",
+                at()
+            ),
+            KeyKind::Unknown { suggestion } => {
+                let hint = match suggestion {
+                    Some(s) => format!("did you mean `{prefix}{s}`?"),
+                    None => "check the spelling".to_string(),
+                };
+                warnings.push(format!(
+                    "{origin}{}: unknown key `{prefix}{key}` is ignored ({hint} See docs/configuration.md)",
+                    at()
+                ));
+            }
         }
     }
 }
@@ -235,90 +233,37 @@ fn find_project_config(cwd: &Path, user_config: &Path) -> Option<PathBuf> {
     None
 }
 
-fn get_str(t: &toml::Table, key: &str, origin: &str) -> Result<Option<String>, ConfigError> {
-    match t.get(key) {
-        None => Ok(None),
-        Some(toml::Value::String(s)) => Ok(Some(s.clone())),
-        Some(other) => Err(ConfigError::Invalid {
-            origin: origin.to_string(),
-            key: key.to_string(),
-            message: format!("expected a string, found {}", other.type_str()),
-        }),
-    }
-}
-
-fn get_enum<T: std::str::FromStr<Err = String>>(
-    t: &toml::Table,
-    key: &str,
-    origin: &str,
-) -> Result<Option<T>, ConfigError> {
-    match get_str(t, key, origin)? {
-        None => Ok(None),
-        Some(s) => s.parse::<T>().map(Some).map_err(|e| ConfigError::Invalid {
-            origin: origin.to_string(),
-            key: key.to_string(),
-            message: e,
-        }),
-    }
-}
-
-fn get_uint(t: &toml::Table, key: &str, origin: &str) -> Result<Option<u64>, ConfigError> {
-    match t.get(key) {
-        None => Ok(None),
-        Some(toml::Value::Integer(i)) if *i >= 0 => Ok(Some(*i as u64)),
-        Some(toml::Value::Float(f)) if *f >= 0.0 => Ok(Some(*f as u64)),
-        Some(other) => Err(ConfigError::Invalid {
-            origin: origin.to_string(),
-            key: key.to_string(),
-            message: format!("expected a non-negative number, found {}", other),
-        }),
-    }
-}
-
-fn get_bool(t: &toml::Table, key: &str, origin: &str) -> Result<Option<bool>, ConfigError> {
-    match t.get(key) {
-        None => Ok(None),
-        Some(toml::Value::Boolean(b)) => Ok(Some(*b)),
-        Some(other) => Err(ConfigError::Invalid {
-            origin: origin.to_string(),
-            key: key.to_string(),
-            message: format!("expected true or false, found {other}"),
-        }),
-    }
-}
-
-fn parse_effort(s: &str) -> Result<ReasoningEffort, String> {
-    serde_json::from_value(serde_json::Value::String(s.to_string())).map_err(|_| {
-        format!(
-            "unknown reasoning effort `{s}`; expected none, minimal, low, medium, high or xhigh"
-        )
-    })
-}
-
 /// Check `-c` keys up front: a typo on the command line is an error, not a warning.
 fn validate_cli_key(key: &str) -> Result<(), ConfigError> {
     let mut parts = key.split('.');
     let first = parts.next().unwrap_or_default();
-    if !TOP_LEVEL_KEYS.contains(&first) {
-        return Err(ConfigError::Override {
+    let unknown = |table: &str, sub: &str, suggestion: Option<&str>| {
+        let hint = match suggestion {
+            Some(s) => format!("did you mean `{s}`?"),
+            None => "see docs/configuration.md for the known keys".to_string(),
+        };
+        ConfigError::Override {
             raw: key.to_string(),
-            message: format!(
-                "unknown config key `{first}`; known keys: {}",
-                TOP_LEVEL_KEYS.join(", ")
-            ),
-        });
+            message: format!("unknown config key `{table}{sub}`; {hint}"),
+        }
+    };
+    match classify(first, TOP_LEVEL_KEYS, CODEX_ONLY_TOP_LEVEL_KEYS) {
+        KeyKind::Unknown { suggestion } => return Err(unknown("", first, suggestion)),
+        KeyKind::CodexOnly => {
+            tracing::debug!("-c {first}: a Codex setting Open Interpreter does not use; ignored");
+            return Ok(());
+        }
+        KeyKind::Honoured => {}
     }
-    if first == "sandbox_workspace_write"
-        && let Some(sub) = parts.next()
-        && !SANDBOX_WW_KEYS.contains(&sub)
+    let sub_keys: &[&'static str] = match first {
+        "sandbox_workspace_write" => SANDBOX_WW_KEYS,
+        "history" => HISTORY_KEYS,
+        _ => return Ok(()),
+    };
+    if let Some(sub) = parts.next()
+        && let KeyKind::Unknown { suggestion } = classify(sub, sub_keys, &[])
     {
-        return Err(ConfigError::Override {
-            raw: key.to_string(),
-            message: format!(
-                "unknown key `{sub}` in sandbox_workspace_write; known keys: {}",
-                SANDBOX_WW_KEYS.join(", ")
-            ),
-        });
+        return Err(unknown(&format!("{first}."), sub, suggestion));
     }
     Ok(())
 }
@@ -351,7 +296,14 @@ pub fn load_config(opts: ConfigLoadOptions) -> Result<LoadedConfig, ConfigError>
     if let Some((t, text)) = read_layer(&user_path)? {
         user_table = t.clone();
         let origin = user_path.display().to_string();
-        warn_unknown(&t, TOP_LEVEL_KEYS, "", &origin, Some(&text), &mut warnings);
+        warn_unknown(
+            &t,
+            (TOP_LEVEL_KEYS, CODEX_ONLY_TOP_LEVEL_KEYS),
+            "",
+            &origin,
+            Some(&text),
+            &mut warnings,
+        );
         deep_merge(&mut merged, &t);
         layers.push(ConfigLayer {
             name: "user",
@@ -368,7 +320,14 @@ pub fn load_config(opts: ConfigLoadOptions) -> Result<LoadedConfig, ConfigError>
         && let Some((t, text)) = read_layer(p)?
     {
         let origin = p.display().to_string();
-        warn_unknown(&t, TOP_LEVEL_KEYS, "", &origin, Some(&text), &mut warnings);
+        warn_unknown(
+            &t,
+            (TOP_LEVEL_KEYS, CODEX_ONLY_TOP_LEVEL_KEYS),
+            "",
+            &origin,
+            Some(&text),
+            &mut warnings,
+        );
         deep_merge(&mut merged, &t);
         layers.push(ConfigLayer {
             name: "project",
@@ -421,7 +380,7 @@ pub fn load_config(opts: ConfigLoadOptions) -> Result<LoadedConfig, ConfigError>
             })?;
         warn_unknown(
             &profile,
-            PROFILE_KEYS,
+            (PROFILE_KEYS, CODEX_ONLY_PROFILE_KEYS),
             &format!("profiles.{name}."),
             &user_path.display().to_string(),
             None,
@@ -632,7 +591,7 @@ fn build_config(inputs: TypedInputs<'_>) -> Result<Config, ConfigError> {
     };
     warn_unknown(
         &ww,
-        SANDBOX_WW_KEYS,
+        (SANDBOX_WW_KEYS, &[]),
         "sandbox_workspace_write.",
         origin,
         None,
@@ -731,6 +690,65 @@ fn build_config(inputs: TypedInputs<'_>) -> Result<Config, ConfigError> {
     );
     let model_context_window = get_uint(t, "model_context_window", origin)?.map(|v| v as i64);
     let shell_environment_policy = crate::shell_env::parse_policy(t, origin, warnings)?;
+    let one_of = |key: &str, allowed: &[&str]| -> Result<Option<String>, ConfigError> {
+        match get_str(t, key, origin)? {
+            Some(v) if !allowed.contains(&v.as_str()) => Err(ConfigError::Invalid {
+                origin: origin.into(),
+                key: key.into(),
+                message: format!(
+                    "unknown value `{v}`; expected one of: {}",
+                    allowed.join(", ")
+                ),
+            }),
+            v => Ok(v),
+        }
+    };
+    let model_reasoning_summary = one_of(
+        "model_reasoning_summary",
+        &["auto", "concise", "detailed", "none"],
+    )?;
+    let model_verbosity = one_of("model_verbosity", &["low", "medium", "high"])?;
+    let notify = match t.get("notify") {
+        None => None,
+        Some(toml::Value::Array(a)) if !a.is_empty() => Some(
+            a.iter()
+                .map(|v| v.as_str().map(str::to_string))
+                .collect::<Option<Vec<_>>>()
+                .ok_or_else(|| notify_error(origin))?,
+        ),
+        Some(_) => return Err(notify_error(origin)),
+    };
+    let history = match t.get("history") {
+        None => toml::Table::new(),
+        Some(toml::Value::Table(h)) => h.clone(),
+        Some(_) => {
+            return Err(ConfigError::Invalid {
+                origin: origin.into(),
+                key: "history".into(),
+                message: "expected a table: [history] persistence = \"save-all\" | \"none\"".into(),
+            });
+        }
+    };
+    warn_unknown(
+        &history,
+        (HISTORY_KEYS, &[]),
+        "history.",
+        origin,
+        None,
+        warnings,
+    );
+    let history_persistence = match get_str(&history, "persistence", "config [history]")?.as_deref()
+    {
+        None | Some("save-all") => HistoryPersistence::SaveAll,
+        Some("none") => HistoryPersistence::None,
+        Some(other) => {
+            return Err(ConfigError::Invalid {
+                origin: "config [history]".into(),
+                key: "persistence".into(),
+                message: format!("unknown value `{other}`; expected \"save-all\" or \"none\""),
+            });
+        }
+    };
 
     Ok(Config {
         home,
@@ -753,6 +771,15 @@ fn build_config(inputs: TypedInputs<'_>) -> Result<Config, ConfigError> {
         max_turn_steps,
         tool_output_max_bytes,
         shell_timeout,
+        model_reasoning_summary,
+        model_verbosity,
+        hide_agent_reasoning: get_bool(t, "hide_agent_reasoning", origin)?.unwrap_or(false),
+        show_raw_agent_reasoning: get_bool(t, "show_raw_agent_reasoning", origin)?.unwrap_or(false),
+        project_doc_max_bytes: get_uint(t, "project_doc_max_bytes", origin)?
+            .map(|v| v as usize)
+            .unwrap_or(DEFAULT_PROJECT_DOC_MAX_BYTES),
+        notify,
+        history_persistence,
         profile: profile_name,
         user_config_path: user_path,
         project_config_path: project_path,
@@ -760,6 +787,14 @@ fn build_config(inputs: TypedInputs<'_>) -> Result<Config, ConfigError> {
         shell_environment_policy,
         layers: Vec::new(),
     })
+}
+
+fn notify_error(origin: &str) -> ConfigError {
+    ConfigError::Invalid {
+        origin: origin.into(),
+        key: "notify".into(),
+        message: "expected the program and its arguments as an array of strings, e.g. notify = [\"notify-send\", \"Open Interpreter\"]".into(),
+    }
 }
 
 #[cfg(test)]

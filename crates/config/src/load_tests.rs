@@ -360,3 +360,130 @@ ignore_default_excludes = true
     names.sort();
     assert_eq!(names, ["GITHUB_TOKEN", "PATH"]);
 }
+
+/// A config as a Codex 0.171 user writes it: every key either works or is ignored quietly.
+const CODEX_STYLE_CONFIG: &str = r#"model = "qwen3-coder:30b"
+model_provider = "ollama"
+model_reasoning_effort = "high"
+model_reasoning_summary = "detailed"
+model_verbosity = "low"
+approval_policy = "on-request"
+sandbox_mode = "workspace-write"
+hide_agent_reasoning = true
+show_raw_agent_reasoning = false
+project_doc_max_bytes = 4096
+notify = ["notify-send", "Open Interpreter"]
+file_opener = "vscode"
+disable_paste_burst = true
+check_for_update_on_startup = false
+model_auto_compact_token_limit = 200000
+review_model = "gpt-5.2-codex"
+service_tier = "flex"
+personality = "pragmatic"
+forced_login_method = "api"
+cli_auth_credentials_store = "file"
+windows_wsl_setup_acknowledged = true
+
+[history]
+persistence = "none"
+
+[tui]
+notifications = true
+
+[features]
+web_search_request = true
+
+[shell_environment_policy]
+inherit = "core"
+
+[otel]
+exporter = "none"
+
+[projects."/home/me/src/app"]
+trust_level = "trusted"
+
+[profiles.deep]
+model = "glm-4.6"
+model_verbosity = "high"
+service_tier = "flex"
+"#;
+
+#[test]
+fn a_codex_config_loads_without_warnings_and_its_cheap_keys_work() {
+    let l = load_with(
+        CODEX_STYLE_CONFIG,
+        &["profile=\"deep\""],
+        Default::default(),
+    )
+    .unwrap();
+    assert!(l.warnings.is_empty(), "{:#?}", l.warnings);
+    let c = l.config;
+    assert_eq!(c.model, "glm-4.6");
+    assert_eq!(c.model_reasoning_summary.as_deref(), Some("detailed"));
+    assert_eq!(c.model_verbosity.as_deref(), Some("high"));
+    assert!(c.hide_agent_reasoning);
+    assert!(!c.show_raw_agent_reasoning);
+    assert_eq!(c.project_doc_max_bytes, 4096);
+    assert_eq!(
+        c.notify,
+        Some(vec![
+            "notify-send".to_string(),
+            "Open Interpreter".to_string()
+        ])
+    );
+    assert_eq!(c.history_persistence, HistoryPersistence::None);
+    // -c accepts Codex keys too.
+    load_with(
+        "",
+        &["tui.notifications=true", "service_tier=\"flex\""],
+        Default::default(),
+    )
+    .unwrap();
+}
+
+#[test]
+fn real_typos_still_warn_with_file_line_and_a_suggestion() {
+    let text = "model = \"x\"\nmodel_verbositty = \"low\"\nhide_agent_reasonin = true\n\n[profiles.p]\naproval_policy = \"never\"\n";
+    let l = load_with(text, &["profile=\"p\""], Default::default()).unwrap();
+    assert_eq!(l.warnings.len(), 3, "{:#?}", l.warnings);
+    let verbosity = &l.warnings[1];
+    assert!(verbosity.contains("config.toml:2"), "{verbosity}");
+    assert!(
+        verbosity.contains("did you mean `model_verbosity`?"),
+        "{verbosity}"
+    );
+    assert!(l.warnings[0].contains("config.toml:3"), "{:?}", l.warnings);
+    assert!(
+        l.warnings[0].contains("did you mean `hide_agent_reasoning`?"),
+        "{:?}",
+        l.warnings
+    );
+    assert!(
+        l.warnings[2].contains("did you mean `profiles.p.approval_policy`?"),
+        "{:?}",
+        l.warnings
+    );
+    let e = load_with("", &["model_verbositty=\"low\""], Default::default()).unwrap_err();
+    assert!(
+        e.to_string().contains("did you mean `model_verbosity`?"),
+        "{e}"
+    );
+}
+
+#[test]
+fn bad_values_of_the_new_keys_name_the_key_and_the_choices() {
+    for (text, needle) in [
+        ("model_verbosity = \"loud\"", "low, medium, high"),
+        (
+            "model_reasoning_summary = \"short\"",
+            "auto, concise, detailed, none",
+        ),
+        ("notify = \"notify-send\"", "array of strings"),
+        ("[history]\npersistence = \"all\"", "save-all"),
+    ] {
+        let e = load_with(text, &[], Default::default())
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains(needle), "{text}: {e}");
+    }
+}

@@ -154,6 +154,11 @@ pub struct McpServerConfig {
     pub tools: BTreeMap<String, McpToolConfig>,
     /// Whether the model may call this server's tools concurrently.
     pub supports_parallel_tool_calls: bool,
+    /// `roots = ["..."]`: directories offered to the server as MCP roots, as written (`"."` is
+    /// the session's working directory; other relative paths are resolved against it, `~/`
+    /// against the home directory). `None`: the `roots` capability is not offered at all, so
+    /// servers such as server-filesystem keep serving the directories in their arguments.
+    pub roots: Option<Vec<String>>,
 }
 
 impl McpServerConfig {
@@ -193,7 +198,34 @@ impl McpServerConfig {
             default_tools_approval_mode: None,
             tools: BTreeMap::new(),
             supports_parallel_tool_calls: false,
+            roots: None,
         }
+    }
+
+    /// The configured roots as absolute paths (see [`McpServerConfig::roots`]).
+    pub fn resolved_roots(&self, session_cwd: &std::path::Path) -> Vec<PathBuf> {
+        let Some(roots) = &self.roots else {
+            return Vec::new();
+        };
+        roots
+            .iter()
+            .map(|r| {
+                if r == "." {
+                    return session_cwd.to_path_buf();
+                }
+                if let Some(rest) = r.strip_prefix("~/")
+                    && let Some(home) = dirs::home_dir()
+                {
+                    return home.join(rest);
+                }
+                let p = PathBuf::from(r);
+                if p.is_absolute() {
+                    p
+                } else {
+                    session_cwd.join(p)
+                }
+            })
+            .collect()
     }
 
     pub fn startup_timeout_or_default(&self) -> Duration {
@@ -256,6 +288,7 @@ const SHARED: &[&str] = &[
     "default_tools_approval_mode",
     "tools",
     "supports_parallel_tool_calls",
+    "roots",
     // Legacy / Codex-only keys accepted without effect.
     "name",
     "experimental_environment",
@@ -460,6 +493,7 @@ pub fn parse_server(
         tools,
         supports_parallel_tool_calls: opt_bool(&p, t, "supports_parallel_tool_calls")?
             .unwrap_or(false),
+        roots: opt_str_array(&p, t, "roots")?,
     })
 }
 
@@ -671,24 +705,10 @@ fn suggest(key: &str) -> Option<&'static str> {
         .iter()
         .chain(HTTP_ONLY)
         .chain(SHARED)
-        .map(|k| (edit_distance(key, k), *k))
+        .map(|k| (strsim::levenshtein(key, k), *k))
         .filter(|(d, _)| *d <= 2)
         .min_by_key(|(d, _)| *d)
         .map(|(_, k)| k)
-}
-
-fn edit_distance(a: &str, b: &str) -> usize {
-    let b: Vec<char> = b.chars().collect();
-    let mut prev: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.chars().enumerate() {
-        let mut cur = vec![i + 1];
-        for (j, cb) in b.iter().enumerate() {
-            let cost = usize::from(ca != *cb);
-            cur.push((prev[j] + cost).min(prev[j + 1] + 1).min(cur[j] + 1));
-        }
-        prev = cur;
-    }
-    prev[b.len()]
 }
 
 /// Expand `${VAR}` and `${VAR:-default}` in `s` using `lookup`. `$` not followed by `{` is kept.

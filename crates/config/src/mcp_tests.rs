@@ -312,3 +312,26 @@ fn expansion() {
         "lit-/home/u"
     );
 }
+
+#[test]
+fn roots_are_offered_only_when_configured() {
+    let (servers, warnings) = parse(
+        "[mcp_servers.plain]\ncommand = \"x\"\n\
+         [mcp_servers.rooted]\ncommand = \"x\"\nroots = [\".\", \"sub\", \"/abs\"]\n",
+    );
+    let servers = servers.unwrap();
+    assert!(warnings.is_empty(), "{warnings:?}");
+    let cwd = std::path::Path::new("/session");
+    assert_eq!(servers["plain"].roots, None);
+    assert!(servers["plain"].resolved_roots(cwd).is_empty());
+    assert_eq!(
+        servers["rooted"].resolved_roots(cwd),
+        vec![
+            PathBuf::from("/session"),
+            PathBuf::from("/session/sub"),
+            PathBuf::from("/abs")
+        ]
+    );
+    let e = err("[mcp_servers.s]\ncommand = \"x\"\nroots = \".\"\n");
+    assert!(e.contains("mcp_servers.s") && e.contains("roots"), "{e}");
+}

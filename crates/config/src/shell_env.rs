@@ -239,7 +239,7 @@ pub(crate) fn parse_policy(
     };
     crate::load::warn_unknown(
         table,
-        KEYS,
+        (KEYS, &["experimental_use_profile"]),
         "shell_environment_policy.",
         origin,
         None,

@@ -16,6 +16,7 @@ mod elicitation;
 mod error;
 mod exec;
 mod manager;
+mod notify;
 mod prompt;
 mod recorder;
 mod safety;

@@ -8,7 +8,6 @@ use std::path::Path;
 
 const DEFAULT_INSTRUCTIONS: &str = include_str!("instructions.md");
 const PROJECT_DOC_NAMES: &[&str] = &["AGENTS.md", "AGENT.md"];
-const PROJECT_DOC_MAX_BYTES: usize = 32 * 1024;
 
 pub(crate) fn base_instructions(config: &Config) -> String {
     config
@@ -77,12 +76,16 @@ fn environment_context(config: &Config) -> String {
     )
 }
 
-fn project_doc(cwd: &Path) -> Option<(String, String)> {
+/// The nearest AGENTS.md, cut head+tail to `max_bytes` (`project_doc_max_bytes`; 0: none).
+fn project_doc(cwd: &Path, max_bytes: usize) -> Option<(String, String)> {
+    if max_bytes == 0 {
+        return None;
+    }
     for dir in cwd.ancestors() {
         for name in PROJECT_DOC_NAMES {
             let p = dir.join(name);
             if let Ok(text) = std::fs::read_to_string(&p) {
-                let text = oi_protocol::truncate::truncate_head_tail(&text, PROJECT_DOC_MAX_BYTES);
+                let text = oi_protocol::truncate::truncate_head_tail(&text, max_bytes);
                 return Some((p.display().to_string(), text));
             }
         }
@@ -102,7 +105,7 @@ pub(crate) fn context_items(config: &Config) -> Vec<ResponseItem> {
         permissions_text(config.approval_policy, &config.sandbox_policy),
         environment_context(config)
     );
-    if let Some((path, doc)) = project_doc(&config.cwd) {
+    if let Some((path, doc)) = project_doc(&config.cwd, config.project_doc_max_bytes) {
         text.push_str(&format!(
             "\n\n<project_instructions path=\"{path}\">\n{doc}\n</project_instructions>"
         ));

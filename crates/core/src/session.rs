@@ -1,5 +1,6 @@
 //! State shared by a thread's actor and its running turn.
 
+use crate::notify::Notifier;
 use crate::recorder::{Recorder, is_persisted};
 use oi_config::Config;
 use oi_mcp_client::McpConnectionManager;
@@ -47,6 +48,8 @@ pub(crate) struct Session {
     /// The first failure to save this thread (disk full, file gone...), kept so a front end
     /// can tell the user the stored thread is incomplete.
     save_error: Mutex<Option<String>>,
+    /// Runs `notify` when a turn completes (`None` when not configured).
+    notifier: Option<Notifier>,
 }
 
 impl Session {
@@ -63,6 +66,7 @@ impl Session {
             id,
             client,
             mcp,
+            notifier: Notifier::from_config(&config),
             events: Mutex::new(Some(events)),
             state: Mutex::new(SessionState {
                 config,
@@ -95,6 +99,9 @@ impl Session {
 
     /// Emit an event (and persist it when it belongs in the rollout).
     pub fn send(&self, id: &str, msg: EventMsg) {
+        if let Some(n) = &self.notifier {
+            n.observe(&self.id, &msg);
+        }
         if is_persisted(&msg) {
             let r = self.recorder().record_event(&msg);
             if let Err(e) = r {

@@ -316,6 +316,8 @@ fn build_prompt(sess: &Session) -> Prompt {
         input,
         tools,
         reasoning_effort: cfg.model_reasoning_effort,
+        reasoning_summary: cfg.model_reasoning_summary.clone(),
+        verbosity: cfg.model_verbosity.clone(),
         parallel_tool_calls: false,
     }
 }

@@ -81,7 +81,8 @@ pub type ToolsChangedFn =
 
 pub struct Handler {
     pub server: String,
-    pub cwd: PathBuf,
+    /// The server's configured roots, resolved; empty: the `roots` capability is not offered.
+    pub roots: Vec<PathBuf>,
     pub elicitation: Arc<dyn ElicitationHandler>,
     pub progress: ProgressRouter,
     /// Number of elicitations waiting on the user; tool timeouts pause while it is non-zero.
@@ -89,13 +90,15 @@ pub struct Handler {
     pub on_tools_changed: ToolsChangedFn,
 }
 
-/// What we tell servers about ourselves: elicitation (form) and roots, nothing we cannot do.
-pub fn client_config() -> ClientConfig {
-    let capabilities: ClientCapabilities = serde_json::from_value(serde_json::json!({
-        "elicitation": {"form": {}},
-        "roots": {"listChanged": false}
-    }))
-    .unwrap_or_default();
+/// What we tell servers about ourselves: elicitation (form), and roots only when the server's
+/// config lists some. Offering roots is not harmless: server-filesystem, for one, replaces the
+/// directories in its arguments with the client's roots.
+pub fn client_config(offer_roots: bool) -> ClientConfig {
+    let mut capabilities = serde_json::json!({"elicitation": {"form": {}}});
+    if offer_roots {
+        capabilities["roots"] = serde_json::json!({"listChanged": false});
+    }
+    let capabilities: ClientCapabilities = serde_json::from_value(capabilities).unwrap_or_default();
     ClientConfig::new(
         capabilities,
         Implementation::new("open-interpreter", env!("CARGO_PKG_VERSION"))
@@ -119,21 +122,26 @@ pub fn file_uri(path: &std::path::Path) -> String {
 
 impl ClientHandler for Handler {
     fn get_info(&self) -> ClientConfig {
-        client_config()
+        client_config(!self.roots.is_empty())
     }
 
     async fn list_roots(
         &self,
         _context: RequestContext<RoleClient>,
     ) -> Result<ListRootsResult, rmcp::ErrorData> {
-        let name = self
-            .cwd
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_else(|| self.cwd.display().to_string());
-        Ok(ListRootsResult::new(vec![
-            Root::new(file_uri(&self.cwd)).with_name(name),
-        ]))
+        tracing::debug!(server = %self.server, roots = ?self.roots, "roots/list");
+        Ok(ListRootsResult::new(
+            self.roots
+                .iter()
+                .map(|root| {
+                    let name = root
+                        .file_name()
+                        .map(|n| n.to_string_lossy().into_owned())
+                        .unwrap_or_else(|| root.display().to_string());
+                    Root::new(file_uri(root)).with_name(name)
+                })
+                .collect(),
+        ))
     }
 
     async fn create_elicitation(
@@ -203,7 +211,7 @@ mod tests {
 
     #[test]
     fn initialize_params_pin_the_version_and_capabilities() {
-        let v = serde_json::to_value(client_config()).unwrap();
+        let v = serde_json::to_value(client_config(true)).unwrap();
         assert_eq!(v["protocolVersion"], "2025-06-18");
         assert_eq!(
             v["capabilities"]["elicitation"],
@@ -212,5 +220,11 @@ mod tests {
         assert!(v["capabilities"].get("roots").is_some());
         assert!(v["capabilities"].get("sampling").is_none());
         assert_eq!(v["clientInfo"]["name"], "open-interpreter");
+        let without = serde_json::to_value(client_config(false)).unwrap();
+        assert!(without["capabilities"].get("roots").is_none(), "{without}");
+        assert_eq!(
+            without["capabilities"]["elicitation"],
+            serde_json::json!({"form":{}})
+        );
     }
 }

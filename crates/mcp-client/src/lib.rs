@@ -46,7 +46,7 @@ pub const DEFAULT_STARTUP_GRACE: Duration = Duration::from_secs(1);
 /// Session settings the manager needs.
 #[derive(Clone)]
 pub struct McpStartOptions {
-    /// Session cwd: default child cwd and the `roots/list` answer.
+    /// Session cwd: default child cwd, and what `roots = ["."]` means.
     pub cwd: PathBuf,
     /// The Open Interpreter home (`$HOME/cache/mcp/` holds cached catalogs).
     pub home: PathBuf,

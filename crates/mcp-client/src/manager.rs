@@ -549,7 +549,7 @@ impl Inner {
         });
         Handler {
             server: entry.name.clone(),
-            cwd: self.opts.cwd.clone(),
+            roots: entry.config.resolved_roots(&self.opts.cwd),
             elicitation: self.opts.elicitation.clone(),
             progress: ProgressRouter::default(),
             pending_elicitations: entry.pending_elicitations.clone(),

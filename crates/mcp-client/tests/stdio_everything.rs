@@ -12,7 +12,10 @@ use tokio_util::sync::CancellationToken;
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn everything_catalog_calls_and_events() {
     let elicit = TestElicitation::accepting(json!({"name": "Ada", "check": true}));
-    let mut s = start_with(vec![("everything", everything_stdio())], elicit.clone()).await;
+    // `roots = ["."]`: the session cwd is offered as the one root (see get-roots-list below).
+    let mut cfg = everything_stdio();
+    cfg.roots = Some(vec![".".into()]);
+    let mut s = start_with(vec![("everything", cfg)], elicit.clone()).await;
     s.manager.wait_until_started().await;
 
     let events = startup_events(&mut s.events).await;
@@ -177,7 +180,7 @@ async fn everything_catalog_calls_and_events() {
         seen[0].2
     );
 
-    // roots/list answers the session cwd
+    // roots/list answers the configured root: the session cwd
     let r = s
         .manager
         .call_tool(
@@ -271,14 +274,9 @@ async fn filesystem_server_and_out_of_order_replies() {
     std::fs::write(dir.path().join("b.txt"), "beta").unwrap();
     let root = dir.path().canonicalize().unwrap().display().to_string();
     let cfg = oi_config::mcp::McpServerConfig::stdio(node(), vec![filesystem_js(), root.clone()]);
-    // server-filesystem swaps its directories for our roots (the session cwd) once it has
-    // asked for them, so the session cwd is the same directory.
-    let s = start_in(
-        dir,
-        vec![("fs", cfg)],
-        TestElicitation::accepting(json!({})),
-    )
-    .await;
+    // No `roots` configured, so no roots capability: the server serves its argument, not the
+    // session cwd (a different directory here).
+    let s = start(vec![("fs", cfg)]).await;
     s.manager.wait_until_started().await;
     assert!(s.manager.lookup("mcp__fs__read_text_file").is_some());
     let m = &s.manager;

@@ -185,6 +185,7 @@ pub async fn process(
         while tasks.try_join_next().is_some() {}
         match msg {
             Err(Rejected { id, error }) => {
+                tracing::warn!("rejected a message: {}", error.message);
                 outgoing.respond_error(id, error).await;
             }
             Ok(Incoming::Response { id, result }) => {
@@ -193,6 +194,7 @@ pub async fn process(
                 }
             }
             Ok(Incoming::Notification { method, params }) => {
+                tracing::debug!("notification: {method}");
                 if method == "notifications/cancelled" {
                     match decode_params::<CancelledParams>(&method, params) {
                         Ok(p) => cancel_in_flight(&in_flight, &p),
@@ -205,7 +207,9 @@ pub async fn process(
                 }
             }
             Ok(Incoming::Request { id, method, params }) => {
+                tracing::debug!("request {id}: {method}");
                 let Some((handler, exec)) = table.requests.get(method.as_str()).cloned() else {
+                    tracing::warn!("request {id}: unknown method {method}");
                     outgoing
                         .respond_error(Some(id), RpcError::method_not_found(&method))
                         .await;

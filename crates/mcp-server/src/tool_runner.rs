@@ -269,7 +269,10 @@ impl CallEnv {
                         event.id.clone(),
                     ));
                 }
-                EventMsg::Error(e) if ours => last_error = Some(e.message.clone()),
+                EventMsg::Error(e) if ours => {
+                    tracing::warn!("thread {thread_id}: turn failed: {}", e.message);
+                    last_error = Some(e.message.clone());
+                }
                 EventMsg::AgentMessage(m) if ours => last_message = Some(m.message.clone()),
                 EventMsg::TaskComplete(done) if ours || done.turn_id == sub_id => {
                     if let Some(err) = last_error {
@@ -326,7 +329,10 @@ fn cancelled_before_start() -> Value {
     )
 }
 
+/// The tool result text for an engine error; also logged, since a client may show tool
+/// results to nobody.
 fn engine_error_text(e: &EngineError) -> String {
+    tracing::warn!("tool call failed: {e:?}");
     match e {
         EngineError::Config(msg) => format!("Failed to load configuration: {msg}"),
         EngineError::Start(msg) => format!("Failed to start the session: {msg}"),

@@ -22,15 +22,15 @@ fn output_schema() -> Value {
 pub fn codex_tool() -> Value {
     json!({
         "name": CODEX,
-        "title": "Codex",
-        "description": "Run a Codex session. Accepts configuration parameters matching the Codex Config struct.",
+        "title": "Open Interpreter",
+        "description": "Start an Open Interpreter session: a local coding agent on an open model (Qwen, GLM, Kimi, DeepSeek... behind an OpenAI-compatible endpoint) that reads, runs and edits code in `cwd` under a sandbox, and returns its final answer and a threadId for `codex-reply`. Settings come from $OPENINTERPRETER_HOME/config.toml (default ~/.openinterpreter/config.toml); the arguments below override them. The tool keeps the name `codex` so clients written for Codex work unchanged.",
         "inputSchema": {
             "type": "object",
             "required": ["prompt"],
             "properties": {
-                "prompt": {"type": "string", "description": "The *initial user prompt* to start the Codex conversation."},
-                "model": {"type": "string", "description": "Optional override for the model name (e.g. 'gpt-5.2', 'gpt-5.2-codex')."},
-                "profile": {"type": "string", "description": "Configuration profile from config.toml to specify default options."},
+                "prompt": {"type": "string", "description": "The *initial user prompt* to start the conversation, e.g. 'Find why the parser test fails and fix it'."},
+                "model": {"type": "string", "description": "Optional override for the model name as the provider knows it (e.g. 'qwen3-coder:30b' on Ollama, 'glm-4.6', 'moonshotai/kimi-k2', 'deepseek-chat')."},
+                "profile": {"type": "string", "description": "A `[profiles.<name>]` table of $OPENINTERPRETER_HOME/config.toml whose settings to use (e.g. 'vllm')."},
                 "cwd": {"type": "string", "description": "Working directory for the session. If relative, it is resolved against the server process's current working directory."},
                 "approval-policy": {
                     "type": "string",
@@ -45,7 +45,7 @@ pub fn codex_tool() -> Value {
                 "config": {
                     "type": "object",
                     "additionalProperties": true,
-                    "description": "Individual config settings that will override what is in CODEX_HOME/config.toml."
+                    "description": "Individual config settings that override $OPENINTERPRETER_HOME/config.toml: dotted keys to values, e.g. {\"model_provider\": \"lmstudio\", \"model_reasoning_effort\": \"high\", \"sandbox_workspace_write.network_access\": true}."
                 },
                 "base-instructions": {"type": "string", "description": "The set of instructions to use instead of the default ones."},
                 "developer-instructions": {"type": "string", "description": "Developer instructions that should be injected as a developer role message."},
@@ -59,14 +59,14 @@ pub fn codex_tool() -> Value {
 pub fn codex_reply_tool() -> Value {
     json!({
         "name": CODEX_REPLY,
-        "title": "Codex Reply",
-        "description": "Continue a Codex conversation by providing the thread id and prompt.",
+        "title": "Open Interpreter Reply",
+        "description": "Continue an Open Interpreter conversation started by `codex`: give its threadId and the next prompt. The tool keeps the name `codex-reply` for compatibility with Codex clients.",
         "inputSchema": {
             "type": "object",
             "required": ["prompt"],
             "properties": {
-                "prompt": {"type": "string", "description": "The *next user prompt* to continue the Codex conversation."},
-                "threadId": {"type": "string", "description": "The thread id for this Codex session. This field is required, but we keep it optional here for backward compatibility for clients that still use conversationId."},
+                "prompt": {"type": "string", "description": "The *next user prompt* to continue the conversation."},
+                "threadId": {"type": "string", "description": "The threadId returned by `codex` (in structuredContent). Required; the schema leaves it optional only for older clients that send conversationId."},
                 "conversationId": {"type": "string", "description": "DEPRECATED: use threadId instead."}
             }
         },

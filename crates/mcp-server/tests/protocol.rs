@@ -205,6 +205,49 @@ async fn tools_list_has_codex_and_codex_reply() {
 }
 
 #[tokio::test]
+async fn tools_list_describes_open_interpreter_not_codex() {
+    let mut c = start(FakeEngine::new());
+    c.initialize(false).await;
+    let r = c.call("tools/list", json!({})).await;
+    // Every human-readable string of both tools, schema descriptions included.
+    fn strings(v: &serde_json::Value, out: &mut Vec<String>) {
+        match v {
+            serde_json::Value::String(s) => out.push(s.clone()),
+            serde_json::Value::Array(a) => a.iter().for_each(|v| strings(v, out)),
+            serde_json::Value::Object(o) => o.values().for_each(|v| strings(v, out)),
+            _ => {}
+        }
+    }
+    let mut text = Vec::new();
+    strings(&r["result"]["tools"], &mut text);
+    let text = text.join("\n");
+    for wrong in ["Codex session", "Codex conversation", "CODEX_HOME", "gpt-"] {
+        assert!(
+            !text.contains(wrong),
+            "tools/list still says `{wrong}`:\n{text}"
+        );
+    }
+    let codex = &r["result"]["tools"][0];
+    let description = codex["description"].as_str().unwrap();
+    assert!(description.contains("Open Interpreter"), "{description}");
+    assert!(
+        description.contains("OPENINTERPRETER_HOME"),
+        "{description}"
+    );
+    let config = codex["inputSchema"]["properties"]["config"]["description"]
+        .as_str()
+        .unwrap();
+    assert!(
+        config.contains("OPENINTERPRETER_HOME/config.toml"),
+        "{config}"
+    );
+    let model = codex["inputSchema"]["properties"]["model"]["description"]
+        .as_str()
+        .unwrap();
+    assert!(model.contains("qwen3-coder"), "{model}");
+}
+
+#[tokio::test]
 async fn a_request_flood_is_answered_completely() {
     let mut c = start(FakeEngine::new());
     c.initialize(false).await;

@@ -57,6 +57,9 @@ pub(crate) fn request_body(prompt: &Prompt, options: ChatRequestOptions) -> Valu
     if let Some(effort) = prompt.reasoning_effort {
         body["reasoning_effort"] = Value::String(effort.as_str().to_string());
     }
+    if let Some(verbosity) = &prompt.verbosity {
+        body["verbosity"] = Value::String(verbosity.clone());
+    }
     body
 }
 

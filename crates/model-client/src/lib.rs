@@ -48,6 +48,11 @@ pub struct Prompt {
     /// Function tools offered to the model.
     pub tools: Vec<ToolSpec>,
     pub reasoning_effort: Option<ReasoningEffort>,
+    /// `auto`, `concise`, `detailed` or `none`: Responses `reasoning.summary` (Chat has no
+    /// equivalent, so it is not sent there).
+    pub reasoning_summary: Option<String>,
+    /// `low`, `medium` or `high`: Responses `text.verbosity`, Chat `verbosity`.
+    pub verbosity: Option<String>,
     pub parallel_tool_calls: bool,
 }
 
@@ -247,6 +252,15 @@ impl ModelClient {
                 model: &prompt.model,
                 retries: attempt,
             };
+            // Never the headers: they carry the API key.
+            tracing::debug!(
+                provider = %inner.provider_id,
+                model = %prompt.model,
+                url = %inner.url,
+                items = prompt.input.len(),
+                attempt,
+                "model request"
+            );
             let request = inner
                 .http
                 .post(&inner.url)
@@ -258,7 +272,10 @@ impl ModelClient {
                 Err(_) => return Err(ModelError::IdleTimeout(idle)),
                 Ok(Err(e)) => {
                     if attempt >= max_retries {
-                        return Err(http::connect_error(&e, &cx));
+                        let e = http::connect_error(&e, &cx);
+                        // Debug, not warn: the engine reports it to the user as an `error` event.
+                        tracing::debug!(provider = %inner.provider_id, "model request failed: {e}");
+                        return Err(e);
                     }
                     let reason =
                         format!("could not reach {}: {}", inner.url, http::error_chain(&e));
@@ -275,7 +292,10 @@ impl ModelClient {
                     let server_delay = retry::retry_after(resp.headers());
                     let text = http::read_body_limited(resp, ERROR_BODY_LIMIT, idle).await;
                     if !retryable || attempt >= max_retries {
-                        return Err(http::http_error(status, &text, &cx));
+                        let e = http::http_error(status, &text, &cx);
+                        // Debug, not warn: the engine reports it to the user as an `error` event.
+                        tracing::debug!(provider = %inner.provider_id, "model request failed: {e}");
+                        return Err(e);
                     }
                     let reason = format!("HTTP {status}: {}", http::provider_message(&text));
                     (reason, server_delay)

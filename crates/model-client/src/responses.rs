@@ -42,6 +42,12 @@ pub(crate) fn request_body(prompt: &Prompt) -> Value {
         // With `store: false` the reasoning can only be continued from its encrypted form.
         body["include"] = json!(["reasoning.encrypted_content"]);
     }
+    if let Some(summary) = &prompt.reasoning_summary {
+        body["reasoning"]["summary"] = json!(summary);
+    }
+    if let Some(verbosity) = &prompt.verbosity {
+        body["text"] = json!({ "verbosity": verbosity });
+    }
     body
 }
 
@@ -523,5 +529,30 @@ mod tests {
         });
         assert!(body.get("tools").is_none() && body.get("tool_choice").is_none());
         assert!(body.get("reasoning").is_none() && body.get("include").is_none());
+        assert!(body.get("text").is_none());
+    }
+
+    #[test]
+    fn summary_and_verbosity_are_sent_when_configured() {
+        let body = request_body(&Prompt {
+            model: "m".into(),
+            reasoning_effort: Some(oi_protocol::config_types::ReasoningEffort::High),
+            reasoning_summary: Some("detailed".into()),
+            verbosity: Some("low".into()),
+            ..Prompt::default()
+        });
+        assert_eq!(
+            body["reasoning"],
+            json!({"effort": "high", "summary": "detailed"})
+        );
+        assert_eq!(body["text"], json!({"verbosity": "low"}));
+        let chat = crate::chat::request_body(&Prompt {
+            model: "m".into(),
+            reasoning_summary: Some("detailed".into()),
+            verbosity: Some("low".into()),
+            ..Prompt::default()
+        }, crate::chat::ChatRequestOptions::default());
+        assert_eq!(chat["verbosity"], "low");
+        assert!(chat.get("reasoning").is_none(), "{chat}");
     }
 }

@@ -365,9 +365,28 @@ impl ThreadStore {
 
     /// One page of threads. See [`ListQuery`] for filters; pages are keyset-paginated, so
     /// threads created while paging never shift or repeat later pages.
+    ///
+    /// A thread whose rollout file was deleted is dropped from the index here, so it is not
+    /// listed (and cannot be picked by `resume --last`) only to fail when opened.
     pub fn list(&self, q: &ListQuery) -> Result<ThreadPage, StoreError> {
         let cursor = Cursor::parse(q)?;
-        self.index_call(|i| i.list(q, cursor.as_ref()))
+        loop {
+            let page = self.index_call(|i| i.list(q, cursor.as_ref()))?;
+            let gone: Vec<ThreadId> = page
+                .data
+                .iter()
+                .filter(|s| !s.path.as_os_str().is_empty() && !s.path.exists())
+                .map(|s| s.id)
+                .collect();
+            if gone.is_empty() {
+                return Ok(page);
+            }
+            // Each pass removes at least one row, so this ends; the page is then refilled.
+            for id in gone {
+                tracing::debug!("thread {id}: rollout file is gone; removing it from the index");
+                self.index_call(|i| i.remove(&id))?;
+            }
+        }
     }
 
     /// The most recently updated thread (not archived), optionally only in `cwd`: what

@@ -548,3 +548,33 @@ fn two_stores_on_one_home_share_the_index() {
     assert_eq!(latest.id, id);
     assert!(a.latest(Some(Path::new("/nowhere"))).unwrap().is_none());
 }
+
+#[test]
+fn listing_drops_threads_whose_rollout_was_deleted() {
+    let (_dir, store, ids) = fixture();
+    let newest_first = |store: &ThreadStore| {
+        store
+            .list(&ListQuery {
+                limit: 3,
+                ..ListQuery::default()
+            })
+            .unwrap()
+            .data
+            .into_iter()
+            .map(|s| s.id)
+            .collect::<Vec<_>>()
+    };
+    let before = newest_first(&store);
+    assert_eq!(before.len(), 3);
+    // Delete the first two rollouts of the first page: the page is refilled from the next rows.
+    for id in &before[..2] {
+        std::fs::remove_file(store.get(id).unwrap().unwrap().path).unwrap();
+    }
+    let after = newest_first(&store);
+    assert_eq!(after.len(), 3, "the page is refilled: {after:?}");
+    assert_eq!(after[0], before[2]);
+    assert!(!after.contains(&before[0]) && !after.contains(&before[1]));
+    // The rows are gone from the index, not just hidden from one page.
+    assert!(store.get(&before[0]).unwrap().is_none());
+    assert!(ids.contains(&after[1]));
+}

@@ -71,6 +71,8 @@ fn history_becomes_chat_messages() {
             parameters: json!({"type":"object"}),
         }],
         reasoning_effort: None,
+        reasoning_summary: None,
+        verbosity: None,
         parallel_tool_calls: true,
     };
     let body = request_body(&prompt, ChatRequestOptions::default());

@@ -25,6 +25,8 @@ pub fn prompt() -> Prompt {
             parameters: json!({"type": "object", "properties": {"command": {"type": "array"}}}),
         }],
         reasoning_effort: None,
+        reasoning_summary: None,
+        verbosity: None,
         parallel_tool_calls: true,
     }
 }

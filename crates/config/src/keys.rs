@@ -1,0 +1,452 @@
+//! Which config keys exist: the one place to add a key.
+//!
+//! Every key is in one of two lists. *Honoured* keys change what Open Interpreter does.
+//! *Codex-only* keys are accepted because a Codex 0.171 `config.toml` may set them, but they
+//! configure features we do not have (ChatGPT login, the TUI, telemetry...): each is ignored
+//! with one debug-level log line, so a copied Codex config runs quietly. Anything else is a
+//! typo: a warning naming `file:line` and the closest known key.
+
+/// Top-level keys Open Interpreter honours. Add new keys here (and document them in
+/// docs/configuration.md).
+pub const TOP_LEVEL_KEYS: &[&str] = &[
+    "model",
+    "model_provider",
+    "model_reasoning_effort",
+    "model_reasoning_summary",
+    "model_verbosity",
+    "model_context_window",
+    "approval_policy",
+    "sandbox_mode",
+    "sandbox_workspace_write",
+    "profile",
+    "profiles",
+    "model_providers",
+    "mcp_servers",
+    "base_instructions",
+    "instructions",
+    "developer_instructions",
+    "compact_prompt",
+    "approval_timeout_sec",
+    "max_turn_steps",
+    "tool_output_max_bytes",
+    "shell_timeout_ms",
+    "hide_agent_reasoning",
+    "show_raw_agent_reasoning",
+    "project_doc_max_bytes",
+    "notify",
+    "history",
+    "projects",
+    "shell_environment_policy",
+];
+
+/// Top-level keys of Codex 0.171 that Open Interpreter accepts and ignores.
+pub const CODEX_ONLY_TOP_LEVEL_KEYS: &[&str] = &[
+    "agents",
+    "analytics",
+    "approvals_reviewer",
+    "apps",
+    "audio",
+    "background_terminal_max_timeout",
+    "browser_use",
+    "chatgpt_base_url",
+    "check_for_update_on_startup",
+    "cli_auth_credentials_store",
+    "client_search_provider",
+    "commit_attribution",
+    "computer_use",
+    "default_permissions",
+    "desktop",
+    "disable_paste_burst",
+    "experimental_compact_prompt_file",
+    "experimental_instructions_file",
+    "experimental_realtime_ws_base_url",
+    "experimental_use_exec_command_tool",
+    "experimental_use_freeform_apply_patch",
+    "experimental_use_rmcp_client",
+    "experimental_use_unified_exec_tool",
+    "features",
+    "feedback",
+    "file_opener",
+    "forced_chatgpt_workspace_id",
+    "forced_login_method",
+    "ghost_snapshot",
+    "hooks",
+    "include_apply_patch_tool",
+    "include_plan_tool",
+    "include_view_image_tool",
+    "js_repl_node_path",
+    "marketplaces",
+    "mcp_oauth_callback_port",
+    "mcp_oauth_callback_url",
+    "mcp_oauth_credentials_store",
+    "memories",
+    "model_auto_compact_token_limit",
+    "model_auto_compact_token_limit_scope",
+    "model_catalog_json",
+    "model_instructions_file",
+    "model_reasoning_summary_format",
+    "model_supports_reasoning_summaries",
+    "notice",
+    "openai_base_url",
+    "oss_provider",
+    "otel",
+    "permissions",
+    "personality",
+    "plan_mode_reasoning_effort",
+    "plugins",
+    "project_doc_fallback_filenames",
+    "project_root_markers",
+    "review_model",
+    "service_tier",
+    "skills",
+    "sqlite_home",
+    "log_dir",
+    "suppress_unstable_features_warning",
+    "tool_output_token_limit",
+    "tools",
+    "tools_view_image",
+    "tools_web_search",
+    "tools_web_search_request",
+    "tui",
+    "web_search",
+    "windows",
+    "windows_wsl_setup_acknowledged",
+    "zsh_path",
+];
+
+/// The documentation of one honoured top-level key: the source of the reference table in
+/// docs/configuration.md (a test regenerates the table and fails when the file differs, and
+/// loads every example, so the docs, this list and the parser cannot drift apart).
+pub struct KeyDoc {
+    pub key: &'static str,
+    /// The default, as a user would write it; empty when there is none worth stating.
+    pub default: &'static str,
+    pub meaning: &'static str,
+    /// A `config.toml` snippet that sets the key.
+    pub example: &'static str,
+}
+
+/// One entry per key of [`TOP_LEVEL_KEYS`], in the order the reference lists them.
+pub const KEY_DOCS: &[KeyDoc] = &[
+    KeyDoc {
+        key: "model",
+        default: "`qwen3-coder:30b` with Ollama; required for other providers",
+        meaning: "model name sent to the provider",
+        example: "model = \"qwen3-coder:30b\"",
+    },
+    KeyDoc {
+        key: "model_provider",
+        default: "`ollama`",
+        meaning: "id of a built-in or `[model_providers.<id>]` provider — see [providers](providers.md)",
+        example: "model_provider = \"lmstudio\"",
+    },
+    KeyDoc {
+        key: "model_reasoning_effort",
+        default: "unset",
+        meaning: "`none`, `minimal`, `low`, `medium`, `high`, `xhigh`",
+        example: "model_reasoning_effort = \"high\"",
+    },
+    KeyDoc {
+        key: "model_reasoning_summary",
+        default: "unset",
+        meaning: "`auto`, `concise`, `detailed`, `none`: sent as `reasoning.summary` (Responses API only)",
+        example: "model_reasoning_summary = \"concise\"",
+    },
+    KeyDoc {
+        key: "model_verbosity",
+        default: "unset",
+        meaning: "`low`, `medium`, `high`: sent as `text.verbosity` (Responses) or `verbosity` (Chat)",
+        example: "model_verbosity = \"low\"",
+    },
+    KeyDoc {
+        key: "model_context_window",
+        default: "unset",
+        meaning: "tokens, reported in `task_started`/`token_count`",
+        example: "model_context_window = 131072",
+    },
+    KeyDoc {
+        key: "approval_policy",
+        default: "`on-request`",
+        meaning: "`untrusted`, `on-failure`, `on-request`, `never` — see [approvals](approvals.md)",
+        example: "approval_policy = \"never\"",
+    },
+    KeyDoc {
+        key: "sandbox_mode",
+        default: "`read-only`",
+        meaning: "`read-only`, `workspace-write`, `danger-full-access` — see [sandbox](sandbox.md)",
+        example: "sandbox_mode = \"workspace-write\"",
+    },
+    KeyDoc {
+        key: "sandbox_workspace_write",
+        default: "",
+        meaning: "table: `writable_roots = [\"/path\"]`, `network_access = false`, `exclude_tmpdir_env_var`, `exclude_slash_tmp`, `allow_git_writes = false`",
+        example: "[sandbox_workspace_write]\nwritable_roots = [\"/tmp/build\"]\nnetwork_access = false",
+    },
+    KeyDoc {
+        key: "profile",
+        default: "unset",
+        meaning: "the `[profiles.<name>]` table to apply (also `-p`)",
+        example: "profile = \"local\"\n[profiles.local]\nmodel = \"qwen3-coder:30b\"",
+    },
+    KeyDoc {
+        key: "profiles",
+        default: "",
+        meaning: "named sets of keys: `model`, `model_provider`, `model_reasoning_*`, `model_verbosity`, `approval_policy`, `sandbox_mode`, `sandbox_workspace_write`, instructions, `approval_timeout_sec`, `max_turn_steps`, `*_agent_reasoning`",
+        example: "[profiles.fast]\nmodel = \"qwen3:8b\"\napproval_policy = \"never\"",
+    },
+    KeyDoc {
+        key: "model_providers",
+        default: "",
+        meaning: "`[model_providers.<id>]` tables — see [providers](providers.md)",
+        example: "[model_providers.box]\nname = \"GPU box\"\nbase_url = \"http://gpu-box:8000/v1\"",
+    },
+    KeyDoc {
+        key: "mcp_servers",
+        default: "",
+        meaning: "`[mcp_servers.<name>]` tables — see the [MCP client guide](mcp-client.md)",
+        example: "[mcp_servers.docs]\ncommand = \"npx\"\nargs = [\"-y\", \"@modelcontextprotocol/server-filesystem\", \"/srv/docs\"]",
+    },
+    KeyDoc {
+        key: "base_instructions",
+        default: "built-in",
+        meaning: "replaces the system prompt",
+        example: "base_instructions = \"You are a careful Rust engineer.\"",
+    },
+    KeyDoc {
+        key: "instructions",
+        default: "",
+        meaning: "older name of `base_instructions`",
+        example: "instructions = \"You are a careful Rust engineer.\"",
+    },
+    KeyDoc {
+        key: "developer_instructions",
+        default: "unset",
+        meaning: "extra instructions sent as a developer message",
+        example: "developer_instructions = \"Run cargo fmt before you finish.\"",
+    },
+    KeyDoc {
+        key: "compact_prompt",
+        default: "built-in",
+        meaning: "the prompt used to summarise a long conversation",
+        example: "compact_prompt = \"Summarise the work so far.\"",
+    },
+    KeyDoc {
+        key: "approval_timeout_sec",
+        default: "`600`",
+        meaning: "an unanswered approval counts as denied after this long",
+        example: "approval_timeout_sec = 120",
+    },
+    KeyDoc {
+        key: "max_turn_steps",
+        default: "`100`",
+        meaning: "model requests per turn before the turn stops with an error",
+        example: "max_turn_steps = 40",
+    },
+    KeyDoc {
+        key: "tool_output_max_bytes",
+        default: "`32768`",
+        meaning: "tool output the model sees; longer output is cut head+tail with a marker",
+        example: "tool_output_max_bytes = 16384",
+    },
+    KeyDoc {
+        key: "shell_timeout_ms",
+        default: "`300000`",
+        meaning: "default timeout of a shell command when the model gives none",
+        example: "shell_timeout_ms = 60000",
+    },
+    KeyDoc {
+        key: "hide_agent_reasoning",
+        default: "`false`",
+        meaning: "`exec`, `resume` and the interactive mode do not show the model's reasoning (nor `exec --json` its reasoning events)",
+        example: "hide_agent_reasoning = true",
+    },
+    KeyDoc {
+        key: "show_raw_agent_reasoning",
+        default: "`false`",
+        meaning: "show the whole reasoning text instead of its first line",
+        example: "show_raw_agent_reasoning = true",
+    },
+    KeyDoc {
+        key: "project_doc_max_bytes",
+        default: "`32768`",
+        meaning: "bytes of the nearest `AGENTS.md` the model sees (cut head+tail); `0` leaves it out",
+        example: "project_doc_max_bytes = 8192",
+    },
+    KeyDoc {
+        key: "notify",
+        default: "unset",
+        meaning: "program and arguments run when a turn completes, with one more argument: a JSON object (`type`, `thread-id`, `turn-id`, `cwd`, `input-messages`, `last-assistant-message`)",
+        example: "notify = [\"notify-send\", \"Open Interpreter\"]",
+    },
+    KeyDoc {
+        key: "history",
+        default: "`persistence = \"save-all\"`",
+        meaning: "`[history] persistence = \"none\"` stops saving interactive prompts to `$OPENINTERPRETER_HOME/history.jsonl`",
+        example: "[history]\npersistence = \"none\"",
+    },
+    KeyDoc {
+        key: "projects",
+        default: "no folder trusted",
+        meaning: "`[projects.\"/abs/path\"] trust_level = \"trusted\"` lets that folder's `.openinterpreter/config.toml` apply (children included); edit with `interpreter trust`/`untrust`. See [trusted folders](#trusted-folders)",
+        example: "[projects.\"/home/me/src/app\"]\ntrust_level = \"trusted\"",
+    },
+    KeyDoc {
+        key: "shell_environment_policy",
+        default: "`inherit = \"all\"`, default excludes on",
+        meaning: "which environment variables the model's commands see: `inherit`, `ignore_default_excludes`, `exclude`, `include_only`, `set`. See [shell_environment_policy](#shell_environment_policy)",
+        example: "[shell_environment_policy]\ninherit = \"core\"\nset = { CI = \"1\" }",
+    },
+];
+
+/// The reference table of docs/configuration.md, rendered from [`KEY_DOCS`] and the
+/// Codex-only list.
+pub fn reference_markdown() -> String {
+    let mut out = String::from("| key | default | meaning |\n|---|---|---|\n");
+    for d in KEY_DOCS {
+        out.push_str(&format!(
+            "| `{}` | {} | {} |\n",
+            d.key, d.default, d.meaning
+        ));
+    }
+    out.push_str(
+        "\nAccepted from Codex 0.171 configs and ignored (logged at debug level, no warning): ",
+    );
+    let ignored: Vec<String> = CODEX_ONLY_TOP_LEVEL_KEYS
+        .iter()
+        .map(|k| format!("`{k}`"))
+        .collect();
+    out.push_str(&ignored.join(", "));
+    out.push_str(".\n");
+    out
+}
+
+/// Keys of a `[profiles.<name>]` table that Open Interpreter honours.
+pub const PROFILE_KEYS: &[&str] = &[
+    "model",
+    "model_provider",
+    "model_reasoning_effort",
+    "model_reasoning_summary",
+    "model_verbosity",
+    "approval_policy",
+    "sandbox_mode",
+    "sandbox_workspace_write",
+    "base_instructions",
+    "developer_instructions",
+    "compact_prompt",
+    "approval_timeout_sec",
+    "max_turn_steps",
+    "hide_agent_reasoning",
+    "show_raw_agent_reasoning",
+];
+
+/// Keys of a Codex 0.171 profile that Open Interpreter accepts and ignores.
+pub const CODEX_ONLY_PROFILE_KEYS: &[&str] = &[
+    "analytics",
+    "approvals_reviewer",
+    "chatgpt_base_url",
+    "experimental_compact_prompt_file",
+    "experimental_use_freeform_apply_patch",
+    "experimental_use_unified_exec_tool",
+    "features",
+    "include_apply_patch_tool",
+    "model_catalog_json",
+    "model_instructions_file",
+    "oss_provider",
+    "personality",
+    "plan_mode_reasoning_effort",
+    "service_tier",
+    "tools",
+    "tools_view_image",
+    "tools_web_search",
+    "web_search",
+    "windows",
+    "zsh_path",
+];
+
+/// Keys of `[sandbox_workspace_write]`.
+pub const SANDBOX_WW_KEYS: &[&str] = &[
+    "writable_roots",
+    "network_access",
+    "exclude_tmpdir_env_var",
+    "exclude_slash_tmp",
+    "allow_git_writes",
+];
+
+/// Keys of `[history]`: `persistence` is honoured, `max_bytes` accepted from Codex.
+pub const HISTORY_KEYS: &[&str] = &["persistence", "max_bytes"];
+
+/// What a key found in a table is.
+#[derive(Debug, PartialEq, Eq)]
+pub enum KeyKind {
+    Honoured,
+    CodexOnly,
+    /// Not known: probably a typo of `suggestion`.
+    Unknown {
+        suggestion: Option<&'static str>,
+    },
+}
+
+/// Classify `key` against a table's honoured and Codex-only keys.
+pub fn classify(key: &str, honoured: &[&'static str], codex_only: &[&'static str]) -> KeyKind {
+    if honoured.contains(&key) {
+        return KeyKind::Honoured;
+    }
+    if codex_only.contains(&key) {
+        return KeyKind::CodexOnly;
+    }
+    KeyKind::Unknown {
+        suggestion: closest(key, honoured.iter().chain(codex_only).copied()),
+    }
+}
+
+/// The known key closest to `key`, if it is close enough to be a likely typo.
+pub fn closest(key: &str, known: impl Iterator<Item = &'static str>) -> Option<&'static str> {
+    known
+        .map(|k| (strsim::jaro_winkler(key, k), k))
+        .filter(|(score, _)| *score >= 0.85)
+        .max_by(|a, b| a.0.total_cmp(&b.0))
+        .map(|(_, k)| k)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lists_do_not_overlap() {
+        for k in TOP_LEVEL_KEYS {
+            assert!(
+                !CODEX_ONLY_TOP_LEVEL_KEYS.contains(k),
+                "{k} is in both lists"
+            );
+        }
+        for k in PROFILE_KEYS {
+            assert!(!CODEX_ONLY_PROFILE_KEYS.contains(k), "{k} is in both lists");
+        }
+    }
+
+    #[test]
+    fn typos_get_the_closest_key() {
+        let kind = classify("modle", TOP_LEVEL_KEYS, CODEX_ONLY_TOP_LEVEL_KEYS);
+        assert_eq!(
+            kind,
+            KeyKind::Unknown {
+                suggestion: Some("model")
+            }
+        );
+        assert_eq!(
+            classify("aproval_policy", TOP_LEVEL_KEYS, CODEX_ONLY_TOP_LEVEL_KEYS),
+            KeyKind::Unknown {
+                suggestion: Some("approval_policy")
+            }
+        );
+        assert_eq!(
+            classify("zzz", TOP_LEVEL_KEYS, CODEX_ONLY_TOP_LEVEL_KEYS),
+            KeyKind::Unknown { suggestion: None }
+        );
+        assert_eq!(
+            classify("tui", TOP_LEVEL_KEYS, CODEX_ONLY_TOP_LEVEL_KEYS),
+            KeyKind::CodexOnly
+        );
+    }
+}
