@@ -11,11 +11,13 @@
 //! and interrupts a turn by dropping the stream (no background task outlives it).
 //!
 //! Public surface: [`ModelClient`], [`Prompt`], [`RetryNotice`], [`ResponseStream`],
-//! [`ResponseEvent`], [`ModelError`].
+//! [`ResponseEvent`], [`ModelError`] (with [`ModelError::context_overflow`] to recognise
+//! context-length errors, [`classify_overflow`]).
 
 mod chat;
 mod error;
 mod http;
+mod overflow;
 mod responses;
 mod retry;
 mod sse;
@@ -34,6 +36,7 @@ use reqwest::StatusCode;
 use reqwest::header::{CONTENT_TYPE, HeaderMap};
 
 pub use error::ModelError;
+pub use overflow::{ContextOverflow, classify_overflow};
 
 use http::ErrorContext;
 
