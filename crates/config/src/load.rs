@@ -54,7 +54,12 @@ pub struct Config {
     pub model_provider: ModelProviderInfo,
     pub model_providers: BTreeMap<String, ModelProviderInfo>,
     pub model_reasoning_effort: Option<ReasoningEffort>,
+    /// `model_context_window`: the model's window in tokens, when the user knows it better
+    /// than the built-in table or the server.
     pub model_context_window: Option<i64>,
+    /// `model_auto_compact_token_limit`: compact the history once a request would carry this
+    /// many tokens (default: a share of the window, decided by the engine).
+    pub model_auto_compact_token_limit: Option<i64>,
     pub approval_policy: AskForApproval,
     pub sandbox_mode: SandboxMode,
     pub sandbox_policy: SandboxPolicy,
@@ -108,6 +113,7 @@ const TOP_LEVEL_KEYS: &[&str] = &[
     "model_reasoning_summary",
     "model_verbosity",
     "model_context_window",
+    "model_auto_compact_token_limit",
     "approval_policy",
     "sandbox_mode",
     "sandbox_workspace_write",
@@ -134,6 +140,8 @@ const PROFILE_KEYS: &[&str] = &[
     "model_reasoning_effort",
     "model_reasoning_summary",
     "model_verbosity",
+    "model_context_window",
+    "model_auto_compact_token_limit",
     "approval_policy",
     "sandbox_mode",
     "sandbox_workspace_write",
@@ -717,6 +725,8 @@ fn build_config(inputs: TypedInputs<'_>) -> Result<Config, ConfigError> {
             .max(1),
     );
     let model_context_window = get_uint(t, "model_context_window", origin)?.map(|v| v as i64);
+    let model_auto_compact_token_limit =
+        get_uint(t, "model_auto_compact_token_limit", origin)?.map(|v| v as i64);
 
     Ok(Config {
         home,
@@ -727,6 +737,7 @@ fn build_config(inputs: TypedInputs<'_>) -> Result<Config, ConfigError> {
         model_providers: providers,
         model_reasoning_effort,
         model_context_window,
+        model_auto_compact_token_limit,
         approval_policy,
         sandbox_mode,
         sandbox_policy,

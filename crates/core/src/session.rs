@@ -1,11 +1,13 @@
 //! State shared by a thread's actor and its running turn.
 
+use crate::context_window::{DEFAULT_CONTEXT_WINDOW, TokenEstimator, builtin_context_window};
 use crate::recorder::{Recorder, is_persisted};
 use oi_config::Config;
 use oi_mcp_client::McpConnectionManager;
 use oi_model_client::ModelClient;
 use oi_protocol::ThreadId;
 use oi_protocol::models::{ResponseItem, TokenUsage};
+use oi_thread_store::CompactedItem;
 use oi_protocol::protocol::{ElicitationResponse, Event, EventMsg, ReviewDecision, WarningEvent};
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
@@ -32,6 +34,10 @@ pub(crate) struct SessionState {
     pub pending_approvals: HashMap<String, oneshot::Sender<ReviewDecision>>,
     pub pending_elicitations: HashMap<(String, String), oneshot::Sender<ElicitationResponse>>,
     pub total_usage: TokenUsage,
+    /// The window a context-length error stated (or implied); beats every other source.
+    pub learned_window: Option<i64>,
+    /// Turns request bytes into tokens, corrected by the server's usage reports.
+    pub estimator: TokenEstimator,
 }
 
 pub(crate) struct Session {
@@ -67,6 +73,8 @@ impl Session {
                 pending_approvals: HashMap::new(),
                 pending_elicitations: HashMap::new(),
                 total_usage: TokenUsage::default(),
+                learned_window: None,
+                estimator: TokenEstimator::default(),
             }),
             recorder: Mutex::new(recorder),
         }
@@ -148,6 +156,29 @@ impl Session {
             }
         }
         self.state().history.extend(items);
+    }
+
+    /// The model's context window in tokens: learned from an error, else configured, else
+    /// the built-in table, else [`DEFAULT_CONTEXT_WINDOW`].
+    pub fn context_window(&self) -> i64 {
+        let st = self.state();
+        st.learned_window
+            .or(st.config.model_context_window.filter(|w| *w > 0))
+            .or_else(|| builtin_context_window(&st.config.model))
+            .unwrap_or(DEFAULT_CONTEXT_WINDOW)
+    }
+
+    /// Replace the whole history (compaction) and record it as a `compacted` rollout item,
+    /// so resume and fork rebuild this history rather than the raw one.
+    pub fn replace_history(&self, turn_id: &str, summary: String, history: Vec<ResponseItem>) {
+        let r = self.recorder().record_compacted(&CompactedItem {
+            message: summary,
+            replacement_history: Some(history.clone()),
+        });
+        if let Err(e) = r {
+            self.warn_store(turn_id, &e);
+        }
+        self.state().history = history;
     }
 
     pub fn record_turn_context(&self, turn_id: &str) {

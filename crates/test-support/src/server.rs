@@ -89,6 +89,12 @@ impl State {
         self.count.send_replace(n);
     }
 
+    /// The script's `context_window` and `report_usage`.
+    fn window_and_usage(&self) -> (Option<u64>, bool) {
+        let c = lock(&self.script);
+        (c.script.context_window, c.script.report_usage)
+    }
+
     /// The next scripted response and its sequence number.
     fn next_response(&self) -> (MockResponse, u64) {
         let mut c = lock(&self.script);
@@ -252,10 +258,34 @@ async fn handle(state: Arc<State>, req: Request<Incoming>) -> Result<Response<Bo
             "the request body is not valid JSON",
         ));
     }
+    let tokens = crate::approx_tokens(bytes.len());
+    let (window, report_usage) = state.window_and_usage();
+    if let Some(window) = window.filter(|w| tokens > *w) {
+        // vLLM's wording and shape (OpenAI-compatible servers mostly copy it).
+        return Ok(json_response(
+            StatusCode::BAD_REQUEST,
+            json!({ "object": "error", "type": "BadRequestError", "param": null, "code": 400,
+                "message": format!(
+                "This model's maximum context length is {window} tokens. However, your request has {tokens} input tokens. Please reduce the length of the input messages."
+            ) }),
+        ));
+    }
     let (response, seq) = state.next_response();
     let wire = wire.unwrap_or_default();
     Ok(match response {
-        MockResponse::Turn(turn) => sse_response(&turn, wire, &model, seq),
+        MockResponse::Turn(mut turn) => {
+            if report_usage && turn.usage.is_none() {
+                let output = turn.text.as_deref().map_or(0, str::len) as i64 / 4;
+                turn.usage = Some(crate::TokenUsage {
+                    input_tokens: tokens as i64,
+                    cached_input_tokens: 0,
+                    output_tokens: output,
+                    reasoning_output_tokens: 0,
+                    total_tokens: tokens as i64 + output,
+                });
+            }
+            sse_response(&turn, wire, &model, seq)
+        }
         MockResponse::Error {
             status,
             body,
