@@ -190,7 +190,10 @@ model_auto_compact_token_limit = 6000
     assert_eq!(loaded.config.model_auto_compact_token_limit, Some(6000));
     let c = load_with(
         text,
-        &["model_context_window=4096", "model_auto_compact_token_limit=3000"],
+        &[
+            "model_context_window=4096",
+            "model_auto_compact_token_limit=3000",
+        ],
         Default::default(),
     )
     .unwrap()
@@ -200,7 +203,14 @@ model_auto_compact_token_limit = 6000
     let c = load_with("", &[], Default::default()).unwrap().config;
     assert_eq!(c.model_context_window, None);
     assert_eq!(c.model_auto_compact_token_limit, None);
-    let err = load_with("model_auto_compact_token_limit = \"lots\"", &[], Default::default())
-        .unwrap_err();
-    assert!(err.to_string().contains("model_auto_compact_token_limit"), "{err}");
+    let err = load_with(
+        "model_auto_compact_token_limit = \"lots\"",
+        &[],
+        Default::default(),
+    )
+    .unwrap_err();
+    assert!(
+        err.to_string().contains("model_auto_compact_token_limit"),
+        "{err}"
+    );
 }

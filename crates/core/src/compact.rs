@@ -110,7 +110,8 @@ pub(crate) async fn compact(
                     if let Some(w) = overflow.window {
                         sess.state().learned_window = Some(w);
                     }
-                    target = (target / 2).min(sess.context_window() * SUMMARY_REQUEST_PERCENT / 100);
+                    target =
+                        (target / 2).min(sess.context_window() * SUMMARY_REQUEST_PERCENT / 100);
                     continue;
                 }
                 return Err(CompactError::Failed(format!(

@@ -76,7 +76,11 @@ const WINDOW_TABLE: &[(&str, i64)] = &[
 
 /// The built-in window of `model`, if it is a model the table knows.
 pub fn builtin_context_window(model: &str) -> Option<i64> {
-    let name = model.rsplit('/').next().unwrap_or(model).to_ascii_lowercase();
+    let name = model
+        .rsplit('/')
+        .next()
+        .unwrap_or(model)
+        .to_ascii_lowercase();
     WINDOW_TABLE
         .iter()
         .find(|(pattern, _)| name.contains(pattern))
@@ -152,7 +156,10 @@ pub fn tool_output_budget(window: i64, configured_max: usize) -> usize {
 /// `output` cut to `budget` bytes head + tail, with a note on what was left out and how to
 /// get at it. Unchanged when it fits. Only the copy sent to the model is cut: history and
 /// the rollout keep the whole output.
-pub fn budget_tool_output(output: &FunctionCallOutput, budget: usize) -> Option<FunctionCallOutput> {
+pub fn budget_tool_output(
+    output: &FunctionCallOutput,
+    budget: usize,
+) -> Option<FunctionCallOutput> {
     let text_bytes: usize = output
         .content
         .iter()
@@ -268,6 +275,8 @@ mod tests {
         ];
         budget_tool_outputs(&mut items, 2048);
         assert_eq!(items[0].message_text().as_deref(), Some(text.as_str()));
-        assert!(matches!(&items[1], ResponseItem::FunctionCallOutput { output, .. } if output.text_content().len() < 3000));
+        assert!(
+            matches!(&items[1], ResponseItem::FunctionCallOutput { output, .. } if output.text_content().len() < 3000)
+        );
     }
 }

@@ -13,8 +13,8 @@ use oi_protocol::config_types::{AskForApproval, ReasoningEffort, SandboxPolicy};
 use oi_protocol::models::ResponseItem;
 use oi_protocol::protocol::{EventMsg, Op, SessionConfiguredEvent};
 use oi_thread_store::{
-    CompactedItem,
-    RolloutItem, RolloutWriter, SessionMeta, SessionSource, ThreadStore, TurnContextItem,
+    CompactedItem, RolloutItem, RolloutWriter, SessionMeta, SessionSource, ThreadStore,
+    TurnContextItem,
 };
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};

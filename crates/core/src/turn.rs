@@ -376,8 +376,15 @@ async fn sample(
                 continue;
             }
             Err(e) => {
-                if recover_from_overflow(sess, turn_id, cancel, &e, &prompt, &mut overflow_compacted)
-                    .await?
+                if recover_from_overflow(
+                    sess,
+                    turn_id,
+                    cancel,
+                    &e,
+                    &prompt,
+                    &mut overflow_compacted,
+                )
+                .await?
                 {
                     continue;
                 }
@@ -472,8 +479,15 @@ async fn sample(
         }
         // Some servers report a too-long prompt inside the stream.
         if items.is_empty()
-            && recover_from_overflow(sess, turn_id, cancel, &err, &prompt, &mut overflow_compacted)
-                .await?
+            && recover_from_overflow(
+                sess,
+                turn_id,
+                cancel,
+                &err,
+                &prompt,
+                &mut overflow_compacted,
+            )
+            .await?
         {
             continue;
         }
@@ -552,7 +566,11 @@ fn compact_failure(e: CompactError) -> TurnFailure {
 
 /// `Op::Compact`: a turn of its own that only compacts (`task_started`,
 /// `context_compacted`, `task_complete`; `error` first when it fails).
-pub(crate) async fn run_compact_turn(sess: Arc<Session>, turn_id: String, cancel: CancellationToken) {
+pub(crate) async fn run_compact_turn(
+    sess: Arc<Session>,
+    turn_id: String,
+    cancel: CancellationToken,
+) {
     let started = Instant::now();
     sess.send(
         &turn_id,

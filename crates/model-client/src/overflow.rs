@@ -109,7 +109,8 @@ fn window_from_text(lower: &str) -> Option<i64> {
 /// A plausible window size (at least 256 tokens) after up to 4 separator characters
 /// (spaces, quotes, colons, `=`, `(`).
 fn number_at_start(s: &str) -> Option<i64> {
-    let s = s.trim_start_matches(|c: char| c == ' ' || c == ':' || c == '=' || c == '"' || c == '(');
+    let s =
+        s.trim_start_matches(|c: char| c == ' ' || c == ':' || c == '=' || c == '"' || c == '(');
     let digits: String = s
         .chars()
         .take_while(|c| c.is_ascii_digit() || *c == ',' || *c == '_')
@@ -181,7 +182,9 @@ mod tests {
         let body = r#"{"error":{"code":400,"message":"the request exceeds the available context size, try increasing it","type":"exceed_context_size_error","n_prompt_tokens":5120,"n_ctx":4096}}"#;
         assert_eq!(window(body), Some(Some(4096)));
         assert_eq!(
-            window("the request exceeds the available context size, try increasing it (exceed_context_size_error)"),
+            window(
+                "the request exceeds the available context size, try increasing it (exceed_context_size_error)"
+            ),
             Some(None)
         );
     }
@@ -207,15 +210,21 @@ mod tests {
     #[test]
     fn mistral_tgi_sglang() {
         assert_eq!(
-            window("Prompt contains 40000 tokens and 0 draft tokens, too large for model with 32768 maximum context length"),
+            window(
+                "Prompt contains 40000 tokens and 0 draft tokens, too large for model with 32768 maximum context length"
+            ),
             Some(Some(32768))
         );
         assert_eq!(
-            window("Input validation error: `inputs` tokens + `max_new_tokens` must be <= 4096. Given: 5000 `inputs` tokens and 0 `max_new_tokens`"),
+            window(
+                "Input validation error: `inputs` tokens + `max_new_tokens` must be <= 4096. Given: 5000 `inputs` tokens and 0 `max_new_tokens`"
+            ),
             Some(Some(4096))
         );
         assert_eq!(
-            window("The input (5000 tokens) is longer than the model's context length (4096 tokens)."),
+            window(
+                "The input (5000 tokens) is longer than the model's context length (4096 tokens)."
+            ),
             Some(Some(4096))
         );
     }
@@ -239,7 +248,10 @@ mod tests {
             status: 400,
             message: "http://x answered HTTP 400 Bad Request: This model's maximum context length is 6000 tokens".into(),
         };
-        assert_eq!(e.context_overflow(), Some(ContextOverflow { window: Some(6000) }));
+        assert_eq!(
+            e.context_overflow(),
+            Some(ContextOverflow { window: Some(6000) })
+        );
         let e = ModelError::Http {
             status: 401,
             message: "maximum context length is 6000 tokens".into(),

@@ -26,6 +26,19 @@ pub struct MockScript {
     /// approximate tokens, like a server that counts the prompt.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub report_usage: bool,
+    /// Requests whose body contains a rule's text get the rule's response instead of the
+    /// next scripted one (the script does not advance), e.g. to answer a client's
+    /// summarization requests whenever they come.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub rules: Vec<MockRule>,
+}
+
+/// See [`MockScript::rules`].
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct MockRule {
+    /// Matched against the raw request body (JSON text, so quotes and newlines are escaped).
+    pub contains: String,
+    pub response: MockResponse,
 }
 
 impl MockScript {
@@ -67,6 +80,20 @@ impl MockScript {
     /// Reports prompt usage on every turn (see [`MockScript::report_usage`]).
     pub fn reporting_usage(mut self) -> Self {
         self.report_usage = true;
+        self
+    }
+
+    /// Answers requests whose body contains `contains` with `response` (see
+    /// [`MockScript::rules`]).
+    pub fn with_rule(
+        mut self,
+        contains: impl Into<String>,
+        response: impl Into<MockResponse>,
+    ) -> Self {
+        self.rules.push(MockRule {
+            contains: contains.into(),
+            response: response.into(),
+        });
         self
     }
 

@@ -95,6 +95,21 @@ impl State {
         (c.script.context_window, c.script.report_usage)
     }
 
+    /// The response of the first rule whose text the body contains (the script does not
+    /// advance), with its sequence number.
+    fn rule_response(&self, body: &str) -> Option<(MockResponse, u64)> {
+        let mut c = lock(&self.script);
+        let response = c
+            .script
+            .rules
+            .iter()
+            .find(|r| body.contains(&r.contains))?
+            .response
+            .clone();
+        c.served += 1;
+        Some((response, c.served))
+    }
+
     /// The next scripted response and its sequence number.
     fn next_response(&self) -> (MockResponse, u64) {
         let mut c = lock(&self.script);
@@ -270,7 +285,10 @@ async fn handle(state: Arc<State>, req: Request<Incoming>) -> Result<Response<Bo
             ) }),
         ));
     }
-    let (response, seq) = state.next_response();
+    let (response, seq) = match state.rule_response(&String::from_utf8_lossy(&bytes)) {
+        Some(hit) => hit,
+        None => state.next_response(),
+    };
     let wire = wire.unwrap_or_default();
     Ok(match response {
         MockResponse::Turn(mut turn) => {

@@ -10,8 +10,8 @@ use oi_protocol::protocol::{
     ErrorEvent, EventMsg, TokenCountEvent, TokenUsageInfo, TurnAbortReason, TurnAbortedEvent,
 };
 use oi_thread_store::{
-    ABORTED_CALL_OUTPUT, CompactedItem, GitInfo, RolloutItem, SessionMeta, SessionSource, StoreError, ThreadStore,
-    TurnContextItem, TurnStatus,
+    ABORTED_CALL_OUTPUT, CompactedItem, GitInfo, RolloutItem, SessionMeta, SessionSource,
+    StoreError, ThreadStore, TurnContextItem, TurnStatus,
 };
 use std::io::Write;
 
@@ -614,7 +614,11 @@ fn compacted_record_has_codex_shape_and_restarts_history_on_resume_and_fork() {
     let (_w, forked) = store
         .fork(&id, SessionMeta::new("/w", "p", "m", SessionSource::Cli))
         .unwrap();
-    assert_eq!(forked.history(), expected, "a fork starts from the compacted history");
+    assert_eq!(
+        forked.history(),
+        expected,
+        "a fork starts from the compacted history"
+    );
 }
 
 #[test]
