@@ -38,6 +38,8 @@ pub(crate) struct SessionState {
     pub learned_window: Option<i64>,
     /// Turns request bytes into tokens, corrected by the server's usage reports.
     pub estimator: TokenEstimator,
+    /// What the server reported for the model: `None` = not asked yet.
+    pub server_window: Option<Option<i64>>,
 }
 
 pub(crate) struct Session {
@@ -75,6 +77,7 @@ impl Session {
                 total_usage: TokenUsage::default(),
                 learned_window: None,
                 estimator: TokenEstimator::default(),
+                server_window: None,
             }),
             recorder: Mutex::new(recorder),
         }
@@ -159,13 +162,30 @@ impl Session {
     }
 
     /// The model's context window in tokens: learned from an error, else configured, else
-    /// the built-in table, else [`DEFAULT_CONTEXT_WINDOW`].
+    /// the built-in table, else what the server reported, else [`DEFAULT_CONTEXT_WINDOW`].
     pub fn context_window(&self) -> i64 {
         let st = self.state();
         st.learned_window
             .or(st.config.model_context_window.filter(|w| *w > 0))
             .or_else(|| builtin_context_window(&st.config.model))
+            .or(st.server_window.flatten())
             .unwrap_or(DEFAULT_CONTEXT_WINDOW)
+    }
+
+    /// Ask the server for the window once, when neither config nor the table knows it.
+    pub async fn lookup_server_window(&self) {
+        let model = {
+            let st = self.state();
+            let known = st.learned_window.is_some()
+                || st.config.model_context_window.is_some_and(|w| w > 0)
+                || builtin_context_window(&st.config.model).is_some();
+            if known || st.server_window.is_some() {
+                return;
+            }
+            st.config.model.clone()
+        };
+        let window = self.client.server_context_window(&model).await;
+        self.state().server_window = Some(window);
     }
 
     /// Replace the whole history (compaction) and record it as a `compacted` rollout item,

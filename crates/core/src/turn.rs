@@ -45,6 +45,7 @@ pub(crate) async fn run_turn(
 ) {
     let started = Instant::now();
     sess.record_turn_context(&turn_id);
+    sess.lookup_server_window().await;
     let window = Some(sess.context_window());
     sess.send(
         &turn_id,
@@ -572,6 +573,7 @@ pub(crate) async fn run_compact_turn(
     cancel: CancellationToken,
 ) {
     let started = Instant::now();
+    sess.lookup_server_window().await;
     sess.send(
         &turn_id,
         EventMsg::TaskStarted(TaskStartedEvent {

@@ -349,3 +349,31 @@ async fn compact_on_an_empty_thread_says_there_is_nothing_to_compact() {
     assert!(mock.requests().is_empty());
     m.shutdown_all().await;
 }
+
+#[tokio::test]
+async fn the_window_the_server_lists_is_used_before_any_overflow() {
+    let home = tempfile::tempdir().unwrap();
+    let mock = MockModelServer::start(script(WINDOW, false).listing_context_window())
+        .await
+        .unwrap();
+    let m = manager();
+    let t = m
+        .start_thread(config(&mock, home.path(), WireApi::Chat, None))
+        .await
+        .unwrap();
+    let evs = run_turn(&t.thread, user("run the numbered commands")).await;
+    assert!(errors(&evs).is_empty(), "{:?}", errors(&evs));
+    let started = evs.iter().find_map(|e| match &e.msg {
+        EventMsg::TaskStarted(s) => s.model_context_window,
+        _ => None,
+    });
+    assert_eq!(started, Some(WINDOW as i64));
+    assert!(compactions(&evs) >= 1);
+    let oversized = mock
+        .requests()
+        .iter()
+        .filter(|r| r.approx_tokens() > WINDOW)
+        .count();
+    assert_eq!(oversized, 0, "no request should need the overflow path");
+    m.shutdown_all().await;
+}

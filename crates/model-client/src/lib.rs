@@ -21,6 +21,7 @@ mod overflow;
 mod responses;
 mod retry;
 mod sse;
+mod window;
 
 use std::pin::Pin;
 use std::sync::{Arc, Mutex};
@@ -37,6 +38,7 @@ use reqwest::header::{CONTENT_TYPE, HeaderMap};
 
 pub use error::ModelError;
 pub use overflow::{ContextOverflow, classify_overflow};
+pub use window::{window_in_model_list, window_in_ollama_show};
 
 use http::ErrorContext;
 

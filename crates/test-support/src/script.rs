@@ -26,6 +26,9 @@ pub struct MockScript {
     /// approximate tokens, like a server that counts the prompt.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub report_usage: bool,
+    /// List `context_window` in `GET …/models` as vLLM does (`max_model_len`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub list_context_window: bool,
     /// Requests whose body contains a rule's text get the rule's response instead of the
     /// next scripted one (the script does not advance), e.g. to answer a client's
     /// summarization requests whenever they come.
@@ -74,6 +77,12 @@ impl MockScript {
     /// Rejects requests over `tokens` (see [`MockScript::context_window`]).
     pub fn with_context_window(mut self, tokens: u64) -> Self {
         self.context_window = Some(tokens);
+        self
+    }
+
+    /// Lists the context window in `GET …/models` (see [`MockScript::list_context_window`]).
+    pub fn listing_context_window(mut self) -> Self {
+        self.list_context_window = true;
         self
     }
 

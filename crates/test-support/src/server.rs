@@ -89,6 +89,12 @@ impl State {
         self.count.send_replace(n);
     }
 
+    /// The script's `context_window` and `list_context_window`.
+    fn window_and_listing(&self) -> (Option<u64>, bool) {
+        let c = lock(&self.script);
+        (c.script.context_window, c.script.list_context_window)
+    }
+
     /// The script's `context_window` and `report_usage`.
     fn window_and_usage(&self) -> (Option<u64>, bool) {
         let c = lock(&self.script);
@@ -201,9 +207,13 @@ async fn handle(state: Arc<State>, req: Request<Incoming>) -> Result<Response<Bo
         });
     }
     if method == Method::GET && trimmed.ends_with("/models") {
+        let mut model = json!({ "id": "mock-model", "object": "model", "owned_by": "mock" });
+        if let (Some(window), true) = state.window_and_listing() {
+            model["max_model_len"] = json!(window);
+        }
         return Ok(json_response(
             StatusCode::OK,
-            json!({ "object": "list", "data": [{ "id": "mock-model", "object": "model", "owned_by": "mock" }] }),
+            json!({ "object": "list", "data": [model] }),
         ));
     }
     let wire = if trimmed.ends_with("/chat/completions") {
