@@ -40,6 +40,8 @@ pub(crate) struct SessionState {
     pub estimator: TokenEstimator,
     /// What the server reported for the model: `None` = not asked yet.
     pub server_window: Option<Option<i64>>,
+    /// MCP tools whose schemas `tool_search` loaded (qualified names).
+    pub loaded_tools: HashSet<String>,
 }
 
 pub(crate) struct Session {
@@ -78,6 +80,7 @@ impl Session {
                 learned_window: None,
                 estimator: TokenEstimator::default(),
                 server_window: None,
+                loaded_tools: HashSet::new(),
             }),
             recorder: Mutex::new(recorder),
         }

