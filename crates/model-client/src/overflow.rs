@@ -109,8 +109,7 @@ fn window_from_text(lower: &str) -> Option<i64> {
 /// A plausible window size (at least 256 tokens) after up to 4 separator characters
 /// (spaces, quotes, colons, `=`, `(`).
 fn number_at_start(s: &str) -> Option<i64> {
-    let s =
-        s.trim_start_matches(|c: char| c == ' ' || c == ':' || c == '=' || c == '"' || c == '(');
+    let s = s.trim_start_matches([' ', ':', '=', '"', '(']);
     let digits: String = s
         .chars()
         .take_while(|c| c.is_ascii_digit() || *c == ',' || *c == '_')
@@ -140,9 +139,10 @@ impl ModelError {
     /// `Some` when this error says the request did not fit the model's context window.
     pub fn context_overflow(&self) -> Option<ContextOverflow> {
         match self {
-            ModelError::Http { status, message } if matches!(status, 400 | 413 | 422 | 500) => {
-                classify_overflow(message)
-            }
+            ModelError::Http {
+                status: 400 | 413 | 422 | 500,
+                message,
+            } => classify_overflow(message),
             ModelError::Provider(message) | ModelError::BadResponse(message) => {
                 classify_overflow(message)
             }
