@@ -326,6 +326,13 @@ impl ItemMapper {
             EventMsg::TurnAborted(a) => {
                 self.end(TurnEnd::Interrupted, a.completed_at, a.duration_ms, out);
             }
+            EventMsg::ContextCompacted(_) => {
+                let item = json!({"type": "contextCompaction", "id": self.new_item_id()});
+                out.push(self.started(&item));
+                out.push(self.completed(&item));
+                // Deprecated in the reference, still sent for clients that listen for it.
+                out.push(self.note("thread/compacted", json!({})));
+            }
             _ => {}
         }
     }
@@ -767,6 +774,26 @@ mod tests {
         assert_eq!(done[0].params["item"]["text"], "partial");
         assert_eq!(done[1].params["turn"]["status"], "interrupted");
         assert_eq!(m.ended, Some(TurnEnd::Interrupted));
+    }
+
+    #[test]
+    fn compaction_is_an_item_and_a_thread_compacted_note() {
+        let mut m = ItemMapper::new("th", "t1");
+        let notes = m.on_event(&ev(EventMsg::ContextCompacted(
+            oi_protocol::protocol::ContextCompactedEvent {
+                tokens_before: Some(5000),
+                tokens_after: Some(900),
+                automatic: true,
+            },
+        )));
+        assert_eq!(
+            methods(&notes),
+            ["item/started", "item/completed", "thread/compacted"]
+        );
+        assert_eq!(notes[1].params["item"]["type"], "contextCompaction");
+        assert!(notes[1].params["item"]["id"].is_string());
+        assert_eq!(notes[2].params["threadId"], "th");
+        assert_eq!(notes[2].params["turnId"], "t1");
     }
 
     #[test]

@@ -34,6 +34,13 @@ pub(crate) fn register(t: &mut MethodTable, conn: &Arc<Conn>) {
     method(t, conn, "turn/start", Execution::Spawn, start);
     method(t, conn, "turn/steer", Execution::Spawn, steer);
     method(t, conn, "turn/interrupt", Execution::Spawn, interrupt);
+    method(
+        t,
+        conn,
+        "thread/compact/start",
+        Execution::Spawn,
+        compact_start,
+    );
 }
 
 #[derive(Deserialize)]
@@ -79,6 +86,12 @@ struct SteerParams {
     thread_id: String,
     input: Vec<V2UserInput>,
     expected_turn_id: String,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct CompactStartParams {
+    thread_id: String,
 }
 
 #[derive(Deserialize)]
@@ -160,6 +173,32 @@ async fn start(conn: Arc<Conn>, ctx: RequestContext, p: StartParams) -> Result<V
     let (id, thread) = live(&conn, &p.thread_id)?;
     let items = core_input(&p.input)?;
     let overrides = overrides(&p, &thread)?;
+    let (turn_id, started_at) =
+        submit_turn(&conn, &ctx, id, thread, Op::UserInput { items, overrides }).await?;
+    Ok(json!({ "turn": in_progress(&turn_id, started_at) }))
+}
+
+/// `thread/compact/start`: compaction as a turn of its own. Progress arrives as for any turn:
+/// `turn/started`, the `contextCompaction` item, `thread/compacted`, `turn/completed`.
+async fn compact_start(
+    conn: Arc<Conn>,
+    ctx: RequestContext,
+    p: CompactStartParams,
+) -> Result<Value, RpcError> {
+    let (id, thread) = live(&conn, &p.thread_id)?;
+    submit_turn(&conn, &ctx, id, thread, Op::Compact).await?;
+    Ok(json!({}))
+}
+
+/// Claim the thread's event stream, submit `op` as a new turn, and pump its events to the
+/// client. Returns the turn id and its start time.
+async fn submit_turn(
+    conn: &Arc<Conn>,
+    ctx: &RequestContext,
+    id: ThreadId,
+    thread: Arc<Thread>,
+    op: Op,
+) -> Result<(String, i64), RpcError> {
     let turn_id = oi_protocol::ids::new_id();
     let owner = RequestId::String(format!("{V2_OWNER}{turn_id}"));
     let guard = conn
@@ -175,7 +214,7 @@ async fn start(conn: Arc<Conn>, ctx: RequestContext, p: StartParams) -> Result<V
     thread
         .submit_with_id(Submission {
             id: turn_id.clone(),
-            op: Op::UserInput { items, overrides },
+            op,
         })
         .await
         .map_err(core_error)?;
@@ -191,7 +230,7 @@ async fn start(conn: Arc<Conn>, ctx: RequestContext, p: StartParams) -> Result<V
     };
     let sent = ctx.response_sent();
     tokio::spawn(pump.run(sent, started_at));
-    Ok(json!({ "turn": in_progress(&turn_id, started_at) }))
+    Ok((turn_id, started_at))
 }
 
 fn in_progress(turn_id: &str, started_at: i64) -> Value {

@@ -432,3 +432,48 @@ async fn file_change_approval_round_trip() {
         "hello\n"
     );
 }
+
+#[tokio::test]
+async fn thread_compact_start_runs_a_compaction_turn() {
+    let script = MockScript::turns([MockTurn::text("a long answer")]).with_rule(
+        "Your context window is nearly full",
+        MockTurn::text("SUMMARY of the work"),
+    );
+    let env = Env::new(script, "").await;
+    let mut c = env.client();
+    let tid = c.start_thread(&env.work).await["thread"]["id"].clone();
+    let r = c
+        .ok(
+            "turn/start",
+            json!({"threadId": tid, "input": [{"type": "text", "text": "hi"}]}),
+        )
+        .await;
+    let first = r["turn"]["id"].as_str().unwrap().to_string();
+    c.turn_notifications(&first).await;
+
+    let r = c.ok("thread/compact/start", json!({"threadId": tid})).await;
+    assert_eq!(r, json!({}));
+    let started = c.notification("turn/started").await;
+    let turn_id = started["turn"]["id"].as_str().unwrap().to_string();
+    let notes = c.turn_notifications(&turn_id).await;
+    let m = methods(&notes);
+    assert!(m.contains(&"thread/compacted".to_string()), "{m:?}");
+    let items = completed_items(&notes);
+    assert_eq!(items.len(), 1, "{items:?}");
+    assert_eq!(items[0]["type"], "contextCompaction");
+    assert_eq!(
+        notes.last().unwrap()["params"]["turn"]["status"],
+        "completed"
+    );
+
+    let err = c
+        .err("thread/compact/start", json!({"threadId": "not-a-thread"}))
+        .await;
+    assert!(
+        err["message"]
+            .as_str()
+            .unwrap()
+            .contains("invalid thread id"),
+        "{err}"
+    );
+}

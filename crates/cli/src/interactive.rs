@@ -91,7 +91,13 @@ async fn run_one_turn(
     human: &mut HumanRenderer,
     signals: &mut TerminationSignals,
 ) -> TurnEnd {
-    let Some(id) = crate::exec::submit_prompt(thread, prompt).await else {
+    // `/compact` summarizes the conversation so far (a turn of its own).
+    let submitted = if prompt.trim() == "/compact" {
+        thread.submit(Op::Compact).await.ok()
+    } else {
+        crate::exec::submit_prompt(thread, prompt).await
+    };
+    let Some(id) = submitted else {
         return TurnEnd::Failed;
     };
     let mut streamed = false;
@@ -233,7 +239,7 @@ pub async fn run(global: GlobalArgs, first_prompt: Option<String>) -> i32 {
     let mut human = HumanRenderer::new(reasoning);
     human.render(&EventMsg::SessionConfigured(new.session_configured.clone()));
     eprintln!(
-        "Type a request; /exit or Ctrl-D to quit. Resume later with `interpreter resume {}`.",
+        "Type a request; /compact to summarize the conversation so far; /exit or Ctrl-D to quit. Resume later with `interpreter resume {}`.",
         new.thread_id
     );
     let mut lines = stdin_lines();

@@ -107,6 +107,11 @@ impl HumanRenderer {
             )),
             EventMsg::Warning(w) => self.line(&format!("[warning] {}", w.message)),
             EventMsg::StreamError(s) => self.line(&format!("[retry] {}", s.message)),
+            EventMsg::ContextCompacted(c) => self.line(&format!(
+                "[context] conversation compacted to fit the model's window (~{} → ~{} tokens)",
+                c.tokens_before.unwrap_or(0),
+                c.tokens_after.unwrap_or(0)
+            )),
             EventMsg::Error(e) => self.line(&format!("[error] {}", e.message)),
             EventMsg::TurnAborted(_) => self.line("[interpreter] turn interrupted"),
             _ => {}

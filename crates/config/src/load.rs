@@ -59,7 +59,12 @@ pub struct Config {
     pub model_provider: ModelProviderInfo,
     pub model_providers: BTreeMap<String, ModelProviderInfo>,
     pub model_reasoning_effort: Option<ReasoningEffort>,
+    /// `model_context_window`: the model's window in tokens, when the user knows it better
+    /// than the built-in table or the server.
     pub model_context_window: Option<i64>,
+    /// `model_auto_compact_token_limit`: compact the history once a request would carry this
+    /// many tokens (default: a share of the window, decided by the engine).
+    pub model_auto_compact_token_limit: Option<i64>,
     pub approval_policy: AskForApproval,
     pub sandbox_mode: SandboxMode,
     pub sandbox_policy: SandboxPolicy,
@@ -749,6 +754,8 @@ fn build_config(inputs: TypedInputs<'_>) -> Result<Config, ConfigError> {
             });
         }
     };
+    let model_auto_compact_token_limit =
+        get_uint(t, "model_auto_compact_token_limit", origin)?.map(|v| v as i64);
 
     Ok(Config {
         home,
@@ -759,6 +766,7 @@ fn build_config(inputs: TypedInputs<'_>) -> Result<Config, ConfigError> {
         model_providers: providers,
         model_reasoning_effort,
         model_context_window,
+        model_auto_compact_token_limit,
         approval_policy,
         sandbox_mode,
         sandbox_policy,

@@ -487,3 +487,43 @@ fn bad_values_of_the_new_keys_name_the_key_and_the_choices() {
         assert!(e.contains(needle), "{text}: {e}");
     }
 }
+
+#[test]
+fn context_window_settings_from_file_profile_and_flags() {
+    let text = r#"
+model_context_window = 32768
+profile = "small"
+[profiles.small]
+model_context_window = 8192
+model_auto_compact_token_limit = 6000
+"#;
+    let loaded = load_with(text, &[], Default::default()).unwrap();
+    assert!(loaded.warnings.is_empty(), "{:?}", loaded.warnings);
+    assert_eq!(loaded.config.model_context_window, Some(8192));
+    assert_eq!(loaded.config.model_auto_compact_token_limit, Some(6000));
+    let c = load_with(
+        text,
+        &[
+            "model_context_window=4096",
+            "model_auto_compact_token_limit=3000",
+        ],
+        Default::default(),
+    )
+    .unwrap()
+    .config;
+    assert_eq!(c.model_context_window, Some(4096));
+    assert_eq!(c.model_auto_compact_token_limit, Some(3000));
+    let c = load_with("", &[], Default::default()).unwrap().config;
+    assert_eq!(c.model_context_window, None);
+    assert_eq!(c.model_auto_compact_token_limit, None);
+    let err = load_with(
+        "model_auto_compact_token_limit = \"lots\"",
+        &[],
+        Default::default(),
+    )
+    .unwrap_err();
+    assert!(
+        err.to_string().contains("model_auto_compact_token_limit"),
+        "{err}"
+    );
+}

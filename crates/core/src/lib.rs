@@ -12,6 +12,8 @@
 //! protocol crate.
 
 mod approval;
+mod compact;
+mod context_window;
 mod elicitation;
 mod error;
 mod exec;
@@ -27,6 +29,11 @@ mod thread;
 mod tools;
 mod turn;
 
+pub use compact::{BUILTIN_COMPACT_PROMPT, SUMMARY_PREFIX};
+pub use context_window::{
+    AUTO_COMPACT_PERCENT, DEFAULT_CONTEXT_WINDOW, auto_compact_limit, builtin_context_window,
+    tool_output_budget,
+};
 pub use error::CoreError;
 pub use manager::{NewThread, ThreadManager, ThreadManagerOptions};
 pub use oi_protocol::truncate::truncate_head_tail;

@@ -13,7 +13,8 @@ use oi_protocol::config_types::{AskForApproval, ReasoningEffort, SandboxPolicy};
 use oi_protocol::models::ResponseItem;
 use oi_protocol::protocol::{EventMsg, Op, SessionConfiguredEvent};
 use oi_thread_store::{
-    RolloutItem, RolloutWriter, SessionMeta, SessionSource, ThreadStore, TurnContextItem,
+    CompactedItem, RolloutItem, RolloutWriter, SessionMeta, SessionSource, ThreadStore,
+    TurnContextItem,
 };
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -429,6 +430,12 @@ impl Recorder for StoreRecorder {
                 model: model.to_string(),
                 effort,
             }))
+            .map_err(|e| e.to_string())
+    }
+
+    fn record_compacted(&mut self, item: &CompactedItem) -> Result<(), String> {
+        self.0
+            .append(&RolloutItem::Compacted(item.clone()))
             .map_err(|e| e.to_string())
     }
 

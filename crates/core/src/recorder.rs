@@ -4,6 +4,7 @@
 use oi_protocol::config_types::{AskForApproval, ReasoningEffort, SandboxPolicy};
 use oi_protocol::models::ResponseItem;
 use oi_protocol::protocol::EventMsg;
+use oi_thread_store::CompactedItem;
 use std::path::{Path, PathBuf};
 
 /// Receives everything a thread must persist. Implementations write synchronously and
@@ -20,6 +21,11 @@ pub trait Recorder: Send {
         model: &str,
         effort: Option<ReasoningEffort>,
     ) -> Result<(), String>;
+    /// The history was compacted: `item.replacement_history` replaces everything before.
+    fn record_compacted(&mut self, item: &CompactedItem) -> Result<(), String> {
+        let _ = item;
+        Ok(())
+    }
     /// Called at the end of every turn and at shutdown.
     fn flush(&mut self) -> Result<(), String>;
     fn path(&self) -> Option<PathBuf>;

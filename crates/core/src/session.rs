@@ -1,6 +1,7 @@
 //! State shared by a thread's actor and its running turn.
 
 use crate::notify::Notifier;
+use crate::context_window::{DEFAULT_CONTEXT_WINDOW, TokenEstimator, builtin_context_window};
 use crate::recorder::{Recorder, is_persisted};
 use oi_config::Config;
 use oi_mcp_client::McpConnectionManager;
@@ -8,6 +9,7 @@ use oi_model_client::ModelClient;
 use oi_protocol::ThreadId;
 use oi_protocol::models::{ResponseItem, TokenUsage};
 use oi_protocol::protocol::{ElicitationResponse, Event, EventMsg, ReviewDecision, WarningEvent};
+use oi_thread_store::CompactedItem;
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 use std::sync::{Mutex, MutexGuard};
@@ -33,6 +35,14 @@ pub(crate) struct SessionState {
     pub pending_approvals: HashMap<String, oneshot::Sender<ReviewDecision>>,
     pub pending_elicitations: HashMap<(String, String), oneshot::Sender<ElicitationResponse>>,
     pub total_usage: TokenUsage,
+    /// The window a context-length error stated (or implied); beats every other source.
+    pub learned_window: Option<i64>,
+    /// Turns request bytes into tokens, corrected by the server's usage reports.
+    pub estimator: TokenEstimator,
+    /// What the server reported for the model: `None` = not asked yet.
+    pub server_window: Option<Option<i64>>,
+    /// MCP tools whose schemas `tool_search` loaded (qualified names).
+    pub loaded_tools: HashSet<String>,
 }
 
 pub(crate) struct Session {
@@ -76,6 +86,10 @@ impl Session {
                 pending_approvals: HashMap::new(),
                 pending_elicitations: HashMap::new(),
                 total_usage: TokenUsage::default(),
+                learned_window: None,
+                estimator: TokenEstimator::default(),
+                server_window: None,
+                loaded_tools: HashSet::new(),
             }),
             recorder: Mutex::new(recorder),
             warned: Mutex::new(HashSet::new()),
@@ -187,6 +201,46 @@ impl Session {
             }
         }
         self.state().history.extend(items);
+    }
+
+    /// The model's context window in tokens: learned from an error, else configured, else
+    /// the built-in table, else what the server reported, else [`DEFAULT_CONTEXT_WINDOW`].
+    pub fn context_window(&self) -> i64 {
+        let st = self.state();
+        st.learned_window
+            .or(st.config.model_context_window.filter(|w| *w > 0))
+            .or_else(|| builtin_context_window(&st.config.model))
+            .or(st.server_window.flatten())
+            .unwrap_or(DEFAULT_CONTEXT_WINDOW)
+    }
+
+    /// Ask the server for the window once, when neither config nor the table knows it.
+    pub async fn lookup_server_window(&self) {
+        let model = {
+            let st = self.state();
+            let known = st.learned_window.is_some()
+                || st.config.model_context_window.is_some_and(|w| w > 0)
+                || builtin_context_window(&st.config.model).is_some();
+            if known || st.server_window.is_some() {
+                return;
+            }
+            st.config.model.clone()
+        };
+        let window = self.client.server_context_window(&model).await;
+        self.state().server_window = Some(window);
+    }
+
+    /// Replace the whole history (compaction) and record it as a `compacted` rollout item,
+    /// so resume and fork rebuild this history rather than the raw one.
+    pub fn replace_history(&self, turn_id: &str, summary: String, history: Vec<ResponseItem>) {
+        let r = self.recorder().record_compacted(&CompactedItem {
+            message: summary,
+            replacement_history: Some(history.clone()),
+        });
+        if let Err(e) = r {
+            self.warn_store(turn_id, &e);
+        }
+        self.state().history = history;
     }
 
     pub fn record_turn_context(&self, turn_id: &str) {

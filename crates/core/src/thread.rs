@@ -246,14 +246,30 @@ async fn run_actor(sess: Arc<Session>, mut rx: mpsc::UnboundedReceiver<Submissio
                 }
             }
             Op::Compact => {
-                // Placeholder until context compaction lands: say so rather than ignore it.
-                sess.send(
-                    &sub.id,
-                    EventMsg::Error(oi_protocol::protocol::ErrorEvent {
-                        message: "context compaction is not available in this build".into(),
-                        codex_error_info: None,
-                    }),
-                );
+                let mut st = sess.state();
+                if st.active_turn.is_some() {
+                    drop(st);
+                    sess.send(
+                        &sub.id,
+                        EventMsg::Error(oi_protocol::protocol::ErrorEvent {
+                            message: "cannot compact while a turn is running; interrupt it or wait for it to finish".into(),
+                            codex_error_info: Some(oi_protocol::protocol::ErrorInfo::BadRequest),
+                        }),
+                    );
+                    continue;
+                }
+                let cancel = CancellationToken::new();
+                st.active_turn = Some(ActiveTurn {
+                    id: sub.id.clone(),
+                    cancel: cancel.clone(),
+                    pending_input: Vec::new(),
+                });
+                drop(st);
+                turn_task = Some(tokio::spawn(crate::turn::run_compact_turn(
+                    sess.clone(),
+                    sub.id,
+                    cancel,
+                )));
             }
             Op::Shutdown => {
                 shutdown(&sess, &sub.id, turn_task.take()).await;

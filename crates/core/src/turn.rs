@@ -1,5 +1,7 @@
 //! One turn: stream the model, run the tools it calls, repeat until it answers.
 
+use crate::compact::{CompactError, compact, compact_if_needed};
+use crate::context_window::{budget_tool_outputs, tool_output_budget};
 use crate::prompt::{base_instructions, context_items};
 use crate::session::{ActiveTurn, Session};
 use crate::tools::{ToolCall, dispatch, tool_specs};
@@ -28,6 +30,8 @@ struct Sampled {
     usage: Option<TokenUsage>,
     /// The model stopped at its output token limit.
     truncated: bool,
+    /// Size of the request that produced this answer, to correct the token estimate.
+    prompt_bytes: usize,
 }
 
 /// The output of a call whose arguments were cut off by the output token limit.
@@ -46,7 +50,8 @@ pub(crate) async fn run_turn(
 ) {
     let started = Instant::now();
     sess.record_turn_context(&turn_id);
-    let window = sess.config().model_context_window;
+    sess.lookup_server_window().await;
+    let window = Some(sess.context_window());
     sess.send(
         &turn_id,
         EventMsg::TaskStarted(TaskStartedEvent {
@@ -131,10 +136,13 @@ async fn turn_loop(
                 info: Some(ErrorInfo::Other),
             });
         }
+        // Before a request would cross the auto-compact limit (at the start of a turn, and
+        // between tool calls), summarize the history so far.
+        compact_if_needed(sess, turn_id, cancel)
+            .await
+            .map_err(compact_failure)?;
         let sampled = sample(sess, turn_id, cancel).await?;
-        if let Some(usage) = sampled.usage {
-            report_usage(sess, turn_id, usage);
-        }
+        report_usage(sess, turn_id, &sampled);
         let truncated = sampled.truncated;
         let calls: Vec<(String, String, String)> = sampled
             .items
@@ -284,13 +292,41 @@ fn take_pending_input(sess: &Session, turn_id: &str) {
     sess.push_history(turn_id, pending);
 }
 
-fn report_usage(sess: &Session, turn_id: &str, usage: TokenUsage) {
+/// Account for one model response and emit `token_count`. Servers that report no usage get
+/// an estimate (the request's size, the answer's size), so the count is never missing.
+fn report_usage(sess: &Session, turn_id: &str, sampled: &Sampled) {
+    let usage = match sampled.usage {
+        Some(usage) => {
+            if usage.input_tokens > 0 {
+                sess.state()
+                    .estimator
+                    .observe(sampled.prompt_bytes, usage.input_tokens);
+            }
+            usage
+        }
+        None => {
+            let input = sess.state().estimator.tokens(sampled.prompt_bytes);
+            let out_bytes: usize = sampled
+                .items
+                .iter()
+                .map(|i| serde_json::to_string(i).map_or(0, |s| s.len()))
+                .sum();
+            let output = crate::context_window::estimate_tokens(out_bytes);
+            TokenUsage {
+                input_tokens: input,
+                cached_input_tokens: 0,
+                output_tokens: output,
+                reasoning_output_tokens: 0,
+                total_tokens: input + output,
+            }
+        }
+    };
     let total = {
         let mut st = sess.state();
         st.total_usage.add_assign(&usage);
         st.total_usage
     };
-    let window = sess.config().model_context_window;
+    let window = Some(sess.context_window());
     sess.send(
         turn_id,
         EventMsg::TokenCount(TokenCountEvent {
@@ -304,12 +340,20 @@ fn report_usage(sess: &Session, turn_id: &str, usage: TokenUsage) {
     );
 }
 
-fn build_prompt(sess: &Session) -> Prompt {
+/// The next request: instructions, environment context, history (each tool output cut to
+/// the window's budget; history itself keeps the whole output), tools.
+pub(crate) fn build_prompt(sess: &Session) -> Prompt {
     let tools = tool_specs(sess);
+    let window = sess.context_window();
     let st = sess.state();
     let cfg = &st.config;
     let mut input = context_items(cfg);
+    let start = input.len();
     input.extend(st.history.iter().cloned());
+    budget_tool_outputs(
+        &mut input[start..],
+        tool_output_budget(window, cfg.tool_output_max_bytes),
+    );
     Prompt {
         model: cfg.model.clone(),
         instructions: base_instructions(cfg),
@@ -351,8 +395,10 @@ async fn sample(
     let max_stream_retries = sess.config().model_provider.stream_max_retries();
     let mut attempt = 0u64;
     let mut stale_retry_used = false;
+    let mut overflow_compacted = false;
     loop {
         let prompt = build_prompt(sess);
+        let prompt_bytes = crate::context_window::prompt_bytes(&prompt);
         let on_retry = |n: RetryNotice| {
             sess.send(
                 turn_id,
@@ -392,10 +438,19 @@ async fn sample(
                 continue;
             }
             Err(e) => {
-                return Err(TurnFailure::Failed {
-                    info: classify(&e),
-                    message: e.to_string(),
-                });
+                if recover_from_overflow(
+                    sess,
+                    turn_id,
+                    cancel,
+                    &e,
+                    &prompt,
+                    &mut overflow_compacted,
+                )
+                .await?
+                {
+                    continue;
+                }
+                return Err(model_failure(&e, overflow_compacted));
             }
         };
         let mut items = Vec::new();
@@ -470,6 +525,7 @@ async fn sample(
                 items,
                 usage,
                 truncated,
+                prompt_bytes,
             });
         }
         let err = failure.unwrap_or_else(|| {
@@ -494,9 +550,152 @@ async fn sample(
             }
             continue;
         }
-        return Err(TurnFailure::Failed {
-            info: classify(&err),
-            message: err.to_string(),
-        });
+        // Some servers report a too-long prompt inside the stream.
+        if items.is_empty()
+            && recover_from_overflow(
+                sess,
+                turn_id,
+                cancel,
+                &err,
+                &prompt,
+                &mut overflow_compacted,
+            )
+            .await?
+        {
+            continue;
+        }
+        return Err(model_failure(&err, overflow_compacted));
     }
+}
+
+/// A context-length error: learn the window, compact, and let the caller retry the request
+/// once (`Ok(true)`). `Ok(false)` when this is not an overflow or the one retry is used up.
+async fn recover_from_overflow(
+    sess: &Arc<Session>,
+    turn_id: &str,
+    cancel: &CancellationToken,
+    err: &ModelError,
+    prompt: &Prompt,
+    already_compacted: &mut bool,
+) -> Result<bool, TurnFailure> {
+    let Some(overflow) = err.context_overflow() else {
+        return Ok(false);
+    };
+    if *already_compacted {
+        return Ok(false);
+    }
+    *already_compacted = true;
+    // The server is right about its window. When it does not say, it is smaller than the
+    // request it refused.
+    let learned = overflow
+        .window
+        .unwrap_or_else(|| crate::compact::implied_window(prompt).min(sess.context_window()));
+    sess.state().learned_window = Some(learned);
+    sess.send(
+        turn_id,
+        EventMsg::StreamError(StreamErrorEvent {
+            message: format!(
+                "the request did not fit the model's context window ({learned} tokens); compacting the conversation and retrying"
+            ),
+            codex_error_info: Some(ErrorInfo::ContextWindowExceeded),
+            additional_details: None,
+        }),
+    );
+    compact(sess, turn_id, cancel, true)
+        .await
+        .map_err(compact_failure)?;
+    Ok(true)
+}
+
+fn model_failure(err: &ModelError, overflow_compacted: bool) -> TurnFailure {
+    if err.context_overflow().is_some() {
+        let what = if overflow_compacted {
+            "even after compacting the conversation, the request does not fit the model's context window"
+        } else {
+            "the request does not fit the model's context window"
+        };
+        return TurnFailure::Failed {
+            message: format!(
+                "{err}\n{what}. Start a new thread, ask for less output at once, or give the model a bigger window (start the server with a larger context, e.g. vLLM `--max-model-len`, llama.cpp `-c`, Ollama `num_ctx`) and set `model_context_window` to match."
+            ),
+            info: Some(ErrorInfo::ContextWindowExceeded),
+        };
+    }
+    TurnFailure::Failed {
+        info: classify(err),
+        message: err.to_string(),
+    }
+}
+
+fn compact_failure(e: CompactError) -> TurnFailure {
+    match e {
+        CompactError::Interrupted => TurnFailure::Interrupted,
+        CompactError::Failed(message) => TurnFailure::Failed {
+            message,
+            info: Some(ErrorInfo::ContextWindowExceeded),
+        },
+    }
+}
+
+/// `Op::Compact`: a turn of its own that only compacts (`task_started`,
+/// `context_compacted`, `task_complete`; `error` first when it fails).
+pub(crate) async fn run_compact_turn(
+    sess: Arc<Session>,
+    turn_id: String,
+    cancel: CancellationToken,
+) {
+    let started = Instant::now();
+    sess.lookup_server_window().await;
+    sess.send(
+        &turn_id,
+        EventMsg::TaskStarted(TaskStartedEvent {
+            turn_id: turn_id.clone(),
+            started_at: Some(now_unix()),
+            model_context_window: Some(sess.context_window()),
+            collaboration_mode_kind: "default".into(),
+        }),
+    );
+    let has_history = !sess.state().history.is_empty();
+    let result = if has_history {
+        compact(&sess, &turn_id, &cancel, false).await
+    } else {
+        Err(CompactError::Failed(
+            "nothing to compact: the conversation is empty".into(),
+        ))
+    };
+    let duration_ms = Some(started.elapsed().as_millis() as u64);
+    finish(&sess, &turn_id, |sess| {
+        match result {
+            Err(CompactError::Interrupted) => {
+                sess.send(
+                    &turn_id,
+                    EventMsg::TurnAborted(TurnAbortedEvent {
+                        turn_id: Some(turn_id.clone()),
+                        reason: TurnAbortReason::Interrupted,
+                        completed_at: Some(now_unix()),
+                        duration_ms,
+                    }),
+                );
+                return;
+            }
+            Err(CompactError::Failed(message)) => sess.send(
+                &turn_id,
+                EventMsg::Error(ErrorEvent {
+                    message,
+                    codex_error_info: Some(ErrorInfo::Other),
+                }),
+            ),
+            Ok(()) => {}
+        }
+        sess.send(
+            &turn_id,
+            EventMsg::TaskComplete(TaskCompleteEvent {
+                turn_id: turn_id.clone(),
+                last_agent_message: None,
+                completed_at: Some(now_unix()),
+                duration_ms,
+            }),
+        );
+    });
+    sess.flush(&turn_id);
 }

@@ -147,6 +147,18 @@ pub(crate) fn http_error(
         500..=599 => format!("server error; gave up after {} retries", cx.retries),
         _ => "the server rejected the request".to_string(),
     };
+    // A context-length error: say so plainly, and carry the window the raw body states (e.g.
+    // llama.cpp's `n_ctx`, which the short provider message drops) in words the engine's
+    // overflow classifier reads back.
+    let hint = match crate::overflow::classify_overflow(body) {
+        Some(o) => match o.window {
+            Some(n) => format!(
+                "the conversation no longer fits the model's context window (maximum context length is {n} tokens); compact it, or set `model_context_window` to the server's real window"
+            ),
+            None => "the conversation no longer fits the model's context window (context_length_exceeded); compact it, or set `model_context_window` to the server's real window".to_string(),
+        },
+        None => hint,
+    };
     ModelError::Http {
         status: code,
         message: format!(

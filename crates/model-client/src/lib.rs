@@ -11,14 +11,17 @@
 //! and interrupts a turn by dropping the stream (no background task outlives it).
 //!
 //! Public surface: [`ModelClient`], [`Prompt`], [`RetryNotice`], [`ResponseStream`],
-//! [`ResponseEvent`], [`ModelError`].
+//! [`ResponseEvent`], [`ModelError`] (with [`ModelError::context_overflow`] to recognise
+//! context-length errors, [`classify_overflow`]).
 
 mod chat;
 mod error;
 mod http;
+mod overflow;
 mod responses;
 mod retry;
 mod sse;
+mod window;
 
 use std::pin::Pin;
 use std::sync::{Arc, Mutex};
@@ -34,6 +37,8 @@ use reqwest::StatusCode;
 use reqwest::header::{CONTENT_TYPE, HeaderMap};
 
 pub use error::ModelError;
+pub use overflow::{ContextOverflow, classify_overflow};
+pub use window::{window_in_model_list, window_in_ollama_show};
 
 use http::ErrorContext;
 

@@ -29,7 +29,14 @@ use tokio::task::JoinHandle;
 
 pub use oi_protocol::models::TokenUsage;
 pub use recorded::RecordedRequest;
-pub use script::{MockResponse, MockScript, MockToolCall, MockTurn};
+pub use script::{MockResponse, MockRule, MockScript, MockToolCall, MockTurn};
+
+/// The mock's token count for a request body of `body_bytes` bytes: bytes / 4, rounded up.
+/// Real tokenizers give about that for English and code; what matters in tests is that the
+/// mock and the assertions agree.
+pub fn approx_tokens(body_bytes: usize) -> u64 {
+    (body_bytes as u64).div_ceil(4)
+}
 
 /// The recorded stream `name` from this crate's `fixtures/` directory, e.g.
 /// `fixture("vllm/hermes-text-tool-call.sse")`. Each fixture is an SSE body as a real server

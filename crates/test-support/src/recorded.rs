@@ -56,6 +56,11 @@ impl RecordedRequest {
         }
     }
 
+    /// The request's size in the mock's tokens ([`crate::approx_tokens`] of the body).
+    pub fn approx_tokens(&self) -> u64 {
+        crate::approx_tokens(self.body.to_string().len())
+    }
+
     /// Text of the last user message.
     pub fn last_user_text(&self) -> Option<String> {
         self.items()

@@ -17,6 +17,31 @@ pub struct MockScript {
     pub responses: Vec<MockResponse>,
     #[serde(default)]
     pub fallback: Option<MockResponse>,
+    /// Behave like a server with this context window (tokens counted as body bytes / 4, see
+    /// [`crate::approx_tokens`]): a larger request gets HTTP 400 with vLLM's
+    /// "maximum context length" error and does not use up a scripted response.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub context_window: Option<u64>,
+    /// Report usage on every turn that has none scripted: `input_tokens` = the request's
+    /// approximate tokens, like a server that counts the prompt.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub report_usage: bool,
+    /// List `context_window` in `GET …/models` as vLLM does (`max_model_len`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub list_context_window: bool,
+    /// Requests whose body contains a rule's text get the rule's response instead of the
+    /// next scripted one (the script does not advance), e.g. to answer a client's
+    /// summarization requests whenever they come.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub rules: Vec<MockRule>,
+}
+
+/// See [`MockScript::rules`].
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct MockRule {
+    /// Matched against the raw request body (JSON text, so quotes and newlines are escaped).
+    pub contains: String,
+    pub response: MockResponse,
 }
 
 impl MockScript {
@@ -24,7 +49,7 @@ impl MockScript {
     pub fn new(responses: Vec<MockResponse>) -> Self {
         Self {
             responses,
-            fallback: None,
+            ..Self::default()
         }
     }
 
@@ -36,17 +61,49 @@ impl MockScript {
     /// These responses round-robin, forever (benchmarks, long sessions).
     pub fn cycle(responses: Vec<MockResponse>) -> Self {
         Self {
-            responses: Vec::new(),
             fallback: Some(MockResponse::Cycle { responses }),
+            ..Self::default()
         }
     }
 
     /// The same turn for every request, forever.
     pub fn always(turn: MockTurn) -> Self {
         Self {
-            responses: Vec::new(),
             fallback: Some(MockResponse::Turn(turn)),
+            ..Self::default()
         }
+    }
+
+    /// Rejects requests over `tokens` (see [`MockScript::context_window`]).
+    pub fn with_context_window(mut self, tokens: u64) -> Self {
+        self.context_window = Some(tokens);
+        self
+    }
+
+    /// Lists the context window in `GET …/models` (see [`MockScript::list_context_window`]).
+    pub fn listing_context_window(mut self) -> Self {
+        self.list_context_window = true;
+        self
+    }
+
+    /// Reports prompt usage on every turn (see [`MockScript::report_usage`]).
+    pub fn reporting_usage(mut self) -> Self {
+        self.report_usage = true;
+        self
+    }
+
+    /// Answers requests whose body contains `contains` with `response` (see
+    /// [`MockScript::rules`]).
+    pub fn with_rule(
+        mut self,
+        contains: impl Into<String>,
+        response: impl Into<MockResponse>,
+    ) -> Self {
+        self.rules.push(MockRule {
+            contains: contains.into(),
+            response: response.into(),
+        });
+        self
     }
 
     /// Sets what every request after the scripted ones gets.

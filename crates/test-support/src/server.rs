@@ -89,6 +89,33 @@ impl State {
         self.count.send_replace(n);
     }
 
+    /// The script's `context_window` and `list_context_window`.
+    fn window_and_listing(&self) -> (Option<u64>, bool) {
+        let c = lock(&self.script);
+        (c.script.context_window, c.script.list_context_window)
+    }
+
+    /// The script's `context_window` and `report_usage`.
+    fn window_and_usage(&self) -> (Option<u64>, bool) {
+        let c = lock(&self.script);
+        (c.script.context_window, c.script.report_usage)
+    }
+
+    /// The response of the first rule whose text the body contains (the script does not
+    /// advance), with its sequence number.
+    fn rule_response(&self, body: &str) -> Option<(MockResponse, u64)> {
+        let mut c = lock(&self.script);
+        let response = c
+            .script
+            .rules
+            .iter()
+            .find(|r| body.contains(&r.contains))?
+            .response
+            .clone();
+        c.served += 1;
+        Some((response, c.served))
+    }
+
     /// The next scripted response and its sequence number.
     fn next_response(&self) -> (MockResponse, u64) {
         let mut c = lock(&self.script);
@@ -181,9 +208,13 @@ async fn handle(state: Arc<State>, req: Request<Incoming>) -> Result<Response<Bo
         });
     }
     if method == Method::GET && trimmed.ends_with("/models") {
+        let mut model = json!({ "id": "mock-model", "object": "model", "owned_by": "mock" });
+        if let (Some(window), true) = state.window_and_listing() {
+            model["max_model_len"] = json!(window);
+        }
         return Ok(json_response(
             StatusCode::OK,
-            json!({ "object": "list", "data": [{ "id": "mock-model", "object": "model", "owned_by": "mock" }] }),
+            json!({ "object": "list", "data": [model] }),
         ));
     }
     let wire = if trimmed.ends_with("/chat/completions") {
@@ -253,10 +284,37 @@ async fn handle(state: Arc<State>, req: Request<Incoming>) -> Result<Response<Bo
             "the request body is not valid JSON",
         ));
     }
-    let (response, seq) = state.next_response();
+    let tokens = crate::approx_tokens(bytes.len());
+    let (window, report_usage) = state.window_and_usage();
+    if let Some(window) = window.filter(|w| tokens > *w) {
+        // vLLM's wording and shape (OpenAI-compatible servers mostly copy it).
+        return Ok(json_response(
+            StatusCode::BAD_REQUEST,
+            json!({ "object": "error", "type": "BadRequestError", "param": null, "code": 400,
+                "message": format!(
+                "This model's maximum context length is {window} tokens. However, your request has {tokens} input tokens. Please reduce the length of the input messages."
+            ) }),
+        ));
+    }
+    let (response, seq) = match state.rule_response(&String::from_utf8_lossy(&bytes)) {
+        Some(hit) => hit,
+        None => state.next_response(),
+    };
     let wire = wire.unwrap_or_default();
     Ok(match response {
-        MockResponse::Turn(turn) => sse_response(&turn, wire, &model, seq),
+        MockResponse::Turn(mut turn) => {
+            if report_usage && turn.usage.is_none() {
+                let output = turn.text.as_deref().map_or(0, str::len) as i64 / 4;
+                turn.usage = Some(crate::TokenUsage {
+                    input_tokens: tokens as i64,
+                    cached_input_tokens: 0,
+                    output_tokens: output,
+                    reasoning_output_tokens: 0,
+                    total_tokens: tokens as i64 + output,
+                });
+            }
+            sse_response(&turn, wire, &model, seq)
+        }
         MockResponse::Error {
             status,
             body,

@@ -411,3 +411,52 @@ fn binary_rejects_a_bad_script_clearly() {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("usage"));
 }
+
+#[tokio::test]
+async fn context_window_rejects_big_requests_without_using_up_the_script() {
+    let mock = MockModelServer::start(
+        MockScript::turns([MockTurn::text("first"), MockTurn::text("second")])
+            .with_context_window(300)
+            .reporting_usage(),
+    )
+    .await
+    .unwrap();
+    let base = mock.base_url();
+    let (status, ct, body) = post(&base, "/chat/completions", chat_body(&"x".repeat(2000))).await;
+    assert_eq!(status, 400);
+    assert!(ct.starts_with("application/json"), "{ct}");
+    let err: Value = serde_json::from_str(&body).unwrap();
+    let message = err["message"].as_str().unwrap();
+    assert!(
+        message.contains("maximum context length is 300 tokens"),
+        "{message}"
+    );
+    // The refused request did not use up "first"; the small one reports its size as usage.
+    let (status, _, body) = post(&base, "/chat/completions", chat_body("small")).await;
+    assert_eq!(status, 200);
+    assert_eq!(chat_text(&body), "first");
+    let requests = mock.requests();
+    assert_eq!(requests.len(), 2);
+    assert!(requests[0].approx_tokens() > 300);
+    let usage = data_lines(&body)
+        .iter()
+        .filter_map(|d| serde_json::from_str::<Value>(d).ok())
+        .find_map(|v| v.get("usage").filter(|u| u.is_object()).cloned())
+        .expect("a usage chunk");
+    assert_eq!(usage["prompt_tokens"], json!(requests[1].approx_tokens()));
+}
+
+#[tokio::test]
+async fn rules_answer_matching_requests_without_advancing_the_script() {
+    let mock = MockModelServer::start(
+        MockScript::turns([MockTurn::text("scripted")])
+            .with_rule("SUMMARIZE", MockTurn::text("a summary")),
+    )
+    .await
+    .unwrap();
+    let base = mock.base_url();
+    let (_, _, body) = post(&base, "/chat/completions", chat_body("please SUMMARIZE")).await;
+    assert_eq!(chat_text(&body), "a summary");
+    let (_, _, body) = post(&base, "/chat/completions", chat_body("go on")).await;
+    assert_eq!(chat_text(&body), "scripted");
+}

@@ -33,8 +33,8 @@ pub use loaded::{ABORTED_CALL_OUTPUT, LoadedThread, StoredTurn, TurnStatus};
 pub use rollout::RolloutWriter;
 pub use store::ThreadStore;
 pub use types::{
-    GitInfo, ListQuery, RolloutItem, RolloutLine, SessionMeta, SessionSource, SortKey, ThreadPage,
-    ThreadSummary, TurnContextItem, should_persist_event,
+    CompactedItem, GitInfo, ListQuery, RolloutItem, RolloutLine, SessionMeta, SessionSource,
+    SortKey, ThreadPage, ThreadSummary, TurnContextItem, should_persist_event,
 };
 
 #[cfg(test)]

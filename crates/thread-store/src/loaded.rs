@@ -74,7 +74,7 @@ fn is_conversation(item: &RolloutItem) -> bool {
 
 impl LoadedThread {
     /// The conversation history to send to the model on resume: every `ResponseItem` in
-    /// order. A function call without an output (the process died during the call) gets a
+    /// order, restarting from the replacement history of the last `compacted` record. A function call without an output (the process died during the call) gets a
     /// synthetic failed output [`ABORTED_CALL_OUTPUT`], placed after the run of calls and
     /// outputs it belongs to, so chat APIs accept the history.
     pub fn history(&self) -> Vec<ResponseItem> {
@@ -99,8 +99,23 @@ impl LoadedThread {
             }
         };
         for item in &self.items {
-            let RolloutItem::ResponseItem(ri) = item else {
-                continue;
+            let ri = match item {
+                RolloutItem::ResponseItem(ri) => ri,
+                // Compaction replaced everything before it; calls left dangling before it
+                // are gone with the rest.
+                RolloutItem::Compacted(c) => {
+                    dangling.clear();
+                    out = c.replacement_history.clone().unwrap_or_else(|| {
+                        vec![ResponseItem::Message {
+                            role: oi_protocol::models::Role::User,
+                            content: vec![oi_protocol::models::ContentItem::InputText {
+                                text: c.message.clone(),
+                            }],
+                        }]
+                    });
+                    continue;
+                }
+                _ => continue,
             };
             match ri {
                 ResponseItem::FunctionCall { call_id, .. } => {

@@ -123,6 +123,7 @@ impl Serialize for LineRef<'_> {
             RolloutItem::ResponseItem(p) => st.serialize_field("payload", p)?,
             RolloutItem::TurnContext(p) => st.serialize_field("payload", p)?,
             RolloutItem::EventMsg(p) => st.serialize_field("payload", p)?,
+            RolloutItem::Compacted(p) => st.serialize_field("payload", p)?,
         }
         st.end()
     }

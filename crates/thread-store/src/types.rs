@@ -23,6 +23,19 @@ pub enum RolloutItem {
     ResponseItem(ResponseItem),
     TurnContext(TurnContextItem),
     EventMsg(EventMsg),
+    /// The history was compacted: from here on, the model's history is `replacement_history`
+    /// (or, when a foreign writer left it out, just the summary `message`).
+    Compacted(CompactedItem),
+}
+
+/// Payload of a `compacted` record (Codex's shape).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct CompactedItem {
+    /// The summary the model wrote of the conversation so far.
+    pub message: String,
+    /// The whole history that replaces everything before this record.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub replacement_history: Option<Vec<ResponseItem>>,
 }
 
 impl RolloutItem {
@@ -33,6 +46,7 @@ impl RolloutItem {
             RolloutItem::ResponseItem(_) => "response_item",
             RolloutItem::TurnContext(_) => "turn_context",
             RolloutItem::EventMsg(_) => "event_msg",
+            RolloutItem::Compacted(_) => "compacted",
         }
     }
 }
@@ -95,6 +109,7 @@ impl Serialize for RolloutLine {
             RolloutItem::ResponseItem(p) => st.serialize_field("payload", p)?,
             RolloutItem::TurnContext(p) => st.serialize_field("payload", p)?,
             RolloutItem::EventMsg(p) => st.serialize_field("payload", p)?,
+            RolloutItem::Compacted(p) => st.serialize_field("payload", p)?,
         }
         st.end()
     }
@@ -150,6 +165,7 @@ impl RolloutLine {
             }
             "turn_context" => RolloutItem::TurnContext(serde_json::from_str(payload).map_err(bad)?),
             "event_msg" => RolloutItem::EventMsg(serde_json::from_str(payload).map_err(bad)?),
+            "compacted" => RolloutItem::Compacted(serde_json::from_str(payload).map_err(bad)?),
             other => return Err(LineError::UnknownKind(other.to_string())),
         };
         Ok(RolloutLine {

@@ -10,8 +10,8 @@ use oi_protocol::protocol::{
     ErrorEvent, EventMsg, TokenCountEvent, TokenUsageInfo, TurnAbortReason, TurnAbortedEvent,
 };
 use oi_thread_store::{
-    ABORTED_CALL_OUTPUT, GitInfo, RolloutItem, SessionMeta, SessionSource, StoreError, ThreadStore,
-    TurnContextItem, TurnStatus,
+    ABORTED_CALL_OUTPUT, CompactedItem, GitInfo, RolloutItem, SessionMeta, SessionSource,
+    StoreError, ThreadStore, TurnContextItem, TurnStatus,
 };
 use std::io::Write;
 
@@ -242,7 +242,7 @@ fn corrupt_middle_line_and_unknown_record_types_are_skipped_with_warnings() {
         .unwrap();
     f.write_all(b"\xff\xfe not utf8\n").unwrap();
     f.write_all(
-        b"{\"timestamp\":\"2026-01-01T00:00:00.000Z\",\"type\":\"compacted\",\"payload\":{\"message\":\"x\"}}\n",
+        b"{\"timestamp\":\"2026-01-01T00:00:00.000Z\",\"type\":\"ghost_snapshot\",\"payload\":{\"message\":\"x\"}}\n",
     )
     .unwrap();
     drop(f);
@@ -256,7 +256,7 @@ fn corrupt_middle_line_and_unknown_record_types_are_skipped_with_warnings() {
     assert_eq!(loaded.warnings.len(), 3, "{:?}", loaded.warnings);
     assert!(loaded.warnings[0].contains("line 3:"));
     assert!(loaded.warnings[1].contains("line 4: not UTF-8"));
-    assert!(loaded.warnings[2].contains("unknown record type `compacted`"));
+    assert!(loaded.warnings[2].contains("unknown record type `ghost_snapshot`"));
 }
 
 #[test]
@@ -570,4 +570,68 @@ fn collect_git_info_reads_a_repo() {
         info.repository_url.as_deref(),
         Some("https://example.com/r.git")
     );
+}
+
+fn compacted(summary: &str, replacement: Option<Vec<ResponseItem>>) -> RolloutItem {
+    RolloutItem::Compacted(CompactedItem {
+        message: summary.into(),
+        replacement_history: replacement,
+    })
+}
+
+#[test]
+fn compacted_record_has_codex_shape_and_restarts_history_on_resume_and_fork() {
+    let (_dir, store) = open();
+    let replacement = vec![
+        ResponseItem::user_text("first question"),
+        ResponseItem::user_text("SUMMARY: did a lot"),
+    ];
+    let (id, path) = thread_with(
+        &store,
+        &[
+            RolloutItem::ResponseItem(ResponseItem::user_text("first question")),
+            call("a"),
+            output("a", &"x".repeat(5000)),
+            // A call left dangling before the compaction is gone with the rest.
+            call("dangling"),
+            compacted("SUMMARY: did a lot", Some(replacement.clone())),
+            RolloutItem::ResponseItem(ResponseItem::assistant_text("after")),
+        ],
+    );
+    let text = std::fs::read_to_string(&path).unwrap();
+    let line: serde_json::Value = text
+        .lines()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+        .find(|v| v["type"] == "compacted")
+        .expect("a compacted line");
+    assert_eq!(line["payload"]["message"], "SUMMARY: did a lot");
+    assert_eq!(line["payload"]["replacement_history"][1]["role"], "user");
+
+    let mut expected = replacement.clone();
+    expected.push(ResponseItem::assistant_text("after"));
+    assert_eq!(store.load(&id).unwrap().history(), expected);
+
+    let (_w, forked) = store
+        .fork(&id, SessionMeta::new("/w", "p", "m", SessionSource::Cli))
+        .unwrap();
+    assert_eq!(
+        forked.history(),
+        expected,
+        "a fork starts from the compacted history"
+    );
+}
+
+#[test]
+fn compacted_record_without_replacement_history_keeps_the_summary() {
+    let (_dir, store) = open();
+    let (id, _) = thread_with(
+        &store,
+        &[
+            RolloutItem::ResponseItem(ResponseItem::user_text("old")),
+            compacted("the summary", None),
+        ],
+    );
+    let history = store.load(&id).unwrap().history();
+    assert_eq!(history.len(), 1);
+    assert_eq!(history[0].message_text().as_deref(), Some("the summary"));
 }

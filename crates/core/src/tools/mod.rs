@@ -2,6 +2,7 @@
 
 mod mcp;
 mod patch;
+pub(crate) mod search;
 mod shell;
 
 use crate::session::Session;
@@ -74,13 +75,21 @@ pub(crate) fn builtin_tool_specs() -> Vec<ToolSpec> {
 }
 
 /// Every tool the model may call now: built-ins, then the MCP tools of ready (or cached)
-/// servers. Recomputed per request, so tools of late servers join when they are ready.
+/// servers — or `tool_search` and the tools it loaded, when the MCP schemas would take too
+/// much of the context window. Recomputed per request, so tools of late servers join when
+/// they are ready.
 pub(crate) fn tool_specs(sess: &Session) -> Vec<ToolSpec> {
     let mut specs = builtin_tool_specs();
-    if let Some(m) = &sess.mcp {
-        specs.extend(m.tools().iter().map(|t| t.to_tool_spec()));
-    }
+    let mcp = mcp_tool_specs(sess);
+    specs.extend(search::offered(sess, mcp, sess.context_window()));
     specs
+}
+
+fn mcp_tool_specs(sess: &Session) -> Vec<ToolSpec> {
+    sess.mcp
+        .as_ref()
+        .map(|m| m.tools().iter().map(|t| t.to_tool_spec()).collect())
+        .unwrap_or_default()
 }
 
 /// Run one function call. Never fails: problems become tool errors the model can read.
@@ -94,6 +103,7 @@ pub(crate) async fn dispatch(
             shell::handle(sess, &call, cancel).await
         }
         "apply_patch" => patch::handle_tool(sess, &call, cancel).await,
+        search::TOOL_SEARCH => search::handle(sess, &call, &mcp_tool_specs(sess)),
         // Unit tests of turn supervision need a tool that panics; no production build has it.
         #[cfg(test)]
         crate::supervisor::tests::PANICKING_TOOL => panic!("{}", call.arguments),

@@ -1,0 +1,356 @@
+//! Context compaction: ask the model for a summary of the work so far and replace the
+//! history with the user's recent messages and that summary.
+//!
+//! Runs automatically before a request would cross `model_auto_compact_token_limit` (between
+//! turns and between tool calls), after a context-length error (then the request is retried
+//! once), and on `Op::Compact`. The summarization request must itself fit the window, so the
+//! oldest tool outputs, then the oldest items, are left out of it when needed (and the
+//! summary says so).
+
+use crate::context_window::{
+    auto_compact_limit, budget_tool_outputs, estimate_tokens, prompt_bytes, tool_output_budget,
+};
+use crate::prompt::{base_instructions, context_items};
+use crate::session::Session;
+use crate::turn::build_prompt;
+use futures::StreamExt;
+use oi_model_client::{ModelError, Prompt, ResponseEvent};
+use oi_protocol::models::{ResponseItem, Role};
+use oi_protocol::protocol::{ContextCompactedEvent, EventMsg};
+use std::sync::Arc;
+use tokio_util::sync::CancellationToken;
+
+/// What the model is asked when `compact_prompt` is not set. Written for small models:
+/// short, concrete, with a fixed outline they can fill in.
+pub const BUILTIN_COMPACT_PROMPT: &str = "\
+Your context window is nearly full, so this conversation will be replaced by a summary that you write now. \
+Write it for yourself: after this, you will only see the user's messages and this summary.
+
+Use these headings, and keep it under 400 words:
+## Goal
+What the user asked for, in their words where it matters.
+## Done so far
+The steps taken and their results: files read or changed (with paths), commands run and what they showed, decisions made.
+## Current state
+What works, what fails (exact error messages), what is half-done.
+## Next steps
+What remains to do, in order.
+
+Do not call tools. Do not add anything that did not happen.";
+
+/// Starts the message that carries the summary in the new history.
+pub const SUMMARY_PREFIX: &str =
+    "Summary of the earlier conversation (it was compacted to fit the model's context window):";
+
+/// Share of the window the summarization request may use; the rest is for the summary.
+const SUMMARY_REQUEST_PERCENT: i64 = 75;
+/// Share of the window kept for the user's recent messages in the new history.
+const RECENT_USER_PERCENT: i64 = 15;
+
+/// Why a compaction did not happen.
+pub(crate) enum CompactError {
+    Interrupted,
+    Failed(String),
+}
+
+/// Compact when the next request would cross the auto-compact limit. Does nothing when there
+/// is nothing to summarize (the history is only user messages, e.g. right after a compaction).
+pub(crate) async fn compact_if_needed(
+    sess: &Arc<Session>,
+    turn_id: &str,
+    cancel: &CancellationToken,
+) -> Result<(), CompactError> {
+    let window = sess.context_window();
+    let limit = auto_compact_limit(window, sess.config().model_auto_compact_token_limit);
+    let tokens = estimate_prompt(sess, &build_prompt(sess));
+    if tokens <= limit || !has_model_output(&sess.state().history) {
+        return Ok(());
+    }
+    compact(sess, turn_id, cancel, true).await
+}
+
+fn has_model_output(history: &[ResponseItem]) -> bool {
+    history.iter().any(|i| {
+        !matches!(
+            i,
+            ResponseItem::Message {
+                role: Role::User,
+                ..
+            }
+        )
+    })
+}
+
+/// Estimated tokens of `prompt` for this session's model.
+pub(crate) fn estimate_prompt(sess: &Session, prompt: &Prompt) -> i64 {
+    sess.state().estimator.tokens(prompt_bytes(prompt))
+}
+
+/// Summarize the history and replace it. Emits `context_compacted` on success.
+pub(crate) async fn compact(
+    sess: &Arc<Session>,
+    turn_id: &str,
+    cancel: &CancellationToken,
+    automatic: bool,
+) -> Result<(), CompactError> {
+    let tokens_before = estimate_prompt(sess, &build_prompt(sess));
+    let history = sess.state().history.clone();
+    let mut target = sess.context_window() * SUMMARY_REQUEST_PERCENT / 100;
+    // One more try with half the room if the server still says the request is too long
+    // (our estimate was off, or the window is smaller than we knew).
+    let mut attempts = 0;
+    let (summary, left_out) = loop {
+        attempts += 1;
+        let (prompt, left_out) = summary_request(sess, &history, target);
+        match request_summary(sess, &prompt, cancel).await {
+            Ok(summary) => break (summary, left_out),
+            Err(SummaryError::Interrupted) => return Err(CompactError::Interrupted),
+            Err(SummaryError::Model(e)) => {
+                if let (Some(overflow), true) = (e.context_overflow(), attempts < 2) {
+                    if let Some(w) = overflow.window {
+                        sess.state().learned_window = Some(w);
+                    }
+                    target =
+                        (target / 2).min(sess.context_window() * SUMMARY_REQUEST_PERCENT / 100);
+                    continue;
+                }
+                return Err(CompactError::Failed(format!(
+                    "could not compact the conversation: the summary request failed: {e}"
+                )));
+            }
+        }
+    };
+    let summary = summary.trim().to_string();
+    if summary.is_empty() {
+        return Err(CompactError::Failed(
+            "could not compact the conversation: the model answered the summary request with no text"
+                .into(),
+        ));
+    }
+    let mut message = format!("{SUMMARY_PREFIX}\n\n{summary}");
+    if let Some(note) = left_out.note() {
+        message.push_str(&format!("\n\n({note})"));
+    }
+    let mut new_history = recent_user_messages(&history, sess.context_window());
+    new_history.push(ResponseItem::user_text(message));
+    sess.replace_history(turn_id, summary, new_history);
+    let tokens_after = estimate_prompt(sess, &build_prompt(sess));
+    sess.send(
+        turn_id,
+        EventMsg::ContextCompacted(ContextCompactedEvent {
+            tokens_before: Some(tokens_before),
+            tokens_after: Some(tokens_after),
+            automatic,
+        }),
+    );
+    Ok(())
+}
+
+/// What had to be left out of the summarization request to make it fit.
+#[derive(Default, Debug, PartialEq)]
+struct LeftOut {
+    outputs: usize,
+    items: usize,
+}
+
+impl LeftOut {
+    fn note(&self) -> Option<String> {
+        if self.outputs == 0 && self.items == 0 {
+            return None;
+        }
+        Some(format!(
+            "to fit the context window, {} older tool outputs and {} older conversation items were left out when this summary was written",
+            self.outputs, self.items
+        ))
+    }
+}
+
+const OMITTED_OUTPUT: &str = "[output left out to fit the summary request]";
+
+/// The summarization request: the history (tool outputs cut to the window's budget), then
+/// the compaction prompt as the last user message; no tools. Shrunk to `target` tokens by
+/// blanking the oldest tool outputs, then dropping the oldest items.
+fn summary_request(sess: &Session, history: &[ResponseItem], target: i64) -> (Prompt, LeftOut) {
+    let cfg = sess.config();
+    let budget = tool_output_budget(sess.context_window(), cfg.tool_output_max_bytes);
+    let mut items = history.to_vec();
+    budget_tool_outputs(&mut items, budget);
+    let instruction = cfg
+        .compact_prompt
+        .clone()
+        .filter(|p| !p.trim().is_empty())
+        .unwrap_or_else(|| BUILTIN_COMPACT_PROMPT.to_string());
+    let mut prompt = Prompt {
+        model: cfg.model.clone(),
+        instructions: base_instructions(&cfg),
+        input: context_items(&cfg),
+        tools: Vec::new(),
+        reasoning_effort: cfg.model_reasoning_effort,
+        parallel_tool_calls: false,
+        reasoning_summary: None,
+        verbosity: None,
+    };
+    let fixed = prompt_bytes(&prompt) + instruction.len() + 200;
+    let estimator = sess.state().estimator;
+    let sizes: Vec<usize> = items.iter().map(item_bytes).collect();
+    let mut total: usize = fixed + sizes.iter().sum::<usize>();
+    let fits = |total: usize| estimator.tokens(total) <= target;
+    let mut left_out = LeftOut::default();
+    let mut sizes = sizes;
+    // Blank the oldest tool outputs first: they are the bulk, and the calls still show
+    // what was done.
+    for (i, item) in items.iter_mut().enumerate() {
+        if fits(total) {
+            break;
+        }
+        if let ResponseItem::FunctionCallOutput { output, .. } = item {
+            *output = oi_protocol::models::FunctionCallOutput::text(OMITTED_OUTPUT, true);
+            let new = item_bytes(item);
+            total = total - sizes[i] + new;
+            sizes[i] = new;
+            left_out.outputs += 1;
+        }
+    }
+    // Then drop the oldest items, never leaving an output whose call is gone.
+    let mut start = 0;
+    while start < items.len() && (!fits(total) || is_output(&items[start])) {
+        total -= sizes[start];
+        start += 1;
+        left_out.items += 1;
+    }
+    prompt.input.extend(items.drain(start..));
+    let mut ask = instruction;
+    if let Some(note) = left_out.note() {
+        ask.push_str(&format!(
+            "\n\nNote: {note}; say in the summary that the earliest part is missing."
+        ));
+    }
+    prompt.input.push(ResponseItem::user_text(ask));
+    (prompt, left_out)
+}
+
+fn is_output(item: &ResponseItem) -> bool {
+    matches!(item, ResponseItem::FunctionCallOutput { .. })
+}
+
+fn item_bytes(item: &ResponseItem) -> usize {
+    serde_json::to_string(item).map_or(0, |s| s.len())
+}
+
+/// The user's messages, newest first until [`RECENT_USER_PERCENT`] of the window is used,
+/// back in their original order. Earlier summaries are not kept: the new summary covers them.
+fn recent_user_messages(history: &[ResponseItem], window: i64) -> Vec<ResponseItem> {
+    let mut room = (window * RECENT_USER_PERCENT / 100 * 4) as usize;
+    let mut kept = Vec::new();
+    for item in history.iter().rev() {
+        let ResponseItem::Message {
+            role: Role::User, ..
+        } = item
+        else {
+            continue;
+        };
+        let text = item.message_text().unwrap_or_default();
+        if text.starts_with(SUMMARY_PREFIX) {
+            continue;
+        }
+        if text.len() > room {
+            // The newest message matters most: keep a cut version rather than nothing.
+            if kept.is_empty() && room > 256 {
+                kept.push(ResponseItem::user_text(
+                    oi_protocol::truncate::truncate_head_tail(&text, room),
+                ));
+            }
+            break;
+        }
+        room -= text.len();
+        kept.push(item.clone());
+    }
+    kept.reverse();
+    kept
+}
+
+enum SummaryError {
+    Interrupted,
+    Model(ModelError),
+}
+
+/// Send the summarization request and collect the assistant's text (nothing is streamed to
+/// the user: the result shows as `context_compacted`).
+async fn request_summary(
+    sess: &Session,
+    prompt: &Prompt,
+    cancel: &CancellationToken,
+) -> Result<String, SummaryError> {
+    let no_notice = |_| {};
+    let stream = tokio::select! {
+        _ = cancel.cancelled() => return Err(SummaryError::Interrupted),
+        r = sess.client.stream(prompt, &no_notice) => r,
+    };
+    let mut stream = stream.map_err(SummaryError::Model)?;
+    let mut text = String::new();
+    let mut deltas = String::new();
+    loop {
+        let ev = tokio::select! {
+            _ = cancel.cancelled() => return Err(SummaryError::Interrupted),
+            ev = stream.next() => ev,
+        };
+        match ev {
+            Some(Ok(ResponseEvent::OutputItemDone(
+                item @ ResponseItem::Message {
+                    role: Role::Assistant,
+                    ..
+                },
+            ))) => {
+                if let Some(t) = item.message_text() {
+                    text.push_str(&t);
+                }
+            }
+            Some(Ok(ResponseEvent::OutputTextDelta(d))) => deltas.push_str(&d),
+            Some(Ok(ResponseEvent::Completed { .. })) => break,
+            Some(Ok(_)) => {}
+            Some(Err(e)) => return Err(SummaryError::Model(e)),
+            None => {
+                return Err(SummaryError::Model(ModelError::StreamDisconnected(
+                    "the stream ended before the summary was complete".into(),
+                )));
+            }
+        }
+    }
+    Ok(if text.is_empty() { deltas } else { text })
+}
+
+/// Tokens a failed request took, for learning a window from an error that does not state
+/// it: the window is smaller than this request.
+pub(crate) fn implied_window(prompt: &Prompt) -> i64 {
+    (estimate_tokens(prompt_bytes(prompt)) * 9 / 10).max(1024)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn recent_user_messages_are_bounded_and_skip_old_summaries() {
+        let history = vec![
+            ResponseItem::user_text("first".repeat(1000)),
+            ResponseItem::assistant_text("ok"),
+            ResponseItem::user_text(format!("{SUMMARY_PREFIX}\nold")),
+            ResponseItem::user_text("second"),
+            ResponseItem::user_text("third"),
+        ];
+        // 15% of 8000 tokens = 4800 bytes: "first…" (5000 bytes) does not fit.
+        let kept = recent_user_messages(&history, 8000);
+        let texts: Vec<String> = kept.iter().filter_map(|i| i.message_text()).collect();
+        assert_eq!(texts, vec!["second", "third"]);
+        let kept = recent_user_messages(&history, 100_000);
+        assert_eq!(kept.len(), 3);
+    }
+
+    #[test]
+    fn a_single_huge_message_is_cut_not_dropped() {
+        let history = vec![ResponseItem::user_text("x".repeat(100_000))];
+        let kept = recent_user_messages(&history, 8000);
+        assert_eq!(kept.len(), 1);
+        assert!(kept[0].message_text().unwrap().len() < 6000);
+    }
+}

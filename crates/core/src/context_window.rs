@@ -1,0 +1,282 @@
+//! How big the model's context window is, how many tokens a request takes, and how much
+//! of it one tool output may use.
+//!
+//! The window comes from, in order: what a context-length error taught us (the server is
+//! always right), `model_context_window` in config, the built-in table of common open
+//! models, what the server reports for the model, and a safe default. Token counts come from
+//! the server's usage reports when there are any, else from an estimate (bytes / 4) that is
+//! scaled by how far off it was at the last report.
+
+use oi_model_client::Prompt;
+use oi_protocol::models::{ContentItem, FunctionCallOutput, ResponseItem};
+
+/// The window assumed when nothing better is known. Small enough that most local servers
+/// really have it; a bigger real window only means compacting earlier than needed, a smaller
+/// one is learned from the first context-length error.
+pub const DEFAULT_CONTEXT_WINDOW: i64 = 32_768;
+
+/// Share of the window at which auto-compaction starts, when
+/// `model_auto_compact_token_limit` is not set. Leaves room for the model's answer.
+pub const AUTO_COMPACT_PERCENT: i64 = 85;
+
+/// Share of the window one tool output may take (in tokens, converted to bytes).
+const TOOL_OUTPUT_PERCENT: i64 = 10;
+/// No tool output is cut below this, however small the window.
+const TOOL_OUTPUT_MIN_BYTES: usize = 2 * 1024;
+
+/// Built-in windows of common open models, matched as a substring of the model name's last
+/// path segment, lowercased (so `Qwen/Qwen3-Coder-30B-A3B-Instruct`, `qwen3-coder:30b` and
+/// `qwen3-coder-plus` all match `qwen3-coder`). First match wins: more specific names first.
+/// These are the models' native windows; a server started with less is corrected by its
+/// context-length error.
+const WINDOW_TABLE: &[(&str, i64)] = &[
+    ("qwen3-coder", 262_144),
+    ("qwen3-2507", 262_144),
+    ("qwen3-next", 262_144),
+    ("qwen3", 40_960),
+    ("qwq", 131_072),
+    ("qwen2.5-coder", 32_768),
+    ("qwen2.5", 32_768),
+    ("glm-4.6", 202_752),
+    ("glm-4.5", 131_072),
+    ("glm-z1", 32_768),
+    ("glm-4", 131_072),
+    ("kimi-k2-0905", 262_144),
+    ("kimi-k2", 131_072),
+    ("kimi", 131_072),
+    ("deepseek-v3", 131_072),
+    ("deepseek-r1", 131_072),
+    ("deepseek-coder-v2", 131_072),
+    ("deepseek-chat", 131_072),
+    ("deepseek-reasoner", 131_072),
+    ("deepseek", 65_536),
+    ("llama-4", 1_048_576),
+    ("llama4", 1_048_576),
+    ("llama3.1", 131_072),
+    ("llama-3.1", 131_072),
+    ("llama3.2", 131_072),
+    ("llama-3.2", 131_072),
+    ("llama3.3", 131_072),
+    ("llama-3.3", 131_072),
+    ("llama3", 8_192),
+    ("llama-3", 8_192),
+    ("gpt-oss", 131_072),
+    ("devstral", 131_072),
+    ("codestral", 262_144),
+    ("mistral-small", 131_072),
+    ("mistral-medium", 131_072),
+    ("mistral-large", 131_072),
+    ("mixtral", 32_768),
+    ("mistral", 32_768),
+    ("gemma3", 131_072),
+    ("gemma-3", 131_072),
+    ("phi4", 16_384),
+    ("phi-4", 16_384),
+];
+
+/// The built-in window of `model`, if it is a model the table knows.
+pub fn builtin_context_window(model: &str) -> Option<i64> {
+    let name = model
+        .rsplit('/')
+        .next()
+        .unwrap_or(model)
+        .to_ascii_lowercase();
+    WINDOW_TABLE
+        .iter()
+        .find(|(pattern, _)| name.contains(pattern))
+        .map(|(_, window)| *window)
+}
+
+/// The token count at which to compact: the configured limit when set (never above the
+/// window, or compaction would come too late), else [`AUTO_COMPACT_PERCENT`] of the window.
+pub fn auto_compact_limit(window: i64, configured: Option<i64>) -> i64 {
+    match configured {
+        Some(limit) if limit > 0 => limit.min(window),
+        _ => window * AUTO_COMPACT_PERCENT / 100,
+    }
+}
+
+/// Tokens for `bytes` bytes of text: bytes / 4, rounded up. Close for English and code with
+/// the tokenizers of the common open models; corrected by [`TokenEstimator`].
+pub fn estimate_tokens(bytes: usize) -> i64 {
+    (bytes as i64 + 3) / 4
+}
+
+/// Bytes of a request as the server will see it: instructions, every item and every tool
+/// schema, serialized. Serializing is what the client does anyway; this is the same order of
+/// cost, paid once per request.
+pub fn prompt_bytes(prompt: &Prompt) -> usize {
+    let items = serde_json::to_string(&prompt.input).map_or(0, |s| s.len());
+    let tools = serde_json::to_string(&prompt.tools).map_or(0, |s| s.len());
+    prompt.instructions.len() + items + tools
+}
+
+/// Turns request sizes into token counts, learning from the server's reports how far the
+/// bytes/4 estimate is off for this model.
+#[derive(Clone, Copy, Debug)]
+pub struct TokenEstimator {
+    /// Reported tokens per estimated token, from the last report. Starts at 1.
+    ratio: f64,
+}
+
+impl Default for TokenEstimator {
+    fn default() -> Self {
+        Self { ratio: 1.0 }
+    }
+}
+
+impl TokenEstimator {
+    /// Estimated tokens of a request of `bytes` bytes.
+    pub fn tokens(&self, bytes: usize) -> i64 {
+        (estimate_tokens(bytes) as f64 * self.ratio).ceil() as i64
+    }
+
+    /// The server said a request of `bytes` bytes took `reported` input tokens. Absurd
+    /// ratios (a server reporting 0 or cached-only counts) are ignored.
+    pub fn observe(&mut self, bytes: usize, reported: i64) {
+        let raw = estimate_tokens(bytes);
+        if raw <= 0 || reported <= 0 {
+            return;
+        }
+        let ratio = reported as f64 / raw as f64;
+        if (0.25..=4.0).contains(&ratio) {
+            self.ratio = ratio;
+        }
+    }
+}
+
+/// Bytes one tool output may take in a request to a model with `window` tokens: a share of
+/// the window, at least [`TOOL_OUTPUT_MIN_BYTES`], at most `configured_max`
+/// (`tool_output_max_bytes`).
+pub fn tool_output_budget(window: i64, configured_max: usize) -> usize {
+    let share = (window.max(0) * TOOL_OUTPUT_PERCENT / 100 * 4) as usize;
+    share.max(TOOL_OUTPUT_MIN_BYTES).min(configured_max.max(1))
+}
+
+/// `output` cut to `budget` bytes head + tail, with a note on what was left out and how to
+/// get at it. Unchanged when it fits. Only the copy sent to the model is cut: history and
+/// the rollout keep the whole output.
+pub fn budget_tool_output(
+    output: &FunctionCallOutput,
+    budget: usize,
+) -> Option<FunctionCallOutput> {
+    let text_bytes: usize = output
+        .content
+        .iter()
+        .map(|c| match c {
+            ContentItem::InputText { text } | ContentItem::OutputText { text } => text.len(),
+            ContentItem::InputImage { .. } => 0,
+        })
+        .sum();
+    if text_bytes <= budget {
+        return None;
+    }
+    let text = output.text_content();
+    let mut cut = oi_protocol::truncate::truncate_head_tail(&text, budget);
+    cut.push_str(
+        "\n[output shortened to fit the model's context window; the full output is kept in the thread's history. To see a part of it, run the command again through `head`, `tail`, `sed -n` or `grep`.]",
+    );
+    Some(FunctionCallOutput {
+        content: vec![ContentItem::InputText { text: cut }],
+        success: output.success,
+    })
+}
+
+/// Apply [`budget_tool_output`] to every tool output in `items`.
+pub fn budget_tool_outputs(items: &mut [ResponseItem], budget: usize) {
+    for item in items {
+        if let ResponseItem::FunctionCallOutput { output, .. } = item
+            && let Some(cut) = budget_tool_output(output, budget)
+        {
+            *output = cut;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn table_matches_common_open_model_names() {
+        for (name, window) in [
+            ("qwen3-coder:30b", 262_144),
+            ("Qwen/Qwen3-Coder-30B-A3B-Instruct", 262_144),
+            ("qwen3:8b", 40_960),
+            ("qwen2.5-coder:7b", 32_768),
+            ("zai-org/GLM-4.6", 202_752),
+            ("glm-4.5-air", 131_072),
+            ("moonshotai/Kimi-K2-Instruct", 131_072),
+            ("deepseek-ai/DeepSeek-V3.1", 131_072),
+            ("llama3.1:8b", 131_072),
+            ("llama3:8b", 8_192),
+            ("openai/gpt-oss-20b", 131_072),
+            ("gpt-oss:120b", 131_072),
+            ("devstral:24b", 131_072),
+            ("mistral:7b", 32_768),
+        ] {
+            assert_eq!(builtin_context_window(name), Some(window), "{name}");
+        }
+        assert_eq!(builtin_context_window("my-own-finetune"), None);
+    }
+
+    #[test]
+    fn auto_compact_limit_defaults_to_a_share_and_never_exceeds_the_window() {
+        assert_eq!(auto_compact_limit(10_000, None), 8_500);
+        assert_eq!(auto_compact_limit(10_000, Some(6_000)), 6_000);
+        assert_eq!(auto_compact_limit(10_000, Some(50_000)), 10_000);
+        assert_eq!(auto_compact_limit(10_000, Some(0)), 8_500);
+    }
+
+    #[test]
+    fn estimate_is_bytes_over_four_and_follows_the_last_report() {
+        let mut e = TokenEstimator::default();
+        assert_eq!(e.tokens(4000), 1000);
+        assert_eq!(e.tokens(1), 1);
+        // The server counted twice as many tokens as we guessed: later guesses follow.
+        e.observe(4000, 2000);
+        assert_eq!(e.tokens(8000), 4000);
+        // Nonsense reports do not move it.
+        e.observe(4000, 0);
+        e.observe(4000, 1_000_000);
+        assert_eq!(e.tokens(8000), 4000);
+        e.observe(4000, 1000);
+        assert_eq!(e.tokens(8000), 2000);
+    }
+
+    #[test]
+    fn tool_output_budget_scales_with_the_window() {
+        assert_eq!(tool_output_budget(6_000, 32 * 1024), 2_400);
+        assert_eq!(tool_output_budget(1_000, 32 * 1024), 2 * 1024);
+        assert_eq!(tool_output_budget(32_768, 32 * 1024), 13_104);
+        assert_eq!(tool_output_budget(262_144, 32 * 1024), 32 * 1024);
+    }
+
+    #[test]
+    fn long_outputs_keep_head_and_tail_with_a_note() {
+        let text: String = (0..2000).map(|i| format!("line {i}\n")).collect();
+        let out = FunctionCallOutput::text(text.clone(), true);
+        let cut = budget_tool_output(&out, 2048).expect("cut");
+        let t = cut.text_content();
+        assert!(t.starts_with("line 0\n"), "{t}");
+        assert!(t.contains("line 1999"), "{t}");
+        assert!(t.contains("bytes omitted"), "{t}");
+        assert!(t.contains("full output is kept"), "{t}");
+        assert!(t.len() < 2048 + 400, "{}", t.len());
+        assert_eq!(cut.success, Some(true));
+        assert!(budget_tool_output(&FunctionCallOutput::text("short", true), 2048).is_none());
+
+        let mut items = vec![
+            ResponseItem::user_text(text.clone()),
+            ResponseItem::FunctionCallOutput {
+                call_id: "c".into(),
+                output: out,
+            },
+        ];
+        budget_tool_outputs(&mut items, 2048);
+        assert_eq!(items[0].message_text().as_deref(), Some(text.as_str()));
+        assert!(
+            matches!(&items[1], ResponseItem::FunctionCallOutput { output, .. } if output.text_content().len() < 3000)
+        );
+    }
+}
