@@ -8,6 +8,7 @@ mod mcp_cmd;
 mod render;
 mod sandbox_cmd;
 mod sessions;
+mod tui_cmd;
 
 fn main() {
     let code = cli::main_with_args(std::env::args_os().collect());

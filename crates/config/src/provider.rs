@@ -115,6 +115,40 @@ pub fn stored_api_key(home: &std::path::Path, env_key: &str) -> Option<String> {
     (!key.is_empty()).then(|| key.to_string())
 }
 
+/// Removes the key saved for `env_key` from `home`'s credentials file (a logout). Returns
+/// whether a key was there. Other keys and fields are kept; the file stays mode 0600.
+pub fn remove_stored_api_key(home: &std::path::Path, env_key: &str) -> std::io::Result<bool> {
+    let path = home.join(CREDENTIALS_FILE);
+    let text = match std::fs::read_to_string(&path) {
+        Ok(t) => t,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(false),
+        Err(e) => return Err(e),
+    };
+    let mut v: serde_json::Value = serde_json::from_str(&text).map_err(|e| {
+        std::io::Error::new(
+            std::io::ErrorKind::InvalidData,
+            format!(
+                "{} is not valid JSON ({e}); fix or delete it",
+                path.display()
+            ),
+        )
+    })?;
+    let removed = v
+        .get_mut("api_keys")
+        .and_then(|k| k.as_object_mut())
+        .and_then(|k| k.remove(env_key))
+        .is_some();
+    if removed {
+        let body = serde_json::to_string_pretty(&v).map_err(std::io::Error::other)?;
+        let mut opts = std::fs::OpenOptions::new();
+        opts.write(true).truncate(true).create(true);
+        #[cfg(unix)]
+        std::os::unix::fs::OpenOptionsExt::mode(&mut opts, 0o600);
+        std::io::Write::write_all(&mut opts.open(&path)?, body.as_bytes())?;
+    }
+    Ok(removed)
+}
+
 fn builtin(
     name: &str,
     base_url: &str,
