@@ -56,7 +56,7 @@ pub async fn run_tui(global: GlobalArgs, prompt: Option<String>, start: oi_tui::
         Ok(c) => c,
         Err(code) => return code,
     };
-    let models = vec![(config.model.clone(), Vec::new())];
+    let models = oi_tui::run::catalog_entries(vec![config.model.clone()]);
     let manager = ThreadManager::new(ThreadManagerOptions {
         source: SessionSource::Cli,
         persist: true,

@@ -13,6 +13,7 @@
 //! Public surface: [`ModelClient`], [`Prompt`], [`RetryNotice`], [`ResponseStream`],
 //! [`ResponseEvent`], [`ModelError`].
 
+pub mod catalog;
 mod chat;
 mod error;
 mod http;

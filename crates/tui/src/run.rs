@@ -21,7 +21,7 @@ use ratatui::backend::CrosstermBackend;
 use ratatui::text::Line;
 use ratatui::widgets::{Paragraph, Widget};
 use ratatui::{Terminal, TerminalOptions, Viewport};
-use std::io::Stdout;
+
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tokio::sync::mpsc;
@@ -32,6 +32,8 @@ pub const FRAME_INTERVAL: Duration = Duration::from_millis(16);
 const SPINNER_INTERVAL: Duration = Duration::from_millis(100);
 /// Rows of the live area (fewer on short terminals).
 pub const VIEWPORT_ROWS: u16 = 16;
+/// How long the provider's `/models` may take to answer for `/model`.
+const MODELS_TIMEOUT: Duration = Duration::from_millis(2500);
 /// How long to wait for the thread to flush and stop on exit.
 const SHUTDOWN_TIMEOUT: Duration = Duration::from_secs(10);
 /// Rows inserted into the scrollback per `insert_before` call.
@@ -56,8 +58,6 @@ pub struct TuiOptions {
     /// `/model` choices: (model id, reasoning efforts).
     pub models: Vec<(String, Vec<String>)>,
 }
-
-type Term = Terminal<CrosstermBackend<Stdout>>;
 
 /// Puts the terminal back however the TUI ends (including a panic).
 struct TerminalGuard;
@@ -203,17 +203,31 @@ async fn run_inner(opts: TuiOptions) -> Result<i32, String> {
     .map_err(|e| format!("cannot set up the terminal: {e}"))?;
 
     let (files_tx, mut files_rx) = mpsc::unbounded_channel::<(String, Vec<String>)>();
+    // `/model` lists what the provider serves; ask once, in the background.
+    let (models_tx, mut models_rx) = mpsc::unbounded_channel::<Vec<(String, Vec<String>)>>();
+    {
+        let provider = config.model_provider.clone();
+        let configured = config.model.clone();
+        tokio::spawn(async move {
+            let listed = oi_model_client::catalog::fetch_models(provider, MODELS_TIMEOUT)
+                .await
+                .unwrap_or_default();
+            let mut ids = vec![configured];
+            ids.extend(
+                listed
+                    .into_iter()
+                    .map(|m| m.id)
+                    .filter(|id| !oi_model_client::catalog::is_hidden(id)),
+            );
+            ids.dedup();
+            let _ = models_tx.send(catalog_entries(ids));
+        });
+    }
     let mut term_events = EventStream::new();
     let mut dirty = true;
     let mut last_draw = Instant::now() - FRAME_INTERVAL;
     loop {
-        let due = if dirty {
-            Some(last_draw + FRAME_INTERVAL)
-        } else if app.is_running() {
-            Some(last_draw + SPINNER_INTERVAL)
-        } else {
-            None
-        };
+        let due = next_frame_due(last_draw, dirty, app.is_running());
         let mut actions = Vec::new();
         tokio::select! {
             ev = term_events.next() => match ev {
@@ -239,6 +253,7 @@ async fn run_inner(opts: TuiOptions) -> Result<i32, String> {
                     dirty = true;
                 }
             }
+            Some(models) = models_rx.recv() => app.set_models(models),
             Some((query, matches)) = files_rx.recv() => {
                 app.set_file_matches(&query, matches);
                 dirty = true;
@@ -288,7 +303,34 @@ async fn run_inner(opts: TuiOptions) -> Result<i32, String> {
     Ok(0)
 }
 
-async fn sleep_until(due: Option<Instant>) {
+/// `/model` rows: each model id with the reasoning efforts the built-in catalog knows for it.
+pub fn catalog_entries(ids: Vec<String>) -> Vec<(String, Vec<String>)> {
+    let mut seen = std::collections::HashSet::new();
+    ids.into_iter()
+        .filter(|id| !id.is_empty() && seen.insert(id.clone()))
+        .map(|id| {
+            let efforts = oi_model_client::catalog::builtin_info(&id)
+                .map(|i| i.efforts.iter().map(|e| e.to_string()).collect())
+                .unwrap_or_default();
+            (id, efforts)
+        })
+        .collect()
+}
+
+/// When the next frame is due: soon after a change (never more often than
+/// [`FRAME_INTERVAL`]), at the spinner's pace while a turn runs, and never while idle.
+pub fn next_frame_due(last_draw: Instant, dirty: bool, running: bool) -> Option<Instant> {
+    if dirty {
+        Some(last_draw + FRAME_INTERVAL)
+    } else if running {
+        Some(last_draw + SPINNER_INTERVAL)
+    } else {
+        None
+    }
+}
+
+/// Sleeps until `due`, or forever when nothing is due.
+pub async fn sleep_until(due: Option<Instant>) {
     match due {
         Some(t) => tokio::time::sleep_until(t.into()).await,
         None => std::future::pending().await,
@@ -296,7 +338,11 @@ async fn sleep_until(due: Option<Instant>) {
 }
 
 /// Writes finished cells into the scrollback, then redraws the live area.
-fn draw(terminal: &mut Term, app: &mut App, theme: &Theme) -> Result<(), String> {
+pub fn draw<B: ratatui::backend::Backend>(
+    terminal: &mut Terminal<B>,
+    app: &mut App,
+    theme: &Theme,
+) -> Result<(), String> {
     let width = terminal
         .size()
         .map_err(|e| format!("cannot read the terminal size: {e}"))?
