@@ -324,3 +324,38 @@ async fn slash_mcp_lists_the_servers_and_unknown_commands_stay_local() {
         "slash commands reached the model"
     );
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn resume_last_reopens_the_thread_in_the_tui() {
+    let env = TestEnv::new(
+        MockScript::turns([
+            MockTurn::text("the first answer"),
+            MockTurn::text("the second answer"),
+        ]),
+        WireApi::Chat,
+    )
+    .await;
+    let out = env.run(&["exec", "the first question"]).await;
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let mut tui = Tui::spawn(&env, &["resume", "--last"]);
+    // The stored conversation is shown again, then the thread continues.
+    tui.wait_for("› the first question");
+    tui.wait_for("the first answer");
+    tui.wait_for("Ask anything");
+    tui.type_text("and now?");
+    tui.send("\r");
+    tui.wait_for("the second answer");
+    let reqs = env.mock.requests();
+    assert!(
+        reqs[1].all_text().contains("the first answer"),
+        "history not resumed"
+    );
+    tui.type_text("/quit");
+    tui.send("\r");
+    assert_eq!(tui.wait_exit(), 0);
+    assert_eq!(
+        stored_thread_ids(&env).len(),
+        1,
+        "resume must not create a new thread"
+    );
+}

@@ -163,6 +163,7 @@ async fn run_inner(opts: TuiOptions) -> Result<i32, String> {
     let mut app = App::new(Composer::with_history_file(history_file));
     app.set_models(models);
     app.on_session_configured(&first.session_configured);
+    app.replay_history(&first.thread.history());
     let (tx, mut rx) = mpsc::unbounded_channel();
     let mut current = Current {
         id: first.thread_id,
@@ -381,6 +382,7 @@ async fn switch_to(
             let _ = current.thread.submit(Op::Shutdown).await;
             current.forwarder.abort();
             app.on_session_configured(&new.session_configured);
+            app.replay_history(&new.thread.history());
             *current = Current {
                 id: new.thread_id,
                 forwarder: forward(new.thread.clone(), tx.clone()),

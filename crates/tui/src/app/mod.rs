@@ -259,9 +259,6 @@ impl App {
             mcp,
             ..StatusInfo::default()
         };
-        if let Some(w) = self.models_context_window(&ev.model) {
-            self.status.context_window = Some(w);
-        }
         self.push_cell(HistoryCell::Header {
             model: ev.model.clone(),
             provider: ev.model_provider_id.clone(),
@@ -285,8 +282,33 @@ impl App {
         }
     }
 
-    fn models_context_window(&self, _model: &str) -> Option<i64> {
-        None
+    /// Shows a resumed thread's conversation (user and assistant messages; the context the
+    /// engine adds for itself, which starts with `<`, is skipped).
+    pub fn replay_history(&mut self, items: &[oi_protocol::models::ResponseItem]) {
+        use oi_protocol::models::{ContentItem, ResponseItem, Role};
+        for item in items {
+            let ResponseItem::Message { role, content } = item else {
+                continue;
+            };
+            let text: String = content
+                .iter()
+                .filter_map(|c| match c {
+                    ContentItem::InputText { text } | ContentItem::OutputText { text } => {
+                        Some(text.as_str())
+                    }
+                    _ => None,
+                })
+                .collect::<Vec<_>>()
+                .join("\n");
+            if text.trim().is_empty() || text.trim_start().starts_with('<') {
+                continue;
+            }
+            match role {
+                Role::User => self.push_cell(HistoryCell::User { text }),
+                Role::Assistant => self.push_cell(HistoryCell::Assistant { markdown: text }),
+                _ => {}
+            }
+        }
     }
 
     /// Applies one engine event.
