@@ -245,6 +245,24 @@ mod credentials_tests {
     use super::*;
 
     #[test]
+    fn logout_removes_only_that_key() {
+        let home = tempfile::tempdir().unwrap();
+        assert!(!remove_stored_api_key(home.path(), "A_KEY").unwrap());
+        std::fs::write(
+            home.path().join(CREDENTIALS_FILE),
+            r#"{"api_keys": {"A_KEY": "a", "B_KEY": "b"}}"#,
+        )
+        .unwrap();
+        assert!(remove_stored_api_key(home.path(), "A_KEY").unwrap());
+        assert_eq!(stored_api_key(home.path(), "A_KEY"), None);
+        assert_eq!(stored_api_key(home.path(), "B_KEY").as_deref(), Some("b"));
+        assert!(!remove_stored_api_key(home.path(), "A_KEY").unwrap());
+        std::fs::write(home.path().join(CREDENTIALS_FILE), "not json").unwrap();
+        let err = remove_stored_api_key(home.path(), "B_KEY").unwrap_err();
+        assert!(err.to_string().contains("not valid JSON"), "{err}");
+    }
+
+    #[test]
     fn stored_keys_are_read_by_env_key_name() {
         let dir = tempfile::tempdir().unwrap();
         assert_eq!(stored_api_key(dir.path(), "X_KEY"), None);

@@ -271,3 +271,52 @@ fn transcript_overlay_shows_the_whole_thread() {
     app.on_key(key(KeyCode::Esc));
     assert!(app.overlay.is_none());
 }
+
+#[test]
+fn ctrl_c_interrupts_then_twice_on_empty_composer_quits() {
+    let ctrl_c = KeyEvent::new(KeyCode::Char('c'), KeyModifiers::CONTROL);
+    let mut app = app();
+    app.on_event(&ev(json!({"type": "task_started", "turn_id": "t1", "model_context_window": null, "collaboration_mode_kind": "default"})));
+    assert!(matches!(
+        app.on_key(ctrl_c).as_slice(),
+        [AppAction::Op(oi_protocol::protocol::Op::Interrupt)]
+    ));
+    app.on_event(&ev(
+        json!({"type": "turn_aborted", "turn_id": "t1", "reason": "interrupted"}),
+    ));
+    type_str(&mut app, "draft");
+    assert!(app.on_key(ctrl_c).is_empty());
+    assert!(app.composer.is_empty(), "first Ctrl+C clears the composer");
+    assert!(app.on_key(ctrl_c).is_empty());
+    assert!(matches!(app.on_key(ctrl_c).as_slice(), [AppAction::Quit]));
+}
+
+#[test]
+fn status_and_approvals_presets_apply_to_the_next_turn() {
+    let mut app = app();
+    app.take_pending();
+    type_str(&mut app, "/approvals");
+    app.on_key(key(KeyCode::Enter));
+    app.on_key(key(KeyCode::Down));
+    app.on_key(key(KeyCode::Down));
+    app.on_key(key(KeyCode::Down));
+    app.on_key(key(KeyCode::Enter));
+    type_str(&mut app, "/status");
+    app.on_key(key(KeyCode::Enter));
+    let status = scrollback(&app.take_pending(), 70);
+    assert!(
+        status.contains("sandbox   danger-full-access · approval never"),
+        "{status}"
+    );
+    type_str(&mut app, "hi");
+    match app.on_key(key(KeyCode::Enter)).as_slice() {
+        [AppAction::Op(oi_protocol::protocol::Op::UserInput { overrides, .. })] => {
+            assert_eq!(
+                overrides.approval_policy,
+                Some(oi_protocol::config_types::AskForApproval::Never)
+            );
+            assert!(overrides.sandbox_policy.is_some());
+        }
+        other => panic!("{other:?}"),
+    }
+}
