@@ -4,6 +4,8 @@
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$root"
+# Snapshot tests (insta) must fail on a mismatch, never rewrite the committed snapshots.
+export INSTA_UPDATE=no
 
 echo "==> installing test peers (npm + PyPI)"
 tools/peers/install.sh

@@ -12,6 +12,9 @@ use crate::{Conn, lock, method};
 use oi_config::{Config, ModelProviderInfo};
 use oi_mcp_server::dispatch::{Execution, MethodTable, RequestContext};
 use oi_mcp_server::jsonrpc::RpcError;
+pub use oi_model_client::catalog::{
+    ModelInfo, RemoteModel, builtin_info, fetch_models, is_hidden, parse_models,
+};
 use serde::Deserialize;
 use serde_json::{Value, json};
 use std::collections::{BTreeSet, HashMap};
@@ -55,165 +58,10 @@ struct ModelListParams {
     include_hidden: bool,
 }
 
-/// What a provider's `/models` said about one model.
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct RemoteModel {
-    pub id: String,
-    pub context_window: Option<i64>,
-    pub input_modalities: Option<Vec<String>>,
-}
-
 type Listed = Result<Vec<RemoteModel>, String>;
 
 #[derive(Default)]
 pub(crate) struct ModelsCache(Mutex<HashMap<String, (Instant, Listed)>>);
-
-/// Built-in facts about a model family.
-#[derive(Clone, Debug, PartialEq)]
-pub struct ModelInfo {
-    pub display_name: String,
-    pub description: &'static str,
-    pub context_window: Option<i64>,
-    /// In the order the model's API defines them.
-    pub efforts: &'static [&'static str],
-    pub default_effort: Option<&'static str>,
-    pub image_input: bool,
-}
-
-/// Built-in metadata for a model id (provider prefixes like `moonshotai/` and Ollama tags
-/// like `:30b` are tolerated). `None` for models we know nothing about.
-pub fn builtin_info(model: &str) -> Option<ModelInfo> {
-    let id = model.to_ascii_lowercase();
-    let base = id.rsplit('/').next().unwrap_or(&id);
-    let info = |name: &str,
-                description: &'static str,
-                ctx: i64,
-                efforts: &'static [&'static str],
-                default_effort: Option<&'static str>,
-                image: bool| ModelInfo {
-        display_name: name.to_string(),
-        description,
-        context_window: Some(ctx),
-        efforts,
-        default_effort,
-        image_input: image,
-    };
-    const LMH: &[&str] = &["low", "medium", "high"];
-    Some(if base.starts_with("gpt-oss") {
-        info(
-            "gpt-oss",
-            "OpenAI's open-weight reasoning model",
-            131_072,
-            LMH,
-            Some("medium"),
-            false,
-        )
-    } else if base.starts_with("kimi-k2-thinking") {
-        info(
-            "Kimi K2 Thinking",
-            "Moonshot's reasoning agent model",
-            262_144,
-            &[],
-            None,
-            false,
-        )
-    } else if base.starts_with("kimi-k2") {
-        let ctx = if base.contains("0711") {
-            131_072
-        } else {
-            262_144
-        };
-        info(
-            "Kimi K2",
-            "Moonshot's agentic coding model",
-            ctx,
-            &[],
-            None,
-            false,
-        )
-    } else if base.starts_with("glm-4.5v") {
-        info(
-            "GLM-4.5V",
-            "Zhipu's vision-language model",
-            65_536,
-            &[],
-            None,
-            true,
-        )
-    } else if base.starts_with("glm-4.6") {
-        info(
-            "GLM-4.6",
-            "Zhipu's agentic coding model",
-            200_000,
-            &[],
-            None,
-            false,
-        )
-    } else if base.starts_with("glm-4.5") {
-        info(
-            "GLM-4.5",
-            "Zhipu's agentic coding model",
-            131_072,
-            &[],
-            None,
-            false,
-        )
-    } else if base.starts_with("qwen3-coder") {
-        info(
-            "Qwen3 Coder",
-            "Alibaba's agentic coding model",
-            262_144,
-            &[],
-            None,
-            false,
-        )
-    } else if base.starts_with("deepseek-reasoner") || base.starts_with("deepseek-r1") {
-        info(
-            "DeepSeek Reasoner",
-            "DeepSeek's reasoning model",
-            131_072,
-            &[],
-            None,
-            false,
-        )
-    } else if base.starts_with("deepseek-chat") || base.starts_with("deepseek-v3") {
-        info(
-            "DeepSeek Chat",
-            "DeepSeek's general chat and coding model",
-            131_072,
-            &[],
-            None,
-            false,
-        )
-    } else if base.starts_with("llama-3.3") || base.starts_with("llama3.3") {
-        info(
-            "Llama 3.3",
-            "Meta's open instruction model",
-            131_072,
-            &[],
-            None,
-            false,
-        )
-    } else {
-        return None;
-    })
-}
-
-/// Models that cannot chat (embeddings, speech, …): listed only with `includeHidden`.
-fn is_hidden(model: &str) -> bool {
-    let id = model.to_ascii_lowercase();
-    [
-        "embed",
-        "whisper",
-        "tts",
-        "rerank",
-        "moderation",
-        "dall-e",
-        "transcribe",
-    ]
-    .iter()
-    .any(|k| id.contains(k))
-}
 
 fn effort_description(e: &str) -> &'static str {
     match e {
@@ -274,76 +122,6 @@ pub fn model_json(
     })
 }
 
-/// Parses an OpenAI-style `/models` body. Context windows and modalities are read where
-/// providers report them (OpenRouter `context_length`, vLLM `max_model_len`, …).
-pub fn parse_models(body: &Value) -> Vec<RemoteModel> {
-    let list = body
-        .get("data")
-        .or_else(|| body.get("models"))
-        .and_then(Value::as_array);
-    list.into_iter()
-        .flatten()
-        .filter_map(|m| {
-            let id = m
-                .get("id")
-                .or_else(|| m.get("name"))
-                .and_then(Value::as_str)?;
-            let context_window = ["context_length", "max_model_len", "context_window"]
-                .iter()
-                .find_map(|k| m.get(*k).and_then(Value::as_i64));
-            let input_modalities = m
-                .get("architecture")
-                .and_then(|a| a.get("input_modalities"))
-                .and_then(Value::as_array)
-                .map(|a| {
-                    a.iter()
-                        .filter_map(Value::as_str)
-                        .filter(|s| matches!(*s, "text" | "image"))
-                        .map(str::to_string)
-                        .collect()
-                });
-            Some(RemoteModel {
-                id: id.to_string(),
-                context_window,
-                input_modalities,
-            })
-        })
-        .collect()
-}
-
-async fn fetch_models(provider: ModelProviderInfo) -> Result<Vec<RemoteModel>, String> {
-    let base = provider
-        .base_url
-        .clone()
-        .ok_or_else(|| "no base_url".to_string())?;
-    let url = format!("{}/models", base.trim_end_matches('/'));
-    let loopback = ["://127.", "://localhost", "://[::1]"]
-        .iter()
-        .any(|p| url.contains(p));
-    let mut builder = reqwest::Client::builder().timeout(MODELS_TIMEOUT);
-    if loopback {
-        builder = builder.no_proxy();
-    }
-    let client = builder.build().map_err(|e| e.to_string())?;
-    let mut req = client.get(&url);
-    if let Some(q) = &provider.query_params {
-        req = req.query(q);
-    }
-    for (k, v) in provider.http_headers.iter().flatten() {
-        req = req.header(k, v);
-    }
-    // A missing key only means we ask without one; local servers need none.
-    if let Ok(Some(key)) = provider.api_key() {
-        req = req.bearer_auth(key);
-    }
-    let resp = req.send().await.map_err(|e| e.to_string())?;
-    if !resp.status().is_success() {
-        return Err(format!("GET {url} answered {}", resp.status()));
-    }
-    let body: Value = resp.json().await.map_err(|e| e.to_string())?;
-    Ok(parse_models(&body))
-}
-
 impl ModelsCache {
     async fn get(
         &self,
@@ -355,7 +133,7 @@ impl ModelsCache {
         {
             return r.clone();
         }
-        let r = fetch_models(provider.clone()).await;
+        let r = fetch_models(provider.clone(), MODELS_TIMEOUT).await;
         if let Err(e) = &r {
             tracing::info!("model/list: provider `{id}` did not list its models: {e}");
         }

@@ -1,35 +1,22 @@
 //! `fuzzyFileSearch` and its session variant (`fuzzyFileSearch/sessionStart|Update|Stop`
 //! with `fuzzyFileSearch/sessionUpdated|sessionCompleted` notifications).
 //!
-//! Files are found with `ignore`'s parallel walker (`.gitignore` and friends respected,
-//! `.git` skipped) and scored with `nucleo-matcher` as paths relative to their root. Each
-//! walker thread keeps its own top-50, so a search never holds the whole tree in memory;
-//! match indices are computed for the winners only. A path whose file name alone matches
-//! gets a bonus, so basename hits rank first. Results: score descending, then path
-//! ascending. A newer request with the same `cancellationToken` stops the older one (which
-//! answers with no files). Sessions walk their roots once and match each update against
-//! that index.
+//! The search itself (walk, score, rank) is `oi-file-search`, shared with the TUI's `@`
+//! picker; this module is its wire surface. A newer request with the same
+//! `cancellationToken` stops the older one (which answers with no files). Sessions walk
+//! their roots once and match each update against that index.
 
 use crate::{Conn, invalid, lock, method};
-use ignore::{WalkBuilder, WalkState};
-use nucleo_matcher::pattern::{CaseMatching, Normalization, Pattern};
-use nucleo_matcher::{Config, Matcher, Utf32Str};
+pub use oi_file_search::{FileMatch, MATCH_LIMIT, NAME_BONUS, index_roots, search, search_index};
 use oi_mcp_server::dispatch::{Execution, MethodTable, RequestContext};
 use oi_mcp_server::jsonrpc::RpcError;
 use serde::Deserialize;
 use serde_json::{Value, json};
-use std::cmp::Reverse;
-use std::collections::{BinaryHeap, HashMap};
-use std::path::{Path, PathBuf};
+use std::collections::HashMap;
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use tokio::sync::OnceCell;
-
-/// Most matches returned.
-pub const MATCH_LIMIT: usize = 50;
-const MAX_THREADS: usize = 12;
-/// Added to the score of paths whose file name alone matches the query.
-pub const NAME_BONUS: u32 = 1 << 16;
 
 pub(crate) fn register(t: &mut MethodTable, conn: &Arc<Conn>) {
     method(t, conn, "fuzzyFileSearch", Execution::Spawn, search_once);
@@ -92,291 +79,19 @@ struct StopParams {
     session_id: String,
 }
 
-/// One result, in the reference's (snake_case) shape.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct FileMatch {
-    pub root: String,
-    pub path: String,
-    pub is_dir: bool,
-    pub score: u32,
-    pub indices: Vec<u32>,
-}
-
-impl FileMatch {
-    pub fn to_json(&self) -> Value {
-        let file_name = self.path.rsplit('/').next().unwrap_or(&self.path);
+/// One result in the reference's (snake_case) wire shape.
+pub fn match_json(m: &FileMatch) -> Value {
+    {
+        let file_name = m.path.rsplit('/').next().unwrap_or(&m.path);
         json!({
-            "root": self.root,
-            "path": self.path,
-            "match_type": if self.is_dir { "directory" } else { "file" },
+            "root": m.root,
+            "path": m.path,
+            "match_type": if m.is_dir { "directory" } else { "file" },
             "file_name": file_name,
-            "score": self.score,
-            "indices": self.indices,
+            "score": m.score,
+            "indices": m.indices,
         })
     }
-}
-
-/// A candidate kept in a top-K heap. Ordered so the heap's top is the worst kept match:
-/// lowest score, then greatest path.
-#[derive(PartialEq, Eq, PartialOrd, Ord)]
-struct Ranked {
-    key: (Reverse<u32>, String, usize),
-    is_dir: bool,
-}
-
-struct TopK {
-    k: usize,
-    heap: BinaryHeap<Ranked>,
-}
-
-impl TopK {
-    fn new(k: usize) -> Self {
-        Self {
-            k,
-            heap: BinaryHeap::with_capacity(k + 1),
-        }
-    }
-
-    /// Worth building the entry for? (Avoids allocating paths that would lose.)
-    fn admits(&self, score: u32) -> bool {
-        self.heap.len() < self.k || self.heap.peek().is_some_and(|w| score >= w.key.0.0)
-    }
-
-    fn push(&mut self, score: u32, path: String, root: usize, is_dir: bool) {
-        self.heap.push(Ranked {
-            key: (Reverse(score), path, root),
-            is_dir,
-        });
-        if self.heap.len() > self.k {
-            self.heap.pop();
-        }
-    }
-
-    fn merge(&mut self, other: TopK) {
-        for r in other.heap {
-            self.push(r.key.0.0, r.key.1, r.key.2, r.is_dir);
-        }
-    }
-
-    /// Best first.
-    fn into_sorted(self) -> Vec<Ranked> {
-        let mut v = self.heap.into_vec();
-        v.sort();
-        v
-    }
-}
-
-struct Scorer {
-    pattern: Pattern,
-    matcher: Matcher,
-    buf: Vec<char>,
-}
-
-impl Scorer {
-    fn new(query: &str) -> Self {
-        Self {
-            pattern: Pattern::parse(query, CaseMatching::Smart, Normalization::Smart),
-            matcher: Matcher::new(Config::DEFAULT.match_paths()),
-            buf: Vec::new(),
-        }
-    }
-
-    /// The path's score, plus [`NAME_BONUS`] when the whole query also matches within the
-    /// file name (a file picker should prefer `src/main.rs` to `domain/ai/nothing.rs`).
-    fn score(&mut self, path: &str) -> Option<u32> {
-        let score = self
-            .pattern
-            .score(Utf32Str::new(path, &mut self.buf), &mut self.matcher)?;
-        let name = path.rsplit('/').next().unwrap_or(path);
-        let in_name = name.len() < path.len()
-            && self
-                .pattern
-                .score(Utf32Str::new(name, &mut self.buf), &mut self.matcher)
-                .is_some();
-        Some(if in_name { score + NAME_BONUS } else { score })
-    }
-
-    fn indices(&mut self, path: &str) -> Vec<u32> {
-        let mut idx = Vec::new();
-        self.pattern.indices(
-            Utf32Str::new(path, &mut self.buf),
-            &mut self.matcher,
-            &mut idx,
-        );
-        idx.sort_unstable();
-        idx.dedup();
-        idx
-    }
-}
-
-fn threads() -> usize {
-    std::thread::available_parallelism()
-        .map(|n| n.get())
-        .unwrap_or(1)
-        .clamp(1, MAX_THREADS)
-}
-
-fn walker(root: &Path, threads: usize) -> WalkBuilder {
-    let mut b = WalkBuilder::new(root);
-    b.hidden(false)
-        .follow_links(false)
-        .require_git(false)
-        .threads(threads)
-        .filter_entry(|e| e.file_name() != ".git");
-    b
-}
-
-/// The path of `entry` under `root`, with `/` separators; `None` for the root itself.
-fn relative(root: &Path, path: &Path) -> Option<String> {
-    let rel = path.strip_prefix(root).ok()?;
-    let s = rel.to_string_lossy();
-    (!s.is_empty()).then(|| s.replace('\\', "/"))
-}
-
-/// Flushes a walker thread's local top-K into the shared one when the thread is done.
-struct Local {
-    top: TopK,
-    shared: Arc<Mutex<TopK>>,
-}
-
-impl Drop for Local {
-    fn drop(&mut self) {
-        let top = std::mem::replace(&mut self.top, TopK::new(0));
-        lock(&self.shared).merge(top);
-    }
-}
-
-/// Walks `roots` and returns the best matches (empty if `cancel` fires).
-pub fn search(query: &str, roots: &[PathBuf], limit: usize, cancel: &AtomicBool) -> Vec<FileMatch> {
-    if query.trim().is_empty() || roots.is_empty() {
-        return Vec::new();
-    }
-    let threads = threads();
-    let shared = Arc::new(Mutex::new(TopK::new(limit)));
-    for (root_idx, root) in roots.iter().enumerate() {
-        let per_root = (threads / roots.len()).max(1);
-        walker(root, per_root).build_parallel().run(|| {
-            let mut local = Local {
-                top: TopK::new(limit),
-                shared: shared.clone(),
-            };
-            let mut scorer = Scorer::new(query);
-            Box::new(move |entry| {
-                if cancel.load(Ordering::Relaxed) {
-                    return WalkState::Quit;
-                }
-                let Ok(entry) = entry else {
-                    return WalkState::Continue;
-                };
-                if let Some(rel) = relative(root, entry.path())
-                    && let Some(score) = scorer.score(&rel)
-                    && local.top.admits(score)
-                {
-                    let is_dir = entry.file_type().is_some_and(|t| t.is_dir());
-                    local.top.push(score, rel, root_idx, is_dir);
-                }
-                WalkState::Continue
-            })
-        });
-    }
-    if cancel.load(Ordering::Relaxed) {
-        return Vec::new();
-    }
-    let top = std::mem::replace(&mut *lock(&shared), TopK::new(0));
-    finish(query, roots, top)
-}
-
-fn finish(query: &str, roots: &[PathBuf], top: TopK) -> Vec<FileMatch> {
-    let mut scorer = Scorer::new(query);
-    top.into_sorted()
-        .into_iter()
-        .map(|r| {
-            let (Reverse(score), path, root) = r.key;
-            FileMatch {
-                root: roots[root].to_string_lossy().into_owned(),
-                indices: scorer.indices(&path),
-                path,
-                is_dir: r.is_dir,
-                score,
-            }
-        })
-        .collect()
-}
-
-/// Every entry under `roots`: (root index, relative path, is directory).
-pub fn index_roots(roots: &[PathBuf], cancel: &AtomicBool) -> Vec<(usize, String, bool)> {
-    let all = Arc::new(Mutex::new(Vec::new()));
-    let threads = threads();
-    for (root_idx, root) in roots.iter().enumerate() {
-        walker(root, (threads / roots.len()).max(1))
-            .build_parallel()
-            .run(|| {
-                let all = all.clone();
-                let mut local = LocalVec(Vec::new(), all);
-                Box::new(move |entry| {
-                    if cancel.load(Ordering::Relaxed) {
-                        return WalkState::Quit;
-                    }
-                    if let Ok(entry) = entry
-                        && let Some(rel) = relative(root, entry.path())
-                    {
-                        let is_dir = entry.file_type().is_some_and(|t| t.is_dir());
-                        local.0.push((root_idx, rel, is_dir));
-                    }
-                    WalkState::Continue
-                })
-            });
-    }
-    std::mem::take(&mut *lock(&all))
-}
-
-struct LocalVec(
-    Vec<(usize, String, bool)>,
-    Arc<Mutex<Vec<(usize, String, bool)>>>,
-);
-
-impl Drop for LocalVec {
-    fn drop(&mut self) {
-        lock(&self.1).append(&mut self.0);
-    }
-}
-
-/// Matches `query` against an index built by [`index_roots`], in parallel chunks.
-pub fn search_index(
-    query: &str,
-    roots: &[PathBuf],
-    index: &[(usize, String, bool)],
-    limit: usize,
-) -> Vec<FileMatch> {
-    if query.trim().is_empty() || index.is_empty() {
-        return Vec::new();
-    }
-    let chunk = index.len().div_ceil(threads());
-    let tops: Vec<TopK> = std::thread::scope(|s| {
-        let handles: Vec<_> = index
-            .chunks(chunk)
-            .map(|part| {
-                s.spawn(move || {
-                    let mut scorer = Scorer::new(query);
-                    let mut top = TopK::new(limit);
-                    for (root, path, is_dir) in part {
-                        if let Some(score) = scorer.score(path)
-                            && top.admits(score)
-                        {
-                            top.push(score, path.clone(), *root, *is_dir);
-                        }
-                    }
-                    top
-                })
-            })
-            .collect();
-        handles.into_iter().filter_map(|h| h.join().ok()).collect()
-    });
-    let mut top = TopK::new(limit);
-    for t in tops {
-        top.merge(t);
-    }
-    finish(query, roots, top)
 }
 
 async fn search_once(
@@ -405,7 +120,7 @@ async fn search_once(
     let files: Vec<Value> = if flag.load(Ordering::Relaxed) {
         Vec::new()
     } else {
-        files.iter().map(FileMatch::to_json).collect()
+        files.iter().map(match_json).collect()
     };
     Ok(json!({ "files": files }))
 }
@@ -489,7 +204,7 @@ async fn session_update(
         if !latest || session.stopped.load(Ordering::Relaxed) {
             return;
         }
-        let files: Vec<Value> = files.iter().map(FileMatch::to_json).collect();
+        let files: Vec<Value> = files.iter().map(match_json).collect();
         let out = &conn.outgoing;
         out.notify(
             "fuzzyFileSearch/sessionUpdated",
@@ -515,7 +230,6 @@ async fn session_stop(
     }
     Ok(json!({}))
 }
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -553,8 +267,8 @@ mod tests {
         let chars: Vec<char> = m.path.chars().collect();
         let hit: String = m.indices.iter().map(|i| chars[*i as usize]).collect();
         assert_eq!(hit, "main");
-        assert_eq!(m.to_json()["file_name"], "main.rs");
-        assert_eq!(m.to_json()["match_type"], "file");
+        assert_eq!(match_json(m)["file_name"], "main.rs");
+        assert_eq!(match_json(m)["match_type"], "file");
 
         let index = index_roots(&roots, &never);
         assert_eq!(search_index("main", &roots, &index, MATCH_LIMIT), r);

@@ -61,6 +61,10 @@ pub struct Cli {
     pub command: Option<Command>,
     /// First prompt of an interactive session (without one, type it at the `›` marker).
     pub prompt: Option<String>,
+    /// Use the line-based interactive mode instead of the full-screen terminal UI (the line
+    /// mode is also used whenever stdin or stdout is not a terminal).
+    #[arg(long, global = true)]
+    pub no_tui: bool,
 }
 
 #[derive(Args, Debug, Clone, Default)]
@@ -354,17 +358,26 @@ pub fn main_with_args(mut args: Vec<OsString>) -> i32 {
             return code;
         }
     };
-    let log_file = matches!(cli.command, Some(Command::McpServer))
-        .then(|| oi_config::find_home().ok())
-        .flatten()
-        .map(|home| home.join("log").join("mcp-server.log"));
-    init_tracing(log_file.as_deref());
+    let tui = crate::tui_cmd::wants_tui(&cli);
+    if tui {
+        // The screen belongs to the TUI: logs go to a file only.
+        crate::tui_cmd::init_file_tracing();
+    } else {
+        let log_file = matches!(cli.command, Some(Command::McpServer))
+            .then(|| oi_config::find_home().ok())
+            .flatten()
+            .map(|home| home.join("log").join("mcp-server.log"));
+        init_tracing(log_file.as_deref());
+    }
     let rt = match runtime() {
         Ok(rt) => rt,
         Err(code) => return code,
     };
     match cli.command {
         Some(Command::Exec(args)) => rt.block_on(crate::exec::run_exec(cli.global, args)),
+        Some(Command::Resume(args)) if tui => {
+            rt.block_on(crate::tui_cmd::run_resume_tui(cli.global, args))
+        }
         Some(Command::Resume(args)) => rt.block_on(crate::sessions::run_resume(cli.global, args)),
         Some(Command::Sessions { command }) => {
             rt.block_on(crate::sessions::run_sessions(cli.global, command))
@@ -404,6 +417,11 @@ pub fn main_with_args(mut args: Vec<OsString>) -> i32 {
                 extensions: vec![std::sync::Arc::new(oi_app_server::AppServerExtension)],
             }))
         }
+        None if tui => rt.block_on(crate::tui_cmd::run_tui(
+            cli.global,
+            cli.prompt,
+            oi_tui::StartMode::New,
+        )),
         None => rt.block_on(crate::interactive::run(cli.global, cli.prompt)),
     }
 }

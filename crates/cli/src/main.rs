@@ -10,6 +10,7 @@ mod render;
 mod sandbox_cmd;
 mod sessions;
 mod trust_cmd;
+mod tui_cmd;
 
 fn main() {
     let code = cli::main_with_args(std::env::args_os().collect());

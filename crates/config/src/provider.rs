@@ -162,6 +162,40 @@ pub fn make_owner_only(path: &std::path::Path) {
     let _ = path;
 }
 
+/// Removes the key saved for `env_key` from `home`'s credentials file (a logout). Returns
+/// whether a key was there. Other keys and fields are kept; the file stays mode 0600.
+pub fn remove_stored_api_key(home: &std::path::Path, env_key: &str) -> std::io::Result<bool> {
+    let path = home.join(CREDENTIALS_FILE);
+    let text = match std::fs::read_to_string(&path) {
+        Ok(t) => t,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(false),
+        Err(e) => return Err(e),
+    };
+    let mut v: serde_json::Value = serde_json::from_str(&text).map_err(|e| {
+        std::io::Error::new(
+            std::io::ErrorKind::InvalidData,
+            format!(
+                "{} is not valid JSON ({e}); fix or delete it",
+                path.display()
+            ),
+        )
+    })?;
+    let removed = v
+        .get_mut("api_keys")
+        .and_then(|k| k.as_object_mut())
+        .and_then(|k| k.remove(env_key))
+        .is_some();
+    if removed {
+        let body = serde_json::to_string_pretty(&v).map_err(std::io::Error::other)?;
+        let mut opts = std::fs::OpenOptions::new();
+        opts.write(true).truncate(true).create(true);
+        #[cfg(unix)]
+        std::os::unix::fs::OpenOptionsExt::mode(&mut opts, 0o600);
+        std::io::Write::write_all(&mut opts.open(&path)?, body.as_bytes())?;
+    }
+    Ok(removed)
+}
+
 fn builtin(
     name: &str,
     base_url: &str,
@@ -368,6 +402,24 @@ mod ollama_host_tests {
 #[cfg(test)]
 mod credentials_tests {
     use super::*;
+
+    #[test]
+    fn logout_removes_only_that_key() {
+        let home = tempfile::tempdir().unwrap();
+        assert!(!remove_stored_api_key(home.path(), "A_KEY").unwrap());
+        std::fs::write(
+            home.path().join(CREDENTIALS_FILE),
+            r#"{"api_keys": {"A_KEY": "a", "B_KEY": "b"}}"#,
+        )
+        .unwrap();
+        assert!(remove_stored_api_key(home.path(), "A_KEY").unwrap());
+        assert_eq!(stored_api_key(home.path(), "A_KEY"), None);
+        assert_eq!(stored_api_key(home.path(), "B_KEY").as_deref(), Some("b"));
+        assert!(!remove_stored_api_key(home.path(), "A_KEY").unwrap());
+        std::fs::write(home.path().join(CREDENTIALS_FILE), "not json").unwrap();
+        let err = remove_stored_api_key(home.path(), "B_KEY").unwrap_err();
+        assert!(err.to_string().contains("not valid JSON"), "{err}");
+    }
 
     #[test]
     fn stored_keys_are_read_by_env_key_name() {

@@ -98,6 +98,21 @@ impl Thread {
     pub fn history(&self) -> Vec<ResponseItem> {
         self.session.state().history.clone()
     }
+
+    /// The MCP tools the model can see now (empty when no server is configured). Front ends
+    /// show these in their server listings (the TUI's `/mcp`).
+    pub fn mcp_tools(&self) -> Vec<oi_mcp_client::McpToolInfo> {
+        self.session
+            .mcp
+            .as_ref()
+            .map(|m| m.tools())
+            .unwrap_or_default()
+    }
+
+    /// The startup error of an MCP server that failed to start, if it did.
+    pub fn mcp_server_error(&self, server: &str) -> Option<String> {
+        self.session.mcp.as_ref()?.server_error(server)
+    }
 }
 
 fn user_item(items: &[UserInput]) -> (ResponseItem, UserMessageEvent) {

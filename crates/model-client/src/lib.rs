@@ -14,6 +14,7 @@
 //! [`ResponseEvent`], [`ModelError`] (with [`ModelError::context_overflow`] to recognise
 //! context-length errors, [`classify_overflow`]).
 
+pub mod catalog;
 mod chat;
 mod error;
 mod http;

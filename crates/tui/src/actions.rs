@@ -1,0 +1,115 @@
+//! The I/O behind some slash commands (`/resume`, `/diff`, `/logout`), kept out of the app
+//! state so that stays pure.
+
+use oi_config::Config;
+use oi_protocol::ThreadId;
+use oi_thread_store::{ListQuery, ThreadStore};
+use std::path::Path;
+
+/// Stored threads for the `/resume` picker: (id, title, detail), newest first.
+pub fn list_threads(home: &Path) -> Result<Vec<(ThreadId, String, String)>, String> {
+    let store =
+        ThreadStore::open(home).map_err(|e| format!("cannot open the thread store: {e}"))?;
+    let page = store
+        .list(&ListQuery {
+            limit: ListQuery::MAX_LIMIT,
+            ..ListQuery::default()
+        })
+        .map_err(|e| format!("cannot list threads: {e}"))?;
+    Ok(page
+        .data
+        .into_iter()
+        .map(|s| {
+            let title = s
+                .name
+                .clone()
+                .filter(|n| !n.trim().is_empty())
+                .unwrap_or_else(|| {
+                    let p = s.preview.lines().next().unwrap_or_default().to_string();
+                    if p.is_empty() {
+                        "(no messages)".into()
+                    } else {
+                        p
+                    }
+                });
+            let when = chrono::DateTime::from_timestamp(s.updated_at, 0)
+                .map(|d| d.format("%Y-%m-%d %H:%M").to_string())
+                .unwrap_or_default();
+            (
+                s.id,
+                title,
+                format!("{when} · {} · {}", s.model, s.cwd.display()),
+            )
+        })
+        .collect())
+}
+
+async fn git(cwd: &Path, args: &[&str]) -> Result<(i32, Vec<u8>), String> {
+    let out = tokio::process::Command::new("git")
+        .args(args)
+        .current_dir(cwd)
+        .stdin(std::process::Stdio::null())
+        .output()
+        .await
+        .map_err(|e| format!("cannot run git: {e}; is git installed?"))?;
+    Ok((out.status.code().unwrap_or(-1), out.stdout))
+}
+
+/// `git diff HEAD` plus every untracked file as an addition.
+pub async fn git_diff(cwd: &Path) -> Result<String, String> {
+    let (code, _) = git(cwd, &["rev-parse", "--show-toplevel"]).await?;
+    if code != 0 {
+        return Err(format!("{} is not inside a git repository", cwd.display()));
+    }
+    let (has_head, _) = git(cwd, &["rev-parse", "--verify", "HEAD"]).await?;
+    let base: &[&str] = if has_head == 0 {
+        &["diff", "--no-textconv", "--no-ext-diff", "HEAD"]
+    } else {
+        &["diff", "--no-textconv", "--no-ext-diff", "--cached"]
+    };
+    let (code, out) = git(cwd, base).await?;
+    if code != 0 {
+        return Err(format!("git diff exited with {code}"));
+    }
+    let mut diff = String::from_utf8_lossy(&out).into_owned();
+    let (_, untracked) = git(cwd, &["ls-files", "--others", "--exclude-standard", "-z"]).await?;
+    for file in untracked.split(|b| *b == 0).filter(|f| !f.is_empty()) {
+        let file = String::from_utf8_lossy(file).into_owned();
+        // `--no-index` exits 1 when the files differ, which is the point here.
+        let args = [
+            "diff",
+            "--no-textconv",
+            "--no-ext-diff",
+            "--no-index",
+            "--",
+            "/dev/null",
+            file.as_str(),
+        ];
+        match git(cwd, &args).await? {
+            (0 | 1, out) => diff.push_str(&String::from_utf8_lossy(&out)),
+            (code, _) => return Err(format!("git diff for untracked {file} exited with {code}")),
+        }
+    }
+    Ok(diff)
+}
+
+/// `/logout`: forget the API key stored for the current provider.
+pub fn logout(config: &Config) -> Result<String, String> {
+    let Some(var) = config.model_provider.env_key.clone() else {
+        return Ok(format!(
+            "Provider `{}` uses no API key; nothing to log out of",
+            config.model_provider_id
+        ));
+    };
+    let removed = oi_config::provider::remove_stored_api_key(&config.home, &var)
+        .map_err(|e| format!("cannot update the credentials file: {e}"))?;
+    let mut msg = if removed {
+        format!("Removed the stored key for {var}")
+    } else {
+        format!("No key for {var} was stored")
+    };
+    if std::env::var_os(&var).is_some() {
+        msg.push_str(&format!("; {var} is still set in the environment"));
+    }
+    Ok(msg)
+}

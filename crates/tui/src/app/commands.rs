@@ -1,0 +1,236 @@
+//! Submitting the composer: turns and slash commands.
+
+use super::*;
+use crate::slash::{self, Parsed, SlashCommand};
+
+impl App {
+    pub(super) fn submit(&mut self, text: String) -> Vec<AppAction> {
+        if let Some(parsed) = slash::parse(&text) {
+            return match parsed {
+                Parsed::Command(cmd, args) => self.run_command(cmd, &args),
+                Parsed::Unknown(name) => {
+                    self.push_error(format!(
+                        "Unknown command `/{name}`. Type /help to see the commands; it was not sent to the model."
+                    ));
+                    vec![]
+                }
+            };
+        }
+        vec![self.user_turn(text)]
+    }
+
+    fn user_turn(&mut self, text: String) -> AppAction {
+        AppAction::Op(Op::UserInput {
+            items: vec![UserInput::text(text)],
+            overrides: std::mem::take(&mut self.pending_overrides),
+        })
+    }
+
+    fn run_command(&mut self, cmd: SlashCommand, args: &str) -> Vec<AppAction> {
+        let busy = |app: &mut App, what: &str| {
+            app.push_error(format!(
+                "`/{what}` is not available while a turn runs; press Esc to interrupt it first"
+            ));
+            vec![]
+        };
+        match cmd {
+            SlashCommand::Quit | SlashCommand::Exit => {
+                self.should_quit = true;
+                vec![AppAction::Quit]
+            }
+            SlashCommand::Help => {
+                self.push_info("Commands", slash::help_lines());
+                vec![]
+            }
+            SlashCommand::New if self.is_running() => busy(self, "new"),
+            SlashCommand::New => vec![AppAction::NewThread],
+            SlashCommand::Resume if self.is_running() => busy(self, "resume"),
+            SlashCommand::Resume if !args.is_empty() => match args.parse() {
+                Ok(id) => vec![AppAction::Resume(id)],
+                Err(_) => {
+                    self.push_error(format!(
+                        "`{args}` is not a thread id; run /resume without arguments to pick one"
+                    ));
+                    vec![]
+                }
+            },
+            SlashCommand::Resume => vec![AppAction::OpenResumePicker],
+            SlashCommand::Fork if self.is_running() => busy(self, "fork"),
+            SlashCommand::Fork => vec![AppAction::Fork],
+            SlashCommand::Compact => vec![AppAction::Op(Op::Compact)],
+            SlashCommand::Diff => vec![AppAction::ShowDiff],
+            SlashCommand::Mention => {
+                self.composer.set_text("@");
+                self.refresh_popup()
+            }
+            SlashCommand::Status => {
+                let lines = self.status_lines();
+                self.push_info("Status", lines);
+                vec![]
+            }
+            SlashCommand::Mcp => vec![AppAction::ShowMcp {
+                verbose: args == "verbose",
+            }],
+            SlashCommand::Init if self.is_running() => busy(self, "init"),
+            SlashCommand::Init => vec![AppAction::Init],
+            SlashCommand::Logout => vec![AppAction::Logout],
+            SlashCommand::Model => {
+                let items = self.model_items();
+                if items.is_empty() {
+                    self.push_error("No models are known; set `model` in config.toml".into());
+                    return vec![];
+                }
+                self.overlay = Some(Overlay::Picker(Picker::new("Choose a model", items)));
+                vec![]
+            }
+            SlashCommand::Approvals => {
+                let items = APPROVAL_PRESETS
+                    .iter()
+                    .enumerate()
+                    .map(|(i, (label, desc, _, _))| PickerItem {
+                        label: label.to_string(),
+                        detail: desc.to_string(),
+                        value: PickerValue::ApprovalPreset(i),
+                    })
+                    .collect();
+                self.overlay = Some(Overlay::Picker(Picker::new("Approvals", items)));
+                vec![]
+            }
+        }
+    }
+
+    /// The prompt `/init` sends, as a turn.
+    pub fn init_turn(&mut self) -> AppAction {
+        self.user_turn(INIT_PROMPT.to_string())
+    }
+
+    fn model_items(&self) -> Vec<PickerItem> {
+        let mut items = Vec::new();
+        let mut models = self.models.clone();
+        if !models.iter().any(|(m, _)| *m == self.status.model) && !self.status.model.is_empty() {
+            models.insert(0, (self.status.model.clone(), vec![]));
+        }
+        for (model, efforts) in models {
+            if efforts.is_empty() {
+                items.push(PickerItem {
+                    label: model.clone(),
+                    detail: String::new(),
+                    value: PickerValue::Model {
+                        model,
+                        effort: None,
+                    },
+                });
+            } else {
+                for e in efforts {
+                    items.push(PickerItem {
+                        label: format!("{model} {}", e.as_str()),
+                        detail: "reasoning effort".into(),
+                        value: PickerValue::Model {
+                            model: model.clone(),
+                            effort: Some(e),
+                        },
+                    });
+                }
+            }
+        }
+        items
+    }
+
+    /// Sets the `/model` catalog: `(model id, efforts as strings)`.
+    pub fn set_models(&mut self, models: Vec<(String, Vec<String>)>) {
+        self.models = models
+            .into_iter()
+            .map(|(m, e)| (m, e.iter().filter_map(|s| effort_from(s)).collect()))
+            .collect();
+    }
+
+    /// Opens the `/resume` picker over `(id, title, detail)` rows.
+    pub fn open_resume_picker(&mut self, threads: Vec<(oi_protocol::ThreadId, String, String)>) {
+        if threads.is_empty() {
+            self.push_info("No stored threads to resume", vec![]);
+            return;
+        }
+        let items = threads
+            .into_iter()
+            .map(|(id, label, detail)| PickerItem {
+                label,
+                detail,
+                value: PickerValue::Thread(id),
+            })
+            .collect();
+        self.overlay = Some(Overlay::Picker(Picker::new(
+            "Resume a thread (type to search)",
+            items,
+        )));
+    }
+
+    fn status_lines(&self) -> Vec<String> {
+        let s = &self.status;
+        let mut out = vec![
+            format!("thread    {}", s.thread_id),
+            format!(
+                "model     {}{} via {}",
+                s.model,
+                s.effort
+                    .map(|e| format!(" ({})", e.as_str()))
+                    .unwrap_or_default(),
+                s.provider
+            ),
+            format!("cwd       {}", s.cwd.display()),
+            format!(
+                "sandbox   {} · approval {}",
+                s.sandbox.map(|m| m.to_string()).unwrap_or_default(),
+                s.approval.map(|a| a.to_string()).unwrap_or_default()
+            ),
+            format!("tokens    {} used in this thread", s.total_tokens),
+        ];
+        match (s.context_window, s.context_left_percent()) {
+            (Some(w), Some(p)) => out.push(format!("context   {p}% left of {w}")),
+            _ => out.push("context   window size unknown".into()),
+        }
+        let ready = s.mcp.values().filter(|m| **m == McpState::Ready).count();
+        out.push(format!("mcp       {ready}/{} servers ready", s.mcp.len()));
+        out
+    }
+
+    /// `/mcp`: one block per server. `tools` = (server, tool, description, approval mode).
+    pub fn show_mcp(&mut self, verbose: bool, servers: Vec<McpServerRow>) {
+        if servers.is_empty() {
+            self.push_info(
+                "No MCP servers configured",
+                vec!["add one with `interpreter mcp add NAME -- COMMAND`".into()],
+            );
+            return;
+        }
+        let mut lines = Vec::new();
+        for s in servers {
+            let state = match self.status.mcp.get(&s.name) {
+                Some(McpState::Ready) => "ready".to_string(),
+                Some(McpState::Starting) | None => "starting".to_string(),
+                Some(McpState::Failed(_)) => "failed".to_string(),
+                Some(McpState::Cancelled) => "cancelled".to_string(),
+            };
+            let state = if s.enabled { state } else { "disabled".into() };
+            lines.push(format!(
+                "{} · {state} · {} · {} tools",
+                s.name,
+                s.transport,
+                s.tools.len()
+            ));
+            let error = s.error.or_else(|| match self.status.mcp.get(&s.name) {
+                Some(McpState::Failed(e)) => Some(e.clone()),
+                _ => None,
+            });
+            if let Some(e) = error {
+                lines.push(format!("  last error: {e}"));
+            }
+            if verbose {
+                for (tool, desc, approval) in &s.tools {
+                    let desc = desc.lines().next().unwrap_or_default();
+                    lines.push(format!("  {tool} [{approval}] {desc}"));
+                }
+            }
+        }
+        self.push_info("MCP servers", lines);
+    }
+}

@@ -1,0 +1,374 @@
+//! Keys, pastes, overlays and popups.
+
+use super::*;
+use crate::slash;
+
+impl App {
+    /// A bracketed paste.
+    pub fn on_paste(&mut self, text: &str) -> Vec<AppAction> {
+        if let Some(Overlay::Elicitation(form)) = &mut self.overlay {
+            if let Some(f) = form.fields.get_mut(form.focus) {
+                f.value.push_str(text.lines().next().unwrap_or_default());
+            }
+            return vec![];
+        }
+        if self.overlay.is_none() {
+            self.composer.paste(text);
+            return self.refresh_popup();
+        }
+        vec![]
+    }
+
+    /// One key press.
+    pub fn on_key(&mut self, key: KeyEvent) -> Vec<AppAction> {
+        if key.kind == KeyEventKind::Release {
+            return vec![];
+        }
+        let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
+        if ctrl && key.code != KeyCode::Char('c') {
+            self.last_ctrl_c = None;
+        }
+        if ctrl && key.code == KeyCode::Char('l') {
+            return vec![AppAction::Redraw];
+        }
+        match self.overlay.take() {
+            Some(Overlay::Approval(a)) => return self.approval_key(a, key),
+            Some(Overlay::Elicitation(f)) => return self.elicitation_key(f, key),
+            Some(Overlay::Picker(p)) => return self.picker_key(p, key),
+            Some(Overlay::Transcript { scroll }) => {
+                let scroll = match key.code {
+                    KeyCode::Up | KeyCode::Char('k') => scroll + 1,
+                    KeyCode::Down | KeyCode::Char('j') => scroll.saturating_sub(1),
+                    KeyCode::PageUp => scroll + 10,
+                    KeyCode::PageDown => scroll.saturating_sub(10),
+                    KeyCode::Home => usize::MAX / 2,
+                    KeyCode::End => 0,
+                    _ => return vec![],
+                };
+                self.overlay = Some(Overlay::Transcript { scroll });
+                return vec![];
+            }
+            None => {}
+        }
+        match key.code {
+            KeyCode::Char('c') if ctrl => return self.ctrl_c(),
+            KeyCode::Char('d') if ctrl && self.composer.is_empty() => {
+                self.should_quit = true;
+                return vec![AppAction::Quit];
+            }
+            KeyCode::Char('t') if ctrl => {
+                self.overlay = Some(Overlay::Transcript { scroll: 0 });
+                return vec![];
+            }
+            KeyCode::Esc => {
+                if self.popup.is_some() {
+                    self.popup = None;
+                    return vec![];
+                }
+                if self.is_running() {
+                    return vec![AppAction::Op(Op::Interrupt)];
+                }
+                return vec![];
+            }
+            _ => {}
+        }
+        self.last_ctrl_c = None;
+        self.hint = None;
+        if let Some(actions) = self.popup_key(key) {
+            return actions;
+        }
+        match self.composer.handle_key(key) {
+            ComposerResult::Submitted(text) => {
+                self.popup = None;
+                self.submit(text)
+            }
+            ComposerResult::Handled => self.refresh_popup(),
+            ComposerResult::Ignored => vec![],
+        }
+    }
+
+    fn ctrl_c(&mut self) -> Vec<AppAction> {
+        if self.is_running() {
+            self.hint = Some("interrupting… (Ctrl+C again on an empty composer quits)".into());
+            self.last_ctrl_c = Some(Instant::now());
+            return vec![AppAction::Op(Op::Interrupt)];
+        }
+        if !self.composer.is_empty() {
+            self.composer.clear();
+            self.popup = None;
+            return vec![];
+        }
+        if self
+            .last_ctrl_c
+            .is_some_and(|t| t.elapsed() < QUIT_CONFIRM_WINDOW)
+        {
+            self.should_quit = true;
+            return vec![AppAction::Quit];
+        }
+        self.last_ctrl_c = Some(Instant::now());
+        self.hint = Some("press Ctrl+C again to quit".into());
+        vec![]
+    }
+
+    fn approval_key(&mut self, a: Approval, key: KeyEvent) -> Vec<AppAction> {
+        let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
+        let decision = match key.code {
+            KeyCode::Char('y') | KeyCode::Char('Y') if !ctrl => ReviewDecision::Approved,
+            KeyCode::Char('a') | KeyCode::Char('A') if !ctrl => ReviewDecision::ApprovedForSession,
+            KeyCode::Char('n') | KeyCode::Char('N') if !ctrl => ReviewDecision::Denied,
+            KeyCode::Esc => ReviewDecision::Abort,
+            KeyCode::Char('c') if ctrl => ReviewDecision::Abort,
+            _ => {
+                self.overlay = Some(Overlay::Approval(a));
+                return vec![];
+            }
+        };
+        let what = match &a.subject {
+            ApprovalSubject::Exec { command, .. } => format!("`{command}`"),
+            ApprovalSubject::Patch { changes } => format!("patch to {} file(s)", changes.len()),
+        };
+        let verdict = match decision {
+            ReviewDecision::Approved => "approved",
+            ReviewDecision::ApprovedForSession => "approved for this session",
+            ReviewDecision::Abort => "denied; turn stopped",
+            _ => "denied",
+        };
+        self.push_cell(HistoryCell::Info {
+            title: format!("{what} {verdict}"),
+            lines: vec![],
+        });
+        let op = match a.subject {
+            ApprovalSubject::Exec { .. } => Op::ExecApproval { id: a.id, decision },
+            ApprovalSubject::Patch { .. } => Op::PatchApproval { id: a.id, decision },
+        };
+        self.close_overlay();
+        vec![AppAction::Op(op)]
+    }
+
+    fn elicitation_key(&mut self, mut form: ElicitationForm, key: KeyEvent) -> Vec<AppAction> {
+        let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
+        let answer = |form: &ElicitationForm, action, content| {
+            AppAction::Op(Op::ResolveElicitation {
+                server_name: form.server.clone(),
+                request_id: form.request_id.clone(),
+                response: ElicitationResponse { action, content },
+            })
+        };
+        let kind = form.fields.get(form.focus).map(|f| f.kind.clone());
+        match key.code {
+            KeyCode::Esc => {
+                self.close_overlay();
+                return vec![answer(&form, ElicitationAction::Decline, None)];
+            }
+            KeyCode::Char('c') if ctrl => {
+                self.close_overlay();
+                return vec![answer(&form, ElicitationAction::Cancel, None)];
+            }
+            KeyCode::Enter => match form.content() {
+                Ok(content) => {
+                    self.close_overlay();
+                    return vec![answer(&form, ElicitationAction::Accept, Some(content))];
+                }
+                Err(e) => form.error = Some(e),
+            },
+            KeyCode::Tab | KeyCode::Down if !form.fields.is_empty() => {
+                form.focus = (form.focus + 1) % form.fields.len()
+            }
+            KeyCode::BackTab | KeyCode::Up if !form.fields.is_empty() => {
+                form.focus = (form.focus + form.fields.len() - 1) % form.fields.len()
+            }
+            KeyCode::Left | KeyCode::Right | KeyCode::Char(' ')
+                if matches!(kind, Some(FieldKind::Boolean) | Some(FieldKind::Choice(_))) =>
+            {
+                form.cycle(key.code != KeyCode::Left)
+            }
+            KeyCode::Backspace => {
+                if let Some(f) = form.fields.get_mut(form.focus) {
+                    f.value.pop();
+                }
+            }
+            KeyCode::Char(c)
+                if !ctrl
+                    && matches!(
+                        kind,
+                        Some(FieldKind::Text | FieldKind::Number | FieldKind::Integer)
+                    ) =>
+            {
+                if let Some(f) = form.fields.get_mut(form.focus) {
+                    f.value.push(c);
+                }
+            }
+            _ => {}
+        }
+        self.overlay = Some(Overlay::Elicitation(form));
+        vec![]
+    }
+
+    fn picker_key(&mut self, mut p: Picker, key: KeyEvent) -> Vec<AppAction> {
+        let n = p.visible().len();
+        match key.code {
+            KeyCode::Esc => return vec![],
+            KeyCode::Up => p.selected = p.selected.saturating_sub(1),
+            KeyCode::Down if n > 0 => p.selected = (p.selected + 1).min(n - 1),
+            KeyCode::Backspace => {
+                p.query.pop();
+                p.selected = 0;
+            }
+            KeyCode::Char(c) if !key.modifiers.contains(KeyModifiers::CONTROL) => {
+                p.query.push(c);
+                p.selected = 0;
+            }
+            KeyCode::Enter => {
+                let Some(item) = p.visible().get(p.selected).map(|i| i.value.clone()) else {
+                    self.overlay = Some(Overlay::Picker(p));
+                    return vec![];
+                };
+                return self.picked(item);
+            }
+            _ => {}
+        }
+        self.overlay = Some(Overlay::Picker(p));
+        vec![]
+    }
+
+    fn picked(&mut self, value: PickerValue) -> Vec<AppAction> {
+        match value {
+            PickerValue::Model { model, effort } => {
+                self.status.model = model.clone();
+                self.status.effort = effort;
+                self.pending_overrides.model = Some(model.clone());
+                self.pending_overrides.effort = effort;
+                let effort = effort
+                    .map(|e| format!(" ({})", e.as_str()))
+                    .unwrap_or_default();
+                self.push_info(
+                    &format!("Model set to {model}{effort}"),
+                    vec!["applies from the next turn".into()],
+                );
+                vec![]
+            }
+            PickerValue::ApprovalPreset(i) => {
+                let Some((label, _, sandbox, approval)) = APPROVAL_PRESETS.get(i) else {
+                    return vec![];
+                };
+                self.status.sandbox = Some(*sandbox);
+                self.status.approval = Some(*approval);
+                self.pending_overrides.sandbox_policy = Some(match sandbox {
+                    SandboxMode::ReadOnly => SandboxPolicy::ReadOnly,
+                    SandboxMode::WorkspaceWrite => SandboxPolicy::workspace_write(),
+                    SandboxMode::DangerFullAccess => SandboxPolicy::DangerFullAccess,
+                });
+                self.pending_overrides.approval_policy = Some(*approval);
+                self.push_info(
+                    &format!("Approvals: {label}"),
+                    vec![format!(
+                        "sandbox {sandbox} · approval {approval}; applies from the next turn"
+                    )],
+                );
+                vec![]
+            }
+            PickerValue::Thread(id) => vec![AppAction::Resume(id)],
+        }
+    }
+
+    /// Keys for the open popup; `None` lets the composer have the key.
+    fn popup_key(&mut self, key: KeyEvent) -> Option<Vec<AppAction>> {
+        let popup = self.popup.clone()?;
+        match popup {
+            Popup::Commands { selected } => {
+                let typed = self.composer.text().trim_start_matches('/').to_string();
+                let matches = slash::filter(&typed);
+                match key.code {
+                    KeyCode::Up => {
+                        self.popup = Some(Popup::Commands {
+                            selected: selected.saturating_sub(1),
+                        });
+                        Some(vec![])
+                    }
+                    KeyCode::Down => {
+                        self.popup = Some(Popup::Commands {
+                            selected: (selected + 1).min(matches.len().saturating_sub(1)),
+                        });
+                        Some(vec![])
+                    }
+                    KeyCode::Tab => {
+                        if let Some((name, _, _)) = matches.get(selected) {
+                            self.composer.set_text(&format!("/{name} "));
+                        }
+                        self.popup = None;
+                        Some(vec![])
+                    }
+                    KeyCode::Enter if key.modifiers.is_empty() => {
+                        // Enter runs the highlighted command unless the exact name is typed.
+                        let exact = slash::COMMANDS.iter().any(|(n, _, _)| *n == typed);
+                        if !exact && let Some((name, _, _)) = matches.get(selected) {
+                            self.composer.set_text(&format!("/{name}"));
+                        }
+                        None
+                    }
+                    _ => None,
+                }
+            }
+            Popup::Files { selected } => match key.code {
+                KeyCode::Up => {
+                    self.popup = Some(Popup::Files {
+                        selected: selected.saturating_sub(1),
+                    });
+                    Some(vec![])
+                }
+                KeyCode::Down => {
+                    self.popup = Some(Popup::Files {
+                        selected: (selected + 1).min(self.file_matches.len().saturating_sub(1)),
+                    });
+                    Some(vec![])
+                }
+                KeyCode::Tab | KeyCode::Enter if key.modifiers.is_empty() => {
+                    if let Some(path) = self.file_matches.get(selected).cloned() {
+                        self.composer.replace_at_token(&path);
+                        self.popup = None;
+                        Some(vec![])
+                    } else {
+                        self.popup = None;
+                        None
+                    }
+                }
+                _ => None,
+            },
+        }
+    }
+
+    /// Opens, updates or closes the popup after the composer text changed.
+    pub(super) fn refresh_popup(&mut self) -> Vec<AppAction> {
+        let text = self.composer.text();
+        if text.starts_with('/') && !text.contains(char::is_whitespace) {
+            let typed = &text[1..];
+            if !slash::filter(typed).is_empty() {
+                let selected = match self.popup {
+                    Some(Popup::Commands { selected }) => selected,
+                    _ => 0,
+                };
+                let max = slash::filter(typed).len().saturating_sub(1);
+                self.popup = Some(Popup::Commands {
+                    selected: selected.min(max),
+                });
+                return vec![];
+            }
+        }
+        if let Some((_, query)) = self.composer.at_token() {
+            if !matches!(self.popup, Some(Popup::Files { .. })) {
+                self.file_matches.clear();
+            }
+            self.popup = Some(Popup::Files { selected: 0 });
+            return vec![AppAction::SearchFiles(query)];
+        }
+        self.popup = None;
+        vec![]
+    }
+
+    /// Results of a file search for the `@` popup.
+    pub fn set_file_matches(&mut self, query: &str, matches: Vec<String>) {
+        if self.composer.at_token().map(|(_, q)| q).as_deref() == Some(query) {
+            self.file_matches = matches;
+        }
+    }
+}

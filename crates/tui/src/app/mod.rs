@@ -1,0 +1,598 @@
+//! The app state: consumes the engine's [`EventMsg`]s and the user's keys, and emits
+//! [`AppAction`]s (ops for the thread, or requests the runner fulfils with I/O). It does no
+//! I/O itself, so every behaviour is testable without a terminal. Keys and popups are in
+//! `keys`, slash commands in `commands`.
+
+mod commands;
+mod keys;
+
+use crate::cells::{HistoryCell, Outcome, mcp_result_summary};
+use crate::composer::{Composer, ComposerResult};
+use crate::overlay::{
+    Approval, ApprovalSubject, ElicitationForm, FieldKind, Overlay, Picker, PickerItem, PickerValue,
+};
+use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
+use oi_protocol::config_types::{AskForApproval, ReasoningEffort, SandboxMode, SandboxPolicy};
+use oi_protocol::parse_command::shell_join;
+use oi_protocol::protocol::{
+    ElicitationAction, ElicitationResponse, EventMsg, ExecCommandStatus, McpStartupStatus, Op,
+    ReviewDecision, SessionConfiguredEvent, TurnOverrides,
+};
+use oi_protocol::user_input::UserInput;
+use std::collections::{BTreeMap, VecDeque};
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+/// `/approvals` presets: (label, description, sandbox, approval policy).
+pub const APPROVAL_PRESETS: &[(&str, &str, SandboxMode, AskForApproval)] = &[
+    (
+        "Read only",
+        "read files; ask before any edit or command that writes",
+        SandboxMode::ReadOnly,
+        AskForApproval::OnRequest,
+    ),
+    (
+        "Auto",
+        "edit and run in the workspace; ask to go beyond it",
+        SandboxMode::WorkspaceWrite,
+        AskForApproval::OnRequest,
+    ),
+    (
+        "Ask for everything",
+        "workspace sandbox, ask before every command not known safe",
+        SandboxMode::WorkspaceWrite,
+        AskForApproval::Untrusted,
+    ),
+    (
+        "Full access",
+        "no sandbox, never ask (only where you trust the model)",
+        SandboxMode::DangerFullAccess,
+        AskForApproval::Never,
+    ),
+];
+
+/// The prompt `/init` sends.
+pub const INIT_PROMPT: &str = "Create an AGENTS.md file at the root of this repository for future coding agents. \
+Look at the project first (build files, README, directory layout, tests, CI). Keep it short and concrete: \
+what the project is, how it is laid out, the exact commands to build, test, lint and format, code style and \
+naming conventions, and anything an agent must not do. Write the file with apply_patch.";
+
+/// A second Ctrl+C within this long on an empty composer exits.
+pub const QUIT_CONFIRM_WINDOW: Duration = Duration::from_secs(2);
+
+/// What the app asks of its runner.
+#[derive(Clone, Debug)]
+pub enum AppAction {
+    /// Submit to the current thread.
+    Op(Op),
+    /// Leave: shut the thread down and exit 0.
+    Quit,
+    NewThread,
+    /// Load stored threads and call [`App::open_resume_picker`].
+    OpenResumePicker,
+    Resume(oi_protocol::ThreadId),
+    Fork,
+    /// Compute the git diff and push it as a cell.
+    ShowDiff,
+    ShowMcp {
+        verbose: bool,
+    },
+    /// Write AGENTS.md via the model (the runner checks it does not exist yet).
+    Init,
+    Logout,
+    /// Search files for the `@` picker; answer with [`App::set_file_matches`].
+    SearchFiles(String),
+    /// Clear and repaint the screen (Ctrl+L).
+    Redraw,
+}
+
+/// Per-server MCP state from startup events.
+#[derive(Clone, Debug, PartialEq)]
+pub enum McpState {
+    Starting,
+    Ready,
+    Failed(String),
+    Cancelled,
+}
+
+/// What the status line shows.
+#[derive(Clone, Debug, Default)]
+pub struct StatusInfo {
+    pub model: String,
+    pub provider: String,
+    pub effort: Option<ReasoningEffort>,
+    pub cwd: PathBuf,
+    pub sandbox: Option<SandboxMode>,
+    pub approval: Option<AskForApproval>,
+    pub thread_id: String,
+    pub context_window: Option<i64>,
+    /// Tokens the last request put in the window.
+    pub context_used: Option<i64>,
+    pub total_tokens: i64,
+    pub mcp: BTreeMap<String, McpState>,
+    pub turn_started: Option<Instant>,
+}
+
+impl StatusInfo {
+    /// Percent of the context window still free, when known.
+    pub fn context_left_percent(&self) -> Option<i64> {
+        let window = self.context_window.filter(|w| *w > 0)?;
+        let used = self.context_used.unwrap_or(0).clamp(0, window);
+        Some(((window - used) * 100) / window)
+    }
+}
+
+/// Which popup sits above the composer.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Popup {
+    /// Slash commands matching what is typed.
+    Commands { selected: usize },
+    /// Files matching the `@` token.
+    Files { selected: usize },
+}
+
+/// The whole UI state.
+pub struct App {
+    pub composer: Composer,
+    pub status: StatusInfo,
+    /// Finished cells not yet written into the scrollback.
+    pending: Vec<HistoryCell>,
+    /// Every finished cell (for the transcript overlay and Ctrl+L).
+    pub transcript: Vec<HistoryCell>,
+    /// Streaming assistant text.
+    pub streaming: String,
+    pub streaming_reasoning: String,
+    /// Running commands, patches and MCP calls, by call id.
+    pub running: Vec<(String, HistoryCell)>,
+    pub overlay: Option<Overlay>,
+    /// Approvals and questions waiting behind the open overlay.
+    queued: VecDeque<Overlay>,
+    pub popup: Option<Popup>,
+    pub file_matches: Vec<String>,
+    /// Settings changed by `/model` or `/approvals`, sent with the next turn.
+    pending_overrides: TurnOverrides,
+    /// Model ids for `/model`, with their efforts.
+    pub models: Vec<(String, Vec<ReasoningEffort>)>,
+    /// A hint shown under the composer (e.g. "press Ctrl+C again to quit").
+    pub hint: Option<String>,
+    last_ctrl_c: Option<Instant>,
+    pub should_quit: bool,
+}
+
+fn effort_from(s: &str) -> Option<ReasoningEffort> {
+    Some(match s {
+        "none" => ReasoningEffort::None,
+        "minimal" => ReasoningEffort::Minimal,
+        "low" => ReasoningEffort::Low,
+        "medium" => ReasoningEffort::Medium,
+        "high" => ReasoningEffort::High,
+        "xhigh" => ReasoningEffort::Xhigh,
+        _ => return None,
+    })
+}
+
+impl App {
+    pub fn new(composer: Composer) -> Self {
+        Self {
+            composer,
+            status: StatusInfo::default(),
+            pending: Vec::new(),
+            transcript: Vec::new(),
+            streaming: String::new(),
+            streaming_reasoning: String::new(),
+            running: Vec::new(),
+            overlay: None,
+            queued: VecDeque::new(),
+            popup: None,
+            file_matches: Vec::new(),
+            pending_overrides: TurnOverrides::default(),
+            models: Vec::new(),
+            hint: None,
+            last_ctrl_c: None,
+            should_quit: false,
+        }
+    }
+
+    /// True while a turn runs.
+    pub fn is_running(&self) -> bool {
+        self.status.turn_started.is_some()
+    }
+
+    /// Takes the finished cells that still have to go into the scrollback.
+    pub fn take_pending(&mut self) -> Vec<HistoryCell> {
+        std::mem::take(&mut self.pending)
+    }
+
+    /// Adds a finished cell.
+    pub fn push_cell(&mut self, cell: HistoryCell) {
+        self.transcript.push(cell.clone());
+        self.pending.push(cell);
+    }
+
+    fn push_info(&mut self, title: &str, lines: Vec<String>) {
+        self.push_cell(HistoryCell::Info {
+            title: title.to_string(),
+            lines,
+        });
+    }
+
+    fn push_error(&mut self, message: String) {
+        self.push_cell(HistoryCell::Error { message });
+    }
+
+    fn open(&mut self, overlay: Overlay) {
+        if self.overlay.is_some() {
+            self.queued.push_back(overlay);
+        } else {
+            self.overlay = Some(overlay);
+        }
+    }
+
+    fn close_overlay(&mut self) {
+        self.overlay = self.queued.pop_front();
+    }
+
+    fn flush_streaming(&mut self) {
+        if !self.streaming_reasoning.trim().is_empty() {
+            let text = std::mem::take(&mut self.streaming_reasoning);
+            self.push_cell(HistoryCell::Reasoning { text });
+        }
+        self.streaming_reasoning.clear();
+        if !self.streaming.trim().is_empty() {
+            let markdown = std::mem::take(&mut self.streaming);
+            self.push_cell(HistoryCell::Assistant { markdown });
+        }
+        self.streaming.clear();
+    }
+
+    /// Applies the session's settings (first event of every thread).
+    pub fn on_session_configured(&mut self, ev: &SessionConfiguredEvent) {
+        let mcp = std::mem::take(&mut self.status.mcp);
+        self.status = StatusInfo {
+            model: ev.model.clone(),
+            provider: ev.model_provider_id.clone(),
+            effort: ev.reasoning_effort,
+            cwd: ev.cwd.clone(),
+            sandbox: Some(ev.sandbox_policy.mode()),
+            approval: Some(ev.approval_policy),
+            thread_id: ev.thread_id.to_string(),
+            mcp,
+            ..StatusInfo::default()
+        };
+        self.push_cell(HistoryCell::Header {
+            model: ev.model.clone(),
+            provider: ev.model_provider_id.clone(),
+            cwd: ev.cwd.clone(),
+            thread_id: ev.thread_id.to_string(),
+        });
+        // A resumed thread replays its history.
+        for msg in ev.initial_messages.iter().flatten() {
+            match msg {
+                EventMsg::UserMessage(m) => self.push_cell(HistoryCell::User {
+                    text: m.message.clone(),
+                }),
+                EventMsg::AgentMessage(m) => self.push_cell(HistoryCell::Assistant {
+                    markdown: m.message.clone(),
+                }),
+                EventMsg::Warning(w) => self.push_cell(HistoryCell::Warning {
+                    message: w.message.clone(),
+                }),
+                _ => {}
+            }
+        }
+    }
+
+    /// Shows a resumed thread's conversation (user and assistant messages; the context the
+    /// engine adds for itself, which starts with `<`, is skipped).
+    pub fn replay_history(&mut self, items: &[oi_protocol::models::ResponseItem]) {
+        use oi_protocol::models::{ContentItem, ResponseItem, Role};
+        for item in items {
+            let ResponseItem::Message { role, content } = item else {
+                continue;
+            };
+            let text: String = content
+                .iter()
+                .filter_map(|c| match c {
+                    ContentItem::InputText { text } | ContentItem::OutputText { text } => {
+                        Some(text.as_str())
+                    }
+                    _ => None,
+                })
+                .collect::<Vec<_>>()
+                .join("\n");
+            if text.trim().is_empty() || text.trim_start().starts_with('<') {
+                continue;
+            }
+            match role {
+                Role::User => self.push_cell(HistoryCell::User { text }),
+                Role::Assistant => self.push_cell(HistoryCell::Assistant { markdown: text }),
+                _ => {}
+            }
+        }
+    }
+
+    /// Applies one engine event.
+    pub fn on_event(&mut self, msg: &EventMsg) {
+        match msg {
+            EventMsg::SessionConfigured(ev) => self.on_session_configured(ev),
+            EventMsg::TaskStarted(ev) => {
+                self.status.turn_started = Some(Instant::now());
+                if ev.model_context_window.is_some() {
+                    self.status.context_window = ev.model_context_window;
+                }
+            }
+            EventMsg::UserMessage(m) => self.push_cell(HistoryCell::User {
+                text: m.message.clone(),
+            }),
+            EventMsg::AgentMessageDelta(d) => {
+                if !self.streaming_reasoning.is_empty() {
+                    let text = std::mem::take(&mut self.streaming_reasoning);
+                    self.push_cell(HistoryCell::Reasoning { text });
+                }
+                self.streaming.push_str(&d.delta)
+            }
+            EventMsg::AgentMessage(m) => {
+                self.streaming.clear();
+                if !self.streaming_reasoning.is_empty() {
+                    let text = std::mem::take(&mut self.streaming_reasoning);
+                    self.push_cell(HistoryCell::Reasoning { text });
+                }
+                if !m.message.trim().is_empty() {
+                    self.push_cell(HistoryCell::Assistant {
+                        markdown: m.message.clone(),
+                    });
+                }
+            }
+            EventMsg::AgentReasoningDelta(d) => self.streaming_reasoning.push_str(&d.delta),
+            EventMsg::AgentReasoning(r) => {
+                self.streaming_reasoning.clear();
+                self.push_cell(HistoryCell::Reasoning {
+                    text: r.text.clone(),
+                });
+            }
+            EventMsg::ExecCommandBegin(b) => {
+                self.flush_streaming();
+                self.running.push((
+                    b.call_id.clone(),
+                    HistoryCell::Exec {
+                        command: shell_join(&b.command),
+                        output: String::new(),
+                        outcome: Outcome::Running,
+                    },
+                ));
+            }
+            EventMsg::ExecCommandOutputDelta(d) => {
+                use base64::Engine;
+                let bytes = base64::engine::general_purpose::STANDARD
+                    .decode(&d.chunk)
+                    .unwrap_or_default();
+                if let Some((_, HistoryCell::Exec { output, .. })) =
+                    self.running.iter_mut().find(|(id, _)| *id == d.call_id)
+                {
+                    output.push_str(&String::from_utf8_lossy(&bytes));
+                }
+            }
+            EventMsg::ExecCommandEnd(e) => {
+                self.running.retain(|(id, _)| *id != e.call_id);
+                let outcome = if e.status == ExecCommandStatus::Declined {
+                    Outcome::Declined
+                } else {
+                    Outcome::Done {
+                        exit_code: e.exit_code,
+                        duration_ms: e.duration.as_millis(),
+                    }
+                };
+                self.push_cell(HistoryCell::Exec {
+                    command: shell_join(&e.command),
+                    output: e.aggregated_output.clone(),
+                    outcome,
+                });
+            }
+            EventMsg::ExecApprovalRequest(req) => {
+                self.flush_streaming();
+                self.open(Overlay::Approval(Approval {
+                    id: req.effective_approval_id().to_string(),
+                    subject: ApprovalSubject::Exec {
+                        command: shell_join(&req.command),
+                        cwd: req.cwd.clone(),
+                    },
+                    reason: req.reason.clone(),
+                }));
+            }
+            EventMsg::ApplyPatchApprovalRequest(req) => {
+                self.flush_streaming();
+                self.open(Overlay::Approval(Approval {
+                    id: req.call_id.clone(),
+                    subject: ApprovalSubject::Patch {
+                        changes: req.changes.clone().into_iter().collect(),
+                    },
+                    reason: req.reason.clone(),
+                }));
+            }
+            EventMsg::PatchApplyBegin(b) => {
+                self.flush_streaming();
+                self.running.push((
+                    b.call_id.clone(),
+                    HistoryCell::Patch {
+                        changes: b.changes.clone().into_iter().collect(),
+                        ok: None,
+                    },
+                ));
+            }
+            EventMsg::PatchApplyEnd(e) => {
+                self.running.retain(|(id, _)| *id != e.call_id);
+                self.push_cell(HistoryCell::Patch {
+                    changes: e.changes.clone().into_iter().collect(),
+                    ok: Some(e.success),
+                });
+                if !e.success && !e.stderr.trim().is_empty() {
+                    self.push_error(e.stderr.trim().to_string());
+                }
+            }
+            EventMsg::McpStartupUpdate(u) => {
+                let state = match &u.status {
+                    McpStartupStatus::Starting => McpState::Starting,
+                    McpStartupStatus::Ready => McpState::Ready,
+                    McpStartupStatus::Failed { error } => McpState::Failed(error.clone()),
+                    McpStartupStatus::Cancelled => McpState::Cancelled,
+                };
+                if let McpState::Failed(e) = &state {
+                    self.push_cell(HistoryCell::Warning {
+                        message: format!("MCP server `{}` failed to start: {e}", u.server),
+                    });
+                }
+                self.status.mcp.insert(u.server.clone(), state);
+            }
+            EventMsg::McpStartupComplete(c) => {
+                for s in &c.ready {
+                    self.status.mcp.insert(s.clone(), McpState::Ready);
+                }
+                for f in &c.failed {
+                    self.status
+                        .mcp
+                        .insert(f.server.clone(), McpState::Failed(f.error.clone()));
+                }
+                for s in &c.cancelled {
+                    self.status.mcp.insert(s.clone(), McpState::Cancelled);
+                }
+            }
+            EventMsg::McpToolCallBegin(b) => {
+                self.flush_streaming();
+                self.running.push((
+                    b.call_id.clone(),
+                    HistoryCell::McpCall {
+                        server: b.invocation.server.clone(),
+                        tool: b.invocation.tool.clone(),
+                        arguments: b
+                            .invocation
+                            .arguments
+                            .as_ref()
+                            .map(|a| a.to_string())
+                            .unwrap_or_default(),
+                        result: None,
+                        duration_ms: None,
+                    },
+                ));
+            }
+            EventMsg::McpToolCallEnd(e) => {
+                self.running.retain(|(id, _)| *id != e.call_id);
+                let result = match &e.result {
+                    Ok(v) if v.get("isError").and_then(|b| b.as_bool()) == Some(true) => {
+                        Err(mcp_result_summary(v))
+                    }
+                    Ok(v) => Ok(mcp_result_summary(v)),
+                    Err(e) => Err(e.clone()),
+                };
+                self.push_cell(HistoryCell::McpCall {
+                    server: e.invocation.server.clone(),
+                    tool: e.invocation.tool.clone(),
+                    arguments: e
+                        .invocation
+                        .arguments
+                        .as_ref()
+                        .map(|a| a.to_string())
+                        .unwrap_or_default(),
+                    result: Some(result),
+                    duration_ms: Some(e.duration.as_millis()),
+                });
+            }
+            EventMsg::ElicitationRequest(req) => {
+                self.flush_streaming();
+                self.open(Overlay::Elicitation(ElicitationForm::from_request(
+                    &req.server_name,
+                    req.id.clone(),
+                    &req.request,
+                )));
+            }
+            EventMsg::Error(e) => {
+                self.flush_streaming();
+                self.push_error(e.message.clone());
+            }
+            EventMsg::Warning(w) => self.push_cell(HistoryCell::Warning {
+                message: w.message.clone(),
+            }),
+            EventMsg::StreamError(s) => self.push_cell(HistoryCell::Warning {
+                message: format!("{} (retrying)", s.message),
+            }),
+            EventMsg::TokenCount(t) => {
+                if let Some(info) = &t.info {
+                    self.status.context_used = Some(info.last_token_usage.total_tokens);
+                    self.status.total_tokens = info.total_token_usage.total_tokens;
+                    if info.model_context_window.is_some() {
+                        self.status.context_window = info.model_context_window;
+                    }
+                }
+            }
+            EventMsg::ContextCompacted(c) => {
+                let detail = match (c.tokens_before, c.tokens_after) {
+                    (Some(b), Some(a)) => format!("{b} → {a} tokens"),
+                    _ => String::new(),
+                };
+                self.push_info(
+                    if c.automatic {
+                        "Context compacted automatically"
+                    } else {
+                        "Context compacted"
+                    },
+                    if detail.is_empty() {
+                        vec![]
+                    } else {
+                        vec![detail]
+                    },
+                );
+            }
+            EventMsg::TaskComplete(done) => self.end_turn(false, done.duration_ms),
+            EventMsg::TurnAborted(a) => self.end_turn(true, a.duration_ms),
+            // Progress, shutdown, and event kinds newer than this UI: nothing to show.
+            _ => {}
+        }
+    }
+
+    fn end_turn(&mut self, interrupted: bool, duration_ms: Option<u64>) {
+        self.flush_streaming();
+        // Whatever was still running ends with the turn.
+        for (_, cell) in std::mem::take(&mut self.running) {
+            let cell = match cell {
+                HistoryCell::Exec {
+                    command, output, ..
+                } => HistoryCell::Exec {
+                    command,
+                    output,
+                    outcome: Outcome::Declined,
+                },
+                other => other,
+            };
+            self.push_cell(cell);
+        }
+        // Approvals of a finished turn can no longer be answered.
+        if matches!(
+            self.overlay,
+            Some(Overlay::Approval(_)) | Some(Overlay::Elicitation(_))
+        ) {
+            self.overlay = None;
+        }
+        self.queued
+            .retain(|o| !matches!(o, Overlay::Approval(_) | Overlay::Elicitation(_)));
+        let duration_ms = duration_ms.or_else(|| {
+            self.status
+                .turn_started
+                .map(|t| t.elapsed().as_millis() as u64)
+        });
+        self.status.turn_started = None;
+        self.push_cell(HistoryCell::TurnEnded {
+            interrupted,
+            duration_ms,
+        });
+    }
+}
+
+/// One server for `/mcp`.
+#[derive(Clone, Debug, Default)]
+pub struct McpServerRow {
+    pub name: String,
+    pub transport: String,
+    pub enabled: bool,
+    pub error: Option<String>,
+    /// (tool, description, approval mode)
+    pub tools: Vec<(String, String, String)>,
+}

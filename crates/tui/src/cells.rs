@@ -1,0 +1,476 @@
+//! History cells: one finished (or still running) piece of the conversation, rendered to
+//! lines for a given width. Finished cells go into the terminal's scrollback; running ones
+//! (streaming text, a command's live output) are drawn in the live area.
+
+use crate::markdown::render_markdown;
+use crate::theme::Theme;
+use crate::wrap::{truncate, wrap_line, wrap_lines};
+use oi_protocol::protocol::FileChange;
+use ratatui::text::{Line, Span};
+use std::path::PathBuf;
+
+/// Output rows a finished command shows before it is collapsed.
+pub const EXEC_OUTPUT_ROWS: usize = 6;
+/// Output rows a running command shows (the tail).
+pub const EXEC_LIVE_ROWS: usize = 4;
+
+/// How a command or patch ended.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Outcome {
+    Running,
+    Done { exit_code: i32, duration_ms: u64 },
+    Declined,
+}
+
+/// One cell of the transcript.
+#[derive(Clone, Debug, PartialEq)]
+pub enum HistoryCell {
+    /// The session banner: model, provider, directory.
+    Header {
+        model: String,
+        provider: String,
+        cwd: PathBuf,
+        thread_id: String,
+    },
+    User {
+        text: String,
+    },
+    /// Assistant text, Markdown.
+    Assistant {
+        markdown: String,
+    },
+    Reasoning {
+        text: String,
+    },
+    Exec {
+        command: String,
+        output: String,
+        outcome: Outcome,
+    },
+    Patch {
+        changes: Vec<(PathBuf, FileChange)>,
+        ok: Option<bool>,
+    },
+    McpCall {
+        server: String,
+        tool: String,
+        arguments: String,
+        /// `None` while running; `Ok(summary)` / `Err(message)` when done.
+        result: Option<Result<String, String>>,
+        duration_ms: Option<u64>,
+    },
+    Error {
+        message: String,
+    },
+    Warning {
+        message: String,
+    },
+    /// Output of a slash command: a title and preformatted lines.
+    Info {
+        title: String,
+        lines: Vec<String>,
+    },
+    TurnEnded {
+        interrupted: bool,
+        duration_ms: Option<u64>,
+    },
+    /// `/diff` output: a unified diff.
+    Diff {
+        text: String,
+    },
+}
+
+/// `1.2s`, `850ms`, `2m 05s`.
+pub fn format_duration(ms: u64) -> String {
+    if ms < 1000 {
+        format!("{ms}ms")
+    } else if ms < 60_000 {
+        format!("{:.1}s", ms as f64 / 1000.0)
+    } else {
+        format!("{}m {:02}s", ms / 60_000, (ms / 1000) % 60)
+    }
+}
+
+/// `+added -removed` of a unified diff body.
+pub fn diff_counts(diff: &str) -> (usize, usize) {
+    let mut add = 0;
+    let mut del = 0;
+    for l in diff.lines() {
+        if l.starts_with("+++") || l.starts_with("---") {
+            continue;
+        }
+        if l.starts_with('+') {
+            add += 1;
+        } else if l.starts_with('-') {
+            del += 1;
+        }
+    }
+    (add, del)
+}
+
+/// Unified-diff lines coloured by their first character.
+pub fn diff_lines(diff: &str, theme: &Theme, max_rows: usize) -> Vec<Line<'static>> {
+    let mut out: Vec<Line<'static>> = Vec::new();
+    let total = diff.lines().count();
+    for l in diff.lines().take(max_rows) {
+        let style = if l.starts_with("+++") || l.starts_with("---") {
+            theme.bold()
+        } else if l.starts_with('+') {
+            theme.added()
+        } else if l.starts_with('-') {
+            theme.removed()
+        } else if l.starts_with("@@") {
+            theme.accent()
+        } else {
+            theme.dim()
+        };
+        out.push(Line::from(vec![
+            Span::raw("    "),
+            Span::styled(l.to_string(), style),
+        ]));
+    }
+    if total > max_rows {
+        out.push(Line::styled(
+            format!("    … {} more lines", total - max_rows),
+            theme.dim(),
+        ));
+    }
+    out
+}
+
+fn change_diff(change: &FileChange) -> String {
+    match change {
+        FileChange::Add { content } => content.lines().map(|l| format!("+{l}\n")).collect(),
+        FileChange::Delete { content } => content.lines().map(|l| format!("-{l}\n")).collect(),
+        FileChange::Update { unified_diff, .. } => unified_diff.clone(),
+    }
+}
+
+/// The per-file header and coloured diff of a patch (used by cells and the approval overlay).
+pub fn patch_lines(
+    changes: &[(PathBuf, FileChange)],
+    theme: &Theme,
+    max_rows: usize,
+) -> Vec<Line<'static>> {
+    let mut out = Vec::new();
+    for (path, change) in changes {
+        let diff = change_diff(change);
+        let (add, del) = diff_counts(&diff);
+        let verb = match change {
+            FileChange::Add { .. } => "added",
+            FileChange::Delete { .. } => "deleted",
+            FileChange::Update {
+                move_path: Some(_), ..
+            } => "moved",
+            FileChange::Update { .. } => "edited",
+        };
+        out.push(Line::from(vec![
+            Span::styled(format!("  {verb} "), theme.plain()),
+            Span::styled(path.display().to_string(), theme.bold()),
+            Span::raw(" ("),
+            Span::styled(format!("+{add}"), theme.added()),
+            Span::raw(" "),
+            Span::styled(format!("-{del}"), theme.removed()),
+            Span::raw(")"),
+        ]));
+        out.extend(diff_lines(&diff, theme, max_rows));
+    }
+    out
+}
+
+/// A one-line summary of an MCP `CallToolResult` (its first text block, else the JSON).
+pub fn mcp_result_summary(result: &serde_json::Value) -> String {
+    let text = result
+        .get("content")
+        .and_then(|c| c.as_array())
+        .and_then(|blocks| {
+            blocks
+                .iter()
+                .find_map(|b| b.get("text").and_then(|t| t.as_str()))
+        })
+        .map(str::to_string)
+        .unwrap_or_else(|| result.to_string());
+    text.lines().next().unwrap_or_default().to_string()
+}
+
+fn bullet(style: ratatui::style::Style) -> Span<'static> {
+    Span::styled("• ", style)
+}
+
+impl HistoryCell {
+    /// The cell as lines wrapped to `width`. `live` draws a running cell (output tail only).
+    pub fn lines(&self, width: u16, theme: &Theme, live: bool) -> Vec<Line<'static>> {
+        let w = usize::from(width);
+        let mut out: Vec<Line<'static>> = match self {
+            HistoryCell::Header {
+                model,
+                provider,
+                cwd,
+                thread_id,
+            } => wrap_lines(
+                &[
+                    Line::from(vec![
+                        Span::styled(">_ ", theme.accent()),
+                        Span::styled("Open Interpreter", theme.bold()),
+                        Span::styled(format!("  {model} via {provider}"), theme.plain()),
+                    ]),
+                    Line::styled(format!("   {}", cwd.display()), theme.dim()),
+                    Line::styled(format!("   thread {thread_id}"), theme.dim()),
+                    Line::styled("   /help for commands · Ctrl+T transcript", theme.dim()),
+                ],
+                width,
+                "   ",
+            ),
+            HistoryCell::User { text } => {
+                let mut lines = Vec::new();
+                for (i, l) in text.lines().enumerate() {
+                    let lead = if i == 0 { "› " } else { "  " };
+                    lines.push(Line::from(vec![
+                        Span::styled(lead, theme.user()),
+                        Span::styled(l.to_string(), theme.plain()),
+                    ]));
+                }
+                wrap_lines(&lines, width, "  ")
+            }
+            HistoryCell::Assistant { markdown } => {
+                let body = render_markdown(markdown, width.saturating_sub(2).max(8), theme);
+                body.into_iter()
+                    .enumerate()
+                    .map(|(i, l)| {
+                        let lead = if i == 0 {
+                            bullet(theme.plain())
+                        } else {
+                            Span::raw("  ")
+                        };
+                        let mut spans = vec![lead];
+                        spans.extend(l.spans);
+                        Line::from(spans)
+                    })
+                    .collect()
+            }
+            HistoryCell::Reasoning { text } => {
+                let lines: Vec<Line<'static>> = text
+                    .lines()
+                    .map(|l| Line::styled(format!("  {l}"), theme.dim().patch(theme.italic())))
+                    .collect();
+                let mut out = vec![Line::styled("• thinking", theme.dim())];
+                out.extend(wrap_lines(&lines, width, "  "));
+                out
+            }
+            HistoryCell::Exec {
+                command,
+                output,
+                outcome,
+            } => exec_lines(command, output, outcome, width, theme, live),
+            HistoryCell::Patch { changes, ok } => {
+                let (title, style) = match ok {
+                    None => ("Applying patch", theme.bold()),
+                    Some(true) => ("Applied patch", theme.ok()),
+                    Some(false) => ("Patch failed", theme.error()),
+                };
+                let mut out = vec![Line::from(vec![bullet(style), Span::styled(title, style)])];
+                out.extend(patch_lines(changes, theme, 40));
+                wrap_lines(&out, width, "    ")
+            }
+            HistoryCell::McpCall {
+                server,
+                tool,
+                arguments,
+                result,
+                duration_ms,
+            } => {
+                let (style, status) = match result {
+                    None => (theme.bold(), "Calling".to_string()),
+                    Some(Ok(_)) => (theme.ok(), "Called".to_string()),
+                    Some(Err(_)) => (theme.error(), "Failed".to_string()),
+                };
+                let mut head = vec![
+                    bullet(style),
+                    Span::styled(format!("{status} "), style),
+                    Span::styled(format!("{server}.{tool}"), theme.accent()),
+                    Span::styled(
+                        format!("({})", truncate(arguments, w.saturating_sub(20).max(10))),
+                        theme.dim(),
+                    ),
+                ];
+                if let Some(ms) = duration_ms {
+                    head.push(Span::styled(
+                        format!(" · {}", format_duration(*ms)),
+                        theme.dim(),
+                    ));
+                }
+                let mut out = vec![Line::from(head)];
+                match result {
+                    Some(Ok(s)) if !s.is_empty() => {
+                        out.push(Line::styled(format!("  └ {s}"), theme.dim()))
+                    }
+                    Some(Err(e)) => out.push(Line::styled(format!("  └ {e}"), theme.removed())),
+                    _ => {}
+                }
+                wrap_lines(&out, width, "    ")
+            }
+            HistoryCell::Error { message } => wrap_line(
+                &Line::from(vec![
+                    Span::styled("■ ", theme.error()),
+                    Span::styled(message.clone(), theme.removed()),
+                ]),
+                width,
+                "  ",
+            ),
+            HistoryCell::Warning { message } => wrap_line(
+                &Line::from(vec![
+                    Span::styled("⚠ ", theme.warning()),
+                    Span::styled(message.clone(), theme.plain()),
+                ]),
+                width,
+                "  ",
+            ),
+            HistoryCell::Info { title, lines } => {
+                let mut out = vec![Line::from(vec![
+                    bullet(theme.accent()),
+                    Span::styled(title.clone(), theme.bold()),
+                ])];
+                out.extend(lines.iter().map(|l| Line::raw(format!("  {l}"))));
+                wrap_lines(&out, width, "    ")
+            }
+            HistoryCell::Diff { text } => {
+                let files = text.lines().filter(|l| l.starts_with("diff --git")).count();
+                let (add, del) = diff_counts(text);
+                let mut out = vec![Line::from(vec![
+                    bullet(theme.accent()),
+                    Span::styled(format!("git diff: {files} file(s) "), theme.bold()),
+                    Span::styled(format!("+{add}"), theme.added()),
+                    Span::raw(" "),
+                    Span::styled(format!("-{del}"), theme.removed()),
+                ])];
+                out.extend(diff_lines(text, theme, 2000));
+                wrap_lines(&out, width, "    ")
+            }
+            HistoryCell::TurnEnded {
+                interrupted,
+                duration_ms,
+            } => {
+                let what = if *interrupted {
+                    "turn interrupted"
+                } else {
+                    "turn done"
+                };
+                let mut label = format!(" {what} ");
+                if let Some(ms) = duration_ms {
+                    label = format!(" {what} in {} ", format_duration(*ms));
+                }
+                let rule = w.saturating_sub(label.chars().count() + 2).min(60);
+                vec![Line::styled(
+                    format!("──{label}{}", "─".repeat(rule)),
+                    if *interrupted {
+                        theme.warning()
+                    } else {
+                        theme.dim()
+                    },
+                )]
+            }
+        };
+        // A blank row separates cells in the scrollback.
+        if !live && !matches!(self, HistoryCell::TurnEnded { .. }) {
+            out.push(Line::default());
+        }
+        out
+    }
+}
+
+fn exec_lines(
+    command: &str,
+    output: &str,
+    outcome: &Outcome,
+    width: u16,
+    theme: &Theme,
+    live: bool,
+) -> Vec<Line<'static>> {
+    let (style, verb) = match outcome {
+        Outcome::Running => (theme.bold(), "Running"),
+        Outcome::Done { exit_code: 0, .. } => (theme.ok(), "Ran"),
+        Outcome::Done { .. } => (theme.error(), "Ran"),
+        Outcome::Declined => (theme.warning(), "Declined"),
+    };
+    let mut head = vec![
+        bullet(style),
+        Span::styled(format!("{verb} "), style),
+        Span::styled(format!("$ {command}"), theme.accent()),
+    ];
+    if let Outcome::Done {
+        exit_code,
+        duration_ms,
+    } = outcome
+    {
+        let status = if *exit_code == 0 {
+            Span::styled(" ✓", theme.ok())
+        } else {
+            Span::styled(format!(" exit {exit_code}"), theme.error())
+        };
+        head.push(status);
+        head.push(Span::styled(
+            format!(" · {}", format_duration(*duration_ms)),
+            theme.dim(),
+        ));
+    }
+    let mut out = wrap_line(&Line::from(head), width, "    ");
+    let rows: Vec<&str> = output.lines().collect();
+    let max = if live {
+        EXEC_LIVE_ROWS
+    } else {
+        EXEC_OUTPUT_ROWS
+    };
+    let (shown, hidden) = if rows.len() > max {
+        if live {
+            (&rows[rows.len() - max..], rows.len() - max)
+        } else {
+            (&rows[..max], rows.len() - max)
+        }
+    } else {
+        (&rows[..], 0)
+    };
+    let inner = usize::from(width).saturating_sub(4).max(8);
+    if live && hidden > 0 {
+        out.push(Line::styled(
+            format!("  │ … {hidden} earlier lines"),
+            theme.dim(),
+        ));
+    }
+    for (i, l) in shown.iter().enumerate() {
+        let lead = if i == 0 && !live { "  └ " } else { "    " };
+        out.push(Line::from(vec![
+            Span::styled(lead, theme.dim()),
+            Span::styled(truncate(l, inner), theme.dim()),
+        ]));
+    }
+    if !live && hidden > 0 {
+        out.push(Line::styled(
+            format!("    … {hidden} more lines (Ctrl+T shows the transcript)"),
+            theme.dim(),
+        ));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn diff_counts_skip_file_headers() {
+        assert_eq!(diff_counts("--- a\n+++ b\n@@\n-x\n+y\n+z\n ctx\n"), (2, 1));
+    }
+
+    #[test]
+    fn durations_read_naturally() {
+        assert_eq!(format_duration(850), "850ms");
+        assert_eq!(format_duration(1250), "1.2s");
+        assert_eq!(format_duration(125_000), "2m 05s");
+    }
+
+    #[test]
+    fn mcp_summary_takes_first_text_line() {
+        let v = serde_json::json!({"content":[{"type":"text","text":"hello\nworld"}]});
+        assert_eq!(mcp_result_summary(&v), "hello");
+    }
+}

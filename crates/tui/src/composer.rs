@@ -1,0 +1,476 @@
+//! The composer: a multi-line text editor with Emacs keys, history and paste placeholders.
+//! It knows nothing about turns; the app decides what Enter means.
+
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use std::path::PathBuf;
+
+/// Pastes longer than this many characters are shown as a placeholder.
+pub const LARGE_PASTE_CHARS: usize = 1000;
+/// History entries kept on disk.
+const HISTORY_LIMIT: usize = 500;
+
+/// What a key did to the composer.
+#[derive(Debug, PartialEq, Eq)]
+pub enum ComposerResult {
+    /// The key was handled (text or cursor changed).
+    Handled,
+    /// Enter on a non-empty composer: the text, placeholders expanded.
+    Submitted(String),
+    /// Not a composer key.
+    Ignored,
+}
+
+/// Editable text with a cursor (a byte offset on a char boundary).
+#[derive(Debug, Default)]
+pub struct Composer {
+    text: String,
+    cursor: usize,
+    history: Vec<String>,
+    /// Index into `history` while browsing with Up/Down.
+    browsing: Option<usize>,
+    /// `(placeholder, pasted text)` for large pastes still in the text.
+    pastes: Vec<(String, String)>,
+    history_file: Option<PathBuf>,
+}
+
+impl Composer {
+    /// A composer whose history is read from and appended to `history_file`.
+    pub fn with_history_file(history_file: Option<PathBuf>) -> Self {
+        let history = history_file
+            .as_ref()
+            .and_then(|p| std::fs::read_to_string(p).ok())
+            .map(|s| {
+                s.lines()
+                    .filter_map(|l| serde_json::from_str::<String>(l).ok())
+                    .collect()
+            })
+            .unwrap_or_default();
+        Self {
+            history,
+            history_file,
+            ..Self::default()
+        }
+    }
+
+    pub fn text(&self) -> &str {
+        &self.text
+    }
+
+    pub fn cursor(&self) -> usize {
+        self.cursor
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.text.is_empty()
+    }
+
+    pub fn set_text(&mut self, text: &str) {
+        self.text = text.to_string();
+        self.cursor = self.text.len();
+        self.browsing = None;
+    }
+
+    pub fn clear(&mut self) {
+        self.set_text("");
+        self.pastes.clear();
+    }
+
+    pub fn insert_str(&mut self, s: &str) {
+        self.text.insert_str(self.cursor, s);
+        self.cursor += s.len();
+    }
+
+    /// A paste: inserted as is, or as `[Pasted N chars]` when large.
+    pub fn paste(&mut self, s: &str) {
+        let s = s.replace("\r\n", "\n").replace('\r', "\n");
+        let chars = s.chars().count();
+        if chars > LARGE_PASTE_CHARS {
+            let mut placeholder = format!("[Pasted {chars} chars]");
+            let same = self
+                .pastes
+                .iter()
+                .filter(|(p, _)| p.starts_with(&placeholder[..placeholder.len() - 1]))
+                .count();
+            if same > 0 {
+                placeholder = format!("[Pasted {chars} chars #{}]", same + 1);
+            }
+            self.insert_str(&placeholder);
+            self.pastes.push((placeholder, s));
+        } else {
+            self.insert_str(&s);
+        }
+    }
+
+    /// The token under the cursor if it starts with `@` (the file picker's query), with its
+    /// byte range.
+    pub fn at_token(&self) -> Option<(usize, String)> {
+        let before = &self.text[..self.cursor];
+        let start = before
+            .rfind(char::is_whitespace)
+            .map(|i| i + 1)
+            .unwrap_or(0);
+        let token = &before[start..];
+        token.strip_prefix('@').map(|q| (start, q.to_string()))
+    }
+
+    /// Replaces the `@token` under the cursor with `replacement` and a space.
+    pub fn replace_at_token(&mut self, replacement: &str) {
+        if let Some((start, _)) = self.at_token() {
+            self.text
+                .replace_range(start..self.cursor, &format!("{replacement} "));
+            self.cursor = start + replacement.len() + 1;
+        }
+    }
+
+    fn prev_boundary(&self) -> usize {
+        self.text[..self.cursor]
+            .char_indices()
+            .next_back()
+            .map(|(i, _)| i)
+            .unwrap_or(0)
+    }
+
+    fn next_boundary(&self) -> usize {
+        self.text[self.cursor..]
+            .chars()
+            .next()
+            .map(|c| self.cursor + c.len_utf8())
+            .unwrap_or(self.cursor)
+    }
+
+    fn line_start(&self) -> usize {
+        self.text[..self.cursor]
+            .rfind('\n')
+            .map(|i| i + 1)
+            .unwrap_or(0)
+    }
+
+    fn line_end(&self) -> usize {
+        self.text[self.cursor..]
+            .find('\n')
+            .map(|i| self.cursor + i)
+            .unwrap_or(self.text.len())
+    }
+
+    fn word_left(&self) -> usize {
+        let before = &self.text[..self.cursor];
+        let trimmed = before.trim_end();
+        trimmed
+            .rfind(char::is_whitespace)
+            .map(|i| i + 1)
+            .unwrap_or(0)
+    }
+
+    fn word_right(&self) -> usize {
+        let after = &self.text[self.cursor..];
+        let skip = after.len() - after.trim_start().len();
+        let rest = &after[skip..];
+        let word = rest.find(char::is_whitespace).unwrap_or(rest.len());
+        self.cursor + skip + word
+    }
+
+    fn on_first_line(&self) -> bool {
+        !self.text[..self.cursor].contains('\n')
+    }
+
+    fn on_last_line(&self) -> bool {
+        !self.text[self.cursor..].contains('\n')
+    }
+
+    fn history_up(&mut self) {
+        if self.history.is_empty() {
+            return;
+        }
+        let idx = match self.browsing {
+            None => self.history.len() - 1,
+            Some(0) => 0,
+            Some(i) => i - 1,
+        };
+        self.browsing = Some(idx);
+        self.text = self.history[idx].clone();
+        self.cursor = self.text.len();
+    }
+
+    fn history_down(&mut self) {
+        match self.browsing {
+            Some(i) if i + 1 < self.history.len() => {
+                self.browsing = Some(i + 1);
+                self.text = self.history[i + 1].clone();
+            }
+            Some(_) => {
+                self.browsing = None;
+                self.text.clear();
+            }
+            None => return,
+        }
+        self.cursor = self.text.len();
+    }
+
+    /// Records a submitted entry and appends it to the history file (one JSON string a line).
+    pub fn remember(&mut self, entry: &str) {
+        if entry.trim().is_empty() || self.history.last().map(String::as_str) == Some(entry) {
+            return;
+        }
+        self.history.push(entry.to_string());
+        if let Some(path) = &self.history_file {
+            if self.history.len() > HISTORY_LIMIT {
+                self.history.drain(..self.history.len() - HISTORY_LIMIT);
+                let body: String = self
+                    .history
+                    .iter()
+                    .filter_map(|e| serde_json::to_string(e).ok())
+                    .map(|l| l + "\n")
+                    .collect();
+                let _ = std::fs::write(path, body);
+            } else if let Ok(line) = serde_json::to_string(entry) {
+                use std::io::Write;
+                let mut opts = std::fs::OpenOptions::new();
+                opts.create(true).append(true);
+                #[cfg(unix)]
+                std::os::unix::fs::OpenOptionsExt::mode(&mut opts, 0o600);
+                if let Ok(mut f) = opts.open(path) {
+                    let _ = writeln!(f, "{line}");
+                }
+            }
+        }
+    }
+
+    /// The text with paste placeholders expanded.
+    pub fn expanded(&self) -> String {
+        let mut out = self.text.clone();
+        for (placeholder, content) in &self.pastes {
+            out = out.replacen(placeholder.as_str(), content, 1);
+        }
+        out
+    }
+
+    /// Handles one key press.
+    pub fn handle_key(&mut self, key: KeyEvent) -> ComposerResult {
+        let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
+        let alt = key.modifiers.contains(KeyModifiers::ALT);
+        let shift = key.modifiers.contains(KeyModifiers::SHIFT);
+        match key.code {
+            KeyCode::Enter if shift || alt => self.insert_str("\n"),
+            KeyCode::Char('j') if ctrl => self.insert_str("\n"),
+            KeyCode::Enter => {
+                if self.text.trim().is_empty() {
+                    return ComposerResult::Handled;
+                }
+                let out = self.expanded();
+                self.remember(&self.text.clone());
+                self.clear();
+                return ComposerResult::Submitted(out);
+            }
+            KeyCode::Char('a') if ctrl => self.cursor = self.line_start(),
+            KeyCode::Char('e') if ctrl => self.cursor = self.line_end(),
+            KeyCode::Char('b') if ctrl => self.cursor = self.prev_boundary(),
+            KeyCode::Char('f') if ctrl => self.cursor = self.next_boundary(),
+            KeyCode::Char('b') if alt => self.cursor = self.word_left(),
+            KeyCode::Char('f') if alt => self.cursor = self.word_right(),
+            KeyCode::Char('k') if ctrl => {
+                let end = self.line_end();
+                let end = if end == self.cursor && end < self.text.len() {
+                    end + 1
+                } else {
+                    end
+                };
+                self.text.replace_range(self.cursor..end, "");
+            }
+            KeyCode::Char('u') if ctrl => {
+                let start = self.line_start();
+                self.text.replace_range(start..self.cursor, "");
+                self.cursor = start;
+            }
+            KeyCode::Char('w') if ctrl => {
+                let start = self.word_left();
+                self.text.replace_range(start..self.cursor, "");
+                self.cursor = start;
+            }
+            KeyCode::Backspace if alt || ctrl => {
+                let start = self.word_left();
+                self.text.replace_range(start..self.cursor, "");
+                self.cursor = start;
+            }
+            KeyCode::Char('h') if ctrl => self.backspace(),
+            KeyCode::Backspace => self.backspace(),
+            KeyCode::Delete => {
+                let end = self.next_boundary();
+                self.text.replace_range(self.cursor..end, "");
+            }
+            KeyCode::Char('d') if ctrl => {
+                if self.text.is_empty() {
+                    return ComposerResult::Ignored;
+                }
+                let end = self.next_boundary();
+                self.text.replace_range(self.cursor..end, "");
+            }
+            KeyCode::Left => self.cursor = self.prev_boundary(),
+            KeyCode::Right => self.cursor = self.next_boundary(),
+            KeyCode::Home => self.cursor = self.line_start(),
+            KeyCode::End => self.cursor = self.line_end(),
+            KeyCode::Up | KeyCode::Char('p') if key.code == KeyCode::Up || ctrl => {
+                if self.browsing.is_some() || self.text.is_empty() {
+                    self.history_up();
+                } else if !self.on_first_line() {
+                    let col = self.cursor - self.line_start();
+                    let prev_end = self.line_start() - 1;
+                    let prev_start = self.text[..prev_end]
+                        .rfind('\n')
+                        .map(|i| i + 1)
+                        .unwrap_or(0);
+                    self.cursor =
+                        clamp_boundary(&self.text, prev_start + col.min(prev_end - prev_start));
+                } else {
+                    self.cursor = 0;
+                }
+            }
+            KeyCode::Down | KeyCode::Char('n') if key.code == KeyCode::Down || ctrl => {
+                if self.browsing.is_some() {
+                    self.history_down();
+                } else if !self.on_last_line() {
+                    let col = self.cursor - self.line_start();
+                    let next_start = self.line_end() + 1;
+                    let next_end = self.text[next_start..]
+                        .find('\n')
+                        .map(|i| next_start + i)
+                        .unwrap_or(self.text.len());
+                    self.cursor =
+                        clamp_boundary(&self.text, next_start + col.min(next_end - next_start));
+                } else {
+                    self.cursor = self.text.len();
+                }
+            }
+            KeyCode::Tab => return ComposerResult::Ignored,
+            KeyCode::Char(c) if !ctrl && !alt => {
+                let mut buf = [0u8; 4];
+                self.insert_str(c.encode_utf8(&mut buf));
+                self.browsing = None;
+            }
+            _ => return ComposerResult::Ignored,
+        }
+        ComposerResult::Handled
+    }
+
+    fn backspace(&mut self) {
+        // A placeholder goes away whole.
+        if let Some(idx) = self
+            .pastes
+            .iter()
+            .position(|(p, _)| self.text[..self.cursor].ends_with(p.as_str()))
+        {
+            let (p, _) = self.pastes.remove(idx);
+            let start = self.cursor - p.len();
+            self.text.replace_range(start..self.cursor, "");
+            self.cursor = start;
+            return;
+        }
+        let start = self.prev_boundary();
+        self.text.replace_range(start..self.cursor, "");
+        self.cursor = start;
+    }
+}
+
+fn clamp_boundary(s: &str, mut i: usize) -> usize {
+    i = i.min(s.len());
+    while !s.is_char_boundary(i) {
+        i -= 1;
+    }
+    i
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn key(code: KeyCode) -> KeyEvent {
+        KeyEvent::new(code, KeyModifiers::NONE)
+    }
+    fn ctrl(c: char) -> KeyEvent {
+        KeyEvent::new(KeyCode::Char(c), KeyModifiers::CONTROL)
+    }
+    fn typed(c: &mut Composer, s: &str) {
+        for ch in s.chars() {
+            c.handle_key(key(KeyCode::Char(ch)));
+        }
+    }
+
+    #[test]
+    fn emacs_keys_edit_the_line() {
+        let mut c = Composer::default();
+        typed(&mut c, "hello world");
+        c.handle_key(ctrl('a'));
+        c.handle_key(ctrl('k'));
+        assert_eq!(c.text(), "");
+        typed(&mut c, "one two");
+        c.handle_key(ctrl('w'));
+        assert_eq!(c.text(), "one ");
+        c.handle_key(ctrl('u'));
+        assert_eq!(c.text(), "");
+    }
+
+    #[test]
+    fn ctrl_j_and_shift_enter_insert_newlines_enter_submits() {
+        let mut c = Composer::default();
+        typed(&mut c, "a");
+        c.handle_key(ctrl('j'));
+        typed(&mut c, "b");
+        c.handle_key(KeyEvent::new(KeyCode::Enter, KeyModifiers::SHIFT));
+        typed(&mut c, "c");
+        assert_eq!(
+            c.handle_key(key(KeyCode::Enter)),
+            ComposerResult::Submitted("a\nb\nc".into())
+        );
+        assert!(c.is_empty());
+    }
+
+    #[test]
+    fn history_persists_and_browses_with_up_down() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("history.jsonl");
+        let mut c = Composer::with_history_file(Some(file.clone()));
+        typed(&mut c, "first");
+        c.handle_key(key(KeyCode::Enter));
+        typed(&mut c, "second\nline");
+        c.handle_key(key(KeyCode::Enter));
+        let mut c = Composer::with_history_file(Some(file));
+        c.handle_key(key(KeyCode::Up));
+        assert_eq!(c.text(), "second\nline");
+        c.handle_key(key(KeyCode::Up));
+        assert_eq!(c.text(), "first");
+        c.handle_key(key(KeyCode::Down));
+        assert_eq!(c.text(), "second\nline");
+        c.handle_key(key(KeyCode::Down));
+        assert_eq!(c.text(), "");
+    }
+
+    #[test]
+    fn large_paste_becomes_a_placeholder_and_expands_on_submit() {
+        let mut c = Composer::default();
+        let big = "x".repeat(1500);
+        typed(&mut c, "see ");
+        c.paste(&big);
+        assert_eq!(c.text(), "see [Pasted 1500 chars]");
+        match c.handle_key(key(KeyCode::Enter)) {
+            ComposerResult::Submitted(s) => assert_eq!(s, format!("see {big}")),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn backspace_removes_a_placeholder_whole() {
+        let mut c = Composer::default();
+        c.paste(&"y".repeat(2000));
+        c.handle_key(key(KeyCode::Backspace));
+        assert_eq!(c.text(), "");
+        assert_eq!(c.expanded(), "");
+    }
+
+    #[test]
+    fn at_token_is_found_and_replaced() {
+        let mut c = Composer::default();
+        typed(&mut c, "look at @src/ma");
+        assert_eq!(c.at_token(), Some((8, "src/ma".into())));
+        c.replace_at_token("src/main.rs");
+        assert_eq!(c.text(), "look at src/main.rs ");
+    }
+}

@@ -1,0 +1,28 @@
+//! `oi-tui`: the terminal UI of `interpreter`, a thin front end over `oi-core`'s Op/Event
+//! stream.
+//!
+//! The UI lives in an *inline viewport* at the bottom of the terminal: finished history
+//! cells are written into the terminal's own scrollback (so the terminal scrolls, searches
+//! and copies them), and only the live area — the streaming answer, running commands,
+//! popups, overlays, the composer and the status line — is redrawn.
+//!
+//! * [`app::App`] is the whole state: it consumes [`oi_protocol::protocol::EventMsg`]s and
+//!   keys, and emits [`app::AppAction`]s (ops for the thread or requests for the runner).
+//!   It does no I/O.
+//! * [`render`] draws the live area from the state; [`cells`] turns history cells into lines.
+//! * [`run`] owns the terminal and the event loop and coalesces redraws into frames.
+
+pub mod actions;
+pub mod app;
+pub mod cells;
+pub mod composer;
+mod highlight;
+pub mod markdown;
+pub mod overlay;
+pub mod render;
+pub mod run;
+pub mod slash;
+pub mod theme;
+pub mod wrap;
+
+pub use run::{StartMode, TuiOptions, run};

@@ -1,0 +1,279 @@
+//! Markdown (as models write it) to styled lines: headings, emphasis, inline code, lists,
+//! block quotes, links (`text (url)`), rules and fenced code blocks with syntax highlighting.
+
+use crate::highlight::highlight_code;
+use crate::theme::Theme;
+use crate::wrap::wrap_line;
+use pulldown_cmark::{CodeBlockKind, Event, HeadingLevel, Options, Parser, Tag, TagEnd};
+use ratatui::style::{Modifier, Style};
+use ratatui::text::{Line, Span};
+
+/// Renders `src` to lines wrapped to `width`.
+pub fn render_markdown(src: &str, width: u16, theme: &Theme) -> Vec<Line<'static>> {
+    let mut r = Renderer {
+        theme: *theme,
+        width,
+        out: Vec::new(),
+        cur: Vec::new(),
+        styles: vec![Style::default()],
+        lists: Vec::new(),
+        quote: 0,
+        code: None,
+        link: None,
+        item_prefix: None,
+    };
+    let parser = Parser::new_ext(src, Options::ENABLE_STRIKETHROUGH | Options::ENABLE_TABLES);
+    for ev in parser {
+        r.event(ev);
+    }
+    r.flush();
+    while r.out.last().is_some_and(|l| l.spans.is_empty()) {
+        r.out.pop();
+    }
+    r.out
+}
+
+struct Renderer {
+    theme: Theme,
+    width: u16,
+    out: Vec<Line<'static>>,
+    cur: Vec<Span<'static>>,
+    styles: Vec<Style>,
+    /// Open lists: `Some(next number)` for ordered ones.
+    lists: Vec<Option<u64>>,
+    quote: usize,
+    code: Option<(String, String)>,
+    link: Option<String>,
+    item_prefix: Option<String>,
+}
+
+impl Renderer {
+    fn style(&self) -> Style {
+        self.styles.last().copied().unwrap_or_default()
+    }
+
+    fn push_style(&mut self, add: Style) {
+        let s = self.style().patch(add);
+        self.styles.push(s);
+    }
+
+    fn prefix(&self) -> String {
+        let mut p = "│ ".repeat(self.quote);
+        p.push_str(&"  ".repeat(self.lists.len().saturating_sub(1)));
+        p
+    }
+
+    fn flush(&mut self) {
+        if self.cur.is_empty() {
+            return;
+        }
+        let mut spans = vec![Span::styled(self.prefix(), self.theme.dim())];
+        let indent = match self.item_prefix.take() {
+            Some(p) => {
+                let w = p.chars().count();
+                spans.push(Span::styled(p, self.theme.accent()));
+                format!("{}{}", self.prefix(), " ".repeat(w))
+            }
+            None if !self.lists.is_empty() => format!("{}  ", self.prefix()),
+            None => self.prefix(),
+        };
+        if !self.lists.is_empty() && spans.len() == 1 {
+            spans.push(Span::raw("  "));
+        }
+        spans.append(&mut self.cur);
+        let line = Line::from(spans);
+        self.out.extend(wrap_line(&line, self.width, &indent));
+    }
+
+    fn blank(&mut self) {
+        self.flush();
+        if self.out.last().is_some_and(|l| !l.spans.is_empty()) {
+            self.out.push(Line::default());
+        }
+    }
+
+    fn event(&mut self, ev: Event<'_>) {
+        if let Some((_, code)) = &mut self.code {
+            match ev {
+                Event::Text(t) => code.push_str(&t),
+                Event::End(TagEnd::CodeBlock) => {
+                    let (lang, code) = self.code.take().unwrap_or_default();
+                    let prefix = format!("{}  ", self.prefix());
+                    for l in highlight_code(&lang, &code, &self.theme) {
+                        let mut spans = vec![Span::raw(prefix.clone())];
+                        spans.extend(l.spans);
+                        self.out
+                            .extend(wrap_line(&Line::from(spans), self.width, &prefix));
+                    }
+                    self.blank();
+                }
+                _ => {}
+            }
+            return;
+        }
+        match ev {
+            Event::Start(tag) => self.start(tag),
+            Event::End(tag) => self.end(tag),
+            Event::Text(t) => self.cur.push(Span::styled(t.into_string(), self.style())),
+            Event::Code(t) => self.cur.push(Span::styled(
+                t.into_string(),
+                self.style().patch(self.theme.code()),
+            )),
+            Event::SoftBreak => self.cur.push(Span::styled(" ", self.style())),
+            Event::HardBreak => self.flush(),
+            Event::Rule => {
+                self.flush();
+                let w = usize::from(self.width.clamp(8, 80));
+                self.out.push(Line::styled("─".repeat(w), self.theme.dim()));
+            }
+            Event::TaskListMarker(done) => {
+                self.cur.push(Span::raw(if done { "[x] " } else { "[ ] " }))
+            }
+            Event::Html(t) | Event::InlineHtml(t) => self
+                .cur
+                .push(Span::styled(t.into_string(), self.theme.dim())),
+            _ => {}
+        }
+    }
+
+    fn start(&mut self, tag: Tag<'_>) {
+        match tag {
+            Tag::Paragraph => {}
+            Tag::Heading { level, .. } => {
+                self.blank();
+                let marks = match level {
+                    HeadingLevel::H1 => "# ",
+                    HeadingLevel::H2 => "## ",
+                    _ => "### ",
+                };
+                self.cur.push(Span::styled(marks, self.theme.dim()));
+                self.push_style(self.theme.bold().patch(self.theme.accent()));
+            }
+            Tag::BlockQuote(_) => {
+                self.flush();
+                self.quote += 1;
+                self.push_style(self.theme.italic());
+            }
+            Tag::CodeBlock(kind) => {
+                self.flush();
+                let lang = match kind {
+                    CodeBlockKind::Fenced(l) => {
+                        l.split([',', ' ']).next().unwrap_or("").to_string()
+                    }
+                    CodeBlockKind::Indented => String::new(),
+                };
+                self.code = Some((lang, String::new()));
+            }
+            Tag::List(start) => {
+                self.flush();
+                self.lists.push(start);
+            }
+            Tag::Item => {
+                self.flush();
+                let marker = match self.lists.last_mut() {
+                    Some(Some(n)) => {
+                        let m = format!("{n}. ");
+                        *n += 1;
+                        m
+                    }
+                    _ => "• ".to_string(),
+                };
+                self.item_prefix = Some(marker);
+            }
+            Tag::Emphasis => self.push_style(self.theme.italic()),
+            Tag::Strong => self.push_style(self.theme.bold()),
+            Tag::Strikethrough => {
+                self.push_style(Style::default().add_modifier(Modifier::CROSSED_OUT))
+            }
+            Tag::Link { dest_url, .. } => {
+                self.link = Some(dest_url.into_string());
+                self.push_style(self.theme.link());
+            }
+            _ => {}
+        }
+    }
+
+    fn end(&mut self, tag: TagEnd) {
+        match tag {
+            TagEnd::Paragraph => {
+                if self.lists.is_empty() {
+                    self.blank();
+                } else {
+                    self.flush();
+                }
+            }
+            TagEnd::Heading(_) => {
+                self.styles.pop();
+                self.blank();
+            }
+            TagEnd::BlockQuote(_) => {
+                self.flush();
+                self.styles.pop();
+                self.quote = self.quote.saturating_sub(1);
+            }
+            TagEnd::List(_) => {
+                self.flush();
+                self.lists.pop();
+                if self.lists.is_empty() {
+                    self.blank();
+                }
+            }
+            TagEnd::Item => self.flush(),
+            TagEnd::Emphasis | TagEnd::Strong | TagEnd::Strikethrough => {
+                self.styles.pop();
+            }
+            TagEnd::Link => {
+                self.styles.pop();
+                if let Some(url) = self.link.take() {
+                    let shown: String = self.cur.iter().map(|s| s.content.as_ref()).collect();
+                    if !shown.ends_with(url.as_str()) {
+                        self.cur
+                            .push(Span::styled(format!(" ({url})"), self.theme.dim()));
+                    }
+                }
+            }
+            TagEnd::TableCell => self.cur.push(Span::styled(" │ ", self.theme.dim())),
+            TagEnd::TableRow | TagEnd::TableHead => self.flush(),
+            _ => {}
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn plain(lines: &[Line<'static>]) -> String {
+        lines
+            .iter()
+            .map(|l| {
+                l.spans
+                    .iter()
+                    .map(|s| s.content.as_ref())
+                    .collect::<String>()
+            })
+            .collect::<Vec<_>>()
+            .join("\n")
+    }
+
+    #[test]
+    fn renders_structure_as_text() {
+        let md = "# Title\n\nSome *emphasis* and `code`.\n\n- one\n- two\n\n1. first\n2. second\n\n```rust\nfn main() {}\n```\n\nSee [docs](https://example.com).";
+        let out = plain(&render_markdown(md, 60, &Theme { color: false }));
+        assert_eq!(
+            out,
+            "# Title\n\nSome emphasis and code.\n\n• one\n• two\n\n1. first\n2. second\n\n  fn main() {}\n\nSee docs (https://example.com)."
+        );
+    }
+
+    #[test]
+    fn code_blocks_are_highlighted_when_colour_is_on() {
+        let lines = render_markdown("```rust\nlet x = 1;\n```", 60, &Theme { color: true });
+        let styled = lines[0]
+            .spans
+            .iter()
+            .filter(|s| s.style.fg.is_some())
+            .count();
+        assert!(styled >= 2, "{lines:?}");
+    }
+}

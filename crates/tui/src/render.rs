@@ -1,0 +1,389 @@
+//! Drawing the live area (everything below the scrollback): running cells, the streaming
+//! answer, popups, overlays, the composer and the status line. Pure over [`App`].
+
+use crate::app::{App, McpState, Popup};
+use crate::cells::{HistoryCell, format_duration, patch_lines};
+use crate::overlay::{ApprovalSubject, FieldKind, Overlay};
+use crate::slash;
+use crate::theme::Theme;
+use crate::wrap::{truncate, wrap_line};
+use ratatui::buffer::Buffer;
+use ratatui::layout::{Position, Rect};
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Paragraph, Widget};
+use std::time::Instant;
+use unicode_width::UnicodeWidthChar;
+
+const SPINNER: &[&str] = &["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"];
+/// Most rows the composer grows to.
+const COMPOSER_MAX_ROWS: usize = 6;
+/// Most rows a popup shows.
+const POPUP_ROWS: usize = 8;
+
+/// Draws the live area into `area` and returns where the cursor belongs.
+pub fn render_live(
+    app: &App,
+    area: Rect,
+    buf: &mut Buffer,
+    theme: &Theme,
+    now: Instant,
+) -> Option<Position> {
+    if let Some(Overlay::Transcript { scroll }) = &app.overlay {
+        render_transcript(app, *scroll, area, buf, theme);
+        return None;
+    }
+    let width = area.width;
+    let mut bottom: Vec<Line<'static>> = Vec::new();
+    let mut cursor: Option<(usize, u16)> = None; // (row index in `bottom`, column)
+
+    // Popup above the composer.
+    match &app.popup {
+        Some(Popup::Commands { selected }) => {
+            let typed = app.composer.text().trim_start_matches('/');
+            for (i, (name, _, desc)) in slash::filter(typed).iter().take(POPUP_ROWS).enumerate() {
+                let style = if i == *selected {
+                    theme.selected()
+                } else {
+                    theme.plain()
+                };
+                let label = format!("  /{name:<10} ");
+                let rest = truncate(desc, usize::from(width).saturating_sub(label.len() + 1));
+                bottom.push(Line::from(vec![
+                    Span::styled(label, style.patch(theme.accent())),
+                    Span::styled(rest, style.patch(theme.dim())),
+                ]));
+            }
+        }
+        Some(Popup::Files { selected }) => {
+            if app.file_matches.is_empty() {
+                bottom.push(Line::styled("  (no matching files)", theme.dim()));
+            }
+            for (i, path) in app.file_matches.iter().take(POPUP_ROWS).enumerate() {
+                let style = if i == *selected {
+                    theme.selected()
+                } else {
+                    theme.plain()
+                };
+                bottom.push(Line::styled(
+                    format!("  {}", truncate(path, usize::from(width).saturating_sub(3))),
+                    style,
+                ));
+            }
+        }
+        None => {}
+    }
+
+    // Composer, or the overlay that replaces it.
+    match &app.overlay {
+        Some(overlay) => bottom.extend(overlay_lines(overlay, width, theme)),
+        None => {
+            bottom.push(Line::styled("─".repeat(usize::from(width)), theme.dim()));
+            let (rows, (crow, ccol)) = composer_rows(app, width, theme);
+            let skip = rows.len().saturating_sub(COMPOSER_MAX_ROWS).min(crow);
+            let start = bottom.len();
+            bottom.extend(rows.into_iter().skip(skip).take(COMPOSER_MAX_ROWS));
+            cursor = Some((start + crow - skip, ccol));
+        }
+    }
+    if let Some(hint) = &app.hint {
+        bottom.push(Line::styled(format!("  {hint}"), theme.dim()));
+    }
+    bottom.push(status_line(app, width, theme, now));
+
+    // Live cells fill what is left, bottom-aligned (newest at the bottom).
+    let room = usize::from(area.height).saturating_sub(bottom.len());
+    let mut live: Vec<Line<'static>> = Vec::new();
+    if !app.streaming_reasoning.is_empty() {
+        live.extend(
+            HistoryCell::Reasoning {
+                text: app.streaming_reasoning.clone(),
+            }
+            .lines(width, theme, true),
+        );
+    }
+    for (_, cell) in &app.running {
+        live.extend(cell.lines(width, theme, true));
+    }
+    if !app.streaming.is_empty() {
+        live.extend(
+            HistoryCell::Assistant {
+                markdown: app.streaming.clone(),
+            }
+            .lines(width, theme, true),
+        );
+    }
+    let live_start = live.len().saturating_sub(room);
+    let mut lines: Vec<Line<'static>> = live.split_off(live_start);
+    let pad = room.saturating_sub(lines.len());
+    let mut all = vec![Line::default(); pad];
+    all.append(&mut lines);
+    let offset = all.len();
+    all.extend(bottom);
+    let top = all.len().saturating_sub(usize::from(area.height));
+    Paragraph::new(all.split_off(top)).render(area, buf);
+    cursor.and_then(|(row, col)| {
+        let row = (offset + row).checked_sub(top)?;
+        Some(Position::new(
+            area.x + col,
+            area.y + u16::try_from(row).ok()?,
+        ))
+    })
+}
+
+/// The composer's rows (prompt `› ` then the text, char-wrapped) and the cursor's
+/// (row, column).
+fn composer_rows(app: &App, width: u16, theme: &Theme) -> (Vec<Line<'static>>, (usize, u16)) {
+    let text = app.composer.text();
+    let cursor_byte = app.composer.cursor();
+    let inner = usize::from(width).saturating_sub(2).max(4);
+    let mut rows: Vec<String> = vec![String::new()];
+    let mut col = 0usize;
+    let mut cur = (0usize, 2u16);
+    for (i, ch) in text.char_indices() {
+        if i == cursor_byte {
+            cur = (rows.len() - 1, (col + 2) as u16);
+        }
+        if ch == '\n' {
+            rows.push(String::new());
+            col = 0;
+            continue;
+        }
+        let w = ch.width().unwrap_or(0);
+        if col + w > inner {
+            rows.push(String::new());
+            col = 0;
+        }
+        if let Some(r) = rows.last_mut() {
+            r.push(ch);
+        }
+        col += w;
+    }
+    if cursor_byte >= text.len() {
+        if col >= inner {
+            rows.push(String::new());
+            col = 0;
+        }
+        cur = (rows.len() - 1, (col + 2) as u16);
+    }
+    let placeholder = text.is_empty();
+    let lines = rows
+        .into_iter()
+        .enumerate()
+        .map(|(i, r)| {
+            let lead = if i == 0 { "› " } else { "  " };
+            if placeholder {
+                Line::from(vec![
+                    Span::styled(lead, theme.user()),
+                    Span::styled("Ask anything · / for commands · @ for files", theme.dim()),
+                ])
+            } else {
+                Line::from(vec![Span::styled(lead, theme.user()), Span::raw(r)])
+            }
+        })
+        .collect();
+    (lines, cur)
+}
+
+/// The status line: spinner and elapsed time while a turn runs, then the session facts.
+pub fn status_line(app: &App, width: u16, theme: &Theme, now: Instant) -> Line<'static> {
+    let s = &app.status;
+    let mut spans: Vec<Span<'static>> = Vec::new();
+    let mut used = 0usize;
+    if let Some(started) = s.turn_started {
+        let elapsed = now.saturating_duration_since(started);
+        let frame = SPINNER[(elapsed.as_millis() / 100) as usize % SPINNER.len()];
+        let text = format!(
+            "{frame} Working {} · Esc to interrupt",
+            format_duration(elapsed.as_secs() * 1000)
+        );
+        used += text.chars().count() + 3;
+        spans.push(Span::styled(text, theme.accent()));
+        spans.push(Span::styled(" │ ", theme.dim()));
+    }
+    let mut facts: Vec<String> = Vec::new();
+    let effort = s
+        .effort
+        .map(|e| format!(" {}", e.as_str()))
+        .unwrap_or_default();
+    facts.push(format!("{}{effort} · {}", s.model, s.provider));
+    if let Some(p) = s.context_left_percent() {
+        facts.push(format!("{p}% context left"));
+    }
+    if !s.mcp.is_empty() {
+        let ready = s.mcp.values().filter(|m| **m == McpState::Ready).count();
+        facts.push(format!("MCP {ready}/{}", s.mcp.len()));
+    }
+    if let (Some(sb), Some(ap)) = (s.sandbox, s.approval) {
+        facts.push(format!("{sb} · {ap}"));
+    }
+    facts.push(short_path(&s.cwd));
+    let text = truncate(&facts.join(" · "), usize::from(width).saturating_sub(used));
+    spans.push(Span::styled(text, theme.dim()));
+    Line::from(spans)
+}
+
+/// `~/…` for paths under the home directory.
+fn short_path(p: &std::path::Path) -> String {
+    if let Some(home) = std::env::var_os("HOME").map(std::path::PathBuf::from)
+        && let Ok(rest) = p.strip_prefix(&home)
+    {
+        return format!("~/{}", rest.display());
+    }
+    p.display().to_string()
+}
+
+fn overlay_lines(overlay: &Overlay, width: u16, theme: &Theme) -> Vec<Line<'static>> {
+    let w = usize::from(width);
+    let rule = |title: &str| {
+        let t = format!("── {title} ");
+        let n = w.saturating_sub(t.chars().count());
+        Line::styled(format!("{t}{}", "─".repeat(n)), theme.warning())
+    };
+    let mut out = Vec::new();
+    match overlay {
+        Overlay::Approval(a) => {
+            match &a.subject {
+                ApprovalSubject::Exec { command, cwd } => {
+                    out.push(rule("Run this command?"));
+                    out.extend(wrap_line(
+                        &Line::from(vec![
+                            Span::styled("  $ ", theme.dim()),
+                            Span::styled(command.clone(), theme.bold()),
+                        ]),
+                        width,
+                        "    ",
+                    ));
+                    out.push(Line::styled(format!("  in {}", cwd.display()), theme.dim()));
+                }
+                ApprovalSubject::Patch { changes } => {
+                    out.push(rule("Apply this patch?"));
+                    out.extend(patch_lines(changes, theme, 12));
+                }
+            }
+            if let Some(r) = &a.reason {
+                out.extend(wrap_line(
+                    &Line::styled(format!("  {r}"), theme.italic()),
+                    width,
+                    "  ",
+                ));
+            }
+            out.push(Line::from(vec![
+                Span::styled("  y", theme.ok()),
+                Span::raw(" yes   "),
+                Span::styled("a", theme.ok()),
+                Span::raw(" yes, don't ask again this session   "),
+                Span::styled("n", theme.error()),
+                Span::raw(" no   "),
+                Span::styled("Esc", theme.error()),
+                Span::raw(" no, stop"),
+            ]));
+            out = out
+                .into_iter()
+                .flat_map(|l| wrap_line(&l, width, "  "))
+                .collect();
+        }
+        Overlay::Elicitation(f) => {
+            out.push(rule(&format!("{} asks", f.server)));
+            out.extend(wrap_line(
+                &Line::raw(format!("  {}", f.message)),
+                width,
+                "  ",
+            ));
+            for (i, field) in f.fields.iter().enumerate() {
+                let focused = i == f.focus;
+                let marker = if focused { "› " } else { "  " };
+                let req = if field.required { "*" } else { "" };
+                let value = match &field.kind {
+                    FieldKind::Boolean => {
+                        format!("[{}]", if field.value == "true" { "x" } else { " " })
+                    }
+                    FieldKind::Choice(_) => format!("‹ {} ›", field.value),
+                    _ => field.value.clone(),
+                };
+                let style = if focused { theme.bold() } else { theme.plain() };
+                out.push(Line::from(vec![
+                    Span::styled(format!("{marker}{}{req}: ", field.title), style),
+                    Span::styled(value, theme.accent()),
+                ]));
+                if focused && let Some(d) = &field.description {
+                    out.push(Line::styled(format!("    {d}"), theme.dim()));
+                }
+            }
+            if let Some(e) = &f.error {
+                out.push(Line::styled(format!("  {e}"), theme.error()));
+            }
+            out.push(Line::styled(
+                "  Enter submit · Tab next field · Space toggle · Esc decline",
+                theme.dim(),
+            ));
+        }
+        Overlay::Picker(p) => {
+            out.push(rule(&p.title));
+            if !p.query.is_empty() {
+                out.push(Line::styled(
+                    format!("  search: {}", p.query),
+                    theme.accent(),
+                ));
+            }
+            let visible = p.visible();
+            let start = p.selected.saturating_sub(POPUP_ROWS - 1);
+            for (i, item) in visible.iter().enumerate().skip(start).take(POPUP_ROWS) {
+                let style = if i == p.selected {
+                    theme.selected()
+                } else {
+                    theme.plain()
+                };
+                let label = format!("  {} ", item.label);
+                let detail = truncate(&item.detail, w.saturating_sub(label.chars().count() + 1));
+                out.push(Line::from(vec![
+                    Span::styled(label, style),
+                    Span::styled(detail, style.patch(theme.dim())),
+                ]));
+            }
+            if visible.is_empty() {
+                out.push(Line::styled("  (nothing matches)", theme.dim()));
+            }
+            out.push(Line::styled(
+                "  ↑/↓ move · Enter choose · Esc close",
+                theme.dim(),
+            ));
+        }
+        Overlay::Transcript { .. } => {}
+    }
+    out
+}
+
+fn render_transcript(app: &App, scroll: usize, area: Rect, buf: &mut Buffer, theme: &Theme) {
+    let mut lines: Vec<Line<'static>> = Vec::new();
+    for cell in &app.transcript {
+        lines.extend(cell.lines(area.width, theme, false));
+    }
+    let body = usize::from(area.height).saturating_sub(2);
+    let max_scroll = lines.len().saturating_sub(body);
+    let scroll = scroll.min(max_scroll);
+    let end = lines.len() - scroll;
+    let start = end.saturating_sub(body);
+    let title = format!("── Transcript ({} cells) ", app.transcript.len());
+    let fill = usize::from(area.width).saturating_sub(title.chars().count());
+    let mut out = vec![Line::styled(
+        format!("{title}{}", "─".repeat(fill)),
+        theme.accent(),
+    )];
+    out.extend(lines[start..end].iter().cloned());
+    while out.len() < usize::from(area.height).saturating_sub(1) {
+        out.push(Line::default());
+    }
+    out.push(Line::styled(
+        "  ↑/↓ PgUp/PgDn scroll · Esc or q close",
+        theme.dim(),
+    ));
+    Paragraph::new(out).render(area, buf);
+}
+
+/// Rows `cells` take at `width`, and the lines themselves (for `insert_before`).
+pub fn cells_to_lines(cells: &[HistoryCell], width: u16, theme: &Theme) -> Vec<Line<'static>> {
+    cells
+        .iter()
+        .flat_map(|c| c.lines(width, theme, false))
+        .collect()
+}

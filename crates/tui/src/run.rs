@@ -1,0 +1,512 @@
+//! The terminal runner: owns the terminal (inline viewport), the engine thread and the
+//! event loop. Keys and engine events update the [`App`]; frames are drawn at most every
+//! [`FRAME_INTERVAL`], so a burst of stream deltas costs one frame, and nothing wakes the
+//! loop while idle.
+
+use crate::app::{App, AppAction, McpServerRow};
+use crate::cells::HistoryCell;
+use crate::composer::Composer;
+use crate::render::{cells_to_lines, render_live};
+use crate::theme::Theme;
+use crossterm::event::{
+    DisableBracketedPaste, EnableBracketedPaste, Event as TermEvent, EventStream,
+    KeyboardEnhancementFlags, PopKeyboardEnhancementFlags, PushKeyboardEnhancementFlags,
+};
+use futures::StreamExt;
+use oi_config::Config;
+use oi_core::{NewThread, Thread, ThreadManager};
+use oi_protocol::ThreadId;
+use oi_protocol::protocol::{Event, Op};
+use ratatui::backend::CrosstermBackend;
+use ratatui::text::Line;
+use ratatui::widgets::{Paragraph, Widget};
+use ratatui::{Terminal, TerminalOptions, Viewport};
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+use tokio::sync::mpsc;
+
+/// At most ~60 frames a second.
+pub const FRAME_INTERVAL: Duration = Duration::from_millis(16);
+/// How often the spinner and elapsed time move while a turn runs.
+const SPINNER_INTERVAL: Duration = Duration::from_millis(100);
+/// Rows of the live area (fewer on short terminals).
+pub const VIEWPORT_ROWS: u16 = 16;
+/// How long the provider's `/models` may take to answer for `/model`.
+const MODELS_TIMEOUT: Duration = Duration::from_millis(2500);
+/// How long to wait for the thread to flush and stop on exit.
+const SHUTDOWN_TIMEOUT: Duration = Duration::from_secs(10);
+/// Rows inserted into the scrollback per `insert_before` call.
+const INSERT_CHUNK: usize = 400;
+
+/// Which thread the TUI opens on.
+#[derive(Clone, Debug)]
+pub enum StartMode {
+    New,
+    Resume(ThreadId),
+    /// Open on a new thread with the `/resume` picker showing.
+    ResumePicker,
+}
+
+/// What the front end needs to start.
+pub struct TuiOptions {
+    pub config: Config,
+    pub manager: ThreadManager,
+    pub start: StartMode,
+    /// Sent as the first turn.
+    pub prompt: Option<String>,
+    /// `/model` choices: (model id, reasoning efforts).
+    pub models: Vec<(String, Vec<String>)>,
+}
+
+/// Puts the terminal back however the TUI ends (including a panic).
+struct TerminalGuard;
+
+impl TerminalGuard {
+    fn enter() -> std::io::Result<Self> {
+        crossterm::terminal::enable_raw_mode()?;
+        let mut out = std::io::stdout();
+        crossterm::execute!(
+            out,
+            EnableBracketedPaste,
+            // Lets terminals that support it report Shift+Enter distinctly; others ignore it.
+            PushKeyboardEnhancementFlags(KeyboardEnhancementFlags::DISAMBIGUATE_ESCAPE_CODES)
+        )?;
+        let previous = std::panic::take_hook();
+        std::panic::set_hook(Box::new(move |info| {
+            restore_terminal();
+            previous(info);
+        }));
+        Ok(Self)
+    }
+}
+
+fn restore_terminal() {
+    let mut out = std::io::stdout();
+    let _ = crossterm::execute!(
+        out,
+        PopKeyboardEnhancementFlags,
+        DisableBracketedPaste,
+        crossterm::cursor::Show
+    );
+    let _ = crossterm::terminal::disable_raw_mode();
+}
+
+impl Drop for TerminalGuard {
+    fn drop(&mut self) {
+        restore_terminal();
+    }
+}
+
+/// The live thread and the task that forwards its events.
+struct Current {
+    thread: Arc<Thread>,
+    id: ThreadId,
+    forwarder: tokio::task::JoinHandle<()>,
+}
+
+fn forward(
+    thread: Arc<Thread>,
+    tx: mpsc::UnboundedSender<(ThreadId, Event)>,
+) -> tokio::task::JoinHandle<()> {
+    tokio::spawn(async move {
+        let id = thread.id();
+        while let Ok(ev) = thread.next_event().await {
+            if tx.send((id, ev)).is_err() {
+                break;
+            }
+        }
+    })
+}
+
+/// Runs the TUI until the user quits. Returns the process exit code.
+pub async fn run(opts: TuiOptions) -> i32 {
+    match run_inner(opts).await {
+        Ok(code) => code,
+        Err(e) => {
+            restore_terminal();
+            eprintln!("error: {e}");
+            1
+        }
+    }
+}
+
+async fn start_thread(
+    manager: &ThreadManager,
+    config: &Config,
+    start: &StartMode,
+) -> Result<NewThread, String> {
+    match start {
+        StartMode::Resume(id) => manager
+            .resume_thread(*id, config.clone())
+            .await
+            .map_err(|e| e.to_string()),
+        StartMode::New | StartMode::ResumePicker => manager
+            .start_thread(config.clone())
+            .await
+            .map_err(|e| e.to_string()),
+    }
+}
+
+async fn run_inner(opts: TuiOptions) -> Result<i32, String> {
+    let TuiOptions {
+        config,
+        manager,
+        start,
+        prompt,
+        models,
+    } = opts;
+    let theme = Theme::from_env();
+    // Start the thread before touching the terminal, so a config error prints plainly.
+    let first = start_thread(&manager, &config, &start).await?;
+    let history_file = Some(config.home.join("history.jsonl"));
+    let mut app = App::new(Composer::with_history_file(history_file));
+    app.set_models(models);
+    app.on_session_configured(&first.session_configured);
+    app.replay_history(&first.thread.history());
+    let (tx, mut rx) = mpsc::unbounded_channel();
+    let mut current = Current {
+        id: first.thread_id,
+        forwarder: forward(first.thread.clone(), tx.clone()),
+        thread: first.thread,
+    };
+    if matches!(start, StartMode::ResumePicker) {
+        handle_action(
+            AppAction::OpenResumePicker,
+            &mut app,
+            &manager,
+            &config,
+            &mut current,
+            &tx,
+        )
+        .await;
+    }
+    if let Some(p) = prompt.filter(|p| !p.trim().is_empty()) {
+        let _ = current
+            .thread
+            .submit(Op::UserInput {
+                items: vec![oi_protocol::user_input::UserInput::text(p)],
+                overrides: Default::default(),
+            })
+            .await;
+    }
+
+    let _guard = TerminalGuard::enter().map_err(|e| format!("cannot set up the terminal: {e}"))?;
+    let (_, rows) =
+        crossterm::terminal::size().map_err(|e| format!("cannot read the terminal size: {e}"))?;
+    let backend = CrosstermBackend::new(std::io::stdout());
+    let mut terminal = Terminal::with_options(
+        backend,
+        TerminalOptions {
+            viewport: Viewport::Inline(VIEWPORT_ROWS.min(rows.max(4))),
+        },
+    )
+    .map_err(|e| format!("cannot set up the terminal: {e}"))?;
+
+    let (files_tx, mut files_rx) = mpsc::unbounded_channel::<(String, Vec<String>)>();
+    // `/model` lists what the provider serves; ask once, in the background.
+    let (models_tx, mut models_rx) = mpsc::unbounded_channel::<Vec<(String, Vec<String>)>>();
+    {
+        let provider = config.model_provider.clone();
+        let configured = config.model.clone();
+        tokio::spawn(async move {
+            let listed = oi_model_client::catalog::fetch_models(provider, MODELS_TIMEOUT)
+                .await
+                .unwrap_or_default();
+            let mut ids = vec![configured];
+            ids.extend(
+                listed
+                    .into_iter()
+                    .map(|m| m.id)
+                    .filter(|id| !oi_model_client::catalog::is_hidden(id)),
+            );
+            ids.dedup();
+            let _ = models_tx.send(catalog_entries(ids));
+        });
+    }
+    let mut term_events = EventStream::new();
+    let mut dirty = true;
+    let mut last_draw = Instant::now() - FRAME_INTERVAL;
+    loop {
+        let due = next_frame_due(last_draw, dirty, app.is_running());
+        let mut actions = Vec::new();
+        tokio::select! {
+            ev = term_events.next() => match ev {
+                Some(Ok(TermEvent::Key(k))) => { actions = app.on_key(k); dirty = true; }
+                Some(Ok(TermEvent::Paste(s))) => { actions = app.on_paste(&s); dirty = true; }
+                Some(Ok(TermEvent::Resize(_, _))) => {
+                    let _ = terminal.autoresize();
+                    dirty = true;
+                }
+                Some(Ok(_)) => {}
+                // The terminal went away: leave as if the user quit.
+                Some(Err(_)) | None => actions.push(AppAction::Quit),
+            },
+            Some((tid, ev)) = rx.recv() => {
+                if tid == current.id {
+                    app.on_event(&ev.msg);
+                    // Coalesce: apply everything already queued before the next frame.
+                    while let Ok((tid, ev)) = rx.try_recv() {
+                        if tid == current.id {
+                            app.on_event(&ev.msg);
+                        }
+                    }
+                    dirty = true;
+                }
+            }
+            Some(models) = models_rx.recv() => app.set_models(models),
+            Some((query, matches)) = files_rx.recv() => {
+                app.set_file_matches(&query, matches);
+                dirty = true;
+            }
+            _ = sleep_until(due), if due.is_some() => {
+                draw(&mut terminal, &mut app, &theme)?;
+                last_draw = Instant::now();
+                dirty = false;
+            }
+        }
+        let mut quit = false;
+        for action in actions {
+            match action {
+                AppAction::Quit => quit = true,
+                AppAction::Redraw => {
+                    let _ = terminal.clear();
+                    dirty = true;
+                }
+                AppAction::SearchFiles(query) => {
+                    let roots = vec![config.cwd.clone()];
+                    let tx = files_tx.clone();
+                    tokio::task::spawn_blocking(move || {
+                        let cancel = std::sync::atomic::AtomicBool::new(false);
+                        let found = oi_file_search::search(&query, &roots, 20, &cancel)
+                            .into_iter()
+                            .map(|m| m.path)
+                            .collect();
+                        let _ = tx.send((query, found));
+                    });
+                }
+                other => handle_action(other, &mut app, &manager, &config, &mut current, &tx).await,
+            }
+        }
+        if quit {
+            draw(&mut terminal, &mut app, &theme)?;
+            break;
+        }
+    }
+    // Flush and stop the thread so it is stored whole, then leave the prompt clean.
+    let _ = current.thread.submit(Op::Shutdown).await;
+    let _ = tokio::time::timeout(SHUTDOWN_TIMEOUT, manager.shutdown_all()).await;
+    current.forwarder.abort();
+    let _ = terminal.clear();
+    drop(terminal);
+    drop(_guard);
+    println!("Resume this thread with: interpreter resume {}", current.id);
+    Ok(0)
+}
+
+/// `/model` rows: each model id with the reasoning efforts the built-in catalog knows for it.
+pub fn catalog_entries(ids: Vec<String>) -> Vec<(String, Vec<String>)> {
+    let mut seen = std::collections::HashSet::new();
+    ids.into_iter()
+        .filter(|id| !id.is_empty() && seen.insert(id.clone()))
+        .map(|id| {
+            let efforts = oi_model_client::catalog::builtin_info(&id)
+                .map(|i| i.efforts.iter().map(|e| e.to_string()).collect())
+                .unwrap_or_default();
+            (id, efforts)
+        })
+        .collect()
+}
+
+/// When the next frame is due: soon after a change (never more often than
+/// [`FRAME_INTERVAL`]), at the spinner's pace while a turn runs, and never while idle.
+pub fn next_frame_due(last_draw: Instant, dirty: bool, running: bool) -> Option<Instant> {
+    if dirty {
+        Some(last_draw + FRAME_INTERVAL)
+    } else if running {
+        Some(last_draw + SPINNER_INTERVAL)
+    } else {
+        None
+    }
+}
+
+/// Sleeps until `due`, or forever when nothing is due.
+pub async fn sleep_until(due: Option<Instant>) {
+    match due {
+        Some(t) => tokio::time::sleep_until(t.into()).await,
+        None => std::future::pending().await,
+    }
+}
+
+/// Writes finished cells into the scrollback, then redraws the live area.
+pub fn draw<B: ratatui::backend::Backend>(
+    terminal: &mut Terminal<B>,
+    app: &mut App,
+    theme: &Theme,
+) -> Result<(), String> {
+    let width = terminal
+        .size()
+        .map_err(|e| format!("cannot read the terminal size: {e}"))?
+        .width;
+    let cells = app.take_pending();
+    if !cells.is_empty() {
+        let lines = cells_to_lines(&cells, width, theme);
+        for chunk in lines.chunks(INSERT_CHUNK) {
+            let chunk: Vec<Line<'static>> = chunk.to_vec();
+            let height = chunk.len() as u16;
+            terminal
+                .insert_before(height, |buf| Paragraph::new(chunk).render(buf.area, buf))
+                .map_err(|e| format!("cannot draw: {e}"))?;
+        }
+    }
+    let now = Instant::now();
+    terminal
+        .draw(|f| {
+            let area = f.area();
+            if let Some(pos) = render_live(app, area, f.buffer_mut(), theme, now) {
+                f.set_cursor_position(pos);
+            }
+        })
+        .map_err(|e| format!("cannot draw: {e}"))?;
+    Ok(())
+}
+
+async fn switch_to(
+    new: Result<NewThread, oi_core::CoreError>,
+    app: &mut App,
+    current: &mut Current,
+    tx: &mpsc::UnboundedSender<(ThreadId, Event)>,
+) {
+    match new {
+        Ok(new) => {
+            let _ = current.thread.submit(Op::Shutdown).await;
+            current.forwarder.abort();
+            app.on_session_configured(&new.session_configured);
+            app.replay_history(&new.thread.history());
+            *current = Current {
+                id: new.thread_id,
+                forwarder: forward(new.thread.clone(), tx.clone()),
+                thread: new.thread,
+            };
+        }
+        Err(e) => app.push_cell(HistoryCell::Error {
+            message: e.to_string(),
+        }),
+    }
+}
+
+async fn handle_action(
+    action: AppAction,
+    app: &mut App,
+    manager: &ThreadManager,
+    config: &Config,
+    current: &mut Current,
+    tx: &mpsc::UnboundedSender<(ThreadId, Event)>,
+) {
+    match action {
+        AppAction::Op(op) => {
+            if let Err(e) = current.thread.submit(op).await {
+                app.push_cell(HistoryCell::Error {
+                    message: format!("the thread has stopped: {e}"),
+                });
+            }
+        }
+        AppAction::NewThread => {
+            let new = manager.start_thread(config.clone()).await;
+            switch_to(new, app, current, tx).await;
+        }
+        AppAction::Resume(id) => {
+            if id == current.id {
+                return;
+            }
+            let new = manager.resume_thread(id, config.clone()).await;
+            switch_to(new, app, current, tx).await;
+        }
+        AppAction::Fork => {
+            let new = manager.fork_thread(current.id, config.clone()).await;
+            switch_to(new, app, current, tx).await;
+        }
+        AppAction::OpenResumePicker => {
+            let home = config.home.clone();
+            let listed =
+                tokio::task::spawn_blocking(move || crate::actions::list_threads(&home)).await;
+            match listed {
+                Ok(Ok(rows)) => app.open_resume_picker(rows),
+                Ok(Err(e)) => app.push_cell(HistoryCell::Error { message: e }),
+                Err(e) => app.push_cell(HistoryCell::Error {
+                    message: e.to_string(),
+                }),
+            }
+        }
+        AppAction::ShowDiff => {
+            let cwd = current.thread.config().cwd;
+            match crate::actions::git_diff(&cwd).await {
+                Ok(diff) if diff.trim().is_empty() => app.push_cell(HistoryCell::Info {
+                    title: "No changes".into(),
+                    lines: vec![],
+                }),
+                Ok(diff) => app.push_cell(HistoryCell::Diff { text: diff }),
+                Err(e) => app.push_cell(HistoryCell::Error { message: e }),
+            }
+        }
+        AppAction::ShowMcp { verbose } => {
+            let rows = mcp_rows(config, &current.thread);
+            app.show_mcp(verbose, rows);
+        }
+        AppAction::Init => {
+            let cwd = current.thread.config().cwd;
+            if cwd.join("AGENTS.md").exists() {
+                app.push_cell(HistoryCell::Info {
+                    title: "AGENTS.md already exists here; /init leaves it alone".into(),
+                    lines: vec![],
+                });
+            } else {
+                let op = app.init_turn();
+                Box::pin(handle_action(op, app, manager, config, current, tx)).await;
+            }
+        }
+        AppAction::Logout => {
+            let cfg = current.thread.config();
+            match crate::actions::logout(&cfg) {
+                Ok(msg) => app.push_cell(HistoryCell::Info {
+                    title: msg,
+                    lines: vec![],
+                }),
+                Err(e) => app.push_cell(HistoryCell::Error { message: e }),
+            }
+        }
+        AppAction::Quit | AppAction::Redraw | AppAction::SearchFiles(_) => {}
+    }
+}
+
+fn mcp_rows(config: &Config, thread: &Thread) -> Vec<McpServerRow> {
+    let tools = thread.mcp_tools();
+    config
+        .mcp_servers
+        .iter()
+        .map(|(name, cfg)| McpServerRow {
+            name: name.clone(),
+            transport: match &cfg.transport {
+                oi_config::mcp::McpServerTransportConfig::Stdio { command, .. } => {
+                    format!("stdio `{command}`")
+                }
+                oi_config::mcp::McpServerTransportConfig::StreamableHttp { url, .. } => {
+                    format!("http {url}")
+                }
+            },
+            enabled: cfg.enabled,
+            error: thread.mcp_server_error(name),
+            tools: tools
+                .iter()
+                .filter(|t| t.server == *name)
+                .map(|t| {
+                    (
+                        t.tool.clone(),
+                        t.description.clone(),
+                        format!("{:?}", t.approval_mode).to_lowercase(),
+                    )
+                })
+                .collect(),
+        })
+        .collect()
+}

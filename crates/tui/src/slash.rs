@@ -1,0 +1,157 @@
+//! Slash commands: the table, parsing, and the popup's filtering.
+
+/// Every command the composer understands.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SlashCommand {
+    Model,
+    Approvals,
+    New,
+    Resume,
+    Fork,
+    Compact,
+    Diff,
+    Mention,
+    Status,
+    Mcp,
+    Init,
+    Logout,
+    Quit,
+    Exit,
+    Help,
+}
+
+/// `(name, command, one-line description)`, in popup order.
+pub const COMMANDS: &[(&str, SlashCommand, &str)] = &[
+    (
+        "model",
+        SlashCommand::Model,
+        "choose the model and reasoning effort",
+    ),
+    (
+        "approvals",
+        SlashCommand::Approvals,
+        "choose what runs without asking",
+    ),
+    ("new", SlashCommand::New, "start a new thread"),
+    ("resume", SlashCommand::Resume, "resume a stored thread"),
+    (
+        "fork",
+        SlashCommand::Fork,
+        "fork this thread into a new one",
+    ),
+    (
+        "compact",
+        SlashCommand::Compact,
+        "summarise the thread to free context",
+    ),
+    (
+        "diff",
+        SlashCommand::Diff,
+        "show git diff, untracked files included",
+    ),
+    (
+        "mention",
+        SlashCommand::Mention,
+        "mention a file (same as typing @)",
+    ),
+    (
+        "status",
+        SlashCommand::Status,
+        "show config, thread, token usage",
+    ),
+    (
+        "mcp",
+        SlashCommand::Mcp,
+        "list MCP servers (`/mcp verbose` for tools)",
+    ),
+    (
+        "init",
+        SlashCommand::Init,
+        "write an AGENTS.md for this project",
+    ),
+    ("logout", SlashCommand::Logout, "remove stored credentials"),
+    ("quit", SlashCommand::Quit, "exit interpreter"),
+    ("exit", SlashCommand::Exit, "exit interpreter"),
+    ("help", SlashCommand::Help, "list commands and keys"),
+];
+
+/// A parsed `/command args` line.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Parsed {
+    Command(SlashCommand, String),
+    Unknown(String),
+}
+
+/// Parses composer text that starts with `/`; `None` when it is not a command line.
+pub fn parse(text: &str) -> Option<Parsed> {
+    let rest = text.trim().strip_prefix('/')?;
+    let (name, args) = rest.split_once(char::is_whitespace).unwrap_or((rest, ""));
+    // `/path/to/file …` is text, not a command.
+    if name.contains('/') {
+        return None;
+    }
+    Some(
+        COMMANDS
+            .iter()
+            .find(|(n, _, _)| *n == name)
+            .map(|(_, c, _)| Parsed::Command(*c, args.trim().to_string()))
+            .unwrap_or_else(|| Parsed::Unknown(name.to_string())),
+    )
+}
+
+/// Commands matching what is typed after `/` (prefix matches first, then substring).
+pub fn filter(typed: &str) -> Vec<&'static (&'static str, SlashCommand, &'static str)> {
+    let mut prefix: Vec<_> = COMMANDS
+        .iter()
+        .filter(|(n, _, _)| n.starts_with(typed))
+        .collect();
+    let more = COMMANDS
+        .iter()
+        .filter(|(n, _, _)| !n.starts_with(typed) && n.contains(typed));
+    prefix.extend(more);
+    prefix
+}
+
+/// The `/help` text.
+pub fn help_lines() -> Vec<String> {
+    let mut out: Vec<String> = COMMANDS
+        .iter()
+        .map(|(n, _, d)| format!("/{n:<10} {d}"))
+        .collect();
+    out.push(String::new());
+    out.extend(
+        [
+            "Enter send · Shift+Enter or Ctrl+J newline · Up/Down history · @ file picker",
+            "Esc or Ctrl+C interrupt · Ctrl+C twice or Ctrl+D on empty composer exit",
+            "Ctrl+T transcript · Ctrl+L redraw",
+        ]
+        .map(String::from),
+    );
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_known_unknown_and_paths() {
+        assert_eq!(
+            parse("/mcp verbose"),
+            Some(Parsed::Command(SlashCommand::Mcp, "verbose".into()))
+        );
+        assert_eq!(
+            parse("/frobnicate"),
+            Some(Parsed::Unknown("frobnicate".into()))
+        );
+        assert_eq!(parse("/usr/bin/env is odd"), None);
+        assert_eq!(parse("hello"), None);
+    }
+
+    #[test]
+    fn filter_prefers_prefixes() {
+        let names: Vec<&str> = filter("m").iter().map(|(n, _, _)| *n).collect();
+        assert_eq!(names[..3], ["model", "mention", "mcp"]);
+        assert!(names.contains(&"compact"));
+    }
+}
