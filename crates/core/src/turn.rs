@@ -2,7 +2,7 @@
 
 use crate::prompt::{base_instructions, context_items};
 use crate::session::{ActiveTurn, Session};
-use crate::tools::{ToolCall, dispatch, tool_specs};
+use crate::tools::{PendingCall, run_calls, tool_specs};
 use futures::StreamExt;
 use oi_model_client::{ModelError, Prompt, ResponseEvent, RetryNotice};
 use oi_protocol::models::{ResponseItem, Role, TokenUsage};
@@ -130,7 +130,7 @@ async fn turn_loop(
         if let Some(usage) = sampled.usage {
             report_usage(sess, turn_id, usage);
         }
-        let calls: Vec<(String, String, String)> = sampled
+        let calls: Vec<PendingCall> = sampled
             .items
             .iter()
             .filter_map(|i| match i {
@@ -179,34 +179,9 @@ async fn turn_loop(
             return Ok(());
         }
 
-        // Run the calls in order. Every call gets an output, even when the turn stops, so
-        // the history stays valid for the next request.
-        let mut abort = false;
-        for (call_id, name, arguments) in calls {
-            let outcome = if abort || cancel.is_cancelled() {
-                crate::tools::ToolOutcome::err("not run: the turn was interrupted")
-            } else {
-                dispatch(
-                    sess,
-                    ToolCall {
-                        turn_id,
-                        call_id: &call_id,
-                        name: &name,
-                        arguments: &arguments,
-                    },
-                    cancel,
-                )
-                .await
-            };
-            abort |= outcome.abort_turn;
-            sess.push_history(
-                turn_id,
-                vec![ResponseItem::FunctionCallOutput {
-                    call_id,
-                    output: outcome.output,
-                }],
-            );
-        }
+        // Every call gets an output, even when the turn stops, so the history stays valid
+        // for the next request (independent MCP calls run concurrently: see tools::parallel).
+        let abort = run_calls(sess, turn_id, calls, cancel).await;
         if abort || cancel.is_cancelled() {
             return Err(TurnFailure::Interrupted);
         }

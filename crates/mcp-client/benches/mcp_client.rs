@@ -67,7 +67,7 @@ fn opts(home: &Path) -> McpStartOptions {
         cwd: home.to_path_buf(),
         home: home.to_path_buf(),
         elicitation: Arc::new(Decline),
-        startup_grace: Duration::from_secs(1),
+        startup_wait: oi_mcp_client::StartupWait::UpTo(Duration::from_secs(1)),
     }
 }
 

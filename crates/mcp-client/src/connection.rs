@@ -115,6 +115,7 @@ pub async fn establish(
     session_cwd: &Path,
     home: &Path,
     handler: Handler,
+    task_required: crate::sniff::TaskRequiredTools,
 ) -> Result<Established, String> {
     let timeout = config.startup_timeout_or_default();
     let progress = handler.progress.clone();
@@ -137,6 +138,7 @@ pub async fn establish(
                     *slot = Some(child.clone());
                 }
                 set_step(Step::Initialize);
+                let stdout = crate::sniff::TaskSupportSniffer::new(stdout, task_required.clone());
                 let service = handler
                     .serve((stdout, stdin))
                     .await

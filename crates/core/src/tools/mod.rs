@@ -1,8 +1,12 @@
 //! Tools offered to the model and the router that runs a model's function call.
 
 mod mcp;
+mod mcp_resource;
+mod parallel;
 mod patch;
 mod shell;
+
+pub(crate) use parallel::{PendingCall, run_calls};
 
 use crate::session::Session;
 use oi_protocol::models::{FunctionCallOutput, ToolSpec};
@@ -79,6 +83,10 @@ pub(crate) fn tool_specs(sess: &Session) -> Vec<ToolSpec> {
     let mut specs = builtin_tool_specs();
     if let Some(m) = &sess.mcp {
         specs.extend(m.tools().iter().map(|t| t.to_tool_spec()));
+        let with_resources = m.servers_with_resources();
+        if !with_resources.is_empty() {
+            specs.extend(mcp_resource::specs(&with_resources));
+        }
     }
     specs
 }
@@ -94,6 +102,9 @@ pub(crate) async fn dispatch(
             shell::handle(sess, &call, cancel).await
         }
         "apply_patch" => patch::handle_tool(sess, &call, cancel).await,
+        name if mcp_resource::is_resource_tool(name) && sess.mcp.is_some() => {
+            mcp_resource::handle(sess, &call, cancel).await
+        }
         other => {
             if let Some(info) = sess.mcp.as_ref().and_then(|m| m.lookup(other)) {
                 return mcp::handle(sess, &call, info, cancel).await;

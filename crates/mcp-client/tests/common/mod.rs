@@ -125,7 +125,7 @@ pub fn options(
         cwd: cwd.to_path_buf(),
         home: home.to_path_buf(),
         elicitation,
-        startup_grace: Duration::from_secs(1),
+        startup_wait: oi_mcp_client::StartupWait::UpTo(Duration::from_secs(1)),
     }
 }
 
