@@ -302,3 +302,10 @@ impl Drop for HttpPeer {
         let _ = self.child.wait();
     }
 }
+
+/// The fastmcp (PyPI) stdio peer; `--startup-delay SECS` makes it a cold server.
+pub fn fastmcp_stdio(flags: &[&str]) -> McpServerConfig {
+    let mut args = vec![fixture("fastmcp_stdio_server.py")];
+    args.extend(flags.iter().map(|s| s.to_string()));
+    McpServerConfig::stdio(venv_python(), args)
+}
