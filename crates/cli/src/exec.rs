@@ -174,6 +174,18 @@ pub async fn drive_turn(new: &NewThread, prompt: String, json: bool) -> i32 {
                     .await;
             }
             EventMsg::ElicitationRequest(req) => {
+                if !json {
+                    let question = req
+                        .request
+                        .get("message")
+                        .and_then(|m| m.as_str())
+                        .unwrap_or("a question");
+                    eprintln!(
+                        "[elicitation] MCP server `{}` asked \"{}\"; nobody can answer in exec mode, so it is declined",
+                        req.server_name,
+                        one_line(question, 200)
+                    );
+                }
                 let _ = thread
                     .submit(Op::ResolveElicitation {
                         server_name: req.server_name.clone(),
@@ -198,4 +210,14 @@ pub async fn drive_turn(new: &NewThread, prompt: String, json: bool) -> i32 {
             _ => {}
         }
     }
+}
+
+/// `text` on one line (newlines become spaces), cut to about `max` characters.
+pub fn one_line(text: &str, max: usize) -> String {
+    let flat = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    if flat.chars().count() <= max {
+        return flat;
+    }
+    let cut: String = flat.chars().take(max).collect();
+    format!("{cut}…")
 }
