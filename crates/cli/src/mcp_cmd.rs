@@ -155,7 +155,10 @@ async fn add(args: AddArgs, home: &Path) -> i32 {
     // Clap cannot see that these need --url (the command comes after `--`): say so, as Codex does.
     if args.url.is_none() {
         let http_only = [
-            ("--bearer-token-env-var", args.bearer_token_env_var.is_some()),
+            (
+                "--bearer-token-env-var",
+                args.bearer_token_env_var.is_some(),
+            ),
             ("--oauth-client-id", args.oauth_client_id.is_some()),
             ("--oauth-resource", args.oauth_resource.is_some()),
         ];

@@ -226,7 +226,9 @@ fn usage_errors() {
     let o = env.run(&["mcp", "add", "bad name", "--", "x"]);
     assert_eq!(o.status.code(), Some(2));
     assert!(
-        stderr(&o).contains("invalid server name 'bad name' (use printable ASCII without spaces or slashes"),
+        stderr(&o).contains(
+            "invalid server name 'bad name' (use printable ASCII without spaces or slashes"
+        ),
         "{}",
         stderr(&o)
     );
@@ -497,11 +499,22 @@ fn oauth_login_list_and_logout_round_trip() {
 #[test]
 fn http_only_flags_on_a_stdio_server_are_a_usage_error() {
     let env = Env::new();
-    let o = env.run(&["mcp", "add", "docs", "--bearer-token-env-var", "TOKEN", "--", "docs-mcp"]);
+    let o = env.run(&[
+        "mcp",
+        "add",
+        "docs",
+        "--bearer-token-env-var",
+        "TOKEN",
+        "--",
+        "docs-mcp",
+    ]);
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
     let err = stderr(&o);
     assert_eq!(err.lines().count(), 1, "{err}");
-    assert!(err.contains("--bearer-token-env-var applies only to HTTP servers (--url)"), "{err}");
+    assert!(
+        err.contains("--bearer-token-env-var applies only to HTTP servers (--url)"),
+        "{err}"
+    );
     assert!(!env.config().exists(), "nothing written");
 }
 

@@ -186,13 +186,23 @@ async fn an_elicitation_declined_in_exec_says_so_on_stderr() {
     .await;
     // With approvals on, the question reaches exec, which has nobody to ask.
     let out = env
-        .run(&["exec", "-s", "danger-full-access", "-a", "on-request", "ask me"])
+        .run(&[
+            "exec",
+            "-s",
+            "danger-full-access",
+            "-a",
+            "on-request",
+            "ask me",
+        ])
         .await;
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let outputs = env.mock.requests()[1].tool_outputs();
     assert!(outputs[0].1.contains("User declined"), "{outputs:?}");
     let err = stderr(&out);
-    let lines: Vec<&str> = err.lines().filter(|l| l.starts_with("[elicitation]")).collect();
+    let lines: Vec<&str> = err
+        .lines()
+        .filter(|l| l.starts_with("[elicitation]"))
+        .collect();
     assert_eq!(lines.len(), 1, "{err}");
     assert!(
         lines[0].contains("MCP server `everything` asked") && lines[0].contains("declined"),
@@ -217,12 +227,19 @@ async fn exec_waits_for_a_cold_server_and_names_one_that_failed() {
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     // No cached catalog: exec waited, so the first (only) request has the cold server's tools.
     let tools = env.mock.requests()[0].tool_names();
-    assert!(tools.contains(&"mcp__cold__sleep_then_echo".to_string()), "{tools:?}");
+    assert!(
+        tools.contains(&"mcp__cold__sleep_then_echo".to_string()),
+        "{tools:?}"
+    );
     let err = stderr(&out);
-    let failed: Vec<&str> = err.lines().filter(|l| l.starts_with("[mcp] broken failed")).collect();
+    let failed: Vec<&str> = err
+        .lines()
+        .filter(|l| l.starts_with("[mcp] broken failed"))
+        .collect();
     assert_eq!(failed.len(), 1, "{err}");
     assert!(
-        failed[0].contains("its tools are not offered") && failed[0].contains("no database configured"),
+        failed[0].contains("its tools are not offered")
+            && failed[0].contains("no database configured"),
         "{err}"
     );
 }

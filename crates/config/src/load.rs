@@ -235,7 +235,9 @@ fn locate_mcp_warning(warning: &str, files: &[&Path]) -> String {
         for (i, line) in text.lines().enumerate() {
             let l = line.trim();
             if l.starts_with('[') {
-                inside = headers.iter().any(|h| l.replace(' ', "") == h.replace(' ', ""));
+                inside = headers
+                    .iter()
+                    .any(|h| l.replace(' ', "") == h.replace(' ', ""));
                 continue;
             }
             let defines = l

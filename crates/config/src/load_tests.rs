@@ -185,7 +185,10 @@ fn unknown_mcp_keys_name_file_and_line_and_quoted_names_load() {
         .iter()
         .find(|w| w.contains("`foo`"))
         .unwrap_or_else(|| panic!("{:?}", loaded.warnings));
-    assert!(foo.contains("config.toml:5: mcp_servers.a.b: unknown key `foo`"), "{foo}");
+    assert!(
+        foo.contains("config.toml:5: mcp_servers.a.b: unknown key `foo`"),
+        "{foo}"
+    );
     let typo = loaded
         .warnings
         .iter()

@@ -170,7 +170,12 @@ fn bad_names_are_errors() {
         "{e}"
     );
     // Quoted keys are fine, as in Codex (tool names sanitize them).
-    assert!(parse("[mcp_servers.\"a.b\"]\ncommand = \"x\"").0.unwrap().contains_key("a.b"));
+    assert!(
+        parse("[mcp_servers.\"a.b\"]\ncommand = \"x\"")
+            .0
+            .unwrap()
+            .contains_key("a.b")
+    );
     assert!(err("[mcp_servers.\"a/b\"]\ncommand = \"x\"").contains("invalid server name"));
     assert!(is_valid_server_name("my-Tool_2"));
     assert!(!is_valid_server_name(""));

@@ -448,8 +448,9 @@ impl Recorder for StoreRecorder {
 fn mcp_startup_wait(source: SessionSource) -> oi_mcp_client::StartupWait {
     match source {
         SessionSource::Cli => oi_mcp_client::StartupWait::UpTo(std::time::Duration::ZERO),
-        SessionSource::Exec | SessionSource::Mcp | SessionSource::AppServer | SessionSource::Unknown => {
-            oi_mcp_client::StartupWait::UntilReadyOrFailed
-        }
+        SessionSource::Exec
+        | SessionSource::Mcp
+        | SessionSource::AppServer
+        | SessionSource::Unknown => oi_mcp_client::StartupWait::UntilReadyOrFailed,
     }
 }

@@ -71,7 +71,10 @@ async fn start(
         source: oi_thread_store::SessionSource::Exec,
         persist: false,
     });
-    let new = manager.start_thread(config(mock, home, flags)).await.unwrap();
+    let new = manager
+        .start_thread(config(mock, home, flags))
+        .await
+        .unwrap();
     (manager, new)
 }
 
@@ -79,8 +82,14 @@ async fn start(
 async fn mcp_calls_of_one_response_overlap_and_outputs_keep_call_order() {
     let home = tempfile::tempdir().unwrap();
     let mock = MockModelServer::start(MockScript::turns([
-        MockTurn::tool_call("mcp__fm__sleep_then_echo", json!({"text": "slow", "seconds": 1.5}))
-            .with_tool_call("mcp__fm__sleep_then_echo", json!({"text": "fast", "seconds": 0.05})),
+        MockTurn::tool_call(
+            "mcp__fm__sleep_then_echo",
+            json!({"text": "slow", "seconds": 1.5}),
+        )
+        .with_tool_call(
+            "mcp__fm__sleep_then_echo",
+            json!({"text": "fast", "seconds": 0.05}),
+        ),
         MockTurn::text("both done"),
     ]))
     .await
@@ -125,9 +134,15 @@ async fn a_tool_added_by_a_call_is_in_the_very_next_request() {
     let (manager, new) = start(&mock, home.path(), "").await;
     run_turn(&new.thread, "add a tool").await;
     let requests = mock.requests();
-    assert!(!requests[0].tool_names().contains(&"mcp__fm__fresh".to_string()));
     assert!(
-        requests[1].tool_names().contains(&"mcp__fm__fresh".to_string()),
+        !requests[0]
+            .tool_names()
+            .contains(&"mcp__fm__fresh".to_string())
+    );
+    assert!(
+        requests[1]
+            .tool_names()
+            .contains(&"mcp__fm__fresh".to_string()),
         "{:?}",
         requests[1].tool_names()
     );
@@ -139,8 +154,11 @@ async fn the_model_lists_and_reads_resources_of_a_cold_server() {
     let home = tempfile::tempdir().unwrap();
     let mock = MockModelServer::start(MockScript::turns([
         MockTurn::tool_call("list_mcp_resources", json!({})),
-        MockTurn::tool_call("read_mcp_resource", json!({"server": "fm", "uri": "notes://readme"}))
-            .with_tool_call("list_mcp_resource_templates", json!({"server": "fm"})),
+        MockTurn::tool_call(
+            "read_mcp_resource",
+            json!({"server": "fm", "uri": "notes://readme"}),
+        )
+        .with_tool_call("list_mcp_resource_templates", json!({"server": "fm"})),
         MockTurn::text("read it"),
     ]))
     .await
@@ -156,7 +174,10 @@ async fn the_model_lists_and_reads_resources_of_a_cold_server() {
         "list_mcp_resource_templates",
         "read_mcp_resource",
     ] {
-        assert!(first_tools.contains(&t.to_string()), "{t} missing: {first_tools:?}");
+        assert!(
+            first_tools.contains(&t.to_string()),
+            "{t} missing: {first_tools:?}"
+        );
     }
     let listed = &requests[1].tool_outputs()[0].1;
     let listed: serde_json::Value = serde_json::from_str(listed).unwrap();
@@ -164,7 +185,10 @@ async fn the_model_lists_and_reads_resources_of_a_cold_server() {
     assert_eq!(listed["resources"][0]["server"], "fm");
     let outputs = requests[2].tool_outputs();
     let read: serde_json::Value = serde_json::from_str(&outputs[1].1).unwrap();
-    assert_eq!(read["contents"][0]["text"], "hello from a resource", "{read}");
+    assert_eq!(
+        read["contents"][0]["text"], "hello from a resource",
+        "{read}"
+    );
     let templates: serde_json::Value = serde_json::from_str(&outputs[2].1).unwrap();
     assert_eq!(
         templates["resourceTemplates"][0]["uriTemplate"],

@@ -257,7 +257,9 @@ async fn bench_warm_cache_first_request() {
 }
 
 fn fastmcp_stdio(flags: &[&str]) -> McpServerConfig {
-    let mut args = vec![need(root().join("tests/fixtures/mcp/fastmcp_stdio_server.py"))];
+    let mut args = vec![need(
+        root().join("tests/fixtures/mcp/fastmcp_stdio_server.py"),
+    )];
     args.extend(flags.iter().map(|f| f.to_string()));
     McpServerConfig::stdio(python(), args)
 }

@@ -288,7 +288,9 @@ fn auth_failure(msg: &str) -> Option<u16> {
     if lower.contains("403") || lower.contains("forbidden") || lower.contains("insufficient_scope")
     {
         Some(403)
-    } else if lower.contains("401") || lower.contains("auth required") || lower.contains("unauthorized")
+    } else if lower.contains("401")
+        || lower.contains("auth required")
+        || lower.contains("unauthorized")
     {
         Some(401)
     } else {

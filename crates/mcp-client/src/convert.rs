@@ -136,7 +136,11 @@ fn within_budget(parts: Vec<Part>, budget: usize) -> Vec<ContentItem> {
     let text_len = |texts: &Vec<String>| {
         texts.iter().map(String::len).sum::<usize>() + texts.len().saturating_sub(1)
     };
-    let total: usize = runs.iter().filter_map(|r| r.as_ref().ok()).map(text_len).sum();
+    let total: usize = runs
+        .iter()
+        .filter_map(|r| r.as_ref().ok())
+        .map(text_len)
+        .sum();
     let over = total > budget;
     let mut content = Vec::new();
     for run in runs {
@@ -148,7 +152,11 @@ fn within_budget(parts: Vec<Part>, budget: usize) -> Vec<ContentItem> {
                     text: truncate_middle(&texts.join("\n"), share),
                 });
             }
-            Ok(texts) => content.extend(texts.into_iter().map(|text| ContentItem::InputText { text })),
+            Ok(texts) => content.extend(
+                texts
+                    .into_iter()
+                    .map(|text| ContentItem::InputText { text }),
+            ),
         }
     }
     content
@@ -245,9 +253,15 @@ mod tests {
         assert_eq!(
             o.content,
             vec![
-                ContentItem::InputText { text: "before".into() },
-                ContentItem::InputImage { image_url: "data:image/png;base64,AAAA".into() },
-                ContentItem::InputText { text: "after".into() },
+                ContentItem::InputText {
+                    text: "before".into()
+                },
+                ContentItem::InputImage {
+                    image_url: "data:image/png;base64,AAAA".into()
+                },
+                ContentItem::InputText {
+                    text: "after".into()
+                },
             ]
         );
         // Over budget, both texts are cut but stay on their side of the image.
@@ -259,9 +273,13 @@ mod tests {
             1000,
         );
         assert_eq!(o.content.len(), 3);
-        assert!(matches!(&o.content[0], ContentItem::InputText { text } if text.starts_with('A') && text.len() < 700));
+        assert!(
+            matches!(&o.content[0], ContentItem::InputText { text } if text.starts_with('A') && text.len() < 700)
+        );
         assert!(matches!(&o.content[1], ContentItem::InputImage { .. }));
-        assert!(matches!(&o.content[2], ContentItem::InputText { text } if text.starts_with('B') && text.len() < 700));
+        assert!(
+            matches!(&o.content[2], ContentItem::InputText { text } if text.starts_with('B') && text.len() < 700)
+        );
     }
 
     #[test]

@@ -34,8 +34,8 @@ pub use approval::{annotations_need_approval, needs_approval};
 pub use convert::{DEFAULT_RESULT_BUDGET_BYTES, call_result_to_output, truncate_middle};
 pub use handler::PROTOCOL_VERSION;
 pub use manager::McpConnectionManager;
-pub use status::{McpServerState, McpServerStatus};
 pub use oi_config::mcp::{McpApprovalMode, McpServerConfig};
+pub use status::{McpServerState, McpServerStatus};
 pub use stdio::BASE_ENV_VARS;
 
 use futures::future::BoxFuture;

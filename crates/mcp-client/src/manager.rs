@@ -5,6 +5,7 @@ use crate::cache;
 use crate::connection::{Connection, establish};
 use crate::handler::{Handler, ProgressRouter, ToolsChangedFn};
 use crate::naming::qualify_tools;
+use crate::sniff::TaskRequiredTools;
 use crate::{McpProgress, McpStartOptions, McpStartupError, McpToolInfo, StartupWait};
 use futures::FutureExt;
 use oi_config::mcp::McpServerConfig;
@@ -14,7 +15,6 @@ use oi_protocol::protocol::{
 use rmcp::model::{CallToolRequest, CallToolRequestParams, ClientRequest, ServerResult};
 use rmcp::service::PeerRequestOptions;
 use serde_json::Value;
-use crate::sniff::TaskRequiredTools;
 use std::collections::{BTreeMap, HashMap};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -230,7 +230,11 @@ impl McpConnectionManager {
             let known: Vec<&str> = self.inner.servers.keys().map(String::as_str).collect();
             format!(
                 "unknown MCP server `{server}`; configured servers: {}",
-                if known.is_empty() { "none".to_string() } else { known.join(", ") }
+                if known.is_empty() {
+                    "none".to_string()
+                } else {
+                    known.join(", ")
+                }
             )
         })
     }
@@ -367,7 +371,9 @@ impl McpConnectionManager {
                         }
                         Ok(json)
                     }
-                    Err(rmcp::ServiceError::McpError(e)) if is_task_required_refusal(&e.message) => {
+                    Err(rmcp::ServiceError::McpError(e))
+                        if is_task_required_refusal(&e.message) =>
+                    {
                         self.stop_offering_task_tool(entry, tool);
                         Err(format!(
                             "MCP server `{server}` runs `{tool}` only as a task (SEP-1686 `taskSupport: required`), which this client does not support; the tool is no longer offered"
@@ -670,7 +676,9 @@ impl Inner {
         let on_tools_changed: ToolsChangedFn = Arc::new(move |peer| {
             let (weak_inner, weak_entry) = (weak_inner.clone(), weak_entry.clone());
             // Counted before the refetch starts, so a request built meanwhile can wait for it.
-            let in_flight = weak_entry.upgrade().map(|e| RefreshInFlight::new(&e.refreshing));
+            let in_flight = weak_entry
+                .upgrade()
+                .map(|e| RefreshInFlight::new(&e.refreshing));
             async move {
                 let _in_flight = in_flight;
                 let (Some(inner), Some(entry)) = (weak_inner.upgrade(), weak_entry.upgrade())

@@ -187,9 +187,16 @@ mod tests {
     #[test]
     fn a_60_char_server_keeps_the_tool_part_readable() {
         let server = "a".repeat(60);
-        let names = qualify_tools(&[(&server, "read_file"), (&server, "search_documents_by_title")]);
+        let names = qualify_tools(&[
+            (&server, "read_file"),
+            (&server, "search_documents_by_title"),
+        ]);
         assert!(names[0].contains("__read_file_"), "{}", names[0]);
-        assert!(names[1].contains("__search_documents_by_title"), "{}", names[1]);
+        assert!(
+            names[1].contains("__search_documents_by_title"),
+            "{}",
+            names[1]
+        );
         assert_ne!(names[0], names[1]);
         for n in &names {
             assert!(n.len() <= 64, "{n}");

@@ -38,7 +38,9 @@ pub(crate) fn fetch_details(entry: Arc<ServerEntry>, conn: Arc<Connection>) {
             if has_resources {
                 match peer.list_all_resources().await {
                     Ok(r) => resources = to_values(r),
-                    Err(e) => tracing::debug!("MCP server `{}`: resources/list failed: {e}", entry.name),
+                    Err(e) => {
+                        tracing::debug!("MCP server `{}`: resources/list failed: {e}", entry.name)
+                    }
                 }
                 match peer.list_all_resource_templates().await {
                     Ok(t) => templates = to_values(t),
@@ -51,13 +53,18 @@ pub(crate) fn fetch_details(entry: Arc<ServerEntry>, conn: Arc<Connection>) {
             if has_prompts {
                 match peer.list_all_prompts().await {
                     Ok(p) => prompts = to_values(p),
-                    Err(e) => tracing::debug!("MCP server `{}`: prompts/list failed: {e}", entry.name),
+                    Err(e) => {
+                        tracing::debug!("MCP server `{}`: prompts/list failed: {e}", entry.name)
+                    }
                 }
             }
         })
         .await;
         if listed.is_err() {
-            tracing::debug!("MCP server `{}`: listing resources/prompts timed out", entry.name);
+            tracing::debug!(
+                "MCP server `{}`: listing resources/prompts timed out",
+                entry.name
+            );
         }
         let mut details = entry.details.write().unwrap_or_else(|e| e.into_inner());
         details.resources = resources;

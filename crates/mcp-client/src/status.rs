@@ -85,7 +85,11 @@ fn entry_status(entry: &std::sync::Arc<ServerEntry>) -> McpServerStatus {
                 .map(|why| (name.to_string(), why))
         })
         .collect();
-    let details = entry.details.read().unwrap_or_else(|e| e.into_inner()).clone();
+    let details = entry
+        .details
+        .read()
+        .unwrap_or_else(|e| e.into_inner())
+        .clone();
     McpServerStatus {
         name: entry.name.clone(),
         state,

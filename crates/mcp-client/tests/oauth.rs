@@ -160,7 +160,11 @@ async fn unauthorized_is_one_line_with_the_right_hint() {
     unsafe { std::env::set_var("OI_TEST_REJECTED_TOKEN", "not-a-valid-token") };
     let m = oi_mcp_client::McpConnectionManager::start(
         servers,
-        options(home.path(), home.path(), TestElicitation::accepting(json!({}))),
+        options(
+            home.path(),
+            home.path(),
+            TestElicitation::accepting(json!({})),
+        ),
         tx,
     )
     .await
@@ -168,11 +172,20 @@ async fn unauthorized_is_one_line_with_the_right_hint() {
     m.wait_until_started().await;
     let missing = m.server_error("secure").expect("401 without a token");
     assert!(!missing.contains('\n'), "{missing}");
-    assert!(missing.contains("`secure`") && missing.contains("401"), "{missing}");
-    assert!(missing.contains("interpreter mcp login secure"), "{missing}");
+    assert!(
+        missing.contains("`secure`") && missing.contains("401"),
+        "{missing}"
+    );
+    assert!(
+        missing.contains("interpreter mcp login secure"),
+        "{missing}"
+    );
     let rejected = m.server_error("badtoken").expect("401 with a bad token");
     assert!(!rejected.contains('\n'), "{rejected}");
-    assert!(rejected.contains("`badtoken`") && rejected.contains("401"), "{rejected}");
+    assert!(
+        rejected.contains("`badtoken`") && rejected.contains("401"),
+        "{rejected}"
+    );
     assert!(
         rejected.contains("rejected") && rejected.contains("OI_TEST_REJECTED_TOKEN"),
         "{rejected}"

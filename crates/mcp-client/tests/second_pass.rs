@@ -4,9 +4,7 @@
 mod common;
 
 use common::*;
-use oi_mcp_client::{
-    McpConnectionManager, McpServerState, StartupWait, call_result_to_output,
-};
+use oi_mcp_client::{McpConnectionManager, McpServerState, StartupWait, call_result_to_output};
 use oi_protocol::models::ContentItem;
 use serde_json::json;
 use std::collections::BTreeMap;
@@ -17,15 +15,25 @@ use tokio_util::sync::CancellationToken;
 async fn headless_start_waits_for_a_cold_server_without_a_cache() {
     let home = tempfile::tempdir().unwrap();
     let (tx, _rx) = mpsc::unbounded_channel();
-    let mut opts = options(home.path(), home.path(), TestElicitation::accepting(json!({})));
+    let mut opts = options(
+        home.path(),
+        home.path(),
+        TestElicitation::accepting(json!({})),
+    );
     opts.startup_wait = StartupWait::UntilReadyOrFailed;
     let servers = BTreeMap::from([(
         "cold".to_string(),
         fastmcp_stdio(&["--startup-delay", "2.5"]),
     )]);
-    let m = McpConnectionManager::start(servers, opts, tx).await.unwrap();
+    let m = McpConnectionManager::start(servers, opts, tx)
+        .await
+        .unwrap();
     // No polling: when start() returns, the cold server's tools are already offered.
-    assert!(m.lookup("mcp__cold__sleep_then_echo").is_some(), "{:?}", m.tools());
+    assert!(
+        m.lookup("mcp__cold__sleep_then_echo").is_some(),
+        "{:?}",
+        m.tools()
+    );
     assert!(m.unavailable_servers().is_empty());
     m.shutdown().await;
 }
@@ -34,13 +42,19 @@ async fn headless_start_waits_for_a_cold_server_without_a_cache() {
 async fn an_interactive_start_does_not_block_and_says_what_is_missing() {
     let home = tempfile::tempdir().unwrap();
     let (tx, _rx) = mpsc::unbounded_channel();
-    let mut opts = options(home.path(), home.path(), TestElicitation::accepting(json!({})));
+    let mut opts = options(
+        home.path(),
+        home.path(),
+        TestElicitation::accepting(json!({})),
+    );
     opts.startup_wait = StartupWait::UpTo(std::time::Duration::ZERO);
     let servers = BTreeMap::from([(
         "cold".to_string(),
         fastmcp_stdio(&["--startup-delay", "2.5"]),
     )]);
-    let m = McpConnectionManager::start(servers, opts, tx).await.unwrap();
+    let m = McpConnectionManager::start(servers, opts, tx)
+        .await
+        .unwrap();
     let missing = m.unavailable_servers();
     assert_eq!(missing.len(), 1, "{missing:?}");
     assert_eq!(missing[0].0, "cold");
@@ -73,7 +87,11 @@ async fn text_image_text_comes_back_in_the_servers_order() {
     let blocks: Vec<&String> = kinds.iter().filter(|k| !k.starts_with('{')).collect();
     assert_eq!(
         blocks,
-        vec!["before the image", "data:image/png;base64,", "after the image"],
+        vec![
+            "before the image",
+            "data:image/png;base64,",
+            "after the image"
+        ],
         "{kinds:?}"
     );
     s.manager.shutdown().await;
@@ -114,13 +132,23 @@ async fn a_list_changed_refresh_is_settled_before_the_next_request() {
     let s = start(vec![("fm", fastmcp_stdio(&[]))]).await;
     s.manager.wait_until_started().await;
     s.manager
-        .call_tool("fm", "add_tool", args(json!({"name": "fresh"})), None, CancellationToken::new())
+        .call_tool(
+            "fm",
+            "add_tool",
+            args(json!({"name": "fresh"})),
+            None,
+            CancellationToken::new(),
+        )
         .await
         .unwrap();
     s.manager
         .settle_tool_list_refresh(std::time::Duration::from_secs(10))
         .await;
-    assert!(s.manager.lookup("mcp__fm__fresh").is_some(), "{:?}", s.manager.tools());
+    assert!(
+        s.manager.lookup("mcp__fm__fresh").is_some(),
+        "{:?}",
+        s.manager.tools()
+    );
     s.manager.shutdown().await;
 }
 
@@ -153,7 +181,10 @@ async fn resources_are_listed_read_and_shown_in_the_status() {
     let m = &s.manager;
     assert_eq!(m.servers_with_resources(), vec!["fm".to_string()]);
 
-    let listed = m.list_resources("fm", None, CancellationToken::new()).await.unwrap();
+    let listed = m
+        .list_resources("fm", None, CancellationToken::new())
+        .await
+        .unwrap();
     assert_eq!(listed["resources"][0]["uri"], "notes://readme", "{listed}");
     let templates = m
         .list_resource_templates("fm", None, CancellationToken::new())
@@ -172,7 +203,10 @@ async fn resources_are_listed_read_and_shown_in_the_status() {
         .read_resource("nope", "notes://readme", CancellationToken::new())
         .await
         .unwrap_err();
-    assert!(missing.contains("unknown MCP server `nope`") && missing.contains("fm"), "{missing}");
+    assert!(
+        missing.contains("unknown MCP server `nope`") && missing.contains("fm"),
+        "{missing}"
+    );
 
     // Listed in the background once the server is ready.
     let m2 = m.clone();

@@ -133,7 +133,10 @@ pub(crate) async fn handle(
             call_id: call.call_id.to_string(),
             invocation,
             duration: started.elapsed().into(),
-            result: result.as_ref().map(|v| json!({"content": [{"type": "text", "text": v.to_string()}]})).map_err(Clone::clone),
+            result: result
+                .as_ref()
+                .map(|v| json!({"content": [{"type": "text", "text": v.to_string()}]}))
+                .map_err(Clone::clone),
         }),
     );
     let budget = sess.config().tool_output_max_bytes;
@@ -154,7 +157,11 @@ async fn list(
     templates: bool,
     cancel: &CancellationToken,
 ) -> Result<Value, String> {
-    let key = if templates { "resourceTemplates" } else { "resources" };
+    let key = if templates {
+        "resourceTemplates"
+    } else {
+        "resources"
+    };
     let page = |server: String, cursor: Option<String>| async move {
         if templates {
             manager
@@ -187,7 +194,12 @@ async fn list(
         for _ in 0..MAX_PAGES_PER_SERVER {
             match page(server.clone(), cursor.take()).await {
                 Ok(result) => {
-                    for item in result.get(key).and_then(Value::as_array).into_iter().flatten() {
+                    for item in result
+                        .get(key)
+                        .and_then(Value::as_array)
+                        .into_iter()
+                        .flatten()
+                    {
                         let mut item = item.clone();
                         if let Some(obj) = item.as_object_mut() {
                             obj.insert("server".into(), json!(server));
