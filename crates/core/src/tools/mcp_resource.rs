@@ -182,9 +182,9 @@ async fn list(
         return Ok(out);
     }
     if args.cursor.is_some() {
-        return Err(format!(
-            "`cursor` needs `server`: pass the server whose nextCursor it is, e.g. {{\"server\": \"docs\", \"cursor\": \"...\"}}"
-        ));
+        return Err(
+            "`cursor` needs `server`: pass the server whose nextCursor it is, e.g. {\"server\": \"docs\", \"cursor\": \"...\"}".to_string(),
+        );
     }
     // Every server with resources; each item says which server it came from.
     let mut items = Vec::new();

@@ -63,10 +63,12 @@ pub(crate) async fn run_calls(
             );
         }
     }
-    if ran_mcp && !abort && !cancel.is_cancelled() {
-        if let Some(mcp) = &sess.mcp {
-            mcp.settle_tool_list_refresh(LIST_REFRESH_WAIT).await;
-        }
+    if ran_mcp
+        && !abort
+        && !cancel.is_cancelled()
+        && let Some(mcp) = &sess.mcp
+    {
+        mcp.settle_tool_list_refresh(LIST_REFRESH_WAIT).await;
     }
     abort
 }
