@@ -301,7 +301,9 @@ fn init_tracing(log_file: Option<&std::path::Path>) {
     // Logs go to stderr only (stdout carries results or protocol), quiet unless RUST_LOG.
     let filter = || {
         tracing_subscriber::EnvFilter::try_from_default_env()
-            .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"))
+            // rmcp's own warnings repeat, in its internal terms, failures the MCP client
+            // already reports in one line; `RUST_LOG=rmcp=debug` shows them when needed.
+            .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn,rmcp=off"))
     };
     // Server mode also keeps a log file: GUI MCP clients often discard stderr.
     // The log may quote prompts and tool output: owner-only (0600 in a 0700 folder), and a

@@ -203,6 +203,18 @@ pub async fn drive_turn(
                     .await;
             }
             EventMsg::ElicitationRequest(req) => {
+                if !json {
+                    let question = req
+                        .request
+                        .get("message")
+                        .and_then(|m| m.as_str())
+                        .unwrap_or("a question");
+                    eprintln!(
+                        "[elicitation] MCP server `{}` asked \"{}\"; nobody can answer in exec mode, so it is declined",
+                        req.server_name,
+                        one_line(question, 200)
+                    );
+                }
                 let _ = thread
                     .submit(Op::ResolveElicitation {
                         server_name: req.server_name.clone(),
@@ -232,4 +244,14 @@ pub async fn drive_turn(
             _ => {}
         }
     }
+}
+
+/// `text` on one line (newlines become spaces), cut to about `max` characters.
+pub fn one_line(text: &str, max: usize) -> String {
+    let flat = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    if flat.chars().count() <= max {
+        return flat;
+    }
+    let cut: String = flat.chars().take(max).collect();
+    format!("{cut}…")
 }

@@ -57,7 +57,7 @@ pub enum McpCommand {
     group(ArgGroup::new("transport").required(true).args(["url", "command"]))
 )]
 pub struct AddArgs {
-    /// Server name (letters, numbers, '-', '_'); tools appear as mcp__<name>__<tool>.
+    /// Server name (e.g. letters, numbers, '-', '_', '.'); tools appear as mcp__<name>__<tool>.
     pub name: String,
     /// Environment variable for a stdio server, KEY=VALUE (repeatable). Use `KEY=env:HOST_VAR`
     /// to read a host variable at launch instead of storing the value.
@@ -168,10 +168,27 @@ fn effective(
 async fn add(args: AddArgs, home: &Path) -> i32 {
     if !is_valid_server_name(&args.name) {
         eprintln!(
-            "error: invalid server name '{}' (use letters, numbers, '-', '_')",
+            "error: invalid server name '{}' (use printable ASCII without spaces or slashes, e.g. letters, numbers, '-', '_', '.')",
             args.name
         );
         return EXIT_USAGE;
+    }
+    // Clap cannot see that these need --url (the command comes after `--`): say so, as Codex does.
+    if args.url.is_none() {
+        let http_only = [
+            (
+                "--bearer-token-env-var",
+                args.bearer_token_env_var.is_some(),
+            ),
+            ("--oauth-client-id", args.oauth_client_id.is_some()),
+            ("--oauth-resource", args.oauth_resource.is_some()),
+        ];
+        if let Some((flag, _)) = http_only.iter().find(|(_, set)| *set) {
+            eprintln!(
+                "error: {flag} applies only to HTTP servers (--url); a stdio server (`-- COMMAND`) passes secrets with --env KEY=env:HOST_VAR"
+            );
+            return EXIT_USAGE;
+        }
     }
     let (entry, cfg) = match edit::server_table(&args) {
         Ok(t) => t,

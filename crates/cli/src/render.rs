@@ -67,9 +67,12 @@ impl HumanRenderer {
             EventMsg::McpStartupUpdate(u) => match &u.status {
                 McpStartupStatus::Starting => self.line(&format!("[mcp] {} starting", u.server)),
                 McpStartupStatus::Ready => self.line(&format!("[mcp] {} ready", u.server)),
-                McpStartupStatus::Failed { error } => {
-                    self.line(&format!("[mcp] {} failed: {error}", u.server))
-                }
+                // One line: a headless run must say why a server's tools are not offered.
+                McpStartupStatus::Failed { error } => self.line(&format!(
+                    "[mcp] {} failed, its tools are not offered: {}",
+                    u.server,
+                    crate::exec::one_line(error, 400)
+                )),
                 McpStartupStatus::Cancelled => self.line(&format!("[mcp] {} cancelled", u.server)),
             },
             EventMsg::AgentReasoning(r) => match self.reasoning {

@@ -226,7 +226,9 @@ fn usage_errors() {
     let o = env.run(&["mcp", "add", "bad name", "--", "x"]);
     assert_eq!(o.status.code(), Some(2));
     assert!(
-        stderr(&o).contains("invalid server name 'bad name' (use letters, numbers, '-', '_')"),
+        stderr(&o).contains(
+            "invalid server name 'bad name' (use printable ASCII without spaces or slashes"
+        ),
         "{}",
         stderr(&o)
     );
@@ -494,4 +496,40 @@ fn oauth_login_list_and_logout_round_trip() {
         "No OAuth credentials stored for 'secure'.\n"
     );
     assert_eq!(status(&env), "not_logged_in");
+}
+
+#[test]
+fn http_only_flags_on_a_stdio_server_are_a_usage_error() {
+    let env = Env::new();
+    let o = env.run(&[
+        "mcp",
+        "add",
+        "docs",
+        "--bearer-token-env-var",
+        "TOKEN",
+        "--",
+        "docs-mcp",
+    ]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    let err = stderr(&o);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.contains("--bearer-token-env-var applies only to HTTP servers (--url)"),
+        "{err}"
+    );
+    assert!(!env.config().exists(), "nothing written");
+}
+
+#[test]
+fn quoted_server_names_round_trip() {
+    let env = Env::new();
+    env.ok(&["mcp", "add", "a.b", "--", "docs-mcp", "--flag"]);
+    let text = read(&env.config());
+    assert!(text.contains("[mcp_servers.\"a.b\"]"), "{text}");
+    let got = env.ok(&["mcp", "get", "a.b", "--json"]);
+    let got: serde_json::Value = serde_json::from_str(&got).unwrap();
+    assert_eq!(got["name"], "a.b", "{got}");
+    assert!(env.ok(&["mcp", "list"]).contains("a.b"));
+    env.ok(&["mcp", "remove", "a.b"]);
+    assert!(!read(&env.config()).contains("a.b"));
 }

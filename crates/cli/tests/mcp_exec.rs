@@ -178,6 +178,77 @@ async fn elicitation_in_exec_is_declined_and_the_model_is_told() {
 }
 
 #[tokio::test]
+async fn an_elicitation_declined_in_exec_says_so_on_stderr() {
+    let env = env_with(
+        MockScript::turns([
+            MockTurn::tool_call("mcp__everything__trigger_elicitation_request", json!({})),
+            MockTurn::text("ok"),
+        ]),
+        WireApi::Chat,
+        &everything("[mcp_servers.everything.tools.trigger-elicitation-request]\napproval_mode = \"approve\""),
+    )
+    .await;
+    // With approvals on, the question reaches exec, which has nobody to ask.
+    let out = env
+        .run(&[
+            "exec",
+            "-s",
+            "danger-full-access",
+            "-a",
+            "on-request",
+            "ask me",
+        ])
+        .await;
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let outputs = env.mock.requests()[1].tool_outputs();
+    assert!(outputs[0].1.contains("User declined"), "{outputs:?}");
+    let err = stderr(&out);
+    let lines: Vec<&str> = err
+        .lines()
+        .filter(|l| l.starts_with("[elicitation]"))
+        .collect();
+    assert_eq!(lines.len(), 1, "{err}");
+    assert!(
+        lines[0].contains("MCP server `everything` asked") && lines[0].contains("declined"),
+        "{err}"
+    );
+}
+
+#[tokio::test]
+async fn exec_waits_for_a_cold_server_and_names_one_that_failed() {
+    let python = peer("tools/peers/venv/bin/python");
+    let cold = peer("tests/fixtures/mcp/fastmcp_stdio_server.py");
+    let env = env_with(
+        MockScript::turns([MockTurn::text("done")]),
+        WireApi::Chat,
+        &format!(
+            "[mcp_servers.cold]\ncommand = {python:?}\nargs = [{cold:?}, \"--startup-delay\", \"2.5\"]\n\n{}",
+            fixture("broken", &["--fail-init", "no database configured"], "")
+        ),
+    )
+    .await;
+    let out = env.run(&exec_args(&[], "hi")).await;
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    // No cached catalog: exec waited, so the first (only) request has the cold server's tools.
+    let tools = env.mock.requests()[0].tool_names();
+    assert!(
+        tools.contains(&"mcp__cold__sleep_then_echo".to_string()),
+        "{tools:?}"
+    );
+    let err = stderr(&out);
+    let failed: Vec<&str> = err
+        .lines()
+        .filter(|l| l.starts_with("[mcp] broken failed"))
+        .collect();
+    assert_eq!(failed.len(), 1, "{err}");
+    assert!(
+        failed[0].contains("its tools are not offered")
+            && failed[0].contains("no database configured"),
+        "{err}"
+    );
+}
+
+#[tokio::test]
 async fn prompt_mode_tool_is_denied_in_exec() {
     let env = env_with(
         MockScript::turns([

@@ -215,6 +215,51 @@ pub(crate) fn warn_unknown(
     }
 }
 
+/// Prefix a `mcp_servers.<name>: unknown key `k`` warning with `file:line` where that key is
+/// written (best effort: the first config file, project then user, that has it).
+fn locate_mcp_warning(warning: &str, files: &[&Path]) -> String {
+    let Some((table, rest)) = warning.split_once(": ") else {
+        return warning.to_string();
+    };
+    let Some(key) = rest.split('`').nth(1) else {
+        return warning.to_string();
+    };
+    let Some(path) = table.strip_prefix("mcp_servers.") else {
+        return warning.to_string();
+    };
+    // `[mcp_servers.docs]`, `[mcp_servers."a.b"]`, `[mcp_servers.docs.tools.x]`...
+    // The server name may itself contain dots when quoted: try every split.
+    let mut headers = vec![format!("[mcp_servers.{path}]")];
+    headers.extend(
+        path.char_indices()
+            .filter(|(_, c)| *c == '.')
+            .map(|(i, _)| format!("[mcp_servers.\"{}\"{}]", &path[..i], &path[i..]))
+            .chain(std::iter::once(format!("[mcp_servers.\"{path}\"]"))),
+    );
+    for file in files {
+        let Ok(text) = std::fs::read_to_string(file) else {
+            continue;
+        };
+        let mut inside = false;
+        for (i, line) in text.lines().enumerate() {
+            let l = line.trim();
+            if l.starts_with('[') {
+                inside = headers
+                    .iter()
+                    .any(|h| l.replace(' ', "") == h.replace(' ', ""));
+                continue;
+            }
+            let defines = l
+                .strip_prefix(key)
+                .is_some_and(|r| r.trim_start().starts_with('='));
+            if inside && defines {
+                return format!("{}:{}: {warning}", file.display(), i + 1);
+            }
+        }
+    }
+    warning.to_string()
+}
+
 /// Merge `over` into `base`, recursing into tables.
 fn deep_merge(base: &mut toml::Table, over: &toml::Table) {
     for (k, v) in over {
@@ -648,14 +693,23 @@ fn build_config(inputs: TypedInputs<'_>) -> Result<Config, ConfigError> {
         })?),
     };
 
+    let mut mcp_warnings = Vec::new();
     let mcp_servers = match t.get("mcp_servers") {
         None => BTreeMap::new(),
-        Some(v) => parse_mcp_servers(v, warnings).map_err(|m| ConfigError::Invalid {
+        Some(v) => parse_mcp_servers(v, &mut mcp_warnings).map_err(|m| ConfigError::Invalid {
             origin: origin.into(),
             key: "mcp_servers".into(),
             message: m,
         })?,
     };
+    let files: Vec<&Path> = project_path
+        .iter()
+        .map(PathBuf::as_path)
+        .chain(std::iter::once(user_path.as_path()))
+        .collect();
+    for w in mcp_warnings {
+        warnings.push(locate_mcp_warning(&w, &files));
+    }
 
     let base_instructions = opts
         .overrides

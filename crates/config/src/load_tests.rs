@@ -527,3 +527,25 @@ model_auto_compact_token_limit = 6000
         "{err}"
     );
 }
+
+#[test]
+fn unknown_mcp_keys_name_file_and_line_and_quoted_names_load() {
+    let text = "model = \"m\"\n\n[mcp_servers.\"a.b\"]\ncommand = \"srv\"\nfoo = 1\n\n[mcp_servers.plain]\nurl = \"https://x.example/mcp\"\nbearer_token_env = \"T\"\n";
+    let loaded = load_with(text, &[], Default::default()).unwrap();
+    assert!(loaded.config.mcp_servers.contains_key("a.b"));
+    let foo = loaded
+        .warnings
+        .iter()
+        .find(|w| w.contains("`foo`"))
+        .unwrap_or_else(|| panic!("{:?}", loaded.warnings));
+    assert!(
+        foo.contains("config.toml:5: mcp_servers.a.b: unknown key `foo`"),
+        "{foo}"
+    );
+    let typo = loaded
+        .warnings
+        .iter()
+        .find(|w| w.contains("`bearer_token_env`"))
+        .unwrap();
+    assert!(typo.contains("config.toml:9: "), "{typo}");
+}

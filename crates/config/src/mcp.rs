@@ -259,12 +259,14 @@ impl McpServerConfig {
     }
 }
 
-/// Is `name` a valid server name (`^[a-zA-Z0-9_-]+$`)?
+/// Is `name` a valid server name? Printable ASCII without spaces or slashes: besides the usual
+/// `[a-zA-Z0-9_-]`, a quoted TOML key such as `[mcp_servers."a.b"]` is accepted (as Codex
+/// does); tool names sanitize it (`mcp__a_b__tool`).
 pub fn is_valid_server_name(name: &str) -> bool {
     !name.is_empty()
         && name
             .chars()
-            .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
+            .all(|c| c.is_ascii_graphic() && c != '/' && c != '\\')
 }
 
 const STDIO_ONLY: &[&str] = &["command", "args", "env", "env_vars", "cwd"];
@@ -325,7 +327,7 @@ pub fn parse_server(
     let p = format!("mcp_servers.{name}");
     if !is_valid_server_name(name) {
         return Err(format!(
-            "{p}: invalid server name '{name}': use only letters, numbers, '-' and '_' (the name becomes part of tool names like mcp__<server>__<tool>)"
+            "{p}: invalid server name '{name}': use printable ASCII without spaces or slashes, e.g. letters, numbers, '-', '_' and '.' (the name becomes part of tool names like mcp__<server>__<tool>)"
         ));
     }
     let t = entry.as_table().ok_or_else(|| {

@@ -169,7 +169,14 @@ fn bad_names_are_errors() {
         e.starts_with("mcp_servers.my server: invalid server name 'my server'"),
         "{e}"
     );
-    assert!(err("[mcp_servers.\"a.b\"]\ncommand = \"x\"").contains("invalid server name"));
+    // Quoted keys are fine, as in Codex (tool names sanitize them).
+    assert!(
+        parse("[mcp_servers.\"a.b\"]\ncommand = \"x\"")
+            .0
+            .unwrap()
+            .contains_key("a.b")
+    );
+    assert!(err("[mcp_servers.\"a/b\"]\ncommand = \"x\"").contains("invalid server name"));
     assert!(is_valid_server_name("my-Tool_2"));
     assert!(!is_valid_server_name(""));
     assert!(!is_valid_server_name("é"));

@@ -241,7 +241,7 @@ impl ThreadManager {
                 cwd: config.cwd.clone(),
                 home: config.home.clone(),
                 elicitation: handler.clone(),
-                startup_grace: oi_mcp_client::DEFAULT_STARTUP_GRACE,
+                startup_wait: mcp_startup_wait(self.inner.opts.source),
             },
             tx,
         )
@@ -445,5 +445,19 @@ impl Recorder for StoreRecorder {
 
     fn path(&self) -> Option<PathBuf> {
         Some(self.0.path().to_path_buf())
+    }
+}
+
+/// How long a new thread waits for MCP servers that have no cached catalog. A headless run
+/// (exec, the MCP `codex` tool, v2 turns) sends its first request right away, so it waits
+/// for them up to each server's `startup_timeout_sec`; an interactive session never blocks:
+/// tools join when their server is ready.
+fn mcp_startup_wait(source: SessionSource) -> oi_mcp_client::StartupWait {
+    match source {
+        SessionSource::Cli => oi_mcp_client::StartupWait::UpTo(std::time::Duration::ZERO),
+        SessionSource::Exec
+        | SessionSource::Mcp
+        | SessionSource::AppServer
+        | SessionSource::Unknown => oi_mcp_client::StartupWait::UntilReadyOrFailed,
     }
 }

@@ -4,7 +4,7 @@ use crate::compact::{CompactError, compact, compact_if_needed};
 use crate::context_window::{budget_tool_outputs, tool_output_budget};
 use crate::prompt::{base_instructions, context_items};
 use crate::session::{ActiveTurn, Session};
-use crate::tools::{ToolCall, dispatch, tool_specs};
+use crate::tools::{PendingCall, run_calls, tool_specs};
 use futures::StreamExt;
 use oi_model_client::{ModelError, Prompt, ResponseEvent, RetryNotice};
 use oi_protocol::models::{ResponseItem, Role, TokenUsage};
@@ -144,7 +144,7 @@ async fn turn_loop(
         let sampled = sample(sess, turn_id, cancel).await?;
         report_usage(sess, turn_id, &sampled);
         let truncated = sampled.truncated;
-        let calls: Vec<(String, String, String)> = sampled
+        let calls: Vec<PendingCall> = sampled
             .items
             .iter()
             .filter_map(|i| match i {
@@ -211,40 +211,24 @@ async fn turn_loop(
             return Ok(());
         }
 
-        // Run the calls in order. Every call gets an output, even when the turn stops, so
-        // the history stays valid for the next request.
-        let mut abort = false;
-        for (call_id, name, arguments) in calls {
-            let cut_off = truncated && !is_json(&arguments);
-            if cut_off {
-                sess.warn(
-                    turn_id,
-                    format!("the model hit its output token limit while writing a `{name}` call; the call was not run and the model was told to retry with shorter arguments"),
-                );
-            }
-            let outcome = if abort || cancel.is_cancelled() {
-                crate::tools::ToolOutcome::err("not run: the turn was interrupted")
-            } else if cut_off {
-                crate::tools::ToolOutcome::err(TRUNCATED_CALL_OUTPUT)
-            } else {
-                dispatch(
-                    sess,
-                    ToolCall {
-                        turn_id,
-                        call_id: &call_id,
-                        name: &name,
-                        arguments: &arguments,
-                    },
-                    cancel,
-                )
-                .await
-            };
-            abort |= outcome.abort_turn;
+        // A call cut off at the output token limit is not run: its arguments are incomplete.
+        // The model is told to retry with shorter arguments.
+        let (calls, cut_off): (Vec<PendingCall>, Vec<PendingCall>) = calls
+            .into_iter()
+            .partition(|(_, _, arguments)| !truncated || is_json(arguments));
+        // Every call gets an output, even when the turn stops, so the history stays valid
+        // for the next request (independent MCP calls run concurrently: see tools::parallel).
+        let abort = run_calls(sess, turn_id, calls, cancel).await;
+        for (call_id, name, _) in cut_off {
+            sess.warn(
+                turn_id,
+                format!("the model hit its output token limit while writing a `{name}` call; the call was not run and the model was told to retry with shorter arguments"),
+            );
             sess.push_history(
                 turn_id,
                 vec![ResponseItem::FunctionCallOutput {
                     call_id,
-                    output: outcome.output,
+                    output: crate::tools::ToolOutcome::err(TRUNCATED_CALL_OUTPUT).output,
                 }],
             );
         }

@@ -3,6 +3,8 @@
 //! 1. Parallel startup: 10 stdio servers vs. one — total should track the slowest, not the sum.
 //! 2. Per-call overhead of `echo` through McpConnectionManager vs. a bare rmcp client.
 //! 3. First model request with a warm catalog cache while the server is still starting.
+//! 4. Two 1 s calls of one model response (run concurrently): ~1 s, not 2 s.
+//! 5. A headless start (exec) with a cold 2.5 s server and no cache: waits for it, once.
 
 use futures::future::BoxFuture;
 use oi_config::mcp::McpServerConfig;
@@ -67,7 +69,7 @@ fn opts(home: &Path) -> McpStartOptions {
         cwd: home.to_path_buf(),
         home: home.to_path_buf(),
         elicitation: Arc::new(Decline),
-        startup_grace: Duration::from_secs(1),
+        startup_wait: oi_mcp_client::StartupWait::UpTo(Duration::from_secs(1)),
     }
 }
 
@@ -254,6 +256,77 @@ async fn bench_warm_cache_first_request() {
     );
 }
 
+fn fastmcp_stdio(flags: &[&str]) -> McpServerConfig {
+    let mut args = vec![need(
+        root().join("tests/fixtures/mcp/fastmcp_stdio_server.py"),
+    )];
+    args.extend(flags.iter().map(|f| f.to_string()));
+    McpServerConfig::stdio(python(), args)
+}
+
+async fn bench_two_slow_calls() {
+    let home = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let servers = BTreeMap::from([("fm".to_string(), required(fastmcp_stdio(&[])))]);
+    let (_, m) = start_all(servers, home.path()).await;
+    let call = |text: &str| {
+        let m = m.clone();
+        let args = serde_json::json!({"text": text, "seconds": 1.0});
+        async move {
+            m.call_tool(
+                "fm",
+                "sleep_then_echo",
+                args.as_object().cloned(),
+                None,
+                CancellationToken::new(),
+            )
+            .await
+            .unwrap_or_else(|e| panic!("{e}"))
+        }
+    };
+    let mut samples = Vec::new();
+    for _ in 0..3 {
+        let t = Instant::now();
+        let _ = tokio::join!(call("a"), call("b"));
+        samples.push(t.elapsed());
+    }
+    samples.sort();
+    println!(
+        "parallel two 1 s calls in one response          median {:>7.1} ms  max {:>7.1} ms (serial would be ~2000 ms)",
+        ms(samples[samples.len() / 2]),
+        ms(samples[samples.len() - 1])
+    );
+    m.shutdown().await;
+}
+
+async fn bench_headless_cold_start() {
+    let mut samples = Vec::new();
+    for _ in 0..2 {
+        // A fresh home each time: no cached catalog, as on a first run.
+        let home = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let servers = BTreeMap::from([(
+            "cold".to_string(),
+            fastmcp_stdio(&["--startup-delay", "2.5"]),
+        )]);
+        let (tx, _rx) = tokio::sync::mpsc::unbounded_channel();
+        let mut o = opts(home.path());
+        o.startup_wait = oi_mcp_client::StartupWait::UntilReadyOrFailed;
+        let t = Instant::now();
+        let m = McpConnectionManager::start(servers, o, tx)
+            .await
+            .unwrap_or_else(|e| panic!("{e}"));
+        let d = t.elapsed();
+        assert!(m.lookup("mcp__cold__sleep_then_echo").is_some());
+        samples.push(d);
+        m.shutdown().await;
+    }
+    samples.sort();
+    println!(
+        "exec     cold 2.5 s server, no cache: tools offered after  median {:>7.1} ms  max {:>7.1} ms",
+        ms(samples[samples.len() / 2]),
+        ms(samples[samples.len() - 1])
+    );
+}
+
 fn main() {
     // `cargo bench` passes --bench; ignore any filter arguments.
     let rt = tokio::runtime::Builder::new_multi_thread()
@@ -278,5 +351,7 @@ fn main() {
         .await;
         bench_call_overhead().await;
         bench_warm_cache_first_request().await;
+        bench_two_slow_calls().await;
+        bench_headless_cold_start().await;
     });
 }

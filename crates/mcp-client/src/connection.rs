@@ -115,6 +115,7 @@ pub async fn establish(
     session_cwd: &Path,
     home: &Path,
     handler: Handler,
+    task_required: crate::sniff::TaskRequiredTools,
 ) -> Result<Established, String> {
     let timeout = config.startup_timeout_or_default();
     let progress = handler.progress.clone();
@@ -137,10 +138,11 @@ pub async fn establish(
                     *slot = Some(child.clone());
                 }
                 set_step(Step::Initialize);
+                let stdout = crate::sniff::TaskSupportSniffer::new(stdout, task_required.clone());
                 let service = handler
                     .serve((stdout, stdin))
                     .await
-                    .map_err(|e| e.to_string())?;
+                    .map_err(|e| without_type_names(&e.to_string()))?;
                 (service, Some(child))
             }
             McpServerTransportConfig::StreamableHttp { .. } => {
@@ -173,10 +175,11 @@ pub async fn establish(
                 } else {
                     None
                 };
-                if let Some(token) = spec.bearer_token {
-                    cfg = cfg.auth_header(token);
+                if let Some(token) = &spec.bearer_token {
+                    cfg = cfg.auth_header(token.clone());
                 }
                 set_step(Step::Initialize);
+                let oauth_used = oauth.is_some();
                 let served = match oauth {
                     Some(client) => {
                         handler
@@ -189,14 +192,20 @@ pub async fn establish(
                             .await
                     }
                 };
+                let auth = if spec.bearer_token.is_some() {
+                    AuthUsed::BearerEnv
+                } else if has_auth_header {
+                    AuthUsed::Header
+                } else if oauth_used {
+                    AuthUsed::OAuth
+                } else {
+                    AuthUsed::None
+                };
                 let service = served.map_err(|e| {
                     let msg = e.to_string();
-                    if msg.contains("401") || msg.to_lowercase().contains("auth") {
-                        format!(
-                            "{msg}. The {server} MCP server is not logged in: set `bearer_token_env_var` in [mcp_servers.{server}] or run `interpreter mcp login {server}`"
-                        )
-                    } else {
-                        format!("{msg} (url: {})", spec.url)
+                    match auth_failure(&msg) {
+                        Some(status) => auth_message(server, status, auth, &config.transport),
+                        None => format!("{} (url: {})", without_type_names(&msg), spec.url),
                     }
                 })?;
                 (service, None)
@@ -261,5 +270,100 @@ pub async fn establish(
             }
             Err(msg)
         }
+    }
+}
+
+/// Which credentials an HTTP connection sent, to say what a 401 means.
+#[derive(Clone, Copy)]
+enum AuthUsed {
+    BearerEnv,
+    Header,
+    OAuth,
+    None,
+}
+
+/// The HTTP status of an authorization failure in an rmcp error text, if it is one.
+fn auth_failure(msg: &str) -> Option<u16> {
+    let lower = msg.to_lowercase();
+    if lower.contains("403") || lower.contains("forbidden") || lower.contains("insufficient_scope")
+    {
+        Some(403)
+    } else if lower.contains("401")
+        || lower.contains("auth required")
+        || lower.contains("unauthorized")
+    {
+        Some(401)
+    } else {
+        None
+    }
+}
+
+/// One line: the server, the status, and what to do.
+fn auth_message(
+    server: &str,
+    status: u16,
+    auth: AuthUsed,
+    transport: &oi_config::mcp::McpServerTransportConfig,
+) -> String {
+    let var = match transport {
+        McpServerTransportConfig::StreamableHttp {
+            bearer_token_env_var: Some(v),
+            ..
+        } => v.as_str(),
+        _ => "the bearer_token_env_var variable",
+    };
+    if status == 403 {
+        return format!(
+            "MCP server `{server}` refused access (HTTP 403): the credentials were accepted but do not allow this; check the token's permissions or the OAuth `scopes` in [mcp_servers.{server}], then run `interpreter mcp login {server}` again if you use OAuth"
+        );
+    }
+    match auth {
+        AuthUsed::BearerEnv => format!(
+            "MCP server `{server}` rejected the bearer token from ${var} (HTTP 401): check or renew the token in that environment variable"
+        ),
+        AuthUsed::Header => format!(
+            "MCP server `{server}` rejected the Authorization header (HTTP 401): check `http_headers`/`env_http_headers` in [mcp_servers.{server}]"
+        ),
+        AuthUsed::OAuth => format!(
+            "MCP server `{server}` rejected the stored OAuth login (HTTP 401): run `interpreter mcp login {server}` again"
+        ),
+        AuthUsed::None => format!(
+            "MCP server `{server}` needs authorization (HTTP 401) and none is configured: run `interpreter mcp login {server}`, or set `bearer_token_env_var` in [mcp_servers.{server}]"
+        ),
+    }
+}
+
+/// An rmcp error text without the Rust type names it embeds (`Transport [rmcp::...] error`),
+/// which mean nothing to a user.
+fn without_type_names(msg: &str) -> String {
+    let mut out = String::with_capacity(msg.len());
+    let mut rest = msg;
+    while let Some(start) = rest.find(" [") {
+        let Some(len) = rest[start..].find(']') else {
+            break;
+        };
+        let inner = &rest[start + 2..start + len];
+        out.push_str(&rest[..start]);
+        if !inner.contains("::") {
+            out.push_str(&rest[start..start + len + 1]);
+        }
+        rest = &rest[start + len + 1..];
+    }
+    out.push_str(rest);
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn type_names_are_dropped_from_errors() {
+        assert_eq!(
+            without_type_names(
+                "Send message error Transport [rmcp::transport::worker::WorkerTransport<rmcp::X<reqwest::Client>>] error: boom [keep me]"
+            ),
+            "Send message error Transport error: boom [keep me]"
+        );
     }
 }

@@ -10,9 +10,11 @@ pub const DEFAULT_RESULT_BUDGET_BYTES: usize = 64 * 1024;
 ///
 /// * `structuredContent` (when present and not null) comes first as compact JSON text; text
 ///   blocks are kept too, except one that merely repeats the structured JSON.
+/// * Blocks keep the server's order (text, image, text stays so).
 /// * Images become [`ContentItem::InputImage`] with a `data:` URL.
 /// * Audio, embedded resources and links become short text descriptions (resource text is kept).
-/// * If the text exceeds `budget_bytes`, it is cut head + tail with `[… N bytes omitted …]`.
+/// * If the text exceeds `budget_bytes`, it is cut head + tail with `[… N bytes omitted …]`
+///   (each run of text between images keeps its share of the budget).
 /// * `success` is `false` when `isError` is true.
 pub fn call_result_to_output(result: &Value, budget_bytes: usize) -> FunctionCallOutput {
     let success = result.get("isError").and_then(Value::as_bool) != Some(true);
@@ -21,10 +23,10 @@ pub fn call_result_to_output(result: &Value, budget_bytes: usize) -> FunctionCal
         .filter(|v| !v.is_null())
         .cloned();
 
-    let mut texts: Vec<String> = Vec::new();
-    let mut images: Vec<ContentItem> = Vec::new();
+    // The server's order is kept: a text that explains the image after it must stay there.
+    let mut parts: Vec<Part> = Vec::new();
     if let Some(s) = &structured {
-        texts.push(s.to_string());
+        parts.push(Part::Text(s.to_string()));
     }
     let blocks = result
         .get("content")
@@ -43,7 +45,7 @@ pub fn call_result_to_output(result: &Value, budget_bytes: usize) -> FunctionCal
                     serde_json::from_str::<Value>(&text).is_ok_and(|parsed| &parsed == s)
                 });
                 if !repeats_structured {
-                    texts.push(text);
+                    parts.push(Part::Text(text));
                 }
             }
             Some("image") => {
@@ -52,10 +54,8 @@ pub fn call_result_to_output(result: &Value, budget_bytes: usize) -> FunctionCal
                     .and_then(Value::as_str)
                     .unwrap_or("image/png");
                 match block.get("data").and_then(Value::as_str) {
-                    Some(data) => images.push(ContentItem::InputImage {
-                        image_url: format!("data:{mime};base64,{data}"),
-                    }),
-                    None => texts.push(format!("[image ({mime}) without data]")),
+                    Some(data) => parts.push(Part::Image(format!("data:{mime};base64,{data}"))),
+                    None => parts.push(Part::Text(format!("[image ({mime}) without data]"))),
                 }
             }
             Some("audio") => {
@@ -67,21 +67,23 @@ pub fn call_result_to_output(result: &Value, budget_bytes: usize) -> FunctionCal
                     .get("data")
                     .and_then(Value::as_str)
                     .map_or(0, str::len);
-                texts.push(format!(
+                parts.push(Part::Text(format!(
                     "[audio content ({mime}, {len} base64 bytes) omitted: audio input is not supported]"
-                ));
+                )));
             }
             Some("resource") => {
                 let res = block.get("resource").cloned().unwrap_or(Value::Null);
                 let uri = res.get("uri").and_then(Value::as_str).unwrap_or("?");
                 if let Some(text) = res.get("text").and_then(Value::as_str) {
-                    texts.push(format!("Resource {uri}:\n{text}"));
+                    parts.push(Part::Text(format!("Resource {uri}:\n{text}")));
                 } else {
                     let mime = res
                         .get("mimeType")
                         .and_then(Value::as_str)
                         .unwrap_or("application/octet-stream");
-                    texts.push(format!("[binary resource {uri} ({mime}) omitted]"));
+                    parts.push(Part::Text(format!(
+                        "[binary resource {uri} ({mime}) omitted]"
+                    )));
                 }
             }
             Some("resource_link") => {
@@ -91,38 +93,73 @@ pub fn call_result_to_output(result: &Value, budget_bytes: usize) -> FunctionCal
                 if let Some(d) = block.get("description").and_then(Value::as_str) {
                     line.push_str(&format!(" — {d}"));
                 }
-                texts.push(line);
+                parts.push(Part::Text(line));
             }
-            _ => texts.push(block.to_string()),
+            _ => parts.push(Part::Text(block.to_string())),
         }
     }
 
-    if texts.is_empty() && images.is_empty() {
-        texts.push(if success {
+    if parts.is_empty() {
+        parts.push(Part::Text(if success {
             "(the tool returned no content)".to_string()
         } else {
             "(the tool reported an error without details)".to_string()
-        });
+        }));
     }
 
-    let total: usize = texts.iter().map(String::len).sum::<usize>() + texts.len().saturating_sub(1);
-    let mut content = Vec::new();
-    if total > budget_bytes {
-        content.push(ContentItem::InputText {
-            text: truncate_middle(&texts.join("\n"), budget_bytes),
-        });
-    } else {
-        content.extend(
-            texts
-                .into_iter()
-                .map(|text| ContentItem::InputText { text }),
-        );
-    }
-    content.extend(images);
     FunctionCallOutput {
-        content,
+        content: within_budget(parts, budget_bytes),
         success: Some(success),
     }
+}
+
+/// One block of a result, in the server's order.
+enum Part {
+    Text(String),
+    Image(String),
+}
+
+/// The parts as content items, the text cut to about `budget` bytes. Each run of text between
+/// images is joined with newlines; when the whole text is over budget, every run keeps a share
+/// of the budget proportional to its size (head and tail), so the order survives the cut.
+fn within_budget(parts: Vec<Part>, budget: usize) -> Vec<ContentItem> {
+    let mut runs: Vec<Result<Vec<String>, String>> = Vec::new();
+    for part in parts {
+        match part {
+            Part::Text(t) => match runs.last_mut() {
+                Some(Ok(texts)) => texts.push(t),
+                _ => runs.push(Ok(vec![t])),
+            },
+            Part::Image(url) => runs.push(Err(url)),
+        }
+    }
+    let text_len = |texts: &Vec<String>| {
+        texts.iter().map(String::len).sum::<usize>() + texts.len().saturating_sub(1)
+    };
+    let total: usize = runs
+        .iter()
+        .filter_map(|r| r.as_ref().ok())
+        .map(text_len)
+        .sum();
+    let over = total > budget;
+    let mut content = Vec::new();
+    for run in runs {
+        match run {
+            Err(image_url) => content.push(ContentItem::InputImage { image_url }),
+            Ok(texts) if over => {
+                let share = budget.saturating_mul(text_len(&texts)) / total.max(1);
+                content.push(ContentItem::InputText {
+                    text: truncate_middle(&texts.join("\n"), share),
+                });
+            }
+            Ok(texts) => content.extend(
+                texts
+                    .into_iter()
+                    .map(|text| ContentItem::InputText { text }),
+            ),
+        }
+    }
+    content
 }
 
 /// Keep about `budget` bytes: the head and the tail, with a note saying how much was cut
@@ -203,6 +240,46 @@ mod tests {
             vec!["data:image/png;base64,iVBORw0KGgo="]
         );
         assert_eq!(o.text_content(), "here");
+    }
+
+    #[test]
+    fn text_image_text_keeps_the_servers_order() {
+        let o = call_result_to_output(
+            &json!({"content":[{"type":"text","text":"before"},
+                               {"type":"image","data":"AAAA","mimeType":"image/png"},
+                               {"type":"text","text":"after"}]}),
+            1000,
+        );
+        assert_eq!(
+            o.content,
+            vec![
+                ContentItem::InputText {
+                    text: "before".into()
+                },
+                ContentItem::InputImage {
+                    image_url: "data:image/png;base64,AAAA".into()
+                },
+                ContentItem::InputText {
+                    text: "after".into()
+                },
+            ]
+        );
+        // Over budget, both texts are cut but stay on their side of the image.
+        let big = "x".repeat(5000);
+        let o = call_result_to_output(
+            &json!({"content":[{"type":"text","text":format!("A{big}")},
+                               {"type":"image","data":"AAAA","mimeType":"image/png"},
+                               {"type":"text","text":format!("B{big}")}]}),
+            1000,
+        );
+        assert_eq!(o.content.len(), 3);
+        assert!(
+            matches!(&o.content[0], ContentItem::InputText { text } if text.starts_with('A') && text.len() < 700)
+        );
+        assert!(matches!(&o.content[1], ContentItem::InputImage { .. }));
+        assert!(
+            matches!(&o.content[2], ContentItem::InputText { text } if text.starts_with('B') && text.len() < 700)
+        );
     }
 
     #[test]

@@ -25,6 +25,9 @@ mod http;
 mod manager;
 pub mod naming;
 pub mod oauth;
+mod resources;
+mod sniff;
+mod status;
 mod stdio;
 
 pub use approval::{annotations_need_approval, needs_approval};
@@ -32,6 +35,7 @@ pub use convert::{DEFAULT_RESULT_BUDGET_BYTES, call_result_to_output, truncate_m
 pub use handler::PROTOCOL_VERSION;
 pub use manager::McpConnectionManager;
 pub use oi_config::mcp::{McpApprovalMode, McpServerConfig};
+pub use status::{McpServerState, McpServerStatus};
 pub use stdio::BASE_ENV_VARS;
 
 use futures::future::BoxFuture;
@@ -40,8 +44,18 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-/// How long [`McpConnectionManager::start`] waits for optional servers by default.
-pub const DEFAULT_STARTUP_GRACE: Duration = Duration::from_secs(1);
+/// How long [`McpConnectionManager::start`] waits for optional servers that have no cached
+/// catalog before returning.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum StartupWait {
+    /// At most this long; `Duration::ZERO` never blocks (an interactive session: the tools of
+    /// late servers join the catalog when they are ready, and the UI shows their progress).
+    UpTo(Duration),
+    /// Until each such server is ready or has failed, which its own `startup_timeout_sec`
+    /// bounds (headless runs — `exec`, the MCP `codex` tool, v2 turns — whose single model
+    /// request would otherwise go out without the tools of a slow server).
+    UntilReadyOrFailed,
+}
 
 /// Session settings the manager needs.
 #[derive(Clone)]
@@ -51,8 +65,8 @@ pub struct McpStartOptions {
     /// The Open Interpreter home (`$HOME/cache/mcp/` holds cached catalogs).
     pub home: PathBuf,
     pub elicitation: Arc<dyn ElicitationHandler>,
-    /// How long `start()` waits for optional servers without a cached catalog (~1 s).
-    pub startup_grace: Duration,
+    /// How long `start()` waits for optional servers without a cached catalog.
+    pub startup_wait: StartupWait,
 }
 
 /// Answers `elicitation/create` requests from servers (the engine asks the user, or passes

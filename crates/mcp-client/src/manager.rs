@@ -5,7 +5,8 @@ use crate::cache;
 use crate::connection::{Connection, establish};
 use crate::handler::{Handler, ProgressRouter, ToolsChangedFn};
 use crate::naming::qualify_tools;
-use crate::{McpProgress, McpStartOptions, McpStartupError, McpToolInfo};
+use crate::sniff::TaskRequiredTools;
+use crate::{McpProgress, McpStartOptions, McpStartupError, McpToolInfo, StartupWait};
 use futures::FutureExt;
 use oi_config::mcp::McpServerConfig;
 use oi_protocol::protocol::{
@@ -23,7 +24,7 @@ use tokio::sync::{mpsc, watch};
 use tokio_util::sync::CancellationToken;
 
 #[derive(Clone)]
-enum ConnState {
+pub(crate) enum ConnState {
     Starting,
     Ready(Arc<Connection>),
     Failed(String),
@@ -31,7 +32,7 @@ enum ConnState {
 }
 
 /// Where a server's tool list came from.
-enum ToolSet {
+pub(crate) enum ToolSet {
     None,
     /// From the disk cache, shown while the server starts.
     Cached(Vec<Value>),
@@ -39,17 +40,33 @@ enum ToolSet {
     Live(Vec<Value>),
 }
 
-struct ServerEntry {
-    name: String,
-    config: McpServerConfig,
+pub(crate) struct ServerEntry {
+    pub(crate) name: String,
+    pub(crate) config: McpServerConfig,
     cache_path: PathBuf,
-    state: watch::Sender<ConnState>,
-    tools: RwLock<ToolSet>,
+    pub(crate) state: watch::Sender<ConnState>,
+    pub(crate) tools: RwLock<ToolSet>,
+    /// Resources, templates and prompts listed when the server became ready.
+    pub(crate) details: RwLock<ServerDetails>,
+    /// Tools found to need SEP-1686 task augmentation, which this client does not do.
+    pub(crate) task_required: TaskRequiredTools,
+    /// `tools/list_changed` refreshes in flight; the next request waits briefly for them.
+    refreshing: watch::Sender<usize>,
     /// Serializes restarts so concurrent calls after a crash start one new process.
     restart: tokio::sync::Mutex<()>,
     /// Set once the server has been ready; only such servers are restarted on demand.
     was_ready: AtomicBool,
     pending_elicitations: watch::Sender<usize>,
+}
+
+/// What a ready server offers besides tools (for status displays and the resource tools).
+#[derive(Clone, Default)]
+pub(crate) struct ServerDetails {
+    /// The server advertised the `resources` capability.
+    pub(crate) has_resources: bool,
+    pub(crate) resources: Vec<Value>,
+    pub(crate) resource_templates: Vec<Value>,
+    pub(crate) prompts: Vec<Value>,
 }
 
 #[derive(Default)]
@@ -82,7 +99,7 @@ impl McpConnectionManager {
     /// Starts every enabled server in parallel. Sends `McpStartupUpdate` per server and one
     /// `McpStartupComplete` through `events` (when all finished — possibly after `start`
     /// returned). Waits for every `required` server (an error names the server and reason if
-    /// one fails) and, up to `startup_grace`, for optional servers that have no cached catalog;
+    /// one fails) and, as `startup_wait` says, for optional servers that have no cached catalog;
     /// cached catalogs are served for servers still starting.
     pub async fn start(
         servers: BTreeMap<String, McpServerConfig>,
@@ -105,6 +122,9 @@ impl McpConnectionManager {
                     cache_path,
                     state: watch::channel(ConnState::Starting).0,
                     tools: RwLock::new(tools),
+                    details: RwLock::new(ServerDetails::default()),
+                    task_required: TaskRequiredTools::default(),
+                    refreshing: watch::channel(0).0,
                     restart: tokio::sync::Mutex::new(()),
                     was_ready: AtomicBool::new(false),
                     pending_elicitations: watch::channel(0).0,
@@ -149,7 +169,12 @@ impl McpConnectionManager {
         });
 
         let manager = Arc::new(Self { inner });
-        let grace_deadline = began + manager.inner.opts.startup_grace;
+        // Without a cached catalog, a server's tools only reach the model if we wait for it.
+        let grace_deadline = match manager.inner.opts.startup_wait {
+            StartupWait::UpTo(grace) => Some(began + grace),
+            // Each startup is bounded by the server's own startup_timeout_sec.
+            StartupWait::UntilReadyOrFailed => None,
+        };
         for entry in manager.inner.servers.values() {
             let mut rx = entry.state.subscribe();
             if entry.config.required {
@@ -168,11 +193,15 @@ impl McpConnectionManager {
                     return Err(err);
                 }
             } else if !entry.has_cached_tools() {
-                let _ = tokio::time::timeout_at(
-                    grace_deadline,
-                    rx.wait_for(|s| !matches!(s, ConnState::Starting)),
-                )
-                .await;
+                let started = rx.wait_for(|s| !matches!(s, ConnState::Starting));
+                match grace_deadline {
+                    Some(deadline) => {
+                        let _ = tokio::time::timeout_at(deadline, started).await;
+                    }
+                    None => {
+                        let _ = started.await;
+                    }
+                }
             }
         }
         Ok(manager)
@@ -190,6 +219,50 @@ impl McpConnectionManager {
             .by_name
             .get(qualified_name)
             .map(|i| catalog.tools[*i].clone())
+    }
+
+    pub(crate) fn entries(&self) -> impl Iterator<Item = &Arc<ServerEntry>> {
+        self.inner.servers.values()
+    }
+
+    pub(crate) fn entry(&self, server: &str) -> Result<&Arc<ServerEntry>, String> {
+        self.inner.servers.get(server).ok_or_else(|| {
+            let known: Vec<&str> = self.inner.servers.keys().map(String::as_str).collect();
+            format!(
+                "unknown MCP server `{server}`; configured servers: {}",
+                if known.is_empty() {
+                    "none".to_string()
+                } else {
+                    known.join(", ")
+                }
+            )
+        })
+    }
+
+    /// The live connection of a server (waiting while it starts, restarting a crashed one).
+    pub(crate) async fn connection(
+        &self,
+        entry: &Arc<ServerEntry>,
+        cancel: &CancellationToken,
+    ) -> Result<Arc<Connection>, String> {
+        self.inner.ready_connection(entry, cancel).await
+    }
+
+    /// After tool calls, wait (at most `max`) for `tools/list_changed` refreshes they caused,
+    /// so the next model request already carries the new catalog.
+    pub async fn settle_tool_list_refresh(&self, max: Duration) {
+        // The notification is handled on a task the session loop spawned just before it
+        // delivered the call's reply: let it run and register itself.
+        for _ in 0..4 {
+            tokio::task::yield_now().await;
+        }
+        let waits = self.inner.servers.values().map(|e| {
+            let mut rx = e.refreshing.subscribe();
+            async move {
+                let _ = rx.wait_for(|n| *n == 0).await;
+            }
+        });
+        let _ = tokio::time::timeout(max, futures::future::join_all(waits)).await;
     }
 
     /// Names of the configured (enabled) servers.
@@ -289,7 +362,23 @@ impl McpConnectionManager {
                 if !matches!(*reply, Err(rmcp::ServiceError::TransportClosed)) =>
             {
                 match *reply {
-                    Ok(result) => Ok(call_result_json(result)),
+                    Ok(result) => {
+                        let json = call_result_json(result);
+                        let refused = json.get("isError").and_then(Value::as_bool) == Some(true)
+                            && is_task_required_refusal(&json.to_string());
+                        if refused {
+                            self.stop_offering_task_tool(entry, tool);
+                        }
+                        Ok(json)
+                    }
+                    Err(rmcp::ServiceError::McpError(e))
+                        if is_task_required_refusal(&e.message) =>
+                    {
+                        self.stop_offering_task_tool(entry, tool);
+                        Err(format!(
+                            "MCP server `{server}` runs `{tool}` only as a task (SEP-1686 `taskSupport: required`), which this client does not support; the tool is no longer offered"
+                        ))
+                    }
                     Err(rmcp::ServiceError::McpError(e)) => Err(format!(
                         "tool call error: MCP server `{server}` answered tools/call `{tool}` with error {}: {}",
                         e.code.0, e.message
@@ -332,6 +421,16 @@ impl McpConnectionManager {
         }
     }
 
+    /// A server refused a tool because it needs task augmentation: stop offering it.
+    fn stop_offering_task_tool(&self, entry: &ServerEntry, tool: &str) {
+        tracing::info!(
+            "MCP server `{}`: `{tool}` needs task augmentation (SEP-1686); no longer offered",
+            entry.name
+        );
+        entry.learn_task_required(tool);
+        self.inner.rebuild_catalog();
+    }
+
     /// TERM then KILL every stdio child's process group; close HTTP sessions. Servers still
     /// starting are cancelled.
     pub async fn shutdown(&self) {
@@ -351,6 +450,27 @@ impl Drop for McpConnectionManager {
         // Stops startups in flight; their children are killed when their handles drop.
         self.inner.shutdown.cancel();
     }
+}
+
+/// Counts one `tools/list_changed` refresh as in flight until dropped.
+struct RefreshInFlight(watch::Sender<usize>);
+
+impl RefreshInFlight {
+    fn new(counter: &watch::Sender<usize>) -> Self {
+        counter.send_modify(|n| *n += 1);
+        Self(counter.clone())
+    }
+}
+
+impl Drop for RefreshInFlight {
+    fn drop(&mut self) {
+        self.0.send_modify(|n| *n = n.saturating_sub(1));
+    }
+}
+
+/// True when a server refused a call because the tool needs task augmentation (SEP-1686).
+fn is_task_required_refusal(text: &str) -> bool {
+    text.contains("task augmentation") || text.contains("taskSupport")
 }
 
 enum Outcome {
@@ -377,9 +497,38 @@ impl ServerEntry {
             .unwrap_or(false)
     }
 
+    /// Why the model is not offered this tool (`None`: it is offered).
+    pub(crate) fn withheld_reason(&self, name: &str, tool: &Value) -> Option<String> {
+        if !self.config.is_tool_enabled(name) {
+            return Some(format!(
+                "disabled by enabled_tools/disabled_tools in [mcp_servers.{}]",
+                self.name
+            ));
+        }
+        let declared = tool
+            .pointer("/execution/taskSupport")
+            .and_then(Value::as_str)
+            == Some("required");
+        let learned = self
+            .task_required
+            .lock()
+            .map(|s| s.contains(name))
+            .unwrap_or(false);
+        (declared || learned).then(|| {
+            "it needs MCP task augmentation (SEP-1686 `taskSupport: required`), which this client does not support".to_string()
+        })
+    }
+
     /// Forget the tools of a server that failed (cached ones included).
     fn clear_tools(&self) {
         *self.tools.write().unwrap_or_else(|e| e.into_inner()) = ToolSet::None;
+    }
+
+    fn learn_task_required(&self, tool: &str) {
+        self.task_required
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(tool.to_string());
     }
 
     fn set_live_tools(&self, tools: Vec<Value>) {
@@ -424,7 +573,7 @@ impl Inner {
                 let Some(name) = t.get("name").and_then(Value::as_str) else {
                     continue;
                 };
-                if entry.config.is_tool_enabled(name) {
+                if entry.withheld_reason(name, t).is_none() {
                     raw.push((entry.clone(), t.clone()));
                 }
             }
@@ -476,7 +625,7 @@ impl Inner {
         entry.state.send_replace(ConnState::Starting);
         let handler = self.handler_for(entry);
         let result = tokio::select! {
-            r = establish(&entry.name, &entry.config, &self.opts.cwd, &self.opts.home, handler) => Some(r),
+            r = establish(&entry.name, &entry.config, &self.opts.cwd, &self.opts.home, handler, entry.task_required.clone()) => Some(r),
             _ = self.shutdown.cancelled() => None,
         };
         // The catalog is rebuilt before the new state is published, so whoever waits for
@@ -496,6 +645,16 @@ impl Inner {
             Some(Ok(est)) => {
                 let conn = est.conn;
                 entry.set_live_tools(est.tools);
+                let has_resources = conn
+                    .peer
+                    .peer_info()
+                    .is_some_and(|info| info.capabilities.resources.is_some());
+                entry
+                    .details
+                    .write()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .has_resources = has_resources;
+                crate::resources::fetch_details(entry.clone(), conn.clone());
                 entry.was_ready.store(true, Ordering::SeqCst);
                 if self.shutdown.is_cancelled() {
                     conn.close().await;
@@ -516,7 +675,12 @@ impl Inner {
         let weak_entry: Weak<ServerEntry> = Arc::downgrade(entry);
         let on_tools_changed: ToolsChangedFn = Arc::new(move |peer| {
             let (weak_inner, weak_entry) = (weak_inner.clone(), weak_entry.clone());
+            // Counted before the refetch starts, so a request built meanwhile can wait for it.
+            let in_flight = weak_entry
+                .upgrade()
+                .map(|e| RefreshInFlight::new(&e.refreshing));
             async move {
+                let _in_flight = in_flight;
                 let (Some(inner), Some(entry)) = (weak_inner.upgrade(), weak_entry.upgrade())
                 else {
                     return;

@@ -92,14 +92,30 @@ pub fn qualify_tools(pairs: &[(&str, &str)]) -> Vec<String> {
     out
 }
 
+/// Bytes of the tool part kept when a long server name has to give way.
+const MIN_TOOL_PART: usize = 24;
+
 /// `ns + tool (cut) + _hash`, fitting in 64 bytes. All inputs are ASCII after sanitizing.
+/// A long server name is shortened before the tool part is, so a 60-character server still
+/// yields names whose tool part the model (and a person) can read.
 fn hashed_name(ns: &str, tool_part: &str, hash: &str) -> String {
-    if ns.len() + SUFFIX_LEN >= MAX_TOOL_NAME_BYTES {
-        let cut = MAX_TOOL_NAME_BYTES - SUFFIX_LEN;
-        return format!("{}_{hash}", &ns[..cut.min(ns.len())]);
-    }
-    let keep = MAX_TOOL_NAME_BYTES - ns.len() - SUFFIX_LEN;
-    format!("{ns}{}_{hash}", &tool_part[..keep.min(tool_part.len())])
+    let budget = MAX_TOOL_NAME_BYTES - SUFFIX_LEN;
+    let tool_keep = tool_part
+        .len()
+        .min(budget.saturating_sub(ns.len()).max(MIN_TOOL_PART));
+    let ns_room = budget - tool_keep;
+    let ns = if ns.len() <= ns_room {
+        ns.to_string()
+    } else {
+        // ns is `mcp__<server>__`: cut the server, keep the separators.
+        let server = ns
+            .strip_prefix("mcp__")
+            .and_then(|r| r.strip_suffix("__"))
+            .unwrap_or(ns);
+        let keep = ns_room.saturating_sub("mcp____".len());
+        format!("mcp__{}__", &server[..keep.min(server.len())])
+    };
+    format!("{ns}{}_{hash}", &tool_part[..tool_keep])
 }
 
 #[cfg(test)]
@@ -163,8 +179,24 @@ mod tests {
     fn long_server_name_is_cut() {
         let server = "s".repeat(70);
         let n = &qualify_tools(&[(&server, "tool")])[0];
-        assert_eq!(n.len(), 64);
+        assert!(n.len() <= 64, "{n}");
         assert!(n.starts_with("mcp__sss"));
+        assert!(n.contains("__tool_"), "the tool part stays readable: {n}");
+    }
+
+    #[test]
+    fn a_60_char_server_keeps_the_tool_part_readable() {
+        let server = "a".repeat(60);
+        let names = qualify_tools(&[
+            (&server, "read_file"),
+            (&server, "search_documents_by_title"),
+        ]);
+        assert!(names[0].contains("__read_file_"), "{}", names[0]);
+        assert!(names[1].contains("__search_documents_by_"), "{}", names[1]);
+        assert_ne!(names[0], names[1]);
+        for n in &names {
+            assert!(n.len() <= 64, "{n}");
+        }
     }
 
     #[test]

@@ -148,7 +148,7 @@ async fn run_once(
 ) {
     let (tx, rx) = mpsc::unbounded_channel();
     let mut opts = options(home, home, TestElicitation::accepting(json!({})));
-    opts.startup_grace = grace;
+    opts.startup_wait = oi_mcp_client::StartupWait::UpTo(grace);
     let m = McpConnectionManager::start(BTreeMap::from([("c".to_string(), cfg)]), opts, tx)
         .await
         .unwrap();

@@ -134,3 +134,61 @@ async fn provider_error_on_callback_is_reported() {
     .unwrap_err();
     assert_eq!(err, "OAuth provider returned `access_denied`: no thanks");
 }
+
+/// A 401 is one line naming the server, the status and what to do about it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn unauthorized_is_one_line_with_the_right_hint() {
+    let peer = HttpPeer::fastmcp_oauth();
+    let home = tempfile::tempdir().unwrap();
+    // Not logged in, no token configured.
+    let (tx, _rx) = tokio::sync::mpsc::unbounded_channel();
+    let servers = std::collections::BTreeMap::from([
+        ("secure".to_string(), http(&peer.url)),
+        ("badtoken".to_string(), {
+            let mut c = http(&peer.url);
+            if let oi_config::mcp::McpServerTransportConfig::StreamableHttp {
+                bearer_token_env_var,
+                ..
+            } = &mut c.transport
+            {
+                *bearer_token_env_var = Some("OI_TEST_REJECTED_TOKEN".into());
+            }
+            c
+        }),
+    ]);
+    // SAFETY: set before the manager reads it; no other test reads this variable.
+    unsafe { std::env::set_var("OI_TEST_REJECTED_TOKEN", "not-a-valid-token") };
+    let m = oi_mcp_client::McpConnectionManager::start(
+        servers,
+        options(
+            home.path(),
+            home.path(),
+            TestElicitation::accepting(json!({})),
+        ),
+        tx,
+    )
+    .await
+    .unwrap();
+    m.wait_until_started().await;
+    let missing = m.server_error("secure").expect("401 without a token");
+    assert!(!missing.contains('\n'), "{missing}");
+    assert!(
+        missing.contains("`secure`") && missing.contains("401"),
+        "{missing}"
+    );
+    assert!(
+        missing.contains("interpreter mcp login secure"),
+        "{missing}"
+    );
+    let rejected = m.server_error("badtoken").expect("401 with a bad token");
+    assert!(!rejected.contains('\n'), "{rejected}");
+    assert!(
+        rejected.contains("`badtoken`") && rejected.contains("401"),
+        "{rejected}"
+    );
+    assert!(
+        rejected.contains("rejected") && rejected.contains("OI_TEST_REJECTED_TOKEN"),
+        "{rejected}"
+    );
+    m.shutdown().await;
+}

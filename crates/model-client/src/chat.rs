@@ -14,7 +14,9 @@ pub(crate) mod think;
 
 use std::collections::VecDeque;
 
-use oi_protocol::models::{ContentItem, ResponseItem, Role, TokenUsage, ToolSpec};
+use oi_protocol::models::{
+    ContentItem, FunctionCallOutput, ResponseItem, Role, TokenUsage, ToolSpec,
+};
 use serde_json::{Map, Value, json};
 
 use crate::sse::{Decoder, Step, parse_json};
@@ -173,25 +175,9 @@ fn messages(prompt: &Prompt, options: ChatRequestOptions) -> Vec<Value> {
                 }
             }
             ResponseItem::FunctionCallOutput { call_id, output } => {
-                let images: Vec<&str> = output.images().collect();
-                let mut text = output.text_content();
-                if text.is_empty() && !images.is_empty() {
-                    text = format!(
-                        "(the tool returned {} image(s); they follow in the next user message)",
-                        images.len()
-                    );
-                }
+                let (text, images) = tool_text_and_images(call_id, output);
                 out.push(json!({ "role": "tool", "tool_call_id": call_id, "content": text }));
-                if !images.is_empty() {
-                    pending_images.push(json!({
-                        "type": "text",
-                        "text": format!("Image(s) returned by tool call {call_id}:"),
-                    }));
-                    for url in images {
-                        pending_images
-                            .push(json!({ "type": "image_url", "image_url": { "url": url } }));
-                    }
-                }
+                pending_images.extend(images);
                 assistant_open = false;
                 reasoning = None;
             }
@@ -221,6 +207,34 @@ fn push_tool_call(msg: &mut Map<String, Value>, call: Value) -> bool {
         }
         _ => false,
     }
+}
+
+/// A tool message is text only on this wire, so images follow in a user message. The text
+/// keeps the result's order by marking where each image was (`[image 1 of call_x]`), and the
+/// user message labels every image with the same marker.
+fn tool_text_and_images(call_id: &str, output: &FunctionCallOutput) -> (String, Vec<Value>) {
+    let image_count = output.images().count();
+    if image_count == 0 {
+        return (output.text_content(), Vec::new());
+    }
+    let mut lines: Vec<String> = Vec::new();
+    let mut images = Vec::new();
+    let mut n = 0;
+    for c in &output.content {
+        match c {
+            ContentItem::InputText { text } | ContentItem::OutputText { text } => {
+                lines.push(text.clone())
+            }
+            ContentItem::InputImage { image_url } => {
+                n += 1;
+                let marker = format!("[image {n} of {call_id}]");
+                lines.push(format!("{marker} (in the next user message)"));
+                images.push(json!({ "type": "text", "text": format!("{marker}:") }));
+                images.push(json!({ "type": "image_url", "image_url": { "url": image_url } }));
+            }
+        }
+    }
+    (lines.join("\n"), images)
 }
 
 fn flush_images(out: &mut Vec<Value>, pending: &mut Vec<Value>) {

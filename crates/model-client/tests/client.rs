@@ -555,9 +555,17 @@ async fn chat_request_shape() {
         ("call_1".to_string(), "logo.png\nREADME.md".to_string())
     );
     assert_eq!(outputs.len(), 2);
+    // The tool text marks the image's place; the image follows with the same label.
+    assert_eq!(
+        outputs[1],
+        (
+            "call_2".to_string(),
+            "[image 1 of call_2] (in the next user message)".to_string()
+        )
+    );
     assert_eq!(
         req.last_user_text().as_deref(),
-        Some("Image(s) returned by tool call call_2:")
+        Some("[image 1 of call_2]:")
     );
 }
 

@@ -370,7 +370,7 @@ async fn run_probe(
         cwd,
         home: home.to_path_buf(),
         elicitation: Arc::new(DeclineElicitations),
-        startup_grace: Duration::ZERO,
+        startup_wait: oi_mcp_client::StartupWait::UpTo(Duration::ZERO),
     };
     let mut out = BTreeMap::new();
     let manager = match McpConnectionManager::start(enabled.clone(), opts, tx).await {

@@ -1,9 +1,13 @@
 //! Tools offered to the model and the router that runs a model's function call.
 
 mod mcp;
+mod mcp_resource;
+mod parallel;
 mod patch;
 pub(crate) mod search;
 mod shell;
+
+pub(crate) use parallel::{PendingCall, run_calls};
 
 use crate::session::Session;
 use oi_protocol::models::{FunctionCallOutput, ToolSpec};
@@ -82,6 +86,12 @@ pub(crate) fn tool_specs(sess: &Session) -> Vec<ToolSpec> {
     let mut specs = builtin_tool_specs();
     let mcp = mcp_tool_specs(sess);
     specs.extend(search::offered(sess, mcp, sess.context_window()));
+    if let Some(m) = &sess.mcp {
+        let with_resources = m.servers_with_resources();
+        if !with_resources.is_empty() {
+            specs.extend(mcp_resource::specs(&with_resources));
+        }
+    }
     specs
 }
 
@@ -103,6 +113,9 @@ pub(crate) async fn dispatch(
             shell::handle(sess, &call, cancel).await
         }
         "apply_patch" => patch::handle_tool(sess, &call, cancel).await,
+        name if mcp_resource::is_resource_tool(name) && sess.mcp.is_some() => {
+            mcp_resource::handle(sess, &call, cancel).await
+        }
         search::TOOL_SEARCH => search::handle(sess, &call, &mcp_tool_specs(sess)),
         // Unit tests of turn supervision need a tool that panics; no production build has it.
         #[cfg(test)]

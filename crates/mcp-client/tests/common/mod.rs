@@ -125,7 +125,7 @@ pub fn options(
         cwd: cwd.to_path_buf(),
         home: home.to_path_buf(),
         elicitation,
-        startup_grace: Duration::from_secs(1),
+        startup_wait: oi_mcp_client::StartupWait::UpTo(Duration::from_secs(1)),
     }
 }
 
@@ -301,4 +301,11 @@ impl Drop for HttpPeer {
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
+}
+
+/// The fastmcp (PyPI) stdio peer; `--startup-delay SECS` makes it a cold server.
+pub fn fastmcp_stdio(flags: &[&str]) -> McpServerConfig {
+    let mut args = vec![fixture("fastmcp_stdio_server.py")];
+    args.extend(flags.iter().map(|s| s.to_string()));
+    McpServerConfig::stdio(venv_python(), args)
 }

@@ -1,5 +1,5 @@
 use super::*;
-use oi_protocol::models::{FunctionCallOutput, ToolSpec};
+use oi_protocol::models::ToolSpec;
 
 fn decode(chunks: &[&str]) -> Vec<ResponseEvent> {
     let mut d = ChatDecoder::default();
@@ -413,4 +413,29 @@ fn length_finish_and_moonshot_usage() {
         ),
         other => panic!("expected usage, got {other:?}"),
     }
+}
+
+#[test]
+fn tool_text_marks_where_each_image_was() {
+    let output = FunctionCallOutput {
+        content: vec![
+            ContentItem::InputText {
+                text: "before".into(),
+            },
+            ContentItem::InputImage {
+                image_url: "data:image/png;base64,AAAA".into(),
+            },
+            ContentItem::InputText {
+                text: "after".into(),
+            },
+        ],
+        success: Some(true),
+    };
+    let (text, images) = tool_text_and_images("call_9", &output);
+    assert_eq!(
+        text,
+        "before\n[image 1 of call_9] (in the next user message)\nafter"
+    );
+    assert_eq!(images[0]["text"], "[image 1 of call_9]:");
+    assert_eq!(images[1]["image_url"]["url"], "data:image/png;base64,AAAA");
 }

@@ -1,0 +1,129 @@
+//! Running the function calls of one model response. Calls to MCP tools (and the MCP resource
+//! tools) that follow each other are independent requests to servers, so they run
+//! concurrently, each with its own timeout and cancellation; shell and apply_patch calls keep
+//! running one at a time, in order, as barriers between such groups. Outputs are recorded in
+//! call order whatever order the calls finish in.
+
+use super::{ToolCall, ToolOutcome, dispatch};
+use crate::session::Session;
+use futures::StreamExt;
+use futures::stream::FuturesUnordered;
+use oi_protocol::models::ResponseItem;
+use std::sync::Arc;
+use std::time::Duration;
+use tokio_util::sync::CancellationToken;
+
+/// How long the next request may wait for `tools/list_changed` refreshes that the calls
+/// caused (a slow server must not hold up the turn).
+const LIST_REFRESH_WAIT: Duration = Duration::from_millis(300);
+
+/// One function call from the model: `(call_id, name, arguments)`.
+pub(crate) type PendingCall = (String, String, String);
+
+/// Run `calls` and record every output in history (also when the turn stops, so history
+/// stays valid). Returns true when the user chose to abort the turn.
+pub(crate) async fn run_calls(
+    sess: &Arc<Session>,
+    turn_id: &str,
+    calls: Vec<PendingCall>,
+    cancel: &CancellationToken,
+) -> bool {
+    let mut abort = false;
+    let mut ran_mcp = false;
+    let mut rest = calls.as_slice();
+    while let Some(first) = rest.first() {
+        let group_len = if runs_concurrently(sess, &first.1) {
+            rest.iter()
+                .take_while(|c| runs_concurrently(sess, &c.1))
+                .count()
+        } else {
+            1
+        };
+        let (group, tail) = rest.split_at(group_len);
+        rest = tail;
+        let outcomes = if abort || cancel.is_cancelled() {
+            group
+                .iter()
+                .map(|_| ToolOutcome::err("not run: the turn was interrupted"))
+                .collect()
+        } else if group_len == 1 && !runs_concurrently(sess, &group[0].1) {
+            vec![run_one(sess, turn_id, &group[0], cancel).await]
+        } else {
+            ran_mcp = true;
+            run_group(sess, turn_id, group, cancel).await
+        };
+        for ((call_id, _, _), outcome) in group.iter().zip(outcomes) {
+            abort |= outcome.abort_turn;
+            sess.push_history(
+                turn_id,
+                vec![ResponseItem::FunctionCallOutput {
+                    call_id: call_id.clone(),
+                    output: outcome.output,
+                }],
+            );
+        }
+    }
+    if ran_mcp
+        && !abort
+        && !cancel.is_cancelled()
+        && let Some(mcp) = &sess.mcp
+    {
+        mcp.settle_tool_list_refresh(LIST_REFRESH_WAIT).await;
+    }
+    abort
+}
+
+/// MCP tool calls and the MCP resource tools may overlap; everything else runs alone.
+fn runs_concurrently(sess: &Session, name: &str) -> bool {
+    let Some(mcp) = &sess.mcp else {
+        return false;
+    };
+    super::mcp_resource::is_resource_tool(name) || mcp.lookup(name).is_some()
+}
+
+async fn run_one(
+    sess: &Arc<Session>,
+    turn_id: &str,
+    (call_id, name, arguments): &PendingCall,
+    cancel: &CancellationToken,
+) -> ToolOutcome {
+    dispatch(
+        sess,
+        ToolCall {
+            turn_id,
+            call_id,
+            name,
+            arguments,
+        },
+        cancel,
+    )
+    .await
+}
+
+/// Run a group at once; outcomes in the group's order. An "abort" answer to one call's
+/// approval interrupts the others.
+async fn run_group(
+    sess: &Arc<Session>,
+    turn_id: &str,
+    group: &[PendingCall],
+    cancel: &CancellationToken,
+) -> Vec<ToolOutcome> {
+    let group_cancel = cancel.child_token();
+    let group_cancel_ref = &group_cancel;
+    let mut running: FuturesUnordered<_> = group
+        .iter()
+        .enumerate()
+        .map(|(i, call)| async move { (i, run_one(sess, turn_id, call, group_cancel_ref).await) })
+        .collect();
+    let mut outcomes: Vec<Option<ToolOutcome>> = group.iter().map(|_| None).collect();
+    while let Some((i, outcome)) = running.next().await {
+        if outcome.abort_turn {
+            group_cancel.cancel();
+        }
+        outcomes[i] = Some(outcome);
+    }
+    outcomes
+        .into_iter()
+        .map(|o| o.unwrap_or_else(|| ToolOutcome::err("not run: the turn was interrupted")))
+        .collect()
+}
