@@ -1,7 +1,7 @@
 //! State shared by a thread's actor and its running turn.
 
-use crate::notify::Notifier;
 use crate::context_window::{DEFAULT_CONTEXT_WINDOW, TokenEstimator, builtin_context_window};
+use crate::notify::Notifier;
 use crate::recorder::{Recorder, is_persisted};
 use oi_config::Config;
 use oi_mcp_client::McpConnectionManager;

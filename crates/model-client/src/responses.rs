@@ -546,12 +546,15 @@ mod tests {
             json!({"effort": "high", "summary": "detailed"})
         );
         assert_eq!(body["text"], json!({"verbosity": "low"}));
-        let chat = crate::chat::request_body(&Prompt {
-            model: "m".into(),
-            reasoning_summary: Some("detailed".into()),
-            verbosity: Some("low".into()),
-            ..Prompt::default()
-        }, crate::chat::ChatRequestOptions::default());
+        let chat = crate::chat::request_body(
+            &Prompt {
+                model: "m".into(),
+                reasoning_summary: Some("detailed".into()),
+                verbosity: Some("low".into()),
+                ..Prompt::default()
+            },
+            crate::chat::ChatRequestOptions::default(),
+        );
         assert_eq!(chat["verbosity"], "low");
         assert!(chat.get("reasoning").is_none(), "{chat}");
     }
