@@ -69,7 +69,9 @@ pub(crate) async fn compact_if_needed(
     compact(sess, turn_id, cancel, true).await
 }
 
-fn has_model_output(history: &[ResponseItem]) -> bool {
+/// Whether the history holds anything but user messages, i.e. something a summary could
+/// replace.
+pub(crate) fn has_model_output(history: &[ResponseItem]) -> bool {
     history.iter().any(|i| {
         !matches!(
             i,

@@ -565,7 +565,9 @@ async fn recover_from_overflow(
     let Some(overflow) = err.context_overflow() else {
         return Ok(false);
     };
-    if *already_compacted {
+    // Only user messages so far: a summary cannot make the request smaller, so the error
+    // goes to the user as it is (with what to do about it).
+    if *already_compacted || !crate::compact::has_model_output(&sess.state().history) {
         return Ok(false);
     }
     *already_compacted = true;
