@@ -10,6 +10,10 @@ export INSTA_UPDATE=no
 echo "==> installing test peers (npm + PyPI)"
 tools/peers/install.sh
 
+echo "==> formatting and lints"
+cargo fmt --all --check
+cargo clippy --workspace --all-targets -- -D warnings
+
 echo "==> building"
 cargo build --workspace --bins
 
