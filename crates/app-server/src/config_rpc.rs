@@ -16,7 +16,6 @@ use serde::Deserialize;
 use serde_json::{Map, Value, json};
 use sha2::{Digest, Sha256};
 use std::collections::BTreeSet;
-use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use toml_edit::{DocumentMut, InlineTable, Item, Table};
@@ -610,27 +609,12 @@ fn validate(path: &Path, old_text: &str, new_text: &str) -> Result<(), WriteErro
 }
 
 fn write_atomically(path: &Path, text: &str) -> Result<(), WriteError> {
-    let fail = |e: std::io::Error| {
+    oi_config::edit::write_atomically(path, text).map_err(|e| {
         WriteError::new(
             "userLayerNotFound",
             format!("cannot write {}: {e}", path.display()),
         )
-    };
-    let dir = path.parent().unwrap_or(Path::new("."));
-    std::fs::create_dir_all(dir).map_err(fail)?;
-    let mut tmp = tempfile::Builder::new()
-        .prefix(".config.toml.")
-        .tempfile_in(dir)
-        .map_err(fail)?;
-    if let Ok(meta) = std::fs::metadata(path) {
-        tmp.as_file()
-            .set_permissions(meta.permissions())
-            .map_err(fail)?;
-    }
-    tmp.write_all(text.as_bytes()).map_err(fail)?;
-    tmp.as_file().sync_all().map_err(fail)?;
-    tmp.persist(path).map_err(|e| fail(e.error))?;
-    Ok(())
+    })
 }
 
 #[cfg(test)]

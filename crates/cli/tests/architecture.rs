@@ -93,7 +93,13 @@ struct Package {
 fn workspace_packages(root: &Path) -> BTreeMap<String, Package> {
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
     let out = Command::new(cargo)
-        .args(["metadata", "--format-version", "1", "--no-deps", "--offline"])
+        .args([
+            "metadata",
+            "--format-version",
+            "1",
+            "--no-deps",
+            "--offline",
+        ])
         .current_dir(root)
         .output()
         .expect("run cargo metadata");
@@ -158,9 +164,7 @@ fn crate_dependencies_follow_the_architecture_map() {
         }
         let entry = format!("`{}` (`{name}`)", package.dir);
         if !architecture.contains(&entry) {
-            problems.push(format!(
-                "ARCHITECTURE.md's code map has no row for {entry}"
-            ));
+            problems.push(format!("ARCHITECTURE.md's code map has no row for {entry}"));
         }
     }
     for name in allowed.keys() {

@@ -8,6 +8,7 @@
 //! Errors name the file, the key and the fix; unknown keys are warnings (with a line number),
 //! never silently dropped.
 
+pub mod edit;
 mod error;
 pub mod keys;
 mod load;

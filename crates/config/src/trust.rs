@@ -10,7 +10,6 @@
 //! Only the user layer is consulted: a project file cannot trust itself, and `-c` cannot either.
 
 use crate::ConfigError;
-use std::io::Write;
 use std::path::{Path, PathBuf};
 use toml_edit::{DocumentMut, Item, Table};
 
@@ -208,27 +207,10 @@ fn set_level(projects: &mut Table, key: &str, level: &str) {
     projects.insert(key, Item::Table(entry));
 }
 
-/// Write `text` to `path` through a temporary file in the same folder, keeping the old file's
-/// permissions (a new file gets 0600: the user config may name secrets' variables and servers).
+/// [`crate::edit::write_atomically`], with the error naming the file.
 pub(crate) fn write_atomically(path: &Path, text: &str) -> Result<(), ConfigError> {
-    let fail = |source: std::io::Error| {
-        ConfigError::Other(format!("cannot write {}: {source}", path.display()))
-    };
-    let dir = path.parent().unwrap_or(Path::new("."));
-    std::fs::create_dir_all(dir).map_err(fail)?;
-    let mut tmp = tempfile::Builder::new()
-        .prefix(".config.toml.")
-        .tempfile_in(dir)
-        .map_err(fail)?;
-    if let Ok(meta) = std::fs::metadata(path) {
-        tmp.as_file()
-            .set_permissions(meta.permissions())
-            .map_err(fail)?;
-    }
-    tmp.write_all(text.as_bytes()).map_err(fail)?;
-    tmp.as_file().sync_all().map_err(fail)?;
-    tmp.persist(path).map_err(|e| fail(e.error))?;
-    Ok(())
+    crate::edit::write_atomically(path, text)
+        .map_err(|source| ConfigError::Other(format!("cannot write {}: {source}", path.display())))
 }
 
 #[cfg(test)]
