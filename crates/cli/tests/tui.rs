@@ -313,6 +313,12 @@ async fn slash_mcp_lists_the_servers_and_unknown_commands_stay_local() {
     tui.wait_for("MCP servers");
     let screen = tui.wait_for("everything · ready · stdio");
     assert!(screen.contains(" tools"), "{screen}");
+    // `/mcp verbose` adds every tool with its approval mode, and the server's resources and
+    // prompts (server-everything has both).
+    tui.type_text("/mcp verbose");
+    tui.send("\r");
+    let screen = tui.wait_for("  prompts: ");
+    assert!(screen.contains("  resources: "), "{screen}");
     tui.type_text("/frobnicate");
     tui.send("\r");
     tui.wait_for("Unknown command `/frobnicate`");

@@ -109,6 +109,15 @@ impl Thread {
             .unwrap_or_default()
     }
 
+    /// A snapshot of every MCP server: state, tools, resources, prompts, last error.
+    pub fn mcp_status(&self) -> Vec<oi_mcp_client::McpServerStatus> {
+        self.session
+            .mcp
+            .as_ref()
+            .map(|m| m.status())
+            .unwrap_or_default()
+    }
+
     /// The startup error of an MCP server that failed to start, if it did.
     pub fn mcp_server_error(&self, server: &str) -> Option<String> {
         self.session.mcp.as_ref()?.server_error(server)

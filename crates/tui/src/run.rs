@@ -481,6 +481,13 @@ async fn handle_action(
 
 fn mcp_rows(config: &Config, thread: &Thread) -> Vec<McpServerRow> {
     let tools = thread.mcp_tools();
+    let status = thread.mcp_status();
+    let field = |v: &serde_json::Value, keys: &[&str]| {
+        keys.iter()
+            .find_map(|k| v.get(*k).and_then(|x| x.as_str()))
+            .unwrap_or_default()
+            .to_string()
+    };
     config
         .mcp_servers
         .iter()
@@ -505,6 +512,31 @@ fn mcp_rows(config: &Config, thread: &Thread) -> Vec<McpServerRow> {
                         t.description.clone(),
                         format!("{:?}", t.approval_mode).to_lowercase(),
                     )
+                })
+                .collect(),
+            resources: status
+                .iter()
+                .filter(|st| st.name == *name)
+                .flat_map(|st| {
+                    st.resources
+                        .iter()
+                        .map(|r| field(r, &["uri"]))
+                        .chain(
+                            st.resource_templates
+                                .iter()
+                                .map(|r| field(r, &["uriTemplate"])),
+                        )
+                        .collect::<Vec<_>>()
+                })
+                .collect(),
+            prompts: status
+                .iter()
+                .filter(|st| st.name == *name)
+                .flat_map(|st| {
+                    st.prompts
+                        .iter()
+                        .map(|p| field(p, &["name"]))
+                        .collect::<Vec<_>>()
                 })
                 .collect(),
         })

@@ -229,8 +229,29 @@ impl App {
                     let desc = desc.lines().next().unwrap_or_default();
                     lines.push(format!("  {tool} [{approval}] {desc}"));
                 }
+                if !s.resources.is_empty() {
+                    lines.push(format!("  resources: {}", first_few(&s.resources)));
+                }
+                if !s.prompts.is_empty() {
+                    lines.push(format!("  prompts: {}", first_few(&s.prompts)));
+                }
             }
         }
         self.push_info("MCP servers", lines);
     }
+}
+
+/// A list for one status line: all of a short list, or the first few and how many more
+/// (servers such as server-everything list a hundred resources).
+fn first_few(items: &[String]) -> String {
+    const SHOWN: usize = 5;
+    if items.len() <= SHOWN {
+        return items.join(", ");
+    }
+    format!(
+        "{}, … {} more ({} in all)",
+        items[..SHOWN].join(", "),
+        items.len() - SHOWN,
+        items.len()
+    )
 }

@@ -595,4 +595,7 @@ pub struct McpServerRow {
     pub error: Option<String>,
     /// (tool, description, approval mode)
     pub tools: Vec<(String, String, String)>,
+    /// What `/mcp verbose` lists besides tools: resource URIs (and templates) and prompt names.
+    pub resources: Vec<String>,
+    pub prompts: Vec<String>,
 }
