@@ -1,6 +1,8 @@
 //! Context management against a mock server with a small window: auto-compaction between
 //! tool calls, overflow recovery, `Op::Compact`, and resume/fork of a compacted thread.
 
+mod common;
+
 use oi_core::{Thread, ThreadManager, ThreadManagerOptions};
 use oi_protocol::config_types::{AskForApproval, SandboxMode, WireApi};
 use oi_protocol::protocol::{Event, EventMsg, Op, TurnOverrides};
@@ -26,19 +28,7 @@ fn config(
     if let Some(w) = window {
         toml = format!("model_context_window = {w}\n{toml}");
     }
-    std::fs::write(home.join("config.toml"), toml).unwrap();
-    oi_config::load_config(oi_config::ConfigLoadOptions {
-        home: Some(home.to_path_buf()),
-        overrides: oi_config::ConfigOverrides {
-            cwd: Some(home.to_path_buf()),
-            sandbox_mode: Some(SandboxMode::DangerFullAccess),
-            approval_policy: Some(AskForApproval::Never),
-            ..Default::default()
-        },
-        ..Default::default()
-    })
-    .unwrap()
-    .config
+    common::load_unconfined(home, &toml)
 }
 
 fn manager() -> ThreadManager {
@@ -77,16 +67,7 @@ async fn next(thread: &Thread) -> Event {
 }
 
 async fn run_turn(thread: &Thread, op: Op) -> Vec<Event> {
-    let id = thread.submit(op).await.unwrap();
-    let mut out = Vec::new();
-    loop {
-        let ev = next(thread).await;
-        let end = ev.id == id && ev.msg.ends_turn();
-        out.push(ev);
-        if end {
-            return out;
-        }
-    }
+    common::run_op(thread, op).await
 }
 
 fn user(text: &str) -> Op {

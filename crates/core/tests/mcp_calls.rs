@@ -1,14 +1,14 @@
 //! The engine with a real MCP server (fastmcp, PyPI, over stdio) and the scripted mock model:
 //! concurrent calls in one response, tools added mid-turn, resource tools, headless waiting.
 
+mod common;
+
 use oi_core::{Thread, ThreadManager, ThreadManagerOptions};
-use oi_protocol::config_types::{AskForApproval, SandboxMode, WireApi};
-use oi_protocol::protocol::{Event, EventMsg, Op, TurnOverrides};
-use oi_protocol::user_input::UserInput;
+use oi_protocol::config_types::WireApi;
+use oi_protocol::protocol::{Event, EventMsg};
 use oi_test_support::{MockModelServer, MockScript, MockTurn};
 use serde_json::json;
 use std::path::{Path, PathBuf};
-use std::time::Duration;
 
 fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
@@ -25,41 +25,11 @@ fn config(mock: &MockModelServer, home: &Path, server_flags: &str) -> oi_config:
         python.display().to_string(),
         script.display().to_string(),
     );
-    std::fs::write(home.join("config.toml"), toml).unwrap();
-    oi_config::load_config(oi_config::ConfigLoadOptions {
-        home: Some(home.to_path_buf()),
-        overrides: oi_config::ConfigOverrides {
-            cwd: Some(home.to_path_buf()),
-            sandbox_mode: Some(SandboxMode::DangerFullAccess),
-            approval_policy: Some(AskForApproval::Never),
-            ..Default::default()
-        },
-        ..Default::default()
-    })
-    .unwrap()
-    .config
+    common::load_unconfined(home, &toml)
 }
 
 async fn run_turn(thread: &Thread, text: &str) -> Vec<Event> {
-    let id = thread
-        .submit(Op::UserInput {
-            items: vec![UserInput::text(text)],
-            overrides: TurnOverrides::default(),
-        })
-        .await
-        .unwrap();
-    let mut out = Vec::new();
-    loop {
-        let ev = tokio::time::timeout(Duration::from_secs(60), thread.next_event())
-            .await
-            .expect("event within 60 s")
-            .expect("thread open");
-        let end = ev.id == id && ev.msg.ends_turn();
-        out.push(ev);
-        if end {
-            return out;
-        }
-    }
+    common::run_op(thread, common::user(text)).await
 }
 
 async fn start(

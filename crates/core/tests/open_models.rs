@@ -2,14 +2,14 @@
 //! and what the user and the model are told when a server leaves things in the text or
 //! stops early.
 
+mod common;
+
 use oi_core::{Thread, ThreadManager, ThreadManagerOptions};
-use oi_protocol::config_types::{AskForApproval, SandboxMode, WireApi};
-use oi_protocol::protocol::{Event, EventMsg, Op, TurnOverrides};
-use oi_protocol::user_input::UserInput;
+use oi_protocol::config_types::WireApi;
+use oi_protocol::protocol::{Event, EventMsg};
 use oi_test_support::{MockModelServer, MockResponse, MockScript, MockTurn, fixture};
 use serde_json::Value;
 use std::path::Path;
-use std::time::Duration;
 
 /// Config for `mock`; `top` goes before the generated keys, `provider_extra` into the
 /// provider table.
@@ -19,26 +19,13 @@ fn config(
     top: &str,
     provider_extra: &str,
 ) -> oi_config::Config {
-    std::fs::write(
-        home.join("config.toml"),
-        format!(
+    common::load_unconfined(
+        home,
+        &format!(
             "{top}\n{}{provider_extra}\n",
             mock.config_toml("mock", WireApi::Chat)
         ),
     )
-    .unwrap();
-    oi_config::load_config(oi_config::ConfigLoadOptions {
-        home: Some(home.to_path_buf()),
-        overrides: oi_config::ConfigOverrides {
-            cwd: Some(home.to_path_buf()),
-            sandbox_mode: Some(SandboxMode::DangerFullAccess),
-            approval_policy: Some(AskForApproval::Never),
-            ..Default::default()
-        },
-        ..Default::default()
-    })
-    .unwrap()
-    .config
 }
 
 fn manager(persist: bool) -> ThreadManager {
@@ -50,25 +37,7 @@ fn manager(persist: bool) -> ThreadManager {
 
 /// Runs one turn to its end and returns its events.
 async fn turn(thread: &Thread, text: &str) -> Vec<Event> {
-    let id = thread
-        .submit(Op::UserInput {
-            items: vec![UserInput::text(text)],
-            overrides: TurnOverrides::default(),
-        })
-        .await
-        .unwrap();
-    let mut out = Vec::new();
-    loop {
-        let ev = tokio::time::timeout(Duration::from_secs(30), thread.next_event())
-            .await
-            .expect("no event within 30s")
-            .expect("thread closed");
-        let end = ev.id == id && ev.msg.ends_turn();
-        out.push(ev);
-        if end {
-            return out;
-        }
-    }
+    common::run_op(thread, common::user(text)).await
 }
 
 fn warnings(evs: &[Event]) -> Vec<String> {
