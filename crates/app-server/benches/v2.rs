@@ -10,14 +10,13 @@
 //! generated; default a directory under the temp dir, reused across runs),
 //! `OI_BENCH_RUNS` (timed requests per case, default 20).
 
-use oi_app_server::AppServerExtension;
-use oi_mcp_server::McpServerOptions;
+use oi_app_server::AppServerContext;
+use oi_mcp_server::{ConnectionContext, McpServerOptions};
 use oi_thread_store::{RolloutItem, SessionMeta, SessionSource, ThreadStore};
 use serde_json::{Value, json};
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 const THREADS: usize = 10_000;
@@ -55,8 +54,15 @@ fn serve(home: PathBuf) {
         tokio::io::stdout(),
         McpServerOptions {
             home: Some(home),
-            extensions: vec![Arc::new(AppServerExtension)],
             ..Default::default()
+        },
+        |ctx: &ConnectionContext| {
+            oi_app_server::methods(AppServerContext {
+                manager: ctx.manager.clone(),
+                config: ctx.options.config_load(),
+                connection: ctx.connection.clone(),
+                readers: ctx.readers.clone(),
+            })
         },
     ));
     std::process::exit(code);

@@ -11,9 +11,9 @@
 use crate::Conn;
 use crate::items::command_actions;
 use oi_core::Thread;
-use oi_mcp_server::approvals::{display_command, elicitation_response};
-use oi_mcp_server::jsonrpc::RequestId;
+use oi_jsonrpc::Answer;
 use oi_protocol::ThreadId;
+use oi_protocol::parse_command::display_command;
 use oi_protocol::protocol::{
     ApplyPatchApprovalRequestEvent, ElicitationAction, ElicitationRequestEvent,
     ElicitationResponse, ExecApprovalRequestEvent, Op, ReviewDecision, Submission,
@@ -32,15 +32,6 @@ pub(crate) struct ApprovalCtx {
     pub timeout: Duration,
     /// Fired when the turn ends: a pending request is withdrawn.
     pub turn_over: CancellationToken,
-}
-
-/// How asking went.
-#[derive(Debug, PartialEq)]
-pub enum Asked {
-    Replied(Value),
-    /// Error reply, timeout, or connection gone; the text says which.
-    NoAnswer(String),
-    TurnOver,
 }
 
 /// A v2 approval reply → engine decision. Anything else (including the MCP tools'
@@ -75,47 +66,33 @@ pub fn decision(reply: &Value) -> Option<ReviewDecision> {
     None
 }
 
-async fn ask(ctx: &ApprovalCtx, method: &str, params: Value) -> (RequestId, Asked) {
+/// Asks the client, then tells it the request is settled (`serverRequest/resolved`), so
+/// the client sees request → resolved → the item's completion, in that order.
+async fn ask(ctx: &ApprovalCtx, method: &str, params: Value) -> Answer {
     let out = &ctx.conn.outgoing;
-    let (id, rx) = out.request(method, params).await;
-    let asked = tokio::select! {
-        reply = rx => match reply {
-            Ok(Ok(v)) => Asked::Replied(v),
-            Ok(Err(e)) => Asked::NoAnswer(format!("the client answered with an error: {}", e.message)),
-            Err(_) => Asked::NoAnswer("the connection closed before an answer".into()),
-        },
-        _ = tokio::time::sleep(ctx.timeout) => {
-            let why = format!("no answer within {} s", ctx.timeout.as_secs());
-            out.cancel_request(&id, &why).await;
-            Asked::NoAnswer(why)
-        }
-        _ = ctx.turn_over.cancelled() => {
-            out.cancel_request(&id, "the turn ended").await;
-            Asked::TurnOver
-        }
-    };
+    let (id, answer) = out.ask(method, params, ctx.timeout, &ctx.turn_over).await;
     out.notify(
         "serverRequest/resolved",
         json!({"threadId": ctx.thread_id, "requestId": id}),
     )
     .await;
-    (id, asked)
+    answer
 }
 
 async fn decide(ctx: &ApprovalCtx, method: &str, params: Value) -> Option<ReviewDecision> {
     match ask(ctx, method, params).await {
-        (_, Asked::Replied(v)) => {
+        Answer::Replied(v) => {
             let d = decision(&v).unwrap_or_else(|| {
                 tracing::info!("{method}: unparseable reply {v}; declining");
                 ReviewDecision::Denied
             });
             Some(d)
         }
-        (_, Asked::NoAnswer(why)) => {
+        Answer::NoAnswer(why) => {
             tracing::info!("{method}: declined because {why}");
             Some(ReviewDecision::Denied)
         }
-        (_, Asked::TurnOver) => None,
+        Answer::Withdrawn => None,
     }
 }
 
@@ -213,12 +190,12 @@ pub(crate) async fn elicitation(ctx: ApprovalCtx, ev: ElicitationRequestEvent) {
         p.insert("_meta".into(), m.clone());
     }
     let response = match ask(&ctx, "mcpServer/elicitation/request", Value::Object(p)).await {
-        (_, Asked::Replied(v)) => elicitation_response(&v),
-        (_, Asked::NoAnswer(_)) => ElicitationResponse {
+        Answer::Replied(v) => ElicitationResponse::from_reply(&v),
+        Answer::NoAnswer(_) => ElicitationResponse {
             action: ElicitationAction::Decline,
             content: None,
         },
-        (_, Asked::TurnOver) => return,
+        Answer::Withdrawn => return,
     };
     submit(
         &ctx,

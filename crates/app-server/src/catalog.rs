@@ -10,8 +10,8 @@
 use crate::protocol::ThreadOverrides;
 use crate::{Conn, lock, method};
 use oi_config::{Config, ModelProviderInfo};
-use oi_mcp_server::dispatch::{Execution, MethodTable, RequestContext};
-use oi_mcp_server::jsonrpc::RpcError;
+use oi_jsonrpc::RpcError;
+use oi_jsonrpc::{Execution, MethodTable, RequestContext};
 pub use oi_model_client::catalog::{
     ModelInfo, RemoteModel, builtin_info, fetch_models, is_hidden, parse_models,
 };

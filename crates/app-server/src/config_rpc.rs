@@ -10,8 +10,8 @@
 use crate::protocol::ThreadOverrides;
 use crate::{Conn, blocking, method};
 use oi_config::{Config, ConfigLoadOptions, ConfigOverrides, load_config, toml_to_json};
-use oi_mcp_server::dispatch::{Execution, MethodTable, RequestContext};
-use oi_mcp_server::jsonrpc::{INVALID_REQUEST, RpcError};
+use oi_jsonrpc::{Execution, MethodTable, RequestContext};
+use oi_jsonrpc::{INVALID_REQUEST, RpcError};
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
 use sha2::{Digest, Sha256};

@@ -8,8 +8,8 @@
 
 use crate::{Conn, invalid, lock, method};
 pub use oi_file_search::{FileMatch, MATCH_LIMIT, NAME_BONUS, index_roots, search, search_index};
-use oi_mcp_server::dispatch::{Execution, MethodTable, RequestContext};
-use oi_mcp_server::jsonrpc::RpcError;
+use oi_jsonrpc::RpcError;
+use oi_jsonrpc::{Execution, MethodTable, RequestContext};
 use serde::Deserialize;
 use serde_json::{Value, json};
 use std::collections::HashMap;

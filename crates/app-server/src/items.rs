@@ -6,9 +6,9 @@
 //! the items of stored turns for `thread/read` / `thread/resume`.
 
 use crate::protocol::{TurnView, turn, turn_error};
-use oi_mcp_server::approvals::display_command;
 use oi_protocol::models::TokenUsage;
 use oi_protocol::parse_command::ParsedCommand;
+use oi_protocol::parse_command::display_command;
 use oi_protocol::protocol::{
     ApplyPatchApprovalRequestEvent, ErrorInfo, Event, EventMsg, ExecApprovalRequestEvent,
     ExecCommandSource, FileChange, McpInvocation, McpStartupStatus,

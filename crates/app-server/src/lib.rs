@@ -1,9 +1,10 @@
 //! The v2 thread/turn JSON-RPC API and the legacy v1 methods, registered on the
 //! `interpreter mcp-server` connection beside the MCP `codex`/`codex-reply` tools.
 //!
-//! Public surface: [`AppServerExtension`], an [`oi_mcp_server::ServerExtension`] that the
-//! CLI passes to `oi_mcp_server::run_main` (tests pass it to `serve_options`). Everything
-//! else is the wire: `thread/*`, `turn/*`, `model/list`, `collaborationMode/list`,
+//! Public surface: [`methods`], the method table of these APIs for one connection, which
+//! the CLI merges with the MCP tools' table (`oi-mcp-server`) on `interpreter mcp-server`;
+//! [`AppServerContext`] is what that connection shares with it. Everything else is the
+//! wire: `thread/*`, `turn/*`, `model/list`, `collaborationMode/list`,
 //! `app/list`, `config/*`, `account/*` and the v1 `getConversationSummary`,
 //! `getAuthStatus`, `gitDiffToRemote`, `fuzzyFileSearch*` methods (docs/v2-api.md).
 //!
@@ -28,13 +29,11 @@ pub mod turns;
 pub mod v1;
 
 use oi_config::{ConfigLoadOptions, LoadedConfig, json_to_toml, load_config};
+use oi_core::ThreadReaders;
 use oi_core::{Thread, ThreadManager, ThreadManagerOptions};
-use oi_mcp_server::McpServerOptions;
-use oi_mcp_server::dispatch::{Execution, MethodTable, RequestContext};
-use oi_mcp_server::jsonrpc::{INVALID_REQUEST, RpcError};
-use oi_mcp_server::outgoing::OutgoingSender;
-use oi_mcp_server::tool_runner::Readers;
-use oi_mcp_server::{ExtensionContext, ServerExtension};
+use oi_jsonrpc::{
+    Connection, Execution, INVALID_REQUEST, MethodTable, OutgoingSender, RequestContext, RpcError,
+};
 use oi_protocol::ThreadId;
 use oi_protocol::protocol::RateLimitSnapshot;
 use oi_thread_store::{SessionSource, ThreadStore};
@@ -46,22 +45,35 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex, MutexGuard};
 use tokio_util::sync::CancellationToken;
 
-/// Registers the v2 and v1 methods on each connection.
-#[derive(Debug, Default)]
-pub struct AppServerExtension;
+/// What the connection the v2 API is served on shares with it.
+#[derive(Clone)]
+pub struct AppServerContext {
+    /// The manager of persisted threads, shared with the MCP tools so threads cross
+    /// between the APIs.
+    pub manager: ThreadManager,
+    /// The server's config settings (home, `-c` overrides, flags); each thread's config is
+    /// loaded from these plus its own overrides.
+    pub config: ConfigLoadOptions,
+    /// The connection's sender and shutdown signal.
+    pub connection: Connection,
+    /// Who reads which thread's events, shared with the MCP tools.
+    pub readers: Arc<ThreadReaders>,
+}
 
-impl ServerExtension for AppServerExtension {
-    fn register(&self, table: &mut MethodTable, ctx: &ExtensionContext) {
-        let conn = Arc::new(Conn::new(ctx));
-        conn.background_setup();
-        threads::register(table, &conn);
-        turns::register(table, &conn);
-        catalog::register(table, &conn);
-        config_rpc::register(table, &conn);
-        accounts::register(table, &conn);
-        v1::register(table, &conn);
-        fuzzy::register(table, &conn);
-    }
+/// The v2 and v1 methods for one connection. Starts opening the thread store in the
+/// background, and stops this connection's ephemeral threads when it closes.
+pub fn methods(ctx: AppServerContext) -> MethodTable {
+    let mut table = MethodTable::new();
+    let conn = Arc::new(Conn::new(ctx));
+    conn.background_setup();
+    threads::register(&mut table, &conn);
+    turns::register(&mut table, &conn);
+    catalog::register(&mut table, &conn);
+    config_rpc::register(&mut table, &conn);
+    accounts::register(&mut table, &conn);
+    v1::register(&mut table, &conn);
+    fuzzy::register(&mut table, &conn);
+    table
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -77,9 +89,9 @@ pub(crate) struct Conn {
     /// Threads started with `ephemeral: true`: nothing written to disk.
     pub ephemeral: ThreadManager,
     ephemeral_threads: Mutex<HashMap<ThreadId, EphemeralInfo>>,
-    pub opts: McpServerOptions,
+    pub opts: ConfigLoadOptions,
     pub outgoing: OutgoingSender,
-    pub readers: Arc<Readers>,
+    pub readers: Arc<ThreadReaders>,
     pub shutdown: CancellationToken,
     /// Latest rate-limit headers a v2 turn saw: (provider id, snapshot).
     pub rate_limits: Mutex<Option<(String, RateLimitSnapshot)>>,
@@ -88,18 +100,18 @@ pub(crate) struct Conn {
 }
 
 impl Conn {
-    fn new(ctx: &ExtensionContext) -> Self {
+    fn new(ctx: AppServerContext) -> Self {
         Self {
-            manager: ctx.manager.clone(),
+            manager: ctx.manager,
             ephemeral: ThreadManager::new(ThreadManagerOptions {
                 source: SessionSource::Mcp,
                 persist: false,
             }),
             ephemeral_threads: Mutex::default(),
-            opts: ctx.options.clone(),
-            outgoing: ctx.outgoing.clone(),
-            readers: ctx.readers.clone(),
-            shutdown: ctx.shutdown.clone(),
+            opts: ctx.config,
+            outgoing: ctx.connection.outgoing,
+            readers: ctx.readers,
+            shutdown: ctx.connection.shutdown,
             rate_limits: Mutex::default(),
             fuzzy: fuzzy::FuzzyState::default(),
             models: catalog::ModelsCache::default(),
@@ -159,11 +171,7 @@ impl Conn {
 
     /// The config with the server's flags plus `o` applied (typed overrides win).
     pub fn load_config(&self, o: &protocol::ThreadOverrides) -> Result<LoadedConfig, RpcError> {
-        let mut load = ConfigLoadOptions {
-            home: self.opts.home.clone(),
-            cli_overrides: self.opts.cli_overrides.clone(),
-            overrides: self.opts.overrides.clone(),
-        };
+        let mut load = self.opts.clone();
         let ov = &mut load.overrides;
         if o.model.is_some() {
             ov.model = o.model.clone();
@@ -263,7 +271,7 @@ pub(crate) fn invalid(message: impl Into<String>) -> RpcError {
 }
 
 pub(crate) fn internal(message: impl Into<String>) -> RpcError {
-    RpcError::new(oi_mcp_server::jsonrpc::INTERNAL_ERROR, message)
+    RpcError::new(oi_jsonrpc::INTERNAL_ERROR, message)
 }
 
 /// Parses a v2 thread id: `invalid thread id: …` when it is not a UUID.

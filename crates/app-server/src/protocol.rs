@@ -76,9 +76,7 @@ pub enum V2UserInput {
 pub const MAX_INPUT_CHARS: usize = 1 << 20;
 
 /// Converts v2 input to engine input. Errors: empty input, too much text.
-pub fn core_input(
-    input: &[V2UserInput],
-) -> Result<Vec<UserInput>, oi_mcp_server::jsonrpc::RpcError> {
+pub fn core_input(input: &[V2UserInput]) -> Result<Vec<UserInput>, oi_jsonrpc::RpcError> {
     if input.is_empty() {
         return Err(crate::invalid("input must not be empty"));
     }
@@ -90,8 +88,8 @@ pub fn core_input(
         })
         .sum();
     if chars > MAX_INPUT_CHARS {
-        return Err(oi_mcp_server::jsonrpc::RpcError::new(
-            oi_mcp_server::jsonrpc::INVALID_PARAMS,
+        return Err(oi_jsonrpc::RpcError::new(
+            oi_jsonrpc::INVALID_PARAMS,
             format!("Input exceeds the maximum length of {MAX_INPUT_CHARS} characters."),
         )
         .with_data(json!({

@@ -13,8 +13,8 @@ use crate::{
     Conn, EphemeralInfo, blocking, internal, invalid, method, parse_thread_id, thread_not_found,
 };
 use oi_core::{CoreError, NewThread, Thread};
-use oi_mcp_server::dispatch::{Execution, MethodTable, RequestContext};
-use oi_mcp_server::jsonrpc::RpcError;
+use oi_jsonrpc::RpcError;
+use oi_jsonrpc::{Execution, MethodTable, RequestContext};
 use oi_protocol::ThreadId;
 use oi_protocol::protocol::EventMsg;
 use oi_thread_store::{

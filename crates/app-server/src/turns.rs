@@ -14,10 +14,10 @@ use crate::protocol::{
 };
 use crate::threads::core_error;
 use crate::{Conn, invalid, lock, method, parse_thread_id, thread_not_found};
+use oi_core::ReaderGuard;
 use oi_core::Thread;
-use oi_mcp_server::dispatch::{Execution, MethodTable, RequestContext};
-use oi_mcp_server::jsonrpc::{RequestId, RpcError};
-use oi_mcp_server::tool_runner::ReaderGuard;
+use oi_jsonrpc::RpcError;
+use oi_jsonrpc::{Execution, MethodTable, RequestContext};
 use oi_protocol::ThreadId;
 use oi_protocol::config_types::{AskForApproval, ReasoningEffort};
 use oi_protocol::protocol::{Event, EventMsg, Op, Submission, TurnOverrides};
@@ -155,8 +155,7 @@ fn overrides(p: &StartParams, thread: &Thread) -> Result<TurnOverrides, RpcError
     Ok(o)
 }
 
-fn busy_error(id: ThreadId, owner: &RequestId, active: Option<String>) -> RpcError {
-    let owner = owner.to_string();
+fn busy_error(id: ThreadId, owner: &str, active: Option<String>) -> RpcError {
     if owner.starts_with(V2_OWNER) {
         let active = active.unwrap_or_else(|| owner.trim_start_matches(V2_OWNER).to_string());
         invalid(format!(
@@ -200,10 +199,9 @@ async fn submit_turn(
     op: Op,
 ) -> Result<(String, i64), RpcError> {
     let turn_id = oi_protocol::ids::new_id();
-    let owner = RequestId::String(format!("{V2_OWNER}{turn_id}"));
     let guard = conn
         .readers
-        .claim(id, &owner)
+        .claim(id, format!("{V2_OWNER}{turn_id}"))
         .map_err(|o| busy_error(id, &o, thread.active_turn_id()))?;
     if let Some(active) = thread.active_turn_id() {
         // A turn nobody reads (e.g. its MCP call was cancelled and is still stopping).

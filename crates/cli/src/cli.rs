@@ -412,12 +412,13 @@ pub fn main_with_args(mut args: Vec<OsString>) -> i32 {
                     return EXIT_USAGE;
                 }
             };
-            rt.block_on(oi_mcp_server::run_main(oi_mcp_server::McpServerOptions {
-                cli_overrides,
-                overrides: cli.global.overrides(),
-                home: None,
-                extensions: vec![std::sync::Arc::new(oi_app_server::AppServerExtension)],
-            }))
+            rt.block_on(crate::mcp_server_cmd::run(
+                oi_mcp_server::McpServerOptions {
+                    cli_overrides,
+                    overrides: cli.global.overrides(),
+                    home: None,
+                },
+            ))
         }
         None if tui => rt.block_on(crate::tui_cmd::run_tui(
             cli.global,

@@ -6,6 +6,7 @@ mod exec;
 mod history;
 mod interactive;
 mod mcp_cmd;
+mod mcp_server_cmd;
 mod render;
 mod sandbox_cmd;
 mod sessions;

@@ -13,6 +13,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
     ("oi-protocol", &[]),
     ("oi-process", &[]),
     ("oi-file-search", &[]),
+    ("oi-jsonrpc", &[]),
     ("oi-config", &["oi-protocol"]),
     ("oi-apply-patch", &["oi-protocol"]),
     ("oi-thread-store", &["oi-protocol"]),
@@ -38,9 +39,9 @@ const ALLOWED: &[(&str, &[&str])] = &[
         &[
             "oi-config",
             "oi-core",
+            "oi-jsonrpc",
             "oi-process",
             "oi-protocol",
-            "oi-thread-store",
         ],
     ),
     (
@@ -49,7 +50,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
             "oi-config",
             "oi-core",
             "oi-file-search",
-            "oi-mcp-server",
+            "oi-jsonrpc",
             "oi-model-client",
             "oi-protocol",
             "oi-thread-store",
@@ -73,6 +74,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
             "oi-app-server",
             "oi-config",
             "oi-core",
+            "oi-jsonrpc",
             "oi-mcp-client",
             "oi-mcp-server",
             "oi-process",
@@ -187,6 +189,18 @@ fn the_engine_knows_no_front_end() {
         .expect("workspace root");
     let packages = workspace_packages(&root);
     let front_ends = ["oi-cli", "oi-tui", "oi-mcp-server", "oi-app-server"];
+    // The two services on one connection are siblings: neither may reach into the other.
+    for (service, sibling) in [
+        ("oi-mcp-server", "oi-app-server"),
+        ("oi-app-server", "oi-mcp-server"),
+    ] {
+        if let Some(package) = packages.get(service) {
+            assert!(
+                !package.deps.contains(sibling),
+                "{service} depends on its sibling {sibling}; share code through oi-jsonrpc or oi-core"
+            );
+        }
+    }
     for (name, package) in &packages {
         if front_ends.contains(&name.as_str()) {
             continue;

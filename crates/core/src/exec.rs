@@ -226,7 +226,7 @@ pub(crate) async fn run_exec(
         r.abort();
     }
     let exit_code = match status {
-        Some(Ok(s)) => exit_code_of(s),
+        Some(Ok(s)) => oi_process::exit_code(s),
         Some(Err(_)) | None => -1,
     };
     let exit_code = if timed_out {
@@ -243,20 +243,6 @@ pub(crate) async fn run_exec(
         timed_out,
         aborted,
     })
-}
-
-fn exit_code_of(s: std::process::ExitStatus) -> i32 {
-    if let Some(c) = s.code() {
-        return c;
-    }
-    #[cfg(unix)]
-    {
-        use std::os::unix::process::ExitStatusExt;
-        if let Some(sig) = s.signal() {
-            return 128 + sig;
-        }
-    }
-    -1
 }
 
 fn kill_group(pid: Option<u32>) {

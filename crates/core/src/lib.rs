@@ -20,6 +20,7 @@ mod exec;
 mod manager;
 mod notify;
 mod prompt;
+mod readers;
 mod recorder;
 mod safety;
 mod sandbox;
@@ -37,5 +38,7 @@ pub use context_window::{
 pub use error::CoreError;
 pub use manager::{NewThread, ThreadManager, ThreadManagerOptions};
 pub use oi_protocol::truncate::truncate_head_tail;
+pub use oi_thread_store::SessionSource;
+pub use readers::{ReaderGuard, ThreadReaders};
 pub use recorder::{NoopRecorder, Recorder};
 pub use thread::Thread;

@@ -5,16 +5,10 @@
 /// True if every command in `argv` (directly, or in a simple `bash -lc` script joined by
 /// `&&`, `||`, `;` or `|`) only reads.
 pub(crate) fn is_known_safe_command(argv: &[String]) -> bool {
-    match argv {
-        [sh, flag, script] if is_shell(sh) && (flag == "-lc" || flag == "-c") => {
-            is_safe_script(script)
-        }
-        _ => is_safe_argv(argv),
+    match oi_protocol::parse_command::shell_script(argv) {
+        Some(script) => is_safe_script(script),
+        None => is_safe_argv(argv),
     }
-}
-
-fn is_shell(s: &str) -> bool {
-    matches!(s.rsplit('/').next().unwrap_or(s), "bash" | "sh" | "zsh")
 }
 
 fn is_safe_script(script: &str) -> bool {

@@ -183,7 +183,7 @@ def fmt_ms(xs: list[float]) -> str:
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--ours", default=str(REPO / "target/debug/interpreter") + " mcp-server")
-    ap.add_argument("--reference", required=True, help="path to the codex 0.153 binary")
+    ap.add_argument("--reference", help="path to the codex 0.153 binary (omit to measure ours only)")
     ap.add_argument("--mock", default=str(REPO / "target/debug/mock-model"))
     ap.add_argument("--runs", type=int, default=20)
     args = ap.parse_args()
@@ -209,25 +209,35 @@ def main() -> int:
                     base,
                     args.runs,
                 ),
-                bench_server(
+            ]
+            if args.reference:
+                results.append(bench_server(
                     "codex 0.153",
                     [args.reference, "mcp-server"],
                     {**clean, "CODEX_HOME": str(ref_home), "RUST_LOG": "error"},
                     str(work),
                     base,
                     args.runs,
-                ),
-            ]
+                ))
         finally:
             mock.stdin.close()
             mock.wait(timeout=10)
 
-    ours, ref = results
+    ours = results[0]
     rows = [
         ("spawn → initialize", "init"),
         ("text turn (tools/call → result)", "text_turn"),
         ("200-delta turn", "delta_turn"),
     ]
+    if len(results) == 1:
+        print(f"| metric (median of {args.runs}) | {ours['name']} |")
+        print("|---|---|")
+        for label, key in rows:
+            print(f"| {label} | {fmt_ms(ours[key])} |")
+        print(f"| peak RSS | {ours['peak_rss_kb'] / 1024:.1f} MiB |")
+        print(f"| deltas relayed per 200-delta turn | {ours['deltas_per_turn']:.0f} |")
+        return 0
+    ref = results[1]
     print(f"| metric (median of {args.runs}) | {ours['name']} | {ref['name']} | ratio |")
     print("|---|---|---|---|")
     for label, key in rows:

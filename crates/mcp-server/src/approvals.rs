@@ -7,10 +7,9 @@
 //! closing) resolves to *denied*, so a turn never waits forever.
 
 use crate::engine::EngineThread;
-use crate::jsonrpc::RequestId;
-use crate::outgoing::OutgoingSender;
+use oi_jsonrpc::{Answer, OutgoingSender, RequestId};
 use oi_protocol::ThreadId;
-use oi_protocol::parse_command::shell_join;
+use oi_protocol::parse_command::display_command;
 use oi_protocol::protocol::{
     ApplyPatchApprovalRequestEvent, ElicitationAction, ElicitationRequestEvent,
     ElicitationResponse, ExecApprovalRequestEvent, Op, ReviewDecision, Submission,
@@ -32,16 +31,6 @@ pub struct ApprovalContext {
     pub timeout: Duration,
     /// Fired when the turn ends; a pending prompt is then withdrawn.
     pub turn_over: CancellationToken,
-}
-
-/// How asking the client went.
-#[derive(Debug, PartialEq)]
-pub enum Asked {
-    Replied(Value),
-    /// Error reply, no capability, timeout, or connection gone; the text says which.
-    NoAnswer(String),
-    /// The turn ended first; nothing should be submitted.
-    TurnOver,
 }
 
 pub fn exec_params(
@@ -105,19 +94,6 @@ pub fn patch_params(
     }
     p.insert("codex_changes".into(), json!(ev.changes));
     Value::Object(p)
-}
-
-/// `bash -lc "<script>"` reads best as the script alone.
-pub fn display_command(argv: &[String]) -> String {
-    match argv {
-        [sh, flag, script]
-            if (flag == "-lc" || flag == "-c")
-                && matches!(sh.rsplit('/').next(), Some("bash" | "sh" | "zsh" | "dash")) =>
-        {
-            script.clone()
-        }
-        _ => shell_join(argv),
-    }
 }
 
 fn base_params(
@@ -200,56 +176,31 @@ fn decision_value(v: &Value) -> Option<ReviewDecision> {
     None
 }
 
-/// Maps a reply to a nested elicitation. Anything not in the spec's shape is a decline.
-pub fn elicitation_response(reply: &Value) -> ElicitationResponse {
-    let action = match reply.get("action").and_then(Value::as_str) {
-        Some("accept") => ElicitationAction::Accept,
-        Some("cancel") => ElicitationAction::Cancel,
-        _ => ElicitationAction::Decline,
-    };
-    let content = match action {
-        ElicitationAction::Accept => reply.get("content").cloned().filter(|c| !c.is_null()),
-        _ => None,
-    };
-    ElicitationResponse { action, content }
-}
-
 /// Sends `elicitation/create` and waits for the reply, the timeout, or the end of the turn.
-pub async fn ask(ctx: &ApprovalContext, params: Value) -> Asked {
+/// A client without the elicitation capability is not asked (its answer is "no answer").
+pub async fn ask(ctx: &ApprovalContext, params: Value) -> Answer {
     if !ctx.client_supports_elicitation {
-        return Asked::NoAnswer("the client did not declare the elicitation capability".into());
+        return Answer::NoAnswer("the client did not declare the elicitation capability".into());
     }
-    let (id, rx) = ctx.outgoing.request("elicitation/create", params).await;
-    tokio::select! {
-        reply = rx => match reply {
-            Ok(Ok(v)) => Asked::Replied(v),
-            Ok(Err(e)) => Asked::NoAnswer(format!("the client answered with an error: {}", e.message)),
-            Err(_) => Asked::NoAnswer("the connection closed before an answer".into()),
-        },
-        _ = tokio::time::sleep(ctx.timeout) => {
-            let why = format!("no answer within {} s", ctx.timeout.as_secs());
-            ctx.outgoing.cancel_request(&id, &why).await;
-            Asked::NoAnswer(why)
-        }
-        _ = ctx.turn_over.cancelled() => {
-            ctx.outgoing.cancel_request(&id, "the turn ended").await;
-            Asked::TurnOver
-        }
-    }
+    let (_, answer) = ctx
+        .outgoing
+        .ask("elicitation/create", params, ctx.timeout, &ctx.turn_over)
+        .await;
+    answer
 }
 
 async fn decide(ctx: &ApprovalContext, params: Value, what: &str) -> Option<ReviewDecision> {
     match ask(ctx, params).await {
-        Asked::Replied(v) => {
+        Answer::Replied(v) => {
             let d = review_decision(&v);
             tracing::info!("{what}: client replied {v} → {d:?}");
             Some(d)
         }
-        Asked::NoAnswer(why) => {
+        Answer::NoAnswer(why) => {
             tracing::info!("{what}: denied because {why}");
             Some(ReviewDecision::Denied)
         }
-        Asked::TurnOver => None,
+        Answer::Withdrawn => None,
     }
 }
 
@@ -296,8 +247,8 @@ pub async fn handle_patch(
 pub async fn handle_nested(ctx: ApprovalContext, ev: ElicitationRequestEvent, event_id: String) {
     let params = nested_elicitation_params(&ev, ctx.thread_id);
     let response = match ask(&ctx, params).await {
-        Asked::Replied(v) => elicitation_response(&v),
-        Asked::NoAnswer(why) => {
+        Answer::Replied(v) => ElicitationResponse::from_reply(&v),
+        Answer::NoAnswer(why) => {
             tracing::info!(
                 "elicitation from `{}` declined because {why}",
                 ev.server_name
@@ -307,7 +258,7 @@ pub async fn handle_nested(ctx: ApprovalContext, ev: ElicitationRequestEvent, ev
                 content: None,
             }
         }
-        Asked::TurnOver => return,
+        Answer::Withdrawn => return,
     };
     let op = Op::ResolveElicitation {
         server_name: ev.server_name,
@@ -416,15 +367,15 @@ mod tests {
 
     #[test]
     fn nested_elicitation_replies() {
-        let r = elicitation_response(&json!({"action":"accept","content":{"name":"x"}}));
+        let r = ElicitationResponse::from_reply(&json!({"action":"accept","content":{"name":"x"}}));
         assert_eq!(r.action, ElicitationAction::Accept);
         assert_eq!(r.content, Some(json!({"name":"x"})));
         assert_eq!(
-            elicitation_response(&json!({"decision":"approved"})).action,
+            ElicitationResponse::from_reply(&json!({"decision":"approved"})).action,
             ElicitationAction::Decline
         );
         assert_eq!(
-            elicitation_response(&json!({"action":"cancel"})).action,
+            ElicitationResponse::from_reply(&json!({"action":"cancel"})).action,
             ElicitationAction::Cancel
         );
     }

@@ -3,13 +3,12 @@
 //! `oi-core`'s `ThreadManager` with source `mcp`.
 
 use crate::McpServerOptions;
-use crate::dispatch::BoxFuture;
 use crate::engine::{Engine, EngineError, EngineThread, SessionRequest, ThreadHandle};
 use oi_config::{ConfigLoadOptions, LoadedConfig, json_to_toml, load_config};
-use oi_core::{CoreError, NewThread, Thread, ThreadManager, ThreadManagerOptions};
+use oi_core::{CoreError, NewThread, SessionSource, Thread, ThreadManager, ThreadManagerOptions};
+use oi_jsonrpc::BoxFuture;
 use oi_protocol::ThreadId;
 use oi_protocol::protocol::{Event, Submission};
-use oi_thread_store::SessionSource;
 use std::sync::Arc;
 
 pub struct CoreEngine {
@@ -38,11 +37,7 @@ impl CoreEngine {
     }
 
     fn load(&self, req: Option<SessionRequest>) -> Result<LoadedConfig, EngineError> {
-        let mut load = ConfigLoadOptions {
-            home: self.opts.home.clone(),
-            cli_overrides: self.opts.cli_overrides.clone(),
-            overrides: self.opts.overrides.clone(),
-        };
+        let mut load: ConfigLoadOptions = self.opts.config_load();
         if let Some(req) = req {
             let o = &mut load.overrides;
             o.model = req.model.or(o.model.take());

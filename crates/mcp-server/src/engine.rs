@@ -2,7 +2,7 @@
 //! start/open threads, submit ops and read events; [`crate::core_engine`] implements this
 //! over `oi-core`, and tests can script a fake engine to exercise protocol edge cases.
 
-use crate::dispatch::BoxFuture;
+use oi_jsonrpc::BoxFuture;
 use oi_protocol::ThreadId;
 use oi_protocol::config_types::{AskForApproval, SandboxMode};
 use oi_protocol::protocol::{Event, SessionConfiguredEvent, Submission};

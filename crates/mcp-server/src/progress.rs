@@ -3,7 +3,7 @@
 //! with idle timers see a long turn is alive. Deltas are folded into at most one
 //! notification per second.
 
-use crate::approvals::display_command;
+use oi_protocol::parse_command::display_command;
 use oi_protocol::protocol::EventMsg;
 use serde_json::{Value, json};
 use std::time::{Duration, Instant};

@@ -1,12 +1,13 @@
 //! The MCP service: lifecycle (`initialize`, `ping`), the tool methods, and the empty
 //! resource/prompt catalogs, declared as one method table.
 
-use crate::dispatch::{Execution, MethodTable, RequestContext};
 use crate::engine::Engine;
-use crate::jsonrpc::{RESOURCE_NOT_FOUND, RpcError};
 use crate::progress::Progress;
-use crate::tool_runner::{CallEnv, Readers, tool_result};
+use crate::tool_runner::{CallEnv, tool_result};
 use crate::tools;
+use oi_core::ThreadReaders;
+use oi_jsonrpc::{Execution, MethodTable, RequestContext};
+use oi_jsonrpc::{RESOURCE_NOT_FOUND, RpcError};
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
 use std::path::PathBuf;
@@ -37,7 +38,7 @@ pub struct ClientSession {
 
 pub struct McpService {
     engine: Arc<dyn Engine>,
-    readers: Arc<Readers>,
+    readers: Arc<ThreadReaders>,
     client: OnceLock<ClientSession>,
     running_calls: AtomicUsize,
     server_cwd: PathBuf,
@@ -111,7 +112,7 @@ impl McpService {
     pub fn with_readers(
         engine: Arc<dyn Engine>,
         server_cwd: PathBuf,
-        readers: Arc<Readers>,
+        readers: Arc<ThreadReaders>,
     ) -> Arc<Self> {
         Arc::new(Self {
             engine,
@@ -238,7 +239,7 @@ impl McpService {
         );
         if self.client.set(session).is_err() {
             return Err(RpcError::new(
-                crate::jsonrpc::INVALID_REQUEST,
+                oi_jsonrpc::INVALID_REQUEST,
                 "initialize called more than once",
             ));
         }

@@ -8,17 +8,16 @@
 //! and returned as an `isError` result at the terminal event.
 
 use crate::approvals::{self, ApprovalContext};
-use crate::dispatch::RequestContext;
 use crate::engine::{Engine, EngineError, EngineThread, ThreadHandle};
-use crate::jsonrpc::RequestId;
 use crate::progress::Progress;
 use crate::tools::{CodexArgs, ReplyArgs};
+use oi_core::ThreadReaders;
+use oi_jsonrpc::RequestContext;
 use oi_protocol::ThreadId;
 use oi_protocol::protocol::{Event, EventMsg, Op, Submission, TurnAbortReason, WarningEvent};
 use oi_protocol::user_input::UserInput;
 use serde_json::{Value, json};
-use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
@@ -26,53 +25,10 @@ use tokio_util::sync::CancellationToken;
 /// After an interrupt, how long to wait for the engine to end the turn.
 const INTERRUPT_GRACE: Duration = Duration::from_secs(30);
 
-/// Which call is reading which thread (a thread's events have one reader at a time).
-/// Shared with other APIs on the connection (the v2 API) so two front ends never read
-/// the same thread at once.
-#[derive(Default)]
-pub struct Readers(Mutex<HashMap<ThreadId, RequestId>>);
-
-impl Readers {
-    /// Marks `thread` as read by `call` until the guard drops; `Err(owner)` if taken.
-    pub fn claim(
-        self: &Arc<Self>,
-        thread: ThreadId,
-        call: &RequestId,
-    ) -> Result<ReaderGuard, RequestId> {
-        let mut map = self
-            .0
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
-        if let Some(owner) = map.get(&thread) {
-            return Err(owner.clone());
-        }
-        map.insert(thread, call.clone());
-        Ok(ReaderGuard {
-            readers: self.clone(),
-            thread,
-        })
-    }
-}
-
-pub struct ReaderGuard {
-    readers: Arc<Readers>,
-    thread: ThreadId,
-}
-
-impl Drop for ReaderGuard {
-    fn drop(&mut self) {
-        self.readers
-            .0
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .remove(&self.thread);
-    }
-}
-
 /// Everything one call needs.
 pub struct CallEnv {
     pub engine: Arc<dyn Engine>,
-    pub readers: Arc<Readers>,
+    pub readers: Arc<ThreadReaders>,
     pub ctx: RequestContext,
     pub progress: Option<Progress>,
     pub client_supports_elicitation: bool,
@@ -91,7 +47,7 @@ pub fn tool_result(thread_id: Option<ThreadId>, text: String, is_error: bool) ->
     r
 }
 
-fn busy_result(thread_id: ThreadId, owner: Option<&RequestId>) -> Value {
+fn busy_result(thread_id: ThreadId, owner: Option<&str>) -> Value {
     let by = owner.map(|o| format!(" (request {o})")).unwrap_or_default();
     tool_result(
         Some(thread_id),
@@ -113,7 +69,7 @@ impl CallEnv {
             Err(e) => return tool_result(None, engine_error_text(&e), true),
         };
         let thread_id = handle.thread.id();
-        let Ok(_reader) = self.readers.claim(thread_id, &self.ctx.id) else {
+        let Ok(_reader) = self.readers.claim(thread_id, self.ctx.id.to_string()) else {
             return busy_result(thread_id, None);
         };
         // The reference uses the MCP request id as the first turn's id, so clients can
@@ -124,7 +80,7 @@ impl CallEnv {
 
     pub async fn reply(mut self, args: ReplyArgs) -> Value {
         let thread_id = args.thread_id;
-        let _reader = match self.readers.claim(thread_id, &self.ctx.id) {
+        let _reader = match self.readers.claim(thread_id, self.ctx.id.to_string()) {
             Ok(g) => g,
             Err(owner) => return busy_result(thread_id, Some(&owner)),
         };

@@ -145,7 +145,7 @@ impl Args {
             Some(other) => {
                 args.problems.push(format!(
                     "`arguments` must be an object, got {}",
-                    crate::jsonrpc::json_type_name(other)
+                    oi_jsonrpc::message::json_type_name(other)
                 ));
                 return args;
             }
@@ -188,7 +188,7 @@ impl Args {
             other => {
                 self.problems.push(format!(
                     "`{key}` must be a string, got {}",
-                    crate::jsonrpc::json_type_name(other)
+                    oi_jsonrpc::message::json_type_name(other)
                 ));
                 None
             }
@@ -277,7 +277,7 @@ pub fn parse_codex_args(raw: Option<&Value>, server_cwd: &Path) -> Result<CodexA
         }
         Some(other) => a.problems.push(format!(
             "`config` must be an object of dotted config keys to values (e.g. {{\"model_reasoning_effort\": \"high\"}}), got {}",
-            crate::jsonrpc::json_type_name(&other)
+            oi_jsonrpc::message::json_type_name(&other)
         )),
     }
     let prompt = prompt.unwrap_or_default();

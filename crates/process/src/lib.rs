@@ -110,3 +110,19 @@ pub fn kill_group(pgid: u32) {
     #[cfg(not(unix))]
     let _ = pgid;
 }
+
+/// A child's exit status as a shell reports it: the exit code, or `128 + signal` when a
+/// signal ended it (`-1` for a status that is neither, which `wait` does not return).
+pub fn exit_code(status: std::process::ExitStatus) -> i32 {
+    if let Some(code) = status.code() {
+        return code;
+    }
+    #[cfg(unix)]
+    {
+        use std::os::unix::process::ExitStatusExt;
+        if let Some(sig) = status.signal() {
+            return 128 + sig;
+        }
+    }
+    -1
+}

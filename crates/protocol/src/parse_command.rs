@@ -45,18 +45,35 @@ pub fn shell_join(argv: &[String]) -> String {
         .join(" ")
 }
 
+/// The script of a `bash -lc "<script>"` (or `sh -c`, `zsh -c`, `dash -c`) command.
+pub fn shell_script(argv: &[String]) -> Option<&str> {
+    match argv {
+        [sh, flag, script] if is_shell(sh) && (flag == "-lc" || flag == "-c") => Some(script),
+        _ => None,
+    }
+}
+
+/// A command as people read it: `bash -lc "<script>"` is the script alone, anything else
+/// is joined as a shell user would type it.
+pub fn display_command(argv: &[String]) -> String {
+    match shell_script(argv) {
+        Some(script) => script.to_string(),
+        None => shell_join(argv),
+    }
+}
+
 /// Classify a command. `bash -lc "<script>"` is unwrapped to its script.
 pub fn parse_command(argv: &[String]) -> Vec<ParsedCommand> {
     let script: String;
-    let words: Vec<String> = match argv {
-        [sh, flag, s] if is_shell(sh) && (flag == "-lc" || flag == "-c") => {
-            script = s.clone();
+    let words: Vec<String> = match shell_script(argv) {
+        Some(s) => {
+            script = s.to_string();
             if script.contains(['|', ';', '&', '>', '<', '$', '`']) {
                 return vec![ParsedCommand::Unknown { cmd: script }];
             }
             script.split_whitespace().map(str::to_string).collect()
         }
-        _ => {
+        None => {
             script = shell_join(argv);
             argv.to_vec()
         }
@@ -89,9 +106,10 @@ pub fn parse_command(argv: &[String]) -> Vec<ParsedCommand> {
     }
 }
 
-fn is_shell(s: &str) -> bool {
+/// True when `program` (a name or a path) is a POSIX shell that takes `-c SCRIPT`.
+pub fn is_shell(program: &str) -> bool {
     matches!(
-        s.rsplit('/').next().unwrap_or(s),
+        program.rsplit('/').next().unwrap_or(program),
         "bash" | "sh" | "zsh" | "dash"
     )
 }
@@ -99,6 +117,25 @@ fn is_shell(s: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn display_command_shows_shell_scripts_alone() {
+        let argv = |a: &[&str]| a.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        assert_eq!(
+            display_command(&argv(&["/bin/bash", "-lc", "ls | wc"])),
+            "ls | wc"
+        );
+        assert_eq!(
+            display_command(&argv(&["dash", "-c", "echo hi"])),
+            "echo hi"
+        );
+        assert_eq!(
+            display_command(&argv(&["python3", "-c", "print(1)"])),
+            "python3 -c 'print(1)'"
+        );
+        assert_eq!(display_command(&argv(&["bash", "-x", "s"])), "bash -x s");
+        assert!(is_shell("/usr/bin/zsh") && !is_shell("fish"));
+    }
 
     fn v(a: &[&str]) -> Vec<String> {
         a.iter().map(|s| s.to_string()).collect()

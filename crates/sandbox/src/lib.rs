@@ -182,7 +182,7 @@ pub async fn run_sandboxed_with_env(
         // Take the terminal back for our own group.
         take_terminal();
     }
-    Ok(exit_code(status?))
+    Ok(oi_process::exit_code(status?))
 }
 
 /// Make the calling process's group the terminal's foreground group. From a background
@@ -200,18 +200,4 @@ fn take_terminal() {
         libc::tcsetpgrp(libc::STDIN_FILENO, libc::getpgrp());
         libc::pthread_sigmask(libc::SIG_SETMASK, old.as_ptr(), std::ptr::null_mut());
     }
-}
-
-fn exit_code(status: std::process::ExitStatus) -> i32 {
-    if let Some(code) = status.code() {
-        return code;
-    }
-    #[cfg(unix)]
-    {
-        use std::os::unix::process::ExitStatusExt;
-        if let Some(sig) = status.signal() {
-            return 128 + sig;
-        }
-    }
-    1
 }

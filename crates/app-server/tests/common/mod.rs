@@ -1,15 +1,15 @@
-//! Test harness: the real server (`oi_mcp_server::serve_options` with the v2 extension and
-//! the real engine) over an in-memory pipe, the scripted mock model on loopback, and a
+//! Test harness: the real server (`oi_mcp_server::serve_options` with the v2 methods and
+//! the real engine, assembled as `interpreter mcp-server` does) over an in-memory pipe, the scripted mock model on loopback, and a
 //! JSON-RPC client that keeps every message it has not consumed yet.
 
 #![allow(dead_code)]
 
-use oi_app_server::AppServerExtension;
-use oi_mcp_server::McpServerOptions;
+use oi_app_server::AppServerContext;
+use oi_jsonrpc::MethodTable;
+use oi_mcp_server::{ConnectionContext, McpServerOptions};
 use oi_test_support::{MockModelServer, MockScript};
 use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 use std::time::Duration;
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, DuplexStream, ReadHalf, WriteHalf};
 use tokio::task::JoinHandle;
@@ -49,7 +49,6 @@ impl Env {
     pub fn options(&self) -> McpServerOptions {
         McpServerOptions {
             home: Some(self.home.clone()),
-            extensions: vec![Arc::new(AppServerExtension)],
             ..Default::default()
         }
     }
@@ -61,6 +60,16 @@ impl Env {
     pub fn config_text(&self) -> String {
         std::fs::read_to_string(self.home.join("config.toml")).unwrap()
     }
+}
+
+/// The v2 and v1 methods on the MCP server's connection, as the CLI assembles them.
+pub fn v2_methods(ctx: &ConnectionContext) -> MethodTable {
+    oi_app_server::methods(AppServerContext {
+        manager: ctx.manager.clone(),
+        config: ctx.options.config_load(),
+        connection: ctx.connection.clone(),
+        readers: ctx.readers.clone(),
+    })
 }
 
 pub struct Client {
@@ -78,7 +87,7 @@ impl Client {
     pub fn start(opts: McpServerOptions) -> Client {
         let (client_side, server_side) = tokio::io::duplex(1 << 20);
         let (sr, sw) = tokio::io::split(server_side);
-        let server = tokio::spawn(oi_mcp_server::serve_options(sr, sw, opts));
+        let server = tokio::spawn(oi_mcp_server::serve_options(sr, sw, opts, v2_methods));
         let (cr, cw) = tokio::io::split(client_side);
         Client {
             writer: Some(cw),

@@ -3,7 +3,7 @@
 
 #![allow(dead_code)]
 
-use oi_mcp_server::dispatch::BoxFuture;
+use oi_jsonrpc::BoxFuture;
 use oi_mcp_server::engine::{Engine, EngineError, EngineThread, SessionRequest, ThreadHandle};
 use oi_protocol::ThreadId;
 use oi_protocol::config_types::{AskForApproval, SandboxPolicy};

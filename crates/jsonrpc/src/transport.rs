@@ -1,7 +1,7 @@
 //! Newline-delimited framing over any byte stream: a bounded line reader (a huge line is
 //! skipped and reported, never buffered whole) and a writer loop that batches flushes.
 
-use crate::jsonrpc::{Outgoing, RequestId};
+use crate::message::{Outgoing, RequestId};
 use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
@@ -13,22 +13,23 @@ pub const DEFAULT_MAX_LINE_BYTES: usize = 8 * 1024 * 1024;
 /// How much of an oversized line is kept to try to recover its request id.
 const HEAD_BYTES: usize = 512;
 
+/// One unit of input.
 #[derive(Debug, PartialEq)]
 pub enum Frame {
+    /// A complete line, without its terminator.
     Line(Vec<u8>),
     /// A line over the limit; `head` is its beginning, `len` its full length.
-    TooLong {
-        len: usize,
-        head: Vec<u8>,
-    },
+    TooLong { len: usize, head: Vec<u8> },
 }
 
+/// Reads newline-delimited frames with a size limit.
 pub struct LineReader<R> {
     inner: R,
     max: usize,
 }
 
 impl<R: AsyncBufRead + Unpin> LineReader<R> {
+    /// Frames from `inner`; lines longer than `max` bytes become [`Frame::TooLong`].
     pub fn new(inner: R, max: usize) -> Self {
         Self { inner, max }
     }
@@ -95,6 +96,7 @@ pub struct ThreadStdin {
 }
 
 impl ThreadStdin {
+    /// Starts the reader thread.
     pub fn spawn() -> Self {
         let (tx, rx) = mpsc::channel(4);
         let spawned = std::thread::Builder::new()

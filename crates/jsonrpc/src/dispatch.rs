@@ -7,7 +7,7 @@
 //! rejection, `notifications/cancelled` (a cancelled request gets no response), and
 //! routing of the client's replies to our own requests.
 
-use crate::jsonrpc::{Incoming, Rejected, RequestId, RpcError, json_type_name};
+use crate::message::{Incoming, Rejected, RequestId, RpcError, json_type_name};
 use crate::outgoing::OutgoingSender;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
@@ -20,6 +20,7 @@ use tokio::sync::mpsc;
 use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
 
+/// A boxed, sendable future: what handlers and seams return.
 pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 
 /// Where a handler runs.
@@ -35,7 +36,9 @@ pub enum Execution {
 /// What a request handler gets besides its params.
 #[derive(Clone)]
 pub struct RequestContext {
+    /// The request's id, as the client sent it.
     pub id: RequestId,
+    /// The connection's sender (notifications during the request, server→client requests).
     pub outgoing: OutgoingSender,
     /// Fired when the client cancels this request or the server shuts down.
     pub cancel: CancellationToken,
@@ -65,6 +68,9 @@ type RequestFn = Arc<
 >;
 type NotificationFn = Arc<dyn Fn(Option<Value>) -> BoxFuture<'static, ()> + Send + Sync>;
 
+/// Every method a connection answers, each declared once with its params type. Built by
+/// the services (MCP, v2, v1) and merged into one table per connection; the processor
+/// decodes params from the declaration before a handler runs.
 #[derive(Default, Clone)]
 pub struct MethodTable {
     requests: HashMap<&'static str, (RequestFn, Execution)>,
@@ -72,6 +78,7 @@ pub struct MethodTable {
 }
 
 impl MethodTable {
+    /// An empty table.
     pub fn new() -> Self {
         Self::default()
     }
@@ -121,6 +128,7 @@ impl MethodTable {
         self.notifications.extend(other.notifications);
     }
 
+    /// True when a request method of that name is declared.
     pub fn has_request(&self, method: &str) -> bool {
         self.requests.contains_key(method)
     }

@@ -9,10 +9,15 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 use std::fmt;
 
+/// The frame is not JSON.
 pub const PARSE_ERROR: i64 = -32700;
+/// The frame is JSON but not a valid message (also the v2 API's validation errors).
 pub const INVALID_REQUEST: i64 = -32600;
+/// No method of that name.
 pub const METHOD_NOT_FOUND: i64 = -32601;
+/// The params do not fit the method's declaration.
 pub const INVALID_PARAMS: i64 = -32602;
+/// The server failed while handling the request.
 pub const INTERNAL_ERROR: i64 = -32603;
 /// MCP: a `resources/read` for a URI the server does not have.
 pub const RESOURCE_NOT_FOUND: i64 = -32002;
@@ -22,7 +27,9 @@ pub const RESOURCE_NOT_FOUND: i64 = -32002;
 #[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(untagged)]
 pub enum RequestId {
+    /// A numeric id.
     Integer(i64),
+    /// A string id.
     String(String),
 }
 
@@ -50,13 +57,17 @@ impl RequestId {
 /// The `error` member of an error response.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct RpcError {
+    /// The JSON-RPC error code.
     pub code: i64,
+    /// What went wrong and how to fix it, for people.
     pub message: String,
+    /// Machine-readable details.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub data: Option<Value>,
 }
 
 impl RpcError {
+    /// An error with `code` and `message`.
     pub fn new(code: i64, message: impl Into<String>) -> Self {
         Self {
             code,
@@ -65,24 +76,29 @@ impl RpcError {
         }
     }
 
+    /// The same error with `data`.
     pub fn with_data(mut self, data: Value) -> Self {
         self.data = Some(data);
         self
     }
 
+    /// `-32700` naming what could not be parsed.
     pub fn parse_error(detail: impl fmt::Display) -> Self {
         Self::new(PARSE_ERROR, format!("Parse error: {detail}"))
     }
 
+    /// `-32600` naming what is wrong with the message.
     pub fn invalid_request(detail: impl fmt::Display) -> Self {
         Self::new(INVALID_REQUEST, format!("Invalid request: {detail}"))
     }
 
+    /// `-32601` naming the method.
     pub fn method_not_found(method: &str) -> Self {
         Self::new(METHOD_NOT_FOUND, format!("method not found: {method}"))
             .with_data(json!({ "method": method }))
     }
 
+    /// `-32602` naming the method and the problem with its params.
     pub fn invalid_params(method: &str, detail: impl fmt::Display) -> Self {
         Self::new(
             INVALID_PARAMS,
@@ -91,6 +107,7 @@ impl RpcError {
         .with_data(json!({ "method": method }))
     }
 
+    /// `-32603` with the detail.
     pub fn internal(detail: impl fmt::Display) -> Self {
         Self::new(INTERNAL_ERROR, format!("Internal error: {detail}"))
     }
@@ -105,11 +122,13 @@ impl fmt::Display for RpcError {
 /// One incoming frame, classified.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Incoming {
+    /// A request: it gets exactly one response.
     Request {
         id: RequestId,
         method: String,
         params: Option<Value>,
     },
+    /// A notification: no response.
     Notification {
         method: String,
         params: Option<Value>,
@@ -124,7 +143,9 @@ pub enum Incoming {
 /// A frame that could not be accepted, with the id to answer to (`None` → `id: null`).
 #[derive(Clone, Debug, PartialEq)]
 pub struct Rejected {
+    /// The id to answer to, when it could be read.
     pub id: Option<RequestId>,
+    /// Why the frame was rejected.
     pub error: RpcError,
 }
 
@@ -249,6 +270,7 @@ fn classify_response(
     }
 }
 
+/// "an object", "a string"…: for error messages about JSON values.
 pub fn json_type_name(v: &Value) -> &'static str {
     match v {
         Value::Null => "null",
@@ -263,18 +285,16 @@ pub fn json_type_name(v: &Value) -> &'static str {
 /// Everything the server writes. Serialized flat, always with `"jsonrpc":"2.0"`.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Outgoing {
-    Response {
-        id: RequestId,
-        result: Value,
-    },
+    /// A successful response.
+    Response { id: RequestId, result: Value },
+    /// An error response.
     Error {
         id: Option<RequestId>,
         error: RpcError,
     },
-    Notification {
-        method: String,
-        params: Value,
-    },
+    /// A notification.
+    Notification { method: String, params: Value },
+    /// A server→client request (its reply is routed by [`crate::OutgoingSender`]).
     Request {
         id: RequestId,
         method: String,
