@@ -24,6 +24,7 @@ mod recorder;
 mod safety;
 mod sandbox;
 mod session;
+mod store_writer;
 mod supervisor;
 mod thread;
 mod tools;
