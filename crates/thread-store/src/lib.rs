@@ -27,6 +27,8 @@ mod private;
 mod rollout;
 mod sidecar;
 mod store;
+#[doc(hidden)]
+pub mod test_db;
 mod types;
 
 pub use error::StoreError;
