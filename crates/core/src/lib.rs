@@ -36,7 +36,7 @@ pub use context_window::{
     tool_output_budget,
 };
 pub use error::CoreError;
-pub use manager::{NewThread, ThreadManager, ThreadManagerOptions};
+pub use manager::{NewThread, ThreadManager, ThreadManagerOptions, open_thread_store};
 pub use oi_protocol::truncate::truncate_head_tail;
 pub use recorder::{NoopRecorder, Recorder};
 pub use thread::Thread;

@@ -67,10 +67,7 @@ impl ThreadManager {
         if let Some(s) = stores.get(home) {
             return Ok(s.clone());
         }
-        let url = oi_config::thread_store_url(home).map_err(|e| CoreError::Config(e.to_string()))?;
-        let location = StoreLocation::from_url(url.as_deref())
-            .map_err(|e| CoreError::Config(e.to_string()))?;
-        let s = ThreadStore::open_at(home, &location).map_err(|e| CoreError::Store(e.to_string()))?;
+        let s = open_thread_store(home)?;
         stores.insert(home.to_path_buf(), s.clone());
         Ok(s)
     }
@@ -345,6 +342,16 @@ impl ThreadManager {
         });
         futures::future::join_all(waits).await;
     }
+}
+
+/// Opens the thread store of `home` where the configuration puts it: local files, or the
+/// database of `[thread_store] url` / `OI_THREAD_STORE_URL` (see
+/// [`oi_config::thread_store_url`]). Blocking: reads the index or connects to the database.
+pub fn open_thread_store(home: &Path) -> Result<ThreadStore, CoreError> {
+    let url = oi_config::thread_store_url(home).map_err(|e| CoreError::Config(e.to_string()))?;
+    let location =
+        StoreLocation::from_url(url.as_deref()).map_err(|e| CoreError::Config(e.to_string()))?;
+    ThreadStore::open_at(home, &location).map_err(|e| CoreError::Store(e.to_string()))
 }
 
 fn session_configured(
