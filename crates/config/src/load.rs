@@ -2,8 +2,8 @@
 
 use crate::ConfigError;
 use crate::keys::{
-    CODEX_ONLY_PROFILE_KEYS, CODEX_ONLY_TOP_LEVEL_KEYS, HISTORY_KEYS, KeyKind, PROFILE_KEYS, THREAD_STORE_KEYS,
-    SANDBOX_WW_KEYS, TOP_LEVEL_KEYS, classify,
+    CODEX_ONLY_PROFILE_KEYS, CODEX_ONLY_TOP_LEVEL_KEYS, HISTORY_KEYS, KeyKind, PROFILE_KEYS,
+    SANDBOX_WW_KEYS, THREAD_STORE_KEYS, TOP_LEVEL_KEYS, classify,
 };
 use crate::mcp::{McpServerConfig, parse_mcp_servers};
 use crate::overrides::apply_dotted;
@@ -889,8 +889,9 @@ fn check_thread_store(
             return Err(ConfigError::Invalid {
                 origin: origin.into(),
                 key: "thread_store".into(),
-                message: "expected a table: [thread_store] url = \"postgresql://USER@HOST:PORT/DB\""
-                    .into(),
+                message:
+                    "expected a table: [thread_store] url = \"postgresql://USER@HOST:PORT/DB\""
+                        .into(),
             });
         }
     };

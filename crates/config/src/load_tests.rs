@@ -567,7 +567,11 @@ fn thread_store_url_comes_from_the_user_config_and_typos_warn() {
         loaded.warnings
     );
     let home = tempfile::tempdir().unwrap();
-    assert_eq!(thread_store_url(home.path()).unwrap(), None, "no config: local");
+    assert_eq!(
+        thread_store_url(home.path()).unwrap(),
+        None,
+        "no config: local"
+    );
     std::fs::write(home.path().join("config.toml"), text).unwrap();
     assert_eq!(
         thread_store_url(home.path()).unwrap().as_deref(),

@@ -4,6 +4,7 @@ use crate::elicitation::EngineElicitation;
 use crate::error::CoreError;
 use crate::recorder::{NoopRecorder, Recorder};
 use crate::session::Session;
+use crate::store_writer::StoreRecorder;
 use crate::thread::Thread;
 use oi_config::Config;
 use oi_mcp_client::{McpConnectionManager, McpStartOptions};
@@ -11,7 +12,6 @@ use oi_model_client::ModelClient;
 use oi_protocol::ThreadId;
 use oi_protocol::models::ResponseItem;
 use oi_protocol::protocol::{EventMsg, Op, SessionConfiguredEvent};
-use crate::store_writer::StoreRecorder;
 use oi_thread_store::{SessionMeta, SessionSource, StoreLocation, ThreadStore};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -78,7 +78,9 @@ impl ThreadManager {
         let home = home.to_path_buf();
         match tokio::task::spawn_blocking(move || me.store(&home)).await {
             Ok(r) => r,
-            Err(e) => Err(CoreError::Store(format!("opening the thread store failed: {e}"))),
+            Err(e) => Err(CoreError::Store(format!(
+                "opening the thread store failed: {e}"
+            ))),
         }
     }
 
@@ -393,6 +395,10 @@ async fn blocking<T: Send + 'static>(
     match tokio::task::spawn_blocking(f).await {
         Ok(Ok(v)) => Ok(v),
         Ok(Err(oi_thread_store::StoreError::NotFound(id))) => Err(CoreError::ThreadNotFound(id)),
+        Ok(Err(oi_thread_store::StoreError::Busy { id, path })) => Err(CoreError::ThreadBusy {
+            id,
+            message: oi_thread_store::StoreError::Busy { id, path }.to_string(),
+        }),
         Ok(Err(e)) => Err(CoreError::Store(e.to_string())),
         Err(e) => Err(CoreError::Store(format!("storage task failed: {e}"))),
     }

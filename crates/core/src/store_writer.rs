@@ -136,7 +136,11 @@ impl Drop for StoreRecorder {
     }
 }
 
-fn write_loop(mut writer: RolloutWriter, rx: Receiver<Command>, failed: Arc<Mutex<Option<String>>>) {
+fn write_loop(
+    mut writer: RolloutWriter,
+    rx: Receiver<Command>,
+    failed: Arc<Mutex<Option<String>>>,
+) {
     let id = writer.thread_id();
     let report = |e: String| {
         tracing::warn!("thread {id}: {e}");

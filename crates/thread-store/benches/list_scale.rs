@@ -8,10 +8,10 @@
 //! creation); the local ones are created through the store's API, since its index can only
 //! be filled from rollout files.
 
+use oi_protocol::protocol::{EventMsg, UserMessageEvent};
 use oi_thread_store::{
     ListQuery, RolloutItem, SessionMeta, SessionSource, SortKey, StoreLocation, ThreadStore,
 };
-use oi_protocol::protocol::{EventMsg, UserMessageEvent};
 use std::time::{Duration, Instant};
 
 const RUNS: usize = 30;
@@ -101,12 +101,14 @@ fn local(threads: usize) {
             .format("%Y-%m-%dT%H:%M:%S%.3fZ")
             .to_string();
         let mut w = store.create(meta).expect("create");
-        w.append(&RolloutItem::EventMsg(EventMsg::UserMessage(UserMessageEvent {
-            message: format!("Fix the {} (task {i})", TOPICS[i % TOPICS.len()]),
-            images: None,
-            local_images: Vec::new(),
-            text_elements: Vec::new(),
-        })))
+        w.append(&RolloutItem::EventMsg(EventMsg::UserMessage(
+            UserMessageEvent {
+                message: format!("Fix the {} (task {i})", TOPICS[i % TOPICS.len()]),
+                images: None,
+                local_images: Vec::new(),
+                text_elements: Vec::new(),
+            },
+        )))
         .expect("append");
     }
     println!(

@@ -33,8 +33,8 @@ mod types;
 
 pub use error::StoreError;
 pub use git::collect_git_info;
-pub use loaded::{ABORTED_CALL_OUTPUT, LoadedThread, StoredTurn, TurnStatus};
 pub use handle::{RolloutWriter, StoreLocation, ThreadStore};
+pub use loaded::{ABORTED_CALL_OUTPUT, LoadedThread, StoredTurn, TurnStatus};
 pub use types::{
     CompactedItem, GitInfo, ListQuery, RolloutItem, RolloutLine, SessionMeta, SessionSource,
     SortKey, ThreadPage, ThreadSummary, TurnContextItem, should_persist_event,

@@ -9,9 +9,7 @@ use crate::rollout::{
     truncate_preview,
 };
 use crate::sidecar;
-use crate::types::{
-    ListQuery, RolloutItem, RolloutLine, SessionMeta, ThreadPage, ThreadSummary,
-};
+use crate::types::{ListQuery, RolloutItem, RolloutLine, SessionMeta, ThreadPage, ThreadSummary};
 use chrono::{Local, TimeZone};
 use oi_protocol::ThreadId;
 use std::fs::{File, OpenOptions};

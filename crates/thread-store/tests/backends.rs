@@ -87,7 +87,12 @@ fn records_round_trip_and_resume_continues_the_thread() {
         assert_eq!(turns[0].status, TurnStatus::Completed, "{}", b.name);
 
         let (mut w, resumed) = b.store.resume(&id).unwrap();
-        assert_eq!(resumed.items.len(), 6, "{}: nothing added on resume", b.name);
+        assert_eq!(
+            resumed.items.len(),
+            6,
+            "{}: nothing added on resume",
+            b.name
+        );
         w.append_all(&[task_started("t2"), user_message("and the tests")])
             .unwrap();
         w.append(&task_complete("t2")).unwrap();
@@ -101,7 +106,12 @@ fn records_round_trip_and_resume_continues_the_thread() {
             "{}: the first prompt stays the preview",
             b.name
         );
-        assert!(again.warnings.is_empty(), "{}: {:?}", b.name, again.warnings);
+        assert!(
+            again.warnings.is_empty(),
+            "{}: {:?}",
+            b.name,
+            again.warnings
+        );
     }
 }
 
@@ -121,7 +131,12 @@ fn resume_closes_a_turn_left_open_as_interrupted() {
             "{}: {last:?}",
             b.name
         );
-        assert_eq!(loaded.turns()[0].status, TurnStatus::Interrupted, "{}", b.name);
+        assert_eq!(
+            loaded.turns()[0].status,
+            TurnStatus::Interrupted,
+            "{}",
+            b.name
+        );
         // The dangling call gets a synthetic output, so the history is valid for a model.
         assert_eq!(loaded.history().len(), 2, "{}", b.name);
     }
@@ -137,7 +152,8 @@ fn a_second_writer_is_refused_until_the_first_is_dropped() {
             let err = store.resume(&id).unwrap_err();
             assert!(matches!(err, StoreError::Busy { .. }), "{}: {err}", b.name);
             assert!(
-                err.to_string().contains("open for writing by another session"),
+                err.to_string()
+                    .contains("open for writing by another session"),
                 "{}: {err}",
                 b.name
             );
@@ -216,7 +232,12 @@ fn list_sorts_pages_and_filters_alike() {
             limit: 1,
             ..ListQuery::default()
         };
-        assert_eq!(ids(&all(s, &by_created)), vec![c1, b1, a2, a1], "{}", b.name);
+        assert_eq!(
+            ids(&all(s, &by_created)),
+            vec![c1, b1, a2, a1],
+            "{}",
+            b.name
+        );
         let asc = ListQuery {
             descending: false,
             ..by_created.clone()
@@ -235,7 +256,11 @@ fn list_sorts_pages_and_filters_alike() {
             },
         );
         assert_eq!(updated.len(), 4, "{}", b.name);
-        assert!(updated.windows(2).all(|w| w[0].updated_at >= w[1].updated_at));
+        assert!(
+            updated
+                .windows(2)
+                .all(|w| w[0].updated_at >= w[1].updated_at)
+        );
 
         let q = |f: fn(&mut ListQuery)| {
             let mut q = ListQuery {
@@ -245,17 +270,43 @@ fn list_sorts_pages_and_filters_alike() {
             f(&mut q);
             ids(&all(s, &q))
         };
-        assert_eq!(q(|q| q.cwd = Some(vec!["/work/b".into()])), vec![b1], "{}", b.name);
-        assert_eq!(q(|q| q.model_providers = Some(vec!["vllm".into()])), vec![a2]);
+        assert_eq!(
+            q(|q| q.cwd = Some(vec!["/work/b".into()])),
+            vec![b1],
+            "{}",
+            b.name
+        );
+        assert_eq!(
+            q(|q| q.model_providers = Some(vec!["vllm".into()])),
+            vec![a2]
+        );
         assert_eq!(q(|q| q.sources = Some(vec![SessionSource::Exec])), vec![a2]);
-        assert_eq!(q(|q| q.search = Some("parser".into())), vec![a1], "{}", b.name);
+        assert_eq!(
+            q(|q| q.search = Some("parser".into())),
+            vec![a1],
+            "{}",
+            b.name
+        );
         // LIKE wildcards in the term are literal.
-        assert_eq!(q(|q| q.search = Some("0% done_".into())), vec![b1], "{}", b.name);
+        assert_eq!(
+            q(|q| q.search = Some("0% done_".into())),
+            vec![b1],
+            "{}",
+            b.name
+        );
         assert_eq!(q(|q| q.search = Some("_".into())), vec![b1], "{}", b.name);
 
         s.set_name(&c1, Some("  Release notes ".into())).unwrap();
-        assert_eq!(q(|q| q.search = Some("release".into())), vec![c1], "{}", b.name);
-        assert_eq!(s.get(&c1).unwrap().unwrap().name.as_deref(), Some("Release notes"));
+        assert_eq!(
+            q(|q| q.search = Some("release".into())),
+            vec![c1],
+            "{}",
+            b.name
+        );
+        assert_eq!(
+            s.get(&c1).unwrap().unwrap().name.as_deref(),
+            Some("Release notes")
+        );
         s.set_name(&c1, None).unwrap();
         assert_eq!(s.get(&c1).unwrap().unwrap().name, None, "{}", b.name);
 
@@ -264,7 +315,13 @@ fn list_sorts_pages_and_filters_alike() {
         assert_eq!(q(|q| q.archived = Some(true)), vec![a1], "{}", b.name);
         s.set_archived(&a1, false).unwrap();
         assert_eq!(q(|_| {}), vec![c1, b1, a2, a1], "{}", b.name);
-        assert_eq!(s.latest(Some(std::path::Path::new("/work/b"))).unwrap().unwrap().id, b1);
+        assert_eq!(
+            s.latest(Some(std::path::Path::new("/work/b")))
+                .unwrap()
+                .unwrap()
+                .id,
+            b1
+        );
     }
 }
 
@@ -296,14 +353,22 @@ fn bad_input_gets_clear_errors() {
             s.set_archived(&unknown, true).unwrap_err(),
             s.set_name(&unknown, Some("x".into())).unwrap_err(),
         ] {
-            assert!(matches!(err, StoreError::NotFound(id) if id == unknown), "{}: {err}", b.name);
+            assert!(
+                matches!(err, StoreError::NotFound(id) if id == unknown),
+                "{}: {err}",
+                b.name
+            );
         }
         assert!(s.get(&unknown).unwrap().is_none());
         let existing = make_thread(s, Spec::default());
         let mut meta = SessionMeta::new("/w", "p", "m", SessionSource::Exec);
         meta.id = existing;
         let err = s.create(meta).unwrap_err();
-        assert!(err.to_string().contains("already exists"), "{}: {err}", b.name);
+        assert!(
+            err.to_string().contains("already exists"),
+            "{}: {err}",
+            b.name
+        );
         let mut meta = SessionMeta::new("/w", "p", "m", SessionSource::Exec);
         meta.timestamp = "yesterday".into();
         let err = s.create(meta).unwrap_err();
@@ -314,7 +379,10 @@ fn bad_input_gets_clear_errors() {
 #[test]
 fn store_urls_are_checked_before_use() {
     assert_eq!(StoreLocation::from_url(None).unwrap(), StoreLocation::Local);
-    assert_eq!(StoreLocation::from_url(Some("  ")).unwrap(), StoreLocation::Local);
+    assert_eq!(
+        StoreLocation::from_url(Some("  ")).unwrap(),
+        StoreLocation::Local
+    );
     let err = StoreLocation::from_url(Some("mysql://root:hunter2@db/x")).unwrap_err();
     let msg = err.to_string();
     assert!(msg.contains("postgresql://"), "{msg}");
@@ -342,7 +410,8 @@ fn store_urls_are_checked_before_use() {
 
 #[test]
 fn two_stores_migrate_one_database_once() {
-    let Some(url) = oi_thread_store::test_db::fresh_database("two_stores_migrate_one_database_once")
+    let Some(url) =
+        oi_thread_store::test_db::fresh_database("two_stores_migrate_one_database_once")
     else {
         return;
     };

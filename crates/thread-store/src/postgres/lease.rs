@@ -40,7 +40,12 @@ impl Leases {
             id,
             path: db.display.clone().into(),
         };
-        if !self.held.lock().unwrap_or_else(|p| p.into_inner()).insert(id) {
+        if !self
+            .held
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert(id)
+        {
             return Err(busy());
         }
         let taken = self.try_lock(db, id).await;
@@ -103,7 +108,10 @@ impl Leases {
     }
 
     fn forget(&self, id: &ThreadId) {
-        self.held.lock().unwrap_or_else(|p| p.into_inner()).remove(id);
+        self.held
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .remove(id);
     }
 
     /// Gives the lease of `id` back (writer dropped), waiting until the database has it,

@@ -140,7 +140,12 @@ impl PgStore {
 
     /// Takes the lease of `id` and returns the writer that holds it (and gives it back when
     /// dropped, whatever happens after this).
-    fn lease(&self, id: ThreadId, next_seq: i64, has_preview: bool) -> Result<PgWriter, StoreError> {
+    fn lease(
+        &self,
+        id: ThreadId,
+        next_seq: i64,
+        has_preview: bool,
+    ) -> Result<PgWriter, StoreError> {
         let db = self.inner.db.clone();
         let leases = self.inner.leases.clone();
         self.inner
@@ -161,7 +166,9 @@ impl PgStore {
         let db = self.inner.db.clone();
         let (summary, rows) = self.inner.db.run(async move {
             let conn = db.conn().await?;
-            let summary = list::get(&conn, &id).await?.ok_or(StoreError::NotFound(id))?;
+            let summary = list::get(&conn, &id)
+                .await?
+                .ok_or(StoreError::NotFound(id))?;
             let rows: Vec<String> = conn
                 .query(
                     "SELECT line FROM oi_rollout_lines WHERE thread_id = $1 ORDER BY seq",
@@ -335,7 +342,11 @@ impl PgStore {
     }
 
     pub(crate) fn set_archived(&self, id: &ThreadId, archived: bool) -> Result<(), StoreError> {
-        self.update(id, "UPDATE oi_threads SET archived = $2 WHERE id = $1", archived)
+        self.update(
+            id,
+            "UPDATE oi_threads SET archived = $2 WHERE id = $1",
+            archived,
+        )
     }
 
     pub(crate) fn set_name(&self, id: &ThreadId, name: Option<String>) -> Result<(), StoreError> {
