@@ -10,6 +10,12 @@ export INSTA_UPDATE=no
 echo "==> installing test peers (npm + PyPI)"
 tools/peers/install.sh
 
+echo "==> starting a private PostgreSQL for the thread-store tests"
+eval "$(scripts/test-postgres.sh start)"
+trap 'scripts/test-postgres.sh stop "$OI_TEST_PG_DIR"' EXIT
+# Tests that need PostgreSQL fail (rather than skip) if it is missing from here on.
+export OI_REQUIRE_PG=1
+
 echo "==> formatting and lints"
 cargo fmt --all --check
 cargo clippy --workspace --all-targets -- -D warnings

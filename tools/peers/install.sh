@@ -17,4 +17,13 @@ if [ ! -f venv/.installed ] || [ requirements.txt -nt venv/.installed ]; then
   venv/bin/pip install --quiet --disable-pip-version-check -r requirements.txt
   touch venv/.installed
 fi
+# PostgreSQL for the PostgreSQL thread-store tests (scripts/test-postgres.sh runs it).
+if ! ls /usr/lib/postgresql/*/bin/pg_ctl >/dev/null 2>&1 && ! command -v pg_ctl >/dev/null 2>&1; then
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql >/dev/null
+  else
+    echo "PostgreSQL is missing: install the Debian package postgresql (as root: apt-get install postgresql)" >&2
+    exit 1
+  fi
+fi
 echo "peers installed in $here"

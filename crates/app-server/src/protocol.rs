@@ -221,7 +221,8 @@ pub fn thread_from_summary(s: &ThreadSummary, status: Value) -> Value {
         "createdAt": s.created_at,
         "updatedAt": s.updated_at,
         "status": status,
-        "path": s.path,
+        // Threads kept in PostgreSQL have no rollout file.
+        "path": (!s.path.as_os_str().is_empty()).then_some(&s.path),
         "cwd": s.cwd,
         "cliVersion": s.cli_version,
         "source": s.source.as_v2_str(),

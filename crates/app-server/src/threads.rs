@@ -144,6 +144,8 @@ pub(crate) fn core_error(e: CoreError) -> RpcError {
     match e {
         CoreError::ThreadNotFound(id) => thread_not_found(id),
         CoreError::Config(m) | CoreError::Mcp(m) => invalid(m),
+        // Same class as the other busy answers (`turn/start` on a running thread).
+        CoreError::ThreadBusy { message, .. } => invalid(message),
         other => internal(other.to_string()),
     }
 }

@@ -9,7 +9,7 @@ use serde_json::json;
 
 fn open_store() -> Result<ThreadStore, String> {
     let home = oi_config::find_home().map_err(|e| e.to_string())?;
-    ThreadStore::open(&home).map_err(|e| e.to_string())
+    oi_core::open_thread_store(&home).map_err(|e| e.to_string())
 }
 
 pub async fn run_resume(mut global: GlobalArgs, args: ResumeArgs) -> i32 {

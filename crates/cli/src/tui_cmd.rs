@@ -5,7 +5,7 @@
 use crate::cli::{Cli, Command, EXIT_FAILURE, EXIT_USAGE, GlobalArgs, ResumeArgs};
 use oi_core::{ThreadManager, ThreadManagerOptions};
 use oi_protocol::ThreadId;
-use oi_thread_store::{SessionSource, ThreadStore};
+use oi_thread_store::SessionSource;
 use std::io::IsTerminal;
 
 /// True when this invocation should open the TUI.
@@ -80,7 +80,7 @@ pub async fn run_resume_tui(mut global: GlobalArgs, args: ResumeArgs) -> i32 {
             return EXIT_USAGE;
         }
     };
-    let store = match ThreadStore::open(&home) {
+    let store = match oi_core::open_thread_store(&home) {
         Ok(s) => s,
         Err(e) => {
             eprintln!("error: {e}");

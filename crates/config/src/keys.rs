@@ -38,6 +38,7 @@ pub const TOP_LEVEL_KEYS: &[&str] = &[
     "history",
     "projects",
     "shell_environment_policy",
+    "thread_store",
 ];
 
 /// Top-level keys of Codex 0.171 that Open Interpreter accepts and ignores.
@@ -291,6 +292,12 @@ pub const KEY_DOCS: &[KeyDoc] = &[
         example: "[history]\npersistence = \"none\"",
     },
     KeyDoc {
+        key: "thread_store",
+        default: "local files",
+        meaning: "`[thread_store] url = \"postgresql://USER@HOST:PORT/DB\"` keeps threads in PostgreSQL, shared by every process using that URL, one writer per thread (no TLS: `sslmode=disable` on a trusted network). The environment variable `OI_THREAD_STORE_URL` overrides it. See [scale](scale.md)",
+        example: "[thread_store]\nurl = \"postgresql://oi@db.internal:5432/oi?sslmode=disable\"",
+    },
+    KeyDoc {
         key: "projects",
         default: "no folder trusted",
         meaning: "`[projects.\"/abs/path\"] trust_level = \"trusted\"` lets that folder's `.openinterpreter/config.toml` apply (children included); edit with `interpreter trust`/`untrust`. See [trusted folders](#trusted-folders)",
@@ -379,6 +386,9 @@ pub const SANDBOX_WW_KEYS: &[&str] = &[
     "exclude_slash_tmp",
     "allow_git_writes",
 ];
+
+/// Keys of `[thread_store]`.
+pub const THREAD_STORE_KEYS: &[&str] = &["url"];
 
 /// Keys of `[history]`: `persistence` is honoured, `max_bytes` accepted from Codex.
 pub const HISTORY_KEYS: &[&str] = &["persistence", "max_bytes"];

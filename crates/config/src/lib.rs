@@ -22,7 +22,7 @@ mod value;
 pub use error::ConfigError;
 pub use load::{
     Config, ConfigLayer, ConfigLoadOptions, ConfigOverrides, DEFAULT_PROJECT_DOC_MAX_BYTES,
-    HistoryPersistence, LoadedConfig, find_home, load_config,
+    HistoryPersistence, LoadedConfig, find_home, load_config, thread_store_url,
 };
 pub use overrides::{apply_dotted, json_to_toml, parse_cli_override, toml_to_json};
 pub use provider::ModelProviderInfo;

@@ -3,7 +3,7 @@
 use crate::ConfigError;
 use crate::keys::{
     CODEX_ONLY_PROFILE_KEYS, CODEX_ONLY_TOP_LEVEL_KEYS, HISTORY_KEYS, KeyKind, PROFILE_KEYS,
-    SANDBOX_WW_KEYS, TOP_LEVEL_KEYS, classify,
+    SANDBOX_WW_KEYS, THREAD_STORE_KEYS, TOP_LEVEL_KEYS, classify,
 };
 use crate::mcp::{McpServerConfig, parse_mcp_servers};
 use crate::overrides::apply_dotted;
@@ -308,6 +308,7 @@ fn validate_cli_key(key: &str) -> Result<(), ConfigError> {
     let sub_keys: &[&'static str] = match first {
         "sandbox_workspace_write" => SANDBOX_WW_KEYS,
         "history" => HISTORY_KEYS,
+        "thread_store" => THREAD_STORE_KEYS,
         _ => return Ok(()),
     };
     if let Some(sub) = parts.next()
@@ -810,6 +811,7 @@ fn build_config(inputs: TypedInputs<'_>) -> Result<Config, ConfigError> {
     };
     let model_auto_compact_token_limit =
         get_uint(t, "model_auto_compact_token_limit", origin)?.map(|v| v as i64);
+    check_thread_store(t, origin, warnings)?;
 
     Ok(Config {
         home,
@@ -849,6 +851,60 @@ fn build_config(inputs: TypedInputs<'_>) -> Result<Config, ConfigError> {
         shell_environment_policy,
         layers: Vec::new(),
     })
+}
+
+/// Where the threads of `home` are kept: `OI_THREAD_STORE_URL`, else `[thread_store] url` of
+/// the user config (`home/config.toml`); `None` (or blank) means local files under `home`.
+///
+/// Only the user config counts: a project's `.openinterpreter/config.toml` cannot send the
+/// user's threads to another database, and every front end of one home agrees on the store.
+pub fn thread_store_url(home: &Path) -> Result<Option<String>, ConfigError> {
+    if let Ok(url) = std::env::var("OI_THREAD_STORE_URL") {
+        return Ok(Some(url).filter(|u| !u.trim().is_empty()));
+    }
+    let path = home.join("config.toml");
+    let Some((table, _)) = read_layer(&path)? else {
+        return Ok(None);
+    };
+    let origin = path.display().to_string();
+    check_thread_store(&table, &origin, &mut Vec::new())?;
+    match table.get("thread_store") {
+        Some(toml::Value::Table(t)) => {
+            Ok(get_str(t, "url", &origin)?.filter(|u| !u.trim().is_empty()))
+        }
+        _ => Ok(None),
+    }
+}
+
+/// `[thread_store]` must be a table with a string `url`; other keys are warned about.
+fn check_thread_store(
+    t: &toml::Table,
+    origin: &str,
+    warnings: &mut Vec<String>,
+) -> Result<(), ConfigError> {
+    let table = match t.get("thread_store") {
+        None => return Ok(()),
+        Some(toml::Value::Table(table)) => table,
+        Some(_) => {
+            return Err(ConfigError::Invalid {
+                origin: origin.into(),
+                key: "thread_store".into(),
+                message:
+                    "expected a table: [thread_store] url = \"postgresql://USER@HOST:PORT/DB\""
+                        .into(),
+            });
+        }
+    };
+    warn_unknown(
+        table,
+        (THREAD_STORE_KEYS, &[]),
+        "thread_store.",
+        origin,
+        None,
+        warnings,
+    );
+    get_str(table, "url", "config [thread_store]")?;
+    Ok(())
 }
 
 fn notify_error(origin: &str) -> ConfigError {

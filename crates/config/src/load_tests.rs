@@ -549,3 +549,35 @@ fn unknown_mcp_keys_name_file_and_line_and_quoted_names_load() {
         .unwrap();
     assert!(typo.contains("config.toml:9: "), "{typo}");
 }
+
+#[test]
+fn thread_store_url_comes_from_the_user_config_and_typos_warn() {
+    if std::env::var_os("OI_THREAD_STORE_URL").is_some() {
+        eprintln!("OI_THREAD_STORE_URL is set: it would win over the file; not testing the file");
+        return;
+    }
+    let text = "model = \"m\"\n\n[thread_store]\nurl = \"postgresql://oi@db:5432/oi\"\nurll = 1\n";
+    let loaded = load_with(text, &[], Default::default()).unwrap();
+    assert!(
+        loaded
+            .warnings
+            .iter()
+            .any(|w| w.contains("thread_store") && w.contains("`urll`")),
+        "{:?}",
+        loaded.warnings
+    );
+    let home = tempfile::tempdir().unwrap();
+    assert_eq!(
+        thread_store_url(home.path()).unwrap(),
+        None,
+        "no config: local"
+    );
+    std::fs::write(home.path().join("config.toml"), text).unwrap();
+    assert_eq!(
+        thread_store_url(home.path()).unwrap().as_deref(),
+        Some("postgresql://oi@db:5432/oi")
+    );
+    std::fs::write(home.path().join("config.toml"), "thread_store = \"pg\"\n").unwrap();
+    let err = thread_store_url(home.path()).unwrap_err().to_string();
+    assert!(err.contains("[thread_store] url ="), "{err}");
+}

@@ -14,6 +14,10 @@ pub enum CoreError {
     /// An MCP server marked `required` failed to start.
     #[error("{0}")]
     Mcp(String),
+    /// Another session (in this or another process sharing the store) is writing the
+    /// thread; the message names the holder and the way out.
+    #[error("{message}")]
+    ThreadBusy { id: ThreadId, message: String },
     /// Thread storage failed.
     #[error("{0}")]
     Store(String),

@@ -25,6 +25,7 @@ mod recorder;
 mod safety;
 mod sandbox;
 mod session;
+mod store_writer;
 mod supervisor;
 mod thread;
 mod tools;
@@ -36,7 +37,7 @@ pub use context_window::{
     tool_output_budget,
 };
 pub use error::CoreError;
-pub use manager::{NewThread, ThreadManager, ThreadManagerOptions};
+pub use manager::{NewThread, ThreadManager, ThreadManagerOptions, open_thread_store};
 pub use oi_protocol::truncate::truncate_head_tail;
 pub use oi_thread_store::SessionSource;
 pub use readers::{ReaderGuard, ThreadReaders};

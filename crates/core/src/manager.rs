@@ -4,18 +4,15 @@ use crate::elicitation::EngineElicitation;
 use crate::error::CoreError;
 use crate::recorder::{NoopRecorder, Recorder};
 use crate::session::Session;
+use crate::store_writer::StoreRecorder;
 use crate::thread::Thread;
 use oi_config::Config;
 use oi_mcp_client::{McpConnectionManager, McpStartOptions};
 use oi_model_client::ModelClient;
 use oi_protocol::ThreadId;
-use oi_protocol::config_types::{AskForApproval, ReasoningEffort, SandboxPolicy};
 use oi_protocol::models::ResponseItem;
 use oi_protocol::protocol::{EventMsg, Op, SessionConfiguredEvent};
-use oi_thread_store::{
-    CompactedItem, RolloutItem, RolloutWriter, SessionMeta, SessionSource, ThreadStore,
-    TurnContextItem,
-};
+use oi_thread_store::{SessionMeta, SessionSource, StoreLocation, ThreadStore};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
@@ -61,15 +58,30 @@ impl ThreadManager {
         }
     }
 
-    /// The thread store for a home directory (opened once, shared).
+    /// The thread store for a home directory (opened once, shared): local files, or the
+    /// database named by `[thread_store] url` / `OI_THREAD_STORE_URL` (see
+    /// [`oi_config::thread_store_url`]). Opening reads the index or connects to the database:
+    /// call it on a blocking thread, or use [`ThreadManager::open_store`] from async code.
     pub fn store(&self, home: &Path) -> Result<ThreadStore, CoreError> {
         let mut stores = self.inner.stores.lock().unwrap_or_else(|p| p.into_inner());
         if let Some(s) = stores.get(home) {
             return Ok(s.clone());
         }
-        let s = ThreadStore::open(home).map_err(|e| CoreError::Store(e.to_string()))?;
+        let s = open_thread_store(home)?;
         stores.insert(home.to_path_buf(), s.clone());
         Ok(s)
+    }
+
+    /// [`ThreadManager::store`] on the blocking pool.
+    pub async fn open_store(&self, home: &Path) -> Result<ThreadStore, CoreError> {
+        let me = self.clone();
+        let home = home.to_path_buf();
+        match tokio::task::spawn_blocking(move || me.store(&home)).await {
+            Ok(r) => r,
+            Err(e) => Err(CoreError::Store(format!(
+                "opening the thread store failed: {e}"
+            ))),
+        }
     }
 
     pub fn get_thread(&self, id: &ThreadId) -> Option<Arc<Thread>> {
@@ -113,10 +125,10 @@ impl ThreadManager {
         let id = ThreadId::new();
         let prepared = self.prepare(&config).await?;
         let recorder: Box<dyn Recorder> = if self.inner.opts.persist {
-            let store = self.store(&config.home)?;
+            let store = self.open_store(&config.home).await?;
             let meta = self.meta(id, None, &config);
             let writer = blocking(move || store.create(with_git_info(meta))).await?;
-            Box::new(StoreRecorder(writer))
+            Box::new(StoreRecorder::new(writer).map_err(CoreError::Store)?)
         } else {
             Box::new(NoopRecorder)
         };
@@ -145,25 +157,16 @@ impl ThreadManager {
                 session_configured: sc,
             });
         }
-        let store = self.store(&config.home)?;
-        if store
-            .get(&id)
-            .map_err(|e| CoreError::Store(e.to_string()))?
-            .is_none()
-        {
+        let store = self.open_store(&config.home).await?;
+        let probe = store.clone();
+        if blocking(move || probe.get(&id)).await?.is_none() {
             return Err(CoreError::ThreadNotFound(id));
         }
         let prepared = self.prepare(&config).await?;
         let (writer, loaded) = blocking(move || store.resume(&id)).await?;
         let history = loaded.history();
-        let mut new = self.spawn(
-            id,
-            None,
-            config,
-            history,
-            Box::new(StoreRecorder(writer)),
-            prepared,
-        )?;
+        let recorder = StoreRecorder::new(writer).map_err(CoreError::Store)?;
+        let mut new = self.spawn(id, None, config, history, Box::new(recorder), prepared)?;
         if !loaded.warnings.is_empty() {
             new.session_configured.initial_messages = Some(
                 loaded
@@ -191,18 +194,19 @@ impl ThreadManager {
             if let Some(live) = self.get_thread(&source) {
                 live.submit(Op::Interrupt).await.ok();
             }
-            let store = self.store(&config.home)?;
+            let store = self.open_store(&config.home).await?;
             let prepared = self.prepare(&config).await?;
             let meta = self.meta(id, Some(source), &config);
             let (writer, loaded) =
                 blocking(move || store.fork(&source, with_git_info(meta))).await?;
             let history = loaded.history();
+            let recorder = StoreRecorder::new(writer).map_err(CoreError::Store)?;
             self.spawn(
                 id,
                 Some(source),
                 config,
                 history,
-                Box::new(StoreRecorder(writer)),
+                Box::new(recorder),
                 prepared,
             )
         } else {
@@ -342,6 +346,16 @@ impl ThreadManager {
     }
 }
 
+/// Opens the thread store of `home` where the configuration puts it: local files, or the
+/// database of `[thread_store] url` / `OI_THREAD_STORE_URL` (see
+/// [`oi_config::thread_store_url`]). Blocking: reads the index or connects to the database.
+pub fn open_thread_store(home: &Path) -> Result<ThreadStore, CoreError> {
+    let url = oi_config::thread_store_url(home).map_err(|e| CoreError::Config(e.to_string()))?;
+    let location =
+        StoreLocation::from_url(url.as_deref()).map_err(|e| CoreError::Config(e.to_string()))?;
+    ThreadStore::open_at(home, &location).map_err(|e| CoreError::Store(e.to_string()))
+}
+
 fn session_configured(
     id: ThreadId,
     forked_from: Option<ThreadId>,
@@ -381,6 +395,10 @@ async fn blocking<T: Send + 'static>(
     match tokio::task::spawn_blocking(f).await {
         Ok(Ok(v)) => Ok(v),
         Ok(Err(oi_thread_store::StoreError::NotFound(id))) => Err(CoreError::ThreadNotFound(id)),
+        Ok(Err(oi_thread_store::StoreError::Busy { id, path })) => Err(CoreError::ThreadBusy {
+            id,
+            message: oi_thread_store::StoreError::Busy { id, path }.to_string(),
+        }),
         Ok(Err(e)) => Err(CoreError::Store(e.to_string())),
         Err(e) => Err(CoreError::Store(format!("storage task failed: {e}"))),
     }
@@ -394,58 +412,6 @@ struct Prepared {
         Arc<EngineElicitation>,
         mpsc::UnboundedReceiver<EventMsg>,
     )>,
-}
-
-/// Persists a thread through the rollout writer.
-struct StoreRecorder(RolloutWriter);
-
-impl Recorder for StoreRecorder {
-    fn record_item(&mut self, item: &ResponseItem) -> Result<(), String> {
-        self.0
-            .append(&RolloutItem::ResponseItem(item.clone()))
-            .map_err(|e| e.to_string())
-    }
-
-    fn record_event(&mut self, event: &EventMsg) -> Result<(), String> {
-        self.0
-            .append(&RolloutItem::EventMsg(event.clone()))
-            .map_err(|e| e.to_string())
-    }
-
-    fn record_turn_context(
-        &mut self,
-        turn_id: &str,
-        cwd: &Path,
-        approval_policy: AskForApproval,
-        sandbox_policy: &SandboxPolicy,
-        model: &str,
-        effort: Option<ReasoningEffort>,
-    ) -> Result<(), String> {
-        self.0
-            .append(&RolloutItem::TurnContext(TurnContextItem {
-                turn_id: turn_id.to_string(),
-                cwd: cwd.to_path_buf(),
-                approval_policy,
-                sandbox_policy: sandbox_policy.clone(),
-                model: model.to_string(),
-                effort,
-            }))
-            .map_err(|e| e.to_string())
-    }
-
-    fn record_compacted(&mut self, item: &CompactedItem) -> Result<(), String> {
-        self.0
-            .append(&RolloutItem::Compacted(item.clone()))
-            .map_err(|e| e.to_string())
-    }
-
-    fn flush(&mut self) -> Result<(), String> {
-        self.0.flush_index().map_err(|e| e.to_string())
-    }
-
-    fn path(&self) -> Option<PathBuf> {
-        Some(self.0.path().to_path_buf())
-    }
 }
 
 /// How long a new thread waits for MCP servers that have no cached catalog. A headless run

@@ -35,6 +35,10 @@ pub enum StoreError {
     )]
     Busy { id: ThreadId, path: PathBuf },
 
+    /// The PostgreSQL thread store failed (connection, query, schema).
+    #[error("PostgreSQL thread store: {0}")]
+    Postgres(String),
+
     /// A caller passed something the store cannot accept.
     #[error("{0}")]
     Invalid(String),
@@ -52,5 +56,15 @@ impl StoreError {
 impl From<rusqlite::Error> for StoreError {
     fn from(e: rusqlite::Error) -> Self {
         StoreError::Index(e.to_string())
+    }
+}
+
+impl From<tokio_postgres::Error> for StoreError {
+    fn from(e: tokio_postgres::Error) -> Self {
+        // `Display` of a server error is just "db error"; the detail is in its source.
+        match e.as_db_error() {
+            Some(db) => StoreError::Postgres(format!("{}: {}", db.code().code(), db.message())),
+            None => StoreError::Postgres(e.to_string()),
+        }
     }
 }

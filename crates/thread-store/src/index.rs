@@ -492,7 +492,7 @@ fn sort_column(key: SortKey) -> &'static str {
     }
 }
 
-fn escape_like(term: &str) -> String {
+pub(crate) fn escape_like(term: &str) -> String {
     let mut out = String::with_capacity(term.len());
     for c in term.chars() {
         if matches!(c, '%' | '_' | '\\') {
@@ -552,8 +552,8 @@ fn summary_from_row(r: &Row<'_>) -> rusqlite::Result<ThreadSummary> {
 /// `<c|u><a|d>:<ms>:<id>` so a cursor is only accepted with the sort it came from.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Cursor {
-    value: i64,
-    id: String,
+    pub(crate) value: i64,
+    pub(crate) id: String,
 }
 
 impl Cursor {
@@ -566,7 +566,7 @@ impl Cursor {
         }
     }
 
-    fn encode(&self, q: &ListQuery) -> String {
+    pub(crate) fn encode(&self, q: &ListQuery) -> String {
         format!("{}:{}:{}", Self::tag(q), self.value, self.id)
     }
 

@@ -19,19 +19,22 @@
 
 mod error;
 mod git;
+mod handle;
 mod index;
 mod loaded;
+mod postgres;
 mod private;
 mod rollout;
 mod sidecar;
 mod store;
+#[doc(hidden)]
+pub mod test_db;
 mod types;
 
 pub use error::StoreError;
 pub use git::collect_git_info;
+pub use handle::{RolloutWriter, StoreLocation, ThreadStore};
 pub use loaded::{ABORTED_CALL_OUTPUT, LoadedThread, StoredTurn, TurnStatus};
-pub use rollout::RolloutWriter;
-pub use store::ThreadStore;
 pub use types::{
     CompactedItem, GitInfo, ListQuery, RolloutItem, RolloutLine, SessionMeta, SessionSource,
     SortKey, ThreadPage, ThreadSummary, TurnContextItem, should_persist_event,

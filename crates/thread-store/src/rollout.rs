@@ -3,7 +3,7 @@
 //! Durability: every record is serialized to one buffer ending in `\n` and written with a
 //! single `write_all` on an `O_APPEND` file, so a killed process leaves every earlier line
 //! whole and at most one torn last line. Lines are not fsynced one by one (that survives a
-//! process kill, not a power loss); [`RolloutWriter::flush_index`] fsyncs at turn end.
+//! process kill, not a power loss); [`LocalWriter::flush_index`] fsyncs at turn end.
 
 use crate::error::StoreError;
 use crate::index::Index;
@@ -314,7 +314,7 @@ fn contains(hay: &[u8], needle: &[u8]) -> bool {
 ///
 /// Holds an exclusive advisory lock on the file for its lifetime, so two sessions cannot
 /// interleave records in one thread. Dropping it flushes the index.
-pub struct RolloutWriter {
+pub(crate) struct LocalWriter {
     file: File,
     path: PathBuf,
     id: ThreadId,
@@ -328,7 +328,7 @@ pub struct RolloutWriter {
     buf: Vec<u8>,
 }
 
-impl RolloutWriter {
+impl LocalWriter {
     pub(crate) fn new(
         file: File,
         path: PathBuf,
@@ -336,7 +336,7 @@ impl RolloutWriter {
         index: Arc<Index>,
         has_preview: bool,
     ) -> Self {
-        RolloutWriter {
+        LocalWriter {
             file,
             path,
             id,
@@ -483,7 +483,7 @@ impl RolloutWriter {
     }
 }
 
-impl Drop for RolloutWriter {
+impl Drop for LocalWriter {
     fn drop(&mut self) {
         if let Err(e) = self.flush_index() {
             tracing::warn!("thread {}: {e}", self.id);
@@ -491,9 +491,9 @@ impl Drop for RolloutWriter {
     }
 }
 
-impl std::fmt::Debug for RolloutWriter {
+impl std::fmt::Debug for LocalWriter {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("RolloutWriter")
+        f.debug_struct("LocalWriter")
             .field("id", &self.id)
             .field("path", &self.path)
             .finish_non_exhaustive()

@@ -1,17 +1,15 @@
-//! [`ThreadStore`]: the operations every front end uses (create, load, resume, fork, list…).
+//! [`LocalStore`]: the operations every front end uses (create, load, resume, fork, list…).
 
 use crate::error::StoreError;
 use crate::index::{Cursor, FileRow, Index, is_corruption};
 use crate::loaded::{LoadedThread, interrupted_marker};
 use crate::rollout::{
-    Head, RolloutWriter, Tail, created_ms, format_timestamp, id_from_file_name, parse_timestamp_ms,
+    Head, LocalWriter, Tail, created_ms, format_timestamp, id_from_file_name, parse_timestamp_ms,
     preview_text, read_head, read_rollout, rollout_path, system_time_ms, thread_id_ms,
     truncate_preview,
 };
 use crate::sidecar;
-use crate::types::{
-    ListQuery, RolloutItem, RolloutLine, SessionMeta, SortKey, ThreadPage, ThreadSummary,
-};
+use crate::types::{ListQuery, RolloutItem, RolloutLine, SessionMeta, ThreadPage, ThreadSummary};
 use chrono::{Local, TimeZone};
 use oi_protocol::ThreadId;
 use std::fs::{File, OpenOptions};
@@ -26,7 +24,7 @@ const SIDECAR_FILE: &str = "session_index.jsonl";
 /// Stored threads under one home directory. Cheap to clone; safe to share across threads
 /// and with other processes using the same home.
 #[derive(Clone)]
-pub struct ThreadStore {
+pub(crate) struct LocalStore {
     inner: Arc<Inner>,
 }
 
@@ -37,9 +35,9 @@ struct Inner {
     index: Arc<Index>,
 }
 
-impl std::fmt::Debug for ThreadStore {
+impl std::fmt::Debug for LocalStore {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("ThreadStore")
+        f.debug_struct("LocalStore")
             .field("home", &self.inner.home)
             .finish_non_exhaustive()
     }
@@ -51,7 +49,7 @@ struct FoundFile {
     mtime_ms: i64,
 }
 
-impl ThreadStore {
+impl LocalStore {
     /// Opens the store in `home`, creating `home/sessions` if needed.
     ///
     /// Index freshness: a missing, corrupt (not a database) or other-schema-version
@@ -60,7 +58,7 @@ impl ThreadStore {
     /// are visited newest first, files newer than the mark or absent from the index are
     /// (re)indexed from their first lines, and the walk stops after the first day directory
     /// with nothing newer than the mark. Files changed behind the store's back in older day
-    /// directories are only picked up by [`ThreadStore::rebuild_index`].
+    /// directories are only picked up by [`LocalStore::rebuild_index`].
     ///
     /// When the index file cannot be created or updated (disk full, read-only home), the
     /// store falls back to an index in memory, rebuilt from the rollouts: listing and
@@ -94,7 +92,7 @@ impl ThreadStore {
         fresh: bool,
     ) -> Result<Self, StoreError> {
         let sessions = sessions.to_path_buf();
-        let store = ThreadStore {
+        let store = LocalStore {
             inner: Arc::new(Inner {
                 home: home.to_path_buf(),
                 sessions,
@@ -138,7 +136,7 @@ impl ThreadStore {
 
     /// Creates the rollout file, writes the `session_meta` line and inserts the index row.
     /// An empty `meta.timestamp` is filled with the current time.
-    pub fn create(&self, mut meta: SessionMeta) -> Result<RolloutWriter, StoreError> {
+    pub fn create(&self, mut meta: SessionMeta) -> Result<LocalWriter, StoreError> {
         if meta.timestamp.is_empty() {
             meta.timestamp = format_timestamp(chrono::Utc::now());
         }
@@ -162,7 +160,7 @@ impl ThreadStore {
             .map_err(|e| StoreError::io(&path, e))?;
         lock(&file, &meta.id, &path)?;
         let mut writer =
-            RolloutWriter::new(file, path.clone(), meta.id, self.inner.index.clone(), false);
+            LocalWriter::new(file, path.clone(), meta.id, self.inner.index.clone(), false);
         writer.append_lines(&[RolloutLine {
             timestamp: meta.timestamp.clone(),
             item: RolloutItem::SessionMeta(meta.clone()),
@@ -275,7 +273,7 @@ impl ThreadStore {
     /// A torn last line (the previous process was killed mid-write) is cut off so the next
     /// record starts on a clean line; a last turn with no end record gets a
     /// `turn_aborted(interrupted)` record, since the process running it is gone.
-    pub fn resume(&self, id: &ThreadId) -> Result<(RolloutWriter, LoadedThread), StoreError> {
+    pub fn resume(&self, id: &ThreadId) -> Result<(LocalWriter, LoadedThread), StoreError> {
         let path = self.resolve_path(id)?;
         let file = crate::private::open(OpenOptions::new().append(true), &path)
             .map_err(|e| StoreError::io(&path, e))?;
@@ -302,7 +300,7 @@ impl ThreadStore {
         }
         let has_preview = !loaded.summary.preview.is_empty()
             || loaded.items.iter().any(|i| preview_text(i).is_some());
-        let mut writer = RolloutWriter::new(file, path, *id, self.inner.index.clone(), has_preview);
+        let mut writer = LocalWriter::new(file, path, *id, self.inner.index.clone(), has_preview);
         if tail == Tail::MissingNewline {
             writer.terminate_line()?;
         }
@@ -322,7 +320,7 @@ impl ThreadStore {
         &self,
         source: &ThreadId,
         mut new_meta: SessionMeta,
-    ) -> Result<(RolloutWriter, LoadedThread), StoreError> {
+    ) -> Result<(LocalWriter, LoadedThread), StoreError> {
         if new_meta.id == *source {
             return Err(StoreError::Invalid(format!(
                 "a fork needs a new thread id; {source} is the source thread's id"
@@ -389,18 +387,6 @@ impl ThreadStore {
         }
     }
 
-    /// The most recently updated thread (not archived), optionally only in `cwd`: what
-    /// `resume --last` continues.
-    pub fn latest(&self, cwd: Option<&Path>) -> Result<Option<ThreadSummary>, StoreError> {
-        let q = ListQuery {
-            limit: 1,
-            sort_key: SortKey::UpdatedAt,
-            cwd: cwd.map(|c| vec![c.to_path_buf()]),
-            ..ListQuery::default()
-        };
-        Ok(self.list(&q)?.data.into_iter().next())
-    }
-
     /// The index row of a thread (no file access).
     pub fn get(&self, id: &ThreadId) -> Result<Option<ThreadSummary>, StoreError> {
         self.index_call(|i| i.get(id))
@@ -448,7 +434,7 @@ impl ThreadStore {
         Ok(rows.len())
     }
 
-    /// Indexes files changed since the index last looked (see [`ThreadStore::open`]).
+    /// Indexes files changed since the index last looked (see [`LocalStore::open`]).
     fn reconcile(&self) -> Result<(), StoreError> {
         let mark = self.index_call(|i| i.mark())?;
         let mut stale = Vec::new();

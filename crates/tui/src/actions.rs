@@ -3,13 +3,13 @@
 
 use oi_config::Config;
 use oi_protocol::ThreadId;
-use oi_thread_store::{ListQuery, ThreadStore};
+use oi_thread_store::ListQuery;
 use std::path::Path;
 
 /// Stored threads for the `/resume` picker: (id, title, detail), newest first.
 pub fn list_threads(home: &Path) -> Result<Vec<(ThreadId, String, String)>, String> {
-    let store =
-        ThreadStore::open(home).map_err(|e| format!("cannot open the thread store: {e}"))?;
+    let store = oi_core::open_thread_store(home)
+        .map_err(|e| format!("cannot open the thread store: {e}"))?;
     let page = store
         .list(&ListQuery {
             limit: ListQuery::MAX_LIMIT,

@@ -1,0 +1,276 @@
+//! Connections to PostgreSQL: a private runtime, a small pool, and the embedded migrations.
+//!
+//! The store's API is synchronous (callers run it on blocking threads, like the SQLite
+//! index), while `tokio-postgres` is async. Each store therefore owns a small runtime that
+//! drives its connections; [`Db::run`] hands it a future and waits on a plain channel, which
+//! works from any thread, inside or outside the caller's own runtime.
+
+use crate::error::StoreError;
+use std::future::Future;
+use std::str::FromStr;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+use tokio::sync::{OwnedSemaphorePermit, Semaphore};
+use tokio_postgres::config::{Host, SslMode};
+use tokio_postgres::{Client, Config, NoTls};
+
+/// Connections kept for queries and appends (leases use one more, see `lease.rs`).
+const POOL_SIZE: usize = 4;
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
+/// Held (transaction-scoped) while migrating, so servers starting together migrate once.
+const MIGRATION_LOCK: i64 = 0x6f69_5f6d_6967_7261; // "oi_migra"
+
+/// Versioned schema changes, applied in order, each once per database. Never edit a
+/// released entry: add a new version.
+const MIGRATIONS: &[(i32, &str)] = &[(
+    1,
+    r#"CREATE TABLE oi_threads (
+        id TEXT COLLATE "C" PRIMARY KEY,
+        created_at_ms BIGINT NOT NULL,
+        updated_at_ms BIGINT NOT NULL,
+        cwd TEXT NOT NULL,
+        model_provider TEXT NOT NULL,
+        model TEXT NOT NULL,
+        source TEXT NOT NULL,
+        preview TEXT NOT NULL DEFAULT '',
+        name TEXT,
+        archived BOOLEAN NOT NULL DEFAULT FALSE,
+        forked_from_id TEXT,
+        cli_version TEXT NOT NULL,
+        git_sha TEXT,
+        git_branch TEXT,
+        git_origin_url TEXT
+    );
+    -- Ids collate bytewise ("C"), as in SQLite: keyset cursors then mean the same in both.
+    CREATE INDEX oi_threads_by_created ON oi_threads (archived, created_at_ms, id);
+    CREATE INDEX oi_threads_by_updated ON oi_threads (archived, updated_at_ms, id);
+    CREATE TABLE oi_rollout_lines (
+        thread_id TEXT COLLATE "C" NOT NULL REFERENCES oi_threads (id) ON DELETE CASCADE,
+        seq BIGINT NOT NULL,
+        line TEXT NOT NULL,
+        PRIMARY KEY (thread_id, seq)
+    );"#,
+)];
+
+/// `postgresql://host:port/db` without user, password or options: safe to log and show.
+pub(crate) fn redact_url(url: &str) -> String {
+    match Config::from_str(url) {
+        Ok(c) => describe(&c),
+        Err(_) => "postgresql://<unparsable url>".into(),
+    }
+}
+
+fn describe(c: &Config) -> String {
+    let host = match c.get_hosts().first() {
+        Some(Host::Tcp(h)) => h.clone(),
+        Some(Host::Unix(p)) => p.display().to_string(),
+        None => "localhost".into(),
+    };
+    let port = c.get_ports().first().copied().unwrap_or(5432);
+    let db = c.get_dbname().or(c.get_user()).unwrap_or("");
+    format!("postgresql://{host}:{port}/{db}")
+}
+
+/// A PostgreSQL database and the runtime that talks to it.
+pub(crate) struct Db {
+    /// `Some` until drop; shut down in the background so dropping the store never blocks
+    /// (or panics) inside an async context.
+    runtime: Option<tokio::runtime::Runtime>,
+    handle: tokio::runtime::Handle,
+    config: Config,
+    /// What to show in messages: see [`redact_url`].
+    pub(crate) display: String,
+    idle: Arc<Mutex<Vec<Client>>>,
+    permits: Arc<Semaphore>,
+}
+
+impl Drop for Db {
+    fn drop(&mut self) {
+        if let Some(rt) = self.runtime.take() {
+            rt.shutdown_background();
+        }
+    }
+}
+
+/// A pooled connection; goes back to the pool on drop unless it broke.
+pub(crate) struct Conn {
+    client: Option<Client>,
+    idle: Arc<Mutex<Vec<Client>>>,
+    _permit: OwnedSemaphorePermit,
+}
+
+impl std::ops::Deref for Conn {
+    type Target = Client;
+    fn deref(&self) -> &Client {
+        // Only `Drop` takes the client out.
+        self.client.as_ref().unwrap_or_else(|| unreachable!())
+    }
+}
+
+impl std::ops::DerefMut for Conn {
+    fn deref_mut(&mut self) -> &mut Client {
+        self.client.as_mut().unwrap_or_else(|| unreachable!())
+    }
+}
+
+impl Drop for Conn {
+    fn drop(&mut self) {
+        if let Some(c) = self.client.take()
+            && !c.is_closed()
+        {
+            self.idle.lock().unwrap_or_else(|p| p.into_inner()).push(c);
+        }
+    }
+}
+
+impl Db {
+    /// Parses `url`, connects once (so a wrong URL fails here, with a message naming it) and
+    /// applies pending migrations.
+    pub(crate) fn open(url: &str) -> Result<Arc<Db>, StoreError> {
+        let shown = redact_url(url);
+        let mut config = Config::from_str(url).map_err(|e| {
+            StoreError::Invalid(format!(
+                "thread_store.url `{shown}` is not a valid PostgreSQL URL ({e}); expected \
+                 postgresql://USER[:PASSWORD]@HOST:PORT/DATABASE"
+            ))
+        })?;
+        if config.get_ssl_mode() == SslMode::Require {
+            return Err(StoreError::Invalid(format!(
+                "thread_store.url `{shown}` asks for sslmode=require, but this build connects \
+                 without TLS; use sslmode=disable on a trusted network (loopback, a private \
+                 network, or a TLS-terminating proxy next to the server)"
+            )));
+        }
+        if config.get_connect_timeout().is_none() {
+            config.connect_timeout(CONNECT_TIMEOUT);
+        }
+        config.application_name("open-interpreter");
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .thread_name("oi-postgres")
+            .enable_all()
+            .build()
+            .map_err(|e| StoreError::Postgres(format!("cannot start the database runtime: {e}")))?;
+        let db = Arc::new(Db {
+            handle: runtime.handle().clone(),
+            runtime: Some(runtime),
+            display: describe(&config),
+            config,
+            idle: Arc::new(Mutex::new(Vec::new())),
+            permits: Arc::new(Semaphore::new(POOL_SIZE)),
+        });
+        let d = db.clone();
+        db.run(async move {
+            let mut conn = d.conn().await?;
+            migrate(&mut conn, &d.display).await
+        })?;
+        Ok(db)
+    }
+
+    /// Runs `fut` on the database runtime and waits for it from the calling thread.
+    pub(crate) fn run<T: Send + 'static>(
+        &self,
+        fut: impl Future<Output = Result<T, StoreError>> + Send + 'static,
+    ) -> Result<T, StoreError> {
+        let (tx, rx) = std::sync::mpsc::sync_channel(1);
+        self.handle.spawn(async move {
+            let _ = tx.send(fut.await);
+        });
+        rx.recv()
+            .map_err(|_| StoreError::Postgres("the database task stopped unexpectedly".into()))?
+    }
+
+    /// A new connection outside the pool, driven by the database runtime. Must be called
+    /// on that runtime.
+    pub(crate) async fn connect(&self) -> Result<Client, StoreError> {
+        let (client, connection) = self
+            .config
+            .connect(NoTls)
+            .await
+            .map_err(|e| connect_error(&self.display, &e))?;
+        tokio::spawn(async move {
+            if let Err(e) = connection.await {
+                tracing::debug!("PostgreSQL connection closed: {e}");
+            }
+        });
+        Ok(client)
+    }
+
+    /// A pooled connection (at most [`POOL_SIZE`] at once). Must be called on the runtime.
+    pub(crate) async fn conn(&self) -> Result<Conn, StoreError> {
+        let permit = self
+            .permits
+            .clone()
+            .acquire_owned()
+            .await
+            .map_err(|_| StoreError::Postgres("the connection pool is closed".into()))?;
+        let reused = {
+            let mut idle = self.idle.lock().unwrap_or_else(|p| p.into_inner());
+            let mut found = None;
+            while let Some(c) = idle.pop() {
+                if !c.is_closed() {
+                    found = Some(c);
+                    break;
+                }
+            }
+            found
+        };
+        let client = match reused {
+            Some(c) => c,
+            None => self.connect().await?,
+        };
+        Ok(Conn {
+            client: Some(client),
+            idle: self.idle.clone(),
+            _permit: permit,
+        })
+    }
+}
+
+fn connect_error(shown: &str, e: &tokio_postgres::Error) -> StoreError {
+    StoreError::Postgres(format!(
+        "cannot connect to the thread store at {shown}: {e}; check that the server runs and \
+         that [thread_store] url in config.toml (or OI_THREAD_STORE_URL) is right"
+    ))
+}
+
+/// Applies the migrations this database lacks, under a transaction-scoped advisory lock.
+async fn migrate(client: &mut Client, shown: &str) -> Result<(), StoreError> {
+    let tx = client.transaction().await?;
+    tx.execute("SELECT pg_advisory_xact_lock($1)", &[&MIGRATION_LOCK])
+        .await?;
+    tx.batch_execute(
+        "CREATE TABLE IF NOT EXISTS oi_schema_migrations (
+            version INTEGER PRIMARY KEY,
+            applied_at TIMESTAMPTZ NOT NULL DEFAULT now()
+        )",
+    )
+    .await?;
+    let applied: Vec<i32> = tx
+        .query("SELECT version FROM oi_schema_migrations", &[])
+        .await?
+        .iter()
+        .map(|r| r.get(0))
+        .collect();
+    let newest_known = MIGRATIONS.last().map_or(0, |m| m.0);
+    if let Some(v) = applied.iter().copied().find(|v| *v > newest_known) {
+        return Err(StoreError::Postgres(format!(
+            "the thread store at {shown} has schema version {v}, newer than this program \
+             knows ({newest_known}); upgrade interpreter on this machine"
+        )));
+    }
+    for (version, sql) in MIGRATIONS {
+        if applied.contains(version) {
+            continue;
+        }
+        tracing::info!("thread store {shown}: applying schema migration {version}");
+        tx.batch_execute(sql).await?;
+        tx.execute(
+            "INSERT INTO oi_schema_migrations (version) VALUES ($1)",
+            &[version],
+        )
+        .await?;
+    }
+    tx.commit().await?;
+    Ok(())
+}

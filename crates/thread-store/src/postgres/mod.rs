@@ -1,0 +1,524 @@
+//! The PostgreSQL backend: threads, their records and their index rows in one database that
+//! several processes (and machines) share.
+//!
+//! Tables (see `db.rs` for the migrations): `oi_threads` holds one row per thread with the
+//! same fields as the local SQLite index; `oi_rollout_lines` holds every record as the same
+//! JSON line a rollout file would contain, keyed by `(thread_id, seq)`. Records are only
+//! ever inserted (append-only), each append in one transaction, so a reader sees whole
+//! records and a finished append is durable. One writer per thread across processes is
+//! enforced by `lease.rs`.
+
+mod db;
+mod lease;
+mod list;
+
+use crate::error::StoreError;
+use crate::loaded::{LoadedThread, interrupted_marker};
+use crate::rollout::{
+    created_ms, encode_line, format_timestamp, parse_timestamp_ms, preview_text, read_rollout,
+    system_time_ms, truncate_preview,
+};
+use crate::types::{ListQuery, RolloutItem, RolloutLine, SessionMeta, ThreadPage, ThreadSummary};
+use db::Db;
+pub(crate) use db::redact_url;
+use lease::Leases;
+use oi_protocol::ThreadId;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::SystemTime;
+
+/// Threads kept in PostgreSQL. Cheap to clone.
+#[derive(Clone)]
+pub(crate) struct PgStore {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    home: PathBuf,
+    sessions: PathBuf,
+    db: Arc<Db>,
+    leases: Arc<Leases>,
+}
+
+impl std::fmt::Debug for PgStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PgStore")
+            .field("database", &self.inner.db.display)
+            .finish_non_exhaustive()
+    }
+}
+
+fn now_ms() -> i64 {
+    system_time_ms(SystemTime::now())
+}
+
+impl PgStore {
+    /// Connects to `url` and migrates the schema.
+    pub(crate) fn connect(home: &Path, url: &str) -> Result<Self, StoreError> {
+        let db = Db::open(url)?;
+        Ok(PgStore {
+            inner: Arc::new(Inner {
+                home: home.to_path_buf(),
+                sessions: home.join("sessions"),
+                db,
+                leases: Arc::new(Leases::default()),
+            }),
+        })
+    }
+
+    pub(crate) fn home(&self) -> &Path {
+        &self.inner.home
+    }
+
+    pub(crate) fn sessions_dir(&self) -> &Path {
+        &self.inner.sessions
+    }
+
+    /// Creates the thread row and its `session_meta` record, holding the thread's lease.
+    pub(crate) fn create(&self, mut meta: SessionMeta) -> Result<PgWriter, StoreError> {
+        if meta.timestamp.is_empty() {
+            meta.timestamp = format_timestamp(chrono::Utc::now());
+        }
+        let created = parse_timestamp_ms(&meta.timestamp).ok_or_else(|| {
+            StoreError::Invalid(format!(
+                "session_meta timestamp `{}` is not RFC 3339 (expected e.g. 2026-04-25T12:00:00.123Z)",
+                meta.timestamp
+            ))
+        })?;
+        let mut first = Vec::new();
+        encode_line(
+            &mut first,
+            &meta.timestamp,
+            &RolloutItem::SessionMeta(meta.clone()),
+        )?;
+        let first = line_text(first)?;
+        let writer = self.lease(meta.id, 1, false)?;
+        let db = self.inner.db.clone();
+        self.inner.db.run(async move {
+            let mut conn = db.conn().await?;
+            let tx = conn.transaction().await?;
+            let git = meta.git.as_ref();
+            let inserted = tx
+                .execute(
+                    "INSERT INTO oi_threads (id, created_at_ms, updated_at_ms, cwd, model_provider,
+                        model, source, forked_from_id, cli_version, git_sha, git_branch,
+                        git_origin_url)
+                     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)
+                     ON CONFLICT (id) DO NOTHING",
+                    &[
+                        &meta.id.to_string(),
+                        &created,
+                        &now_ms(),
+                        &meta.cwd.to_string_lossy().into_owned(),
+                        &meta.model_provider,
+                        &meta.model,
+                        &meta.source.as_str(),
+                        &meta.forked_from_id.map(|id| id.to_string()),
+                        &meta.cli_version,
+                        &git.and_then(|g| g.commit_hash.clone()),
+                        &git.and_then(|g| g.branch.clone()),
+                        &git.and_then(|g| g.repository_url.clone()),
+                    ],
+                )
+                .await?;
+            if inserted == 0 {
+                return Err(StoreError::Invalid(format!(
+                    "thread {} already exists; use resume to continue it or fork to copy it",
+                    meta.id
+                )));
+            }
+            tx.execute(
+                "INSERT INTO oi_rollout_lines (thread_id, seq, line) VALUES ($1, 0, $2)",
+                &[&meta.id.to_string(), &first],
+            )
+            .await?;
+            tx.commit().await?;
+            Ok(())
+        })?;
+        Ok(writer)
+    }
+
+    /// Takes the lease of `id` and returns the writer that holds it (and gives it back when
+    /// dropped, whatever happens after this).
+    fn lease(
+        &self,
+        id: ThreadId,
+        next_seq: i64,
+        has_preview: bool,
+    ) -> Result<PgWriter, StoreError> {
+        let db = self.inner.db.clone();
+        let leases = self.inner.leases.clone();
+        self.inner
+            .db
+            .run(async move { leases.acquire(&db, id).await })?;
+        Ok(PgWriter {
+            db: self.inner.db.clone(),
+            leases: self.inner.leases.clone(),
+            id,
+            next_seq,
+            has_preview,
+        })
+    }
+
+    /// The thread's index row and every record, in order.
+    pub(crate) fn load(&self, id: &ThreadId) -> Result<LoadedThread, StoreError> {
+        let id = *id;
+        let db = self.inner.db.clone();
+        let (summary, rows) = self.inner.db.run(async move {
+            let conn = db.conn().await?;
+            let summary = list::get(&conn, &id)
+                .await?
+                .ok_or(StoreError::NotFound(id))?;
+            let rows: Vec<String> = conn
+                .query(
+                    "SELECT line FROM oi_rollout_lines WHERE thread_id = $1 ORDER BY seq",
+                    &[&id.to_string()],
+                )
+                .await?
+                .iter()
+                .map(|r| r.get(0))
+                .collect();
+            Ok((summary, rows))
+        })?;
+        let shown = format!("{}/{id}", self.inner.db.display);
+        let mut warnings = Vec::new();
+        let mut lines = Vec::with_capacity(rows.len());
+        for (n, raw) in rows.iter().enumerate() {
+            match RolloutLine::parse(raw) {
+                Ok(l) => lines.push(l),
+                Err(e) => {
+                    let w = format!("{shown} record {n}: {e}; skipped");
+                    tracing::warn!("{w}");
+                    warnings.push(w);
+                }
+            }
+        }
+        assemble(summary, lines, warnings, &shown)
+    }
+
+    /// Reads a rollout file (e.g. one exported from a local store). Its summary comes from
+    /// the file itself: it is not looked up in the database.
+    pub(crate) fn load_path(&self, path: &Path) -> Result<LoadedThread, StoreError> {
+        let parsed = read_rollout(path)?;
+        let mtime = std::fs::metadata(path)
+            .and_then(|m| m.modified())
+            .ok()
+            .map(system_time_ms);
+        let Some(RolloutLine {
+            item: RolloutItem::SessionMeta(meta),
+            ..
+        }) = parsed.lines.first()
+        else {
+            return Err(StoreError::Corrupt {
+                path: path.to_path_buf(),
+                reason: "it has no session_meta record at its start".into(),
+            });
+        };
+        let created = created_ms(meta, mtime.unwrap_or(0));
+        let summary = ThreadSummary {
+            id: meta.id,
+            path: path.to_path_buf(),
+            created_at: created.div_euclid(1000),
+            updated_at: mtime.unwrap_or(created).div_euclid(1000),
+            cwd: meta.cwd.clone(),
+            model_provider: meta.model_provider.clone(),
+            model: meta.model.clone(),
+            source: meta.source,
+            preview: parsed
+                .lines
+                .iter()
+                .find_map(|l| preview_text(&l.item))
+                .map(truncate_preview)
+                .unwrap_or_default(),
+            name: None,
+            archived: false,
+            forked_from_id: meta.forked_from_id,
+            cli_version: meta.cli_version.clone(),
+            git: meta.git.clone(),
+        };
+        assemble(
+            summary,
+            parsed.lines,
+            parsed.warnings,
+            &path.display().to_string(),
+        )
+    }
+
+    /// Takes the thread's lease and loads it; a turn left open by a process that died gets
+    /// its `turn_aborted(interrupted)` record.
+    pub(crate) fn resume(&self, id: &ThreadId) -> Result<(PgWriter, LoadedThread), StoreError> {
+        if self.get(id)?.is_none() {
+            return Err(StoreError::NotFound(*id));
+        }
+        let mut writer = self.lease(*id, 0, false)?;
+        let mut loaded = self.load(id)?;
+        let db = self.inner.db.clone();
+        let key = id.to_string();
+        writer.next_seq = self.inner.db.run(async move {
+            let conn = db.conn().await?;
+            let row = conn
+                .query_one(
+                    "SELECT COALESCE(MAX(seq), -1) + 1 FROM oi_rollout_lines WHERE thread_id = $1",
+                    &[&key],
+                )
+                .await?;
+            Ok(row.get::<_, i64>(0))
+        })?;
+        writer.has_preview = !loaded.summary.preview.is_empty()
+            || loaded.items.iter().any(|i| preview_text(i).is_some());
+        if let Some(turn_id) = loaded.open_turn_id() {
+            let marker = interrupted_marker(turn_id);
+            writer.append_all(std::slice::from_ref(&marker))?;
+            loaded.items.push(marker);
+            loaded.timestamps.push(format_timestamp(chrono::Utc::now()));
+        }
+        Ok((writer, loaded))
+    }
+
+    /// A new thread holding a copy of `source`'s records (see `ThreadStore::fork`).
+    pub(crate) fn fork(
+        &self,
+        source: &ThreadId,
+        mut new_meta: SessionMeta,
+    ) -> Result<(PgWriter, LoadedThread), StoreError> {
+        if new_meta.id == *source {
+            return Err(StoreError::Invalid(format!(
+                "a fork needs a new thread id; {source} is the source thread's id"
+            )));
+        }
+        let src = self.load(source)?;
+        new_meta.forked_from_id = Some(*source);
+        let mut writer = self.create(new_meta.clone())?;
+        let mut lines: Vec<RolloutLine> = src
+            .timestamps
+            .iter()
+            .zip(&src.items)
+            .filter(|(_, item)| !matches!(item, RolloutItem::SessionMeta(_)))
+            .map(|(ts, item)| RolloutLine {
+                timestamp: ts.clone(),
+                item: item.clone(),
+            })
+            .collect();
+        if let Some(turn_id) = src.open_turn_id() {
+            lines.push(RolloutLine {
+                timestamp: format_timestamp(chrono::Utc::now()),
+                item: interrupted_marker(turn_id),
+            });
+        }
+        writer.append_lines(&lines)?;
+        let summary = self
+            .get(&new_meta.id)?
+            .ok_or(StoreError::NotFound(new_meta.id))?;
+        let (timestamps, items) = lines.into_iter().map(|l| (l.timestamp, l.item)).unzip();
+        Ok((
+            writer,
+            LoadedThread {
+                summary,
+                meta: new_meta,
+                items,
+                timestamps,
+                warnings: src.warnings,
+            },
+        ))
+    }
+
+    pub(crate) fn list(&self, q: &ListQuery) -> Result<ThreadPage, StoreError> {
+        let cursor = crate::index::Cursor::parse(q)?;
+        let q = q.clone();
+        let db = self.inner.db.clone();
+        self.inner.db.run(async move {
+            let conn = db.conn().await?;
+            list::list(&conn, &q, cursor.as_ref()).await
+        })
+    }
+
+    pub(crate) fn get(&self, id: &ThreadId) -> Result<Option<ThreadSummary>, StoreError> {
+        let id = *id;
+        let db = self.inner.db.clone();
+        self.inner.db.run(async move {
+            let conn = db.conn().await?;
+            list::get(&conn, &id).await
+        })
+    }
+
+    pub(crate) fn set_archived(&self, id: &ThreadId, archived: bool) -> Result<(), StoreError> {
+        self.update(
+            id,
+            "UPDATE oi_threads SET archived = $2 WHERE id = $1",
+            archived,
+        )
+    }
+
+    pub(crate) fn set_name(&self, id: &ThreadId, name: Option<String>) -> Result<(), StoreError> {
+        self.update(id, "UPDATE oi_threads SET name = $2 WHERE id = $1", name)
+    }
+
+    fn update<V: tokio_postgres::types::ToSql + Sync + Send + 'static>(
+        &self,
+        id: &ThreadId,
+        sql: &'static str,
+        value: V,
+    ) -> Result<(), StoreError> {
+        let id = *id;
+        let db = self.inner.db.clone();
+        self.inner.db.run(async move {
+            let conn = db.conn().await?;
+            match conn.execute(sql, &[&id.to_string(), &value]).await? {
+                0 => Err(StoreError::NotFound(id)),
+                _ => Ok(()),
+            }
+        })
+    }
+
+    /// How many threads the database holds.
+    pub(crate) fn count(&self) -> Result<usize, StoreError> {
+        let db = self.inner.db.clone();
+        self.inner.db.run(async move {
+            let conn = db.conn().await?;
+            let n: i64 = conn
+                .query_one("SELECT count(*) FROM oi_threads", &[])
+                .await?
+                .get(0);
+            Ok(usize::try_from(n).unwrap_or(0))
+        })
+    }
+}
+
+/// A JSON line without its `\n`, as stored in `oi_rollout_lines.line`.
+fn line_text(mut buf: Vec<u8>) -> Result<String, StoreError> {
+    if buf.last() == Some(&b'\n') {
+        buf.pop();
+    }
+    String::from_utf8(buf).map_err(|e| StoreError::Invalid(format!("record is not UTF-8: {e}")))
+}
+
+/// A [`LoadedThread`] from its records, the first of which must be `session_meta`.
+fn assemble(
+    summary: ThreadSummary,
+    lines: Vec<RolloutLine>,
+    warnings: Vec<String>,
+    shown: &str,
+) -> Result<LoadedThread, StoreError> {
+    let mut lines = lines.into_iter();
+    let meta = match lines.next() {
+        Some(RolloutLine {
+            item: RolloutItem::SessionMeta(meta),
+            ..
+        }) => meta,
+        _ => {
+            return Err(StoreError::Corrupt {
+                path: PathBuf::from(shown),
+                reason: "it has no session_meta record at its start".into(),
+            });
+        }
+    };
+    if meta.id != summary.id {
+        return Err(StoreError::Corrupt {
+            path: PathBuf::from(shown),
+            reason: format!(
+                "its session_meta names thread {} instead of {}",
+                meta.id, summary.id
+            ),
+        });
+    }
+    let (timestamps, items) = lines.map(|l| (l.timestamp, l.item)).unzip();
+    Ok(LoadedThread {
+        summary,
+        meta,
+        items,
+        timestamps,
+        warnings,
+    })
+}
+
+/// Appends records to one thread in PostgreSQL while holding its lease.
+pub(crate) struct PgWriter {
+    db: Arc<Db>,
+    leases: Arc<Leases>,
+    id: ThreadId,
+    /// `seq` of the next record.
+    next_seq: i64,
+    has_preview: bool,
+}
+
+impl std::fmt::Debug for PgWriter {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PgWriter")
+            .field("id", &self.id)
+            .field("database", &self.db.display)
+            .finish_non_exhaustive()
+    }
+}
+
+impl PgWriter {
+    pub(crate) fn thread_id(&self) -> ThreadId {
+        self.id
+    }
+
+    pub(crate) fn append_all(&mut self, items: &[RolloutItem]) -> Result<(), StoreError> {
+        let ts = format_timestamp(chrono::Utc::now());
+        let lines: Vec<RolloutLine> = items
+            .iter()
+            .map(|item| RolloutLine {
+                timestamp: ts.clone(),
+                item: item.clone(),
+            })
+            .collect();
+        self.append_lines(&lines)
+    }
+
+    /// Inserts the records and refreshes the thread's row in one transaction.
+    fn append_lines(&mut self, lines: &[RolloutLine]) -> Result<(), StoreError> {
+        if lines.is_empty() {
+            return Ok(());
+        }
+        let mut texts = Vec::with_capacity(lines.len());
+        let mut preview = None;
+        for l in lines {
+            let mut buf = Vec::new();
+            encode_line(&mut buf, &l.timestamp, &l.item)?;
+            texts.push(line_text(buf)?);
+            if !self.has_preview
+                && preview.is_none()
+                && let Some(text) = preview_text(&l.item)
+            {
+                preview = Some(truncate_preview(text));
+            }
+        }
+        let count = i64::try_from(texts.len())
+            .map_err(|_| StoreError::Invalid("too many records in one append".into()))?;
+        let seqs: Vec<i64> = (self.next_seq..self.next_seq + count).collect();
+        let id = self.id.to_string();
+        let db = self.db.clone();
+        let new_preview = preview.clone();
+        self.db.run(async move {
+            let mut conn = db.conn().await?;
+            let tx = conn.transaction().await?;
+            tx.execute(
+                "INSERT INTO oi_rollout_lines (thread_id, seq, line)
+                 SELECT $1, s, l FROM unnest($2::BIGINT[], $3::TEXT[]) AS r (s, l)",
+                &[&id, &seqs, &texts],
+            )
+            .await?;
+            tx.execute(
+                "UPDATE oi_threads SET updated_at_ms = GREATEST(updated_at_ms, $2),
+                    preview = COALESCE($3, preview) WHERE id = $1",
+                &[&id, &now_ms(), &new_preview],
+            )
+            .await?;
+            tx.commit().await?;
+            Ok(())
+        })?;
+        self.next_seq += count;
+        if preview.is_some() {
+            self.has_preview = true;
+        }
+        Ok(())
+    }
+}
+
+impl Drop for PgWriter {
+    fn drop(&mut self) {
+        self.leases.release(&self.db, self.id);
+    }
+}
