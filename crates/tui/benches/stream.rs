@@ -10,8 +10,8 @@ use oi_tui::app::App;
 use oi_tui::composer::Composer;
 use oi_tui::run::{draw, next_frame_due, sleep_until};
 use oi_tui::theme::Theme;
+use oi_tui::viewport::LiveViewport;
 use ratatui::backend::TestBackend;
-use ratatui::{Terminal, TerminalOptions, Viewport};
 use serde_json::json;
 use std::time::{Duration, Instant};
 use tokio::sync::mpsc;
@@ -22,7 +22,7 @@ fn ev(v: serde_json::Value) -> EventMsg {
     serde_json::from_value(v).expect("event json")
 }
 
-fn setup() -> (App, Terminal<TestBackend>) {
+fn setup() -> (App, LiveViewport<TestBackend>) {
     let mut app = App::new(Composer::default());
     app.on_event(&ev(json!({
         "type": "session_configured",
@@ -33,13 +33,7 @@ fn setup() -> (App, Terminal<TestBackend>) {
         "cwd": "/bench", "history_log_id": 0, "history_entry_count": 0
     })));
     app.on_event(&ev(json!({"type": "task_started", "turn_id": "t", "model_context_window": null, "collaboration_mode_kind": "default"})));
-    let term = Terminal::with_options(
-        TestBackend::new(100, 40),
-        TerminalOptions {
-            viewport: Viewport::Inline(oi_tui::run::VIEWPORT_ROWS),
-        },
-    )
-    .expect("terminal");
+    let term = LiveViewport::new(TestBackend::new(100, 40), 1).expect("terminal");
     (app, term)
 }
 

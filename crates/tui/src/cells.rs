@@ -39,6 +39,11 @@ pub enum HistoryCell {
     Assistant {
         markdown: String,
     },
+    /// More of the same answer: the blocks that followed the ones already committed to the
+    /// scrollback while it streamed (no bullet, so the answer reads as one cell).
+    AssistantMore {
+        markdown: String,
+    },
     Reasoning {
         text: String,
     },
@@ -232,12 +237,13 @@ impl HistoryCell {
                 }
                 wrap_lines(&lines, width, "  ")
             }
-            HistoryCell::Assistant { markdown } => {
+            HistoryCell::Assistant { markdown } | HistoryCell::AssistantMore { markdown } => {
+                let first = matches!(self, HistoryCell::Assistant { .. });
                 let body = render_markdown(markdown, width.saturating_sub(2).max(8), theme);
                 body.into_iter()
                     .enumerate()
                     .map(|(i, l)| {
-                        let lead = if i == 0 {
+                        let lead = if i == 0 && first {
                             bullet(theme.plain())
                         } else {
                             Span::raw("  ")

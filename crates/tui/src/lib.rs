@@ -23,6 +23,7 @@ pub mod render;
 pub mod run;
 pub mod slash;
 pub mod theme;
+pub mod viewport;
 pub mod wrap;
 
 pub use run::{StartMode, TuiOptions, run};

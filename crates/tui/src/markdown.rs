@@ -33,6 +33,43 @@ pub fn render_markdown(src: &str, width: u16, theme: &Theme) -> Vec<Line<'static
     r.out
 }
 
+/// How much of a streaming answer is finished Markdown: the bytes up to the last blank line
+/// (or closing code fence) outside an open code fence, when that prefix has any text. What
+/// follows may still change how it renders (a paragraph or code block still growing), so it
+/// stays in the live area; the prefix can go to the scrollback while the answer streams.
+pub fn committable_prefix(text: &str) -> usize {
+    let mut fence: Option<(char, usize)> = None;
+    let mut cut = 0;
+    let mut pos = 0;
+    for line in text.split_inclusive('\n') {
+        pos += line.len();
+        if !line.ends_with('\n') {
+            break;
+        }
+        let body = line.trim_end();
+        let trimmed = body.trim_start_matches(' ');
+        let indent = body.len() - trimmed.len();
+        let marker = trimmed.chars().next().filter(|c| *c == '`' || *c == '~');
+        let run = marker.map_or(0, |m| trimmed.chars().take_while(|c| *c == m).count());
+        match (fence, marker) {
+            (None, Some(m)) if indent < 4 && run >= 3 => fence = Some((m, run)),
+            (Some((open, len)), Some(m))
+                if m == open && run >= len && trimmed[run..].trim().is_empty() =>
+            {
+                fence = None;
+                cut = pos;
+            }
+            (None, _) if body.trim().is_empty() => cut = pos,
+            _ => {}
+        }
+    }
+    if text[..cut].trim().is_empty() {
+        0
+    } else {
+        cut
+    }
+}
+
 struct Renderer {
     theme: Theme,
     width: u16,
@@ -241,6 +278,27 @@ impl Renderer {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn committable_prefix_stops_at_the_last_finished_block() {
+        assert_eq!(committable_prefix("one para"), 0);
+        assert_eq!(committable_prefix("one para\n"), 0);
+        let text = "first para\n\nsecond is still";
+        assert_eq!(&text[..committable_prefix(text)], "first para\n\n");
+        // A blank line inside an open fence is not a block boundary.
+        let text = "intro\n\n```rust\nfn a() {}\n\nfn b";
+        assert_eq!(&text[..committable_prefix(text)], "intro\n\n");
+        // A closed fence is finished.
+        let text = "```\ncode\n\nmore\n```\nafter";
+        assert_eq!(
+            &text[..committable_prefix(text)],
+            "```\ncode\n\nmore\n```\n"
+        );
+        // A shorter or different marker does not close the fence.
+        let text = "````\na\n```\n\nb";
+        assert_eq!(committable_prefix(text), 0);
+        assert_eq!(committable_prefix("\n\n\nx"), 0);
+    }
+
     use super::*;
 
     fn plain(lines: &[Line<'static>]) -> String {

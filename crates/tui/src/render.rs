@@ -20,7 +20,27 @@ const COMPOSER_MAX_ROWS: usize = 6;
 /// Most rows a popup shows.
 const POPUP_ROWS: usize = 8;
 
-/// Draws the live area into `area` and returns where the cursor belongs.
+/// The live area's rows (at most `max_rows`, newest at the bottom) and where the cursor
+/// belongs in them (row, column).
+pub struct LiveLines {
+    pub lines: Vec<Line<'static>>,
+    pub cursor: Option<(usize, u16)>,
+}
+
+/// Rows the live area wants at `width` on a screen of `screen_rows`: its content
+/// (running cells, the open tail of the answer, a popup or overlay, the composer and the
+/// status line), so no blank rows show while idle. The transcript takes the whole screen.
+pub fn live_height(app: &App, width: u16, screen_rows: u16, theme: &Theme, now: Instant) -> u16 {
+    if matches!(app.overlay, Some(Overlay::Transcript { .. })) {
+        return screen_rows;
+    }
+    let rows = live_lines(app, width, usize::from(screen_rows), theme, now)
+        .lines
+        .len();
+    u16::try_from(rows).unwrap_or(screen_rows).min(screen_rows)
+}
+
+/// Draws the live area into `area` (bottom-aligned) and returns where the cursor belongs.
 pub fn render_live(
     app: &App,
     area: Rect,
@@ -32,7 +52,28 @@ pub fn render_live(
         render_transcript(app, *scroll, area, buf, theme);
         return None;
     }
-    let width = area.width;
+    let LiveLines { lines, cursor } =
+        live_lines(app, area.width, usize::from(area.height), theme, now);
+    let pad = usize::from(area.height).saturating_sub(lines.len());
+    let mut all = vec![Line::default(); pad];
+    all.extend(lines);
+    Paragraph::new(all).render(area, buf);
+    cursor.and_then(|(row, col)| {
+        Some(Position::new(
+            area.x + col,
+            area.y + u16::try_from(pad + row).ok()?,
+        ))
+    })
+}
+
+/// The live area's content at `width`, cut to the newest `max_rows` rows.
+pub fn live_lines(
+    app: &App,
+    width: u16,
+    max_rows: usize,
+    theme: &Theme,
+    now: Instant,
+) -> LiveLines {
     let mut bottom: Vec<Line<'static>> = Vec::new();
     let mut cursor: Option<(usize, u16)> = None; // (row index in `bottom`, column)
 
@@ -91,7 +132,7 @@ pub fn render_live(
     bottom.push(status_line(app, width, theme, now));
 
     // Live cells fill what is left, bottom-aligned (newest at the bottom).
-    let room = usize::from(area.height).saturating_sub(bottom.len());
+    let room = max_rows.saturating_sub(bottom.len());
     let mut live: Vec<Line<'static>> = Vec::new();
     if !app.streaming_reasoning.is_empty() {
         live.extend(
@@ -104,30 +145,26 @@ pub fn render_live(
     for (_, cell) in &app.running {
         live.extend(cell.lines(width, theme, true));
     }
-    if !app.streaming.is_empty() {
-        live.extend(
+    if !app.streaming.trim().is_empty() {
+        let cell = if app.streaming_continues {
+            HistoryCell::AssistantMore {
+                markdown: app.streaming.clone(),
+            }
+        } else {
             HistoryCell::Assistant {
                 markdown: app.streaming.clone(),
             }
-            .lines(width, theme, true),
-        );
+        };
+        live.extend(cell.lines(width, theme, true));
     }
     let live_start = live.len().saturating_sub(room);
     let mut lines: Vec<Line<'static>> = live.split_off(live_start);
-    let pad = room.saturating_sub(lines.len());
-    let mut all = vec![Line::default(); pad];
-    all.append(&mut lines);
-    let offset = all.len();
-    all.extend(bottom);
-    let top = all.len().saturating_sub(usize::from(area.height));
-    Paragraph::new(all.split_off(top)).render(area, buf);
-    cursor.and_then(|(row, col)| {
-        let row = (offset + row).checked_sub(top)?;
-        Some(Position::new(
-            area.x + col,
-            area.y + u16::try_from(row).ok()?,
-        ))
-    })
+    let offset = lines.len();
+    lines.extend(bottom);
+    let top = lines.len().saturating_sub(max_rows);
+    let lines = lines.split_off(top);
+    let cursor = cursor.and_then(|(row, col)| Some(((offset + row).checked_sub(top)?, col)));
+    LiveLines { lines, cursor }
 }
 
 /// The composer's rows (prompt `› ` then the text, char-wrapped) and the cursor's

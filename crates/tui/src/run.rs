@@ -6,8 +6,9 @@
 use crate::app::{App, AppAction, McpServerRow};
 use crate::cells::HistoryCell;
 use crate::composer::Composer;
-use crate::render::{cells_to_lines, render_live};
+use crate::render::{cells_to_lines, live_height, render_live};
 use crate::theme::Theme;
+use crate::viewport::LiveViewport;
 use crossterm::event::{
     DisableBracketedPaste, EnableBracketedPaste, Event as TermEvent, EventStream,
     KeyboardEnhancementFlags, PopKeyboardEnhancementFlags, PushKeyboardEnhancementFlags,
@@ -20,7 +21,6 @@ use oi_protocol::protocol::{Event, Op};
 use ratatui::backend::CrosstermBackend;
 use ratatui::text::Line;
 use ratatui::widgets::{Paragraph, Widget};
-use ratatui::{Terminal, TerminalOptions, Viewport};
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -30,8 +30,6 @@ use tokio::sync::mpsc;
 pub const FRAME_INTERVAL: Duration = Duration::from_millis(16);
 /// How often the spinner and elapsed time move while a turn runs.
 const SPINNER_INTERVAL: Duration = Duration::from_millis(100);
-/// Rows of the live area (fewer on short terminals).
-pub const VIEWPORT_ROWS: u16 = 16;
 /// How long the provider's `/models` may take to answer for `/model`.
 const MODELS_TIMEOUT: Duration = Duration::from_millis(2500);
 /// How long to wait for the thread to flush and stop on exit.
@@ -192,16 +190,9 @@ async fn run_inner(opts: TuiOptions) -> Result<i32, String> {
     }
 
     let _guard = TerminalGuard::enter().map_err(|e| format!("cannot set up the terminal: {e}"))?;
-    let (_, rows) =
-        crossterm::terminal::size().map_err(|e| format!("cannot read the terminal size: {e}"))?;
-    let backend = CrosstermBackend::new(std::io::stdout());
-    let mut terminal = Terminal::with_options(
-        backend,
-        TerminalOptions {
-            viewport: Viewport::Inline(VIEWPORT_ROWS.min(rows.max(4))),
-        },
-    )
-    .map_err(|e| format!("cannot set up the terminal: {e}"))?;
+    // The live area starts where the cursor is and is sized to its content on every frame.
+    let mut terminal = LiveViewport::new(CrosstermBackend::new(std::io::stdout()), 1)
+        .map_err(|e| format!("cannot set up the terminal: {e}"))?;
 
     let (files_tx, mut files_rx) = mpsc::unbounded_channel::<(String, Vec<String>)>();
     // `/model` lists what the provider serves; ask once, in the background.
@@ -234,10 +225,8 @@ async fn run_inner(opts: TuiOptions) -> Result<i32, String> {
             ev = term_events.next() => match ev {
                 Some(Ok(TermEvent::Key(k))) => { actions = app.on_key(k); dirty = true; }
                 Some(Ok(TermEvent::Paste(s))) => { actions = app.on_paste(&s); dirty = true; }
-                Some(Ok(TermEvent::Resize(_, _))) => {
-                    let _ = terminal.autoresize();
-                    dirty = true;
-                }
+                // The next frame lays the live area out for the new size.
+                Some(Ok(TermEvent::Resize(_, _))) => dirty = true,
                 Some(Ok(_)) => {}
                 // The terminal went away: leave as if the user quit.
                 Some(Err(_)) | None => actions.push(AppAction::Quit),
@@ -270,7 +259,7 @@ async fn run_inner(opts: TuiOptions) -> Result<i32, String> {
             match action {
                 AppAction::Quit => quit = true,
                 AppAction::Redraw => {
-                    let _ = terminal.clear();
+                    let _ = terminal.terminal().clear();
                     dirty = true;
                 }
                 AppAction::SearchFiles(query) => {
@@ -297,7 +286,7 @@ async fn run_inner(opts: TuiOptions) -> Result<i32, String> {
     let _ = current.thread.submit(Op::Shutdown).await;
     let _ = tokio::time::timeout(SHUTDOWN_TIMEOUT, manager.shutdown_all()).await;
     current.forwarder.abort();
-    let _ = terminal.clear();
+    let _ = terminal.terminal().clear();
     drop(terminal);
     drop(_guard);
     println!("Resume this thread with: interpreter resume {}", current.id);
@@ -338,36 +327,42 @@ pub async fn sleep_until(due: Option<Instant>) {
     }
 }
 
-/// Writes finished cells into the scrollback, then redraws the live area.
+/// Writes finished cells into the scrollback, sizes the live area to its content (and the
+/// screen), then redraws it.
 pub fn draw<B: ratatui::backend::Backend>(
-    terminal: &mut Terminal<B>,
+    live: &mut LiveViewport<B>,
     app: &mut App,
     theme: &Theme,
 ) -> Result<(), String> {
-    let width = terminal
-        .size()
-        .map_err(|e| format!("cannot read the terminal size: {e}"))?
-        .width;
+    let failed = |e: std::io::Error| format!("cannot draw: {e}");
+    let screen = live
+        .screen_size()
+        .map_err(|e| format!("cannot read the terminal size: {e}"))?;
+    // Lay out for a resized screen first, so history is wrapped for the new width.
+    let height = live.height();
+    live.fit(height).map_err(failed)?;
     let cells = app.take_pending();
     if !cells.is_empty() {
-        let lines = cells_to_lines(&cells, width, theme);
+        let lines = cells_to_lines(&cells, screen.width, theme);
         for chunk in lines.chunks(INSERT_CHUNK) {
             let chunk: Vec<Line<'static>> = chunk.to_vec();
-            let height = chunk.len() as u16;
-            terminal
-                .insert_before(height, |buf| Paragraph::new(chunk).render(buf.area, buf))
-                .map_err(|e| format!("cannot draw: {e}"))?;
+            let rows = chunk.len() as u16;
+            live.terminal()
+                .insert_before(rows, |buf| Paragraph::new(chunk).render(buf.area, buf))
+                .map_err(failed)?;
         }
     }
     let now = Instant::now();
-    terminal
+    live.fit(live_height(app, screen.width, screen.height, theme, now))
+        .map_err(failed)?;
+    live.terminal()
         .draw(|f| {
             let area = f.area();
             if let Some(pos) = render_live(app, area, f.buffer_mut(), theme, now) {
                 f.set_cursor_position(pos);
             }
         })
-        .map_err(|e| format!("cannot draw: {e}"))?;
+        .map_err(failed)?;
     Ok(())
 }
 

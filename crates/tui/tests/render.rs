@@ -107,7 +107,13 @@ fn a_turn_streams_then_lands_in_the_scrollback() {
     for d in ["Here is ", "the **plan**:\n\n", "1. read\n2. write\n"] {
         app.on_event(&ev(json!({"type": "agent_message_delta", "delta": d})));
     }
+    // The finished paragraph is in the scrollback already; the open list stays live.
     insta::assert_snapshot!("streaming", live(&app, 60, 12));
+    let committed = app.take_pending();
+    assert!(
+        matches!(committed.last(), Some(HistoryCell::Assistant { markdown }) if markdown == "Here is the **plan**:\n\n"),
+        "{committed:?}"
+    );
     app.on_event(&ev(json!({"type": "agent_message", "message": "Here is the **plan**:\n\n1. read\n2. write\n\n```rust\nfn main() {}\n```"})));
     app.on_event(&ev(json!({"type": "task_complete", "turn_id": "t1", "last_agent_message": null, "duration_ms": 4200})));
     assert!(!app.is_running());

@@ -139,8 +139,14 @@ pub struct App {
     pending: Vec<HistoryCell>,
     /// Every finished cell (for the transcript overlay and Ctrl+L).
     pub transcript: Vec<HistoryCell>,
-    /// Streaming assistant text.
+    /// The open tail of the streaming answer (its finished blocks are already in the
+    /// scrollback).
     pub streaming: String,
+    /// True when part of the streaming answer is already in the scrollback, so the tail
+    /// continues that cell.
+    pub streaming_continues: bool,
+    /// The part of the streaming answer already in the scrollback.
+    streamed_committed: String,
     pub streaming_reasoning: String,
     /// Running commands, patches and MCP calls, by call id.
     pub running: Vec<(String, HistoryCell)>,
@@ -179,6 +185,8 @@ impl App {
             pending: Vec::new(),
             transcript: Vec::new(),
             streaming: String::new(),
+            streaming_continues: false,
+            streamed_committed: String::new(),
             streaming_reasoning: String::new(),
             running: Vec::new(),
             overlay: None,
@@ -238,11 +246,56 @@ impl App {
             self.push_cell(HistoryCell::Reasoning { text });
         }
         self.streaming_reasoning.clear();
-        if !self.streaming.trim().is_empty() {
-            let markdown = std::mem::take(&mut self.streaming);
-            self.push_cell(HistoryCell::Assistant { markdown });
+        let tail = std::mem::take(&mut self.streaming);
+        self.finish_answer(None, tail);
+    }
+
+    /// Moves the finished blocks of the streaming answer into the scrollback, so a long
+    /// answer never has to fit the live area; the open tail stays live.
+    fn commit_streamed_blocks(&mut self) {
+        let cut = crate::markdown::committable_prefix(&self.streaming);
+        if cut == 0 {
+            return;
         }
-        self.streaming.clear();
+        let markdown: String = self.streaming.drain(..cut).collect();
+        self.streamed_committed.push_str(&markdown);
+        let cell = if self.streaming_continues {
+            HistoryCell::AssistantMore { markdown }
+        } else {
+            HistoryCell::Assistant { markdown }
+        };
+        // The transcript gets the whole answer as one cell when it completes.
+        self.pending.push(cell);
+        self.streaming_continues = true;
+    }
+
+    /// Ends the streaming answer: `message` is the complete text when the engine sent it,
+    /// `tail` what was still live. Only what the scrollback does not have yet is added.
+    fn finish_answer(&mut self, message: Option<&str>, tail: String) {
+        let committed = std::mem::take(&mut self.streamed_committed);
+        let continues = std::mem::replace(&mut self.streaming_continues, false);
+        if !continues {
+            let markdown = message.map(str::to_string).unwrap_or(tail);
+            if !markdown.trim().is_empty() {
+                self.push_cell(HistoryCell::Assistant { markdown });
+            }
+            return;
+        }
+        let whole = message
+            .map(str::to_string)
+            .unwrap_or_else(|| format!("{committed}{tail}"));
+        // The final text normally extends what streamed; if the engine's final message
+        // differs, show its remainder as streamed rather than repeat the committed blocks.
+        let rest = whole
+            .strip_prefix(committed.as_str())
+            .map(str::to_string)
+            .unwrap_or(tail);
+        if !rest.trim().is_empty() {
+            self.pending
+                .push(HistoryCell::AssistantMore { markdown: rest });
+        }
+        self.transcript
+            .push(HistoryCell::Assistant { markdown: whole });
     }
 
     /// Applies the session's settings (first event of every thread).
@@ -329,19 +382,16 @@ impl App {
                     let text = std::mem::take(&mut self.streaming_reasoning);
                     self.push_cell(HistoryCell::Reasoning { text });
                 }
-                self.streaming.push_str(&d.delta)
+                self.streaming.push_str(&d.delta);
+                self.commit_streamed_blocks();
             }
             EventMsg::AgentMessage(m) => {
-                self.streaming.clear();
+                let tail = std::mem::take(&mut self.streaming);
                 if !self.streaming_reasoning.is_empty() {
                     let text = std::mem::take(&mut self.streaming_reasoning);
                     self.push_cell(HistoryCell::Reasoning { text });
                 }
-                if !m.message.trim().is_empty() {
-                    self.push_cell(HistoryCell::Assistant {
-                        markdown: m.message.clone(),
-                    });
-                }
+                self.finish_answer(Some(&m.message), tail);
             }
             EventMsg::AgentReasoningDelta(d) => self.streaming_reasoning.push_str(&d.delta),
             EventMsg::AgentReasoning(r) => {

@@ -1,0 +1,283 @@
+//! The live area as an inline viewport whose height follows its content.
+//!
+//! ratatui fixes an inline viewport's height when the `Terminal` is made, so a change of
+//! height (or of the terminal's size) makes a new `Terminal` over the same backend, anchored
+//! where the old live area began. Asking the terminal where its cursor is (`ESC [ 6 n`) is
+//! not an option then: crossterm's event reader holds the input while the event loop waits
+//! for keys, so the answer would arrive only after a 2 s timeout. The anchor is known
+//! anyway, so the shared backend reports it instead, and only the very first `Terminal`
+//! (made before the event loop reads input) asks the terminal.
+
+use ratatui::backend::{Backend, ClearType, WindowSize};
+use ratatui::buffer::Cell;
+use ratatui::layout::{Position, Size};
+use ratatui::{Terminal, TerminalOptions, Viewport};
+use std::io;
+use std::sync::{Arc, Mutex, MutexGuard};
+
+/// A backend shared by the successive `Terminal`s of one [`LiveViewport`]. It answers the
+/// next cursor query with a known position when one is set.
+pub struct SharedBackend<B> {
+    inner: Arc<Mutex<B>>,
+    known_cursor: Arc<Mutex<Option<Position>>>,
+}
+
+impl<B> Clone for SharedBackend<B> {
+    fn clone(&self) -> Self {
+        Self {
+            inner: self.inner.clone(),
+            known_cursor: self.known_cursor.clone(),
+        }
+    }
+}
+
+impl<B: Backend> SharedBackend<B> {
+    fn new(backend: B) -> Self {
+        Self {
+            inner: Arc::new(Mutex::new(backend)),
+            known_cursor: Arc::new(Mutex::new(None)),
+        }
+    }
+
+    fn lock(&self) -> MutexGuard<'_, B> {
+        // A panic while drawing poisons nothing we cannot keep using: the backend is a
+        // writer, and the next frame redraws the live area.
+        self.inner
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    fn set_known_cursor(&self, pos: Position) {
+        *self
+            .known_cursor
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner()) = Some(pos);
+    }
+
+    fn take_known_cursor(&self) -> Option<Position> {
+        self.known_cursor
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+            .take()
+    }
+
+    /// Runs `f` on the wrapped backend (tests and benchmarks read a `TestBackend` this way).
+    pub fn with<R>(&self, f: impl FnOnce(&mut B) -> R) -> R {
+        f(&mut self.lock())
+    }
+}
+
+impl<B: Backend> Backend for SharedBackend<B> {
+    fn draw<'a, I>(&mut self, content: I) -> io::Result<()>
+    where
+        I: Iterator<Item = (u16, u16, &'a Cell)>,
+    {
+        self.lock().draw(content)
+    }
+
+    fn append_lines(&mut self, n: u16) -> io::Result<()> {
+        self.lock().append_lines(n)
+    }
+
+    fn hide_cursor(&mut self) -> io::Result<()> {
+        self.lock().hide_cursor()
+    }
+
+    fn show_cursor(&mut self) -> io::Result<()> {
+        self.lock().show_cursor()
+    }
+
+    fn get_cursor_position(&mut self) -> io::Result<Position> {
+        if let Some(pos) = self.take_known_cursor() {
+            return Ok(pos);
+        }
+        // ratatui asks again when it notices a new screen size before our resize event
+        // does; an unanswered query must not end the UI, the next frame re-lays it out.
+        let mut b = self.lock();
+        b.get_cursor_position()
+            .or_else(|_| Ok(Position::new(0, b.size()?.height.saturating_sub(1))))
+    }
+
+    fn set_cursor_position<P: Into<Position>>(&mut self, position: P) -> io::Result<()> {
+        self.lock().set_cursor_position(position)
+    }
+
+    fn clear(&mut self) -> io::Result<()> {
+        self.lock().clear()
+    }
+
+    fn clear_region(&mut self, clear_type: ClearType) -> io::Result<()> {
+        self.lock().clear_region(clear_type)
+    }
+
+    fn size(&self) -> io::Result<Size> {
+        self.lock().size()
+    }
+
+    fn window_size(&mut self) -> io::Result<WindowSize> {
+        self.lock().window_size()
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.lock().flush()
+    }
+}
+
+/// The inline live area: a `Terminal` whose viewport is re-made when the wanted height or
+/// the screen size changes.
+pub struct LiveViewport<B: Backend> {
+    backend: SharedBackend<B>,
+    terminal: Terminal<SharedBackend<B>>,
+    /// The screen size the viewport was laid out for.
+    screen: Size,
+}
+
+impl<B: Backend> LiveViewport<B> {
+    /// A live area of `height` rows starting at the cursor (asks the terminal where it is).
+    pub fn new(backend: B, height: u16) -> io::Result<Self> {
+        let backend = SharedBackend::new(backend);
+        let screen = backend.size()?;
+        let terminal = Terminal::with_options(
+            backend.clone(),
+            TerminalOptions {
+                viewport: Viewport::Inline(height.clamp(1, screen.height.max(1))),
+            },
+        )?;
+        Ok(Self {
+            backend,
+            terminal,
+            screen,
+        })
+    }
+
+    /// The current `Terminal` (for `draw` and `insert_before`).
+    pub fn terminal(&mut self) -> &mut Terminal<SharedBackend<B>> {
+        &mut self.terminal
+    }
+
+    /// The shared backend.
+    pub fn backend(&self) -> &SharedBackend<B> {
+        &self.backend
+    }
+
+    /// The screen's size now.
+    pub fn screen_size(&self) -> io::Result<Size> {
+        self.backend.size()
+    }
+
+    /// Rows the live area has now.
+    pub fn height(&mut self) -> u16 {
+        self.terminal.get_frame().area().height
+    }
+
+    /// Makes the live area `height` rows (at most the screen), laid out for the screen's
+    /// current size. Does nothing when both are unchanged.
+    pub fn fit(&mut self, height: u16) -> io::Result<()> {
+        let screen = self.backend.size()?;
+        let height = height.clamp(1, screen.height.max(1));
+        let area = self.terminal.get_frame().area();
+        if screen == self.screen && area.height == height {
+            return Ok(());
+        }
+        // Keep the live area's top where it was, moved up as far as a shorter screen needs
+        // to fit it; a taller area grows downwards and scrolls the screen when it must.
+        let top = area
+            .y
+            .min(screen.height.saturating_sub(area.height.min(height)));
+        let anchor = Position::new(0, top);
+        {
+            // Erase the old live area (and anything below it) so no row of it stays behind.
+            let mut b = self.backend.lock();
+            b.set_cursor_position(anchor)?;
+            b.clear_region(ClearType::AfterCursor)?;
+        }
+        self.backend.set_known_cursor(anchor);
+        let made = Terminal::with_options(
+            self.backend.clone(),
+            TerminalOptions {
+                viewport: Viewport::Inline(height),
+            },
+        );
+        // Whatever happened, the known position must not answer a later, real query.
+        self.backend.take_known_cursor();
+        self.terminal = made?;
+        self.screen = screen;
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ratatui::backend::TestBackend;
+    use ratatui::text::Line;
+    use ratatui::widgets::{Paragraph, Widget};
+
+    fn rows(v: &LiveViewport<TestBackend>) -> Vec<String> {
+        v.backend().with(|b| {
+            let buf = b.buffer();
+            (0..buf.area.height)
+                .map(|y| {
+                    (0..buf.area.width)
+                        .map(|x| buf[(x, y)].symbol())
+                        .collect::<String>()
+                        .trim_end()
+                        .to_string()
+                })
+                .collect()
+        })
+    }
+
+    fn draw(v: &mut LiveViewport<TestBackend>, text: &[&str]) {
+        let lines: Vec<Line<'static>> = text.iter().map(|s| Line::raw(s.to_string())).collect();
+        v.terminal()
+            .draw(|f| Paragraph::new(lines).render(f.area(), f.buffer_mut()))
+            .unwrap();
+    }
+
+    #[test]
+    fn grows_and_shrinks_without_leaving_rows_behind() {
+        let mut v = LiveViewport::new(TestBackend::new(20, 10), 2).unwrap();
+        draw(&mut v, &["a", "b"]);
+        v.fit(5).unwrap();
+        assert_eq!(v.height(), 5);
+        draw(&mut v, &["1", "2", "3", "4", "5"]);
+        assert_eq!(&rows(&v)[..6], ["1", "2", "3", "4", "5", ""]);
+        v.fit(2).unwrap();
+        draw(&mut v, &["x", "y"]);
+        // The rows the taller area used are blank again.
+        assert_eq!(&rows(&v)[..6], ["x", "y", "", "", "", ""]);
+    }
+
+    #[test]
+    fn growing_at_the_bottom_scrolls_history_up() {
+        let mut v = LiveViewport::new(TestBackend::new(20, 6), 2).unwrap();
+        v.terminal()
+            .insert_before(4, |buf| {
+                Paragraph::new(vec![
+                    Line::raw("h1"),
+                    Line::raw("h2"),
+                    Line::raw("h3"),
+                    Line::raw("h4"),
+                ])
+                .render(buf.area, buf)
+            })
+            .unwrap();
+        draw(&mut v, &["a", "b"]);
+        assert_eq!(rows(&v), ["h1", "h2", "h3", "h4", "a", "b"]);
+        v.fit(3).unwrap();
+        draw(&mut v, &["a", "b", "c"]);
+        assert_eq!(rows(&v), ["h2", "h3", "h4", "a", "b", "c"]);
+    }
+
+    #[test]
+    fn follows_a_narrower_screen() {
+        let mut v = LiveViewport::new(TestBackend::new(30, 8), 3).unwrap();
+        draw(&mut v, &["one", "two", "three"]);
+        v.backend().with(|b| b.resize(12, 8));
+        v.fit(3).unwrap();
+        assert_eq!(v.terminal().get_frame().area().width, 12);
+        draw(&mut v, &["x", "y", "z"]);
+        assert_eq!(&rows(&v)[..4], ["x", "y", "z", ""]);
+    }
+}
