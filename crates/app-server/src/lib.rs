@@ -19,10 +19,17 @@
 pub mod accounts;
 pub mod approvals;
 pub mod catalog;
+pub mod command_exec;
 pub mod config_rpc;
 pub mod fuzzy;
+pub mod history;
+pub mod init;
 pub mod items;
+pub mod lifecycle;
+pub mod mcp_status;
+mod notify;
 pub mod protocol;
+pub mod standalone;
 pub mod threads;
 pub mod turns;
 pub mod v1;
@@ -32,7 +39,6 @@ use oi_core::{Thread, ThreadManager, ThreadManagerOptions};
 use oi_mcp_server::McpServerOptions;
 use oi_mcp_server::dispatch::{Execution, MethodTable, RequestContext};
 use oi_mcp_server::jsonrpc::{INVALID_REQUEST, RpcError};
-use oi_mcp_server::outgoing::OutgoingSender;
 use oi_mcp_server::tool_runner::Readers;
 use oi_mcp_server::{ExtensionContext, ServerExtension};
 use oi_protocol::ThreadId;
@@ -54,7 +60,12 @@ impl ServerExtension for AppServerExtension {
     fn register(&self, table: &mut MethodTable, ctx: &ExtensionContext) {
         let conn = Arc::new(Conn::new(ctx));
         conn.background_setup();
+        init::register(table, &conn);
         threads::register(table, &conn);
+        history::register(table, &conn);
+        lifecycle::register(table, &conn);
+        mcp_status::register(table, &conn);
+        command_exec::register(table, &conn);
         turns::register(table, &conn);
         catalog::register(table, &conn);
         config_rpc::register(table, &conn);
@@ -78,7 +89,14 @@ pub(crate) struct Conn {
     pub ephemeral: ThreadManager,
     ephemeral_threads: Mutex<HashMap<ThreadId, EphemeralInfo>>,
     pub opts: McpServerOptions,
-    pub outgoing: OutgoingSender,
+    /// Notifications honour the client's `optOutNotificationMethods`.
+    pub outgoing: notify::Outgoing,
+    /// What the client declared in an app-server-form `initialize`.
+    pub client: init::ClientState,
+    /// The MCP methods of this connection, for the MCP-form `initialize`.
+    pub mcp_methods: MethodTable,
+    /// Approval requests waiting for an answer, per thread (`activeFlags`).
+    pub approvals_waiting: Mutex<HashMap<ThreadId, usize>>,
     pub readers: Arc<Readers>,
     pub shutdown: CancellationToken,
     /// Latest rate-limit headers a v2 turn saw: (provider id, snapshot).
@@ -97,7 +115,10 @@ impl Conn {
             }),
             ephemeral_threads: Mutex::default(),
             opts: ctx.options.clone(),
-            outgoing: ctx.outgoing.clone(),
+            outgoing: notify::Outgoing::new(ctx.outgoing.clone()),
+            client: init::ClientState::default(),
+            mcp_methods: ctx.mcp_methods.clone(),
+            approvals_waiting: Mutex::default(),
             readers: ctx.readers.clone(),
             shutdown: ctx.shutdown.clone(),
             rate_limits: Mutex::default(),
@@ -233,7 +254,6 @@ pub(crate) fn method<P, F, Fut>(
     });
 }
 
-/// `-32600` with the message as is (the v2 API's validation errors).
 /// Offset pagination over an in-memory list: `(start, end, nextCursor)`. The cursor is the
 /// decimal offset handed out as `nextCursor`; anything else is a clear -32600.
 pub(crate) fn offset_page(
@@ -258,6 +278,7 @@ pub(crate) fn offset_page(
     Ok((start, end, (end < len).then(|| end.to_string())))
 }
 
+/// `-32600` with the message as is (the v2 API's validation errors).
 pub(crate) fn invalid(message: impl Into<String>) -> RpcError {
     RpcError::new(INVALID_REQUEST, message)
 }

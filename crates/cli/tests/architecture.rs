@@ -49,6 +49,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
             "oi-config",
             "oi-core",
             "oi-file-search",
+            "oi-mcp-client",
             "oi-mcp-server",
             "oi-model-client",
             "oi-protocol",

@@ -71,6 +71,9 @@ pub struct ExtensionContext {
     pub readers: Arc<tool_runner::Readers>,
     /// Fires when the connection is closing.
     pub shutdown: CancellationToken,
+    /// The MCP methods of this connection (empty when [`McpServerOptions::without_mcp`]),
+    /// so an extension that replaces one (e.g. `initialize`) can still call it.
+    pub mcp_methods: MethodTable,
 }
 
 /// Server-wide settings from the command line.
@@ -84,6 +87,9 @@ pub struct McpServerOptions {
     pub home: Option<PathBuf>,
     /// More APIs on the same connection.
     pub extensions: Vec<Arc<dyn ServerExtension>>,
+    /// Serve only the extensions' methods: no MCP lifecycle, tools, resources or prompts
+    /// (`interpreter app-server`).
+    pub without_mcp: bool,
 }
 
 /// Serves MCP on stdin/stdout until stdin closes. Logs go to stderr (`RUST_LOG`).
@@ -137,18 +143,21 @@ where
 {
     let engine = Arc::new(CoreEngine::new(opts.clone()));
     let manager = engine.manager().clone();
+    let with_mcp = !opts.without_mcp;
     serve_conn(
         reader,
         writer,
         engine,
         stop,
-        move |outgoing, readers, shutdown| {
+        with_mcp,
+        move |outgoing, readers, shutdown, mcp_methods| {
             let ctx = ExtensionContext {
                 manager,
                 outgoing: outgoing.clone(),
                 readers: readers.clone(),
                 shutdown: shutdown.clone(),
                 options: opts,
+                mcp_methods: mcp_methods.clone(),
             };
             let mut table = MethodTable::new();
             for ext in &ctx.options.extensions {
@@ -193,7 +202,8 @@ where
         writer,
         engine,
         CancellationToken::new(),
-        |outgoing, _, _| extra(outgoing),
+        true,
+        |outgoing, _, _, _| extra(outgoing),
     )
     .await
 }
@@ -203,12 +213,18 @@ async fn serve_conn<R, W, F>(
     writer: W,
     engine: Arc<dyn Engine>,
     stop: CancellationToken,
+    with_mcp: bool,
     extra: F,
 ) -> i32
 where
     R: AsyncRead + Unpin + Send + 'static,
     W: AsyncWrite + Unpin + Send + 'static,
-    F: FnOnce(&OutgoingSender, &Arc<tool_runner::Readers>, &CancellationToken) -> MethodTable,
+    F: FnOnce(
+        &OutgoingSender,
+        &Arc<tool_runner::Readers>,
+        &CancellationToken,
+        &MethodTable,
+    ) -> MethodTable,
 {
     let shutdown = CancellationToken::new();
     let (in_tx, in_rx) = mpsc::channel::<Inbound>(INCOMING_QUEUE);
@@ -245,8 +261,13 @@ where
         std::env::current_dir().unwrap_or_default(),
         readers.clone(),
     );
-    let mut table = service.methods();
-    table.merge(extra(&outgoing, &readers, &shutdown));
+    let mcp_methods = if with_mcp {
+        service.methods()
+    } else {
+        MethodTable::new()
+    };
+    let mut table = mcp_methods.clone();
+    table.merge(extra(&outgoing, &readers, &shutdown, &mcp_methods));
 
     let mut tasks = dispatch::process(in_rx, table, outgoing.clone(), shutdown.clone()).await;
     shutdown.cancel();
