@@ -192,7 +192,9 @@ mod tests {
     #[test]
     fn pages_walk_both_ways_and_cursors_round_trip() {
         let all: Vec<String> = (1..=5).map(|n| format!("t{n}")).collect();
-        let id = |s: &String| s.as_str();
+        fn id(s: &String) -> &str {
+            s.as_str()
+        }
         let p = paginate(&all, id, None, Some(2), SortDirection::Desc).unwrap();
         assert_eq!(ids(&p), ["t5", "t4"]);
         assert_eq!(p.next_cursor.as_deref(), Some("t3"));
