@@ -62,6 +62,7 @@ fn serve(home: PathBuf) {
                 config: ctx.options.config_load(),
                 connection: ctx.connection.clone(),
                 readers: ctx.readers.clone(),
+                mcp_methods: ctx.mcp_methods.clone(),
             })
         },
     ));

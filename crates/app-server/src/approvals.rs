@@ -10,6 +10,11 @@
 
 use crate::Conn;
 use crate::items::command_actions;
+use crate::protocol::wire::{
+    CommandExecutionApprovalKind, CommandExecutionRequestApprovalParams,
+    FileChangeRequestApprovalParams, ThreadActiveFlag, ThreadStatus,
+    ThreadStatusChangedNotification, to_value,
+};
 use oi_core::Thread;
 use oi_jsonrpc::Answer;
 use oi_protocol::ThreadId;
@@ -66,9 +71,55 @@ pub fn decision(reply: &Value) -> Option<ReviewDecision> {
     None
 }
 
+/// Counts the thread's open approval requests; the first one flags the thread
+/// `waitingOnApproval` and the last answer clears the flag (`thread/status/changed`).
+async fn set_waiting(ctx: &ApprovalCtx, waiting: bool) {
+    let flip = {
+        let mut map = crate::lock(&ctx.conn.approvals_waiting);
+        let n = map.entry(ctx.thread_id).or_insert(0);
+        let before = *n;
+        *n = if waiting {
+            before + 1
+        } else {
+            before.saturating_sub(1)
+        };
+        let after = *n;
+        if after == 0 {
+            map.remove(&ctx.thread_id);
+        }
+        (before == 0) != (after == 0)
+    };
+    if !flip {
+        return;
+    }
+    let flags = if waiting {
+        vec![ThreadActiveFlag::WaitingOnApproval]
+    } else {
+        Vec::new()
+    };
+    let note = ThreadStatusChangedNotification {
+        thread_id: ctx.thread_id.to_string(),
+        status: ThreadStatus::Active {
+            active_flags: flags,
+        },
+    };
+    ctx.conn
+        .outgoing
+        .notify("thread/status/changed", to_value(&note))
+        .await;
+}
+
+/// Asks the client while the thread is flagged `waitingOnApproval`.
+async fn ask(ctx: &ApprovalCtx, method: &str, params: Value) -> Answer {
+    set_waiting(ctx, true).await;
+    let answer = ask_client(ctx, method, params).await;
+    set_waiting(ctx, false).await;
+    answer
+}
+
 /// Asks the client, then tells it the request is settled (`serverRequest/resolved`), so
 /// the client sees request → resolved → the item's completion, in that order.
-async fn ask(ctx: &ApprovalCtx, method: &str, params: Value) -> Answer {
+async fn ask_client(ctx: &ApprovalCtx, method: &str, params: Value) -> Answer {
     let out = &ctx.conn.outgoing;
     let (id, answer) = out.ask(method, params, ctx.timeout, &ctx.turn_over).await;
     out.notify(
@@ -109,26 +160,37 @@ async fn submit(ctx: &ApprovalCtx, op: Op) {
     }
 }
 
-fn base(ctx: &ApprovalCtx, item_id: &str) -> Map<String, Value> {
-    let mut p = Map::new();
-    p.insert("threadId".into(), json!(ctx.thread_id));
-    p.insert("turnId".into(), json!(ctx.turn_id));
-    p.insert("itemId".into(), json!(item_id));
-    p
+fn now_ms() -> i64 {
+    chrono::Utc::now().timestamp_millis()
+}
+
+/// The decisions a command prompt offers, in display order (all of them map to an engine
+/// decision in [`decision`]).
+fn command_decisions() -> Vec<Value> {
+    ["accept", "acceptForSession", "decline", "cancel"]
+        .into_iter()
+        .map(|d| json!(d))
+        .collect()
 }
 
 pub(crate) fn exec_params(ctx: &ApprovalCtx, ev: &ExecApprovalRequestEvent) -> Value {
-    let mut p = base(ctx, &ev.call_id);
-    if let Some(a) = &ev.approval_id {
-        p.insert("approvalId".into(), json!(a));
-    }
-    if let Some(r) = &ev.reason {
-        p.insert("reason".into(), json!(r));
-    }
-    p.insert("command".into(), json!(display_command(&ev.command)));
-    p.insert("cwd".into(), json!(ev.cwd));
-    p.insert("commandActions".into(), command_actions(&ev.parsed_cmd));
-    Value::Object(p)
+    let actions = match command_actions(&ev.parsed_cmd) {
+        Value::Array(a) => Some(a),
+        _ => None,
+    };
+    to_value(&CommandExecutionRequestApprovalParams {
+        thread_id: ctx.thread_id.to_string(),
+        turn_id: ctx.turn_id.clone(),
+        item_id: ev.call_id.clone(),
+        started_at_ms: now_ms(),
+        kind: CommandExecutionApprovalKind::Command,
+        approval_id: ev.approval_id.clone(),
+        reason: ev.reason.clone(),
+        command: Some(display_command(&ev.command)),
+        cwd: Some(ev.cwd.clone()),
+        command_actions: actions,
+        available_decisions: Some(command_decisions()),
+    })
 }
 
 pub(crate) async fn exec(ctx: ApprovalCtx, ev: ExecApprovalRequestEvent) {
@@ -140,15 +202,15 @@ pub(crate) async fn exec(ctx: ApprovalCtx, ev: ExecApprovalRequestEvent) {
 }
 
 pub(crate) async fn patch(ctx: ApprovalCtx, ev: ApplyPatchApprovalRequestEvent) {
-    let mut p = base(&ctx, &ev.call_id);
-    if let Some(r) = &ev.reason {
-        p.insert("reason".into(), json!(r));
-    }
-    if let Some(g) = &ev.grant_root {
-        p.insert("grantRoot".into(), json!(g));
-    }
-    if let Some(decision) = decide(&ctx, "item/fileChange/requestApproval", Value::Object(p)).await
-    {
+    let p = to_value(&FileChangeRequestApprovalParams {
+        thread_id: ctx.thread_id.to_string(),
+        turn_id: ctx.turn_id.clone(),
+        item_id: ev.call_id.clone(),
+        started_at_ms: now_ms(),
+        reason: ev.reason.clone(),
+        grant_root: ev.grant_root.clone(),
+    });
+    if let Some(decision) = decide(&ctx, "item/fileChange/requestApproval", p).await {
         submit(
             &ctx,
             Op::PatchApproval {

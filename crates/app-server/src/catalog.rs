@@ -33,7 +33,10 @@ pub(crate) fn register(t: &mut MethodTable, conn: &Arc<Conn>) {
         conn,
         "collaborationMode/list",
         Execution::Inline,
-        |_c, _x, _p: Empty| async { Ok(collaboration_modes()) },
+        |c, _x, _p: Empty| async move {
+            crate::init::require_experimental(&c, "collaborationMode/list")?;
+            Ok(collaboration_modes())
+        },
     );
     method(
         t,

@@ -20,9 +20,15 @@
 pub mod accounts;
 pub mod approvals;
 pub mod catalog;
+pub mod command_exec;
 pub mod config_rpc;
 pub mod fuzzy;
+pub mod history;
+pub mod init;
 pub mod items;
+pub mod lifecycle;
+pub mod mcp_status;
+mod notify;
 pub mod protocol;
 pub mod threads;
 pub mod turns;
@@ -31,9 +37,7 @@ pub mod v1;
 use oi_config::{ConfigLoadOptions, LoadedConfig, json_to_toml, load_config};
 use oi_core::ThreadReaders;
 use oi_core::{Thread, ThreadManager, ThreadManagerOptions};
-use oi_jsonrpc::{
-    Connection, Execution, INVALID_REQUEST, MethodTable, OutgoingSender, RequestContext, RpcError,
-};
+use oi_jsonrpc::{Connection, Execution, INVALID_REQUEST, MethodTable, RequestContext, RpcError};
 use oi_protocol::ThreadId;
 use oi_protocol::protocol::RateLimitSnapshot;
 use oi_thread_store::{SessionSource, ThreadStore};
@@ -58,6 +62,9 @@ pub struct AppServerContext {
     pub connection: Connection,
     /// Who reads which thread's events, shared with the MCP tools.
     pub readers: Arc<ThreadReaders>,
+    /// The MCP methods on the same connection (empty on `interpreter app-server`), so the
+    /// v2 `initialize` can hand an MCP-form call to MCP's.
+    pub mcp_methods: MethodTable,
 }
 
 /// The v2 and v1 methods for one connection. Starts opening the thread store in the
@@ -66,7 +73,12 @@ pub fn methods(ctx: AppServerContext) -> MethodTable {
     let mut table = MethodTable::new();
     let conn = Arc::new(Conn::new(ctx));
     conn.background_setup();
+    init::register(&mut table, &conn);
     threads::register(&mut table, &conn);
+    history::register(&mut table, &conn);
+    lifecycle::register(&mut table, &conn);
+    mcp_status::register(&mut table, &conn);
+    command_exec::register(&mut table, &conn);
     turns::register(&mut table, &conn);
     catalog::register(&mut table, &conn);
     config_rpc::register(&mut table, &conn);
@@ -90,7 +102,14 @@ pub(crate) struct Conn {
     pub ephemeral: ThreadManager,
     ephemeral_threads: Mutex<HashMap<ThreadId, EphemeralInfo>>,
     pub opts: ConfigLoadOptions,
-    pub outgoing: OutgoingSender,
+    /// Notifications honour the client's `optOutNotificationMethods`.
+    pub outgoing: notify::Outgoing,
+    /// What the client declared in an app-server-form `initialize`.
+    pub client: init::ClientState,
+    /// The MCP methods of this connection, for the MCP-form `initialize`.
+    pub mcp_methods: MethodTable,
+    /// Approval requests waiting for an answer, per thread (`activeFlags`).
+    pub approvals_waiting: Mutex<HashMap<ThreadId, usize>>,
     pub readers: Arc<ThreadReaders>,
     pub shutdown: CancellationToken,
     /// Latest rate-limit headers a v2 turn saw: (provider id, snapshot).
@@ -109,7 +128,10 @@ impl Conn {
             }),
             ephemeral_threads: Mutex::default(),
             opts: ctx.config,
-            outgoing: ctx.connection.outgoing,
+            outgoing: notify::Outgoing::new(ctx.connection.outgoing),
+            client: init::ClientState::default(),
+            mcp_methods: ctx.mcp_methods,
+            approvals_waiting: Mutex::default(),
             readers: ctx.readers,
             shutdown: ctx.connection.shutdown,
             rate_limits: Mutex::default(),
@@ -241,7 +263,6 @@ pub(crate) fn method<P, F, Fut>(
     });
 }
 
-/// `-32600` with the message as is (the v2 API's validation errors).
 /// Offset pagination over an in-memory list: `(start, end, nextCursor)`. The cursor is the
 /// decimal offset handed out as `nextCursor`; anything else is a clear -32600.
 pub(crate) fn offset_page(
@@ -266,6 +287,7 @@ pub(crate) fn offset_page(
     Ok((start, end, (end < len).then(|| end.to_string())))
 }
 
+/// `-32600` with the message as is (the v2 API's validation errors).
 pub(crate) fn invalid(message: impl Into<String>) -> RpcError {
     RpcError::new(INVALID_REQUEST, message)
 }

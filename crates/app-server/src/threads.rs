@@ -48,18 +48,18 @@ pub(crate) fn register(t: &mut MethodTable, conn: &Arc<Conn>) {
     method(t, conn, "thread/name/set", Execution::Spawn, set_name);
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
-struct StartParams {
+pub(crate) struct StartParams {
     #[serde(flatten)]
     overrides: ThreadOverrides,
     #[serde(default)]
     ephemeral: Option<bool>,
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
-struct ResumeParams {
+pub(crate) struct ResumeParams {
     thread_id: String,
     #[serde(flatten)]
     overrides: ThreadOverrides,
@@ -67,9 +67,9 @@ struct ResumeParams {
     exclude_turns: bool,
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
-struct ForkParams {
+pub(crate) struct ForkParams {
     thread_id: String,
     #[serde(flatten)]
     overrides: ThreadOverrides,
@@ -79,24 +79,24 @@ struct ForkParams {
     exclude_turns: bool,
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
-struct ReadParams {
+pub(crate) struct ReadParams {
     thread_id: String,
     #[serde(default)]
     include_turns: bool,
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, schemars::JsonSchema)]
 #[serde(untagged)]
-enum OneOrMany {
+pub(crate) enum OneOrMany {
     One(PathBuf),
     Many(Vec<PathBuf>),
 }
 
-#[derive(Deserialize, Default)]
+#[derive(Deserialize, Default, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
-struct ListParams {
+pub(crate) struct ListParams {
     #[serde(default)]
     cursor: Option<String>,
     #[serde(default)]
@@ -258,7 +258,7 @@ async fn summary_of(conn: &Arc<Conn>, id: ThreadId) -> Result<Option<ThreadSumma
     blocking(move || store.get(&id).map_err(store_error)).await
 }
 
-async fn load_stored(conn: &Arc<Conn>, id: ThreadId) -> Result<LoadedThread, RpcError> {
+pub(crate) async fn load_stored(conn: &Arc<Conn>, id: ThreadId) -> Result<LoadedThread, RpcError> {
     let store = conn.store()?;
     blocking(move || store.load(&id).map_err(store_error)).await
 }

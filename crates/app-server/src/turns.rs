@@ -43,27 +43,29 @@ pub(crate) fn register(t: &mut MethodTable, conn: &Arc<Conn>) {
     );
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
-struct StartParams {
+pub(crate) struct StartParams {
     thread_id: String,
     input: Vec<V2UserInput>,
     #[serde(default)]
     cwd: Option<PathBuf>,
     #[serde(default)]
+    #[schemars(with = "Option<String>")]
     approval_policy: Option<AskForApproval>,
     #[serde(default)]
     sandbox_policy: Option<V2SandboxPolicy>,
     #[serde(default)]
     model: Option<String>,
     #[serde(default)]
+    #[schemars(with = "Option<String>")]
     effort: Option<ReasoningEffort>,
     #[serde(default)]
     collaboration_mode: Option<CollaborationMode>,
 }
 
-#[derive(Deserialize)]
-struct CollaborationMode {
+#[derive(Deserialize, schemars::JsonSchema)]
+pub(crate) struct CollaborationMode {
     #[serde(default)]
     mode: Option<String>,
     #[serde(default)]
@@ -72,17 +74,18 @@ struct CollaborationMode {
 
 /// Tri-state fields: absent keeps the current value, `null` means "the mode's default",
 /// a value sets it.
-#[derive(Deserialize)]
-struct ModeSettings {
+#[derive(Deserialize, schemars::JsonSchema)]
+pub(crate) struct ModeSettings {
     #[serde(default)]
     model: Option<String>,
     #[serde(default, deserialize_with = "tri_state", alias = "reasoningEffort")]
+    #[schemars(with = "Option<String>")]
     reasoning_effort: Option<Option<ReasoningEffort>>,
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
-struct SteerParams {
+pub(crate) struct SteerParams {
     thread_id: String,
     input: Vec<V2UserInput>,
     expected_turn_id: String,
@@ -94,9 +97,9 @@ struct CompactStartParams {
     thread_id: String,
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
-struct InterruptParams {
+pub(crate) struct InterruptParams {
     thread_id: String,
     turn_id: String,
 }
@@ -169,6 +172,9 @@ fn busy_error(id: ThreadId, owner: &str, active: Option<String>) -> RpcError {
 }
 
 async fn start(conn: Arc<Conn>, ctx: RequestContext, p: StartParams) -> Result<Value, RpcError> {
+    if p.collaboration_mode.is_some() {
+        crate::init::require_experimental(&conn, "turn/start.collaborationMode")?;
+    }
     let (id, thread) = live(&conn, &p.thread_id)?;
     let items = core_input(&p.input)?;
     let overrides = overrides(&p, &thread)?;
@@ -220,6 +226,7 @@ async fn submit_turn(
     let pump = Pump {
         approval_timeout: thread.config().approval_timeout,
         approvals: Vec::new(),
+        summary: TurnSummary::default(),
         conn: conn.clone(),
         thread,
         thread_id: id,
@@ -305,13 +312,45 @@ struct Pump {
     approval_timeout: std::time::Duration,
     /// Approval prompts of the current turn.
     approvals: Vec<tokio::task::JoinHandle<()>>,
+    /// The current turn's user messages and last agent message, for `turn/completed`'s
+    /// `items` (`itemsView: "summary"`).
+    summary: TurnSummary,
     /// Released when the pump ends, so other front ends may read the thread.
     _reader: ReaderGuard,
 }
 
+/// What `turn/completed` carries as the turn's items.
+#[derive(Default)]
+pub(crate) struct TurnSummary {
+    user: Vec<Value>,
+    last_agent: Option<Value>,
+}
+
+impl TurnSummary {
+    fn observe(&mut self, note: &mut Note) {
+        match note.method {
+            "item/completed" => match note.params["item"]["type"].as_str() {
+                Some("userMessage") => self.user.push(note.params["item"].clone()),
+                Some("agentMessage") => self.last_agent = Some(note.params["item"].clone()),
+                _ => {}
+            },
+            "turn/completed" => {
+                let items: Vec<Value> = std::mem::take(&mut self.user)
+                    .into_iter()
+                    .chain(self.last_agent.take())
+                    .collect();
+                note.params["turn"]["items"] = Value::Array(items);
+                note.params["turn"]["itemsView"] = json!("summary");
+            }
+            _ => {}
+        }
+    }
+}
+
 impl Pump {
-    async fn send(&self, notes: Vec<Note>) {
-        for n in notes {
+    async fn send(&mut self, notes: Vec<Note>) {
+        for mut n in notes {
+            self.summary.observe(&mut n);
             self.conn.outgoing.notify(n.method, n.params).await;
         }
     }

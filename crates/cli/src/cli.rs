@@ -125,6 +125,13 @@ pub enum Command {
     /// Run the MCP server over stdio (tools `codex` and `codex-reply`, and the v2 API).
     #[command(after_help = MCP_SERVER_AFTER_HELP)]
     McpServer,
+    /// Run the app server over stdio: the v2 thread/turn API and the v1 methods, without MCP
+    /// (for clients written for `codex app-server`).
+    #[command(after_help = APP_SERVER_AFTER_HELP)]
+    AppServer {
+        #[command(subcommand)]
+        command: Option<AppServerCommand>,
+    },
     /// Run one command under a sandbox policy, to see what the agent may do.
     #[command(after_help = SANDBOX_AFTER_HELP)]
     Sandbox(SandboxArgs),
@@ -156,6 +163,21 @@ pub enum Command {
     },
 }
 
+/// `interpreter app-server` tools.
+#[derive(Subcommand, Debug)]
+pub enum AppServerCommand {
+    /// Write the JSON Schema of every v2 request, response and notification we implement.
+    GenerateJsonSchema {
+        /// Directory to write into (created if missing).
+        #[arg(long)]
+        out: PathBuf,
+    },
+}
+
+const APP_SERVER_AFTER_HELP: &str = with_config_help!(
+    "  interpreter app-server
+  interpreter app-server generate-json-schema --out schema/"
+);
 const EXEC_AFTER_HELP: &str = with_config_help!(
     "  interpreter exec \"what does src/main.rs do?\"
   interpreter exec -s workspace-write -a never \"fix the failing test\"
@@ -365,10 +387,13 @@ pub fn main_with_args(mut args: Vec<OsString>) -> i32 {
         // The screen belongs to the TUI: logs go to a file only.
         crate::tui_cmd::init_file_tracing();
     } else {
-        let log_file = matches!(cli.command, Some(Command::McpServer))
-            .then(|| oi_config::find_home().ok())
-            .flatten()
-            .map(|home| home.join("log").join("mcp-server.log"));
+        let log_name = match &cli.command {
+            Some(Command::McpServer) => Some("mcp-server.log"),
+            Some(Command::AppServer { command: None }) => Some("app-server.log"),
+            _ => None,
+        };
+        let log_file =
+            log_name.and_then(|name| Some(oi_config::find_home().ok()?.join("log").join(name)));
         init_tracing(log_file.as_deref());
     }
     let rt = match runtime() {
@@ -417,6 +442,36 @@ pub fn main_with_args(mut args: Vec<OsString>) -> i32 {
                     cli_overrides,
                     overrides: cli.global.overrides(),
                     home: None,
+                    without_mcp: false,
+                },
+            ))
+        }
+        Some(Command::AppServer {
+            command: Some(AppServerCommand::GenerateJsonSchema { out }),
+        }) => match oi_app_server::protocol::schema::write_schema(&out) {
+            Ok(n) => {
+                println!("wrote {n} schema files to {}", out.display());
+                EXIT_OK
+            }
+            Err(e) => {
+                eprintln!("error: {e}");
+                EXIT_USAGE
+            }
+        },
+        Some(Command::AppServer { command: None }) => {
+            let cli_overrides = match cli.global.cli_overrides() {
+                Ok(o) => o,
+                Err(e) => {
+                    eprintln!("error: {e}");
+                    return EXIT_USAGE;
+                }
+            };
+            rt.block_on(crate::mcp_server_cmd::run(
+                oi_mcp_server::McpServerOptions {
+                    cli_overrides,
+                    overrides: cli.global.overrides(),
+                    home: None,
+                    without_mcp: true,
                 },
             ))
         }

@@ -1,6 +1,7 @@
-//! `interpreter mcp-server`: one JSON-RPC connection serving the MCP tools
-//! (`oi-mcp-server`) and the v2/v1 API (`oi-app-server`) side by side. The two services are
-//! siblings; this is the one place that puts their method tables on the same connection.
+//! `interpreter mcp-server` and `interpreter app-server`: one JSON-RPC connection serving
+//! the MCP tools (`oi-mcp-server`, unless [`McpServerOptions::without_mcp`]) and the v2/v1
+//! API (`oi-app-server`) side by side. The two services are siblings; this is the one place
+//! that puts their method tables on the same connection.
 
 use oi_app_server::AppServerContext;
 use oi_jsonrpc::MethodTable;
@@ -20,5 +21,6 @@ fn v2_methods(ctx: &ConnectionContext) -> MethodTable {
         config: ctx.options.config_load(),
         connection: ctx.connection.clone(),
         readers: ctx.readers.clone(),
+        mcp_methods: ctx.mcp_methods.clone(),
     })
 }

@@ -51,6 +51,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
             "oi-core",
             "oi-file-search",
             "oi-jsonrpc",
+            "oi-mcp-client",
             "oi-model-client",
             "oi-protocol",
             "oi-thread-store",

@@ -12,6 +12,7 @@
 //! protocol crate.
 
 mod approval;
+mod command;
 mod compact;
 mod context_window;
 mod elicitation;
@@ -31,6 +32,7 @@ mod thread;
 mod tools;
 mod turn;
 
+pub use command::{CommandOutput, CommandRequest, run_command};
 pub use compact::{BUILTIN_COMPACT_PROMPT, SUMMARY_PREFIX};
 pub use context_window::{
     AUTO_COMPACT_PERCENT, DEFAULT_CONTEXT_WINDOW, auto_compact_limit, builtin_context_window,

@@ -132,6 +132,18 @@ impl MethodTable {
     pub fn has_request(&self, method: &str) -> bool {
         self.requests.contains_key(method)
     }
+
+    /// Runs `method`'s handler directly, decoding `params` as its declaration says; `None`
+    /// when there is no such method. Lets a method that replaces another on the same
+    /// connection fall back to it (the v2 `initialize` hands MCP-form calls to MCP's).
+    pub fn call(
+        &self,
+        method: &str,
+        ctx: RequestContext,
+        params: Option<Value>,
+    ) -> Option<BoxFuture<'static, Result<Value, RpcError>>> {
+        self.requests.get(method).map(|(f, _)| f(ctx, params))
+    }
 }
 
 /// Decodes params into `P`. Missing/null params are `{}`, so a params struct with

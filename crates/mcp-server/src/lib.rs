@@ -55,6 +55,9 @@ pub struct ConnectionContext {
     pub connection: Connection,
     /// Who reads which thread's events; claim a thread before reading it.
     pub readers: Arc<ThreadReaders>,
+    /// The MCP methods of this connection (empty when [`McpServerOptions::without_mcp`]),
+    /// so a method that replaces one of them (the v2 `initialize`) can still call it.
+    pub mcp_methods: MethodTable,
 }
 
 /// Server-wide settings from the command line.
@@ -66,6 +69,9 @@ pub struct McpServerOptions {
     pub overrides: oi_config::ConfigOverrides,
     /// `None`: `$OPENINTERPRETER_HOME`, else `~/.openinterpreter`.
     pub home: Option<PathBuf>,
+    /// Serve only what `more_methods` adds: no MCP lifecycle, tools, resources or prompts
+    /// (`interpreter app-server`).
+    pub without_mcp: bool,
 }
 
 impl McpServerOptions {
@@ -143,14 +149,23 @@ where
 {
     let engine = Arc::new(CoreEngine::new(opts.clone()));
     let manager = engine.manager().clone();
-    serve_engine(reader, writer, engine, stop, move |connection, readers| {
-        more_methods(&ConnectionContext {
-            manager,
-            options: opts,
-            connection: connection.clone(),
-            readers: readers.clone(),
-        })
-    })
+    let with_mcp = !opts.without_mcp;
+    serve_engine(
+        reader,
+        writer,
+        engine,
+        stop,
+        with_mcp,
+        move |connection, readers, mcp_methods| {
+            more_methods(&ConnectionContext {
+                manager,
+                options: opts,
+                connection: connection.clone(),
+                readers: readers.clone(),
+                mcp_methods: mcp_methods.clone(),
+            })
+        },
+    )
     .await
 }
 
@@ -171,9 +186,14 @@ where
     R: AsyncRead + Unpin + Send + 'static,
     W: AsyncWrite + Unpin + Send + 'static,
 {
-    serve_engine(reader, writer, engine, CancellationToken::new(), |_, _| {
-        MethodTable::new()
-    })
+    serve_engine(
+        reader,
+        writer,
+        engine,
+        CancellationToken::new(),
+        true,
+        |_, _, _| MethodTable::new(),
+    )
     .await
 }
 
@@ -182,12 +202,13 @@ async fn serve_engine<R, W, F>(
     writer: W,
     engine: Arc<dyn Engine>,
     stop: CancellationToken,
+    with_mcp: bool,
     more_methods: F,
 ) -> i32
 where
     R: AsyncRead + Unpin + Send + 'static,
     W: AsyncWrite + Unpin + Send + 'static,
-    F: FnOnce(&Connection, &Arc<ThreadReaders>) -> MethodTable,
+    F: FnOnce(&Connection, &Arc<ThreadReaders>, &MethodTable) -> MethodTable,
 {
     let readers = Arc::new(ThreadReaders::default());
     let service = server::McpService::with_readers(
@@ -200,8 +221,13 @@ where
         writer,
         stop,
         |connection| {
-            let mut table = service.methods();
-            table.merge(more_methods(connection, &readers));
+            let mcp_methods = if with_mcp {
+                service.methods()
+            } else {
+                MethodTable::new()
+            };
+            let mut table = mcp_methods.clone();
+            table.merge(more_methods(connection, &readers, &mcp_methods));
             table
         },
         move || {

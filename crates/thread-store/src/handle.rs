@@ -199,6 +199,14 @@ impl ThreadStore {
         }
     }
 
+    /// Deletes a thread for good (v2 `thread/delete`): its records and its index entry.
+    pub fn delete(&self, id: &ThreadId) -> Result<(), StoreError> {
+        match &self.backend {
+            Backend::Local(s) => s.delete(id),
+            Backend::Postgres(s) => s.delete(id),
+        }
+    }
+
     /// Sets (or with `None` / blank, clears) the thread's name.
     pub fn set_name(&self, id: &ThreadId, name: Option<String>) -> Result<(), StoreError> {
         let name = name.map(|n| n.trim().to_string()).filter(|n| !n.is_empty());

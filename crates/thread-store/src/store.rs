@@ -410,6 +410,19 @@ impl LocalStore {
         Ok(())
     }
 
+    /// Deletes a thread for good: its rollout file, then its index row (so a crash in
+    /// between leaves a row whose file is gone, which the next reconcile drops).
+    pub fn delete(&self, id: &ThreadId) -> Result<(), StoreError> {
+        let path = self.resolve_path(id)?;
+        match std::fs::remove_file(&path) {
+            Ok(()) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => return Err(StoreError::io(path, e)),
+        }
+        self.index_call(|i| i.remove(id))?;
+        Ok(())
+    }
+
     fn require(&self, id: &ThreadId) -> Result<(), StoreError> {
         self.resolve_path(id).map(|_| ())
     }

@@ -69,6 +69,7 @@ pub fn v2_methods(ctx: &ConnectionContext) -> MethodTable {
         config: ctx.options.config_load(),
         connection: ctx.connection.clone(),
         readers: ctx.readers.clone(),
+        mcp_methods: ctx.mcp_methods.clone(),
     })
 }
 

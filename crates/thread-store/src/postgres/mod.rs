@@ -349,6 +349,22 @@ impl PgStore {
         )
     }
 
+    /// Deletes the thread row; its rollout lines go with it (`ON DELETE CASCADE`).
+    pub(crate) fn delete(&self, id: &ThreadId) -> Result<(), StoreError> {
+        let id = *id;
+        let db = self.inner.db.clone();
+        self.inner.db.run(async move {
+            let conn = db.conn().await?;
+            match conn
+                .execute("DELETE FROM oi_threads WHERE id = $1", &[&id.to_string()])
+                .await?
+            {
+                0 => Err(StoreError::NotFound(id)),
+                _ => Ok(()),
+            }
+        })
+    }
+
     pub(crate) fn set_name(&self, id: &ThreadId, name: Option<String>) -> Result<(), StoreError> {
         self.update(id, "UPDATE oi_threads SET name = $2 WHERE id = $1", name)
     }

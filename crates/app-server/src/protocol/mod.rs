@@ -2,17 +2,21 @@
 //! naming the field) and builders for the objects it returns (`Thread`, `Turn`,
 //! `SandboxPolicy`, …), following the reference's code where its README disagrees.
 
+pub mod schema;
+pub mod wire;
+
 use oi_config::Config;
 use oi_protocol::ThreadId;
 use oi_protocol::config_types::{AskForApproval, SandboxMode, SandboxPolicy};
 use oi_protocol::user_input::UserInput;
 use oi_thread_store::{GitInfo, ThreadSummary};
+use schemars::JsonSchema;
 use serde::{Deserialize, Deserializer};
 use serde_json::{Map, Value, json};
 use std::path::PathBuf;
 
 /// Overrides accepted by `thread/start`, `thread/resume` and `thread/fork`.
-#[derive(Clone, Debug, Default, Deserialize)]
+#[derive(Clone, Debug, Default, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ThreadOverrides {
     #[serde(default)]
@@ -21,9 +25,13 @@ pub struct ThreadOverrides {
     pub model_provider: Option<String>,
     #[serde(default)]
     pub cwd: Option<PathBuf>,
+    /// `untrusted`, `on-failure`, `on-request` or `never`.
     #[serde(default)]
+    #[schemars(with = "Option<String>")]
     pub approval_policy: Option<AskForApproval>,
+    /// `read-only`, `workspace-write` or `danger-full-access`.
     #[serde(default)]
+    #[schemars(with = "Option<String>")]
     pub sandbox: Option<SandboxMode>,
     /// Dotted config keys with JSON values, applied like `-c key=value`.
     #[serde(default)]
@@ -47,7 +55,7 @@ impl ThreadOverrides {
 }
 
 /// A v2 `UserInput`.
-#[derive(Clone, Debug, Deserialize)]
+#[derive(Clone, Debug, Deserialize, JsonSchema)]
 #[serde(tag = "type", rename_all = "camelCase")]
 pub enum V2UserInput {
     Text {
@@ -118,7 +126,7 @@ pub fn core_input(input: &[V2UserInput]) -> Result<Vec<UserInput>, oi_jsonrpc::R
 }
 
 /// A v2 `SandboxPolicy` as sent in `turn/start` (camelCase tags; kebab-case accepted).
-#[derive(Clone, Debug, Deserialize)]
+#[derive(Clone, Debug, Deserialize, JsonSchema)]
 #[serde(tag = "type", rename_all = "camelCase")]
 pub enum V2SandboxPolicy {
     #[serde(alias = "danger-full-access")]

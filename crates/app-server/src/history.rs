@@ -1,0 +1,251 @@
+//! `thread/turns/list` and `thread/items/list`: a stored thread's history, page by page,
+//! in either direction.
+//!
+//! Cursors are the id of the entry a page starts at (a turn id, an item id), so they stay
+//! valid while the thread grows. `nextCursor` continues in the same direction;
+//! `backwardsCursor` is the page's first entry, to walk back with the opposite
+//! `sortDirection` (that entry is included again, so a client sees its latest state).
+
+use crate::protocol::wire::{
+    SortDirection, ThreadItemEntry, ThreadItemsListParams, ThreadItemsListResponse,
+    ThreadTurnsListParams, ThreadTurnsListResponse, Turn, TurnItemsView, to_value,
+};
+use crate::threads::{load_stored, stored_turns};
+use crate::{Conn, invalid, method, parse_thread_id, thread_not_found};
+use oi_jsonrpc::RpcError;
+use oi_jsonrpc::{Execution, MethodTable, RequestContext};
+use oi_protocol::ThreadId;
+use serde_json::Value;
+use std::sync::Arc;
+
+pub(crate) fn register(t: &mut MethodTable, conn: &Arc<Conn>) {
+    method(t, conn, "thread/turns/list", Execution::Spawn, turns_list);
+    method(t, conn, "thread/items/list", Execution::Spawn, items_list);
+}
+
+/// One page: the entries and both cursors.
+#[derive(Debug, PartialEq)]
+pub struct Page<T> {
+    pub data: Vec<T>,
+    pub next_cursor: Option<String>,
+    pub backwards_cursor: Option<String>,
+}
+
+/// Pages `all` (oldest first) from the entry whose id is `cursor` (default: the first in
+/// `dir`), at most `limit` entries (default: all).
+pub fn paginate<T: Clone>(
+    all: &[T],
+    id_of: impl Fn(&T) -> &str,
+    cursor: Option<&str>,
+    limit: Option<u32>,
+    dir: SortDirection,
+) -> Result<Page<T>, RpcError> {
+    if all.is_empty() {
+        return Ok(Page {
+            data: Vec::new(),
+            next_cursor: None,
+            backwards_cursor: None,
+        });
+    }
+    let start = match cursor {
+        None => match dir {
+            SortDirection::Asc => 0,
+            SortDirection::Desc => all.len() - 1,
+        },
+        Some(c) => all.iter().position(|e| id_of(e) == c).ok_or_else(|| {
+            invalid(format!(
+                "invalid cursor `{c}`: it names no entry of this thread; pass back a nextCursor or backwardsCursor from a previous page"
+            ))
+        })?,
+    };
+    let limit = limit.map_or(all.len(), |l| (l as usize).max(1));
+    let (data, next): (Vec<T>, Option<usize>) = match dir {
+        SortDirection::Asc => {
+            let end = (start + limit).min(all.len());
+            (all[start..end].to_vec(), (end < all.len()).then_some(end))
+        }
+        SortDirection::Desc => {
+            let first = (start + 1).saturating_sub(limit);
+            let data = all[first..=start].iter().rev().cloned().collect();
+            (data, first.checked_sub(1))
+        }
+    };
+    Ok(Page {
+        data,
+        next_cursor: next.map(|i| id_of(&all[i]).to_string()),
+        backwards_cursor: Some(id_of(&all[start]).to_string()),
+    })
+}
+
+/// The stored turns of a thread, oldest first (empty for an ephemeral thread: nothing of
+/// it is on disk).
+async fn all_turns(conn: &Arc<Conn>, raw_id: &str) -> Result<(ThreadId, Vec<Turn>), RpcError> {
+    let id = parse_thread_id(raw_id)?;
+    if conn.ephemeral_info(&id).is_some() {
+        return Ok((id, Vec::new()));
+    }
+    let loaded = match load_stored(conn, id).await {
+        Ok(l) => l,
+        Err(_) if conn.live_thread(&id).is_none() => return Err(thread_not_found(id)),
+        Err(e) => return Err(e),
+    };
+    let turns = stored_turns(id, &loaded)
+        .into_iter()
+        .map(|t| {
+            serde_json::from_value::<Turn>(t)
+                .map_err(|e| crate::internal(format!("stored turn has an unexpected shape: {e}")))
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok((id, turns))
+}
+
+/// The user's input and the final agent message: what a turn list shows by default.
+pub fn summary_items(items: &[Value]) -> Vec<Value> {
+    let last_agent = items.iter().rposition(|i| i["type"] == "agentMessage");
+    items
+        .iter()
+        .enumerate()
+        .filter(|(n, i)| i["type"] == "userMessage" || Some(*n) == last_agent)
+        .map(|(_, i)| i.clone())
+        .collect()
+}
+
+async fn turns_list(
+    conn: Arc<Conn>,
+    _ctx: RequestContext,
+    p: ThreadTurnsListParams,
+) -> Result<Value, RpcError> {
+    let (_, turns) = all_turns(&conn, &p.thread_id).await?;
+    let dir = p.sort_direction.unwrap_or(SortDirection::Desc);
+    let page = paginate(&turns, |t| t.id.as_str(), p.cursor.as_deref(), p.limit, dir)?;
+    let view = p.items_view.unwrap_or(TurnItemsView::Summary);
+    let data = page
+        .data
+        .into_iter()
+        .map(|mut t| {
+            t.items = match view {
+                TurnItemsView::Full => t.items,
+                TurnItemsView::Summary => summary_items(&t.items),
+                TurnItemsView::NotLoaded => Vec::new(),
+            };
+            t.items_view = Some(view);
+            t
+        })
+        .collect();
+    Ok(to_value(&ThreadTurnsListResponse {
+        data,
+        next_cursor: page.next_cursor,
+        backwards_cursor: page.backwards_cursor,
+    }))
+}
+
+async fn items_list(
+    conn: Arc<Conn>,
+    _ctx: RequestContext,
+    p: ThreadItemsListParams,
+) -> Result<Value, RpcError> {
+    let (id, turns) = all_turns(&conn, &p.thread_id).await?;
+    if let Some(turn_id) = &p.turn_id
+        && !turns.iter().any(|t| &t.id == turn_id)
+    {
+        return Err(invalid(format!(
+            "turn `{turn_id}` is not part of thread {id}; list its turns with thread/turns/list"
+        )));
+    }
+    let entries: Vec<ThreadItemEntry> = turns
+        .into_iter()
+        .filter(|t| p.turn_id.as_ref().is_none_or(|want| &t.id == want))
+        .flat_map(|t| {
+            let turn_id = t.id;
+            t.items.into_iter().map(move |item| ThreadItemEntry {
+                turn_id: turn_id.clone(),
+                item,
+            })
+        })
+        .collect();
+    let dir = p.sort_direction.unwrap_or(SortDirection::Asc);
+    let page = paginate(
+        &entries,
+        |e| e.item["id"].as_str().unwrap_or_default(),
+        p.cursor.as_deref(),
+        p.limit,
+        dir,
+    )?;
+    Ok(to_value(&ThreadItemsListResponse {
+        data: page.data,
+        next_cursor: page.next_cursor,
+        backwards_cursor: page.backwards_cursor,
+    }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn ids(p: &Page<String>) -> Vec<&str> {
+        p.data.iter().map(String::as_str).collect()
+    }
+
+    #[test]
+    fn pages_walk_both_ways_and_cursors_round_trip() {
+        let all: Vec<String> = (1..=5).map(|n| format!("t{n}")).collect();
+        fn id(s: &String) -> &str {
+            s.as_str()
+        }
+        let p = paginate(&all, id, None, Some(2), SortDirection::Desc).unwrap();
+        assert_eq!(ids(&p), ["t5", "t4"]);
+        assert_eq!(p.next_cursor.as_deref(), Some("t3"));
+        assert_eq!(p.backwards_cursor.as_deref(), Some("t5"));
+        let p2 = paginate(
+            &all,
+            id,
+            p.next_cursor.as_deref(),
+            Some(2),
+            SortDirection::Desc,
+        )
+        .unwrap();
+        assert_eq!(ids(&p2), ["t3", "t2"]);
+        let p3 = paginate(
+            &all,
+            id,
+            p2.next_cursor.as_deref(),
+            Some(2),
+            SortDirection::Desc,
+        )
+        .unwrap();
+        assert_eq!(ids(&p3), ["t1"]);
+        assert_eq!(p3.next_cursor, None);
+        // Reversing from a page's backwards cursor includes its anchor again.
+        let back = paginate(
+            &all,
+            id,
+            p2.backwards_cursor.as_deref(),
+            Some(10),
+            SortDirection::Asc,
+        )
+        .unwrap();
+        assert_eq!(ids(&back), ["t3", "t4", "t5"]);
+        assert_eq!(back.next_cursor, None);
+        let e = paginate(&all, id, Some("nope"), None, SortDirection::Asc).unwrap_err();
+        assert!(e.message.contains("invalid cursor `nope`"), "{}", e.message);
+        let empty: Vec<String> = Vec::new();
+        let p = paginate(&empty, id, None, None, SortDirection::Asc).unwrap();
+        assert!(p.data.is_empty() && p.next_cursor.is_none() && p.backwards_cursor.is_none());
+    }
+
+    #[test]
+    fn summary_keeps_input_and_the_final_answer() {
+        let items = vec![
+            json!({"type": "userMessage", "id": "1"}),
+            json!({"type": "agentMessage", "id": "2"}),
+            json!({"type": "commandExecution", "id": "3"}),
+            json!({"type": "agentMessage", "id": "4"}),
+        ];
+        let ids: Vec<Value> = summary_items(&items)
+            .iter()
+            .map(|i| i["id"].clone())
+            .collect();
+        assert_eq!(ids, [json!("1"), json!("4")]);
+    }
+}

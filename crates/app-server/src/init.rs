@@ -1,0 +1,107 @@
+//! `initialize` in both forms, and the `initialized` notification.
+//!
+//! An `initialize` with `protocolVersion` is MCP's and goes to the MCP method of the same
+//! connection (on `interpreter app-server` there is none: -32602 says what to send).
+//! Without it, it is the app-server form: `{clientInfo, capabilities?}` →
+//! `{userAgent, codexHome, platformFamily, platformOs}`. Its capabilities decide, for this
+//! connection, whether experimental methods and fields are served and which notifications
+//! are dropped.
+
+use crate::protocol::wire::{InitializeParams, InitializeResponse, to_value};
+use crate::{Conn, invalid, method};
+use oi_jsonrpc::RpcError;
+use oi_jsonrpc::{Execution, MethodTable, RequestContext};
+use serde_json::{Map, Value};
+use std::sync::{Arc, OnceLock};
+
+/// The app-server-form handshake of this connection, once it happened.
+#[derive(Debug, Default)]
+pub struct ClientState {
+    session: OnceLock<Session>,
+}
+
+#[derive(Debug)]
+struct Session {
+    client_name: String,
+    experimental_api: bool,
+}
+
+impl ClientState {
+    /// Whether experimental methods and fields may be used. Clients that never sent the
+    /// app-server form (older clients of our v2 API on `mcp-server`) keep everything.
+    pub fn experimental_allowed(&self) -> bool {
+        self.session.get().is_none_or(|s| s.experimental_api)
+    }
+
+    /// The client's name from `clientInfo`, if it sent the app-server form.
+    pub fn client_name(&self) -> Option<&str> {
+        self.session.get().map(|s| s.client_name.as_str())
+    }
+}
+
+pub(crate) fn register(t: &mut MethodTable, conn: &Arc<Conn>) {
+    method(t, conn, "initialize", Execution::Inline, initialize);
+    t.notification("initialized", |_: Value| async {});
+}
+
+/// `-32600 "<descriptor> requires experimentalApi capability"` unless the client opted in.
+pub(crate) fn require_experimental(conn: &Conn, descriptor: &str) -> Result<(), RpcError> {
+    if conn.client.experimental_allowed() {
+        Ok(())
+    } else {
+        Err(invalid(format!(
+            "{descriptor} requires experimentalApi capability; send `capabilities: {{experimentalApi: true}}` in initialize"
+        )))
+    }
+}
+
+async fn initialize(
+    conn: Arc<Conn>,
+    ctx: RequestContext,
+    raw: Map<String, Value>,
+) -> Result<Value, RpcError> {
+    if raw.contains_key("protocolVersion") {
+        return match conn
+            .mcp_methods
+            .call("initialize", ctx, Some(Value::Object(raw)))
+        {
+            Some(mcp) => mcp.await,
+            None => Err(RpcError::invalid_params(
+                "initialize",
+                "this is the app server, which does not speak MCP: send `{clientInfo, capabilities?}` without `protocolVersion`, or use `interpreter mcp-server` for MCP",
+            )),
+        };
+    }
+    let p: InitializeParams = serde_json::from_value(Value::Object(raw))
+        .map_err(|e| RpcError::invalid_params("initialize", e))?;
+    let caps = p.capabilities.unwrap_or_default();
+    let session = Session {
+        client_name: p.client_info.name.clone(),
+        experimental_api: caps.experimental_api,
+    };
+    if conn.client.session.set(session).is_err() {
+        return Err(invalid("Already initialized"));
+    }
+    conn.outgoing
+        .opt_out(caps.opt_out_notification_methods.unwrap_or_default());
+    let home = conn.home()?;
+    tracing::info!(
+        "initialize: {} {} (experimentalApi: {})",
+        p.client_info.name,
+        p.client_info.version,
+        caps.experimental_api
+    );
+    Ok(to_value(&InitializeResponse {
+        user_agent: format!(
+            "openinterpreter/{} ({}; {}) {}/{}",
+            env!("CARGO_PKG_VERSION"),
+            std::env::consts::OS,
+            std::env::consts::ARCH,
+            p.client_info.name,
+            p.client_info.version
+        ),
+        codex_home: home,
+        platform_family: std::env::consts::FAMILY.to_string(),
+        platform_os: std::env::consts::OS.to_string(),
+    }))
+}

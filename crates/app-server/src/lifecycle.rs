@@ -1,0 +1,91 @@
+//! `thread/unsubscribe` (stop and unload a thread; it stays on disk) and `thread/delete`
+//! (unload it and remove it from disk).
+
+use crate::protocol::wire::{
+    EmptyResponse, ThreadIdNotification, ThreadIdParams, ThreadUnsubscribeResponse,
+    ThreadUnsubscribeStatus, to_value,
+};
+use crate::threads::store_error;
+use crate::{Conn, blocking, invalid, method, parse_thread_id, thread_not_found};
+use oi_core::Thread;
+use oi_jsonrpc::RpcError;
+use oi_jsonrpc::{Execution, MethodTable, RequestContext};
+use oi_protocol::ThreadId;
+use oi_protocol::protocol::{EventMsg, Op};
+use std::sync::Arc;
+use std::time::Duration;
+
+/// How long an idle thread gets to flush its rollout and stop.
+const CLOSE_GRACE: Duration = Duration::from_secs(10);
+
+pub(crate) fn register(t: &mut MethodTable, conn: &Arc<Conn>) {
+    method(t, conn, "thread/unsubscribe", Execution::Spawn, unsubscribe);
+    method(t, conn, "thread/delete", Execution::Spawn, delete);
+}
+
+/// Stops a live thread and forgets it. A running turn is interrupted by the shutdown and
+/// its reader (the turn's event pump) sees the end; an idle thread is drained here so its
+/// rollout is flushed before this returns.
+async fn close(conn: &Conn, id: ThreadId, thread: Arc<Thread>) {
+    let busy = thread.is_busy();
+    conn.manager.remove_thread(&id);
+    conn.ephemeral.remove_thread(&id);
+    if thread.submit(Op::Shutdown).await.is_err() || busy {
+        return;
+    }
+    let deadline = tokio::time::Instant::now() + CLOSE_GRACE;
+    while let Ok(Ok(ev)) = tokio::time::timeout_at(deadline, thread.next_event()).await {
+        if matches!(ev.msg, EventMsg::ShutdownComplete) {
+            break;
+        }
+    }
+}
+
+async fn unsubscribe(
+    conn: Arc<Conn>,
+    ctx: RequestContext,
+    p: ThreadIdParams,
+) -> Result<serde_json::Value, RpcError> {
+    let id = parse_thread_id(&p.thread_id)?;
+    let Some(thread) = conn.live_thread(&id) else {
+        return Ok(to_value(&ThreadUnsubscribeResponse {
+            status: ThreadUnsubscribeStatus::NotLoaded,
+        }));
+    };
+    close(&conn, id, thread).await;
+    let closed = ThreadIdNotification {
+        thread_id: id.to_string(),
+    };
+    conn.notify_after_response(&ctx, vec![("thread/closed", to_value(&closed))]);
+    Ok(to_value(&ThreadUnsubscribeResponse {
+        status: ThreadUnsubscribeStatus::Unsubscribed,
+    }))
+}
+
+async fn delete(
+    conn: Arc<Conn>,
+    ctx: RequestContext,
+    p: ThreadIdParams,
+) -> Result<serde_json::Value, RpcError> {
+    let id = parse_thread_id(&p.thread_id)?;
+    let ephemeral = conn.ephemeral_info(&id).is_some();
+    if let Some(thread) = conn.live_thread(&id) {
+        if let Some(turn) = thread.active_turn_id() {
+            return Err(invalid(format!(
+                "thread {id} is running turn {turn}; stop it with turn/interrupt, then delete the thread"
+            )));
+        }
+        close(&conn, id, thread).await;
+    } else if ephemeral {
+        return Err(thread_not_found(id));
+    }
+    if !ephemeral {
+        let store = conn.store()?;
+        blocking(move || store.delete(&id).map_err(store_error)).await?;
+    }
+    let deleted = ThreadIdNotification {
+        thread_id: id.to_string(),
+    };
+    conn.notify_after_response(&ctx, vec![("thread/deleted", to_value(&deleted))]);
+    Ok(to_value(&EmptyResponse {}))
+}

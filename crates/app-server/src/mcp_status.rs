@@ -1,0 +1,139 @@
+//! `mcpServerStatus/list`: the configured MCP servers with their tools, resources, auth
+//! and connection state. A loaded thread's connections are reported live (the thread's
+//! `McpConnectionManager` snapshot); with no thread loaded, the servers come from the
+//! config with `runtimeStatus: null` (nothing has started them).
+
+use crate::protocol::ThreadOverrides;
+use crate::protocol::wire::{
+    ListMcpServerStatusParams, ListMcpServerStatusResponse, McpAuthStatus,
+    McpServerConnectionStatus, McpServerStatus, to_value,
+};
+use crate::{Conn, method, offset_page, parse_thread_id, thread_not_found};
+use oi_config::mcp::{McpServerConfig, McpServerTransportConfig};
+use oi_jsonrpc::RpcError;
+use oi_jsonrpc::{Execution, MethodTable, RequestContext};
+use oi_mcp_client::{McpServerState, McpServerStatus as LiveStatus};
+use serde_json::Value;
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+pub(crate) fn register(t: &mut MethodTable, conn: &Arc<Conn>) {
+    method(t, conn, "mcpServerStatus/list", Execution::Spawn, list);
+}
+
+fn auth_status(cfg: Option<&McpServerConfig>) -> McpAuthStatus {
+    match cfg.map(|c| &c.transport) {
+        Some(McpServerTransportConfig::Stdio { .. }) => McpAuthStatus::Unsupported,
+        Some(McpServerTransportConfig::StreamableHttp {
+            bearer_token_env_var: Some(_),
+            ..
+        }) => McpAuthStatus::BearerToken,
+        _ => McpAuthStatus::Unknown,
+    }
+}
+
+fn runtime_status(state: McpServerState) -> McpServerConnectionStatus {
+    match state {
+        McpServerState::Starting => McpServerConnectionStatus::Starting,
+        McpServerState::Ready => McpServerConnectionStatus::Connected,
+        McpServerState::Failed => McpServerConnectionStatus::Failed,
+        McpServerState::Stopped => McpServerConnectionStatus::Cancelled,
+    }
+}
+
+fn tools_by_name(tools: Vec<Value>) -> BTreeMap<String, Value> {
+    tools
+        .into_iter()
+        .filter_map(|t| Some((t.get("name")?.as_str()?.to_string(), t)))
+        .collect()
+}
+
+fn from_live(s: LiveStatus, cfg: Option<&McpServerConfig>) -> McpServerStatus {
+    let failed = s.state == McpServerState::Failed;
+    McpServerStatus {
+        auth_status: auth_status(cfg),
+        runtime_status: Some(runtime_status(s.state)),
+        tools_error: if failed && s.tools.is_empty() {
+            s.last_error.clone()
+        } else {
+            None
+        },
+        name: s.name,
+        tools: tools_by_name(s.tools),
+        resources: s.resources,
+        resource_templates: s.resource_templates,
+    }
+}
+
+fn from_config(name: &str, cfg: &McpServerConfig) -> McpServerStatus {
+    McpServerStatus {
+        name: name.to_string(),
+        tools: BTreeMap::new(),
+        resources: Vec::new(),
+        resource_templates: Vec::new(),
+        auth_status: auth_status(Some(cfg)),
+        runtime_status: (!cfg.enabled).then_some(McpServerConnectionStatus::Disabled),
+        tools_error: None,
+    }
+}
+
+async fn list(
+    conn: Arc<Conn>,
+    _ctx: RequestContext,
+    p: ListMcpServerStatusParams,
+) -> Result<Value, RpcError> {
+    let thread = match &p.thread_id {
+        Some(raw) => {
+            let id = parse_thread_id(raw)?;
+            Some(conn.live_thread(&id).ok_or_else(|| {
+                thread_not_found(id).with_data(serde_json::json!({
+                    "hint": "the thread is not loaded in this server; call thread/resume first, or omit threadId"
+                }))
+            })?)
+        }
+        None => conn
+            .manager
+            .loaded_thread_ids()
+            .into_iter()
+            .chain(conn.ephemeral.loaded_thread_ids())
+            .find_map(|id| conn.live_thread(&id)),
+    };
+    let mut servers: Vec<McpServerStatus> = match thread {
+        Some(t) => {
+            let config = t.config();
+            let live = t.mcp_status();
+            let mut out: Vec<McpServerStatus> = live
+                .into_iter()
+                .map(|s| {
+                    let cfg = config.mcp_servers.get(&s.name);
+                    from_live(s, cfg)
+                })
+                .collect();
+            // Disabled servers are not started, so the snapshot does not list them.
+            for (name, cfg) in &config.mcp_servers {
+                if !out.iter().any(|s| &s.name == name) {
+                    out.push(from_config(name, cfg));
+                }
+            }
+            out
+        }
+        None => {
+            let loaded = conn.load_config(&ThreadOverrides::default())?;
+            loaded
+                .config
+                .mcp_servers
+                .iter()
+                .map(|(name, cfg)| from_config(name, cfg))
+                .collect()
+        }
+    };
+    servers.sort_by(|a, b| a.name.cmp(&b.name));
+    if let Some(name) = &p.server_name {
+        servers.retain(|s| &s.name == name);
+    }
+    let (start, end, next) = offset_page(servers.len(), p.cursor.as_deref(), p.limit)?;
+    Ok(to_value(&ListMcpServerStatusResponse {
+        data: servers.drain(start..end).collect(),
+        next_cursor: next,
+    }))
+}

@@ -1,0 +1,46 @@
+//! The connection's sender as the v2 handlers use it: notifications the client opted out
+//! of (`initialize.capabilities.optOutNotificationMethods`) are dropped here, once, so no
+//! handler has to check.
+
+use oi_jsonrpc::OutgoingSender;
+use serde_json::Value;
+use std::collections::HashSet;
+use std::ops::Deref;
+use std::sync::{Arc, OnceLock};
+
+#[derive(Clone)]
+pub struct Outgoing {
+    inner: OutgoingSender,
+    opted_out: Arc<OnceLock<HashSet<String>>>,
+}
+
+impl Outgoing {
+    pub fn new(inner: OutgoingSender) -> Self {
+        Self {
+            inner,
+            opted_out: Arc::default(),
+        }
+    }
+
+    /// Records the exact method names the client does not want (set once, at `initialize`).
+    pub fn opt_out(&self, methods: impl IntoIterator<Item = String>) {
+        let _ = self.opted_out.set(methods.into_iter().collect());
+    }
+
+    /// Sends a notification unless the client opted out of `method`. Returns false when
+    /// the connection is gone.
+    pub async fn notify(&self, method: &str, params: Value) -> bool {
+        if self.opted_out.get().is_some_and(|s| s.contains(method)) {
+            return true;
+        }
+        self.inner.notify(method, params).await
+    }
+}
+
+impl Deref for Outgoing {
+    type Target = OutgoingSender;
+
+    fn deref(&self) -> &OutgoingSender {
+        &self.inner
+    }
+}

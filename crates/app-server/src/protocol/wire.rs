@@ -1,0 +1,414 @@
+//! Typed v2 messages: params, results and notifications as serde types that also describe
+//! themselves as JSON Schema (`interpreter app-server generate-json-schema`). Field names
+//! and required sets follow Codex app-server 0.171 (`tests/schema_facts.rs` checks them);
+//! items inside turns stay `Value`s built by [`crate::items`].
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+// ---- initialize -------------------------------------------------------------------------
+
+/// `initialize` in app-server form (no `protocolVersion`).
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct InitializeParams {
+    pub client_info: ClientInfo,
+    #[serde(default)]
+    pub capabilities: Option<InitializeCapabilities>,
+}
+
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ClientInfo {
+    pub name: String,
+    #[serde(default)]
+    pub title: Option<String>,
+    pub version: String,
+}
+
+#[derive(Clone, Debug, Default, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct InitializeCapabilities {
+    /// Opt into experimental methods and fields.
+    #[serde(default)]
+    pub experimental_api: bool,
+    /// Exact notification method names this connection does not want.
+    #[serde(default)]
+    pub opt_out_notification_methods: Option<Vec<String>>,
+}
+
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct InitializeResponse {
+    /// `<name>/<version> (<os>; <arch>) <client name>/<client version>`.
+    pub user_agent: String,
+    /// Our home directory (`$OPENINTERPRETER_HOME`, `~/.openinterpreter`).
+    pub codex_home: PathBuf,
+    /// `"unix"` or `"windows"`.
+    pub platform_family: String,
+    /// `"linux"`, `"macos"` or `"windows"`.
+    pub platform_os: String,
+}
+
+// ---- turns and history ------------------------------------------------------------------
+
+/// Pagination direction of `thread/turns/list` and `thread/items/list`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub enum SortDirection {
+    Asc,
+    Desc,
+}
+
+/// How much of a turn's `items` a response carries.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub enum TurnItemsView {
+    /// `items` is empty on purpose.
+    NotLoaded,
+    /// The user's input and the final agent message.
+    Summary,
+    /// Every item.
+    Full,
+}
+
+/// A turn. `items` follows `itemsView`.
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Turn {
+    pub id: String,
+    pub items: Vec<Value>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub items_view: Option<TurnItemsView>,
+    /// `inProgress`, `completed`, `interrupted` or `failed`.
+    pub status: String,
+    #[serde(default)]
+    pub error: Option<Value>,
+    #[serde(default)]
+    pub started_at: Option<i64>,
+    #[serde(default)]
+    pub completed_at: Option<i64>,
+    #[serde(default)]
+    pub duration_ms: Option<u64>,
+}
+
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ThreadTurnsListParams {
+    pub thread_id: String,
+    #[serde(default)]
+    pub cursor: Option<String>,
+    #[serde(default)]
+    pub limit: Option<u32>,
+    /// Default: `desc` (newest first).
+    #[serde(default)]
+    pub sort_direction: Option<SortDirection>,
+    /// Default: `summary`.
+    #[serde(default)]
+    pub items_view: Option<TurnItemsView>,
+}
+
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ThreadTurnsListResponse {
+    pub data: Vec<Turn>,
+    /// Continue in the same direction; `null` at the end.
+    pub next_cursor: Option<String>,
+    /// Pass as `cursor` with the opposite `sortDirection` to walk back (includes this
+    /// page's first entry again).
+    pub backwards_cursor: Option<String>,
+}
+
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ThreadItemsListParams {
+    pub thread_id: String,
+    /// Only this turn's items.
+    #[serde(default)]
+    pub turn_id: Option<String>,
+    #[serde(default)]
+    pub cursor: Option<String>,
+    #[serde(default)]
+    pub limit: Option<u32>,
+    /// Default: `asc` (oldest first).
+    #[serde(default)]
+    pub sort_direction: Option<SortDirection>,
+}
+
+/// One item with the turn it belongs to.
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ThreadItemEntry {
+    pub turn_id: String,
+    pub item: Value,
+}
+
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ThreadItemsListResponse {
+    pub data: Vec<ThreadItemEntry>,
+    pub next_cursor: Option<String>,
+    pub backwards_cursor: Option<String>,
+}
+
+// ---- thread lifecycle -------------------------------------------------------------------
+
+/// Params of methods that only name a thread (`thread/delete`, `thread/unsubscribe`,
+/// `thread/compact/start`).
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ThreadIdParams {
+    pub thread_id: String,
+}
+
+/// An empty result (`{}`).
+#[derive(Clone, Debug, Default, Deserialize, Serialize, JsonSchema)]
+pub struct EmptyResponse {}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub enum ThreadUnsubscribeStatus {
+    NotLoaded,
+    NotSubscribed,
+    Unsubscribed,
+}
+
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ThreadUnsubscribeResponse {
+    pub status: ThreadUnsubscribeStatus,
+}
+
+/// `thread/closed`, `thread/deleted`.
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ThreadIdNotification {
+    pub thread_id: String,
+}
+
+/// Flags of an active thread.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub enum ThreadActiveFlag {
+    WaitingOnApproval,
+    WaitingOnUserInput,
+}
+
+/// A thread's status.
+#[derive(Clone, Debug, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
+#[serde(tag = "type", rename_all = "camelCase")]
+pub enum ThreadStatus {
+    NotLoaded,
+    Idle,
+    SystemError,
+    #[serde(rename_all = "camelCase")]
+    Active {
+        active_flags: Vec<ThreadActiveFlag>,
+    },
+}
+
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ThreadStatusChangedNotification {
+    pub thread_id: String,
+    pub status: ThreadStatus,
+}
+
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct TurnCompletedNotification {
+    pub thread_id: String,
+    pub turn: Turn,
+}
+
+/// `thread/compacted`.
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ContextCompactedNotification {
+    pub thread_id: String,
+    pub turn_id: String,
+}
+
+/// Sent once per connection when a client uses a form we keep only for compatibility.
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct DeprecationNoticeNotification {
+    pub summary: String,
+    #[serde(default)]
+    pub details: Option<String>,
+}
+
+// ---- MCP servers ------------------------------------------------------------------------
+
+#[derive(Clone, Debug, Default, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ListMcpServerStatusParams {
+    #[serde(default)]
+    pub cursor: Option<String>,
+    #[serde(default)]
+    pub limit: Option<u32>,
+    /// Report the servers of this loaded thread (default: a loaded thread, else the config).
+    #[serde(default)]
+    pub thread_id: Option<String>,
+    /// Only this server.
+    #[serde(default)]
+    pub server_name: Option<String>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub enum McpAuthStatus {
+    Unknown,
+    Unsupported,
+    NotLoggedIn,
+    BearerToken,
+    OAuth,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub enum McpServerConnectionStatus {
+    NotStarted,
+    Starting,
+    Connected,
+    AuthenticationRequired,
+    Failed,
+    Cancelled,
+    Disabled,
+}
+
+/// One configured MCP server. Tools, resources and templates are the server's own MCP JSON.
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct McpServerStatus {
+    pub name: String,
+    /// Tool name → MCP `Tool`.
+    pub tools: BTreeMap<String, Value>,
+    pub resources: Vec<Value>,
+    pub resource_templates: Vec<Value>,
+    pub auth_status: McpAuthStatus,
+    /// `null` when no thread has started the server yet.
+    pub runtime_status: Option<McpServerConnectionStatus>,
+    /// Why tool discovery failed, when it did.
+    #[serde(default)]
+    pub tools_error: Option<String>,
+}
+
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ListMcpServerStatusResponse {
+    pub data: Vec<McpServerStatus>,
+    pub next_cursor: Option<String>,
+}
+
+/// `mcpServer/startupStatus/updated`.
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct McpServerStatusUpdatedNotification {
+    pub name: String,
+    /// `starting`, `ready`, `failed` or `cancelled`.
+    pub status: String,
+    #[serde(default)]
+    pub error: Option<String>,
+    #[serde(default)]
+    pub thread_id: Option<String>,
+}
+
+// ---- command/exec -----------------------------------------------------------------------
+
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct CommandExecParams {
+    /// Program and arguments (not a shell string); must not be empty.
+    pub command: Vec<String>,
+    /// Default: the server's working directory (the config's `cwd`).
+    #[serde(default)]
+    pub cwd: Option<PathBuf>,
+    /// Default: 10 000 ms. Cannot be combined with `disableTimeout`.
+    #[serde(default)]
+    pub timeout_ms: Option<u64>,
+    #[serde(default)]
+    pub disable_timeout: bool,
+    /// Bytes kept of each of stdout and stderr. Default: 1 MiB. Cannot be combined with
+    /// `disableOutputCap`.
+    #[serde(default)]
+    pub output_bytes_cap: Option<usize>,
+    #[serde(default)]
+    pub disable_output_cap: bool,
+    /// Environment changes: a string sets a variable, `null` removes it.
+    #[serde(default)]
+    pub env: Option<BTreeMap<String, Option<String>>>,
+    /// Default: the configured sandbox (`sandbox_mode`).
+    #[serde(default)]
+    pub sandbox_policy: Option<Value>,
+}
+
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct CommandExecResponse {
+    /// 124 after a timeout, 128+N after signal N.
+    pub exit_code: i32,
+    pub stdout: String,
+    pub stderr: String,
+}
+
+// ---- approvals --------------------------------------------------------------------------
+
+/// What a command approval is about.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub enum CommandExecutionApprovalKind {
+    Command,
+    WriteStdin,
+}
+
+/// `item/commandExecution/requestApproval`.
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct CommandExecutionRequestApprovalParams {
+    pub thread_id: String,
+    pub turn_id: String,
+    pub item_id: String,
+    /// When the engine asked (Unix ms).
+    pub started_at_ms: i64,
+    pub kind: CommandExecutionApprovalKind,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub approval_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    pub command: Option<String>,
+    pub cwd: Option<PathBuf>,
+    pub command_actions: Option<Vec<Value>>,
+    /// The decisions to offer, in order.
+    pub available_decisions: Option<Vec<Value>>,
+}
+
+/// `item/fileChange/requestApproval`.
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct FileChangeRequestApprovalParams {
+    pub thread_id: String,
+    pub turn_id: String,
+    pub item_id: String,
+    pub started_at_ms: i64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub grant_root: Option<PathBuf>,
+}
+
+/// `serverRequest/resolved`.
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ServerRequestResolvedNotification {
+    pub thread_id: String,
+    pub request_id: Value,
+}
+
+/// Serializes a wire type; our types always serialize (no maps with non-string keys).
+pub fn to_value<T: Serialize>(v: &T) -> Value {
+    serde_json::to_value(v).unwrap_or(Value::Null)
+}

@@ -1,0 +1,77 @@
+#!/usr/bin/env python3
+"""Extracts the facts our schema test needs from a Codex app-server JSON schema dump.
+
+Usage: scripts/codex-schema-facts.py SCHEMA_DIR METHODS_FILE > crates/app-server/tests/fixtures/codex-0.171-facts.json
+
+SCHEMA_DIR is the output of `codex app-server generate-json-schema --experimental --out DIR`.
+METHODS_FILE lists one wire method per line (the ones we implement). For each method the
+output keeps only field names and required sets of its params and result (or notification
+params), which is all the test compares: no descriptions, no nested schemas.
+"""
+import json
+import os
+import sys
+
+
+def load_defs(root):
+    defs = {}
+    for name in ("ClientRequest.json", "ServerNotification.json", "ServerRequest.json"):
+        defs.update(json.load(open(os.path.join(root, name))).get("definitions", {}))
+    for sub in ("", "v1", "v2"):
+        d = os.path.join(root, sub)
+        if not os.path.isdir(d):
+            continue
+        for f in os.listdir(d):
+            if f.endswith(".json"):
+                doc = json.load(open(os.path.join(d, f)))
+                defs.update(doc.get("definitions", {}))
+                defs.setdefault(f[:-5], doc)
+    return defs
+
+
+def shape(defs, name):
+    d = defs.get(name)
+    if d is None:
+        return None
+    return {
+        "type": name,
+        "fields": sorted(d.get("properties", {}).keys()),
+        "required": sorted(d.get("required", [])),
+    }
+
+
+def methods_of(root, file):
+    out = {}
+    for v in json.load(open(os.path.join(root, file)))["oneOf"]:
+        props = v["properties"]
+        method = props["method"]["enum"][0]
+        ref = props.get("params", {}).get("$ref", "")
+        out[method] = ref.rsplit("/", 1)[-1] if ref else None
+    return out
+
+
+def main():
+    root, methods_file = sys.argv[1], sys.argv[2]
+    wanted = [l.strip() for l in open(methods_file) if l.strip() and not l.startswith("#")]
+    defs = load_defs(root)
+    tables = {
+        "requests": methods_of(root, "ClientRequest.json"),
+        "notifications": methods_of(root, "ServerNotification.json"),
+        "serverRequests": methods_of(root, "ServerRequest.json"),
+    }
+    facts = {"source": "codex app-server 0.171 generate-json-schema --experimental"}
+    for kind, table in tables.items():
+        facts[kind] = {}
+        for m in wanted:
+            if m not in table:
+                continue
+            params = table[m]
+            entry = {"params": shape(defs, params) if params else None}
+            if kind != "notifications" and params:
+                entry["result"] = shape(defs, params.replace("Params", "Response"))
+            facts[kind][m] = entry
+    json.dump(facts, sys.stdout, indent=1, sort_keys=True)
+    print()
+
+
+main()
