@@ -164,3 +164,53 @@ async fn resume_last_reopens_the_thread_in_the_tui() {
         "resume must not create a new thread"
     );
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_elicitation_form_checks_required_fields_and_answers_the_server() {
+    let env = env_with_mcp(MockScript::turns([
+        MockTurn::tool_call("mcp__everything__trigger_elicitation_request", json!({})),
+        MockTurn::text("thanks for the details"),
+    ]))
+    .await;
+    // Call the tool without asking, so the form is the only question.
+    let path = env.home.path().join("config.toml");
+    let mut config = std::fs::read_to_string(&path).unwrap();
+    config.push_str(
+        "\n[mcp_servers.everything.tools.trigger-elicitation-request]\napproval_mode = \"approve\"\n",
+    );
+    std::fs::write(&path, config).unwrap();
+    let mut tui = Tui::spawn(&env, &[]);
+    tui.wait_for("MCP 1/1");
+    tui.type_text("ask me");
+    tui.send("\r");
+    tui.wait_for("everything asks");
+    // Required fields are checked before the answer goes out.
+    tui.send("\r");
+    tui.wait_for("`String` is required");
+    // Move the focus (Tab) to the required `name` field, titled "String".
+    let focused = |tui: &Tui| {
+        tui.rows()
+            .into_iter()
+            .find(|r| r.starts_with("› ") && r.contains(':'))
+            .unwrap_or_default()
+    };
+    for _ in 0..20 {
+        let now = focused(&tui);
+        if now.starts_with("› String*:") {
+            break;
+        }
+        tui.send("\t");
+        tui.wait_until("the focus to move", |_| focused(&tui) != now);
+    }
+    tui.type_text("Ada");
+    tui.send("\r");
+    tui.wait_for("thanks for the details");
+    let reqs = env.mock.requests();
+    let outputs = reqs[1].tool_outputs();
+    assert!(
+        outputs.iter().any(|(_, out)| out.contains("- Name: Ada")),
+        "{outputs:?}"
+    );
+    tui.send("\x04");
+    assert_eq!(tui.wait_exit(), 0);
+}

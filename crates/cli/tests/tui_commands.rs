@@ -423,3 +423,49 @@ async fn no_color_draws_without_colours() {
     );
     quit(tui);
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn at_opens_the_file_picker_and_tab_inserts_the_path() {
+    let env = env([MockTurn::text("read it")]).await;
+    std::fs::create_dir_all(env.work().join("src")).unwrap();
+    std::fs::write(env.work().join("src/parser_impl.rs"), "fn parse() {}\n").unwrap();
+    std::fs::write(env.work().join("notes.txt"), "x\n").unwrap();
+    let tui = Tui::spawn(&env, &[]);
+    tui.wait_for("Ask anything");
+    tui.type_text("look at @parsimp");
+    tui.wait_for("src/parser_impl.rs");
+    tui.send("\t");
+    tui.wait_until("the path in the composer", |t| {
+        t.lines()
+            .any(|l| l.trim_end() == "› look at src/parser_impl.rs")
+    });
+    tui.send("\r");
+    tui.wait_for("read it");
+    assert!(
+        env.mock.requests()[0]
+            .all_text()
+            .contains("look at src/parser_impl.rs")
+    );
+    // `/mention` opens the same picker.
+    command(&tui, "/mention");
+    tui.type_text("notes");
+    tui.wait_for("notes.txt");
+    tui.send("\x03"); // Ctrl+C clears the composer
+    tui.wait_for("Ask anything");
+    quit(tui);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn resume_without_an_id_opens_the_picker() {
+    let env = env([MockTurn::text("stored answer"), MockTurn::text("more")]).await;
+    let out = env.run(&["exec", "a stored question"]).await;
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let tui = Tui::spawn(&env, &["resume"]);
+    tui.wait_for("Resume a thread");
+    tui.wait_for("a stored question");
+    tui.send("\r");
+    tui.wait_for("› a stored question");
+    turn(&tui, "and then?", "more");
+    assert!(env.mock.requests()[1].all_text().contains("stored answer"));
+    quit(tui);
+}

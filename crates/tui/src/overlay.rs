@@ -9,8 +9,38 @@ use std::path::PathBuf;
 /// What an approval overlay asks about.
 #[derive(Clone, Debug, PartialEq)]
 pub enum ApprovalSubject {
-    Exec { command: String, cwd: PathBuf },
-    Patch { changes: Vec<(PathBuf, FileChange)> },
+    Exec {
+        command: String,
+        cwd: PathBuf,
+    },
+    /// An MCP tool call (the engine asks for these as a command `mcp__server__tool ARGS`).
+    McpTool {
+        server: String,
+        tool: String,
+        arguments: String,
+    },
+    Patch {
+        changes: Vec<(PathBuf, FileChange)>,
+    },
+}
+
+impl ApprovalSubject {
+    /// The subject of an exec approval request: an MCP tool call when the engine asks about
+    /// one (`["mcp__server__tool", "{json args}"]`), else a command.
+    pub fn from_exec(argv: &[String], command: String, cwd: PathBuf) -> Self {
+        if let [name, arguments] = argv
+            && let Some((server, tool)) = name
+                .strip_prefix("mcp__")
+                .and_then(|rest| rest.split_once("__"))
+        {
+            return ApprovalSubject::McpTool {
+                server: server.to_string(),
+                tool: tool.to_string(),
+                arguments: arguments.clone(),
+            };
+        }
+        ApprovalSubject::Exec { command, cwd }
+    }
 }
 
 /// A pending approval request: answered with one key.
@@ -22,6 +52,13 @@ pub struct Approval {
     pub reason: Option<String>,
 }
 
+/// One option of a choice field: the value sent back and the label shown.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ChoiceOption {
+    pub value: String,
+    pub label: String,
+}
+
 /// The kind of value an elicitation field takes.
 #[derive(Clone, Debug, PartialEq)]
 pub enum FieldKind {
@@ -30,7 +67,49 @@ pub enum FieldKind {
     Integer,
     Boolean,
     /// One of these values (Left/Right or Space cycles).
-    Choice(Vec<String>),
+    Choice(Vec<ChoiceOption>),
+    /// Any number of these values (Left/Right moves, Space toggles); answered as an array.
+    MultiChoice(Vec<ChoiceOption>),
+}
+
+/// The options of an enum schema: `enum` (with `enumNames` as labels) or
+/// `oneOf`/`anyOf` of `{const, title}`, as the MCP elicitation schemas allow.
+fn choice_options(schema: &serde_json::Value) -> Option<Vec<ChoiceOption>> {
+    let text = |v: &serde_json::Value| v.as_str().map(str::to_string).unwrap_or(v.to_string());
+    if let Some(values) = schema.get("enum").and_then(|e| e.as_array()) {
+        let names = schema.get("enumNames").and_then(|n| n.as_array());
+        return Some(
+            values
+                .iter()
+                .enumerate()
+                .map(|(i, v)| ChoiceOption {
+                    value: text(v),
+                    label: names
+                        .and_then(|n| n.get(i))
+                        .and_then(|n| n.as_str())
+                        .map(str::to_string)
+                        .unwrap_or_else(|| text(v)),
+                })
+                .collect(),
+        );
+    }
+    let titled = schema
+        .get("oneOf")
+        .or_else(|| schema.get("anyOf"))
+        .and_then(|o| o.as_array())?;
+    let options: Vec<ChoiceOption> = titled
+        .iter()
+        .filter_map(|o| {
+            let value = text(o.get("const")?);
+            let label = o
+                .get("title")
+                .and_then(|t| t.as_str())
+                .map(str::to_string)
+                .unwrap_or_else(|| value.clone());
+            Some(ChoiceOption { value, label })
+        })
+        .collect();
+    (!options.is_empty()).then_some(options)
 }
 
 /// One field of an elicitation form.
@@ -41,7 +120,11 @@ pub struct FormField {
     pub description: Option<String>,
     pub kind: FieldKind,
     pub required: bool,
+    /// The typed text, `true`/`false`, or the chosen option's value.
     pub value: String,
+    /// Multi-choice fields: which options are picked, and the one the cursor is on.
+    pub picked: Vec<bool>,
+    pub option: usize,
 }
 
 /// An MCP server's `elicitation/create`, as a form.
@@ -76,15 +159,15 @@ impl ElicitationForm {
             })
             .unwrap_or_default();
         let mut fields = Vec::new();
+        // Properties come in the order of the object (serde_json's map: by name, unless
+        // its `preserve_order` feature is on).
         if let Some(props) = schema.get("properties").and_then(|p| p.as_object()) {
             for (name, prop) in props {
-                let kind = if let Some(values) = prop.get("enum").and_then(|e| e.as_array()) {
-                    FieldKind::Choice(
-                        values
-                            .iter()
-                            .map(|v| v.as_str().map(str::to_string).unwrap_or(v.to_string()))
-                            .collect(),
-                    )
+                let kind = if prop.get("type").and_then(|t| t.as_str()) == Some("array") {
+                    let items = prop.get("items").cloned().unwrap_or_default();
+                    FieldKind::MultiChoice(choice_options(&items).unwrap_or_default())
+                } else if let Some(options) = choice_options(prop) {
+                    FieldKind::Choice(options)
                 } else {
                     match prop.get("type").and_then(|t| t.as_str()) {
                         Some("boolean") => FieldKind::Boolean,
@@ -93,15 +176,36 @@ impl ElicitationForm {
                         _ => FieldKind::Text,
                     }
                 };
-                let default = prop.get("default").map(|d| match d {
-                    serde_json::Value::String(s) => s.clone(),
-                    other => other.to_string(),
-                });
-                let value = default.unwrap_or_else(|| match &kind {
-                    FieldKind::Boolean => "false".into(),
-                    FieldKind::Choice(c) => c.first().cloned().unwrap_or_default(),
-                    _ => String::new(),
-                });
+                let default = prop.get("default");
+                let value = match (&kind, default) {
+                    (FieldKind::MultiChoice(_), _) => String::new(),
+                    (_, Some(serde_json::Value::String(s))) => s.clone(),
+                    (_, Some(d)) => d.to_string(),
+                    (FieldKind::Boolean, None) => "false".into(),
+                    (FieldKind::Choice(c), None) => {
+                        c.first().map(|o| o.value.clone()).unwrap_or_default()
+                    }
+                    (_, None) => String::new(),
+                };
+                let picked = match &kind {
+                    FieldKind::MultiChoice(options) => {
+                        let defaults: Vec<String> = default
+                            .and_then(|d| d.as_array())
+                            .map(|a| {
+                                a.iter()
+                                    .map(|v| {
+                                        v.as_str().map(str::to_string).unwrap_or(v.to_string())
+                                    })
+                                    .collect()
+                            })
+                            .unwrap_or_default();
+                        options
+                            .iter()
+                            .map(|o| defaults.contains(&o.value))
+                            .collect()
+                    }
+                    _ => Vec::new(),
+                };
                 fields.push(FormField {
                     title: prop
                         .get("title")
@@ -116,6 +220,8 @@ impl ElicitationForm {
                     name: name.clone(),
                     kind,
                     value,
+                    picked,
+                    option: 0,
                 });
             }
         }
@@ -133,6 +239,22 @@ impl ElicitationForm {
     pub fn content(&self) -> Result<serde_json::Value, String> {
         let mut out = serde_json::Map::new();
         for f in &self.fields {
+            if let FieldKind::MultiChoice(options) = &f.kind {
+                let values: Vec<serde_json::Value> = options
+                    .iter()
+                    .zip(&f.picked)
+                    .filter(|(_, picked)| **picked)
+                    .map(|(o, _)| serde_json::Value::String(o.value.clone()))
+                    .collect();
+                if values.is_empty() {
+                    if f.required {
+                        return Err(format!("pick at least one `{}`", f.title));
+                    }
+                    continue;
+                }
+                out.insert(f.name.clone(), serde_json::Value::Array(values));
+                continue;
+            }
             if f.value.is_empty() {
                 if f.required {
                     return Err(format!("`{}` is required", f.title));
@@ -140,7 +262,7 @@ impl ElicitationForm {
                 continue;
             }
             let v = match f.kind {
-                FieldKind::Text | FieldKind::Choice(_) => {
+                FieldKind::Text | FieldKind::Choice(_) | FieldKind::MultiChoice(_) => {
                     serde_json::Value::String(f.value.clone())
                 }
                 FieldKind::Boolean => serde_json::Value::Bool(f.value == "true"),
@@ -172,15 +294,31 @@ impl ElicitationForm {
         match &f.kind {
             FieldKind::Boolean => f.value = if f.value == "true" { "false" } else { "true" }.into(),
             FieldKind::Choice(c) if !c.is_empty() => {
-                let i = c.iter().position(|v| *v == f.value).unwrap_or(0);
+                let i = c.iter().position(|o| o.value == f.value).unwrap_or(0);
                 let n = if forward {
                     (i + 1) % c.len()
                 } else {
                     (i + c.len() - 1) % c.len()
                 };
-                f.value = c[n].clone();
+                f.value = c[n].value.clone();
+            }
+            FieldKind::MultiChoice(c) if !c.is_empty() => {
+                f.option = if forward {
+                    (f.option + 1) % c.len()
+                } else {
+                    (f.option + c.len() - 1) % c.len()
+                };
             }
             _ => {}
+        }
+    }
+
+    /// Space on a multi-choice field: picks or unpicks the option under the cursor.
+    pub fn toggle(&mut self) {
+        if let Some(f) = self.fields.get_mut(self.focus)
+            && let Some(p) = f.picked.get_mut(f.option)
+        {
+            *p = !*p;
         }
     }
 }
@@ -284,5 +422,44 @@ mod tests {
             f.content().unwrap(),
             json!({"name": "Ada", "age": 36, "ok": false, "color": "blue"})
         );
+    }
+
+    #[test]
+    fn titled_and_multi_choice_fields() {
+        let req = json!({"message": "m", "requestedSchema": {"type": "object", "properties": {
+            "zeta": {"type": "string"},
+            "hero": {"type": "string", "oneOf": [
+                {"const": "h1", "title": "Superman"}, {"const": "h2", "title": "Batman"}]},
+            "fish": {"type": "array", "items": {"anyOf": [
+                {"const": "f1", "title": "Tuna"}, {"const": "f2", "title": "Salmon"}]},
+                "default": ["f2"]},
+            "alpha": {"type": "string", "enum": ["a", "b"], "enumNames": ["A!", "B!"]}
+        }, "required": ["fish"]}});
+        let mut f = ElicitationForm::from_request("s", json!(1), &req);
+        let at =
+            |f: &ElicitationForm, name: &str| f.fields.iter().position(|x| x.name == name).unwrap();
+        let hero = at(&f, "hero");
+        let FieldKind::Choice(heroes) = &f.fields[hero].kind else {
+            panic!("{:?}", f.fields[hero].kind)
+        };
+        assert_eq!(heroes[1].label, "Batman");
+        let alpha = at(&f, "alpha");
+        let FieldKind::Choice(letters) = &f.fields[alpha].kind else {
+            panic!()
+        };
+        assert_eq!(letters[0].label, "A!");
+        f.focus = hero;
+        f.cycle(true);
+        f.focus = at(&f, "fish");
+        // The cursor starts on Tuna: pick it too (Salmon is picked by default).
+        f.toggle();
+        assert_eq!(
+            f.content().unwrap(),
+            json!({"hero": "h2", "fish": ["f1", "f2"], "alpha": "a"})
+        );
+        f.toggle();
+        f.cycle(true);
+        f.toggle();
+        assert!(f.content().unwrap_err().contains("pick at least one"));
     }
 }

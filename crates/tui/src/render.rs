@@ -19,6 +19,8 @@ const SPINNER: &[&str] = &["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧
 const COMPOSER_MAX_ROWS: usize = 6;
 /// Most rows a popup shows.
 const POPUP_ROWS: usize = 8;
+/// Most rows of an MCP tool's arguments an approval shows.
+const APPROVAL_ARG_ROWS: usize = 8;
 
 /// The live area's rows (at most `max_rows`, newest at the bottom) and where the cursor
 /// belongs in them (row, column).
@@ -292,6 +294,36 @@ fn overlay_lines(overlay: &Overlay, width: u16, theme: &Theme) -> Vec<Line<'stat
                     ));
                     out.push(Line::styled(format!("  in {}", cwd.display()), theme.dim()));
                 }
+                ApprovalSubject::McpTool {
+                    server,
+                    tool,
+                    arguments,
+                } => {
+                    out.push(rule("Call this MCP tool?"));
+                    out.push(Line::from(vec![
+                        Span::raw("  "),
+                        Span::styled(format!("{server}.{tool}"), theme.bold()),
+                    ]));
+                    // Arguments pretty-printed when they are JSON, at most a few rows.
+                    let pretty = serde_json::from_str::<serde_json::Value>(arguments)
+                        .ok()
+                        .and_then(|v| serde_json::to_string_pretty(&v).ok())
+                        .unwrap_or_else(|| arguments.clone());
+                    let rows: Vec<&str> = pretty.lines().collect();
+                    for row in rows.iter().take(APPROVAL_ARG_ROWS) {
+                        out.extend(wrap_line(
+                            &Line::styled(format!("    {row}"), theme.dim()),
+                            width,
+                            "      ",
+                        ));
+                    }
+                    if rows.len() > APPROVAL_ARG_ROWS {
+                        out.push(Line::styled(
+                            format!("    … {} more lines", rows.len() - APPROVAL_ARG_ROWS),
+                            theme.dim(),
+                        ));
+                    }
+                }
                 ApprovalSubject::Patch { changes } => {
                     out.push(rule("Apply this patch?"));
                     out.extend(patch_lines(changes, theme, 12));
@@ -330,18 +362,45 @@ fn overlay_lines(overlay: &Overlay, width: u16, theme: &Theme) -> Vec<Line<'stat
                 let focused = i == f.focus;
                 let marker = if focused { "› " } else { "  " };
                 let req = if field.required { "*" } else { "" };
-                let value = match &field.kind {
-                    FieldKind::Boolean => {
-                        format!("[{}]", if field.value == "true" { "x" } else { " " })
-                    }
-                    FieldKind::Choice(_) => format!("‹ {} ›", field.value),
-                    _ => field.value.clone(),
-                };
                 let style = if focused { theme.bold() } else { theme.plain() };
-                out.push(Line::from(vec![
-                    Span::styled(format!("{marker}{}{req}: ", field.title), style),
-                    Span::styled(value, theme.accent()),
-                ]));
+                let mut spans = vec![Span::styled(
+                    format!("{marker}{}{req}: ", field.title),
+                    style,
+                )];
+                match &field.kind {
+                    FieldKind::Boolean => spans.push(Span::styled(
+                        format!("[{}]", if field.value == "true" { "x" } else { " " }),
+                        theme.accent(),
+                    )),
+                    FieldKind::Choice(options) => {
+                        let label = options
+                            .iter()
+                            .find(|o| o.value == field.value)
+                            .map_or(field.value.as_str(), |o| o.label.as_str());
+                        spans.push(Span::styled(format!("‹ {label} ›"), theme.accent()));
+                    }
+                    FieldKind::MultiChoice(options) => {
+                        for (j, o) in options.iter().enumerate() {
+                            let mark = if field.picked.get(j).copied().unwrap_or(false) {
+                                "x"
+                            } else {
+                                " "
+                            };
+                            let under_cursor = focused && j == field.option;
+                            spans.push(Span::styled(
+                                format!("[{mark}] {}", o.label),
+                                if under_cursor {
+                                    theme.selected()
+                                } else {
+                                    theme.accent()
+                                },
+                            ));
+                            spans.push(Span::raw("  "));
+                        }
+                    }
+                    _ => spans.push(Span::styled(field.value.clone(), theme.accent())),
+                }
+                out.extend(wrap_line(&Line::from(spans), width, "      "));
                 if focused && let Some(d) = &field.description {
                     out.push(Line::styled(format!("    {d}"), theme.dim()));
                 }

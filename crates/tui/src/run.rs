@@ -6,6 +6,7 @@
 use crate::app::{App, AppAction, McpServerRow};
 use crate::cells::HistoryCell;
 use crate::composer::Composer;
+use crate::overlay::Overlay;
 use crate::render::{cells_to_lines, live_height, render_live};
 use crate::theme::Theme;
 use crate::viewport::LiveViewport;
@@ -13,11 +14,13 @@ use crossterm::event::{
     DisableBracketedPaste, EnableBracketedPaste, Event as TermEvent, EventStream,
     KeyboardEnhancementFlags, PopKeyboardEnhancementFlags, PushKeyboardEnhancementFlags,
 };
+use crossterm::terminal::{EnterAlternateScreen, LeaveAlternateScreen};
 use futures::StreamExt;
 use oi_config::Config;
 use oi_core::{NewThread, Thread, ThreadManager};
 use oi_protocol::ThreadId;
 use oi_protocol::protocol::{Event, Op};
+use ratatui::Terminal;
 use ratatui::backend::CrosstermBackend;
 use ratatui::text::Line;
 use ratatui::widgets::{Paragraph, Widget};
@@ -79,8 +82,16 @@ impl TerminalGuard {
     }
 }
 
+/// True while the transcript is drawn on the alternate screen.
+static ON_ALTERNATE_SCREEN: std::sync::atomic::AtomicBool =
+    std::sync::atomic::AtomicBool::new(false);
+
 fn restore_terminal() {
     let mut out = std::io::stdout();
+    // Leaving the alternate screen when not on it would restore a stale cursor position.
+    if ON_ALTERNATE_SCREEN.swap(false, std::sync::atomic::Ordering::SeqCst) {
+        let _ = crossterm::execute!(out, crossterm::terminal::LeaveAlternateScreen);
+    }
     let _ = crossterm::execute!(
         out,
         PopKeyboardEnhancementFlags,
@@ -93,6 +104,48 @@ fn restore_terminal() {
 impl Drop for TerminalGuard {
     fn drop(&mut self) {
         restore_terminal();
+    }
+}
+
+type Stdout = CrosstermBackend<std::io::Stdout>;
+
+/// What the TUI draws on: the inline live area, and the alternate screen while the
+/// transcript is open (so opening it scrolls nothing away and closing it gives the
+/// terminal's own screen back exactly as it was).
+struct Screens {
+    live: LiveViewport<Stdout>,
+    transcript: Option<Terminal<Stdout>>,
+}
+
+impl Screens {
+    fn frame(&mut self, app: &mut App, theme: &Theme) -> Result<(), String> {
+        let failed = |e: std::io::Error| format!("cannot draw: {e}");
+        if matches!(app.overlay, Some(Overlay::Transcript { .. })) {
+            if self.transcript.is_none() {
+                crossterm::execute!(std::io::stdout(), EnterAlternateScreen).map_err(failed)?;
+                ON_ALTERNATE_SCREEN.store(true, std::sync::atomic::Ordering::SeqCst);
+                // A full-screen viewport never asks the terminal where its cursor is.
+                self.transcript =
+                    Some(Terminal::new(CrosstermBackend::new(std::io::stdout())).map_err(failed)?);
+            }
+            if let Some(t) = &mut self.transcript {
+                let now = Instant::now();
+                t.draw(|f| {
+                    render_live(app, f.area(), f.buffer_mut(), theme, now);
+                })
+                .map_err(failed)?;
+            }
+            // History that arrives meanwhile waits for the main screen.
+            return Ok(());
+        }
+        if self.transcript.take().is_some() {
+            if ON_ALTERNATE_SCREEN.swap(false, std::sync::atomic::Ordering::SeqCst) {
+                crossterm::execute!(std::io::stdout(), LeaveAlternateScreen).map_err(failed)?;
+            }
+            // The terminal restored the main screen; repaint the live area on it.
+            self.live.terminal().clear().map_err(failed)?;
+        }
+        draw(&mut self.live, app, theme)
     }
 }
 
@@ -191,8 +244,11 @@ async fn run_inner(opts: TuiOptions) -> Result<i32, String> {
 
     let _guard = TerminalGuard::enter().map_err(|e| format!("cannot set up the terminal: {e}"))?;
     // The live area starts where the cursor is and is sized to its content on every frame.
-    let mut terminal = LiveViewport::new(CrosstermBackend::new(std::io::stdout()), 1)
-        .map_err(|e| format!("cannot set up the terminal: {e}"))?;
+    let mut screens = Screens {
+        live: LiveViewport::new(CrosstermBackend::new(std::io::stdout()), 1)
+            .map_err(|e| format!("cannot set up the terminal: {e}"))?,
+        transcript: None,
+    };
 
     let (files_tx, mut files_rx) = mpsc::unbounded_channel::<(String, Vec<String>)>();
     // `/model` lists what the provider serves; ask once, in the background.
@@ -249,7 +305,7 @@ async fn run_inner(opts: TuiOptions) -> Result<i32, String> {
                 dirty = true;
             }
             _ = sleep_until(due), if due.is_some() => {
-                draw(&mut terminal, &mut app, &theme)?;
+                screens.frame(&mut app, &theme)?;
                 last_draw = Instant::now();
                 dirty = false;
             }
@@ -259,7 +315,7 @@ async fn run_inner(opts: TuiOptions) -> Result<i32, String> {
             match action {
                 AppAction::Quit => quit = true,
                 AppAction::Redraw => {
-                    let _ = terminal.terminal().clear();
+                    let _ = screens.live.terminal().clear();
                     dirty = true;
                 }
                 AppAction::SearchFiles(query) => {
@@ -278,7 +334,8 @@ async fn run_inner(opts: TuiOptions) -> Result<i32, String> {
             }
         }
         if quit {
-            draw(&mut terminal, &mut app, &theme)?;
+            app.overlay = None;
+            screens.frame(&mut app, &theme)?;
             break;
         }
     }
@@ -286,8 +343,8 @@ async fn run_inner(opts: TuiOptions) -> Result<i32, String> {
     let _ = current.thread.submit(Op::Shutdown).await;
     let _ = tokio::time::timeout(SHUTDOWN_TIMEOUT, manager.shutdown_all()).await;
     current.forwarder.abort();
-    let _ = terminal.terminal().clear();
-    drop(terminal);
+    let _ = screens.live.terminal().clear();
+    drop(screens);
     drop(_guard);
     println!("Resume this thread with: interpreter resume {}", current.id);
     Ok(0)

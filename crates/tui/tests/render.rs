@@ -326,3 +326,19 @@ fn status_and_approvals_presets_apply_to_the_next_turn() {
         other => panic!("{other:?}"),
     }
 }
+
+#[test]
+fn mcp_tool_approval_names_the_server_tool_and_arguments() {
+    let mut app = app();
+    app.on_event(&ev(json!({"type": "task_started", "turn_id": "t1", "model_context_window": null, "collaboration_mode_kind": "default"})));
+    app.on_event(&ev(json!({"type": "exec_approval_request", "call_id": "c3", "turn_id": "t1",
+        "command": ["mcp__docs__search", "{\"query\":\"tokio select\",\"limit\":5}"], "cwd": "/repo/project",
+        "reason": "Call the MCP tool `search` of server `docs`?", "parsed_cmd": []})));
+    let screen = live(&app, 80, 12);
+    insta::assert_snapshot!(screen);
+    let actions = app.on_key(key(KeyCode::Char('y')));
+    assert!(
+        matches!(actions.as_slice(), [AppAction::Op(oi_protocol::protocol::Op::ExecApproval { id, .. })] if id == "c3"),
+        "{actions:?}"
+    );
+}

@@ -146,6 +146,11 @@ impl App {
 
     /// Opens the `/resume` picker over `(id, title, detail)` rows.
     pub fn open_resume_picker(&mut self, threads: Vec<(oi_protocol::ThreadId, String, String)>) {
+        // The thread on screen is not one to resume (it is stored, and newest, from the start).
+        let threads: Vec<_> = threads
+            .into_iter()
+            .filter(|(id, _, _)| id.to_string() != self.status.thread_id)
+            .collect();
         if threads.is_empty() {
             self.push_info("No stored threads to resume", vec![]);
             return;

@@ -125,6 +125,7 @@ impl App {
         };
         let what = match &a.subject {
             ApprovalSubject::Exec { command, .. } => format!("`{command}`"),
+            ApprovalSubject::McpTool { server, tool, .. } => format!("MCP tool `{server}.{tool}`"),
             ApprovalSubject::Patch { changes } => format!("patch to {} file(s)", changes.len()),
         };
         let verdict = match decision {
@@ -138,7 +139,9 @@ impl App {
             lines: vec![],
         });
         let op = match a.subject {
-            ApprovalSubject::Exec { .. } => Op::ExecApproval { id: a.id, decision },
+            ApprovalSubject::Exec { .. } | ApprovalSubject::McpTool { .. } => {
+                Op::ExecApproval { id: a.id, decision }
+            }
             ApprovalSubject::Patch { .. } => Op::PatchApproval { id: a.id, decision },
         };
         self.close_overlay();
@@ -177,8 +180,12 @@ impl App {
             KeyCode::BackTab | KeyCode::Up if !form.fields.is_empty() => {
                 form.focus = (form.focus + form.fields.len() - 1) % form.fields.len()
             }
+            KeyCode::Char(' ') if matches!(kind, Some(FieldKind::MultiChoice(_))) => form.toggle(),
             KeyCode::Left | KeyCode::Right | KeyCode::Char(' ')
-                if matches!(kind, Some(FieldKind::Boolean) | Some(FieldKind::Choice(_))) =>
+                if matches!(
+                    kind,
+                    Some(FieldKind::Boolean | FieldKind::Choice(_) | FieldKind::MultiChoice(_))
+                ) =>
             {
                 form.cycle(key.code != KeyCode::Left)
             }

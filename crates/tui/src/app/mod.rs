@@ -442,10 +442,11 @@ impl App {
                 self.flush_streaming();
                 self.open(Overlay::Approval(Approval {
                     id: req.effective_approval_id().to_string(),
-                    subject: ApprovalSubject::Exec {
-                        command: shell_join(&req.command),
-                        cwd: req.cwd.clone(),
-                    },
+                    subject: ApprovalSubject::from_exec(
+                        &req.command,
+                        shell_join(&req.command),
+                        req.cwd.clone(),
+                    ),
                     reason: req.reason.clone(),
                 }));
             }
