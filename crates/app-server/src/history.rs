@@ -10,7 +10,8 @@ use crate::protocol::wire::{
     SortDirection, ThreadItemEntry, ThreadItemsListParams, ThreadItemsListResponse,
     ThreadTurnsListParams, ThreadTurnsListResponse, Turn, TurnItemsView, to_value,
 };
-use crate::threads::{load_stored, stored_turns};
+use crate::threads::{load_stored, turn_json, turn_list};
+use oi_thread_store::StoredTurn;
 use crate::{Conn, invalid, method, parse_thread_id, thread_not_found};
 use oi_mcp_server::dispatch::{Execution, MethodTable, RequestContext};
 use oi_mcp_server::jsonrpc::RpcError;
@@ -33,9 +34,9 @@ pub struct Page<T> {
 
 /// Pages `all` (oldest first) from the entry whose id is `cursor` (default: the first in
 /// `dir`), at most `limit` entries (default: all).
-pub fn paginate<T: Clone>(
-    all: &[T],
-    id_of: impl Fn(&T) -> &str,
+pub fn paginate<'a, T: Clone>(
+    all: &'a [T],
+    id_of: impl Fn(&'a T) -> &'a str,
     cursor: Option<&str>,
     limit: Option<u32>,
     dir: SortDirection,
@@ -78,8 +79,11 @@ pub fn paginate<T: Clone>(
 }
 
 /// The stored turns of a thread, oldest first (empty for an ephemeral thread: nothing of
-/// it is on disk).
-async fn all_turns(conn: &Arc<Conn>, raw_id: &str) -> Result<(ThreadId, Vec<Turn>), RpcError> {
+/// it is on disk). Turns are converted to the wire only when a page needs them.
+async fn all_turns(
+    conn: &Arc<Conn>,
+    raw_id: &str,
+) -> Result<(ThreadId, Vec<StoredTurn>), RpcError> {
     let id = parse_thread_id(raw_id)?;
     if conn.ephemeral_info(&id).is_some() {
         return Ok((id, Vec::new()));
@@ -89,14 +93,12 @@ async fn all_turns(conn: &Arc<Conn>, raw_id: &str) -> Result<(ThreadId, Vec<Turn
         Err(_) if conn.live_thread(&id).is_none() => return Err(thread_not_found(id)),
         Err(e) => return Err(e),
     };
-    let turns = stored_turns(id, &loaded)
-        .into_iter()
-        .map(|t| {
-            serde_json::from_value::<Turn>(t)
-                .map_err(|e| crate::internal(format!("stored turn has an unexpected shape: {e}")))
-        })
-        .collect::<Result<Vec<_>, _>>()?;
-    Ok((id, turns))
+    Ok((id, turn_list(&loaded)))
+}
+
+fn wire_turn(thread_id: &str, t: &StoredTurn) -> Result<Turn, RpcError> {
+    serde_json::from_value::<Turn>(turn_json(thread_id, t))
+        .map_err(|e| crate::internal(format!("stored turn has an unexpected shape: {e}")))
 }
 
 /// The user's input and the final agent message: what a turn list shows by default.
@@ -117,23 +119,32 @@ async fn turns_list(
     _ctx: RequestContext,
     p: ThreadTurnsListParams,
 ) -> Result<Value, RpcError> {
-    let (_, turns) = all_turns(&conn, &p.thread_id).await?;
+    let (id, turns) = all_turns(&conn, &p.thread_id).await?;
+    let tid = id.to_string();
     let dir = p.sort_direction.unwrap_or(SortDirection::Desc);
-    let page = paginate(&turns, |t| t.id.as_str(), p.cursor.as_deref(), p.limit, dir)?;
+    let indexes: Vec<usize> = (0..turns.len()).collect();
+    let page = paginate(
+        &indexes,
+        |i| turns[*i].id.as_str(),
+        p.cursor.as_deref(),
+        p.limit,
+        dir,
+    )?;
     let view = p.items_view.unwrap_or(TurnItemsView::Summary);
     let data = page
         .data
         .into_iter()
-        .map(|mut t| {
+        .map(|i| {
+            let mut t = wire_turn(&tid, &turns[i])?;
             t.items = match view {
                 TurnItemsView::Full => t.items,
                 TurnItemsView::Summary => summary_items(&t.items),
                 TurnItemsView::NotLoaded => Vec::new(),
             };
             t.items_view = Some(view);
-            t
+            Ok(t)
         })
-        .collect();
+        .collect::<Result<Vec<_>, RpcError>>()?;
     Ok(to_value(&ThreadTurnsListResponse {
         data,
         next_cursor: page.next_cursor,
@@ -154,17 +165,12 @@ async fn items_list(
             "turn `{turn_id}` is not part of thread {id}; list its turns with thread/turns/list"
         )));
     }
-    let entries: Vec<ThreadItemEntry> = turns
-        .into_iter()
+    let tid = id.to_string();
+    let turns: Vec<&StoredTurn> = turns
+        .iter()
         .filter(|t| p.turn_id.as_ref().is_none_or(|want| &t.id == want))
-        .flat_map(|t| {
-            let turn_id = t.id;
-            t.items.into_iter().map(move |item| ThreadItemEntry {
-                turn_id: turn_id.clone(),
-                item,
-            })
-        })
         .collect();
+    let entries = item_window(&tid, &turns, &p)?;
     let dir = p.sort_direction.unwrap_or(SortDirection::Asc);
     let page = paginate(
         &entries,
@@ -178,6 +184,61 @@ async fn items_list(
         next_cursor: page.next_cursor,
         backwards_cursor: page.backwards_cursor,
     }))
+}
+
+/// The item entries a page can draw from, converting as few turns as possible: turns are
+/// taken in the page's direction from the one holding the cursor (item ids start with their
+/// turn's id) until enough items are collected past it, plus one turn more so
+/// `nextCursor` is known.
+fn item_window(
+    thread_id: &str,
+    turns: &[&StoredTurn],
+    p: &ThreadItemsListParams,
+) -> Result<Vec<ThreadItemEntry>, RpcError> {
+    let dir = p.sort_direction.unwrap_or(SortDirection::Asc);
+    let order: Vec<usize> = match dir {
+        SortDirection::Asc => (0..turns.len()).collect(),
+        SortDirection::Desc => (0..turns.len()).rev().collect(),
+    };
+    let start = match p.cursor.as_deref() {
+        // Stored item ids are `<turn id>-item-<n>`.
+        Some(c) => order
+            .iter()
+            .position(|&i| c.starts_with(&format!("{}-item-", turns[i].id)))
+            .ok_or_else(|| {
+                invalid(format!(
+                    "invalid cursor `{c}`: it names no entry of this thread; pass back a nextCursor or backwardsCursor from a previous page"
+                ))
+            })?,
+        None => 0,
+    };
+    let want = p.limit.map_or(usize::MAX, |l| (l as usize).max(1)).saturating_add(1);
+    let mut window: Vec<(usize, Vec<ThreadItemEntry>)> = Vec::new();
+    // Items counted from the cursor's turn on; that turn may hold items before the cursor,
+    // so it does not count towards the page.
+    let mut after_cursor = 0usize;
+    let mut first_turn = None;
+    for &i in &order[start..] {
+        let t = wire_turn(thread_id, turns[i])?;
+        let entries: Vec<ThreadItemEntry> = t
+            .items
+            .into_iter()
+            .map(|item| ThreadItemEntry {
+                turn_id: t.id.clone(),
+                item,
+            })
+            .collect();
+        match first_turn {
+            None => first_turn = Some(entries.len()),
+            Some(_) => after_cursor += entries.len(),
+        }
+        window.push((i, entries));
+        if after_cursor >= want {
+            break;
+        }
+    }
+    window.sort_by_key(|(i, _)| *i);
+    Ok(window.into_iter().flat_map(|(_, e)| e).collect())
 }
 
 #[cfg(test)]
