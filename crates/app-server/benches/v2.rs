@@ -147,24 +147,42 @@ fn bench_app_server(runs: usize) {
     let mut cmd = Command::new(&exe);
     cmd.arg("--serve-app").arg(home.path());
     let mut peer = Peer::spawn(cmd, false);
-    let (first, _) = peer.call("thread/turns/list", json!({"threadId": thread_id, "limit": 25}));
+    let (first, _) = peer.call(
+        "thread/turns/list",
+        json!({"threadId": thread_id, "limit": 25}),
+    );
     assert_eq!(first["data"].as_array().map(Vec::len), Some(25));
-    let (items, _) = peer.call("thread/items/list", json!({"threadId": thread_id, "limit": 50}));
+    let (items, _) = peer.call(
+        "thread/items/list",
+        json!({"threadId": thread_id, "limit": 50}),
+    );
     assert_eq!(items["data"].as_array().map(Vec::len), Some(50));
     let mut turns = Vec::new();
     let mut item_pages = Vec::new();
     for _ in 0..runs {
         turns.push(
-            peer.call("thread/turns/list", json!({"threadId": thread_id, "limit": 25}))
-                .1,
+            peer.call(
+                "thread/turns/list",
+                json!({"threadId": thread_id, "limit": 25}),
+            )
+            .1,
         );
         item_pages.push(
-            peer.call("thread/items/list", json!({"threadId": thread_id, "limit": 50}))
-                .1,
+            peer.call(
+                "thread/items/list",
+                json!({"threadId": thread_id, "limit": 50}),
+            )
+            .1,
         );
     }
-    println!("thread/turns/list first page (25) of {TURNS} turns  {}", stats(turns));
-    println!("thread/items/list first page (50) of {TURNS} turns  {}", stats(item_pages));
+    println!(
+        "thread/turns/list first page (25) of {TURNS} turns  {}",
+        stats(turns)
+    );
+    println!(
+        "thread/items/list first page (50) of {TURNS} turns  {}",
+        stats(item_pages)
+    );
 }
 
 fn serve(home: PathBuf) {

@@ -87,7 +87,11 @@ async fn set_waiting(ctx: &ApprovalCtx, waiting: bool) {
         let mut map = crate::lock(&ctx.conn.approvals_waiting);
         let n = map.entry(ctx.thread_id).or_insert(0);
         let before = *n;
-        *n = if waiting { before + 1 } else { before.saturating_sub(1) };
+        *n = if waiting {
+            before + 1
+        } else {
+            before.saturating_sub(1)
+        };
         let after = *n;
         if after == 0 {
             map.remove(&ctx.thread_id);
@@ -228,8 +232,7 @@ pub(crate) async fn patch(ctx: ApprovalCtx, ev: ApplyPatchApprovalRequestEvent) 
         reason: ev.reason.clone(),
         grant_root: ev.grant_root.clone(),
     });
-    if let Some(decision) = decide(&ctx, "item/fileChange/requestApproval", p).await
-    {
+    if let Some(decision) = decide(&ctx, "item/fileChange/requestApproval", p).await {
         submit(
             &ctx,
             Op::PatchApproval {

@@ -11,11 +11,11 @@ use crate::protocol::wire::{
     ThreadTurnsListParams, ThreadTurnsListResponse, Turn, TurnItemsView, to_value,
 };
 use crate::threads::{load_stored, turn_json, turn_list};
-use oi_thread_store::StoredTurn;
 use crate::{Conn, invalid, method, parse_thread_id, thread_not_found};
 use oi_mcp_server::dispatch::{Execution, MethodTable, RequestContext};
 use oi_mcp_server::jsonrpc::RpcError;
 use oi_protocol::ThreadId;
+use oi_thread_store::StoredTurn;
 use serde_json::Value;
 use std::sync::Arc;
 
@@ -103,9 +103,7 @@ fn wire_turn(thread_id: &str, t: &StoredTurn) -> Result<Turn, RpcError> {
 
 /// The user's input and the final agent message: what a turn list shows by default.
 pub fn summary_items(items: &[Value]) -> Vec<Value> {
-    let last_agent = items
-        .iter()
-        .rposition(|i| i["type"] == "agentMessage");
+    let last_agent = items.iter().rposition(|i| i["type"] == "agentMessage");
     items
         .iter()
         .enumerate()
@@ -212,7 +210,10 @@ fn item_window(
             })?,
         None => 0,
     };
-    let want = p.limit.map_or(usize::MAX, |l| (l as usize).max(1)).saturating_add(1);
+    let want = p
+        .limit
+        .map_or(usize::MAX, |l| (l as usize).max(1))
+        .saturating_add(1);
     let mut window: Vec<(usize, Vec<ThreadItemEntry>)> = Vec::new();
     // Items counted from the cursor's turn on; that turn may hold items before the cursor,
     // so it does not count towards the page.
@@ -246,33 +247,53 @@ mod tests {
     use super::*;
     use serde_json::json;
 
-    fn ids(p: &Page<String>) -> Vec<&str> {
-        p.data.iter().map(String::as_str).collect()
+    fn ids<'a>(p: &Page<&'a str>) -> Vec<&'a str> {
+        p.data.clone()
     }
 
     #[test]
     fn pages_walk_both_ways_and_cursors_round_trip() {
-        let all: Vec<String> = (1..=5).map(|n| format!("t{n}")).collect();
-        fn id(s: &String) -> &str {
-            s.as_str()
+        let all = ["t1", "t2", "t3", "t4", "t5"];
+        fn id<'a>(s: &&'a str) -> &'a str {
+            s
         }
         let p = paginate(&all, id, None, Some(2), SortDirection::Desc).unwrap();
         assert_eq!(ids(&p), ["t5", "t4"]);
         assert_eq!(p.next_cursor.as_deref(), Some("t3"));
         assert_eq!(p.backwards_cursor.as_deref(), Some("t5"));
-        let p2 = paginate(&all, id, p.next_cursor.as_deref(), Some(2), SortDirection::Desc).unwrap();
+        let p2 = paginate(
+            &all,
+            id,
+            p.next_cursor.as_deref(),
+            Some(2),
+            SortDirection::Desc,
+        )
+        .unwrap();
         assert_eq!(ids(&p2), ["t3", "t2"]);
-        let p3 = paginate(&all, id, p2.next_cursor.as_deref(), Some(2), SortDirection::Desc).unwrap();
+        let p3 = paginate(
+            &all,
+            id,
+            p2.next_cursor.as_deref(),
+            Some(2),
+            SortDirection::Desc,
+        )
+        .unwrap();
         assert_eq!(ids(&p3), ["t1"]);
         assert_eq!(p3.next_cursor, None);
         // Reversing from a page's backwards cursor includes its anchor again.
-        let back = paginate(&all, id, p2.backwards_cursor.as_deref(), Some(10), SortDirection::Asc)
-            .unwrap();
+        let back = paginate(
+            &all,
+            id,
+            p2.backwards_cursor.as_deref(),
+            Some(10),
+            SortDirection::Asc,
+        )
+        .unwrap();
         assert_eq!(ids(&back), ["t3", "t4", "t5"]);
         assert_eq!(back.next_cursor, None);
         let e = paginate(&all, id, Some("nope"), None, SortDirection::Asc).unwrap_err();
         assert!(e.message.contains("invalid cursor `nope`"), "{}", e.message);
-        let empty: Vec<String> = Vec::new();
+        let empty: Vec<&str> = Vec::new();
         let p = paginate(&empty, id, None, None, SortDirection::Asc).unwrap();
         assert!(p.data.is_empty() && p.next_cursor.is_none() && p.backwards_cursor.is_none());
     }
@@ -285,7 +306,10 @@ mod tests {
             json!({"type": "commandExecution", "id": "3"}),
             json!({"type": "agentMessage", "id": "4"}),
         ];
-        let ids: Vec<Value> = summary_items(&items).iter().map(|i| i["id"].clone()).collect();
+        let ids: Vec<Value> = summary_items(&items)
+            .iter()
+            .map(|i| i["id"].clone())
+            .collect();
         assert_eq!(ids, [json!("1"), json!("4")]);
     }
 }

@@ -31,7 +31,10 @@ async fn app_server_initialize_gates_experimental_api_and_refuses_a_repeat() {
         "{e}"
     );
     let e = c
-        .err("initialize", json!({"clientInfo": {"name": "ide", "version": "2.0"}}))
+        .err(
+            "initialize",
+            json!({"clientInfo": {"name": "ide", "version": "2.0"}}),
+        )
         .await;
     assert_eq!(e["message"], "Already initialized");
     // clientInfo is required in the app-server form.
@@ -79,7 +82,12 @@ async fn history_pages_walk_both_ways_and_unsubscribe_unloads() {
     let p1 = c
         .ok("thread/turns/list", json!({"threadId": tid, "limit": 2}))
         .await;
-    let ids: Vec<_> = p1["data"].as_array().unwrap().iter().map(|t| t["id"].clone()).collect();
+    let ids: Vec<_> = p1["data"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["id"].clone())
+        .collect();
     assert_eq!(ids, [json!(turn_ids[2]), json!(turn_ids[1])]);
     assert_eq!(p1["data"][0]["items"][1]["text"], "three", "{p1}");
     let p2 = c
@@ -112,9 +120,15 @@ async fn history_pages_walk_both_ways_and_unsubscribe_unloads() {
     assert!(data.iter().all(|e| e["turnId"] == json!(turn_ids[1])));
 
     let e = c
-        .err("thread/items/list", json!({"threadId": tid, "cursor": "nope"}))
+        .err(
+            "thread/items/list",
+            json!({"threadId": tid, "cursor": "nope"}),
+        )
         .await;
-    assert!(e["message"].as_str().unwrap().contains("invalid cursor"), "{e}");
+    assert!(
+        e["message"].as_str().unwrap().contains("invalid cursor"),
+        "{e}"
+    );
 
     let r = c.ok("thread/unsubscribe", json!({"threadId": tid})).await;
     assert_eq!(r, json!({"status": "unsubscribed"}));
@@ -130,14 +144,20 @@ async fn command_exec_rejects_bad_requests_and_enforces_timeout() {
     let env = Env::new(MockScript::default(), "").await;
     let mut c = env.client();
     let e = c.err("command/exec", json!({"command": []})).await;
-    assert!(e["message"].as_str().unwrap().contains("must not be empty"), "{e}");
+    assert!(
+        e["message"].as_str().unwrap().contains("must not be empty"),
+        "{e}"
+    );
     let e = c
         .err(
             "command/exec",
             json!({"command": ["true"], "timeoutMs": 5, "disableTimeout": true}),
         )
         .await;
-    assert!(e["message"].as_str().unwrap().contains("disableTimeout"), "{e}");
+    assert!(
+        e["message"].as_str().unwrap().contains("disableTimeout"),
+        "{e}"
+    );
     let r = c
         .ok(
             "command/exec",

@@ -392,8 +392,8 @@ pub fn main_with_args(mut args: Vec<OsString>) -> i32 {
             Some(Command::AppServer { command: None }) => Some("app-server.log"),
             _ => None,
         };
-        let log_file = log_name
-            .and_then(|name| Some(oi_config::find_home().ok()?.join("log").join(name)));
+        let log_file =
+            log_name.and_then(|name| Some(oi_config::find_home().ok()?.join("log").join(name)));
         init_tracing(log_file.as_deref());
     }
     let rt = match runtime() {

@@ -115,7 +115,10 @@ async fn flow(c: &mut Client, work: &std::path::Path) {
         )
         .await;
     for key in ["userAgent", "codexHome", "platformFamily", "platformOs"] {
-        assert!(init[key].is_string(), "initialize result lacks {key}: {init}");
+        assert!(
+            init[key].is_string(),
+            "initialize result lacks {key}: {init}"
+        );
     }
     c.send(json!({"method": "initialized"})).await;
 
@@ -145,7 +148,10 @@ async fn flow(c: &mut Client, work: &std::path::Path) {
     assert!(p["startedAtMs"].as_i64().unwrap() > 0, "{p}");
     assert_eq!(p["kind"], "command", "{p}");
     let decisions = p["availableDecisions"].as_array().unwrap();
-    assert!(decisions.contains(&json!("accept")) && decisions.contains(&json!("decline")), "{p}");
+    assert!(
+        decisions.contains(&json!("accept")) && decisions.contains(&json!("decline")),
+        "{p}"
+    );
     assert!(
         c.seen.iter().any(|v| v["method"] == "thread/status/changed"
             && v["params"]["status"]["activeFlags"] == json!(["waitingOnApproval"])),
@@ -158,36 +164,58 @@ async fn flow(c: &mut Client, work: &std::path::Path) {
     assert_eq!(done["turn"]["status"], "completed", "{done}");
     let items = done["turn"]["items"].as_array().unwrap();
     assert!(
-        items.iter().any(|i| i["type"] == "agentMessage" && i["text"] == "touched it"),
+        items
+            .iter()
+            .any(|i| i["type"] == "agentMessage" && i["text"] == "touched it"),
         "turn/completed lacks the final agent message: {done}"
     );
-    assert!(work.join("approved.txt").exists(), "the approved command did not run");
     assert!(
-        !c.seen.iter().any(|v| v["method"] == "item/agentMessage/delta"),
+        work.join("approved.txt").exists(),
+        "the approved command did not run"
+    );
+    assert!(
+        !c.seen
+            .iter()
+            .any(|v| v["method"] == "item/agentMessage/delta"),
         "an opted-out notification was sent"
     );
 
     let turns = c
-        .ok("thread/turns/list", json!({"threadId": thread_id, "limit": 1}))
+        .ok(
+            "thread/turns/list",
+            json!({"threadId": thread_id, "limit": 1}),
+        )
         .await;
     assert_eq!(turns["data"].as_array().unwrap().len(), 1, "{turns}");
     assert_eq!(turns["data"][0]["id"], json!(turn_id), "{turns}");
 
     let first = c
-        .ok("thread/items/list", json!({"threadId": thread_id, "limit": 1}))
+        .ok(
+            "thread/items/list",
+            json!({"threadId": thread_id, "limit": 1}),
+        )
         .await;
     assert_eq!(first["data"].as_array().unwrap().len(), 1, "{first}");
     assert_eq!(first["data"][0]["item"]["type"], "userMessage", "{first}");
-    let cursor = first["nextCursor"].as_str().expect("a second page").to_string();
+    let cursor = first["nextCursor"]
+        .as_str()
+        .expect("a second page")
+        .to_string();
     let rest = c
-        .ok("thread/items/list", json!({"threadId": thread_id, "cursor": cursor}))
+        .ok(
+            "thread/items/list",
+            json!({"threadId": thread_id, "cursor": cursor}),
+        )
         .await;
     let rest = rest["data"].as_array().unwrap();
     assert!(
         rest.iter().any(|e| e["item"]["type"] == "commandExecution"),
         "{rest:?}"
     );
-    assert!(rest.iter().any(|e| e["item"]["type"] == "agentMessage"), "{rest:?}");
+    assert!(
+        rest.iter().any(|e| e["item"]["type"] == "agentMessage"),
+        "{rest:?}"
+    );
 
     let mcp = c.ok("mcpServerStatus/list", json!({})).await;
     assert!(mcp["data"].is_array(), "{mcp}");
@@ -199,7 +227,10 @@ async fn flow(c: &mut Client, work: &std::path::Path) {
                    "sandboxPolicy": {"type": "dangerFullAccess"}}),
         )
         .await;
-    assert_eq!(exec, json!({"exitCode": 3, "stdout": "out\n", "stderr": "err\n"}));
+    assert_eq!(
+        exec,
+        json!({"exitCode": 3, "stdout": "out\n", "stderr": "err\n"})
+    );
 
     let compact = c
         .ok("thread/compact/start", json!({"threadId": thread_id}))
@@ -211,10 +242,11 @@ async fn flow(c: &mut Client, work: &std::path::Path) {
 
     let deleted = c.ok("thread/delete", json!({"threadId": thread_id})).await;
     assert_eq!(deleted, json!({}));
-    let gone = c
-        .call("thread/read", json!({"threadId": thread_id}))
-        .await;
-    assert!(gone.get("error").is_some(), "the deleted thread is still readable: {gone}");
+    let gone = c.call("thread/read", json!({"threadId": thread_id})).await;
+    assert!(
+        gone.get("error").is_some(),
+        "the deleted thread is still readable: {gone}"
+    );
 }
 
 #[tokio::test]

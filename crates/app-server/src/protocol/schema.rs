@@ -51,9 +51,9 @@ macro_rules! entry {
 
 /// Every method whose wire is typed, with its schemas.
 pub fn methods() -> Vec<MethodSchema> {
-    use Kind::*;
     use crate::threads::{ForkParams, ListParams, ReadParams, ResumeParams, StartParams};
-    use crate::turns::{InterruptParams, SteerParams, StartParams as TurnStartParams};
+    use crate::turns::{InterruptParams, StartParams as TurnStartParams, SteerParams};
+    use Kind::*;
     vec![
         entry!(Request, "initialize", InitializeParams => InitializeResponse),
         entry!(Request, "thread/start", StartParams),
@@ -71,16 +71,44 @@ pub fn methods() -> Vec<MethodSchema> {
         entry!(Request, "turn/interrupt", InterruptParams => EmptyResponse),
         entry!(Request, "mcpServerStatus/list", ListMcpServerStatusParams => ListMcpServerStatusResponse),
         entry!(Request, "command/exec", CommandExecParams => CommandExecResponse),
-        entry!(Notification, "thread/status/changed", ThreadStatusChangedNotification),
+        entry!(
+            Notification,
+            "thread/status/changed",
+            ThreadStatusChangedNotification
+        ),
         entry!(Notification, "thread/closed", ThreadIdNotification),
         entry!(Notification, "thread/deleted", ThreadIdNotification),
-        entry!(Notification, "thread/compacted", ContextCompactedNotification),
+        entry!(
+            Notification,
+            "thread/compacted",
+            ContextCompactedNotification
+        ),
         entry!(Notification, "turn/completed", TurnCompletedNotification),
-        entry!(Notification, "deprecationNotice", DeprecationNoticeNotification),
-        entry!(Notification, "mcpServer/startupStatus/updated", McpServerStatusUpdatedNotification),
-        entry!(Notification, "serverRequest/resolved", ServerRequestResolvedNotification),
-        entry!(ServerRequest, "item/commandExecution/requestApproval", CommandExecutionRequestApprovalParams),
-        entry!(ServerRequest, "item/fileChange/requestApproval", FileChangeRequestApprovalParams),
+        entry!(
+            Notification,
+            "deprecationNotice",
+            DeprecationNoticeNotification
+        ),
+        entry!(
+            Notification,
+            "mcpServer/startupStatus/updated",
+            McpServerStatusUpdatedNotification
+        ),
+        entry!(
+            Notification,
+            "serverRequest/resolved",
+            ServerRequestResolvedNotification
+        ),
+        entry!(
+            ServerRequest,
+            "item/commandExecution/requestApproval",
+            CommandExecutionRequestApprovalParams
+        ),
+        entry!(
+            ServerRequest,
+            "item/fileChange/requestApproval",
+            FileChangeRequestApprovalParams
+        ),
     ]
 }
 
@@ -93,7 +121,11 @@ pub fn fields(schema: &Value) -> (Vec<String>, Vec<String>) {
         .unwrap_or_default();
     let mut required: Vec<String> = schema["required"]
         .as_array()
-        .map(|a| a.iter().filter_map(|v| v.as_str().map(String::from)).collect())
+        .map(|a| {
+            a.iter()
+                .filter_map(|v| v.as_str().map(String::from))
+                .collect()
+        })
         .unwrap_or_default();
     names.sort();
     required.sort();
@@ -107,8 +139,7 @@ fn file_name(method: &str, part: &str) -> String {
 /// Writes one file per params/result schema and an `index.json` listing the methods.
 /// Returns how many files were written.
 pub fn write_schema(dir: &Path) -> Result<usize, String> {
-    std::fs::create_dir_all(dir)
-        .map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+    std::fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
     let write = |name: &str, v: &Value| -> Result<(), String> {
         let path = dir.join(name);
         let text = serde_json::to_string_pretty(v).map_err(|e| e.to_string())?;

@@ -205,7 +205,9 @@ pub enum ThreadStatus {
     Idle,
     SystemError,
     #[serde(rename_all = "camelCase")]
-    Active { active_flags: Vec<ThreadActiveFlag> },
+    Active {
+        active_flags: Vec<ThreadActiveFlag>,
+    },
 }
 
 #[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
