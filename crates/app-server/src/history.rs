@@ -170,24 +170,35 @@ async fn items_list(
         .collect();
     let entries = item_window(&tid, &turns, &p)?;
     let dir = p.sort_direction.unwrap_or(SortDirection::Asc);
+    let keys: Vec<String> = entries.iter().map(item_cursor).collect();
+    let indexes: Vec<usize> = (0..entries.len()).collect();
     let page = paginate(
-        &entries,
-        |e| e.item["id"].as_str().unwrap_or_default(),
+        &indexes,
+        |i| keys[*i].as_str(),
         p.cursor.as_deref(),
         p.limit,
         dir,
     )?;
     Ok(to_value(&ThreadItemsListResponse {
-        data: page.data,
+        data: page.data.into_iter().map(|i| entries[i].clone()).collect(),
         next_cursor: page.next_cursor,
         backwards_cursor: page.backwards_cursor,
     }))
 }
 
+/// An item's cursor: `<turn id>:<item id>` (item ids alone, e.g. tool call ids, do not say
+/// which turn holds them).
+fn item_cursor(e: &ThreadItemEntry) -> String {
+    format!(
+        "{}:{}",
+        e.turn_id,
+        e.item["id"].as_str().unwrap_or_default()
+    )
+}
+
 /// The item entries a page can draw from, converting as few turns as possible: turns are
-/// taken in the page's direction from the one holding the cursor (item ids start with their
-/// turn's id) until enough items are collected past it, plus one turn more so
-/// `nextCursor` is known.
+/// taken in the page's direction from the one holding the cursor until enough items are
+/// collected past it, plus one turn more so `nextCursor` is known.
 fn item_window(
     thread_id: &str,
     turns: &[&StoredTurn],
@@ -199,10 +210,12 @@ fn item_window(
         SortDirection::Desc => (0..turns.len()).rev().collect(),
     };
     let start = match p.cursor.as_deref() {
-        // Stored item ids are `<turn id>-item-<n>`.
         Some(c) => order
             .iter()
-            .position(|&i| c.starts_with(&format!("{}-item-", turns[i].id)))
+            .position(|&i| {
+                c.split_once(':')
+                    .is_some_and(|(turn, _)| turn == turns[i].id)
+            })
             .ok_or_else(|| {
                 invalid(format!(
                     "invalid cursor `{c}`: it names no entry of this thread; pass back a nextCursor or backwardsCursor from a previous page"
