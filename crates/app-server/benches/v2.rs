@@ -147,11 +147,15 @@ fn bench_app_server(runs: usize) {
     let mut cmd = Command::new(&exe);
     cmd.arg("--serve-app").arg(home.path());
     let mut peer = Peer::spawn(cmd, false);
-    let (first, _) = peer.call(
+    let (first, cold) = peer.call(
         "thread/turns/list",
         json!({"threadId": thread_id, "limit": 25}),
     );
     assert_eq!(first["data"].as_array().map(Vec::len), Some(25));
+    println!(
+        "thread/turns/list first call (reads the {TURNS}-turn rollout)  {:.2} ms",
+        cold.as_secs_f64() * 1000.0
+    );
     let (items, _) = peer.call(
         "thread/items/list",
         json!({"threadId": thread_id, "limit": 50}),

@@ -10,14 +10,17 @@ use crate::protocol::wire::{
     SortDirection, ThreadItemEntry, ThreadItemsListParams, ThreadItemsListResponse,
     ThreadTurnsListParams, ThreadTurnsListResponse, Turn, TurnItemsView, to_value,
 };
-use crate::threads::{load_stored, turn_json, turn_list};
-use crate::{Conn, invalid, method, parse_thread_id, thread_not_found};
+use crate::threads::{load_stored, summary_of, turn_json, turn_list};
+use crate::{Conn, invalid, lock, method, parse_thread_id, thread_not_found};
 use oi_mcp_server::dispatch::{Execution, MethodTable, RequestContext};
 use oi_mcp_server::jsonrpc::RpcError;
 use oi_protocol::ThreadId;
 use oi_thread_store::StoredTurn;
 use serde_json::Value;
+use std::path::PathBuf;
 use std::sync::Arc;
+use std::sync::Mutex;
+use std::time::SystemTime;
 
 pub(crate) fn register(t: &mut MethodTable, conn: &Arc<Conn>) {
     method(t, conn, "thread/turns/list", Execution::Spawn, turns_list);
@@ -78,22 +81,55 @@ pub fn paginate<'a, T: Clone>(
     })
 }
 
+/// The last rollout read for history pages: clients page through one thread at a time, so
+/// the next page reuses it while the file is unchanged (same length and mtime).
+#[derive(Default)]
+pub struct HistoryCache {
+    last: Mutex<Option<CachedTurns>>,
+}
+
+struct CachedTurns {
+    path: PathBuf,
+    len: u64,
+    modified: Option<SystemTime>,
+    turns: Arc<Vec<StoredTurn>>,
+}
+
 /// The stored turns of a thread, oldest first (empty for an ephemeral thread: nothing of
 /// it is on disk). Turns are converted to the wire only when a page needs them.
 async fn all_turns(
     conn: &Arc<Conn>,
     raw_id: &str,
-) -> Result<(ThreadId, Vec<StoredTurn>), RpcError> {
+) -> Result<(ThreadId, Arc<Vec<StoredTurn>>), RpcError> {
     let id = parse_thread_id(raw_id)?;
     if conn.ephemeral_info(&id).is_some() {
-        return Ok((id, Vec::new()));
+        return Ok((id, Arc::default()));
     }
-    let loaded = match load_stored(conn, id).await {
-        Ok(l) => l,
-        Err(_) if conn.live_thread(&id).is_none() => return Err(thread_not_found(id)),
-        Err(e) => return Err(e),
-    };
-    Ok((id, turn_list(&loaded)))
+    let summary = summary_of(conn, id)
+        .await?
+        .ok_or_else(|| thread_not_found(id))?;
+    let meta = std::fs::metadata(&summary.path).ok();
+    let len = meta.as_ref().map_or(0, |m| m.len());
+    let modified = meta.and_then(|m| m.modified().ok());
+    {
+        let last = lock(&conn.history.last);
+        if let Some(c) = last.as_ref()
+            && c.path == summary.path
+            && c.len == len
+            && c.modified == modified
+        {
+            return Ok((id, c.turns.clone()));
+        }
+    }
+    let loaded = load_stored(conn, id).await?;
+    let turns = Arc::new(turn_list(&loaded));
+    *lock(&conn.history.last) = Some(CachedTurns {
+        path: summary.path,
+        len,
+        modified,
+        turns: turns.clone(),
+    });
+    Ok((id, turns))
 }
 
 fn wire_turn(thread_id: &str, t: &StoredTurn) -> Result<Turn, RpcError> {

@@ -97,6 +97,8 @@ pub(crate) struct Conn {
     pub mcp_methods: MethodTable,
     /// Approval requests waiting for an answer, per thread (`activeFlags`).
     pub approvals_waiting: Mutex<HashMap<ThreadId, usize>>,
+    /// The last thread history read for `thread/turns/list` and `thread/items/list`.
+    pub history: history::HistoryCache,
     /// Old forms this connection was already told about (`deprecationNotice`).
     deprecations_sent: Mutex<std::collections::HashSet<&'static str>>,
     pub readers: Arc<Readers>,
@@ -122,6 +124,7 @@ impl Conn {
             mcp_methods: ctx.mcp_methods.clone(),
             approvals_waiting: Mutex::default(),
             deprecations_sent: Mutex::default(),
+            history: history::HistoryCache::default(),
             readers: ctx.readers.clone(),
             shutdown: ctx.shutdown.clone(),
             rate_limits: Mutex::default(),

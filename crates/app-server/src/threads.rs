@@ -251,7 +251,10 @@ fn config_for_stored(
     }
 }
 
-async fn summary_of(conn: &Arc<Conn>, id: ThreadId) -> Result<Option<ThreadSummary>, RpcError> {
+pub(crate) async fn summary_of(
+    conn: &Arc<Conn>,
+    id: ThreadId,
+) -> Result<Option<ThreadSummary>, RpcError> {
     let store = conn.store()?;
     blocking(move || store.get(&id).map_err(store_error)).await
 }
