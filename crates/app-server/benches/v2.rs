@@ -6,9 +6,14 @@
 //!   8-letter query, warm (target < 100 ms), side by side with `codex app-server` when
 //!   `CODEX_BIN` points at a codex binary (e.g. `@openai/codex@0.169.0` from npm).
 //!
+//! * `interpreter app-server` (the v2 methods without MCP): `initialize` answered after
+//!   spawn (target < 5 ms), and `thread/turns/list` / `thread/items/list` first page over a
+//!   1,000-turn thread (target < 10 ms).
+//!
 //! `cargo bench -p oi-app-server --bench v2`. Env: `OI_BENCH_TREE` (where the tree is
 //! generated; default a directory under the temp dir, reused across runs),
-//! `OI_BENCH_RUNS` (timed requests per case, default 20).
+//! `OI_BENCH_RUNS` (timed requests per case, default 20), `OI_BENCH_ONLY` (one of
+//! `app-server`, `thread-list`, `fuzzy`).
 
 use oi_app_server::AppServerContext;
 use oi_mcp_server::{ConnectionContext, McpServerOptions};
@@ -39,12 +44,152 @@ fn main() {
         serve(PathBuf::from(&args[2]));
         return;
     }
+    if args.get(1).map(String::as_str) == Some("--serve-app") {
+        serve_app(PathBuf::from(&args[2]));
+        return;
+    }
     let runs: usize = std::env::var("OI_BENCH_RUNS")
         .ok()
         .and_then(|v| v.parse().ok())
         .unwrap_or(20);
-    bench_thread_list(runs);
-    bench_fuzzy(runs);
+    let only = std::env::var("OI_BENCH_ONLY").ok();
+    let wanted = |name: &str| only.as_deref().is_none_or(|o| o == name);
+    if wanted("app-server") {
+        bench_app_server(runs);
+    }
+    if wanted("thread-list") {
+        bench_thread_list(runs);
+    }
+    if wanted("fuzzy") {
+        bench_fuzzy(runs);
+    }
+}
+
+/// `interpreter app-server`'s connection: the v2 methods without MCP, as the CLI assembles it.
+fn serve_app(home: PathBuf) {
+    let rt = tokio::runtime::Runtime::new().expect("runtime");
+    let opts = McpServerOptions {
+        home: Some(home),
+        without_mcp: true,
+        ..Default::default()
+    };
+    let code = rt.block_on(oi_mcp_server::serve_options(
+        tokio::io::stdin(),
+        tokio::io::stdout(),
+        opts,
+        v2_methods,
+    ));
+    std::process::exit(code);
+}
+
+const TURNS: usize = 1_000;
+
+/// A stored thread of `TURNS` turns (input, a command, an answer each); returns its id.
+fn thousand_turn_thread(home: &Path) -> String {
+    use oi_protocol::protocol::{
+        AgentMessageEvent, EventMsg, TaskCompleteEvent, TaskStartedEvent, UserMessageEvent,
+    };
+    let store = ThreadStore::open(home).expect("store");
+    let meta = SessionMeta::new("/work/project", "mock", "mock-model", SessionSource::Mcp);
+    let mut w = store.create(meta).expect("create");
+    for i in 0..TURNS {
+        let turn_id = format!("turn-{i:04}");
+        let items = [
+            EventMsg::UserMessage(UserMessageEvent {
+                message: format!("task {i}: fix the {} module", WORDS[i % 10]),
+                images: None,
+                local_images: Vec::new(),
+                text_elements: Vec::new(),
+            }),
+            EventMsg::TaskStarted(TaskStartedEvent {
+                turn_id: turn_id.clone(),
+                started_at: None,
+                model_context_window: None,
+                collaboration_mode_kind: "default".into(),
+            }),
+            EventMsg::AgentMessage(AgentMessageEvent {
+                message: format!("fixed the {} module; all tests pass", WORDS[i % 10]),
+                phase: None,
+                memory_citation: None,
+            }),
+            EventMsg::TaskComplete(TaskCompleteEvent {
+                turn_id,
+                last_agent_message: None,
+                completed_at: None,
+                duration_ms: Some(1200),
+            }),
+        ];
+        for m in items {
+            w.append(&RolloutItem::EventMsg(m)).expect("append");
+        }
+    }
+    w.flush_index().expect("flush");
+    w.thread_id().to_string()
+}
+
+fn bench_app_server(runs: usize) {
+    let home = tempfile::tempdir().expect("home");
+    std::fs::write(
+        home.path().join("config.toml"),
+        "model = \"mock-model\"\nmodel_provider = \"mock\"\n[model_providers.mock]\nname = \"Mock\"\nbase_url = \"http://127.0.0.1:9/v1\"\n",
+    )
+    .expect("config");
+    let exe = std::env::current_exe().expect("bench exe");
+    let mut init = Vec::new();
+    for _ in 0..runs.min(20) {
+        let mut cmd = Command::new(&exe);
+        cmd.arg("--serve-app").arg(home.path());
+        let t = Instant::now();
+        let peer = Peer::spawn(cmd, false);
+        init.push(t.elapsed());
+        drop(peer);
+    }
+    println!("app-server: spawn → initialize answered  {}", stats(init));
+
+    let thread_id = thousand_turn_thread(home.path());
+    let mut cmd = Command::new(&exe);
+    cmd.arg("--serve-app").arg(home.path());
+    let mut peer = Peer::spawn(cmd, false);
+    let (first, cold) = peer.call(
+        "thread/turns/list",
+        json!({"threadId": thread_id, "limit": 25}),
+    );
+    assert_eq!(first["data"].as_array().map(Vec::len), Some(25));
+    println!(
+        "thread/turns/list first call (reads the {TURNS}-turn rollout)  {:.2} ms",
+        cold.as_secs_f64() * 1000.0
+    );
+    let (items, _) = peer.call(
+        "thread/items/list",
+        json!({"threadId": thread_id, "limit": 50}),
+    );
+    assert_eq!(items["data"].as_array().map(Vec::len), Some(50));
+    let mut turns = Vec::new();
+    let mut item_pages = Vec::new();
+    for _ in 0..runs {
+        turns.push(
+            peer.call(
+                "thread/turns/list",
+                json!({"threadId": thread_id, "limit": 25}),
+            )
+            .1,
+        );
+        item_pages.push(
+            peer.call(
+                "thread/items/list",
+                json!({"threadId": thread_id, "limit": 50}),
+            )
+            .1,
+        );
+    }
+    println!(
+        "thread/turns/list first page (25) of {TURNS} turns  {}",
+        stats(turns)
+    );
+    println!(
+        "thread/items/list first page (50) of {TURNS} turns  {}",
+        stats(item_pages)
+    );
 }
 
 fn serve(home: PathBuf) {
@@ -56,17 +201,20 @@ fn serve(home: PathBuf) {
             home: Some(home),
             ..Default::default()
         },
-        |ctx: &ConnectionContext| {
-            oi_app_server::methods(AppServerContext {
-                manager: ctx.manager.clone(),
-                config: ctx.options.config_load(),
-                connection: ctx.connection.clone(),
-                readers: ctx.readers.clone(),
-                mcp_methods: ctx.mcp_methods.clone(),
-            })
-        },
+        v2_methods,
     ));
     std::process::exit(code);
+}
+
+/// The v2 and v1 methods on a connection, as the CLI assembles them.
+fn v2_methods(ctx: &ConnectionContext) -> oi_jsonrpc::MethodTable {
+    oi_app_server::methods(AppServerContext {
+        manager: ctx.manager.clone(),
+        config: ctx.options.config_load(),
+        connection: ctx.connection.clone(),
+        readers: ctx.readers.clone(),
+        mcp_methods: ctx.mcp_methods.clone(),
+    })
 }
 
 /// A JSONL client of a server process.

@@ -10,13 +10,16 @@ use crate::protocol::wire::{
     SortDirection, ThreadItemEntry, ThreadItemsListParams, ThreadItemsListResponse,
     ThreadTurnsListParams, ThreadTurnsListResponse, Turn, TurnItemsView, to_value,
 };
-use crate::threads::{load_stored, stored_turns};
-use crate::{Conn, invalid, method, parse_thread_id, thread_not_found};
-use oi_jsonrpc::RpcError;
-use oi_jsonrpc::{Execution, MethodTable, RequestContext};
+use crate::threads::{load_stored, summary_of, turn_json, turn_list};
+use crate::{Conn, invalid, lock, method, parse_thread_id, thread_not_found};
+use oi_jsonrpc::{Execution, MethodTable, RequestContext, RpcError};
 use oi_protocol::ThreadId;
+use oi_thread_store::StoredTurn;
 use serde_json::Value;
+use std::path::PathBuf;
 use std::sync::Arc;
+use std::sync::Mutex;
+use std::time::SystemTime;
 
 pub(crate) fn register(t: &mut MethodTable, conn: &Arc<Conn>) {
     method(t, conn, "thread/turns/list", Execution::Spawn, turns_list);
@@ -33,9 +36,9 @@ pub struct Page<T> {
 
 /// Pages `all` (oldest first) from the entry whose id is `cursor` (default: the first in
 /// `dir`), at most `limit` entries (default: all).
-pub fn paginate<T: Clone>(
-    all: &[T],
-    id_of: impl Fn(&T) -> &str,
+pub fn paginate<'a, T: Clone>(
+    all: &'a [T],
+    id_of: impl Fn(&'a T) -> &'a str,
     cursor: Option<&str>,
     limit: Option<u32>,
     dir: SortDirection,
@@ -77,26 +80,60 @@ pub fn paginate<T: Clone>(
     })
 }
 
+/// The last rollout read for history pages: clients page through one thread at a time, so
+/// the next page reuses it while the file is unchanged (same length and mtime).
+#[derive(Default)]
+pub struct HistoryCache {
+    last: Mutex<Option<CachedTurns>>,
+}
+
+struct CachedTurns {
+    path: PathBuf,
+    len: u64,
+    modified: Option<SystemTime>,
+    turns: Arc<Vec<StoredTurn>>,
+}
+
 /// The stored turns of a thread, oldest first (empty for an ephemeral thread: nothing of
-/// it is on disk).
-async fn all_turns(conn: &Arc<Conn>, raw_id: &str) -> Result<(ThreadId, Vec<Turn>), RpcError> {
+/// it is on disk). Turns are converted to the wire only when a page needs them.
+async fn all_turns(
+    conn: &Arc<Conn>,
+    raw_id: &str,
+) -> Result<(ThreadId, Arc<Vec<StoredTurn>>), RpcError> {
     let id = parse_thread_id(raw_id)?;
     if conn.ephemeral_info(&id).is_some() {
-        return Ok((id, Vec::new()));
+        return Ok((id, Arc::default()));
     }
-    let loaded = match load_stored(conn, id).await {
-        Ok(l) => l,
-        Err(_) if conn.live_thread(&id).is_none() => return Err(thread_not_found(id)),
-        Err(e) => return Err(e),
-    };
-    let turns = stored_turns(id, &loaded)
-        .into_iter()
-        .map(|t| {
-            serde_json::from_value::<Turn>(t)
-                .map_err(|e| crate::internal(format!("stored turn has an unexpected shape: {e}")))
-        })
-        .collect::<Result<Vec<_>, _>>()?;
+    let summary = summary_of(conn, id)
+        .await?
+        .ok_or_else(|| thread_not_found(id))?;
+    let meta = std::fs::metadata(&summary.path).ok();
+    let len = meta.as_ref().map_or(0, |m| m.len());
+    let modified = meta.and_then(|m| m.modified().ok());
+    {
+        let last = lock(&conn.history.last);
+        if let Some(c) = last.as_ref()
+            && c.path == summary.path
+            && c.len == len
+            && c.modified == modified
+        {
+            return Ok((id, c.turns.clone()));
+        }
+    }
+    let loaded = load_stored(conn, id).await?;
+    let turns = Arc::new(turn_list(&loaded));
+    *lock(&conn.history.last) = Some(CachedTurns {
+        path: summary.path,
+        len,
+        modified,
+        turns: turns.clone(),
+    });
     Ok((id, turns))
+}
+
+fn wire_turn(thread_id: &str, t: &StoredTurn) -> Result<Turn, RpcError> {
+    serde_json::from_value::<Turn>(turn_json(thread_id, t))
+        .map_err(|e| crate::internal(format!("stored turn has an unexpected shape: {e}")))
 }
 
 /// The user's input and the final agent message: what a turn list shows by default.
@@ -115,23 +152,32 @@ async fn turns_list(
     _ctx: RequestContext,
     p: ThreadTurnsListParams,
 ) -> Result<Value, RpcError> {
-    let (_, turns) = all_turns(&conn, &p.thread_id).await?;
+    let (id, turns) = all_turns(&conn, &p.thread_id).await?;
+    let tid = id.to_string();
     let dir = p.sort_direction.unwrap_or(SortDirection::Desc);
-    let page = paginate(&turns, |t| t.id.as_str(), p.cursor.as_deref(), p.limit, dir)?;
+    let indexes: Vec<usize> = (0..turns.len()).collect();
+    let page = paginate(
+        &indexes,
+        |i| turns[*i].id.as_str(),
+        p.cursor.as_deref(),
+        p.limit,
+        dir,
+    )?;
     let view = p.items_view.unwrap_or(TurnItemsView::Summary);
     let data = page
         .data
         .into_iter()
-        .map(|mut t| {
+        .map(|i| {
+            let mut t = wire_turn(&tid, &turns[i])?;
             t.items = match view {
                 TurnItemsView::Full => t.items,
                 TurnItemsView::Summary => summary_items(&t.items),
                 TurnItemsView::NotLoaded => Vec::new(),
             };
             t.items_view = Some(view);
-            t
+            Ok(t)
         })
-        .collect();
+        .collect::<Result<Vec<_>, RpcError>>()?;
     Ok(to_value(&ThreadTurnsListResponse {
         data,
         next_cursor: page.next_cursor,
@@ -152,30 +198,96 @@ async fn items_list(
             "turn `{turn_id}` is not part of thread {id}; list its turns with thread/turns/list"
         )));
     }
-    let entries: Vec<ThreadItemEntry> = turns
-        .into_iter()
+    let tid = id.to_string();
+    let turns: Vec<&StoredTurn> = turns
+        .iter()
         .filter(|t| p.turn_id.as_ref().is_none_or(|want| &t.id == want))
-        .flat_map(|t| {
-            let turn_id = t.id;
-            t.items.into_iter().map(move |item| ThreadItemEntry {
-                turn_id: turn_id.clone(),
-                item,
-            })
-        })
         .collect();
+    let entries = item_window(&tid, &turns, &p)?;
     let dir = p.sort_direction.unwrap_or(SortDirection::Asc);
+    let keys: Vec<String> = entries.iter().map(item_cursor).collect();
+    let indexes: Vec<usize> = (0..entries.len()).collect();
     let page = paginate(
-        &entries,
-        |e| e.item["id"].as_str().unwrap_or_default(),
+        &indexes,
+        |i| keys[*i].as_str(),
         p.cursor.as_deref(),
         p.limit,
         dir,
     )?;
     Ok(to_value(&ThreadItemsListResponse {
-        data: page.data,
+        data: page.data.into_iter().map(|i| entries[i].clone()).collect(),
         next_cursor: page.next_cursor,
         backwards_cursor: page.backwards_cursor,
     }))
+}
+
+/// An item's cursor: `<turn id>:<item id>` (item ids alone, e.g. tool call ids, do not say
+/// which turn holds them).
+fn item_cursor(e: &ThreadItemEntry) -> String {
+    format!(
+        "{}:{}",
+        e.turn_id,
+        e.item["id"].as_str().unwrap_or_default()
+    )
+}
+
+/// The item entries a page can draw from, converting as few turns as possible: turns are
+/// taken in the page's direction from the one holding the cursor until enough items are
+/// collected past it, plus one turn more so `nextCursor` is known.
+fn item_window(
+    thread_id: &str,
+    turns: &[&StoredTurn],
+    p: &ThreadItemsListParams,
+) -> Result<Vec<ThreadItemEntry>, RpcError> {
+    let dir = p.sort_direction.unwrap_or(SortDirection::Asc);
+    let order: Vec<usize> = match dir {
+        SortDirection::Asc => (0..turns.len()).collect(),
+        SortDirection::Desc => (0..turns.len()).rev().collect(),
+    };
+    let start = match p.cursor.as_deref() {
+        Some(c) => order
+            .iter()
+            .position(|&i| {
+                c.split_once(':')
+                    .is_some_and(|(turn, _)| turn == turns[i].id)
+            })
+            .ok_or_else(|| {
+                invalid(format!(
+                    "invalid cursor `{c}`: it names no entry of this thread; pass back a nextCursor or backwardsCursor from a previous page"
+                ))
+            })?,
+        None => 0,
+    };
+    let want = p
+        .limit
+        .map_or(usize::MAX, |l| (l as usize).max(1))
+        .saturating_add(1);
+    let mut window: Vec<(usize, Vec<ThreadItemEntry>)> = Vec::new();
+    // Items counted from the cursor's turn on; that turn may hold items before the cursor,
+    // so it does not count towards the page.
+    let mut after_cursor = 0usize;
+    let mut first_turn = None;
+    for &i in &order[start..] {
+        let t = wire_turn(thread_id, turns[i])?;
+        let entries: Vec<ThreadItemEntry> = t
+            .items
+            .into_iter()
+            .map(|item| ThreadItemEntry {
+                turn_id: t.id.clone(),
+                item,
+            })
+            .collect();
+        match first_turn {
+            None => first_turn = Some(entries.len()),
+            Some(_) => after_cursor += entries.len(),
+        }
+        window.push((i, entries));
+        if after_cursor >= want {
+            break;
+        }
+    }
+    window.sort_by_key(|(i, _)| *i);
+    Ok(window.into_iter().flat_map(|(_, e)| e).collect())
 }
 
 #[cfg(test)]
@@ -183,15 +295,15 @@ mod tests {
     use super::*;
     use serde_json::json;
 
-    fn ids(p: &Page<String>) -> Vec<&str> {
-        p.data.iter().map(String::as_str).collect()
+    fn ids<'a>(p: &Page<&'a str>) -> Vec<&'a str> {
+        p.data.clone()
     }
 
     #[test]
     fn pages_walk_both_ways_and_cursors_round_trip() {
-        let all: Vec<String> = (1..=5).map(|n| format!("t{n}")).collect();
-        fn id(s: &String) -> &str {
-            s.as_str()
+        let all = ["t1", "t2", "t3", "t4", "t5"];
+        fn id<'a>(s: &&'a str) -> &'a str {
+            s
         }
         let p = paginate(&all, id, None, Some(2), SortDirection::Desc).unwrap();
         assert_eq!(ids(&p), ["t5", "t4"]);
@@ -229,7 +341,7 @@ mod tests {
         assert_eq!(back.next_cursor, None);
         let e = paginate(&all, id, Some("nope"), None, SortDirection::Asc).unwrap_err();
         assert!(e.message.contains("invalid cursor `nope`"), "{}", e.message);
-        let empty: Vec<String> = Vec::new();
+        let empty: Vec<&str> = Vec::new();
         let p = paginate(&empty, id, None, None, SortDirection::Asc).unwrap();
         assert!(p.data.is_empty() && p.next_cursor.is_none() && p.backwards_cursor.is_none());
     }

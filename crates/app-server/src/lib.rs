@@ -110,6 +110,10 @@ pub(crate) struct Conn {
     pub mcp_methods: MethodTable,
     /// Approval requests waiting for an answer, per thread (`activeFlags`).
     pub approvals_waiting: Mutex<HashMap<ThreadId, usize>>,
+    /// The last thread history read for `thread/turns/list` and `thread/items/list`.
+    pub history: history::HistoryCache,
+    /// Old forms this connection was already told about (`deprecationNotice`).
+    deprecations_sent: Mutex<std::collections::HashSet<&'static str>>,
     pub readers: Arc<ThreadReaders>,
     pub shutdown: CancellationToken,
     /// Latest rate-limit headers a v2 turn saw: (provider id, snapshot).
@@ -132,6 +136,8 @@ impl Conn {
             client: init::ClientState::default(),
             mcp_methods: ctx.mcp_methods,
             approvals_waiting: Mutex::default(),
+            deprecations_sent: Mutex::default(),
+            history: history::HistoryCache::default(),
             readers: ctx.readers,
             shutdown: ctx.connection.shutdown,
             rate_limits: Mutex::default(),
@@ -226,6 +232,22 @@ impl Conn {
             tracing::warn!("config: {w}");
         }
         Ok(loaded)
+    }
+
+    /// Sends `deprecationNotice {summary}` after `ctx`'s response, once per `key` and
+    /// connection.
+    pub fn deprecated(&self, ctx: &RequestContext, key: &'static str, summary: String) {
+        if !lock(&self.deprecations_sent).insert(key) {
+            return;
+        }
+        let note = protocol::wire::DeprecationNoticeNotification {
+            summary,
+            details: None,
+        };
+        self.notify_after_response(
+            ctx,
+            vec![("deprecationNotice", protocol::wire::to_value(&note))],
+        );
     }
 
     /// Sends `notes` in order once `ctx`'s response is out, so clients see the result

@@ -253,7 +253,10 @@ fn config_for_stored(
     }
 }
 
-async fn summary_of(conn: &Arc<Conn>, id: ThreadId) -> Result<Option<ThreadSummary>, RpcError> {
+pub(crate) async fn summary_of(
+    conn: &Arc<Conn>,
+    id: ThreadId,
+) -> Result<Option<ThreadSummary>, RpcError> {
     let store = conn.store()?;
     blocking(move || store.get(&id).map_err(store_error)).await
 }
@@ -266,31 +269,39 @@ pub(crate) async fn load_stored(conn: &Arc<Conn>, id: ThreadId) -> Result<Loaded
 /// The turns of a stored thread, as v2 `Turn`s with their items.
 pub(crate) fn stored_turns(thread_id: ThreadId, loaded: &LoadedThread) -> Vec<Value> {
     let tid = thread_id.to_string();
-    merge_leading_input(loaded.turns())
+    turn_list(loaded)
         .iter()
-        .map(|t| {
-            let (items, error) = crate::items::stored_turn_items(&tid, t);
-            let status = match t.status {
-                TurnStatus::Completed => "completed",
-                TurnStatus::Interrupted => "interrupted",
-                TurnStatus::Failed => "failed",
-                TurnStatus::InProgress => "inProgress",
-            };
-            turn(TurnView {
-                id: &t.id,
-                status,
-                error: if t.status == TurnStatus::Failed {
-                    error
-                } else {
-                    None
-                },
-                started_at: t.started_at,
-                completed_at: t.completed_at,
-                duration_ms: t.duration_ms,
-                items,
-            })
-        })
+        .map(|t| turn_json(&tid, t))
         .collect()
+}
+
+/// A stored thread's turns, oldest first (each user message back in the turn it opened).
+pub(crate) fn turn_list(loaded: &LoadedThread) -> Vec<StoredTurn> {
+    merge_leading_input(loaded.turns())
+}
+
+/// One stored turn as a v2 `Turn` with its items.
+pub(crate) fn turn_json(thread_id: &str, t: &StoredTurn) -> Value {
+    let (items, error) = crate::items::stored_turn_items(thread_id, t);
+    let status = match t.status {
+        TurnStatus::Completed => "completed",
+        TurnStatus::Interrupted => "interrupted",
+        TurnStatus::Failed => "failed",
+        TurnStatus::InProgress => "inProgress",
+    };
+    turn(TurnView {
+        id: &t.id,
+        status,
+        error: if t.status == TurnStatus::Failed {
+            error
+        } else {
+            None
+        },
+        started_at: t.started_at,
+        completed_at: t.completed_at,
+        duration_ms: t.duration_ms,
+        items,
+    })
 }
 
 fn has_task_started(t: &StoredTurn) -> bool {

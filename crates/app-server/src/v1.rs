@@ -20,14 +20,14 @@ use std::time::Duration;
 const GIT_TIMEOUT: Duration = Duration::from_secs(5);
 
 pub(crate) fn register(t: &mut MethodTable, conn: &Arc<Conn>) {
-    method(
+    v1_method(
         t,
         conn,
         "getConversationSummary",
-        Execution::Spawn,
+        "use thread/read",
         conversation_summary,
     );
-    method(t, conn, "getAuthStatus", Execution::Spawn, auth_status);
+    v1_method(t, conn, "getAuthStatus", "use account/read", auth_status);
     method(
         t,
         conn,
@@ -35,6 +35,33 @@ pub(crate) fn register(t: &mut MethodTable, conn: &Arc<Conn>) {
         Execution::Spawn,
         git_diff_to_remote,
     );
+}
+
+/// A v1 method kept for old clients: it works, and the first call on a connection is
+/// followed by a `deprecationNotice` naming the v2 replacement.
+fn v1_method<P, F, Fut>(
+    t: &mut MethodTable,
+    conn: &Arc<Conn>,
+    name: &'static str,
+    replacement: &'static str,
+    f: F,
+) where
+    P: serde::de::DeserializeOwned + Send + 'static,
+    F: Fn(Arc<Conn>, RequestContext, P) -> Fut + Send + Sync + 'static,
+    Fut: std::future::Future<Output = Result<Value, RpcError>> + Send + 'static,
+{
+    let f = Arc::new(f);
+    method(t, conn, name, Execution::Spawn, move |conn, ctx, p: P| {
+        let f = f.clone();
+        async move {
+            conn.deprecated(
+                &ctx,
+                name,
+                format!("`{name}` is a v1 method kept for old clients; {replacement}"),
+            );
+            f(conn, ctx, p).await
+        }
+    });
 }
 
 #[derive(Deserialize)]

@@ -36,6 +36,11 @@ async fn api_key_login_read_and_logout() {
         s,
         json!({"authMethod": null, "authToken": null, "requiresOpenaiAuth": true})
     );
+    let notice = c.notification("deprecationNotice").await;
+    assert!(
+        notice["summary"].as_str().unwrap().contains("account/read"),
+        "{notice}"
+    );
 
     let e = c
         .err("account/login/start", json!({"type": "chatgpt"}))
