@@ -14,7 +14,7 @@ use oi_protocol::models::ResponseItem;
 use oi_protocol::protocol::EventMsg;
 use oi_thread_store::{CompactedItem, RolloutItem, RolloutWriter, TurnContextItem};
 use std::path::{Path, PathBuf};
-use std::sync::mpsc::{Receiver, SyncSender, TryRecvError, sync_channel};
+use std::sync::mpsc::{Receiver, SyncSender, sync_channel};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 
@@ -23,7 +23,7 @@ use std::thread::JoinHandle;
 const QUEUE_DEPTH: usize = 1024;
 
 enum Command {
-    Append(RolloutItem),
+    Append(Box<RolloutItem>),
     /// Write everything queued, make it durable, and answer.
     Flush(SyncSender<Result<(), String>>),
 }
@@ -64,7 +64,8 @@ impl StoreRecorder {
 
     fn enqueue(&mut self, item: RolloutItem) -> Result<(), String> {
         let tx = self.tx.as_ref().ok_or_else(writer_gone)?;
-        tx.send(Command::Append(item)).map_err(|_| writer_gone())?;
+        tx.send(Command::Append(Box::new(item)))
+            .map_err(|_| writer_gone())?;
         self.take_failure()
     }
 }
@@ -164,16 +165,13 @@ fn write_loop(
         // Drain what is already queued into one write.
         while let Some(cmd) = next.take() {
             match cmd {
-                Command::Append(item) => batch.push(item),
+                Command::Append(item) => batch.push(*item),
                 Command::Flush(done) => {
                     write(&mut writer, &mut batch);
                     let _ = done.send(writer.flush_index().map_err(|e| e.to_string()));
                 }
             }
-            next = match rx.try_recv() {
-                Ok(cmd) => Some(cmd),
-                Err(TryRecvError::Empty | TryRecvError::Disconnected) => None,
-            };
+            next = rx.try_recv().ok();
         }
         write(&mut writer, &mut batch);
     }
