@@ -562,7 +562,7 @@ fn thread_store_url_comes_from_the_user_config_and_typos_warn() {
         loaded
             .warnings
             .iter()
-            .any(|w| w.contains("thread_store") && w.contains("`urll`")),
+            .any(|w| w.contains("`thread_store.urll`")),
         "{:?}",
         loaded.warnings
     );

@@ -147,7 +147,7 @@ fn postgres(url: String, threads: usize) {
                         'Fix the ' || (ARRAY['parser','sandbox','login flow','flaky test','docs'])[1 + i % 5]
                             || ' (task ' || i || ')',
                         '0.1.0'
-                 FROM generate_series(0, $1 - 1) AS i",
+                 FROM generate_series(0::BIGINT, $1::BIGINT - 1) AS i",
                 &[&n],
             )
             .await

@@ -10,8 +10,13 @@
 //!   A cache: rebuilt from the rollouts when missing, corrupt or of another schema version.
 //! * **Names and archive flags** `session_index.jsonl`: append-only log replayed on rebuild.
 //!
+//! Or, with [`StoreLocation::Postgres`] (`[thread_store] url`), everything in a PostgreSQL
+//! database shared by several processes: the same records as rows of `oi_rollout_lines`, the
+//! index as `oi_threads`, and one writer per thread across processes through advisory-lock
+//! leases (module `postgres`).
+//!
 //! Entry point: [`ThreadStore`] (create / load / resume / fork / list / archive / name) and
-//! the [`RolloutWriter`] it hands out for appending. [`LoadedThread::history`] gives what to
+//! the [`RolloutWriter`] it hands out for appending; both are handles over the backend. [`LoadedThread::history`] gives what to
 //! send to a model on resume; [`LoadedThread::turns`] the per-turn view for v2 `thread/read`.
 //!
 //! This crate knows the item and event types of `oi-protocol` but nothing about the engine,
