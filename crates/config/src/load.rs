@@ -6,7 +6,7 @@ use crate::keys::{
     SANDBOX_WW_KEYS, TOP_LEVEL_KEYS, classify,
 };
 use crate::mcp::{McpServerConfig, parse_mcp_servers};
-use crate::overrides::apply_dotted;
+use crate::overrides::{ConfigOverrides, apply_dotted};
 use crate::provider::{
     DEFAULT_OLLAMA_MODEL, DEFAULT_PROVIDER_ID, ModelProviderInfo, builtin_providers,
 };
@@ -16,21 +16,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-/// Typed overrides from a front end (CLI flags, MCP tool arguments, v2 params).
-/// They win over every file and `-c` override.
-#[derive(Clone, Debug, Default)]
-pub struct ConfigOverrides {
-    pub model: Option<String>,
-    pub model_provider: Option<String>,
-    pub profile: Option<String>,
-    pub cwd: Option<PathBuf>,
-    pub approval_policy: Option<AskForApproval>,
-    pub sandbox_mode: Option<SandboxMode>,
-    pub base_instructions: Option<String>,
-    pub developer_instructions: Option<String>,
-    pub compact_prompt: Option<String>,
-}
-
+/// What [`load_config`] needs besides the files: where home is and the front end's overrides.
 #[derive(Clone, Debug, Default)]
 pub struct ConfigLoadOptions {
     /// `None`: `$OPENINTERPRETER_HOME`, else `~/.openinterpreter`.

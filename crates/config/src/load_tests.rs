@@ -86,6 +86,65 @@ approval_policy = "never"
 }
 
 #[test]
+fn a_request_layers_over_the_server_flags_and_files() {
+    let dir = tempfile::tempdir().unwrap();
+    let home = dir.path().to_path_buf();
+    std::fs::write(
+        home.join("config.toml"),
+        "model = \"file\"\nmax_turn_steps = 7\napproval_policy = \"untrusted\"\n",
+    )
+    .unwrap();
+    // What `interpreter mcp-server -c ... -a ...` was started with.
+    let server = ConfigLoadOptions {
+        home: Some(home.clone()),
+        cli_overrides: vec![
+            crate::parse_cli_override("model=flag").unwrap(),
+            crate::parse_cli_override("max_turn_steps=9").unwrap(),
+        ],
+        overrides: ConfigOverrides {
+            cwd: Some(home.clone()),
+            approval_policy: Some(AskForApproval::Never),
+            sandbox_mode: Some(SandboxMode::WorkspaceWrite),
+            ..Default::default()
+        },
+    };
+    let c = load_config(server.clone()).unwrap().config;
+    assert_eq!((c.model.as_str(), c.max_turn_steps), ("flag", 9));
+
+    // A request's `config` keys win over the flags; its typed fields win over everything.
+    let config: serde_json::Map<String, serde_json::Value> =
+        serde_json::from_str(r#"{"model": "request-config", "max_turn_steps": 3}"#).unwrap();
+    let request = ConfigOverrides {
+        sandbox_mode: Some(SandboxMode::ReadOnly),
+        ..Default::default()
+    };
+    let c = load_config(server.clone().with_request(request, &config))
+        .unwrap()
+        .config;
+    assert_eq!(c.model, "request-config");
+    assert_eq!(c.max_turn_steps, 3);
+    assert_eq!(
+        c.sandbox_mode,
+        SandboxMode::ReadOnly,
+        "the request's typed field"
+    );
+    assert_eq!(
+        c.approval_policy,
+        AskForApproval::Never,
+        "the server's, kept"
+    );
+
+    let typed = ConfigOverrides {
+        model: Some("request-typed".into()),
+        ..Default::default()
+    };
+    let c = load_config(server.with_request(typed, &config))
+        .unwrap()
+        .config;
+    assert_eq!(c.model, "request-typed");
+}
+
+#[test]
 fn custom_provider_and_unknown_cli_key() {
     let text = r#"
 model = "m"
