@@ -16,6 +16,7 @@ mod load;
 pub mod mcp;
 mod overrides;
 pub mod provider;
+mod schema;
 pub mod shell_env;
 pub mod trust;
 mod value;

@@ -608,3 +608,51 @@ fn unknown_mcp_keys_name_file_and_line_and_quoted_names_load() {
         .unwrap();
     assert!(typo.contains("config.toml:9: "), "{typo}");
 }
+
+#[test]
+fn wrong_types_name_the_file_the_key_and_what_was_expected() {
+    let cases = [
+        ("max_turn_steps = -1\n", "max_turn_steps", "non-negative"),
+        (
+            "hide_agent_reasoning = \"yes\"\n",
+            "hide_agent_reasoning",
+            "expected a boolean",
+        ),
+        (
+            "[sandbox_workspace_write]\nnetwork_access = \"no\"\n",
+            "sandbox_workspace_write.network_access",
+            "expected a boolean",
+        ),
+        (
+            "[sandbox_workspace_write]\nwritable_roots = \"/tmp\"\n",
+            "sandbox_workspace_write.writable_roots",
+            "array of path strings",
+        ),
+        ("notify = \"notify-send\"\n", "notify", "array of strings"),
+        ("history = 1\n", "history", "[history] persistence"),
+    ];
+    for (text, key, expected) in cases {
+        let msg = load_with(text, &[], Default::default())
+            .unwrap_err()
+            .to_string();
+        assert!(msg.contains("config.toml"), "{text}: {msg}");
+        assert!(msg.contains(&format!("`{key}`")), "{text}: {msg}");
+        assert!(msg.contains(expected), "{text}: {msg}");
+    }
+}
+
+#[test]
+fn unknown_keys_in_small_tables_get_file_and_line() {
+    let text = "model = \"m\"\n\n[sandbox_workspace_write]\nnetwork_acess = true\n";
+    let l = load_with(text, &[], Default::default()).unwrap();
+    assert_eq!(l.warnings.len(), 1, "{:?}", l.warnings);
+    let w = &l.warnings[0];
+    assert!(
+        w.contains("config.toml:4: unknown key `sandbox_workspace_write.network_acess`"),
+        "{w}"
+    );
+    assert!(
+        w.contains("did you mean `sandbox_workspace_write.network_access`?"),
+        "{w}"
+    );
+}
