@@ -152,19 +152,6 @@ fn read_layer(path: &Path) -> Result<Option<(toml::Table, String)>, ConfigError>
     Ok(Some((table, text)))
 }
 
-/// Best-effort 1-based line of a key's definition, for warnings.
-fn line_of(text: &str, key: &str) -> Option<usize> {
-    text.lines()
-        .position(|l| {
-            let l = l.trim_start();
-            l.starts_with(&format!("{key} "))
-                || l.starts_with(&format!("{key}="))
-                || l.starts_with(&format!("[{key}"))
-                || l.starts_with(&format!("\"{key}\""))
-        })
-        .map(|i| i + 1)
-}
-
 /// Warn about keys of `table` that are neither honoured nor Codex-only (with `file:line` and
 /// the closest known key); log Codex-only keys at debug level, once each.
 pub(crate) fn warn_unknown(
@@ -176,7 +163,7 @@ pub(crate) fn warn_unknown(
     warnings: &mut Vec<String>,
 ) {
     for key in table.keys() {
-        let line = text.and_then(|t| line_of(t, key));
+        let line = text.and_then(|t| crate::schema::line_of_key(t, &[key]));
         warn_key(key, line, known, prefix, origin, warnings);
     }
 }
@@ -248,7 +235,7 @@ fn warn_unknown_in_file(table: &toml::Table, text: &str, origin: &str, warnings:
 }
 
 /// Prefix a `mcp_servers.<name>: unknown key `k`` warning with `file:line` where that key is
-/// written (best effort: the first config file, project then user, that has it).
+/// written (the first config file, project then user, that has it).
 fn locate_mcp_warning(warning: &str, files: &[&Path]) -> String {
     let Some((table, rest)) = warning.split_once(": ") else {
         return warning.to_string();
@@ -259,34 +246,26 @@ fn locate_mcp_warning(warning: &str, files: &[&Path]) -> String {
     let Some(path) = table.strip_prefix("mcp_servers.") else {
         return warning.to_string();
     };
-    // `[mcp_servers.docs]`, `[mcp_servers."a.b"]`, `[mcp_servers.docs.tools.x]`...
-    // The server name may itself contain dots when quoted: try every split.
-    let mut headers = vec![format!("[mcp_servers.{path}]")];
-    headers.extend(
-        path.char_indices()
-            .filter(|(_, c)| *c == '.')
-            .map(|(i, _)| format!("[mcp_servers.\"{}\"{}]", &path[..i], &path[i..]))
-            .chain(std::iter::once(format!("[mcp_servers.\"{path}\"]"))),
-    );
     for file in files {
         let Ok(text) = std::fs::read_to_string(file) else {
             continue;
         };
-        let mut inside = false;
-        for (i, line) in text.lines().enumerate() {
-            let l = line.trim();
-            if l.starts_with('[') {
-                inside = headers
-                    .iter()
-                    .any(|h| l.replace(' ', "") == h.replace(' ', ""));
-                continue;
-            }
-            let defines = l
-                .strip_prefix(key)
-                .is_some_and(|r| r.trim_start().starts_with('='));
-            if inside && defines {
-                return format!("{}:{}: {warning}", file.display(), i + 1);
-            }
+        // The server name may itself contain dots (`[mcp_servers."a.b"]`): take the longest
+        // name the file defines that the path starts with.
+        let Some(server) = crate::schema::mcp_server_names(&text)
+            .into_iter()
+            .filter(|n| path == n || path.starts_with(&format!("{n}.")))
+            .max_by_key(String::len)
+        else {
+            continue;
+        };
+        let mut parts = vec!["mcp_servers", server.as_str()];
+        if let Some(sub) = path.get(server.len() + 1..) {
+            parts.extend(sub.split('.'));
+        }
+        parts.push(key);
+        if let Some(line) = crate::schema::line_of_key(&text, &parts) {
+            return format!("{}:{line}: {warning}", file.display());
         }
     }
     warning.to_string()

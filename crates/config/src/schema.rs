@@ -128,12 +128,12 @@ pub(crate) fn unknown_keys(text: &str) -> Option<Vec<(String, Option<usize>)>> {
     let mut paths = Vec::new();
     let de = toml::de::Deserializer::parse(text).ok()?;
     let _: ConfigToml = serde_ignored::deserialize(de, |path| paths.push(dotted(&path))).ok()?;
-    let doc = toml_edit::Document::parse(text).ok();
     Some(
         paths
             .into_iter()
             .map(|p| {
-                let line = doc.as_ref().and_then(|d| line_of(d, text, &p));
+                let parts: Vec<&str> = p.split('.').collect();
+                let line = line_of_key(text, &parts);
                 (p, line)
             })
             .collect(),
@@ -149,17 +149,31 @@ pub(crate) fn dotted(path: &serde_ignored::Path) -> String {
         .join(".")
 }
 
-/// The 1-based line where the key at `dotted` is written in `doc`.
-fn line_of(doc: &toml_edit::Document<&str>, text: &str, dotted: &str) -> Option<usize> {
+/// The 1-based line where the key at `parts` (table names, then the key) is written in the
+/// TOML `text`, from the parser's spans; `None` if the text does not parse or has no such key.
+pub(crate) fn line_of_key(text: &str, parts: &[&str]) -> Option<usize> {
+    let doc = toml_edit::Document::parse(text).ok()?;
     let mut table: &dyn toml_edit::TableLike = doc.as_table();
-    let parts: Vec<&str> = dotted.split('.').collect();
     let (last, parents) = parts.split_last()?;
     for part in parents {
         table = table.get(part)?.as_table_like()?;
     }
     let (key, _) = table.get_key_value(last)?;
     let start = key.span()?.start;
-    Some(text[..start].matches('\n').count() + 1)
+    Some(text.get(..start)?.matches('\n').count() + 1)
+}
+
+/// The names of the `[mcp_servers.<name>]` tables written in `text`.
+pub(crate) fn mcp_server_names(text: &str) -> Vec<String> {
+    toml_edit::Document::parse(text)
+        .ok()
+        .and_then(|doc| {
+            doc.as_table()
+                .get("mcp_servers")
+                .and_then(|s| s.as_table_like())
+                .map(|s| s.iter().map(|(k, _)| k.to_string()).collect())
+        })
+        .unwrap_or_default()
 }
 
 #[cfg(test)]
