@@ -2,22 +2,20 @@
 //! `account/rateLimits/read`: API-key accounts per model provider.
 //!
 //! A key is filed under its provider's `env_key` name in
-//! `$OPENINTERPRETER_HOME/.credentials.json` (mode 0600; format owned by
-//! `oi_config::provider`), where the model client finds it when the variable is unset.
+//! `$OPENINTERPRETER_HOME/.credentials.json` (mode 0600, locked, atomic; owned by
+//! `oi_config::credentials`), where the model client finds it when the variable is unset.
 //! Keys are never sent back to the client (except by the v1 `getAuthStatus` when the client
 //! asks for the token explicitly).
 
 use crate::protocol::ThreadOverrides;
 use crate::{Conn, blocking, internal, invalid, lock, method};
 use oi_config::Config;
-use oi_config::provider::{CREDENTIALS_FILE, stored_api_key};
-use oi_jsonrpc::RpcError;
-use oi_jsonrpc::{Execution, MethodTable, RequestContext};
+use oi_config::credentials;
+use oi_jsonrpc::{Execution, MethodTable, RequestContext, RpcError};
 use oi_protocol::protocol::{RateLimitSnapshot, RateLimitWindow};
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
-use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Arc;
 
 pub(crate) fn register(t: &mut MethodTable, conn: &Arc<Conn>) {
@@ -81,7 +79,7 @@ pub(crate) fn key_source(config: &Config, home: &Path) -> KeySource {
     };
     if std::env::var(var).is_ok_and(|v| !v.trim().is_empty()) {
         KeySource::Env
-    } else if stored_api_key(home, var).is_some() {
+    } else if credentials::api_key(home, var).is_some() {
         KeySource::CredentialsFile
     } else {
         KeySource::Missing
@@ -95,7 +93,7 @@ pub(crate) fn key_value(config: &Config, home: &Path) -> Option<String> {
         .ok()
         .map(|v| v.trim().to_string())
         .filter(|v| !v.is_empty())
-        .or_else(|| stored_api_key(home, var))
+        .or_else(|| credentials::api_key(home, var))
 }
 
 fn current_config(conn: &Conn) -> Result<Config, RpcError> {
@@ -132,78 +130,10 @@ async fn read(conn: Arc<Conn>, _ctx: RequestContext, _p: ReadParams) -> Result<V
     Ok(account_json(&config, key_source(&config, &home)))
 }
 
-/// Reads the credentials file as a JSON object (empty when absent). A file that is not
-/// a JSON object is an error: rewriting it would lose whatever else it holds.
-fn read_credentials(path: &Path) -> Result<Map<String, Value>, RpcError> {
-    let text = match std::fs::read_to_string(path) {
-        Ok(t) => t,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Map::new()),
-        Err(e) => {
-            return Err(internal(format!("cannot read {}: {e}", path.display())));
-        }
-    };
-    match serde_json::from_str::<Value>(&text) {
-        Ok(Value::Object(m)) => Ok(m),
-        _ => Err(internal(format!(
-            "{} is not a JSON object; fix or remove it, then log in again",
-            path.display()
-        ))),
-    }
-}
-
-/// Writes the credentials file atomically (temp file + rename), readable by the owner only.
-fn write_credentials(path: &Path, creds: &Map<String, Value>) -> Result<(), RpcError> {
-    let dir = path
-        .parent()
-        .ok_or_else(|| internal(format!("{} has no parent directory", path.display())))?;
-    // Owner-only folder (0700) whatever the umask, like the file itself.
-    let mut builder = std::fs::DirBuilder::new();
-    builder.recursive(true);
-    #[cfg(unix)]
-    std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
-    builder
-        .create(dir)
-        .map_err(|e| internal(format!("cannot create {}: {e}", dir.display())))?;
-    let fail = |e: std::io::Error| internal(format!("cannot write {}: {e}", path.display()));
-    let mut tmp = tempfile::Builder::new()
-        .prefix(".credentials.json.")
-        .tempfile_in(dir)
-        .map_err(fail)?;
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::PermissionsExt;
-        tmp.as_file()
-            .set_permissions(std::fs::Permissions::from_mode(0o600))
-            .map_err(fail)?;
-    }
-    let text = serde_json::to_vec_pretty(&Value::Object(creds.clone()))
-        .map_err(|e| internal(e.to_string()))?;
-    tmp.write_all(&text).map_err(fail)?;
-    tmp.as_file().sync_all().map_err(fail)?;
-    tmp.persist(path).map_err(|e| fail(e.error))?;
-    Ok(())
-}
-
 fn update_key(home: &Path, var: &str, key: Option<&str>) -> Result<(), RpcError> {
-    let path: PathBuf = home.join(CREDENTIALS_FILE);
-    let mut creds = read_credentials(&path)?;
-    let keys = creds
-        .entry("api_keys")
-        .or_insert_with(|| Value::Object(Map::new()));
-    if !keys.is_object() {
-        *keys = Value::Object(Map::new());
-    }
-    if let Some(map) = keys.as_object_mut() {
-        match key {
-            Some(k) => {
-                map.insert(var.to_string(), json!(k));
-            }
-            None => {
-                map.remove(var);
-            }
-        }
-    }
-    write_credentials(&path, &creds)
+    credentials::set_api_key(home, var, key)
+        .map(|_| ())
+        .map_err(|e| internal(e.to_string()))
 }
 
 async fn login(conn: Arc<Conn>, ctx: RequestContext, p: LoginParams) -> Result<Value, RpcError> {
@@ -330,10 +260,13 @@ mod tests {
     #[test]
     fn credentials_updates_keep_other_data_and_are_private() {
         let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join(CREDENTIALS_FILE);
+        let path = credentials::path(dir.path());
         std::fs::write(&path, r#"{"mcp_oauth": {"srv": "tok"}}"#).unwrap();
         update_key(dir.path(), "X_KEY", Some("sk-9")).unwrap();
-        assert_eq!(stored_api_key(dir.path(), "X_KEY").as_deref(), Some("sk-9"));
+        assert_eq!(
+            credentials::api_key(dir.path(), "X_KEY").as_deref(),
+            Some("sk-9")
+        );
         let v: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
         assert_eq!(v["mcp_oauth"]["srv"], "tok");
         #[cfg(unix)]
@@ -343,7 +276,7 @@ mod tests {
             assert_eq!(mode & 0o777, 0o600);
         }
         update_key(dir.path(), "X_KEY", None).unwrap();
-        assert_eq!(stored_api_key(dir.path(), "X_KEY"), None);
+        assert_eq!(credentials::api_key(dir.path(), "X_KEY"), None);
         std::fs::write(&path, "[1]").unwrap();
         let e = update_key(dir.path(), "X_KEY", Some("k")).unwrap_err();
         assert!(e.message.contains("not a JSON object"), "{}", e.message);

@@ -130,13 +130,14 @@ impl ModelsCache {
         &self,
         id: &str,
         provider: &ModelProviderInfo,
+        home: &std::path::Path,
     ) -> Result<Vec<RemoteModel>, String> {
         if let Some((at, r)) = lock(&self.0).get(id)
             && at.elapsed() < MODELS_TTL
         {
             return r.clone();
         }
-        let r = fetch_models(provider.clone(), MODELS_TIMEOUT).await;
+        let r = fetch_models(provider.clone(), home, MODELS_TIMEOUT).await;
         if let Err(e) = &r {
             tracing::info!("model/list: provider `{id}` did not list its models: {e}");
         }
@@ -177,9 +178,10 @@ async fn model_list(
         let conn = conn.clone();
         let id = id.clone();
         let provider = config.model_providers.get(&id).cloned();
+        let home = config.home.clone();
         async move {
             match provider {
-                Some(p) => conn.models.get(&id, &p).await.unwrap_or_default(),
+                Some(p) => conn.models.get(&id, &p, &home).await.unwrap_or_default(),
                 None => Vec::new(),
             }
         }

@@ -363,16 +363,34 @@ pub fn apply_to_file(
     edits: &[Edit],
     expected_version: Option<&str>,
 ) -> Result<String, WriteError> {
-    let text = match std::fs::read_to_string(path) {
-        Ok(t) => t,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
-        Err(e) => {
-            return Err(WriteError::new(
+    // Under the edit lock: the version check and the write see the same file, and a
+    // concurrent `interpreter trust` or `mcp add` is never lost.
+    oi_config::edit::update_text(
+        path,
+        |e| {
+            WriteError::new(
                 "userLayerNotFound",
-                format!("cannot read {}: {e}", path.display()),
-            ));
-        }
-    };
+                format!("cannot update {}: {e}", path.display()),
+            )
+        },
+        |text| {
+            let new_text = edited_text(path, text, edits, expected_version)?;
+            let new_table: toml::Table = new_text.parse().map_err(|e: toml::de::Error| {
+                WriteError::new("configValidationError", e.message())
+            })?;
+            Ok((Some(new_text), version_of(&new_table)))
+        },
+    )
+}
+
+/// `text` with `edits` applied, after checking `expected_version` and that the result is a
+/// valid config.
+fn edited_text(
+    path: &Path,
+    text: &str,
+    edits: &[Edit],
+    expected_version: Option<&str>,
+) -> Result<String, WriteError> {
     let current: toml::Table = text.parse().map_err(|e: toml::de::Error| {
         WriteError::new(
             "configValidationError",
@@ -402,12 +420,8 @@ pub fn apply_to_file(
         apply_edit(&mut doc, e)?;
     }
     let new_text = doc.to_string();
-    validate(path, &text, &new_text)?;
-    write_atomically(path, &new_text)?;
-    let new_table: toml::Table = new_text
-        .parse()
-        .map_err(|e: toml::de::Error| WriteError::new("configValidationError", e.message()))?;
-    Ok(version_of(&new_table))
+    validate(path, text, &new_text)?;
+    Ok(new_text)
 }
 
 fn split_key_path(key_path: &str) -> Result<Vec<&str>, WriteError> {
@@ -606,15 +620,6 @@ fn validate(path: &Path, old_text: &str, new_text: &str) -> Result<(), WriteErro
         ));
     }
     Ok(())
-}
-
-fn write_atomically(path: &Path, text: &str) -> Result<(), WriteError> {
-    oi_config::edit::write_atomically(path, text).map_err(|e| {
-        WriteError::new(
-            "userLayerNotFound",
-            format!("cannot write {}: {e}", path.display()),
-        )
-    })
 }
 
 #[cfg(test)]

@@ -34,7 +34,7 @@ pub mod threads;
 pub mod turns;
 pub mod v1;
 
-use oi_config::{ConfigLoadOptions, LoadedConfig, json_to_toml, load_config};
+use oi_config::{ConfigLoadOptions, ConfigOverrides, LoadedConfig, load_config};
 use oi_core::ThreadReaders;
 use oi_core::{Thread, ThreadManager, ThreadManagerOptions};
 use oi_jsonrpc::{Connection, Execution, INVALID_REQUEST, MethodTable, RequestContext, RpcError};
@@ -199,33 +199,22 @@ impl Conn {
 
     /// The config with the server's flags plus `o` applied (typed overrides win).
     pub fn load_config(&self, o: &protocol::ThreadOverrides) -> Result<LoadedConfig, RpcError> {
-        let mut load = self.opts.clone();
-        let ov = &mut load.overrides;
-        if o.model.is_some() {
-            ov.model = o.model.clone();
+        let request = ConfigOverrides {
+            model: o.model.clone(),
+            model_provider: o.model_provider.clone(),
+            cwd: o.cwd.clone(),
+            approval_policy: o.approval_policy,
+            sandbox_mode: o.sandbox,
+            base_instructions: o.base_instructions.clone(),
+            developer_instructions: o.developer_instructions.clone(),
+            ..Default::default()
+        };
+        let load = ConfigLoadOptions {
+            home: self.opts.home.clone(),
+            cli_overrides: self.opts.cli_overrides.clone(),
+            overrides: self.opts.overrides.clone(),
         }
-        if o.model_provider.is_some() {
-            ov.model_provider = o.model_provider.clone();
-        }
-        if o.cwd.is_some() {
-            ov.cwd = o.cwd.clone();
-        }
-        if o.approval_policy.is_some() {
-            ov.approval_policy = o.approval_policy;
-        }
-        if o.sandbox.is_some() {
-            ov.sandbox_mode = o.sandbox;
-        }
-        if o.base_instructions.is_some() {
-            ov.base_instructions = o.base_instructions.clone();
-        }
-        if o.developer_instructions.is_some() {
-            ov.developer_instructions = o.developer_instructions.clone();
-        }
-        if let Some(cfg) = &o.config {
-            load.cli_overrides
-                .extend(cfg.iter().map(|(k, v)| (k.clone(), json_to_toml(v))));
-        }
+        .with_request(request, o.config.iter().flatten());
         let loaded =
             load_config(load).map_err(|e| invalid(format!("invalid configuration: {e}")))?;
         for w in &loaded.warnings {

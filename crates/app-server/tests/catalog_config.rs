@@ -253,10 +253,9 @@ async fn config_writes_preserve_comments_and_check_versions() {
     );
     assert!(
         !env.home.read_dir().unwrap().any(|e| {
-            e.unwrap()
-                .file_name()
-                .to_string_lossy()
-                .starts_with(".config.toml")
+            let name = e.unwrap().file_name().to_string_lossy().into_owned();
+            // `.config.toml.lock` is the (empty, permanent) edit lock, not a leftover.
+            name.starts_with(".config.toml") && name != ".config.toml.lock"
         }),
         "no temp files left"
     );

@@ -8,6 +8,7 @@
 //! Errors name the file, the key and the fix; unknown keys are warnings (with a line number),
 //! never silently dropped.
 
+pub mod credentials;
 pub mod edit;
 mod error;
 pub mod keys;
@@ -15,16 +16,19 @@ mod load;
 pub mod mcp;
 mod overrides;
 pub mod provider;
+mod schema;
 pub mod shell_env;
 pub mod trust;
 mod value;
 
 pub use error::ConfigError;
 pub use load::{
-    Config, ConfigLayer, ConfigLoadOptions, ConfigOverrides, DEFAULT_PROJECT_DOC_MAX_BYTES,
-    HistoryPersistence, LoadedConfig, find_home, load_config, thread_store_url,
+    Config, ConfigLayer, ConfigLoadOptions, DEFAULT_PROJECT_DOC_MAX_BYTES, HistoryPersistence,
+    LoadedConfig, find_home, load_config, thread_store_url,
 };
-pub use overrides::{apply_dotted, json_to_toml, parse_cli_override, toml_to_json};
+pub use overrides::{
+    ConfigOverrides, apply_dotted, json_to_toml, parse_cli_override, toml_to_json,
+};
 pub use provider::ModelProviderInfo;
 pub use shell_env::{CommandEnv, ShellEnvironmentInherit, ShellEnvironmentPolicy};
 pub use trust::{Trust, TrustChange, default_trust_dir, set_trust, trust_of};

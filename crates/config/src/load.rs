@@ -6,31 +6,18 @@ use crate::keys::{
     SANDBOX_WW_KEYS, THREAD_STORE_KEYS, TOP_LEVEL_KEYS, classify,
 };
 use crate::mcp::{McpServerConfig, parse_mcp_servers};
-use crate::overrides::apply_dotted;
+use crate::overrides::{ConfigOverrides, apply_dotted};
 use crate::provider::{
     DEFAULT_OLLAMA_MODEL, DEFAULT_PROVIDER_ID, ModelProviderInfo, builtin_providers,
 };
-use crate::value::{get_bool, get_enum, get_str, get_uint, parse_effort};
+use crate::schema::{ConfigToml, HistoryToml, NonNegative, SandboxWorkspaceWriteToml};
+use crate::value::parse_effort;
 use oi_protocol::config_types::{AskForApproval, ReasoningEffort, SandboxMode, SandboxPolicy};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-/// Typed overrides from a front end (CLI flags, MCP tool arguments, v2 params).
-/// They win over every file and `-c` override.
-#[derive(Clone, Debug, Default)]
-pub struct ConfigOverrides {
-    pub model: Option<String>,
-    pub model_provider: Option<String>,
-    pub profile: Option<String>,
-    pub cwd: Option<PathBuf>,
-    pub approval_policy: Option<AskForApproval>,
-    pub sandbox_mode: Option<SandboxMode>,
-    pub base_instructions: Option<String>,
-    pub developer_instructions: Option<String>,
-    pub compact_prompt: Option<String>,
-}
-
+/// What [`load_config`] needs besides the files: where home is and the front end's overrides.
 #[derive(Clone, Debug, Default)]
 pub struct ConfigLoadOptions {
     /// `None`: `$OPENINTERPRETER_HOME`, else `~/.openinterpreter`.
@@ -165,19 +152,6 @@ fn read_layer(path: &Path) -> Result<Option<(toml::Table, String)>, ConfigError>
     Ok(Some((table, text)))
 }
 
-/// Best-effort 1-based line of a key's definition, for warnings.
-fn line_of(text: &str, key: &str) -> Option<usize> {
-    text.lines()
-        .position(|l| {
-            let l = l.trim_start();
-            l.starts_with(&format!("{key} "))
-                || l.starts_with(&format!("{key}="))
-                || l.starts_with(&format!("[{key}"))
-                || l.starts_with(&format!("\"{key}\""))
-        })
-        .map(|i| i + 1)
-}
-
 /// Warn about keys of `table` that are neither honoured nor Codex-only (with `file:line` and
 /// the closest known key); log Codex-only keys at debug level, once each.
 pub(crate) fn warn_unknown(
@@ -188,35 +162,81 @@ pub(crate) fn warn_unknown(
     text: Option<&str>,
     warnings: &mut Vec<String>,
 ) {
-    let (honoured, codex_only) = known;
     for key in table.keys() {
-        let at = || {
-            text.and_then(|t| line_of(t, key))
-                .map(|l| format!(":{l}"))
-                .unwrap_or_default()
-        };
-        match classify(key, honoured, codex_only) {
-            KeyKind::Honoured => {}
-            KeyKind::CodexOnly => tracing::debug!(
-                "{origin}{}: `{prefix}{key}` is a Codex setting Open Interpreter does not use; ignored",
-                at()
-            ),
-            KeyKind::Unknown { suggestion } => {
-                let hint = match suggestion {
-                    Some(s) => format!("did you mean `{prefix}{s}`?"),
-                    None => "check the spelling".to_string(),
-                };
-                warnings.push(format!(
-                    "{origin}{}: unknown key `{prefix}{key}` is ignored ({hint} See docs/configuration.md)",
-                    at()
-                ));
-            }
+        let line = text.and_then(|t| crate::schema::line_of_key(t, &[key]));
+        warn_key(key, line, known, prefix, origin, warnings);
+    }
+}
+
+/// The warning (or debug line) for one key that the schema does not read.
+fn warn_key(
+    key: &str,
+    line: Option<usize>,
+    (honoured, codex_only): (&[&'static str], &[&'static str]),
+    prefix: &str,
+    origin: &str,
+    warnings: &mut Vec<String>,
+) {
+    let at = line.map(|l| format!(":{l}")).unwrap_or_default();
+    match classify(key, honoured, codex_only) {
+        KeyKind::Honoured => {}
+        KeyKind::CodexOnly => tracing::debug!(
+            "{origin}{at}: `{prefix}{key}` is a Codex setting Open Interpreter does not use; ignored"
+        ),
+        KeyKind::Unknown { suggestion } => {
+            let hint = match suggestion {
+                Some(s) => format!("did you mean `{prefix}{s}`?"),
+                None => "check the spelling".to_string(),
+            };
+            warnings.push(format!(
+                "{origin}{at}: unknown key `{prefix}{key}` is ignored ({hint} See docs/configuration.md)"
+            ));
+        }
+    }
+}
+
+/// Honoured and Codex-only keys of one table.
+type KnownKeys = (&'static [&'static str], &'static [&'static str]);
+
+/// The known keys of the table `path` lies in (top level, `[sandbox_workspace_write]`,
+/// `[history]`) and `path`'s key within it; `None` inside tables checked elsewhere.
+fn known_keys_for(path: &str) -> Option<(&str, &str, KnownKeys)> {
+    match path.split_once('.') {
+        None => Some(("", path, (TOP_LEVEL_KEYS, CODEX_ONLY_TOP_LEVEL_KEYS))),
+        Some(("sandbox_workspace_write", key)) => {
+            Some(("sandbox_workspace_write.", key, (SANDBOX_WW_KEYS, &[])))
+        }
+        Some(("history", key)) => Some(("history.", key, (HISTORY_KEYS, &[]))),
+        Some(("thread_store", key)) => Some(("thread_store.", key, (THREAD_STORE_KEYS, &[]))),
+        Some(_) => None,
+    }
+}
+
+/// Warn about the keys of one config file that nothing reads, with their `file:line`.
+fn warn_unknown_in_file(table: &toml::Table, text: &str, origin: &str, warnings: &mut Vec<String>) {
+    let Some(mut unknown) = crate::schema::unknown_keys(text) else {
+        // A value of the wrong type stops the schema; the error about it comes later, and
+        // the top-level keys are still checked here.
+        warn_unknown(
+            table,
+            (TOP_LEVEL_KEYS, CODEX_ONLY_TOP_LEVEL_KEYS),
+            "",
+            origin,
+            Some(text),
+            warnings,
+        );
+        return;
+    };
+    unknown.sort();
+    for (path, line) in unknown {
+        if let Some((prefix, key, known)) = known_keys_for(&path) {
+            warn_key(key, line, known, prefix, origin, warnings);
         }
     }
 }
 
 /// Prefix a `mcp_servers.<name>: unknown key `k`` warning with `file:line` where that key is
-/// written (best effort: the first config file, project then user, that has it).
+/// written (the first config file, project then user, that has it).
 fn locate_mcp_warning(warning: &str, files: &[&Path]) -> String {
     let Some((table, rest)) = warning.split_once(": ") else {
         return warning.to_string();
@@ -227,34 +247,26 @@ fn locate_mcp_warning(warning: &str, files: &[&Path]) -> String {
     let Some(path) = table.strip_prefix("mcp_servers.") else {
         return warning.to_string();
     };
-    // `[mcp_servers.docs]`, `[mcp_servers."a.b"]`, `[mcp_servers.docs.tools.x]`...
-    // The server name may itself contain dots when quoted: try every split.
-    let mut headers = vec![format!("[mcp_servers.{path}]")];
-    headers.extend(
-        path.char_indices()
-            .filter(|(_, c)| *c == '.')
-            .map(|(i, _)| format!("[mcp_servers.\"{}\"{}]", &path[..i], &path[i..]))
-            .chain(std::iter::once(format!("[mcp_servers.\"{path}\"]"))),
-    );
     for file in files {
         let Ok(text) = std::fs::read_to_string(file) else {
             continue;
         };
-        let mut inside = false;
-        for (i, line) in text.lines().enumerate() {
-            let l = line.trim();
-            if l.starts_with('[') {
-                inside = headers
-                    .iter()
-                    .any(|h| l.replace(' ', "") == h.replace(' ', ""));
-                continue;
-            }
-            let defines = l
-                .strip_prefix(key)
-                .is_some_and(|r| r.trim_start().starts_with('='));
-            if inside && defines {
-                return format!("{}:{}: {warning}", file.display(), i + 1);
-            }
+        // The server name may itself contain dots (`[mcp_servers."a.b"]`): take the longest
+        // name the file defines that the path starts with.
+        let Some(server) = crate::schema::mcp_server_names(&text)
+            .into_iter()
+            .filter(|n| path == n || path.starts_with(&format!("{n}.")))
+            .max_by_key(String::len)
+        else {
+            continue;
+        };
+        let mut parts = vec!["mcp_servers", server.as_str()];
+        if let Some(sub) = path.get(server.len() + 1..) {
+            parts.extend(sub.split('.'));
+        }
+        parts.push(key);
+        if let Some(line) = crate::schema::line_of_key(&text, &parts) {
+            return format!("{}:{line}: {warning}", file.display());
         }
     }
     warning.to_string()
@@ -347,14 +359,7 @@ pub fn load_config(opts: ConfigLoadOptions) -> Result<LoadedConfig, ConfigError>
     if let Some((t, text)) = read_layer(&user_path)? {
         user_table = t.clone();
         let origin = user_path.display().to_string();
-        warn_unknown(
-            &t,
-            (TOP_LEVEL_KEYS, CODEX_ONLY_TOP_LEVEL_KEYS),
-            "",
-            &origin,
-            Some(&text),
-            &mut warnings,
-        );
+        warn_unknown_in_file(&t, &text, &origin, &mut warnings);
         deep_merge(&mut merged, &t);
         layers.push(ConfigLayer {
             name: "user",
@@ -371,14 +376,7 @@ pub fn load_config(opts: ConfigLoadOptions) -> Result<LoadedConfig, ConfigError>
         && let Some((t, text)) = read_layer(p)?
     {
         let origin = p.display().to_string();
-        warn_unknown(
-            &t,
-            (TOP_LEVEL_KEYS, CODEX_ONLY_TOP_LEVEL_KEYS),
-            "",
-            &origin,
-            Some(&text),
-            &mut warnings,
-        );
+        warn_unknown_in_file(&t, &text, &origin, &mut warnings);
         deep_merge(&mut merged, &t);
         layers.push(ConfigLayer {
             name: "project",
@@ -522,6 +520,17 @@ struct TypedInputs<'a> {
     warnings: &'a mut Vec<String>,
 }
 
+/// Where errors about the merged table point before [`origin_for`] names the layer.
+const ORIGIN: &str = "config";
+
+fn invalid(key: &str, message: impl Into<String>) -> ConfigError {
+    ConfigError::Invalid {
+        origin: ORIGIN.into(),
+        key: key.into(),
+        message: message.into(),
+    }
+}
+
 /// Turn the merged TOML into a typed [`Config`] (`layers` is filled in by the caller).
 fn build_config(inputs: TypedInputs<'_>) -> Result<Config, ConfigError> {
     let TypedInputs {
@@ -534,284 +543,52 @@ fn build_config(inputs: TypedInputs<'_>) -> Result<Config, ConfigError> {
         profile_name,
         warnings,
     } = inputs;
-    let origin = "config";
-    let t = effective;
+    let ov = &opts.overrides;
+    let t = read_schema(effective, warnings)?;
 
-    // Providers: built-ins, replaced by configured tables of the same id.
-    let mut providers = builtin_providers();
-    if let Some(v) = t.get("model_providers") {
-        let table = v.as_table().ok_or_else(|| ConfigError::Invalid {
-            origin: origin.into(),
-            key: "model_providers".into(),
-            message: "expected a table of [model_providers.<id>] entries".into(),
-        })?;
-        for (id, pv) in table {
-            // A table named like a built-in provider adjusts it: keys it sets win, the rest
-            // (name, base_url, env_key...) keep their built-in values.
-            let merged = match (providers.get(id), pv) {
-                (Some(builtin), toml::Value::Table(over)) => match toml::Value::try_from(builtin) {
-                    Ok(toml::Value::Table(mut base)) => {
-                        deep_merge(&mut base, over);
-                        toml::Value::Table(base)
-                    }
-                    _ => pv.clone(),
-                },
-                _ => pv.clone(),
-            };
-            let p: ModelProviderInfo =
-                merged
-                    .try_into()
-                    .map_err(|e: toml::de::Error| ConfigError::Invalid {
-                        origin: origin.into(),
-                        key: format!("model_providers.{id}"),
-                        message: format!(
-                            "{}; a provider needs at least `name` and `base_url` (optional: env_key, wire_api = \"chat\" | \"responses\", query_params, http_headers, env_http_headers, request_max_retries, stream_max_retries, stream_idle_timeout_ms, send_reasoning_content)",
-                            e.message()
-                        ),
-                    })?;
-            if p.base_url.as_deref().is_none_or(|u| u.trim().is_empty()) {
-                return Err(ConfigError::Invalid {
-                    origin: origin.into(),
-                    key: format!("model_providers.{id}.base_url"),
-                    message: "missing; set it to the API root, e.g. \"http://localhost:11434/v1\""
-                        .into(),
-                });
-            }
-            providers.insert(id.clone(), p);
-        }
-    }
-
-    let provider_id = opts
-        .overrides
+    let providers = model_providers(t.model_providers.as_ref())?;
+    let provider_id = ov
         .model_provider
         .clone()
-        .map(Some)
-        .unwrap_or(get_str(t, "model_provider", origin)?)
+        .or(t.model_provider)
         .unwrap_or_else(|| DEFAULT_PROVIDER_ID.to_string());
     let model_provider = providers.get(&provider_id).cloned().ok_or_else(|| {
-        ConfigError::Invalid {
-            origin: origin.into(),
-            key: "model_provider".into(),
-            message: format!(
+        invalid(
+            "model_provider",
+            format!(
                 "unknown provider `{provider_id}`; use one of {} or define [model_providers.{provider_id}] with name and base_url",
                 providers.keys().cloned().collect::<Vec<_>>().join(", ")
             ),
-        }
+        )
     })?;
+    let model = choose_model(ov.model.clone().or(t.model), &provider_id, &user_path)?;
 
-    let model = match opts
-        .overrides
-        .model
-        .clone()
-        .map(Some)
-        .unwrap_or(get_str(t, "model", origin)?)
-    {
-        Some(m) if !m.trim().is_empty() => m,
-        _ if provider_id == DEFAULT_PROVIDER_ID => DEFAULT_OLLAMA_MODEL.to_string(),
-        _ => {
-            return Err(ConfigError::Invalid {
-                origin: origin.into(),
-                key: "model".into(),
-                message: format!(
-                    "no model is set for provider `{provider_id}`; add `model = \"<name>\"` to {} or pass -m <name>",
-                    user_path.display()
-                ),
-            });
-        }
-    };
-
-    let approval_policy = match opts.overrides.approval_policy {
+    let approval_policy = match ov.approval_policy {
         Some(a) => a,
-        None => get_enum::<AskForApproval>(t, "approval_policy", origin)?.unwrap_or_default(),
+        None => {
+            parse_enum::<AskForApproval>("approval_policy", t.approval_policy)?.unwrap_or_default()
+        }
     };
-    let sandbox_mode = match opts.overrides.sandbox_mode {
+    let sandbox_mode = match ov.sandbox_mode {
         Some(s) => s,
-        None => get_enum::<SandboxMode>(t, "sandbox_mode", origin)?.unwrap_or_default(),
+        None => parse_enum::<SandboxMode>("sandbox_mode", t.sandbox_mode)?.unwrap_or_default(),
     };
+    let ww = t.sandbox_workspace_write.unwrap_or_default();
+    let allow_git_writes = ww.allow_git_writes;
+    let sandbox_policy = sandbox_policy(sandbox_mode, ww, &cwd);
 
-    let ww = match t.get("sandbox_workspace_write") {
-        None => toml::Table::new(),
-        Some(toml::Value::Table(w)) => w.clone(),
-        Some(_) => {
-            return Err(ConfigError::Invalid {
-                origin: origin.into(),
-                key: "sandbox_workspace_write".into(),
-                message: "expected a table: [sandbox_workspace_write] writable_roots = [...], network_access = false".into(),
-            });
-        }
-    };
-    warn_unknown(
-        &ww,
-        (SANDBOX_WW_KEYS, &[]),
-        "sandbox_workspace_write.",
-        origin,
-        None,
+    let model_reasoning_effort = t
+        .model_reasoning_effort
+        .map(|s| parse_effort(&s).map_err(|m| invalid("model_reasoning_effort", m)))
+        .transpose()?;
+    let mcp_servers = mcp_servers(
+        t.mcp_servers.as_ref(),
+        project_path.as_deref(),
+        &user_path,
         warnings,
-    );
-    let ww_origin = "config [sandbox_workspace_write]";
-    let writable_roots = match ww.get("writable_roots") {
-        None => Vec::new(),
-        Some(toml::Value::Array(a)) => {
-            let mut roots = Vec::new();
-            for v in a {
-                let s = v.as_str().ok_or_else(|| ConfigError::Invalid {
-                    origin: ww_origin.into(),
-                    key: "writable_roots".into(),
-                    message: "expected an array of path strings".into(),
-                })?;
-                let p = PathBuf::from(s);
-                roots.push(if p.is_absolute() { p } else { cwd.join(p) });
-            }
-            roots
-        }
-        Some(_) => {
-            return Err(ConfigError::Invalid {
-                origin: ww_origin.into(),
-                key: "writable_roots".into(),
-                message: "expected an array of path strings".into(),
-            });
-        }
-    };
-    let sandbox_policy = match sandbox_mode {
-        SandboxMode::ReadOnly => SandboxPolicy::ReadOnly,
-        SandboxMode::DangerFullAccess => SandboxPolicy::DangerFullAccess,
-        SandboxMode::WorkspaceWrite => SandboxPolicy::WorkspaceWrite {
-            writable_roots,
-            network_access: get_bool(&ww, "network_access", ww_origin)?.unwrap_or(false),
-            exclude_tmpdir_env_var: get_bool(&ww, "exclude_tmpdir_env_var", ww_origin)?
-                .unwrap_or(false),
-            exclude_slash_tmp: get_bool(&ww, "exclude_slash_tmp", ww_origin)?.unwrap_or(false),
-        },
-    };
-    let allow_git_writes = get_bool(&ww, "allow_git_writes", ww_origin)?.unwrap_or(false);
-
-    let model_reasoning_effort = match get_str(t, "model_reasoning_effort", origin)? {
-        None => None,
-        Some(s) => Some(parse_effort(&s).map_err(|m| ConfigError::Invalid {
-            origin: origin.into(),
-            key: "model_reasoning_effort".into(),
-            message: m,
-        })?),
-    };
-
-    let mut mcp_warnings = Vec::new();
-    let mcp_servers = match t.get("mcp_servers") {
-        None => BTreeMap::new(),
-        Some(v) => parse_mcp_servers(v, &mut mcp_warnings).map_err(|m| ConfigError::Invalid {
-            origin: origin.into(),
-            key: "mcp_servers".into(),
-            message: m,
-        })?,
-    };
-    let files: Vec<&Path> = project_path
-        .iter()
-        .map(PathBuf::as_path)
-        .chain(std::iter::once(user_path.as_path()))
-        .collect();
-    for w in mcp_warnings {
-        warnings.push(locate_mcp_warning(&w, &files));
-    }
-
-    let base_instructions = opts
-        .overrides
-        .base_instructions
-        .clone()
-        .map(Some)
-        .unwrap_or(match get_str(t, "base_instructions", origin)? {
-            Some(s) => Some(s),
-            None => get_str(t, "instructions", origin)?,
-        });
-    let developer_instructions = opts
-        .overrides
-        .developer_instructions
-        .clone()
-        .map(Some)
-        .unwrap_or(get_str(t, "developer_instructions", origin)?);
-    let compact_prompt = opts
-        .overrides
-        .compact_prompt
-        .clone()
-        .map(Some)
-        .unwrap_or(get_str(t, "compact_prompt", origin)?);
-
-    let approval_timeout = Duration::from_secs(
-        get_uint(t, "approval_timeout_sec", origin)?
-            .unwrap_or(600)
-            .max(1),
-    );
-    let max_turn_steps = get_uint(t, "max_turn_steps", origin)?.unwrap_or(100).max(1) as usize;
-    let tool_output_max_bytes = get_uint(t, "tool_output_max_bytes", origin)?
-        .unwrap_or(32 * 1024)
-        .max(1024) as usize;
-    let shell_timeout = Duration::from_millis(
-        get_uint(t, "shell_timeout_ms", origin)?
-            .unwrap_or(300_000)
-            .max(1),
-    );
-    let model_context_window = get_uint(t, "model_context_window", origin)?.map(|v| v as i64);
-    let shell_environment_policy = crate::shell_env::parse_policy(t, origin, warnings)?;
-    let one_of = |key: &str, allowed: &[&str]| -> Result<Option<String>, ConfigError> {
-        match get_str(t, key, origin)? {
-            Some(v) if !allowed.contains(&v.as_str()) => Err(ConfigError::Invalid {
-                origin: origin.into(),
-                key: key.into(),
-                message: format!(
-                    "unknown value `{v}`; expected one of: {}",
-                    allowed.join(", ")
-                ),
-            }),
-            v => Ok(v),
-        }
-    };
-    let model_reasoning_summary = one_of(
-        "model_reasoning_summary",
-        &["auto", "concise", "detailed", "none"],
     )?;
-    let model_verbosity = one_of("model_verbosity", &["low", "medium", "high"])?;
-    let notify = match t.get("notify") {
-        None => None,
-        Some(toml::Value::Array(a)) if !a.is_empty() => Some(
-            a.iter()
-                .map(|v| v.as_str().map(str::to_string))
-                .collect::<Option<Vec<_>>>()
-                .ok_or_else(|| notify_error(origin))?,
-        ),
-        Some(_) => return Err(notify_error(origin)),
-    };
-    let history = match t.get("history") {
-        None => toml::Table::new(),
-        Some(toml::Value::Table(h)) => h.clone(),
-        Some(_) => {
-            return Err(ConfigError::Invalid {
-                origin: origin.into(),
-                key: "history".into(),
-                message: "expected a table: [history] persistence = \"save-all\" | \"none\"".into(),
-            });
-        }
-    };
-    warn_unknown(
-        &history,
-        (HISTORY_KEYS, &[]),
-        "history.",
-        origin,
-        None,
-        warnings,
-    );
-    let history_persistence = match get_str(&history, "persistence", "config [history]")?.as_deref()
-    {
-        None | Some("save-all") => HistoryPersistence::SaveAll,
-        Some("none") => HistoryPersistence::None,
-        Some(other) => {
-            return Err(ConfigError::Invalid {
-                origin: "config [history]".into(),
-                key: "persistence".into(),
-                message: format!("unknown value `{other}`; expected \"save-all\" or \"none\""),
-            });
-        }
-    };
-    let model_auto_compact_token_limit =
-        get_uint(t, "model_auto_compact_token_limit", origin)?.map(|v| v as i64);
-    check_thread_store(t, origin, warnings)?;
+    let shell_environment_policy = crate::shell_env::parse_policy(effective, ORIGIN, warnings)?;
+    let count = |v: Option<NonNegative>| v.map(|n| n.0);
 
     Ok(Config {
         home,
@@ -821,29 +598,52 @@ fn build_config(inputs: TypedInputs<'_>) -> Result<Config, ConfigError> {
         model_provider,
         model_providers: providers,
         model_reasoning_effort,
-        model_context_window,
-        model_auto_compact_token_limit,
+        model_context_window: count(t.model_context_window).map(saturating_i64),
+        model_auto_compact_token_limit: count(t.model_auto_compact_token_limit).map(saturating_i64),
         approval_policy,
         sandbox_mode,
         sandbox_policy,
         allow_git_writes,
-        base_instructions,
-        developer_instructions,
-        compact_prompt,
+        base_instructions: ov
+            .base_instructions
+            .clone()
+            .or(t.base_instructions)
+            .or(t.instructions),
+        developer_instructions: ov
+            .developer_instructions
+            .clone()
+            .or(t.developer_instructions),
+        compact_prompt: ov.compact_prompt.clone().or(t.compact_prompt),
         mcp_servers,
-        approval_timeout,
-        max_turn_steps,
-        tool_output_max_bytes,
-        shell_timeout,
-        model_reasoning_summary,
-        model_verbosity,
-        hide_agent_reasoning: get_bool(t, "hide_agent_reasoning", origin)?.unwrap_or(false),
-        show_raw_agent_reasoning: get_bool(t, "show_raw_agent_reasoning", origin)?.unwrap_or(false),
-        project_doc_max_bytes: get_uint(t, "project_doc_max_bytes", origin)?
-            .map(|v| v as usize)
+        approval_timeout: Duration::from_secs(count(t.approval_timeout_sec).unwrap_or(600).max(1)),
+        max_turn_steps: as_usize(count(t.max_turn_steps).unwrap_or(100).max(1)),
+        tool_output_max_bytes: as_usize(
+            count(t.tool_output_max_bytes)
+                .unwrap_or(32 * 1024)
+                .max(1024),
+        ),
+        shell_timeout: Duration::from_millis(count(t.shell_timeout_ms).unwrap_or(300_000).max(1)),
+        model_reasoning_summary: one_of(
+            "model_reasoning_summary",
+            t.model_reasoning_summary,
+            &["auto", "concise", "detailed", "none"],
+        )?,
+        model_verbosity: one_of(
+            "model_verbosity",
+            t.model_verbosity,
+            &["low", "medium", "high"],
+        )?,
+        hide_agent_reasoning: t.hide_agent_reasoning.unwrap_or(false),
+        show_raw_agent_reasoning: t.show_raw_agent_reasoning.unwrap_or(false),
+        project_doc_max_bytes: count(t.project_doc_max_bytes)
+            .map(as_usize)
             .unwrap_or(DEFAULT_PROJECT_DOC_MAX_BYTES),
-        notify,
-        history_persistence,
+        notify: match t.notify {
+            None => None,
+            Some(argv) if argv.is_empty() => return Err(notify_error()),
+            Some(argv) => Some(argv),
+        },
+        history_persistence: history_persistence(t.history.unwrap_or_default())?,
         profile: profile_name,
         user_config_path: user_path,
         project_config_path: project_path,
@@ -867,52 +667,229 @@ pub fn thread_store_url(home: &Path) -> Result<Option<String>, ConfigError> {
         return Ok(None);
     };
     let origin = path.display().to_string();
-    check_thread_store(&table, &origin, &mut Vec::new())?;
-    match table.get("thread_store") {
-        Some(toml::Value::Table(t)) => {
-            Ok(get_str(t, "url", &origin)?.filter(|u| !u.trim().is_empty()))
-        }
-        _ => Ok(None),
-    }
-}
-
-/// `[thread_store]` must be a table with a string `url`; other keys are warned about.
-fn check_thread_store(
-    t: &toml::Table,
-    origin: &str,
-    warnings: &mut Vec<String>,
-) -> Result<(), ConfigError> {
-    let table = match t.get("thread_store") {
-        None => return Ok(()),
-        Some(toml::Value::Table(table)) => table,
-        Some(_) => {
-            return Err(ConfigError::Invalid {
-                origin: origin.into(),
-                key: "thread_store".into(),
-                message:
-                    "expected a table: [thread_store] url = \"postgresql://USER@HOST:PORT/DB\""
-                        .into(),
-            });
-        }
+    let bad = |message: &str| ConfigError::Invalid {
+        origin: origin.clone(),
+        key: "thread_store".into(),
+        message: message.into(),
     };
-    warn_unknown(
-        table,
-        (THREAD_STORE_KEYS, &[]),
-        "thread_store.",
-        origin,
-        None,
-        warnings,
-    );
-    get_str(table, "url", "config [thread_store]")?;
-    Ok(())
+    match table.get("thread_store") {
+        None => Ok(None),
+        Some(toml::Value::Table(t)) => match t.get("url") {
+            None => Ok(None),
+            Some(toml::Value::String(u)) => Ok(Some(u.clone()).filter(|u| !u.trim().is_empty())),
+            Some(_) => Err(bad(
+                "`url` must be a string: [thread_store] url = \"postgresql://USER@HOST:PORT/DB\"",
+            )),
+        },
+        Some(_) => Err(bad(
+            "expected a table: [thread_store] url = \"postgresql://USER@HOST:PORT/DB\"",
+        )),
+    }
 }
 
-fn notify_error(origin: &str) -> ConfigError {
-    ConfigError::Invalid {
-        origin: origin.into(),
-        key: "notify".into(),
-        message: "expected the program and its arguments as an array of strings, e.g. notify = [\"notify-send\", \"Open Interpreter\"]".into(),
+/// Deserialize the merged table into [`ConfigToml`]. A value of the wrong type is an error
+/// naming its key; keys of the small tables that nothing reads and that no file was warned
+/// about (a profile's `[sandbox_workspace_write]`...) are warnings here.
+fn read_schema(
+    effective: &toml::Table,
+    warnings: &mut Vec<String>,
+) -> Result<ConfigToml, ConfigError> {
+    let mut ignored = Vec::new();
+    let t: ConfigToml = serde_ignored::deserialize(toml::Value::Table(effective.clone()), |p| {
+        ignored.push(crate::schema::dotted(&p))
+    })
+    .map_err(|e: toml::de::Error| {
+        let (key, message) = crate::schema::split_error(&e);
+        invalid(&key, type_hint(&key).map(str::to_string).unwrap_or(message))
+    })?;
+    for path in ignored {
+        let already = warnings
+            .iter()
+            .any(|w| w.contains(&format!("unknown key `{path}`")));
+        if let Some((prefix, key, known)) = known_keys_for(&path)
+            && !prefix.is_empty()
+            && !already
+        {
+            warn_key(key, None, known, prefix, ORIGIN, warnings);
+        }
     }
+    Ok(t)
+}
+
+/// What to write instead, for values whose type serde's own message explains poorly.
+fn type_hint(key: &str) -> Option<&'static str> {
+    Some(match key {
+        "notify" => {
+            "expected the program and its arguments as an array of strings, e.g. notify = [\"notify-send\", \"Open Interpreter\"]"
+        }
+        "sandbox_workspace_write" => {
+            "expected a table: [sandbox_workspace_write] writable_roots = [...], network_access = false"
+        }
+        "sandbox_workspace_write.writable_roots" => "expected an array of path strings",
+        "history" => "expected a table: [history] persistence = \"save-all\" | \"none\"",
+        "thread_store" => {
+            "expected a table: [thread_store] url = \"postgresql://USER@HOST:PORT/DB\""
+        }
+        _ => return None,
+    })
+}
+
+/// Built-in providers, adjusted or extended by `[model_providers.<id>]` tables.
+fn model_providers(
+    configured: Option<&toml::Value>,
+) -> Result<BTreeMap<String, ModelProviderInfo>, ConfigError> {
+    let mut providers = builtin_providers();
+    let Some(v) = configured else {
+        return Ok(providers);
+    };
+    let table = v.as_table().ok_or_else(|| {
+        invalid(
+            "model_providers",
+            "expected a table of [model_providers.<id>] entries",
+        )
+    })?;
+    for (id, pv) in table {
+        // A table named like a built-in provider adjusts it: keys it sets win, the rest
+        // (name, base_url, env_key...) keep their built-in values.
+        let merged = match (providers.get(id), pv) {
+            (Some(builtin), toml::Value::Table(over)) => match toml::Value::try_from(builtin) {
+                Ok(toml::Value::Table(mut base)) => {
+                    deep_merge(&mut base, over);
+                    toml::Value::Table(base)
+                }
+                _ => pv.clone(),
+            },
+            _ => pv.clone(),
+        };
+        let p: ModelProviderInfo = merged.try_into().map_err(|e: toml::de::Error| {
+            invalid(
+                &format!("model_providers.{id}"),
+                format!(
+                    "{}; a provider needs at least `name` and `base_url` (optional: env_key, wire_api = \"chat\" | \"responses\", query_params, http_headers, env_http_headers, request_max_retries, stream_max_retries, stream_idle_timeout_ms, send_reasoning_content)",
+                    e.message()
+                ),
+            )
+        })?;
+        if p.base_url.as_deref().is_none_or(|u| u.trim().is_empty()) {
+            return Err(invalid(
+                &format!("model_providers.{id}.base_url"),
+                "missing; set it to the API root, e.g. \"http://localhost:11434/v1\"",
+            ));
+        }
+        providers.insert(id.clone(), p);
+    }
+    Ok(providers)
+}
+
+/// The model to use: the configured one, else the default for the default provider; other
+/// providers have no default.
+fn choose_model(
+    configured: Option<String>,
+    provider_id: &str,
+    user_path: &Path,
+) -> Result<String, ConfigError> {
+    match configured {
+        Some(m) if !m.trim().is_empty() => Ok(m),
+        _ if provider_id == DEFAULT_PROVIDER_ID => Ok(DEFAULT_OLLAMA_MODEL.to_string()),
+        _ => Err(invalid(
+            "model",
+            format!(
+                "no model is set for provider `{provider_id}`; add `model = \"<name>\"` to {} or pass -m <name>",
+                user_path.display()
+            ),
+        )),
+    }
+}
+
+fn parse_enum<T: std::str::FromStr<Err = String>>(
+    key: &str,
+    value: Option<String>,
+) -> Result<Option<T>, ConfigError> {
+    value
+        .map(|s| s.parse::<T>().map_err(|m| invalid(key, m)))
+        .transpose()
+}
+
+/// `value`, if it is one of `allowed`.
+fn one_of(
+    key: &str,
+    value: Option<String>,
+    allowed: &[&str],
+) -> Result<Option<String>, ConfigError> {
+    match value {
+        Some(v) if !allowed.contains(&v.as_str()) => Err(invalid(
+            key,
+            format!(
+                "unknown value `{v}`; expected one of: {}",
+                allowed.join(", ")
+            ),
+        )),
+        v => Ok(v),
+    }
+}
+
+/// The sandbox policy of `mode`; `[sandbox_workspace_write]` matters only for workspace-write.
+fn sandbox_policy(mode: SandboxMode, ww: SandboxWorkspaceWriteToml, cwd: &Path) -> SandboxPolicy {
+    match mode {
+        SandboxMode::ReadOnly => SandboxPolicy::ReadOnly,
+        SandboxMode::DangerFullAccess => SandboxPolicy::DangerFullAccess,
+        SandboxMode::WorkspaceWrite => SandboxPolicy::WorkspaceWrite {
+            writable_roots: ww
+                .writable_roots
+                .into_iter()
+                .map(|r| {
+                    let p = PathBuf::from(r);
+                    if p.is_absolute() { p } else { cwd.join(p) }
+                })
+                .collect(),
+            network_access: ww.network_access,
+            exclude_tmpdir_env_var: ww.exclude_tmpdir_env_var,
+            exclude_slash_tmp: ww.exclude_slash_tmp,
+        },
+    }
+}
+
+/// `[mcp_servers]`, validated; its warnings name the file and line of the key.
+fn mcp_servers(
+    configured: Option<&toml::Value>,
+    project_path: Option<&Path>,
+    user_path: &Path,
+    warnings: &mut Vec<String>,
+) -> Result<BTreeMap<String, McpServerConfig>, ConfigError> {
+    let Some(v) = configured else {
+        return Ok(BTreeMap::new());
+    };
+    let mut mcp_warnings = Vec::new();
+    let servers = parse_mcp_servers(v, &mut mcp_warnings).map_err(|m| invalid("mcp_servers", m))?;
+    let files: Vec<&Path> = project_path.into_iter().chain([user_path]).collect();
+    for w in mcp_warnings {
+        warnings.push(locate_mcp_warning(&w, &files));
+    }
+    Ok(servers)
+}
+
+fn history_persistence(history: HistoryToml) -> Result<HistoryPersistence, ConfigError> {
+    match history.persistence.as_deref() {
+        None | Some("save-all") => Ok(HistoryPersistence::SaveAll),
+        Some("none") => Ok(HistoryPersistence::None),
+        Some(other) => Err(ConfigError::Invalid {
+            origin: "config [history]".into(),
+            key: "persistence".into(),
+            message: format!("unknown value `{other}`; expected \"save-all\" or \"none\""),
+        }),
+    }
+}
+
+fn saturating_i64(v: u64) -> i64 {
+    i64::try_from(v).unwrap_or(i64::MAX)
+}
+
+fn as_usize(v: u64) -> usize {
+    usize::try_from(v).unwrap_or(usize::MAX)
+}
+
+fn notify_error() -> ConfigError {
+    invalid("notify", type_hint("notify").unwrap_or_default())
 }
 
 #[cfg(test)]

@@ -86,6 +86,65 @@ approval_policy = "never"
 }
 
 #[test]
+fn a_request_layers_over_the_server_flags_and_files() {
+    let dir = tempfile::tempdir().unwrap();
+    let home = dir.path().to_path_buf();
+    std::fs::write(
+        home.join("config.toml"),
+        "model = \"file\"\nmax_turn_steps = 7\napproval_policy = \"untrusted\"\n",
+    )
+    .unwrap();
+    // What `interpreter mcp-server -c ... -a ...` was started with.
+    let server = ConfigLoadOptions {
+        home: Some(home.clone()),
+        cli_overrides: vec![
+            crate::parse_cli_override("model=flag").unwrap(),
+            crate::parse_cli_override("max_turn_steps=9").unwrap(),
+        ],
+        overrides: ConfigOverrides {
+            cwd: Some(home.clone()),
+            approval_policy: Some(AskForApproval::Never),
+            sandbox_mode: Some(SandboxMode::WorkspaceWrite),
+            ..Default::default()
+        },
+    };
+    let c = load_config(server.clone()).unwrap().config;
+    assert_eq!((c.model.as_str(), c.max_turn_steps), ("flag", 9));
+
+    // A request's `config` keys win over the flags; its typed fields win over everything.
+    let config: serde_json::Map<String, serde_json::Value> =
+        serde_json::from_str(r#"{"model": "request-config", "max_turn_steps": 3}"#).unwrap();
+    let request = ConfigOverrides {
+        sandbox_mode: Some(SandboxMode::ReadOnly),
+        ..Default::default()
+    };
+    let c = load_config(server.clone().with_request(request, &config))
+        .unwrap()
+        .config;
+    assert_eq!(c.model, "request-config");
+    assert_eq!(c.max_turn_steps, 3);
+    assert_eq!(
+        c.sandbox_mode,
+        SandboxMode::ReadOnly,
+        "the request's typed field"
+    );
+    assert_eq!(
+        c.approval_policy,
+        AskForApproval::Never,
+        "the server's, kept"
+    );
+
+    let typed = ConfigOverrides {
+        model: Some("request-typed".into()),
+        ..Default::default()
+    };
+    let c = load_config(server.with_request(typed, &config))
+        .unwrap()
+        .config;
+    assert_eq!(c.model, "request-typed");
+}
+
+#[test]
 fn custom_provider_and_unknown_cli_key() {
     let text = r#"
 model = "m"
@@ -580,4 +639,52 @@ fn thread_store_url_comes_from_the_user_config_and_typos_warn() {
     std::fs::write(home.path().join("config.toml"), "thread_store = \"pg\"\n").unwrap();
     let err = thread_store_url(home.path()).unwrap_err().to_string();
     assert!(err.contains("[thread_store] url ="), "{err}");
+}
+
+#[test]
+fn wrong_types_name_the_file_the_key_and_what_was_expected() {
+    let cases = [
+        ("max_turn_steps = -1\n", "max_turn_steps", "non-negative"),
+        (
+            "hide_agent_reasoning = \"yes\"\n",
+            "hide_agent_reasoning",
+            "expected a boolean",
+        ),
+        (
+            "[sandbox_workspace_write]\nnetwork_access = \"no\"\n",
+            "sandbox_workspace_write.network_access",
+            "expected a boolean",
+        ),
+        (
+            "[sandbox_workspace_write]\nwritable_roots = \"/tmp\"\n",
+            "sandbox_workspace_write.writable_roots",
+            "array of path strings",
+        ),
+        ("notify = \"notify-send\"\n", "notify", "array of strings"),
+        ("history = 1\n", "history", "[history] persistence"),
+    ];
+    for (text, key, expected) in cases {
+        let msg = load_with(text, &[], Default::default())
+            .unwrap_err()
+            .to_string();
+        assert!(msg.contains("config.toml"), "{text}: {msg}");
+        assert!(msg.contains(&format!("`{key}`")), "{text}: {msg}");
+        assert!(msg.contains(expected), "{text}: {msg}");
+    }
+}
+
+#[test]
+fn unknown_keys_in_small_tables_get_file_and_line() {
+    let text = "model = \"m\"\n\n[sandbox_workspace_write]\nnetwork_acess = true\n";
+    let l = load_with(text, &[], Default::default()).unwrap();
+    assert_eq!(l.warnings.len(), 1, "{:?}", l.warnings);
+    let w = &l.warnings[0];
+    assert!(
+        w.contains("config.toml:4: unknown key `sandbox_workspace_write.network_acess`"),
+        "{w}"
+    );
+    assert!(
+        w.contains("did you mean `sandbox_workspace_write.network_access`?"),
+        "{w}"
+    );
 }

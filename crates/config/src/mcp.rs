@@ -336,143 +336,24 @@ pub fn parse_server(
             type_name(entry)
         )
     })?;
-
     if t.contains_key("bearer_token") {
         return Err(format!(
             "{p} uses unsupported `bearer_token`; set `bearer_token_env_var` to the name of an environment variable holding the token instead (secrets never go in config.toml)"
         ));
     }
 
-    let transport = if let Some(command) = t.get("command") {
-        for key in HTTP_ONLY {
-            if t.contains_key(*key) {
-                return Err(format!("{p}: {key} is not supported for stdio"));
-            }
-        }
-        let command = str_field(&p, "command", command)?;
-        if command.trim().is_empty() {
-            return Err(format!(
-                "{p}.command: must not be empty; set it to the program that runs the server"
-            ));
-        }
-        McpServerTransportConfig::Stdio {
-            command,
-            args: opt_str_array(&p, t, "args")?.unwrap_or_default(),
-            env: opt_str_map(&p, t, "env")?.unwrap_or_default(),
-            env_vars: parse_env_vars(&p, t)?,
-            cwd: opt_str(&p, t, "cwd")?.map(PathBuf::from),
-        }
-    } else if let Some(url) = t.get("url") {
-        for key in STDIO_ONLY {
-            if t.contains_key(*key) {
-                return Err(format!("{p}: {key} is not supported for streamable_http"));
-            }
-        }
-        let url = str_field(&p, "url", url)?;
-        if !(url.starts_with("http://") || url.starts_with("https://") || url.contains("${")) {
-            return Err(format!(
-                "{p}.url: `{url}` is not an http(s) URL; use e.g. `https://mcp.example.com/mcp`"
-            ));
-        }
-        let oauth_client_id = match t.get("oauth") {
-            None => None,
-            Some(v) => {
-                let ot = v.as_table().ok_or_else(|| {
-                    format!(
-                        "{p}.oauth: expected a table like `[mcp_servers.{name}.oauth] client_id = \"...\"`, got {}",
-                        type_name(v)
-                    )
-                })?;
-                for k in ot.keys() {
-                    if k != "client_id" {
-                        warnings.push(format!(
-                            "{p}.oauth: unknown key `{k}` (ignored; the only key is `client_id`)"
-                        ));
-                    }
-                }
-                opt_str(&format!("{p}.oauth"), ot, "client_id")?
-            }
-        };
-        McpServerTransportConfig::StreamableHttp {
-            url,
-            bearer_token_env_var: opt_str(&p, t, "bearer_token_env_var")?,
-            http_headers: opt_str_map(&p, t, "http_headers")?.unwrap_or_default(),
-            env_http_headers: opt_str_map(&p, t, "env_http_headers")?.unwrap_or_default(),
-            oauth_resource: opt_str(&p, t, "oauth_resource")?,
-            scopes: opt_str_array(&p, t, "scopes")?,
-            oauth_client_id,
-        }
-    } else {
-        return Err(format!(
-            "{p}: invalid transport: set `command` (a stdio server, e.g. `command = \"npx\"`) or `url` (a streamable HTTP server)"
-        ));
-    };
-
-    for key in t.keys() {
-        let k = key.as_str();
-        if STDIO_ONLY.contains(&k) || HTTP_ONLY.contains(&k) || SHARED.contains(&k) {
-            continue;
-        }
-        let mut msg = format!("{p}: unknown key `{k}` (ignored)");
-        if let Some(s) = suggest(k) {
-            msg.push_str(&format!("; did you mean `{s}`?"));
-        }
-        warnings.push(msg);
-    }
-
-    let startup_timeout = match (t.get("startup_timeout_sec"), t.get("startup_timeout_ms")) {
-        (Some(v), _) => Some(seconds(&p, "startup_timeout_sec", v)?),
-        (None, Some(v)) => {
-            let ms = v.as_integer().filter(|ms| *ms > 0).ok_or_else(|| {
-                format!(
-                    "{p}.startup_timeout_ms: expected a positive integer of milliseconds, got {}; prefer `startup_timeout_sec`",
-                    show(v)
-                )
-            })?;
-            Some(Duration::from_millis(ms.unsigned_abs()))
-        }
-        (None, None) => None,
-    };
-    let tool_timeout = match t.get("tool_timeout_sec") {
-        Some(v) => Some(seconds(&p, "tool_timeout_sec", v)?),
-        None => None,
-    };
-
-    let default_tools_approval_mode = match t.get("default_tools_approval_mode") {
-        Some(v) => Some(approval_mode(&p, "default_tools_approval_mode", v)?),
-        None => None,
-    };
-
-    let mut tools = BTreeMap::new();
-    if let Some(v) = t.get("tools") {
-        let tt = v.as_table().ok_or_else(|| {
-            format!(
-                "{p}.tools: expected a table like `[mcp_servers.{name}.tools.<tool>] approval_mode = \"prompt\"`, got {}",
-                type_name(v)
-            )
-        })?;
-        for (tool, tv) in tt {
-            let tp = format!("{p}.tools.{tool}");
-            let tool_table = tv.as_table().ok_or_else(|| {
-                format!(
-                    "{tp}: expected a table with `approval_mode`, got {}",
-                    type_name(tv)
-                )
-            })?;
-            let mut cfg = McpToolConfig::default();
-            for (k, kv) in tool_table {
-                if k == "approval_mode" {
-                    cfg.approval_mode = Some(approval_mode(&tp, "approval_mode", kv)?);
-                } else {
-                    warnings.push(format!(
-                        "{tp}: unknown key `{k}` (ignored; the only key is `approval_mode`)"
-                    ));
-                }
-            }
-            tools.insert(tool.clone(), cfg);
-        }
-    }
-
+    let transport = parse_transport(&p, name, t, warnings)?;
+    warn_unknown_server_keys(&p, t, warnings);
+    let startup_timeout = startup_timeout(&p, t)?;
+    let tool_timeout = t
+        .get("tool_timeout_sec")
+        .map(|v| seconds(&p, "tool_timeout_sec", v))
+        .transpose()?;
+    let default_tools_approval_mode = t
+        .get("default_tools_approval_mode")
+        .map(|v| approval_mode(&p, "default_tools_approval_mode", v))
+        .transpose()?;
+    let tools = tool_configs(&p, name, t, warnings)?;
     if let Some(v) = t.get("experimental_environment")
         && v.as_str() != Some("local")
     {
@@ -480,7 +361,6 @@ pub fn parse_server(
             "{p}.experimental_environment: only \"local\" is supported; the server runs locally"
         ));
     }
-
     check_transport_refs(&p, &transport)?;
 
     Ok(McpServerConfig {
@@ -497,6 +377,171 @@ pub fn parse_server(
             .unwrap_or(false),
         roots: opt_str_array(&p, t, "roots")?,
     })
+}
+
+/// `command` makes a stdio server, `url` a streamable HTTP one; keys of the other transport
+/// are errors.
+fn parse_transport(
+    p: &str,
+    name: &str,
+    t: &toml::Table,
+    warnings: &mut Vec<String>,
+) -> Result<McpServerTransportConfig, String> {
+    if let Some(command) = t.get("command") {
+        reject_keys_of_other_transport(p, t, HTTP_ONLY, "stdio")?;
+        stdio_transport(p, command, t)
+    } else if let Some(url) = t.get("url") {
+        reject_keys_of_other_transport(p, t, STDIO_ONLY, "streamable_http")?;
+        http_transport(p, name, url, t, warnings)
+    } else {
+        Err(format!(
+            "{p}: invalid transport: set `command` (a stdio server, e.g. `command = \"npx\"`) or `url` (a streamable HTTP server)"
+        ))
+    }
+}
+
+fn reject_keys_of_other_transport(
+    p: &str,
+    t: &toml::Table,
+    other: &[&str],
+    kind: &str,
+) -> Result<(), String> {
+    match other.iter().find(|key| t.contains_key(**key)) {
+        Some(key) => Err(format!("{p}: {key} is not supported for {kind}")),
+        None => Ok(()),
+    }
+}
+
+fn stdio_transport(
+    p: &str,
+    command: &toml::Value,
+    t: &toml::Table,
+) -> Result<McpServerTransportConfig, String> {
+    let command = str_field(p, "command", command)?;
+    if command.trim().is_empty() {
+        return Err(format!(
+            "{p}.command: must not be empty; set it to the program that runs the server"
+        ));
+    }
+    Ok(McpServerTransportConfig::Stdio {
+        command,
+        args: opt_str_array(p, t, "args")?.unwrap_or_default(),
+        env: opt_str_map(p, t, "env")?.unwrap_or_default(),
+        env_vars: parse_env_vars(p, t)?,
+        cwd: opt_str(p, t, "cwd")?.map(PathBuf::from),
+    })
+}
+
+fn http_transport(
+    p: &str,
+    name: &str,
+    url: &toml::Value,
+    t: &toml::Table,
+    warnings: &mut Vec<String>,
+) -> Result<McpServerTransportConfig, String> {
+    let url = str_field(p, "url", url)?;
+    if !(url.starts_with("http://") || url.starts_with("https://") || url.contains("${")) {
+        return Err(format!(
+            "{p}.url: `{url}` is not an http(s) URL; use e.g. `https://mcp.example.com/mcp`"
+        ));
+    }
+    let oauth_client_id = match t.get("oauth") {
+        None => None,
+        Some(v) => {
+            let ot = v.as_table().ok_or_else(|| {
+                format!(
+                    "{p}.oauth: expected a table like `[mcp_servers.{name}.oauth] client_id = \"...\"`, got {}",
+                    type_name(v)
+                )
+            })?;
+            for k in ot.keys().filter(|k| *k != "client_id") {
+                warnings.push(format!(
+                    "{p}.oauth: unknown key `{k}` (ignored; the only key is `client_id`)"
+                ));
+            }
+            opt_str(&format!("{p}.oauth"), ot, "client_id")?
+        }
+    };
+    Ok(McpServerTransportConfig::StreamableHttp {
+        url,
+        bearer_token_env_var: opt_str(p, t, "bearer_token_env_var")?,
+        http_headers: opt_str_map(p, t, "http_headers")?.unwrap_or_default(),
+        env_http_headers: opt_str_map(p, t, "env_http_headers")?.unwrap_or_default(),
+        oauth_resource: opt_str(p, t, "oauth_resource")?,
+        scopes: opt_str_array(p, t, "scopes")?,
+        oauth_client_id,
+    })
+}
+
+fn warn_unknown_server_keys(p: &str, t: &toml::Table, warnings: &mut Vec<String>) {
+    for key in t.keys() {
+        let k = key.as_str();
+        if STDIO_ONLY.contains(&k) || HTTP_ONLY.contains(&k) || SHARED.contains(&k) {
+            continue;
+        }
+        let mut msg = format!("{p}: unknown key `{k}` (ignored)");
+        if let Some(s) = suggest(k) {
+            msg.push_str(&format!("; did you mean `{s}`?"));
+        }
+        warnings.push(msg);
+    }
+}
+
+/// `startup_timeout_sec`, else the legacy `startup_timeout_ms`.
+fn startup_timeout(p: &str, t: &toml::Table) -> Result<Option<Duration>, String> {
+    match (t.get("startup_timeout_sec"), t.get("startup_timeout_ms")) {
+        (Some(v), _) => Ok(Some(seconds(p, "startup_timeout_sec", v)?)),
+        (None, Some(v)) => {
+            let ms = v.as_integer().filter(|ms| *ms > 0).ok_or_else(|| {
+                format!(
+                    "{p}.startup_timeout_ms: expected a positive integer of milliseconds, got {}; prefer `startup_timeout_sec`",
+                    show(v)
+                )
+            })?;
+            Ok(Some(Duration::from_millis(ms.unsigned_abs())))
+        }
+        (None, None) => Ok(None),
+    }
+}
+
+/// `[mcp_servers.<name>.tools.<tool>]` tables.
+fn tool_configs(
+    p: &str,
+    name: &str,
+    t: &toml::Table,
+    warnings: &mut Vec<String>,
+) -> Result<BTreeMap<String, McpToolConfig>, String> {
+    let mut tools = BTreeMap::new();
+    let Some(v) = t.get("tools") else {
+        return Ok(tools);
+    };
+    let tt = v.as_table().ok_or_else(|| {
+        format!(
+            "{p}.tools: expected a table like `[mcp_servers.{name}.tools.<tool>] approval_mode = \"prompt\"`, got {}",
+            type_name(v)
+        )
+    })?;
+    for (tool, tv) in tt {
+        let tp = format!("{p}.tools.{tool}");
+        let tool_table = tv.as_table().ok_or_else(|| {
+            format!(
+                "{tp}: expected a table with `approval_mode`, got {}",
+                type_name(tv)
+            )
+        })?;
+        let mut cfg = McpToolConfig::default();
+        for (k, kv) in tool_table {
+            if k == "approval_mode" {
+                cfg.approval_mode = Some(approval_mode(&tp, "approval_mode", kv)?);
+            } else {
+                warnings.push(format!(
+                    "{tp}: unknown key `{k}` (ignored; the only key is `approval_mode`)"
+                ));
+            }
+        }
+        tools.insert(tool.clone(), cfg);
+    }
+    Ok(tools)
 }
 
 /// Reject malformed `${...}` references now, so the user hears about them at load time.

@@ -1,6 +1,75 @@
-//! `-c key=value` overrides and JSON↔TOML conversion (the MCP `config` argument is JSON).
+//! Front-end overrides: the typed [`ConfigOverrides`] and their one merge rule, `-c key=value`
+//! pairs, and JSON↔TOML conversion (the MCP tool's and v2's `config` arguments are JSON).
 
-use crate::ConfigError;
+use crate::{ConfigError, ConfigLoadOptions};
+use oi_protocol::config_types::{AskForApproval, SandboxMode};
+use std::path::PathBuf;
+
+/// Typed overrides from a front end (CLI flags, MCP tool arguments, v2 params).
+/// They win over every file and `-c` override.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct ConfigOverrides {
+    pub model: Option<String>,
+    pub model_provider: Option<String>,
+    pub profile: Option<String>,
+    pub cwd: Option<PathBuf>,
+    pub approval_policy: Option<AskForApproval>,
+    pub sandbox_mode: Option<SandboxMode>,
+    pub base_instructions: Option<String>,
+    pub developer_instructions: Option<String>,
+    pub compact_prompt: Option<String>,
+}
+
+impl ConfigOverrides {
+    /// `self` with `over` layered on top: every field `over` sets wins, every field it leaves
+    /// unset keeps `self`'s value. This is the one precedence rule between the server's own
+    /// flags (`interpreter mcp-server -m ...`) and what a request asks for (the MCP `codex`
+    /// tool's arguments, v2 `thread/start` params).
+    pub fn merge(self, over: ConfigOverrides) -> ConfigOverrides {
+        // Destructured so a new field cannot be forgotten here.
+        let ConfigOverrides {
+            model,
+            model_provider,
+            profile,
+            cwd,
+            approval_policy,
+            sandbox_mode,
+            base_instructions,
+            developer_instructions,
+            compact_prompt,
+        } = over;
+        ConfigOverrides {
+            model: model.or(self.model),
+            model_provider: model_provider.or(self.model_provider),
+            profile: profile.or(self.profile),
+            cwd: cwd.or(self.cwd),
+            approval_policy: approval_policy.or(self.approval_policy),
+            sandbox_mode: sandbox_mode.or(self.sandbox_mode),
+            base_instructions: base_instructions.or(self.base_instructions),
+            developer_instructions: developer_instructions.or(self.developer_instructions),
+            compact_prompt: compact_prompt.or(self.compact_prompt),
+        }
+    }
+}
+
+impl ConfigLoadOptions {
+    /// These options with one request's settings on top: its typed `overrides` win over the
+    /// current ones ([`ConfigOverrides::merge`]), and its dotted `config` keys (JSON values)
+    /// apply after the current `-c` pairs, so they win over them too.
+    pub fn with_request<'a>(
+        mut self,
+        overrides: ConfigOverrides,
+        config: impl IntoIterator<Item = (&'a String, &'a serde_json::Value)>,
+    ) -> Self {
+        self.overrides = std::mem::take(&mut self.overrides).merge(overrides);
+        self.cli_overrides.extend(
+            config
+                .into_iter()
+                .map(|(k, v)| (k.clone(), json_to_toml(v))),
+        );
+        self
+    }
+}
 
 /// Parse `key=value`. The value is parsed as TOML (`-c model_reasoning_effort="high"`,
 /// `-c sandbox_workspace_write.network_access=true`); if that fails it is taken as a string,
@@ -114,6 +183,41 @@ mod tests {
         assert!(parse_cli_override("novalue").is_err());
         assert!(parse_cli_override("=1").is_err());
         assert!(parse_cli_override("a..b=1").is_err());
+    }
+
+    #[test]
+    fn merge_lets_every_field_the_request_sets_win() {
+        let server = ConfigOverrides {
+            model: Some("server-model".into()),
+            profile: Some("server-profile".into()),
+            approval_policy: Some(AskForApproval::Never),
+            sandbox_mode: Some(SandboxMode::ReadOnly),
+            compact_prompt: Some("server prompt".into()),
+            ..Default::default()
+        };
+        let request = ConfigOverrides {
+            model: Some("request-model".into()),
+            model_provider: Some("lmstudio".into()),
+            sandbox_mode: Some(SandboxMode::WorkspaceWrite),
+            cwd: Some("/req".into()),
+            ..Default::default()
+        };
+        let merged = server.clone().merge(request);
+        assert_eq!(
+            merged,
+            ConfigOverrides {
+                model: Some("request-model".into()),
+                model_provider: Some("lmstudio".into()),
+                profile: Some("server-profile".into()),
+                cwd: Some("/req".into()),
+                approval_policy: Some(AskForApproval::Never),
+                sandbox_mode: Some(SandboxMode::WorkspaceWrite),
+                base_instructions: None,
+                developer_instructions: None,
+                compact_prompt: Some("server prompt".into()),
+            }
+        );
+        assert_eq!(server.clone().merge(ConfigOverrides::default()), server);
     }
 
     #[test]

@@ -94,11 +94,13 @@ impl ModelProviderInfo {
         model.contains("deepseek") || kimi_thinking || deepseek_api
     }
 
-    /// The API key from `env_key`, if one is configured.
+    /// The API key from `env_key`, if one is configured: the environment variable, else the
+    /// key saved under that name in `home`'s credentials file ([`crate::credentials`]).
+    /// `home` is the configuration's home ([`crate::Config::home`]), never assumed.
     ///
-    /// `Ok(None)`: no key needed. `Err`: a key is needed and the variable is unset or
-    /// empty; the message names the variable and how to set it.
-    pub fn api_key(&self) -> Result<Option<String>, String> {
+    /// `Ok(None)`: no key needed. `Err`: a key is needed and neither the variable nor the file
+    /// has one; the message names the variable and how to set it.
+    pub fn api_key(&self, home: &std::path::Path) -> Result<Option<String>, String> {
         let Some(var) = &self.env_key else {
             return Ok(None);
         };
@@ -106,9 +108,7 @@ impl ModelProviderInfo {
             Ok(v) if !v.trim().is_empty() => Ok(Some(v.trim().to_string())),
             _ => {
                 // A key saved with the v2 API's `account/login/start`.
-                if let Ok(home) = crate::find_home()
-                    && let Some(key) = stored_api_key(&home, var)
-                {
+                if let Some(key) = crate::credentials::api_key(home, var) {
                     return Ok(Some(key));
                 }
                 let mut msg = format!(
@@ -124,76 +124,6 @@ impl ModelProviderInfo {
             }
         }
     }
-}
-
-/// Where API keys saved by `account/login/start` live, under the home directory, when no
-/// OS keyring is used: `{"api_keys": {"<ENV_KEY>": "<key>"}}`, mode 0600. Keys are filed
-/// under the provider's `env_key` name, so the variable and the file are interchangeable.
-pub const CREDENTIALS_FILE: &str = ".credentials.json";
-
-/// The key saved for `env_key` in `home`'s credentials file, if any. An unreadable or
-/// malformed file counts as no key.
-pub fn stored_api_key(home: &std::path::Path, env_key: &str) -> Option<String> {
-    let path = home.join(CREDENTIALS_FILE);
-    make_owner_only(&path);
-    let text = std::fs::read_to_string(&path).ok()?;
-    let v: serde_json::Value = serde_json::from_str(&text).ok()?;
-    let key = v.get("api_keys")?.get(env_key)?.as_str()?.trim();
-    (!key.is_empty()).then(|| key.to_string())
-}
-
-/// Tighten a file holding secrets to 0600 if group or others can read it (a copy made by hand,
-/// an older version). Best effort: a file owned by someone else is left as it is.
-pub fn make_owner_only(path: &std::path::Path) {
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::PermissionsExt;
-        if let Ok(meta) = std::fs::metadata(path)
-            && meta.permissions().mode() & 0o077 != 0
-            && let Err(e) = std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600))
-        {
-            tracing::warn!(
-                "{} is readable by other users and cannot be made private: {e}",
-                path.display()
-            );
-        }
-    }
-    #[cfg(not(unix))]
-    let _ = path;
-}
-
-/// Removes the key saved for `env_key` from `home`'s credentials file (a logout). Returns
-/// whether a key was there. Other keys and fields are kept; the file stays mode 0600.
-pub fn remove_stored_api_key(home: &std::path::Path, env_key: &str) -> std::io::Result<bool> {
-    let path = home.join(CREDENTIALS_FILE);
-    let text = match std::fs::read_to_string(&path) {
-        Ok(t) => t,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(false),
-        Err(e) => return Err(e),
-    };
-    let mut v: serde_json::Value = serde_json::from_str(&text).map_err(|e| {
-        std::io::Error::new(
-            std::io::ErrorKind::InvalidData,
-            format!(
-                "{} is not valid JSON ({e}); fix or delete it",
-                path.display()
-            ),
-        )
-    })?;
-    let removed = v
-        .get_mut("api_keys")
-        .and_then(|k| k.as_object_mut())
-        .and_then(|k| k.remove(env_key))
-        .is_some();
-    if removed {
-        let body = serde_json::to_string_pretty(&v).map_err(std::io::Error::other)?;
-        let mut opts = std::fs::OpenOptions::new();
-        opts.write(true).truncate(true).create(true);
-        #[cfg(unix)]
-        std::os::unix::fs::OpenOptionsExt::mode(&mut opts, 0o600);
-        std::io::Write::write_all(&mut opts.open(&path)?, body.as_bytes())?;
-    }
-    Ok(removed)
 }
 
 fn builtin(
@@ -400,53 +330,25 @@ mod ollama_host_tests {
 }
 
 #[cfg(test)]
-mod credentials_tests {
+mod api_key_tests {
     use super::*;
 
     #[test]
-    fn logout_removes_only_that_key() {
-        let home = tempfile::tempdir().unwrap();
-        assert!(!remove_stored_api_key(home.path(), "A_KEY").unwrap());
-        std::fs::write(
-            home.path().join(CREDENTIALS_FILE),
-            r#"{"api_keys": {"A_KEY": "a", "B_KEY": "b"}}"#,
-        )
-        .unwrap();
-        assert!(remove_stored_api_key(home.path(), "A_KEY").unwrap());
-        assert_eq!(stored_api_key(home.path(), "A_KEY"), None);
-        assert_eq!(stored_api_key(home.path(), "B_KEY").as_deref(), Some("b"));
-        assert!(!remove_stored_api_key(home.path(), "A_KEY").unwrap());
-        std::fs::write(home.path().join(CREDENTIALS_FILE), "not json").unwrap();
-        let err = remove_stored_api_key(home.path(), "B_KEY").unwrap_err();
-        assert!(err.to_string().contains("not valid JSON"), "{err}");
-    }
-
-    #[test]
-    fn stored_keys_are_read_by_env_key_name() {
-        let dir = tempfile::tempdir().unwrap();
-        assert_eq!(stored_api_key(dir.path(), "X_KEY"), None);
-        std::fs::write(dir.path().join(CREDENTIALS_FILE), "not json").unwrap();
-        assert_eq!(stored_api_key(dir.path(), "X_KEY"), None);
-        std::fs::write(
-            dir.path().join(CREDENTIALS_FILE),
-            r#"{"api_keys": {"X_KEY": " sk-1 ", "EMPTY": ""}, "other": 1}"#,
-        )
-        .unwrap();
-        assert_eq!(stored_api_key(dir.path(), "X_KEY").as_deref(), Some("sk-1"));
-        assert_eq!(stored_api_key(dir.path(), "EMPTY"), None);
-        assert_eq!(stored_api_key(dir.path(), "Y_KEY"), None);
-    }
-
-    #[cfg(unix)]
-    #[test]
-    fn a_readable_credentials_file_is_tightened_when_read() {
-        use std::os::unix::fs::PermissionsExt;
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join(CREDENTIALS_FILE);
-        std::fs::write(&path, r#"{"api_keys": {"X_KEY": "sk-1"}}"#).unwrap();
-        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o644)).unwrap();
-        assert_eq!(stored_api_key(dir.path(), "X_KEY").as_deref(), Some("sk-1"));
-        let mode = std::fs::metadata(&path).unwrap().permissions().mode() & 0o777;
-        assert_eq!(mode, 0o600);
+    fn stored_keys_come_from_the_given_home_only() {
+        // A variable nobody sets, so the key can only come from the file.
+        let var = "OI_CONFIG_TEST_UNSET_KEY_8f3a";
+        let mut p = builtin_providers()["openrouter"].clone();
+        p.env_key = Some(var.into());
+        let with_key = tempfile::tempdir().unwrap();
+        let without = tempfile::tempdir().unwrap();
+        crate::credentials::set_api_key(with_key.path(), var, Some("sk-home")).unwrap();
+        assert_eq!(
+            p.api_key(with_key.path()).unwrap().as_deref(),
+            Some("sk-home")
+        );
+        let err = p.api_key(without.path()).unwrap_err();
+        assert!(err.contains(var) && err.contains("export"), "{err}");
+        p.env_key = None;
+        assert_eq!(p.api_key(without.path()).unwrap(), None);
     }
 }

@@ -150,67 +150,57 @@ pub fn set_trust(
             dir.display()
         ))
     })?;
-    let text = match std::fs::read_to_string(config_path) {
-        Ok(t) => t,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
-        Err(source) => {
-            return Err(ConfigError::Read {
-                path: config_path.to_path_buf(),
-                source,
-            });
-        }
-    };
-    let mut doc: DocumentMut =
-        text.parse()
-            .map_err(|e: toml_edit::TomlError| ConfigError::Parse {
-                path: config_path.to_path_buf(),
-                message: e.to_string().trim().replace('\n', " "),
-            })?;
-    let projects = doc
-        .entry("projects")
-        .or_insert_with(|| {
-            let mut t = Table::new();
-            t.set_implicit(true);
-            Item::Table(t)
-        })
-        .as_table_mut()
-        .ok_or_else(|| ConfigError::Invalid {
-            origin: config_path.display().to_string(),
-            key: "projects".into(),
-            message: "expected a table of `[projects.\"/abs/path\"]` entries".into(),
-        })?;
+    crate::edit::update_text(
+        config_path,
+        |source| ConfigError::Other(format!("cannot update {}: {source}", config_path.display())),
+        |text| {
+            let mut doc: DocumentMut =
+                text.parse()
+                    .map_err(|e: toml_edit::TomlError| ConfigError::Parse {
+                        path: config_path.to_path_buf(),
+                        message: e.to_string().trim().replace('\n', " "),
+                    })?;
+            let projects = doc
+                .entry("projects")
+                .or_insert_with(|| {
+                    let mut t = Table::new();
+                    t.set_implicit(true);
+                    Item::Table(t)
+                })
+                .as_table_mut()
+                .ok_or_else(|| ConfigError::Invalid {
+                    origin: config_path.display().to_string(),
+                    key: "projects".into(),
+                    message: "expected a table of `[projects.\"/abs/path\"]` entries".into(),
+                })?;
 
-    let change = if trusted {
-        set_level(projects, key, TRUSTED);
-        TrustChange::Trusted
-    } else {
-        projects.remove(key);
-        // Anything still trusting `dir` after its own entry is gone is a parent's entry.
-        let plain: toml::Table = doc.to_string().parse().unwrap_or_default();
-        match trust_of(&plain, &dir) {
-            Trust::Trusted(parent) => {
-                if let Some(projects) = doc.get_mut("projects").and_then(Item::as_table_mut) {
-                    set_level(projects, key, UNTRUSTED);
+            let change = if trusted {
+                set_level(projects, key, TRUSTED);
+                TrustChange::Trusted
+            } else {
+                projects.remove(key);
+                // Anything still trusting `dir` after its own entry is gone is a parent's entry.
+                let plain: toml::Table = doc.to_string().parse().unwrap_or_default();
+                match trust_of(&plain, &dir) {
+                    Trust::Trusted(parent) => {
+                        if let Some(projects) = doc.get_mut("projects").and_then(Item::as_table_mut)
+                        {
+                            set_level(projects, key, UNTRUSTED);
+                        }
+                        TrustChange::MarkedUntrusted(parent)
+                    }
+                    _ => TrustChange::Removed,
                 }
-                TrustChange::MarkedUntrusted(parent)
-            }
-            _ => TrustChange::Removed,
-        }
-    };
-    write_atomically(config_path, &doc.to_string())?;
-    Ok(change)
+            };
+            Ok((Some(doc.to_string()), change))
+        },
+    )
 }
 
 fn set_level(projects: &mut Table, key: &str, level: &str) {
     let mut entry = Table::new();
     entry.insert("trust_level", toml_edit::value(level));
     projects.insert(key, Item::Table(entry));
-}
-
-/// [`crate::edit::write_atomically`], with the error naming the file.
-pub(crate) fn write_atomically(path: &Path, text: &str) -> Result<(), ConfigError> {
-    crate::edit::write_atomically(path, text)
-        .map_err(|source| ConfigError::Other(format!("cannot write {}: {source}", path.display())))
 }
 
 #[cfg(test)]

@@ -232,6 +232,7 @@ impl ThreadManager {
         let client = ModelClient::new(
             config.model_provider.clone(),
             config.model_provider_id.clone(),
+            &config.home,
         )
         .map_err(|e| CoreError::Config(e.to_string()))?;
         if !config.mcp_servers.values().any(|s| s.enabled) {

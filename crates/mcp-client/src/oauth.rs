@@ -1,25 +1,25 @@
 //! OAuth 2.1 (PKCE) for streamable HTTP servers, on rmcp's `auth` support: discovery, dynamic
 //! client registration or a configured client id, a loopback callback, and token storage.
 //!
-//! Tokens live in `$HOME/.credentials.json` (mode 0600) under the `mcp_oauth` section — the
-//! file is shared with API keys saved by the app server (`api_keys`), so every write keeps the
-//! other sections. Entries are keyed `<server>|<first 16 hex of SHA-256 of the server URL>`, so
+//! Tokens live in `$HOME/.credentials.json` under the `mcp_oauth` section, read and written
+//! through `oi_config::credentials` (the file's one owner: locked, atomic, mode 0600), which
+//! keeps the other sections (API keys) on every write. Entries are keyed `<server>|<first 16 hex of SHA-256 of the server URL>`, so
 //! changing a server's URL starts a fresh login. rmcp refreshes access tokens when they expire
 //! and saves the new ones through the same store.
 
+use oi_config::credentials;
 use rmcp::transport::auth::{
     AuthClient, AuthError, AuthorizationCallback, AuthorizationManager, AuthorizationRequest,
     CredentialStore, OAuthState, StoredCredentials,
 };
-use serde_json::{Map, Value};
+use serde_json::Value;
 use sha2::{Digest, Sha256};
-use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 /// The shared credentials file under the home directory.
-pub const CREDENTIALS_FILE: &str = ".credentials.json";
+pub use oi_config::credentials::CREDENTIALS_FILE;
 const SECTION: &str = "mcp_oauth";
 /// How long `login` waits for the browser to come back.
 pub const DEFAULT_LOGIN_TIMEOUT: Duration = Duration::from_secs(300);
@@ -35,7 +35,7 @@ pub fn credential_key(server: &str, url: &str) -> String {
 /// A [`CredentialStore`] backed by one entry of `$HOME/.credentials.json`.
 #[derive(Clone, Debug)]
 pub struct FileCredentialStore {
-    path: PathBuf,
+    home: PathBuf,
     key: String,
     server: String,
     url: String,
@@ -44,68 +44,17 @@ pub struct FileCredentialStore {
 impl FileCredentialStore {
     pub fn new(home: &Path, server: &str, url: &str) -> Self {
         Self {
-            path: home.join(CREDENTIALS_FILE),
+            home: home.to_path_buf(),
             key: credential_key(server, url),
             server: server.to_string(),
             url: url.to_string(),
         }
     }
 
-    fn read_all(&self) -> Result<Map<String, Value>, String> {
-        oi_config::provider::make_owner_only(&self.path);
-        match std::fs::read_to_string(&self.path) {
-            Ok(text) => match serde_json::from_str::<Value>(&text) {
-                Ok(Value::Object(m)) => Ok(m),
-                _ => Err(format!(
-                    "{} is not a JSON object; fix or remove it, then log in again",
-                    self.path.display()
-                )),
-            },
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Map::new()),
-            Err(e) => Err(format!("cannot read {}: {e}", self.path.display())),
-        }
-    }
-
-    fn write_all(&self, all: &Map<String, Value>) -> Result<(), String> {
-        let dir = self
-            .path
-            .parent()
-            .ok_or_else(|| format!("{} has no parent directory", self.path.display()))?;
-        // Owner-only folder (0700) whatever the umask, like the file itself.
-        let mut builder = std::fs::DirBuilder::new();
-        builder.recursive(true);
-        #[cfg(unix)]
-        std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
-        builder
-            .create(dir)
-            .map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
-        let fail = |e: std::io::Error| format!("cannot write {}: {e}", self.path.display());
-        let tmp = self
-            .path
-            .with_extension(format!("json.tmp{}", std::process::id()));
-        {
-            use std::os::unix::fs::OpenOptionsExt;
-            let mut f = std::fs::OpenOptions::new()
-                .write(true)
-                .create(true)
-                .truncate(true)
-                .mode(0o600)
-                .open(&tmp)
-                .map_err(fail)?;
-            let body = serde_json::to_vec_pretty(&Value::Object(all.clone()))
-                .map_err(|e| e.to_string())?;
-            f.write_all(&body).map_err(fail)?;
-            f.sync_all().map_err(fail)?;
-        }
-        std::fs::rename(&tmp, &self.path).map_err(fail)
-    }
-
     fn entry(&self) -> Result<Option<Value>, String> {
-        Ok(self
-            .read_all()?
-            .get(SECTION)
-            .and_then(|s| s.get(&self.key))
-            .cloned())
+        Ok(credentials::read_section(&self.home, SECTION)
+            .map_err(|e| e.to_string())?
+            .remove(&self.key))
     }
 
     /// Whether tokens are stored for this server.
@@ -120,28 +69,10 @@ impl FileCredentialStore {
 
     /// Delete this server's tokens; `Ok(false)` if there were none.
     pub fn delete(&self) -> Result<bool, String> {
-        let mut all = self.read_all()?;
-        let removed = all
-            .get_mut(SECTION)
-            .and_then(Value::as_object_mut)
-            .and_then(|s| s.remove(&self.key))
-            .is_some();
-        if removed {
-            if all
-                .get(SECTION)
-                .and_then(Value::as_object)
-                .is_some_and(Map::is_empty)
-            {
-                all.remove(SECTION);
-            }
-            if all.is_empty() {
-                std::fs::remove_file(&self.path)
-                    .map_err(|e| format!("cannot remove {}: {e}", self.path.display()))?;
-            } else {
-                self.write_all(&all)?;
-            }
-        }
-        Ok(removed)
+        credentials::update(&self.home, SECTION, |entries| {
+            entries.remove(&self.key).is_some()
+        })
+        .map_err(|e| e.to_string())
     }
 }
 
@@ -163,22 +94,13 @@ impl CredentialStore for FileCredentialStore {
         }
     }
 
-    async fn save(&self, credentials: StoredCredentials) -> Result<(), AuthError> {
-        let mut all = self.read_all().map_err(store_err)?;
-        let section = all
-            .entry(SECTION)
-            .or_insert_with(|| Value::Object(Map::new()));
-        if !section.is_object() {
-            *section = Value::Object(Map::new());
-        }
-        let creds = serde_json::to_value(&credentials).map_err(|e| store_err(e.to_string()))?;
-        if let Some(map) = section.as_object_mut() {
-            map.insert(
-                self.key.clone(),
-                serde_json::json!({"server_name": self.server, "server_url": self.url, "credentials": creds}),
-            );
-        }
-        self.write_all(&all).map_err(store_err)
+    async fn save(&self, stored: StoredCredentials) -> Result<(), AuthError> {
+        let creds = serde_json::to_value(&stored).map_err(|e| store_err(e.to_string()))?;
+        let entry = serde_json::json!({"server_name": self.server, "server_url": self.url, "credentials": creds});
+        credentials::update(&self.home, SECTION, |entries| {
+            entries.insert(self.key.clone(), entry);
+        })
+        .map_err(|e| store_err(e.to_string()))
     }
 
     async fn clear(&self) -> Result<(), AuthError> {

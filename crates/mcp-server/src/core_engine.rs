@@ -4,7 +4,7 @@
 
 use crate::McpServerOptions;
 use crate::engine::{Engine, EngineError, EngineThread, SessionRequest, ThreadHandle};
-use oi_config::{ConfigLoadOptions, LoadedConfig, json_to_toml, load_config};
+use oi_config::{ConfigLoadOptions, ConfigOverrides, LoadedConfig, load_config};
 use oi_core::{CoreError, NewThread, SessionSource, Thread, ThreadManager, ThreadManagerOptions};
 use oi_jsonrpc::BoxFuture;
 use oi_protocol::ThreadId;
@@ -39,19 +39,18 @@ impl CoreEngine {
     fn load(&self, req: Option<SessionRequest>) -> Result<LoadedConfig, EngineError> {
         let mut load: ConfigLoadOptions = self.opts.config_load();
         if let Some(req) = req {
-            let o = &mut load.overrides;
-            o.model = req.model.or(o.model.take());
-            o.profile = req.profile.or(o.profile.take());
-            o.cwd = req.cwd.or(o.cwd.take());
-            o.approval_policy = req.approval_policy.or(o.approval_policy);
-            o.sandbox_mode = req.sandbox.or(o.sandbox_mode);
-            o.base_instructions = req.base_instructions.or(o.base_instructions.take());
-            o.developer_instructions = req
-                .developer_instructions
-                .or(o.developer_instructions.take());
-            o.compact_prompt = req.compact_prompt.or(o.compact_prompt.take());
-            load.cli_overrides
-                .extend(req.config.iter().map(|(k, v)| (k.clone(), json_to_toml(v))));
+            let request = ConfigOverrides {
+                model: req.model,
+                profile: req.profile,
+                cwd: req.cwd,
+                approval_policy: req.approval_policy,
+                sandbox_mode: req.sandbox,
+                base_instructions: req.base_instructions,
+                developer_instructions: req.developer_instructions,
+                compact_prompt: req.compact_prompt,
+                model_provider: None,
+            };
+            load = load.with_request(request, req.config.iter().map(|(k, v)| (k, v)));
         }
         let loaded = load_config(load).map_err(|e| EngineError::Config(e.to_string()))?;
         for w in &loaded.warnings {

@@ -320,25 +320,10 @@ fn closest<'a>(key: &str, candidates: impl Iterator<Item = &'a str>) -> Option<&
     let norm = |s: &str| s.to_ascii_lowercase().replace(['_', '-'], "");
     let k = norm(key);
     candidates
-        .map(|c| (edit_distance(&k, &norm(c)), c))
+        .map(|c| (strsim::levenshtein(&k, &norm(c)), c))
         .filter(|(d, c)| *d <= 2.max(c.len() / 4))
         .min_by_key(|(d, _)| *d)
         .map(|(_, c)| c)
-}
-
-fn edit_distance(a: &str, b: &str) -> usize {
-    let b: Vec<char> = b.chars().collect();
-    let mut prev: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.chars().enumerate() {
-        let mut cur = vec![i + 1; b.len() + 1];
-        for (j, cb) in b.iter().enumerate() {
-            cur[j + 1] = (prev[j] + usize::from(ca != *cb))
-                .min(prev[j + 1] + 1)
-                .min(cur[j] + 1);
-        }
-        prev = cur;
-    }
-    prev[b.len()]
 }
 
 #[cfg(test)]

@@ -198,10 +198,12 @@ pub fn parse_models(body: &Value) -> Vec<RemoteModel> {
         .collect()
 }
 
-/// `GET {base_url}/models` of `provider` (with its headers, query and key, if any), parsed.
-/// Loopback URLs bypass proxies; the request gives up after `timeout`.
+/// `GET {base_url}/models` of `provider` (with its headers, query and key, if any; a stored
+/// key is looked up under `home`), parsed. Loopback URLs bypass proxies; the request gives up
+/// after `timeout`.
 pub async fn fetch_models(
     provider: ModelProviderInfo,
+    home: &std::path::Path,
     timeout: Duration,
 ) -> Result<Vec<RemoteModel>, String> {
     let base = provider
@@ -225,7 +227,7 @@ pub async fn fetch_models(
         req = req.header(k, v);
     }
     // A missing key only means we ask without one; local servers need none.
-    if let Ok(Some(key)) = provider.api_key() {
+    if let Ok(Some(key)) = provider.api_key(home) {
         req = req.bearer_auth(key);
     }
     let resp = req.send().await.map_err(|e| e.to_string())?;

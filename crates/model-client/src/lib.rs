@@ -163,11 +163,18 @@ const ERROR_BODY_LIMIT: usize = 64 * 1024;
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(30);
 
 impl ModelClient {
+    /// A client for `provider`. Its API key comes from the `env_key` variable, else from the
+    /// credentials file under `home` (the configuration's home directory).
+    ///
     /// Fails with [`ModelError::MissingApiKey`] (the provider's message) when `env_key` is set
-    /// but the variable is unset, and with [`ModelError::Config`] when the provider has no
+    /// but neither has a key, and with [`ModelError::Config`] when the provider has no
     /// `base_url` or an invalid header.
-    pub fn new(provider: ModelProviderInfo, provider_id: String) -> Result<Self, ModelError> {
-        let api_key = provider.api_key().map_err(ModelError::MissingApiKey)?;
+    pub fn new(
+        provider: ModelProviderInfo,
+        provider_id: String,
+        home: &std::path::Path,
+    ) -> Result<Self, ModelError> {
+        let api_key = provider.api_key(home).map_err(ModelError::MissingApiKey)?;
         let base = provider
             .base_url
             .as_deref()

@@ -290,7 +290,12 @@ async fn unreachable_endpoint_is_a_connect_error() {
         let mut provider = server.provider(wire);
         provider.base_url = Some(format!("http://127.0.0.1:{port}/v1"));
         provider.request_max_retries = Some(1);
-        let client = ModelClient::new(provider, "local".into()).unwrap();
+        let client = ModelClient::new(
+            provider,
+            "local".into(),
+            std::path::Path::new(common::NO_HOME),
+        )
+        .unwrap();
         let out = run_with(&client, &prompt()).await;
         let err = out.err();
         assert!(matches!(err, ModelError::Connect(_)), "{err:?}");
@@ -396,7 +401,12 @@ async fn dropping_the_stream_interrupts_and_the_client_stays_usable() {
         MockTurn::text("second"),
     ]);
     let server = MockModelServer::start(script).await.unwrap();
-    let client = ModelClient::new(server.provider(WireApi::Chat), "mock".into()).unwrap();
+    let client = ModelClient::new(
+        server.provider(WireApi::Chat),
+        "mock".into(),
+        std::path::Path::new(common::NO_HOME),
+    )
+    .unwrap();
     let mut stream = client.stream(&prompt(), &|_| {}).await.unwrap();
     assert_eq!(
         stream.next().await.unwrap().unwrap(),
@@ -418,7 +428,12 @@ async fn dropping_the_request_future_cancels_a_pending_retry() {
     .unwrap();
     let mut provider = server.provider(WireApi::Chat);
     provider.request_max_retries = Some(5);
-    let client = ModelClient::new(provider, "mock".into()).unwrap();
+    let client = ModelClient::new(
+        provider,
+        "mock".into(),
+        std::path::Path::new(common::NO_HOME),
+    )
+    .unwrap();
     let (retry_tx, retry_rx) = tokio::sync::oneshot::channel();
     let retry_tx = std::sync::Mutex::new(Some(retry_tx));
     let task = tokio::spawn(async move {
@@ -446,7 +461,12 @@ async fn rate_limit_headers_are_recorded() {
     let server = MockModelServer::start(MockScript::turns([turn]))
         .await
         .unwrap();
-    let client = ModelClient::new(server.provider(WireApi::Chat), "mock".into()).unwrap();
+    let client = ModelClient::new(
+        server.provider(WireApi::Chat),
+        "mock".into(),
+        std::path::Path::new(common::NO_HOME),
+    )
+    .unwrap();
     assert!(client.rate_limits().is_none());
     run_with(&client, &prompt()).await.ok();
     let snap = client.rate_limits().unwrap();
@@ -498,7 +518,12 @@ async fn chat_request_shape() {
     let mut provider = server.provider(WireApi::Chat);
     provider.http_headers = Some([("X-Static".to_string(), "yes".to_string())].into());
     provider.query_params = Some([("api-version".to_string(), "2025-01".to_string())].into());
-    let client = ModelClient::new(provider, "mock".into()).unwrap();
+    let client = ModelClient::new(
+        provider,
+        "mock".into(),
+        std::path::Path::new(common::NO_HOME),
+    )
+    .unwrap();
     let mut p = prompt();
     p.input = history();
     p.reasoning_effort = Some(oi_protocol::config_types::ReasoningEffort::Low);
@@ -574,7 +599,12 @@ async fn responses_request_shape() {
     let server = MockModelServer::start(MockScript::always(MockTurn::text("ok")))
         .await
         .unwrap();
-    let client = ModelClient::new(server.provider(WireApi::Responses), "mock".into()).unwrap();
+    let client = ModelClient::new(
+        server.provider(WireApi::Responses),
+        "mock".into(),
+        std::path::Path::new(common::NO_HOME),
+    )
+    .unwrap();
     let mut p = prompt();
     p.input = history();
     p.input.push(ResponseItem::Reasoning {

@@ -32,7 +32,12 @@ async fn missing_key_is_reported_before_any_request() {
     let server = MockModelServer::start(MockScript::default()).await.unwrap();
     let mut provider = server.provider(WireApi::Chat);
     provider.env_key = Some(UNSET_VAR.into());
-    let err = ModelClient::new(provider, "mock".into()).unwrap_err();
+    let err = ModelClient::new(
+        provider,
+        "mock".into(),
+        std::path::Path::new(common::NO_HOME),
+    )
+    .unwrap_err();
     assert!(matches!(err, ModelError::MissingApiKey(_)), "{err:?}");
     assert!(err.to_string().contains(UNSET_VAR), "{err}");
     assert!(server.requests().is_empty());
@@ -51,7 +56,12 @@ async fn key_and_env_headers_are_sent() {
         ]
         .into(),
     );
-    let client = ModelClient::new(provider, "mock".into()).unwrap();
+    let client = ModelClient::new(
+        provider,
+        "mock".into(),
+        std::path::Path::new(common::NO_HOME),
+    )
+    .unwrap();
     assert!(
         !format!("{client:?}").contains("sk-test-123"),
         "the key never shows in debug output"
@@ -73,7 +83,12 @@ async fn unauthorized_names_the_key_variable() {
     let mut provider = server.provider(WireApi::Chat);
     provider.env_key = Some(KEY_VAR.into());
     provider.request_max_retries = Some(3);
-    let client = ModelClient::new(provider, "mock".into()).unwrap();
+    let client = ModelClient::new(
+        provider,
+        "mock".into(),
+        std::path::Path::new(common::NO_HOME),
+    )
+    .unwrap();
     let out = run_with(&client, &prompt()).await;
     let err = out.err();
     assert_eq!(err.http_status(), Some(401));

@@ -233,7 +233,12 @@ async fn deepseek_reasoning_goes_back_with_the_tool_call() {
     ))]))
     .await
     .unwrap();
-    let client = ModelClient::new(server.provider(WireApi::Chat), "mock".into()).unwrap();
+    let client = ModelClient::new(
+        server.provider(WireApi::Chat),
+        "mock".into(),
+        std::path::Path::new(common::NO_HOME),
+    )
+    .unwrap();
     let mut p = prompt();
     p.model = "deepseek-reasoner".into();
     let first = run_with(&client, &p).await;
@@ -272,7 +277,12 @@ async fn deepseek_reasoning_goes_back_with_the_tool_call() {
         ))]));
         let mut provider = server.provider(WireApi::Chat);
         provider.send_reasoning_content = flag;
-        let client = ModelClient::new(provider, "mock".into()).unwrap();
+        let client = ModelClient::new(
+            provider,
+            "mock".into(),
+            std::path::Path::new(common::NO_HOME),
+        )
+        .unwrap();
         p.model = model.into();
         run_with(&client, &p).await.ok();
         let req = &server.requests()[0];

@@ -101,7 +101,7 @@ pub fn logout(config: &Config) -> Result<String, String> {
             config.model_provider_id
         ));
     };
-    let removed = oi_config::provider::remove_stored_api_key(&config.home, &var)
+    let removed = oi_config::credentials::set_api_key(&config.home, &var, None)
         .map_err(|e| format!("cannot update the credentials file: {e}"))?;
     let mut msg = if removed {
         format!("Removed the stored key for {var}")

@@ -256,8 +256,9 @@ async fn run_inner(opts: TuiOptions) -> Result<i32, String> {
     {
         let provider = config.model_provider.clone();
         let configured = config.model.clone();
+        let home = config.home.clone();
         tokio::spawn(async move {
-            let listed = oi_model_client::catalog::fetch_models(provider, MODELS_TIMEOUT)
+            let listed = oi_model_client::catalog::fetch_models(provider, &home, MODELS_TIMEOUT)
                 .await
                 .unwrap_or_default();
             let mut ids = vec![configured];

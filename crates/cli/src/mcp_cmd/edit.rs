@@ -60,12 +60,7 @@ fn validate(name: &str, t: &Table) -> Result<McpServerConfig, String> {
     oi_config::mcp::parse_server(name, &parsed, &mut warnings)
 }
 
-fn read_doc(path: &Path) -> Result<DocumentMut, String> {
-    let text = match std::fs::read_to_string(path) {
-        Ok(t) => t,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
-        Err(e) => return Err(format!("cannot read {}: {e}", path.display())),
-    };
+fn parse_doc(path: &Path, text: &str) -> Result<DocumentMut, String> {
     text.parse::<DocumentMut>().map_err(|e| {
         format!(
             "cannot edit {}: it is not valid TOML ({}); fix the file and try again",
@@ -75,59 +70,61 @@ fn read_doc(path: &Path) -> Result<DocumentMut, String> {
     })
 }
 
-fn write_doc(path: &Path, doc: &DocumentMut) -> Result<(), String> {
-    if let Some(dir) = path.parent() {
-        std::fs::create_dir_all(dir)
-            .map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
-    }
-    // Write a sibling file and rename it over the original: a crash never leaves half a config.
-    let tmp = path.with_extension(format!("toml.tmp{}", std::process::id()));
-    std::fs::write(&tmp, doc.to_string())
-        .map_err(|e| format!("cannot write {}: {e}", tmp.display()))?;
-    if let Ok(meta) = std::fs::metadata(path) {
-        let _ = std::fs::set_permissions(&tmp, meta.permissions());
-    }
-    std::fs::rename(&tmp, path).map_err(|e| {
-        let _ = std::fs::remove_file(&tmp);
-        format!("cannot replace {}: {e}", path.display())
-    })
+/// Read, change and atomically rewrite the user config under its edit lock
+/// ([`oi_config::edit`]), so a concurrent `mcp add`, `trust` or `config/value/write` is never
+/// lost. `change` returns whether it changed anything (nothing is written otherwise).
+fn edit_doc(
+    path: &Path,
+    change: impl FnOnce(&mut DocumentMut) -> Result<bool, String>,
+) -> Result<bool, String> {
+    oi_config::edit::update_text(
+        path,
+        |e| format!("cannot update {}: {e}", path.display()),
+        |text| {
+            let mut doc = parse_doc(path, text)?;
+            let changed = change(&mut doc)?;
+            Ok((changed.then(|| doc.to_string()), changed))
+        },
+    )
 }
 
 /// Insert or replace `mcp_servers.<name>`; a replaced entry keeps its place in the file.
 pub fn upsert_server(path: &Path, name: &str, mut entry: Table) -> Result<(), String> {
-    let mut doc = read_doc(path)?;
-    let root = doc.as_table_mut();
-    if !root.contains_key("mcp_servers") {
-        let mut servers = Table::new();
-        // No bare `[mcp_servers]` header: only `[mcp_servers.<name>]` tables appear.
-        servers.set_implicit(true);
-        root.insert("mcp_servers", Item::Table(servers));
-    }
-    let servers = root
-        .get_mut("mcp_servers")
-        .and_then(Item::as_table_like_mut)
-        .ok_or_else(|| {
-            format!(
-                "cannot edit {}: `mcp_servers` is not a table; fix the file and try again",
-                path.display()
-            )
-        })?;
-    match servers.get_mut(name) {
-        Some(existing) => {
-            // Keep the comment/blank lines that preceded the old table header.
-            if let Some(old) = existing.as_table() {
-                entry.decor_mut().clone_from(old.decor());
-                if let Some(pos) = old.position() {
-                    entry.set_position(pos);
+    edit_doc(path, |doc| {
+        let root = doc.as_table_mut();
+        if !root.contains_key("mcp_servers") {
+            let mut servers = Table::new();
+            // No bare `[mcp_servers]` header: only `[mcp_servers.<name>]` tables appear.
+            servers.set_implicit(true);
+            root.insert("mcp_servers", Item::Table(servers));
+        }
+        let servers = root
+            .get_mut("mcp_servers")
+            .and_then(Item::as_table_like_mut)
+            .ok_or_else(|| {
+                format!(
+                    "cannot edit {}: `mcp_servers` is not a table; fix the file and try again",
+                    path.display()
+                )
+            })?;
+        match servers.get_mut(name) {
+            Some(existing) => {
+                // Keep the comment/blank lines that preceded the old table header.
+                if let Some(old) = existing.as_table() {
+                    entry.decor_mut().clone_from(old.decor());
+                    if let Some(pos) = old.position() {
+                        entry.set_position(pos);
+                    }
                 }
+                *existing = Item::Table(entry);
             }
-            *existing = Item::Table(entry);
+            None => {
+                servers.insert(name, Item::Table(entry));
+            }
         }
-        None => {
-            servers.insert(name, Item::Table(entry));
-        }
-    }
-    write_doc(path, &doc)
+        Ok(true)
+    })
+    .map(|_| ())
 }
 
 /// Remove `mcp_servers.<name>`; `Ok(false)` if the user config has no such entry.
@@ -135,19 +132,13 @@ pub fn remove_server(path: &Path, name: &str) -> Result<bool, String> {
     if !path.exists() {
         return Ok(false);
     }
-    let mut doc = read_doc(path)?;
-    let Some(servers) = doc
-        .as_table_mut()
-        .get_mut("mcp_servers")
-        .and_then(Item::as_table_like_mut)
-    else {
-        return Ok(false);
-    };
-    if servers.remove(name).is_none() {
-        return Ok(false);
-    }
-    write_doc(path, &doc)?;
-    Ok(true)
+    edit_doc(path, |doc| {
+        Ok(doc
+            .as_table_mut()
+            .get_mut("mcp_servers")
+            .and_then(Item::as_table_like_mut)
+            .is_some_and(|servers| servers.remove(name).is_some()))
+    })
 }
 
 #[cfg(test)]

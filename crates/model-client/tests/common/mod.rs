@@ -13,6 +13,9 @@ use serde_json::json;
 
 pub const WIRES: [WireApi; 2] = [WireApi::Chat, WireApi::Responses];
 pub const WAIT: Duration = Duration::from_secs(10);
+/// The home handed to clients: no credentials file there, so a key can only come from the
+/// environment (never from the real home of whoever runs the tests).
+pub const NO_HOME: &str = "/nonexistent/openinterpreter-test-home";
 
 pub fn prompt() -> Prompt {
     Prompt {
@@ -159,7 +162,7 @@ pub async fn run(
     let server = MockModelServer::start(script).await.unwrap();
     let mut provider = server.provider(wire);
     tweak(&mut provider);
-    let client = ModelClient::new(provider, "mock".into()).unwrap();
+    let client = ModelClient::new(provider, "mock".into(), std::path::Path::new(NO_HOME)).unwrap();
     let outcome = run_with(&client, &prompt()).await;
     (outcome, server)
 }

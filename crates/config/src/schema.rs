@@ -1,0 +1,301 @@
+//! The shape of `config.toml` as serde reads it: the top-level keys and their small tables.
+//!
+//! [`ConfigToml`] is deserialized from the layered table (user, project, profile, `-c`); the
+//! loader turns it into the typed [`crate::Config`]. Keys with their own validation keep their
+//! raw TOML here (`mcp_servers`, `model_providers`, `shell_environment_policy`, `profiles`,
+//! `projects`) and are checked by their modules.
+//!
+//! Unknown keys are found with `serde_ignored` while each file is read ([`unknown_keys`]), so
+//! the field list below and [`crate::keys::TOP_LEVEL_KEYS`] must agree: a test checks that
+//! every honoured key is a field here and that nothing else is.
+
+use serde::{Deserialize, Deserializer};
+
+/// The top-level keys Open Interpreter honours (see `keys.rs` for their documentation).
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+pub(crate) struct ConfigToml {
+    pub model: Option<String>,
+    pub model_provider: Option<String>,
+    pub model_reasoning_effort: Option<String>,
+    pub model_reasoning_summary: Option<String>,
+    pub model_verbosity: Option<String>,
+    pub model_context_window: Option<NonNegative>,
+    pub model_auto_compact_token_limit: Option<NonNegative>,
+    pub approval_policy: Option<String>,
+    pub sandbox_mode: Option<String>,
+    pub sandbox_workspace_write: Option<SandboxWorkspaceWriteToml>,
+    pub profile: Option<String>,
+    pub profiles: Option<toml::Value>,
+    pub model_providers: Option<toml::Value>,
+    pub mcp_servers: Option<toml::Value>,
+    pub base_instructions: Option<String>,
+    pub instructions: Option<String>,
+    pub developer_instructions: Option<String>,
+    pub compact_prompt: Option<String>,
+    pub approval_timeout_sec: Option<NonNegative>,
+    pub max_turn_steps: Option<NonNegative>,
+    pub tool_output_max_bytes: Option<NonNegative>,
+    pub shell_timeout_ms: Option<NonNegative>,
+    pub hide_agent_reasoning: Option<bool>,
+    pub show_raw_agent_reasoning: Option<bool>,
+    pub project_doc_max_bytes: Option<NonNegative>,
+    pub notify: Option<Vec<String>>,
+    pub history: Option<HistoryToml>,
+    pub projects: Option<toml::Value>,
+    pub shell_environment_policy: Option<toml::Value>,
+    /// Read by [`crate::thread_store_url`] from the user config only; here so that its keys
+    /// are checked like the others.
+    pub thread_store: Option<ThreadStoreToml>,
+}
+
+/// `[thread_store]`.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+pub(crate) struct ThreadStoreToml {
+    pub url: Option<String>,
+}
+
+/// `[sandbox_workspace_write]`.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+pub(crate) struct SandboxWorkspaceWriteToml {
+    pub writable_roots: Vec<String>,
+    pub network_access: bool,
+    pub exclude_tmpdir_env_var: bool,
+    pub exclude_slash_tmp: bool,
+    pub allow_git_writes: bool,
+}
+
+/// `[history]`.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+pub(crate) struct HistoryToml {
+    pub persistence: Option<String>,
+    /// Accepted (Codex writes it) and not used: the prompt history is not size-capped.
+    #[allow(dead_code)]
+    pub max_bytes: Option<toml::Value>,
+}
+
+/// A count or a duration: a non-negative integer (a float is accepted and truncated, as
+/// `approval_timeout_sec = 1.5` has always been).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct NonNegative(pub u64);
+
+impl<'de> Deserialize<'de> for NonNegative {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct Visitor;
+        impl serde::de::Visitor<'_> for Visitor {
+            type Value = NonNegative;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a non-negative number")
+            }
+            fn visit_u64<E: serde::de::Error>(self, v: u64) -> Result<NonNegative, E> {
+                Ok(NonNegative(v))
+            }
+            fn visit_i64<E: serde::de::Error>(self, v: i64) -> Result<NonNegative, E> {
+                u64::try_from(v)
+                    .map(NonNegative)
+                    .map_err(|_| E::custom(format!("expected a non-negative number, found {v}")))
+            }
+            fn visit_f64<E: serde::de::Error>(self, v: f64) -> Result<NonNegative, E> {
+                if v.is_finite() && v >= 0.0 {
+                    // Truncation is the documented meaning of a fractional value.
+                    Ok(NonNegative(v as u64))
+                } else {
+                    Err(E::custom(format!(
+                        "expected a non-negative number, found {v}"
+                    )))
+                }
+            }
+        }
+        d.deserialize_any(Visitor)
+    }
+}
+
+/// A value of the wrong type, as `(dotted key, message)`: toml names the key only in its
+/// rendered text (`... in `a.b``), so it is read back from there.
+pub(crate) fn split_error(e: &toml::de::Error) -> (String, String) {
+    let rendered = e.to_string();
+    let key = rendered
+        .lines()
+        .rev()
+        .find_map(|l| l.strip_prefix("in `").and_then(|k| k.strip_suffix('`')))
+        .unwrap_or_default()
+        .to_string();
+    let message = e
+        .message()
+        .replace("invalid type: ", "")
+        .replace(", expected", "; expected");
+    (key, message)
+}
+
+/// The dotted paths of the keys in `text` (one config file) that [`ConfigToml`] does not
+/// read, each with the 1-based line it is written on. Tables that keep their raw TOML
+/// (`mcp_servers`...) are not looked into. `None` when the file does not fit the schema at
+/// all; the loader reports that error itself.
+pub(crate) fn unknown_keys(text: &str) -> Option<Vec<(String, Option<usize>)>> {
+    let mut paths = Vec::new();
+    let de = toml::de::Deserializer::parse(text).ok()?;
+    let _: ConfigToml = serde_ignored::deserialize(de, |path| paths.push(dotted(&path))).ok()?;
+    Some(
+        paths
+            .into_iter()
+            .map(|p| {
+                let parts: Vec<&str> = p.split('.').collect();
+                let line = line_of_key(text, &parts);
+                (p, line)
+            })
+            .collect(),
+    )
+}
+
+/// `serde_ignored`'s path as a dotted key: it writes `?` for the `Some` of an `Option`.
+pub(crate) fn dotted(path: &serde_ignored::Path) -> String {
+    path.to_string()
+        .split('.')
+        .filter(|s| *s != "?")
+        .collect::<Vec<_>>()
+        .join(".")
+}
+
+/// The 1-based line where the key at `parts` (table names, then the key) is written in the
+/// TOML `text`, from the parser's spans; `None` if the text does not parse or has no such key.
+pub(crate) fn line_of_key(text: &str, parts: &[&str]) -> Option<usize> {
+    let doc = toml_edit::Document::parse(text).ok()?;
+    let mut table: &dyn toml_edit::TableLike = doc.as_table();
+    let (last, parents) = parts.split_last()?;
+    for part in parents {
+        table = table.get(part)?.as_table_like()?;
+    }
+    let (key, _) = table.get_key_value(last)?;
+    let start = key.span()?.start;
+    Some(text.get(..start)?.matches('\n').count() + 1)
+}
+
+/// The names of the `[mcp_servers.<name>]` tables written in `text`.
+pub(crate) fn mcp_server_names(text: &str) -> Vec<String> {
+    toml_edit::Document::parse(text)
+        .ok()
+        .and_then(|doc| {
+            doc.as_table()
+                .get("mcp_servers")
+                .and_then(|s| s.as_table_like())
+                .map(|s| s.iter().map(|(k, _)| k.to_string()).collect())
+        })
+        .unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::keys::{HISTORY_KEYS, SANDBOX_WW_KEYS, THREAD_STORE_KEYS, TOP_LEVEL_KEYS};
+
+    /// The field names a derived struct declares (serde passes them to `deserialize_struct`).
+    fn fields_of<T: for<'de> Deserialize<'de>>() -> Vec<&'static str> {
+        struct Fields(Vec<&'static str>);
+        struct Probe<'a>(&'a mut Fields);
+        impl<'de> Deserializer<'de> for Probe<'_> {
+            type Error = serde::de::value::Error;
+            fn deserialize_any<V: serde::de::Visitor<'de>>(
+                self,
+                _: V,
+            ) -> Result<V::Value, Self::Error> {
+                Err(serde::de::Error::custom("only the field names are wanted"))
+            }
+            fn deserialize_struct<V: serde::de::Visitor<'de>>(
+                self,
+                _: &'static str,
+                fields: &'static [&'static str],
+                _: V,
+            ) -> Result<V::Value, Self::Error> {
+                self.0.0.extend(fields);
+                Err(serde::de::Error::custom("only the field names are wanted"))
+            }
+            serde::forward_to_deserialize_any! {
+                bool i8 i16 i32 i64 i128 u8 u16 u32 u64 u128 f32 f64 char str string bytes
+                byte_buf option unit unit_struct newtype_struct seq tuple tuple_struct map enum
+                identifier ignored_any
+            }
+        }
+        let mut fields = Fields(Vec::new());
+        let _ = T::deserialize(Probe(&mut fields));
+        let mut names = fields.0;
+        names.sort_unstable();
+        names
+    }
+
+    fn sorted(keys: &[&'static str]) -> Vec<&'static str> {
+        let mut keys = keys.to_vec();
+        keys.sort_unstable();
+        keys
+    }
+
+    #[test]
+    fn the_schema_reads_exactly_the_known_keys() {
+        assert_eq!(fields_of::<ConfigToml>(), sorted(TOP_LEVEL_KEYS));
+        assert_eq!(
+            fields_of::<SandboxWorkspaceWriteToml>(),
+            sorted(SANDBOX_WW_KEYS)
+        );
+        assert_eq!(fields_of::<HistoryToml>(), sorted(HISTORY_KEYS));
+        assert_eq!(fields_of::<ThreadStoreToml>(), sorted(THREAD_STORE_KEYS));
+        assert_eq!(ignored("model = \"m\"\nnot_a_key = 1\n"), ["not_a_key"]);
+    }
+
+    fn ignored(text: &str) -> Vec<String> {
+        let mut paths = Vec::new();
+        let value: toml::Value = toml::from_str(text).unwrap();
+        // Types do not matter here: only which keys the schema visits.
+        let _ =
+            serde_ignored::deserialize(value, |p| paths.push(dotted(&p))).map(|_: ConfigToml| ());
+        paths
+    }
+
+    #[test]
+    fn the_small_tables_read_exactly_their_keys() {
+        for (table, keys) in [
+            ("sandbox_workspace_write", SANDBOX_WW_KEYS),
+            ("history", HISTORY_KEYS),
+            ("thread_store", THREAD_STORE_KEYS),
+        ] {
+            let mut text = format!("[{table}]\n");
+            for k in keys {
+                text.push_str(&format!("{k} = {}\n", sample(k)));
+            }
+            text.push_str("zzz = 1\n");
+            assert_eq!(ignored(&text), [format!("{table}.zzz")], "{text}");
+        }
+    }
+
+    fn sample(key: &str) -> &'static str {
+        match key {
+            "writable_roots" => "[]",
+            "persistence" => "\"none\"",
+            _ => "true",
+        }
+    }
+
+    #[test]
+    fn unknown_keys_come_with_their_line() {
+        let text = "model = \"m\"\n\n[sandbox_workspace_write]\nnetwork_acces = true\n";
+        assert_eq!(
+            unknown_keys(text).unwrap(),
+            [("sandbox_workspace_write.network_acces".to_string(), Some(4))]
+        );
+    }
+
+    #[test]
+    fn non_negative_numbers() {
+        let t: ConfigToml =
+            toml::from_str("max_turn_steps = 3\napproval_timeout_sec = 1.5").unwrap();
+        assert_eq!(t.max_turn_steps, Some(NonNegative(3)));
+        assert_eq!(t.approval_timeout_sec, Some(NonNegative(1)));
+        let e = toml::Value::Table(toml::from_str("max_turn_steps = -1").unwrap())
+            .try_into::<ConfigToml>()
+            .unwrap_err();
+        let (key, message) = split_error(&e);
+        assert_eq!(key, "max_turn_steps");
+        assert!(message.contains("non-negative"), "{message}");
+    }
+}
