@@ -122,9 +122,10 @@ pub enum Command {
     /// Run one turn headlessly and print the result.
     #[command(after_help = EXEC_AFTER_HELP)]
     Exec(ExecArgs),
-    /// Run the MCP server over stdio (tools `codex` and `codex-reply`, and the v2 API).
+    /// Run the MCP server over stdio (tools `codex` and `codex-reply`, and the v2 API), or
+    /// over streamable HTTP with `--listen`.
     #[command(after_help = MCP_SERVER_AFTER_HELP)]
-    McpServer,
+    McpServer(crate::mcp_server_cmd::McpServerArgs),
     /// Run one command under a sandbox policy, to see what the agent may do.
     #[command(after_help = SANDBOX_AFTER_HELP)]
     Sandbox(SandboxArgs),
@@ -165,7 +166,9 @@ const EXEC_AFTER_HELP: &str = with_config_help!(
 const MCP_SERVER_AFTER_HELP: &str = with_config_help!(
     "  interpreter mcp-server
   RUST_LOG=debug interpreter mcp-server   # also logged to $OPENINTERPRETER_HOME/log/mcp-server.log
-  npx @modelcontextprotocol/inspector interpreter mcp-server"
+  npx @modelcontextprotocol/inspector interpreter mcp-server
+  interpreter mcp-server --listen 127.0.0.1:8765          # streamable HTTP at http://127.0.0.1:8765/mcp
+  OI_TOKEN=$(openssl rand -hex 32) interpreter mcp-server --listen 0.0.0.0:8765 --auth-token-env OI_TOKEN"
 );
 const SANDBOX_AFTER_HELP: &str = with_config_help!(
     "  interpreter sandbox -- touch /tmp/x               # read-only: refused
@@ -365,7 +368,7 @@ pub fn main_with_args(mut args: Vec<OsString>) -> i32 {
         // The screen belongs to the TUI: logs go to a file only.
         crate::tui_cmd::init_file_tracing();
     } else {
-        let log_file = matches!(cli.command, Some(Command::McpServer))
+        let log_file = matches!(cli.command, Some(Command::McpServer(_)))
             .then(|| oi_config::find_home().ok())
             .flatten()
             .map(|home| home.join("log").join("mcp-server.log"));
@@ -404,7 +407,7 @@ pub fn main_with_args(mut args: Vec<OsString>) -> i32 {
             };
             rt.block_on(crate::mcp_cmd::run(command, &home, &cli_overrides))
         }
-        Some(Command::McpServer) => {
+        Some(Command::McpServer(args)) => {
             let cli_overrides = match cli.global.cli_overrides() {
                 Ok(o) => o,
                 Err(e) => {
@@ -412,13 +415,12 @@ pub fn main_with_args(mut args: Vec<OsString>) -> i32 {
                     return EXIT_USAGE;
                 }
             };
-            rt.block_on(crate::mcp_server_cmd::run(
-                oi_mcp_server::McpServerOptions {
-                    cli_overrides,
-                    overrides: cli.global.overrides(),
-                    home: None,
-                },
-            ))
+            let opts = oi_mcp_server::McpServerOptions {
+                cli_overrides,
+                overrides: cli.global.overrides(),
+                home: None,
+            };
+            rt.block_on(crate::mcp_server_cmd::run(opts, args))
         }
         None if tui => rt.block_on(crate::tui_cmd::run_tui(
             cli.global,
