@@ -138,11 +138,34 @@ impl ItemMapper {
         out
     }
 
+    /// Maps an event of this turn, by kind: messages, commands, file changes, MCP calls,
+    /// and the turn's own state (usage, errors, its end).
     fn on_turn_event(&mut self, msg: &EventMsg, out: &mut Vec<Note>) {
         match msg {
             EventMsg::TaskStarted(e) => {
                 self.started_at = self.started_at.or(e.started_at);
             }
+            EventMsg::UserMessage(_)
+            | EventMsg::AgentMessageDelta(_)
+            | EventMsg::AgentMessage(_)
+            | EventMsg::AgentReasoningDelta(_)
+            | EventMsg::AgentReasoning(_) => self.on_message_event(msg, out),
+            EventMsg::ExecCommandBegin(_)
+            | EventMsg::ExecCommandOutputDelta(_)
+            | EventMsg::ExecCommandEnd(_) => self.on_command_event(msg, out),
+            EventMsg::PatchApplyBegin(_) | EventMsg::PatchApplyEnd(_) => {
+                self.on_file_change_event(msg, out)
+            }
+            EventMsg::McpToolCallBegin(_)
+            | EventMsg::McpToolCallProgress(_)
+            | EventMsg::McpToolCallEnd(_) => self.on_mcp_call_event(msg, out),
+            _ => self.on_turn_state_event(msg, out),
+        }
+    }
+
+    /// User, agent and reasoning messages → message items and their deltas.
+    fn on_message_event(&mut self, msg: &EventMsg, out: &mut Vec<Note>) {
+        match msg {
             EventMsg::UserMessage(m) => {
                 let mut content = Vec::new();
                 if !m.message.is_empty() {
@@ -195,6 +218,13 @@ impl ItemMapper {
                     json!({"type": "reasoning", "id": id, "summary": [], "content": [r.text]});
                 out.push(self.completed(&item));
             }
+            _ => {}
+        }
+    }
+
+    /// A command's begin, output and end → a `commandExecution` item.
+    fn on_command_event(&mut self, msg: &EventMsg, out: &mut Vec<Note>) {
+        match msg {
             EventMsg::ExecCommandBegin(b) => {
                 let item = command_item(
                     &b.call_id,
@@ -237,6 +267,13 @@ impl ItemMapper {
                 }
                 self.complete_tool(&e.call_id, item, out);
             }
+            _ => {}
+        }
+    }
+
+    /// A patch's begin and end → a `fileChange` item.
+    fn on_file_change_event(&mut self, msg: &EventMsg, out: &mut Vec<Note>) {
+        match msg {
             EventMsg::PatchApplyBegin(b) => {
                 let item = file_change_item(&b.call_id, &b.changes, "inProgress");
                 self.start_tool(&b.call_id, item, out);
@@ -250,6 +287,13 @@ impl ItemMapper {
                 let item = file_change_item(&e.call_id, &e.changes, status);
                 self.complete_tool(&e.call_id, item, out);
             }
+            _ => {}
+        }
+    }
+
+    /// An MCP tool call's begin, progress and end → an `mcpToolCall` item.
+    fn on_mcp_call_event(&mut self, msg: &EventMsg, out: &mut Vec<Note>) {
+        match msg {
             EventMsg::McpToolCallBegin(b) => {
                 let item = mcp_item(&b.call_id, &b.invocation, "inProgress");
                 self.start_tool(&b.call_id, item, out);
@@ -291,6 +335,13 @@ impl ItemMapper {
                 item["durationMs"] = json!(e.duration.as_millis());
                 self.complete_tool(&e.call_id, item, out);
             }
+            _ => {}
+        }
+    }
+
+    /// Token usage, errors, compaction and the turn's end.
+    fn on_turn_state_event(&mut self, msg: &EventMsg, out: &mut Vec<Note>) {
+        match msg {
             EventMsg::TokenCount(t) => {
                 if let Some(info) = &t.info {
                     out.push(self.note(

@@ -122,15 +122,19 @@ pub enum Command {
     /// Run one turn headlessly and print the result.
     #[command(after_help = EXEC_AFTER_HELP)]
     Exec(ExecArgs),
-    /// Run the MCP server over stdio (tools `codex` and `codex-reply`, and the v2 API).
+    /// Run the MCP server over stdio (tools `codex` and `codex-reply`, and the v2 API), or
+    /// over streamable HTTP with `--listen`.
     #[command(after_help = MCP_SERVER_AFTER_HELP)]
-    McpServer,
-    /// Run the app server over stdio: the v2 thread/turn API and the v1 methods, without MCP
-    /// (for clients written for `codex app-server`).
+    McpServer(crate::mcp_server_cmd::McpServerArgs),
+    /// Run the app server over stdio (or streamable HTTP with `--listen`): the v2
+    /// thread/turn API and the v1 methods, without MCP (for clients written for
+    /// `codex app-server`).
     #[command(after_help = APP_SERVER_AFTER_HELP)]
     AppServer {
         #[command(subcommand)]
         command: Option<AppServerCommand>,
+        #[command(flatten)]
+        serve: crate::mcp_server_cmd::McpServerArgs,
     },
     /// Run one command under a sandbox policy, to see what the agent may do.
     #[command(after_help = SANDBOX_AFTER_HELP)]
@@ -187,7 +191,9 @@ const EXEC_AFTER_HELP: &str = with_config_help!(
 const MCP_SERVER_AFTER_HELP: &str = with_config_help!(
     "  interpreter mcp-server
   RUST_LOG=debug interpreter mcp-server   # also logged to $OPENINTERPRETER_HOME/log/mcp-server.log
-  npx @modelcontextprotocol/inspector interpreter mcp-server"
+  npx @modelcontextprotocol/inspector interpreter mcp-server
+  interpreter mcp-server --listen 127.0.0.1:8765          # streamable HTTP at http://127.0.0.1:8765/mcp
+  OI_TOKEN=$(openssl rand -hex 32) interpreter mcp-server --listen 0.0.0.0:8765 --auth-token-env OI_TOKEN"
 );
 const SANDBOX_AFTER_HELP: &str = with_config_help!(
     "  interpreter sandbox -- touch /tmp/x               # read-only: refused
@@ -388,8 +394,8 @@ pub fn main_with_args(mut args: Vec<OsString>) -> i32 {
         crate::tui_cmd::init_file_tracing();
     } else {
         let log_name = match &cli.command {
-            Some(Command::McpServer) => Some("mcp-server.log"),
-            Some(Command::AppServer { command: None }) => Some("app-server.log"),
+            Some(Command::McpServer(_)) => Some("mcp-server.log"),
+            Some(Command::AppServer { command: None, .. }) => Some("app-server.log"),
             _ => None,
         };
         let log_file =
@@ -429,7 +435,7 @@ pub fn main_with_args(mut args: Vec<OsString>) -> i32 {
             };
             rt.block_on(crate::mcp_cmd::run(command, &home, &cli_overrides))
         }
-        Some(Command::McpServer) => {
+        Some(Command::McpServer(args)) => {
             let cli_overrides = match cli.global.cli_overrides() {
                 Ok(o) => o,
                 Err(e) => {
@@ -437,17 +443,17 @@ pub fn main_with_args(mut args: Vec<OsString>) -> i32 {
                     return EXIT_USAGE;
                 }
             };
-            rt.block_on(crate::mcp_server_cmd::run(
-                oi_mcp_server::McpServerOptions {
-                    cli_overrides,
-                    overrides: cli.global.overrides(),
-                    home: None,
-                    without_mcp: false,
-                },
-            ))
+            let opts = oi_mcp_server::McpServerOptions {
+                cli_overrides,
+                overrides: cli.global.overrides(),
+                home: None,
+                without_mcp: false,
+            };
+            rt.block_on(crate::mcp_server_cmd::run(opts, args))
         }
         Some(Command::AppServer {
             command: Some(AppServerCommand::GenerateJsonSchema { out }),
+            ..
         }) => match oi_app_server::protocol::schema::write_schema(&out) {
             Ok(n) => {
                 println!("wrote {n} schema files to {}", out.display());
@@ -458,7 +464,10 @@ pub fn main_with_args(mut args: Vec<OsString>) -> i32 {
                 EXIT_USAGE
             }
         },
-        Some(Command::AppServer { command: None }) => {
+        Some(Command::AppServer {
+            command: None,
+            serve,
+        }) => {
             let cli_overrides = match cli.global.cli_overrides() {
                 Ok(o) => o,
                 Err(e) => {
@@ -466,14 +475,13 @@ pub fn main_with_args(mut args: Vec<OsString>) -> i32 {
                     return EXIT_USAGE;
                 }
             };
-            rt.block_on(crate::mcp_server_cmd::run(
-                oi_mcp_server::McpServerOptions {
-                    cli_overrides,
-                    overrides: cli.global.overrides(),
-                    home: None,
-                    without_mcp: true,
-                },
-            ))
+            let opts = oi_mcp_server::McpServerOptions {
+                cli_overrides,
+                overrides: cli.global.overrides(),
+                home: None,
+                without_mcp: true,
+            };
+            rt.block_on(crate::mcp_server_cmd::run(opts, serve))
         }
         None if tui => rt.block_on(crate::tui_cmd::run_tui(
             cli.global,

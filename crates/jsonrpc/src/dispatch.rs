@@ -237,7 +237,7 @@ pub async fn process(
                 };
                 let ctx = RequestContext {
                     id: id.clone(),
-                    outgoing: outgoing.clone(),
+                    outgoing: outgoing.for_request(id.clone()),
                     cancel: shutdown.child_token(),
                     client_cancelled: Arc::new(AtomicBool::new(false)),
                     responded: CancellationToken::new(),

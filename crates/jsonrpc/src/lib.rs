@@ -14,12 +14,16 @@
 //!   ask the client something and wait for the answer.
 //! * [`connection`]: one connection's lifecycle over a reader and a writer (read, dispatch,
 //!   write, and an orderly shutdown that lets running requests answer).
+//! * [`http`]: MCP streamable HTTP at `/mcp` (axum): sessions, one SSE stream per request,
+//!   the standalone GET stream, `Last-Event-ID` resumption, and the network guards
+//!   (Origin/Host, bearer token, body size, session cap) over the same dispatcher.
 //!
 //! What a method does is the services' business (`oi-mcp-server`, `oi-app-server`); they
 //! register handlers in a [`MethodTable`] and never see bytes.
 
 pub mod connection;
 pub mod dispatch;
+pub mod http;
 pub mod message;
 pub mod outgoing;
 pub mod transport;
@@ -30,4 +34,4 @@ pub use message::{
     INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST, Incoming, METHOD_NOT_FOUND, Outgoing,
     PARSE_ERROR, RESOURCE_NOT_FOUND, RequestId, RpcError,
 };
-pub use outgoing::{Answer, ClientReply, OutgoingSender};
+pub use outgoing::{Answer, ClientReply, OutgoingSender, Routed};

@@ -30,29 +30,54 @@ pub enum Answer {
     Withdrawn,
 }
 
+/// An outgoing message and the client request it belongs to (if it was sent while handling
+/// one), so a transport with several streams can deliver it on that request's stream.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Routed {
+    /// The client request whose handler sent the message.
+    pub origin: Option<RequestId>,
+    /// The message.
+    pub msg: Outgoing,
+}
+
 /// The sending half of one connection. Cheap to clone; every clone feeds the same writer
 /// and shares the table of requests waiting for a reply.
 #[derive(Clone)]
 pub struct OutgoingSender {
-    tx: mpsc::Sender<Outgoing>,
+    tx: mpsc::Sender<Routed>,
     pending: Arc<Mutex<HashMap<RequestId, oneshot::Sender<ClientReply>>>>,
     next_id: Arc<AtomicI64>,
+    origin: Option<RequestId>,
 }
 
 impl OutgoingSender {
     /// A sender feeding `tx` (the writer's queue).
-    pub fn new(tx: mpsc::Sender<Outgoing>) -> Self {
+    pub fn new(tx: mpsc::Sender<Routed>) -> Self {
         Self {
             tx,
             pending: Arc::default(),
             // Our request ids count from 0, as the reference's do.
             next_id: Arc::new(AtomicI64::new(0)),
+            origin: None,
+        }
+    }
+
+    /// The same connection, with everything sent through the copy tagged as belonging to
+    /// client request `id` (the dispatcher hands each handler such a copy).
+    pub fn for_request(&self, id: RequestId) -> Self {
+        Self {
+            origin: Some(id),
+            ..self.clone()
         }
     }
 
     /// Queues a message. Returns false once the writer has stopped (peer gone).
     pub async fn send(&self, msg: Outgoing) -> bool {
-        self.tx.send(msg).await.is_ok()
+        let routed = Routed {
+            origin: self.origin.clone(),
+            msg,
+        };
+        self.tx.send(routed).await.is_ok()
     }
 
     /// Answers request `id` with `result`.
@@ -181,12 +206,15 @@ mod tests {
         assert_eq!(r1.await.unwrap().unwrap(), serde_json::json!(1));
         out.fail_all_pending();
         assert!(r0.await.is_err());
-        assert!(matches!(rx.recv().await, Some(Outgoing::Request { .. })));
+        assert!(matches!(
+            rx.recv().await.map(|r| r.msg),
+            Some(Outgoing::Request { .. })
+        ));
     }
 
     /// The client's side of the pipe: the question that went out.
-    async fn question(rx: &mut mpsc::Receiver<Outgoing>) -> RequestId {
-        match rx.recv().await {
+    async fn question(rx: &mut mpsc::Receiver<Routed>) -> RequestId {
+        match rx.recv().await.map(|r| r.msg) {
             Some(Outgoing::Request { id, .. }) => id,
             other => panic!("expected a request, got {other:?}"),
         }
@@ -237,7 +265,7 @@ mod tests {
         assert_eq!(answer, Answer::NoAnswer("no answer within 0 s".into()));
         question(&mut rx).await;
         // The timed-out question is withdrawn on the wire.
-        match rx.recv().await {
+        match rx.recv().await.map(|r| r.msg) {
             Some(Outgoing::Notification { method, params }) => {
                 assert_eq!(method, "notifications/cancelled");
                 assert_eq!(params["reason"], "no answer within 0 s");

@@ -1,7 +1,8 @@
 //! Newline-delimited framing over any byte stream: a bounded line reader (a huge line is
 //! skipped and reported, never buffered whole) and a writer loop that batches flushes.
 
-use crate::message::{Outgoing, RequestId};
+use crate::message::RequestId;
+use crate::outgoing::Routed;
 use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
@@ -187,7 +188,7 @@ pub fn sniff_id(head: &[u8]) -> Option<RequestId> {
 /// empty, so a burst of events costs one flush. Returns when the queue closes, when
 /// `done` fires (after writing what is already queued), or when the peer stops reading.
 pub async fn write_loop<W: AsyncWrite + Unpin>(
-    mut rx: mpsc::Receiver<Outgoing>,
+    mut rx: mpsc::Receiver<Routed>,
     writer: W,
     done: CancellationToken,
 ) -> std::io::Result<()> {
@@ -198,14 +199,14 @@ pub async fn write_loop<W: AsyncWrite + Unpin>(
             _ = done.cancelled() => None,
         };
         let Some(msg) = msg else { break };
-        writer.write_all(&msg.to_line()).await?;
+        writer.write_all(&msg.msg.to_line()).await?;
         while let Ok(more) = rx.try_recv() {
-            writer.write_all(&more.to_line()).await?;
+            writer.write_all(&more.msg.to_line()).await?;
         }
         writer.flush().await?;
     }
     while let Ok(more) = rx.try_recv() {
-        writer.write_all(&more.to_line()).await?;
+        writer.write_all(&more.msg.to_line()).await?;
     }
     writer.flush().await?;
     writer.shutdown().await

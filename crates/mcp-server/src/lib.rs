@@ -244,3 +244,100 @@ where
     .await;
     0
 }
+
+/// Serves MCP (plus whatever `more_methods` adds, once per session) as streamable HTTP at
+/// `/mcp` on `http.addr` until a termination signal; returns the exit code. One engine
+/// serves every session, so a thread started in one session can be continued in another.
+pub async fn run_http<F>(
+    opts: McpServerOptions,
+    http: oi_jsonrpc::http::HttpOptions,
+    more_methods: F,
+) -> i32
+where
+    F: Fn(&ConnectionContext) -> MethodTable + Send + Sync + 'static,
+{
+    init_stderr_logging();
+    let listener = match tokio::net::TcpListener::bind(http.addr).await {
+        Ok(l) => l,
+        Err(e) => {
+            eprintln!("error: cannot listen on {}: {e}", http.addr);
+            return 1;
+        }
+    };
+    match listener.local_addr() {
+        // Tests and scripts read this line to learn the port of `--listen 127.0.0.1:0`.
+        Ok(addr) => eprintln!("listening on http://{addr}/mcp"),
+        Err(e) => tracing::warn!("cannot read the listening address: {e}"),
+    }
+    let mut signals = oi_process::TerminationSignals::listen();
+    let stop = CancellationToken::new();
+    let serve = serve_http(listener, opts, http, stop.clone(), more_methods);
+    tokio::pin!(serve);
+    let sig = tokio::select! {
+        r = &mut serve => {
+            return match r {
+                Ok(()) => 0,
+                Err(e) => {
+                    eprintln!("error: the HTTP server failed: {e}");
+                    1
+                }
+            };
+        }
+        sig = signals.recv() => sig,
+    };
+    tracing::info!("{}: shutting down", sig.name());
+    stop.cancel();
+    tokio::select! {
+        _ = &mut serve => {}
+        again = signals.recv() => tracing::warn!("{} again: exiting without a clean shutdown", again.name()),
+    }
+    sig.exit_code()
+}
+
+/// Serves streamable HTTP on `listener` with the real engine until `stop` fires, then ends
+/// every session and shuts the engine down.
+pub async fn serve_http<F>(
+    listener: tokio::net::TcpListener,
+    opts: McpServerOptions,
+    http: oi_jsonrpc::http::HttpOptions,
+    stop: CancellationToken,
+    more_methods: F,
+) -> std::io::Result<()>
+where
+    F: Fn(&ConnectionContext) -> MethodTable + Send + Sync + 'static,
+{
+    let engine = Arc::new(CoreEngine::new(opts.clone()));
+    let manager = engine.manager().clone();
+    let readers = Arc::new(ThreadReaders::default());
+    let server_cwd = std::env::current_dir().unwrap_or_default();
+    let shared_engine: Arc<dyn Engine> = engine.clone();
+    let factory: oi_jsonrpc::http::MethodsFactory = Arc::new(move |connection: &Connection| {
+        let service = server::McpService::with_readers(
+            shared_engine.clone(),
+            server_cwd.clone(),
+            readers.clone(),
+        );
+        let mcp_methods = if opts.without_mcp {
+            MethodTable::new()
+        } else {
+            service.methods()
+        };
+        let mut table = mcp_methods.clone();
+        table.merge(more_methods(&ConnectionContext {
+            manager: manager.clone(),
+            options: opts.clone(),
+            connection: connection.clone(),
+            readers: readers.clone(),
+            mcp_methods,
+        }));
+        table
+    });
+    let served = oi_jsonrpc::http::serve_http(listener, http, factory, stop).await;
+    if tokio::time::timeout(ENGINE_GRACE, engine.shutdown())
+        .await
+        .is_err()
+    {
+        tracing::warn!("engine shutdown did not finish within {ENGINE_GRACE:?}");
+    }
+    served
+}

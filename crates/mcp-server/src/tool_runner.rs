@@ -153,17 +153,21 @@ impl CallEnv {
         }
         let turn_over = CancellationToken::new();
         let _withdraw_prompts = turn_over.clone().drop_guard();
-        let approval_ctx = ApprovalContext {
-            outgoing: self.ctx.outgoing.clone(),
-            thread: thread.clone(),
+        let mut turn = TurnState {
+            sub_id: sub_id.clone(),
             thread_id,
-            tool_call_id: self.ctx.id.clone(),
-            client_supports_elicitation: self.client_supports_elicitation,
-            timeout: handle.approval_timeout,
-            turn_over: turn_over.clone(),
+            approvals: ApprovalContext {
+                outgoing: self.ctx.outgoing.clone(),
+                thread: thread.clone(),
+                thread_id,
+                tool_call_id: self.ctx.id.clone(),
+                client_supports_elicitation: self.client_supports_elicitation,
+                timeout: handle.approval_timeout,
+                turn_over: turn_over.clone(),
+            },
+            last_error: None,
+            last_message: None,
         };
-        let mut last_error: Option<String> = None;
-        let mut last_message: Option<String> = None;
         let mut interrupt_deadline: Option<Instant> = None;
         // Kept across iterations so a pending read is never dropped half-way.
         let mut next = thread.next_event();
@@ -202,71 +206,98 @@ impl CallEnv {
                 }
             };
             self.emit(thread_id, &event).await;
-            let ours = event.id == sub_id;
-            match &event.msg {
-                EventMsg::ExecApprovalRequest(req) => {
-                    tokio::spawn(approvals::handle_exec(
-                        approval_ctx.clone(),
-                        req.clone(),
-                        event.id.clone(),
-                    ));
-                }
-                EventMsg::ApplyPatchApprovalRequest(req) => {
-                    tokio::spawn(approvals::handle_patch(
-                        approval_ctx.clone(),
-                        req.clone(),
-                        event.id.clone(),
-                    ));
-                }
-                EventMsg::ElicitationRequest(req) => {
-                    tokio::spawn(approvals::handle_nested(
-                        approval_ctx.clone(),
-                        req.clone(),
-                        event.id.clone(),
-                    ));
-                }
-                EventMsg::Error(e) if ours => {
-                    tracing::warn!("thread {thread_id}: turn failed: {}", e.message);
-                    last_error = Some(e.message.clone());
-                }
-                EventMsg::AgentMessage(m) if ours => last_message = Some(m.message.clone()),
-                EventMsg::TaskComplete(done) if ours || done.turn_id == sub_id => {
-                    if let Some(err) = last_error {
-                        return tool_result(Some(thread_id), err, true);
-                    }
-                    let text = done
-                        .last_agent_message
-                        .clone()
-                        .or(last_message)
-                        .unwrap_or_default();
-                    return tool_result(Some(thread_id), text, false);
-                }
-                EventMsg::TurnAborted(aborted)
-                    if ours || aborted.turn_id.as_deref() == Some(sub_id.as_str()) =>
-                {
-                    let why = if self.ctx.cancel.is_cancelled() && !self.ctx.cancelled_by_client() {
-                        "the server is shutting down".to_string()
-                    } else {
-                        match aborted.reason {
-                            TurnAbortReason::Interrupted => "it was interrupted".to_string(),
-                            TurnAbortReason::Replaced => "another turn replaced it".to_string(),
-                        }
-                    };
-                    // For a client-cancelled call this result is never sent (MCP rule).
-                    return tool_result(
-                        Some(thread_id),
-                        format!(
-                            "The turn ended before finishing because {why}. The thread is kept: continue it with codex-reply."
-                        ),
-                        true,
-                    );
-                }
-                EventMsg::ShutdownComplete => {
-                    return tool_result(Some(thread_id), "The session was shut down.".into(), true);
-                }
-                _ => {}
+            if let Some(result) = turn.on_event(&event, &self.ctx) {
+                return result;
             }
         }
+    }
+}
+
+/// What one turn of a call remembers between events, and how each event moves it on.
+struct TurnState {
+    sub_id: String,
+    thread_id: ThreadId,
+    approvals: ApprovalContext,
+    /// The turn failed: returned as an error result at its end.
+    last_error: Option<String>,
+    last_message: Option<String>,
+}
+
+impl TurnState {
+    /// Starts approval tasks for approval requests; at the turn's terminal event, the
+    /// call's result.
+    fn on_event(&mut self, event: &Event, call: &RequestContext) -> Option<Value> {
+        let ours = event.id == self.sub_id;
+        let sub_id = self.sub_id.as_str();
+        let thread_id = self.thread_id;
+        match &event.msg {
+            EventMsg::ExecApprovalRequest(req) => {
+                tokio::spawn(approvals::handle_exec(
+                    self.approvals.clone(),
+                    req.clone(),
+                    event.id.clone(),
+                ));
+            }
+            EventMsg::ApplyPatchApprovalRequest(req) => {
+                tokio::spawn(approvals::handle_patch(
+                    self.approvals.clone(),
+                    req.clone(),
+                    event.id.clone(),
+                ));
+            }
+            EventMsg::ElicitationRequest(req) => {
+                tokio::spawn(approvals::handle_nested(
+                    self.approvals.clone(),
+                    req.clone(),
+                    event.id.clone(),
+                ));
+            }
+            EventMsg::Error(e) if ours => {
+                tracing::warn!("thread {thread_id}: turn failed: {}", e.message);
+                self.last_error = Some(e.message.clone());
+            }
+            EventMsg::AgentMessage(m) if ours => self.last_message = Some(m.message.clone()),
+            EventMsg::TaskComplete(done) if ours || done.turn_id == sub_id => {
+                if let Some(err) = self.last_error.take() {
+                    return Some(tool_result(Some(thread_id), err, true));
+                }
+                let text = done
+                    .last_agent_message
+                    .clone()
+                    .or(self.last_message.take())
+                    .unwrap_or_default();
+                return Some(tool_result(Some(thread_id), text, false));
+            }
+            EventMsg::TurnAborted(aborted)
+                if ours || aborted.turn_id.as_deref() == Some(sub_id) =>
+            {
+                let why = if call.cancel.is_cancelled() && !call.cancelled_by_client() {
+                    "the server is shutting down".to_string()
+                } else {
+                    match aborted.reason {
+                        TurnAbortReason::Interrupted => "it was interrupted".to_string(),
+                        TurnAbortReason::Replaced => "another turn replaced it".to_string(),
+                    }
+                };
+                // For a client-cancelled call this result is never sent (MCP rule).
+                return Some(tool_result(
+                    Some(thread_id),
+                    format!(
+                        "The turn ended before finishing because {why}. The thread is kept: continue it with codex-reply."
+                    ),
+                    true,
+                ));
+            }
+            EventMsg::ShutdownComplete => {
+                return Some(tool_result(
+                    Some(thread_id),
+                    "The session was shut down.".into(),
+                    true,
+                ));
+            }
+            _ => {}
+        }
+        None
     }
 }
 

@@ -1,0 +1,150 @@
+"""`interpreter mcp-server --listen` (MCP streamable HTTP) driven by the official Python MCP SDK's
+streamable HTTP client, and hostile requests sent by hand."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+import anyio
+import mcp_types as types
+import pytest
+from conftest import Setup, shell_call, text_turn
+from example_client import CodexEvent, CodexEvents
+from mcp import Client
+
+TIMEOUT = 60
+INIT = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}},
+}
+
+
+@contextmanager
+def http_server(setup: Setup, interpreter_bin, *extra: str, env: dict[str, str] | None = None) -> Iterator[str]:
+    """Starts `interpreter mcp-server --listen 127.0.0.1:0`, yields its /mcp URL, then stops it
+    with SIGTERM and checks that it shut down cleanly (exit code 143)."""
+    proc = subprocess.Popen(
+        [str(interpreter_bin), "mcp-server", "--listen", "127.0.0.1:0", *extra],
+        cwd=setup.work,
+        env={**os.environ, **setup.env(), **(env or {})},
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        url = None
+        assert proc.stderr is not None
+        for line in proc.stderr:
+            if line.startswith("listening on "):
+                url = line.split(" ", 2)[2].strip()
+                break
+        assert url, f"the server did not report its address (exit {proc.poll()})"
+        yield url
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        try:
+            code = proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+            raise
+    assert code == 143, f"exit code {code} after SIGTERM"
+
+
+def post(url: str, body: bytes, headers: dict[str, str] | None = None) -> tuple[int, dict[str, str], bytes]:
+    req = urllib.request.Request(url, data=body, method="POST")
+    req.add_header("content-type", "application/json")
+    req.add_header("accept", "application/json, text/event-stream")
+    for k, v in (headers or {}).items():
+        req.add_header(k, v)
+    try:
+        with urllib.request.urlopen(req, timeout=30) as r:
+            return r.status, dict(r.headers), r.read()
+    except urllib.error.HTTPError as e:
+        return e.code, dict(e.headers), e.read()
+
+
+@pytest.mark.anyio
+async def test_sdk_runs_codex_with_an_approval_over_http(make_setup, interpreter_bin):
+    setup = make_setup([shell_call(["touch", "approved.txt"]), text_turn("finished")], policy="untrusted")
+    asked: list[str] = []
+    events: list[CodexEvent] = []
+
+    async def answer(ctx: Any, p: types.ElicitRequestParams) -> types.ElicitResult:
+        asked.append(p.message)
+        return types.ElicitResult(action="accept")
+
+    async def on_event(e: CodexEvent) -> None:
+        events.append(e)
+
+    with http_server(setup, interpreter_bin) as url:
+        with anyio.fail_after(TIMEOUT):
+            async with Client(
+                url, mode="legacy", elicitation_callback=answer, extensions=[CodexEvents(on_event)]
+            ) as client:
+                tools = await client.list_tools()
+                assert {t.name for t in tools.tools} == {"codex", "codex-reply"}
+                result = await client.call_tool("codex", {"prompt": "touch approved.txt", "cwd": str(setup.work)})
+    assert not result.is_error, result
+    assert result.content[0].text == "finished"
+    assert len(asked) == 1 and "touch approved.txt" in asked[0], asked
+    assert (setup.work / "approved.txt").exists()
+    kinds = [e.msg.get("type") for e in events]
+    assert "exec_command_begin" in kinds and "task_complete" in kinds, kinds
+
+
+def test_hostile_requests_are_refused(make_setup, interpreter_bin):
+    setup = make_setup([text_turn("unused")])
+    body = json.dumps(INIT).encode()
+    with http_server(setup, interpreter_bin) as url:
+        status, _, text = post(url, body, {"origin": "http://evil.example"})
+        assert status == 403 and b"--allowed-origin" in text, (status, text)
+        status, _, text = post(url, b"{" + b" " * (5 * 1024 * 1024) + b"}")
+        assert status == 413, (status, text[:200])
+        status, _, text = post(url, body, {"mcp-session-id": "no-such-session"})
+        assert status == 404 and b"unknown session" in text, (status, text)
+        status, headers, _ = post(url, body)
+        assert status == 200
+        session = {k.lower(): v for k, v in headers.items()}["mcp-session-id"]
+        ping = json.dumps({"jsonrpc": "2.0", "id": 2, "method": "ping"}).encode()
+        status, _, text = post(url, ping, {"mcp-session-id": session})
+        assert status == 200 and b'"result":{}' in text, (status, text)
+        req = urllib.request.Request(url, method="DELETE", headers={"mcp-session-id": session})
+        with urllib.request.urlopen(req, timeout=30) as r:
+            assert r.status == 204
+        status, _, _ = post(url, ping, {"mcp-session-id": session})
+        assert status == 404
+
+
+def test_a_token_is_required_when_configured(make_setup, interpreter_bin):
+    setup = make_setup([text_turn("unused")])
+    body = json.dumps(INIT).encode()
+    with http_server(setup, interpreter_bin, "--auth-token-env", "OI_TEST_TOKEN", env={"OI_TEST_TOKEN": "s3cret"}) as url:
+        status, headers, _ = post(url, body)
+        assert status == 401 and headers.get("www-authenticate", headers.get("WWW-Authenticate")) == "Bearer"
+        status, _, _ = post(url, body, {"authorization": "Bearer wrong"})
+        assert status == 401
+        status, _, _ = post(url, body, {"authorization": "Bearer s3cret"})
+        assert status == 200
+
+
+def test_a_public_address_without_a_token_is_refused(interpreter_bin, tmp_path):
+    out = subprocess.run(
+        [str(interpreter_bin), "mcp-server", "--listen", "0.0.0.0:0"],
+        env={**os.environ, "OPENINTERPRETER_HOME": str(tmp_path)},
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
+    assert out.returncode == 2 and "--auth-token-env" in out.stderr, out
