@@ -9,6 +9,7 @@
 //! `cargo bench -p oi-app-server --bench v2`. Env: `OI_BENCH_TREE` (where the tree is
 //! generated; default a directory under the temp dir, reused across runs),
 //! `OI_BENCH_RUNS` (timed requests per case, default 20).
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a panic here is a failed run, with its message
 
 use oi_app_server::AppServerExtension;
 use oi_mcp_server::McpServerOptions;

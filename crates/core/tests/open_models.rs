@@ -1,6 +1,7 @@
 //! The engine against the recorded streams of open-model servers: what the model is sent,
 //! and what the user and the model are told when a server leaves things in the text or
 //! stops early.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a panic here is a failed run, with its message
 
 mod common;
 
