@@ -14,6 +14,7 @@
 //! generated; default a directory under the temp dir, reused across runs),
 //! `OI_BENCH_RUNS` (timed requests per case, default 20), `OI_BENCH_ONLY` (one of
 //! `app-server`, `thread-list`, `fuzzy`).
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a panic here is a failed run, with its message
 
 use oi_app_server::AppServerContext;
 use oi_mcp_server::{ConnectionContext, McpServerOptions};

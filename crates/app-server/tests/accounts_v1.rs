@@ -1,5 +1,6 @@
 //! account/*, and the v1 methods: getConversationSummary, getAuthStatus,
 //! gitDiffToRemote, fuzzyFileSearch (one-shot and sessions).
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a panic here is a failed run, with its message
 
 mod common;
 

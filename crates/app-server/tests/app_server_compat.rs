@@ -1,6 +1,7 @@
 //! App-server compatibility on one connection: both `initialize` forms, experimental
 //! gating, a repeated handshake, thread/unsubscribe, history pagination in both
 //! directions, and bad input to the new methods.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;
 

@@ -1,4 +1,5 @@
 //! model/list, collaborationMode/list, app/list, config/read and config writes.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a panic here is a failed run, with its message
 
 mod common;
 

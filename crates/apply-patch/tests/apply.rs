@@ -1,4 +1,5 @@
 //! Planning and applying against a real temp directory.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a panic here is a failed run, with its message
 
 use std::fs;
 use std::path::{Path, PathBuf};

@@ -1,4 +1,5 @@
 //! Parser: structure, leniency and error line numbers.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a panic here is a failed run, with its message
 
 use std::path::PathBuf;
 

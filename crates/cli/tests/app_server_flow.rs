@@ -4,6 +4,7 @@
 //! command/exec → thread/compact/start → thread/delete. It runs against
 //! `interpreter app-server`, against `interpreter mcp-server`, and against Codex itself when
 //! `CODEX_BIN` names a `codex` binary (skipped otherwise).
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;
 

@@ -1,4 +1,5 @@
 //! Bad input gets one clear message and the right exit code; nothing panics.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a panic here is a failed run, with its message
 
 mod common;
 

@@ -1,6 +1,7 @@
 //! The cheap Codex keys do what Codex does: `notify`, `hide_agent_reasoning`,
 //! `show_raw_agent_reasoning`, `model_verbosity`, `model_reasoning_summary`,
 //! `project_doc_max_bytes` and `[history] persistence`.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a panic here is a failed run, with its message
 
 mod common;
 

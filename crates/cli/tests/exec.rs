@@ -1,4 +1,5 @@
 //! `interpreter exec` end to end against the scripted mock model, in both wire APIs.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a panic here is a failed run, with its message
 
 mod common;
 
@@ -346,6 +347,7 @@ async fn interrupt_ends_the_turn_as_aborted() {
         .wait_for_requests(1, std::time::Duration::from_secs(30))
         .await;
     let pid = child.id().unwrap() as i32;
+    // SAFETY: kill takes no pointers; `pid` is our own child, still running.
     unsafe { libc::kill(pid, libc::SIGINT) };
     let out = tokio::time::timeout(std::time::Duration::from_secs(30), child.wait_with_output())
         .await

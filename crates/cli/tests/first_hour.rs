@@ -1,5 +1,6 @@
 //! What a new user meets first: global flags in any position, help that lists values and
 //! examples, and `sessions list` that stays truthful.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a panic here is a failed run, with its message
 
 mod common;
 

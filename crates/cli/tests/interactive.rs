@@ -1,4 +1,5 @@
 //! `interpreter [PROMPT]`: the line-based interactive session, driven through stdin.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a panic here is a failed run, with its message
 
 mod common;
 

@@ -1,4 +1,5 @@
 //! `interpreter mcp add|list|get|remove|login|logout` through the real binary.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a panic here is a failed run, with its message
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};

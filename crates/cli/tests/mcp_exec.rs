@@ -1,5 +1,6 @@
 //! `interpreter exec` with real MCP servers and the scripted mock model: the model calls
 //! `mcp__<server>__<tool>` and sees the result in its next request.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a panic here is a failed run, with its message
 
 mod common;
 

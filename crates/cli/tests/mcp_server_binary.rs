@@ -1,5 +1,6 @@
 //! `interpreter-mcp-server` is the same server as `interpreter mcp-server`, so client configs
 //! can name either executable.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a panic here is a failed run, with its message
 
 use std::io::{BufRead, BufReader, Write};
 use std::process::{Command, Stdio};

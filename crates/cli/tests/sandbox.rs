@@ -1,4 +1,5 @@
 //! The sandbox through the real binary: `interpreter sandbox` and the agent's own commands.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a panic here is a failed run, with its message
 
 mod common;
 

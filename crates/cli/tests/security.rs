@@ -1,5 +1,6 @@
 //! Security end to end through the real binary and the scripted mock model: the
 //! config-planting escape, credentials kept away from commands, and owner-only files.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a panic here is a failed run, with its message
 
 mod common;
 

@@ -1,4 +1,5 @@
 //! Threads persist: resume after a clean exit and after kill -9, and list/search them.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a panic here is a failed run, with its message
 
 mod common;
 

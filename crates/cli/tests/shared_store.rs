@@ -2,6 +2,7 @@
 //! with its own home and model: a thread started on A is listed and continued on B with
 //! its history; B is refused while A runs a turn on it; after A is killed with -9, B takes
 //! the thread over (its lease died with A's database connection).
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;
 

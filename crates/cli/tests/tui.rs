@@ -1,6 +1,7 @@
 //! The terminal UI end to end: the real `interpreter` binary in a pseudo-terminal, driven
 //! by keystrokes, against the scripted mock model; the screen is read back with `vt100`.
 //! Every wait polls the screen until the text appears (generous deadlines, no fixed sleeps).
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a panic here is a failed run, with its message
 
 mod common;
 mod tui_pty;

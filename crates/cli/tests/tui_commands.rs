@@ -1,6 +1,7 @@
 //! The TUI's slash commands and keys end to end: the real `interpreter` in a pseudo-terminal
 //! against the scripted mock model. Each test checks the effect where it lands — what the
 //! mock received, what the thread store or the disk holds — not only the screen.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;
 mod tui_pty;

@@ -1,6 +1,7 @@
 //! The v2 API on the real `interpreter mcp-server` binary over stdio: a thread and a turn
 //! beside the MCP handshake, and an API key saved with `account/login/start` that the
 //! model client then sends (the variable itself is unset).
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a panic here is a failed run, with its message
 
 mod common;
 

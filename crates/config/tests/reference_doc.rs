@@ -1,5 +1,6 @@
 //! docs/configuration.md's key table is generated from `oi_config::keys`, and every TOML
 //! example in the docs loads. Run with `UPDATE_DOCS=1` to rewrite the generated section.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a panic here is a failed run, with its message
 
 use oi_config::keys::{KEY_DOCS, TOP_LEVEL_KEYS, reference_markdown};
 use oi_config::{ConfigLoadOptions, ConfigOverrides, load_config};

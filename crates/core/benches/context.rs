@@ -6,6 +6,7 @@
 //! it never triggers). Then the wall time `Op::Compact` takes on a thread with a full
 //! window, against the time of a plain one-request turn (the mock answers instantly, so
 //! this is the engine's own cost of a compaction plus one round-trip).
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a panic here is a failed run, with its message
 
 use oi_core::{ThreadManager, ThreadManagerOptions};
 use oi_protocol::config_types::WireApi;

@@ -4,6 +4,7 @@
 //! loopback, SSE parsing, event emission) and, separately, the bare HTTP round-trip of the
 //! same request straight to the mock, so the difference is the engine's own overhead. Also
 //! streams a 2,000-delta answer and checks that every delta event arrives.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a panic here is a failed run, with its message
 
 use oi_core::{ThreadManager, ThreadManagerOptions};
 use oi_protocol::config_types::WireApi;

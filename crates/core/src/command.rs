@@ -32,8 +32,11 @@ pub struct CommandRequest {
 pub struct CommandOutput {
     /// The exit code; 124 after a timeout, 128+N after signal N.
     pub exit_code: i32,
+    /// Standard output, lossily decoded, cut to the output cap.
     pub stdout: String,
+    /// Standard error, lossily decoded, cut to the output cap.
     pub stderr: String,
+    /// Whether the command was killed for running past its timeout.
     pub timed_out: bool,
 }
 

@@ -185,7 +185,7 @@ fn summary_request(sess: &Session, history: &[ResponseItem], target: i64) -> (Pr
     let mut prompt = Prompt {
         model: cfg.model.clone(),
         instructions: base_instructions(&cfg),
-        input: context_items(&cfg),
+        input: context_items(&cfg, sess.state().project_doc.as_ref()),
         tools: Vec::new(),
         reasoning_effort: cfg.model_reasoning_effort,
         parallel_tool_calls: false,

@@ -4,8 +4,10 @@ use oi_protocol::ThreadId;
 /// reported as `error` events on the thread.
 #[derive(Debug, thiserror::Error)]
 pub enum CoreError {
+    /// No live thread has this id (it was never started, or was removed).
     #[error("thread not found: {0}")]
     ThreadNotFound(ThreadId),
+    /// The thread's actor has stopped: no more ops are taken and every event was read.
     #[error("the thread has shut down; start a new one or resume it by id")]
     ThreadClosed,
     /// The configuration cannot run (e.g. a provider key is missing).
@@ -17,7 +19,12 @@ pub enum CoreError {
     /// Another session (in this or another process sharing the store) is writing the
     /// thread; the message names the holder and the way out.
     #[error("{message}")]
-    ThreadBusy { id: ThreadId, message: String },
+    ThreadBusy {
+        /// The busy thread.
+        id: ThreadId,
+        /// Who holds it and what to do.
+        message: String,
+    },
     /// Thread storage failed.
     #[error("{0}")]
     Store(String),

@@ -47,6 +47,7 @@ pub(crate) enum ExecError {
 }
 
 /// Head+tail byte buffer with a count of what was dropped in between.
+#[derive(Default)]
 struct Capture {
     head: Vec<u8>,
     tail: VecDeque<u8>,
@@ -54,14 +55,6 @@ struct Capture {
 }
 
 impl Capture {
-    fn new() -> Self {
-        Self {
-            head: Vec::new(),
-            tail: VecDeque::new(),
-            dropped: 0,
-        }
-    }
-
     fn push(&mut self, mut bytes: &[u8]) {
         let half = CAPTURE_LIMIT / 2;
         if self.head.len() < half {
@@ -132,43 +125,19 @@ pub(crate) async fn run_exec(
     let pid = child.id();
     let (tx, mut rx) = tokio::sync::mpsc::channel::<(ExecOutputStream, Vec<u8>)>(64);
     let mut readers = Vec::new();
-    if let Some(mut out) = child.stdout.take() {
-        let tx = tx.clone();
-        readers.push(tokio::spawn(async move {
-            let mut buf = vec![0u8; 8192];
-            while let Ok(n) = out.read(&mut buf).await {
-                if n == 0
-                    || tx
-                        .send((ExecOutputStream::Stdout, buf[..n].to_vec()))
-                        .await
-                        .is_err()
-                {
-                    break;
-                }
-            }
-        }));
+    if let Some(out) = child.stdout.take() {
+        readers.push(pump(out, ExecOutputStream::Stdout, tx.clone()));
     }
-    if let Some(mut err) = child.stderr.take() {
-        let tx = tx.clone();
-        readers.push(tokio::spawn(async move {
-            let mut buf = vec![0u8; 8192];
-            while let Ok(n) = err.read(&mut buf).await {
-                if n == 0
-                    || tx
-                        .send((ExecOutputStream::Stderr, buf[..n].to_vec()))
-                        .await
-                        .is_err()
-                {
-                    break;
-                }
-            }
-        }));
+    if let Some(err) = child.stderr.take() {
+        readers.push(pump(err, ExecOutputStream::Stderr, tx.clone()));
     }
     drop(tx);
 
-    let mut stdout = Capture::new();
-    let mut stderr = Capture::new();
-    let mut aggregated = Capture::new();
+    let mut captured = Captured::default();
+    let mut take = |stream: ExecOutputStream, bytes: &[u8]| {
+        on_output(stream, bytes);
+        captured.push(stream, bytes);
+    };
     let mut timed_out = false;
     let mut aborted = false;
     let deadline = tokio::time::sleep(params.timeout);
@@ -178,14 +147,7 @@ pub(crate) async fn run_exec(
     loop {
         tokio::select! {
             chunk = rx.recv(), if pipes_open => match chunk {
-                Some((stream, bytes)) => {
-                    on_output(stream, &bytes);
-                    match stream {
-                        ExecOutputStream::Stdout => stdout.push(&bytes),
-                        ExecOutputStream::Stderr => stderr.push(&bytes),
-                    }
-                    aggregated.push(&bytes);
-                }
+                Some((stream, bytes)) => take(stream, &bytes),
                 None => pipes_open = false,
             },
             s = child.wait(), if status.is_none() => {
@@ -207,12 +169,7 @@ pub(crate) async fn run_exec(
             // The process is gone; give escaped grandchildren holding the pipes a moment.
             let drained = tokio::time::timeout(DRAIN_GRACE, async {
                 while let Some((stream, bytes)) = rx.recv().await {
-                    on_output(stream, &bytes);
-                    match stream {
-                        ExecOutputStream::Stdout => stdout.push(&bytes),
-                        ExecOutputStream::Stderr => stderr.push(&bytes),
-                    }
-                    aggregated.push(&bytes);
+                    take(stream, &bytes);
                 }
             })
             .await;
@@ -236,13 +193,48 @@ pub(crate) async fn run_exec(
     };
     Ok(ExecOutput {
         exit_code,
-        stdout: stdout.into_string(),
-        stderr: stderr.into_string(),
-        aggregated: aggregated.into_string(),
+        stdout: captured.stdout.into_string(),
+        stderr: captured.stderr.into_string(),
+        aggregated: captured.aggregated.into_string(),
         duration: start.elapsed(),
         timed_out,
         aborted,
     })
+}
+
+/// Copies one of the child's pipes into `tx`, chunk by chunk, until EOF or the receiver is
+/// gone.
+fn pump(
+    mut pipe: impl tokio::io::AsyncRead + Unpin + Send + 'static,
+    stream: ExecOutputStream,
+    tx: tokio::sync::mpsc::Sender<(ExecOutputStream, Vec<u8>)>,
+) -> tokio::task::JoinHandle<()> {
+    tokio::spawn(async move {
+        let mut buf = vec![0u8; 8192];
+        while let Ok(n) = pipe.read(&mut buf).await {
+            if n == 0 || tx.send((stream, buf[..n].to_vec())).await.is_err() {
+                break;
+            }
+        }
+    })
+}
+
+/// A command's output so far: each stream, and both interleaved as they arrived.
+#[derive(Default)]
+struct Captured {
+    stdout: Capture,
+    stderr: Capture,
+    aggregated: Capture,
+}
+
+impl Captured {
+    fn push(&mut self, stream: ExecOutputStream, bytes: &[u8]) {
+        match stream {
+            ExecOutputStream::Stdout => self.stdout.push(bytes),
+            ExecOutputStream::Stderr => self.stderr.push(bytes),
+        }
+        self.aggregated.push(bytes);
+    }
 }
 
 fn kill_group(pid: Option<u32>) {
@@ -331,7 +323,7 @@ mod tests {
 
     #[test]
     fn capture_keeps_head_and_tail() {
-        let mut c = Capture::new();
+        let mut c = Capture::default();
         let big = vec![b'a'; CAPTURE_LIMIT];
         c.push(b"START");
         c.push(&big);

@@ -10,6 +10,7 @@
 //! command execution and its sandbox seam, model instructions.
 //! Must not know: any front end (exec, MCP server, v2 API, TUI) or wire format beyond the
 //! protocol crate.
+#![warn(missing_docs)]
 
 mod approval;
 mod command;

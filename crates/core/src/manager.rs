@@ -18,6 +18,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use tokio::sync::mpsc;
 
+/// How a [`ThreadManager`] starts its threads.
 pub struct ThreadManagerOptions {
     /// Recorded in each thread's metadata (`exec`, `mcp`, ...).
     pub source: SessionSource,
@@ -27,7 +28,9 @@ pub struct ThreadManagerOptions {
 
 /// A freshly started (or resumed, or forked) thread.
 pub struct NewThread {
+    /// The thread's id (the rollout's and the index's key).
     pub thread_id: ThreadId,
+    /// The running thread: submit ops, read events.
     pub thread: Arc<Thread>,
     /// The first event of every thread; front ends forward it themselves.
     pub session_configured: SessionConfiguredEvent,
@@ -48,6 +51,7 @@ struct Inner {
 const CLI_VERSION: &str = env!("CARGO_PKG_VERSION");
 
 impl ThreadManager {
+    /// A manager with no threads yet.
     pub fn new(opts: ThreadManagerOptions) -> Self {
         Self {
             inner: Arc::new(Inner {
@@ -84,6 +88,7 @@ impl ThreadManager {
         }
     }
 
+    /// The live thread with this id, if this process has it loaded.
     pub fn get_thread(&self, id: &ThreadId) -> Option<Arc<Thread>> {
         self.inner
             .threads
@@ -93,6 +98,7 @@ impl ThreadManager {
             .cloned()
     }
 
+    /// The ids of every thread loaded in this process.
     pub fn loaded_thread_ids(&self) -> Vec<ThreadId> {
         self.inner
             .threads

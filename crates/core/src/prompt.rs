@@ -4,7 +4,7 @@
 use oi_config::Config;
 use oi_protocol::config_types::{AskForApproval, SandboxPolicy};
 use oi_protocol::models::ResponseItem;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 const DEFAULT_INSTRUCTIONS: &str = include_str!("instructions.md");
 const PROJECT_DOC_NAMES: &[&str] = &["AGENTS.md", "AGENT.md"];
@@ -76,8 +76,29 @@ fn environment_context(config: &Config) -> String {
     )
 }
 
+/// The nearest AGENTS.md as the model is shown it: where it was found and its text, already
+/// cut to `project_doc_max_bytes`.
+#[derive(Clone, Debug)]
+pub(crate) struct ProjectDoc {
+    pub path: String,
+    pub text: String,
+}
+
+/// Finds and reads the project doc on the blocking pool: it walks up the directory tree and
+/// reads a file, which must not stall the runtime's worker threads. Read once per turn (see
+/// `Session::load_project_doc`), not once per model request.
+pub(crate) async fn read_project_doc(cwd: PathBuf, max_bytes: usize) -> Option<ProjectDoc> {
+    match tokio::task::spawn_blocking(move || project_doc(&cwd, max_bytes)).await {
+        Ok(doc) => doc,
+        Err(e) => {
+            tracing::warn!("reading AGENTS.md failed: {e}");
+            None
+        }
+    }
+}
+
 /// The nearest AGENTS.md, cut head+tail to `max_bytes` (`project_doc_max_bytes`; 0: none).
-fn project_doc(cwd: &Path, max_bytes: usize) -> Option<(String, String)> {
+fn project_doc(cwd: &Path, max_bytes: usize) -> Option<ProjectDoc> {
     if max_bytes == 0 {
         return None;
     }
@@ -86,7 +107,10 @@ fn project_doc(cwd: &Path, max_bytes: usize) -> Option<(String, String)> {
             let p = dir.join(name);
             if let Ok(text) = std::fs::read_to_string(&p) {
                 let text = oi_protocol::truncate::truncate_head_tail(&text, max_bytes);
-                return Some((p.display().to_string(), text));
+                return Some(ProjectDoc {
+                    path: p.display().to_string(),
+                    text,
+                });
             }
         }
         // Stop at the repository root: docs above it belong to someone else.
@@ -98,16 +122,21 @@ fn project_doc(cwd: &Path, max_bytes: usize) -> Option<(String, String)> {
 }
 
 /// Developer-role context sent at the start of every request (not stored in history, so a
-/// changed cwd or policy takes effect on the next request).
-pub(crate) fn context_items(config: &Config) -> Vec<ResponseItem> {
+/// changed cwd or policy takes effect on the next request). `project_doc` is the turn's
+/// AGENTS.md, read when the turn started.
+pub(crate) fn context_items(
+    config: &Config,
+    project_doc: Option<&ProjectDoc>,
+) -> Vec<ResponseItem> {
     let mut text = format!(
         "{}\n\n{}",
         permissions_text(config.approval_policy, &config.sandbox_policy),
         environment_context(config)
     );
-    if let Some((path, doc)) = project_doc(&config.cwd, config.project_doc_max_bytes) {
+    if let Some(doc) = project_doc {
         text.push_str(&format!(
-            "\n\n<project_instructions path=\"{path}\">\n{doc}\n</project_instructions>"
+            "\n\n<project_instructions path=\"{}\">\n{}\n</project_instructions>",
+            doc.path, doc.text
         ));
     }
     let mut items = vec![ResponseItem::developer_text(text)];

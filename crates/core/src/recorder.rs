@@ -10,8 +10,11 @@ use std::path::{Path, PathBuf};
 /// Receives everything a thread must persist. Implementations write synchronously and
 /// report failures through the return value; the engine turns them into warnings.
 pub trait Recorder: Send {
+    /// A conversation item that joined the history (what resume rebuilds it from).
     fn record_item(&mut self, item: &ResponseItem) -> Result<(), String>;
+    /// An event that belongs in the stored thread (see `is_persisted`).
     fn record_event(&mut self, event: &EventMsg) -> Result<(), String>;
+    /// The settings a turn starts with (cwd, policies, model), written before its events.
     fn record_turn_context(
         &mut self,
         turn_id: &str,
@@ -28,6 +31,7 @@ pub trait Recorder: Send {
     }
     /// Called at the end of every turn and at shutdown.
     fn flush(&mut self) -> Result<(), String>;
+    /// The rollout file this recorder writes, if it writes one.
     fn path(&self) -> Option<PathBuf>;
 }
 

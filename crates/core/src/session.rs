@@ -2,6 +2,7 @@
 
 use crate::context_window::{DEFAULT_CONTEXT_WINDOW, TokenEstimator, builtin_context_window};
 use crate::notify::Notifier;
+use crate::prompt::{ProjectDoc, read_project_doc};
 use crate::recorder::{Recorder, is_persisted};
 use oi_config::Config;
 use oi_mcp_client::McpConnectionManager;
@@ -43,6 +44,8 @@ pub(crate) struct SessionState {
     pub server_window: Option<Option<i64>>,
     /// MCP tools whose schemas `tool_search` loaded (qualified names).
     pub loaded_tools: HashSet<String>,
+    /// The AGENTS.md of the current turn, read once when it started.
+    pub project_doc: Option<ProjectDoc>,
 }
 
 pub(crate) struct Session {
@@ -90,6 +93,7 @@ impl Session {
                 estimator: TokenEstimator::default(),
                 server_window: None,
                 loaded_tools: HashSet::new(),
+                project_doc: None,
             }),
             recorder: Mutex::new(recorder),
             warned: Mutex::new(HashSet::new()),
@@ -241,6 +245,17 @@ impl Session {
             self.warn_store(turn_id, &e);
         }
         self.state().history = history;
+    }
+
+    /// Reads the AGENTS.md for the turn that is starting (off the runtime), so every request
+    /// of the turn shows the same project doc without touching the disk again.
+    pub async fn load_project_doc(&self) {
+        let (cwd, max_bytes) = {
+            let st = self.state();
+            (st.config.cwd.clone(), st.config.project_doc_max_bytes)
+        };
+        let doc = read_project_doc(cwd, max_bytes).await;
+        self.state().project_doc = doc;
     }
 
     pub fn record_turn_context(&self, turn_id: &str) {

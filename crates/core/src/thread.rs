@@ -35,6 +35,7 @@ impl Thread {
         })
     }
 
+    /// This thread's id.
     pub fn id(&self) -> ThreadId {
         self.id
     }
@@ -71,6 +72,7 @@ impl Thread {
         self.session.state().active_turn.is_some()
     }
 
+    /// The id of the running turn (its submission id), if one is running.
     pub fn active_turn_id(&self) -> Option<String> {
         self.session
             .state()
@@ -79,6 +81,7 @@ impl Thread {
             .map(|t| t.id.clone())
     }
 
+    /// Where this thread is stored (`None` for an ephemeral thread).
     pub fn rollout_path(&self) -> Option<std::path::PathBuf> {
         self.session.rollout_path()
     }
@@ -124,7 +127,9 @@ impl Thread {
     }
 }
 
-fn user_item(items: &[UserInput]) -> (ResponseItem, UserMessageEvent) {
+/// The user's input as a history item and as the event that echoes it. Local images are
+/// read here (off the runtime's worker threads) and inlined as data URLs.
+async fn user_item(items: &[UserInput]) -> (ResponseItem, UserMessageEvent) {
     let mut content = Vec::new();
     let mut images = Vec::new();
     let mut local_images = Vec::new();
@@ -139,7 +144,7 @@ fn user_item(items: &[UserInput]) -> (ResponseItem, UserMessageEvent) {
             }
             UserInput::LocalImage { path } => {
                 local_images.push(path.clone());
-                match local_image_data_url(path) {
+                match local_image_data_url(path).await {
                     Ok(url) => content.push(ContentItem::InputImage { image_url: url }),
                     Err(e) => content.push(ContentItem::InputText {
                         text: format!("[image {} could not be read: {e}]", path.display()),
@@ -163,9 +168,8 @@ fn user_item(items: &[UserInput]) -> (ResponseItem, UserMessageEvent) {
     )
 }
 
-fn local_image_data_url(path: &std::path::Path) -> Result<String, String> {
+async fn local_image_data_url(path: &std::path::Path) -> Result<String, String> {
     use base64::Engine;
-    let bytes = std::fs::read(path).map_err(|e| e.to_string())?;
     let mime = match path
         .extension()
         .and_then(|e| e.to_str())
@@ -178,6 +182,7 @@ fn local_image_data_url(path: &std::path::Path) -> Result<String, String> {
         Some("webp") => "image/webp",
         _ => return Err("unsupported image type (use png, jpeg, gif or webp)".into()),
     };
+    let bytes = tokio::fs::read(path).await.map_err(|e| e.to_string())?;
     Ok(format!(
         "data:{mime};base64,{}",
         base64::engine::general_purpose::STANDARD.encode(bytes)
@@ -215,7 +220,7 @@ async fn run_actor(sess: Arc<Session>, mut rx: mpsc::UnboundedReceiver<Submissio
                     continue;
                 }
                 apply_overrides(&sess, overrides);
-                let (item, event) = user_item(&items);
+                let (item, event) = user_item(&items).await;
                 let mut st = sess.state();
                 if let Some(active) = st.active_turn.as_mut() {
                     // Steering: the running turn picks it up at its next model request.

@@ -50,6 +50,7 @@ pub(crate) async fn run_turn(
 ) {
     let started = Instant::now();
     sess.record_turn_context(&turn_id);
+    sess.load_project_doc().await;
     sess.lookup_server_window().await;
     let window = Some(sess.context_window());
     sess.send(
@@ -331,7 +332,7 @@ pub(crate) fn build_prompt(sess: &Session) -> Prompt {
     let window = sess.context_window();
     let st = sess.state();
     let cfg = &st.config;
-    let mut input = context_items(cfg);
+    let mut input = context_items(cfg, st.project_doc.as_ref());
     let start = input.len();
     input.extend(st.history.iter().cloned());
     budget_tool_outputs(
@@ -437,73 +438,13 @@ async fn sample(
                 return Err(model_failure(&e, overflow_compacted));
             }
         };
-        let mut items = Vec::new();
-        let mut failure: Option<ModelError> = None;
-        let mut usage = None;
-        let mut completed = false;
-        let mut truncated = false;
-        loop {
-            let ev = tokio::select! {
-                _ = cancel.cancelled() => return Err(TurnFailure::Interrupted),
-                ev = stream.next() => ev,
-            };
-            match ev {
-                Some(Ok(ResponseEvent::Created)) => {}
-                Some(Ok(ResponseEvent::OutputTextDelta(delta))) => sess.send(
-                    turn_id,
-                    EventMsg::AgentMessageDelta(AgentMessageDeltaEvent { delta }),
-                ),
-                Some(Ok(ResponseEvent::ReasoningDelta(delta))) => sess.send(
-                    turn_id,
-                    EventMsg::AgentReasoningDelta(AgentReasoningDeltaEvent { delta }),
-                ),
-                Some(Ok(ResponseEvent::OutputItemDone(item))) => {
-                    match &item {
-                        ResponseItem::Message {
-                            role: Role::Assistant,
-                            ..
-                        } => {
-                            let text = item.message_text().unwrap_or_default();
-                            if !text.is_empty() {
-                                sess.send(
-                                    turn_id,
-                                    EventMsg::AgentMessage(AgentMessageEvent {
-                                        message: text,
-                                        phase: None,
-                                        memory_citation: None,
-                                    }),
-                                );
-                            }
-                        }
-                        ResponseItem::Reasoning { text, .. } if !text.is_empty() => sess.send(
-                            turn_id,
-                            EventMsg::AgentReasoning(AgentReasoningEvent { text: text.clone() }),
-                        ),
-                        _ => {}
-                    }
-                    items.push(item);
-                }
-                Some(Ok(ResponseEvent::ToolCallsRecoveredFromText {
-                    format,
-                    server_hint,
-                })) => sess.warn_once(turn_id, "tool_calls_in_text", || {
-                    format!(
-                        "the model's tool calls arrived as plain text ({format} format): the server's tool-call parser is off. They are recognised and run anyway, but the server should parse them itself. Fix: {server_hint}. See docs/providers.md, \"Server settings\"."
-                    )
-                }),
-                Some(Ok(ResponseEvent::OutputLimitReached)) => truncated = true,
-                Some(Ok(ResponseEvent::Completed { token_usage, .. })) => {
-                    usage = token_usage;
-                    completed = true;
-                    break;
-                }
-                Some(Err(e)) => {
-                    failure = Some(e);
-                    break;
-                }
-                None => break,
-            }
-        }
+        let Drained {
+            items,
+            usage,
+            completed,
+            truncated,
+            failure,
+        } = drain(sess, turn_id, cancel, &mut stream).await?;
         if completed {
             return Ok(Sampled {
                 items,
@@ -549,6 +490,100 @@ async fn sample(
             continue;
         }
         return Err(model_failure(&err, overflow_compacted));
+    }
+}
+
+/// What one model stream produced before it completed, failed or ended.
+struct Drained {
+    items: Vec<ResponseItem>,
+    usage: Option<TokenUsage>,
+    /// The server sent `completed`: the answer is whole.
+    completed: bool,
+    /// The model stopped at its output token limit.
+    truncated: bool,
+    failure: Option<ModelError>,
+}
+
+/// Reads one model stream to its end, emitting deltas, messages and reasoning as they come.
+async fn drain(
+    sess: &Arc<Session>,
+    turn_id: &str,
+    cancel: &CancellationToken,
+    stream: &mut oi_model_client::ResponseStream,
+) -> Result<Drained, TurnFailure> {
+    let mut out = Drained {
+        items: Vec::new(),
+        usage: None,
+        completed: false,
+        truncated: false,
+        failure: None,
+    };
+    loop {
+        let ev = tokio::select! {
+            _ = cancel.cancelled() => return Err(TurnFailure::Interrupted),
+            ev = stream.next() => ev,
+        };
+        match ev {
+            Some(Ok(ResponseEvent::Created)) => {}
+            Some(Ok(ResponseEvent::OutputTextDelta(delta))) => sess.send(
+                turn_id,
+                EventMsg::AgentMessageDelta(AgentMessageDeltaEvent { delta }),
+            ),
+            Some(Ok(ResponseEvent::ReasoningDelta(delta))) => sess.send(
+                turn_id,
+                EventMsg::AgentReasoningDelta(AgentReasoningDeltaEvent { delta }),
+            ),
+            Some(Ok(ResponseEvent::OutputItemDone(item))) => {
+                announce_item(sess, turn_id, &item);
+                out.items.push(item);
+            }
+            Some(Ok(ResponseEvent::ToolCallsRecoveredFromText {
+                format,
+                server_hint,
+            })) => sess.warn_once(turn_id, "tool_calls_in_text", || {
+                format!(
+                    "the model's tool calls arrived as plain text ({format} format): the server's tool-call parser is off. They are recognised and run anyway, but the server should parse them itself. Fix: {server_hint}. See docs/providers.md, \"Server settings\"."
+                )
+            }),
+            Some(Ok(ResponseEvent::OutputLimitReached)) => out.truncated = true,
+            Some(Ok(ResponseEvent::Completed { token_usage, .. })) => {
+                out.usage = token_usage;
+                out.completed = true;
+                return Ok(out);
+            }
+            Some(Err(e)) => {
+                out.failure = Some(e);
+                return Ok(out);
+            }
+            None => return Ok(out),
+        }
+    }
+}
+
+/// The events of a finished output item: an assistant message or reasoning, in full.
+fn announce_item(sess: &Session, turn_id: &str, item: &ResponseItem) {
+    match item {
+        ResponseItem::Message {
+            role: Role::Assistant,
+            ..
+        } => {
+            let text = item.message_text().unwrap_or_default();
+            if !text.is_empty() {
+                sess.send(
+                    turn_id,
+                    EventMsg::AgentMessage(AgentMessageEvent {
+                        message: text,
+                        phase: None,
+                        memory_citation: None,
+                    }),
+                );
+            }
+        }
+        ResponseItem::Reasoning { text, .. } if !text.is_empty() => sess.send(
+            turn_id,
+            EventMsg::AgentReasoning(AgentReasoningEvent { text: text.clone() }),
+        ),
+        _ => {}
     }
 }
 
@@ -631,6 +666,7 @@ pub(crate) async fn run_compact_turn(
     cancel: CancellationToken,
 ) {
     let started = Instant::now();
+    sess.load_project_doc().await;
     sess.lookup_server_window().await;
     sess.send(
         &turn_id,

@@ -1,5 +1,6 @@
 //! Context management against a mock server with a small window: auto-compaction between
 //! tool calls, overflow recovery, `Op::Compact`, and resume/fork of a compacted thread.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a panic here is a failed run, with its message
 
 mod common;
 

@@ -1,4 +1,5 @@
 //! The engine through its public API: concurrency, approvals, steering, fork, shutdown.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a panic here is a failed run, with its message
 
 use oi_core::{NewThread, Thread, ThreadManager, ThreadManagerOptions};
 use oi_protocol::config_types::{AskForApproval, SandboxMode, WireApi};

@@ -1,5 +1,6 @@
 //! The engine with a real MCP server (fastmcp, PyPI, over stdio) and the scripted mock model:
 //! concurrent calls in one response, tools added mid-turn, resource tools, headless waiting.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a panic here is a failed run, with its message
 
 mod common;
 

@@ -1,6 +1,7 @@
 //! The engine against the recorded streams of open-model servers: what the model is sent,
 //! and what the user and the model are told when a server leaves things in the text or
 //! stops early.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a panic here is a failed run, with its message
 
 mod common;
 
@@ -105,6 +106,46 @@ async fn the_chat_request_has_exactly_one_system_message_with_every_section() {
     ];
     assert!(at("approval_policy") > 0, "instructions come first");
     assert!(order.windows(2).all(|w| w[0] < w[1]), "{system}");
+}
+
+#[tokio::test]
+async fn agents_md_is_read_once_per_turn() {
+    let home = tempfile::tempdir().unwrap();
+    std::fs::write(home.path().join("AGENTS.md"), "doc version one").unwrap();
+    // The first turn's command rewrites AGENTS.md between its two model requests.
+    let mock = MockModelServer::start(MockScript::new(vec![
+        MockTurn::tool_call(
+            "shell",
+            serde_json::json!({"command": ["bash", "-c", "echo doc version two > AGENTS.md"]}),
+        )
+        .into(),
+        MockTurn::text("rewritten").into(),
+        MockTurn::text("ok").into(),
+    ]))
+    .await
+    .unwrap();
+    let t = manager(false)
+        .start_thread(config(&mock, home.path(), "", ""))
+        .await
+        .unwrap();
+    turn(&t.thread, "rewrite it").await;
+    assert_eq!(
+        std::fs::read_to_string(home.path().join("AGENTS.md")).unwrap(),
+        "doc version two\n",
+        "the command ran"
+    );
+    turn(&t.thread, "again").await;
+    let systems: Vec<String> = mock
+        .requests()
+        .iter()
+        .map(|r| r.items()[0]["content"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(systems.len(), 3);
+    // Both requests of the first turn show the doc as it was when the turn started...
+    assert!(systems[0].contains("doc version one"), "{}", systems[0]);
+    assert!(systems[1].contains("doc version one"), "{}", systems[1]);
+    // ...and the next turn reads it again.
+    assert!(systems[2].contains("doc version two"), "{}", systems[2]);
 }
 
 #[tokio::test]

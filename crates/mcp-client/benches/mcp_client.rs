@@ -5,6 +5,7 @@
 //! 3. First model request with a warm catalog cache while the server is still starting.
 //! 4. Two 1 s calls of one model response (run concurrently): ~1 s, not 2 s.
 //! 5. A headless start (exec) with a cold 2.5 s server and no cache: waits for it, once.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a panic here is a failed run, with its message
 
 use futures::future::BoxFuture;
 use oi_config::mcp::McpServerConfig;

@@ -52,8 +52,27 @@ pub fn cache_path(home: &Path, server: &str, config: &McpServerConfig) -> PathBu
         .join(format!("{digest}.json"))
 }
 
+/// Reads a cached catalog on the blocking pool (startup must not stall the runtime on disk);
+/// `None` if missing, unreadable, or from another schema version.
+pub async fn load(path: PathBuf, server: String) -> Option<Vec<serde_json::Value>> {
+    match tokio::task::spawn_blocking(move || read(&path, &server)).await {
+        Ok(tools) => tools,
+        Err(e) => {
+            tracing::warn!("reading the MCP tool cache failed: {e}");
+            None
+        }
+    }
+}
+
+/// Writes a catalog on the blocking pool (see [`write`]). Failures are logged, never fatal.
+pub async fn store(path: PathBuf, server: String, tools: Vec<serde_json::Value>) {
+    if let Err(e) = tokio::task::spawn_blocking(move || write(&path, &server, &tools)).await {
+        tracing::warn!("writing the MCP tool cache failed: {e}");
+    }
+}
+
 /// Read a cached catalog; `None` if missing, unreadable, or from another schema version.
-pub fn load(path: &Path, server: &str) -> Option<Vec<serde_json::Value>> {
+fn read(path: &Path, server: &str) -> Option<Vec<serde_json::Value>> {
     let bytes = std::fs::read(path).ok()?;
     let file: CacheFile = match serde_json::from_slice(&bytes) {
         Ok(f) => f,
@@ -66,7 +85,7 @@ pub fn load(path: &Path, server: &str) -> Option<Vec<serde_json::Value>> {
 }
 
 /// Write a catalog atomically (temp file + rename). Failures are logged, never fatal.
-pub fn store(path: &Path, server: &str, tools: &[serde_json::Value]) {
+fn write(path: &Path, server: &str, tools: &[serde_json::Value]) {
     let result = (|| -> std::io::Result<()> {
         let dir = path
             .parent()
@@ -91,8 +110,8 @@ pub fn store(path: &Path, server: &str, tools: &[serde_json::Value]) {
 mod tests {
     use super::*;
 
-    #[test]
-    fn round_trip_and_keying() {
+    #[tokio::test]
+    async fn round_trip_and_keying() {
         let home = tempfile::tempdir().unwrap();
         let a = McpServerConfig::stdio("srv", vec!["a".into()]);
         let b = McpServerConfig::stdio("srv", vec!["b".into()]);
@@ -112,12 +131,13 @@ mod tests {
         );
         assert!(pa.starts_with(home.path().join("cache/mcp")));
 
-        assert!(load(&pa, "s").is_none());
+        let load = |server: &str| load(pa.clone(), server.to_string());
+        assert!(load("s").await.is_none());
         let tools = vec![serde_json::json!({"name":"echo","inputSchema":{"type":"object"}})];
-        store(&pa, "s", &tools);
-        assert_eq!(load(&pa, "s").unwrap(), tools);
-        assert!(load(&pa, "other").is_none());
+        store(pa.clone(), "s".into(), tools.clone()).await;
+        assert_eq!(load("s").await.unwrap(), tools);
+        assert!(load("other").await.is_none());
         std::fs::write(&pa, "{not json").unwrap();
-        assert!(load(&pa, "s").is_none());
+        assert!(load("s").await.is_none());
     }
 }

@@ -108,6 +108,43 @@ impl Connection {
     }
 }
 
+type Service = RunningService<RoleClient, Handler>;
+
+/// How far a startup got, kept outside the timed future so a timeout can still say which
+/// step hung and show the child's stderr (dropping the child kills it).
+#[derive(Default)]
+struct StartupProgress {
+    step: Mutex<Option<Step>>,
+    child: Mutex<Option<Arc<ChildProcess>>>,
+}
+
+impl StartupProgress {
+    fn set_step(&self, step: Step) {
+        if let Ok(mut g) = self.step.lock() {
+            *g = Some(step);
+        }
+    }
+
+    fn describe_step(&self) -> &'static str {
+        self.step
+            .lock()
+            .ok()
+            .and_then(|s| *s)
+            .unwrap_or(Step::Spawn)
+            .describe()
+    }
+
+    fn set_child(&self, child: Arc<ChildProcess>) {
+        if let Ok(mut slot) = self.child.lock() {
+            *slot = Some(child);
+        }
+    }
+
+    fn child(&self) -> Option<Arc<ChildProcess>> {
+        self.child.lock().ok().and_then(|s| s.clone())
+    }
+}
+
 /// Start a session. The error is the full user-facing message.
 pub async fn establish(
     server: &str,
@@ -118,100 +155,28 @@ pub async fn establish(
     task_required: crate::sniff::TaskRequiredTools,
 ) -> Result<Established, String> {
     let timeout = config.startup_timeout_or_default();
-    let progress = handler.progress.clone();
-    let step = Arc::new(Mutex::new(Step::Spawn));
-    // Kept outside the timed future so a timeout can still report stderr; dropping it kills.
-    let child_slot: Arc<Mutex<Option<Arc<ChildProcess>>>> = Arc::new(Mutex::new(None));
-    let set_step = |s: Step| {
-        if let Ok(mut g) = step.lock() {
-            *g = s;
-        }
-    };
+    let progress_router = handler.progress.clone();
+    let progress = StartupProgress::default();
     let attempt = async {
-        let lookup = |k: &str| std::env::var(k).ok();
         let (service, child) = match &config.transport {
             McpServerTransportConfig::Stdio { .. } => {
-                let spec = launch_spec(server, &config.transport, session_cwd, &lookup)?;
-                let (child, stdout, stdin) = spawn(server, &spec)?;
-                let child = Arc::new(child);
-                if let Ok(mut slot) = child_slot.lock() {
-                    *slot = Some(child.clone());
-                }
-                set_step(Step::Initialize);
-                let stdout = crate::sniff::TaskSupportSniffer::new(stdout, task_required.clone());
-                let service = handler
-                    .serve((stdout, stdin))
-                    .await
-                    .map_err(|e| without_type_names(&e.to_string()))?;
+                let (service, child) = serve_stdio(
+                    server,
+                    config,
+                    session_cwd,
+                    handler,
+                    task_required,
+                    &progress,
+                )
+                .await?;
                 (service, Some(child))
             }
-            McpServerTransportConfig::StreamableHttp { .. } => {
-                set_step(Step::Connect);
-                let spec = http_spec(server, &config.transport, &lookup)?;
-                for w in &spec.warnings {
-                    tracing::warn!("{w}");
-                }
-                let mut headers = HashMap::new();
-                for (k, v) in &spec.headers {
-                    let name = reqwest::header::HeaderName::try_from(k.as_str());
-                    let value = reqwest::header::HeaderValue::try_from(v.as_str());
-                    match (name, value) {
-                        (Ok(n), Ok(v)) => {
-                            headers.insert(n, v);
-                        }
-                        _ => tracing::warn!(
-                            "MCP server `{server}`: skipping invalid HTTP header `{k}`"
-                        ),
-                    }
-                }
-                let has_auth_header = headers.contains_key(&reqwest::header::AUTHORIZATION);
-                let mut cfg = StreamableHttpClientTransportConfig::with_uri(spec.url.clone())
-                    .custom_headers(headers)
-                    .reinit_on_expired_session(true);
-                // Auth precedence: bearer_token_env_var, an Authorization header, stored
-                // OAuth tokens (refreshed as needed), nothing.
-                let oauth = if spec.bearer_token.is_none() && !has_auth_header {
-                    crate::oauth::authorized_client(home, server, &spec.url).await?
-                } else {
-                    None
-                };
-                if let Some(token) = &spec.bearer_token {
-                    cfg = cfg.auth_header(token.clone());
-                }
-                set_step(Step::Initialize);
-                let oauth_used = oauth.is_some();
-                let served = match oauth {
-                    Some(client) => {
-                        handler
-                            .serve(StreamableHttpClientTransport::with_client(client, cfg))
-                            .await
-                    }
-                    None => {
-                        handler
-                            .serve(StreamableHttpClientTransport::from_config(cfg))
-                            .await
-                    }
-                };
-                let auth = if spec.bearer_token.is_some() {
-                    AuthUsed::BearerEnv
-                } else if has_auth_header {
-                    AuthUsed::Header
-                } else if oauth_used {
-                    AuthUsed::OAuth
-                } else {
-                    AuthUsed::None
-                };
-                let service = served.map_err(|e| {
-                    let msg = e.to_string();
-                    match auth_failure(&msg) {
-                        Some(status) => auth_message(server, status, auth, &config.transport),
-                        None => format!("{} (url: {})", without_type_names(&msg), spec.url),
-                    }
-                })?;
-                (service, None)
-            }
+            McpServerTransportConfig::StreamableHttp { .. } => (
+                serve_http(server, config, home, handler, &progress).await?,
+                None,
+            ),
         };
-        set_step(Step::ListTools);
+        progress.set_step(Step::ListTools);
         let tools = service
             .peer()
             .list_all_tools()
@@ -223,54 +188,167 @@ pub async fn establish(
             .collect::<Vec<_>>();
         Ok::<_, String>((service, child, tools))
     };
-    let outcome = tokio::time::timeout(timeout, attempt).await;
-    let child_for_detail = child_slot.lock().ok().and_then(|s| s.clone());
-    match outcome {
+    match tokio::time::timeout(timeout, attempt).await {
         Ok(Ok((service, child, tools))) => Ok(Established {
             conn: Arc::new(Connection {
                 peer: service.peer().clone(),
                 service: tokio::sync::Mutex::new(Some(service)),
                 child,
-                progress,
+                progress: progress_router,
                 broken: Default::default(),
             }),
             tools,
         }),
-        Ok(Err(err)) => {
-            let mut msg = format!("MCP client for `{server}` failed to start: {err}");
-            if let Some(child) = child_for_detail {
-                let _ = tokio::time::timeout(Duration::from_millis(300), child.exited()).await;
-                if let Some(status) = child.exit_status() {
-                    msg.push_str(&format!(
-                        " (the server process exited: {})",
-                        describe_exit(status)
-                    ));
-                }
-                let tail = child.stderr_tail();
-                if !tail.is_empty() {
-                    msg.push_str(&format!("\nServer stderr:\n{tail}"));
-                }
-                child.terminate(Duration::from_millis(200)).await;
-            }
-            Err(msg)
+        Ok(Err(err)) => Err(startup_failed(server, &err, progress.child()).await),
+        Err(_) => Err(startup_timed_out(server, timeout, &progress).await),
+    }
+}
+
+/// Spawns a stdio server (in its own process group, under the keeper) and runs the
+/// `initialize` handshake over its pipes.
+async fn serve_stdio(
+    server: &str,
+    config: &McpServerConfig,
+    session_cwd: &Path,
+    handler: Handler,
+    task_required: crate::sniff::TaskRequiredTools,
+    progress: &StartupProgress,
+) -> Result<(Service, Arc<ChildProcess>), String> {
+    progress.set_step(Step::Spawn);
+    let lookup = |k: &str| std::env::var(k).ok();
+    let spec = launch_spec(server, &config.transport, session_cwd, &lookup)?;
+    let (child, stdout, stdin) = spawn(server, &spec)?;
+    let child = Arc::new(child);
+    progress.set_child(child.clone());
+    progress.set_step(Step::Initialize);
+    let stdout = crate::sniff::TaskSupportSniffer::new(stdout, task_required);
+    let service = handler
+        .serve((stdout, stdin))
+        .await
+        .map_err(|e| without_type_names(&e.to_string()))?;
+    Ok((service, child))
+}
+
+/// Connects to a streamable HTTP server with the credentials the config names (or stored
+/// OAuth tokens) and runs the `initialize` handshake. A 401/403 gets a message saying which
+/// credentials were sent and how to fix them.
+async fn serve_http(
+    server: &str,
+    config: &McpServerConfig,
+    home: &Path,
+    handler: Handler,
+    progress: &StartupProgress,
+) -> Result<Service, String> {
+    progress.set_step(Step::Connect);
+    let lookup = |k: &str| std::env::var(k).ok();
+    let spec = http_spec(server, &config.transport, &lookup)?;
+    for w in &spec.warnings {
+        tracing::warn!("{w}");
+    }
+    let headers = header_map(server, &spec.headers);
+    let has_auth_header = headers.contains_key(&reqwest::header::AUTHORIZATION);
+    let mut cfg = StreamableHttpClientTransportConfig::with_uri(spec.url.clone())
+        .custom_headers(headers)
+        .reinit_on_expired_session(true);
+    // Auth precedence: bearer_token_env_var, an Authorization header, stored OAuth tokens
+    // (refreshed as needed), nothing.
+    let oauth = if spec.bearer_token.is_none() && !has_auth_header {
+        crate::oauth::authorized_client(home, server, &spec.url).await?
+    } else {
+        None
+    };
+    if let Some(token) = &spec.bearer_token {
+        cfg = cfg.auth_header(token.clone());
+    }
+    progress.set_step(Step::Initialize);
+    let auth = if spec.bearer_token.is_some() {
+        AuthUsed::BearerEnv
+    } else if has_auth_header {
+        AuthUsed::Header
+    } else if oauth.is_some() {
+        AuthUsed::OAuth
+    } else {
+        AuthUsed::None
+    };
+    let served = match oauth {
+        Some(client) => {
+            handler
+                .serve(StreamableHttpClientTransport::with_client(client, cfg))
+                .await
         }
-        Err(_) => {
-            let during = step.lock().map(|s| s.describe()).unwrap_or("startup");
-            let secs = timeout.as_secs_f64();
-            let mut msg = format!(
-                "MCP client for `{server}` timed out after {secs} seconds during {during}. Add or raise `startup_timeout_sec` in your config.toml:\n[mcp_servers.{server}]\nstartup_timeout_sec = {}",
-                (secs * 2.0).ceil().max(10.0)
-            );
-            if let Some(child) = child_for_detail {
-                let tail = child.stderr_tail();
-                if !tail.is_empty() {
-                    msg.push_str(&format!("\nServer stderr:\n{tail}"));
-                }
-                child.terminate(Duration::from_millis(200)).await;
+        None => {
+            handler
+                .serve(StreamableHttpClientTransport::from_config(cfg))
+                .await
+        }
+    };
+    served.map_err(|e| {
+        let msg = e.to_string();
+        match auth_failure(&msg) {
+            Some(status) => auth_message(server, status, auth, &config.transport),
+            None => format!("{} (url: {})", without_type_names(&msg), spec.url),
+        }
+    })
+}
+
+/// The configured HTTP headers as a header map; an invalid name or value is skipped with a
+/// warning rather than failing the server.
+fn header_map(
+    server: &str,
+    headers: &std::collections::BTreeMap<String, String>,
+) -> HashMap<reqwest::header::HeaderName, reqwest::header::HeaderValue> {
+    let mut map = HashMap::new();
+    for (k, v) in headers {
+        let name = reqwest::header::HeaderName::try_from(k.as_str());
+        let value = reqwest::header::HeaderValue::try_from(v.as_str());
+        match (name, value) {
+            (Ok(n), Ok(v)) => {
+                map.insert(n, v);
             }
-            Err(msg)
+            _ => tracing::warn!("MCP server `{server}`: skipping invalid HTTP header `{k}`"),
         }
     }
+    map
+}
+
+/// The message for a startup that failed: the error, how the process exited and the tail
+/// of its stderr. Stops the process.
+async fn startup_failed(server: &str, err: &str, child: Option<Arc<ChildProcess>>) -> String {
+    let mut msg = format!("MCP client for `{server}` failed to start: {err}");
+    if let Some(child) = child {
+        let _ = tokio::time::timeout(Duration::from_millis(300), child.exited()).await;
+        if let Some(status) = child.exit_status() {
+            msg.push_str(&format!(
+                " (the server process exited: {})",
+                describe_exit(status)
+            ));
+        }
+        let tail = child.stderr_tail();
+        if !tail.is_empty() {
+            msg.push_str(&format!("\nServer stderr:\n{tail}"));
+        }
+        child.terminate(Duration::from_millis(200)).await;
+    }
+    msg
+}
+
+/// The message for a startup that ran out of time: the step that hung and the config line
+/// that gives it more. Stops the process.
+async fn startup_timed_out(server: &str, timeout: Duration, progress: &StartupProgress) -> String {
+    let during = progress.describe_step();
+    let secs = timeout.as_secs_f64();
+    let mut msg = format!(
+        "MCP client for `{server}` timed out after {secs} seconds during {during}. Add or raise `startup_timeout_sec` in your config.toml:\n[mcp_servers.{server}]\nstartup_timeout_sec = {}",
+        (secs * 2.0).ceil().max(10.0)
+    );
+    if let Some(child) = progress.child() {
+        let tail = child.stderr_tail();
+        if !tail.is_empty() {
+            msg.push_str(&format!("\nServer stderr:\n{tail}"));
+        }
+        child.terminate(Duration::from_millis(200)).await;
+    }
+    msg
 }
 
 /// Which credentials an HTTP connection sent, to say what a 401 means.

@@ -110,7 +110,7 @@ impl McpConnectionManager {
         let mut entries = BTreeMap::new();
         for (name, config) in servers.into_iter().filter(|(_, c)| c.enabled) {
             let cache_path = cache::cache_path(&opts.home, &name, &config);
-            let tools = match cache::load(&cache_path, &name) {
+            let tools = match cache::load(cache_path.clone(), name.clone()).await {
                 Some(t) => ToolSet::Cached(t),
                 None => ToolSet::None,
             };
@@ -531,13 +531,13 @@ impl ServerEntry {
             .insert(tool.to_string());
     }
 
-    fn set_live_tools(&self, tools: Vec<Value>) {
+    async fn set_live_tools(&self, tools: Vec<Value>) {
         let changed = match &*self.tools.read().unwrap_or_else(|e| e.into_inner()) {
             ToolSet::Cached(old) | ToolSet::Live(old) => old != &tools,
             ToolSet::None => true,
         };
         if changed {
-            cache::store(&self.cache_path, &self.name, &tools);
+            cache::store(self.cache_path.clone(), self.name.clone(), tools.clone()).await;
         }
         *self.tools.write().unwrap_or_else(|e| e.into_inner()) = ToolSet::Live(tools);
     }
@@ -644,7 +644,7 @@ impl Inner {
             }
             Some(Ok(est)) => {
                 let conn = est.conn;
-                entry.set_live_tools(est.tools);
+                entry.set_live_tools(est.tools).await;
                 let has_resources = conn
                     .peer
                     .peer_info()
@@ -696,7 +696,7 @@ impl Inner {
                             .iter()
                             .filter_map(|t| serde_json::to_value(t).ok())
                             .collect();
-                        entry.set_live_tools(tools);
+                        entry.set_live_tools(tools).await;
                         inner.rebuild_catalog();
                     }
                     Ok(Err(e)) => tracing::warn!(

@@ -74,6 +74,29 @@ impl FileCredentialStore {
         })
         .map_err(|e| e.to_string())
     }
+
+    /// Runs `work` on a clone of this store on the blocking pool: the credentials file is
+    /// read and written with blocking I/O (and `fsync`), which must not stall the runtime
+    /// while a connection refreshes its token.
+    async fn off_runtime<T: Send + 'static>(
+        &self,
+        work: impl FnOnce(&Self) -> Result<T, String> + Send + 'static,
+    ) -> Result<T, String> {
+        let store = self.clone();
+        tokio::task::spawn_blocking(move || work(&store))
+            .await
+            .map_err(|e| format!("the credentials task failed ({e})"))?
+    }
+
+    /// Stores `stored` under this server's key, keeping every other entry and section.
+    fn save_blocking(&self, stored: &StoredCredentials) -> Result<(), String> {
+        let creds = serde_json::to_value(stored).map_err(|e| e.to_string())?;
+        let entry = serde_json::json!({"server_name": self.server, "server_url": self.url, "credentials": creds});
+        credentials::update(&self.home, SECTION, |entries| {
+            entries.insert(self.key.clone(), entry);
+        })
+        .map_err(|e| e.to_string())
+    }
 }
 
 fn store_err(e: String) -> AuthError {
@@ -83,7 +106,7 @@ fn store_err(e: String) -> AuthError {
 #[async_trait::async_trait]
 impl CredentialStore for FileCredentialStore {
     async fn load(&self) -> Result<Option<StoredCredentials>, AuthError> {
-        let Some(entry) = self.entry().map_err(store_err)? else {
+        let Some(entry) = self.off_runtime(Self::entry).await.map_err(store_err)? else {
             return Ok(None);
         };
         match entry.get("credentials").cloned() {
@@ -95,16 +118,15 @@ impl CredentialStore for FileCredentialStore {
     }
 
     async fn save(&self, stored: StoredCredentials) -> Result<(), AuthError> {
-        let creds = serde_json::to_value(&stored).map_err(|e| store_err(e.to_string()))?;
-        let entry = serde_json::json!({"server_name": self.server, "server_url": self.url, "credentials": creds});
-        credentials::update(&self.home, SECTION, |entries| {
-            entries.insert(self.key.clone(), entry);
-        })
-        .map_err(|e| store_err(e.to_string()))
+        self.off_runtime(move |s| s.save_blocking(&stored))
+            .await
+            .map_err(store_err)
     }
 
     async fn clear(&self) -> Result<(), AuthError> {
-        self.delete().map(|_| ()).map_err(store_err)
+        self.off_runtime(|s| s.delete().map(|_| ()))
+            .await
+            .map_err(store_err)
     }
 }
 
@@ -132,7 +154,7 @@ pub async fn authorized_client(
     url: &str,
 ) -> Result<Option<AuthClient<reqwest::Client>>, String> {
     let store = FileCredentialStore::new(home, server, url);
-    if !store.has_tokens() {
+    if !store.off_runtime(|s| Ok(s.has_tokens())).await? {
         return Ok(None);
     }
     let mut manager = manager_for(url).await?;
@@ -194,10 +216,12 @@ pub async fn login(opts: LoginOptions, show_url: impl FnOnce(&str)) -> Result<()
         .await
         .map_err(|e| format!("no authorization URL: {e}"))?;
     if let Some(resource) = &opts.resource {
-        let sep = if auth_url.contains('?') { '&' } else { '?' };
-        auth_url.push(sep);
-        auth_url.push_str("resource=");
-        auth_url.push_str(&percent_encode(resource));
+        let mut with_resource = url::Url::parse(&auth_url)
+            .map_err(|e| format!("the authorization URL `{auth_url}` is not a URL: {e}"))?;
+        with_resource
+            .query_pairs_mut()
+            .append_pair("resource", resource);
+        auth_url = with_resource.into();
     }
     show_url(&auth_url);
 
@@ -217,18 +241,6 @@ pub async fn login(opts: LoginOptions, show_url: impl FnOnce(&str)) -> Result<()
         )
         .await
         .map_err(|e| format!("the OAuth token exchange failed: {e}"))
-}
-
-fn percent_encode(s: &str) -> String {
-    let mut out = String::new();
-    for b in s.bytes() {
-        if b.is_ascii_alphanumeric() || b"-._~".contains(&b) {
-            out.push(char::from(b));
-        } else {
-            out.push_str(&format!("%{b:02X}"));
-        }
-    }
-    out
 }
 
 /// Serve the loopback redirect until a request carries `code` and `state` (or an error).
@@ -267,7 +279,7 @@ async fn wait_for_callback(
             .unwrap_or("/")
             .to_string();
         let full = format!("http://127.0.0.1:{port}{target}");
-        let query_error = reqwest::Url::parse(&full).ok().and_then(|u| {
+        let query_error = url::Url::parse(&full).ok().and_then(|u| {
             let pairs: Vec<(String, String)> = u.query_pairs().into_owned().collect();
             let get = |k: &str| pairs.iter().find(|(n, _)| n == k).map(|(_, v)| v.clone());
             get("error").map(|e| (e, get("error_description").unwrap_or_default()))

@@ -1,5 +1,6 @@
 //! Startup, failure, restart and shutdown behaviour, driven by the scriptable fixture server
 //! (tests/fixtures/mcp/fixture_server.py) so each misbehaviour is deterministic.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a panic here is a failed run, with its message
 
 mod common;
 
@@ -404,6 +405,7 @@ async fn crash_mid_call_is_a_tool_error_and_the_next_call_restarts() {
     );
 
     // Killed from outside between calls: also restarted.
+    // SAFETY: kill takes no pointers; `new_pid` is the MCP server the manager spawned.
     unsafe { libc::kill(new_pid as i32, libc::SIGKILL) };
     wait_until("the killed server to be reaped", || !pid_alive(new_pid)).await;
     let r = s

@@ -1,5 +1,6 @@
 //! OAuth 2.1 login against fastmcp's in-memory OAuth provider (DCR + PKCE), then a tool
 //! call with the stored token.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a panic here is a failed run, with its message
 
 mod common;
 

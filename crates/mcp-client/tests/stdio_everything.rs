@@ -1,4 +1,5 @@
 //! The manager against `@modelcontextprotocol/server-everything` over stdio.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a panic here is a failed run, with its message
 
 mod common;
 

@@ -1,5 +1,6 @@
 //! End to end with the real engine (`oi-core`) and the scripted mock model: the server
 //! runs over in-memory pipes, the model on loopback.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a panic here is a failed run, with its message
 
 mod common;
 

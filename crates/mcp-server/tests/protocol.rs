@@ -1,4 +1,5 @@
 //! Base protocol and lifecycle over an in-memory connection (fake engine).
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a panic here is a failed run, with its message
 
 mod common;
 

@@ -1,5 +1,6 @@
 //! The `codex` / `codex-reply` tools over an in-memory connection (fake engine):
 //! events, results, approvals, cancellation, concurrency, failures.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a panic here is a failed run, with its message
 
 mod common;
 

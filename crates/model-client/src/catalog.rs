@@ -211,11 +211,8 @@ pub async fn fetch_models(
         .clone()
         .ok_or_else(|| "no base_url".to_string())?;
     let url = format!("{}/models", base.trim_end_matches('/'));
-    let loopback = ["://127.", "://localhost", "://[::1]"]
-        .iter()
-        .any(|p| url.contains(p));
     let mut builder = reqwest::Client::builder().timeout(timeout);
-    if loopback {
+    if crate::is_loopback(&url) {
         builder = builder.no_proxy();
     }
     let client = builder.build().map_err(|e| e.to_string())?;

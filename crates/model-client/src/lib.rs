@@ -185,7 +185,7 @@ impl ModelClient {
                     "model provider `{provider_id}` has no `base_url`; set `base_url` in [model_providers.{provider_id}], e.g. \"http://localhost:11434/v1\""
                 ))
             })?;
-        if !(base.starts_with("http://") || base.starts_with("https://")) {
+        if !url::Url::parse(base).is_ok_and(|u| matches!(u.scheme(), "http" | "https")) {
             return Err(ModelError::Config(format!(
                 "`model_providers.{provider_id}.base_url` = \"{base}\" is not an http(s) URL; write it like \"http://localhost:11434/v1\""
             )));
@@ -380,22 +380,19 @@ async fn open_stream(
     })
 }
 
-fn is_loopback(base_url: &str) -> bool {
-    let rest = base_url
-        .split_once("://")
-        .map(|(_, r)| r)
-        .unwrap_or(base_url);
-    let host = rest.split(['/', '?']).next().unwrap_or("");
-    let host = host.rsplit_once('@').map(|(_, h)| h).unwrap_or(host);
-    let host = if host.starts_with('[') {
-        host.split(']').next().unwrap_or("").trim_start_matches('[')
-    } else {
-        host.split(':').next().unwrap_or("")
-    };
-    host.eq_ignore_ascii_case("localhost")
-        || host
-            .parse::<std::net::IpAddr>()
-            .is_ok_and(|ip| ip.is_loopback())
+/// Whether `base_url` points at this machine (`localhost` or a loopback address): such a
+/// server is never reached through the user's HTTP proxy.
+pub(crate) fn is_loopback(base_url: &str) -> bool {
+    match url::Url::parse(base_url)
+        .ok()
+        .as_ref()
+        .and_then(url::Url::host)
+    {
+        Some(url::Host::Domain(host)) => host.eq_ignore_ascii_case("localhost"),
+        Some(url::Host::Ipv4(ip)) => ip.is_loopback(),
+        Some(url::Host::Ipv6(ip)) => ip.is_loopback(),
+        None => false,
+    }
 }
 
 /// An id for a tool call the model sent without one.

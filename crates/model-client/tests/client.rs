@@ -1,4 +1,5 @@
 //! The client against the scripted mock model, over both wire APIs.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a panic here is a failed run, with its message
 
 mod common;
 

@@ -1,5 +1,6 @@
 //! Everything that reads environment variables, in one test binary with one test, so setting
 //! variables cannot race with other tests' threads.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a panic here is a failed run, with its message
 
 mod common;
 

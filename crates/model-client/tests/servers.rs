@@ -1,6 +1,7 @@
 //! The client against the recorded streams of real servers (`oi-test-support` fixtures),
 //! each replayed whole-event-per-write and cut into small byte writes (which splits lines,
 //! tags and multi-byte characters the way a network can).
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a panic here is a failed run, with its message
 
 mod common;
 

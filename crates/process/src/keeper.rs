@@ -13,7 +13,7 @@ pub(crate) unsafe fn start(
     agent_pid: libc::pid_t,
     before_fork: impl FnOnce() -> io::Result<()>,
 ) -> io::Result<()> {
-    // SAFETY (whole function): raw syscalls on stack data, in a single-threaded forked child.
+    // SAFETY: (whole function) raw syscalls on stack data, in a single-threaded forked child.
     unsafe {
         // Block every signal *before* arming the death signal, so it cannot be delivered (and
         // kill us with its default action) before we wait for it. The keeper must also survive
@@ -69,7 +69,7 @@ pub(crate) unsafe fn start(
 
 /// The keeper's life: wait for the command, or for the agent to vanish. Never returns.
 unsafe fn keep(agent_pid: libc::pid_t, child: libc::pid_t, waited: &libc::sigset_t) -> ! {
-    // SAFETY (whole function): raw syscalls on stack data.
+    // SAFETY: (whole function) raw syscalls on stack data.
     unsafe {
         // The keeper must not hold the agent's pipes: stdout/stderr EOF has to mean the
         // command tree is done, and std's exec-status pipe has to close when the command

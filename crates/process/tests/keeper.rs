@@ -1,6 +1,6 @@
 //! The keeper on real processes: exit statuses pass through, pipes close when the command
 //! is done, and killing the agent with SIGKILL takes the command's whole group with it.
-
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a panic here is a failed run, with its message
 #![cfg(target_os = "linux")]
 
 use std::os::unix::process::ExitStatusExt;

@@ -28,21 +28,14 @@ pub enum ParsedCommand {
     },
 }
 
-/// Join argv the way a shell user would type it (`bash -lc 'x y'` stays readable).
+/// Join argv the way a shell user would type it (`bash -lc 'x y'` stays readable), quoting
+/// only the words that need it. This is for display: an argument with a NUL byte (which no
+/// shell word can hold) is shown as is.
 pub fn shell_join(argv: &[String]) -> String {
-    argv.iter()
-        .map(|a| {
-            if !a.is_empty()
-                && a.chars()
-                    .all(|c| c.is_ascii_alphanumeric() || "-_./=:,+@%".contains(c))
-            {
-                a.clone()
-            } else {
-                format!("'{}'", a.replace('\'', r"'\''"))
-            }
-        })
-        .collect::<Vec<_>>()
-        .join(" ")
+    shlex::Quoter::new()
+        .allow_nul(true)
+        .join(argv.iter().map(String::as_str))
+        .unwrap_or_else(|_| argv.join(" "))
 }
 
 /// The script of a `bash -lc "<script>"` (or `sh -c`, `zsh -c`, `dash -c`) command.
@@ -71,7 +64,12 @@ pub fn parse_command(argv: &[String]) -> Vec<ParsedCommand> {
             if script.contains(['|', ';', '&', '>', '<', '$', '`']) {
                 return vec![ParsedCommand::Unknown { cmd: script }];
             }
-            script.split_whitespace().map(str::to_string).collect()
+            // Quotes group words (`cat 'my notes.txt'` reads one file); a script the shell
+            // could not parse either is left unclassified.
+            match shlex::split(&script) {
+                Some(words) => words,
+                None => return vec![ParsedCommand::Unknown { cmd: script }],
+            }
         }
         None => {
             script = shell_join(argv);
@@ -163,9 +161,26 @@ mod tests {
 
     #[test]
     fn shell_join_quotes_when_needed() {
+        let argv = v(&["echo", "a b", "it's", "", "$HOME", "src/main.rs"]);
+        let joined = shell_join(&argv);
+        assert_eq!(joined, r#"echo 'a b' "it's" '' '$HOME' src/main.rs"#);
+        // What is shown is what a shell would run: it splits back into the same argv.
+        assert_eq!(shlex::split(&joined).unwrap(), argv);
+    }
+
+    #[test]
+    fn quoted_words_in_a_script_stay_one_operand() {
         assert_eq!(
-            shell_join(&v(&["echo", "a b", "it's"])),
-            r"echo 'a b' 'it'\''s'"
+            parse_command(&v(&["bash", "-lc", "cat 'my notes.txt'"])),
+            vec![ParsedCommand::Read {
+                cmd: "cat 'my notes.txt'".into(),
+                name: "my notes.txt".into(),
+                path: "my notes.txt".into()
+            }]
         );
+        assert!(matches!(
+            parse_command(&v(&["bash", "-lc", "cat 'unbalanced"]))[0],
+            ParsedCommand::Unknown { .. }
+        ));
     }
 }

@@ -2,6 +2,7 @@
 //! `cargo bench -p oi-sandbox` — spawns `true` N times each way and prints median / p90.
 //! The sandboxed timings include `confine` (building the ruleset and filters), as the engine
 //! pays that for every command.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a panic here is a failed run, with its message
 
 use std::path::Path;
 use std::time::{Duration, Instant};

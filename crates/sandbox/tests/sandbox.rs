@@ -1,6 +1,6 @@
 //! Real processes under each policy. Every assertion here would fail if enforcement were
 //! missing: writes that must be refused would succeed, connections that must fail would connect.
-
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a panic here is a failed run, with its message
 #![cfg(target_os = "linux")]
 
 use std::net::TcpListener;

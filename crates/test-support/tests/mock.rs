@@ -1,4 +1,5 @@
 //! The mock model server as its users see it: over HTTP, and through the `mock-model` binary.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a panic here is a failed run, with its message
 
 use std::io::{BufRead, BufReader, Write};
 use std::process::{Command, Stdio};

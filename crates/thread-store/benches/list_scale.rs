@@ -7,6 +7,7 @@
 //! The PostgreSQL threads are bulk-loaded with SQL (the benchmark measures listing, not
 //! creation); the local ones are created through the store's API, since its index can only
 //! be filled from rollout files.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use oi_protocol::protocol::{EventMsg, UserMessageEvent};
 use oi_thread_store::{

@@ -3,6 +3,7 @@
 //! Run with `cargo bench -p oi-thread-store`. Reports generation time, list / search /
 //! filtered-list latency (p50 of 50 runs), full index rebuild time, and `open()` time with a
 //! fresh index and with no index.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a panic here is a failed run, with its message
 
 use oi_protocol::config_types::{AskForApproval, SandboxPolicy};
 use oi_protocol::models::{FunctionCallOutput, ResponseItem, TokenUsage};

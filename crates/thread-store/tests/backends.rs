@@ -1,6 +1,7 @@
 //! The store's behaviour, run against every backend: local files and PostgreSQL (a private
 //! test server, see `scripts/test-postgres.sh`). Whatever a front end can observe through
 //! `ThreadStore` must be the same whichever backend holds the threads.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;
 

@@ -1,5 +1,6 @@
 //! A real `kill -9` of a process that is appending: every line it reported as written is
 //! intact afterwards, and the thread opens (a torn last line is skipped with a warning).
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a panic here is a failed run, with its message
 
 mod common;
 

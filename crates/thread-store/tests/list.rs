@@ -1,4 +1,5 @@
 //! The index: listing, filters, pagination, archive/name, and rebuilding.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a panic here is a failed run, with its message
 
 mod common;
 

@@ -1,4 +1,5 @@
 //! Rollout files: format, crash tolerance, resume, fork, history and turns.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a panic here is a failed run, with its message
 
 mod common;
 

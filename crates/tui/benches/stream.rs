@@ -4,6 +4,7 @@
 //! Reports: time from the first delta to the frame that shows it; frames per second and
 //! catch-up time while a 2,000-delta answer streams (in a burst and paced at 1 ms/delta);
 //! and CPU time spent while idle for 2 s. `cargo bench -p oi-tui --bench stream`.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a panic here is a failed run, with its message
 
 use oi_protocol::protocol::EventMsg;
 use oi_tui::app::App;
@@ -112,6 +113,7 @@ async fn stream(pace: Option<Duration>) -> Report {
 fn cpu_time() -> Duration {
     // SAFETY: getrusage only writes into the struct we pass.
     let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: `usage` is a valid, writable rusage for the call's duration.
     unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut usage) };
     let tv = |t: libc::timeval| Duration::new(t.tv_sec as u64, t.tv_usec as u32 * 1000);
     tv(usage.ru_utime) + tv(usage.ru_stime)

@@ -1,6 +1,7 @@
 //! Rendering is pure over the app state: events in, a `TestBackend` screen out, compared
 //! with committed `insta` snapshots (`cargo test` fails on a mismatch; review changes with
 //! `cargo insta review` or by reading the `.snap.new` files).
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a panic here is a failed run, with its message
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use oi_protocol::protocol::EventMsg;

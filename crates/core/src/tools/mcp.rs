@@ -24,25 +24,9 @@ pub(crate) async fn handle(
         return ToolOutcome::err("MCP servers are not available in this thread");
     };
     let raw = call.arguments.trim();
-    let arguments: Option<serde_json::Map<String, serde_json::Value>> = if raw.is_empty() {
-        None
-    } else {
-        match serde_json::from_str::<serde_json::Value>(raw) {
-            Ok(serde_json::Value::Object(m)) => Some(m),
-            Ok(serde_json::Value::Null) => None,
-            Ok(other) => {
-                return ToolOutcome::err(format!(
-                    "arguments for `{}` must be a JSON object, got {other}",
-                    call.name
-                ));
-            }
-            Err(e) => {
-                return ToolOutcome::err(format!(
-                    "invalid arguments for `{}`: {e}. Send a JSON object matching the tool's schema.",
-                    call.name
-                ));
-            }
-        }
+    let arguments = match parse_arguments(call.name, raw) {
+        Ok(a) => a,
+        Err(e) => return e,
     };
     let invocation = McpInvocation {
         server: info.server.clone(),
@@ -70,66 +54,16 @@ pub(crate) async fn handle(
     };
 
     let config = sess.config();
-    // The exact call approved "for this session" is not asked again.
-    let session_key = (vec![info.qualified_name.clone(), raw.to_string()], true);
-    let approved_before = sess.state().approved_commands.contains(&session_key);
-    if !approved_before && needs_approval(&info, config.approval_policy, &config.sandbox_policy) {
-        let argv = vec![info.qualified_name.clone(), raw.to_string()];
-        let d = request_exec_approval(
-            sess,
-            ExecApprovalAsk {
-                turn_id: call.turn_id,
-                call_id: call.call_id,
-                approval_id: None,
-                argv: &argv,
-                cwd: &config.cwd,
-                reason: Some(format!(
-                    "Call the MCP tool `{}` of server `{}`?",
-                    info.tool, info.server
-                )),
-            },
-            cancel,
-        )
-        .await;
-        match d {
-            ReviewDecision::Approved => {}
-            ReviewDecision::ApprovedForSession => {
-                sess.state().approved_commands.insert(session_key);
-            }
-            other => {
-                let msg = match other {
-                    ReviewDecision::Abort => "user cancelled MCP tool call",
-                    ReviewDecision::TimedOut => "MCP tool call not approved in time (denied)",
-                    _ => "user rejected MCP tool call",
-                };
-                end(Err(msg.to_string()));
-                let mut o = ToolOutcome::err(msg);
-                o.abort_turn = other == ReviewDecision::Abort;
-                return o;
-            }
-        }
+    if let Err(refusal) = approve(sess, call, &info, raw, &config, cancel).await {
+        let (msg, abort) = refusal;
+        end(Err(msg.to_string()));
+        let mut o = ToolOutcome::err(msg);
+        o.abort_turn = abort;
+        return o;
     }
 
-    let (ptx, mut prx) = tokio::sync::mpsc::unbounded_channel();
-    let forward = {
-        let sess = sess.clone();
-        let turn_id = call.turn_id.to_string();
-        let call_id = call.call_id.to_string();
-        tokio::spawn(async move {
-            while let Some(p) = prx.recv().await {
-                let p: oi_mcp_client::McpProgress = p;
-                sess.send(
-                    &turn_id,
-                    EventMsg::McpToolCallProgress(McpToolCallProgressEvent {
-                        call_id: call_id.clone(),
-                        progress: p.progress,
-                        total: p.total,
-                        message: p.message,
-                    }),
-                );
-            }
-        })
-    };
+    let (ptx, prx) = tokio::sync::mpsc::unbounded_channel();
+    let forward = forward_progress(sess.clone(), call, prx);
     let result = manager
         .call_tool(
             &info.server,
@@ -156,4 +90,94 @@ pub(crate) async fn handle(
             ToolOutcome::err(format!("tool call error: {msg}"))
         }
     }
+}
+
+/// The call's arguments: a JSON object, or none (empty or `null`). Anything else is the
+/// model's mistake, explained.
+fn parse_arguments(
+    tool: &str,
+    raw: &str,
+) -> Result<Option<serde_json::Map<String, serde_json::Value>>, ToolOutcome> {
+    if raw.is_empty() {
+        return Ok(None);
+    }
+    match serde_json::from_str::<serde_json::Value>(raw) {
+        Ok(serde_json::Value::Object(m)) => Ok(Some(m)),
+        Ok(serde_json::Value::Null) => Ok(None),
+        Ok(other) => Err(ToolOutcome::err(format!(
+            "arguments for `{tool}` must be a JSON object, got {other}"
+        ))),
+        Err(e) => Err(ToolOutcome::err(format!(
+            "invalid arguments for `{tool}`: {e}. Send a JSON object matching the tool's schema."
+        ))),
+    }
+}
+
+/// Asks the user when the server's approval mode and the tool's annotations say so. The
+/// exact call approved "for this session" is not asked again. `Err` carries the message for
+/// the model and whether the user stopped the whole turn.
+async fn approve(
+    sess: &Arc<Session>,
+    call: &ToolCall<'_>,
+    info: &McpToolInfo,
+    raw: &str,
+    config: &oi_config::Config,
+    cancel: &CancellationToken,
+) -> Result<(), (&'static str, bool)> {
+    let session_key = (vec![info.qualified_name.clone(), raw.to_string()], true);
+    let approved_before = sess.state().approved_commands.contains(&session_key);
+    if approved_before || !needs_approval(info, config.approval_policy, &config.sandbox_policy) {
+        return Ok(());
+    }
+    let argv = vec![info.qualified_name.clone(), raw.to_string()];
+    let d = request_exec_approval(
+        sess,
+        ExecApprovalAsk {
+            turn_id: call.turn_id,
+            call_id: call.call_id,
+            approval_id: None,
+            argv: &argv,
+            cwd: &config.cwd,
+            reason: Some(format!(
+                "Call the MCP tool `{}` of server `{}`?",
+                info.tool, info.server
+            )),
+        },
+        cancel,
+    )
+    .await;
+    match d {
+        ReviewDecision::Approved => Ok(()),
+        ReviewDecision::ApprovedForSession => {
+            sess.state().approved_commands.insert(session_key);
+            Ok(())
+        }
+        ReviewDecision::Abort => Err(("user cancelled MCP tool call", true)),
+        ReviewDecision::TimedOut => Err(("MCP tool call not approved in time (denied)", false)),
+        _ => Err(("user rejected MCP tool call", false)),
+    }
+}
+
+/// Turns the server's progress notifications into `mcp_tool_call_progress` events until the
+/// call ends (its sender is dropped).
+fn forward_progress(
+    sess: Arc<Session>,
+    call: &ToolCall<'_>,
+    mut progress: tokio::sync::mpsc::UnboundedReceiver<oi_mcp_client::McpProgress>,
+) -> tokio::task::JoinHandle<()> {
+    let turn_id = call.turn_id.to_string();
+    let call_id = call.call_id.to_string();
+    tokio::spawn(async move {
+        while let Some(p) = progress.recv().await {
+            sess.send(
+                &turn_id,
+                EventMsg::McpToolCallProgress(McpToolCallProgressEvent {
+                    call_id: call_id.clone(),
+                    progress: p.progress,
+                    total: p.total,
+                    message: p.message,
+                }),
+            );
+        }
+    })
 }

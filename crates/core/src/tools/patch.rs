@@ -55,11 +55,23 @@ pub(crate) async fn handle_patch(
             ));
         }
     };
-    let plan = match oi_apply_patch::plan_patch(&patch, cwd) {
-        Ok(p) => p,
+    // Planning reads every file the patch touches and diffs it: disk and CPU work that
+    // belongs on the blocking pool, not on a runtime worker.
+    let planned = {
+        let cwd = cwd.to_path_buf();
+        off_runtime(move || {
+            oi_apply_patch::plan_patch(&patch, &cwd).map(|plan| {
+                let changes = plan.file_changes();
+                (plan, changes)
+            })
+        })
+        .await
+    };
+    let (plan, changes) = match planned {
+        Ok(Ok(planned)) => planned,
+        Ok(Err(e)) => return ToolOutcome::err(format!("apply_patch: {e}. No file was changed.")),
         Err(e) => return ToolOutcome::err(format!("apply_patch: {e}. No file was changed.")),
     };
-    let changes = plan.file_changes();
     let config = sess.config();
     let all_writable = plan.affected_paths().iter().all(|p| {
         crate::sandbox::is_path_writable(
@@ -125,9 +137,10 @@ pub(crate) async fn handle_patch(
             changes: changes.clone(),
         }),
     );
-    let (ok, stdout, stderr) = match plan.apply() {
-        Ok(summary) => (true, summary, String::new()),
-        Err(e) => (false, String::new(), format!("{e}")),
+    let (ok, stdout, stderr) = match off_runtime(move || plan.apply()).await {
+        Ok(Ok(summary)) => (true, summary, String::new()),
+        Ok(Err(e)) => (false, String::new(), format!("{e}")),
+        Err(e) => (false, String::new(), e),
     };
     sess.send(
         turn_id,
@@ -152,4 +165,14 @@ pub(crate) async fn handle_patch(
             "apply_patch failed: {stderr}. No file was changed."
         ))
     }
+}
+
+/// Runs the patch's disk work on the blocking pool. A panic there comes back as an error
+/// (the patch is then reported as not applied) instead of taking the turn down.
+async fn off_runtime<T: Send + 'static>(
+    work: impl FnOnce() -> T + Send + 'static,
+) -> Result<T, String> {
+    tokio::task::spawn_blocking(work)
+        .await
+        .map_err(|e| format!("the patch task failed ({e})"))
 }

@@ -14,7 +14,7 @@ use oi_protocol::protocol::{
     ExecCommandSource, ExecCommandStatus, ReviewDecision,
 };
 use serde::Deserialize;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 use tokio_util::sync::CancellationToken;
@@ -66,35 +66,14 @@ pub(crate) async fn handle(
         Ok(a) => a,
         Err(e) => return e,
     };
-    let argv = match args.command {
-        CommandArg::Argv(v) if !v.is_empty() => v,
-        CommandArg::Script(s) if !s.trim().is_empty() => {
-            vec!["bash".to_string(), "-lc".to_string(), s]
-        }
-        _ => {
-            return ToolOutcome::err(
-                "`command` is empty; pass an argv array such as [\"ls\", \"-la\"]",
-            );
-        }
-    };
     let config = sess.config();
-    let cwd = match &args.workdir {
-        Some(w) if !w.trim().is_empty() => {
-            let p = PathBuf::from(w);
-            if p.is_absolute() {
-                p
-            } else {
-                config.cwd.join(p)
-            }
-        }
-        _ => config.cwd.clone(),
+    let (argv, cwd) = match (
+        command_argv(args.command),
+        workdir(args.workdir.as_deref(), &config.cwd),
+    ) {
+        (Ok(argv), Ok(cwd)) => (argv, cwd),
+        (Err(e), _) | (_, Err(e)) => return e,
     };
-    if !cwd.is_dir() {
-        return ToolOutcome::err(format!(
-            "workdir {} does not exist or is not a directory",
-            cwd.display()
-        ));
-    }
 
     // `apply_patch` invoked through the shell is treated as the apply_patch tool, so it gets
     // the same approval and atomicity guarantees.
@@ -120,44 +99,12 @@ pub(crate) async fn handle(
             .clone()
             .unwrap_or_else(|| "The model asked to run this command outside the sandbox.".into())
     });
-    let approved = |unsandboxed_ok: bool| {
-        let st = sess.state();
-        st.approved_commands.contains(&(argv.clone(), false))
-            || (unsandboxed_ok && st.approved_commands.contains(&(argv.clone(), true)))
-    };
-    let decision = assess_command(
-        config.approval_policy,
-        &config.sandbox_policy,
-        &argv,
-        escalation.as_deref(),
-        approved,
-    );
-    let sandboxed = match decision {
-        CommandDecision::Run { sandboxed } => sandboxed,
-        CommandDecision::Reject(msg) => return ToolOutcome::err(msg),
-        CommandDecision::Ask { reason, sandboxed } => {
-            let d = request_exec_approval(
-                sess,
-                ExecApprovalAsk {
-                    turn_id: call.turn_id,
-                    call_id: call.call_id,
-                    approval_id: None,
-                    argv: &argv,
-                    cwd: &cwd,
-                    reason,
-                },
-                cancel,
-            )
-            .await;
-            if let Some(outcome) = refused(sess, call, &argv, &cwd, d, sandboxed) {
-                return outcome;
-            }
-            sandboxed
-        }
+    let sandboxed = match approve(sess, call, &config, &argv, &cwd, escalation, cancel).await {
+        Ok(sandboxed) => sandboxed,
+        Err(refusal) => return refusal,
     };
 
-    let first = run_once(sess, call, &argv, &cwd, timeout, sandboxed, cancel).await;
-    let out = match first {
+    let out = match run_once(sess, call, &argv, &cwd, timeout, sandboxed, cancel).await {
         Ok(o) => o,
         Err(outcome) => return outcome,
     };
@@ -168,38 +115,138 @@ pub(crate) async fn handle(
         && config.approval_policy == oi_protocol::config_types::AskForApproval::OnFailure
         && looks_like_sandbox_denial(out.exit_code, &out.aggregated)
     {
-        let retry_id = format!("{}-retry", call.call_id);
-        let d = request_exec_approval(
-            sess,
-            ExecApprovalAsk {
-                turn_id: call.turn_id,
-                call_id: call.call_id,
-                approval_id: Some(retry_id),
-                argv: &argv,
-                cwd: &cwd,
-                reason: Some(
-                    "The command failed in the sandbox. Run it again without the sandbox?".into(),
-                ),
-            },
-            cancel,
-        )
-        .await;
-        if d.is_approved() {
-            if d == ReviewDecision::ApprovedForSession {
-                sess.state().approved_commands.insert((argv.clone(), false));
-            }
-            return match run_once(sess, call, &argv, &cwd, timeout, false, cancel).await {
-                Ok(o) => finish(o, config.tool_output_max_bytes),
-                Err(outcome) => outcome,
-            };
-        }
-        if d == ReviewDecision::Abort {
-            let mut o = finish(out, config.tool_output_max_bytes);
-            o.abort_turn = true;
-            return o;
-        }
+        return retry_unsandboxed(sess, call, &config, &argv, &cwd, timeout, out, cancel).await;
     }
     finish(out, config.tool_output_max_bytes)
+}
+
+/// The argv to run: an array as is, a string as a `bash -lc` script (open models often send
+/// one). Empty either way is the model's mistake, explained.
+fn command_argv(command: CommandArg) -> Result<Vec<String>, ToolOutcome> {
+    match command {
+        CommandArg::Argv(v) if !v.is_empty() => Ok(v),
+        CommandArg::Script(s) if !s.trim().is_empty() => {
+            Ok(vec!["bash".to_string(), "-lc".to_string(), s])
+        }
+        _ => Err(ToolOutcome::err(
+            "`command` is empty; pass an argv array such as [\"ls\", \"-la\"]",
+        )),
+    }
+}
+
+/// The directory to run in: `workdir` (relative to the session's cwd), or the cwd itself.
+fn workdir(workdir: Option<&str>, session_cwd: &Path) -> Result<PathBuf, ToolOutcome> {
+    let cwd = match workdir {
+        Some(w) if !w.trim().is_empty() => {
+            let p = PathBuf::from(w);
+            if p.is_absolute() {
+                p
+            } else {
+                session_cwd.join(p)
+            }
+        }
+        _ => session_cwd.to_path_buf(),
+    };
+    if !cwd.is_dir() {
+        return Err(ToolOutcome::err(format!(
+            "workdir {} does not exist or is not a directory",
+            cwd.display()
+        )));
+    }
+    Ok(cwd)
+}
+
+/// Applies the approval policy (asking the user when it says so). `Ok(sandboxed)`: run it,
+/// inside the sandbox or not; `Err`: the outcome to give the model instead.
+async fn approve(
+    sess: &Arc<Session>,
+    call: &ToolCall<'_>,
+    config: &oi_config::Config,
+    argv: &[String],
+    cwd: &Path,
+    escalation: Option<String>,
+    cancel: &CancellationToken,
+) -> Result<bool, ToolOutcome> {
+    let approved = |unsandboxed_ok: bool| {
+        let st = sess.state();
+        st.approved_commands.contains(&(argv.to_vec(), false))
+            || (unsandboxed_ok && st.approved_commands.contains(&(argv.to_vec(), true)))
+    };
+    let decision = assess_command(
+        config.approval_policy,
+        &config.sandbox_policy,
+        argv,
+        escalation.as_deref(),
+        approved,
+    );
+    match decision {
+        CommandDecision::Run { sandboxed } => Ok(sandboxed),
+        CommandDecision::Reject(msg) => Err(ToolOutcome::err(msg)),
+        CommandDecision::Ask { reason, sandboxed } => {
+            let d = request_exec_approval(
+                sess,
+                ExecApprovalAsk {
+                    turn_id: call.turn_id,
+                    call_id: call.call_id,
+                    approval_id: None,
+                    argv,
+                    cwd,
+                    reason,
+                },
+                cancel,
+            )
+            .await;
+            match refused(sess, call, argv, cwd, d, sandboxed) {
+                Some(outcome) => Err(outcome),
+                None => Ok(sandboxed),
+            }
+        }
+    }
+}
+
+/// `on-failure`: the sandbox stopped the command; ask whether to run it again without the
+/// sandbox, and do so if the user agrees. `failed` is the sandboxed run's output.
+#[allow(clippy::too_many_arguments)] // the call's whole context, passed through once
+async fn retry_unsandboxed(
+    sess: &Arc<Session>,
+    call: &ToolCall<'_>,
+    config: &oi_config::Config,
+    argv: &[String],
+    cwd: &Path,
+    timeout: Duration,
+    failed: ExecOutput,
+    cancel: &CancellationToken,
+) -> ToolOutcome {
+    let retry_id = format!("{}-retry", call.call_id);
+    let d = request_exec_approval(
+        sess,
+        ExecApprovalAsk {
+            turn_id: call.turn_id,
+            call_id: call.call_id,
+            approval_id: Some(retry_id),
+            argv,
+            cwd,
+            reason: Some(
+                "The command failed in the sandbox. Run it again without the sandbox?".into(),
+            ),
+        },
+        cancel,
+    )
+    .await;
+    if d.is_approved() {
+        if d == ReviewDecision::ApprovedForSession {
+            sess.state()
+                .approved_commands
+                .insert((argv.to_vec(), false));
+        }
+        return match run_once(sess, call, argv, cwd, timeout, false, cancel).await {
+            Ok(o) => finish(o, config.tool_output_max_bytes),
+            Err(outcome) => outcome,
+        };
+    }
+    let mut o = finish(failed, config.tool_output_max_bytes);
+    o.abort_turn = d == ReviewDecision::Abort;
+    o
 }
 
 /// Handle a non-approval. Returns `None` when approved (and remembers session approvals).

@@ -43,6 +43,7 @@ fn support() -> Support {
                 LANDLOCK_CREATE_RULESET_VERSION,
             )
         } as i32;
+        // SAFETY: PR_GET_SECCOMP takes no pointers; it only reports this thread's mode.
         let seccomp = unsafe { libc::prctl(libc::PR_GET_SECCOMP, 0, 0, 0, 0) } >= 0;
         Support { abi, seccomp }
     })

@@ -68,6 +68,8 @@ impl MountShield {
         }
         if pid == 0 {
             let code = if self.apply().is_ok() { 0 } else { 1 };
+            // SAFETY: we are the forked probe child; `_exit` ends it without running the
+            // parent's atexit handlers or destructors.
             unsafe { libc::_exit(code) };
         }
         let mut status = 0;
