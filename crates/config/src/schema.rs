@@ -272,6 +272,7 @@ mod tests {
         match key {
             "writable_roots" => "[]",
             "persistence" => "\"none\"",
+            "url" => "\"postgresql://oi@db/oi\"",
             _ => "true",
         }
     }
