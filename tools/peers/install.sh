@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs the third-party test peers next to this script:
-#   node_modules/ (server-everything, server-filesystem, inspector, a Node 22 binary)
+#   node_modules/ (server-everything, server-filesystem, inspector, the MCP conformance
+#                 runner, a Node 22 binary)
 #   venv/         (the official Python `mcp` SDK, fastmcp, pytest)
 # Idempotent: a second run with nothing changed is quick.
 set -euo pipefail
