@@ -72,7 +72,42 @@ fn is_conversation(item: &RolloutItem) -> bool {
     )
 }
 
+/// A fork gets an id of its own (both backends check this the same way).
+pub(crate) fn check_fork_id(
+    source: &oi_protocol::ThreadId,
+    new_meta: &SessionMeta,
+) -> Result<(), crate::error::StoreError> {
+    if new_meta.id == *source {
+        return Err(crate::error::StoreError::Invalid(format!(
+            "a fork needs a new thread id; {source} is the source thread's id"
+        )));
+    }
+    Ok(())
+}
+
 impl LoadedThread {
+    /// The records a fork of this thread starts with: everything after the session meta,
+    /// and, if a turn is still open, a marker closing it as interrupted.
+    pub(crate) fn fork_lines(&self) -> Vec<crate::types::RolloutLine> {
+        let mut lines: Vec<crate::types::RolloutLine> = self
+            .timestamps
+            .iter()
+            .zip(&self.items)
+            .filter(|(_, item)| !matches!(item, RolloutItem::SessionMeta(_)))
+            .map(|(ts, item)| crate::types::RolloutLine {
+                timestamp: ts.clone(),
+                item: item.clone(),
+            })
+            .collect();
+        if let Some(turn_id) = self.open_turn_id() {
+            lines.push(crate::types::RolloutLine {
+                timestamp: crate::rollout::format_timestamp(chrono::Utc::now()),
+                item: interrupted_marker(turn_id),
+            });
+        }
+        lines
+    }
+
     /// The conversation history to send to the model on resume: every `ResponseItem` in
     /// order, restarting from the replacement history of the last `compacted` record. A function call without an output (the process died during the call) gets a
     /// synthetic failed output [`ABORTED_CALL_OUTPUT`], placed after the run of calls and

@@ -321,30 +321,11 @@ impl LocalStore {
         source: &ThreadId,
         mut new_meta: SessionMeta,
     ) -> Result<(LocalWriter, LoadedThread), StoreError> {
-        if new_meta.id == *source {
-            return Err(StoreError::Invalid(format!(
-                "a fork needs a new thread id; {source} is the source thread's id"
-            )));
-        }
+        crate::loaded::check_fork_id(source, &new_meta)?;
         let src = self.load(source)?;
         new_meta.forked_from_id = Some(*source);
         let mut writer = self.create(new_meta.clone())?;
-        let mut lines: Vec<RolloutLine> = src
-            .timestamps
-            .iter()
-            .zip(&src.items)
-            .filter(|(_, item)| !matches!(item, RolloutItem::SessionMeta(_)))
-            .map(|(ts, item)| RolloutLine {
-                timestamp: ts.clone(),
-                item: item.clone(),
-            })
-            .collect();
-        if let Some(turn_id) = src.open_turn_id() {
-            lines.push(RolloutLine {
-                timestamp: format_timestamp(chrono::Utc::now()),
-                item: interrupted_marker(turn_id),
-            });
-        }
+        let lines = src.fork_lines();
         writer.append_lines(&lines)?;
         writer.flush_index()?;
         let path = writer.path().to_path_buf();

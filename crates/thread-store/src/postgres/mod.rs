@@ -281,30 +281,11 @@ impl PgStore {
         source: &ThreadId,
         mut new_meta: SessionMeta,
     ) -> Result<(PgWriter, LoadedThread), StoreError> {
-        if new_meta.id == *source {
-            return Err(StoreError::Invalid(format!(
-                "a fork needs a new thread id; {source} is the source thread's id"
-            )));
-        }
+        crate::loaded::check_fork_id(source, &new_meta)?;
         let src = self.load(source)?;
         new_meta.forked_from_id = Some(*source);
         let mut writer = self.create(new_meta.clone())?;
-        let mut lines: Vec<RolloutLine> = src
-            .timestamps
-            .iter()
-            .zip(&src.items)
-            .filter(|(_, item)| !matches!(item, RolloutItem::SessionMeta(_)))
-            .map(|(ts, item)| RolloutLine {
-                timestamp: ts.clone(),
-                item: item.clone(),
-            })
-            .collect();
-        if let Some(turn_id) = src.open_turn_id() {
-            lines.push(RolloutLine {
-                timestamp: format_timestamp(chrono::Utc::now()),
-                item: interrupted_marker(turn_id),
-            });
-        }
+        let lines = src.fork_lines();
         writer.append_lines(&lines)?;
         let summary = self
             .get(&new_meta.id)?
