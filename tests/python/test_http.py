@@ -148,3 +148,73 @@ def test_a_public_address_without_a_token_is_refused(interpreter_bin, tmp_path):
         timeout=30,
     )
     assert out.returncode == 2 and "--auth-token-env" in out.stderr, out
+
+
+def _sse_events(resp) -> Iterator[tuple[str, dict[str, Any]]]:
+    """(event id, message) pairs of an SSE response, as they arrive."""
+    event_id, data = "", []
+    for raw in resp:
+        line = raw.decode().rstrip("\r\n")
+        if line.startswith("id:"):
+            event_id = line[3:].strip()
+        elif line.startswith("data:"):
+            data.append(line[5:].strip())
+        elif line == "" and data:
+            yield event_id, json.loads("\n".join(data))
+            event_id, data = "", []
+
+
+def test_a_dropped_stream_resumes_with_last_event_id(make_setup, interpreter_bin):
+    """The client loses the request's SSE stream after its first event; a GET with
+    Last-Event-ID replays what it missed, in order, and continues live to the response."""
+    import http.client
+    import urllib.parse
+
+    setup = make_setup([shell_call(["sleep", "1"]), text_turn("resumed fine")])
+    with http_server(setup, interpreter_bin) as url:
+        u = urllib.parse.urlparse(url)
+        headers = {"content-type": "application/json", "accept": "application/json, text/event-stream"}
+
+        conn = http.client.HTTPConnection(u.hostname, u.port, timeout=TIMEOUT)
+        conn.request("POST", u.path, json.dumps(INIT), headers)
+        r = conn.getresponse()
+        session = r.getheader("mcp-session-id")
+        assert session, r.status
+        r.read()
+        headers["mcp-session-id"] = session
+        conn.request("POST", u.path, json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}), headers)
+        assert conn.getresponse().status == 202
+        conn.close()
+
+        call = {
+            "jsonrpc": "2.0",
+            "id": 7,
+            "method": "tools/call",
+            "params": {"name": "codex", "arguments": {"prompt": "sleep then answer", "cwd": str(setup.work)}},
+        }
+        first = http.client.HTTPConnection(u.hostname, u.port, timeout=TIMEOUT)
+        first.request("POST", u.path, json.dumps(call), headers)
+        resp = first.getresponse()
+        assert resp.status == 200 and resp.getheader("content-type", "").startswith("text/event-stream")
+        first_id, first_msg = next(_sse_events(resp))
+        assert first_msg.get("method") == "codex/event", first_msg
+        first.close()  # the connection drops mid-turn
+
+        stream, seq = first_id.split("/")
+        again = http.client.HTTPConnection(u.hostname, u.port, timeout=TIMEOUT)
+        again.request("GET", u.path, headers={**headers, "last-event-id": first_id})
+        resumed = again.getresponse()
+        assert resumed.status == 200, resumed.read()
+        ids, answer = [], None
+        for event_id, msg in _sse_events(resumed):
+            ids.append(event_id)
+            if msg.get("id") == 7:
+                answer = msg
+                break
+        again.close()
+
+    assert answer is not None and "result" in answer, answer
+    assert "resumed fine" in json.dumps(answer["result"]), answer
+    # Same stream, no gap and no repeat after the last event the client saw.
+    assert [i.split("/")[0] for i in ids] == [stream] * len(ids), ids
+    assert [int(i.split("/")[1]) for i in ids] == list(range(int(seq) + 1, int(seq) + 1 + len(ids))), ids
