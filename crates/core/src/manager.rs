@@ -326,6 +326,29 @@ impl ThreadManager {
             .remove(id)
     }
 
+    /// Lets go of an idle thread whose store is shared with other processes (PostgreSQL):
+    /// stops it, which flushes its records and releases its one-writer lease, so another
+    /// server can drive it; the next turn here resumes it from the store with whatever
+    /// was added meanwhile. Local threads, busy threads and unknown ids are left alone.
+    /// The caller must be the thread's event reader (the stop's events are drained here).
+    /// Returns whether the thread was released.
+    pub async fn release_if_shared(&self, id: &ThreadId) -> bool {
+        let Some(thread) = self.get_thread(id) else {
+            return false;
+        };
+        let home = thread.config().home;
+        let shared = match self.open_store(&home).await {
+            Ok(store) => store.is_shared(),
+            Err(_) => false,
+        };
+        if !shared || thread.is_busy() {
+            return false;
+        }
+        self.remove_thread(id);
+        stop_thread(&thread).await;
+        true
+    }
+
     /// Interrupt running turns, flush rollouts and stop every thread. Waits until each
     /// thread has confirmed (`shutdown_complete`) or its stream ended.
     pub async fn shutdown_all(&self) {
@@ -337,19 +360,23 @@ impl ThreadManager {
             .drain()
             .map(|(_, t)| t)
             .collect();
-        let waits = threads.into_iter().map(|t| async move {
-            if t.submit(Op::Shutdown).await.is_err() {
-                return;
-            }
-            // Readers may be gone; drain until the stream ends.
-            let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(10);
-            while let Ok(Ok(ev)) = tokio::time::timeout_at(deadline, t.next_event()).await {
-                if matches!(ev.msg, EventMsg::ShutdownComplete) {
-                    break;
-                }
-            }
-        });
+        let waits = threads.iter().map(|t| stop_thread(t));
         futures::future::join_all(waits).await;
+    }
+}
+
+/// Stops one thread and waits until it confirms (`shutdown_complete`) or its stream ends
+/// (at most 10 s).
+async fn stop_thread(t: &Thread) {
+    if t.submit(Op::Shutdown).await.is_err() {
+        return;
+    }
+    // Readers may be gone; drain until the stream ends.
+    let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(10);
+    while let Ok(Ok(ev)) = tokio::time::timeout_at(deadline, t.next_event()).await {
+        if matches!(ev.msg, EventMsg::ShutdownComplete) {
+            break;
+        }
     }
 }
 

@@ -117,6 +117,14 @@ impl Engine for CoreEngine {
     fn shutdown(&self) -> BoxFuture<'_, ()> {
         Box::pin(self.manager.shutdown_all())
     }
+
+    fn release_thread(&self, id: ThreadId) -> BoxFuture<'_, ()> {
+        Box::pin(async move {
+            if self.manager.release_if_shared(&id).await {
+                tracing::debug!("thread {id}: released to the shared store");
+            }
+        })
+    }
 }
 
 struct CoreThread(Arc<Thread>);

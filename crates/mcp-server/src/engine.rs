@@ -56,6 +56,11 @@ pub trait Engine: Send + Sync + 'static {
     fn open_thread(&self, id: ThreadId) -> BoxFuture<'_, Result<ThreadHandle, EngineError>>;
     /// Interrupts running turns, flushes threads, stops child processes.
     fn shutdown(&self) -> BoxFuture<'_, ()>;
+    /// Called after each tool call's turn, by the thread's reader: an engine whose threads
+    /// are shared with other processes lets the thread go so another server can drive it.
+    fn release_thread(&self, _id: ThreadId) -> BoxFuture<'_, ()> {
+        Box::pin(async {})
+    }
 }
 
 pub trait EngineThread: Send + Sync {

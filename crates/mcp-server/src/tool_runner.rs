@@ -75,7 +75,9 @@ impl CallEnv {
         // The reference uses the MCP request id as the first turn's id, so clients can
         // correlate events with their call without looking at _meta.
         let sub_id = self.ctx.id.to_string();
-        self.run_turn(handle, args.prompt, sub_id).await
+        let result = self.run_turn(handle, args.prompt, sub_id).await;
+        self.engine.release_thread(thread_id).await;
+        result
     }
 
     pub async fn reply(mut self, args: ReplyArgs) -> Value {
@@ -104,8 +106,11 @@ impl CallEnv {
         if handle.thread.is_busy() {
             return busy_result(thread_id, None);
         }
-        self.run_turn(handle, args.prompt, oi_protocol::ids::new_id())
-            .await
+        let result = self
+            .run_turn(handle, args.prompt, oi_protocol::ids::new_id())
+            .await;
+        self.engine.release_thread(thread_id).await;
+        result
     }
 
     async fn emit(&mut self, thread_id: ThreadId, event: &Event) {
