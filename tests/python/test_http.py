@@ -30,11 +30,13 @@ INIT = {
 
 
 @contextmanager
-def http_server(setup: Setup, interpreter_bin, *extra: str, env: dict[str, str] | None = None) -> Iterator[str]:
+def http_server(
+    setup: Setup, interpreter_bin, *extra: str, env: dict[str, str] | None = None, command: str = "mcp-server"
+) -> Iterator[str]:
     """Starts `interpreter mcp-server --listen 127.0.0.1:0`, yields its /mcp URL, then stops it
     with SIGTERM and checks that it shut down cleanly (exit code 143)."""
     proc = subprocess.Popen(
-        [str(interpreter_bin), "mcp-server", "--listen", "127.0.0.1:0", *extra],
+        [str(interpreter_bin), command, "--listen", "127.0.0.1:0", *extra],
         cwd=setup.work,
         env={**os.environ, **setup.env(), **(env or {})},
         stdin=subprocess.DEVNULL,
@@ -218,3 +220,39 @@ def test_a_dropped_stream_resumes_with_last_event_id(make_setup, interpreter_bin
     # Same stream, no gap and no repeat after the last event the client saw.
     assert [i.split("/")[0] for i in ids] == [stream] * len(ids), ids
     assert [int(i.split("/")[1]) for i in ids] == list(range(int(seq) + 1, int(seq) + 1 + len(ids))), ids
+
+
+def _first_message(body: bytes) -> dict[str, Any]:
+    """The first JSON-RPC message of a JSON or SSE response body."""
+    text = body.decode()
+    for line in text.splitlines():
+        if line.startswith("data:"):
+            return json.loads(line[5:].strip())
+    return json.loads(text)
+
+
+def test_app_server_listens_with_the_app_server_handshake_and_no_mcp(make_setup, interpreter_bin):
+    setup = make_setup([])
+    with http_server(setup, interpreter_bin, command="app-server") as url:
+        app_init = {
+            "id": 1,
+            "method": "initialize",
+            "params": {"clientInfo": {"name": "ide", "version": "1.0"}, "capabilities": {}},
+        }
+        status, headers, body = post(url, json.dumps(app_init).encode())
+        assert status == 200, body
+        result = _first_message(body)["result"]
+        assert result["userAgent"].endswith("ide/1.0"), result
+        assert result["codexHome"] == str(setup.home), result
+        session = {k.lower(): v for k, v in headers.items()}["mcp-session-id"]
+        status, _, body = post(
+            url,
+            json.dumps({"id": 2, "method": "tools/list", "params": {}}).encode(),
+            {"mcp-session-id": session},
+        )
+        assert status == 200, body
+        assert _first_message(body)["error"]["code"] == -32601, body
+        # An MCP initialize is told where MCP lives.
+        status, _, body = post(url, json.dumps(INIT).encode())
+        err = _first_message(body)["error"]
+        assert err["code"] == -32602 and "interpreter mcp-server" in err["message"], err
