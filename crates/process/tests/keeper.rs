@@ -98,7 +98,16 @@ fn sigkill_of_the_agent_kills_the_command() {
         line.clear();
     }
     let sleep_pid = pid.expect("the agent never reported its command's pid");
-    assert!(alive(sleep_pid));
+    // `$!` is printed right after the fork; while the child execs `sleep`, its cmdline can
+    // read empty for a moment. Wait until it is running before killing the agent.
+    let started = Instant::now() + Duration::from_secs(30);
+    while !alive(sleep_pid) {
+        assert!(
+            Instant::now() < started,
+            "the command {sleep_pid} never started"
+        );
+        std::thread::sleep(Duration::from_millis(5));
+    }
     agent.kill().unwrap();
     agent.wait().unwrap();
     let deadline = Instant::now() + Duration::from_secs(30);
