@@ -289,7 +289,11 @@ impl McpConnectionManager {
     /// The pid of a stdio server's process, while it runs (for diagnostics and tests).
     pub fn server_pid(&self, server: &str) -> Option<u32> {
         match &*self.inner.servers.get(server)?.state.borrow() {
-            ConnState::Ready(conn) => conn.child.as_ref().map(|c| c.pid()),
+            ConnState::Ready(conn) => conn
+                .child
+                .as_ref()
+                .filter(|c| c.exit_status().is_none())
+                .map(|c| c.pid()),
             _ => None,
         }
     }

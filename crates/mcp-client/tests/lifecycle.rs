@@ -407,7 +407,13 @@ async fn crash_mid_call_is_a_tool_error_and_the_next_call_restarts() {
     // Killed from outside between calls: also restarted.
     // SAFETY: kill takes no pointers; `new_pid` is the MCP server the manager spawned.
     unsafe { libc::kill(new_pid as i32, libc::SIGKILL) };
-    wait_until("the killed server to be reaped", || !pid_alive(new_pid)).await;
+    // The manager learns of the exit a moment after the kernel reaps the process; a call in
+    // that window still goes to the old session. Between calls means after it has noticed.
+    wait_until("the manager to see the killed server exit", || {
+        s.manager.server_pid("fx").is_none()
+    })
+    .await;
+    assert!(!pid_alive(new_pid));
     let r = s
         .manager
         .call_tool(

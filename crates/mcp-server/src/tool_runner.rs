@@ -11,7 +11,7 @@ use crate::approvals::{self, ApprovalContext};
 use crate::engine::{Engine, EngineError, EngineThread, ThreadHandle};
 use crate::progress::Progress;
 use crate::tools::{CodexArgs, ReplyArgs};
-use oi_core::ThreadReaders;
+use oi_core::{ReaderGuard, ThreadReaders};
 use oi_jsonrpc::RequestContext;
 use oi_protocol::ThreadId;
 use oi_protocol::protocol::{Event, EventMsg, Op, Submission, TurnAbortReason, WarningEvent};
@@ -69,20 +69,19 @@ impl CallEnv {
             Err(e) => return tool_result(None, engine_error_text(&e), true),
         };
         let thread_id = handle.thread.id();
-        let Ok(_reader) = self.readers.claim(thread_id, self.ctx.id.to_string()) else {
+        let Ok(reader) = self.readers.claim(thread_id, self.ctx.id.to_string()) else {
             return busy_result(thread_id, None);
         };
         // The reference uses the MCP request id as the first turn's id, so clients can
         // correlate events with their call without looking at _meta.
         let sub_id = self.ctx.id.to_string();
-        let result = self.run_turn(handle, args.prompt, sub_id).await;
-        self.engine.release_thread(thread_id).await;
-        result
+        let end = self.run_turn(handle, args.prompt, sub_id).await;
+        self.finish(thread_id, reader, end).await
     }
 
     pub async fn reply(mut self, args: ReplyArgs) -> Value {
         let thread_id = args.thread_id;
-        let _reader = match self.readers.claim(thread_id, self.ctx.id.to_string()) {
+        let reader = match self.readers.claim(thread_id, self.ctx.id.to_string()) {
             Ok(g) => g,
             Err(owner) => return busy_result(thread_id, Some(&owner)),
         };
@@ -106,11 +105,22 @@ impl CallEnv {
         if handle.thread.is_busy() {
             return busy_result(thread_id, None);
         }
-        let result = self
+        let end = self
             .run_turn(handle, args.prompt, oi_protocol::ids::new_id())
             .await;
+        self.finish(thread_id, reader, end).await
+    }
+
+    /// Releases the thread, then tells the client the turn is over: a client that sends
+    /// `codex-reply` as soon as it sees `task_complete` / `turn_aborted` must find the
+    /// thread free, not busy with the call that is still winding down.
+    async fn finish(&mut self, thread_id: ThreadId, reader: ReaderGuard, end: TurnEnd) -> Value {
         self.engine.release_thread(thread_id).await;
-        result
+        drop(reader);
+        if let Some(event) = end.terminal {
+            self.emit(thread_id, &event).await;
+        }
+        end.result
     }
 
     async fn emit(&mut self, thread_id: ThreadId, event: &Event) {
@@ -125,7 +135,7 @@ impl CallEnv {
         }
     }
 
-    async fn run_turn(&mut self, handle: ThreadHandle, prompt: String, sub_id: String) -> Value {
+    async fn run_turn(&mut self, handle: ThreadHandle, prompt: String, sub_id: String) -> TurnEnd {
         let thread: Arc<dyn EngineThread> = handle.thread.clone();
         let thread_id = thread.id();
         if let Some(sc) = handle.session_configured {
@@ -150,11 +160,11 @@ impl CallEnv {
             },
         };
         if let Err(e) = thread.submit(submission).await {
-            return tool_result(
+            return TurnEnd::early(tool_result(
                 Some(thread_id),
                 format!("Could not start the turn: {e}"),
                 true,
-            );
+            ));
         }
         let turn_over = CancellationToken::new();
         let _withdraw_prompts = turn_over.clone().drop_guard();
@@ -184,16 +194,16 @@ impl CallEnv {
                     interrupt_deadline = Some(Instant::now() + INTERRUPT_GRACE);
                     let sub = Submission { id: sub_id.clone(), op: Op::Interrupt };
                     if let Err(e) = thread.submit(sub).await {
-                        return tool_result(Some(thread_id), format!("Could not interrupt the turn: {e}"), true);
+                        return TurnEnd::early(tool_result(Some(thread_id), format!("Could not interrupt the turn: {e}"), true));
                     }
                     continue;
                 }
                 _ = sleep_until_opt(interrupt_deadline) => {
-                    return tool_result(
+                    return TurnEnd::early(tool_result(
                         Some(thread_id),
                         format!("The turn did not stop within {} s of being interrupted.", INTERRUPT_GRACE.as_secs()),
                         true,
-                    );
+                    ));
                 }
                 ev = &mut next => {
                     next = thread.next_event();
@@ -203,17 +213,38 @@ impl CallEnv {
             let event = match event {
                 Ok(ev) => ev,
                 Err(e) => {
-                    return tool_result(
+                    return TurnEnd::early(tool_result(
                         Some(thread_id),
                         format!("The session ended unexpectedly: {e}"),
                         true,
-                    );
+                    ));
                 }
             };
-            self.emit(thread_id, &event).await;
-            if let Some(result) = turn.on_event(&event, &self.ctx) {
-                return result;
+            // The terminal event is held back until the thread is released (see `finish`).
+            if let Some(result) = turn.at_end(&event, &self.ctx) {
+                return TurnEnd {
+                    result,
+                    terminal: Some(event),
+                };
             }
+            self.emit(thread_id, &event).await;
+            turn.on_event(&event);
+        }
+    }
+}
+
+/// How a call's turn ended: its result and, for a turn that reached its end, the terminal
+/// event still to be sent to the client.
+struct TurnEnd {
+    result: Value,
+    terminal: Option<Event>,
+}
+
+impl TurnEnd {
+    fn early(result: Value) -> Self {
+        Self {
+            result,
+            terminal: None,
         }
     }
 }
@@ -229,11 +260,10 @@ struct TurnState {
 }
 
 impl TurnState {
-    /// Starts approval tasks for approval requests; at the turn's terminal event, the
-    /// call's result.
-    fn on_event(&mut self, event: &Event, call: &RequestContext) -> Option<Value> {
+    /// Starts approval tasks for approval requests; remembers the turn's error and last
+    /// message.
+    fn on_event(&mut self, event: &Event) {
         let ours = event.id == self.sub_id;
-        let sub_id = self.sub_id.as_str();
         let thread_id = self.thread_id;
         match &event.msg {
             EventMsg::ExecApprovalRequest(req) => {
@@ -262,6 +292,16 @@ impl TurnState {
                 self.last_error = Some(e.message.clone());
             }
             EventMsg::AgentMessage(m) if ours => self.last_message = Some(m.message.clone()),
+            _ => {}
+        }
+    }
+
+    /// At the turn's terminal event, the call's result.
+    fn at_end(&mut self, event: &Event, call: &RequestContext) -> Option<Value> {
+        let ours = event.id == self.sub_id;
+        let sub_id = self.sub_id.as_str();
+        let thread_id = self.thread_id;
+        match &event.msg {
             EventMsg::TaskComplete(done) if ours || done.turn_id == sub_id => {
                 if let Some(err) = self.last_error.take() {
                     return Some(tool_result(Some(thread_id), err, true));
