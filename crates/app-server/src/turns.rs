@@ -207,7 +207,8 @@ async fn submit_turn(
     let turn_id = oi_protocol::ids::new_id();
     let guard = conn
         .readers
-        .claim(id, format!("{V2_OWNER}{turn_id}"))
+        .claim_after_ending(id, format!("{V2_OWNER}{turn_id}"))
+        .await
         .map_err(|o| busy_error(id, &o, thread.active_turn_id()))?;
     if let Some(active) = thread.active_turn_id() {
         // A turn nobody reads (e.g. its MCP call was cancelled and is still stopping).
@@ -231,7 +232,7 @@ async fn submit_turn(
         thread,
         thread_id: id,
         mapper: ItemMapper::new(id.to_string(), turn_id.clone()),
-        _reader: guard,
+        reader: guard,
     };
     let sent = ctx.response_sent();
     tokio::spawn(pump.run(sent, started_at));
@@ -316,7 +317,7 @@ struct Pump {
     /// `items` (`itemsView: "summary"`).
     summary: TurnSummary,
     /// Released when the pump ends, so other front ends may read the thread.
-    _reader: ReaderGuard,
+    reader: ReaderGuard,
 }
 
 /// What `turn/completed` carries as the turn's items.
@@ -412,18 +413,27 @@ impl Pump {
                 for task in self.approvals.drain(..) {
                     let _ = task.await;
                 }
-                self.send(last.into_iter().collect()).await;
                 // Steering input that arrived as the turn ended starts a new turn; nobody
                 // else may read this thread while we hold it, so follow that turn too.
-                match self.thread.active_turn_id() {
-                    Some(next) if next != self.mapper.turn_id() => {
+                let next = self
+                    .thread
+                    .active_turn_id()
+                    .filter(|next| next != self.mapper.turn_id());
+                if next.is_none() {
+                    // A client that starts its next turn on `turn/completed` waits for
+                    // our last notifications instead of finding the thread busy.
+                    self.reader.ending();
+                }
+                self.send(last.into_iter().collect()).await;
+                match next {
+                    Some(next) => {
                         self.mapper = ItemMapper::new(self.thread_id.to_string(), next);
                         let now = now_unix();
                         self.mapper.started_at = Some(now);
                         turn_over = CancellationToken::new();
                         self.turn_started(now).await;
                     }
-                    _ => break,
+                    None => break,
                 }
             } else {
                 self.send(notes).await;

@@ -81,7 +81,11 @@ impl CallEnv {
 
     pub async fn reply(mut self, args: ReplyArgs) -> Value {
         let thread_id = args.thread_id;
-        let reader = match self.readers.claim(thread_id, self.ctx.id.to_string()) {
+        let claimed = self
+            .readers
+            .claim_after_ending(thread_id, self.ctx.id.to_string())
+            .await;
+        let reader = match claimed {
             Ok(g) => g,
             Err(owner) => return busy_result(thread_id, Some(&owner)),
         };
