@@ -150,6 +150,7 @@ pub struct Rejected {
 }
 
 /// Classifies one line of input. Errors carry whatever id could be recovered.
+#[allow(clippy::result_large_err)] // A rejection is built once per bad frame, never on the hot path.
 pub fn parse_incoming(bytes: &[u8]) -> Result<Incoming, Rejected> {
     let value: Value = serde_json::from_slice(bytes).map_err(|e| Rejected {
         id: None,
@@ -169,6 +170,7 @@ fn describe_json_error(bytes: &[u8], e: &serde_json::Error) -> String {
 }
 
 /// Classifies an already-parsed JSON value.
+#[allow(clippy::result_large_err)] // A rejection is built once per bad frame, never on the hot path.
 pub fn classify(value: Value) -> Result<Incoming, Rejected> {
     let mut obj = match value {
         Value::Object(o) => o,
@@ -242,6 +244,7 @@ pub fn classify(value: Value) -> Result<Incoming, Rejected> {
     }
 }
 
+#[allow(clippy::result_large_err)] // As `classify`.
 fn classify_response(
     id: Option<RequestId>,
     mut obj: Map<String, Value>,

@@ -210,6 +210,21 @@ mod tests {
     }
 
     #[test]
+    fn elicitation_fields_reach_the_front_end_in_the_servers_order() {
+        let wire = r#"{"message": "m", "requestedSchema": {"type": "object", "properties": {
+            "zeta": {"type": "string"}, "alpha": {"type": "boolean"}, "mid": {"type": "number"}}}}"#;
+        let request: ElicitRequestParams = serde_json::from_str(wire).unwrap();
+        // What `create_elicitation` hands to the front end.
+        let params = serde_json::to_value(&request).unwrap();
+        let names: Vec<&String> = params["requestedSchema"]["properties"]
+            .as_object()
+            .unwrap()
+            .keys()
+            .collect();
+        assert_eq!(names, ["zeta", "alpha", "mid"]);
+    }
+
+    #[test]
     fn initialize_params_pin_the_version_and_capabilities() {
         let v = serde_json::to_value(client_config(true)).unwrap();
         assert_eq!(v["protocolVersion"], "2025-06-18");

@@ -159,8 +159,8 @@ impl ElicitationForm {
             })
             .unwrap_or_default();
         let mut fields = Vec::new();
-        // Properties come in the order of the object (serde_json's map: by name, unless
-        // its `preserve_order` feature is on).
+        // Fields in the order the server wrote them (the workspace's serde_json keeps
+        // object order).
         if let Some(props) = schema.get("properties").and_then(|p| p.as_object()) {
             for (name, prop) in props {
                 let kind = if prop.get("type").and_then(|t| t.as_str()) == Some("array") {
@@ -408,7 +408,8 @@ mod tests {
             }
         });
         let mut f = ElicitationForm::from_request("s", json!(1), &req);
-        assert_eq!(f.fields.len(), 4);
+        let names: Vec<&str> = f.fields.iter().map(|x| x.name.as_str()).collect();
+        assert_eq!(names, ["name", "age", "ok", "color"], "the server's order");
         assert!(f.content().unwrap_err().contains("Name"));
         let name = f.fields.iter().position(|x| x.name == "name").unwrap();
         f.fields[name].value = "Ada".into();
