@@ -168,7 +168,7 @@ pub fn load_config(opts: ConfigLoadOptions) -> Result<LoadedConfig, ConfigError>
             key,
             message,
         }) => Err(ConfigError::Invalid {
-            origin: origin_for(&layers, &key, &message).unwrap_or(origin),
+            origin: origin_for(&layers, &key).unwrap_or(origin),
             key,
             message,
         }),
@@ -232,16 +232,16 @@ fn profile_table(
 
 /// Which layer set `key` (the highest-priority one wins), to name it in errors:
 /// `-c` overrides, then the project file, then the user file.
-fn origin_for(layers: &[ConfigLayer], key: &str, message: &str) -> Option<String> {
-    let owned_parts;
-    let parts: Vec<&str> = match message.strip_prefix("mcp_servers.") {
-        // `mcp_servers` errors name the server in their message (`mcp_servers.<name>: ...`,
-        // `mcp_servers.<name>.args[1]: ...`); the name itself may contain dots.
-        Some(rest) if key == "mcp_servers" => {
-            owned_parts = mcp_server_in(layers, rest)?;
-            vec!["mcp_servers", owned_parts.as_str()]
+fn origin_for(layers: &[ConfigLayer], key: &str) -> Option<String> {
+    let server;
+    let parts: Vec<&str> = match key.strip_prefix("mcp_servers.") {
+        // `mcp_servers.<name>...`: the name itself may contain dots, so it is looked up
+        // among the servers the layers define rather than split off.
+        Some(rest) => {
+            server = mcp_server_in(layers, rest)?;
+            vec!["mcp_servers", server.as_str()]
         }
-        _ => key.split('.').collect(),
+        None => key.split('.').collect(),
     };
     layers
         .iter()
@@ -253,8 +253,8 @@ fn origin_for(layers: &[ConfigLayer], key: &str, message: &str) -> Option<String
         })
 }
 
-/// The longest server name defined in some layer that `rest` (a message after
-/// `mcp_servers.`) starts with.
+/// The longest server name defined in some layer that `rest` (a key after `mcp_servers.`)
+/// starts with.
 fn mcp_server_in(layers: &[ConfigLayer], rest: &str) -> Option<String> {
     layers
         .iter()
@@ -262,7 +262,7 @@ fn mcp_server_in(layers: &[ConfigLayer], rest: &str) -> Option<String> {
         .flat_map(|servers| servers.keys())
         .filter(|name| {
             rest.strip_prefix(name.as_str())
-                .is_some_and(|after| after.starts_with([':', '.', '[']))
+                .is_some_and(|after| after.is_empty() || after.starts_with(['.', '[']))
         })
         .max_by_key(|name| name.len())
         .cloned()

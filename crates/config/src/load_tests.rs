@@ -703,7 +703,9 @@ fn mcp_errors_and_nested_warnings_point_into_the_file() {
     .unwrap_err()
     .to_string();
     assert!(
-        err.contains("config.toml: `mcp_servers`: mcp_servers.docs.v2.args[1]: expected a string, got an integer"),
+        err.contains(
+            "config.toml: `mcp_servers.docs.v2.args[1]`: expected a string, got an integer"
+        ),
         "{err}"
     );
     let text = "[mcp_servers.s]\nurl = \"https://x.example/mcp\"\n\n[mcp_servers.s.tools.\"a.b\"]\napproval_mode = \"prompt\"\nmode = 1\n";

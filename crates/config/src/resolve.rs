@@ -342,7 +342,7 @@ fn mcp_servers(
     let Some(v) = configured else {
         return Ok(BTreeMap::new());
     };
-    let (servers, ignored) = parse_servers(v).map_err(|m| invalid("mcp_servers", m))?;
+    let (servers, ignored) = parse_servers(v).map_err(|e| invalid(&e.key, e.message))?;
     let files: Vec<&Path> = project_path.into_iter().chain([user_path]).collect();
     warnings.extend(ignored.iter().map(|key| locate_mcp_key(key, &files)));
     Ok(servers)

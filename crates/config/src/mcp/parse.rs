@@ -53,6 +53,31 @@ pub(crate) struct IgnoredKey {
     pub message: String,
 }
 
+/// A value of `[mcp_servers]` that cannot be used.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct McpConfigError {
+    /// The dotted key of the bad value: `mcp_servers.docs`, `mcp_servers.docs.args[1]`.
+    pub key: String,
+    /// What is wrong and how to fix it.
+    pub message: String,
+}
+
+impl std::fmt::Display for McpConfigError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}: {}", self.key, self.message)
+    }
+}
+
+/// An error inside one server's table, as `(dotted key, message)`.
+type Bad = (String, String);
+
+fn bad(key: &str, message: String) -> McpConfigError {
+    McpConfigError {
+        key: key.to_string(),
+        message,
+    }
+}
+
 /// Parse and validate the (layered) `mcp_servers` table.
 ///
 /// Errors name the server and the field, e.g. `mcp_servers.docs: url is not supported for stdio`
@@ -62,7 +87,7 @@ pub fn parse_mcp_servers(
     value: &toml::Value,
     warnings: &mut Vec<String>,
 ) -> Result<BTreeMap<String, McpServerConfig>, String> {
-    let (servers, ignored) = parse_servers(value)?;
+    let (servers, ignored) = parse_servers(value).map_err(|e| e.to_string())?;
     warnings.extend(ignored.into_iter().map(|k| k.message));
     Ok(servers)
 }
@@ -70,12 +95,13 @@ pub fn parse_mcp_servers(
 /// [`parse_mcp_servers`], with each ignored key's location for the loader to find its line.
 pub(crate) fn parse_servers(
     value: &toml::Value,
-) -> Result<(BTreeMap<String, McpServerConfig>, Vec<IgnoredKey>), String> {
-    let table = value.as_table().ok_or_else(|| {
-        format!(
-            "mcp_servers: expected a table of servers like `[mcp_servers.docs]`, got {}",
+) -> Result<(BTreeMap<String, McpServerConfig>, Vec<IgnoredKey>), McpConfigError> {
+    let table = value.as_table().ok_or_else(|| McpConfigError {
+        key: "mcp_servers".into(),
+        message: format!(
+            "expected a table of servers like `[mcp_servers.docs]`, got {}",
             type_name(value)
-        )
+        ),
     })?;
     let mut servers = BTreeMap::new();
     let mut ignored = Vec::new();
@@ -94,7 +120,7 @@ pub fn parse_server(
     entry: &toml::Value,
     warnings: &mut Vec<String>,
 ) -> Result<McpServerConfig, String> {
-    let (server, ignored) = parse_server_table(name, entry)?;
+    let (server, ignored) = parse_server_table(name, entry).map_err(|e| e.to_string())?;
     warnings.extend(ignored.into_iter().map(|k| k.message));
     Ok(server)
 }
@@ -102,17 +128,23 @@ pub fn parse_server(
 fn parse_server_table(
     name: &str,
     entry: &toml::Value,
-) -> Result<(McpServerConfig, Vec<IgnoredKey>), String> {
+) -> Result<(McpServerConfig, Vec<IgnoredKey>), McpConfigError> {
     let p = format!("mcp_servers.{name}");
     if !is_valid_server_name(name) {
-        return Err(format!(
-            "{p}: invalid server name '{name}': use printable ASCII without spaces or slashes, e.g. letters, numbers, '-', '_' and '.' (the name becomes part of tool names like mcp__<server>__<tool>)"
+        return Err(bad(
+            &p,
+            format!(
+                "invalid server name '{name}': use printable ASCII without spaces or slashes, e.g. letters, numbers, '-', '_' and '.' (the name becomes part of tool names like mcp__<server>__<tool>)"
+            ),
         ));
     }
     if !entry.is_table() {
-        return Err(format!(
-            "{p}: expected a table (`[mcp_servers.{name}]` with `command = ...` or `url = ...`), got {}",
-            type_name(entry)
+        return Err(bad(
+            &p,
+            format!(
+                "expected a table (`[mcp_servers.{name}]` with `command = ...` or `url = ...`), got {}",
+                type_name(entry)
+            ),
         ));
     }
     let mut unread: Vec<Vec<String>> = Vec::new();
@@ -127,14 +159,16 @@ fn parse_server_table(
     if let Some(w) = experimental_environment_warning(name, &p, &raw) {
         ignored.push(w);
     }
-    Ok((into_config(&p, raw)?, ignored))
+    let config = into_config(&p, raw).map_err(|(key, message)| McpConfigError { key, message })?;
+    Ok((config, ignored))
 }
 
 /// The typed config of a server table serde has read.
-fn into_config(p: &str, raw: McpServerToml) -> Result<McpServerConfig, String> {
+fn into_config(p: &str, raw: McpServerToml) -> Result<McpServerConfig, Bad> {
     if raw.bearer_token.is_some() {
-        return Err(format!(
-            "{p} uses unsupported `bearer_token`; set `bearer_token_env_var` to the name of an environment variable holding the token instead (secrets never go in config.toml)"
+        return Err((
+            format!("{p}.bearer_token"),
+            "not supported; set `bearer_token_env_var` to the name of an environment variable holding the token instead (secrets never go in config.toml)".into(),
         ));
     }
     let transport = transport(p, &raw)?;
@@ -161,7 +195,7 @@ fn into_config(p: &str, raw: McpServerToml) -> Result<McpServerConfig, String> {
 
 /// `command` makes a stdio server, `url` a streamable HTTP one; keys of the other transport
 /// are errors.
-fn transport(p: &str, raw: &McpServerToml) -> Result<McpServerTransportConfig, String> {
+fn transport(p: &str, raw: &McpServerToml) -> Result<McpServerTransportConfig, Bad> {
     let stdio_keys = [
         raw.command.is_some(),
         raw.args.is_some(),
@@ -180,17 +214,21 @@ fn transport(p: &str, raw: &McpServerToml) -> Result<McpServerTransportConfig, S
     ];
     if let Some(command) = &raw.command {
         if let Some(key) = first_set(HTTP_ONLY, &http_keys) {
-            return Err(format!("{p}: {key} is not supported for stdio"));
+            return Err((p.into(), format!("{key} is not supported for stdio")));
         }
         stdio_transport(p, command, raw)
     } else if let Some(url) = &raw.url {
         if let Some(key) = first_set(STDIO_ONLY, &stdio_keys) {
-            return Err(format!("{p}: {key} is not supported for streamable_http"));
+            return Err((
+                p.into(),
+                format!("{key} is not supported for streamable_http"),
+            ));
         }
         http_transport(p, url, raw)
     } else {
-        Err(format!(
-            "{p}: invalid transport: set `command` (a stdio server, e.g. `command = \"npx\"`) or `url` (a streamable HTTP server)"
+        Err((
+            p.into(),
+            "invalid transport: set `command` (a stdio server, e.g. `command = \"npx\"`) or `url` (a streamable HTTP server)".into(),
         ))
     }
 }
@@ -207,10 +245,11 @@ fn stdio_transport(
     p: &str,
     command: &str,
     raw: &McpServerToml,
-) -> Result<McpServerTransportConfig, String> {
+) -> Result<McpServerTransportConfig, Bad> {
     if command.trim().is_empty() {
-        return Err(format!(
-            "{p}.command: must not be empty; set it to the program that runs the server"
+        return Err((
+            format!("{p}.command"),
+            "must not be empty; set it to the program that runs the server".into(),
         ));
     }
     Ok(McpServerTransportConfig::Stdio {
@@ -230,10 +269,11 @@ fn http_transport(
     p: &str,
     url: &str,
     raw: &McpServerToml,
-) -> Result<McpServerTransportConfig, String> {
+) -> Result<McpServerTransportConfig, Bad> {
     if !(url.starts_with("http://") || url.starts_with("https://") || url.contains("${")) {
-        return Err(format!(
-            "{p}.url: `{url}` is not an http(s) URL; use e.g. `https://mcp.example.com/mcp`"
+        return Err((
+            format!("{p}.url"),
+            format!("`{url}` is not an http(s) URL; use e.g. `https://mcp.example.com/mcp`"),
         ));
     }
     Ok(McpServerTransportConfig::StreamableHttp {
@@ -269,8 +309,8 @@ fn tool_configs(tools: Option<BTreeMap<String, McpToolToml>>) -> BTreeMap<String
 }
 
 /// Reject malformed `${...}` references now, so the user hears about them at load time.
-fn check_transport_refs(p: &str, transport: &McpServerTransportConfig) -> Result<(), String> {
-    let check = |field: String, v: &str| check_env_refs(v).map_err(|e| format!("{p}.{field}: {e}"));
+fn check_transport_refs(p: &str, transport: &McpServerTransportConfig) -> Result<(), Bad> {
+    let check = |field: String, v: &str| check_env_refs(v).map_err(|e| (format!("{p}.{field}"), e));
     match transport {
         McpServerTransportConfig::Stdio {
             command, args, env, ..
@@ -374,9 +414,9 @@ fn suggest(key: &str) -> Option<&'static str> {
         .map(|(_, k)| k)
 }
 
-/// A serde error as `<p>.<path>: <message>`, in TOML's words: "expected an array of strings,
+/// A serde error at `<p>.<path>`, in TOML's words: "expected an array of strings,
 /// got a string" (never the offending string itself, which may be a secret).
-fn describe_error(p: &str, e: &serde_path_to_error::Error<toml::de::Error>) -> String {
+fn describe_error(p: &str, e: &serde_path_to_error::Error<toml::de::Error>) -> McpConfigError {
     let mut at = p.to_string();
     for segment in e.path().iter() {
         match segment {
@@ -410,7 +450,10 @@ fn describe_error(p: &str, e: &serde_path_to_error::Error<toml::de::Error>) -> S
         }
         _ => "",
     };
-    format!("{at}: {message}{hint}")
+    McpConfigError {
+        key: at,
+        message: format!("{message}{hint}"),
+    }
 }
 
 /// serde's name for what it wanted, as TOML calls it.

@@ -154,7 +154,7 @@ fn inline_bearer_token_points_at_env_var() {
     ] {
         let e = err(src);
         assert!(
-            e.starts_with("mcp_servers.docs uses unsupported `bearer_token`"),
+            e.starts_with("mcp_servers.docs.bearer_token: not supported"),
             "{e}"
         );
         assert!(e.contains("bearer_token_env_var"), "{e}");
