@@ -1,8 +1,11 @@
-//! `[mcp_servers.<name>]` configuration: the typed [`McpServerConfig`] and its validation.
+//! `[mcp_servers.<name>]` configuration: the typed [`McpServerConfig`] and how it is read.
 //!
 //! [`parse_mcp_servers`] takes the already-layered `mcp_servers` table (project over user) and
-//! returns typed configs, or one error string naming the server and field
-//! (`mcp_servers.docs: url is not supported for stdio`). Unknown keys become warnings.
+//! returns typed configs, or one error naming the exact element and the fix
+//! (`mcp_servers.docs: url is not supported for stdio`, `mcp_servers.docs.args[1]: expected a
+//! string, got an integer`). Unknown keys become warnings. The parts: `schema` (the serde shape
+//! of a server table), `parse` (transport inference and the checks serde cannot make) and
+//! `env_refs` (`${VAR}` and `env:VAR`).
 //!
 //! Values are kept as written: `${VAR}` references and `env:VAR` values are resolved only when a
 //! server is launched ([`expand_env_refs`], [`resolve_env_value`]), so a missing variable fails
@@ -40,6 +43,7 @@ pub enum McpApprovalMode {
 }
 
 impl McpApprovalMode {
+    /// The mode as written in config.toml.
     pub fn as_str(&self) -> &'static str {
         match self {
             McpApprovalMode::Auto => "auto",
@@ -49,6 +53,7 @@ impl McpApprovalMode {
         }
     }
 
+    /// The mode written `s` (`"auto"`, `"prompt"`, `"approve"`, `"writes"`).
     pub fn parse(s: &str) -> Option<Self> {
         match s {
             "auto" => Some(Self::Auto),
@@ -77,6 +82,7 @@ pub enum McpEnvVarSource {
 }
 
 impl McpEnvVarSource {
+    /// The source as written in config.toml.
     pub fn as_str(&self) -> &'static str {
         match self {
             McpEnvVarSource::Local => "local",
@@ -88,6 +94,7 @@ impl McpEnvVarSource {
 /// One `env_vars` entry: `"NAME"` or `{ name = "NAME", source = "local" | "remote" }`.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct McpEnvVar {
+    /// The variable's name.
     pub name: String,
     /// `None` when written as a bare string.
     pub source: Option<McpEnvVarSource>,
@@ -138,6 +145,7 @@ impl McpServerTransportConfig {
 /// Per-tool settings: `[mcp_servers.<n>.tools.<tool>]`.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct McpToolConfig {
+    /// `None`: the server's `default_tools_approval_mode` applies.
     pub approval_mode: Option<McpApprovalMode>,
 }
 
@@ -157,6 +165,7 @@ pub struct McpServerConfig {
     pub enabled_tools: Option<Vec<String>>,
     /// Deny-list of raw tool names (applied after the allow-list).
     pub disabled_tools: Option<Vec<String>>,
+    /// The approval mode of tools without their own; `None`: `auto`.
     pub default_tools_approval_mode: Option<McpApprovalMode>,
     /// Per-tool overrides keyed by raw tool name.
     pub tools: BTreeMap<String, McpToolConfig>,
@@ -194,6 +203,7 @@ impl McpServerConfig {
         })
     }
 
+    /// A server reaching `transport`, with every other field at its default.
     pub fn with_transport(transport: McpServerTransportConfig) -> Self {
         Self {
             transport,
@@ -236,10 +246,12 @@ impl McpServerConfig {
             .collect()
     }
 
+    /// `startup_timeout_sec`, else [`DEFAULT_STARTUP_TIMEOUT`].
     pub fn startup_timeout_or_default(&self) -> Duration {
         self.startup_timeout.unwrap_or(DEFAULT_STARTUP_TIMEOUT)
     }
 
+    /// `tool_timeout_sec`, else [`DEFAULT_TOOL_TIMEOUT`].
     pub fn tool_timeout_or_default(&self) -> Duration {
         self.tool_timeout.unwrap_or(DEFAULT_TOOL_TIMEOUT)
     }

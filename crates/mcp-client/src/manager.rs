@@ -76,42 +76,22 @@ impl McpConnectionManager {
         });
         inner.rebuild_catalog();
 
-        let mut tasks = Vec::new();
-        for entry in inner.servers.values() {
-            send_update(&inner.events, &entry.name, McpStartupStatus::Starting);
-            let (inner2, entry2) = (inner.clone(), entry.clone());
-            tasks.push(tokio::spawn(async move {
-                let status = inner2.connect(&entry2).await;
-                send_update(&inner2.events, &entry2.name, status.clone());
-                (entry2.name.clone(), status)
-            }));
-        }
-        let events = inner.events.clone();
-        tokio::spawn(async move {
-            let mut done = McpStartupCompleteEvent::default();
-            for (name, status) in futures::future::join_all(tasks).await.into_iter().flatten() {
-                match status {
-                    McpStartupStatus::Ready => done.ready.push(name),
-                    McpStartupStatus::Failed { error } => done.failed.push(McpStartupFailure {
-                        server: name,
-                        error,
-                    }),
-                    McpStartupStatus::Cancelled | McpStartupStatus::Starting => {
-                        done.cancelled.push(name)
-                    }
-                }
-            }
-            let _ = events.send(EventMsg::McpStartupComplete(done));
-        });
-
+        inner.spawn_startups();
         let manager = Arc::new(Self { inner });
+        manager.wait_for_startup(began).await?;
+        Ok(manager)
+    }
+
+    /// Wait for every `required` server (shutting everything down if one failed) and, as
+    /// `startup_wait` says, for optional servers that have no cached catalog.
+    async fn wait_for_startup(&self, began: tokio::time::Instant) -> Result<(), McpStartupError> {
         // Without a cached catalog, a server's tools only reach the model if we wait for it.
-        let grace_deadline = match manager.inner.opts.startup_wait {
+        let grace_deadline = match self.inner.opts.startup_wait {
             StartupWait::UpTo(grace) => Some(began + grace),
             // Each startup is bounded by the server's own startup_timeout_sec.
             StartupWait::UntilReadyOrFailed => None,
         };
-        for entry in manager.inner.servers.values() {
+        for entry in self.inner.servers.values() {
             let mut rx = entry.state.subscribe();
             if entry.config.required {
                 let _ = rx.wait_for(|s| !matches!(s, ConnState::Starting)).await;
@@ -125,7 +105,7 @@ impl McpConnectionManager {
                         server: entry.name.clone(),
                         message,
                     };
-                    manager.shutdown().await;
+                    self.shutdown().await;
                     return Err(err);
                 }
             } else if !entry.has_cached_tools() {
@@ -140,7 +120,7 @@ impl McpConnectionManager {
                 }
             }
         }
-        Ok(manager)
+        Ok(())
     }
 
     /// The current model-visible catalog (ready servers + cached catalogs of starting ones),
@@ -245,6 +225,40 @@ impl McpConnectionManager {
             }
         }
         futures::future::join_all(closing).await;
+    }
+}
+
+impl Inner {
+    /// Start every server on its own task, reporting each one's status as it settles and one
+    /// `McpStartupComplete` when all have.
+    fn spawn_startups(self: &Arc<Self>) {
+        let mut tasks = Vec::new();
+        for entry in self.servers.values() {
+            send_update(&self.events, &entry.name, McpStartupStatus::Starting);
+            let (inner, entry) = (self.clone(), entry.clone());
+            tasks.push(tokio::spawn(async move {
+                let status = inner.connect(&entry).await;
+                send_update(&inner.events, &entry.name, status.clone());
+                (entry.name.clone(), status)
+            }));
+        }
+        let events = self.events.clone();
+        tokio::spawn(async move {
+            let mut done = McpStartupCompleteEvent::default();
+            for (name, status) in futures::future::join_all(tasks).await.into_iter().flatten() {
+                match status {
+                    McpStartupStatus::Ready => done.ready.push(name),
+                    McpStartupStatus::Failed { error } => done.failed.push(McpStartupFailure {
+                        server: name,
+                        error,
+                    }),
+                    McpStartupStatus::Cancelled | McpStartupStatus::Starting => {
+                        done.cancelled.push(name)
+                    }
+                }
+            }
+            let _ = events.send(EventMsg::McpStartupComplete(done));
+        });
     }
 }
 
