@@ -41,7 +41,8 @@ const SHARED: &[&str] = &[
     "experimental_environment",
 ];
 
-/// A key of a server table that nothing reads, reported as a warning.
+/// A key of a server table that has no effect (unknown, or a value we cannot honour),
+/// reported as a warning.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) struct IgnoredKey {
     /// The server's name (the `<name>` of `[mcp_servers.<name>]`).
