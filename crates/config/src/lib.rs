@@ -16,19 +16,23 @@ mod load;
 pub mod mcp;
 mod overrides;
 pub mod provider;
+mod resolve;
 mod schema;
 pub mod shell_env;
 pub mod trust;
+mod typed;
+mod unknown_keys;
 mod value;
 
 pub use error::ConfigError;
-pub use load::{
-    Config, ConfigLayer, ConfigLoadOptions, DEFAULT_PROJECT_DOC_MAX_BYTES, HistoryPersistence,
-    LoadedConfig, find_home, load_config, thread_store_url,
-};
+pub use load::{find_home, load_config, thread_store_url};
 pub use overrides::{
     ConfigOverrides, apply_dotted, json_to_toml, parse_cli_override, toml_to_json,
 };
 pub use provider::ModelProviderInfo;
 pub use shell_env::{CommandEnv, ShellEnvironmentInherit, ShellEnvironmentPolicy};
 pub use trust::{Trust, TrustChange, default_trust_dir, set_trust, trust_of};
+pub use typed::{
+    Config, ConfigLayer, ConfigLoadOptions, DEFAULT_PROJECT_DOC_MAX_BYTES, HistoryPersistence,
+    LoadedConfig,
+};

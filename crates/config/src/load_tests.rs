@@ -1,5 +1,8 @@
 //! Tests of config loading (kept apart so load.rs stays readable).
 use super::*;
+use crate::provider::DEFAULT_OLLAMA_MODEL;
+use crate::{ConfigOverrides, HistoryPersistence};
+use oi_protocol::config_types::{AskForApproval, SandboxMode, SandboxPolicy};
 
 fn load_with(text: &str, cli: &[&str], ov: ConfigOverrides) -> Result<LoadedConfig, ConfigError> {
     let dir = tempfile::tempdir().unwrap();
@@ -685,6 +688,35 @@ fn unknown_keys_in_small_tables_get_file_and_line() {
     );
     assert!(
         w.contains("did you mean `sandbox_workspace_write.network_access`?"),
+        "{w}"
+    );
+}
+
+#[test]
+fn mcp_errors_and_nested_warnings_point_into_the_file() {
+    // A dotted server name: the error still names the file that defines the server.
+    let err = load_with(
+        "[mcp_servers.\"docs.v2\"]\ncommand = \"x\"\nargs = [\"a\", 1]\n",
+        &[],
+        Default::default(),
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(
+        err.contains(
+            "config.toml: `mcp_servers.docs.v2.args[1]`: expected a string, got an integer"
+        ),
+        "{err}"
+    );
+    let text = "[mcp_servers.s]\nurl = \"https://x.example/mcp\"\n\n[mcp_servers.s.tools.\"a.b\"]\napproval_mode = \"prompt\"\nmode = 1\n";
+    let loaded = load_with(text, &[], Default::default()).unwrap();
+    let w = loaded
+        .warnings
+        .iter()
+        .find(|w| w.contains("`mode`"))
+        .unwrap_or_else(|| panic!("{:?}", loaded.warnings));
+    assert!(
+        w.contains("config.toml:6: mcp_servers.s.tools.a.b: unknown key `mode`"),
         "{w}"
     );
 }

@@ -173,26 +173,13 @@ pub(crate) fn line_of_key(text: &str, parts: &[&str]) -> Option<usize> {
     Some(text.get(..start)?.matches('\n').count() + 1)
 }
 
-/// The names of the `[mcp_servers.<name>]` tables written in `text`.
-pub(crate) fn mcp_server_names(text: &str) -> Vec<String> {
-    toml_edit::Document::parse(text)
-        .ok()
-        .and_then(|doc| {
-            doc.as_table()
-                .get("mcp_servers")
-                .and_then(|s| s.as_table_like())
-                .map(|s| s.iter().map(|(k, _)| k.to_string()).collect())
-        })
-        .unwrap_or_default()
-}
-
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::keys::{HISTORY_KEYS, SANDBOX_WW_KEYS, THREAD_STORE_KEYS, TOP_LEVEL_KEYS};
 
     /// The field names a derived struct declares (serde passes them to `deserialize_struct`).
-    fn fields_of<T: for<'de> Deserialize<'de>>() -> Vec<&'static str> {
+    pub(crate) fn fields_of<T: for<'de> Deserialize<'de>>() -> Vec<&'static str> {
         struct Fields(Vec<&'static str>);
         struct Probe<'a>(&'a mut Fields);
         impl<'de> Deserializer<'de> for Probe<'_> {

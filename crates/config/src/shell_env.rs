@@ -237,7 +237,7 @@ pub(crate) fn parse_policy(
             });
         }
     };
-    crate::load::warn_unknown(
+    crate::unknown_keys::warn_unknown(
         table,
         (KEYS, &["experimental_use_profile"]),
         "shell_environment_policy.",

@@ -1,4 +1,4 @@
-//! Tests for `mcp.rs` (kept apart to keep that file readable).
+//! Tests of `[mcp_servers]` parsing and `${VAR}` expansion.
 use super::*;
 
 fn parse(
@@ -154,7 +154,7 @@ fn inline_bearer_token_points_at_env_var() {
     ] {
         let e = err(src);
         assert!(
-            e.starts_with("mcp_servers.docs uses unsupported `bearer_token`"),
+            e.starts_with("mcp_servers.docs.bearer_token: not supported"),
             "{e}"
         );
         assert!(e.contains("bearer_token_env_var"), "{e}");
@@ -186,7 +186,7 @@ fn bad_names_are_errors() {
 fn env_vars_source_is_checked() {
     assert_eq!(
         err("[mcp_servers.s]\ncommand = \"x\"\nenv_vars = [{ name = \"A\", source = \"cloud\" }]"),
-        "mcp_servers.s.env_vars[0]: unsupported env_vars source `cloud`; expected `local` or `remote`"
+        "mcp_servers.s.env_vars[0].source: unsupported env_vars source `cloud`; expected `local` or `remote`"
     );
     let (r, _) = parse(
         "[mcp_servers.s]\ncommand = \"x\"\nenv_vars = [{ name = \"A\", source = \"remote\" }]",
@@ -341,4 +341,103 @@ fn roots_are_offered_only_when_configured() {
     );
     let e = err("[mcp_servers.s]\ncommand = \"x\"\nroots = \".\"\n");
     assert!(e.contains("mcp_servers.s") && e.contains("roots"), "{e}");
+}
+
+#[test]
+fn nested_unknown_keys_warn_and_name_their_table() {
+    let (r, w) = parse(
+        "[mcp_servers.s]\nurl = \"https://x\"\n[mcp_servers.s.oauth]\nclient_id = \"c\"\nclient_secret = \"no\"\n\
+         [mcp_servers.s.tools.\"a.b\"]\napproval_mode = \"prompt\"\nmode = 1\n",
+    );
+    let s = &r.unwrap()["s"];
+    assert_eq!(s.approval_mode_for("a.b"), McpApprovalMode::Prompt);
+    assert_eq!(
+        w,
+        [
+            "mcp_servers.s.oauth: unknown key `client_secret` (ignored; the only key is `client_id`)",
+            "mcp_servers.s.tools.a.b: unknown key `mode` (ignored; the only key is `approval_mode`)",
+        ]
+    );
+    let (_, w) = parse("[mcp_servers.s]\ncommand = \"x\"\nexperimental_environment = \"remote\"\n");
+    assert_eq!(
+        w,
+        [
+            "mcp_servers.s.experimental_environment: only \"local\" is supported; the server runs locally"
+        ]
+    );
+}
+
+#[test]
+fn ignored_keys_carry_their_path_for_the_line_lookup() {
+    let v: toml::Value = toml::from_str(
+        "[mcp_servers.\"a.b\"]\ncommand = \"x\"\nfoo = 1\n[mcp_servers.\"a.b\".tools.t]\nzzz = 2\n",
+    )
+    .unwrap();
+    let (_, ignored) = parse_servers(&v["mcp_servers"]).unwrap();
+    let paths: Vec<(&str, Vec<&str>)> = ignored
+        .iter()
+        .map(|k| {
+            (
+                k.server.as_str(),
+                k.path.iter().map(String::as_str).collect(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        paths,
+        [("a.b", vec!["foo"]), ("a.b", vec!["tools", "t", "zzz"])]
+    );
+}
+
+#[test]
+fn nested_type_errors_name_the_element_and_the_fix() {
+    assert_eq!(
+        err("[mcp_servers.s]\ncommand = \"x\"\nenv = { A = 1 }"),
+        "mcp_servers.s.env.A: expected a string, got an integer"
+    );
+    assert_eq!(
+        err("[mcp_servers.s]\ncommand = \"x\"\nenv = [\"A=1\"]"),
+        "mcp_servers.s.env: expected a table of strings like { NAME = \"value\" }, got an array"
+    );
+    assert_eq!(
+        err("[mcp_servers.s]\nurl = \"https://x\"\noauth = \"c\""),
+        "mcp_servers.s.oauth: expected a table like `[mcp_servers.<name>.oauth] client_id = \"...\"`, got a string"
+    );
+    let e = err("[mcp_servers.s]\ncommand = \"x\"\ntools = 3");
+    assert!(
+        e.starts_with("mcp_servers.s.tools: expected a table, got an integer")
+            && e.contains("approval_mode"),
+        "{e}"
+    );
+    assert_eq!(
+        err("[mcp_servers.s]\ncommand = \"x\"\nenv_vars = [{ name = \"A\", from = \"local\" }]"),
+        "mcp_servers.s.env_vars[0].from: unknown field `from`, expected `name` or `source`"
+    );
+    assert!(
+        err("[mcp_servers.s]\ncommand = \"x\"\nenv_vars = [\"A=B\"]").starts_with(
+            "mcp_servers.s.env_vars[0]: `A=B` is not a valid environment variable name"
+        )
+    );
+    assert!(
+        err("[mcp_servers.s]\ncommand = \"x\"\nstartup_timeout_ms = 0")
+            .starts_with("mcp_servers.s.startup_timeout_ms: expected a positive integer")
+    );
+    assert!(
+        err("[mcp_servers.s]\ncommand = \"x\"\ntool_timeout_sec = 1e12")
+            .starts_with("mcp_servers.s.tool_timeout_sec: expected a positive number of seconds")
+    );
+}
+
+#[test]
+fn type_errors_never_echo_string_values() {
+    // A token pasted into the wrong key must not end up in an error on screen or in a log.
+    for src in [
+        "[mcp_servers.s]\ncommand = \"x\"\nenv = \"TOKEN=sk-s3cret\"",
+        "[mcp_servers.s]\ncommand = \"x\"\nenabled = \"sk-s3cret\"",
+        "[mcp_servers.s]\nurl = \"https://x\"\nhttp_headers = \"sk-s3cret\"",
+    ] {
+        let e = err(src);
+        assert!(!e.contains("s3cret"), "{e}");
+        assert!(e.contains("got a string"), "{e}");
+    }
 }

@@ -1,0 +1,373 @@
+//! From the merged TOML table (files, profile, `-c`) to the typed [`Config`]: each value
+//! checked, defaulted and combined with the front end's typed overrides.
+
+use crate::ConfigError;
+use crate::load::deep_merge;
+use crate::mcp::{McpServerConfig, parse_servers};
+use crate::provider::{
+    DEFAULT_OLLAMA_MODEL, DEFAULT_PROVIDER_ID, ModelProviderInfo, builtin_providers,
+};
+use crate::schema::{ConfigToml, HistoryToml, NonNegative, SandboxWorkspaceWriteToml};
+use crate::typed::{Config, ConfigLoadOptions, DEFAULT_PROJECT_DOC_MAX_BYTES, HistoryPersistence};
+use crate::unknown_keys::{known_keys_for, locate_mcp_key, warn_key};
+use crate::value::parse_effort;
+use oi_protocol::config_types::{AskForApproval, SandboxMode, SandboxPolicy};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+/// What [`build_config`] types: the merged table and where it came from.
+pub(crate) struct TypedInputs<'a> {
+    /// Files, profile and `-c` overrides merged.
+    pub effective: &'a toml::Table,
+    pub opts: &'a ConfigLoadOptions,
+    pub home: PathBuf,
+    pub cwd: PathBuf,
+    pub user_path: PathBuf,
+    pub project_path: Option<PathBuf>,
+    pub profile_name: Option<String>,
+    pub warnings: &'a mut Vec<String>,
+}
+
+/// Where errors about the merged table point before [`origin_for`] names the layer.
+const ORIGIN: &str = "config";
+
+fn invalid(key: &str, message: impl Into<String>) -> ConfigError {
+    ConfigError::Invalid {
+        origin: ORIGIN.into(),
+        key: key.into(),
+        message: message.into(),
+    }
+}
+
+/// Turn the merged TOML into a typed [`Config`] (`layers` is filled in by the caller).
+pub(crate) fn build_config(inputs: TypedInputs<'_>) -> Result<Config, ConfigError> {
+    let TypedInputs {
+        effective,
+        opts,
+        home,
+        cwd,
+        user_path,
+        project_path,
+        profile_name,
+        warnings,
+    } = inputs;
+    let ov = &opts.overrides;
+    let t = read_schema(effective, warnings)?;
+
+    let providers = model_providers(t.model_providers.as_ref())?;
+    let provider_id = ov
+        .model_provider
+        .clone()
+        .or(t.model_provider)
+        .unwrap_or_else(|| DEFAULT_PROVIDER_ID.to_string());
+    let model_provider = chosen_provider(&providers, &provider_id)?;
+    let model = choose_model(ov.model.clone().or(t.model), &provider_id, &user_path)?;
+
+    let approval_policy = match ov.approval_policy {
+        Some(a) => a,
+        None => {
+            parse_enum::<AskForApproval>("approval_policy", t.approval_policy)?.unwrap_or_default()
+        }
+    };
+    let sandbox_mode = match ov.sandbox_mode {
+        Some(s) => s,
+        None => parse_enum::<SandboxMode>("sandbox_mode", t.sandbox_mode)?.unwrap_or_default(),
+    };
+    let ww = t.sandbox_workspace_write.unwrap_or_default();
+    let allow_git_writes = ww.allow_git_writes;
+    let sandbox_policy = sandbox_policy(sandbox_mode, ww, &cwd);
+
+    let model_reasoning_effort = t
+        .model_reasoning_effort
+        .map(|s| parse_effort(&s).map_err(|m| invalid("model_reasoning_effort", m)))
+        .transpose()?;
+    let mcp_servers = mcp_servers(
+        t.mcp_servers.as_ref(),
+        project_path.as_deref(),
+        &user_path,
+        warnings,
+    )?;
+    let shell_environment_policy = crate::shell_env::parse_policy(effective, ORIGIN, warnings)?;
+    let count = |v: Option<NonNegative>| v.map(|n| n.0);
+
+    Ok(Config {
+        home,
+        cwd,
+        model,
+        model_provider_id: provider_id,
+        model_provider,
+        model_providers: providers,
+        model_reasoning_effort,
+        model_context_window: count(t.model_context_window).map(saturating_i64),
+        model_auto_compact_token_limit: count(t.model_auto_compact_token_limit).map(saturating_i64),
+        approval_policy,
+        sandbox_mode,
+        sandbox_policy,
+        allow_git_writes,
+        base_instructions: ov
+            .base_instructions
+            .clone()
+            .or(t.base_instructions)
+            .or(t.instructions),
+        developer_instructions: ov
+            .developer_instructions
+            .clone()
+            .or(t.developer_instructions),
+        compact_prompt: ov.compact_prompt.clone().or(t.compact_prompt),
+        mcp_servers,
+        approval_timeout: Duration::from_secs(count(t.approval_timeout_sec).unwrap_or(600).max(1)),
+        max_turn_steps: as_usize(count(t.max_turn_steps).unwrap_or(100).max(1)),
+        tool_output_max_bytes: as_usize(
+            count(t.tool_output_max_bytes)
+                .unwrap_or(32 * 1024)
+                .max(1024),
+        ),
+        shell_timeout: Duration::from_millis(count(t.shell_timeout_ms).unwrap_or(300_000).max(1)),
+        model_reasoning_summary: one_of(
+            "model_reasoning_summary",
+            t.model_reasoning_summary,
+            &["auto", "concise", "detailed", "none"],
+        )?,
+        model_verbosity: one_of(
+            "model_verbosity",
+            t.model_verbosity,
+            &["low", "medium", "high"],
+        )?,
+        hide_agent_reasoning: t.hide_agent_reasoning.unwrap_or(false),
+        show_raw_agent_reasoning: t.show_raw_agent_reasoning.unwrap_or(false),
+        project_doc_max_bytes: count(t.project_doc_max_bytes)
+            .map(as_usize)
+            .unwrap_or(DEFAULT_PROJECT_DOC_MAX_BYTES),
+        notify: match t.notify {
+            None => None,
+            Some(argv) if argv.is_empty() => return Err(notify_error()),
+            Some(argv) => Some(argv),
+        },
+        history_persistence: history_persistence(t.history.unwrap_or_default())?,
+        profile: profile_name,
+        user_config_path: user_path,
+        project_config_path: project_path,
+        untrusted_project_config: None,
+        shell_environment_policy,
+        layers: Vec::new(),
+    })
+}
+
+/// Deserialize the merged table into [`ConfigToml`]. A value of the wrong type is an error
+/// naming its key; keys of the small tables that nothing reads and that no file was warned
+/// about (a profile's `[sandbox_workspace_write]`...) are warnings here.
+fn read_schema(
+    effective: &toml::Table,
+    warnings: &mut Vec<String>,
+) -> Result<ConfigToml, ConfigError> {
+    let mut ignored = Vec::new();
+    let t: ConfigToml = serde_ignored::deserialize(toml::Value::Table(effective.clone()), |p| {
+        ignored.push(crate::schema::dotted(&p))
+    })
+    .map_err(|e: toml::de::Error| {
+        let (key, message) = crate::schema::split_error(&e);
+        invalid(&key, type_hint(&key).map(str::to_string).unwrap_or(message))
+    })?;
+    for path in ignored {
+        let already = warnings
+            .iter()
+            .any(|w| w.contains(&format!("unknown key `{path}`")));
+        if let Some((prefix, key, known)) = known_keys_for(&path)
+            && !prefix.is_empty()
+            && !already
+        {
+            warn_key(key, None, known, prefix, ORIGIN, warnings);
+        }
+    }
+    Ok(t)
+}
+
+/// What to write instead, for values whose type serde's own message explains poorly.
+fn type_hint(key: &str) -> Option<&'static str> {
+    Some(match key {
+        "notify" => {
+            "expected the program and its arguments as an array of strings, e.g. notify = [\"notify-send\", \"Open Interpreter\"]"
+        }
+        "sandbox_workspace_write" => {
+            "expected a table: [sandbox_workspace_write] writable_roots = [...], network_access = false"
+        }
+        "sandbox_workspace_write.writable_roots" => "expected an array of path strings",
+        "history" => "expected a table: [history] persistence = \"save-all\" | \"none\"",
+        "thread_store" => {
+            "expected a table: [thread_store] url = \"postgresql://USER@HOST:PORT/DB\""
+        }
+        _ => return None,
+    })
+}
+
+/// Built-in providers, adjusted or extended by `[model_providers.<id>]` tables.
+fn model_providers(
+    configured: Option<&toml::Value>,
+) -> Result<BTreeMap<String, ModelProviderInfo>, ConfigError> {
+    let mut providers = builtin_providers();
+    let Some(v) = configured else {
+        return Ok(providers);
+    };
+    let table = v.as_table().ok_or_else(|| {
+        invalid(
+            "model_providers",
+            "expected a table of [model_providers.<id>] entries",
+        )
+    })?;
+    for (id, pv) in table {
+        // A table named like a built-in provider adjusts it: keys it sets win, the rest
+        // (name, base_url, env_key...) keep their built-in values.
+        let merged = match (providers.get(id), pv) {
+            (Some(builtin), toml::Value::Table(over)) => match toml::Value::try_from(builtin) {
+                Ok(toml::Value::Table(mut base)) => {
+                    deep_merge(&mut base, over);
+                    toml::Value::Table(base)
+                }
+                _ => pv.clone(),
+            },
+            _ => pv.clone(),
+        };
+        let p: ModelProviderInfo = merged.try_into().map_err(|e: toml::de::Error| {
+            invalid(
+                &format!("model_providers.{id}"),
+                format!(
+                    "{}; a provider needs at least `name` and `base_url` (optional: env_key, wire_api = \"chat\" | \"responses\", query_params, http_headers, env_http_headers, request_max_retries, stream_max_retries, stream_idle_timeout_ms, send_reasoning_content)",
+                    e.message()
+                ),
+            )
+        })?;
+        if p.base_url.as_deref().is_none_or(|u| u.trim().is_empty()) {
+            return Err(invalid(
+                &format!("model_providers.{id}.base_url"),
+                "missing; set it to the API root, e.g. \"http://localhost:11434/v1\"",
+            ));
+        }
+        providers.insert(id.clone(), p);
+    }
+    Ok(providers)
+}
+
+/// The provider `id` names, among the built-in and configured ones.
+fn chosen_provider(
+    providers: &BTreeMap<String, ModelProviderInfo>,
+    id: &str,
+) -> Result<ModelProviderInfo, ConfigError> {
+    providers.get(id).cloned().ok_or_else(|| {
+        invalid(
+            "model_provider",
+            format!(
+                "unknown provider `{id}`; use one of {} or define [model_providers.{id}] with name and base_url",
+                providers.keys().cloned().collect::<Vec<_>>().join(", ")
+            ),
+        )
+    })
+}
+
+/// The model to use: the configured one, else the default for the default provider; other
+/// providers have no default.
+fn choose_model(
+    configured: Option<String>,
+    provider_id: &str,
+    user_path: &Path,
+) -> Result<String, ConfigError> {
+    match configured {
+        Some(m) if !m.trim().is_empty() => Ok(m),
+        _ if provider_id == DEFAULT_PROVIDER_ID => Ok(DEFAULT_OLLAMA_MODEL.to_string()),
+        _ => Err(invalid(
+            "model",
+            format!(
+                "no model is set for provider `{provider_id}`; add `model = \"<name>\"` to {} or pass -m <name>",
+                user_path.display()
+            ),
+        )),
+    }
+}
+
+fn parse_enum<T: std::str::FromStr<Err = String>>(
+    key: &str,
+    value: Option<String>,
+) -> Result<Option<T>, ConfigError> {
+    value
+        .map(|s| s.parse::<T>().map_err(|m| invalid(key, m)))
+        .transpose()
+}
+
+/// `value`, if it is one of `allowed`.
+fn one_of(
+    key: &str,
+    value: Option<String>,
+    allowed: &[&str],
+) -> Result<Option<String>, ConfigError> {
+    match value {
+        Some(v) if !allowed.contains(&v.as_str()) => Err(invalid(
+            key,
+            format!(
+                "unknown value `{v}`; expected one of: {}",
+                allowed.join(", ")
+            ),
+        )),
+        v => Ok(v),
+    }
+}
+
+/// The sandbox policy of `mode`; `[sandbox_workspace_write]` matters only for workspace-write.
+fn sandbox_policy(mode: SandboxMode, ww: SandboxWorkspaceWriteToml, cwd: &Path) -> SandboxPolicy {
+    match mode {
+        SandboxMode::ReadOnly => SandboxPolicy::ReadOnly,
+        SandboxMode::DangerFullAccess => SandboxPolicy::DangerFullAccess,
+        SandboxMode::WorkspaceWrite => SandboxPolicy::WorkspaceWrite {
+            writable_roots: ww
+                .writable_roots
+                .into_iter()
+                .map(|r| {
+                    let p = PathBuf::from(r);
+                    if p.is_absolute() { p } else { cwd.join(p) }
+                })
+                .collect(),
+            network_access: ww.network_access,
+            exclude_tmpdir_env_var: ww.exclude_tmpdir_env_var,
+            exclude_slash_tmp: ww.exclude_slash_tmp,
+        },
+    }
+}
+
+/// `[mcp_servers]`, validated; its warnings name the file and line of the key.
+fn mcp_servers(
+    configured: Option<&toml::Value>,
+    project_path: Option<&Path>,
+    user_path: &Path,
+    warnings: &mut Vec<String>,
+) -> Result<BTreeMap<String, McpServerConfig>, ConfigError> {
+    let Some(v) = configured else {
+        return Ok(BTreeMap::new());
+    };
+    let (servers, ignored) = parse_servers(v).map_err(|e| invalid(&e.key, e.message))?;
+    let files: Vec<&Path> = project_path.into_iter().chain([user_path]).collect();
+    warnings.extend(ignored.iter().map(|key| locate_mcp_key(key, &files)));
+    Ok(servers)
+}
+
+fn history_persistence(history: HistoryToml) -> Result<HistoryPersistence, ConfigError> {
+    match history.persistence.as_deref() {
+        None | Some("save-all") => Ok(HistoryPersistence::SaveAll),
+        Some("none") => Ok(HistoryPersistence::None),
+        Some(other) => Err(ConfigError::Invalid {
+            origin: "config [history]".into(),
+            key: "persistence".into(),
+            message: format!("unknown value `{other}`; expected \"save-all\" or \"none\""),
+        }),
+    }
+}
+
+fn saturating_i64(v: u64) -> i64 {
+    i64::try_from(v).unwrap_or(i64::MAX)
+}
+
+fn as_usize(v: u64) -> usize {
+    usize::try_from(v).unwrap_or(usize::MAX)
+}
+
+fn notify_error() -> ConfigError {
+    invalid("notify", type_hint("notify").unwrap_or_default())
+}

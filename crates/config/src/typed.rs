@@ -1,0 +1,107 @@
+//! The typed configuration [`load_config`](crate::load_config) produces, and what it takes.
+
+use crate::mcp::McpServerConfig;
+use crate::overrides::ConfigOverrides;
+use crate::provider::ModelProviderInfo;
+use oi_protocol::config_types::{AskForApproval, ReasoningEffort, SandboxMode, SandboxPolicy};
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// What [`load_config`] needs besides the files: where home is and the front end's overrides.
+#[derive(Clone, Debug, Default)]
+pub struct ConfigLoadOptions {
+    /// `None`: `$OPENINTERPRETER_HOME`, else `~/.openinterpreter`.
+    pub home: Option<PathBuf>,
+    /// `-c key=value` pairs, in command-line order (later wins).
+    pub cli_overrides: Vec<(String, toml::Value)>,
+    pub overrides: ConfigOverrides,
+}
+
+/// One source of settings, for `config/read` and diagnostics.
+#[derive(Clone, Debug)]
+pub struct ConfigLayer {
+    /// `user`, `project` or `session_flags`.
+    pub name: &'static str,
+    pub path: Option<PathBuf>,
+    pub value: toml::Table,
+}
+
+/// The effective configuration the engine runs with.
+#[derive(Clone, Debug)]
+pub struct Config {
+    pub home: PathBuf,
+    pub cwd: PathBuf,
+    pub model: String,
+    pub model_provider_id: String,
+    pub model_provider: ModelProviderInfo,
+    pub model_providers: BTreeMap<String, ModelProviderInfo>,
+    pub model_reasoning_effort: Option<ReasoningEffort>,
+    /// `model_context_window`: the model's window in tokens, when the user knows it better
+    /// than the built-in table or the server.
+    pub model_context_window: Option<i64>,
+    /// `model_auto_compact_token_limit`: compact the history once a request would carry this
+    /// many tokens (default: a share of the window, decided by the engine).
+    pub model_auto_compact_token_limit: Option<i64>,
+    pub approval_policy: AskForApproval,
+    pub sandbox_mode: SandboxMode,
+    pub sandbox_policy: SandboxPolicy,
+    /// `[sandbox_workspace_write] allow_git_writes`: let commands write inside `.git`.
+    pub allow_git_writes: bool,
+    pub base_instructions: Option<String>,
+    pub developer_instructions: Option<String>,
+    pub compact_prompt: Option<String>,
+    pub mcp_servers: BTreeMap<String, McpServerConfig>,
+    /// How long an approval request may stay unanswered before it counts as denied.
+    pub approval_timeout: Duration,
+    /// Model requests per turn before the turn is stopped (a model that never stops calling tools).
+    pub max_turn_steps: usize,
+    /// Bytes of tool output the model sees; longer output is cut head+tail.
+    pub tool_output_max_bytes: usize,
+    /// Default timeout for a shell command when the model gives none.
+    pub shell_timeout: Duration,
+    /// `model_reasoning_summary`: `auto`, `concise`, `detailed` or `none` (Responses API
+    /// `reasoning.summary`). `None`: not sent.
+    pub model_reasoning_summary: Option<String>,
+    /// `model_verbosity`: `low`, `medium` or `high` (`text.verbosity` / `verbosity`). `None`: not sent.
+    pub model_verbosity: Option<String>,
+    /// `hide_agent_reasoning`: front ends do not show the model's reasoning.
+    pub hide_agent_reasoning: bool,
+    /// `show_raw_agent_reasoning`: front ends show the whole reasoning text, not a one-line gist.
+    pub show_raw_agent_reasoning: bool,
+    /// `project_doc_max_bytes`: how much of AGENTS.md the model sees; 0 leaves it out.
+    pub project_doc_max_bytes: usize,
+    /// `notify`: a program and its arguments, run with one more argument (a JSON object) when a
+    /// turn completes.
+    pub notify: Option<Vec<String>>,
+    /// `[history] persistence`: whether prompts typed interactively are saved to
+    /// `$OPENINTERPRETER_HOME/history.jsonl`.
+    pub history_persistence: HistoryPersistence,
+    pub profile: Option<String>,
+    pub user_config_path: PathBuf,
+    pub project_config_path: Option<PathBuf>,
+    /// A project config that exists but was skipped because its folder is not trusted.
+    pub untrusted_project_config: Option<PathBuf>,
+    /// `[shell_environment_policy]`: the environment of commands the model runs.
+    pub shell_environment_policy: crate::ShellEnvironmentPolicy,
+    pub layers: Vec<ConfigLayer>,
+}
+
+/// `[history] persistence`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum HistoryPersistence {
+    /// Append each prompt to `history.jsonl` (the default).
+    #[default]
+    SaveAll,
+    /// Keep no prompt history on disk.
+    None,
+}
+
+/// Default of `project_doc_max_bytes`.
+pub const DEFAULT_PROJECT_DOC_MAX_BYTES: usize = 32 * 1024;
+
+#[derive(Clone, Debug)]
+pub struct LoadedConfig {
+    pub config: Config,
+    pub warnings: Vec<String>,
+}

@@ -1,0 +1,244 @@
+//! `tools/call`: send the request, wait for the reply (or the server's death, the timeout,
+//! the user's interrupt), and turn what happened into the result or a message that says what
+//! to do.
+
+use super::McpConnectionManager;
+use super::entry::ServerEntry;
+use crate::McpProgress;
+use crate::connection::Connection;
+use rmcp::RoleClient;
+use rmcp::model::{CallToolRequest, CallToolRequestParams, ClientRequest, ServerResult};
+use rmcp::service::{PeerRequestOptions, RequestHandle};
+use serde_json::Value;
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+/// How long a reply may still arrive after the server's process exited (it may be in the pipe).
+const LATE_REPLY_GRACE: Duration = Duration::from_millis(200);
+
+/// How a call ended, before it is turned into a result.
+enum Outcome {
+    /// The reply, or `None` when the server died without one.
+    Response(Option<Box<Result<ServerResult, rmcp::ServiceError>>>),
+    Cancelled,
+    TimedOut,
+}
+
+/// The call being made, for messages.
+struct CallSite<'a> {
+    entry: &'a ServerEntry,
+    server: &'a str,
+    tool: &'a str,
+    timeout: Duration,
+}
+
+impl McpConnectionManager {
+    /// Calls the tool (waits for its server to be ready, restarts a crashed server), honouring
+    /// `tool_timeout_sec` and `cancel` (both send `notifications/cancelled` to the server) and
+    /// forwarding progress notifications to `progress`.
+    ///
+    /// Ok = the raw `CallToolResult` JSON; Err = a human-readable message.
+    pub async fn call_tool(
+        &self,
+        server: &str,
+        tool: &str,
+        arguments: Option<serde_json::Map<String, Value>>,
+        progress: Option<mpsc::UnboundedSender<McpProgress>>,
+        cancel: CancellationToken,
+    ) -> Result<Value, String> {
+        let entry = self.enabled_tool_entry(server, tool)?;
+        let conn = self.inner.ready_connection(entry, &cancel).await?;
+        let mut handle = send_call(&conn, server, tool, arguments).await?;
+        let _registration =
+            progress.map(|tx| conn.progress.register(handle.progress_token.clone(), tx));
+        let call = CallSite {
+            entry,
+            server,
+            tool,
+            timeout: entry.config.tool_timeout_or_default(),
+        };
+        let outcome = wait_for_outcome(&call, &conn, &mut handle, &cancel).await;
+        self.finish_call(&call, &conn, handle, outcome).await
+    }
+
+    /// The entry of `server`, if it is configured and lets the model call `tool`.
+    fn enabled_tool_entry(&self, server: &str, tool: &str) -> Result<&Arc<ServerEntry>, String> {
+        let entry = self.inner.servers.get(server).ok_or_else(|| {
+            format!("unknown MCP server `{server}`; it is not configured or not enabled")
+        })?;
+        if !entry.config.is_tool_enabled(tool) {
+            return Err(format!(
+                "tool '{tool}' is disabled for MCP server '{server}'"
+            ));
+        }
+        Ok(entry)
+    }
+
+    /// The result (or message) for how the call ended; a timed-out or interrupted call is
+    /// cancelled on the server.
+    async fn finish_call(
+        &self,
+        call: &CallSite<'_>,
+        conn: &Connection,
+        handle: RequestHandle<RoleClient>,
+        outcome: Outcome,
+    ) -> Result<Value, String> {
+        let CallSite { server, tool, .. } = *call;
+        match outcome {
+            Outcome::Response(Some(reply))
+                if !matches!(*reply, Err(rmcp::ServiceError::TransportClosed)) =>
+            {
+                self.read_reply(call, conn, *reply)
+            }
+            Outcome::Response(_) => {
+                let detail = conn.death_detail().await;
+                Err(format!(
+                    "MCP server `{server}` stopped during the call to `{tool}`: {detail}. It will be restarted on the next call."
+                ))
+            }
+            Outcome::TimedOut => {
+                let _ = handle.cancel(Some("timed out".to_string())).await;
+                if conn.is_http() {
+                    // An HTTP session that stops answering (e.g. the server restarted and
+                    // forgot it) is replaced; a fresh handshake is cheap.
+                    conn.mark_broken();
+                }
+                Err(format!(
+                    "timed out awaiting tools/call `{tool}` on MCP server `{server}` after {}s (the server was sent notifications/cancelled). If the tool needs longer, raise `tool_timeout_sec` in [mcp_servers.{server}].",
+                    call.timeout.as_secs_f64()
+                ))
+            }
+            Outcome::Cancelled => {
+                let _ = handle
+                    .cancel(Some("interrupted by the user".to_string()))
+                    .await;
+                Err(format!(
+                    "the call to `{tool}` on MCP server `{server}` was interrupted"
+                ))
+            }
+        }
+    }
+
+    /// The server's answer: the result JSON, or a message for an error reply.
+    fn read_reply(
+        &self,
+        call: &CallSite<'_>,
+        conn: &Connection,
+        reply: Result<ServerResult, rmcp::ServiceError>,
+    ) -> Result<Value, String> {
+        let CallSite {
+            entry,
+            server,
+            tool,
+            ..
+        } = *call;
+        match reply {
+            Ok(result) => {
+                let json = call_result_json(result);
+                let refused = json.get("isError").and_then(Value::as_bool) == Some(true)
+                    && is_task_required_refusal(&json.to_string());
+                if refused {
+                    self.stop_offering_task_tool(entry, tool);
+                }
+                Ok(json)
+            }
+            Err(rmcp::ServiceError::McpError(e)) if is_task_required_refusal(&e.message) => {
+                self.stop_offering_task_tool(entry, tool);
+                Err(format!(
+                    "MCP server `{server}` runs `{tool}` only as a task (SEP-1686 `taskSupport: required`), which this client does not support; the tool is no longer offered"
+                ))
+            }
+            Err(rmcp::ServiceError::McpError(e)) => Err(format!(
+                "tool call error: MCP server `{server}` answered tools/call `{tool}` with error {}: {}",
+                e.code.0, e.message
+            )),
+            Err(e) => {
+                // The transport failed (not the tool): reconnect on the next call.
+                conn.mark_broken();
+                Err(format!(
+                    "tool call error: {e}. The connection to MCP server `{server}` will be re-established on the next call."
+                ))
+            }
+        }
+    }
+
+    /// A server refused a tool because it needs task augmentation: stop offering it.
+    fn stop_offering_task_tool(&self, entry: &ServerEntry, tool: &str) {
+        tracing::info!(
+            "MCP server `{}`: `{tool}` needs task augmentation (SEP-1686); no longer offered",
+            entry.name
+        );
+        entry.learn_task_required(tool);
+        self.inner.rebuild_catalog();
+    }
+}
+
+/// Send `tools/call`; the handle receives the reply and can cancel the request.
+async fn send_call(
+    conn: &Connection,
+    server: &str,
+    tool: &str,
+    arguments: Option<serde_json::Map<String, Value>>,
+) -> Result<RequestHandle<RoleClient>, String> {
+    let mut params = CallToolRequestParams::new(tool.to_string());
+    if let Some(args) = arguments {
+        params = params.with_arguments(args);
+    }
+    let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
+    conn.peer
+        .send_cancellable_request(request, PeerRequestOptions::no_options())
+        .await
+        .map_err(|e| format!("could not send tools/call to MCP server `{server}`: {e}"))
+}
+
+/// Wait for the reply, the server's exit, the user's interrupt or the timeout, whichever comes
+/// first. Time spent waiting for the user to answer the server's question (an elicitation)
+/// does not count against the timeout.
+async fn wait_for_outcome(
+    call: &CallSite<'_>,
+    conn: &Connection,
+    handle: &mut RequestHandle<RoleClient>,
+    cancel: &CancellationToken,
+) -> Outcome {
+    let mut deadline = tokio::time::Instant::now() + call.timeout;
+    let mut pending = call.entry.pending_elicitations.subscribe();
+    loop {
+        tokio::select! {
+            biased;
+            r = &mut handle.rx => return Outcome::Response(r.ok().map(Box::new)),
+            _ = conn.process_exited() => {
+                let late = tokio::time::timeout(LATE_REPLY_GRACE, &mut handle.rx).await;
+                return Outcome::Response(late.ok().and_then(Result::ok).map(Box::new));
+            }
+            _ = cancel.cancelled() => return Outcome::Cancelled,
+            _ = tokio::time::sleep_until(deadline) => {
+                if *pending.borrow() == 0 {
+                    return Outcome::TimedOut;
+                }
+                let paused = tokio::time::Instant::now();
+                tokio::select! {
+                    _ = pending.wait_for(|n| *n == 0) => {}
+                    _ = cancel.cancelled() => return Outcome::Cancelled,
+                }
+                deadline += paused.elapsed();
+            }
+        }
+    }
+}
+
+/// True when a server refused a call because the tool needs task augmentation (SEP-1686).
+fn is_task_required_refusal(text: &str) -> bool {
+    text.contains("task augmentation") || text.contains("taskSupport")
+}
+
+/// The reply as raw JSON. A reply that parsed as another result type is still a
+/// `CallToolResult` on the wire (e.g. `{}`), so it is passed on as-is.
+fn call_result_json(result: ServerResult) -> Value {
+    match result {
+        ServerResult::CallToolResult(r) => serde_json::to_value(r),
+        other => serde_json::to_value(other),
+    }
+    .unwrap_or_else(|e| serde_json::json!({"content":[{"type":"text","text":format!("unreadable tool result: {e}")}],"isError":true}))
+}
