@@ -238,8 +238,7 @@ fn elicitation_form_renders_the_schema() {
             "dry_run": {"type": "boolean", "title": "Dry run"}}}}}),
     ));
     insta::assert_snapshot!(live(&app, 60, 9));
-    // Fields come in name order: `dry_run`, then `env`.
-    app.on_key(key(KeyCode::Tab));
+    // Fields come in the server's order: `env` (focused first), then `dry_run`.
     app.on_key(key(KeyCode::Right));
     let actions = app.on_key(key(KeyCode::Enter));
     match actions.as_slice() {
