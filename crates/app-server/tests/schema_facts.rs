@@ -4,7 +4,7 @@
 //! runs without Codex. Every difference must be listed in `ALLOWED` with its reason.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use oi_app_server::protocol::schema::{Kind, fields, methods};
+use oi_app_server::protocol::schema::{Kind, fields, methods, types, variants};
 use serde_json::Value;
 use std::collections::BTreeSet;
 
@@ -264,7 +264,83 @@ const ALLOWED: &[(&str, &str, &str, &str)] = &[
     ),
     ("turn/start", "params", "toolOutput", "not implemented"),
     ("turn/start", "params", "turnTrigger", "not implemented"),
+    // Result fields of Codex features we do not have; clients must treat them as optional
+    // (Codex does not always send them either).
+    (
+        "*",
+        "result",
+        "activePermissionProfile",
+        "permission profiles are not implemented",
+    ),
+    ("*", "result", "disabledPluginIds", "no plugins"),
+    ("*", "result", "multiAgentMode", "no sub-agents"),
+    (
+        "*",
+        "result",
+        "runtimeWorkspaceRoots",
+        "no remote workspaces",
+    ),
+    (
+        "thread/resume",
+        "result",
+        "collaborationMode",
+        "collaboration modes apply per turn (turn/start), not per thread",
+    ),
+    (
+        "thread/resume",
+        "result",
+        "initialTurnsPage",
+        "resume returns every turn in thread.turns (or none with excludeTurns); page with thread/turns/list",
+    ),
+    (
+        "thread/resume",
+        "result",
+        "turnsBackwardsCursor",
+        "no initialTurnsPage, so no cursor into it",
+    ),
+    (
+        "thread/resume",
+        "result",
+        "itemsBackwardsCursor",
+        "no initialTurnsPage, so no cursor into it",
+    ),
+    (
+        "thread/read",
+        "result",
+        "readState",
+        "no read/unread tracking",
+    ),
+    (
+        "thread/list",
+        "result",
+        "readStates",
+        "no read/unread tracking",
+    ),
+    (
+        "thread/list",
+        "result",
+        "backwardsCursor",
+        "thread/list pages forward only",
+    ),
     // Notification and server-request fields we do not send.
+    (
+        "item/completed",
+        "params",
+        "contentTokenCount",
+        "items are not tokenized separately; thread/tokenUsage/updated has the counts",
+    ),
+    (
+        "configWarning",
+        "params",
+        "details",
+        "the summary says what was ignored and why",
+    ),
+    (
+        "configWarning",
+        "params",
+        "range",
+        "config warnings carry no source range",
+    ),
     (
         "item/commandExecution/requestApproval",
         "params",
@@ -296,6 +372,165 @@ const ALLOWED: &[(&str, &str, &str, &str)] = &[
         "the error text says why",
     ),
 ];
+
+/// (type, variant tag or "*", field or "*", why we differ) for the objects nested in
+/// results and notifications. A variant listed with field "*" is one we never send.
+const ALLOWED_IN_TYPES: &[(&str, &str, &str, &str)] = &[
+    // Thread fields of Codex features we do not have.
+    ("Thread", "*", "attachedToThreadId", "no attached threads"),
+    (
+        "Thread",
+        "*",
+        "canAcceptDirectInput",
+        "every loaded thread accepts turn/start",
+    ),
+    ("Thread", "*", "daybreakEnabled", "not implemented"),
+    ("Thread", "*", "environments", "no remote environments"),
+    ("Thread", "*", "extra", "no client metadata on threads"),
+    ("Thread", "*", "historyMode", "not implemented"),
+    (
+        "Thread",
+        "*",
+        "model",
+        "the model is in the thread/start|resume|fork result",
+    ),
+    (
+        "Thread",
+        "*",
+        "reasoningEffort",
+        "the effort is in the thread/start|resume|fork result",
+    ),
+    ("Thread", "*", "originator", "not recorded"),
+    ("Thread", "*", "parentThreadId", "no sub-agent threads"),
+    ("Thread", "*", "recencyAt", "updatedAt orders threads"),
+    ("Thread", "*", "section", "no thread sections"),
+    ("Thread", "*", "sectionEnteredAt", "no thread sections"),
+    (
+        "Thread",
+        "*",
+        "threadSource",
+        "source says where the thread came from",
+    ),
+    ("Turn", "*", "rootTurnId", "no sub-agent turns"),
+    (
+        "TurnError",
+        "*",
+        "misalignment",
+        "no misalignment detection",
+    ),
+    (
+        "TokenUsageBreakdown",
+        "*",
+        "cacheWriteInputTokens",
+        "open-model endpoints do not report cache writes",
+    ),
+    // Item variants our engine has no events for.
+    ("ThreadItem", "hookPrompt", "*", "no hooks"),
+    ("ThreadItem", "functionCallOutput", "*", "no dynamic tools"),
+    ("ThreadItem", "plan", "*", "no plan tool"),
+    ("ThreadItem", "dynamicToolCall", "*", "no dynamic tools"),
+    ("ThreadItem", "collabAgentToolCall", "*", "no sub-agents"),
+    ("ThreadItem", "subAgentActivity", "*", "no sub-agents"),
+    ("ThreadItem", "webSearch", "*", "no web search tool"),
+    ("ThreadItem", "imageView", "*", "no image view tool"),
+    ("ThreadItem", "sleep", "*", "no sleep tool"),
+    ("ThreadItem", "imageGeneration", "*", "no image generation"),
+    ("ThreadItem", "enteredReviewMode", "*", "no review mode"),
+    ("ThreadItem", "exitedReviewMode", "*", "no review mode"),
+    // Item fields we do not have.
+    (
+        "ThreadItem",
+        "userMessage",
+        "clientId",
+        "clients send no message ids",
+    ),
+    ("ThreadItem", "agentMessage", "delivery", "not implemented"),
+    (
+        "ThreadItem",
+        "agentMessage",
+        "memoryCitation",
+        "no memories",
+    ),
+    ("ThreadItem", "agentMessage", "moderation", "no moderation"),
+    (
+        "ThreadItem",
+        "agentMessage",
+        "questions",
+        "no structured questions",
+    ),
+    ("ThreadItem", "commandExecution", "pluginId", "no plugins"),
+    (
+        "ThreadItem",
+        "commandExecution",
+        "scriptPath",
+        "commands are not scripts on disk",
+    ),
+    ("ThreadItem", "mcpToolCall", "appContext", "no apps"),
+    (
+        "ThreadItem",
+        "mcpToolCall",
+        "environmentId",
+        "no remote environments",
+    ),
+    (
+        "ThreadItem",
+        "mcpToolCall",
+        "mcpAppResourceUri",
+        "no MCP apps",
+    ),
+    ("ThreadItem", "mcpToolCall", "mcpAppUi", "no MCP apps"),
+    ("ThreadItem", "mcpToolCall", "pluginId", "no plugins"),
+    (
+        "ThreadItem",
+        "mcpToolCall",
+        "readOnlyHint",
+        "tool annotations are in mcpServerStatus/list",
+    ),
+    ("UserInput", "audio", "*", "no audio input"),
+    ("UserInput", "localAudio", "*", "no audio input"),
+    (
+        "UserInput",
+        "image",
+        "detail",
+        "image detail is left to the model server",
+    ),
+    (
+        "UserInput",
+        "image",
+        "fileId",
+        "file ids name OpenAI uploads; images come by url",
+    ),
+    (
+        "UserInput",
+        "image",
+        "url",
+        "Codex needs url or fileId; we need url, the one we support",
+    ),
+    (
+        "UserInput",
+        "localImage",
+        "detail",
+        "image detail is left to the model server",
+    ),
+    (
+        "SandboxPolicy",
+        "externalSandbox",
+        "*",
+        "no external sandbox mode",
+    ),
+    (
+        "SandboxPolicy",
+        "readOnly",
+        "networkAccess",
+        "read-only never has network access",
+    ),
+];
+
+fn allowed_in_type(ty: &str, variant: &str, field: &str) -> bool {
+    ALLOWED_IN_TYPES
+        .iter()
+        .any(|(t, v, f, _)| *t == ty && (*v == "*" || *v == variant) && (*f == "*" || *f == field))
+}
 
 fn allowed(method: &str, part: &str, field: &str) -> bool {
     ALLOWED
@@ -418,4 +653,86 @@ fn generate_json_schema_writes_every_method() {
     )
     .unwrap();
     assert_eq!(start["required"], serde_json::json!(["data"]));
+}
+
+/// Types both sides send: compared like params we read (we must not require more) and
+/// like things we send (we must have every field Codex requires).
+const BOTH_WAYS: &[&str] = &["UserInput", "SandboxPolicy"];
+
+/// Compares one object (or one variant) of a type with Codex's facts.
+fn compare_type(ty: &str, variant: &str, ours: &Value, theirs: &Value) -> Vec<String> {
+    let (names, required) = fields(ours);
+    let names: BTreeSet<String> = names.into_iter().collect();
+    let required: BTreeSet<String> = required.into_iter().collect();
+    let their_names = strings(&theirs["fields"]);
+    let their_required = strings(&theirs["required"]);
+    let mut problems = Vec::new();
+    for f in names.difference(&their_names) {
+        problems.push(format!("{ty} {variant}: `{f}` is not a Codex field"));
+    }
+    for f in their_required.difference(&names) {
+        problems.push(format!("{ty} {variant}: Codex always has `{f}`; we do not"));
+    }
+    if BOTH_WAYS.contains(&ty) {
+        for f in required.difference(&their_required) {
+            if !allowed_in_type(ty, variant, f) {
+                problems.push(format!("{ty} {variant}: we require `{f}`; Codex does not"));
+            }
+        }
+    }
+    for f in their_names.difference(&names) {
+        if !their_required.contains(f) && !allowed_in_type(ty, variant, f) {
+            problems.push(format!(
+                "{ty} {variant}: Codex field `{f}` is missing (add it or list it in ALLOWED_IN_TYPES)"
+            ));
+        }
+    }
+    problems
+}
+
+#[test]
+fn nested_objects_match_codex_field_names_and_required_sets() {
+    let facts = facts();
+    let mut problems = Vec::new();
+    let mut compared = 0;
+    for (ty, ours) in types() {
+        let Some(theirs) = facts["types"].get(ty) else {
+            problems.push(format!(
+                "{ty}: not in the fact list; add `type {ty}` to fixtures/codex-methods.txt and regenerate"
+            ));
+            continue;
+        };
+        let Some(their_variants) = theirs.get("variants").and_then(Value::as_object) else {
+            problems.extend(compare_type(ty, "*", &ours, theirs));
+            compared += 1;
+            continue;
+        };
+        let our_variants = variants(&ours);
+        assert!(
+            !our_variants.is_empty(),
+            "{ty}: Codex's is a tagged union, ours is not"
+        );
+        for (tag, schema) in &our_variants {
+            match their_variants.get(tag) {
+                Some(t) => {
+                    problems.extend(compare_type(ty, tag, schema, t));
+                    compared += 1;
+                }
+                None => problems.push(format!("{ty}: variant `{tag}` is not a Codex variant")),
+            }
+        }
+        for tag in their_variants.keys() {
+            if !our_variants.iter().any(|(t, _)| t == tag) && !allowed_in_type(ty, tag, "*") {
+                problems.push(format!(
+                    "{ty}: Codex variant `{tag}` is missing (add it or list it in ALLOWED_IN_TYPES)"
+                ));
+            }
+        }
+    }
+    assert!(compared >= 25, "only {compared} objects compared");
+    assert!(
+        problems.is_empty(),
+        "differences from Codex 0.171:\n{}",
+        problems.join("\n")
+    );
 }
