@@ -524,6 +524,35 @@ const ALLOWED_IN_TYPES: &[(&str, &str, &str, &str)] = &[
         "networkAccess",
         "read-only never has network access",
     ),
+    // Model fields of OpenAI's catalog that open-model providers have no data for.
+    ("Model", "*", "additionalSpeedTiers", "no service tiers"),
+    ("Model", "*", "availabilityNux", "no ChatGPT onboarding"),
+    (
+        "Model",
+        "*",
+        "availableAccessPrograms",
+        "no ChatGPT access programs",
+    ),
+    ("Model", "*", "defaultServiceTier", "no service tiers"),
+    ("Model", "*", "modelSpecialty", "not known for open models"),
+    ("Model", "*", "multiAgentVersion", "no sub-agents"),
+    ("Model", "*", "serviceTiers", "no service tiers"),
+];
+
+/// (type, variant or "*", field, why) for fields we send that Codex does not have.
+const EXTRA_IN_TYPES: &[(&str, &str, &str, &str)] = &[
+    (
+        "Model",
+        "*",
+        "modelProvider",
+        "we list several providers' models; this says which provider serves it",
+    ),
+    (
+        "Model",
+        "*",
+        "contextWindow",
+        "open models' windows differ widely; clients size their context by it",
+    ),
 ];
 
 fn allowed_in_type(ty: &str, variant: &str, field: &str) -> bool {
@@ -668,7 +697,12 @@ fn compare_type(ty: &str, variant: &str, ours: &Value, theirs: &Value) -> Vec<St
     let their_required = strings(&theirs["required"]);
     let mut problems = Vec::new();
     for f in names.difference(&their_names) {
-        problems.push(format!("{ty} {variant}: `{f}` is not a Codex field"));
+        let extra = EXTRA_IN_TYPES
+            .iter()
+            .any(|(t, v, x, _)| *t == ty && (*v == "*" || *v == variant) && x == f);
+        if !extra {
+            problems.push(format!("{ty} {variant}: `{f}` is not a Codex field"));
+        }
     }
     for f in their_required.difference(&names) {
         problems.push(format!("{ty} {variant}: Codex always has `{f}`; we do not"));

@@ -6,8 +6,9 @@
 //! notifications) · [`turn`] (`Turn`, `TurnError`, turn results and notifications) ·
 //! [`item`] (`ThreadItem`) · [`notification`] (item lifecycle, deltas, usage, errors) ·
 //! [`wire`] (initialize, history pages, lifecycle, MCP status, `command/exec`, approvals)
-//! · [`schema`] (their JSON Schema, per method).
+//! · [`catalog`] (`model/list`) · [`schema`] (their JSON Schema, per method).
 
+pub mod catalog;
 pub mod item;
 pub mod notification;
 pub mod schema;
@@ -69,6 +70,7 @@ impl ThreadOverrides {
 /// `userMessage` item.
 #[derive(Clone, Debug, PartialEq, Deserialize, Serialize, JsonSchema)]
 #[serde(tag = "type", rename_all = "camelCase")]
+#[schemars(rename = "UserInput")]
 pub enum V2UserInput {
     Text {
         text: String,
@@ -141,6 +143,7 @@ pub fn core_input(input: &[V2UserInput]) -> Result<Vec<UserInput>, oi_jsonrpc::R
 /// reported in the `sandbox` of thread results (camelCase, every field).
 #[derive(Clone, Debug, PartialEq, Deserialize, Serialize, JsonSchema)]
 #[serde(tag = "type", rename_all = "camelCase")]
+#[schemars(rename = "SandboxPolicy")]
 pub enum V2SandboxPolicy {
     #[serde(alias = "danger-full-access")]
     DangerFullAccess,

@@ -75,6 +75,7 @@ pub fn methods() -> Vec<MethodSchema> {
         entry!(Request, "turn/start", TurnStartParams => TurnStartResponse),
         entry!(Request, "turn/steer", SteerParams => TurnSteerResponse),
         entry!(Request, "turn/interrupt", InterruptParams => EmptyResponse),
+        entry!(Request, "model/list", crate::catalog::ModelListParams => ModelListResponse),
         entry!(Request, "mcpServerStatus/list", ListMcpServerStatusParams => ListMcpServerStatusResponse),
         entry!(Request, "command/exec", CommandExecParams => CommandExecResponse),
         entry!(Notification, "thread/started", ThreadStartedNotification),
@@ -181,6 +182,8 @@ pub fn types() -> Vec<(&'static str, Value)> {
         ("ThreadTokenUsage", schema::<ThreadTokenUsage>()),
         ("TokenUsageBreakdown", schema::<TokenUsageBreakdown>()),
         ("SandboxPolicy", schema::<V2SandboxPolicy>()),
+        ("Model", schema::<Model>()),
+        ("ReasoningEffortOption", schema::<ReasoningEffortOption>()),
     ]
 }
 
