@@ -10,8 +10,8 @@ use crate::approvals::{self, ApprovalCtx};
 use crate::items::{ItemMapper, Note};
 use crate::protocol::wire::{
     AccountRateLimitsUpdatedNotification, EmptyResponse, ThreadStatus,
-    ThreadStatusChangedNotification, Turn, TurnItemsView, TurnStartResponse,
-    TurnStartedNotification, TurnSteerResponse, to_value,
+    ThreadStatusChangedNotification, Turn, TurnStartResponse, TurnStartedNotification,
+    TurnSteerResponse, to_value,
 };
 use crate::protocol::{V2SandboxPolicy, V2UserInput, core_input, now_unix, tri_state};
 use crate::threads::core_error;
@@ -225,7 +225,6 @@ async fn submit_turn(
     let pump = Pump {
         approval_timeout: thread.config().approval_timeout,
         approvals: Vec::new(),
-        summary: TurnSummary::default(),
         conn: conn.clone(),
         thread,
         thread_id: id,
@@ -301,45 +300,13 @@ struct Pump {
     approval_timeout: std::time::Duration,
     /// Approval prompts of the current turn.
     approvals: Vec<tokio::task::JoinHandle<()>>,
-    /// The current turn's user messages and last agent message, for `turn/completed`'s
-    /// `items` (`itemsView: "summary"`).
-    summary: TurnSummary,
     /// Released when the pump ends, so other front ends may read the thread.
     reader: ReaderGuard,
 }
 
-/// What `turn/completed` carries as the turn's items.
-#[derive(Default)]
-pub(crate) struct TurnSummary {
-    user: Vec<Value>,
-    last_agent: Option<Value>,
-}
-
-impl TurnSummary {
-    fn observe(&mut self, note: &mut Note) {
-        match note.method {
-            "item/completed" => match note.params["item"]["type"].as_str() {
-                Some("userMessage") => self.user.push(note.params["item"].clone()),
-                Some("agentMessage") => self.last_agent = Some(note.params["item"].clone()),
-                _ => {}
-            },
-            "turn/completed" => {
-                let items: Vec<Value> = std::mem::take(&mut self.user)
-                    .into_iter()
-                    .chain(self.last_agent.take())
-                    .collect();
-                note.params["turn"]["items"] = Value::Array(items);
-                note.params["turn"]["itemsView"] = to_value(&TurnItemsView::Summary);
-            }
-            _ => {}
-        }
-    }
-}
-
 impl Pump {
     async fn send(&mut self, notes: Vec<Note>) {
-        for mut n in notes {
-            self.summary.observe(&mut n);
+        for n in notes {
             self.conn.outgoing.notify(n.method, n.params).await;
         }
     }

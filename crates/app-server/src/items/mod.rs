@@ -3,7 +3,8 @@
 //! [`ItemMapper`] is a state machine: feed it a turn's events in order and it returns
 //! the notifications to send (`item/started`, `item/*/delta`, `item/completed`,
 //! `thread/tokenUsage/updated`, `error`, `turn/completed`, …), each built from its typed
-//! wire struct ([`crate::protocol::wire`]) and stamped with the time it was made. The same
+//! wire struct ([`crate::protocol::wire`]) and stamped with the time it was made;
+//! `turn/completed` carries the turn's input and final answer (`itemsView: "summary"`). The same
 //! mapper rebuilds the items of stored turns for `thread/read` / `thread/resume`. The
 //! items themselves are built in [`build`].
 
@@ -15,8 +16,8 @@ use crate::protocol::wire::{
     ItemCompletedNotification, ItemDeltaNotification, ItemStartedNotification,
     McpServerStatusUpdatedNotification, McpToolCallProgressNotification, McpToolCallStatus,
     PatchApplyStatus, ReasoningTextDeltaNotification, ThreadItem,
-    ThreadTokenUsageUpdatedNotification, Turn, TurnCompletedNotification, TurnError, TurnStatus,
-    WarningNotification, to_value,
+    ThreadTokenUsageUpdatedNotification, Turn, TurnCompletedNotification, TurnError, TurnItemsView,
+    TurnStatus, WarningNotification, to_value,
 };
 use oi_protocol::protocol::{
     ApplyPatchApprovalRequestEvent, Event, EventMsg, ExecApprovalRequestEvent, ExecCommandSource,
@@ -82,6 +83,10 @@ pub struct ItemMapper {
     error: Option<TurnError>,
     /// Completed items, kept only when rebuilding a stored turn.
     completed: Option<Vec<ThreadItem>>,
+    /// The turn's user messages and last agent message so far: `turn/completed`'s `items`
+    /// (`itemsView: "summary"`).
+    summary_user: Vec<ThreadItem>,
+    summary_agent: Option<ThreadItem>,
     pub started_at: Option<i64>,
     pub ended: Option<TurnEnd>,
 }
@@ -99,6 +104,8 @@ impl ItemMapper {
             carry: HashMap::new(),
             error: None,
             completed: None,
+            summary_user: Vec::new(),
+            summary_agent: None,
             started_at: None,
             ended: None,
         }
@@ -149,6 +156,11 @@ impl ItemMapper {
                 completed_at_ms: now_ms(),
             },
         );
+        match &item {
+            ThreadItem::UserMessage { .. } => self.summary_user.push(item.clone()),
+            ThreadItem::AgentMessage { .. } => self.summary_agent = Some(item.clone()),
+            _ => {}
+        }
         if let Some(kept) = self.completed.as_mut() {
             kept.push(item);
         }
@@ -476,7 +488,13 @@ impl ItemMapper {
             out.push(self.completed(item));
         }
         self.ended = Some(end);
+        let items: Vec<ThreadItem> = std::mem::take(&mut self.summary_user)
+            .into_iter()
+            .chain(self.summary_agent.take())
+            .collect();
         let turn = Turn {
+            items,
+            items_view: Some(TurnItemsView::Summary),
             status: end.status(),
             error: if end == TurnEnd::Failed {
                 self.error.clone()

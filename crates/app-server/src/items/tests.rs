@@ -177,3 +177,34 @@ fn utf8_tail_detection() {
     assert_eq!(incomplete_utf8_tail(&[0xE2, 0x82, 0xAC]), 0);
     assert_eq!(incomplete_utf8_tail(&[0xF0, 0x9F, 0x98]), 3);
 }
+
+#[test]
+fn turn_completed_carries_the_input_and_the_final_answer() {
+    let mut m = ItemMapper::new("th", "t1");
+    m.on_event(&ev(EventMsg::UserMessage(UserMessageEvent {
+        message: "question".into(),
+        images: None,
+        local_images: Vec::new(),
+        text_elements: Vec::new(),
+    })));
+    for answer in ["thinking out loud", "the answer"] {
+        m.on_event(&ev(EventMsg::AgentMessage(AgentMessageEvent {
+            message: answer.into(),
+            phase: None,
+            memory_citation: None,
+        })));
+    }
+    let done = m.on_event(&ev(EventMsg::TaskComplete(TaskCompleteEvent {
+        turn_id: "t1".into(),
+        last_agent_message: None,
+        completed_at: None,
+        duration_ms: None,
+    })));
+    let turn = &done.last().unwrap().params["turn"];
+    assert_eq!(turn["itemsView"], "summary");
+    let items = turn["items"].as_array().unwrap();
+    assert_eq!(items.len(), 2, "{turn}");
+    assert_eq!(items[0]["type"], "userMessage");
+    assert_eq!(items[0]["content"][0]["text"], "question");
+    assert_eq!(items[1]["text"], "the answer");
+}
