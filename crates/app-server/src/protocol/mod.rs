@@ -6,8 +6,9 @@
 //! notifications) · [`turn`] (`Turn`, `TurnError`, turn results and notifications) ·
 //! [`item`] (`ThreadItem`) · [`notification`] (item lifecycle, deltas, usage, errors) ·
 //! [`wire`] (initialize, history pages, lifecycle, MCP status, `command/exec`, approvals)
-//! · [`catalog`] (`model/list`) · [`schema`] (their JSON Schema, per method).
+//! · [`account`] (`account/*`) · [`catalog`] (`model/list`) · [`schema`] (their JSON Schema, per method).
 
+pub mod account;
 pub mod catalog;
 pub mod item;
 pub mod notification;

@@ -6,7 +6,6 @@ use super::turn::TurnError;
 use oi_protocol::models::TokenUsage;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
 
 /// `item/started`.
 #[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
@@ -145,6 +144,6 @@ pub struct ConfigWarningNotification {
 #[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct AccountRateLimitsUpdatedNotification {
-    /// A `RateLimitSnapshot` as in `account/rateLimits/read`.
-    pub rate_limits: Value,
+    /// As in `account/rateLimits/read`.
+    pub rate_limits: super::account::RateLimitSnapshot,
 }

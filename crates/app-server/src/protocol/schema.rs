@@ -51,6 +51,7 @@ macro_rules! entry {
 
 /// Every method whose wire is typed, with its schemas.
 pub fn methods() -> Vec<MethodSchema> {
+    use crate::accounts;
     use crate::threads::{
         ForkParams, ListParams, NameParams, PageParams, ReadParams, ResumeParams, StartParams,
     };
@@ -76,6 +77,11 @@ pub fn methods() -> Vec<MethodSchema> {
         entry!(Request, "turn/steer", SteerParams => TurnSteerResponse),
         entry!(Request, "turn/interrupt", InterruptParams => EmptyResponse),
         entry!(Request, "model/list", crate::catalog::ModelListParams => ModelListResponse),
+        entry!(Request, "account/read", accounts::ReadParams => GetAccountResponse),
+        entry!(Request, "account/login/start", accounts::LoginParams => LoginAccountResponse),
+        entry!(Request, "account/login/cancel", accounts::CancelParams => CancelLoginAccountResponse),
+        entry!(Request, "account/logout", accounts::Empty => EmptyResponse),
+        entry!(Request, "account/rateLimits/read", accounts::Empty => GetAccountRateLimitsResponse),
         entry!(Request, "mcpServerStatus/list", ListMcpServerStatusParams => ListMcpServerStatusResponse),
         entry!(Request, "command/exec", CommandExecParams => CommandExecResponse),
         entry!(Notification, "thread/started", ThreadStartedNotification),
@@ -142,6 +148,12 @@ pub fn methods() -> Vec<MethodSchema> {
         ),
         entry!(
             Notification,
+            "account/login/completed",
+            AccountLoginCompletedNotification
+        ),
+        entry!(Notification, "account/updated", AccountUpdatedNotification),
+        entry!(
+            Notification,
             "mcpServer/startupStatus/updated",
             McpServerStatusUpdatedNotification
         ),
@@ -184,6 +196,8 @@ pub fn types() -> Vec<(&'static str, Value)> {
         ("SandboxPolicy", schema::<V2SandboxPolicy>()),
         ("Model", schema::<Model>()),
         ("ReasoningEffortOption", schema::<ReasoningEffortOption>()),
+        ("RateLimitSnapshot", schema::<RateLimitSnapshot>()),
+        ("RateLimitWindow", schema::<RateLimitWindow>()),
     ]
 }
 

@@ -10,6 +10,7 @@ use serde_json::Value;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
+pub use super::account::*;
 pub use super::catalog::*;
 pub use super::item::*;
 pub use super::notification::*;
