@@ -255,7 +255,7 @@ pub struct McpServerStatusUpdatedNotification {
     pub status: String,
     #[serde(default)]
     pub error: Option<String>,
-    /// Sent only for a server started by a thread's own config.
+    /// Omitted: our startup updates are not tied to one thread.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub thread_id: Option<String>,
 }
