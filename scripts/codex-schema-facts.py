@@ -4,9 +4,12 @@
 Usage: scripts/codex-schema-facts.py SCHEMA_DIR METHODS_FILE > crates/app-server/tests/fixtures/codex-0.171-facts.json
 
 SCHEMA_DIR is the output of `codex app-server generate-json-schema --experimental --out DIR`.
-METHODS_FILE lists one wire method per line (the ones we implement). For each method the
-output keeps only field names and required sets of its params and result (or notification
-params), which is all the test compares: no descriptions, no nested schemas.
+METHODS_FILE lists one wire method per line (the ones we implement; `method => Response`
+for a method without params, to name its result), and `type NAME` lines
+for the objects nested in them (Thread, Turn, ThreadItem, ...). For each method the output
+keeps only field names and required sets of its params and result (or notification
+params); for each type its field names and required set, or, for a union tagged by `type`,
+those of each variant. That is all the test compares: no descriptions, no nested schemas.
 """
 import json
 import os
@@ -40,6 +43,27 @@ def shape(defs, name):
     }
 
 
+def type_shape(defs, name):
+    d = defs.get(name)
+    if d is None:
+        sys.exit(f"type {name} is not in the schema")
+    variants = {}
+    for v in d.get("oneOf", []):
+        tag = v.get("properties", {}).get("type", {}).get("enum")
+        if tag:
+            # Fields of flattened alternatives (`anyOf`) count as fields, not as required.
+            fields = set(v.get("properties", {}).keys())
+            for alt in v.get("anyOf", []):
+                fields.update(alt.get("properties", {}).keys())
+            variants[tag[0]] = {
+                "fields": sorted(fields),
+                "required": sorted(v.get("required", [])),
+            }
+    if variants:
+        return {"variants": variants}
+    return shape(defs, name)
+
+
 def methods_of(root, file):
     out = {}
     for v in json.load(open(os.path.join(root, file)))["oneOf"]:
@@ -52,7 +76,17 @@ def methods_of(root, file):
 
 def main():
     root, methods_file = sys.argv[1], sys.argv[2]
-    wanted = [l.strip() for l in open(methods_file) if l.strip() and not l.startswith("#")]
+    lines = [l.strip() for l in open(methods_file) if l.strip() and not l.startswith("#")]
+    # `method => ResponseType` names the result of a method that takes no params (whose
+    # result name cannot be derived from its params type).
+    results = {}
+    for l in lines:
+        if "=>" in l:
+            m, r = (x.strip() for x in l.split("=>", 1))
+            results[m] = r
+    lines = [l.split("=>", 1)[0].strip() for l in lines]
+    wanted = [l for l in lines if not l.startswith("type ")]
+    types = [l.split(None, 1)[1] for l in lines if l.startswith("type ")]
     defs = load_defs(root)
     tables = {
         "requests": methods_of(root, "ClientRequest.json"),
@@ -67,9 +101,12 @@ def main():
                 continue
             params = table[m]
             entry = {"params": shape(defs, params) if params else None}
-            if kind != "notifications" and params:
+            if kind != "notifications" and m in results:
+                entry["result"] = shape(defs, results[m])
+            elif kind != "notifications" and params:
                 entry["result"] = shape(defs, params.replace("Params", "Response"))
             facts[kind][m] = entry
+    facts["types"] = {t: type_shape(defs, t) for t in types}
     json.dump(facts, sys.stdout, indent=1, sort_keys=True)
     print()
 

@@ -8,13 +8,19 @@
 //! asks for the token explicitly).
 
 use crate::protocol::ThreadOverrides;
+use crate::protocol::wire::{
+    Account, AccountLoginCompletedNotification, AccountUpdatedNotification, ApiKeySource,
+    CancelLoginAccountResponse, EmptyResponse, GetAccountRateLimitsResponse, GetAccountResponse,
+    LoginAccountResponse, RateLimitSnapshot as WireRateLimitSnapshot, to_value,
+};
 use crate::{Conn, blocking, internal, invalid, lock, method};
 use oi_config::Config;
 use oi_config::credentials;
 use oi_jsonrpc::{Execution, MethodTable, RequestContext, RpcError};
-use oi_protocol::protocol::{RateLimitSnapshot, RateLimitWindow};
+use oi_protocol::protocol::RateLimitSnapshot;
 use serde::Deserialize;
-use serde_json::{Map, Value, json};
+use serde_json::Value;
+use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::Arc;
 
@@ -32,17 +38,17 @@ pub(crate) fn register(t: &mut MethodTable, conn: &Arc<Conn>) {
     );
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
-struct ReadParams {
+pub(crate) struct ReadParams {
     #[serde(default)]
     #[allow(dead_code)] // API keys do not refresh
     refresh_token: Option<bool>,
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
-struct LoginParams {
+pub(crate) struct LoginParams {
     #[serde(rename = "type")]
     kind: String,
     #[serde(default)]
@@ -52,16 +58,17 @@ struct LoginParams {
     model_provider: Option<String>,
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
-struct CancelParams {
+pub(crate) struct CancelParams {
     #[serde(default)]
     #[allow(dead_code)] // API-key logins finish at once; nothing can be pending
     login_id: Option<String>,
 }
 
-#[derive(Deserialize)]
-struct Empty {}
+/// No params (`{}` or absent).
+#[derive(Deserialize, schemars::JsonSchema)]
+pub(crate) struct Empty {}
 
 /// Where the configured provider's key comes from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -100,34 +107,33 @@ fn current_config(conn: &Conn) -> Result<Config, RpcError> {
     Ok(conn.load_config(&ThreadOverrides::default())?.config)
 }
 
-fn account_json(config: &Config, source: KeySource) -> Value {
-    let present = matches!(source, KeySource::Env | KeySource::CredentialsFile);
-    json!({
-        "account": if present { json!({"type": "apiKey"}) } else { Value::Null },
-        "requiresOpenaiAuth": source != KeySource::NotNeeded,
-        "modelProvider": config.model_provider_id,
-        "modelProviderName": config.model_provider.name,
-        "apiKeyEnvVar": config.model_provider.env_key,
-        "apiKeySource": match source {
-            KeySource::NotNeeded => Value::Null,
-            KeySource::Env => json!("env"),
-            KeySource::CredentialsFile => json!("credentialsFile"),
-            KeySource::Missing => Value::Null,
-        },
-    })
+fn account_json(config: &Config, source: KeySource) -> GetAccountResponse {
+    let key_source = match source {
+        KeySource::Env => Some(ApiKeySource::Env),
+        KeySource::CredentialsFile => Some(ApiKeySource::CredentialsFile),
+        KeySource::NotNeeded | KeySource::Missing => None,
+    };
+    GetAccountResponse {
+        account: key_source.map(|_| Account::ApiKey),
+        requires_openai_auth: source != KeySource::NotNeeded,
+        model_provider: config.model_provider_id.clone(),
+        model_provider_name: config.model_provider.name.clone(),
+        api_key_env_var: config.model_provider.env_key.clone(),
+        api_key_source: key_source,
+    }
 }
 
-fn auth_mode(source: KeySource) -> Value {
+fn auth_mode(source: KeySource) -> Option<String> {
     match source {
-        KeySource::Env | KeySource::CredentialsFile => json!("apikey"),
-        _ => Value::Null,
+        KeySource::Env | KeySource::CredentialsFile => Some("apikey".to_string()),
+        _ => None,
     }
 }
 
 async fn read(conn: Arc<Conn>, _ctx: RequestContext, _p: ReadParams) -> Result<Value, RpcError> {
     let config = current_config(&conn)?;
     let home = conn.home()?;
-    Ok(account_json(&config, key_source(&config, &home)))
+    Ok(to_value(&account_json(&config, key_source(&config, &home))))
 }
 
 fn update_key(home: &Path, var: &str, key: Option<&str>) -> Result<(), RpcError> {
@@ -176,15 +182,22 @@ async fn login(conn: Arc<Conn>, ctx: RequestContext, p: LoginParams) -> Result<V
         vec![
             (
                 "account/login/completed",
-                json!({"loginId": null, "success": true, "error": null}),
+                to_value(&AccountLoginCompletedNotification {
+                    login_id: None,
+                    success: true,
+                    error: None,
+                }),
             ),
             (
                 "account/updated",
-                json!({"authMode": "apikey", "planType": null}),
+                to_value(&AccountUpdatedNotification {
+                    auth_mode: Some("apikey".to_string()),
+                    plan_type: None,
+                }),
             ),
         ],
     );
-    Ok(json!({"type": "apiKey"}))
+    Ok(to_value(&LoginAccountResponse::ApiKey))
 }
 
 async fn cancel(
@@ -192,7 +205,9 @@ async fn cancel(
     _ctx: RequestContext,
     _p: CancelParams,
 ) -> Result<Value, RpcError> {
-    Ok(json!({"status": "notFound"}))
+    Ok(to_value(&CancelLoginAccountResponse {
+        status: "notFound".to_string(),
+    }))
 }
 
 async fn logout(conn: Arc<Conn>, ctx: RequestContext, _p: Empty) -> Result<Value, RpcError> {
@@ -208,32 +223,30 @@ async fn logout(conn: Arc<Conn>, ctx: RequestContext, _p: Empty) -> Result<Value
         &ctx,
         vec![(
             "account/updated",
-            json!({"authMode": mode, "planType": null}),
+            to_value(&AccountUpdatedNotification {
+                auth_mode: mode,
+                plan_type: None,
+            }),
         )],
     );
-    Ok(json!({}))
-}
-
-fn window(w: &RateLimitWindow) -> Value {
-    json!({
-        "usedPercent": w.used_percent,
-        "windowDurationMins": w.window_minutes,
-        "resetsAt": w.resets_at,
-    })
+    Ok(to_value(&EmptyResponse {}))
 }
 
 /// A v2 `RateLimitSnapshot` (empty when nothing is known), plus the raw headers.
-pub(crate) fn rate_limit_snapshot(provider: &str, s: Option<&RateLimitSnapshot>) -> Value {
-    json!({
-        "limitId": provider,
-        "limitName": null,
-        "primary": s.and_then(|s| s.primary.as_ref()).map(window),
-        "secondary": s.and_then(|s| s.secondary.as_ref()).map(window),
-        "credits": null,
-        "planType": null,
-        "rateLimitReachedType": null,
-        "headers": s.map(|s| json!(s.headers)).unwrap_or_else(|| json!({})),
-    })
+pub(crate) fn rate_limit_snapshot(
+    provider: &str,
+    s: Option<&RateLimitSnapshot>,
+) -> WireRateLimitSnapshot {
+    WireRateLimitSnapshot {
+        limit_id: provider.to_string(),
+        limit_name: None,
+        primary: s.and_then(|s| s.primary.as_ref()).map(Into::into),
+        secondary: s.and_then(|s| s.secondary.as_ref()).map(Into::into),
+        credits: None,
+        plan_type: None,
+        rate_limit_reached_type: None,
+        headers: s.map(|s| s.headers.clone()).unwrap_or_default(),
+    }
 }
 
 async fn rate_limits(conn: Arc<Conn>, _ctx: RequestContext, _p: Empty) -> Result<Value, RpcError> {
@@ -242,7 +255,7 @@ async fn rate_limits(conn: Arc<Conn>, _ctx: RequestContext, _p: Empty) -> Result
         Err(e) => return Err(e),
     };
     let seen = lock(&conn.rate_limits).clone();
-    let mut by_id = Map::new();
+    let mut by_id = BTreeMap::new();
     if let Some((p, s)) = &seen {
         by_id.insert(p.clone(), rate_limit_snapshot(p, Some(s)));
     }
@@ -250,7 +263,10 @@ async fn rate_limits(conn: Arc<Conn>, _ctx: RequestContext, _p: Empty) -> Result
         Some((p, s)) if *p == provider => rate_limit_snapshot(p, Some(s)),
         _ => rate_limit_snapshot(&provider, None),
     };
-    Ok(json!({"rateLimits": current, "rateLimitsByLimitId": by_id}))
+    Ok(to_value(&GetAccountRateLimitsResponse {
+        rate_limits: current,
+        rate_limits_by_limit_id: by_id,
+    }))
 }
 
 #[cfg(test)]
@@ -284,7 +300,7 @@ mod tests {
 
     #[test]
     fn empty_rate_limit_snapshot_has_the_v2_shape() {
-        let v = rate_limit_snapshot("mock", None);
+        let v = to_value(&rate_limit_snapshot("mock", None));
         assert_eq!(v["limitId"], "mock");
         assert!(v["primary"].is_null() && v["secondary"].is_null());
     }

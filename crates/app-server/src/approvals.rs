@@ -12,8 +12,8 @@ use crate::Conn;
 use crate::items::command_actions;
 use crate::protocol::wire::{
     CommandExecutionApprovalKind, CommandExecutionRequestApprovalParams,
-    FileChangeRequestApprovalParams, ThreadActiveFlag, ThreadStatus,
-    ThreadStatusChangedNotification, to_value,
+    FileChangeRequestApprovalParams, ServerRequestResolvedNotification, ThreadActiveFlag,
+    ThreadStatus, ThreadStatusChangedNotification, to_value,
 };
 use oi_core::Thread;
 use oi_jsonrpc::Answer;
@@ -124,7 +124,10 @@ async fn ask_client(ctx: &ApprovalCtx, method: &str, params: Value) -> Answer {
     let (id, answer) = out.ask(method, params, ctx.timeout, &ctx.turn_over).await;
     out.notify(
         "serverRequest/resolved",
-        json!({"threadId": ctx.thread_id, "requestId": id}),
+        to_value(&ServerRequestResolvedNotification {
+            thread_id: ctx.thread_id.to_string(),
+            request_id: to_value(&id),
+        }),
     )
     .await;
     answer
@@ -174,10 +177,6 @@ fn command_decisions() -> Vec<Value> {
 }
 
 pub(crate) fn exec_params(ctx: &ApprovalCtx, ev: &ExecApprovalRequestEvent) -> Value {
-    let actions = match command_actions(&ev.parsed_cmd) {
-        Value::Array(a) => Some(a),
-        _ => None,
-    };
     to_value(&CommandExecutionRequestApprovalParams {
         thread_id: ctx.thread_id.to_string(),
         turn_id: ctx.turn_id.clone(),
@@ -188,7 +187,7 @@ pub(crate) fn exec_params(ctx: &ApprovalCtx, ev: &ExecApprovalRequestEvent) -> V
         reason: ev.reason.clone(),
         command: Some(display_command(&ev.command)),
         cwd: Some(ev.cwd.clone()),
-        command_actions: actions,
+        command_actions: Some(command_actions(&ev.parsed_cmd)),
         available_decisions: Some(command_decisions()),
     })
 }

@@ -8,6 +8,7 @@
 //! knob, text input.
 
 use crate::protocol::ThreadOverrides;
+use crate::protocol::wire::{Model, ModelListResponse, ReasoningEffortOption, to_value};
 use crate::{Conn, lock, method};
 use oi_config::{Config, ModelProviderInfo};
 use oi_jsonrpc::RpcError;
@@ -50,15 +51,19 @@ pub(crate) fn register(t: &mut MethodTable, conn: &Arc<Conn>) {
 #[derive(Deserialize)]
 struct Empty {}
 
-#[derive(Deserialize)]
+/// Params of `model/list`.
+#[derive(Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
-struct ModelListParams {
+pub(crate) struct ModelListParams {
     #[serde(default)]
     cursor: Option<String>,
     #[serde(default)]
     limit: Option<u32>,
     #[serde(default)]
     include_hidden: bool,
+    /// Only this provider's models (a provider id of config.toml).
+    #[serde(default)]
+    model_provider: Option<String>,
 }
 
 type Listed = Result<Vec<RemoteModel>, String>;
@@ -85,7 +90,7 @@ pub fn model_json(
     model: &str,
     remote: Option<&RemoteModel>,
     is_default: bool,
-) -> Value {
+) -> Model {
     let info = builtin_info(model);
     let context = remote
         .and_then(|r| r.context_window)
@@ -96,33 +101,42 @@ pub fn model_json(
     } else if info.as_ref().is_some_and(|i| i.image_input) {
         modalities.push("image".into());
     }
-    let efforts: Vec<Value> = info
+    let efforts = info
         .as_ref()
         .map(|i| i.efforts)
         .unwrap_or_default()
         .iter()
-        .map(|e| json!({"reasoningEffort": e, "description": effort_description(e)}))
+        .map(|e| ReasoningEffortOption {
+            reasoning_effort: e.to_string(),
+            description: effort_description(e).to_string(),
+        })
         .collect();
     let description = match &info {
         Some(i) => format!("{} (via {})", i.description, provider.name),
         None => format!("{model} via {} (no built-in metadata)", provider.name),
     };
-    json!({
-        "id": model,
-        "model": model,
-        "modelProvider": provider_id,
-        "displayName": info.as_ref().map(|i| i.display_name.clone()).unwrap_or_else(|| model.to_string()),
-        "description": description,
-        "hidden": is_hidden(model),
-        "isDefault": is_default,
-        "defaultReasoningEffort": info.as_ref().and_then(|i| i.default_effort),
-        "supportedReasoningEfforts": efforts,
-        "inputModalities": modalities,
-        "contextWindow": context,
-        "supportsPersonality": false,
-        "upgrade": null,
-        "upgradeInfo": null,
-    })
+    Model {
+        id: model.to_string(),
+        model: model.to_string(),
+        model_provider: provider_id.to_string(),
+        display_name: info
+            .as_ref()
+            .map(|i| i.display_name.clone())
+            .unwrap_or_else(|| model.to_string()),
+        description,
+        hidden: is_hidden(model),
+        is_default,
+        default_reasoning_effort: info
+            .as_ref()
+            .and_then(|i| i.default_effort)
+            .map(String::from),
+        supported_reasoning_efforts: efforts,
+        input_modalities: modalities,
+        context_window: context,
+        supports_personality: false,
+        upgrade: None,
+        upgrade_info: None,
+    }
 }
 
 impl ModelsCache {
@@ -173,7 +187,16 @@ async fn model_list(
     p: ModelListParams,
 ) -> Result<Value, RpcError> {
     let config = conn.load_config(&ThreadOverrides::default())?.config;
-    let ids = providers_to_list(&config);
+    let mut ids = providers_to_list(&config);
+    if let Some(only) = &p.model_provider {
+        if !ids.contains(only) {
+            return Err(crate::invalid(format!(
+                "unknown modelProvider `{only}`; use one of: {}",
+                ids.join(", ")
+            )));
+        }
+        ids.retain(|id| id == only);
+    }
     let fetches = ids.iter().map(|id| {
         let conn = conn.clone();
         let id = id.clone();
@@ -205,10 +228,13 @@ async fn model_list(
         }
     }
     if !p.include_hidden {
-        data.retain(|m| m["hidden"] != json!(true));
+        data.retain(|m| !m.hidden);
     }
     let (start, end, next) = crate::offset_page(data.len(), p.cursor.as_deref(), p.limit)?;
-    Ok(json!({"data": data[start..end], "nextCursor": next}))
+    Ok(to_value(&ModelListResponse {
+        data: data[start..end].to_vec(),
+        next_cursor: next,
+    }))
 }
 
 /// Runs the futures concurrently and returns their outputs in order.
@@ -281,7 +307,7 @@ mod tests {
             requires_openai_auth: false,
             send_reasoning_content: None,
         };
-        let m = model_json("mock", &p, "mock-model", None, true);
+        let m = to_value(&model_json("mock", &p, "mock-model", None, true));
         assert_eq!(m["isDefault"], true);
         assert_eq!(m["contextWindow"], Value::Null);
         assert_eq!(m["supportedReasoningEfforts"], json!([]));
@@ -291,14 +317,11 @@ mod tests {
             context_window: Some(32_768),
             input_modalities: None,
         };
-        let m = model_json("mock", &p, "gpt-oss-20b", Some(&remote), false);
+        let m = to_value(&model_json("mock", &p, "gpt-oss-20b", Some(&remote), false));
         assert_eq!(m["contextWindow"], 32_768);
         assert_eq!(m["defaultReasoningEffort"], "medium");
         assert_eq!(m["supportedReasoningEfforts"][2]["reasoningEffort"], "high");
-        assert_eq!(
-            model_json("mock", &p, "nomic-embed-text", None, false)["hidden"],
-            true
-        );
+        assert!(model_json("mock", &p, "nomic-embed-text", None, false).hidden);
     }
 
     #[test]

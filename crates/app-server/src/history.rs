@@ -7,7 +7,7 @@
 //! `sortDirection` (that entry is included again, so a client sees its latest state).
 
 use crate::protocol::wire::{
-    SortDirection, ThreadItemEntry, ThreadItemsListParams, ThreadItemsListResponse,
+    SortDirection, ThreadItem, ThreadItemEntry, ThreadItemsListParams, ThreadItemsListResponse,
     ThreadTurnsListParams, ThreadTurnsListResponse, Turn, TurnItemsView, to_value,
 };
 use crate::threads::{load_stored, summary_of, turn_json, turn_list};
@@ -131,19 +131,20 @@ async fn all_turns(
     Ok((id, turns))
 }
 
-fn wire_turn(thread_id: &str, t: &StoredTurn) -> Result<Turn, RpcError> {
-    serde_json::from_value::<Turn>(turn_json(thread_id, t))
-        .map_err(|e| crate::internal(format!("stored turn has an unexpected shape: {e}")))
+fn wire_turn(thread_id: &str, t: &StoredTurn) -> Turn {
+    turn_json(thread_id, t)
 }
 
 /// The user's input and the final agent message: what a turn list shows by default.
-pub fn summary_items(items: &[Value]) -> Vec<Value> {
-    let last_agent = items.iter().rposition(|i| i["type"] == "agentMessage");
-    items
+pub fn summary_items(items: Vec<ThreadItem>) -> Vec<ThreadItem> {
+    let last_agent = items
         .iter()
+        .rposition(|i| matches!(i, ThreadItem::AgentMessage { .. }));
+    items
+        .into_iter()
         .enumerate()
-        .filter(|(n, i)| i["type"] == "userMessage" || Some(*n) == last_agent)
-        .map(|(_, i)| i.clone())
+        .filter(|(n, i)| matches!(i, ThreadItem::UserMessage { .. }) || Some(*n) == last_agent)
+        .map(|(_, i)| i)
         .collect()
 }
 
@@ -168,10 +169,10 @@ async fn turns_list(
         .data
         .into_iter()
         .map(|i| {
-            let mut t = wire_turn(&tid, &turns[i])?;
+            let mut t = wire_turn(&tid, &turns[i]);
             t.items = match view {
                 TurnItemsView::Full => t.items,
-                TurnItemsView::Summary => summary_items(&t.items),
+                TurnItemsView::Summary => summary_items(t.items),
                 TurnItemsView::NotLoaded => Vec::new(),
             };
             t.items_view = Some(view);
@@ -224,11 +225,7 @@ async fn items_list(
 /// An item's cursor: `<turn id>:<item id>` (item ids alone, e.g. tool call ids, do not say
 /// which turn holds them).
 fn item_cursor(e: &ThreadItemEntry) -> String {
-    format!(
-        "{}:{}",
-        e.turn_id,
-        e.item["id"].as_str().unwrap_or_default()
-    )
+    format!("{}:{}", e.turn_id, e.item.id())
 }
 
 /// The item entries a page can draw from, converting as few turns as possible: turns are
@@ -268,7 +265,7 @@ fn item_window(
     let mut after_cursor = 0usize;
     let mut first_turn = None;
     for &i in &order[start..] {
-        let t = wire_turn(thread_id, turns[i])?;
+        let t = wire_turn(thread_id, turns[i]);
         let entries: Vec<ThreadItemEntry> = t
             .items
             .into_iter()
@@ -293,7 +290,6 @@ fn item_window(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
 
     fn ids<'a>(p: &Page<&'a str>) -> Vec<&'a str> {
         p.data.clone()
@@ -348,16 +344,24 @@ mod tests {
 
     #[test]
     fn summary_keeps_input_and_the_final_answer() {
+        let agent = |id: &str| ThreadItem::AgentMessage {
+            id: id.into(),
+            text: String::new(),
+            phase: None,
+        };
         let items = vec![
-            json!({"type": "userMessage", "id": "1"}),
-            json!({"type": "agentMessage", "id": "2"}),
-            json!({"type": "commandExecution", "id": "3"}),
-            json!({"type": "agentMessage", "id": "4"}),
+            ThreadItem::UserMessage {
+                id: "1".into(),
+                content: Vec::new(),
+            },
+            agent("2"),
+            ThreadItem::ContextCompaction { id: "3".into() },
+            agent("4"),
         ];
-        let ids: Vec<Value> = summary_items(&items)
+        let ids: Vec<String> = summary_items(items)
             .iter()
-            .map(|i| i["id"].clone())
+            .map(|i| i.id().to_string())
             .collect();
-        assert_eq!(ids, [json!("1"), json!("4")]);
+        assert_eq!(ids, ["1", "4"]);
     }
 }

@@ -5,9 +5,14 @@
 //! `codex-reply` can continue a v2 thread and vice versa); `ephemeral: true` threads live
 //! in a second manager that writes nothing.
 
-use crate::protocol::{
-    ThreadOverrides, TurnView, ephemeral_thread, now_unix, status_active, status_idle,
-    status_not_loaded, thread_from_summary, thread_response, turn,
+use crate::protocol::ThreadOverrides;
+use crate::protocol::now_unix;
+use crate::protocol::wire::{
+    ConfigWarningNotification, EmptyResponse, Thread as WireThread, ThreadIdNotification,
+    ThreadListResponse, ThreadLoadedListResponse, ThreadNameUpdatedNotification,
+    ThreadReadResponse, ThreadSessionResponse, ThreadStartedNotification, ThreadStatus,
+    ThreadTokenUsageUpdatedNotification, ThreadUnarchiveResponse, Turn,
+    TurnStatus as WireTurnStatus, to_value,
 };
 use crate::{
     Conn, EphemeralInfo, blocking, internal, invalid, method, parse_thread_id, thread_not_found,
@@ -22,7 +27,7 @@ use oi_thread_store::{
     ThreadSummary, TurnStatus,
 };
 use serde::Deserialize;
-use serde_json::{Value, json};
+use serde_json::Value;
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -117,9 +122,10 @@ pub(crate) struct ListParams {
     search_term: Option<String>,
 }
 
-#[derive(Deserialize)]
+/// Params of `thread/loaded/list`.
+#[derive(Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
-struct PageParams {
+pub(crate) struct PageParams {
     #[serde(default)]
     cursor: Option<String>,
     #[serde(default)]
@@ -128,13 +134,14 @@ struct PageParams {
 
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase")]
-struct ThreadIdParams {
+struct ArchiveParams {
     thread_id: String,
 }
 
-#[derive(Deserialize)]
+/// Params of `thread/name/set`.
+#[derive(Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
-struct NameParams {
+pub(crate) struct NameParams {
     thread_id: String,
     #[serde(default)]
     name: Option<String>,
@@ -160,19 +167,19 @@ pub(crate) fn store_error(e: StoreError) -> RpcError {
     }
 }
 
-fn live_status(thread: &Thread) -> Value {
+fn live_status(thread: &Thread) -> ThreadStatus {
     if thread.is_busy() {
-        status_active()
+        ThreadStatus::active()
     } else {
-        status_idle()
+        ThreadStatus::Idle
     }
 }
 
 /// The `Thread` object of a live thread (persisted or ephemeral).
-async fn live_thread_json(conn: &Arc<Conn>, thread: &Arc<Thread>) -> Result<Value, RpcError> {
+async fn live_thread_json(conn: &Arc<Conn>, thread: &Arc<Thread>) -> Result<WireThread, RpcError> {
     let id = thread.id();
     if let Some(info) = conn.ephemeral_info(&id) {
-        return Ok(ephemeral_thread(
+        return Ok(WireThread::ephemeral(
             id,
             info.forked_from,
             &thread.config(),
@@ -183,7 +190,7 @@ async fn live_thread_json(conn: &Arc<Conn>, thread: &Arc<Thread>) -> Result<Valu
     let store = conn.store()?;
     let summary = blocking(move || store.get(&id).map_err(store_error)).await?;
     match summary {
-        Some(s) => Ok(thread_from_summary(&s, live_status(thread))),
+        Some(s) => Ok(WireThread::from_summary(&s, live_status(thread))),
         None => Err(internal(format!(
             "thread {id} is running but missing from the thread index; run `interpreter sessions list` to rebuild it"
         ))),
@@ -194,7 +201,10 @@ async fn live_thread_json(conn: &Arc<Conn>, thread: &Arc<Thread>) -> Result<Valu
 fn warning_notes(warnings: &[String]) -> Vec<(&'static str, Value)> {
     warnings
         .iter()
-        .map(|w| ("configWarning", json!({ "summary": w })))
+        .map(|w| {
+            let note = ConfigWarningNotification { summary: w.clone() };
+            ("configWarning", to_value(&note))
+        })
         .collect()
 }
 
@@ -221,9 +231,15 @@ async fn start(conn: Arc<Conn>, ctx: RequestContext, p: StartParams) -> Result<V
     }
     let thread = live_thread_json(&conn, &new.thread).await?;
     let mut notes = warning_notes(&loaded.warnings);
-    notes.push(("thread/started", json!({ "thread": thread })));
+    let started = ThreadStartedNotification {
+        thread: thread.clone(),
+    };
+    notes.push(("thread/started", to_value(&started)));
     conn.notify_after_response(&ctx, notes);
-    Ok(thread_response(thread, &new.thread.config()))
+    Ok(to_value(&ThreadSessionResponse::new(
+        thread,
+        &new.thread.config(),
+    )))
 }
 
 /// The stored thread's model and cwd, unless the caller picked their own.
@@ -267,7 +283,7 @@ pub(crate) async fn load_stored(conn: &Arc<Conn>, id: ThreadId) -> Result<Loaded
 }
 
 /// The turns of a stored thread, as v2 `Turn`s with their items.
-pub(crate) fn stored_turns(thread_id: ThreadId, loaded: &LoadedThread) -> Vec<Value> {
+pub(crate) fn stored_turns(thread_id: ThreadId, loaded: &LoadedThread) -> Vec<Turn> {
     let tid = thread_id.to_string();
     turn_list(loaded)
         .iter()
@@ -281,16 +297,18 @@ pub(crate) fn turn_list(loaded: &LoadedThread) -> Vec<StoredTurn> {
 }
 
 /// One stored turn as a v2 `Turn` with its items.
-pub(crate) fn turn_json(thread_id: &str, t: &StoredTurn) -> Value {
+pub(crate) fn turn_json(thread_id: &str, t: &StoredTurn) -> Turn {
     let (items, error) = crate::items::stored_turn_items(thread_id, t);
     let status = match t.status {
-        TurnStatus::Completed => "completed",
-        TurnStatus::Interrupted => "interrupted",
-        TurnStatus::Failed => "failed",
-        TurnStatus::InProgress => "inProgress",
+        TurnStatus::Completed => WireTurnStatus::Completed,
+        TurnStatus::Interrupted => WireTurnStatus::Interrupted,
+        TurnStatus::Failed => WireTurnStatus::Failed,
+        TurnStatus::InProgress => WireTurnStatus::InProgress,
     };
-    turn(TurnView {
-        id: &t.id,
+    Turn {
+        id: t.id.clone(),
+        items,
+        items_view: None,
         status,
         error: if t.status == TurnStatus::Failed {
             error
@@ -300,8 +318,7 @@ pub(crate) fn turn_json(thread_id: &str, t: &StoredTurn) -> Value {
         started_at: t.started_at,
         completed_at: t.completed_at,
         duration_ms: t.duration_ms,
-        items,
-    })
+    }
 }
 
 fn has_task_started(t: &StoredTurn) -> bool {
@@ -342,23 +359,10 @@ fn last_usage(thread_id: ThreadId, loaded: &LoadedThread) -> Option<Value> {
     let turn_id = loaded.turns().last().map(|t| t.id.clone())?;
     loaded.items.iter().rev().find_map(|i| match i {
         RolloutItem::EventMsg(EventMsg::TokenCount(t)) => t.info.as_ref().map(|info| {
-            let u = |u: &oi_protocol::models::TokenUsage| {
-                json!({
-                    "totalTokens": u.total_tokens,
-                    "inputTokens": u.input_tokens,
-                    "cachedInputTokens": u.cached_input_tokens,
-                    "outputTokens": u.output_tokens,
-                    "reasoningOutputTokens": u.reasoning_output_tokens,
-                })
-            };
-            json!({
-                "threadId": thread_id,
-                "turnId": turn_id,
-                "tokenUsage": {
-                    "total": u(&info.total_token_usage),
-                    "last": u(&info.last_token_usage),
-                    "modelContextWindow": info.model_context_window,
-                }
+            to_value(&ThreadTokenUsageUpdatedNotification {
+                thread_id: thread_id.to_string(),
+                turn_id: turn_id.clone(),
+                token_usage: info.into(),
             })
         }),
         _ => None,
@@ -372,9 +376,12 @@ async fn resume(conn: Arc<Conn>, ctx: RequestContext, p: ResumeParams) -> Result
         let mut thread_json = live_thread_json(&conn, &thread).await?;
         if !p.exclude_turns && conn.ephemeral_info(&id).is_none() {
             let loaded = load_stored(&conn, id).await?;
-            thread_json["turns"] = json!(stored_turns(id, &loaded));
+            thread_json.turns = stored_turns(id, &loaded);
         }
-        return Ok(thread_response(thread_json, &thread.config()));
+        return Ok(to_value(&ThreadSessionResponse::new(
+            thread_json,
+            &thread.config(),
+        )));
     }
     let summary = summary_of(&conn, id)
         .await?
@@ -388,14 +395,17 @@ async fn resume(conn: Arc<Conn>, ctx: RequestContext, p: ResumeParams) -> Result
     let mut thread_json = live_thread_json(&conn, &new.thread).await?;
     let loaded = load_stored(&conn, id).await?;
     if !p.exclude_turns {
-        thread_json["turns"] = json!(stored_turns(id, &loaded));
+        thread_json.turns = stored_turns(id, &loaded);
     }
     let mut notes = warning_notes(&loaded_config.warnings);
     if let Some(usage) = last_usage(id, &loaded) {
         notes.push(("thread/tokenUsage/updated", usage));
     }
     conn.notify_after_response(&ctx, notes);
-    Ok(thread_response(thread_json, &new.thread.config()))
+    Ok(to_value(&ThreadSessionResponse::new(
+        thread_json,
+        &new.thread.config(),
+    )))
 }
 
 async fn fork(conn: Arc<Conn>, ctx: RequestContext, p: ForkParams) -> Result<Value, RpcError> {
@@ -448,14 +458,21 @@ async fn fork(conn: Arc<Conn>, ctx: RequestContext, p: ForkParams) -> Result<Val
     let mut thread_json = live_thread_json(&conn, &new.thread).await?;
     if !p.exclude_turns && !ephemeral {
         let loaded = load_stored(&conn, new.thread_id).await?;
-        thread_json["turns"] = json!(stored_turns(new.thread_id, &loaded));
+        thread_json.turns = stored_turns(new.thread_id, &loaded);
     }
-    let mut started = thread_json.clone();
-    started["turns"] = json!([]);
+    let started = ThreadStartedNotification {
+        thread: WireThread {
+            turns: Vec::new(),
+            ..thread_json.clone()
+        },
+    };
     let mut notes = warning_notes(&loaded_config.warnings);
-    notes.push(("thread/started", json!({ "thread": started })));
+    notes.push(("thread/started", to_value(&started)));
     conn.notify_after_response(&ctx, notes);
-    Ok(thread_response(thread_json, &new.thread.config()))
+    Ok(to_value(&ThreadSessionResponse::new(
+        thread_json,
+        &new.thread.config(),
+    )))
 }
 
 async fn read(conn: Arc<Conn>, _ctx: RequestContext, p: ReadParams) -> Result<Value, RpcError> {
@@ -463,21 +480,22 @@ async fn read(conn: Arc<Conn>, _ctx: RequestContext, p: ReadParams) -> Result<Va
     if conn.ephemeral_info(&id).is_some()
         && let Some(thread) = conn.live_thread(&id)
     {
-        return Ok(json!({ "thread": live_thread_json(&conn, &thread).await? }));
+        let thread = live_thread_json(&conn, &thread).await?;
+        return Ok(to_value(&ThreadReadResponse { thread }));
     }
     let summary = summary_of(&conn, id)
         .await?
         .ok_or_else(|| thread_not_found(id))?;
     let status = match conn.live_thread(&id) {
         Some(t) => live_status(&t),
-        None => status_not_loaded(),
+        None => ThreadStatus::NotLoaded,
     };
-    let mut thread = thread_from_summary(&summary, status);
+    let mut thread = WireThread::from_summary(&summary, status);
     if p.include_turns {
         let loaded = load_stored(&conn, id).await?;
-        thread["turns"] = json!(stored_turns(id, &loaded));
+        thread.turns = stored_turns(id, &loaded);
     }
-    Ok(json!({ "thread": thread }))
+    Ok(to_value(&ThreadReadResponse { thread }))
 }
 
 fn parse_sort_key(s: &str) -> Result<SortKey, RpcError> {
@@ -569,22 +587,28 @@ fn list_query(p: ListParams) -> Result<Option<ListQuery>, RpcError> {
 
 async fn list(conn: Arc<Conn>, _ctx: RequestContext, p: ListParams) -> Result<Value, RpcError> {
     let Some(q) = list_query(p)? else {
-        return Ok(json!({ "data": [], "nextCursor": null }));
+        return Ok(to_value(&ThreadListResponse {
+            data: Vec::new(),
+            next_cursor: None,
+        }));
     };
     let store = conn.store()?;
     let page = blocking(move || store.list(&q).map_err(store_error)).await?;
-    let data: Vec<Value> = page
+    let data = page
         .data
         .iter()
         .map(|s| {
             let status = match conn.live_thread(&s.id) {
                 Some(t) => live_status(&t),
-                None => status_not_loaded(),
+                None => ThreadStatus::NotLoaded,
             };
-            thread_from_summary(s, status)
+            WireThread::from_summary(s, status)
         })
         .collect();
-    Ok(json!({ "data": data, "nextCursor": page.next_cursor }))
+    Ok(to_value(&ThreadListResponse {
+        data,
+        next_cursor: page.next_cursor,
+    }))
 }
 
 async fn loaded_list(
@@ -601,25 +625,41 @@ async fn loaded_list(
         .collect();
     ids.sort();
     let (start, end, next) = crate::offset_page(ids.len(), p.cursor.as_deref(), p.limit)?;
-    Ok(json!({ "data": ids[start..end], "nextCursor": next }))
+    Ok(to_value(&ThreadLoadedListResponse {
+        data: ids[start..end].to_vec(),
+        next_cursor: next,
+    }))
 }
 
 async fn set_archived(
     conn: Arc<Conn>,
     ctx: RequestContext,
-    p: ThreadIdParams,
+    p: ArchiveParams,
     archived: bool,
 ) -> Result<Value, RpcError> {
     let id = parse_thread_id(&p.thread_id)?;
     let store = conn.store()?;
     blocking(move || store.set_archived(&id, archived).map_err(store_error)).await?;
-    let method = if archived {
-        "thread/archived"
-    } else {
-        "thread/unarchived"
+    let note = to_value(&ThreadIdNotification {
+        thread_id: id.to_string(),
+    });
+    if archived {
+        conn.notify_after_response(&ctx, vec![("thread/archived", note)]);
+        return Ok(to_value(&EmptyResponse {}));
+    }
+    // Like Codex, unarchiving answers with the thread, so a client can show it again
+    // without a `thread/read`.
+    let summary = summary_of(&conn, id)
+        .await?
+        .ok_or_else(|| thread_not_found(id))?;
+    let status = match conn.live_thread(&id) {
+        Some(t) => live_status(&t),
+        None => ThreadStatus::NotLoaded,
     };
-    conn.notify_after_response(&ctx, vec![(method, json!({ "threadId": id }))]);
-    Ok(json!({}))
+    conn.notify_after_response(&ctx, vec![("thread/unarchived", note)]);
+    Ok(to_value(&ThreadUnarchiveResponse {
+        thread: WireThread::from_summary(&summary, status),
+    }))
 }
 
 async fn set_name(conn: Arc<Conn>, ctx: RequestContext, p: NameParams) -> Result<Value, RpcError> {
@@ -635,15 +675,19 @@ async fn set_name(conn: Arc<Conn>, ctx: RequestContext, p: NameParams) -> Result
         &ctx,
         vec![(
             "thread/name/updated",
-            json!({ "threadId": id, "threadName": name }),
+            to_value(&ThreadNameUpdatedNotification {
+                thread_id: id.to_string(),
+                thread_name: name,
+            }),
         )],
     );
-    Ok(json!({}))
+    Ok(to_value(&EmptyResponse {}))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     #[test]
     fn list_params_map_to_store_queries() {

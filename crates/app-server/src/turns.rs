@@ -8,10 +8,12 @@
 
 use crate::approvals::{self, ApprovalCtx};
 use crate::items::{ItemMapper, Note};
-use crate::protocol::{
-    TurnView, V2SandboxPolicy, V2UserInput, core_input, now_unix, status_active, status_idle,
-    tri_state, turn,
+use crate::protocol::wire::{
+    AccountRateLimitsUpdatedNotification, EmptyResponse, ThreadStatus,
+    ThreadStatusChangedNotification, Turn, TurnStartResponse, TurnStartedNotification,
+    TurnSteerResponse, to_value,
 };
+use crate::protocol::{V2SandboxPolicy, V2UserInput, core_input, now_unix, tri_state};
 use crate::threads::core_error;
 use crate::{Conn, invalid, lock, method, parse_thread_id, thread_not_found};
 use oi_core::ReaderGuard;
@@ -89,12 +91,6 @@ pub(crate) struct SteerParams {
     thread_id: String,
     input: Vec<V2UserInput>,
     expected_turn_id: String,
-}
-
-#[derive(Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct CompactStartParams {
-    thread_id: String,
 }
 
 #[derive(Deserialize, schemars::JsonSchema)]
@@ -180,7 +176,9 @@ async fn start(conn: Arc<Conn>, ctx: RequestContext, p: StartParams) -> Result<V
     let overrides = overrides(&p, &thread)?;
     let (turn_id, started_at) =
         submit_turn(&conn, &ctx, id, thread, Op::UserInput { items, overrides }).await?;
-    Ok(json!({ "turn": in_progress(&turn_id, started_at) }))
+    Ok(to_value(&TurnStartResponse {
+        turn: Turn::in_progress(turn_id, started_at),
+    }))
 }
 
 /// `thread/compact/start`: compaction as a turn of its own. Progress arrives as for any turn:
@@ -188,11 +186,11 @@ async fn start(conn: Arc<Conn>, ctx: RequestContext, p: StartParams) -> Result<V
 async fn compact_start(
     conn: Arc<Conn>,
     ctx: RequestContext,
-    p: CompactStartParams,
+    p: crate::protocol::wire::ThreadIdParams,
 ) -> Result<Value, RpcError> {
     let (id, thread) = live(&conn, &p.thread_id)?;
     submit_turn(&conn, &ctx, id, thread, Op::Compact).await?;
-    Ok(json!({}))
+    Ok(to_value(&EmptyResponse {}))
 }
 
 /// Claim the thread's event stream, submit `op` as a new turn, and pump its events to the
@@ -227,7 +225,6 @@ async fn submit_turn(
     let pump = Pump {
         approval_timeout: thread.config().approval_timeout,
         approvals: Vec::new(),
-        summary: TurnSummary::default(),
         conn: conn.clone(),
         thread,
         thread_id: id,
@@ -237,18 +234,6 @@ async fn submit_turn(
     let sent = ctx.response_sent();
     tokio::spawn(pump.run(sent, started_at));
     Ok((turn_id, started_at))
-}
-
-fn in_progress(turn_id: &str, started_at: i64) -> Value {
-    turn(TurnView {
-        id: turn_id,
-        status: "inProgress",
-        error: None,
-        started_at: Some(started_at),
-        completed_at: None,
-        duration_ms: None,
-        items: Vec::new(),
-    })
 }
 
 async fn steer(conn: Arc<Conn>, _ctx: RequestContext, p: SteerParams) -> Result<Value, RpcError> {
@@ -275,7 +260,9 @@ async fn steer(conn: Arc<Conn>, _ctx: RequestContext, p: SteerParams) -> Result<
         })
         .await
         .map_err(core_error)?;
-    Ok(json!({ "turnId": p.expected_turn_id }))
+    Ok(to_value(&TurnSteerResponse {
+        turn_id: p.expected_turn_id,
+    }))
 }
 
 async fn interrupt(
@@ -300,7 +287,7 @@ async fn interrupt(
         }
     }
     thread.submit(Op::Interrupt).await.map_err(core_error)?;
-    Ok(json!({}))
+    Ok(to_value(&EmptyResponse {}))
 }
 
 /// Reads one thread's events for the length of a v2 turn (and any turn that late
@@ -313,61 +300,36 @@ struct Pump {
     approval_timeout: std::time::Duration,
     /// Approval prompts of the current turn.
     approvals: Vec<tokio::task::JoinHandle<()>>,
-    /// The current turn's user messages and last agent message, for `turn/completed`'s
-    /// `items` (`itemsView: "summary"`).
-    summary: TurnSummary,
     /// Released when the pump ends, so other front ends may read the thread.
     reader: ReaderGuard,
 }
 
-/// What `turn/completed` carries as the turn's items.
-#[derive(Default)]
-pub(crate) struct TurnSummary {
-    user: Vec<Value>,
-    last_agent: Option<Value>,
-}
-
-impl TurnSummary {
-    fn observe(&mut self, note: &mut Note) {
-        match note.method {
-            "item/completed" => match note.params["item"]["type"].as_str() {
-                Some("userMessage") => self.user.push(note.params["item"].clone()),
-                Some("agentMessage") => self.last_agent = Some(note.params["item"].clone()),
-                _ => {}
-            },
-            "turn/completed" => {
-                let items: Vec<Value> = std::mem::take(&mut self.user)
-                    .into_iter()
-                    .chain(self.last_agent.take())
-                    .collect();
-                note.params["turn"]["items"] = Value::Array(items);
-                note.params["turn"]["itemsView"] = json!("summary");
-            }
-            _ => {}
-        }
-    }
-}
-
 impl Pump {
     async fn send(&mut self, notes: Vec<Note>) {
-        for mut n in notes {
-            self.summary.observe(&mut n);
+        for n in notes {
             self.conn.outgoing.notify(n.method, n.params).await;
         }
     }
 
     async fn turn_started(&self, started_at: i64) {
         let out = &self.conn.outgoing;
-        out.notify(
-            "turn/started",
-            json!({"threadId": self.thread_id, "turn": in_progress(self.mapper.turn_id(), started_at)}),
-        )
-        .await;
-        out.notify(
-            "thread/status/changed",
-            json!({"threadId": self.thread_id, "status": status_active()}),
-        )
-        .await;
+        let started = TurnStartedNotification {
+            thread_id: self.thread_id.to_string(),
+            turn: Turn::in_progress(self.mapper.turn_id(), started_at),
+        };
+        out.notify("turn/started", to_value(&started)).await;
+        self.status_changed(ThreadStatus::active()).await;
+    }
+
+    async fn status_changed(&self, status: ThreadStatus) {
+        let note = ThreadStatusChangedNotification {
+            thread_id: self.thread_id.to_string(),
+            status,
+        };
+        self.conn
+            .outgoing
+            .notify("thread/status/changed", to_value(&note))
+            .await;
     }
 
     async fn run(mut self, response_sent: CancellationToken, started_at: i64) {
@@ -440,13 +402,7 @@ impl Pump {
             }
         }
         turn_over.cancel();
-        self.conn
-            .outgoing
-            .notify(
-                "thread/status/changed",
-                json!({"threadId": self.thread_id, "status": status_idle()}),
-            )
-            .await;
+        self.status_changed(ThreadStatus::Idle).await;
     }
 
     /// Approvals and rate limits: what an event asks of us beyond notifications.
@@ -480,12 +436,15 @@ impl Pump {
                 if let Some(snapshot) = &t.rate_limits {
                     let provider = self.thread.config().model_provider_id;
                     *lock(&self.conn.rate_limits) = Some((provider.clone(), snapshot.clone()));
-                    let params = json!({
-                        "rateLimits": crate::accounts::rate_limit_snapshot(&provider, Some(snapshot))
-                    });
+                    let note = AccountRateLimitsUpdatedNotification {
+                        rate_limits: crate::accounts::rate_limit_snapshot(
+                            &provider,
+                            Some(snapshot),
+                        ),
+                    };
                     self.conn
                         .outgoing
-                        .notify("account/rateLimits/updated", params)
+                        .notify("account/rateLimits/updated", to_value(&note))
                         .await;
                 }
             }

@@ -59,6 +59,18 @@ async fn model_list_merges_provider_models_with_builtin_metadata() {
         e["message"].as_str().unwrap().contains("invalid cursor"),
         "{e}"
     );
+
+    // `modelProvider` narrows the list to one configured provider.
+    let only = c.ok("model/list", json!({"modelProvider": "mock"})).await;
+    assert_eq!(only["data"].as_array().unwrap().len(), 2, "{only}");
+    let e = c
+        .err("model/list", json!({"modelProvider": "nowhere"}))
+        .await;
+    let message = e["message"].as_str().unwrap();
+    assert!(
+        message.contains("unknown modelProvider `nowhere`") && message.contains("mock"),
+        "{e}"
+    );
 }
 
 #[tokio::test]

@@ -246,6 +246,12 @@ async fn archive_and_name_round_trip() {
     assert_eq!(listed["data"], json!([]));
     let archived = c.ok("thread/list", json!({"archived": true})).await;
     assert_eq!(archived["data"][0]["name"], "my thread");
-    c.ok("thread/unarchive", json!({"threadId": tid})).await;
+    let back = c.ok("thread/unarchive", json!({"threadId": tid})).await;
+    assert_eq!(
+        back["thread"]["id"], tid,
+        "unarchive answers with the thread"
+    );
+    assert_eq!(back["thread"]["name"], "my thread");
+    assert_eq!(back["thread"]["status"]["type"], "idle");
     assert_eq!(c.ok("thread/list", json!({})).await["data"][0]["id"], tid);
 }

@@ -1,17 +1,30 @@
-//! v2 wire shapes: the params this API accepts (camelCase; decode errors become `-32602`
-//! naming the field) and builders for the objects it returns (`Thread`, `Turn`,
-//! `SandboxPolicy`, …), following the reference's code where its README disagrees.
+//! The typed v2 wire, following Codex 0.171's field names (its generated schema where
+//! its README disagrees). Params decode errors become `-32602` naming the field.
+//!
+//! Layout: this module (thread overrides, user input, sandbox policy: shared by params
+//! and results) · [`thread`] (`Thread`, its status, the thread methods' results and
+//! notifications) · [`turn`] (`Turn`, `TurnError`, turn results and notifications) ·
+//! [`item`] (`ThreadItem`) · [`notification`] (item lifecycle, deltas, usage, errors) ·
+//! [`wire`] (initialize, history pages, lifecycle, MCP status, `command/exec`, approvals)
+//! · [`account`] (`account/*`) · [`catalog`] (`model/list`) · [`schema`] (their JSON Schema, per method).
 
+pub mod account;
+pub mod catalog;
+pub mod item;
+pub mod notification;
 pub mod schema;
+pub mod thread;
+pub mod turn;
 pub mod wire;
 
-use oi_config::Config;
-use oi_protocol::ThreadId;
+pub use item::ThreadItem;
+pub use thread::{Thread, ThreadSessionResponse, ThreadStatus};
+pub use turn::{Turn, TurnError, TurnStatus};
+
 use oi_protocol::config_types::{AskForApproval, SandboxMode, SandboxPolicy};
 use oi_protocol::user_input::UserInput;
-use oi_thread_store::{GitInfo, ThreadSummary};
 use schemars::JsonSchema;
-use serde::{Deserialize, Deserializer};
+use serde::{Deserialize, Deserializer, Serialize};
 use serde_json::{Map, Value, json};
 use std::path::PathBuf;
 
@@ -54,9 +67,11 @@ impl ThreadOverrides {
     }
 }
 
-/// A v2 `UserInput`.
-#[derive(Clone, Debug, Deserialize, JsonSchema)]
+/// A v2 `UserInput`: what `turn/start` and `turn/steer` take, and the `content` of a
+/// `userMessage` item.
+#[derive(Clone, Debug, PartialEq, Deserialize, Serialize, JsonSchema)]
 #[serde(tag = "type", rename_all = "camelCase")]
+#[schemars(rename = "UserInput")]
 pub enum V2UserInput {
     Text {
         text: String,
@@ -125,9 +140,11 @@ pub fn core_input(input: &[V2UserInput]) -> Result<Vec<UserInput>, oi_jsonrpc::R
         .collect())
 }
 
-/// A v2 `SandboxPolicy` as sent in `turn/start` (camelCase tags; kebab-case accepted).
-#[derive(Clone, Debug, Deserialize, JsonSchema)]
+/// A v2 `SandboxPolicy`: sent in `turn/start` (camelCase tags; kebab-case accepted) and
+/// reported in the `sandbox` of thread results (camelCase, every field).
+#[derive(Clone, Debug, PartialEq, Deserialize, Serialize, JsonSchema)]
 #[serde(tag = "type", rename_all = "camelCase")]
+#[schemars(rename = "SandboxPolicy")]
 pub enum V2SandboxPolicy {
     #[serde(alias = "danger-full-access")]
     DangerFullAccess,
@@ -166,6 +183,26 @@ impl From<V2SandboxPolicy> for SandboxPolicy {
     }
 }
 
+impl From<&SandboxPolicy> for V2SandboxPolicy {
+    fn from(p: &SandboxPolicy) -> Self {
+        match p.clone() {
+            SandboxPolicy::DangerFullAccess => V2SandboxPolicy::DangerFullAccess,
+            SandboxPolicy::ReadOnly => V2SandboxPolicy::ReadOnly,
+            SandboxPolicy::WorkspaceWrite {
+                writable_roots,
+                network_access,
+                exclude_tmpdir_env_var,
+                exclude_slash_tmp,
+            } => V2SandboxPolicy::WorkspaceWrite {
+                writable_roots,
+                network_access,
+                exclude_tmpdir_env_var,
+                exclude_slash_tmp,
+            },
+        }
+    }
+}
+
 /// Distinguishes an absent field (`None`) from an explicit `null` (`Some(None)`).
 pub fn tri_state<'de, D, T>(d: D) -> Result<Option<Option<T>>, D::Error>
 where
@@ -173,150 +210,6 @@ where
     T: Deserialize<'de>,
 {
     Option::<T>::deserialize(d).map(Some)
-}
-
-/// `SandboxPolicy` in the v2 spelling.
-pub fn sandbox_policy(p: &SandboxPolicy) -> Value {
-    match p {
-        SandboxPolicy::DangerFullAccess => json!({"type": "dangerFullAccess"}),
-        SandboxPolicy::ReadOnly => json!({"type": "readOnly"}),
-        SandboxPolicy::WorkspaceWrite {
-            writable_roots,
-            network_access,
-            exclude_tmpdir_env_var,
-            exclude_slash_tmp,
-        } => json!({
-            "type": "workspaceWrite",
-            "writableRoots": writable_roots,
-            "networkAccess": network_access,
-            "excludeTmpdirEnvVar": exclude_tmpdir_env_var,
-            "excludeSlashTmp": exclude_slash_tmp,
-        }),
-    }
-}
-
-pub fn git_info(g: Option<&GitInfo>) -> Value {
-    match g {
-        None => Value::Null,
-        Some(g) => json!({
-            "sha": g.commit_hash,
-            "branch": g.branch,
-            "originUrl": g.repository_url,
-        }),
-    }
-}
-
-pub fn status_not_loaded() -> Value {
-    json!({"type": "notLoaded"})
-}
-
-pub fn status_idle() -> Value {
-    json!({"type": "idle"})
-}
-
-pub fn status_active() -> Value {
-    json!({"type": "active", "activeFlags": []})
-}
-
-/// A `Thread` from its index row. `turns` stays empty unless the caller fills it.
-pub fn thread_from_summary(s: &ThreadSummary, status: Value) -> Value {
-    json!({
-        "id": s.id,
-        "forkedFromId": s.forked_from_id,
-        "preview": s.preview,
-        "ephemeral": false,
-        "modelProvider": s.model_provider,
-        "createdAt": s.created_at,
-        "updatedAt": s.updated_at,
-        "status": status,
-        // Threads kept in PostgreSQL have no rollout file.
-        "path": (!s.path.as_os_str().is_empty()).then_some(&s.path),
-        "cwd": s.cwd,
-        "cliVersion": s.cli_version,
-        "source": s.source.as_v2_str(),
-        "agentNickname": null,
-        "agentRole": null,
-        "gitInfo": git_info(s.git.as_ref()),
-        "name": s.name,
-        "turns": [],
-    })
-}
-
-/// A `Thread` that exists only in memory (ephemeral).
-pub fn ephemeral_thread(
-    id: ThreadId,
-    forked_from: Option<ThreadId>,
-    config: &Config,
-    created_at: i64,
-    status: Value,
-) -> Value {
-    json!({
-        "id": id,
-        "forkedFromId": forked_from,
-        "preview": "",
-        "ephemeral": true,
-        "modelProvider": config.model_provider_id,
-        "createdAt": created_at,
-        "updatedAt": created_at,
-        "status": status,
-        "path": null,
-        "cwd": config.cwd,
-        "cliVersion": env!("CARGO_PKG_VERSION"),
-        "source": "appServer",
-        "agentNickname": null,
-        "agentRole": null,
-        "gitInfo": null,
-        "name": null,
-        "turns": [],
-    })
-}
-
-/// The result of `thread/start|resume|fork`: the thread plus the settings it runs with.
-pub fn thread_response(thread: Value, config: &Config) -> Value {
-    json!({
-        "thread": thread,
-        "model": config.model,
-        "modelProvider": config.model_provider_id,
-        "serviceTier": null,
-        "cwd": config.cwd,
-        "instructionSources": [],
-        "approvalPolicy": config.approval_policy,
-        "approvalsReviewer": "user",
-        "sandbox": sandbox_policy(&config.sandbox_policy),
-        "reasoningEffort": config.model_reasoning_effort,
-    })
-}
-
-/// A `Turn`. `items` is empty in `turn/start` results and turn notifications.
-pub struct TurnView<'a> {
-    pub id: &'a str,
-    pub status: &'a str,
-    pub error: Option<Value>,
-    pub started_at: Option<i64>,
-    pub completed_at: Option<i64>,
-    pub duration_ms: Option<u64>,
-    pub items: Vec<Value>,
-}
-
-pub fn turn(t: TurnView<'_>) -> Value {
-    json!({
-        "id": t.id,
-        "items": t.items,
-        "status": t.status,
-        "error": t.error,
-        "startedAt": t.started_at,
-        "completedAt": t.completed_at,
-        "durationMs": t.duration_ms,
-    })
-}
-
-/// A `TurnError`.
-pub fn turn_error(message: &str, info: Option<Value>) -> Value {
-    let mut e = json!({"message": message});
-    if let Some(info) = info {
-        e["codexErrorInfo"] = info;
-    }
-    e
 }
 
 pub fn now_unix() -> i64 {
@@ -363,7 +256,7 @@ mod tests {
         .unwrap();
         let core: SandboxPolicy = p.into();
         assert_eq!(
-            sandbox_policy(&core),
+            serde_json::to_value(V2SandboxPolicy::from(&core)).unwrap(),
             json!({"type": "workspaceWrite", "writableRoots": ["/a"], "networkAccess": true,
                    "excludeTmpdirEnvVar": false, "excludeSlashTmp": false})
         );

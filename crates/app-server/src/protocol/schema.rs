@@ -51,44 +51,107 @@ macro_rules! entry {
 
 /// Every method whose wire is typed, with its schemas.
 pub fn methods() -> Vec<MethodSchema> {
-    use crate::threads::{ForkParams, ListParams, ReadParams, ResumeParams, StartParams};
+    use crate::accounts;
+    use crate::threads::{
+        ForkParams, ListParams, NameParams, PageParams, ReadParams, ResumeParams, StartParams,
+    };
     use crate::turns::{InterruptParams, StartParams as TurnStartParams, SteerParams};
     use Kind::*;
     vec![
         entry!(Request, "initialize", InitializeParams => InitializeResponse),
-        entry!(Request, "thread/start", StartParams),
-        entry!(Request, "thread/resume", ResumeParams),
-        entry!(Request, "thread/fork", ForkParams),
-        entry!(Request, "thread/read", ReadParams),
-        entry!(Request, "thread/list", ListParams),
+        entry!(Request, "thread/start", StartParams => ThreadSessionResponse),
+        entry!(Request, "thread/resume", ResumeParams => ThreadSessionResponse),
+        entry!(Request, "thread/fork", ForkParams => ThreadSessionResponse),
+        entry!(Request, "thread/read", ReadParams => ThreadReadResponse),
+        entry!(Request, "thread/list", ListParams => ThreadListResponse),
+        entry!(Request, "thread/loaded/list", PageParams => ThreadLoadedListResponse),
+        entry!(Request, "thread/archive", ThreadIdParams => EmptyResponse),
+        entry!(Request, "thread/unarchive", ThreadIdParams => ThreadUnarchiveResponse),
+        entry!(Request, "thread/name/set", NameParams => EmptyResponse),
         entry!(Request, "thread/turns/list", ThreadTurnsListParams => ThreadTurnsListResponse),
         entry!(Request, "thread/items/list", ThreadItemsListParams => ThreadItemsListResponse),
         entry!(Request, "thread/delete", ThreadIdParams => EmptyResponse),
         entry!(Request, "thread/unsubscribe", ThreadIdParams => ThreadUnsubscribeResponse),
         entry!(Request, "thread/compact/start", ThreadIdParams => EmptyResponse),
-        entry!(Request, "turn/start", TurnStartParams),
-        entry!(Request, "turn/steer", SteerParams),
+        entry!(Request, "turn/start", TurnStartParams => TurnStartResponse),
+        entry!(Request, "turn/steer", SteerParams => TurnSteerResponse),
         entry!(Request, "turn/interrupt", InterruptParams => EmptyResponse),
+        entry!(Request, "model/list", crate::catalog::ModelListParams => ModelListResponse),
+        entry!(Request, "account/read", accounts::ReadParams => GetAccountResponse),
+        entry!(Request, "account/login/start", accounts::LoginParams => LoginAccountResponse),
+        entry!(Request, "account/login/cancel", accounts::CancelParams => CancelLoginAccountResponse),
+        entry!(Request, "account/logout", accounts::Empty => EmptyResponse),
+        entry!(Request, "account/rateLimits/read", accounts::Empty => GetAccountRateLimitsResponse),
         entry!(Request, "mcpServerStatus/list", ListMcpServerStatusParams => ListMcpServerStatusResponse),
         entry!(Request, "command/exec", CommandExecParams => CommandExecResponse),
+        entry!(Notification, "thread/started", ThreadStartedNotification),
         entry!(
             Notification,
             "thread/status/changed",
             ThreadStatusChangedNotification
         ),
+        entry!(Notification, "thread/archived", ThreadIdNotification),
+        entry!(Notification, "thread/unarchived", ThreadIdNotification),
         entry!(Notification, "thread/closed", ThreadIdNotification),
         entry!(Notification, "thread/deleted", ThreadIdNotification),
+        entry!(
+            Notification,
+            "thread/name/updated",
+            ThreadNameUpdatedNotification
+        ),
+        entry!(
+            Notification,
+            "thread/tokenUsage/updated",
+            ThreadTokenUsageUpdatedNotification
+        ),
         entry!(
             Notification,
             "thread/compacted",
             ContextCompactedNotification
         ),
+        entry!(Notification, "turn/started", TurnStartedNotification),
         entry!(Notification, "turn/completed", TurnCompletedNotification),
+        entry!(Notification, "item/started", ItemStartedNotification),
+        entry!(Notification, "item/completed", ItemCompletedNotification),
+        entry!(
+            Notification,
+            "item/agentMessage/delta",
+            ItemDeltaNotification
+        ),
+        entry!(
+            Notification,
+            "item/reasoning/textDelta",
+            ReasoningTextDeltaNotification
+        ),
+        entry!(
+            Notification,
+            "item/commandExecution/outputDelta",
+            ItemDeltaNotification
+        ),
+        entry!(
+            Notification,
+            "item/mcpToolCall/progress",
+            McpToolCallProgressNotification
+        ),
+        entry!(Notification, "error", ErrorNotification),
+        entry!(Notification, "warning", WarningNotification),
+        entry!(Notification, "configWarning", ConfigWarningNotification),
         entry!(
             Notification,
             "deprecationNotice",
             DeprecationNoticeNotification
         ),
+        entry!(
+            Notification,
+            "account/rateLimits/updated",
+            AccountRateLimitsUpdatedNotification
+        ),
+        entry!(
+            Notification,
+            "account/login/completed",
+            AccountLoginCompletedNotification
+        ),
+        entry!(Notification, "account/updated", AccountUpdatedNotification),
         entry!(
             Notification,
             "mcpServer/startupStatus/updated",
@@ -110,6 +173,50 @@ pub fn methods() -> Vec<MethodSchema> {
             FileChangeRequestApprovalParams
         ),
     ]
+}
+
+/// The objects nested in results and notifications, by Codex's name for them, with our
+/// schema: what the schema test compares beyond the top level of each method.
+pub fn types() -> Vec<(&'static str, Value)> {
+    vec![
+        ("Thread", schema::<Thread>()),
+        ("ThreadStatus", schema::<ThreadStatus>()),
+        ("GitInfo", schema::<GitInfo>()),
+        ("Turn", schema::<Turn>()),
+        ("TurnError", schema::<TurnError>()),
+        ("ThreadItem", schema::<ThreadItem>()),
+        ("UserInput", schema::<V2UserInput>()),
+        ("CommandAction", schema::<CommandAction>()),
+        ("FileUpdateChange", schema::<FileUpdateChange>()),
+        ("PatchChangeKind", schema::<PatchChangeKind>()),
+        ("McpToolCallResult", schema::<McpToolCallResult>()),
+        ("McpToolCallError", schema::<McpToolCallError>()),
+        ("ThreadTokenUsage", schema::<ThreadTokenUsage>()),
+        ("TokenUsageBreakdown", schema::<TokenUsageBreakdown>()),
+        ("SandboxPolicy", schema::<V2SandboxPolicy>()),
+        ("Model", schema::<Model>()),
+        ("ReasoningEffortOption", schema::<ReasoningEffortOption>()),
+        ("RateLimitSnapshot", schema::<RateLimitSnapshot>()),
+        ("RateLimitWindow", schema::<RateLimitWindow>()),
+    ]
+}
+
+/// The variants of a union tagged by `type`, by tag, each an object schema; empty for a
+/// schema that is not such a union.
+pub fn variants(schema: &Value) -> Vec<(String, Value)> {
+    let Some(arms) = schema["oneOf"].as_array() else {
+        return Vec::new();
+    };
+    arms.iter()
+        .filter_map(|arm| {
+            let tag = &arm["properties"]["type"];
+            let name = tag["const"]
+                .as_str()
+                .or_else(|| tag["enum"][0].as_str())?
+                .to_string();
+            Some((name, arm.clone()))
+        })
+        .collect()
 }
 
 /// Top-level field names and the required ones of an object schema (flattened fields

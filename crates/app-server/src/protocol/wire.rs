@@ -1,13 +1,22 @@
 //! Typed v2 messages: params, results and notifications as serde types that also describe
 //! themselves as JSON Schema (`interpreter app-server generate-json-schema`). Field names
-//! and required sets follow Codex app-server 0.171 (`tests/schema_facts.rs` checks them);
-//! items inside turns stay `Value`s built by [`crate::items`].
+//! and required sets follow Codex app-server 0.171 (`tests/schema_facts.rs` checks them).
+//! `Thread`, `Turn`, items and turn notifications live in the sibling modules and are
+//! re-exported here, so this is the one place to import the wire from.
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
+
+pub use super::account::*;
+pub use super::catalog::*;
+pub use super::item::*;
+pub use super::notification::*;
+pub use super::thread::*;
+pub use super::turn::*;
+pub use super::{V2SandboxPolicy, V2UserInput};
 
 // ---- initialize -------------------------------------------------------------------------
 
@@ -63,38 +72,6 @@ pub enum SortDirection {
     Desc,
 }
 
-/// How much of a turn's `items` a response carries.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
-#[serde(rename_all = "camelCase")]
-pub enum TurnItemsView {
-    /// `items` is empty on purpose.
-    NotLoaded,
-    /// The user's input and the final agent message.
-    Summary,
-    /// Every item.
-    Full,
-}
-
-/// A turn. `items` follows `itemsView`.
-#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct Turn {
-    pub id: String,
-    pub items: Vec<Value>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub items_view: Option<TurnItemsView>,
-    /// `inProgress`, `completed`, `interrupted` or `failed`.
-    pub status: String,
-    #[serde(default)]
-    pub error: Option<Value>,
-    #[serde(default)]
-    pub started_at: Option<i64>,
-    #[serde(default)]
-    pub completed_at: Option<i64>,
-    #[serde(default)]
-    pub duration_ms: Option<u64>,
-}
-
 #[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ThreadTurnsListParams {
@@ -143,7 +120,7 @@ pub struct ThreadItemsListParams {
 #[serde(rename_all = "camelCase")]
 pub struct ThreadItemEntry {
     pub turn_id: String,
-    pub item: Value,
+    pub item: ThreadItem,
 }
 
 #[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
@@ -187,41 +164,6 @@ pub struct ThreadUnsubscribeResponse {
 #[serde(rename_all = "camelCase")]
 pub struct ThreadIdNotification {
     pub thread_id: String,
-}
-
-/// Flags of an active thread.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
-#[serde(rename_all = "camelCase")]
-pub enum ThreadActiveFlag {
-    WaitingOnApproval,
-    WaitingOnUserInput,
-}
-
-/// A thread's status.
-#[derive(Clone, Debug, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
-#[serde(tag = "type", rename_all = "camelCase")]
-pub enum ThreadStatus {
-    NotLoaded,
-    Idle,
-    SystemError,
-    #[serde(rename_all = "camelCase")]
-    Active {
-        active_flags: Vec<ThreadActiveFlag>,
-    },
-}
-
-#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct ThreadStatusChangedNotification {
-    pub thread_id: String,
-    pub status: ThreadStatus,
-}
-
-#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct TurnCompletedNotification {
-    pub thread_id: String,
-    pub turn: Turn,
 }
 
 /// `thread/compacted`.
@@ -313,7 +255,8 @@ pub struct McpServerStatusUpdatedNotification {
     pub status: String,
     #[serde(default)]
     pub error: Option<String>,
-    #[serde(default)]
+    /// Omitted: our startup updates are not tied to one thread.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub thread_id: Option<String>,
 }
 
@@ -381,7 +324,7 @@ pub struct CommandExecutionRequestApprovalParams {
     pub reason: Option<String>,
     pub command: Option<String>,
     pub cwd: Option<PathBuf>,
-    pub command_actions: Option<Vec<Value>>,
+    pub command_actions: Option<Vec<CommandAction>>,
     /// The decisions to offer, in order.
     pub available_decisions: Option<Vec<Value>>,
 }

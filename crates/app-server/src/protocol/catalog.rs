@@ -1,0 +1,53 @@
+//! Results of the catalog methods: `model/list`.
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// One reasoning effort a model supports, with what it means.
+#[derive(Clone, Debug, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ReasoningEffortOption {
+    pub reasoning_effort: String,
+    pub description: String,
+}
+
+/// One model a configured provider serves.
+#[derive(Clone, Debug, PartialEq, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Model {
+    /// The model id as the provider names it (also `model`).
+    pub id: String,
+    pub model: String,
+    /// The config id of the provider that serves it (pass as `modelProvider` to
+    /// `thread/start`).
+    pub model_provider: String,
+    pub display_name: String,
+    pub description: String,
+    /// Embedding and other non-chat models; listed only with `includeHidden`.
+    pub hidden: bool,
+    /// The configured model.
+    pub is_default: bool,
+    pub default_reasoning_effort: Option<String>,
+    /// In the model's own order; empty when the model has no effort knob (or we do not
+    /// know it).
+    pub supported_reasoning_efforts: Vec<ReasoningEffortOption>,
+    /// `text`, and `image` when the model takes images.
+    pub input_modalities: Vec<String>,
+    /// Tokens; `null` when neither the server nor our built-in metadata says.
+    pub context_window: Option<i64>,
+    /// Always `false`: no personalities.
+    pub supports_personality: bool,
+    /// Always `null`: no upgrade paths between open models.
+    pub upgrade: Option<String>,
+    /// Always `null`.
+    pub upgrade_info: Option<Value>,
+}
+
+/// `model/list`'s result.
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ModelListResponse {
+    pub data: Vec<Model>,
+    pub next_cursor: Option<String>,
+}
