@@ -2,11 +2,11 @@
 //! `-c` overrides. The merged table is typed by [`crate::resolve`].
 
 use crate::ConfigError;
-use crate::keys::{CODEX_ONLY_PROFILE_KEYS, PROFILE_KEYS};
 use crate::overrides::apply_dotted;
-use crate::resolve::{TypedInputs, build_config};
+use crate::resolve::{THREAD_STORE_HINT, TypedInputs, build_config};
+use crate::schema::{ThreadStoreToml, split_error};
 use crate::typed::{ConfigLayer, ConfigLoadOptions, LoadedConfig};
-use crate::unknown_keys::{validate_cli_key, warn_unknown, warn_unknown_in_file};
+use crate::unknown_keys::{validate_cli_key, warn_unknown_in_file};
 use std::path::{Path, PathBuf};
 
 /// `$OPENINTERPRETER_HOME`, else `~/.openinterpreter`.
@@ -135,7 +135,7 @@ pub fn load_config(opts: ConfigLoadOptions) -> Result<LoadedConfig, ConfigError>
         });
     let mut effective = merged.clone();
     if let Some(name) = &profile_name {
-        let profile = profile_table(&merged, name, &user_path, &mut warnings)?;
+        let profile = profile_table(&merged, name, &user_path)?;
         deep_merge(&mut effective, &profile);
     }
     deep_merge(&mut effective, &flags);
@@ -194,23 +194,20 @@ fn session_cwd(requested: Option<&Path>) -> Result<PathBuf, ConfigError> {
     })
 }
 
-/// The `[profiles.<name>]` table of the merged files, its unknown keys warned about.
+/// The `[profiles.<name>]` table of the merged files, to layer over them as a table (its
+/// types and unknown keys are checked with the rest of the schema, see `schema::ProfileToml`).
 fn profile_table(
     merged: &toml::Table,
     name: &str,
     user_path: &Path,
-    warnings: &mut Vec<String>,
 ) -> Result<toml::Table, ConfigError> {
-    let profile = merged
-        .get("profiles")
-        .and_then(|p| p.as_table())
+    let profiles = merged.get("profiles").and_then(toml::Value::as_table);
+    profiles
         .and_then(|p| p.get(name))
-        .and_then(|p| p.as_table())
+        .and_then(toml::Value::as_table)
         .cloned()
         .ok_or_else(|| {
-            let known: Vec<String> = merged
-                .get("profiles")
-                .and_then(|p| p.as_table())
+            let known: Vec<String> = profiles
                 .map(|t| t.keys().cloned().collect())
                 .unwrap_or_default();
             ConfigError::Other(format!(
@@ -218,16 +215,7 @@ fn profile_table(
                 user_path.display(),
                 if known.is_empty() { "none".to_string() } else { known.join(", ") }
             ))
-        })?;
-    warn_unknown(
-        &profile,
-        (PROFILE_KEYS, CODEX_ONLY_PROFILE_KEYS),
-        &format!("profiles.{name}."),
-        &user_path.display().to_string(),
-        None,
-        warnings,
-    );
-    Ok(profile)
+        })
 }
 
 /// Which layer set `key` (the highest-priority one wins), to name it in errors:
@@ -295,25 +283,31 @@ pub fn thread_store_url(home: &Path) -> Result<Option<String>, ConfigError> {
     let Some((table, _)) = read_layer(&path)? else {
         return Ok(None);
     };
-    let origin = path.display().to_string();
-    let bad = |message: &str| ConfigError::Invalid {
-        origin: origin.clone(),
-        key: "thread_store".into(),
-        message: message.into(),
-    };
-    match table.get("thread_store") {
-        None => Ok(None),
-        Some(toml::Value::Table(t)) => match t.get("url") {
-            None => Ok(None),
-            Some(toml::Value::String(u)) => Ok(Some(u.clone()).filter(|u| !u.trim().is_empty())),
-            Some(_) => Err(bad(
-                "`url` must be a string: [thread_store] url = \"postgresql://USER@HOST:PORT/DB\"",
-            )),
-        },
-        Some(_) => Err(bad(
-            "expected a table: [thread_store] url = \"postgresql://USER@HOST:PORT/DB\"",
-        )),
+    /// The one key this reads; the rest of the file is skipped unread (and checked when
+    /// the config is loaded).
+    #[derive(serde::Deserialize)]
+    struct UserStore {
+        thread_store: Option<ThreadStoreToml>,
     }
+    let store: UserStore = toml::Value::Table(table).try_into().map_err(|e| {
+        let (key, message) = split_error(&e);
+        let message = match key.as_str() {
+            "thread_store" => THREAD_STORE_HINT.to_string(),
+            "thread_store.url" => {
+                format!("{message}: [thread_store] url = \"postgresql://USER@HOST:PORT/DB\"")
+            }
+            _ => message,
+        };
+        ConfigError::Invalid {
+            origin: path.display().to_string(),
+            key,
+            message,
+        }
+    })?;
+    Ok(store
+        .thread_store
+        .and_then(|t| t.url)
+        .filter(|u| !u.trim().is_empty()))
 }
 
 #[cfg(test)]

@@ -149,7 +149,7 @@ fn parse_server_table(
         ));
     }
     let mut unread: Vec<Vec<String>> = Vec::new();
-    let mut on_ignored = |path: serde_ignored::Path| unread.push(segments(&path));
+    let mut on_ignored = |path: serde_ignored::Path| unread.push(crate::schema::segments(&path));
     let de = serde_ignored::Deserializer::new(entry.clone(), &mut on_ignored);
     let raw: McpServerToml =
         serde_path_to_error::deserialize(de).map_err(|e| describe_error(&p, &e))?;
@@ -351,30 +351,6 @@ fn experimental_environment_warning(
             "{p}.experimental_environment: only \"local\" is supported; the server runs locally"
         ),
     })
-}
-
-/// `serde_ignored`'s path as its keys, leaving out the `Option`/newtype steps it records.
-fn segments(path: &serde_ignored::Path) -> Vec<String> {
-    let mut out = Vec::new();
-    let mut cur = path;
-    loop {
-        match cur {
-            serde_ignored::Path::Root => break,
-            serde_ignored::Path::Seq { parent, index } => {
-                out.push(index.to_string());
-                cur = parent;
-            }
-            serde_ignored::Path::Map { parent, key } => {
-                out.push(key.clone());
-                cur = parent;
-            }
-            serde_ignored::Path::Some { parent }
-            | serde_ignored::Path::NewtypeStruct { parent }
-            | serde_ignored::Path::NewtypeVariant { parent } => cur = parent,
-        }
-    }
-    out.reverse();
-    out
 }
 
 /// The warning for an unread key at `path` inside server `name` (prefix `p`).
