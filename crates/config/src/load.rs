@@ -4,7 +4,7 @@
 use crate::ConfigError;
 use crate::overrides::apply_dotted;
 use crate::resolve::{THREAD_STORE_HINT, TypedInputs, build_config};
-use crate::schema::{ThreadStoreToml, split_error};
+use crate::schema::{Table, ThreadStoreToml};
 use crate::typed::{ConfigLayer, ConfigLoadOptions, LoadedConfig};
 use crate::unknown_keys::{validate_cli_key, warn_unknown_in_file};
 use std::path::{Path, PathBuf};
@@ -222,6 +222,7 @@ fn profile_table(
 /// `-c` overrides, then the project file, then the user file.
 fn origin_for(layers: &[ConfigLayer], key: &str) -> Option<String> {
     let server;
+    let owned: Vec<String>;
     let parts: Vec<&str> = match key.strip_prefix("mcp_servers.") {
         // `mcp_servers.<name>...`: the name itself may contain dots, so it is looked up
         // among the servers the layers define rather than split off.
@@ -229,16 +230,24 @@ fn origin_for(layers: &[ConfigLayer], key: &str) -> Option<String> {
             server = mcp_server_in(layers, rest)?;
             vec!["mcp_servers", server.as_str()]
         }
-        None => key.split('.').collect(),
+        None => {
+            owned = crate::de_error::key_parts(key)
+                .unwrap_or_else(|| key.split('.').map(str::to_string).collect());
+            owned.iter().map(String::as_str).collect()
+        }
     };
-    layers
-        .iter()
-        .rev()
-        .find(|l| defines(&l.value, &parts))
-        .map(|l| match &l.path {
-            Some(p) => p.display().to_string(),
-            None => "-c override".to_string(),
-        })
+    // A missing key (`model_providers.box.base_url`) is blamed on the layer that wrote the
+    // nearest table around it.
+    (1..=parts.len()).rev().find_map(|n| {
+        layers
+            .iter()
+            .rev()
+            .find(|l| defines(&l.value, &parts[..n]))
+            .map(|l| match &l.path {
+                Some(p) => p.display().to_string(),
+                None => "-c override".to_string(),
+            })
+    })
 }
 
 /// The longest server name defined in some layer that `rest` (a key after `mcp_servers.`)
@@ -287,29 +296,35 @@ pub fn thread_store_url(home: &Path) -> Result<Option<String>, ConfigError> {
     /// the config is loaded).
     #[derive(serde::Deserialize)]
     struct UserStore {
-        thread_store: Option<ThreadStoreToml>,
+        thread_store: Option<Table<ThreadStoreToml>>,
     }
-    let store: UserStore = toml::Value::Table(table).try_into().map_err(|e| {
-        let (key, message) = split_error(&e);
-        let message = match key.as_str() {
-            "thread_store" => THREAD_STORE_HINT.to_string(),
-            "thread_store.url" => {
-                format!("{message}: [thread_store] url = \"postgresql://USER@HOST:PORT/DB\"")
+    let store: UserStore = serde_path_to_error::deserialize(toml::Value::Table(table)).map_err(
+        |e: serde_path_to_error::Error<toml::de::Error>| {
+            let key = crate::de_error::key_of(e.path());
+            let message = match key.as_str() {
+                "thread_store" => THREAD_STORE_HINT.to_string(),
+                _ => format!(
+                    "{}: [thread_store] url = \"postgresql://USER@HOST:PORT/DB\"",
+                    crate::de_error::toml_message(e.inner())
+                ),
+            };
+            ConfigError::Invalid {
+                origin: path.display().to_string(),
+                key,
+                message,
             }
-            _ => message,
-        };
-        ConfigError::Invalid {
-            origin: path.display().to_string(),
-            key,
-            message,
-        }
-    })?;
+        },
+    )?;
     Ok(store
         .thread_store
-        .and_then(|t| t.url)
+        .and_then(|t| t.0.url)
         .filter(|u| !u.trim().is_empty()))
 }
 
 #[cfg(test)]
 #[path = "load_tests.rs"]
 mod tests;
+
+#[cfg(test)]
+#[path = "load_tables_tests.rs"]
+mod table_tests;

@@ -7,7 +7,7 @@ use crate::provider::{
     DEFAULT_OLLAMA_MODEL, DEFAULT_PROVIDER_ID, ModelProviderInfo, builtin_providers,
 };
 use crate::schema::{
-    ConfigToml, HistoryToml, ModelProviderToml, NonNegative, SandboxWorkspaceWriteToml,
+    ConfigToml, HistoryToml, ModelProviderToml, NonNegative, SandboxWorkspaceWriteToml, Table,
 };
 use crate::typed::{Config, ConfigLoadOptions, DEFAULT_PROJECT_DOC_MAX_BYTES, HistoryPersistence};
 use crate::unknown_keys::{known_keys_for, locate_mcp_key, warn_key};
@@ -75,7 +75,7 @@ pub(crate) fn build_config(inputs: TypedInputs<'_>) -> Result<Config, ConfigErro
         Some(s) => s,
         None => parse_enum::<SandboxMode>("sandbox_mode", t.sandbox_mode)?.unwrap_or_default(),
     };
-    let ww = t.sandbox_workspace_write.unwrap_or_default();
+    let ww = t.sandbox_workspace_write.unwrap_or_default().0;
     let allow_git_writes = ww.allow_git_writes;
     let sandbox_policy = sandbox_policy(sandbox_mode, ww, &cwd);
 
@@ -89,7 +89,7 @@ pub(crate) fn build_config(inputs: TypedInputs<'_>) -> Result<Config, ConfigErro
         &user_path,
         warnings,
     )?;
-    let shell_environment_policy = t.shell_environment_policy.unwrap_or_default().into();
+    let shell_environment_policy = t.shell_environment_policy.unwrap_or_default().0.into();
     let count = |v: Option<NonNegative>| v.map(|n| n.0);
 
     Ok(Config {
@@ -145,7 +145,7 @@ pub(crate) fn build_config(inputs: TypedInputs<'_>) -> Result<Config, ConfigErro
             Some(argv) if argv.is_empty() => return Err(notify_error()),
             Some(argv) => Some(argv),
         },
-        history_persistence: history_persistence(t.history.unwrap_or_default())?,
+        history_persistence: history_persistence(t.history.unwrap_or_default().0)?,
         profile: profile_name,
         user_config_path: user_path,
         project_config_path: project_path,
@@ -163,13 +163,19 @@ fn read_schema(
     warnings: &mut Vec<String>,
 ) -> Result<ConfigToml, ConfigError> {
     let mut ignored = Vec::new();
-    let t: ConfigToml = serde_ignored::deserialize(toml::Value::Table(effective.clone()), |p| {
-        ignored.push(crate::schema::segments(&p))
-    })
-    .map_err(|e: toml::de::Error| {
-        let (key, message) = crate::schema::split_error(&e);
-        invalid(&key, type_hint(&key).map(str::to_string).unwrap_or(message))
-    })?;
+    let mut on_ignored = |p: serde_ignored::Path| ignored.push(crate::schema::segments(&p));
+    let de =
+        serde_ignored::Deserializer::new(toml::Value::Table(effective.clone()), &mut on_ignored);
+    let t: ConfigToml = serde_path_to_error::deserialize(de).map_err(
+        |e: serde_path_to_error::Error<toml::de::Error>| {
+            let key = crate::de_error::key_of(e.path());
+            let message = match type_hint(&key) {
+                Some(hint) => hint.to_string(),
+                None => crate::de_error::toml_message(e.inner()),
+            };
+            invalid(&key, message)
+        },
+    )?;
     for parts in ignored {
         let already = warnings
             .iter()
@@ -220,11 +226,11 @@ fn type_hint(key: &str) -> Option<&'static str> {
 
 /// Built-in providers, adjusted or extended by `[model_providers.<id>]` tables.
 fn model_providers(
-    configured: BTreeMap<String, ModelProviderToml>,
+    configured: BTreeMap<String, Table<ModelProviderToml>>,
 ) -> Result<BTreeMap<String, ModelProviderInfo>, ConfigError> {
     let mut providers = builtin_providers();
     for (id, table) in configured {
-        let p = configured_provider(&id, providers.remove(&id), table)?;
+        let p = configured_provider(&id, providers.remove(&id), table.0)?;
         providers.insert(id, p);
     }
     Ok(providers)

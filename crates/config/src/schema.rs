@@ -26,10 +26,10 @@ pub(crate) struct ConfigToml {
     pub model_auto_compact_token_limit: Option<NonNegative>,
     pub approval_policy: Option<String>,
     pub sandbox_mode: Option<String>,
-    pub sandbox_workspace_write: Option<SandboxWorkspaceWriteToml>,
+    pub sandbox_workspace_write: Option<Table<SandboxWorkspaceWriteToml>>,
     pub profile: Option<String>,
-    pub profiles: Option<BTreeMap<String, ProfileToml>>,
-    pub model_providers: Option<BTreeMap<String, ModelProviderToml>>,
+    pub profiles: Option<BTreeMap<String, Table<ProfileToml>>>,
+    pub model_providers: Option<BTreeMap<String, Table<ModelProviderToml>>>,
     pub mcp_servers: Option<toml::Value>,
     pub base_instructions: Option<String>,
     pub instructions: Option<String>,
@@ -43,12 +43,12 @@ pub(crate) struct ConfigToml {
     pub show_raw_agent_reasoning: Option<bool>,
     pub project_doc_max_bytes: Option<NonNegative>,
     pub notify: Option<Vec<String>>,
-    pub history: Option<HistoryToml>,
-    pub projects: Option<BTreeMap<String, ProjectToml>>,
-    pub shell_environment_policy: Option<ShellEnvironmentPolicyToml>,
+    pub history: Option<Table<HistoryToml>>,
+    pub projects: Option<BTreeMap<String, Table<ProjectToml>>>,
+    pub shell_environment_policy: Option<Table<ShellEnvironmentPolicyToml>>,
     /// Read by [`crate::thread_store_url`] from the user config only; here so that its keys
     /// are checked like the others.
-    pub thread_store: Option<ThreadStoreToml>,
+    pub thread_store: Option<Table<ThreadStoreToml>>,
 }
 
 /// `[profiles.<name>]`: the keys a profile may set, with the types of the top-level ones.
@@ -67,7 +67,7 @@ pub(crate) struct ProfileToml {
     pub model_auto_compact_token_limit: Option<NonNegative>,
     pub approval_policy: Option<String>,
     pub sandbox_mode: Option<String>,
-    pub sandbox_workspace_write: Option<SandboxWorkspaceWriteToml>,
+    pub sandbox_workspace_write: Option<Table<SandboxWorkspaceWriteToml>>,
     pub base_instructions: Option<String>,
     pub developer_instructions: Option<String>,
     pub compact_prompt: Option<String>,
@@ -173,6 +173,27 @@ pub(crate) struct HistoryToml {
     pub max_bytes: Option<toml::Value>,
 }
 
+/// A TOML table read as `T`. A derived struct would also accept an array of its values in
+/// field order (`history = ["none"]`), which no one means; this accepts only a table.
+#[derive(Debug, Default)]
+pub(crate) struct Table<T>(pub T);
+
+impl<'de, T: Deserialize<'de>> Deserialize<'de> for Table<T> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct Visitor<T>(std::marker::PhantomData<T>);
+        impl<'de, T: Deserialize<'de>> serde::de::Visitor<'de> for Visitor<T> {
+            type Value = Table<T>;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a table")
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(self, map: A) -> Result<Table<T>, A::Error> {
+                T::deserialize(serde::de::value::MapAccessDeserializer::new(map)).map(Table)
+            }
+        }
+        d.deserialize_map(Visitor(std::marker::PhantomData))
+    }
+}
+
 /// A count or a duration: a non-negative integer (a float is accepted and truncated, as
 /// `approval_timeout_sec = 1.5` has always been).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -207,23 +228,6 @@ impl<'de> Deserialize<'de> for NonNegative {
         }
         d.deserialize_any(Visitor)
     }
-}
-
-/// A value of the wrong type, as `(dotted key, message)`: toml names the key only in its
-/// rendered text (`... in `a.b``), so it is read back from there.
-pub(crate) fn split_error(e: &toml::de::Error) -> (String, String) {
-    let rendered = e.to_string();
-    let key = rendered
-        .lines()
-        .rev()
-        .find_map(|l| l.strip_prefix("in `").and_then(|k| k.strip_suffix('`')))
-        .unwrap_or_default()
-        .to_string();
-    let message = e
-        .message()
-        .replace("invalid type: ", "")
-        .replace(", expected", "; expected");
-    (key, message)
 }
 
 /// The key paths (table names, then the key) of the keys in `text` (one config file) that
@@ -307,7 +311,10 @@ pub(crate) fn line_of_key(text: &str, parts: &[&str]) -> Option<usize> {
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
-    use crate::keys::{HISTORY_KEYS, SANDBOX_WW_KEYS, THREAD_STORE_KEYS, TOP_LEVEL_KEYS};
+    use crate::keys::{
+        HISTORY_KEYS, PROFILE_KEYS, PROJECT_KEYS, PROVIDER_KEYS, SANDBOX_WW_KEYS, SHELL_ENV_KEYS,
+        THREAD_STORE_KEYS, TOP_LEVEL_KEYS,
+    };
 
     /// The field names a derived struct declares (serde passes them to `deserialize_struct`).
     pub(crate) fn fields_of<T: for<'de> Deserialize<'de>>() -> Vec<&'static str> {
@@ -358,6 +365,13 @@ pub(crate) mod tests {
         );
         assert_eq!(fields_of::<HistoryToml>(), sorted(HISTORY_KEYS));
         assert_eq!(fields_of::<ThreadStoreToml>(), sorted(THREAD_STORE_KEYS));
+        assert_eq!(fields_of::<ProfileToml>(), sorted(PROFILE_KEYS));
+        assert_eq!(fields_of::<ModelProviderToml>(), sorted(PROVIDER_KEYS));
+        assert_eq!(fields_of::<ProjectToml>(), sorted(PROJECT_KEYS));
+        assert_eq!(
+            fields_of::<ShellEnvironmentPolicyToml>(),
+            sorted(SHELL_ENV_KEYS)
+        );
         assert_eq!(ignored("model = \"m\"\nnot_a_key = 1\n"), ["not_a_key"]);
     }
 
@@ -396,6 +410,30 @@ pub(crate) mod tests {
     }
 
     #[test]
+    fn tables_are_only_tables() {
+        for text in [
+            "history = [\"none\"]",
+            "shell_environment_policy = [\"core\"]",
+            "[profiles]\np = [\"m\"]",
+        ] {
+            let e = toml::from_str::<ConfigToml>(text).unwrap_err();
+            assert!(e.message().contains("expected a table"), "{text}: {e}");
+        }
+    }
+
+    #[test]
+    fn quoted_names_stay_whole_in_dotted_keys() {
+        assert_eq!(
+            dotted(&["projects", "/src/my.app", "trust_level"]),
+            "projects.\"/src/my.app\".trust_level"
+        );
+        assert_eq!(
+            dotted(&["model_providers", "gpu-box"]),
+            "model_providers.gpu-box"
+        );
+    }
+
+    #[test]
     fn unknown_keys_come_with_their_line() {
         let text = "model = \"m\"\n\n[sandbox_workspace_write]\nnetwork_acces = true\n";
         assert_eq!(
@@ -416,11 +454,8 @@ pub(crate) mod tests {
             toml::from_str("max_turn_steps = 3\napproval_timeout_sec = 1.5").unwrap();
         assert_eq!(t.max_turn_steps, Some(NonNegative(3)));
         assert_eq!(t.approval_timeout_sec, Some(NonNegative(1)));
-        let e = toml::Value::Table(toml::from_str("max_turn_steps = -1").unwrap())
-            .try_into::<ConfigToml>()
-            .unwrap_err();
-        let (key, message) = split_error(&e);
-        assert_eq!(key, "max_turn_steps");
+        let e = toml::from_str::<ConfigToml>("max_turn_steps = -1").unwrap_err();
+        let message = e.message();
         assert!(message.contains("non-negative"), "{message}");
     }
 }

@@ -355,10 +355,14 @@ mod tests {
             let table: toml::Table = format!("[shell_environment_policy]\n{text}")
                 .parse()
                 .unwrap();
-            let e = toml::Value::Table(table)
-                .try_into::<crate::schema::ConfigToml>()
-                .unwrap_err();
-            crate::schema::split_error(&e)
+            let e = serde_path_to_error::deserialize::<_, crate::schema::ConfigToml>(
+                toml::Value::Table(table),
+            )
+            .unwrap_err();
+            (
+                crate::de_error::key_of(e.path()),
+                crate::de_error::toml_message(e.inner()),
+            )
         };
         let (k, m) = bad("inherit = \"some\"");
         assert_eq!(k, "shell_environment_policy.inherit");
@@ -367,8 +371,9 @@ mod tests {
         assert_eq!(k, "shell_environment_policy.exclude");
         let (_, m) = bad("include_only = [\"[\"]");
         assert!(m.contains("invalid pattern `[`"), "{m}");
-        let (k, _) = bad("set = { A = [1] }");
-        assert_eq!(k, "shell_environment_policy.set.A");
+        let (k, m) = bad("set = { \"A.B\" = [1] }");
+        assert_eq!(k, "shell_environment_policy.set.\"A.B\"");
+        assert_eq!(m, "expected a string value, got an array");
     }
 
     #[test]

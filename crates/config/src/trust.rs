@@ -61,9 +61,9 @@ pub fn trust_of(user: &toml::Table, dir: &Path) -> Trust {
         }
         // An entry that does not read as a `ProjectToml` trusts nothing (fail closed); the
         // loader reports it as an error naming the key.
-        let level = ProjectToml::deserialize(entry.clone())
+        let level = crate::schema::Table::<ProjectToml>::deserialize(entry.clone())
             .ok()
-            .and_then(|p| p.trust_level);
+            .and_then(|p| p.0.trust_level);
         let decision = match level {
             Some(TrustLevel::Trusted) => Trust::Trusted(path.clone()),
             Some(TrustLevel::Untrusted) => Trust::Untrusted(path.clone()),
