@@ -134,9 +134,12 @@ pub fn load_config(opts: ConfigLoadOptions) -> Result<LoadedConfig, ConfigError>
                 .and_then(|v| v.as_str().map(str::to_string))
         });
     let mut effective = merged.clone();
-    if let Some(name) = &profile_name {
-        let profile = profile_table(&merged, name, &user_path)?;
-        deep_merge(&mut effective, &profile);
+    let profile = match &profile_name {
+        Some(name) => Some(profile_table(&merged, name, &user_path)?),
+        None => None,
+    };
+    if let Some(profile) = &profile {
+        deep_merge(&mut effective, profile);
     }
     deep_merge(&mut effective, &flags);
     if !flags.is_empty() {
@@ -154,7 +157,7 @@ pub fn load_config(opts: ConfigLoadOptions) -> Result<LoadedConfig, ConfigError>
         cwd,
         user_path,
         project_path,
-        profile_name,
+        profile_name: profile_name.clone(),
         warnings: &mut warnings,
     });
     match typed {
@@ -168,7 +171,8 @@ pub fn load_config(opts: ConfigLoadOptions) -> Result<LoadedConfig, ConfigError>
             key,
             message,
         }) => Err(ConfigError::Invalid {
-            origin: origin_for(&layers, &key).unwrap_or(origin),
+            origin: origin_for(&layers, profile_name.as_deref().zip(profile.as_ref()), &key)
+                .unwrap_or(origin),
             key,
             message,
         }),
@@ -218,9 +222,36 @@ fn profile_table(
         })
 }
 
-/// Which layer set `key` (the highest-priority one wins), to name it in errors:
-/// `-c` overrides, then the project file, then the user file.
-fn origin_for(layers: &[ConfigLayer], key: &str) -> Option<String> {
+/// Which layer set `key` (the highest-priority one wins), to name it in errors: `-c`
+/// overrides, then the active profile (named with the file that holds it), then the project
+/// file, then the user file.
+fn origin_for(
+    layers: &[ConfigLayer],
+    profile: Option<(&str, &toml::Table)>,
+    key: &str,
+) -> Option<String> {
+    let file_of = |l: &ConfigLayer| match &l.path {
+        Some(p) => p.display().to_string(),
+        None => "-c override".to_string(),
+    };
+    // Highest priority first; the profile sits between `-c` and the files.
+    let mut sources: Vec<(String, &toml::Table)> = Vec::new();
+    let mut profile = profile;
+    for l in layers.iter().rev() {
+        if l.path.is_some()
+            && let Some((name, table)) = profile.take()
+        {
+            let holder = layers
+                .iter()
+                .rev()
+                .find(|l| l.path.is_some() && defines(&l.value, &["profiles", name]))
+                .map(file_of)
+                .unwrap_or_else(|| "config".to_string());
+            let name = crate::schema::dotted(&[name]);
+            sources.push((format!("{holder} [profiles.{name}]"), table));
+        }
+        sources.push((file_of(l), &l.value));
+    }
     let server;
     let owned: Vec<String>;
     let parts: Vec<&str> = match key.strip_prefix("mcp_servers.") {
@@ -239,14 +270,10 @@ fn origin_for(layers: &[ConfigLayer], key: &str) -> Option<String> {
     // A missing key (`model_providers.box.base_url`) is blamed on the layer that wrote the
     // nearest table around it.
     (1..=parts.len()).rev().find_map(|n| {
-        layers
+        sources
             .iter()
-            .rev()
-            .find(|l| defines(&l.value, &parts[..n]))
-            .map(|l| match &l.path {
-                Some(p) => p.display().to_string(),
-                None => "-c override".to_string(),
-            })
+            .find(|(_, table)| defines(table, &parts[..n]))
+            .map(|(origin, _)| origin.clone())
     })
 }
 

@@ -284,3 +284,18 @@ fn thread_store_url_type_errors_name_the_key() {
     std::fs::write(home.path().join("config.toml"), "model = 3\n").unwrap();
     assert_eq!(thread_store_url(home.path()).unwrap(), None);
 }
+
+#[test]
+fn errors_from_the_active_profile_name_it() {
+    let text = "max_turn_steps = 5\nprofile = \"p\"\n[profiles.p]\nmax_turn_steps = \"many\"\n";
+    let msg = error_of(text);
+    assert!(
+        msg.contains("config.toml [profiles.p]: `max_turn_steps`: expected a non-negative number"),
+        "{msg}"
+    );
+    // `-c` wins over the profile, and is named when it is the culprit.
+    let msg = load_with(text, &["max_turn_steps=\"lots\""], Default::default())
+        .unwrap_err()
+        .to_string();
+    assert!(msg.starts_with("-c override: `max_turn_steps`"), "{msg}");
+}
