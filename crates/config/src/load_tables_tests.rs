@@ -299,3 +299,17 @@ fn errors_from_the_active_profile_name_it() {
         .to_string();
     assert!(msg.starts_with("-c override: `max_turn_steps`"), "{msg}");
 }
+
+#[test]
+fn a_typo_in_the_active_profile_warns_once() {
+    let text = "profile = \"p\"\n[profiles.p.sandbox_workspace_write]\nnetwork_acess = true\n";
+    let loaded = load_with(text, &[], Default::default()).unwrap();
+    assert_eq!(loaded.warnings.len(), 1, "{:#?}", loaded.warnings);
+    assert!(
+        loaded.warnings[0].contains(
+            "config.toml:3: unknown key `profiles.p.sandbox_workspace_write.network_acess`"
+        ),
+        "{:#?}",
+        loaded.warnings
+    );
+}

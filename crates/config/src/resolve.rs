@@ -10,7 +10,7 @@ use crate::schema::{
     ConfigToml, HistoryToml, ModelProviderToml, NonNegative, SandboxWorkspaceWriteToml, Table,
 };
 use crate::typed::{Config, ConfigLoadOptions, DEFAULT_PROJECT_DOC_MAX_BYTES, HistoryPersistence};
-use crate::unknown_keys::{known_keys_for, locate_mcp_key, warn_key};
+use crate::unknown_keys::locate_mcp_key;
 use crate::value::parse_effort;
 use oi_protocol::config_types::{AskForApproval, SandboxMode, SandboxPolicy};
 use std::collections::BTreeMap;
@@ -54,7 +54,7 @@ pub(crate) fn build_config(inputs: TypedInputs<'_>) -> Result<Config, ConfigErro
         warnings,
     } = inputs;
     let ov = &opts.overrides;
-    let t = read_schema(effective, warnings)?;
+    let t = read_schema(effective)?;
 
     let providers = model_providers(t.model_providers.unwrap_or_default())?;
     let provider_id = ov
@@ -156,17 +156,11 @@ pub(crate) fn build_config(inputs: TypedInputs<'_>) -> Result<Config, ConfigErro
 }
 
 /// Deserialize the merged table into [`ConfigToml`]. A value of the wrong type is an error
-/// naming its key; keys of the small tables that nothing reads and that no file was warned
-/// about (a profile's `[sandbox_workspace_write]`...) are warnings here.
-fn read_schema(
-    effective: &toml::Table,
-    warnings: &mut Vec<String>,
-) -> Result<ConfigToml, ConfigError> {
-    let mut ignored = Vec::new();
-    let mut on_ignored = |p: serde_ignored::Path| ignored.push(crate::schema::segments(&p));
-    let de =
-        serde_ignored::Deserializer::new(toml::Value::Table(effective.clone()), &mut on_ignored);
-    let t: ConfigToml = serde_path_to_error::deserialize(de).map_err(
+/// naming its exact key. Unknown keys are not looked for here: each file was checked on its
+/// own, with lines (`unknown_keys::warn_unknown_in_file`), and `-c` keys before layering, so
+/// every key in the merged table has been reported once already.
+fn read_schema(effective: &toml::Table) -> Result<ConfigToml, ConfigError> {
+    serde_path_to_error::deserialize(toml::Value::Table(effective.clone())).map_err(
         |e: serde_path_to_error::Error<toml::de::Error>| {
             let key = crate::de_error::key_of(e.path());
             let message = match type_hint(&key) {
@@ -175,19 +169,7 @@ fn read_schema(
             };
             invalid(&key, message)
         },
-    )?;
-    for parts in ignored {
-        let already = warnings
-            .iter()
-            .any(|w| w.contains(&format!("unknown key `{}`", crate::schema::dotted(&parts))));
-        if let Some((prefix, key, known)) = known_keys_for(&parts)
-            && !prefix.is_empty()
-            && !already
-        {
-            warn_key(key, None, known, &prefix, ORIGIN, warnings);
-        }
-    }
-    Ok(t)
+    )
 }
 
 /// How `[thread_store]` is written, for errors about it.
