@@ -378,6 +378,38 @@ pub const CODEX_ONLY_PROFILE_KEYS: &[&str] = &[
     "zsh_path",
 ];
 
+/// Keys of a `[model_providers.<id>]` table (see [`crate::ModelProviderInfo`]).
+pub const PROVIDER_KEYS: &[&str] = &[
+    "name",
+    "base_url",
+    "env_key",
+    "env_key_instructions",
+    "wire_api",
+    "query_params",
+    "http_headers",
+    "env_http_headers",
+    "request_max_retries",
+    "stream_max_retries",
+    "stream_idle_timeout_ms",
+    "requires_openai_auth",
+    "send_reasoning_content",
+];
+
+/// Keys of `[shell_environment_policy]`.
+pub const SHELL_ENV_KEYS: &[&str] = &[
+    "inherit",
+    "ignore_default_excludes",
+    "exclude",
+    "set",
+    "include_only",
+];
+
+/// Keys of a Codex `[shell_environment_policy]` that Open Interpreter accepts and ignores.
+pub const CODEX_ONLY_SHELL_ENV_KEYS: &[&str] = &["experimental_use_profile"];
+
+/// Keys of a `[projects."/abs/path"]` table.
+pub const PROJECT_KEYS: &[&str] = &["trust_level"];
+
 /// Keys of `[sandbox_workspace_write]`.
 pub const SANDBOX_WW_KEYS: &[&str] = &[
     "writable_roots",

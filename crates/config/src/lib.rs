@@ -9,6 +9,7 @@
 //! never silently dropped.
 
 pub mod credentials;
+mod de_error;
 pub mod edit;
 mod error;
 pub mod keys;

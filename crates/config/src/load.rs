@@ -2,11 +2,11 @@
 //! `-c` overrides. The merged table is typed by [`crate::resolve`].
 
 use crate::ConfigError;
-use crate::keys::{CODEX_ONLY_PROFILE_KEYS, PROFILE_KEYS};
 use crate::overrides::apply_dotted;
-use crate::resolve::{TypedInputs, build_config};
+use crate::resolve::{THREAD_STORE_HINT, TypedInputs, build_config};
+use crate::schema::{Table, ThreadStoreToml};
 use crate::typed::{ConfigLayer, ConfigLoadOptions, LoadedConfig};
-use crate::unknown_keys::{validate_cli_key, warn_unknown, warn_unknown_in_file};
+use crate::unknown_keys::{validate_cli_key, warn_unknown_in_file};
 use std::path::{Path, PathBuf};
 
 /// `$OPENINTERPRETER_HOME`, else `~/.openinterpreter`.
@@ -134,9 +134,12 @@ pub fn load_config(opts: ConfigLoadOptions) -> Result<LoadedConfig, ConfigError>
                 .and_then(|v| v.as_str().map(str::to_string))
         });
     let mut effective = merged.clone();
-    if let Some(name) = &profile_name {
-        let profile = profile_table(&merged, name, &user_path, &mut warnings)?;
-        deep_merge(&mut effective, &profile);
+    let profile = match &profile_name {
+        Some(name) => Some(profile_table(&merged, name, &user_path)?),
+        None => None,
+    };
+    if let Some(profile) = &profile {
+        deep_merge(&mut effective, profile);
     }
     deep_merge(&mut effective, &flags);
     if !flags.is_empty() {
@@ -154,7 +157,7 @@ pub fn load_config(opts: ConfigLoadOptions) -> Result<LoadedConfig, ConfigError>
         cwd,
         user_path,
         project_path,
-        profile_name,
+        profile_name: profile_name.clone(),
         warnings: &mut warnings,
     });
     match typed {
@@ -168,7 +171,8 @@ pub fn load_config(opts: ConfigLoadOptions) -> Result<LoadedConfig, ConfigError>
             key,
             message,
         }) => Err(ConfigError::Invalid {
-            origin: origin_for(&layers, &key).unwrap_or(origin),
+            origin: origin_for(&layers, profile_name.as_deref().zip(profile.as_ref()), &key)
+                .unwrap_or(origin),
             key,
             message,
         }),
@@ -194,23 +198,20 @@ fn session_cwd(requested: Option<&Path>) -> Result<PathBuf, ConfigError> {
     })
 }
 
-/// The `[profiles.<name>]` table of the merged files, its unknown keys warned about.
+/// The `[profiles.<name>]` table of the merged files, to layer over them as a table (its
+/// types and unknown keys are checked with the rest of the schema, see `schema::ProfileToml`).
 fn profile_table(
     merged: &toml::Table,
     name: &str,
     user_path: &Path,
-    warnings: &mut Vec<String>,
 ) -> Result<toml::Table, ConfigError> {
-    let profile = merged
-        .get("profiles")
-        .and_then(|p| p.as_table())
+    let profiles = merged.get("profiles").and_then(toml::Value::as_table);
+    profiles
         .and_then(|p| p.get(name))
-        .and_then(|p| p.as_table())
+        .and_then(toml::Value::as_table)
         .cloned()
         .ok_or_else(|| {
-            let known: Vec<String> = merged
-                .get("profiles")
-                .and_then(|p| p.as_table())
+            let known: Vec<String> = profiles
                 .map(|t| t.keys().cloned().collect())
                 .unwrap_or_default();
             ConfigError::Other(format!(
@@ -218,22 +219,41 @@ fn profile_table(
                 user_path.display(),
                 if known.is_empty() { "none".to_string() } else { known.join(", ") }
             ))
-        })?;
-    warn_unknown(
-        &profile,
-        (PROFILE_KEYS, CODEX_ONLY_PROFILE_KEYS),
-        &format!("profiles.{name}."),
-        &user_path.display().to_string(),
-        None,
-        warnings,
-    );
-    Ok(profile)
+        })
 }
 
-/// Which layer set `key` (the highest-priority one wins), to name it in errors:
-/// `-c` overrides, then the project file, then the user file.
-fn origin_for(layers: &[ConfigLayer], key: &str) -> Option<String> {
+/// Which layer set `key` (the highest-priority one wins), to name it in errors: `-c`
+/// overrides, then the active profile (named with the file that holds it), then the project
+/// file, then the user file.
+fn origin_for(
+    layers: &[ConfigLayer],
+    profile: Option<(&str, &toml::Table)>,
+    key: &str,
+) -> Option<String> {
+    let file_of = |l: &ConfigLayer| match &l.path {
+        Some(p) => p.display().to_string(),
+        None => "-c override".to_string(),
+    };
+    // Highest priority first; the profile sits between `-c` and the files.
+    let mut sources: Vec<(String, &toml::Table)> = Vec::new();
+    let mut profile = profile;
+    for l in layers.iter().rev() {
+        if l.path.is_some()
+            && let Some((name, table)) = profile.take()
+        {
+            let holder = layers
+                .iter()
+                .rev()
+                .find(|l| l.path.is_some() && defines(&l.value, &["profiles", name]))
+                .map(file_of)
+                .unwrap_or_else(|| "config".to_string());
+            let name = crate::schema::dotted(&[name]);
+            sources.push((format!("{holder} [profiles.{name}]"), table));
+        }
+        sources.push((file_of(l), &l.value));
+    }
     let server;
+    let owned: Vec<String>;
     let parts: Vec<&str> = match key.strip_prefix("mcp_servers.") {
         // `mcp_servers.<name>...`: the name itself may contain dots, so it is looked up
         // among the servers the layers define rather than split off.
@@ -241,16 +261,20 @@ fn origin_for(layers: &[ConfigLayer], key: &str) -> Option<String> {
             server = mcp_server_in(layers, rest)?;
             vec!["mcp_servers", server.as_str()]
         }
-        None => key.split('.').collect(),
+        None => {
+            owned = crate::de_error::key_parts(key)
+                .unwrap_or_else(|| key.split('.').map(str::to_string).collect());
+            owned.iter().map(String::as_str).collect()
+        }
     };
-    layers
-        .iter()
-        .rev()
-        .find(|l| defines(&l.value, &parts))
-        .map(|l| match &l.path {
-            Some(p) => p.display().to_string(),
-            None => "-c override".to_string(),
-        })
+    // A missing key (`model_providers.box.base_url`) is blamed on the layer that wrote the
+    // nearest table around it.
+    (1..=parts.len()).rev().find_map(|n| {
+        sources
+            .iter()
+            .find(|(_, table)| defines(table, &parts[..n]))
+            .map(|(origin, _)| origin.clone())
+    })
 }
 
 /// The longest server name defined in some layer that `rest` (a key after `mcp_servers.`)
@@ -295,27 +319,39 @@ pub fn thread_store_url(home: &Path) -> Result<Option<String>, ConfigError> {
     let Some((table, _)) = read_layer(&path)? else {
         return Ok(None);
     };
-    let origin = path.display().to_string();
-    let bad = |message: &str| ConfigError::Invalid {
-        origin: origin.clone(),
-        key: "thread_store".into(),
-        message: message.into(),
-    };
-    match table.get("thread_store") {
-        None => Ok(None),
-        Some(toml::Value::Table(t)) => match t.get("url") {
-            None => Ok(None),
-            Some(toml::Value::String(u)) => Ok(Some(u.clone()).filter(|u| !u.trim().is_empty())),
-            Some(_) => Err(bad(
-                "`url` must be a string: [thread_store] url = \"postgresql://USER@HOST:PORT/DB\"",
-            )),
-        },
-        Some(_) => Err(bad(
-            "expected a table: [thread_store] url = \"postgresql://USER@HOST:PORT/DB\"",
-        )),
+    /// The one key this reads; the rest of the file is skipped unread (and checked when
+    /// the config is loaded).
+    #[derive(serde::Deserialize)]
+    struct UserStore {
+        thread_store: Option<Table<ThreadStoreToml>>,
     }
+    let store: UserStore = serde_path_to_error::deserialize(toml::Value::Table(table)).map_err(
+        |e: serde_path_to_error::Error<toml::de::Error>| {
+            let key = crate::de_error::key_of(e.path());
+            let message = match key.as_str() {
+                "thread_store" => THREAD_STORE_HINT.to_string(),
+                _ => format!(
+                    "{}: [thread_store] url = \"postgresql://USER@HOST:PORT/DB\"",
+                    crate::de_error::toml_message(e.inner())
+                ),
+            };
+            ConfigError::Invalid {
+                origin: path.display().to_string(),
+                key,
+                message,
+            }
+        },
+    )?;
+    Ok(store
+        .thread_store
+        .and_then(|t| t.0.url)
+        .filter(|u| !u.trim().is_empty()))
 }
 
 #[cfg(test)]
 #[path = "load_tests.rs"]
 mod tests;
+
+#[cfg(test)]
+#[path = "load_tables_tests.rs"]
+mod table_tests;

@@ -4,7 +4,11 @@ use crate::provider::DEFAULT_OLLAMA_MODEL;
 use crate::{ConfigOverrides, HistoryPersistence};
 use oi_protocol::config_types::{AskForApproval, SandboxMode, SandboxPolicy};
 
-fn load_with(text: &str, cli: &[&str], ov: ConfigOverrides) -> Result<LoadedConfig, ConfigError> {
+pub(super) fn load_with(
+    text: &str,
+    cli: &[&str],
+    ov: ConfigOverrides,
+) -> Result<LoadedConfig, ConfigError> {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("config.toml"), text).unwrap();
     let home = dir.path().to_path_buf();
@@ -239,7 +243,10 @@ fn builtin_providers_can_be_adjusted_key_by_key() {
 
 /// A home with `user` as config.toml and a project folder holding `project` as its
 /// `.openinterpreter/config.toml`; returns (home, project dir).
-fn home_and_project(user: &str, project: &str) -> (tempfile::TempDir, tempfile::TempDir) {
+pub(super) fn home_and_project(
+    user: &str,
+    project: &str,
+) -> (tempfile::TempDir, tempfile::TempDir) {
     let home = tempfile::tempdir().unwrap();
     let proj = tempfile::tempdir().unwrap();
     std::fs::create_dir(proj.path().join(".openinterpreter")).unwrap();
@@ -651,12 +658,12 @@ fn wrong_types_name_the_file_the_key_and_what_was_expected() {
         (
             "hide_agent_reasoning = \"yes\"\n",
             "hide_agent_reasoning",
-            "expected a boolean",
+            "expected true or false, got a string",
         ),
         (
             "[sandbox_workspace_write]\nnetwork_access = \"no\"\n",
             "sandbox_workspace_write.network_access",
-            "expected a boolean",
+            "expected true or false, got a string",
         ),
         (
             "[sandbox_workspace_write]\nwritable_roots = \"/tmp\"\n",

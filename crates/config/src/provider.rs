@@ -126,6 +126,28 @@ impl ModelProviderInfo {
     }
 }
 
+impl ModelProviderInfo {
+    /// A provider with only its name set: every other key at its default (chat wire, no
+    /// key, no headers, default retries).
+    pub(crate) fn named(name: String) -> Self {
+        ModelProviderInfo {
+            name,
+            base_url: None,
+            env_key: None,
+            env_key_instructions: None,
+            wire_api: WireApi::Chat,
+            query_params: None,
+            http_headers: None,
+            env_http_headers: None,
+            request_max_retries: None,
+            stream_max_retries: None,
+            stream_idle_timeout_ms: None,
+            requires_openai_auth: false,
+            send_reasoning_content: None,
+        }
+    }
+}
+
 fn builtin(
     name: &str,
     base_url: &str,
@@ -133,19 +155,10 @@ fn builtin(
     instructions: Option<&str>,
 ) -> ModelProviderInfo {
     ModelProviderInfo {
-        name: name.to_string(),
         base_url: Some(base_url.to_string()),
         env_key: env_key.map(str::to_string),
         env_key_instructions: instructions.map(str::to_string),
-        wire_api: WireApi::Chat,
-        query_params: None,
-        http_headers: None,
-        env_http_headers: None,
-        request_max_retries: None,
-        stream_max_retries: None,
-        stream_idle_timeout_ms: None,
-        requires_openai_auth: false,
-        send_reasoning_content: None,
+        ..ModelProviderInfo::named(name.to_string())
     }
 }
 

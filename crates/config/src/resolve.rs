@@ -2,14 +2,15 @@
 //! checked, defaulted and combined with the front end's typed overrides.
 
 use crate::ConfigError;
-use crate::load::deep_merge;
 use crate::mcp::{McpServerConfig, parse_servers};
 use crate::provider::{
     DEFAULT_OLLAMA_MODEL, DEFAULT_PROVIDER_ID, ModelProviderInfo, builtin_providers,
 };
-use crate::schema::{ConfigToml, HistoryToml, NonNegative, SandboxWorkspaceWriteToml};
+use crate::schema::{
+    ConfigToml, HistoryToml, ModelProviderToml, NonNegative, SandboxWorkspaceWriteToml, Table,
+};
 use crate::typed::{Config, ConfigLoadOptions, DEFAULT_PROJECT_DOC_MAX_BYTES, HistoryPersistence};
-use crate::unknown_keys::{known_keys_for, locate_mcp_key, warn_key};
+use crate::unknown_keys::locate_mcp_key;
 use crate::value::parse_effort;
 use oi_protocol::config_types::{AskForApproval, SandboxMode, SandboxPolicy};
 use std::collections::BTreeMap;
@@ -53,9 +54,9 @@ pub(crate) fn build_config(inputs: TypedInputs<'_>) -> Result<Config, ConfigErro
         warnings,
     } = inputs;
     let ov = &opts.overrides;
-    let t = read_schema(effective, warnings)?;
+    let t = read_schema(effective)?;
 
-    let providers = model_providers(t.model_providers.as_ref())?;
+    let providers = model_providers(t.model_providers.unwrap_or_default())?;
     let provider_id = ov
         .model_provider
         .clone()
@@ -74,7 +75,7 @@ pub(crate) fn build_config(inputs: TypedInputs<'_>) -> Result<Config, ConfigErro
         Some(s) => s,
         None => parse_enum::<SandboxMode>("sandbox_mode", t.sandbox_mode)?.unwrap_or_default(),
     };
-    let ww = t.sandbox_workspace_write.unwrap_or_default();
+    let ww = t.sandbox_workspace_write.unwrap_or_default().0;
     let allow_git_writes = ww.allow_git_writes;
     let sandbox_policy = sandbox_policy(sandbox_mode, ww, &cwd);
 
@@ -88,7 +89,7 @@ pub(crate) fn build_config(inputs: TypedInputs<'_>) -> Result<Config, ConfigErro
         &user_path,
         warnings,
     )?;
-    let shell_environment_policy = crate::shell_env::parse_policy(effective, ORIGIN, warnings)?;
+    let shell_environment_policy = t.shell_environment_policy.unwrap_or_default().0.into();
     let count = |v: Option<NonNegative>| v.map(|n| n.0);
 
     Ok(Config {
@@ -144,7 +145,7 @@ pub(crate) fn build_config(inputs: TypedInputs<'_>) -> Result<Config, ConfigErro
             Some(argv) if argv.is_empty() => return Err(notify_error()),
             Some(argv) => Some(argv),
         },
-        history_persistence: history_persistence(t.history.unwrap_or_default())?,
+        history_persistence: history_persistence(t.history.unwrap_or_default().0)?,
         profile: profile_name,
         user_config_path: user_path,
         project_config_path: project_path,
@@ -155,33 +156,25 @@ pub(crate) fn build_config(inputs: TypedInputs<'_>) -> Result<Config, ConfigErro
 }
 
 /// Deserialize the merged table into [`ConfigToml`]. A value of the wrong type is an error
-/// naming its key; keys of the small tables that nothing reads and that no file was warned
-/// about (a profile's `[sandbox_workspace_write]`...) are warnings here.
-fn read_schema(
-    effective: &toml::Table,
-    warnings: &mut Vec<String>,
-) -> Result<ConfigToml, ConfigError> {
-    let mut ignored = Vec::new();
-    let t: ConfigToml = serde_ignored::deserialize(toml::Value::Table(effective.clone()), |p| {
-        ignored.push(crate::schema::dotted(&p))
-    })
-    .map_err(|e: toml::de::Error| {
-        let (key, message) = crate::schema::split_error(&e);
-        invalid(&key, type_hint(&key).map(str::to_string).unwrap_or(message))
-    })?;
-    for path in ignored {
-        let already = warnings
-            .iter()
-            .any(|w| w.contains(&format!("unknown key `{path}`")));
-        if let Some((prefix, key, known)) = known_keys_for(&path)
-            && !prefix.is_empty()
-            && !already
-        {
-            warn_key(key, None, known, prefix, ORIGIN, warnings);
-        }
-    }
-    Ok(t)
+/// naming its exact key. Unknown keys are not looked for here: each file was checked on its
+/// own, with lines (`unknown_keys::warn_unknown_in_file`), and `-c` keys before layering, so
+/// every key in the merged table has been reported once already.
+fn read_schema(effective: &toml::Table) -> Result<ConfigToml, ConfigError> {
+    serde_path_to_error::deserialize(toml::Value::Table(effective.clone())).map_err(
+        |e: serde_path_to_error::Error<toml::de::Error>| {
+            let key = crate::de_error::key_of(e.path());
+            let message = match type_hint(&key) {
+                Some(hint) => hint.to_string(),
+                None => crate::de_error::toml_message(e.inner()),
+            };
+            invalid(&key, message)
+        },
+    )
 }
+
+/// How `[thread_store]` is written, for errors about it.
+pub(crate) const THREAD_STORE_HINT: &str =
+    "expected a table: [thread_store] url = \"postgresql://USER@HOST:PORT/DB\"";
 
 /// What to write instead, for values whose type serde's own message explains poorly.
 fn type_hint(key: &str) -> Option<&'static str> {
@@ -194,8 +187,20 @@ fn type_hint(key: &str) -> Option<&'static str> {
         }
         "sandbox_workspace_write.writable_roots" => "expected an array of path strings",
         "history" => "expected a table: [history] persistence = \"save-all\" | \"none\"",
-        "thread_store" => {
-            "expected a table: [thread_store] url = \"postgresql://USER@HOST:PORT/DB\""
+        "thread_store" => THREAD_STORE_HINT,
+        "shell_environment_policy" => {
+            "expected a table: [shell_environment_policy] inherit = \"core\""
+        }
+        "shell_environment_policy.exclude" | "shell_environment_policy.include_only" => {
+            "expected an array of name patterns like [\"AWS_*\"]"
+        }
+        "shell_environment_policy.set" => "expected a table like { NAME = \"value\" }",
+        "model_providers" => {
+            "expected a table of [model_providers.<id>] entries with name and base_url"
+        }
+        "profiles" => "expected a table of [profiles.<name>] entries",
+        "projects" => {
+            "expected a table of [projects.\"/abs/path\"] entries with trust_level = \"trusted\""
         }
         _ => return None,
     })
@@ -203,49 +208,63 @@ fn type_hint(key: &str) -> Option<&'static str> {
 
 /// Built-in providers, adjusted or extended by `[model_providers.<id>]` tables.
 fn model_providers(
-    configured: Option<&toml::Value>,
+    configured: BTreeMap<String, Table<ModelProviderToml>>,
 ) -> Result<BTreeMap<String, ModelProviderInfo>, ConfigError> {
     let mut providers = builtin_providers();
-    let Some(v) = configured else {
-        return Ok(providers);
-    };
-    let table = v.as_table().ok_or_else(|| {
-        invalid(
-            "model_providers",
-            "expected a table of [model_providers.<id>] entries",
-        )
-    })?;
-    for (id, pv) in table {
-        // A table named like a built-in provider adjusts it: keys it sets win, the rest
-        // (name, base_url, env_key...) keep their built-in values.
-        let merged = match (providers.get(id), pv) {
-            (Some(builtin), toml::Value::Table(over)) => match toml::Value::try_from(builtin) {
-                Ok(toml::Value::Table(mut base)) => {
-                    deep_merge(&mut base, over);
-                    toml::Value::Table(base)
-                }
-                _ => pv.clone(),
-            },
-            _ => pv.clone(),
-        };
-        let p: ModelProviderInfo = merged.try_into().map_err(|e: toml::de::Error| {
-            invalid(
-                &format!("model_providers.{id}"),
-                format!(
-                    "{}; a provider needs at least `name` and `base_url` (optional: env_key, wire_api = \"chat\" | \"responses\", query_params, http_headers, env_http_headers, request_max_retries, stream_max_retries, stream_idle_timeout_ms, send_reasoning_content)",
-                    e.message()
-                ),
-            )
-        })?;
-        if p.base_url.as_deref().is_none_or(|u| u.trim().is_empty()) {
-            return Err(invalid(
-                &format!("model_providers.{id}.base_url"),
-                "missing; set it to the API root, e.g. \"http://localhost:11434/v1\"",
-            ));
-        }
-        providers.insert(id.clone(), p);
+    for (id, table) in configured {
+        let p = configured_provider(&id, providers.remove(&id), table.0)?;
+        providers.insert(id, p);
     }
     Ok(providers)
+}
+
+/// The provider `[model_providers.<id>]` describes. A table named like a built-in provider
+/// (`builtin`) adjusts it: keys it sets win, the rest (name, base_url, env_key...) keep their
+/// built-in values. Any other table needs at least `name` and `base_url`.
+fn configured_provider(
+    id: &str,
+    builtin: Option<ModelProviderInfo>,
+    t: ModelProviderToml,
+) -> Result<ModelProviderInfo, ConfigError> {
+    let key = crate::schema::dotted(&["model_providers", id]);
+    let base = match (builtin, t.name) {
+        (Some(mut b), name) => {
+            if let Some(name) = name {
+                b.name = name;
+            }
+            b
+        }
+        (None, Some(name)) => ModelProviderInfo::named(name),
+        (None, None) => {
+            return Err(invalid(
+                &key,
+                "missing `name`; a new provider needs at least `name` and `base_url`, e.g. [model_providers.box] name = \"GPU box\", base_url = \"http://gpu-box:8000/v1\"",
+            ));
+        }
+    };
+    let count = |v: Option<NonNegative>| v.map(|n| n.0);
+    let p = ModelProviderInfo {
+        base_url: t.base_url.or(base.base_url),
+        env_key: t.env_key.or(base.env_key),
+        env_key_instructions: t.env_key_instructions.or(base.env_key_instructions),
+        wire_api: t.wire_api.unwrap_or(base.wire_api),
+        query_params: t.query_params.or(base.query_params),
+        http_headers: t.http_headers.or(base.http_headers),
+        env_http_headers: t.env_http_headers.or(base.env_http_headers),
+        request_max_retries: count(t.request_max_retries).or(base.request_max_retries),
+        stream_max_retries: count(t.stream_max_retries).or(base.stream_max_retries),
+        stream_idle_timeout_ms: count(t.stream_idle_timeout_ms).or(base.stream_idle_timeout_ms),
+        requires_openai_auth: t.requires_openai_auth.unwrap_or(base.requires_openai_auth),
+        send_reasoning_content: t.send_reasoning_content.or(base.send_reasoning_content),
+        name: base.name,
+    };
+    if p.base_url.as_deref().is_none_or(|u| u.trim().is_empty()) {
+        return Err(invalid(
+            &format!("{key}.base_url"),
+            "missing; set it to the API root, e.g. \"http://localhost:11434/v1\"",
+        ));
+    }
+    Ok(p)
 }
 
 /// The provider `id` names, among the built-in and configured ones.

@@ -1,15 +1,17 @@
 //! The shape of `config.toml` as serde reads it: the top-level keys and their small tables.
 //!
 //! [`ConfigToml`] is deserialized from the layered table (user, project, profile, `-c`); the
-//! loader turns it into the typed [`crate::Config`]. Keys with their own validation keep their
-//! raw TOML here (`mcp_servers`, `model_providers`, `shell_environment_policy`, `profiles`,
-//! `projects`) and are checked by their modules.
+//! loader turns it into the typed [`crate::Config`]. Only `[mcp_servers]` keeps its raw TOML
+//! here: `crate::mcp` reads it with its own serde schema, which knows the transports.
 //!
 //! Unknown keys are found with `serde_ignored` while each file is read ([`unknown_keys`]), so
 //! the field list below and [`crate::keys::TOP_LEVEL_KEYS`] must agree: a test checks that
 //! every honoured key is a field here and that nothing else is.
 
+use crate::shell_env::{EnvPattern, EnvValue, ShellEnvironmentInherit};
+use oi_protocol::config_types::WireApi;
 use serde::{Deserialize, Deserializer};
+use std::collections::BTreeMap;
 
 /// The top-level keys Open Interpreter honours (see `keys.rs` for their documentation).
 #[derive(Debug, Default, Deserialize)]
@@ -24,10 +26,10 @@ pub(crate) struct ConfigToml {
     pub model_auto_compact_token_limit: Option<NonNegative>,
     pub approval_policy: Option<String>,
     pub sandbox_mode: Option<String>,
-    pub sandbox_workspace_write: Option<SandboxWorkspaceWriteToml>,
+    pub sandbox_workspace_write: Option<Table<SandboxWorkspaceWriteToml>>,
     pub profile: Option<String>,
-    pub profiles: Option<toml::Value>,
-    pub model_providers: Option<toml::Value>,
+    pub profiles: Option<BTreeMap<String, Table<ProfileToml>>>,
+    pub model_providers: Option<BTreeMap<String, Table<ModelProviderToml>>>,
     pub mcp_servers: Option<toml::Value>,
     pub base_instructions: Option<String>,
     pub instructions: Option<String>,
@@ -41,12 +43,106 @@ pub(crate) struct ConfigToml {
     pub show_raw_agent_reasoning: Option<bool>,
     pub project_doc_max_bytes: Option<NonNegative>,
     pub notify: Option<Vec<String>>,
-    pub history: Option<HistoryToml>,
-    pub projects: Option<toml::Value>,
-    pub shell_environment_policy: Option<toml::Value>,
+    pub history: Option<Table<HistoryToml>>,
+    pub projects: Option<BTreeMap<String, Table<ProjectToml>>>,
+    pub shell_environment_policy: Option<Table<ShellEnvironmentPolicyToml>>,
     /// Read by [`crate::thread_store_url`] from the user config only; here so that its keys
     /// are checked like the others.
-    pub thread_store: Option<ThreadStoreToml>,
+    pub thread_store: Option<Table<ThreadStoreToml>>,
+}
+
+/// `[profiles.<name>]`: the keys a profile may set, with the types of the top-level ones.
+/// The chosen profile is layered over the files as a table (see `load.rs`); this struct is
+/// what checks every profile's types and finds its unknown keys.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+#[allow(dead_code)] // Read for its checks; the values reach `Config` through the layering.
+pub(crate) struct ProfileToml {
+    pub model: Option<String>,
+    pub model_provider: Option<String>,
+    pub model_reasoning_effort: Option<String>,
+    pub model_reasoning_summary: Option<String>,
+    pub model_verbosity: Option<String>,
+    pub model_context_window: Option<NonNegative>,
+    pub model_auto_compact_token_limit: Option<NonNegative>,
+    pub approval_policy: Option<String>,
+    pub sandbox_mode: Option<String>,
+    pub sandbox_workspace_write: Option<Table<SandboxWorkspaceWriteToml>>,
+    pub base_instructions: Option<String>,
+    pub developer_instructions: Option<String>,
+    pub compact_prompt: Option<String>,
+    pub approval_timeout_sec: Option<NonNegative>,
+    pub max_turn_steps: Option<NonNegative>,
+    pub hide_agent_reasoning: Option<bool>,
+    pub show_raw_agent_reasoning: Option<bool>,
+}
+
+/// `[model_providers.<id>]` as written: every key optional, because a table named like a
+/// built-in provider only adjusts the keys it sets (`resolve::model_providers` applies it).
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+pub(crate) struct ModelProviderToml {
+    pub name: Option<String>,
+    pub base_url: Option<String>,
+    pub env_key: Option<String>,
+    pub env_key_instructions: Option<String>,
+    pub wire_api: Option<WireApi>,
+    pub query_params: Option<BTreeMap<String, String>>,
+    pub http_headers: Option<BTreeMap<String, String>>,
+    pub env_http_headers: Option<BTreeMap<String, String>>,
+    pub request_max_retries: Option<NonNegative>,
+    pub stream_max_retries: Option<NonNegative>,
+    pub stream_idle_timeout_ms: Option<NonNegative>,
+    pub requires_openai_auth: Option<bool>,
+    pub send_reasoning_content: Option<bool>,
+}
+
+/// `[projects."/abs/path"]`: whether that folder's project config is honoured.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+pub(crate) struct ProjectToml {
+    pub trust_level: Option<TrustLevel>,
+}
+
+/// `trust_level = "trusted" | "untrusted"`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum TrustLevel {
+    Trusted,
+    Untrusted,
+}
+
+impl<'de> Deserialize<'de> for TrustLevel {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct Visitor;
+        impl serde::de::Visitor<'_> for Visitor {
+            type Value = TrustLevel;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("\"trusted\" or \"untrusted\"")
+            }
+            fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<TrustLevel, E> {
+                match v {
+                    "trusted" => Ok(TrustLevel::Trusted),
+                    "untrusted" => Ok(TrustLevel::Untrusted),
+                    other => Err(E::custom(format!(
+                        "unknown value `{other}`; expected \"trusted\" or \"untrusted\""
+                    ))),
+                }
+            }
+        }
+        d.deserialize_str(Visitor)
+    }
+}
+
+/// `[shell_environment_policy]`; its value types check patterns and `inherit` as they are
+/// read, so turning it into a [`crate::ShellEnvironmentPolicy`] cannot fail.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+pub(crate) struct ShellEnvironmentPolicyToml {
+    pub inherit: Option<ShellEnvironmentInherit>,
+    pub ignore_default_excludes: Option<bool>,
+    pub exclude: Option<Vec<EnvPattern>>,
+    pub set: Option<BTreeMap<String, EnvValue>>,
+    pub include_only: Option<Vec<EnvPattern>>,
 }
 
 /// `[thread_store]`.
@@ -75,6 +171,27 @@ pub(crate) struct HistoryToml {
     /// Accepted (Codex writes it) and not used: the prompt history is not size-capped.
     #[allow(dead_code)]
     pub max_bytes: Option<toml::Value>,
+}
+
+/// A TOML table read as `T`. A derived struct would also accept an array of its values in
+/// field order (`history = ["none"]`), which no one means; this accepts only a table.
+#[derive(Debug, Default)]
+pub(crate) struct Table<T>(pub T);
+
+impl<'de, T: Deserialize<'de>> Deserialize<'de> for Table<T> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct Visitor<T>(std::marker::PhantomData<T>);
+        impl<'de, T: Deserialize<'de>> serde::de::Visitor<'de> for Visitor<T> {
+            type Value = Table<T>;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a table")
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(self, map: A) -> Result<Table<T>, A::Error> {
+                T::deserialize(serde::de::value::MapAccessDeserializer::new(map)).map(Table)
+            }
+        }
+        d.deserialize_map(Visitor(std::marker::PhantomData))
+    }
 }
 
 /// A count or a duration: a non-negative integer (a float is accepted and truncated, as
@@ -113,48 +230,66 @@ impl<'de> Deserialize<'de> for NonNegative {
     }
 }
 
-/// A value of the wrong type, as `(dotted key, message)`: toml names the key only in its
-/// rendered text (`... in `a.b``), so it is read back from there.
-pub(crate) fn split_error(e: &toml::de::Error) -> (String, String) {
-    let rendered = e.to_string();
-    let key = rendered
-        .lines()
-        .rev()
-        .find_map(|l| l.strip_prefix("in `").and_then(|k| k.strip_suffix('`')))
-        .unwrap_or_default()
-        .to_string();
-    let message = e
-        .message()
-        .replace("invalid type: ", "")
-        .replace(", expected", "; expected");
-    (key, message)
-}
-
-/// The dotted paths of the keys in `text` (one config file) that [`ConfigToml`] does not
-/// read, each with the 1-based line it is written on. Tables that keep their raw TOML
-/// (`mcp_servers`...) are not looked into. `None` when the file does not fit the schema at
-/// all; the loader reports that error itself.
-pub(crate) fn unknown_keys(text: &str) -> Option<Vec<(String, Option<usize>)>> {
+/// The key paths (table names, then the key) of the keys in `text` (one config file) that
+/// [`ConfigToml`] does not read, each with the 1-based line it is written on. `[mcp_servers]`
+/// is not looked into (its parser reports its own keys). `None` when the file does not fit
+/// the schema at all; the loader reports that error itself.
+pub(crate) fn unknown_keys(text: &str) -> Option<Vec<(Vec<String>, Option<usize>)>> {
     let mut paths = Vec::new();
     let de = toml::de::Deserializer::parse(text).ok()?;
-    let _: ConfigToml = serde_ignored::deserialize(de, |path| paths.push(dotted(&path))).ok()?;
+    let _: ConfigToml = serde_ignored::deserialize(de, |path| paths.push(segments(&path))).ok()?;
     Some(
         paths
             .into_iter()
-            .map(|p| {
-                let parts: Vec<&str> = p.split('.').collect();
-                let line = line_of_key(text, &parts);
-                (p, line)
+            .map(|parts| {
+                let refs: Vec<&str> = parts.iter().map(String::as_str).collect();
+                let line = line_of_key(text, &refs);
+                (parts, line)
             })
             .collect(),
     )
 }
 
-/// `serde_ignored`'s path as a dotted key: it writes `?` for the `Some` of an `Option`.
-pub(crate) fn dotted(path: &serde_ignored::Path) -> String {
-    path.to_string()
-        .split('.')
-        .filter(|s| *s != "?")
+/// `serde_ignored`'s path as its keys, leaving out the `Option`/newtype steps it records.
+pub(crate) fn segments(path: &serde_ignored::Path) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut cur = path;
+    loop {
+        match cur {
+            serde_ignored::Path::Root => break,
+            serde_ignored::Path::Seq { parent, index } => {
+                out.push(index.to_string());
+                cur = parent;
+            }
+            serde_ignored::Path::Map { parent, key } => {
+                out.push(key.clone());
+                cur = parent;
+            }
+            serde_ignored::Path::Some { parent }
+            | serde_ignored::Path::NewtypeStruct { parent }
+            | serde_ignored::Path::NewtypeVariant { parent } => cur = parent,
+        }
+    }
+    out.reverse();
+    out
+}
+
+/// A key path as TOML writes it: bare keys joined by dots, any other key quoted
+/// (`projects."/home/me/app".trust_level`), so a name containing a dot stays one name.
+pub(crate) fn dotted<S: AsRef<str>>(parts: &[S]) -> String {
+    parts
+        .iter()
+        .map(|p| {
+            let p = p.as_ref();
+            let bare = !p.is_empty()
+                && p.chars()
+                    .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
+            if bare {
+                p.to_string()
+            } else {
+                format!("{p:?}")
+            }
+        })
         .collect::<Vec<_>>()
         .join(".")
 }
@@ -176,7 +311,10 @@ pub(crate) fn line_of_key(text: &str, parts: &[&str]) -> Option<usize> {
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
-    use crate::keys::{HISTORY_KEYS, SANDBOX_WW_KEYS, THREAD_STORE_KEYS, TOP_LEVEL_KEYS};
+    use crate::keys::{
+        HISTORY_KEYS, PROFILE_KEYS, PROJECT_KEYS, PROVIDER_KEYS, SANDBOX_WW_KEYS, SHELL_ENV_KEYS,
+        THREAD_STORE_KEYS, TOP_LEVEL_KEYS,
+    };
 
     /// The field names a derived struct declares (serde passes them to `deserialize_struct`).
     pub(crate) fn fields_of<T: for<'de> Deserialize<'de>>() -> Vec<&'static str> {
@@ -227,6 +365,13 @@ pub(crate) mod tests {
         );
         assert_eq!(fields_of::<HistoryToml>(), sorted(HISTORY_KEYS));
         assert_eq!(fields_of::<ThreadStoreToml>(), sorted(THREAD_STORE_KEYS));
+        assert_eq!(fields_of::<ProfileToml>(), sorted(PROFILE_KEYS));
+        assert_eq!(fields_of::<ModelProviderToml>(), sorted(PROVIDER_KEYS));
+        assert_eq!(fields_of::<ProjectToml>(), sorted(PROJECT_KEYS));
+        assert_eq!(
+            fields_of::<ShellEnvironmentPolicyToml>(),
+            sorted(SHELL_ENV_KEYS)
+        );
         assert_eq!(ignored("model = \"m\"\nnot_a_key = 1\n"), ["not_a_key"]);
     }
 
@@ -234,8 +379,8 @@ pub(crate) mod tests {
         let mut paths = Vec::new();
         let value: toml::Value = toml::from_str(text).unwrap();
         // Types do not matter here: only which keys the schema visits.
-        let _ =
-            serde_ignored::deserialize(value, |p| paths.push(dotted(&p))).map(|_: ConfigToml| ());
+        let _ = serde_ignored::deserialize(value, |p| paths.push(dotted(&segments(&p))))
+            .map(|_: ConfigToml| ());
         paths
     }
 
@@ -265,11 +410,41 @@ pub(crate) mod tests {
     }
 
     #[test]
+    fn tables_are_only_tables() {
+        for text in [
+            "history = [\"none\"]",
+            "shell_environment_policy = [\"core\"]",
+            "[profiles]\np = [\"m\"]",
+        ] {
+            let e = toml::from_str::<ConfigToml>(text).unwrap_err();
+            assert!(e.message().contains("expected a table"), "{text}: {e}");
+        }
+    }
+
+    #[test]
+    fn quoted_names_stay_whole_in_dotted_keys() {
+        assert_eq!(
+            dotted(&["projects", "/src/my.app", "trust_level"]),
+            "projects.\"/src/my.app\".trust_level"
+        );
+        assert_eq!(
+            dotted(&["model_providers", "gpu-box"]),
+            "model_providers.gpu-box"
+        );
+    }
+
+    #[test]
     fn unknown_keys_come_with_their_line() {
         let text = "model = \"m\"\n\n[sandbox_workspace_write]\nnetwork_acces = true\n";
         assert_eq!(
             unknown_keys(text).unwrap(),
-            [("sandbox_workspace_write.network_acces".to_string(), Some(4))]
+            [(
+                vec![
+                    "sandbox_workspace_write".to_string(),
+                    "network_acces".to_string()
+                ],
+                Some(4)
+            )]
         );
     }
 
@@ -279,11 +454,8 @@ pub(crate) mod tests {
             toml::from_str("max_turn_steps = 3\napproval_timeout_sec = 1.5").unwrap();
         assert_eq!(t.max_turn_steps, Some(NonNegative(3)));
         assert_eq!(t.approval_timeout_sec, Some(NonNegative(1)));
-        let e = toml::Value::Table(toml::from_str("max_turn_steps = -1").unwrap())
-            .try_into::<ConfigToml>()
-            .unwrap_err();
-        let (key, message) = split_error(&e);
-        assert_eq!(key, "max_turn_steps");
+        let e = toml::from_str::<ConfigToml>("max_turn_steps = -1").unwrap_err();
+        let message = e.message();
         assert!(message.contains("non-negative"), "{message}");
     }
 }

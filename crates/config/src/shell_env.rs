@@ -10,10 +10,13 @@
 //! bearer-token and header variables) and any variable carrying one of their values, whatever
 //! the policy says: the model must never be able to read them with `env`.
 
+use crate::Config;
 use crate::mcp::McpServerTransportConfig;
-use crate::{Config, ConfigError};
+use crate::schema::ShellEnvironmentPolicyToml;
 use globset::{GlobBuilder, GlobMatcher};
+use serde::de::{self, Deserialize, Deserializer, Visitor};
 use std::collections::{BTreeMap, HashMap};
+use std::fmt;
 
 /// `inherit`: the starting set of variables.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -78,112 +81,96 @@ impl EnvPattern {
     }
 }
 
-/// Keys of the table, for unknown-key warnings.
-pub(crate) const KEYS: &[&str] = &[
-    "inherit",
-    "ignore_default_excludes",
-    "exclude",
-    "set",
-    "include_only",
-];
+impl<'de> Deserialize<'de> for EnvPattern {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl Visitor<'_> for V {
+            type Value = EnvPattern;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a name pattern like \"AWS_*\"")
+            }
+            fn visit_str<E: de::Error>(self, s: &str) -> Result<EnvPattern, E> {
+                EnvPattern::new(s).map_err(E::custom)
+            }
+        }
+        d.deserialize_str(V)
+    }
+}
+
+impl<'de> Deserialize<'de> for ShellEnvironmentInherit {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl Visitor<'_> for V {
+            type Value = ShellEnvironmentInherit;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("\"all\", \"core\" or \"none\"")
+            }
+            fn visit_str<E: de::Error>(self, s: &str) -> Result<ShellEnvironmentInherit, E> {
+                match s {
+                    "all" => Ok(ShellEnvironmentInherit::All),
+                    "core" => Ok(ShellEnvironmentInherit::Core),
+                    "none" => Ok(ShellEnvironmentInherit::None),
+                    other => Err(E::custom(format!(
+                        "unknown value `{other}`; expected \"all\", \"core\" or \"none\""
+                    ))),
+                }
+            }
+        }
+        d.deserialize_str(V)
+    }
+}
+
+/// A value of `set`: a string, or a number or boolean written as its text (`CI = 1`).
+#[derive(Debug)]
+pub(crate) struct EnvValue(pub String);
+
+impl<'de> Deserialize<'de> for EnvValue {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl Visitor<'_> for V {
+            type Value = EnvValue;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a string value")
+            }
+            fn visit_str<E: de::Error>(self, s: &str) -> Result<EnvValue, E> {
+                Ok(EnvValue(s.to_string()))
+            }
+            fn visit_i64<E: de::Error>(self, v: i64) -> Result<EnvValue, E> {
+                Ok(EnvValue(v.to_string()))
+            }
+            fn visit_u64<E: de::Error>(self, v: u64) -> Result<EnvValue, E> {
+                Ok(EnvValue(v.to_string()))
+            }
+            fn visit_f64<E: de::Error>(self, v: f64) -> Result<EnvValue, E> {
+                // As TOML writes it (`1.0`, not `1`).
+                Ok(EnvValue(toml::Value::Float(v).to_string()))
+            }
+            fn visit_bool<E: de::Error>(self, v: bool) -> Result<EnvValue, E> {
+                Ok(EnvValue(v.to_string()))
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+impl From<ShellEnvironmentPolicyToml> for ShellEnvironmentPolicy {
+    fn from(t: ShellEnvironmentPolicyToml) -> Self {
+        ShellEnvironmentPolicy {
+            inherit: t.inherit.unwrap_or_default(),
+            ignore_default_excludes: t.ignore_default_excludes.unwrap_or(false),
+            exclude: t.exclude.unwrap_or_default(),
+            set: t
+                .set
+                .unwrap_or_default()
+                .into_iter()
+                .map(|(k, v)| (k, v.0))
+                .collect(),
+            include_only: t.include_only.unwrap_or_default(),
+        }
+    }
+}
 
 impl ShellEnvironmentPolicy {
-    /// Parse the table. Errors are `(key, message)` for the caller to place in a file.
-    pub(crate) fn from_toml(t: &toml::Table) -> Result<Self, (String, String)> {
-        let err = |k: &str, m: String| (format!("shell_environment_policy.{k}"), m);
-        let inherit = match t.get("inherit") {
-            None => ShellEnvironmentInherit::All,
-            Some(toml::Value::String(s)) => match s.as_str() {
-                "all" => ShellEnvironmentInherit::All,
-                "core" => ShellEnvironmentInherit::Core,
-                "none" => ShellEnvironmentInherit::None,
-                other => {
-                    return Err(err(
-                        "inherit",
-                        format!("unknown value `{other}`; expected \"all\", \"core\" or \"none\""),
-                    ));
-                }
-            },
-            Some(v) => {
-                return Err(err(
-                    "inherit",
-                    format!(
-                        "expected \"all\", \"core\" or \"none\", found {}",
-                        v.type_str()
-                    ),
-                ));
-            }
-        };
-        let ignore_default_excludes = match t.get("ignore_default_excludes") {
-            None => false,
-            Some(toml::Value::Boolean(b)) => *b,
-            Some(v) => {
-                return Err(err(
-                    "ignore_default_excludes",
-                    format!("expected true or false, found {v}"),
-                ));
-            }
-        };
-        let patterns = |key: &str| -> Result<Vec<EnvPattern>, (String, String)> {
-            match t.get(key) {
-                None => Ok(Vec::new()),
-                Some(toml::Value::Array(a)) => a
-                    .iter()
-                    .map(|v| match v.as_str() {
-                        Some(s) => EnvPattern::new(s).map_err(|m| err(key, m)),
-                        None => Err(err(
-                            key,
-                            format!(
-                                "expected an array of name patterns like [\"AWS_*\"], found {v}"
-                            ),
-                        )),
-                    })
-                    .collect(),
-                Some(v) => Err(err(
-                    key,
-                    format!(
-                        "expected an array of name patterns like [\"AWS_*\"], found {}",
-                        v.type_str()
-                    ),
-                )),
-            }
-        };
-        let exclude = patterns("exclude")?;
-        let include_only = patterns("include_only")?;
-        let set = match t.get("set") {
-            None => BTreeMap::new(),
-            Some(toml::Value::Table(s)) => s
-                .iter()
-                .map(|(k, v)| match v {
-                    toml::Value::String(s) => Ok((k.clone(), s.clone())),
-                    toml::Value::Integer(_) | toml::Value::Float(_) | toml::Value::Boolean(_) => {
-                        Ok((k.clone(), v.to_string()))
-                    }
-                    other => Err(err(
-                        &format!("set.{k}"),
-                        format!("expected a string value, found {}", other.type_str()),
-                    )),
-                })
-                .collect::<Result<_, _>>()?,
-            Some(v) => {
-                return Err(err(
-                    "set",
-                    format!(
-                        "expected a table like {{ NAME = \"value\" }}, found {}",
-                        v.type_str()
-                    ),
-                ));
-            }
-        };
-        Ok(ShellEnvironmentPolicy {
-            inherit,
-            ignore_default_excludes,
-            exclude,
-            set,
-            include_only,
-        })
-    }
-
     /// Apply the policy to `vars` (the environment of this process), in Codex's order:
     /// inherit → default excludes → exclude → set → include_only.
     pub fn apply(
@@ -215,41 +202,6 @@ impl ShellEnvironmentPolicy {
 
 fn is_core(name: &str) -> bool {
     CORE_VARS.contains(&name) || name.starts_with("LC_")
-}
-
-/// Read `[shell_environment_policy]` from the merged config (absent: the defaults).
-pub(crate) fn parse_policy(
-    t: &toml::Table,
-    origin: &str,
-    warnings: &mut Vec<String>,
-) -> Result<ShellEnvironmentPolicy, ConfigError> {
-    let table = match t.get("shell_environment_policy") {
-        None => return Ok(ShellEnvironmentPolicy::default()),
-        Some(toml::Value::Table(p)) => p,
-        Some(v) => {
-            return Err(ConfigError::Invalid {
-                origin: origin.into(),
-                key: "shell_environment_policy".into(),
-                message: format!(
-                    "expected a table like [shell_environment_policy] inherit = \"core\", found {}",
-                    v.type_str()
-                ),
-            });
-        }
-    };
-    crate::unknown_keys::warn_unknown(
-        table,
-        (KEYS, &["experimental_use_profile"]),
-        "shell_environment_policy.",
-        origin,
-        None,
-        warnings,
-    );
-    ShellEnvironmentPolicy::from_toml(table).map_err(|(key, message)| ConfigError::Invalid {
-        origin: origin.into(),
-        key,
-        message,
-    })
 }
 
 impl Config {
@@ -333,7 +285,9 @@ mod tests {
     }
 
     fn policy(text: &str) -> ShellEnvironmentPolicy {
-        ShellEnvironmentPolicy::from_toml(&text.parse::<toml::Table>().unwrap()).unwrap()
+        toml::from_str::<ShellEnvironmentPolicyToml>(text)
+            .unwrap()
+            .into()
     }
 
     fn names(env: &HashMap<String, String>) -> Vec<String> {
@@ -396,8 +350,19 @@ mod tests {
 
     #[test]
     fn bad_values_name_the_key() {
+        // The way the loader reads it: the merged table into the whole schema.
         let bad = |text: &str| {
-            ShellEnvironmentPolicy::from_toml(&text.parse::<toml::Table>().unwrap()).unwrap_err()
+            let table: toml::Table = format!("[shell_environment_policy]\n{text}")
+                .parse()
+                .unwrap();
+            let e = serde_path_to_error::deserialize::<_, crate::schema::ConfigToml>(
+                toml::Value::Table(table),
+            )
+            .unwrap_err();
+            (
+                crate::de_error::key_of(e.path()),
+                crate::de_error::toml_message(e.inner()),
+            )
         };
         let (k, m) = bad("inherit = \"some\"");
         assert_eq!(k, "shell_environment_policy.inherit");
@@ -406,8 +371,9 @@ mod tests {
         assert_eq!(k, "shell_environment_policy.exclude");
         let (_, m) = bad("include_only = [\"[\"]");
         assert!(m.contains("invalid pattern `[`"), "{m}");
-        let (k, _) = bad("set = { A = [1] }");
-        assert_eq!(k, "shell_environment_policy.set.A");
+        let (k, m) = bad("set = { \"A.B\" = [1] }");
+        assert_eq!(k, "shell_environment_policy.set.\"A.B\"");
+        assert_eq!(m, "expected a string value, got an array");
     }
 
     #[test]

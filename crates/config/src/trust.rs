@@ -10,6 +10,8 @@
 //! Only the user layer is consulted: a project file cannot trust itself, and `-c` cannot either.
 
 use crate::ConfigError;
+use crate::schema::{ProjectToml, TrustLevel};
+use serde::Deserialize;
 use std::path::{Path, PathBuf};
 use toml_edit::{DocumentMut, Item, Table};
 
@@ -57,14 +59,15 @@ pub fn trust_of(user: &toml::Table, dir: &Path) -> Trust {
         if !dir.starts_with(&path) {
             continue;
         }
-        let level = entry
-            .as_table()
-            .and_then(|t| t.get("trust_level"))
-            .and_then(|v| v.as_str());
+        // An entry that does not read as a `ProjectToml` trusts nothing (fail closed); the
+        // loader reports it as an error naming the key.
+        let level = crate::schema::Table::<ProjectToml>::deserialize(entry.clone())
+            .ok()
+            .and_then(|p| p.0.trust_level);
         let decision = match level {
-            Some(TRUSTED) => Trust::Trusted(path.clone()),
-            Some(UNTRUSTED) => Trust::Untrusted(path.clone()),
-            _ => continue,
+            Some(TrustLevel::Trusted) => Trust::Trusted(path.clone()),
+            Some(TrustLevel::Untrusted) => Trust::Untrusted(path.clone()),
+            None => continue,
         };
         let depth = path.components().count();
         if best.as_ref().is_none_or(|(d, _)| depth > *d) {

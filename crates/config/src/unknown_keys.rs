@@ -3,10 +3,12 @@
 
 use crate::ConfigError;
 use crate::keys::{
-    CODEX_ONLY_TOP_LEVEL_KEYS, HISTORY_KEYS, KeyKind, SANDBOX_WW_KEYS, THREAD_STORE_KEYS,
-    TOP_LEVEL_KEYS, classify,
+    CODEX_ONLY_PROFILE_KEYS, CODEX_ONLY_SHELL_ENV_KEYS, CODEX_ONLY_TOP_LEVEL_KEYS, HISTORY_KEYS,
+    KeyKind, PROFILE_KEYS, PROJECT_KEYS, PROVIDER_KEYS, SANDBOX_WW_KEYS, SHELL_ENV_KEYS,
+    THREAD_STORE_KEYS, TOP_LEVEL_KEYS, classify,
 };
 use crate::mcp::IgnoredKey;
+use crate::schema::dotted;
 use std::path::Path;
 
 /// Warn about keys of `table` that are neither honoured nor Codex-only (with `file:line` and
@@ -55,18 +57,32 @@ pub(crate) fn warn_key(
 /// Honoured and Codex-only keys of one table.
 pub(crate) type KnownKeys = (&'static [&'static str], &'static [&'static str]);
 
-/// The known keys of the table `path` lies in (top level, `[sandbox_workspace_write]`,
-/// `[history]`) and `path`'s key within it; `None` inside tables checked elsewhere.
-pub(crate) fn known_keys_for(path: &str) -> Option<(&str, &str, KnownKeys)> {
-    match path.split_once('.') {
-        None => Some(("", path, (TOP_LEVEL_KEYS, CODEX_ONLY_TOP_LEVEL_KEYS))),
-        Some(("sandbox_workspace_write", key)) => {
-            Some(("sandbox_workspace_write.", key, (SANDBOX_WW_KEYS, &[])))
+/// The known keys of the table the key at `parts` lies in, with the dotted prefix of that
+/// table (`profiles.fast.`) and the key itself; `None` inside `[mcp_servers]` (checked by
+/// its own parser) and in free-form tables (`set`, `http_headers`...).
+pub(crate) fn known_keys_for(parts: &[String]) -> Option<(String, &str, KnownKeys)> {
+    let names: Vec<&str> = parts.iter().map(String::as_str).collect();
+    let (table, known): (&[&str], KnownKeys) = match names.as_slice() {
+        [_] => (&[], (TOP_LEVEL_KEYS, CODEX_ONLY_TOP_LEVEL_KEYS)),
+        ["sandbox_workspace_write", _] => (&names[..1], (SANDBOX_WW_KEYS, &[])),
+        ["history", _] => (&names[..1], (HISTORY_KEYS, &[])),
+        ["thread_store", _] => (&names[..1], (THREAD_STORE_KEYS, &[])),
+        ["shell_environment_policy", _] => {
+            (&names[..1], (SHELL_ENV_KEYS, CODEX_ONLY_SHELL_ENV_KEYS))
         }
-        Some(("history", key)) => Some(("history.", key, (HISTORY_KEYS, &[]))),
-        Some(("thread_store", key)) => Some(("thread_store.", key, (THREAD_STORE_KEYS, &[]))),
-        Some(_) => None,
-    }
+        ["model_providers", _, _] => (&names[..2], (PROVIDER_KEYS, &[])),
+        ["projects", _, _] => (&names[..2], (PROJECT_KEYS, &[])),
+        ["profiles", _, _] => (&names[..2], (PROFILE_KEYS, CODEX_ONLY_PROFILE_KEYS)),
+        ["profiles", _, "sandbox_workspace_write", _] => (&names[..3], (SANDBOX_WW_KEYS, &[])),
+        _ => return None,
+    };
+    let key = names.last()?;
+    let prefix = if table.is_empty() {
+        String::new()
+    } else {
+        format!("{}.", dotted(table))
+    };
+    Some((prefix, key, known))
 }
 
 /// Warn about the keys of one config file that nothing reads, with their `file:line`.
@@ -90,9 +106,9 @@ pub(crate) fn warn_unknown_in_file(
         return;
     };
     unknown.sort();
-    for (path, line) in unknown {
-        if let Some((prefix, key, known)) = known_keys_for(&path) {
-            warn_key(key, line, known, prefix, origin, warnings);
+    for (parts, line) in unknown {
+        if let Some((prefix, key, known)) = known_keys_for(&parts) {
+            warn_key(key, line, known, &prefix, origin, warnings);
         }
     }
 }
@@ -115,8 +131,7 @@ pub(crate) fn locate_mcp_key(key: &IgnoredKey, files: &[&Path]) -> String {
 
 /// Check `-c` keys up front: a typo on the command line is an error, not a warning.
 pub(crate) fn validate_cli_key(key: &str) -> Result<(), ConfigError> {
-    let mut parts = key.split('.');
-    let first = parts.next().unwrap_or_default();
+    let first = key.split('.').next().unwrap_or_default();
     let unknown = |table: &str, sub: &str, suggestion: Option<&str>| {
         let hint = match suggestion {
             Some(s) => format!("did you mean `{s}`?"),
@@ -135,16 +150,21 @@ pub(crate) fn validate_cli_key(key: &str) -> Result<(), ConfigError> {
         }
         KeyKind::Honoured => {}
     }
-    let sub_keys: &[&'static str] = match first {
-        "sandbox_workspace_write" => SANDBOX_WW_KEYS,
-        "history" => HISTORY_KEYS,
-        "thread_store" => THREAD_STORE_KEYS,
-        _ => return Ok(()),
-    };
-    if let Some(sub) = parts.next()
-        && let KeyKind::Unknown { suggestion } = classify(sub, sub_keys, &[])
+    // `a.b.c`: the key within its table, checked like a file's keys.
+    let parts: Vec<String> = key.split('.').map(str::to_string).collect();
+    if parts.len() > 1
+        && let Some((prefix, sub, (honoured, codex_only))) = known_keys_for(&parts)
     {
-        return Err(unknown(&format!("{first}."), sub, suggestion));
+        match classify(sub, honoured, codex_only) {
+            KeyKind::Unknown { suggestion } => {
+                let suggestion = suggestion.map(|s| format!("{prefix}{s}"));
+                return Err(unknown(&prefix, sub, suggestion.as_deref()));
+            }
+            KeyKind::CodexOnly => {
+                tracing::debug!("-c {key}: a Codex setting Open Interpreter does not use; ignored");
+            }
+            KeyKind::Honoured => {}
+        }
     }
     Ok(())
 }

@@ -149,7 +149,7 @@ fn parse_server_table(
         ));
     }
     let mut unread: Vec<Vec<String>> = Vec::new();
-    let mut on_ignored = |path: serde_ignored::Path| unread.push(segments(&path));
+    let mut on_ignored = |path: serde_ignored::Path| unread.push(crate::schema::segments(&path));
     let de = serde_ignored::Deserializer::new(entry.clone(), &mut on_ignored);
     let raw: McpServerToml =
         serde_path_to_error::deserialize(de).map_err(|e| describe_error(&p, &e))?;
@@ -353,30 +353,6 @@ fn experimental_environment_warning(
     })
 }
 
-/// `serde_ignored`'s path as its keys, leaving out the `Option`/newtype steps it records.
-fn segments(path: &serde_ignored::Path) -> Vec<String> {
-    let mut out = Vec::new();
-    let mut cur = path;
-    loop {
-        match cur {
-            serde_ignored::Path::Root => break,
-            serde_ignored::Path::Seq { parent, index } => {
-                out.push(index.to_string());
-                cur = parent;
-            }
-            serde_ignored::Path::Map { parent, key } => {
-                out.push(key.clone());
-                cur = parent;
-            }
-            serde_ignored::Path::Some { parent }
-            | serde_ignored::Path::NewtypeStruct { parent }
-            | serde_ignored::Path::NewtypeVariant { parent } => cur = parent,
-        }
-    }
-    out.reverse();
-    out
-}
-
 /// The warning for an unread key at `path` inside server `name` (prefix `p`).
 fn ignored_key(name: &str, p: &str, path: Vec<String>) -> Option<IgnoredKey> {
     let (key, parents) = path.split_last()?;
@@ -433,18 +409,7 @@ fn describe_error(p: &str, e: &serde_path_to_error::Error<toml::de::Error>) -> M
             serde_path_to_error::Segment::Unknown => {}
         }
     }
-    let message = e.inner().message();
-    let message = match message
-        .strip_prefix("invalid type: ")
-        .and_then(|rest| rest.split_once(", expected "))
-    {
-        Some((found, expected)) => format!(
-            "expected {}, got {}",
-            toml_expected(expected),
-            toml_found(found)
-        ),
-        None => message.to_string(),
-    };
+    let message = crate::de_error::toml_message(e.inner());
     let hint = match e.path().iter().next_back() {
         Some(serde_path_to_error::Segment::Map { key }) if key == "tools" => {
             " (write `[mcp_servers.<name>.tools.<tool>]` tables with `approval_mode = \"prompt\"`)"
@@ -454,30 +419,6 @@ fn describe_error(p: &str, e: &serde_path_to_error::Error<toml::de::Error>) -> M
     McpConfigError {
         key: at,
         message: format!("{message}{hint}"),
-    }
-}
-
-/// serde's name for what it wanted, as TOML calls it.
-fn toml_expected(expected: &str) -> &str {
-    match expected {
-        "a boolean" => "true or false",
-        "a sequence" => "an array",
-        "a map" => "a table",
-        other => other,
-    }
-}
-
-/// serde's description of the value found (`string "x"`, ``integer `3` ``), as a TOML type.
-fn toml_found(found: &str) -> &'static str {
-    let kind = found.split([' ', '`', '"']).next().unwrap_or_default();
-    match kind {
-        "string" | "char" => "a string",
-        "integer" => "an integer",
-        "floating" => "a float",
-        "boolean" => "a boolean",
-        "sequence" => "an array",
-        "map" => "a table",
-        _ => "a value of another type",
     }
 }
 
@@ -511,15 +452,5 @@ mod tests {
             .collect();
         listed.sort_unstable();
         assert_eq!(fields_of::<McpServerToml>(), listed);
-    }
-
-    #[test]
-    fn found_values_are_named_by_type() {
-        assert_eq!(toml_found("string \"s3cret\""), "a string");
-        assert_eq!(toml_found("integer `3`"), "an integer");
-        assert_eq!(toml_found("floating point `1.5`"), "a float");
-        assert_eq!(toml_found("boolean `true`"), "a boolean");
-        assert_eq!(toml_found("sequence"), "an array");
-        assert_eq!(toml_found("map"), "a table");
     }
 }
