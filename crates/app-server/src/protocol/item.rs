@@ -12,6 +12,8 @@ use std::path::PathBuf;
 /// One item of a turn, tagged by `type`.
 #[derive(Clone, Debug, PartialEq, Deserialize, Serialize, JsonSchema)]
 #[serde(tag = "type", rename_all = "camelCase")]
+// Items are built once per event and serialized at once; boxing would only add allocations.
+#[allow(clippy::large_enum_variant)]
 pub enum ThreadItem {
     /// The user's input that opened (or steered) the turn.
     UserMessage {
