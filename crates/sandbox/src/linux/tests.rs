@@ -470,10 +470,12 @@ async fn signal_isolation(pid_namespace: bool) {
     let (_, out, _) = run(&ww(vec![]), cwd.path(), ov, &["sh", "-c", &script]).await;
     assert!(out.contains("stop=1"), "{out}");
     assert!(out.contains("kill=1"), "{out}");
-    assert_eq!(
-        outside.state(),
-        'S',
-        "the outside process was signalled: {out}"
+    // Neither stopped nor killed. (Sleeping as a rule, but a loaded machine may still be
+    // starting it: 'R' is fine too.)
+    let state = outside.state();
+    assert!(
+        !matches!(state, 'T' | 't' | 'Z' | 'X'),
+        "the outside process was signalled (state {state}): {out}"
     );
 
     // What stays allowed: the command's own group, and probing.
