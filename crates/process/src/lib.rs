@@ -34,6 +34,9 @@ pub mod termination;
 
 pub use termination::{TerminationSignal, TerminationSignals};
 
+#[cfg(target_os = "linux")]
+pub use keeper::ExitReport;
+
 use std::io;
 
 /// What the child needs to tie itself to the agent, captured in the parent before `fork`.
@@ -71,12 +74,29 @@ impl Keeper {
         #[cfg(target_os = "linux")]
         {
             // SAFETY: forwarded contract.
-            unsafe { keeper::start(self.agent_pid, before_fork) }
+            unsafe { keeper::start(self.agent_pid, before_fork, false) }.map(|_| ())
         }
         #[cfg(not(target_os = "linux"))]
         {
             before_fork()
         }
+    }
+
+    /// [`Keeper::start`] for a command side that stays to watch the command (a PID
+    /// namespace's init): it gets an [`ExitReport`] on which to send the command's status, so
+    /// the keeper — and with it the agent's wait — ends as soon as the command does, not after
+    /// the watcher's own exit (which tears its namespaces down).
+    ///
+    /// # Safety
+    /// As for [`Keeper::start`].
+    #[cfg(target_os = "linux")]
+    pub unsafe fn start_reporting(
+        &self,
+        before_fork: impl FnOnce() -> io::Result<()>,
+    ) -> io::Result<ExitReport> {
+        // SAFETY: forwarded contract.
+        let report = unsafe { keeper::start(self.agent_pid, before_fork, true) }?;
+        report.ok_or_else(|| io::Error::other("the keeper made no report channel"))
     }
 }
 
