@@ -217,7 +217,7 @@ unsafe fn on_signal(sig: libc::c_int, agent_pid: libc::pid_t, child: libc::pid_t
 }
 
 /// Close every descriptor but `keep` (if it is one); returns where `keep` now is.
-unsafe fn keep_only(keep: libc::c_int) -> libc::c_int {
+pub(crate) unsafe fn keep_only(keep: libc::c_int) -> libc::c_int {
     // SAFETY: descriptors we own (the forked copies).
     unsafe {
         if keep < 0 {
