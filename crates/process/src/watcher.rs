@@ -63,8 +63,15 @@ pub(crate) struct Watcher {
 }
 
 impl Watcher {
-    /// `None` when the stack cannot be mapped (the caller then uses the fork keeper).
+    /// `None` when the stack cannot be mapped or the agent is init (the caller then uses the
+    /// fork keeper).
     pub(crate) fn new(agent_pid: libc::pid_t) -> Option<Self> {
+        if agent_pid == 1 {
+            // The agent is init (e.g. a container's entry point): orphaned watchers would
+            // be re-parented to it, and it reaps only its own commands. The fork keeper
+            // leaves no orphans.
+            return None;
+        }
         Some(Watcher {
             agent_pid,
             stack_top: stack_top()?,
