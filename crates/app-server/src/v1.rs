@@ -5,6 +5,7 @@ use crate::accounts::{KeySource, key_source, key_value};
 use crate::protocol::ThreadOverrides;
 use crate::threads::store_error;
 use crate::{Conn, blocking, invalid, method};
+use oi_core::git::{DiffBase, diff_with_untracked, git};
 use oi_jsonrpc::RpcError;
 use oi_jsonrpc::{Execution, MethodTable, RequestContext};
 use oi_protocol::ThreadId;
@@ -12,12 +13,7 @@ use oi_thread_store::ThreadSummary;
 use serde::Deserialize;
 use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
-use std::process::Stdio;
 use std::sync::Arc;
-use std::time::Duration;
-
-/// Each git command gets this long.
-const GIT_TIMEOUT: Duration = Duration::from_secs(5);
 
 pub(crate) fn register(t: &mut MethodTable, conn: &Arc<Conn>) {
     v1_method(
@@ -171,30 +167,6 @@ async fn auth_status(
     })
 }
 
-/// Output of one git command: (exit code, stdout).
-async fn git(cwd: &Path, args: &[&str]) -> Result<(i32, Vec<u8>), String> {
-    let child = tokio::process::Command::new("git")
-        .args(args)
-        .current_dir(cwd)
-        .env("GIT_OPTIONAL_LOCKS", "0")
-        .env("GIT_TERMINAL_PROMPT", "0")
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .kill_on_drop(true)
-        .spawn()
-        .map_err(|e| format!("cannot run git: {e}"))?;
-    match tokio::time::timeout(GIT_TIMEOUT, child.wait_with_output()).await {
-        Ok(Ok(out)) => Ok((out.status.code().unwrap_or(-1), out.stdout)),
-        Ok(Err(e)) => Err(format!("git {} failed: {e}", args.join(" "))),
-        Err(_) => Err(format!(
-            "git {} took longer than {} s",
-            args.join(" "),
-            GIT_TIMEOUT.as_secs()
-        )),
-    }
-}
-
 /// Trimmed stdout of a git command that must succeed.
 async fn git_ok(cwd: &Path, args: &[&str]) -> Result<String, String> {
     match git(cwd, args).await? {
@@ -284,30 +256,7 @@ pub async fn diff_to_remote(cwd: &Path) -> Result<(String, String), String> {
         }
     }
     let (_, sha) = best.ok_or("no remote branch shares history with HEAD")?;
-    let (code, out) = git(cwd, &["diff", "--no-textconv", "--no-ext-diff", &sha]).await?;
-    if code != 0 {
-        return Err(format!("git diff exited with {code}"));
-    }
-    let mut diff = String::from_utf8_lossy(&out).into_owned();
-    let (_, untracked) = git(cwd, &["ls-files", "--others", "--exclude-standard", "-z"]).await?;
-    for file in untracked.split(|b| *b == 0).filter(|f| !f.is_empty()) {
-        let file = String::from_utf8_lossy(file).into_owned();
-        let args = [
-            "diff",
-            "--binary",
-            "--no-textconv",
-            "--no-ext-diff",
-            "--no-index",
-            "--",
-            "/dev/null",
-            file.as_str(),
-        ];
-        // `--no-index` exits 1 when the files differ, which is the point here.
-        match git(cwd, &args).await? {
-            (0 | 1, out) => diff.push_str(&String::from_utf8_lossy(&out)),
-            (code, _) => return Err(format!("git diff for untracked {file} exited with {code}")),
-        }
-    }
+    let diff = diff_with_untracked(cwd, DiffBase::Commit(&sha), true).await?;
     Ok((sha, diff))
 }
 

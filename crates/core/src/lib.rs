@@ -19,6 +19,7 @@ mod context_window;
 mod elicitation;
 mod error;
 mod exec;
+pub mod git;
 mod manager;
 mod notify;
 mod prompt;

@@ -124,8 +124,8 @@ pub fn spawn(
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .kill_on_drop(true);
-    // Own process group (shutdown signals reach `npx` and the `node` it starts alike) under a
-    // keeper: if we die without a chance to clean up, the whole group goes with us.
+    // Own process group (shutdown signals reach `npx` and the `node` it starts alike), watched
+    // (see `oi-process`): if we die without a chance to clean up, the whole group goes with us.
     oi_process::supervise(&mut cmd);
     let mut child = cmd.spawn().map_err(|e| match e.kind() {
         std::io::ErrorKind::NotFound => format!(

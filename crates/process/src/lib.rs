@@ -12,7 +12,14 @@
 //!   whole process group and exits. A plain `PR_SET_PDEATHSIG` on the command alone would not
 //!   do: the flag is not inherited across `fork`, so `sh -c 'sleep 100; echo'` would leave the
 //!   `sleep` running. The keeper mirrors the command's exit (code or signal), so callers see the
-//!   command's own status.
+//!   command's own status. The sandbox uses it (a sandboxed command must be *born* in its
+//!   namespaces, so a process has to fork it there).
+//! * **A watcher** instead, for unsandboxed commands ([`supervise`], Linux ≥ 5.3): the agent's
+//!   child is the command itself, and beside it (its child, sharing its memory with
+//!   `CLONE_VM`: no second copy of the agent) a watcher polls pidfds of the agent and of the
+//!   command. Agent gone → it kills the group; command gone → it exits. The agent waits for
+//!   the command directly, so the watcher is on no path from spawn to status. It exits with
+//!   no signal to its parent, so the command's own `wait()` never sees it.
 //! * **No race with an agent that already died**: the agent's pid is recorded before `fork`; the
 //!   child compares `getppid()` with it right after setting the death signal and exits if they
 //!   differ (the agent died between `fork` and `prctl`).
@@ -31,8 +38,13 @@
 #[cfg(target_os = "linux")]
 mod keeper;
 pub mod termination;
+#[cfg(target_os = "linux")]
+mod watcher;
 
 pub use termination::{TerminationSignal, TerminationSignals};
+
+#[cfg(target_os = "linux")]
+pub use keeper::ExitReport;
 
 use std::io;
 
@@ -71,26 +83,55 @@ impl Keeper {
         #[cfg(target_os = "linux")]
         {
             // SAFETY: forwarded contract.
-            unsafe { keeper::start(self.agent_pid, before_fork) }
+            unsafe { keeper::start(self.agent_pid, before_fork, false) }.map(|_| ())
         }
         #[cfg(not(target_os = "linux"))]
         {
             before_fork()
         }
     }
+
+    /// [`Keeper::start`] for a command side that stays to watch the command (a PID
+    /// namespace's init): it gets an [`ExitReport`] on which to send the command's status, so
+    /// the keeper — and with it the agent's wait — ends as soon as the command does, not after
+    /// the watcher's own exit (which tears its namespaces down).
+    ///
+    /// # Safety
+    /// As for [`Keeper::start`].
+    #[cfg(target_os = "linux")]
+    pub unsafe fn start_reporting(
+        &self,
+        before_fork: impl FnOnce() -> io::Result<()>,
+    ) -> io::Result<ExitReport> {
+        // SAFETY: forwarded contract.
+        let report = unsafe { keeper::start(self.agent_pid, before_fork, true) }?;
+        report.ok_or_else(|| io::Error::other("the keeper made no report channel"))
+    }
 }
 
-/// Start `cmd` in its own process group, under a [`Keeper`], so it cannot outlive the agent.
-/// For commands that are not sandboxed (the sandbox installs its own keeper with namespaces).
+/// Start `cmd` in its own process group, watched so that it cannot outlive the agent. For
+/// commands that are not sandboxed (the sandbox installs its own keeper with namespaces).
+///
+/// On Linux the spawned process is the command itself, with a *watcher* beside it (see the
+/// crate docs); where the kernel lacks pidfds (before 5.3) it is a [`Keeper`] instead.
 pub fn supervise(cmd: &mut tokio::process::Command) {
     #[cfg(unix)]
     cmd.process_group(0);
     #[cfg(target_os = "linux")]
     {
         let keeper = Keeper::new();
-        // SAFETY: `Keeper::start` only issues raw system calls on copied plain data.
+        let watcher = watcher::Watcher::new(keeper.agent_pid);
+        // SAFETY: `Watcher::start` and `Keeper::start` only issue raw system calls on copied
+        // plain data.
         unsafe {
-            cmd.pre_exec(move || keeper.start(|| Ok(())));
+            cmd.pre_exec(move || {
+                if let Some(watcher) = watcher
+                    && watcher.start()?
+                {
+                    return Ok(());
+                }
+                keeper.start(|| Ok(()))
+            });
         }
     }
 }

@@ -1,6 +1,8 @@
 //! Added latency of starting a sandboxed command versus an unsandboxed one.
 //! `cargo bench -p oi-sandbox` — spawns `true` N times each way and prints median / p90.
-//! The sandboxed timings include `confine` (building the ruleset and filters), as the engine
+//! "supervised" is how the engine runs an unsandboxed command (`oi_process::supervise`: own
+//! group, watched so it dies with the agent); "plain" is a bare spawn, for reference. The
+//! sandboxed timings include `confine` (building the ruleset and filters), as the engine
 //! pays that for every command.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a panic here is a failed run, with its message
 
@@ -13,12 +15,21 @@ use oi_sandbox::{SandboxRequest, confine};
 const N: usize = 200;
 const WARMUP: usize = 10;
 
-async fn spawn_true(req: Option<&SandboxRequest<'_>>, cwd: &Path) -> Duration {
+/// How a case starts its command.
+enum Mode<'a> {
+    Plain,
+    Supervised,
+    Sandboxed(SandboxRequest<'a>),
+}
+
+async fn spawn_true(mode: &Mode<'_>, cwd: &Path) -> Duration {
     let start = Instant::now();
     let mut cmd = tokio::process::Command::new("true");
     cmd.current_dir(cwd);
-    if let Some(req) = req {
-        confine(&mut cmd, req).expect("this kernel supports the sandbox");
+    match mode {
+        Mode::Plain => {}
+        Mode::Supervised => oi_process::supervise(&mut cmd),
+        Mode::Sandboxed(req) => confine(&mut cmd, req).expect("this kernel supports the sandbox"),
     }
     let status = cmd.status().await.expect("spawn true");
     assert!(status.success());
@@ -54,11 +65,12 @@ fn main() {
         std::fs::create_dir(repo.path().join(".git")).expect("mkdir .git");
         let ww = SandboxPolicy::workspace_write();
 
-        let cases: Vec<(&str, Option<SandboxRequest<'_>>, &Path)> = vec![
-            ("unsandboxed", None, workspace.path()),
+        let cases: Vec<(&str, Mode<'_>, &Path)> = vec![
+            ("plain", Mode::Plain, workspace.path()),
+            ("supervised", Mode::Supervised, workspace.path()),
             (
                 "read-only",
-                Some(SandboxRequest {
+                Mode::Sandboxed(SandboxRequest {
                     policy: &SandboxPolicy::ReadOnly,
                     sandbox_cwd: workspace.path(),
                     allow_git_writes: false,
@@ -67,7 +79,7 @@ fn main() {
             ),
             (
                 "workspace-write",
-                Some(SandboxRequest {
+                Mode::Sandboxed(SandboxRequest {
                     policy: &ww,
                     sandbox_cwd: workspace.path(),
                     allow_git_writes: false,
@@ -76,7 +88,7 @@ fn main() {
             ),
             (
                 "workspace-write + .git",
-                Some(SandboxRequest {
+                Mode::Sandboxed(SandboxRequest {
                     policy: &ww,
                     sandbox_cwd: repo.path(),
                     allow_git_writes: false,
@@ -89,15 +101,15 @@ fn main() {
             "spawning `true` {N} times per case, cases interleaved (after {WARMUP} warm-up rounds)"
         );
         for _ in 0..WARMUP {
-            for (_, req, cwd) in &cases {
-                spawn_true(req.as_ref(), cwd).await;
+            for (_, mode, cwd) in &cases {
+                spawn_true(mode, cwd).await;
             }
         }
         // Interleaved so background load on the machine hits every case alike.
         let mut samples: Vec<Vec<Duration>> = vec![Vec::with_capacity(N); cases.len()];
         for _ in 0..N {
-            for (i, (_, req, cwd)) in cases.iter().enumerate() {
-                samples[i].push(spawn_true(req.as_ref(), cwd).await);
+            for (i, (_, mode, cwd)) in cases.iter().enumerate() {
+                samples[i].push(spawn_true(mode, cwd).await);
             }
         }
         println!(

@@ -44,53 +44,21 @@ pub fn list_threads(home: &Path) -> Result<Vec<(ThreadId, String, String)>, Stri
         .collect())
 }
 
-async fn git(cwd: &Path, args: &[&str]) -> Result<(i32, Vec<u8>), String> {
-    let out = tokio::process::Command::new("git")
-        .args(args)
-        .current_dir(cwd)
-        .stdin(std::process::Stdio::null())
-        .output()
-        .await
-        .map_err(|e| format!("cannot run git: {e}; is git installed?"))?;
-    Ok((out.status.code().unwrap_or(-1), out.stdout))
-}
-
-/// `git diff HEAD` plus every untracked file as an addition.
+/// `git diff HEAD` plus every untracked file as an addition (against the index in a
+/// repository without commits).
 pub async fn git_diff(cwd: &Path) -> Result<String, String> {
+    use oi_core::git::{DiffBase, diff_with_untracked, git};
     let (code, _) = git(cwd, &["rev-parse", "--show-toplevel"]).await?;
     if code != 0 {
         return Err(format!("{} is not inside a git repository", cwd.display()));
     }
     let (has_head, _) = git(cwd, &["rev-parse", "--verify", "HEAD"]).await?;
-    let base: &[&str] = if has_head == 0 {
-        &["diff", "--no-textconv", "--no-ext-diff", "HEAD"]
+    let base = if has_head == 0 {
+        DiffBase::Commit("HEAD")
     } else {
-        &["diff", "--no-textconv", "--no-ext-diff", "--cached"]
+        DiffBase::Index
     };
-    let (code, out) = git(cwd, base).await?;
-    if code != 0 {
-        return Err(format!("git diff exited with {code}"));
-    }
-    let mut diff = String::from_utf8_lossy(&out).into_owned();
-    let (_, untracked) = git(cwd, &["ls-files", "--others", "--exclude-standard", "-z"]).await?;
-    for file in untracked.split(|b| *b == 0).filter(|f| !f.is_empty()) {
-        let file = String::from_utf8_lossy(file).into_owned();
-        // `--no-index` exits 1 when the files differ, which is the point here.
-        let args = [
-            "diff",
-            "--no-textconv",
-            "--no-ext-diff",
-            "--no-index",
-            "--",
-            "/dev/null",
-            file.as_str(),
-        ];
-        match git(cwd, &args).await? {
-            (0 | 1, out) => diff.push_str(&String::from_utf8_lossy(&out)),
-            (code, _) => return Err(format!("git diff for untracked {file} exited with {code}")),
-        }
-    }
-    Ok(diff)
+    diff_with_untracked(cwd, base, false).await
 }
 
 /// `/logout`: forget the API key stored for the current provider.

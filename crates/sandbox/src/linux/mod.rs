@@ -263,7 +263,7 @@ impl ChildSetup {
             let shield = &self.shield;
             let pid_namespace = self.pid_namespace;
             // Mounting must precede Landlock, which forbids mount changes once enforced.
-            self.keeper.start(|| {
+            let enter = || {
                 if let Some(shield) = shield {
                     shield.apply()?;
                 }
@@ -271,10 +271,14 @@ impl ChildSetup {
                     pidns::enter()?;
                 }
                 Ok(())
-            })?;
-            // From here on: the command (the PID namespace's init when there is one).
-            if self.pid_namespace {
-                pidns::become_init()?;
+            };
+            // From here on: the command (the PID namespace's init when there is one, which
+            // reports the command's end to the keeper).
+            if pid_namespace {
+                let report = self.keeper.start_reporting(enter)?;
+                pidns::become_init(report)?;
+            } else {
+                self.keeper.start(enter)?;
             }
             if libc::syscall(
                 libc::SYS_landlock_restrict_self,

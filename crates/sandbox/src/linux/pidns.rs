@@ -28,7 +28,13 @@ pub(crate) unsafe fn enter() -> io::Result<()> {
 ///
 /// The command must not be pid 1 itself: the kernel drops signals that init has no handler
 /// for, so `kill $$`, `raise()` or `abort()` in the command would be silently ignored.
-pub(crate) unsafe fn become_init() -> io::Result<()> {
+///
+/// When the command ends, init sends its status on `report` and stays until the keeper (its
+/// parent) exits, whose death signal then ends init and with it the namespaces. So the keeper
+/// and the agent's wait end with the command, while the teardown — killing what the command
+/// left in the namespace, unmounting, an RCU grace period for the mount namespace — runs
+/// after. Without a keeper listening, init exits like the command did.
+pub(crate) unsafe fn become_init(mut report: oi_process::ExitReport) -> io::Result<()> {
     // SAFETY: raw syscalls in a single-threaded forked child.
     unsafe {
         mount_proc();
@@ -37,32 +43,57 @@ pub(crate) unsafe fn become_init() -> io::Result<()> {
             return Err(io::Error::last_os_error());
         }
         if command == 0 {
+            // The report's descriptor closes when the command execs.
             return Ok(());
         }
         // Init: hold nothing of the agent's (pipes must close when the command tree is
-        // done), reap every orphan, and exit like the command did. Exiting tears the
-        // namespace down: the kernel kills whatever the command left behind.
-        if libc::syscall(libc::SYS_close_range, 0u32, u32::MAX, 0u32) != 0 {
-            for fd in 0..4096 {
-                libc::close(fd);
+        // done), reap every orphan, and report how the command ended.
+        report.close_other_fds();
+        let status = reap_until(command);
+        if report.send(status) {
+            // The keeper exits on this report; its death signal (SIGKILL) ends us. Until
+            // then, go on reaping what the command left behind.
+            loop {
+                if reap_one() == -1 {
+                    libc::pause();
+                }
             }
         }
-        loop {
-            let mut status = 0;
-            let r = libc::waitpid(-1, &mut status, 0);
-            if r == command {
-                // A signal cannot be re-raised by init (it would be ignored): report it the
-                // way shells do, as 128 + signal.
-                let code = if libc::WIFSIGNALED(status) {
-                    128 + libc::WTERMSIG(status)
-                } else {
-                    libc::WEXITSTATUS(status)
-                };
-                libc::_exit(code);
-            }
-            if r < 0 && io::Error::last_os_error().raw_os_error() != Some(libc::EINTR) {
-                libc::_exit(1);
-            }
+        // A signal cannot be re-raised by init (it would be ignored): report it the way
+        // shells do, as 128 + signal.
+        let code = if libc::WIFSIGNALED(status) {
+            128 + libc::WTERMSIG(status)
+        } else {
+            libc::WEXITSTATUS(status)
+        };
+        libc::_exit(code);
+    }
+}
+
+/// Reap children until `command` is among them; its wait status.
+unsafe fn reap_until(command: libc::pid_t) -> libc::c_int {
+    loop {
+        let mut status = 0;
+        // SAFETY: waits for our own children.
+        let r = unsafe { libc::waitpid(-1, &mut status, 0) };
+        if r == command {
+            return status;
+        }
+        if r < 0 && io::Error::last_os_error().raw_os_error() != Some(libc::EINTR) {
+            // No children left without having seen the command: report a failure.
+            return 1 << 8;
+        }
+    }
+}
+
+/// Reap one child (blocking); -1 once there are none.
+unsafe fn reap_one() -> libc::pid_t {
+    let mut status = 0;
+    loop {
+        // SAFETY: waits for our own children.
+        let r = unsafe { libc::waitpid(-1, &mut status, 0) };
+        if r >= 0 || io::Error::last_os_error().raw_os_error() != Some(libc::EINTR) {
+            return r;
         }
     }
 }

@@ -41,6 +41,9 @@ fn rule(conds: Vec<SeccompCondition>) -> Result<SeccompRule, SandboxError> {
     SeccompRule::new(conds).map_err(setup_err)
 }
 
+/// Syscall number → the rules under which it is refused (no rules: always).
+type Rules = BTreeMap<i64, Vec<SeccompRule>>;
+
 /// Filters to load, in order. Every syscall not named here is allowed; named ones fail with
 /// `EPERM` (or `ENOSYS` for `openat2`, so callers fall back to `openat`).
 ///
@@ -63,9 +66,34 @@ pub(crate) fn build_filters(
             std::env::consts::ARCH
         )));
     };
-    let eperm = SeccompAction::Errno(libc::EPERM as u32);
-    let mut rules: BTreeMap<i64, Vec<SeccompRule>> = BTreeMap::new();
+    let mut eperm = terminal_and_privileged_rules()?;
+    if deny_network {
+        eperm.extend(network_rules()?);
+    }
+    let mut enosys = Rules::new();
+    if landlock_abi < 3 {
+        let (refused, unsupported) = truncation_rules()?;
+        eperm.extend(refused);
+        enosys.extend(unsupported);
+    }
 
+    let mut main = compile(eperm, libc::EPERM, arch)?;
+    if arch == TargetArch::x86_64 {
+        main.splice(0..0, x32_guard());
+    }
+    let mut out = vec![main];
+    if !enosys.is_empty() {
+        out.push(compile(enosys, libc::ENOSYS, arch)?);
+    }
+    out.push(compile(xattr_rules(), libc::ENOTSUP, arch)?);
+    Ok(out)
+}
+
+/// Pushing input into the user's terminal, and the ways for a privileged (root) command to act
+/// outside what Landlock governs: opening files by handle sidesteps path-based checks; modules,
+/// kexec and swap write where no rule looks. Unprivileged users cannot make these calls anyway.
+fn terminal_and_privileged_rules() -> Result<Rules, SandboxError> {
+    let mut rules = Rules::new();
     rules.insert(
         libc::SYS_ioctl,
         vec![
@@ -73,10 +101,6 @@ pub(crate) fn build_filters(
             rule(vec![cond(1, SeccompCmpOp::Eq, TIOCLINUX)?])?,
         ],
     );
-
-    // Ways for a privileged (root) command to act outside what Landlock governs: opening files
-    // by handle sidesteps path-based checks; modules, kexec and swap write where no rule looks.
-    // Unprivileged users cannot make these calls anyway.
     for nr in [
         libc::SYS_open_by_handle_at,
         libc::SYS_init_module,
@@ -90,47 +114,58 @@ pub(crate) fn build_filters(
     ] {
         rules.insert(nr, vec![]);
     }
+    Ok(rules)
+}
 
-    if deny_network {
-        rules.insert(
-            libc::SYS_socket,
-            vec![rule(vec![
-                cond(0, SeccompCmpOp::Ne, libc::AF_UNIX as u64)?,
-                cond(0, SeccompCmpOp::Ne, libc::AF_NETLINK as u64)?,
-            ])?],
-        );
-        for nr in [
-            libc::SYS_io_uring_setup,
-            libc::SYS_io_uring_enter,
-            libc::SYS_io_uring_register,
-        ] {
-            rules.insert(nr, vec![]);
-        }
-    }
-
-    let mut enosys: BTreeMap<i64, Vec<SeccompRule>> = BTreeMap::new();
-    if landlock_abi < 3 {
-        let ro_trunc = |arg: u8| -> Result<Vec<SeccompRule>, SandboxError> {
-            let mask = (libc::O_ACCMODE | libc::O_TRUNC) as u64;
-            Ok(vec![rule(vec![cond(
-                arg,
-                SeccompCmpOp::MaskedEq(mask),
-                (libc::O_RDONLY | libc::O_TRUNC) as u64,
-            )?])?])
-        };
-        rules.insert(libc::SYS_truncate, vec![]);
-        rules.insert(libc::SYS_openat, ro_trunc(2)?);
-        #[cfg(target_arch = "x86_64")]
-        rules.insert(libc::SYS_open, ro_trunc(1)?);
-        enosys.insert(libc::SYS_openat2, vec![]);
-    }
-
-    // Extended attributes carry security labels and capabilities (`security.*`), and seccomp
-    // cannot see which file a call is about, so they are refused everywhere rather than only
-    // outside the writable roots. `ENOTSUP` ("this filesystem has no xattrs") lets tools that
-    // preserve attributes when they can (`cp -a`, `tar`, `rsync -X`) carry on.
-    let mut enotsup: BTreeMap<i64, Vec<SeccompRule>> = BTreeMap::new();
+/// No network: sockets of any family but `AF_UNIX`/`AF_NETLINK`, and io_uring (which could
+/// open them out of the filter's sight).
+fn network_rules() -> Result<Rules, SandboxError> {
+    let mut rules = Rules::new();
+    rules.insert(
+        libc::SYS_socket,
+        vec![rule(vec![
+            cond(0, SeccompCmpOp::Ne, libc::AF_UNIX as u64)?,
+            cond(0, SeccompCmpOp::Ne, libc::AF_NETLINK as u64)?,
+        ])?],
+    );
     for nr in [
+        libc::SYS_io_uring_setup,
+        libc::SYS_io_uring_enter,
+        libc::SYS_io_uring_register,
+    ] {
+        rules.insert(nr, vec![]);
+    }
+    Ok(rules)
+}
+
+/// Where Landlock does not govern truncation (ABI < 3): the calls refused with `EPERM`
+/// (`truncate`, read-only opens with `O_TRUNC`), and `openat2`, refused with `ENOSYS` so that
+/// callers fall back to `openat` (its flags live in a struct a filter cannot inspect).
+fn truncation_rules() -> Result<(Rules, Rules), SandboxError> {
+    let ro_trunc = |arg: u8| -> Result<Vec<SeccompRule>, SandboxError> {
+        let mask = (libc::O_ACCMODE | libc::O_TRUNC) as u64;
+        Ok(vec![rule(vec![cond(
+            arg,
+            SeccompCmpOp::MaskedEq(mask),
+            (libc::O_RDONLY | libc::O_TRUNC) as u64,
+        )?])?])
+    };
+    let mut refused = Rules::new();
+    refused.insert(libc::SYS_truncate, vec![]);
+    refused.insert(libc::SYS_openat, ro_trunc(2)?);
+    #[cfg(target_arch = "x86_64")]
+    refused.insert(libc::SYS_open, ro_trunc(1)?);
+    let mut unsupported = Rules::new();
+    unsupported.insert(libc::SYS_openat2, vec![]);
+    Ok((refused, unsupported))
+}
+
+/// Extended attributes carry security labels and capabilities (`security.*`), and seccomp
+/// cannot see which file a call is about, so they are refused everywhere rather than only
+/// outside the writable roots. `ENOTSUP` ("this filesystem has no xattrs") lets tools that
+/// preserve attributes when they can (`cp -a`, `tar`, `rsync -X`) carry on.
+fn xattr_rules() -> Rules {
+    [
         libc::SYS_setxattr,
         libc::SYS_lsetxattr,
         libc::SYS_fsetxattr,
@@ -139,39 +174,27 @@ pub(crate) fn build_filters(
         libc::SYS_fremovexattr,
         SYS_SETXATTRAT,
         SYS_REMOVEXATTRAT,
-    ] {
-        enotsup.insert(nr, vec![]);
-    }
+    ]
+    .into_iter()
+    .map(|nr| (nr, vec![]))
+    .collect()
+}
 
-    let mut out = Vec::new();
-    let main = SeccompFilter::new(rules, SeccompAction::Allow, eperm, arch).map_err(setup_err)?;
-    let main: BpfProgram = main.try_into().map_err(setup_err)?;
-    let mut main = convert(main);
-    if arch == TargetArch::x86_64 {
-        main.splice(0..0, x32_guard());
-    }
-    out.push(main);
-    if !enosys.is_empty() {
-        let f = SeccompFilter::new(
-            enosys,
-            SeccompAction::Allow,
-            SeccompAction::Errno(libc::ENOSYS as u32),
-            arch,
-        )
-        .map_err(setup_err)?;
-        let f: BpfProgram = f.try_into().map_err(setup_err)?;
-        out.push(convert(f));
-    }
-    let f = SeccompFilter::new(
-        enotsup,
+/// One filter: the listed syscalls fail with `errno`, everything else is allowed.
+fn compile(
+    rules: Rules,
+    errno: libc::c_int,
+    arch: TargetArch,
+) -> Result<Vec<libc::sock_filter>, SandboxError> {
+    let filter = SeccompFilter::new(
+        rules,
         SeccompAction::Allow,
-        SeccompAction::Errno(libc::ENOTSUP as u32),
+        SeccompAction::Errno(errno as u32),
         arch,
     )
     .map_err(setup_err)?;
-    let f: BpfProgram = f.try_into().map_err(setup_err)?;
-    out.push(convert(f));
-    Ok(out)
+    let program: BpfProgram = filter.try_into().map_err(setup_err)?;
+    Ok(convert(program))
 }
 
 fn convert(prog: BpfProgram) -> Vec<libc::sock_filter> {
