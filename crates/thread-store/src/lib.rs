@@ -27,6 +27,7 @@ mod git;
 mod handle;
 mod index;
 mod loaded;
+mod outline;
 mod postgres;
 mod private;
 mod rollout;
@@ -40,6 +41,7 @@ pub use error::StoreError;
 pub use git::collect_git_info;
 pub use handle::{RolloutWriter, StoreLocation, ThreadStore};
 pub use loaded::{ABORTED_CALL_OUTPUT, LoadedThread, StoredTurn, TurnStatus};
+pub use outline::{ThreadOutline, TurnSpan};
 pub use types::{
     CompactedItem, GitInfo, ListQuery, RolloutItem, RolloutLine, SessionMeta, SessionSource,
     SortKey, ThreadPage, ThreadSummary, TurnContextItem, should_persist_event,
