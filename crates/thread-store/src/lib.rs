@@ -17,7 +17,8 @@
 //!
 //! Entry point: [`ThreadStore`] (create / load / resume / fork / list / archive / name) and
 //! the [`RolloutWriter`] it hands out for appending; both are handles over the backend. [`LoadedThread::history`] gives what to
-//! send to a model on resume; [`LoadedThread::turns`] the per-turn view for v2 `thread/read`.
+//! send to a model on resume; [`LoadedThread::turns`] the per-turn view for v2 `thread/read`;
+//! [`ThreadStore::outline`] the same turns without parsing every record, for paged history.
 //!
 //! This crate knows the item and event types of `oi-protocol` but nothing about the engine,
 //! models or front ends: it never decides *what* is recorded, only how it is stored.
