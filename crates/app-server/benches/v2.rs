@@ -149,6 +149,7 @@ fn bench_app_server(runs: usize) {
     println!("app-server: spawn → initialize answered  {}", stats(init));
 
     let thread_id = thousand_turn_thread(home.path());
+    store_reads(home.path(), &thread_id, runs);
     let turns_page = json!({"threadId": thread_id, "limit": 25});
     let items_page = json!({"threadId": thread_id, "limit": 50});
     for (method, params, size) in [
@@ -183,6 +184,38 @@ fn bench_app_server(runs: usize) {
             stats(warm)
         );
     }
+}
+
+/// In-process, the two ways to read the newest 25 turns of the thread: the whole thread
+/// parsed (`load` + `turns`, what history pages did first) and its outline with only the
+/// page's turns parsed (what they do now).
+fn store_reads(home: &Path, thread_id: &str, runs: usize) {
+    let store = ThreadStore::open(home).expect("store");
+    let id: oi_protocol::ThreadId = thread_id.parse().expect("thread id");
+    let mut whole = Vec::new();
+    let mut outlined = Vec::new();
+    for _ in 0..runs {
+        let t = Instant::now();
+        let turns = store.load(&id).expect("load").turns();
+        assert_eq!(turns.len(), TURNS);
+        whole.push(t.elapsed());
+        let t = Instant::now();
+        let outline = store.outline(&id).expect("outline");
+        let page: Vec<_> = outline.turns()[TURNS - 25..]
+            .iter()
+            .map(|s| outline.stored_turn(s))
+            .collect();
+        assert_eq!(page.len(), 25);
+        outlined.push(t.elapsed());
+    }
+    println!(
+        "store: whole {TURNS}-turn thread parsed (load + turns)      {}",
+        stats(whole)
+    );
+    println!(
+        "store: outline + the newest 25 turns parsed              {}",
+        stats(outlined)
+    );
 }
 
 fn serve(home: PathBuf) {
