@@ -129,11 +129,13 @@ async fn history(conn: &Arc<Conn>, raw_id: &str) -> Result<(ThreadId, Arc<Histor
     let store = conn.store()?;
     let fresh = match cached {
         Some(h) => {
-            let Some(outline) = h.outline.clone() else {
-                return Ok((id, h));
-            };
-            let updated =
-                blocking(move || store.outline_update(&outline).map_err(store_error)).await?;
+            // The outline is shared, not copied: an update reads only appended records.
+            let held = h.clone();
+            let updated = blocking(move || match &held.outline {
+                Some(outline) => store.outline_update(outline).map_err(store_error),
+                None => Ok(None),
+            })
+            .await?;
             match updated {
                 None => return Ok((id, h)),
                 Some(o) => Arc::new(History::of(o)),
