@@ -8,7 +8,8 @@
 //!
 //! * `interpreter app-server` (the v2 methods without MCP): `initialize` answered after
 //!   spawn (target < 5 ms), and `thread/turns/list` / `thread/items/list` first page over a
-//!   1,000-turn thread (target < 10 ms).
+//!   1,000-turn thread (target < 10 ms), cold (the first read of the thread in a new server
+//!   process) and warm (the thread read before).
 //!
 //! `cargo bench -p oi-app-server --bench v2`. Env: `OI_BENCH_TREE` (where the tree is
 //! generated; default a directory under the temp dir, reused across runs),
@@ -148,48 +149,75 @@ fn bench_app_server(runs: usize) {
     println!("app-server: spawn → initialize answered  {}", stats(init));
 
     let thread_id = thousand_turn_thread(home.path());
-    let mut cmd = Command::new(&exe);
-    cmd.arg("--serve-app").arg(home.path());
-    let mut peer = Peer::spawn(cmd, false);
-    let (first, cold) = peer.call(
-        "thread/turns/list",
-        json!({"threadId": thread_id, "limit": 25}),
-    );
-    assert_eq!(first["data"].as_array().map(Vec::len), Some(25));
-    println!(
-        "thread/turns/list first call (reads the {TURNS}-turn rollout)  {:.2} ms",
-        cold.as_secs_f64() * 1000.0
-    );
-    let (items, _) = peer.call(
-        "thread/items/list",
-        json!({"threadId": thread_id, "limit": 50}),
-    );
-    assert_eq!(items["data"].as_array().map(Vec::len), Some(50));
-    let mut turns = Vec::new();
-    let mut item_pages = Vec::new();
-    for _ in 0..runs {
-        turns.push(
-            peer.call(
-                "thread/turns/list",
-                json!({"threadId": thread_id, "limit": 25}),
-            )
-            .1,
+    store_reads(home.path(), &thread_id, runs);
+    let turns_page = json!({"threadId": thread_id, "limit": 25});
+    let items_page = json!({"threadId": thread_id, "limit": 50});
+    for (method, params, size) in [
+        ("thread/turns/list", &turns_page, 25),
+        ("thread/items/list", &items_page, 50),
+    ] {
+        // Cold: a new server process each time, so nothing of the thread is cached; the
+        // store is opened first (thread/list), so the time is the history read alone.
+        let mut cold = Vec::new();
+        for _ in 0..runs.clamp(1, 10) {
+            let mut cmd = Command::new(&exe);
+            cmd.arg("--serve-app").arg(home.path());
+            let mut peer = Peer::spawn(cmd, false);
+            peer.call("thread/list", json!({"limit": 1}));
+            let (page, t) = peer.call(method, params.clone());
+            assert_eq!(page["data"].as_array().map(Vec::len), Some(size));
+            cold.push(t);
+        }
+        println!(
+            "{method} first page ({size}) of {TURNS} turns, cold (new process)  {}",
+            stats(cold)
         );
-        item_pages.push(
-            peer.call(
-                "thread/items/list",
-                json!({"threadId": thread_id, "limit": 50}),
-            )
-            .1,
+        let mut cmd = Command::new(&exe);
+        cmd.arg("--serve-app").arg(home.path());
+        let mut peer = Peer::spawn(cmd, false);
+        peer.call(method, params.clone());
+        let warm: Vec<Duration> = (0..runs)
+            .map(|_| peer.call(method, params.clone()).1)
+            .collect();
+        println!(
+            "{method} first page ({size}) of {TURNS} turns, warm            {}",
+            stats(warm)
         );
     }
+}
+
+/// In-process, the two ways to read the newest 25 turns of the thread: the whole thread
+/// parsed (`load` + `turns`, what history pages did first) and its outline with only the
+/// page's turns parsed (what they do now).
+fn store_reads(home: &Path, thread_id: &str, runs: usize) {
+    let store = ThreadStore::open(home).expect("store");
+    let id: oi_protocol::ThreadId = thread_id.parse().expect("thread id");
+    let mut whole = Vec::new();
+    let mut outlined = Vec::new();
+    for _ in 0..runs {
+        let t = Instant::now();
+        // The store sees each user message, recorded just before its turn's task_started,
+        // as a turn of its own (the v2 layer merges the two): 2 store turns per turn.
+        let turns = store.load(&id).expect("load").turns();
+        assert_eq!(turns.len(), 2 * TURNS);
+        whole.push(t.elapsed());
+        let t = Instant::now();
+        let outline = store.outline(&id).expect("outline");
+        let spans = outline.turns();
+        let page: Vec<_> = spans[spans.len() - 50..]
+            .iter()
+            .map(|s| outline.stored_turn(s))
+            .collect();
+        assert_eq!(page.len(), 50);
+        outlined.push(t.elapsed());
+    }
     println!(
-        "thread/turns/list first page (25) of {TURNS} turns  {}",
-        stats(turns)
+        "store: whole {TURNS}-turn thread parsed (load + turns)      {}",
+        stats(whole)
     );
     println!(
-        "thread/items/list first page (50) of {TURNS} turns  {}",
-        stats(item_pages)
+        "store: outline + the newest 25 turns parsed              {}",
+        stats(outlined)
     );
 }
 

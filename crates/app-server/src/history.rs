@@ -10,16 +10,14 @@ use crate::protocol::wire::{
     SortDirection, ThreadItem, ThreadItemEntry, ThreadItemsListParams, ThreadItemsListResponse,
     ThreadTurnsListParams, ThreadTurnsListResponse, Turn, TurnItemsView, to_value,
 };
-use crate::threads::{load_stored, summary_of, turn_json, turn_list};
-use crate::{Conn, invalid, lock, method, parse_thread_id, thread_not_found};
+use crate::threads::{merge_leading_input, store_error, summary_of, turn_json};
+use crate::{Conn, blocking, invalid, lock, method, parse_thread_id, thread_not_found};
 use oi_jsonrpc::{Execution, MethodTable, RequestContext, RpcError};
 use oi_protocol::ThreadId;
-use oi_thread_store::StoredTurn;
+use oi_thread_store::{StoredTurn, ThreadOutline, TurnSpan};
 use serde_json::Value;
-use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::Mutex;
-use std::time::SystemTime;
 
 pub(crate) fn register(t: &mut MethodTable, conn: &Arc<Conn>) {
     method(t, conn, "thread/turns/list", Execution::Spawn, turns_list);
@@ -80,55 +78,76 @@ pub fn paginate<'a, T: Clone>(
     })
 }
 
-/// The last rollout read for history pages: clients page through one thread at a time, so
-/// the next page reuses it while the file is unchanged (same length and mtime).
+/// The outline of the last thread paged: clients page through one thread at a time, so the
+/// next page reuses it, brought up to date with only the records appended since (a thread
+/// being written while it is read shows its new turns on the next page).
 #[derive(Default)]
 pub struct HistoryCache {
-    last: Mutex<Option<CachedTurns>>,
+    last: Mutex<Option<Arc<History>>>,
 }
 
-struct CachedTurns {
-    path: PathBuf,
-    len: u64,
-    modified: Option<SystemTime>,
-    turns: Arc<Vec<StoredTurn>>,
+/// A stored thread's turns as history pages show them (each user message back in the turn
+/// it opened), over an outline whose records are parsed only for the turns a page shows.
+struct History {
+    outline: Option<ThreadOutline>,
+    turns: Vec<TurnSpan>,
 }
 
-/// The stored turns of a thread, oldest first (empty for an ephemeral thread: nothing of
-/// it is on disk). Turns are converted to the wire only when a page needs them.
-async fn all_turns(
-    conn: &Arc<Conn>,
-    raw_id: &str,
-) -> Result<(ThreadId, Arc<Vec<StoredTurn>>), RpcError> {
-    let id = parse_thread_id(raw_id)?;
-    if conn.ephemeral_info(&id).is_some() {
-        return Ok((id, Arc::default()));
-    }
-    let summary = summary_of(conn, id)
-        .await?
-        .ok_or_else(|| thread_not_found(id))?;
-    let meta = std::fs::metadata(&summary.path).ok();
-    let len = meta.as_ref().map_or(0, |m| m.len());
-    let modified = meta.and_then(|m| m.modified().ok());
-    {
-        let last = lock(&conn.history.last);
-        if let Some(c) = last.as_ref()
-            && c.path == summary.path
-            && c.len == len
-            && c.modified == modified
-        {
-            return Ok((id, c.turns.clone()));
+impl History {
+    fn of(outline: ThreadOutline) -> History {
+        History {
+            turns: merge_leading_input(outline.turns().to_vec()),
+            outline: Some(outline),
         }
     }
-    let loaded = load_stored(conn, id).await?;
-    let turns = Arc::new(turn_list(&loaded));
-    *lock(&conn.history.last) = Some(CachedTurns {
-        path: summary.path,
-        len,
-        modified,
-        turns: turns.clone(),
-    });
-    Ok((id, turns))
+
+    fn stored_turn(&self, span: &TurnSpan) -> StoredTurn {
+        match &self.outline {
+            Some(o) => o.stored_turn(span),
+            None => span.with_items(Vec::new()),
+        }
+    }
+}
+
+/// The history of a thread (empty for an ephemeral thread: nothing of it is stored).
+async fn history(conn: &Arc<Conn>, raw_id: &str) -> Result<(ThreadId, Arc<History>), RpcError> {
+    let id = parse_thread_id(raw_id)?;
+    if conn.ephemeral_info(&id).is_some() {
+        let empty = History {
+            outline: None,
+            turns: Vec::new(),
+        };
+        return Ok((id, Arc::new(empty)));
+    }
+    summary_of(conn, id)
+        .await?
+        .ok_or_else(|| thread_not_found(id))?;
+    let cached = lock(&conn.history.last)
+        .as_ref()
+        .filter(|h| h.outline.as_ref().is_some_and(|o| o.thread_id() == id))
+        .cloned();
+    let store = conn.store()?;
+    let fresh = match cached {
+        Some(h) => {
+            // The outline is shared, not copied: an update reads only appended records.
+            let held = h.clone();
+            let updated = blocking(move || match &held.outline {
+                Some(outline) => store.outline_update(outline).map_err(store_error),
+                None => Ok(None),
+            })
+            .await?;
+            match updated {
+                None => return Ok((id, h)),
+                Some(o) => Arc::new(History::of(o)),
+            }
+        }
+        None => {
+            let outline = blocking(move || store.outline(&id).map_err(store_error)).await?;
+            Arc::new(History::of(outline))
+        }
+    };
+    *lock(&conn.history.last) = Some(fresh.clone());
+    Ok((id, fresh))
 }
 
 fn wire_turn(thread_id: &str, t: &StoredTurn) -> Turn {
@@ -153,7 +172,8 @@ async fn turns_list(
     _ctx: RequestContext,
     p: ThreadTurnsListParams,
 ) -> Result<Value, RpcError> {
-    let (id, turns) = all_turns(&conn, &p.thread_id).await?;
+    let (id, history) = history(&conn, &p.thread_id).await?;
+    let turns = &history.turns;
     let tid = id.to_string();
     let dir = p.sort_direction.unwrap_or(SortDirection::Desc);
     let indexes: Vec<usize> = (0..turns.len()).collect();
@@ -169,7 +189,7 @@ async fn turns_list(
         .data
         .into_iter()
         .map(|i| {
-            let mut t = wire_turn(&tid, &turns[i]);
+            let mut t = wire_turn(&tid, &history.stored_turn(&turns[i]));
             t.items = match view {
                 TurnItemsView::Full => t.items,
                 TurnItemsView::Summary => summary_items(t.items),
@@ -191,7 +211,8 @@ async fn items_list(
     _ctx: RequestContext,
     p: ThreadItemsListParams,
 ) -> Result<Value, RpcError> {
-    let (id, turns) = all_turns(&conn, &p.thread_id).await?;
+    let (id, history) = history(&conn, &p.thread_id).await?;
+    let turns = &history.turns;
     if let Some(turn_id) = &p.turn_id
         && !turns.iter().any(|t| &t.id == turn_id)
     {
@@ -200,11 +221,11 @@ async fn items_list(
         )));
     }
     let tid = id.to_string();
-    let turns: Vec<&StoredTurn> = turns
+    let turns: Vec<&TurnSpan> = turns
         .iter()
         .filter(|t| p.turn_id.as_ref().is_none_or(|want| &t.id == want))
         .collect();
-    let entries = item_window(&tid, &turns, &p)?;
+    let entries = item_window(&tid, &history, &turns, &p)?;
     let dir = p.sort_direction.unwrap_or(SortDirection::Asc);
     let keys: Vec<String> = entries.iter().map(item_cursor).collect();
     let indexes: Vec<usize> = (0..entries.len()).collect();
@@ -233,7 +254,8 @@ fn item_cursor(e: &ThreadItemEntry) -> String {
 /// collected past it, plus one turn more so `nextCursor` is known.
 fn item_window(
     thread_id: &str,
-    turns: &[&StoredTurn],
+    history: &History,
+    turns: &[&TurnSpan],
     p: &ThreadItemsListParams,
 ) -> Result<Vec<ThreadItemEntry>, RpcError> {
     let dir = p.sort_direction.unwrap_or(SortDirection::Asc);
@@ -265,7 +287,7 @@ fn item_window(
     let mut after_cursor = 0usize;
     let mut first_turn = None;
     for &i in &order[start..] {
-        let t = wire_turn(thread_id, turns[i]);
+        let t = wire_turn(thread_id, &history.stored_turn(turns[i]));
         let entries: Vec<ThreadItemEntry> = t
             .items
             .into_iter()

@@ -24,7 +24,7 @@ use oi_protocol::ThreadId;
 use oi_protocol::protocol::EventMsg;
 use oi_thread_store::{
     ListQuery, LoadedThread, RolloutItem, SessionSource, SortKey, StoreError, StoredTurn,
-    ThreadSummary, TurnStatus,
+    ThreadSummary, TurnSpan, TurnStatus,
 };
 use serde::Deserialize;
 use serde_json::Value;
@@ -293,7 +293,10 @@ pub(crate) fn stored_turns(thread_id: ThreadId, loaded: &LoadedThread) -> Vec<Tu
 
 /// A stored thread's turns, oldest first (each user message back in the turn it opened).
 pub(crate) fn turn_list(loaded: &LoadedThread) -> Vec<StoredTurn> {
-    merge_leading_input(loaded.turns())
+    merge_leading_input(loaded.turn_spans())
+        .iter()
+        .map(|span| loaded.stored_turn(span))
+        .collect()
 }
 
 /// One stored turn as a v2 `Turn` with its items.
@@ -321,30 +324,22 @@ pub(crate) fn turn_json(thread_id: &str, t: &StoredTurn) -> Turn {
     }
 }
 
-fn has_task_started(t: &StoredTurn) -> bool {
-    t.items
-        .iter()
-        .any(|i| matches!(i, RolloutItem::EventMsg(EventMsg::TaskStarted(_))))
-}
-
 /// The engine records a turn's `user_message` just before its `task_started`; the store
 /// reads such a message as an implicit turn of its own, cut short by the real one. Put the
 /// message back at the front of the turn it opened.
-fn merge_leading_input(turns: Vec<StoredTurn>) -> Vec<StoredTurn> {
-    let mut out: Vec<StoredTurn> = Vec::with_capacity(turns.len());
-    let mut carry: Option<StoredTurn> = None;
+pub(crate) fn merge_leading_input(turns: Vec<TurnSpan>) -> Vec<TurnSpan> {
+    let mut out: Vec<TurnSpan> = Vec::with_capacity(turns.len());
+    let mut carry: Option<TurnSpan> = None;
     for mut t in turns {
         if let Some(lead) = carry.take() {
-            if has_task_started(&t) {
-                let mut items = lead.items;
-                items.append(&mut t.items);
-                t.items = items;
+            if t.opened_by_task_started {
+                t.lines.start = lead.lines.start;
                 t.started_at = t.started_at.or(lead.started_at);
             } else {
                 out.push(lead);
             }
         }
-        if !has_task_started(&t) && t.status == TurnStatus::Interrupted {
+        if !t.opened_by_task_started && t.status == TurnStatus::Interrupted {
             carry = Some(t);
         } else {
             out.push(t);
@@ -356,7 +351,7 @@ fn merge_leading_input(turns: Vec<StoredTurn>) -> Vec<StoredTurn> {
 
 /// The last recorded token usage, for `thread/tokenUsage/updated` after a resume.
 fn last_usage(thread_id: ThreadId, loaded: &LoadedThread) -> Option<Value> {
-    let turn_id = loaded.turns().last().map(|t| t.id.clone())?;
+    let turn_id = loaded.turn_spans().pop().map(|t| t.id)?;
     loaded.items.iter().rev().find_map(|i| match i {
         RolloutItem::EventMsg(EventMsg::TokenCount(t)) => t.info.as_ref().map(|info| {
             to_value(&ThreadTokenUsageUpdatedNotification {

@@ -141,6 +141,73 @@ async fn history_pages_walk_both_ways_and_unsubscribe_unloads() {
 }
 
 #[tokio::test]
+async fn history_pages_catch_up_with_a_thread_written_after_the_first_read() {
+    let env = Env::new(
+        MockScript::turns([MockTurn::text("one"), MockTurn::text("two")]),
+        "",
+    )
+    .await;
+    let mut c = env.client();
+    let t = c.start_thread(&env.work).await;
+    let tid = t["thread"]["id"].clone();
+    let first = c.start_turn(&tid, "a").await;
+    c.take(|v| v["method"] == "turn/completed" && v["params"]["turn"]["id"] == json!(first))
+        .await;
+    // The first read outlines the thread; the next turn is appended after it.
+    let p = c
+        .ok(
+            "thread/turns/list",
+            json!({"threadId": tid, "itemsView": "full"}),
+        )
+        .await;
+    assert_eq!(p["data"].as_array().unwrap().len(), 1, "{p}");
+    let second = c.start_turn(&tid, "b").await;
+    c.take(|v| v["method"] == "turn/completed" && v["params"]["turn"]["id"] == json!(second))
+        .await;
+    let p = c
+        .ok(
+            "thread/turns/list",
+            json!({"threadId": tid, "itemsView": "full", "sortDirection": "asc"}),
+        )
+        .await;
+    let ids: Vec<_> = p["data"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["id"].clone())
+        .collect();
+    assert_eq!(ids, [json!(first), json!(second)], "{p}");
+    assert_eq!(p["data"][1]["status"], "completed", "{p}");
+    // Pages show the turns thread/read shows (read through the whole-thread load).
+    let read = c
+        .ok(
+            "thread/read",
+            json!({"threadId": tid, "includeTurns": true}),
+        )
+        .await;
+    let mut paged = p["data"].clone();
+    for t in paged.as_array_mut().unwrap() {
+        assert_eq!(t["itemsView"], "full");
+        t.as_object_mut().unwrap().remove("itemsView");
+    }
+    assert_eq!(read["thread"]["turns"], paged, "{read}");
+    let items = c
+        .ok(
+            "thread/items/list",
+            json!({"threadId": tid, "turnId": second}),
+        )
+        .await;
+    let texts: Vec<_> = items["data"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["item"]["type"] == "agentMessage")
+        .map(|e| e["item"]["text"].clone())
+        .collect();
+    assert_eq!(texts, [json!("two")], "{items}");
+}
+
+#[tokio::test]
 async fn command_exec_rejects_bad_requests_and_enforces_timeout() {
     let env = Env::new(MockScript::default(), "").await;
     let mut c = env.client();

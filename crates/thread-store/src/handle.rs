@@ -4,6 +4,7 @@
 
 use crate::error::StoreError;
 use crate::loaded::LoadedThread;
+use crate::outline::ThreadOutline;
 use crate::postgres::{PgStore, PgWriter};
 use crate::rollout::LocalWriter;
 use crate::store::LocalStore;
@@ -121,6 +122,28 @@ impl ThreadStore {
         match &self.backend {
             Backend::Local(s) => s.load(id),
             Backend::Postgres(s) => s.load(id),
+        }
+    }
+
+    /// A stored thread's turns without its records parsed: cheap to build for a long
+    /// thread, and each turn's records are parsed only when asked for
+    /// ([`ThreadOutline::stored_turn`]). The turns are those of [`LoadedThread::turns`].
+    pub fn outline(&self, id: &ThreadId) -> Result<ThreadOutline, StoreError> {
+        match &self.backend {
+            Backend::Local(s) => s.outline(id),
+            Backend::Postgres(s) => s.outline(id),
+        }
+    }
+
+    /// `outline` with the records appended to its thread since it was read (only those are
+    /// read); `None` when nothing was appended.
+    pub fn outline_update(
+        &self,
+        outline: &ThreadOutline,
+    ) -> Result<Option<ThreadOutline>, StoreError> {
+        match &self.backend {
+            Backend::Local(_) => crate::outline::update_file(outline),
+            Backend::Postgres(s) => s.outline_update(outline),
         }
     }
 

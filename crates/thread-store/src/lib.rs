@@ -17,7 +17,8 @@
 //!
 //! Entry point: [`ThreadStore`] (create / load / resume / fork / list / archive / name) and
 //! the [`RolloutWriter`] it hands out for appending; both are handles over the backend. [`LoadedThread::history`] gives what to
-//! send to a model on resume; [`LoadedThread::turns`] the per-turn view for v2 `thread/read`.
+//! send to a model on resume; [`LoadedThread::turns`] the per-turn view for v2 `thread/read`;
+//! [`ThreadStore::outline`] the same turns without parsing every record, for paged history.
 //!
 //! This crate knows the item and event types of `oi-protocol` but nothing about the engine,
 //! models or front ends: it never decides *what* is recorded, only how it is stored.
@@ -27,6 +28,7 @@ mod git;
 mod handle;
 mod index;
 mod loaded;
+mod outline;
 mod postgres;
 mod private;
 mod rollout;
@@ -40,6 +42,7 @@ pub use error::StoreError;
 pub use git::collect_git_info;
 pub use handle::{RolloutWriter, StoreLocation, ThreadStore};
 pub use loaded::{ABORTED_CALL_OUTPUT, LoadedThread, StoredTurn, TurnStatus};
+pub use outline::{ThreadOutline, TurnSpan};
 pub use types::{
     CompactedItem, GitInfo, ListQuery, RolloutItem, RolloutLine, SessionMeta, SessionSource,
     SortKey, ThreadPage, ThreadSummary, TurnContextItem, should_persist_event,

@@ -1,6 +1,6 @@
 //! A thread read back from disk, and the views front ends need of it.
 
-use crate::rollout::parse_timestamp_ms;
+use crate::outline::{Mark, TurnSpan, turn_spans};
 use crate::types::{RolloutItem, SessionMeta, ThreadSummary};
 use oi_protocol::models::{FunctionCallOutput, ResponseItem};
 use oi_protocol::protocol::{EventMsg, TurnAbortReason, TurnAbortedEvent};
@@ -48,28 +48,6 @@ pub struct StoredTurn {
     pub duration_ms: Option<u64>,
     /// The message of the turn's `error` event, if any.
     pub error: Option<String>,
-}
-
-impl StoredTurn {
-    fn new(id: String, started_at: Option<i64>, items: Vec<RolloutItem>) -> Self {
-        StoredTurn {
-            id,
-            status: TurnStatus::InProgress,
-            items,
-            started_at,
-            completed_at: None,
-            duration_ms: None,
-            error: None,
-        }
-    }
-}
-
-fn is_conversation(item: &RolloutItem) -> bool {
-    matches!(
-        item,
-        RolloutItem::ResponseItem(_)
-            | RolloutItem::EventMsg(EventMsg::UserMessage(_) | EventMsg::AgentMessage(_))
-    )
 }
 
 /// A fork gets an id of its own (both backends check this the same way).
@@ -171,114 +149,42 @@ impl LoadedThread {
     /// Records before a turn's `task_started` (e.g. its `turn_context`) belong to that turn;
     /// a `user_message` outside any turn starts an implicit one (older or foreign writers).
     pub fn turns(&self) -> Vec<StoredTurn> {
-        let mut turns: Vec<StoredTurn> = Vec::new();
-        let mut current: Option<StoredTurn> = None;
-        let mut pending: Vec<RolloutItem> = Vec::new();
-        let mut last_turn_context_id: Option<String> = None;
-        for (i, item) in self.items.iter().enumerate() {
-            let at = self
-                .timestamps
-                .get(i)
-                .and_then(|t| parse_timestamp_ms(t))
-                .map(|ms| ms.div_euclid(1000));
-            match item {
-                RolloutItem::SessionMeta(_) => {}
-                RolloutItem::TurnContext(tc) if current.is_none() => {
-                    if !tc.turn_id.is_empty() {
-                        last_turn_context_id = Some(tc.turn_id.clone());
-                    }
-                    pending.push(item.clone());
-                }
-                RolloutItem::EventMsg(EventMsg::TaskStarted(e)) => {
-                    if let Some(mut t) = current.take() {
-                        t.status = TurnStatus::Interrupted;
-                        turns.push(t);
-                    }
-                    let mut items = std::mem::take(&mut pending);
-                    items.push(item.clone());
-                    current = Some(StoredTurn::new(
-                        e.turn_id.clone(),
-                        e.started_at.or(at),
-                        items,
-                    ));
-                }
-                RolloutItem::EventMsg(
-                    ev @ (EventMsg::TaskComplete(_) | EventMsg::TurnAborted(_)),
-                ) => {
-                    let mut t = current.take().unwrap_or_else(|| {
-                        let id = match ev {
-                            EventMsg::TaskComplete(e) => e.turn_id.clone(),
-                            EventMsg::TurnAborted(e) => e.turn_id.clone().unwrap_or_default(),
-                            _ => String::new(),
-                        };
-                        StoredTurn::new(id, None, std::mem::take(&mut pending))
-                    });
-                    t.items.push(item.clone());
-                    match ev {
-                        EventMsg::TaskComplete(e) => {
-                            t.completed_at = e.completed_at.or(at);
-                            t.duration_ms = e.duration_ms;
-                            t.status = if t.error.is_some() {
-                                TurnStatus::Failed
-                            } else {
-                                TurnStatus::Completed
-                            };
-                        }
-                        EventMsg::TurnAborted(e) => {
-                            t.completed_at = e.completed_at.or(at);
-                            t.duration_ms = e.duration_ms;
-                            t.status = TurnStatus::Interrupted;
-                        }
-                        _ => {}
-                    }
-                    turns.push(t);
-                }
-                RolloutItem::EventMsg(EventMsg::UserMessage(_)) if current.is_none() => {
-                    let id = last_turn_context_id
-                        .take()
-                        .unwrap_or_else(|| format!("turn-{}", turns.len() + 1));
-                    let mut items = std::mem::take(&mut pending);
-                    items.push(item.clone());
-                    current = Some(StoredTurn::new(id, at, items));
-                }
-                _ => {
-                    if let RolloutItem::EventMsg(EventMsg::Error(e)) = item
-                        && let Some(t) = current.as_mut()
-                    {
-                        t.error = Some(e.message.clone());
-                    }
-                    match current.as_mut() {
-                        Some(t) => t.items.push(item.clone()),
-                        None => pending.push(item.clone()),
-                    }
-                }
-            }
-        }
-        if let Some(t) = current.take() {
-            turns.push(t);
-        }
-        if !pending.is_empty() {
-            if pending.iter().any(is_conversation) {
-                let id = format!("turn-{}", turns.len() + 1);
-                turns.push(StoredTurn::new(id, None, pending));
-            } else if let Some(last) = turns.last_mut() {
-                last.items.extend(pending);
-            }
-        }
-        turns
+        self.turn_spans()
+            .iter()
+            .map(|span| self.stored_turn(span))
+            .collect()
+    }
+
+    /// The turn `span` (one of [`LoadedThread::turn_spans`]) with its records.
+    pub fn stored_turn(&self, span: &TurnSpan) -> StoredTurn {
+        let items = self
+            .items
+            .get(span.lines.clone())
+            .unwrap_or_default()
+            .iter()
+            .filter(|i| !matches!(i, RolloutItem::SessionMeta(_)))
+            .cloned()
+            .collect();
+        span.with_items(items)
+    }
+
+    /// The turns without their records: each names its range of [`LoadedThread::items`].
+    pub fn turn_spans(&self) -> Vec<TurnSpan> {
+        let marks: Vec<Mark> = self
+            .items
+            .iter()
+            .enumerate()
+            .map(|(i, item)| Mark::of_item(item, self.timestamps.get(i).map_or("", String::as_str)))
+            .collect();
+        turn_spans(&marks)
     }
 
     /// The id of the last turn if it began with `task_started` and has no end record.
     /// (Implicit turns of writers that do not record turn events are left alone.)
     pub(crate) fn open_turn_id(&self) -> Option<String> {
-        self.turns()
+        self.turn_spans()
             .pop()
-            .filter(|t| {
-                t.status == TurnStatus::InProgress
-                    && t.items
-                        .iter()
-                        .any(|i| matches!(i, RolloutItem::EventMsg(EventMsg::TaskStarted(_))))
-            })
+            .filter(|t| t.status == TurnStatus::InProgress && t.opened_by_task_started)
             .map(|t| t.id)
     }
 }

@@ -3,6 +3,7 @@
 use crate::error::StoreError;
 use crate::index::{Cursor, FileRow, Index, is_corruption};
 use crate::loaded::{LoadedThread, interrupted_marker};
+use crate::outline::ThreadOutline;
 use crate::rollout::{
     Head, LocalWriter, Tail, created_ms, format_timestamp, id_from_file_name, parse_timestamp_ms,
     preview_text, read_head, read_rollout, rollout_path, system_time_ms, thread_id_ms,
@@ -196,6 +197,12 @@ impl LocalStore {
             });
         }
         Ok(loaded)
+    }
+
+    /// The thread's turns without its records parsed (see [`ThreadOutline`]).
+    pub fn outline(&self, id: &ThreadId) -> Result<ThreadOutline, StoreError> {
+        let path = self.resolve_path(id)?;
+        crate::outline::read_file(id, &path)
     }
 
     /// Loads a rollout file by path (it need not be under this home).

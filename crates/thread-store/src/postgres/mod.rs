@@ -14,6 +14,7 @@ mod list;
 
 use crate::error::StoreError;
 use crate::loaded::{LoadedThread, interrupted_marker};
+use crate::outline::{Origin, ThreadOutline};
 use crate::rollout::{
     created_ms, encode_line, format_timestamp, parse_timestamp_ms, preview_text, read_rollout,
     system_time_ms, truncate_preview,
@@ -194,6 +195,53 @@ impl PgStore {
             }
         }
         assemble(summary, lines, warnings, &shown)
+    }
+
+    /// The thread's turns without its records parsed (see [`ThreadOutline`]).
+    pub(crate) fn outline(&self, id: &ThreadId) -> Result<ThreadOutline, StoreError> {
+        let id = *id;
+        let db = self.inner.db.clone();
+        let rows = self.inner.db.run(async move {
+            let conn = db.conn().await?;
+            list::get(&conn, &id)
+                .await?
+                .ok_or(StoreError::NotFound(id))?;
+            lines_from(&conn, &id, 0).await
+        })?;
+        let shown = format!("{}/{id}", self.inner.db.display);
+        let mut rows = rows.into_iter();
+        let first = rows.next().map(|(_, line)| line).unwrap_or_default();
+        crate::outline::check_first_line(&id, first.as_bytes(), &shown)?;
+        let mut outline = ThreadOutline::new(id, Origin::Database { next_seq: 0 }, shown);
+        let next_seq = push_rows(&mut outline, rows).unwrap_or(1);
+        outline.origin = Origin::Database { next_seq };
+        outline.finish();
+        Ok(outline)
+    }
+
+    /// `outline` with the records appended since it was read; `None` when there are none.
+    pub(crate) fn outline_update(
+        &self,
+        outline: &ThreadOutline,
+    ) -> Result<Option<ThreadOutline>, StoreError> {
+        let Origin::Database { next_seq } = outline.origin else {
+            return Ok(None);
+        };
+        let id = outline.thread_id();
+        let db = self.inner.db.clone();
+        let rows = self.inner.db.run(async move {
+            let conn = db.conn().await?;
+            lines_from(&conn, &id, next_seq).await
+        })?;
+        if rows.is_empty() {
+            return Ok(None);
+        }
+        let mut next = outline.clone();
+        if let Some(seq) = push_rows(&mut next, rows.into_iter()) {
+            next.origin = Origin::Database { next_seq: seq };
+        }
+        next.finish();
+        Ok(Some(next))
     }
 
     /// Reads a rollout file (e.g. one exported from a local store). Its summary comes from
@@ -379,6 +427,36 @@ impl PgStore {
             Ok(usize::try_from(n).unwrap_or(0))
         })
     }
+}
+
+/// The thread's records from sequence number `from` on, in order.
+async fn lines_from(
+    conn: &tokio_postgres::Client,
+    id: &ThreadId,
+    from: i64,
+) -> Result<Vec<(i64, String)>, StoreError> {
+    Ok(conn
+        .query(
+            "SELECT seq, line FROM oi_rollout_lines WHERE thread_id = $1 AND seq >= $2 ORDER BY seq",
+            &[&id.to_string(), &from],
+        )
+        .await?
+        .iter()
+        .map(|r| (r.get(0), r.get(1)))
+        .collect())
+}
+
+/// Adds rows to an outline; returns the sequence number after the last one.
+fn push_rows(
+    outline: &mut ThreadOutline,
+    rows: impl Iterator<Item = (i64, String)>,
+) -> Option<i64> {
+    let mut next = None;
+    for (seq, line) in rows {
+        outline.push_line(line.as_bytes());
+        next = Some(seq + 1);
+    }
+    next
 }
 
 /// A JSON line without its `\n`, as stored in `oi_rollout_lines.line`.
