@@ -11,9 +11,11 @@
 use crate::Conn;
 use crate::items::command_actions;
 use crate::protocol::wire::{
-    CommandExecutionApprovalKind, CommandExecutionRequestApprovalParams,
-    FileChangeRequestApprovalParams, ServerRequestResolvedNotification, ThreadActiveFlag,
-    ThreadStatus, ThreadStatusChangedNotification, to_value,
+    CommandExecutionApprovalDecision, CommandExecutionApprovalKind,
+    CommandExecutionRequestApprovalParams, CommandExecutionRequestApprovalResponse,
+    FileChangeRequestApprovalParams, McpServerElicitationRequestParams, NetworkPolicyRuleAction,
+    ServerRequestResolvedNotification, ThreadActiveFlag, ThreadStatus,
+    ThreadStatusChangedNotification, to_value,
 };
 use oi_core::Thread;
 use oi_jsonrpc::Answer;
@@ -23,7 +25,8 @@ use oi_protocol::protocol::{
     ApplyPatchApprovalRequestEvent, ElicitationAction, ElicitationRequestEvent,
     ElicitationResponse, ExecApprovalRequestEvent, Op, ReviewDecision, Submission,
 };
-use serde_json::{Map, Value, json};
+use serde::Deserialize;
+use serde_json::{Value, json};
 use std::sync::Arc;
 use std::time::Duration;
 use tokio_util::sync::CancellationToken;
@@ -39,36 +42,28 @@ pub(crate) struct ApprovalCtx {
     pub turn_over: CancellationToken,
 }
 
-/// A v2 approval reply → engine decision. Anything else (including the MCP tools'
-/// `approved`/`denied` spellings) is `None`, which callers treat as a decline.
+/// A v2 approval reply → engine decision. A reply that is not a
+/// [`CommandExecutionRequestApprovalResponse`] (including the MCP tools'
+/// `approved`/`denied` spellings) is `None`, which callers treat as a decline. File-change
+/// replies are read the same way: their decisions are a subset of a command's.
 pub fn decision(reply: &Value) -> Option<ReviewDecision> {
-    let d = reply.get("decision")?;
-    if let Some(s) = d.as_str() {
-        return match s {
-            "accept" => Some(ReviewDecision::Approved),
-            "acceptForSession" => Some(ReviewDecision::ApprovedForSession),
-            "decline" => Some(ReviewDecision::Denied),
-            "cancel" => Some(ReviewDecision::Abort),
-            _ => None,
-        };
-    }
-    let obj = d.as_object()?;
-    // We keep no exec-policy rules; approving with an amendment approves this command.
-    if obj.contains_key("acceptWithExecpolicyAmendment") {
-        return Some(ReviewDecision::Approved);
-    }
-    if let Some(a) = obj.get("applyNetworkPolicyAmendment") {
-        let action = a
-            .get("network_policy_amendment")
-            .and_then(|n| n.get("action"))
-            .and_then(Value::as_str);
-        return Some(if action == Some("allow") {
+    let reply = CommandExecutionRequestApprovalResponse::deserialize(reply).ok()?;
+    Some(match reply.decision {
+        CommandExecutionApprovalDecision::Accept => ReviewDecision::Approved,
+        CommandExecutionApprovalDecision::AcceptForSession => ReviewDecision::ApprovedForSession,
+        CommandExecutionApprovalDecision::Decline => ReviewDecision::Denied,
+        CommandExecutionApprovalDecision::Cancel => ReviewDecision::Abort,
+        // We keep no exec-policy rules; approving with an amendment approves this command.
+        CommandExecutionApprovalDecision::AcceptWithExecpolicyAmendment { .. } => {
             ReviewDecision::Approved
-        } else {
-            ReviewDecision::Denied
-        });
-    }
-    None
+        }
+        CommandExecutionApprovalDecision::ApplyNetworkPolicyAmendment {
+            network_policy_amendment,
+        } => match network_policy_amendment.action {
+            NetworkPolicyRuleAction::Allow => ReviewDecision::Approved,
+            NetworkPolicyRuleAction::Deny => ReviewDecision::Denied,
+        },
+    })
 }
 
 /// Counts the thread's open approval requests; the first one flags the thread
@@ -169,11 +164,13 @@ fn now_ms() -> i64 {
 
 /// The decisions a command prompt offers, in display order (all of them map to an engine
 /// decision in [`decision`]).
-fn command_decisions() -> Vec<Value> {
-    ["accept", "acceptForSession", "decline", "cancel"]
-        .into_iter()
-        .map(|d| json!(d))
-        .collect()
+fn command_decisions() -> Vec<CommandExecutionApprovalDecision> {
+    vec![
+        CommandExecutionApprovalDecision::Accept,
+        CommandExecutionApprovalDecision::AcceptForSession,
+        CommandExecutionApprovalDecision::Decline,
+        CommandExecutionApprovalDecision::Cancel,
+    ]
 }
 
 pub(crate) fn exec_params(ctx: &ApprovalCtx, ev: &ExecApprovalRequestEvent) -> Value {
@@ -224,33 +221,24 @@ pub(crate) async fn patch(ctx: ApprovalCtx, ev: ApplyPatchApprovalRequestEvent) 
 /// An MCP server we are a client of asks the user something.
 pub(crate) async fn elicitation(ctx: ApprovalCtx, ev: ElicitationRequestEvent) {
     let req = ev.request.as_object().cloned().unwrap_or_default();
-    let mut p = Map::new();
-    p.insert("threadId".into(), json!(ctx.thread_id));
-    p.insert(
-        "turnId".into(),
-        json!(ev.turn_id.clone().or(Some(ctx.turn_id.clone()))),
-    );
-    p.insert("serverName".into(), json!(ev.server_name));
-    p.insert("mode".into(), json!("form"));
-    p.insert(
-        "message".into(),
-        req.get("message").cloned().unwrap_or_else(|| {
-            json!(format!(
-                "The MCP server `{}` asks for input.",
-                ev.server_name
-            ))
-        }),
-    );
-    p.insert(
-        "requestedSchema".into(),
-        req.get("requestedSchema")
+    let message = req
+        .get("message")
+        .and_then(Value::as_str)
+        .map(str::to_string)
+        .unwrap_or_else(|| format!("The MCP server `{}` asks for input.", ev.server_name));
+    let params = McpServerElicitationRequestParams {
+        thread_id: ctx.thread_id.to_string(),
+        turn_id: ev.turn_id.clone().or(Some(ctx.turn_id.clone())),
+        server_name: ev.server_name.clone(),
+        mode: "form".to_string(),
+        message,
+        requested_schema: req
+            .get("requestedSchema")
             .cloned()
             .unwrap_or_else(|| json!({"type": "object", "properties": {}})),
-    );
-    if let Some(m) = req.get("_meta") {
-        p.insert("_meta".into(), m.clone());
-    }
-    let response = match ask(&ctx, "mcpServer/elicitation/request", Value::Object(p)).await {
+        meta: req.get("_meta").cloned(),
+    };
+    let response = match ask(&ctx, "mcpServer/elicitation/request", to_value(&params)).await {
         Answer::Replied(v) => ElicitationResponse::from_reply(&v),
         Answer::NoAnswer(_) => ElicitationResponse {
             action: ElicitationAction::Decline,
@@ -294,6 +282,15 @@ mod tests {
                 json!({"decision": {"applyNetworkPolicyAmendment": {"network_policy_amendment": {"host": "x", "action": "deny"}}}}),
                 Some(ReviewDecision::Denied),
             ),
+            (
+                json!({"decision": {"applyNetworkPolicyAmendment": {"network_policy_amendment": {"host": "x", "action": "allow"}}}}),
+                Some(ReviewDecision::Approved),
+            ),
+            // An amendment without its host is not Codex's shape: declined.
+            (
+                json!({"decision": {"applyNetworkPolicyAmendment": {"network_policy_amendment": {"action": "allow"}}}}),
+                None,
+            ),
             (json!({"decision": "approved"}), None),
             (json!({"action": "accept"}), None),
             (json!("accept"), None),
@@ -301,5 +298,40 @@ mod tests {
         for (reply, want) in cases {
             assert_eq!(decision(&reply), want, "{reply}");
         }
+    }
+
+    /// The offered decisions are plain strings on the wire, in display order, and each
+    /// one reads back as a decision.
+    #[test]
+    fn offered_decisions_are_strings_that_read_back() {
+        let offered = to_value(&command_decisions());
+        assert_eq!(
+            offered,
+            json!(["accept", "acceptForSession", "decline", "cancel"])
+        );
+        for d in offered.as_array().unwrap() {
+            assert!(decision(&json!({ "decision": d })).is_some(), "{d}");
+        }
+    }
+
+    /// The elicitation request keeps its wire: `_meta` only when the server sent one.
+    #[test]
+    fn elicitation_params_wire() {
+        let mut p = McpServerElicitationRequestParams {
+            thread_id: "t".into(),
+            turn_id: Some("u".into()),
+            server_name: "srv".into(),
+            mode: "form".into(),
+            message: "Name?".into(),
+            requested_schema: json!({"type": "object", "properties": {}}),
+            meta: None,
+        };
+        assert_eq!(
+            to_value(&p),
+            json!({"threadId": "t", "turnId": "u", "serverName": "srv", "mode": "form",
+                   "message": "Name?", "requestedSchema": {"type": "object", "properties": {}}})
+        );
+        p.meta = Some(json!({"k": 1}));
+        assert_eq!(to_value(&p)["_meta"], json!({"k": 1}));
     }
 }

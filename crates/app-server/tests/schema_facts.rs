@@ -452,6 +452,30 @@ const ALLOWED: &[(&str, &str, &str, &str)] = &[
         "no network approvals",
     ),
     (
+        "mcpServer/elicitation/request",
+        "params",
+        "mode",
+        "a field of Codex's `form` variant (a oneOf beside the common fields, which the fact script does not read)",
+    ),
+    (
+        "mcpServer/elicitation/request",
+        "params",
+        "message",
+        "a field of Codex's `form` variant (a oneOf beside the common fields, which the fact script does not read)",
+    ),
+    (
+        "mcpServer/elicitation/request",
+        "params",
+        "requestedSchema",
+        "a field of Codex's `form` variant (a oneOf beside the common fields, which the fact script does not read)",
+    ),
+    (
+        "mcpServer/elicitation/request",
+        "params",
+        "_meta",
+        "a field of Codex's `form` variant (a oneOf beside the common fields, which the fact script does not read)",
+    ),
+    (
         "mcpServer/startupStatus/updated",
         "params",
         "failureReason",

@@ -9,6 +9,7 @@
 //! · [`account`] (`account/*`) · [`catalog`] (`model/list`) · [`schema`] (their JSON Schema, per method).
 
 pub mod account;
+pub mod approval;
 pub mod catalog;
 pub mod item;
 pub mod notification;

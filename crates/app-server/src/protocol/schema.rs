@@ -165,12 +165,17 @@ pub fn methods() -> Vec<MethodSchema> {
         entry!(
             ServerRequest,
             "item/commandExecution/requestApproval",
-            CommandExecutionRequestApprovalParams
+            CommandExecutionRequestApprovalParams => CommandExecutionRequestApprovalResponse
         ),
         entry!(
             ServerRequest,
             "item/fileChange/requestApproval",
-            FileChangeRequestApprovalParams
+            FileChangeRequestApprovalParams => FileChangeRequestApprovalResponse
+        ),
+        entry!(
+            ServerRequest,
+            "mcpServer/elicitation/request",
+            McpServerElicitationRequestParams
         ),
     ]
 }

@@ -11,6 +11,7 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 pub use super::account::*;
+pub use super::approval::*;
 pub use super::catalog::*;
 pub use super::item::*;
 pub use super::notification::*;
@@ -326,7 +327,7 @@ pub struct CommandExecutionRequestApprovalParams {
     pub cwd: Option<PathBuf>,
     pub command_actions: Option<Vec<CommandAction>>,
     /// The decisions to offer, in order.
-    pub available_decisions: Option<Vec<Value>>,
+    pub available_decisions: Option<Vec<CommandExecutionApprovalDecision>>,
 }
 
 /// `item/fileChange/requestApproval`.
