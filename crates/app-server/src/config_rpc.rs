@@ -8,76 +8,49 @@
 //! (temp file + rename). Errors carry `data.config_write_error_code`.
 
 use crate::protocol::ThreadOverrides;
+use crate::protocol::wire::{
+    ConfigBatchWriteParams, ConfigLayer, ConfigLayerMetadata, ConfigLayerSource, ConfigReadParams,
+    ConfigReadResponse, ConfigValueWriteParams, ConfigWriteResponse, OverriddenMetadata,
+    WriteStatus, to_value,
+};
 use crate::{Conn, blocking, method};
 use oi_config::{Config, ConfigLoadOptions, ConfigOverrides, load_config, toml_to_json};
 use oi_jsonrpc::{Execution, MethodTable, RequestContext};
 use oi_jsonrpc::{INVALID_REQUEST, RpcError};
-use serde::Deserialize;
 use serde_json::{Map, Value, json};
 use sha2::{Digest, Sha256};
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use toml_edit::{DocumentMut, InlineTable, Item, Table};
 
 pub(crate) fn register(t: &mut MethodTable, conn: &Arc<Conn>) {
-    method(t, conn, "config/read", Execution::Spawn, read);
-    method(t, conn, "config/value/write", Execution::Spawn, value_write);
-    method(t, conn, "config/batchWrite", Execution::Spawn, batch_write);
+    method(
+        t,
+        conn,
+        "config/read",
+        Execution::Spawn,
+        |c, x, p| async move { read(c, x, p).await.map(|r| to_value(&r)) },
+    );
+    method(
+        t,
+        conn,
+        "config/value/write",
+        Execution::Spawn,
+        |c, x, p| async move { value_write(c, x, p).await.map(|r| to_value(&r)) },
+    );
+    method(
+        t,
+        conn,
+        "config/batchWrite",
+        Execution::Spawn,
+        |c, x, p| async move { batch_write(c, x, p).await.map(|r| to_value(&r)) },
+    );
 }
 
-#[derive(Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct ReadParams {
-    #[serde(default)]
-    include_layers: bool,
-    #[serde(default)]
-    cwd: Option<PathBuf>,
-}
-
-#[derive(Clone, Copy, Debug, Default, Deserialize, PartialEq, Eq)]
-#[serde(rename_all = "camelCase")]
-pub enum MergeStrategy {
-    #[default]
-    Replace,
-    Upsert,
-}
-
-#[derive(Clone, Debug, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct Edit {
-    pub key_path: String,
-    pub value: Value,
-    #[serde(default)]
-    pub merge_strategy: MergeStrategy,
-}
-
-#[derive(Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct WriteParams {
-    key_path: String,
-    value: Value,
-    #[serde(default)]
-    merge_strategy: MergeStrategy,
-    #[serde(default)]
-    file_path: Option<PathBuf>,
-    #[serde(default)]
-    expected_version: Option<String>,
-}
-
-#[derive(Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct BatchParams {
-    edits: Vec<Edit>,
-    #[serde(default)]
-    file_path: Option<PathBuf>,
-    #[serde(default)]
-    expected_version: Option<String>,
-    /// Loaded threads keep their config; new threads read the new file.
-    #[serde(default)]
-    #[allow(dead_code)]
-    reload_user_config: Option<bool>,
-}
+/// The wire types are in the protocol module; these names are what the file-editing
+/// helpers below (and their tests) take.
+pub use crate::protocol::wire::{ConfigEdit as Edit, MergeStrategy};
 
 /// A config write error with its `config_write_error_code`.
 #[derive(Debug, PartialEq)]
@@ -129,15 +102,26 @@ pub fn version_of(table: &toml::Table) -> String {
 
 /// One layer as `config/read` reports it.
 struct Layer {
-    source: Value,
+    source: ConfigLayerSource,
     table: toml::Table,
+}
+
+impl Layer {
+    fn metadata(&self) -> ConfigLayerMetadata {
+        ConfigLayerMetadata {
+            name: self.source.clone(),
+            version: version_of(&self.table),
+        }
+    }
 }
 
 /// Layers from lowest to highest precedence: user (always, empty when the file is
 /// missing), project, session flags (`-c` plus the server's typed flags).
 fn layers(conn: &Conn, config: &Config) -> Vec<Layer> {
     let mut out = vec![Layer {
-        source: json!({"type": "user", "file": config.user_config_path}),
+        source: ConfigLayerSource::User {
+            file: config.user_config_path.clone(),
+        },
         table: config
             .layers
             .iter()
@@ -153,7 +137,9 @@ fn layers(conn: &Conn, config: &Config) -> Vec<Layer> {
                 .and_then(|p| p.parent())
                 .map(Path::to_path_buf);
             out.push(Layer {
-                source: json!({"type": "project", "dotCodexFolder": folder}),
+                source: ConfigLayerSource::Project {
+                    dot_codex_folder: folder,
+                },
                 table: l.value.clone(),
             });
         }
@@ -179,7 +165,7 @@ fn layers(conn: &Conn, config: &Config) -> Vec<Layer> {
     }
     if !flags.is_empty() {
         out.push(Layer {
-            source: json!({"type": "sessionFlags"}),
+            source: ConfigLayerSource::SessionFlags,
             table: flags,
         });
     }
@@ -219,7 +205,11 @@ fn table_json(t: &toml::Table) -> Map<String, Value> {
     }
 }
 
-async fn read(conn: Arc<Conn>, _ctx: RequestContext, p: ReadParams) -> Result<Value, RpcError> {
+async fn read(
+    conn: Arc<Conn>,
+    _ctx: RequestContext,
+    p: ConfigReadParams,
+) -> Result<ConfigReadResponse, RpcError> {
     let overrides = ThreadOverrides {
         cwd: p.cwd,
         ..Default::default()
@@ -227,10 +217,10 @@ async fn read(conn: Arc<Conn>, _ctx: RequestContext, p: ReadParams) -> Result<Va
     let config = conn.load_config(&overrides)?.config;
     let layers = layers(&conn, &config);
     let mut effective = Map::new();
-    let mut origins = Map::new();
+    let mut origins = BTreeMap::new();
     for l in &layers {
         let json = table_json(&l.table);
-        let origin = json!({"name": l.source, "version": version_of(&l.table)});
+        let origin = l.metadata();
         let mut keys = Vec::new();
         leaves("", &json, &mut keys);
         for (k, _) in keys {
@@ -249,30 +239,29 @@ async fn read(conn: Arc<Conn>, _ctx: RequestContext, p: ReadParams) -> Result<Va
     if let Some(p) = &config.profile {
         effective.insert("profile".into(), json!(p));
     }
-    let mut result = json!({"config": effective, "origins": origins});
-    if p.include_layers {
-        result["layers"] = Value::Array(
-            layers
-                .iter()
-                .rev()
-                .map(|l| {
-                    json!({
-                        "name": l.source,
-                        "version": version_of(&l.table),
-                        "config": table_json(&l.table),
-                    })
-                })
-                .collect(),
-        );
-    }
-    Ok(result)
+    let layers = p.include_layers.then(|| {
+        layers
+            .iter()
+            .rev()
+            .map(|l| ConfigLayer {
+                name: l.source.clone(),
+                version: version_of(&l.table),
+                config: table_json(&l.table),
+            })
+            .collect()
+    });
+    Ok(ConfigReadResponse {
+        config: effective,
+        origins,
+        layers,
+    })
 }
 
 async fn value_write(
     conn: Arc<Conn>,
     _ctx: RequestContext,
-    p: WriteParams,
-) -> Result<Value, RpcError> {
+    p: ConfigValueWriteParams,
+) -> Result<ConfigWriteResponse, RpcError> {
     let edits = vec![Edit {
         key_path: p.key_path,
         value: p.value,
@@ -284,8 +273,8 @@ async fn value_write(
 async fn batch_write(
     conn: Arc<Conn>,
     _ctx: RequestContext,
-    p: BatchParams,
-) -> Result<Value, RpcError> {
+    p: ConfigBatchWriteParams,
+) -> Result<ConfigWriteResponse, RpcError> {
     if p.edits.is_empty() {
         return Err(WriteError::new("configValidationError", "edits must not be empty").into());
     }
@@ -297,7 +286,7 @@ async fn write(
     edits: Vec<Edit>,
     file_path: Option<PathBuf>,
     expected_version: Option<String>,
-) -> Result<Value, RpcError> {
+) -> Result<ConfigWriteResponse, RpcError> {
     let home = conn.home()?;
     let user_path = home.join("config.toml");
     let keys: Vec<String> = edits.iter().map(|e| e.key_path.clone()).collect();
@@ -307,7 +296,12 @@ async fn write(
         apply_to_file(&path, &edits, expected_version.as_deref()).map_err(RpcError::from)
     })
     .await?;
-    let mut result = json!({"status": "ok", "version": version, "filePath": user_path});
+    let mut result = ConfigWriteResponse {
+        status: WriteStatus::Ok,
+        version,
+        file_path: user_path,
+        overridden_metadata: None,
+    };
     // A higher layer (project config, -c flags) that still decides one of these keys.
     if let Ok(loaded) = conn.load_config(&ThreadOverrides::default()) {
         let layers = layers(&conn, &loaded.config);
@@ -315,11 +309,13 @@ async fn write(
             let json = Value::Object(table_json(&l.table));
             for k in &keys {
                 if let Some(v) = lookup(&json, k) {
-                    result["status"] = json!("okOverridden");
-                    result["overriddenMetadata"] = json!({
-                        "message": format!("`{k}` is also set by a higher-precedence layer, which wins"),
-                        "overridingLayer": {"name": l.source, "version": version_of(&l.table)},
-                        "effectiveValue": v,
+                    result.status = WriteStatus::OkOverridden;
+                    result.overridden_metadata = Some(OverriddenMetadata {
+                        message: format!(
+                            "`{k}` is also set by a higher-precedence layer, which wins"
+                        ),
+                        overriding_layer: l.metadata(),
+                        effective_value: v.clone(),
                     });
                     break 'outer;
                 }

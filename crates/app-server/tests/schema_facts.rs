@@ -486,6 +486,49 @@ const ALLOWED: &[(&str, &str, &str, &str)] = &[
 /// (type, variant tag or "*", field or "*", why we differ) for the objects nested in
 /// results and notifications. A variant listed with field "*" is one we never send.
 const ALLOWED_IN_TYPES: &[(&str, &str, &str, &str)] = &[
+    (
+        "ConfigLayerSource",
+        "user",
+        "profile",
+        "a profile is resolved inside the user layer, not reported as a source of its own",
+    ),
+    (
+        "ConfigLayerSource",
+        "packagedDefaults",
+        "*",
+        "defaults are compiled in, not a layer",
+    ),
+    ("ConfigLayerSource", "mdm", "*", "no managed (MDM) config"),
+    (
+        "ConfigLayerSource",
+        "system",
+        "*",
+        "no system-wide config file",
+    ),
+    (
+        "ConfigLayerSource",
+        "enterpriseManaged",
+        "*",
+        "no enterprise-managed config",
+    ),
+    (
+        "ConfigLayerSource",
+        "legacyManagedConfigTomlFromFile",
+        "*",
+        "no managed config",
+    ),
+    (
+        "ConfigLayerSource",
+        "legacyManagedConfigTomlFromMdm",
+        "*",
+        "no managed config",
+    ),
+    (
+        "ConfigLayer",
+        "*",
+        "disabledReason",
+        "every layer we report is in effect (an untrusted project's config is not loaded)",
+    ),
     // Thread fields of Codex features we do not have.
     ("Thread", "*", "attachedToThreadId", "no attached threads"),
     (

@@ -11,6 +11,7 @@
 pub mod account;
 pub mod approval;
 pub mod catalog;
+pub mod config;
 pub mod item;
 pub mod notification;
 pub mod schema;

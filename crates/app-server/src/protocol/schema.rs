@@ -172,6 +172,17 @@ pub fn methods() -> Vec<MethodSchema> {
             "item/fileChange/requestApproval",
             FileChangeRequestApprovalParams => FileChangeRequestApprovalResponse
         ),
+        entry!(Request, "config/read", ConfigReadParams => ConfigReadResponse),
+        entry!(
+            Request,
+            "config/value/write",
+            ConfigValueWriteParams => ConfigWriteResponse
+        ),
+        entry!(
+            Request,
+            "config/batchWrite",
+            ConfigBatchWriteParams => ConfigWriteResponse
+        ),
         entry!(
             ServerRequest,
             "mcpServer/elicitation/request",
@@ -185,6 +196,11 @@ pub fn methods() -> Vec<MethodSchema> {
 pub fn types() -> Vec<(&'static str, Value)> {
     vec![
         ("Thread", schema::<Thread>()),
+        ("ConfigLayerSource", schema::<ConfigLayerSource>()),
+        ("ConfigLayer", schema::<ConfigLayer>()),
+        ("ConfigLayerMetadata", schema::<ConfigLayerMetadata>()),
+        ("OverriddenMetadata", schema::<OverriddenMetadata>()),
+        ("ConfigEdit", schema::<ConfigEdit>()),
         ("ThreadStatus", schema::<ThreadStatus>()),
         ("GitInfo", schema::<GitInfo>()),
         ("Turn", schema::<Turn>()),

@@ -13,6 +13,7 @@ use std::path::PathBuf;
 pub use super::account::*;
 pub use super::approval::*;
 pub use super::catalog::*;
+pub use super::config::*;
 pub use super::item::*;
 pub use super::notification::*;
 pub use super::thread::*;
