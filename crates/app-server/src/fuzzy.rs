@@ -6,12 +6,17 @@
 //! `cancellationToken` stops the older one (which answers with no files). Sessions walk
 //! their roots once and match each update against that index.
 
+use crate::protocol::wire::{
+    EmptyResponse, FuzzyFileSearchMatchType, FuzzyFileSearchParams, FuzzyFileSearchResponse,
+    FuzzyFileSearchResult, FuzzyFileSearchSessionCompletedNotification,
+    FuzzyFileSearchSessionStartParams, FuzzyFileSearchSessionStopParams,
+    FuzzyFileSearchSessionUpdateParams, FuzzyFileSearchSessionUpdatedNotification, to_value,
+};
 use crate::{Conn, invalid, lock, method};
 pub use oi_file_search::{FileMatch, MATCH_LIMIT, NAME_BONUS, index_roots, search, search_index};
 use oi_jsonrpc::RpcError;
 use oi_jsonrpc::{Execution, MethodTable, RequestContext};
-use serde::Deserialize;
-use serde_json::{Value, json};
+use serde_json::Value;
 use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -50,52 +55,32 @@ pub(crate) struct FuzzyState {
     sessions: Mutex<HashMap<String, Arc<Session>>>,
 }
 
-#[derive(Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct SearchParams {
-    query: String,
-    roots: Vec<String>,
-    #[serde(default)]
-    cancellation_token: Option<String>,
-}
-
-#[derive(Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct StartParams {
-    session_id: String,
-    roots: Vec<String>,
-}
-
-#[derive(Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct UpdateParams {
-    session_id: String,
-    query: String,
-}
-
-#[derive(Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct StopParams {
-    session_id: String,
-}
-
-/// One result in the reference's (snake_case) wire shape.
-pub fn match_json(m: &FileMatch) -> Value {
+/// One match on the wire.
+pub fn wire_match(m: &FileMatch) -> FuzzyFileSearchResult {
     let file_name = m.path.rsplit('/').next().unwrap_or(&m.path);
-    json!({
-        "root": m.root,
-        "path": m.path,
-        "match_type": if m.is_dir { "directory" } else { "file" },
-        "file_name": file_name,
-        "score": m.score,
-        "indices": m.indices,
-    })
+    FuzzyFileSearchResult {
+        root: m.root.clone(),
+        path: m.path.clone(),
+        match_type: if m.is_dir {
+            FuzzyFileSearchMatchType::Directory
+        } else {
+            FuzzyFileSearchMatchType::File
+        },
+        file_name: file_name.to_string(),
+        score: m.score,
+        indices: m.indices.clone(),
+    }
+}
+
+/// One match as JSON (the wire shape of [`wire_match`]).
+pub fn match_json(m: &FileMatch) -> Value {
+    to_value(&wire_match(m))
 }
 
 async fn search_once(
     conn: Arc<Conn>,
     _ctx: RequestContext,
-    p: SearchParams,
+    p: FuzzyFileSearchParams,
 ) -> Result<Value, RpcError> {
     let flag = Arc::new(AtomicBool::new(false));
     if let Some(token) = &p.cancellation_token
@@ -115,12 +100,12 @@ async fn search_once(
             tokens.remove(token);
         }
     }
-    let files: Vec<Value> = if flag.load(Ordering::Relaxed) {
+    let files = if flag.load(Ordering::Relaxed) {
         Vec::new()
     } else {
-        files.iter().map(match_json).collect()
+        files.iter().map(wire_match).collect()
     };
-    Ok(json!({ "files": files }))
+    Ok(to_value(&FuzzyFileSearchResponse { files }))
 }
 
 pub(crate) struct Session {
@@ -151,7 +136,7 @@ impl Session {
 async fn session_start(
     conn: Arc<Conn>,
     _ctx: RequestContext,
-    p: StartParams,
+    p: FuzzyFileSearchSessionStartParams,
 ) -> Result<Value, RpcError> {
     if p.session_id.is_empty() {
         return Err(invalid("sessionId must not be empty"));
@@ -169,13 +154,13 @@ async fn session_start(
     tokio::spawn(async move {
         session.index().await;
     });
-    Ok(json!({}))
+    Ok(to_value(&EmptyResponse {}))
 }
 
 async fn session_update(
     conn: Arc<Conn>,
     _ctx: RequestContext,
-    p: UpdateParams,
+    p: FuzzyFileSearchSessionUpdateParams,
 ) -> Result<Value, RpcError> {
     let session = lock(&conn.fuzzy.sessions)
         .get(&p.session_id)
@@ -202,31 +187,32 @@ async fn session_update(
         if !latest || session.stopped.load(Ordering::Relaxed) {
             return;
         }
-        let files: Vec<Value> = files.iter().map(match_json).collect();
+        let updated = FuzzyFileSearchSessionUpdatedNotification {
+            session_id: p.session_id.clone(),
+            query: p.query,
+            files: files.iter().map(wire_match).collect(),
+        };
+        let completed = FuzzyFileSearchSessionCompletedNotification {
+            session_id: p.session_id,
+        };
         let out = &conn.outgoing;
-        out.notify(
-            "fuzzyFileSearch/sessionUpdated",
-            json!({"sessionId": p.session_id, "query": p.query, "files": files}),
-        )
-        .await;
-        out.notify(
-            "fuzzyFileSearch/sessionCompleted",
-            json!({"sessionId": p.session_id}),
-        )
-        .await;
+        out.notify("fuzzyFileSearch/sessionUpdated", to_value(&updated))
+            .await;
+        out.notify("fuzzyFileSearch/sessionCompleted", to_value(&completed))
+            .await;
     });
-    Ok(json!({}))
+    Ok(to_value(&EmptyResponse {}))
 }
 
 async fn session_stop(
     conn: Arc<Conn>,
     _ctx: RequestContext,
-    p: StopParams,
+    p: FuzzyFileSearchSessionStopParams,
 ) -> Result<Value, RpcError> {
     if let Some(s) = lock(&conn.fuzzy.sessions).remove(&p.session_id) {
         s.stopped.store(true, Ordering::Relaxed);
     }
-    Ok(json!({}))
+    Ok(to_value(&EmptyResponse {}))
 }
 #[cfg(test)]
 mod tests {

@@ -12,6 +12,7 @@ pub mod account;
 pub mod approval;
 pub mod catalog;
 pub mod config;
+pub mod fuzzy;
 pub mod item;
 pub mod notification;
 pub mod schema;

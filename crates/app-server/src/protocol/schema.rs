@@ -184,6 +184,36 @@ pub fn methods() -> Vec<MethodSchema> {
             ConfigBatchWriteParams => ConfigWriteResponse
         ),
         entry!(
+            Request,
+            "fuzzyFileSearch",
+            FuzzyFileSearchParams => FuzzyFileSearchResponse
+        ),
+        entry!(
+            Request,
+            "fuzzyFileSearch/sessionStart",
+            FuzzyFileSearchSessionStartParams => EmptyResponse
+        ),
+        entry!(
+            Request,
+            "fuzzyFileSearch/sessionUpdate",
+            FuzzyFileSearchSessionUpdateParams => EmptyResponse
+        ),
+        entry!(
+            Request,
+            "fuzzyFileSearch/sessionStop",
+            FuzzyFileSearchSessionStopParams => EmptyResponse
+        ),
+        entry!(
+            Notification,
+            "fuzzyFileSearch/sessionUpdated",
+            FuzzyFileSearchSessionUpdatedNotification
+        ),
+        entry!(
+            Notification,
+            "fuzzyFileSearch/sessionCompleted",
+            FuzzyFileSearchSessionCompletedNotification
+        ),
+        entry!(
             ServerRequest,
             "mcpServer/elicitation/request",
             McpServerElicitationRequestParams
@@ -201,6 +231,7 @@ pub fn types() -> Vec<(&'static str, Value)> {
         ("ConfigLayerMetadata", schema::<ConfigLayerMetadata>()),
         ("OverriddenMetadata", schema::<OverriddenMetadata>()),
         ("ConfigEdit", schema::<ConfigEdit>()),
+        ("FuzzyFileSearchResult", schema::<FuzzyFileSearchResult>()),
         ("ThreadStatus", schema::<ThreadStatus>()),
         ("GitInfo", schema::<GitInfo>()),
         ("Turn", schema::<Turn>()),

@@ -14,6 +14,7 @@ pub use super::account::*;
 pub use super::approval::*;
 pub use super::catalog::*;
 pub use super::config::*;
+pub use super::fuzzy::*;
 pub use super::item::*;
 pub use super::notification::*;
 pub use super::thread::*;
