@@ -8,7 +8,10 @@
 //! knob, text input.
 
 use crate::protocol::ThreadOverrides;
-use crate::protocol::wire::{Model, ModelListResponse, ReasoningEffortOption, to_value};
+use crate::protocol::wire::{
+    AppsListParams, AppsListResponse, CollaborationModeListParams, CollaborationModeListResponse,
+    CollaborationModeMask, ModeKind, Model, ModelListResponse, ReasoningEffortOption, to_value,
+};
 use crate::{Conn, lock, method};
 use oi_config::{Config, ModelProviderInfo};
 use oi_jsonrpc::RpcError;
@@ -17,7 +20,7 @@ pub use oi_model_client::catalog::{
     ModelInfo, RemoteModel, builtin_info, fetch_models, is_hidden, parse_models,
 };
 use serde::Deserialize;
-use serde_json::{Value, json};
+use serde_json::Value;
 use std::collections::{BTreeSet, HashMap};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -34,9 +37,9 @@ pub(crate) fn register(t: &mut MethodTable, conn: &Arc<Conn>) {
         conn,
         "collaborationMode/list",
         Execution::Inline,
-        |c, _x, _p: Empty| async move {
+        |c, _x, _p: CollaborationModeListParams| async move {
             crate::init::require_experimental(&c, "collaborationMode/list")?;
-            Ok(collaboration_modes())
+            Ok(to_value(&collaboration_modes()))
         },
     );
     method(
@@ -44,12 +47,10 @@ pub(crate) fn register(t: &mut MethodTable, conn: &Arc<Conn>) {
         conn,
         "app/list",
         Execution::Inline,
-        |_c, _x, _p: Value| async { Ok(json!({"data": [], "nextCursor": null})) },
+        // No params is the same as empty ones.
+        |_c, _x, _p: Option<AppsListParams>| async { Ok(to_value(&AppsListResponse::default())) },
     );
 }
-
-#[derive(Deserialize)]
-struct Empty {}
 
 /// Params of `model/list`.
 #[derive(Deserialize, schemars::JsonSchema)]
@@ -259,18 +260,29 @@ where
 /// The built-in presets. Tri-state fields: an absent key keeps the current value, `null`
 /// clears it, a value sets it. Presets never pick a model; Plan sets medium effort;
 /// developer instructions are not sent.
-pub fn collaboration_modes() -> Value {
-    json!({
-        "data": [
-            {"name": "Plan", "mode": "plan", "model": null, "reasoning_effort": "medium"},
-            {"name": "Default", "mode": "default", "model": null},
-        ]
-    })
+pub fn collaboration_modes() -> CollaborationModeListResponse {
+    CollaborationModeListResponse {
+        data: vec![
+            CollaborationModeMask {
+                name: "Plan".into(),
+                mode: ModeKind::Plan,
+                model: None,
+                reasoning_effort: Some("medium".into()),
+            },
+            CollaborationModeMask {
+                name: "Default".into(),
+                mode: ModeKind::Default,
+                model: None,
+                reasoning_effort: None,
+            },
+        ],
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     #[test]
     fn builtin_metadata_keeps_effort_order_and_tolerates_prefixes() {
@@ -343,7 +355,14 @@ mod tests {
 
     #[test]
     fn presets_use_tri_state_fields() {
-        let v = collaboration_modes();
+        let v = to_value(&collaboration_modes());
+        assert_eq!(
+            v,
+            json!({"data": [
+                {"name": "Plan", "mode": "plan", "model": null, "reasoning_effort": "medium"},
+                {"name": "Default", "mode": "default", "model": null},
+            ]})
+        );
         let plan = &v["data"][0];
         assert_eq!(plan["reasoning_effort"], "medium");
         assert!(plan.get("developer_instructions").is_none());

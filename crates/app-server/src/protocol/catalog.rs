@@ -1,4 +1,4 @@
-//! Results of the catalog methods: `model/list`.
+//! Results of the catalog methods: `model/list`, `collaborationMode/list`, `app/list`.
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -49,5 +49,59 @@ pub struct Model {
 #[serde(rename_all = "camelCase")]
 pub struct ModelListResponse {
     pub data: Vec<Model>,
+    pub next_cursor: Option<String>,
+}
+
+/// `collaborationMode/list` takes no params.
+#[derive(Clone, Debug, Default, Deserialize, Serialize, JsonSchema)]
+pub struct CollaborationModeListParams {}
+
+/// Which built-in collaboration mode a preset is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum ModeKind {
+    Plan,
+    Default,
+}
+
+/// A collaboration-mode preset: what it changes in a thread's settings. `model` is always
+/// sent (`null`: the preset clears no model choice and picks none); `reasoning_effort` is
+/// absent when the preset keeps the current effort.
+#[derive(Clone, Debug, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
+pub struct CollaborationModeMask {
+    pub name: String,
+    pub mode: ModeKind,
+    pub model: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reasoning_effort: Option<String>,
+}
+
+/// The result of `collaborationMode/list`.
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
+pub struct CollaborationModeListResponse {
+    pub data: Vec<CollaborationModeMask>,
+}
+
+/// `app/list` (ChatGPT apps): accepted for compatibility; we have no apps.
+#[derive(Clone, Debug, Default, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct AppsListParams {
+    #[serde(default)]
+    pub cursor: Option<String>,
+    #[serde(default)]
+    pub limit: Option<u32>,
+    #[serde(default)]
+    pub thread_id: Option<String>,
+    #[serde(default)]
+    pub force_refetch: Option<bool>,
+}
+
+/// The result of `app/list`: always an empty page.
+#[derive(Clone, Debug, Default, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct AppsListResponse {
+    /// Always empty (Codex's `AppInfo` objects; we have no apps).
+    pub data: Vec<Value>,
+    /// Always `null`.
     pub next_cursor: Option<String>,
 }

@@ -185,6 +185,12 @@ pub fn methods() -> Vec<MethodSchema> {
         ),
         entry!(
             Request,
+            "collaborationMode/list",
+            CollaborationModeListParams => CollaborationModeListResponse
+        ),
+        entry!(Request, "app/list", AppsListParams => AppsListResponse),
+        entry!(
+            Request,
             "fuzzyFileSearch",
             FuzzyFileSearchParams => FuzzyFileSearchResponse
         ),
@@ -232,6 +238,7 @@ pub fn types() -> Vec<(&'static str, Value)> {
         ("OverriddenMetadata", schema::<OverriddenMetadata>()),
         ("ConfigEdit", schema::<ConfigEdit>()),
         ("FuzzyFileSearchResult", schema::<FuzzyFileSearchResult>()),
+        ("CollaborationModeMask", schema::<CollaborationModeMask>()),
         ("ThreadStatus", schema::<ThreadStatus>()),
         ("GitInfo", schema::<GitInfo>()),
         ("Turn", schema::<Turn>()),
