@@ -3,6 +3,12 @@
 
 use crate::accounts::{KeySource, key_source, key_value};
 use crate::protocol::ThreadOverrides;
+use crate::protocol::v1::{
+    ConversationSummary, GetAuthStatusParams, GetAuthStatusResponse, GetConversationSummaryParams,
+    GetConversationSummaryResponse, GitDiffToRemoteParams, GitDiffToRemoteResponse, V1AuthMethod,
+    V1GitInfo,
+};
+use crate::protocol::wire::to_value;
 use crate::threads::store_error;
 use crate::{Conn, blocking, invalid, method};
 use oi_core::git::{DiffBase, diff_with_untracked, git};
@@ -10,9 +16,8 @@ use oi_jsonrpc::RpcError;
 use oi_jsonrpc::{Execution, MethodTable, RequestContext};
 use oi_protocol::ThreadId;
 use oi_thread_store::ThreadSummary;
-use serde::Deserialize;
 use serde_json::{Value, json};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Arc;
 
 pub(crate) fn register(t: &mut MethodTable, conn: &Arc<Conn>) {
@@ -60,63 +65,38 @@ fn v1_method<P, F, Fut>(
     });
 }
 
-#[derive(Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct SummaryParams {
-    #[serde(default)]
-    conversation_id: Option<String>,
-    #[serde(default)]
-    rollout_path: Option<PathBuf>,
-}
-
-#[derive(Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct AuthParams {
-    #[serde(default)]
-    include_token: Option<bool>,
-    #[serde(default)]
-    #[allow(dead_code)] // API keys do not refresh
-    refresh_token: Option<bool>,
-}
-
-#[derive(Deserialize)]
-struct DiffParams {
-    cwd: PathBuf,
-}
-
-fn rfc3339(unix: i64) -> Value {
+fn rfc3339(unix: i64) -> Option<String> {
     chrono::DateTime::from_timestamp(unix, 0)
-        .map(|t| json!(t.to_rfc3339_opts(chrono::SecondsFormat::Secs, true)))
-        .unwrap_or(Value::Null)
+        .map(|t| t.to_rfc3339_opts(chrono::SecondsFormat::Secs, true))
 }
 
 /// The v1 summary (its `gitInfo` keys are snake_case, as in the reference).
-fn summary_json(s: &ThreadSummary) -> Value {
-    json!({
-        "conversationId": s.id,
-        "path": s.path,
-        "preview": s.preview,
-        "timestamp": rfc3339(s.created_at),
-        "updatedAt": rfc3339(s.updated_at),
-        "modelProvider": s.model_provider,
-        "cwd": s.cwd,
-        "cliVersion": s.cli_version,
-        "source": s.source.as_v2_str(),
-        "gitInfo": s.git.as_ref().map(|g| json!({
-            "sha": g.commit_hash,
-            "branch": g.branch,
-            "origin_url": g.repository_url,
-        })),
-    })
+fn summary(s: &ThreadSummary) -> ConversationSummary {
+    ConversationSummary {
+        conversation_id: s.id.to_string(),
+        path: s.path.clone(),
+        preview: s.preview.clone(),
+        timestamp: rfc3339(s.created_at),
+        updated_at: rfc3339(s.updated_at),
+        model_provider: s.model_provider.clone(),
+        cwd: s.cwd.clone(),
+        cli_version: s.cli_version.clone(),
+        source: s.source.as_v2_str().to_string(),
+        git_info: s.git.as_ref().map(|g| V1GitInfo {
+            sha: g.commit_hash.clone(),
+            branch: g.branch.clone(),
+            origin_url: g.repository_url.clone(),
+        }),
+    }
 }
 
 async fn conversation_summary(
     conn: Arc<Conn>,
     _ctx: RequestContext,
-    p: SummaryParams,
+    p: GetConversationSummaryParams,
 ) -> Result<Value, RpcError> {
     let store = conn.store()?;
-    let summary = match (p.conversation_id, p.rollout_path) {
+    let found = match (p.conversation_id, p.rollout_path) {
         (Some(id), _) => {
             let id: ThreadId = id
                 .parse()
@@ -139,32 +119,40 @@ async fn conversation_summary(
             ));
         }
     };
-    Ok(json!({ "summary": summary_json(&summary) }))
+    Ok(to_value(&GetConversationSummaryResponse {
+        summary: summary(&found),
+    }))
 }
 
 async fn auth_status(
     conn: Arc<Conn>,
     _ctx: RequestContext,
-    p: AuthParams,
+    p: GetAuthStatusParams,
 ) -> Result<Value, RpcError> {
     let config = conn.load_config(&ThreadOverrides::default())?.config;
     let home = conn.home()?;
-    Ok(match key_source(&config, &home) {
-        KeySource::NotNeeded => {
-            json!({"authMethod": null, "authToken": null, "requiresOpenaiAuth": false})
-        }
-        KeySource::Missing => {
-            json!({"authMethod": null, "authToken": null, "requiresOpenaiAuth": true})
-        }
-        KeySource::Env | KeySource::CredentialsFile => {
-            let token = if p.include_token.unwrap_or(false) {
+    let status = match key_source(&config, &home) {
+        KeySource::NotNeeded => GetAuthStatusResponse {
+            auth_method: None,
+            auth_token: None,
+            requires_openai_auth: false,
+        },
+        KeySource::Missing => GetAuthStatusResponse {
+            auth_method: None,
+            auth_token: None,
+            requires_openai_auth: true,
+        },
+        KeySource::Env | KeySource::CredentialsFile => GetAuthStatusResponse {
+            auth_method: Some(V1AuthMethod::Apikey),
+            auth_token: if p.include_token.unwrap_or(false) {
                 key_value(&config, &home)
             } else {
                 None
-            };
-            json!({"authMethod": "apikey", "authToken": token, "requiresOpenaiAuth": true})
-        }
-    })
+            },
+            requires_openai_auth: true,
+        },
+    };
+    Ok(to_value(&status))
 }
 
 /// Trimmed stdout of a git command that must succeed.
@@ -263,10 +251,10 @@ pub async fn diff_to_remote(cwd: &Path) -> Result<(String, String), String> {
 async fn git_diff_to_remote(
     _conn: Arc<Conn>,
     _ctx: RequestContext,
-    p: DiffParams,
+    p: GitDiffToRemoteParams,
 ) -> Result<Value, RpcError> {
     match diff_to_remote(&p.cwd).await {
-        Ok((sha, diff)) => Ok(json!({"sha": sha, "diff": diff})),
+        Ok((sha, diff)) => Ok(to_value(&GitDiffToRemoteResponse { sha, diff })),
         Err(reason) => Err(invalid(format!(
             "failed to compute git diff to remote for cwd: {:?}",
             p.cwd

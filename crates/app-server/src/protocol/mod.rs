@@ -18,6 +18,7 @@ pub mod notification;
 pub mod schema;
 pub mod thread;
 pub mod turn;
+pub mod v1;
 pub mod wire;
 
 pub use item::ThreadItem;
