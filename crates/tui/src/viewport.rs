@@ -91,12 +91,11 @@ impl<B: Backend> Backend for SharedBackend<B> {
         if let Some(pos) = self.take_known_cursor() {
             return Ok(pos);
         }
-        // ratatui asks when it notices a new screen size before our resize event does. We
-        // never query the terminal: crossterm's EventStream holds its reader for as long as
-        // it waits for input, so a query can only time out (after 2 s, with the UI frozen).
-        // The bottom row is a safe answer; the next frame re-lays the live area out.
-        let b = self.lock();
-        Ok(Position::new(0, b.size()?.height.saturating_sub(1)))
+        // ratatui asks again when it notices a new screen size before our resize event
+        // does; an unanswered query must not end the UI, the next frame re-lays it out.
+        let mut b = self.lock();
+        b.get_cursor_position()
+            .or_else(|_| Ok(Position::new(0, b.size()?.height.saturating_sub(1))))
     }
 
     fn set_cursor_position<P: Into<Position>>(&mut self, position: P) -> io::Result<()> {
