@@ -175,10 +175,36 @@ impl Tui {
                 return text;
             }
             if start.elapsed() > DEADLINE {
-                panic!("timed out waiting for {what}; screen:\n{text}");
+                panic!(
+                    "timed out waiting for {what}; {}; screen:\n{text}",
+                    self.process_state()
+                );
             }
             std::thread::sleep(Duration::from_millis(50));
         }
+    }
+
+    /// The child's state and each thread's kernel wait channel, for timeout messages: tells a
+    /// UI that exited or hangs from one that never got the input.
+    fn process_state(&self) -> String {
+        let Some(pid) = self.child.process_id() else {
+            return "the interpreter has exited".into();
+        };
+        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+        let state = stat.rsplit(')').next().unwrap_or("").trim_start();
+        let state = state.split(' ').next().unwrap_or("?");
+        let mut threads = Vec::new();
+        if let Ok(dir) = std::fs::read_dir(format!("/proc/{pid}/task")) {
+            for t in dir.flatten() {
+                let name = std::fs::read_to_string(t.path().join("comm")).unwrap_or_default();
+                let wchan = std::fs::read_to_string(t.path().join("wchan")).unwrap_or_default();
+                threads.push(format!("{}:{}", name.trim(), wchan.trim()));
+            }
+        }
+        format!(
+            "interpreter pid {pid} state {state}, threads [{}]",
+            threads.join(", ")
+        )
     }
 
     pub fn wait_for(&self, needle: &str) -> String {
