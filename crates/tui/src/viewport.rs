@@ -95,7 +95,7 @@ impl<B: Backend> Backend for SharedBackend<B> {
         // does; an unanswered query must not end the UI, the next frame re-lays it out.
         let mut b = self.lock();
         b.get_cursor_position()
-            .or_else(|_| Ok(Position::new(0, b.size()?.height.saturating_sub(1))))
+            .or_else(|_| Ok(Position::new(0, usable_size(b.size()?).height - 1)))
     }
 
     fn set_cursor_position<P: Into<Position>>(&mut self, position: P) -> io::Result<()> {
@@ -111,7 +111,7 @@ impl<B: Backend> Backend for SharedBackend<B> {
     }
 
     fn size(&self) -> io::Result<Size> {
-        self.lock().size()
+        self.lock().size().map(usable_size)
     }
 
     fn window_size(&mut self) -> io::Result<WindowSize> {
@@ -120,6 +120,18 @@ impl<B: Backend> Backend for SharedBackend<B> {
 
     fn flush(&mut self) -> io::Result<()> {
         self.lock().flush()
+    }
+}
+
+/// The size to lay out for. A pty whose size was never set reports 0×0 (a container's
+/// terminal before its first resize, `script`, expect): ratatui cannot lay out on that
+/// (inserting history above a zero-height screen never ends), so such a screen counts as
+/// 80×24 until the terminal reports its real size.
+fn usable_size(size: Size) -> Size {
+    if size.width == 0 || size.height == 0 {
+        Size::new(80, 24)
+    } else {
+        size
     }
 }
 
@@ -233,6 +245,13 @@ mod tests {
         v.terminal()
             .draw(|f| Paragraph::new(lines).render(f.area(), f.buffer_mut()))
             .unwrap();
+    }
+
+    #[test]
+    fn a_screen_of_unknown_size_counts_as_80_by_24() {
+        assert_eq!(usable_size(Size::new(0, 0)), Size::new(80, 24));
+        assert_eq!(usable_size(Size::new(100, 0)), Size::new(80, 24));
+        assert_eq!(usable_size(Size::new(60, 30)), Size::new(60, 30));
     }
 
     #[test]

@@ -136,6 +136,19 @@ impl Tui {
             .expect("resize the pty");
     }
 
+    /// Sets the pty's size without touching the mirrored screen (a terminal that reports a
+    /// size other than its real one, such as 0×0).
+    pub fn set_pty_size(&self, rows: u16, cols: u16) {
+        self.master
+            .resize(PtySize {
+                rows,
+                cols,
+                pixel_width: 0,
+                pixel_height: 0,
+            })
+            .expect("resize the pty");
+    }
+
     /// Visible cells drawn with a colour (foreground or background), as `(row, col, text)`.
     pub fn coloured_cells(&self) -> Vec<(u16, u16, String)> {
         let parser = self.screen.lock().unwrap();
