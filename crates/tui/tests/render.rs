@@ -122,6 +122,61 @@ fn a_turn_streams_then_lands_in_the_scrollback() {
 }
 
 #[test]
+fn streamed_reasoning_is_shown_once_whenever_its_final_event_comes() {
+    let reasoning_cells = |cells: &[HistoryCell]| {
+        cells
+            .iter()
+            .filter(|c| matches!(c, HistoryCell::Reasoning { .. }))
+            .count()
+    };
+    let mut app = app();
+    app.take_pending();
+    // Chat servers finish the reasoning item after the answer.
+    app.on_event(&ev(json!({"type": "task_started", "turn_id": "t1", "model_context_window": null, "collaboration_mode_kind": "default"})));
+    app.on_event(&ev(
+        json!({"type": "agent_reasoning_delta", "delta": "thinking "}),
+    ));
+    app.on_event(&ev(
+        json!({"type": "agent_reasoning_delta", "delta": "about it"}),
+    ));
+    app.on_event(&ev(
+        json!({"type": "agent_message_delta", "delta": "The answer."}),
+    ));
+    app.on_event(&ev(
+        json!({"type": "agent_message", "message": "The answer."}),
+    ));
+    app.on_event(&ev(
+        json!({"type": "agent_reasoning", "text": "thinking about it"}),
+    ));
+    app.on_event(&ev(json!({"type": "task_complete", "turn_id": "t1", "last_agent_message": null, "duration_ms": 10})));
+    let cells = app.take_pending();
+    assert_eq!(reasoning_cells(&cells), 1, "{cells:?}");
+    // Finished before the answer starts: the full text replaces the deltas.
+    app.on_event(&ev(json!({"type": "task_started", "turn_id": "t2", "model_context_window": null, "collaboration_mode_kind": "default"})));
+    app.on_event(&ev(
+        json!({"type": "agent_reasoning_delta", "delta": "partial"}),
+    ));
+    app.on_event(&ev(
+        json!({"type": "agent_reasoning", "text": "partial and whole"}),
+    ));
+    app.on_event(&ev(json!({"type": "agent_message", "message": "Second."})));
+    // No deltas at all: the final event is what shows.
+    app.on_event(&ev(
+        json!({"type": "agent_reasoning", "text": "only final"}),
+    ));
+    app.on_event(&ev(json!({"type": "task_complete", "turn_id": "t2", "last_agent_message": null, "duration_ms": 10})));
+    let cells = app.take_pending();
+    let texts: Vec<&str> = cells
+        .iter()
+        .filter_map(|c| match c {
+            HistoryCell::Reasoning { text } => Some(text.as_str()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(texts, ["partial and whole", "only final"], "{cells:?}");
+}
+
+#[test]
 fn command_cells_show_live_tail_then_exit_and_duration() {
     let mut app = app();
     app.take_pending();

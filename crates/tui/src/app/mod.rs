@@ -148,6 +148,9 @@ pub struct App {
     /// The part of the streaming answer already in the scrollback.
     streamed_committed: String,
     pub streaming_reasoning: String,
+    /// Reasoning cells shown from their deltas whose final `AgentReasoning` has not come yet
+    /// (it may come after the answer): that event then shows nothing new.
+    reasoning_shown_from_deltas: usize,
     /// Running commands, patches and MCP calls, by call id.
     pub running: Vec<(String, HistoryCell)>,
     pub overlay: Option<Overlay>,
@@ -188,6 +191,7 @@ impl App {
             streaming_continues: false,
             streamed_committed: String::new(),
             streaming_reasoning: String::new(),
+            reasoning_shown_from_deltas: 0,
             running: Vec::new(),
             overlay: None,
             queued: VecDeque::new(),
@@ -240,12 +244,17 @@ impl App {
         self.overlay = self.queued.pop_front();
     }
 
-    fn flush_streaming(&mut self) {
-        if !self.streaming_reasoning.trim().is_empty() {
-            let text = std::mem::take(&mut self.streaming_reasoning);
+    /// Moves streamed reasoning into the scrollback (the answer or a tool call follows it).
+    fn show_streamed_reasoning(&mut self) {
+        let text = std::mem::take(&mut self.streaming_reasoning);
+        if !text.trim().is_empty() {
             self.push_cell(HistoryCell::Reasoning { text });
+            self.reasoning_shown_from_deltas += 1;
         }
-        self.streaming_reasoning.clear();
+    }
+
+    fn flush_streaming(&mut self) {
+        self.show_streamed_reasoning();
         let tail = std::mem::take(&mut self.streaming);
         self.finish_answer(None, tail);
     }
@@ -370,6 +379,7 @@ impl App {
             EventMsg::SessionConfigured(ev) => self.on_session_configured(ev),
             EventMsg::TaskStarted(ev) => {
                 self.status.turn_started = Some(Instant::now());
+                self.reasoning_shown_from_deltas = 0;
                 if ev.model_context_window.is_some() {
                     self.status.context_window = ev.model_context_window;
                 }
@@ -378,27 +388,29 @@ impl App {
                 text: m.message.clone(),
             }),
             EventMsg::AgentMessageDelta(d) => {
-                if !self.streaming_reasoning.is_empty() {
-                    let text = std::mem::take(&mut self.streaming_reasoning);
-                    self.push_cell(HistoryCell::Reasoning { text });
-                }
+                self.show_streamed_reasoning();
                 self.streaming.push_str(&d.delta);
                 self.commit_streamed_blocks();
             }
             EventMsg::AgentMessage(m) => {
                 let tail = std::mem::take(&mut self.streaming);
-                if !self.streaming_reasoning.is_empty() {
-                    let text = std::mem::take(&mut self.streaming_reasoning);
-                    self.push_cell(HistoryCell::Reasoning { text });
-                }
+                self.show_streamed_reasoning();
                 self.finish_answer(Some(&m.message), tail);
             }
             EventMsg::AgentReasoningDelta(d) => self.streaming_reasoning.push_str(&d.delta),
             EventMsg::AgentReasoning(r) => {
-                self.streaming_reasoning.clear();
-                self.push_cell(HistoryCell::Reasoning {
-                    text: r.text.clone(),
-                });
+                if !self.streaming_reasoning.trim().is_empty() {
+                    // Still live: the full text replaces the deltas.
+                    self.streaming_reasoning.clear();
+                } else if self.reasoning_shown_from_deltas > 0 {
+                    self.reasoning_shown_from_deltas -= 1;
+                    return;
+                }
+                if !r.text.trim().is_empty() {
+                    self.push_cell(HistoryCell::Reasoning {
+                        text: r.text.clone(),
+                    });
+                }
             }
             EventMsg::ExecCommandBegin(b) => {
                 self.flush_streaming();
