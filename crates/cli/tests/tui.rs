@@ -215,3 +215,71 @@ async fn an_elicitation_form_checks_required_fields_and_answers_the_server() {
     tui.send("\x04");
     assert_eq!(tui.wait_exit(), 0);
 }
+
+/// Pids of running processes whose command line is exactly `argv`.
+fn processes_running(argv: &[&str]) -> Vec<u32> {
+    let want: Vec<u8> = argv
+        .iter()
+        .flat_map(|a| [a.as_bytes(), b"\0"].concat())
+        .collect();
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .flatten()
+        .filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok())
+        .filter(|pid| std::fs::read(format!("/proc/{pid}/cmdline")).is_ok_and(|c| c == want))
+        .collect()
+}
+
+/// A termination signal during a running command: the turn is interrupted, its command
+/// stopped, the thread stored, the terminal given back, and the exit code is 128 + N.
+async fn signal_ends_the_session_cleanly(signal: &str, name: &str, code: u32) {
+    // A duration no other process on the machine is likely to sleep for.
+    let argv = ["sleep", "41.2503"];
+    let env = TestEnv::new(
+        MockScript::turns([MockTurn::tool_call("shell", json!({ "command": argv }))]),
+        WireApi::Chat,
+    )
+    .await;
+    let mut tui = Tui::spawn(&env, &[]);
+    tui.wait_for("Ask anything");
+    tui.type_text("wait a while");
+    tui.send("\r");
+    tui.wait_for("sleep 41.2503");
+    tui.wait_until("the command to start", |_| {
+        !processes_running(&argv).is_empty()
+    });
+    assert!(tui.bracketed_paste(), "the TUI turns bracketed paste on");
+    let pid = tui.pid().expect("interpreter running").to_string();
+    let killed = std::process::Command::new("kill")
+        .args([&format!("-{signal}"), &pid])
+        .status()
+        .unwrap();
+    assert!(killed.success());
+    assert_eq!(tui.wait_exit(), code);
+    let screen = tui.wait_for(&format!("Stopped by {name}."));
+    assert!(!tui.bracketed_paste(), "terminal not restored:\n{screen}");
+    let id = screen
+        .split("interpreter resume ")
+        .nth(1)
+        .and_then(|s| s.split_whitespace().next())
+        .unwrap_or_else(|| panic!("no resume hint on screen:\n{screen}"))
+        .to_string();
+    assert!(
+        stored_thread_ids(&env).contains(&id),
+        "thread {id} not stored"
+    );
+    // The command did not outlive the agent.
+    tui.wait_until("the command to be stopped", |_| {
+        processes_running(&argv).is_empty()
+    });
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn sigterm_ends_the_session_cleanly() {
+    signal_ends_the_session_cleanly("TERM", "SIGTERM", 143).await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn sighup_ends_the_session_cleanly() {
+    signal_ends_the_session_cleanly("HUP", "SIGHUP", 129).await;
+}

@@ -18,6 +18,7 @@ use crossterm::terminal::{EnterAlternateScreen, LeaveAlternateScreen};
 use futures::StreamExt;
 use oi_config::Config;
 use oi_core::{NewThread, Thread, ThreadManager};
+use oi_process::{TerminationSignal, TerminationSignals};
 use oi_protocol::ThreadId;
 use oi_protocol::protocol::{Event, Op};
 use ratatui::Terminal;
@@ -25,6 +26,7 @@ use ratatui::backend::CrosstermBackend;
 use ratatui::text::Line;
 use ratatui::widgets::{Paragraph, Widget};
 
+use std::io::Write;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tokio::sync::mpsc;
@@ -176,7 +178,7 @@ pub async fn run(opts: TuiOptions) -> i32 {
         Ok(code) => code,
         Err(e) => {
             restore_terminal();
-            eprintln!("error: {e}");
+            let _ = writeln!(std::io::stderr(), "error: {e}");
             1
         }
     }
@@ -242,6 +244,10 @@ async fn run_inner(opts: TuiOptions) -> Result<i32, String> {
             .await;
     }
 
+    // `kill`, a closed terminal window or a stopped container must not skip the shutdown
+    // below: the running turn is interrupted, the thread flushed and the terminal restored.
+    let mut signals = TerminationSignals::listen();
+    let mut stopped_by: Option<TerminationSignal> = None;
     let _guard = TerminalGuard::enter().map_err(|e| format!("cannot set up the terminal: {e}"))?;
     // The live area starts where the cursor is and is sized to its content on every frame.
     let mut screens = Screens {
@@ -310,6 +316,11 @@ async fn run_inner(opts: TuiOptions) -> Result<i32, String> {
                 last_draw = Instant::now();
                 dirty = false;
             }
+            sig = signals.recv() => {
+                stopped_by = Some(sig);
+                let _ = current.thread.submit(Op::Interrupt).await;
+                actions.push(AppAction::Quit);
+            }
         }
         let mut quit = false;
         for action in actions {
@@ -336,7 +347,14 @@ async fn run_inner(opts: TuiOptions) -> Result<i32, String> {
         }
         if quit {
             app.overlay = None;
-            screens.frame(&mut app, &theme)?;
+            match stopped_by {
+                None => screens.frame(&mut app, &theme)?,
+                // After SIGHUP the terminal is gone; after any signal, a failed last frame
+                // must not skip the shutdown.
+                Some(_) => {
+                    let _ = screens.frame(&mut app, &theme);
+                }
+            }
             break;
         }
     }
@@ -347,8 +365,17 @@ async fn run_inner(opts: TuiOptions) -> Result<i32, String> {
     let _ = screens.live.terminal().clear();
     drop(screens);
     drop(_guard);
-    println!("Resume this thread with: interpreter resume {}", current.id);
-    Ok(0)
+    // A hung-up terminal fails every write: that must not end in a panic.
+    let mut out = std::io::stdout();
+    if let Some(sig) = stopped_by {
+        let _ = writeln!(out, "Stopped by {}.", sig.name());
+    }
+    let _ = writeln!(
+        out,
+        "Resume this thread with: interpreter resume {}",
+        current.id
+    );
+    Ok(stopped_by.map_or(0, TerminationSignal::exit_code))
 }
 
 /// `/model` rows: each model id with the reasoning efforts the built-in catalog knows for it.

@@ -220,6 +220,17 @@ impl Tui {
         )
     }
 
+    /// The interpreter's pid while it runs.
+    pub fn pid(&self) -> Option<u32> {
+        self.child.process_id()
+    }
+
+    /// Whether the terminal is in bracketed-paste mode (the TUI turns it on, and must turn
+    /// it off again however it ends).
+    pub fn bracketed_paste(&self) -> bool {
+        self.screen.lock().unwrap().screen().bracketed_paste()
+    }
+
     pub fn wait_for(&self, needle: &str) -> String {
         self.wait_until(&format!("{needle:?}"), |t| t.contains(needle))
     }
