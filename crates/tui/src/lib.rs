@@ -22,6 +22,7 @@ pub mod overlay;
 pub mod render;
 pub mod run;
 pub mod slash;
+mod table;
 pub mod theme;
 pub mod viewport;
 pub mod wrap;

@@ -2,6 +2,7 @@
 //! block quotes, links (`text (url)`), rules and fenced code blocks with syntax highlighting.
 
 use crate::highlight::highlight_code;
+use crate::table::Table;
 use crate::theme::Theme;
 use crate::wrap::wrap_line;
 use pulldown_cmark::{CodeBlockKind, Event, HeadingLevel, Options, Parser, Tag, TagEnd};
@@ -21,6 +22,7 @@ pub fn render_markdown(src: &str, width: u16, theme: &Theme) -> Vec<Line<'static
         code: None,
         link: None,
         item_prefix: None,
+        table: None,
     };
     let parser = Parser::new_ext(src, Options::ENABLE_STRIKETHROUGH | Options::ENABLE_TABLES);
     for ev in parser {
@@ -82,6 +84,8 @@ struct Renderer {
     code: Option<(String, String)>,
     link: Option<String>,
     item_prefix: Option<String>,
+    /// The table being read; its cells collect in `cur`.
+    table: Option<Table>,
 }
 
 impl Renderer {
@@ -226,6 +230,14 @@ impl Renderer {
                 self.link = Some(dest_url.into_string());
                 self.push_style(self.theme.link());
             }
+            Tag::Table(aligns) => {
+                self.flush();
+                self.table = Some(Table {
+                    aligns,
+                    ..Table::default()
+                });
+            }
+            Tag::TableCell => self.cur.clear(),
             _ => {}
         }
     }
@@ -269,8 +281,30 @@ impl Renderer {
                     }
                 }
             }
-            TagEnd::TableCell => self.cur.push(Span::styled(" │ ", self.theme.dim())),
-            TagEnd::TableRow | TagEnd::TableHead => self.flush(),
+            TagEnd::TableCell => {
+                let cell = std::mem::take(&mut self.cur);
+                if let Some(t) = &mut self.table {
+                    t.row.push(cell);
+                }
+            }
+            TagEnd::TableHead => {
+                if let Some(t) = &mut self.table {
+                    t.header = std::mem::take(&mut t.row);
+                }
+            }
+            TagEnd::TableRow => {
+                if let Some(t) = &mut self.table {
+                    let row = std::mem::take(&mut t.row);
+                    t.rows.push(row);
+                }
+            }
+            TagEnd::Table => {
+                if let Some(t) = self.table.take() {
+                    let prefix = self.prefix();
+                    self.out.extend(t.render(self.width, &prefix, &self.theme));
+                }
+                self.blank();
+            }
             _ => {}
         }
     }
@@ -321,6 +355,16 @@ mod tests {
         assert_eq!(
             out,
             "# Title\n\nSome emphasis and code.\n\n• one\n• two\n\n1. first\n2. second\n\n  fn main() {}\n\nSee docs (https://example.com)."
+        );
+    }
+
+    #[test]
+    fn tables_are_drawn_in_aligned_columns() {
+        let md = "Files:\n\n| name | size |\n|---|---:|\n| a.txt | 10 |\n| b.txt | 2000 |\n\nDone.";
+        let out = plain(&render_markdown(md, 60, &Theme { color: false }));
+        assert_eq!(
+            out,
+            "Files:\n\nname  │ size\n──────┼─────\na.txt │   10\nb.txt │ 2000\n\nDone."
         );
     }
 
