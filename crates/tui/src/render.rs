@@ -116,9 +116,16 @@ pub fn live_lines(
         None => {}
     }
 
-    // Composer, or the overlay that replaces it.
+    // Composer, or the overlay that replaces it (sharing the rows with the status line and
+    // the hint below it).
+    let below = 1 + usize::from(app.hint.is_some());
     match &app.overlay {
-        Some(overlay) => bottom.extend(overlay_lines(overlay, width, theme)),
+        Some(overlay) => bottom.extend(overlay_lines(
+            overlay,
+            width,
+            max_rows.saturating_sub(below),
+            theme,
+        )),
         None => {
             bottom.push(Line::styled("─".repeat(usize::from(width)), theme.dim()));
             let (rows, (crow, ccol)) = composer_rows(app, width, theme);
@@ -271,7 +278,126 @@ fn short_path(p: &std::path::Path) -> String {
     p.display().to_string()
 }
 
-fn overlay_lines(overlay: &Overlay, width: u16, theme: &Theme) -> Vec<Line<'static>> {
+/// An approval: title, what is asked (command, tool and arguments, or patch), the reason
+/// and the keys. On a short screen the middle is cut so the title and the keys still show.
+fn approval_lines(
+    a: &crate::overlay::Approval,
+    width: u16,
+    max_rows: usize,
+    theme: &Theme,
+) -> Vec<Line<'static>> {
+    let w = usize::from(width);
+    let rule = |title: &str| {
+        let t = format!("── {title} ");
+        let n = w.saturating_sub(t.chars().count());
+        Line::styled(format!("{t}{}", "─".repeat(n)), theme.warning())
+    };
+    let mut body = Vec::new();
+    let title = match &a.subject {
+        ApprovalSubject::Exec { command, cwd } => {
+            body.extend(wrap_line(
+                &Line::from(vec![
+                    Span::styled("  $ ", theme.dim()),
+                    Span::styled(command.clone(), theme.bold()),
+                ]),
+                width,
+                "    ",
+            ));
+            body.push(Line::styled(format!("  in {}", cwd.display()), theme.dim()));
+            rule("Run this command?")
+        }
+        ApprovalSubject::McpTool {
+            server,
+            tool,
+            arguments,
+        } => {
+            body.push(Line::from(vec![
+                Span::raw("  "),
+                Span::styled(format!("{server}.{tool}"), theme.bold()),
+            ]));
+            // Arguments pretty-printed when they are JSON, at most a few rows.
+            let pretty = serde_json::from_str::<serde_json::Value>(arguments)
+                .ok()
+                .and_then(|v| serde_json::to_string_pretty(&v).ok())
+                .unwrap_or_else(|| arguments.clone());
+            let rows: Vec<&str> = pretty.lines().collect();
+            for row in rows.iter().take(APPROVAL_ARG_ROWS) {
+                body.extend(wrap_line(
+                    &Line::styled(format!("    {row}"), theme.dim()),
+                    width,
+                    "      ",
+                ));
+            }
+            if rows.len() > APPROVAL_ARG_ROWS {
+                body.push(Line::styled(
+                    format!("    … {} more lines", rows.len() - APPROVAL_ARG_ROWS),
+                    theme.dim(),
+                ));
+            }
+            rule("Call this MCP tool?")
+        }
+        ApprovalSubject::Patch { changes } => {
+            body.extend(patch_lines(changes, theme, 12));
+            rule("Apply this patch?")
+        }
+    };
+    let mut tail = Vec::new();
+    if let Some(r) = &a.reason {
+        tail.extend(wrap_line(
+            &Line::styled(format!("  {r}"), theme.italic()),
+            width,
+            "  ",
+        ));
+    }
+    let keys = |yes_always: &'static str, stop: &'static str, gap: &'static str| {
+        Line::from(vec![
+            Span::styled("  y", theme.ok()),
+            Span::raw(format!(" yes{gap}")),
+            Span::styled("a", theme.ok()),
+            Span::raw(format!(" {yes_always}{gap}")),
+            Span::styled("n", theme.error()),
+            Span::raw(format!(" no{gap}")),
+            Span::styled("Esc", theme.error()),
+            Span::raw(format!(" {stop}")),
+        ])
+    };
+    let full = keys("yes, don't ask again this session", "no, stop", "   ");
+    let keys = if full.width() <= w {
+        full
+    } else {
+        keys("yes for the session", "stop", "  ")
+    };
+    tail.extend(wrap_line(&keys, width, "  "));
+    let body: Vec<Line<'static>> = body
+        .into_iter()
+        .flat_map(|l| wrap_line(&l, width, "  "))
+        .collect();
+    let room = max_rows.saturating_sub(1 + tail.len());
+    let mut out = vec![title];
+    if body.len() <= room {
+        out.extend(body);
+    } else {
+        // Keep the start of what is asked, and say how much is not shown.
+        let shown = room.saturating_sub(1);
+        let hidden = body.len() - shown;
+        out.extend(body.into_iter().take(shown));
+        if room > 0 {
+            out.push(Line::styled(
+                format!("    … {hidden} more rows (a taller terminal shows them)"),
+                theme.dim(),
+            ));
+        }
+    }
+    out.extend(tail);
+    out
+}
+
+fn overlay_lines(
+    overlay: &Overlay,
+    width: u16,
+    max_rows: usize,
+    theme: &Theme,
+) -> Vec<Line<'static>> {
     let w = usize::from(width);
     let rule = |title: &str| {
         let t = format!("── {title} ");
@@ -280,77 +406,7 @@ fn overlay_lines(overlay: &Overlay, width: u16, theme: &Theme) -> Vec<Line<'stat
     };
     let mut out = Vec::new();
     match overlay {
-        Overlay::Approval(a) => {
-            match &a.subject {
-                ApprovalSubject::Exec { command, cwd } => {
-                    out.push(rule("Run this command?"));
-                    out.extend(wrap_line(
-                        &Line::from(vec![
-                            Span::styled("  $ ", theme.dim()),
-                            Span::styled(command.clone(), theme.bold()),
-                        ]),
-                        width,
-                        "    ",
-                    ));
-                    out.push(Line::styled(format!("  in {}", cwd.display()), theme.dim()));
-                }
-                ApprovalSubject::McpTool {
-                    server,
-                    tool,
-                    arguments,
-                } => {
-                    out.push(rule("Call this MCP tool?"));
-                    out.push(Line::from(vec![
-                        Span::raw("  "),
-                        Span::styled(format!("{server}.{tool}"), theme.bold()),
-                    ]));
-                    // Arguments pretty-printed when they are JSON, at most a few rows.
-                    let pretty = serde_json::from_str::<serde_json::Value>(arguments)
-                        .ok()
-                        .and_then(|v| serde_json::to_string_pretty(&v).ok())
-                        .unwrap_or_else(|| arguments.clone());
-                    let rows: Vec<&str> = pretty.lines().collect();
-                    for row in rows.iter().take(APPROVAL_ARG_ROWS) {
-                        out.extend(wrap_line(
-                            &Line::styled(format!("    {row}"), theme.dim()),
-                            width,
-                            "      ",
-                        ));
-                    }
-                    if rows.len() > APPROVAL_ARG_ROWS {
-                        out.push(Line::styled(
-                            format!("    … {} more lines", rows.len() - APPROVAL_ARG_ROWS),
-                            theme.dim(),
-                        ));
-                    }
-                }
-                ApprovalSubject::Patch { changes } => {
-                    out.push(rule("Apply this patch?"));
-                    out.extend(patch_lines(changes, theme, 12));
-                }
-            }
-            if let Some(r) = &a.reason {
-                out.extend(wrap_line(
-                    &Line::styled(format!("  {r}"), theme.italic()),
-                    width,
-                    "  ",
-                ));
-            }
-            out.push(Line::from(vec![
-                Span::styled("  y", theme.ok()),
-                Span::raw(" yes   "),
-                Span::styled("a", theme.ok()),
-                Span::raw(" yes, don't ask again this session   "),
-                Span::styled("n", theme.error()),
-                Span::raw(" no   "),
-                Span::styled("Esc", theme.error()),
-                Span::raw(" no, stop"),
-            ]));
-            out = out
-                .into_iter()
-                .flat_map(|l| wrap_line(&l, width, "  "))
-                .collect();
-        }
+        Overlay::Approval(a) => out = approval_lines(a, width, max_rows, theme),
         Overlay::Elicitation(f) => {
             out.push(rule(&format!("{} asks", f.server)));
             out.extend(wrap_line(

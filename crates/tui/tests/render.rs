@@ -265,6 +265,30 @@ fn esc_on_an_approval_denies_and_stops_the_turn() {
 }
 
 #[test]
+fn a_tall_approval_on_a_short_screen_keeps_its_title_and_keys() {
+    let mut app = app();
+    app.on_event(&ev(json!({"type": "task_started", "turn_id": "t1", "model_context_window": null, "collaboration_mode_kind": "default"})));
+    let content: String = (0..60).map(|i| format!("line {i}\n")).collect();
+    app.on_event(&ev(
+        json!({"type": "apply_patch_approval_request", "call_id": "p3", "turn_id": "t1",
+        "changes": {"big.txt": {"type": "add", "content": content}},
+        "reason": "This patch writes outside the writable roots of the sandbox."}),
+    ));
+    let screen = live(&app, 60, 12);
+    let rows: Vec<&str> = screen.lines().collect();
+    assert_eq!(rows.len(), 12, "{screen}");
+    assert!(rows[0].contains("Apply this patch?"), "{screen}");
+    assert!(screen.contains("added big.txt"), "{screen}");
+    assert!(screen.contains("more rows"), "{screen}");
+    assert!(screen.contains("writable roots"), "{screen}");
+    assert!(
+        rows[10].contains("y yes") && rows[10].contains("Esc stop"),
+        "{screen}"
+    );
+    assert!(rows[11].contains("Working"), "{screen}");
+}
+
+#[test]
 fn slash_popup_filters_and_tab_completes() {
     let mut app = app();
     type_str(&mut app, "/m");
