@@ -248,6 +248,9 @@ async fn run_inner(opts: TuiOptions) -> Result<i32, String> {
     // below: the running turn is interrupted, the thread flushed and the terminal restored.
     let mut signals = TerminationSignals::listen();
     let mut stopped_by: Option<TerminationSignal> = None;
+    // A frame that cannot be drawn (the terminal went away) ends the UI, but through the
+    // shutdown below, so the thread is still flushed.
+    let mut failure: Option<String> = None;
     let _guard = TerminalGuard::enter().map_err(|e| format!("cannot set up the terminal: {e}"))?;
     // The live area starts where the cursor is and is sized to its content on every frame.
     let mut screens = Screens {
@@ -312,7 +315,10 @@ async fn run_inner(opts: TuiOptions) -> Result<i32, String> {
                 dirty = true;
             }
             _ = sleep_until(due), if due.is_some() => {
-                screens.frame(&mut app, &theme)?;
+                if let Err(e) = screens.frame(&mut app, &theme) {
+                    failure = Some(e);
+                    actions.push(AppAction::Quit);
+                }
                 last_draw = Instant::now();
                 dirty = false;
             }
@@ -347,13 +353,10 @@ async fn run_inner(opts: TuiOptions) -> Result<i32, String> {
         }
         if quit {
             app.overlay = None;
-            match stopped_by {
-                None => screens.frame(&mut app, &theme)?,
-                // After SIGHUP the terminal is gone; after any signal, a failed last frame
-                // must not skip the shutdown.
-                Some(_) => {
-                    let _ = screens.frame(&mut app, &theme);
-                }
+            if failure.is_none()
+                && let Err(e) = screens.frame(&mut app, &theme)
+            {
+                failure = Some(e);
             }
             break;
         }
@@ -369,13 +372,19 @@ async fn run_inner(opts: TuiOptions) -> Result<i32, String> {
     let mut out = std::io::stdout();
     if let Some(sig) = stopped_by {
         let _ = writeln!(out, "Stopped by {}.", sig.name());
+    } else if let Some(e) = &failure {
+        let _ = writeln!(std::io::stderr(), "error: {e}");
     }
     let _ = writeln!(
         out,
         "Resume this thread with: interpreter resume {}",
         current.id
     );
-    Ok(stopped_by.map_or(0, TerminationSignal::exit_code))
+    Ok(match (stopped_by, failure) {
+        (Some(sig), _) => sig.exit_code(),
+        (None, Some(_)) => 1,
+        (None, None) => 0,
+    })
 }
 
 /// `/model` rows: each model id with the reasoning efforts the built-in catalog knows for it.
