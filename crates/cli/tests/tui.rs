@@ -283,3 +283,37 @@ async fn sigterm_ends_the_session_cleanly() {
 async fn sighup_ends_the_session_cleanly() {
     signal_ends_the_session_cleanly("HUP", "SIGHUP", 129).await;
 }
+
+// Ctrl+Z in a shell with job control: the TUI gives the terminal back and stops like any
+// job; `fg` continues it with the draft intact, and it still answers keys and exits cleanly.
+#[tokio::test(flavor = "multi_thread")]
+async fn ctrl_z_suspends_to_the_shell_and_fg_resumes() {
+    let env = TestEnv::new(
+        MockScript::turns([MockTurn::text("answered after fg")]),
+        WireApi::Chat,
+    )
+    .await;
+    let mut tui = Tui::spawn_shell(&env);
+    tui.wait_for("shell$");
+    tui.send(&format!("{}\r", Tui::interpreter_command()));
+    tui.wait_for("Ask anything");
+    tui.type_text("draft before");
+    tui.send("\x1a");
+    tui.wait_for("Stopped");
+    tui.send("echo shell-ran-$((6*7))\r");
+    tui.wait_for("shell-ran-42");
+    tui.send("fg\r");
+    tui.wait_for("› draft before");
+    tui.type_text(" and after");
+    tui.send("\r");
+    tui.wait_for("answered after fg");
+    let reqs = env.mock.requests();
+    assert_eq!(reqs.len(), 1);
+    assert!(reqs[0].all_text().contains("draft before and after"));
+    tui.wait_until("the turn to end", |t| !t.contains("Esc to interrupt"));
+    tui.type_text("/quit");
+    tui.send("\r");
+    tui.wait_for("Resume this thread with");
+    tui.send("exit $?\r");
+    assert_eq!(tui.wait_exit(), 0);
+}

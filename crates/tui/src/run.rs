@@ -65,16 +65,35 @@ pub struct TuiOptions {
 /// Puts the terminal back however the TUI ends (including a panic).
 struct TerminalGuard;
 
+/// Raw mode, bracketed paste and the keyboard flags the TUI runs with.
+fn enter_terminal_modes() -> std::io::Result<()> {
+    crossterm::terminal::enable_raw_mode()?;
+    let mut out = std::io::stdout();
+    crossterm::execute!(
+        out,
+        EnableBracketedPaste,
+        // Lets terminals that support it report Shift+Enter distinctly; others ignore it.
+        PushKeyboardEnhancementFlags(KeyboardEnhancementFlags::DISAMBIGUATE_ESCAPE_CODES)
+    )
+}
+
+/// Stops the process group like the terminal's Ctrl+Z would (raw mode turns that off),
+/// returning once the shell continues it. Without job control (an orphaned process
+/// group) the kernel discards the stop and this returns at once.
+#[cfg(unix)]
+fn stop_like_a_job() {
+    // SAFETY: plain syscall; pid 0 addresses our own process group.
+    unsafe {
+        libc::kill(0, libc::SIGTSTP);
+    }
+}
+
+#[cfg(not(unix))]
+fn stop_like_a_job() {}
+
 impl TerminalGuard {
     fn enter() -> std::io::Result<Self> {
-        crossterm::terminal::enable_raw_mode()?;
-        let mut out = std::io::stdout();
-        crossterm::execute!(
-            out,
-            EnableBracketedPaste,
-            // Lets terminals that support it report Shift+Enter distinctly; others ignore it.
-            PushKeyboardEnhancementFlags(KeyboardEnhancementFlags::DISAMBIGUATE_ESCAPE_CODES)
-        )?;
+        enter_terminal_modes()?;
         let previous = std::panic::take_hook();
         std::panic::set_hook(Box::new(move |info| {
             restore_terminal();
@@ -332,6 +351,22 @@ async fn run_inner(opts: TuiOptions) -> Result<i32, String> {
         for action in actions {
             match action {
                 AppAction::Quit => quit = true,
+                AppAction::Suspend => {
+                    // Give the shell a clean line and its own terminal modes; on `fg`, take
+                    // the terminal again and start the live area at the bottom.
+                    let _ = screens.live.terminal().clear();
+                    screens.transcript = None;
+                    restore_terminal();
+                    stop_like_a_job();
+                    let resumed = enter_terminal_modes()
+                        .and_then(|()| screens.live.restart_at_bottom())
+                        .map_err(|e| format!("cannot take the terminal back: {e}"));
+                    if let Err(e) = resumed {
+                        failure = Some(e);
+                        quit = true;
+                    }
+                    dirty = true;
+                }
                 AppAction::Redraw => {
                     let _ = screens.live.terminal().clear();
                     dirty = true;
@@ -564,7 +599,7 @@ async fn handle_action(
                 Err(e) => app.push_cell(HistoryCell::Error { message: e }),
             }
         }
-        AppAction::Quit | AppAction::Redraw | AppAction::SearchFiles(_) => {}
+        AppAction::Quit | AppAction::Redraw | AppAction::Suspend | AppAction::SearchFiles(_) => {}
     }
 }
 

@@ -123,7 +123,7 @@ pub fn help_lines() -> Vec<String> {
         [
             "Enter send · Shift+Enter or Ctrl+J newline · Up/Down history · @ file picker",
             "Esc or Ctrl+C interrupt · Ctrl+C twice or Ctrl+D on empty composer exit",
-            "Ctrl+T transcript · Ctrl+L redraw",
+            "Ctrl+T transcript · Ctrl+L redraw · Ctrl+Z suspend (fg resumes)",
         ]
         .map(String::from),
     );

@@ -162,6 +162,30 @@ impl<B: Backend> LiveViewport<B> {
         })
     }
 
+    /// Starts the live area afresh on the screen's last row, with nothing of the old one
+    /// assumed on screen (after the terminal was handed to the shell and back, the cursor
+    /// is somewhere below the shell's lines; the bottom row is always free to scroll up).
+    pub fn restart_at_bottom(&mut self) -> io::Result<()> {
+        let screen = self.backend.size()?;
+        let anchor = Position::new(0, screen.height.saturating_sub(1));
+        {
+            let mut b = self.backend.lock();
+            b.set_cursor_position(anchor)?;
+            b.clear_region(ClearType::AfterCursor)?;
+        }
+        self.backend.set_known_cursor(anchor);
+        let made = Terminal::with_options(
+            self.backend.clone(),
+            TerminalOptions {
+                viewport: Viewport::Inline(1),
+            },
+        );
+        self.backend.take_known_cursor();
+        self.terminal = made?;
+        self.screen = screen;
+        Ok(())
+    }
+
     /// The current `Terminal` (for `draw` and `insert_before`).
     pub fn terminal(&mut self) -> &mut Terminal<SharedBackend<B>> {
         &mut self.terminal
@@ -252,6 +276,17 @@ mod tests {
         assert_eq!(usable_size(Size::new(0, 0)), Size::new(80, 24));
         assert_eq!(usable_size(Size::new(100, 0)), Size::new(80, 24));
         assert_eq!(usable_size(Size::new(60, 30)), Size::new(60, 30));
+    }
+
+    #[test]
+    fn restarting_at_the_bottom_grows_upwards_by_scrolling() {
+        let mut v = LiveViewport::new(TestBackend::new(20, 6), 2).unwrap();
+        draw(&mut v, &["old", "area"]);
+        v.restart_at_bottom().unwrap();
+        v.fit(3).unwrap();
+        draw(&mut v, &["a", "b", "c"]);
+        let r = rows(&v);
+        assert_eq!(&r[3..], ["a", "b", "c"], "{r:?}");
     }
 
     #[test]

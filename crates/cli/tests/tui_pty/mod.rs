@@ -30,6 +30,27 @@ impl Tui {
     }
 
     pub fn spawn_with(env: &TestEnv, args: &[&str], vars: &[(&str, &str)]) -> Tui {
+        Self::spawn_program(env, env!("CARGO_BIN_EXE_interpreter"), args, vars)
+    }
+
+    /// An interactive `bash` (with job control, as a user's shell has) in the test's work
+    /// directory and home; type the interpreter's command line into it with
+    /// [`Tui::interpreter_command`].
+    pub fn spawn_shell(env: &TestEnv) -> Tui {
+        Self::spawn_program(
+            env,
+            "bash",
+            &["--norc", "--noprofile", "-i"],
+            &[("PS1", "shell$ ")],
+        )
+    }
+
+    /// The command line that starts the interpreter under test.
+    pub fn interpreter_command() -> &'static str {
+        env!("CARGO_BIN_EXE_interpreter")
+    }
+
+    fn spawn_program(env: &TestEnv, program: &str, args: &[&str], vars: &[(&str, &str)]) -> Tui {
         let pty = native_pty_system()
             .openpty(PtySize {
                 rows: ROWS,
@@ -38,7 +59,7 @@ impl Tui {
                 pixel_height: 0,
             })
             .expect("open a pty");
-        let mut cmd = CommandBuilder::new(env!("CARGO_BIN_EXE_interpreter"));
+        let mut cmd = CommandBuilder::new(program);
         cmd.args(args);
         cmd.cwd(env.work.path());
         cmd.env("OPENINTERPRETER_HOME", env.home.path());

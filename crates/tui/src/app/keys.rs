@@ -31,6 +31,9 @@ impl App {
         if ctrl && key.code == KeyCode::Char('l') {
             return vec![AppAction::Redraw];
         }
+        if ctrl && key.code == KeyCode::Char('z') {
+            return vec![AppAction::Suspend];
+        }
         match self.overlay.take() {
             Some(Overlay::Approval(a)) => return self.approval_key(a, key),
             Some(Overlay::Elicitation(f)) => return self.elicitation_key(f, key),

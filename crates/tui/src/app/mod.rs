@@ -84,6 +84,8 @@ pub enum AppAction {
     SearchFiles(String),
     /// Clear and repaint the screen (Ctrl+L).
     Redraw,
+    /// Hand the terminal back to the shell and stop like any job (Ctrl+Z); `fg` resumes.
+    Suspend,
 }
 
 /// Per-server MCP state from startup events.
