@@ -66,6 +66,8 @@ const ALLOWED: &[(&str, &[&str])] = &[
             "oi-file-search",
             "oi-mcp-client",
             "oi-model-client",
+            // Termination signals, like every other front end.
+            "oi-process",
             "oi-protocol",
             "oi-thread-store",
         ],

@@ -532,7 +532,7 @@ fn render_transcript(app: &App, scroll: usize, area: Rect, buf: &mut Buffer, the
     Paragraph::new(out).render(area, buf);
 }
 
-/// Rows `cells` take at `width`, and the lines themselves (for `insert_before`).
+/// `cells` as lines wrapped to `width`, ready to be printed into the scrollback.
 pub fn cells_to_lines(cells: &[HistoryCell], width: u16, theme: &Theme) -> Vec<Line<'static>> {
     cells
         .iter()

@@ -23,8 +23,6 @@ use oi_protocol::ThreadId;
 use oi_protocol::protocol::{Event, Op};
 use ratatui::Terminal;
 use ratatui::backend::CrosstermBackend;
-use ratatui::text::Line;
-use ratatui::widgets::{Paragraph, Widget};
 
 use std::io::Write;
 use std::sync::Arc;
@@ -39,8 +37,6 @@ const SPINNER_INTERVAL: Duration = Duration::from_millis(100);
 const MODELS_TIMEOUT: Duration = Duration::from_millis(2500);
 /// How long to wait for the thread to flush and stop on exit.
 const SHUTDOWN_TIMEOUT: Duration = Duration::from_secs(10);
-/// Rows inserted into the scrollback per `insert_before` call.
-const INSERT_CHUNK: usize = 400;
 
 /// Which thread the TUI opens on.
 #[derive(Clone, Debug)]
@@ -473,13 +469,7 @@ pub fn draw<B: ratatui::backend::Backend>(
     let cells = app.take_pending();
     if !cells.is_empty() {
         let lines = cells_to_lines(&cells, screen.width, theme);
-        for chunk in lines.chunks(INSERT_CHUNK) {
-            let chunk: Vec<Line<'static>> = chunk.to_vec();
-            let rows = chunk.len() as u16;
-            live.terminal()
-                .insert_before(rows, |buf| Paragraph::new(chunk).render(buf.area, buf))
-                .map_err(failed)?;
-        }
+        live.insert_history(&lines).map_err(failed)?;
     }
     let now = Instant::now();
     live.fit(live_height(app, screen.width, screen.height, theme, now))

@@ -9,11 +9,14 @@
 //! (made before the event loop reads input) asks the terminal.
 
 use ratatui::backend::{Backend, ClearType, WindowSize};
-use ratatui::buffer::Cell;
-use ratatui::layout::{Position, Size};
+use ratatui::buffer::{Buffer, Cell};
+use ratatui::layout::{Position, Rect, Size};
+use ratatui::text::Line;
+use ratatui::widgets::Widget;
 use ratatui::{Terminal, TerminalOptions, Viewport};
 use std::io;
 use std::sync::{Arc, Mutex, MutexGuard};
+use unicode_width::UnicodeWidthStr;
 
 /// A backend shared by the successive `Terminal`s of one [`LiveViewport`]. It answers the
 /// next cursor query with a known position when one is set.
@@ -135,6 +138,28 @@ fn usable_size(size: Size) -> Size {
     }
 }
 
+/// Draws `line` on row `y`: only the cells its text covers (a wide character's second
+/// cell is the character's), so nothing is written after the line's end.
+fn draw_line_cells<B: Backend>(b: &mut B, line: &Line<'_>, y: u16, width: u16) -> io::Result<()> {
+    let w = u16::try_from(line.width()).unwrap_or(u16::MAX).min(width);
+    if w == 0 {
+        return Ok(());
+    }
+    let rect = Rect::new(0, 0, w, 1);
+    let mut buf = Buffer::empty(rect);
+    line.clone().render(rect, &mut buf);
+    let mut covered = 0usize;
+    let cells = buf.content.iter().enumerate().filter_map(|(x, cell)| {
+        if covered > 0 {
+            covered -= 1;
+            return None;
+        }
+        covered = cell.symbol().width().saturating_sub(1);
+        Some((u16::try_from(x).ok()?, y, cell))
+    });
+    b.draw(cells)
+}
+
 /// The inline live area: a `Terminal` whose viewport is re-made when the wanted height or
 /// the screen size changes.
 pub struct LiveViewport<B: Backend> {
@@ -162,12 +187,9 @@ impl<B: Backend> LiveViewport<B> {
         })
     }
 
-    /// Starts the live area afresh on the screen's last row, with nothing of the old one
-    /// assumed on screen (after the terminal was handed to the shell and back, the cursor
-    /// is somewhere below the shell's lines; the bottom row is always free to scroll up).
-    pub fn restart_at_bottom(&mut self) -> io::Result<()> {
-        let screen = self.backend.size()?;
-        let anchor = Position::new(0, screen.height.saturating_sub(1));
+    /// Erases from `anchor` down and makes a new live area of `height` rows there; the
+    /// next frame paints it whole.
+    fn remake_at(&mut self, anchor: Position, height: u16, screen: Size) -> io::Result<()> {
         {
             let mut b = self.backend.lock();
             b.set_cursor_position(anchor)?;
@@ -177,16 +199,64 @@ impl<B: Backend> LiveViewport<B> {
         let made = Terminal::with_options(
             self.backend.clone(),
             TerminalOptions {
-                viewport: Viewport::Inline(1),
+                viewport: Viewport::Inline(height),
             },
         );
+        // Whatever happened, the known position must not answer a later, real query.
         self.backend.take_known_cursor();
         self.terminal = made?;
         self.screen = screen;
         Ok(())
     }
 
-    /// The current `Terminal` (for `draw` and `insert_before`).
+    /// Starts the live area afresh on the screen's last row, with nothing of the old one
+    /// assumed on screen (after the terminal was handed to the shell and back, the cursor
+    /// is somewhere below the shell's lines; the bottom row is always free to scroll up).
+    pub fn restart_at_bottom(&mut self) -> io::Result<()> {
+        let screen = self.backend.size()?;
+        let anchor = Position::new(0, screen.height.saturating_sub(1));
+        self.remake_at(anchor, 1, screen)
+    }
+
+    /// Prints `lines` (already wrapped to the screen's width) above the live area the way
+    /// a plain program prints: each line's own cells and nothing after them, scrolling the
+    /// screen into the scrollback as needed. Trailing blanks would become part of the text
+    /// for a terminal that re-wraps its contents when it narrows (tmux, most modern ones),
+    /// turning every history line into two. The live area is re-made below the lines.
+    pub fn insert_history(&mut self, lines: &[Line<'_>]) -> io::Result<()> {
+        if lines.is_empty() {
+            return Ok(());
+        }
+        let screen = self.backend.size()?;
+        let area = self.terminal.get_frame().area();
+        // At least one row of the screen is left for history.
+        let keep = area.height.min(screen.height.saturating_sub(1)).max(1);
+        let per_pass = usize::from(screen.height.saturating_sub(keep).max(1));
+        let mut top = area.y.min(screen.height.saturating_sub(keep));
+        {
+            let mut b = self.backend.lock();
+            b.set_cursor_position(Position::new(0, top))?;
+            b.clear_region(ClearType::AfterCursor)?;
+            for chunk in lines.chunks(per_pass) {
+                let n = u16::try_from(chunk.len()).unwrap_or(u16::MAX);
+                let bottom = top.saturating_add(n).saturating_add(keep);
+                if bottom > screen.height {
+                    let scroll = bottom - screen.height;
+                    b.set_cursor_position(Position::new(0, screen.height.saturating_sub(1)))?;
+                    b.append_lines(scroll)?;
+                    top = top.saturating_sub(scroll);
+                }
+                for (i, line) in chunk.iter().enumerate() {
+                    let y = top.saturating_add(u16::try_from(i).unwrap_or(u16::MAX));
+                    draw_line_cells(&mut *b, line, y, screen.width)?;
+                }
+                top = top.saturating_add(n);
+            }
+        }
+        self.remake_at(Position::new(0, top), keep, screen)
+    }
+
+    /// The current `Terminal` (for `draw`).
     pub fn terminal(&mut self) -> &mut Terminal<SharedBackend<B>> {
         &mut self.terminal
     }
@@ -220,25 +290,8 @@ impl<B: Backend> LiveViewport<B> {
         let top = area
             .y
             .min(screen.height.saturating_sub(area.height.min(height)));
-        let anchor = Position::new(0, top);
-        {
-            // Erase the old live area (and anything below it) so no row of it stays behind.
-            let mut b = self.backend.lock();
-            b.set_cursor_position(anchor)?;
-            b.clear_region(ClearType::AfterCursor)?;
-        }
-        self.backend.set_known_cursor(anchor);
-        let made = Terminal::with_options(
-            self.backend.clone(),
-            TerminalOptions {
-                viewport: Viewport::Inline(height),
-            },
-        );
-        // Whatever happened, the known position must not answer a later, real query.
-        self.backend.take_known_cursor();
-        self.terminal = made?;
-        self.screen = screen;
-        Ok(())
+        // Erasing from the top takes every row of the old area with it.
+        self.remake_at(Position::new(0, top), height, screen)
     }
 }
 
@@ -306,22 +359,93 @@ mod tests {
     #[test]
     fn growing_at_the_bottom_scrolls_history_up() {
         let mut v = LiveViewport::new(TestBackend::new(20, 6), 2).unwrap();
-        v.terminal()
-            .insert_before(4, |buf| {
-                Paragraph::new(vec![
-                    Line::raw("h1"),
-                    Line::raw("h2"),
-                    Line::raw("h3"),
-                    Line::raw("h4"),
-                ])
-                .render(buf.area, buf)
-            })
-            .unwrap();
+        let history: Vec<Line> = ["h1", "h2", "h3", "h4"].map(Line::raw).to_vec();
+        v.insert_history(&history).unwrap();
         draw(&mut v, &["a", "b"]);
         assert_eq!(rows(&v), ["h1", "h2", "h3", "h4", "a", "b"]);
         v.fit(3).unwrap();
         draw(&mut v, &["a", "b", "c"]);
         assert_eq!(rows(&v), ["h2", "h3", "h4", "a", "b", "c"]);
+    }
+
+    #[test]
+    fn history_longer_than_the_screen_scrolls_through_it() {
+        let mut v = LiveViewport::new(TestBackend::new(20, 5), 2).unwrap();
+        draw(&mut v, &["live1", "live2"]);
+        let history: Vec<Line> = (1..=9).map(|i| Line::raw(format!("h{i}"))).collect();
+        v.insert_history(&history).unwrap();
+        draw(&mut v, &["live1", "live2"]);
+        assert_eq!(rows(&v), ["h7", "h8", "h9", "live1", "live2"]);
+    }
+
+    /// A backend that records which cells were written.
+    struct Recording {
+        inner: TestBackend,
+        written: Vec<(u16, u16)>,
+    }
+
+    impl Backend for Recording {
+        fn draw<'a, I>(&mut self, content: I) -> io::Result<()>
+        where
+            I: Iterator<Item = (u16, u16, &'a Cell)>,
+        {
+            let cells: Vec<_> = content.collect();
+            self.written.extend(cells.iter().map(|(x, y, _)| (*x, *y)));
+            self.inner.draw(cells.into_iter())
+        }
+        fn append_lines(&mut self, n: u16) -> io::Result<()> {
+            self.inner.append_lines(n)
+        }
+        fn hide_cursor(&mut self) -> io::Result<()> {
+            self.inner.hide_cursor()
+        }
+        fn show_cursor(&mut self) -> io::Result<()> {
+            self.inner.show_cursor()
+        }
+        fn get_cursor_position(&mut self) -> io::Result<Position> {
+            self.inner.get_cursor_position()
+        }
+        fn set_cursor_position<P: Into<Position>>(&mut self, p: P) -> io::Result<()> {
+            self.inner.set_cursor_position(p)
+        }
+        fn clear(&mut self) -> io::Result<()> {
+            self.inner.clear()
+        }
+        fn clear_region(&mut self, t: ClearType) -> io::Result<()> {
+            self.inner.clear_region(t)
+        }
+        fn size(&self) -> io::Result<Size> {
+            self.inner.size()
+        }
+        fn window_size(&mut self) -> io::Result<WindowSize> {
+            self.inner.window_size()
+        }
+        fn flush(&mut self) -> io::Result<()> {
+            self.inner.flush()
+        }
+    }
+
+    #[test]
+    fn history_is_written_without_trailing_blanks() {
+        let backend = Recording {
+            inner: TestBackend::new(30, 8),
+            written: Vec::new(),
+        };
+        let mut v = LiveViewport::new(backend, 1).unwrap();
+        v.backend().with(|b| b.written.clear());
+        v.insert_history(&[Line::raw("short"), Line::raw("宽字 x")])
+            .unwrap();
+        let written = v.backend().with(|b| std::mem::take(&mut b.written));
+        let row0: Vec<u16> = written.iter().filter(|c| c.1 == 0).map(|c| c.0).collect();
+        let row1: Vec<u16> = written.iter().filter(|c| c.1 == 1).map(|c| c.0).collect();
+        assert_eq!(row0, [0, 1, 2, 3, 4]);
+        // A wide character is one write covering two cells.
+        assert_eq!(row1, [0, 2, 4, 5]);
+        let shown: Vec<String> = v.backend().with(|b| {
+            let buf = b.inner.buffer();
+            [0, 2, 5].map(|x| buf[(x, 1)].symbol().to_string()).to_vec()
+        });
+        assert_eq!(shown, ["宽", "字", "x"]);
     }
 
     #[test]

@@ -1,5 +1,5 @@
-//! Word wrapping of styled lines to a width, so a cell knows how many rows it takes before
-//! it is inserted into the scrollback (`insert_before` needs the height up front).
+//! Word wrapping of styled lines to a width: history is printed into the scrollback as
+//! rows that already fit the screen, and the live area knows how many rows it needs.
 
 use ratatui::text::{Line, Span};
 use unicode_width::UnicodeWidthStr;
