@@ -29,12 +29,7 @@ async fn a_prompt_streams_and_quit_exits_zero_with_the_thread_stored() {
     tui.send("\r");
     assert_eq!(tui.wait_exit(), 0);
     let screen = tui.text();
-    let id = screen
-        .split("interpreter resume ")
-        .nth(1)
-        .and_then(|s| s.split_whitespace().next())
-        .unwrap_or_else(|| panic!("no resume hint on screen:\n{screen}"))
-        .to_string();
+    let id = resume_hint_id(&screen);
     assert!(
         stored_thread_ids(&env).contains(&id),
         "thread {id} not stored"
@@ -258,12 +253,7 @@ async fn signal_ends_the_session_cleanly(signal: &str, name: &str, code: u32) {
     assert_eq!(tui.wait_exit(), code);
     let screen = tui.wait_for(&format!("Stopped by {name}."));
     assert!(!tui.bracketed_paste(), "terminal not restored:\n{screen}");
-    let id = screen
-        .split("interpreter resume ")
-        .nth(1)
-        .and_then(|s| s.split_whitespace().next())
-        .unwrap_or_else(|| panic!("no resume hint on screen:\n{screen}"))
-        .to_string();
+    let id = resume_hint_id(&screen);
     assert!(
         stored_thread_ids(&env).contains(&id),
         "thread {id} not stored"

@@ -278,6 +278,13 @@ fn short_path(p: &std::path::Path) -> String {
     p.display().to_string()
 }
 
+/// An overlay's title as a full-width rule: `── Title ─────`.
+fn overlay_rule(title: &str, width: u16, theme: &Theme) -> Line<'static> {
+    let t = format!("── {title} ");
+    let n = usize::from(width).saturating_sub(t.chars().count());
+    Line::styled(format!("{t}{}", "─".repeat(n)), theme.warning())
+}
+
 /// An approval: title, what is asked (command, tool and arguments, or patch), the reason
 /// and the keys. On a short screen the middle is cut so the title and the keys still show.
 fn approval_lines(
@@ -287,11 +294,7 @@ fn approval_lines(
     theme: &Theme,
 ) -> Vec<Line<'static>> {
     let w = usize::from(width);
-    let rule = |title: &str| {
-        let t = format!("── {title} ");
-        let n = w.saturating_sub(t.chars().count());
-        Line::styled(format!("{t}{}", "─".repeat(n)), theme.warning())
-    };
+    let rule = |title: &str| overlay_rule(title, width, theme);
     let mut body = Vec::new();
     let title = match &a.subject {
         ApprovalSubject::Exec { command, cwd } => {
@@ -399,11 +402,7 @@ fn overlay_lines(
     theme: &Theme,
 ) -> Vec<Line<'static>> {
     let w = usize::from(width);
-    let rule = |title: &str| {
-        let t = format!("── {title} ");
-        let n = w.saturating_sub(t.chars().count());
-        Line::styled(format!("{t}{}", "─".repeat(n)), theme.warning())
-    };
+    let rule = |title: &str| overlay_rule(title, width, theme);
     let mut out = Vec::new();
     match overlay {
         Overlay::Approval(a) => out = approval_lines(a, width, max_rows, theme),

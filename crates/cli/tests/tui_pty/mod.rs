@@ -147,14 +147,7 @@ impl Tui {
     /// Resizes the pty (the child gets SIGWINCH) and the mirrored screen.
     pub fn resize(&self, rows: u16, cols: u16) {
         self.screen.lock().unwrap().set_size(rows, cols);
-        self.master
-            .resize(PtySize {
-                rows,
-                cols,
-                pixel_width: 0,
-                pixel_height: 0,
-            })
-            .expect("resize the pty");
+        self.set_pty_size(rows, cols);
     }
 
     /// Sets the pty's size without touching the mirrored screen (a terminal that reports a
@@ -302,6 +295,16 @@ pub async fn env_with_mcp(script: MockScript) -> TestEnv {
     ));
     std::fs::write(&path, config).unwrap();
     env
+}
+
+/// The thread id in the "Resume this thread with: interpreter resume ID" hint on screen.
+pub fn resume_hint_id(screen: &str) -> String {
+    screen
+        .split("interpreter resume ")
+        .nth(1)
+        .and_then(|s| s.split_whitespace().next())
+        .unwrap_or_else(|| panic!("no resume hint on screen:\n{screen}"))
+        .to_string()
 }
 
 pub fn stored_thread_ids(env: &TestEnv) -> Vec<String> {
