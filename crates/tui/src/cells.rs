@@ -18,8 +18,13 @@ pub const EXEC_LIVE_ROWS: usize = 4;
 #[derive(Clone, Debug, PartialEq)]
 pub enum Outcome {
     Running,
-    Done { exit_code: i32, duration_ms: u64 },
+    Done {
+        exit_code: i32,
+        duration_ms: u64,
+    },
     Declined,
+    /// Stopped because the user interrupted the turn (its exit code says only "killed").
+    Interrupted,
 }
 
 /// One cell of the transcript.
@@ -397,6 +402,7 @@ fn exec_lines(
         Outcome::Done { exit_code: 0, .. } => (theme.ok(), "Ran"),
         Outcome::Done { .. } => (theme.error(), "Ran"),
         Outcome::Declined => (theme.warning(), "Declined"),
+        Outcome::Interrupted => (theme.warning(), "Interrupted"),
     };
     let mut head = vec![
         bullet(style),

@@ -201,6 +201,49 @@ fn command_cells_show_live_tail_then_exit_and_duration() {
 }
 
 #[test]
+fn a_command_stopped_by_an_interrupt_says_so() {
+    let mut app = app();
+    app.take_pending();
+    app.on_event(&ev(json!({"type": "task_started", "turn_id": "t1", "model_context_window": null, "collaboration_mode_kind": "default"})));
+    for (id, cmd) in [("c1", "sleep 30"), ("c2", "sleep 40")] {
+        app.on_event(&ev(
+            json!({"type": "exec_command_begin", "call_id": id, "turn_id": "t1",
+            "command": ["sh", "-c", cmd], "cwd": "/repo", "parsed_cmd": []}),
+        ));
+    }
+    let actions = app.on_key(key(KeyCode::Esc));
+    assert!(matches!(
+        actions.as_slice(),
+        [AppAction::Op(oi_protocol::protocol::Op::Interrupt)]
+    ));
+    // One command reports its kill, the other is still listed when the turn ends.
+    app.on_event(&ev(
+        json!({"type": "exec_command_end", "call_id": "c1", "turn_id": "t1",
+        "command": ["sh", "-c", "sleep 30"], "cwd": "/repo", "parsed_cmd": [],
+        "stdout": "", "stderr": "", "aggregated_output": "", "exit_code": 137,
+        "duration": {"secs": 1, "nanos": 0}, "formatted_output": "", "status": "failed"}),
+    ));
+    app.on_event(&ev(json!({"type": "turn_aborted", "turn_id": "t1", "reason": "interrupted", "duration_ms": 1200})));
+    let text = scrollback(&app.take_pending(), 60);
+    assert!(text.contains("Interrupted $ sh -c 'sleep 30'"), "{text}");
+    assert!(text.contains("Interrupted $ sh -c 'sleep 40'"), "{text}");
+    assert!(
+        !text.contains("exit 137") && !text.contains("Declined"),
+        "{text}"
+    );
+    // The next turn's failures are failures again.
+    app.on_event(&ev(json!({"type": "task_started", "turn_id": "t2", "model_context_window": null, "collaboration_mode_kind": "default"})));
+    app.on_event(&ev(
+        json!({"type": "exec_command_end", "call_id": "c3", "turn_id": "t2",
+        "command": ["false"], "cwd": "/repo", "parsed_cmd": [],
+        "stdout": "", "stderr": "", "aggregated_output": "", "exit_code": 1,
+        "duration": {"secs": 0, "nanos": 0}, "formatted_output": "", "status": "failed"}),
+    ));
+    let text = scrollback(&app.take_pending(), 60);
+    assert!(text.contains("Ran $ false exit 1"), "{text}");
+}
+
+#[test]
 fn patches_mcp_calls_errors_and_markers() {
     let mut app = app();
     app.take_pending();

@@ -69,6 +69,7 @@ impl App {
                     return vec![];
                 }
                 if self.is_running() {
+                    self.interrupt_requested = true;
                     return vec![AppAction::Op(Op::Interrupt)];
                 }
                 return vec![];
@@ -94,6 +95,7 @@ impl App {
         if self.is_running() {
             self.hint = Some("interrupting… (Ctrl+C again on an empty composer quits)".into());
             self.last_ctrl_c = Some(Instant::now());
+            self.interrupt_requested = true;
             return vec![AppAction::Op(Op::Interrupt)];
         }
         if !self.composer.is_empty() {

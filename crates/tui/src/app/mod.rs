@@ -153,6 +153,8 @@ pub struct App {
     /// Reasoning cells shown from their deltas whose final `AgentReasoning` has not come yet
     /// (it may come after the answer): that event then shows nothing new.
     reasoning_shown_from_deltas: usize,
+    /// The user asked to interrupt the running turn: commands that end now were stopped.
+    interrupt_requested: bool,
     /// Running commands, patches and MCP calls, by call id.
     pub running: Vec<(String, HistoryCell)>,
     pub overlay: Option<Overlay>,
@@ -194,6 +196,7 @@ impl App {
             streamed_committed: String::new(),
             streaming_reasoning: String::new(),
             reasoning_shown_from_deltas: 0,
+            interrupt_requested: false,
             running: Vec::new(),
             overlay: None,
             queued: VecDeque::new(),
@@ -382,6 +385,7 @@ impl App {
             EventMsg::TaskStarted(ev) => {
                 self.status.turn_started = Some(Instant::now());
                 self.reasoning_shown_from_deltas = 0;
+                self.interrupt_requested = false;
                 if ev.model_context_window.is_some() {
                     self.status.context_window = ev.model_context_window;
                 }
@@ -440,6 +444,8 @@ impl App {
                 self.running.retain(|(id, _)| *id != e.call_id);
                 let outcome = if e.status == ExecCommandStatus::Declined {
                     Outcome::Declined
+                } else if self.interrupt_requested && e.exit_code != 0 {
+                    Outcome::Interrupted
                 } else {
                     Outcome::Done {
                         exit_code: e.exit_code,
@@ -623,7 +629,11 @@ impl App {
                 } => HistoryCell::Exec {
                     command,
                     output,
-                    outcome: Outcome::Declined,
+                    outcome: if interrupted {
+                        Outcome::Interrupted
+                    } else {
+                        Outcome::Declined
+                    },
                 },
                 other => other,
             };
