@@ -278,6 +278,32 @@ fn short_path(p: &std::path::Path) -> String {
     p.display().to_string()
 }
 
+/// At most `max_rows` of `lines`: the first `head` and last `tail` always, and of the rows
+/// between them a window that shows row `focus`.
+fn window_around(
+    lines: Vec<Line<'static>>,
+    max_rows: usize,
+    head: usize,
+    tail: usize,
+    focus: usize,
+) -> Vec<Line<'static>> {
+    let len = lines.len();
+    if len <= max_rows || head + tail >= len {
+        return lines;
+    }
+    let room = max_rows.saturating_sub(head + tail);
+    if room == 0 {
+        // Not even the title and the keys fit: keep the newest rows, as everywhere else.
+        return lines.into_iter().skip(len - max_rows).collect();
+    }
+    let last_start = len - tail - room;
+    let start = focus.saturating_sub(room / 2).clamp(head, last_start);
+    let mut out: Vec<Line<'static>> = lines[..head].to_vec();
+    out.extend_from_slice(&lines[start..start + room]);
+    out.extend_from_slice(&lines[len - tail..]);
+    out
+}
+
 /// An overlay's title as a full-width rule: `── Title ─────`.
 fn overlay_rule(title: &str, width: u16, theme: &Theme) -> Line<'static> {
     let t = format!("── {title} ");
@@ -413,8 +439,12 @@ fn overlay_lines(
                 width,
                 "  ",
             ));
+            let mut focus_row = out.len();
             for (i, field) in f.fields.iter().enumerate() {
                 let focused = i == f.focus;
+                if focused {
+                    focus_row = out.len();
+                }
                 let marker = if focused { "› " } else { "  " };
                 let req = if field.required { "*" } else { "" };
                 let style = if focused { theme.bold() } else { theme.plain() };
@@ -460,13 +490,17 @@ fn overlay_lines(
                     out.push(Line::styled(format!("    {d}"), theme.dim()));
                 }
             }
+            let mut tail = 1;
             if let Some(e) = &f.error {
                 out.push(Line::styled(format!("  {e}"), theme.error()));
+                tail += 1;
             }
             out.push(Line::styled(
                 "  Enter submit · Tab next field · Space toggle · Esc decline",
                 theme.dim(),
             ));
+            // A long form on a short screen scrolls with the focused field.
+            out = window_around(out, max_rows, 1, tail, focus_row);
         }
         Overlay::Picker(p) => {
             out.push(rule(&p.title));

@@ -375,6 +375,35 @@ fn elicitation_form_renders_the_schema() {
 }
 
 #[test]
+fn a_long_form_on_a_short_screen_keeps_the_focused_field_in_view() {
+    let mut app = app();
+    let props: serde_json::Map<String, serde_json::Value> = (1..=12)
+        .map(|i| {
+            (
+                format!("f{i:02}"),
+                json!({"type": "string", "title": format!("Field {i}")}),
+            )
+        })
+        .collect();
+    app.on_event(&ev(
+        json!({"type": "elicitation_request", "server_name": "deploy", "id": 8, "request": {
+        "message": "Fill these in", "requestedSchema": {"type": "object", "properties": props}}}),
+    ));
+    let screen = live(&app, 60, 9);
+    assert!(screen.contains("deploy asks"), "{screen}");
+    assert!(screen.contains("› Field 1:"), "{screen}");
+    assert!(screen.contains("Enter submit"), "{screen}");
+    for _ in 0..11 {
+        app.on_key(key(KeyCode::Tab));
+    }
+    let screen = live(&app, 60, 9);
+    assert!(screen.contains("deploy asks"), "{screen}");
+    assert!(screen.contains("› Field 12:"), "{screen}");
+    assert!(!screen.contains("Field 1:"), "{screen}");
+    assert!(screen.contains("Enter submit"), "{screen}");
+}
+
+#[test]
 fn narrow_terminal_keeps_everything_inside_60_columns() {
     let mut app = app();
     app.on_event(&ev(json!({"type": "task_started", "turn_id": "t1", "model_context_window": null, "collaboration_mode_kind": "default"})));
