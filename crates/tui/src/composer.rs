@@ -31,6 +31,8 @@ pub struct Composer {
     /// `(placeholder, pasted text)` for large pastes still in the text.
     pastes: Vec<(String, String)>,
     history_file: Option<PathBuf>,
+    /// The text the last Ctrl+K/U/W (or Alt+D, Alt+Backspace) removed, for Ctrl+Y.
+    killed: String,
 }
 
 impl Composer {
@@ -50,6 +52,16 @@ impl Composer {
             history_file,
             ..Self::default()
         }
+    }
+
+    /// Removes `range` of the text into the kill buffer; the cursor goes to its start.
+    fn kill(&mut self, range: std::ops::Range<usize>) {
+        if range.is_empty() {
+            return;
+        }
+        self.killed = self.text[range.clone()].to_string();
+        self.text.replace_range(range.clone(), "");
+        self.cursor = range.start;
     }
 
     pub fn text(&self) -> &str {
@@ -269,28 +281,33 @@ impl Composer {
             KeyCode::Char('f') if alt => self.cursor = self.word_right(),
             KeyCode::Char('k') if ctrl => {
                 let end = self.line_end();
+                // At the end of a line, the line break goes (so lines can be joined).
                 let end = if end == self.cursor && end < self.text.len() {
                     end + 1
                 } else {
                     end
                 };
-                self.text.replace_range(self.cursor..end, "");
+                self.kill(self.cursor..end);
             }
             KeyCode::Char('u') if ctrl => {
                 let start = self.line_start();
-                self.text.replace_range(start..self.cursor, "");
-                self.cursor = start;
+                // At the start of a line, the line break before it goes.
+                let start = if start == self.cursor && start > 0 {
+                    start - 1
+                } else {
+                    start
+                };
+                self.kill(start..self.cursor);
             }
-            KeyCode::Char('w') if ctrl => {
-                let start = self.word_left();
-                self.text.replace_range(start..self.cursor, "");
-                self.cursor = start;
+            KeyCode::Char('w') if ctrl => self.kill(self.word_left()..self.cursor),
+            KeyCode::Backspace if alt || ctrl => self.kill(self.word_left()..self.cursor),
+            KeyCode::Char('d') if alt => self.kill(self.cursor..self.word_right()),
+            KeyCode::Char('y') if ctrl => {
+                let text = self.killed.clone();
+                self.insert_str(&text);
             }
-            KeyCode::Backspace if alt || ctrl => {
-                let start = self.word_left();
-                self.text.replace_range(start..self.cursor, "");
-                self.cursor = start;
-            }
+            KeyCode::Left if ctrl || alt => self.cursor = self.word_left(),
+            KeyCode::Right if ctrl || alt => self.cursor = self.word_right(),
             KeyCode::Char('h') if ctrl => self.backspace(),
             KeyCode::Backspace => self.backspace(),
             KeyCode::Delete => {
@@ -406,6 +423,32 @@ mod tests {
         assert_eq!(c.text(), "one ");
         c.handle_key(ctrl('u'));
         assert_eq!(c.text(), "");
+        // Ctrl+Y puts back what was cut last.
+        c.handle_key(ctrl('y'));
+        assert_eq!(c.text(), "one ");
+    }
+
+    #[test]
+    fn word_moves_alt_d_and_joining_lines() {
+        let alt = |code| KeyEvent::new(code, KeyModifiers::ALT);
+        let ctrl_key = |code| KeyEvent::new(code, KeyModifiers::CONTROL);
+        let mut c = Composer::default();
+        typed(&mut c, "alpha beta gamma");
+        c.handle_key(ctrl_key(KeyCode::Left));
+        c.handle_key(alt(KeyCode::Left));
+        c.handle_key(alt(KeyCode::Char('d')));
+        assert_eq!(c.text(), "alpha  gamma");
+        c.handle_key(ctrl_key(KeyCode::Right));
+        typed(&mut c, "!");
+        assert_eq!(c.text(), "alpha  gamma!");
+        // Ctrl+U at the start of the second line joins it to the first.
+        let mut c = Composer::default();
+        typed(&mut c, "first");
+        c.handle_key(ctrl('j'));
+        typed(&mut c, "second");
+        c.handle_key(ctrl('a'));
+        c.handle_key(ctrl('u'));
+        assert_eq!(c.text(), "firstsecond");
     }
 
     #[test]
