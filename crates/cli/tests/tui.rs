@@ -227,7 +227,7 @@ fn processes_running(argv: &[&str]) -> Vec<u32> {
 
 /// A termination signal during a running command: the turn is interrupted, its command
 /// stopped, the thread stored, the terminal given back, and the exit code is 128 + N.
-async fn signal_ends_the_session_cleanly(signal: &str, name: &str, code: u32) {
+async fn signal_ends_the_session_cleanly(signal: libc::c_int, name: &str, code: u32) {
     // A duration no other process on the machine is likely to sleep for.
     let argv = ["sleep", "41.2503"];
     let env = TestEnv::new(
@@ -244,12 +244,9 @@ async fn signal_ends_the_session_cleanly(signal: &str, name: &str, code: u32) {
         !processes_running(&argv).is_empty()
     });
     assert!(tui.bracketed_paste(), "the TUI turns bracketed paste on");
-    let pid = tui.pid().expect("interpreter running").to_string();
-    let killed = std::process::Command::new("kill")
-        .args([&format!("-{signal}"), &pid])
-        .status()
-        .unwrap();
-    assert!(killed.success());
+    let pid = libc::pid_t::try_from(tui.pid().expect("interpreter running")).unwrap();
+    // SAFETY: plain syscall on the interpreter this test started.
+    assert_eq!(unsafe { libc::kill(pid, signal) }, 0);
     assert_eq!(tui.wait_exit(), code);
     let screen = tui.wait_for(&format!("Stopped by {name}."));
     assert!(!tui.bracketed_paste(), "terminal not restored:\n{screen}");
@@ -266,12 +263,12 @@ async fn signal_ends_the_session_cleanly(signal: &str, name: &str, code: u32) {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn sigterm_ends_the_session_cleanly() {
-    signal_ends_the_session_cleanly("TERM", "SIGTERM", 143).await;
+    signal_ends_the_session_cleanly(libc::SIGTERM, "SIGTERM", 143).await;
 }
 
 #[tokio::test(flavor = "multi_thread")]
 async fn sighup_ends_the_session_cleanly() {
-    signal_ends_the_session_cleanly("HUP", "SIGHUP", 129).await;
+    signal_ends_the_session_cleanly(libc::SIGHUP, "SIGHUP", 129).await;
 }
 
 // Ctrl+Z in a shell with job control: the TUI gives the terminal back and stops like any
