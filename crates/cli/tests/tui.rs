@@ -85,6 +85,8 @@ async fn esc_interrupts_a_running_turn() {
     tui.type_text("again");
     tui.send("\r");
     tui.wait_for("second turn works");
+    // The answer shows before its turn ends; Ctrl+C before that would interrupt the turn.
+    tui.wait_until("the turn to end", |t| !t.contains("Esc to interrupt"));
     tui.send("\x03"); // Ctrl+C twice on an empty composer quits
     tui.wait_for("Ctrl+C again to quit");
     tui.send("\x03");

@@ -438,9 +438,15 @@ fn ctrl_c_interrupts_then_twice_on_empty_composer_quits() {
         app.on_key(ctrl_c).as_slice(),
         [AppAction::Op(oi_protocol::protocol::Op::Interrupt)]
     ));
+    assert!(
+        app.hint
+            .as_deref()
+            .is_some_and(|h| h.starts_with("interrupting"))
+    );
     app.on_event(&ev(
         json!({"type": "turn_aborted", "turn_id": "t1", "reason": "interrupted"}),
     ));
+    assert_eq!(app.hint, None, "the interrupting hint ends with the turn");
     type_str(&mut app, "draft");
     assert!(app.on_key(ctrl_c).is_empty());
     assert!(app.composer.is_empty(), "first Ctrl+C clears the composer");

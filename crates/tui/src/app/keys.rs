@@ -3,6 +3,10 @@
 use super::*;
 use crate::slash;
 
+/// Shown from Ctrl+C during a turn until the turn ends.
+pub(super) const INTERRUPTING_HINT: &str =
+    "interrupting… (Ctrl+C again on an empty composer quits)";
+
 impl App {
     /// A bracketed paste.
     pub fn on_paste(&mut self, text: &str) -> Vec<AppAction> {
@@ -93,7 +97,7 @@ impl App {
 
     fn ctrl_c(&mut self) -> Vec<AppAction> {
         if self.is_running() {
-            self.hint = Some("interrupting… (Ctrl+C again on an empty composer quits)".into());
+            self.hint = Some(INTERRUPTING_HINT.into());
             self.last_ctrl_c = Some(Instant::now());
             self.interrupt_requested = true;
             return vec![AppAction::Op(Op::Interrupt)];

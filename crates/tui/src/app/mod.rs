@@ -621,6 +621,9 @@ impl App {
 
     fn end_turn(&mut self, interrupted: bool, duration_ms: Option<u64>) {
         self.flush_streaming();
+        if self.hint.as_deref() == Some(keys::INTERRUPTING_HINT) {
+            self.hint = None;
+        }
         // Whatever was still running ends with the turn.
         for (_, cell) in std::mem::take(&mut self.running) {
             let cell = match cell {
