@@ -9,6 +9,7 @@
 //! Servers started without their reasoning or tool-call parser leave thinking
 //! ([`think`]) and tool calls ([`text_tools`]) in the answer text; the decoder takes them out.
 
+pub(crate) mod json_calls;
 pub(crate) mod text_tools;
 pub(crate) mod think;
 
@@ -61,6 +62,9 @@ pub(crate) fn request_body(prompt: &Prompt, options: ChatRequestOptions) -> Valu
     }
     if let Some(verbosity) = &prompt.verbosity {
         body["verbosity"] = Value::String(verbosity.clone());
+    }
+    if let Some(max) = prompt.max_output_tokens {
+        body["max_tokens"] = json!(max);
     }
     body
 }

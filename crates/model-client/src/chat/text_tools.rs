@@ -18,6 +18,8 @@
 use oi_protocol::models::ToolSpec;
 use serde_json::{Map, Value};
 
+use super::json_calls;
+
 /// Which markup the calls were written in.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum TextToolFormat {
@@ -25,6 +27,8 @@ pub(crate) enum TextToolFormat {
     Qwen3Coder,
     Glm,
     Kimi,
+    /// `{"name": …, "arguments": …}` as plain JSON, fenced or bare (see `json_calls`).
+    Json,
 }
 
 impl TextToolFormat {
@@ -43,6 +47,9 @@ impl TextToolFormat {
             TextToolFormat::Kimi => {
                 "vLLM: `--enable-auto-tool-choice --tool-call-parser kimi_k2`; SGLang: `--tool-call-parser kimi_k2`"
             }
+            TextToolFormat::Json => {
+                "this shape is not the model's template markup, so no server parser catches it (llama.cpp parses only the template's `<tool_call>`); set `tool_call_format = \"text\"` for this model (docs/providers.md, \"Tool calls as text\") so it is taught one format and holds to it"
+            }
         }
     }
 
@@ -52,6 +59,7 @@ impl TextToolFormat {
             TextToolFormat::Qwen3Coder => "Qwen3-Coder `<function=…>`",
             TextToolFormat::Glm => "GLM `<arg_key>`",
             TextToolFormat::Kimi => "Kimi `<|tool_call_begin|>`",
+            TextToolFormat::Json => "plain JSON `{\"name\": …, \"arguments\": …}`",
         }
     }
 }
@@ -86,7 +94,56 @@ pub(crate) fn may_contain_calls(text: &str) -> bool {
 /// Finds the tool calls in `text`. `None` when there is no call of an offered tool outside
 /// code; then the text stays as it is.
 pub(crate) fn extract(text: &str, tools: &[ToolSpec]) -> Option<Extracted> {
-    if tools.is_empty() || !may_contain_calls(text) {
+    if tools.is_empty() {
+        return None;
+    }
+    let mut found = extract_markup(text, tools).or_else(|| {
+        json_calls::extract(text, tools).map(|(text, calls)| Extracted {
+            text,
+            calls,
+            format: TextToolFormat::Json,
+        })
+    })?;
+    for call in &mut found.calls {
+        if let Some(tool) = tools.iter().find(|t| t.name == call.name)
+            && let Some(args) = json_calls::lenient_json(&call.arguments)
+        {
+            call.arguments = json_calls::fit_arguments(args, &tool.parameters).to_string();
+        }
+    }
+    Some(found)
+}
+
+/// A tool call left in a final answer that [`extract`] did not take (inside prose, of a tool
+/// that was not offered, or not parseable): the name it calls, or `"?"` for template markup
+/// whose name could not be read. Code blocks that show markup are not calls; JSON calls are
+/// found anywhere, since a fenced JSON call is exactly how small models write real calls.
+pub(crate) fn unrun_call(text: &str) -> Option<String> {
+    if let Some(name) = json_calls::unrun_call(text) {
+        return Some(name);
+    }
+    if !may_contain_calls(text) {
+        return None;
+    }
+    let code = code_regions(text);
+    let in_code = |at: usize| code.iter().any(|(s, e)| (*s..*e).contains(&at));
+    let mut pos = 0;
+    while let Some((start, end, _)) = next_block(text, pos) {
+        if !in_code(start) {
+            let block = &text[start..end];
+            let name = block
+                .split_once("<function=")
+                .map(|(_, r)| r.split('>').next().unwrap_or("").trim().to_string())
+                .filter(|n| !n.is_empty());
+            return Some(name.unwrap_or_else(|| "?".to_string()));
+        }
+        pos = end;
+    }
+    None
+}
+
+fn extract_markup(text: &str, tools: &[ToolSpec]) -> Option<Extracted> {
+    if !may_contain_calls(text) {
         return None;
     }
     let code = code_regions(text);
@@ -169,6 +226,8 @@ fn parse_block(
 ) -> (Vec<TextToolCall>, TextToolFormat) {
     let (calls, format): (Vec<TextToolCall>, TextToolFormat) = match found.0 {
         TextToolFormat::Kimi => (parse_kimi(block), TextToolFormat::Kimi),
+        // `next_block` finds only markup; JSON calls are `json_calls`' business.
+        TextToolFormat::Json => (Vec::new(), TextToolFormat::Json),
         TextToolFormat::Qwen3Coder => (
             parse_qwen3_coder(block, tools).into_iter().collect(),
             TextToolFormat::Qwen3Coder,
@@ -210,13 +269,14 @@ fn between<'a>(s: &'a str, open: &str, close: &str) -> &'a str {
 }
 
 fn parse_hermes(inner: &str) -> Option<TextToolCall> {
-    let v: Value = serde_json::from_str(inner).ok()?;
+    let v: Value = json_calls::lenient_json(inner)?;
     let name = v.get("name")?.as_str()?.to_string();
     let arguments = match v.get("arguments").or_else(|| v.get("parameters")) {
         Some(Value::String(s)) => s.clone(),
         Some(a @ Value::Object(_)) => a.to_string(),
         None | Some(Value::Null) => "{}".to_string(),
-        Some(_) => return None,
+        // A bare value (e.g. the argv list for `shell`); `extract` fits it to the schema.
+        Some(other) => other.to_string(),
     };
     Some(TextToolCall { name, arguments })
 }

@@ -1,0 +1,378 @@
+//! Tool calls written as plain JSON in the answer, the way small open models write them when
+//! they do not use their template's markup: a fenced ```` ```json ```` block, bare JSON, or
+//! JSON inside `<tools>`/`<function_call>` tags, holding `{"name": …, "arguments": …}`.
+//!
+//! JSON is also how a model *explains* a call, so the rule is stricter than for template
+//! markup: the calls must end the answer (only whitespace after and between them), the text
+//! before them is a short lead-in without code of its own, and every call names an offered
+//! tool. Anything else stays text; [`unrun_call`] then tells the engine that the answer holds
+//! a call nobody ran, so the turn does not end as a false success.
+
+use oi_protocol::models::ToolSpec;
+use serde_json::{Map, Value};
+
+use super::text_tools::TextToolCall;
+
+/// Longest lead-in (in bytes) accepted before the calls: a sentence or two, not a tutorial.
+const MAX_LEAD_IN: usize = 600;
+
+/// Info strings of fences that may hold a call.
+const CALL_FENCES: [&str; 7] = [
+    "",
+    "json",
+    "jsonc",
+    "json5",
+    "tool_call",
+    "tool_code",
+    "function_call",
+];
+
+/// Tags some models wrap JSON calls in (besides `<tool_call>`, handled with the markup).
+pub(crate) const JSON_WRAPPERS: [(&str, &str); 2] = [
+    ("<tools>", "</tools>"),
+    ("<function_call>", "</function_call>"),
+];
+
+/// The calls when the answer is nothing but a lead-in and JSON calls of offered tools, with
+/// the lead-in (trimmed) that stays as the answer text.
+pub(crate) fn extract(text: &str, tools: &[ToolSpec]) -> Option<(String, Vec<TextToolCall>)> {
+    if tools.is_empty() || !text.contains('{') {
+        return None;
+    }
+    let blocks = call_blocks(text);
+    let first = blocks.first()?;
+    // Only whitespace between and after the blocks.
+    let mut end = first.start;
+    for b in &blocks {
+        if !text[end..b.start].trim().is_empty() {
+            return None;
+        }
+        end = b.end;
+    }
+    if !text[end..].trim().is_empty() {
+        return None;
+    }
+    let lead_in = text[..first.start].trim();
+    if lead_in.len() > MAX_LEAD_IN || lead_in.contains("```") || lead_in.contains("~~~") {
+        return None;
+    }
+    let mut calls = Vec::new();
+    for b in &blocks {
+        let parsed = parse_calls(&b.body)?;
+        for (name, args) in parsed {
+            let tool = tools.iter().find(|t| t.name == name)?;
+            calls.push(TextToolCall {
+                name,
+                arguments: fit_arguments(args, &tool.parameters).to_string(),
+            });
+        }
+    }
+    (!calls.is_empty()).then(|| (lead_in.to_string(), calls))
+}
+
+/// A call-shaped JSON object anywhere in `text` (fenced, bare or wrapped) that was not run:
+/// the name it calls. Used on a final answer after extraction found nothing to run.
+pub(crate) fn unrun_call(text: &str) -> Option<String> {
+    if !text.contains('{') {
+        return None;
+    }
+    for b in call_blocks(text) {
+        if let Some(calls) = parse_calls(&b.body)
+            && let Some((name, _)) = calls.into_iter().next()
+        {
+            return Some(name);
+        }
+    }
+    // JSON in the middle of a line of prose: try every `{"name"` as the start of an object.
+    let mut from = 0;
+    while let Some(i) = text[from..].find("{\"name\"") {
+        let start = from + i;
+        if let Some(end) = object_end(text, start)
+            && let Some(calls) = parse_calls(&text[start..end])
+            && let Some((name, _)) = calls.into_iter().next()
+        {
+            return Some(name);
+        }
+        from = start + 1;
+    }
+    None
+}
+
+/// A stretch of the answer that may hold calls: a fenced block, a wrapper tag, or bare JSON
+/// starting a line.
+struct Block {
+    start: usize,
+    end: usize,
+    body: String,
+}
+
+fn call_blocks(text: &str) -> Vec<Block> {
+    let mut blocks = Vec::new();
+    let mut pos = 0;
+    while pos < text.len() {
+        let line_end = text[pos..].find('\n').map_or(text.len(), |n| pos + n + 1);
+        let line = &text[pos..line_end];
+        let trimmed = line.trim_start();
+        let indent = line.len() - trimmed.len();
+        if let Some(fence) = fence_open(trimmed) {
+            let body_start = line_end;
+            let (body_end, end) = fence_close(text, body_start, fence.0, fence.1);
+            if CALL_FENCES.contains(&fence.2.as_str()) {
+                blocks.push(Block {
+                    start: pos,
+                    end,
+                    body: text[body_start..body_end].to_string(),
+                });
+            }
+            pos = end;
+            continue;
+        }
+        if let Some((open, close)) = JSON_WRAPPERS.iter().find(|(o, _)| trimmed.starts_with(o)) {
+            let inner_start = pos + indent + open.len();
+            let (inner_end, end) = match text[inner_start..].find(close) {
+                Some(i) => (inner_start + i, inner_start + i + close.len()),
+                None => (text.len(), text.len()),
+            };
+            blocks.push(Block {
+                start: pos,
+                end,
+                body: text[inner_start..inner_end].to_string(),
+            });
+            pos = end;
+            continue;
+        }
+        if trimmed.starts_with('{') || trimmed.starts_with('[') {
+            let start = pos + indent;
+            if let Some(end) = object_end(text, start) {
+                blocks.push(Block {
+                    start: pos,
+                    end,
+                    body: text[start..end].to_string(),
+                });
+                pos = end;
+                continue;
+            }
+        }
+        pos = line_end;
+    }
+    blocks
+}
+
+/// A fence line: its character, length and lower-case info string.
+fn fence_open(line: &str) -> Option<(char, usize, String)> {
+    let c = line.chars().next()?;
+    if c != '`' && c != '~' {
+        return None;
+    }
+    let len = line.chars().take_while(|x| *x == c).count();
+    if len < 3 {
+        return None;
+    }
+    let info = line[len..].trim().to_ascii_lowercase();
+    // A one-line ```{...}``` is not a fence opener.
+    if c == '`' && info.contains('`') {
+        return None;
+    }
+    Some((c, len, info))
+}
+
+/// Where a fenced body ends (before the closing fence line) and where the block ends (after
+/// it). An unclosed fence runs to the end.
+fn fence_close(text: &str, from: usize, c: char, len: usize) -> (usize, usize) {
+    let mut j = from;
+    while j < text.len() {
+        let line_end = text[j..].find('\n').map_or(text.len(), |n| j + n + 1);
+        let t = text[j..line_end].trim();
+        if t.chars().count() >= len && t.chars().all(|x| x == c) {
+            return (j, line_end);
+        }
+        j = line_end;
+    }
+    (text.len(), text.len())
+}
+
+/// The end (exclusive) of the JSON object or array starting at `start`, by bracket matching
+/// outside strings.
+fn object_end(text: &str, start: usize) -> Option<usize> {
+    let bytes = text.as_bytes();
+    let mut depth = 0usize;
+    let mut in_string = false;
+    let mut escaped = false;
+    for (i, &b) in bytes.iter().enumerate().skip(start) {
+        if in_string {
+            match (escaped, b) {
+                (true, _) => escaped = false,
+                (false, b'\\') => escaped = true,
+                (false, b'"') => in_string = false,
+                _ => {}
+            }
+            continue;
+        }
+        match b {
+            b'"' => in_string = true,
+            b'{' | b'[' => depth += 1,
+            b'}' | b']' => {
+                depth = depth.checked_sub(1)?;
+                if depth == 0 {
+                    return Some(i + 1);
+                }
+            }
+            _ => {}
+        }
+    }
+    None
+}
+
+/// The calls in one block: a call object, an array of them, or several objects one after
+/// another. `None` when any part is not a call.
+fn parse_calls(body: &str) -> Option<Vec<(String, Value)>> {
+    let body = body.trim();
+    if body.is_empty() {
+        return None;
+    }
+    let mut calls = Vec::new();
+    let mut rest = body;
+    while !rest.is_empty() {
+        let end = object_end(rest, 0)?;
+        let value = lenient_json(&rest[..end])?;
+        match value {
+            Value::Array(items) if !items.is_empty() => {
+                for item in items {
+                    calls.push(call_of(&item)?);
+                }
+            }
+            other => calls.push(call_of(&other)?),
+        }
+        rest = rest[end..].trim_start_matches(|c: char| c.is_whitespace() || c == ',');
+    }
+    (!calls.is_empty()).then_some(calls)
+}
+
+/// `{"name", "arguments"|"parameters"}`, or the same inside `{"function": …}` (OpenAI's
+/// `tool_calls` entry written out as text).
+fn call_of(v: &Value) -> Option<(String, Value)> {
+    let obj = v.as_object()?;
+    if let Some(f) = obj.get("function").filter(|f| f.is_object()) {
+        return call_of(f);
+    }
+    let name = obj.get("name")?.as_str()?.trim();
+    if name.is_empty() || name.contains(char::is_whitespace) {
+        return None;
+    }
+    let args = obj.get("arguments").or_else(|| obj.get("parameters"))?;
+    let args = match args {
+        // Arguments as a JSON string, as on the wire.
+        Value::String(s) => lenient_json(s).unwrap_or_else(|| Value::String(s.clone())),
+        other => other.clone(),
+    };
+    Some((name.to_string(), args))
+}
+
+/// JSON as models write it by hand: raw newlines and tabs inside strings, and trailing
+/// commas, are accepted.
+pub(crate) fn lenient_json(s: &str) -> Option<Value> {
+    if let Ok(v) = serde_json::from_str(s) {
+        return Some(v);
+    }
+    let mut fixed = String::with_capacity(s.len() + 16);
+    let mut in_string = false;
+    let mut escaped = false;
+    let chars: Vec<char> = s.chars().collect();
+    for (i, &c) in chars.iter().enumerate() {
+        if in_string {
+            match (escaped, c) {
+                (true, _) => {
+                    escaped = false;
+                    fixed.push(c);
+                }
+                (false, '\\') => {
+                    escaped = true;
+                    fixed.push(c);
+                }
+                (false, '"') => {
+                    in_string = false;
+                    fixed.push(c);
+                }
+                (false, '\n') => fixed.push_str("\\n"),
+                (false, '\r') => fixed.push_str("\\r"),
+                (false, '\t') => fixed.push_str("\\t"),
+                (false, c) if (c as u32) < 0x20 => fixed.push_str(&format!("\\u{:04x}", c as u32)),
+                (false, c) => fixed.push(c),
+            }
+            continue;
+        }
+        match c {
+            '"' => {
+                in_string = true;
+                fixed.push(c);
+            }
+            ',' => {
+                let next = chars[i + 1..].iter().find(|c| !c.is_whitespace());
+                if !matches!(next, Some('}') | Some(']')) {
+                    fixed.push(c);
+                }
+            }
+            c => fixed.push(c),
+        }
+    }
+    serde_json::from_str(&fixed).ok()
+}
+
+/// Arguments shaped the way the tool's schema wants them, where a small model's shape is
+/// unambiguous: a bare value (e.g. the argv list `["bash", "-lc", "…"]` for `shell`) goes
+/// under the tool's one required parameter, and a list of lists where a list of strings is
+/// wanted is flattened when it holds one list. Anything else is passed on as written; the
+/// tool then reports what does not fit, and the model can fix it.
+pub(crate) fn fit_arguments(args: Value, schema: &Value) -> Value {
+    let props = schema.get("properties").and_then(Value::as_object);
+    let mut obj = match args {
+        Value::Object(obj) => obj,
+        Value::Null => Map::new(),
+        bare => {
+            let Some(key) = sole_parameter(schema) else {
+                return bare;
+            };
+            let mut obj = Map::new();
+            obj.insert(key, bare);
+            obj
+        }
+    };
+    if let Some(props) = props {
+        for (key, value) in obj.iter_mut() {
+            let wants_string_list = props.get(key).is_some_and(|p| {
+                p.get("type").and_then(Value::as_str) == Some("array")
+                    && p.pointer("/items/type").and_then(Value::as_str) == Some("string")
+            });
+            if wants_string_list
+                && let Value::Array(items) = value
+                && items.len() == 1
+                && items[0]
+                    .as_array()
+                    .is_some_and(|a| a.iter().all(Value::is_string))
+            {
+                let inner = items.remove(0);
+                *value = inner;
+            }
+        }
+    }
+    Value::Object(obj)
+}
+
+/// The parameter a bare value belongs to: the only required one, or the only one.
+fn sole_parameter(schema: &Value) -> Option<String> {
+    let required: Vec<&str> = schema
+        .get("required")
+        .and_then(Value::as_array)
+        .map(|r| r.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default();
+    if let [one] = required.as_slice() {
+        return Some((*one).to_string());
+    }
+    let props = schema.get("properties")?.as_object()?;
+    (props.len() == 1)
+        .then(|| props.keys().next().cloned())
+        .flatten()
+}
+
+#[cfg(test)]
+mod tests;
