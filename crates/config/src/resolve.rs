@@ -102,6 +102,18 @@ pub(crate) fn build_config(inputs: TypedInputs<'_>) -> Result<Config, ConfigErro
         model_reasoning_effort,
         model_context_window: count(t.model_context_window).map(saturating_i64),
         model_auto_compact_token_limit: count(t.model_auto_compact_token_limit).map(saturating_i64),
+        model_max_output_tokens: count(t.model_max_output_tokens).map(saturating_i64),
+        tool_call_format: match one_of(
+            "tool_call_format",
+            t.tool_call_format,
+            &["native", "text", "auto"],
+        )?
+        .as_deref()
+        {
+            Some("native") => oi_protocol::config_types::ToolCallFormat::Native,
+            Some("text") => oi_protocol::config_types::ToolCallFormat::Text,
+            _ => oi_protocol::config_types::ToolCallFormat::Auto,
+        },
         approval_policy,
         sandbox_mode,
         sandbox_policy,

@@ -43,6 +43,11 @@ pub struct Config {
     /// `model_auto_compact_token_limit`: compact the history once a request would carry this
     /// many tokens (default: a share of the window, decided by the engine).
     pub model_auto_compact_token_limit: Option<i64>,
+    /// `model_max_output_tokens`: the bound sent with every request. `None`: a quarter of the
+    /// window, at most 8192; `Some(0)`: no bound is sent.
+    pub model_max_output_tokens: Option<i64>,
+    /// `tool_call_format`: how tools reach the model and its calls come back.
+    pub tool_call_format: oi_protocol::config_types::ToolCallFormat,
     pub approval_policy: AskForApproval,
     pub sandbox_mode: SandboxMode,
     pub sandbox_policy: SandboxPolicy,

@@ -22,6 +22,7 @@ mod overflow;
 mod responses;
 mod retry;
 mod sse;
+mod text_harness;
 mod window;
 
 use std::pin::Pin;
@@ -40,6 +41,19 @@ use reqwest::header::{CONTENT_TYPE, HeaderMap};
 pub use error::ModelError;
 pub use overflow::{ContextOverflow, classify_overflow};
 pub use window::{window_in_model_list, window_in_ollama_show};
+
+/// A tool call left in a final answer that was not run (written inside prose, of a tool
+/// that was not offered, or in markup that could not be parsed): the tool it names, `"?"`
+/// when the name could not be read. `None` when the text holds no call.
+pub fn unrun_tool_call(text: &str) -> Option<String> {
+    chat::text_tools::unrun_call(text)
+}
+
+/// How many tokens the tools section of a text-mode prompt (`tool_call_format = "text"`)
+/// adds, as bytes: for estimates.
+pub fn text_tools_section(tools: &[ToolSpec]) -> String {
+    text_harness::tool_section(tools)
+}
 
 use http::ErrorContext;
 
@@ -60,6 +74,12 @@ pub struct Prompt {
     /// `low`, `medium` or `high`: Responses `text.verbosity`, Chat `verbosity`.
     pub verbosity: Option<String>,
     pub parallel_tool_calls: bool,
+    /// The most tokens the answer may take (Chat `max_tokens`, Responses
+    /// `max_output_tokens`). `None`: no bound is sent.
+    pub max_output_tokens: Option<u32>,
+    /// Describe the tools in the instructions and parse calls from the answer text instead
+    /// of sending `tools` (`tool_call_format = "text"`; see `text_harness`).
+    pub tools_as_text: bool,
 }
 
 /// Passed to `on_retry` before each retry of a failed request.
@@ -244,14 +264,22 @@ impl ModelClient {
     ) -> Result<ResponseStream, ModelError> {
         let inner = &*self.inner;
         let provider = &inner.provider;
+        // The decoder still gets the real tools: it parses the calls out of the text.
+        let rendered;
+        let wire_prompt = if prompt.tools_as_text {
+            rendered = text_harness::render(prompt);
+            &rendered
+        } else {
+            prompt
+        };
         let body = match provider.wire_api {
             WireApi::Chat => chat::request_body(
-                prompt,
+                wire_prompt,
                 chat::ChatRequestOptions {
                     send_reasoning_content: provider.sends_reasoning_content(&prompt.model),
                 },
             ),
-            WireApi::Responses => responses::request_body(prompt),
+            WireApi::Responses => responses::request_body(wire_prompt),
         };
         let max_retries = provider.request_max_retries();
         let idle = provider.stream_idle_timeout();

@@ -48,6 +48,9 @@ pub(crate) fn request_body(prompt: &Prompt) -> Value {
     if let Some(verbosity) = &prompt.verbosity {
         body["text"] = json!({ "verbosity": verbosity });
     }
+    if let Some(max) = prompt.max_output_tokens {
+        body["max_output_tokens"] = json!(max);
+    }
     body
 }
 

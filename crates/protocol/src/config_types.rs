@@ -184,6 +184,21 @@ impl ReasoningEffort {
     }
 }
 
+/// How tools reach the model and its calls come back (`tool_call_format`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ToolCallFormat {
+    /// Tools go in the request; the server turns the model's markup into `tool_calls`.
+    Native,
+    /// Tools are described in the system prompt in the model family's own markup, and the
+    /// calls are parsed from the answer text: for servers or models whose native calls fail.
+    Text,
+    /// Native, switching to `Text` for the rest of the session once the model answers with
+    /// a call that was not run.
+    #[default]
+    Auto,
+}
+
 /// Which OpenAI-compatible API a provider speaks.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]

@@ -74,6 +74,7 @@ fn history_becomes_chat_messages() {
         reasoning_summary: None,
         verbosity: None,
         parallel_tool_calls: true,
+        ..Prompt::default()
     };
     let body = request_body(&prompt, ChatRequestOptions::default());
     let msgs = body["messages"].as_array().unwrap();

@@ -31,6 +31,7 @@ pub fn prompt() -> Prompt {
         reasoning_summary: None,
         verbosity: None,
         parallel_tool_calls: true,
+        ..Prompt::default()
     }
 }
 
