@@ -191,6 +191,8 @@ fn summary_request(sess: &Session, history: &[ResponseItem], target: i64) -> (Pr
         parallel_tool_calls: false,
         reasoning_summary: None,
         verbosity: None,
+        max_output_tokens: None,
+        tools_as_text: false,
     };
     let fixed = prompt_bytes(&prompt) + instruction.len() + 200;
     let estimator = sess.state().estimator;

@@ -96,6 +96,26 @@ pub fn auto_compact_limit(window: i64, configured: Option<i64>) -> i64 {
     }
 }
 
+/// The default bound on one answer: a quarter of the window, at most this.
+pub const DEFAULT_MAX_OUTPUT_TOKENS: i64 = 8192;
+/// The bound never goes below this, so a nearly full window still leaves room for an answer
+/// (the server then refuses or compacts, which is better than a one-word answer).
+const MIN_OUTPUT_TOKENS: i64 = 256;
+
+/// `max_tokens` for a request of `prompt_tokens` in `window`: `model_max_output_tokens`
+/// when set (0: no bound), else a quarter of the window up to
+/// [`DEFAULT_MAX_OUTPUT_TOKENS`]; never more than the window leaves after the prompt.
+/// Without a bound a small model that starts reciting generates for minutes.
+pub fn output_token_bound(configured: Option<i64>, window: i64, prompt_tokens: i64) -> Option<u32> {
+    let wanted = match configured {
+        Some(0) => return None,
+        Some(n) if n > 0 => n,
+        _ => (window / 4).clamp(MIN_OUTPUT_TOKENS, DEFAULT_MAX_OUTPUT_TOKENS),
+    };
+    let room = (window - prompt_tokens).max(MIN_OUTPUT_TOKENS);
+    u32::try_from(wanted.min(room)).ok()
+}
+
 /// Tokens for `bytes` bytes of text: bytes / 4, rounded up. Close for English and code with
 /// the tokenizers of the common open models; corrected by [`TokenEstimator`].
 pub fn estimate_tokens(bytes: usize) -> i64 {
@@ -195,6 +215,23 @@ pub fn budget_tool_outputs(items: &mut [ResponseItem], budget: usize) {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn output_bound_fits_the_window() {
+        // Default: a quarter of the window, at most 8192.
+        assert_eq!(output_token_bound(None, 16_384, 1_000), Some(4_096));
+        assert_eq!(output_token_bound(None, 262_144, 1_000), Some(8_192));
+        // Never more than the window leaves, never less than 256.
+        assert_eq!(output_token_bound(None, 16_384, 14_000), Some(2_384));
+        assert_eq!(output_token_bound(None, 16_384, 16_300), Some(256));
+        // Configured: as set (bounded by the room), 0 sends none.
+        assert_eq!(output_token_bound(Some(1_000), 16_384, 1_000), Some(1_000));
+        assert_eq!(
+            output_token_bound(Some(100_000), 16_384, 1_000),
+            Some(15_384)
+        );
+        assert_eq!(output_token_bound(Some(0), 16_384, 1_000), None);
+    }
+
     use super::*;
 
     #[test]

@@ -12,6 +12,7 @@
 //! protocol crate.
 #![warn(missing_docs)]
 
+mod answer_check;
 mod approval;
 mod command;
 mod compact;

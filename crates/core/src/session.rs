@@ -8,6 +8,7 @@ use oi_config::Config;
 use oi_mcp_client::McpConnectionManager;
 use oi_model_client::ModelClient;
 use oi_protocol::ThreadId;
+use oi_protocol::config_types::ToolCallFormat;
 use oi_protocol::models::{ResponseItem, TokenUsage};
 use oi_protocol::protocol::{ElicitationResponse, Event, EventMsg, ReviewDecision, WarningEvent};
 use oi_thread_store::CompactedItem;
@@ -46,6 +47,21 @@ pub(crate) struct SessionState {
     pub loaded_tools: HashSet<String>,
     /// The AGENTS.md of the current turn, read once when it started.
     pub project_doc: Option<ProjectDoc>,
+    /// `tool_call_format = "auto"` switched this session to text tool calls (the model kept
+    /// writing calls into its answers).
+    pub text_tools_fallback: bool,
+}
+
+impl SessionState {
+    /// Whether requests describe the tools as text (`tool_call_format`, or the switch
+    /// `auto` made).
+    pub fn tools_as_text(&self) -> bool {
+        match self.config.tool_call_format {
+            ToolCallFormat::Text => true,
+            ToolCallFormat::Native => false,
+            ToolCallFormat::Auto => self.text_tools_fallback,
+        }
+    }
 }
 
 pub(crate) struct Session {
@@ -94,6 +110,7 @@ impl Session {
                 server_window: None,
                 loaded_tools: HashSet::new(),
                 project_doc: None,
+                text_tools_fallback: false,
             }),
             recorder: Mutex::new(recorder),
             warned: Mutex::new(HashSet::new()),
@@ -113,6 +130,11 @@ impl Session {
 
     pub fn config(&self) -> Config {
         self.state().config.clone()
+    }
+
+    /// See [`SessionState::tools_as_text`].
+    pub fn tools_as_text(&self) -> bool {
+        self.state().tools_as_text()
     }
 
     /// Emit an event (and persist it when it belongs in the rollout).

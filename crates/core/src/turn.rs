@@ -1,12 +1,14 @@
 //! One turn: stream the model, run the tools it calls, repeat until it answers.
 
+use crate::answer_check::{self, Unfinished};
 use crate::compact::{CompactError, compact, compact_if_needed};
-use crate::context_window::{budget_tool_outputs, tool_output_budget};
+use crate::context_window::{budget_tool_outputs, output_token_bound, tool_output_budget};
 use crate::prompt::{base_instructions, context_items};
 use crate::session::{ActiveTurn, Session};
 use crate::tools::{PendingCall, run_calls, tool_specs};
 use futures::StreamExt;
 use oi_model_client::{ModelError, Prompt, ResponseEvent, RetryNotice};
+use oi_protocol::config_types::ToolCallFormat;
 use oi_protocol::models::{ResponseItem, Role, TokenUsage};
 use oi_protocol::protocol::{
     AgentMessageDeltaEvent, AgentMessageEvent, AgentReasoningDeltaEvent, AgentReasoningEvent,
@@ -32,6 +34,8 @@ struct Sampled {
     truncated: bool,
     /// Size of the request that produced this answer, to correct the token estimate.
     prompt_bytes: usize,
+    /// The output bound the request carried.
+    max_output_tokens: Option<u32>,
 }
 
 /// The output of a call whose arguments were cut off by the output token limit.
@@ -126,6 +130,9 @@ async fn turn_loop(
     let max_steps = sess.config().max_turn_steps;
     let mut last_agent_message: Option<String> = None;
     let mut steps = 0usize;
+    // Whether the model was already asked to finish properly (see `answer_check`).
+    let mut nudged = false;
+    let mut ran_calls = false;
     loop {
         take_pending_input(sess, turn_id);
         steps += 1;
@@ -177,13 +184,53 @@ async fn turn_loop(
         sess.push_history(turn_id, sampled.items);
 
         if calls.is_empty() && !answered {
+            // Small models sometimes stop with nothing to say after their tools ran: ask once
+            // for the final answer rather than failing work that was done.
+            if ran_calls && !truncated && !nudged {
+                nudged = true;
+                sess.push_history(
+                    turn_id,
+                    vec![ResponseItem::developer_text(
+                        "Your last answer was empty. If the task is done, say in one or two sentences what you did; otherwise continue with the next step.",
+                    )],
+                );
+                continue;
+            }
             return Err(empty_answer(truncated, thought));
         }
         if truncated && calls.is_empty() {
             sess.warn(
                 turn_id,
-                "the answer was cut off: the model hit its output token limit (finish_reason \"length\"). Raise the server's output limit (Ollama `num_predict`, llama.cpp `-n`/`--n-predict`, vLLM/SGLang `max_tokens` of the model's generation config) or ask for a shorter answer.",
+                format!(
+                    "the answer was cut off: the model hit its output token limit (finish_reason \"length\"; this request allowed {}). Raise `model_max_output_tokens` in config.toml, or the server's own limit (Ollama `num_predict`, llama.cpp `-n`/`--n-predict`), or ask for a shorter answer.",
+                    sampled
+                        .max_output_tokens
+                        .map_or("no bound from us".to_string(), |n| format!("{n} tokens"))
+                ),
             );
+        }
+
+        if calls.is_empty()
+            && let Some(problem) = unfinished_answer(sess, last_agent_message.as_deref())
+        {
+            let text_mode = sess.tools_as_text();
+            if !nudged {
+                nudged = true;
+                sess.warn(turn_id, problem.warning());
+                if !text_mode && sess.config().tool_call_format == ToolCallFormat::Auto {
+                    sess.state().text_tools_fallback = true;
+                    sess.warn_once(turn_id, "text_tools_fallback", || {
+                        "switching this session to `tool_call_format = \"text\"`: the model writes its tool calls into its answers instead of making them. Set `tool_call_format` in config.toml to choose for good (docs/providers.md, \"Tool calls as text\").".to_string()
+                    });
+                }
+                let nudge = problem.nudge(&tool_specs(sess), sess.tools_as_text());
+                sess.push_history(turn_id, vec![ResponseItem::developer_text(nudge)]);
+                continue;
+            }
+            return Err(TurnFailure::Failed {
+                message: problem.failure(text_mode),
+                info: Some(ErrorInfo::Other),
+            });
         }
 
         if calls.is_empty() {
@@ -219,6 +266,7 @@ async fn turn_loop(
             .partition(|(_, _, arguments)| !truncated || is_json(arguments));
         // Every call gets an output, even when the turn stops, so the history stays valid
         // for the next request (independent MCP calls run concurrently: see tools::parallel).
+        ran_calls |= !calls.is_empty();
         let abort = run_calls(sess, turn_id, calls, cancel).await;
         for (call_id, name, _) in cut_off {
             sess.warn(
@@ -241,6 +289,18 @@ async fn turn_loop(
 
 fn is_json(s: &str) -> bool {
     serde_json::from_str::<serde::de::IgnoredAny>(s).is_ok()
+}
+
+/// Whether the turn's final answer leaves it unfinished: a call in the text that nobody ran,
+/// or a claim of work when no tool ever ran in the thread.
+fn unfinished_answer(sess: &Session, answer: Option<&str>) -> Option<Unfinished> {
+    let answer = answer?;
+    let tool_ran = sess
+        .state()
+        .history
+        .iter()
+        .any(|i| matches!(i, ResponseItem::FunctionCall { .. }));
+    answer_check::check(answer, &tool_specs(sess), tool_ran)
 }
 
 /// The failure for a response with neither an answer nor a tool call.
@@ -339,7 +399,8 @@ pub(crate) fn build_prompt(sess: &Session) -> Prompt {
         &mut input[start..],
         tool_output_budget(window, cfg.tool_output_max_bytes),
     );
-    Prompt {
+    let tools_as_text = st.tools_as_text();
+    let mut prompt = Prompt {
         model: cfg.model.clone(),
         instructions: base_instructions(cfg),
         input,
@@ -348,7 +409,19 @@ pub(crate) fn build_prompt(sess: &Session) -> Prompt {
         reasoning_summary: cfg.model_reasoning_summary.clone(),
         verbosity: cfg.model_verbosity.clone(),
         parallel_tool_calls: false,
+        max_output_tokens: None,
+        tools_as_text,
+    };
+    let mut prompt_bytes = crate::context_window::prompt_bytes(&prompt);
+    if tools_as_text {
+        prompt_bytes += oi_model_client::text_tools_section(&prompt.tools).len();
     }
+    prompt.max_output_tokens = output_token_bound(
+        cfg.model_max_output_tokens,
+        window,
+        st.estimator.tokens(prompt_bytes),
+    );
+    prompt
 }
 
 fn classify(e: &ModelError) -> Option<ErrorInfo> {
@@ -451,6 +524,7 @@ async fn sample(
                 usage,
                 truncated,
                 prompt_bytes,
+                max_output_tokens: prompt.max_output_tokens,
             });
         }
         let err = failure.unwrap_or_else(|| {

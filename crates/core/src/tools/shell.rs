@@ -124,7 +124,7 @@ pub(crate) async fn handle(
 /// one). Empty either way is the model's mistake, explained.
 fn command_argv(command: CommandArg) -> Result<Vec<String>, ToolOutcome> {
     match command {
-        CommandArg::Argv(v) if !v.is_empty() => Ok(v),
+        CommandArg::Argv(v) if !v.is_empty() => Ok(shell_syntax_as_script(v)),
         CommandArg::Script(s) if !s.trim().is_empty() => {
             Ok(vec!["bash".to_string(), "-lc".to_string(), s])
         }
@@ -132,6 +132,35 @@ fn command_argv(command: CommandArg) -> Result<Vec<String>, ToolOutcome> {
             "`command` is empty; pass an argv array such as [\"ls\", \"-la\"]",
         )),
     }
+}
+
+/// Shell operators given as separate argv words (`["echo", "hi", ">", "f"]`), or a whole
+/// command line as the only word (`["echo hi > f"]`), which small models often send: run
+/// through bash, as they meant, instead of failing or echoing the operator. Decided before
+/// approval, so the user approves what really runs.
+fn shell_syntax_as_script(argv: Vec<String>) -> Vec<String> {
+    const OPERATORS: &[&str] = &[
+        ">", ">>", "<", "|", "||", "&&", ";", "2>", "2>&1", "&>", "2>>", "|&",
+    ];
+    let script = match argv.as_slice() {
+        [program, ..] if oi_protocol::parse_command::is_shell(program) => return argv,
+        [only] if only.trim().contains(char::is_whitespace) && !Path::new(only).exists() => {
+            only.clone()
+        }
+        words if words[1..].iter().any(|w| OPERATORS.contains(&w.as_str())) => words
+            .iter()
+            .map(|w| {
+                if OPERATORS.contains(&w.as_str()) {
+                    w.clone()
+                } else {
+                    shlex::try_quote(w).map_or_else(|_| w.clone(), |q| q.into_owned())
+                }
+            })
+            .collect::<Vec<_>>()
+            .join(" "),
+        _ => return argv,
+    };
+    vec!["bash".to_string(), "-lc".to_string(), script]
 }
 
 /// The directory to run in: `workdir` (relative to the session's cwd), or the cwd itself.
@@ -427,5 +456,42 @@ fn finish(out: ExecOutput, max_bytes: usize) -> ToolOutcome {
     ToolOutcome {
         output: oi_protocol::models::FunctionCallOutput::text(text, out.exit_code == 0),
         abort_turn: out.aborted,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::shell_syntax_as_script;
+
+    fn argv(words: &[&str]) -> Vec<String> {
+        words.iter().map(|w| w.to_string()).collect()
+    }
+
+    #[test]
+    fn shell_syntax_in_argv_runs_through_bash() {
+        assert_eq!(
+            shell_syntax_as_script(argv(&["echo", "hi there", ">", "hello.txt"])),
+            argv(&["bash", "-lc", "echo 'hi there' > hello.txt"])
+        );
+        assert_eq!(
+            shell_syntax_as_script(argv(&["echo hi > hello.txt"])),
+            argv(&["bash", "-lc", "echo hi > hello.txt"])
+        );
+        assert_eq!(
+            shell_syntax_as_script(argv(&["cat", "a", "|", "wc", "-l"])),
+            argv(&["bash", "-lc", "cat a | wc -l"])
+        );
+    }
+
+    #[test]
+    fn plain_argv_and_shells_are_left_alone() {
+        for words in [
+            &["ls", "-la"][..],
+            &["bash", "-lc", "echo hi > f"],
+            &["grep", "-r", "a > b", "."],
+            &["/bin/echo"],
+        ] {
+            assert_eq!(shell_syntax_as_script(argv(words)), argv(words));
+        }
     }
 }

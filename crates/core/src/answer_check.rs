@@ -1,0 +1,273 @@
+//! Is a final answer really the end of the turn? Small models often end a turn with a tool
+//! call written as text that nothing ran, or with a claim of work no tool did. Either would
+//! be reported as success; the turn loop asks the model once to do it properly, and fails
+//! the turn if the answer is still unfinished.
+
+use oi_protocol::models::ToolSpec;
+
+/// Why an answer does not finish the turn.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) enum Unfinished {
+    /// The answer holds a call nobody ran. `offered` is false for a tool that does not exist.
+    UnrunCall { name: String, offered: bool },
+    /// The answer says work was done (`quote`, as written), and no tool ran in the thread.
+    Claim { quote: String },
+}
+
+/// First-person claims of work a tool would have done, and passive ones with "successfully"
+/// (lower case). A statement of what *would* be done ("I would create") does not match.
+const CLAIMS: &[&str] = &[
+    "i have created",
+    "i've created",
+    "i created",
+    "i have written",
+    "i've written",
+    "i wrote",
+    "i have updated",
+    "i've updated",
+    "i updated",
+    "i have modified",
+    "i've modified",
+    "i modified",
+    "i have edited",
+    "i've edited",
+    "i edited",
+    "i have added",
+    "i've added",
+    "i added",
+    "i have fixed",
+    "i've fixed",
+    "i fixed",
+    "i have changed",
+    "i've changed",
+    "i have replaced",
+    "i've replaced",
+    "i replaced",
+    "i have deleted",
+    "i've deleted",
+    "i deleted",
+    "i have renamed",
+    "i've renamed",
+    "i have saved",
+    "i've saved",
+    "i have run",
+    "i've run",
+    "i ran",
+    "i have executed",
+    "i've executed",
+    "i executed",
+    "successfully created",
+    "successfully updated",
+    "successfully written",
+    "successfully modified",
+    "successfully executed",
+    "successfully ran",
+];
+
+/// Checks a final answer. `tool_ran_in_thread`: some tool call exists in the thread's
+/// history (a claim may then be about earlier work, so it is not held against the turn).
+pub(crate) fn check(
+    answer: &str,
+    tools: &[ToolSpec],
+    tool_ran_in_thread: bool,
+) -> Option<Unfinished> {
+    if tools.is_empty() {
+        return None;
+    }
+    if let Some(name) = oi_model_client::unrun_tool_call(answer) {
+        let offered = tools.iter().any(|t| t.name == name);
+        return Some(Unfinished::UnrunCall { name, offered });
+    }
+    if tool_ran_in_thread {
+        return None;
+    }
+    claim(answer).map(|quote| Unfinished::Claim { quote })
+}
+
+/// The sentence-ish piece of `answer` that claims work, if any.
+fn claim(answer: &str) -> Option<String> {
+    // ASCII lower-casing keeps byte offsets, so the quote can be cut from the original.
+    let lower = answer.to_ascii_lowercase();
+    let lower = lower.replace('\u{2019}', "'");
+    let at = CLAIMS
+        .iter()
+        .filter_map(|c| {
+            let i = lower.find(c)?;
+            // Whole words only: "i ran" must not match "wi ran" or "i randomly".
+            let before_ok = i == 0 || !lower.as_bytes()[i - 1].is_ascii_alphanumeric();
+            let end = i + c.len();
+            let after_ok = lower
+                .as_bytes()
+                .get(end)
+                .is_none_or(|b| !b.is_ascii_alphanumeric());
+            (before_ok && after_ok).then_some(i)
+        })
+        .min()?;
+    if lower.len() != answer.len() {
+        // A typographic apostrophe changed the length: quote from the lower-case copy.
+        return Some(quote_from(&lower, at));
+    }
+    Some(quote_from(answer, at))
+}
+
+fn quote_from(text: &str, at: usize) -> String {
+    let start = (0..=at)
+        .rev()
+        .find(|i| text.is_char_boundary(*i))
+        .unwrap_or(0);
+    let rest = &text[start..];
+    // The sentence ends at a line break, or at `.`/`!` before a space (not in `hello.txt`).
+    let end = rest
+        .char_indices()
+        .find(|(i, c)| {
+            *c == '\n'
+                || (matches!(c, '.' | '!')
+                    && rest[i + 1..].chars().next().is_none_or(char::is_whitespace))
+        })
+        .map_or(rest.len(), |(i, _)| i)
+        .min(120);
+    let end = (0..=end)
+        .rev()
+        .find(|i| rest.is_char_boundary(*i))
+        .unwrap_or(0);
+    rest[..end].trim().to_string()
+}
+
+impl Unfinished {
+    /// The note the model gets before it tries again. `text_mode`: calls are taught as
+    /// `<tool_call>` text (`tool_call_format = "text"`).
+    pub(crate) fn nudge(&self, tools: &[ToolSpec], text_mode: bool) -> String {
+        let names: Vec<&str> = tools.iter().map(|t| t.name.as_str()).collect();
+        let how = if text_mode {
+            "To run a tool, write the <tool_call> block itself, with nothing after it."
+        } else {
+            "To run a tool, call it: answer with only the call, with no explanation around it."
+        };
+        match self {
+            Unfinished::UnrunCall { name, offered } => {
+                let unknown = if *offered {
+                    String::new()
+                } else {
+                    format!(" There is no tool named `{name}`.")
+                };
+                format!(
+                    "Your last answer contains a `{name}` call written as text. It was NOT run: nothing happened.{unknown} {how} The tools are: {}. If the task is done, answer without any call.",
+                    names.join(", ")
+                )
+            }
+            Unfinished::Claim { quote } => format!(
+                "Your last answer says \"{quote}\", but no tool ran in this turn, so nothing was done. Do the work with the tools now ({}); {how} If you cannot do it, say plainly that it was not done.",
+                names.join(", ")
+            ),
+        }
+    }
+
+    /// What the user is told when the retry did not help: the turn fails with this.
+    pub(crate) fn failure(&self, text_mode: bool) -> String {
+        let fix = if text_mode {
+            "The model does not follow the tool-call format; try a larger model."
+        } else {
+            "If this model keeps doing it, set `tool_call_format = \"text\"` (docs/providers.md, \"Tool calls as text\")."
+        };
+        match self {
+            Unfinished::UnrunCall {
+                name,
+                offered: true,
+            } => format!(
+                "the model's answer contains a `{name}` call that was not run (it was written as text inside the answer), so the task was not done. {fix}"
+            ),
+            Unfinished::UnrunCall {
+                name,
+                offered: false,
+            } => format!(
+                "the model's answer contains a call of `{name}`, a tool that does not exist, so nothing was run and the task was not done. {fix}"
+            ),
+            Unfinished::Claim { quote } => format!(
+                "the model's answer claims work (\"{quote}\") but no tool ran in this turn, so nothing was done. {fix}"
+            ),
+        }
+    }
+
+    /// The warning shown when the model is asked to try again.
+    pub(crate) fn warning(&self) -> String {
+        match self {
+            Unfinished::UnrunCall { name, .. } => format!(
+                "the model wrote a `{name}` call inside its answer text, where it cannot be run; asking it to make the call properly"
+            ),
+            Unfinished::Claim { quote } => format!(
+                "the model's answer claims work (\"{quote}\") but no tool ran; asking it to do the work or say it was not done"
+            ),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn tools() -> Vec<ToolSpec> {
+        vec![ToolSpec {
+            name: "shell".into(),
+            description: String::new(),
+            parameters: json!({"type":"object","properties":{"command":{"type":"array"}},"required":["command"]}),
+        }]
+    }
+
+    #[test]
+    fn unrun_calls_are_found_with_whether_the_tool_exists() {
+        assert_eq!(
+            check(
+                "Run it like this: {\"name\": \"shell\", \"arguments\": {\"command\": [\"ls\"]}} and see.",
+                &tools(),
+                true
+            ),
+            Some(Unfinished::UnrunCall {
+                name: "shell".into(),
+                offered: true
+            })
+        );
+        assert_eq!(
+            check(
+                "```json\n{\"name\": \"write_file\", \"arguments\": {\"path\": \"a\"}}\n```",
+                &tools(),
+                false
+            ),
+            Some(Unfinished::UnrunCall {
+                name: "write_file".into(),
+                offered: false
+            })
+        );
+    }
+
+    #[test]
+    fn claims_count_only_when_no_tool_ever_ran() {
+        let answer = "I have created the file `hello.txt` with the content \"hi\". Let me know!";
+        assert_eq!(
+            check(answer, &tools(), false),
+            Some(Unfinished::Claim {
+                quote: "I have created the file `hello.txt` with the content \"hi\"".into()
+            })
+        );
+        assert_eq!(check(answer, &tools(), true), None);
+        assert_eq!(
+            check("The file was successfully created.", &tools(), false),
+            Some(Unfinished::Claim {
+                quote: "successfully created".into()
+            })
+        );
+    }
+
+    #[test]
+    fn plain_answers_and_intentions_are_fine() {
+        for answer in [
+            "This repository is a parser for TOML files.",
+            "I would create a file with `echo hi > hello.txt`.",
+            "To fix it, I randomly picked nothing; here is the plan.",
+            "Paris is the capital of France.",
+        ] {
+            assert_eq!(check(answer, &tools(), false), None, "{answer}");
+        }
+        assert_eq!(check("I have created it.", &[], false), None, "no tools");
+    }
+}
