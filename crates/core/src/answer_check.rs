@@ -74,7 +74,7 @@ pub(crate) fn check(
     if tools.is_empty() {
         return None;
     }
-    if let Some(name) = oi_model_client::unrun_tool_call(answer) {
+    if let Some(name) = oi_model_client::unrun_tool_call(answer, tools) {
         let offered = tools.iter().any(|t| t.name == name);
         return Some(Unfinished::UnrunCall { name, offered });
     }

@@ -45,8 +45,8 @@ pub use window::{window_in_model_list, window_in_ollama_show};
 /// A tool call left in a final answer that was not run (written inside prose, of a tool
 /// that was not offered, or in markup that could not be parsed): the tool it names, `"?"`
 /// when the name could not be read. `None` when the text holds no call.
-pub fn unrun_tool_call(text: &str) -> Option<String> {
-    chat::text_tools::unrun_call(text)
+pub fn unrun_tool_call(text: &str, tools: &[ToolSpec]) -> Option<String> {
+    chat::text_tools::unrun_call(text, tools)
 }
 
 /// How many tokens the tools section of a text-mode prompt (`tool_call_format = "text"`)

@@ -70,18 +70,27 @@ pub(crate) fn extract(text: &str, tools: &[ToolSpec]) -> Option<(String, Vec<Tex
     (!calls.is_empty()).then(|| (lead_in.to_string(), calls))
 }
 
-/// A call-shaped JSON object anywhere in `text` (fenced, bare or wrapped) that was not run:
-/// the name it calls. Used on a final answer after extraction found nothing to run.
-pub(crate) fn unrun_call(text: &str) -> Option<String> {
-    if !text.contains('{') {
-        return None;
-    }
+/// A call anywhere in `text` that was not run: the name it calls. Used on a final answer
+/// after extraction found nothing to run. Finds call-shaped JSON (fenced, bare, wrapped or
+/// inside a line of prose), a call block too broken to parse that still names an offered
+/// tool (`"name": "shell"`), and a pseudo call of an offered tool on a line of its own in a
+/// code block (`shell ["python3", "t.py"]`, `apply_patch({...})`).
+pub(crate) fn unrun_call(text: &str, tools: &[ToolSpec]) -> Option<String> {
     for b in call_blocks(text) {
         if let Some(calls) = parse_calls(&b.body)
             && let Some((name, _)) = calls.into_iter().next()
         {
             return Some(name);
         }
+        if let Some(t) = tools.iter().find(|t| names_tool(&b.body, &t.name)) {
+            return Some(t.name.clone());
+        }
+    }
+    if let Some(name) = pseudo_call(text, tools) {
+        return Some(name);
+    }
+    if !text.contains('{') {
+        return None;
     }
     // JSON in the middle of a line of prose: try every `{"name"` as the start of an object.
     let mut from = 0;
@@ -94,6 +103,36 @@ pub(crate) fn unrun_call(text: &str) -> Option<String> {
             return Some(name);
         }
         from = start + 1;
+    }
+    None
+}
+
+/// `"name": "<tool>"` in a block: a call, whatever else is wrong with it.
+fn names_tool(body: &str, tool: &str) -> bool {
+    let compact: String = body.split_whitespace().collect();
+    compact.contains(&format!("\"name\":\"{tool}\""))
+}
+
+/// A line in a fenced block that starts with an offered tool's name followed by its
+/// arguments: `shell ["ls"]`, `shell(["ls"])`, `apply_patch {"input": …}`.
+fn pseudo_call(text: &str, tools: &[ToolSpec]) -> Option<String> {
+    let mut in_fence = false;
+    for line in text.lines() {
+        let t = line.trim();
+        if t.starts_with("```") || t.starts_with("~~~") {
+            in_fence = !in_fence;
+            continue;
+        }
+        if !in_fence {
+            continue;
+        }
+        for tool in tools {
+            if let Some(rest) = t.strip_prefix(tool.name.as_str())
+                && matches!(rest.trim_start().chars().next(), Some('(' | '[' | '{'))
+            {
+                return Some(tool.name.clone());
+            }
+        }
     }
     None
 }
@@ -268,8 +307,8 @@ fn call_of(v: &Value) -> Option<(String, Value)> {
     Some((name.to_string(), args))
 }
 
-/// JSON as models write it by hand: raw newlines and tabs inside strings, and trailing
-/// commas, are accepted.
+/// JSON as models write it by hand: raw newlines and tabs inside strings, trailing commas,
+/// and `//` or `/* */` comments are accepted.
 pub(crate) fn lenient_json(s: &str) -> Option<Value> {
     if let Ok(v) = serde_json::from_str(s) {
         return Some(v);
@@ -278,7 +317,11 @@ pub(crate) fn lenient_json(s: &str) -> Option<Value> {
     let mut in_string = false;
     let mut escaped = false;
     let chars: Vec<char> = s.chars().collect();
+    let mut skip_to: usize = 0;
     for (i, &c) in chars.iter().enumerate() {
+        if i < skip_to {
+            continue;
+        }
         if in_string {
             match (escaped, c) {
                 (true, _) => {
@@ -305,6 +348,18 @@ pub(crate) fn lenient_json(s: &str) -> Option<Value> {
             '"' => {
                 in_string = true;
                 fixed.push(c);
+            }
+            '/' if chars.get(i + 1) == Some(&'/') => {
+                skip_to = chars[i..]
+                    .iter()
+                    .position(|c| *c == '\n')
+                    .map_or(chars.len(), |n| i + n);
+            }
+            '/' if chars.get(i + 1) == Some(&'*') => {
+                skip_to = chars[i + 2..]
+                    .windows(2)
+                    .position(|w| w == ['*', '/'])
+                    .map_or(chars.len(), |n| i + 2 + n + 2);
             }
             ',' => {
                 let next = chars[i + 1..].iter().find(|c| !c.is_whitespace());

@@ -118,8 +118,8 @@ pub(crate) fn extract(text: &str, tools: &[ToolSpec]) -> Option<Extracted> {
 /// that was not offered, or not parseable): the name it calls, or `"?"` for template markup
 /// whose name could not be read. Code blocks that show markup are not calls; JSON calls are
 /// found anywhere, since a fenced JSON call is exactly how small models write real calls.
-pub(crate) fn unrun_call(text: &str) -> Option<String> {
-    if let Some(name) = json_calls::unrun_call(text) {
+pub(crate) fn unrun_call(text: &str, tools: &[ToolSpec]) -> Option<String> {
+    if let Some(name) = json_calls::unrun_call(text, tools) {
         return Some(name);
     }
     if !may_contain_calls(text) {

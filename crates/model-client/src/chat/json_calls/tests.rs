@@ -23,6 +23,10 @@ fn tools() -> Vec<ToolSpec> {
     ]
 }
 
+fn unrun_call_of(text: &str) -> Option<String> {
+    unrun_call(text, &tools())
+}
+
 fn run(text: &str) -> (String, Vec<(String, Value)>) {
     let (lead, calls) = extract(text, &tools()).unwrap_or_else(|| panic!("no calls in {text}"));
     let calls = calls
@@ -45,7 +49,7 @@ fn fenced_call_with_raw_newlines_in_a_string() {
             json!({"input": "*** Begin Patch\n*** Add File: hello.txt\n+hi\n*** End Patch"})
         )]
     );
-    assert_eq!(unrun_call(text).as_deref(), Some("apply_patch"));
+    assert_eq!(unrun_call_of(text).as_deref(), Some("apply_patch"));
 }
 
 #[test]
@@ -167,11 +171,11 @@ fn explanations_unknown_tools_and_calls_inside_prose_are_not_run() {
 #[test]
 fn unrun_calls_are_named() {
     assert_eq!(
-        unrun_call("You could send {\"name\": \"shell\", \"arguments\": {\"command\": [\"ls\"]}} to list files.").as_deref(),
+        unrun_call_of("You could send {\"name\": \"shell\", \"arguments\": {\"command\": [\"ls\"]}} to list files.").as_deref(),
         Some("shell")
     );
     assert_eq!(
-        unrun_call("```json\n{\"name\": \"write_file\", \"arguments\": {\"path\": \"a\"}}\n```")
+        unrun_call_of("```json\n{\"name\": \"write_file\", \"arguments\": {\"path\": \"a\"}}\n```")
             .as_deref(),
         Some("write_file")
     );
@@ -180,7 +184,7 @@ fn unrun_calls_are_named() {
         "The config is {\"name\": \"x\"} and nothing else.",
         "All done: hello.txt contains hi.",
     ] {
-        assert_eq!(unrun_call(text), None, "{text}");
+        assert_eq!(unrun_call_of(text), None, "{text}");
     }
 }
 
@@ -192,4 +196,30 @@ fn fit_arguments_leaves_what_it_cannot_place() {
     assert_eq!(fit_arguments(json!(null), &no_required), json!({}));
     let one = json!({"type":"object","properties":{"text":{"type":"string"}}});
     assert_eq!(fit_arguments(json!("hi"), &one), json!({"text": "hi"}));
+}
+
+#[test]
+fn comments_in_json_are_tolerated() {
+    // Recorded: a `//` comment after a value.
+    let (_, calls) = run("```json\n{\n  \"name\": \"shell\",\n  \"arguments\": {\n    \"command\": [\"bash\", \"-lc\", \"cat secret.txt\"],\n    \"timeout_ms\": 10000,  // Increase timeout to 10 seconds\n    \"with_escalated_permissions\": false /* no */\n  }\n}\n```");
+    assert_eq!(calls[0].1["command"], json!(["bash", "-lc", "cat secret.txt"]));
+    assert_eq!(calls[0].1["timeout_ms"], json!(10000));
+    // A `//` inside a string is text.
+    assert_eq!(lenient_json("{\"u\": \"http://x\",}"), Some(json!({"u": "http://x"})));
+}
+
+#[test]
+fn broken_blocks_and_pseudo_calls_count_as_unrun() {
+    // Recorded: the model told the user what to run, as a pseudo call in a code block.
+    let text = "Here's the corrected version:\n\n```python\ndef add(a, b):\n    return a + b\n```\n\nAfter making this change, run the test again:\n\n```python\nshell [\"python3\", \"test_calc.py\"]\n```\n";
+    assert_eq!(unrun_call_of(text).as_deref(), Some("shell"));
+    assert_eq!(extract(text, &tools()), None);
+    // Unparseable, but it names an offered tool.
+    assert_eq!(
+        unrun_call_of("```json\n{\"name\": \"apply_patch\", \"arguments\": {\"input\": \"x\" oops}}\n```").as_deref(),
+        Some("apply_patch")
+    );
+    // Prose that mentions a tool is not a call.
+    assert_eq!(unrun_call_of("I used shell to list the files."), None);
+    assert_eq!(unrun_call_of("```\nshellcheck [x]\n```"), None);
 }
