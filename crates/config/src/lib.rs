@@ -16,6 +16,7 @@ pub mod keys;
 mod load;
 pub mod mcp;
 mod overrides;
+pub mod project_file;
 pub mod provider;
 mod resolve;
 mod schema;

@@ -26,16 +26,15 @@ pub fn find_home() -> Result<PathBuf, ConfigError> {
         })
 }
 
+/// Read one config file with the bounded reader (a FIFO or device is refused, not waited on).
 fn read_layer(path: &Path) -> Result<Option<(toml::Table, String)>, ConfigError> {
-    let text = match std::fs::read_to_string(path) {
+    let text = match crate::project_file::read_text_capped(
+        path,
+        crate::project_file::CONFIG_FILE_MAX_BYTES,
+    ) {
         Ok(t) => t,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => {
-            return Err(ConfigError::Read {
-                path: path.to_path_buf(),
-                source: e,
-            });
-        }
+        Err(e) if e.is_not_found() => return Ok(None),
+        Err(e) => return Err(ConfigError::File(e)),
     };
     let table = text
         .parse::<toml::Table>()
@@ -62,7 +61,9 @@ pub(crate) fn deep_merge(base: &mut toml::Table, over: &toml::Table) {
 fn find_project_config(cwd: &Path, user_config: &Path) -> Option<PathBuf> {
     for dir in cwd.ancestors() {
         let candidate = dir.join(".openinterpreter").join("config.toml");
-        if candidate.is_file() && candidate != user_config {
+        // Anything at that name counts (a FIFO too): the reader refuses what is not a
+        // regular file, rather than the layer silently disappearing.
+        if candidate.exists() && candidate != user_config {
             return Some(candidate);
         }
     }
