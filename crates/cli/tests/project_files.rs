@@ -119,3 +119,59 @@ async fn a_fifo_as_project_config_is_an_error_not_a_hang() {
     assert!(err.contains(&file.display().to_string()), "{err}");
     assert!(err.contains("not a regular file"), "{err}");
 }
+
+#[tokio::test]
+async fn agents_md_as_a_fifo_does_not_stall_the_mcp_server() {
+    use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+    let env = TestEnv::new(
+        MockScript::turns([MockTurn::text("answered")]),
+        WireApi::Chat,
+    )
+    .await;
+    mkfifo(&env.work().join("AGENTS.md"));
+    let mut child = env
+        .command(&["mcp-server"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    let work = env.work();
+    for msg in [
+        serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {},
+            "clientInfo": {"name": "t", "version": "0"}}}),
+        serde_json::json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+        serde_json::json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {
+            "name": "codex", "arguments": {"prompt": "hi", "cwd": work}}}),
+    ] {
+        let mut line = serde_json::to_vec(&msg).unwrap();
+        line.push(b'\n');
+        stdin.write_all(&line).await.unwrap();
+    }
+    stdin.flush().await.unwrap();
+    let answer = tokio::time::timeout(Duration::from_secs(60), async {
+        loop {
+            let line = lines
+                .next_line()
+                .await
+                .unwrap()
+                .expect("server closed stdout");
+            let v: serde_json::Value = serde_json::from_str(&line).unwrap();
+            if v["id"] == 2 && v.get("method").is_none() {
+                return v;
+            }
+        }
+    })
+    .await
+    .expect("the codex call was answered");
+    assert!(answer.to_string().contains("answered"), "{answer}");
+    // End of input still ends the server.
+    drop(stdin);
+    let status = tokio::time::timeout(Duration::from_secs(30), child.wait())
+        .await
+        .expect("mcp-server exited on stdin EOF")
+        .unwrap();
+    assert!(status.success(), "{status}");
+}

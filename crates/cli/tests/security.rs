@@ -249,6 +249,16 @@ async fn a_config_planted_in_a_subfolder_of_a_trusted_project_needs_consent() {
         );
     }
 
+    // The line mode asks only on a terminal; with stdin not one, it refuses the same way.
+    let out = env.run(&["-C", "sub", "--no-tui"]).await;
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("is not accepted yet"), "{err}");
+    // A server never accepts on its own.
+    let out = env.run(&["mcp-server", "--accept-project-config"]).await;
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(stderr(&out).contains("interpreter accept-project-config DIR"));
+
     // Accepted once with the flag, it applies and is shown at every start.
     env.mock
         .set_script(MockScript::turns([MockTurn::text("one")]));
