@@ -197,7 +197,8 @@ impl Conn {
         lock(&self.ephemeral_threads).insert(id, info);
     }
 
-    /// The config with the server's flags plus `o` applied (typed overrides win).
+    /// The config with the server's flags plus `o` applied (typed overrides win). A widening
+    /// project layer the user did not accept is left out (see `oi_config::project_consent`).
     pub fn load_config(&self, o: &protocol::ThreadOverrides) -> Result<LoadedConfig, RpcError> {
         let request = ConfigOverrides {
             model: o.model.clone(),
@@ -220,6 +221,19 @@ impl Conn {
         for w in &loaded.warnings {
             tracing::warn!("config: {w}");
         }
+        Ok(loaded)
+    }
+
+    /// [`Conn::load_config`] for a request that starts a session or runs a command: a trusted
+    /// project layer that widens the session and was not accepted refuses the request (the
+    /// loader already left it out; a session must not start quietly without the settings the
+    /// project asked for, nor with them unreviewed).
+    pub fn load_session_config(
+        &self,
+        o: &protocol::ThreadOverrides,
+    ) -> Result<LoadedConfig, RpcError> {
+        let loaded = self.load_config(o)?;
+        refuse_unaccepted(&loaded)?;
         Ok(loaded)
     }
 
@@ -330,4 +344,12 @@ where
     tokio::task::spawn_blocking(f)
         .await
         .map_err(|e| internal(format!("background task failed: {e}")))?
+}
+
+/// The error for a session whose project config widens it without the user's consent.
+pub(crate) fn refuse_unaccepted(loaded: &LoadedConfig) -> Result<(), RpcError> {
+    match &loaded.config.project_config_review {
+        Some(review) if !review.is_accepted() => Err(invalid(review.refusal())),
+        _ => Ok(()),
+    }
 }

@@ -209,7 +209,7 @@ fn warning_notes(warnings: &[String]) -> Vec<(&'static str, Value)> {
 }
 
 async fn start(conn: Arc<Conn>, ctx: RequestContext, p: StartParams) -> Result<Value, RpcError> {
-    let loaded = conn.load_config(&p.overrides)?;
+    let loaded = conn.load_session_config(&p.overrides)?;
     let ephemeral = p.ephemeral.unwrap_or(false);
     let manager = if ephemeral {
         &conn.ephemeral
@@ -262,9 +262,9 @@ fn config_for_stored(
     o: &ThreadOverrides,
     s: &ThreadSummary,
 ) -> Result<oi_config::LoadedConfig, RpcError> {
-    match conn.load_config(&reuse_stored(o, s)) {
+    match conn.load_session_config(&reuse_stored(o, s)) {
         Ok(l) => Ok(l),
-        Err(_) if !o.picks_model() => conn.load_config(o),
+        Err(_) if !o.picks_model() => conn.load_session_config(o),
         Err(e) => Err(e),
     }
 }
@@ -422,7 +422,7 @@ async fn fork(conn: Arc<Conn>, ctx: RequestContext, p: ForkParams) -> Result<Val
             o.model = Some(c.model);
             o.model_provider = Some(c.model_provider_id);
         }
-        (conn.load_config(&o)?, &conn.ephemeral)
+        (conn.load_session_config(&o)?, &conn.ephemeral)
     } else {
         if ephemeral {
             return Err(invalid(format!(

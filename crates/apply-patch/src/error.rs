@@ -52,6 +52,11 @@ pub enum ApplyError {
     #[error("{path} is a directory; apply_patch only adds, updates and deletes regular files")]
     NotAFile { path: String },
 
+    #[error(
+        "{path} is not a regular file (a FIFO, socket or device); apply_patch only adds, updates and deletes regular files"
+    )]
+    NotRegular { path: String },
+
     #[error("{path} is not valid UTF-8 text; apply_patch can only edit text files")]
     NotUtf8 { path: String },
 

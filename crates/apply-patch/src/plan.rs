@@ -253,19 +253,37 @@ pub(crate) fn read_disk(path: &Path, shown: &str) -> Result<Option<String>, Appl
             path: shown.to_string(),
         });
     }
-    match std::fs::read(path) {
-        Ok(bytes) => String::from_utf8(bytes)
-            .map(Some)
-            .map_err(|_| ApplyError::NotUtf8 {
-                path: shown.to_string(),
-            }),
-        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
-        Err(source) => Err(ApplyError::Io {
-            op: "read",
-            path: path.to_path_buf(),
-            source,
-        }),
+    let io_err = |source| ApplyError::Io {
+        op: "read",
+        path: path.to_path_buf(),
+        source,
+    };
+    // The repository decides what a name is: a FIFO would block `open` forever and a device
+    // would be read without end, so open without blocking and read regular files only.
+    let mut opts = std::fs::OpenOptions::new();
+    opts.read(true);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::custom_flags(
+        &mut opts,
+        libc::O_NONBLOCK | libc::O_NOCTTY | libc::O_CLOEXEC,
+    );
+    let mut file = match opts.open(path) {
+        Ok(f) => f,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(io_err(e)),
+    };
+    if !file.metadata().map_err(io_err)?.is_file() {
+        return Err(ApplyError::NotRegular {
+            path: shown.to_string(),
+        });
     }
+    let mut bytes = Vec::new();
+    io::Read::read_to_end(&mut file, &mut bytes).map_err(io_err)?;
+    String::from_utf8(bytes)
+        .map(Some)
+        .map_err(|_| ApplyError::NotUtf8 {
+            path: shown.to_string(),
+        })
 }
 
 /// A file split into lines, remembering how to put it back together.
@@ -410,6 +428,27 @@ mod tests {
             "a\r\nb",
         ] {
             assert_eq!(TextFile::parse(content).render(), content, "{content:?}");
+        }
+    }
+
+    #[test]
+    fn a_fifo_or_device_is_refused_without_blocking() {
+        let d = tempfile::tempdir().unwrap();
+        let fifo = d.path().join("pipe");
+        assert!(
+            std::process::Command::new("mkfifo")
+                .arg(&fifo)
+                .status()
+                .unwrap()
+                .success()
+        );
+        let zero = d.path().join("zero");
+        std::os::unix::fs::symlink("/dev/zero", &zero).unwrap();
+        for p in [&fifo, &zero] {
+            match read_disk(p, "f") {
+                Err(ApplyError::NotRegular { path }) => assert_eq!(path, "f"),
+                other => panic!("{p:?}: expected NotRegular, got {other:?}"),
+            }
         }
     }
 

@@ -90,6 +90,11 @@ pub struct GlobalArgs {
     /// Use the local Ollama provider (http://localhost:11434/v1).
     #[arg(long, global = true)]
     pub oss: bool,
+    /// Accept the project's `.openinterpreter/config.toml` as it is now, when it widens the
+    /// session (sandbox, approvals, MCP servers, notify, model endpoint) and is new or changed
+    /// since you last accepted it. Without this, `exec` refuses such a file.
+    #[arg(long, global = true)]
+    pub accept_project_config: bool,
 }
 
 /// `-s` values with what each allows, listed by `--help`.
@@ -152,6 +157,12 @@ pub enum Command {
     /// repository root of the working directory).
     Trust {
         /// The folder to trust.
+        dir: Option<PathBuf>,
+    },
+    /// Show what the project config that applies in DIR (default: the working directory)
+    /// changes, and accept it as it is now.
+    AcceptProjectConfig {
+        /// The folder a session would start in.
         dir: Option<PathBuf>,
     },
     /// Stop trusting a project folder: its `.openinterpreter/config.toml` is ignored again.
@@ -286,21 +297,59 @@ impl GlobalArgs {
         }
     }
 
-    /// Load the config for a front end: warnings go to stderr; an error is printed and
-    /// turned into the usage exit code.
+    /// Load the config for a headless front end: warnings go to stderr; an error is printed
+    /// and turned into the usage exit code. A widening project config that was not accepted
+    /// is refused unless `--accept-project-config` is given.
     pub fn load_config_or_exit(&self) -> Result<oi_config::Config, i32> {
-        match self.load_config() {
-            Ok(l) => {
-                for w in &l.warnings {
-                    eprintln!("warning: {w}");
-                }
-                Ok(l.config)
+        self.load_config_consented(false)
+    }
+
+    /// [`Self::load_config_or_exit`] for the interactive modes: an unaccepted widening project
+    /// config is shown and the user asked, when stdin and stderr are terminals.
+    pub fn load_config_or_ask(&self) -> Result<oi_config::Config, i32> {
+        self.load_config_consented(true)
+    }
+
+    fn load_config_consented(&self, may_ask: bool) -> Result<oi_config::Config, i32> {
+        let mut loaded = self.load_config().map_err(|e| {
+            eprintln!("error: {e}");
+            EXIT_USAGE
+        })?;
+        if let Some(review) = loaded.config.project_config_review.clone()
+            && !review.is_accepted()
+        {
+            let accepted = self.accept_project_config || (may_ask && ask_to_accept(&review));
+            if !accepted {
+                eprintln!(
+                    "error: {}; or run this command again with --accept-project-config",
+                    review.refusal()
+                );
+                return Err(EXIT_USAGE);
             }
-            Err(e) => {
+            oi_config::project_consent::accept(&loaded.config.home, &review).map_err(|e| {
+                eprintln!("error: cannot record the accepted project config: {e}");
+                EXIT_FAILURE
+            })?;
+            loaded = self.load_config().map_err(|e| {
                 eprintln!("error: {e}");
-                Err(EXIT_USAGE)
+                EXIT_USAGE
+            })?;
+            // The file changed between reading and accepting: what was accepted is not what
+            // would run.
+            if let Some(again) = &loaded.config.project_config_review
+                && !again.is_accepted()
+            {
+                eprintln!(
+                    "error: {} changed while it was being accepted; run again to review it",
+                    again.path.display()
+                );
+                return Err(EXIT_USAGE);
             }
         }
+        for w in &loaded.warnings {
+            eprintln!("warning: {w}");
+        }
+        Ok(loaded.config)
     }
 
     pub fn load_config(&self) -> Result<LoadedConfig, String> {
@@ -312,6 +361,23 @@ impl GlobalArgs {
         })
         .map_err(|e| e.to_string())
     }
+}
+
+/// Show an unaccepted widening project config and ask on the terminal; `false` without one.
+fn ask_to_accept(review: &oi_config::ProjectConfigReview) -> bool {
+    use std::io::{BufRead, IsTerminal, Write};
+    if !std::io::stdin().is_terminal() || !std::io::stderr().is_terminal() {
+        return false;
+    }
+    let mut err = std::io::stderr();
+    let _ = writeln!(err, "{}", crate::accept_cmd::describe(review));
+    let _ = write!(err, "Accept this project config and start? [y/N] ");
+    let _ = err.flush();
+    let mut answer = String::new();
+    if std::io::stdin().lock().read_line(&mut answer).is_err() {
+        return false;
+    }
+    matches!(answer.trim(), "y" | "Y" | "yes" | "Yes")
 }
 
 fn runtime() -> Result<tokio::runtime::Runtime, i32> {
@@ -402,6 +468,21 @@ pub fn main_with_args(mut args: Vec<OsString>) -> i32 {
             log_name.and_then(|name| Some(oi_config::find_home().ok()?.join("log").join(name)));
         init_tracing(log_file.as_deref());
     }
+    if cli.global.accept_project_config
+        && matches!(
+            cli.command,
+            Some(Command::McpServer(_) | Command::AppServer { .. })
+        )
+    {
+        // A server starts sessions for its clients over time: accepting whatever file is there
+        // at each start would be consent to files nobody reviewed.
+        eprintln!(
+            "error: --accept-project-config accepts a project config for a session started from \
+             the command line; for a server, review the file and run `interpreter \
+             accept-project-config DIR` once"
+        );
+        return EXIT_USAGE;
+    }
     let rt = match runtime() {
         Ok(rt) => rt,
         Err(code) => return code,
@@ -418,6 +499,7 @@ pub fn main_with_args(mut args: Vec<OsString>) -> i32 {
         Some(Command::Sandbox(args)) => rt.block_on(crate::sandbox_cmd::run(cli.global, args)),
         Some(Command::Trust { dir }) => crate::trust_cmd::run(&cli.global, dir, true),
         Some(Command::Untrust { dir }) => crate::trust_cmd::run(&cli.global, dir, false),
+        Some(Command::AcceptProjectConfig { dir }) => crate::accept_cmd::run(&cli.global, dir),
         Some(Command::Mcp { command }) => {
             let cli_overrides = match cli.global.cli_overrides() {
                 Ok(o) => o,

@@ -219,7 +219,7 @@ async fn run_one_turn(
 }
 
 pub async fn run(global: GlobalArgs, first_prompt: Option<String>) -> i32 {
-    let config = match global.load_config_or_exit() {
+    let config = match global.load_config_or_ask() {
         Ok(c) => c,
         Err(code) => return code,
     };

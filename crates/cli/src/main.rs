@@ -1,6 +1,7 @@
 //! `interpreter`: parses the command line and hands off to a front end. Every front end is
 //! a thin adapter over `oi-core`; nothing here knows how a turn works.
 
+mod accept_cmd;
 mod cli;
 mod exec;
 mod history;

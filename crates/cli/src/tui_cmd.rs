@@ -52,7 +52,7 @@ pub fn init_file_tracing() {
 
 /// `interpreter [PROMPT]` on a terminal.
 pub async fn run_tui(global: GlobalArgs, prompt: Option<String>, start: oi_tui::StartMode) -> i32 {
-    let config = match global.load_config_or_exit() {
+    let config = match global.load_config_or_ask() {
         Ok(c) => c,
         Err(code) => return code,
     };

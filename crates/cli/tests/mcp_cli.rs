@@ -280,9 +280,17 @@ fn project_config_and_overrides_are_listed_but_not_edited() {
         "[mcp_servers.proj]\ncommand = \"proj-mcp\"\n",
     )
     .unwrap();
-    // Project config applies only in a trusted folder.
+    // Project config applies only in a trusted folder, and a project MCP server only once the
+    // file is accepted.
     env.ok(&["trust"]);
     env.ok(&["mcp", "add", "user1", "--", "user-mcp"]);
+    let listed = env.ok(&["mcp", "list"]);
+    assert!(!listed.contains("proj-mcp"), "{listed}");
+    let accepted = env.ok(&["accept-project-config"]);
+    assert!(
+        accepted.contains("adds MCP server `proj` (runs `proj-mcp` unsandboxed)"),
+        "{accepted}"
+    );
     let json: serde_json::Value = serde_json::from_str(&env.ok(&[
         "mcp",
         "list",

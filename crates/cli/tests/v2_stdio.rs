@@ -5,7 +5,7 @@
 
 mod common;
 
-use common::TestEnv;
+use common::{TestEnv, stderr, stdout};
 use oi_protocol::config_types::WireApi;
 use oi_test_support::{MockScript, MockTurn};
 use serde_json::{Value, json};
@@ -61,6 +61,19 @@ impl Stdio {
             .await;
         assert!(r.get("error").is_none(), "{method}: {r}");
         r["result"].clone()
+    }
+
+    /// A request that must fail: its `error` object.
+    async fn err(&mut self, method: &str, params: Value) -> Value {
+        self.next_id += 1;
+        let id = self.next_id;
+        self.send(json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}))
+            .await;
+        let r = self
+            .take(|v| v["id"] == id && v.get("method").is_none())
+            .await;
+        assert!(r.get("result").is_none(), "{method} must fail: {r}");
+        r["error"].clone()
     }
 
     async fn notification(&mut self, method: &str) -> Value {
@@ -148,7 +161,7 @@ async fn v2_turn_uses_an_api_key_saved_by_account_login() {
 }
 
 #[tokio::test]
-async fn v2_thread_start_trusts_project_config_by_its_own_cwd() {
+async fn v2_thread_start_needs_a_trusted_and_accepted_project_config_by_its_own_cwd() {
     let env = TestEnv::new(MockScript::turns([]), WireApi::Chat).await;
     // The project is not the server's working directory: the check must use the `cwd` param.
     let proj = tempfile::tempdir().unwrap();
@@ -184,6 +197,28 @@ async fn v2_thread_start_trusts_project_config_by_its_own_cwd() {
         ),
     )
     .unwrap();
+    // Trusted but not accepted: a widening layer refuses the thread, naming the file and how
+    // to accept it.
+    let e = s.err("thread/start", json!({"cwd": proj_dir})).await;
+    let message = e["message"].as_str().unwrap_or_default();
+    let file = proj_dir.join(".openinterpreter/config.toml");
+    assert!(message.contains(&file.display().to_string()), "{e}");
+    assert!(
+        message.contains(&format!(
+            "interpreter accept-project-config {}",
+            proj_dir.display()
+        )),
+        "{e}"
+    );
+    let out = env
+        .run(&["accept-project-config", proj_dir.to_str().unwrap()])
+        .await;
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(
+        stdout(&out).contains("sandbox danger-full-access instead of read-only"),
+        "{}",
+        stdout(&out)
+    );
     let t = s.ok("thread/start", json!({"cwd": proj_dir})).await;
     assert_eq!(t["sandbox"]["type"], "dangerFullAccess", "{t}");
     assert_eq!(t["model"], "mock-model", "{t}");

@@ -21,6 +21,10 @@ pub enum ConfigError {
     /// A `-c key=value` override that cannot be used.
     #[error("invalid -c override `{raw}`: {message}")]
     Override { raw: String, message: String },
+    /// A file that is not a regular file, too large, or unreadable (the bounded reader's
+    /// refusal, which names the file).
+    #[error(transparent)]
+    File(#[from] crate::project_file::ProjectFileError),
     #[error("{0}")]
     Other(String),
 }

@@ -16,6 +16,8 @@ pub mod keys;
 mod load;
 pub mod mcp;
 mod overrides;
+pub mod project_consent;
+pub mod project_file;
 pub mod provider;
 mod resolve;
 mod schema;
@@ -30,6 +32,7 @@ pub use load::{find_home, load_config, thread_store_url};
 pub use overrides::{
     ConfigOverrides, apply_dotted, json_to_toml, parse_cli_override, toml_to_json,
 };
+pub use project_consent::{ProjectConfigReview, ReviewStatus};
 pub use provider::ModelProviderInfo;
 pub use shell_env::{CommandEnv, ShellEnvironmentInherit, ShellEnvironmentPolicy};
 pub use trust::{Trust, TrustChange, default_trust_dir, set_trust, trust_of};

@@ -26,16 +26,15 @@ pub fn find_home() -> Result<PathBuf, ConfigError> {
         })
 }
 
+/// Read one config file with the bounded reader (a FIFO or device is refused, not waited on).
 fn read_layer(path: &Path) -> Result<Option<(toml::Table, String)>, ConfigError> {
-    let text = match std::fs::read_to_string(path) {
+    let text = match crate::project_file::read_text_capped(
+        path,
+        crate::project_file::CONFIG_FILE_MAX_BYTES,
+    ) {
         Ok(t) => t,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => {
-            return Err(ConfigError::Read {
-                path: path.to_path_buf(),
-                source: e,
-            });
-        }
+        Err(e) if e.is_not_found() => return Ok(None),
+        Err(e) => return Err(ConfigError::File(e)),
     };
     let table = text
         .parse::<toml::Table>()
@@ -62,7 +61,9 @@ pub(crate) fn deep_merge(base: &mut toml::Table, over: &toml::Table) {
 fn find_project_config(cwd: &Path, user_config: &Path) -> Option<PathBuf> {
     for dir in cwd.ancestors() {
         let candidate = dir.join(".openinterpreter").join("config.toml");
-        if candidate.is_file() && candidate != user_config {
+        // Anything at that name counts (a FIFO too): the reader refuses what is not a
+        // regular file, rather than the layer silently disappearing.
+        if candidate.exists() && candidate != user_config {
             return Some(candidate);
         }
     }
@@ -98,6 +99,9 @@ pub fn load_config(opts: ConfigLoadOptions) -> Result<LoadedConfig, ConfigError>
     if let Some(p) = &untrusted_project_config {
         warnings.push(crate::trust::untrusted_notice(p));
     }
+    // The files without the project layer: what a widening project layer is measured against.
+    let user_merged = merged.clone();
+    let mut project: Option<(PathBuf, toml::Table, String)> = None;
     if let Some(p) = &project_path
         && let Some((t, text)) = read_layer(p)?
     {
@@ -107,8 +111,9 @@ pub fn load_config(opts: ConfigLoadOptions) -> Result<LoadedConfig, ConfigError>
         layers.push(ConfigLayer {
             name: "project",
             path: Some(p.clone()),
-            value: t,
+            value: t.clone(),
         });
+        project = Some((p.clone(), t, text));
     }
 
     // -c overrides apply after the files (and after the profile, below).
@@ -117,66 +122,142 @@ pub fn load_config(opts: ConfigLoadOptions) -> Result<LoadedConfig, ConfigError>
         validate_cli_key(k)?;
         apply_dotted(&mut flags, k, v.clone());
     }
-
-    // Profile: typed override > -c profile > file `profile`.
-    let profile_name = opts
-        .overrides
-        .profile
-        .clone()
-        .or_else(|| {
-            flags
-                .get("profile")
-                .and_then(|v| v.as_str().map(str::to_string))
-        })
-        .or_else(|| {
-            merged
-                .get("profile")
-                .and_then(|v| v.as_str().map(str::to_string))
-        });
-    let mut effective = merged.clone();
-    let profile = match &profile_name {
-        Some(name) => Some(profile_table(&merged, name, &user_path)?),
-        None => None,
-    };
-    if let Some(profile) = &profile {
-        deep_merge(&mut effective, profile);
-    }
-    deep_merge(&mut effective, &flags);
     if !flags.is_empty() {
         layers.push(ConfigLayer {
             name: "session_flags",
             path: None,
-            value: flags,
+            value: flags.clone(),
         });
     }
 
-    let typed = build_config(TypedInputs {
-        effective: &effective,
+    let ctx = Typing {
         opts: &opts,
-        home,
-        cwd,
-        user_path,
-        project_path,
-        profile_name: profile_name.clone(),
-        warnings: &mut warnings,
-    });
-    match typed {
-        Ok(mut config) => {
-            config.layers = layers;
-            config.untrusted_project_config = untrusted_project_config;
-            Ok(LoadedConfig { config, warnings })
+        home: &home,
+        cwd: &cwd,
+        user_path: &user_path,
+        flags: &flags,
+    };
+    let mut config = ctx.typed(&merged, project_path.clone(), &layers, &mut warnings)?;
+    config.untrusted_project_config = untrusted_project_config.clone();
+    let Some((path, table, text)) = project else {
+        return Ok(LoadedConfig { config, warnings });
+    };
+
+    let without_layers: Vec<ConfigLayer> = layers
+        .iter()
+        .filter(|l| l.name != "project")
+        .cloned()
+        .collect();
+    let mut scratch = Vec::new();
+    let without = ctx.typed(&user_merged, None, &without_layers, &mut scratch);
+    let changes = match &without {
+        Ok(without) => crate::project_consent::widening(without, &config),
+        // The session cannot be typed without the layer (it defines the profile in use, say):
+        // what it widens cannot be measured, so every widening key it sets counts.
+        Err(_) => crate::project_consent::widening_keys(&table),
+    };
+    if changes.is_empty() {
+        return Ok(LoadedConfig { config, warnings });
+    }
+    let sha256 = crate::project_consent::sha256_hex(&text);
+    let real_path = path.canonicalize().ok().filter(|r| *r != path);
+    let review = crate::ProjectConfigReview {
+        status: crate::project_consent::status(&home, &path, &sha256),
+        path,
+        real_path,
+        sha256,
+        changes,
+    };
+    if review.is_accepted() {
+        warnings.push(review.notice());
+        config.project_config_review = Some(review);
+        return Ok(LoadedConfig { config, warnings });
+    }
+    // Not accepted: the session runs without the layer, and says why.
+    match without {
+        Ok(mut without) => {
+            without.untrusted_project_config = untrusted_project_config;
+            warnings.push(review.refusal());
+            without.project_config_review = Some(review);
+            Ok(LoadedConfig {
+                config: without,
+                warnings,
+            })
         }
-        Err(ConfigError::Invalid {
-            origin,
-            key,
-            message,
-        }) => Err(ConfigError::Invalid {
-            origin: origin_for(&layers, profile_name.as_deref().zip(profile.as_ref()), &key)
-                .unwrap_or(origin),
-            key,
-            message,
-        }),
-        Err(e) => Err(e),
+        Err(_) => Err(ConfigError::Other(review.refusal())),
+    }
+}
+
+/// Everything but the merged files that typing a session needs; typed once with the project
+/// layer and once without it, to see what the layer changes.
+struct Typing<'a> {
+    opts: &'a ConfigLoadOptions,
+    home: &'a Path,
+    cwd: &'a Path,
+    user_path: &'a Path,
+    flags: &'a toml::Table,
+}
+
+impl Typing<'_> {
+    fn typed(
+        &self,
+        merged: &toml::Table,
+        project_path: Option<PathBuf>,
+        layers: &[ConfigLayer],
+        warnings: &mut Vec<String>,
+    ) -> Result<crate::Config, ConfigError> {
+        // Profile: typed override > -c profile > file `profile`.
+        let profile_name = self
+            .opts
+            .overrides
+            .profile
+            .clone()
+            .or_else(|| {
+                self.flags
+                    .get("profile")
+                    .and_then(|v| v.as_str().map(str::to_string))
+            })
+            .or_else(|| {
+                merged
+                    .get("profile")
+                    .and_then(|v| v.as_str().map(str::to_string))
+            });
+        let mut effective = merged.clone();
+        let profile = match &profile_name {
+            Some(name) => Some(profile_table(merged, name, self.user_path)?),
+            None => None,
+        };
+        if let Some(profile) = &profile {
+            deep_merge(&mut effective, profile);
+        }
+        deep_merge(&mut effective, self.flags);
+        let typed = build_config(TypedInputs {
+            effective: &effective,
+            opts: self.opts,
+            home: self.home.to_path_buf(),
+            cwd: self.cwd.to_path_buf(),
+            user_path: self.user_path.to_path_buf(),
+            project_path,
+            profile_name: profile_name.clone(),
+            warnings,
+        });
+        match typed {
+            Ok(mut config) => {
+                config.layers = layers.to_vec();
+                Ok(config)
+            }
+            Err(ConfigError::Invalid {
+                origin,
+                key,
+                message,
+            }) => Err(ConfigError::Invalid {
+                origin: origin_for(layers, profile_name.as_deref().zip(profile.as_ref()), &key)
+                    .unwrap_or(origin),
+                key,
+                message,
+            }),
+            Err(e) => Err(e),
+        }
     }
 }
 

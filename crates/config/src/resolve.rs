@@ -162,6 +162,7 @@ pub(crate) fn build_config(inputs: TypedInputs<'_>) -> Result<Config, ConfigErro
         user_config_path: user_path,
         project_config_path: project_path,
         untrusted_project_config: None,
+        project_config_review: None,
         shell_environment_policy,
         layers: Vec::new(),
     })

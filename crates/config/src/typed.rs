@@ -87,6 +87,10 @@ pub struct Config {
     pub project_config_path: Option<PathBuf>,
     /// A project config that exists but was skipped because its folder is not trusted.
     pub untrusted_project_config: Option<PathBuf>,
+    /// The trusted project layer that widens the session (sandbox, approvals, MCP servers,
+    /// `notify`, model endpoint), with whether the user accepted its content. When it is not
+    /// accepted, this config was typed without it; front ends that start sessions refuse.
+    pub project_config_review: Option<crate::ProjectConfigReview>,
     /// `[shell_environment_policy]`: the environment of commands the model runs.
     pub shell_environment_policy: crate::ShellEnvironmentPolicy,
     pub layers: Vec<ConfigLayer>,

@@ -119,7 +119,9 @@ pub(crate) fn locate_mcp_key(key: &IgnoredKey, files: &[&Path]) -> String {
     let mut parts = vec!["mcp_servers", key.server.as_str()];
     parts.extend(key.path.iter().map(String::as_str));
     for file in files {
-        let Ok(text) = std::fs::read_to_string(file) else {
+        let Ok(text) =
+            crate::project_file::read_text_capped(file, crate::project_file::CONFIG_FILE_MAX_BYTES)
+        else {
             continue;
         };
         if let Some(line) = crate::schema::line_of_key(&text, &parts) {

@@ -86,31 +86,45 @@ pub(crate) struct ProjectDoc {
 
 /// Finds and reads the project doc on the blocking pool: it walks up the directory tree and
 /// reads a file, which must not stall the runtime's worker threads. Read once per turn (see
-/// `Session::load_project_doc`), not once per model request.
-pub(crate) async fn read_project_doc(cwd: PathBuf, max_bytes: usize) -> Option<ProjectDoc> {
+/// `Session::load_project_doc`), not once per model request. The second value is a warning
+/// when an AGENTS.md was found but refused (a FIFO, a device, unreadable).
+pub(crate) async fn read_project_doc(
+    cwd: PathBuf,
+    max_bytes: usize,
+) -> (Option<ProjectDoc>, Option<String>) {
     match tokio::task::spawn_blocking(move || project_doc(&cwd, max_bytes)).await {
-        Ok(doc) => doc,
+        Ok(found) => found,
         Err(e) => {
             tracing::warn!("reading AGENTS.md failed: {e}");
-            None
+            (None, None)
         }
     }
 }
 
 /// The nearest AGENTS.md, cut head+tail to `max_bytes` (`project_doc_max_bytes`; 0: none).
-fn project_doc(cwd: &Path, max_bytes: usize) -> Option<ProjectDoc> {
+/// Read with the bounded reader: the repository decides what the name is, so a FIFO or a
+/// symlink to a device is refused at once and a huge file is read only at its ends.
+fn project_doc(cwd: &Path, max_bytes: usize) -> (Option<ProjectDoc>, Option<String>) {
     if max_bytes == 0 {
-        return None;
+        return (None, None);
     }
     for dir in cwd.ancestors() {
         for name in PROJECT_DOC_NAMES {
             let p = dir.join(name);
-            if let Ok(text) = std::fs::read_to_string(&p) {
-                let text = oi_protocol::truncate::truncate_head_tail(&text, max_bytes);
-                return Some(ProjectDoc {
-                    path: p.display().to_string(),
-                    text,
-                });
+            match oi_config::project_file::read_text_head_tail(&p, max_bytes as u64) {
+                Ok(text) => {
+                    return (
+                        Some(ProjectDoc {
+                            path: p.display().to_string(),
+                            text,
+                        }),
+                        None,
+                    );
+                }
+                Err(e) if e.is_not_found() => {}
+                // A refused AGENTS.md is not replaced by one further up: that would show the
+                // model instructions the repository did not mean for this folder.
+                Err(e) => return (None, Some(format!("AGENTS.md not used: {e}"))),
             }
         }
         // Stop at the repository root: docs above it belong to someone else.
@@ -118,7 +132,7 @@ fn project_doc(cwd: &Path, max_bytes: usize) -> Option<ProjectDoc> {
             break;
         }
     }
-    None
+    (None, None)
 }
 
 /// Developer-role context sent at the start of every request (not stored in history, so a

@@ -276,8 +276,15 @@ impl Session {
             let st = self.state();
             (st.config.cwd.clone(), st.config.project_doc_max_bytes)
         };
-        let doc = read_project_doc(cwd, max_bytes).await;
-        self.state().project_doc = doc;
+        let (doc, refused) = read_project_doc(cwd, max_bytes).await;
+        let turn_id = {
+            let mut st = self.state();
+            st.project_doc = doc;
+            st.active_turn.as_ref().map(|t| t.id.clone())
+        };
+        if let (Some(message), Some(turn_id)) = (refused, turn_id) {
+            self.warn_once(&turn_id, "project_doc_refused", || message);
+        }
     }
 
     pub fn record_turn_context(&self, turn_id: &str) {

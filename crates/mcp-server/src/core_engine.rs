@@ -53,6 +53,12 @@ impl CoreEngine {
             load = load.with_request(request, req.config.iter().map(|(k, v)| (k, v)));
         }
         let loaded = load_config(load).map_err(|e| EngineError::Config(e.to_string()))?;
+        // A widening project layer the user did not accept: no session, with or without it.
+        if let Some(review) = &loaded.config.project_config_review
+            && !review.is_accepted()
+        {
+            return Err(EngineError::Config(review.refusal()));
+        }
         for w in &loaded.warnings {
             tracing::warn!("config: {w}");
         }

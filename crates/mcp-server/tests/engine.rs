@@ -303,7 +303,7 @@ async fn config_errors_and_model_errors_are_tool_errors() {
 }
 
 #[tokio::test]
-async fn codex_tool_honours_project_config_only_in_a_trusted_cwd() {
+async fn codex_tool_honours_project_config_only_trusted_and_accepted() {
     let marker_dir = tempfile::tempdir().unwrap();
     let marker = marker_dir.path().join("unconfined");
     let m = marker.display().to_string();
@@ -341,9 +341,39 @@ async fn codex_tool_honours_project_config_only_in_a_trusted_cwd() {
         ),
     )
     .unwrap();
+    // Trusted but not accepted: the tool refuses, naming the file and how to accept it.
+    let r = c
+        .call_tool("codex", json!({"prompt": "touch it", "cwd": e.work}))
+        .await;
+    assert!(is_error(&r), "{r}");
+    let project_config = work.join(".openinterpreter/config.toml");
+    for part in [
+        project_config.display().to_string(),
+        "sandbox danger-full-access instead of read-only".to_string(),
+        format!("interpreter accept-project-config {}", work.display()),
+    ] {
+        assert!(text(&r).contains(&part), "`{part}` missing: {r}");
+    }
+    assert!(
+        !marker.exists(),
+        "an unaccepted project config lifted the sandbox"
+    );
+
+    // Accepted (what `interpreter accept-project-config` records), the file applies.
+    let loaded = oi_config::load_config(oi_config::ConfigLoadOptions {
+        home: Some(e.home.clone()),
+        cli_overrides: Vec::new(),
+        overrides: oi_config::ConfigOverrides {
+            cwd: Some(work.clone()),
+            ..Default::default()
+        },
+    })
+    .unwrap();
+    let review = loaded.config.project_config_review.unwrap();
+    oi_config::project_consent::accept(&e.home, &review).unwrap();
     let r = c
         .call_tool("codex", json!({"prompt": "touch it", "cwd": e.work}))
         .await;
     assert_eq!(text(&r), "second", "{r}");
-    assert!(marker.exists(), "trusted project config not applied");
+    assert!(marker.exists(), "accepted project config not applied");
 }

@@ -15,6 +15,13 @@ use crate::SandboxRequest;
 /// raise the sandbox of the next session there or add MCP servers that run unconfined.
 pub(crate) const CONFIG_DIR: &str = ".openinterpreter";
 
+/// How many directories of the workspace (and of the configured writable roots) are listed,
+/// per command, to find `.openinterpreter` folders below the top level. Shallow folders come
+/// first (breadth-first), so in a huge tree it is the deepest ones that stay unprotected; the
+/// config loader's consent check (`oi_config::project_consent`) covers those, and the folders a
+/// command creates, which no walk can foresee.
+pub(crate) const NESTED_WALK_MAX_DIRS: usize = 4096;
+
 /// Writable roots plus the `.git` and `.openinterpreter` entries inside them that must stay
 /// read-only.
 #[derive(Debug, Default)]
@@ -71,6 +78,9 @@ pub(crate) fn layout(req: &SandboxRequest<'_>, tmpdir: Option<OsString>) -> Layo
     let roots = writable_roots(req, tmpdir);
     let mut protected = Vec::new();
     let mut symlinked_git = false;
+    // Project roots, not the temp dirs: those are where a later session may start and layer a
+    // planted `sub/.openinterpreter/config.toml`.
+    let walk_roots = project_roots(req);
     let mut names = vec![CONFIG_DIR];
     if !req.allow_git_writes {
         names.push(".git");
@@ -98,11 +108,71 @@ pub(crate) fn layout(req: &SandboxRequest<'_>, tmpdir: Option<OsString>) -> Layo
             protected.push(entry);
         }
     }
+    let mut budget = NESTED_WALK_MAX_DIRS;
+    for root in roots.iter().filter(|r| walk_roots.contains(r)) {
+        for entry in nested_config_dirs(root, &mut budget) {
+            if roots.contains(&entry) || protected.contains(&entry) {
+                continue;
+            }
+            if std::fs::symlink_metadata(&entry).is_ok_and(|m| m.file_type().is_symlink()) {
+                symlinked_git = true;
+                if let Ok(target) = std::fs::canonicalize(&entry) {
+                    protected.push(target);
+                }
+            }
+            protected.push(entry);
+        }
+    }
     Layout {
         roots,
         protected,
         symlinked_git,
     }
+}
+
+/// The workspace and the configured writable roots, resolved like [`writable_roots`].
+fn project_roots(req: &SandboxRequest<'_>) -> Vec<PathBuf> {
+    let SandboxPolicy::WorkspaceWrite { writable_roots, .. } = req.policy else {
+        return Vec::new();
+    };
+    let base = absolute_base(req.sandbox_cwd);
+    std::iter::once(base.clone())
+        .chain(writable_roots.iter().map(|r| base.join(r)))
+        .map(|c| resolve(&c, &base).unwrap_or(c))
+        .collect()
+}
+
+/// `.openinterpreter` entries below `root`'s top level (that one is handled with `.git`),
+/// breadth-first, listing at most `budget` directories in all. Symlinked directories are not
+/// followed (their targets are not inside the root), and `.git` folders are skipped.
+pub(crate) fn nested_config_dirs(root: &Path, budget: &mut usize) -> Vec<PathBuf> {
+    let mut found = Vec::new();
+    let mut queue = std::collections::VecDeque::from([(root.to_path_buf(), 0usize)]);
+    while let Some((dir, depth)) = queue.pop_front() {
+        if *budget == 0 {
+            break;
+        }
+        *budget -= 1;
+        let Ok(entries) = std::fs::read_dir(&dir) else {
+            continue;
+        };
+        for entry in entries.flatten() {
+            let name = entry.file_name();
+            let Ok(kind) = entry.file_type() else {
+                continue;
+            };
+            if name == CONFIG_DIR {
+                if depth > 0 {
+                    found.push(entry.path());
+                }
+                continue;
+            }
+            if kind.is_dir() && name != ".git" {
+                queue.push_back((entry.path(), depth + 1));
+            }
+        }
+    }
+    found
 }
 
 pub(crate) fn is_path_writable(
@@ -291,5 +361,49 @@ mod tests {
             None,
             Path::new(".openinterpreter/config.toml")
         ));
+    }
+
+    #[test]
+    fn nested_config_folders_are_protected_within_the_walk_budget() {
+        let cwd = tempfile::tempdir().unwrap();
+        let cwd_c = std::fs::canonicalize(cwd.path()).unwrap();
+        std::fs::create_dir_all(cwd.path().join("sub/.openinterpreter")).unwrap();
+        std::fs::create_dir_all(cwd.path().join("a/b/c/.openinterpreter")).unwrap();
+        // Inside `.git` and behind a symlinked folder: not part of the tree to protect.
+        std::fs::create_dir_all(cwd.path().join(".git/x/.openinterpreter")).unwrap();
+        let outside = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(outside.path().join(".openinterpreter")).unwrap();
+        std::os::unix::fs::symlink(outside.path(), cwd.path().join("link")).unwrap();
+        let policy = ww(vec![], true);
+        let req = SandboxRequest {
+            policy: &policy,
+            sandbox_cwd: cwd.path(),
+            allow_git_writes: true,
+        };
+        let l = layout(&req, None);
+        assert!(l.protected.contains(&cwd_c.join("sub/.openinterpreter")));
+        assert!(l.protected.contains(&cwd_c.join("a/b/c/.openinterpreter")));
+        assert!(
+            !l.protected
+                .iter()
+                .any(|p| p.starts_with(cwd_c.join(".git")))
+        );
+        assert!(
+            !l.protected
+                .iter()
+                .any(|p| p.starts_with(cwd_c.join("link")))
+        );
+        assert!(!is_path_writable(
+            &req,
+            None,
+            Path::new("sub/.openinterpreter/config.toml")
+        ));
+        assert!(is_path_writable(&req, None, Path::new("sub/other.toml")));
+
+        // Breadth-first with a budget: the shallow folder is found before the deep one.
+        let mut budget = 3;
+        let found = nested_config_dirs(&cwd_c, &mut budget);
+        assert_eq!(found, vec![cwd_c.join("sub/.openinterpreter")]);
+        assert_eq!(budget, 0);
     }
 }

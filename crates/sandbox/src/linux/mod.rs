@@ -201,15 +201,21 @@ fn ensure_config_dirs(layout: &mut Layout) {
     });
 }
 
-/// Without private mounts every protected entry freezes its root's top level. For the config
-/// folder that price is paid only in the workspace (the first root), where the next session
-/// looks for project config: freezing `/tmp` or `$TMPDIR` would break `mktemp`, and a project
-/// config planted there is still ignored unless the user trusted that folder.
+/// Without private mounts every protected entry freezes its root's top level (and, for a
+/// nested one, each folder on the way to it). For the config folder at a root's top level that
+/// price is paid only in the workspace (the first root), where the next session looks for
+/// project config: freezing `/tmp` or `$TMPDIR` would break `mktemp`, and a project config
+/// planted there is still ignored unless the user trusted that folder. Nested config folders
+/// are only listed for project roots, so they are all kept.
 fn keep_config_dir_of_workspace_only(layout: &mut Layout) {
     let workspace = layout.roots.first().cloned();
+    let roots = layout.roots.clone();
     layout.protected.retain(|p| {
-        p.file_name() != Some(std::ffi::OsStr::new(roots::CONFIG_DIR))
-            || p.parent() == workspace.as_deref()
+        let top_level_of_other_root = p
+            .parent()
+            .is_some_and(|parent| roots.iter().any(|r| r == parent))
+            && p.parent() != workspace.as_deref();
+        p.file_name() != Some(std::ffi::OsStr::new(roots::CONFIG_DIR)) || !top_level_of_other_root
     });
 }
 

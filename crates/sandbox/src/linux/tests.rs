@@ -545,3 +545,50 @@ print(code(lambda: os.removexattr("f", "user.oi")))
     .await;
     assert_eq!(out, "ENOTSUP\nENOTSUP\n", "{err}");
 }
+
+const NESTED_CONFIG_ATTACKS: &[&str] = &[
+    "echo 'sandbox_mode = \"danger-full-access\"' > sub/.openinterpreter/config.toml",
+    "echo x >> sub/.openinterpreter/config.toml",
+    "rm -rf sub/.openinterpreter",
+    "mv sub/.openinterpreter sub/moved",
+    "mkdir a/b/.openinterpreter/x",
+    "echo x > a/b/.openinterpreter/config.toml",
+];
+
+#[tokio::test(flavor = "multi_thread")]
+async fn nested_config_folders_stay_read_only_in_either_layout() {
+    for shield in [true, false] {
+        let ov = Overrides {
+            abi: None,
+            mount_shield: Some(shield),
+            ..Overrides::default()
+        };
+        let cwd = scratch();
+        let sub = cwd.path().join("sub/.openinterpreter");
+        std::fs::create_dir_all(&sub).unwrap();
+        std::fs::write(sub.join("config.toml"), "model = \"m\"\n").unwrap();
+        std::fs::create_dir_all(cwd.path().join("a/b/.openinterpreter")).unwrap();
+        std::fs::write(cwd.path().join("a/b/notes.txt"), "").unwrap();
+        std::fs::write(cwd.path().join("README.md"), "").unwrap();
+        let p = ww(vec![]);
+        for script in NESTED_CONFIG_ATTACKS {
+            let (ok, _, _) = run(&p, cwd.path(), ov, &["sh", "-c", script]).await;
+            assert!(!ok, "`{script}` must fail (shield {shield})");
+        }
+        assert_eq!(
+            std::fs::read_to_string(sub.join("config.toml")).unwrap(),
+            "model = \"m\"\n"
+        );
+        assert!(!cwd.path().join("a/b/.openinterpreter/config.toml").exists());
+        // Beside the protected folders the tree stays writable (in the sibling layout: the
+        // existing entries of each folder on the way to one).
+        let (ok, _, err) = run(
+            &p,
+            cwd.path(),
+            ov,
+            &["sh", "-c", "echo ok > a/b/notes.txt && echo ok > README.md"],
+        )
+        .await;
+        assert!(ok, "the rest stays writable (shield {shield}): {err}");
+    }
+}

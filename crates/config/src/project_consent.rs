@@ -1,0 +1,309 @@
+//! Consent to a project layer that widens what the agent may do.
+//!
+//! Trust of a folder covers its subfolders, and anything that can write a subfolder (a
+//! sandboxed command, a `git pull`) can plant `sub/.openinterpreter/config.toml` there. So a
+//! trusted project layer that would widen the session — a wider sandbox, fewer approvals, an
+//! MCP server, a `notify` program, another model endpoint — is honoured only once the user has
+//! accepted *that file's content*: its SHA-256 is recorded in
+//! `$OPENINTERPRETER_HOME/accepted-project-configs.toml` (0600, written under the edit lock).
+//! Until then the layer is left out (so a front end that does not ask still runs with the
+//! narrower settings), and the front ends that start sessions refuse with [`ProjectConfigReview::refusal`].
+//!
+//! What counts as widening is measured, not guessed from key names: the session is typed once
+//! with and once without the project layer, and the two results are compared.
+
+use crate::ConfigError;
+use crate::typed::Config;
+use oi_protocol::config_types::{AskForApproval, SandboxPolicy};
+use sha2::{Digest, Sha256};
+use std::path::{Path, PathBuf};
+
+/// The record of accepted project configs, in the home folder.
+pub const ACCEPTED_FILE: &str = "accepted-project-configs.toml";
+
+/// Whether the user accepted a widening project layer as it is now.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ReviewStatus {
+    /// Accepted with this exact content: the layer applies.
+    Accepted,
+    /// Never accepted: the layer is left out.
+    New,
+    /// Accepted once, but the content changed since: the layer is left out.
+    Changed,
+}
+
+/// A trusted project layer that widens the session, and whether it was accepted.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ProjectConfigReview {
+    /// The `.openinterpreter/config.toml` that was found.
+    pub path: PathBuf,
+    /// Where it really is, when a symlink on the way points elsewhere.
+    pub real_path: Option<PathBuf>,
+    /// Hex SHA-256 of the content that was read.
+    pub sha256: String,
+    /// What the layer changes, one phrase each ("sandbox: danger-full-access instead of
+    /// read-only").
+    pub changes: Vec<String>,
+    pub status: ReviewStatus,
+}
+
+impl ProjectConfigReview {
+    pub fn is_accepted(&self) -> bool {
+        self.status == ReviewStatus::Accepted
+    }
+
+    /// The folder that holds the `.openinterpreter/` (what `accept-project-config` takes).
+    pub fn project_dir(&self) -> PathBuf {
+        self.path
+            .parent()
+            .and_then(Path::parent)
+            .map(Path::to_path_buf)
+            .unwrap_or_else(|| self.path.clone())
+    }
+
+    fn shown_path(&self) -> String {
+        match &self.real_path {
+            Some(real) => format!("{} (-> {})", self.path.display(), real.display()),
+            None => self.path.display().to_string(),
+        }
+    }
+
+    /// The line shown when a session starts with the accepted layer applied.
+    pub fn notice(&self) -> String {
+        format!(
+            "project config {} applies (accepted): {}",
+            self.shown_path(),
+            self.changes.join("; ")
+        )
+    }
+
+    /// Why a session is not started with the layer, and how to accept it.
+    pub fn refusal(&self) -> String {
+        let why = match self.status {
+            ReviewStatus::Changed => "changed since you accepted it",
+            _ => "not accepted yet",
+        };
+        format!(
+            "project config {} is {why} and would change this session: {}. Review the file; \
+             to accept it run `interpreter accept-project-config {}`, or remove the file",
+            self.shown_path(),
+            self.changes.join("; "),
+            self.project_dir().display()
+        )
+    }
+}
+
+pub(crate) fn sha256_hex(text: &str) -> String {
+    hex::encode(Sha256::digest(text.as_bytes()))
+}
+
+fn accepted_path(home: &Path) -> PathBuf {
+    home.join(ACCEPTED_FILE)
+}
+
+fn key_of(path: &Path) -> String {
+    path.display().to_string()
+}
+
+/// The fingerprint recorded for `config`, if any. An unreadable record accepts nothing.
+pub(crate) fn accepted_sha(home: &Path, config: &Path) -> Option<String> {
+    let text = crate::project_file::read_text_capped(
+        &accepted_path(home),
+        crate::project_file::CONFIG_FILE_MAX_BYTES,
+    )
+    .ok()?;
+    let table: toml::Table = text.parse().ok()?;
+    table
+        .get(&key_of(config))?
+        .get("sha256")?
+        .as_str()
+        .map(str::to_string)
+}
+
+/// Record that the user accepted `review`'s file with the content that was reviewed.
+pub fn accept(home: &Path, review: &ProjectConfigReview) -> Result<(), ConfigError> {
+    let path = accepted_path(home);
+    let io_err = |source| ConfigError::Read {
+        path: path.clone(),
+        source,
+    };
+    let _lock = crate::edit::lock(&path).map_err(io_err)?;
+    let text = crate::edit::read_or_empty(&path).map_err(io_err)?;
+    let mut doc: toml_edit::DocumentMut =
+        text.parse()
+            .map_err(|e: toml_edit::TomlError| ConfigError::Parse {
+                path: path.clone(),
+                message: e.to_string().trim().replace('\n', " "),
+            })?;
+    if doc.is_empty() {
+        doc.decor_mut().set_prefix(
+            "# Project config files you accepted (`interpreter accept-project-config`).\n\
+             # A file whose content changes has to be accepted again.\n",
+        );
+    }
+    let mut entry = toml_edit::Table::new();
+    entry.insert("sha256", toml_edit::value(review.sha256.clone()));
+    doc.insert(&key_of(&review.path), toml_edit::Item::Table(entry));
+    crate::edit::write_atomically(&path, &doc.to_string()).map_err(io_err)
+}
+
+pub(crate) fn status(home: &Path, config: &Path, sha256: &str) -> ReviewStatus {
+    match accepted_sha(home, config) {
+        Some(s) if s == sha256 => ReviewStatus::Accepted,
+        Some(_) => ReviewStatus::Changed,
+        None => ReviewStatus::New,
+    }
+}
+
+/// How much a policy lets commands do, for "is this wider" (higher: more).
+fn approval_rank(a: AskForApproval) -> u8 {
+    match a {
+        AskForApproval::Untrusted => 0,
+        AskForApproval::OnFailure | AskForApproval::OnRequest => 1,
+        AskForApproval::Never => 2,
+    }
+}
+
+fn sandbox_widens(without: &Config, with: &Config) -> bool {
+    use SandboxPolicy::*;
+    let rank = |p: &SandboxPolicy| match p {
+        ReadOnly => 0,
+        WorkspaceWrite { .. } => 1,
+        DangerFullAccess => 2,
+    };
+    let (a, b) = (&without.sandbox_policy, &with.sandbox_policy);
+    if rank(b) != rank(a) {
+        return rank(b) > rank(a);
+    }
+    match (a, b) {
+        (
+            WorkspaceWrite {
+                writable_roots: ra,
+                network_access: na,
+                exclude_tmpdir_env_var: ta,
+                exclude_slash_tmp: sa,
+            },
+            WorkspaceWrite {
+                writable_roots: rb,
+                network_access: nb,
+                exclude_tmpdir_env_var: tb,
+                exclude_slash_tmp: sb,
+            },
+        ) => {
+            rb.iter().any(|r| !ra.contains(r))
+                || (*nb && !*na)
+                || (*ta && !*tb)
+                || (*sa && !*sb)
+                || (with.allow_git_writes && !without.allow_git_writes)
+        }
+        _ => false,
+    }
+}
+
+/// What the project layer widens, comparing the session typed without it and with it.
+pub(crate) fn widening(without: &Config, with: &Config) -> Vec<String> {
+    let mut out = Vec::new();
+    if sandbox_widens(without, with) {
+        out.push(format!(
+            "sandbox {} instead of {}",
+            describe_sandbox(with),
+            describe_sandbox(without)
+        ));
+    }
+    if approval_rank(with.approval_policy) > approval_rank(without.approval_policy) {
+        out.push(format!(
+            "approval policy {} instead of {}",
+            with.approval_policy, without.approval_policy
+        ));
+    }
+    for (name, server) in &with.mcp_servers {
+        if !server.enabled {
+            continue;
+        }
+        let what = match &server.transport {
+            crate::mcp::McpServerTransportConfig::Stdio { command, args, .. } => {
+                let mut argv = vec![command.clone()];
+                argv.extend(args.iter().cloned());
+                format!("runs `{}` unsandboxed", argv.join(" "))
+            }
+            crate::mcp::McpServerTransportConfig::StreamableHttp { url, .. } => {
+                format!("at {url}")
+            }
+        };
+        match without.mcp_servers.get(name) {
+            None => out.push(format!("adds MCP server `{name}` ({what})")),
+            Some(before) if before != server => {
+                out.push(format!("changes MCP server `{name}` ({what})"))
+            }
+            Some(_) => {}
+        }
+    }
+    if with.notify.is_some() && with.notify != without.notify {
+        out.push(format!(
+            "runs notify program `{}` after each turn",
+            with.notify.as_deref().unwrap_or_default().join(" ")
+        ));
+    }
+    if with.model_provider != without.model_provider {
+        let key = with
+            .model_provider
+            .env_key
+            .as_deref()
+            .map(|k| format!(" with the key in ${k}"))
+            .unwrap_or_default();
+        out.push(format!(
+            "sends requests to {}{key}",
+            with.model_provider
+                .base_url
+                .as_deref()
+                .unwrap_or("the provider's default endpoint")
+        ));
+    }
+    out
+}
+
+/// When the session cannot even be typed without the layer, say which widening keys it sets.
+pub(crate) fn widening_keys(project: &toml::Table) -> Vec<String> {
+    const KEYS: &[&str] = &[
+        "sandbox_mode",
+        "sandbox_workspace_write",
+        "approval_policy",
+        "mcp_servers",
+        "notify",
+        "model_provider",
+        "model_providers",
+        "profile",
+        "profiles",
+    ];
+    KEYS.iter()
+        .filter(|k| project.contains_key(**k))
+        .map(|k| format!("sets `{k}`"))
+        .collect()
+}
+
+fn describe_sandbox(c: &Config) -> String {
+    match &c.sandbox_policy {
+        SandboxPolicy::WorkspaceWrite {
+            writable_roots,
+            network_access,
+            ..
+        } => {
+            let mut s = "workspace-write".to_string();
+            if *network_access {
+                s.push_str(" with network");
+            }
+            if !writable_roots.is_empty() {
+                let roots: Vec<String> = writable_roots
+                    .iter()
+                    .map(|r| r.display().to_string())
+                    .collect();
+                s.push_str(&format!(" (also writes {})", roots.join(", ")));
+            }
+            if c.allow_git_writes {
+                s.push_str(" (writes .git)");
+            }
+            s
+        }
+        other => other.mode().to_string(),
+    }
+}

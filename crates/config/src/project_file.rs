@@ -1,0 +1,264 @@
+//! The one way to read a file because a repository (or any folder we do not own) contains it:
+//! `AGENTS.md`, a project's `.openinterpreter/config.toml`, and the user's own config files for
+//! good measure.
+//!
+//! Whoever wrote the repository chose what the name points at. `AGENTS.md` as a FIFO would
+//! block `open(2)` forever (a blocking-pool thread that no signal frees); a symlink to
+//! `/dev/zero` would be read until the kernel kills the process. So the file is opened with
+//! `O_NONBLOCK` (a FIFO or device opens at once instead of waiting for a writer), checked with
+//! `fstat` on the opened descriptor (no race with a rename), refused unless it is a regular
+//! file, and read only up to a cap. These are blocking calls: callers on async paths run them
+//! on the blocking pool.
+
+use std::fs::File;
+use std::io::{self, Read, Seek, SeekFrom};
+use std::path::Path;
+
+/// The cap for config files (project and user layers, the accepted-config record): TOML
+/// settings are a few KiB; anything this big is not a config file.
+pub const CONFIG_FILE_MAX_BYTES: u64 = 1024 * 1024;
+
+/// Why a file was not read.
+#[derive(Debug, thiserror::Error)]
+pub enum ProjectFileError {
+    /// Nothing at that path (or a dangling symlink).
+    #[error("{path} does not exist")]
+    NotFound { path: String },
+    /// A FIFO, socket, device or directory: nothing that can be read as text to its end.
+    #[error("{path} is {kind}, not a regular file; replace it with a regular file or remove it")]
+    NotRegular { path: String, kind: &'static str },
+    /// Larger than the cap, for callers that cannot use part of a file.
+    #[error("{path} is {size} bytes, more than the {max} bytes allowed for it; shorten the file")]
+    TooLarge { path: String, size: u64, max: u64 },
+    #[error("cannot read {path}: {source}")]
+    Io { path: String, source: io::Error },
+}
+
+impl ProjectFileError {
+    /// A missing file is usually not worth a warning (the caller looks in several places).
+    pub fn is_not_found(&self) -> bool {
+        matches!(self, ProjectFileError::NotFound { .. })
+    }
+}
+
+/// A file's bytes as read: all of them, or its head and tail when it is larger than the cap.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BoundedBytes {
+    /// The whole file, or its first part when `tail` is `Some`.
+    pub head: Vec<u8>,
+    /// The last part of a file larger than the cap.
+    pub tail: Option<Vec<u8>>,
+    /// The file's size when it was opened.
+    pub size: u64,
+}
+
+/// Open `path` without blocking and refuse anything but a regular file.
+fn open_regular(path: &Path) -> Result<(File, u64), ProjectFileError> {
+    let shown = || path.display().to_string();
+    let mut opts = std::fs::OpenOptions::new();
+    opts.read(true);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::custom_flags(
+        &mut opts,
+        libc::O_NONBLOCK | libc::O_NOCTTY | libc::O_CLOEXEC,
+    );
+    let file = opts.open(path).map_err(|e| match e.kind() {
+        io::ErrorKind::NotFound => ProjectFileError::NotFound { path: shown() },
+        _ => ProjectFileError::Io {
+            path: shown(),
+            source: e,
+        },
+    })?;
+    let meta = file.metadata().map_err(|e| ProjectFileError::Io {
+        path: shown(),
+        source: e,
+    })?;
+    if !meta.is_file() {
+        return Err(ProjectFileError::NotRegular {
+            path: shown(),
+            kind: kind_of(&meta.file_type()),
+        });
+    }
+    Ok((file, meta.len()))
+}
+
+fn kind_of(t: &std::fs::FileType) -> &'static str {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::FileTypeExt;
+        if t.is_fifo() {
+            return "a FIFO (named pipe)";
+        }
+        if t.is_socket() {
+            return "a socket";
+        }
+        if t.is_char_device() {
+            return "a character device";
+        }
+        if t.is_block_device() {
+            return "a block device";
+        }
+    }
+    if t.is_dir() {
+        return "a directory";
+    }
+    "not a regular file"
+}
+
+/// Read at most `limit` bytes from the current position.
+fn read_up_to(file: &mut File, limit: u64, path: &Path) -> Result<Vec<u8>, ProjectFileError> {
+    let mut buf = Vec::new();
+    file.take(limit)
+        .read_to_end(&mut buf)
+        .map_err(|e| ProjectFileError::Io {
+            path: path.display().to_string(),
+            source: e,
+        })?;
+    Ok(buf)
+}
+
+/// Read `path` if it is a regular file: all of it when it has at most `max` bytes, else its
+/// first and last `max / 2` bytes (the part in between is never read).
+pub fn read_head_tail(path: &Path, max: u64) -> Result<BoundedBytes, ProjectFileError> {
+    let (mut file, size) = open_regular(path)?;
+    if size <= max {
+        // A file that grows while we read is still cut at the cap.
+        let head = read_up_to(&mut file, max, path)?;
+        return Ok(BoundedBytes {
+            head,
+            tail: None,
+            size,
+        });
+    }
+    let half = max / 2;
+    let head = read_up_to(&mut file, half, path)?;
+    file.seek(SeekFrom::Start(size - half))
+        .map_err(|e| ProjectFileError::Io {
+            path: path.display().to_string(),
+            source: e,
+        })?;
+    let tail = read_up_to(&mut file, half, path)?;
+    Ok(BoundedBytes {
+        head,
+        tail: Some(tail),
+        size,
+    })
+}
+
+/// Read `path` as UTF-8 text if it is a regular file of at most `max` bytes. For files that
+/// are only useful whole (config files).
+pub fn read_text_capped(path: &Path, max: u64) -> Result<String, ProjectFileError> {
+    let (mut file, size) = open_regular(path)?;
+    let too_large = |size| ProjectFileError::TooLarge {
+        path: path.display().to_string(),
+        size,
+        max,
+    };
+    if size > max {
+        return Err(too_large(size));
+    }
+    let bytes = read_up_to(&mut file, max + 1, path)?;
+    if bytes.len() as u64 > max {
+        return Err(too_large(bytes.len() as u64));
+    }
+    String::from_utf8(bytes).map_err(|_| ProjectFileError::Io {
+        path: path.display().to_string(),
+        source: io::Error::new(io::ErrorKind::InvalidData, "not UTF-8 text"),
+    })
+}
+
+/// Read `path` as text for the model, cut head+tail to about `max` bytes with the same marker
+/// as [`oi_protocol::truncate::truncate_head_tail`]; invalid UTF-8 is replaced, not refused.
+pub fn read_text_head_tail(path: &Path, max: u64) -> Result<String, ProjectFileError> {
+    let b = read_head_tail(path, max)?;
+    match b.tail {
+        None => Ok(String::from_utf8_lossy(&b.head).into_owned()),
+        Some(tail) => {
+            let head = String::from_utf8_lossy(&b.head);
+            let tail = String::from_utf8_lossy(&tail);
+            // Cut at line boundaries where one is near, as the shared truncation does.
+            let head = match head.rfind('\n') {
+                Some(nl) if nl > head.len() / 2 => &head[..=nl],
+                _ => &head[..],
+            };
+            let tail = match tail.find('\n') {
+                Some(nl) if nl < tail.len() / 2 => &tail[nl + 1..],
+                _ => &tail[..],
+            };
+            let omitted = b.size.saturating_sub(head.len() as u64 + tail.len() as u64);
+            Ok(format!(
+                "{head}\n[... {omitted} of {} bytes omitted ...]\n{tail}",
+                b.size
+            ))
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::{Duration, Instant};
+
+    #[test]
+    fn small_file_is_read_whole() {
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("AGENTS.md");
+        std::fs::write(&p, "hello\n").unwrap();
+        assert_eq!(read_text_head_tail(&p, 100).unwrap(), "hello\n");
+        assert_eq!(read_text_capped(&p, 100).unwrap(), "hello\n");
+    }
+
+    #[test]
+    fn oversize_file_is_cut_head_and_tail_without_reading_the_middle() {
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("AGENTS.md");
+        let text: String = (0..10_000).map(|i| format!("line {i}\n")).collect();
+        std::fs::write(&p, &text).unwrap();
+        let b = read_head_tail(&p, 1000).unwrap();
+        assert_eq!(b.head.len(), 500);
+        assert_eq!(b.tail.as_ref().map(Vec::len), Some(500));
+        assert_eq!(b.size, text.len() as u64);
+        let t = read_text_head_tail(&p, 1000).unwrap();
+        assert!(t.starts_with("line 0\n"), "{t}");
+        assert!(t.ends_with("line 9999\n"), "{t}");
+        assert!(t.contains("bytes omitted ..."), "{t}");
+        assert!(t.len() < 1100, "{}", t.len());
+        match read_text_capped(&p, 1000) {
+            Err(ProjectFileError::TooLarge { size, max, .. }) => {
+                assert_eq!((size, max), (text.len() as u64, 1000));
+            }
+            other => panic!("expected TooLarge, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn fifo_is_refused_at_once() {
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("AGENTS.md");
+        let st = std::process::Command::new("mkfifo")
+            .arg(&p)
+            .status()
+            .unwrap();
+        assert!(st.success());
+        let started = Instant::now();
+        let e = read_text_head_tail(&p, 1000).unwrap_err();
+        assert!(started.elapsed() < Duration::from_secs(5));
+        assert!(
+            e.to_string().contains("FIFO") && e.to_string().contains("not a regular file"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn symlink_to_dev_zero_and_directories_are_refused() {
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("AGENTS.md");
+        std::os::unix::fs::symlink("/dev/zero", &p).unwrap();
+        let e = read_text_head_tail(&p, 1000).unwrap_err();
+        assert!(e.to_string().contains("character device"), "{e}");
+        let e = read_text_capped(d.path(), 1000).unwrap_err();
+        assert!(e.to_string().contains("directory"), "{e}");
+        let e = read_text_capped(&d.path().join("missing"), 1000).unwrap_err();
+        assert!(e.is_not_found());
+    }
+}
