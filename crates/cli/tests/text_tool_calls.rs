@@ -394,7 +394,6 @@ async fn a_false_claim_is_retried_and_a_real_call_then_finishes_the_task() {
 /// calls that were not run" (docs/configuration.md, `ToolCallFormat::Auto`). A false claim
 /// holds no call, so it is no sign that native calls fail.
 #[tokio::test]
-#[ignore = "source bug: turn.rs switches to text tool calls for any unfinished answer, a false claim included (reported)"]
 async fn a_false_claim_does_not_switch_to_text_calls() {
     let env = TestEnv::new(
         MockScript::turns([
@@ -549,7 +548,6 @@ async fn text_format_describes_the_tools_in_the_prompt_and_sends_calls_back_as_t
 /// In text mode calls in the answer text are the format we asked for, so the warning that
 /// "the server's tool-call parser is off" (with a server flag to fix it) is wrong there.
 #[tokio::test]
-#[ignore = "source bug: the recovered-from-text warning is shown with tool_call_format = \"text\" too (reported)"]
 async fn text_format_does_not_blame_the_server_parser() {
     let env = TestEnv::new(
         MockScript::turns([MockTurn::text(TEXT_CALL), MockTurn::text("t.txt made.")]),

@@ -156,7 +156,7 @@ impl Unfinished {
                 )
             }
             Unfinished::Claim { quote } => format!(
-                "Your last answer says \"{quote}\", but no tool ran in this turn, so nothing was done. Do the work with the tools now ({}); {how} If you cannot do it, say plainly that it was not done.",
+                "Your last answer says \"{quote}\", but no tool ran in this turn, so nothing was done. Do the work with the tools now ({}). {how} If you cannot do it, say plainly that it was not done.",
                 names.join(", ")
             ),
         }

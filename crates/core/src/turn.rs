@@ -217,7 +217,10 @@ async fn turn_loop(
             if !nudged {
                 nudged = true;
                 sess.warn(turn_id, problem.warning());
-                if !text_mode && sess.config().tool_call_format == ToolCallFormat::Auto {
+                if !text_mode
+                    && matches!(problem, Unfinished::UnrunCall { .. })
+                    && sess.config().tool_call_format == ToolCallFormat::Auto
+                {
                     sess.state().text_tools_fallback = true;
                     sess.warn_once(turn_id, "text_tools_fallback", || {
                         "switching this session to `tool_call_format = \"text\"`: the model writes its tool calls into its answers instead of making them. Set `tool_call_format` in config.toml to choose for good (docs/providers.md, \"Tool calls as text\").".to_string()
@@ -614,11 +617,16 @@ async fn drain(
             Some(Ok(ResponseEvent::ToolCallsRecoveredFromText {
                 format,
                 server_hint,
-            })) => sess.warn_once(turn_id, "tool_calls_in_text", || {
-                format!(
-                    "the model's tool calls arrived as plain text ({format} format): the server's tool-call parser is off. They are recognised and run anyway, but the server should parse them itself. Fix: {server_hint}. See docs/providers.md, \"Server settings\"."
-                )
-            }),
+            })) => {
+                // In text mode calls in the text are what was asked for: nothing to warn about.
+                if !sess.tools_as_text() {
+                    sess.warn_once(turn_id, "tool_calls_in_text", || {
+                        format!(
+                            "the model's tool calls arrived as plain text ({format} format): the server's tool-call parser is off. They are recognised and run anyway, but the server should parse them itself. Fix: {server_hint}. See docs/providers.md, \"Server settings\"."
+                        )
+                    });
+                }
+            }
             Some(Ok(ResponseEvent::OutputLimitReached)) => out.truncated = true,
             Some(Ok(ResponseEvent::Completed { token_usage, .. })) => {
                 out.usage = token_usage;
