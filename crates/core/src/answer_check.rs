@@ -12,6 +12,9 @@ pub(crate) enum Unfinished {
     UnrunCall { name: String, offered: bool },
     /// The answer says work was done (`quote`, as written), and no tool ran in the thread.
     Claim { quote: String },
+    /// The user asked for a change, and the answer shows the code or patch for it while no
+    /// tool in this turn wrote anything: the files are unchanged.
+    WorkShown,
     /// The answer repeats the note the model was sent (small models parrot it) instead of
     /// doing what it asked.
     Parroted,
@@ -74,13 +77,53 @@ const CLAIMS: &[&str] = &[
     "successfully ran",
 ];
 
-/// Checks a final answer. `tool_ran_in_thread`: some tool call exists in the thread's
-/// history (a claim may then be about earlier work, so it is not held against the turn).
-pub(crate) fn check(
-    answer: &str,
-    tools: &[ToolSpec],
-    tool_ran_in_thread: bool,
-) -> Option<Unfinished> {
+/// What the turn did before its final answer.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct TurnSoFar<'a> {
+    /// The user's request that started the turn.
+    pub request: &'a str,
+    /// The calls run in this turn: tool name and raw arguments.
+    pub calls: Vec<(&'a str, &'a str)>,
+    /// Some tool call exists anywhere in the thread's history (a claim may then be about
+    /// earlier work, so it is not held against the turn).
+    pub tool_ran_in_thread: bool,
+}
+
+/// Words of a request that asks for files to change (whole words, lower case).
+const CHANGE_VERBS: &[&str] = &[
+    "create",
+    "write",
+    "fix",
+    "edit",
+    "change",
+    "add",
+    "replace",
+    "rename",
+    "delete",
+    "remove",
+    "update",
+    "implement",
+    "refactor",
+    "append",
+    "modify",
+    "move",
+    "insert",
+];
+
+/// How a question starts: asking how to do something is not asking for it to be done.
+const QUESTION_STARTS: &[&str] = &[
+    "how", "what", "why", "which", "explain", "show", "can", "could", "would", "should", "is",
+    "are", "does", "do", "tell",
+];
+
+/// Parts of a shell command that write files. A command without any is taken to only read.
+const WRITING_SHELL: &[&str] = &[
+    ">", "tee", "sed -i", "perl -i", "mv ", "cp ", "touch", "mkdir", "rm ", "<<", "install",
+    "git ", "patch", "truncate", "ln ", "chmod", "open(", "write",
+];
+
+/// Checks a final answer against what the turn did.
+pub(crate) fn check(answer: &str, tools: &[ToolSpec], turn: &TurnSoFar<'_>) -> Option<Unfinished> {
     if tools.is_empty() {
         return None;
     }
@@ -91,10 +134,54 @@ pub(crate) fn check(
         let offered = tools.iter().any(|t| t.name == name);
         return Some(Unfinished::UnrunCall { name, offered });
     }
-    if tool_ran_in_thread {
+    // A patch in the answer text is an `apply_patch` call that nothing ran.
+    if answer.contains("*** Begin Patch") && tools.iter().any(|t| t.name == "apply_patch") {
+        return Some(Unfinished::UnrunCall {
+            name: "apply_patch".into(),
+            offered: true,
+        });
+    }
+    if asks_for_change(turn.request)
+        && has_code_block(answer)
+        && !turn.calls.iter().any(|(name, args)| may_write(name, args))
+    {
+        return Some(Unfinished::WorkShown);
+    }
+    if turn.tool_ran_in_thread {
         return None;
     }
     claim(answer).map(|quote| Unfinished::Claim { quote })
+}
+
+fn words(text: &str) -> impl Iterator<Item = String> + '_ {
+    text.split(|c: char| !c.is_ascii_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .map(str::to_ascii_lowercase)
+}
+
+fn asks_for_change(request: &str) -> bool {
+    let trimmed = request.trim();
+    let question = trimmed.ends_with('?')
+        || words(trimmed)
+            .next()
+            .is_some_and(|w| QUESTION_STARTS.contains(&w.as_str()));
+    !question && words(trimmed).any(|w| CHANGE_VERBS.contains(&w.as_str()))
+}
+
+fn has_code_block(answer: &str) -> bool {
+    answer.lines().any(|l| l.trim_start().starts_with("```"))
+}
+
+/// Whether a call may have changed files: any tool but a plainly reading shell command.
+fn may_write(name: &str, args: &str) -> bool {
+    match name {
+        "shell" | "container.exec" | "shell_command" | "exec_command" => {
+            // Escaped JSON: `>` may appear as `\u003e` in some encoders.
+            let args = args.replace("\\u003e", ">");
+            WRITING_SHELL.iter().any(|w| args.contains(w))
+        }
+        _ => true,
+    }
 }
 
 /// The sentence-ish piece of `answer` that claims work, if any.
@@ -172,6 +259,10 @@ impl Unfinished {
                 "Your last answer says \"{quote}\", but no tool ran in this turn, so nothing was done. Do the work with the tools now ({}). {how} If you cannot do it, say plainly that it was not done.",
                 names.join(", ")
             ),
+            Unfinished::WorkShown => format!(
+                "Your last answer shows the change, but no tool made it: the files are unchanged. Make the change yourself with the tools ({}). {how}",
+                names.join(", ")
+            ),
             Unfinished::Parroted => format!(
                 "Do not repeat the note. Continue the user's task with the tools ({}). {how}",
                 names.join(", ")
@@ -202,6 +293,9 @@ impl Unfinished {
             Unfinished::Claim { quote } => format!(
                 "the model's answer claims work (\"{quote}\") but no tool ran in this turn, so nothing was done. {fix}"
             ),
+            Unfinished::WorkShown => format!(
+                "the model's answer shows the code or patch for the requested change, but no tool wrote it, so the files are unchanged. {fix}"
+            ),
             Unfinished::Parroted => format!(
                 "the model answered by repeating the note it was sent about its previous answer instead of doing the task, so the task was not done. {fix}"
             ),
@@ -217,6 +311,9 @@ impl Unfinished {
             Unfinished::Claim { quote } => format!(
                 "the model's answer claims work (\"{quote}\") but no tool ran; asking it to do the work or say it was not done"
             ),
+            Unfinished::WorkShown => {
+                "the model showed the change in its answer instead of making it; asking it to make it".to_string()
+            }
             Unfinished::Parroted => {
                 "the model repeated the note it was sent instead of answering; asking it once more"
                     .to_string()
@@ -238,13 +335,21 @@ mod tests {
         }]
     }
 
+    fn ran(tool_ran_in_thread: bool) -> TurnSoFar<'static> {
+        TurnSoFar {
+            request: "do it",
+            calls: Vec::new(),
+            tool_ran_in_thread,
+        }
+    }
+
     #[test]
     fn unrun_calls_are_found_with_whether_the_tool_exists() {
         assert_eq!(
             check(
                 "Run it like this: {\"name\": \"shell\", \"arguments\": {\"command\": [\"ls\"]}} and see.",
                 &tools(),
-                true
+                &ran(true)
             ),
             Some(Unfinished::UnrunCall {
                 name: "shell".into(),
@@ -255,7 +360,7 @@ mod tests {
             check(
                 "```json\n{\"name\": \"write_file\", \"arguments\": {\"path\": \"a\"}}\n```",
                 &tools(),
-                false
+                &ran(false)
             ),
             Some(Unfinished::UnrunCall {
                 name: "write_file".into(),
@@ -268,25 +373,105 @@ mod tests {
     fn claims_count_only_when_no_tool_ever_ran() {
         let answer = "I have created the file `hello.txt` with the content \"hi\". Let me know!";
         assert_eq!(
-            check(answer, &tools(), false),
+            check(answer, &tools(), &ran(false)),
             Some(Unfinished::Claim {
                 quote: "I have created the file `hello.txt` with the content \"hi\"".into()
             })
         );
-        assert_eq!(check(answer, &tools(), true), None);
+        assert_eq!(check(answer, &tools(), &ran(true)), None);
         assert_eq!(
-            check("The file was successfully created.", &tools(), false),
+            check("The file was successfully created.", &tools(), &ran(false)),
             Some(Unfinished::Claim {
                 quote: "successfully created".into()
             })
         );
     }
 
+    fn patch_tools() -> Vec<ToolSpec> {
+        let mut t = tools();
+        t.push(ToolSpec {
+            name: "apply_patch".into(),
+            description: String::new(),
+            parameters: json!({"type":"object","properties":{"input":{"type":"string"}}}),
+        });
+        t
+    }
+
+    #[test]
+    fn a_patch_in_the_answer_is_an_unrun_apply_patch() {
+        // Recorded: the second turn of a resumed thread "used apply_patch" only in words.
+        let answer = "To add a second line, I used the `apply_patch` function with the following input:\n```\n*** Begin Patch\n*** Update File: hello.txt\n@@ -1,1 +1,2 @@\n hi\n+bye\n*** End Patch\n```\nThis updated the file.";
+        assert_eq!(
+            check(answer, &patch_tools(), &ran(true)),
+            Some(Unfinished::UnrunCall {
+                name: "apply_patch".into(),
+                offered: true
+            })
+        );
+    }
+
+    #[test]
+    fn code_shown_for_a_requested_change_is_unfinished_unless_a_tool_wrote() {
+        // Recorded: asked to write a script, the model answered with the script.
+        let answer = "```python\n# count.py\nfor i in range(1, 6):\n    print(i)\n```";
+        let request =
+            "Write a Python script count.py that prints the numbers 1 to 5, one per line.";
+        let turn = |calls: Vec<(&'static str, &'static str)>| TurnSoFar {
+            request,
+            calls,
+            tool_ran_in_thread: true,
+        };
+        assert_eq!(
+            check(answer, &patch_tools(), &turn(vec![])),
+            Some(Unfinished::WorkShown)
+        );
+        // Recorded: the test was run (a read), the fix only shown.
+        assert_eq!(
+            check(
+                answer,
+                &patch_tools(),
+                &turn(vec![("shell", r#"{"command":["python3","test_calc.py"]}"#)])
+            ),
+            Some(Unfinished::WorkShown)
+        );
+        // A tool that writes ran: the code in the answer is a report.
+        for call in [
+            ("apply_patch", r#"{"input":"*** Begin Patch..."}"#),
+            (
+                "shell",
+                r#"{"command":["bash","-lc","cat > count.py <<EOF"]}"#,
+            ),
+            ("mcp__fs__write_file", "{}"),
+        ] {
+            assert_eq!(
+                check(answer, &patch_tools(), &turn(vec![call])),
+                None,
+                "{call:?}"
+            );
+        }
+        // Questions and requests that change nothing may be answered with code.
+        for request in [
+            "How would I write a script that counts to 5?",
+            "Show me a script that counts to 5",
+            "Run the tests and tell me the output",
+        ] {
+            let t = TurnSoFar {
+                request,
+                calls: vec![],
+                tool_ran_in_thread: true,
+            };
+            assert_eq!(check(answer, &patch_tools(), &t), None, "{request}");
+        }
+    }
+
     #[test]
     fn a_parroted_note_is_unfinished() {
         // Recorded: the 1.5B model answered the retry note with the note itself.
         let answer = "<system_note>\nYour last answer contains a `apply_patch` call written as text. It was NOT run: nothing happened. To run a tool, write the <tool_call> block itself";
-        assert_eq!(check(answer, &tools(), true), Some(Unfinished::Parroted));
+        assert_eq!(
+            check(answer, &tools(), &ran(true)),
+            Some(Unfinished::Parroted)
+        );
     }
 
     #[test]
@@ -297,8 +482,12 @@ mod tests {
             "To fix it, I randomly picked nothing; here is the plan.",
             "Paris is the capital of France.",
         ] {
-            assert_eq!(check(answer, &tools(), false), None, "{answer}");
+            assert_eq!(check(answer, &tools(), &ran(false)), None, "{answer}");
         }
-        assert_eq!(check("I have created it.", &[], false), None, "no tools");
+        assert_eq!(
+            check("I have created it.", &[], &ran(false)),
+            None,
+            "no tools"
+        );
     }
 }

@@ -298,12 +298,38 @@ fn is_json(s: &str) -> bool {
 /// or a claim of work when no tool ever ran in the thread.
 fn unfinished_answer(sess: &Session, answer: Option<&str>) -> Option<Unfinished> {
     let answer = answer?;
-    let tool_ran = sess
-        .state()
-        .history
+    let tools = tool_specs(sess);
+    let st = sess.state();
+    let history = &st.history;
+    let last_user = history.iter().rposition(|i| {
+        matches!(
+            i,
+            ResponseItem::Message {
+                role: Role::User,
+                ..
+            }
+        )
+    });
+    let request = last_user
+        .and_then(|p| history[p].message_text())
+        .unwrap_or_default();
+    let calls = history[last_user.map_or(0, |p| p + 1)..]
         .iter()
-        .any(|i| matches!(i, ResponseItem::FunctionCall { .. }));
-    answer_check::check(answer, &tool_specs(sess), tool_ran)
+        .filter_map(|i| match i {
+            ResponseItem::FunctionCall {
+                name, arguments, ..
+            } => Some((name.as_str(), arguments.as_str())),
+            _ => None,
+        })
+        .collect();
+    let turn = answer_check::TurnSoFar {
+        request: &request,
+        calls,
+        tool_ran_in_thread: history
+            .iter()
+            .any(|i| matches!(i, ResponseItem::FunctionCall { .. })),
+    };
+    answer_check::check(answer, &tools, &turn)
 }
 
 /// The failure for a response with neither an answer nor a tool call.
