@@ -201,11 +201,19 @@ fn fit_arguments_leaves_what_it_cannot_place() {
 #[test]
 fn comments_in_json_are_tolerated() {
     // Recorded: a `//` comment after a value.
-    let (_, calls) = run("```json\n{\n  \"name\": \"shell\",\n  \"arguments\": {\n    \"command\": [\"bash\", \"-lc\", \"cat secret.txt\"],\n    \"timeout_ms\": 10000,  // Increase timeout to 10 seconds\n    \"with_escalated_permissions\": false /* no */\n  }\n}\n```");
-    assert_eq!(calls[0].1["command"], json!(["bash", "-lc", "cat secret.txt"]));
+    let (_, calls) = run(
+        "```json\n{\n  \"name\": \"shell\",\n  \"arguments\": {\n    \"command\": [\"bash\", \"-lc\", \"cat secret.txt\"],\n    \"timeout_ms\": 10000,  // Increase timeout to 10 seconds\n    \"with_escalated_permissions\": false /* no */\n  }\n}\n```",
+    );
+    assert_eq!(
+        calls[0].1["command"],
+        json!(["bash", "-lc", "cat secret.txt"])
+    );
     assert_eq!(calls[0].1["timeout_ms"], json!(10000));
     // A `//` inside a string is text.
-    assert_eq!(lenient_json("{\"u\": \"http://x\",}"), Some(json!({"u": "http://x"})));
+    assert_eq!(
+        lenient_json("{\"u\": \"http://x\",}"),
+        Some(json!({"u": "http://x"}))
+    );
 }
 
 #[test]
@@ -216,7 +224,10 @@ fn broken_blocks_and_pseudo_calls_count_as_unrun() {
     assert_eq!(extract(text, &tools()), None);
     // Unparseable, but it names an offered tool.
     assert_eq!(
-        unrun_call_of("```json\n{\"name\": \"apply_patch\", \"arguments\": {\"input\": \"x\" oops}}\n```").as_deref(),
+        unrun_call_of(
+            "```json\n{\"name\": \"apply_patch\", \"arguments\": {\"input\": \"x\" oops}}\n```"
+        )
+        .as_deref(),
         Some("apply_patch")
     );
     // Prose that mentions a tool is not a call.
