@@ -112,9 +112,12 @@ const CHANGE_VERBS: &[&str] = &[
 
 /// How a question starts: asking how to do something is not asking for it to be done.
 const QUESTION_STARTS: &[&str] = &[
-    "how", "what", "why", "which", "explain", "show", "can", "could", "would", "should", "is",
-    "are", "does", "do", "tell",
+    "how", "what", "why", "which", "where", "when", "who", "explain", "show", "describe",
 ];
+
+/// How a request phrased as a question still asks for something to be done ("Can you fix
+/// it?").
+const REQUEST_STARTS: &[&str] = &["can", "could", "would", "will", "please"];
 
 /// Parts of a shell command that write files. A command without any is taken to only read.
 const WRITING_SHELL: &[&str] = &[
@@ -130,27 +133,60 @@ pub(crate) fn check(answer: &str, tools: &[ToolSpec], turn: &TurnSoFar<'_>) -> O
     if NOTE_MARKERS.iter().any(|m| answer.contains(m)) {
         return Some(Unfinished::Parroted);
     }
-    if let Some(name) = oi_model_client::unrun_tool_call(answer, tools) {
+    // Asked how calls or patches look, a model may quote them: that is the answer.
+    let question = is_question(turn.request);
+    if !question && let Some(name) = oi_model_client::unrun_tool_call(answer, tools) {
         let offered = tools.iter().any(|t| t.name == name);
         return Some(Unfinished::UnrunCall { name, offered });
     }
     // A patch in the answer text is an `apply_patch` call that nothing ran.
-    if answer.contains("*** Begin Patch") && tools.iter().any(|t| t.name == "apply_patch") {
+    if !question
+        && answer.contains("*** Begin Patch")
+        && tools.iter().any(|t| t.name == "apply_patch")
+    {
         return Some(Unfinished::UnrunCall {
             name: "apply_patch".into(),
             offered: true,
         });
     }
-    if asks_for_change(turn.request)
+    if !question
+        && asks_for_change(turn.request)
         && has_code_block(answer)
         && !turn.calls.iter().any(|(name, args)| may_write(name, args))
     {
         return Some(Unfinished::WorkShown);
     }
+    if let Some(quote) = claimed_tool_use(answer, tools, &turn.calls) {
+        return Some(Unfinished::Claim { quote });
+    }
     if turn.tool_ran_in_thread {
         return None;
     }
     claim(answer).map(|quote| Unfinished::Claim { quote })
+}
+
+/// The answer says it used a tool ("I then used the `apply_patch` function", recorded) that
+/// did not run in this turn.
+fn claimed_tool_use(answer: &str, tools: &[ToolSpec], calls: &[(&str, &str)]) -> Option<String> {
+    let lower = answer.to_ascii_lowercase();
+    for t in tools {
+        if calls.iter().any(|(name, _)| *name == t.name) {
+            continue;
+        }
+        let n = t.name.to_ascii_lowercase();
+        let phrases = [
+            format!("used the `{n}`"),
+            format!("used `{n}`"),
+            format!("used the {n} "),
+            format!("using the `{n}`"),
+            format!("using `{n}`"),
+            format!("ran `{n}`"),
+        ];
+        if let Some(at) = phrases.iter().filter_map(|p| lower.find(p.as_str())).min() {
+            return Some(quote_from(answer, at));
+        }
+    }
+    None
 }
 
 fn words(text: &str) -> impl Iterator<Item = String> + '_ {
@@ -159,13 +195,18 @@ fn words(text: &str) -> impl Iterator<Item = String> + '_ {
         .map(str::to_ascii_lowercase)
 }
 
-fn asks_for_change(request: &str) -> bool {
+/// A request that asks about something rather than for something to be done.
+fn is_question(request: &str) -> bool {
     let trimmed = request.trim();
-    let question = trimmed.ends_with('?')
-        || words(trimmed)
-            .next()
-            .is_some_and(|w| QUESTION_STARTS.contains(&w.as_str()));
-    !question && words(trimmed).any(|w| CHANGE_VERBS.contains(&w.as_str()))
+    let first = words(trimmed).next().unwrap_or_default();
+    if REQUEST_STARTS.contains(&first.as_str()) {
+        return false;
+    }
+    trimmed.ends_with('?') || QUESTION_STARTS.contains(&first.as_str())
+}
+
+fn asks_for_change(request: &str) -> bool {
+    words(request).any(|w| CHANGE_VERBS.contains(&w.as_str()))
 }
 
 fn has_code_block(answer: &str) -> bool {
@@ -251,7 +292,7 @@ impl Unfinished {
                     format!(" There is no tool named `{name}`.")
                 };
                 format!(
-                    "Your last answer contains a `{name}` call written as text. It was NOT run: nothing happened.{unknown} {how} The tools are: {}. If the task is already done, say so in plain words without writing any call.",
+                    "Your last answer contains a `{name}` call written as text. It was NOT run: nothing happened.{unknown} {how} The tools are: {}.",
                     names.join(", ")
                 )
             }
@@ -462,6 +503,54 @@ mod tests {
             };
             assert_eq!(check(answer, &patch_tools(), &t), None, "{request}");
         }
+    }
+
+    #[test]
+    fn claimed_use_of_a_tool_that_did_not_run_is_unfinished() {
+        // Recorded: only `shell` ran, the answer says apply_patch made the fix.
+        let answer =
+            "I ran the tests. I then used the `apply_patch` function to modify the `calc.py` file.";
+        let turn = TurnSoFar {
+            request: "Fix the bug",
+            calls: vec![("shell", r#"{"command":["python3","test_calc.py"]}"#)],
+            tool_ran_in_thread: true,
+        };
+        assert!(matches!(
+            check(answer, &patch_tools(), &turn),
+            Some(Unfinished::Claim { .. })
+        ));
+        let turn = TurnSoFar {
+            calls: vec![("apply_patch", "{}")],
+            ..turn
+        };
+        assert_eq!(check(answer, &patch_tools(), &turn), None);
+    }
+
+    #[test]
+    fn quoted_calls_answer_a_question() {
+        let answer = "They look like this:\n```json\n{\"name\": \"shell\", \"arguments\": {\"command\": [\"rm\", \"x\"]}}\n```";
+        for request in [
+            "how do tool calls look?",
+            "Show me a shell call",
+            "What is a patch like",
+        ] {
+            let t = TurnSoFar {
+                request,
+                calls: vec![],
+                tool_ran_in_thread: true,
+            };
+            assert_eq!(check(answer, &patch_tools(), &t), None, "{request}");
+        }
+        // A request phrased as a question still asks for the work.
+        let t = TurnSoFar {
+            request: "Can you delete x?",
+            calls: vec![],
+            tool_ran_in_thread: true,
+        };
+        assert!(matches!(
+            check(answer, &patch_tools(), &t),
+            Some(Unfinished::UnrunCall { .. })
+        ));
     }
 
     #[test]

@@ -235,6 +235,14 @@ async fn turn_loop(
                 info: Some(ErrorInfo::Other),
             });
         }
+        // Told that its answer did nothing, the model answered again without any tool: a
+        // second answer in words ("The task was done.", recorded) cannot have done it.
+        if calls.is_empty() && nudged && !ran_calls {
+            return Err(TurnFailure::Failed {
+                message: "the model was told that its answer did nothing and answered again without using any tool, so the task was not done. If this model keeps doing it, set `tool_call_format = \"text\"` or use a larger model.".to_string(),
+                info: Some(ErrorInfo::Other),
+            });
+        }
 
         if calls.is_empty() {
             // Done, unless the user steered while the model was answering.
