@@ -15,6 +15,8 @@ pub(crate) enum Unfinished {
     /// The user asked for a change, and the answer shows the code or patch for it while no
     /// tool in this turn wrote anything: the files are unchanged.
     WorkShown,
+    /// The user asked what a command printed; the command ran, and the answer does not say.
+    OutputNotReported { output: String },
     /// The answer repeats the note the model was sent (small models parrot it) instead of
     /// doing what it asked.
     Parroted,
@@ -82,8 +84,11 @@ const CLAIMS: &[&str] = &[
 pub(crate) struct TurnSoFar<'a> {
     /// The user's request that started the turn.
     pub request: &'a str,
-    /// The calls run in this turn: tool name and raw arguments.
+    /// The calls run in this turn that succeeded: tool name and raw arguments. (A failed
+    /// patch wrote nothing, and an answer quoting it is no recap of work done.)
     pub calls: Vec<(&'a str, &'a str)>,
+    /// What the successful shell commands of this turn printed, in order.
+    pub outputs: Vec<&'a str>,
     /// Some tool call exists anywhere in the thread's history (a claim may then be about
     /// earlier work, so it is not held against the turn).
     pub tool_ran_in_thread: bool,
@@ -135,12 +140,19 @@ pub(crate) fn check(answer: &str, tools: &[ToolSpec], turn: &TurnSoFar<'_>) -> O
     }
     // Asked how calls or patches look, a model may quote them: that is the answer.
     let question = is_question(turn.request);
-    if !question && let Some(name) = oi_model_client::unrun_tool_call(answer, tools) {
+    // A quoted call of a tool that did run in this turn is a recap of what was done
+    // ("I used `apply_patch` with this input: …", recorded after a successful patch).
+    let ran_here = |name: &str| turn.calls.iter().any(|(n, _)| *n == name);
+    if !question
+        && let Some(name) = oi_model_client::unrun_tool_call(answer, tools)
+        && !ran_here(&name)
+    {
         let offered = tools.iter().any(|t| t.name == name);
         return Some(Unfinished::UnrunCall { name, offered });
     }
     // A patch in the answer text is an `apply_patch` call that nothing ran.
     if !question
+        && !ran_here("apply_patch")
         && answer.contains("*** Begin Patch")
         && tools.iter().any(|t| t.name == "apply_patch")
     {
@@ -156,6 +168,9 @@ pub(crate) fn check(answer: &str, tools: &[ToolSpec], turn: &TurnSoFar<'_>) -> O
     {
         return Some(Unfinished::WorkShown);
     }
+    if let Some(output) = unreported_output(answer, turn) {
+        return Some(Unfinished::OutputNotReported { output });
+    }
     if let Some(quote) = claimed_tool_use(answer, tools, &turn.calls) {
         return Some(Unfinished::Claim { quote });
     }
@@ -163,6 +178,31 @@ pub(crate) fn check(answer: &str, tools: &[ToolSpec], turn: &TurnSoFar<'_>) -> O
         return None;
     }
     claim(answer).map(|quote| Unfinished::Claim { quote })
+}
+
+/// Words of a request that asks for a command's output.
+const OUTPUT_WORDS: &[&str] = &[
+    "print", "prints", "printed", "output", "outputs", "says", "said", "shows", "showed",
+    "returns", "returned",
+];
+
+/// Asked what a command printed, the answer quotes none of what the last command printed
+/// (recorded: "you can use the following command: `cat secret.txt`" after running it).
+/// Only short outputs count: a long one is summarised, not quoted.
+fn unreported_output(answer: &str, turn: &TurnSoFar<'_>) -> Option<String> {
+    if !words(turn.request).any(|w| OUTPUT_WORDS.contains(&w.as_str())) {
+        return None;
+    }
+    let output = turn.outputs.last()?.trim();
+    if output.is_empty() || output.len() > 2000 {
+        return None;
+    }
+    let quoted = output
+        .lines()
+        .map(str::trim)
+        .filter(|l| l.len() >= 2)
+        .any(|l| answer.contains(l));
+    (!quoted).then(|| output.to_string())
 }
 
 /// The answer says it used a tool ("I then used the `apply_patch` function", recorded) that
@@ -304,6 +344,9 @@ impl Unfinished {
                 "Your last answer shows the change, but no tool made it: the files are unchanged. Make the change yourself with the tools ({}). {how}",
                 names.join(", ")
             ),
+            Unfinished::OutputNotReported { output } => format!(
+                "Your answer does not say what the command printed, which is what the user asked. It printed:\n```\n{output}\n```\nTell the user exactly that output."
+            ),
             Unfinished::Parroted => format!(
                 "Do not repeat the note. Continue the user's task with the tools ({}). {how}",
                 names.join(", ")
@@ -337,6 +380,9 @@ impl Unfinished {
             Unfinished::WorkShown => format!(
                 "the model's answer shows the code or patch for the requested change, but no tool wrote it, so the files are unchanged. {fix}"
             ),
+            Unfinished::OutputNotReported { .. } => format!(
+                "the user asked what the command printed, and the model's answer does not say (the command's output is in the events). {fix}"
+            ),
             Unfinished::Parroted => format!(
                 "the model answered by repeating the note it was sent about its previous answer instead of doing the task, so the task was not done. {fix}"
             ),
@@ -354,6 +400,9 @@ impl Unfinished {
             ),
             Unfinished::WorkShown => {
                 "the model showed the change in its answer instead of making it; asking it to make it".to_string()
+            }
+            Unfinished::OutputNotReported { .. } => {
+                "the model's answer does not report the output it was asked for; asking it to".to_string()
             }
             Unfinished::Parroted => {
                 "the model repeated the note it was sent instead of answering; asking it once more"
@@ -380,6 +429,7 @@ mod tests {
         TurnSoFar {
             request: "do it",
             calls: Vec::new(),
+            outputs: Vec::new(),
             tool_ran_in_thread,
         }
     }
@@ -460,6 +510,7 @@ mod tests {
         let turn = |calls: Vec<(&'static str, &'static str)>| TurnSoFar {
             request,
             calls,
+            outputs: vec![],
             tool_ran_in_thread: true,
         };
         assert_eq!(
@@ -499,6 +550,7 @@ mod tests {
             let t = TurnSoFar {
                 request,
                 calls: vec![],
+                outputs: vec![],
                 tool_ran_in_thread: true,
             };
             assert_eq!(check(answer, &patch_tools(), &t), None, "{request}");
@@ -513,6 +565,7 @@ mod tests {
         let turn = TurnSoFar {
             request: "Fix the bug",
             calls: vec![("shell", r#"{"command":["python3","test_calc.py"]}"#)],
+            outputs: vec![],
             tool_ran_in_thread: true,
         };
         assert!(matches!(
@@ -537,6 +590,7 @@ mod tests {
             let t = TurnSoFar {
                 request,
                 calls: vec![],
+                outputs: vec![],
                 tool_ran_in_thread: true,
             };
             assert_eq!(check(answer, &patch_tools(), &t), None, "{request}");
@@ -545,12 +599,62 @@ mod tests {
         let t = TurnSoFar {
             request: "Can you delete x?",
             calls: vec![],
+            outputs: vec![],
             tool_ran_in_thread: true,
         };
         assert!(matches!(
             check(answer, &patch_tools(), &t),
             Some(Unfinished::UnrunCall { .. })
         ));
+    }
+
+    #[test]
+    fn a_recap_of_a_call_that_ran_is_fine() {
+        // Recorded: after a successful patch, the answer quotes it.
+        let answer = "To create a file `hello.txt` containing the text `hi`, I used the `apply_patch` function with the following input:\n```\n*** Begin Patch\n*** Add File: hello.txt\n+hi\n*** End Patch\n```\nThis command added the text `hi` to the file `hello.txt`.";
+        let turn = TurnSoFar {
+            request: "Create a file hello.txt containing hi",
+            calls: vec![("apply_patch", "{}")],
+            outputs: vec![],
+            tool_ran_in_thread: true,
+        };
+        assert_eq!(check(answer, &patch_tools(), &turn), None);
+        let json_recap = "I ran:\n```json\n{\"name\": \"shell\", \"arguments\": {\"command\": [\"ls\"]}}\n```\nIt listed one file.";
+        let turn = TurnSoFar {
+            request: "List the files",
+            calls: vec![("shell", r#"{"command":["ls"]}"#)],
+            outputs: vec![],
+            tool_ran_in_thread: true,
+        };
+        assert_eq!(check(json_recap, &patch_tools(), &turn), None);
+    }
+
+    #[test]
+    fn an_output_asked_for_must_be_reported() {
+        let turn = |answer_request: &'static str| TurnSoFar {
+            request: answer_request,
+            calls: vec![("shell", r#"{"command":["cat","secret.txt"]}"#)],
+            outputs: vec!["token-1a2b3c4d\n"],
+            tool_ran_in_thread: true,
+        };
+        let asked = turn("Run the command `cat secret.txt` and tell me exactly what it printed.");
+        // Recorded: the answer after running it.
+        let vague = "To run the command `cat secret.txt` and get the output, you can use the following command:\n\n```bash\ncat secret.txt\n```";
+        assert_eq!(
+            check(vague, &patch_tools(), &asked),
+            Some(Unfinished::OutputNotReported {
+                output: "token-1a2b3c4d".into()
+            })
+        );
+        assert_eq!(
+            check("It printed `token-1a2b3c4d`.", &patch_tools(), &asked),
+            None
+        );
+        // Not asked for: a summary is fine.
+        assert_eq!(
+            check(vague, &patch_tools(), &turn("Run cat secret.txt")),
+            None
+        );
     }
 
     #[test]

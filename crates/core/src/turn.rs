@@ -321,18 +321,58 @@ fn unfinished_answer(sess: &Session, answer: Option<&str>) -> Option<Unfinished>
     let request = last_user
         .and_then(|p| history[p].message_text())
         .unwrap_or_default();
-    let calls = history[last_user.map_or(0, |p| p + 1)..]
+    let this_turn = &history[last_user.map_or(0, |p| p + 1)..];
+    let succeeded = |id: &str| {
+        this_turn.iter().any(|i| {
+            matches!(i, ResponseItem::FunctionCallOutput { call_id, output }
+                if call_id == id && output.success != Some(false))
+        })
+    };
+    let calls = this_turn
         .iter()
         .filter_map(|i| match i {
             ResponseItem::FunctionCall {
-                name, arguments, ..
-            } => Some((name.as_str(), arguments.as_str())),
+                call_id,
+                name,
+                arguments,
+            } if succeeded(call_id) => Some((name.as_str(), arguments.as_str())),
+            _ => None,
+        })
+        .collect();
+    let shell_calls: Vec<&str> = this_turn
+        .iter()
+        .filter_map(|i| match i {
+            ResponseItem::FunctionCall { call_id, name, .. }
+                if matches!(
+                    name.as_str(),
+                    "shell" | "container.exec" | "shell_command" | "exec_command"
+                ) =>
+            {
+                Some(call_id.as_str())
+            }
+            _ => None,
+        })
+        .collect();
+    let outputs_text: Vec<String> = this_turn
+        .iter()
+        .filter_map(|i| match i {
+            ResponseItem::FunctionCallOutput { call_id, output }
+                if shell_calls.contains(&call_id.as_str()) && output.success != Some(false) =>
+            {
+                let text = output.text_content();
+                Some(
+                    text.split_once("\nOutput:\n")
+                        .map_or(text.as_str(), |(_, body)| body)
+                        .to_string(),
+                )
+            }
             _ => None,
         })
         .collect();
     let turn = answer_check::TurnSoFar {
         request: &request,
         calls,
+        outputs: outputs_text.iter().map(String::as_str).collect(),
         tool_ran_in_thread: history
             .iter()
             .any(|i| matches!(i, ResponseItem::FunctionCall { .. })),

@@ -90,10 +90,12 @@ pub(crate) async fn handle(
         .await;
     }
 
-    let timeout = args
-        .timeout_ms
-        .map(Duration::from_millis)
-        .unwrap_or(config.shell_timeout);
+    // Small models write `"timeout_ms": 0` for "no timeout", or a few milliseconds: 0 means
+    // the default, and no command is killed before a second.
+    let timeout = match args.timeout_ms {
+        None | Some(0) => config.shell_timeout,
+        Some(ms) => Duration::from_millis(ms.max(1000)),
+    };
     let escalation = wants_escalation(&args.with_escalated_permissions).then(|| {
         args.justification
             .clone()
