@@ -15,6 +15,9 @@ pub(crate) enum Unfinished {
     /// The user asked for a change, and the answer shows the code or patch for it while no
     /// tool in this turn wrote anything: the files are unchanged.
     WorkShown,
+    /// The answer announces what the model will do ("I will run …"), and no tool ran in the
+    /// turn: it stopped before starting.
+    Announced,
     /// The user asked what a command printed; the command ran, and the answer does not say.
     OutputNotReported { output: String },
     /// The answer repeats the note the model was sent (small models parrot it) instead of
@@ -168,6 +171,9 @@ pub(crate) fn check(answer: &str, tools: &[ToolSpec], turn: &TurnSoFar<'_>) -> O
     {
         return Some(Unfinished::WorkShown);
     }
+    if !question && turn.calls.is_empty() && announces(answer) {
+        return Some(Unfinished::Announced);
+    }
     if let Some(output) = unreported_output(answer, turn) {
         return Some(Unfinished::OutputNotReported { output });
     }
@@ -178,6 +184,31 @@ pub(crate) fn check(answer: &str, tools: &[ToolSpec], turn: &TurnSoFar<'_>) -> O
         return None;
     }
     claim(answer).map(|quote| Unfinished::Claim { quote })
+}
+
+/// How an answer announces work it has not started (lower case, with the apostrophes made
+/// plain).
+const ANNOUNCEMENTS: &[&str] = &[
+    "i will ",
+    "i'll ",
+    "let me ",
+    "i am going to ",
+    "i'm going to ",
+    "i shall ",
+    "next, i ",
+];
+
+/// The answer says what the model is about to do (recorded: "I will run the command to
+/// execute `python3 test_calc.py` and fix the bug", and nothing ran).
+fn announces(answer: &str) -> bool {
+    let lower = answer.to_ascii_lowercase().replace('\u{2019}', "'");
+    ANNOUNCEMENTS.iter().any(|a| {
+        lower.match_indices(a).any(|(i, _)| {
+            let starts_word = i == 0 || !lower.as_bytes()[i - 1].is_ascii_alphanumeric();
+            // "Let me know if…" closes an answer; it announces nothing.
+            starts_word && !lower[i + a.len()..].starts_with("know")
+        })
+    })
 }
 
 /// Words of a request that asks for a command's output.
@@ -344,6 +375,10 @@ impl Unfinished {
                 "Your last answer shows the change, but no tool made it: the files are unchanged. Make the change yourself with the tools ({}). {how}",
                 names.join(", ")
             ),
+            Unfinished::Announced => format!(
+                "You said what you will do, but no tool ran: nothing was done yet. Do it now with the tools ({}). {how}",
+                names.join(", ")
+            ),
             Unfinished::OutputNotReported { output } => format!(
                 "Your answer does not say what the command printed, which is what the user asked. It printed:\n```\n{output}\n```\nTell the user exactly that output."
             ),
@@ -380,6 +415,9 @@ impl Unfinished {
             Unfinished::WorkShown => format!(
                 "the model's answer shows the code or patch for the requested change, but no tool wrote it, so the files are unchanged. {fix}"
             ),
+            Unfinished::Announced => format!(
+                "the model said what it would do and stopped without running any tool, so nothing was done. {fix}"
+            ),
             Unfinished::OutputNotReported { .. } => format!(
                 "the user asked what the command printed, and the model's answer does not say (the command's output is in the events). {fix}"
             ),
@@ -400,6 +438,9 @@ impl Unfinished {
             ),
             Unfinished::WorkShown => {
                 "the model showed the change in its answer instead of making it; asking it to make it".to_string()
+            }
+            Unfinished::Announced => {
+                "the model said what it would do and stopped before doing it; asking it to go on".to_string()
             }
             Unfinished::OutputNotReported { .. } => {
                 "the model's answer does not report the output it was asked for; asking it to".to_string()
@@ -653,6 +694,35 @@ mod tests {
         // Not asked for: a summary is fine.
         assert_eq!(
             check(vague, &patch_tools(), &turn("Run cat secret.txt")),
+            None
+        );
+    }
+
+    #[test]
+    fn an_announcement_with_nothing_run_is_unfinished() {
+        let turn = |calls: Vec<(&'static str, &'static str)>| TurnSoFar {
+            request: "The test test_calc.py fails. Fix the bug in calc.py.",
+            calls,
+            outputs: vec![],
+            tool_ran_in_thread: false,
+        };
+        // Recorded: nothing ran.
+        let answer = "I will run the command to execute `python3 test_calc.py` and fix the bug in `calc.py` as needed.";
+        assert_eq!(
+            check(answer, &patch_tools(), &turn(vec![])),
+            Some(Unfinished::Announced)
+        );
+        assert_eq!(
+            check("Let me look at it.", &patch_tools(), &turn(vec![])),
+            Some(Unfinished::Announced)
+        );
+        // After work, "I'll" is about what is left, and words like "till" are no announcement.
+        assert_eq!(
+            check(answer, &patch_tools(), &turn(vec![("apply_patch", "{}")])),
+            None
+        );
+        assert_eq!(
+            check("It fails until the fix.", &patch_tools(), &turn(vec![])),
             None
         );
     }

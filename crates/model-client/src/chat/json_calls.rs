@@ -308,7 +308,7 @@ fn call_of(v: &Value) -> Option<(String, Value)> {
 }
 
 /// JSON as models write it by hand: raw newlines and tabs inside strings, trailing commas,
-/// and `//` or `/* */` comments are accepted.
+/// `//` or `/* */` comments, and Python's `"""triple-quoted"""` strings are accepted.
 pub(crate) fn lenient_json(s: &str) -> Option<Value> {
     if let Ok(v) = serde_json::from_str(s) {
         return Some(v);
@@ -345,6 +345,15 @@ pub(crate) fn lenient_json(s: &str) -> Option<Value> {
             continue;
         }
         match c {
+            '"' if chars[i..].starts_with(&['"', '"', '"']) => {
+                let body_start = i + 3;
+                let len = chars[body_start..]
+                    .windows(3)
+                    .position(|w| w == ['"', '"', '"'])?;
+                let body: String = chars[body_start..body_start + len].iter().collect();
+                fixed.push_str(&Value::String(body).to_string());
+                skip_to = body_start + len + 3;
+            }
             '"' => {
                 in_string = true;
                 fixed.push(c);
@@ -394,6 +403,20 @@ pub(crate) fn fit_arguments(args: Value, schema: &Value) -> Value {
     };
     if let Some(props) = props {
         for (key, value) in obj.iter_mut() {
+            // A text parameter sent as its list of lines (recorded: a patch as
+            // `["*** Begin Patch", "*** Add File: …", …]`).
+            let wants_string = props
+                .get(key)
+                .is_some_and(|p| p.get("type").and_then(Value::as_str) == Some("string"));
+            if wants_string
+                && let Value::Array(items) = value
+                && !items.is_empty()
+                && items.iter().all(Value::is_string)
+            {
+                let lines: Vec<&str> = items.iter().filter_map(Value::as_str).collect();
+                *value = Value::String(lines.join("\n"));
+                continue;
+            }
             let wants_string_list = props.get(key).is_some_and(|p| {
                 p.get("type").and_then(Value::as_str) == Some("array")
                     && p.pointer("/items/type").and_then(Value::as_str) == Some("string")

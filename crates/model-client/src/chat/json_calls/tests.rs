@@ -234,3 +234,26 @@ fn broken_blocks_and_pseudo_calls_count_as_unrun() {
     assert_eq!(unrun_call_of("I used shell to list the files."), None);
     assert_eq!(unrun_call_of("```\nshellcheck [x]\n```"), None);
 }
+
+#[test]
+fn python_triple_quotes_and_lines_for_a_text_parameter() {
+    // Recorded: the patch in a Python triple-quoted string.
+    let (_, calls) = run(
+        "```json\n{\n  \"name\": \"apply_patch\",\n  \"arguments\": {\n    \"input\": \"\"\"\n*** Begin Patch\n*** Add File: hello.txt\n+hi\n*** End Patch\n\"\"\"\n  }\n}\n```",
+    );
+    assert_eq!(
+        calls[0].1["input"],
+        json!("\n*** Begin Patch\n*** Add File: hello.txt\n+hi\n*** End Patch\n")
+    );
+    // Recorded: the patch as its list of lines.
+    let (_, calls) = run(
+        "{\"name\": \"apply_patch\", \"arguments\": {\"input\":[\"*** Begin Patch\",\"*** Add File: hello.txt\",\"+hi\",\"*** End Patch\"]}}",
+    );
+    assert_eq!(
+        calls[0].1["input"],
+        json!("*** Begin Patch\n*** Add File: hello.txt\n+hi\n*** End Patch")
+    );
+    // An argv list stays a list.
+    let (_, calls) = run("{\"name\": \"shell\", \"arguments\": {\"command\": [\"ls\", \"-la\"]}}");
+    assert_eq!(calls[0].1["command"], json!(["ls", "-la"]));
+}
