@@ -97,6 +97,16 @@ pub(crate) struct TurnSoFar<'a> {
     pub tool_ran_in_thread: bool,
 }
 
+/// After the model was already asked once to finish properly: the request asks for a change
+/// and nothing in the turn could have made it (recorded: after the note the model ran
+/// `echo $SHELL` and answered "To confirm the shell command runs in the correct
+/// environment.").
+pub(crate) fn made_no_change(turn: &TurnSoFar<'_>) -> bool {
+    !is_question(turn.request)
+        && asks_for_change(turn.request)
+        && !turn.calls.iter().any(|(name, args)| may_write(name, args))
+}
+
 /// Words of a request that asks for files to change (whole words, lower case).
 const CHANGE_VERBS: &[&str] = &[
     "create",
@@ -725,6 +735,26 @@ mod tests {
             check("It fails until the fix.", &patch_tools(), &turn(vec![])),
             None
         );
+    }
+
+    #[test]
+    fn no_change_after_a_note_is_told_apart() {
+        let turn = |calls: Vec<(&'static str, &'static str)>| TurnSoFar {
+            request: "Create a file hello.txt containing hi",
+            calls,
+            outputs: vec![],
+            tool_ran_in_thread: true,
+        };
+        assert!(made_no_change(&turn(vec![(
+            "shell",
+            r#"{"command":["bash","-lc","echo $SHELL"]}"#
+        )])));
+        assert!(!made_no_change(&turn(vec![("apply_patch", "{}")])));
+        let question = TurnSoFar {
+            request: "How do I create a file?",
+            ..turn(vec![])
+        };
+        assert!(!made_no_change(&question));
     }
 
     #[test]

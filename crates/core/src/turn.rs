@@ -236,10 +236,18 @@ async fn turn_loop(
             });
         }
         // Told that its answer did nothing, the model answered again without any tool: a
-        // second answer in words ("The task was done.", recorded) cannot have done it.
-        if calls.is_empty() && nudged && !ran_calls {
+        // second answer in words ("The task was done.", recorded) cannot have done it. Nor
+        // can a turn asked for a change in which nothing that writes ran.
+        if calls.is_empty() && nudged && (!ran_calls || nothing_changed(sess)) {
+            let what = if ran_calls {
+                "the model was told that its answer did nothing, and it ended the turn without running anything that could make the requested change"
+            } else {
+                "the model was told that its answer did nothing and answered again without using any tool"
+            };
             return Err(TurnFailure::Failed {
-                message: "the model was told that its answer did nothing and answered again without using any tool, so the task was not done. If this model keeps doing it, set `tool_call_format = \"text\"` or use a larger model.".to_string(),
+                message: format!(
+                    "{what}, so the task was not done. If this model keeps doing it, set `tool_call_format = \"text\"` or use a larger model."
+                ),
                 info: Some(ErrorInfo::Other),
             });
         }
@@ -302,10 +310,22 @@ fn is_json(s: &str) -> bool {
     serde_json::from_str::<serde::de::IgnoredAny>(s).is_ok()
 }
 
-/// Whether the turn's final answer leaves it unfinished: a call in the text that nobody ran,
-/// or a claim of work when no tool ever ran in the thread.
+/// Whether the turn's final answer leaves it unfinished (see `answer_check`).
 fn unfinished_answer(sess: &Session, answer: Option<&str>) -> Option<Unfinished> {
     let answer = answer?;
+    with_turn_so_far(sess, |tools, turn| answer_check::check(answer, tools, turn))
+}
+
+/// The request asked for a change and nothing in the turn could have made it.
+fn nothing_changed(sess: &Session) -> bool {
+    with_turn_so_far(sess, |_, turn| answer_check::made_no_change(turn))
+}
+
+/// Runs `f` over the offered tools and what this turn did so far.
+fn with_turn_so_far<T>(
+    sess: &Session,
+    f: impl FnOnce(&[oi_protocol::models::ToolSpec], &answer_check::TurnSoFar<'_>) -> T,
+) -> T {
     let tools = tool_specs(sess);
     let st = sess.state();
     let history = &st.history;
@@ -377,7 +397,7 @@ fn unfinished_answer(sess: &Session, answer: Option<&str>) -> Option<Unfinished>
             .iter()
             .any(|i| matches!(i, ResponseItem::FunctionCall { .. })),
     };
-    answer_check::check(answer, &tools, &turn)
+    f(&tools, &turn)
 }
 
 /// The failure for a response with neither an answer nor a tool call.
