@@ -3,7 +3,8 @@
 //! be reported as success; the turn loop asks the model once to do it properly, and fails
 //! the turn if the answer is still unfinished.
 
-use oi_protocol::models::ToolSpec;
+use crate::tools::{is_shell_tool, printed_output};
+use oi_protocol::models::{ResponseItem, Role, ToolSpec};
 
 /// Why an answer does not finish the turn.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -95,6 +96,83 @@ pub(crate) struct TurnSoFar<'a> {
     /// Some tool call exists anywhere in the thread's history (a claim may then be about
     /// earlier work, so it is not held against the turn).
     pub tool_ran_in_thread: bool,
+}
+
+/// What this turn did, read from the thread's history; owned, so the state lock is not held
+/// while the answer is checked. [`TurnRecord::view`] is what the checks read.
+pub(crate) struct TurnRecord {
+    request: String,
+    calls: Vec<(String, String)>,
+    outputs: Vec<String>,
+    tool_ran_in_thread: bool,
+}
+
+impl TurnRecord {
+    /// The turn is everything after the last user message (the request that started it, or
+    /// steering input since; developer notes are not user messages).
+    pub(crate) fn of_history(history: &[ResponseItem]) -> Self {
+        let last_user = history.iter().rposition(|i| {
+            matches!(
+                i,
+                ResponseItem::Message {
+                    role: Role::User,
+                    ..
+                }
+            )
+        });
+        let request = last_user
+            .and_then(|p| history[p].message_text())
+            .unwrap_or_default();
+        let this_turn = &history[last_user.map_or(0, |p| p + 1)..];
+        // A call counts when its output says it succeeded: a failed patch wrote nothing.
+        let output_of = |id: &str| {
+            this_turn.iter().find_map(|i| match i {
+                ResponseItem::FunctionCallOutput { call_id, output }
+                    if call_id == id && output.success != Some(false) =>
+                {
+                    Some(output)
+                }
+                _ => None,
+            })
+        };
+        let mut calls = Vec::new();
+        let mut outputs = Vec::new();
+        for item in this_turn {
+            if let ResponseItem::FunctionCall {
+                call_id,
+                name,
+                arguments,
+            } = item
+                && let Some(output) = output_of(call_id)
+            {
+                calls.push((name.clone(), arguments.clone()));
+                if is_shell_tool(name) {
+                    outputs.push(printed_output(&output.text_content()).to_string());
+                }
+            }
+        }
+        Self {
+            request,
+            calls,
+            outputs,
+            tool_ran_in_thread: history
+                .iter()
+                .any(|i| matches!(i, ResponseItem::FunctionCall { .. })),
+        }
+    }
+
+    pub(crate) fn view(&self) -> TurnSoFar<'_> {
+        TurnSoFar {
+            request: &self.request,
+            calls: self
+                .calls
+                .iter()
+                .map(|(n, a)| (n.as_str(), a.as_str()))
+                .collect(),
+            outputs: self.outputs.iter().map(String::as_str).collect(),
+            tool_ran_in_thread: self.tool_ran_in_thread,
+        }
+    }
 }
 
 /// After the model was already asked once to finish properly: the request asks for a change
@@ -296,14 +374,12 @@ fn has_code_block(answer: &str) -> bool {
 
 /// Whether a call may have changed files: any tool but a plainly reading shell command.
 fn may_write(name: &str, args: &str) -> bool {
-    match name {
-        "shell" | "container.exec" | "shell_command" | "exec_command" => {
-            // Escaped JSON: `>` may appear as `\u003e` in some encoders.
-            let args = args.replace("\\u003e", ">");
-            WRITING_SHELL.iter().any(|w| args.contains(w))
-        }
-        _ => true,
+    if !is_shell_tool(name) {
+        return true;
     }
+    // Escaped JSON: `>` may appear as `\u003e` in some encoders.
+    let args = args.replace("\\u003e", ">");
+    WRITING_SHELL.iter().any(|w| args.contains(w))
 }
 
 /// The sentence-ish piece of `answer` that claims work, if any.
@@ -755,6 +831,45 @@ mod tests {
             ..turn(vec![])
         };
         assert!(!made_no_change(&question));
+    }
+
+    #[test]
+    fn the_turn_record_keeps_this_turns_successful_calls_and_what_they_printed() {
+        use oi_protocol::models::FunctionCallOutput;
+        let call = |id: &str, name: &str| ResponseItem::FunctionCall {
+            call_id: id.into(),
+            name: name.into(),
+            arguments: "{}".into(),
+        };
+        let out = |id: &str, text: &str, ok: bool| ResponseItem::FunctionCallOutput {
+            call_id: id.into(),
+            output: FunctionCallOutput::text(text, ok),
+        };
+        let history = vec![
+            ResponseItem::user_text("earlier request"),
+            call("a", "apply_patch"),
+            out("a", "ok", true),
+            ResponseItem::user_text("Run cat x and tell me what it printed"),
+            call("b", "apply_patch"),
+            out("b", "patch did not apply", false),
+            call("c", "shell"),
+            out(
+                "c",
+                "Exit code: 0\nWall time: 0.0 seconds\nOutput:\ntoken-1\n",
+                true,
+            ),
+            ResponseItem::developer_text("a note"),
+        ];
+        let record = TurnRecord::of_history(&history);
+        let view = record.view();
+        assert_eq!(view.request, "Run cat x and tell me what it printed");
+        assert_eq!(
+            view.calls,
+            [("shell", "{}")],
+            "the failed patch does not count"
+        );
+        assert_eq!(view.outputs, ["token-1\n"]);
+        assert!(view.tool_ran_in_thread);
     }
 
     #[test]

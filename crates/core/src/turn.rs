@@ -1,6 +1,6 @@
 //! One turn: stream the model, run the tools it calls, repeat until it answers.
 
-use crate::answer_check::{self, Unfinished};
+use crate::answer_check::{self, TurnRecord, Unfinished};
 use crate::compact::{CompactError, compact, compact_if_needed};
 use crate::context_window::{budget_tool_outputs, output_token_bound, tool_output_budget};
 use crate::prompt::{base_instructions, context_items};
@@ -313,91 +313,14 @@ fn is_json(s: &str) -> bool {
 /// Whether the turn's final answer leaves it unfinished (see `answer_check`).
 fn unfinished_answer(sess: &Session, answer: Option<&str>) -> Option<Unfinished> {
     let answer = answer?;
-    with_turn_so_far(sess, |tools, turn| answer_check::check(answer, tools, turn))
+    let tools = tool_specs(sess);
+    let record = TurnRecord::of_history(&sess.state().history);
+    answer_check::check(answer, &tools, &record.view())
 }
 
 /// The request asked for a change and nothing in the turn could have made it.
 fn nothing_changed(sess: &Session) -> bool {
-    with_turn_so_far(sess, |_, turn| answer_check::made_no_change(turn))
-}
-
-/// Runs `f` over the offered tools and what this turn did so far.
-fn with_turn_so_far<T>(
-    sess: &Session,
-    f: impl FnOnce(&[oi_protocol::models::ToolSpec], &answer_check::TurnSoFar<'_>) -> T,
-) -> T {
-    let tools = tool_specs(sess);
-    let st = sess.state();
-    let history = &st.history;
-    let last_user = history.iter().rposition(|i| {
-        matches!(
-            i,
-            ResponseItem::Message {
-                role: Role::User,
-                ..
-            }
-        )
-    });
-    let request = last_user
-        .and_then(|p| history[p].message_text())
-        .unwrap_or_default();
-    let this_turn = &history[last_user.map_or(0, |p| p + 1)..];
-    let succeeded = |id: &str| {
-        this_turn.iter().any(|i| {
-            matches!(i, ResponseItem::FunctionCallOutput { call_id, output }
-                if call_id == id && output.success != Some(false))
-        })
-    };
-    let calls = this_turn
-        .iter()
-        .filter_map(|i| match i {
-            ResponseItem::FunctionCall {
-                call_id,
-                name,
-                arguments,
-            } if succeeded(call_id) => Some((name.as_str(), arguments.as_str())),
-            _ => None,
-        })
-        .collect();
-    let shell_calls: Vec<&str> = this_turn
-        .iter()
-        .filter_map(|i| match i {
-            ResponseItem::FunctionCall { call_id, name, .. }
-                if matches!(
-                    name.as_str(),
-                    "shell" | "container.exec" | "shell_command" | "exec_command"
-                ) =>
-            {
-                Some(call_id.as_str())
-            }
-            _ => None,
-        })
-        .collect();
-    let outputs_text: Vec<String> = this_turn
-        .iter()
-        .filter_map(|i| match i {
-            ResponseItem::FunctionCallOutput { call_id, output }
-                if shell_calls.contains(&call_id.as_str()) && output.success != Some(false) =>
-            {
-                let text = output.text_content();
-                Some(
-                    text.split_once("\nOutput:\n")
-                        .map_or(text.as_str(), |(_, body)| body)
-                        .to_string(),
-                )
-            }
-            _ => None,
-        })
-        .collect();
-    let turn = answer_check::TurnSoFar {
-        request: &request,
-        calls,
-        outputs: outputs_text.iter().map(String::as_str).collect(),
-        tool_ran_in_thread: history
-            .iter()
-            .any(|i| matches!(i, ResponseItem::FunctionCall { .. })),
-    };
-    f(&tools, &turn)
+    answer_check::made_no_change(&TurnRecord::of_history(&sess.state().history).view())
 }
 
 /// The failure for a response with neither an answer nor a tool call.

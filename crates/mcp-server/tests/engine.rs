@@ -377,3 +377,70 @@ async fn codex_tool_honours_project_config_only_trusted_and_accepted() {
     assert_eq!(text(&r), "second", "{r}");
     assert!(marker.exists(), "accepted project config not applied");
 }
+
+// No false success through the `codex` tool: an answer holding a call nobody ran is retried
+// once; when the model repeats it, the result is an error naming the tool.
+
+/// A call explained in prose: not a call to run.
+fn explained_call() -> MockTurn {
+    MockTurn::text(format!(
+        "You can create it like this:\n```json\n{}\n```\nThat writes the file.",
+        json!({"name": "shell", "arguments": {"command": ["bash", "-lc", "echo hi > made.txt"]}})
+    ))
+}
+
+#[tokio::test]
+async fn codex_reports_an_unrun_call_as_an_error_naming_the_tool() {
+    let e = env(
+        MockScript::turns([explained_call(), explained_call()]),
+        "never",
+    )
+    .await;
+    let mut c = server(&e);
+    c.initialize(false).await;
+    let id = c
+        .tool("codex", json!({"prompt": "create made.txt", "cwd": e.work}))
+        .await;
+    let r = c.response(id).await;
+    assert!(is_error(&r), "{r}");
+    assert!(
+        text(&r).contains("`shell` call that was not run"),
+        "{}",
+        text(&r)
+    );
+    assert!(!e.work.join("made.txt").exists(), "the call must not run");
+    assert_eq!(e.model.requests().len(), 2, "asked exactly once more");
+    let types = c.event_types(id);
+    assert!(types.iter().any(|t| t == "warning"), "{types:?}");
+    assert!(types.iter().any(|t| t == "error"), "{types:?}");
+    assert_eq!(types.last().map(String::as_str), Some("task_complete"));
+}
+
+#[tokio::test]
+async fn codex_succeeds_when_the_retry_makes_the_call() {
+    // The same first answer, then a real call: the task is done and the result is no error.
+    let e = env(
+        MockScript::turns([
+            explained_call(),
+            MockTurn::tool_call(
+                "shell",
+                json!({"command": ["bash", "-lc", "echo hi > made.txt"]}),
+            ),
+            MockTurn::text("made.txt holds hi."),
+        ]),
+        "never",
+    )
+    .await;
+    let mut c = server(&e);
+    c.initialize(false).await;
+    let r = c
+        .call_tool("codex", json!({"prompt": "create made.txt", "cwd": e.work}))
+        .await;
+    assert!(!is_error(&r), "{r}");
+    assert_eq!(text(&r), "made.txt holds hi.");
+    assert_eq!(
+        std::fs::read_to_string(e.work.join("made.txt")).unwrap(),
+        "hi\n"
+    );
+    assert_eq!(e.model.requests().len(), 3);
+}

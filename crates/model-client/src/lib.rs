@@ -49,8 +49,8 @@ pub fn unrun_tool_call(text: &str, tools: &[ToolSpec]) -> Option<String> {
     chat::text_tools::unrun_call(text, tools)
 }
 
-/// How many tokens the tools section of a text-mode prompt (`tool_call_format = "text"`)
-/// adds, as bytes: for estimates.
+/// The tools section a text-mode prompt (`tool_call_format = "text"`) adds to the
+/// instructions, so callers can count its size in their estimates.
 pub fn text_tools_section(tools: &[ToolSpec]) -> String {
     text_harness::tool_section(tools)
 }

@@ -84,6 +84,8 @@ fn history_as_text(items: &[ResponseItem]) -> Vec<ResponseItem> {
                     format!("<tool_response>\n{}\n</tool_response>", text.trim_end()),
                 )
             }
+            // Text messages may be merged with the calls around them; one with an image is
+            // kept whole.
             ResponseItem::Message {
                 role: role @ (Role::Assistant | Role::User),
                 content,
@@ -92,7 +94,6 @@ fn history_as_text(items: &[ResponseItem]) -> Vec<ResponseItem> {
                 .all(|c| !matches!(c, ContentItem::InputImage { .. })) =>
             {
                 let text = item.message_text().unwrap_or_default();
-                let _ = content;
                 if open == Some(*role) && append(&mut out, &text) {
                     continue;
                 }

@@ -8,6 +8,15 @@ pub(crate) mod search;
 mod shell;
 
 pub(crate) use parallel::{PendingCall, run_calls};
+pub(crate) use shell::printed_output;
+
+/// The names the `shell` tool answers to (its own, and those other harnesses taught models).
+pub(crate) fn is_shell_tool(name: &str) -> bool {
+    matches!(
+        name,
+        "shell" | "container.exec" | "shell_command" | "exec_command"
+    )
+}
 
 use crate::session::Session;
 use oi_protocol::models::{FunctionCallOutput, ToolSpec};
@@ -109,9 +118,7 @@ pub(crate) async fn dispatch(
     cancel: &CancellationToken,
 ) -> ToolOutcome {
     match call.name {
-        "shell" | "container.exec" | "shell_command" | "exec_command" => {
-            shell::handle(sess, &call, cancel).await
-        }
+        name if is_shell_tool(name) => shell::handle(sess, &call, cancel).await,
         "apply_patch" => patch::handle_tool(sess, &call, cancel).await,
         name if mcp_resource::is_resource_tool(name) && sess.mcp.is_some() => {
             mcp_resource::handle(sess, &call, cancel).await

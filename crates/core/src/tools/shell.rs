@@ -453,6 +453,14 @@ fn format_output(out: &ExecOutput, max_bytes: usize) -> String {
     s
 }
 
+/// What the command printed, from a `shell` output as [`format_output`] writes it (the
+/// header lines off).
+pub(crate) fn printed_output(tool_output: &str) -> &str {
+    tool_output
+        .split_once("\nOutput:\n")
+        .map_or(tool_output, |(_, body)| body)
+}
+
 fn finish(out: ExecOutput, max_bytes: usize) -> ToolOutcome {
     let text = format_output(&out, max_bytes);
     ToolOutcome {
