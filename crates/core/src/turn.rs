@@ -408,6 +408,12 @@ fn report_usage(sess: &Session, turn_id: &str, sampled: &Sampled) {
 /// The next request: instructions, environment context, history (each tool output cut to
 /// the window's budget; history itself keeps the whole output), tools.
 pub(crate) fn build_prompt(sess: &Session) -> Prompt {
+    build_sized_prompt(sess).0
+}
+
+/// [`build_prompt`] and the request's size in bytes, measured once (the output bound and the
+/// token estimate both need it; serializing the history again per request is wasted work).
+fn build_sized_prompt(sess: &Session) -> (Prompt, usize) {
     let tools = tool_specs(sess);
     let window = sess.context_window();
     let st = sess.state();
@@ -441,7 +447,7 @@ pub(crate) fn build_prompt(sess: &Session) -> Prompt {
         window,
         st.estimator.tokens(prompt_bytes),
     );
-    prompt
+    (prompt, prompt_bytes)
 }
 
 fn classify(e: &ModelError) -> Option<ErrorInfo> {
@@ -475,8 +481,7 @@ async fn sample(
     let mut stale_retry_used = false;
     let mut overflow_compacted = false;
     loop {
-        let prompt = build_prompt(sess);
-        let prompt_bytes = crate::context_window::prompt_bytes(&prompt);
+        let (prompt, prompt_bytes) = build_sized_prompt(sess);
         let on_retry = |n: RetryNotice| {
             sess.send(
                 turn_id,
