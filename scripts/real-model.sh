@@ -8,7 +8,8 @@
 #
 # `start` prints OI_REAL_MODEL_URL (the OpenAI-compatible base URL), OI_REAL_MODEL_ALIAS
 # (the model name to send), OI_REAL_MODEL_PID and OI_REAL_MODEL_LOG, and returns once the
-# server answers /health (loading takes a few seconds). One slot, 16384 tokens, 2 threads:
+# server answers /health (loading takes a few seconds). One slot, 16384 tokens (OI_REAL_MODEL_CTX
+# sets another window), 2 threads:
 # what this machine runs well; the tests run one task at a time and share its prompt cache.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
@@ -26,7 +27,7 @@ case "${1:-}" in
     # setsid: the server is its own process group, so `stop` ends it and nothing else.
     LD_LIBRARY_PATH="$bin_dir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" setsid "$OI_LLAMA_SERVER" \
       -m "$OI_REAL_MODEL" -a "$alias" --host 127.0.0.1 --port "$port" \
-      -c 16384 -t "${OI_REAL_MODEL_THREADS:-2}" -np 1 --jinja --no-webui "${sampling[@]}" \
+      -c "${OI_REAL_MODEL_CTX:-16384}" -t "${OI_REAL_MODEL_THREADS:-2}" -np 1 --jinja --no-webui "${sampling[@]}" \
       >"$log" 2>&1 </dev/null &
     pid=$!
     # Wait for the event (the health endpoint answering), bounded by the server's life.

@@ -107,6 +107,7 @@ fn thousand_turn_thread(home: &Path) -> String {
                 turn_id: turn_id.clone(),
                 started_at: None,
                 model_context_window: None,
+                model_context_window_source: None,
                 collaboration_mode_kind: "default".into(),
             }),
             EventMsg::AgentMessage(AgentMessageEvent {

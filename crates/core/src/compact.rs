@@ -44,8 +44,10 @@ pub const SUMMARY_PREFIX: &str =
 
 /// Share of the window the summarization request may use; the rest is for the summary.
 const SUMMARY_REQUEST_PERCENT: i64 = 75;
-/// Share of the window kept for the user's recent messages in the new history.
+/// Share of the window kept for the user's earlier messages in the new history.
 const RECENT_USER_PERCENT: i64 = 15;
+/// Share of the window the user's current message may take and still be kept whole.
+const CURRENT_USER_PERCENT: i64 = 50;
 
 /// Why a compaction did not happen.
 pub(crate) enum CompactError {
@@ -110,7 +112,8 @@ pub(crate) async fn compact(
             Err(SummaryError::Model(e)) => {
                 if let (Some(overflow), true) = (e.context_overflow(), attempts < 2) {
                     if let Some(w) = overflow.window {
-                        sess.state().learned_window = Some(w);
+                        sess.learn_window(w, crate::window::LearnedFrom::Overflow)
+                            .await;
                     }
                     target =
                         (target / 2).min(sess.context_window() * SUMMARY_REQUEST_PERCENT / 100);
@@ -133,8 +136,11 @@ pub(crate) async fn compact(
     if let Some(note) = left_out.note() {
         message.push_str(&format!("\n\n({note})"));
     }
-    let mut new_history = recent_user_messages(&history, sess.context_window());
+    // The summary goes before the user's current message, so the message the model answers
+    // is still the last thing it reads.
+    let (mut new_history, current) = recent_user_messages(&history, sess.context_window());
     new_history.push(ResponseItem::user_text(message));
+    new_history.extend(current);
     sess.replace_history(turn_id, summary, new_history);
     let tokens_after = estimate_prompt(sess, &build_prompt(sess));
     sess.send(
@@ -241,36 +247,48 @@ fn item_bytes(item: &ResponseItem) -> usize {
     serde_json::to_string(item).map_or(0, |s| s.len())
 }
 
-/// The user's messages, newest first until [`RECENT_USER_PERCENT`] of the window is used,
-/// back in their original order. Earlier summaries are not kept: the new summary covers them.
-fn recent_user_messages(history: &[ResponseItem], window: i64) -> Vec<ResponseItem> {
-    let mut room = (window * RECENT_USER_PERCENT / 100 * 4) as usize;
-    let mut kept = Vec::new();
-    for item in history.iter().rev() {
-        let ResponseItem::Message {
-            role: Role::User, ..
-        } = item
-        else {
-            continue;
-        };
-        let text = item.message_text().unwrap_or_default();
-        if text.starts_with(SUMMARY_PREFIX) {
-            continue;
-        }
-        if text.len() > room {
-            // The newest message matters most: keep a cut version rather than nothing.
-            if kept.is_empty() && room > 256 {
-                kept.push(ResponseItem::user_text(
-                    oi_protocol::truncate::truncate_head_tail(&text, room),
-                ));
+/// The user's messages for the new history: earlier ones, newest first until
+/// [`RECENT_USER_PERCENT`] of the window is used, back in their original order; and the
+/// current (last) one, whole when it fits [`CURRENT_USER_PERCENT`] of the window, else cut
+/// head and tail to that. Earlier summaries are not kept: the new summary covers them.
+fn recent_user_messages(
+    history: &[ResponseItem],
+    window: i64,
+) -> (Vec<ResponseItem>, Option<ResponseItem>) {
+    let to_bytes = |percent: i64| (window.max(0) * percent / 100 * 4) as usize;
+    let mut users = history.iter().rev().filter(|item| {
+        matches!(
+            item,
+            ResponseItem::Message {
+                role: Role::User,
+                ..
             }
+        ) && !item
+            .message_text()
+            .unwrap_or_default()
+            .starts_with(SUMMARY_PREFIX)
+    });
+    let current = users.next().map(|item| {
+        let text = item.message_text().unwrap_or_default();
+        let room = to_bytes(CURRENT_USER_PERCENT);
+        if text.len() > room {
+            ResponseItem::user_text(oi_protocol::truncate::truncate_head_tail(&text, room))
+        } else {
+            item.clone()
+        }
+    });
+    let mut room = to_bytes(RECENT_USER_PERCENT);
+    let mut kept = Vec::new();
+    for item in users {
+        let text = item.message_text().unwrap_or_default();
+        if text.len() > room {
             break;
         }
         room -= text.len();
         kept.push(item.clone());
     }
     kept.reverse();
-    kept
+    (kept, current)
 }
 
 enum SummaryError {
@@ -333,8 +351,12 @@ pub(crate) fn implied_window(prompt: &Prompt) -> i64 {
 mod tests {
     use super::*;
 
+    fn texts(items: &[ResponseItem]) -> Vec<String> {
+        items.iter().filter_map(|i| i.message_text()).collect()
+    }
+
     #[test]
-    fn recent_user_messages_are_bounded_and_skip_old_summaries() {
+    fn earlier_messages_are_bounded_and_skip_old_summaries() {
         let history = vec![
             ResponseItem::user_text("first".repeat(1000)),
             ResponseItem::assistant_text("ok"),
@@ -343,18 +365,37 @@ mod tests {
             ResponseItem::user_text("third"),
         ];
         // 15% of 8000 tokens = 4800 bytes: "first…" (5000 bytes) does not fit.
-        let kept = recent_user_messages(&history, 8000);
-        let texts: Vec<String> = kept.iter().filter_map(|i| i.message_text()).collect();
-        assert_eq!(texts, vec!["second", "third"]);
-        let kept = recent_user_messages(&history, 100_000);
-        assert_eq!(kept.len(), 3);
+        let (earlier, current) = recent_user_messages(&history, 8000);
+        assert_eq!(texts(&earlier), vec!["second"]);
+        assert_eq!(
+            current.and_then(|c| c.message_text()).as_deref(),
+            Some("third")
+        );
+        let (earlier, _) = recent_user_messages(&history, 100_000);
+        assert_eq!(earlier.len(), 2);
     }
 
     #[test]
-    fn a_single_huge_message_is_cut_not_dropped() {
+    fn the_current_message_is_kept_whole_when_it_fits() {
+        // 10,000 bytes: more than 15% of an 8000-token window, less than half of it.
+        let task = format!("TASK START {} TASK END", "y".repeat(10_000));
+        let history = vec![
+            ResponseItem::user_text("earlier"),
+            ResponseItem::assistant_text("ok"),
+            ResponseItem::user_text(task.clone()),
+            ResponseItem::assistant_text("working"),
+        ];
+        let (earlier, current) = recent_user_messages(&history, 8000);
+        assert_eq!(texts(&earlier), vec!["earlier"]);
+        assert_eq!(current.and_then(|c| c.message_text()), Some(task));
+    }
+
+    #[test]
+    fn a_current_message_too_big_for_half_the_window_is_cut_not_dropped() {
         let history = vec![ResponseItem::user_text("x".repeat(100_000))];
-        let kept = recent_user_messages(&history, 8000);
-        assert_eq!(kept.len(), 1);
-        assert!(kept[0].message_text().unwrap().len() < 6000);
+        let (earlier, current) = recent_user_messages(&history, 8000);
+        assert!(earlier.is_empty());
+        let text = current.and_then(|c| c.message_text()).unwrap();
+        assert!(text.len() <= 16_000 + 200, "{}", text.len());
     }
 }

@@ -137,11 +137,18 @@ pub fn prompt_bytes(prompt: &Prompt) -> usize {
 pub struct TokenEstimator {
     /// Reported tokens per estimated token, from the last report. Starts at 1.
     ratio: f64,
+    /// The highest ratio reported (0: none yet). A server that cuts prompts reports low
+    /// ratios, never high ones, so this is the reference for telling a cut prompt from a
+    /// dense tokenizer.
+    peak: f64,
 }
 
 impl Default for TokenEstimator {
     fn default() -> Self {
-        Self { ratio: 1.0 }
+        Self {
+            ratio: 1.0,
+            peak: 0.0,
+        }
     }
 }
 
@@ -149,6 +156,17 @@ impl TokenEstimator {
     /// Estimated tokens of a request of `bytes` bytes.
     pub fn tokens(&self, bytes: usize) -> i64 {
         (estimate_tokens(bytes) as f64 * self.ratio).ceil() as i64
+    }
+
+    /// The estimate with the highest ratio seen: what an uncut prompt of `bytes` bytes
+    /// would be counted at, at most.
+    pub fn uncut_tokens(&self, bytes: usize) -> i64 {
+        let ratio = if self.peak > 0.0 {
+            self.peak
+        } else {
+            self.ratio
+        };
+        (estimate_tokens(bytes) as f64 * ratio).ceil() as i64
     }
 
     /// The server said a request of `bytes` bytes took `reported` input tokens. Absurd
@@ -161,8 +179,76 @@ impl TokenEstimator {
         let ratio = reported as f64 / raw as f64;
         if (0.25..=4.0).contains(&ratio) {
             self.ratio = ratio;
+            self.peak = self.peak.max(ratio);
         }
     }
+
+    /// After the server was caught cutting prompts, the last reports were of cut prompts:
+    /// estimate with the highest ratio seen, so requests are not underestimated.
+    pub fn distrust_low_reports(&mut self) {
+        if self.peak > 0.0 {
+            self.ratio = self.peak;
+        }
+    }
+}
+
+/// Prompts smaller than this are never judged cut: a small prompt's token count depends
+/// too much on the tokenizer for the comparison to mean anything.
+const SILENT_CUT_MIN_TOKENS: i64 = 2048;
+/// The server counted less than this share of the prompt's estimated tokens: it cut the
+/// prompt (Ollama drops the oldest messages rather than refuse). Tokenizers differ from the
+/// estimate by well under 2x on text and code.
+const SILENT_CUT_PERCENT: i64 = 50;
+/// A cut-off answer whose prompt and output fill this share of the window ran out of
+/// window, not out of output budget.
+const CONTEXT_FULL_PERCENT: i64 = 95;
+
+/// What a completed response says about the window.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum WindowSignal {
+    /// The server reported `used` prompt tokens where about `sent` were sent: it cut the
+    /// prompt to a window smaller than ours instead of refusing it.
+    SilentTruncation { sent: i64, used: i64, output: i64 },
+    /// The answer was cut off because prompt and answer filled the window (`used` tokens).
+    ContextFull { used: i64 },
+}
+
+/// Judges a completed response: `estimated_prompt` is our estimate of the request's tokens
+/// (before learning from this response), `usage` what the server reported, `truncated`
+/// whether it stopped at a length limit, `max_output` the bound the request carried.
+/// `has_images`: the estimate counts image bytes, so it cannot be compared.
+pub fn window_signal(
+    estimated_prompt: i64,
+    usage: Option<&oi_protocol::models::TokenUsage>,
+    truncated: bool,
+    window: i64,
+    max_output: Option<u32>,
+    has_images: bool,
+) -> Option<WindowSignal> {
+    if let Some(u) = usage
+        && !has_images
+        && u.input_tokens > 0
+        && estimated_prompt >= SILENT_CUT_MIN_TOKENS
+        && u.input_tokens * 100 < estimated_prompt * SILENT_CUT_PERCENT
+    {
+        return Some(WindowSignal::SilentTruncation {
+            sent: estimated_prompt,
+            used: u.input_tokens,
+            output: u.output_tokens.max(0),
+        });
+    }
+    // llama.cpp's Responses endpoint says "completed" for an answer the full window cut:
+    // prompt and answer adding up to the whole window say it instead.
+    let filled =
+        usage.is_some_and(|u| u.input_tokens > 0 && u.input_tokens + u.output_tokens >= window);
+    if !truncated && !filled {
+        return None;
+    }
+    let used = match usage {
+        Some(u) if u.input_tokens > 0 => u.input_tokens + u.output_tokens.max(0),
+        _ => estimated_prompt + i64::from(max_output?),
+    };
+    (used * 100 >= window * CONTEXT_FULL_PERCENT).then_some(WindowSignal::ContextFull { used })
 }
 
 /// Bytes one tool output may take in a request to a model with `window` tokens: a share of
@@ -233,6 +319,100 @@ mod tests {
     }
 
     use super::*;
+
+    fn usage(input: i64, output: i64) -> oi_protocol::models::TokenUsage {
+        oi_protocol::models::TokenUsage {
+            input_tokens: input,
+            output_tokens: output,
+            total_tokens: input + output,
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn a_prompt_the_server_cut_is_recognised() {
+        // Ollama with num_ctx 4096 kept 3,900 of ~9,000 tokens.
+        assert_eq!(
+            window_signal(9_000, Some(&usage(3_900, 100)), false, 32_768, None, false),
+            Some(WindowSignal::SilentTruncation {
+                sent: 9_000,
+                used: 3_900,
+                output: 100
+            })
+        );
+        // A tokenizer denser than the estimate is not a cut; nor is a small prompt, a
+        // prompt with images, or a server that reports no usage.
+        assert_eq!(
+            window_signal(9_000, Some(&usage(6_000, 10)), false, 32_768, None, false),
+            None
+        );
+        assert_eq!(
+            window_signal(1_500, Some(&usage(300, 10)), false, 32_768, None, false),
+            None
+        );
+        assert_eq!(
+            window_signal(9_000, Some(&usage(300, 10)), false, 32_768, None, true),
+            None
+        );
+        assert_eq!(window_signal(9_000, None, false, 32_768, None, false), None);
+    }
+
+    #[test]
+    fn a_full_window_is_not_an_output_limit() {
+        // 2048-token window: a 1,700-token prompt and 340 tokens of answer filled it.
+        assert_eq!(
+            window_signal(
+                1_700,
+                Some(&usage(1_700, 340)),
+                true,
+                2_048,
+                Some(348),
+                false
+            ),
+            Some(WindowSignal::ContextFull { used: 2_040 })
+        );
+        // Without usage, the estimate and the bound tell the same.
+        assert_eq!(
+            window_signal(1_700, None, true, 2_048, Some(348), false),
+            Some(WindowSignal::ContextFull { used: 2_048 })
+        );
+        // Cut off far from the window: the output bound, not the window.
+        assert_eq!(
+            window_signal(
+                1_000,
+                Some(&usage(1_000, 512)),
+                true,
+                16_384,
+                Some(512),
+                false
+            ),
+            None
+        );
+        // Not cut off at all.
+        assert_eq!(
+            window_signal(
+                1_700,
+                Some(&usage(1_700, 340)),
+                false,
+                2_048,
+                Some(348),
+                false
+            ),
+            None
+        );
+        // Not flagged, but prompt and answer are the whole window (llama.cpp, Responses).
+        assert_eq!(
+            window_signal(
+                1_700,
+                Some(&usage(1_778, 270)),
+                false,
+                2_048,
+                Some(348),
+                false
+            ),
+            Some(WindowSignal::ContextFull { used: 2_048 })
+        );
+    }
 
     #[test]
     fn table_matches_common_open_model_names() {

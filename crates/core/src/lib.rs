@@ -34,6 +34,8 @@ mod supervisor;
 mod thread;
 mod tools;
 mod turn;
+mod window;
+mod window_recovery;
 
 pub use command::{CommandOutput, CommandRequest, run_command};
 pub use compact::{BUILTIN_COMPACT_PROMPT, SUMMARY_PREFIX};

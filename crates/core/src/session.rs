@@ -1,9 +1,10 @@
 //! State shared by a thread's actor and its running turn.
 
-use crate::context_window::{DEFAULT_CONTEXT_WINDOW, TokenEstimator, builtin_context_window};
+use crate::context_window::TokenEstimator;
 use crate::notify::Notifier;
 use crate::prompt::{ProjectDoc, read_project_doc};
 use crate::recorder::{Recorder, is_persisted};
+use crate::window::{self, WindowKnowledge};
 use oi_config::Config;
 use oi_mcp_client::McpConnectionManager;
 use oi_model_client::ModelClient;
@@ -37,12 +38,10 @@ pub(crate) struct SessionState {
     pub pending_approvals: HashMap<String, oneshot::Sender<ReviewDecision>>,
     pub pending_elicitations: HashMap<(String, String), oneshot::Sender<ElicitationResponse>>,
     pub total_usage: TokenUsage,
-    /// The window a context-length error stated (or implied); beats every other source.
-    pub learned_window: Option<i64>,
+    /// What the server said or did about the context window (see `window`).
+    pub window: WindowKnowledge,
     /// Turns request bytes into tokens, corrected by the server's usage reports.
     pub estimator: TokenEstimator,
-    /// What the server reported for the model: `None` = not asked yet.
-    pub server_window: Option<Option<i64>>,
     /// MCP tools whose schemas `tool_search` loaded (qualified names).
     pub loaded_tools: HashSet<String>,
     /// The AGENTS.md of the current turn, read once when it started.
@@ -105,9 +104,8 @@ impl Session {
                 pending_approvals: HashMap::new(),
                 pending_elicitations: HashMap::new(),
                 total_usage: TokenUsage::default(),
-                learned_window: None,
+                window: WindowKnowledge::default(),
                 estimator: TokenEstimator::default(),
-                server_window: None,
                 loaded_tools: HashSet::new(),
                 project_doc: None,
                 text_tools_fallback: false,
@@ -229,31 +227,60 @@ impl Session {
         self.state().history.extend(items);
     }
 
-    /// The model's context window in tokens: learned from an error, else configured, else
-    /// the built-in table, else what the server reported, else [`DEFAULT_CONTEXT_WINDOW`].
+    /// The model's context window in tokens (see `window::resolve` for the order of sources).
     pub fn context_window(&self) -> i64 {
-        let st = self.state();
-        st.learned_window
-            .or(st.config.model_context_window.filter(|w| *w > 0))
-            .or_else(|| builtin_context_window(&st.config.model))
-            .or(st.server_window.flatten())
-            .unwrap_or(DEFAULT_CONTEXT_WINDOW)
+        self.context_window_and_source().0
     }
 
-    /// Ask the server for the window once, when neither config nor the table knows it.
-    pub async fn lookup_server_window(&self) {
-        let model = {
+    /// The window and where it came from, in words for `/status` and `token_count`.
+    pub fn context_window_and_source(&self) -> (i64, String) {
+        let st = self.state();
+        window::resolve(&st.window, &st.config)
+    }
+
+    /// Ask the server for the window once per session (unless config sets it), and recall
+    /// what an earlier session learned for this provider and model. Gives up when `cancel`
+    /// fires (loading an Ollama model can take a while).
+    pub async fn lookup_server_window(&self, cancel: &CancellationToken) {
+        let (model, home, key) = {
             let st = self.state();
-            let known = st.learned_window.is_some()
-                || st.config.model_context_window.is_some_and(|w| w > 0)
-                || builtin_context_window(&st.config.model).is_some();
-            if known || st.server_window.is_some() {
+            if st.window.server.is_some() || st.config.model_context_window.is_some_and(|w| w > 0) {
                 return;
             }
-            st.config.model.clone()
+            (
+                st.config.model.clone(),
+                st.config.home.clone(),
+                window::memory_key(&st.config),
+            )
         };
-        let window = self.client.server_context_window(&model).await;
-        self.state().server_window = Some(window);
+        let recalled = tokio::task::spawn_blocking(move || window::recall(&home, &key));
+        let reported = tokio::select! {
+            _ = cancel.cancelled() => return,
+            w = self.client.server_context_window(&model) => w,
+        };
+        let remembered = recalled.await.ok().flatten();
+        let mut st = self.state();
+        st.window.server = Some(reported);
+        st.window.remembered = remembered;
+    }
+
+    /// Record a window learned from the server's behaviour, for this session and the next
+    /// ones with the same provider and model.
+    pub async fn learn_window(&self, tokens: i64, from: window::LearnedFrom) {
+        let (learned, home, key) = {
+            let mut st = self.state();
+            let learned = st.window.learn(tokens, from);
+            (
+                learned,
+                st.config.home.clone(),
+                window::memory_key(&st.config),
+            )
+        };
+        let saved =
+            tokio::task::spawn_blocking(move || window::remember(&home, &key, &learned)).await;
+        if let Ok(Err(e)) = saved {
+            tracing::debug!("could not remember the learned context window: {e}");
+        }
     }
 
     /// Replace the whole history (compaction) and record it as a `compacted` rollout item,

@@ -2,10 +2,15 @@
 
 use crate::answer_check::{self, TurnRecord, Unfinished};
 use crate::compact::{CompactError, compact, compact_if_needed};
-use crate::context_window::{budget_tool_outputs, output_token_bound, tool_output_budget};
+use crate::context_window::{
+    WindowSignal, budget_tool_outputs, output_token_bound, tool_output_budget, window_signal,
+};
 use crate::prompt::{base_instructions, context_items};
 use crate::session::{ActiveTurn, Session};
 use crate::tools::{PendingCall, run_calls, tool_specs};
+use crate::window_recovery::{
+    SignalOutcome, overflow_failure, recover_from_overflow, recover_from_signal,
+};
 use futures::StreamExt;
 use oi_model_client::{ModelError, Prompt, ResponseEvent, RetryNotice};
 use oi_protocol::config_types::ToolCallFormat;
@@ -19,7 +24,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tokio_util::sync::CancellationToken;
 
-enum TurnFailure {
+pub(crate) enum TurnFailure {
     Interrupted,
     Failed {
         message: String,
@@ -36,6 +41,8 @@ struct Sampled {
     prompt_bytes: usize,
     /// The output bound the request carried.
     max_output_tokens: Option<u32>,
+    /// The server counted far fewer prompt tokens than were sent (it cut the prompt).
+    cut_by_server: bool,
 }
 
 /// The output of a call whose arguments were cut off by the output token limit.
@@ -55,14 +62,15 @@ pub(crate) async fn run_turn(
     let started = Instant::now();
     sess.record_turn_context(&turn_id);
     sess.load_project_doc().await;
-    sess.lookup_server_window().await;
-    let window = Some(sess.context_window());
+    sess.lookup_server_window(&cancel).await;
+    let (window, source) = sess.context_window_and_source();
     sess.send(
         &turn_id,
         EventMsg::TaskStarted(TaskStartedEvent {
             turn_id: turn_id.clone(),
             started_at: Some(now_unix()),
-            model_context_window: window,
+            model_context_window: Some(window),
+            model_context_window_source: Some(source),
             collaboration_mode_kind: "default".into(),
         }),
     );
@@ -306,6 +314,20 @@ async fn turn_loop(
     }
 }
 
+/// Whether the request carries images (their bytes make the token estimate meaningless).
+fn prompt_has_images(prompt: &Prompt) -> bool {
+    prompt.input.iter().any(|item| match item {
+        ResponseItem::Message { content, .. } => content
+            .iter()
+            .any(|c| matches!(c, oi_protocol::models::ContentItem::InputImage { .. })),
+        ResponseItem::FunctionCallOutput { output, .. } => output
+            .content
+            .iter()
+            .any(|c| matches!(c, oi_protocol::models::ContentItem::InputImage { .. })),
+        _ => false,
+    })
+}
+
 fn is_json(s: &str) -> bool {
     serde_json::from_str::<serde::de::IgnoredAny>(s).is_ok()
 }
@@ -362,7 +384,8 @@ fn take_pending_input(sess: &Session, turn_id: &str) {
 fn report_usage(sess: &Session, turn_id: &str, sampled: &Sampled) {
     let usage = match sampled.usage {
         Some(usage) => {
-            if usage.input_tokens > 0 {
+            // A count of a prompt the server cut says nothing about the tokenizer.
+            if usage.input_tokens > 0 && !sampled.cut_by_server {
                 sess.state()
                     .estimator
                     .observe(sampled.prompt_bytes, usage.input_tokens);
@@ -391,14 +414,15 @@ fn report_usage(sess: &Session, turn_id: &str, sampled: &Sampled) {
         st.total_usage.add_assign(&usage);
         st.total_usage
     };
-    let window = Some(sess.context_window());
+    let (window, source) = sess.context_window_and_source();
     sess.send(
         turn_id,
         EventMsg::TokenCount(TokenCountEvent {
             info: Some(TokenUsageInfo {
                 total_token_usage: total,
                 last_token_usage: usage,
-                model_context_window: window,
+                model_context_window: Some(window),
+                model_context_window_source: Some(source),
             }),
             rate_limits: sess.client.rate_limits(),
         }),
@@ -482,6 +506,7 @@ async fn sample(
     let mut overflow_compacted = false;
     loop {
         let (prompt, prompt_bytes) = build_sized_prompt(sess);
+        let estimated_prompt = sess.state().estimator.uncut_tokens(prompt_bytes);
         let on_retry = |n: RetryNotice| {
             sess.send(
                 turn_id,
@@ -544,12 +569,29 @@ async fn sample(
             failure,
         } = drain(sess, turn_id, cancel, &mut stream).await?;
         if completed {
+            let signal = window_signal(
+                estimated_prompt,
+                usage.as_ref(),
+                truncated,
+                sess.context_window(),
+                prompt.max_output_tokens,
+                prompt_has_images(&prompt),
+            );
+            if let Some(signal) = signal {
+                match recover_from_signal(sess, turn_id, cancel, signal, &mut overflow_compacted)
+                    .await?
+                {
+                    SignalOutcome::Retry => continue,
+                    SignalOutcome::Keep => {}
+                }
+            }
             return Ok(Sampled {
                 items,
                 usage,
                 truncated,
                 prompt_bytes,
                 max_output_tokens: prompt.max_output_tokens,
+                cut_by_server: matches!(signal, Some(WindowSignal::SilentTruncation { .. })),
             });
         }
         let err = failure.unwrap_or_else(|| {
@@ -691,60 +733,9 @@ fn announce_item(sess: &Session, turn_id: &str, item: &ResponseItem) {
     }
 }
 
-/// A context-length error: learn the window, compact, and let the caller retry the request
-/// once (`Ok(true)`). `Ok(false)` when this is not an overflow or the one retry is used up.
-async fn recover_from_overflow(
-    sess: &Arc<Session>,
-    turn_id: &str,
-    cancel: &CancellationToken,
-    err: &ModelError,
-    prompt: &Prompt,
-    already_compacted: &mut bool,
-) -> Result<bool, TurnFailure> {
-    let Some(overflow) = err.context_overflow() else {
-        return Ok(false);
-    };
-    // Only user messages so far: a summary cannot make the request smaller, so the error
-    // goes to the user as it is (with what to do about it).
-    if *already_compacted || !crate::compact::has_model_output(&sess.state().history) {
-        return Ok(false);
-    }
-    *already_compacted = true;
-    // The server is right about its window. When it does not say, it is smaller than the
-    // request it refused.
-    let learned = overflow
-        .window
-        .unwrap_or_else(|| crate::compact::implied_window(prompt).min(sess.context_window()));
-    sess.state().learned_window = Some(learned);
-    sess.send(
-        turn_id,
-        EventMsg::StreamError(StreamErrorEvent {
-            message: format!(
-                "the request did not fit the model's context window ({learned} tokens); compacting the conversation and retrying"
-            ),
-            codex_error_info: Some(ErrorInfo::ContextWindowExceeded),
-            additional_details: None,
-        }),
-    );
-    compact(sess, turn_id, cancel, true)
-        .await
-        .map_err(compact_failure)?;
-    Ok(true)
-}
-
 fn model_failure(err: &ModelError, overflow_compacted: bool) -> TurnFailure {
     if err.context_overflow().is_some() {
-        let what = if overflow_compacted {
-            "even after compacting the conversation, the request does not fit the model's context window"
-        } else {
-            "the request does not fit the model's context window"
-        };
-        return TurnFailure::Failed {
-            message: format!(
-                "{err}\n{what}. Start a new thread, ask for less output at once, or give the model a bigger window (start the server with a larger context, e.g. vLLM `--max-model-len`, llama.cpp `-c`, Ollama `num_ctx`) and set `model_context_window` to match."
-            ),
-            info: Some(ErrorInfo::ContextWindowExceeded),
-        };
+        return overflow_failure(err, overflow_compacted);
     }
     TurnFailure::Failed {
         info: classify(err),
@@ -752,7 +743,7 @@ fn model_failure(err: &ModelError, overflow_compacted: bool) -> TurnFailure {
     }
 }
 
-fn compact_failure(e: CompactError) -> TurnFailure {
+pub(crate) fn compact_failure(e: CompactError) -> TurnFailure {
     match e {
         CompactError::Interrupted => TurnFailure::Interrupted,
         CompactError::Failed(message) => TurnFailure::Failed {
@@ -771,13 +762,15 @@ pub(crate) async fn run_compact_turn(
 ) {
     let started = Instant::now();
     sess.load_project_doc().await;
-    sess.lookup_server_window().await;
+    sess.lookup_server_window(&cancel).await;
+    let (window, source) = sess.context_window_and_source();
     sess.send(
         &turn_id,
         EventMsg::TaskStarted(TaskStartedEvent {
             turn_id: turn_id.clone(),
             started_at: Some(now_unix()),
-            model_context_window: Some(sess.context_window()),
+            model_context_window: Some(window),
+            model_context_window_source: Some(source),
             collaboration_mode_kind: "default".into(),
         }),
     );

@@ -139,6 +139,7 @@ mod tests {
             turn_id: "1".into(),
             started_at: None,
             model_context_window: None,
+            model_context_window_source: None,
             collaboration_mode_kind: "default".into(),
         });
         let t0 = Instant::now();

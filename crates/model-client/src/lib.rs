@@ -40,7 +40,10 @@ use reqwest::header::{CONTENT_TYPE, HeaderMap};
 
 pub use error::ModelError;
 pub use overflow::{ContextOverflow, classify_overflow};
-pub use window::{window_in_model_list, window_in_ollama_show};
+pub use window::{
+    ServerWindow, num_ctx_in_ollama_show, trained_in_ollama_show, window_in_llama_cpp_props,
+    window_in_lm_studio_models, window_in_model_list, window_in_ollama_ps,
+};
 
 /// A tool call left in a final answer that was not run (written inside prose, of a tool
 /// that was not offered, or in markup that could not be parsed): the tool it names, `"?"`

@@ -288,6 +288,9 @@ pub struct TaskStartedEvent {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub started_at: Option<i64>,
     pub model_context_window: Option<i64>,
+    /// Where `model_context_window` came from, in words (e.g. "llama.cpp /props n_ctx").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model_context_window_source: Option<String>,
     pub collaboration_mode_kind: String,
 }
 
@@ -323,6 +326,9 @@ pub struct TokenUsageInfo {
     pub total_token_usage: TokenUsage,
     pub last_token_usage: TokenUsage,
     pub model_context_window: Option<i64>,
+    /// Where `model_context_window` came from, in words.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model_context_window_source: Option<String>,
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]

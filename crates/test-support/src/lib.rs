@@ -29,7 +29,7 @@ use tokio::task::JoinHandle;
 
 pub use oi_protocol::models::TokenUsage;
 pub use recorded::RecordedRequest;
-pub use script::{MockResponse, MockRule, MockScript, MockToolCall, MockTurn};
+pub use script::{MockEndpoint, MockResponse, MockRule, MockScript, MockToolCall, MockTurn};
 
 /// The mock's token count for a request body of `body_bytes` bytes: bytes / 4, rounded up.
 /// Real tokenizers give about that for English and code; what matters in tests is that the

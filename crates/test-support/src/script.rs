@@ -34,6 +34,30 @@ pub struct MockScript {
     /// summarization requests whenever they come.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub rules: Vec<MockRule>,
+    /// Canned answers to a server's metadata requests (`GET /props`, `GET /api/ps`,
+    /// `POST /api/show`...), e.g. the recorded bodies in `fixtures/servers/`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub endpoints: Vec<MockEndpoint>,
+    /// Behave like Ollama with a window of this many tokens: a larger request is not
+    /// refused but cut, and the usage reported counts only what was kept (this many
+    /// prompt tokens). Usage is reported on every turn that has none scripted.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub silently_truncate_at: Option<u64>,
+}
+
+/// See [`MockScript::endpoints`]. The last matching entry wins.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct MockEndpoint {
+    /// `GET` or `POST`.
+    pub method: String,
+    /// Matched against the end of the request path, e.g. `/api/ps`.
+    pub path: String,
+    /// The JSON body answered with 200.
+    pub body: serde_json::Value,
+    /// Only answer once a request whose path ends with this was made (e.g. `/api/ps`
+    /// lists the model only after `/api/generate` loaded it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub after: Option<String>,
 }
 
 /// See [`MockScript::rules`].
@@ -103,6 +127,41 @@ impl MockScript {
             contains: contains.into(),
             response: response.into(),
         });
+        self
+    }
+
+    /// Answers `method path` with `body` (see [`MockScript::endpoints`]).
+    pub fn with_endpoint(mut self, method: &str, path: &str, body: serde_json::Value) -> Self {
+        self.endpoints.push(MockEndpoint {
+            method: method.into(),
+            path: path.into(),
+            body,
+            after: None,
+        });
+        self
+    }
+
+    /// Answers `method path` with `body` once a request to `after` was made.
+    pub fn with_endpoint_after(
+        mut self,
+        method: &str,
+        path: &str,
+        body: serde_json::Value,
+        after: &str,
+    ) -> Self {
+        self.endpoints.push(MockEndpoint {
+            method: method.into(),
+            path: path.into(),
+            body,
+            after: Some(after.into()),
+        });
+        self
+    }
+
+    /// Cuts requests over `tokens` instead of refusing them (see
+    /// [`MockScript::silently_truncate_at`]).
+    pub fn silently_truncating_at(mut self, tokens: u64) -> Self {
+        self.silently_truncate_at = Some(tokens);
         self
     }
 

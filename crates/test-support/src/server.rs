@@ -34,6 +34,8 @@ const MAX_REQUEST_BODY: usize = 64 * 1024 * 1024;
 pub(crate) struct State {
     script: Mutex<Cursor>,
     requests: Mutex<Vec<RecordedRequest>>,
+    /// Paths of every request so far (model requests or not), for `MockEndpoint::after`.
+    paths: Mutex<Vec<String>>,
     /// Number of recorded requests, for event-driven waiting.
     pub(crate) count: watch::Sender<usize>,
 }
@@ -60,6 +62,7 @@ impl State {
                 served: 0,
             }),
             requests: Mutex::new(Vec::new()),
+            paths: Mutex::new(Vec::new()),
             count: watch::channel(0).0,
         })
     }
@@ -95,10 +98,32 @@ impl State {
         (c.script.context_window, c.script.list_context_window)
     }
 
-    /// The script's `context_window` and `report_usage`.
-    fn window_and_usage(&self) -> (Option<u64>, bool) {
+    /// The script's `context_window`, `report_usage` and `silently_truncate_at`.
+    fn window_and_usage(&self) -> (Option<u64>, bool, Option<u64>) {
         let c = lock(&self.script);
-        (c.script.context_window, c.script.report_usage)
+        (
+            c.script.context_window,
+            c.script.report_usage,
+            c.script.silently_truncate_at,
+        )
+    }
+
+    /// The body of the last endpoint matching `method path` whose `after` is satisfied.
+    fn endpoint(&self, method: &Method, path: &str) -> Option<Value> {
+        let seen = lock(&self.paths).clone();
+        let c = lock(&self.script);
+        c.script
+            .endpoints
+            .iter()
+            .rev()
+            .find(|e| {
+                e.method.eq_ignore_ascii_case(method.as_str())
+                    && path.ends_with(e.path.trim_end_matches('/'))
+                    && e.after
+                        .as_deref()
+                        .is_none_or(|a| seen.iter().any(|p| p.ends_with(a)))
+            })
+            .map(|e| e.body.clone())
     }
 
     /// The response of the first rule whose text the body contains (the script does not
@@ -207,6 +232,11 @@ async fn handle(state: Arc<State>, req: Request<Incoming>) -> Result<Response<Bo
             _ => json_response(StatusCode::OK, json!(state.requests())),
         });
     }
+    let canned = state.endpoint(&method, trimmed);
+    lock(&state.paths).push(trimmed.to_string());
+    if let Some(body) = canned {
+        return Ok(json_response(StatusCode::OK, body));
+    }
     if method == Method::GET && trimmed.ends_with("/models") {
         let mut model = json!({ "id": "mock-model", "object": "model", "owned_by": "mock" });
         if let (Some(window), true) = state.window_and_listing() {
@@ -285,7 +315,7 @@ async fn handle(state: Arc<State>, req: Request<Incoming>) -> Result<Response<Bo
         ));
     }
     let tokens = crate::approx_tokens(bytes.len());
-    let (window, report_usage) = state.window_and_usage();
+    let (window, report_usage, truncate_at) = state.window_and_usage();
     if let Some(window) = window.filter(|w| tokens > *w) {
         // vLLM's wording and shape (OpenAI-compatible servers mostly copy it).
         return Ok(json_response(
@@ -303,14 +333,16 @@ async fn handle(state: Arc<State>, req: Request<Incoming>) -> Result<Response<Bo
     let wire = wire.unwrap_or_default();
     Ok(match response {
         MockResponse::Turn(mut turn) => {
-            if report_usage && turn.usage.is_none() {
+            if (report_usage || truncate_at.is_some()) && turn.usage.is_none() {
                 let output = turn.text.as_deref().map_or(0, str::len) as i64 / 4;
+                // A server that cuts the prompt counts what it kept.
+                let counted = truncate_at.map_or(tokens, |n| tokens.min(n));
                 turn.usage = Some(crate::TokenUsage {
-                    input_tokens: tokens as i64,
+                    input_tokens: counted as i64,
                     cached_input_tokens: 0,
                     output_tokens: output,
                     reasoning_output_tokens: 0,
-                    total_tokens: tokens as i64 + output,
+                    total_tokens: counted as i64 + output,
                 });
             }
             sse_response(&turn, wire, &model, seq)

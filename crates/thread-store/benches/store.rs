@@ -83,6 +83,7 @@ fn turn(prompt: &str, i: usize) -> Vec<RolloutItem> {
             turn_id: turn_id.clone(),
             started_at: None,
             model_context_window: Some(131_072),
+            model_context_window_source: None,
             collaboration_mode_kind: "default".into(),
         })),
         RolloutItem::EventMsg(EventMsg::UserMessage(UserMessageEvent {
@@ -121,6 +122,7 @@ fn turn(prompt: &str, i: usize) -> Vec<RolloutItem> {
                 },
                 last_token_usage: TokenUsage::default(),
                 model_context_window: Some(131_072),
+                model_context_window_source: None,
             }),
             rate_limits: None,
         })),

@@ -81,6 +81,7 @@ fn every_kind() -> Vec<RolloutItem> {
                 },
                 last_token_usage: TokenUsage::default(),
                 model_context_window: Some(32768),
+                model_context_window_source: None,
             }),
             rate_limits: None,
         })),

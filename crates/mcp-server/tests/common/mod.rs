@@ -425,6 +425,7 @@ async fn actor(
                         turn_id: id.clone(),
                         started_at: None,
                         model_context_window: None,
+                        model_context_window_source: None,
                         collaboration_mode_kind: "default".into(),
                     }),
                 );

@@ -32,6 +32,7 @@ pub fn task_started(turn_id: &str) -> RolloutItem {
         turn_id: turn_id.into(),
         started_at: None,
         model_context_window: None,
+        model_context_window_source: None,
         collaboration_mode_kind: "default".into(),
     }))
 }

@@ -1,0 +1,329 @@
+//! Where the context window comes from, and remembering what was learned about it.
+//!
+//! In order: what this session learned from the server's behaviour (a context-length error,
+//! or a prompt it silently cut), `model_context_window` in config, the window the server
+//! reports it runs the model with, a window learned in an earlier session for the same
+//! provider and model, the built-in table of native windows, a trained maximum the server
+//! reported, and a default. Local servers rarely run a model at its native window, so a
+//! running window the server reports beats the table.
+
+use crate::context_window::{DEFAULT_CONTEXT_WINDOW, builtin_context_window};
+use oi_config::Config;
+use oi_model_client::ServerWindow;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::io::{Read, Write};
+use std::path::{Path, PathBuf};
+
+/// What a session knows about its window, besides config and the built-in table.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct WindowKnowledge {
+    /// Learned in this session from the server's behaviour; beats every other source.
+    pub learned: Option<Learned>,
+    /// What the server reported: `None` = not asked yet, `Some(None)` = it reports nothing.
+    pub server: Option<Option<ServerWindow>>,
+    /// Learned in an earlier session for this provider and model.
+    pub remembered: Option<Learned>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub(crate) struct Learned {
+    pub tokens: i64,
+    /// How it was learned, in words (see [`LearnedFrom`]).
+    pub how: String,
+}
+
+/// How a window was learned from the server's behaviour.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum LearnedFrom {
+    /// A context-length error stated (or implied) it.
+    Overflow,
+    /// The server reported far fewer prompt tokens than were sent: it cut the prompt.
+    SilentTruncation,
+}
+
+impl LearnedFrom {
+    fn words(self) -> &'static str {
+        match self {
+            LearnedFrom::Overflow => "the server's context-length error",
+            LearnedFrom::SilentTruncation => "the server silently cutting a prompt",
+        }
+    }
+}
+
+/// The window to use and where it came from.
+pub(crate) fn resolve(knowledge: &WindowKnowledge, cfg: &Config) -> (i64, String) {
+    if let Some(l) = &knowledge.learned {
+        return (l.tokens, format!("learned from {}", l.how));
+    }
+    if let Some(w) = cfg.model_context_window.filter(|w| *w > 0) {
+        return (w, "model_context_window in config".into());
+    }
+    let server = knowledge.server.as_ref().and_then(Option::as_ref);
+    if let Some(s) = server.filter(|s| s.running) {
+        return (s.tokens, s.source.clone());
+    }
+    if let Some(l) = &knowledge.remembered {
+        return (
+            l.tokens,
+            format!(
+                "remembered from an earlier session (learned from {})",
+                l.how
+            ),
+        );
+    }
+    if let Some(w) = builtin_context_window(&cfg.model) {
+        return (w, "built-in table (the model's native window)".into());
+    }
+    if let Some(s) = server {
+        return (s.tokens, s.source.clone());
+    }
+    (
+        DEFAULT_CONTEXT_WINDOW,
+        "default (neither config nor the server says)".into(),
+    )
+}
+
+impl WindowKnowledge {
+    /// Record a window learned from the server's behaviour.
+    pub fn learn(&mut self, tokens: i64, from: LearnedFrom) -> Learned {
+        let learned = Learned {
+            tokens,
+            how: from.words().to_string(),
+        };
+        self.learned = Some(learned.clone());
+        learned
+    }
+}
+
+/// The file under the home directory that keeps learned windows across sessions.
+const MEMORY_FILE: &str = "model-windows.json";
+/// Larger files are not ours (or not sane): ignored, and rewritten on the next learning.
+const MEMORY_MAX_BYTES: u64 = 256 * 1024;
+/// Entries kept; the oldest go first.
+const MEMORY_MAX_ENTRIES: usize = 200;
+
+#[derive(Default, Serialize, Deserialize)]
+struct Memory {
+    #[serde(default)]
+    windows: BTreeMap<String, MemoryEntry>,
+}
+
+#[derive(Serialize, Deserialize)]
+struct MemoryEntry {
+    tokens: i64,
+    how: String,
+    /// Unix seconds, to drop the oldest entries.
+    at: i64,
+}
+
+/// Which provider and model a memory entry is for: the provider's id and URL (the same id
+/// may point elsewhere in another config) and the model name.
+pub(crate) fn memory_key(cfg: &Config) -> String {
+    format!(
+        "{} {} {}",
+        cfg.model_provider_id,
+        cfg.model_provider.base_url.as_deref().unwrap_or(""),
+        cfg.model
+    )
+}
+
+fn memory_path(home: &Path) -> PathBuf {
+    home.join(MEMORY_FILE)
+}
+
+/// Reads the memory file with bounds; anything unreadable counts as empty.
+fn read_memory(home: &Path) -> Memory {
+    let Ok(file) = std::fs::File::open(memory_path(home)) else {
+        return Memory::default();
+    };
+    if !file
+        .metadata()
+        .is_ok_and(|m| m.is_file() && m.len() <= MEMORY_MAX_BYTES)
+    {
+        return Memory::default();
+    }
+    let mut text = String::new();
+    if file
+        .take(MEMORY_MAX_BYTES)
+        .read_to_string(&mut text)
+        .is_err()
+    {
+        return Memory::default();
+    }
+    serde_json::from_str(&text).unwrap_or_default()
+}
+
+/// The window learned in an earlier session for `key`, if any.
+pub(crate) fn recall(home: &Path, key: &str) -> Option<Learned> {
+    let memory = read_memory(home);
+    let e = memory.windows.get(key)?;
+    (e.tokens > 0).then(|| Learned {
+        tokens: e.tokens,
+        how: e.how.clone(),
+    })
+}
+
+/// Keep `learned` for `key` (0600 file, replaced atomically). Best effort: a window that
+/// cannot be remembered is learned again next time.
+pub(crate) fn remember(home: &Path, key: &str, learned: &Learned) -> std::io::Result<()> {
+    let mut memory = read_memory(home);
+    memory.windows.insert(
+        key.to_string(),
+        MemoryEntry {
+            tokens: learned.tokens,
+            how: learned.how.clone(),
+            at: chrono::Utc::now().timestamp(),
+        },
+    );
+    while memory.windows.len() > MEMORY_MAX_ENTRIES {
+        let oldest = memory
+            .windows
+            .iter()
+            .filter(|(k, _)| k.as_str() != key)
+            .min_by_key(|(_, e)| e.at)
+            .map(|(k, _)| k.clone());
+        match oldest {
+            Some(k) => memory.windows.remove(&k),
+            None => break,
+        };
+    }
+    let text = serde_json::to_string_pretty(&memory).map_err(std::io::Error::other)?;
+    std::fs::create_dir_all(home)?;
+    let tmp = home.join(format!(".{MEMORY_FILE}.{}.tmp", std::process::id()));
+    let mut file = open_private(&tmp)?;
+    file.write_all(text.as_bytes())?;
+    file.sync_all()?;
+    drop(file);
+    std::fs::rename(&tmp, memory_path(home)).inspect_err(|_| {
+        let _ = std::fs::remove_file(&tmp);
+    })
+}
+
+fn open_private(path: &Path) -> std::io::Result<std::fs::File> {
+    let mut opts = std::fs::OpenOptions::new();
+    opts.write(true).create(true).truncate(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        opts.mode(0o600);
+    }
+    opts.open(path)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn server(tokens: i64, running: bool) -> Option<Option<ServerWindow>> {
+        Some(Some(ServerWindow {
+            tokens,
+            source: if running { "running" } else { "native" }.into(),
+            running,
+        }))
+    }
+
+    fn cfg(model: &str, configured: Option<i64>) -> Config {
+        let home = tempfile::tempdir().unwrap();
+        let mut c = oi_config::load_config(oi_config::ConfigLoadOptions {
+            home: Some(home.path().to_path_buf()),
+            ..Default::default()
+        })
+        .unwrap()
+        .config;
+        c.model = model.into();
+        c.model_context_window = configured;
+        c
+    }
+
+    #[test]
+    fn sources_in_order() {
+        let qwen = cfg("qwen2.5-coder-1.5b-instruct", None);
+        let mut k = WindowKnowledge::default();
+        assert_eq!(resolve(&k, &qwen).0, 32_768, "the table");
+        k.server = server(100_000, false);
+        assert_eq!(
+            resolve(&k, &qwen).0,
+            32_768,
+            "a trained maximum is not the running window"
+        );
+        k.remembered = Some(Learned {
+            tokens: 4096,
+            how: "x".into(),
+        });
+        assert_eq!(resolve(&k, &qwen).0, 4096, "remembered beats the table");
+        k.server = server(2048, true);
+        let (w, source) = resolve(&k, &qwen);
+        assert_eq!(
+            (w, source.as_str()),
+            (2048, "running"),
+            "the server's running window"
+        );
+        assert_eq!(
+            resolve(&k, &cfg("qwen2.5-coder", Some(8000))).0,
+            8000,
+            "config beats the server"
+        );
+        k.learn(1500, LearnedFrom::Overflow);
+        let (w, source) = resolve(&k, &cfg("qwen2.5-coder", Some(8000)));
+        assert_eq!(w, 1500, "what the server did beats config");
+        assert!(source.contains("context-length error"), "{source}");
+        let unknown = cfg("my-finetune", None);
+        let k = WindowKnowledge {
+            server: server(65_536, false),
+            ..Default::default()
+        };
+        assert_eq!(
+            resolve(&k, &unknown).0,
+            65_536,
+            "a trained maximum beats the default"
+        );
+        assert_eq!(
+            resolve(&WindowKnowledge::default(), &unknown).0,
+            DEFAULT_CONTEXT_WINDOW
+        );
+    }
+
+    #[test]
+    fn memory_round_trip_is_private_and_bounded() {
+        let home = tempfile::tempdir().unwrap();
+        assert!(recall(home.path(), "k").is_none());
+        let l = Learned {
+            tokens: 4096,
+            how: "the server's context-length error".into(),
+        };
+        remember(home.path(), "k", &l).unwrap();
+        assert_eq!(recall(home.path(), "k"), Some(l));
+        assert!(recall(home.path(), "other").is_none());
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            let mode = std::fs::metadata(home.path().join(MEMORY_FILE))
+                .unwrap()
+                .permissions()
+                .mode();
+            assert_eq!(mode & 0o777, 0o600);
+        }
+        // Garbage or an oversized file counts as empty, and is replaced by the next write.
+        std::fs::write(home.path().join(MEMORY_FILE), "not json").unwrap();
+        assert!(recall(home.path(), "k").is_none());
+        std::fs::write(
+            home.path().join(MEMORY_FILE),
+            vec![b' '; MEMORY_MAX_BYTES as usize + 1],
+        )
+        .unwrap();
+        assert!(recall(home.path(), "k").is_none());
+        for i in 0..MEMORY_MAX_ENTRIES + 5 {
+            remember(
+                home.path(),
+                &format!("k{i}"),
+                &Learned {
+                    tokens: 1000 + i as i64,
+                    how: "x".into(),
+                },
+            )
+            .unwrap();
+        }
+        assert_eq!(read_memory(home.path()).windows.len(), MEMORY_MAX_ENTRIES);
+    }
+}
