@@ -66,16 +66,15 @@ fn host(provider: &ModelProviderInfo, provider_id: &str) -> Host {
         Host::Mistral
     } else if on("openai.com") {
         Host::OpenAi
-    } else if name.is_empty() {
-        // No usable URL: the built-in provider id is all there is.
+    } else {
+        // Another URL under a built-in provider's id is that provider behind a proxy or
+        // gateway: it still validates the history the same way.
         match provider_id {
             "deepseek" => Host::DeepSeek,
             "moonshot" => Host::Moonshot,
             "zhipu" => Host::Zai,
             _ => Host::Other,
         }
-    } else {
-        Host::Other
     }
 }
 
