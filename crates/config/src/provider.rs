@@ -41,10 +41,12 @@ pub struct ModelProviderInfo {
     /// Whether the provider needs a key at all (false for local servers).
     #[serde(default)]
     pub requires_openai_auth: bool,
-    /// Chat wire: send the model's reasoning back as `reasoning_content` on assistant
-    /// messages that carry tool calls. DeepSeek's and Kimi's thinking models reject a
-    /// follow-up request without it; most other servers ignore or reject the field. Unset:
-    /// decided from the provider and model (see [`ModelProviderInfo::sends_reasoning_content`]).
+    /// Send the model's reasoning back with the tool calls it led to: Chat `reasoning_content`
+    /// (and `reasoning` for gpt-oss) on assistant messages that carry tool calls, Responses
+    /// reasoning items as raw `reasoning_text`. DeepSeek's and Moonshot's thinking models
+    /// reject a follow-up request without it; most other servers ignore or reject the field.
+    /// Unset: decided from the provider's host and the model family (the model client's
+    /// `quirks`, documented in docs/providers.md); `false` never sends it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub send_reasoning_content: Option<bool>,
 }
@@ -73,25 +75,6 @@ impl ModelProviderInfo {
             self.stream_idle_timeout_ms
                 .unwrap_or(DEFAULT_STREAM_IDLE_TIMEOUT_MS),
         )
-    }
-
-    /// Whether requests for `model` send reasoning back as `reasoning_content` (chat wire).
-    ///
-    /// `send_reasoning_content` wins when set. Otherwise it is on for the models that need it
-    /// (DeepSeek models, whose thinking mode fails the request after a tool call without it,
-    /// and Kimi thinking models, which lose their chain of thought without it) and for
-    /// DeepSeek's own API, and off everywhere else.
-    pub fn sends_reasoning_content(&self, model: &str) -> bool {
-        if let Some(explicit) = self.send_reasoning_content {
-            return explicit;
-        }
-        let model = model.to_ascii_lowercase();
-        let kimi_thinking = model.contains("kimi") && model.contains("thinking");
-        let deepseek_api = self
-            .base_url
-            .as_deref()
-            .is_some_and(|u| u.to_ascii_lowercase().contains("api.deepseek.com"));
-        model.contains("deepseek") || kimi_thinking || deepseek_api
     }
 
     /// The API key from `env_key`, if one is configured: the environment variable, else the
@@ -324,21 +307,6 @@ mod ollama_host_tests {
             ollama_base_url(Some("  ".into()), Some("gpu:3".into())),
             "http://gpu:3/v1"
         );
-    }
-
-    #[test]
-    fn reasoning_content_capability() {
-        let mut p = super::builtin_providers()["ollama"].clone();
-        assert!(!p.sends_reasoning_content("qwen3-coder:30b"));
-        assert!(p.sends_reasoning_content("deepseek-r1:14b"));
-        assert!(p.sends_reasoning_content("kimi-k2-thinking"));
-        assert!(!p.sends_reasoning_content("kimi-k2-instruct"));
-        p.send_reasoning_content = Some(false);
-        assert!(!p.sends_reasoning_content("deepseek-reasoner"));
-        let mut ds = super::builtin_providers()["deepseek"].clone();
-        assert!(ds.sends_reasoning_content("some-future-name"));
-        ds.send_reasoning_content = Some(false);
-        assert!(!ds.sends_reasoning_content("deepseek-chat"));
     }
 }
 

@@ -9,6 +9,7 @@
 //! Servers started without their reasoning or tool-call parser leave thinking
 //! ([`think`]) and tool calls ([`text_tools`]) in the answer text; the decoder takes them out.
 
+mod calls;
 pub(crate) mod json_calls;
 pub(crate) mod text_tools;
 pub(crate) mod think;
@@ -20,15 +21,18 @@ use oi_protocol::models::{
 };
 use serde_json::{Map, Value, json};
 
+use crate::call_ids::PortableIds;
+use crate::quirks::Quirks;
 use crate::sse::{Decoder, Step, parse_json};
 use crate::{ModelError, Prompt, ResponseEvent, synthesize_call_id};
+use calls::Calls;
 use think::{Piece, ThinkSplitter};
 
 /// How a request is written for this provider and model.
 #[derive(Clone, Copy, Debug, Default)]
 pub(crate) struct ChatRequestOptions {
-    /// Send reasoning back as `reasoning_content` on assistant messages with tool calls.
-    pub send_reasoning_content: bool,
+    /// Reasoning fields and call ids the provider needs in the history.
+    pub quirks: Quirks,
 }
 
 /// The JSON body for `POST {base_url}/chat/completions`.
@@ -125,6 +129,11 @@ fn messages(prompt: &Prompt, options: ChatRequestOptions) -> Vec<Value> {
     let mut assistant_open = false;
     // Reasoning of the response being replayed, for the assistant message that follows it.
     let mut reasoning: Option<&str> = None;
+    let mut ids = options.quirks.portable_call_ids.then(PortableIds::default);
+    let mut wire_id = |id: &str| match ids.as_mut() {
+        Some(ids) => ids.id_for(id),
+        None => id.to_string(),
+    };
 
     for item in &prompt.input[consumed..] {
         if !matches!(item, ResponseItem::FunctionCallOutput { .. }) {
@@ -157,7 +166,7 @@ fn messages(prompt: &Prompt, options: ChatRequestOptions) -> Vec<Value> {
                 arguments,
             } => {
                 let call = json!({
-                    "id": call_id,
+                    "id": wire_id(call_id),
                     "type": "function",
                     "function": { "name": name, "arguments": arguments_for_history(arguments) },
                 });
@@ -171,15 +180,13 @@ fn messages(prompt: &Prompt, options: ChatRequestOptions) -> Vec<Value> {
                     out.push(json!({ "role": "assistant", "content": null, "tool_calls": [call] }));
                 }
                 assistant_open = true;
-                if options.send_reasoning_content
-                    && let Some(r) = reasoning.take()
-                    && let Some(msg) = out.last_mut().and_then(Value::as_object_mut)
-                {
-                    msg.insert("reasoning_content".into(), Value::String(r.to_string()));
+                if let Some(msg) = out.last_mut().and_then(Value::as_object_mut) {
+                    attach_reasoning(msg, reasoning.take(), &options.quirks);
                 }
             }
             ResponseItem::FunctionCallOutput { call_id, output } => {
-                let (text, images) = tool_text_and_images(call_id, output);
+                let call_id = wire_id(call_id);
+                let (text, images) = tool_text_and_images(&call_id, output);
                 out.push(json!({ "role": "tool", "tool_call_id": call_id, "content": text }));
                 pending_images.extend(images);
                 assistant_open = false;
@@ -195,6 +202,23 @@ fn messages(prompt: &Prompt, options: ChatRequestOptions) -> Vec<Value> {
     }
     flush_images(&mut out, &mut pending_images);
     out
+}
+
+/// Puts the reasoning behind an assistant message's tool calls in the fields the provider
+/// reads, or the placeholder it accepts when there is none (the first call of a message
+/// brings the reasoning; later calls keep it).
+fn attach_reasoning(msg: &mut Map<String, Value>, reasoning: Option<&str>, quirks: &Quirks) {
+    for field in quirks.reasoning_fields {
+        match (reasoning, quirks.missing_reasoning) {
+            (Some(r), _) => {
+                msg.insert((*field).to_string(), Value::String(r.to_string()));
+            }
+            (None, Some(placeholder)) if !msg.contains_key(*field) => {
+                msg.insert((*field).to_string(), Value::String(placeholder.to_string()));
+            }
+            _ => {}
+        }
+    }
 }
 
 fn push_tool_call(msg: &mut Map<String, Value>, call: Value) -> bool {
@@ -285,20 +309,12 @@ fn arguments_for_history(arguments: &str) -> String {
 }
 
 #[derive(Debug, Default)]
-struct PartialCall {
-    index: u64,
-    id: Option<String>,
-    name: String,
-    arguments: String,
-}
-
-#[derive(Debug, Default)]
 pub(crate) struct ChatDecoder {
     created: bool,
     response_id: Option<String>,
     text: String,
     reasoning: String,
-    calls: Vec<PartialCall>,
+    calls: Calls,
     finish_reason: Option<String>,
     usage: Option<TokenUsage>,
     /// Thinking tags in the content, for servers without a reasoning parser.
@@ -413,75 +429,9 @@ impl ChatDecoder {
         }
         if let Some(calls) = delta.get("tool_calls").and_then(Value::as_array) {
             for (position, call) in calls.iter().enumerate() {
-                self.merge_call(position, call);
+                self.calls.merge(position, call);
             }
         }
-    }
-
-    fn merge_call(&mut self, position: usize, call: &Value) {
-        // A missing index means "the call at this position of the array" (0 for the usual
-        // single call).
-        let index = call
-            .get("index")
-            .and_then(Value::as_u64)
-            .unwrap_or(position as u64);
-        let id = call
-            .get("id")
-            .and_then(Value::as_str)
-            .filter(|s| !s.is_empty());
-        let function = call.get("function");
-        let name = function
-            .and_then(|f| f.get("name"))
-            .and_then(Value::as_str)
-            .unwrap_or("");
-        let arguments = match function.and_then(|f| f.get("arguments")) {
-            Some(Value::String(s)) => s.clone(),
-            Some(Value::Null) | None => String::new(),
-            // Non-standard: arguments as a JSON object instead of a string.
-            Some(other) => other.to_string(),
-        };
-        let slot = self.slot_for(index, id, name, &arguments);
-        let target = &mut self.calls[slot];
-        if target.id.is_none() {
-            target.id = id.map(str::to_string);
-        }
-        // Names normally arrive whole. A server that streams them in pieces (before the
-        // arguments) gets them joined; one that repeats the name in every chunk does not get
-        // it doubled.
-        if target.name.is_empty() {
-            target.name = name.to_string();
-        } else if !name.is_empty() && target.name != name && target.arguments.is_empty() {
-            target.name.push_str(name);
-        }
-        target.arguments.push_str(&arguments);
-    }
-
-    /// Which partial call a delta belongs to: the one with its id, else the latest with its
-    /// index — unless the delta plainly starts another call (a different id, or a name and
-    /// arguments after the previous call's arguments already form complete JSON), which is
-    /// how servers that number every call 0 are told apart.
-    fn slot_for(&mut self, index: u64, id: Option<&str>, name: &str, arguments: &str) -> usize {
-        if let Some(id) = id
-            && let Some(pos) = self.calls.iter().position(|c| c.id.as_deref() == Some(id))
-        {
-            return pos;
-        }
-        if let Some(pos) = self.calls.iter().rposition(|c| c.index == index) {
-            let c = &self.calls[pos];
-            let other_id = id.is_some() && c.id.is_some();
-            let restarts = !name.is_empty()
-                && !arguments.is_empty()
-                && !c.name.is_empty()
-                && is_complete_json(&c.arguments);
-            if !other_id && !restarts {
-                return pos;
-            }
-        }
-        self.calls.push(PartialCall {
-            index,
-            ..PartialCall::default()
-        });
-        self.calls.len() - 1
     }
 
     fn finish(&mut self, out: &mut VecDeque<ResponseEvent>) {
@@ -512,16 +462,12 @@ impl ChatDecoder {
                 std::mem::take(&mut self.text),
             )));
         }
-        // Arrival order of each call's first delta, which is index order on every server
-        // seen, and the only order that exists for calls told apart by the heuristics above.
-        for call in std::mem::take(&mut self.calls) {
-            if call.name.is_empty() && call.arguments.is_empty() {
-                continue;
-            }
+        let cut_off = self.finish_reason.as_deref() == Some("length");
+        for (call_id, name, arguments) in self.calls.finish(cut_off) {
             out.push_back(ResponseEvent::OutputItemDone(ResponseItem::FunctionCall {
-                call_id: call.id.unwrap_or_else(synthesize_call_id),
-                name: call.name,
-                arguments: call.arguments,
+                call_id,
+                name,
+                arguments,
             }));
         }
         for call in recovered {
@@ -562,10 +508,6 @@ pub(crate) fn route_piece(
             reasoning.push_str(earlier.trim_end());
         }
     }
-}
-
-fn is_complete_json(s: &str) -> bool {
-    !s.trim().is_empty() && serde_json::from_str::<serde::de::IgnoredAny>(s).is_ok()
 }
 
 /// Token usage from a chat `usage` object (OpenAI names, with Responses names as fallback).

@@ -14,11 +14,13 @@
 //! [`ResponseEvent`], [`ModelError`] (with [`ModelError::context_overflow`] to recognise
 //! context-length errors, [`classify_overflow`]).
 
+mod call_ids;
 pub mod catalog;
 mod chat;
 mod error;
 mod http;
 mod overflow;
+mod quirks;
 mod responses;
 mod retry;
 mod sse;
@@ -105,8 +107,8 @@ pub enum ResponseEvent {
     OutputTextDelta(String),
     ReasoningDelta(String),
     /// A finished item: assistant `Message`, `Reasoning`, or `FunctionCall` (call_id
-    /// synthesized as `call_<uuid>` when the model omitted it; arguments kept verbatim even
-    /// if not valid JSON).
+    /// synthesized as 9 random alphanumerics when the model omitted it or reused one;
+    /// arguments kept verbatim even if not valid JSON).
     OutputItemDone(ResponseItem),
     /// The server left tool calls in the answer text (its tool-call parser is off); they
     /// were recovered and follow as `FunctionCall` items. Comes before those items.
@@ -275,14 +277,12 @@ impl ModelClient {
         } else {
             prompt
         };
+        let quirks = quirks::for_model(provider, &inner.provider_id, &prompt.model);
         let body = match provider.wire_api {
-            WireApi::Chat => chat::request_body(
-                wire_prompt,
-                chat::ChatRequestOptions {
-                    send_reasoning_content: provider.sends_reasoning_content(&prompt.model),
-                },
-            ),
-            WireApi::Responses => responses::request_body(wire_prompt),
+            WireApi::Chat => chat::request_body(wire_prompt, chat::ChatRequestOptions { quirks }),
+            WireApi::Responses => {
+                responses::request_body(wire_prompt, quirks.responses_reasoning_text)
+            }
         };
         let max_retries = provider.request_max_retries();
         let idle = provider.stream_idle_timeout();
@@ -426,9 +426,10 @@ pub(crate) fn is_loopback(base_url: &str) -> bool {
     }
 }
 
-/// An id for a tool call the model sent without one.
+/// An id for a tool call the model sent without one: 9 alphanumerics, the one shape every
+/// server accepts (see `call_ids`).
 pub(crate) fn synthesize_call_id() -> String {
-    format!("call_{}", uuid::Uuid::now_v7().simple())
+    call_ids::synthesize()
 }
 
 #[cfg(test)]

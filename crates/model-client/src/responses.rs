@@ -10,8 +10,10 @@ use crate::chat::{error_text, route_piece, text_tools};
 use crate::sse::{Decoder, Step, parse_json};
 use crate::{ModelError, Prompt, ResponseEvent, synthesize_call_id};
 
-/// The JSON body for `POST {base_url}/responses`.
-pub(crate) fn request_body(prompt: &Prompt) -> Value {
+/// The JSON body for `POST {base_url}/responses`. `reasoning_text`: reasoning without
+/// `encrypted_content` that led to a tool call goes back as raw chain of thought (gpt-oss
+/// servers; see `quirks`).
+pub(crate) fn request_body(prompt: &Prompt, reasoning_text: bool) -> Value {
     let tools: Vec<Value> = prompt
         .tools
         .iter()
@@ -28,7 +30,7 @@ pub(crate) fn request_body(prompt: &Prompt) -> Value {
     let mut body = json!({
         "model": prompt.model,
         "instructions": prompt.instructions,
-        "input": input_items(&prompt.input),
+        "input": input_items(&prompt.input, reasoning_text),
         "store": false,
         "stream": true,
     });
@@ -54,10 +56,11 @@ pub(crate) fn request_body(prompt: &Prompt) -> Value {
     body
 }
 
-fn input_items(items: &[ResponseItem]) -> Vec<Value> {
+fn input_items(items: &[ResponseItem], reasoning_text: bool) -> Vec<Value> {
     items
         .iter()
-        .filter_map(|item| match item {
+        .enumerate()
+        .filter_map(|(i, item)| match item {
             ResponseItem::Message { role, content } => {
                 let (role, text_type) = match role {
                     Role::System => ("system", "input_text"),
@@ -111,7 +114,6 @@ fn input_items(items: &[ResponseItem]) -> Vec<Value> {
                 };
                 Some(json!({ "type": "function_call_output", "call_id": call_id, "output": output }))
             }
-            // Without the opaque payload the server cannot use a reasoning item; skip it.
             ResponseItem::Reasoning {
                 text,
                 encrypted_content: Some(enc),
@@ -120,12 +122,43 @@ fn input_items(items: &[ResponseItem]) -> Vec<Value> {
                 "summary": if text.is_empty() { json!([]) } else { json!([{ "type": "summary_text", "text": text }]) },
                 "encrypted_content": enc,
             })),
+            // The raw chain of thought of a tool-calling turn, as gpt-oss servers take it back
+            // (one `reasoning_text` part: vLLM reads exactly one). The item `id` is required
+            // by the schema vLLM validates against.
+            ResponseItem::Reasoning {
+                text,
+                encrypted_content: None,
+            } if reasoning_text && !text.is_empty() && leads_to_call(&items[i + 1..]) => {
+                Some(json!({
+                    "type": "reasoning",
+                    "id": format!("rs_{}", crate::call_ids::stable(text)),
+                    "summary": [],
+                    "content": [{ "type": "reasoning_text", "text": text }],
+                }))
+            }
+            // Elsewhere the server cannot use a reasoning item without its opaque payload.
             ResponseItem::Reasoning {
                 encrypted_content: None,
                 ..
             } => None,
         })
         .collect()
+}
+
+/// Whether the items after a reasoning item start with a tool call of the same response (its
+/// text may come first). The reasoning of a turn that ended in an answer is not needed again.
+fn leads_to_call(rest: &[ResponseItem]) -> bool {
+    rest.iter()
+        .find(|item| {
+            !matches!(
+                item,
+                ResponseItem::Message {
+                    role: Role::Assistant,
+                    ..
+                } | ResponseItem::Reasoning { .. }
+            )
+        })
+        .is_some_and(|item| matches!(item, ResponseItem::FunctionCall { .. }))
 }
 
 #[derive(Debug, Default)]
@@ -526,10 +559,13 @@ mod tests {
 
     #[test]
     fn no_tools_means_no_tool_fields() {
-        let body = request_body(&Prompt {
-            model: "m".into(),
-            ..Prompt::default()
-        });
+        let body = request_body(
+            &Prompt {
+                model: "m".into(),
+                ..Prompt::default()
+            },
+            false,
+        );
         assert!(body.get("tools").is_none() && body.get("tool_choice").is_none());
         assert!(body.get("reasoning").is_none() && body.get("include").is_none());
         assert!(body.get("text").is_none());
@@ -537,13 +573,16 @@ mod tests {
 
     #[test]
     fn summary_and_verbosity_are_sent_when_configured() {
-        let body = request_body(&Prompt {
-            model: "m".into(),
-            reasoning_effort: Some(oi_protocol::config_types::ReasoningEffort::High),
-            reasoning_summary: Some("detailed".into()),
-            verbosity: Some("low".into()),
-            ..Prompt::default()
-        });
+        let body = request_body(
+            &Prompt {
+                model: "m".into(),
+                reasoning_effort: Some(oi_protocol::config_types::ReasoningEffort::High),
+                reasoning_summary: Some("detailed".into()),
+                verbosity: Some("low".into()),
+                ..Prompt::default()
+            },
+            false,
+        );
         assert_eq!(
             body["reasoning"],
             json!({"effort": "high", "summary": "detailed"})

@@ -69,13 +69,29 @@ async fn text_tool_calls_of_each_family_become_real_calls() {
             "--tool-call-parser kimi_k2",
         ),
         ("llamacpp/no-jinja-hermes-text-tool-call.sse", "--jinja"),
+        (
+            "vllm/mistral-text-tool-call.sse",
+            "--tool-call-parser mistral",
+        ),
+        ("llamacpp/llama31-python-tag-text-tool-call.sse", "--jinja"),
+        (
+            "vllm/deepseek-v3-text-tool-call.sse",
+            "--tool-call-parser deepseek_v3",
+        ),
+        (
+            "llamacpp/gpt-oss-harmony-no-jinja.sse",
+            "--tool-call-parser openai",
+        ),
     ] {
         for out in replay(fixture, WireApi::Chat).await {
             out.ok();
             let calls = out.calls();
             assert_eq!(calls.len(), 1, "{fixture}: {:?}", out.events);
             assert_eq!(calls[0].1, "shell", "{fixture}");
-            assert!(calls[0].0.starts_with("call_"), "{fixture}: synthesized id");
+            assert!(
+                common::portable_id(&calls[0].0),
+                "{fixture}: synthesized id"
+            );
             let command = args(&calls[0])["command"].clone();
             assert!(
                 command == json!(["ls", "-a"]) || command == json!(["ls"]),
@@ -86,7 +102,11 @@ async fn text_tool_calls_of_each_family_become_real_calls() {
             // The markup does not stay in the answer.
             let text = answer(&out).unwrap_or_default();
             assert!(
-                !text.contains("tool_call") && !text.contains("<function="),
+                !text.contains("tool_call")
+                    && !text.contains("<function=")
+                    && !text.contains("<|")
+                    && !text.contains("<｜")
+                    && !text.contains("[TOOL_CALLS]"),
                 "{fixture}: {text:?}"
             );
         }
@@ -315,6 +335,46 @@ async fn responses_wire_thinking_and_text_tool_calls() {
         assert_eq!(args(&calls[0])["command"], json!(["ls", "-a"]));
         assert!(recovered_hint(&out).unwrap().contains("hermes"));
         // Neither markup nor thinking is left as an answer.
+        assert_eq!(answer(&out), None, "{:?}", out.items());
+    }
+}
+
+/// gpt-oss harmony left in the text: the analysis channel is reasoning (streamed as such),
+/// never the answer; the final channel is the answer without its header.
+#[tokio::test]
+async fn harmony_channels_split_into_reasoning_and_answer() {
+    for out in replay("llamacpp/gpt-oss-harmony-final-answer.sse", WireApi::Chat).await {
+        out.ok();
+        assert_eq!(reasoning(&out).as_deref(), Some("Two plus two is four."));
+        assert_eq!(answer(&out).as_deref(), Some("The answer is 4."));
+        assert_eq!(out.text_deltas(), "The answer is 4.");
+    }
+    for out in replay("llamacpp/gpt-oss-harmony-no-jinja.sse", WireApi::Chat).await {
+        assert_eq!(
+            reasoning(&out).as_deref(),
+            Some("The user wants the files. Use shell.")
+        );
+        assert!(
+            !out.text_deltas().contains("analysis"),
+            "{}",
+            out.text_deltas()
+        );
+    }
+}
+
+#[tokio::test]
+async fn responses_wire_mistral_text_tool_call() {
+    for out in replay(
+        "vllm/responses-mistral-text-tool-call.sse",
+        WireApi::Responses,
+    )
+    .await
+    {
+        out.ok();
+        let calls = out.calls();
+        assert_eq!(calls.len(), 1, "{:?}", out.events);
+        assert_eq!(args(&calls[0])["command"], json!(["ls", "-a"]));
+        assert!(recovered_hint(&out).unwrap().contains("mistral"));
         assert_eq!(answer(&out), None, "{:?}", out.items());
     }
 }

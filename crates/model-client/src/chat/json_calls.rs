@@ -263,8 +263,9 @@ fn object_end(text: &str, start: usize) -> Option<usize> {
 }
 
 /// The calls in one block: a call object, an array of them, or several objects one after
-/// another. `None` when any part is not a call.
-fn parse_calls(body: &str) -> Option<Vec<(String, Value)>> {
+/// another (separated by whitespace, commas, or Llama's `;`). `None` when any part is not a
+/// call.
+pub(crate) fn parse_calls(body: &str) -> Option<Vec<(String, Value)>> {
     let body = body.trim();
     if body.is_empty() {
         return None;
@@ -282,7 +283,7 @@ fn parse_calls(body: &str) -> Option<Vec<(String, Value)>> {
             }
             other => calls.push(call_of(&other)?),
         }
-        rest = rest[end..].trim_start_matches(|c: char| c.is_whitespace() || c == ',');
+        rest = rest[end..].trim_start_matches(|c: char| c.is_whitespace() || c == ',' || c == ';');
     }
     (!calls.is_empty()).then_some(calls)
 }

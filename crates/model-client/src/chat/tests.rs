@@ -171,7 +171,7 @@ fn calls_without_index_or_id_are_told_apart() {
     let c = calls(&ev);
     let names: Vec<&str> = c.iter().map(|c| c.1.as_str()).collect();
     assert_eq!(names, ["x", "y", "z"]);
-    assert!(c.iter().all(|c| c.0.starts_with("call_")));
+    assert!(c.iter().all(|c| crate::call_ids::is_portable(&c.0)));
     assert_ne!(c[0].0, c[1].0);
 }
 
@@ -300,7 +300,10 @@ fn reasoning_goes_back_with_tool_calls_when_the_provider_needs_it() {
     let on = request_body(
         &prompt,
         ChatRequestOptions {
-            send_reasoning_content: true,
+            quirks: Quirks {
+                reasoning_fields: &["reasoning_content"],
+                ..Quirks::default()
+            },
         },
     );
     let msgs = on["messages"].as_array().unwrap();
@@ -439,4 +442,109 @@ fn tool_text_marks_where_each_image_was() {
     );
     assert_eq!(images[0]["text"], "[image 1 of call_9]:");
     assert_eq!(images[1]["image_url"]["url"], "data:image/png;base64,AAAA");
+}
+
+/// Parallel calls that share an id but not an index (seen from DeepSeek, GLM and Kimi behind
+/// some proxies) are two calls, each with its own id.
+#[test]
+fn same_id_with_different_indices_is_two_calls() {
+    let ev = decode(&[
+        r#"{"choices":[{"delta":{"tool_calls":[{"index":0,"id":"call_1","type":"function","function":{"name":"shell","arguments":""}}]}}]}"#,
+        r#"{"choices":[{"delta":{"tool_calls":[{"index":0,"id":"call_1","function":{"arguments":"{\"command\":[\"ls\"]}"}}]}}]}"#,
+        r#"{"choices":[{"delta":{"tool_calls":[{"index":1,"id":"call_1","type":"function","function":{"name":"shell","arguments":""}}]}}]}"#,
+        r#"{"choices":[{"delta":{"tool_calls":[{"index":1,"id":"call_1","function":{"arguments":"{\"command\":[\"pwd\"]}"}}]}}]}"#,
+        r#"{"choices":[{"delta":{},"finish_reason":"tool_calls"}]}"#,
+    ]);
+    let c = calls(&ev);
+    assert_eq!(c.len(), 2, "{c:?}");
+    assert_eq!(c[0].2, r#"{"command":["ls"]}"#);
+    assert_eq!(c[1].2, r#"{"command":["pwd"]}"#);
+    assert_eq!(c[0].0, "call_1");
+    assert_ne!(c[1].0, c[0].0);
+}
+
+/// vLLM's GLM-4.7 parser sends the complete arguments again as the last delta.
+#[test]
+fn a_final_delta_that_resends_the_whole_arguments_is_taken_alone() {
+    let ev = decode(&[
+        r#"{"choices":[{"delta":{"tool_calls":[{"index":0,"id":"a","function":{"name":"shell","arguments":"{\"command\": "}}]}}]}"#,
+        r#"{"choices":[{"delta":{"tool_calls":[{"index":0,"function":{"arguments":"[\"ls\", \"-a\"]"}}]}}]}"#,
+        r#"{"choices":[{"delta":{"tool_calls":[{"index":0,"function":{"arguments":"{\"command\": [\"ls\", \"-a\"]}"}}]}}]}"#,
+        r#"{"choices":[{"delta":{},"finish_reason":"tool_calls"}]}"#,
+    ]);
+    assert_eq!(calls(&ev)[0].2, r#"{"command": ["ls", "-a"]}"#);
+    // Arguments cut off at the output limit stay as they are.
+    let ev = decode(&[
+        r#"{"choices":[{"delta":{"tool_calls":[{"index":0,"id":"a","function":{"name":"shell","arguments":"{\"command\": "}}]}}]}"#,
+        r#"{"choices":[{"delta":{"tool_calls":[{"index":0,"function":{"arguments":"{\"x\": 1}"}}]}}]}"#,
+        r#"{"choices":[{"delta":{},"finish_reason":"length"}]}"#,
+    ]);
+    assert_eq!(calls(&ev)[0].2, r#"{"command": {"x": 1}"#);
+}
+
+#[test]
+fn mistral_history_gets_ids_its_template_accepts() {
+    let prompt = Prompt {
+        model: "mistralai/Devstral-Small-2507".into(),
+        input: vec![
+            ResponseItem::user_text("go"),
+            ResponseItem::FunctionCall {
+                call_id: "call_0198c1f2a3b4".into(),
+                name: "shell".into(),
+                arguments: "{}".into(),
+            },
+            ResponseItem::FunctionCallOutput {
+                call_id: "call_0198c1f2a3b4".into(),
+                output: FunctionCallOutput::text("x", true),
+            },
+        ],
+        ..Prompt::default()
+    };
+    let quirks = Quirks {
+        portable_call_ids: true,
+        ..Quirks::default()
+    };
+    let body = request_body(&prompt, ChatRequestOptions { quirks });
+    let msgs = body["messages"].as_array().unwrap();
+    let id = msgs[1]["tool_calls"][0]["id"].as_str().unwrap();
+    assert!(crate::call_ids::is_portable(id), "{id}");
+    assert_eq!(msgs[2]["tool_call_id"], id);
+    // Other providers get the ids as they were.
+    let body = request_body(&prompt, ChatRequestOptions::default());
+    assert_eq!(
+        body["messages"][1]["tool_calls"][0]["id"],
+        "call_0198c1f2a3b4"
+    );
+}
+
+#[test]
+fn a_placeholder_stands_in_for_missing_reasoning() {
+    let prompt = Prompt {
+        model: "kimi-k2.5".into(),
+        input: vec![
+            ResponseItem::user_text("go"),
+            // From another model: no reasoning before the calls.
+            ResponseItem::FunctionCall {
+                call_id: "a".into(),
+                name: "shell".into(),
+                arguments: "{}".into(),
+            },
+            ResponseItem::FunctionCall {
+                call_id: "b".into(),
+                name: "shell".into(),
+                arguments: "{}".into(),
+            },
+        ],
+        ..Prompt::default()
+    };
+    let quirks = Quirks {
+        reasoning_fields: &["reasoning_content"],
+        missing_reasoning: Some(" "),
+        ..Quirks::default()
+    };
+    let body = request_body(&prompt, ChatRequestOptions { quirks });
+    let msgs = body["messages"].as_array().unwrap();
+    assert_eq!(msgs.len(), 2, "{msgs:?}");
+    assert_eq!(msgs[1]["reasoning_content"], " ");
+    assert_eq!(msgs[1]["tool_calls"].as_array().unwrap().len(), 2);
 }

@@ -12,6 +12,9 @@
 //! * Kimi K2: `<|tool_calls_section_begin|><|tool_call_begin|>functions.NAME:0
 //!   <|tool_call_argument_begin|>{…}<|tool_call_end|><|tool_calls_section_end|>`
 //!
+//! and the special-token forms of Mistral, Llama 3, DeepSeek V3 and gpt-oss harmony
+//! ([`tokens`]).
+//!
 //! Only calls of tools offered in the request are taken, and never markup inside a Markdown
 //! code block or inline code span (a model explaining the format is not calling a tool).
 
@@ -20,6 +23,8 @@ use serde_json::{Map, Value};
 
 use super::json_calls;
 
+mod tokens;
+
 /// Which markup the calls were written in.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum TextToolFormat {
@@ -27,6 +32,10 @@ pub(crate) enum TextToolFormat {
     Qwen3Coder,
     Glm,
     Kimi,
+    Mistral,
+    Llama,
+    DeepSeek,
+    Harmony,
     /// `{"name": …, "arguments": …}` as plain JSON, fenced or bare (see `json_calls`).
     Json,
 }
@@ -47,6 +56,18 @@ impl TextToolFormat {
             TextToolFormat::Kimi => {
                 "vLLM: `--enable-auto-tool-choice --tool-call-parser kimi_k2`; SGLang: `--tool-call-parser kimi_k2`"
             }
+            TextToolFormat::Mistral => {
+                "vLLM: `--enable-auto-tool-choice --tool-call-parser mistral` (with `--tokenizer-mode mistral`); llama.cpp: `llama-server --jinja`"
+            }
+            TextToolFormat::Llama => {
+                "vLLM: `--enable-auto-tool-choice --tool-call-parser llama3_json`; llama.cpp: `llama-server --jinja`"
+            }
+            TextToolFormat::DeepSeek => {
+                "vLLM: `--enable-auto-tool-choice --tool-call-parser deepseek_v3` (V3.1: `deepseek_v31`); SGLang: `--tool-call-parser deepseekv3`; llama.cpp: `llama-server --jinja`"
+            }
+            TextToolFormat::Harmony => {
+                "vLLM: `--enable-auto-tool-choice --tool-call-parser openai --reasoning-parser openai_gptoss`; llama.cpp: `llama-server --jinja`; Ollama and LM Studio parse harmony themselves (update them)"
+            }
             TextToolFormat::Json => {
                 "this shape is not the model's template markup, so no server parser catches it (llama.cpp parses only the template's `<tool_call>`); set `tool_call_format = \"text\"` for this model (docs/providers.md, \"Tool calls as text\") so it is taught one format and holds to it"
             }
@@ -59,6 +80,10 @@ impl TextToolFormat {
             TextToolFormat::Qwen3Coder => "Qwen3-Coder `<function=…>`",
             TextToolFormat::Glm => "GLM `<arg_key>`",
             TextToolFormat::Kimi => "Kimi `<|tool_call_begin|>`",
+            TextToolFormat::Mistral => "Mistral `[TOOL_CALLS]`",
+            TextToolFormat::Llama => "Llama 3 `<|python_tag|>`",
+            TextToolFormat::DeepSeek => "DeepSeek `<｜tool▁calls▁begin｜>`",
+            TextToolFormat::Harmony => "gpt-oss harmony `to=functions.…`",
             TextToolFormat::Json => "plain JSON `{\"name\": …, \"arguments\": …}`",
         }
     }
@@ -79,16 +104,21 @@ pub(crate) struct Extracted {
     pub format: TextToolFormat,
 }
 
-const MARKERS: [&str; 4] = [
+const MARKERS: [&str; 8] = [
     "<tool_call>",
     "<function=",
     "<|tool_calls_section_begin|>",
     "<|tool_call_begin|>",
+    tokens::PYTHON_TAG,
+    tokens::DEEPSEEK_CALLS_BEGIN,
+    tokens::DEEPSEEK_CALL_BEGIN,
+    "to=functions.",
 ];
 
 /// Cheap test run on every finished text answer before the real parse.
 pub(crate) fn may_contain_calls(text: &str) -> bool {
-    text.contains('<') && MARKERS.iter().any(|m| text.contains(m))
+    (text.contains('<') && MARKERS.iter().any(|m| text.contains(m)))
+        || text.contains(tokens::MISTRAL)
 }
 
 /// Finds the tool calls in `text`. `None` when there is no call of an offered tool outside
@@ -184,12 +214,31 @@ type Found = (TextToolFormat, &'static str);
 /// the end of the text (the model stopped right after writing it, as many do).
 fn next_block(text: &str, from: usize) -> Option<(usize, usize, Found)> {
     let rest = &text[from..];
-    let candidates: [(Option<usize>, Found); 3] = [
+    let harmony = tokens::HARMONY_STARTS
+        .iter()
+        .filter_map(|m| rest.find(m))
+        .min();
+    let candidates: [(Option<usize>, Found); 7] = [
         (
             rest.find("<|tool_calls_section_begin|>")
                 .or_else(|| rest.find("<|tool_call_begin|>")),
             (TextToolFormat::Kimi, "<|tool_calls_section_end|>"),
         ),
+        (
+            rest.find(tokens::DEEPSEEK_CALLS_BEGIN)
+                .or_else(|| rest.find(tokens::DEEPSEEK_CALL_BEGIN)),
+            (TextToolFormat::DeepSeek, tokens::DEEPSEEK_CALLS_END),
+        ),
+        // The calls run to the end of the answer (Mistral's `</s>` if the server prints it).
+        (
+            rest.find(tokens::MISTRAL),
+            (TextToolFormat::Mistral, "</s>"),
+        ),
+        (
+            rest.find(tokens::PYTHON_TAG),
+            (TextToolFormat::Llama, "<|eom_id|>"),
+        ),
+        (harmony, (TextToolFormat::Harmony, tokens::HARMONY_CALL)),
         (
             rest.find("<tool_call>"),
             (TextToolFormat::Hermes, "</tool_call>"),
@@ -208,10 +257,14 @@ fn next_block(text: &str, from: usize) -> Option<(usize, usize, Found)> {
     let after_start = &text[start..];
     let end = match after_start.find(end_marker) {
         Some(i) => start + i + end_marker.len(),
-        // Kimi's section end is optional when a single call ends with `<|tool_call_end|>`.
+        // Kimi's and DeepSeek's section ends are optional after the last call's end.
         None if format == TextToolFormat::Kimi => after_start
             .rfind("<|tool_call_end|>")
             .map(|i| start + i + "<|tool_call_end|>".len())
+            .unwrap_or(text.len()),
+        None if format == TextToolFormat::DeepSeek => after_start
+            .rfind(tokens::DEEPSEEK_CALL_END)
+            .map(|i| start + i + tokens::DEEPSEEK_CALL_END.len())
             .unwrap_or(text.len()),
         None => text.len(),
     };
@@ -226,6 +279,13 @@ fn parse_block(
 ) -> (Vec<TextToolCall>, TextToolFormat) {
     let (calls, format): (Vec<TextToolCall>, TextToolFormat) = match found.0 {
         TextToolFormat::Kimi => (parse_kimi(block), TextToolFormat::Kimi),
+        TextToolFormat::Mistral => (tokens::parse_mistral(block), TextToolFormat::Mistral),
+        TextToolFormat::Llama => (tokens::parse_llama(block), TextToolFormat::Llama),
+        TextToolFormat::DeepSeek => (tokens::parse_deepseek(block), TextToolFormat::DeepSeek),
+        TextToolFormat::Harmony => (
+            tokens::parse_harmony(block).into_iter().collect(),
+            TextToolFormat::Harmony,
+        ),
         // `next_block` finds only markup; JSON calls are `json_calls`' business.
         TextToolFormat::Json => (Vec::new(), TextToolFormat::Json),
         TextToolFormat::Qwen3Coder => (
@@ -473,118 +533,4 @@ fn find_backtick_run(bytes: &[u8], from: usize, len: usize) -> Option<usize> {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use serde_json::json;
-
-    fn tools() -> Vec<ToolSpec> {
-        vec![
-            ToolSpec {
-                name: "shell".into(),
-                description: String::new(),
-                parameters: json!({"type":"object","properties":{
-                    "command":{"type":"array"},"timeout_ms":{"type":"number"}}}),
-            },
-            ToolSpec {
-                name: "write_note".into(),
-                description: String::new(),
-                parameters: json!({"type":"object","properties":{"text":{"type":"string"}}}),
-            },
-        ]
-    }
-
-    fn one(text: &str) -> (String, Value, TextToolFormat, String) {
-        let e = extract(text, &tools()).expect("calls expected");
-        assert_eq!(e.calls.len(), 1, "{e:?}");
-        let args: Value = serde_json::from_str(&e.calls[0].arguments).unwrap();
-        (e.calls[0].name.clone(), args, e.format, e.text)
-    }
-
-    #[test]
-    fn hermes() {
-        let (name, args, format, text) = one(
-            "Let me look.\n<tool_call>\n{\"name\": \"shell\", \"arguments\": {\"command\": [\"ls\"]}}\n</tool_call>",
-        );
-        assert_eq!((name.as_str(), format), ("shell", TextToolFormat::Hermes));
-        assert_eq!(args, json!({"command": ["ls"]}));
-        assert_eq!(text, "Let me look.");
-    }
-
-    #[test]
-    fn qwen3_coder_with_and_without_wrapper() {
-        let block = "<function=shell>\n<parameter=command>\n[\"ls\", \"-la\"]\n</parameter>\n<parameter=timeout_ms>\n5000\n</parameter>\n</function>";
-        for text in [
-            format!("<tool_call>\n{block}\n</tool_call>"),
-            block.to_string(),
-        ] {
-            let (name, args, format, rest) = one(&text);
-            assert_eq!(name, "shell");
-            assert_eq!(args, json!({"command": ["ls", "-la"], "timeout_ms": 5000}));
-            assert_eq!(format, TextToolFormat::Qwen3Coder);
-            assert_eq!(rest, "");
-        }
-        // A string parameter stays a string even when it looks like JSON.
-        let (_, args, _, _) =
-            one("<function=write_note>\n<parameter=text>\n42\n</parameter>\n</function>");
-        assert_eq!(args, json!({"text": "42"}));
-    }
-
-    #[test]
-    fn glm() {
-        let (name, args, format, _) = one(
-            "<tool_call>shell\n<arg_key>command</arg_key>\n<arg_value>[\"pwd\"]</arg_value>\n</tool_call>",
-        );
-        assert_eq!((name.as_str(), format), ("shell", TextToolFormat::Glm));
-        assert_eq!(args, json!({"command": ["pwd"]}));
-    }
-
-    #[test]
-    fn kimi_two_calls() {
-        let e = extract(
-            "<|tool_calls_section_begin|><|tool_call_begin|>functions.shell:0<|tool_call_argument_begin|>{\"command\":[\"ls\"]}<|tool_call_end|><|tool_call_begin|>functions.write_note:1<|tool_call_argument_begin|>{\"text\":\"hi\"}<|tool_call_end|><|tool_calls_section_end|>",
-            &tools(),
-        )
-        .unwrap();
-        assert_eq!(e.format, TextToolFormat::Kimi);
-        let names: Vec<&str> = e.calls.iter().map(|c| c.name.as_str()).collect();
-        assert_eq!(names, ["shell", "write_note"]);
-    }
-
-    #[test]
-    fn quoted_formats_and_unknown_tools_are_not_calls() {
-        for text in [
-            "Models write:\n```\n<tool_call>\n{\"name\": \"shell\", \"arguments\": {}}\n</tool_call>\n```\nlike that.",
-            "Inline: `<tool_call>{\"name\": \"shell\", \"arguments\": {}}</tool_call>` is the format.",
-            "~~~xml\n<function=shell>\n<parameter=command>\n[\"rm\"]\n</parameter>\n</function>\n~~~",
-            "<tool_call>\n{\"name\": \"delete_everything\", \"arguments\": {}}\n</tool_call>",
-            "<tool_call>\nnot json at all, just prose\n</tool_call>",
-            "no markup here",
-        ] {
-            assert_eq!(extract(text, &tools()), None, "{text}");
-        }
-        assert_eq!(
-            extract(
-                "<tool_call>{\"name\":\"shell\",\"arguments\":{}}</tool_call>",
-                &[]
-            ),
-            None
-        );
-    }
-
-    #[test]
-    fn call_after_a_code_block_still_counts() {
-        let (name, _, _, text) = one(
-            "```sh\nls\n```\nRunning it:\n<tool_call>{\"name\":\"shell\",\"arguments\":{\"command\":[\"ls\"]}}</tool_call>",
-        );
-        assert_eq!(name, "shell");
-        assert_eq!(text, "```sh\nls\n```\nRunning it:");
-    }
-
-    #[test]
-    fn unterminated_call_at_the_end() {
-        let (name, args, _, _) =
-            one("<tool_call>\n{\"name\": \"shell\", \"arguments\": {\"command\": [\"ls\"]}}");
-        assert_eq!(name, "shell");
-        assert_eq!(args, json!({"command": ["ls"]}));
-    }
-}
+mod tests;

@@ -1,9 +1,12 @@
 //! Thinking left in the answer text by a server started without a reasoning parser.
 //!
-//! Three shapes reach us: `<think>…</think>` at the start of the answer (Qwen3, GLM,
+//! Four shapes reach us: `<think>…</think>` at the start of the answer (Qwen3, GLM,
 //! DeepSeek-R1 templates that let the model open the tag), a closing `</think>` only
 //! (templates that already put `<think>` in the prompt, so everything before the tag was
-//! thinking), and Kimi's `◁think▷…◁/think▷`. Tags may be split across deltas at any byte.
+//! thinking), Kimi's `◁think▷…◁/think▷`, and gpt-oss harmony channels
+//! (`<|channel|>analysis<|message|>…<|end|>` is the chain of thought, the answer follows
+//! `<|start|>assistant<|channel|>final<|message|>`; OpenAI cookbook "OpenAI harmony response
+//! format"). Tags may be split across deltas at any byte.
 //!
 //! [`ThinkSplitter`] sees every content delta, so its common path has to be cheap: once the
 //! answer is known to be plain text it only looks for a `<`/`◁` in each delta and passes the
@@ -12,7 +15,20 @@
 use std::borrow::Cow;
 
 /// Opening tags (after optional leading whitespace) and the closing tag each expects.
-const OPENERS: [(&str, &str); 2] = [("<think>", "</think>"), ("◁think▷", "◁/think▷")];
+const OPENERS: [(&str, &str); 4] = [
+    ("<think>", "</think>"),
+    ("◁think▷", "◁/think▷"),
+    ("<|channel|>analysis<|message|>", "<|end|>"),
+    (
+        "<|start|>assistant<|channel|>analysis<|message|>",
+        "<|end|>",
+    ),
+];
+/// Harmony's header before the answer: markup, not part of it.
+const FINAL_HEADERS: [&str; 2] = [
+    "<|start|>assistant<|channel|>final<|message|>",
+    "<|channel|>final<|message|>",
+];
 /// Closing tags recognised without an opening tag.
 const BARE_CLOSERS: [&str; 2] = ["</think>", "◁/think▷"];
 
@@ -94,7 +110,12 @@ impl ThinkSplitter {
         }
         match self.state {
             State::Inside { .. } => emit(Piece::Reasoning(&held)),
-            State::AfterThink => {}
+            State::AfterThink => {
+                let t = held.trim_start();
+                if !t.is_empty() {
+                    emit(Piece::Text(t));
+                }
+            }
             _ => emit(Piece::Text(&held)),
         }
     }
@@ -116,7 +137,14 @@ impl ThinkSplitter {
                         s = &t[open.len()..];
                         continue;
                     }
-                    if OPENERS.iter().any(|(o, _)| o.starts_with(t)) {
+                    if let Some(h) = FINAL_HEADERS.iter().find(|h| t.starts_with(*h)) {
+                        self.state = State::Passthrough;
+                        s = &t[h.len()..];
+                        continue;
+                    }
+                    if OPENERS.iter().any(|(o, _)| o.starts_with(t))
+                        || FINAL_HEADERS.iter().any(|h| h.starts_with(t))
+                    {
                         self.held.push_str(s);
                         return;
                     }
@@ -177,6 +205,15 @@ impl ThinkSplitter {
                 State::AfterThink => {
                     let t = s.trim_start();
                     if t.is_empty() {
+                        return;
+                    }
+                    if let Some(h) = FINAL_HEADERS.iter().find(|h| t.starts_with(*h)) {
+                        self.state = State::Passthrough;
+                        s = &t[h.len()..];
+                        continue;
+                    }
+                    if FINAL_HEADERS.iter().any(|h| h.starts_with(t)) {
+                        self.held.push_str(t);
                         return;
                     }
                     self.state = State::Passthrough;
@@ -268,6 +305,29 @@ mod tests {
                 String::new(),
                 true
             )
+        );
+    }
+
+    #[test]
+    fn harmony_analysis_is_reasoning_and_final_is_the_answer() {
+        assert_eq!(
+            at_every_split(
+                "<|channel|>analysis<|message|>User greets. Reply.<|end|><|start|>assistant<|channel|>final<|message|>Hello!"
+            ),
+            ("Hello!".into(), "User greets. Reply.".into(), false)
+        );
+        // Low effort: straight to the final channel.
+        assert_eq!(
+            at_every_split("<|channel|>final<|message|>Hi."),
+            ("Hi.".into(), String::new(), false)
+        );
+        // A tool call after the analysis stays text for the call recogniser.
+        let call = "<|start|>assistant<|channel|>commentary to=functions.shell <|constrain|>json<|message|>{}<|call|>";
+        assert_eq!(
+            at_every_split(&format!(
+                "<|channel|>analysis<|message|>Run ls.<|end|>{call}"
+            )),
+            (call.into(), "Run ls.".into(), false)
         );
     }
 

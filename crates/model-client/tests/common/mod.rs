@@ -17,6 +17,12 @@ pub const WAIT: Duration = Duration::from_secs(10);
 /// environment (never from the real home of whoever runs the tests).
 pub const NO_HOME: &str = "/nonexistent/openinterpreter-test-home";
 
+/// A made-up call id: 9 alphanumerics, which every server accepts (Mistral's templates reject
+/// anything else).
+pub fn portable_id(id: &str) -> bool {
+    id.len() == 9 && id.bytes().all(|b| b.is_ascii_alphanumeric())
+}
+
 pub fn prompt() -> Prompt {
     Prompt {
         model: "mock-model".into(),
