@@ -44,6 +44,12 @@ pub const SUMMARY_PREFIX: &str =
 
 /// Share of the window the summarization request may use; the rest is for the summary.
 const SUMMARY_REQUEST_PERCENT: i64 = 75;
+/// The summary's output bound: this share of the window, within the bounds below. The
+/// prompt asks for under 400 words; a model that keeps going would otherwise fill the
+/// window and leave a summary too big for the new history.
+const SUMMARY_OUTPUT_PERCENT: i64 = 20;
+const SUMMARY_OUTPUT_MIN_TOKENS: i64 = 256;
+const SUMMARY_OUTPUT_MAX_TOKENS: i64 = 2048;
 /// Share of the window kept for the user's earlier messages in the new history.
 const RECENT_USER_PERCENT: i64 = 15;
 /// Share of the window the user's current message may take and still be kept whole.
@@ -138,8 +144,13 @@ pub(crate) async fn compact(
     }
     // The summary goes before the user's current message, so the message the model answers
     // is still the last thing it reads.
-    let (mut new_history, current) = recent_user_messages(&history, sess.context_window());
+    let window = sess.context_window();
+    let (mut new_history, current) = recent_user_messages(&history, window);
     new_history.push(ResponseItem::user_text(message));
+    // Whole when it fits: the next request must stay under the auto-compact limit, or the
+    // server refuses it and there is nothing left to compact.
+    let limit = auto_compact_limit(window, sess.config().model_auto_compact_token_limit);
+    let current = current.map(|c| fit_current_message(sess, &new_history, c, limit));
     new_history.extend(current);
     sess.replace_history(turn_id, summary, new_history);
     let tokens_after = estimate_prompt(sess, &build_prompt(sess));
@@ -236,6 +247,19 @@ fn summary_request(sess: &Session, history: &[ResponseItem], target: i64) -> (Pr
         ));
     }
     prompt.input.push(ResponseItem::user_text(ask));
+    let window = sess.context_window();
+    let room = window - estimator.tokens(total);
+    // `model_max_output_tokens = 0`: the user wants no bound sent at all.
+    prompt.max_output_tokens = (cfg.model_max_output_tokens != Some(0))
+        .then(|| {
+            u32::try_from(
+                (window * SUMMARY_OUTPUT_PERCENT / 100)
+                    .clamp(SUMMARY_OUTPUT_MIN_TOKENS, SUMMARY_OUTPUT_MAX_TOKENS)
+                    .min(room.max(SUMMARY_OUTPUT_MIN_TOKENS)),
+            )
+            .ok()
+        })
+        .flatten();
     (prompt, left_out)
 }
 
@@ -289,6 +313,29 @@ fn recent_user_messages(
     }
     kept.reverse();
     (kept, current)
+}
+
+/// `current` as it is when the history `before` + it fits `limit` tokens, else cut head
+/// and tail to the room left (never below 1 KB: the task must stay recognisable).
+fn fit_current_message(
+    sess: &Session,
+    before: &[ResponseItem],
+    current: ResponseItem,
+    limit: i64,
+) -> ResponseItem {
+    let mut with = before.to_vec();
+    with.push(current.clone());
+    let total = crate::turn::estimate_with_history(sess, &with);
+    if total <= limit {
+        return current;
+    }
+    let text = current.message_text().unwrap_or_default();
+    let over_bytes = sess.state().estimator.bytes_for(total - limit);
+    let room = text.len().saturating_sub(over_bytes + 64).max(1024);
+    if room >= text.len() {
+        return current;
+    }
+    ResponseItem::user_text(oi_protocol::truncate::truncate_head_tail(&text, room))
 }
 
 enum SummaryError {

@@ -169,6 +169,24 @@ impl TokenEstimator {
         (estimate_tokens(bytes) as f64 * ratio).ceil() as i64
     }
 
+    /// Bytes of text that make about `tokens` tokens.
+    pub fn bytes_for(&self, tokens: i64) -> usize {
+        (tokens.max(0) as f64 * 4.0 / self.ratio).ceil() as usize
+    }
+
+    /// The ratio reports have shown so far (1 before any).
+    pub fn ratio(&self) -> f64 {
+        self.ratio
+    }
+
+    /// Start from a ratio an earlier session measured for this model, so the first request
+    /// of a resumed thread is not judged with the bare bytes/4 guess.
+    pub fn seed(&mut self, ratio: f64) {
+        if (0.25..=4.0).contains(&ratio) {
+            self.ratio = ratio;
+        }
+    }
+
     /// The server said a request of `bytes` bytes took `reported` input tokens. Absurd
     /// ratios (a server reporting 0 or cached-only counts) are ignored.
     pub fn observe(&mut self, bytes: usize, reported: i64) {

@@ -238,30 +238,71 @@ impl Session {
         window::resolve(&st.window, &st.config)
     }
 
-    /// Ask the server for the window once per session (unless config sets it), and recall
-    /// what an earlier session learned for this provider and model. Gives up when `cancel`
-    /// fires (loading an Ollama model can take a while).
+    /// Once per session: recall what earlier sessions learned for this provider and model
+    /// (window, tokenizer ratio), and ask the server for the window unless config sets it.
+    /// Gives up when `cancel` fires (loading an Ollama model can take a while).
     pub async fn lookup_server_window(&self, cancel: &CancellationToken) {
-        let (model, home, key) = {
+        let (model, home, key, read_memory, ask) = {
             let st = self.state();
-            if st.window.server.is_some() || st.config.model_context_window.is_some_and(|w| w > 0) {
-                return;
-            }
+            let ask = st.window.server.is_none()
+                && !st.config.model_context_window.is_some_and(|w| w > 0);
             (
                 st.config.model.clone(),
                 st.config.home.clone(),
                 window::memory_key(&st.config),
+                !st.window.memory_read,
+                ask,
             )
         };
-        let recalled = tokio::task::spawn_blocking(move || window::recall(&home, &key));
+        if read_memory {
+            let recalled = tokio::task::spawn_blocking(move || {
+                (
+                    window::recall(&home, &key),
+                    window::recall_ratio(&home, &key),
+                )
+            })
+            .await
+            .unwrap_or_default();
+            let mut st = self.state();
+            st.window.memory_read = true;
+            st.window.remembered = recalled.0;
+            st.window.remembered_ratio = recalled.1;
+            if let Some(ratio) = recalled.1 {
+                st.estimator.seed(ratio);
+            }
+        }
+        if !ask {
+            return;
+        }
         let reported = tokio::select! {
             _ = cancel.cancelled() => return,
             w = self.client.server_context_window(&model) => w,
         };
-        let remembered = recalled.await.ok().flatten();
-        let mut st = self.state();
-        st.window.server = Some(reported);
-        st.window.remembered = remembered;
+        self.state().window.server = Some(reported);
+    }
+
+    /// After a usage report: keep the tokenizer ratio for the next session when it moved
+    /// by more than a tenth from what is remembered (one small file write, off the workers).
+    pub fn remember_ratio_if_changed(&self) {
+        let (ratio, home, key) = {
+            let mut st = self.state();
+            let ratio = st.estimator.ratio();
+            let known = st.window.remembered_ratio;
+            if known.is_some_and(|k| (ratio - k).abs() <= k * 0.1) {
+                return;
+            }
+            st.window.remembered_ratio = Some(ratio);
+            (
+                ratio,
+                st.config.home.clone(),
+                window::memory_key(&st.config),
+            )
+        };
+        tokio::task::spawn_blocking(move || {
+            if let Err(e) = window::remember_ratio(&home, &key, ratio) {
+                tracing::debug!("could not remember the tokenizer ratio: {e}");
+            }
+        });
     }
 
     /// Record a window learned from the server's behaviour, for this session and the next

@@ -389,6 +389,7 @@ fn report_usage(sess: &Session, turn_id: &str, sampled: &Sampled) {
                 sess.state()
                     .estimator
                     .observe(sampled.prompt_bytes, usage.input_tokens);
+                sess.remember_ratio_if_changed();
             }
             usage
         }
@@ -438,13 +439,24 @@ pub(crate) fn build_prompt(sess: &Session) -> Prompt {
 /// [`build_prompt`] and the request's size in bytes, measured once (the output bound and the
 /// token estimate both need it; serializing the history again per request is wasted work).
 fn build_sized_prompt(sess: &Session) -> (Prompt, usize) {
+    build_sized_prompt_with(sess, None)
+}
+
+/// Estimated tokens of the next request if the history were `history` (compaction checks
+/// that its new history fits before installing it).
+pub(crate) fn estimate_with_history(sess: &Session, history: &[ResponseItem]) -> i64 {
+    let (_, bytes) = build_sized_prompt_with(sess, Some(history));
+    sess.state().estimator.tokens(bytes)
+}
+
+fn build_sized_prompt_with(sess: &Session, history: Option<&[ResponseItem]>) -> (Prompt, usize) {
     let tools = tool_specs(sess);
     let window = sess.context_window();
     let st = sess.state();
     let cfg = &st.config;
     let mut input = context_items(cfg, st.project_doc.as_ref());
     let start = input.len();
-    input.extend(st.history.iter().cloned());
+    input.extend(history.unwrap_or(&st.history).iter().cloned());
     budget_tool_outputs(
         &mut input[start..],
         tool_output_budget(window, cfg.tool_output_max_bytes),

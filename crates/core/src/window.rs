@@ -24,6 +24,10 @@ pub(crate) struct WindowKnowledge {
     pub server: Option<Option<ServerWindow>>,
     /// Learned in an earlier session for this provider and model.
     pub remembered: Option<Learned>,
+    /// The memory file was read (once per session).
+    pub memory_read: bool,
+    /// The tokens-per-estimate ratio the memory holds for this provider and model.
+    pub remembered_ratio: Option<f64>,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -107,6 +111,15 @@ const MEMORY_MAX_ENTRIES: usize = 200;
 struct Memory {
     #[serde(default)]
     windows: BTreeMap<String, MemoryEntry>,
+    /// Reported tokens per estimated token (see `TokenEstimator`), per provider and model.
+    #[serde(default)]
+    ratios: BTreeMap<String, RatioEntry>,
+}
+
+#[derive(Serialize, Deserialize)]
+struct RatioEntry {
+    ratio: f64,
+    at: i64,
 }
 
 #[derive(Serialize, Deserialize)]
@@ -164,33 +177,61 @@ pub(crate) fn recall(home: &Path, key: &str) -> Option<Learned> {
     })
 }
 
+/// The tokens-per-estimate ratio an earlier session measured for `key`, if any.
+pub(crate) fn recall_ratio(home: &Path, key: &str) -> Option<f64> {
+    read_memory(home).ratios.get(key).map(|e| e.ratio)
+}
+
 /// Keep `learned` for `key` (0600 file, replaced atomically). Best effort: a window that
 /// cannot be remembered is learned again next time.
 pub(crate) fn remember(home: &Path, key: &str, learned: &Learned) -> std::io::Result<()> {
     let mut memory = read_memory(home);
+    let now = chrono::Utc::now().timestamp();
     memory.windows.insert(
         key.to_string(),
         MemoryEntry {
             tokens: learned.tokens,
             how: learned.how.clone(),
-            at: chrono::Utc::now().timestamp(),
+            at: now,
         },
     );
-    while memory.windows.len() > MEMORY_MAX_ENTRIES {
-        let oldest = memory
-            .windows
+    trim_oldest(&mut memory.windows, key, |e| e.at);
+    write_memory(home, &memory)
+}
+
+/// Keep the tokens-per-estimate `ratio` measured for `key`.
+pub(crate) fn remember_ratio(home: &Path, key: &str, ratio: f64) -> std::io::Result<()> {
+    let mut memory = read_memory(home);
+    let at = chrono::Utc::now().timestamp();
+    memory
+        .ratios
+        .insert(key.to_string(), RatioEntry { ratio, at });
+    trim_oldest(&mut memory.ratios, key, |e| e.at);
+    write_memory(home, &memory)
+}
+
+/// Drops the oldest entries (never `keep`) beyond [`MEMORY_MAX_ENTRIES`].
+fn trim_oldest<T>(map: &mut BTreeMap<String, T>, keep: &str, at: impl Fn(&T) -> i64) {
+    while map.len() > MEMORY_MAX_ENTRIES {
+        let oldest = map
             .iter()
-            .filter(|(k, _)| k.as_str() != key)
-            .min_by_key(|(_, e)| e.at)
+            .filter(|(k, _)| k.as_str() != keep)
+            .min_by_key(|(_, e)| at(e))
             .map(|(k, _)| k.clone());
         match oldest {
-            Some(k) => memory.windows.remove(&k),
+            Some(k) => map.remove(&k),
             None => break,
         };
     }
-    let text = serde_json::to_string_pretty(&memory).map_err(std::io::Error::other)?;
+}
+
+fn write_memory(home: &Path, memory: &Memory) -> std::io::Result<()> {
+    let text = serde_json::to_string_pretty(memory).map_err(std::io::Error::other)?;
     std::fs::create_dir_all(home)?;
-    let tmp = home.join(format!(".{MEMORY_FILE}.{}.tmp", std::process::id()));
+    // Threads of one process write too: the temporary name is unique per write.
+    static WRITES: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let n = WRITES.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let tmp = home.join(format!(".{MEMORY_FILE}.{}.{n}.tmp", std::process::id()));
     let mut file = open_private(&tmp)?;
     file.write_all(text.as_bytes())?;
     file.sync_all()?;
@@ -325,5 +366,10 @@ mod tests {
             .unwrap();
         }
         assert_eq!(read_memory(home.path()).windows.len(), MEMORY_MAX_ENTRIES);
+        // Ratios live beside the windows without disturbing them.
+        remember_ratio(home.path(), "k3", 1.18).unwrap();
+        assert_eq!(recall_ratio(home.path(), "k3"), Some(1.18));
+        assert!(recall(home.path(), "k3").is_some());
+        assert!(recall_ratio(home.path(), "k4").is_none());
     }
 }

@@ -485,6 +485,25 @@ fn status_and_approvals_presets_apply_to_the_next_turn() {
 }
 
 #[test]
+fn status_says_where_the_context_window_came_from() {
+    let mut app = app();
+    app.take_pending();
+    app.on_event(&ev(json!({"type": "task_started", "turn_id": "t1", "model_context_window": 2048,
+        "model_context_window_source": "llama.cpp /props n_ctx", "collaboration_mode_kind": "default"})));
+    app.on_event(&ev(json!({"type": "token_count", "info": {
+        "total_token_usage": {"input_tokens": 1024, "cached_input_tokens": 0, "output_tokens": 0, "reasoning_output_tokens": 0, "total_tokens": 1024},
+        "last_token_usage": {"input_tokens": 1024, "cached_input_tokens": 0, "output_tokens": 0, "reasoning_output_tokens": 0, "total_tokens": 1024},
+        "model_context_window": 2048, "model_context_window_source": "llama.cpp /props n_ctx"}, "rate_limits": null})));
+    type_str(&mut app, "/status");
+    app.on_key(key(KeyCode::Enter));
+    let status = scrollback(&app.take_pending(), 90);
+    assert!(
+        status.contains("context   50% left of 2048 (llama.cpp /props n_ctx)"),
+        "{status}"
+    );
+}
+
+#[test]
 fn mcp_tool_approval_names_the_server_tool_and_arguments() {
     let mut app = app();
     app.on_event(&ev(json!({"type": "task_started", "turn_id": "t1", "model_context_window": null, "collaboration_mode_kind": "default"})));

@@ -190,7 +190,10 @@ impl App {
             format!("tokens    {} used in this thread", s.total_tokens),
         ];
         match (s.context_window, s.context_left_percent()) {
-            (Some(w), Some(p)) => out.push(format!("context   {p}% left of {w}")),
+            (Some(w), Some(p)) => out.push(match &s.context_window_source {
+                Some(source) => format!("context   {p}% left of {w} ({source})"),
+                None => format!("context   {p}% left of {w}"),
+            }),
             _ => out.push("context   window size unknown".into()),
         }
         let ready = s.mcp.values().filter(|m| **m == McpState::Ready).count();

@@ -108,6 +108,8 @@ pub struct StatusInfo {
     pub approval: Option<AskForApproval>,
     pub thread_id: String,
     pub context_window: Option<i64>,
+    /// Where the window figure came from (e.g. "llama.cpp /props n_ctx").
+    pub context_window_source: Option<String>,
     /// Tokens the last request put in the window.
     pub context_used: Option<i64>,
     pub total_tokens: i64,
@@ -388,6 +390,7 @@ impl App {
                 self.interrupt_requested = false;
                 if ev.model_context_window.is_some() {
                     self.status.context_window = ev.model_context_window;
+                    self.status.context_window_source = ev.model_context_window_source.clone();
                 }
             }
             EventMsg::UserMessage(m) => self.push_cell(HistoryCell::User {
@@ -591,6 +594,8 @@ impl App {
                     self.status.total_tokens = info.total_token_usage.total_tokens;
                     if info.model_context_window.is_some() {
                         self.status.context_window = info.model_context_window;
+                        self.status.context_window_source =
+                            info.model_context_window_source.clone();
                     }
                 }
             }
