@@ -43,6 +43,7 @@ pub use git::collect_git_info;
 pub use handle::{RolloutWriter, StoreLocation, ThreadStore};
 pub use loaded::{ABORTED_CALL_OUTPUT, LoadedThread, StoredTurn, TurnStatus};
 pub use outline::{ThreadOutline, TurnSpan};
+pub use postgres::StoreTimeouts;
 pub use types::{
     CompactedItem, GitInfo, ListQuery, RolloutItem, RolloutLine, SessionMeta, SessionSource,
     SortKey, ThreadPage, ThreadSummary, TurnContextItem, should_persist_event,
