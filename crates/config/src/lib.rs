@@ -28,7 +28,9 @@ mod unknown_keys;
 mod value;
 
 pub use error::ConfigError;
-pub use load::{find_home, load_config, thread_store_url};
+pub use load::{
+    ThreadStoreSettings, find_home, load_config, thread_store_settings, thread_store_url,
+};
 pub use overrides::{
     ConfigOverrides, apply_dotted, json_to_toml, parse_cli_override, toml_to_json,
 };
