@@ -392,11 +392,22 @@ impl LocalWriter {
         self.write_buf()
     }
 
+    /// Writes the buffer whole or not at all: after a failed write (disk full) the file is
+    /// cut back to where it was, so a retry of the same records starts on a clean line.
     fn write_buf(&mut self) -> Result<(), StoreError> {
-        self.file
+        let before = self.file.metadata().map(|m| m.len()).ok();
+        let written = self
+            .file
             .write_all(&self.buf)
-            .and_then(|()| self.file.flush())
-            .map_err(|e| StoreError::io(&self.path, e))?;
+            .and_then(|()| self.file.flush());
+        if let Err(e) = written {
+            if let Some(len) = before
+                && let Err(cut) = self.file.set_len(len)
+            {
+                tracing::debug!("{}: cannot cut a partial write: {cut}", self.path.display());
+            }
+            return Err(StoreError::io(&self.path, e));
+        }
         self.dirty = true;
         self.unsynced = true;
         Ok(())
