@@ -19,6 +19,7 @@ mod overrides;
 pub mod project_consent;
 pub mod project_file;
 pub mod provider;
+mod redact;
 mod resolve;
 mod schema;
 pub mod shell_env;
@@ -36,6 +37,7 @@ pub use overrides::{
 };
 pub use project_consent::{ProjectConfigReview, ReviewStatus};
 pub use provider::ModelProviderInfo;
+pub use redact::{REDACTED, redact_url_credentials};
 pub use shell_env::{CommandEnv, ShellEnvironmentInherit, ShellEnvironmentPolicy};
 pub use trust::{Trust, TrustChange, default_trust_dir, set_trust, trust_of};
 pub use typed::{

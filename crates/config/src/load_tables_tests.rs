@@ -334,7 +334,9 @@ fn thread_store_timeouts_have_defaults_and_can_be_set() {
         "[thread_store]\nconnect_timeout_sec = \"ten\"\n",
     )
     .unwrap();
-    let err = crate::thread_store_settings(home.path()).unwrap_err().to_string();
+    let err = crate::thread_store_settings(home.path())
+        .unwrap_err()
+        .to_string();
     assert!(err.contains("thread_store.connect_timeout_sec"), "{err}");
     assert!(err.contains("number of seconds"), "{err}");
 }
