@@ -212,7 +212,7 @@ impl Drop for StoreRecorder {
         if let Some(worker) = self.worker.take()
             && wait_off_worker(|| worker.join()).is_err()
         {
-            tracing::warn!("the thread's writer panicked; its last records may be lost");
+            oi_thread_store::notice!("the thread's writer panicked; its last records may be lost");
         }
     }
 }
@@ -273,7 +273,7 @@ impl Worker {
         if !self.pending.is_empty() {
             self.lost += std::mem::take(&mut self.pending).len();
             self.publish(None);
-            tracing::warn!(
+            oi_thread_store::notice!(
                 "thread {}: {}",
                 self.writer.thread_id(),
                 self.state
@@ -328,7 +328,7 @@ impl Worker {
         let text = e.to_string();
         self.publish(Some(text.clone()));
         if was_saved || !e.is_transient() {
-            tracing::warn!("thread {}: {text}", self.writer.thread_id());
+            oi_thread_store::notice!("thread {}: {text}", self.writer.thread_id());
             self.failed
                 .lock()
                 .unwrap_or_else(|p| p.into_inner())

@@ -210,7 +210,7 @@ pub(crate) fn read_rollout(path: &Path) -> Result<ParsedRollout, StoreError> {
         }
     }
     for w in &warnings {
-        tracing::warn!("{w}");
+        crate::notice!("{w}");
     }
     match lines.first() {
         Some(RolloutLine {
@@ -430,7 +430,7 @@ impl LocalWriter {
                         self.dirty = false;
                         self.last_touch = Instant::now();
                     }
-                    Err(e) => tracing::warn!("thread {}: index not updated: {e}", self.id),
+                    Err(e) => crate::notice!("thread {}: index not updated: {e}", self.id),
                 }
             }
             if let RolloutItem::EventMsg(ev) = item
@@ -441,7 +441,7 @@ impl LocalWriter {
         }
         if ends_turn {
             if let Err(e) = self.flush_index() {
-                tracing::warn!("thread {}: {e}", self.id);
+                crate::notice!("thread {}: {e}", self.id);
             }
         } else if self.dirty && self.last_touch.elapsed() >= INDEX_TOUCH_INTERVAL {
             self.touch_index();
@@ -461,7 +461,7 @@ impl LocalWriter {
         let mtime = self.mtime_ms();
         match self.index.touch(&self.id, mtime) {
             Ok(()) => self.dirty = false,
-            Err(e) => tracing::warn!("thread {}: index not updated: {e}", self.id),
+            Err(e) => crate::notice!("thread {}: index not updated: {e}", self.id),
         }
         self.last_touch = Instant::now();
     }
@@ -497,7 +497,7 @@ impl LocalWriter {
 impl Drop for LocalWriter {
     fn drop(&mut self) {
         if let Err(e) = self.flush_index() {
-            tracing::warn!("thread {}: {e}", self.id);
+            crate::notice!("thread {}: {e}", self.id);
         }
     }
 }

@@ -179,7 +179,7 @@ impl Leases {
                     .query_one("SELECT pg_advisory_unlock($1)", &[&lease_key(&id)])
                     .await?;
             }
-            tracing::warn!(
+            crate::notice!(
                 "thread {id}: the connection holding its writer lease broke and another \
                  session has taken the thread since; this session's further records are refused"
             );
@@ -234,7 +234,7 @@ impl Leases {
             Ok(())
         });
         if let Err(e) = done {
-            tracing::warn!("thread {id}: releasing its writer lease: {e}");
+            crate::notice!("thread {id}: releasing its writer lease: {e}");
             self.forget(&id);
         }
     }

@@ -198,7 +198,7 @@ impl PgStore {
                 Ok(l) => lines.push(l),
                 Err(e) => {
                     let w = format!("{shown} record {n}: {e}; skipped");
-                    tracing::warn!("{w}");
+                    crate::notice!("{w}");
                     warnings.push(w);
                 }
             }
