@@ -4,8 +4,13 @@ on it."""
 
 from __future__ import annotations
 
+import glob
 import os
+import re
 import shutil
+import subprocess
+from pathlib import Path
+from urllib.parse import urlsplit
 
 import anyio
 import pytest
@@ -72,3 +77,111 @@ async def test_a_thread_moves_between_servers_and_is_busy_while_one_drives_it(ma
                 assert refused.is_error, refused
                 assert "another session" in str(refused.content), refused
             assert not results["a"].is_error, results["a"]
+
+
+class PrivatePostgres:
+    """A PostgreSQL server of this test's own (scripts/test-postgres.sh start), which the
+    test may stop and start again without disturbing the shared one."""
+
+    def __init__(self) -> None:
+        repo = Path(__file__).resolve().parents[2]
+        self.script = repo / "scripts" / "test-postgres.sh"
+        out = subprocess.run([str(self.script), "start"], check=True, capture_output=True, text=True).stdout
+        values = dict(re.findall(r"export (\w+)='([^']*)'", out))
+        self.url = values["OI_TEST_PG_URL"]
+        self.dir = values["OI_TEST_PG_DIR"]
+        self.port = urlsplit(self.url).port
+        bin_dir = shutil.which("pg_ctl")
+        self.pg_ctl = bin_dir or sorted(glob.glob("/usr/lib/postgresql/*/bin/pg_ctl"))[-1]
+
+    def _as_server_user(self, *argv: str) -> None:
+        prefix = ["setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups", "--reset-env", "--"] if os.getuid() == 0 else []
+        subprocess.run([*prefix, *argv], check=True, capture_output=True, cwd=self.dir)
+
+    def stop(self) -> None:
+        """Stops at once, as a crash would, and waits until the server is gone."""
+        self._as_server_user(self.pg_ctl, "-D", f"{self.dir}/data", "-m", "immediate", "-w", "stop")
+
+    def start(self) -> None:
+        options = f"-c listen_addresses=127.0.0.1 -c port={self.port} -c unix_socket_directories='{self.dir}' -c fsync=off"
+        self._as_server_user(self.pg_ctl, "-D", f"{self.dir}/data", "-l", f"{self.dir}/server.log", "-w", "-t", "60", "-o", options, "start")
+
+    def remove(self) -> None:
+        subprocess.run([str(self.script), "stop", self.dir], check=False, capture_output=True)
+
+
+@pytest.fixture
+def private_pg():
+    if not (shutil.which("pg_ctl") or glob.glob("/usr/lib/postgresql/*/bin/pg_ctl")):
+        if os.environ.get("OI_REQUIRE_PG") == "1":
+            pytest.fail("PostgreSQL is not installed: run tools/peers/install.sh")
+        pytest.skip("PostgreSQL is not installed")
+    pg = PrivatePostgres()
+    try:
+        yield pg
+    finally:
+        pg.remove()
+
+
+async def wait_for_file(path: Path) -> None:
+    with anyio.fail_after(TIMEOUT):
+        while not path.exists():
+            await anyio.sleep(0.02)
+
+
+async def test_a_turn_the_database_missed_is_an_error_and_is_saved_when_it_is_back(make_setup, interpreter_bin, tmp_path, private_pg):
+    setup = make_setup(
+        [
+            # The command waits for the test, which stops the database meanwhile.
+            shell_call(["sh", "-c", "touch started; while [ ! -e go ]; do sleep 0.05; done"]),
+            text_turn("the answer is 42"),
+            text_turn("second answer"),
+            text_turn("B saw it"),
+        ]
+    )
+    timeouts = "\n[thread_store]\nconnect_timeout_sec = 3\nstatement_timeout_sec = 3\n"
+    with open(setup.home / "config.toml", "a") as f:
+        f.write(timeouts)
+    home_b = tmp_path / "home-b"
+    home_b.mkdir()
+    shutil.copy(setup.home / "config.toml", home_b / "config.toml")
+
+    def params(home):
+        p = server(str(interpreter_bin), env={**setup.env(), "OPENINTERPRETER_HOME": str(home), "OI_THREAD_STORE_URL": private_pg.url})
+        p.cwd = str(setup.work)
+        return p
+
+    with anyio.fail_after(TIMEOUT * 2):
+        async with Client(params(setup.home), mode="legacy") as a:
+            results = {}
+
+            async def drive() -> None:
+                results["first"] = await a.call_tool("codex", {"prompt": "what is the answer?", "cwd": str(setup.work)})
+
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(drive)
+                await wait_for_file(setup.work / "started")
+                private_pg.stop()
+                (setup.work / "go").touch()
+            first = results["first"]
+            # Not a success: the answer and the turn's end are not in the store. The answer
+            # itself still reaches the client.
+            assert first.is_error, first
+            text = str(first.content)
+            assert "not saved completely" in text, text
+            assert "the answer is 42" in text, text
+            thread = first.structured_content["threadId"]
+
+            # The database comes back: the kept records are written before the next turn's.
+            private_pg.start()
+            second = await a.call_tool("codex-reply", {"threadId": thread, "prompt": "and now?"})
+            assert not second.is_error, second
+            assert "second answer" in str(second.content)
+
+        # Another server continues the thread with the whole first turn in its history.
+        async with Client(params(home_b), mode="legacy") as b:
+            third = await b.call_tool("codex-reply", {"threadId": thread, "prompt": "what did you say first?"})
+            assert not third.is_error, third
+            seen = str(setup.requests()[-1])
+            assert "the answer is 42" in seen, seen
+            assert "second answer" in seen, seen

@@ -198,10 +198,27 @@ fn leaves(prefix: &str, v: &Map<String, Value>, out: &mut Vec<(String, Value)>) 
     }
 }
 
+/// A layer as JSON for `config/read`, URL credentials redacted (`thread_store.url`'s
+/// password, a provider's `base_url` with a token...): the reply may be shown or logged
+/// by the client. `version` is still computed from the file itself.
 fn table_json(t: &toml::Table) -> Map<String, Value> {
     match toml_to_json(&toml::Value::Table(t.clone())) {
-        Value::Object(m) => m,
+        Value::Object(mut m) => {
+            m.values_mut().for_each(redact_value);
+            m
+        }
         _ => Map::new(),
+    }
+}
+
+fn redact_value(v: &mut Value) {
+    match v {
+        Value::String(s) if s.contains("://") || s.contains('=') => {
+            *s = oi_config::redact_url_credentials(s);
+        }
+        Value::Array(a) => a.iter_mut().for_each(redact_value),
+        Value::Object(m) => m.values_mut().for_each(redact_value),
+        _ => {}
     }
 }
 

@@ -365,7 +365,8 @@ impl Pump {
                 break;
             }
             self.side_effects(&event, &turn_over).await;
-            let mut notes = self.mapper.on_event(&event);
+            let mut notes = self.unsaved_turn_error(&event);
+            notes.extend(self.mapper.on_event(&event));
             if self.mapper.ended.is_some() {
                 // Withdraw pending approvals (their `serverRequest/resolved` goes out)
                 // before the turn is reported complete.
@@ -450,5 +451,33 @@ impl Pump {
             }
             _ => {}
         }
+    }
+}
+
+impl Pump {
+    /// At the end of a turn that is not (completely) in the thread store (the database went
+    /// away, the thread's lease was taken over): an `error` first, so the turn completes as
+    /// `failed` with that message instead of `completed` while the store lacks it.
+    fn unsaved_turn_error(&mut self, event: &Event) -> Vec<Note> {
+        if !matches!(event.msg, EventMsg::TaskComplete(_)) {
+            return Vec::new();
+        }
+        let Some(unsaved) = self.thread.unsaved() else {
+            return Vec::new();
+        };
+        let message = format!(
+            "the turn finished, but thread {} is not saved completely in its thread store: {}",
+            self.thread_id,
+            unsaved.describe()
+        );
+        tracing::warn!("{message}");
+        let error = Event {
+            id: event.id.clone(),
+            msg: EventMsg::Error(oi_protocol::protocol::ErrorEvent {
+                message,
+                codex_error_info: None,
+            }),
+        };
+        self.mapper.on_event(&error)
     }
 }

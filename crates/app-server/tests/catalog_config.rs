@@ -147,6 +147,27 @@ async fn config_read_reports_values_origins_and_layer_versions() {
 }
 
 #[tokio::test]
+async fn config_read_never_shows_a_password_of_a_url() {
+    let env = Env::new(MockScript::default(), "").await;
+    // Nothing listens on port 1: opening the store fails at once, and config/read must not
+    // depend on it anyway.
+    let text = format!(
+        "{}\n[thread_store]\nurl = \"postgresql://oi:hunter2-secret@127.0.0.1:1/oi?password=other-secret\"\n",
+        env.config_text()
+    );
+    std::fs::write(env.home.join("config.toml"), text).unwrap();
+    let mut c = env.client();
+    let r = c.ok("config/read", json!({"includeLayers": true})).await;
+    let shown = r.to_string();
+    assert!(!shown.contains("hunter2-secret"), "{shown}");
+    assert!(!shown.contains("other-secret"), "{shown}");
+    assert_eq!(
+        r["config"]["thread_store"]["url"],
+        "postgresql://oi:***@127.0.0.1:1/oi?password=***"
+    );
+}
+
+#[tokio::test]
 async fn config_writes_preserve_comments_and_check_versions() {
     let env = config_env().await;
     let mut c = env.client();

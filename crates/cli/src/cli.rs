@@ -422,18 +422,65 @@ fn init_tracing(log_file: Option<&std::path::Path>) {
         }
         Some(f)
     });
+    let format = || PlainNotices(tracing_subscriber::fmt::format());
     let _ = match file {
         Some(f) => tracing_subscriber::fmt()
             .with_env_filter(filter())
             .with_writer(std::io::stderr.and(std::sync::Mutex::new(f)))
             .with_ansi(false)
+            .event_format(format())
             .try_init(),
         None => tracing_subscriber::fmt()
             .with_env_filter(filter())
             .with_writer(std::io::stderr)
             .with_ansi(false)
+            .event_format(format())
             .try_init(),
     };
+}
+
+/// The log format, except for messages meant for the user as they are (the thread store's
+/// fallbacks and failures, target [`oi_thread_store::NOTICE_TARGET`]): those are one plain
+/// line, `warning: <sentence>`, not a timestamped `WARN target: ...` log line.
+struct PlainNotices<F>(F);
+
+impl<S, N, F> tracing_subscriber::fmt::FormatEvent<S, N> for PlainNotices<F>
+where
+    S: tracing::Subscriber + for<'a> tracing_subscriber::registry::LookupSpan<'a>,
+    N: for<'a> tracing_subscriber::fmt::FormatFields<'a> + 'static,
+    F: tracing_subscriber::fmt::FormatEvent<S, N>,
+{
+    fn format_event(
+        &self,
+        ctx: &tracing_subscriber::fmt::FmtContext<'_, S, N>,
+        mut writer: tracing_subscriber::fmt::format::Writer<'_>,
+        event: &tracing::Event<'_>,
+    ) -> std::fmt::Result {
+        if event.metadata().target() != oi_thread_store::NOTICE_TARGET {
+            return self.0.format_event(ctx, writer, event);
+        }
+        let mut message = MessageText(String::new());
+        event.record(&mut message);
+        writeln!(writer, "warning: {}", message.0)
+    }
+}
+
+/// The `message` field of an event, as written.
+struct MessageText(String);
+
+impl tracing::field::Visit for MessageText {
+    fn record_str(&mut self, field: &tracing::field::Field, value: &str) {
+        if field.name() == "message" {
+            self.0.push_str(value);
+        }
+    }
+
+    fn record_debug(&mut self, field: &tracing::field::Field, value: &dyn std::fmt::Debug) {
+        if field.name() == "message" {
+            use std::fmt::Write;
+            let _ = write!(self.0, "{value:?}");
+        }
+    }
 }
 
 pub fn main_with_args(mut args: Vec<OsString>) -> i32 {

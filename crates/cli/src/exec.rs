@@ -100,9 +100,11 @@ pub async fn run_exec(global: GlobalArgs, args: ExecArgs) -> i32 {
 /// one line and turn a success into a failure — a run whose record is incomplete must not
 /// look like a clean one to scripts and CI.
 pub fn saved_or_failure(thread: &oi_core::Thread, code: i32) -> i32 {
-    let Some(error) = thread.save_error() else {
+    let Some(first) = thread.save_error() else {
         return code;
     };
+    // What is still missing, if anything; else the failure (retried since, or an fsync).
+    let error = thread.unsaved().map(|u| u.describe()).unwrap_or(first);
     let place = thread
         .rollout_path()
         .map(|p| p.display().to_string())

@@ -244,6 +244,34 @@ async fn sessions_list_works_when_the_index_cannot_be_written() {
     );
 }
 
+#[tokio::test]
+async fn a_thread_that_cannot_be_created_leaves_no_empty_rollout_and_plain_messages() {
+    let env = TestEnv::new(MockScript::turns([MockTurn::text("never")]), WireApi::Chat).await;
+    let mut cmd = env.command(&["exec", "-s", "danger-full-access", "-a", "never", "hi"]);
+    // Not one byte can be written: the index falls back to memory and the thread's first
+    // record fails.
+    limit_file_size(&mut cmd, 0);
+    let out = tokio::time::timeout(DEADLINE, cmd.output())
+        .await
+        .unwrap()
+        .unwrap();
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    // The store's fallback is a sentence for the user, not a log line.
+    let fallback = err
+        .lines()
+        .find(|l| l.contains("cannot be written"))
+        .unwrap_or_else(|| panic!("no line about the index: {err}"));
+    assert!(fallback.starts_with("warning: thread index "), "{fallback}");
+    assert!(!err.contains(" WARN "), "no raw log lines: {err}");
+    assert_eq!(rollouts(env.home.path()), Vec::<std::path::PathBuf>::new());
+
+    // Later runs have nothing to warn about.
+    let out = env.run(&["sessions", "list", "--json"]).await;
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(stderr(&out).trim(), "", "nothing to warn about");
+}
+
 fn rollouts(home: &Path) -> Vec<std::path::PathBuf> {
     let mut out = Vec::new();
     let mut dirs = vec![home.join("sessions")];

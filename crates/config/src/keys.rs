@@ -308,8 +308,8 @@ pub const KEY_DOCS: &[KeyDoc] = &[
     KeyDoc {
         key: "thread_store",
         default: "local files",
-        meaning: "`[thread_store] url = \"postgresql://USER@HOST:PORT/DB\"` keeps threads in PostgreSQL, shared by every process using that URL, one writer per thread (no TLS: `sslmode=disable` on a trusted network). The environment variable `OI_THREAD_STORE_URL` overrides it. See [scale](scale.md)",
-        example: "[thread_store]\nurl = \"postgresql://oi@db.internal:5432/oi?sslmode=disable\"",
+        meaning: "`[thread_store] url = \"postgresql://USER@HOST:PORT/DB\"` keeps threads in PostgreSQL, shared by every process using that URL, one writer per thread (no TLS: `sslmode=disable` on a trusted network). The environment variable `OI_THREAD_STORE_URL` overrides it. `connect_timeout_sec` (default 10) bounds connecting, login included; `statement_timeout_sec` (default 30) bounds each store operation: a server that does not answer in time is an error, never a hang. See [scale](scale.md)",
+        example: "[thread_store]\nurl = \"postgresql://oi@db.internal:5432/oi?sslmode=disable\"\nconnect_timeout_sec = 10\nstatement_timeout_sec = 30",
     },
     KeyDoc {
         key: "projects",
@@ -436,7 +436,7 @@ pub const SANDBOX_WW_KEYS: &[&str] = &[
 ];
 
 /// Keys of `[thread_store]`.
-pub const THREAD_STORE_KEYS: &[&str] = &["url"];
+pub const THREAD_STORE_KEYS: &[&str] = &["url", "connect_timeout_sec", "statement_timeout_sec"];
 
 /// Keys of `[history]`: `persistence` is honoured, `max_bytes` accepted from Codex.
 pub const HISTORY_KEYS: &[&str] = &["persistence", "max_bytes"];

@@ -19,6 +19,7 @@ mod overrides;
 pub mod project_consent;
 pub mod project_file;
 pub mod provider;
+mod redact;
 mod resolve;
 mod schema;
 pub mod shell_env;
@@ -28,12 +29,15 @@ mod unknown_keys;
 mod value;
 
 pub use error::ConfigError;
-pub use load::{find_home, load_config, thread_store_url};
+pub use load::{
+    ThreadStoreSettings, find_home, load_config, thread_store_settings, thread_store_url,
+};
 pub use overrides::{
     ConfigOverrides, apply_dotted, json_to_toml, parse_cli_override, toml_to_json,
 };
 pub use project_consent::{ProjectConfigReview, ReviewStatus};
 pub use provider::ModelProviderInfo;
+pub use redact::{REDACTED, redact_url_credentials};
 pub use shell_env::{CommandEnv, ShellEnvironmentInherit, ShellEnvironmentPolicy};
 pub use trust::{Trust, TrustChange, default_trust_dir, set_trust, trust_of};
 pub use typed::{

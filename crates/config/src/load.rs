@@ -4,10 +4,11 @@
 use crate::ConfigError;
 use crate::overrides::apply_dotted;
 use crate::resolve::{THREAD_STORE_HINT, TypedInputs, build_config};
-use crate::schema::{Table, ThreadStoreToml};
+use crate::schema::{NonNegative, Table, ThreadStoreToml};
 use crate::typed::{ConfigLayer, ConfigLoadOptions, LoadedConfig};
 use crate::unknown_keys::{validate_cli_key, warn_unknown_in_file};
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 /// `$OPENINTERPRETER_HOME`, else `~/.openinterpreter`.
 pub fn find_home() -> Result<PathBuf, ConfigError> {
@@ -393,14 +394,31 @@ fn defines(table: &toml::Table, parts: &[&str]) -> bool {
 /// Only the user config counts: a project's `.openinterpreter/config.toml` cannot send the
 /// user's threads to another database, and every front end of one home agrees on the store.
 pub fn thread_store_url(home: &Path) -> Result<Option<String>, ConfigError> {
-    if let Ok(url) = std::env::var("OI_THREAD_STORE_URL") {
-        return Ok(Some(url).filter(|u| !u.trim().is_empty()));
-    }
+    thread_store_settings(home).map(|s| s.url)
+}
+
+/// The `[thread_store]` section of the user config (see [`thread_store_url`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ThreadStoreSettings {
+    /// `OI_THREAD_STORE_URL`, else `url`; `None` for local files.
+    pub url: Option<String>,
+    /// `connect_timeout_sec` (default 10, at least 1).
+    pub connect_timeout: Duration,
+    /// `statement_timeout_sec` (default 30, at least 1).
+    pub statement_timeout: Duration,
+}
+
+/// The `[thread_store]` section of the user config (`home/config.toml`), with
+/// `OI_THREAD_STORE_URL` overriding its `url`. Only the user config counts (see
+/// [`thread_store_url`]).
+pub fn thread_store_settings(home: &Path) -> Result<ThreadStoreSettings, ConfigError> {
+    let env_url = std::env::var("OI_THREAD_STORE_URL").ok();
     let path = home.join("config.toml");
-    let Some((table, _)) = read_layer(&path)? else {
-        return Ok(None);
+    let table = match read_layer(&path)? {
+        Some((table, _)) => table,
+        None => toml::Table::new(),
     };
-    /// The one key this reads; the rest of the file is skipped unread (and checked when
+    /// The one table this reads; the rest of the file is skipped unread (and checked when
     /// the config is loaded).
     #[derive(serde::Deserialize)]
     struct UserStore {
@@ -411,8 +429,12 @@ pub fn thread_store_url(home: &Path) -> Result<Option<String>, ConfigError> {
             let key = crate::de_error::key_of(e.path());
             let message = match key.as_str() {
                 "thread_store" => THREAD_STORE_HINT.to_string(),
-                _ => format!(
+                "thread_store.url" => format!(
                     "{}: [thread_store] url = \"postgresql://USER@HOST:PORT/DB\"",
+                    crate::de_error::toml_message(e.inner())
+                ),
+                _ => format!(
+                    "{}: a number of seconds, e.g. [thread_store] connect_timeout_sec = 10",
                     crate::de_error::toml_message(e.inner())
                 ),
             };
@@ -423,10 +445,19 @@ pub fn thread_store_url(home: &Path) -> Result<Option<String>, ConfigError> {
             }
         },
     )?;
-    Ok(store
-        .thread_store
-        .and_then(|t| t.0.url)
-        .filter(|u| !u.trim().is_empty()))
+    let t = store.thread_store.map(|t| t.0).unwrap_or_default();
+    let secs = |v: Option<NonNegative>, default: u64| {
+        Duration::from_secs(v.map_or(default, |n| n.0).max(1))
+    };
+    let url = match env_url {
+        Some(u) => Some(u),
+        None => t.url,
+    };
+    Ok(ThreadStoreSettings {
+        url: url.filter(|u| !u.trim().is_empty()),
+        connect_timeout: secs(t.connect_timeout_sec, 10),
+        statement_timeout: secs(t.statement_timeout_sec, 30),
+    })
 }
 
 #[cfg(test)]

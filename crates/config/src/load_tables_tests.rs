@@ -313,3 +313,30 @@ fn a_typo_in_the_active_profile_warns_once() {
         loaded.warnings
     );
 }
+
+#[test]
+fn thread_store_timeouts_have_defaults_and_can_be_set() {
+    let home = tempfile::tempdir().unwrap();
+    let s = crate::thread_store_settings(home.path()).unwrap();
+    assert_eq!(s.connect_timeout, std::time::Duration::from_secs(10));
+    assert_eq!(s.statement_timeout, std::time::Duration::from_secs(30));
+    std::fs::write(
+        home.path().join("config.toml"),
+        "[thread_store]\nurl = \"postgresql://oi@db/oi\"\nconnect_timeout_sec = 2\nstatement_timeout_sec = 0\n",
+    )
+    .unwrap();
+    let s = crate::thread_store_settings(home.path()).unwrap();
+    assert_eq!(s.connect_timeout, std::time::Duration::from_secs(2));
+    // 0 would mean "fail at once": the floor is 1 s.
+    assert_eq!(s.statement_timeout, std::time::Duration::from_secs(1));
+    std::fs::write(
+        home.path().join("config.toml"),
+        "[thread_store]\nconnect_timeout_sec = \"ten\"\n",
+    )
+    .unwrap();
+    let err = crate::thread_store_settings(home.path())
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("thread_store.connect_timeout_sec"), "{err}");
+    assert!(err.contains("number of seconds"), "{err}");
+}

@@ -154,6 +154,10 @@ pub(crate) struct ShellEnvironmentPolicyToml {
 #[serde(default)]
 pub(crate) struct ThreadStoreToml {
     pub url: Option<String>,
+    /// Seconds to wait for a PostgreSQL connection, handshake and login included.
+    pub connect_timeout_sec: Option<NonNegative>,
+    /// Seconds to wait for one store operation (query, append, lease).
+    pub statement_timeout_sec: Option<NonNegative>,
 }
 
 /// `[sandbox_workspace_write]`.
@@ -409,6 +413,7 @@ pub(crate) mod tests {
             "writable_roots" => "[]",
             "persistence" => "\"none\"",
             "url" => "\"postgresql://oi@db/oi\"",
+            "connect_timeout_sec" | "statement_timeout_sec" => "5",
             _ => "true",
         }
     }

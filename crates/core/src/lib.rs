@@ -48,5 +48,5 @@ pub use manager::{NewThread, ThreadManager, ThreadManagerOptions, open_thread_st
 pub use oi_protocol::truncate::truncate_head_tail;
 pub use oi_thread_store::SessionSource;
 pub use readers::{ReaderGuard, ThreadReaders};
-pub use recorder::{NoopRecorder, Recorder};
+pub use recorder::{NoopRecorder, Recorder, SaveState, Unsaved};
 pub use thread::Thread;

@@ -12,7 +12,7 @@ use oi_model_client::ModelClient;
 use oi_protocol::ThreadId;
 use oi_protocol::models::ResponseItem;
 use oi_protocol::protocol::{EventMsg, Op, SessionConfiguredEvent};
-use oi_thread_store::{SessionMeta, SessionSource, StoreLocation, ThreadStore};
+use oi_thread_store::{SessionMeta, SessionSource, StoreLocation, StoreTimeouts, ThreadStore};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
@@ -66,14 +66,24 @@ impl ThreadManager {
     /// database named by `[thread_store] url` / `OI_THREAD_STORE_URL` (see
     /// [`oi_config::thread_store_url`]). Opening reads the index or connects to the database:
     /// call it on a blocking thread, or use [`ThreadManager::open_store`] from async code.
+    ///
+    /// The manager's lock is not held while opening: a database that does not answer stalls
+    /// (at most its connect timeout) only the calls that need that store, never the other
+    /// threads. Two calls racing to open the same store both connect; the first one kept wins.
     pub fn store(&self, home: &Path) -> Result<ThreadStore, CoreError> {
-        let mut stores = self.inner.stores.lock().unwrap_or_else(|p| p.into_inner());
-        if let Some(s) = stores.get(home) {
-            return Ok(s.clone());
+        let cached = self
+            .inner
+            .stores
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(home)
+            .cloned();
+        if let Some(s) = cached {
+            return Ok(s);
         }
-        let s = open_thread_store(home)?;
-        stores.insert(home.to_path_buf(), s.clone());
-        Ok(s)
+        let opened = open_thread_store(home)?;
+        let mut stores = self.inner.stores.lock().unwrap_or_else(|p| p.into_inner());
+        Ok(stores.entry(home.to_path_buf()).or_insert(opened).clone())
     }
 
     /// [`ThreadManager::store`] on the blocking pool.
@@ -341,7 +351,9 @@ impl ThreadManager {
             Ok(store) => store.is_shared(),
             Err(_) => false,
         };
-        if !shared || thread.is_busy() {
+        // A thread with records still waiting for the store stays here, where they are
+        // retried: releasing it would drop them.
+        if !shared || thread.is_busy() || thread.unsaved().is_some_and(|u| u.pending > 0) {
             return false;
         }
         self.remove_thread(id);
@@ -382,12 +394,18 @@ async fn stop_thread(t: &Thread) {
 
 /// Opens the thread store of `home` where the configuration puts it: local files, or the
 /// database of `[thread_store] url` / `OI_THREAD_STORE_URL` (see
-/// [`oi_config::thread_store_url`]). Blocking: reads the index or connects to the database.
+/// [`oi_config::thread_store_url`]), waiting on a database at most the `[thread_store]`
+/// timeouts. Blocking: reads the index or connects to the database.
 pub fn open_thread_store(home: &Path) -> Result<ThreadStore, CoreError> {
-    let url = oi_config::thread_store_url(home).map_err(|e| CoreError::Config(e.to_string()))?;
-    let location =
-        StoreLocation::from_url(url.as_deref()).map_err(|e| CoreError::Config(e.to_string()))?;
-    ThreadStore::open_at(home, &location).map_err(|e| CoreError::Store(e.to_string()))
+    let settings =
+        oi_config::thread_store_settings(home).map_err(|e| CoreError::Config(e.to_string()))?;
+    let location = StoreLocation::from_url(settings.url.as_deref())
+        .map_err(|e| CoreError::Config(e.to_string()))?;
+    let timeouts = StoreTimeouts {
+        connect: settings.connect_timeout,
+        statement: settings.statement_timeout,
+    };
+    ThreadStore::open_with(home, &location, timeouts).map_err(|e| CoreError::Store(e.to_string()))
 }
 
 fn session_configured(

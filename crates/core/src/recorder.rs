@@ -6,6 +6,57 @@ use oi_protocol::models::ResponseItem;
 use oi_protocol::protocol::EventMsg;
 use oi_thread_store::CompactedItem;
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+/// What a thread's recorder has not saved (yet): read by front ends without waiting for
+/// the recorder, which may be blocked on a slow store.
+#[derive(Debug, Default)]
+pub struct SaveState {
+    inner: Mutex<Option<Unsaved>>,
+}
+
+/// Records recorded but not in the store.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Unsaved {
+    /// Kept in memory and retried: they reach the store once it is back.
+    pub pending: usize,
+    /// Given up (the store refused them for good, e.g. the thread's lease was taken over):
+    /// they are not in the store and will not be.
+    pub lost: usize,
+    /// The last failure.
+    pub error: String,
+}
+
+impl SaveState {
+    /// `None` when everything recorded so far is in the store.
+    pub fn unsaved(&self) -> Option<Unsaved> {
+        self.inner.lock().unwrap_or_else(|p| p.into_inner()).clone()
+    }
+
+    pub(crate) fn set(&self, state: Option<Unsaved>) {
+        *self.inner.lock().unwrap_or_else(|p| p.into_inner()) = state;
+    }
+}
+
+impl Unsaved {
+    /// One sentence for the user: what is not saved, why, and what happens to it.
+    pub fn describe(&self) -> String {
+        let mut parts = Vec::new();
+        if self.pending > 0 {
+            parts.push(format!(
+                "{} record(s) are not saved yet and are retried while this process runs",
+                self.pending
+            ));
+        }
+        if self.lost > 0 {
+            parts.push(format!(
+                "{} record(s) could not be saved and are lost",
+                self.lost
+            ));
+        }
+        format!("{} ({})", parts.join("; "), self.error)
+    }
+}
 
 /// Receives everything a thread must persist. Implementations write synchronously and
 /// report failures through the return value; the engine turns them into warnings.
@@ -33,6 +84,10 @@ pub trait Recorder: Send {
     fn flush(&mut self) -> Result<(), String>;
     /// The rollout file this recorder writes, if it writes one.
     fn path(&self) -> Option<PathBuf>;
+    /// What is recorded but not (yet) in the store, kept current by the recorder.
+    fn save_state(&self) -> Arc<SaveState> {
+        Arc::new(SaveState::default())
+    }
 }
 
 /// For ephemeral threads.

@@ -3,7 +3,7 @@
 use crate::context_window::TokenEstimator;
 use crate::notify::Notifier;
 use crate::prompt::{ProjectDoc, read_project_doc};
-use crate::recorder::{Recorder, is_persisted};
+use crate::recorder::{Recorder, SaveState, Unsaved, is_persisted};
 use crate::window::{self, WindowKnowledge};
 use oi_config::Config;
 use oi_mcp_client::McpConnectionManager;
@@ -76,6 +76,8 @@ pub(crate) struct Session {
     /// The first failure to save this thread (disk full, file gone...), kept so a front end
     /// can tell the user the stored thread is incomplete.
     save_error: Mutex<Option<String>>,
+    /// What the recorder has not saved (yet); readable while the recorder is busy.
+    save_state: Arc<SaveState>,
     /// Runs `notify` when a turn completes (`None` when not configured).
     notifier: Option<Notifier>,
 }
@@ -110,6 +112,7 @@ impl Session {
                 project_doc: None,
                 text_tools_fallback: false,
             }),
+            save_state: recorder.save_state(),
             recorder: Mutex::new(recorder),
             warned: Mutex::new(HashSet::new()),
             save_error: Mutex::new(None),
@@ -196,6 +199,11 @@ impl Session {
             .clone()
     }
 
+    /// What is recorded but not in the store right now (`None`: everything is saved).
+    pub fn unsaved(&self) -> Option<Unsaved> {
+        self.save_state.unsaved()
+    }
+
     fn warn_store(&self, id: &str, e: &str) {
         self.save_error
             .lock()
@@ -204,7 +212,7 @@ impl Session {
         self.emit(Event {
             id: id.to_string(),
             msg: EventMsg::Warning(WarningEvent {
-                message: format!("could not save this thread to disk: {e}"),
+                message: format!("could not save this thread: {e}"),
             }),
         });
     }

@@ -12,22 +12,43 @@
 //!   (fsync, index) before `record_event` returns, so it is durable by the time the engine
 //!   emits the event: readers of a rollout right after a turn see the whole turn.
 //!
-//! A failed background write is returned by the next call, which the engine reports as a
-//! warning.
+//! A failed write is not the end of its records: they stay queued, in order, and are
+//! written again before anything newer, on the next record, at the next flush, and every
+//! few seconds while any wait ([`RETRY_FIRST`] doubling up to [`RETRY_MAX`]), so a store
+//! that comes back (a restarted database, a disk with space again) gets the whole thread.
+//! What is not in the store is always known ([`SaveState`]): front ends read it at the end
+//! of a turn and tell the client, rather than report a turn as saved that is not. Records
+//! the store refuses for good (the thread's lease was taken over by another process) are
+//! dropped and counted as lost; so are records beyond [`MAX_PENDING`], and those still
+//! queued when the recorder is dropped and a last try fails.
+//!
+//! The first failure after a success is returned by the next call, which the engine
+//! reports as a warning; a flush that leaves records unsaved returns an error too.
+//!
+//! The calls that wait for the writer (history items, turn ends) run on async workers of
+//! the engine; while they wait, the worker is handed over to other tasks
+//! (`block_in_place`), so a slow store stalls the thread that writes, not the others.
 
-use crate::recorder::Recorder;
+use crate::recorder::{Recorder, SaveState, Unsaved};
 use oi_protocol::config_types::{AskForApproval, ReasoningEffort, SandboxPolicy};
 use oi_protocol::models::ResponseItem;
 use oi_protocol::protocol::EventMsg;
-use oi_thread_store::{CompactedItem, RolloutItem, RolloutWriter, TurnContextItem};
+use oi_thread_store::{CompactedItem, RolloutItem, RolloutWriter, StoreError, TurnContextItem};
 use std::path::{Path, PathBuf};
-use std::sync::mpsc::{Receiver, SyncSender, sync_channel};
+use std::sync::mpsc::{Receiver, RecvTimeoutError, SyncSender, TrySendError, sync_channel};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
+use std::time::Duration;
 
 /// Records waiting for the writer before `record_*` blocks (back-pressure on a slow disk or
 /// database rather than unbounded memory).
 const QUEUE_DEPTH: usize = 1024;
+/// Records kept for retry at most; past this, new ones are counted as lost.
+const MAX_PENDING: usize = 50_000;
+/// First wait before retrying unsaved records in the background, doubled after each
+/// failed try up to [`RETRY_MAX`].
+const RETRY_FIRST: Duration = Duration::from_secs(1);
+const RETRY_MAX: Duration = Duration::from_secs(30);
 
 enum Command {
     Append(Box<RolloutItem>),
@@ -40,8 +61,9 @@ enum Command {
 /// Persists a thread through its [`RolloutWriter`], owned by a dedicated writer thread.
 pub(crate) struct StoreRecorder {
     tx: Option<SyncSender<Command>>,
-    /// The first background write failure not yet reported.
+    /// The first failure (after a success) not yet reported.
     failed: Arc<Mutex<Option<String>>>,
+    state: Arc<SaveState>,
     path: Option<PathBuf>,
     worker: Option<JoinHandle<()>>,
 }
@@ -51,14 +73,22 @@ impl StoreRecorder {
         let path = Some(writer.path().to_path_buf()).filter(|p| !p.as_os_str().is_empty());
         let (tx, rx) = sync_channel(QUEUE_DEPTH);
         let failed = Arc::new(Mutex::new(None));
-        let worker_failed = failed.clone();
+        let state = Arc::new(SaveState::default());
+        let mut worker = Worker {
+            writer,
+            pending: Vec::new(),
+            lost: 0,
+            failed: failed.clone(),
+            state: state.clone(),
+        };
         let worker = std::thread::Builder::new()
-            .name(format!("oi-rollout-{}", writer.thread_id()))
-            .spawn(move || write_loop(writer, rx, worker_failed))
+            .name(format!("oi-rollout-{}", worker.writer.thread_id()))
+            .spawn(move || worker.run(rx))
             .map_err(|e| format!("cannot start the thread's writer: {e}"))?;
         Ok(StoreRecorder {
             tx: Some(tx),
             failed,
+            state,
             path,
             worker: Some(worker),
         })
@@ -73,8 +103,14 @@ impl StoreRecorder {
 
     fn enqueue(&mut self, item: RolloutItem) -> Result<(), String> {
         let tx = self.tx.as_ref().ok_or_else(writer_gone)?;
-        tx.send(Command::Append(Box::new(item)))
-            .map_err(|_| writer_gone())?;
+        match tx.try_send(Command::Append(Box::new(item))) {
+            Ok(()) => {}
+            // A full queue means the writer is stuck on the store: wait off the async worker.
+            Err(TrySendError::Full(cmd)) => {
+                wait_off_worker(|| tx.send(cmd)).map_err(|_| writer_gone())?;
+            }
+            Err(TrySendError::Disconnected(_)) => return Err(writer_gone()),
+        }
         self.take_failure()
     }
 }
@@ -84,10 +120,23 @@ impl StoreRecorder {
     fn wait_written(&mut self) -> Result<(), String> {
         let tx = self.tx.as_ref().ok_or_else(writer_gone)?;
         let (done_tx, done_rx) = sync_channel(1);
-        tx.send(Command::Written(done_tx))
-            .map_err(|_| writer_gone())?;
-        done_rx.recv().map_err(|_| writer_gone())?;
+        wait_off_worker(|| {
+            tx.send(Command::Written(done_tx))
+                .map_err(|_| writer_gone())?;
+            done_rx.recv().map_err(|_| writer_gone())
+        })?;
         self.take_failure()
+    }
+}
+
+/// Runs a blocking wait; on a worker of a multi-threaded runtime, hands the worker's other
+/// tasks to another thread meanwhile.
+fn wait_off_worker<T>(f: impl FnOnce() -> T) -> T {
+    match tokio::runtime::Handle::try_current() {
+        Ok(h) if h.runtime_flavor() == tokio::runtime::RuntimeFlavor::MultiThread => {
+            tokio::task::block_in_place(f)
+        }
+        _ => f(),
     }
 }
 
@@ -135,74 +184,173 @@ impl Recorder for StoreRecorder {
     fn flush(&mut self) -> Result<(), String> {
         let tx = self.tx.as_ref().ok_or_else(writer_gone)?;
         let (done_tx, done_rx) = sync_channel(1);
-        tx.send(Command::Flush(done_tx))
-            .map_err(|_| writer_gone())?;
-        done_rx.recv().map_err(|_| writer_gone())??;
-        self.take_failure()
+        let flushed = wait_off_worker(|| {
+            tx.send(Command::Flush(done_tx))
+                .map_err(|_| writer_gone())?;
+            done_rx.recv().map_err(|_| writer_gone())
+        })?;
+        let reported = self.take_failure();
+        flushed?;
+        reported
     }
 
     fn path(&self) -> Option<PathBuf> {
         self.path.clone()
     }
+
+    fn save_state(&self) -> Arc<SaveState> {
+        self.state.clone()
+    }
 }
 
 impl Drop for StoreRecorder {
-    /// Closes the queue and waits for the writer to finish: everything recorded is written,
-    /// and the thread's writer lock or lease is released, before the recorder is gone.
+    /// Closes the queue and waits for the writer to finish: everything recorded is written
+    /// (one last try for records still unsaved), and the thread's writer lock or lease is
+    /// released, before the recorder is gone.
     fn drop(&mut self) {
         self.tx.take();
         if let Some(worker) = self.worker.take()
-            && worker.join().is_err()
+            && wait_off_worker(|| worker.join()).is_err()
         {
-            tracing::warn!("the thread's writer panicked; its last records may be lost");
+            oi_thread_store::notice!("the thread's writer panicked; its last records may be lost");
         }
     }
 }
 
-fn write_loop(
-    mut writer: RolloutWriter,
-    rx: Receiver<Command>,
+/// The writer thread's side: the store's writer and the records it has not saved.
+struct Worker {
+    writer: RolloutWriter,
+    /// Recorded, not yet in the store, in order.
+    pending: Vec<RolloutItem>,
+    /// Given up on.
+    lost: usize,
     failed: Arc<Mutex<Option<String>>>,
-) {
-    let id = writer.thread_id();
-    let report = |e: String| {
-        tracing::warn!("thread {id}: {e}");
-        failed
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .get_or_insert(e);
-    };
-    let mut batch: Vec<RolloutItem> = Vec::new();
-    let write = |writer: &mut RolloutWriter, batch: &mut Vec<RolloutItem>| {
-        if batch.is_empty() {
+    state: Arc<SaveState>,
+}
+
+impl Worker {
+    fn run(&mut self, rx: Receiver<Command>) {
+        let mut retry_in = RETRY_FIRST;
+        loop {
+            let first = if self.pending.is_empty() {
+                match rx.recv() {
+                    Ok(c) => c,
+                    Err(_) => break,
+                }
+            } else {
+                match rx.recv_timeout(retry_in) {
+                    Ok(c) => c,
+                    Err(RecvTimeoutError::Timeout) => {
+                        self.write();
+                        retry_in = (retry_in * 2).min(RETRY_MAX);
+                        continue;
+                    }
+                    Err(RecvTimeoutError::Disconnected) => break,
+                }
+            };
+            let mut next = Some(first);
+            // Drain what is already queued into one write.
+            while let Some(cmd) = next.take() {
+                match cmd {
+                    Command::Append(item) => self.push(*item),
+                    Command::Written(done) => {
+                        self.write();
+                        let _ = done.send(());
+                    }
+                    Command::Flush(done) => {
+                        self.write();
+                        let _ = done.send(self.flush());
+                    }
+                }
+                next = rx.try_recv().ok();
+            }
+            self.write();
+            if self.pending.is_empty() {
+                retry_in = RETRY_FIRST;
+            }
+        }
+        self.write();
+        if !self.pending.is_empty() {
+            self.lost += std::mem::take(&mut self.pending).len();
+            self.publish(None);
+            oi_thread_store::notice!(
+                "thread {}: {}",
+                self.writer.thread_id(),
+                self.state
+                    .unsaved()
+                    .map(|u| u.describe())
+                    .unwrap_or_default()
+            );
+        }
+        // Dropping the writer flushes it and gives back its lock or lease.
+    }
+
+    fn push(&mut self, item: RolloutItem) {
+        if self.pending.len() >= MAX_PENDING {
+            self.lost += 1;
+            self.publish(Some(format!(
+                "more than {MAX_PENDING} records are waiting for the store"
+            )));
             return;
         }
-        if let Err(e) = writer.append_all(batch) {
-            report(e.to_string());
-        }
-        batch.clear();
-    };
-    while let Ok(first) = rx.recv() {
-        let mut next = Some(first);
-        // Drain what is already queued into one write.
-        while let Some(cmd) = next.take() {
-            match cmd {
-                Command::Append(item) => batch.push(*item),
-                Command::Written(done) => {
-                    write(&mut writer, &mut batch);
-                    let _ = done.send(());
-                }
-                Command::Flush(done) => {
-                    write(&mut writer, &mut batch);
-                    let _ = done.send(writer.flush_index().map_err(|e| e.to_string()));
-                }
-            }
-            next = rx.try_recv().ok();
-        }
-        write(&mut writer, &mut batch);
+        self.pending.push(item);
     }
-    write(&mut writer, &mut batch);
-    // Dropping the writer flushes it and gives back its lock or lease.
+
+    /// Tries to write every pending record.
+    fn write(&mut self) {
+        if self.pending.is_empty() {
+            return;
+        }
+        match self.writer.append_all(&self.pending) {
+            Ok(()) => {
+                self.pending.clear();
+                self.publish(None);
+            }
+            Err(e) => self.failed_with(&e),
+        }
+    }
+
+    fn flush(&mut self) -> Result<(), String> {
+        if let Err(e) = self.writer.flush_index() {
+            self.failed_with(&e);
+        }
+        match self.state.unsaved() {
+            Some(u) => Err(u.describe()),
+            None => Ok(()),
+        }
+    }
+
+    fn failed_with(&mut self, e: &StoreError) {
+        let was_saved = self.state.unsaved().is_none();
+        if !e.is_transient() {
+            self.lost += std::mem::take(&mut self.pending).len();
+        }
+        let text = e.to_string();
+        self.publish(Some(text.clone()));
+        if was_saved || !e.is_transient() {
+            oi_thread_store::notice!("thread {}: {text}", self.writer.thread_id());
+            self.failed
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .get_or_insert(text);
+        }
+    }
+
+    /// Updates the shared state; `error` replaces the last one (kept when `None`).
+    fn publish(&self, error: Option<String>) {
+        if self.pending.is_empty() && self.lost == 0 {
+            self.state.set(None);
+            return;
+        }
+        let error = error
+            .or_else(|| self.state.unsaved().map(|u| u.error))
+            .unwrap_or_default();
+        self.state.set(Some(Unsaved {
+            pending: self.pending.len(),
+            lost: self.lost,
+            error,
+        }));
+    }
 }
 
 #[cfg(test)]
@@ -255,5 +403,63 @@ mod tests {
         // Dropping it wrote everything and released the thread.
         let (_w, loaded) = store.resume(&id).unwrap();
         assert_eq!(loaded.items.len(), 201);
+    }
+
+    #[test]
+    fn records_the_database_missed_are_kept_and_written_when_it_is_back() {
+        use oi_thread_store::test_db::PrivateServer;
+        use oi_thread_store::{StoreLocation, StoreTimeouts};
+        use std::time::{Duration, Instant};
+        let Some(pg) = PrivateServer::start("records_the_database_missed_are_kept") else {
+            return;
+        };
+        let home = tempfile::tempdir().unwrap();
+        let timeouts = StoreTimeouts {
+            connect: Duration::from_secs(3),
+            statement: Duration::from_secs(3),
+        };
+        let location = StoreLocation::Postgres(pg.url(None));
+        let store = ThreadStore::open_with(home.path(), &location, timeouts).unwrap();
+        let meta = SessionMeta::new("/w", "p", "m", SessionSource::Exec);
+        let id = meta.id;
+        let mut rec = StoreRecorder::new(store.create(meta).unwrap()).unwrap();
+        let state = rec.save_state();
+        rec.record_event(&agent("before")).unwrap();
+        rec.flush().unwrap();
+
+        // The database goes away mid-turn: the answer and the turn's end are not saved, and
+        // the turn's end says so.
+        pg.stop().unwrap();
+        let _ = rec.record_event(&agent("the answer"));
+        let end = rec.record_event(&EventMsg::TaskComplete(TaskCompleteEvent {
+            turn_id: "t1".into(),
+            last_agent_message: None,
+            completed_at: None,
+            duration_ms: None,
+        }));
+        let err = end.unwrap_err();
+        assert!(err.contains("not saved yet"), "{err}");
+        let unsaved = state.unsaved().unwrap();
+        assert_eq!((unsaved.pending, unsaved.lost), (2, 0), "{unsaved:?}");
+
+        // Back: the writer retries on its own, nothing newer needed.
+        pg.start_again().unwrap();
+        let deadline = Instant::now() + Duration::from_secs(120);
+        while state.unsaved().is_some() {
+            assert!(
+                Instant::now() < deadline,
+                "never retried: {:?}",
+                state.unsaved()
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        rec.flush().unwrap();
+        drop(rec);
+        let loaded = store.load(&id).unwrap();
+        let texts: Vec<String> = loaded.items.iter().map(|i| format!("{i:?}")).collect();
+        assert_eq!(texts.len(), 3, "{texts:?}");
+        assert!(texts[0].contains("before"), "{texts:?}");
+        assert!(texts[1].contains("the answer"), "{texts:?}");
+        assert!(texts[2].contains("TaskComplete"), "{texts:?}");
     }
 }

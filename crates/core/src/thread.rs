@@ -92,6 +92,13 @@ impl Thread {
         self.session.save_error()
     }
 
+    /// What is recorded but not in the store right now: records kept for retry (the store
+    /// is down) or lost. `None` when the stored thread has everything so far. Cheap, and
+    /// never waits for the store: front ends ask it when a turn ends.
+    pub fn unsaved(&self) -> Option<crate::Unsaved> {
+        self.session.unsaved()
+    }
+
     /// The current turn context (cwd, policies, model).
     pub fn config(&self) -> oi_config::Config {
         self.session.config()

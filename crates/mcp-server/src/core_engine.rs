@@ -151,4 +151,8 @@ impl EngineThread for CoreThread {
     fn is_busy(&self) -> bool {
         self.0.is_busy()
     }
+
+    fn unsaved(&self) -> Option<String> {
+        self.0.unsaved().map(|u| u.describe())
+    }
 }

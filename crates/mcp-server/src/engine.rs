@@ -71,4 +71,9 @@ pub trait EngineThread: Send + Sync {
     fn next_event(&self) -> BoxFuture<'_, Result<Event, String>>;
     /// A turn is running.
     fn is_busy(&self) -> bool;
+    /// What this thread recorded that is not in its store right now (records kept for retry
+    /// while the database is down, or lost), as one sentence; `None` when all is saved.
+    fn unsaved(&self) -> Option<String> {
+        None
+    }
 }

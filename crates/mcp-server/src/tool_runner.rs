@@ -315,6 +315,16 @@ impl TurnState {
                     .clone()
                     .or(self.last_message.take())
                     .unwrap_or_default();
+                // A turn whose end is not in the store is not a success to report: the
+                // client would continue a thread that lacks it (here or on another server).
+                if let Some(unsaved) = self.approvals.thread.unsaved() {
+                    tracing::warn!("thread {thread_id}: turn finished unsaved: {unsaved}");
+                    return Some(tool_result(
+                        Some(thread_id),
+                        unsaved_text(thread_id, &unsaved, &text),
+                        true,
+                    ));
+                }
                 return Some(tool_result(Some(thread_id), text, false));
             }
             EventMsg::TurnAborted(aborted)
@@ -348,6 +358,16 @@ impl TurnState {
         }
         None
     }
+}
+
+/// The error result of a turn that finished but is not (completely) in the thread store:
+/// what is missing, and the answer itself, which the store may not have.
+fn unsaved_text(thread_id: ThreadId, unsaved: &str, answer: &str) -> String {
+    format!(
+        "The turn finished, but thread {thread_id} is not saved completely in its thread \
+         store: {unsaved}. Until it is, continuing the thread (here after a restart, or on \
+         another server) would not see this turn. The answer was:\n\n{answer}"
+    )
 }
 
 async fn sleep_until_opt(deadline: Option<Instant>) {

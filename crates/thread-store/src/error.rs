@@ -39,12 +39,42 @@ pub enum StoreError {
     #[error("PostgreSQL thread store: {0}")]
     Postgres(String),
 
+    /// The PostgreSQL server did not answer in time (stopped, overloaded, unreachable).
+    /// Nothing was written by the operation that timed out; retrying later may succeed.
+    #[error("PostgreSQL thread store: {0}")]
+    Timeout(String),
+
+    /// This writer's lease on the thread is gone (the database restarted, or its connection
+    /// broke) and another session has written the thread since: records are refused rather
+    /// than interleaved with that session's. Retrying cannot succeed; resume the thread.
+    #[error(
+        "thread {id}: this session lost its writer lease on the thread (the database restarted \
+         or the connection broke) and another session has taken the thread over; records from \
+         here on are not saved. Resume the thread to continue from what is stored"
+    )]
+    LeaseLost { id: ThreadId },
+
     /// A caller passed something the store cannot accept.
     #[error("{0}")]
     Invalid(String),
 }
 
 impl StoreError {
+    /// Whether trying the same operation again later may succeed (the database was down or
+    /// slow), as opposed to a failure that will repeat (lease lost, bad input).
+    pub fn is_transient(&self) -> bool {
+        match self {
+            StoreError::Timeout(_) | StoreError::Io { .. } | StoreError::Index(_) => true,
+            StoreError::Postgres(_) => true,
+            StoreError::LeaseLost { .. }
+            | StoreError::NotFound(_)
+            | StoreError::BadCursor(_)
+            | StoreError::Corrupt { .. }
+            | StoreError::Busy { .. }
+            | StoreError::Invalid(_) => false,
+        }
+    }
+
     pub(crate) fn io(path: impl Into<PathBuf>, source: std::io::Error) -> Self {
         StoreError::Io {
             path: path.into(),
@@ -64,7 +94,20 @@ impl From<tokio_postgres::Error> for StoreError {
         // `Display` of a server error is just "db error"; the detail is in its source.
         match e.as_db_error() {
             Some(db) => StoreError::Postgres(format!("{}: {}", db.code().code(), db.message())),
-            None => StoreError::Postgres(e.to_string()),
+            None => StoreError::Postgres(driver_message(&e)),
         }
     }
+}
+
+/// The driver's error with its causes ("error connecting to server: Connection refused"):
+/// its `Display` alone is only the first part.
+pub(crate) fn driver_message(e: &tokio_postgres::Error) -> String {
+    let mut text = e.to_string();
+    let mut source = std::error::Error::source(e);
+    while let Some(s) = source {
+        text.push_str(": ");
+        text.push_str(&s.to_string());
+        source = s.source();
+    }
+    text
 }

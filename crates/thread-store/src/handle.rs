@@ -5,7 +5,7 @@
 use crate::error::StoreError;
 use crate::loaded::LoadedThread;
 use crate::outline::ThreadOutline;
-use crate::postgres::{PgStore, PgWriter};
+use crate::postgres::{PgStore, PgWriter, StoreTimeouts};
 use crate::rollout::LocalWriter;
 use crate::store::LocalStore;
 use crate::types::{ListQuery, RolloutItem, SessionMeta, ThreadPage, ThreadSummary};
@@ -77,11 +77,23 @@ impl ThreadStore {
 
     /// Opens the store at `location`. For PostgreSQL this connects, and creates or upgrades
     /// the tables (migrations are versioned and run once, whichever process starts first).
+    /// Waits on the database at most the default [`StoreTimeouts`].
     pub fn open_at(home: &Path, location: &StoreLocation) -> Result<Self, StoreError> {
+        Self::open_with(home, location, StoreTimeouts::default())
+    }
+
+    /// [`ThreadStore::open_at`] with how long to wait on the database (PostgreSQL only):
+    /// connecting (handshake included) and each operation. A server that does not answer
+    /// in time gives [`StoreError::Timeout`] rather than a hang.
+    pub fn open_with(
+        home: &Path,
+        location: &StoreLocation,
+        timeouts: StoreTimeouts,
+    ) -> Result<Self, StoreError> {
         match location {
             StoreLocation::Local => Self::open(home),
             StoreLocation::Postgres(url) => Ok(ThreadStore {
-                backend: Backend::Postgres(PgStore::connect(home, url)?),
+                backend: Backend::Postgres(PgStore::connect(home, url, timeouts)?),
             }),
         }
     }

@@ -162,7 +162,7 @@ impl Index {
         let (conn, created) = match open_conn(path) {
             Ok(ok) => ok,
             Err(e) => {
-                tracing::warn!(
+                crate::notice!(
                     "thread index {} is unusable ({e}); recreating it from the rollout files",
                     path.display()
                 );

@@ -23,6 +23,19 @@
 //! This crate knows the item and event types of `oi-protocol` but nothing about the engine,
 //! models or front ends: it never decides *what* is recorded, only how it is stored.
 
+/// The tracing target of the store's messages for the user (a fallback it took, a file it
+/// skipped, a write that failed): front ends print them as one plain sentence rather than
+/// as a log line (see the CLI's log format). Emit them with [`notice!`].
+pub const NOTICE_TARGET: &str = "oi_notice";
+
+/// A message for the user, at `warn` level under [`NOTICE_TARGET`].
+#[macro_export]
+macro_rules! notice {
+    ($($arg:tt)*) => {
+        ::tracing::warn!(target: $crate::NOTICE_TARGET, $($arg)*)
+    };
+}
+
 mod error;
 mod git;
 mod handle;
@@ -43,6 +56,7 @@ pub use git::collect_git_info;
 pub use handle::{RolloutWriter, StoreLocation, ThreadStore};
 pub use loaded::{ABORTED_CALL_OUTPUT, LoadedThread, StoredTurn, TurnStatus};
 pub use outline::{ThreadOutline, TurnSpan};
+pub use postgres::StoreTimeouts;
 pub use types::{
     CompactedItem, GitInfo, ListQuery, RolloutItem, RolloutLine, SessionMeta, SessionSource,
     SortKey, ThreadPage, ThreadSummary, TurnContextItem, should_persist_event,

@@ -441,7 +441,7 @@ impl ThreadOutline {
                     }) => None,
                     Ok(line) => Some(line.item),
                     Err(e) => {
-                        tracing::warn!("{} record {}: {e}; skipped", self.shown, n + 1);
+                        crate::notice!("{} record {}: {e}; skipped", self.shown, n + 1);
                         None
                     }
                 }
@@ -469,7 +469,7 @@ impl ThreadOutline {
                 self.shown,
                 self.lines.len() + 1
             );
-            tracing::warn!("{w}");
+            crate::notice!("{w}");
             self.warnings.push(w);
             Mark::Ignored
         });

@@ -52,7 +52,7 @@ pub(crate) fn tighten(path: &Path, mode: u32) {
             return;
         }
         if let Err(e) = std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode)) {
-            tracing::warn!(
+            crate::notice!(
                 "{} is readable by other users and cannot be made private: {e}",
                 path.display()
             );

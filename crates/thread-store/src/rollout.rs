@@ -210,7 +210,7 @@ pub(crate) fn read_rollout(path: &Path) -> Result<ParsedRollout, StoreError> {
         }
     }
     for w in &warnings {
-        tracing::warn!("{w}");
+        crate::notice!("{w}");
     }
     match lines.first() {
         Some(RolloutLine {
@@ -392,11 +392,22 @@ impl LocalWriter {
         self.write_buf()
     }
 
+    /// Writes the buffer whole or not at all: after a failed write (disk full) the file is
+    /// cut back to where it was, so a retry of the same records starts on a clean line.
     fn write_buf(&mut self) -> Result<(), StoreError> {
-        self.file
+        let before = self.file.metadata().map(|m| m.len()).ok();
+        let written = self
+            .file
             .write_all(&self.buf)
-            .and_then(|()| self.file.flush())
-            .map_err(|e| StoreError::io(&self.path, e))?;
+            .and_then(|()| self.file.flush());
+        if let Err(e) = written {
+            if let Some(len) = before
+                && let Err(cut) = self.file.set_len(len)
+            {
+                tracing::debug!("{}: cannot cut a partial write: {cut}", self.path.display());
+            }
+            return Err(StoreError::io(&self.path, e));
+        }
         self.dirty = true;
         self.unsynced = true;
         Ok(())
@@ -419,7 +430,7 @@ impl LocalWriter {
                         self.dirty = false;
                         self.last_touch = Instant::now();
                     }
-                    Err(e) => tracing::warn!("thread {}: index not updated: {e}", self.id),
+                    Err(e) => crate::notice!("thread {}: index not updated: {e}", self.id),
                 }
             }
             if let RolloutItem::EventMsg(ev) = item
@@ -430,7 +441,7 @@ impl LocalWriter {
         }
         if ends_turn {
             if let Err(e) = self.flush_index() {
-                tracing::warn!("thread {}: {e}", self.id);
+                crate::notice!("thread {}: {e}", self.id);
             }
         } else if self.dirty && self.last_touch.elapsed() >= INDEX_TOUCH_INTERVAL {
             self.touch_index();
@@ -450,7 +461,7 @@ impl LocalWriter {
         let mtime = self.mtime_ms();
         match self.index.touch(&self.id, mtime) {
             Ok(()) => self.dirty = false,
-            Err(e) => tracing::warn!("thread {}: index not updated: {e}", self.id),
+            Err(e) => crate::notice!("thread {}: index not updated: {e}", self.id),
         }
         self.last_touch = Instant::now();
     }
@@ -486,7 +497,7 @@ impl LocalWriter {
 impl Drop for LocalWriter {
     fn drop(&mut self) {
         if let Err(e) = self.flush_index() {
-            tracing::warn!("thread {}: {e}", self.id);
+            crate::notice!("thread {}: {e}", self.id);
         }
     }
 }

@@ -55,7 +55,7 @@ pub(crate) fn read(path: &Path) -> Result<SidecarState, StoreError> {
                 Some((id, obj))
             });
         let Some((id, obj)) = parsed else {
-            tracing::warn!(
+            crate::notice!(
                 "{} line {}: not a thread index entry; skipped",
                 path.display(),
                 n + 1

@@ -75,7 +75,7 @@ impl LocalStore {
         match on_disk {
             Ok(store) => Ok(store),
             Err(e @ StoreError::Index(_)) => {
-                tracing::warn!(
+                crate::notice!(
                     "thread index {} cannot be written ({e}); using the rollout files \
                      directly, without saving an index",
                     path.display()
@@ -124,7 +124,7 @@ impl LocalStore {
         match f(&self.inner.index) {
             Ok(v) => Ok(v),
             Err(e) if is_corruption(&e) => {
-                tracing::warn!(
+                crate::notice!(
                     "thread index is corrupt ({e}); rebuilding it from the rollout files"
                 );
                 self.inner.index.reset()?;
@@ -162,10 +162,18 @@ impl LocalStore {
         lock(&file, &meta.id, &path)?;
         let mut writer =
             LocalWriter::new(file, path.clone(), meta.id, self.inner.index.clone(), false);
-        writer.append_lines(&[RolloutLine {
+        let first = writer.append_lines(&[RolloutLine {
             timestamp: meta.timestamp.clone(),
             item: RolloutItem::SessionMeta(meta.clone()),
-        }])?;
+        }]);
+        if let Err(e) = first {
+            // No thread was created: leave no empty rollout behind to be skipped forever.
+            drop(writer);
+            if let Err(rm) = std::fs::remove_file(&path) {
+                tracing::debug!("{}: cannot remove it: {rm}", path.display());
+            }
+            return Err(e);
+        }
         let mtime = file_mtime_ms(&path).unwrap_or(created);
         let row = FileRow {
             meta: &meta,
@@ -177,7 +185,7 @@ impl LocalStore {
         // The thread is safe on disk already; a broken index must not stop the conversation
         // (the next open or rebuild indexes the file).
         if let Err(e) = self.index_call(|i| i.insert_new(&row)) {
-            tracing::warn!("thread {}: not added to the index: {e}", meta.id);
+            crate::notice!("thread {}: not added to the index: {e}", meta.id);
         }
         Ok(writer)
     }
@@ -298,7 +306,7 @@ impl LocalStore {
             });
         }
         if let Tail::Torn { valid_len } = tail {
-            tracing::warn!(
+            crate::notice!(
                 "{}: removing an incomplete last line before appending",
                 path.display()
             );
@@ -478,7 +486,7 @@ impl LocalStore {
             if s.path.exists() {
                 return Ok(s.path);
             }
-            tracing::warn!(
+            crate::notice!(
                 "thread {id}: rollout {} is gone; removing it from the index",
                 s.path.display()
             );
@@ -586,8 +594,14 @@ fn read_heads(files: Vec<FoundFile>) -> Vec<(PathBuf, i64, Head)> {
         .clamp(1, 8);
     let read_one = |f: FoundFile| match read_head(&f.path) {
         Ok(head) => Some((f.path, f.mtime_ms, head)),
+        // An empty file holds no thread (a creation that failed, or one being created right
+        // now): nothing to index and nothing to warn about.
+        Err(_) if std::fs::metadata(&f.path).is_ok_and(|m| m.len() == 0) => {
+            tracing::debug!("{}: empty; not a thread (yet)", f.path.display());
+            None
+        }
         Err(e) => {
-            tracing::warn!("skipping {}: {e}", f.path.display());
+            crate::notice!("skipping {}: {e}", f.path.display());
             None
         }
     };

@@ -4,6 +4,13 @@
 //! index), while `tokio-postgres` is async. Each store therefore owns a small runtime that
 //! drives its connections; [`Db::run`] hands it a future and waits on a plain channel, which
 //! works from any thread, inside or outside the caller's own runtime.
+//!
+//! Nothing waits on the server without a bound: opening a connection (TCP connect *and* the
+//! startup/authentication handshake) is limited by [`StoreTimeouts::connect`], and every
+//! operation [`Db::run`] hands over by [`StoreTimeouts::statement`]. A server that is
+//! stopped (SIGSTOP), blackholed by the network or stuck on a lock therefore gives a clear
+//! error instead of a hang; connections that were in use when an operation timed out are
+//! dropped, never reused.
 
 use crate::error::StoreError;
 use std::future::Future;
@@ -16,15 +23,40 @@ use tokio_postgres::{Client, Config, NoTls};
 
 /// Connections kept for queries and appends (leases use one more, see `lease.rs`).
 const POOL_SIZE: usize = 4;
-const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// How long the store waits on the database (`[thread_store] connect_timeout_sec` and
+/// `statement_timeout_sec`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct StoreTimeouts {
+    /// Opening one connection: TCP connect, startup and authentication (default 10 s).
+    pub connect: Duration,
+    /// One store operation (a query, an append's transaction, taking a lease), including
+    /// waiting for a pooled connection (default 30 s).
+    pub statement: Duration,
+}
+
+impl StoreTimeouts {
+    pub const DEFAULT_CONNECT: Duration = Duration::from_secs(10);
+    pub const DEFAULT_STATEMENT: Duration = Duration::from_secs(30);
+}
+
+impl Default for StoreTimeouts {
+    fn default() -> Self {
+        StoreTimeouts {
+            connect: Self::DEFAULT_CONNECT,
+            statement: Self::DEFAULT_STATEMENT,
+        }
+    }
+}
 /// Held (transaction-scoped) while migrating, so servers starting together migrate once.
 const MIGRATION_LOCK: i64 = 0x6f69_5f6d_6967_7261; // "oi_migra"
 
 /// Versioned schema changes, applied in order, each once per database. Never edit a
 /// released entry: add a new version.
-const MIGRATIONS: &[(i32, &str)] = &[(
-    1,
-    r#"CREATE TABLE oi_threads (
+const MIGRATIONS: &[(i32, &str)] = &[
+    (
+        1,
+        r#"CREATE TABLE oi_threads (
         id TEXT COLLATE "C" PRIMARY KEY,
         created_at_ms BIGINT NOT NULL,
         updated_at_ms BIGINT NOT NULL,
@@ -50,7 +82,17 @@ const MIGRATIONS: &[(i32, &str)] = &[(
         line TEXT NOT NULL,
         PRIMARY KEY (thread_id, seq)
     );"#,
-)];
+    ),
+    (
+        2,
+        // The fencing generation of each thread's writer lease (see `lease.rs`). No foreign
+        // key: a lease is taken before its thread's row is inserted.
+        r#"CREATE TABLE oi_thread_leases (
+        thread_id TEXT COLLATE "C" PRIMARY KEY,
+        generation BIGINT NOT NULL
+    );"#,
+    ),
+];
 
 /// `postgresql://host:port/db` without user, password or options: safe to log and show.
 pub(crate) fn redact_url(url: &str) -> String {
@@ -78,6 +120,7 @@ pub(crate) struct Db {
     runtime: Option<tokio::runtime::Runtime>,
     handle: tokio::runtime::Handle,
     config: Config,
+    timeouts: StoreTimeouts,
     /// What to show in messages: see [`redact_url`].
     pub(crate) display: String,
     idle: Arc<Mutex<Vec<Client>>>,
@@ -126,7 +169,7 @@ impl Drop for Conn {
 impl Db {
     /// Parses `url`, connects once (so a wrong URL fails here, with a message naming it) and
     /// applies pending migrations.
-    pub(crate) fn open(url: &str) -> Result<Arc<Db>, StoreError> {
+    pub(crate) fn open(url: &str, timeouts: StoreTimeouts) -> Result<Arc<Db>, StoreError> {
         let shown = redact_url(url);
         let mut config = Config::from_str(url).map_err(|e| {
             StoreError::Invalid(format!(
@@ -141,9 +184,15 @@ impl Db {
                  network, or a TLS-terminating proxy next to the server)"
             )));
         }
-        if config.get_connect_timeout().is_none() {
-            config.connect_timeout(CONNECT_TIMEOUT);
-        }
+        // A `connect_timeout` in the URL only bounds the TCP connect; ours bounds the
+        // handshake too (see `connect`), so the shorter of the two applies.
+        let timeouts = StoreTimeouts {
+            connect: config
+                .get_connect_timeout()
+                .map_or(timeouts.connect, |t| (*t).min(timeouts.connect)),
+            ..timeouts
+        };
+        config.connect_timeout(timeouts.connect);
         config.application_name("open-interpreter");
         let runtime = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(2)
@@ -156,6 +205,7 @@ impl Db {
             runtime: Some(runtime),
             display: describe(&config),
             config,
+            timeouts,
             idle: Arc::new(Mutex::new(Vec::new())),
             permits: Arc::new(Semaphore::new(POOL_SIZE)),
         });
@@ -167,26 +217,56 @@ impl Db {
         Ok(db)
     }
 
-    /// Runs `fut` on the database runtime and waits for it from the calling thread.
+    /// Runs `fut` on the database runtime and waits for it from the calling thread, at most
+    /// [`StoreTimeouts::statement`]: past that, the operation is abandoned (a transaction it
+    /// had open is rolled back by the server when its connection closes) and the pool is
+    /// emptied, since its connections may be as stuck as the one that timed out.
     pub(crate) fn run<T: Send + 'static>(
         &self,
         fut: impl Future<Output = Result<T, StoreError>> + Send + 'static,
     ) -> Result<T, StoreError> {
         let (tx, rx) = std::sync::mpsc::sync_channel(1);
+        let limit = self.timeouts.statement;
+        let idle = self.idle.clone();
+        let shown = self.display.clone();
         self.handle.spawn(async move {
-            let _ = tx.send(fut.await);
+            let outcome = tokio::time::timeout(limit, fut).await;
+            let result = match outcome {
+                Ok(r) => r,
+                Err(_) => {
+                    idle.lock().unwrap_or_else(|p| p.into_inner()).clear();
+                    Err(StoreError::Timeout(format!(
+                        "the thread store at {shown} did not answer within {} s; the server \
+                         may be stopped, overloaded or unreachable (raise \
+                         [thread_store] statement_timeout_sec if it is only slow)",
+                        limit.as_secs_f64()
+                    )))
+                }
+            };
+            let _ = tx.send(result);
         });
         rx.recv()
             .map_err(|_| StoreError::Postgres("the database task stopped unexpectedly".into()))?
     }
 
     /// A new connection outside the pool, driven by the database runtime. Must be called
-    /// on that runtime.
+    /// on that runtime. Bounded by [`StoreTimeouts::connect`], handshake included (the
+    /// driver's own `connect_timeout` covers only the TCP connect: a stopped server accepts
+    /// the connection in the kernel and then never answers).
     pub(crate) async fn connect(&self) -> Result<Client, StoreError> {
-        let (client, connection) = self
-            .config
-            .connect(NoTls)
+        let limit = self.timeouts.connect;
+        let (client, connection) = tokio::time::timeout(limit, self.config.connect(NoTls))
             .await
+            .map_err(|_| {
+                StoreError::Timeout(format!(
+                    "cannot connect to the thread store at {}: no answer within {} s (the \
+                     server may be stopped, overloaded or unreachable); check that it runs \
+                     and that [thread_store] url in config.toml (or OI_THREAD_STORE_URL) is \
+                     right, or raise [thread_store] connect_timeout_sec",
+                    self.display,
+                    limit.as_secs_f64()
+                ))
+            })?
             .map_err(|e| connect_error(&self.display, &e))?;
         tokio::spawn(async move {
             if let Err(e) = connection.await {
@@ -228,9 +308,20 @@ impl Db {
 }
 
 fn connect_error(shown: &str, e: &tokio_postgres::Error) -> StoreError {
+    // A refused login is the server's own words ("password authentication failed for user
+    // oi"), not the driver's bare "db error".
+    if let Some(db) = e.as_db_error() {
+        return StoreError::Postgres(format!(
+            "cannot connect to the thread store at {shown}: {} ({}); check the user and \
+             password in [thread_store] url in config.toml (or OI_THREAD_STORE_URL)",
+            db.message(),
+            db.code().code()
+        ));
+    }
     StoreError::Postgres(format!(
-        "cannot connect to the thread store at {shown}: {e}; check that the server runs and \
-         that [thread_store] url in config.toml (or OI_THREAD_STORE_URL) is right"
+        "cannot connect to the thread store at {shown}: {}; check that the server runs and \
+         that [thread_store] url in config.toml (or OI_THREAD_STORE_URL) is right",
+        crate::error::driver_message(e)
     ))
 }
 

@@ -1,5 +1,5 @@
 //! One writer per thread across processes: a PostgreSQL session-level advisory lock per
-//! thread, held on one dedicated connection per process.
+//! thread, held on one dedicated connection per process, plus a fencing generation.
 //!
 //! Advisory locks belong to the database session that took them, so they end with it: a
 //! process that exits or is killed (even with `kill -9`) closes its socket, the server ends
@@ -8,15 +8,26 @@
 //! keepalive gives up on the connection (`tcp_keepalives_idle` + `tcp_keepalives_interval`
 //! × `tcp_keepalives_count`; see docs/scale.md).
 //!
+//! The lock also ends when the *server* restarts or the lease connection breaks while this
+//! process keeps running: another process may then take the thread. So the lock alone is
+//! not trusted for writing. Each time a lease is taken, the thread's row in
+//! `oi_thread_leases` gets a new `generation`, and every append checks, in its own
+//! transaction and under a row lock, that the generation is still the writer's
+//! ([`check_generation`]). A writer whose lease was taken over is refused with
+//! [`StoreError::LeaseLost`] instead of interleaving its records with the new writer's.
+//! When the lease connection is found broken, the locks are taken again on a new one
+//! ([`Leases::ensure`]): a thread nobody took in the meantime keeps its generation and its
+//! writer carries on.
+//!
 //! Within a process the set of held threads is tracked here too, since advisory locks are
 //! re-entrant for the session that holds them.
 
 use super::db::Db;
 use crate::error::StoreError;
 use oi_protocol::ThreadId;
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex};
-use tokio_postgres::Client;
+use tokio_postgres::{Client, GenericClient};
 
 /// The advisory lock key of a thread: its 128-bit id folded to 64 bits.
 pub(crate) fn lease_key(id: &ThreadId) -> i64 {
@@ -25,33 +36,45 @@ pub(crate) fn lease_key(id: &ThreadId) -> i64 {
     ((v >> 64) as u64 ^ v as u64) as i64
 }
 
-/// The process's leases: which threads it writes, and the connection holding their locks.
+/// The process's leases: which threads it writes (with the generation it holds), and the
+/// connection holding their locks.
 #[derive(Default)]
 pub(crate) struct Leases {
-    held: Mutex<HashSet<ThreadId>>,
+    held: Mutex<HashMap<ThreadId, Generation>>,
+    /// Threads whose lease was found taken over; their writers are refused.
+    lost: Mutex<HashSet<ThreadId>>,
     conn: tokio::sync::Mutex<Option<Client>>,
 }
 
+/// The generation of a held lease; `0` while it is being taken.
+pub(crate) type Generation = i64;
+
 impl Leases {
-    /// Takes the lease of `id`, or fails with [`StoreError::Busy`] if another session (here
-    /// or in another process) has it. Must be called on the database runtime.
-    pub(crate) async fn acquire(&self, db: &Db, id: ThreadId) -> Result<(), StoreError> {
+    /// Takes the lease of `id` and returns its new generation, or fails with
+    /// [`StoreError::Busy`] if another session (here or in another process) has it. Must be
+    /// called on the database runtime.
+    pub(crate) async fn acquire(&self, db: &Db, id: ThreadId) -> Result<Generation, StoreError> {
         let busy = || StoreError::Busy {
             id,
             path: db.display.clone().into(),
         };
-        if !self
-            .held
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .insert(id)
         {
-            return Err(busy());
+            let mut held = self.held.lock().unwrap_or_else(|p| p.into_inner());
+            if held.contains_key(&id) {
+                return Err(busy());
+            }
+            held.insert(id, 0);
         }
-        let taken = self.try_lock(db, id).await;
-        match taken {
-            Ok(true) => Ok(()),
-            Ok(false) => {
+        match self.try_lock(db, id).await {
+            Ok(Some(generation)) => {
+                self.lost_set().remove(&id);
+                self.held
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .insert(id, generation);
+                Ok(generation)
+            }
+            Ok(None) => {
                 self.forget(&id);
                 Err(busy())
             }
@@ -62,49 +85,126 @@ impl Leases {
         }
     }
 
-    async fn try_lock(&self, db: &Db, id: ThreadId) -> Result<bool, StoreError> {
+    /// Takes the advisory lock and, when it was free, a new generation.
+    async fn try_lock(&self, db: &Db, id: ThreadId) -> Result<Option<Generation>, StoreError> {
         let mut guard = self.conn.lock().await;
-        let client = match guard.take() {
-            Some(c) if !c.is_closed() => c,
-            previous => {
-                let c = db.connect().await?;
-                if previous.is_some() {
-                    self.reacquire_all(&c, &id).await;
-                }
-                c
-            }
-        };
+        let client = self.live_conn(db, &mut guard, Some(&id)).await?;
         let row = client
             .query_one("SELECT pg_try_advisory_lock($1)", &[&lease_key(&id)])
+            .await?;
+        if !row.get::<_, bool>(0) {
+            return Ok(None);
+        }
+        let bumped = client
+            .query_one(
+                "INSERT INTO oi_thread_leases (thread_id, generation) VALUES ($1, 1)
+                 ON CONFLICT (thread_id) DO UPDATE SET generation = oi_thread_leases.generation + 1
+                 RETURNING generation",
+                &[&id.to_string()],
+            )
             .await;
-        *guard = Some(client);
-        Ok(row?.get(0))
+        match bumped {
+            Ok(row) => Ok(Some(row.get(0))),
+            Err(e) => {
+                // Do not keep a lock whose generation was not recorded.
+                let _ = client
+                    .query_one("SELECT pg_advisory_unlock($1)", &[&lease_key(&id)])
+                    .await;
+                Err(e.into())
+            }
+        }
+    }
+
+    /// The lease connection, opened again (and every held lock taken again on it, except
+    /// `except`'s) if it broke.
+    async fn live_conn<'a>(
+        &self,
+        db: &Db,
+        guard: &'a mut Option<Client>,
+        except: Option<&ThreadId>,
+    ) -> Result<&'a Client, StoreError> {
+        let broken = guard.as_ref().is_none_or(Client::is_closed);
+        if broken {
+            let had_one = guard.is_some();
+            *guard = None;
+            let c = db.connect().await?;
+            if had_one {
+                self.reacquire_all(&c, except).await?;
+            }
+            *guard = Some(c);
+        }
+        guard
+            .as_ref()
+            .ok_or_else(|| StoreError::Postgres("the lease connection is gone".into()))
     }
 
     /// The lease connection broke (database restart, network): the old locks died with it.
-    /// Take them again on the new connection, and say loudly if another process got there
-    /// first.
-    async fn reacquire_all(&self, client: &Client, except: &ThreadId) {
-        let held: Vec<ThreadId> = self
+    /// Take them again on the new connection; a thread another session took (or took and
+    /// let go) in the meantime is lost to this process, loudly.
+    async fn reacquire_all(
+        &self,
+        client: &Client,
+        except: Option<&ThreadId>,
+    ) -> Result<(), StoreError> {
+        let held: Vec<(ThreadId, Generation)> = self
             .held
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .iter()
-            .filter(|id| *id != except)
-            .copied()
+            .filter(|(id, g)| Some(*id) != except && **g != 0)
+            .map(|(id, g)| (*id, *g))
             .collect();
-        for id in held {
-            let ok = client
+        for (id, generation) in held {
+            let locked: bool = client
                 .query_one("SELECT pg_try_advisory_lock($1)", &[&lease_key(&id)])
-                .await
-                .map(|r| r.get::<_, bool>(0));
-            if !matches!(ok, Ok(true)) {
-                tracing::warn!(
-                    "thread {id}: the connection holding its writer lease was lost and the \
-                     lease could not be taken back; another process may write this thread too"
-                );
+                .await?
+                .get(0);
+            let current: Option<i64> = if locked {
+                client
+                    .query_opt(
+                        "SELECT generation FROM oi_thread_leases WHERE thread_id = $1",
+                        &[&id.to_string()],
+                    )
+                    .await?
+                    .map(|r| r.get(0))
+            } else {
+                None
+            };
+            if current == Some(generation) {
+                tracing::info!("thread {id}: writer lease taken back after the connection broke");
+                continue;
             }
+            if locked {
+                client
+                    .query_one("SELECT pg_advisory_unlock($1)", &[&lease_key(&id)])
+                    .await?;
+            }
+            crate::notice!(
+                "thread {id}: the connection holding its writer lease broke and another \
+                 session has taken the thread since; this session's further records are refused"
+            );
+            self.lost_set().insert(id);
         }
+        Ok(())
+    }
+
+    /// Before an append: `Err(LeaseLost)` if the lease of `id` is known to be lost; if the
+    /// lease connection broke, it is reopened and the locks taken back first. The append's
+    /// own [`check_generation`] is what guarantees the fence; this makes a lost lease
+    /// known (and the lock held again) as early as possible.
+    pub(crate) async fn ensure(&self, db: &Db, id: ThreadId) -> Result<(), StoreError> {
+        if !self.lost_set().contains(&id) {
+            let mut guard = self.conn.lock().await;
+            self.live_conn(db, &mut guard, None).await?;
+        }
+        if self.lost_set().contains(&id) {
+            return Err(StoreError::LeaseLost { id });
+        }
+        Ok(())
+    }
+
+    fn lost_set(&self) -> std::sync::MutexGuard<'_, HashSet<ThreadId>> {
+        self.lost.lock().unwrap_or_else(|p| p.into_inner())
     }
 
     fn forget(&self, id: &ThreadId) {
@@ -117,10 +217,13 @@ impl Leases {
     /// Gives the lease of `id` back (writer dropped), waiting until the database has it,
     /// so the thread can be resumed again right away, here or elsewhere.
     pub(crate) fn release(self: &Arc<Self>, db: &Db, id: ThreadId) {
+        let lost = self.lost_set().remove(&id);
         let me = self.clone();
         let done = db.run(async move {
             let guard = me.conn.lock().await;
-            if let Some(client) = guard.as_ref()
+            if !lost
+                && let Some(client) = guard.as_ref()
+                && !client.is_closed()
                 && let Err(e) = client
                     .query_one("SELECT pg_advisory_unlock($1)", &[&lease_key(&id)])
                     .await
@@ -131,8 +234,29 @@ impl Leases {
             Ok(())
         });
         if let Err(e) = done {
-            tracing::warn!("thread {id}: releasing its writer lease: {e}");
+            crate::notice!("thread {id}: releasing its writer lease: {e}");
             self.forget(&id);
         }
+    }
+}
+
+/// In an append's transaction, before its inserts: the thread's lease generation must still
+/// be `generation`. `FOR SHARE` keeps it so until the transaction ends: a session taking
+/// the lease (which raises the generation) waits for this append to commit, and every
+/// append after that is refused.
+pub(crate) async fn check_generation(
+    tx: &impl GenericClient,
+    id: &ThreadId,
+    generation: Generation,
+) -> Result<(), StoreError> {
+    let row = tx
+        .query_opt(
+            "SELECT generation FROM oi_thread_leases WHERE thread_id = $1 FOR SHARE",
+            &[&id.to_string()],
+        )
+        .await?;
+    match row.map(|r| r.get::<_, i64>(0)) {
+        Some(g) if g == generation => Ok(()),
+        _ => Err(StoreError::LeaseLost { id: *id }),
     }
 }

@@ -21,6 +21,7 @@ use crate::rollout::{
 };
 use crate::types::{ListQuery, RolloutItem, RolloutLine, SessionMeta, ThreadPage, ThreadSummary};
 use db::Db;
+pub use db::StoreTimeouts;
 pub(crate) use db::redact_url;
 use lease::Leases;
 use oi_protocol::ThreadId;
@@ -55,8 +56,12 @@ fn now_ms() -> i64 {
 
 impl PgStore {
     /// Connects to `url` and migrates the schema.
-    pub(crate) fn connect(home: &Path, url: &str) -> Result<Self, StoreError> {
-        let db = Db::open(url)?;
+    pub(crate) fn connect(
+        home: &Path,
+        url: &str,
+        timeouts: StoreTimeouts,
+    ) -> Result<Self, StoreError> {
+        let db = Db::open(url, timeouts)?;
         Ok(PgStore {
             inner: Arc::new(Inner {
                 home: home.to_path_buf(),
@@ -95,9 +100,11 @@ impl PgStore {
         let first = line_text(first)?;
         let writer = self.lease(meta.id, 1, false)?;
         let db = self.inner.db.clone();
+        let generation = writer.generation;
         self.inner.db.run(async move {
             let mut conn = db.conn().await?;
             let tx = conn.transaction().await?;
+            lease::check_generation(&tx, &meta.id, generation).await?;
             let git = meta.git.as_ref();
             let inserted = tx
                 .execute(
@@ -149,13 +156,15 @@ impl PgStore {
     ) -> Result<PgWriter, StoreError> {
         let db = self.inner.db.clone();
         let leases = self.inner.leases.clone();
-        self.inner
+        let generation = self
+            .inner
             .db
             .run(async move { leases.acquire(&db, id).await })?;
         Ok(PgWriter {
             db: self.inner.db.clone(),
             leases: self.inner.leases.clone(),
             id,
+            generation,
             next_seq,
             has_preview,
         })
@@ -189,7 +198,7 @@ impl PgStore {
                 Ok(l) => lines.push(l),
                 Err(e) => {
                     let w = format!("{shown} record {n}: {e}; skipped");
-                    tracing::warn!("{w}");
+                    crate::notice!("{w}");
                     warnings.push(w);
                 }
             }
@@ -384,10 +393,13 @@ impl PgStore {
         let db = self.inner.db.clone();
         self.inner.db.run(async move {
             let conn = db.conn().await?;
-            match conn
-                .execute("DELETE FROM oi_threads WHERE id = $1", &[&id.to_string()])
-                .await?
-            {
+            let key = id.to_string();
+            let deleted = conn
+                .execute("DELETE FROM oi_threads WHERE id = $1", &[&key])
+                .await?;
+            conn.execute("DELETE FROM oi_thread_leases WHERE thread_id = $1", &[&key])
+                .await?;
+            match deleted {
                 0 => Err(StoreError::NotFound(id)),
                 _ => Ok(()),
             }
@@ -459,6 +471,39 @@ fn push_rows(
     next
 }
 
+fn is_unique_violation(e: &tokio_postgres::Error) -> bool {
+    e.code() == Some(&tokio_postgres::error::SqlState::UNIQUE_VIOLATION)
+}
+
+/// After a duplicate key on retry: `Ok` if the rows at `seqs` are exactly `texts` (the
+/// earlier try committed), else an error naming the conflict.
+async fn already_written(
+    conn: &tokio_postgres::Client,
+    id: &str,
+    seqs: &[i64],
+    texts: &[String],
+) -> Result<(), StoreError> {
+    let stored: Vec<String> = conn
+        .query(
+            "SELECT line FROM oi_rollout_lines WHERE thread_id = $1 AND seq = ANY($2)
+             ORDER BY seq",
+            &[&id, &seqs],
+        )
+        .await?
+        .iter()
+        .map(|r| r.get(0))
+        .collect();
+    if stored.as_slice() == texts {
+        return Ok(());
+    }
+    Err(StoreError::Postgres(format!(
+        "thread {id}: records {}..{} were written by another session; this session's \
+         records are not saved. Resume the thread to continue from what is stored",
+        seqs.first().copied().unwrap_or(0),
+        seqs.last().copied().unwrap_or(0)
+    )))
+}
+
 /// A JSON line without its `\n`, as stored in `oi_rollout_lines.line`.
 fn line_text(mut buf: Vec<u8>) -> Result<String, StoreError> {
     if buf.last() == Some(&b'\n') {
@@ -511,6 +556,8 @@ pub(crate) struct PgWriter {
     db: Arc<Db>,
     leases: Arc<Leases>,
     id: ThreadId,
+    /// The lease generation this writer holds; appends are refused once it changed.
+    generation: lease::Generation,
     /// `seq` of the next record.
     next_seq: i64,
     has_preview: bool,
@@ -563,18 +610,35 @@ impl PgWriter {
         let count = i64::try_from(texts.len())
             .map_err(|_| StoreError::Invalid("too many records in one append".into()))?;
         let seqs: Vec<i64> = (self.next_seq..self.next_seq + count).collect();
-        let id = self.id.to_string();
+        let thread = self.id;
+        let generation = self.generation;
         let db = self.db.clone();
+        let leases = self.leases.clone();
         let new_preview = preview.clone();
         self.db.run(async move {
+            leases.ensure(&db, thread).await?;
+            let id = thread.to_string();
             let mut conn = db.conn().await?;
             let tx = conn.transaction().await?;
-            tx.execute(
-                "INSERT INTO oi_rollout_lines (thread_id, seq, line)
-                 SELECT $1, s, l FROM unnest($2::BIGINT[], $3::TEXT[]) AS r (s, l)",
-                &[&id, &seqs, &texts],
-            )
-            .await?;
+            lease::check_generation(&tx, &thread, generation).await?;
+            let inserted = tx
+                .execute(
+                    "INSERT INTO oi_rollout_lines (thread_id, seq, line)
+                     SELECT $1, s, l FROM unnest($2::BIGINT[], $3::TEXT[]) AS r (s, l)",
+                    &[&id, &seqs, &texts],
+                )
+                .await;
+            match inserted {
+                Ok(_) => {}
+                Err(e) if is_unique_violation(&e) => {
+                    // Only this writer inserts under its generation: the same records are
+                    // there already, from an earlier try whose commit went through but whose
+                    // answer was lost with the connection. Check that, and call it done.
+                    drop(tx);
+                    return already_written(&conn, &id, &seqs, &texts).await;
+                }
+                Err(e) => return Err(e.into()),
+            }
             tx.execute(
                 "UPDATE oi_threads SET updated_at_ms = GREATEST(updated_at_ms, $2),
                     preview = COALESCE($3, preview) WHERE id = $1",
