@@ -56,8 +56,9 @@ const CALLS_GRACE: Duration = Duration::from_secs(5);
 /// Builds a session's method table; runs once per session.
 pub type MethodsFactory = Arc<dyn Fn(&Connection) -> MethodTable + Send + Sync>;
 
-/// How the HTTP transport is configured.
-#[derive(Clone, Debug)]
+/// How the HTTP transport is configured. Its `Debug` shows whether a token is set, never the
+/// token.
+#[derive(Clone)]
 pub struct HttpOptions {
     /// Where to listen.
     pub addr: SocketAddr,
@@ -84,6 +85,26 @@ pub struct HttpOptions {
     pub idle_timeout: Duration,
     /// Most connections open at once from one IP address (loopback clients share one).
     pub max_connections_per_peer: usize,
+}
+
+impl std::fmt::Debug for HttpOptions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("HttpOptions")
+            .field("addr", &self.addr)
+            .field(
+                "auth_token",
+                &self.auth_token.as_ref().map(|_| "<redacted>"),
+            )
+            .field("allowed_origins", &self.allowed_origins)
+            .field("max_body_bytes", &self.max_body_bytes)
+            .field("max_sessions", &self.max_sessions)
+            .field("session_idle_timeout", &self.session_idle_timeout)
+            .field("header_timeout", &self.header_timeout)
+            .field("body_timeout", &self.body_timeout)
+            .field("idle_timeout", &self.idle_timeout)
+            .field("max_connections_per_peer", &self.max_connections_per_peer)
+            .finish()
+    }
 }
 
 impl HttpOptions {

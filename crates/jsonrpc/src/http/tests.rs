@@ -87,3 +87,12 @@ fn tokens_compare_whole() {
     assert!(!constant_time_eq(b"abc", b"abd"));
     assert!(!constant_time_eq(b"abc", b"abcd"));
 }
+
+#[test]
+fn debug_never_shows_the_token() {
+    let mut opts = HttpOptions::new("127.0.0.1:1".parse().unwrap());
+    opts.auth_token = Some("super-secret-token-value".into());
+    let shown = format!("{opts:?}");
+    assert!(!shown.contains("super-secret"), "{shown}");
+    assert!(shown.contains("<redacted>"), "{shown}");
+}
