@@ -27,7 +27,8 @@ def test_conformance_scenario_passes(make_setup, interpreter_bin, scenario):
     runner = PEERS_BIN / "conformance"
     assert runner.exists(), f"{runner} is missing: run tools/peers/install.sh"
     setup = make_setup([])
-    with http_server(setup, interpreter_bin) as url:
+    # The runner sends no token: this checks the protocol, test_http.py checks the token.
+    with http_server(setup, interpreter_bin, "--no-auth-on-loopback") as (url, _):
         # The runner's own `node` (Node 22) comes first on PATH; the system one may be older.
         env = {**os.environ, "PATH": f"{PEERS_BIN}{os.pathsep}{os.environ.get('PATH', '')}", "NO_COLOR": "1"}
         run = subprocess.run(

@@ -19,6 +19,8 @@ import pytest
 from conftest import Setup, shell_call, text_turn
 from example_client import CodexEvent, CodexEvents
 from mcp import Client
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared._httpx_utils import create_mcp_http_client
 
 TIMEOUT = 60
 INIT = {
@@ -32,9 +34,11 @@ INIT = {
 @contextmanager
 def http_server(
     setup: Setup, interpreter_bin, *extra: str, env: dict[str, str] | None = None, command: str = "mcp-server"
-) -> Iterator[str]:
-    """Starts `interpreter mcp-server --listen 127.0.0.1:0`, yields its /mcp URL, then stops it
-    with SIGTERM and checks that it shut down cleanly (exit code 143)."""
+) -> Iterator[tuple[str, dict[str, str]]]:
+    """Starts `interpreter mcp-server --listen 127.0.0.1:0`, yields its /mcp URL and the headers
+    that authenticate to it (the token the server generated in the home's `listen-token`, unless
+    `extra` says otherwise), then stops it with SIGTERM and checks that it shut down cleanly
+    (exit code 143)."""
     proc = subprocess.Popen(
         [str(interpreter_bin), command, "--listen", "127.0.0.1:0", *extra],
         cwd=setup.work,
@@ -52,7 +56,12 @@ def http_server(
                 url = line.split(" ", 2)[2].strip()
                 break
         assert url, f"the server did not report its address (exit {proc.poll()})"
-        yield url
+        auth: dict[str, str] = {}
+        if "--auth-token-env" not in extra and "--no-auth-on-loopback" not in extra:
+            token = (setup.home / "listen-token").read_text().strip()
+            assert len(token) >= 32 and (setup.home / "listen-token").stat().st_mode & 0o077 == 0
+            auth = {"authorization": f"Bearer {token}"}
+        yield url, auth
     finally:
         proc.send_signal(signal.SIGTERM)
         try:
@@ -90,10 +99,13 @@ async def test_sdk_runs_codex_with_an_approval_over_http(make_setup, interpreter
     async def on_event(e: CodexEvent) -> None:
         events.append(e)
 
-    with http_server(setup, interpreter_bin) as url:
+    with http_server(setup, interpreter_bin) as (url, auth):
         with anyio.fail_after(TIMEOUT):
-            async with Client(
-                url, mode="legacy", elicitation_callback=answer, extensions=[CodexEvents(on_event)]
+            async with create_mcp_http_client(headers=auth) as http, Client(
+                streamable_http_client(url, http_client=http),
+                mode="legacy",
+                elicitation_callback=answer,
+                extensions=[CodexEvents(on_event)],
             ) as client:
                 tools = await client.list_tools()
                 assert {t.name for t in tools.tools} == {"codex", "codex-reply"}
@@ -109,36 +121,52 @@ async def test_sdk_runs_codex_with_an_approval_over_http(make_setup, interpreter
 def test_hostile_requests_are_refused(make_setup, interpreter_bin):
     setup = make_setup([text_turn("unused")])
     body = json.dumps(INIT).encode()
-    with http_server(setup, interpreter_bin) as url:
-        status, _, text = post(url, body, {"origin": "http://evil.example"})
+    with http_server(setup, interpreter_bin) as (url, auth):
+        status, headers, text = post(url, body)
+        assert status == 401 and b"Authorization: Bearer" in text, (status, text)
+        status, _, text = post(url, body, {"origin": "http://evil.example", **auth})
         assert status == 403 and b"--allowed-origin" in text, (status, text)
-        status, _, text = post(url, b"{" + b" " * (5 * 1024 * 1024) + b"}")
+        status, _, text = post(url, b"{" + b" " * (5 * 1024 * 1024) + b"}", auth)
         assert status == 413, (status, text[:200])
-        status, _, text = post(url, body, {"mcp-session-id": "no-such-session"})
+        status, _, text = post(url, body, {"mcp-session-id": "no-such-session", **auth})
         assert status == 404 and b"unknown session" in text, (status, text)
-        status, headers, _ = post(url, body)
+        status, headers, _ = post(url, body, auth)
         assert status == 200
         session = {k.lower(): v for k, v in headers.items()}["mcp-session-id"]
         ping = json.dumps({"jsonrpc": "2.0", "id": 2, "method": "ping"}).encode()
-        status, _, text = post(url, ping, {"mcp-session-id": session})
+        status, _, text = post(url, ping, {"mcp-session-id": session, **auth})
         assert status == 200 and b'"result":{}' in text, (status, text)
-        req = urllib.request.Request(url, method="DELETE", headers={"mcp-session-id": session})
+        req = urllib.request.Request(url, method="DELETE", headers={"mcp-session-id": session, **auth})
         with urllib.request.urlopen(req, timeout=30) as r:
             assert r.status == 204
-        status, _, _ = post(url, ping, {"mcp-session-id": session})
+        status, _, _ = post(url, ping, {"mcp-session-id": session, **auth})
         assert status == 404
 
 
 def test_a_token_is_required_when_configured(make_setup, interpreter_bin):
     setup = make_setup([text_turn("unused")])
     body = json.dumps(INIT).encode()
-    with http_server(setup, interpreter_bin, "--auth-token-env", "OI_TEST_TOKEN", env={"OI_TEST_TOKEN": "s3cret"}) as url:
+    extra = ("--auth-token-env", "OI_TEST_TOKEN")
+    with http_server(setup, interpreter_bin, *extra, env={"OI_TEST_TOKEN": "s3cret"}) as (url, _):
         status, headers, _ = post(url, body)
         assert status == 401 and headers.get("www-authenticate", headers.get("WWW-Authenticate")) == "Bearer"
         status, _, _ = post(url, body, {"authorization": "Bearer wrong"})
         assert status == 401
         status, _, _ = post(url, body, {"authorization": "Bearer s3cret"})
         assert status == 200
+        # The scheme is case-insensitive (RFC 6750).
+        status, _, _ = post(url, body, {"authorization": "bearer s3cret"})
+        assert status == 200
+    # An explicit token: nothing generated.
+    assert not (setup.home / "listen-token").exists()
+
+
+def test_the_opt_out_serves_loopback_clients_without_a_token(make_setup, interpreter_bin):
+    setup = make_setup([text_turn("unused")])
+    with http_server(setup, interpreter_bin, "--no-auth-on-loopback") as (url, auth):
+        assert auth == {}
+        status, _, text = post(url, json.dumps(INIT).encode())
+        assert status == 200, (status, text)
 
 
 def test_a_public_address_without_a_token_is_refused(interpreter_bin, tmp_path):
@@ -150,6 +178,15 @@ def test_a_public_address_without_a_token_is_refused(interpreter_bin, tmp_path):
         timeout=30,
     )
     assert out.returncode == 2 and "--auth-token-env" in out.stderr, out
+    # A short token is refused there too.
+    out = subprocess.run(
+        [str(interpreter_bin), "mcp-server", "--listen", "0.0.0.0:0", "--auth-token-env", "OI_T"],
+        env={**os.environ, "OPENINTERPRETER_HOME": str(tmp_path), "OI_T": "s3cret"},
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
+    assert out.returncode == 2 and "at least 32" in out.stderr, out
 
 
 def _sse_events(resp) -> Iterator[tuple[str, dict[str, Any]]]:
@@ -173,9 +210,9 @@ def test_a_dropped_stream_resumes_with_last_event_id(make_setup, interpreter_bin
     import urllib.parse
 
     setup = make_setup([shell_call(["sleep", "1"]), text_turn("resumed fine")])
-    with http_server(setup, interpreter_bin) as url:
+    with http_server(setup, interpreter_bin) as (url, auth):
         u = urllib.parse.urlparse(url)
-        headers = {"content-type": "application/json", "accept": "application/json, text/event-stream"}
+        headers = {"content-type": "application/json", "accept": "application/json, text/event-stream", **auth}
 
         conn = http.client.HTTPConnection(u.hostname, u.port, timeout=TIMEOUT)
         conn.request("POST", u.path, json.dumps(INIT), headers)
@@ -233,13 +270,13 @@ def _first_message(body: bytes) -> dict[str, Any]:
 
 def test_app_server_listens_with_the_app_server_handshake_and_no_mcp(make_setup, interpreter_bin):
     setup = make_setup([])
-    with http_server(setup, interpreter_bin, command="app-server") as url:
+    with http_server(setup, interpreter_bin, command="app-server") as (url, auth):
         app_init = {
             "id": 1,
             "method": "initialize",
             "params": {"clientInfo": {"name": "ide", "version": "1.0"}, "capabilities": {}},
         }
-        status, headers, body = post(url, json.dumps(app_init).encode())
+        status, headers, body = post(url, json.dumps(app_init).encode(), auth)
         assert status == 200, body
         result = _first_message(body)["result"]
         assert result["userAgent"].endswith("ide/1.0"), result
@@ -248,11 +285,11 @@ def test_app_server_listens_with_the_app_server_handshake_and_no_mcp(make_setup,
         status, _, body = post(
             url,
             json.dumps({"id": 2, "method": "tools/list", "params": {}}).encode(),
-            {"mcp-session-id": session},
+            {"mcp-session-id": session, **auth},
         )
         assert status == 200, body
         assert _first_message(body)["error"]["code"] == -32601, body
         # An MCP initialize is told where MCP lives.
-        status, _, body = post(url, json.dumps(INIT).encode())
+        status, _, body = post(url, json.dumps(INIT).encode(), auth)
         err = _first_message(body)["error"]
         assert err["code"] == -32602 and "interpreter mcp-server" in err["message"], err

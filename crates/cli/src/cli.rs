@@ -204,6 +204,7 @@ const MCP_SERVER_AFTER_HELP: &str = with_config_help!(
   RUST_LOG=debug interpreter mcp-server   # also logged to $OPENINTERPRETER_HOME/log/mcp-server.log
   npx @modelcontextprotocol/inspector interpreter mcp-server
   interpreter mcp-server --listen 127.0.0.1:8765          # streamable HTTP at http://127.0.0.1:8765/mcp
+                                                          # (bearer token in $OPENINTERPRETER_HOME/listen-token)
   OI_TOKEN=$(openssl rand -hex 32) interpreter mcp-server --listen 0.0.0.0:8765 --auth-token-env OI_TOKEN"
 );
 const SANDBOX_AFTER_HELP: &str = with_config_help!(

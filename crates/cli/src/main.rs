@@ -6,6 +6,7 @@ mod cli;
 mod exec;
 mod history;
 mod interactive;
+mod listen_token;
 mod mcp_cmd;
 mod mcp_server_cmd;
 mod render;

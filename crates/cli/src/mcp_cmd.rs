@@ -197,13 +197,31 @@ async fn add(args: AddArgs, home: &Path) -> i32 {
             return EXIT_USAGE;
         }
     };
-    if let Err(e) = edit::upsert_server(&home.join("config.toml"), &args.name, entry) {
+    let config = home.join("config.toml");
+    if let Err(e) = edit::upsert_server(&config, &args.name, entry) {
         eprintln!("error: {e}");
         return EXIT_FAILURE;
     }
+    warn_about_literal_env(&args.env, &config);
     println!("Added global MCP server '{}'.", args.name);
     oauth::after_add(&args.name, &cfg, home).await;
     EXIT_OK
+}
+
+/// `--env KEY=VALUE` stores VALUE in the file as written: say so (never echoing the value),
+/// and how to keep a secret out of it.
+fn warn_about_literal_env(env: &[String], config: &Path) {
+    for (key, value) in env.iter().filter_map(|pair| pair.split_once('=')) {
+        if value.starts_with("env:") || value.is_empty() {
+            continue;
+        }
+        eprintln!(
+            "warning: --env {key}=...: the value is written as is into {}. If it is a secret, keep it out of the file: \
+             `--env {key}=env:HOST_VAR` reads HOST_VAR from your environment when the server starts, or \
+             `env_vars = [\"{key}\"]` in [mcp_servers.<name>] passes your {key} through.",
+            config.display()
+        );
+    }
 }
 
 fn remove(args: RemoveArgs, home: &Path, cli_overrides: &[(String, toml::Value)]) -> i32 {

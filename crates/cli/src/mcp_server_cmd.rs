@@ -4,27 +4,52 @@
 //! HTTP. The two services are siblings; this is the one place
 //! that puts their method tables on the same connection.
 
+use crate::listen_token;
 use oi_app_server::AppServerContext;
 use oi_jsonrpc::MethodTable;
 use oi_jsonrpc::http::HttpOptions;
 use oi_mcp_server::{ConnectionContext, McpServerOptions};
 use std::net::{SocketAddr, ToSocketAddrs};
+use std::path::PathBuf;
+use std::time::Duration;
 
-/// Flags of `interpreter mcp-server`.
-#[derive(clap::Args, Debug, Default)]
+/// Flags of `interpreter mcp-server` (and `interpreter app-server`).
+#[derive(clap::Args, Debug)]
 pub struct McpServerArgs {
     /// Serve MCP streamable HTTP at http://HOST:PORT/mcp instead of stdio (port 0 picks a
-    /// free one; the address is printed on stderr).
+    /// free one; the address is printed on stderr). Clients must send a bearer token: the
+    /// one in --auth-token-env, else one kept in $OPENINTERPRETER_HOME/listen-token.
     #[arg(long, value_name = "HOST:PORT")]
     pub listen: Option<String>,
     /// Environment variable holding the bearer token clients must send
-    /// (`Authorization: Bearer …`). Required when HOST is not a loopback address.
+    /// (`Authorization: Bearer …`). Required when HOST is not a loopback address (then at
+    /// least 32 characters).
     #[arg(long, value_name = "VAR", requires = "listen")]
     pub auth_token_env: Option<String>,
+    /// On a loopback address, accept clients without a token. Every local user (and every
+    /// process of theirs) can then drive the agent with your permissions.
+    #[arg(long, requires = "listen", conflicts_with = "auth_token_env")]
+    pub no_auth_on_loopback: bool,
     /// Also accept browser requests from this origin (e.g. https://app.example.com);
     /// loopback origins are always accepted. Repeatable.
     #[arg(long, value_name = "ORIGIN", requires = "listen")]
     pub allowed_origin: Vec<String>,
+    /// End a session no client used for this many seconds (no request, no open stream);
+    /// 0 keeps sessions until DELETE or shutdown.
+    #[arg(long, value_name = "SECS", default_value_t = 3600)]
+    pub session_idle_timeout: u64,
+    /// Most sessions open at once.
+    #[arg(long, value_name = "N", default_value_t = 256, value_parser = clap::value_parser!(u32).range(1..))]
+    pub max_sessions: u32,
+    /// Most connections open at once from one IP address (local clients share one).
+    #[arg(long, value_name = "N", default_value_t = 256, value_parser = clap::value_parser!(u32).range(1..))]
+    pub max_connections_per_peer: u32,
+    /// Seconds a client has to send a request's headers; slower ones are disconnected.
+    #[arg(long, value_name = "SECS", default_value_t = 10, value_parser = clap::value_parser!(u64).range(1..))]
+    pub header_timeout: u64,
+    /// Seconds a connection may sit idle (no request, nothing sent) before it is closed.
+    #[arg(long, value_name = "SECS", default_value_t = 60, value_parser = clap::value_parser!(u64).range(1..))]
+    pub idle_timeout: u64,
 }
 
 /// Serves both APIs until input ends (stdio) or a termination signal arrives; returns the
@@ -33,7 +58,11 @@ pub async fn run(opts: McpServerOptions, args: McpServerArgs) -> i32 {
     let Some(listen) = args.listen.as_deref() else {
         return oi_mcp_server::run_main(opts, v2_methods).await;
     };
-    match http_options(listen, args.auth_token_env.as_deref(), args.allowed_origin) {
+    let home = || match &opts.home {
+        Some(h) => Ok(h.clone()),
+        None => oi_config::find_home().map_err(|e| e.to_string()),
+    };
+    match http_options(listen, &args, home) {
         Ok(http) => oi_mcp_server::run_http(opts, http, v2_methods).await,
         Err(message) => {
             eprintln!("error: {message}");
@@ -42,35 +71,67 @@ pub async fn run(opts: McpServerOptions, args: McpServerArgs) -> i32 {
     }
 }
 
-/// Checks the network flags: a parseable address, and a token whenever the address is not
-/// loopback (refusing to start rather than serving an agent to the network unauthenticated).
+/// Checks the network flags: a parseable address, and a token — the given one (long enough
+/// when the address is not loopback), else on loopback the one kept in the home directory,
+/// unless `--no-auth-on-loopback`. Refuses to start rather than serve an agent
+/// unauthenticated to anyone who did not opt in.
 fn http_options(
     listen: &str,
-    token_env: Option<&str>,
-    allowed_origins: Vec<String>,
+    args: &McpServerArgs,
+    home: impl FnOnce() -> Result<PathBuf, String>,
 ) -> Result<HttpOptions, String> {
     let addr: SocketAddr = listen
         .to_socket_addrs()
         .map_err(|e| format!("--listen {listen}: {e}; use HOST:PORT, e.g. 127.0.0.1:8765"))?
         .next()
         .ok_or_else(|| format!("--listen {listen}: the host resolves to no address"))?;
-    let auth_token = match token_env {
+    let loopback = addr.ip().is_loopback();
+    if args.no_auth_on_loopback && !loopback {
+        return Err(format!(
+            "--no-auth-on-loopback applies only to a loopback address, and --listen {listen} is reachable from other machines; drop the flag and use --auth-token-env VAR"
+        ));
+    }
+    let auth_token = match args.auth_token_env.as_deref() {
         Some(var) => match std::env::var(var) {
-            Ok(t) if !t.trim().is_empty() => Some(t.trim().to_string()),
+            Ok(t) if !t.trim().is_empty() => {
+                let t = t.trim().to_string();
+                if !loopback && t.chars().count() < listen_token::MIN_LEN {
+                    return Err(format!(
+                        "--auth-token-env {var}: the token is {} characters; on an address other machines can reach it must be at least {}. Use e.g. export {var}=$(openssl rand -hex 32)",
+                        t.chars().count(),
+                        listen_token::MIN_LEN
+                    ));
+                }
+                Some(t)
+            }
             _ => {
                 return Err(format!(
                     "--auth-token-env {var}: the variable is not set or empty; export {var}=<a long random token>"
                 ));
             }
         },
-        None => None,
+        None if !loopback => {
+            return Err(format!(
+                "--listen {listen} is reachable from other machines; refusing to start without a token. Add --auth-token-env VAR with VAR holding a random token of at least {} characters (e.g. $(openssl rand -hex 32)), or listen on 127.0.0.1",
+                listen_token::MIN_LEN
+            ));
+        }
+        None if args.no_auth_on_loopback => {
+            eprintln!(
+                "warning: --no-auth-on-loopback: any local user can use this server, with your permissions"
+            );
+            None
+        }
+        None => {
+            let (token, path) = listen_token::load_or_create(&home()?)?;
+            eprintln!(
+                "clients must send `Authorization: Bearer <token>`; the token is in {} (readable only by you; --auth-token-env VAR sets your own)",
+                path.display()
+            );
+            Some(token)
+        }
     };
-    if auth_token.is_none() && !addr.ip().is_loopback() {
-        return Err(format!(
-            "--listen {listen} is reachable from other machines; refusing to start without a token. Add --auth-token-env VAR with VAR holding a long random token, or listen on 127.0.0.1"
-        ));
-    }
-    for origin in &allowed_origins {
+    for origin in &args.allowed_origin {
         if !(origin.starts_with("http://") || origin.starts_with("https://")) {
             return Err(format!(
                 "--allowed-origin {origin}: an origin is scheme://host[:port], e.g. https://app.example.com"
@@ -79,7 +140,13 @@ fn http_options(
     }
     let mut http = HttpOptions::new(addr);
     http.auth_token = auth_token;
-    http.allowed_origins = allowed_origins;
+    http.allowed_origins = args.allowed_origin.clone();
+    http.session_idle_timeout =
+        (args.session_idle_timeout > 0).then(|| Duration::from_secs(args.session_idle_timeout));
+    http.max_sessions = args.max_sessions as usize;
+    http.max_connections_per_peer = args.max_connections_per_peer as usize;
+    http.header_timeout = Duration::from_secs(args.header_timeout);
+    http.idle_timeout = Duration::from_secs(args.idle_timeout);
     Ok(http)
 }
 
@@ -99,17 +166,80 @@ fn v2_methods(ctx: &ConnectionContext) -> MethodTable {
 mod tests {
     use super::*;
 
+    use clap::Parser;
+
+    #[derive(Parser)]
+    struct Cli {
+        #[command(flatten)]
+        args: McpServerArgs,
+    }
+
+    fn args(flags: &[&str]) -> McpServerArgs {
+        Cli::try_parse_from(std::iter::once("x").chain(flags.iter().copied()))
+            .unwrap()
+            .args
+    }
+
+    fn options(listen: &str, flags: &[&str]) -> Result<HttpOptions, String> {
+        let home = tempfile::tempdir().unwrap();
+        let home = home.path().to_path_buf();
+        let mut all = vec!["--listen", listen];
+        all.extend_from_slice(flags);
+        http_options(listen, &args(&all), move || Ok(home))
+    }
+
     #[test]
     fn a_public_address_needs_a_token() {
-        let err = http_options("0.0.0.0:8765", None, vec![]).unwrap_err();
+        let err = options("0.0.0.0:8765", &[]).unwrap_err();
         assert!(err.contains("--auth-token-env"), "{err}");
-        assert!(http_options("127.0.0.1:0", None, vec![]).is_ok());
-        let err =
-            http_options("127.0.0.1:0", Some("OI_TEST_SURELY_UNSET_VAR"), vec![]).unwrap_err();
+        let err = options(
+            "127.0.0.1:0",
+            &["--auth-token-env", "OI_TEST_SURELY_UNSET_VAR"],
+        )
+        .unwrap_err();
         assert!(err.contains("not set"), "{err}");
-        let err = http_options("nonsense", None, vec![]).unwrap_err();
+        let err = options("nonsense", &[]).unwrap_err();
         assert!(err.contains("HOST:PORT"), "{err}");
-        let err = http_options("127.0.0.1:0", None, vec!["example.com".into()]).unwrap_err();
+        let err = options("127.0.0.1:0", &["--allowed-origin", "example.com"]).unwrap_err();
         assert!(err.contains("scheme://"), "{err}");
+    }
+
+    #[test]
+    fn loopback_gets_a_token_unless_opted_out() {
+        let http = options("127.0.0.1:0", &[]).unwrap();
+        assert_eq!(http.auth_token.as_deref().map(str::len), Some(64));
+        let http = options("127.0.0.1:0", &["--no-auth-on-loopback"]).unwrap();
+        assert_eq!(http.auth_token, None);
+        let err = options("0.0.0.0:0", &["--no-auth-on-loopback"]).unwrap_err();
+        assert!(err.contains("only to a loopback address"), "{err}");
+    }
+
+    #[test]
+    fn limits_come_from_the_flags() {
+        let http = options("127.0.0.1:0", &[]).unwrap();
+        assert_eq!(http.session_idle_timeout, Some(Duration::from_secs(3600)));
+        assert_eq!(http.max_sessions, 256);
+        let http = options(
+            "127.0.0.1:0",
+            &[
+                "--session-idle-timeout",
+                "0",
+                "--max-sessions",
+                "3",
+                "--max-connections-per-peer",
+                "4",
+                "--header-timeout",
+                "5",
+                "--idle-timeout",
+                "6",
+            ],
+        )
+        .unwrap();
+        assert_eq!(http.session_idle_timeout, None);
+        assert_eq!(http.max_sessions, 3);
+        assert_eq!(http.max_connections_per_peer, 4);
+        assert_eq!(http.header_timeout, Duration::from_secs(5));
+        assert_eq!(http.idle_timeout, Duration::from_secs(6));
+        assert!(Cli::try_parse_from(["x", "--header-timeout", "0"]).is_err());
     }
 }

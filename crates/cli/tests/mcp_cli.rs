@@ -542,3 +542,53 @@ fn quoted_server_names_round_trip() {
     env.ok(&["mcp", "remove", "a.b"]);
     assert!(!read(&env.config()).contains("a.b"));
 }
+
+#[test]
+fn a_literal_env_value_is_warned_about_and_the_config_is_kept_private() {
+    use std::os::unix::fs::PermissionsExt;
+    let env = Env::new();
+    // A config the user made with an editor: world-readable.
+    std::fs::write(env.config(), "model = \"m\"\n").unwrap();
+    std::fs::set_permissions(env.config(), std::fs::Permissions::from_mode(0o644)).unwrap();
+    let out = env.run(&[
+        "mcp",
+        "add",
+        "gh",
+        "--env",
+        "GITHUB_TOKEN=ghp_literal_secret",
+        "--env",
+        "HOME_DIR=env:HOME",
+        "--",
+        "gh-mcp",
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let err = stderr(&out);
+    assert!(
+        err.contains("warning: --env GITHUB_TOKEN=...: the value is written as is into"),
+        "{err}"
+    );
+    assert!(err.contains("--env GITHUB_TOKEN=env:HOST_VAR"), "{err}");
+    assert!(err.contains("env_vars = [\"GITHUB_TOKEN\"]"), "{err}");
+    assert!(
+        !err.contains("ghp_literal_secret"),
+        "the secret was echoed: {err}"
+    );
+    assert!(
+        !err.contains("HOME_DIR"),
+        "env: values are not secrets: {err}"
+    );
+    let mode = std::fs::metadata(env.config())
+        .unwrap()
+        .permissions()
+        .mode()
+        & 0o777;
+    assert_eq!(
+        mode, 0o600,
+        "the config holding a secret is the owner's only"
+    );
+
+    // The env-forwarding forms alone: no warning.
+    let out = env.run(&["mcp", "add", "ok", "--env", "T=env:T", "--", "srv"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(!stderr(&out).contains("warning"), "{}", stderr(&out));
+}

@@ -58,9 +58,10 @@ pub fn read_or_empty(path: &Path) -> std::io::Result<String> {
     }
 }
 
-/// Replace `path` with `text` through a temporary file in the same folder (then a rename),
-/// keeping the old file's permissions; a new file gets 0600, since the user config may name
-/// servers and the variables that hold their secrets.
+/// Replace `path` with `text` through a temporary file in the same folder (then a rename).
+/// The result is the owner's only: a new file gets 0600, an existing one keeps its owner
+/// bits but loses any group or other access (0644 becomes 0600), since the user config may
+/// hold secrets (`--env KEY=value`, headers) and the credentials file does.
 pub fn write_atomically(path: &Path, text: &str) -> std::io::Result<()> {
     let dir = path.parent().unwrap_or(Path::new("."));
     std::fs::create_dir_all(dir)?;
@@ -71,8 +72,12 @@ pub fn write_atomically(path: &Path, text: &str) -> std::io::Result<()> {
             .unwrap_or_default()
     );
     let mut tmp = tempfile::Builder::new().prefix(&prefix).tempfile_in(dir)?;
+    #[cfg(unix)]
     if let Ok(meta) = std::fs::metadata(path) {
-        tmp.as_file().set_permissions(meta.permissions())?;
+        use std::os::unix::fs::PermissionsExt;
+        let owner_only = meta.permissions().mode() & 0o700;
+        tmp.as_file()
+            .set_permissions(std::fs::Permissions::from_mode(owner_only))?;
     }
     tmp.write_all(text.as_bytes())?;
     tmp.as_file().sync_all()?;
@@ -101,18 +106,22 @@ mod tests {
     use super::*;
 
     #[test]
-    fn replaces_the_file_and_keeps_its_mode() {
+    fn replaces_the_file_and_keeps_it_the_owners_only() {
         use std::os::unix::fs::PermissionsExt;
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("sub/config.toml");
         write_atomically(&path, "a = 1\n").unwrap();
         let mode = std::fs::metadata(&path).unwrap().permissions().mode() & 0o777;
         assert_eq!(mode, 0o600, "a new config is owner-only");
-        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o640)).unwrap();
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o644)).unwrap();
         write_atomically(&path, "a = 2\n").unwrap();
         assert_eq!(std::fs::read_to_string(&path).unwrap(), "a = 2\n");
         let mode = std::fs::metadata(&path).unwrap().permissions().mode() & 0o777;
-        assert_eq!(mode, 0o640, "an existing file keeps its mode");
+        assert_eq!(mode, 0o600, "a file we write is the owner's only");
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o400)).unwrap();
+        write_atomically(&path, "a = 3\n").unwrap();
+        let mode = std::fs::metadata(&path).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode, 0o400, "the owner's own bits are kept");
         let leftovers = std::fs::read_dir(path.parent().unwrap()).unwrap().count();
         assert_eq!(leftovers, 1, "no temporary file is left behind");
     }

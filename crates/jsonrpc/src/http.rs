@@ -14,25 +14,35 @@
 //!
 //! Safety is checked before anything else: `Origin` (and, on a loopback address, `Host`)
 //! against an allow-list (403, against DNS rebinding), the bearer token when one is set
-//! (401), a body size limit (413), a cap on sessions (503).
+//! (401, scheme matched case-insensitively as RFC 6750 says), a body size limit (413) and a
+//! deadline on reading the body (408), a cap on sessions (503). Below HTTP, [`conn`] limits
+//! connections per peer address and closes slow and idle ones; sessions nobody uses for
+//! [`HttpOptions::session_idle_timeout`] are ended.
 
 use crate::Connection;
-use crate::dispatch::{self, Inbound, MethodTable};
+use crate::dispatch::MethodTable;
 use crate::message::{Incoming, Outgoing, RequestId, RpcError, classify};
-use crate::outgoing::{OutgoingSender, Routed};
 use axum::Router;
 use axum::body::Bytes;
 use axum::extract::{DefaultBodyLimit, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
-use std::collections::{HashMap, VecDeque};
+use std::collections::HashMap;
 use std::convert::Infallible;
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
-use tokio::sync::{mpsc, oneshot};
+use tokio::sync::mpsc;
+use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
+
+mod conn;
+mod session;
+
+use session::{RequestReply, Session, SseItem};
+#[cfg(test)]
+use session::{RequestRoute, Routes, STANDALONE, StreamState};
 
 /// The session header.
 pub const SESSION_HEADER: &str = "mcp-session-id";
@@ -46,8 +56,9 @@ const CALLS_GRACE: Duration = Duration::from_secs(5);
 /// Builds a session's method table; runs once per session.
 pub type MethodsFactory = Arc<dyn Fn(&Connection) -> MethodTable + Send + Sync>;
 
-/// How the HTTP transport is configured.
-#[derive(Clone, Debug)]
+/// How the HTTP transport is configured. Its `Debug` shows whether a token is set, never the
+/// token.
+#[derive(Clone)]
 pub struct HttpOptions {
     /// Where to listen.
     pub addr: SocketAddr,
@@ -61,10 +72,45 @@ pub struct HttpOptions {
     pub max_body_bytes: usize,
     /// Most sessions open at once.
     pub max_sessions: usize,
+    /// A session with no request running, no stream open and nothing sent for this long is
+    /// ended (its id then gets 404); `None`: sessions live until `DELETE` or shutdown.
+    pub session_idle_timeout: Option<Duration>,
+    /// A connection must deliver each request head within this time of opening, or of the
+    /// first byte of that request.
+    pub header_timeout: Duration,
+    /// A request body must arrive within this time of its handler starting (else 408).
+    pub body_timeout: Duration,
+    /// A connection with no request being handled and no byte moving for this long is
+    /// closed. SSE streams send keep-alive comments often enough to stay open.
+    pub idle_timeout: Duration,
+    /// Most connections open at once from one IP address (loopback clients share one).
+    pub max_connections_per_peer: usize,
+}
+
+impl std::fmt::Debug for HttpOptions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("HttpOptions")
+            .field("addr", &self.addr)
+            .field(
+                "auth_token",
+                &self.auth_token.as_ref().map(|_| "<redacted>"),
+            )
+            .field("allowed_origins", &self.allowed_origins)
+            .field("max_body_bytes", &self.max_body_bytes)
+            .field("max_sessions", &self.max_sessions)
+            .field("session_idle_timeout", &self.session_idle_timeout)
+            .field("header_timeout", &self.header_timeout)
+            .field("body_timeout", &self.body_timeout)
+            .field("idle_timeout", &self.idle_timeout)
+            .field("max_connections_per_peer", &self.max_connections_per_peer)
+            .finish()
+    }
 }
 
 impl HttpOptions {
-    /// Defaults for `addr`: no token, loopback origins, 4 MiB bodies, 256 sessions.
+    /// Defaults for `addr`: no token, loopback origins, 4 MiB bodies, 256 sessions ended
+    /// after an hour unused, 10 s for a request head, 60 s for a body, connections closed
+    /// after 60 s idle, 256 connections per peer address.
     pub fn new(addr: SocketAddr) -> Self {
         Self {
             addr,
@@ -72,7 +118,19 @@ impl HttpOptions {
             allowed_origins: Vec::new(),
             max_body_bytes: 4 * 1024 * 1024,
             max_sessions: 256,
+            session_idle_timeout: Some(Duration::from_secs(3600)),
+            header_timeout: Duration::from_secs(10),
+            body_timeout: Duration::from_secs(60),
+            idle_timeout: Duration::from_secs(60),
+            max_connections_per_peer: 256,
         }
+    }
+
+    /// How often SSE streams send a keep-alive comment: well within the idle timeout.
+    fn keep_alive(&self) -> Duration {
+        (self.idle_timeout / 3)
+            .min(Duration::from_secs(15))
+            .max(Duration::from_millis(10))
     }
 }
 
@@ -99,7 +157,11 @@ pub async fn serve_http(
         )
         .layer(DefaultBodyLimit::max(opts.max_body_bytes))
         .layer(axum::middleware::from_fn_with_state(state.clone(), guard))
+        .layer(axum::middleware::from_fn(conn::track_requests))
         .with_state(state.clone());
+    if let Some(after) = opts.session_idle_timeout {
+        tokio::spawn(expire_idle_sessions(state.clone(), after));
+    }
     let shutdown = {
         let state = state.clone();
         async move {
@@ -112,9 +174,48 @@ pub async fn serve_http(
             futures::future::join_all(ends).await;
         }
     };
-    axum::serve(listener, app)
-        .with_graceful_shutdown(shutdown)
-        .await
+    let listener = conn::GuardedListener::new(
+        listener,
+        conn::ConnLimits {
+            header_timeout: opts.header_timeout,
+            idle_timeout: opts.idle_timeout,
+            max_per_peer: opts.max_connections_per_peer.max(1),
+        },
+    );
+    axum::serve(
+        listener,
+        app.into_make_service_with_connect_info::<conn::ConnHandle>(),
+    )
+    .with_graceful_shutdown(shutdown)
+    .await
+}
+
+/// Ends the sessions idle for `after` (see [`Session::idle_since`]) until the server stops.
+async fn expire_idle_sessions(state: Arc<ServerState>, after: Duration) {
+    let tick = (after / 4).clamp(Duration::from_millis(10), Duration::from_secs(30));
+    loop {
+        tokio::select! {
+            _ = state.stop.cancelled() => return,
+            _ = tokio::time::sleep(tick) => {}
+        }
+        let now = Instant::now();
+        let expired: Vec<Arc<Session>> = {
+            let mut sessions = lock(&state.sessions);
+            let ids: Vec<String> = sessions
+                .iter()
+                .filter(|(_, s)| {
+                    s.idle_since()
+                        .is_some_and(|t| now.duration_since(t) >= after)
+                })
+                .map(|(id, _)| id.clone())
+                .collect();
+            ids.iter().filter_map(|id| sessions.remove(id)).collect()
+        };
+        for session in expired {
+            tracing::info!("session {} ended: unused for {after:?}", session.id);
+            tokio::spawn(async move { session.end().await });
+        }
+    }
 }
 
 struct ServerState {
@@ -180,11 +281,7 @@ async fn guard(
         }
     }
     if let Some(token) = &state.opts.auth_token {
-        let sent = headers
-            .get(header::AUTHORIZATION)
-            .and_then(|h| h.to_str().ok())
-            .and_then(|h| h.strip_prefix("Bearer "))
-            .unwrap_or("");
+        let sent = bearer_token(headers).unwrap_or("");
         if !constant_time_eq(sent.as_bytes(), token.as_bytes()) {
             let mut resp = plain(
                 StatusCode::UNAUTHORIZED,
@@ -236,6 +333,16 @@ fn is_loopback_host(hostport: &str) -> bool {
     host == "localhost" || host == "127.0.0.1"
 }
 
+/// The credentials of `Authorization: Bearer <token>`; the scheme is case-insensitive
+/// (RFC 6750 §2.1, RFC 9110 §11.1), whitespace around the token is not part of it.
+fn bearer_token(headers: &HeaderMap) -> Option<&str> {
+    let value = headers.get(header::AUTHORIZATION)?.to_str().ok()?;
+    let (scheme, token) = value.trim().split_once([' ', '\t'])?;
+    scheme
+        .eq_ignore_ascii_case("bearer")
+        .then_some(token.trim())
+}
+
 fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
     if a.len() != b.len() {
         return false;
@@ -266,19 +373,33 @@ fn find_session(state: &ServerState, headers: &HeaderMap) -> Result<Arc<Session>
             "missing mcp-session-id header; send `initialize` first and echo the id it returns",
         ));
     };
-    lock(&state.sessions).get(&id).cloned().ok_or_else(|| {
+    let session = lock(&state.sessions).get(&id).cloned().ok_or_else(|| {
         plain(
             StatusCode::NOT_FOUND,
-            format!("unknown session {id}; it ended or never existed, send `initialize` to start a new one"),
+            format!("unknown session {id}; it ended (DELETE, unused too long, or a restart) or never existed, send `initialize` to start a new one"),
         )
-    })
+    })?;
+    session.touch();
+    Ok(session)
 }
 
-async fn post_mcp(
-    State(state): State<Arc<ServerState>>,
-    headers: HeaderMap,
-    body: Bytes,
-) -> Response {
+async fn post_mcp(State(state): State<Arc<ServerState>>, req: axum::extract::Request) -> Response {
+    use axum::extract::FromRequest;
+    let headers = req.headers().clone();
+    let body =
+        match tokio::time::timeout(state.opts.body_timeout, Bytes::from_request(req, &())).await {
+            Ok(Ok(body)) => body,
+            Ok(Err(rejection)) => return rejection.into_response(),
+            Err(_) => {
+                return plain(
+                    StatusCode::REQUEST_TIMEOUT,
+                    format!(
+                        "the request body did not arrive within {:?}; send the whole body at once",
+                        state.opts.body_timeout
+                    ),
+                );
+            }
+        };
     let value: serde_json::Value = match serde_json::from_slice(&body) {
         Ok(v) => v,
         Err(e) => {
@@ -308,6 +429,8 @@ async fn post_mcp(
             Err(resp) => return resp,
         }
     };
+    // The session is in use while this request is handled (a JSON answer can take a turn).
+    let _in_use = session.in_use();
     let mut resp = match incoming {
         Incoming::Request { id, method, params } => {
             let sse = accepts_sse(&headers);
@@ -323,7 +446,7 @@ async fn post_mcp(
                 return plain(StatusCode::NOT_FOUND, "the session ended");
             }
             match reply {
-                RequestReply::Stream(rx) => sse_response(rx),
+                RequestReply::Stream(rx) => sse_response(rx, state.opts.keep_alive()),
                 RequestReply::Json(rx) => match rx.await {
                     Ok(line) => (
                         StatusCode::OK,
@@ -370,7 +493,7 @@ async fn get_mcp(State(state): State<Arc<ServerState>>, headers: HeaderMap) -> R
         .and_then(|h| h.to_str().ok())
         .map(str::to_string);
     match session.attach(last.as_deref()) {
-        Ok(rx) => sse_response(rx),
+        Ok(rx) => sse_response(rx, state.opts.keep_alive()),
         Err(resp) => resp,
     }
 }
@@ -385,7 +508,7 @@ async fn delete_mcp(State(state): State<Arc<ServerState>>, headers: HeaderMap) -
     StatusCode::NO_CONTENT.into_response()
 }
 
-fn sse_response(rx: mpsc::UnboundedReceiver<SseItem>) -> Response {
+fn sse_response(rx: mpsc::UnboundedReceiver<SseItem>, keep_alive: Duration) -> Response {
     let stream = futures::stream::unfold(rx, |mut rx| async move {
         let item = rx.recv().await?;
         let event = Event::default()
@@ -395,7 +518,7 @@ fn sse_response(rx: mpsc::UnboundedReceiver<SseItem>) -> Response {
         Some((Ok::<Event, Infallible>(event), rx))
     });
     Sse::new(stream)
-        .keep_alive(KeepAlive::default())
+        .keep_alive(KeepAlive::default().interval(keep_alive))
         .into_response()
 }
 
@@ -413,8 +536,12 @@ fn new_session(state: &Arc<ServerState>) -> Result<Arc<Session>, Response> {
         return Err(plain(
             StatusCode::SERVICE_UNAVAILABLE,
             format!(
-                "too many sessions ({}); end unused ones with DELETE /mcp and retry",
-                state.opts.max_sessions
+                "too many sessions ({}); end unused ones with DELETE /mcp and retry{}",
+                state.opts.max_sessions,
+                match state.opts.session_idle_timeout {
+                    Some(t) => format!(" (sessions unused for {t:?} end by themselves)"),
+                    None => String::new(),
+                }
             ),
         ));
     }
@@ -423,363 +550,5 @@ fn new_session(state: &Arc<ServerState>) -> Result<Arc<Session>, Response> {
     Ok(session)
 }
 
-/// One SSE event: its id (`stream/seq`) and its JSON.
-#[derive(Clone)]
-struct SseItem {
-    id: String,
-    data: String,
-}
-
-enum RequestReply {
-    Stream(mpsc::UnboundedReceiver<SseItem>),
-    Json(oneshot::Receiver<Vec<u8>>),
-}
-
-/// One stream of a session: the standalone stream (0) or a request's stream.
-#[derive(Default)]
-struct StreamState {
-    history: VecDeque<(u64, String)>,
-    next_seq: u64,
-    /// Highest sequence number handed to a live connection.
-    delivered: Option<u64>,
-    live: Option<mpsc::UnboundedSender<SseItem>>,
-    /// The request's response was sent: no more events will come.
-    finished: bool,
-}
-
-impl StreamState {
-    fn push(&mut self, stream: u64, data: String) {
-        let seq = self.next_seq;
-        self.next_seq += 1;
-        self.history.push_back((seq, data.clone()));
-        if self.history.len() > HISTORY {
-            self.history.pop_front();
-        }
-        if let Some(live) = &self.live {
-            let item = SseItem {
-                id: format!("{stream}/{seq}"),
-                data,
-            };
-            if live.send(item).is_ok() {
-                self.delivered = Some(seq);
-            } else {
-                // The client went away; keep the events for a resumption.
-                self.live = None;
-            }
-        }
-    }
-
-    /// Connects `tx` and replays what came after `after`.
-    fn attach(&mut self, stream: u64, after: Option<u64>, tx: mpsc::UnboundedSender<SseItem>) {
-        for (seq, data) in &self.history {
-            if after.is_none_or(|a| *seq > a) {
-                let _ = tx.send(SseItem {
-                    id: format!("{stream}/{seq}"),
-                    data: data.clone(),
-                });
-                self.delivered = Some(*seq);
-            }
-        }
-        if !self.finished {
-            self.live = Some(tx);
-        }
-    }
-}
-
-#[derive(Default)]
-struct Routes {
-    streams: HashMap<u64, StreamState>,
-    /// Which stream answers which client request, and whether it answers as JSON.
-    requests: HashMap<RequestId, RequestRoute>,
-    next_stream: u64,
-    finished_order: VecDeque<u64>,
-}
-
-enum RequestRoute {
-    Stream(u64),
-    Json(oneshot::Sender<Vec<u8>>),
-}
-
-const STANDALONE: u64 = 0;
-
-impl Routes {
-    fn route(&mut self, routed: Routed) {
-        let data = match String::from_utf8(routed.msg.to_line()) {
-            Ok(mut s) => {
-                s.truncate(s.trim_end().len());
-                s
-            }
-            Err(_) => return,
-        };
-        let reply_to = match &routed.msg {
-            Outgoing::Response { id, .. } => Some(id.clone()),
-            Outgoing::Error { id, .. } => id.clone(),
-            _ => None,
-        };
-        if let Some(id) = reply_to {
-            match self.requests.remove(&id) {
-                Some(RequestRoute::Stream(stream)) => {
-                    if let Some(s) = self.streams.get_mut(&stream) {
-                        s.push(stream, data);
-                        s.finished = true;
-                        s.live = None;
-                    }
-                    self.finished_order.push_back(stream);
-                    if self.finished_order.len() > CLOSED_STREAMS_KEPT
-                        && let Some(old) = self.finished_order.pop_front()
-                    {
-                        self.streams.remove(&old);
-                    }
-                }
-                Some(RequestRoute::Json(tx)) => {
-                    let _ = tx.send(data.into_bytes());
-                }
-                None => self.push(STANDALONE, data),
-            }
-            return;
-        }
-        let stream = match routed.origin.as_ref().and_then(|o| self.requests.get(o)) {
-            Some(RequestRoute::Stream(s)) => *s,
-            _ => STANDALONE,
-        };
-        self.push(stream, data);
-    }
-
-    fn push(&mut self, stream: u64, data: String) {
-        self.streams.entry(stream).or_default().push(stream, data);
-    }
-}
-
-struct Session {
-    id: String,
-    inbound: mpsc::Sender<Inbound>,
-    routes: Arc<Mutex<Routes>>,
-    shutdown: CancellationToken,
-    done: CancellationToken,
-}
-
-impl Session {
-    fn start(methods: &MethodsFactory) -> Arc<Session> {
-        let (in_tx, in_rx) = mpsc::channel::<Inbound>(crate::connection::INCOMING_QUEUE);
-        let (out_tx, mut out_rx) = mpsc::channel::<Routed>(crate::connection::OUTGOING_QUEUE);
-        let outgoing = OutgoingSender::new(out_tx);
-        let shutdown = CancellationToken::new();
-        let done = CancellationToken::new();
-        let routes = Arc::new(Mutex::new(Routes {
-            next_stream: STANDALONE + 1,
-            ..Routes::default()
-        }));
-        {
-            let routes = routes.clone();
-            tokio::spawn(async move {
-                while let Some(msg) = out_rx.recv().await {
-                    lock(&routes).route(msg);
-                }
-                // Every sender is gone: close the streams still open.
-                for s in lock(&routes).streams.values_mut() {
-                    s.live = None;
-                }
-            });
-        }
-        let conn = Connection {
-            outgoing: outgoing.clone(),
-            shutdown: shutdown.clone(),
-        };
-        let table = methods(&conn);
-        drop(conn);
-        {
-            let shutdown = shutdown.clone();
-            let done = done.clone();
-            tokio::spawn(async move {
-                let mut tasks =
-                    dispatch::process(in_rx, table, outgoing.clone(), shutdown.clone()).await;
-                shutdown.cancel();
-                let drain = async { while tasks.join_next().await.is_some() {} };
-                if tokio::time::timeout(CALLS_GRACE, drain).await.is_err() {
-                    tracing::warn!(
-                        "running calls did not end within {CALLS_GRACE:?}; stopping them"
-                    );
-                    tasks.abort_all();
-                    while tasks.join_next().await.is_some() {}
-                }
-                outgoing.fail_all_pending();
-                done.cancel();
-            });
-        }
-        Arc::new(Session {
-            id: uuid::Uuid::new_v4().to_string(),
-            inbound: in_tx,
-            routes,
-            shutdown,
-            done,
-        })
-    }
-
-    fn open_request_stream(&self, id: &RequestId, sse: bool) -> RequestReply {
-        let mut routes = lock(&self.routes);
-        if sse {
-            let stream = routes.next_stream;
-            routes.next_stream += 1;
-            let (tx, rx) = mpsc::unbounded_channel();
-            let state = StreamState {
-                live: Some(tx),
-                ..StreamState::default()
-            };
-            routes.streams.insert(stream, state);
-            routes
-                .requests
-                .insert(id.clone(), RequestRoute::Stream(stream));
-            RequestReply::Stream(rx)
-        } else {
-            let (tx, rx) = oneshot::channel();
-            routes.requests.insert(id.clone(), RequestRoute::Json(tx));
-            RequestReply::Json(rx)
-        }
-    }
-
-    async fn deliver(&self, msg: Inbound) -> bool {
-        !self.shutdown.is_cancelled() && self.inbound.send(msg).await.is_ok()
-    }
-
-    /// Attaches a GET: the standalone stream, or (with `Last-Event-ID`) the stream that id
-    /// names, replaying what came after it.
-    #[allow(clippy::result_large_err)] // see find_session
-    fn attach(
-        &self,
-        last_event_id: Option<&str>,
-    ) -> Result<mpsc::UnboundedReceiver<SseItem>, Response> {
-        let (tx, rx) = mpsc::unbounded_channel();
-        let mut routes = lock(&self.routes);
-        let (stream, after) = match last_event_id {
-            Some(last) => {
-                let parsed = last
-                    .split_once('/')
-                    .and_then(|(s, q)| Some((s.parse::<u64>().ok()?, q.parse::<u64>().ok()?)));
-                match parsed {
-                    Some((s, q)) if routes.streams.contains_key(&s) => (s, Some(q)),
-                    _ => {
-                        return Err(plain(
-                            StatusCode::BAD_REQUEST,
-                            format!(
-                                "Last-Event-ID {last} names no stream of this session (it may be too old)"
-                            ),
-                        ));
-                    }
-                }
-            }
-            None => {
-                let s = routes.streams.entry(STANDALONE).or_default();
-                if s.live.as_ref().is_some_and(|l| !l.is_closed()) {
-                    return Err(plain(
-                        StatusCode::CONFLICT,
-                        "this session already has a GET stream open; close it or resume with Last-Event-ID",
-                    ));
-                }
-                let after = s.delivered;
-                (STANDALONE, after)
-            }
-        };
-        if let Some(s) = routes.streams.get_mut(&stream) {
-            s.attach(stream, after, tx);
-        }
-        Ok(rx)
-    }
-
-    /// Ends the session: running requests are cancelled and answer, then streams close.
-    async fn end(&self) {
-        self.shutdown.cancel();
-        self.done.cancelled().await;
-    }
-}
-
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn loopback_origins_and_hosts_only_by_default() {
-        for ok in [
-            "http://localhost:3000",
-            "http://127.0.0.1",
-            "https://[::1]:8080",
-            "http://localhost",
-        ] {
-            assert!(origin_allowed(ok, &[]), "{ok}");
-        }
-        for bad in [
-            "http://evil.example",
-            "http://localhost.evil.example",
-            "null",
-            "http://127.0.0.1.nip.io",
-        ] {
-            assert!(!origin_allowed(bad, &[]), "{bad}");
-        }
-        let extra = vec!["https://app.example.com".to_string()];
-        assert!(origin_allowed("https://app.example.com", &extra));
-        assert!(host_allowed("app.example.com", &extra));
-        assert!(host_allowed("127.0.0.1:8080", &[]));
-        assert!(!host_allowed("evil.example:8080", &[]));
-        assert!(!host_allowed("[::2]:80", &[]));
-    }
-
-    #[test]
-    fn events_reach_the_stream_of_their_request_and_replay_after_an_id() {
-        let mut routes = Routes {
-            next_stream: 1,
-            ..Routes::default()
-        };
-        let (tx, mut rx) = mpsc::unbounded_channel();
-        routes.streams.insert(
-            1,
-            StreamState {
-                live: Some(tx),
-                ..Default::default()
-            },
-        );
-        let call = RequestId::Integer(7);
-        routes
-            .requests
-            .insert(call.clone(), RequestRoute::Stream(1));
-        let note = |origin: Option<RequestId>| Routed {
-            origin,
-            msg: Outgoing::Notification {
-                method: "codex/event".into(),
-                params: serde_json::json!({}),
-            },
-        };
-        routes.route(note(Some(call.clone())));
-        routes.route(note(None));
-        routes.route(Routed {
-            origin: Some(call.clone()),
-            msg: Outgoing::Response {
-                id: call,
-                result: serde_json::json!({}),
-            },
-        });
-        let first = rx.try_recv().unwrap();
-        assert_eq!(first.id, "1/0");
-        assert!(first.data.contains("codex/event"));
-        assert_eq!(rx.try_recv().unwrap().id, "1/1");
-        // The response closed the request's stream.
-        assert!(rx.try_recv().is_err());
-        // The unrelated notification waits on the standalone stream.
-        let (tx, mut rx) = mpsc::unbounded_channel();
-        routes
-            .streams
-            .get_mut(&STANDALONE)
-            .unwrap()
-            .attach(STANDALONE, None, tx);
-        assert_eq!(rx.try_recv().unwrap().id, "0/0");
-        // Resuming the finished request stream after its first event replays the rest.
-        let (tx, mut rx) = mpsc::unbounded_channel();
-        routes.streams.get_mut(&1).unwrap().attach(1, Some(0), tx);
-        assert_eq!(rx.try_recv().unwrap().id, "1/1");
-    }
-
-    #[test]
-    fn tokens_compare_whole() {
-        assert!(constant_time_eq(b"abc", b"abc"));
-        assert!(!constant_time_eq(b"abc", b"abd"));
-        assert!(!constant_time_eq(b"abc", b"abcd"));
-    }
-}
+mod tests;

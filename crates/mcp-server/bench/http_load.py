@@ -39,10 +39,16 @@ def start_mock(mock: str, tmp: Path) -> tuple[subprocess.Popen, str]:
     return proc, url
 
 
-def start_server(binary: str, home: Path, work: Path) -> tuple[subprocess.Popen, int]:
+# The bearer token the server generated (`$OPENINTERPRETER_HOME/listen-token`), as a header.
+AUTH: dict[str, str] = {}
+
+
+def start_server(binary: str, home: Path, work: Path, sessions: int) -> tuple[subprocess.Popen, int]:
     env = {**os.environ, "OPENINTERPRETER_HOME": str(home)}
+    # Every client connects from 127.0.0.1: room for all of them, and for their sessions.
+    room = str(max(256, sessions + 16))
     proc = subprocess.Popen(
-        [binary, "mcp-server", "--listen", "127.0.0.1:0"],
+        [binary, "mcp-server", "--listen", "127.0.0.1:0", "--max-connections-per-peer", room, "--max-sessions", room],
         cwd=work,
         env=env,
         stdin=subprocess.DEVNULL,
@@ -55,6 +61,7 @@ def start_server(binary: str, home: Path, work: Path) -> tuple[subprocess.Popen,
         if line.startswith("listening on "):
             port = int(line.rsplit(":", 1)[1].split("/", 1)[0])
             threading.Thread(target=lambda: [None for _ in proc.stderr], daemon=True).start()
+            AUTH["authorization"] = "Bearer " + (home / "listen-token").read_text().strip()
             return proc, port
     raise SystemExit(f"server did not start (exit {proc.poll()})")
 
@@ -62,7 +69,7 @@ def start_server(binary: str, home: Path, work: Path) -> tuple[subprocess.Popen,
 def post(conn: http.client.HTTPConnection, body: dict, session: str | None) -> tuple[dict | None, str | None]:
     """POSTs one message; returns the response carrying the request's id (read from JSON or
     from the SSE stream) and the session id header."""
-    headers = {"content-type": "application/json", "accept": "application/json, text/event-stream"}
+    headers = {"content-type": "application/json", "accept": "application/json, text/event-stream", **AUTH}
     if session:
         headers["mcp-session-id"] = session
     conn.request("POST", "/mcp", json.dumps(body), headers)
@@ -112,7 +119,7 @@ def session(port: int, turns: int, work: str, latencies: list[float], failures: 
                 latencies.append(dt)
                 if not ok:
                     failures.append(json.dumps(msg)[:200])
-        conn.request("DELETE", "/mcp", headers={"mcp-session-id": sid or ""})
+        conn.request("DELETE", "/mcp", headers={"mcp-session-id": sid or "", **AUTH})
         conn.getresponse().read()
     except Exception as e:  # a failed session is a result, not a crash of the benchmark
         with lock:
@@ -145,7 +152,7 @@ def main() -> int:
             f'model = "mock-model"\nmodel_provider = "mock"\napproval_policy = "never"\n'
             f'[model_providers.mock]\nname = "mock"\nbase_url = "{url}"\nwire_api = "chat"\n'
         )
-        server, port = start_server(args.bin, home, work)
+        server, port = start_server(args.bin, home, work, args.sessions)
         latencies: list[float] = []
         failures: list[str] = []
         lock = threading.Lock()

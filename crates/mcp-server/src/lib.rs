@@ -257,6 +257,15 @@ where
     F: Fn(&ConnectionContext) -> MethodTable + Send + Sync + 'static,
 {
     init_stderr_logging();
+    // Every connection is a file descriptor: let the administrator's hard limit, not the
+    // soft default (often 1024), decide how many clients fit.
+    match oi_process::raise_open_file_limit() {
+        Ok((before, after)) if after > before => {
+            tracing::info!("raised the open-file limit from {before} to {after}")
+        }
+        Ok(_) => {}
+        Err(e) => tracing::warn!("cannot raise the open-file limit: {e}"),
+    }
     let listener = match tokio::net::TcpListener::bind(http.addr).await {
         Ok(l) => l,
         Err(e) => {

@@ -37,10 +37,12 @@
 
 #[cfg(target_os = "linux")]
 mod keeper;
+mod limits;
 pub mod termination;
 #[cfg(target_os = "linux")]
 mod watcher;
 
+pub use limits::raise_open_file_limit;
 pub use termination::{TerminationSignal, TerminationSignals};
 
 #[cfg(target_os = "linux")]
