@@ -252,8 +252,8 @@ impl Session {
     pub async fn lookup_server_window(&self, cancel: &CancellationToken) {
         let (model, home, key, read_memory, ask) = {
             let st = self.state();
-            let ask = st.window.server.is_none()
-                && !st.config.model_context_window.is_some_and(|w| w > 0);
+            let ask =
+                st.window.server.is_none() && st.config.model_context_window.is_none_or(|w| w <= 0);
             (
                 st.config.model.clone(),
                 st.config.home.clone(),

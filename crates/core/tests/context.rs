@@ -4,6 +4,8 @@
 
 mod common;
 
+use common::{compactions, errors, last_message, noisy_call};
+
 use oi_core::{Thread, ThreadManager, ThreadManagerOptions};
 use oi_protocol::config_types::{AskForApproval, SandboxMode, WireApi};
 use oi_protocol::protocol::{Event, EventMsg, Op, TurnOverrides};
@@ -39,15 +41,6 @@ fn manager() -> ThreadManager {
     })
 }
 
-/// A shell call printing about 7 KB, every line tagged with the call's number.
-fn noisy_call(i: usize) -> MockTurn {
-    let script = format!(
-        "for n in $(seq 1 100); do echo \"out-{i:02}-line-$n ................................................ end\"; done"
-    );
-    MockTurn::tool_call("shell", json!({"command": ["bash", "-c", script]}))
-        .with_call_id(format!("call-{i}"))
-}
-
 fn script(window: u64, report_usage: bool) -> MockScript {
     let mut turns: Vec<MockTurn> = (0..CALLS).map(noisy_call).collect();
     turns.push(MockTurn::text("all done"));
@@ -78,30 +71,8 @@ fn user(text: &str) -> Op {
     }
 }
 
-fn errors(evs: &[Event]) -> Vec<String> {
-    evs.iter()
-        .filter_map(|e| match &e.msg {
-            EventMsg::Error(e) => Some(e.message.clone()),
-            _ => None,
-        })
-        .collect()
-}
-
-fn compactions(evs: &[Event]) -> usize {
-    evs.iter()
-        .filter(|e| matches!(e.msg, EventMsg::ContextCompacted(_)))
-        .count()
-}
-
 fn is_summary_request(r: &RecordedRequest) -> bool {
     r.body.to_string().contains(COMPACT_MARKER)
-}
-
-fn last_message(evs: &[Event]) -> Option<String> {
-    evs.iter().find_map(|e| match &e.msg {
-        EventMsg::TaskComplete(t) => t.last_agent_message.clone(),
-        _ => None,
-    })
 }
 
 /// The done-when scenario: 24 calls × 7 KB against a 6,000-token window, then a resume in a

@@ -5,6 +5,8 @@
 
 mod common;
 
+use common::{last_message, warnings};
+
 use oi_core::{Thread, ThreadManager, ThreadManagerOptions};
 use oi_protocol::config_types::WireApi;
 use oi_protocol::protocol::{Event, EventMsg};
@@ -41,25 +43,9 @@ async fn turn(thread: &Thread, text: &str) -> Vec<Event> {
     common::run_op(thread, common::user(text)).await
 }
 
-fn warnings(evs: &[Event]) -> Vec<String> {
-    evs.iter()
-        .filter_map(|e| match &e.msg {
-            EventMsg::Warning(w) => Some(w.message.clone()),
-            _ => None,
-        })
-        .collect()
-}
-
 fn error(evs: &[Event]) -> Option<String> {
     evs.iter().find_map(|e| match &e.msg {
         EventMsg::Error(err) => Some(err.message.clone()),
-        _ => None,
-    })
-}
-
-fn last_message(evs: &[Event]) -> Option<String> {
-    evs.iter().find_map(|e| match &e.msg {
-        EventMsg::TaskComplete(t) => t.last_agent_message.clone(),
         _ => None,
     })
 }

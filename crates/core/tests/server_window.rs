@@ -5,10 +5,11 @@
 
 mod common;
 
+use common::{compactions, errors, last_message, noisy_call, stream_errors, user, warnings};
+
 use oi_core::{Thread, ThreadManager, ThreadManagerOptions};
 use oi_protocol::config_types::WireApi;
-use oi_protocol::protocol::{Event, EventMsg, Op, TurnOverrides};
-use oi_protocol::user_input::UserInput;
+use oi_protocol::protocol::{Event, EventMsg, Op};
 use oi_test_support::{MockModelServer, MockResponse, MockScript, MockTurn, fixture};
 use serde_json::{Value, json};
 use std::path::Path;
@@ -40,13 +41,6 @@ fn manager() -> ThreadManager {
     })
 }
 
-fn user(text: &str) -> Op {
-    Op::UserInput {
-        items: vec![UserInput::text(text)],
-        overrides: TurnOverrides::default(),
-    }
-}
-
 async fn run_turn(thread: &Thread, op: Op) -> Vec<Event> {
     common::run_op(thread, op).await
 }
@@ -62,46 +56,6 @@ fn started_window(evs: &[Event]) -> (Option<i64>, String) {
             _ => None,
         })
         .expect("task_started")
-}
-
-fn errors(evs: &[Event]) -> Vec<String> {
-    evs.iter()
-        .filter_map(|e| match &e.msg {
-            EventMsg::Error(e) => Some(e.message.clone()),
-            _ => None,
-        })
-        .collect()
-}
-
-fn warnings(evs: &[Event]) -> Vec<String> {
-    evs.iter()
-        .filter_map(|e| match &e.msg {
-            EventMsg::Warning(w) => Some(w.message.clone()),
-            _ => None,
-        })
-        .collect()
-}
-
-fn stream_errors(evs: &[Event]) -> Vec<String> {
-    evs.iter()
-        .filter_map(|e| match &e.msg {
-            EventMsg::StreamError(e) => Some(e.message.clone()),
-            _ => None,
-        })
-        .collect()
-}
-
-fn compactions(evs: &[Event]) -> usize {
-    evs.iter()
-        .filter(|e| matches!(e.msg, EventMsg::ContextCompacted(_)))
-        .count()
-}
-
-fn last_message(evs: &[Event]) -> Option<String> {
-    evs.iter().find_map(|e| match &e.msg {
-        EventMsg::TaskComplete(t) => t.last_agent_message.clone(),
-        _ => None,
-    })
 }
 
 /// llama-server's recorded `/v1/models` and `/props` (started with `-c 2048`).
@@ -261,17 +215,17 @@ async fn ollama_server_default_is_read_after_loading_the_model() {
     assert!(source.contains("/api/ps"), "{source}");
 }
 
-/// A shell call printing about 7 KB.
-fn noisy_call(i: usize) -> MockTurn {
-    let script = format!(
-        "for n in $(seq 1 100); do echo \"out-{i:02}-line-$n ................................................ end\"; done"
-    );
-    MockTurn::tool_call("shell", json!({"command": ["bash", "-c", script]}))
-        .with_call_id(format!("call-{i}"))
+#[tokio::test]
+async fn a_prompt_the_server_cut_is_detected_compacted_and_remembered_chat() {
+    a_prompt_the_server_cut_is_detected_compacted_and_remembered(WireApi::Chat).await;
 }
 
 #[tokio::test]
-async fn a_prompt_the_server_cut_is_detected_compacted_and_remembered() {
+async fn a_prompt_the_server_cut_is_detected_compacted_and_remembered_responses() {
+    a_prompt_the_server_cut_is_detected_compacted_and_remembered(WireApi::Responses).await;
+}
+
+async fn a_prompt_the_server_cut_is_detected_compacted_and_remembered(wire: WireApi) {
     let home = tempfile::tempdir().unwrap();
     let mut turns: Vec<MockTurn> = (0..8).map(noisy_call).collect();
     turns.push(MockTurn::text("all done"));
@@ -281,7 +235,7 @@ async fn a_prompt_the_server_cut_is_detected_compacted_and_remembered() {
         .with_rule(COMPACT_MARKER, MockTurn::text(SUMMARY));
     let mock = MockModelServer::start(script.clone()).await.unwrap();
     let m = manager();
-    let cfg = config(&mock, home.path(), "ollama", "my-finetune", WireApi::Chat);
+    let cfg = config(&mock, home.path(), "ollama", "my-finetune", wire);
     let t = m.start_thread(cfg.clone()).await.unwrap();
     let evs = run_turn(&t.thread, user("run the numbered commands")).await;
     assert_eq!(
@@ -314,7 +268,7 @@ async fn a_prompt_the_server_cut_is_detected_compacted_and_remembered() {
 
     // The next session for this provider and model starts from what was learned.
     let mock2 = MockModelServer::start(script.clone()).await.unwrap();
-    let mut cfg2 = config(&mock2, home.path(), "ollama", "my-finetune", WireApi::Chat);
+    let mut cfg2 = config(&mock2, home.path(), "ollama", "my-finetune", wire);
     // The same provider URL as before, so the memory applies.
     cfg2.model_provider.base_url = cfg.model_provider.base_url.clone();
     let m2 = manager();

@@ -4,7 +4,7 @@
 
 use oi_core::Thread;
 use oi_protocol::config_types::{AskForApproval, SandboxMode};
-use oi_protocol::protocol::{Event, Op, TurnOverrides};
+use oi_protocol::protocol::{Event, EventMsg, Op, TurnOverrides};
 use oi_protocol::user_input::UserInput;
 use std::path::Path;
 use std::time::Duration;
@@ -51,4 +51,61 @@ pub async fn run_op(thread: &Thread, op: Op) -> Vec<Event> {
             return out;
         }
     }
+}
+
+/// The messages of the turn's `error` events.
+pub fn errors(evs: &[Event]) -> Vec<String> {
+    evs.iter()
+        .filter_map(|e| match &e.msg {
+            EventMsg::Error(e) => Some(e.message.clone()),
+            _ => None,
+        })
+        .collect()
+}
+
+/// The messages of the turn's `warning` events.
+pub fn warnings(evs: &[Event]) -> Vec<String> {
+    evs.iter()
+        .filter_map(|e| match &e.msg {
+            EventMsg::Warning(w) => Some(w.message.clone()),
+            _ => None,
+        })
+        .collect()
+}
+
+/// The messages of the turn's `stream_error` events.
+pub fn stream_errors(evs: &[Event]) -> Vec<String> {
+    evs.iter()
+        .filter_map(|e| match &e.msg {
+            EventMsg::StreamError(e) => Some(e.message.clone()),
+            _ => None,
+        })
+        .collect()
+}
+
+/// How many `context_compacted` events the turn had.
+pub fn compactions(evs: &[Event]) -> usize {
+    evs.iter()
+        .filter(|e| matches!(e.msg, EventMsg::ContextCompacted(_)))
+        .count()
+}
+
+/// The `last_agent_message` of the turn's `task_complete`.
+pub fn last_message(evs: &[Event]) -> Option<String> {
+    evs.iter().find_map(|e| match &e.msg {
+        EventMsg::TaskComplete(t) => t.last_agent_message.clone(),
+        _ => None,
+    })
+}
+
+/// A shell call printing about 7 KB, every line tagged with the call's number.
+pub fn noisy_call(i: usize) -> oi_test_support::MockTurn {
+    let script = format!(
+        "for n in $(seq 1 100); do echo \"out-{i:02}-line-$n ................................................ end\"; done"
+    );
+    oi_test_support::MockTurn::tool_call(
+        "shell",
+        serde_json::json!({"command": ["bash", "-c", script]}),
+    )
+    .with_call_id(format!("call-{i}"))
 }
