@@ -479,3 +479,33 @@ async fn readme_filesystem_example_serves_its_argument_directory() {
     assert!(answered.contains(&format!("{work:?}")), "{answered}");
     assert!(!answered.contains(&docs_dir), "{answered}");
 }
+
+#[tokio::test]
+async fn a_server_that_never_initializes_costs_its_timeout_once_not_every_exec() {
+    // A bare command waiting on stdin: it never answers `initialize`.
+    let env = env_with(
+        MockScript::always(MockTurn::text("done")),
+        WireApi::Chat,
+        "[mcp_servers.stuck]\ncommand = \"sleep\"\nargs = [\"600\"]\nstartup_timeout_sec = 8\n",
+    )
+    .await;
+    let first = env.run(&exec_args(&[], "hi")).await;
+    assert_eq!(first.status.code(), Some(0), "{}", stderr(&first));
+    let err = stderr(&first);
+    assert!(
+        err.lines()
+            .any(|l| l.starts_with("[mcp] stuck failed") && l.contains("timed out")),
+        "the first run waits for it and names the failure: {err}"
+    );
+    let second = env.run(&exec_args(&[], "hi")).await;
+    assert_eq!(second.status.code(), Some(0), "{}", stderr(&second));
+    let err = stderr(&second);
+    // Not waited for: the warning is given only when start() returns with the server still
+    // starting, i.e. well before its 8 s timeout; it says which server is missing and why.
+    let skipped: Vec<&str> = err
+        .lines()
+        .filter(|l| l.contains("MCP server `stuck` is not waited for"))
+        .collect();
+    assert_eq!(skipped.len(), 1, "{err}");
+    assert!(skipped[0].contains("timed out"), "{err}");
+}

@@ -106,6 +106,84 @@ fn write(path: &Path, server: &str, tools: &[serde_json::Value]) {
     }
 }
 
+/// How long a startup failure is remembered: within it, headless starts wait only
+/// [`RECENT_FAILURE_GRACE`] for the server instead of its whole `startup_timeout_sec`.
+pub const FAILURE_MEMORY: std::time::Duration = std::time::Duration::from_secs(10 * 60);
+/// How long a headless start waits for an optional server that failed recently.
+pub const RECENT_FAILURE_GRACE: std::time::Duration = std::time::Duration::from_secs(2);
+
+/// A remembered startup failure of one server configuration.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct RecentFailure {
+    /// Unix seconds.
+    pub at: i64,
+    pub message: String,
+}
+
+impl RecentFailure {
+    /// Seconds since the failure.
+    pub fn age_secs(&self) -> i64 {
+        (chrono_now() - self.at).max(0)
+    }
+}
+
+fn chrono_now() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs() as i64)
+}
+
+/// Beside the catalog cache: `<digest>.failed.json`.
+pub fn failure_path(cache_path: &Path) -> PathBuf {
+    cache_path.with_extension("failed.json")
+}
+
+/// The failure remembered at `path`, if it is younger than [`FAILURE_MEMORY`].
+pub async fn recent_failure(path: PathBuf) -> Option<RecentFailure> {
+    tokio::task::spawn_blocking(move || {
+        // Bounded: a failure record is a line of JSON.
+        let file = std::fs::File::open(&path).ok()?;
+        let mut text = String::new();
+        std::io::Read::read_to_string(&mut std::io::Read::take(file, 64 * 1024), &mut text).ok()?;
+        let failure: RecentFailure = serde_json::from_str(&text).ok()?;
+        (failure.age_secs() < FAILURE_MEMORY.as_secs() as i64).then_some(failure)
+    })
+    .await
+    .ok()
+    .flatten()
+}
+
+/// Remembers that the server failed to start with `message`.
+pub async fn record_failure(path: PathBuf, message: String) {
+    let _ = tokio::task::spawn_blocking(move || {
+        let failure = RecentFailure {
+            at: chrono_now(),
+            message,
+        };
+        let result = (|| -> std::io::Result<()> {
+            let dir = path
+                .parent()
+                .ok_or_else(|| std::io::Error::other("cache path has no parent"))?;
+            std::fs::create_dir_all(dir)?;
+            let tmp = path.with_extension(format!("json.tmp{}", std::process::id()));
+            std::fs::write(
+                &tmp,
+                serde_json::to_vec(&failure).map_err(std::io::Error::other)?,
+            )?;
+            std::fs::rename(&tmp, &path)
+        })();
+        if let Err(e) = result {
+            tracing::debug!("could not remember the MCP startup failure: {e}");
+        }
+    })
+    .await;
+}
+
+/// Forgets a remembered failure (the server started).
+pub async fn clear_failure(path: PathBuf) {
+    let _ = tokio::task::spawn_blocking(move || std::fs::remove_file(path)).await;
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

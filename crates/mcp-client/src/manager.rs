@@ -64,7 +64,14 @@ impl McpConnectionManager {
                 Some(t) => ToolSet::Cached(t),
                 None => ToolSet::None,
             };
-            let entry = ServerEntry::new(name.clone(), config, cache_path, tools);
+            let recent_failure = match tools {
+                // A server with a catalog came up before: it is waited for as usual.
+                ToolSet::None if !config.required => {
+                    cache::recent_failure(cache::failure_path(&cache_path)).await
+                }
+                _ => None,
+            };
+            let entry = ServerEntry::new(name.clone(), config, cache_path, tools, recent_failure);
             entries.insert(name, Arc::new(entry));
         }
         let inner = Arc::new(Inner {
@@ -110,6 +117,12 @@ impl McpConnectionManager {
                 }
             } else if !entry.has_cached_tools() {
                 let started = rx.wait_for(|s| !matches!(s, ConnState::Starting));
+                // It failed in a recent run: a short grace, not its whole startup timeout
+                // again (a broken optional server must not cost every headless start 30 s).
+                let grace_deadline = match (&entry.recent_failure, grace_deadline) {
+                    (Some(_), None) => Some(began + cache::RECENT_FAILURE_GRACE),
+                    (_, deadline) => deadline,
+                };
                 match grace_deadline {
                     Some(deadline) => {
                         let _ = tokio::time::timeout_at(deadline, started).await;
@@ -118,9 +131,31 @@ impl McpConnectionManager {
                         let _ = started.await;
                     }
                 }
+                let still_starting = matches!(*entry.state.borrow(), ConnState::Starting);
+                if let (Some(failure), true) = (&entry.recent_failure, still_starting) {
+                    self.warn_skipped(entry, failure);
+                }
             }
         }
         Ok(())
+    }
+
+    /// Says once, at start, that a server that failed recently is not waited for.
+    fn warn_skipped(&self, entry: &ServerEntry, failure: &cache::RecentFailure) {
+        let first_line = failure.message.lines().next().unwrap_or_default();
+        let message = format!(
+            "MCP server `{}` is not waited for: it failed to start {} s ago ({first_line}). Its tools join if it starts now; it is waited for in full again {} minutes after that failure. Fix or disable it (`enabled = false` in [mcp_servers.{}]), or set `required = true` to always wait.",
+            entry.name,
+            failure.age_secs(),
+            cache::FAILURE_MEMORY.as_secs() / 60,
+            entry.name,
+        );
+        let _ = self
+            .inner
+            .events
+            .send(EventMsg::Warning(oi_protocol::protocol::WarningEvent {
+                message,
+            }));
     }
 
     /// The current model-visible catalog (ready servers + cached catalogs of starting ones),

@@ -224,3 +224,88 @@ async fn resources_are_listed_read_and_shown_in_the_status() {
     assert!(st.tools.iter().any(|t| t["name"] == "mixed_content"));
     s.manager.shutdown().await;
 }
+
+/// A server that never answers `initialize` (a bare `sleep` holding stdin).
+fn never_initializes() -> oi_config::mcp::McpServerConfig {
+    let mut cfg = oi_config::mcp::McpServerConfig::stdio("sleep".to_string(), vec!["600".into()]);
+    cfg.startup_timeout = Some(std::time::Duration::from_secs(2));
+    cfg
+}
+
+async fn headless_start(
+    home: &std::path::Path,
+) -> (
+    std::sync::Arc<McpConnectionManager>,
+    mpsc::UnboundedReceiver<oi_protocol::protocol::EventMsg>,
+) {
+    let (tx, rx) = mpsc::unbounded_channel();
+    let mut opts = options(home, home, TestElicitation::accepting(json!({})));
+    opts.startup_wait = StartupWait::UntilReadyOrFailed;
+    let servers = BTreeMap::from([("stuck".to_string(), never_initializes())]);
+    (
+        McpConnectionManager::start(servers, opts, tx)
+            .await
+            .unwrap(),
+        rx,
+    )
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_that_failed_recently_is_not_waited_for_again() {
+    let home = tempfile::tempdir().unwrap();
+    // First headless start: waited for until its startup timeout, then failed.
+    let (m, _rx) = headless_start(home.path()).await;
+    let first = m
+        .server_error("stuck")
+        .expect("failed at its startup timeout");
+    assert!(first.contains("timed out"), "{first}");
+    m.shutdown().await;
+
+    // Second: start() returns while the server is still starting (no failure yet, so its
+    // timeout has not passed), and says why it did not wait.
+    let (m, mut rx) = headless_start(home.path()).await;
+    assert!(
+        m.server_error("stuck").is_none(),
+        "start() waited for the whole startup timeout again"
+    );
+    let mut warnings = Vec::new();
+    while let Ok(ev) = rx.try_recv() {
+        if let oi_protocol::protocol::EventMsg::Warning(w) = ev {
+            warnings.push(w.message);
+        }
+    }
+    assert_eq!(warnings.len(), 1, "{warnings:?}");
+    assert!(
+        warnings[0].contains("`stuck` is not waited for"),
+        "{}",
+        warnings[0]
+    );
+    assert!(
+        warnings[0].contains("timed out"),
+        "says why: {}",
+        warnings[0]
+    );
+    m.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_required_server_is_always_waited_for() {
+    let home = tempfile::tempdir().unwrap();
+    let mut cfg = never_initializes();
+    cfg.required = true;
+    for _ in 0..2 {
+        let (tx, _rx) = mpsc::unbounded_channel();
+        let mut opts = options(
+            home.path(),
+            home.path(),
+            TestElicitation::accepting(json!({})),
+        );
+        opts.startup_wait = StartupWait::UntilReadyOrFailed;
+        let servers = BTreeMap::from([("stuck".to_string(), cfg.clone())]);
+        let err = McpConnectionManager::start(servers, opts, tx)
+            .await
+            .err()
+            .expect("required fails");
+        assert!(err.message.contains("timed out"), "{}", err.message);
+    }
+}

@@ -35,6 +35,11 @@ impl Inner {
             Some(Err(error)) => {
                 entry.clear_tools();
                 self.rebuild_catalog();
+                crate::cache::record_failure(
+                    crate::cache::failure_path(&entry.cache_path),
+                    error.clone(),
+                )
+                .await;
                 entry.state.send_replace(ConnState::Failed(error.clone()));
                 McpStartupStatus::Failed { error }
             }
@@ -52,6 +57,7 @@ impl Inner {
                     .has_resources = has_resources;
                 crate::resources::fetch_details(entry.clone(), conn.clone());
                 entry.was_ready.store(true, Ordering::SeqCst);
+                crate::cache::clear_failure(crate::cache::failure_path(&entry.cache_path)).await;
                 if self.shutdown.is_cancelled() {
                     conn.close().await;
                     entry.state.send_replace(ConnState::Stopped);

@@ -34,6 +34,8 @@ pub(crate) struct ServerEntry {
     pub(crate) name: String,
     pub(crate) config: McpServerConfig,
     pub(super) cache_path: PathBuf,
+    /// A startup failure of this configuration remembered from a recent run.
+    pub(super) recent_failure: Option<cache::RecentFailure>,
     pub(crate) state: watch::Sender<ConnState>,
     pub(crate) tools: RwLock<ToolSet>,
     /// Resources, templates and prompts listed when the server became ready.
@@ -66,11 +68,13 @@ impl ServerEntry {
         config: McpServerConfig,
         cache_path: PathBuf,
         tools: ToolSet,
+        recent_failure: Option<cache::RecentFailure>,
     ) -> Self {
         Self {
             name,
             config,
             cache_path,
+            recent_failure,
             state: watch::channel(ConnState::Starting).0,
             tools: RwLock::new(tools),
             details: RwLock::new(ServerDetails::default()),
