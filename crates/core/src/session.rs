@@ -92,6 +92,7 @@ impl Session {
         events: mpsc::UnboundedSender<Event>,
         recorder: Box<dyn Recorder>,
     ) -> Self {
+        let loaded_tools = crate::tools::search::loaded_in_history(&history);
         Self {
             id,
             client,
@@ -108,7 +109,7 @@ impl Session {
                 total_usage: TokenUsage::default(),
                 window: WindowKnowledge::default(),
                 estimator: TokenEstimator::default(),
-                loaded_tools: HashSet::new(),
+                loaded_tools,
                 project_doc: None,
                 text_tools_fallback: false,
             }),

@@ -128,11 +128,7 @@ pub fn spawn(
     // (see `oi-process`): if we die without a chance to clean up, the whole group goes with us.
     oi_process::supervise(&mut cmd);
     let mut child = cmd.spawn().map_err(|e| match e.kind() {
-        std::io::ErrorKind::NotFound => format!(
-            "could not start `{}`: program not found (is it installed and on PATH? PATH={})",
-            spec.program,
-            spec.env.get("PATH").map_or("<unset>", String::as_str)
-        ),
+        std::io::ErrorKind::NotFound => not_found(&spec.program, spec.env.get("PATH")),
         std::io::ErrorKind::PermissionDenied => {
             format!("could not start `{}`: permission denied", spec.program)
         }
@@ -253,8 +249,37 @@ pub fn describe_exit(status: ExitStatus) -> String {
     }
 }
 
+/// "Program not found", with what was searched in a line a user can read (a whole `PATH`
+/// is often hundreds of characters of noise).
+fn not_found(program: &str, path: Option<&String>) -> String {
+    if program.contains('/') {
+        return format!("could not start `{program}`: no such file; check the path in `command`");
+    }
+    match path.map(|p| p.split(':').filter(|d| !d.is_empty()).count()) {
+        None | Some(0) => format!(
+            "could not start `{program}`: program not found, and the server's PATH is empty; give the full path in `command`, or add the directory with `env = {{ PATH = \"…\" }}`"
+        ),
+        Some(n) => format!(
+            "could not start `{program}`: program not found in the {n} directories of PATH; install it, or give its full path in `command`"
+        ),
+    }
+}
+
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn program_not_found_does_not_print_the_whole_path() {
+        let long = (0..40)
+            .map(|i| format!("/opt/tool{i}/bin"))
+            .collect::<Vec<_>>()
+            .join(":");
+        let m = super::not_found("uvx", Some(&long));
+        assert!(m.contains("40 directories"), "{m}");
+        assert!(!m.contains("/opt/tool3"), "{m}");
+        assert!(super::not_found("./srv", Some(&long)).contains("check the path"));
+        assert!(super::not_found("uvx", None).contains("PATH is empty"));
+    }
+
     use super::*;
     use oi_config::mcp::{McpEnvVar, McpServerConfig};
 

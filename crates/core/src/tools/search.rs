@@ -70,12 +70,7 @@ pub(crate) fn handle(sess: &Session, call: &ToolCall<'_>, mcp: &[ToolSpec]) -> T
     let limit = args.limit.unwrap_or(DEFAULT_LIMIT).clamp(1, 20);
     let found = rank(mcp, &args.query, limit);
     if found.is_empty() {
-        let names: Vec<&str> = mcp.iter().map(|t| t.name.as_str()).collect();
-        return ToolOutcome::err(format!(
-            "no tool matched \"{}\". Try other words; the tools are: {}",
-            args.query,
-            names.join(", ")
-        ));
+        return ToolOutcome::err(no_match(&args.query, mcp));
     }
     let mut st = sess.state();
     let mut text = String::from("These tools are now available; call them directly:\n");
@@ -84,6 +79,62 @@ pub(crate) fn handle(sess: &Session, call: &ToolCall<'_>, mcp: &[ToolSpec]) -> T
         text.push_str(&format!("- {}: {}\n", t.name, first_line(&t.description)));
     }
     ToolOutcome::ok(text)
+}
+
+/// What a search that found nothing answers: that it found nothing, and the servers to
+/// search by name (listing every tool would put the whole catalogue back in the window).
+fn no_match(query: &str, mcp: &[ToolSpec]) -> String {
+    let mut servers: std::collections::BTreeMap<&str, usize> = Default::default();
+    for t in mcp {
+        let server = t
+            .name
+            .strip_prefix("mcp__")
+            .and_then(|rest| rest.split("__").next())
+            .unwrap_or(t.name.as_str());
+        *servers.entry(server).or_default() += 1;
+    }
+    let list: Vec<String> = servers
+        .iter()
+        .map(|(s, n)| format!("{s} ({n} tool{})", if *n == 1 { "" } else { "s" }))
+        .collect();
+    format!(
+        "no tool matched \"{query}\". Search again with other words, such as what the tool acts on or a server's name: {}",
+        list.join(", ")
+    )
+}
+
+/// The MCP tools a stored history had loaded through `tool_search` (or called), so a
+/// resumed thread offers them again: the model saw them and may call them.
+pub(crate) fn loaded_in_history(
+    history: &[oi_protocol::models::ResponseItem],
+) -> std::collections::HashSet<String> {
+    use oi_protocol::models::ResponseItem;
+    let mut searches = std::collections::HashSet::new();
+    let mut loaded = std::collections::HashSet::new();
+    for item in history {
+        match item {
+            ResponseItem::FunctionCall { call_id, name, .. } if name == TOOL_SEARCH => {
+                searches.insert(call_id.as_str());
+            }
+            ResponseItem::FunctionCall { name, .. } if name.starts_with("mcp__") => {
+                loaded.insert(name.clone());
+            }
+            ResponseItem::FunctionCallOutput { call_id, output }
+                if searches.contains(call_id.as_str()) =>
+            {
+                for line in output.text_content().lines() {
+                    if let Some((name, _)) =
+                        line.strip_prefix("- ").and_then(|l| l.split_once(": "))
+                        && name.starts_with("mcp__")
+                    {
+                        loaded.insert(name.to_string());
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    loaded
 }
 
 fn first_line(s: &str) -> &str {
@@ -128,6 +179,51 @@ mod tests {
             description: description.into(),
             parameters: json!({"type": "object"}),
         }
+    }
+
+    #[test]
+    fn a_resumed_history_keeps_what_tool_search_loaded() {
+        use oi_protocol::models::{FunctionCallOutput, ResponseItem};
+        let history = vec![
+            ResponseItem::FunctionCall {
+                call_id: "c1".into(),
+                name: TOOL_SEARCH.into(),
+                arguments: r#"{"query":"issues"}"#.into(),
+            },
+            ResponseItem::FunctionCallOutput {
+                call_id: "c1".into(),
+                output: FunctionCallOutput::text(
+                    "These tools are now available; call them directly:\n- mcp__gh__list_issues: List issues\n- mcp__gh__get_issue: Get one\n",
+                    true,
+                ),
+            },
+            ResponseItem::FunctionCallOutput {
+                call_id: "other".into(),
+                output: FunctionCallOutput::text(
+                    "- mcp__x__not_loaded: printed by a command",
+                    true,
+                ),
+            },
+        ];
+        let loaded = loaded_in_history(&history);
+        let mut names: Vec<&str> = loaded.iter().map(String::as_str).collect();
+        names.sort();
+        assert_eq!(names, vec!["mcp__gh__get_issue", "mcp__gh__list_issues"]);
+    }
+
+    #[test]
+    fn no_match_names_servers_not_every_tool() {
+        let tools: Vec<ToolSpec> = (0..300)
+            .map(|i| tool(&format!("mcp__github__tool_{i}"), "does things"))
+            .chain([tool("mcp__docs__search", "search docs")])
+            .collect();
+        let m = no_match("weather", &tools);
+        assert!(m.starts_with("no tool matched \"weather\""), "{m}");
+        assert!(
+            m.contains("github (300 tools)") && m.contains("docs (1 tool)"),
+            "{m}"
+        );
+        assert!(!m.contains("tool_17"), "{m}");
     }
 
     #[test]
