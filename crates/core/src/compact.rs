@@ -132,6 +132,10 @@ pub(crate) async fn compact(
         }
     };
     let summary = summary.trim().to_string();
+    #[cfg(test)]
+    if summary == crate::supervisor::tests::PANICKING_SUMMARY {
+        panic!("compaction test panic");
+    }
     if summary.is_empty() {
         return Err(CompactError::Failed(
             "could not compact the conversation: the model answered the summary request with no text"

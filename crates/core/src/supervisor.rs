@@ -26,12 +26,18 @@ pub(crate) fn spawn_turn(
     cancel: CancellationToken,
     user_message: UserMessageEvent,
 ) -> JoinHandle<()> {
-    let turn = tokio::spawn(crate::turn::run_turn(
-        sess.clone(),
-        turn_id.clone(),
-        cancel,
-        user_message,
-    ));
+    let turn = crate::turn::run_turn(sess.clone(), turn_id.clone(), cancel, user_message);
+    spawn_supervised(sess, turn_id, turn)
+}
+
+/// Spawn any task that holds the thread's active turn (a turn, `Op::Compact`) under the
+/// same supervision: a crash ends the turn properly and frees the thread.
+pub(crate) fn spawn_supervised(
+    sess: Arc<Session>,
+    turn_id: String,
+    task: impl std::future::Future<Output = ()> + Send + 'static,
+) -> JoinHandle<()> {
+    let turn = tokio::spawn(task);
     tokio::spawn(async move {
         if let Err(e) = turn.await {
             end_crashed_turn(&sess, &turn_id, e);
@@ -231,6 +237,53 @@ pub(crate) mod tests {
         assert_eq!(done.as_deref(), Some("still here"));
         m.shutdown_all().await;
     }
+
+    #[tokio::test]
+    async fn a_compaction_that_panics_ends_and_frees_the_thread() {
+        let mock = MockModelServer::start(MockScript::turns([
+            MockTurn::text("first answer"),
+            // The summary: a test-only marker makes compaction panic after receiving it.
+            MockTurn::text(PANICKING_SUMMARY),
+            MockTurn::text("still here"),
+        ]))
+        .await
+        .unwrap();
+        let home = tempfile::tempdir().unwrap();
+        let m = ThreadManager::new(ThreadManagerOptions {
+            source: oi_thread_store::SessionSource::Exec,
+            persist: false,
+        });
+        let t = m.start_thread(config(&mock, home.path())).await.unwrap();
+        run_turn(&t.thread, "hello").await;
+        let id = t.thread.submit(Op::Compact).await.unwrap();
+        let mut events = Vec::new();
+        loop {
+            let ev = tokio::time::timeout(Duration::from_secs(30), t.thread.next_event())
+                .await
+                .expect("the compaction never ended")
+                .expect("thread closed");
+            let end = ev.id == id && ev.msg.ends_turn();
+            events.push(ev);
+            if end {
+                break;
+            }
+        }
+        let errs = errors(&events);
+        assert!(
+            errs.iter().any(|e| e.contains("internal error")),
+            "{events:?}"
+        );
+        assert!(
+            !t.thread.is_busy(),
+            "the crashed compaction still holds the thread"
+        );
+        let events = run_turn(&t.thread, "again").await;
+        assert!(errors(&events).is_empty(), "{events:?}");
+        m.shutdown_all().await;
+    }
+
+    /// A summary text that makes compaction panic (unit tests only).
+    pub(crate) const PANICKING_SUMMARY: &str = "__test_panic_in_compaction";
 
     /// A 429 whose `retry-after-ms` cannot be represented as a `Duration` used to panic the
     /// turn task and leave the thread busy forever.

@@ -301,11 +301,12 @@ async fn run_actor(sess: Arc<Session>, mut rx: mpsc::UnboundedReceiver<Submissio
                     pending_input: Vec::new(),
                 });
                 drop(st);
-                turn_task = Some(tokio::spawn(crate::turn::run_compact_turn(
+                let task = crate::turn::run_compact_turn(sess.clone(), sub.id.clone(), cancel);
+                turn_task = Some(crate::supervisor::spawn_supervised(
                     sess.clone(),
                     sub.id,
-                    cancel,
-                )));
+                    task,
+                ));
             }
             Op::Shutdown => {
                 shutdown(&sess, &sub.id, turn_task.take()).await;
