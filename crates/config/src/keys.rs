@@ -296,7 +296,7 @@ pub const KEY_DOCS: &[KeyDoc] = &[
     KeyDoc {
         key: "notify",
         default: "unset",
-        meaning: "program and arguments run when a turn completes, with one more argument: a JSON object (`type`, `thread-id`, `turn-id`, `cwd`, `input-messages`, `last-assistant-message`)",
+        meaning: "program and arguments run when a turn completes, with one more argument: a JSON object (`type`, `thread-id`, `turn-id`, `cwd`, `input-messages`, `last-assistant-message`); it runs detached, with the environment commands get (`[shell_environment_policy]` applied, credentials removed)",
         example: "notify = [\"notify-send\", \"Open Interpreter\"]",
     },
     KeyDoc {

@@ -4,17 +4,21 @@
 //!
 //! `{"type":"agent-turn-complete","thread-id":…,"turn-id":…,"cwd":…,"input-messages":[…],"last-assistant-message":…}`
 //!
-//! The program runs detached: the turn never waits for it, and a failure to start it is logged
-//! at warn level, not shown to the model.
+//! The program runs detached: the turn never waits for it (it is started off the caller's
+//! thread, which may hold the session lock), and a failure to start it is logged at warn
+//! level, not shown to the model. It gets the environment commands get: the
+//! `[shell_environment_policy]` applied and this process's credentials removed.
 
 use oi_protocol::ThreadId;
 use oi_protocol::protocol::EventMsg;
+use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::Mutex;
 
 pub(crate) struct Notifier {
     argv: Vec<String>,
     cwd: PathBuf,
+    env: HashMap<String, String>,
     /// User messages of the turn in progress, sent as `input-messages`.
     inputs: Mutex<Vec<String>>,
 }
@@ -26,6 +30,7 @@ impl Notifier {
         Some(Self {
             argv,
             cwd: config.cwd.clone(),
+            env: config.command_env(),
             inputs: Mutex::new(Vec::new()),
         })
     }
@@ -52,29 +57,75 @@ impl Notifier {
     }
 
     fn run(&self, payload: String) {
-        let (program, args) = match self.argv.split_first() {
-            Some(split) => split,
-            None => return,
+        let Some((program, args)) = self.argv.split_first() else {
+            return;
         };
-        let spawned = std::process::Command::new(program)
-            .args(args)
+        let mut cmd = std::process::Command::new(program);
+        cmd.args(args)
             .arg(payload)
             .current_dir(&self.cwd)
+            .env_clear()
+            .envs(&self.env)
             .stdin(std::process::Stdio::null())
             .stdout(std::process::Stdio::null())
-            .stderr(std::process::Stdio::null())
-            .spawn();
-        match spawned {
-            Ok(mut child) => {
-                tracing::debug!("notify: started `{program}` (pid {})", child.id());
-                // Reap it off the turn's path so it does not linger as a zombie.
-                std::thread::spawn(move || {
+            .stderr(std::process::Stdio::null());
+        let program = program.clone();
+        // Spawned and reaped on a thread of its own: `fork` is not done under the session
+        // lock the caller may hold, and the child does not linger as a zombie.
+        let started = std::thread::Builder::new()
+            .name("notify".into())
+            .spawn(move || match cmd.spawn() {
+                Ok(mut child) => {
+                    tracing::debug!("notify: started `{program}` (pid {})", child.id());
                     let _ = child.wait();
-                });
-            }
-            Err(e) => {
-                tracing::warn!("notify: cannot run `{program}`: {e}; check `notify` in config.toml")
-            }
+                }
+                Err(e) => tracing::warn!(
+                    "notify: cannot run `{program}`: {e}; check `notify` in config.toml"
+                ),
+            });
+        if let Err(e) = started {
+            tracing::warn!("notify: cannot start a thread for the notifier: {e}");
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_notifier_gets_the_command_environment_not_ours() {
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("env.txt");
+        let path = std::env::var("PATH").unwrap_or_default();
+        let n = Notifier {
+            // `$0` is the output file, `$1` the payload.
+            argv: vec![
+                "sh".into(),
+                "-c".into(),
+                "env > \"$0.tmp\" && echo \"$1\" >> \"$0.tmp\" && mv \"$0.tmp\" \"$0\"".into(),
+                out.display().to_string(),
+            ],
+            cwd: dir.path().to_path_buf(),
+            env: HashMap::from([
+                ("PATH".to_string(), path),
+                ("ONLY_THIS".to_string(), "1".to_string()),
+            ]),
+            inputs: Mutex::new(Vec::new()),
+        };
+        n.run(r#"{"type":"agent-turn-complete"}"#.into());
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+        while !out.exists() {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "the notifier never ran"
+            );
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        let text = std::fs::read_to_string(&out).unwrap();
+        assert!(text.contains("ONLY_THIS=1"), "{text}");
+        assert!(text.contains("agent-turn-complete"), "{text}");
+        // This process has HOME; the notifier gets only what it was given.
+        assert!(!text.lines().any(|l| l.starts_with("HOME=")), "{text}");
     }
 }
