@@ -253,8 +253,9 @@ impl Session {
     pub async fn lookup_server_window(&self, cancel: &CancellationToken) {
         let (model, home, key, read_memory, ask) = {
             let st = self.state();
-            let ask =
-                st.window.server.is_none() && st.config.model_context_window.is_none_or(|w| w <= 0);
+            let ask = st.window.server.is_none()
+                && st.config.model_context_window.is_none_or(|w| w <= 0)
+                && window::worth_asking(&st.config);
             (
                 st.config.model.clone(),
                 st.config.home.clone(),

@@ -88,6 +88,42 @@ pub(crate) fn resolve(knowledge: &WindowKnowledge, cfg: &Config) -> (i64, String
     )
 }
 
+/// Hosted APIs whose listings can be large (OpenRouter's is megabytes) and whose models run
+/// at their native windows: for models the built-in table knows, they are not asked.
+const HOSTED_APIS: &[&str] = &[
+    "openrouter.ai",
+    "api.openai.com",
+    "api.moonshot.ai",
+    "api.moonshot.cn",
+    "api.deepseek.com",
+    "api.z.ai",
+    "open.bigmodel.cn",
+    "api.mistral.ai",
+    "api.together.xyz",
+    "api.groq.com",
+    "api.fireworks.ai",
+];
+
+/// Whether to ask the server for its window: always, unless it is a hosted API and the
+/// table knows the model (a local server's window is what it was started with; a hosted
+/// API's is the model's own).
+pub(crate) fn worth_asking(cfg: &Config) -> bool {
+    if builtin_context_window(&cfg.model).is_none() {
+        return true;
+    }
+    let host = cfg
+        .model_provider
+        .base_url
+        .as_deref()
+        .and_then(|u| url::Url::parse(u).ok())
+        .and_then(|u| u.host_str().map(str::to_ascii_lowercase));
+    !host.is_some_and(|h| {
+        HOSTED_APIS
+            .iter()
+            .any(|api| h == *api || h.ends_with(&format!(".{api}")))
+    })
+}
+
 impl WindowKnowledge {
     /// Record a window learned from the server's behaviour.
     pub fn learn(&mut self, tokens: i64, from: LearnedFrom) -> Learned {
@@ -323,6 +359,23 @@ mod tests {
             resolve(&WindowKnowledge::default(), &unknown).0,
             DEFAULT_CONTEXT_WINDOW
         );
+    }
+
+    #[test]
+    fn hosted_apis_are_not_asked_about_models_the_table_knows() {
+        let mut c = cfg("qwen2.5-coder-7b", None);
+        c.model_provider.base_url = Some("https://openrouter.ai/api/v1".into());
+        assert!(!worth_asking(&c));
+        c.model = "some-new-model".into();
+        assert!(worth_asking(&c), "the table does not know it");
+        c.model = "qwen2.5-coder-7b".into();
+        c.model_provider.base_url = Some("http://gpu-box.lan:8000/v1".into());
+        assert!(
+            worth_asking(&c),
+            "a self-hosted server runs what it was started with"
+        );
+        c.model_provider.base_url = Some("https://evil-openrouter.ai.example/v1".into());
+        assert!(worth_asking(&c));
     }
 
     #[test]
