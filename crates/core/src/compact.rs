@@ -61,20 +61,23 @@ pub(crate) enum CompactError {
     Failed(String),
 }
 
-/// Compact when the next request would cross the auto-compact limit. Does nothing when there
-/// is nothing to summarize (the history is only user messages, e.g. right after a compaction).
+/// Compact when the next request (`prompt_bytes` big, already built by the caller) would
+/// cross the auto-compact limit. Does nothing when there is nothing to summarize (the
+/// history is only user messages, e.g. right after a compaction). `Ok(true)`: compacted, so
+/// the request must be built again.
 pub(crate) async fn compact_if_needed(
     sess: &Arc<Session>,
     turn_id: &str,
     cancel: &CancellationToken,
-) -> Result<(), CompactError> {
+    prompt_bytes: usize,
+) -> Result<bool, CompactError> {
     let window = sess.context_window();
     let limit = auto_compact_limit(window, sess.config().model_auto_compact_token_limit);
-    let tokens = estimate_prompt(sess, &build_prompt(sess));
+    let tokens = sess.state().estimator.tokens(prompt_bytes);
     if tokens <= limit || !has_model_output(&sess.state().history) {
-        return Ok(());
+        return Ok(false);
     }
-    compact(sess, turn_id, cancel, true).await
+    compact(sess, turn_id, cancel, true).await.map(|()| true)
 }
 
 /// Whether the history holds anything but user messages, i.e. something a summary could

@@ -154,10 +154,16 @@ async fn turn_loop(
         }
         // Before a request would cross the auto-compact limit (at the start of a turn, and
         // between tool calls), summarize the history so far.
-        compact_if_needed(sess, turn_id, cancel)
+        // The request is built once: the check and the send share it (unless compaction
+        // replaced the history it was built from).
+        let mut built = build_sized_prompt(sess);
+        if compact_if_needed(sess, turn_id, cancel, built.1)
             .await
-            .map_err(compact_failure)?;
-        let sampled = sample(sess, turn_id, cancel).await?;
+            .map_err(compact_failure)?
+        {
+            built = build_sized_prompt(sess);
+        }
+        let sampled = sample(sess, turn_id, cancel, built).await?;
         report_usage(sess, turn_id, &sampled);
         let truncated = sampled.truncated;
         let calls: Vec<PendingCall> = sampled
@@ -511,13 +517,16 @@ async fn sample(
     sess: &Arc<Session>,
     turn_id: &str,
     cancel: &CancellationToken,
+    first: (Prompt, usize),
 ) -> Result<Sampled, TurnFailure> {
     let max_stream_retries = sess.config().model_provider.stream_max_retries();
     let mut attempt = 0u64;
     let mut stale_retry_used = false;
     let mut overflow_compacted = false;
+    let mut first = Some(first);
     loop {
-        let (prompt, prompt_bytes) = build_sized_prompt(sess);
+        // Retries build the request again: a compaction may have replaced the history.
+        let (prompt, prompt_bytes) = first.take().unwrap_or_else(|| build_sized_prompt(sess));
         let estimated_prompt = sess.state().estimator.uncut_tokens(prompt_bytes);
         let on_retry = |n: RetryNotice| {
             sess.send(
