@@ -8,6 +8,10 @@
 //! gets a bonus, so basename hits rank first. Results: score descending, then path
 //! ascending. [`index_roots`] + [`search_index`] walk once and match many queries.
 
+mod live;
+
+pub use live::FileIndex;
+
 use ignore::{WalkBuilder, WalkState};
 use nucleo_matcher::pattern::{CaseMatching, Normalization, Pattern};
 use nucleo_matcher::{Config, Matcher, Utf32Str};
@@ -46,13 +50,13 @@ struct Ranked {
     is_dir: bool,
 }
 
-struct TopK {
+pub(crate) struct TopK {
     k: usize,
     heap: BinaryHeap<Ranked>,
 }
 
 impl TopK {
-    fn new(k: usize) -> Self {
+    pub(crate) fn new(k: usize) -> Self {
         Self {
             k,
             heap: BinaryHeap::with_capacity(k + 1),
@@ -60,11 +64,11 @@ impl TopK {
     }
 
     /// Worth building the entry for? (Avoids allocating paths that would lose.)
-    fn admits(&self, score: u32) -> bool {
+    pub(crate) fn admits(&self, score: u32) -> bool {
         self.heap.len() < self.k || self.heap.peek().is_some_and(|w| score >= w.key.0.0)
     }
 
-    fn push(&mut self, score: u32, path: String, root: usize, is_dir: bool) {
+    pub(crate) fn push(&mut self, score: u32, path: String, root: usize, is_dir: bool) {
         self.heap.push(Ranked {
             key: (Reverse(score), path, root),
             is_dir,
@@ -74,7 +78,7 @@ impl TopK {
         }
     }
 
-    fn merge(&mut self, other: TopK) {
+    pub(crate) fn merge(&mut self, other: TopK) {
         for r in other.heap {
             self.push(r.key.0.0, r.key.1, r.key.2, r.is_dir);
         }
@@ -88,14 +92,14 @@ impl TopK {
     }
 }
 
-struct Scorer {
+pub(crate) struct Scorer {
     pattern: Pattern,
     matcher: Matcher,
     buf: Vec<char>,
 }
 
 impl Scorer {
-    fn new(query: &str) -> Self {
+    pub(crate) fn new(query: &str) -> Self {
         Self {
             pattern: Pattern::parse(query, CaseMatching::Smart, Normalization::Smart),
             matcher: Matcher::new(Config::DEFAULT.match_paths()),
@@ -105,7 +109,7 @@ impl Scorer {
 
     /// The path's score, plus [`NAME_BONUS`] when the whole query also matches within the
     /// file name (a file picker should prefer `src/main.rs` to `domain/ai/nothing.rs`).
-    fn score(&mut self, path: &str) -> Option<u32> {
+    pub(crate) fn score(&mut self, path: &str) -> Option<u32> {
         let score = self
             .pattern
             .score(Utf32Str::new(path, &mut self.buf), &mut self.matcher)?;
@@ -131,7 +135,7 @@ impl Scorer {
     }
 }
 
-fn threads() -> usize {
+pub(crate) fn threads() -> usize {
     std::thread::available_parallelism()
         .map(|n| n.get())
         .unwrap_or(1)
@@ -208,7 +212,7 @@ pub fn search(query: &str, roots: &[PathBuf], limit: usize, cancel: &AtomicBool)
     finish(query, roots, top)
 }
 
-fn finish(query: &str, roots: &[PathBuf], top: TopK) -> Vec<FileMatch> {
+pub(crate) fn finish(query: &str, roots: &[PathBuf], top: TopK) -> Vec<FileMatch> {
     let mut scorer = Scorer::new(query);
     top.into_sorted()
         .into_iter()

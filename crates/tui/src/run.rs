@@ -275,6 +275,9 @@ async fn run_inner(opts: TuiOptions) -> Result<i32, String> {
     };
 
     let (files_tx, mut files_rx) = mpsc::unbounded_channel::<(String, Vec<String>)>();
+    // One file index per session, started at the first `@` (a watcher on a big tree is not
+    // worth paying for at start-up when the picker is never opened).
+    let mut file_index: Option<(std::path::PathBuf, Arc<oi_file_search::FileIndex>)> = None;
     // `/model` lists what the provider serves; ask once, in the background.
     let (models_tx, mut models_rx) = mpsc::unbounded_channel::<Vec<(String, Vec<String>)>>();
     {
@@ -368,15 +371,22 @@ async fn run_inner(opts: TuiOptions) -> Result<i32, String> {
                     dirty = true;
                 }
                 AppAction::SearchFiles(query) => {
-                    let roots = vec![config.cwd.clone()];
+                    let index = match &file_index {
+                        Some((root, index)) if *root == config.cwd => index.clone(),
+                        _ => {
+                            let index = Arc::new(oi_file_search::FileIndex::start(vec![
+                                config.cwd.clone(),
+                            ]));
+                            file_index = Some((config.cwd.clone(), index.clone()));
+                            index
+                        }
+                    };
                     let tx = files_tx.clone();
                     tokio::task::spawn_blocking(move || {
-                        let cancel = std::sync::atomic::AtomicBool::new(false);
-                        let found = oi_file_search::search(&query, &roots, 20, &cancel)
-                            .into_iter()
-                            .map(|m| m.path)
-                            .collect();
-                        let _ = tx.send((query, found));
+                        // `None`: a newer keystroke's search is already under way.
+                        if let Some(found) = index.search(&query, 20) {
+                            let _ = tx.send((query, found.into_iter().map(|m| m.path).collect()));
+                        }
                     });
                 }
                 other => handle_action(other, &mut app, &manager, &config, &mut current, &tx).await,
