@@ -277,7 +277,8 @@ impl Index {
     /// Inserts a brand-new thread; fails if the id is taken.
     pub fn insert_new(&self, row: &FileRow<'_>) -> rusqlite::Result<()> {
         let conn = self.lock();
-        insert_row(&conn, row, false)
+        insert_row(&conn, row, false)?;
+        note_dir(&conn, row)
     }
 
     /// Inserts or refreshes the file-derived columns of several threads in one transaction,
@@ -498,8 +499,13 @@ fn insert_row(conn: &Connection, row: &FileRow<'_>, upsert: bool) -> rusqlite::R
         git.and_then(|g| g.branch.as_deref()),
         git.and_then(|g| g.repository_url.as_deref()),
     ])?;
-    // Every row's directory is known to the index, so its removal is noticed at open; one
-    // not listed yet is listed at the next open.
+    Ok(())
+}
+
+/// Makes the row's directory known to the index (as not listed yet, if it is new), so its
+/// removal is noticed at open and a directory not listed yet is listed at the next open.
+/// A rebuild records every directory it lists instead.
+fn note_dir(conn: &Connection, row: &FileRow<'_>) -> rusqlite::Result<()> {
     if let Some(dir) = row.path.parent() {
         conn.prepare_cached("INSERT OR IGNORE INTO dirs (path, mtime_ns) VALUES (?1, -1)")?
             .execute([path_bytes(dir)])?;
@@ -536,6 +542,7 @@ fn upsert_rows(
             .prepare_cached("SELECT 1 FROM threads WHERE id = ?1")?
             .exists([row.meta.id.to_string()])?;
         insert_row(conn, row, true)?;
+        note_dir(conn, row)?;
         if is_new && let Some(sidecar) = sidecar {
             apply_sidecar_one(conn, sidecar, &row.meta.id)?;
         }
