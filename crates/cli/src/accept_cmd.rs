@@ -4,6 +4,7 @@
 //! accepted so the terminal keeps a record.
 
 use crate::cli::{EXIT_FAILURE, EXIT_OK, EXIT_USAGE, GlobalArgs};
+use crate::out::outln;
 use oi_config::{ConfigLoadOptions, ConfigOverrides, ProjectConfigReview};
 use std::path::PathBuf;
 
@@ -63,27 +64,27 @@ pub fn run(global: &GlobalArgs, dir: Option<PathBuf>) -> i32 {
             &config.project_config_path,
             &config.untrusted_project_config,
         ) {
-            (Some(p), _) => println!(
+            (Some(p), _) => outln!(
                 "{} applies in {} and widens nothing (sandbox, approvals, MCP servers, notify, \
                  model endpoint); there is nothing to accept.",
                 p.display(),
                 dir.display()
             ),
-            (None, Some(p)) => println!(
+            (None, Some(p)) => outln!(
                 "{} is ignored: its folder is not trusted. Run `interpreter trust` first if you \
                  trust it.",
                 p.display()
             ),
-            (None, None) => println!(
+            (None, None) => outln!(
                 "No project config applies in {}; there is nothing to accept.",
                 dir.display()
             ),
         }
         return EXIT_OK;
     };
-    println!("{}", describe(review));
+    outln!("{}", describe(review));
     if review.is_accepted() {
-        println!(
+        outln!(
             "Already accepted with this content (sha256 {}).",
             review.sha256
         );
@@ -91,7 +92,7 @@ pub fn run(global: &GlobalArgs, dir: Option<PathBuf>) -> i32 {
     }
     match oi_config::project_consent::accept(&config.home, review) {
         Ok(()) => {
-            println!(
+            outln!(
                 "Accepted (sha256 {}). Sessions in {} now use it; a change to the file needs \
                  accepting again.",
                 review.sha256,

@@ -1,5 +1,6 @@
 //! Command-line definition and dispatch.
 
+use crate::out::outln;
 use clap::builder::{PossibleValue, PossibleValuesParser, TypedValueParser};
 use clap::{Args, Parser, Subcommand};
 use oi_config::{ConfigLoadOptions, ConfigOverrides, LoadedConfig};
@@ -586,7 +587,7 @@ pub fn main_with_args(mut args: Vec<OsString>) -> i32 {
             ..
         }) => match oi_app_server::protocol::schema::write_schema(&out) {
             Ok(n) => {
-                println!("wrote {n} schema files to {}", out.display());
+                outln!("wrote {n} schema files to {}", out.display());
                 EXIT_OK
             }
             Err(e) => {

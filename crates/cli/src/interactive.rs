@@ -6,6 +6,7 @@
 
 use crate::cli::{EXIT_FAILURE, EXIT_OK, GlobalArgs};
 use crate::history::PromptHistory;
+use crate::out::outln;
 use crate::render::{HumanRenderer, ReasoningDisplay};
 use oi_core::{Thread, ThreadManager, ThreadManagerOptions};
 use oi_process::{TerminationSignal, TerminationSignals};
@@ -130,9 +131,9 @@ async fn run_one_turn(
             }
             EventMsg::AgentMessage(m) => {
                 if !streamed {
-                    println!("{}", m.message);
+                    outln!("{}", m.message);
                 } else {
-                    println!();
+                    outln!();
                 }
                 streamed = false;
             }

@@ -9,6 +9,7 @@ mod interactive;
 mod listen_token;
 mod mcp_cmd;
 mod mcp_server_cmd;
+mod out;
 mod render;
 mod sandbox_cmd;
 mod sessions;

@@ -9,6 +9,7 @@ mod edit;
 mod oauth;
 mod show;
 
+use crate::out::outln;
 use clap::{ArgGroup, Args, Subcommand};
 use oi_config::mcp::{McpServerConfig, is_valid_server_name};
 use std::collections::BTreeMap;
@@ -203,7 +204,7 @@ async fn add(args: AddArgs, home: &Path) -> i32 {
         return EXIT_FAILURE;
     }
     warn_about_literal_env(&args.env, &config);
-    println!("Added global MCP server '{}'.", args.name);
+    outln!("Added global MCP server '{}'.", args.name);
     oauth::after_add(&args.name, &cfg, home).await;
     EXIT_OK
 }
@@ -228,11 +229,11 @@ fn remove(args: RemoveArgs, home: &Path, cli_overrides: &[(String, toml::Value)]
     let path = home.join("config.toml");
     match edit::remove_server(&path, &args.name) {
         Ok(true) => {
-            println!("Removed global MCP server '{}'.", args.name);
+            outln!("Removed global MCP server '{}'.", args.name);
             EXIT_OK
         }
         Ok(false) => {
-            println!("No MCP server named '{}' found.", args.name);
+            outln!("No MCP server named '{}' found.", args.name);
             // Say where it does come from, if another layer defines it.
             if let Ok(loaded) = oi_config::load_config(oi_config::ConfigLoadOptions {
                 home: Some(home.to_path_buf()),
@@ -241,11 +242,11 @@ fn remove(args: RemoveArgs, home: &Path, cli_overrides: &[(String, toml::Value)]
             }) && loaded.config.mcp_servers.contains_key(&args.name)
             {
                 match &loaded.config.project_config_path {
-                    Some(p) => println!(
+                    Some(p) => outln!(
                         "It is defined in the project config {}; edit that file to remove it.",
                         p.display()
                     ),
-                    None => println!("It is set by a `-c` override, not by {}.", path.display()),
+                    None => outln!("It is set by a `-c` override, not by {}.", path.display()),
                 }
             }
             EXIT_OK

@@ -2,6 +2,7 @@
 
 use crate::cli::{EXIT_FAILURE, EXIT_OK, EXIT_USAGE, GlobalArgs, ResumeArgs, SessionsCommand};
 use crate::exec::{drive_turn, read_prompt};
+use crate::out::outln;
 use oi_core::{CoreError, ThreadManager, ThreadManagerOptions};
 use oi_protocol::ThreadId;
 use oi_thread_store::{ListQuery, SessionSource, ThreadStore, ThreadSummary};
@@ -187,7 +188,7 @@ pub async fn run_sessions(_global: GlobalArgs, cmd: SessionsCommand) -> i32 {
     };
     if json {
         let v: Vec<_> = threads.iter().map(summary_json).collect();
-        println!(
+        outln!(
             "{}",
             serde_json::to_string_pretty(&v).unwrap_or_else(|_| "[]".into())
         );
@@ -195,13 +196,13 @@ pub async fn run_sessions(_global: GlobalArgs, cmd: SessionsCommand) -> i32 {
     }
     if threads.is_empty() {
         match (&search, archived) {
-            (Some(text), true) => println!("No archived thread matches \"{text}\"."),
-            (Some(text), false) => println!(
+            (Some(text), true) => outln!("No archived thread matches \"{text}\"."),
+            (Some(text), false) => outln!(
                 "No thread matches \"{text}\" (searched titles and first messages; add --archived for archived threads)."
             ),
-            (None, true) => println!("No archived threads."),
+            (None, true) => outln!("No archived threads."),
             (None, false) => {
-                println!("No stored threads yet. Start one with `interpreter exec \"<prompt>\"`.")
+                outln!("No stored threads yet. Start one with `interpreter exec \"<prompt>\"`.")
             }
         }
         return EXIT_OK;
@@ -211,7 +212,7 @@ pub async fn run_sessions(_global: GlobalArgs, cmd: SessionsCommand) -> i32 {
         if title.chars().count() > 60 {
             title = title.chars().take(59).collect::<String>() + "…";
         }
-        println!(
+        outln!(
             "{}  {}  {}  {}",
             s.id,
             local_time(s.updated_at),

@@ -3,6 +3,7 @@
 //! `.openinterpreter/config.toml` is honoured only inside a trusted folder.
 
 use crate::cli::{EXIT_FAILURE, EXIT_OK, EXIT_USAGE, GlobalArgs};
+use crate::out::outln;
 use oi_config::TrustChange;
 use std::path::PathBuf;
 
@@ -44,21 +45,21 @@ pub fn run(global: &GlobalArgs, dir: Option<PathBuf>, trusted: bool) -> i32 {
     let config = home.join("config.toml");
     match oi_config::set_trust(&config, &dir, trusted) {
         Ok(TrustChange::Trusted) => {
-            println!(
+            outln!(
                 "Trusted {}: its .openinterpreter/config.toml (and those of its subfolders) now apply.",
                 dir.display()
             );
             EXIT_OK
         }
         Ok(TrustChange::Removed) => {
-            println!(
+            outln!(
                 "No longer trusted: {}. Its project config will be ignored.",
                 dir.display()
             );
             EXIT_OK
         }
         Ok(TrustChange::MarkedUntrusted(parent)) => {
-            println!(
+            outln!(
                 "Marked {} untrusted: it is inside the trusted folder {}, so it now has its own \
                  `trust_level = \"untrusted\"` entry. Its project config will be ignored.",
                 dir.display(),

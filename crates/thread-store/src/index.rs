@@ -18,11 +18,8 @@ use std::sync::{Mutex, MutexGuard};
 use std::time::Duration;
 
 /// Bump when the table layout changes: an index with another version is rebuilt.
-const SCHEMA_VERSION: i64 = 1;
+const SCHEMA_VERSION: i64 = 2;
 const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
-/// `meta` key: newest rollout mtime (ms) the index has seen. Files not newer than this were
-/// indexed already; see `ThreadStore::open`.
-const MARK_KEY: &str = "newest_rollout_mtime_ms";
 
 const SCHEMA: &str = "
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value);
@@ -46,6 +43,8 @@ CREATE TABLE IF NOT EXISTS threads (
 );
 CREATE INDEX IF NOT EXISTS threads_by_created ON threads(archived, created_at_ms, id);
 CREATE INDEX IF NOT EXISTS threads_by_updated ON threads(archived, updated_at_ms, id);
+CREATE INDEX IF NOT EXISTS threads_by_path ON threads(path);
+CREATE TABLE IF NOT EXISTS dirs (path BLOB PRIMARY KEY, mtime_ns INTEGER NOT NULL);
 ";
 
 const COLUMNS: &str = "id, path, created_at_ms, updated_at_ms, cwd, model_provider, model, \
@@ -58,6 +57,14 @@ pub(crate) struct FileRow<'a> {
     pub created_ms: i64,
     pub updated_ms: i64,
     pub preview: &'a str,
+}
+
+/// What one reconcile pass found (see [`Index::apply_scan`]).
+pub(crate) struct Scan<'a> {
+    pub rows: &'a [FileRow<'a>],
+    pub gone: &'a [PathBuf],
+    pub dirs: &'a [(PathBuf, i64)],
+    pub dirs_gone: &'a [PathBuf],
 }
 
 pub(crate) struct Index {
@@ -119,6 +126,8 @@ fn open_conn(path: &Path) -> rusqlite::Result<(Connection, bool)> {
         conn.execute_batch(
             "DROP INDEX IF EXISTS threads_by_created;
              DROP INDEX IF EXISTS threads_by_updated;
+             DROP INDEX IF EXISTS threads_by_path;
+             DROP TABLE IF EXISTS dirs;
              DROP TABLE IF EXISTS threads;
              DROP TABLE IF EXISTS meta;",
         )?;
@@ -212,14 +221,51 @@ impl Index {
         self.conn.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    pub fn mark(&self) -> rusqlite::Result<i64> {
+    /// Every day directory the index has listed, with the directory mtime (ns) it had then
+    /// (`UNSEEN` when it was too recent to trust).
+    pub fn dirs(&self) -> rusqlite::Result<Vec<(PathBuf, i64)>> {
         let conn = self.lock();
-        Ok(conn
-            .query_row("SELECT value FROM meta WHERE key = ?1", [MARK_KEY], |r| {
-                r.get::<_, i64>(0)
-            })
-            .optional()?
-            .unwrap_or(0))
+        let mut st = conn.prepare_cached("SELECT path, mtime_ns FROM dirs")?;
+        st.query_map([], |r| Ok((bytes_path(r.get(0)?), r.get(1)?)))?
+            .collect()
+    }
+
+    /// Paths of the indexed rollouts directly in `dir` (a range of the path index).
+    pub fn paths_under(&self, dir: &Path) -> rusqlite::Result<Vec<PathBuf>> {
+        let (lo, hi) = children_range(dir);
+        let conn = self.lock();
+        let mut st =
+            conn.prepare_cached("SELECT path FROM threads WHERE path >= ?1 AND path < ?2")?;
+        let rows = st
+            .query_map(params![lo, hi], |r| Ok(bytes_path(r.get(0)?)))?
+            .collect::<rusqlite::Result<Vec<_>>>()?;
+        // The range also holds deeper paths (`dir/x/…`): keep direct children only.
+        Ok(rows
+            .into_iter()
+            .filter(|p| p.parent() == Some(dir))
+            .collect())
+    }
+
+    /// Applies what a scan of some day directories found, in one transaction: rows of files
+    /// new (or changed) on disk, paths that are gone, directories listed (with their mtime)
+    /// and directories that are gone (with every row under them).
+    pub fn apply_scan(&self, scan: &Scan<'_>, sidecar: &SidecarState) -> rusqlite::Result<()> {
+        let mut conn = self.lock();
+        let tx = conn.transaction()?;
+        for dir in scan.dirs_gone {
+            let (lo, hi) = children_range(dir);
+            tx.prepare_cached("DELETE FROM threads WHERE path >= ?1 AND path < ?2")?
+                .execute(params![lo, hi])?;
+            tx.prepare_cached("DELETE FROM dirs WHERE path = ?1")?
+                .execute([path_bytes(dir)])?;
+        }
+        for path in scan.gone {
+            tx.prepare_cached("DELETE FROM threads WHERE path = ?1")?
+                .execute([path_bytes(path)])?;
+        }
+        upsert_rows(&tx, scan.rows, Some(sidecar))?;
+        record_dirs(&tx, scan.dirs)?;
+        tx.commit()
     }
 
     pub fn contains(&self, id: &ThreadId) -> rusqlite::Result<bool> {
@@ -232,7 +278,7 @@ impl Index {
     pub fn insert_new(&self, row: &FileRow<'_>) -> rusqlite::Result<()> {
         let conn = self.lock();
         insert_row(&conn, row, false)?;
-        bump_mark(&conn, row.updated_ms)
+        note_dir(&conn, row)
     }
 
     /// Inserts or refreshes the file-derived columns of several threads in one transaction,
@@ -244,40 +290,29 @@ impl Index {
     ) -> rusqlite::Result<()> {
         let mut conn = self.lock();
         let tx = conn.transaction()?;
-        let mut newest = 0;
-        for row in rows {
-            let is_new = !tx
-                .prepare_cached("SELECT 1 FROM threads WHERE id = ?1")?
-                .exists([row.meta.id.to_string()])?;
-            insert_row(&tx, row, true)?;
-            if is_new && let Some(sidecar) = sidecar {
-                apply_sidecar_one(&tx, sidecar, &row.meta.id)?;
-            }
-            newest = newest.max(row.updated_ms);
-        }
-        bump_mark(&tx, newest)?;
+        upsert_rows(&tx, rows, sidecar)?;
         tx.commit()
     }
 
-    /// Replaces the whole index with `rows` plus the names/archive flags of `sidecar`.
+    /// Replaces the whole index with `rows` plus the names/archive flags of `sidecar`, and
+    /// the listed directories with `dirs`.
     pub fn replace_all(
         &self,
         rows: &[FileRow<'_>],
         sidecar: &SidecarState,
+        dirs: &[(PathBuf, i64)],
     ) -> rusqlite::Result<()> {
         let mut conn = self.lock();
         let tx = conn.transaction()?;
         tx.execute("DELETE FROM threads", [])?;
-        tx.execute("DELETE FROM meta WHERE key = ?1", [MARK_KEY])?;
-        let mut newest = 0;
+        tx.execute("DELETE FROM dirs", [])?;
         for row in rows {
             insert_row(&tx, row, true)?;
-            newest = newest.max(row.updated_ms);
         }
         for id in sidecar.ids() {
             apply_sidecar_one(&tx, sidecar, id)?;
         }
-        bump_mark(&tx, newest)?;
+        record_dirs(&tx, dirs)?;
         tx.commit()
     }
 
@@ -285,14 +320,14 @@ impl Index {
         let conn = self.lock();
         conn.prepare_cached("UPDATE threads SET preview = ?2, updated_at_ms = ?3 WHERE id = ?1")?
             .execute(params![id.to_string(), preview, mtime_ms])?;
-        bump_mark(&conn, mtime_ms)
+        Ok(())
     }
 
     pub fn touch(&self, id: &ThreadId, mtime_ms: i64) -> rusqlite::Result<()> {
         let conn = self.lock();
         conn.prepare_cached("UPDATE threads SET updated_at_ms = ?2 WHERE id = ?1")?
             .execute(params![id.to_string(), mtime_ms])?;
-        bump_mark(&conn, mtime_ms)
+        Ok(())
     }
 
     pub fn remove(&self, id: &ThreadId) -> rusqlite::Result<()> {
@@ -327,7 +362,13 @@ impl Index {
         st.query_row([id.to_string()], summary_from_row).optional()
     }
 
-    pub fn list(&self, q: &ListQuery, after: Option<&Cursor>) -> rusqlite::Result<ThreadPage> {
+    /// One page, with each row's stored `updated_at` in milliseconds (the rollout's mtime
+    /// when it was indexed).
+    pub fn list(
+        &self,
+        q: &ListQuery,
+        after: Option<&Cursor>,
+    ) -> rusqlite::Result<(ThreadPage, Vec<i64>)> {
         let col = sort_column(q.sort_key);
         let dir = if q.descending { "DESC" } else { "ASC" };
         let limit = q.limit.clamp(1, ListQuery::MAX_LIMIT);
@@ -388,13 +429,17 @@ impl Index {
         };
         let mut rows = st
             .query_map(rusqlite::params_from_iter(args), |r| {
-                Ok((summary_from_row(r)?, r.get::<_, i64>(sort_index)?))
+                Ok((
+                    summary_from_row(r)?,
+                    r.get::<_, i64>(sort_index)?,
+                    r.get::<_, i64>(3)?,
+                ))
             })?
             .collect::<rusqlite::Result<Vec<_>>>()?;
         // The cursor keeps the exact stored milliseconds: summaries only carry seconds.
         let next_cursor = if rows.len() > limit {
             rows.truncate(limit);
-            rows.last().map(|(last, value)| {
+            rows.last().map(|(last, value, _)| {
                 Cursor {
                     value: *value,
                     id: last.id.to_string(),
@@ -404,8 +449,8 @@ impl Index {
         } else {
             None
         };
-        let data = rows.into_iter().map(|(s, _)| s).collect();
-        Ok(ThreadPage { data, next_cursor })
+        let (data, updated): (Vec<_>, Vec<_>) = rows.into_iter().map(|(s, _, u)| (s, u)).unzip();
+        Ok((ThreadPage { data, next_cursor }, updated))
     }
 
     #[cfg(test)]
@@ -457,6 +502,17 @@ fn insert_row(conn: &Connection, row: &FileRow<'_>, upsert: bool) -> rusqlite::R
     Ok(())
 }
 
+/// Makes the row's directory known to the index (as not listed yet, if it is new), so its
+/// removal is noticed at open and a directory not listed yet is listed at the next open.
+/// A rebuild records every directory it lists instead.
+fn note_dir(conn: &Connection, row: &FileRow<'_>) -> rusqlite::Result<()> {
+    if let Some(dir) = row.path.parent() {
+        conn.prepare_cached("INSERT OR IGNORE INTO dirs (path, mtime_ns) VALUES (?1, -1)")?
+            .execute([path_bytes(dir)])?;
+    }
+    Ok(())
+}
+
 fn apply_sidecar_one(
     conn: &Connection,
     sidecar: &SidecarState,
@@ -476,13 +532,44 @@ fn apply_sidecar_one(
     Ok(())
 }
 
-fn bump_mark(conn: &Connection, ms: i64) -> rusqlite::Result<()> {
-    conn.prepare_cached(
-        "INSERT INTO meta (key, value) VALUES (?1, ?2)
-         ON CONFLICT(key) DO UPDATE SET value = max(value, excluded.value)",
-    )?
-    .execute(params![MARK_KEY, ms])?;
+fn upsert_rows(
+    conn: &Connection,
+    rows: &[FileRow<'_>],
+    sidecar: Option<&SidecarState>,
+) -> rusqlite::Result<()> {
+    for row in rows {
+        let is_new = !conn
+            .prepare_cached("SELECT 1 FROM threads WHERE id = ?1")?
+            .exists([row.meta.id.to_string()])?;
+        insert_row(conn, row, true)?;
+        note_dir(conn, row)?;
+        if is_new && let Some(sidecar) = sidecar {
+            apply_sidecar_one(conn, sidecar, &row.meta.id)?;
+        }
+    }
     Ok(())
+}
+
+fn record_dirs(conn: &Connection, dirs: &[(PathBuf, i64)]) -> rusqlite::Result<()> {
+    for (dir, mtime_ns) in dirs {
+        conn.prepare_cached(
+            "INSERT INTO dirs (path, mtime_ns) VALUES (?1, ?2)
+             ON CONFLICT(path) DO UPDATE SET mtime_ns = excluded.mtime_ns",
+        )?
+        .execute(params![path_bytes(dir), mtime_ns])?;
+    }
+    Ok(())
+}
+
+/// `[dir/, dir0)`: every path below `dir` sorts in this byte range (`0` follows `/`).
+fn children_range(dir: &Path) -> (Vec<u8>, Vec<u8>) {
+    let mut lo = path_bytes(dir);
+    lo.push(b'/');
+    let mut hi = lo.clone();
+    if let Some(last) = hi.last_mut() {
+        *last = b'0';
+    }
+    (lo, hi)
 }
 
 fn sort_column(key: SortKey) -> &'static str {

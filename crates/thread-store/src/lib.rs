@@ -45,6 +45,7 @@ mod outline;
 mod postgres;
 mod private;
 mod rollout;
+mod scan;
 mod sidecar;
 mod store;
 #[doc(hidden)]

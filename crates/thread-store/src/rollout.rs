@@ -74,6 +74,7 @@ pub(crate) fn rollout_path(sessions: &Path, created_ms: i64, id: &ThreadId) -> P
 }
 
 /// The thread id in a rollout file name, if the name has the standard shape.
+#[cfg(test)]
 pub(crate) fn id_from_file_name(path: &Path) -> Option<ThreadId> {
     let name = path.file_name()?.to_str()?;
     let stem = name.strip_prefix("rollout-")?.strip_suffix(".jsonl")?;

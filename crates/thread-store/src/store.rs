@@ -1,18 +1,21 @@
 //! [`LocalStore`]: the operations every front end uses (create, load, resume, fork, list…).
 
 use crate::error::StoreError;
-use crate::index::{Cursor, FileRow, Index, is_corruption};
+use crate::index::{Cursor, FileRow, Index, Scan, is_corruption};
 use crate::loaded::{LoadedThread, interrupted_marker};
 use crate::outline::ThreadOutline;
 use crate::rollout::{
-    Head, LocalWriter, Tail, created_ms, format_timestamp, id_from_file_name, parse_timestamp_ms,
-    preview_text, read_head, read_rollout, rollout_path, system_time_ms, thread_id_ms,
-    truncate_preview,
+    Head, LocalWriter, Tail, created_ms, format_timestamp, parse_timestamp_ms, preview_text,
+    read_head, read_rollout, rollout_path, system_time_ms, thread_id_ms, truncate_preview,
+};
+use crate::scan::{
+    FoundFile, day_dirs_newest_first, dir_mtime_ns, files_in, rollout_names, trusted,
 };
 use crate::sidecar;
 use crate::types::{ListQuery, RolloutItem, RolloutLine, SessionMeta, ThreadPage, ThreadSummary};
 use chrono::{Local, TimeZone};
 use oi_protocol::ThreadId;
+use std::collections::HashSet;
 use std::fs::{File, OpenOptions};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -44,22 +47,25 @@ impl std::fmt::Debug for LocalStore {
     }
 }
 
-/// A rollout file found on disk, with its modification time.
-struct FoundFile {
-    path: PathBuf,
-    mtime_ms: i64,
-}
-
 impl LocalStore {
     /// Opens the store in `home`, creating `home/sessions` if needed.
     ///
     /// Index freshness: a missing, corrupt (not a database) or other-schema-version
-    /// `state.sqlite` is rebuilt from every rollout. Otherwise only recent files are checked:
-    /// the index remembers the newest rollout mtime it has seen (the mark); day directories
-    /// are visited newest first, files newer than the mark or absent from the index are
-    /// (re)indexed from their first lines, and the walk stops after the first day directory
-    /// with nothing newer than the mark. Files changed behind the store's back in older day
-    /// directories are only picked up by [`LocalStore::rebuild_index`].
+    /// `state.sqlite` is rebuilt from every rollout. Otherwise opening costs what changed:
+    /// the index records, per day directory, the directory's mtime when it last listed it.
+    /// Each open reads the year and month directories and stats each day directory (no
+    /// rollout file is touched); only a day directory whose mtime differs (a file was
+    /// added, removed or renamed there) is listed again, its names compared with the
+    /// index's: new files are indexed from their first lines (one stat and one head read
+    /// each), rows of vanished files are dropped, known files are not opened or stat'ed. A
+    /// directory changed less than 3 s (`scan::RACY_NS`) before it was listed is listed again on the
+    /// next open (its mtime may not show a change made in the same clock tick).
+    ///
+    /// Appends do not change a directory's mtime: the writers of this store update the
+    /// index themselves, and a rollout appended behind the store's back (another program,
+    /// a writer killed before its last index update) is re-read when [`LocalStore::list`]
+    /// returns it (each listed row's mtime is compared with the index's), when it is
+    /// loaded, or by [`LocalStore::rebuild_index`].
     ///
     /// When the index file cannot be created or updated (disk full, read-only home), the
     /// store falls back to an index in memory, rebuilt from the rollouts: listing and
@@ -362,25 +368,69 @@ impl LocalStore {
     ///
     /// A thread whose rollout file was deleted is dropped from the index here, so it is not
     /// listed (and cannot be picked by `resume --last`) only to fail when opened.
+    ///
+    /// A listed thread whose rollout's mtime differs from the index's (appended behind the
+    /// store's back) is re-read from its first lines and the page asked for again.
     pub fn list(&self, q: &ListQuery) -> Result<ThreadPage, StoreError> {
         let cursor = Cursor::parse(q)?;
+        let mut refreshes = 0;
         loop {
-            let page = self.index_call(|i| i.list(q, cursor.as_ref()))?;
-            let gone: Vec<ThreadId> = page
-                .data
-                .iter()
-                .filter(|s| !s.path.as_os_str().is_empty() && !s.path.exists())
-                .map(|s| s.id)
-                .collect();
-            if gone.is_empty() {
+            let (page, stored) = self.index_call(|i| i.list(q, cursor.as_ref()))?;
+            let mut gone = Vec::new();
+            let mut changed = Vec::new();
+            for (s, stored_ms) in page.data.iter().zip(stored) {
+                if s.path.as_os_str().is_empty() {
+                    continue;
+                }
+                match std::fs::metadata(&s.path) {
+                    Err(e) if e.kind() == std::io::ErrorKind::NotFound => gone.push(s.id),
+                    Err(e) => tracing::debug!("{}: {e}", s.path.display()),
+                    Ok(m) => {
+                        let ms = m.modified().map(system_time_ms).unwrap_or(stored_ms);
+                        if ms != stored_ms {
+                            changed.push((
+                                s.id,
+                                FoundFile {
+                                    path: s.path.clone(),
+                                    mtime_ms: ms,
+                                },
+                            ));
+                        }
+                    }
+                }
+            }
+            // A file changing while we look could keep this going: refresh a few times only.
+            if gone.is_empty() && (changed.is_empty() || refreshes >= 3) {
                 return Ok(page);
             }
-            // Each pass removes at least one row, so this ends; the page is then refilled.
+            // Each removal pass removes at least one row, so this ends; the page is refilled.
             for id in gone {
                 tracing::debug!("thread {id}: rollout file is gone; removing it from the index");
                 self.index_call(|i| i.remove(&id))?;
             }
+            if !changed.is_empty() {
+                refreshes += 1;
+                self.refresh(changed)?;
+            }
         }
+    }
+
+    /// Re-reads the heads of indexed rollouts whose mtime changed; one that cannot be read
+    /// keeps its row, with the new mtime (so it is not re-read on every page).
+    fn refresh(&self, changed: Vec<(ThreadId, FoundFile)>) -> Result<(), StoreError> {
+        let touched: Vec<(ThreadId, PathBuf, i64)> = changed
+            .iter()
+            .map(|(id, f)| (*id, f.path.clone(), f.mtime_ms))
+            .collect();
+        let heads = read_heads(changed.into_iter().map(|(_, f)| f).collect());
+        let rows: Vec<FileRow<'_>> = heads.iter().map(file_row).collect();
+        self.index_call(|i| i.upsert_files(&rows, None))?;
+        for (id, path, ms) in touched {
+            if !heads.iter().any(|h| h.0 == path) {
+                self.index_call(|i| i.touch(&id, ms))?;
+            }
+        }
+        Ok(())
     }
 
     /// The index row of a thread (no file access).
@@ -427,55 +477,91 @@ impl LocalStore {
     /// archive log. Returns how many threads were indexed. Unusable files are skipped with
     /// a warning.
     pub fn rebuild_index(&self) -> Result<usize, StoreError> {
-        let files = walk_all(&self.inner.sessions)?;
+        let mut files = Vec::new();
+        let mut dirs = Vec::new();
+        for day in day_dirs_newest_first(&self.inner.sessions)? {
+            // The directory's mtime before its listing: a change during it shows next time.
+            let Some(mtime) = dir_mtime_ns(&day) else {
+                continue;
+            };
+            files.extend(files_in(&day)?);
+            dirs.push((day, trusted(mtime)));
+        }
         let heads = read_heads(files);
         let rows: Vec<FileRow<'_>> = heads.iter().map(file_row).collect();
         let sidecar = sidecar::read(&self.inner.sidecar)?;
         let index = &self.inner.index;
-        match index.replace_all(&rows, &sidecar) {
+        match index.replace_all(&rows, &sidecar, &dirs) {
             Ok(()) => {}
             Err(e) if is_corruption(&e) => {
                 index.reset()?;
-                index.replace_all(&rows, &sidecar)?;
+                index.replace_all(&rows, &sidecar, &dirs)?;
             }
             Err(e) => return Err(e.into()),
         }
         Ok(rows.len())
     }
 
-    /// Indexes files changed since the index last looked (see [`LocalStore::open`]).
+    /// Indexes what changed in the day directories since the index last listed them (see
+    /// [`LocalStore::open`]).
     fn reconcile(&self) -> Result<(), StoreError> {
-        let mark = self.index_call(|i| i.mark())?;
-        let mut stale = Vec::new();
+        let recorded: std::collections::HashMap<PathBuf, i64> =
+            self.index_call(|i| i.dirs())?.into_iter().collect();
+        let mut on_disk = HashSet::new();
+        let mut new_files = Vec::new();
+        let mut gone = Vec::new();
+        let mut listed = Vec::new();
         for day in day_dirs_newest_first(&self.inner.sessions)? {
-            let mut any_newer = false;
-            for f in files_in(&day)? {
-                let newer = f.mtime_ms > mark;
-                any_newer |= newer;
-                let missing = !newer
-                    && match id_from_file_name(&f.path) {
-                        Some(id) => !self.index_call(|i| i.contains(&id))?,
-                        None => false,
-                    };
-                if newer || missing {
-                    stale.push(f);
+            let Some(mtime) = dir_mtime_ns(&day) else {
+                continue;
+            };
+            on_disk.insert(day.clone());
+            if recorded.get(&day) == Some(&mtime) {
+                continue;
+            }
+            let known: HashSet<PathBuf> = self
+                .index_call(|i| i.paths_under(&day))?
+                .into_iter()
+                .collect();
+            let names = rollout_names(&day)?;
+            for path in &names {
+                if !known.contains(path) {
+                    // Only new files are stat'ed (their mtime is the thread's updated_at).
+                    if let Some(mtime_ms) = file_mtime_ms(path) {
+                        new_files.push(FoundFile {
+                            path: path.clone(),
+                            mtime_ms,
+                        });
+                    }
                 }
             }
-            if !any_newer {
-                break;
-            }
+            let names: HashSet<PathBuf> = names.into_iter().collect();
+            gone.extend(known.into_iter().filter(|p| !names.contains(p)));
+            listed.push((day, trusted(mtime)));
         }
-        if stale.is_empty() {
+        let dirs_gone: Vec<PathBuf> = recorded
+            .into_keys()
+            .filter(|d| !on_disk.contains(d))
+            .collect();
+        if listed.is_empty() && dirs_gone.is_empty() {
             return Ok(());
         }
         tracing::debug!(
-            "indexing {} rollout files changed since the last run",
-            stale.len()
+            "{} day directories changed: {} new rollouts, {} gone",
+            listed.len(),
+            new_files.len(),
+            gone.len()
         );
-        let heads = read_heads(stale);
+        let heads = read_heads(new_files);
         let rows: Vec<FileRow<'_>> = heads.iter().map(file_row).collect();
         let sidecar = sidecar::read(&self.inner.sidecar)?;
-        self.index_call(|i| i.upsert_files(&rows, Some(&sidecar)))
+        let scan = Scan {
+            rows: &rows,
+            gone: &gone,
+            dirs: &listed,
+            dirs_gone: &dirs_gone,
+        };
+        self.index_call(|i| i.apply_scan(&scan, &sidecar))
     }
 
     /// The rollout path of a thread: from the index, else by looking in the day directories
@@ -624,64 +710,4 @@ fn read_heads(files: Vec<FoundFile>) -> Vec<(PathBuf, i64, Head)> {
             .flat_map(|h| h.join().unwrap_or_default())
             .collect()
     })
-}
-
-/// Subdirectories of `dir` whose names are all digits, highest first.
-fn numeric_subdirs_desc(dir: &Path) -> Result<Vec<PathBuf>, StoreError> {
-    let entries = match std::fs::read_dir(dir) {
-        Ok(e) => e,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
-        Err(e) => return Err(StoreError::io(dir, e)),
-    };
-    let mut out: Vec<(u32, PathBuf)> = entries
-        .flatten()
-        .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
-        .filter_map(|e| {
-            let n = e.file_name().to_str()?.parse::<u32>().ok()?;
-            Some((n, e.path()))
-        })
-        .collect();
-    out.sort_by_key(|e| std::cmp::Reverse(e.0));
-    Ok(out.into_iter().map(|(_, p)| p).collect())
-}
-
-/// `sessions/YYYY/MM/DD` directories, newest day first.
-fn day_dirs_newest_first(sessions: &Path) -> Result<Vec<PathBuf>, StoreError> {
-    let mut days = Vec::new();
-    for year in numeric_subdirs_desc(sessions)? {
-        for month in numeric_subdirs_desc(&year)? {
-            days.extend(numeric_subdirs_desc(&month)?);
-        }
-    }
-    Ok(days)
-}
-
-/// The `.jsonl` files of one day directory, sorted by name (i.e. by creation time).
-fn files_in(day: &Path) -> Result<Vec<FoundFile>, StoreError> {
-    let entries = std::fs::read_dir(day).map_err(|e| StoreError::io(day, e))?;
-    let mut out: Vec<FoundFile> = entries
-        .flatten()
-        .filter(|e| {
-            e.file_name()
-                .to_str()
-                .is_some_and(|n| n.ends_with(".jsonl"))
-        })
-        .filter_map(|e| {
-            let meta = e.metadata().ok()?;
-            meta.is_file().then(|| FoundFile {
-                path: e.path(),
-                mtime_ms: meta.modified().map(system_time_ms).unwrap_or(0),
-            })
-        })
-        .collect();
-    out.sort_by(|a, b| a.path.cmp(&b.path));
-    Ok(out)
-}
-
-fn walk_all(sessions: &Path) -> Result<Vec<FoundFile>, StoreError> {
-    let mut out = Vec::new();
-    for day in day_dirs_newest_first(sessions)? {
-        out.extend(files_in(&day)?);
-    }
-    Ok(out)
 }

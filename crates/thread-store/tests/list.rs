@@ -480,10 +480,9 @@ fn load_finds_an_unindexed_rollout_by_the_time_in_its_id() {
         .unwrap();
     w.append(&user_message("today")).unwrap();
     drop(w);
-    drop(store);
 
-    // A rollout from 40 days ago, dropped into its day directory with an old mtime: open()
-    // stops at today's directory and does not see it.
+    // A rollout from 40 days ago, dropped into its day directory with an old mtime while the
+    // store is open: the index has not seen it (the next open would).
     let past_ms = chrono::Utc::now().timestamp_millis() as u64 - 40 * 86_400_000;
     let ts = uuid::Timestamp::from_unix(uuid::NoContext, past_ms / 1000, 0);
     let id = ThreadId::from(uuid::Uuid::new_v7(ts));
@@ -502,7 +501,6 @@ fn load_finds_an_unindexed_rollout_by_the_time_in_its_id() {
     let dest = copy_thread(&src, dir.path());
     set_mtime(&dest, -86_400 * 400);
 
-    let store = ThreadStore::open(dir.path()).unwrap();
     assert!(store.get(&id).unwrap().is_none());
     let loaded = store.load(&id).unwrap();
     assert_eq!(loaded.summary.preview, "ancient");

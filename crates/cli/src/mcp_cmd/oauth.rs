@@ -1,6 +1,7 @@
 //! `mcp login` / `mcp logout`, the OAuth check after `mcp add --url`, and the Auth column.
 
 use super::{EXIT_FAILURE, EXIT_OK, EXIT_USAGE};
+use crate::out::outln;
 use oi_config::mcp::{McpServerConfig, McpServerTransportConfig};
 use oi_mcp_client::oauth::{self, DEFAULT_LOGIN_TIMEOUT, FileCredentialStore, LoginOptions};
 use std::collections::BTreeMap;
@@ -58,15 +59,15 @@ pub async fn after_add(name: &str, cfg: &McpServerConfig, home: &Path) {
     };
     match oauth::discover(url).await {
         Ok(true) if std::io::stdout().is_terminal() && std::io::stdin().is_terminal() => {
-            println!("Detected OAuth support. Starting OAuth flow…");
+            outln!("Detected OAuth support. Starting OAuth flow…");
             let servers = BTreeMap::from([(name.to_string(), cfg.clone())]);
             let _ = login(&servers, home, name, &[]).await;
         }
         Ok(true) => {
-            println!("This server supports OAuth. Run `interpreter mcp login {name}` to log in.")
+            outln!("This server supports OAuth. Run `interpreter mcp login {name}` to log in.")
         }
         Ok(false) => {}
-        Err(_) => println!(
+        Err(_) => outln!(
             "MCP server may or may not require login. Run `interpreter mcp login {name}` to login."
         ),
     }
@@ -110,15 +111,15 @@ pub async fn login(
         timeout: DEFAULT_LOGIN_TIMEOUT,
     };
     let result = oauth::login(opts, |auth_url| {
-        println!("Authorize `{name}` by opening this URL in your browser:\n{auth_url}\n");
+        outln!("Authorize `{name}` by opening this URL in your browser:\n{auth_url}\n");
         if !open_browser(auth_url) {
-            println!("(Browser launch failed; please copy the URL above manually.)");
+            outln!("(Browser launch failed; please copy the URL above manually.)");
         }
     })
     .await;
     match result {
         Ok(()) => {
-            println!("Successfully logged in to MCP server '{name}'.");
+            outln!("Successfully logged in to MCP server '{name}'.");
             EXIT_OK
         }
         Err(e) => {
@@ -169,11 +170,11 @@ pub fn logout(servers: &BTreeMap<String, McpServerConfig>, home: &Path, name: &s
     };
     match FileCredentialStore::new(home, name, url).delete() {
         Ok(true) => {
-            println!("Removed OAuth credentials for '{name}'.");
+            outln!("Removed OAuth credentials for '{name}'.");
             EXIT_OK
         }
         Ok(false) => {
-            println!("No OAuth credentials stored for '{name}'.");
+            outln!("No OAuth credentials stored for '{name}'.");
             EXIT_OK
         }
         Err(e) => {

@@ -2,6 +2,7 @@
 
 use super::oauth::{AuthStatus, auth_status};
 use super::{EXIT_FAILURE, EXIT_OK};
+use crate::out::{out, outln};
 use oi_config::mcp::{McpServerConfig, McpServerTransportConfig};
 use oi_mcp_client::{DeclineElicitations, McpConnectionManager, McpStartOptions};
 use serde_json::{Value, json};
@@ -55,14 +56,14 @@ pub async fn list(
                 v
             })
             .collect();
-        println!(
+        outln!(
             "{}",
             serde_json::to_string_pretty(&arr).unwrap_or_else(|_| "[]".into())
         );
         return EXIT_OK;
     }
     if servers.is_empty() {
-        println!("No MCP servers configured yet. Try `interpreter mcp add my-tool -- my-command`.");
+        outln!("No MCP servers configured yet. Try `interpreter mcp add my-tool -- my-command`.");
         return EXIT_OK;
     }
     let probe_cell = |name: &str| match probes.get(name) {
@@ -129,7 +130,7 @@ pub async fn list(
         }
         out.push_str(&table(&header, &http_rows));
     }
-    print!("{out}");
+    out!("{out}");
     EXIT_OK
 }
 
@@ -168,14 +169,14 @@ pub async fn get(
             "tools": tools,
             "auth_status": auth_status(name, cfg, home).await.json(),
         });
-        println!(
+        outln!(
             "{}",
             serde_json::to_string_pretty(&v).unwrap_or_else(|_| "{}".into())
         );
         return EXIT_OK;
     }
     if !cfg.enabled {
-        println!("{name} (disabled)");
+        outln!("{name} (disabled)");
         return EXIT_OK;
     }
     let mut lines = vec![name.to_string(), "  enabled: true".to_string()];
@@ -248,7 +249,7 @@ pub async fn get(
         lines.push(format!("  tool_approval_modes: {}", per_tool.join(", ")));
     }
     lines.push(format!("  remove: interpreter mcp remove {name}"));
-    println!("{}", lines.join("\n"));
+    outln!("{}", lines.join("\n"));
     EXIT_OK
 }
 
