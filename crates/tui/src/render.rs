@@ -68,6 +68,15 @@ pub fn render_live(
     })
 }
 
+/// The first row a popup of `len` rows shows so that `selected` is always in its window of
+/// [`POPUP_ROWS`] (the window follows the selection past the bottom).
+pub fn popup_top(selected: usize, len: usize) -> usize {
+    let selected = selected.min(len.saturating_sub(1));
+    (selected + 1)
+        .saturating_sub(POPUP_ROWS)
+        .min(len.saturating_sub(POPUP_ROWS))
+}
+
 /// The live area's content at `width`, cut to the newest `max_rows` rows.
 pub fn live_lines(
     app: &App,
@@ -83,7 +92,9 @@ pub fn live_lines(
     match &app.popup {
         Some(Popup::Commands { selected }) => {
             let typed = app.composer.text().trim_start_matches('/');
-            for (i, (name, _, desc)) in slash::filter(typed).iter().take(POPUP_ROWS).enumerate() {
+            let matches = slash::filter(typed);
+            let top = popup_top(*selected, matches.len());
+            for (i, (name, _, desc)) in matches.iter().enumerate().skip(top).take(POPUP_ROWS) {
                 let style = if i == *selected {
                     theme.selected()
                 } else {
@@ -101,7 +112,14 @@ pub fn live_lines(
             if app.file_matches.is_empty() {
                 bottom.push(Line::styled("  (no matching files)", theme.dim()));
             }
-            for (i, path) in app.file_matches.iter().take(POPUP_ROWS).enumerate() {
+            let top = popup_top(*selected, app.file_matches.len());
+            for (i, path) in app
+                .file_matches
+                .iter()
+                .enumerate()
+                .skip(top)
+                .take(POPUP_ROWS)
+            {
                 let style = if i == *selected {
                     theme.selected()
                 } else {

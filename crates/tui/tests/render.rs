@@ -350,6 +350,40 @@ fn slash_popup_filters_and_tab_completes() {
 }
 
 #[test]
+fn the_slash_popup_scrolls_so_the_selection_is_always_visible() {
+    let mut app = app();
+    type_str(&mut app, "/");
+    let all = oi_tui::slash::COMMANDS.len();
+    assert!(
+        all > 8,
+        "the popup shows 8 rows; the test needs more commands"
+    );
+    for i in 0..all + 2 {
+        let selected = match &app.popup {
+            Some(oi_tui::app::Popup::Commands { selected }) => *selected,
+            other => panic!("no command popup: {other:?}"),
+        };
+        assert_eq!(selected, i.min(all - 1));
+        let (name, _, _) = oi_tui::slash::COMMANDS[selected];
+        let screen = live(&app, 60, 14);
+        assert!(
+            screen.contains(&format!("/{name:<10}")),
+            "after {i} × Down the selected /{name} is not on screen:\n{screen}"
+        );
+        app.on_key(key(KeyCode::Down));
+    }
+    // Enter runs the (visible) last command, /help.
+    app.on_key(key(KeyCode::Enter));
+    let shown = scrollback(&app.take_pending(), 70);
+    assert!(shown.contains("list commands and keys"), "{shown}");
+    // Typing filters, and the window starts at the top again.
+    type_str(&mut app, "/ex");
+    let screen = live(&app, 60, 14);
+    assert!(screen.contains("/exit"), "{screen}");
+    assert!(!screen.contains("/model"), "{screen}");
+}
+
+#[test]
 fn elicitation_form_renders_the_schema() {
     let mut app = app();
     app.on_event(&ev(

@@ -182,6 +182,18 @@ impl Tui {
         out
     }
 
+    /// The visible rows drawn in reverse video (a popup's or picker's selection).
+    pub fn highlighted_rows(&self) -> Vec<String> {
+        let parser = self.screen.lock().unwrap();
+        let screen = parser.screen();
+        let (rows, cols) = screen.size();
+        let texts: Vec<String> = screen.rows(0, cols).collect();
+        (0..rows)
+            .filter(|r| (0..cols).any(|c| screen.cell(*r, c).is_some_and(|cell| cell.inverse())))
+            .filter_map(|r| texts.get(usize::from(r)).cloned())
+            .collect()
+    }
+
     pub fn send(&self, bytes: &str) {
         let mut w = self.writer.lock().unwrap();
         w.write_all(bytes.as_bytes()).unwrap();

@@ -1,0 +1,76 @@
+//! Bugs of the TUI's second pass (issue 27), each driven end to end: the real `interpreter`
+//! in a pseudo-terminal against the scripted mock model, the effect checked where it lands
+//! (the screen, what the mock received, the thread store, the disk).
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+mod tui_pty;
+
+use common::*;
+use oi_protocol::config_types::WireApi;
+use oi_test_support::{MockScript, MockTurn};
+use tui_pty::*;
+
+async fn env(turns: impl IntoIterator<Item = MockTurn>) -> TestEnv {
+    TestEnv::new(MockScript::turns(turns), WireApi::Chat).await
+}
+
+/// Runs a slash command typed in full.
+fn command(tui: &Tui, text: &str) {
+    tui.type_text(text);
+    tui.send("\r");
+}
+
+fn quit(mut tui: Tui) {
+    command(&tui, "/quit");
+    assert_eq!(tui.wait_exit(), 0);
+}
+
+const DOWN: &str = "\x1b[B";
+
+/// Waits until the highlighted (reverse-video) row on screen shows `name`.
+fn wait_highlighted(tui: &Tui, name: &str) {
+    tui.wait_until(&format!("/{name} highlighted"), |_| {
+        tui.highlighted_rows()
+            .iter()
+            .any(|r| r.trim_start().starts_with(&format!("/{name} ")))
+    });
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_slash_popup_scrolls_to_keep_the_selection_visible() {
+    let env = env([MockTurn::text("unused")]).await;
+    let tui = Tui::spawn(&env, &[]);
+    tui.wait_for("Ask anything");
+    tui.type_text("/");
+    // The popup lists the commands in this order; 8 rows show at once.
+    let order = [
+        "model",
+        "approvals",
+        "new",
+        "resume",
+        "fork",
+        "compact",
+        "diff",
+        "mention",
+        "status",
+        "mcp",
+    ];
+    wait_highlighted(&tui, order[0]);
+    for name in &order[1..] {
+        tui.send(DOWN);
+        wait_highlighted(&tui, name);
+    }
+    // Back up to the 9th (`/status`); Enter runs what is highlighted.
+    tui.send("\x1b[A");
+    wait_highlighted(&tui, "status");
+    tui.send("\r");
+    tui.wait_for("tokens    ");
+    // Typing filters the list.
+    tui.type_text("/lo");
+    wait_highlighted(&tui, "logout");
+    tui.send("\x15"); // Ctrl+U clears the line
+    tui.wait_until("the popup to close", |_| tui.highlighted_rows().is_empty());
+    quit(tui);
+    assert!(env.mock.requests().is_empty());
+}
