@@ -74,3 +74,62 @@ async fn the_slash_popup_scrolls_to_keep_the_selection_visible() {
     quit(tui);
     assert!(env.mock.requests().is_empty());
 }
+
+/// Sends a request and waits for its turn to end.
+fn turn(tui: &Tui, prompt: &str, answer: &str) {
+    tui.type_text(prompt);
+    tui.send("\r");
+    tui.wait_for(answer);
+    tui.wait_until("the turn to end", |t| !t.contains("Esc to interrupt"));
+}
+
+/// How many thread headers the screen and scrollback show.
+fn headers(screen: &str) -> usize {
+    screen
+        .lines()
+        .filter(|l| l.trim().starts_with("thread "))
+        .count()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_approvals_choice_holds_across_new_and_fork() {
+    let env = env([
+        MockTurn::text("first answer"),
+        MockTurn::tool_call("shell", serde_json::json!({"command": ["touch", "a.txt"]})),
+        MockTurn::text("went on after a"),
+        MockTurn::tool_call("shell", serde_json::json!({"command": ["touch", "b.txt"]})),
+        MockTurn::text("went on after b"),
+    ])
+    .await;
+    // Starts never asking; "Ask for everything" must keep asking in the next threads.
+    let tui = Tui::spawn(&env, &["-s", "danger-full-access", "-a", "never"]);
+    tui.wait_for("danger-full-access · never");
+    command(&tui, "/approvals");
+    tui.wait_for("Full access");
+    tui.type_text("everything");
+    tui.send("\r");
+    tui.wait_for("Approvals: Ask for everything");
+    // A turn in this thread takes the choice along; the next thread must still have it.
+    turn(&tui, "hello", "first answer");
+    command(&tui, "/new");
+    tui.wait_until("a second header", |t| headers(t) == 2);
+    tui.wait_for("workspace-write · untrusted");
+    tui.type_text("make a");
+    tui.send("\r");
+    tui.wait_for("Run this command?");
+    tui.send("n");
+    tui.wait_for("`touch a.txt` denied");
+    tui.wait_for("went on after a");
+    tui.wait_until("the turn to end", |t| !t.contains("Esc to interrupt"));
+    command(&tui, "/fork");
+    tui.wait_until("a third header", |t| headers(t) == 3);
+    tui.type_text("make b");
+    tui.send("\r");
+    tui.wait_for("Run this command?");
+    tui.send("n");
+    tui.wait_for("`touch b.txt` denied");
+    tui.wait_for("went on after b");
+    assert!(!env.work().join("a.txt").exists());
+    assert!(!env.work().join("b.txt").exists());
+    quit(tui);
+}

@@ -3,7 +3,7 @@
 //! [`FRAME_INTERVAL`], so a burst of stream deltas costs one frame, and nothing wakes the
 //! loop while idle.
 
-use crate::app::{App, AppAction, McpServerRow};
+use crate::app::{App, AppAction, McpServerRow, with_approvals};
 use crate::cells::HistoryCell;
 use crate::composer::Composer;
 use crate::overlay::Overlay;
@@ -526,18 +526,21 @@ async fn handle_action(
             }
         }
         AppAction::NewThread => {
-            let new = manager.start_thread(config.clone()).await;
+            let config = with_approvals(config, app.approvals_choice);
+            let new = manager.start_thread(config).await;
             switch_to(new, app, current, tx).await;
         }
         AppAction::Resume(id) => {
             if id == current.id {
                 return;
             }
-            let new = manager.resume_thread(id, config.clone()).await;
+            let config = with_approvals(config, app.approvals_choice);
+            let new = manager.resume_thread(id, config).await;
             switch_to(new, app, current, tx).await;
         }
         AppAction::Fork => {
-            let new = manager.fork_thread(current.id, config.clone()).await;
+            let config = with_approvals(config, app.approvals_choice);
+            let new = manager.fork_thread(current.id, config).await;
             switch_to(new, app, current, tx).await;
         }
         AppAction::OpenResumePicker => {

@@ -269,11 +269,8 @@ impl App {
                 };
                 self.status.sandbox = Some(*sandbox);
                 self.status.approval = Some(*approval);
-                self.pending_overrides.sandbox_policy = Some(match sandbox {
-                    SandboxMode::ReadOnly => SandboxPolicy::ReadOnly,
-                    SandboxMode::WorkspaceWrite => SandboxPolicy::workspace_write(),
-                    SandboxMode::DangerFullAccess => SandboxPolicy::DangerFullAccess,
-                });
+                self.approvals_choice = Some((*sandbox, *approval));
+                self.pending_overrides.sandbox_policy = Some(sandbox_policy_for(*sandbox));
                 self.pending_overrides.approval_policy = Some(*approval);
                 self.push_info(
                     &format!("Approvals: {label}"),

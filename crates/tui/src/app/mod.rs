@@ -166,12 +166,42 @@ pub struct App {
     pub file_matches: Vec<String>,
     /// Settings changed by `/model` or `/approvals`, sent with the next turn.
     pending_overrides: TurnOverrides,
+    /// The last `/approvals` choice (sandbox, approval policy): it holds for the rest of the
+    /// session, so threads started by `/new`, `/fork` or `/resume` start with it too.
+    pub approvals_choice: Option<(SandboxMode, AskForApproval)>,
     /// Model ids for `/model`, with their efforts.
     pub models: Vec<(String, Vec<ReasoningEffort>)>,
     /// A hint shown under the composer (e.g. "press Ctrl+C again to quit").
     pub hint: Option<String>,
     last_ctrl_c: Option<Instant>,
     pub should_quit: bool,
+}
+
+/// The sandbox policy a `/approvals` preset's mode stands for.
+pub fn sandbox_policy_for(mode: SandboxMode) -> SandboxPolicy {
+    match mode {
+        SandboxMode::ReadOnly => SandboxPolicy::ReadOnly,
+        SandboxMode::WorkspaceWrite => SandboxPolicy::workspace_write(),
+        SandboxMode::DangerFullAccess => SandboxPolicy::DangerFullAccess,
+    }
+}
+
+/// `config` with the session's `/approvals` choice applied, for a thread the TUI starts
+/// after that choice (`/new`, `/fork`, `/resume`). A choice of the mode `config` already
+/// has keeps its policy (writable roots and the like).
+pub fn with_approvals(
+    config: &oi_config::Config,
+    choice: Option<(SandboxMode, AskForApproval)>,
+) -> oi_config::Config {
+    let mut config = config.clone();
+    if let Some((mode, approval)) = choice {
+        config.approval_policy = approval;
+        if config.sandbox_policy.mode() != mode {
+            config.sandbox_mode = mode;
+            config.sandbox_policy = sandbox_policy_for(mode);
+        }
+    }
+    config
 }
 
 fn effort_from(s: &str) -> Option<ReasoningEffort> {
@@ -205,6 +235,7 @@ impl App {
             popup: None,
             file_matches: Vec::new(),
             pending_overrides: TurnOverrides::default(),
+            approvals_choice: None,
             models: Vec::new(),
             hint: None,
             last_ctrl_c: None,
