@@ -133,3 +133,37 @@ async fn the_approvals_choice_holds_across_new_and_fork() {
     assert!(!env.work().join("b.txt").exists());
     quit(tui);
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn threads_nobody_wrote_in_are_not_stored_or_offered_to_resume() {
+    let env = env([MockTurn::text("the only answer")]).await;
+    // Open and leave at once: nothing stored, no resume hint for a thread with nothing in it.
+    let mut tui = Tui::spawn(&env, &[]);
+    tui.wait_for("Ask anything");
+    command(&tui, "/quit");
+    assert_eq!(tui.wait_exit(), 0);
+    assert!(
+        !tui.text().contains("Resume this thread with"),
+        "{}",
+        tui.text()
+    );
+    assert_eq!(stored_thread_ids(&env), Vec::<String>::new());
+    // A thread with a question is kept; the empty one `/new` opened after it is not.
+    let tui = Tui::spawn(&env, &[]);
+    tui.wait_for("Ask anything");
+    turn(&tui, "the only question", "the only answer");
+    command(&tui, "/new");
+    tui.wait_until("a second header", |t| headers(t) == 2);
+    quit(tui);
+    assert_eq!(stored_thread_ids(&env).len(), 1);
+    // `interpreter resume` opens the picker on a new thread: it lists the one stored
+    // thread, and picking it leaves no empty thread behind.
+    let tui = Tui::spawn(&env, &["resume"]);
+    tui.wait_for("Resume a thread");
+    let screen = tui.wait_for("the only question");
+    assert!(!screen.contains("(no messages)"), "{screen}");
+    tui.send("\r");
+    tui.wait_for("› the only question");
+    quit(tui);
+    assert_eq!(stored_thread_ids(&env).len(), 1);
+}

@@ -396,6 +396,7 @@ async fn run_inner(opts: TuiOptions) -> Result<i32, String> {
     let _ = current.thread.submit(Op::Shutdown).await;
     let _ = tokio::time::timeout(SHUTDOWN_TIMEOUT, manager.shutdown_all()).await;
     current.forwarder.abort();
+    let forgotten = forget_if_empty(&manager, &config, &current.thread).await;
     let _ = screens.live.terminal().clear();
     drop(screens);
     drop(_guard);
@@ -406,11 +407,13 @@ async fn run_inner(opts: TuiOptions) -> Result<i32, String> {
     } else if let Some(e) = &failure {
         let _ = writeln!(std::io::stderr(), "error: {e}");
     }
-    let _ = writeln!(
-        out,
-        "Resume this thread with: interpreter resume {}",
-        current.id
-    );
+    if !forgotten {
+        let _ = writeln!(
+            out,
+            "Resume this thread with: interpreter resume {}",
+            current.id
+        );
+    }
     Ok(match (stopped_by, failure) {
         (Some(sig), _) => sig.exit_code(),
         (None, Some(_)) => 1,
@@ -485,16 +488,72 @@ pub fn draw<B: ratatui::backend::Backend>(
     Ok(())
 }
 
+/// True when the user never wrote in the thread: there is nothing in it to resume.
+fn is_empty(thread: &Thread) -> bool {
+    use oi_protocol::models::{ResponseItem, Role};
+    !thread.history().iter().any(|item| {
+        matches!(
+            item,
+            ResponseItem::Message {
+                role: Role::User,
+                ..
+            }
+        )
+    })
+}
+
+/// Removes an empty thread from the store (it was created when the TUI opened it), so it
+/// never shows in `/resume` as a thread without messages. Call once it has stopped.
+/// Returns whether it was removed.
+async fn forget_if_empty(manager: &ThreadManager, config: &Config, thread: &Thread) -> bool {
+    if !is_empty(thread) {
+        return false;
+    }
+    let Ok(store) = manager.open_store(&config.home).await else {
+        return false;
+    };
+    let id = thread.id();
+    manager.remove_thread(&id);
+    matches!(
+        tokio::task::spawn_blocking(move || store.delete(&id)).await,
+        Ok(Ok(()))
+    )
+}
+
+/// Stops a thread whose events nobody else reads and waits until it has written
+/// everything (`shutdown_complete`, or its stream ended, at most [`SHUTDOWN_TIMEOUT`]).
+async fn stop(thread: &Thread) {
+    if thread.submit(Op::Shutdown).await.is_err() {
+        return;
+    }
+    let drained = async {
+        while let Ok(ev) = thread.next_event().await {
+            if matches!(ev.msg, oi_protocol::protocol::EventMsg::ShutdownComplete) {
+                break;
+            }
+        }
+    };
+    let _ = tokio::time::timeout(SHUTDOWN_TIMEOUT, drained).await;
+}
+
 async fn switch_to(
     new: Result<NewThread, oi_core::CoreError>,
     app: &mut App,
+    manager: &ThreadManager,
+    config: &Config,
     current: &mut Current,
     tx: &mpsc::UnboundedSender<(ThreadId, Event)>,
 ) {
     match new {
         Ok(new) => {
-            let _ = current.thread.submit(Op::Shutdown).await;
             current.forwarder.abort();
+            if is_empty(&current.thread) {
+                // Nothing to keep: stop it for good, then drop it from the store.
+                stop(&current.thread).await;
+                forget_if_empty(manager, config, &current.thread).await;
+            } else {
+                let _ = current.thread.submit(Op::Shutdown).await;
+            }
             app.on_session_configured(&new.session_configured);
             app.replay_history(&new.thread.history());
             *current = Current {
@@ -526,22 +585,22 @@ async fn handle_action(
             }
         }
         AppAction::NewThread => {
-            let config = with_approvals(config, app.approvals_choice);
-            let new = manager.start_thread(config).await;
-            switch_to(new, app, current, tx).await;
+            let cfg = with_approvals(config, app.approvals_choice);
+            let new = manager.start_thread(cfg).await;
+            switch_to(new, app, manager, config, current, tx).await;
         }
         AppAction::Resume(id) => {
             if id == current.id {
                 return;
             }
-            let config = with_approvals(config, app.approvals_choice);
-            let new = manager.resume_thread(id, config).await;
-            switch_to(new, app, current, tx).await;
+            let cfg = with_approvals(config, app.approvals_choice);
+            let new = manager.resume_thread(id, cfg).await;
+            switch_to(new, app, manager, config, current, tx).await;
         }
         AppAction::Fork => {
-            let config = with_approvals(config, app.approvals_choice);
-            let new = manager.fork_thread(current.id, config).await;
-            switch_to(new, app, current, tx).await;
+            let cfg = with_approvals(config, app.approvals_choice);
+            let new = manager.fork_thread(current.id, cfg).await;
+            switch_to(new, app, manager, config, current, tx).await;
         }
         AppAction::OpenResumePicker => {
             let home = config.home.clone();
