@@ -167,3 +167,32 @@ async fn threads_nobody_wrote_in_are_not_stored_or_offered_to_resume() {
     quit(tui);
     assert_eq!(stored_thread_ids(&env).len(), 1);
 }
+
+fn mode(path: &std::path::Path) -> u32 {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::metadata(path)
+        .unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+        .permissions()
+        .mode()
+        & 0o777
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_log_folder_is_owner_only_whatever_the_umask() {
+    use std::os::unix::fs::PermissionsExt;
+    let env = env([MockTurn::text("unused")]).await;
+    let log = env.home.path().join("log");
+    let tui = Tui::spawn_after(&env, "umask 000", &[]);
+    tui.wait_for("Ask anything");
+    assert_eq!(mode(&log), 0o700, "log/ under umask 000");
+    assert_eq!(mode(&log.join("tui.log")), 0o600);
+    quit(tui);
+    // A folder and log left open (by an older version) are tightened on the next start.
+    std::fs::set_permissions(&log, std::fs::Permissions::from_mode(0o755)).unwrap();
+    std::fs::set_permissions(log.join("tui.log"), std::fs::Permissions::from_mode(0o644)).unwrap();
+    let tui = Tui::spawn(&env, &[]);
+    tui.wait_for("Ask anything");
+    assert_eq!(mode(&log), 0o700, "an open log/ is tightened");
+    assert_eq!(mode(&log.join("tui.log")), 0o600);
+    quit(tui);
+}

@@ -16,6 +16,7 @@ pub mod keys;
 mod load;
 pub mod mcp;
 mod overrides;
+pub mod owner_only;
 pub mod project_consent;
 pub mod project_file;
 pub mod provider;

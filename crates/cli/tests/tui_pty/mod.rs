@@ -45,6 +45,14 @@ impl Tui {
         )
     }
 
+    /// The interpreter under test started by `sh -c` after `setup` (e.g. `umask 000`).
+    pub fn spawn_after(env: &TestEnv, setup: &str, args: &[&str]) -> Tui {
+        let line = format!("{setup}; exec \"$0\" \"$@\"");
+        let mut all = vec!["-c", line.as_str(), Self::interpreter_command()];
+        all.extend_from_slice(args);
+        Self::spawn_program(env, "sh", &all, &[])
+    }
+
     /// The command line that starts the interpreter under test.
     pub fn interpreter_command() -> &'static str {
         env!("CARGO_BIN_EXE_interpreter")
