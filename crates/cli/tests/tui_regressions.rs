@@ -196,3 +196,92 @@ async fn the_log_folder_is_owner_only_whatever_the_umask() {
     assert_eq!(mode(&log.join("tui.log")), 0o600);
     quit(tui);
 }
+
+fn history_lines(env: &TestEnv) -> Vec<serde_json::Value> {
+    read(&env.home.path().join("history.jsonl"))
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l:?}")))
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_tui_and_the_line_mode_share_one_prompt_history_without_commands() {
+    let env = env([
+        MockTurn::text("tui answer"),
+        MockTurn::text("line answer"),
+        MockTurn::text("the summary"),
+    ])
+    .await;
+    let tui = Tui::spawn(&env, &[]);
+    tui.wait_for("Ask anything");
+    turn(&tui, "asked in the tui", "tui answer");
+    command(&tui, "/status");
+    tui.wait_for("tokens    ");
+    quit(tui);
+    // The line mode, in the same home.
+    let mut line = Tui::spawn(&env, &["--no-tui"]);
+    line.wait_for("Type a request");
+    line.send("asked in the line mode\r");
+    line.wait_for("line answer");
+    line.send("/compact\r");
+    line.wait_for("conversation compacted");
+    line.send("/exit\r");
+    assert_eq!(line.wait_exit(), 0);
+    // One shape (Codex's), prompts only.
+    let lines = history_lines(&env);
+    let texts: Vec<&str> = lines.iter().filter_map(|l| l["text"].as_str()).collect();
+    assert_eq!(
+        texts,
+        ["asked in the tui", "asked in the line mode"],
+        "{lines:?}"
+    );
+    for l in &lines {
+        assert!(
+            l["session_id"].as_str().is_some_and(|s| !s.is_empty()),
+            "{l}"
+        );
+        assert!(l["ts"].as_u64().is_some(), "{l}");
+    }
+    // The TUI reads both back: Up recalls the line mode's prompt, then its own.
+    let tui = Tui::spawn(&env, &[]);
+    tui.wait_for("Ask anything");
+    tui.send("\x1b[A");
+    tui.wait_until("the line mode's prompt recalled", |_| {
+        tui.rows()
+            .iter()
+            .any(|r| r.trim_end() == "› asked in the line mode")
+    });
+    tui.send("\x1b[A");
+    tui.wait_until("the tui's prompt recalled", |_| {
+        tui.rows()
+            .iter()
+            .any(|r| r.trim_end() == "› asked in the tui")
+    });
+    tui.send("\x15");
+    quit(tui);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn history_persistence_none_keeps_no_prompt_history() {
+    let env = env([
+        MockTurn::text("first answer"),
+        MockTurn::text("second answer"),
+    ])
+    .await;
+    let config = env.home.path().join("config.toml");
+    let mut text = read(&config);
+    text.push_str("\n[history]\npersistence = \"none\"\n");
+    std::fs::write(&config, text).unwrap();
+    let tui = Tui::spawn(&env, &[]);
+    tui.wait_for("Ask anything");
+    turn(&tui, "a private prompt", "first answer");
+    quit(tui);
+    let mut line = Tui::spawn(&env, &["--no-tui"]);
+    line.wait_for("Type a request");
+    line.send("another private prompt\r");
+    line.wait_for("second answer");
+    line.send("/exit\r");
+    assert_eq!(line.wait_exit(), 0);
+    let path = env.home.path().join("history.jsonl");
+    assert!(!path.exists(), "history.jsonl written: {}", read(&path));
+}

@@ -12,6 +12,7 @@ pub mod credentials;
 mod de_error;
 pub mod edit;
 mod error;
+pub mod history;
 pub mod keys;
 mod load;
 pub mod mcp;

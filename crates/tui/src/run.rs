@@ -17,6 +17,7 @@ use crossterm::event::{
 use crossterm::terminal::{EnterAlternateScreen, LeaveAlternateScreen};
 use futures::StreamExt;
 use oi_config::Config;
+use oi_config::history::PromptHistory;
 use oi_core::{NewThread, Thread, ThreadManager};
 use oi_process::{TerminationSignal, TerminationSignals};
 use oi_protocol::ThreadId;
@@ -227,8 +228,8 @@ async fn run_inner(opts: TuiOptions) -> Result<i32, String> {
     let theme = Theme::from_env();
     // Start the thread before touching the terminal, so a config error prints plainly.
     let first = start_thread(&manager, &config, &start).await?;
-    let history_file = Some(config.home.join("history.jsonl"));
-    let mut app = App::new(Composer::with_history_file(history_file));
+    let history = PromptHistory::from_config(&config);
+    let mut app = App::new(Composer::with_history(history.read()));
     app.set_models(models);
     app.on_session_configured(&first.session_configured);
     app.replay_history(&first.thread.history());
@@ -250,6 +251,7 @@ async fn run_inner(opts: TuiOptions) -> Result<i32, String> {
         .await;
     }
     if let Some(p) = prompt.filter(|p| !p.trim().is_empty()) {
+        let _ = history.append(&current.id.to_string(), &p);
         let _ = current
             .thread
             .submit(Op::UserInput {
@@ -296,6 +298,7 @@ async fn run_inner(opts: TuiOptions) -> Result<i32, String> {
             let _ = models_tx.send(catalog_entries(ids));
         });
     }
+    let mut history_failed = false;
     let mut term_events = EventStream::new();
     let mut dirty = true;
     let mut last_draw = Instant::now() - FRAME_INTERVAL;
@@ -341,6 +344,17 @@ async fn run_inner(opts: TuiOptions) -> Result<i32, String> {
                 stopped_by = Some(sig);
                 let _ = current.thread.submit(Op::Interrupt).await;
                 actions.push(AppAction::Quit);
+            }
+        }
+        for p in app.take_prompts_to_save() {
+            if let Err(e) = history.append(&current.id.to_string(), &p)
+                && !history_failed
+            {
+                // Said once: the session goes on without its history file.
+                history_failed = true;
+                app.push_cell(HistoryCell::Warning {
+                    message: format!("cannot save the prompt history: {e}"),
+                });
             }
         }
         let mut quit = false;

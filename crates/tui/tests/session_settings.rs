@@ -65,3 +65,25 @@ fn the_approvals_choice_outlives_the_thread_it_was_made_in() {
     assert_eq!(same.approval_policy, base.approval_policy);
     assert_eq!(same.sandbox_policy, base.sandbox_policy);
 }
+
+#[test]
+fn only_prompts_sent_to_the_model_go_to_the_prompt_history() {
+    let mut app = App::new(Composer::default());
+    app.on_event(&session("0199a213-81c0-7800-8aa1-bbab2a035a53"));
+    for text in [
+        "/status",
+        "a real question",
+        "/frobnicate",
+        "/usr/bin/env is odd",
+    ] {
+        for c in text.chars() {
+            app.on_key(key(KeyCode::Char(c)));
+        }
+        app.on_key(key(KeyCode::Enter));
+    }
+    assert_eq!(
+        app.take_prompts_to_save(),
+        ["a real question", "/usr/bin/env is odd"]
+    );
+    assert!(app.take_prompts_to_save().is_empty());
+}

@@ -171,6 +171,8 @@ pub struct App {
     pub approvals_choice: Option<(SandboxMode, AskForApproval)>,
     /// Model ids for `/model`, with their efforts.
     pub models: Vec<(String, Vec<ReasoningEffort>)>,
+    /// Prompts sent since the runner last saved them to the prompt history.
+    prompts_to_save: Vec<String>,
     /// A hint shown under the composer (e.g. "press Ctrl+C again to quit").
     pub hint: Option<String>,
     last_ctrl_c: Option<Instant>,
@@ -236,6 +238,7 @@ impl App {
             file_matches: Vec::new(),
             pending_overrides: TurnOverrides::default(),
             approvals_choice: None,
+            prompts_to_save: Vec::new(),
             models: Vec::new(),
             hint: None,
             last_ctrl_c: None,
@@ -251,6 +254,12 @@ impl App {
     /// Takes the finished cells that still have to go into the scrollback.
     pub fn take_pending(&mut self) -> Vec<HistoryCell> {
         std::mem::take(&mut self.pending)
+    }
+
+    /// Takes the prompts typed and sent since the last call, for the prompt history (slash
+    /// commands are not among them).
+    pub fn take_prompts_to_save(&mut self) -> Vec<String> {
+        std::mem::take(&mut self.prompts_to_save)
     }
 
     /// Adds a finished cell.
