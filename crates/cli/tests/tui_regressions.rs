@@ -285,3 +285,46 @@ async fn history_persistence_none_keeps_no_prompt_history() {
     let path = env.home.path().join("history.jsonl");
     assert!(!path.exists(), "history.jsonl written: {}", read(&path));
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn ctrl_t_shows_long_command_output_whole_and_searches_it() {
+    let env = env([
+        MockTurn::tool_call(
+            "shell",
+            serde_json::json!({"command": ["seq", "1", "50000"]}),
+        ),
+        MockTurn::text("counted"),
+    ])
+    .await;
+    let tui = Tui::spawn(&env, &["-s", "danger-full-access", "-a", "never"]);
+    tui.wait_for("Ask anything");
+    turn(&tui, "count", "counted");
+    tui.wait_for("more lines (Ctrl+T shows the transcript)");
+    tui.send("\x14"); // Ctrl+T
+    let row_is = |tui: &Tui, text: &str| tui.rows().iter().any(|r| r.trim() == text);
+    tui.wait_until("the transcript", |_| {
+        tui.rows().iter().any(|r| r.starts_with("── Transcript"))
+    });
+    tui.send("/31337");
+    tui.wait_until("the query typed", |_| row_is(&tui, "/31337"));
+    tui.send("\r");
+    tui.wait_until("the match, highlighted", |_| {
+        tui.highlighted_rows().iter().any(|r| r.trim() == "31337")
+    });
+    tui.wait_until("the match count", |_| {
+        tui.rows().iter().any(|r| r.contains("`31337` 1/1"))
+    });
+    // A new search starts from the page on screen (31337 on top), as in a pager; `n` goes
+    // on to the next match: `/4999` finds 34999, then 44999.
+    tui.send("/4999\r");
+    tui.wait_until("the first match", |_| {
+        tui.highlighted_rows().iter().any(|r| r.trim() == "34999")
+    });
+    tui.send("n");
+    tui.wait_until("the next match", |_| {
+        tui.highlighted_rows().iter().any(|r| r.trim() == "44999")
+    });
+    tui.send("\x1b");
+    tui.wait_for("Ask anything");
+    quit(tui);
+}

@@ -138,7 +138,7 @@ struct Screens {
 impl Screens {
     fn frame(&mut self, app: &mut App, theme: &Theme) -> Result<(), String> {
         let failed = |e: std::io::Error| format!("cannot draw: {e}");
-        if matches!(app.overlay, Some(Overlay::Transcript { .. })) {
+        if matches!(app.overlay, Some(Overlay::Transcript(_))) {
             if self.transcript.is_none() {
                 crossterm::execute!(std::io::stdout(), EnterAlternateScreen).map_err(failed)?;
                 ON_ALTERNATE_SCREEN.store(true, std::sync::atomic::Ordering::SeqCst);
@@ -148,6 +148,9 @@ impl Screens {
             }
             if let Some(t) = &mut self.transcript {
                 let now = Instant::now();
+                if let Ok(size) = t.size() {
+                    app.screen = (size.width, size.height);
+                }
                 t.draw(|f| {
                     render_live(app, f.area(), f.buffer_mut(), theme, now);
                 })
@@ -480,6 +483,7 @@ pub fn draw<B: ratatui::backend::Backend>(
     let screen = live
         .screen_size()
         .map_err(|e| format!("cannot read the terminal size: {e}"))?;
+    app.screen = (screen.width, screen.height);
     // Lay out for a resized screen first, so history is wrapped for the new width.
     let height = live.height();
     live.fit(height).map_err(failed)?;

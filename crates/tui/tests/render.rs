@@ -464,6 +464,50 @@ fn transcript_overlay_shows_the_whole_thread() {
 }
 
 #[test]
+fn the_transcript_shows_long_command_output_whole_and_searches_it() {
+    let mut app = app();
+    let output: String = (1..=50_000).map(|i| format!("{i}\n")).collect();
+    app.push_cell(HistoryCell::Exec {
+        command: "seq 1 50000".into(),
+        output,
+        outcome: oi_tui::cells::Outcome::Done {
+            exit_code: 0,
+            duration_ms: 12,
+        },
+    });
+    let cell = scrollback(&app.take_pending(), 60);
+    assert!(cell.contains("49994 more lines"), "{cell}");
+    app.screen = (60, 14);
+    app.on_key(KeyEvent::new(KeyCode::Char('t'), KeyModifiers::CONTROL));
+    let screen = live(&app, 60, 14);
+    assert!(
+        screen.contains("  50000 "),
+        "the end of the output shows:\n{screen}"
+    );
+    assert!(!screen.contains("more lines"), "{screen}");
+    type_str(&mut app, "/31337");
+    assert!(live(&app, 60, 14).contains("/31337"));
+    app.on_key(key(KeyCode::Enter));
+    let screen = live(&app, 60, 14);
+    assert!(screen.contains("    31337 "), "the match shows:\n{screen}");
+    assert!(screen.contains("`31337` 1/1"), "{screen}");
+    // A new search starts from the page on screen, like a pager's.
+    type_str(&mut app, "/2500");
+    app.on_key(key(KeyCode::Enter));
+    assert!(live(&app, 60, 14).contains("    32500 "));
+    type_str(&mut app, "n");
+    let screen = live(&app, 60, 14);
+    assert!(
+        screen.contains("    42500 "),
+        "n goes to the next match:\n{screen}"
+    );
+    type_str(&mut app, "N");
+    assert!(live(&app, 60, 14).contains("    32500 "), "N goes back");
+    app.on_key(key(KeyCode::Esc));
+    assert!(app.overlay.is_none());
+}
+
+#[test]
 fn ctrl_c_interrupts_then_twice_on_empty_composer_quits() {
     let ctrl_c = KeyEvent::new(KeyCode::Char('c'), KeyModifiers::CONTROL);
     let mut app = app();

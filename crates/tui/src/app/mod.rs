@@ -171,6 +171,8 @@ pub struct App {
     pub approvals_choice: Option<(SandboxMode, AskForApproval)>,
     /// Model ids for `/model`, with their efforts.
     pub models: Vec<(String, Vec<ReasoningEffort>)>,
+    /// The terminal's size (columns, rows) at the last frame: the transcript pages by it.
+    pub screen: (u16, u16),
     /// Prompts sent since the runner last saved them to the prompt history.
     prompts_to_save: Vec<String>,
     /// A hint shown under the composer (e.g. "press Ctrl+C again to quit").
@@ -239,6 +241,7 @@ impl App {
             pending_overrides: TurnOverrides::default(),
             approvals_choice: None,
             prompts_to_save: Vec::new(),
+            screen: (80, 24),
             models: Vec::new(),
             hint: None,
             last_ctrl_c: None,
