@@ -404,26 +404,7 @@ fn init_tracing(log_file: Option<&std::path::Path>) {
     // Server mode also keeps a log file: GUI MCP clients often discard stderr.
     // The log may quote prompts and tool output: owner-only (0600 in a 0700 folder), and a
     // file left more open by an older version is tightened.
-    let file = log_file.and_then(|path| {
-        if let Some(dir) = path.parent() {
-            let mut b = std::fs::DirBuilder::new();
-            b.recursive(true);
-            #[cfg(unix)]
-            std::os::unix::fs::DirBuilderExt::mode(&mut b, 0o700);
-            b.create(dir).ok()?;
-        }
-        let mut opts = std::fs::OpenOptions::new();
-        opts.create(true).append(true);
-        #[cfg(unix)]
-        std::os::unix::fs::OpenOptionsExt::mode(&mut opts, 0o600);
-        let f = opts.open(path).ok()?;
-        #[cfg(unix)]
-        {
-            use std::os::unix::fs::PermissionsExt;
-            let _ = f.set_permissions(std::fs::Permissions::from_mode(0o600));
-        }
-        Some(f)
-    });
+    let file = log_file.and_then(|path| oi_config::owner_only::open_append(path).ok());
     let format = || PlainNotices(tracing_subscriber::fmt::format());
     let _ = match file {
         Some(f) => tracing_subscriber::fmt()

@@ -5,9 +5,9 @@
 //! SIGTERM / SIGHUP interrupt the running turn and end the session (exit 143 / 129).
 
 use crate::cli::{EXIT_FAILURE, EXIT_OK, GlobalArgs};
-use crate::history::PromptHistory;
 use crate::out::outln;
 use crate::render::{HumanRenderer, ReasoningDisplay};
+use oi_config::history::PromptHistory;
 use oi_core::{Thread, ThreadManager, ThreadManagerOptions};
 use oi_process::{TerminationSignal, TerminationSignals};
 use oi_protocol::parse_command::shell_join;
@@ -269,7 +269,9 @@ pub async fn run(global: GlobalArgs, first_prompt: Option<String>) -> i32 {
                 }
             }
         };
-        history.append(&new.thread_id.to_string(), &prompt);
+        if let Err(e) = history.append(&new.thread_id.to_string(), &prompt) {
+            tracing::warn!("cannot save the prompt history: {e}");
+        }
         match run_one_turn(&new.thread, prompt, &mut lines, &mut human, &mut signals).await {
             TurnEnd::Ok => last_ok = true,
             TurnEnd::Failed => last_ok = false,

@@ -4,7 +4,6 @@
 mod accept_cmd;
 mod cli;
 mod exec;
-mod history;
 mod interactive;
 mod listen_token;
 mod mcp_cmd;

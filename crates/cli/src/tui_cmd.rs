@@ -23,22 +23,10 @@ pub fn wants_tui(cli: &Cli) -> bool {
 
 /// Logs to `$HOME/log/tui.log` (0600), never to the screen; quiet unless `RUST_LOG`.
 pub fn init_file_tracing() {
-    let Some(path) = oi_config::find_home()
-        .ok()
-        .map(|h| h.join("log").join("tui.log"))
-    else {
+    let Ok(home) = oi_config::find_home() else {
         return;
     };
-    if let Some(dir) = path.parent()
-        && std::fs::create_dir_all(dir).is_err()
-    {
-        return;
-    }
-    let mut opts = std::fs::OpenOptions::new();
-    opts.create(true).append(true);
-    #[cfg(unix)]
-    std::os::unix::fs::OpenOptionsExt::mode(&mut opts, 0o600);
-    let Ok(file) = opts.open(&path) else {
+    let Ok(file) = oi_config::owner_only::open_log(&home, "tui.log") else {
         return;
     };
     let filter = tracing_subscriber::EnvFilter::try_from_default_env()

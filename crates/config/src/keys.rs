@@ -302,7 +302,7 @@ pub const KEY_DOCS: &[KeyDoc] = &[
     KeyDoc {
         key: "history",
         default: "`persistence = \"save-all\"`",
-        meaning: "`[history] persistence = \"none\"` stops saving interactive prompts to `$OPENINTERPRETER_HOME/history.jsonl`",
+        meaning: "`[history] persistence = \"none\"` stops saving (and reading) interactive prompts in `$OPENINTERPRETER_HOME/history.jsonl`; the TUI and the line mode share that file, slash commands are never saved",
         example: "[history]\npersistence = \"none\"",
     },
     KeyDoc {

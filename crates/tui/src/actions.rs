@@ -19,6 +19,11 @@ pub fn list_threads(home: &Path) -> Result<Vec<(ThreadId, String, String)>, Stri
     Ok(page
         .data
         .into_iter()
+        // A thread nobody wrote in (left by an older version, or started by another front
+        // end) has nothing to resume.
+        .filter(|s| {
+            !s.preview.trim().is_empty() || s.name.as_ref().is_some_and(|n| !n.trim().is_empty())
+        })
         .map(|s| {
             let title = s
                 .name

@@ -207,7 +207,31 @@ fn bullet(style: ratatui::style::Style) -> Span<'static> {
     Span::styled("• ", style)
 }
 
+/// How much of a command's output a cell shows.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum ExecRows {
+    /// The last [`EXEC_LIVE_ROWS`] (while it runs).
+    Tail,
+    /// The first [`EXEC_OUTPUT_ROWS`] (in the scrollback).
+    Head,
+    /// All of it, lines wrapped (in the transcript).
+    All,
+}
+
 impl HistoryCell {
+    /// The cell as the transcript shows it: like in the scrollback, but a command's output
+    /// whole.
+    pub fn transcript_lines(&self, width: u16, theme: &Theme) -> Vec<Line<'static>> {
+        match self {
+            HistoryCell::Exec {
+                command,
+                output,
+                outcome,
+            } => exec_lines(command, output, outcome, width, theme, ExecRows::All),
+            _ => self.lines(width, theme, false),
+        }
+    }
+
     /// The cell as lines wrapped to `width`. `live` draws a running cell (output tail only).
     pub fn lines(&self, width: u16, theme: &Theme, live: bool) -> Vec<Line<'static>> {
         let w = usize::from(width);
@@ -272,7 +296,14 @@ impl HistoryCell {
                 command,
                 output,
                 outcome,
-            } => exec_lines(command, output, outcome, width, theme, live),
+            } => exec_lines(
+                command,
+                output,
+                outcome,
+                width,
+                theme,
+                if live { ExecRows::Tail } else { ExecRows::Head },
+            ),
             HistoryCell::Patch { changes, ok } => {
                 let (title, style) = match ok {
                     None => ("Applying patch", theme.bold()),
@@ -395,8 +426,9 @@ fn exec_lines(
     outcome: &Outcome,
     width: u16,
     theme: &Theme,
-    live: bool,
+    rows_shown: ExecRows,
 ) -> Vec<Line<'static>> {
+    let live = rows_shown == ExecRows::Tail;
     let (style, verb) = match outcome {
         Outcome::Running => (theme.bold(), "Running"),
         Outcome::Done { exit_code: 0, .. } => (theme.ok(), "Ran"),
@@ -427,10 +459,10 @@ fn exec_lines(
     }
     let mut out = wrap_line(&Line::from(head), width, "    ");
     let rows: Vec<&str> = output.lines().collect();
-    let max = if live {
-        EXEC_LIVE_ROWS
-    } else {
-        EXEC_OUTPUT_ROWS
+    let max = match rows_shown {
+        ExecRows::Tail => EXEC_LIVE_ROWS,
+        ExecRows::Head => EXEC_OUTPUT_ROWS,
+        ExecRows::All => usize::MAX,
     };
     let (shown, hidden) = if rows.len() > max {
         if live {
@@ -450,6 +482,14 @@ fn exec_lines(
     }
     for (i, l) in shown.iter().enumerate() {
         let lead = if i == 0 && !live { "  └ " } else { "    " };
+        if rows_shown == ExecRows::All {
+            let line = Line::from(vec![
+                Span::styled(lead, theme.dim()),
+                Span::styled(l.to_string(), theme.dim()),
+            ]);
+            out.extend(wrap_line(&line, width, "    "));
+            continue;
+        }
         out.push(Line::from(vec![
             Span::styled(lead, theme.dim()),
             Span::styled(truncate(l, inner), theme.dim()),

@@ -2,11 +2,10 @@
 //! It knows nothing about turns; the app decides what Enter means.
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
-use std::path::PathBuf;
 
 /// Pastes longer than this many characters are shown as a placeholder.
 pub const LARGE_PASTE_CHARS: usize = 1000;
-/// History entries kept on disk.
+/// History entries kept for Up/Down.
 const HISTORY_LIMIT: usize = 500;
 
 /// What a key did to the composer.
@@ -30,26 +29,16 @@ pub struct Composer {
     browsing: Option<usize>,
     /// `(placeholder, pasted text)` for large pastes still in the text.
     pastes: Vec<(String, String)>,
-    history_file: Option<PathBuf>,
     /// The text the last Ctrl+K/U/W (or Alt+D, Alt+Backspace) removed, for Ctrl+Y.
     killed: String,
 }
 
 impl Composer {
-    /// A composer whose history is read from and appended to `history_file`.
-    pub fn with_history_file(history_file: Option<PathBuf>) -> Self {
-        let history = history_file
-            .as_ref()
-            .and_then(|p| std::fs::read_to_string(p).ok())
-            .map(|s| {
-                s.lines()
-                    .filter_map(|l| serde_json::from_str::<String>(l).ok())
-                    .collect()
-            })
-            .unwrap_or_default();
+    /// A composer whose Up/Down recall starts with `history` (oldest first), as read by
+    /// `oi_config::history::PromptHistory`, which also saves what is sent.
+    pub fn with_history(history: Vec<String>) -> Self {
         Self {
             history,
-            history_file,
             ..Self::default()
         }
     }
@@ -218,32 +207,14 @@ impl Composer {
         self.cursor = self.text.len();
     }
 
-    /// Records a submitted entry and appends it to the history file (one JSON string a line).
+    /// Records a submitted entry for Up/Down recall (in memory; saving it is the app's).
     pub fn remember(&mut self, entry: &str) {
         if entry.trim().is_empty() || self.history.last().map(String::as_str) == Some(entry) {
             return;
         }
         self.history.push(entry.to_string());
-        if let Some(path) = &self.history_file {
-            if self.history.len() > HISTORY_LIMIT {
-                self.history.drain(..self.history.len() - HISTORY_LIMIT);
-                let body: String = self
-                    .history
-                    .iter()
-                    .filter_map(|e| serde_json::to_string(e).ok())
-                    .map(|l| l + "\n")
-                    .collect();
-                let _ = std::fs::write(path, body);
-            } else if let Ok(line) = serde_json::to_string(entry) {
-                use std::io::Write;
-                let mut opts = std::fs::OpenOptions::new();
-                opts.create(true).append(true);
-                #[cfg(unix)]
-                std::os::unix::fs::OpenOptionsExt::mode(&mut opts, 0o600);
-                if let Ok(mut f) = opts.open(path) {
-                    let _ = writeln!(f, "{line}");
-                }
-            }
+        if self.history.len() > HISTORY_LIMIT {
+            self.history.drain(..self.history.len() - HISTORY_LIMIT);
         }
     }
 
@@ -467,21 +438,21 @@ mod tests {
     }
 
     #[test]
-    fn history_persists_and_browses_with_up_down() {
-        let dir = tempfile::tempdir().unwrap();
-        let file = dir.path().join("history.jsonl");
-        let mut c = Composer::with_history_file(Some(file.clone()));
+    fn history_browses_with_up_down() {
+        let mut c = Composer::with_history(vec!["from disk".into()]);
         typed(&mut c, "first");
         c.handle_key(key(KeyCode::Enter));
         typed(&mut c, "second\nline");
         c.handle_key(key(KeyCode::Enter));
-        let mut c = Composer::with_history_file(Some(file));
         c.handle_key(key(KeyCode::Up));
         assert_eq!(c.text(), "second\nline");
         c.handle_key(key(KeyCode::Up));
         assert_eq!(c.text(), "first");
+        c.handle_key(key(KeyCode::Up));
+        assert_eq!(c.text(), "from disk");
         c.handle_key(key(KeyCode::Down));
-        assert_eq!(c.text(), "second\nline");
+        assert_eq!(c.text(), "first");
+        c.handle_key(key(KeyCode::Down));
         c.handle_key(key(KeyCode::Down));
         assert_eq!(c.text(), "");
     }

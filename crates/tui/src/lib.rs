@@ -24,6 +24,7 @@ pub mod run;
 pub mod slash;
 mod table;
 pub mod theme;
+pub mod transcript;
 pub mod viewport;
 pub mod wrap;
 

@@ -381,10 +381,8 @@ pub enum Overlay {
     Approval(Approval),
     Elicitation(ElicitationForm),
     Picker(Picker),
-    /// The whole thread; `scroll` rows up from the bottom.
-    Transcript {
-        scroll: usize,
-    },
+    /// The whole thread, paged and searchable.
+    Transcript(crate::transcript::TranscriptView),
 }
 
 #[cfg(test)]

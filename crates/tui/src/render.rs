@@ -6,6 +6,7 @@ use crate::cells::{HistoryCell, format_duration, patch_lines};
 use crate::overlay::{ApprovalSubject, FieldKind, Overlay};
 use crate::slash;
 use crate::theme::Theme;
+use crate::transcript::{self, TranscriptView};
 use crate::wrap::{truncate, wrap_line};
 use ratatui::buffer::Buffer;
 use ratatui::layout::{Position, Rect};
@@ -33,7 +34,7 @@ pub struct LiveLines {
 /// (running cells, the open tail of the answer, a popup or overlay, the composer and the
 /// status line), so no blank rows show while idle. The transcript takes the whole screen.
 pub fn live_height(app: &App, width: u16, screen_rows: u16, theme: &Theme, now: Instant) -> u16 {
-    if matches!(app.overlay, Some(Overlay::Transcript { .. })) {
+    if matches!(app.overlay, Some(Overlay::Transcript(_))) {
         return screen_rows;
     }
     let rows = live_lines(app, width, usize::from(screen_rows), theme, now)
@@ -50,8 +51,8 @@ pub fn render_live(
     theme: &Theme,
     now: Instant,
 ) -> Option<Position> {
-    if let Some(Overlay::Transcript { scroll }) = &app.overlay {
-        render_transcript(app, *scroll, area, buf, theme);
+    if let Some(Overlay::Transcript(view)) = &app.overlay {
+        render_transcript(app, view, area, buf, theme);
         return None;
     }
     let LiveLines { lines, cursor } =
@@ -66,6 +67,15 @@ pub fn render_live(
             area.y + u16::try_from(pad + row).ok()?,
         ))
     })
+}
+
+/// The first row a popup of `len` rows shows so that `selected` is always in its window of
+/// [`POPUP_ROWS`] (the window follows the selection past the bottom).
+pub fn popup_top(selected: usize, len: usize) -> usize {
+    let selected = selected.min(len.saturating_sub(1));
+    (selected + 1)
+        .saturating_sub(POPUP_ROWS)
+        .min(len.saturating_sub(POPUP_ROWS))
 }
 
 /// The live area's content at `width`, cut to the newest `max_rows` rows.
@@ -83,7 +93,9 @@ pub fn live_lines(
     match &app.popup {
         Some(Popup::Commands { selected }) => {
             let typed = app.composer.text().trim_start_matches('/');
-            for (i, (name, _, desc)) in slash::filter(typed).iter().take(POPUP_ROWS).enumerate() {
+            let matches = slash::filter(typed);
+            let top = popup_top(*selected, matches.len());
+            for (i, (name, _, desc)) in matches.iter().enumerate().skip(top).take(POPUP_ROWS) {
                 let style = if i == *selected {
                     theme.selected()
                 } else {
@@ -101,7 +113,14 @@ pub fn live_lines(
             if app.file_matches.is_empty() {
                 bottom.push(Line::styled("  (no matching files)", theme.dim()));
             }
-            for (i, path) in app.file_matches.iter().take(POPUP_ROWS).enumerate() {
+            let top = popup_top(*selected, app.file_matches.len());
+            for (i, path) in app
+                .file_matches
+                .iter()
+                .enumerate()
+                .skip(top)
+                .take(POPUP_ROWS)
+            {
                 let style = if i == *selected {
                     theme.selected()
                 } else {
@@ -533,35 +552,47 @@ fn overlay_lines(
                 theme.dim(),
             ));
         }
-        Overlay::Transcript { .. } => {}
+        Overlay::Transcript(_) => {}
     }
     out
 }
 
-fn render_transcript(app: &App, scroll: usize, area: Rect, buf: &mut Buffer, theme: &Theme) {
-    let mut lines: Vec<Line<'static>> = Vec::new();
-    for cell in &app.transcript {
-        lines.extend(cell.lines(area.width, theme, false));
-    }
-    let body = usize::from(area.height).saturating_sub(2);
+fn render_transcript(
+    app: &App,
+    view: &TranscriptView,
+    area: Rect,
+    buf: &mut Buffer,
+    theme: &Theme,
+) {
+    let lines = transcript::lines(&app.transcript, area.width, theme);
+    let body = usize::from(area.height).saturating_sub(transcript::CHROME_ROWS);
     let max_scroll = lines.len().saturating_sub(body);
-    let scroll = scroll.min(max_scroll);
+    let scroll = view.scroll.min(max_scroll);
     let end = lines.len() - scroll;
     let start = end.saturating_sub(body);
-    let title = format!("── Transcript ({} cells) ", app.transcript.len());
+    let title = format!(
+        "── Transcript ({} cells, lines {}–{} of {}) ",
+        app.transcript.len(),
+        start + 1,
+        end,
+        lines.len()
+    );
     let fill = usize::from(area.width).saturating_sub(title.chars().count());
     let mut out = vec![Line::styled(
         format!("{title}{}", "─".repeat(fill)),
         theme.accent(),
     )];
-    out.extend(lines[start..end].iter().cloned());
+    for (i, line) in lines.iter().enumerate().take(end).skip(start) {
+        if view.found == Some(i) {
+            out.push(Line::styled(transcript::line_text(line), theme.selected()));
+        } else {
+            out.push(line.clone());
+        }
+    }
     while out.len() < usize::from(area.height).saturating_sub(1) {
         out.push(Line::default());
     }
-    out.push(Line::styled(
-        "  ↑/↓ PgUp/PgDn scroll · Esc or q close",
-        theme.dim(),
-    ));
+    out.push(Line::styled(view.footer(), theme.dim()));
     Paragraph::new(out).render(area, buf);
 }
 

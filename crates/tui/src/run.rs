@@ -3,7 +3,7 @@
 //! [`FRAME_INTERVAL`], so a burst of stream deltas costs one frame, and nothing wakes the
 //! loop while idle.
 
-use crate::app::{App, AppAction, McpServerRow};
+use crate::app::{App, AppAction, McpServerRow, with_approvals};
 use crate::cells::HistoryCell;
 use crate::composer::Composer;
 use crate::overlay::Overlay;
@@ -17,6 +17,7 @@ use crossterm::event::{
 use crossterm::terminal::{EnterAlternateScreen, LeaveAlternateScreen};
 use futures::StreamExt;
 use oi_config::Config;
+use oi_config::history::PromptHistory;
 use oi_core::{NewThread, Thread, ThreadManager};
 use oi_process::{TerminationSignal, TerminationSignals};
 use oi_protocol::ThreadId;
@@ -137,7 +138,7 @@ struct Screens {
 impl Screens {
     fn frame(&mut self, app: &mut App, theme: &Theme) -> Result<(), String> {
         let failed = |e: std::io::Error| format!("cannot draw: {e}");
-        if matches!(app.overlay, Some(Overlay::Transcript { .. })) {
+        if matches!(app.overlay, Some(Overlay::Transcript(_))) {
             if self.transcript.is_none() {
                 crossterm::execute!(std::io::stdout(), EnterAlternateScreen).map_err(failed)?;
                 ON_ALTERNATE_SCREEN.store(true, std::sync::atomic::Ordering::SeqCst);
@@ -147,6 +148,9 @@ impl Screens {
             }
             if let Some(t) = &mut self.transcript {
                 let now = Instant::now();
+                if let Ok(size) = t.size() {
+                    app.screen = (size.width, size.height);
+                }
                 t.draw(|f| {
                     render_live(app, f.area(), f.buffer_mut(), theme, now);
                 })
@@ -227,8 +231,8 @@ async fn run_inner(opts: TuiOptions) -> Result<i32, String> {
     let theme = Theme::from_env();
     // Start the thread before touching the terminal, so a config error prints plainly.
     let first = start_thread(&manager, &config, &start).await?;
-    let history_file = Some(config.home.join("history.jsonl"));
-    let mut app = App::new(Composer::with_history_file(history_file));
+    let history = PromptHistory::from_config(&config);
+    let mut app = App::new(Composer::with_history(history.read()));
     app.set_models(models);
     app.on_session_configured(&first.session_configured);
     app.replay_history(&first.thread.history());
@@ -250,6 +254,7 @@ async fn run_inner(opts: TuiOptions) -> Result<i32, String> {
         .await;
     }
     if let Some(p) = prompt.filter(|p| !p.trim().is_empty()) {
+        let _ = history.append(&current.id.to_string(), &p);
         let _ = current
             .thread
             .submit(Op::UserInput {
@@ -299,6 +304,7 @@ async fn run_inner(opts: TuiOptions) -> Result<i32, String> {
             let _ = models_tx.send(catalog_entries(ids));
         });
     }
+    let mut history_failed = false;
     let mut term_events = EventStream::new();
     let mut dirty = true;
     let mut last_draw = Instant::now() - FRAME_INTERVAL;
@@ -344,6 +350,17 @@ async fn run_inner(opts: TuiOptions) -> Result<i32, String> {
                 stopped_by = Some(sig);
                 let _ = current.thread.submit(Op::Interrupt).await;
                 actions.push(AppAction::Quit);
+            }
+        }
+        for p in app.take_prompts_to_save() {
+            if let Err(e) = history.append(&current.id.to_string(), &p)
+                && !history_failed
+            {
+                // Said once: the session goes on without its history file.
+                history_failed = true;
+                app.push_cell(HistoryCell::Warning {
+                    message: format!("cannot save the prompt history: {e}"),
+                });
             }
         }
         let mut quit = false;
@@ -406,6 +423,7 @@ async fn run_inner(opts: TuiOptions) -> Result<i32, String> {
     let _ = current.thread.submit(Op::Shutdown).await;
     let _ = tokio::time::timeout(SHUTDOWN_TIMEOUT, manager.shutdown_all()).await;
     current.forwarder.abort();
+    let forgotten = forget_if_empty(&manager, &config, &current.thread).await;
     let _ = screens.live.terminal().clear();
     drop(screens);
     drop(_guard);
@@ -416,11 +434,13 @@ async fn run_inner(opts: TuiOptions) -> Result<i32, String> {
     } else if let Some(e) = &failure {
         let _ = writeln!(std::io::stderr(), "error: {e}");
     }
-    let _ = writeln!(
-        out,
-        "Resume this thread with: interpreter resume {}",
-        current.id
-    );
+    if !forgotten {
+        let _ = writeln!(
+            out,
+            "Resume this thread with: interpreter resume {}",
+            current.id
+        );
+    }
     Ok(match (stopped_by, failure) {
         (Some(sig), _) => sig.exit_code(),
         (None, Some(_)) => 1,
@@ -473,6 +493,7 @@ pub fn draw<B: ratatui::backend::Backend>(
     let screen = live
         .screen_size()
         .map_err(|e| format!("cannot read the terminal size: {e}"))?;
+    app.screen = (screen.width, screen.height);
     // Lay out for a resized screen first, so history is wrapped for the new width.
     let height = live.height();
     live.fit(height).map_err(failed)?;
@@ -495,16 +516,72 @@ pub fn draw<B: ratatui::backend::Backend>(
     Ok(())
 }
 
+/// True when the user never wrote in the thread: there is nothing in it to resume.
+fn is_empty(thread: &Thread) -> bool {
+    use oi_protocol::models::{ResponseItem, Role};
+    !thread.history().iter().any(|item| {
+        matches!(
+            item,
+            ResponseItem::Message {
+                role: Role::User,
+                ..
+            }
+        )
+    })
+}
+
+/// Removes an empty thread from the store (it was created when the TUI opened it), so it
+/// never shows in `/resume` as a thread without messages. Call once it has stopped.
+/// Returns whether it was removed.
+async fn forget_if_empty(manager: &ThreadManager, config: &Config, thread: &Thread) -> bool {
+    if !is_empty(thread) {
+        return false;
+    }
+    let Ok(store) = manager.open_store(&config.home).await else {
+        return false;
+    };
+    let id = thread.id();
+    manager.remove_thread(&id);
+    matches!(
+        tokio::task::spawn_blocking(move || store.delete(&id)).await,
+        Ok(Ok(()))
+    )
+}
+
+/// Stops a thread whose events nobody else reads and waits until it has written
+/// everything (`shutdown_complete`, or its stream ended, at most [`SHUTDOWN_TIMEOUT`]).
+async fn stop(thread: &Thread) {
+    if thread.submit(Op::Shutdown).await.is_err() {
+        return;
+    }
+    let drained = async {
+        while let Ok(ev) = thread.next_event().await {
+            if matches!(ev.msg, oi_protocol::protocol::EventMsg::ShutdownComplete) {
+                break;
+            }
+        }
+    };
+    let _ = tokio::time::timeout(SHUTDOWN_TIMEOUT, drained).await;
+}
+
 async fn switch_to(
     new: Result<NewThread, oi_core::CoreError>,
     app: &mut App,
+    manager: &ThreadManager,
+    config: &Config,
     current: &mut Current,
     tx: &mpsc::UnboundedSender<(ThreadId, Event)>,
 ) {
     match new {
         Ok(new) => {
-            let _ = current.thread.submit(Op::Shutdown).await;
             current.forwarder.abort();
+            if is_empty(&current.thread) {
+                // Nothing to keep: stop it for good, then drop it from the store.
+                stop(&current.thread).await;
+                forget_if_empty(manager, config, &current.thread).await;
+            } else {
+                let _ = current.thread.submit(Op::Shutdown).await;
+            }
             app.on_session_configured(&new.session_configured);
             app.replay_history(&new.thread.history());
             *current = Current {
@@ -536,19 +613,22 @@ async fn handle_action(
             }
         }
         AppAction::NewThread => {
-            let new = manager.start_thread(config.clone()).await;
-            switch_to(new, app, current, tx).await;
+            let cfg = with_approvals(config, app.approvals_choice);
+            let new = manager.start_thread(cfg).await;
+            switch_to(new, app, manager, config, current, tx).await;
         }
         AppAction::Resume(id) => {
             if id == current.id {
                 return;
             }
-            let new = manager.resume_thread(id, config.clone()).await;
-            switch_to(new, app, current, tx).await;
+            let cfg = with_approvals(config, app.approvals_choice);
+            let new = manager.resume_thread(id, cfg).await;
+            switch_to(new, app, manager, config, current, tx).await;
         }
         AppAction::Fork => {
-            let new = manager.fork_thread(current.id, config.clone()).await;
-            switch_to(new, app, current, tx).await;
+            let cfg = with_approvals(config, app.approvals_choice);
+            let new = manager.fork_thread(current.id, cfg).await;
+            switch_to(new, app, manager, config, current, tx).await;
         }
         AppAction::OpenResumePicker => {
             let home = config.home.clone();

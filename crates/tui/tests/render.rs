@@ -350,6 +350,40 @@ fn slash_popup_filters_and_tab_completes() {
 }
 
 #[test]
+fn the_slash_popup_scrolls_so_the_selection_is_always_visible() {
+    let mut app = app();
+    type_str(&mut app, "/");
+    let all = oi_tui::slash::COMMANDS.len();
+    assert!(
+        all > 8,
+        "the popup shows 8 rows; the test needs more commands"
+    );
+    for i in 0..all + 2 {
+        let selected = match &app.popup {
+            Some(oi_tui::app::Popup::Commands { selected }) => *selected,
+            other => panic!("no command popup: {other:?}"),
+        };
+        assert_eq!(selected, i.min(all - 1));
+        let (name, _, _) = oi_tui::slash::COMMANDS[selected];
+        let screen = live(&app, 60, 14);
+        assert!(
+            screen.contains(&format!("/{name:<10}")),
+            "after {i} × Down the selected /{name} is not on screen:\n{screen}"
+        );
+        app.on_key(key(KeyCode::Down));
+    }
+    // Enter runs the (visible) last command, /help.
+    app.on_key(key(KeyCode::Enter));
+    let shown = scrollback(&app.take_pending(), 70);
+    assert!(shown.contains("list commands and keys"), "{shown}");
+    // Typing filters, and the window starts at the top again.
+    type_str(&mut app, "/ex");
+    let screen = live(&app, 60, 14);
+    assert!(screen.contains("/exit"), "{screen}");
+    assert!(!screen.contains("/model"), "{screen}");
+}
+
+#[test]
 fn elicitation_form_renders_the_schema() {
     let mut app = app();
     app.on_event(&ev(
@@ -425,6 +459,50 @@ fn transcript_overlay_shows_the_whole_thread() {
     ));
     app.on_key(KeyEvent::new(KeyCode::Char('t'), KeyModifiers::CONTROL));
     insta::assert_snapshot!(live(&app, 60, 14));
+    app.on_key(key(KeyCode::Esc));
+    assert!(app.overlay.is_none());
+}
+
+#[test]
+fn the_transcript_shows_long_command_output_whole_and_searches_it() {
+    let mut app = app();
+    let output: String = (1..=50_000).map(|i| format!("{i}\n")).collect();
+    app.push_cell(HistoryCell::Exec {
+        command: "seq 1 50000".into(),
+        output,
+        outcome: oi_tui::cells::Outcome::Done {
+            exit_code: 0,
+            duration_ms: 12,
+        },
+    });
+    let cell = scrollback(&app.take_pending(), 60);
+    assert!(cell.contains("49994 more lines"), "{cell}");
+    app.screen = (60, 14);
+    app.on_key(KeyEvent::new(KeyCode::Char('t'), KeyModifiers::CONTROL));
+    let screen = live(&app, 60, 14);
+    assert!(
+        screen.contains("  50000 "),
+        "the end of the output shows:\n{screen}"
+    );
+    assert!(!screen.contains("more lines"), "{screen}");
+    type_str(&mut app, "/31337");
+    assert!(live(&app, 60, 14).contains("/31337"));
+    app.on_key(key(KeyCode::Enter));
+    let screen = live(&app, 60, 14);
+    assert!(screen.contains("    31337 "), "the match shows:\n{screen}");
+    assert!(screen.contains("`31337` 1/1"), "{screen}");
+    // A new search starts from the page on screen, like a pager's.
+    type_str(&mut app, "/2500");
+    app.on_key(key(KeyCode::Enter));
+    assert!(live(&app, 60, 14).contains("    32500 "));
+    type_str(&mut app, "n");
+    let screen = live(&app, 60, 14);
+    assert!(
+        screen.contains("    42500 "),
+        "n goes to the next match:\n{screen}"
+    );
+    type_str(&mut app, "N");
+    assert!(live(&app, 60, 14).contains("    32500 "), "N goes back");
     app.on_key(key(KeyCode::Esc));
     assert!(app.overlay.is_none());
 }

@@ -45,6 +45,14 @@ impl Tui {
         )
     }
 
+    /// The interpreter under test started by `sh -c` after `setup` (e.g. `umask 000`).
+    pub fn spawn_after(env: &TestEnv, setup: &str, args: &[&str]) -> Tui {
+        let line = format!("{setup}; exec \"$0\" \"$@\"");
+        let mut all = vec!["-c", line.as_str(), Self::interpreter_command()];
+        all.extend_from_slice(args);
+        Self::spawn_program(env, "sh", &all, &[])
+    }
+
     /// The command line that starts the interpreter under test.
     pub fn interpreter_command() -> &'static str {
         env!("CARGO_BIN_EXE_interpreter")
@@ -180,6 +188,18 @@ impl Tui {
             }
         }
         out
+    }
+
+    /// The visible rows drawn in reverse video (a popup's or picker's selection).
+    pub fn highlighted_rows(&self) -> Vec<String> {
+        let parser = self.screen.lock().unwrap();
+        let screen = parser.screen();
+        let (rows, cols) = screen.size();
+        let texts: Vec<String> = screen.rows(0, cols).collect();
+        (0..rows)
+            .filter(|r| (0..cols).any(|c| screen.cell(*r, c).is_some_and(|cell| cell.inverse())))
+            .filter_map(|r| texts.get(usize::from(r)).cloned())
+            .collect()
     }
 
     pub fn send(&self, bytes: &str) {

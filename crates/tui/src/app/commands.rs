@@ -16,6 +16,7 @@ impl App {
                 }
             };
         }
+        self.prompts_to_save.push(text.clone());
         vec![self.user_turn(text)]
     }
 

@@ -42,17 +42,19 @@ impl App {
             Some(Overlay::Approval(a)) => return self.approval_key(a, key),
             Some(Overlay::Elicitation(f)) => return self.elicitation_key(f, key),
             Some(Overlay::Picker(p)) => return self.picker_key(p, key),
-            Some(Overlay::Transcript { scroll }) => {
-                let scroll = match key.code {
-                    KeyCode::Up | KeyCode::Char('k') => scroll + 1,
-                    KeyCode::Down | KeyCode::Char('j') => scroll.saturating_sub(1),
-                    KeyCode::PageUp => scroll + 10,
-                    KeyCode::PageDown => scroll.saturating_sub(10),
-                    KeyCode::Home => usize::MAX / 2,
-                    KeyCode::End => 0,
-                    _ => return vec![],
+            Some(Overlay::Transcript(mut view)) => {
+                let (width, height) = self.screen;
+                let body = usize::from(height).saturating_sub(crate::transcript::CHROME_ROWS);
+                let texts = || {
+                    let plain = crate::theme::Theme { color: false };
+                    crate::transcript::lines(&self.transcript, width, &plain)
+                        .iter()
+                        .map(crate::transcript::line_text)
+                        .collect()
                 };
-                self.overlay = Some(Overlay::Transcript { scroll });
+                if let crate::transcript::Outcome::Stay = view.key(key, texts, body) {
+                    self.overlay = Some(Overlay::Transcript(view));
+                }
                 return vec![];
             }
             None => {}
@@ -64,7 +66,7 @@ impl App {
                 return vec![AppAction::Quit];
             }
             KeyCode::Char('t') if ctrl => {
-                self.overlay = Some(Overlay::Transcript { scroll: 0 });
+                self.overlay = Some(Overlay::Transcript(Default::default()));
                 return vec![];
             }
             KeyCode::Esc => {
@@ -269,11 +271,8 @@ impl App {
                 };
                 self.status.sandbox = Some(*sandbox);
                 self.status.approval = Some(*approval);
-                self.pending_overrides.sandbox_policy = Some(match sandbox {
-                    SandboxMode::ReadOnly => SandboxPolicy::ReadOnly,
-                    SandboxMode::WorkspaceWrite => SandboxPolicy::workspace_write(),
-                    SandboxMode::DangerFullAccess => SandboxPolicy::DangerFullAccess,
-                });
+                self.approvals_choice = Some((*sandbox, *approval));
+                self.pending_overrides.sandbox_policy = Some(sandbox_policy_for(*sandbox));
                 self.pending_overrides.approval_policy = Some(*approval);
                 self.push_info(
                     &format!("Approvals: {label}"),

@@ -166,12 +166,46 @@ pub struct App {
     pub file_matches: Vec<String>,
     /// Settings changed by `/model` or `/approvals`, sent with the next turn.
     pending_overrides: TurnOverrides,
+    /// The last `/approvals` choice (sandbox, approval policy): it holds for the rest of the
+    /// session, so threads started by `/new`, `/fork` or `/resume` start with it too.
+    pub approvals_choice: Option<(SandboxMode, AskForApproval)>,
     /// Model ids for `/model`, with their efforts.
     pub models: Vec<(String, Vec<ReasoningEffort>)>,
+    /// The terminal's size (columns, rows) at the last frame: the transcript pages by it.
+    pub screen: (u16, u16),
+    /// Prompts sent since the runner last saved them to the prompt history.
+    prompts_to_save: Vec<String>,
     /// A hint shown under the composer (e.g. "press Ctrl+C again to quit").
     pub hint: Option<String>,
     last_ctrl_c: Option<Instant>,
     pub should_quit: bool,
+}
+
+/// The sandbox policy a `/approvals` preset's mode stands for.
+pub fn sandbox_policy_for(mode: SandboxMode) -> SandboxPolicy {
+    match mode {
+        SandboxMode::ReadOnly => SandboxPolicy::ReadOnly,
+        SandboxMode::WorkspaceWrite => SandboxPolicy::workspace_write(),
+        SandboxMode::DangerFullAccess => SandboxPolicy::DangerFullAccess,
+    }
+}
+
+/// `config` with the session's `/approvals` choice applied, for a thread the TUI starts
+/// after that choice (`/new`, `/fork`, `/resume`). A choice of the mode `config` already
+/// has keeps its policy (writable roots and the like).
+pub fn with_approvals(
+    config: &oi_config::Config,
+    choice: Option<(SandboxMode, AskForApproval)>,
+) -> oi_config::Config {
+    let mut config = config.clone();
+    if let Some((mode, approval)) = choice {
+        config.approval_policy = approval;
+        if config.sandbox_policy.mode() != mode {
+            config.sandbox_mode = mode;
+            config.sandbox_policy = sandbox_policy_for(mode);
+        }
+    }
+    config
 }
 
 fn effort_from(s: &str) -> Option<ReasoningEffort> {
@@ -205,6 +239,9 @@ impl App {
             popup: None,
             file_matches: Vec::new(),
             pending_overrides: TurnOverrides::default(),
+            approvals_choice: None,
+            prompts_to_save: Vec::new(),
+            screen: (80, 24),
             models: Vec::new(),
             hint: None,
             last_ctrl_c: None,
@@ -220,6 +257,12 @@ impl App {
     /// Takes the finished cells that still have to go into the scrollback.
     pub fn take_pending(&mut self) -> Vec<HistoryCell> {
         std::mem::take(&mut self.pending)
+    }
+
+    /// Takes the prompts typed and sent since the last call, for the prompt history (slash
+    /// commands are not among them).
+    pub fn take_prompts_to_save(&mut self) -> Vec<String> {
+        std::mem::take(&mut self.prompts_to_save)
     }
 
     /// Adds a finished cell.

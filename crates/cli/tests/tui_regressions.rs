@@ -1,0 +1,330 @@
+//! Bugs of the TUI's second pass (issue 27), each driven end to end: the real `interpreter`
+//! in a pseudo-terminal against the scripted mock model, the effect checked where it lands
+//! (the screen, what the mock received, the thread store, the disk).
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+mod tui_pty;
+
+use common::*;
+use oi_protocol::config_types::WireApi;
+use oi_test_support::{MockScript, MockTurn};
+use tui_pty::*;
+
+async fn env(turns: impl IntoIterator<Item = MockTurn>) -> TestEnv {
+    TestEnv::new(MockScript::turns(turns), WireApi::Chat).await
+}
+
+/// Runs a slash command typed in full.
+fn command(tui: &Tui, text: &str) {
+    tui.type_text(text);
+    tui.send("\r");
+}
+
+fn quit(mut tui: Tui) {
+    command(&tui, "/quit");
+    assert_eq!(tui.wait_exit(), 0);
+}
+
+const DOWN: &str = "\x1b[B";
+
+/// Waits until the highlighted (reverse-video) row on screen shows `name`.
+fn wait_highlighted(tui: &Tui, name: &str) {
+    tui.wait_until(&format!("/{name} highlighted"), |_| {
+        tui.highlighted_rows()
+            .iter()
+            .any(|r| r.trim_start().starts_with(&format!("/{name} ")))
+    });
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_slash_popup_scrolls_to_keep_the_selection_visible() {
+    let env = env([MockTurn::text("unused")]).await;
+    let tui = Tui::spawn(&env, &[]);
+    tui.wait_for("Ask anything");
+    tui.type_text("/");
+    // The popup lists the commands in this order; 8 rows show at once.
+    let order = [
+        "model",
+        "approvals",
+        "new",
+        "resume",
+        "fork",
+        "compact",
+        "diff",
+        "mention",
+        "status",
+        "mcp",
+    ];
+    wait_highlighted(&tui, order[0]);
+    for name in &order[1..] {
+        tui.send(DOWN);
+        wait_highlighted(&tui, name);
+    }
+    // Back up to the 9th (`/status`); Enter runs what is highlighted.
+    tui.send("\x1b[A");
+    wait_highlighted(&tui, "status");
+    tui.send("\r");
+    tui.wait_for("tokens    ");
+    // Typing filters the list.
+    tui.type_text("/lo");
+    wait_highlighted(&tui, "logout");
+    tui.send("\x15"); // Ctrl+U clears the line
+    tui.wait_until("the popup to close", |_| tui.highlighted_rows().is_empty());
+    quit(tui);
+    assert!(env.mock.requests().is_empty());
+}
+
+/// Sends a request and waits for its turn to end.
+fn turn(tui: &Tui, prompt: &str, answer: &str) {
+    tui.type_text(prompt);
+    tui.send("\r");
+    tui.wait_for(answer);
+    tui.wait_until("the turn to end", |t| !t.contains("Esc to interrupt"));
+}
+
+/// How many thread headers the screen and scrollback show.
+fn headers(screen: &str) -> usize {
+    screen
+        .lines()
+        .filter(|l| l.trim().starts_with("thread "))
+        .count()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_approvals_choice_holds_across_new_and_fork() {
+    let env = env([
+        MockTurn::text("first answer"),
+        MockTurn::tool_call("shell", serde_json::json!({"command": ["touch", "a.txt"]})),
+        MockTurn::text("went on after a"),
+        MockTurn::tool_call("shell", serde_json::json!({"command": ["touch", "b.txt"]})),
+        MockTurn::text("went on after b"),
+    ])
+    .await;
+    // Starts never asking; "Ask for everything" must keep asking in the next threads.
+    let tui = Tui::spawn(&env, &["-s", "danger-full-access", "-a", "never"]);
+    tui.wait_for("danger-full-access · never");
+    command(&tui, "/approvals");
+    tui.wait_for("Full access");
+    tui.type_text("everything");
+    tui.send("\r");
+    tui.wait_for("Approvals: Ask for everything");
+    // A turn in this thread takes the choice along; the next thread must still have it.
+    turn(&tui, "hello", "first answer");
+    command(&tui, "/new");
+    tui.wait_until("a second header", |t| headers(t) == 2);
+    tui.wait_for("workspace-write · untrusted");
+    tui.type_text("make a");
+    tui.send("\r");
+    tui.wait_for("Run this command?");
+    tui.send("n");
+    tui.wait_for("`touch a.txt` denied");
+    tui.wait_for("went on after a");
+    tui.wait_until("the turn to end", |t| !t.contains("Esc to interrupt"));
+    command(&tui, "/fork");
+    tui.wait_until("a third header", |t| headers(t) == 3);
+    tui.type_text("make b");
+    tui.send("\r");
+    tui.wait_for("Run this command?");
+    tui.send("n");
+    tui.wait_for("`touch b.txt` denied");
+    tui.wait_for("went on after b");
+    assert!(!env.work().join("a.txt").exists());
+    assert!(!env.work().join("b.txt").exists());
+    quit(tui);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn threads_nobody_wrote_in_are_not_stored_or_offered_to_resume() {
+    let env = env([MockTurn::text("the only answer")]).await;
+    // Open and leave at once: nothing stored, no resume hint for a thread with nothing in it.
+    let mut tui = Tui::spawn(&env, &[]);
+    tui.wait_for("Ask anything");
+    command(&tui, "/quit");
+    assert_eq!(tui.wait_exit(), 0);
+    assert!(
+        !tui.text().contains("Resume this thread with"),
+        "{}",
+        tui.text()
+    );
+    assert_eq!(stored_thread_ids(&env), Vec::<String>::new());
+    // A thread with a question is kept; the empty one `/new` opened after it is not.
+    let tui = Tui::spawn(&env, &[]);
+    tui.wait_for("Ask anything");
+    turn(&tui, "the only question", "the only answer");
+    command(&tui, "/new");
+    tui.wait_until("a second header", |t| headers(t) == 2);
+    quit(tui);
+    assert_eq!(stored_thread_ids(&env).len(), 1);
+    // `interpreter resume` opens the picker on a new thread: it lists the one stored
+    // thread, and picking it leaves no empty thread behind.
+    let tui = Tui::spawn(&env, &["resume"]);
+    tui.wait_for("Resume a thread");
+    let screen = tui.wait_for("the only question");
+    assert!(!screen.contains("(no messages)"), "{screen}");
+    tui.send("\r");
+    tui.wait_for("› the only question");
+    quit(tui);
+    assert_eq!(stored_thread_ids(&env).len(), 1);
+}
+
+fn mode(path: &std::path::Path) -> u32 {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::metadata(path)
+        .unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+        .permissions()
+        .mode()
+        & 0o777
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_log_folder_is_owner_only_whatever_the_umask() {
+    use std::os::unix::fs::PermissionsExt;
+    let env = env([MockTurn::text("unused")]).await;
+    let log = env.home.path().join("log");
+    let tui = Tui::spawn_after(&env, "umask 000", &[]);
+    tui.wait_for("Ask anything");
+    assert_eq!(mode(&log), 0o700, "log/ under umask 000");
+    assert_eq!(mode(&log.join("tui.log")), 0o600);
+    quit(tui);
+    // A folder and log left open (by an older version) are tightened on the next start.
+    std::fs::set_permissions(&log, std::fs::Permissions::from_mode(0o755)).unwrap();
+    std::fs::set_permissions(log.join("tui.log"), std::fs::Permissions::from_mode(0o644)).unwrap();
+    let tui = Tui::spawn(&env, &[]);
+    tui.wait_for("Ask anything");
+    assert_eq!(mode(&log), 0o700, "an open log/ is tightened");
+    assert_eq!(mode(&log.join("tui.log")), 0o600);
+    quit(tui);
+}
+
+fn history_lines(env: &TestEnv) -> Vec<serde_json::Value> {
+    read(&env.home.path().join("history.jsonl"))
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l:?}")))
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_tui_and_the_line_mode_share_one_prompt_history_without_commands() {
+    let env = env([
+        MockTurn::text("tui answer"),
+        MockTurn::text("line answer"),
+        MockTurn::text("the summary"),
+    ])
+    .await;
+    let tui = Tui::spawn(&env, &[]);
+    tui.wait_for("Ask anything");
+    turn(&tui, "asked in the tui", "tui answer");
+    command(&tui, "/status");
+    tui.wait_for("tokens    ");
+    quit(tui);
+    // The line mode, in the same home.
+    let mut line = Tui::spawn(&env, &["--no-tui"]);
+    line.wait_for("Type a request");
+    line.send("asked in the line mode\r");
+    line.wait_for("line answer");
+    line.send("/compact\r");
+    line.wait_for("conversation compacted");
+    line.send("/exit\r");
+    assert_eq!(line.wait_exit(), 0);
+    // One shape (Codex's), prompts only.
+    let lines = history_lines(&env);
+    let texts: Vec<&str> = lines.iter().filter_map(|l| l["text"].as_str()).collect();
+    assert_eq!(
+        texts,
+        ["asked in the tui", "asked in the line mode"],
+        "{lines:?}"
+    );
+    for l in &lines {
+        assert!(
+            l["session_id"].as_str().is_some_and(|s| !s.is_empty()),
+            "{l}"
+        );
+        assert!(l["ts"].as_u64().is_some(), "{l}");
+    }
+    // The TUI reads both back: Up recalls the line mode's prompt, then its own.
+    let tui = Tui::spawn(&env, &[]);
+    tui.wait_for("Ask anything");
+    tui.send("\x1b[A");
+    tui.wait_until("the line mode's prompt recalled", |_| {
+        tui.rows()
+            .iter()
+            .any(|r| r.trim_end() == "› asked in the line mode")
+    });
+    tui.send("\x1b[A");
+    tui.wait_until("the tui's prompt recalled", |_| {
+        tui.rows()
+            .iter()
+            .any(|r| r.trim_end() == "› asked in the tui")
+    });
+    tui.send("\x15");
+    quit(tui);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn history_persistence_none_keeps_no_prompt_history() {
+    let env = env([
+        MockTurn::text("first answer"),
+        MockTurn::text("second answer"),
+    ])
+    .await;
+    let config = env.home.path().join("config.toml");
+    let mut text = read(&config);
+    text.push_str("\n[history]\npersistence = \"none\"\n");
+    std::fs::write(&config, text).unwrap();
+    let tui = Tui::spawn(&env, &[]);
+    tui.wait_for("Ask anything");
+    turn(&tui, "a private prompt", "first answer");
+    quit(tui);
+    let mut line = Tui::spawn(&env, &["--no-tui"]);
+    line.wait_for("Type a request");
+    line.send("another private prompt\r");
+    line.wait_for("second answer");
+    line.send("/exit\r");
+    assert_eq!(line.wait_exit(), 0);
+    let path = env.home.path().join("history.jsonl");
+    assert!(!path.exists(), "history.jsonl written: {}", read(&path));
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn ctrl_t_shows_long_command_output_whole_and_searches_it() {
+    let env = env([
+        MockTurn::tool_call(
+            "shell",
+            serde_json::json!({"command": ["seq", "1", "50000"]}),
+        ),
+        MockTurn::text("counted"),
+    ])
+    .await;
+    let tui = Tui::spawn(&env, &["-s", "danger-full-access", "-a", "never"]);
+    tui.wait_for("Ask anything");
+    turn(&tui, "count", "counted");
+    tui.wait_for("more lines (Ctrl+T shows the transcript)");
+    tui.send("\x14"); // Ctrl+T
+    let row_is = |tui: &Tui, text: &str| tui.rows().iter().any(|r| r.trim() == text);
+    tui.wait_until("the transcript", |_| {
+        tui.rows().iter().any(|r| r.starts_with("── Transcript"))
+    });
+    tui.send("/31337");
+    tui.wait_until("the query typed", |_| row_is(&tui, "/31337"));
+    tui.send("\r");
+    tui.wait_until("the match, highlighted", |_| {
+        tui.highlighted_rows().iter().any(|r| r.trim() == "31337")
+    });
+    tui.wait_until("the match count", |_| {
+        tui.rows().iter().any(|r| r.contains("`31337` 1/1"))
+    });
+    // A new search starts from the page on screen (31337 on top), as in a pager; `n` goes
+    // on to the next match: `/4999` finds 34999, then 44999.
+    tui.send("/4999\r");
+    tui.wait_until("the first match", |_| {
+        tui.highlighted_rows().iter().any(|r| r.trim() == "34999")
+    });
+    tui.send("n");
+    tui.wait_until("the next match", |_| {
+        tui.highlighted_rows().iter().any(|r| r.trim() == "44999")
+    });
+    tui.send("\x1b");
+    tui.wait_for("Ask anything");
+    quit(tui);
+}
