@@ -7,33 +7,9 @@ mod common;
 mod tui_pty;
 
 use common::*;
-use oi_protocol::config_types::WireApi;
-use oi_test_support::{MockScript, MockTurn};
+use oi_test_support::MockTurn;
 use serde_json::json;
 use tui_pty::*;
-
-async fn env(turns: impl IntoIterator<Item = MockTurn>) -> TestEnv {
-    TestEnv::new(MockScript::turns(turns), WireApi::Chat).await
-}
-
-/// Sends a request and waits until its turn has ended `n` times on screen.
-fn turn(tui: &Tui, prompt: &str, answer: &str) {
-    tui.type_text(prompt);
-    tui.send("\r");
-    tui.wait_for(answer);
-    tui.wait_until("the turn to end", |t| !t.contains("Esc to interrupt"));
-}
-
-/// Runs a slash command typed in full (Enter runs it; the popup never picks another).
-fn command(tui: &Tui, text: &str) {
-    tui.type_text(text);
-    tui.send("\r");
-}
-
-fn quit(mut tui: Tui) {
-    command(&tui, "/quit");
-    assert_eq!(tui.wait_exit(), 0);
-}
 
 #[tokio::test(flavor = "multi_thread")]
 async fn slash_model_picks_a_model_and_effort_for_the_next_request() {

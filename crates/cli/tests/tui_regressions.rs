@@ -7,24 +7,8 @@ mod common;
 mod tui_pty;
 
 use common::*;
-use oi_protocol::config_types::WireApi;
-use oi_test_support::{MockScript, MockTurn};
+use oi_test_support::MockTurn;
 use tui_pty::*;
-
-async fn env(turns: impl IntoIterator<Item = MockTurn>) -> TestEnv {
-    TestEnv::new(MockScript::turns(turns), WireApi::Chat).await
-}
-
-/// Runs a slash command typed in full.
-fn command(tui: &Tui, text: &str) {
-    tui.type_text(text);
-    tui.send("\r");
-}
-
-fn quit(mut tui: Tui) {
-    command(&tui, "/quit");
-    assert_eq!(tui.wait_exit(), 0);
-}
 
 const DOWN: &str = "\x1b[B";
 
@@ -73,14 +57,6 @@ async fn the_slash_popup_scrolls_to_keep_the_selection_visible() {
     tui.wait_until("the popup to close", |_| tui.highlighted_rows().is_empty());
     quit(tui);
     assert!(env.mock.requests().is_empty());
-}
-
-/// Sends a request and waits for its turn to end.
-fn turn(tui: &Tui, prompt: &str, answer: &str) {
-    tui.type_text(prompt);
-    tui.send("\r");
-    tui.wait_for(answer);
-    tui.wait_until("the turn to end", |t| !t.contains("Esc to interrupt"));
 }
 
 /// How many thread headers the screen and scrollback show.

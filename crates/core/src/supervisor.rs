@@ -161,13 +161,19 @@ pub(crate) mod tests {
     }
 
     async fn run_turn(thread: &Thread, text: &str) -> Vec<Event> {
-        let id = thread
-            .submit(Op::UserInput {
+        run_op(
+            thread,
+            Op::UserInput {
                 items: vec![UserInput::text(text)],
                 overrides: TurnOverrides::default(),
-            })
-            .await
-            .unwrap();
+            },
+        )
+        .await
+    }
+
+    /// Submits `op` and collects its events up to the end of its turn.
+    async fn run_op(thread: &Thread, op: Op) -> Vec<Event> {
+        let id = thread.submit(op).await.unwrap();
         let mut out = Vec::new();
         loop {
             let ev = tokio::time::timeout(Duration::from_secs(60), thread.next_event())
@@ -255,19 +261,7 @@ pub(crate) mod tests {
         });
         let t = m.start_thread(config(&mock, home.path())).await.unwrap();
         run_turn(&t.thread, "hello").await;
-        let id = t.thread.submit(Op::Compact).await.unwrap();
-        let mut events = Vec::new();
-        loop {
-            let ev = tokio::time::timeout(Duration::from_secs(30), t.thread.next_event())
-                .await
-                .expect("the compaction never ended")
-                .expect("thread closed");
-            let end = ev.id == id && ev.msg.ends_turn();
-            events.push(ev);
-            if end {
-                break;
-            }
-        }
+        let events = run_op(&t.thread, Op::Compact).await;
         let errs = errors(&events);
         assert!(
             errs.iter().any(|e| e.contains("internal error")),

@@ -5,7 +5,7 @@
 
 use crate::common::*;
 use oi_protocol::config_types::WireApi;
-use oi_test_support::MockScript;
+use oi_test_support::{MockScript, MockTurn};
 use portable_pty::{CommandBuilder, PtySize, native_pty_system};
 use std::io::{Read, Write};
 use std::path::PathBuf;
@@ -344,4 +344,29 @@ pub fn stored_thread_ids(env: &TestEnv) -> Vec<String> {
     rows.iter()
         .filter_map(|r| r["id"].as_str().map(str::to_string))
         .collect()
+}
+
+/// A test env whose mock answers `turns` in order (Chat wire).
+pub async fn env(turns: impl IntoIterator<Item = MockTurn>) -> TestEnv {
+    TestEnv::new(MockScript::turns(turns), WireApi::Chat).await
+}
+
+/// Sends a request and waits for its turn to end.
+pub fn turn(tui: &Tui, prompt: &str, answer: &str) {
+    tui.type_text(prompt);
+    tui.send("\r");
+    tui.wait_for(answer);
+    tui.wait_until("the turn to end", |t| !t.contains("Esc to interrupt"));
+}
+
+/// Runs a slash command typed in full (Enter runs it; the popup never picks another).
+pub fn command(tui: &Tui, text: &str) {
+    tui.type_text(text);
+    tui.send("\r");
+}
+
+/// `/quit`, and the process exits 0.
+pub fn quit(mut tui: Tui) {
+    command(&tui, "/quit");
+    assert_eq!(tui.wait_exit(), 0);
 }
