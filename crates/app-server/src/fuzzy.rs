@@ -13,6 +13,7 @@ use crate::protocol::wire::{
     FuzzyFileSearchSessionUpdateParams, FuzzyFileSearchSessionUpdatedNotification, to_value,
 };
 use crate::{Conn, invalid, lock, method};
+use oi_file_search::FileIndex;
 pub use oi_file_search::{FileMatch, MATCH_LIMIT, NAME_BONUS, index_roots, search, search_index};
 use oi_jsonrpc::RpcError;
 use oi_jsonrpc::{Execution, MethodTable, RequestContext};
@@ -21,7 +22,6 @@ use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
-use tokio::sync::OnceCell;
 
 pub(crate) fn register(t: &mut MethodTable, conn: &Arc<Conn>) {
     method(t, conn, "fuzzyFileSearch", Execution::Spawn, search_once);
@@ -109,28 +109,12 @@ async fn search_once(
 }
 
 pub(crate) struct Session {
-    roots: Vec<PathBuf>,
-    index: OnceCell<Arc<Vec<(usize, String, bool)>>>,
+    /// Built in the background when the session starts and kept fresh by a watcher (the
+    /// same index the TUI's `@` picker uses), so each update only matches.
+    index: Arc<FileIndex>,
     /// Bumped by every update; only the latest query's results are sent.
     generation: AtomicU64,
     stopped: Arc<AtomicBool>,
-}
-
-impl Session {
-    async fn index(&self) -> Arc<Vec<(usize, String, bool)>> {
-        self.index
-            .get_or_init(|| async {
-                let roots = self.roots.clone();
-                let stop = self.stopped.clone();
-                Arc::new(
-                    tokio::task::spawn_blocking(move || index_roots(&roots, &stop))
-                        .await
-                        .unwrap_or_default(),
-                )
-            })
-            .await
-            .clone()
-    }
 }
 
 async fn session_start(
@@ -141,19 +125,19 @@ async fn session_start(
     if p.session_id.is_empty() {
         return Err(invalid("sessionId must not be empty"));
     }
+    let roots: Vec<PathBuf> = p.roots.iter().map(PathBuf::from).collect();
+    // Starting the index spawns its walker and watcher: off the async workers.
+    let index = tokio::task::spawn_blocking(move || FileIndex::start(roots))
+        .await
+        .map_err(|e| RpcError::internal(format!("cannot start the file index: {e}")))?;
     let session = Arc::new(Session {
-        roots: p.roots.iter().map(PathBuf::from).collect(),
-        index: OnceCell::new(),
+        index: Arc::new(index),
         generation: AtomicU64::new(0),
         stopped: Arc::new(AtomicBool::new(false)),
     });
-    if let Some(old) = lock(&conn.fuzzy.sessions).insert(p.session_id, session.clone()) {
+    if let Some(old) = lock(&conn.fuzzy.sessions).insert(p.session_id, session) {
         old.stopped.store(true, Ordering::Relaxed);
     }
-    // Start indexing now so the first update is fast.
-    tokio::spawn(async move {
-        session.index().await;
-    });
     Ok(to_value(&EmptyResponse {}))
 }
 
@@ -173,15 +157,16 @@ async fn session_update(
         })?;
     let generation = session.generation.fetch_add(1, Ordering::SeqCst) + 1;
     tokio::spawn(async move {
-        let index = session.index().await;
-        let roots = session.roots.clone();
+        let index = session.index.clone();
         let query = p.query.clone();
         let files = if query.trim().is_empty() {
             Vec::new()
         } else {
-            tokio::task::spawn_blocking(move || search_index(&query, &roots, &index, MATCH_LIMIT))
-                .await
-                .unwrap_or_default()
+            // `None`: a newer update superseded this one while it ran.
+            match tokio::task::spawn_blocking(move || index.search(&query, MATCH_LIMIT)).await {
+                Ok(Some(files)) => files,
+                _ => return,
+            }
         };
         let latest = session.generation.load(Ordering::SeqCst) == generation;
         if !latest || session.stopped.load(Ordering::Relaxed) {
