@@ -33,6 +33,10 @@ if not URL:
 # Minutes, not seconds: the first request of a thread prefills ~1,000 tokens at ~60 tok/s on
 # two cores, more when the machine is busy.
 TIMEOUT = 900
+# This model writes ~5 tokens/s on two cores: the default bound (a quarter of the 16k window,
+# 4,096 tokens) lets one reciting answer take ~14 minutes, near TIMEOUT. The tasks need short
+# answers; the benchmark (benches/real_model_tasks.py) keeps the product's default.
+BOUND = "model_max_output_tokens = 768"
 
 
 def check(outcome) -> None:
@@ -46,7 +50,7 @@ def check(outcome) -> None:
 
 @pytest.mark.parametrize("name", ["create-file", "run-command"])
 def test_task_through_exec(name, tmp_path, interpreter_bin):
-    check(run_exec(interpreter_bin, TASKS[name], tmp_path / "work", URL, ALIAS, timeout=TIMEOUT))
+    check(run_exec(interpreter_bin, TASKS[name], tmp_path / "work", URL, ALIAS, BOUND, timeout=TIMEOUT))
 
 
 @pytest.mark.parametrize("name", ["edit-file", "fix-test", "write-script"])
@@ -54,7 +58,7 @@ def test_hard_tasks_never_end_in_a_false_success(name, tmp_path, interpreter_bin
     """Editing with patches, fixing code and writing a script are beyond this 1.5B model at
     greedy decoding (their sampled rates are in docs/real-models.md). Whatever it does, the
     run must be honest: done and exit 0, or not done and exit 1."""
-    outcome = run_exec(interpreter_bin, TASKS[name], tmp_path / "work", URL, ALIAS, timeout=TIMEOUT)
+    outcome = run_exec(interpreter_bin, TASKS[name], tmp_path / "work", URL, ALIAS, BOUND, timeout=TIMEOUT)
     assert outcome.exit_code in (0, 1), outcome
     assert not outcome.false_success, (
         f"{name} exited 0 but {outcome.why}; commands {outcome.commands}; answer {outcome.answer[:300]!r}"
@@ -85,6 +89,7 @@ def test_resume_continues_the_thread(tmp_path, interpreter_bin):
         tmp_path / "work",
         URL,
         ALIAS,
+        BOUND,
         timeout=TIMEOUT,
         resume_prompt="Now create a file bye.txt containing bye",
     )
@@ -106,7 +111,7 @@ async def test_codex_tool_of_the_mcp_server(tmp_path, interpreter_bin):
     work = tmp_path / "work"
     work.mkdir()
     home = tmp_path / "oi-home"
-    write_config(home, URL, ALIAS)
+    write_config(home, URL, ALIAS, BOUND)
     params = server(str(interpreter_bin), env=agent_env(work, home))
     params.cwd = str(work)
     with anyio.fail_after(TIMEOUT):
