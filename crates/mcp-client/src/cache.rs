@@ -123,11 +123,11 @@ pub struct RecentFailure {
 impl RecentFailure {
     /// Seconds since the failure.
     pub fn age_secs(&self) -> i64 {
-        (chrono_now() - self.at).max(0)
+        (unix_now() - self.at).max(0)
     }
 }
 
-fn chrono_now() -> i64 {
+fn unix_now() -> i64 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_secs() as i64)
@@ -157,7 +157,7 @@ pub async fn recent_failure(path: PathBuf) -> Option<RecentFailure> {
 pub async fn record_failure(path: PathBuf, message: String) {
     let _ = tokio::task::spawn_blocking(move || {
         let failure = RecentFailure {
-            at: chrono_now(),
+            at: unix_now(),
             message,
         };
         let result = (|| -> std::io::Result<()> {
