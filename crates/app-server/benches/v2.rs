@@ -242,7 +242,6 @@ fn v2_methods(ctx: &ConnectionContext) -> oi_jsonrpc::MethodTable {
         manager: ctx.manager.clone(),
         config: ctx.options.config_load(),
         connection: ctx.connection.clone(),
-        readers: ctx.readers.clone(),
         mcp_methods: ctx.mcp_methods.clone(),
     })
 }

@@ -17,7 +17,7 @@ use crate::protocol::wire::{
     ServerRequestResolvedNotification, ThreadActiveFlag, ThreadStatus,
     ThreadStatusChangedNotification, to_value,
 };
-use oi_core::Thread;
+use oi_core::{PendingRequest, Thread};
 use oi_jsonrpc::Answer;
 use oi_protocol::ThreadId;
 use oi_protocol::parse_command::display_command;
@@ -192,8 +192,7 @@ pub(crate) fn exec_params(ctx: &ApprovalCtx, ev: &ExecApprovalRequestEvent) -> V
 pub(crate) async fn exec(ctx: ApprovalCtx, ev: ExecApprovalRequestEvent) {
     let params = exec_params(&ctx, &ev);
     if let Some(decision) = decide(&ctx, "item/commandExecution/requestApproval", params).await {
-        let id = ev.effective_approval_id().to_string();
-        submit(&ctx, Op::ExecApproval { id, decision }).await;
+        submit(&ctx, PendingRequest::exec(&ev).answer(decision)).await;
     }
 }
 
@@ -207,14 +206,7 @@ pub(crate) async fn patch(ctx: ApprovalCtx, ev: ApplyPatchApprovalRequestEvent) 
         grant_root: ev.grant_root.clone(),
     });
     if let Some(decision) = decide(&ctx, "item/fileChange/requestApproval", p).await {
-        submit(
-            &ctx,
-            Op::PatchApproval {
-                id: ev.call_id,
-                decision,
-            },
-        )
-        .await;
+        submit(&ctx, PendingRequest::patch(&ev).answer(decision)).await;
     }
 }
 
@@ -246,15 +238,8 @@ pub(crate) async fn elicitation(ctx: ApprovalCtx, ev: ElicitationRequestEvent) {
         },
         Answer::Withdrawn => return,
     };
-    submit(
-        &ctx,
-        Op::ResolveElicitation {
-            server_name: ev.server_name,
-            request_id: ev.id,
-            response,
-        },
-    )
-    .await;
+    let op = PendingRequest::elicitation(&ev).elicitation_answer(response);
+    submit(&ctx, op).await;
 }
 
 #[cfg(test)]

@@ -35,7 +35,6 @@ pub mod turns;
 pub mod v1;
 
 use oi_config::{ConfigLoadOptions, ConfigOverrides, LoadedConfig, load_config};
-use oi_core::ThreadReaders;
 use oi_core::{Thread, ThreadManager, ThreadManagerOptions};
 use oi_jsonrpc::{Connection, Execution, INVALID_REQUEST, MethodTable, RequestContext, RpcError};
 use oi_protocol::ThreadId;
@@ -60,8 +59,6 @@ pub struct AppServerContext {
     pub config: ConfigLoadOptions,
     /// The connection's sender and shutdown signal.
     pub connection: Connection,
-    /// Who reads which thread's events, shared with the MCP tools.
-    pub readers: Arc<ThreadReaders>,
     /// The MCP methods on the same connection (empty on `interpreter app-server`), so the
     /// v2 `initialize` can hand an MCP-form call to MCP's.
     pub mcp_methods: MethodTable,
@@ -114,8 +111,9 @@ pub(crate) struct Conn {
     pub history: history::HistoryCache,
     /// Old forms this connection was already told about (`deprecationNotice`).
     deprecations_sent: Mutex<std::collections::HashSet<&'static str>>,
-    pub readers: Arc<ThreadReaders>,
     pub shutdown: CancellationToken,
+    /// What this connection's turn pumps follow.
+    pub(crate) following: turns::Following,
     /// Latest rate-limit headers a v2 turn saw: (provider id, snapshot).
     pub rate_limits: Mutex<Option<(String, RateLimitSnapshot)>>,
     pub fuzzy: fuzzy::FuzzyState,
@@ -138,8 +136,8 @@ impl Conn {
             approvals_waiting: Mutex::default(),
             deprecations_sent: Mutex::default(),
             history: history::HistoryCache::default(),
-            readers: ctx.readers,
             shutdown: ctx.connection.shutdown,
+            following: turns::Following::default(),
             rate_limits: Mutex::default(),
             fuzzy: fuzzy::FuzzyState::default(),
             models: catalog::ModelsCache::default(),

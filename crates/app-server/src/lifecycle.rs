@@ -11,7 +11,7 @@ use oi_core::Thread;
 use oi_jsonrpc::RpcError;
 use oi_jsonrpc::{Execution, MethodTable, RequestContext};
 use oi_protocol::ThreadId;
-use oi_protocol::protocol::{EventMsg, Op};
+use oi_protocol::protocol::Op;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -30,14 +30,12 @@ async fn close(conn: &Conn, id: ThreadId, thread: Arc<Thread>) {
     let busy = thread.is_busy();
     conn.manager.remove_thread(&id);
     conn.ephemeral.remove_thread(&id);
-    if thread.submit(Op::Shutdown).await.is_err() || busy {
+    if busy {
+        let _ = thread.submit(Op::Shutdown).await;
         return;
     }
-    let deadline = tokio::time::Instant::now() + CLOSE_GRACE;
-    while let Ok(Ok(ev)) = tokio::time::timeout_at(deadline, thread.next_event()).await {
-        if matches!(ev.msg, EventMsg::ShutdownComplete) {
-            break;
-        }
+    if !thread.shutdown(CLOSE_GRACE).await {
+        tracing::warn!("thread {id} did not confirm its shutdown within {CLOSE_GRACE:?}");
     }
 }
 

@@ -373,6 +373,7 @@ async fn resume(conn: Arc<Conn>, ctx: RequestContext, p: ResumeParams) -> Result
             let loaded = load_stored(&conn, id).await?;
             thread_json.turns = stored_turns(id, &loaded);
         }
+        crate::turns::follow_running_turn(&conn, &ctx, thread.clone());
         return Ok(to_value(&ThreadSessionResponse::new(
             thread_json,
             &thread.config(),

@@ -1,10 +1,10 @@
 //! `turn/start`, `turn/steer`, `turn/interrupt`, and the per-turn event pump.
 //!
-//! A thread's events have one reader at a time. `turn/start` claims the thread in the
-//! reader registry shared with the MCP tools (a thread busy with a `codex`/`codex-reply`
-//! call is refused with a clear error), and a pump task reads the engine's events until
-//! the turn ends, fanning them out as v2 notifications. Between turns nobody reads, so
-//! `codex-reply` can continue a v2 thread and `turn/start` a thread the MCP tools began.
+//! `turn/start` asks the engine to start a turn (refused when one is running, whoever
+//! started it: a v2 client, another connection, a `codex`/`codex-reply` call) and a pump
+//! task follows it on the thread's published events, fanning them out as v2
+//! notifications. `thread/resume` of a thread whose turn is running follows that turn the
+//! same way, so a second connection sees a running turn to its end.
 
 use crate::approvals::{self, ApprovalCtx};
 use crate::items::{ItemMapper, Note};
@@ -16,21 +16,17 @@ use crate::protocol::wire::{
 use crate::protocol::{V2SandboxPolicy, V2UserInput, core_input, now_unix, tri_state};
 use crate::threads::core_error;
 use crate::{Conn, invalid, lock, method, parse_thread_id, thread_not_found};
-use oi_core::ReaderGuard;
-use oi_core::Thread;
+use oi_core::{CoreError, EventStream, StartTurn, Thread};
 use oi_jsonrpc::RpcError;
 use oi_jsonrpc::{Execution, MethodTable, RequestContext};
 use oi_protocol::ThreadId;
 use oi_protocol::config_types::{AskForApproval, ReasoningEffort};
-use oi_protocol::protocol::{Event, EventMsg, Op, Submission, TurnOverrides};
+use oi_protocol::protocol::{Event, EventMsg, TurnOverrides};
 use serde::Deserialize;
 use serde_json::{Value, json};
 use std::path::PathBuf;
 use std::sync::Arc;
 use tokio_util::sync::CancellationToken;
-
-/// Reader-registry owner names of v2 turns start with this.
-const V2_OWNER: &str = "v2 turn ";
 
 pub(crate) fn register(t: &mut MethodTable, conn: &Arc<Conn>) {
     method(t, conn, "turn/start", Execution::Spawn, start);
@@ -154,16 +150,12 @@ fn overrides(p: &StartParams, thread: &Thread) -> Result<TurnOverrides, RpcError
     Ok(o)
 }
 
-fn busy_error(id: ThreadId, owner: &str, active: Option<String>) -> RpcError {
-    if owner.starts_with(V2_OWNER) {
-        let active = active.unwrap_or_else(|| owner.trim_start_matches(V2_OWNER).to_string());
-        invalid(format!(
-            "a turn is already running on thread {id} (turn {active}); add input with turn/steer or stop it with turn/interrupt"
-        ))
-    } else {
-        invalid(format!(
-            "thread {id} is busy: MCP request {owner} (a `codex`/`codex-reply` tool call) is running a turn on it; wait for that call to finish or cancel it, then retry"
-        ))
+fn start_error(e: CoreError) -> RpcError {
+    match e {
+        CoreError::TurnRunning { id, turn_id } => invalid(format!(
+            "a turn is already running on thread {id} (turn {turn_id}); add input with turn/steer, stop it with turn/interrupt, or wait for it to end"
+        )),
+        other => core_error(other),
     }
 }
 
@@ -174,8 +166,8 @@ async fn start(conn: Arc<Conn>, ctx: RequestContext, p: StartParams) -> Result<V
     let (id, thread) = live(&conn, &p.thread_id)?;
     let items = core_input(&p.input)?;
     let overrides = overrides(&p, &thread)?;
-    let (turn_id, started_at) =
-        submit_turn(&conn, &ctx, id, thread, Op::UserInput { items, overrides }).await?;
+    let turn = StartTurn::Input { items, overrides };
+    let (turn_id, started_at) = submit_turn(&conn, &ctx, id, thread, turn).await?;
     Ok(to_value(&TurnStartResponse {
         turn: Turn::in_progress(turn_id, started_at),
     }))
@@ -189,51 +181,95 @@ async fn compact_start(
     p: crate::protocol::wire::ThreadIdParams,
 ) -> Result<Value, RpcError> {
     let (id, thread) = live(&conn, &p.thread_id)?;
-    submit_turn(&conn, &ctx, id, thread, Op::Compact).await?;
+    submit_turn(&conn, &ctx, id, thread, StartTurn::Compact).await?;
     Ok(to_value(&EmptyResponse {}))
 }
 
-/// Claim the thread's event stream, submit `op` as a new turn, and pump its events to the
-/// client. Returns the turn id and its start time.
+/// Starts `turn` on the thread and pumps its events to the client. Returns the turn id
+/// and its start time.
 async fn submit_turn(
     conn: &Arc<Conn>,
     ctx: &RequestContext,
     id: ThreadId,
     thread: Arc<Thread>,
-    op: Op,
+    turn: StartTurn,
 ) -> Result<(String, i64), RpcError> {
     let turn_id = oi_protocol::ids::new_id();
-    let guard = conn
-        .readers
-        .claim_after_ending(id, format!("{V2_OWNER}{turn_id}"))
+    let handle = thread
+        .start_turn_with_id(turn_id.clone(), turn)
         .await
-        .map_err(|o| busy_error(id, &o, thread.active_turn_id()))?;
-    if let Some(active) = thread.active_turn_id() {
-        // A turn nobody reads (e.g. its MCP call was cancelled and is still stopping).
-        return Err(invalid(format!(
-            "a turn is already running on thread {id} (turn {active}); wait for it to end or stop it with turn/interrupt"
-        )));
-    }
-    thread
-        .submit_with_id(Submission {
-            id: turn_id.clone(),
-            op,
-        })
-        .await
-        .map_err(core_error)?;
+        .map_err(start_error)?;
     let started_at = now_unix();
-    let pump = Pump {
-        approval_timeout: thread.config().approval_timeout,
-        approvals: Vec::new(),
-        conn: conn.clone(),
-        thread,
-        thread_id: id,
-        mapper: ItemMapper::new(id.to_string(), turn_id.clone()),
-        reader: guard,
-    };
+    let pump = Pump::new(conn, thread, id, turn_id.clone(), started_at);
     let sent = ctx.response_sent();
-    tokio::spawn(pump.run(sent, started_at));
+    tokio::spawn(pump.run(handle.into_events(), sent));
     Ok((turn_id, started_at))
+}
+
+/// What this connection's pumps follow, so one turn is never reported twice.
+#[derive(Default)]
+pub(crate) struct Following {
+    /// Threads pumps of this connection follow now, with how many pumps (a pump sending
+    /// its last notifications overlaps the next turn's).
+    pumping: std::sync::Mutex<std::collections::HashMap<ThreadId, usize>>,
+    /// Ids of this connection's `turn/steer` inputs: one that arrives as its turn ends
+    /// starts a turn of its own, which the pump then follows (nobody else would).
+    steered: std::sync::Mutex<std::collections::HashSet<String>>,
+}
+
+impl Following {
+    fn start(&self, thread: ThreadId) {
+        *lock(&self.pumping).entry(thread).or_default() += 1;
+    }
+
+    fn stop(&self, thread: ThreadId) {
+        let mut pumping = lock(&self.pumping);
+        if let Some(n) = pumping.get_mut(&thread) {
+            *n -= 1;
+            if *n == 0 {
+                pumping.remove(&thread);
+            }
+        }
+    }
+
+    fn follows(&self, thread: ThreadId) -> bool {
+        lock(&self.pumping).contains_key(&thread)
+    }
+
+    fn steered(&self, input_id: String) {
+        let mut steered = lock(&self.steered);
+        // Ids of inputs that joined their turn are never asked for again; keep few.
+        if steered.len() > 64 {
+            steered.clear();
+        }
+        steered.insert(input_id);
+    }
+
+    /// Whether turn `id` was started by a steering input of this connection.
+    fn take_steered(&self, id: &str) -> bool {
+        lock(&self.steered).remove(id)
+    }
+}
+
+/// `thread/resume` of a thread with a running turn: this connection follows that turn
+/// from here to its end (what happened before is in the resumed thread's turns), unless a
+/// pump of this connection already does.
+pub(crate) fn follow_running_turn(conn: &Arc<Conn>, ctx: &RequestContext, thread: Arc<Thread>) {
+    let Some(turn_id) = thread.active_turn_id() else {
+        return;
+    };
+    if conn.following.follows(thread.id()) {
+        return;
+    }
+    let events = thread.subscribe();
+    // The turn may have ended between the check and the subscription; the pump would then
+    // wait for an end it never sees, so check again now that nothing can be missed.
+    if thread.active_turn_id().as_deref() != Some(turn_id.as_str()) {
+        return;
+    }
+    let id = thread.id();
+    let pump = Pump::new(conn, thread, id, turn_id, now_unix());
+    tokio::spawn(pump.run(events, ctx.response_sent()));
 }
 
 async fn steer(conn: Arc<Conn>, _ctx: RequestContext, p: SteerParams) -> Result<Value, RpcError> {
@@ -253,13 +289,8 @@ async fn steer(conn: Arc<Conn>, _ctx: RequestContext, p: SteerParams) -> Result<
         Some(_) => {}
     }
     // While a turn runs, user input joins it (the engine's steering).
-    thread
-        .submit(Op::UserInput {
-            items,
-            overrides: TurnOverrides::default(),
-        })
-        .await
-        .map_err(core_error)?;
+    let input_id = thread.steer(items).await.map_err(core_error)?;
+    conn.following.steered(input_id);
     Ok(to_value(&TurnSteerResponse {
         turn_id: p.expected_turn_id,
     }))
@@ -286,11 +317,11 @@ async fn interrupt(
             )));
         }
     }
-    thread.submit(Op::Interrupt).await.map_err(core_error)?;
+    thread.interrupt().await.map_err(core_error)?;
     Ok(to_value(&EmptyResponse {}))
 }
 
-/// Reads one thread's events for the length of a v2 turn (and any turn that late
+/// Follows one thread's events for the length of a v2 turn (and any turn that late
 /// steering input starts right after it) and sends them as v2 notifications.
 struct Pump {
     conn: Arc<Conn>,
@@ -300,11 +331,28 @@ struct Pump {
     approval_timeout: std::time::Duration,
     /// Approval prompts of the current turn.
     approvals: Vec<tokio::task::JoinHandle<()>>,
-    /// Released when the pump ends, so other front ends may read the thread.
-    reader: ReaderGuard,
 }
 
 impl Pump {
+    fn new(
+        conn: &Arc<Conn>,
+        thread: Arc<Thread>,
+        thread_id: ThreadId,
+        turn_id: String,
+        started_at: i64,
+    ) -> Self {
+        let mut mapper = ItemMapper::new(thread_id.to_string(), turn_id);
+        mapper.started_at = Some(started_at);
+        Self {
+            approval_timeout: thread.config().approval_timeout,
+            approvals: Vec::new(),
+            conn: conn.clone(),
+            thread,
+            thread_id,
+            mapper,
+        }
+    }
+
     async fn send(&mut self, notes: Vec<Note>) {
         for n in notes {
             self.conn.outgoing.notify(n.method, n.params).await;
@@ -332,12 +380,20 @@ impl Pump {
             .await;
     }
 
-    async fn run(mut self, response_sent: CancellationToken, started_at: i64) {
+    async fn run(self, events: EventStream, response_sent: CancellationToken) {
+        let conn = self.conn.clone();
+        let thread_id = self.thread_id;
+        conn.following.start(thread_id);
+        self.follow(events, response_sent).await;
+        conn.following.stop(thread_id);
+    }
+
+    async fn follow(mut self, mut events: EventStream, response_sent: CancellationToken) {
         tokio::select! {
             _ = response_sent.cancelled() => {}
             _ = self.conn.shutdown.cancelled() => return,
         }
-        self.mapper.started_at = Some(started_at);
+        let started_at = self.mapper.started_at.unwrap_or_else(now_unix);
         self.turn_started(started_at).await;
         let mut turn_over = CancellationToken::new();
         loop {
@@ -347,11 +403,11 @@ impl Pump {
                     // The engine's shutdown ends the turn and drains the events.
                     break;
                 }
-                ev = self.thread.next_event() => ev,
+                ev = events.next() => ev,
             };
             let event = match event {
-                Ok(ev) => ev,
-                Err(_) => {
+                Some(ev) => ev,
+                None => {
                     let notes = self
                         .mapper
                         .abandon("the thread shut down before the turn finished");
@@ -376,17 +432,13 @@ impl Pump {
                 for task in self.approvals.drain(..) {
                     let _ = task.await;
                 }
-                // Steering input that arrived as the turn ended starts a new turn; nobody
-                // else may read this thread while we hold it, so follow that turn too.
+                // Steering input that arrived as the turn ended starts a new turn of its
+                // own (nobody called turn/start for it): follow that turn too.
                 let next = self
                     .thread
                     .active_turn_id()
-                    .filter(|next| next != self.mapper.turn_id());
-                if next.is_none() {
-                    // A client that starts its next turn on `turn/completed` waits for
-                    // our last notifications instead of finding the thread busy.
-                    self.reader.ending();
-                }
+                    .filter(|next| next != self.mapper.turn_id())
+                    .filter(|next| self.conn.following.take_steered(next));
                 self.send(last.into_iter().collect()).await;
                 match next {
                     Some(next) => {

@@ -373,7 +373,7 @@ async fn threads_cross_between_the_v2_api_and_the_mcp_tools() {
         .await;
     assert_eq!(r["structuredContent"]["content"], "reply via mcp", "{r}");
 
-    // An MCP codex call holds its thread while waiting for approval: v2 is refused.
+    // An MCP codex call's turn waits for approval: the thread is busy, so v2 is refused.
     let call = c
         .request(
             "tools/call",
@@ -389,7 +389,9 @@ async fn threads_cross_between_the_v2_api_and_the_mcp_tools() {
         )
         .await;
     let msg = e["message"].as_str().unwrap();
-    assert!(msg.contains("busy") && msg.contains("MCP request"), "{e}");
+    // The running turn is named: the MCP call's request id is its turn id.
+    assert!(msg.contains("already running"), "{e}");
+    assert!(msg.contains(&format!("(turn {call})")), "{e}");
     c.reply(&elicit["id"], json!({"decision": "denied"})).await;
     let done = c.response(call).await;
     assert_eq!(done["result"]["structuredContent"]["content"], "mcp done");
@@ -476,5 +478,42 @@ async fn thread_compact_start_runs_a_compaction_turn() {
             .unwrap()
             .contains("invalid thread id"),
         "{err}"
+    );
+}
+
+#[tokio::test]
+async fn a_second_connection_resuming_a_running_thread_follows_its_turn_to_the_end() {
+    let script = MockScript::turns([shell("touch shared.txt"), MockTurn::text("both saw it")]);
+    let env = Env::new(script, UNTRUSTED).await;
+    let shared = SharedManager::default();
+    let mut a = Client::start_sharing(env.options(), &shared);
+    a.initialize().await;
+    let tid = a.start_thread(&env.work).await["thread"]["id"].clone();
+    let turn = a.start_turn(&tid, "touch").await;
+    // The turn waits for A's approval while B, another client of the same server, resumes.
+    let req = a
+        .server_request("item/commandExecution/requestApproval")
+        .await;
+    let mut b = Client::start_sharing(env.options(), &shared);
+    b.initialize().await;
+    let resumed = b.ok("thread/resume", json!({"threadId": tid})).await;
+    assert_eq!(resumed["thread"]["id"], tid);
+    a.reply(&req["id"], json!({"decision": "accept"})).await;
+    // Both see the command run and the turn end.
+    for c in [&mut a, &mut b] {
+        let notes = c.turn_notifications(&turn).await;
+        let items = completed_items(&notes);
+        assert!(
+            items.iter().any(|i| i["type"] == "commandExecution"),
+            "{notes:#?}"
+        );
+        assert!(
+            items.iter().any(|i| i["text"] == "both saw it"),
+            "{notes:#?}"
+        );
+    }
+    assert!(
+        env.work.join("shared.txt").exists(),
+        "the approved command ran"
     );
 }

@@ -4,9 +4,9 @@
 
 use crate::cli::{EXIT_FAILURE, EXIT_OK, EXIT_USAGE, ExecArgs, GlobalArgs};
 use crate::render::{HumanRenderer, ReasoningDisplay};
-use oi_core::{NewThread, ThreadManager, ThreadManagerOptions};
+use oi_core::{NewThread, PendingRequest, StartTurn, ThreadManager, ThreadManagerOptions, TurnEnd};
 use oi_process::{TerminationSignal, TerminationSignals};
-use oi_protocol::protocol::{Event, EventMsg, Op, ReviewDecision, TurnOverrides};
+use oi_protocol::protocol::{Event, EventMsg};
 use oi_protocol::user_input::UserInput;
 use oi_thread_store::SessionSource;
 use std::io::{Read, Write};
@@ -91,9 +91,10 @@ pub async fn run_exec(global: GlobalArgs, args: ExecArgs) -> i32 {
             };
         }
     };
-    let code = drive_turn(&new, prompt, args.json, reasoning).await;
+    let thread = new.thread.clone();
+    let code = drive_turn(new, prompt, args.json, reasoning).await;
     manager.shutdown_all().await;
-    saved_or_failure(&new.thread, code)
+    saved_or_failure(&thread, code)
 }
 
 /// After the thread was shut down (flushed): if any part of it could not be saved, say so in
@@ -116,24 +117,12 @@ pub fn saved_or_failure(thread: &oi_core::Thread, code: i32) -> i32 {
     if code == EXIT_OK { EXIT_FAILURE } else { code }
 }
 
-/// Start a turn with a text prompt; prints the error and returns `None` if the thread is gone.
-pub async fn submit_prompt(thread: &oi_core::Thread, prompt: String) -> Option<String> {
-    let op = Op::UserInput {
-        items: vec![UserInput::text(prompt)],
-        overrides: TurnOverrides::default(),
-    };
-    match thread.submit(op).await {
-        Ok(id) => Some(id),
-        Err(e) => {
-            eprintln!("error: {e}");
-            None
-        }
-    }
-}
+/// How long an interrupted turn gets to end before `exec` stops waiting for it.
+const INTERRUPT_GRACE: std::time::Duration = std::time::Duration::from_secs(30);
 
 /// Run one turn on a thread and print it. Returns the exit code.
 pub async fn drive_turn(
-    new: &NewThread,
+    new: NewThread,
     prompt: String,
     json: bool,
     reasoning: ReasoningDisplay,
@@ -143,18 +132,22 @@ pub async fn drive_turn(
         id: String::new(),
         msg: EventMsg::SessionConfigured(new.session_configured.clone()),
     });
-    let thread = &new.thread;
     // Listen before the turn starts, so an early signal is never lost to the default action
     // (which would kill the process without stopping commands or flushing the thread).
     let mut signals = TerminationSignals::listen();
-    let Some(turn_id) = submit_prompt(thread, prompt).await else {
-        return EXIT_FAILURE;
+    let id = oi_protocol::ids::new_id();
+    let input = StartTurn::input(vec![UserInput::text(prompt)]);
+    let mut turn = match new.thread.start_turn_on(new.events, id, input).await {
+        Ok(turn) => turn,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return EXIT_FAILURE;
+        }
     };
-    let mut failed = false;
     let mut stopped_by: Option<TerminationSignal> = None;
     loop {
         let ev = tokio::select! {
-            ev = thread.next_event() => ev,
+            ev = turn.next() => ev,
             sig = signals.recv() => {
                 if let Some(first) = stopped_by {
                     // Asked twice: stop waiting for the turn; the caller still shuts the
@@ -164,87 +157,69 @@ pub async fn drive_turn(
                 }
                 stopped_by = Some(sig);
                 eprintln!("[interpreter] {}: interrupting the turn…", sig.name());
-                let _ = thread.submit(Op::Interrupt).await;
+                let _ = turn.interrupt(INTERRUPT_GRACE).await;
                 continue;
             }
         };
-        let ev = match ev {
-            Ok(ev) => ev,
-            Err(e) => {
-                eprintln!("error: {e}");
-                return EXIT_FAILURE;
-            }
-        };
+        let Some(ev) = ev else { break };
         out.event(&ev);
-        match &ev.msg {
-            EventMsg::ExecApprovalRequest(req) => {
-                if !json {
-                    eprintln!(
-                        "[approval] `{}` needs approval; nobody can approve in exec mode, so it is denied (use -a never, or a different -s, to avoid prompts)",
-                        oi_protocol::parse_command::shell_join(&req.command)
-                    );
-                }
-                let _ = thread
-                    .submit(Op::ExecApproval {
-                        id: req.effective_approval_id().to_string(),
-                        decision: ReviewDecision::Denied,
-                    })
-                    .await;
+        if let Some(request) = PendingRequest::of(&ev.msg) {
+            if !json {
+                eprintln!("{}", refusal_note(&ev.msg));
             }
-            EventMsg::ApplyPatchApprovalRequest(req) => {
-                if !json {
-                    eprintln!(
-                        "[approval] a patch needs approval; nobody can approve in exec mode, so it is denied"
-                    );
-                }
-                let _ = thread
-                    .submit(Op::PatchApproval {
-                        id: req.call_id.clone(),
-                        decision: ReviewDecision::Denied,
-                    })
-                    .await;
-            }
-            EventMsg::ElicitationRequest(req) => {
-                if !json {
-                    let question = req
-                        .request
-                        .get("message")
-                        .and_then(|m| m.as_str())
-                        .unwrap_or("a question");
-                    eprintln!(
-                        "[elicitation] MCP server `{}` asked \"{}\"; nobody can answer in exec mode, so it is declined",
-                        req.server_name,
-                        one_line(question, 200)
-                    );
-                }
-                let _ = thread
-                    .submit(Op::ResolveElicitation {
-                        server_name: req.server_name.clone(),
-                        request_id: req.id.clone(),
-                        response: oi_protocol::protocol::ElicitationResponse {
-                            action: oi_protocol::protocol::ElicitationAction::Decline,
-                            content: None,
-                        },
-                    })
-                    .await;
-            }
-            EventMsg::Error(_) if ev.id == turn_id => failed = true,
-            EventMsg::TaskComplete(done) if ev.id == turn_id => {
-                if !json && let Some(msg) = &done.last_agent_message {
-                    let mut o = std::io::stdout().lock();
-                    let _ = writeln!(o, "{msg}");
-                    let _ = o.flush();
-                }
-                if let Some(sig) = stopped_by {
-                    return sig.exit_code();
-                }
-                return if failed { EXIT_FAILURE } else { EXIT_OK };
-            }
-            EventMsg::TurnAborted(_) if ev.id == turn_id => {
-                return stopped_by.map_or(EXIT_FAILURE, TerminationSignal::exit_code);
-            }
-            _ => {}
+            let _ = turn.thread().submit(request.refusal()).await;
         }
+    }
+    let end = turn.end().cloned().unwrap_or(TurnEnd::ThreadClosed);
+    match end {
+        TurnEnd::Completed {
+            last_agent_message,
+            failed,
+        } => {
+            if !json && let Some(msg) = &last_agent_message {
+                let mut o = std::io::stdout().lock();
+                let _ = writeln!(o, "{msg}");
+                let _ = o.flush();
+            }
+            if let Some(sig) = stopped_by {
+                return sig.exit_code();
+            }
+            if failed { EXIT_FAILURE } else { EXIT_OK }
+        }
+        TurnEnd::Aborted(_) | TurnEnd::Unresponsive => {
+            stopped_by.map_or(EXIT_FAILURE, TerminationSignal::exit_code)
+        }
+        TurnEnd::ThreadClosed => {
+            eprintln!("error: {}", oi_core::CoreError::ThreadClosed);
+            EXIT_FAILURE
+        }
+    }
+}
+
+/// What `exec` tells the user when it refuses what the turn asked (nobody can answer).
+fn refusal_note(msg: &EventMsg) -> String {
+    match msg {
+        EventMsg::ExecApprovalRequest(req) => format!(
+            "[approval] `{}` needs approval; nobody can approve in exec mode, so it is denied (use -a never, or a different -s, to avoid prompts)",
+            oi_protocol::parse_command::shell_join(&req.command)
+        ),
+        EventMsg::ApplyPatchApprovalRequest(_) => {
+            "[approval] a patch needs approval; nobody can approve in exec mode, so it is denied"
+                .into()
+        }
+        EventMsg::ElicitationRequest(req) => {
+            let question = req
+                .request
+                .get("message")
+                .and_then(|m| m.as_str())
+                .unwrap_or("a question");
+            format!(
+                "[elicitation] MCP server `{}` asked \"{}\"; nobody can answer in exec mode, so it is declined",
+                req.server_name,
+                one_line(question, 200)
+            )
+        }
+        _ => String::new(),
     }
 }
 

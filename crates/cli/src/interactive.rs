@@ -8,12 +8,16 @@ use crate::cli::{EXIT_FAILURE, EXIT_OK, GlobalArgs};
 use crate::out::outln;
 use crate::render::{HumanRenderer, ReasoningDisplay};
 use oi_config::history::PromptHistory;
-use oi_core::{Thread, ThreadManager, ThreadManagerOptions};
+use oi_core::{
+    EventStream, PendingRequest, StartTurn, Thread, ThreadManager, ThreadManagerOptions, TurnEnd,
+};
 use oi_process::{TerminationSignal, TerminationSignals};
 use oi_protocol::parse_command::shell_join;
-use oi_protocol::protocol::{ElicitationAction, ElicitationResponse, EventMsg, Op, ReviewDecision};
+use oi_protocol::protocol::{ElicitationAction, ElicitationResponse, EventMsg, ReviewDecision};
+use oi_protocol::user_input::UserInput;
 use oi_thread_store::SessionSource;
 use std::io::Write;
+use std::sync::Arc;
 use tokio::sync::mpsc;
 
 fn stdin_lines() -> mpsc::UnboundedReceiver<String> {
@@ -78,50 +82,78 @@ async fn ask(
 }
 
 /// How a turn of the line mode ended.
-enum TurnEnd {
+enum LineTurnEnd {
     Ok,
     Failed,
     /// SIGTERM or SIGHUP arrived: the turn was interrupted and the session must end.
     Stop(TerminationSignal),
 }
 
+/// One turn, read from `events` (the session's one stream, handed back when the turn ends
+/// so what the thread publishes between turns is printed with the next one).
 async fn run_one_turn(
-    thread: &Thread,
+    thread: &Arc<Thread>,
+    events: &mut Option<EventStream>,
     prompt: String,
     lines: &mut mpsc::UnboundedReceiver<String>,
     human: &mut HumanRenderer,
     signals: &mut TerminationSignals,
-) -> TurnEnd {
+) -> LineTurnEnd {
     // `/compact` summarizes the conversation so far (a turn of its own).
-    let submitted = if prompt.trim() == "/compact" {
-        thread.submit(Op::Compact).await.ok()
+    let start = if prompt.trim() == "/compact" {
+        StartTurn::Compact
     } else {
-        crate::exec::submit_prompt(thread, prompt).await
+        StartTurn::input(vec![UserInput::text(prompt)])
     };
-    let Some(id) = submitted else {
-        return TurnEnd::Failed;
+    let stream = events.take().unwrap_or_else(|| thread.subscribe());
+    let mut turn = match thread
+        .start_turn_on(stream, oi_protocol::ids::new_id(), start)
+        .await
+    {
+        Ok(turn) => turn,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return LineTurnEnd::Failed;
+        }
     };
     let mut streamed = false;
-    let mut ok = true;
     let mut stop: Option<TerminationSignal> = None;
     loop {
         let ev = tokio::select! {
-            ev = thread.next_event() => ev,
+            ev = turn.next() => ev,
             sig = signals.recv() => {
                 match (sig, stop) {
                     // Asked twice: stop waiting; the caller shuts the thread down.
-                    (_, Some(first)) => return TurnEnd::Stop(first),
+                    (_, Some(first)) => return LineTurnEnd::Stop(first),
                     // Ctrl-C during a turn interrupts the turn and returns to the prompt.
                     (TerminationSignal::Interrupt, None) => {}
                     (other, None) => stop = Some(other),
                 }
-                let _ = thread.submit(Op::Interrupt).await;
+                let _ = thread.interrupt().await;
                 continue;
             }
         };
-        let Ok(ev) = ev else {
-            return TurnEnd::Failed;
-        };
+        let Some(ev) = ev else { break };
+        if let Some(request) = PendingRequest::of(&ev.msg) {
+            let question = question(&ev.msg);
+            let decision = ask(lines, &question, signals, &mut stop).await;
+            let op = match request {
+                PendingRequest::Elicitation { .. } => {
+                    let action = if decision.is_approved() {
+                        ElicitationAction::Accept
+                    } else {
+                        ElicitationAction::Decline
+                    };
+                    request.elicitation_answer(ElicitationResponse {
+                        action,
+                        content: Some(serde_json::json!({})),
+                    })
+                }
+                _ => request.answer(decision),
+            };
+            let _ = thread.submit(op).await;
+            continue;
+        }
         match &ev.msg {
             EventMsg::AgentMessageDelta(d) => {
                 let mut o = std::io::stdout().lock();
@@ -137,85 +169,49 @@ async fn run_one_turn(
                 }
                 streamed = false;
             }
-            EventMsg::ExecApprovalRequest(req) => {
-                let mut q = format!(
-                    "Run `{}` in {}?",
-                    shell_join(&req.command),
-                    req.cwd.display()
-                );
-                if let Some(r) = &req.reason {
-                    q = format!("{r}\n{q}");
-                }
-                let decision = ask(lines, &q, signals, &mut stop).await;
-                let _ = thread
-                    .submit(Op::ExecApproval {
-                        id: req.effective_approval_id().to_string(),
-                        decision,
-                    })
-                    .await;
-            }
-            EventMsg::ApplyPatchApprovalRequest(req) => {
-                let files: Vec<String> = req
-                    .changes
-                    .keys()
-                    .map(|p| p.display().to_string())
-                    .collect();
-                let decision = ask(
-                    lines,
-                    &format!("Apply changes to {}?", files.join(", ")),
-                    signals,
-                    &mut stop,
-                )
-                .await;
-                let _ = thread
-                    .submit(Op::PatchApproval {
-                        id: req.call_id.clone(),
-                        decision,
-                    })
-                    .await;
-            }
-            EventMsg::ElicitationRequest(req) => {
-                let message = req
-                    .request
-                    .get("message")
-                    .and_then(|m| m.as_str())
-                    .unwrap_or("");
-                let decision = ask(
-                    lines,
-                    &format!("MCP server `{}` asks: {message}", req.server_name),
-                    signals,
-                    &mut stop,
-                )
-                .await;
-                let action = if decision.is_approved() {
-                    ElicitationAction::Accept
-                } else {
-                    ElicitationAction::Decline
-                };
-                let _ = thread
-                    .submit(Op::ResolveElicitation {
-                        server_name: req.server_name.clone(),
-                        request_id: req.id.clone(),
-                        response: ElicitationResponse {
-                            action,
-                            content: Some(serde_json::json!({})),
-                        },
-                    })
-                    .await;
-            }
-            EventMsg::Error(_) => {
-                ok = false;
-                human.render(&ev.msg);
-            }
             other => human.render(other),
         }
-        if ev.id == id && ev.msg.ends_turn() {
-            return match (stop, ok) {
-                (Some(sig), _) => TurnEnd::Stop(sig),
-                (None, true) => TurnEnd::Ok,
-                (None, false) => TurnEnd::Failed,
-            };
+    }
+    let end = turn.end().cloned();
+    *events = Some(turn.into_events());
+    match (stop, end) {
+        (Some(sig), _) => LineTurnEnd::Stop(sig),
+        (None, Some(TurnEnd::Completed { failed: false, .. })) => LineTurnEnd::Ok,
+        (None, _) => LineTurnEnd::Failed,
+    }
+}
+
+/// The line that asks the user about what `msg` requests.
+fn question(msg: &EventMsg) -> String {
+    match msg {
+        EventMsg::ExecApprovalRequest(req) => {
+            let q = format!(
+                "Run `{}` in {}?",
+                shell_join(&req.command),
+                req.cwd.display()
+            );
+            match &req.reason {
+                Some(r) => format!("{r}\n{q}"),
+                None => q,
+            }
         }
+        EventMsg::ApplyPatchApprovalRequest(req) => {
+            let files: Vec<String> = req
+                .changes
+                .keys()
+                .map(|p| p.display().to_string())
+                .collect();
+            format!("Apply changes to {}?", files.join(", "))
+        }
+        EventMsg::ElicitationRequest(req) => {
+            let message = req
+                .request
+                .get("message")
+                .and_then(|m| m.as_str())
+                .unwrap_or("");
+            format!("MCP server `{}` asks: {message}", req.server_name)
+        }
+        _ => String::new(),
     }
 }
 
@@ -243,6 +239,7 @@ pub async fn run(global: GlobalArgs, first_prompt: Option<String>) -> i32 {
         "Type a request; /compact to summarize the conversation so far; /exit or Ctrl-D to quit. Resume later with `interpreter resume {}`.",
         new.thread_id
     );
+    let mut events = Some(new.events);
     let mut lines = stdin_lines();
     let mut signals = TerminationSignals::listen();
     let mut pending = first_prompt;
@@ -272,10 +269,18 @@ pub async fn run(global: GlobalArgs, first_prompt: Option<String>) -> i32 {
         if let Err(e) = history.append(&new.thread_id.to_string(), &prompt) {
             tracing::warn!("cannot save the prompt history: {e}");
         }
-        match run_one_turn(&new.thread, prompt, &mut lines, &mut human, &mut signals).await {
-            TurnEnd::Ok => last_ok = true,
-            TurnEnd::Failed => last_ok = false,
-            TurnEnd::Stop(sig) => {
+        let turn = run_one_turn(
+            &new.thread,
+            &mut events,
+            prompt,
+            &mut lines,
+            &mut human,
+            &mut signals,
+        );
+        match turn.await {
+            LineTurnEnd::Ok => last_ok = true,
+            LineTurnEnd::Failed => last_ok = false,
+            LineTurnEnd::Stop(sig) => {
                 stopped_by = Some(sig);
                 break;
             }

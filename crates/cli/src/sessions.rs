@@ -105,9 +105,10 @@ pub async fn run_resume(mut global: GlobalArgs, args: ResumeArgs) -> i32 {
             eprintln!("warning: {}", w.message);
         }
     }
-    let code = drive_turn(&new, prompt, args.json, reasoning).await;
+    let thread = new.thread.clone();
+    let code = drive_turn(new, prompt, args.json, reasoning).await;
     manager.shutdown_all().await;
-    crate::exec::saved_or_failure(&new.thread, code)
+    crate::exec::saved_or_failure(&thread, code)
 }
 
 fn summary_json(s: &ThreadSummary) -> serde_json::Value {

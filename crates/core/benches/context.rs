@@ -23,10 +23,11 @@ const MARKER: &str = "Your context window is nearly full";
 /// Runs `op` as a turn; returns how many compactions it did and its wall time.
 async fn run(thread: &oi_core::Thread, op: Op) -> (usize, Duration) {
     let started = Instant::now();
+    let mut events = thread.subscribe();
     let id = thread.submit(op).await.expect("submit");
     let mut compactions = 0;
     loop {
-        let ev = thread.next_event().await.expect("event");
+        let ev = events.next().await.expect("event");
         match ev.msg {
             EventMsg::ContextCompacted(_) => compactions += 1,
             EventMsg::Error(e) => panic!("turn failed: {}", e.message),

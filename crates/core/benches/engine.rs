@@ -20,6 +20,7 @@ fn percentile(v: &mut [Duration], p: f64) -> Duration {
 }
 
 async fn run_turn(thread: &oi_core::Thread, prompt: &str) -> usize {
+    let mut events = thread.subscribe();
     let id = thread
         .submit(Op::UserInput {
             items: vec![UserInput::text(prompt)],
@@ -29,7 +30,7 @@ async fn run_turn(thread: &oi_core::Thread, prompt: &str) -> usize {
         .expect("submit");
     let mut deltas = 0;
     loop {
-        let ev = thread.next_event().await.expect("event");
+        let ev = events.next().await.expect("event");
         match ev.msg {
             EventMsg::AgentMessageDelta(_) => deltas += 1,
             EventMsg::TaskComplete(_) if ev.id == id => return deltas,

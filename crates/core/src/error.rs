@@ -25,6 +25,19 @@ pub enum CoreError {
         /// Who holds it and what to do.
         message: String,
     },
+    /// A turn is already running on the thread: add input to it (steer) or interrupt it.
+    #[error(
+        "a turn is already running on thread {id} (turn {turn_id}); add input to it or interrupt it, then retry"
+    )]
+    TurnRunning {
+        /// The busy thread.
+        id: ThreadId,
+        /// The running turn.
+        turn_id: String,
+    },
+    /// A turn was asked to answer nothing.
+    #[error("the input is empty; send at least one text or image item")]
+    EmptyInput,
     /// Thread storage failed.
     #[error("{0}")]
     Store(String),

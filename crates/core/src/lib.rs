@@ -19,12 +19,12 @@ mod compact;
 mod context_window;
 mod elicitation;
 mod error;
+mod events;
 mod exec;
 pub mod git;
 mod manager;
 mod notify;
 mod prompt;
-mod readers;
 mod recorder;
 mod safety;
 mod sandbox;
@@ -34,6 +34,7 @@ mod supervisor;
 mod thread;
 mod tools;
 mod turn;
+mod turn_handle;
 mod window;
 mod window_recovery;
 
@@ -44,9 +45,10 @@ pub use context_window::{
     tool_output_budget,
 };
 pub use error::CoreError;
+pub use events::EventStream;
 pub use manager::{NewThread, ThreadManager, ThreadManagerOptions, open_thread_store};
 pub use oi_protocol::truncate::truncate_head_tail;
 pub use oi_thread_store::SessionSource;
-pub use readers::{ReaderGuard, ThreadReaders};
 pub use recorder::{NoopRecorder, Recorder, SaveState, Unsaved};
-pub use thread::Thread;
+pub use thread::{StartTurn, Thread};
+pub use turn_handle::{PendingRequest, TurnEnd, TurnHandle};

@@ -34,6 +34,9 @@ pub struct NewThread {
     pub thread: Arc<Thread>,
     /// The first event of every thread; front ends forward it themselves.
     pub session_configured: SessionConfiguredEvent,
+    /// Every event of the thread from its start (MCP startup progress may come before any
+    /// turn). Drop it when the thread is followed through turn handles instead.
+    pub events: crate::EventStream,
 }
 
 /// Owns every live thread of a process.
@@ -169,6 +172,7 @@ impl ThreadManager {
             );
             return Ok(NewThread {
                 thread_id: id,
+                events: thread.subscribe(),
                 thread,
                 session_configured: sc,
             });
@@ -286,7 +290,6 @@ impl ThreadManager {
         let history_len = history.len();
         let rollout_path = recorder.path();
         let sc = session_configured(id, forked_from, &config, rollout_path, history_len);
-        let (tx, rx) = mpsc::unbounded_channel();
         let (manager, mcp_parts) = match prepared.mcp {
             Some((m, h, r)) => (Some(m), Some((h, r))),
             None => (None, None),
@@ -297,9 +300,11 @@ impl ThreadManager {
             manager,
             config,
             history,
-            tx,
             recorder,
         ));
+        // The creator's stream, opened before anything can publish (MCP startup progress
+        // below), so it sees every event of the thread.
+        let events = session.subscribe();
         if let Some((handler, mut startup_events)) = mcp_parts {
             let _ = handler.session.set(Arc::downgrade(&session));
             // MCP startup progress (possibly finishing after the thread started) joins the
@@ -314,7 +319,7 @@ impl ThreadManager {
                 }
             });
         }
-        let thread = Thread::spawn(session, rx);
+        let thread = Thread::spawn(session);
         self.inner
             .threads
             .lock()
@@ -324,6 +329,7 @@ impl ThreadManager {
             thread_id: id,
             thread,
             session_configured: sc,
+            events,
         })
     }
 
@@ -340,7 +346,6 @@ impl ThreadManager {
     /// stops it, which flushes its records and releases its one-writer lease, so another
     /// server can drive it; the next turn here resumes it from the store with whatever
     /// was added meanwhile. Local threads, busy threads and unknown ids are left alone.
-    /// The caller must be the thread's event reader (the stop's events are drained here).
     /// Returns whether the thread was released.
     pub async fn release_if_shared(&self, id: &ThreadId) -> bool {
         let Some(thread) = self.get_thread(id) else {
@@ -357,7 +362,7 @@ impl ThreadManager {
             return false;
         }
         self.remove_thread(id);
-        stop_thread(&thread).await;
+        thread.shutdown(STOP_LIMIT).await;
         true
     }
 
@@ -372,25 +377,13 @@ impl ThreadManager {
             .drain()
             .map(|(_, t)| t)
             .collect();
-        let waits = threads.iter().map(|t| stop_thread(t));
+        let waits = threads.iter().map(|t| t.shutdown(STOP_LIMIT));
         futures::future::join_all(waits).await;
     }
 }
 
-/// Stops one thread and waits until it confirms (`shutdown_complete`) or its stream ends
-/// (at most 10 s).
-async fn stop_thread(t: &Thread) {
-    if t.submit(Op::Shutdown).await.is_err() {
-        return;
-    }
-    // Readers may be gone; drain until the stream ends.
-    let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(10);
-    while let Ok(Ok(ev)) = tokio::time::timeout_at(deadline, t.next_event()).await {
-        if matches!(ev.msg, EventMsg::ShutdownComplete) {
-            break;
-        }
-    }
-}
+/// How long a stopping thread gets to confirm (`shutdown_complete`).
+const STOP_LIMIT: std::time::Duration = std::time::Duration::from_secs(10);
 
 /// Opens the thread store of `home` where the configuration puts it: local files, or the
 /// database of `[thread_store] url` / `OI_THREAD_STORE_URL` (see

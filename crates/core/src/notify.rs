@@ -4,23 +4,23 @@
 //!
 //! `{"type":"agent-turn-complete","thread-id":…,"turn-id":…,"cwd":…,"input-messages":[…],"last-assistant-message":…}`
 //!
-//! The program runs detached: the turn never waits for it (it is started off the caller's
-//! thread, which may hold the session lock), and a failure to start it is logged at warn
-//! level, not shown to the model. It gets the environment commands get: the
+//! The notifier is a subscriber of the thread's events: the turn never waits for it and
+//! holds no lock while it runs. The program is started through `oi-process` (it cannot
+//! outlive the agent) and reaped by a task of its own; a failure to start it is logged at
+//! warn level, not shown to the model. It gets the environment commands get: the
 //! `[shell_environment_policy]` applied and this process's credentials removed.
 
 use oi_protocol::ThreadId;
 use oi_protocol::protocol::EventMsg;
 use std::collections::HashMap;
 use std::path::PathBuf;
-use std::sync::Mutex;
 
 pub(crate) struct Notifier {
     argv: Vec<String>,
     cwd: PathBuf,
     env: HashMap<String, String>,
     /// User messages of the turn in progress, sent as `input-messages`.
-    inputs: Mutex<Vec<String>>,
+    inputs: Vec<String>,
 }
 
 impl Notifier {
@@ -31,23 +31,31 @@ impl Notifier {
             argv,
             cwd: config.cwd.clone(),
             env: config.command_env(),
-            inputs: Mutex::new(Vec::new()),
+            inputs: Vec::new(),
         })
     }
 
-    /// Watch the thread's events; on `task_complete`, run the program.
-    pub fn observe(&self, thread_id: &ThreadId, msg: &EventMsg) {
-        let mut inputs = self.inputs.lock().unwrap_or_else(|p| p.into_inner());
+    /// Follows the thread's events until it shuts down, running the program at each
+    /// `task_complete`.
+    pub fn watch(mut self, thread_id: ThreadId, mut events: crate::EventStream) {
+        tokio::spawn(async move {
+            while let Some(ev) = events.next().await {
+                self.observe(&thread_id, &ev.msg);
+            }
+        });
+    }
+
+    fn observe(&mut self, thread_id: &ThreadId, msg: &EventMsg) {
         match msg {
-            EventMsg::TaskStarted(_) => inputs.clear(),
-            EventMsg::UserMessage(m) => inputs.push(m.message.clone()),
+            EventMsg::TaskStarted(_) => self.inputs.clear(),
+            EventMsg::UserMessage(m) => self.inputs.push(m.message.clone()),
             EventMsg::TaskComplete(done) => {
                 let payload = serde_json::json!({
                     "type": "agent-turn-complete",
                     "thread-id": thread_id.to_string(),
                     "turn-id": done.turn_id,
                     "cwd": self.cwd,
-                    "input-messages": std::mem::take(&mut *inputs),
+                    "input-messages": std::mem::take(&mut self.inputs),
                     "last-assistant-message": done.last_agent_message,
                 });
                 self.run(payload.to_string());
@@ -60,7 +68,7 @@ impl Notifier {
         let Some((program, args)) = self.argv.split_first() else {
             return;
         };
-        let mut cmd = std::process::Command::new(program);
+        let mut cmd = tokio::process::Command::new(program);
         cmd.args(args)
             .arg(payload)
             .current_dir(&self.cwd)
@@ -68,23 +76,20 @@ impl Notifier {
             .envs(&self.env)
             .stdin(std::process::Stdio::null())
             .stdout(std::process::Stdio::null())
-            .stderr(std::process::Stdio::null());
-        let program = program.clone();
-        // Spawned and reaped on a thread of its own: `fork` is not done under the session
-        // lock the caller may hold, and the child does not linger as a zombie.
-        let started = std::thread::Builder::new()
-            .name("notify".into())
-            .spawn(move || match cmd.spawn() {
-                Ok(mut child) => {
-                    tracing::debug!("notify: started `{program}` (pid {})", child.id());
-                    let _ = child.wait();
-                }
-                Err(e) => tracing::warn!(
-                    "notify: cannot run `{program}`: {e}; check `notify` in config.toml"
-                ),
-            });
-        if let Err(e) = started {
-            tracing::warn!("notify: cannot start a thread for the notifier: {e}");
+            .stderr(std::process::Stdio::null())
+            .kill_on_drop(false);
+        oi_process::supervise(&mut cmd);
+        match cmd.spawn() {
+            Ok(mut child) => {
+                tracing::debug!("notify: started `{program}` (pid {:?})", child.id());
+                // Reaped here so it does not linger as a zombie; nobody waits for this task.
+                tokio::spawn(async move {
+                    let _ = child.wait().await;
+                });
+            }
+            Err(e) => {
+                tracing::warn!("notify: cannot run `{program}`: {e}; check `notify` in config.toml")
+            }
         }
     }
 }
@@ -93,8 +98,8 @@ impl Notifier {
 mod tests {
     use super::*;
 
-    #[test]
-    fn the_notifier_gets_the_command_environment_not_ours() {
+    #[tokio::test]
+    async fn the_notifier_gets_the_command_environment_not_ours() {
         let dir = tempfile::tempdir().unwrap();
         let out = dir.path().join("env.txt");
         let path = std::env::var("PATH").unwrap_or_default();
@@ -111,7 +116,7 @@ mod tests {
                 ("PATH".to_string(), path),
                 ("ONLY_THIS".to_string(), "1".to_string()),
             ]),
-            inputs: Mutex::new(Vec::new()),
+            inputs: Vec::new(),
         };
         n.run(r#"{"type":"agent-turn-complete"}"#.into());
         let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
@@ -120,7 +125,7 @@ mod tests {
                 std::time::Instant::now() < deadline,
                 "the notifier never ran"
             );
-            std::thread::sleep(std::time::Duration::from_millis(20));
+            tokio::time::sleep(std::time::Duration::from_millis(20)).await;
         }
         let text = std::fs::read_to_string(&out).unwrap();
         assert!(text.contains("ONLY_THIS=1"), "{text}");

@@ -1,7 +1,7 @@
 //! State shared by a thread's actor and its running turn.
 
 use crate::context_window::TokenEstimator;
-use crate::notify::Notifier;
+use crate::events::{EventBus, EventStream};
 use crate::prompt::{ProjectDoc, read_project_doc};
 use crate::recorder::{Recorder, SaveState, Unsaved, is_persisted};
 use crate::window::{self, WindowKnowledge};
@@ -16,7 +16,7 @@ use oi_thread_store::CompactedItem;
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 use std::sync::{Mutex, MutexGuard};
-use tokio::sync::{mpsc, oneshot};
+use tokio::sync::oneshot;
 use tokio_util::sync::CancellationToken;
 
 pub(crate) struct ActiveTurn {
@@ -68,7 +68,7 @@ pub(crate) struct Session {
     pub client: ModelClient,
     /// Connections to the configured MCP servers (`None` when none are configured).
     pub mcp: Option<Arc<McpConnectionManager>>,
-    events: Mutex<Option<mpsc::UnboundedSender<Event>>>,
+    events: EventBus,
     state: Mutex<SessionState>,
     recorder: Mutex<Box<dyn Recorder>>,
     /// Keys of the warnings already given in this session (see [`Session::warn_once`]).
@@ -78,8 +78,6 @@ pub(crate) struct Session {
     save_error: Mutex<Option<String>>,
     /// What the recorder has not saved (yet); readable while the recorder is busy.
     save_state: Arc<SaveState>,
-    /// Runs `notify` when a turn completes (`None` when not configured).
-    notifier: Option<Notifier>,
 }
 
 impl Session {
@@ -89,7 +87,6 @@ impl Session {
         mcp: Option<Arc<McpConnectionManager>>,
         config: Config,
         history: Vec<ResponseItem>,
-        events: mpsc::UnboundedSender<Event>,
         recorder: Box<dyn Recorder>,
     ) -> Self {
         let loaded_tools = crate::tools::search::loaded_in_history(&history);
@@ -97,8 +94,7 @@ impl Session {
             id,
             client,
             mcp,
-            notifier: Notifier::from_config(&config),
-            events: Mutex::new(Some(events)),
+            events: EventBus::default(),
             state: Mutex::new(SessionState {
                 config,
                 history,
@@ -141,9 +137,6 @@ impl Session {
 
     /// Emit an event (and persist it when it belongs in the rollout).
     pub fn send(&self, id: &str, msg: EventMsg) {
-        if let Some(n) = &self.notifier {
-            n.observe(&self.id, &msg);
-        }
         if is_persisted(&msg) {
             let r = self.recorder().record_event(&msg);
             if let Err(e) = r {
@@ -157,17 +150,23 @@ impl Session {
     }
 
     fn emit(&self, ev: Event) {
-        let guard = self.events.lock().unwrap_or_else(|p| p.into_inner());
-        if let Some(tx) = guard.as_ref() {
-            // A closed receiver means the front end went away; events have nowhere to go.
-            let _ = tx.send(ev);
-        }
+        self.events.publish(ev);
     }
 
-    /// After this, the thread's reader sees the end of the stream once it has read
-    /// everything already sent.
+    /// Every event published from now on.
+    pub fn subscribe(&self) -> EventStream {
+        self.events.subscribe()
+    }
+
+    /// How many event streams are open.
+    pub fn subscriber_count(&self) -> usize {
+        self.events.subscriber_count()
+    }
+
+    /// After this, each subscriber sees the end of its stream once it has read everything
+    /// already published.
     pub fn close_events(&self) {
-        self.events.lock().unwrap_or_else(|p| p.into_inner()).take();
+        self.events.close();
     }
 
     pub fn warn(&self, id: &str, message: impl Into<String>) {

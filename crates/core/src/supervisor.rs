@@ -173,10 +173,11 @@ pub(crate) mod tests {
 
     /// Submits `op` and collects its events up to the end of its turn.
     async fn run_op(thread: &Thread, op: Op) -> Vec<Event> {
+        let mut events = thread.subscribe();
         let id = thread.submit(op).await.unwrap();
         let mut out = Vec::new();
         loop {
-            let ev = tokio::time::timeout(Duration::from_secs(60), thread.next_event())
+            let ev = tokio::time::timeout(Duration::from_secs(60), events.next())
                 .await
                 .expect("the turn never ended")
                 .expect("thread closed");

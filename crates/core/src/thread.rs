@@ -1,36 +1,73 @@
 //! A thread handle and its actor loop.
 
 use crate::error::CoreError;
+use crate::events::EventStream;
 use crate::session::{ActiveTurn, Session};
+use crate::turn_handle::{PendingRequest, TurnHandle};
 use oi_protocol::ThreadId;
 use oi_protocol::models::{ContentItem, ResponseItem, Role};
-use oi_protocol::protocol::{Event, EventMsg, Op, Submission, TurnOverrides, UserMessageEvent};
+use oi_protocol::protocol::{
+    ElicitationResponse, EventMsg, Op, ReviewDecision, Submission, TurnOverrides, UserMessageEvent,
+};
 use oi_protocol::user_input::UserInput;
 use std::sync::Arc;
-use tokio::sync::{Mutex, mpsc};
+use tokio::sync::{mpsc, oneshot};
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
-/// One conversation. Submit [`Op`]s, read [`Event`]s. Reading is single-consumer: one front
-/// end task at a time should call [`Thread::next_event`].
+/// One conversation. Submit [`Op`]s; watch its events with [`Thread::subscribe`] (every
+/// subscriber sees every event), or start a turn with [`Thread::start_turn`] and follow it
+/// with the [`TurnHandle`] it returns.
 pub struct Thread {
     id: ThreadId,
-    submissions: mpsc::UnboundedSender<Submission>,
-    events: Mutex<mpsc::UnboundedReceiver<Event>>,
+    commands: mpsc::UnboundedSender<Command>,
     session: Arc<Session>,
 }
 
+/// What the actor takes: an op, or a turn start that must know whether it started.
+enum Command {
+    Submit(Submission),
+    StartTurn {
+        id: String,
+        turn: StartTurn,
+        started: oneshot::Sender<Result<(), CoreError>>,
+    },
+}
+
+/// What a new turn does.
+#[derive(Clone, Debug)]
+pub enum StartTurn {
+    /// Answer the user's input (with per-turn overrides, applied before the turn starts).
+    Input {
+        /// The user's message.
+        items: Vec<UserInput>,
+        /// Changes to the turn context from this turn on.
+        overrides: TurnOverrides,
+    },
+    /// Summarize the history so far (`Op::Compact`).
+    Compact,
+}
+
+impl StartTurn {
+    /// A turn answering `items`, with no overrides.
+    pub fn input(items: Vec<UserInput>) -> Self {
+        Self::Input {
+            items,
+            overrides: TurnOverrides::default(),
+        }
+    }
+}
+
 impl Thread {
-    pub(crate) fn spawn(
-        session: Arc<Session>,
-        events: mpsc::UnboundedReceiver<Event>,
-    ) -> Arc<Thread> {
+    pub(crate) fn spawn(session: Arc<Session>) -> Arc<Thread> {
         let (tx, rx) = mpsc::unbounded_channel();
+        if let Some(notifier) = crate::notify::Notifier::from_config(&session.config()) {
+            notifier.watch(session.id, session.subscribe());
+        }
         tokio::spawn(run_actor(session.clone(), rx));
         Arc::new(Thread {
             id: session.id,
-            submissions: tx,
-            events: Mutex::new(events),
+            commands: tx,
             session,
         })
     }
@@ -38,6 +75,109 @@ impl Thread {
     /// This thread's id.
     pub fn id(&self) -> ThreadId {
         self.id
+    }
+
+    /// Every event this thread publishes from now on, until it shuts down.
+    pub fn subscribe(&self) -> EventStream {
+        self.session.subscribe()
+    }
+
+    /// How many event streams are open on this thread.
+    pub fn subscriber_count(&self) -> usize {
+        self.session.subscriber_count()
+    }
+
+    /// Starts a turn with a fresh id (UUID v7). `Err(TurnRunning)` when a turn is already
+    /// running (add input to it with [`Thread::steer`] instead); the handle sees every
+    /// event of the turn, from its `task_started` to its terminal event.
+    pub async fn start_turn(self: &Arc<Self>, turn: StartTurn) -> Result<TurnHandle, CoreError> {
+        self.start_turn_with_id(oi_protocol::ids::new_id(), turn)
+            .await
+    }
+
+    /// [`Thread::start_turn`] with a caller-chosen id: the turn and all its events carry it.
+    pub async fn start_turn_with_id(
+        self: &Arc<Self>,
+        id: String,
+        turn: StartTurn,
+    ) -> Result<TurnHandle, CoreError> {
+        // Subscribed before the actor can start the turn, so its first event is seen.
+        self.start_turn_on(self.subscribe(), id, turn).await
+    }
+
+    /// [`Thread::start_turn_with_id`] followed on a stream the caller already holds (the
+    /// one [`NewThread`](crate::NewThread) came with): the handle first returns what that
+    /// stream holds from before the turn, so nothing published since it opened is missed.
+    pub async fn start_turn_on(
+        self: &Arc<Self>,
+        events: EventStream,
+        id: String,
+        turn: StartTurn,
+    ) -> Result<TurnHandle, CoreError> {
+        let (started, answer) = oneshot::channel();
+        self.commands
+            .send(Command::StartTurn {
+                id: id.clone(),
+                turn,
+                started,
+            })
+            .map_err(|_| CoreError::ThreadClosed)?;
+        answer.await.map_err(|_| CoreError::ThreadClosed)??;
+        Ok(TurnHandle::new(self.clone(), id, events))
+    }
+
+    /// Adds input to the running turn (the model sees it at its next request); with no
+    /// turn running, starts one, as [`Op::UserInput`] does.
+    pub async fn steer(&self, items: Vec<UserInput>) -> Result<String, CoreError> {
+        self.submit(Op::UserInput {
+            items,
+            overrides: TurnOverrides::default(),
+        })
+        .await
+    }
+
+    /// Answers an approval or a question of the running turn (see [`PendingRequest`]).
+    pub async fn answer(
+        &self,
+        request: &PendingRequest,
+        decision: ReviewDecision,
+    ) -> Result<(), CoreError> {
+        self.submit(request.answer(decision)).await.map(drop)
+    }
+
+    /// Answers an MCP server's question with content (see [`PendingRequest`]).
+    pub async fn answer_elicitation(
+        &self,
+        request: &PendingRequest,
+        response: ElicitationResponse,
+    ) -> Result<(), CoreError> {
+        self.submit(request.elicitation_answer(response))
+            .await
+            .map(drop)
+    }
+
+    /// Asks the running turn to stop (nothing happens when none runs).
+    pub async fn interrupt(&self) -> Result<(), CoreError> {
+        self.submit(Op::Interrupt).await.map(drop)
+    }
+
+    /// Stops the thread: interrupts a running turn, flushes the rollout, stops MCP servers.
+    /// Returns once the thread confirmed (`shutdown_complete`), its stream ended, or after
+    /// `limit`; `false` only in that last case.
+    pub async fn shutdown(&self, limit: std::time::Duration) -> bool {
+        let mut events = self.subscribe();
+        if self.submit(Op::Shutdown).await.is_err() {
+            return true;
+        }
+        let deadline = tokio::time::Instant::now() + limit;
+        loop {
+            match tokio::time::timeout_at(deadline, events.next()).await {
+                Err(_) => return false,
+                Ok(None) => return true,
+                Ok(Some(ev)) if matches!(ev.msg, EventMsg::ShutdownComplete) => return true,
+                Ok(Some(_)) => {}
+            }
+        }
     }
 
     /// Submit an op with a fresh id (UUID v7), returned.
@@ -48,23 +188,12 @@ impl Thread {
         Ok(id)
     }
 
-    /// Submit with a caller-chosen id: a turn started this way has that id, and all its
-    /// events carry it.
+    /// Submit with a caller-chosen id: all the events it causes carry it (a turn started
+    /// this way has that id).
     pub async fn submit_with_id(&self, sub: Submission) -> Result<(), CoreError> {
-        self.submissions
-            .send(sub)
+        self.commands
+            .send(Command::Submit(sub))
             .map_err(|_| CoreError::ThreadClosed)
-    }
-
-    /// The next event. `Err(ThreadClosed)` once the thread has shut down and every event
-    /// has been read.
-    pub async fn next_event(&self) -> Result<Event, CoreError> {
-        self.events
-            .lock()
-            .await
-            .recv()
-            .await
-            .ok_or(CoreError::ThreadClosed)
     }
 
     /// A turn is running.
@@ -217,41 +346,45 @@ fn apply_overrides(sess: &Session, o: TurnOverrides) {
     }
 }
 
-async fn run_actor(sess: Arc<Session>, mut rx: mpsc::UnboundedReceiver<Submission>) {
+async fn run_actor(sess: Arc<Session>, mut rx: mpsc::UnboundedReceiver<Command>) {
     let mut turn_task: Option<JoinHandle<()>> = None;
-    while let Some(sub) = rx.recv().await {
+    while let Some(command) = rx.recv().await {
+        let sub = match command {
+            Command::StartTurn { id, turn, started } => {
+                let result = start(&sess, id, turn, &mut turn_task).await;
+                let _ = started.send(result);
+                continue;
+            }
+            Command::Submit(sub) => sub,
+        };
         match sub.op {
             Op::UserInput { items, overrides } => {
                 if items.is_empty() {
                     sess.warn(&sub.id, "ignored empty user input");
                     continue;
                 }
+                if sess.state().active_turn.is_none() {
+                    let turn = StartTurn::Input { items, overrides };
+                    let _ = start(&sess, sub.id, turn, &mut turn_task).await;
+                    continue;
+                }
                 apply_overrides(&sess, overrides);
                 let (item, event) = user_item(&items).await;
                 let mut st = sess.state();
-                if let Some(active) = st.active_turn.as_mut() {
-                    // Steering: the running turn picks it up at its next model request.
-                    active.pending_input.push(item);
-                    let turn_id = active.id.clone();
-                    drop(st);
-                    sess.send(&turn_id, EventMsg::UserMessage(event));
-                    continue;
+                match st.active_turn.as_mut() {
+                    Some(active) => {
+                        // Steering: the running turn picks it up at its next model request.
+                        active.pending_input.push(item);
+                        let turn_id = active.id.clone();
+                        drop(st);
+                        sess.send(&turn_id, EventMsg::UserMessage(event));
+                    }
+                    None => {
+                        // The turn ended while the images were read: this input starts one.
+                        drop(st);
+                        let _ = begin(&sess, sub.id, Some((item, event)), &mut turn_task);
+                    }
                 }
-                let cancel = CancellationToken::new();
-                st.active_turn = Some(ActiveTurn {
-                    id: sub.id.clone(),
-                    cancel: cancel.clone(),
-                    pending_input: vec![item],
-                });
-                drop(st);
-                // The turn announces itself (`task_started`) before echoing its input, so
-                // stored turns begin with their start record.
-                turn_task = Some(crate::supervisor::spawn_turn(
-                    sess.clone(),
-                    sub.id,
-                    cancel,
-                    event,
-                ));
             }
             Op::Interrupt => {
                 if let Some(t) = sess.state().active_turn.as_ref() {
@@ -282,9 +415,8 @@ async fn run_actor(sess: Arc<Session>, mut rx: mpsc::UnboundedReceiver<Submissio
                 }
             }
             Op::Compact => {
-                let mut st = sess.state();
-                if st.active_turn.is_some() {
-                    drop(st);
+                let started = start(&sess, sub.id.clone(), StartTurn::Compact, &mut turn_task);
+                if started.await.is_err() {
                     sess.send(
                         &sub.id,
                         EventMsg::Error(oi_protocol::protocol::ErrorEvent {
@@ -292,21 +424,7 @@ async fn run_actor(sess: Arc<Session>, mut rx: mpsc::UnboundedReceiver<Submissio
                             codex_error_info: Some(oi_protocol::protocol::ErrorInfo::BadRequest),
                         }),
                     );
-                    continue;
                 }
-                let cancel = CancellationToken::new();
-                st.active_turn = Some(ActiveTurn {
-                    id: sub.id.clone(),
-                    cancel: cancel.clone(),
-                    pending_input: Vec::new(),
-                });
-                drop(st);
-                let task = crate::turn::run_compact_turn(sess.clone(), sub.id.clone(), cancel);
-                turn_task = Some(crate::supervisor::spawn_supervised(
-                    sess.clone(),
-                    sub.id,
-                    task,
-                ));
             }
             Op::Shutdown => {
                 shutdown(&sess, &sub.id, turn_task.take()).await;
@@ -316,6 +434,73 @@ async fn run_actor(sess: Arc<Session>, mut rx: mpsc::UnboundedReceiver<Submissio
     }
     // Every handle was dropped: stop like a shutdown, without anyone to tell.
     shutdown(&sess, "", turn_task.take()).await;
+}
+
+/// Starts `turn` as turn `id` unless one is running (the only place a turn starts, so
+/// "busy" is exactly "a turn is active").
+async fn start(
+    sess: &Arc<Session>,
+    id: String,
+    turn: StartTurn,
+    turn_task: &mut Option<JoinHandle<()>>,
+) -> Result<(), CoreError> {
+    if let Some(active) = sess.state().active_turn.as_ref() {
+        return Err(CoreError::TurnRunning {
+            id: sess.id,
+            turn_id: active.id.clone(),
+        });
+    }
+    match turn {
+        StartTurn::Compact => begin(sess, id, None, turn_task),
+        StartTurn::Input { items, overrides } => {
+            if items.is_empty() {
+                return Err(CoreError::EmptyInput);
+            }
+            apply_overrides(sess, overrides);
+            // Only the actor starts turns, so the thread is still idle after this await.
+            let input = user_item(&items).await;
+            begin(sess, id, Some(input), turn_task)
+        }
+    }
+}
+
+/// Marks the turn active and spawns it, supervised: with `input`, a turn answering it;
+/// without, a compaction.
+fn begin(
+    sess: &Arc<Session>,
+    id: String,
+    input: Option<(ResponseItem, UserMessageEvent)>,
+    turn_task: &mut Option<JoinHandle<()>>,
+) -> Result<(), CoreError> {
+    let cancel = CancellationToken::new();
+    let (pending_input, event) = match input {
+        Some((item, event)) => (vec![item], Some(event)),
+        None => (Vec::new(), None),
+    };
+    {
+        let mut st = sess.state();
+        if let Some(active) = st.active_turn.as_ref() {
+            return Err(CoreError::TurnRunning {
+                id: sess.id,
+                turn_id: active.id.clone(),
+            });
+        }
+        st.active_turn = Some(ActiveTurn {
+            id: id.clone(),
+            cancel: cancel.clone(),
+            pending_input,
+        });
+    }
+    // The turn announces itself (`task_started`) before echoing its input, so stored turns
+    // begin with their start record.
+    *turn_task = Some(match event {
+        Some(event) => crate::supervisor::spawn_turn(sess.clone(), id, cancel, event),
+        None => {
+            let task = crate::turn::run_compact_turn(sess.clone(), id.clone(), cancel);
+            crate::supervisor::spawn_supervised(sess.clone(), id, task)
+        }
+    });
+    Ok(())
 }
 
 async fn shutdown(sess: &Arc<Session>, id: &str, turn: Option<JoinHandle<()>>) {

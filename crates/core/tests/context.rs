@@ -53,13 +53,6 @@ fn script(window: u64, report_usage: bool) -> MockScript {
     s
 }
 
-async fn next(thread: &Thread) -> Event {
-    tokio::time::timeout(Duration::from_secs(60), thread.next_event())
-        .await
-        .expect("no event within 60s")
-        .expect("thread closed")
-}
-
 async fn run_turn(thread: &Thread, op: Op) -> Vec<Event> {
     common::run_op(thread, op).await
 }
@@ -367,9 +360,13 @@ fn config_with_everything(mock: &MockModelServer, home: &Path, window: u64) -> o
 }
 
 /// Waits until the MCP servers have started (their tools are in the catalog).
-async fn mcp_ready(thread: &Thread) {
+async fn mcp_ready(events: &mut oi_core::EventStream) {
     loop {
-        if let EventMsg::McpStartupComplete(_) = next(thread).await.msg {
+        let ev = tokio::time::timeout(Duration::from_secs(60), events.next())
+            .await
+            .expect("no event within 60 s")
+            .expect("thread closed");
+        if let EventMsg::McpStartupComplete(_) = ev.msg {
             return;
         }
     }
@@ -386,11 +383,11 @@ async fn tool_search_stands_in_for_mcp_schemas_that_would_crowd_a_small_window()
     .await
     .unwrap();
     let m = manager();
-    let t = m
+    let mut t = m
         .start_thread(config_with_everything(&mock, home.path(), 5_000))
         .await
         .unwrap();
-    mcp_ready(&t.thread).await;
+    mcp_ready(&mut t.events).await;
     let evs = run_turn(&t.thread, user("echo something")).await;
     assert!(errors(&evs).is_empty(), "{:?}", errors(&evs));
     let reqs = mock.requests();
@@ -419,11 +416,11 @@ async fn tool_search_stands_in_for_mcp_schemas_that_would_crowd_a_small_window()
     mock.clear_requests();
     let home = tempfile::tempdir().unwrap();
     let m = manager();
-    let t = m
+    let mut t = m
         .start_thread(config_with_everything(&mock, home.path(), 1_000_000))
         .await
         .unwrap();
-    mcp_ready(&t.thread).await;
+    mcp_ready(&mut t.events).await;
     run_turn(&t.thread, user("hi")).await;
     let names = mock.requests()[0].tool_names();
     assert!(!names.contains(&"tool_search".to_string()), "{names:?}");

@@ -1,6 +1,8 @@
 //! The engine through its public API: concurrency, approvals, steering, fork, shutdown.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a panic here is a failed run, with its message
 
+mod common;
+
 use oi_core::{NewThread, Thread, ThreadManager, ThreadManagerOptions};
 use oi_protocol::config_types::{AskForApproval, SandboxMode, WireApi};
 use oi_protocol::protocol::{Event, EventMsg, Op, ReviewDecision, TurnOverrides};
@@ -38,6 +40,7 @@ fn manager(persist: bool) -> ThreadManager {
 }
 
 async fn submit(thread: &Thread, text: &str) -> String {
+    common::watch(thread);
     thread
         .submit(Op::UserInput {
             items: vec![UserInput::text(text)],
@@ -48,10 +51,7 @@ async fn submit(thread: &Thread, text: &str) -> String {
 }
 
 async fn next(thread: &Thread) -> Event {
-    tokio::time::timeout(Duration::from_secs(30), thread.next_event())
-        .await
-        .expect("no event within 30s")
-        .expect("thread closed")
+    common::next_watched(thread).await.expect("thread closed")
 }
 
 /// Events until the end of turn `id` (inclusive).
@@ -282,10 +282,11 @@ async fn shutdown_ends_the_event_stream() {
         .start_thread(config(&mock, home.path(), AskForApproval::Never))
         .await
         .unwrap();
+    common::watch(&t.thread);
     t.thread.submit(Op::Shutdown).await.unwrap();
     let ev = next(&t.thread).await;
     assert!(matches!(ev.msg, EventMsg::ShutdownComplete));
-    assert!(t.thread.next_event().await.is_err());
+    assert!(common::next_watched(&t.thread).await.is_none());
     assert!(t.thread.submit(Op::Interrupt).await.is_err());
 }
 

@@ -7,6 +7,7 @@
 //! closing) resolves to *denied*, so a turn never waits forever.
 
 use crate::engine::EngineThread;
+use oi_core::PendingRequest;
 use oi_jsonrpc::{Answer, OutgoingSender, RequestId};
 use oi_protocol::ThreadId;
 use oi_protocol::parse_command::display_command;
@@ -220,8 +221,8 @@ async fn submit(ctx: &ApprovalContext, event_id: &str, op: Op) {
 pub async fn handle_exec(ctx: ApprovalContext, ev: ExecApprovalRequestEvent, event_id: String) {
     let params = exec_params(&ev, &event_id, ctx.thread_id, &ctx.tool_call_id);
     if let Some(decision) = decide(&ctx, params, "exec approval").await {
-        let id = ev.effective_approval_id().to_string();
-        submit(&ctx, &event_id, Op::ExecApproval { id, decision }).await;
+        let op = PendingRequest::exec(&ev).answer(decision);
+        submit(&ctx, &event_id, op).await;
     }
 }
 
@@ -232,15 +233,8 @@ pub async fn handle_patch(
 ) {
     let params = patch_params(&ev, &event_id, ctx.thread_id, &ctx.tool_call_id);
     if let Some(decision) = decide(&ctx, params, "patch approval").await {
-        submit(
-            &ctx,
-            &event_id,
-            Op::PatchApproval {
-                id: ev.call_id,
-                decision,
-            },
-        )
-        .await;
+        let op = PendingRequest::patch(&ev).answer(decision);
+        submit(&ctx, &event_id, op).await;
     }
 }
 
@@ -260,11 +254,7 @@ pub async fn handle_nested(ctx: ApprovalContext, ev: ElicitationRequestEvent, ev
         }
         Answer::Withdrawn => return,
     };
-    let op = Op::ResolveElicitation {
-        server_name: ev.server_name,
-        request_id: ev.id,
-        response,
-    };
+    let op = PendingRequest::elicitation(&ev).elicitation_answer(response);
     submit(&ctx, &event_id, op).await;
 }
 

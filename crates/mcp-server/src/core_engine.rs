@@ -3,12 +3,18 @@
 //! `oi-core`'s `ThreadManager` with source `mcp`.
 
 use crate::McpServerOptions;
-use crate::engine::{Engine, EngineError, EngineThread, SessionRequest, ThreadHandle};
+use crate::engine::{
+    Engine, EngineError, EngineThread, EngineTurn, SessionRequest, StartTurnError, ThreadHandle,
+};
 use oi_config::{ConfigLoadOptions, ConfigOverrides, LoadedConfig, load_config};
-use oi_core::{CoreError, NewThread, SessionSource, Thread, ThreadManager, ThreadManagerOptions};
+use oi_core::{
+    CoreError, NewThread, SessionSource, StartTurn, Thread, ThreadManager, ThreadManagerOptions,
+    TurnHandle,
+};
 use oi_jsonrpc::BoxFuture;
 use oi_protocol::ThreadId;
 use oi_protocol::protocol::{Event, Submission};
+use oi_protocol::user_input::UserInput;
 use std::sync::Arc;
 
 pub struct CoreEngine {
@@ -140,12 +146,23 @@ impl EngineThread for CoreThread {
         self.0.id()
     }
 
-    fn submit(&self, sub: Submission) -> BoxFuture<'_, Result<(), String>> {
-        Box::pin(async move { self.0.submit_with_id(sub).await.map_err(|e| e.to_string()) })
+    fn start_turn(
+        &self,
+        id: String,
+        prompt: String,
+    ) -> BoxFuture<'_, Result<Box<dyn EngineTurn>, StartTurnError>> {
+        Box::pin(async move {
+            let input = StartTurn::input(vec![UserInput::text(prompt)]);
+            match self.0.start_turn_with_id(id, input).await {
+                Ok(turn) => Ok(Box::new(CoreTurn(turn)) as Box<dyn EngineTurn>),
+                Err(e @ CoreError::TurnRunning { .. }) => Err(StartTurnError::Busy(e.to_string())),
+                Err(e) => Err(StartTurnError::Closed(e.to_string())),
+            }
+        })
     }
 
-    fn next_event(&self) -> BoxFuture<'_, Result<Event, String>> {
-        Box::pin(async move { self.0.next_event().await.map_err(|e| e.to_string()) })
+    fn submit(&self, sub: Submission) -> BoxFuture<'_, Result<(), String>> {
+        Box::pin(async move { self.0.submit_with_id(sub).await.map_err(|e| e.to_string()) })
     }
 
     fn is_busy(&self) -> bool {
@@ -154,5 +171,13 @@ impl EngineThread for CoreThread {
 
     fn unsaved(&self) -> Option<String> {
         self.0.unsaved().map(|u| u.describe())
+    }
+}
+
+struct CoreTurn(TurnHandle);
+
+impl EngineTurn for CoreTurn {
+    fn next_event(&mut self) -> BoxFuture<'_, Option<Event>> {
+        Box::pin(self.0.next())
     }
 }

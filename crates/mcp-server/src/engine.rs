@@ -65,10 +65,16 @@ pub trait Engine: Send + Sync + 'static {
 
 pub trait EngineThread: Send + Sync {
     fn id(&self) -> ThreadId;
-    /// Queues an op; all events it causes carry `sub.id`.
+    /// Starts turn `id` answering `prompt`, and follows it: the returned turn yields what
+    /// the thread publishes from the turn's start to its terminal event. Refused (not
+    /// queued) when a turn is already running.
+    fn start_turn(
+        &self,
+        id: String,
+        prompt: String,
+    ) -> BoxFuture<'_, Result<Box<dyn EngineTurn>, StartTurnError>>;
+    /// Queues an op (an answer, an interrupt); all events it causes carry `sub.id`.
     fn submit(&self, sub: Submission) -> BoxFuture<'_, Result<(), String>>;
-    /// The next event; one reader at a time. Err once the thread has ended.
-    fn next_event(&self) -> BoxFuture<'_, Result<Event, String>>;
     /// A turn is running.
     fn is_busy(&self) -> bool;
     /// What this thread recorded that is not in its store right now (records kept for retry
@@ -76,4 +82,20 @@ pub trait EngineThread: Send + Sync {
     fn unsaved(&self) -> Option<String> {
         None
     }
+}
+
+/// One running turn, as its caller follows it.
+pub trait EngineTurn: Send {
+    /// The next event; the turn's terminal event (`task_complete` / `turn_aborted` with its
+    /// id) is the last. `None` after it, or when the thread ended first. Cancel-safe.
+    fn next_event(&mut self) -> BoxFuture<'_, Option<Event>>;
+}
+
+/// Why a turn did not start.
+#[derive(Clone, Debug, PartialEq)]
+pub enum StartTurnError {
+    /// A turn is running on the thread (the text names it).
+    Busy(String),
+    /// The thread has shut down (or is shutting down).
+    Closed(String),
 }

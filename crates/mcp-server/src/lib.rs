@@ -29,7 +29,6 @@ pub mod tool_runner;
 pub mod tools;
 
 use crate::engine::Engine;
-use oi_core::ThreadReaders;
 use oi_jsonrpc::connection::serve_connection;
 use oi_jsonrpc::transport::ThreadStdin;
 use oi_jsonrpc::{Connection, MethodTable};
@@ -53,8 +52,6 @@ pub struct ConnectionContext {
     pub options: McpServerOptions,
     /// The connection: its sender and its shutdown signal.
     pub connection: Connection,
-    /// Who reads which thread's events; claim a thread before reading it.
-    pub readers: Arc<ThreadReaders>,
     /// The MCP methods of this connection (empty when [`McpServerOptions::without_mcp`]),
     /// so a method that replaces one of them (the v2 `initialize`) can still call it.
     pub mcp_methods: MethodTable,
@@ -156,12 +153,11 @@ where
         engine,
         stop,
         with_mcp,
-        move |connection, readers, mcp_methods| {
+        move |connection, mcp_methods| {
             more_methods(&ConnectionContext {
                 manager,
                 options: opts,
                 connection: connection.clone(),
-                readers: readers.clone(),
                 mcp_methods: mcp_methods.clone(),
             })
         },
@@ -192,7 +188,7 @@ where
         engine,
         CancellationToken::new(),
         true,
-        |_, _, _| MethodTable::new(),
+        |_, _| MethodTable::new(),
     )
     .await
 }
@@ -208,14 +204,10 @@ async fn serve_engine<R, W, F>(
 where
     R: AsyncRead + Unpin + Send + 'static,
     W: AsyncWrite + Unpin + Send + 'static,
-    F: FnOnce(&Connection, &Arc<ThreadReaders>, &MethodTable) -> MethodTable,
+    F: FnOnce(&Connection, &MethodTable) -> MethodTable,
 {
-    let readers = Arc::new(ThreadReaders::default());
-    let service = server::McpService::with_readers(
-        engine.clone(),
-        std::env::current_dir().unwrap_or_default(),
-        readers.clone(),
-    );
+    let service =
+        server::McpService::new(engine.clone(), std::env::current_dir().unwrap_or_default());
     serve_connection(
         reader,
         writer,
@@ -227,7 +219,7 @@ where
                 MethodTable::new()
             };
             let mut table = mcp_methods.clone();
-            table.merge(more_methods(connection, &readers, &mcp_methods));
+            table.merge(more_methods(connection, &mcp_methods));
             table
         },
         move || {
@@ -317,15 +309,10 @@ where
 {
     let engine = Arc::new(CoreEngine::new(opts.clone()));
     let manager = engine.manager().clone();
-    let readers = Arc::new(ThreadReaders::default());
     let server_cwd = std::env::current_dir().unwrap_or_default();
     let shared_engine: Arc<dyn Engine> = engine.clone();
     let factory: oi_jsonrpc::http::MethodsFactory = Arc::new(move |connection: &Connection| {
-        let service = server::McpService::with_readers(
-            shared_engine.clone(),
-            server_cwd.clone(),
-            readers.clone(),
-        );
+        let service = server::McpService::new(shared_engine.clone(), server_cwd.clone());
         let mcp_methods = if opts.without_mcp {
             MethodTable::new()
         } else {
@@ -336,7 +323,6 @@ where
             manager: manager.clone(),
             options: opts.clone(),
             connection: connection.clone(),
-            readers: readers.clone(),
             mcp_methods,
         }));
         table

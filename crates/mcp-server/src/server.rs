@@ -5,7 +5,6 @@ use crate::engine::Engine;
 use crate::progress::Progress;
 use crate::tool_runner::{CallEnv, tool_result};
 use crate::tools;
-use oi_core::ThreadReaders;
 use oi_jsonrpc::{Execution, MethodTable, RequestContext};
 use oi_jsonrpc::{RESOURCE_NOT_FOUND, RpcError};
 use serde::Deserialize;
@@ -38,7 +37,6 @@ pub struct ClientSession {
 
 pub struct McpService {
     engine: Arc<dyn Engine>,
-    readers: Arc<ThreadReaders>,
     client: OnceLock<ClientSession>,
     running_calls: AtomicUsize,
     server_cwd: PathBuf,
@@ -105,18 +103,8 @@ struct SetLevelParams {
 
 impl McpService {
     pub fn new(engine: Arc<dyn Engine>, server_cwd: PathBuf) -> Arc<Self> {
-        Self::with_readers(engine, server_cwd, Arc::default())
-    }
-
-    /// Like [`McpService::new`], sharing the registry of thread readers with other APIs.
-    pub fn with_readers(
-        engine: Arc<dyn Engine>,
-        server_cwd: PathBuf,
-        readers: Arc<ThreadReaders>,
-    ) -> Arc<Self> {
         Arc::new(Self {
             engine,
-            readers,
             client: OnceLock::new(),
             running_calls: AtomicUsize::new(0),
             server_cwd,
@@ -288,7 +276,6 @@ impl McpService {
         }
         let env = CallEnv {
             engine: self.engine.clone(),
-            readers: self.readers.clone(),
             progress: p
                 .meta
                 .and_then(|m| m.progress_token)

@@ -8,14 +8,12 @@
 //! and returned as an `isError` result at the terminal event.
 
 use crate::approvals::{self, ApprovalContext};
-use crate::engine::{Engine, EngineError, EngineThread, ThreadHandle};
+use crate::engine::{Engine, EngineError, EngineThread, StartTurnError, ThreadHandle};
 use crate::progress::Progress;
 use crate::tools::{CodexArgs, ReplyArgs};
-use oi_core::{ReaderGuard, ThreadReaders};
 use oi_jsonrpc::RequestContext;
 use oi_protocol::ThreadId;
 use oi_protocol::protocol::{Event, EventMsg, Op, Submission, TurnAbortReason, WarningEvent};
-use oi_protocol::user_input::UserInput;
 use serde_json::{Value, json};
 use std::sync::Arc;
 use std::time::Duration;
@@ -28,7 +26,6 @@ const INTERRUPT_GRACE: Duration = Duration::from_secs(30);
 /// Everything one call needs.
 pub struct CallEnv {
     pub engine: Arc<dyn Engine>,
-    pub readers: Arc<ThreadReaders>,
     pub ctx: RequestContext,
     pub progress: Option<Progress>,
     pub client_supports_elicitation: bool,
@@ -47,12 +44,12 @@ pub fn tool_result(thread_id: Option<ThreadId>, text: String, is_error: bool) ->
     r
 }
 
-fn busy_result(thread_id: ThreadId, owner: Option<&str>) -> Value {
-    let by = owner.map(|o| format!(" (request {o})")).unwrap_or_default();
+fn busy_result(thread_id: ThreadId, why: &str) -> Value {
+    tracing::debug!("thread {thread_id}: {why}");
     tool_result(
         Some(thread_id),
         format!(
-            "thread {thread_id} is busy with another turn{by}; wait for it to finish or cancel it, then call codex-reply again"
+            "thread {thread_id} is busy with another turn; wait for it to finish or cancel it, then call codex-reply again"
         ),
         true,
     )
@@ -69,26 +66,15 @@ impl CallEnv {
             Err(e) => return tool_result(None, engine_error_text(&e), true),
         };
         let thread_id = handle.thread.id();
-        let Ok(reader) = self.readers.claim(thread_id, self.ctx.id.to_string()) else {
-            return busy_result(thread_id, None);
-        };
         // The reference uses the MCP request id as the first turn's id, so clients can
         // correlate events with their call without looking at _meta.
         let sub_id = self.ctx.id.to_string();
         let end = self.run_turn(handle, args.prompt, sub_id).await;
-        self.finish(thread_id, reader, end).await
+        self.finish(thread_id, end).await
     }
 
     pub async fn reply(mut self, args: ReplyArgs) -> Value {
         let thread_id = args.thread_id;
-        let claimed = self
-            .readers
-            .claim_after_ending(thread_id, self.ctx.id.to_string())
-            .await;
-        let reader = match claimed {
-            Ok(g) => g,
-            Err(owner) => return busy_result(thread_id, Some(&owner)),
-        };
         let opened = tokio::select! {
             r = self.engine.open_thread(thread_id) => r,
             _ = self.ctx.cancel.cancelled() => return cancelled_before_start(),
@@ -106,21 +92,18 @@ impl CallEnv {
             }
             Err(e) => return tool_result(Some(thread_id), engine_error_text(&e), true),
         };
-        if handle.thread.is_busy() {
-            return busy_result(thread_id, None);
-        }
         let end = self
             .run_turn(handle, args.prompt, oi_protocol::ids::new_id())
             .await;
-        self.finish(thread_id, reader, end).await
+        self.finish(thread_id, end).await
     }
 
-    /// Releases the thread, then tells the client the turn is over: a client that sends
-    /// `codex-reply` as soon as it sees `task_complete` / `turn_aborted` must find the
-    /// thread free, not busy with the call that is still winding down.
-    async fn finish(&mut self, thread_id: ThreadId, reader: ReaderGuard, end: TurnEnd) -> Value {
+    /// Lets the thread go (for a store shared with other servers), then tells the client
+    /// the turn is over: the terminal event waits for the release because a client that
+    /// sends `codex-reply` as soon as it sees `task_complete` / `turn_aborted` — here or on
+    /// another server — must find the thread in the store, not still held by this call.
+    async fn finish(&mut self, thread_id: ThreadId, end: TurnEnd) -> Value {
         self.engine.release_thread(thread_id).await;
-        drop(reader);
         if let Some(event) = end.terminal {
             self.emit(thread_id, &event).await;
         }
@@ -142,6 +125,17 @@ impl CallEnv {
     async fn run_turn(&mut self, handle: ThreadHandle, prompt: String, sub_id: String) -> TurnEnd {
         let thread: Arc<dyn EngineThread> = handle.thread.clone();
         let thread_id = thread.id();
+        let mut events = match thread.start_turn(sub_id.clone(), prompt).await {
+            Ok(turn) => turn,
+            Err(StartTurnError::Busy(why)) => return TurnEnd::early(busy_result(thread_id, &why)),
+            Err(StartTurnError::Closed(e)) => {
+                return TurnEnd::early(tool_result(
+                    Some(thread_id),
+                    format!("Could not start the turn: {e}"),
+                    true,
+                ));
+            }
+        };
         if let Some(sc) = handle.session_configured {
             let ev = Event {
                 id: String::new(),
@@ -155,20 +149,6 @@ impl CallEnv {
                 msg: EventMsg::Warning(WarningEvent { message }),
             };
             self.emit(thread_id, &ev).await;
-        }
-        let submission = Submission {
-            id: sub_id.clone(),
-            op: Op::UserInput {
-                items: vec![UserInput::text(prompt)],
-                overrides: Default::default(),
-            },
-        };
-        if let Err(e) = thread.submit(submission).await {
-            return TurnEnd::early(tool_result(
-                Some(thread_id),
-                format!("Could not start the turn: {e}"),
-                true,
-            ));
         }
         let turn_over = CancellationToken::new();
         let _withdraw_prompts = turn_over.clone().drop_guard();
@@ -188,8 +168,6 @@ impl CallEnv {
             last_message: None,
         };
         let mut interrupt_deadline: Option<Instant> = None;
-        // Kept across iterations so a pending read is never dropped half-way.
-        let mut next = thread.next_event();
         loop {
             let cancel = self.ctx.cancel.clone();
             let event = tokio::select! {
@@ -209,20 +187,14 @@ impl CallEnv {
                         true,
                     ));
                 }
-                ev = &mut next => {
-                    next = thread.next_event();
-                    ev
-                }
+                ev = events.next_event() => ev,
             };
-            let event = match event {
-                Ok(ev) => ev,
-                Err(e) => {
-                    return TurnEnd::early(tool_result(
-                        Some(thread_id),
-                        format!("The session ended unexpectedly: {e}"),
-                        true,
-                    ));
-                }
+            let Some(event) = event else {
+                return TurnEnd::early(tool_result(
+                    Some(thread_id),
+                    "The session ended unexpectedly: the thread shut down before the turn finished.".into(),
+                    true,
+                ));
             };
             // The terminal event is held back until the thread is released (see `finish`).
             if let Some(result) = turn.at_end(&event, &self.ctx) {

@@ -46,8 +46,8 @@ impl ApprovalSubject {
 /// A pending approval request: answered with one key.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Approval {
-    /// The id to answer with (`approval_id`/`call_id`).
-    pub id: String,
+    /// What the answer goes to (it knows the op and the id).
+    pub request: oi_core::PendingRequest,
     pub subject: ApprovalSubject,
     pub reason: Option<String>,
 }

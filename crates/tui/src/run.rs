@@ -177,13 +177,15 @@ struct Current {
     forwarder: tokio::task::JoinHandle<()>,
 }
 
+/// Forwards the thread's events (read from `events`, the stream it was created with, so
+/// nothing published before the TUI looked is missed) to the UI loop.
 fn forward(
-    thread: Arc<Thread>,
+    id: ThreadId,
+    mut events: oi_core::EventStream,
     tx: mpsc::UnboundedSender<(ThreadId, Event)>,
 ) -> tokio::task::JoinHandle<()> {
     tokio::spawn(async move {
-        let id = thread.id();
-        while let Ok(ev) = thread.next_event().await {
+        while let Some(ev) = events.next().await {
             if tx.send((id, ev)).is_err() {
                 break;
             }
@@ -239,7 +241,7 @@ async fn run_inner(opts: TuiOptions) -> Result<i32, String> {
     let (tx, mut rx) = mpsc::unbounded_channel();
     let mut current = Current {
         id: first.thread_id,
-        forwarder: forward(first.thread.clone(), tx.clone()),
+        forwarder: forward(first.thread_id, first.events, tx.clone()),
         thread: first.thread,
     };
     if matches!(start, StartMode::ResumePicker) {
@@ -548,20 +550,10 @@ async fn forget_if_empty(manager: &ThreadManager, config: &Config, thread: &Thre
     )
 }
 
-/// Stops a thread whose events nobody else reads and waits until it has written
-/// everything (`shutdown_complete`, or its stream ended, at most [`SHUTDOWN_TIMEOUT`]).
+/// Stops a thread and waits until it has written everything (`shutdown_complete`, or its
+/// stream ended, at most [`SHUTDOWN_TIMEOUT`]).
 async fn stop(thread: &Thread) {
-    if thread.submit(Op::Shutdown).await.is_err() {
-        return;
-    }
-    let drained = async {
-        while let Ok(ev) = thread.next_event().await {
-            if matches!(ev.msg, oi_protocol::protocol::EventMsg::ShutdownComplete) {
-                break;
-            }
-        }
-    };
-    let _ = tokio::time::timeout(SHUTDOWN_TIMEOUT, drained).await;
+    thread.shutdown(SHUTDOWN_TIMEOUT).await;
 }
 
 async fn switch_to(
@@ -586,7 +578,7 @@ async fn switch_to(
             app.replay_history(&new.thread.history());
             *current = Current {
                 id: new.thread_id,
-                forwarder: forward(new.thread.clone(), tx.clone()),
+                forwarder: forward(new.thread_id, new.events, tx.clone()),
                 thread: new.thread,
             };
         }

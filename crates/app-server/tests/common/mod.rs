@@ -68,10 +68,12 @@ pub fn v2_methods(ctx: &ConnectionContext) -> MethodTable {
         manager: ctx.manager.clone(),
         config: ctx.options.config_load(),
         connection: ctx.connection.clone(),
-        readers: ctx.readers.clone(),
         mcp_methods: ctx.mcp_methods.clone(),
     })
 }
+
+/// The thread manager clients started with [`Client::start_sharing`] share.
+pub type SharedManager = std::sync::Arc<std::sync::OnceLock<oi_core::ThreadManager>>;
 
 pub struct Client {
     writer: Option<WriteHalf<DuplexStream>>,
@@ -86,9 +88,29 @@ pub struct Client {
 
 impl Client {
     pub fn start(opts: McpServerOptions) -> Client {
+        Self::start_with(opts, v2_methods)
+    }
+
+    /// A second client of the first one's engine, as a second HTTP session would be: its
+    /// v2 methods use `first`'s thread manager, so both see the same live threads.
+    pub fn start_sharing(opts: McpServerOptions, shared: &SharedManager) -> Client {
+        let shared = shared.clone();
+        Self::start_with(opts, move |ctx: &ConnectionContext| {
+            let manager = shared.get_or_init(|| ctx.manager.clone()).clone();
+            v2_methods(&ConnectionContext {
+                manager,
+                ..ctx.clone()
+            })
+        })
+    }
+
+    fn start_with(
+        opts: McpServerOptions,
+        methods: impl FnOnce(&ConnectionContext) -> MethodTable + Send + 'static,
+    ) -> Client {
         let (client_side, server_side) = tokio::io::duplex(1 << 20);
         let (sr, sw) = tokio::io::split(server_side);
-        let server = tokio::spawn(oi_mcp_server::serve_options(sr, sw, opts, v2_methods));
+        let server = tokio::spawn(oi_mcp_server::serve_options(sr, sw, opts, methods));
         let (cr, cw) = tokio::io::split(client_side);
         Client {
             writer: Some(cw),

@@ -38,10 +38,11 @@ pub fn user(text: &str) -> Op {
 /// Submits `op` and returns every event up to the end of its turn (a generous deadline per
 /// event, never a fixed sleep).
 pub async fn run_op(thread: &Thread, op: Op) -> Vec<Event> {
+    let mut events = thread.subscribe();
     let id = thread.submit(op).await.unwrap();
     let mut out = Vec::new();
     loop {
-        let ev = tokio::time::timeout(Duration::from_secs(60), thread.next_event())
+        let ev = tokio::time::timeout(Duration::from_secs(60), events.next())
             .await
             .expect("no event within 60 s")
             .expect("thread closed");
@@ -108,4 +109,29 @@ pub fn noisy_call(i: usize) -> oi_test_support::MockTurn {
         serde_json::json!({"command": ["bash", "-c", script]}),
     )
     .with_call_id(format!("call-{i}"))
+}
+
+/// One event stream per thread for tests that read a thread across several helper calls,
+/// opened on first use. Open it (e.g. with [`watch`]) before submitting what it should see.
+pub fn watch(thread: &Thread) -> std::sync::Arc<tokio::sync::Mutex<oi_core::EventStream>> {
+    use std::collections::HashMap;
+    use std::sync::{Arc, LazyLock, Mutex};
+    type Streams =
+        Mutex<HashMap<oi_protocol::ThreadId, Arc<tokio::sync::Mutex<oi_core::EventStream>>>>;
+    static STREAMS: LazyLock<Streams> = LazyLock::new(Streams::default);
+    STREAMS
+        .lock()
+        .unwrap()
+        .entry(thread.id())
+        .or_insert_with(|| Arc::new(tokio::sync::Mutex::new(thread.subscribe())))
+        .clone()
+}
+
+/// The next event of `thread` on its [`watch`] stream (`None`: the thread has shut down).
+pub async fn next_watched(thread: &Thread) -> Option<Event> {
+    let stream = watch(thread);
+    let mut stream = stream.lock().await;
+    tokio::time::timeout(Duration::from_secs(60), stream.next())
+        .await
+        .expect("no event within 60 s")
 }

@@ -4,7 +4,9 @@
 #![allow(dead_code)]
 
 use oi_jsonrpc::BoxFuture;
-use oi_mcp_server::engine::{Engine, EngineError, EngineThread, SessionRequest, ThreadHandle};
+use oi_mcp_server::engine::{
+    Engine, EngineError, EngineThread, EngineTurn, SessionRequest, StartTurnError, ThreadHandle,
+};
 use oi_protocol::ThreadId;
 use oi_protocol::config_types::{AskForApproval, SandboxPolicy};
 use oi_protocol::parse_command::parse_command;
@@ -346,7 +348,7 @@ impl Engine for FakeEngine {
 pub struct FakeThread {
     id: ThreadId,
     ops: mpsc::UnboundedSender<Submission>,
-    events: tokio::sync::Mutex<mpsc::UnboundedReceiver<Event>>,
+    events: Arc<tokio::sync::Mutex<mpsc::UnboundedReceiver<Event>>>,
     busy: Arc<AtomicBool>,
 }
 
@@ -359,7 +361,7 @@ impl FakeThread {
         Arc::new(Self {
             id,
             ops: op_tx,
-            events: tokio::sync::Mutex::new(ev_rx),
+            events: Arc::new(tokio::sync::Mutex::new(ev_rx)),
             busy,
         })
     }
@@ -372,18 +374,65 @@ impl EngineThread for FakeThread {
     fn submit(&self, sub: Submission) -> BoxFuture<'_, Result<(), String>> {
         Box::pin(async move { self.ops.send(sub).map_err(|_| "thread closed".to_string()) })
     }
-    fn next_event(&self) -> BoxFuture<'_, Result<Event, String>> {
+    fn start_turn(
+        &self,
+        id: String,
+        prompt: String,
+    ) -> BoxFuture<'_, Result<Box<dyn EngineTurn>, StartTurnError>> {
         Box::pin(async move {
-            self.events
-                .lock()
-                .await
-                .recv()
-                .await
-                .ok_or_else(|| "thread closed".to_string())
+            // Like the engine: starting is refused, not queued, while a turn runs.
+            if self
+                .busy
+                .compare_exchange(false, true, Ordering::SeqCst, Ordering::SeqCst)
+                .is_err()
+            {
+                return Err(StartTurnError::Busy(format!(
+                    "a turn is already running on thread {}",
+                    self.id
+                )));
+            }
+            let sub = Submission {
+                id: id.clone(),
+                op: Op::UserInput {
+                    items: vec![oi_protocol::user_input::UserInput::text(prompt)],
+                    overrides: Default::default(),
+                },
+            };
+            self.ops
+                .send(sub)
+                .map_err(|_| StartTurnError::Closed("thread closed".into()))?;
+            Ok(Box::new(FakeTurn {
+                id,
+                events: self.events.clone(),
+                ended: false,
+            }) as Box<dyn EngineTurn>)
         })
     }
     fn is_busy(&self) -> bool {
         self.busy.load(Ordering::SeqCst)
+    }
+}
+
+/// A fake turn reads the fake thread's one event queue up to its terminal event.
+struct FakeTurn {
+    id: String,
+    events: Arc<tokio::sync::Mutex<mpsc::UnboundedReceiver<Event>>>,
+    ended: bool,
+}
+
+impl EngineTurn for FakeTurn {
+    fn next_event(&mut self) -> BoxFuture<'_, Option<Event>> {
+        Box::pin(async move {
+            if self.ended {
+                return None;
+            }
+            let ev = self.events.lock().await.recv().await?;
+            let terminal = ev.id == self.id && ev.msg.ends_turn();
+            if terminal || matches!(ev.msg, EventMsg::ShutdownComplete) {
+                self.ended = true;
+            }
+            Some(ev)
+        })
     }
 }
 

@@ -149,12 +149,7 @@ impl App {
             title: format!("{what} {verdict}"),
             lines: vec![],
         });
-        let op = match a.subject {
-            ApprovalSubject::Exec { .. } | ApprovalSubject::McpTool { .. } => {
-                Op::ExecApproval { id: a.id, decision }
-            }
-            ApprovalSubject::Patch { .. } => Op::PatchApproval { id: a.id, decision },
-        };
+        let op = a.request.answer(decision);
         self.close_overlay();
         vec![AppAction::Op(op)]
     }

@@ -507,7 +507,7 @@ impl App {
             EventMsg::ExecApprovalRequest(req) => {
                 self.flush_streaming();
                 self.open(Overlay::Approval(Approval {
-                    id: req.effective_approval_id().to_string(),
+                    request: oi_core::PendingRequest::exec(req),
                     subject: ApprovalSubject::from_exec(
                         &req.command,
                         shell_join(&req.command),
@@ -519,7 +519,7 @@ impl App {
             EventMsg::ApplyPatchApprovalRequest(req) => {
                 self.flush_streaming();
                 self.open(Overlay::Approval(Approval {
-                    id: req.call_id.clone(),
+                    request: oi_core::PendingRequest::patch(req),
                     subject: ApprovalSubject::Patch {
                         changes: req.changes.clone().into_iter().collect(),
                     },

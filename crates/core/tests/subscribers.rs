@@ -1,0 +1,208 @@
+//! Threads publish their events: every subscriber sees every event; a turn is started
+//! through a `TurnHandle` that ends at its own terminal event; "busy" is an active turn.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a panic here is a failed run, with its message
+
+use oi_core::{
+    CoreError, EventStream, PendingRequest, StartTurn, ThreadManager, ThreadManagerOptions,
+    TurnEnd, TurnHandle,
+};
+use oi_protocol::config_types::{AskForApproval, SandboxMode, WireApi};
+use oi_protocol::protocol::{Event, EventMsg, ReviewDecision, TurnAbortReason};
+use oi_protocol::user_input::UserInput;
+use oi_test_support::{MockModelServer, MockScript, MockTurn};
+use serde_json::json;
+use std::path::Path;
+use std::time::Duration;
+
+const WAIT: Duration = Duration::from_secs(60);
+
+fn config(mock: &MockModelServer, home: &Path, approval: AskForApproval) -> oi_config::Config {
+    std::fs::write(
+        home.join("config.toml"),
+        mock.config_toml("mock", WireApi::Chat),
+    )
+    .unwrap();
+    oi_config::load_config(oi_config::ConfigLoadOptions {
+        home: Some(home.to_path_buf()),
+        overrides: oi_config::ConfigOverrides {
+            cwd: Some(home.to_path_buf()),
+            sandbox_mode: Some(SandboxMode::DangerFullAccess),
+            approval_policy: Some(approval),
+            ..Default::default()
+        },
+        ..Default::default()
+    })
+    .unwrap()
+    .config
+}
+
+fn manager() -> ThreadManager {
+    ThreadManager::new(ThreadManagerOptions {
+        source: oi_core::SessionSource::Exec,
+        persist: false,
+    })
+}
+
+fn input(text: &str) -> StartTurn {
+    StartTurn::input(vec![UserInput::text(text)])
+}
+
+/// Everything the handle returns, to its end.
+async fn drain(turn: &mut TurnHandle) -> Vec<Event> {
+    let mut out = Vec::new();
+    while let Some(ev) = tokio::time::timeout(WAIT, turn.next())
+        .await
+        .expect("stuck turn")
+    {
+        out.push(ev);
+    }
+    out
+}
+
+/// Events from `stream` up to and including the end of turn `id`.
+async fn until_end(stream: &mut EventStream, id: &str) -> Vec<Event> {
+    let mut out = Vec::new();
+    loop {
+        let ev = tokio::time::timeout(WAIT, stream.next())
+            .await
+            .expect("no event in time")
+            .expect("thread closed");
+        let end = ev.id == id && ev.msg.ends_turn();
+        out.push(ev);
+        if end {
+            return out;
+        }
+    }
+}
+
+fn kinds(evs: &[Event]) -> Vec<String> {
+    evs.iter()
+        .map(|e| {
+            serde_json::to_value(&e.msg).unwrap()["type"]
+                .as_str()
+                .unwrap()
+                .to_string()
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn every_subscriber_sees_the_whole_turn_in_order() {
+    let home = tempfile::tempdir().unwrap();
+    let mock = MockModelServer::start(MockScript::turns([MockTurn::text("seen by all")]))
+        .await
+        .unwrap();
+    let m = manager();
+    let mut new = m
+        .start_thread(config(&mock, home.path(), AskForApproval::Never))
+        .await
+        .unwrap();
+    let mut watcher = new.thread.subscribe();
+    let mut turn = new.thread.start_turn(input("hi")).await.unwrap();
+    let id = turn.id().to_string();
+    let by_handle = drain(&mut turn).await;
+    assert_eq!(
+        turn.end(),
+        Some(&TurnEnd::Completed {
+            last_agent_message: Some("seen by all".into()),
+            failed: false
+        })
+    );
+    let by_watcher = until_end(&mut watcher, &id).await;
+    let by_creator = until_end(&mut new.events, &id).await;
+    assert_eq!(kinds(&by_handle), kinds(&by_watcher));
+    // The creator's stream also holds what came before the turn (none here but the turn).
+    assert!(kinds(&by_creator).ends_with(&kinds(&by_handle)));
+    assert_eq!(
+        kinds(&by_handle).first().map(String::as_str),
+        Some("task_started")
+    );
+    m.shutdown_all().await;
+}
+
+#[tokio::test]
+async fn a_turn_is_refused_while_one_runs_and_the_handle_answers_its_approval() {
+    let home = tempfile::tempdir().unwrap();
+    let mock = MockModelServer::start(MockScript::turns([
+        MockTurn::tool_call("shell", json!({"command": ["touch", "approved.txt"]})),
+        MockTurn::text("first done"),
+        MockTurn::text("second done"),
+    ]))
+    .await
+    .unwrap();
+    let m = manager();
+    let new = m
+        .start_thread(config(&mock, home.path(), AskForApproval::Untrusted))
+        .await
+        .unwrap();
+    let mut first = new.thread.start_turn(input("touch it")).await.unwrap();
+    let request = loop {
+        let ev = first.next().await.expect("turn ended before asking");
+        if let Some(r) = PendingRequest::of(&ev.msg) {
+            break r;
+        }
+    };
+    assert!(new.thread.is_busy());
+    match new.thread.start_turn(input("meanwhile")).await {
+        Err(CoreError::TurnRunning { turn_id, .. }) => assert_eq!(turn_id, first.id()),
+        Err(e) => panic!("expected TurnRunning, got {e}"),
+        Ok(_) => panic!("a second turn started while one runs"),
+    }
+    first
+        .answer(&request, ReviewDecision::Approved)
+        .await
+        .unwrap();
+    drain(&mut first).await;
+    assert!(home.path().join("approved.txt").exists());
+    assert!(!new.thread.is_busy(), "busy after the terminal event");
+    let mut second = new.thread.start_turn(input("again")).await.unwrap();
+    drain(&mut second).await;
+    assert!(
+        matches!(second.end(), Some(TurnEnd::Completed { last_agent_message: Some(m), .. }) if m == "second done")
+    );
+    m.shutdown_all().await;
+}
+
+#[tokio::test]
+async fn an_interrupted_turn_ends_aborted_and_a_dropped_subscriber_is_forgotten() {
+    let home = tempfile::tempdir().unwrap();
+    let mock = MockModelServer::start(MockScript::turns([MockTurn::tool_call(
+        "shell",
+        json!({"command": ["touch", "never.txt"]}),
+    )]))
+    .await
+    .unwrap();
+    let m = manager();
+    let new = m
+        .start_thread(config(&mock, home.path(), AskForApproval::Untrusted))
+        .await
+        .unwrap();
+    let base = new.thread.subscriber_count();
+    let extra = new.thread.subscribe();
+    assert_eq!(new.thread.subscriber_count(), base + 1);
+    drop(extra);
+    assert_eq!(new.thread.subscriber_count(), base);
+
+    let mut turn = new.thread.start_turn(input("touch")).await.unwrap();
+    loop {
+        let ev = turn.next().await.expect("turn ended before asking");
+        if PendingRequest::of(&ev.msg).is_some() {
+            break;
+        }
+    }
+    turn.interrupt(WAIT).await.unwrap();
+    drain(&mut turn).await;
+    assert_eq!(
+        turn.end(),
+        Some(&TurnEnd::Aborted(TurnAbortReason::Interrupted))
+    );
+    assert!(!home.path().join("never.txt").exists());
+    // The handle's stream is returned to follow the thread after the turn.
+    let mut after = turn.into_events();
+    assert!(new.thread.shutdown(WAIT).await);
+    let mut saw_shutdown = false;
+    while let Some(ev) = after.next().await {
+        saw_shutdown |= matches!(ev.msg, EventMsg::ShutdownComplete);
+    }
+    assert!(saw_shutdown, "the stream ends after shutdown_complete");
+}
