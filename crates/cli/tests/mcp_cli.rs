@@ -347,11 +347,12 @@ fn probe_reports_startup_and_tool_counts() {
     );
     assert!(by_name("everything")["probe"]["tools"].as_u64().unwrap() >= 13);
     assert_eq!(by_name("broken")["probe"]["ok"], false);
+    let broken = by_name("broken");
     assert!(
-        by_name("broken")["probe"]["error"]
+        broken["probe"]["error"]
             .as_str()
-            .unwrap()
-            .contains("no license")
+            .is_some_and(|e| e.contains("no license")),
+        "{broken}"
     );
     let table = env.ok(&["mcp", "list", "--probe"]);
     assert!(

@@ -74,7 +74,7 @@ async fn main() {
         .await
         .expect("mock");
     let cfg = config_for(&mock, home.path()).await;
-    let new = manager.start_thread(cfg).await.expect("thread");
+    let new = manager.start_thread(cfg.clone()).await.expect("thread");
     for _ in 0..10 {
         run_turn(&new.thread, "warm up").await;
     }
@@ -139,6 +139,55 @@ async fn main() {
         ms(el),
         DELTAS as f64 / el.as_secs_f64()
     );
+
+    // 4. A second subscriber reading the same stream: its cost on throughput.
+    let watcher = {
+        let mut events = new3.thread.subscribe();
+        tokio::spawn(async move {
+            let mut deltas = 0usize;
+            while let Some(ev) = events.next().await {
+                match ev.msg {
+                    EventMsg::AgentMessageDelta(_) => deltas += 1,
+                    EventMsg::TaskComplete(_) => return deltas,
+                    _ => {}
+                }
+            }
+            deltas
+        })
+    };
+    let t = Instant::now();
+    let got = run_turn(&new3.thread, "stream").await;
+    let el = t.elapsed();
+    let watched = watcher.await.expect("watcher");
+    assert_eq!((got, watched), (DELTAS, DELTAS), "lost delta events");
+    println!(
+        "streaming, 2 subscribers: {DELTAS} deltas in {:.1} ms = {:.0} events/s, {watched}/{DELTAS} to the second",
+        ms(el),
+        DELTAS as f64 / el.as_secs_f64()
+    );
+
+    // 5. Turn end with the thread stored (local rollout + SQLite index): text turns on a
+    // persisted thread, so each turn's end includes writing its records.
+    let persisted = ThreadManager::new(ThreadManagerOptions {
+        source: oi_thread_store::SessionSource::Exec,
+        persist: true,
+    });
+    let new5 = persisted.start_thread(cfg.clone()).await.expect("thread");
+    for _ in 0..10 {
+        run_turn(&new5.thread, "warm up").await;
+    }
+    let mut stored = Vec::with_capacity(N);
+    for _ in 0..N {
+        let t = Instant::now();
+        run_turn(&new5.thread, "hi").await;
+        stored.push(t.elapsed());
+    }
+    println!(
+        "text turn, stored thread:      p50 {:>8.3} ms   p90 {:>8.3} ms",
+        ms(percentile(&mut stored, 0.5)),
+        ms(percentile(&mut stored, 0.9))
+    );
+    persisted.shutdown_all().await;
     manager.shutdown_all().await;
 }
 

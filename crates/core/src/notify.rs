@@ -5,15 +5,20 @@
 //! `{"type":"agent-turn-complete","thread-id":…,"turn-id":…,"cwd":…,"input-messages":[…],"last-assistant-message":…}`
 //!
 //! The notifier is a subscriber of the thread's events: the turn never waits for it and
-//! holds no lock while it runs. The program is started through `oi-process` (it cannot
-//! outlive the agent) and reaped by a task of its own; a failure to start it is logged at
-//! warn level, not shown to the model. It gets the environment commands get: the
+//! holds no lock while it runs. The program is started through `oi-process`, so it cannot
+//! outlive the agent; a thread that shuts down waits for running notifiers at most
+//! [`SHUTDOWN_WAIT`] (under `exec` the process exits right after the turn, and a notifier
+//! must get to run). A failure to start it is logged at warn level, not shown to the model. It gets the environment commands get: the
 //! `[shell_environment_policy]` applied and this process's credentials removed.
 
 use oi_protocol::ThreadId;
 use oi_protocol::protocol::EventMsg;
 use std::collections::HashMap;
 use std::path::PathBuf;
+use std::time::Duration;
+
+/// How long a thread's shutdown waits for notifiers still running.
+pub(crate) const SHUTDOWN_WAIT: Duration = Duration::from_secs(2);
 
 pub(crate) struct Notifier {
     argv: Vec<String>,
@@ -36,16 +41,39 @@ impl Notifier {
     }
 
     /// Follows the thread's events until it shuts down, running the program at each
-    /// `task_complete`.
-    pub fn watch(mut self, thread_id: ThreadId, mut events: crate::EventStream) {
+    /// `task_complete`. The task ends after `shutdown_complete` once the notifiers it
+    /// started have exited (or after [`SHUTDOWN_WAIT`]).
+    pub fn watch(
+        mut self,
+        thread_id: ThreadId,
+        mut events: crate::EventStream,
+    ) -> tokio::task::JoinHandle<()> {
         tokio::spawn(async move {
+            let mut running = tokio::task::JoinSet::new();
             while let Some(ev) = events.next().await {
-                self.observe(&thread_id, &ev.msg);
+                if matches!(ev.msg, EventMsg::ShutdownComplete) {
+                    break;
+                }
+                if let Some(child) = self.observe(&thread_id, &ev.msg) {
+                    running.spawn(async move {
+                        let mut child = child;
+                        let _ = child.wait().await;
+                    });
+                }
+                // Reap the ones that are done, so a long session keeps no list.
+                while running.try_join_next().is_some() {}
             }
-        });
+            let all_done = async { while running.join_next().await.is_some() {} };
+            if tokio::time::timeout(SHUTDOWN_WAIT, all_done).await.is_err() {
+                tracing::warn!(
+                    "notify: the program still runs {SHUTDOWN_WAIT:?} after the thread stopped; it is left to finish"
+                );
+                running.detach_all();
+            }
+        })
     }
 
-    fn observe(&mut self, thread_id: &ThreadId, msg: &EventMsg) {
+    fn observe(&mut self, thread_id: &ThreadId, msg: &EventMsg) -> Option<tokio::process::Child> {
         match msg {
             EventMsg::TaskStarted(_) => self.inputs.clear(),
             EventMsg::UserMessage(m) => self.inputs.push(m.message.clone()),
@@ -58,16 +86,15 @@ impl Notifier {
                     "input-messages": std::mem::take(&mut self.inputs),
                     "last-assistant-message": done.last_agent_message,
                 });
-                self.run(payload.to_string());
+                return self.run(payload.to_string());
             }
             _ => {}
         }
+        None
     }
 
-    fn run(&self, payload: String) {
-        let Some((program, args)) = self.argv.split_first() else {
-            return;
-        };
+    fn run(&self, payload: String) -> Option<tokio::process::Child> {
+        let (program, args) = self.argv.split_first()?;
         let mut cmd = tokio::process::Command::new(program);
         cmd.args(args)
             .arg(payload)
@@ -80,15 +107,15 @@ impl Notifier {
             .kill_on_drop(false);
         oi_process::supervise(&mut cmd);
         match cmd.spawn() {
-            Ok(mut child) => {
+            Ok(child) => {
                 tracing::debug!("notify: started `{program}` (pid {:?})", child.id());
-                // Reaped here so it does not linger as a zombie; nobody waits for this task.
-                tokio::spawn(async move {
-                    let _ = child.wait().await;
-                });
+                Some(child)
             }
             Err(e) => {
-                tracing::warn!("notify: cannot run `{program}`: {e}; check `notify` in config.toml")
+                tracing::warn!(
+                    "notify: cannot run `{program}`: {e}; check `notify` in config.toml"
+                );
+                None
             }
         }
     }
@@ -118,7 +145,10 @@ mod tests {
             ]),
             inputs: Vec::new(),
         };
-        n.run(r#"{"type":"agent-turn-complete"}"#.into());
+        let mut child = n
+            .run(r#"{"type":"agent-turn-complete"}"#.into())
+            .expect("started");
+        child.wait().await.unwrap();
         let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
         while !out.exists() {
             assert!(

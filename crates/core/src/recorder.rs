@@ -80,13 +80,48 @@ pub trait Recorder: Send {
         let _ = item;
         Ok(())
     }
-    /// Called at the end of every turn and at shutdown.
+    /// Called at shutdown, and at the end of a turn by recorders that cannot
+    /// [`Recorder::start_flush`].
     fn flush(&mut self) -> Result<(), String>;
+    /// Starts a flush whose end the caller awaits without holding the recorder (or any
+    /// lock): the turn's end waits for the disk or the database on no runtime worker.
+    fn start_flush(&mut self) -> FlushWait {
+        FlushWait::Done(self.flush())
+    }
+    /// The first failure since the last report, if any (after a [`Recorder::start_flush`]).
+    fn take_failure(&mut self) -> Result<(), String> {
+        Ok(())
+    }
+    /// Records `event` without the flush that [`Recorder::record_event`] does for an event
+    /// that ends a turn; the caller flushes with [`Recorder::start_flush`].
+    fn record_event_unflushed(&mut self, event: &EventMsg) -> Result<(), String> {
+        self.record_event(event)
+    }
     /// The rollout file this recorder writes, if it writes one.
     fn path(&self) -> Option<PathBuf>;
     /// What is recorded but not (yet) in the store, kept current by the recorder.
     fn save_state(&self) -> Arc<SaveState> {
         Arc::new(SaveState::default())
+    }
+}
+
+/// A flush in progress (see [`Recorder::start_flush`]).
+pub enum FlushWait {
+    /// Already done, with this result.
+    Done(Result<(), String>),
+    /// The writer answers on this channel when the records are durable.
+    Pending(tokio::sync::oneshot::Receiver<Result<(), String>>),
+}
+
+impl FlushWait {
+    /// The flush's result; a writer that went away is an error.
+    pub async fn wait(self) -> Result<(), String> {
+        match self {
+            FlushWait::Done(r) => r,
+            FlushWait::Pending(rx) => rx.await.unwrap_or_else(|_| {
+                Err("the thread's writer stopped; later records are not saved".into())
+            }),
+        }
     }
 }
 

@@ -78,6 +78,9 @@ pub(crate) struct Session {
     save_error: Mutex<Option<String>>,
     /// What the recorder has not saved (yet); readable while the recorder is busy.
     save_state: Arc<SaveState>,
+    /// Held by a turn from the moment it ends until its terminal events are published:
+    /// a new turn starts only after (see [`Session::turn_end_gate`]).
+    turn_end: tokio::sync::Mutex<()>,
 }
 
 impl Session {
@@ -113,7 +116,15 @@ impl Session {
             recorder: Mutex::new(recorder),
             warned: Mutex::new(HashSet::new()),
             save_error: Mutex::new(None),
+            turn_end: tokio::sync::Mutex::new(()),
         }
+    }
+
+    /// Waits until no turn is between its end and the publication of its terminal events,
+    /// and keeps it so while the guard lives. The end of a turn is made durable without
+    /// the state lock; this gate keeps the next turn's `task_started` after it.
+    pub async fn turn_end_gate(&self) -> tokio::sync::MutexGuard<'_, ()> {
+        self.turn_end.lock().await
     }
 
     /// Lock the state. Poisoning only happens if a holder panicked; the data is still the
@@ -147,6 +158,38 @@ impl Session {
             id: id.to_string(),
             msg,
         });
+    }
+
+    /// Records `msg` (when it belongs in the rollout) without flushing; see
+    /// [`Session::flush_async`] and [`Session::publish`].
+    pub fn record_unflushed(&self, id: &str, msg: &EventMsg) {
+        if is_persisted(msg) {
+            let r = self.recorder().record_event_unflushed(msg);
+            if let Err(e) = r {
+                self.warn_store(id, &e);
+            }
+        }
+    }
+
+    /// Publishes an event already recorded with [`Session::record_unflushed`].
+    pub fn publish(&self, id: &str, msg: EventMsg) {
+        self.emit(Event {
+            id: id.to_string(),
+            msg,
+        });
+    }
+
+    /// Makes everything recorded so far durable, awaiting the writer without holding a
+    /// lock or blocking a worker.
+    pub async fn flush_async(&self, id: &str) {
+        let wait = self.recorder().start_flush();
+        let mut r = wait.wait().await;
+        if r.is_ok() {
+            r = self.recorder().take_failure();
+        }
+        if let Err(e) = r {
+            self.warn_store(id, &e);
+        }
     }
 
     fn emit(&self, ev: Event) {

@@ -29,7 +29,7 @@
 //! the engine; while they wait, the worker is handed over to other tasks
 //! (`block_in_place`), so a slow store stalls the thread that writes, not the others.
 
-use crate::recorder::{Recorder, SaveState, Unsaved};
+use crate::recorder::{FlushWait, Recorder, SaveState, Unsaved};
 use oi_protocol::config_types::{AskForApproval, ReasoningEffort, SandboxPolicy};
 use oi_protocol::models::ResponseItem;
 use oi_protocol::protocol::EventMsg;
@@ -56,6 +56,8 @@ enum Command {
     Written(SyncSender<()>),
     /// Write everything queued, make it durable (fsync, index), and answer.
     Flush(SyncSender<Result<(), String>>),
+    /// [`Command::Flush`] answered to an async waiter.
+    FlushAsync(tokio::sync::oneshot::Sender<Result<(), String>>),
 }
 
 /// Persists a thread through its [`RolloutWriter`], owned by a dedicated writer thread.
@@ -94,7 +96,7 @@ impl StoreRecorder {
         })
     }
 
-    fn take_failure(&self) -> Result<(), String> {
+    fn failure(&self) -> Result<(), String> {
         match self.failed.lock().unwrap_or_else(|p| p.into_inner()).take() {
             Some(e) => Err(e),
             None => Ok(()),
@@ -111,7 +113,7 @@ impl StoreRecorder {
             }
             Err(TrySendError::Disconnected(_)) => return Err(writer_gone()),
         }
-        self.take_failure()
+        self.failure()
     }
 }
 
@@ -125,7 +127,7 @@ impl StoreRecorder {
                 .map_err(|_| writer_gone())?;
             done_rx.recv().map_err(|_| writer_gone())
         })?;
-        self.take_failure()
+        self.failure()
     }
 }
 
@@ -156,6 +158,33 @@ impl Recorder for StoreRecorder {
             self.flush()?;
         }
         Ok(())
+    }
+
+    fn take_failure(&mut self) -> Result<(), String> {
+        self.failure()
+    }
+
+    fn record_event_unflushed(&mut self, event: &EventMsg) -> Result<(), String> {
+        self.enqueue(RolloutItem::EventMsg(event.clone()))
+    }
+
+    fn start_flush(&mut self) -> FlushWait {
+        let Some(tx) = self.tx.as_ref() else {
+            return FlushWait::Done(Err(writer_gone()));
+        };
+        let (done_tx, done_rx) = tokio::sync::oneshot::channel();
+        let cmd = Command::FlushAsync(done_tx);
+        // The queue only blocks when the writer is stuck on the store (then wait for room
+        // off the worker, as `enqueue` does).
+        let sent = match tx.try_send(cmd) {
+            Ok(()) => Ok(()),
+            Err(TrySendError::Full(cmd)) => wait_off_worker(|| tx.send(cmd)).map_err(drop),
+            Err(TrySendError::Disconnected(_)) => Err(()),
+        };
+        match sent {
+            Ok(()) => FlushWait::Pending(done_rx),
+            Err(()) => FlushWait::Done(Err(writer_gone())),
+        }
     }
 
     fn record_turn_context(
@@ -189,7 +218,7 @@ impl Recorder for StoreRecorder {
                 .map_err(|_| writer_gone())?;
             done_rx.recv().map_err(|_| writer_gone())
         })?;
-        let reported = self.take_failure();
+        let reported = self.failure();
         flushed?;
         reported
     }
@@ -258,6 +287,10 @@ impl Worker {
                         let _ = done.send(());
                     }
                     Command::Flush(done) => {
+                        self.write();
+                        let _ = done.send(self.flush());
+                    }
+                    Command::FlushAsync(done) => {
                         self.write();
                         let _ = done.send(self.flush());
                     }

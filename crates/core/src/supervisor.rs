@@ -7,7 +7,7 @@
 
 use crate::session::Session;
 use oi_protocol::models::{FunctionCallOutput, ResponseItem};
-use oi_protocol::protocol::{ErrorEvent, ErrorInfo, EventMsg, TaskCompleteEvent, UserMessageEvent};
+use oi_protocol::protocol::{ErrorInfo, UserMessageEvent};
 use std::collections::HashSet;
 use std::sync::Arc;
 use tokio::task::{JoinError, JoinHandle};
@@ -40,12 +40,12 @@ pub(crate) fn spawn_supervised(
     let turn = tokio::spawn(task);
     tokio::spawn(async move {
         if let Err(e) = turn.await {
-            end_crashed_turn(&sess, &turn_id, e);
+            end_crashed_turn(&sess, &turn_id, e).await;
         }
     })
 }
 
-fn end_crashed_turn(sess: &Session, turn_id: &str, e: JoinError) {
+async fn end_crashed_turn(sess: &Session, turn_id: &str, e: JoinError) {
     let reason = describe(e);
     tracing::error!(turn_id, "turn task stopped unexpectedly: {reason}");
     let still_active = sess
@@ -68,28 +68,15 @@ fn end_crashed_turn(sess: &Session, turn_id: &str, e: JoinError) {
             })
             .collect(),
     );
-    crate::turn::finish(sess, turn_id, |sess| {
-        sess.send(
-            turn_id,
-            EventMsg::Error(ErrorEvent {
-                message: format!(
-                    "internal error: this turn stopped unexpectedly ({reason}). The thread is \
-                     still usable; please report this as a bug."
-                ),
-                codex_error_info: Some(ErrorInfo::Other),
-            }),
-        );
-        sess.send(
-            turn_id,
-            EventMsg::TaskComplete(TaskCompleteEvent {
-                turn_id: turn_id.to_string(),
-                last_agent_message: None,
-                completed_at: Some(chrono::Utc::now().timestamp()),
-                duration_ms: None,
-            }),
-        );
-    });
-    sess.flush(turn_id);
+    let outcome = crate::turn::TurnOutcome::Failed {
+        message: format!(
+            "internal error: this turn stopped unexpectedly ({reason}). The thread is still \
+             usable; please report this as a bug."
+        ),
+        info: Some(ErrorInfo::Other),
+    };
+    // The crash lost the turn's start time: no duration rather than an invented one.
+    crate::turn::end_turn(sess, turn_id, outcome, None).await;
 }
 
 /// The panic message, when the payload is a string (it almost always is).

@@ -61,10 +61,9 @@ impl StartTurn {
 impl Thread {
     pub(crate) fn spawn(session: Arc<Session>) -> Arc<Thread> {
         let (tx, rx) = mpsc::unbounded_channel();
-        if let Some(notifier) = crate::notify::Notifier::from_config(&session.config()) {
-            notifier.watch(session.id, session.subscribe());
-        }
-        tokio::spawn(run_actor(session.clone(), rx));
+        let notifier = crate::notify::Notifier::from_config(&session.config())
+            .map(|n| n.watch(session.id, session.subscribe()));
+        tokio::spawn(run_actor(session.clone(), rx, notifier));
         Arc::new(Thread {
             id: session.id,
             commands: tx,
@@ -161,9 +160,9 @@ impl Thread {
         self.submit(Op::Interrupt).await.map(drop)
     }
 
-    /// Stops the thread: interrupts a running turn, flushes the rollout, stops MCP servers.
-    /// Returns once the thread confirmed (`shutdown_complete`), its stream ended, or after
-    /// `limit`; `false` only in that last case.
+    /// Stops the thread: interrupts a running turn, flushes the rollout, stops MCP servers,
+    /// lets a running `notify` program finish (bounded). Returns once the thread's stream
+    /// ended, or after `limit`; `false` only in that last case.
     pub async fn shutdown(&self, limit: std::time::Duration) -> bool {
         let mut events = self.subscribe();
         if self.submit(Op::Shutdown).await.is_err() {
@@ -174,7 +173,6 @@ impl Thread {
             match tokio::time::timeout_at(deadline, events.next()).await {
                 Err(_) => return false,
                 Ok(None) => return true,
-                Ok(Some(ev)) if matches!(ev.msg, EventMsg::ShutdownComplete) => return true,
                 Ok(Some(_)) => {}
             }
         }
@@ -346,7 +344,11 @@ fn apply_overrides(sess: &Session, o: TurnOverrides) {
     }
 }
 
-async fn run_actor(sess: Arc<Session>, mut rx: mpsc::UnboundedReceiver<Command>) {
+async fn run_actor(
+    sess: Arc<Session>,
+    mut rx: mpsc::UnboundedReceiver<Command>,
+    notifier: Option<JoinHandle<()>>,
+) {
     let mut turn_task: Option<JoinHandle<()>> = None;
     while let Some(command) = rx.recv().await {
         let sub = match command {
@@ -370,18 +372,20 @@ async fn run_actor(sess: Arc<Session>, mut rx: mpsc::UnboundedReceiver<Command>)
                 }
                 apply_overrides(&sess, overrides);
                 let (item, event) = user_item(&items).await;
-                let mut st = sess.state();
-                match st.active_turn.as_mut() {
-                    Some(active) => {
+                let steered = {
+                    let mut st = sess.state();
+                    st.active_turn.as_mut().map(|active| {
                         // Steering: the running turn picks it up at its next model request.
-                        active.pending_input.push(item);
-                        let turn_id = active.id.clone();
-                        drop(st);
-                        sess.send(&turn_id, EventMsg::UserMessage(event));
-                    }
+                        active.pending_input.push(item.clone());
+                        active.id.clone()
+                    })
+                };
+                match steered {
+                    Some(turn_id) => sess.send(&turn_id, EventMsg::UserMessage(event)),
                     None => {
-                        // The turn ended while the images were read: this input starts one.
-                        drop(st);
+                        // The turn ended while the images were read: this input starts one,
+                        // after that turn's end is published.
+                        let _gate = sess.turn_end_gate().await;
                         let _ = begin(&sess, sub.id, Some((item, event)), &mut turn_task);
                     }
                 }
@@ -427,13 +431,13 @@ async fn run_actor(sess: Arc<Session>, mut rx: mpsc::UnboundedReceiver<Command>)
                 }
             }
             Op::Shutdown => {
-                shutdown(&sess, &sub.id, turn_task.take()).await;
+                shutdown(&sess, &sub.id, turn_task.take(), notifier).await;
                 return;
             }
         }
     }
     // Every handle was dropped: stop like a shutdown, without anyone to tell.
-    shutdown(&sess, "", turn_task.take()).await;
+    shutdown(&sess, "", turn_task.take(), notifier).await;
 }
 
 /// Starts `turn` as turn `id` unless one is running (the only place a turn starts, so
@@ -444,6 +448,8 @@ async fn start(
     turn: StartTurn,
     turn_task: &mut Option<JoinHandle<()>>,
 ) -> Result<(), CoreError> {
+    // A turn that is ending publishes its last events before this one's first.
+    let _gate = sess.turn_end_gate().await;
     if let Some(active) = sess.state().active_turn.as_ref() {
         return Err(CoreError::TurnRunning {
             id: sess.id,
@@ -503,7 +509,12 @@ fn begin(
     Ok(())
 }
 
-async fn shutdown(sess: &Arc<Session>, id: &str, turn: Option<JoinHandle<()>>) {
+async fn shutdown(
+    sess: &Arc<Session>,
+    id: &str,
+    turn: Option<JoinHandle<()>>,
+    notifier: Option<JoinHandle<()>>,
+) {
     if let Some(t) = sess.state().active_turn.as_ref() {
         t.cancel.cancel();
     }
@@ -515,5 +526,9 @@ async fn shutdown(sess: &Arc<Session>, id: &str, turn: Option<JoinHandle<()>>) {
     }
     sess.flush(id);
     sess.send(id, EventMsg::ShutdownComplete);
+    // The notifier ends after `shutdown_complete`, once its programs have run (bounded).
+    if let Some(n) = notifier {
+        let _ = n.await;
+    }
     sess.close_events();
 }

@@ -75,66 +75,113 @@ pub(crate) async fn run_turn(
         }),
     );
     sess.send(&turn_id, EventMsg::UserMessage(user_message));
-    let result = turn_loop(&sess, &turn_id, &cancel).await;
-    let duration_ms = Some(started.elapsed().as_millis() as u64);
-    match result {
-        // Completed: `turn_loop` already emitted task_complete while holding the state lock.
-        Ok(()) => {}
-        Err(TurnFailure::Interrupted) => {
-            finish(&sess, &turn_id, |sess| {
-                sess.send(
-                    &turn_id,
-                    EventMsg::TurnAborted(TurnAbortedEvent {
-                        turn_id: Some(turn_id.clone()),
-                        reason: TurnAbortReason::Interrupted,
-                        completed_at: Some(now_unix()),
-                        duration_ms,
-                    }),
-                )
-            });
-        }
-        Err(TurnFailure::Failed { message, info }) => {
-            finish(&sess, &turn_id, |sess| {
-                sess.send(
-                    &turn_id,
-                    EventMsg::Error(ErrorEvent {
-                        message,
-                        codex_error_info: info,
-                    }),
-                );
-                sess.send(
-                    &turn_id,
-                    EventMsg::TaskComplete(TaskCompleteEvent {
-                        turn_id: turn_id.clone(),
-                        last_agent_message: None,
-                        completed_at: Some(now_unix()),
-                        duration_ms,
-                    }),
-                );
-            });
-        }
-    }
-    sess.flush(&turn_id);
+    let result = turn_loop(&sess, &turn_id, &cancel, started).await;
+    let outcome = match result {
+        // Completed: `turn_loop` already ended the turn (it decides that where it sees late
+        // steering input).
+        Ok(()) => return,
+        Err(TurnFailure::Interrupted) => TurnOutcome::Interrupted,
+        Err(TurnFailure::Failed { message, info }) => TurnOutcome::Failed { message, info },
+    };
+    end_turn(&sess, &turn_id, outcome, Some(started)).await;
 }
 
-/// Clear the active turn and emit the terminal events under the state lock, so a new turn
-/// cannot start (and emit `task_started`) before this one's end is in the stream.
-pub(crate) fn finish(sess: &Session, turn_id: &str, emit: impl FnOnce(&Session)) {
-    let mut st = sess.state();
-    if st.active_turn.as_ref().is_some_and(|t| t.id == turn_id) {
-        st.active_turn = None;
+/// How a turn ends.
+pub(crate) enum TurnOutcome {
+    /// `task_complete`.
+    Completed { last_agent_message: Option<String> },
+    /// `error`, then `task_complete`.
+    Failed {
+        message: String,
+        info: Option<ErrorInfo>,
+    },
+    /// `turn_aborted` (interrupted).
+    Interrupted,
+}
+
+impl TurnOutcome {
+    fn into_events(self, turn_id: &str, duration_ms: Option<u64>) -> Vec<EventMsg> {
+        let complete = |last_agent_message| {
+            EventMsg::TaskComplete(TaskCompleteEvent {
+                turn_id: turn_id.to_string(),
+                last_agent_message,
+                completed_at: Some(now_unix()),
+                duration_ms,
+            })
+        };
+        match self {
+            TurnOutcome::Completed { last_agent_message } => vec![complete(last_agent_message)],
+            TurnOutcome::Failed { message, info } => vec![
+                EventMsg::Error(ErrorEvent {
+                    message,
+                    codex_error_info: info,
+                }),
+                complete(None),
+            ],
+            TurnOutcome::Interrupted => vec![EventMsg::TurnAborted(TurnAbortedEvent {
+                turn_id: Some(turn_id.to_string()),
+                reason: TurnAbortReason::Interrupted,
+                completed_at: Some(now_unix()),
+                duration_ms,
+            })],
+        }
     }
-    // Drain pending approvals of this turn: their waiters are gone.
-    st.pending_approvals.clear();
-    emit(sess);
+}
+
+/// Whether [`end_turn`] ended the turn.
+#[derive(PartialEq)]
+pub(crate) enum Ended {
+    Ended,
+    /// A completing turn has steering input the model has not seen: it goes on.
+    GoOn,
+}
+
+/// The one end of every turn (completed, failed, interrupted, compaction, crashed).
+///
+/// Under the state lock the turn stops being active (a completing turn with unseen
+/// steering input goes on instead) and its terminal records are queued; then they are
+/// made durable with no lock held and no worker blocked, and only then published, so a
+/// reader of the store who reacts to the event finds the whole turn. The turn-end gate,
+/// held throughout, keeps the next turn's `task_started` after these events.
+pub(crate) async fn end_turn(
+    sess: &Session,
+    turn_id: &str,
+    outcome: TurnOutcome,
+    started: Option<Instant>,
+) -> Ended {
+    let _gate = sess.turn_end_gate().await;
+    let duration_ms = started.map(|s| s.elapsed().as_millis() as u64);
+    let events = {
+        let mut st = sess.state();
+        let ours = st.active_turn.as_ref().filter(|t| t.id == turn_id);
+        let steered = ours.is_some_and(|t| !t.pending_input.is_empty());
+        if steered && matches!(outcome, TurnOutcome::Completed { .. }) {
+            return Ended::GoOn;
+        }
+        if ours.is_some() {
+            st.active_turn = None;
+        }
+        // Pending approvals of this turn: their waiters are gone.
+        st.pending_approvals.clear();
+        let events = outcome.into_events(turn_id, duration_ms);
+        for e in &events {
+            sess.record_unflushed(turn_id, e);
+        }
+        events
+    };
+    sess.flush_async(turn_id).await;
+    for e in events {
+        sess.publish(turn_id, e);
+    }
+    Ended::Ended
 }
 
 async fn turn_loop(
     sess: &Arc<Session>,
     turn_id: &str,
     cancel: &CancellationToken,
+    started: Instant,
 ) -> Result<(), TurnFailure> {
-    let started = Instant::now();
     let max_steps = sess.config().max_turn_steps;
     let mut last_agent_message: Option<String> = None;
     let mut steps = 0usize;
@@ -268,27 +315,12 @@ async fn turn_loop(
 
         if calls.is_empty() {
             // Done, unless the user steered while the model was answering.
-            let mut st = sess.state();
-            let has_pending = st
-                .active_turn
-                .as_ref()
-                .is_some_and(|t| !t.pending_input.is_empty());
-            if has_pending {
+            let outcome = TurnOutcome::Completed {
+                last_agent_message: last_agent_message.clone(),
+            };
+            if end_turn(sess, turn_id, outcome, Some(started)).await == Ended::GoOn {
                 continue;
             }
-            if st.active_turn.as_ref().is_some_and(|t| t.id == turn_id) {
-                st.active_turn = None;
-            }
-            st.pending_approvals.clear();
-            sess.send(
-                turn_id,
-                EventMsg::TaskComplete(TaskCompleteEvent {
-                    turn_id: turn_id.to_string(),
-                    last_agent_message: last_agent_message.clone(),
-                    completed_at: Some(now_unix()),
-                    duration_ms: Some(started.elapsed().as_millis() as u64),
-                }),
-            );
             return Ok(());
         }
 
@@ -803,39 +835,15 @@ pub(crate) async fn run_compact_turn(
             "nothing to compact: the conversation is empty".into(),
         ))
     };
-    let duration_ms = Some(started.elapsed().as_millis() as u64);
-    finish(&sess, &turn_id, |sess| {
-        match result {
-            Err(CompactError::Interrupted) => {
-                sess.send(
-                    &turn_id,
-                    EventMsg::TurnAborted(TurnAbortedEvent {
-                        turn_id: Some(turn_id.clone()),
-                        reason: TurnAbortReason::Interrupted,
-                        completed_at: Some(now_unix()),
-                        duration_ms,
-                    }),
-                );
-                return;
-            }
-            Err(CompactError::Failed(message)) => sess.send(
-                &turn_id,
-                EventMsg::Error(ErrorEvent {
-                    message,
-                    codex_error_info: Some(ErrorInfo::Other),
-                }),
-            ),
-            Ok(()) => {}
-        }
-        sess.send(
-            &turn_id,
-            EventMsg::TaskComplete(TaskCompleteEvent {
-                turn_id: turn_id.clone(),
-                last_agent_message: None,
-                completed_at: Some(now_unix()),
-                duration_ms,
-            }),
-        );
-    });
-    sess.flush(&turn_id);
+    let outcome = match result {
+        Err(CompactError::Interrupted) => TurnOutcome::Interrupted,
+        Err(CompactError::Failed(message)) => TurnOutcome::Failed {
+            message,
+            info: Some(ErrorInfo::Other),
+        },
+        Ok(()) => TurnOutcome::Completed {
+            last_agent_message: None,
+        },
+    };
+    end_turn(&sess, &turn_id, outcome, Some(started)).await;
 }
