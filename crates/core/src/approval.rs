@@ -122,7 +122,7 @@ async fn wait_for_decision(
     rx: oneshot::Receiver<ReviewDecision>,
     cancel: &CancellationToken,
 ) -> ReviewDecision {
-    let timeout = sess.config().approval_timeout;
+    let timeout = sess.turn_context().config.approval_timeout;
     let decision = tokio::select! {
         d = rx => d.unwrap_or(ReviewDecision::Denied),
         _ = tokio::time::sleep(timeout) => ReviewDecision::TimedOut,

@@ -72,7 +72,10 @@ pub(crate) async fn compact_if_needed(
     prompt_bytes: usize,
 ) -> Result<bool, CompactError> {
     let window = sess.context_window();
-    let limit = auto_compact_limit(window, sess.config().model_auto_compact_token_limit);
+    let limit = auto_compact_limit(
+        window,
+        sess.turn_context().config.model_auto_compact_token_limit,
+    );
     let tokens = sess.state().estimator.tokens(prompt_bytes);
     if tokens <= limit || !has_model_output(&sess.state().history) {
         return Ok(false);
@@ -156,7 +159,10 @@ pub(crate) async fn compact(
     new_history.push(ResponseItem::user_text(message));
     // Whole when it fits: the next request must stay under the auto-compact limit, or the
     // server refuses it and there is nothing left to compact.
-    let limit = auto_compact_limit(window, sess.config().model_auto_compact_token_limit);
+    let limit = auto_compact_limit(
+        window,
+        sess.turn_context().config.model_auto_compact_token_limit,
+    );
     let current = current.map(|c| fit_current_message(sess, &new_history, c, limit));
     new_history.extend(current);
     sess.replace_history(turn_id, summary, new_history);
@@ -197,7 +203,8 @@ const OMITTED_OUTPUT: &str = "[output left out to fit the summary request]";
 /// the compaction prompt as the last user message; no tools. Shrunk to `target` tokens by
 /// blanking the oldest tool outputs, then dropping the oldest items.
 fn summary_request(sess: &Session, history: &[ResponseItem], target: i64) -> (Prompt, LeftOut) {
-    let cfg = sess.config();
+    let ctx = sess.turn_context();
+    let cfg = &ctx.config;
     let budget = tool_output_budget(sess.context_window(), cfg.tool_output_max_bytes);
     let mut items = history.to_vec();
     budget_tool_outputs(&mut items, budget);
@@ -208,8 +215,8 @@ fn summary_request(sess: &Session, history: &[ResponseItem], target: i64) -> (Pr
         .unwrap_or_else(|| BUILTIN_COMPACT_PROMPT.to_string());
     let mut prompt = Prompt {
         model: cfg.model.clone(),
-        instructions: base_instructions(&cfg),
-        input: context_items(&cfg, sess.state().project_doc.as_ref()),
+        instructions: base_instructions(cfg),
+        input: context_items(cfg, ctx.project_doc.as_ref()),
         tools: Vec::new(),
         reasoning_effort: cfg.model_reasoning_effort,
         parallel_tool_calls: false,

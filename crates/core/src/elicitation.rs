@@ -36,7 +36,8 @@ impl ElicitationHandler for EngineElicitation {
             let Some(sess) = sess else {
                 return decline();
             };
-            let config = sess.config();
+            let ctx = sess.turn_context();
+            let config = &ctx.config;
             if config.approval_policy == AskForApproval::Never {
                 return decline();
             }

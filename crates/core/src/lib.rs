@@ -34,6 +34,7 @@ mod supervisor;
 mod thread;
 mod tools;
 mod turn;
+mod turn_context;
 mod turn_handle;
 mod window;
 mod window_recovery;

@@ -4,6 +4,7 @@ use crate::context_window::TokenEstimator;
 use crate::events::{EventBus, EventStream};
 use crate::prompt::{ProjectDoc, read_project_doc};
 use crate::recorder::{Recorder, SaveState, Unsaved, is_persisted};
+use crate::turn_context::TurnContext;
 use crate::window::{self, WindowKnowledge};
 use oi_config::Config;
 use oi_mcp_client::McpConnectionManager;
@@ -81,6 +82,8 @@ pub(crate) struct Session {
     /// Held by a turn from the moment it ends until its terminal events are published:
     /// a new turn starts only after (see [`Session::turn_end_gate`]).
     turn_end: tokio::sync::Mutex<()>,
+    /// The running (or last) turn's fixed context; replaced when a turn starts.
+    turn_context: Mutex<Arc<TurnContext>>,
 }
 
 impl Session {
@@ -93,6 +96,7 @@ impl Session {
         recorder: Box<dyn Recorder>,
     ) -> Self {
         let loaded_tools = crate::tools::search::loaded_in_history(&history);
+        let initial_config = config.clone();
         Self {
             id,
             client,
@@ -117,7 +121,34 @@ impl Session {
             warned: Mutex::new(HashSet::new()),
             save_error: Mutex::new(None),
             turn_end: tokio::sync::Mutex::new(()),
+            turn_context: Mutex::new(Arc::new(TurnContext {
+                config: initial_config,
+                project_doc: None,
+            })),
         }
+    }
+
+    /// The context of the running turn (the last one between turns): cheap, never locks
+    /// the session state.
+    pub fn turn_context(&self) -> Arc<TurnContext> {
+        self.turn_context
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+    }
+
+    /// Fixes the context of the turn that is starting: the config as overrides left it and
+    /// the AGENTS.md read for it (see [`Session::load_project_doc`]).
+    pub fn begin_turn_context(&self) -> Arc<TurnContext> {
+        let ctx = {
+            let st = self.state();
+            Arc::new(TurnContext {
+                config: st.config.clone(),
+                project_doc: st.project_doc.clone(),
+            })
+        };
+        *self.turn_context.lock().unwrap_or_else(|p| p.into_inner()) = ctx.clone();
+        ctx
     }
 
     /// Waits until no turn is between its end and the publication of its terminal events,

@@ -62,6 +62,7 @@ pub(crate) async fn run_turn(
     let started = Instant::now();
     sess.record_turn_context(&turn_id);
     sess.load_project_doc().await;
+    sess.begin_turn_context();
     sess.lookup_server_window(&cancel).await;
     let (window, source) = sess.context_window_and_source();
     sess.send(
@@ -182,7 +183,7 @@ async fn turn_loop(
     cancel: &CancellationToken,
     started: Instant,
 ) -> Result<(), TurnFailure> {
-    let max_steps = sess.config().max_turn_steps;
+    let max_steps = sess.turn_context().config.max_turn_steps;
     let mut last_agent_message: Option<String> = None;
     let mut steps = 0usize;
     // Whether the model was already asked to finish properly (see `answer_check`).
@@ -280,7 +281,7 @@ async fn turn_loop(
                 sess.warn(turn_id, problem.warning());
                 if !text_mode
                     && matches!(problem, Unfinished::UnrunCall { .. })
-                    && sess.config().tool_call_format == ToolCallFormat::Auto
+                    && sess.turn_context().config.tool_call_format == ToolCallFormat::Auto
                 {
                     sess.state().text_tools_fallback = true;
                     sess.warn_once(turn_id, "text_tools_fallback", || {
@@ -490,9 +491,10 @@ pub(crate) fn estimate_with_history(sess: &Session, history: &[ResponseItem]) ->
 fn build_sized_prompt_with(sess: &Session, history: Option<&[ResponseItem]>) -> (Prompt, usize) {
     let tools = tool_specs(sess);
     let window = sess.context_window();
+    let ctx = sess.turn_context();
+    let cfg = &ctx.config;
     let st = sess.state();
-    let cfg = &st.config;
-    let mut input = context_items(cfg, st.project_doc.as_ref());
+    let mut input = context_items(cfg, ctx.project_doc.as_ref());
     let start = input.len();
     input.extend(history.unwrap_or(&st.history).iter().cloned());
     budget_tool_outputs(
@@ -551,7 +553,11 @@ async fn sample(
     cancel: &CancellationToken,
     first: (Prompt, usize),
 ) -> Result<Sampled, TurnFailure> {
-    let max_stream_retries = sess.config().model_provider.stream_max_retries();
+    let max_stream_retries = sess
+        .turn_context()
+        .config
+        .model_provider
+        .stream_max_retries();
     let mut attempt = 0u64;
     let mut stale_retry_used = false;
     let mut overflow_compacted = false;
@@ -815,6 +821,7 @@ pub(crate) async fn run_compact_turn(
 ) {
     let started = Instant::now();
     sess.load_project_doc().await;
+    sess.begin_turn_context();
     sess.lookup_server_window(&cancel).await;
     let (window, source) = sess.context_window_and_source();
     sess.send(

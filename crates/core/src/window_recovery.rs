@@ -138,7 +138,8 @@ pub(crate) async fn recover_from_signal(
 
 /// What the user can change to give the model a bigger window, for this provider.
 pub(crate) fn raise_window_hint(sess: &Session) -> String {
-    let cfg = sess.config();
+    let ctx = sess.turn_context();
+    let cfg = &ctx.config;
     let base = cfg.model_provider.base_url.as_deref().unwrap_or("");
     let id = cfg.model_provider_id.as_str();
     let server = if id == "ollama" || base.contains(":11434") {

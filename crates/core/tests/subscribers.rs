@@ -206,3 +206,73 @@ async fn an_interrupted_turn_ends_aborted_and_a_dropped_subscriber_is_forgotten(
     }
     assert!(saw_shutdown, "the stream ends after shutdown_complete");
 }
+
+/// Answers every approval of `turn` with `Approved` and follows it to its end.
+async fn approve_all(turn: &mut TurnHandle) {
+    while let Some(ev) = tokio::time::timeout(WAIT, turn.next())
+        .await
+        .expect("stuck turn")
+    {
+        if let Some(r) = PendingRequest::of(&ev.msg) {
+            turn.answer(&r, ReviewDecision::Approved).await.unwrap();
+        }
+    }
+}
+
+#[tokio::test]
+async fn an_override_sent_mid_turn_applies_from_the_next_turn() {
+    let home = tempfile::tempdir().unwrap();
+    let other = tempfile::tempdir().unwrap();
+    let other_dir = other.path().canonicalize().unwrap();
+    let mock = MockModelServer::start(MockScript::turns([
+        MockTurn::tool_call("shell", json!({"command": ["touch", "first.txt"]})),
+        MockTurn::tool_call("shell", json!({"command": ["touch", "also.txt"]})),
+        MockTurn::text("first done"),
+        MockTurn::tool_call("shell", json!({"command": ["touch", "second.txt"]})),
+        MockTurn::text("second done"),
+    ]))
+    .await
+    .unwrap();
+    let m = manager();
+    let new = m
+        .start_thread(config(&mock, home.path(), AskForApproval::Untrusted))
+        .await
+        .unwrap();
+    let mut first = new.thread.start_turn(input("touch first")).await.unwrap();
+    let request = loop {
+        let ev = first.next().await.expect("turn ended before asking");
+        if let Some(r) = PendingRequest::of(&ev.msg) {
+            break r;
+        }
+    };
+    // While the command waits for approval, input arrives that moves the thread elsewhere.
+    new.thread
+        .submit(oi_protocol::protocol::Op::UserInput {
+            items: vec![UserInput::text("and then elsewhere")],
+            overrides: oi_protocol::protocol::TurnOverrides {
+                cwd: Some(other_dir.clone()),
+                ..Default::default()
+            },
+        })
+        .await
+        .unwrap();
+    first
+        .answer(&request, ReviewDecision::Approved)
+        .await
+        .unwrap();
+    approve_all(&mut first).await;
+    // The turn's later command still runs where the turn started.
+    assert!(home.path().join("first.txt").exists());
+    assert!(
+        home.path().join("also.txt").exists(),
+        "ran in the turn's cwd"
+    );
+    assert!(!other_dir.join("also.txt").exists());
+    let mut second = new.thread.start_turn(input("touch second")).await.unwrap();
+    approve_all(&mut second).await;
+    assert!(
+        other_dir.join("second.txt").exists(),
+        "the next turn has the new cwd"
+    );
+    m.shutdown_all().await;
+}

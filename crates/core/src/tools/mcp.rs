@@ -53,8 +53,10 @@ pub(crate) async fn handle(
         );
     };
 
-    let config = sess.config();
-    if let Err(refusal) = approve(sess, call, &info, raw, &config, cancel).await {
+    let ctx = sess.turn_context();
+
+    let config = &ctx.config;
+    if let Err(refusal) = approve(sess, call, &info, raw, config, cancel).await {
         let (msg, abort) = refusal;
         end(Err(msg.to_string()));
         let mut o = ToolOutcome::err(msg);

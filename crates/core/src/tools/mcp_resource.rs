@@ -139,7 +139,7 @@ pub(crate) async fn handle(
                 .map_err(Clone::clone),
         }),
     );
-    let budget = sess.config().tool_output_max_bytes;
+    let budget = sess.turn_context().config.tool_output_max_bytes;
     match result {
         Ok(v) => ToolOutcome::ok(truncate_middle(&v.to_string(), budget)),
         Err(e) => ToolOutcome::err(e),

@@ -35,7 +35,7 @@ pub(crate) async fn handle_tool(
             Err(e) => return e,
         }
     };
-    let cwd = sess.config().cwd;
+    let cwd = sess.turn_context().config.cwd.clone();
     handle_patch(sess, call.turn_id, call.call_id, &input, &cwd, cancel).await
 }
 
@@ -72,7 +72,8 @@ pub(crate) async fn handle_patch(
         Ok(Err(e)) => return ToolOutcome::err(format!("apply_patch: {e}. No file was changed.")),
         Err(e) => return ToolOutcome::err(format!("apply_patch: {e}. No file was changed.")),
     };
-    let config = sess.config();
+    let ctx = sess.turn_context();
+    let config = &ctx.config;
     let all_writable = plan.affected_paths().iter().all(|p| {
         crate::sandbox::is_path_writable(
             &config.sandbox_policy,

@@ -66,7 +66,8 @@ pub(crate) async fn handle(
         Ok(a) => a,
         Err(e) => return e,
     };
-    let config = sess.config();
+    let ctx = sess.turn_context();
+    let config = &ctx.config;
     let (argv, cwd) = match (
         command_argv(args.command),
         workdir(args.workdir.as_deref(), &config.cwd),
@@ -101,7 +102,7 @@ pub(crate) async fn handle(
             .clone()
             .unwrap_or_else(|| "The model asked to run this command outside the sandbox.".into())
     });
-    let sandboxed = match approve(sess, call, &config, &argv, &cwd, escalation, cancel).await {
+    let sandboxed = match approve(sess, call, config, &argv, &cwd, escalation, cancel).await {
         Ok(sandboxed) => sandboxed,
         Err(refusal) => return refusal,
     };
@@ -117,7 +118,7 @@ pub(crate) async fn handle(
         && config.approval_policy == oi_protocol::config_types::AskForApproval::OnFailure
         && looks_like_sandbox_denial(out.exit_code, &out.aggregated)
     {
-        return retry_unsandboxed(sess, call, &config, &argv, &cwd, timeout, out, cancel).await;
+        return retry_unsandboxed(sess, call, config, &argv, &cwd, timeout, out, cancel).await;
     }
     finish(out, config.tool_output_max_bytes)
 }
@@ -340,7 +341,8 @@ async fn run_once(
     sandboxed: bool,
     cancel: &CancellationToken,
 ) -> Result<ExecOutput, ToolOutcome> {
-    let config = sess.config();
+    let ctx = sess.turn_context();
+    let config = &ctx.config;
     let parsed = parse_command(argv);
     sess.send(
         call.turn_id,
@@ -355,7 +357,7 @@ async fn run_once(
     );
     let mut deltas = 0usize;
     let b64 = base64::engine::general_purpose::STANDARD;
-    // Built per command, so a policy or credential change in a reloaded config applies at once.
+    // From the turn's config: a policy change made mid-turn applies from the next turn.
     let env = config.command_env();
     let result = run_exec(
         ExecParams {
