@@ -88,6 +88,16 @@ pub trait Recorder: Send {
     fn start_flush(&mut self) -> FlushWait {
         FlushWait::Done(self.flush())
     }
+    /// Records `item` without waiting for it to be written; the caller waits for the whole
+    /// batch with [`Recorder::start_written`].
+    fn record_item_unwaited(&mut self, item: &ResponseItem) -> Result<(), String> {
+        self.record_item(item)
+    }
+    /// Starts waiting until everything recorded so far is written (to the OS, not fsynced),
+    /// awaited like [`Recorder::start_flush`].
+    fn start_written(&mut self) -> FlushWait {
+        FlushWait::Done(Ok(()))
+    }
     /// The first failure since the last report, if any (after a [`Recorder::start_flush`]).
     fn take_failure(&mut self) -> Result<(), String> {
         Ok(())

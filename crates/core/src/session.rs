@@ -291,20 +291,26 @@ impl Session {
         });
     }
 
-    /// Append to history and persist.
-    pub fn push_history(&self, turn_id: &str, items: Vec<ResponseItem>) {
+    /// Append to history and persist: the items are written (a call about to run is in the
+    /// rollout even if the process is killed during it) before they join the history. The
+    /// wait holds no lock and blocks no worker.
+    pub async fn push_history(&self, turn_id: &str, items: Vec<ResponseItem>) {
         if items.is_empty() {
             return;
         }
-        {
+        let (queued, wait) = {
             let mut rec = self.recorder();
-            for item in &items {
-                if let Err(e) = rec.record_item(item) {
-                    drop(rec);
-                    self.warn_store(turn_id, &e);
-                    rec = self.recorder();
-                }
-            }
+            let queued: Result<(), String> =
+                items.iter().try_for_each(|i| rec.record_item_unwaited(i));
+            (queued, rec.start_written())
+        };
+        let mut r = queued;
+        let written = wait.wait().await;
+        if r.is_ok() {
+            r = written.and_then(|()| self.recorder().take_failure());
+        }
+        if let Err(e) = r {
+            self.warn_store(turn_id, &e);
         }
         self.state().history.extend(items);
     }

@@ -25,9 +25,10 @@
 //! The first failure after a success is returned by the next call, which the engine
 //! reports as a warning; a flush that leaves records unsaved returns an error too.
 //!
-//! The calls that wait for the writer (history items, turn ends) run on async workers of
-//! the engine; while they wait, the worker is handed over to other tasks
-//! (`block_in_place`), so a slow store stalls the thread that writes, not the others.
+//! The engine awaits those two waits (`start_written`, `start_flush`: the writer answers on
+//! a oneshot) with no lock held, so a slow store stalls the turn that writes and nothing
+//! else. The blocking forms remain for a full queue and for the flush at shutdown; they hand
+//! the worker's other tasks to another thread meanwhile (`block_in_place`).
 
 use crate::recorder::{FlushWait, Recorder, SaveState, Unsaved};
 use oi_protocol::config_types::{AskForApproval, ReasoningEffort, SandboxPolicy};
@@ -56,6 +57,8 @@ enum Command {
     Written(SyncSender<()>),
     /// Write everything queued, make it durable (fsync, index), and answer.
     Flush(SyncSender<Result<(), String>>),
+    /// [`Command::Written`] answered to an async waiter.
+    WrittenAsync(tokio::sync::oneshot::Sender<Result<(), String>>),
     /// [`Command::Flush`] answered to an async waiter.
     FlushAsync(tokio::sync::oneshot::Sender<Result<(), String>>),
 }
@@ -168,23 +171,16 @@ impl Recorder for StoreRecorder {
         self.enqueue(RolloutItem::EventMsg(event.clone()))
     }
 
+    fn record_item_unwaited(&mut self, item: &ResponseItem) -> Result<(), String> {
+        self.enqueue(RolloutItem::ResponseItem(item.clone()))
+    }
+
+    fn start_written(&mut self) -> FlushWait {
+        self.start_wait(Command::WrittenAsync)
+    }
+
     fn start_flush(&mut self) -> FlushWait {
-        let Some(tx) = self.tx.as_ref() else {
-            return FlushWait::Done(Err(writer_gone()));
-        };
-        let (done_tx, done_rx) = tokio::sync::oneshot::channel();
-        let cmd = Command::FlushAsync(done_tx);
-        // The queue only blocks when the writer is stuck on the store (then wait for room
-        // off the worker, as `enqueue` does).
-        let sent = match tx.try_send(cmd) {
-            Ok(()) => Ok(()),
-            Err(TrySendError::Full(cmd)) => wait_off_worker(|| tx.send(cmd)).map_err(drop),
-            Err(TrySendError::Disconnected(_)) => Err(()),
-        };
-        match sent {
-            Ok(()) => FlushWait::Pending(done_rx),
-            Err(()) => FlushWait::Done(Err(writer_gone())),
-        }
+        self.start_wait(Command::FlushAsync)
     }
 
     fn record_turn_context(
@@ -229,6 +225,31 @@ impl Recorder for StoreRecorder {
 
     fn save_state(&self) -> Arc<SaveState> {
         self.state.clone()
+    }
+}
+
+impl StoreRecorder {
+    /// Queues `command` with a fresh answer channel, for a wait that holds no lock.
+    fn start_wait(
+        &mut self,
+        command: impl FnOnce(tokio::sync::oneshot::Sender<Result<(), String>>) -> Command,
+    ) -> FlushWait {
+        let Some(tx) = self.tx.as_ref() else {
+            return FlushWait::Done(Err(writer_gone()));
+        };
+        let (done_tx, done_rx) = tokio::sync::oneshot::channel();
+        let cmd = command(done_tx);
+        // The queue only blocks when the writer is stuck on the store (then wait for room
+        // off the worker, as `enqueue` does).
+        let sent = match tx.try_send(cmd) {
+            Ok(()) => Ok(()),
+            Err(TrySendError::Full(cmd)) => wait_off_worker(|| tx.send(cmd)).map_err(drop),
+            Err(TrySendError::Disconnected(_)) => Err(()),
+        };
+        match sent {
+            Ok(()) => FlushWait::Pending(done_rx),
+            Err(()) => FlushWait::Done(Err(writer_gone())),
+        }
     }
 }
 
@@ -289,6 +310,10 @@ impl Worker {
                     Command::Flush(done) => {
                         self.write();
                         let _ = done.send(self.flush());
+                    }
+                    Command::WrittenAsync(done) => {
+                        self.write();
+                        let _ = done.send(Ok(()));
                     }
                     Command::FlushAsync(done) => {
                         self.write();

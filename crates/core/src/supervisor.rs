@@ -67,7 +67,8 @@ async fn end_crashed_turn(sess: &Session, turn_id: &str, e: JoinError) {
                 output: FunctionCallOutput::text(CRASHED_CALL_OUTPUT, false),
             })
             .collect(),
-    );
+    )
+    .await;
     let outcome = crate::turn::TurnOutcome::Failed {
         message: format!(
             "internal error: this turn stopped unexpectedly ({reason}). The thread is still \

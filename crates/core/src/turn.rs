@@ -190,7 +190,7 @@ async fn turn_loop(
     let mut nudged = false;
     let mut ran_calls = false;
     loop {
-        take_pending_input(sess, turn_id);
+        take_pending_input(sess, turn_id).await;
         steps += 1;
         if steps > max_steps {
             return Err(TurnFailure::Failed {
@@ -243,7 +243,7 @@ async fn turn_loop(
             .items
             .iter()
             .any(|i| matches!(i, ResponseItem::Reasoning { text, .. } if !text.is_empty()));
-        sess.push_history(turn_id, sampled.items);
+        sess.push_history(turn_id, sampled.items).await;
 
         if calls.is_empty() && !answered {
             // Small models sometimes stop with nothing to say after their tools ran: ask once
@@ -255,7 +255,7 @@ async fn turn_loop(
                     vec![ResponseItem::developer_text(
                         "Your last answer was empty. If the task is done, say in one or two sentences what you did; otherwise continue with the next step.",
                     )],
-                );
+                ).await;
                 continue;
             }
             return Err(empty_answer(truncated, thought));
@@ -289,7 +289,8 @@ async fn turn_loop(
                     });
                 }
                 let nudge = problem.nudge(&tool_specs(sess), sess.tools_as_text());
-                sess.push_history(turn_id, vec![ResponseItem::developer_text(nudge)]);
+                sess.push_history(turn_id, vec![ResponseItem::developer_text(nudge)])
+                    .await;
                 continue;
             }
             return Err(TurnFailure::Failed {
@@ -345,7 +346,8 @@ async fn turn_loop(
                     call_id,
                     output: crate::tools::ToolOutcome::err(TRUNCATED_CALL_OUTPUT).output,
                 }],
-            );
+            )
+            .await;
         }
         if abort || cancel.is_cancelled() {
             return Err(TurnFailure::Interrupted);
@@ -407,7 +409,7 @@ fn empty_answer(truncated: bool, thought: bool) -> TurnFailure {
 }
 
 /// Move steering input into history (and tell front ends about it).
-fn take_pending_input(sess: &Session, turn_id: &str) {
+async fn take_pending_input(sess: &Session, turn_id: &str) {
     let pending = {
         let mut st = sess.state();
         match st.active_turn.as_mut() {
@@ -415,7 +417,7 @@ fn take_pending_input(sess: &Session, turn_id: &str) {
             None => Vec::new(),
         }
     };
-    sess.push_history(turn_id, pending);
+    sess.push_history(turn_id, pending).await;
 }
 
 /// Account for one model response and emit `token_count`. Servers that report no usage get

@@ -60,7 +60,8 @@ pub(crate) async fn run_calls(
                     call_id: call_id.clone(),
                     output: outcome.output,
                 }],
-            );
+            )
+            .await;
         }
     }
     if ran_mcp
