@@ -268,7 +268,8 @@ pub(crate) fn follow_running_turn(conn: &Arc<Conn>, ctx: &RequestContext, thread
         return;
     }
     let id = thread.id();
-    let pump = Pump::new(conn, thread, id, turn_id, now_unix());
+    let mut pump = Pump::new(conn, thread, id, turn_id, now_unix());
+    pump.answers = false;
     tokio::spawn(pump.run(events, ctx.response_sent()));
 }
 
@@ -331,6 +332,9 @@ struct Pump {
     approval_timeout: std::time::Duration,
     /// Approval prompts of the current turn.
     approvals: Vec<tokio::task::JoinHandle<()>>,
+    /// Whether this connection answers the turn's approvals: the one that started it does;
+    /// one that resumed the thread mid-turn only watches.
+    answers: bool,
 }
 
 impl Pump {
@@ -350,6 +354,7 @@ impl Pump {
             thread,
             thread_id,
             mapper,
+            answers: true,
         }
     }
 
@@ -472,16 +477,20 @@ impl Pump {
             EventMsg::ExecApprovalRequest(req) => {
                 let notes = self.mapper.exec_approval_pending(req);
                 self.send(notes).await;
-                self.approvals
-                    .push(tokio::spawn(approvals::exec(ctx, req.clone())));
+                if self.answers {
+                    self.approvals
+                        .push(tokio::spawn(approvals::exec(ctx, req.clone())));
+                }
             }
             EventMsg::ApplyPatchApprovalRequest(req) => {
                 let notes = self.mapper.patch_approval_pending(req);
                 self.send(notes).await;
-                self.approvals
-                    .push(tokio::spawn(approvals::patch(ctx, req.clone())));
+                if self.answers {
+                    self.approvals
+                        .push(tokio::spawn(approvals::patch(ctx, req.clone())));
+                }
             }
-            EventMsg::ElicitationRequest(req) => {
+            EventMsg::ElicitationRequest(req) if self.answers => {
                 self.approvals
                     .push(tokio::spawn(approvals::elicitation(ctx, req.clone())));
             }

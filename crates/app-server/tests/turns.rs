@@ -483,7 +483,11 @@ async fn thread_compact_start_runs_a_compaction_turn() {
 
 #[tokio::test]
 async fn a_second_connection_resuming_a_running_thread_follows_its_turn_to_the_end() {
-    let script = MockScript::turns([shell("touch shared.txt"), MockTurn::text("both saw it")]);
+    let script = MockScript::turns([
+        shell("touch shared.txt"),
+        shell("touch second.txt"),
+        MockTurn::text("both saw it"),
+    ]);
     let env = Env::new(script, UNTRUSTED).await;
     let shared = SharedManager::default();
     let mut a = Client::start_sharing(env.options(), &shared);
@@ -499,21 +503,34 @@ async fn a_second_connection_resuming_a_running_thread_follows_its_turn_to_the_e
     let resumed = b.ok("thread/resume", json!({"threadId": tid})).await;
     assert_eq!(resumed["thread"]["id"], tid);
     a.reply(&req["id"], json!({"decision": "accept"})).await;
-    // Both see the command run and the turn end.
+    // The next approval is asked of A, who started the turn, and not of B, who watches.
+    let req = a
+        .server_request("item/commandExecution/requestApproval")
+        .await;
+    a.reply(&req["id"], json!({"decision": "accept"})).await;
     for c in [&mut a, &mut b] {
         let notes = c.turn_notifications(&turn).await;
         let items = completed_items(&notes);
-        assert!(
-            items.iter().any(|i| i["type"] == "commandExecution"),
-            "{notes:#?}"
-        );
+        let commands = items
+            .iter()
+            .filter(|i| i["type"] == "commandExecution")
+            .count();
+        assert!(commands >= 1, "{notes:#?}");
         assert!(
             items.iter().any(|i| i["text"] == "both saw it"),
             "{notes:#?}"
         );
     }
+    let asked_b = b
+        .log
+        .iter()
+        .chain(b.pending.iter())
+        .filter(|m| m["method"] == "item/commandExecution/requestApproval")
+        .count();
+    assert_eq!(asked_b, 0, "a watching client is not asked to approve");
     assert!(
         env.work.join("shared.txt").exists(),
         "the approved command ran"
     );
+    assert!(env.work.join("second.txt").exists());
 }
