@@ -188,6 +188,33 @@ async fn main() {
         ms(percentile(&mut stored, 0.9))
     );
     persisted.shutdown_all().await;
+
+    // 6. Twenty read-only commands in one response (read-only sandbox, no approvals).
+    let mut twenty = MockTurn::text("");
+    for _ in 0..20 {
+        twenty = twenty.with_tool_call("shell", json!({"command": ["ls", "-la"]}));
+    }
+    let mock6 = MockModelServer::start(MockScript::cycle(vec![
+        twenty.into(),
+        MockTurn::text("listed").into(),
+    ]))
+    .await
+    .expect("mock");
+    let mut cfg6 = config_for(&mock6, home.path()).await;
+    cfg6.sandbox_mode = oi_protocol::config_types::SandboxMode::ReadOnly;
+    cfg6.sandbox_policy = oi_protocol::config_types::SandboxPolicy::ReadOnly;
+    let new6 = manager.start_thread(cfg6).await.expect("thread");
+    run_turn(&new6.thread, "warm up").await;
+    let mut listing = Vec::with_capacity(10);
+    for _ in 0..10 {
+        let t = Instant::now();
+        run_turn(&new6.thread, "list").await;
+        listing.push(t.elapsed());
+    }
+    println!(
+        "20 read-only commands in one response: p50 {:>8.3} ms",
+        ms(percentile(&mut listing, 0.5))
+    );
     manager.shutdown_all().await;
 }
 

@@ -1,8 +1,10 @@
-//! Running the function calls of one model response. Calls to MCP tools (and the MCP resource
-//! tools) that follow each other are independent requests to servers, so they run
-//! concurrently, each with its own timeout and cancellation; shell and apply_patch calls keep
-//! running one at a time, in order, as barriers between such groups. Outputs are recorded in
-//! call order whatever order the calls finish in.
+//! Running the function calls of one model response. Calls that follow each other run
+//! concurrently when they cannot affect each other: calls to MCP tools (and the MCP resource
+//! tools), which are independent requests to servers, and shell commands that need no
+//! approval and cannot write (`shell::runs_alongside`), each with its own timeout and
+//! cancellation. Everything else (a command that writes or asks, apply_patch) runs alone, in
+//! order, as a barrier between such groups. Outputs are recorded in call order whatever order
+//! the calls finish in.
 
 use super::{ToolCall, ToolOutcome, dispatch};
 use crate::session::Session;
@@ -32,9 +34,9 @@ pub(crate) async fn run_calls(
     let mut ran_mcp = false;
     let mut rest = calls.as_slice();
     while let Some(first) = rest.first() {
-        let group_len = if runs_concurrently(sess, &first.1) {
+        let group_len = if runs_concurrently(sess, first) {
             rest.iter()
-                .take_while(|c| runs_concurrently(sess, &c.1))
+                .take_while(|c| runs_concurrently(sess, c))
                 .count()
         } else {
             1
@@ -46,10 +48,10 @@ pub(crate) async fn run_calls(
                 .iter()
                 .map(|_| ToolOutcome::err("not run: the turn was interrupted"))
                 .collect()
-        } else if group_len == 1 && !runs_concurrently(sess, &group[0].1) {
+        } else if group_len == 1 && !runs_concurrently(sess, &group[0]) {
             vec![run_one(sess, turn_id, &group[0], cancel).await]
         } else {
-            ran_mcp = true;
+            ran_mcp |= group.iter().any(|(_, name, _)| !super::is_shell_tool(name));
             run_group(sess, turn_id, group, cancel).await
         };
         for ((call_id, _, _), outcome) in group.iter().zip(outcomes) {
@@ -74,8 +76,12 @@ pub(crate) async fn run_calls(
     abort
 }
 
-/// MCP tool calls and the MCP resource tools may overlap; everything else runs alone.
-fn runs_concurrently(sess: &Session, name: &str) -> bool {
+/// MCP tool calls, the MCP resource tools and commands that cannot write may overlap;
+/// everything else runs alone.
+fn runs_concurrently(sess: &Session, (_, name, arguments): &PendingCall) -> bool {
+    if super::is_shell_tool(name) {
+        return super::shell::runs_alongside(&sess.turn_context().config, arguments);
+    }
     let Some(mcp) = &sess.mcp else {
         return false;
     };

@@ -53,6 +53,43 @@ fn wants_escalation(v: &Option<serde_json::Value>) -> bool {
     }
 }
 
+/// Whether a `shell` call may run beside the other calls of its response: it needs no
+/// approval and cannot write (the sandbox is read-only, or the command is on the known
+/// read-only list), so running it concurrently changes nothing but the wait. Anything
+/// unclear (arguments that do not parse, an escalation, an `apply_patch` through the shell,
+/// `on-failure`, which may ask to re-run a denied command outside the sandbox) keeps the
+/// call in order.
+pub(crate) fn runs_alongside(config: &oi_config::Config, arguments: &str) -> bool {
+    use oi_protocol::config_types::{AskForApproval, SandboxPolicy};
+    let Ok(args) = serde_json::from_str::<ShellArgs>(arguments) else {
+        return false;
+    };
+    if wants_escalation(&args.with_escalated_permissions)
+        || config.approval_policy == AskForApproval::OnFailure
+    {
+        return false;
+    }
+    let Ok(argv) = command_argv(args.command) else {
+        return false;
+    };
+    if oi_apply_patch::extract_from_argv(&argv).is_some() {
+        return false;
+    }
+    let read_only = matches!(config.sandbox_policy, SandboxPolicy::ReadOnly);
+    match assess_command(
+        config.approval_policy,
+        &config.sandbox_policy,
+        &argv,
+        None,
+        |_| false,
+    ) {
+        CommandDecision::Run { sandboxed } => {
+            (sandboxed && read_only) || crate::safety::is_known_safe_command(&argv)
+        }
+        CommandDecision::Ask { .. } | CommandDecision::Reject(_) => false,
+    }
+}
+
 pub(crate) async fn handle(
     sess: &Arc<Session>,
     call: &ToolCall<'_>,
