@@ -1,6 +1,7 @@
 //! [`Engine`] over the real engine: config from `oi-config` (config.toml + the server's
 //! flags + the call's overrides, loaded fresh for each new session), threads from
-//! `oi-core`'s `ThreadManager` with source `mcp`.
+//! `oi-core`'s `ThreadManager` with source `mcp` (`app_server` when served without the MCP
+//! tools, by `interpreter app-server`).
 
 use crate::McpServerOptions;
 use crate::engine::{
@@ -24,10 +25,17 @@ pub struct CoreEngine {
 
 impl CoreEngine {
     pub fn new(opts: McpServerOptions) -> Self {
+        // `interpreter app-server` serves this engine without the MCP tools: its threads
+        // are the app server's, as `sessions list` and the v2 source filters show them.
+        let source = if opts.without_mcp {
+            SessionSource::AppServer
+        } else {
+            SessionSource::Mcp
+        };
         Self::with_manager(
             opts,
             ThreadManager::new(ThreadManagerOptions {
-                source: SessionSource::Mcp,
+                source,
                 persist: true,
             }),
         )
@@ -179,5 +187,41 @@ struct CoreTurn(TurnHandle);
 impl EngineTurn for CoreTurn {
     fn next_event(&mut self) -> BoxFuture<'_, Option<Event>> {
         Box::pin(self.0.next())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::SessionRequest;
+
+    /// A thread started by the engine, as the store records it.
+    async fn stored_source(without_mcp: bool) -> SessionSource {
+        let home = tempfile::tempdir().unwrap();
+        std::fs::write(
+            home.path().join("config.toml"),
+            "model = \"m\"\nmodel_provider = \"local\"\n[model_providers.local]\nname = \"local\"\nbase_url = \"http://127.0.0.1:9/v1\"\n",
+        )
+        .unwrap();
+        let engine = CoreEngine::new(McpServerOptions {
+            home: Some(home.path().to_path_buf()),
+            without_mcp,
+            ..Default::default()
+        });
+        let req = SessionRequest {
+            cwd: Some(home.path().to_path_buf()),
+            ..Default::default()
+        };
+        let handle = engine.start_thread(req).await.unwrap();
+        let id = handle.thread.id();
+        engine.shutdown().await;
+        let store = engine.manager().store(home.path()).unwrap();
+        store.get(&id).unwrap().expect("stored").source
+    }
+
+    #[tokio::test]
+    async fn threads_are_stamped_with_the_server_that_made_them() {
+        assert_eq!(stored_source(false).await, SessionSource::Mcp);
+        assert_eq!(stored_source(true).await, SessionSource::AppServer);
     }
 }
