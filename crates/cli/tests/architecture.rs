@@ -17,7 +17,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
     ("oi-jsonrpc", &[]),
     ("oi-config", &["oi-protocol"]),
     ("oi-apply-patch", &["oi-protocol"]),
-    ("oi-thread-store", &["oi-protocol"]),
+    ("oi-thread-store", &["oi-process", "oi-protocol"]),
     ("oi-sandbox", &["oi-protocol", "oi-process"]),
     ("oi-model-client", &["oi-config", "oi-protocol"]),
     ("oi-mcp-client", &["oi-config", "oi-protocol", "oi-process"]),
