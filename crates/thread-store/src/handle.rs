@@ -106,14 +106,6 @@ impl ThreadStore {
         }
     }
 
-    /// `home/sessions` (where the local backend keeps rollout files).
-    pub fn sessions_dir(&self) -> &Path {
-        match &self.backend {
-            Backend::Local(s) => s.sessions_dir(),
-            Backend::Postgres(s) => s.sessions_dir(),
-        }
-    }
-
     /// Whether threads live in a shared database rather than this machine's files.
     pub fn is_shared(&self) -> bool {
         matches!(self.backend, Backend::Postgres(_))

@@ -15,7 +15,7 @@ mod list;
 use crate::error::StoreError;
 use crate::loaded::{LoadedThread, interrupted_marker};
 use crate::outline::{Origin, ThreadOutline};
-use crate::rollout::{
+use crate::record::{
     created_ms, encode_line, format_timestamp, parse_timestamp_ms, preview_text, read_rollout,
     system_time_ms, truncate_preview,
 };
@@ -37,7 +37,6 @@ pub(crate) struct PgStore {
 
 struct Inner {
     home: PathBuf,
-    sessions: PathBuf,
     db: Arc<Db>,
     leases: Arc<Leases>,
 }
@@ -65,7 +64,6 @@ impl PgStore {
         Ok(PgStore {
             inner: Arc::new(Inner {
                 home: home.to_path_buf(),
-                sessions: home.join("sessions"),
                 db,
                 leases: Arc::new(Leases::default()),
             }),
@@ -74,10 +72,6 @@ impl PgStore {
 
     pub(crate) fn home(&self) -> &Path {
         &self.inner.home
-    }
-
-    pub(crate) fn sessions_dir(&self) -> &Path {
-        &self.inner.sessions
     }
 
     /// Creates the thread row and its `session_meta` record, holding the thread's lease.
@@ -361,7 +355,7 @@ impl PgStore {
     }
 
     pub(crate) fn list(&self, q: &ListQuery) -> Result<ThreadPage, StoreError> {
-        let cursor = crate::index::Cursor::parse(q)?;
+        let cursor = crate::paging::Cursor::parse(q)?;
         let q = q.clone();
         let db = self.inner.db.clone();
         self.inner.db.run(async move {
