@@ -231,7 +231,7 @@ async fn read(
         cwd: p.cwd,
         ..Default::default()
     };
-    let config = conn.load_config(&overrides)?.config;
+    let config = conn.load_config(&overrides).await?.config;
     let layers = layers(&conn, &config);
     let mut effective = Map::new();
     let mut origins = BTreeMap::new();
@@ -320,7 +320,7 @@ async fn write(
         overridden_metadata: None,
     };
     // A higher layer (project config, -c flags) that still decides one of these keys.
-    if let Ok(loaded) = conn.load_config(&ThreadOverrides::default()) {
+    if let Ok(loaded) = conn.load_config(&ThreadOverrides::default()).await {
         let layers = layers(&conn, &loaded.config);
         'outer: for l in layers.iter().skip(1).rev() {
             let json = Value::Object(table_json(&l.table));
