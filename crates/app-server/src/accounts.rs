@@ -80,31 +80,42 @@ pub(crate) enum KeySource {
     Missing,
 }
 
-pub(crate) fn key_source(config: &Config, home: &Path) -> KeySource {
-    let Some(var) = &config.model_provider.env_key else {
-        return KeySource::NotNeeded;
+/// Where the configured provider's key comes from. `.credentials.json` is read on the
+/// blocking pool.
+pub(crate) async fn key_source(config: &Config, home: &Path) -> Result<KeySource, RpcError> {
+    let Some(var) = config.model_provider.env_key.clone() else {
+        return Ok(KeySource::NotNeeded);
     };
-    if std::env::var(var).is_ok_and(|v| !v.trim().is_empty()) {
-        KeySource::Env
-    } else if credentials::api_key(home, var).is_some() {
+    if std::env::var(&var).is_ok_and(|v| !v.trim().is_empty()) {
+        return Ok(KeySource::Env);
+    }
+    let home = home.to_path_buf();
+    let stored = blocking(move || Ok(credentials::api_key(&home, &var).is_some())).await?;
+    Ok(if stored {
         KeySource::CredentialsFile
     } else {
         KeySource::Missing
-    }
+    })
 }
 
 /// The key itself (for `getAuthStatus {includeToken: true}` only).
-pub(crate) fn key_value(config: &Config, home: &Path) -> Option<String> {
-    let var = config.model_provider.env_key.as_ref()?;
-    std::env::var(var)
+pub(crate) async fn key_value(config: &Config, home: &Path) -> Result<Option<String>, RpcError> {
+    let Some(var) = config.model_provider.env_key.clone() else {
+        return Ok(None);
+    };
+    if let Some(v) = std::env::var(&var)
         .ok()
         .map(|v| v.trim().to_string())
         .filter(|v| !v.is_empty())
-        .or_else(|| credentials::api_key(home, var))
+    {
+        return Ok(Some(v));
+    }
+    let home = home.to_path_buf();
+    blocking(move || Ok(credentials::api_key(&home, &var))).await
 }
 
-fn current_config(conn: &Conn) -> Result<Config, RpcError> {
-    Ok(conn.load_config(&ThreadOverrides::default())?.config)
+async fn current_config(conn: &Conn) -> Result<Config, RpcError> {
+    Ok(conn.load_config(&ThreadOverrides::default()).await?.config)
 }
 
 fn account_json(config: &Config, source: KeySource) -> GetAccountResponse {
@@ -131,9 +142,12 @@ fn auth_mode(source: KeySource) -> Option<String> {
 }
 
 async fn read(conn: Arc<Conn>, _ctx: RequestContext, _p: ReadParams) -> Result<Value, RpcError> {
-    let config = current_config(&conn)?;
+    let config = current_config(&conn).await?;
     let home = conn.home()?;
-    Ok(to_value(&account_json(&config, key_source(&config, &home))))
+    Ok(to_value(&account_json(
+        &config,
+        key_source(&config, &home).await?,
+    )))
 }
 
 fn update_key(home: &Path, var: &str, key: Option<&str>) -> Result<(), RpcError> {
@@ -154,7 +168,7 @@ async fn login(conn: Arc<Conn>, ctx: RequestContext, p: LoginParams) -> Result<V
         .map(|k| k.trim().to_string())
         .filter(|k| !k.is_empty())
         .ok_or_else(|| invalid("apiKey must not be empty"))?;
-    let config = current_config(&conn)?;
+    let config = current_config(&conn).await?;
     let provider_id = p
         .model_provider
         .clone()
@@ -211,14 +225,14 @@ async fn cancel(
 }
 
 async fn logout(conn: Arc<Conn>, ctx: RequestContext, _p: Empty) -> Result<Value, RpcError> {
-    let config = current_config(&conn)?;
+    let config = current_config(&conn).await?;
     let home = conn.home()?;
     if let Some(var) = config.model_provider.env_key.clone() {
         let h = home.clone();
         blocking(move || update_key(&h, &var, None)).await?;
     }
     // A key in the environment is still there; say so instead of pretending.
-    let mode = auth_mode(key_source(&config, &home));
+    let mode = auth_mode(key_source(&config, &home).await?);
     conn.notify_after_response(
         &ctx,
         vec![(
@@ -250,7 +264,7 @@ pub(crate) fn rate_limit_snapshot(
 }
 
 async fn rate_limits(conn: Arc<Conn>, _ctx: RequestContext, _p: Empty) -> Result<Value, RpcError> {
-    let provider = match current_config(&conn) {
+    let provider = match current_config(&conn).await {
         Ok(c) => c.model_provider_id,
         Err(e) => return Err(e),
     };

@@ -187,7 +187,7 @@ async fn model_list(
     _ctx: RequestContext,
     p: ModelListParams,
 ) -> Result<Value, RpcError> {
-    let config = conn.load_config(&ThreadOverrides::default())?.config;
+    let config = conn.load_config(&ThreadOverrides::default()).await?.config;
     let mut ids = providers_to_list(&config);
     if let Some(only) = &p.model_provider {
         if !ids.contains(only) {

@@ -82,7 +82,9 @@ async fn exec(
     ctx: RequestContext,
     p: CommandExecParams,
 ) -> Result<Value, RpcError> {
-    let loaded = conn.load_session_config(&ThreadOverrides::default())?;
+    let loaded = conn
+        .load_session_config(&ThreadOverrides::default())
+        .await?;
     let req = request(p, &loaded.config)?;
     let out = run_command(&loaded.config, req, &ctx.cancel)
         .await

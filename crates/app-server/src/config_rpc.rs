@@ -231,7 +231,7 @@ async fn read(
         cwd: p.cwd,
         ..Default::default()
     };
-    let config = conn.load_config(&overrides)?.config;
+    let config = conn.load_config(&overrides).await?.config;
     let layers = layers(&conn, &config);
     let mut effective = Map::new();
     let mut origins = BTreeMap::new();
@@ -305,7 +305,7 @@ async fn write(
     expected_version: Option<String>,
 ) -> Result<ConfigWriteResponse, RpcError> {
     let home = conn.home()?;
-    let user_path = home.join("config.toml");
+    let user_path = oi_config::user_config_path(&home);
     let keys: Vec<String> = edits.iter().map(|e| e.key_path.clone()).collect();
     let path = user_path.clone();
     let version = blocking(move || {
@@ -320,7 +320,7 @@ async fn write(
         overridden_metadata: None,
     };
     // A higher layer (project config, -c flags) that still decides one of these keys.
-    if let Ok(loaded) = conn.load_config(&ThreadOverrides::default()) {
+    if let Ok(loaded) = conn.load_config(&ThreadOverrides::default()).await {
         let layers = layers(&conn, &loaded.config);
         'outer: for l in layers.iter().skip(1).rev() {
             let json = Value::Object(table_json(&l.table));
@@ -590,7 +590,7 @@ fn validate(path: &Path, old_text: &str, new_text: &str) -> Result<(), WriteErro
         let dir = tempfile::tempdir().map_err(|e| {
             WriteError::new("configValidationError", format!("cannot validate: {e}"))
         })?;
-        let scratch = dir.path().join("config.toml");
+        let scratch = oi_config::user_config_path(dir.path());
         std::fs::write(&scratch, text).map_err(|e| {
             WriteError::new("configValidationError", format!("cannot validate: {e}"))
         })?;

@@ -126,7 +126,7 @@ async fn history(conn: &Arc<Conn>, raw_id: &str) -> Result<(ThreadId, Arc<Histor
         .as_ref()
         .filter(|h| h.outline.as_ref().is_some_and(|o| o.thread_id() == id))
         .cloned();
-    let store = conn.store()?;
+    let store = conn.thread_store().await?;
     let fresh = match cached {
         Some(h) => {
             // The outline is shared, not copied: an update reads only appended records.

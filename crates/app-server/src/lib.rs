@@ -172,11 +172,19 @@ impl Conn {
         }
     }
 
+    /// The thread store. Blocks: the first open checks the index against recent rollouts, or
+    /// connects to PostgreSQL (up to its connect timeout). Call it inside [`blocking`]; async
+    /// code awaits [`Conn::thread_store`].
     pub fn store(&self) -> Result<ThreadStore, RpcError> {
         let home = self.home()?;
-        self.manager
-            .store(&home)
-            .map_err(|e| internal(format!("cannot open the thread store: {e}")))
+        open_store(&self.manager, &home)
+    }
+
+    /// [`Conn::store`] on the blocking pool.
+    pub async fn thread_store(&self) -> Result<ThreadStore, RpcError> {
+        let home = self.home()?;
+        let manager = self.manager.clone();
+        blocking(move || open_store(&manager, &home)).await
     }
 
     /// A live thread, persisted or ephemeral.
@@ -197,7 +205,25 @@ impl Conn {
 
     /// The config with the server's flags plus `o` applied (typed overrides win). A widening
     /// project layer the user did not accept is left out (see `oi_config::project_consent`).
-    pub fn load_config(&self, o: &protocol::ThreadOverrides) -> Result<LoadedConfig, RpcError> {
+    /// Loaded on the blocking pool: it reads the user's and the project's files.
+    pub async fn load_config(
+        &self,
+        o: &protocol::ThreadOverrides,
+    ) -> Result<LoadedConfig, RpcError> {
+        let load = self.load_options(o);
+        blocking(move || {
+            let loaded =
+                load_config(load).map_err(|e| invalid(format!("invalid configuration: {e}")))?;
+            for w in &loaded.warnings {
+                tracing::warn!("config: {w}");
+            }
+            Ok(loaded)
+        })
+        .await
+    }
+
+    /// What [`Conn::load_config`] loads: the server's settings with the request's on top.
+    fn load_options(&self, o: &protocol::ThreadOverrides) -> ConfigLoadOptions {
         let request = ConfigOverrides {
             model: o.model.clone(),
             model_provider: o.model_provider.clone(),
@@ -208,29 +234,23 @@ impl Conn {
             developer_instructions: o.developer_instructions.clone(),
             ..Default::default()
         };
-        let load = ConfigLoadOptions {
+        ConfigLoadOptions {
             home: self.opts.home.clone(),
             cli_overrides: self.opts.cli_overrides.clone(),
             overrides: self.opts.overrides.clone(),
         }
-        .with_request(request, o.config.iter().flatten());
-        let loaded =
-            load_config(load).map_err(|e| invalid(format!("invalid configuration: {e}")))?;
-        for w in &loaded.warnings {
-            tracing::warn!("config: {w}");
-        }
-        Ok(loaded)
+        .with_request(request, o.config.iter().flatten())
     }
 
     /// [`Conn::load_config`] for a request that starts a session or runs a command: a trusted
     /// project layer that widens the session and was not accepted refuses the request (the
     /// loader already left it out; a session must not start quietly without the settings the
     /// project asked for, nor with them unreviewed).
-    pub fn load_session_config(
+    pub async fn load_session_config(
         &self,
         o: &protocol::ThreadOverrides,
     ) -> Result<LoadedConfig, RpcError> {
-        let loaded = self.load_config(o)?;
+        let loaded = self.load_config(o).await?;
         refuse_unaccepted(&loaded)?;
         Ok(loaded)
     }
@@ -331,6 +351,12 @@ pub(crate) fn thread_not_found(id: impl std::fmt::Display) -> RpcError {
 
 pub(crate) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+fn open_store(manager: &ThreadManager, home: &std::path::Path) -> Result<ThreadStore, RpcError> {
+    manager
+        .store(home)
+        .map_err(|e| internal(format!("cannot open the thread store: {e}")))
 }
 
 /// Runs blocking work (disk, SQLite, git) off the async workers.

@@ -118,7 +118,7 @@ async fn list(
             out
         }
         None => {
-            let loaded = conn.load_config(&ThreadOverrides::default())?;
+            let loaded = conn.load_config(&ThreadOverrides::default()).await?;
             loaded
                 .config
                 .mcp_servers

@@ -187,7 +187,7 @@ async fn live_thread_json(conn: &Arc<Conn>, thread: &Arc<Thread>) -> Result<Wire
             live_status(thread),
         ));
     }
-    let store = conn.store()?;
+    let store = conn.thread_store().await?;
     let summary = blocking(move || store.get(&id).map_err(store_error)).await?;
     match summary {
         Some(s) => Ok(WireThread::from_summary(&s, live_status(thread))),
@@ -209,7 +209,7 @@ fn warning_notes(warnings: &[String]) -> Vec<(&'static str, Value)> {
 }
 
 async fn start(conn: Arc<Conn>, ctx: RequestContext, p: StartParams) -> Result<Value, RpcError> {
-    let loaded = conn.load_session_config(&p.overrides)?;
+    let loaded = conn.load_session_config(&p.overrides).await?;
     let ephemeral = p.ephemeral.unwrap_or(false);
     let manager = if ephemeral {
         &conn.ephemeral
@@ -257,14 +257,14 @@ fn reuse_stored(o: &ThreadOverrides, s: &ThreadSummary) -> ThreadOverrides {
 
 /// Loads config for continuing `s`; if its stored provider/model no longer load (e.g. the
 /// provider was removed from config.toml), falls back to the configured ones.
-fn config_for_stored(
+async fn config_for_stored(
     conn: &Conn,
     o: &ThreadOverrides,
     s: &ThreadSummary,
 ) -> Result<oi_config::LoadedConfig, RpcError> {
-    match conn.load_session_config(&reuse_stored(o, s)) {
+    match conn.load_session_config(&reuse_stored(o, s)).await {
         Ok(l) => Ok(l),
-        Err(_) if !o.picks_model() => conn.load_session_config(o),
+        Err(_) if !o.picks_model() => conn.load_session_config(o).await,
         Err(e) => Err(e),
     }
 }
@@ -273,12 +273,12 @@ pub(crate) async fn summary_of(
     conn: &Arc<Conn>,
     id: ThreadId,
 ) -> Result<Option<ThreadSummary>, RpcError> {
-    let store = conn.store()?;
+    let store = conn.thread_store().await?;
     blocking(move || store.get(&id).map_err(store_error)).await
 }
 
 pub(crate) async fn load_stored(conn: &Arc<Conn>, id: ThreadId) -> Result<LoadedThread, RpcError> {
-    let store = conn.store()?;
+    let store = conn.thread_store().await?;
     blocking(move || store.load(&id).map_err(store_error)).await
 }
 
@@ -382,7 +382,7 @@ async fn resume(conn: Arc<Conn>, ctx: RequestContext, p: ResumeParams) -> Result
     let summary = summary_of(&conn, id)
         .await?
         .ok_or_else(|| thread_not_found(id))?;
-    let loaded_config = config_for_stored(&conn, &p.overrides, &summary)?;
+    let loaded_config = config_for_stored(&conn, &p.overrides, &summary).await?;
     let new = conn
         .manager
         .resume_thread(id, loaded_config.config)
@@ -423,7 +423,7 @@ async fn fork(conn: Arc<Conn>, ctx: RequestContext, p: ForkParams) -> Result<Val
             o.model = Some(c.model);
             o.model_provider = Some(c.model_provider_id);
         }
-        (conn.load_session_config(&o)?, &conn.ephemeral)
+        (conn.load_session_config(&o).await?, &conn.ephemeral)
     } else {
         if ephemeral {
             return Err(invalid(format!(
@@ -434,7 +434,7 @@ async fn fork(conn: Arc<Conn>, ctx: RequestContext, p: ForkParams) -> Result<Val
             .await?
             .ok_or_else(|| thread_not_found(source))?;
         (
-            config_for_stored(&conn, &p.overrides, &summary)?,
+            config_for_stored(&conn, &p.overrides, &summary).await?,
             &conn.manager,
         )
     };
@@ -588,7 +588,7 @@ async fn list(conn: Arc<Conn>, _ctx: RequestContext, p: ListParams) -> Result<Va
             next_cursor: None,
         }));
     };
-    let store = conn.store()?;
+    let store = conn.thread_store().await?;
     let page = blocking(move || store.list(&q).map_err(store_error)).await?;
     let data = page
         .data
@@ -634,7 +634,7 @@ async fn set_archived(
     archived: bool,
 ) -> Result<Value, RpcError> {
     let id = parse_thread_id(&p.thread_id)?;
-    let store = conn.store()?;
+    let store = conn.thread_store().await?;
     blocking(move || store.set_archived(&id, archived).map_err(store_error)).await?;
     let note = to_value(&ThreadIdNotification {
         thread_id: id.to_string(),
@@ -660,7 +660,7 @@ async fn set_archived(
 
 async fn set_name(conn: Arc<Conn>, ctx: RequestContext, p: NameParams) -> Result<Value, RpcError> {
     let id = parse_thread_id(&p.thread_id)?;
-    let store = conn.store()?;
+    let store = conn.thread_store().await?;
     let name = p.name.clone();
     blocking(move || store.set_name(&id, name).map_err(store_error)).await?;
     let name = p

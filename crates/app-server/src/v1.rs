@@ -95,7 +95,7 @@ async fn conversation_summary(
     _ctx: RequestContext,
     p: GetConversationSummaryParams,
 ) -> Result<Value, RpcError> {
-    let store = conn.store()?;
+    let store = conn.thread_store().await?;
     let found = match (p.conversation_id, p.rollout_path) {
         (Some(id), _) => {
             let id: ThreadId = id
@@ -129,9 +129,9 @@ async fn auth_status(
     _ctx: RequestContext,
     p: GetAuthStatusParams,
 ) -> Result<Value, RpcError> {
-    let config = conn.load_config(&ThreadOverrides::default())?.config;
+    let config = conn.load_config(&ThreadOverrides::default()).await?.config;
     let home = conn.home()?;
-    let status = match key_source(&config, &home) {
+    let status = match key_source(&config, &home).await? {
         KeySource::NotNeeded => GetAuthStatusResponse {
             auth_method: None,
             auth_token: None,
@@ -145,7 +145,7 @@ async fn auth_status(
         KeySource::Env | KeySource::CredentialsFile => GetAuthStatusResponse {
             auth_method: Some(V1AuthMethod::Apikey),
             auth_token: if p.include_token.unwrap_or(false) {
-                key_value(&config, &home)
+                key_value(&config, &home).await?
             } else {
                 None
             },

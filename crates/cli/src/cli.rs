@@ -494,8 +494,12 @@ pub fn main_with_args(mut args: Vec<OsString>) -> i32 {
             Some(Command::AppServer { command: None, .. }) => Some("app-server.log"),
             _ => None,
         };
-        let log_file =
-            log_name.and_then(|name| Some(oi_config::find_home().ok()?.join("log").join(name)));
+        let log_file = log_name.and_then(|name| {
+            Some(oi_config::owner_only::log_path(
+                &oi_config::find_home().ok()?,
+                name,
+            ))
+        });
         init_tracing(log_file.as_deref());
     }
     if cli.global.accept_project_config

@@ -198,7 +198,7 @@ async fn add(args: AddArgs, home: &Path) -> i32 {
             return EXIT_USAGE;
         }
     };
-    let config = home.join("config.toml");
+    let config = oi_config::user_config_path(home);
     if let Err(e) = edit::upsert_server(&config, &args.name, entry) {
         eprintln!("error: {e}");
         return EXIT_FAILURE;
@@ -226,7 +226,7 @@ fn warn_about_literal_env(env: &[String], config: &Path) {
 }
 
 fn remove(args: RemoveArgs, home: &Path, cli_overrides: &[(String, toml::Value)]) -> i32 {
-    let path = home.join("config.toml");
+    let path = oi_config::user_config_path(home);
     match edit::remove_server(&path, &args.name) {
         Ok(true) => {
             outln!("Removed global MCP server '{}'.", args.name);

@@ -42,7 +42,7 @@ pub fn run(global: &GlobalArgs, dir: Option<PathBuf>, trusted: bool) -> i32 {
             return EXIT_USAGE;
         }
     };
-    let config = home.join("config.toml");
+    let config = oi_config::user_config_path(&home);
     match oi_config::set_trust(&config, &dir, trusted) {
         Ok(TrustChange::Trusted) => {
             outln!(

@@ -17,7 +17,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
     ("oi-jsonrpc", &[]),
     ("oi-config", &["oi-protocol"]),
     ("oi-apply-patch", &["oi-protocol"]),
-    ("oi-thread-store", &["oi-protocol"]),
+    ("oi-thread-store", &["oi-process", "oi-protocol"]),
     ("oi-sandbox", &["oi-protocol", "oi-process"]),
     ("oi-model-client", &["oi-config", "oi-protocol"]),
     ("oi-mcp-client", &["oi-config", "oi-protocol", "oi-process"]),
@@ -216,4 +216,852 @@ fn the_engine_knows_no_front_end() {
             );
         }
     }
+}
+
+// ---------------------------------------------------------------------------------------
+// Tidy checks (the rust-analyzer way): invariants read from the source text itself.
+//
+// They are textual on purpose: a scan of the files, with comments, string contents and
+// test-only code blanked out first, is fast, has no dependencies and fails with a file and a
+// line. What each one holds, and what it cannot see, is said on its test. Product code is
+// `crates/*/src/**.rs` minus test code: `#[cfg(test)]` items (and the files of
+// `#[cfg(test)] mod x;`); `oi-test-support`, integration tests, benches and examples are
+// test code. Every allow-list entry gives its reason, and an entry that no longer matches
+// anything fails the check, so the lists only shrink.
+//
+// Not checked here yet: "every method the app-server registers is in the generated JSON
+// schema" (issue #26, item 6). Methods are becoming declared once, with their schema, on
+// the `wire` branch; the check belongs with that list.
+// ---------------------------------------------------------------------------------------
+
+/// One product source file, as the tidy checks see it.
+struct Source {
+    /// Relative to the workspace root, `/`-separated: `crates/core/src/exec.rs`.
+    path: String,
+    /// The text with comments, the contents of string and char literals, and test-only
+    /// items blanked to spaces; byte offsets and line breaks are kept.
+    code: String,
+    /// The string literals outside test code: byte offset and contents as written.
+    literals: Vec<(usize, String)>,
+}
+
+impl Source {
+    fn line_of(&self, offset: usize) -> usize {
+        self.code.as_bytes()[..offset]
+            .iter()
+            .filter(|b| **b == b'\n')
+            .count()
+            + 1
+    }
+}
+
+fn workspace_root() -> std::path::PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../..")
+        .canonicalize()
+        .expect("workspace root")
+}
+
+fn rust_files(dir: &Path, out: &mut Vec<std::path::PathBuf>) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for entry in entries {
+        let path = entry.expect("read a directory entry").path();
+        if path.is_dir() {
+            rust_files(&path, out);
+        } else if path.extension().is_some_and(|e| e == "rs") {
+            out.push(path);
+        }
+    }
+}
+
+fn is_ident(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || b == b'_'
+}
+
+/// Blanks comments and literal contents (keeping the quotes), and returns the string
+/// literals found. Knows Rust's lexical forms: nested block comments, escapes, raw strings
+/// with any number of `#`, byte strings, char literals versus lifetimes.
+fn mask(src: &str) -> (Vec<u8>, Vec<(usize, String)>) {
+    let b = src.as_bytes();
+    let mut out = b.to_vec();
+    let mut literals = Vec::new();
+    let blank = |out: &mut Vec<u8>, from: usize, to: usize| {
+        for c in &mut out[from..to.min(b.len())] {
+            if *c != b'\n' {
+                *c = b' ';
+            }
+        }
+    };
+    let mut i = 0;
+    while i < b.len() {
+        let prev_ident = i > 0 && is_ident(b[i - 1]);
+        match b[i] {
+            b'/' if b.get(i + 1) == Some(&b'/') => {
+                let end = b[i..]
+                    .iter()
+                    .position(|c| *c == b'\n')
+                    .map_or(b.len(), |p| i + p);
+                blank(&mut out, i, end);
+                i = end;
+            }
+            b'/' if b.get(i + 1) == Some(&b'*') => {
+                let (mut depth, mut j) = (1, i + 2);
+                while j < b.len() && depth > 0 {
+                    if b[j] == b'/' && b.get(j + 1) == Some(&b'*') {
+                        depth += 1;
+                        j += 2;
+                    } else if b[j] == b'*' && b.get(j + 1) == Some(&b'/') {
+                        depth -= 1;
+                        j += 2;
+                    } else {
+                        j += 1;
+                    }
+                }
+                blank(&mut out, i, j);
+                i = j;
+            }
+            b'r' | b'b' if !prev_ident => {
+                // r"…", r#"…"#, br"…", b"…", b'…'
+                let mut j = i + 1;
+                if b[i] == b'b' && b.get(j) == Some(&b'r') {
+                    j += 1;
+                }
+                let raw = b[i] == b'r' || j == i + 2;
+                if raw {
+                    let hashes = b[j..].iter().take_while(|c| **c == b'#').count();
+                    if b.get(j + hashes) == Some(&b'"') {
+                        let open = j + hashes + 1;
+                        let close_pat: Vec<u8> = std::iter::once(b'"')
+                            .chain(std::iter::repeat_n(b'#', hashes))
+                            .collect();
+                        let close = b[open..]
+                            .windows(close_pat.len())
+                            .position(|w| w == close_pat.as_slice())
+                            .map_or(b.len(), |p| open + p);
+                        literals.push((open - 1, src[open..close].to_string()));
+                        blank(&mut out, open, close);
+                        i = close + close_pat.len();
+                        continue;
+                    }
+                    i += 1;
+                } else {
+                    // `b"` and `b'` continue as a plain string or char literal.
+                    i += 1;
+                }
+            }
+            b'"' => {
+                let mut j = i + 1;
+                while j < b.len() && b[j] != b'"' {
+                    j += if b[j] == b'\\' { 2 } else { 1 };
+                }
+                let end = j.min(b.len());
+                literals.push((i, src[i + 1..end].to_string()));
+                blank(&mut out, i + 1, end);
+                i = end + 1;
+            }
+            b'\'' => {
+                if b.get(i + 1) == Some(&b'\\') {
+                    let mut j = i + 3;
+                    while j < b.len() && b[j] != b'\'' {
+                        j += 1;
+                    }
+                    blank(&mut out, i + 1, j);
+                    i = j + 1;
+                } else {
+                    let n = src[i + 1..].chars().next().map_or(1, char::len_utf8);
+                    if b.get(i + 1 + n) == Some(&b'\'') {
+                        blank(&mut out, i + 1, i + 1 + n);
+                        i += n + 2;
+                    } else {
+                        i += 1; // a lifetime
+                    }
+                }
+            }
+            _ => i += 1,
+        }
+    }
+    (out, literals)
+}
+
+/// The offset just past the bracket that closes the one at `open` (`(`, `[` or `{`), in
+/// masked code.
+fn matching(code: &[u8], open: usize) -> usize {
+    let mut depth = 0usize;
+    for (j, c) in code.iter().enumerate().skip(open) {
+        match c {
+            b'(' | b'[' | b'{' => depth += 1,
+            b')' | b']' | b'}' => {
+                depth -= 1;
+                if depth == 0 {
+                    return j + 1;
+                }
+            }
+            _ => {}
+        }
+    }
+    code.len()
+}
+
+/// Blanks every `#[cfg(test)]` item in masked `code` and returns the files of the test
+/// modules it declares (`#[cfg(test)] mod x;`, `#[path = "…"]` honoured).
+fn blank_test_items(code: &mut [u8], src: &str, file: &Path) -> Vec<std::path::PathBuf> {
+    const ATTR: &[u8] = b"#[cfg(test)]";
+    let mut test_files = Vec::new();
+    let mut from = 0;
+    while let Some(p) = code[from..].windows(ATTR.len()).position(|w| w == ATTR) {
+        let start = from + p;
+        let mut j = start + ATTR.len();
+        let mut path_attr = None;
+        loop {
+            while j < code.len() && code[j].is_ascii_whitespace() {
+                j += 1;
+            }
+            if code[j..].starts_with(b"#[") {
+                let end = matching(code, j + 1);
+                let attr = &src[j..end];
+                if let Some(rest) = attr.strip_prefix("#[path = \"") {
+                    path_attr = rest.split('"').next().map(str::to_string);
+                }
+                j = end;
+            } else {
+                break;
+            }
+        }
+        // The item runs to its `;` or to the end of its `{ … }` body.
+        let mut k = j;
+        let end = loop {
+            match code.get(k) {
+                None => break code.len(),
+                Some(b';') => break k + 1,
+                Some(b'{') => break matching(code, k),
+                Some(b'(' | b'[') => k = matching(code, k),
+                Some(_) => k += 1,
+            }
+        };
+        let item = String::from_utf8_lossy(&code[j..end]).to_string();
+        let words: Vec<&str> = item.split_whitespace().collect();
+        if let Some(pos) = words.iter().position(|w| *w == "mod")
+            && let Some(name) = words.get(pos + 1).and_then(|n| n.strip_suffix(';'))
+        {
+            let parent = file.parent().expect("a file has a folder");
+            match path_attr {
+                Some(p) => test_files.push(parent.join(p)),
+                None => {
+                    let stem = file.file_stem().and_then(|s| s.to_str()).unwrap_or("");
+                    let dir = if matches!(stem, "lib" | "main" | "mod") {
+                        parent.to_path_buf()
+                    } else {
+                        parent.join(stem)
+                    };
+                    test_files.push(dir.join(format!("{name}.rs")));
+                    test_files.push(dir.join(name));
+                }
+            }
+        }
+        for c in &mut code[start..end] {
+            if *c != b'\n' {
+                *c = b' ';
+            }
+        }
+        from = end;
+    }
+    test_files
+}
+
+/// Every product source file of the workspace, masked.
+fn product_sources(root: &Path) -> Vec<Source> {
+    let mut files = Vec::new();
+    for krate in std::fs::read_dir(root.join("crates")).expect("read crates/") {
+        let krate = krate.expect("read crates/").path();
+        if krate.file_name().is_some_and(|n| n == "test-support") {
+            continue;
+        }
+        rust_files(&krate.join("src"), &mut files);
+    }
+    files.sort();
+    let mut parsed = Vec::new();
+    let mut test_files: Vec<std::path::PathBuf> = Vec::new();
+    for file in &files {
+        let src = std::fs::read_to_string(file).expect("read a source file");
+        let (mut code, literals) = mask(&src);
+        test_files.extend(blank_test_items(&mut code, &src, file));
+        let literals = literals
+            .into_iter()
+            .filter(|(at, _)| code[*at] == b'"')
+            .collect();
+        let code = String::from_utf8(code).expect("masking keeps UTF-8");
+        parsed.push((file, code, literals));
+    }
+    parsed
+        .into_iter()
+        .filter(|(file, _, _)| !test_files.iter().any(|t| file.starts_with(t)))
+        .map(|(file, code, literals)| Source {
+            path: file
+                .strip_prefix(root)
+                .expect("inside the workspace")
+                .to_string_lossy()
+                .replace('\\', "/"),
+            code,
+            literals,
+        })
+        .collect()
+}
+
+/// Offsets of `pat` in `code`, where it does not continue an identifier.
+fn find_all(code: &str, pat: &str) -> Vec<usize> {
+    let b = code.as_bytes();
+    let starts_ident = pat.as_bytes().first().copied().is_some_and(is_ident);
+    code.match_indices(pat)
+        .map(|(at, _)| at)
+        .filter(|at| !(starts_ident && *at > 0 && is_ident(b[at - 1])))
+        .collect()
+}
+
+/// Fails with every problem found, after checking that each allow-list entry was used.
+fn report(what: &str, mut problems: Vec<String>, unused: Vec<String>) {
+    for u in unused {
+        problems.push(format!(
+            "allow-list entry {u} matches nothing any more: remove it"
+        ));
+    }
+    assert!(problems.is_empty(), "{what}:\n{}", problems.join("\n"));
+}
+
+/// Files that start a child process without `oi-process`, and why.
+const SPAWN_EXCEPTIONS: &[(&str, &str)] = &[
+    (
+        "crates/cli/src/mcp_cmd/oauth.rs",
+        "the browser opener is detached on purpose: the browser it starts must outlive \
+         `interpreter mcp login` (stdio is null, so it holds nothing of ours)",
+    ),
+    (
+        "crates/cli/src/bin/interpreter-mcp-server.rs",
+        "replaces itself with `interpreter` (`exec`): no child is made",
+    ),
+    (
+        "crates/thread-store/src/test_db.rs",
+        "test helper (a throw-away PostgreSQL server per test run); no product path calls it",
+    ),
+];
+
+/// **Children are spawned only through `oi-process`.** A product file that builds a child
+/// (`Command::new(`, std's or tokio's) must also hand it to `oi_process::supervise` or
+/// `supervise_std` (own process group, killed with the agent); `oi-process` itself and the
+/// sandbox's keeper are where that happens. Limits: the check is per file, not per command
+/// (a file that supervises one command and spawns a second one bare passes), and a
+/// `Command` built elsewhere and passed in is the builder's file's concern.
+#[test]
+fn children_are_spawned_through_oi_process() {
+    let sources = product_sources(&workspace_root());
+    let mut problems = Vec::new();
+    let mut used = BTreeSet::new();
+    for s in &sources {
+        if s.path.starts_with("crates/process/") {
+            continue;
+        }
+        let spawns = find_all(&s.code, "Command::new(");
+        let Some(first) = spawns.first() else {
+            continue;
+        };
+        let supervised = !find_all(&s.code, "supervise(").is_empty()
+            || !find_all(&s.code, "supervise_std(").is_empty();
+        if supervised {
+            continue;
+        }
+        if SPAWN_EXCEPTIONS.iter().any(|(p, _)| *p == s.path) {
+            used.insert(s.path.clone());
+            continue;
+        }
+        problems.push(format!(
+            "{}:{}: a child is started without oi-process: pass the command to \
+             oi_process::supervise (or supervise_std) before spawning it",
+            s.path,
+            s.line_of(*first)
+        ));
+    }
+    let unused = SPAWN_EXCEPTIONS
+        .iter()
+        .filter(|(p, _)| !used.contains(*p))
+        .map(|(p, _)| p.to_string())
+        .collect();
+    report("children started around oi-process", problems, unused);
+}
+
+/// Calls that block the thread they run on. Each is a text the scan looks for.
+const BLOCKING_CALLS: &[&str] = &[
+    "std::fs::",
+    "File::open(",
+    "File::create(",
+    "std::thread::sleep(",
+    // Config loads read the user's and the project's files.
+    "load_config(",
+    "load_session_config(",
+    "thread_store_settings(",
+    // `ThreadManager::store(&home)` / `Conn::store()`: the first open checks the index or
+    // connects to PostgreSQL (up to 10 s).
+    ".store(&",
+    ".store()",
+    // `.credentials.json`
+    "credentials::",
+    ".blocking_lock(",
+    ".blocking_recv(",
+    ".blocking_send(",
+];
+
+/// Blocking calls the servers still make on an async worker, each with its reason.
+const BLOCKING_EXCEPTIONS: &[(&str, &str, &str)] = &[
+    // lead: lifecycle.rs is being rewritten (issue #26 item 1); `conn.thread_store().await`.
+    (
+        "crates/app-server/src/lifecycle.rs",
+        ".store()",
+        "lead: thread/delete opens the store on the worker; use conn.thread_store().await",
+    ),
+    // lead: core_engine.rs is being rewritten (issue #26 item 5).
+    (
+        "crates/mcp-server/src/core_engine.rs",
+        "load(",
+        "lead: `CoreEngine::load` (config) runs on the worker; wrap it in spawn_blocking",
+    ),
+];
+
+/// The spans of `code` that run off the async workers: the arguments of `spawn_blocking(`,
+/// the app-server's `blocking(`, `block_in_place(` and a thread's `spawn(`.
+fn off_worker_spans(code: &str) -> Vec<(usize, usize)> {
+    let b = code.as_bytes();
+    // A closure handed to a `spawn` is a thread's (std's, or a `thread::Builder`'s): tokio's
+    // `spawn` takes a future.
+    [
+        "spawn_blocking(",
+        "blocking(",
+        "block_in_place(",
+        "spawn(move ||",
+        "spawn(||",
+    ]
+    .iter()
+    .flat_map(|pat| {
+        let open = pat.find('(').unwrap_or(0);
+        find_all(code, pat).into_iter().map(move |at| at + open)
+    })
+    .map(|open| (open, matching(b, open)))
+    .collect()
+}
+
+/// The bodies of `async fn`s and `async` blocks in `code`.
+fn async_bodies(code: &str) -> Vec<(usize, usize)> {
+    let b = code.as_bytes();
+    let mut bodies = Vec::new();
+    for at in find_all(code, "async") {
+        let mut j = at + "async".len();
+        if b.get(j).is_some_and(|c| is_ident(*c)) {
+            continue;
+        }
+        let rest = code[j..].trim_start();
+        j = code.len() - rest.len();
+        if rest.starts_with("fn")
+            && !rest[2..].starts_with(|c: char| c.is_alphanumeric() || c == '_')
+        {
+            // The body is the first `{` outside the signature's parentheses; a `;` first
+            // means a declaration without one.
+            let mut k = j;
+            while let Some(c) = b.get(k) {
+                match c {
+                    b'(' | b'[' => k = matching(b, k),
+                    b';' => break,
+                    b'{' => {
+                        bodies.push((k, matching(b, k)));
+                        break;
+                    }
+                    _ => k += 1,
+                }
+            }
+        } else {
+            let rest = rest.strip_prefix("move").map_or(rest, str::trim_start);
+            if rest.starts_with('{') {
+                let open = code.len() - rest.len();
+                bodies.push((open, matching(b, open)));
+            }
+        }
+    }
+    bodies
+}
+
+/// The plain (not `async`) functions in `code`: name and body.
+fn sync_fns(code: &str) -> Vec<(String, usize, usize)> {
+    let b = code.as_bytes();
+    let mut fns = Vec::new();
+    for at in find_all(code, "fn ") {
+        if code[..at].trim_end().ends_with("async") {
+            continue;
+        }
+        let rest = &code[at + 3..];
+        let name: String = rest
+            .trim_start()
+            .chars()
+            .take_while(|c| c.is_alphanumeric() || *c == '_')
+            .collect();
+        if name.is_empty() {
+            continue;
+        }
+        let mut k = at + 3;
+        while let Some(c) = b.get(k) {
+            match c {
+                b'(' | b'[' => k = matching(b, k),
+                b';' => break,
+                b'{' => {
+                    fns.push((name, k, matching(b, k)));
+                    break;
+                }
+                _ => k += 1,
+            }
+        }
+    }
+    fns
+}
+
+/// Calls of `pat` in `code` that are not its definition (`fn pat`).
+fn calls_of(code: &str, pat: &str) -> Vec<usize> {
+    find_all(code, pat)
+        .into_iter()
+        .filter(|at| !code[..*at].ends_with("fn "))
+        .collect()
+}
+
+/// Whether the call starting at `at` is awaited right away (so it is an `async fn`, not a
+/// blocking one of the same name).
+fn awaited(code: &str, at: usize) -> bool {
+    let b = code.as_bytes();
+    let Some(open) = code[at..].find('(').map(|p| at + p) else {
+        return false;
+    };
+    code[matching(b, open)..].trim_start().starts_with(".await")
+}
+
+/// **No blocking calls inside `async fn` bodies of the servers** (`oi-mcp-server`,
+/// `oi-app-server`, `oi-jsonrpc`): a call from [`BLOCKING_CALLS`] inside an `async fn` or
+/// `async` block must sit in the argument of `spawn_blocking(`/`blocking(` (or a thread of
+/// its own), or be awaited (an async function of the same name, like `Conn::load_config`).
+/// A plain `fn` of the same crate that makes such a call outside those spans is itself a
+/// blocking call, found to a fixed point, so `self.load(…)` that loads config is seen.
+/// Limits: helpers are matched by name within their crate, so a helper with a common name
+/// (`load`) also flags unrelated calls of that name; calls into other crates are only the
+/// ones [`BLOCKING_CALLS`] names, not every blocking function there is; a closure built in
+/// an async body and run elsewhere is judged as if run in place.
+#[test]
+fn servers_do_not_block_async_workers() {
+    let sources = product_sources(&workspace_root());
+    let mut problems = Vec::new();
+    let mut used = BTreeSet::new();
+    for krate in [
+        "crates/mcp-server/",
+        "crates/app-server/",
+        "crates/jsonrpc/",
+    ] {
+        let files: Vec<&Source> = sources
+            .iter()
+            .filter(|s| s.path.starts_with(krate))
+            .collect();
+        // Blocking calls of this crate: the listed ones, plus its plain functions that make
+        // one on the calling thread (to a fixed point).
+        let mut calls: Vec<String> = BLOCKING_CALLS.iter().map(|c| c.to_string()).collect();
+        loop {
+            let mut found: Vec<String> = Vec::new();
+            for s in &files {
+                let off = off_worker_spans(&s.code);
+                let bodies = async_bodies(&s.code);
+                for (name, open, close) in sync_fns(&s.code) {
+                    let call = format!("{name}(");
+                    if calls.contains(&call) || found.contains(&call) {
+                        continue;
+                    }
+                    let blocks = calls.iter().any(|c| {
+                        calls_of(&s.code, c).into_iter().any(|at| {
+                            // A call in an async block the function returns is the
+                            // block's, checked as such.
+                            open < at
+                                && at < close
+                                && !off.iter().any(|(a, z)| *a < at && at < *z)
+                                && !bodies.iter().any(|(a, z)| open < *a && *a < at && at < *z)
+                                && !awaited(&s.code, at)
+                        })
+                    });
+                    if blocks {
+                        found.push(call);
+                    }
+                }
+            }
+            if found.is_empty() {
+                break;
+            }
+            calls.extend(found);
+        }
+        problems.extend(blocking_in_async(&files, &calls, &mut used));
+    }
+    let unused = BLOCKING_EXCEPTIONS
+        .iter()
+        .filter(|(p, c, _)| !used.contains(&(p.to_string(), c.to_string())))
+        .map(|(p, c, _)| format!("({p}, {c})"))
+        .collect();
+    report("blocking calls on async workers", problems, unused);
+}
+
+/// The calls from `calls` inside async bodies of `files` that run on the worker.
+fn blocking_in_async(
+    files: &[&Source],
+    calls: &[String],
+    used: &mut BTreeSet<(String, String)>,
+) -> Vec<String> {
+    let mut problems = Vec::new();
+    for s in files {
+        let bodies = async_bodies(&s.code);
+        let off = off_worker_spans(&s.code);
+        let mut seen = BTreeSet::new();
+        for call in calls {
+            for at in calls_of(&s.code, call) {
+                let inside =
+                    |spans: &[(usize, usize)]| spans.iter().any(|(a, z)| *a < at && at < *z);
+                if !inside(&bodies) || inside(&off) || awaited(&s.code, at) {
+                    continue;
+                }
+                if s.code[..at].ends_with("tokio::fs::") {
+                    continue;
+                }
+                if BLOCKING_EXCEPTIONS
+                    .iter()
+                    .any(|(p, c, _)| *p == s.path && c == call)
+                {
+                    used.insert((s.path.clone(), call.clone()));
+                    continue;
+                }
+                if seen.insert(at) {
+                    problems.push(format!(
+                        "{}:{}: `{call}` blocks an async worker: run it in \
+                         tokio::task::spawn_blocking (app-server: `blocking`)",
+                        s.path,
+                        s.line_of(at)
+                    ));
+                }
+            }
+        }
+    }
+    problems
+}
+
+/// The files (and folders) of the user's home, each with the one module that names it.
+/// Everyone else reaches them through that module (a constant or a `…_path` function), so
+/// a file's name, location and format change in one place.
+const USER_FILES: &[(&str, &str)] = &[
+    ("config.toml", "crates/config/src/load.rs"),
+    (".credentials.json", "crates/config/src/credentials.rs"),
+    (
+        "accepted-project-configs.toml",
+        "crates/config/src/project_consent.rs",
+    ),
+    ("history.jsonl", "crates/config/src/history.rs"),
+    ("model-windows.json", "crates/core/src/window.rs"),
+    ("listen-token", "crates/cli/src/listen_token.rs"),
+    ("sessions", "crates/thread-store/src/store.rs"),
+    ("state.sqlite", "crates/thread-store/src/store.rs"),
+    ("session_index.jsonl", "crates/thread-store/src/store.rs"),
+];
+
+/// Folders of the user's home whose names are common words (`git log`): a naming is a
+/// `.join("<name>")` of the literal.
+const USER_FOLDERS: &[(&str, &str)] = &[
+    ("log", "crates/config/src/owner_only.rs"),
+    ("cache", "crates/mcp-client/src/cache.rs"),
+];
+
+/// **Each user file is named by one module**: the string literal of its name (exactly,
+/// e.g. `"config.toml"`) appears in product code in its owner's file and nowhere else; for
+/// the folders of [`USER_FOLDERS`], a `.join("<name>")` of it. Limits: a name inside a longer literal (a message, a format string like
+/// `"{dir}/config.toml"`) is not a naming and is not seen; a name built from parts is not
+/// seen either.
+#[test]
+fn each_user_file_is_named_by_one_module() {
+    let sources = product_sources(&workspace_root());
+    let mut problems = Vec::new();
+    for (name, owner) in USER_FILES.iter().chain(USER_FOLDERS) {
+        let folder = USER_FOLDERS.iter().any(|(n, _)| n == name);
+        let naming: Vec<(&Source, usize)> = sources
+            .iter()
+            .flat_map(|s| {
+                s.literals
+                    .iter()
+                    .filter(|(_, text)| text == name)
+                    .filter(move |(at, _)| !folder || s.code[..*at].ends_with(".join("))
+                    .map(move |(at, _)| (s, *at))
+            })
+            .collect();
+        if !naming.iter().any(|(s, _)| s.path == *owner) {
+            problems.push(format!(
+                "`{name}` is not named by its owner {owner} any more: update USER_FILES"
+            ));
+        }
+        for (s, at) in naming.iter().filter(|(s, _)| s.path != *owner) {
+            problems.push(format!(
+                "{}:{}: names the user file `{name}`, which {owner} owns: use its constant \
+                 or path function",
+                s.path,
+                s.line_of(*at)
+            ));
+        }
+    }
+    report("user files named twice", problems, Vec::new());
+}
+
+/// The local backend's modules in `oi-thread-store`: rollout files, the SQLite index,
+/// the file scan, the names log, owner-only modes, the local store itself.
+const LOCAL_BACKEND: &[&str] = &["store", "rollout", "index", "scan", "sidecar", "private"];
+
+/// The modules of `oi-thread-store` that a module's code reaches by `crate::<module>` (in
+/// paths and in `use crate::{…}` groups).
+fn crate_modules_used(code: &str, modules: &BTreeSet<String>) -> BTreeSet<String> {
+    let b = code.as_bytes();
+    let mut used = BTreeSet::new();
+    for at in find_all(code, "crate::") {
+        let rest = &code[at + "crate::".len()..];
+        let names: Vec<&str> = if rest.starts_with('{') {
+            let open = at + "crate::".len();
+            code[open + 1..matching(b, open) - 1]
+                .split(|c: char| !is_ident(c as u8) && c != ':')
+                .filter_map(|p| p.split("::").next())
+                .collect()
+        } else {
+            vec![
+                rest.split(|c: char| !(c.is_alphanumeric() || c == '_'))
+                    .next()
+                    .unwrap_or(""),
+            ]
+        };
+        used.extend(
+            names
+                .into_iter()
+                .filter(|n| modules.contains(*n))
+                .map(str::to_string),
+        );
+    }
+    used
+}
+
+/// **The PostgreSQL backend does not import the local backend**: no module reachable from
+/// `thread-store/src/postgres/` through `crate::…` paths is one of [`LOCAL_BACKEND`]; what
+/// both backends need lives in neutral modules (`record`, `paging`, `outline`, `loaded`,
+/// `types`, `error`). Limits: an item re-exported at the crate root (`crate::Item`) is
+/// not traced to its module.
+#[test]
+fn the_postgres_backend_does_not_import_the_local_one() {
+    let sources = product_sources(&workspace_root());
+    let prefix = "crates/thread-store/src/";
+    let module_of = |path: &str| -> String {
+        let rel = &path[prefix.len()..];
+        rel.split('/')
+            .next()
+            .unwrap_or(rel)
+            .trim_end_matches(".rs")
+            .to_string()
+    };
+    let store_files: Vec<&Source> = sources
+        .iter()
+        .filter(|s| s.path.starts_with(prefix))
+        .collect();
+    let modules: BTreeSet<String> = store_files.iter().map(|s| module_of(&s.path)).collect();
+    assert!(
+        LOCAL_BACKEND.iter().all(|m| modules.contains(*m)) && modules.contains("postgres"),
+        "oi-thread-store's modules changed ({modules:?}): update LOCAL_BACKEND"
+    );
+    let mut edges: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    for s in &store_files {
+        edges
+            .entry(module_of(&s.path))
+            .or_default()
+            .extend(crate_modules_used(&s.code, &modules));
+    }
+    // Walk from `postgres`, remembering how each module was reached.
+    let mut via: BTreeMap<String, String> = BTreeMap::new();
+    let mut todo = vec!["postgres".to_string()];
+    while let Some(m) = todo.pop() {
+        for next in edges.get(&m).into_iter().flatten() {
+            if next != "postgres" && !via.contains_key(next) {
+                via.insert(next.clone(), m.clone());
+                todo.push(next.clone());
+            }
+        }
+    }
+    let mut problems = Vec::new();
+    for local in LOCAL_BACKEND {
+        if via.contains_key(*local) {
+            let mut chain = vec![local.to_string()];
+            while let Some(prev) = via.get(chain.last().expect("non-empty")) {
+                chain.push(prev.clone());
+            }
+            chain.reverse();
+            problems.push(format!(
+                "the PostgreSQL backend reaches the local backend's `{local}`: {}; move what \
+                 both need to a neutral module",
+                chain.join(" -> ")
+            ));
+        }
+    }
+    report(
+        "PostgreSQL backend importing the local one",
+        problems,
+        Vec::new(),
+    );
+}
+
+/// The scanners the tidy checks stand on, on small sources: a check whose scanner went
+/// blind would pass on anything.
+#[test]
+fn tidy_scanners_see_what_they_look_for() {
+    // Comments and literal contents are blanked; literals are kept; offsets do not move.
+    let src = "let a = \"x.toml\"; // Command::new(\nlet c = '\"'; let r = r#\"a\"b\"#; /* /* */ */ f('a);";
+    let (code, literals) = mask(src);
+    let code = String::from_utf8(code).unwrap();
+    assert_eq!(code.len(), src.len());
+    assert!(
+        !code.contains("Command::new(") && !code.contains("x.toml"),
+        "{code}"
+    );
+    assert!(code.contains("f('a)"), "a lifetime is code: {code}");
+    let texts: Vec<&str> = literals.iter().map(|(_, t)| t.as_str()).collect();
+    assert_eq!(texts, ["x.toml", "a\"b"]);
+
+    // Test items go, with the files of test modules.
+    let src = "fn keep() {}\n#[cfg(test)]\nmod tests;\n#[cfg(test)]\n#[path = \"t.rs\"]\nmod t;\n#[cfg(test)]\nmod inline { fn gone() { std::fs::read(\"p\"); } }\n";
+    let (mut code, _) = mask(src);
+    let files = blank_test_items(&mut code, src, Path::new("crates/x/src/a.rs"));
+    let code = String::from_utf8(code).unwrap();
+    assert!(code.contains("fn keep()") && !code.contains("gone") && !code.contains("std::fs"));
+    assert!(
+        files.contains(&Path::new("crates/x/src/a/tests.rs").to_path_buf()),
+        "{files:?}"
+    );
+    assert!(
+        files.contains(&Path::new("crates/x/src/t.rs").to_path_buf()),
+        "{files:?}"
+    );
+
+    // Async bodies, and the spans that run elsewhere.
+    let code = "async fn f(x: impl Fn()) { a(); blocking(move || b()).await; }\nfn g() -> F { Box::pin(async move { c() }) }\nfn h() { d() }";
+    let bodies = async_bodies(code);
+    let off = off_worker_spans(code);
+    let inside = |spans: &[(usize, usize)], pat: &str| {
+        let at = code.find(pat).unwrap();
+        spans.iter().any(|(a, z)| *a < at && at < *z)
+    };
+    assert!(inside(&bodies, "a()") && inside(&bodies, "c()") && !inside(&bodies, "d()"));
+    assert!(inside(&off, "b()") && !inside(&off, "a()"));
+    assert!(awaited(code, code.find("blocking(").unwrap()));
+    let names: Vec<String> = sync_fns(code).into_iter().map(|(n, _, _)| n).collect();
+    assert_eq!(names, ["g", "h"]);
+
+    // Module references, in paths and in groups.
+    let modules: BTreeSet<String> = ["store", "record", "types"].map(String::from).into();
+    let used = crate_modules_used(
+        "use crate::{record::x, types::{A, B}};\nlet s = crate::store::open();",
+        &modules,
+    );
+    assert_eq!(used, modules);
 }

@@ -33,12 +33,13 @@ mod value;
 pub use error::ConfigError;
 pub use load::{
     ThreadStoreSettings, find_home, load_config, thread_store_settings, thread_store_url,
+    user_config_path,
 };
 pub use overrides::{
     ConfigOverrides, apply_dotted, json_to_toml, parse_cli_override, toml_to_json,
 };
 pub use project_consent::{ProjectConfigReview, ReviewStatus};
-pub use provider::ModelProviderInfo;
+pub use provider::{MissingApiKey, ModelProviderInfo};
 pub use redact::{REDACTED, redact_url_credentials};
 pub use shell_env::{CommandEnv, ShellEnvironmentInherit, ShellEnvironmentPolicy};
 pub use trust::{Trust, TrustChange, default_trust_dir, set_trust, trust_of};

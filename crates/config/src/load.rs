@@ -10,6 +10,16 @@ use crate::unknown_keys::{validate_cli_key, warn_unknown_in_file};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+/// The config file's name, in the home directory (the user config) and in a project's
+/// `.openinterpreter/` folder. Named here only; others call [`user_config_path`].
+const CONFIG_FILE: &str = "config.toml";
+
+/// `home/config.toml`: the user config, which `trust`, `config/value/write` and
+/// `mcp add/remove` edit.
+pub fn user_config_path(home: &Path) -> PathBuf {
+    home.join(CONFIG_FILE)
+}
+
 /// `$OPENINTERPRETER_HOME`, else `~/.openinterpreter`.
 pub fn find_home() -> Result<PathBuf, ConfigError> {
     if let Ok(h) = std::env::var("OPENINTERPRETER_HOME")
@@ -61,7 +71,7 @@ pub(crate) fn deep_merge(base: &mut toml::Table, over: &toml::Table) {
 /// The nearest `.openinterpreter/config.toml` at or above `cwd`, excluding the user config.
 fn find_project_config(cwd: &Path, user_config: &Path) -> Option<PathBuf> {
     for dir in cwd.ancestors() {
-        let candidate = dir.join(".openinterpreter").join("config.toml");
+        let candidate = dir.join(".openinterpreter").join(CONFIG_FILE);
         // Anything at that name counts (a FIFO too): the reader refuses what is not a
         // regular file, rather than the layer silently disappearing.
         if candidate.exists() && candidate != user_config {
@@ -80,7 +90,7 @@ pub fn load_config(opts: ConfigLoadOptions) -> Result<LoadedConfig, ConfigError>
     let mut warnings = Vec::new();
     let cwd = session_cwd(opts.overrides.cwd.as_deref())?;
 
-    let user_path = home.join("config.toml");
+    let user_path = user_config_path(&home);
     let mut merged = toml::Table::new();
     let mut layers = Vec::new();
     let mut user_table = toml::Table::new();
@@ -413,7 +423,7 @@ pub struct ThreadStoreSettings {
 /// [`thread_store_url`]).
 pub fn thread_store_settings(home: &Path) -> Result<ThreadStoreSettings, ConfigError> {
     let env_url = std::env::var("OI_THREAD_STORE_URL").ok();
-    let path = home.join("config.toml");
+    let path = user_config_path(home);
     let table = match read_layer(&path)? {
         Some((table, _)) => table,
         None => toml::Table::new(),

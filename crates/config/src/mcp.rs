@@ -15,9 +15,9 @@ mod env_refs;
 mod parse;
 mod schema;
 
-pub use env_refs::{check_env_refs, expand_env_refs, resolve_env_value};
+pub use env_refs::{EnvRefError, check_env_refs, expand_env_refs, resolve_env_value};
 pub(crate) use parse::{IgnoredKey, parse_servers};
-pub use parse::{parse_mcp_servers, parse_server};
+pub use parse::{McpConfigError, parse_mcp_servers, parse_server};
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;

@@ -5,7 +5,7 @@
 
 use std::fs::File;
 use std::io;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 /// `create_dir_all` with every folder it creates made 0700, and `dir` itself tightened to
 /// 0700 when it already existed.
@@ -34,9 +34,14 @@ pub fn open_append(path: &Path) -> io::Result<File> {
     Ok(file)
 }
 
+/// `$home/log/<name>`: where a front end's log file lives.
+pub fn log_path(home: &Path, name: &str) -> PathBuf {
+    home.join("log").join(name)
+}
+
 /// `$home/log/<name>`, opened for appending (see [`open_append`]).
 pub fn open_log(home: &Path, name: &str) -> io::Result<File> {
-    open_append(&home.join("log").join(name))
+    open_append(&log_path(home, name))
 }
 
 /// Takes group and other access away from `path` if it has any.

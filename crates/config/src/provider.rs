@@ -83,7 +83,7 @@ impl ModelProviderInfo {
     ///
     /// `Ok(None)`: no key needed. `Err`: a key is needed and neither the variable nor the file
     /// has one; the message names the variable and how to set it.
-    pub fn api_key(&self, home: &std::path::Path) -> Result<Option<String>, String> {
+    pub fn api_key(&self, home: &std::path::Path) -> Result<Option<String>, MissingApiKey> {
         let Some(var) = &self.env_key else {
             return Ok(None);
         };
@@ -94,20 +94,44 @@ impl ModelProviderInfo {
                 if let Some(key) = crate::credentials::api_key(home, var) {
                     return Ok(Some(key));
                 }
-                let mut msg = format!(
-                    "model provider `{}` needs an API key in the environment variable `{var}`, which is not set. \
-                     Run `export {var}=<your key>` and try again",
-                    self.name
-                );
-                if let Some(extra) = &self.env_key_instructions {
-                    msg.push_str(&format!(" ({extra})"));
-                }
-                msg.push('.');
-                Err(msg)
+                Err(MissingApiKey {
+                    provider: self.name.clone(),
+                    var: var.clone(),
+                    instructions: self.env_key_instructions.clone(),
+                })
             }
         }
     }
 }
+
+/// A provider needs an API key and neither its environment variable nor the credentials
+/// file has one. The message names the variable and how to set it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct MissingApiKey {
+    /// The provider's display name.
+    pub provider: String,
+    /// Its `env_key`.
+    pub var: String,
+    /// Its `env_key_instructions`, said after the command.
+    pub instructions: Option<String>,
+}
+
+impl std::fmt::Display for MissingApiKey {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let MissingApiKey { provider, var, .. } = self;
+        write!(
+            f,
+            "model provider `{provider}` needs an API key in the environment variable `{var}`, \
+             which is not set. Run `export {var}=<your key>` and try again"
+        )?;
+        if let Some(extra) = &self.instructions {
+            write!(f, " ({extra})")?;
+        }
+        f.write_str(".")
+    }
+}
+
+impl std::error::Error for MissingApiKey {}
 
 impl ModelProviderInfo {
     /// A provider with only its name set: every other key at its default (chat wire, no
@@ -328,7 +352,18 @@ mod api_key_tests {
             Some("sk-home")
         );
         let err = p.api_key(without.path()).unwrap_err();
-        assert!(err.contains(var) && err.contains("export"), "{err}");
+        assert_eq!(err.var, var);
+        // The words users saw when this was a `String`.
+        p.env_key_instructions = Some("get one at https://openrouter.ai/keys".into());
+        assert_eq!(
+            p.api_key(without.path()).unwrap_err().to_string(),
+            format!(
+                "model provider `{}` needs an API key in the environment variable `{var}`, which \
+                 is not set. Run `export {var}=<your key>` and try again (get one at \
+                 https://openrouter.ai/keys).",
+                p.name
+            )
+        );
         p.env_key = None;
         assert_eq!(p.api_key(without.path()).unwrap(), None);
     }

@@ -2,7 +2,7 @@
 //! does not rely on the server honouring stdin EOF.
 
 use oi_config::mcp::{
-    McpEnvVarSource, McpServerTransportConfig, expand_env_refs, resolve_env_value,
+    EnvRefError, McpEnvVarSource, McpServerTransportConfig, expand_env_refs, resolve_env_value,
 };
 use std::collections::{BTreeMap, VecDeque};
 use std::path::{Path, PathBuf};
@@ -48,7 +48,7 @@ pub fn launch_spec(
     else {
         return Err(format!("MCP server `{server}` is not a stdio server"));
     };
-    let field = |name: String| move |e: String| format!("mcp_servers.{server}.{name}: {e}");
+    let field = |name: String| move |e: EnvRefError| format!("mcp_servers.{server}.{name}: {e}");
     let program = expand_env_refs(command, lookup).map_err(field("command".into()))?;
     let args = args
         .iter()

@@ -7,7 +7,7 @@ pub enum ModelError {
     /// The provider needs an API key and its environment variable is unset. The message comes
     /// from the provider config and names the variable.
     #[error("{0}")]
-    MissingApiKey(String),
+    MissingApiKey(#[from] oi_config::MissingApiKey),
     /// The provider entry cannot be used as configured (no `base_url`, a header that is not a
     /// valid HTTP header, ...). The message names the key to fix.
     #[error("{0}")]

@@ -1,8 +1,9 @@
 //! `oi-process`: no command outlives the agent.
 //!
 //! Every child the agent starts — shell commands (sandboxed or not), `interpreter sandbox`,
-//! MCP stdio servers — is started through [`supervise`] (or, when a sandbox also needs the
-//! child, through a [`Keeper`] it drives itself). That gives each child:
+//! MCP stdio servers, `git` for a thread's metadata — is started through [`supervise`] (or
+//! [`supervise_std`]; or, when a sandbox also needs the child, through a [`Keeper`] it drives
+//! itself). That gives each child:
 //!
 //! * **Its own process group**, whose id is the pid the agent sees, so one `kill(-pgid)` stops
 //!   the command and everything it started ([`kill_group`]).
@@ -117,8 +118,14 @@ impl Keeper {
 /// On Linux the spawned process is the command itself, with a *watcher* beside it (see the
 /// crate docs); where the kernel lacks pidfds (before 5.3) it is a [`Keeper`] instead.
 pub fn supervise(cmd: &mut tokio::process::Command) {
+    supervise_std(cmd.as_std_mut());
+}
+
+/// [`supervise`] for a [`std::process::Command`], for a caller that waits for its child
+/// synchronously (on a blocking thread, e.g. `oi-thread-store` running `git`).
+pub fn supervise_std(cmd: &mut std::process::Command) {
     #[cfg(unix)]
-    cmd.process_group(0);
+    std::os::unix::process::CommandExt::process_group(cmd, 0);
     #[cfg(target_os = "linux")]
     {
         let keeper = Keeper::new();
@@ -126,7 +133,7 @@ pub fn supervise(cmd: &mut tokio::process::Command) {
         // SAFETY: `Watcher::start` and `Keeper::start` only issue raw system calls on copied
         // plain data.
         unsafe {
-            cmd.pre_exec(move || {
+            std::os::unix::process::CommandExt::pre_exec(cmd, move || {
                 if let Some(watcher) = watcher
                     && watcher.start()?
                 {

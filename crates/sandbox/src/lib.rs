@@ -173,6 +173,10 @@ pub async fn run_sandboxed_with_env(
         }
     }
     confine(&mut cmd, req)?;
+    // Unconfined, no keeper was installed: supervise it like any other child.
+    if matches!(req.policy, SandboxPolicy::DangerFullAccess) {
+        oi_process::supervise(&mut cmd);
+    }
     let status = cmd.status().await.map_err(|source| SandboxError::Spawn {
         program: program.clone(),
         source,

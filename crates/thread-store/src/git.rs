@@ -12,6 +12,7 @@ const GIT_BUDGET: Duration = Duration::from_secs(2);
 
 /// Commit, branch and `origin` URL of the repository containing `cwd`.
 /// `None` outside a repository, when git is not installed, or when git is too slow.
+/// Blocks (it runs git): call it on a blocking thread.
 pub fn collect_git_info(cwd: &Path) -> Option<GitInfo> {
     let deadline = Instant::now() + GIT_BUDGET;
     let inside = run_git(cwd, &["rev-parse", "--is-inside-work-tree"], deadline)?;
@@ -30,25 +31,27 @@ pub fn collect_git_info(cwd: &Path) -> Option<GitInfo> {
     })
 }
 
-/// Runs git and returns its trimmed stdout if it succeeded before `deadline`.
+/// Runs git and returns its trimmed stdout if it succeeded before `deadline`. Like every
+/// child, git runs supervised by `oi-process`: in its own process group, killed with the agent.
 fn run_git(cwd: &Path, args: &[&str], deadline: Instant) -> Option<String> {
-    let mut child = Command::new("git")
-        .args(args)
+    let mut cmd = Command::new("git");
+    cmd.args(args)
         .current_dir(cwd)
         .env("GIT_TERMINAL_PROMPT", "0")
         .env("GIT_OPTIONAL_LOCKS", "0")
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .ok()?;
+        .stderr(Stdio::null());
+    oi_process::supervise_std(&mut cmd);
+    let mut child = cmd.spawn().ok()?;
     // Output is a single short line, so the pipe cannot fill up while we poll.
     let status = loop {
         match child.try_wait() {
             Ok(Some(status)) => break status,
             Ok(None) if Instant::now() < deadline => std::thread::sleep(Duration::from_millis(5)),
             _ => {
-                let _ = child.kill();
+                // The group, not only git: a hung git may be waiting on a helper it started.
+                oi_process::kill_group(child.id());
                 let _ = child.wait();
                 return None;
             }

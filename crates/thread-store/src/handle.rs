@@ -106,14 +106,6 @@ impl ThreadStore {
         }
     }
 
-    /// `home/sessions` (where the local backend keeps rollout files).
-    pub fn sessions_dir(&self) -> &Path {
-        match &self.backend {
-            Backend::Local(s) => s.sessions_dir(),
-            Backend::Postgres(s) => s.sessions_dir(),
-        }
-    }
-
     /// Whether threads live in a shared database rather than this machine's files.
     pub fn is_shared(&self) -> bool {
         matches!(self.backend, Backend::Postgres(_))
@@ -249,6 +241,124 @@ impl ThreadStore {
             Backend::Local(s) => s.set_name(id, name),
             Backend::Postgres(s) => s.set_name(id, name),
         }
+    }
+
+    // Async variants of the reads and small updates, for callers on a runtime (the servers).
+    // PostgreSQL: the caller's task awaits the database and no thread is held; local: the
+    // files and SQLite are read on the blocking pool.
+
+    /// [`ThreadStore::load`] for async callers.
+    pub async fn load_async(&self, id: &ThreadId) -> Result<LoadedThread, StoreError> {
+        match &self.backend {
+            Backend::Local(s) => {
+                let (s, id) = (s.clone(), *id);
+                self.local(move || s.load(&id)).await
+            }
+            Backend::Postgres(s) => s.load_async(id).await,
+        }
+    }
+
+    /// [`ThreadStore::outline`] for async callers.
+    pub async fn outline_async(&self, id: &ThreadId) -> Result<ThreadOutline, StoreError> {
+        match &self.backend {
+            Backend::Local(s) => {
+                let (s, id) = (s.clone(), *id);
+                self.local(move || s.outline(&id)).await
+            }
+            Backend::Postgres(s) => s.outline_async(id).await,
+        }
+    }
+
+    /// [`ThreadStore::outline_update`] for async callers.
+    pub async fn outline_update_async(
+        &self,
+        outline: &ThreadOutline,
+    ) -> Result<Option<ThreadOutline>, StoreError> {
+        match &self.backend {
+            Backend::Local(_) => {
+                let outline = outline.clone();
+                self.local(move || crate::outline::update_file(&outline))
+                    .await
+            }
+            Backend::Postgres(s) => s.outline_update_async(outline).await,
+        }
+    }
+
+    /// [`ThreadStore::list`] for async callers.
+    pub async fn list_async(&self, q: &ListQuery) -> Result<ThreadPage, StoreError> {
+        match &self.backend {
+            Backend::Local(s) => {
+                let (s, q) = (s.clone(), q.clone());
+                self.local(move || s.list(&q)).await
+            }
+            Backend::Postgres(s) => s.list_async(q).await,
+        }
+    }
+
+    /// [`ThreadStore::get`] for async callers.
+    pub async fn get_async(&self, id: &ThreadId) -> Result<Option<ThreadSummary>, StoreError> {
+        match &self.backend {
+            Backend::Local(s) => {
+                let (s, id) = (s.clone(), *id);
+                self.local(move || s.get(&id)).await
+            }
+            Backend::Postgres(s) => s.get_async(id).await,
+        }
+    }
+
+    /// [`ThreadStore::set_archived`] for async callers.
+    pub async fn set_archived_async(
+        &self,
+        id: &ThreadId,
+        archived: bool,
+    ) -> Result<(), StoreError> {
+        match &self.backend {
+            Backend::Local(s) => {
+                let (s, id) = (s.clone(), *id);
+                self.local(move || s.set_archived(&id, archived)).await
+            }
+            Backend::Postgres(s) => s.set_archived_async(id, archived).await,
+        }
+    }
+
+    /// [`ThreadStore::delete`] for async callers.
+    pub async fn delete_async(&self, id: &ThreadId) -> Result<(), StoreError> {
+        match &self.backend {
+            Backend::Local(s) => {
+                let (s, id) = (s.clone(), *id);
+                self.local(move || s.delete(&id)).await
+            }
+            Backend::Postgres(s) => s.delete_async(id).await,
+        }
+    }
+
+    /// [`ThreadStore::set_name`] for async callers.
+    pub async fn set_name_async(
+        &self,
+        id: &ThreadId,
+        name: Option<String>,
+    ) -> Result<(), StoreError> {
+        let name = name.map(|n| n.trim().to_string()).filter(|n| !n.is_empty());
+        match &self.backend {
+            Backend::Local(s) => {
+                let (s, id) = (s.clone(), *id);
+                self.local(move || s.set_name(&id, name)).await
+            }
+            Backend::Postgres(s) => s.set_name_async(id, name).await,
+        }
+    }
+
+    /// Runs a local-backend operation on the blocking pool.
+    async fn local<T: Send + 'static>(
+        &self,
+        op: impl FnOnce() -> Result<T, StoreError> + Send + 'static,
+    ) -> Result<T, StoreError> {
+        tokio::task::spawn_blocking(op)
+            .await
+            .map_err(|e| StoreError::Io {
+                path: self.home().to_path_buf(),
+                source: std::io::Error::other(format!("the thread store's task failed: {e}")),
+            })?
     }
 
     /// Local backend: rebuilds the whole index from the rollout files (first lines only) and

@@ -6,6 +6,7 @@
 //! processes share it.
 
 use crate::error::StoreError;
+use crate::paging::{Cursor, escape_like};
 use crate::sidecar::SidecarState;
 use crate::types::{
     GitInfo, ListQuery, SessionMeta, SessionSource, SortKey, ThreadPage, ThreadSummary,
@@ -579,17 +580,6 @@ fn sort_column(key: SortKey) -> &'static str {
     }
 }
 
-pub(crate) fn escape_like(term: &str) -> String {
-    let mut out = String::with_capacity(term.len());
-    for c in term.chars() {
-        if matches!(c, '%' | '_' | '\\') {
-            out.push('\\');
-        }
-        out.push(c);
-    }
-    out
-}
-
 fn summary_from_row(r: &Row<'_>) -> rusqlite::Result<ThreadSummary> {
     let bad_id = |i: usize, s: &str| {
         rusqlite::Error::FromSqlConversionFailure(
@@ -633,46 +623,4 @@ fn summary_from_row(r: &Row<'_>) -> rusqlite::Result<ThreadSummary> {
         cli_version: r.get(12)?,
         git,
     })
-}
-
-/// A keyset position: the sort value and id of the last row of a page. Encoded as
-/// `<c|u><a|d>:<ms>:<id>` so a cursor is only accepted with the sort it came from.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct Cursor {
-    pub(crate) value: i64,
-    pub(crate) id: String,
-}
-
-impl Cursor {
-    fn tag(q: &ListQuery) -> &'static str {
-        match (q.sort_key, q.descending) {
-            (SortKey::CreatedAt, true) => "cd",
-            (SortKey::CreatedAt, false) => "ca",
-            (SortKey::UpdatedAt, true) => "ud",
-            (SortKey::UpdatedAt, false) => "ua",
-        }
-    }
-
-    pub(crate) fn encode(&self, q: &ListQuery) -> String {
-        format!("{}:{}:{}", Self::tag(q), self.value, self.id)
-    }
-
-    pub fn parse(q: &ListQuery) -> Result<Option<Cursor>, StoreError> {
-        let Some(raw) = q.cursor.as_deref() else {
-            return Ok(None);
-        };
-        let bad = || StoreError::BadCursor(raw.to_string());
-        let mut parts = raw.splitn(3, ':');
-        let (Some(tag), Some(value), Some(id)) = (parts.next(), parts.next(), parts.next()) else {
-            return Err(bad());
-        };
-        if tag != Self::tag(q) || id.parse::<ThreadId>().is_err() {
-            return Err(bad());
-        }
-        let value = value.parse::<i64>().map_err(|_| bad())?;
-        Ok(Some(Cursor {
-            value,
-            id: id.to_string(),
-        }))
-    }
 }

@@ -79,7 +79,7 @@ impl LoadedThread {
             .collect();
         if let Some(turn_id) = self.open_turn_id() {
             lines.push(crate::types::RolloutLine {
-                timestamp: crate::rollout::format_timestamp(chrono::Utc::now()),
+                timestamp: crate::record::format_timestamp(chrono::Utc::now()),
                 item: interrupted_marker(turn_id),
             });
         }

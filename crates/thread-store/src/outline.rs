@@ -15,7 +15,7 @@
 //! each time a process first reads a thread, so every rollout ever written stays readable.
 
 use crate::loaded::{StoredTurn, TurnStatus};
-use crate::rollout::parse_timestamp_ms;
+use crate::record::parse_timestamp_ms;
 use crate::types::{RolloutItem, RolloutLine};
 use oi_protocol::ThreadId;
 use oi_protocol::protocol::EventMsg;

@@ -2,7 +2,7 @@
 //! directory mtimes the index records to tell which day directories changed.
 
 use crate::error::StoreError;
-use crate::rollout::system_time_ms;
+use crate::record::system_time_ms;
 use std::path::{Path, PathBuf};
 
 /// A rollout file found on disk, with its modification time.

@@ -6,7 +6,7 @@
 //! reference's shape for names; `null` clears) and `{"id","archived":bool,"updated_at"}`.
 
 use crate::error::StoreError;
-use crate::rollout::format_timestamp;
+use crate::record::format_timestamp;
 use oi_protocol::ThreadId;
 use serde_json::{Map, Value};
 use std::collections::HashMap;

@@ -1,13 +1,15 @@
 //! [`LocalStore`]: the operations every front end uses (create, load, resume, fork, list…).
 
 use crate::error::StoreError;
-use crate::index::{Cursor, FileRow, Index, Scan, is_corruption};
+use crate::index::{FileRow, Index, Scan, is_corruption};
 use crate::loaded::{LoadedThread, interrupted_marker};
 use crate::outline::ThreadOutline;
-use crate::rollout::{
-    Head, LocalWriter, Tail, created_ms, format_timestamp, parse_timestamp_ms, preview_text,
-    read_head, read_rollout, rollout_path, system_time_ms, thread_id_ms, truncate_preview,
+use crate::paging::Cursor;
+use crate::record::{
+    Tail, created_ms, format_timestamp, parse_timestamp_ms, preview_text, read_rollout,
+    system_time_ms, thread_id_ms, truncate_preview,
 };
+use crate::rollout::{Head, LocalWriter, read_head, rollout_path};
 use crate::scan::{
     FoundFile, day_dirs_newest_first, dir_mtime_ns, files_in, rollout_names, trusted,
 };
@@ -117,11 +119,6 @@ impl LocalStore {
 
     pub fn home(&self) -> &Path {
         &self.inner.home
-    }
-
-    /// `home/sessions`.
-    pub fn sessions_dir(&self) -> &Path {
-        &self.inner.sessions
     }
 
     /// Runs an index operation; if SQLite reports the database corrupt, rebuilds it from the

@@ -1,6 +1,7 @@
 //! Unit tests of internals the public API cannot observe directly.
 
-use crate::index::{Cursor, Index};
+use crate::index::Index;
+use crate::paging::Cursor;
 use crate::sidecar;
 use crate::types::{ListQuery, SortKey};
 use oi_protocol::ThreadId;

@@ -222,7 +222,7 @@ impl SessionMeta {
         SessionMeta {
             id: ThreadId::new(),
             forked_from_id: None,
-            timestamp: crate::rollout::format_timestamp(chrono::Utc::now()),
+            timestamp: crate::record::format_timestamp(chrono::Utc::now()),
             cwd: cwd.into(),
             originator: String::new(),
             cli_version: String::new(),

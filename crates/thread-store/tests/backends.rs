@@ -436,3 +436,79 @@ fn two_stores_migrate_one_database_once() {
         assert_eq!(s.rebuild_index().unwrap(), 1);
     }
 }
+
+/// The async variants answer as the blocking calls do, on a single-threaded runtime (a
+/// server's worker): nothing they wait for needs the caller's thread.
+#[test]
+fn async_variants_match_the_blocking_calls() {
+    for b in backends("async_variants_match_the_blocking_calls") {
+        let id = make_thread(
+            &b.store,
+            Spec {
+                prompt: "async reads",
+                ..Spec::default()
+            },
+        );
+        let other = make_thread(&b.store, Spec::default());
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        let store = b.store.clone();
+        let (name, q) = (b.name, ListQuery::default());
+        rt.block_on(async move {
+            let listed = store.list_async(&q).await.unwrap();
+            assert_eq!(
+                ids(&listed.data),
+                ids(&store.list(&q).unwrap().data),
+                "{name}"
+            );
+            assert_eq!(store.get_async(&id).await.unwrap(), store.get(&id).unwrap());
+            let loaded = store.load_async(&id).await.unwrap();
+            let json = |items: &[RolloutItem]| serde_json::to_string(items).unwrap();
+            assert_eq!(
+                json(&loaded.items),
+                json(&store.load(&id).unwrap().items),
+                "{name}"
+            );
+            assert_eq!(loaded.items.len(), 6, "{name}");
+            let outline = store.outline_async(&id).await.unwrap();
+            assert_eq!(outline.turns().len(), 1, "{name}");
+            assert!(
+                store
+                    .outline_update_async(&outline)
+                    .await
+                    .unwrap()
+                    .is_none()
+            );
+
+            store
+                .set_name_async(&id, Some("  named  ".into()))
+                .await
+                .unwrap();
+            let got = store.get_async(&id).await.unwrap().unwrap();
+            assert_eq!(got.name.as_deref(), Some("named"), "{name}");
+            store.set_archived_async(&id, true).await.unwrap();
+            let shown = store.list_async(&q).await.unwrap();
+            assert_eq!(
+                ids(&shown.data),
+                [other],
+                "{name}: archived threads are hidden"
+            );
+
+            store.delete_async(&id).await.unwrap();
+            assert_eq!(store.get_async(&id).await.unwrap(), None, "{name}");
+            assert!(
+                matches!(
+                    store.delete_async(&id).await,
+                    Err(StoreError::NotFound(gone)) if gone == id
+                ),
+                "{name}"
+            );
+            assert!(matches!(
+                store.load_async(&id).await,
+                Err(StoreError::NotFound(_))
+            ));
+        });
+    }
+}

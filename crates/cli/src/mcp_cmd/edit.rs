@@ -57,7 +57,7 @@ fn validate(name: &str, t: &Table) -> Result<McpServerConfig, String> {
     let parsed: toml::Value =
         toml::from_str(&text).map_err(|e| format!("internal error building the entry: {e}"))?;
     let mut warnings = Vec::new();
-    oi_config::mcp::parse_server(name, &parsed, &mut warnings)
+    oi_config::mcp::parse_server(name, &parsed, &mut warnings).map_err(|e| e.to_string())
 }
 
 fn parse_doc(path: &Path, text: &str) -> Result<DocumentMut, String> {

@@ -54,9 +54,9 @@ pub(crate) struct IgnoredKey {
     pub message: String,
 }
 
-/// A value of `[mcp_servers]` that cannot be used.
+/// A value of `[mcp_servers]` that cannot be used. Shown as `key: message`.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub(crate) struct McpConfigError {
+pub struct McpConfigError {
     /// The dotted key of the bad value: `mcp_servers.docs`, `mcp_servers.docs.args[1]`.
     pub key: String,
     /// What is wrong and how to fix it.
@@ -68,6 +68,8 @@ impl std::fmt::Display for McpConfigError {
         write!(f, "{}: {}", self.key, self.message)
     }
 }
+
+impl std::error::Error for McpConfigError {}
 
 /// An error inside one server's table, as `(dotted key, message)`.
 type Bad = (String, String);
@@ -87,8 +89,8 @@ fn bad(key: &str, message: String) -> McpConfigError {
 pub fn parse_mcp_servers(
     value: &toml::Value,
     warnings: &mut Vec<String>,
-) -> Result<BTreeMap<String, McpServerConfig>, String> {
-    let (servers, ignored) = parse_servers(value).map_err(|e| e.to_string())?;
+) -> Result<BTreeMap<String, McpServerConfig>, McpConfigError> {
+    let (servers, ignored) = parse_servers(value)?;
     warnings.extend(ignored.into_iter().map(|k| k.message));
     Ok(servers)
 }
@@ -120,8 +122,8 @@ pub fn parse_server(
     name: &str,
     entry: &toml::Value,
     warnings: &mut Vec<String>,
-) -> Result<McpServerConfig, String> {
-    let (server, ignored) = parse_server_table(name, entry).map_err(|e| e.to_string())?;
+) -> Result<McpServerConfig, McpConfigError> {
+    let (server, ignored) = parse_server_table(name, entry)?;
     warnings.extend(ignored.into_iter().map(|k| k.message));
     Ok(server)
 }
@@ -311,7 +313,9 @@ fn tool_configs(tools: Option<BTreeMap<String, McpToolToml>>) -> BTreeMap<String
 
 /// Reject malformed `${...}` references now, so the user hears about them at load time.
 fn check_transport_refs(p: &str, transport: &McpServerTransportConfig) -> Result<(), Bad> {
-    let check = |field: String, v: &str| check_env_refs(v).map_err(|e| (format!("{p}.{field}"), e));
+    let check = |field: String, v: &str| {
+        check_env_refs(v).map_err(|e| (format!("{p}.{field}"), e.to_string()))
+    };
     match transport {
         McpServerTransportConfig::Stdio {
             command, args, env, ..

@@ -9,7 +9,7 @@ fn parse(
 ) {
     let v: toml::Value = toml::from_str(src).unwrap();
     let mut warnings = Vec::new();
-    let r = parse_mcp_servers(&v["mcp_servers"], &mut warnings);
+    let r = parse_mcp_servers(&v["mcp_servers"], &mut warnings).map_err(|e| e.to_string());
     (r, warnings)
 }
 
@@ -300,18 +300,20 @@ fn expansion() {
         expand_env_refs("$HOME $5 plain", &lookup).unwrap(),
         "$HOME $5 plain"
     );
-    let e = expand_env_refs("${NOPE}", &lookup).unwrap_err();
+    let e = expand_env_refs("${NOPE}", &lookup).unwrap_err().to_string();
     assert!(e.contains("`NOPE` is not set"), "{e}");
     assert!(expand_env_refs("${A B}", &lookup).is_err());
     assert!(
         expand_env_refs("${", &lookup)
             .unwrap_err()
+            .to_string()
             .contains("unterminated")
     );
     assert_eq!(resolve_env_value("env:HOME", &lookup).unwrap(), "/home/u");
     assert!(
         resolve_env_value("env:NOPE", &lookup)
             .unwrap_err()
+            .to_string()
             .contains("`NOPE` is not set")
     );
     assert_eq!(

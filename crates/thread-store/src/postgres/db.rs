@@ -1,9 +1,11 @@
 //! Connections to PostgreSQL: a private runtime, a small pool, and the embedded migrations.
 //!
-//! The store's API is synchronous (callers run it on blocking threads, like the SQLite
-//! index), while `tokio-postgres` is async. Each store therefore owns a small runtime that
-//! drives its connections; [`Db::run`] hands it a future and waits on a plain channel, which
-//! works from any thread, inside or outside the caller's own runtime.
+//! `tokio-postgres` is async, and the store is used both ways: synchronously (the engine's
+//! writer thread, the CLI, like the SQLite index) and from async code (the servers). Each
+//! store therefore owns a small runtime that drives its connections; an operation is a
+//! future spawned there ([`Db::spawn_op`]), which [`Db::run`] waits for from any thread,
+//! inside or outside the caller's own runtime, and [`Db::run_async`] awaits without holding
+//! a thread.
 //!
 //! Nothing waits on the server without a bound: opening a connection (TCP connect *and* the
 //! startup/authentication handshake) is limited by [`StoreTimeouts::connect`], and every
@@ -225,7 +227,27 @@ impl Db {
         &self,
         fut: impl Future<Output = Result<T, StoreError>> + Send + 'static,
     ) -> Result<T, StoreError> {
-        let (tx, rx) = std::sync::mpsc::sync_channel(1);
+        // `block_on` of a oneshot only parks this thread: it polls no database future, so it
+        // works on a plain thread and inside a runtime alike.
+        futures::executor::block_on(self.spawn_op(fut))
+    }
+
+    /// [`Db::run`] for async callers: the caller's task awaits the operation, no thread
+    /// waits for it.
+    pub(crate) async fn run_async<T: Send + 'static>(
+        &self,
+        fut: impl Future<Output = Result<T, StoreError>> + Send + 'static,
+    ) -> Result<T, StoreError> {
+        self.spawn_op(fut).await
+    }
+
+    /// Starts `fut` on the database runtime, bounded as [`Db::run`] says; the returned future
+    /// yields its result and may be awaited from anywhere.
+    fn spawn_op<T: Send + 'static>(
+        &self,
+        fut: impl Future<Output = Result<T, StoreError>> + Send + 'static,
+    ) -> impl Future<Output = Result<T, StoreError>> + Send + 'static {
+        let (tx, rx) = tokio::sync::oneshot::channel();
         let limit = self.timeouts.statement;
         let idle = self.idle.clone();
         let shown = self.display.clone();
@@ -245,8 +267,11 @@ impl Db {
             };
             let _ = tx.send(result);
         });
-        rx.recv()
-            .map_err(|_| StoreError::Postgres("the database task stopped unexpectedly".into()))?
+        async move {
+            rx.await.map_err(|_| {
+                StoreError::Postgres("the database task stopped unexpectedly".into())
+            })?
+        }
     }
 
     /// A new connection outside the pool, driven by the database runtime. Must be called

@@ -2,7 +2,7 @@
 //! filters, sort keys and cursors (a cursor from one backend means the same in the other).
 
 use crate::error::StoreError;
-use crate::index::{Cursor, escape_like};
+use crate::paging::{Cursor, escape_like};
 use crate::types::{GitInfo, ListQuery, SessionSource, SortKey, ThreadPage, ThreadSummary};
 use oi_protocol::ThreadId;
 use std::path::PathBuf;

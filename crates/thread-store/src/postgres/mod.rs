@@ -15,7 +15,7 @@ mod list;
 use crate::error::StoreError;
 use crate::loaded::{LoadedThread, interrupted_marker};
 use crate::outline::{Origin, ThreadOutline};
-use crate::rollout::{
+use crate::record::{
     created_ms, encode_line, format_timestamp, parse_timestamp_ms, preview_text, read_rollout,
     system_time_ms, truncate_preview,
 };
@@ -37,7 +37,6 @@ pub(crate) struct PgStore {
 
 struct Inner {
     home: PathBuf,
-    sessions: PathBuf,
     db: Arc<Db>,
     leases: Arc<Leases>,
 }
@@ -65,7 +64,6 @@ impl PgStore {
         Ok(PgStore {
             inner: Arc::new(Inner {
                 home: home.to_path_buf(),
-                sessions: home.join("sessions"),
                 db,
                 leases: Arc::new(Leases::default()),
             }),
@@ -74,10 +72,6 @@ impl PgStore {
 
     pub(crate) fn home(&self) -> &Path {
         &self.inner.home
-    }
-
-    pub(crate) fn sessions_dir(&self) -> &Path {
-        &self.inner.sessions
     }
 
     /// Creates the thread row and its `session_meta` record, holding the thread's lease.
@@ -172,24 +166,33 @@ impl PgStore {
 
     /// The thread's index row and every record, in order.
     pub(crate) fn load(&self, id: &ThreadId) -> Result<LoadedThread, StoreError> {
+        futures::executor::block_on(self.load_async(id))
+    }
+
+    /// [`PgStore::load`] for async callers (no thread waits on the database).
+    pub(crate) async fn load_async(&self, id: &ThreadId) -> Result<LoadedThread, StoreError> {
         let id = *id;
         let db = self.inner.db.clone();
-        let (summary, rows) = self.inner.db.run(async move {
-            let conn = db.conn().await?;
-            let summary = list::get(&conn, &id)
-                .await?
-                .ok_or(StoreError::NotFound(id))?;
-            let rows: Vec<String> = conn
-                .query(
-                    "SELECT line FROM oi_rollout_lines WHERE thread_id = $1 ORDER BY seq",
-                    &[&id.to_string()],
-                )
-                .await?
-                .iter()
-                .map(|r| r.get(0))
-                .collect();
-            Ok((summary, rows))
-        })?;
+        let (summary, rows) = self
+            .inner
+            .db
+            .run_async(async move {
+                let conn = db.conn().await?;
+                let summary = list::get(&conn, &id)
+                    .await?
+                    .ok_or(StoreError::NotFound(id))?;
+                let rows: Vec<String> = conn
+                    .query(
+                        "SELECT line FROM oi_rollout_lines WHERE thread_id = $1 ORDER BY seq",
+                        &[&id.to_string()],
+                    )
+                    .await?
+                    .iter()
+                    .map(|r| r.get(0))
+                    .collect();
+                Ok((summary, rows))
+            })
+            .await?;
         let shown = format!("{}/{id}", self.inner.db.display);
         let mut warnings = Vec::new();
         let mut lines = Vec::with_capacity(rows.len());
@@ -208,15 +211,24 @@ impl PgStore {
 
     /// The thread's turns without its records parsed (see [`ThreadOutline`]).
     pub(crate) fn outline(&self, id: &ThreadId) -> Result<ThreadOutline, StoreError> {
+        futures::executor::block_on(self.outline_async(id))
+    }
+
+    /// [`PgStore::outline`] for async callers (no thread waits on the database).
+    pub(crate) async fn outline_async(&self, id: &ThreadId) -> Result<ThreadOutline, StoreError> {
         let id = *id;
         let db = self.inner.db.clone();
-        let rows = self.inner.db.run(async move {
-            let conn = db.conn().await?;
-            list::get(&conn, &id)
-                .await?
-                .ok_or(StoreError::NotFound(id))?;
-            lines_from(&conn, &id, 0).await
-        })?;
+        let rows = self
+            .inner
+            .db
+            .run_async(async move {
+                let conn = db.conn().await?;
+                list::get(&conn, &id)
+                    .await?
+                    .ok_or(StoreError::NotFound(id))?;
+                lines_from(&conn, &id, 0).await
+            })
+            .await?;
         let shown = format!("{}/{id}", self.inner.db.display);
         let mut rows = rows.into_iter();
         let first = rows.next().map(|(_, line)| line).unwrap_or_default();
@@ -233,15 +245,27 @@ impl PgStore {
         &self,
         outline: &ThreadOutline,
     ) -> Result<Option<ThreadOutline>, StoreError> {
+        futures::executor::block_on(self.outline_update_async(outline))
+    }
+
+    /// [`PgStore::outline_update`] for async callers (no thread waits on the database).
+    pub(crate) async fn outline_update_async(
+        &self,
+        outline: &ThreadOutline,
+    ) -> Result<Option<ThreadOutline>, StoreError> {
         let Origin::Database { next_seq } = outline.origin else {
             return Ok(None);
         };
         let id = outline.thread_id();
         let db = self.inner.db.clone();
-        let rows = self.inner.db.run(async move {
-            let conn = db.conn().await?;
-            lines_from(&conn, &id, next_seq).await
-        })?;
+        let rows = self
+            .inner
+            .db
+            .run_async(async move {
+                let conn = db.conn().await?;
+                lines_from(&conn, &id, next_seq).await
+            })
+            .await?;
         if rows.is_empty() {
             return Ok(None);
         }
@@ -361,56 +385,103 @@ impl PgStore {
     }
 
     pub(crate) fn list(&self, q: &ListQuery) -> Result<ThreadPage, StoreError> {
-        let cursor = crate::index::Cursor::parse(q)?;
+        futures::executor::block_on(self.list_async(q))
+    }
+
+    /// [`PgStore::list`] for async callers (no thread waits on the database).
+    pub(crate) async fn list_async(&self, q: &ListQuery) -> Result<ThreadPage, StoreError> {
+        let cursor = crate::paging::Cursor::parse(q)?;
         let q = q.clone();
         let db = self.inner.db.clone();
-        self.inner.db.run(async move {
-            let conn = db.conn().await?;
-            list::list(&conn, &q, cursor.as_ref()).await
-        })
+        self.inner
+            .db
+            .run_async(async move {
+                let conn = db.conn().await?;
+                list::list(&conn, &q, cursor.as_ref()).await
+            })
+            .await
     }
 
     pub(crate) fn get(&self, id: &ThreadId) -> Result<Option<ThreadSummary>, StoreError> {
+        futures::executor::block_on(self.get_async(id))
+    }
+
+    /// [`PgStore::get`] for async callers (no thread waits on the database).
+    pub(crate) async fn get_async(
+        &self,
+        id: &ThreadId,
+    ) -> Result<Option<ThreadSummary>, StoreError> {
         let id = *id;
         let db = self.inner.db.clone();
-        self.inner.db.run(async move {
-            let conn = db.conn().await?;
-            list::get(&conn, &id).await
-        })
+        self.inner
+            .db
+            .run_async(async move {
+                let conn = db.conn().await?;
+                list::get(&conn, &id).await
+            })
+            .await
     }
 
     pub(crate) fn set_archived(&self, id: &ThreadId, archived: bool) -> Result<(), StoreError> {
+        futures::executor::block_on(self.set_archived_async(id, archived))
+    }
+
+    /// [`PgStore::set_archived`] for async callers.
+    pub(crate) async fn set_archived_async(
+        &self,
+        id: &ThreadId,
+        archived: bool,
+    ) -> Result<(), StoreError> {
         self.update(
             id,
             "UPDATE oi_threads SET archived = $2 WHERE id = $1",
             archived,
         )
+        .await
     }
 
     /// Deletes the thread row; its rollout lines go with it (`ON DELETE CASCADE`).
     pub(crate) fn delete(&self, id: &ThreadId) -> Result<(), StoreError> {
+        futures::executor::block_on(self.delete_async(id))
+    }
+
+    /// [`PgStore::delete`] for async callers (no thread waits on the database).
+    pub(crate) async fn delete_async(&self, id: &ThreadId) -> Result<(), StoreError> {
         let id = *id;
         let db = self.inner.db.clone();
-        self.inner.db.run(async move {
-            let conn = db.conn().await?;
-            let key = id.to_string();
-            let deleted = conn
-                .execute("DELETE FROM oi_threads WHERE id = $1", &[&key])
-                .await?;
-            conn.execute("DELETE FROM oi_thread_leases WHERE thread_id = $1", &[&key])
-                .await?;
-            match deleted {
-                0 => Err(StoreError::NotFound(id)),
-                _ => Ok(()),
-            }
-        })
+        self.inner
+            .db
+            .run_async(async move {
+                let conn = db.conn().await?;
+                let key = id.to_string();
+                let deleted = conn
+                    .execute("DELETE FROM oi_threads WHERE id = $1", &[&key])
+                    .await?;
+                conn.execute("DELETE FROM oi_thread_leases WHERE thread_id = $1", &[&key])
+                    .await?;
+                match deleted {
+                    0 => Err(StoreError::NotFound(id)),
+                    _ => Ok(()),
+                }
+            })
+            .await
     }
 
     pub(crate) fn set_name(&self, id: &ThreadId, name: Option<String>) -> Result<(), StoreError> {
-        self.update(id, "UPDATE oi_threads SET name = $2 WHERE id = $1", name)
+        futures::executor::block_on(self.set_name_async(id, name))
     }
 
-    fn update<V: tokio_postgres::types::ToSql + Sync + Send + 'static>(
+    /// [`PgStore::set_name`] for async callers.
+    pub(crate) async fn set_name_async(
+        &self,
+        id: &ThreadId,
+        name: Option<String>,
+    ) -> Result<(), StoreError> {
+        self.update(id, "UPDATE oi_threads SET name = $2 WHERE id = $1", name)
+            .await
+    }
+
+    async fn update<V: tokio_postgres::types::ToSql + Sync + Send + 'static>(
         &self,
         id: &ThreadId,
         sql: &'static str,
@@ -418,13 +489,16 @@ impl PgStore {
     ) -> Result<(), StoreError> {
         let id = *id;
         let db = self.inner.db.clone();
-        self.inner.db.run(async move {
-            let conn = db.conn().await?;
-            match conn.execute(sql, &[&id.to_string(), &value]).await? {
-                0 => Err(StoreError::NotFound(id)),
-                _ => Ok(()),
-            }
-        })
+        self.inner
+            .db
+            .run_async(async move {
+                let conn = db.conn().await?;
+                match conn.execute(sql, &[&id.to_string(), &value]).await? {
+                    0 => Err(StoreError::NotFound(id)),
+                    _ => Ok(()),
+                }
+            })
+            .await
     }
 
     /// How many threads the database holds.
