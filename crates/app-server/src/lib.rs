@@ -172,15 +172,8 @@ impl Conn {
         }
     }
 
-    /// The thread store. Blocks: the first open checks the index against recent rollouts, or
-    /// connects to PostgreSQL (up to its connect timeout). Call it inside [`blocking`]; async
-    /// code awaits [`Conn::thread_store`].
-    pub fn store(&self) -> Result<ThreadStore, RpcError> {
-        let home = self.home()?;
-        open_store(&self.manager, &home)
-    }
-
-    /// [`Conn::store`] on the blocking pool.
+    /// The thread store, opened on the blocking pool (the first open checks the index or
+    /// connects to PostgreSQL).
     pub async fn thread_store(&self) -> Result<ThreadStore, RpcError> {
         let home = self.home()?;
         let manager = self.manager.clone();

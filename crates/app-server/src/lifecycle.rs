@@ -78,7 +78,7 @@ async fn delete(
         return Err(thread_not_found(id));
     }
     if !ephemeral {
-        let store = conn.store()?;
+        let store = conn.thread_store().await?;
         blocking(move || store.delete(&id).map_err(store_error)).await?;
     }
     let deleted = ThreadIdNotification {

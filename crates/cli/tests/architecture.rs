@@ -611,20 +611,7 @@ const BLOCKING_CALLS: &[&str] = &[
 ];
 
 /// Blocking calls the servers still make on an async worker, each with its reason.
-const BLOCKING_EXCEPTIONS: &[(&str, &str, &str)] = &[
-    // lead: lifecycle.rs is being rewritten (issue #26 item 1); `conn.thread_store().await`.
-    (
-        "crates/app-server/src/lifecycle.rs",
-        ".store()",
-        "lead: thread/delete opens the store on the worker; use conn.thread_store().await",
-    ),
-    // lead: core_engine.rs is being rewritten (issue #26 item 5).
-    (
-        "crates/mcp-server/src/core_engine.rs",
-        "load(",
-        "lead: `CoreEngine::load` (config) runs on the worker; wrap it in spawn_blocking",
-    ),
-];
+const BLOCKING_EXCEPTIONS: &[(&str, &str, &str)] = &[];
 
 /// The spans of `code` that run off the async workers: the arguments of `spawn_blocking(`,
 /// the app-server's `blocking(`, `block_in_place(` and a thread's `spawn(`.

@@ -75,6 +75,8 @@ async fn main() {
         .expect("mock");
     let cfg = config_for(&mock, home.path()).await;
     let new = manager.start_thread(cfg.clone()).await.expect("thread");
+    // Followed through `run_turn`'s own subscription; the creator's stream is not read.
+    drop(new.events);
     for _ in 0..10 {
         run_turn(&new.thread, "warm up").await;
     }
@@ -111,6 +113,8 @@ async fn main() {
     .expect("mock");
     let cfg2 = config_for(&mock2, home.path()).await;
     let new2 = manager.start_thread(cfg2).await.expect("thread");
+    // Followed through `run_turn`'s own subscription; the creator's stream is not read.
+    drop(new2.events);
     let mut tool_turns = Vec::with_capacity(N / 2);
     for _ in 0..N / 2 {
         let t = Instant::now();
@@ -129,6 +133,8 @@ async fn main() {
         .expect("mock");
     let cfg3 = config_for(&mock3, home.path()).await;
     let new3 = manager.start_thread(cfg3).await.expect("thread");
+    // Followed through `run_turn`'s own subscription; the creator's stream is not read.
+    drop(new3.events);
     run_turn(&new3.thread, "warm").await;
     let t = Instant::now();
     let got = run_turn(&new3.thread, "stream").await;
@@ -173,6 +179,8 @@ async fn main() {
         persist: true,
     });
     let new5 = persisted.start_thread(cfg.clone()).await.expect("thread");
+    // Followed through `run_turn`'s own subscription; the creator's stream is not read.
+    drop(new5.events);
     for _ in 0..10 {
         run_turn(&new5.thread, "warm up").await;
     }
@@ -204,6 +212,8 @@ async fn main() {
     cfg6.sandbox_mode = oi_protocol::config_types::SandboxMode::ReadOnly;
     cfg6.sandbox_policy = oi_protocol::config_types::SandboxPolicy::ReadOnly;
     let new6 = manager.start_thread(cfg6).await.expect("thread");
+    // Followed through `run_turn`'s own subscription; the creator's stream is not read.
+    drop(new6.events);
     run_turn(&new6.thread, "warm up").await;
     let mut listing = Vec::with_capacity(10);
     for _ in 0..10 {

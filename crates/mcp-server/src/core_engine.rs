@@ -50,34 +50,46 @@ impl CoreEngine {
         &self.manager
     }
 
-    fn load(&self, req: Option<SessionRequest>) -> Result<LoadedConfig, EngineError> {
-        let mut load: ConfigLoadOptions = self.opts.config_load();
-        if let Some(req) = req {
-            let request = ConfigOverrides {
-                model: req.model,
-                profile: req.profile,
-                cwd: req.cwd,
-                approval_policy: req.approval_policy,
-                sandbox_mode: req.sandbox,
-                base_instructions: req.base_instructions,
-                developer_instructions: req.developer_instructions,
-                compact_prompt: req.compact_prompt,
-                model_provider: None,
-            };
-            load = load.with_request(request, req.config.iter().map(|(k, v)| (k, v)));
-        }
-        let loaded = load_config(load).map_err(|e| EngineError::Config(e.to_string()))?;
-        // A widening project layer the user did not accept: no session, with or without it.
-        if let Some(review) = &loaded.config.project_config_review
-            && !review.is_accepted()
-        {
-            return Err(EngineError::Config(review.refusal()));
-        }
-        for w in &loaded.warnings {
-            tracing::warn!("config: {w}");
-        }
-        Ok(loaded)
+    /// The config for a session, loaded on the blocking pool (it reads files, and a
+    /// `[thread_store]` check may wait on the network).
+    async fn load(&self, req: Option<SessionRequest>) -> Result<LoadedConfig, EngineError> {
+        let opts = self.opts.clone();
+        tokio::task::spawn_blocking(move || load_session(&opts, req))
+            .await
+            .map_err(|e| EngineError::Config(format!("loading the config stopped: {e}")))?
     }
+}
+
+fn load_session(
+    opts: &McpServerOptions,
+    req: Option<SessionRequest>,
+) -> Result<LoadedConfig, EngineError> {
+    let mut load: ConfigLoadOptions = opts.config_load();
+    if let Some(req) = req {
+        let request = ConfigOverrides {
+            model: req.model,
+            profile: req.profile,
+            cwd: req.cwd,
+            approval_policy: req.approval_policy,
+            sandbox_mode: req.sandbox,
+            base_instructions: req.base_instructions,
+            developer_instructions: req.developer_instructions,
+            compact_prompt: req.compact_prompt,
+            model_provider: None,
+        };
+        load = load.with_request(request, req.config.iter().map(|(k, v)| (k, v)));
+    }
+    let loaded = load_config(load).map_err(|e| EngineError::Config(e.to_string()))?;
+    // A widening project layer the user did not accept: no session, with or without it.
+    if let Some(review) = &loaded.config.project_config_review
+        && !review.is_accepted()
+    {
+        return Err(EngineError::Config(review.refusal()));
+    }
+    for w in &loaded.warnings {
+        tracing::warn!("config: {w}");
+    }
+    Ok(loaded)
 }
 
 fn handle(new: NewThread, loaded: &LoadedConfig) -> ThreadHandle {
@@ -103,7 +115,7 @@ impl Engine for CoreEngine {
         req: SessionRequest,
     ) -> BoxFuture<'_, Result<ThreadHandle, EngineError>> {
         Box::pin(async move {
-            let loaded = self.load(Some(req))?;
+            let loaded = self.load(Some(req)).await?;
             let new = self
                 .manager
                 .start_thread(loaded.config.clone())
@@ -124,7 +136,7 @@ impl Engine for CoreEngine {
                     warnings: Vec::new(),
                 });
             }
-            let loaded = self.load(None)?;
+            let loaded = self.load(None).await?;
             let new = self
                 .manager
                 .resume_thread(id, loaded.config.clone())
