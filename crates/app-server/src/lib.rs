@@ -40,6 +40,7 @@ use oi_jsonrpc::{Connection, Execution, INVALID_REQUEST, MethodTable, RequestCon
 use oi_protocol::ThreadId;
 use oi_protocol::protocol::RateLimitSnapshot;
 use oi_thread_store::{SessionSource, ThreadStore};
+use protocol::methods::ClientRequest;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 use std::collections::HashMap;
@@ -285,24 +286,43 @@ impl Conn {
     }
 }
 
-/// Declares a request method whose handler gets the connection state.
-pub(crate) fn method<P, F, Fut>(
+/// Registers the declared request `M` (its name and params type come from
+/// [`protocol::methods`]); the handler gets the connection state and returns `M`'s typed
+/// result, serialized here.
+pub(crate) fn method<M, F, Fut>(table: &mut MethodTable, conn: &Arc<Conn>, exec: Execution, f: F)
+where
+    M: ClientRequest,
+    M::Params: DeserializeOwned + Send + 'static,
+    F: Fn(Arc<Conn>, RequestContext, M::Params) -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = Result<M::Result, RpcError>> + Send + 'static,
+{
+    method_decoding::<M, M::Params, M::Result, F, Fut>(table, conn, exec, f)
+}
+
+/// [`method`] for a request whose params and result have a second form besides the declared
+/// one: `initialize`, whose MCP form (params with `protocolVersion`) goes to MCP's method.
+pub(crate) fn method_decoding<M, P, R, F, Fut>(
     table: &mut MethodTable,
     conn: &Arc<Conn>,
-    name: &'static str,
     exec: Execution,
     f: F,
 ) where
+    M: ClientRequest,
     P: DeserializeOwned + Send + 'static,
+    R: serde::Serialize,
     F: Fn(Arc<Conn>, RequestContext, P) -> Fut + Send + Sync + 'static,
-    Fut: Future<Output = Result<Value, RpcError>> + Send + 'static,
+    Fut: Future<Output = Result<R, RpcError>> + Send + 'static,
 {
     let conn = conn.clone();
     let f = Arc::new(f);
-    table.request(name, exec, move |ctx, p: P| {
+    table.request(M::NAME, exec, move |ctx, p: P| {
         let conn = conn.clone();
         let f = f.clone();
-        async move { f(conn, ctx, p).await }
+        async move {
+            let result = f(conn, ctx, p).await?;
+            serde_json::to_value(&result)
+                .map_err(|e| internal(format!("cannot encode the {} result: {e}", M::NAME)))
+        }
     });
 }
 

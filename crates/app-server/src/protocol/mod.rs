@@ -14,6 +14,7 @@ pub mod catalog;
 pub mod config;
 pub mod fuzzy;
 pub mod item;
+pub mod methods;
 pub mod notification;
 pub mod schema;
 pub mod thread;
