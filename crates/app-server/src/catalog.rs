@@ -128,7 +128,8 @@ pub fn model_json(
         default_reasoning_effort: info
             .as_ref()
             .and_then(|i| i.default_effort)
-            .map(String::from),
+            .unwrap_or("none")
+            .to_string(),
         supported_reasoning_efforts: efforts,
         input_modalities: modalities,
         context_window: context,

@@ -17,6 +17,7 @@
 //!
 //! This crate must not know how turns run inside the engine, nor the JSON-RPC framing.
 
+pub mod absent;
 pub mod accounts;
 pub mod approvals;
 pub mod catalog;
@@ -83,6 +84,7 @@ pub fn methods(ctx: AppServerContext) -> MethodTable {
     accounts::register(&mut table, &conn);
     v1::register(&mut table, &conn);
     fuzzy::register(&mut table, &conn);
+    absent::register(&mut table, &conn);
     table
 }
 
@@ -240,7 +242,7 @@ impl Conn {
             cli_overrides: self.opts.cli_overrides.clone(),
             overrides: self.opts.overrides.clone(),
         }
-        .with_request(request, o.config.iter().flatten())
+        .with_request(request, request_config(o))
     }
 
     /// [`Conn::load_config`] for a request that starts a session or runs a command: a trusted
@@ -348,6 +350,22 @@ pub(crate) fn offset_page(
     let limit = limit.map(|l| l.max(1) as usize).unwrap_or(len.max(1));
     let end = (start + limit).min(len);
     Ok((start, end, (end < len).then(|| end.to_string())))
+}
+
+/// The keys of a request's `config` that mean something here. Codex's clients send keys of
+/// Codex features we do not have (e.g. `cloud.skills.enabled`); Codex ignores what it does
+/// not read, so the same request must not fail here: such keys are dropped with a log line.
+fn request_config(o: &protocol::ThreadOverrides) -> impl Iterator<Item = (&String, &Value)> {
+    o.config
+        .iter()
+        .flatten()
+        .filter(|(key, _)| match oi_config::validate_cli_key(key) {
+            Ok(()) => true,
+            Err(e) => {
+                tracing::info!("request config: ignoring {e}");
+                false
+            }
+        })
 }
 
 /// `-32600` with the message as is (the v2 API's validation errors).

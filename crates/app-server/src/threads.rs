@@ -489,12 +489,21 @@ async fn read(
     Ok(ThreadReadResponse { thread })
 }
 
+/// An enum value `thread/list` does not know: -32602, as for any params that do not fit.
+fn bad_list_param(detail: String) -> RpcError {
+    RpcError::invalid_params("thread/list", detail)
+}
+
+/// Codex's `recency_at` is last activity, our `updated_at`. `section_position` orders
+/// threads inside the user's sections, which we do not have: threads then come most
+/// recently updated first, as in one unsorted section.
 fn parse_sort_key(s: &str) -> Result<SortKey, RpcError> {
     match s {
         "created_at" | "createdAt" => Ok(SortKey::CreatedAt),
-        "updated_at" | "updatedAt" => Ok(SortKey::UpdatedAt),
-        other => Err(invalid(format!(
-            "unknown sortKey `{other}`; use \"created_at\" or \"updated_at\""
+        "updated_at" | "updatedAt" | "recency_at" | "recencyAt" => Ok(SortKey::UpdatedAt),
+        "section_position" | "sectionPosition" => Ok(SortKey::UpdatedAt),
+        other => Err(bad_list_param(format!(
+            "unknown sortKey `{other}`; use \"created_at\", \"updated_at\", \"recency_at\" or \"section_position\""
         ))),
     }
 }
@@ -513,7 +522,7 @@ fn sources_for(kind: &str) -> Result<&'static [SessionSource], RpcError> {
         | "subAgentThreadSpawn"
         | "subAgentOther" => &[],
         other => {
-            return Err(invalid(format!(
+            return Err(bad_list_param(format!(
                 "unknown sourceKind `{other}`; use any of cli, vscode, exec, appServer, subAgent, subAgentReview, subAgentCompact, subAgentThreadSpawn, subAgentOther, unknown"
             )));
         }
@@ -529,7 +538,7 @@ fn list_query(p: ListParams) -> Result<Option<ListQuery>, RpcError> {
         None | Some("desc") => true,
         Some("asc") => false,
         Some(other) => {
-            return Err(invalid(format!(
+            return Err(bad_list_param(format!(
                 "unknown sortDirection `{other}`; use \"asc\" or \"desc\""
             )));
         }
@@ -727,8 +736,19 @@ mod tests {
         let p: ListParams = serde_json::from_value(json!({"sourceKinds": ["vscode"]})).unwrap();
         assert!(list_query(p).unwrap().is_none());
         let p: ListParams = serde_json::from_value(json!({"sortKey": "size"})).unwrap();
-        assert!(list_query(p).unwrap_err().message.contains("sortKey"));
+        let e = list_query(p).unwrap_err();
+        assert!(e.message.contains("sortKey"), "{}", e.message);
+        assert_eq!(e.code, oi_jsonrpc::INVALID_PARAMS);
         let p: ListParams = serde_json::from_value(json!({"sourceKinds": ["robot"]})).unwrap();
-        assert!(list_query(p).unwrap_err().message.contains("robot"));
+        let e = list_query(p).unwrap_err();
+        assert!(e.message.contains("robot"), "{}", e.message);
+        assert_eq!(e.code, oi_jsonrpc::INVALID_PARAMS);
+        let p: ListParams = serde_json::from_value(json!({"sortDirection": "up"})).unwrap();
+        assert_eq!(list_query(p).unwrap_err().code, oi_jsonrpc::INVALID_PARAMS);
+        // Codex's TUI lists by these two.
+        for key in ["recency_at", "section_position"] {
+            let p: ListParams = serde_json::from_value(json!({ "sortKey": key })).unwrap();
+            assert_eq!(list_query(p).unwrap().unwrap().sort_key, SortKey::UpdatedAt);
+        }
     }
 }

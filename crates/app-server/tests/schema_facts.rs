@@ -326,6 +326,12 @@ const ALLOWED: &[(&str, &str, &str, &str)] = &[
         "backwardsCursor",
         "thread/list pages forward only",
     ),
+    (
+        "configRequirements/read",
+        "result",
+        "supportsIndependentSpeedModes",
+        "no speed modes: OpenAI service tiers do not apply",
+    ),
     // Accounts are API keys of model providers, not ChatGPT accounts.
     (
         "account/login/start",

@@ -112,6 +112,11 @@ wire_methods! {
     request FuzzyFileSearchSessionStart "fuzzyFileSearch/sessionStart" (FuzzyFileSearchSessionStartParams) -> EmptyResponse;
     request FuzzyFileSearchSessionUpdate "fuzzyFileSearch/sessionUpdate" (FuzzyFileSearchSessionUpdateParams) -> EmptyResponse;
     request FuzzyFileSearchSessionStop "fuzzyFileSearch/sessionStop" (FuzzyFileSearchSessionStopParams) -> EmptyResponse;
+    request ConfigRequirementsRead "configRequirements/read" (super::absent::ConfigRequirementsReadParams) -> super::absent::ConfigRequirementsReadResponse;
+    request HooksList "hooks/list" (super::absent::HooksListParams) -> super::absent::HooksListResponse;
+    request SkillsList "skills/list" (super::absent::SkillsListParams) -> super::absent::SkillsListResponse;
+    request PluginInstalled "plugin/installed" (super::absent::PluginInstalledParams) -> super::absent::PluginInstalledResponse;
+    request BedrockCheckGovCloudRequirements "account/bedrock/checkGovCloudRequirements" (super::absent::BedrockCheckGovCloudRequirementsParams) -> super::absent::BedrockCheckGovCloudRequirementsResponse;
 
     // Kept for old clients; Codex 0.171 no longer has them, so they have no facts to
     // compare (tests/accounts_v1.rs checks their shapes).

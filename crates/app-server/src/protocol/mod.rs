@@ -8,6 +8,7 @@
 //! [`wire`] (initialize, history pages, lifecycle, MCP status, `command/exec`, approvals)
 //! · [`account`] (`account/*`) · [`catalog`] (`model/list`) · [`schema`] (their JSON Schema, per method).
 
+pub mod absent;
 pub mod account;
 pub mod approval;
 pub mod catalog;
