@@ -142,7 +142,7 @@ pub enum Command {
         #[command(flatten)]
         serve: crate::mcp_server_cmd::McpServerArgs,
         #[command(flatten)]
-        codex: crate::codex_flags::CodexAppServerFlags,
+        codex: Box<crate::codex_flags::CodexAppServerFlags>,
     },
     /// Run one command under a sandbox policy, to see what the agent may do.
     #[command(after_help = SANDBOX_AFTER_HELP)]

@@ -1,4 +1,4 @@
-//! The launch flags of `codex app-server` (0.171), so a client that launches Codex's app
+//! The launch flags of `codex app-server` (0.171, as its `--help` lists them), so a client that launches Codex's app
 //! server (an IDE extension passes `--analytics-default-enabled`) can launch ours with the
 //! same command line. Flags that mean something here are honoured (`--stdio`, a
 //! capability token file); flags of features we do not have are accepted and logged;
@@ -20,6 +20,27 @@ pub struct CodexAppServerFlags {
     /// Accepted for Codex's launchers and ignored: unknown `-c` keys are already errors.
     #[arg(long, hide = true)]
     pub strict_config: bool,
+    /// Accepted for Codex's launchers and ignored: there is no managed sign-in here.
+    #[arg(long, hide = true)]
+    pub startup_sign_out: bool,
+    /// Codex feature toggles (`-c features.NAME=true`): accepted and ignored.
+    #[arg(long, hide = true, value_name = "FEATURE")]
+    pub enable: Vec<String>,
+    #[arg(long, hide = true, value_name = "FEATURE")]
+    pub disable: Vec<String>,
+    /// Accepted and ignored: the client names itself in `initialize`.
+    #[arg(long, hide = true, value_name = "JSON")]
+    pub startup_client_info: Option<String>,
+    /// Accepted and ignored: there are no skills here.
+    #[arg(long, hide = true, value_name = "PATH")]
+    pub cloud_skills_snapshot: Option<PathBuf>,
+    /// Accepted and ignored: there is no code-mode host here.
+    #[arg(long, hide = true, value_name = "URL")]
+    pub code_mode_host: Option<String>,
+    /// Codex prints its startup requirements and exits; refused (there are none here, and
+    /// a launcher must not mistake a running server for that answer).
+    #[arg(long, hide = true)]
+    pub print_startup_config: bool,
     /// Codex's WebSocket authentication: only `capability-token` (a bearer token read
     /// from --ws-token-file) is supported.
     #[arg(long, value_name = "MODE", requires = "listen")]
@@ -48,6 +69,26 @@ impl CodexAppServerFlags {
         }
         if self.strict_config {
             tracing::debug!("--strict-config: unknown -c keys are always errors here; ignored");
+        }
+        let ignored = [
+            ("--startup-sign-out", self.startup_sign_out),
+            ("--enable", !self.enable.is_empty()),
+            ("--disable", !self.disable.is_empty()),
+            ("--startup-client-info", self.startup_client_info.is_some()),
+            (
+                "--cloud-skills-snapshot",
+                self.cloud_skills_snapshot.is_some(),
+            ),
+            ("--code-mode-host", self.code_mode_host.is_some()),
+        ];
+        for (flag, _) in ignored.iter().filter(|(_, set)| *set) {
+            tracing::debug!("{flag}: a Codex feature Open Interpreter does not have; ignored");
+        }
+        if self.print_startup_config {
+            return Err(
+                "--print-startup-config: there are no managed startup requirements here; start the server without it"
+                    .to_string(),
+            );
         }
         if self.stdio {
             serve.listen = None;
@@ -119,6 +160,20 @@ mod tests {
         assert_eq!(serve.listen, None);
         let serve = applied(&["--stdio", "--strict-config"]).unwrap();
         assert_eq!(serve.listen, None);
+        let serve = applied(&[
+            "--enable",
+            "apps",
+            "--disable",
+            "x",
+            "--startup-client-info",
+            "{}",
+            "--startup-sign-out",
+            "--listen",
+            "ws://127.0.0.1:0",
+        ])
+        .unwrap();
+        assert_eq!(serve.listen.as_deref(), Some("ws://127.0.0.1:0"));
+        assert!(applied(&["--print-startup-config"]).is_err());
         assert!(applied(&["--stdio", "--listen", "ws://127.0.0.1:0"]).is_err());
         let serve = applied(&[
             "--listen",

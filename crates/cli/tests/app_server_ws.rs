@@ -384,3 +384,51 @@ fn the_schema_check_catches_what_codex_would_refuse() {
         "{problems:?}"
     );
 }
+
+/// Codex's own binary: `CODEX_BIN`, else the one `tools/peers/install.sh` installs.
+fn codex_bin() -> Option<std::path::PathBuf> {
+    if let Ok(bin) = std::env::var("CODEX_BIN") {
+        return Some(bin.into());
+    }
+    let peer = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(
+        "../../tools/peers/node_modules/@openai/codex/vendor/x86_64-unknown-linux-musl/bin/codex",
+    );
+    peer.exists().then_some(peer)
+}
+
+#[tokio::test]
+async fn codex_exec_remote_runs_a_text_turn() {
+    let Some(codex) = codex_bin() else {
+        eprintln!("no codex binary (CODEX_BIN, or tools/peers/install.sh); skipping");
+        return;
+    };
+    let env = TestEnv::new(
+        MockScript::turns([MockTurn::text("hello from an open model")]),
+        WireApi::Chat,
+    )
+    .await;
+    let server = start(&env).await;
+    let codex_home = tempfile::tempdir().unwrap();
+    let out = tokio::process::Command::new(codex)
+        .args(["exec", "--remote", &server.url])
+        .args(["--remote-auth-token-env", "OI_TOKEN", "say hello"])
+        .current_dir(env.work())
+        .env("CODEX_HOME", codex_home.path())
+        .env("OI_TOKEN", &server.token)
+        .env_remove("OPENAI_API_KEY")
+        .env_remove("RUST_LOG")
+        .stdin(std::process::Stdio::null())
+        .kill_on_drop(true)
+        .output();
+    let out = tokio::time::timeout(WAIT, out).await.unwrap().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        out.status.success(),
+        "codex exec failed: {stderr}\n{stdout}"
+    );
+    assert!(
+        stdout.contains("hello from an open model"),
+        "stdout: {stdout}\nstderr: {stderr}"
+    );
+}
