@@ -104,7 +104,8 @@ async fn upgrade(
             "the server is shutting down",
         );
     }
-    let limit = state.opts.max_body_bytes;
+    // A socket carries what stdio carries (images as data URLs included): the same bound.
+    let limit = crate::transport::DEFAULT_MAX_LINE_BYTES;
     let socket_state = state.clone();
     ws.max_message_size(limit)
         .max_frame_size(limit)
@@ -181,7 +182,10 @@ async fn serve_socket(socket: WebSocket, state: &WsState) {
             Some(Ok(Message::Ping(_) | Message::Pong(_))) => continue,
             Some(Ok(Message::Close(_))) | None => break,
             Some(Err(e)) => {
-                tracing::info!("WebSocket read failed ({e}); closing the session");
+                tracing::info!(
+                    "WebSocket read failed ({e}); closing the session (messages over {} MiB are refused)",
+                    crate::transport::DEFAULT_MAX_LINE_BYTES / (1024 * 1024)
+                );
                 break;
             }
         };
