@@ -1,12 +1,14 @@
 //! Methods of Codex features this server does not have, which Codex's own clients call
 //! while starting: `configRequirements/read`, `hooks/list`, `skills/list`,
-//! `plugin/installed`, `account/bedrock/checkGovCloudRequirements`. Each answers what is
-//! true here: no requirements, no hooks, no skills, no plugins, no Bedrock.
+//! `plugin/installed`, `account/bedrock/checkGovCloudRequirements`,
+//! `thread/readState/update`. Each answers what is true here: no requirements, no hooks,
+//! no skills, no plugins, no Bedrock, no unread tracking (every thread reads as read).
 
 use crate::protocol::absent::*;
 use crate::protocol::methods as m;
-use crate::{Conn, method};
-use oi_jsonrpc::{Execution, MethodTable};
+use crate::threads::summary_of;
+use crate::{Conn, invalid, method, parse_thread_id, thread_not_found};
+use oi_jsonrpc::{Execution, MethodTable, RequestContext, RpcError};
 use std::sync::Arc;
 
 pub(crate) fn register(t: &mut MethodTable, conn: &Arc<Conn>) {
@@ -28,4 +30,29 @@ pub(crate) fn register(t: &mut MethodTable, conn: &Arc<Conn>) {
         Execution::Inline,
         |_c, _x, _p| async { Ok(BedrockCheckGovCloudRequirementsResponse::default()) },
     );
+    method::<m::ThreadReadStateUpdate, _, _>(t, conn, Execution::Spawn, read_state_update);
+}
+
+/// Marking a thread read succeeds (it already reads as read); marking it unread is refused,
+/// since nothing here would remember it.
+async fn read_state_update(
+    conn: Arc<Conn>,
+    _ctx: RequestContext,
+    p: ThreadReadStateUpdateParams,
+) -> Result<ThreadReadStateUpdateResponse, RpcError> {
+    let id = parse_thread_id(&p.thread_id)?;
+    if conn.live_thread(&id).is_none() && summary_of(&conn, id).await?.is_none() {
+        return Err(thread_not_found(id));
+    }
+    if p.operation == ThreadReadStateOperation::Unread {
+        return Err(invalid(
+            "marking a thread unread is not supported: this server keeps no read/unread state",
+        ));
+    }
+    Ok(ThreadReadStateUpdateResponse {
+        read_state: ThreadReadState {
+            revision: p.expected_revision,
+            first_unread: None,
+        },
+    })
 }

@@ -83,6 +83,23 @@ async fn codex_tui_startup_calls_are_all_answered() {
         plugins,
         json!({"marketplaces": [], "marketplaceLoadErrors": []})
     );
+    let read = c
+        .ok(
+            "thread/readState/update",
+            json!({"threadId": tid, "expectedRevision": "r1", "operation": {"type": "read"}}),
+        )
+        .await;
+    assert_eq!(
+        read,
+        json!({"readState": {"revision": "r1", "firstUnread": null}})
+    );
+    let e = c
+        .err(
+            "thread/readState/update",
+            json!({"threadId": tid, "expectedRevision": "r1", "operation": {"type": "unread"}}),
+        )
+        .await;
+    assert!(e["message"].as_str().unwrap().contains("unread"), "{e}");
     c.ok("thread/name/set", json!({"threadId": tid, "name": "aux"}))
         .await;
     c.ok("thread/unsubscribe", json!({"threadId": tid})).await;

@@ -85,3 +85,36 @@ pub struct BedrockCheckGovCloudRequirementsResponse {
     pub is_gov_cloud: bool,
     pub should_warn: bool,
 }
+
+/// What `thread/readState/update` does.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
+#[serde(tag = "type", rename_all = "camelCase")]
+pub enum ThreadReadStateOperation {
+    Read,
+    Unread,
+}
+
+/// `thread/readState/update` params.
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ThreadReadStateUpdateParams {
+    pub thread_id: String,
+    pub expected_revision: String,
+    pub operation: ThreadReadStateOperation,
+}
+
+/// A thread's read state: here always read (`firstUnread: null`), at the revision the
+/// client saw.
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ThreadReadState {
+    pub revision: String,
+    pub first_unread: Option<Value>,
+}
+
+/// `thread/readState/update`'s result.
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ThreadReadStateUpdateResponse {
+    pub read_state: ThreadReadState,
+}

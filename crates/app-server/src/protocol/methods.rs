@@ -116,6 +116,7 @@ wire_methods! {
     request HooksList "hooks/list" (super::absent::HooksListParams) -> super::absent::HooksListResponse;
     request SkillsList "skills/list" (super::absent::SkillsListParams) -> super::absent::SkillsListResponse;
     request PluginInstalled "plugin/installed" (super::absent::PluginInstalledParams) -> super::absent::PluginInstalledResponse;
+    request ThreadReadStateUpdate "thread/readState/update" (super::absent::ThreadReadStateUpdateParams) -> super::absent::ThreadReadStateUpdateResponse;
     request BedrockCheckGovCloudRequirements "account/bedrock/checkGovCloudRequirements" (super::absent::BedrockCheckGovCloudRequirementsParams) -> super::absent::BedrockCheckGovCloudRequirementsResponse;
 
     // Kept for old clients; Codex 0.171 no longer has them, so they have no facts to
