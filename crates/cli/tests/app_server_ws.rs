@@ -33,7 +33,15 @@ struct Server {
 }
 
 async fn start(env: &TestEnv) -> Server {
-    let mut cmd = env.command(&["app-server", "--listen", "ws://127.0.0.1:0"]);
+    start_with(env, &[]).await
+}
+
+/// [`start`] with global flags (the agent is configured on the server, not by remote
+/// clients).
+async fn start_with(env: &TestEnv, flags: &[&str]) -> Server {
+    let mut args = flags.to_vec();
+    args.extend(["app-server", "--listen", "ws://127.0.0.1:0"]);
+    let mut cmd = env.command(&args);
     cmd.stderr(std::process::Stdio::piped());
     let mut child = cmd.spawn().unwrap();
     let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
@@ -396,22 +404,19 @@ fn codex_bin() -> Option<std::path::PathBuf> {
     peer.exists().then_some(peer)
 }
 
-#[tokio::test]
-async fn codex_exec_remote_runs_a_text_turn() {
-    let Some(codex) = codex_bin() else {
-        eprintln!("no codex binary (CODEX_BIN, or tools/peers/install.sh); skipping");
-        return;
-    };
-    let env = TestEnv::new(
-        MockScript::turns([MockTurn::text("hello from an open model")]),
-        WireApi::Chat,
-    )
-    .await;
-    let server = start(&env).await;
+/// Runs `codex exec --remote` against `server` with `args`; returns stdout and stderr of a
+/// run that succeeded.
+async fn codex_exec(
+    codex: &std::path::Path,
+    env: &TestEnv,
+    server: &Server,
+    args: &[&str],
+) -> (String, String) {
     let codex_home = tempfile::tempdir().unwrap();
     let out = tokio::process::Command::new(codex)
         .args(["exec", "--remote", &server.url])
-        .args(["--remote-auth-token-env", "OI_TOKEN", "say hello"])
+        .args(["--remote-auth-token-env", "OI_TOKEN"])
+        .args(args)
         .current_dir(env.work())
         .env("CODEX_HOME", codex_home.path())
         .env("OI_TOKEN", &server.token)
@@ -421,14 +426,58 @@ async fn codex_exec_remote_runs_a_text_turn() {
         .kill_on_drop(true)
         .output();
     let out = tokio::time::timeout(WAIT, out).await.unwrap().unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    let stderr = String::from_utf8_lossy(&out.stderr);
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
     assert!(
         out.status.success(),
         "codex exec failed: {stderr}\n{stdout}"
     );
+    (stdout, stderr)
+}
+
+#[tokio::test]
+async fn codex_exec_remote_runs_a_text_turn_a_shell_turn_and_resume() {
+    let Some(codex) = codex_bin() else {
+        eprintln!("no codex binary (CODEX_BIN, or tools/peers/install.sh); skipping");
+        return;
+    };
+    let env = TestEnv::new(
+        MockScript::turns([
+            MockTurn::text("hello from an open model"),
+            MockTurn::tool_call("shell", json!({"command": ["touch", "made-by-codex.txt"]})),
+            MockTurn::text("made it"),
+            MockTurn::text("still here"),
+        ]),
+        WireApi::Chat,
+    )
+    .await;
+    let server = start_with(&env, &["-s", "danger-full-access", "-a", "never"]).await;
+    let (stdout, stderr) = codex_exec(&codex, &env, &server, &["say hello"]).await;
     assert!(
         stdout.contains("hello from an open model"),
         "stdout: {stdout}\nstderr: {stderr}"
     );
+    let (stdout, stderr) = codex_exec(&codex, &env, &server, &["make a file"]).await;
+    assert!(
+        stdout.contains("made it"),
+        "stdout: {stdout}\nstderr: {stderr}"
+    );
+    assert!(
+        env.work().join("made-by-codex.txt").exists(),
+        "the shell turn did not run; stderr: {stderr}"
+    );
+
+    // Resume the newest thread by id, as `codex exec --remote` allows.
+    let mut c = Client::connect(&server).await;
+    c.initialize().await;
+    let list = c.ok("thread/list", json!({"limit": 1})).await;
+    let newest = list["data"][0]["id"].as_str().unwrap().to_string();
+    let (stdout, stderr) =
+        codex_exec(&codex, &env, &server, &["resume", &newest, "still there?"]).await;
+    assert!(
+        stdout.contains("still here"),
+        "stdout: {stdout}\nstderr: {stderr}"
+    );
+    let turns = c.ok("thread/turns/list", json!({"threadId": newest})).await;
+    assert_eq!(turns["data"].as_array().unwrap().len(), 2, "{turns}");
 }
