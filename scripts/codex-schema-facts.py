@@ -7,9 +7,9 @@ SCHEMA_DIR is the output of `codex app-server generate-json-schema --experimenta
 METHODS_FILE lists one wire method per line (the ones we implement; `method => Response`
 for a method without params, to name its result), and `type NAME` lines
 for the objects nested in them (Thread, Turn, ThreadItem, ...). For each method the output
-keeps only field names and required sets of its params and result (or notification
-params); for each type its field names and required set, or, for a union tagged by `type`,
-those of each variant. That is all the test compares: no descriptions, no nested schemas.
+keeps only field names, required sets and the fields that may be null of its params and
+result (or notification params); for each type the same, or, for a union tagged by `type`,
+those of each variant. That is all the tests compare: no descriptions, no nested schemas.
 """
 import json
 import os
@@ -32,6 +32,19 @@ def load_defs(root):
     return defs
 
 
+def allows_null(prop):
+    if not isinstance(prop, dict):
+        return prop is True  # `true` accepts anything
+    t = prop.get("type")
+    if t == "null" or (isinstance(t, list) and "null" in t):
+        return True
+    return any(allows_null(alt) for alt in prop.get("anyOf", []) + prop.get("oneOf", []))
+
+
+def nullable(props):
+    return sorted(k for k, v in props.items() if allows_null(v))
+
+
 def shape(defs, name):
     d = defs.get(name)
     if d is None:
@@ -40,6 +53,7 @@ def shape(defs, name):
         "type": name,
         "fields": sorted(d.get("properties", {}).keys()),
         "required": sorted(d.get("required", [])),
+        "nullable": nullable(d.get("properties", {})),
     }
 
 
@@ -52,12 +66,13 @@ def type_shape(defs, name):
         tag = v.get("properties", {}).get("type", {}).get("enum")
         if tag:
             # Fields of flattened alternatives (`anyOf`) count as fields, not as required.
-            fields = set(v.get("properties", {}).keys())
+            props = dict(v.get("properties", {}))
             for alt in v.get("anyOf", []):
-                fields.update(alt.get("properties", {}).keys())
+                props.update(alt.get("properties", {}))
             variants[tag[0]] = {
-                "fields": sorted(fields),
+                "fields": sorted(props),
                 "required": sorted(v.get("required", [])),
+                "nullable": nullable(props),
             }
     if variants:
         return {"variants": variants}

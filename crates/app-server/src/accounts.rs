@@ -8,6 +8,7 @@
 //! asks for the token explicitly).
 
 use crate::protocol::ThreadOverrides;
+use crate::protocol::methods as m;
 use crate::protocol::wire::{
     Account, AccountLoginCompletedNotification, AccountUpdatedNotification, ApiKeySource,
     CancelLoginAccountResponse, EmptyResponse, GetAccountRateLimitsResponse, GetAccountResponse,
@@ -19,23 +20,16 @@ use oi_config::credentials;
 use oi_jsonrpc::{Execution, MethodTable, RequestContext, RpcError};
 use oi_protocol::protocol::RateLimitSnapshot;
 use serde::Deserialize;
-use serde_json::Value;
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::Arc;
 
 pub(crate) fn register(t: &mut MethodTable, conn: &Arc<Conn>) {
-    method(t, conn, "account/read", Execution::Spawn, read);
-    method(t, conn, "account/login/start", Execution::Spawn, login);
-    method(t, conn, "account/login/cancel", Execution::Inline, cancel);
-    method(t, conn, "account/logout", Execution::Spawn, logout);
-    method(
-        t,
-        conn,
-        "account/rateLimits/read",
-        Execution::Inline,
-        rate_limits,
-    );
+    method::<m::AccountRead, _, _>(t, conn, Execution::Spawn, read);
+    method::<m::AccountLoginStart, _, _>(t, conn, Execution::Spawn, login);
+    method::<m::AccountLoginCancel, _, _>(t, conn, Execution::Inline, cancel);
+    method::<m::AccountLogout, _, _>(t, conn, Execution::Spawn, logout);
+    method::<m::AccountRateLimitsRead, _, _>(t, conn, Execution::Inline, rate_limits);
 }
 
 #[derive(Deserialize, schemars::JsonSchema)]
@@ -141,13 +135,14 @@ fn auth_mode(source: KeySource) -> Option<String> {
     }
 }
 
-async fn read(conn: Arc<Conn>, _ctx: RequestContext, _p: ReadParams) -> Result<Value, RpcError> {
+async fn read(
+    conn: Arc<Conn>,
+    _ctx: RequestContext,
+    _p: ReadParams,
+) -> Result<GetAccountResponse, RpcError> {
     let config = current_config(&conn).await?;
     let home = conn.home()?;
-    Ok(to_value(&account_json(
-        &config,
-        key_source(&config, &home).await?,
-    )))
+    Ok(account_json(&config, key_source(&config, &home).await?))
 }
 
 fn update_key(home: &Path, var: &str, key: Option<&str>) -> Result<(), RpcError> {
@@ -156,7 +151,11 @@ fn update_key(home: &Path, var: &str, key: Option<&str>) -> Result<(), RpcError>
         .map_err(|e| internal(e.to_string()))
 }
 
-async fn login(conn: Arc<Conn>, ctx: RequestContext, p: LoginParams) -> Result<Value, RpcError> {
+async fn login(
+    conn: Arc<Conn>,
+    ctx: RequestContext,
+    p: LoginParams,
+) -> Result<LoginAccountResponse, RpcError> {
     if p.kind != "apiKey" {
         return Err(invalid(format!(
             "login type `{}` is not supported: Open Interpreter logs in to model providers with API keys; send {{\"type\": \"apiKey\", \"apiKey\": \"…\"}}",
@@ -211,20 +210,24 @@ async fn login(conn: Arc<Conn>, ctx: RequestContext, p: LoginParams) -> Result<V
             ),
         ],
     );
-    Ok(to_value(&LoginAccountResponse::ApiKey))
+    Ok(LoginAccountResponse::ApiKey)
 }
 
 async fn cancel(
     _conn: Arc<Conn>,
     _ctx: RequestContext,
     _p: CancelParams,
-) -> Result<Value, RpcError> {
-    Ok(to_value(&CancelLoginAccountResponse {
+) -> Result<CancelLoginAccountResponse, RpcError> {
+    Ok(CancelLoginAccountResponse {
         status: "notFound".to_string(),
-    }))
+    })
 }
 
-async fn logout(conn: Arc<Conn>, ctx: RequestContext, _p: Empty) -> Result<Value, RpcError> {
+async fn logout(
+    conn: Arc<Conn>,
+    ctx: RequestContext,
+    _p: Empty,
+) -> Result<EmptyResponse, RpcError> {
     let config = current_config(&conn).await?;
     let home = conn.home()?;
     if let Some(var) = config.model_provider.env_key.clone() {
@@ -243,7 +246,7 @@ async fn logout(conn: Arc<Conn>, ctx: RequestContext, _p: Empty) -> Result<Value
             }),
         )],
     );
-    Ok(to_value(&EmptyResponse {}))
+    Ok(EmptyResponse {})
 }
 
 /// A v2 `RateLimitSnapshot` (empty when nothing is known), plus the raw headers.
@@ -263,7 +266,11 @@ pub(crate) fn rate_limit_snapshot(
     }
 }
 
-async fn rate_limits(conn: Arc<Conn>, _ctx: RequestContext, _p: Empty) -> Result<Value, RpcError> {
+async fn rate_limits(
+    conn: Arc<Conn>,
+    _ctx: RequestContext,
+    _p: Empty,
+) -> Result<GetAccountRateLimitsResponse, RpcError> {
     let provider = match current_config(&conn).await {
         Ok(c) => c.model_provider_id,
         Err(e) => return Err(e),
@@ -277,15 +284,16 @@ async fn rate_limits(conn: Arc<Conn>, _ctx: RequestContext, _p: Empty) -> Result
         Some((p, s)) if *p == provider => rate_limit_snapshot(p, Some(s)),
         _ => rate_limit_snapshot(&provider, None),
     };
-    Ok(to_value(&GetAccountRateLimitsResponse {
+    Ok(GetAccountRateLimitsResponse {
         rate_limits: current,
         rate_limits_by_limit_id: by_id,
-    }))
+    })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::Value;
 
     #[test]
     fn credentials_updates_keep_other_data_and_are_private() {

@@ -10,6 +10,7 @@
 
 use crate::Conn;
 use crate::items::command_actions;
+use crate::protocol::methods::{self as m, WireMethod};
 use crate::protocol::wire::{
     CommandExecutionApprovalDecision, CommandExecutionApprovalKind,
     CommandExecutionRequestApprovalParams, CommandExecutionRequestApprovalResponse,
@@ -105,9 +106,13 @@ async fn set_waiting(ctx: &ApprovalCtx, waiting: bool) {
 }
 
 /// Asks the client while the thread is flagged `waitingOnApproval`.
-async fn ask(ctx: &ApprovalCtx, method: &str, params: Value) -> Answer {
+async fn ask<M>(ctx: &ApprovalCtx, params: &M::Params) -> Answer
+where
+    M: WireMethod,
+    M::Params: serde::Serialize,
+{
     set_waiting(ctx, true).await;
-    let answer = ask_client(ctx, method, params).await;
+    let answer = ask_client(ctx, M::NAME, to_value(params)).await;
     set_waiting(ctx, false).await;
     answer
 }
@@ -128,8 +133,13 @@ async fn ask_client(ctx: &ApprovalCtx, method: &str, params: Value) -> Answer {
     answer
 }
 
-async fn decide(ctx: &ApprovalCtx, method: &str, params: Value) -> Option<ReviewDecision> {
-    match ask(ctx, method, params).await {
+async fn decide<M>(ctx: &ApprovalCtx, params: &M::Params) -> Option<ReviewDecision>
+where
+    M: WireMethod,
+    M::Params: serde::Serialize,
+{
+    let method = M::NAME;
+    match ask::<M>(ctx, params).await {
         Answer::Replied(v) => {
             let d = decision(&v).unwrap_or_else(|| {
                 tracing::info!("{method}: unparseable reply {v}; declining");
@@ -173,8 +183,11 @@ fn command_decisions() -> Vec<CommandExecutionApprovalDecision> {
     ]
 }
 
-pub(crate) fn exec_params(ctx: &ApprovalCtx, ev: &ExecApprovalRequestEvent) -> Value {
-    to_value(&CommandExecutionRequestApprovalParams {
+pub(crate) fn exec_params(
+    ctx: &ApprovalCtx,
+    ev: &ExecApprovalRequestEvent,
+) -> CommandExecutionRequestApprovalParams {
+    CommandExecutionRequestApprovalParams {
         thread_id: ctx.thread_id.to_string(),
         turn_id: ctx.turn_id.clone(),
         item_id: ev.call_id.clone(),
@@ -186,26 +199,26 @@ pub(crate) fn exec_params(ctx: &ApprovalCtx, ev: &ExecApprovalRequestEvent) -> V
         cwd: Some(ev.cwd.clone()),
         command_actions: Some(command_actions(&ev.parsed_cmd)),
         available_decisions: Some(command_decisions()),
-    })
+    }
 }
 
 pub(crate) async fn exec(ctx: ApprovalCtx, ev: ExecApprovalRequestEvent) {
     let params = exec_params(&ctx, &ev);
-    if let Some(decision) = decide(&ctx, "item/commandExecution/requestApproval", params).await {
+    if let Some(decision) = decide::<m::CommandExecutionRequestApproval>(&ctx, &params).await {
         submit(&ctx, PendingRequest::exec(&ev).answer(decision)).await;
     }
 }
 
 pub(crate) async fn patch(ctx: ApprovalCtx, ev: ApplyPatchApprovalRequestEvent) {
-    let p = to_value(&FileChangeRequestApprovalParams {
+    let p = FileChangeRequestApprovalParams {
         thread_id: ctx.thread_id.to_string(),
         turn_id: ctx.turn_id.clone(),
         item_id: ev.call_id.clone(),
         started_at_ms: now_ms(),
         reason: ev.reason.clone(),
         grant_root: ev.grant_root.clone(),
-    });
-    if let Some(decision) = decide(&ctx, "item/fileChange/requestApproval", p).await {
+    };
+    if let Some(decision) = decide::<m::FileChangeRequestApproval>(&ctx, &p).await {
         submit(&ctx, PendingRequest::patch(&ev).answer(decision)).await;
     }
 }
@@ -230,7 +243,7 @@ pub(crate) async fn elicitation(ctx: ApprovalCtx, ev: ElicitationRequestEvent) {
             .unwrap_or_else(|| json!({"type": "object", "properties": {}})),
         meta: req.get("_meta").cloned(),
     };
-    let response = match ask(&ctx, "mcpServer/elicitation/request", to_value(&params)).await {
+    let response = match ask::<m::McpServerElicitationRequest>(&ctx, &params).await {
         Answer::Replied(v) => ElicitationResponse::from_reply(&v),
         Answer::NoAnswer(_) => ElicitationResponse {
             action: ElicitationAction::Decline,

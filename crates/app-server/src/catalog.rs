@@ -8,9 +8,10 @@
 //! knob, text input.
 
 use crate::protocol::ThreadOverrides;
+use crate::protocol::methods as m;
 use crate::protocol::wire::{
     AppsListParams, AppsListResponse, CollaborationModeListParams, CollaborationModeListResponse,
-    CollaborationModeMask, ModeKind, Model, ModelListResponse, ReasoningEffortOption, to_value,
+    CollaborationModeMask, ModeKind, Model, ModelListResponse, ReasoningEffortOption,
 };
 use crate::{Conn, lock, method};
 use oi_config::{Config, ModelProviderInfo};
@@ -20,7 +21,6 @@ pub use oi_model_client::catalog::{
     ModelInfo, RemoteModel, builtin_info, fetch_models, is_hidden, parse_models,
 };
 use serde::Deserialize;
-use serde_json::Value;
 use std::collections::{BTreeSet, HashMap};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -31,24 +31,22 @@ const MODELS_TIMEOUT: Duration = Duration::from_millis(2500);
 const MODELS_TTL: Duration = Duration::from_secs(60);
 
 pub(crate) fn register(t: &mut MethodTable, conn: &Arc<Conn>) {
-    method(t, conn, "model/list", Execution::Spawn, model_list);
-    method(
+    method::<m::ModelList, _, _>(t, conn, Execution::Spawn, model_list);
+    method::<m::CollaborationModeList, _, _>(
         t,
         conn,
-        "collaborationMode/list",
         Execution::Inline,
         |c, _x, _p: CollaborationModeListParams| async move {
             crate::init::require_experimental(&c, "collaborationMode/list")?;
-            Ok(to_value(&collaboration_modes()))
+            Ok(collaboration_modes())
         },
     );
-    method(
+    method::<m::AppList, _, _>(
         t,
         conn,
-        "app/list",
         Execution::Inline,
         // No params is the same as empty ones.
-        |_c, _x, _p: Option<AppsListParams>| async { Ok(to_value(&AppsListResponse::default())) },
+        |_c, _x, _p: AppsListParams| async { Ok(AppsListResponse::default()) },
     );
 }
 
@@ -130,7 +128,8 @@ pub fn model_json(
         default_reasoning_effort: info
             .as_ref()
             .and_then(|i| i.default_effort)
-            .map(String::from),
+            .unwrap_or("none")
+            .to_string(),
         supported_reasoning_efforts: efforts,
         input_modalities: modalities,
         context_window: context,
@@ -186,7 +185,7 @@ async fn model_list(
     conn: Arc<Conn>,
     _ctx: RequestContext,
     p: ModelListParams,
-) -> Result<Value, RpcError> {
+) -> Result<ModelListResponse, RpcError> {
     let config = conn.load_config(&ThreadOverrides::default()).await?.config;
     let mut ids = providers_to_list(&config);
     if let Some(only) = &p.model_provider {
@@ -232,10 +231,10 @@ async fn model_list(
         data.retain(|m| !m.hidden);
     }
     let (start, end, next) = crate::offset_page(data.len(), p.cursor.as_deref(), p.limit)?;
-    Ok(to_value(&ModelListResponse {
+    Ok(ModelListResponse {
         data: data[start..end].to_vec(),
         next_cursor: next,
-    }))
+    })
 }
 
 /// Runs the futures concurrently and returns their outputs in order.
@@ -282,7 +281,8 @@ pub fn collaboration_modes() -> CollaborationModeListResponse {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
+    use crate::protocol::wire::to_value;
+    use serde_json::{Value, json};
 
     #[test]
     fn builtin_metadata_keeps_effort_order_and_tolerates_prefixes() {

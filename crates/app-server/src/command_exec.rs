@@ -3,13 +3,13 @@
 //! policy, the credential-free environment, a timeout and an output cap. Buffered only
 //! (the streaming variants `command/exec/write|resize|terminate` are not offered).
 
-use crate::protocol::wire::{CommandExecParams, CommandExecResponse, to_value};
+use crate::protocol::methods as m;
+use crate::protocol::wire::{CommandExecParams, CommandExecResponse};
 use crate::protocol::{ThreadOverrides, V2SandboxPolicy};
 use crate::{Conn, invalid, method};
 use oi_core::{CommandRequest, run_command};
 use oi_jsonrpc::RpcError;
 use oi_jsonrpc::{Execution, MethodTable, RequestContext};
-use serde_json::Value;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -19,7 +19,7 @@ pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(10);
 pub const DEFAULT_OUTPUT_CAP: usize = 1024 * 1024;
 
 pub(crate) fn register(t: &mut MethodTable, conn: &Arc<Conn>) {
-    method(t, conn, "command/exec", Execution::Spawn, exec);
+    method::<m::CommandExec, _, _>(t, conn, Execution::Spawn, exec);
 }
 
 fn request(p: CommandExecParams, config: &oi_config::Config) -> Result<CommandRequest, RpcError> {
@@ -81,7 +81,7 @@ async fn exec(
     conn: Arc<Conn>,
     ctx: RequestContext,
     p: CommandExecParams,
-) -> Result<Value, RpcError> {
+) -> Result<CommandExecResponse, RpcError> {
     let loaded = conn
         .load_session_config(&ThreadOverrides::default())
         .await?;
@@ -89,9 +89,9 @@ async fn exec(
     let out = run_command(&loaded.config, req, &ctx.cancel)
         .await
         .map_err(invalid)?;
-    Ok(to_value(&CommandExecResponse {
+    Ok(CommandExecResponse {
         exit_code: out.exit_code,
         stdout: out.stdout,
         stderr: out.stderr,
-    }))
+    })
 }

@@ -8,10 +8,11 @@
 //! (temp file + rename). Errors carry `data.config_write_error_code`.
 
 use crate::protocol::ThreadOverrides;
+use crate::protocol::methods as m;
 use crate::protocol::wire::{
     ConfigBatchWriteParams, ConfigLayer, ConfigLayerMetadata, ConfigLayerSource, ConfigReadParams,
     ConfigReadResponse, ConfigValueWriteParams, ConfigWriteResponse, OverriddenMetadata,
-    WriteStatus, to_value,
+    WriteStatus,
 };
 use crate::{Conn, blocking, method};
 use oi_config::{Config, ConfigLoadOptions, ConfigOverrides, load_config, toml_to_json};
@@ -25,27 +26,15 @@ use std::sync::Arc;
 use toml_edit::{DocumentMut, InlineTable, Item, Table};
 
 pub(crate) fn register(t: &mut MethodTable, conn: &Arc<Conn>) {
-    method(
-        t,
-        conn,
-        "config/read",
-        Execution::Spawn,
-        |c, x, p| async move { read(c, x, p).await.map(|r| to_value(&r)) },
-    );
-    method(
-        t,
-        conn,
-        "config/value/write",
-        Execution::Spawn,
-        |c, x, p| async move { value_write(c, x, p).await.map(|r| to_value(&r)) },
-    );
-    method(
-        t,
-        conn,
-        "config/batchWrite",
-        Execution::Spawn,
-        |c, x, p| async move { batch_write(c, x, p).await.map(|r| to_value(&r)) },
-    );
+    method::<m::ConfigRead, _, _>(t, conn, Execution::Spawn, |c, x, p| async move {
+        read(c, x, p).await
+    });
+    method::<m::ConfigValueWrite, _, _>(t, conn, Execution::Spawn, |c, x, p| async move {
+        value_write(c, x, p).await
+    });
+    method::<m::ConfigBatchWrite, _, _>(t, conn, Execution::Spawn, |c, x, p| async move {
+        batch_write(c, x, p).await
+    });
 }
 
 /// The wire types are in the protocol module; these names are what the file-editing

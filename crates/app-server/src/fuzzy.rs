@@ -6,6 +6,7 @@
 //! `cancellationToken` stops the older one (which answers with no files). Sessions walk
 //! their roots once and match each update against that index.
 
+use crate::protocol::methods as m;
 use crate::protocol::wire::{
     EmptyResponse, FuzzyFileSearchMatchType, FuzzyFileSearchParams, FuzzyFileSearchResponse,
     FuzzyFileSearchResult, FuzzyFileSearchSessionCompletedNotification,
@@ -24,28 +25,10 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 pub(crate) fn register(t: &mut MethodTable, conn: &Arc<Conn>) {
-    method(t, conn, "fuzzyFileSearch", Execution::Spawn, search_once);
-    method(
-        t,
-        conn,
-        "fuzzyFileSearch/sessionStart",
-        Execution::Inline,
-        session_start,
-    );
-    method(
-        t,
-        conn,
-        "fuzzyFileSearch/sessionUpdate",
-        Execution::Inline,
-        session_update,
-    );
-    method(
-        t,
-        conn,
-        "fuzzyFileSearch/sessionStop",
-        Execution::Inline,
-        session_stop,
-    );
+    method::<m::FuzzyFileSearch, _, _>(t, conn, Execution::Spawn, search_once);
+    method::<m::FuzzyFileSearchSessionStart, _, _>(t, conn, Execution::Inline, session_start);
+    method::<m::FuzzyFileSearchSessionUpdate, _, _>(t, conn, Execution::Inline, session_update);
+    method::<m::FuzzyFileSearchSessionStop, _, _>(t, conn, Execution::Inline, session_stop);
 }
 
 #[derive(Default)]
@@ -81,7 +64,7 @@ async fn search_once(
     conn: Arc<Conn>,
     _ctx: RequestContext,
     p: FuzzyFileSearchParams,
-) -> Result<Value, RpcError> {
+) -> Result<FuzzyFileSearchResponse, RpcError> {
     let flag = Arc::new(AtomicBool::new(false));
     if let Some(token) = &p.cancellation_token
         && let Some(older) = lock(&conn.fuzzy.tokens).insert(token.clone(), flag.clone())
@@ -105,7 +88,7 @@ async fn search_once(
     } else {
         files.iter().map(wire_match).collect()
     };
-    Ok(to_value(&FuzzyFileSearchResponse { files }))
+    Ok(FuzzyFileSearchResponse { files })
 }
 
 pub(crate) struct Session {
@@ -121,7 +104,7 @@ async fn session_start(
     conn: Arc<Conn>,
     _ctx: RequestContext,
     p: FuzzyFileSearchSessionStartParams,
-) -> Result<Value, RpcError> {
+) -> Result<EmptyResponse, RpcError> {
     if p.session_id.is_empty() {
         return Err(invalid("sessionId must not be empty"));
     }
@@ -138,14 +121,14 @@ async fn session_start(
     if let Some(old) = lock(&conn.fuzzy.sessions).insert(p.session_id, session) {
         old.stopped.store(true, Ordering::Relaxed);
     }
-    Ok(to_value(&EmptyResponse {}))
+    Ok(EmptyResponse {})
 }
 
 async fn session_update(
     conn: Arc<Conn>,
     _ctx: RequestContext,
     p: FuzzyFileSearchSessionUpdateParams,
-) -> Result<Value, RpcError> {
+) -> Result<EmptyResponse, RpcError> {
     let session = lock(&conn.fuzzy.sessions)
         .get(&p.session_id)
         .cloned()
@@ -186,18 +169,18 @@ async fn session_update(
         out.notify("fuzzyFileSearch/sessionCompleted", to_value(&completed))
             .await;
     });
-    Ok(to_value(&EmptyResponse {}))
+    Ok(EmptyResponse {})
 }
 
 async fn session_stop(
     conn: Arc<Conn>,
     _ctx: RequestContext,
     p: FuzzyFileSearchSessionStopParams,
-) -> Result<Value, RpcError> {
+) -> Result<EmptyResponse, RpcError> {
     if let Some(s) = lock(&conn.fuzzy.sessions).remove(&p.session_id) {
         s.stopped.store(true, Ordering::Relaxed);
     }
-    Ok(to_value(&EmptyResponse {}))
+    Ok(EmptyResponse {})
 }
 #[cfg(test)]
 mod tests {

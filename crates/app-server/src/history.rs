@@ -6,22 +6,22 @@
 //! `backwardsCursor` is the page's first entry, to walk back with the opposite
 //! `sortDirection` (that entry is included again, so a client sees its latest state).
 
+use crate::protocol::methods as m;
 use crate::protocol::wire::{
     SortDirection, ThreadItem, ThreadItemEntry, ThreadItemsListParams, ThreadItemsListResponse,
-    ThreadTurnsListParams, ThreadTurnsListResponse, Turn, TurnItemsView, to_value,
+    ThreadTurnsListParams, ThreadTurnsListResponse, Turn, TurnItemsView,
 };
 use crate::threads::{merge_leading_input, store_error, summary_of, turn_json};
 use crate::{Conn, blocking, invalid, lock, method, parse_thread_id, thread_not_found};
 use oi_jsonrpc::{Execution, MethodTable, RequestContext, RpcError};
 use oi_protocol::ThreadId;
 use oi_thread_store::{StoredTurn, ThreadOutline, TurnSpan};
-use serde_json::Value;
 use std::sync::Arc;
 use std::sync::Mutex;
 
 pub(crate) fn register(t: &mut MethodTable, conn: &Arc<Conn>) {
-    method(t, conn, "thread/turns/list", Execution::Spawn, turns_list);
-    method(t, conn, "thread/items/list", Execution::Spawn, items_list);
+    method::<m::ThreadTurnsList, _, _>(t, conn, Execution::Spawn, turns_list);
+    method::<m::ThreadItemsList, _, _>(t, conn, Execution::Spawn, items_list);
 }
 
 /// One page: the entries and both cursors.
@@ -171,7 +171,7 @@ async fn turns_list(
     conn: Arc<Conn>,
     _ctx: RequestContext,
     p: ThreadTurnsListParams,
-) -> Result<Value, RpcError> {
+) -> Result<ThreadTurnsListResponse, RpcError> {
     let (id, history) = history(&conn, &p.thread_id).await?;
     let turns = &history.turns;
     let tid = id.to_string();
@@ -199,18 +199,18 @@ async fn turns_list(
             Ok(t)
         })
         .collect::<Result<Vec<_>, RpcError>>()?;
-    Ok(to_value(&ThreadTurnsListResponse {
+    Ok(ThreadTurnsListResponse {
         data,
         next_cursor: page.next_cursor,
         backwards_cursor: page.backwards_cursor,
-    }))
+    })
 }
 
 async fn items_list(
     conn: Arc<Conn>,
     _ctx: RequestContext,
     p: ThreadItemsListParams,
-) -> Result<Value, RpcError> {
+) -> Result<ThreadItemsListResponse, RpcError> {
     let (id, history) = history(&conn, &p.thread_id).await?;
     let turns = &history.turns;
     if let Some(turn_id) = &p.turn_id
@@ -236,11 +236,11 @@ async fn items_list(
         p.limit,
         dir,
     )?;
-    Ok(to_value(&ThreadItemsListResponse {
+    Ok(ThreadItemsListResponse {
         data: page.data.into_iter().map(|i| entries[i].clone()).collect(),
         next_cursor: page.next_cursor,
         backwards_cursor: page.backwards_cursor,
-    }))
+    })
 }
 
 /// An item's cursor: `<turn id>:<item id>` (item ids alone, e.g. tool call ids, do not say

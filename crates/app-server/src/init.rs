@@ -7,8 +7,9 @@
 //! connection, whether experimental methods and fields are served and which notifications
 //! are dropped.
 
-use crate::protocol::wire::{InitializeParams, InitializeResponse, to_value};
-use crate::{Conn, invalid, method};
+use crate::protocol::methods::Initialize;
+use crate::protocol::wire::{InitializeParams, InitializeResponse};
+use crate::{Conn, invalid, method_decoding};
 use oi_jsonrpc::RpcError;
 use oi_jsonrpc::{Execution, MethodTable, RequestContext};
 use serde_json::{Map, Value};
@@ -40,7 +41,7 @@ impl ClientState {
 }
 
 pub(crate) fn register(t: &mut MethodTable, conn: &Arc<Conn>) {
-    method(t, conn, "initialize", Execution::Inline, initialize);
+    method_decoding::<Initialize, _, _, _, _>(t, conn, Execution::Inline, initialize);
     t.notification("initialized", |_: Value| async {});
 }
 
@@ -55,17 +56,25 @@ pub(crate) fn require_experimental(conn: &Conn, descriptor: &str) -> Result<(), 
     }
 }
 
+/// What `initialize` answers: the app-server form's typed result, or MCP's as it gave it.
+#[derive(serde::Serialize)]
+#[serde(untagged)]
+enum Reply {
+    App(InitializeResponse),
+    Mcp(Value),
+}
+
 async fn initialize(
     conn: Arc<Conn>,
     ctx: RequestContext,
     raw: Map<String, Value>,
-) -> Result<Value, RpcError> {
+) -> Result<Reply, RpcError> {
     if raw.contains_key("protocolVersion") {
         return match conn
             .mcp_methods
             .call("initialize", ctx, Some(Value::Object(raw)))
         {
-            Some(mcp) => mcp.await,
+            Some(mcp) => mcp.await.map(Reply::Mcp),
             None => Err(RpcError::invalid_params(
                 "initialize",
                 "this is the app server, which does not speak MCP: send `{clientInfo, capabilities?}` without `protocolVersion`, or use `interpreter mcp-server` for MCP",
@@ -91,7 +100,7 @@ async fn initialize(
         p.client_info.version,
         caps.experimental_api
     );
-    Ok(to_value(&InitializeResponse {
+    Ok(Reply::App(InitializeResponse {
         user_agent: format!(
             "openinterpreter/{} ({}; {}) {}/{}",
             env!("CARGO_PKG_VERSION"),

@@ -17,6 +17,7 @@
 //!
 //! This crate must not know how turns run inside the engine, nor the JSON-RPC framing.
 
+pub mod absent;
 pub mod accounts;
 pub mod approvals;
 pub mod catalog;
@@ -40,6 +41,7 @@ use oi_jsonrpc::{Connection, Execution, INVALID_REQUEST, MethodTable, RequestCon
 use oi_protocol::ThreadId;
 use oi_protocol::protocol::RateLimitSnapshot;
 use oi_thread_store::{SessionSource, ThreadStore};
+use protocol::methods::ClientRequest;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 use std::collections::HashMap;
@@ -82,6 +84,7 @@ pub fn methods(ctx: AppServerContext) -> MethodTable {
     accounts::register(&mut table, &conn);
     v1::register(&mut table, &conn);
     fuzzy::register(&mut table, &conn);
+    absent::register(&mut table, &conn);
     table
 }
 
@@ -232,7 +235,7 @@ impl Conn {
             cli_overrides: self.opts.cli_overrides.clone(),
             overrides: self.opts.overrides.clone(),
         }
-        .with_request(request, o.config.iter().flatten())
+        .with_request(request, request_config(o))
     }
 
     /// [`Conn::load_config`] for a request that starts a session or runs a command: a trusted
@@ -278,24 +281,43 @@ impl Conn {
     }
 }
 
-/// Declares a request method whose handler gets the connection state.
-pub(crate) fn method<P, F, Fut>(
+/// Registers the declared request `M` (its name and params type come from
+/// [`protocol::methods`]); the handler gets the connection state and returns `M`'s typed
+/// result, serialized here.
+pub(crate) fn method<M, F, Fut>(table: &mut MethodTable, conn: &Arc<Conn>, exec: Execution, f: F)
+where
+    M: ClientRequest,
+    M::Params: DeserializeOwned + Send + 'static,
+    F: Fn(Arc<Conn>, RequestContext, M::Params) -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = Result<M::Result, RpcError>> + Send + 'static,
+{
+    method_decoding::<M, M::Params, M::Result, F, Fut>(table, conn, exec, f)
+}
+
+/// [`method`] for a request whose params and result have a second form besides the declared
+/// one: `initialize`, whose MCP form (params with `protocolVersion`) goes to MCP's method.
+pub(crate) fn method_decoding<M, P, R, F, Fut>(
     table: &mut MethodTable,
     conn: &Arc<Conn>,
-    name: &'static str,
     exec: Execution,
     f: F,
 ) where
+    M: ClientRequest,
     P: DeserializeOwned + Send + 'static,
+    R: serde::Serialize,
     F: Fn(Arc<Conn>, RequestContext, P) -> Fut + Send + Sync + 'static,
-    Fut: Future<Output = Result<Value, RpcError>> + Send + 'static,
+    Fut: Future<Output = Result<R, RpcError>> + Send + 'static,
 {
     let conn = conn.clone();
     let f = Arc::new(f);
-    table.request(name, exec, move |ctx, p: P| {
+    table.request(M::NAME, exec, move |ctx, p: P| {
         let conn = conn.clone();
         let f = f.clone();
-        async move { f(conn, ctx, p).await }
+        async move {
+            let result = f(conn, ctx, p).await?;
+            serde_json::to_value(&result)
+                .map_err(|e| internal(format!("cannot encode the {} result: {e}", M::NAME)))
+        }
     });
 }
 
@@ -321,6 +343,22 @@ pub(crate) fn offset_page(
     let limit = limit.map(|l| l.max(1) as usize).unwrap_or(len.max(1));
     let end = (start + limit).min(len);
     Ok((start, end, (end < len).then(|| end.to_string())))
+}
+
+/// The keys of a request's `config` that mean something here. Codex's clients send keys of
+/// Codex features we do not have (e.g. `cloud.skills.enabled`); Codex ignores what it does
+/// not read, so the same request must not fail here: such keys are dropped with a log line.
+fn request_config(o: &protocol::ThreadOverrides) -> impl Iterator<Item = (&String, &Value)> {
+    o.config
+        .iter()
+        .flatten()
+        .filter(|(key, _)| match oi_config::validate_cli_key(key) {
+            Ok(()) => true,
+            Err(e) => {
+                tracing::info!("request config: ignoring {e}");
+                false
+            }
+        })
 }
 
 /// `-32600` with the message as is (the v2 API's validation errors).

@@ -1,6 +1,7 @@
 //! `thread/unsubscribe` (stop and unload a thread; it stays on disk) and `thread/delete`
 //! (unload it and remove it from disk).
 
+use crate::protocol::methods as m;
 use crate::protocol::wire::{
     EmptyResponse, ThreadIdNotification, ThreadIdParams, ThreadUnsubscribeResponse,
     ThreadUnsubscribeStatus, to_value,
@@ -19,8 +20,8 @@ use std::time::Duration;
 const CLOSE_GRACE: Duration = Duration::from_secs(10);
 
 pub(crate) fn register(t: &mut MethodTable, conn: &Arc<Conn>) {
-    method(t, conn, "thread/unsubscribe", Execution::Spawn, unsubscribe);
-    method(t, conn, "thread/delete", Execution::Spawn, delete);
+    method::<m::ThreadUnsubscribe, _, _>(t, conn, Execution::Spawn, unsubscribe);
+    method::<m::ThreadDelete, _, _>(t, conn, Execution::Spawn, delete);
 }
 
 /// Stops a live thread and forgets it. A running turn is interrupted by the shutdown and
@@ -43,28 +44,28 @@ async fn unsubscribe(
     conn: Arc<Conn>,
     ctx: RequestContext,
     p: ThreadIdParams,
-) -> Result<serde_json::Value, RpcError> {
+) -> Result<ThreadUnsubscribeResponse, RpcError> {
     let id = parse_thread_id(&p.thread_id)?;
     let Some(thread) = conn.live_thread(&id) else {
-        return Ok(to_value(&ThreadUnsubscribeResponse {
+        return Ok(ThreadUnsubscribeResponse {
             status: ThreadUnsubscribeStatus::NotLoaded,
-        }));
+        });
     };
     close(&conn, id, thread).await;
     let closed = ThreadIdNotification {
         thread_id: id.to_string(),
     };
     conn.notify_after_response(&ctx, vec![("thread/closed", to_value(&closed))]);
-    Ok(to_value(&ThreadUnsubscribeResponse {
+    Ok(ThreadUnsubscribeResponse {
         status: ThreadUnsubscribeStatus::Unsubscribed,
-    }))
+    })
 }
 
 async fn delete(
     conn: Arc<Conn>,
     ctx: RequestContext,
     p: ThreadIdParams,
-) -> Result<serde_json::Value, RpcError> {
+) -> Result<EmptyResponse, RpcError> {
     let id = parse_thread_id(&p.thread_id)?;
     let ephemeral = conn.ephemeral_info(&id).is_some();
     if let Some(thread) = conn.live_thread(&id) {
@@ -85,5 +86,5 @@ async fn delete(
         thread_id: id.to_string(),
     };
     conn.notify_after_response(&ctx, vec![("thread/deleted", to_value(&deleted))]);
-    Ok(to_value(&EmptyResponse {}))
+    Ok(EmptyResponse {})
 }

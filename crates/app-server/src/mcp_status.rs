@@ -4,9 +4,10 @@
 //! config with `runtimeStatus: null` (nothing has started them).
 
 use crate::protocol::ThreadOverrides;
+use crate::protocol::methods as m;
 use crate::protocol::wire::{
     ListMcpServerStatusParams, ListMcpServerStatusResponse, McpAuthStatus,
-    McpServerConnectionStatus, McpServerStatus, to_value,
+    McpServerConnectionStatus, McpServerStatus,
 };
 use crate::{Conn, method, offset_page, parse_thread_id, thread_not_found};
 use oi_config::mcp::{McpServerConfig, McpServerTransportConfig};
@@ -18,7 +19,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 pub(crate) fn register(t: &mut MethodTable, conn: &Arc<Conn>) {
-    method(t, conn, "mcpServerStatus/list", Execution::Spawn, list);
+    method::<m::McpServerStatusList, _, _>(t, conn, Execution::Spawn, list);
 }
 
 fn auth_status(cfg: Option<&McpServerConfig>) -> McpAuthStatus {
@@ -81,7 +82,7 @@ async fn list(
     conn: Arc<Conn>,
     _ctx: RequestContext,
     p: ListMcpServerStatusParams,
-) -> Result<Value, RpcError> {
+) -> Result<ListMcpServerStatusResponse, RpcError> {
     let thread = match &p.thread_id {
         Some(raw) => {
             let id = parse_thread_id(raw)?;
@@ -132,8 +133,8 @@ async fn list(
         servers.retain(|s| &s.name == name);
     }
     let (start, end, next) = offset_page(servers.len(), p.cursor.as_deref(), p.limit)?;
-    Ok(to_value(&ListMcpServerStatusResponse {
+    Ok(ListMcpServerStatusResponse {
         data: servers.drain(start..end).collect(),
         next_cursor: next,
-    }))
+    })
 }

@@ -6,10 +6,11 @@
 //! in a second manager that writes nothing.
 
 use crate::protocol::ThreadOverrides;
+use crate::protocol::methods as m;
 use crate::protocol::now_unix;
 use crate::protocol::wire::{
     ConfigWarningNotification, EmptyResponse, Thread as WireThread, ThreadIdNotification,
-    ThreadListResponse, ThreadLoadedListResponse, ThreadNameUpdatedNotification,
+    ThreadIdParams, ThreadListResponse, ThreadLoadedListResponse, ThreadNameUpdatedNotification,
     ThreadReadResponse, ThreadSessionResponse, ThreadStartedNotification, ThreadStatus,
     ThreadTokenUsageUpdatedNotification, ThreadUnarchiveResponse, Turn,
     TurnStatus as WireTurnStatus, to_value,
@@ -32,25 +33,15 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 pub(crate) fn register(t: &mut MethodTable, conn: &Arc<Conn>) {
-    method(t, conn, "thread/start", Execution::Spawn, start);
-    method(t, conn, "thread/resume", Execution::Spawn, resume);
-    method(t, conn, "thread/fork", Execution::Spawn, fork);
-    method(t, conn, "thread/read", Execution::Spawn, read);
-    method(t, conn, "thread/list", Execution::Spawn, list);
-    method(
-        t,
-        conn,
-        "thread/loaded/list",
-        Execution::Inline,
-        loaded_list,
-    );
-    method(t, conn, "thread/archive", Execution::Spawn, |c, x, p| {
-        set_archived(c, x, p, true)
-    });
-    method(t, conn, "thread/unarchive", Execution::Spawn, |c, x, p| {
-        set_archived(c, x, p, false)
-    });
-    method(t, conn, "thread/name/set", Execution::Spawn, set_name);
+    method::<m::ThreadStart, _, _>(t, conn, Execution::Spawn, start);
+    method::<m::ThreadResume, _, _>(t, conn, Execution::Spawn, resume);
+    method::<m::ThreadFork, _, _>(t, conn, Execution::Spawn, fork);
+    method::<m::ThreadRead, _, _>(t, conn, Execution::Spawn, read);
+    method::<m::ThreadList, _, _>(t, conn, Execution::Spawn, list);
+    method::<m::ThreadLoadedList, _, _>(t, conn, Execution::Inline, loaded_list);
+    method::<m::ThreadArchive, _, _>(t, conn, Execution::Spawn, archive);
+    method::<m::ThreadUnarchive, _, _>(t, conn, Execution::Spawn, unarchive);
+    method::<m::ThreadNameSet, _, _>(t, conn, Execution::Spawn, set_name);
 }
 
 #[derive(Deserialize, schemars::JsonSchema)]
@@ -132,12 +123,6 @@ pub(crate) struct PageParams {
     limit: Option<u32>,
 }
 
-#[derive(Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct ArchiveParams {
-    thread_id: String,
-}
-
 /// Params of `thread/name/set`.
 #[derive(Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
@@ -208,7 +193,11 @@ fn warning_notes(warnings: &[String]) -> Vec<(&'static str, Value)> {
         .collect()
 }
 
-async fn start(conn: Arc<Conn>, ctx: RequestContext, p: StartParams) -> Result<Value, RpcError> {
+async fn start(
+    conn: Arc<Conn>,
+    ctx: RequestContext,
+    p: StartParams,
+) -> Result<ThreadSessionResponse, RpcError> {
     let loaded = conn.load_session_config(&p.overrides).await?;
     let ephemeral = p.ephemeral.unwrap_or(false);
     let manager = if ephemeral {
@@ -236,10 +225,7 @@ async fn start(conn: Arc<Conn>, ctx: RequestContext, p: StartParams) -> Result<V
     };
     notes.push(("thread/started", to_value(&started)));
     conn.notify_after_response(&ctx, notes);
-    Ok(to_value(&ThreadSessionResponse::new(
-        thread,
-        &new.thread.config(),
-    )))
+    Ok(ThreadSessionResponse::new(thread, &new.thread.config()))
 }
 
 /// The stored thread's model and cwd, unless the caller picked their own.
@@ -364,7 +350,11 @@ fn last_usage(thread_id: ThreadId, loaded: &LoadedThread) -> Option<Value> {
     })
 }
 
-async fn resume(conn: Arc<Conn>, ctx: RequestContext, p: ResumeParams) -> Result<Value, RpcError> {
+async fn resume(
+    conn: Arc<Conn>,
+    ctx: RequestContext,
+    p: ResumeParams,
+) -> Result<ThreadSessionResponse, RpcError> {
     let id = parse_thread_id(&p.thread_id)?;
     // Already running here (started by this API, the MCP tools or an earlier resume).
     if let Some(thread) = conn.live_thread(&id) {
@@ -374,10 +364,7 @@ async fn resume(conn: Arc<Conn>, ctx: RequestContext, p: ResumeParams) -> Result
             thread_json.turns = stored_turns(id, &loaded);
         }
         crate::turns::follow_running_turn(&conn, &ctx, thread.clone());
-        return Ok(to_value(&ThreadSessionResponse::new(
-            thread_json,
-            &thread.config(),
-        )));
+        return Ok(ThreadSessionResponse::new(thread_json, &thread.config()));
     }
     let summary = summary_of(&conn, id)
         .await?
@@ -398,13 +385,17 @@ async fn resume(conn: Arc<Conn>, ctx: RequestContext, p: ResumeParams) -> Result
         notes.push(("thread/tokenUsage/updated", usage));
     }
     conn.notify_after_response(&ctx, notes);
-    Ok(to_value(&ThreadSessionResponse::new(
+    Ok(ThreadSessionResponse::new(
         thread_json,
         &new.thread.config(),
-    )))
+    ))
 }
 
-async fn fork(conn: Arc<Conn>, ctx: RequestContext, p: ForkParams) -> Result<Value, RpcError> {
+async fn fork(
+    conn: Arc<Conn>,
+    ctx: RequestContext,
+    p: ForkParams,
+) -> Result<ThreadSessionResponse, RpcError> {
     let source = parse_thread_id(&p.thread_id)?;
     let ephemeral = p.ephemeral.unwrap_or(false);
     let source_is_ephemeral = conn.ephemeral_info(&source).is_some();
@@ -465,19 +456,23 @@ async fn fork(conn: Arc<Conn>, ctx: RequestContext, p: ForkParams) -> Result<Val
     let mut notes = warning_notes(&loaded_config.warnings);
     notes.push(("thread/started", to_value(&started)));
     conn.notify_after_response(&ctx, notes);
-    Ok(to_value(&ThreadSessionResponse::new(
+    Ok(ThreadSessionResponse::new(
         thread_json,
         &new.thread.config(),
-    )))
+    ))
 }
 
-async fn read(conn: Arc<Conn>, _ctx: RequestContext, p: ReadParams) -> Result<Value, RpcError> {
+async fn read(
+    conn: Arc<Conn>,
+    _ctx: RequestContext,
+    p: ReadParams,
+) -> Result<ThreadReadResponse, RpcError> {
     let id = parse_thread_id(&p.thread_id)?;
     if conn.ephemeral_info(&id).is_some()
         && let Some(thread) = conn.live_thread(&id)
     {
         let thread = live_thread_json(&conn, &thread).await?;
-        return Ok(to_value(&ThreadReadResponse { thread }));
+        return Ok(ThreadReadResponse { thread });
     }
     let summary = summary_of(&conn, id)
         .await?
@@ -491,15 +486,24 @@ async fn read(conn: Arc<Conn>, _ctx: RequestContext, p: ReadParams) -> Result<Va
         let loaded = load_stored(&conn, id).await?;
         thread.turns = stored_turns(id, &loaded);
     }
-    Ok(to_value(&ThreadReadResponse { thread }))
+    Ok(ThreadReadResponse { thread })
 }
 
+/// An enum value `thread/list` does not know: -32602, as for any params that do not fit.
+fn bad_list_param(detail: String) -> RpcError {
+    RpcError::invalid_params("thread/list", detail)
+}
+
+/// Codex's `recency_at` is last activity, our `updated_at`. `section_position` orders
+/// threads inside the user's sections, which we do not have: threads then come most
+/// recently updated first, as in one unsorted section.
 fn parse_sort_key(s: &str) -> Result<SortKey, RpcError> {
     match s {
         "created_at" | "createdAt" => Ok(SortKey::CreatedAt),
-        "updated_at" | "updatedAt" => Ok(SortKey::UpdatedAt),
-        other => Err(invalid(format!(
-            "unknown sortKey `{other}`; use \"created_at\" or \"updated_at\""
+        "updated_at" | "updatedAt" | "recency_at" | "recencyAt" => Ok(SortKey::UpdatedAt),
+        "section_position" | "sectionPosition" => Ok(SortKey::UpdatedAt),
+        other => Err(bad_list_param(format!(
+            "unknown sortKey `{other}`; use \"created_at\", \"updated_at\", \"recency_at\" or \"section_position\""
         ))),
     }
 }
@@ -518,7 +522,7 @@ fn sources_for(kind: &str) -> Result<&'static [SessionSource], RpcError> {
         | "subAgentThreadSpawn"
         | "subAgentOther" => &[],
         other => {
-            return Err(invalid(format!(
+            return Err(bad_list_param(format!(
                 "unknown sourceKind `{other}`; use any of cli, vscode, exec, appServer, subAgent, subAgentReview, subAgentCompact, subAgentThreadSpawn, subAgentOther, unknown"
             )));
         }
@@ -534,7 +538,7 @@ fn list_query(p: ListParams) -> Result<Option<ListQuery>, RpcError> {
         None | Some("desc") => true,
         Some("asc") => false,
         Some(other) => {
-            return Err(invalid(format!(
+            return Err(bad_list_param(format!(
                 "unknown sortDirection `{other}`; use \"asc\" or \"desc\""
             )));
         }
@@ -581,12 +585,16 @@ fn list_query(p: ListParams) -> Result<Option<ListQuery>, RpcError> {
     }))
 }
 
-async fn list(conn: Arc<Conn>, _ctx: RequestContext, p: ListParams) -> Result<Value, RpcError> {
+async fn list(
+    conn: Arc<Conn>,
+    _ctx: RequestContext,
+    p: ListParams,
+) -> Result<ThreadListResponse, RpcError> {
     let Some(q) = list_query(p)? else {
-        return Ok(to_value(&ThreadListResponse {
+        return Ok(ThreadListResponse {
             data: Vec::new(),
             next_cursor: None,
-        }));
+        });
     };
     let store = conn.thread_store().await?;
     let page = blocking(move || store.list(&q).map_err(store_error)).await?;
@@ -601,17 +609,17 @@ async fn list(conn: Arc<Conn>, _ctx: RequestContext, p: ListParams) -> Result<Va
             WireThread::from_summary(s, status)
         })
         .collect();
-    Ok(to_value(&ThreadListResponse {
+    Ok(ThreadListResponse {
         data,
         next_cursor: page.next_cursor,
-    }))
+    })
 }
 
 async fn loaded_list(
     conn: Arc<Conn>,
     _ctx: RequestContext,
     p: PageParams,
-) -> Result<Value, RpcError> {
+) -> Result<ThreadLoadedListResponse, RpcError> {
     let mut ids: Vec<String> = conn
         .manager
         .loaded_thread_ids()
@@ -621,28 +629,43 @@ async fn loaded_list(
         .collect();
     ids.sort();
     let (start, end, next) = crate::offset_page(ids.len(), p.cursor.as_deref(), p.limit)?;
-    Ok(to_value(&ThreadLoadedListResponse {
+    Ok(ThreadLoadedListResponse {
         data: ids[start..end].to_vec(),
         next_cursor: next,
-    }))
+    })
 }
 
+/// Marks the thread (un)archived in the store; returns its id.
 async fn set_archived(
-    conn: Arc<Conn>,
-    ctx: RequestContext,
-    p: ArchiveParams,
+    conn: &Conn,
+    p: &ThreadIdParams,
     archived: bool,
-) -> Result<Value, RpcError> {
+) -> Result<ThreadId, RpcError> {
     let id = parse_thread_id(&p.thread_id)?;
     let store = conn.thread_store().await?;
     blocking(move || store.set_archived(&id, archived).map_err(store_error)).await?;
-    let note = to_value(&ThreadIdNotification {
+    Ok(id)
+}
+
+async fn archive(
+    conn: Arc<Conn>,
+    ctx: RequestContext,
+    p: ThreadIdParams,
+) -> Result<EmptyResponse, RpcError> {
+    let id = set_archived(&conn, &p, true).await?;
+    let note = ThreadIdNotification {
         thread_id: id.to_string(),
-    });
-    if archived {
-        conn.notify_after_response(&ctx, vec![("thread/archived", note)]);
-        return Ok(to_value(&EmptyResponse {}));
-    }
+    };
+    conn.notify_after_response(&ctx, vec![("thread/archived", to_value(&note))]);
+    Ok(EmptyResponse {})
+}
+
+async fn unarchive(
+    conn: Arc<Conn>,
+    ctx: RequestContext,
+    p: ThreadIdParams,
+) -> Result<ThreadUnarchiveResponse, RpcError> {
+    let id = set_archived(&conn, &p, false).await?;
     // Like Codex, unarchiving answers with the thread, so a client can show it again
     // without a `thread/read`.
     let summary = summary_of(&conn, id)
@@ -652,13 +675,20 @@ async fn set_archived(
         Some(t) => live_status(&t),
         None => ThreadStatus::NotLoaded,
     };
-    conn.notify_after_response(&ctx, vec![("thread/unarchived", note)]);
-    Ok(to_value(&ThreadUnarchiveResponse {
+    let note = ThreadIdNotification {
+        thread_id: id.to_string(),
+    };
+    conn.notify_after_response(&ctx, vec![("thread/unarchived", to_value(&note))]);
+    Ok(ThreadUnarchiveResponse {
         thread: WireThread::from_summary(&summary, status),
-    }))
+    })
 }
 
-async fn set_name(conn: Arc<Conn>, ctx: RequestContext, p: NameParams) -> Result<Value, RpcError> {
+async fn set_name(
+    conn: Arc<Conn>,
+    ctx: RequestContext,
+    p: NameParams,
+) -> Result<EmptyResponse, RpcError> {
     let id = parse_thread_id(&p.thread_id)?;
     let store = conn.thread_store().await?;
     let name = p.name.clone();
@@ -677,7 +707,7 @@ async fn set_name(conn: Arc<Conn>, ctx: RequestContext, p: NameParams) -> Result
             }),
         )],
     );
-    Ok(to_value(&EmptyResponse {}))
+    Ok(EmptyResponse {})
 }
 
 #[cfg(test)]
@@ -706,8 +736,19 @@ mod tests {
         let p: ListParams = serde_json::from_value(json!({"sourceKinds": ["vscode"]})).unwrap();
         assert!(list_query(p).unwrap().is_none());
         let p: ListParams = serde_json::from_value(json!({"sortKey": "size"})).unwrap();
-        assert!(list_query(p).unwrap_err().message.contains("sortKey"));
+        let e = list_query(p).unwrap_err();
+        assert!(e.message.contains("sortKey"), "{}", e.message);
+        assert_eq!(e.code, oi_jsonrpc::INVALID_PARAMS);
         let p: ListParams = serde_json::from_value(json!({"sourceKinds": ["robot"]})).unwrap();
-        assert!(list_query(p).unwrap_err().message.contains("robot"));
+        let e = list_query(p).unwrap_err();
+        assert!(e.message.contains("robot"), "{}", e.message);
+        assert_eq!(e.code, oi_jsonrpc::INVALID_PARAMS);
+        let p: ListParams = serde_json::from_value(json!({"sortDirection": "up"})).unwrap();
+        assert_eq!(list_query(p).unwrap_err().code, oi_jsonrpc::INVALID_PARAMS);
+        // Codex's TUI lists by these two.
+        for key in ["recency_at", "section_position"] {
+            let p: ListParams = serde_json::from_value(json!({ "sortKey": key })).unwrap();
+            assert_eq!(list_query(p).unwrap().unwrap().sort_key, SortKey::UpdatedAt);
+        }
     }
 }

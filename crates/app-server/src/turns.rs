@@ -8,6 +8,7 @@
 
 use crate::approvals::{self, ApprovalCtx};
 use crate::items::{ItemMapper, Note};
+use crate::protocol::methods as m;
 use crate::protocol::wire::{
     AccountRateLimitsUpdatedNotification, EmptyResponse, ThreadStatus,
     ThreadStatusChangedNotification, Turn, TurnStartResponse, TurnStartedNotification,
@@ -23,22 +24,16 @@ use oi_protocol::ThreadId;
 use oi_protocol::config_types::{AskForApproval, ReasoningEffort};
 use oi_protocol::protocol::{Event, EventMsg, TurnOverrides};
 use serde::Deserialize;
-use serde_json::{Value, json};
+use serde_json::json;
 use std::path::PathBuf;
 use std::sync::Arc;
 use tokio_util::sync::CancellationToken;
 
 pub(crate) fn register(t: &mut MethodTable, conn: &Arc<Conn>) {
-    method(t, conn, "turn/start", Execution::Spawn, start);
-    method(t, conn, "turn/steer", Execution::Spawn, steer);
-    method(t, conn, "turn/interrupt", Execution::Spawn, interrupt);
-    method(
-        t,
-        conn,
-        "thread/compact/start",
-        Execution::Spawn,
-        compact_start,
-    );
+    method::<m::TurnStart, _, _>(t, conn, Execution::Spawn, start);
+    method::<m::TurnSteer, _, _>(t, conn, Execution::Spawn, steer);
+    method::<m::TurnInterrupt, _, _>(t, conn, Execution::Spawn, interrupt);
+    method::<m::ThreadCompactStart, _, _>(t, conn, Execution::Spawn, compact_start);
 }
 
 #[derive(Deserialize, schemars::JsonSchema)]
@@ -159,7 +154,11 @@ fn start_error(e: CoreError) -> RpcError {
     }
 }
 
-async fn start(conn: Arc<Conn>, ctx: RequestContext, p: StartParams) -> Result<Value, RpcError> {
+async fn start(
+    conn: Arc<Conn>,
+    ctx: RequestContext,
+    p: StartParams,
+) -> Result<TurnStartResponse, RpcError> {
     if p.collaboration_mode.is_some() {
         crate::init::require_experimental(&conn, "turn/start.collaborationMode")?;
     }
@@ -168,9 +167,9 @@ async fn start(conn: Arc<Conn>, ctx: RequestContext, p: StartParams) -> Result<V
     let overrides = overrides(&p, &thread)?;
     let turn = StartTurn::Input { items, overrides };
     let (turn_id, started_at) = submit_turn(&conn, &ctx, id, thread, turn).await?;
-    Ok(to_value(&TurnStartResponse {
+    Ok(TurnStartResponse {
         turn: Turn::in_progress(turn_id, started_at),
-    }))
+    })
 }
 
 /// `thread/compact/start`: compaction as a turn of its own. Progress arrives as for any turn:
@@ -179,10 +178,10 @@ async fn compact_start(
     conn: Arc<Conn>,
     ctx: RequestContext,
     p: crate::protocol::wire::ThreadIdParams,
-) -> Result<Value, RpcError> {
+) -> Result<EmptyResponse, RpcError> {
     let (id, thread) = live(&conn, &p.thread_id)?;
     submit_turn(&conn, &ctx, id, thread, StartTurn::Compact).await?;
-    Ok(to_value(&EmptyResponse {}))
+    Ok(EmptyResponse {})
 }
 
 /// Starts `turn` on the thread and pumps its events to the client. Returns the turn id
@@ -273,7 +272,11 @@ pub(crate) fn follow_running_turn(conn: &Arc<Conn>, ctx: &RequestContext, thread
     tokio::spawn(pump.run(events, ctx.response_sent()));
 }
 
-async fn steer(conn: Arc<Conn>, _ctx: RequestContext, p: SteerParams) -> Result<Value, RpcError> {
+async fn steer(
+    conn: Arc<Conn>,
+    _ctx: RequestContext,
+    p: SteerParams,
+) -> Result<TurnSteerResponse, RpcError> {
     if p.expected_turn_id.trim().is_empty() {
         return Err(invalid("expectedTurnId must not be empty"));
     }
@@ -292,16 +295,16 @@ async fn steer(conn: Arc<Conn>, _ctx: RequestContext, p: SteerParams) -> Result<
     // While a turn runs, user input joins it (the engine's steering).
     let input_id = thread.steer(items).await.map_err(core_error)?;
     conn.following.steered(input_id);
-    Ok(to_value(&TurnSteerResponse {
+    Ok(TurnSteerResponse {
         turn_id: p.expected_turn_id,
-    }))
+    })
 }
 
 async fn interrupt(
     conn: Arc<Conn>,
     _ctx: RequestContext,
     p: InterruptParams,
-) -> Result<Value, RpcError> {
+) -> Result<EmptyResponse, RpcError> {
     let (id, thread) = live(&conn, &p.thread_id)?;
     match thread.active_turn_id() {
         Some(active) if active == p.turn_id => {}
@@ -319,7 +322,7 @@ async fn interrupt(
         }
     }
     thread.interrupt().await.map_err(core_error)?;
-    Ok(to_value(&EmptyResponse {}))
+    Ok(EmptyResponse {})
 }
 
 /// Follows one thread's events for the length of a v2 turn (and any turn that late

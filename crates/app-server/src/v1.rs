@@ -3,12 +3,12 @@
 
 use crate::accounts::{KeySource, key_source, key_value};
 use crate::protocol::ThreadOverrides;
+use crate::protocol::methods::{self as m, ClientRequest};
 use crate::protocol::v1::{
     ConversationSummary, GetAuthStatusParams, GetAuthStatusResponse, GetConversationSummaryParams,
     GetConversationSummaryResponse, GitDiffToRemoteParams, GitDiffToRemoteResponse, V1AuthMethod,
     V1GitInfo,
 };
-use crate::protocol::wire::to_value;
 use crate::threads::store_error;
 use crate::{Conn, blocking, invalid, method};
 use oi_core::git::{DiffBase, diff_with_untracked, git};
@@ -16,43 +16,28 @@ use oi_jsonrpc::RpcError;
 use oi_jsonrpc::{Execution, MethodTable, RequestContext};
 use oi_protocol::ThreadId;
 use oi_thread_store::ThreadSummary;
-use serde_json::{Value, json};
+use serde_json::json;
 use std::path::Path;
 use std::sync::Arc;
 
 pub(crate) fn register(t: &mut MethodTable, conn: &Arc<Conn>) {
-    v1_method(
-        t,
-        conn,
-        "getConversationSummary",
-        "use thread/read",
-        conversation_summary,
-    );
-    v1_method(t, conn, "getAuthStatus", "use account/read", auth_status);
-    method(
-        t,
-        conn,
-        "gitDiffToRemote",
-        Execution::Spawn,
-        git_diff_to_remote,
-    );
+    v1_method::<m::GetConversationSummary, _, _>(t, conn, "use thread/read", conversation_summary);
+    v1_method::<m::GetAuthStatus, _, _>(t, conn, "use account/read", auth_status);
+    method::<m::GitDiffToRemote, _, _>(t, conn, Execution::Spawn, git_diff_to_remote);
 }
 
 /// A v1 method kept for old clients: it works, and the first call on a connection is
 /// followed by a `deprecationNotice` naming the v2 replacement.
-fn v1_method<P, F, Fut>(
-    t: &mut MethodTable,
-    conn: &Arc<Conn>,
-    name: &'static str,
-    replacement: &'static str,
-    f: F,
-) where
-    P: serde::de::DeserializeOwned + Send + 'static,
-    F: Fn(Arc<Conn>, RequestContext, P) -> Fut + Send + Sync + 'static,
-    Fut: std::future::Future<Output = Result<Value, RpcError>> + Send + 'static,
+fn v1_method<M, F, Fut>(t: &mut MethodTable, conn: &Arc<Conn>, replacement: &'static str, f: F)
+where
+    M: ClientRequest,
+    M::Params: serde::de::DeserializeOwned + Send + 'static,
+    F: Fn(Arc<Conn>, RequestContext, M::Params) -> Fut + Send + Sync + 'static,
+    Fut: std::future::Future<Output = Result<M::Result, RpcError>> + Send + 'static,
 {
     let f = Arc::new(f);
-    method(t, conn, name, Execution::Spawn, move |conn, ctx, p: P| {
+    let name = M::NAME;
+    method::<M, _, _>(t, conn, Execution::Spawn, move |conn, ctx, p| {
         let f = f.clone();
         async move {
             conn.deprecated(
@@ -94,7 +79,7 @@ async fn conversation_summary(
     conn: Arc<Conn>,
     _ctx: RequestContext,
     p: GetConversationSummaryParams,
-) -> Result<Value, RpcError> {
+) -> Result<GetConversationSummaryResponse, RpcError> {
     let store = conn.thread_store().await?;
     let found = match (p.conversation_id, p.rollout_path) {
         (Some(id), _) => {
@@ -119,16 +104,16 @@ async fn conversation_summary(
             ));
         }
     };
-    Ok(to_value(&GetConversationSummaryResponse {
+    Ok(GetConversationSummaryResponse {
         summary: summary(&found),
-    }))
+    })
 }
 
 async fn auth_status(
     conn: Arc<Conn>,
     _ctx: RequestContext,
     p: GetAuthStatusParams,
-) -> Result<Value, RpcError> {
+) -> Result<GetAuthStatusResponse, RpcError> {
     let config = conn.load_config(&ThreadOverrides::default()).await?.config;
     let home = conn.home()?;
     let status = match key_source(&config, &home).await? {
@@ -152,7 +137,7 @@ async fn auth_status(
             requires_openai_auth: true,
         },
     };
-    Ok(to_value(&status))
+    Ok(status)
 }
 
 /// Trimmed stdout of a git command that must succeed.
@@ -252,9 +237,9 @@ async fn git_diff_to_remote(
     _conn: Arc<Conn>,
     _ctx: RequestContext,
     p: GitDiffToRemoteParams,
-) -> Result<Value, RpcError> {
+) -> Result<GitDiffToRemoteResponse, RpcError> {
     match diff_to_remote(&p.cwd).await {
-        Ok((sha, diff)) => Ok(to_value(&GitDiffToRemoteResponse { sha, diff })),
+        Ok((sha, diff)) => Ok(GitDiffToRemoteResponse { sha, diff }),
         Err(reason) => Err(invalid(format!(
             "failed to compute git diff to remote for cwd: {:?}",
             p.cwd

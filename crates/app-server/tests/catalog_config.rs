@@ -41,6 +41,8 @@ async fn model_list_merges_provider_models_with_builtin_metadata() {
         "unknown: honest default"
     );
     assert_eq!(mock["supportedReasoningEfforts"], json!([]));
+    // Codex's schema wants a non-empty string; a model without metadata gets no effort.
+    assert_eq!(mock["defaultReasoningEffort"], "none");
     assert_eq!(mock["inputModalities"], json!(["text"]));
     assert_eq!(r["nextCursor"], Value::Null);
 

@@ -4,8 +4,12 @@
 //! runs without Codex. Every difference must be listed in `ALLOWED` with its reason.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod common;
+
+use common::Env;
 use oi_app_server::protocol::schema::{Kind, fields, methods, types, variants};
-use serde_json::Value;
+use oi_test_support::MockScript;
+use serde_json::{Value, json};
 use std::collections::BTreeSet;
 
 /// (method, "params" | "result", field, why we differ).
@@ -321,6 +325,12 @@ const ALLOWED: &[(&str, &str, &str, &str)] = &[
         "result",
         "backwardsCursor",
         "thread/list pages forward only",
+    ),
+    (
+        "configRequirements/read",
+        "result",
+        "supportsIndependentSpeedModes",
+        "no speed modes: OpenAI service tiers do not apply",
     ),
     // Accounts are API keys of model providers, not ChatGPT accounts.
     (
@@ -830,6 +840,16 @@ fn typed_wire_matches_codex_field_names_and_required_sets() {
             Kind::Notification => "notifications",
             Kind::ServerRequest => "serverRequests",
         };
+        if m.legacy_v1 {
+            // Codex 0.171 dropped the v1 methods; tests/accounts_v1.rs checks ours.
+            if facts[table].get(m.method).is_some() {
+                problems.push(format!(
+                    "{}: declared v1 (legacy), yet Codex 0.171 has it; declare it as a request",
+                    m.method
+                ));
+            }
+            continue;
+        }
         let Some(theirs) = facts[table].get(m.method) else {
             problems.push(format!(
                 "{}: not in the fact list; add it to fixtures/codex-methods.txt and regenerate",
@@ -884,6 +904,24 @@ fn generate_json_schema_writes_every_method() {
     )
     .unwrap();
     assert_eq!(start["required"], serde_json::json!(["data"]));
+}
+
+/// Registration and the schema come from one declaration: every declared request is
+/// answered. Params of the wrong JSON type are refused with -32602 before any handler runs,
+/// so this touches nothing; an undeclared or unregistered name would get -32601.
+#[tokio::test]
+async fn every_declared_request_is_registered() {
+    let env = Env::new(MockScript::default(), "").await;
+    let mut client = env.client();
+    let mut checked = 0;
+    for m in methods().iter().filter(|m| m.kind == Kind::Request) {
+        let err = client.err(m.method, json!(["not", "an", "object"])).await;
+        assert_eq!(err["code"], -32602, "{}: {err}", m.method);
+        checked += 1;
+    }
+    assert!(checked >= 38, "only {checked} requests declared");
+    let err = client.err("surely/notAMethod", json!({})).await;
+    assert_eq!(err["code"], -32601, "{err}");
 }
 
 /// Types both sides send: compared like params we read (we must not require more) and

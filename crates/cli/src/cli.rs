@@ -132,15 +132,17 @@ pub enum Command {
     /// over streamable HTTP with `--listen`.
     #[command(after_help = MCP_SERVER_AFTER_HELP)]
     McpServer(crate::mcp_server_cmd::McpServerArgs),
-    /// Run the app server over stdio (or streamable HTTP with `--listen`): the v2
-    /// thread/turn API and the v1 methods, without MCP (for clients written for
-    /// `codex app-server`).
+    /// Run the app server over stdio (or WebSocket / streamable HTTP with `--listen`): the
+    /// v2 thread/turn API and the v1 methods, without MCP (for clients written for
+    /// `codex app-server`, which it also takes the launch flags of).
     #[command(after_help = APP_SERVER_AFTER_HELP)]
     AppServer {
         #[command(subcommand)]
         command: Option<AppServerCommand>,
         #[command(flatten)]
         serve: crate::mcp_server_cmd::McpServerArgs,
+        #[command(flatten)]
+        codex: Box<crate::codex_flags::CodexAppServerFlags>,
     },
     /// Run one command under a sandbox policy, to see what the agent may do.
     #[command(after_help = SANDBOX_AFTER_HELP)]
@@ -192,6 +194,8 @@ pub enum AppServerCommand {
 
 const APP_SERVER_AFTER_HELP: &str = with_config_help!(
     "  interpreter app-server
+  interpreter app-server --listen ws://127.0.0.1:4500     # for codex --remote ws://127.0.0.1:4500
+                                                          # (bearer token in $OPENINTERPRETER_HOME/listen-token)
   interpreter app-server generate-json-schema --out schema/"
 );
 const EXEC_AFTER_HELP: &str = with_config_help!(
@@ -582,8 +586,13 @@ pub fn main_with_args(mut args: Vec<OsString>) -> i32 {
         },
         Some(Command::AppServer {
             command: None,
-            serve,
+            mut serve,
+            codex,
         }) => {
+            if let Err(e) = codex.apply(&mut serve) {
+                eprintln!("error: {e}");
+                return EXIT_USAGE;
+            }
             let cli_overrides = match cli.global.cli_overrides() {
                 Ok(o) => o,
                 Err(e) => {

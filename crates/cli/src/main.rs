@@ -3,6 +3,7 @@
 
 mod accept_cmd;
 mod cli;
+mod codex_flags;
 mod exec;
 mod interactive;
 mod listen_token;

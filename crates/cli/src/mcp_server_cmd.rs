@@ -1,13 +1,14 @@
 //! `interpreter mcp-server` and `interpreter app-server`: one JSON-RPC connection serving
 //! the MCP tools (`oi-mcp-server`, unless [`McpServerOptions::without_mcp`]) and the v2/v1
 //! API (`oi-app-server`) side by side, over stdio or, with `--listen`, over streamable
-//! HTTP. The two services are siblings; this is the one place
-//! that puts their method tables on the same connection.
+//! HTTP (`HOST:PORT`) or, for the app server, WebSocket (`ws://HOST:PORT`, as Codex's
+//! remote clients expect). The two services are siblings; this is the one place that puts
+//! their method tables on the same connection.
 
 use crate::listen_token;
 use oi_app_server::AppServerContext;
 use oi_jsonrpc::MethodTable;
-use oi_jsonrpc::http::HttpOptions;
+use oi_jsonrpc::http::{HttpOptions, Protocol};
 use oi_mcp_server::{ConnectionContext, McpServerOptions};
 use std::net::{SocketAddr, ToSocketAddrs};
 use std::path::PathBuf;
@@ -16,9 +17,11 @@ use std::time::Duration;
 /// Flags of `interpreter mcp-server` (and `interpreter app-server`).
 #[derive(clap::Args, Debug)]
 pub struct McpServerArgs {
-    /// Serve MCP streamable HTTP at http://HOST:PORT/mcp instead of stdio (port 0 picks a
-    /// free one; the address is printed on stderr). Clients must send a bearer token: the
-    /// one in --auth-token-env, else one kept in $OPENINTERPRETER_HOME/listen-token.
+    /// Serve MCP streamable HTTP at http://HOST:PORT/mcp instead of stdio; `app-server`
+    /// also takes ws://HOST:PORT (JSON-RPC over WebSocket, what `codex --remote` speaks)
+    /// and stdio:// (the default). Port 0 picks a free one; the address is printed on
+    /// stderr. Clients must send a bearer token: the one in --auth-token-env, else one kept
+    /// in $OPENINTERPRETER_HOME/listen-token.
     #[arg(long, value_name = "HOST:PORT")]
     pub listen: Option<String>,
     /// Environment variable holding the bearer token clients must send
@@ -50,25 +53,82 @@ pub struct McpServerArgs {
     /// Seconds a connection may sit idle (no request, nothing sent) before it is closed.
     #[arg(long, value_name = "SECS", default_value_t = 60, value_parser = clap::value_parser!(u64).range(1..))]
     pub idle_timeout: u64,
+    /// A file holding the bearer token (Codex's `--ws-auth capability-token
+    /// --ws-token-file`); set from those flags, not a flag of its own.
+    #[arg(skip)]
+    pub auth_token_file: Option<PathBuf>,
 }
 
 /// Serves both APIs until input ends (stdio) or a termination signal arrives; returns the
 /// exit code.
 pub async fn run(opts: McpServerOptions, args: McpServerArgs) -> i32 {
-    let Some(listen) = args.listen.as_deref() else {
+    let target = match listen_target(args.listen.as_deref(), opts.without_mcp) {
+        Ok(t) => t,
+        Err(message) => {
+            eprintln!("error: {message}");
+            return 2;
+        }
+    };
+    let Some((listen, protocol)) = target else {
         return oi_mcp_server::run_main(opts, v2_methods).await;
     };
     let home = || match &opts.home {
         Some(h) => Ok(h.clone()),
         None => oi_config::find_home().map_err(|e| e.to_string()),
     };
-    match http_options(listen, &args, home) {
+    match http_options(listen, &args, home).map(|mut http| {
+        http.protocol = protocol;
+        http
+    }) {
         Ok(http) => oi_mcp_server::run_http(opts, http, v2_methods).await,
         Err(message) => {
             eprintln!("error: {message}");
             2
         }
     }
+}
+
+/// What `--listen` asks for: `None` for stdio, else the `HOST:PORT` and the protocol.
+/// Codex's spellings are taken (`stdio://`, `ws://HOST:PORT`); WebSocket only carries the
+/// app server's API (there is no MCP over WebSocket).
+fn listen_target(
+    listen: Option<&str>,
+    app_server: bool,
+) -> Result<Option<(&str, Protocol)>, String> {
+    let Some(listen) = listen else {
+        return Ok(None);
+    };
+    if listen == "stdio://" || listen == "stdio" {
+        return Ok(None);
+    }
+    if let Some(rest) = listen.strip_prefix("ws://") {
+        if !app_server {
+            return Err(format!(
+                "--listen {listen}: WebSocket serves the v2 API of `interpreter app-server`; for MCP use --listen HOST:PORT (streamable HTTP)"
+            ));
+        }
+        return Ok(Some((rest.trim_end_matches('/'), Protocol::WebSocket)));
+    }
+    if let Some(scheme) = ["wss://", "unix://", "http://", "https://"]
+        .iter()
+        .find(|s| listen.starts_with(**s))
+    {
+        return Err(format!(
+            "--listen {listen}: {scheme} is not served here; use HOST:PORT (streamable HTTP at /mcp){}",
+            if app_server {
+                ", ws://HOST:PORT (WebSocket) or stdio://"
+            } else {
+                ""
+            }
+        ));
+    }
+    if listen == "off" {
+        return Err(
+            "--listen off: a server with no transport serves nobody; use stdio:// or ws://HOST:PORT"
+                .to_string(),
+        );
+    }
+    Ok(Some((listen, Protocol::StreamableHttp)))
 }
 
 /// Checks the network flags: a parseable address, and a token — the given one (long enough
@@ -91,8 +151,28 @@ fn http_options(
             "--no-auth-on-loopback applies only to a loopback address, and --listen {listen} is reachable from other machines; drop the flag and use --auth-token-env VAR"
         ));
     }
-    let auth_token = match args.auth_token_env.as_deref() {
-        Some(var) => match std::env::var(var) {
+    let auth_token = match (
+        args.auth_token_file.as_deref(),
+        args.auth_token_env.as_deref(),
+    ) {
+        (Some(path), _) => {
+            let text = std::fs::read_to_string(path).map_err(|e| {
+                format!(
+                    "--ws-token-file {}: {e}; the file holds the token clients send",
+                    path.display()
+                )
+            })?;
+            let t = text.trim().to_string();
+            if t.is_empty() || (!loopback && t.chars().count() < listen_token::MIN_LEN) {
+                return Err(format!(
+                    "--ws-token-file {}: the token must not be empty, and on an address other machines can reach it must be at least {} characters (e.g. openssl rand -hex 32 > FILE)",
+                    path.display(),
+                    listen_token::MIN_LEN
+                ));
+            }
+            Some(t)
+        }
+        (None, Some(var)) => match std::env::var(var) {
             Ok(t) if !t.trim().is_empty() => {
                 let t = t.trim().to_string();
                 if !loopback && t.chars().count() < listen_token::MIN_LEN {
@@ -110,19 +190,19 @@ fn http_options(
                 ));
             }
         },
-        None if !loopback => {
+        (None, None) if !loopback => {
             return Err(format!(
                 "--listen {listen} is reachable from other machines; refusing to start without a token. Add --auth-token-env VAR with VAR holding a random token of at least {} characters (e.g. $(openssl rand -hex 32)), or listen on 127.0.0.1",
                 listen_token::MIN_LEN
             ));
         }
-        None if args.no_auth_on_loopback => {
+        (None, None) if args.no_auth_on_loopback => {
             eprintln!(
                 "warning: --no-auth-on-loopback: any local user can use this server, with your permissions"
             );
             None
         }
-        None => {
+        (None, None) => {
             let (token, path) = listen_token::load_or_create(&home()?)?;
             eprintln!(
                 "clients must send `Authorization: Bearer <token>`; the token is in {} (readable only by you; --auth-token-env VAR sets your own)",
@@ -211,6 +291,24 @@ mod tests {
         assert_eq!(http.auth_token, None);
         let err = options("0.0.0.0:0", &["--no-auth-on-loopback"]).unwrap_err();
         assert!(err.contains("only to a loopback address"), "{err}");
+    }
+
+    #[test]
+    fn listen_takes_codex_spellings() {
+        assert_eq!(listen_target(None, true), Ok(None));
+        assert_eq!(listen_target(Some("stdio://"), true), Ok(None));
+        assert_eq!(
+            listen_target(Some("ws://127.0.0.1:0"), true),
+            Ok(Some(("127.0.0.1:0", Protocol::WebSocket)))
+        );
+        assert_eq!(
+            listen_target(Some("127.0.0.1:8765"), false),
+            Ok(Some(("127.0.0.1:8765", Protocol::StreamableHttp)))
+        );
+        let err = listen_target(Some("ws://127.0.0.1:0"), false).unwrap_err();
+        assert!(err.contains("app-server"), "{err}");
+        let err = listen_target(Some("unix:///tmp/s.sock"), true).unwrap_err();
+        assert!(err.contains("ws://HOST:PORT"), "{err}");
     }
 
     #[test]

@@ -47,3 +47,4 @@ pub use typed::{
     Config, ConfigLayer, ConfigLoadOptions, DEFAULT_PROJECT_DOC_MAX_BYTES, HistoryPersistence,
     LoadedConfig,
 };
+pub use unknown_keys::validate_cli_key;

@@ -131,8 +131,9 @@ pub(crate) fn locate_mcp_key(key: &IgnoredKey, files: &[&Path]) -> String {
     key.message.clone()
 }
 
-/// Check `-c` keys up front: a typo on the command line is an error, not a warning.
-pub(crate) fn validate_cli_key(key: &str) -> Result<(), ConfigError> {
+/// Check `-c` keys up front: a typo on the command line is an error, not a warning. Also
+/// what a server uses to drop the keys of a client's per-request config it does not know.
+pub fn validate_cli_key(key: &str) -> Result<(), ConfigError> {
     let first = key.split('.').next().unwrap_or_default();
     let unknown = |table: &str, sub: &str, suggestion: Option<&str>| {
         let hint = match suggestion {

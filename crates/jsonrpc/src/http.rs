@@ -39,6 +39,7 @@ use tokio_util::sync::CancellationToken;
 
 mod conn;
 mod session;
+mod ws;
 
 use session::{RequestReply, Session, SseItem};
 #[cfg(test)]
@@ -56,12 +57,25 @@ const CALLS_GRACE: Duration = Duration::from_secs(5);
 /// Builds a session's method table; runs once per session.
 pub type MethodsFactory = Arc<dyn Fn(&Connection) -> MethodTable + Send + Sync>;
 
+/// What the listener speaks.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Protocol {
+    /// MCP streamable HTTP at `/mcp`.
+    #[default]
+    StreamableHttp,
+    /// JSON-RPC over WebSocket at `/`, one message per text frame (Codex's app-server
+    /// transport).
+    WebSocket,
+}
+
 /// How the HTTP transport is configured. Its `Debug` shows whether a token is set, never the
 /// token.
 #[derive(Clone)]
 pub struct HttpOptions {
     /// Where to listen.
     pub addr: SocketAddr,
+    /// Streamable HTTP or WebSocket.
+    pub protocol: Protocol,
     /// Bearer token clients must send (`Authorization: Bearer …`); `None`: no check (only
     /// allowed on a loopback address; the CLI enforces that).
     pub auth_token: Option<String>,
@@ -91,6 +105,7 @@ impl std::fmt::Debug for HttpOptions {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("HttpOptions")
             .field("addr", &self.addr)
+            .field("protocol", &self.protocol)
             .field(
                 "auth_token",
                 &self.auth_token.as_ref().map(|_| "<redacted>"),
@@ -114,6 +129,7 @@ impl HttpOptions {
     pub fn new(addr: SocketAddr) -> Self {
         Self {
             addr,
+            protocol: Protocol::StreamableHttp,
             auth_token: None,
             allowed_origins: Vec::new(),
             max_body_bytes: 4 * 1024 * 1024,
@@ -126,7 +142,17 @@ impl HttpOptions {
         }
     }
 
-    /// How often SSE streams send a keep-alive comment: well within the idle timeout.
+    /// Where clients reach a server bound to `addr` (the port of `:0` resolved), as printed
+    /// at startup.
+    pub fn url(&self, addr: SocketAddr) -> String {
+        match self.protocol {
+            Protocol::StreamableHttp => format!("http://{addr}/mcp"),
+            Protocol::WebSocket => format!("ws://{addr}"),
+        }
+    }
+
+    /// How often SSE streams send a keep-alive comment (and WebSocket sessions a ping):
+    /// well within the idle timeout.
     fn keep_alive(&self) -> Duration {
         (self.idle_timeout / 3)
             .min(Duration::from_secs(15))
@@ -135,13 +161,17 @@ impl HttpOptions {
 }
 
 /// Serves `/mcp` on `listener` until `stop` fires; then ends every session (running
-/// requests are cancelled and get a grace period to answer) and returns.
+/// requests are cancelled and get a grace period to answer) and returns. With
+/// [`Protocol::WebSocket`] it serves WebSocket sessions at `/` instead (see [`ws`]).
 pub async fn serve_http(
     listener: tokio::net::TcpListener,
     opts: HttpOptions,
     methods: MethodsFactory,
     stop: CancellationToken,
 ) -> std::io::Result<()> {
+    if opts.protocol == Protocol::WebSocket {
+        return ws::serve_ws(listener, opts, methods, stop).await;
+    }
     let state = Arc::new(ServerState {
         opts: opts.clone(),
         methods,
@@ -156,7 +186,10 @@ pub async fn serve_http(
                 .delete(delete_mcp),
         )
         .layer(DefaultBodyLimit::max(opts.max_body_bytes))
-        .layer(axum::middleware::from_fn_with_state(state.clone(), guard))
+        .layer(axum::middleware::from_fn_with_state(
+            Arc::new(opts.clone()),
+            guard,
+        ))
         .layer(axum::middleware::from_fn(conn::track_requests))
         .with_state(state.clone());
     if let Some(after) = opts.session_idle_timeout {
@@ -248,14 +281,14 @@ fn rpc_error_response(status: StatusCode, id: Option<RequestId>, error: RpcError
 
 /// Origin, Host and token checks, before any handler runs.
 async fn guard(
-    State(state): State<Arc<ServerState>>,
+    State(opts): State<Arc<HttpOptions>>,
     req: axum::extract::Request,
     next: axum::middleware::Next,
 ) -> Response {
     let headers = req.headers();
     if let Some(origin) = headers.get(header::ORIGIN) {
         let origin = origin.to_str().unwrap_or("");
-        if !origin_allowed(origin, &state.opts.allowed_origins) {
+        if !origin_allowed(origin, &opts.allowed_origins) {
             tracing::warn!("refused a request from origin {origin:?}");
             return plain(
                 StatusCode::FORBIDDEN,
@@ -265,12 +298,12 @@ async fn guard(
             );
         }
     }
-    if state.opts.addr.ip().is_loopback() {
+    if opts.addr.ip().is_loopback() {
         let host = headers
             .get(header::HOST)
             .and_then(|h| h.to_str().ok())
             .unwrap_or("");
-        if !host_allowed(host, &state.opts.allowed_origins) {
+        if !host_allowed(host, &opts.allowed_origins) {
             tracing::warn!("refused a request for host {host:?}");
             return plain(
                 StatusCode::FORBIDDEN,
@@ -280,7 +313,7 @@ async fn guard(
             );
         }
     }
-    if let Some(token) = &state.opts.auth_token {
+    if let Some(token) = &opts.auth_token {
         let sent = bearer_token(headers).unwrap_or("");
         if !constant_time_eq(sent.as_bytes(), token.as_bytes()) {
             let mut resp = plain(

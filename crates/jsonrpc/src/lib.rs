@@ -16,7 +16,9 @@
 //!   write, and an orderly shutdown that lets running requests answer).
 //! * [`http`]: MCP streamable HTTP at `/mcp` (axum): sessions, one SSE stream per request,
 //!   the standalone GET stream, `Last-Event-ID` resumption, and the network guards
-//!   (Origin/Host, bearer token, body size, session cap) over the same dispatcher.
+//!   (Origin/Host, bearer token, body size, session cap) over the same dispatcher; and,
+//!   behind the same guards, JSON-RPC over WebSocket (one message per text frame, one
+//!   session per socket), the transport of Codex's app-server clients.
 //!
 //! What a method does is the services' business (`oi-mcp-server`, `oi-app-server`); they
 //! register handlers in a [`MethodTable`] and never see bytes.

@@ -267,7 +267,7 @@ where
     };
     match listener.local_addr() {
         // Tests and scripts read this line to learn the port of `--listen 127.0.0.1:0`.
-        Ok(addr) => eprintln!("listening on http://{addr}/mcp"),
+        Ok(addr) => eprintln!("listening on {}", http.url(addr)),
         Err(e) => tracing::warn!("cannot read the listening address: {e}"),
     }
     let mut signals = oi_process::TerminationSignals::listen();

@@ -28,7 +28,9 @@ pub struct Model {
     pub hidden: bool,
     /// The configured model.
     pub is_default: bool,
-    pub default_reasoning_effort: Option<String>,
+    /// Never empty (Codex's clients refuse the whole list otherwise): the model's default,
+    /// or `none` when we know of no effort knob (we then send no effort to the model).
+    pub default_reasoning_effort: String,
     /// In the model's own order; empty when the model has no effort knob (or we do not
     /// know it).
     pub supported_reasoning_efforts: Vec<ReasoningEffortOption>,

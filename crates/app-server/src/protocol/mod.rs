@@ -8,12 +8,14 @@
 //! [`wire`] (initialize, history pages, lifecycle, MCP status, `command/exec`, approvals)
 //! · [`account`] (`account/*`) · [`catalog`] (`model/list`) · [`schema`] (their JSON Schema, per method).
 
+pub mod absent;
 pub mod account;
 pub mod approval;
 pub mod catalog;
 pub mod config;
 pub mod fuzzy;
 pub mod item;
+pub mod methods;
 pub mod notification;
 pub mod schema;
 pub mod thread;

@@ -1,6 +1,6 @@
-//! The JSON Schema of our typed v2 wire ([`super::wire`] and the params types of the older
-//! methods), per method: what `interpreter app-server generate-json-schema` writes and
-//! what the schema test compares with Codex's field names and required sets.
+//! The JSON Schema of our typed wire, per method declared in [`super::methods`]: what
+//! `interpreter app-server generate-json-schema` writes and what the schema test compares
+//! with Codex's field names and required sets.
 
 use super::wire::*;
 use schemars::JsonSchema;
@@ -18,213 +18,24 @@ pub enum Kind {
     ServerRequest,
 }
 
-/// One wire method and the schemas of its params and result (`None`: untyped so far).
+/// One wire method and the schemas of its params and result (`None`: a notification, or
+/// a server request whose answer is not typed).
 pub struct MethodSchema {
     pub kind: Kind,
+    /// A v1 method kept for old clients, which Codex 0.171 no longer has.
+    pub legacy_v1: bool,
     pub method: &'static str,
     pub params: Value,
     pub result: Option<Value>,
 }
 
-fn schema<T: JsonSchema>() -> Value {
+pub(crate) fn schema<T: JsonSchema>() -> Value {
     serde_json::to_value(schemars::schema_for!(T)).unwrap_or(Value::Null)
 }
 
-macro_rules! entry {
-    ($kind:expr, $method:literal, $params:ty) => {
-        MethodSchema {
-            kind: $kind,
-            method: $method,
-            params: schema::<$params>(),
-            result: None,
-        }
-    };
-    ($kind:expr, $method:literal, $params:ty => $result:ty) => {
-        MethodSchema {
-            kind: $kind,
-            method: $method,
-            params: schema::<$params>(),
-            result: Some(schema::<$result>()),
-        }
-    };
-}
-
-/// Every method whose wire is typed, with its schemas.
+/// Every declared method (see [`super::methods`]), with its schemas.
 pub fn methods() -> Vec<MethodSchema> {
-    use crate::accounts;
-    use crate::threads::{
-        ForkParams, ListParams, NameParams, PageParams, ReadParams, ResumeParams, StartParams,
-    };
-    use crate::turns::{InterruptParams, StartParams as TurnStartParams, SteerParams};
-    use Kind::*;
-    vec![
-        entry!(Request, "initialize", InitializeParams => InitializeResponse),
-        entry!(Request, "thread/start", StartParams => ThreadSessionResponse),
-        entry!(Request, "thread/resume", ResumeParams => ThreadSessionResponse),
-        entry!(Request, "thread/fork", ForkParams => ThreadSessionResponse),
-        entry!(Request, "thread/read", ReadParams => ThreadReadResponse),
-        entry!(Request, "thread/list", ListParams => ThreadListResponse),
-        entry!(Request, "thread/loaded/list", PageParams => ThreadLoadedListResponse),
-        entry!(Request, "thread/archive", ThreadIdParams => EmptyResponse),
-        entry!(Request, "thread/unarchive", ThreadIdParams => ThreadUnarchiveResponse),
-        entry!(Request, "thread/name/set", NameParams => EmptyResponse),
-        entry!(Request, "thread/turns/list", ThreadTurnsListParams => ThreadTurnsListResponse),
-        entry!(Request, "thread/items/list", ThreadItemsListParams => ThreadItemsListResponse),
-        entry!(Request, "thread/delete", ThreadIdParams => EmptyResponse),
-        entry!(Request, "thread/unsubscribe", ThreadIdParams => ThreadUnsubscribeResponse),
-        entry!(Request, "thread/compact/start", ThreadIdParams => EmptyResponse),
-        entry!(Request, "turn/start", TurnStartParams => TurnStartResponse),
-        entry!(Request, "turn/steer", SteerParams => TurnSteerResponse),
-        entry!(Request, "turn/interrupt", InterruptParams => EmptyResponse),
-        entry!(Request, "model/list", crate::catalog::ModelListParams => ModelListResponse),
-        entry!(Request, "account/read", accounts::ReadParams => GetAccountResponse),
-        entry!(Request, "account/login/start", accounts::LoginParams => LoginAccountResponse),
-        entry!(Request, "account/login/cancel", accounts::CancelParams => CancelLoginAccountResponse),
-        entry!(Request, "account/logout", accounts::Empty => EmptyResponse),
-        entry!(Request, "account/rateLimits/read", accounts::Empty => GetAccountRateLimitsResponse),
-        entry!(Request, "mcpServerStatus/list", ListMcpServerStatusParams => ListMcpServerStatusResponse),
-        entry!(Request, "command/exec", CommandExecParams => CommandExecResponse),
-        entry!(Notification, "thread/started", ThreadStartedNotification),
-        entry!(
-            Notification,
-            "thread/status/changed",
-            ThreadStatusChangedNotification
-        ),
-        entry!(Notification, "thread/archived", ThreadIdNotification),
-        entry!(Notification, "thread/unarchived", ThreadIdNotification),
-        entry!(Notification, "thread/closed", ThreadIdNotification),
-        entry!(Notification, "thread/deleted", ThreadIdNotification),
-        entry!(
-            Notification,
-            "thread/name/updated",
-            ThreadNameUpdatedNotification
-        ),
-        entry!(
-            Notification,
-            "thread/tokenUsage/updated",
-            ThreadTokenUsageUpdatedNotification
-        ),
-        entry!(
-            Notification,
-            "thread/compacted",
-            ContextCompactedNotification
-        ),
-        entry!(Notification, "turn/started", TurnStartedNotification),
-        entry!(Notification, "turn/completed", TurnCompletedNotification),
-        entry!(Notification, "item/started", ItemStartedNotification),
-        entry!(Notification, "item/completed", ItemCompletedNotification),
-        entry!(
-            Notification,
-            "item/agentMessage/delta",
-            ItemDeltaNotification
-        ),
-        entry!(
-            Notification,
-            "item/reasoning/textDelta",
-            ReasoningTextDeltaNotification
-        ),
-        entry!(
-            Notification,
-            "item/commandExecution/outputDelta",
-            ItemDeltaNotification
-        ),
-        entry!(
-            Notification,
-            "item/mcpToolCall/progress",
-            McpToolCallProgressNotification
-        ),
-        entry!(Notification, "error", ErrorNotification),
-        entry!(Notification, "warning", WarningNotification),
-        entry!(Notification, "configWarning", ConfigWarningNotification),
-        entry!(
-            Notification,
-            "deprecationNotice",
-            DeprecationNoticeNotification
-        ),
-        entry!(
-            Notification,
-            "account/rateLimits/updated",
-            AccountRateLimitsUpdatedNotification
-        ),
-        entry!(
-            Notification,
-            "account/login/completed",
-            AccountLoginCompletedNotification
-        ),
-        entry!(Notification, "account/updated", AccountUpdatedNotification),
-        entry!(
-            Notification,
-            "mcpServer/startupStatus/updated",
-            McpServerStatusUpdatedNotification
-        ),
-        entry!(
-            Notification,
-            "serverRequest/resolved",
-            ServerRequestResolvedNotification
-        ),
-        entry!(
-            ServerRequest,
-            "item/commandExecution/requestApproval",
-            CommandExecutionRequestApprovalParams => CommandExecutionRequestApprovalResponse
-        ),
-        entry!(
-            ServerRequest,
-            "item/fileChange/requestApproval",
-            FileChangeRequestApprovalParams => FileChangeRequestApprovalResponse
-        ),
-        entry!(Request, "config/read", ConfigReadParams => ConfigReadResponse),
-        entry!(
-            Request,
-            "config/value/write",
-            ConfigValueWriteParams => ConfigWriteResponse
-        ),
-        entry!(
-            Request,
-            "config/batchWrite",
-            ConfigBatchWriteParams => ConfigWriteResponse
-        ),
-        entry!(
-            Request,
-            "collaborationMode/list",
-            CollaborationModeListParams => CollaborationModeListResponse
-        ),
-        entry!(Request, "app/list", AppsListParams => AppsListResponse),
-        entry!(
-            Request,
-            "fuzzyFileSearch",
-            FuzzyFileSearchParams => FuzzyFileSearchResponse
-        ),
-        entry!(
-            Request,
-            "fuzzyFileSearch/sessionStart",
-            FuzzyFileSearchSessionStartParams => EmptyResponse
-        ),
-        entry!(
-            Request,
-            "fuzzyFileSearch/sessionUpdate",
-            FuzzyFileSearchSessionUpdateParams => EmptyResponse
-        ),
-        entry!(
-            Request,
-            "fuzzyFileSearch/sessionStop",
-            FuzzyFileSearchSessionStopParams => EmptyResponse
-        ),
-        entry!(
-            Notification,
-            "fuzzyFileSearch/sessionUpdated",
-            FuzzyFileSearchSessionUpdatedNotification
-        ),
-        entry!(
-            Notification,
-            "fuzzyFileSearch/sessionCompleted",
-            FuzzyFileSearchSessionCompletedNotification
-        ),
-        entry!(
-            ServerRequest,
-            "mcpServer/elicitation/request",
-            McpServerElicitationRequestParams
-        ),
-    ]
+    super::methods::all()
 }
 
 /// The objects nested in results and notifications, by Codex's name for them, with our

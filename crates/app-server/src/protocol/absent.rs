@@ -1,0 +1,120 @@
+//! Params and results of the methods of Codex features this server does not have
+//! (managed requirements, hooks, skills, plugins, Bedrock): Codex's clients call them at
+//! startup, and a true empty answer lets them go on where "method not found" stops them.
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// `configRequirements/read` takes no params.
+#[derive(Clone, Debug, Default, Deserialize, Serialize, JsonSchema)]
+pub struct ConfigRequirementsReadParams {}
+
+/// `configRequirements/read`'s result.
+#[derive(Clone, Debug, Default, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ConfigRequirementsReadResponse {
+    /// Always `null`: there is no administrator-managed requirements file here.
+    pub requirements: Option<Value>,
+}
+
+/// `hooks/list` params.
+#[derive(Clone, Debug, Default, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct HooksListParams {
+    #[serde(default)]
+    pub cwds: Vec<String>,
+    #[serde(default)]
+    pub thread_id: Option<String>,
+}
+
+/// `hooks/list`'s result.
+#[derive(Clone, Debug, Default, Deserialize, Serialize, JsonSchema)]
+pub struct HooksListResponse {
+    /// Always empty: this server runs no hooks (`[hooks]` in config is a Codex setting it
+    /// ignores).
+    pub data: Vec<Value>,
+}
+
+/// `skills/list` params.
+#[derive(Clone, Debug, Default, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SkillsListParams {
+    #[serde(default)]
+    pub cwds: Vec<String>,
+    #[serde(default)]
+    pub force_reload: bool,
+}
+
+/// `skills/list`'s result.
+#[derive(Clone, Debug, Default, Deserialize, Serialize, JsonSchema)]
+pub struct SkillsListResponse {
+    /// Always empty: this server has no skills.
+    pub data: Vec<Value>,
+}
+
+/// `plugin/installed` params.
+#[derive(Clone, Debug, Default, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct PluginInstalledParams {
+    #[serde(default)]
+    pub cwds: Option<Vec<String>>,
+    #[serde(default)]
+    pub install_suggestion_plugin_names: Option<Vec<String>>,
+}
+
+/// `plugin/installed`'s result.
+#[derive(Clone, Debug, Default, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct PluginInstalledResponse {
+    /// Always empty: there are no plugins here.
+    pub marketplaces: Vec<Value>,
+    pub marketplace_load_errors: Vec<Value>,
+}
+
+/// `account/bedrock/checkGovCloudRequirements` takes no params.
+#[derive(Clone, Debug, Default, Deserialize, Serialize, JsonSchema)]
+pub struct BedrockCheckGovCloudRequirementsParams {}
+
+/// `account/bedrock/checkGovCloudRequirements`'s result.
+#[derive(Clone, Debug, Default, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct BedrockCheckGovCloudRequirementsResponse {
+    /// Always false: accounts here are model providers' API keys, never Bedrock
+    /// authentication, so there is no GovCloud region to warn about.
+    pub is_gov_cloud: bool,
+    pub should_warn: bool,
+}
+
+/// What `thread/readState/update` does.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
+#[serde(tag = "type", rename_all = "camelCase")]
+pub enum ThreadReadStateOperation {
+    Read,
+    Unread,
+}
+
+/// `thread/readState/update` params.
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ThreadReadStateUpdateParams {
+    pub thread_id: String,
+    pub expected_revision: String,
+    pub operation: ThreadReadStateOperation,
+}
+
+/// A thread's read state: here always read (`firstUnread: null`), at the revision the
+/// client saw.
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ThreadReadState {
+    pub revision: String,
+    pub first_unread: Option<Value>,
+}
+
+/// `thread/readState/update`'s result.
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ThreadReadStateUpdateResponse {
+    pub read_state: ThreadReadState,
+}

@@ -1,0 +1,160 @@
+//! Every wire method of the v2 and v1 APIs, declared once: its name, which way it goes,
+//! its params type and (for requests) its result type.
+//!
+//! Registration ([`crate::method`] takes a declared request, not a string), the JSON
+//! Schema that `interpreter app-server generate-json-schema` writes and the schema test
+//! (`tests/schema_facts.rs`) all read this list, so they cannot drift apart.
+
+use super::schema::{Kind, MethodSchema, schema};
+use super::wire::*;
+use crate::{accounts, catalog, threads, turns};
+
+/// A declared wire method.
+pub(crate) trait WireMethod {
+    /// The method's name on the wire.
+    const NAME: &'static str;
+    /// What its params decode into (requests) or are built from (what we send).
+    type Params;
+}
+
+/// A client→server request: the handler returns `Result`, serialized once at the edge.
+pub(crate) trait ClientRequest: WireMethod {
+    type Result: serde::Serialize;
+}
+
+macro_rules! kind {
+    (request) => {
+        Kind::Request
+    };
+    (v1) => {
+        Kind::Request
+    };
+    (notification) => {
+        Kind::Notification
+    };
+    (server_request) => {
+        Kind::ServerRequest
+    };
+}
+
+macro_rules! answer_impl {
+    (request, $ty:ident, $result:ty) => {
+        impl ClientRequest for $ty {
+            type Result = $result;
+        }
+    };
+    (v1, $ty:ident, $result:ty) => {
+        answer_impl!(request, $ty, $result);
+    };
+    // What clients answer is decoded leniently where it is read (`approvals`); the type
+    // is for the schema.
+    (server_request, $ty:ident, $result:ty) => {};
+}
+
+macro_rules! wire_methods {
+    ($($kind:ident $ty:ident $name:literal ($params:ty) $(-> $result:ty)?;)*) => {
+        $(
+            #[doc = concat!("`", $name, "`")]
+            pub struct $ty;
+            impl WireMethod for $ty {
+                const NAME: &'static str = $name;
+                type Params = $params;
+            }
+            $(answer_impl!($kind, $ty, $result);)?
+        )*
+
+        /// Every declared method with the schemas of its params and result.
+        pub fn all() -> Vec<MethodSchema> {
+            vec![$(MethodSchema {
+                kind: kind!($kind),
+                legacy_v1: stringify!($kind) == "v1",
+                method: $name,
+                params: schema::<$params>(),
+                result: None $(.or(Some(schema::<$result>())))?,
+            }),*]
+        }
+    };
+}
+
+wire_methods! {
+    request Initialize "initialize" (InitializeParams) -> InitializeResponse;
+    request ThreadStart "thread/start" (threads::StartParams) -> ThreadSessionResponse;
+    request ThreadResume "thread/resume" (threads::ResumeParams) -> ThreadSessionResponse;
+    request ThreadFork "thread/fork" (threads::ForkParams) -> ThreadSessionResponse;
+    request ThreadRead "thread/read" (threads::ReadParams) -> ThreadReadResponse;
+    request ThreadList "thread/list" (threads::ListParams) -> ThreadListResponse;
+    request ThreadLoadedList "thread/loaded/list" (threads::PageParams) -> ThreadLoadedListResponse;
+    request ThreadArchive "thread/archive" (ThreadIdParams) -> EmptyResponse;
+    request ThreadUnarchive "thread/unarchive" (ThreadIdParams) -> ThreadUnarchiveResponse;
+    request ThreadNameSet "thread/name/set" (threads::NameParams) -> EmptyResponse;
+    request ThreadTurnsList "thread/turns/list" (ThreadTurnsListParams) -> ThreadTurnsListResponse;
+    request ThreadItemsList "thread/items/list" (ThreadItemsListParams) -> ThreadItemsListResponse;
+    request ThreadDelete "thread/delete" (ThreadIdParams) -> EmptyResponse;
+    request ThreadUnsubscribe "thread/unsubscribe" (ThreadIdParams) -> ThreadUnsubscribeResponse;
+    request ThreadCompactStart "thread/compact/start" (ThreadIdParams) -> EmptyResponse;
+    request TurnStart "turn/start" (turns::StartParams) -> TurnStartResponse;
+    request TurnSteer "turn/steer" (turns::SteerParams) -> TurnSteerResponse;
+    request TurnInterrupt "turn/interrupt" (turns::InterruptParams) -> EmptyResponse;
+    request ModelList "model/list" (catalog::ModelListParams) -> ModelListResponse;
+    request CollaborationModeList "collaborationMode/list" (CollaborationModeListParams) -> CollaborationModeListResponse;
+    request AppList "app/list" (AppsListParams) -> AppsListResponse;
+    request AccountRead "account/read" (accounts::ReadParams) -> GetAccountResponse;
+    request AccountLoginStart "account/login/start" (accounts::LoginParams) -> LoginAccountResponse;
+    request AccountLoginCancel "account/login/cancel" (accounts::CancelParams) -> CancelLoginAccountResponse;
+    request AccountLogout "account/logout" (accounts::Empty) -> EmptyResponse;
+    request AccountRateLimitsRead "account/rateLimits/read" (accounts::Empty) -> GetAccountRateLimitsResponse;
+    request McpServerStatusList "mcpServerStatus/list" (ListMcpServerStatusParams) -> ListMcpServerStatusResponse;
+    request CommandExec "command/exec" (CommandExecParams) -> CommandExecResponse;
+    request ConfigRead "config/read" (ConfigReadParams) -> ConfigReadResponse;
+    request ConfigValueWrite "config/value/write" (ConfigValueWriteParams) -> ConfigWriteResponse;
+    request ConfigBatchWrite "config/batchWrite" (ConfigBatchWriteParams) -> ConfigWriteResponse;
+    request FuzzyFileSearch "fuzzyFileSearch" (FuzzyFileSearchParams) -> FuzzyFileSearchResponse;
+    request FuzzyFileSearchSessionStart "fuzzyFileSearch/sessionStart" (FuzzyFileSearchSessionStartParams) -> EmptyResponse;
+    request FuzzyFileSearchSessionUpdate "fuzzyFileSearch/sessionUpdate" (FuzzyFileSearchSessionUpdateParams) -> EmptyResponse;
+    request FuzzyFileSearchSessionStop "fuzzyFileSearch/sessionStop" (FuzzyFileSearchSessionStopParams) -> EmptyResponse;
+    request ConfigRequirementsRead "configRequirements/read" (super::absent::ConfigRequirementsReadParams) -> super::absent::ConfigRequirementsReadResponse;
+    request HooksList "hooks/list" (super::absent::HooksListParams) -> super::absent::HooksListResponse;
+    request SkillsList "skills/list" (super::absent::SkillsListParams) -> super::absent::SkillsListResponse;
+    request PluginInstalled "plugin/installed" (super::absent::PluginInstalledParams) -> super::absent::PluginInstalledResponse;
+    request ThreadReadStateUpdate "thread/readState/update" (super::absent::ThreadReadStateUpdateParams) -> super::absent::ThreadReadStateUpdateResponse;
+    request BedrockCheckGovCloudRequirements "account/bedrock/checkGovCloudRequirements" (super::absent::BedrockCheckGovCloudRequirementsParams) -> super::absent::BedrockCheckGovCloudRequirementsResponse;
+
+    // Kept for old clients; Codex 0.171 no longer has them, so they have no facts to
+    // compare (tests/accounts_v1.rs checks their shapes).
+    v1 GetConversationSummary "getConversationSummary" (super::v1::GetConversationSummaryParams) -> super::v1::GetConversationSummaryResponse;
+    v1 GetAuthStatus "getAuthStatus" (super::v1::GetAuthStatusParams) -> super::v1::GetAuthStatusResponse;
+    v1 GitDiffToRemote "gitDiffToRemote" (super::v1::GitDiffToRemoteParams) -> super::v1::GitDiffToRemoteResponse;
+
+    notification ThreadStarted "thread/started" (ThreadStartedNotification);
+    notification ThreadStatusChanged "thread/status/changed" (ThreadStatusChangedNotification);
+    notification ThreadArchived "thread/archived" (ThreadIdNotification);
+    notification ThreadUnarchived "thread/unarchived" (ThreadIdNotification);
+    notification ThreadClosed "thread/closed" (ThreadIdNotification);
+    notification ThreadDeleted "thread/deleted" (ThreadIdNotification);
+    notification ThreadNameUpdated "thread/name/updated" (ThreadNameUpdatedNotification);
+    notification ThreadTokenUsageUpdated "thread/tokenUsage/updated" (ThreadTokenUsageUpdatedNotification);
+    notification ThreadCompacted "thread/compacted" (ContextCompactedNotification);
+    notification TurnStarted "turn/started" (TurnStartedNotification);
+    notification TurnCompleted "turn/completed" (TurnCompletedNotification);
+    notification ItemStarted "item/started" (ItemStartedNotification);
+    notification ItemCompleted "item/completed" (ItemCompletedNotification);
+    notification AgentMessageDelta "item/agentMessage/delta" (ItemDeltaNotification);
+    notification ReasoningTextDelta "item/reasoning/textDelta" (ReasoningTextDeltaNotification);
+    notification CommandOutputDelta "item/commandExecution/outputDelta" (ItemDeltaNotification);
+    notification McpToolCallProgress "item/mcpToolCall/progress" (McpToolCallProgressNotification);
+    notification Error "error" (ErrorNotification);
+    notification Warning "warning" (WarningNotification);
+    notification ConfigWarning "configWarning" (ConfigWarningNotification);
+    notification DeprecationNotice "deprecationNotice" (DeprecationNoticeNotification);
+    notification AccountRateLimitsUpdated "account/rateLimits/updated" (AccountRateLimitsUpdatedNotification);
+    notification AccountLoginCompleted "account/login/completed" (AccountLoginCompletedNotification);
+    notification AccountUpdated "account/updated" (AccountUpdatedNotification);
+    notification McpServerStartupStatusUpdated "mcpServer/startupStatus/updated" (McpServerStatusUpdatedNotification);
+    notification ServerRequestResolved "serverRequest/resolved" (ServerRequestResolvedNotification);
+    notification FuzzyFileSearchSessionUpdated "fuzzyFileSearch/sessionUpdated" (FuzzyFileSearchSessionUpdatedNotification);
+    notification FuzzyFileSearchSessionCompleted "fuzzyFileSearch/sessionCompleted" (FuzzyFileSearchSessionCompletedNotification);
+
+    server_request CommandExecutionRequestApproval "item/commandExecution/requestApproval" (CommandExecutionRequestApprovalParams) -> CommandExecutionRequestApprovalResponse;
+    server_request FileChangeRequestApproval "item/fileChange/requestApproval" (FileChangeRequestApprovalParams) -> FileChangeRequestApprovalResponse;
+    server_request McpServerElicitationRequest "mcpServer/elicitation/request" (McpServerElicitationRequestParams);
+}
