@@ -447,6 +447,13 @@ impl Pump {
                     .active_turn_id()
                     .filter(|next| next != self.mapper.turn_id())
                     .filter(|next| self.conn.following.take_steered(next));
+                if next.is_none() {
+                    // Codex's order: the thread is idle before its turn is reported complete,
+                    // so a client reacting to `turn/completed` already sees it idle.
+                    self.status_changed(ThreadStatus::Idle).await;
+                    self.send(last.into_iter().collect()).await;
+                    return;
+                }
                 self.send(last.into_iter().collect()).await;
                 match next {
                     Some(next) => {

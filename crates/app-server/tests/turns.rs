@@ -79,10 +79,10 @@ async fn a_turn_streams_items_usage_and_completes() {
     let done = notes.last().unwrap();
     assert_eq!(done["params"]["turn"]["status"], "completed");
     assert_eq!(done["params"]["turn"]["error"], Value::Null);
-    assert_eq!(
-        c.notification("thread/status/changed").await["status"]["type"],
-        "idle"
-    );
+    // As Codex orders them: the thread is idle, then its turn is reported complete.
+    let idle = &notes[notes.len() - 2];
+    assert_eq!(idle["method"], "thread/status/changed", "{notes:#?}");
+    assert_eq!(idle["params"]["status"]["type"], "idle");
     let limits = c.ok("account/rateLimits/read", json!({})).await;
     assert_eq!(limits["rateLimits"]["limitId"], "mock");
     assert_eq!(limits["rateLimits"]["primary"]["usedPercent"], 25.0);

@@ -228,6 +228,17 @@ async fn a_whole_session_over_websocket_fits_codex_schema() {
         .await;
     let done = a.notification("turn/completed").await;
     assert_eq!(done["turn"]["status"], "completed", "{done}");
+    // Codex's order: the thread goes idle, then its turn is reported complete.
+    let completed = a
+        .seen
+        .iter()
+        .position(|v| {
+            v["method"] == "turn/completed" && v["params"]["turn"]["id"] == json!(turn_id)
+        })
+        .expect("turn/completed was seen");
+    let before = &a.seen[completed - 1];
+    assert_eq!(before["method"], "thread/status/changed", "{before}");
+    assert_eq!(before["params"]["status"]["type"], "idle", "{before}");
     assert!(
         work.join("approved.txt").exists(),
         "the approved command did not run"
