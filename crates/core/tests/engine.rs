@@ -3,8 +3,8 @@
 
 mod common;
 
-use oi_core::{NewThread, Thread, ThreadManager, ThreadManagerOptions};
-use oi_protocol::config_types::{AskForApproval, SandboxMode, WireApi};
+use oi_core::{NewThread, Thread};
+use oi_protocol::config_types::{AskForApproval, SandboxMode};
 use oi_protocol::protocol::{Event, EventMsg, Op, ReviewDecision, TurnOverrides};
 use oi_protocol::user_input::UserInput;
 use oi_test_support::{MockModelServer, MockScript, MockTurn};
@@ -13,31 +13,10 @@ use std::path::Path;
 use std::time::Duration;
 
 fn config(mock: &MockModelServer, home: &Path, approval: AskForApproval) -> oi_config::Config {
-    std::fs::write(
-        home.join("config.toml"),
-        mock.config_toml("mock", WireApi::Chat),
-    )
-    .unwrap();
-    oi_config::load_config(oi_config::ConfigLoadOptions {
-        home: Some(home.to_path_buf()),
-        overrides: oi_config::ConfigOverrides {
-            cwd: Some(home.to_path_buf()),
-            sandbox_mode: Some(SandboxMode::DangerFullAccess),
-            approval_policy: Some(approval),
-            ..Default::default()
-        },
-        ..Default::default()
-    })
-    .unwrap()
-    .config
+    common::mock_config(mock, home, approval, SandboxMode::DangerFullAccess)
 }
 
-fn manager(persist: bool) -> ThreadManager {
-    ThreadManager::new(ThreadManagerOptions {
-        source: oi_thread_store::SessionSource::Exec,
-        persist,
-    })
-}
+use common::manager;
 
 async fn submit(thread: &Thread, text: &str) -> String {
     common::watch(thread);

@@ -2,8 +2,10 @@
 //! commands that write, or ask, keep running one at a time, in order.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a panic here is a failed run, with its message
 
-use oi_core::{StartTurn, ThreadManager, ThreadManagerOptions, TurnHandle};
-use oi_protocol::config_types::{AskForApproval, SandboxMode, WireApi};
+mod common;
+
+use oi_core::{StartTurn, TurnHandle};
+use oi_protocol::config_types::{AskForApproval, SandboxMode};
 use oi_protocol::protocol::{Event, EventMsg};
 use oi_protocol::user_input::UserInput;
 use oi_test_support::{MockModelServer, MockScript, MockTurn};
@@ -14,23 +16,7 @@ use std::time::Duration;
 const WAIT: Duration = Duration::from_secs(60);
 
 fn config(mock: &MockModelServer, home: &Path, sandbox: SandboxMode) -> oi_config::Config {
-    std::fs::write(
-        home.join("config.toml"),
-        mock.config_toml("mock", WireApi::Chat),
-    )
-    .unwrap();
-    oi_config::load_config(oi_config::ConfigLoadOptions {
-        home: Some(home.to_path_buf()),
-        overrides: oi_config::ConfigOverrides {
-            cwd: Some(home.to_path_buf()),
-            sandbox_mode: Some(sandbox),
-            approval_policy: Some(AskForApproval::Never),
-            ..Default::default()
-        },
-        ..Default::default()
-    })
-    .unwrap()
-    .config
+    common::mock_config(mock, home, AskForApproval::Never, sandbox)
 }
 
 /// `n` commands that each take a while (so a sequential run cannot overlap them).
@@ -85,10 +71,7 @@ async fn read_only_commands_of_one_response_run_at_once_outputs_in_call_order() 
     ]))
     .await
     .unwrap();
-    let m = ThreadManager::new(ThreadManagerOptions {
-        source: oi_core::SessionSource::Exec,
-        persist: false,
-    });
+    let m = common::manager(false);
     let new = m
         .start_thread(config(&mock, home.path(), SandboxMode::ReadOnly))
         .await
@@ -122,10 +105,7 @@ async fn commands_that_can_write_keep_running_one_at_a_time() {
     ]))
     .await
     .unwrap();
-    let m = ThreadManager::new(ThreadManagerOptions {
-        source: oi_core::SessionSource::Exec,
-        persist: false,
-    });
+    let m = common::manager(false);
     // Full access: `bash -c` is not on the read-only list, so these could write.
     let new = m
         .start_thread(config(&mock, home.path(), SandboxMode::DangerFullAccess))

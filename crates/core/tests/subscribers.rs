@@ -2,11 +2,12 @@
 //! through a `TurnHandle` that ends at its own terminal event; "busy" is an active turn.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a panic here is a failed run, with its message
 
+mod common;
+
 use oi_core::{
-    CoreError, EventStream, PendingRequest, StartTurn, ThreadManager, ThreadManagerOptions,
-    TurnEnd, TurnHandle,
+    CoreError, EventStream, PendingRequest, StartTurn, ThreadManager, TurnEnd, TurnHandle,
 };
-use oi_protocol::config_types::{AskForApproval, SandboxMode, WireApi};
+use oi_protocol::config_types::{AskForApproval, SandboxMode};
 use oi_protocol::protocol::{Event, EventMsg, ReviewDecision, TurnAbortReason};
 use oi_protocol::user_input::UserInput;
 use oi_test_support::{MockModelServer, MockScript, MockTurn};
@@ -17,30 +18,11 @@ use std::time::Duration;
 const WAIT: Duration = Duration::from_secs(60);
 
 fn config(mock: &MockModelServer, home: &Path, approval: AskForApproval) -> oi_config::Config {
-    std::fs::write(
-        home.join("config.toml"),
-        mock.config_toml("mock", WireApi::Chat),
-    )
-    .unwrap();
-    oi_config::load_config(oi_config::ConfigLoadOptions {
-        home: Some(home.to_path_buf()),
-        overrides: oi_config::ConfigOverrides {
-            cwd: Some(home.to_path_buf()),
-            sandbox_mode: Some(SandboxMode::DangerFullAccess),
-            approval_policy: Some(approval),
-            ..Default::default()
-        },
-        ..Default::default()
-    })
-    .unwrap()
-    .config
+    common::mock_config(mock, home, approval, SandboxMode::DangerFullAccess)
 }
 
 fn manager() -> ThreadManager {
-    ThreadManager::new(ThreadManagerOptions {
-        source: oi_core::SessionSource::Exec,
-        persist: false,
-    })
+    common::manager(false)
 }
 
 fn input(text: &str) -> StartTurn {

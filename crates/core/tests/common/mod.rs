@@ -27,6 +27,38 @@ pub fn load_unconfined(home: &Path, toml: &str) -> oi_config::Config {
     .config
 }
 
+/// `home`'s config.toml selects `mock` (chat wire); loaded with `cwd = home` and the given
+/// approval policy and sandbox.
+pub fn mock_config(
+    mock: &oi_test_support::MockModelServer,
+    home: &Path,
+    approval: AskForApproval,
+    sandbox: SandboxMode,
+) -> oi_config::Config {
+    let toml = mock.config_toml("mock", oi_protocol::config_types::WireApi::Chat);
+    std::fs::write(home.join("config.toml"), toml).unwrap();
+    oi_config::load_config(oi_config::ConfigLoadOptions {
+        home: Some(home.to_path_buf()),
+        overrides: oi_config::ConfigOverrides {
+            cwd: Some(home.to_path_buf()),
+            sandbox_mode: Some(sandbox),
+            approval_policy: Some(approval),
+            ..Default::default()
+        },
+        ..Default::default()
+    })
+    .unwrap()
+    .config
+}
+
+/// The manager the engine tests use (source `exec`).
+pub fn manager(persist: bool) -> oi_core::ThreadManager {
+    oi_core::ThreadManager::new(oi_core::ThreadManagerOptions {
+        source: oi_core::SessionSource::Exec,
+        persist,
+    })
+}
+
 /// A user message as an op.
 pub fn user(text: &str) -> Op {
     Op::UserInput {
