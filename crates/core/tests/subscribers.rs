@@ -41,6 +41,19 @@ async fn drain(turn: &mut TurnHandle) -> Vec<Event> {
     out
 }
 
+/// The first thing the turn asks (its events up to it are skipped).
+async fn first_request(turn: &mut TurnHandle) -> PendingRequest {
+    loop {
+        let ev = tokio::time::timeout(WAIT, turn.next())
+            .await
+            .expect("no event in time")
+            .expect("the turn ended before asking");
+        if let Some(r) = PendingRequest::of(&ev.msg) {
+            return r;
+        }
+    }
+}
+
 /// Events from `stream` up to and including the end of turn `id`.
 async fn until_end(stream: &mut EventStream, id: &str) -> Vec<Event> {
     let mut out = Vec::new();
@@ -118,12 +131,7 @@ async fn a_turn_is_refused_while_one_runs_and_the_handle_answers_its_approval() 
         .await
         .unwrap();
     let mut first = new.thread.start_turn(input("touch it")).await.unwrap();
-    let request = loop {
-        let ev = first.next().await.expect("turn ended before asking");
-        if let Some(r) = PendingRequest::of(&ev.msg) {
-            break r;
-        }
-    };
+    let request = first_request(&mut first).await;
     assert!(new.thread.is_busy());
     match new.thread.start_turn(input("meanwhile")).await {
         Err(CoreError::TurnRunning { turn_id, .. }) => assert_eq!(turn_id, first.id()),
@@ -166,12 +174,7 @@ async fn an_interrupted_turn_ends_aborted_and_a_dropped_subscriber_is_forgotten(
     assert_eq!(new.thread.subscriber_count(), base);
 
     let mut turn = new.thread.start_turn(input("touch")).await.unwrap();
-    loop {
-        let ev = turn.next().await.expect("turn ended before asking");
-        if PendingRequest::of(&ev.msg).is_some() {
-            break;
-        }
-    }
+    first_request(&mut turn).await;
     turn.interrupt(WAIT).await.unwrap();
     drain(&mut turn).await;
     assert_eq!(
@@ -221,12 +224,7 @@ async fn an_override_sent_mid_turn_applies_from_the_next_turn() {
         .await
         .unwrap();
     let mut first = new.thread.start_turn(input("touch first")).await.unwrap();
-    let request = loop {
-        let ev = first.next().await.expect("turn ended before asking");
-        if let Some(r) = PendingRequest::of(&ev.msg) {
-            break r;
-        }
-    };
+    let request = first_request(&mut first).await;
     // While the command waits for approval, input arrives that moves the thread elsewhere.
     new.thread
         .submit(oi_protocol::protocol::Op::UserInput {
