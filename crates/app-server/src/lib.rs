@@ -117,6 +117,9 @@ pub(crate) struct Conn {
     pub shutdown: CancellationToken,
     /// What this connection's turn pumps follow.
     pub(crate) following: turns::Following,
+    /// Stored threads this connection started or resumed: they stay loaded while any
+    /// connection holds them (released when the connection closes or unsubscribes).
+    holds: Mutex<HashMap<ThreadId, oi_core::ThreadHold>>,
     /// Latest rate-limit headers a v2 turn saw: (provider id, snapshot).
     pub rate_limits: Mutex<Option<(String, RateLimitSnapshot)>>,
     pub fuzzy: fuzzy::FuzzyState,
@@ -141,6 +144,7 @@ impl Conn {
             history: history::HistoryCache::default(),
             shutdown: ctx.connection.shutdown,
             following: turns::Following::default(),
+            holds: Mutex::default(),
             rate_limits: Mutex::default(),
             fuzzy: fuzzy::FuzzyState::default(),
             models: catalog::ModelsCache::default(),
@@ -181,6 +185,19 @@ impl Conn {
         let home = self.home()?;
         let manager = self.manager.clone();
         blocking(move || open_store(&manager, &home)).await
+    }
+
+    /// This connection keeps stored thread `id` loaded (started, resumed or forked here).
+    pub fn hold(&self, id: ThreadId) {
+        lock(&self.holds)
+            .entry(id)
+            .or_insert_with(|| self.manager.hold(id));
+    }
+
+    /// Lets go of `id`; whether another connection still holds it.
+    pub fn release(&self, id: &ThreadId) -> bool {
+        lock(&self.holds).remove(id);
+        self.manager.holders(id) > 0
     }
 
     /// A live thread, persisted or ephemeral.

@@ -1,4 +1,5 @@
-//! `thread/unsubscribe` (stop and unload a thread; it stays on disk) and `thread/delete`
+//! `thread/unsubscribe` (stop and unload a thread once no other connection of this server
+//! holds it; it stays on disk) and `thread/delete`
 //! (unload it and remove it from disk).
 
 use crate::protocol::methods as m;
@@ -51,6 +52,12 @@ async fn unsubscribe(
             status: ThreadUnsubscribeStatus::NotLoaded,
         });
     };
+    if conn.release(&id) {
+        // Another connection of this server still uses the thread: it stays loaded.
+        return Ok(ThreadUnsubscribeResponse {
+            status: ThreadUnsubscribeStatus::Unsubscribed,
+        });
+    }
     close(&conn, id, thread).await;
     let closed = ThreadIdNotification {
         thread_id: id.to_string(),
@@ -74,6 +81,8 @@ async fn delete(
                 "thread {id} is running turn {turn}; stop it with turn/interrupt, then delete the thread"
             )));
         }
+        // Deleting is for every connection: this one's hold goes, the thread stops.
+        conn.release(&id);
         close(&conn, id, thread).await;
     } else if ephemeral {
         return Err(thread_not_found(id));

@@ -217,6 +217,8 @@ async fn start(
                 forked_from: None,
             },
         );
+    } else {
+        conn.hold(new.thread_id);
     }
     let thread = live_thread_json(&conn, &new.thread).await?;
     let mut notes = warning_notes(&loaded.warnings);
@@ -363,6 +365,9 @@ async fn resume(
             let loaded = load_stored(&conn, id).await?;
             thread_json.turns = stored_turns(id, &loaded);
         }
+        if conn.ephemeral_info(&id).is_none() {
+            conn.hold(id);
+        }
         crate::turns::follow_running_turn(&conn, &ctx, thread.clone());
         return Ok(ThreadSessionResponse::new(thread_json, &thread.config()));
     }
@@ -375,6 +380,7 @@ async fn resume(
         .resume_thread(id, loaded_config.config)
         .await
         .map_err(core_error)?;
+    conn.hold(id);
     let mut thread_json = live_thread_json(&conn, &new.thread).await?;
     let loaded = load_stored(&conn, id).await?;
     if !p.exclude_turns {
@@ -441,6 +447,8 @@ async fn fork(
                 forked_from: Some(source),
             },
         );
+    } else {
+        conn.hold(new.thread_id);
     }
     let mut thread_json = live_thread_json(&conn, &new.thread).await?;
     if !p.exclude_turns && !ephemeral {

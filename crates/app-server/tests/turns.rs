@@ -534,3 +534,35 @@ async fn a_second_connection_resuming_a_running_thread_follows_its_turn_to_the_e
     );
     assert!(env.work.join("second.txt").exists());
 }
+
+#[tokio::test]
+async fn one_connection_unsubscribing_leaves_the_thread_to_the_others() {
+    let script = MockScript::turns([MockTurn::text("still here"), MockTurn::text("again")]);
+    let env = Env::new(script, UNTRUSTED).await;
+    let shared = SharedManager::default();
+    let mut a = Client::start_sharing(env.options(), &shared);
+    a.initialize().await;
+    let tid = a.start_thread(&env.work).await["thread"]["id"].clone();
+    let mut b = Client::start_sharing(env.options(), &shared);
+    b.initialize().await;
+    b.ok("thread/resume", json!({"threadId": tid})).await;
+    // B leaves; A still has the thread and runs a turn on it.
+    let r = b.ok("thread/unsubscribe", json!({"threadId": tid})).await;
+    assert_eq!(r["status"], "unsubscribed");
+    let turn = a.start_turn(&tid, "go on").await;
+    let notes = a.turn_notifications(&turn).await;
+    assert!(
+        completed_items(&notes)
+            .iter()
+            .any(|i| i["text"] == "still here"),
+        "{notes:#?}"
+    );
+    // The last holder's unsubscribe unloads it.
+    let r = a.ok("thread/unsubscribe", json!({"threadId": tid})).await;
+    assert_eq!(r["status"], "unsubscribed");
+    let loaded = a.ok("thread/loaded/list", json!({})).await;
+    assert!(
+        !loaded.to_string().contains(tid.as_str().unwrap()),
+        "{loaded}"
+    );
+}

@@ -49,6 +49,31 @@ struct Inner {
     opts: ThreadManagerOptions,
     threads: Mutex<HashMap<ThreadId, Arc<Thread>>>,
     stores: Mutex<HashMap<PathBuf, ThreadStore>>,
+    /// How many clients keep each thread loaded (see [`ThreadManager::hold`]).
+    holds: Mutex<HashMap<ThreadId, usize>>,
+}
+
+/// One client's claim that a thread should stay loaded; released on drop.
+pub struct ThreadHold {
+    manager: ThreadManager,
+    id: ThreadId,
+}
+
+impl Drop for ThreadHold {
+    fn drop(&mut self) {
+        let mut holds = self
+            .manager
+            .inner
+            .holds
+            .lock()
+            .unwrap_or_else(|p| p.into_inner());
+        if let Some(n) = holds.get_mut(&self.id) {
+            *n -= 1;
+            if *n == 0 {
+                holds.remove(&self.id);
+            }
+        }
+    }
 }
 
 const CLI_VERSION: &str = env!("CARGO_PKG_VERSION");
@@ -61,8 +86,37 @@ impl ThreadManager {
                 opts,
                 threads: Mutex::new(HashMap::new()),
                 stores: Mutex::new(HashMap::new()),
+                holds: Mutex::new(HashMap::new()),
             }),
         }
+    }
+
+    /// Marks `id` as kept loaded by one more client (a v2 connection that started or
+    /// resumed it) until the returned hold drops, so one client's unsubscribe does not stop
+    /// a thread another one still uses.
+    pub fn hold(&self, id: ThreadId) -> ThreadHold {
+        *self
+            .inner
+            .holds
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .entry(id)
+            .or_default() += 1;
+        ThreadHold {
+            manager: self.clone(),
+            id,
+        }
+    }
+
+    /// How many clients hold `id` loaded.
+    pub fn holders(&self, id: &ThreadId) -> usize {
+        self.inner
+            .holds
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(id)
+            .copied()
+            .unwrap_or(0)
     }
 
     /// The thread store for a home directory (opened once, shared): local files, or the
