@@ -15,8 +15,6 @@ use tokio_util::sync::CancellationToken;
 pub const INCOMING_QUEUE: usize = 128;
 /// Messages queued for the writer before senders wait.
 pub const OUTGOING_QUEUE: usize = 1024;
-/// On shutdown: how long running requests get to finish and answer.
-const CALLS_GRACE: Duration = Duration::from_secs(5);
 /// On shutdown: how long the writer gets to flush what is queued.
 const WRITER_GRACE: Duration = Duration::from_secs(5);
 
@@ -35,7 +33,7 @@ pub struct Connection {
 ///
 /// `methods` builds the method table once the connection exists (handlers may keep its
 /// [`Connection`] for notifications outside a request). On the way out, running requests
-/// are cancelled and get [`CALLS_GRACE`] to answer, then `on_close` runs (the services'
+/// are cancelled and get [`CALLS_GRACE`](crate::dispatch::CALLS_GRACE) to answer, then `on_close` runs (the services'
 /// own cleanup, e.g. stopping the engine's threads) before the writer flushes and closes.
 pub async fn serve_connection<R, W, F, C>(
     reader: R,
@@ -85,16 +83,10 @@ pub async fn serve_connection<R, W, F, C>(
     let table = methods(&conn);
     drop(conn);
 
-    let mut tasks = dispatch::process(in_rx, table, outgoing.clone(), shutdown.clone()).await;
+    let tasks = dispatch::process(in_rx, table, outgoing.clone(), shutdown.clone()).await;
     shutdown.cancel();
     tracing::info!("input closed; ending {} running call(s)", tasks.len());
-
-    let drain = async { while tasks.join_next().await.is_some() {} };
-    if tokio::time::timeout(CALLS_GRACE, drain).await.is_err() {
-        tracing::warn!("running calls did not end within {CALLS_GRACE:?}; stopping them");
-        tasks.abort_all();
-        while tasks.join_next().await.is_some() {}
-    }
+    dispatch::end_calls(tasks).await;
     on_close().await;
     outgoing.fail_all_pending();
     drop(outgoing);

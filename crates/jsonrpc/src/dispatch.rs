@@ -181,6 +181,20 @@ struct CancelledParams {
 /// What the reader hands the processor.
 pub type Inbound = Result<Incoming, Rejected>;
 
+/// How long calls still running when a connection ends get to answer before they stop.
+pub(crate) const CALLS_GRACE: std::time::Duration = std::time::Duration::from_secs(5);
+
+/// Waits for the calls [`process`] left running, at most [`CALLS_GRACE`]; then stops the
+/// rest. Every transport ends its connection this way.
+pub(crate) async fn end_calls(mut tasks: JoinSet<()>) {
+    let drain = async { while tasks.join_next().await.is_some() {} };
+    if tokio::time::timeout(CALLS_GRACE, drain).await.is_err() {
+        tracing::warn!("running calls did not end within {CALLS_GRACE:?}; stopping them");
+        tasks.abort_all();
+        while tasks.join_next().await.is_some() {}
+    }
+}
+
 /// Serves messages until `inbound` closes or `shutdown` fires, then cancels whatever is
 /// still running (without the "client cancelled" flag, so those requests still answer)
 /// and returns the tasks so the caller can wait for them within a deadline.

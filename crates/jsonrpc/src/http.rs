@@ -51,8 +51,6 @@ pub const SESSION_HEADER: &str = "mcp-session-id";
 const HISTORY: usize = 512;
 /// Finished request streams kept for resumption before the oldest is forgotten.
 const CLOSED_STREAMS_KEPT: usize = 64;
-/// On shutdown: how long running requests get to finish and answer.
-const CALLS_GRACE: Duration = Duration::from_secs(5);
 
 /// Builds a session's method table; runs once per session.
 pub type MethodsFactory = Arc<dyn Fn(&Connection) -> MethodTable + Send + Sync>;

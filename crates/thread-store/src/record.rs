@@ -75,9 +75,9 @@ pub(crate) fn truncate_preview(text: &str) -> String {
 }
 
 /// A line borrowed for serialization; same shape as [`RolloutLine`].
-struct LineRef<'a> {
-    timestamp: &'a str,
-    item: &'a RolloutItem,
+pub(crate) struct LineRef<'a> {
+    pub timestamp: &'a str,
+    pub item: &'a RolloutItem,
 }
 
 impl Serialize for LineRef<'_> {

@@ -5,7 +5,6 @@ use oi_protocol::config_types::{AskForApproval, ReasoningEffort, SandboxPolicy};
 use oi_protocol::models::ResponseItem;
 use oi_protocol::protocol::EventMsg;
 use serde::de::IgnoredAny;
-use serde::ser::SerializeStruct;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::value::RawValue;
 use std::borrow::Cow;
@@ -99,19 +98,13 @@ pub struct RolloutLine {
 
 impl Serialize for RolloutLine {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        // Written by hand so the key order on disk is always timestamp, type, payload:
-        // readers that only probe the start of a line rely on it being cheap to find.
-        let mut st = s.serialize_struct("RolloutLine", 3)?;
-        st.serialize_field("timestamp", &self.timestamp)?;
-        st.serialize_field("type", self.item.kind())?;
-        match &self.item {
-            RolloutItem::SessionMeta(p) => st.serialize_field("payload", p)?,
-            RolloutItem::ResponseItem(p) => st.serialize_field("payload", p)?,
-            RolloutItem::TurnContext(p) => st.serialize_field("payload", p)?,
-            RolloutItem::EventMsg(p) => st.serialize_field("payload", p)?,
-            RolloutItem::Compacted(p) => st.serialize_field("payload", p)?,
+        // One writer of the on-disk shape (timestamp, type, payload, in that order: readers
+        // that only probe the start of a line rely on it being cheap to find).
+        crate::record::LineRef {
+            timestamp: &self.timestamp,
+            item: &self.item,
         }
-        st.end()
+        .serialize(s)
     }
 }
 

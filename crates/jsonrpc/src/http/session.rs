@@ -2,7 +2,7 @@
 //! the SSE stream of the request it belongs to (or the standalone GET stream), with the
 //! history kept for `Last-Event-ID` resumption.
 
-use super::{CALLS_GRACE, CLOSED_STREAMS_KEPT, HISTORY, MethodsFactory};
+use super::{CLOSED_STREAMS_KEPT, HISTORY, MethodsFactory};
 use super::{lock, plain};
 use crate::Connection;
 use crate::dispatch::{self, Inbound};
@@ -207,17 +207,10 @@ impl Session {
             let shutdown = shutdown.clone();
             let done = done.clone();
             tokio::spawn(async move {
-                let mut tasks =
+                let tasks =
                     dispatch::process(in_rx, table, outgoing.clone(), shutdown.clone()).await;
                 shutdown.cancel();
-                let drain = async { while tasks.join_next().await.is_some() {} };
-                if tokio::time::timeout(CALLS_GRACE, drain).await.is_err() {
-                    tracing::warn!(
-                        "running calls did not end within {CALLS_GRACE:?}; stopping them"
-                    );
-                    tasks.abort_all();
-                    while tasks.join_next().await.is_some() {}
-                }
+                dispatch::end_calls(tasks).await;
                 outgoing.fail_all_pending();
                 done.cancel();
             });

@@ -10,7 +10,7 @@
 //! and a socket from which nothing (not even a pong) arrived for the idle timeout is closed.
 
 use super::conn::{self, ConnHandle};
-use super::{CALLS_GRACE, HttpOptions, MethodsFactory, guard, plain};
+use super::{HttpOptions, MethodsFactory, guard, plain};
 use crate::Connection;
 use crate::dispatch::{self, Inbound};
 use crate::message::parse_incoming;
@@ -148,15 +148,9 @@ async fn serve_socket(socket: WebSocket, state: &WsState) {
         let shutdown = shutdown.clone();
         let outgoing = outgoing.clone();
         tokio::spawn(async move {
-            let mut tasks =
-                dispatch::process(in_rx, table, outgoing.clone(), shutdown.clone()).await;
+            let tasks = dispatch::process(in_rx, table, outgoing.clone(), shutdown.clone()).await;
             shutdown.cancel();
-            let drain = async { while tasks.join_next().await.is_some() {} };
-            if tokio::time::timeout(CALLS_GRACE, drain).await.is_err() {
-                tracing::warn!("running calls did not end within {CALLS_GRACE:?}; stopping them");
-                tasks.abort_all();
-                while tasks.join_next().await.is_some() {}
-            }
+            dispatch::end_calls(tasks).await;
             outgoing.fail_all_pending();
         })
     };
