@@ -318,6 +318,7 @@ mod tests {
             stream_idle_timeout_ms: None,
             requires_openai_auth: false,
             send_reasoning_content: None,
+            harness: None,
         };
         let m = to_value(&model_json("mock", &p, "mock-model", None, true));
         assert_eq!(m["isDefault"], true);

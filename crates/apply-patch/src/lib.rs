@@ -63,7 +63,7 @@ use std::path::Path;
 pub use error::ApplyError;
 pub use invocation::extract_from_argv;
 pub use parser::{FileHunk, HunkLine, ParseError, Patch, UpdateChunk, parse_patch};
-pub use plan::{PatchPlan, PlannedChange, PlannedKind, plan_patch, unified_diff};
+pub use plan::{PatchPlan, PlannedChange, PlannedKind, plan_patch, read_target, unified_diff};
 
 /// Parse, plan and apply `input` against `cwd`; returns the success summary.
 pub fn apply_patch(input: &str, cwd: &Path) -> Result<String, ApplyError> {

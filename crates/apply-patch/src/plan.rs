@@ -246,6 +246,13 @@ impl VirtualFs {
     }
 }
 
+/// A patch target's content as planning reads it (regular files only, opened without
+/// blocking, UTF-8), for callers that build a [`Patch`] from a file's current text (the
+/// string-replace edits of harness profiles). `Ok(None)` when the file does not exist.
+pub fn read_target(path: &Path) -> Result<Option<String>, ApplyError> {
+    read_disk(path, &path.display().to_string())
+}
+
 /// `Ok(None)` when the file does not exist.
 pub(crate) fn read_disk(path: &Path, shown: &str) -> Result<Option<String>, ApplyError> {
     if path.is_dir() {

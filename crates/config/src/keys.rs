@@ -18,6 +18,7 @@ pub const TOP_LEVEL_KEYS: &[&str] = &[
     "model_auto_compact_token_limit",
     "model_max_output_tokens",
     "tool_call_format",
+    "harness",
     "approval_policy",
     "sandbox_mode",
     "sandbox_workspace_write",
@@ -184,6 +185,12 @@ pub const KEY_DOCS: &[KeyDoc] = &[
         default: "`auto`",
         meaning: "`native` (tools in the request, the server parses calls), `text` (tools described in the system prompt in the model family's own markup, calls parsed from the answer), `auto` (native, switching to `text` for the session when the model writes calls that were not run) — see [providers](providers.md#tool-calls-as-text)",
         example: "tool_call_format = \"text\"",
+    },
+    KeyDoc {
+        key: "harness",
+        default: "`codex`",
+        meaning: "the agent harness the model is given, its tools and system prompt: `codex` (`shell`, `apply_patch`), `claude-code` (Bash, Read, Write, Edit, Glob, Grep, TodoWrite), `qwen-code` (run_shell_command, read_file, write_file, replace, glob, search_file_content, list_directory, todo_write), `kimi-code` (Shell, ReadFile, WriteFile, StrReplaceFile, Glob, Grep, SetTodoList), `auto` (from the model family, or the provider's `harness`) — see [harness profiles](harness.md)",
+        example: "harness = \"qwen-code\"",
     },
     KeyDoc {
         key: "approval_policy",
@@ -358,6 +365,7 @@ pub const PROFILE_KEYS: &[&str] = &[
     "model_auto_compact_token_limit",
     "model_max_output_tokens",
     "tool_call_format",
+    "harness",
     "approval_policy",
     "sandbox_mode",
     "sandbox_workspace_write",
@@ -409,6 +417,7 @@ pub const PROVIDER_KEYS: &[&str] = &[
     "stream_idle_timeout_ms",
     "requires_openai_auth",
     "send_reasoning_content",
+    "harness",
 ];
 
 /// Keys of `[shell_environment_policy]`.

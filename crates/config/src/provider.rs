@@ -49,6 +49,10 @@ pub struct ModelProviderInfo {
     /// `quirks`, documented in docs/providers.md); `false` never sends it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub send_reasoning_content: Option<bool>,
+    /// The agent harness `harness = "auto"` picks for this provider's models, whatever their
+    /// family (a server that fronts one family, or a fine-tune named unlike its base).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub harness: Option<oi_protocol::config_types::Harness>,
 }
 
 pub const DEFAULT_REQUEST_MAX_RETRIES: u64 = 4;
@@ -151,6 +155,7 @@ impl ModelProviderInfo {
             stream_idle_timeout_ms: None,
             requires_openai_auth: false,
             send_reasoning_content: None,
+            harness: None,
         }
     }
 }

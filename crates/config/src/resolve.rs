@@ -114,6 +114,7 @@ pub(crate) fn build_config(inputs: TypedInputs<'_>) -> Result<Config, ConfigErro
             Some("text") => oi_protocol::config_types::ToolCallFormat::Text,
             _ => oi_protocol::config_types::ToolCallFormat::Auto,
         },
+        harness: t.harness.unwrap_or_default(),
         approval_policy,
         sandbox_mode,
         sandbox_policy,
@@ -269,6 +270,7 @@ fn configured_provider(
         stream_idle_timeout_ms: count(t.stream_idle_timeout_ms).or(base.stream_idle_timeout_ms),
         requires_openai_auth: t.requires_openai_auth.unwrap_or(base.requires_openai_auth),
         send_reasoning_content: t.send_reasoning_content.or(base.send_reasoning_content),
+        harness: t.harness.or(base.harness),
         name: base.name,
     };
     if p.base_url.as_deref().is_none_or(|u| u.trim().is_empty()) {

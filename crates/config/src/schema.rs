@@ -26,6 +26,7 @@ pub(crate) struct ConfigToml {
     pub model_auto_compact_token_limit: Option<NonNegative>,
     pub model_max_output_tokens: Option<NonNegative>,
     pub tool_call_format: Option<String>,
+    pub harness: Option<oi_protocol::config_types::Harness>,
     pub approval_policy: Option<String>,
     pub sandbox_mode: Option<String>,
     pub sandbox_workspace_write: Option<Table<SandboxWorkspaceWriteToml>>,
@@ -69,6 +70,7 @@ pub(crate) struct ProfileToml {
     pub model_auto_compact_token_limit: Option<NonNegative>,
     pub model_max_output_tokens: Option<NonNegative>,
     pub tool_call_format: Option<String>,
+    pub harness: Option<oi_protocol::config_types::Harness>,
     pub approval_policy: Option<String>,
     pub sandbox_mode: Option<String>,
     pub sandbox_workspace_write: Option<Table<SandboxWorkspaceWriteToml>>,
@@ -99,6 +101,7 @@ pub(crate) struct ModelProviderToml {
     pub stream_idle_timeout_ms: Option<NonNegative>,
     pub requires_openai_auth: Option<bool>,
     pub send_reasoning_content: Option<bool>,
+    pub harness: Option<oi_protocol::config_types::Harness>,
 }
 
 /// `[projects."/abs/path"]`: whether that folder's project config is honoured.

@@ -48,6 +48,9 @@ pub struct Config {
     pub model_max_output_tokens: Option<i64>,
     /// `tool_call_format`: how tools reach the model and its calls come back.
     pub tool_call_format: oi_protocol::config_types::ToolCallFormat,
+    /// `harness`: the tool set and system prompt the model is given (`auto`: from the model
+    /// family; the engine resolves it).
+    pub harness: oi_protocol::config_types::Harness,
     pub approval_policy: AskForApproval,
     pub sandbox_mode: SandboxMode,
     pub sandbox_policy: SandboxPolicy,

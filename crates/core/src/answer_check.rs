@@ -146,7 +146,7 @@ impl TurnRecord {
                 && let Some(output) = output_of(call_id)
             {
                 calls.push((name.clone(), arguments.clone()));
-                if is_shell_tool(name) {
+                if is_shell_tool(name) || crate::harness::only_reads(name) {
                     outputs.push(printed_output(&output.text_content()).to_string());
                 }
             }
@@ -374,6 +374,9 @@ fn has_code_block(answer: &str) -> bool {
 
 /// Whether a call may have changed files: any tool but a plainly reading shell command.
 fn may_write(name: &str, args: &str) -> bool {
+    if crate::harness::only_reads(name) {
+        return false;
+    }
     if !is_shell_tool(name) {
         return true;
     }

@@ -22,6 +22,7 @@ mod error;
 mod events;
 mod exec;
 pub mod git;
+pub mod harness;
 mod manager;
 mod notify;
 mod prompt;

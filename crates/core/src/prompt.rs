@@ -2,21 +2,20 @@
 //! approval policy), project docs (AGENTS.md) and developer instructions.
 
 use oi_config::Config;
-use oi_protocol::config_types::{AskForApproval, SandboxPolicy};
+use oi_protocol::config_types::{AskForApproval, Harness, SandboxPolicy};
 use oi_protocol::models::ResponseItem;
 use std::path::{Path, PathBuf};
 
-const DEFAULT_INSTRUCTIONS: &str = include_str!("instructions.md");
 const PROJECT_DOC_NAMES: &[&str] = &["AGENTS.md", "AGENT.md"];
 
+/// `base_instructions`, else the system prompt of the session's harness profile.
 pub(crate) fn base_instructions(config: &Config) -> String {
-    config
-        .base_instructions
-        .clone()
-        .unwrap_or_else(|| DEFAULT_INSTRUCTIONS.to_string())
+    config.base_instructions.clone().unwrap_or_else(|| {
+        crate::harness::instructions(crate::harness::resolve(config)).to_string()
+    })
 }
 
-fn permissions_text(approval: AskForApproval, sandbox: &SandboxPolicy) -> String {
+fn permissions_text(approval: AskForApproval, sandbox: &SandboxPolicy, harness: Harness) -> String {
     let sandbox_text = match sandbox {
         SandboxPolicy::DangerFullAccess => {
             "`sandbox_mode` is `danger-full-access`: commands run without a sandbox and can read and write anywhere the user can, with network access.".to_string()
@@ -52,9 +51,17 @@ fn permissions_text(approval: AskForApproval, sandbox: &SandboxPolicy) -> String
         AskForApproval::OnFailure => {
             "`approval_policy` is `on-failure`: commands run in the sandbox; if one fails because of the sandbox, the user is asked whether to re-run it without the sandbox."
         }
-        AskForApproval::OnRequest => {
-            "`approval_policy` is `on-request`: commands run in the sandbox. If a command needs to write outside it or use the network, call `shell` with `\"with_escalated_permissions\": true` and a one-sentence `justification`; the user will be asked."
-        }
+        AskForApproval::OnRequest => match harness {
+            Harness::ClaudeCode => {
+                "`approval_policy` is `on-request`: commands run in the sandbox. If a command needs to write outside it or use the network, call `Bash` with `\"dangerouslyDisableSandbox\": true` and say why in `description`; the user will be asked."
+            }
+            Harness::QwenCode | Harness::KimiCode => {
+                "`approval_policy` is `on-request`: commands run in the sandbox. If the sandbox stops a command, the user is asked whether to run it again without the sandbox."
+            }
+            Harness::Codex | Harness::Auto => {
+                "`approval_policy` is `on-request`: commands run in the sandbox. If a command needs to write outside it or use the network, call `shell` with `\"with_escalated_permissions\": true` and a one-sentence `justification`; the user will be asked."
+            }
+        },
         AskForApproval::Never => {
             "`approval_policy` is `never`: nobody will approve anything. Work within the sandbox; if something fails, find another way."
         }
@@ -144,7 +151,11 @@ pub(crate) fn context_items(
 ) -> Vec<ResponseItem> {
     let mut text = format!(
         "{}\n\n{}",
-        permissions_text(config.approval_policy, &config.sandbox_policy),
+        permissions_text(
+            config.approval_policy,
+            &config.sandbox_policy,
+            crate::harness::resolve(config)
+        ),
         environment_context(config)
     );
     if let Some(doc) = project_doc {

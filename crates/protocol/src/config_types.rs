@@ -184,6 +184,59 @@ impl ReasoningEffort {
     }
 }
 
+/// Which agent harness the model is given (`harness`): the tool set and the system prompt of
+/// the harness an open-model family was post-trained in. Every profile's tools run on the
+/// same engine primitives (commands, file changes), so approvals, the sandbox and the events
+/// are the same whichever is chosen.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Harness {
+    /// `shell` + `apply_patch`, Codex's tools and prompt.
+    #[default]
+    Codex,
+    /// Bash, Read, Write, Edit, Glob, Grep, TodoWrite.
+    ClaudeCode,
+    /// run_shell_command, read_file, write_file, replace, glob, search_file_content,
+    /// list_directory, todo_write.
+    QwenCode,
+    /// Shell, ReadFile, WriteFile, StrReplaceFile, Glob, Grep, SetTodoList.
+    KimiCode,
+    /// Chosen from the model family (and the provider's `harness`).
+    Auto,
+}
+
+impl Harness {
+    /// Every value, as config spells it.
+    pub const ALL: [Harness; 5] = [
+        Harness::Codex,
+        Harness::ClaudeCode,
+        Harness::QwenCode,
+        Harness::KimiCode,
+        Harness::Auto,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Harness::Codex => "codex",
+            Harness::ClaudeCode => "claude-code",
+            Harness::QwenCode => "qwen-code",
+            Harness::KimiCode => "kimi-code",
+            Harness::Auto => "auto",
+        }
+    }
+
+    /// The value config spells `s`, if any.
+    pub fn parse(s: &str) -> Option<Harness> {
+        Harness::ALL.into_iter().find(|h| h.as_str() == s)
+    }
+}
+
+impl std::fmt::Display for Harness {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
 /// How tools reach the model and its calls come back (`tool_call_format`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]

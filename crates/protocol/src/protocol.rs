@@ -175,6 +175,8 @@ pub enum EventMsg {
     ElicitationRequest(ElicitationRequestEvent),
     /// The history was replaced by a summary (automatically or after `Op::Compact`).
     ContextCompacted(ContextCompactedEvent),
+    /// The model's plan for the task (a harness profile's todo list), whole each time.
+    PlanUpdate(PlanUpdateEvent),
     ShutdownComplete,
 }
 
@@ -209,6 +211,7 @@ impl EventMsg {
             EventMsg::McpToolCallEnd(_) => "mcp_tool_call_end",
             EventMsg::ElicitationRequest(_) => "elicitation_request",
             EventMsg::ContextCompacted(_) => "context_compacted",
+            EventMsg::PlanUpdate(_) => "plan_update",
             EventMsg::ShutdownComplete => "shutdown_complete",
         }
     }
@@ -217,6 +220,28 @@ impl EventMsg {
     pub fn ends_turn(&self) -> bool {
         matches!(self, EventMsg::TaskComplete(_) | EventMsg::TurnAborted(_))
     }
+}
+
+/// `plan_update`: Codex's shape (`explanation`, `plan: [{step, status}]`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct PlanUpdateEvent {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub explanation: Option<String>,
+    pub plan: Vec<PlanStep>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct PlanStep {
+    pub step: String,
+    pub status: PlanStepStatus,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PlanStepStatus {
+    Pending,
+    InProgress,
+    Completed,
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize)]

@@ -123,6 +123,7 @@ impl MockModelServer {
             stream_idle_timeout_ms: None,
             requires_openai_auth: false,
             send_reasoning_content: None,
+            harness: None,
         }
     }
 

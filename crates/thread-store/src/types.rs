@@ -83,6 +83,8 @@ pub fn should_persist_event(ev: &EventMsg) -> bool {
         | EventMsg::McpToolCallBegin(_)
         | EventMsg::McpToolCallProgress(_)
         | EventMsg::ElicitationRequest(_)
+        // The todo list is also the tool call's output, which history keeps.
+        | EventMsg::PlanUpdate(_)
         | EventMsg::ShutdownComplete => false,
         EventMsg::ContextCompacted(_) => true,
     }

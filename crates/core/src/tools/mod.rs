@@ -4,18 +4,20 @@ mod mcp;
 mod mcp_resource;
 mod parallel;
 mod patch;
+mod profile;
 pub(crate) mod search;
 mod shell;
 
 pub(crate) use parallel::{PendingCall, run_calls};
 pub(crate) use shell::printed_output;
 
-/// The names the `shell` tool answers to (its own, and those other harnesses taught models).
+/// The names the `shell` tool answers to (its own, and those other harnesses taught models),
+/// and the harness profiles' shell tools: their output is laid out the same way.
 pub(crate) fn is_shell_tool(name: &str) -> bool {
     matches!(
         name,
         "shell" | "container.exec" | "shell_command" | "exec_command"
-    )
+    ) || crate::harness::is_shell_tool(name)
 }
 
 use crate::session::Session;
@@ -92,7 +94,8 @@ pub(crate) fn builtin_tool_specs() -> Vec<ToolSpec> {
 /// much of the context window. Recomputed per request, so tools of late servers join when
 /// they are ready.
 pub(crate) fn tool_specs(sess: &Session) -> Vec<ToolSpec> {
-    let mut specs = builtin_tool_specs();
+    let harness = crate::harness::resolve(&sess.turn_context().config);
+    let mut specs = crate::harness::tool_specs(harness).unwrap_or_else(builtin_tool_specs);
     let mcp = mcp_tool_specs(sess);
     specs.extend(search::offered(sess, mcp, sess.context_window()));
     if let Some(m) = &sess.mcp {
@@ -118,6 +121,8 @@ pub(crate) async fn dispatch(
     cancel: &CancellationToken,
 ) -> ToolOutcome {
     match call.name {
+        // Before `shell`'s names: a profile's shell takes a command line, not an argv.
+        name if crate::harness::is_profile_tool(name) => profile::handle(sess, &call, cancel).await,
         name if is_shell_tool(name) => shell::handle(sess, &call, cancel).await,
         "apply_patch" => patch::handle_tool(sess, &call, cancel).await,
         name if mcp_resource::is_resource_tool(name) && sess.mcp.is_some() => {

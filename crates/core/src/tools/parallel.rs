@@ -79,6 +79,17 @@ pub(crate) async fn run_calls(
 /// MCP tool calls, the MCP resource tools and commands that cannot write may overlap;
 /// everything else runs alone.
 fn runs_concurrently(sess: &Session, (_, name, arguments): &PendingCall) -> bool {
+    if crate::harness::is_profile_tool(name) {
+        // A profile's read, search or shell call is a command: the same rule as `shell`.
+        return match crate::harness::interpret(name, arguments) {
+            Some(Ok(crate::harness::Action::Command(req))) => {
+                req.escalation.is_none()
+                    && req.workdir.is_none()
+                    && super::shell::argv_runs_alongside(&sess.turn_context().config, &req.argv)
+            }
+            _ => false,
+        };
+    }
     if super::is_shell_tool(name) {
         return super::shell::runs_alongside(&sess.turn_context().config, arguments);
     }

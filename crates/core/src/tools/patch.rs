@@ -55,6 +55,21 @@ pub(crate) async fn handle_patch(
             ));
         }
     };
+    apply_planned(sess, turn_id, call_id, patch, cwd, "apply_patch", cancel).await
+}
+
+/// Plans `patch`, asks for approval as the policy says, applies it and reports it with
+/// `patch_apply_*` events: the one path of every file change, whether it came as a patch
+/// or as a harness profile's write or string replacement (`tool` names it in errors).
+pub(crate) async fn apply_planned(
+    sess: &Arc<Session>,
+    turn_id: &str,
+    call_id: &str,
+    patch: oi_apply_patch::Patch,
+    cwd: &Path,
+    tool: &str,
+    cancel: &CancellationToken,
+) -> ToolOutcome {
     // Planning reads every file the patch touches and diffs it: disk and CPU work that
     // belongs on the blocking pool, not on a runtime worker.
     let planned = {
@@ -69,8 +84,8 @@ pub(crate) async fn handle_patch(
     };
     let (plan, changes) = match planned {
         Ok(Ok(planned)) => planned,
-        Ok(Err(e)) => return ToolOutcome::err(format!("apply_patch: {e}. No file was changed.")),
-        Err(e) => return ToolOutcome::err(format!("apply_patch: {e}. No file was changed.")),
+        Ok(Err(e)) => return ToolOutcome::err(format!("{tool}: {e}. No file was changed.")),
+        Err(e) => return ToolOutcome::err(format!("{tool}: {e}. No file was changed.")),
     };
     let ctx = sess.turn_context();
     let config = &ctx.config;
@@ -85,11 +100,11 @@ pub(crate) async fn handle_patch(
     let auto_approved = match assess_patch(config.approval_policy, all_writable) {
         PatchDecision::AutoApprove => true,
         PatchDecision::Reject(msg) => {
-            return ToolOutcome::err(format!("apply_patch: {msg}. No file was changed."));
+            return ToolOutcome::err(format!("{tool}: {msg}. No file was changed."));
         }
         PatchDecision::Ask => {
             let reason = (!all_writable).then(|| {
-                "This patch writes outside the writable roots of the sandbox.".to_string()
+                "This change writes outside the writable roots of the sandbox.".to_string()
             });
             let d = request_patch_approval(
                 sess,
@@ -121,8 +136,9 @@ pub(crate) async fn handle_patch(
                         ReviewDecision::Abort => "the user stopped the turn",
                         _ => "the user denied it",
                     };
-                    let mut o =
-                        ToolOutcome::err(format!("patch not applied: {why}. No file was changed."));
+                    let mut o = ToolOutcome::err(format!(
+                        "change not applied: {why}. No file was changed."
+                    ));
                     o.abort_turn = other == ReviewDecision::Abort;
                     return o;
                 }
@@ -162,9 +178,7 @@ pub(crate) async fn handle_patch(
     if ok {
         ToolOutcome::ok(stdout)
     } else {
-        ToolOutcome::err(format!(
-            "apply_patch failed: {stderr}. No file was changed."
-        ))
+        ToolOutcome::err(format!("{tool} failed: {stderr}. No file was changed."))
     }
 }
 

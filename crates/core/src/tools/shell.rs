@@ -60,31 +60,37 @@ fn wants_escalation(v: &Option<serde_json::Value>) -> bool {
 /// `on-failure`, which may ask to re-run a denied command outside the sandbox) keeps the
 /// call in order.
 pub(crate) fn runs_alongside(config: &oi_config::Config, arguments: &str) -> bool {
-    use oi_protocol::config_types::{AskForApproval, SandboxPolicy};
     let Ok(args) = serde_json::from_str::<ShellArgs>(arguments) else {
         return false;
     };
-    if wants_escalation(&args.with_escalated_permissions)
-        || config.approval_policy == AskForApproval::OnFailure
-    {
+    if wants_escalation(&args.with_escalated_permissions) {
         return false;
     }
     let Ok(argv) = command_argv(args.command) else {
         return false;
     };
-    if oi_apply_patch::extract_from_argv(&argv).is_some() {
+    argv_runs_alongside(config, &argv)
+}
+
+/// [`runs_alongside`] for a command already turned into argv (a harness profile's read,
+/// search or shell call without escalation).
+pub(crate) fn argv_runs_alongside(config: &oi_config::Config, argv: &[String]) -> bool {
+    use oi_protocol::config_types::{AskForApproval, SandboxPolicy};
+    if config.approval_policy == AskForApproval::OnFailure
+        || oi_apply_patch::extract_from_argv(argv).is_some()
+    {
         return false;
     }
     let read_only = matches!(config.sandbox_policy, SandboxPolicy::ReadOnly);
     match assess_command(
         config.approval_policy,
         &config.sandbox_policy,
-        &argv,
+        argv,
         None,
         |_| false,
     ) {
         CommandDecision::Run { sandboxed } => {
-            (sandboxed && read_only) || crate::safety::is_known_safe_command(&argv)
+            (sandboxed && read_only) || crate::safety::is_known_safe_command(argv)
         }
         CommandDecision::Ask { .. } | CommandDecision::Reject(_) => false,
     }
@@ -103,14 +109,65 @@ pub(crate) async fn handle(
         Ok(a) => a,
         Err(e) => return e,
     };
+    let argv = match command_argv(args.command) {
+        Ok(argv) => argv,
+        Err(e) => return e,
+    };
+    // Small models write `"timeout_ms": 0` for "no timeout": 0 means the default.
+    let timeout = args
+        .timeout_ms
+        .filter(|ms| *ms > 0)
+        .map(Duration::from_millis);
+    let escalation = wants_escalation(&args.with_escalated_permissions).then(|| {
+        args.justification
+            .clone()
+            .unwrap_or_else(|| "The model asked to run this command outside the sandbox.".into())
+    });
+    let request = CommandRun {
+        argv,
+        workdir: args.workdir,
+        timeout,
+        escalation,
+        ask_after_denial: false,
+    };
+    run_command(sess, call, request, cancel).await
+}
+
+/// One command the model asked for, however it asked (`shell`, or a harness profile's shell,
+/// read or search tool).
+pub(crate) struct CommandRun {
+    pub argv: Vec<String>,
+    /// Relative to the session's cwd when not absolute.
+    pub workdir: Option<String>,
+    pub timeout: Option<Duration>,
+    /// Asked to run outside the sandbox, with this justification.
+    pub escalation: Option<String>,
+    /// Under `on-request`, ask to re-run a command the sandbox stopped outside it, as
+    /// `on-failure` does: for tools with no way to ask for escalation up front.
+    pub ask_after_denial: bool,
+}
+
+/// Runs `request` under the approval policy and the sandbox, streaming `exec_command_*`
+/// events: the one path of every command the model runs.
+pub(crate) async fn run_command(
+    sess: &Arc<Session>,
+    call: &ToolCall<'_>,
+    request: CommandRun,
+    cancel: &CancellationToken,
+) -> ToolOutcome {
+    use oi_protocol::config_types::AskForApproval;
     let ctx = sess.turn_context();
     let config = &ctx.config;
-    let (argv, cwd) = match (
-        command_argv(args.command),
-        workdir(args.workdir.as_deref(), &config.cwd),
-    ) {
-        (Ok(argv), Ok(cwd)) => (argv, cwd),
-        (Err(e), _) | (_, Err(e)) => return e,
+    let CommandRun {
+        argv,
+        workdir: dir,
+        timeout,
+        escalation,
+        ask_after_denial,
+    } = request;
+    let cwd = match workdir(dir.as_deref(), &config.cwd) {
+        Ok(cwd) => cwd,
+        Err(e) => return e,
     };
 
     // `apply_patch` invoked through the shell is treated as the apply_patch tool, so it gets
@@ -128,17 +185,8 @@ pub(crate) async fn handle(
         .await;
     }
 
-    // Small models write `"timeout_ms": 0` for "no timeout", or a few milliseconds: 0 means
-    // the default, and no command is killed before a second.
-    let timeout = match args.timeout_ms {
-        None | Some(0) => config.shell_timeout,
-        Some(ms) => Duration::from_millis(ms.max(1000)),
-    };
-    let escalation = wants_escalation(&args.with_escalated_permissions).then(|| {
-        args.justification
-            .clone()
-            .unwrap_or_else(|| "The model asked to run this command outside the sandbox.".into())
-    });
+    // No command is killed before a second (small models write a few milliseconds).
+    let timeout = timeout.map_or(config.shell_timeout, |t| t.max(Duration::from_secs(1)));
     let sandboxed = match approve(sess, call, config, &argv, &cwd, escalation, cancel).await {
         Ok(sandboxed) => sandboxed,
         Err(refusal) => return refusal,
@@ -149,10 +197,12 @@ pub(crate) async fn handle(
         Err(outcome) => return outcome,
     };
     // on-failure: a command the sandbox stopped may be re-run outside it, if the user agrees.
+    let retry_policy = config.approval_policy == AskForApproval::OnFailure
+        || (ask_after_denial && config.approval_policy == AskForApproval::OnRequest);
     if sandboxed
         && !out.aborted
         && !out.timed_out
-        && config.approval_policy == oi_protocol::config_types::AskForApproval::OnFailure
+        && retry_policy
         && looks_like_sandbox_denial(out.exit_code, &out.aggregated)
     {
         return retry_unsandboxed(sess, call, config, &argv, &cwd, timeout, out, cancel).await;

@@ -1,0 +1,449 @@
+//! Harness profiles (`harness = …`): the tool set and system prompt of the agent harness an
+//! open-model family was post-trained in. Qwen3-Coder learned Qwen Code's tools, Kimi K2
+//! Kimi CLI's, GLM and others Claude Code's; a model calls the tools it was trained on far
+//! more reliably than an unfamiliar set, and string-replace edits are within reach of models
+//! that cannot write a valid patch.
+//!
+//! A profile only changes what the model is *shown*. Every profile tool is interpreted here
+//! into one of the engine's primitives ([`Action`]): a command (run by the `shell` tool's
+//! path: approvals, the sandbox, `exec_command_*` events), a file change (a planned patch:
+//! the same approval, atomic apply and `patch_apply_*` events with real diffs as
+//! `apply_patch`) or a todo list (`plan_update`). So approvals, the sandbox, the rollout, MCP
+//! tools and every front end work the same whichever profile runs.
+//!
+//! Tool names of every profile are understood whichever profile is active (a model may call
+//! a tool it knows from elsewhere); only the active profile's tools are offered.
+
+mod profiles;
+mod read_commands;
+
+pub(crate) use profiles::{instructions, tool_specs};
+
+use oi_config::Config;
+use oi_protocol::config_types::Harness;
+use oi_protocol::protocol::PlanStepStatus;
+use serde::Deserialize;
+use serde_json::Value;
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// The profile a session with `config` runs: `harness`, or for `auto` the provider's
+/// `harness`, else the model family's ([`for_model`]). Never [`Harness::Auto`].
+pub fn resolve(config: &Config) -> Harness {
+    match config.harness {
+        Harness::Auto => config
+            .model_provider
+            .harness
+            .filter(|h| *h != Harness::Auto)
+            .unwrap_or_else(|| for_model(&config.model)),
+        chosen => chosen,
+    }
+}
+
+/// The profile `auto` gives a model, by family, from its id (case-insensitive, anywhere in
+/// the id, so `qwen2.5-coder:1.5b`, `Qwen/Qwen3-Coder-30B-A3B` and `hf.co/…/qwen…gguf` all
+/// count). The table is docs/harness.md's; the measurements there decide it.
+pub fn for_model(model: &str) -> Harness {
+    let id = model.to_ascii_lowercase();
+    const TABLE: &[(&str, Harness)] = &[
+        // Qwen3-Coder is post-trained in Qwen Code; Qwen2.5-Coder measured best there too.
+        ("qwen", Harness::QwenCode),
+        ("qwq", Harness::QwenCode),
+        // Kimi K2 / K2.5 and Kimi-Dev: Kimi CLI.
+        ("kimi", Harness::KimiCode),
+        ("moonshot", Harness::KimiCode),
+        // GLM 4.5+, MiniMax M2, DeepSeek V3.1+ document Claude Code as their agent harness.
+        ("glm", Harness::ClaudeCode),
+        ("minimax", Harness::ClaudeCode),
+        ("deepseek", Harness::ClaudeCode),
+        ("claude", Harness::ClaudeCode),
+    ];
+    TABLE
+        .iter()
+        .find(|(family, _)| id.contains(family))
+        .map_or(Harness::Codex, |(_, h)| *h)
+}
+
+/// What a profile tool call asks the engine to do.
+#[derive(Debug, PartialEq)]
+pub(crate) enum Action {
+    /// Run a command (reads, searches and listings are commands too).
+    Command(CommandRequest),
+    /// Replace a file's whole content (creating it and its folders if needed).
+    Write {
+        path: PathBuf,
+        content: String,
+        /// Kimi's `mode = "append"`: add to the end instead.
+        append: bool,
+    },
+    /// Replace text in a file.
+    Replace {
+        path: PathBuf,
+        edits: Vec<Replacement>,
+    },
+    /// The model's todo list, shown to the user as a plan.
+    Todo(Vec<TodoItem>),
+}
+
+#[derive(Debug, PartialEq)]
+pub(crate) struct CommandRequest {
+    pub argv: Vec<String>,
+    /// Relative to the session's cwd when not absolute.
+    pub workdir: Option<String>,
+    pub timeout: Option<Duration>,
+    /// Asked to run outside the sandbox, with this justification.
+    pub escalation: Option<String>,
+}
+
+#[derive(Debug, PartialEq)]
+pub(crate) struct Replacement {
+    pub old: String,
+    pub new: String,
+    /// How many matches there must be: `None` exactly one, `Some(0)` any number (replace
+    /// all), `Some(n)` exactly n.
+    pub expected: Option<usize>,
+}
+
+#[derive(Debug, PartialEq)]
+pub(crate) struct TodoItem {
+    pub text: String,
+    pub status: PlanStepStatus,
+}
+
+/// What kind of primitive a profile tool is.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Kind {
+    /// A shell command as a string; `timeout_unit` is what the tool's `timeout` counts.
+    Shell {
+        timeout_unit: Duration,
+    },
+    /// `zero_based`: the tool's `offset` counts lines from 0 (Qwen Code's `read_file`).
+    Read {
+        zero_based: bool,
+    },
+    Write,
+    Edit,
+    Glob,
+    /// `lines`: without `output_mode`, print matching lines (else the files).
+    Grep {
+        lines: bool,
+    },
+    List,
+    Todo,
+}
+
+const MS: Duration = Duration::from_millis(1);
+const SECONDS: Duration = Duration::from_secs(1);
+
+/// Every profile tool name and its kind.
+fn kind_of(name: &str) -> Option<Kind> {
+    Some(match name {
+        // Claude Code
+        "Bash" => Kind::Shell { timeout_unit: MS },
+        "Read" => Kind::Read { zero_based: false },
+        "Write" => Kind::Write,
+        "Edit" => Kind::Edit,
+        "Glob" => Kind::Glob,
+        "Grep" => Kind::Grep { lines: false },
+        "TodoWrite" => Kind::Todo,
+        // Qwen Code
+        "run_shell_command" => Kind::Shell { timeout_unit: MS },
+        "read_file" => Kind::Read { zero_based: true },
+        "write_file" => Kind::Write,
+        "replace" | "edit" => Kind::Edit,
+        "glob" => Kind::Glob,
+        "search_file_content" | "grep_search" => Kind::Grep { lines: true },
+        "list_directory" => Kind::List,
+        "todo_write" => Kind::Todo,
+        // Kimi CLI
+        "Shell" => Kind::Shell {
+            timeout_unit: SECONDS,
+        },
+        "ReadFile" => Kind::Read { zero_based: false },
+        "WriteFile" => Kind::Write,
+        "StrReplaceFile" => Kind::Edit,
+        "SetTodoList" => Kind::Todo,
+        _ => return None,
+    })
+}
+
+/// Whether `name` is a profile tool (of any profile).
+pub(crate) fn is_profile_tool(name: &str) -> bool {
+    kind_of(name).is_some()
+}
+
+/// Whether `name` is a profile's shell tool (its output is laid out as `shell`'s).
+pub(crate) fn is_shell_tool(name: &str) -> bool {
+    matches!(kind_of(name), Some(Kind::Shell { .. }))
+}
+
+/// Whether `name` only reads (read, glob, grep, list, todo): it cannot change a file.
+pub(crate) fn only_reads(name: &str) -> bool {
+    matches!(
+        kind_of(name),
+        Some(Kind::Read { .. } | Kind::Glob | Kind::Grep { .. } | Kind::List | Kind::Todo)
+    )
+}
+
+/// The engine action of a call to profile tool `name`, or `None` when `name` is no profile
+/// tool. `Err` is a message for the model: what was wrong with the arguments and what to send.
+pub(crate) fn interpret(name: &str, arguments: &str) -> Option<Result<Action, String>> {
+    let kind = kind_of(name)?;
+    let raw = if arguments.trim().is_empty() {
+        "{}"
+    } else {
+        arguments
+    };
+    let args: Args = match serde_json::from_str(raw) {
+        Ok(a) => a,
+        Err(e) => {
+            return Some(Err(format!(
+                "invalid arguments for `{name}`: {e}. Send a JSON object with the fields its schema names."
+            )));
+        }
+    };
+    Some(action(name, kind, args))
+}
+
+/// The arguments of every profile tool, under every name the profiles give them, so a model
+/// that mixes up a neighbour's spelling (`path` for `file_path`) still gets its call run.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+struct Args {
+    command: Option<Value>,
+    timeout: Option<f64>,
+    timeout_ms: Option<f64>,
+    description: Option<String>,
+    #[serde(alias = "workdir", alias = "dir_path")]
+    directory: Option<String>,
+    #[serde(rename = "dangerouslyDisableSandbox")]
+    disable_sandbox: Option<bool>,
+    #[serde(alias = "absolute_path", alias = "filePath", alias = "file")]
+    file_path: Option<String>,
+    path: Option<String>,
+    #[serde(alias = "line_offset")]
+    offset: Option<u64>,
+    #[serde(alias = "n_lines")]
+    limit: Option<u64>,
+    content: Option<String>,
+    mode: Option<String>,
+    #[serde(alias = "old")]
+    old_string: Option<String>,
+    #[serde(alias = "new")]
+    new_string: Option<String>,
+    replace_all: Option<bool>,
+    expected_replacements: Option<usize>,
+    edit: Option<Value>,
+    edits: Option<Value>,
+    pattern: Option<String>,
+    #[serde(alias = "include")]
+    glob: Option<String>,
+    output_mode: Option<String>,
+    #[serde(rename = "-i")]
+    ignore_case: Option<bool>,
+    case_sensitive: Option<bool>,
+    todos: Option<Vec<Value>>,
+}
+
+impl Args {
+    /// The file or folder the call is about.
+    fn target(&self) -> Option<String> {
+        self.file_path
+            .clone()
+            .or_else(|| self.path.clone())
+            .filter(|p| !p.trim().is_empty())
+    }
+}
+
+fn action(name: &str, kind: Kind, a: Args) -> Result<Action, String> {
+    let need_path = || {
+        a.target()
+            .ok_or_else(|| format!("`{name}` needs the file's path (`{}`)", path_field(name)))
+    };
+    match kind {
+        Kind::Shell { timeout_unit } => {
+            let script = match &a.command {
+                Some(Value::String(s)) if !s.trim().is_empty() => s.clone(),
+                Some(Value::Array(words)) if !words.is_empty() => words
+                    .iter()
+                    .map(|w| match w {
+                        Value::String(s) => {
+                            shlex::try_quote(s).map_or_else(|_| s.clone(), |q| q.into_owned())
+                        }
+                        other => other.to_string(),
+                    })
+                    .collect::<Vec<_>>()
+                    .join(" "),
+                _ => {
+                    return Err(format!(
+                        "`{name}` needs `command`: the command line to run, e.g. {{\"command\": \"ls -la\"}}"
+                    ));
+                }
+            };
+            let timeout = a
+                .timeout_ms
+                .map(|ms| (ms, MS))
+                .or(a.timeout.map(|t| (t, timeout_unit)))
+                .filter(|(n, _)| n.is_finite() && *n > 0.0)
+                .map(|(n, unit)| unit.mul_f64(n.min(86_400_000.0)));
+            Ok(Action::Command(CommandRequest {
+                argv: vec!["bash".into(), "-lc".into(), script],
+                workdir: a.directory.clone(),
+                timeout,
+                escalation: a.disable_sandbox.unwrap_or(false).then(|| {
+                    a.description.clone().unwrap_or_else(|| {
+                        "The model asked to run this command outside the sandbox.".into()
+                    })
+                }),
+            }))
+        }
+        Kind::Read { zero_based } => {
+            let path = need_path()?;
+            let first = a.offset.map(|o| if zero_based { o + 1 } else { o.max(1) });
+            Ok(Action::Command(read_commands::read(&path, first, a.limit)))
+        }
+        Kind::Write => {
+            let path = need_path()?;
+            let Some(content) = a.content else {
+                return Err(format!(
+                    "`{name}` needs `content`: the file's whole new text"
+                ));
+            };
+            Ok(Action::Write {
+                path: path.into(),
+                content,
+                append: a.mode.as_deref() == Some("append"),
+            })
+        }
+        Kind::Edit => {
+            let path = need_path()?;
+            let edits = replacements(name, &a)?;
+            Ok(Action::Replace {
+                path: path.into(),
+                edits,
+            })
+        }
+        Kind::Glob => {
+            let Some(pattern) = a.pattern.clone().filter(|p| !p.trim().is_empty()) else {
+                return Err(format!(
+                    "`{name}` needs `pattern`, e.g. {{\"pattern\": \"**/*.py\"}}"
+                ));
+            };
+            let dir = a.directory.clone().or_else(|| a.target());
+            Ok(Action::Command(read_commands::glob(
+                &pattern,
+                dir.as_deref(),
+            )))
+        }
+        Kind::Grep { lines } => {
+            let Some(pattern) = a.pattern.clone().filter(|p| !p.is_empty()) else {
+                return Err(format!(
+                    "`{name}` needs `pattern`: the regular expression to search for"
+                ));
+            };
+            let output = match a.output_mode.as_deref() {
+                Some("content") => read_commands::GrepOutput::Lines,
+                Some("count") | Some("count_matches") => read_commands::GrepOutput::Counts,
+                Some(_) => read_commands::GrepOutput::Files,
+                None if lines => read_commands::GrepOutput::Lines,
+                None => read_commands::GrepOutput::Files,
+            };
+            let ignore_case = a.ignore_case.unwrap_or(false) || a.case_sensitive == Some(false);
+            let dir = a.target().or(a.directory.clone());
+            Ok(Action::Command(read_commands::grep(
+                &pattern,
+                dir.as_deref(),
+                a.glob.as_deref(),
+                output,
+                ignore_case,
+            )))
+        }
+        Kind::List => {
+            let dir = a.target().or(a.directory.clone());
+            Ok(Action::Command(read_commands::list(dir.as_deref())))
+        }
+        Kind::Todo => {
+            let items = a
+                .todos
+                .unwrap_or_default()
+                .iter()
+                .filter_map(todo_item)
+                .collect();
+            Ok(Action::Todo(items))
+        }
+    }
+}
+
+/// The field a profile's file tools name the path with, for error messages.
+fn path_field(name: &str) -> &'static str {
+    match name {
+        "read_file" => "absolute_path",
+        "ReadFile" | "WriteFile" | "StrReplaceFile" => "path",
+        _ => "file_path",
+    }
+}
+
+/// The edits of an edit call: `old_string`/`new_string` (Claude Code, Qwen Code) or Kimi's
+/// `edit` (one `{old, new, replace_all}` or a list of them).
+fn replacements(name: &str, a: &Args) -> Result<Vec<Replacement>, String> {
+    let expected = |replace_all: Option<bool>| match (replace_all, a.expected_replacements) {
+        (Some(true), _) => Some(0),
+        (_, Some(n)) if n > 1 => Some(n),
+        _ => None,
+    };
+    if let Some(old) = &a.old_string {
+        return Ok(vec![Replacement {
+            old: old.clone(),
+            new: a.new_string.clone().unwrap_or_default(),
+            expected: expected(a.replace_all),
+        }]);
+    }
+    let listed = match a.edit.as_ref().or(a.edits.as_ref()) {
+        Some(Value::Array(list)) => list.clone(),
+        Some(one @ Value::Object(_)) => vec![one.clone()],
+        _ => Vec::new(),
+    };
+    let edits: Vec<Replacement> = listed
+        .iter()
+        .filter_map(|e| {
+            let text = |keys: &[&str]| {
+                keys.iter()
+                    .find_map(|k| e.get(*k).and_then(Value::as_str))
+                    .map(str::to_string)
+            };
+            Some(Replacement {
+                old: text(&["old", "old_string"])?,
+                new: text(&["new", "new_string"]).unwrap_or_default(),
+                expected: expected(e.get("replace_all").and_then(Value::as_bool)),
+            })
+        })
+        .collect();
+    if edits.is_empty() {
+        return Err(format!(
+            "`{name}` needs the text to replace and its replacement: {}",
+            if name == "StrReplaceFile" {
+                "{\"path\": \"…\", \"edit\": {\"old\": \"exact old text\", \"new\": \"new text\"}}"
+            } else {
+                "{\"file_path\": \"…\", \"old_string\": \"exact old text\", \"new_string\": \"new text\"}"
+            }
+        ));
+    }
+    Ok(edits)
+}
+
+fn todo_item(v: &Value) -> Option<TodoItem> {
+    let text = ["content", "title", "step", "description"]
+        .iter()
+        .find_map(|k| v.get(*k).and_then(Value::as_str))
+        .or_else(|| v.as_str())?
+        .to_string();
+    let status = match v.get("status").and_then(Value::as_str) {
+        Some("in_progress" | "in-progress" | "inProgress" | "doing") => PlanStepStatus::InProgress,
+        Some("completed" | "done" | "complete") => PlanStepStatus::Completed,
+        _ => PlanStepStatus::Pending,
+    };
+    Some(TodoItem { text, status })
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,286 @@
+//! Running a harness profile's tool call: [`crate::harness::interpret`] says which primitive
+//! it is, and it runs on the same path as the built-in tools: commands through
+//! `shell::run_command`, file writes and string replacements as a planned patch through
+//! `patch::apply_planned` (approval, atomic apply, `patch_apply_*` with the real diff), a
+//! todo list as a `plan_update` event.
+
+use super::shell::{CommandRun, run_command};
+use super::{ToolCall, ToolOutcome};
+use crate::harness::{Action, Replacement, TodoItem};
+use crate::session::Session;
+use oi_apply_patch::{FileHunk, Patch};
+use oi_protocol::protocol::{EventMsg, PlanStep, PlanStepStatus, PlanUpdateEvent};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use tokio_util::sync::CancellationToken;
+
+/// Runs profile tool `call` (the caller checked that it is one).
+pub(crate) async fn handle(
+    sess: &Arc<Session>,
+    call: &ToolCall<'_>,
+    cancel: &CancellationToken,
+) -> ToolOutcome {
+    let action = match crate::harness::interpret(call.name, call.arguments) {
+        Some(Ok(action)) => action,
+        Some(Err(message)) => return ToolOutcome::err(message),
+        None => return ToolOutcome::err(format!("unknown tool `{}`", call.name)),
+    };
+    let cwd = sess.turn_context().config.cwd.clone();
+    match action {
+        Action::Command(req) => {
+            // Claude Code's Bash can ask for escalation up front; the other profiles' shells
+            // cannot, so under `on-request` a command the sandbox stopped is offered to the
+            // user to run outside it, as `on-failure` does.
+            let ask_after_denial = crate::harness::is_shell_tool(call.name) && call.name != "Bash";
+            let run = CommandRun {
+                argv: req.argv,
+                workdir: req.workdir,
+                timeout: req.timeout,
+                escalation: req.escalation,
+                ask_after_denial,
+            };
+            run_command(sess, call, run, cancel).await
+        }
+        Action::Write {
+            path,
+            content,
+            append,
+        } => {
+            let target = resolve(&cwd, &path);
+            let contents = if append {
+                match read(&target).await {
+                    Ok(Some(old)) => old + &content,
+                    Ok(None) => content,
+                    Err(e) => return ToolOutcome::err(format!("{}: {e}", call.name)),
+                }
+            } else {
+                content
+            };
+            let patch = Patch {
+                hunks: vec![FileHunk::Add {
+                    path: target,
+                    contents,
+                }],
+            };
+            super::patch::apply_planned(
+                sess,
+                call.turn_id,
+                call.call_id,
+                patch,
+                &cwd,
+                call.name,
+                cancel,
+            )
+            .await
+        }
+        Action::Replace { path, edits } => {
+            let target = resolve(&cwd, &path);
+            let old = match read(&target).await {
+                Ok(old) => old,
+                Err(e) => return ToolOutcome::err(format!("{}: {e}", call.name)),
+            };
+            let contents = match replaced(old, &edits, &path) {
+                Ok(c) => c,
+                Err(message) => {
+                    return ToolOutcome::err(format!(
+                        "{}: {message}. No file was changed.",
+                        call.name
+                    ));
+                }
+            };
+            let patch = Patch {
+                hunks: vec![FileHunk::Add {
+                    path: target,
+                    contents,
+                }],
+            };
+            super::patch::apply_planned(
+                sess,
+                call.turn_id,
+                call.call_id,
+                patch,
+                &cwd,
+                call.name,
+                cancel,
+            )
+            .await
+        }
+        Action::Todo(items) => todo(sess, call, items),
+    }
+}
+
+fn resolve(cwd: &Path, path: &Path) -> PathBuf {
+    if path.is_absolute() {
+        path.to_path_buf()
+    } else {
+        cwd.join(path)
+    }
+}
+
+/// A file's text as patch planning reads it, on the blocking pool.
+async fn read(path: &Path) -> Result<Option<String>, String> {
+    let path = path.to_path_buf();
+    match tokio::task::spawn_blocking(move || oi_apply_patch::read_target(&path)).await {
+        Ok(Ok(text)) => Ok(text),
+        Ok(Err(e)) => Err(e.to_string()),
+        Err(e) => Err(format!("reading the file failed ({e})")),
+    }
+}
+
+/// `old` with `edits` applied in order; the error says what the model must change. An
+/// empty `old_string` on a missing file creates it (how these harnesses make new files).
+fn replaced(old: Option<String>, edits: &[Replacement], shown: &Path) -> Result<String, String> {
+    let shown = shown.display();
+    let Some(mut text) = old else {
+        return match edits {
+            [only] if only.old.is_empty() => Ok(only.new.clone()),
+            _ => Err(format!(
+                "{shown} does not exist; create it with the write tool, or give the path of an existing file"
+            )),
+        };
+    };
+    for edit in edits {
+        if edit.old.is_empty() {
+            return Err(format!(
+                "the text to replace is empty; copy the exact lines to change from {shown}"
+            ));
+        }
+        if edit.old == edit.new {
+            return Err("the old and new text are the same, so there is nothing to change".into());
+        }
+        let found = text.matches(edit.old.as_str()).count();
+        match (found, edit.expected) {
+            (0, _) => {
+                return Err(format!(
+                    "the text to replace was not found in {shown}. Read the file again and copy the lines exactly, with their spaces and line breaks"
+                ));
+            }
+            (_, Some(0)) => text = text.replace(edit.old.as_str(), &edit.new),
+            (1, None) => text = text.replacen(edit.old.as_str(), &edit.new, 1),
+            (n, None) => {
+                return Err(format!(
+                    "the text to replace appears {n} times in {shown}; include more of the surrounding lines so it appears once, or ask to replace every occurrence"
+                ));
+            }
+            (n, Some(want)) if n == want => text = text.replace(edit.old.as_str(), &edit.new),
+            (n, Some(want)) => {
+                return Err(format!(
+                    "expected {want} occurrences of the text to replace in {shown}, found {n}"
+                ));
+            }
+        }
+    }
+    Ok(text)
+}
+
+fn todo(sess: &Session, call: &ToolCall<'_>, items: Vec<TodoItem>) -> ToolOutcome {
+    let listed: Vec<String> = items
+        .iter()
+        .map(|i| {
+            let mark = match i.status {
+                PlanStepStatus::Completed => "[x]",
+                PlanStepStatus::InProgress => "[~]",
+                PlanStepStatus::Pending => "[ ]",
+            };
+            format!("{mark} {}", i.text)
+        })
+        .collect();
+    sess.send(
+        call.turn_id,
+        EventMsg::PlanUpdate(PlanUpdateEvent {
+            explanation: None,
+            plan: items
+                .into_iter()
+                .map(|i| PlanStep {
+                    step: i.text,
+                    status: i.status,
+                })
+                .collect(),
+        }),
+    );
+    if listed.is_empty() {
+        ToolOutcome::ok("The todo list is now empty.")
+    } else {
+        ToolOutcome::ok(format!("Todo list updated:\n{}", listed.join("\n")))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::replaced;
+    use crate::harness::Replacement;
+    use std::path::Path;
+
+    fn edit(old: &str, new: &str, expected: Option<usize>) -> Replacement {
+        Replacement {
+            old: old.into(),
+            new: new.into(),
+            expected,
+        }
+    }
+
+    #[test]
+    fn a_unique_match_is_replaced() {
+        let out = replaced(
+            Some("a apple b\n".into()),
+            &[edit("apple", "banana", None)],
+            Path::new("f"),
+        );
+        assert_eq!(out.unwrap(), "a banana b\n");
+    }
+
+    #[test]
+    fn several_matches_need_replace_all_or_the_right_count() {
+        let text = || Some("apple apple\n".to_string());
+        let err = replaced(text(), &[edit("apple", "pear", None)], Path::new("f")).unwrap_err();
+        assert!(err.contains("appears 2 times"), "{err}");
+        assert_eq!(
+            replaced(text(), &[edit("apple", "pear", Some(0))], Path::new("f")).unwrap(),
+            "pear pear\n"
+        );
+        assert_eq!(
+            replaced(text(), &[edit("apple", "pear", Some(2))], Path::new("f")).unwrap(),
+            "pear pear\n"
+        );
+        let err = replaced(text(), &[edit("apple", "pear", Some(3))], Path::new("f")).unwrap_err();
+        assert!(err.contains("expected 3"), "{err}");
+    }
+
+    #[test]
+    fn text_not_found_says_to_read_the_file_again() {
+        let err = replaced(
+            Some("x\n".into()),
+            &[edit("y", "z", None)],
+            Path::new("f.txt"),
+        )
+        .unwrap_err();
+        assert!(
+            err.contains("not found in f.txt") && err.contains("Read the file again"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn an_empty_old_text_creates_a_missing_file_only() {
+        assert_eq!(
+            replaced(None, &[edit("", "new\n", None)], Path::new("n")).unwrap(),
+            "new\n"
+        );
+        assert!(replaced(Some("x".into()), &[edit("", "y", None)], Path::new("n")).is_err());
+        assert!(
+            replaced(None, &[edit("a", "b", None)], Path::new("n"))
+                .unwrap_err()
+                .contains("does not exist")
+        );
+    }
+
+    #[test]
+    fn edits_apply_in_order() {
+        let out = replaced(
+            Some("one two\n".into()),
+            &[edit("one", "1", None), edit("1 two", "1 2", None)],
+            Path::new("f"),
+        );
+        assert_eq!(out.unwrap(), "1 2\n");
+    }
+}
