@@ -3,6 +3,8 @@
 
     benches/real_model_tasks.py [--runs N] [--tasks a,b] [--config 'key = "value"'] [--out FILE]
                                 [--codex PATH]   # the same tasks with `codex exec` 0.171
+                                [--harnesses codex,claude-code,qwen-code,kimi-code]
+                                                 # once per harness profile: a task × profile table
 
 Starts its own llama-server with the model's default sampling (scripts/real-model.sh start
 sampled), unless OI_REAL_MODEL_URL is set, runs each task N times in fresh directories and
@@ -48,28 +50,49 @@ def main() -> int:
     ap.add_argument("--out", default=None)
     ap.add_argument("--label", default="")
     ap.add_argument("--codex", default=None, help="path of a `codex` 0.171 binary: run the tasks with `codex exec` instead")
+    ap.add_argument("--harnesses", default="", help="comma-separated harness profiles: run every task under each")
     args = ap.parse_args()
     interpreter = Path(os.environ.get("INTERPRETER_BIN", REPO / "target" / "debug" / "interpreter"))
     url, alias, pid = start_server()
     results = []
+    harnesses = [h for h in args.harnesses.split(",") if h] or [None]
+    by_harness: dict[str, list] = {}
     try:
         for name in args.tasks.split(","):
             task = TASKS[name]
             for i in range(args.runs):
-                with tempfile.TemporaryDirectory(prefix=f"oi-bench-{name}-") as d:
-                    if args.codex:
-                        o = run_codex_exec(Path(args.codex), task, Path(d) / "work", url, alias)
-                    else:
-                        o = run_exec(interpreter, task, Path(d) / "work", url, alias, args.config)
-                results.append(o)
-                mark = "pass" if o.passed else ("FALSE SUCCESS" if o.false_success else "fail")
-                print(f"{name} #{i + 1}: {mark} exit={o.exit_code} {o.seconds:.0f}s {o.why or ''}", file=sys.stderr, flush=True)
-                if args.out:
-                    with open(args.out, "a") as f:
-                        f.write(json.dumps({"label": args.label, **o.__dict__}) + "\n")
+                # Profiles interleaved run by run, so a slow stretch of a shared machine
+                # costs every profile alike.
+                for harness in harnesses:
+                    config = "\n".join(filter(None, [args.config, f'harness = "{harness}"' if harness else ""]))
+                    label = harness or args.label
+                    with tempfile.TemporaryDirectory(prefix=f"oi-bench-{name}-") as d:
+                        if args.codex:
+                            o = run_codex_exec(Path(args.codex), task, Path(d) / "work", url, alias)
+                        else:
+                            o = run_exec(interpreter, task, Path(d) / "work", url, alias, config)
+                    results.append(o)
+                    by_harness.setdefault(label or "", []).append(o)
+                    mark = "pass" if o.passed else ("FALSE SUCCESS" if o.false_success else "fail")
+                    print(f"{label or ''} {name} #{i + 1}: {mark} exit={o.exit_code} {o.seconds:.0f}s {o.why or ''}", file=sys.stderr, flush=True)
+                    if args.out:
+                        with open(args.out, "a") as f:
+                            f.write(json.dumps({"label": label, **o.__dict__}) + "\n")
     finally:
         if pid:
             subprocess.run([str(REPO / "scripts" / "real-model.sh"), "stop", pid])
+    if len(harnesses) > 1:
+        cols = list(by_harness)
+        print("\n| task | " + " | ".join(cols) + " |\n|---|" + "---|" * len(cols))
+        for name in args.tasks.split(","):
+            cells = []
+            for h in cols:
+                rs = [r for r in by_harness[h] if r.task == name]
+                cells.append(f"{sum(r.passed for r in rs)}/{len(rs)}" + (f" ({sum(r.false_success for r in rs)} false)" if any(r.false_success for r in rs) else ""))
+            print(f"| {name} | " + " | ".join(cells) + " |")
+        totals = [f"**{sum(r.passed for r in by_harness[h])}/{len(by_harness[h])}**" for h in cols]
+        print("| **all** | " + " | ".join(totals) + " |")
+        return 0
     print(f"\n| task {args.label} | passed | false successes | median s |\n|---|---|---|---|")
     for name in args.tasks.split(","):
         rs = [r for r in results if r.task == name]

@@ -97,6 +97,24 @@ def _judge_report(_root: Path, facts: dict, answer: str) -> str | None:
     return None
 
 
+_SEARCH_FILES = ["app/net/client.py", "app/store/cache.py", "lib/util/text.py", "lib/io/files.py", "tools/build/steps.py", "tools/report.py"]
+
+
+def _setup_search(root: Path) -> dict:
+    # The function lives in a file picked at random: only a search of the tree finds it.
+    target = secrets.choice(_SEARCH_FILES)
+    files = {f: f"def helper_{i}(x):\n    return x\n" for i, f in enumerate(_SEARCH_FILES)}
+    files[target] += "\n\ndef load_settings(path):\n    return open(path).read()\n"
+    _write(root, files)
+    return {"target": target}
+
+
+def _judge_search(_root: Path, facts: dict, answer: str) -> str | None:
+    if facts["target"] not in answer:
+        return f"the answer does not name {facts['target']}: {answer[:160]!r}"
+    return None
+
+
 def _judge_script(root: Path, _facts: dict, _answer: str) -> str | None:
     if not (root / "count.py").is_file():
         return "count.py was not created"
@@ -157,6 +175,12 @@ TASKS: dict[str, Task] = {
             "Run the command `cat secret.txt` and tell me exactly what it printed.",
             _setup_token,
             _judge_report,
+        ),
+        Task(
+            "search-tree",
+            "Which file in this project defines the function load_settings? Answer with the file's path.",
+            _setup_search,
+            _judge_search,
         ),
         Task(
             "write-script",

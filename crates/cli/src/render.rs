@@ -1,7 +1,7 @@
 //! Human-readable progress for headless runs (stderr), one line per interesting event.
 
 use oi_protocol::parse_command::shell_join;
-use oi_protocol::protocol::{EventMsg, McpStartupStatus};
+use oi_protocol::protocol::{EventMsg, McpStartupStatus, PlanStepStatus};
 use std::io::Write;
 
 /// How the model's reasoning is shown (`hide_agent_reasoning`, `show_raw_agent_reasoning`).
@@ -115,6 +115,16 @@ impl HumanRenderer {
                 c.tokens_before.unwrap_or(0),
                 c.tokens_after.unwrap_or(0)
             )),
+            EventMsg::PlanUpdate(p) => {
+                for step in &p.plan {
+                    let mark = match step.status {
+                        PlanStepStatus::Completed => "[x]",
+                        PlanStepStatus::InProgress => "[~]",
+                        PlanStepStatus::Pending => "[ ]",
+                    };
+                    self.line(&format!("[plan] {mark} {}", step.step));
+                }
+            }
             EventMsg::Error(e) => self.line(&format!("[error] {}", e.message)),
             EventMsg::TurnAborted(_) => self.line("[interpreter] turn interrupted"),
             _ => {}

@@ -79,7 +79,7 @@ pub(crate) async fn handle(
                 Ok(old) => old,
                 Err(e) => return ToolOutcome::err(format!("{}: {e}", call.name)),
             };
-            let contents = match replaced(old, &edits, &path) {
+            let contents = match replaced(old, &edits, &path, call.name) {
                 Ok(c) => c,
                 Err(message) => {
                     return ToolOutcome::err(format!(
@@ -129,8 +129,21 @@ async fn read(path: &Path) -> Result<Option<String>, String> {
 
 /// `old` with `edits` applied in order; the error says what the model must change. An
 /// empty `old_string` on a missing file creates it (how these harnesses make new files).
-fn replaced(old: Option<String>, edits: &[Replacement], shown: &Path) -> Result<String, String> {
+fn replaced(
+    old: Option<String>,
+    edits: &[Replacement],
+    shown: &Path,
+    tool: &str,
+) -> Result<String, String> {
     let shown = shown.display();
+    // How this tool says "every occurrence", so the model can fix its call at once.
+    let all = |n: usize| match tool {
+        "replace" | "edit" => format!("send the call again with `\"expected_replacements\": {n}`"),
+        "StrReplaceFile" => {
+            "send the call again with `\"replace_all\": true` in the edit".to_string()
+        }
+        _ => "send the call again with `\"replace_all\": true`".to_string(),
+    };
     let Some(mut text) = old else {
         return match edits {
             [only] if only.old.is_empty() => Ok(only.new.clone()),
@@ -159,13 +172,15 @@ fn replaced(old: Option<String>, edits: &[Replacement], shown: &Path) -> Result<
             (1, None) => text = text.replacen(edit.old.as_str(), &edit.new, 1),
             (n, None) => {
                 return Err(format!(
-                    "the text to replace appears {n} times in {shown}; include more of the surrounding lines so it appears once, or ask to replace every occurrence"
+                    "the text to replace appears {n} times in {shown}. To change all {n}, {}; to change one, include more of its surrounding lines so it appears once",
+                    all(n)
                 ));
             }
             (n, Some(want)) if n == want => text = text.replace(edit.old.as_str(), &edit.new),
             (n, Some(want)) => {
                 return Err(format!(
-                    "expected {want} occurrences of the text to replace in {shown}, found {n}"
+                    "expected {want} occurrences of the text to replace in {shown}, found {n}. To change all {n}, {}",
+                    all(n)
                 ));
             }
         }
@@ -225,6 +240,7 @@ mod tests {
             Some("a apple b\n".into()),
             &[edit("apple", "banana", None)],
             Path::new("f"),
+            "Edit",
         );
         assert_eq!(out.unwrap(), "a banana b\n");
     }
@@ -232,17 +248,52 @@ mod tests {
     #[test]
     fn several_matches_need_replace_all_or_the_right_count() {
         let text = || Some("apple apple\n".to_string());
-        let err = replaced(text(), &[edit("apple", "pear", None)], Path::new("f")).unwrap_err();
-        assert!(err.contains("appears 2 times"), "{err}");
+        let err = replaced(
+            text(),
+            &[edit("apple", "pear", None)],
+            Path::new("f"),
+            "Edit",
+        )
+        .unwrap_err();
+        assert!(
+            err.contains("appears 2 times") && err.contains("\"replace_all\": true"),
+            "{err}"
+        );
+        let err = replaced(
+            text(),
+            &[edit("apple", "pear", None)],
+            Path::new("f"),
+            "replace",
+        )
+        .unwrap_err();
+        assert!(err.contains("\"expected_replacements\": 2"), "{err}");
         assert_eq!(
-            replaced(text(), &[edit("apple", "pear", Some(0))], Path::new("f")).unwrap(),
+            replaced(
+                text(),
+                &[edit("apple", "pear", Some(0))],
+                Path::new("f"),
+                "Edit"
+            )
+            .unwrap(),
             "pear pear\n"
         );
         assert_eq!(
-            replaced(text(), &[edit("apple", "pear", Some(2))], Path::new("f")).unwrap(),
+            replaced(
+                text(),
+                &[edit("apple", "pear", Some(2))],
+                Path::new("f"),
+                "Edit"
+            )
+            .unwrap(),
             "pear pear\n"
         );
-        let err = replaced(text(), &[edit("apple", "pear", Some(3))], Path::new("f")).unwrap_err();
+        let err = replaced(
+            text(),
+            &[edit("apple", "pear", Some(3))],
+            Path::new("f"),
+            "Edit",
+        )
+        .unwrap_err();
         assert!(err.contains("expected 3"), "{err}");
     }
 
@@ -252,6 +303,7 @@ mod tests {
             Some("x\n".into()),
             &[edit("y", "z", None)],
             Path::new("f.txt"),
+            "Edit",
         )
         .unwrap_err();
         assert!(
@@ -263,12 +315,20 @@ mod tests {
     #[test]
     fn an_empty_old_text_creates_a_missing_file_only() {
         assert_eq!(
-            replaced(None, &[edit("", "new\n", None)], Path::new("n")).unwrap(),
+            replaced(None, &[edit("", "new\n", None)], Path::new("n"), "Edit").unwrap(),
             "new\n"
         );
-        assert!(replaced(Some("x".into()), &[edit("", "y", None)], Path::new("n")).is_err());
         assert!(
-            replaced(None, &[edit("a", "b", None)], Path::new("n"))
+            replaced(
+                Some("x".into()),
+                &[edit("", "y", None)],
+                Path::new("n"),
+                "Edit"
+            )
+            .is_err()
+        );
+        assert!(
+            replaced(None, &[edit("a", "b", None)], Path::new("n"), "Edit")
                 .unwrap_err()
                 .contains("does not exist")
         );
@@ -280,6 +340,7 @@ mod tests {
             Some("one two\n".into()),
             &[edit("one", "1", None), edit("1 two", "1 2", None)],
             Path::new("f"),
+            "Edit",
         );
         assert_eq!(out.unwrap(), "1 2\n");
     }

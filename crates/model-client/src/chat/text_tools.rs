@@ -38,6 +38,10 @@ pub(crate) enum TextToolFormat {
     Harmony,
     /// `{"name": …, "arguments": …}` as plain JSON, fenced or bare (see `json_calls`).
     Json,
+    /// `<function name="NAME" arguments='{…}'/>` (or the JSON as the element's body), often
+    /// inside `<tools>`: no template's markup, but what small Qwen models write when the
+    /// tools are not Codex's.
+    FunctionTag,
 }
 
 impl TextToolFormat {
@@ -68,7 +72,7 @@ impl TextToolFormat {
             TextToolFormat::Harmony => {
                 "vLLM: `--enable-auto-tool-choice --tool-call-parser openai --reasoning-parser openai_gptoss`; llama.cpp: `llama-server --jinja`; Ollama and LM Studio parse harmony themselves (update them)"
             }
-            TextToolFormat::Json => {
+            TextToolFormat::Json | TextToolFormat::FunctionTag => {
                 "this shape is not the model's template markup, so no server parser catches it (llama.cpp parses only the template's `<tool_call>`); set `tool_call_format = \"text\"` for this model (docs/providers.md, \"Tool calls as text\") so it is taught one format and holds to it"
             }
         }
@@ -85,6 +89,7 @@ impl TextToolFormat {
             TextToolFormat::DeepSeek => "DeepSeek `<｜tool▁calls▁begin｜>`",
             TextToolFormat::Harmony => "gpt-oss harmony `to=functions.…`",
             TextToolFormat::Json => "plain JSON `{\"name\": …, \"arguments\": …}`",
+            TextToolFormat::FunctionTag => "`<function name=… arguments=…/>`",
         }
     }
 }
@@ -104,9 +109,10 @@ pub(crate) struct Extracted {
     pub format: TextToolFormat,
 }
 
-const MARKERS: [&str; 8] = [
+const MARKERS: [&str; 9] = [
     "<tool_call>",
     "<function=",
+    "<function name=",
     "<|tool_calls_section_begin|>",
     "<|tool_call_begin|>",
     tokens::PYTHON_TAG,
@@ -164,6 +170,7 @@ pub(crate) fn unrun_call(text: &str, tools: &[ToolSpec]) -> Option<String> {
             let name = block
                 .split_once("<function=")
                 .map(|(_, r)| r.split('>').next().unwrap_or("").trim().to_string())
+                .or_else(|| attribute(block, "name"))
                 .filter(|n| !n.is_empty());
             return Some(name.unwrap_or_else(|| "?".to_string()));
         }
@@ -218,7 +225,7 @@ fn next_block(text: &str, from: usize) -> Option<(usize, usize, Found)> {
         .iter()
         .filter_map(|m| rest.find(m))
         .min();
-    let candidates: [(Option<usize>, Found); 7] = [
+    let candidates: [(Option<usize>, Found); 8] = [
         (
             rest.find("<|tool_calls_section_begin|>")
                 .or_else(|| rest.find("<|tool_call_begin|>")),
@@ -247,6 +254,10 @@ fn next_block(text: &str, from: usize) -> Option<(usize, usize, Found)> {
             rest.find("<function="),
             (TextToolFormat::Qwen3Coder, "</function>"),
         ),
+        (
+            rest.find("<function name="),
+            (TextToolFormat::FunctionTag, "/>"),
+        ),
     ];
     let (at, found) = candidates
         .into_iter()
@@ -255,8 +266,17 @@ fn next_block(text: &str, from: usize) -> Option<(usize, usize, Found)> {
     let start = from + at;
     let (format, end_marker) = found;
     let after_start = &text[start..];
-    let end = match after_start.find(end_marker) {
-        Some(i) => start + i + end_marker.len(),
+    // A function tag closes with `/>` or, when the JSON is its body, `</function>`.
+    let closing = |marker: &str| after_start.find(marker).map(|i| i + marker.len());
+    let end_at = match format {
+        TextToolFormat::FunctionTag => match (closing("</function>"), tag_end(after_start)) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        },
+        _ => closing(end_marker),
+    };
+    let end = match end_at {
+        Some(i) => start + i,
         // Kimi's and DeepSeek's section ends are optional after the last call's end.
         None if format == TextToolFormat::Kimi => after_start
             .rfind("<|tool_call_end|>")
@@ -288,6 +308,10 @@ fn parse_block(
         ),
         // `next_block` finds only markup; JSON calls are `json_calls`' business.
         TextToolFormat::Json => (Vec::new(), TextToolFormat::Json),
+        TextToolFormat::FunctionTag => (
+            parse_function_tag(block).into_iter().collect(),
+            TextToolFormat::FunctionTag,
+        ),
         TextToolFormat::Qwen3Coder => (
             parse_qwen3_coder(block, tools).into_iter().collect(),
             TextToolFormat::Qwen3Coder,
@@ -320,6 +344,67 @@ fn parse_block(
         return (Vec::new(), format);
     }
     (calls, format)
+}
+
+/// Where a `<function name=… arguments='…'/>` tag ends (after its `/>`): the first `/>`
+/// outside a quoted attribute value, so a `/>` inside the JSON does not end it.
+fn tag_end(s: &str) -> Option<usize> {
+    let mut quote: Option<char> = None;
+    let mut prev = '\0';
+    for (i, c) in s.char_indices() {
+        match quote {
+            Some(q) if c == q => quote = None,
+            Some(_) => {}
+            None if c == '"' || c == '\'' => quote = Some(c),
+            None if c == '>' && prev == '/' => return Some(i + 1),
+            // `<function name="x">{…}</function>`: the body form, closed elsewhere.
+            None if c == '>' => return None,
+            None => {}
+        }
+        prev = c;
+    }
+    None
+}
+
+/// The value of attribute `key` in the first tag of `block`, quoted with `"` or `'`.
+fn attribute(block: &str, key: &str) -> Option<String> {
+    let tag = block.split_once("<function")?.1;
+    let mut rest = tag;
+    while let Some(at) = rest.find(key) {
+        let after = &rest[at + key.len()..];
+        let before_ok = rest[..at].ends_with(char::is_whitespace);
+        if let Some(value) = after.trim_start().strip_prefix('=')
+            && before_ok
+        {
+            let value = value.trim_start();
+            let q = value.chars().next().filter(|c| *c == '"' || *c == '\'')?;
+            let inner = &value[1..];
+            return inner.find(q).map(|end| inner[..end].to_string());
+        }
+        rest = after;
+    }
+    None
+}
+
+fn parse_function_tag(block: &str) -> Option<TextToolCall> {
+    let name = attribute(block, "name")?;
+    let arguments = match attribute(block, "arguments") {
+        Some(a) => a,
+        None => {
+            let body = block.split_once('>')?.1;
+            body.split("</function>")
+                .next()
+                .unwrap_or("")
+                .trim()
+                .to_string()
+        }
+    };
+    let arguments = if arguments.is_empty() {
+        "{}".to_string()
+    } else {
+        arguments
+    };
+    Some(TextToolCall { name, arguments })
 }
 
 /// `s` after `open` (if present) and before `close` (if present).

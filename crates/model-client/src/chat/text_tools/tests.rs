@@ -198,3 +198,36 @@ fn token_formats_in_explanations_are_not_calls() {
         assert_eq!(extract(text, &tools()), None, "{text}");
     }
 }
+
+#[test]
+fn function_tags_small_models_invent_are_calls() {
+    // Recorded: Qwen2.5-Coder-1.5B under the kimi-code profile, llama.cpp 7e4c0a9.
+    let text = "<tools>\n  <function name=\"WriteFile\" arguments='{\"path\": \"/w/hello.txt\", \"content\": \"hi\", \"mode\": \"overwrite\"}'/>\n</tools>";
+    let tools = [ToolSpec {
+        name: "WriteFile".into(),
+        description: String::new(),
+        parameters: serde_json::json!({"type": "object", "properties": {"path": {"type": "string"}, "content": {"type": "string"}, "mode": {"type": "string"}}}),
+    }];
+    let e = extract(text, &tools).expect("a call");
+    assert_eq!(e.format, TextToolFormat::FunctionTag);
+    assert_eq!(e.calls.len(), 1);
+    assert_eq!(e.calls[0].name, "WriteFile");
+    let args: serde_json::Value = serde_json::from_str(&e.calls[0].arguments).unwrap();
+    assert_eq!(args["content"], "hi");
+    // The body form, and a `/>` inside the JSON does not cut the tag.
+    let body = "<function name=\"WriteFile\">{\"path\": \"a\", \"content\": \"x/>y\"}</function>";
+    let e = extract(body, &tools).expect("a call");
+    let args: serde_json::Value = serde_json::from_str(&e.calls[0].arguments).unwrap();
+    assert_eq!(args["content"], "x/>y");
+    let quoted =
+        "<function name=\"WriteFile\" arguments='{\"path\": \"a\", \"content\": \"x/>y\"}'/>";
+    let args: serde_json::Value =
+        serde_json::from_str(&extract(quoted, &tools).expect("a call").calls[0].arguments).unwrap();
+    assert_eq!(args["content"], "x/>y");
+    // A tool nobody offered is no call, but it is noticed as one nobody ran.
+    assert!(extract("<function name=\"Other\" arguments='{}'/>", &tools).is_none());
+    assert_eq!(
+        unrun_call("<function name=\"Other\" arguments='{}'/>", &tools).as_deref(),
+        Some("Other")
+    );
+}
