@@ -566,3 +566,55 @@ async fn one_connection_unsubscribing_leaves_the_thread_to_the_others() {
         "{loaded}"
     );
 }
+
+#[tokio::test]
+async fn a_harness_profile_from_thread_start_config_runs_and_reports_its_plan() {
+    let env = Env::new(
+        MockScript::turns([
+            MockTurn::text("")
+                .with_tool_call(
+                    "TodoWrite",
+                    json!({"todos": [{"content": "write a.txt", "status": "in_progress", "activeForm": "writing"}]}),
+                )
+                .with_tool_call("Write", json!({"file_path": "a.txt", "content": "one\n"})),
+            MockTurn::text("wrote it"),
+        ]),
+        "sandbox_mode = \"workspace-write\"\napproval_policy = \"never\"\n",
+    )
+    .await;
+    let mut c = env.client();
+    let started = c
+        .ok(
+            "thread/start",
+            json!({"cwd": env.work, "config": {"harness": "claude-code"}}),
+        )
+        .await;
+    let tid = started["thread"]["id"].clone();
+    let turn_id = c.start_turn(&tid, "write a.txt").await;
+    let notes = c.turn_notifications(&turn_id).await;
+    let plan = notes
+        .iter()
+        .find(|n| n["method"] == "turn/plan/updated")
+        .expect("turn/plan/updated");
+    assert_eq!(plan["params"]["turnId"], turn_id.as_str());
+    assert_eq!(
+        plan["params"]["plan"],
+        json!([{"step": "write a.txt", "status": "inProgress"}])
+    );
+    assert_eq!(
+        std::fs::read_to_string(env.work.join("a.txt")).unwrap(),
+        "one\n"
+    );
+    let items = completed_items(&notes);
+    assert!(
+        items
+            .iter()
+            .any(|i| i["type"] == "fileChange" && i["status"] == "completed"),
+        "{items:?}"
+    );
+    assert!(
+        env.model.requests()[0]
+            .tool_names()
+            .contains(&"Edit".to_string())
+    );
+}

@@ -17,7 +17,7 @@ use crate::protocol::wire::{
     McpServerStatusUpdatedNotification, McpToolCallProgressNotification, McpToolCallStatus,
     PatchApplyStatus, ReasoningTextDeltaNotification, ThreadItem,
     ThreadTokenUsageUpdatedNotification, Turn, TurnCompletedNotification, TurnError, TurnItemsView,
-    TurnStatus, WarningNotification, to_value,
+    TurnPlanStep, TurnPlanUpdatedNotification, TurnStatus, WarningNotification, to_value,
 };
 use oi_protocol::protocol::{
     ApplyPatchApprovalRequestEvent, Event, EventMsg, ExecApprovalRequestEvent, ExecCommandSource,
@@ -414,6 +414,22 @@ impl ItemMapper {
             EventMsg::TurnAborted(a) => {
                 self.end(TurnEnd::Interrupted, a.completed_at, a.duration_ms, out);
             }
+            EventMsg::PlanUpdate(p) => out.push(Note::new(
+                "turn/plan/updated",
+                &TurnPlanUpdatedNotification {
+                    thread_id: self.thread_id.clone(),
+                    turn_id: self.turn_id.clone(),
+                    explanation: p.explanation.clone(),
+                    plan: p
+                        .plan
+                        .iter()
+                        .map(|s| TurnPlanStep {
+                            step: s.step.clone(),
+                            status: s.status.into(),
+                        })
+                        .collect(),
+                },
+            )),
             EventMsg::ContextCompacted(_) => {
                 let item = ThreadItem::ContextCompaction {
                     id: self.new_item_id(),

@@ -136,6 +136,7 @@ wire_methods! {
     notification ThreadCompacted "thread/compacted" (ContextCompactedNotification);
     notification TurnStarted "turn/started" (TurnStartedNotification);
     notification TurnCompleted "turn/completed" (TurnCompletedNotification);
+    notification TurnPlanUpdated "turn/plan/updated" (TurnPlanUpdatedNotification);
     notification ItemStarted "item/started" (ItemStartedNotification);
     notification ItemCompleted "item/completed" (ItemCompletedNotification);
     notification AgentMessageDelta "item/agentMessage/delta" (ItemDeltaNotification);

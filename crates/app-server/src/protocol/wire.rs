@@ -177,6 +177,42 @@ pub struct ContextCompactedNotification {
     pub turn_id: String,
 }
 
+/// `turn/plan/updated`: the model's plan (a harness profile's todo list), whole each time.
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct TurnPlanUpdatedNotification {
+    pub thread_id: String,
+    pub turn_id: String,
+    pub explanation: Option<String>,
+    pub plan: Vec<TurnPlanStep>,
+}
+
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct TurnPlanStep {
+    pub step: String,
+    pub status: TurnPlanStepStatus,
+}
+
+#[derive(Clone, Copy, Debug, Deserialize, Serialize, JsonSchema, PartialEq, Eq)]
+#[serde(rename_all = "camelCase")]
+pub enum TurnPlanStepStatus {
+    Pending,
+    InProgress,
+    Completed,
+}
+
+impl From<oi_protocol::protocol::PlanStepStatus> for TurnPlanStepStatus {
+    fn from(s: oi_protocol::protocol::PlanStepStatus) -> Self {
+        use oi_protocol::protocol::PlanStepStatus as S;
+        match s {
+            S::Pending => TurnPlanStepStatus::Pending,
+            S::InProgress => TurnPlanStepStatus::InProgress,
+            S::Completed => TurnPlanStepStatus::Completed,
+        }
+    }
+}
+
 /// Sent once per connection when a client uses a form we keep only for compatibility.
 #[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
