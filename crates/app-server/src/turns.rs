@@ -125,6 +125,7 @@ fn overrides(p: &StartParams, thread: &Thread) -> Result<TurnOverrides, RpcError
         sandbox_policy: p.sandbox_policy.clone().map(Into::into),
         model: p.model.clone(),
         effort: p.effort,
+        harness: None,
     };
     if let Some(mode) = &p.collaboration_mode {
         let preset_effort = match mode.mode.as_deref() {

@@ -342,6 +342,9 @@ fn apply_overrides(sess: &Session, o: TurnOverrides) {
     if let Some(e) = o.effort {
         cfg.model_reasoning_effort = Some(e);
     }
+    if let Some(h) = o.harness {
+        cfg.harness = h;
+    }
 }
 
 async fn run_actor(

@@ -34,6 +34,9 @@ pub struct TurnOverrides {
     pub model: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub effort: Option<ReasoningEffort>,
+    /// Switch the harness profile (the TUI's `/harness`); the next request offers its tools.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub harness: Option<crate::config_types::Harness>,
 }
 
 /// What a front end asks of a thread.

@@ -332,6 +332,7 @@ pub enum PickerValue {
     },
     /// Index into [`crate::app::APPROVAL_PRESETS`].
     ApprovalPreset(usize),
+    Harness(oi_protocol::config_types::Harness),
     Thread(ThreadId),
 }
 

@@ -4,6 +4,7 @@
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum SlashCommand {
     Model,
+    Harness,
     Approvals,
     New,
     Resume,
@@ -26,6 +27,11 @@ pub const COMMANDS: &[(&str, SlashCommand, &str)] = &[
         "model",
         SlashCommand::Model,
         "choose the model and reasoning effort",
+    ),
+    (
+        "harness",
+        SlashCommand::Harness,
+        "choose the tools and prompt the model gets",
     ),
     (
         "approvals",

@@ -563,6 +563,39 @@ fn status_and_approvals_presets_apply_to_the_next_turn() {
 }
 
 #[test]
+fn the_harness_picker_switches_the_profile_from_the_next_turn_and_plans_are_shown() {
+    let mut app = app();
+    app.take_pending();
+    type_str(&mut app, "/harness");
+    app.on_key(key(KeyCode::Enter));
+    // codex, claude-code, qwen-code, …
+    app.on_key(key(KeyCode::Down));
+    app.on_key(key(KeyCode::Down));
+    app.on_key(key(KeyCode::Enter));
+    let said = scrollback(&app.take_pending(), 90);
+    assert!(said.contains("Harness: qwen-code"), "{said}");
+    type_str(&mut app, "hi");
+    match app.on_key(key(KeyCode::Enter)).as_slice() {
+        [AppAction::Op(oi_protocol::protocol::Op::UserInput { overrides, .. })] => {
+            assert_eq!(
+                overrides.harness,
+                Some(oi_protocol::config_types::Harness::QwenCode)
+            );
+        }
+        other => panic!("{other:?}"),
+    }
+    app.take_pending();
+    app.on_event(&ev(json!({"type": "plan_update", "plan": [
+        {"step": "read the test", "status": "completed"},
+        {"step": "fix calc.py", "status": "in_progress"}]})));
+    let plan = scrollback(&app.take_pending(), 90);
+    assert!(
+        plan.contains("✔ read the test") && plan.contains("▶ fix calc.py"),
+        "{plan}"
+    );
+}
+
+#[test]
 fn status_says_where_the_context_window_came_from() {
     let mut app = app();
     app.take_pending();

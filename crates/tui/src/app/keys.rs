@@ -277,6 +277,14 @@ impl App {
                 );
                 vec![]
             }
+            PickerValue::Harness(h) => {
+                self.pending_overrides.harness = Some(h);
+                self.push_info(
+                    &format!("Harness: {h}"),
+                    vec!["the model gets this profile's tools and prompt from the next turn (docs/harness.md)".into()],
+                );
+                vec![]
+            }
             PickerValue::Thread(id) => vec![AppAction::Resume(id)],
         }
     }

@@ -642,6 +642,22 @@ impl App {
                     }
                 }
             }
+            EventMsg::PlanUpdate(p) => {
+                use oi_protocol::protocol::PlanStepStatus;
+                let lines = p
+                    .plan
+                    .iter()
+                    .map(|s| {
+                        let mark = match s.status {
+                            PlanStepStatus::Completed => "✔",
+                            PlanStepStatus::InProgress => "▶",
+                            PlanStepStatus::Pending => "○",
+                        };
+                        format!("{mark} {}", s.step)
+                    })
+                    .collect();
+                self.push_info("Plan", lines);
+            }
             EventMsg::ContextCompacted(c) => {
                 let detail = match (c.tokens_before, c.tokens_after) {
                     (Some(b), Some(a)) => format!("{b} → {a} tokens"),
