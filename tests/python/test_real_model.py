@@ -67,6 +67,22 @@ def test_hard_tasks_never_end_in_a_false_success(name, tmp_path, interpreter_bin
         assert outcome.error, f"a failed run must say why: {outcome}"
 
 
+@pytest.mark.parametrize("harness", ["claude-code", "qwen-code", "kimi-code"])
+@pytest.mark.parametrize("name", ["create-file", "edit-file"])
+def test_harness_profiles_on_the_real_model(harness, name, tmp_path, interpreter_bin):
+    """Each harness profile drives the real model through `exec` (docs/harness.md has the
+    sampled success rates). Greedy decoding makes one outcome repeatable, not a rate, so
+    what holds for every profile is honesty: done and exit 0, or not done, exit 1 and why."""
+    config = f'{BOUND}\nharness = "{harness}"'
+    outcome = run_exec(interpreter_bin, TASKS[name], tmp_path / "work", URL, ALIAS, config, timeout=TIMEOUT)
+    assert outcome.exit_code in (0, 1), outcome
+    assert not outcome.false_success, (
+        f"{harness} {name} exited 0 but {outcome.why}; commands {outcome.commands}; answer {outcome.answer[:300]!r}"
+    )
+    if not outcome.passed:
+        assert outcome.error, f"a failed run must say why: {outcome}"
+
+
 def test_resume_continues_the_thread(tmp_path, interpreter_bin):
     """Two turns, two processes, one stored thread. The first turn must do its task; the
     second must be honest. (At greedy decoding this 1.5B model answers the second request by
