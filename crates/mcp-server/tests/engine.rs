@@ -444,3 +444,40 @@ async fn codex_succeeds_when_the_retry_makes_the_call() {
     );
     assert_eq!(e.model.requests().len(), 3);
 }
+
+#[tokio::test]
+async fn the_codex_tools_config_chooses_a_harness_profile() {
+    let e = env(
+        MockScript::turns([
+            MockTurn::text("")
+                .with_tool_call("TodoWrite", json!({"todos": [{"content": "write it", "status": "in_progress", "activeForm": "writing"}]}))
+                .with_tool_call("Write", json!({"file_path": "made.txt", "content": "made\n"})),
+            MockTurn::text("Wrote made.txt"),
+        ]),
+        "never",
+    )
+    .await;
+    let mut c = server(&e);
+    c.initialize(true).await;
+    let id = c
+        .tool(
+            "codex",
+            json!({"prompt": "create made.txt", "cwd": e.work, "config": {"harness": "claude-code"}}),
+        )
+        .await;
+    let r = c.response(id).await;
+    assert!(!is_error(&r), "{r}");
+    assert_eq!(
+        std::fs::read_to_string(e.work.join("made.txt")).unwrap(),
+        "made\n"
+    );
+    assert!(
+        e.model.requests()[0]
+            .tool_names()
+            .contains(&"Edit".to_string())
+    );
+    let types = c.event_types(id);
+    for t in ["plan_update", "patch_apply_end"] {
+        assert!(types.iter().any(|x| x == t), "missing {t} in {types:?}");
+    }
+}
