@@ -27,7 +27,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "tests" / "python"))
 
-from real_tasks import TASKS, run_codex_exec, run_exec  # noqa: E402
+from real_tasks import TASKS, Outcome, run_codex_exec, run_exec  # noqa: E402
 
 
 def start_server() -> tuple[str, str, str | None]:
@@ -70,7 +70,11 @@ def main() -> int:
                         if args.codex:
                             o = run_codex_exec(Path(args.codex), task, Path(d) / "work", url, alias)
                         else:
-                            o = run_exec(interpreter, task, Path(d) / "work", url, alias, config)
+                            try:
+                                o = run_exec(interpreter, task, Path(d) / "work", url, alias, config)
+                            except subprocess.TimeoutExpired as e:
+                                # A run that never ends is a failed run, not the end of the benchmark.
+                                o = Outcome(task=name, passed=False, why=f"no answer within {e.timeout:.0f} s", exit_code=-1, seconds=e.timeout, answer="")
                     results.append(o)
                     by_harness.setdefault(label or "", []).append(o)
                     mark = "pass" if o.passed else ("FALSE SUCCESS" if o.false_success else "fail")

@@ -24,7 +24,14 @@ pub(crate) enum Unfinished {
     /// The answer repeats the note the model was sent (small models parrot it) instead of
     /// doing what it asked.
     Parroted,
+    /// A change was asked for, the change the model tried failed ("No file was changed"),
+    /// and the answer passes that error on instead of fixing the call: nothing was done.
+    GaveUpOnError,
 }
+
+/// What every failed file change tells the model; an answer that repeats it reports that
+/// nothing changed.
+const NOTHING_CHANGED: &str = "No file was changed";
 
 /// Words of the notes [`Unfinished::nudge`] sends: an answer that repeats them did nothing.
 const NOTE_MARKERS: &[&str] = &[
@@ -228,6 +235,12 @@ pub(crate) fn check(answer: &str, tools: &[ToolSpec], turn: &TurnSoFar<'_>) -> O
     }
     if NOTE_MARKERS.iter().any(|m| answer.contains(m)) {
         return Some(Unfinished::Parroted);
+    }
+    if answer.contains(NOTHING_CHANGED)
+        && asks_for_change(turn.request)
+        && !turn.calls.iter().any(|(name, args)| may_write(name, args))
+    {
+        return Some(Unfinished::GaveUpOnError);
     }
     // Asked how calls or patches look, a model may quote them: that is the answer.
     let question = is_question(turn.request);
@@ -475,6 +488,10 @@ impl Unfinished {
                 "Do not repeat the note. Continue the user's task with the tools ({}). {how}",
                 names.join(", ")
             ),
+            Unfinished::GaveUpOnError => format!(
+                "Your change failed and nothing was changed, so the task is not done. Read the error above, fix the call as it says, and call the tool again ({}). {how}",
+                names.join(", ")
+            ),
         }
     }
 
@@ -513,6 +530,9 @@ impl Unfinished {
             Unfinished::Parroted => format!(
                 "the model answered by repeating the note it was sent about its previous answer instead of doing the task, so the task was not done. {fix}"
             ),
+            Unfinished::GaveUpOnError => format!(
+                "the model's change failed and it answered with the error instead of fixing the call, so no file was changed and the task was not done. {fix}"
+            ),
         }
     }
 
@@ -536,6 +556,10 @@ impl Unfinished {
             }
             Unfinished::Parroted => {
                 "the model repeated the note it was sent instead of answering; asking it once more"
+                    .to_string()
+            }
+            Unfinished::GaveUpOnError => {
+                "the model's change failed and it passed the error on; asking it to fix the call"
                     .to_string()
             }
         }
@@ -616,6 +640,28 @@ mod tests {
             parameters: json!({"type":"object","properties":{"input":{"type":"string"}}}),
         });
         t
+    }
+
+    #[test]
+    fn an_answer_that_relays_a_failed_change_is_not_done() {
+        // Recorded: Qwen2.5-Coder-1.5B under claude-code, after an Edit that matched twice.
+        let answer = "To change all 2, send the call again with `\"replace_all\": true`; to change one, include more of its surrounding lines so it appears once. No file was changed.";
+        let turn = TurnSoFar {
+            request: "In notes.txt, replace the word apple with banana everywhere.",
+            calls: vec![],
+            outputs: vec![],
+            tool_ran_in_thread: true,
+        };
+        assert_eq!(
+            check(answer, &patch_tools(), &turn),
+            Some(Unfinished::GaveUpOnError)
+        );
+        // Once a change went through, a mention of an earlier failure is a recap.
+        let turn = TurnSoFar {
+            calls: vec![("Edit", "{}")],
+            ..turn
+        };
+        assert_eq!(check(answer, &patch_tools(), &turn), None);
     }
 
     #[test]
