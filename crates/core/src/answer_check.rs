@@ -29,9 +29,13 @@ pub(crate) enum Unfinished {
     GaveUpOnError,
 }
 
-/// What every failed file change tells the model; an answer that repeats it reports that
-/// nothing changed.
-const NOTHING_CHANGED: &str = "No file was changed";
+/// Words of the errors a failed file change gives the model ("No file was changed", and the
+/// fixes the string-replace tools suggest); an answer that repeats them passes the error on.
+const CHANGE_ERRORS: &[&str] = &[
+    "No file was changed",
+    "send the call again",
+    "Read the file again and copy",
+];
 
 /// Words of the notes [`Unfinished::nudge`] sends: an answer that repeats them did nothing.
 const NOTE_MARKERS: &[&str] = &[
@@ -236,7 +240,7 @@ pub(crate) fn check(answer: &str, tools: &[ToolSpec], turn: &TurnSoFar<'_>) -> O
     if NOTE_MARKERS.iter().any(|m| answer.contains(m)) {
         return Some(Unfinished::Parroted);
     }
-    if answer.contains(NOTHING_CHANGED)
+    if CHANGE_ERRORS.iter().any(|m| answer.contains(m))
         && asks_for_change(turn.request)
         && !turn.calls.iter().any(|(name, args)| may_write(name, args))
     {

@@ -24,25 +24,13 @@ fn config(
     approval: AskForApproval,
     sandbox: SandboxMode,
 ) -> oi_config::Config {
-    let toml = mock.config_toml("mock", oi_protocol::config_types::WireApi::Chat);
-    // Top-level keys go before the tables the mock's config opens.
-    std::fs::write(
-        home.join("config.toml"),
-        format!("harness = \"{harness}\"\n{toml}"),
+    common::mock_config_with(
+        mock,
+        home,
+        approval,
+        sandbox,
+        &format!("harness = \"{harness}\""),
     )
-    .unwrap();
-    oi_config::load_config(oi_config::ConfigLoadOptions {
-        home: Some(home.to_path_buf()),
-        overrides: oi_config::ConfigOverrides {
-            cwd: Some(home.to_path_buf()),
-            sandbox_mode: Some(sandbox),
-            approval_policy: Some(approval),
-            ..Default::default()
-        },
-        ..Default::default()
-    })
-    .unwrap()
-    .config
 }
 
 /// Runs one turn, answering every approval with `decision`; returns its events.

@@ -56,22 +56,7 @@ pub(crate) async fn handle(
             } else {
                 content
             };
-            let patch = Patch {
-                hunks: vec![FileHunk::Add {
-                    path: target,
-                    contents,
-                }],
-            };
-            super::patch::apply_planned(
-                sess,
-                call.turn_id,
-                call.call_id,
-                patch,
-                &cwd,
-                call.name,
-                cancel,
-            )
-            .await
+            set_content(sess, call, target, contents, &cwd, cancel).await
         }
         Action::Replace { path, edits } => {
             let target = resolve(&cwd, &path);
@@ -88,25 +73,38 @@ pub(crate) async fn handle(
                     ));
                 }
             };
-            let patch = Patch {
-                hunks: vec![FileHunk::Add {
-                    path: target,
-                    contents,
-                }],
-            };
-            super::patch::apply_planned(
-                sess,
-                call.turn_id,
-                call.call_id,
-                patch,
-                &cwd,
-                call.name,
-                cancel,
-            )
-            .await
+            set_content(sess, call, target, contents, &cwd, cancel).await
         }
         Action::Todo(items) => todo(sess, call, items),
     }
+}
+
+/// Gives `target` the text `contents` through the patch path (an `Add File` of an existing
+/// file plans as an update of its whole text, so the diff shown is the real one).
+async fn set_content(
+    sess: &Arc<Session>,
+    call: &ToolCall<'_>,
+    target: PathBuf,
+    contents: String,
+    cwd: &Path,
+    cancel: &CancellationToken,
+) -> ToolOutcome {
+    let patch = Patch {
+        hunks: vec![FileHunk::Add {
+            path: target,
+            contents,
+        }],
+    };
+    super::patch::apply_planned(
+        sess,
+        call.turn_id,
+        call.call_id,
+        patch,
+        cwd,
+        call.name,
+        cancel,
+    )
+    .await
 }
 
 fn resolve(cwd: &Path, path: &Path) -> PathBuf {

@@ -35,8 +35,19 @@ pub fn mock_config(
     approval: AskForApproval,
     sandbox: SandboxMode,
 ) -> oi_config::Config {
+    mock_config_with(mock, home, approval, sandbox, "")
+}
+
+/// [`mock_config`] with `top_level` keys written before the mock's tables.
+pub fn mock_config_with(
+    mock: &oi_test_support::MockModelServer,
+    home: &Path,
+    approval: AskForApproval,
+    sandbox: SandboxMode,
+    top_level: &str,
+) -> oi_config::Config {
     let toml = mock.config_toml("mock", oi_protocol::config_types::WireApi::Chat);
-    std::fs::write(home.join("config.toml"), toml).unwrap();
+    std::fs::write(home.join("config.toml"), format!("{top_level}\n{toml}")).unwrap();
     oi_config::load_config(oi_config::ConfigLoadOptions {
         home: Some(home.to_path_buf()),
         overrides: oi_config::ConfigOverrides {
