@@ -30,6 +30,7 @@ async fn the_slash_popup_scrolls_to_keep_the_selection_visible() {
     // The popup lists the commands in this order; 8 rows show at once.
     let order = [
         "model",
+        "harness",
         "approvals",
         "new",
         "resume",
