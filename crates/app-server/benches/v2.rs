@@ -18,7 +18,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a panic here is a failed run, with its message
 
 use oi_app_server::AppServerContext;
-use oi_mcp_server::{ConnectionContext, McpServerOptions};
+use oi_host::{HostOptions, ServiceContext, Services};
 use oi_thread_store::{RolloutItem, SessionMeta, SessionSource, ThreadStore};
 use serde_json::{Value, json};
 use std::io::{BufRead, BufReader, Write};
@@ -69,17 +69,25 @@ fn main() {
 
 /// `interpreter app-server`'s connection: the v2 methods without MCP, as the CLI assembles it.
 fn serve_app(home: PathBuf) {
-    let rt = tokio::runtime::Runtime::new().expect("runtime");
-    let opts = McpServerOptions {
+    let options = HostOptions {
         home: Some(home),
-        without_mcp: true,
-        ..Default::default()
+        ..HostOptions::new(SessionSource::AppServer)
     };
-    let code = rt.block_on(oi_mcp_server::serve_options(
+    let services = Services::new(|ctx: &ServiceContext| {
+        oi_app_server::methods(AppServerContext::new(ctx, oi_jsonrpc::MethodTable::new()))
+    });
+    serve_stdio(options, services);
+}
+
+/// Serves stdin/stdout on the host until input ends, then exits with its code.
+fn serve_stdio(options: HostOptions, services: Services) {
+    let rt = tokio::runtime::Runtime::new().expect("runtime");
+    let code = rt.block_on(oi_host::serve_stream(
+        options,
         tokio::io::stdin(),
         tokio::io::stdout(),
-        opts,
-        v2_methods,
+        tokio_util::sync::CancellationToken::new(),
+        services,
     ));
     std::process::exit(code);
 }
@@ -222,28 +230,19 @@ fn store_reads(home: &Path, thread_id: &str, runs: usize) {
     );
 }
 
+/// `interpreter mcp-server`'s connection: the MCP tools and the v2 and v1 methods.
 fn serve(home: PathBuf) {
-    let rt = tokio::runtime::Runtime::new().expect("runtime");
-    let code = rt.block_on(oi_mcp_server::serve_options(
-        tokio::io::stdin(),
-        tokio::io::stdout(),
-        McpServerOptions {
-            home: Some(home),
-            ..Default::default()
-        },
-        v2_methods,
-    ));
-    std::process::exit(code);
-}
-
-/// The v2 and v1 methods on a connection, as the CLI assembles them.
-fn v2_methods(ctx: &ConnectionContext) -> oi_jsonrpc::MethodTable {
-    oi_app_server::methods(AppServerContext {
-        manager: ctx.manager.clone(),
-        config: ctx.options.config_load(),
-        connection: ctx.connection.clone(),
-        mcp_methods: ctx.mcp_methods.clone(),
-    })
+    let options = HostOptions {
+        home: Some(home),
+        ..HostOptions::new(SessionSource::Mcp)
+    };
+    let services = Services::new(|ctx: &ServiceContext| {
+        let mcp = oi_mcp_server::methods(ctx);
+        let mut table = mcp.clone();
+        table.merge(oi_app_server::methods(AppServerContext::new(ctx, mcp)));
+        table
+    });
+    serve_stdio(options, services);
 }
 
 /// A JSONL client of a server process.

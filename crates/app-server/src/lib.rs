@@ -1,9 +1,10 @@
-//! The v2 thread/turn JSON-RPC API and the legacy v1 methods, registered on the
-//! `interpreter mcp-server` connection beside the MCP `codex`/`codex-reply` tools.
+//! The v2 thread/turn JSON-RPC API and the legacy v1 methods: what `interpreter
+//! app-server` serves, and what `interpreter mcp-server` serves beside the MCP
+//! `codex`/`codex-reply` tools.
 //!
-//! Public surface: [`methods`], the method table of these APIs for one connection, which
-//! the CLI merges with the MCP tools' table (`oi-mcp-server`) on `interpreter mcp-server`;
-//! [`AppServerContext`] is what that connection shares with it. Everything else is the
+//! Public surface: [`methods`], the method table of these APIs for one connection of the
+//! host (`oi-host`), which the CLI merges with the MCP tools' table (`oi-mcp-server`) on
+//! `interpreter mcp-server`; [`AppServerContext`] is what that connection shares with it. Everything else is the
 //! wire: `thread/*`, `turn/*`, `model/list`, `collaborationMode/list`,
 //! `app/list`, `config/*`, `account/*` and the v1 `getConversationSummary`,
 //! `getAuthStatus`, `gitDiffToRemote`, `fuzzyFileSearch*` methods (docs/v2-api.md).
@@ -11,9 +12,9 @@
 //! Layout: [`protocol`] (wire shapes and param types) · [`threads`] · [`turns`] (turn
 //! methods and the per-turn event pump) · [`items`] (engine events → v2 items and
 //! notifications) · [`approvals`] · [`catalog`] · [`config_rpc`] · [`accounts`] · [`v1`] ·
-//! [`fuzzy`]. The engine is reached only through `oi-core`'s `ThreadManager`, shared with
-//! the MCP tools, and a thread's events are read by one front end at a time (the shared
-//! reader registry decides who).
+//! [`fuzzy`]. The engine is reached only through the host's `ThreadManager`, shared with
+//! the MCP tools and every other connection; threads publish their events to every
+//! subscriber.
 //!
 //! This crate must not know how turns run inside the engine, nor the JSON-RPC framing.
 
@@ -37,10 +38,11 @@ pub mod v1;
 
 use oi_config::{ConfigLoadOptions, ConfigOverrides, LoadedConfig, load_config};
 use oi_core::{Thread, ThreadManager, ThreadManagerOptions};
+use oi_host::{Host, ServiceContext};
 use oi_jsonrpc::{Connection, Execution, INVALID_REQUEST, MethodTable, RequestContext, RpcError};
 use oi_protocol::ThreadId;
 use oi_protocol::protocol::RateLimitSnapshot;
-use oi_thread_store::{SessionSource, ThreadStore};
+use oi_thread_store::ThreadStore;
 use protocol::methods::ClientRequest;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
@@ -53,17 +55,27 @@ use tokio_util::sync::CancellationToken;
 /// What the connection the v2 API is served on shares with it.
 #[derive(Clone)]
 pub struct AppServerContext {
-    /// The manager of persisted threads, shared with the MCP tools so threads cross
-    /// between the APIs.
-    pub manager: ThreadManager,
-    /// The server's config settings (home, `-c` overrides, flags); each thread's config is
-    /// loaded from these plus its own overrides.
-    pub config: ConfigLoadOptions,
+    /// The host: its thread manager (persisted threads, shared with the MCP tools and with
+    /// every other connection, so threads cross between the APIs) and its config settings
+    /// (home, `-c` overrides, flags; each thread's config is loaded from these plus its own
+    /// overrides).
+    pub host: Host,
     /// The connection's sender and shutdown signal.
     pub connection: Connection,
     /// The MCP methods on the same connection (empty on `interpreter app-server`), so the
     /// v2 `initialize` can hand an MCP-form call to MCP's.
     pub mcp_methods: MethodTable,
+}
+
+impl AppServerContext {
+    /// The v2 API on `ctx`'s connection, beside `mcp_methods`.
+    pub fn new(ctx: &ServiceContext, mcp_methods: MethodTable) -> Self {
+        Self {
+            host: ctx.host.clone(),
+            connection: ctx.connection.clone(),
+            mcp_methods,
+        }
+    }
 }
 
 /// The v2 and v1 methods for one connection. Starts opening the thread store in the
@@ -129,13 +141,13 @@ pub(crate) struct Conn {
 impl Conn {
     fn new(ctx: AppServerContext) -> Self {
         Self {
-            manager: ctx.manager,
+            manager: ctx.host.manager().clone(),
             ephemeral: ThreadManager::new(ThreadManagerOptions {
-                source: SessionSource::Mcp,
+                source: ctx.host.options().source,
                 persist: false,
             }),
             ephemeral_threads: Mutex::default(),
-            opts: ctx.config,
+            opts: ctx.host.config_load(),
             outgoing: notify::Outgoing::new(ctx.connection.outgoing),
             client: init::ClientState::default(),
             mcp_methods: ctx.mcp_methods,

@@ -489,8 +489,8 @@ async fn a_second_connection_resuming_a_running_thread_follows_its_turn_to_the_e
         MockTurn::text("both saw it"),
     ]);
     let env = Env::new(script, UNTRUSTED).await;
-    let shared = SharedManager::default();
-    let mut a = Client::start_sharing(env.options(), &shared);
+    let host = env.host();
+    let mut a = Client::on_host(&host);
     a.initialize().await;
     let tid = a.start_thread(&env.work).await["thread"]["id"].clone();
     let turn = a.start_turn(&tid, "touch").await;
@@ -498,7 +498,7 @@ async fn a_second_connection_resuming_a_running_thread_follows_its_turn_to_the_e
     let req = a
         .server_request("item/commandExecution/requestApproval")
         .await;
-    let mut b = Client::start_sharing(env.options(), &shared);
+    let mut b = Client::on_host(&host);
     b.initialize().await;
     let resumed = b.ok("thread/resume", json!({"threadId": tid})).await;
     assert_eq!(resumed["thread"]["id"], tid);
@@ -539,11 +539,11 @@ async fn a_second_connection_resuming_a_running_thread_follows_its_turn_to_the_e
 async fn one_connection_unsubscribing_leaves_the_thread_to_the_others() {
     let script = MockScript::turns([MockTurn::text("still here"), MockTurn::text("again")]);
     let env = Env::new(script, UNTRUSTED).await;
-    let shared = SharedManager::default();
-    let mut a = Client::start_sharing(env.options(), &shared);
+    let host = env.host();
+    let mut a = Client::on_host(&host);
     a.initialize().await;
     let tid = a.start_thread(&env.work).await["thread"]["id"].clone();
-    let mut b = Client::start_sharing(env.options(), &shared);
+    let mut b = Client::on_host(&host);
     b.initialize().await;
     b.ok("thread/resume", json!({"threadId": tid})).await;
     // B leaves; A still has the thread and runs a turn on it.

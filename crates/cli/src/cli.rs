@@ -563,13 +563,15 @@ pub fn main_with_args(mut args: Vec<OsString>) -> i32 {
                     return EXIT_USAGE;
                 }
             };
-            let opts = oi_mcp_server::McpServerOptions {
+            let opts = crate::mcp_server_cmd::HostSettings {
                 cli_overrides,
                 overrides: cli.global.overrides(),
-                home: None,
-                without_mcp: false,
             };
-            rt.block_on(crate::mcp_server_cmd::run(opts, args))
+            rt.block_on(crate::mcp_server_cmd::run(
+                crate::mcp_server_cmd::Server::Mcp,
+                opts,
+                args,
+            ))
         }
         Some(Command::AppServer {
             command: Some(AppServerCommand::GenerateJsonSchema { out }),
@@ -600,13 +602,15 @@ pub fn main_with_args(mut args: Vec<OsString>) -> i32 {
                     return EXIT_USAGE;
                 }
             };
-            let opts = oi_mcp_server::McpServerOptions {
+            let opts = crate::mcp_server_cmd::HostSettings {
                 cli_overrides,
                 overrides: cli.global.overrides(),
-                home: None,
-                without_mcp: true,
             };
-            rt.block_on(crate::mcp_server_cmd::run(opts, serve))
+            rt.block_on(crate::mcp_server_cmd::run(
+                crate::mcp_server_cmd::Server::App,
+                opts,
+                serve,
+            ))
         }
         None if tui => rt.block_on(crate::tui_cmd::run_tui(
             cli.global,

@@ -1,15 +1,16 @@
-//! `interpreter mcp-server` and `interpreter app-server`: one JSON-RPC connection serving
-//! the MCP tools (`oi-mcp-server`, unless [`McpServerOptions::without_mcp`]) and the v2/v1
-//! API (`oi-app-server`) side by side, over stdio or, with `--listen`, over streamable
-//! HTTP (`HOST:PORT`) or, for the app server, WebSocket (`ws://HOST:PORT`, as Codex's
-//! remote clients expect). The two services are siblings; this is the one place that puts
-//! their method tables on the same connection.
+//! `interpreter mcp-server` and `interpreter app-server`: the host (`oi-host`) serving
+//! the MCP tools (`oi-mcp-server`, on `mcp-server` only) and the v2/v1 API
+//! (`oi-app-server`) side by side, over stdio or, with `--listen`, over streamable HTTP
+//! (`HOST:PORT`) or, for the app server, WebSocket (`ws://HOST:PORT`, as Codex's remote
+//! clients expect). The two services are siblings; this is the one place that puts their
+//! method tables on the same connection.
 
 use crate::listen_token;
 use oi_app_server::AppServerContext;
+use oi_core::SessionSource;
+use oi_host::{HostOptions, ServiceContext, Services};
 use oi_jsonrpc::MethodTable;
 use oi_jsonrpc::http::{HttpOptions, Protocol};
-use oi_mcp_server::{ConnectionContext, McpServerOptions};
 use std::net::{SocketAddr, ToSocketAddrs};
 use std::path::PathBuf;
 use std::time::Duration;
@@ -59,10 +60,45 @@ pub struct McpServerArgs {
     pub auth_token_file: Option<PathBuf>,
 }
 
-/// Serves both APIs until input ends (stdio) or a termination signal arrives; returns the
-/// exit code.
-pub async fn run(opts: McpServerOptions, args: McpServerArgs) -> i32 {
-    let target = match listen_target(args.listen.as_deref(), opts.without_mcp) {
+/// The global flags a server takes: `-c key=value` (parsed) and the typed ones.
+pub struct HostSettings {
+    pub cli_overrides: Vec<(String, toml::Value)>,
+    pub overrides: oi_config::ConfigOverrides,
+}
+
+/// Which server the command is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Server {
+    /// `interpreter mcp-server`: the MCP tools, with the v2 API beside them.
+    Mcp,
+    /// `interpreter app-server`: the v2/v1 API alone.
+    App,
+}
+
+/// Serves until input ends (stdio) or a termination signal arrives; returns the exit code.
+pub async fn run(server: Server, cli: HostSettings, args: McpServerArgs) -> i32 {
+    let app_server = server == Server::App;
+    // Threads are stamped with the server that made them (`sessions list`, v2 filters).
+    let opts = HostOptions {
+        cli_overrides: cli.cli_overrides,
+        overrides: cli.overrides,
+        ..HostOptions::new(if app_server {
+            SessionSource::AppServer
+        } else {
+            SessionSource::Mcp
+        })
+    };
+    let services = Services::new(move |ctx: &ServiceContext| {
+        let mcp = if app_server {
+            MethodTable::new()
+        } else {
+            oi_mcp_server::methods(ctx)
+        };
+        let mut table = mcp.clone();
+        table.merge(oi_app_server::methods(AppServerContext::new(ctx, mcp)));
+        table
+    });
+    let target = match listen_target(args.listen.as_deref(), app_server) {
         Ok(t) => t,
         Err(message) => {
             eprintln!("error: {message}");
@@ -70,7 +106,7 @@ pub async fn run(opts: McpServerOptions, args: McpServerArgs) -> i32 {
         }
     };
     let Some((listen, protocol)) = target else {
-        return oi_mcp_server::run_main(opts, v2_methods).await;
+        return oi_host::run_stdio(opts, services).await;
     };
     let home = || match &opts.home {
         Some(h) => Ok(h.clone()),
@@ -80,7 +116,7 @@ pub async fn run(opts: McpServerOptions, args: McpServerArgs) -> i32 {
         http.protocol = protocol;
         http
     }) {
-        Ok(http) => oi_mcp_server::run_http(opts, http, v2_methods).await,
+        Ok(http) => oi_host::run_http(opts, http, services).await,
         Err(message) => {
             eprintln!("error: {message}");
             2
@@ -228,17 +264,6 @@ fn http_options(
     http.header_timeout = Duration::from_secs(args.header_timeout);
     http.idle_timeout = Duration::from_secs(args.idle_timeout);
     Ok(http)
-}
-
-/// The v2 and v1 methods, sharing the MCP tools' thread manager and reader registry so
-/// threads cross between the APIs and each thread has one reader.
-fn v2_methods(ctx: &ConnectionContext) -> MethodTable {
-    oi_app_server::methods(AppServerContext {
-        manager: ctx.manager.clone(),
-        config: ctx.options.config_load(),
-        connection: ctx.connection.clone(),
-        mcp_methods: ctx.mcp_methods.clone(),
-    })
 }
 
 #[cfg(test)]

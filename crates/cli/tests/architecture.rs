@@ -35,13 +35,18 @@ const ALLOWED: &[(&str, &[&str])] = &[
             "oi-thread-store",
         ],
     ),
+    // The neutral host: one engine serving method tables; it knows no wire method.
+    (
+        "oi-host",
+        &["oi-config", "oi-core", "oi-jsonrpc", "oi-process"],
+    ),
     (
         "oi-mcp-server",
         &[
             "oi-config",
             "oi-core",
+            "oi-host",
             "oi-jsonrpc",
-            "oi-process",
             "oi-protocol",
         ],
     ),
@@ -51,6 +56,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
             "oi-config",
             "oi-core",
             "oi-file-search",
+            "oi-host",
             "oi-jsonrpc",
             "oi-mcp-client",
             "oi-model-client",
@@ -78,6 +84,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
             "oi-app-server",
             "oi-config",
             "oi-core",
+            "oi-host",
             "oi-jsonrpc",
             "oi-mcp-client",
             "oi-mcp-server",
@@ -192,7 +199,15 @@ fn the_engine_knows_no_front_end() {
         .canonicalize()
         .expect("workspace root");
     let packages = workspace_packages(&root);
-    let front_ends = ["oi-cli", "oi-tui", "oi-mcp-server", "oi-app-server"];
+    // The host is not a front end, but it serves them: nothing the engine builds on may
+    // depend on it either.
+    let front_ends = [
+        "oi-cli",
+        "oi-tui",
+        "oi-mcp-server",
+        "oi-app-server",
+        "oi-host",
+    ];
     // The two services on one connection are siblings: neither may reach into the other.
     for (service, sibling) in [
         ("oi-mcp-server", "oi-app-server"),
@@ -201,7 +216,16 @@ fn the_engine_knows_no_front_end() {
         if let Some(package) = packages.get(service) {
             assert!(
                 !package.deps.contains(sibling),
-                "{service} depends on its sibling {sibling}; share code through oi-jsonrpc or oi-core"
+                "{service} depends on its sibling {sibling}; share code through oi-host, oi-jsonrpc or oi-core"
+            );
+        }
+    }
+    // The host serves method tables; it must not know whose.
+    if let Some(host) = packages.get("oi-host") {
+        for service in ["oi-mcp-server", "oi-app-server", "oi-cli", "oi-tui"] {
+            assert!(
+                !host.deps.contains(service),
+                "oi-host depends on {service}; the host serves tables, the CLI composes them"
             );
         }
     }
@@ -589,6 +613,67 @@ fn children_are_spawned_through_oi_process() {
     report("children started around oi-process", problems, unused);
 }
 
+/// Product files besides `oi-host` that serve a connection themselves, and why.
+const SERVING_EXCEPTIONS: &[(&str, &str)] = &[(
+    "crates/mcp-server/src/lib.rs",
+    "`serve`: the MCP methods over a scripted engine, the seam protocol tests use; the real engine is only served by oi-host",
+)];
+
+/// **Only the host serves.** Serving a connection (`serve_connection(`), an HTTP or
+/// WebSocket listener (`http::serve_http(`), stdin (`ThreadStdin::spawn(`) and exiting on a
+/// termination signal's code (`.exit_code()`) happen in `crates/host/` (and are defined in
+/// `crates/jsonrpc/`, `crates/process/`); the services are method tables. Limits: a textual
+/// scan for those calls; serving through another library would not be seen.
+#[test]
+fn only_the_host_serves_connections() {
+    let sources = product_sources(&workspace_root());
+    let mut problems = Vec::new();
+    let mut used = BTreeSet::new();
+    let server_crates = [
+        "crates/mcp-server/",
+        "crates/app-server/",
+        "crates/cli/src/mcp_server_cmd.rs",
+    ];
+    for s in &sources {
+        if ["crates/host/", "crates/jsonrpc/", "crates/process/"]
+            .iter()
+            .any(|k| s.path.starts_with(k))
+        {
+            continue;
+        }
+        let mut calls: Vec<usize> = [
+            "serve_connection(",
+            "http::serve_http(",
+            "ThreadStdin::spawn(",
+        ]
+        .iter()
+        .flat_map(|c| calls_of(&s.code, c))
+        .collect();
+        // Front ends like `exec` and the TUI exit on a signal's code too; the servers don't.
+        if server_crates.iter().any(|k| s.path.starts_with(k)) {
+            calls.extend(find_all(&s.code, ".exit_code()"));
+        }
+        let Some(first) = calls.iter().min() else {
+            continue;
+        };
+        if SERVING_EXCEPTIONS.iter().any(|(p, _)| *p == s.path) {
+            used.insert(s.path.clone());
+            continue;
+        }
+        problems.push(format!(
+            "{}:{}: serves a connection itself; build a method table and let oi_host serve it",
+            s.path,
+            s.line_of(*first)
+        ));
+    }
+    let unused = SERVING_EXCEPTIONS
+        .iter()
+        .filter(|(p, _)| !used.contains(*p))
+        .map(|(p, _)| p.to_string())
+        .collect();
+    report("connections served outside oi-host", problems, unused);
+}
+
 /// Calls that block the thread they run on. Each is a text the scan looks for.
 const BLOCKING_CALLS: &[&str] = &[
     "std::fs::",
@@ -741,6 +826,7 @@ fn servers_do_not_block_async_workers() {
     let mut problems = Vec::new();
     let mut used = BTreeSet::new();
     for krate in [
+        "crates/host/",
         "crates/mcp-server/",
         "crates/app-server/",
         "crates/jsonrpc/",

@@ -4,10 +4,8 @@
 
 #[tokio::main]
 async fn main() {
-    let code = oi_mcp_server::run_main(oi_mcp_server::McpServerOptions::default(), |_| {
-        oi_jsonrpc::MethodTable::new()
-    })
-    .await;
+    let options = oi_host::HostOptions::new(oi_core::SessionSource::Mcp);
+    let code = oi_host::run_stdio(options, oi_host::Services::new(oi_mcp_server::methods)).await;
     // Exit explicitly: tokio's stdin reader thread may still be blocked in read(2).
     std::process::exit(code);
 }

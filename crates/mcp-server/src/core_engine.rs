@@ -1,17 +1,14 @@
 //! [`Engine`] over the real engine: config from `oi-config` (config.toml + the server's
 //! flags + the call's overrides, loaded fresh for each new session), threads from
-//! `oi-core`'s `ThreadManager` with source `mcp` (`app_server` when served without the MCP
-//! tools, by `interpreter app-server`).
+//! the host's `ThreadManager` (shared with every API the host serves), stamped with the
+//! host's source (`mcp`, or `app_server` under `interpreter app-server`).
 
-use crate::McpServerOptions;
 use crate::engine::{
     Engine, EngineError, EngineThread, EngineTurn, SessionRequest, StartTurnError, ThreadHandle,
 };
 use oi_config::{ConfigLoadOptions, ConfigOverrides, LoadedConfig, load_config};
-use oi_core::{
-    CoreError, NewThread, SessionSource, StartTurn, Thread, ThreadManager, ThreadManagerOptions,
-    TurnHandle,
-};
+use oi_core::{CoreError, NewThread, StartTurn, Thread, ThreadManager, TurnHandle};
+use oi_host::Host;
 use oi_jsonrpc::BoxFuture;
 use oi_protocol::ThreadId;
 use oi_protocol::protocol::{Event, Submission};
@@ -19,52 +16,32 @@ use oi_protocol::user_input::UserInput;
 use std::sync::Arc;
 
 pub struct CoreEngine {
-    manager: ThreadManager,
-    opts: McpServerOptions,
+    host: Host,
 }
 
 impl CoreEngine {
-    pub fn new(opts: McpServerOptions) -> Self {
-        // `interpreter app-server` serves this engine without the MCP tools: its threads
-        // are the app server's, as `sessions list` and the v2 source filters show them.
-        let source = if opts.without_mcp {
-            SessionSource::AppServer
-        } else {
-            SessionSource::Mcp
-        };
-        Self::with_manager(
-            opts,
-            ThreadManager::new(ThreadManagerOptions {
-                source,
-                persist: true,
-            }),
-        )
-    }
-
-    /// Shares a manager with another front end on the same connection (the v2 API).
-    pub fn with_manager(opts: McpServerOptions, manager: ThreadManager) -> Self {
-        Self { manager, opts }
+    pub fn new(host: Host) -> Self {
+        Self { host }
     }
 
     pub fn manager(&self) -> &ThreadManager {
-        &self.manager
+        self.host.manager()
     }
 
     /// The config for a session, loaded on the blocking pool (it reads files, and a
     /// `[thread_store]` check may wait on the network).
     async fn load(&self, req: Option<SessionRequest>) -> Result<LoadedConfig, EngineError> {
-        let opts = self.opts.clone();
-        tokio::task::spawn_blocking(move || load_session(&opts, req))
+        let load = self.host.config_load();
+        tokio::task::spawn_blocking(move || load_session(load, req))
             .await
             .map_err(|e| EngineError::Config(format!("loading the config stopped: {e}")))?
     }
 }
 
 fn load_session(
-    opts: &McpServerOptions,
+    mut load: ConfigLoadOptions,
     req: Option<SessionRequest>,
 ) -> Result<LoadedConfig, EngineError> {
-    let mut load: ConfigLoadOptions = opts.config_load();
     if let Some(req) = req {
         let request = ConfigOverrides {
             model: req.model,
@@ -117,7 +94,7 @@ impl Engine for CoreEngine {
         Box::pin(async move {
             let loaded = self.load(Some(req)).await?;
             let new = self
-                .manager
+                .manager()
                 .start_thread(loaded.config.clone())
                 .await
                 .map_err(start_error)?;
@@ -127,7 +104,7 @@ impl Engine for CoreEngine {
 
     fn open_thread(&self, id: ThreadId) -> BoxFuture<'_, Result<ThreadHandle, EngineError>> {
         Box::pin(async move {
-            if let Some(thread) = self.manager.get_thread(&id) {
+            if let Some(thread) = self.manager().get_thread(&id) {
                 let approval_timeout = thread.config().approval_timeout;
                 return Ok(ThreadHandle {
                     thread: Arc::new(CoreThread(thread)),
@@ -138,7 +115,7 @@ impl Engine for CoreEngine {
             }
             let loaded = self.load(None).await?;
             let new = self
-                .manager
+                .manager()
                 .resume_thread(id, loaded.config.clone())
                 .await
                 .map_err(start_error)?;
@@ -147,12 +124,12 @@ impl Engine for CoreEngine {
     }
 
     fn shutdown(&self) -> BoxFuture<'_, ()> {
-        Box::pin(self.manager.shutdown_all())
+        Box::pin(self.manager().shutdown_all())
     }
 
     fn release_thread(&self, id: ThreadId) -> BoxFuture<'_, ()> {
         Box::pin(async move {
-            if self.manager.release_if_shared(&id).await {
+            if self.manager().release_if_shared(&id).await {
                 tracing::debug!("thread {id}: released to the shared store");
             }
         })
@@ -206,20 +183,21 @@ impl EngineTurn for CoreTurn {
 mod tests {
     use super::*;
     use crate::engine::SessionRequest;
+    use oi_core::SessionSource;
+    use oi_host::HostOptions;
 
     /// A thread started by the engine, as the store records it.
-    async fn stored_source(without_mcp: bool) -> SessionSource {
+    async fn stored_source(source: SessionSource) -> SessionSource {
         let home = tempfile::tempdir().unwrap();
         std::fs::write(
             home.path().join("config.toml"),
             "model = \"m\"\nmodel_provider = \"local\"\n[model_providers.local]\nname = \"local\"\nbase_url = \"http://127.0.0.1:9/v1\"\n",
         )
         .unwrap();
-        let engine = CoreEngine::new(McpServerOptions {
+        let engine = CoreEngine::new(Host::new(HostOptions {
             home: Some(home.path().to_path_buf()),
-            without_mcp,
-            ..Default::default()
-        });
+            ..HostOptions::new(source)
+        }));
         let req = SessionRequest {
             cwd: Some(home.path().to_path_buf()),
             ..Default::default()
@@ -233,7 +211,10 @@ mod tests {
 
     #[tokio::test]
     async fn threads_are_stamped_with_the_server_that_made_them() {
-        assert_eq!(stored_source(false).await, SessionSource::Mcp);
-        assert_eq!(stored_source(true).await, SessionSource::AppServer);
+        assert_eq!(stored_source(SessionSource::Mcp).await, SessionSource::Mcp);
+        assert_eq!(
+            stored_source(SessionSource::AppServer).await,
+            SessionSource::AppServer
+        );
     }
 }

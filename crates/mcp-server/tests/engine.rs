@@ -5,7 +5,8 @@
 mod common;
 
 use common::*;
-use oi_mcp_server::{CoreEngine, McpServerOptions};
+use oi_host::{Host, HostOptions};
+use oi_mcp_server::CoreEngine;
 use oi_test_support::{MockModelServer, MockScript, MockTurn};
 use serde_json::json;
 use std::path::{Path, PathBuf};
@@ -53,11 +54,11 @@ stream_max_retries = 0
 }
 
 fn server(e: &Env) -> Client {
-    let opts = McpServerOptions {
+    let opts = HostOptions {
         home: Some(e.home.clone()),
-        ..Default::default()
+        ..HostOptions::new(oi_core::SessionSource::Mcp)
     };
-    start(Arc::new(CoreEngine::new(opts)))
+    start(Arc::new(CoreEngine::new(Host::new(opts))))
 }
 
 fn touch_then_answer(file: &str, answer: &str) -> Vec<MockTurn> {

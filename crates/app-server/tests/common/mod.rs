@@ -1,18 +1,19 @@
-//! Test harness: the real server (`oi_mcp_server::serve_options` with the v2 methods and
-//! the real engine, assembled as `interpreter mcp-server` does) over an in-memory pipe, the scripted mock model on loopback, and a
-//! JSON-RPC client that keeps every message it has not consumed yet.
+//! Test harness: the real server (the host, `oi-host`, serving the MCP tools and the v2
+//! methods over the real engine, assembled as `interpreter mcp-server` does) over an
+//! in-memory pipe, the scripted mock model on loopback, and a JSON-RPC client that keeps
+//! every message it has not consumed yet.
 
 #![allow(dead_code)]
 
 use oi_app_server::AppServerContext;
-use oi_jsonrpc::MethodTable;
-use oi_mcp_server::{ConnectionContext, McpServerOptions};
+use oi_host::{Host, HostOptions, ServiceContext, Services};
 use oi_test_support::{MockModelServer, MockScript};
 use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, DuplexStream, ReadHalf, WriteHalf};
 use tokio::task::JoinHandle;
+use tokio_util::sync::CancellationToken;
 
 pub const WAIT: Duration = Duration::from_secs(30);
 
@@ -46,11 +47,16 @@ impl Env {
         }
     }
 
-    pub fn options(&self) -> McpServerOptions {
-        McpServerOptions {
+    pub fn options(&self) -> HostOptions {
+        HostOptions {
             home: Some(self.home.clone()),
-            ..Default::default()
+            ..HostOptions::new(oi_core::SessionSource::Mcp)
         }
+    }
+
+    /// A server process's engine: several clients can connect to it ([`Client::on_host`]).
+    pub fn host(&self) -> Host {
+        Host::new(self.options())
     }
 
     pub fn client(&self) -> Client {
@@ -62,18 +68,16 @@ impl Env {
     }
 }
 
-/// The v2 and v1 methods on the MCP server's connection, as the CLI assembles them.
-pub fn v2_methods(ctx: &ConnectionContext) -> MethodTable {
-    oi_app_server::methods(AppServerContext {
-        manager: ctx.manager.clone(),
-        config: ctx.options.config_load(),
-        connection: ctx.connection.clone(),
-        mcp_methods: ctx.mcp_methods.clone(),
+/// The MCP tools and the v2 and v1 methods on one connection, as the CLI assembles them
+/// for `interpreter mcp-server`.
+pub fn services() -> Services {
+    Services::new(|ctx: &ServiceContext| {
+        let mcp = oi_mcp_server::methods(ctx);
+        let mut table = mcp.clone();
+        table.merge(oi_app_server::methods(AppServerContext::new(ctx, mcp)));
+        table
     })
 }
-
-/// The thread manager clients started with [`Client::start_sharing`] share.
-pub type SharedManager = std::sync::Arc<std::sync::OnceLock<oi_core::ThreadManager>>;
 
 pub struct Client {
     writer: Option<WriteHalf<DuplexStream>>,
@@ -87,30 +91,34 @@ pub struct Client {
 }
 
 impl Client {
-    pub fn start(opts: McpServerOptions) -> Client {
-        Self::start_with(opts, v2_methods)
-    }
-
-    /// A second client of the first one's engine, as a second HTTP session would be: its
-    /// v2 methods use `first`'s thread manager, so both see the same live threads.
-    pub fn start_sharing(opts: McpServerOptions, shared: &SharedManager) -> Client {
-        let shared = shared.clone();
-        Self::start_with(opts, move |ctx: &ConnectionContext| {
-            let manager = shared.get_or_init(|| ctx.manager.clone()).clone();
-            v2_methods(&ConnectionContext {
-                manager,
-                ..ctx.clone()
-            })
-        })
-    }
-
-    fn start_with(
-        opts: McpServerOptions,
-        methods: impl FnOnce(&ConnectionContext) -> MethodTable + Send + 'static,
-    ) -> Client {
+    /// A client of a server of its own (its engine shuts down when the client hangs up).
+    pub fn start(opts: HostOptions) -> Client {
         let (client_side, server_side) = tokio::io::duplex(1 << 20);
         let (sr, sw) = tokio::io::split(server_side);
-        let server = tokio::spawn(oi_mcp_server::serve_options(sr, sw, opts, methods));
+        let server = tokio::spawn(oi_host::serve_stream(
+            opts,
+            sr,
+            sw,
+            CancellationToken::new(),
+            services(),
+        ));
+        Self::over(client_side, server)
+    }
+
+    /// One more client of `host`, as a second HTTP session or WebSocket connection is: all
+    /// of them see the same live threads.
+    pub fn on_host(host: &Host) -> Client {
+        let (client_side, server_side) = tokio::io::duplex(1 << 20);
+        let (sr, sw) = tokio::io::split(server_side);
+        let host = host.clone();
+        let server = tokio::spawn(async move {
+            host.serve(sr, sw, CancellationToken::new(), &services())
+                .await
+        });
+        Self::over(client_side, server)
+    }
+
+    fn over(client_side: DuplexStream, server: JoinHandle<i32>) -> Client {
         let (cr, cw) = tokio::io::split(client_side);
         Client {
             writer: Some(cw),
