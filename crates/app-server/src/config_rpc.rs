@@ -3,9 +3,8 @@
 //! Reads report the effective config, where each key came from, and a version per layer
 //! (`sha256:` of the layer's canonical JSON). Writes edit the user config.toml with
 //! `toml_edit`, so comments, key order and formatting of untouched parts survive; the
-//! would-be file is loaded through `oi_config::load_config` in a scratch home first (an
-//! invalid value is rejected before anything is written), then written atomically
-//! (temp file + rename). Errors carry `data.config_write_error_code`.
+//! would-be file is checked by `oi_config::check_user_config` first (an invalid value is
+//! rejected before anything is written), then written atomically (temp file + rename). Errors carry `data.config_write_error_code`.
 
 use crate::protocol::ThreadOverrides;
 use crate::protocol::methods as m;
@@ -15,7 +14,7 @@ use crate::protocol::wire::{
     WriteStatus,
 };
 use crate::{Conn, blocking, method};
-use oi_config::{Config, ConfigLoadOptions, ConfigOverrides, load_config, toml_to_json};
+use oi_config::{Config, toml_to_json};
 use oi_jsonrpc::{Execution, MethodTable, RequestContext};
 use oi_jsonrpc::{INVALID_REQUEST, RpcError};
 use serde_json::{Map, Value, json};
@@ -572,36 +571,18 @@ fn json_to_value(v: &Value, key_path: &str) -> Result<toml_edit::Value, WriteErr
     })
 }
 
-/// Loads `text` as a user config in a scratch home. Errors → `configValidationError`;
-/// new unknown keys → `configSchemaUnknownKey`.
+/// Checks `new_text` as the user config at `path` (`oi_config::check_user_config`, no file
+/// touched). Errors → `configValidationError`; new unknown keys → `configSchemaUnknownKey`.
 fn validate(path: &Path, old_text: &str, new_text: &str) -> Result<(), WriteError> {
+    let home = path.parent().unwrap_or(Path::new("."));
     let unknown_of = |text: &str| -> Result<BTreeSet<String>, WriteError> {
-        let dir = tempfile::tempdir().map_err(|e| {
-            WriteError::new("configValidationError", format!("cannot validate: {e}"))
-        })?;
-        let scratch = oi_config::user_config_path(dir.path());
-        std::fs::write(&scratch, text).map_err(|e| {
-            WriteError::new("configValidationError", format!("cannot validate: {e}"))
-        })?;
-        let loaded = load_config(ConfigLoadOptions {
-            home: Some(dir.path().to_path_buf()),
-            cli_overrides: Vec::new(),
-            overrides: ConfigOverrides {
-                cwd: Some(dir.path().to_path_buf()),
-                ..Default::default()
-            },
-        })
-        .map_err(|e| {
-            let msg = e
-                .to_string()
-                .replace(&scratch.display().to_string(), &path.display().to_string());
+        let warnings = oi_config::check_user_config(home, text).map_err(|e| {
             WriteError::new(
                 "configValidationError",
-                format!("the change would make the config invalid: {msg}"),
+                format!("the change would make the config invalid: {e}"),
             )
         })?;
-        Ok(loaded
-            .warnings
+        Ok(warnings
             .iter()
             .filter_map(|w| w.find("unknown key").map(|i| w[i..].to_string()))
             .collect())

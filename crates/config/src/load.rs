@@ -47,13 +47,63 @@ fn read_layer(path: &Path) -> Result<Option<(toml::Table, String)>, ConfigError>
         Err(e) if e.is_not_found() => return Ok(None),
         Err(e) => return Err(ConfigError::File(e)),
     };
-    let table = text
-        .parse::<toml::Table>()
-        .map_err(|e| ConfigError::Parse {
-            path: path.to_path_buf(),
-            message: e.to_string().trim().replace('\n', " ").replace("  ", " "),
-        })?;
+    let table = parse_layer(path, &text)?;
     Ok(Some((table, text)))
+}
+
+/// One config file's text as a table; errors name `path`.
+fn parse_layer(path: &Path, text: &str) -> Result<toml::Table, ConfigError> {
+    text.parse::<toml::Table>().map_err(|e| ConfigError::Parse {
+        path: path.to_path_buf(),
+        message: e.to_string().trim().replace('\n', " ").replace("  ", " "),
+    })
+}
+
+/// Checks `text` as `home`'s user config would be read, touching no file: TOML syntax, the
+/// size bound, every value's type and range, as [`load_config`] would find them with no
+/// project layer and no overrides. `Ok` carries the warnings the file would give (unknown
+/// keys among them). What a config editor runs on the would-be file before writing it.
+pub fn check_user_config(home: &Path, text: &str) -> Result<Vec<String>, ConfigError> {
+    let user_path = user_config_path(home);
+    let max = crate::project_file::CONFIG_FILE_MAX_BYTES;
+    if text.len() as u64 > max {
+        return Err(ConfigError::File(
+            crate::project_file::ProjectFileError::TooLarge {
+                path: user_path.display().to_string(),
+                size: text.len() as u64,
+                max,
+            },
+        ));
+    }
+    let table = parse_layer(&user_path, text)?;
+    let mut warnings = Vec::new();
+    warn_unknown_in_file(
+        &table,
+        text,
+        &user_path.display().to_string(),
+        &mut warnings,
+    );
+    let layers = [ConfigLayer {
+        name: "user",
+        path: Some(user_path.clone()),
+        value: table.clone(),
+    }];
+    let opts = ConfigLoadOptions {
+        home: Some(home.to_path_buf()),
+        cli_overrides: Vec::new(),
+        overrides: Default::default(),
+    };
+    let ctx = Typing {
+        opts: &opts,
+        home,
+        // Nothing in typing depends on the session's folder but relative paths; the home
+        // is a folder that exists.
+        cwd: home,
+        user_path: &user_path,
+        flags: &toml::Table::new(),
+    };
+    ctx.typed(&table, None, &layers, &mut warnings)?;
+    Ok(warnings)
 }
 
 /// Merge `over` into `base`, recursing into tables.

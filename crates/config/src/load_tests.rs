@@ -894,3 +894,40 @@ fn a_fifo_or_device_as_project_config_is_refused_at_once() {
     .to_string();
     assert!(e.contains("character device"), "{e}");
 }
+
+#[test]
+fn a_would_be_user_config_is_checked_without_touching_files() {
+    let dir = tempfile::tempdir().unwrap();
+    // What is on disk is not what is checked: a broken file there changes nothing.
+    std::fs::write(dir.path().join("config.toml"), "model = [").unwrap();
+    let warnings =
+        check_user_config(dir.path(), "model = \"m\"\nmodle_reasoning = \"high\"\n").unwrap();
+    assert!(
+        warnings
+            .iter()
+            .any(|w| w.contains("unknown key") && w.contains("modle_reasoning")),
+        "{warnings:?}"
+    );
+    let err = check_user_config(dir.path(), "approval_policy = \"sometimes\"\n")
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("approval_policy"), "{err}");
+    let err = check_user_config(dir.path(), "model = \"a\"\n[tui\n")
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("config.toml"), "names the file: {err}");
+    let huge = format!("# {}\n", "x".repeat(2 * 1024 * 1024));
+    let err = check_user_config(dir.path(), &huge)
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("config.toml"), "{err}");
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("config.toml")).unwrap(),
+        "model = ["
+    );
+    assert_eq!(
+        std::fs::read_dir(dir.path()).unwrap().count(),
+        1,
+        "no file written"
+    );
+}
