@@ -151,6 +151,24 @@ def _judge_nested(root: Path, _facts: dict, _answer: str) -> str | None:
     return None
 
 
+def _judge_multi(root: Path, _facts: dict, _answer: str) -> str | None:
+    # Three steps, each judged from the directory: the module, the test, the test passing.
+    if not (root / "mathx.py").is_file():
+        return "mathx.py was not created"
+    probe = "import mathx; assert mathx.mul(3, 4) == 12 and mathx.mul(2, 5) == 10"
+    r = _run(root, sys.executable, "-c", probe)
+    if r.returncode != 0:
+        return f"mathx.mul is wrong: {r.stderr[-160:]!r}"
+    if not (root / "test_mathx.py").is_file():
+        return "test_mathx.py was not created"
+    r = _run(root, sys.executable, "test_mathx.py")
+    if r.returncode != 0:
+        return f"test_mathx.py fails: {r.stdout[-80:]!r} {r.stderr[-160:]!r}"
+    if "mul" not in (_read(root, "test_mathx.py") or ""):
+        return "test_mathx.py does not test mul"
+    return None
+
+
 TASKS: dict[str, Task] = {
     t.name: t
     for t in [
@@ -199,6 +217,13 @@ TASKS: dict[str, Task] = {
             "Rename draft.txt to final.txt.",
             lambda r: (_write(r, {"draft.txt": "version one\n"}), {})[1],
             _judge_rename,
+        ),
+        Task(
+            "multi-step",
+            "Create mathx.py with a function mul(a, b) that returns a times b. Then write test_mathx.py that "
+            "asserts mul(3, 4) == 12, and run it with python3 to check that it passes.",
+            lambda r: {},
+            _judge_multi,
         ),
         Task(
             "nested-file",

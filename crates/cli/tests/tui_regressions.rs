@@ -111,6 +111,50 @@ async fn the_approvals_choice_holds_across_new_and_fork() {
     quit(tui);
 }
 
+/// The tool names the model was offered in request `i`.
+fn offered_tools(env: &TestEnv, i: usize) -> Vec<String> {
+    let requests = env.mock.requests();
+    requests[i].body["tools"]
+        .as_array()
+        .map(|tools| {
+            tools
+                .iter()
+                .filter_map(|t| t["function"]["name"].as_str().map(str::to_string))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_harness_choice_holds_across_new() {
+    let env = env([
+        MockTurn::text("first answer"),
+        MockTurn::text("second answer"),
+    ])
+    .await;
+    let tui = Tui::spawn(&env, &[]);
+    tui.wait_for("Ask anything");
+    command(&tui, "/harness");
+    tui.wait_for("claude-code");
+    tui.type_text("claude");
+    tui.send("\r");
+    tui.wait_for("Harness: claude-code");
+    turn(&tui, "hello", "first answer");
+    command(&tui, "/new");
+    tui.wait_until("a second header", |t| headers(t) == 2);
+    turn(&tui, "hello again", "second answer");
+    // Both threads' requests offered Claude Code's tools, not Codex's `shell`.
+    for i in 0..2 {
+        let tools = offered_tools(&env, i);
+        assert!(tools.iter().any(|t| t == "Bash"), "request {i}: {tools:?}");
+        assert!(
+            !tools.iter().any(|t| t == "shell"),
+            "request {i}: {tools:?}"
+        );
+    }
+    quit(tui);
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn threads_nobody_wrote_in_are_not_stored_or_offered_to_resume() {
     let env = env([MockTurn::text("the only answer")]).await;

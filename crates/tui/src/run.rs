@@ -3,7 +3,7 @@
 //! [`FRAME_INTERVAL`], so a burst of stream deltas costs one frame, and nothing wakes the
 //! loop while idle.
 
-use crate::app::{App, AppAction, McpServerRow, with_approvals};
+use crate::app::{App, AppAction, McpServerRow, with_choices};
 use crate::cells::HistoryCell;
 use crate::composer::Composer;
 use crate::overlay::Overlay;
@@ -605,7 +605,7 @@ async fn handle_action(
             }
         }
         AppAction::NewThread => {
-            let cfg = with_approvals(config, app.approvals_choice);
+            let cfg = with_choices(config, app.approvals_choice, app.harness_choice);
             let new = manager.start_thread(cfg).await;
             switch_to(new, app, manager, config, current, tx).await;
         }
@@ -613,12 +613,12 @@ async fn handle_action(
             if id == current.id {
                 return;
             }
-            let cfg = with_approvals(config, app.approvals_choice);
+            let cfg = with_choices(config, app.approvals_choice, app.harness_choice);
             let new = manager.resume_thread(id, cfg).await;
             switch_to(new, app, manager, config, current, tx).await;
         }
         AppAction::Fork => {
-            let cfg = with_approvals(config, app.approvals_choice);
+            let cfg = with_choices(config, app.approvals_choice, app.harness_choice);
             let new = manager.fork_thread(current.id, cfg).await;
             switch_to(new, app, manager, config, current, tx).await;
         }

@@ -2,8 +2,9 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a panic here is a failed run, with its message
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use oi_protocol::config_types::Harness;
 use oi_protocol::config_types::{AskForApproval, SandboxMode};
-use oi_tui::app::{App, with_approvals};
+use oi_tui::app::{App, with_choices};
 use oi_tui::composer::Composer;
 use serde_json::json;
 
@@ -57,13 +58,38 @@ fn the_approvals_choice_outlives_the_thread_it_was_made_in() {
     assert_eq!(app.approvals_choice, choice);
     // And the config the next thread starts with carries it.
     let (_home, base) = config();
-    let next = with_approvals(&base, app.approvals_choice);
+    let next = with_choices(&base, app.approvals_choice, None);
     assert_eq!(next.approval_policy, AskForApproval::Untrusted);
     assert_eq!(next.sandbox_policy.mode(), SandboxMode::WorkspaceWrite);
     // No choice: the configured settings.
-    let same = with_approvals(&base, None);
+    let same = with_choices(&base, None, None);
     assert_eq!(same.approval_policy, base.approval_policy);
     assert_eq!(same.sandbox_policy, base.sandbox_policy);
+    assert_eq!(same.harness, base.harness);
+}
+
+#[test]
+fn the_harness_choice_outlives_the_thread_it_was_made_in() {
+    let mut app = App::new(Composer::default());
+    app.on_event(&session("0199a213-81c0-7800-8aa1-bbab2a035a53"));
+    for c in "/harness".chars() {
+        app.on_key(key(KeyCode::Char(c)));
+    }
+    app.on_key(key(KeyCode::Enter));
+    // codex, claude-code, …
+    app.on_key(key(KeyCode::Down));
+    app.on_key(key(KeyCode::Enter));
+    assert_eq!(app.harness_choice, Some(Harness::ClaudeCode));
+    app.on_event(&session("0199a213-81c0-7800-8aa1-bbab2a035a54"));
+    assert_eq!(app.harness_choice, Some(Harness::ClaudeCode));
+    let (_home, base) = config();
+    assert_ne!(base.harness, Harness::ClaudeCode);
+    let next = with_choices(&base, app.approvals_choice, app.harness_choice);
+    assert_eq!(next.harness, Harness::ClaudeCode);
+    assert_eq!(
+        next.approval_policy, base.approval_policy,
+        "approvals untouched"
+    );
 }
 
 #[test]

@@ -278,6 +278,7 @@ impl App {
                 vec![]
             }
             PickerValue::Harness(h) => {
+                self.harness_choice = Some(h);
                 self.pending_overrides.harness = Some(h);
                 self.push_info(
                     &format!("Harness: {h}"),

@@ -169,6 +169,8 @@ pub struct App {
     /// The last `/approvals` choice (sandbox, approval policy): it holds for the rest of the
     /// session, so threads started by `/new`, `/fork` or `/resume` start with it too.
     pub approvals_choice: Option<(SandboxMode, AskForApproval)>,
+    /// The last `/harness` choice; it holds for the rest of the session like `/approvals`.
+    pub harness_choice: Option<oi_protocol::config_types::Harness>,
     /// Model ids for `/model`, with their efforts.
     pub models: Vec<(String, Vec<ReasoningEffort>)>,
     /// The terminal's size (columns, rows) at the last frame: the transcript pages by it.
@@ -190,20 +192,24 @@ pub fn sandbox_policy_for(mode: SandboxMode) -> SandboxPolicy {
     }
 }
 
-/// `config` with the session's `/approvals` choice applied, for a thread the TUI starts
-/// after that choice (`/new`, `/fork`, `/resume`). A choice of the mode `config` already
-/// has keeps its policy (writable roots and the like).
-pub fn with_approvals(
+/// `config` with the session's `/approvals` and `/harness` choices applied, for a thread
+/// the TUI starts after them (`/new`, `/fork`, `/resume`). A choice of the mode `config`
+/// already has keeps its policy (writable roots and the like).
+pub fn with_choices(
     config: &oi_config::Config,
-    choice: Option<(SandboxMode, AskForApproval)>,
+    approvals: Option<(SandboxMode, AskForApproval)>,
+    harness: Option<oi_protocol::config_types::Harness>,
 ) -> oi_config::Config {
     let mut config = config.clone();
-    if let Some((mode, approval)) = choice {
+    if let Some((mode, approval)) = approvals {
         config.approval_policy = approval;
         if config.sandbox_policy.mode() != mode {
             config.sandbox_mode = mode;
             config.sandbox_policy = sandbox_policy_for(mode);
         }
+    }
+    if let Some(harness) = harness {
+        config.harness = harness;
     }
     config
 }
@@ -240,6 +246,7 @@ impl App {
             file_matches: Vec::new(),
             pending_overrides: TurnOverrides::default(),
             approvals_choice: None,
+            harness_choice: None,
             prompts_to_save: Vec::new(),
             screen: (80, 24),
             models: Vec::new(),
