@@ -107,6 +107,9 @@ pub(crate) struct TurnSoFar<'a> {
     /// Some tool call exists anywhere in the thread's history (a claim may then be about
     /// earlier work, so it is not held against the turn).
     pub tool_ran_in_thread: bool,
+    /// A file change of this turn failed (a patch, write or edit whose output says so;
+    /// failing shell commands are not counted, a failing test run is normal work).
+    pub change_failed: bool,
 }
 
 /// What this turn did, read from the thread's history; owned, so the state lock is not held
@@ -116,6 +119,7 @@ pub(crate) struct TurnRecord {
     calls: Vec<(String, String)>,
     outputs: Vec<String>,
     tool_ran_in_thread: bool,
+    change_failed: bool,
 }
 
 impl TurnRecord {
@@ -146,6 +150,16 @@ impl TurnRecord {
                 _ => None,
             })
         };
+        let failed = |id: &str| {
+            this_turn.iter().any(|i| {
+                matches!(i, ResponseItem::FunctionCallOutput { call_id, output }
+                    if call_id == id && output.success == Some(false))
+            })
+        };
+        let change_failed = this_turn.iter().any(|i| {
+            matches!(i, ResponseItem::FunctionCall { call_id, name, arguments }
+                if !is_shell_tool(name) && may_write(name, arguments) && failed(call_id))
+        });
         let mut calls = Vec::new();
         let mut outputs = Vec::new();
         for item in this_turn {
@@ -169,6 +183,7 @@ impl TurnRecord {
             tool_ran_in_thread: history
                 .iter()
                 .any(|i| matches!(i, ResponseItem::FunctionCall { .. })),
+            change_failed,
         }
     }
 
@@ -182,6 +197,7 @@ impl TurnRecord {
                 .collect(),
             outputs: self.outputs.iter().map(String::as_str).collect(),
             tool_ran_in_thread: self.tool_ran_in_thread,
+            change_failed: self.change_failed,
         }
     }
 }
@@ -240,7 +256,10 @@ pub(crate) fn check(answer: &str, tools: &[ToolSpec], turn: &TurnSoFar<'_>) -> O
     if NOTE_MARKERS.iter().any(|m| answer.contains(m)) {
         return Some(Unfinished::Parroted);
     }
-    if CHANGE_ERRORS.iter().any(|m| answer.contains(m))
+    // A failed change followed by an answer, with nothing written since, leaves the task
+    // undone however the answer words it ("The patch was not applied because …").
+    if (turn.change_failed || CHANGE_ERRORS.iter().any(|m| answer.contains(m)))
+        && !is_question(turn.request)
         && asks_for_change(turn.request)
         && !turn.calls.iter().any(|(name, args)| may_write(name, args))
     {
@@ -589,6 +608,7 @@ mod tests {
             calls: Vec::new(),
             outputs: Vec::new(),
             tool_ran_in_thread,
+            change_failed: false,
         }
     }
 
@@ -655,6 +675,7 @@ mod tests {
             calls: vec![],
             outputs: vec![],
             tool_ran_in_thread: true,
+            change_failed: false,
         };
         assert_eq!(
             check(answer, &patch_tools(), &turn),
@@ -666,6 +687,58 @@ mod tests {
             ..turn
         };
         assert_eq!(check(answer, &patch_tools(), &turn), None);
+    }
+
+    #[test]
+    fn a_failed_change_then_an_answer_is_not_done_however_it_is_worded() {
+        // Recorded: Qwen2.5-Coder-1.5B under codex, after an apply_patch whose context line
+        // matched nothing; the answer paraphrases the error and the run exited 0.
+        let answer = "The patch was not applied because the `@@` line in the patch does not match any line in the file `notes.txt`.";
+        let turn = TurnSoFar {
+            request: "In notes.txt, replace the word apple with banana everywhere.",
+            calls: vec![],
+            outputs: vec![],
+            tool_ran_in_thread: true,
+            change_failed: true,
+        };
+        assert_eq!(
+            check(answer, &patch_tools(), &turn),
+            Some(Unfinished::GaveUpOnError)
+        );
+        // A question is answered, whatever failed on the way.
+        let asked = TurnSoFar {
+            request: "Why does this patch not apply to notes.txt?",
+            ..turn
+        };
+        assert_eq!(check(answer, &patch_tools(), &asked), None);
+    }
+
+    #[test]
+    fn only_failed_file_changes_count_as_failed_changes() {
+        use oi_protocol::models::{FunctionCallOutput, ResponseItem};
+        let call = |id: &str, name: &str, args: &str| ResponseItem::FunctionCall {
+            call_id: id.into(),
+            name: name.into(),
+            arguments: args.into(),
+        };
+        let out = |id: &str, ok: bool| ResponseItem::FunctionCallOutput {
+            call_id: id.into(),
+            output: FunctionCallOutput::text("x", ok),
+        };
+        let user = ResponseItem::user_text("fix the test");
+        // A failing test run is work, not a failed change.
+        let history = vec![
+            user.clone(),
+            call("a", "shell", r#"{"command":["python3","test_calc.py"]}"#),
+            out("a", false),
+        ];
+        assert!(!TurnRecord::of_history(&history).change_failed);
+        let history = vec![
+            user,
+            call("b", "apply_patch", r#"{"input":"*** Begin Patch"}"#),
+            out("b", false),
+        ];
+        assert!(TurnRecord::of_history(&history).change_failed);
     }
 
     #[test]
@@ -692,6 +765,7 @@ mod tests {
             calls,
             outputs: vec![],
             tool_ran_in_thread: true,
+            change_failed: false,
         };
         assert_eq!(
             check(answer, &patch_tools(), &turn(vec![])),
@@ -732,6 +806,7 @@ mod tests {
                 calls: vec![],
                 outputs: vec![],
                 tool_ran_in_thread: true,
+                change_failed: false,
             };
             assert_eq!(check(answer, &patch_tools(), &t), None, "{request}");
         }
@@ -747,6 +822,7 @@ mod tests {
             calls: vec![("shell", r#"{"command":["python3","test_calc.py"]}"#)],
             outputs: vec![],
             tool_ran_in_thread: true,
+            change_failed: false,
         };
         assert!(matches!(
             check(answer, &patch_tools(), &turn),
@@ -772,6 +848,7 @@ mod tests {
                 calls: vec![],
                 outputs: vec![],
                 tool_ran_in_thread: true,
+                change_failed: false,
             };
             assert_eq!(check(answer, &patch_tools(), &t), None, "{request}");
         }
@@ -781,6 +858,7 @@ mod tests {
             calls: vec![],
             outputs: vec![],
             tool_ran_in_thread: true,
+            change_failed: false,
         };
         assert!(matches!(
             check(answer, &patch_tools(), &t),
@@ -797,6 +875,7 @@ mod tests {
             calls: vec![("apply_patch", "{}")],
             outputs: vec![],
             tool_ran_in_thread: true,
+            change_failed: false,
         };
         assert_eq!(check(answer, &patch_tools(), &turn), None);
         let json_recap = "I ran:\n```json\n{\"name\": \"shell\", \"arguments\": {\"command\": [\"ls\"]}}\n```\nIt listed one file.";
@@ -805,6 +884,7 @@ mod tests {
             calls: vec![("shell", r#"{"command":["ls"]}"#)],
             outputs: vec![],
             tool_ran_in_thread: true,
+            change_failed: false,
         };
         assert_eq!(check(json_recap, &patch_tools(), &turn), None);
     }
@@ -816,6 +896,7 @@ mod tests {
             calls: vec![("shell", r#"{"command":["cat","secret.txt"]}"#)],
             outputs: vec!["token-1a2b3c4d\n"],
             tool_ran_in_thread: true,
+            change_failed: false,
         };
         let asked = turn("Run the command `cat secret.txt` and tell me exactly what it printed.");
         // Recorded: the answer after running it.
@@ -844,6 +925,7 @@ mod tests {
             calls,
             outputs: vec![],
             tool_ran_in_thread: false,
+            change_failed: false,
         };
         // Recorded: nothing ran.
         let answer = "I will run the command to execute `python3 test_calc.py` and fix the bug in `calc.py` as needed.";
@@ -873,6 +955,7 @@ mod tests {
             calls,
             outputs: vec![],
             tool_ran_in_thread: true,
+            change_failed: false,
         };
         assert!(made_no_change(&turn(vec![(
             "shell",
