@@ -1,6 +1,6 @@
 //! The connection's sender as the v2 handlers use it: notifications the client opted out
 //! of (`initialize.capabilities.optOutNotificationMethods`) are dropped here, once, so no
-//! handler has to check.
+//! handler has to check, and every notification gets Codex's `emittedAtMs` stamp.
 
 use oi_jsonrpc::OutgoingSender;
 use serde_json::Value;
@@ -27,13 +27,13 @@ impl Outgoing {
         let _ = self.opted_out.set(methods.into_iter().collect());
     }
 
-    /// Sends a notification unless the client opted out of `method`. Returns false when
-    /// the connection is gone.
+    /// Sends a notification, stamped with `emittedAtMs` as Codex's are, unless the client
+    /// opted out of `method`. Returns false when the connection is gone.
     pub async fn notify(&self, method: &str, params: Value) -> bool {
         if self.opted_out.get().is_some_and(|s| s.contains(method)) {
             return true;
         }
-        self.inner.notify(method, params).await
+        self.inner.notify_stamped(method, params).await
     }
 }
 

@@ -15,6 +15,45 @@ fn shell(script: &str) -> MockTurn {
 }
 
 #[tokio::test]
+async fn every_v2_notification_is_stamped_with_when_it_was_sent() {
+    let env = Env::new(MockScript::turns([MockTurn::text("stamped")]), "").await;
+    let mut c = env.client();
+    let before = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_millis() as i64;
+    let tid = c.start_thread(&env.work).await["thread"]["id"].clone();
+    let turn = c.start_turn(&tid, "hi").await;
+    let notes = c.turn_notifications(&turn).await;
+    assert!(notes.len() >= 3, "{notes:#?}");
+    let stamps: Vec<i64> = c
+        .log
+        .iter()
+        .filter(|m| m.get("method").is_some() && m.get("id").is_none())
+        .map(|m| {
+            m["emittedAtMs"]
+                .as_i64()
+                .unwrap_or_else(|| panic!("no emittedAtMs: {m}"))
+        })
+        .collect();
+    assert!(
+        stamps.iter().all(|t| *t >= before),
+        "{stamps:?} before {before}"
+    );
+    assert!(
+        stamps.windows(2).all(|w| w[0] <= w[1]),
+        "in send order: {stamps:?}"
+    );
+    // Responses carry no stamp (Codex puts it on notifications only).
+    assert!(
+        c.log
+            .iter()
+            .filter(|m| m.get("result").is_some())
+            .all(|m| m.get("emittedAtMs").is_none())
+    );
+}
+
+#[tokio::test]
 async fn a_turn_streams_items_usage_and_completes() {
     let usage = TokenUsage {
         input_tokens: 10,

@@ -295,8 +295,13 @@ pub enum Outgoing {
         id: Option<RequestId>,
         error: RpcError,
     },
-    /// A notification.
-    Notification { method: String, params: Value },
+    /// A notification; `emitted_at_ms` (Unix milliseconds, sent as `emittedAtMs` beside
+    /// `method`) is the stamp Codex's app server puts on its notifications.
+    Notification {
+        method: String,
+        params: Value,
+        emitted_at_ms: Option<i64>,
+    },
     /// A server→client request (its reply is routed by [`crate::OutgoingSender`]).
     Request {
         id: RequestId,
@@ -318,6 +323,8 @@ struct Wire<'a> {
     result: Option<&'a Value>,
     #[serde(skip_serializing_if = "Option::is_none")]
     error: Option<&'a RpcError>,
+    #[serde(rename = "emittedAtMs", skip_serializing_if = "Option::is_none")]
+    emitted_at_ms: Option<i64>,
 }
 
 impl Outgoing {
@@ -331,6 +338,7 @@ impl Outgoing {
                 params: None,
                 result: Some(result),
                 error: None,
+                emitted_at_ms: None,
             },
             Outgoing::Error { id, error } => Wire {
                 jsonrpc: "2.0",
@@ -339,14 +347,20 @@ impl Outgoing {
                 params: None,
                 result: None,
                 error: Some(error),
+                emitted_at_ms: None,
             },
-            Outgoing::Notification { method, params } => Wire {
+            Outgoing::Notification {
+                method,
+                params,
+                emitted_at_ms,
+            } => Wire {
                 jsonrpc: "2.0",
                 id: None,
                 method: Some(method),
                 params: Some(params),
                 result: None,
                 error: None,
+                emitted_at_ms: *emitted_at_ms,
             },
             Outgoing::Request { id, method, params } => Wire {
                 jsonrpc: "2.0",
@@ -355,6 +369,7 @@ impl Outgoing {
                 params: Some(params),
                 result: None,
                 error: None,
+                emitted_at_ms: None,
             },
         };
         // Serializing these plain structs cannot fail (no non-string map keys, no
@@ -448,9 +463,18 @@ mod tests {
         assert_eq!(
             line(&Outgoing::Notification {
                 method: "codex/event".into(),
-                params: json!({"a":1})
+                params: json!({"a":1}),
+                emitted_at_ms: None,
             }),
             json!({"jsonrpc":"2.0","method":"codex/event","params":{"a":1}})
+        );
+        assert_eq!(
+            line(&Outgoing::Notification {
+                method: "turn/started".into(),
+                params: json!({}),
+                emitted_at_ms: Some(1_764_000_000_123),
+            }),
+            json!({"jsonrpc":"2.0","method":"turn/started","params":{},"emittedAtMs":1_764_000_000_123_i64})
         );
         assert_eq!(
             line(&Outgoing::Request {

@@ -95,6 +95,21 @@ impl OutgoingSender {
         self.send(Outgoing::Notification {
             method: method.to_string(),
             params,
+            emitted_at_ms: None,
+        })
+        .await
+    }
+
+    /// Sends a notification stamped with the time it is sent (`emittedAtMs`, Unix
+    /// milliseconds), as Codex's app server stamps its own.
+    pub async fn notify_stamped(&self, method: &str, params: Value) -> bool {
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX));
+        self.send(Outgoing::Notification {
+            method: method.to_string(),
+            params,
+            emitted_at_ms: Some(now),
         })
         .await
     }
@@ -266,7 +281,7 @@ mod tests {
         question(&mut rx).await;
         // The timed-out question is withdrawn on the wire.
         match rx.recv().await.map(|r| r.msg) {
-            Some(Outgoing::Notification { method, params }) => {
+            Some(Outgoing::Notification { method, params, .. }) => {
                 assert_eq!(method, "notifications/cancelled");
                 assert_eq!(params["reason"], "no answer within 0 s");
             }

@@ -50,6 +50,7 @@ fn events_reach_the_stream_of_their_request_and_replay_after_an_id() {
         msg: Outgoing::Notification {
             method: "codex/event".into(),
             params: serde_json::json!({}),
+            emitted_at_ms: None,
         },
     };
     routes.route(note(Some(call.clone())));
