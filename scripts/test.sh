@@ -23,6 +23,8 @@ cleanup() {
 trap cleanup EXIT
 # Tests that need PostgreSQL fail (rather than skip) if it is missing from here on.
 export OI_REQUIRE_PG=1
+# Tests that drive a peer (Codex's own binary) fail rather than skip if it is missing.
+export OI_REQUIRE_PEERS=1
 
 echo "==> formatting and lints"
 cargo fmt --all --check

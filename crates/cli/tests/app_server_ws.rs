@@ -10,7 +10,7 @@ mod codex_schema;
 mod common;
 
 use codex_schema::CodexSchema;
-use common::TestEnv;
+use common::{TestEnv, codex_bin};
 use futures::{SinkExt, StreamExt};
 use oi_protocol::config_types::WireApi;
 use oi_test_support::{MockScript, MockTurn};
@@ -404,17 +404,6 @@ fn the_schema_check_catches_what_codex_would_refuse() {
     );
 }
 
-/// Codex's own binary: `CODEX_BIN`, else the one `tools/peers/install.sh` installs.
-fn codex_bin() -> Option<std::path::PathBuf> {
-    if let Ok(bin) = std::env::var("CODEX_BIN") {
-        return Some(bin.into());
-    }
-    let peer = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(
-        "../../tools/peers/node_modules/@openai/codex/vendor/x86_64-unknown-linux-musl/bin/codex",
-    );
-    peer.exists().then_some(peer)
-}
-
 /// Runs `codex exec --remote` against `server` with `args`; returns stdout and stderr of a
 /// run that succeeded.
 async fn codex_exec(
@@ -449,7 +438,6 @@ async fn codex_exec(
 #[tokio::test]
 async fn codex_exec_remote_runs_a_text_turn_a_shell_turn_and_resume() {
     let Some(codex) = codex_bin() else {
-        eprintln!("no codex binary (CODEX_BIN, or tools/peers/install.sh); skipping");
         return;
     };
     let env = TestEnv::new(

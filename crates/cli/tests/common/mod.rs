@@ -92,3 +92,28 @@ pub fn outside_dir() -> tempfile::TempDir {
         .tempdir_in(base)
         .expect("outside dir")
 }
+
+/// Codex 0.171's own binary, for the tests that drive it or drive us with its clients:
+/// `CODEX_BIN`, else the one `tools/peers/install.sh` installs. Missing, the tests that need
+/// it skip, except under `scripts/test.sh` (`OI_REQUIRE_PEERS`) or CI, where that is a
+/// failure: a peer test that silently skips proves nothing.
+pub fn codex_bin() -> Option<std::path::PathBuf> {
+    if let Ok(bin) = std::env::var("CODEX_BIN") {
+        return Some(bin.into());
+    }
+    let peer = Path::new(env!("CARGO_MANIFEST_DIR")).join(
+        "../../tools/peers/node_modules/@openai/codex/vendor/x86_64-unknown-linux-musl/bin/codex",
+    );
+    if peer.exists() {
+        return Some(peer);
+    }
+    let required =
+        std::env::var_os("OI_REQUIRE_PEERS").is_some() || std::env::var_os("CI").is_some();
+    assert!(
+        !required,
+        "no codex binary at {}: run tools/peers/install.sh (or set CODEX_BIN)",
+        peer.display()
+    );
+    eprintln!("no codex binary (CODEX_BIN, or tools/peers/install.sh); skipping");
+    None
+}

@@ -32,6 +32,8 @@ enum CommandArg {
 
 #[derive(Deserialize)]
 struct ShellArgs {
+    /// `cmd`: Codex 0.171's `exec_command` spelling, which models trained on it send.
+    #[serde(alias = "cmd")]
     command: CommandArg,
     #[serde(default)]
     workdir: Option<String>,
@@ -560,7 +562,7 @@ fn finish(out: ExecOutput, max_bytes: usize) -> ToolOutcome {
 
 #[cfg(test)]
 mod tests {
-    use super::shell_syntax_as_script;
+    use super::{ShellArgs, command_argv, shell_syntax_as_script};
 
     fn argv(words: &[&str]) -> Vec<String> {
         words.iter().map(|w| w.to_string()).collect()
@@ -592,5 +594,18 @@ mod tests {
         ] {
             assert_eq!(shell_syntax_as_script(argv(words)), argv(words));
         }
+    }
+
+    #[test]
+    fn codex_exec_command_arguments_are_understood() {
+        // Codex 0.171's `exec_command` sends the script as `cmd`, with fields of its own.
+        let args: ShellArgs = serde_json::from_str(
+            r#"{"cmd": "touch approved.txt", "yield_time_ms": 1000, "max_output_tokens": 100}"#,
+        )
+        .unwrap();
+        let Ok(argv) = command_argv(args.command) else {
+            panic!("no argv");
+        };
+        assert_eq!(argv.last().map(String::as_str), Some("touch approved.txt"));
     }
 }
