@@ -1,8 +1,10 @@
 //! Methods of Codex features this server does not have, which Codex's own clients call
 //! while starting: `configRequirements/read`, `hooks/list`, `skills/list`,
 //! `plugin/installed`, `account/bedrock/checkGovCloudRequirements`,
-//! `thread/readState/update`. Each answers what is true here: no requirements, no hooks,
-//! no skills, no plugins, no Bedrock, no unread tracking (every thread reads as read).
+//! `thread/readState/update`, and on resume `thread/goal/get` and
+//! `thread/backgroundTerminals/list`. Each answers what is true here: no requirements, no
+//! hooks, no skills, no plugins, no Bedrock, no unread tracking (every thread reads as
+//! read), no goals, no background terminals. The thread methods check the thread exists.
 
 use crate::protocol::absent::*;
 use crate::protocol::methods as m;
@@ -31,6 +33,28 @@ pub(crate) fn register(t: &mut MethodTable, conn: &Arc<Conn>) {
         |_c, _x, _p| async { Ok(BedrockCheckGovCloudRequirementsResponse::default()) },
     );
     method::<m::ThreadReadStateUpdate, _, _>(t, conn, Execution::Spawn, read_state_update);
+    method::<m::ThreadGoalGet, _, _>(t, conn, Execution::Spawn, |c, _x, p| async move {
+        known_thread(&c, &p.thread_id).await?;
+        Ok(ThreadGoalGetResponse::default())
+    });
+    method::<m::ThreadBackgroundTerminalsList, _, _>(
+        t,
+        conn,
+        Execution::Spawn,
+        |c, _x, p| async move {
+            known_thread(&c, &p.thread_id).await?;
+            Ok(ThreadBackgroundTerminalsListResponse::default())
+        },
+    );
+}
+
+/// An error unless `thread_id` names a loaded or stored thread.
+async fn known_thread(conn: &Arc<Conn>, thread_id: &str) -> Result<(), RpcError> {
+    let id = parse_thread_id(thread_id)?;
+    if conn.live_thread(&id).is_none() && summary_of(conn, id).await?.is_none() {
+        return Err(thread_not_found(id));
+    }
+    Ok(())
 }
 
 /// Marking a thread read succeeds (it already reads as read); marking it unread is refused,
@@ -40,10 +64,7 @@ async fn read_state_update(
     _ctx: RequestContext,
     p: ThreadReadStateUpdateParams,
 ) -> Result<ThreadReadStateUpdateResponse, RpcError> {
-    let id = parse_thread_id(&p.thread_id)?;
-    if conn.live_thread(&id).is_none() && summary_of(&conn, id).await?.is_none() {
-        return Err(thread_not_found(id));
-    }
+    known_thread(&conn, &p.thread_id).await?;
     if p.operation == ThreadReadStateOperation::Unread {
         return Err(invalid(
             "marking a thread unread is not supported: this server keeps no read/unread state",

@@ -522,9 +522,12 @@ fn sources_for(kind: &str) -> Result<&'static [SessionSource], RpcError> {
         "cli" => &[SessionSource::Cli],
         "exec" => &[SessionSource::Exec],
         "appServer" => &[SessionSource::AppServer, SessionSource::Mcp],
+        // Codex's app server records the threads its clients start as `vscode`, and Codex's
+        // TUI lists `cli` + `vscode` in its resume picker: threads started through our v2
+        // API are those.
+        "vscode" => &[SessionSource::AppServer],
         "unknown" => &[SessionSource::Unknown],
-        "vscode"
-        | "subAgent"
+        "subAgent"
         | "subAgentReview"
         | "subAgentCompact"
         | "subAgentThreadSpawn"
@@ -742,6 +745,11 @@ mod tests {
         assert_eq!(q.search, None);
 
         let p: ListParams = serde_json::from_value(json!({"sourceKinds": ["vscode"]})).unwrap();
+        assert_eq!(
+            list_query(p).unwrap().unwrap().sources,
+            Some(vec![SessionSource::AppServer])
+        );
+        let p: ListParams = serde_json::from_value(json!({"sourceKinds": ["subAgent"]})).unwrap();
         assert!(list_query(p).unwrap().is_none());
         let p: ListParams = serde_json::from_value(json!({"sortKey": "size"})).unwrap();
         let e = list_query(p).unwrap_err();

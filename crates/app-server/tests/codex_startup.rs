@@ -100,6 +100,23 @@ async fn codex_tui_startup_calls_are_all_answered() {
         )
         .await;
     assert!(e["message"].as_str().unwrap().contains("unread"), "{e}");
+    // On resume the TUI also asks for the thread's goal and background terminals.
+    let goal = c.ok("thread/goal/get", json!({"threadId": tid})).await;
+    assert_eq!(goal, json!({"goal": null}));
+    let terminals = c
+        .ok(
+            "thread/backgroundTerminals/list",
+            json!({"threadId": tid, "cursor": null, "limit": null}),
+        )
+        .await;
+    assert_eq!(terminals, json!({"data": [], "nextCursor": null}));
+    let e = c
+        .err(
+            "thread/goal/get",
+            json!({"threadId": "01a23743-4d38-72bf-bdad-0f022b068dc9"}),
+        )
+        .await;
+    assert!(e["message"].as_str().unwrap().contains("not found"), "{e}");
     c.ok("thread/name/set", json!({"threadId": tid, "name": "aux"}))
         .await;
     c.ok("thread/unsubscribe", json!({"threadId": tid})).await;

@@ -10,14 +10,13 @@ mod codex_schema;
 mod common;
 
 use codex_schema::CodexSchema;
-use common::{TestEnv, codex_bin};
+use common::{Server, TestEnv, codex_bin, start_ws_server as start_with};
 use futures::{SinkExt, StreamExt};
 use oi_protocol::config_types::WireApi;
 use oi_test_support::{MockScript, MockTurn};
 use serde_json::{Value, json};
 use std::collections::HashMap;
 use std::time::Duration;
-use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::net::TcpStream;
 use tokio_tungstenite::tungstenite::Message;
 use tokio_tungstenite::tungstenite::client::IntoClientRequest;
@@ -25,45 +24,8 @@ use tokio_tungstenite::{MaybeTlsStream, WebSocketStream};
 
 const WAIT: Duration = Duration::from_secs(60);
 
-/// The server, started and listening.
-struct Server {
-    _child: tokio::process::Child,
-    url: String,
-    token: String,
-}
-
 async fn start(env: &TestEnv) -> Server {
     start_with(env, &[]).await
-}
-
-/// [`start`] with global flags (the agent is configured on the server, not by remote
-/// clients).
-async fn start_with(env: &TestEnv, flags: &[&str]) -> Server {
-    let mut args = flags.to_vec();
-    args.extend(["app-server", "--listen", "ws://127.0.0.1:0"]);
-    let mut cmd = env.command(&args);
-    cmd.stderr(std::process::Stdio::piped());
-    let mut child = cmd.spawn().unwrap();
-    let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
-    let url = tokio::time::timeout(WAIT, async {
-        while let Some(line) = lines.next_line().await.unwrap() {
-            if let Some(url) = line.trim().strip_prefix("listening on ") {
-                return url.to_string();
-            }
-        }
-        panic!("the server ended without listening");
-    })
-    .await
-    .expect("no `listening on` line");
-    assert!(url.starts_with("ws://127.0.0.1:"), "{url}");
-    // Keep draining stderr so the server never blocks on it.
-    tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
-    let token = std::fs::read_to_string(env.home.path().join("listen-token")).unwrap();
-    Server {
-        _child: child,
-        url,
-        token: token.trim().to_string(),
-    }
 }
 
 type Socket = WebSocketStream<MaybeTlsStream<TcpStream>>;

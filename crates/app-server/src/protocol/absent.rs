@@ -118,3 +118,37 @@ pub struct ThreadReadState {
 pub struct ThreadReadStateUpdateResponse {
     pub read_state: ThreadReadState,
 }
+
+/// `thread/goal/get` params.
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ThreadGoalGetParams {
+    pub thread_id: String,
+}
+
+/// `thread/goal/get`'s result.
+#[derive(Clone, Debug, Default, Deserialize, Serialize, JsonSchema)]
+pub struct ThreadGoalGetResponse {
+    /// Always `null`: this server keeps no goals (Codex's `/goal`).
+    pub goal: Option<Value>,
+}
+
+/// `thread/backgroundTerminals/list` params.
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ThreadBackgroundTerminalsListParams {
+    pub thread_id: String,
+    #[serde(default)]
+    pub cursor: Option<String>,
+    #[serde(default)]
+    pub limit: Option<u32>,
+}
+
+/// `thread/backgroundTerminals/list`'s result.
+#[derive(Clone, Debug, Default, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ThreadBackgroundTerminalsListResponse {
+    /// Always empty: no command outlives its tool call here, so none runs in the background.
+    pub data: Vec<Value>,
+    pub next_cursor: Option<String>,
+}

@@ -118,6 +118,8 @@ wire_methods! {
     request PluginInstalled "plugin/installed" (super::absent::PluginInstalledParams) -> super::absent::PluginInstalledResponse;
     request ThreadReadStateUpdate "thread/readState/update" (super::absent::ThreadReadStateUpdateParams) -> super::absent::ThreadReadStateUpdateResponse;
     request BedrockCheckGovCloudRequirements "account/bedrock/checkGovCloudRequirements" (super::absent::BedrockCheckGovCloudRequirementsParams) -> super::absent::BedrockCheckGovCloudRequirementsResponse;
+    request ThreadGoalGet "thread/goal/get" (super::absent::ThreadGoalGetParams) -> super::absent::ThreadGoalGetResponse;
+    request ThreadBackgroundTerminalsList "thread/backgroundTerminals/list" (super::absent::ThreadBackgroundTerminalsListParams) -> super::absent::ThreadBackgroundTerminalsListResponse;
 
     // Kept for old clients; Codex 0.171 no longer has them, so they have no facts to
     // compare (tests/accounts_v1.rs checks their shapes).

@@ -117,3 +117,43 @@ pub fn codex_bin() -> Option<std::path::PathBuf> {
     eprintln!("no codex binary (CODEX_BIN, or tools/peers/install.sh); skipping");
     None
 }
+
+/// `interpreter app-server --listen ws://127.0.0.1:0`, started and listening.
+pub struct Server {
+    pub _child: tokio::process::Child,
+    /// `ws://127.0.0.1:PORT`.
+    pub url: String,
+    /// The bearer token clients must send (the one kept in the home directory).
+    pub token: String,
+}
+
+/// Starts the app server on a WebSocket with global `flags` (the agent is configured on the
+/// server, not by remote clients) and waits for its `listening on` line.
+pub async fn start_ws_server(env: &TestEnv, flags: &[&str]) -> Server {
+    use tokio::io::{AsyncBufReadExt, BufReader};
+    let mut args = flags.to_vec();
+    args.extend(["app-server", "--listen", "ws://127.0.0.1:0"]);
+    let mut cmd = env.command(&args);
+    cmd.stderr(std::process::Stdio::piped());
+    let mut child = cmd.spawn().expect("spawn the app server");
+    let mut lines = BufReader::new(child.stderr.take().expect("stderr")).lines();
+    let url = tokio::time::timeout(Duration::from_secs(60), async {
+        while let Ok(Some(line)) = lines.next_line().await {
+            if let Some(url) = line.trim().strip_prefix("listening on ") {
+                return url.to_string();
+            }
+        }
+        panic!("the server ended without listening");
+    })
+    .await
+    .expect("no `listening on` line");
+    assert!(url.starts_with("ws://127.0.0.1:"), "{url}");
+    // Keep draining stderr so the server never blocks on it.
+    tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
+    let token = std::fs::read_to_string(env.home.path().join("listen-token")).expect("token");
+    Server {
+        _child: child,
+        url,
+        token: token.trim().to_string(),
+    }
+}

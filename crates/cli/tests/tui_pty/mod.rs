@@ -58,7 +58,12 @@ impl Tui {
         env!("CARGO_BIN_EXE_interpreter")
     }
 
-    fn spawn_program(env: &TestEnv, program: &str, args: &[&str], vars: &[(&str, &str)]) -> Tui {
+    pub fn spawn_program(
+        env: &TestEnv,
+        program: &str,
+        args: &[&str],
+        vars: &[(&str, &str)],
+    ) -> Tui {
         let pty = native_pty_system()
             .openpty(PtySize {
                 rows: ROWS,
