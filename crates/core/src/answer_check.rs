@@ -27,6 +27,9 @@ pub(crate) enum Unfinished {
     /// A change was asked for, the change the model tried failed ("No file was changed"),
     /// and the answer passes that error on instead of fixing the call: nothing was done.
     GaveUpOnError,
+    /// Asked a question, the model answered with nothing but a path, and no such file or
+    /// folder exists (small models make one up instead of searching).
+    MissingPath { path: String },
 }
 
 /// Words of the errors a failed file change gives the model ("No file was changed", and the
@@ -212,6 +215,64 @@ pub(crate) fn made_no_change(turn: &TurnSoFar<'_>) -> bool {
         && !turn.calls.iter().any(|(name, args)| may_write(name, args))
 }
 
+/// Whether the answer is nothing but one block of call-like markup: a JSON object or an
+/// XML-ish element, bare or fenced.
+fn only_markup(answer: &str) -> bool {
+    let body = strip_fence(answer);
+    (body.starts_with('{') && body.ends_with('}')) || (body.starts_with('<') && body.ends_with('>'))
+}
+
+/// Whether a question asks about tool calls themselves (then quoting one answers it).
+fn asks_about_calls(request: &str) -> bool {
+    words(request).any(|w| {
+        matches!(
+            w.as_str(),
+            "call" | "calls" | "json" | "tool" | "tools" | "format" | "example" | "schema"
+        )
+    })
+}
+
+/// `text` without surrounding whitespace and one surrounding code fence.
+fn strip_fence(text: &str) -> &str {
+    let t = text.trim();
+    if let Some(rest) = t.strip_prefix("```")
+        && let Some(inner) = rest.strip_suffix("```")
+    {
+        // Skip the fence's info string (```json).
+        return inner
+            .split_once('\n')
+            .map_or(inner, |(_, body)| body)
+            .trim();
+    }
+    t
+}
+
+/// The path a question's answer consists of, if it is nothing but one: fenced, backticked,
+/// quoted or bare, one word with a `/` or a file extension. The caller checks whether it
+/// exists.
+pub(crate) fn answered_path(answer: &str, request: &str) -> Option<String> {
+    if !is_question(request) {
+        return None;
+    }
+    let body = strip_fence(answer)
+        .trim_matches(|c: char| c == '`' || c == '"' || c == '\'')
+        .trim_end_matches('.');
+    if body.is_empty()
+        || body.len() > 400
+        || body.chars().any(char::is_whitespace)
+        || body.contains("://")
+    {
+        return None;
+    }
+    let name = body.rsplit('/').next().unwrap_or(body);
+    let has_extension = name.rsplit_once('.').is_some_and(|(stem, ext)| {
+        !stem.is_empty()
+            && (1..=6).contains(&ext.len())
+            && ext.chars().all(|c| c.is_ascii_alphanumeric())
+    });
+    (body.contains('/') || has_extension).then(|| body.to_string())
+}
+
 /// Words of a request that asks for files to change (whole words, lower case).
 const CHANGE_VERBS: &[&str] = &[
     "create",
@@ -265,8 +326,10 @@ pub(crate) fn check(answer: &str, tools: &[ToolSpec], turn: &TurnSoFar<'_>) -> O
     {
         return Some(Unfinished::GaveUpOnError);
     }
-    // Asked how calls or patches look, a model may quote them: that is the answer.
-    let question = is_question(turn.request);
+    // Asked how calls or patches look, a model may quote them: that is the answer. An
+    // answer that is nothing but a call is no answer to any other question.
+    let question =
+        is_question(turn.request) && (asks_about_calls(turn.request) || !only_markup(answer));
     // A quoted call of a tool that did run in this turn is a recap of what was done
     // ("I used `apply_patch` with this input: …", recorded after a successful patch).
     let ran_here = |name: &str| turn.calls.iter().any(|(n, _)| *n == name);
@@ -515,6 +578,10 @@ impl Unfinished {
                 "Your change failed and nothing was changed, so the task is not done. Read the error above, fix the call as it says, and call the tool again ({}). {how}",
                 names.join(", ")
             ),
+            Unfinished::MissingPath { path } => format!(
+                "`{path}` does not exist in this project, so that answer is wrong. Look in the project with the tools ({}) and answer with a path that exists. {how}",
+                names.join(", ")
+            ),
         }
     }
 
@@ -556,6 +623,9 @@ impl Unfinished {
             Unfinished::GaveUpOnError => format!(
                 "the model's change failed and it answered with the error instead of fixing the call, so no file was changed and the task was not done. {fix}"
             ),
+            Unfinished::MissingPath { path } => format!(
+                "the model answered with `{path}`, which does not exist, so the question was not answered. {fix}"
+            ),
         }
     }
 
@@ -585,6 +655,9 @@ impl Unfinished {
                 "the model's change failed and it passed the error on; asking it to fix the call"
                     .to_string()
             }
+            Unfinished::MissingPath { path } => format!(
+                "the model answered with `{path}`, which does not exist; asking it to look in the project"
+            ),
         }
     }
 }
@@ -739,6 +812,56 @@ mod tests {
             out("b", false),
         ];
         assert!(TurnRecord::of_history(&history).change_failed);
+    }
+
+    #[test]
+    fn a_question_answered_with_a_bare_path_names_the_path() {
+        let q = "Which file in this project defines the function load_settings? Answer with the file's path.";
+        // Recorded answers of Qwen2.5-Coder-1.5B that named files it never looked for.
+        for (answer, path) in [
+            ("`src/load_settings.ts`", "src/load_settings.ts"),
+            (
+                "```\n/tmp/x/work/load_settings.py\n```",
+                "/tmp/x/work/load_settings.py",
+            ),
+            ("app/store/cache.py.", "app/store/cache.py"),
+        ] {
+            assert_eq!(answered_path(answer, q).as_deref(), Some(path), "{answer}");
+        }
+        for answer in [
+            "It is defined in `app/store/cache.py`.",
+            "https://example.com/a.py",
+            "Nothing defines it.",
+        ] {
+            assert_eq!(answered_path(answer, q), None, "{answer}");
+        }
+        // Only questions: a request to do something is judged by the other checks.
+        assert_eq!(answered_path("`notes.txt`", "Create notes.txt"), None);
+    }
+
+    #[test]
+    fn a_question_answered_with_only_a_call_is_an_unrun_call() {
+        let q = TurnSoFar {
+            request: "Which file in this project defines the function load_settings?",
+            calls: vec![],
+            outputs: vec![],
+            tool_ran_in_thread: false,
+            change_failed: false,
+        };
+        let answer = "```json\n{\"name\": \"shell\", \"arguments\": {\"command\": [\"grep\", \"-rl\", \"load_settings\", \".\"]}}\n```";
+        assert_eq!(
+            check(answer, &tools(), &q),
+            Some(Unfinished::UnrunCall {
+                name: "shell".into(),
+                offered: true
+            })
+        );
+        // Asked what a call looks like, quoting one is the answer.
+        let how = TurnSoFar {
+            request: "What does a shell tool call look like in JSON?",
+            ..q
+        };
+        assert_eq!(check(answer, &tools(), &how), None);
     }
 
     #[test]

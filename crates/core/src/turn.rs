@@ -188,6 +188,9 @@ async fn turn_loop(
     let mut steps = 0usize;
     // Whether the model was already asked to finish properly (see `answer_check`).
     let mut nudged = false;
+    // The note sent was about a made-up path: a second answer that is a path which exists
+    // is checked, so it needs no tool behind it.
+    let mut nudged_for_path = false;
     let mut ran_calls = false;
     loop {
         take_pending_input(sess, turn_id).await;
@@ -273,11 +276,12 @@ async fn turn_loop(
         }
 
         if calls.is_empty()
-            && let Some(problem) = unfinished_answer(sess, last_agent_message.as_deref())
+            && let Some(problem) = unfinished_answer(sess, last_agent_message.as_deref()).await
         {
             let text_mode = sess.tools_as_text();
             if !nudged {
                 nudged = true;
+                nudged_for_path = matches!(problem, Unfinished::MissingPath { .. });
                 sess.warn(turn_id, problem.warning());
                 if !text_mode
                     && matches!(problem, Unfinished::UnrunCall { .. })
@@ -301,7 +305,15 @@ async fn turn_loop(
         // Told that its answer did nothing, the model answered again without any tool: a
         // second answer in words ("The task was done.", recorded) cannot have done it. Nor
         // can a turn asked for a change in which nothing that writes ran.
-        if calls.is_empty() && nudged && (!ran_calls || nothing_changed(sess)) {
+        let checked_path = nudged_for_path
+            && last_agent_message.as_deref().is_some_and(|a| {
+                answer_check::answered_path(
+                    a,
+                    TurnRecord::of_history(&sess.state().history).view().request,
+                )
+                .is_some()
+            });
+        if calls.is_empty() && nudged && !checked_path && (!ran_calls || nothing_changed(sess)) {
             let what = if ran_calls {
                 "the model was told that its answer did nothing, and it ended the turn without running anything that could make the requested change"
             } else {
@@ -374,11 +386,20 @@ fn is_json(s: &str) -> bool {
 }
 
 /// Whether the turn's final answer leaves it unfinished (see `answer_check`).
-fn unfinished_answer(sess: &Session, answer: Option<&str>) -> Option<Unfinished> {
+async fn unfinished_answer(sess: &Session, answer: Option<&str>) -> Option<Unfinished> {
     let answer = answer?;
     let tools = tool_specs(sess);
     let record = TurnRecord::of_history(&sess.state().history);
-    answer_check::check(answer, &tools, &record.view())
+    if let Some(problem) = answer_check::check(answer, &tools, &record.view()) {
+        return Some(problem);
+    }
+    // A question answered with nothing but a path: the path must exist.
+    let path = answer_check::answered_path(answer, record.view().request)?;
+    let full = sess.turn_context().config.cwd.join(&path);
+    match tokio::fs::try_exists(&full).await {
+        Ok(false) => Some(Unfinished::MissingPath { path }),
+        _ => None,
+    }
 }
 
 /// The request asked for a change and nothing in the turn could have made it.

@@ -322,3 +322,61 @@ async fn reasoning_goes_back_with_tool_calls_even_after_resume() {
     }
     m2.shutdown_all().await;
 }
+
+#[tokio::test]
+async fn a_path_answer_that_names_no_file_is_sent_back_then_fails() {
+    let home = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(home.path().join("app/store")).unwrap();
+    std::fs::write(
+        home.path().join("app/store/cache.py"),
+        "def load_settings(p): ...\n",
+    )
+    .unwrap();
+    let question = "Which file in this project defines the function load_settings? Answer with the file's path.";
+    // Made up, then corrected after the note: the turn ends with the real path.
+    let mock = MockModelServer::start(MockScript::turns([
+        MockTurn::text("`src/load_settings.py`"),
+        MockTurn::text("`app/store/cache.py`"),
+    ]))
+    .await
+    .unwrap();
+    let t = manager(false)
+        .start_thread(config(&mock, home.path(), "", ""))
+        .await
+        .unwrap();
+    let evs = turn(&t.thread, question).await;
+    assert!(error(&evs).is_none(), "{:?}", error(&evs));
+    assert_eq!(last_message(&evs).as_deref(), Some("`app/store/cache.py`"));
+    let requests = mock.requests();
+    assert_eq!(requests.len(), 2);
+    assert!(
+        requests[1]
+            .body
+            .to_string()
+            .contains("`src/load_settings.py` does not exist"),
+        "the model is told the path does not exist"
+    );
+    assert!(
+        warnings(&evs).iter().any(|w| w.contains("does not exist")),
+        "{:?}",
+        warnings(&evs)
+    );
+
+    // Made up twice: the turn fails instead of reporting a wrong answer as success.
+    let mock = MockModelServer::start(MockScript::turns([
+        MockTurn::text("`src/load_settings.py`"),
+        MockTurn::text("src/settings.py"),
+    ]))
+    .await
+    .unwrap();
+    let t = manager(false)
+        .start_thread(config(&mock, home.path(), "", ""))
+        .await
+        .unwrap();
+    let evs = turn(&t.thread, question).await;
+    let err = error(&evs).expect("the turn fails");
+    assert!(
+        err.contains("`src/settings.py`, which does not exist"),
+        "{err}"
+    );
+}
