@@ -323,6 +323,24 @@ async fn reasoning_goes_back_with_tool_calls_even_after_resume() {
     m2.shutdown_all().await;
 }
 
+/// One turn asking `question` in `home`, the model answering `answers` in order; the
+/// turn's events and what the mock received.
+async fn ask(
+    home: &Path,
+    question: &str,
+    answers: [&str; 2],
+) -> (Vec<Event>, Vec<oi_test_support::RecordedRequest>) {
+    let mock = MockModelServer::start(MockScript::turns(answers.map(MockTurn::text)))
+        .await
+        .unwrap();
+    let t = manager(false)
+        .start_thread(config(&mock, home, "", ""))
+        .await
+        .unwrap();
+    let evs = turn(&t.thread, question).await;
+    (evs, mock.requests())
+}
+
 #[tokio::test]
 async fn a_path_answer_that_names_no_file_is_sent_back_then_fails() {
     let home = tempfile::tempdir().unwrap();
@@ -334,20 +352,14 @@ async fn a_path_answer_that_names_no_file_is_sent_back_then_fails() {
     .unwrap();
     let question = "Which file in this project defines the function load_settings? Answer with the file's path.";
     // Made up, then corrected after the note: the turn ends with the real path.
-    let mock = MockModelServer::start(MockScript::turns([
-        MockTurn::text("`src/load_settings.py`"),
-        MockTurn::text("`app/store/cache.py`"),
-    ]))
-    .await
-    .unwrap();
-    let t = manager(false)
-        .start_thread(config(&mock, home.path(), "", ""))
-        .await
-        .unwrap();
-    let evs = turn(&t.thread, question).await;
+    let (evs, requests) = ask(
+        home.path(),
+        question,
+        ["`src/load_settings.py`", "`app/store/cache.py`"],
+    )
+    .await;
     assert!(error(&evs).is_none(), "{:?}", error(&evs));
     assert_eq!(last_message(&evs).as_deref(), Some("`app/store/cache.py`"));
-    let requests = mock.requests();
     assert_eq!(requests.len(), 2);
     assert!(
         requests[1]
@@ -361,19 +373,13 @@ async fn a_path_answer_that_names_no_file_is_sent_back_then_fails() {
         "{:?}",
         warnings(&evs)
     );
-
     // Made up twice: the turn fails instead of reporting a wrong answer as success.
-    let mock = MockModelServer::start(MockScript::turns([
-        MockTurn::text("`src/load_settings.py`"),
-        MockTurn::text("src/settings.py"),
-    ]))
-    .await
-    .unwrap();
-    let t = manager(false)
-        .start_thread(config(&mock, home.path(), "", ""))
-        .await
-        .unwrap();
-    let evs = turn(&t.thread, question).await;
+    let (evs, _) = ask(
+        home.path(),
+        question,
+        ["`src/load_settings.py`", "src/settings.py"],
+    )
+    .await;
     let err = error(&evs).expect("the turn fails");
     assert!(
         err.contains("`src/settings.py`, which does not exist"),
