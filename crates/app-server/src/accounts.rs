@@ -7,12 +7,13 @@
 //! Keys are never sent back to the client (except by the v1 `getAuthStatus` when the client
 //! asks for the token explicitly).
 
+use crate::items::Note;
 use crate::protocol::ThreadOverrides;
 use crate::protocol::methods as m;
 use crate::protocol::wire::{
     Account, AccountLoginCompletedNotification, AccountUpdatedNotification, ApiKeySource,
     CancelLoginAccountResponse, EmptyResponse, GetAccountRateLimitsResponse, GetAccountResponse,
-    LoginAccountResponse, RateLimitSnapshot as WireRateLimitSnapshot, to_value,
+    LoginAccountResponse, RateLimitSnapshot as WireRateLimitSnapshot,
 };
 use crate::{Conn, blocking, internal, invalid, lock, method};
 use oi_config::Config;
@@ -193,21 +194,15 @@ async fn login(
     conn.notify_after_response(
         &ctx,
         vec![
-            (
-                "account/login/completed",
-                to_value(&AccountLoginCompletedNotification {
-                    login_id: None,
-                    success: true,
-                    error: None,
-                }),
-            ),
-            (
-                "account/updated",
-                to_value(&AccountUpdatedNotification {
-                    auth_mode: Some("apikey".to_string()),
-                    plan_type: None,
-                }),
-            ),
+            Note::of::<m::AccountLoginCompleted>(&AccountLoginCompletedNotification {
+                login_id: None,
+                success: true,
+                error: None,
+            }),
+            Note::of::<m::AccountUpdated>(&AccountUpdatedNotification {
+                auth_mode: Some("apikey".to_string()),
+                plan_type: None,
+            }),
         ],
     );
     Ok(LoginAccountResponse::ApiKey)
@@ -238,13 +233,10 @@ async fn logout(
     let mode = auth_mode(key_source(&config, &home).await?);
     conn.notify_after_response(
         &ctx,
-        vec![(
-            "account/updated",
-            to_value(&AccountUpdatedNotification {
-                auth_mode: mode,
-                plan_type: None,
-            }),
-        )],
+        vec![Note::of::<m::AccountUpdated>(&AccountUpdatedNotification {
+            auth_mode: mode,
+            plan_type: None,
+        })],
     );
     Ok(EmptyResponse {})
 }
@@ -293,6 +285,7 @@ async fn rate_limits(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::protocol::wire::to_value;
     use serde_json::Value;
 
     #[test]

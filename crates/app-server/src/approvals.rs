@@ -9,6 +9,7 @@
 //! `item/completed`.
 
 use crate::Conn;
+use crate::items::Note;
 use crate::items::command_actions;
 use crate::protocol::methods::{self as m, WireMethod};
 use crate::protocol::wire::{
@@ -101,7 +102,7 @@ async fn set_waiting(ctx: &ApprovalCtx, waiting: bool) {
     };
     ctx.conn
         .outgoing
-        .notify("thread/status/changed", to_value(&note))
+        .send(Note::of::<m::ThreadStatusChanged>(&note))
         .await;
 }
 
@@ -122,13 +123,12 @@ where
 async fn ask_client(ctx: &ApprovalCtx, method: &str, params: Value) -> Answer {
     let out = &ctx.conn.outgoing;
     let (id, answer) = out.ask(method, params, ctx.timeout, &ctx.turn_over).await;
-    out.notify(
-        "serverRequest/resolved",
-        to_value(&ServerRequestResolvedNotification {
+    out.send(Note::of::<m::ServerRequestResolved>(
+        &ServerRequestResolvedNotification {
             thread_id: ctx.thread_id.to_string(),
             request_id: to_value(&id),
-        }),
-    )
+        },
+    ))
     .await;
     answer
 }

@@ -6,6 +6,7 @@
 //! `cancellationToken` stops the older one (which answers with no files). Sessions walk
 //! their roots once and match each update against that index.
 
+use crate::items::Note;
 use crate::protocol::methods as m;
 use crate::protocol::wire::{
     EmptyResponse, FuzzyFileSearchMatchType, FuzzyFileSearchParams, FuzzyFileSearchResponse,
@@ -164,9 +165,9 @@ async fn session_update(
             session_id: p.session_id,
         };
         let out = &conn.outgoing;
-        out.notify("fuzzyFileSearch/sessionUpdated", to_value(&updated))
+        out.send(Note::of::<m::FuzzyFileSearchSessionUpdated>(&updated))
             .await;
-        out.notify("fuzzyFileSearch/sessionCompleted", to_value(&completed))
+        out.send(Note::of::<m::FuzzyFileSearchSessionCompleted>(&completed))
             .await;
     });
     Ok(EmptyResponse {})

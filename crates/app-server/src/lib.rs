@@ -36,6 +36,8 @@ pub mod threads;
 pub mod turns;
 pub mod v1;
 
+use crate::items::Note;
+use crate::protocol::methods as m;
 use oi_config::{ConfigLoadOptions, ConfigOverrides, LoadedConfig, load_config};
 use oi_core::{Thread, ThreadManager, ThreadManagerOptions};
 use oi_host::{Host, ServiceContext};
@@ -290,21 +292,18 @@ impl Conn {
             summary,
             details: None,
         };
-        self.notify_after_response(
-            ctx,
-            vec![("deprecationNotice", protocol::wire::to_value(&note))],
-        );
+        self.notify_after_response(ctx, vec![Note::of::<m::DeprecationNotice>(&note)]);
     }
 
     /// Sends `notes` in order once `ctx`'s response is out, so clients see the result
     /// first, then the notifications.
-    pub fn notify_after_response(&self, ctx: &RequestContext, notes: Vec<(&'static str, Value)>) {
+    pub fn notify_after_response(&self, ctx: &RequestContext, notes: Vec<items::Note>) {
         let out = self.outgoing.clone();
         let sent = ctx.response_sent();
         tokio::spawn(async move {
             sent.cancelled().await;
-            for (method, params) in notes {
-                out.notify(method, params).await;
+            for note in notes {
+                out.send(note).await;
             }
         });
     }

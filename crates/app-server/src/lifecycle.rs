@@ -2,10 +2,11 @@
 //! holds it; it stays on disk) and `thread/delete`
 //! (unload it and remove it from disk).
 
+use crate::items::Note;
 use crate::protocol::methods as m;
 use crate::protocol::wire::{
     EmptyResponse, ThreadIdNotification, ThreadIdParams, ThreadUnsubscribeResponse,
-    ThreadUnsubscribeStatus, to_value,
+    ThreadUnsubscribeStatus,
 };
 use crate::threads::store_error;
 use crate::{Conn, blocking, invalid, method, parse_thread_id, thread_not_found};
@@ -62,7 +63,7 @@ async fn unsubscribe(
     let closed = ThreadIdNotification {
         thread_id: id.to_string(),
     };
-    conn.notify_after_response(&ctx, vec![("thread/closed", to_value(&closed))]);
+    conn.notify_after_response(&ctx, vec![Note::of::<m::ThreadClosed>(&closed)]);
     Ok(ThreadUnsubscribeResponse {
         status: ThreadUnsubscribeStatus::Unsubscribed,
     })
@@ -94,6 +95,6 @@ async fn delete(
     let deleted = ThreadIdNotification {
         thread_id: id.to_string(),
     };
-    conn.notify_after_response(&ctx, vec![("thread/deleted", to_value(&deleted))]);
+    conn.notify_after_response(&ctx, vec![Note::of::<m::ThreadDeleted>(&deleted)]);
     Ok(EmptyResponse {})
 }

@@ -2,8 +2,8 @@
 //! of (`initialize.capabilities.optOutNotificationMethods`) are dropped here, once, so no
 //! handler has to check, and every notification gets Codex's `emittedAtMs` stamp.
 
+use crate::items::Note;
 use oi_jsonrpc::OutgoingSender;
-use serde_json::Value;
 use std::collections::HashSet;
 use std::ops::Deref;
 use std::sync::{Arc, OnceLock};
@@ -27,13 +27,18 @@ impl Outgoing {
         let _ = self.opted_out.set(methods.into_iter().collect());
     }
 
-    /// Sends a notification, stamped with `emittedAtMs` as Codex's are, unless the client
-    /// opted out of `method`. Returns false when the connection is gone.
-    pub async fn notify(&self, method: &str, params: Value) -> bool {
-        if self.opted_out.get().is_some_and(|s| s.contains(method)) {
+    /// Sends a declared notification ([`Note::of`]), stamped with `emittedAtMs` as Codex's
+    /// are, unless the client opted out of its method. Returns false when the connection is
+    /// gone.
+    pub async fn send(&self, note: Note) -> bool {
+        if self
+            .opted_out
+            .get()
+            .is_some_and(|s| s.contains(note.method))
+        {
             return true;
         }
-        self.inner.notify_stamped(method, params).await
+        self.inner.notify_stamped(note.method, note.params).await
     }
 }
 

@@ -5,6 +5,7 @@
 //! `codex-reply` can continue a v2 thread and vice versa); `ephemeral: true` threads live
 //! in a second manager that writes nothing.
 
+use crate::items::Note;
 use crate::protocol::ThreadOverrides;
 use crate::protocol::methods as m;
 use crate::protocol::now_unix;
@@ -13,7 +14,7 @@ use crate::protocol::wire::{
     ThreadIdParams, ThreadListResponse, ThreadLoadedListResponse, ThreadNameUpdatedNotification,
     ThreadReadResponse, ThreadSessionResponse, ThreadStartedNotification, ThreadStatus,
     ThreadTokenUsageUpdatedNotification, ThreadUnarchiveResponse, Turn,
-    TurnStatus as WireTurnStatus, to_value,
+    TurnStatus as WireTurnStatus,
 };
 use crate::{
     Conn, EphemeralInfo, blocking, internal, invalid, method, parse_thread_id, thread_not_found,
@@ -28,7 +29,6 @@ use oi_thread_store::{
     ThreadSummary, TurnSpan, TurnStatus,
 };
 use serde::Deserialize;
-use serde_json::Value;
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -183,12 +183,12 @@ async fn live_thread_json(conn: &Arc<Conn>, thread: &Arc<Thread>) -> Result<Wire
 }
 
 /// Warnings from loading the config, to send after the response as `configWarning`.
-fn warning_notes(warnings: &[String]) -> Vec<(&'static str, Value)> {
+fn warning_notes(warnings: &[String]) -> Vec<Note> {
     warnings
         .iter()
         .map(|w| {
             let note = ConfigWarningNotification { summary: w.clone() };
-            ("configWarning", to_value(&note))
+            Note::of::<m::ConfigWarning>(&note)
         })
         .collect()
 }
@@ -225,7 +225,7 @@ async fn start(
     let started = ThreadStartedNotification {
         thread: thread.clone(),
     };
-    notes.push(("thread/started", to_value(&started)));
+    notes.push(Note::of::<m::ThreadStarted>(&started));
     conn.notify_after_response(&ctx, notes);
     Ok(ThreadSessionResponse::new(thread, &new.thread.config()))
 }
@@ -338,11 +338,11 @@ pub(crate) fn merge_leading_input(turns: Vec<TurnSpan>) -> Vec<TurnSpan> {
 }
 
 /// The last recorded token usage, for `thread/tokenUsage/updated` after a resume.
-fn last_usage(thread_id: ThreadId, loaded: &LoadedThread) -> Option<Value> {
+fn last_usage(thread_id: ThreadId, loaded: &LoadedThread) -> Option<Note> {
     let turn_id = loaded.turn_spans().pop().map(|t| t.id)?;
     loaded.items.iter().rev().find_map(|i| match i {
         RolloutItem::EventMsg(EventMsg::TokenCount(t)) => t.info.as_ref().map(|info| {
-            to_value(&ThreadTokenUsageUpdatedNotification {
+            Note::of::<m::ThreadTokenUsageUpdated>(&ThreadTokenUsageUpdatedNotification {
                 thread_id: thread_id.to_string(),
                 turn_id: turn_id.clone(),
                 token_usage: info.into(),
@@ -388,7 +388,7 @@ async fn resume(
     }
     let mut notes = warning_notes(&loaded_config.warnings);
     if let Some(usage) = last_usage(id, &loaded) {
-        notes.push(("thread/tokenUsage/updated", usage));
+        notes.push(usage);
     }
     conn.notify_after_response(&ctx, notes);
     Ok(ThreadSessionResponse::new(
@@ -462,7 +462,7 @@ async fn fork(
         },
     };
     let mut notes = warning_notes(&loaded_config.warnings);
-    notes.push(("thread/started", to_value(&started)));
+    notes.push(Note::of::<m::ThreadStarted>(&started));
     conn.notify_after_response(&ctx, notes);
     Ok(ThreadSessionResponse::new(
         thread_json,
@@ -667,7 +667,7 @@ async fn archive(
     let note = ThreadIdNotification {
         thread_id: id.to_string(),
     };
-    conn.notify_after_response(&ctx, vec![("thread/archived", to_value(&note))]);
+    conn.notify_after_response(&ctx, vec![Note::of::<m::ThreadArchived>(&note)]);
     Ok(EmptyResponse {})
 }
 
@@ -689,7 +689,7 @@ async fn unarchive(
     let note = ThreadIdNotification {
         thread_id: id.to_string(),
     };
-    conn.notify_after_response(&ctx, vec![("thread/unarchived", to_value(&note))]);
+    conn.notify_after_response(&ctx, vec![Note::of::<m::ThreadUnarchived>(&note)]);
     Ok(ThreadUnarchiveResponse {
         thread: WireThread::from_summary(&summary, status),
     })
@@ -710,12 +710,11 @@ async fn set_name(
         .filter(|n| !n.is_empty());
     conn.notify_after_response(
         &ctx,
-        vec![(
-            "thread/name/updated",
-            to_value(&ThreadNameUpdatedNotification {
+        vec![Note::of::<m::ThreadNameUpdated>(
+            &ThreadNameUpdatedNotification {
                 thread_id: id.to_string(),
                 thread_name: name,
-            }),
+            },
         )],
     );
     Ok(EmptyResponse {})

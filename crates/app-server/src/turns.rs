@@ -12,7 +12,7 @@ use crate::protocol::methods as m;
 use crate::protocol::wire::{
     AccountRateLimitsUpdatedNotification, EmptyResponse, ThreadStatus,
     ThreadStatusChangedNotification, Turn, TurnStartResponse, TurnStartedNotification,
-    TurnSteerResponse, to_value,
+    TurnSteerResponse,
 };
 use crate::protocol::{V2SandboxPolicy, V2UserInput, core_input, now_unix, tri_state};
 use crate::threads::core_error;
@@ -364,7 +364,7 @@ impl Pump {
 
     async fn send(&mut self, notes: Vec<Note>) {
         for n in notes {
-            self.conn.outgoing.notify(n.method, n.params).await;
+            self.conn.outgoing.send(n).await;
         }
     }
 
@@ -374,7 +374,7 @@ impl Pump {
             thread_id: self.thread_id.to_string(),
             turn: Turn::in_progress(self.mapper.turn_id(), started_at),
         };
-        out.notify("turn/started", to_value(&started)).await;
+        out.send(Note::of::<m::TurnStarted>(&started)).await;
         self.status_changed(ThreadStatus::active()).await;
     }
 
@@ -385,7 +385,7 @@ impl Pump {
         };
         self.conn
             .outgoing
-            .notify("thread/status/changed", to_value(&note))
+            .send(Note::of::<m::ThreadStatusChanged>(&note))
             .await;
     }
 
@@ -517,7 +517,7 @@ impl Pump {
                     };
                     self.conn
                         .outgoing
-                        .notify("account/rateLimits/updated", to_value(&note))
+                        .send(Note::of::<m::AccountRateLimitsUpdated>(&note))
                         .await;
                 }
             }

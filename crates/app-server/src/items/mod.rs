@@ -10,6 +10,7 @@
 
 mod build;
 
+use crate::protocol::methods as m;
 pub use crate::protocol::wire::command_actions;
 use crate::protocol::wire::{
     CodexErrorInfo, CommandExecutionStatus, ContextCompactedNotification, ErrorNotification,
@@ -35,10 +36,14 @@ pub struct Note {
 }
 
 impl Note {
-    /// A notification with typed params.
-    pub fn new<T: Serialize>(method: &'static str, params: &T) -> Self {
+    /// The declared notification `N` with its params.
+    pub(crate) fn of<N>(params: &N::Params) -> Self
+    where
+        N: crate::protocol::methods::ServerNotification,
+        N::Params: Serialize,
+    {
         Note {
-            method,
+            method: N::NAME,
             params: to_value(params),
         }
     }
@@ -135,27 +140,21 @@ impl ItemMapper {
     }
 
     fn started(&self, item: &ThreadItem) -> Note {
-        Note::new(
-            "item/started",
-            &ItemStartedNotification {
-                thread_id: self.thread_id.clone(),
-                turn_id: self.turn_id.clone(),
-                item: item.clone(),
-                started_at_ms: now_ms(),
-            },
-        )
+        Note::of::<m::ItemStarted>(&ItemStartedNotification {
+            thread_id: self.thread_id.clone(),
+            turn_id: self.turn_id.clone(),
+            item: item.clone(),
+            started_at_ms: now_ms(),
+        })
     }
 
     fn completed(&mut self, item: ThreadItem) -> Note {
-        let note = Note::new(
-            "item/completed",
-            &ItemCompletedNotification {
-                thread_id: self.thread_id.clone(),
-                turn_id: self.turn_id.clone(),
-                item: item.clone(),
-                completed_at_ms: now_ms(),
-            },
-        );
+        let note = Note::of::<m::ItemCompleted>(&ItemCompletedNotification {
+            thread_id: self.thread_id.clone(),
+            turn_id: self.turn_id.clone(),
+            item: item.clone(),
+            completed_at_ms: now_ms(),
+        });
         match &item {
             ThreadItem::UserMessage { .. } => self.summary_user.push(item.clone()),
             ThreadItem::AgentMessage { .. } => self.summary_agent = Some(item.clone()),
@@ -167,16 +166,16 @@ impl ItemMapper {
         note
     }
 
-    fn delta(&self, method: &'static str, item_id: &str, delta: &str) -> Note {
-        Note::new(
-            method,
-            &ItemDeltaNotification {
-                thread_id: self.thread_id.clone(),
-                turn_id: self.turn_id.clone(),
-                item_id: item_id.to_string(),
-                delta: delta.to_string(),
-            },
-        )
+    fn delta<N>(&self, item_id: &str, delta: &str) -> Note
+    where
+        N: crate::protocol::methods::ServerNotification<Params = ItemDeltaNotification>,
+    {
+        Note::of::<N>(&ItemDeltaNotification {
+            thread_id: self.thread_id.clone(),
+            turn_id: self.turn_id.clone(),
+            item_id: item_id.to_string(),
+            delta: delta.to_string(),
+        })
     }
 
     /// Maps one event. Events of other turns yield only thread-level notifications.
@@ -184,13 +183,10 @@ impl ItemMapper {
         let ours = ev.id == self.turn_id;
         let mut out = Vec::new();
         match &ev.msg {
-            EventMsg::Warning(w) => out.push(Note::new(
-                "warning",
-                &WarningNotification {
-                    thread_id: self.thread_id.clone(),
-                    message: w.message.clone(),
-                },
-            )),
+            EventMsg::Warning(w) => out.push(Note::of::<m::Warning>(&WarningNotification {
+                thread_id: self.thread_id.clone(),
+                message: w.message.clone(),
+            })),
             EventMsg::McpStartupUpdate(u) => {
                 let (status, error) = match &u.status {
                     McpStartupStatus::Starting => ("starting", None),
@@ -198,8 +194,7 @@ impl ItemMapper {
                     McpStartupStatus::Failed { error } => ("failed", Some(error.clone())),
                     McpStartupStatus::Cancelled => ("cancelled", None),
                 };
-                out.push(Note::new(
-                    "mcpServer/startupStatus/updated",
+                out.push(Note::of::<m::McpServerStartupStatusUpdated>(
                     &McpServerStatusUpdatedNotification {
                         name: u.server.clone(),
                         status: status.to_string(),
@@ -252,7 +247,7 @@ impl ItemMapper {
                 if let Some((_, text)) = self.agent.as_mut() {
                     text.push_str(&d.delta);
                 }
-                out.push(self.delta("item/agentMessage/delta", &id, &d.delta));
+                out.push(self.delta::<m::AgentMessageDelta>(&id, &d.delta));
             }
             EventMsg::AgentMessage(m) => {
                 let id = self.open_agent(out);
@@ -265,8 +260,7 @@ impl ItemMapper {
                 if let Some((_, text)) = self.reasoning.as_mut() {
                     text.push_str(&d.delta);
                 }
-                out.push(Note::new(
-                    "item/reasoning/textDelta",
+                out.push(Note::of::<m::ReasoningTextDelta>(
                     &ReasoningTextDeltaNotification {
                         thread_id: self.thread_id.clone(),
                         turn_id: self.turn_id.clone(),
@@ -303,7 +297,7 @@ impl ItemMapper {
             EventMsg::ExecCommandOutputDelta(d) => {
                 let delta = self.decode_chunk(&d.call_id, &d.chunk);
                 if !delta.is_empty() {
-                    out.push(self.delta("item/commandExecution/outputDelta", &d.call_id, &delta));
+                    out.push(self.delta::<m::CommandOutputDelta>(&d.call_id, &delta));
                 }
             }
             EventMsg::ExecCommandEnd(e) => {
@@ -343,8 +337,7 @@ impl ItemMapper {
                     Some(t) => format!("{}/{t}", p.progress),
                     None => format!("{}", p.progress),
                 });
-                out.push(Note::new(
-                    "item/mcpToolCall/progress",
+                out.push(Note::of::<m::McpToolCallProgress>(
                     &McpToolCallProgressNotification {
                         thread_id: self.thread_id.clone(),
                         turn_id: self.turn_id.clone(),
@@ -361,15 +354,12 @@ impl ItemMapper {
     }
 
     fn error_note(&self, error: TurnError, will_retry: bool) -> Note {
-        Note::new(
-            "error",
-            &ErrorNotification {
-                thread_id: self.thread_id.clone(),
-                turn_id: self.turn_id.clone(),
-                error,
-                will_retry,
-            },
-        )
+        Note::of::<m::Error>(&ErrorNotification {
+            thread_id: self.thread_id.clone(),
+            turn_id: self.turn_id.clone(),
+            error,
+            will_retry,
+        })
     }
 
     /// Token usage, errors, compaction and the turn's end.
@@ -377,8 +367,7 @@ impl ItemMapper {
         match msg {
             EventMsg::TokenCount(t) => {
                 if let Some(info) = &t.info {
-                    out.push(Note::new(
-                        "thread/tokenUsage/updated",
+                    out.push(Note::of::<m::ThreadTokenUsageUpdated>(
                         &ThreadTokenUsageUpdatedNotification {
                             thread_id: self.thread_id.clone(),
                             turn_id: self.turn_id.clone(),
@@ -414,8 +403,7 @@ impl ItemMapper {
             EventMsg::TurnAborted(a) => {
                 self.end(TurnEnd::Interrupted, a.completed_at, a.duration_ms, out);
             }
-            EventMsg::PlanUpdate(p) => out.push(Note::new(
-                "turn/plan/updated",
+            EventMsg::PlanUpdate(p) => out.push(Note::of::<m::TurnPlanUpdated>(
                 &TurnPlanUpdatedNotification {
                     thread_id: self.thread_id.clone(),
                     turn_id: self.turn_id.clone(),
@@ -437,8 +425,7 @@ impl ItemMapper {
                 out.push(self.started(&item));
                 out.push(self.completed(item));
                 // Deprecated in the reference, still sent for clients that listen for it.
-                out.push(Note::new(
-                    "thread/compacted",
+                out.push(Note::of::<m::ThreadCompacted>(
                     &ContextCompactedNotification {
                         thread_id: self.thread_id.clone(),
                         turn_id: self.turn_id.clone(),
@@ -522,13 +509,10 @@ impl ItemMapper {
             started_at: self.started_at,
             ..Turn::in_progress(self.turn_id.clone(), 0)
         };
-        out.push(Note::new(
-            "turn/completed",
-            &TurnCompletedNotification {
-                thread_id: self.thread_id.clone(),
-                turn,
-            },
-        ));
+        out.push(Note::of::<m::TurnCompleted>(&TurnCompletedNotification {
+            thread_id: self.thread_id.clone(),
+            turn,
+        }));
     }
 
     /// The turn's error, once one was reported.

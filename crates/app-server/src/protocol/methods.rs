@@ -1,7 +1,8 @@
 //! Every wire method of the v2 and v1 APIs, declared once: its name, which way it goes,
 //! its params type and (for requests) its result type.
 //!
-//! Registration ([`crate::method`] takes a declared request, not a string), the JSON
+//! Registration ([`crate::method`] takes a declared request, not a string), sending
+//! ([`crate::items::Note::of`] takes a declared notification and its params type), the JSON
 //! Schema that `interpreter app-server generate-json-schema` writes and the schema test
 //! (`tests/schema_facts.rs`) all read this list, so they cannot drift apart.
 
@@ -21,6 +22,10 @@ pub(crate) trait WireMethod {
 pub(crate) trait ClientRequest: WireMethod {
     type Result: serde::Serialize;
 }
+
+/// A server→client notification: [`crate::items::Note::of`] is the only way to build one, so
+/// every notification sent is declared here with its params type.
+pub(crate) trait ServerNotification: WireMethod {}
 
 macro_rules! kind {
     (request) => {
@@ -51,6 +56,13 @@ macro_rules! answer_impl {
     (server_request, $ty:ident, $result:ty) => {};
 }
 
+macro_rules! notification_impl {
+    (notification, $ty:ident) => {
+        impl ServerNotification for $ty {}
+    };
+    ($other:ident, $ty:ident) => {};
+}
+
 macro_rules! wire_methods {
     ($($kind:ident $ty:ident $name:literal ($params:ty) $(-> $result:ty)?;)*) => {
         $(
@@ -61,6 +73,7 @@ macro_rules! wire_methods {
                 type Params = $params;
             }
             $(answer_impl!($kind, $ty, $result);)?
+            notification_impl!($kind, $ty);
         )*
 
         /// Every declared method with the schemas of its params and result.
