@@ -36,6 +36,9 @@ cargo build --workspace --bins
 echo "==> cargo test"
 cargo test --workspace --no-fail-fast
 
+echo "==> release binary size (target: at most 30 MB stripped)"
+scripts/binary-size.sh
+
 if [ -d tests/python ] && ls tests/python/test_*.py >/dev/null 2>&1; then
   echo "==> starting llama-server for the real-model tier (greedy, one slot)"
   eval "$(scripts/real-model.sh start)"
