@@ -172,9 +172,16 @@ async fn a_patch_that_does_not_apply_changes_nothing() {
     env.mock.set_script(MockScript::turns([
         MockTurn::tool_call("apply_patch", json!({"input": patch})),
         MockTurn::text("sorry"),
+        MockTurn::text("sorry again"),
     ]));
     let out = env.run(&args(FULL, &["edit"])).await;
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    // The edit was asked for and did not happen: after one retry the run fails, saying so.
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("no file was changed"),
+        "{}",
+        stderr(&out)
+    );
     assert_eq!(read(&work.join("a.txt")), "alpha\n");
     assert_eq!(read(&work.join("b.txt")), "beta\n");
     let outputs = env.mock.requests()[1].tool_outputs();
