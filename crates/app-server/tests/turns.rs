@@ -36,13 +36,15 @@ async fn every_v2_notification_is_stamped_with_when_it_was_sent() {
                 .unwrap_or_else(|| panic!("no emittedAtMs: {m}"))
         })
         .collect();
+    // Stamped when handed to the connection: tasks sending at the same moment may reach the
+    // wire in either order, so only the bounds are checked, not the order.
+    let after = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_millis() as i64;
     assert!(
-        stamps.iter().all(|t| *t >= before),
-        "{stamps:?} before {before}"
-    );
-    assert!(
-        stamps.windows(2).all(|w| w[0] <= w[1]),
-        "in send order: {stamps:?}"
+        stamps.iter().all(|t| (before..=after).contains(t)),
+        "{stamps:?} outside {before}..={after}"
     );
     // Responses carry no stamp (Codex puts it on notifications only).
     assert!(
