@@ -1,12 +1,15 @@
 //! The connection's sender as the v2 handlers use it: notifications the client opted out
 //! of (`initialize.capabilities.optOutNotificationMethods`) are dropped here, once, so no
-//! handler has to check, and every notification gets Codex's `emittedAtMs` stamp.
+//! handler has to check, and every notification gets Codex's `emittedAtMs` stamp. It
+//! offers no untyped `notify`: a notification goes out only as a declared [`Note`].
 
 use crate::items::Note;
-use oi_jsonrpc::OutgoingSender;
+use oi_jsonrpc::{Answer, OutgoingSender, RequestId};
+use serde_json::Value;
 use std::collections::HashSet;
-use std::ops::Deref;
 use std::sync::{Arc, OnceLock};
+use std::time::Duration;
+use tokio_util::sync::CancellationToken;
 
 #[derive(Clone)]
 pub struct Outgoing {
@@ -34,18 +37,22 @@ impl Outgoing {
         if self
             .opted_out
             .get()
-            .is_some_and(|s| s.contains(note.method))
+            .is_some_and(|s| s.contains(note.method()))
         {
             return true;
         }
-        self.inner.notify_stamped(note.method, note.params).await
+        let (method, params) = note.into_parts();
+        self.inner.notify_stamped(method, params).await
     }
-}
 
-impl Deref for Outgoing {
-    type Target = OutgoingSender;
-
-    fn deref(&self) -> &OutgoingSender {
-        &self.inner
+    /// Asks the client (an approval); see [`OutgoingSender::ask`].
+    pub async fn ask(
+        &self,
+        method: &str,
+        params: Value,
+        timeout: Duration,
+        cancel: &CancellationToken,
+    ) -> (RequestId, Answer) {
+        self.inner.ask(method, params, timeout, cancel).await
     }
 }

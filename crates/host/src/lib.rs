@@ -132,23 +132,25 @@ impl Host {
         R: AsyncRead + Unpin + Send + 'static,
         W: AsyncWrite + Unpin + Send + 'static,
     {
-        self.serve_then(reader, writer, stop, services, None).await
+        self.serve_then(reader, writer, stop, services, false).await
     }
 
-    /// Serves one connection; `on_close` runs after its requests end and before its output
-    /// is flushed and closed, so what it causes (a turn's abort) still reaches the client.
+    /// Serves one connection. With `shutdown_on_close` the engine is shut down after the
+    /// connection's requests end and before its output is flushed and closed, so what that
+    /// causes (a turn's abort) still reaches the client.
     async fn serve_then<R, W>(
         &self,
         reader: R,
         writer: W,
         stop: CancellationToken,
         services: &Services,
-        on_close: Option<Host>,
+        shutdown_on_close: bool,
     ) -> i32
     where
         R: AsyncRead + Unpin + Send + 'static,
         W: AsyncWrite + Unpin + Send + 'static,
     {
+        let host = self.clone();
         serve_connection(
             reader,
             writer,
@@ -156,7 +158,7 @@ impl Host {
             |connection| services.table(self, connection),
             move || {
                 Box::pin(async move {
-                    if let Some(host) = on_close {
+                    if shutdown_on_close {
                         host.shutdown().await;
                     }
                 })
@@ -221,8 +223,7 @@ where
     W: AsyncWrite + Unpin + Send + 'static,
 {
     let host = Host::new(options);
-    host.serve_then(reader, writer, stop, &services, Some(host.clone()))
-        .await
+    host.serve_then(reader, writer, stop, &services, true).await
 }
 
 /// Serves streamable HTTP (or WebSocket, per `http.protocol`) on `listener` with `host`

@@ -9,8 +9,9 @@ use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, DuplexStream};
 use tokio_util::sync::CancellationToken;
 
-/// `start` starts a thread on the host's engine with the host's config; `loaded` lists the
-/// engine's threads; `source` names the host's session source.
+/// `start` starts a thread on the host's engine with the host's config; `turn` starts a turn
+/// on the last thread started; `loaded` lists the engine's threads; `source` names the
+/// host's session source.
 fn services() -> Services {
     Services::new(|ctx: &ServiceContext| {
         let mut table = MethodTable::new();
@@ -29,6 +30,26 @@ fn services() -> Services {
                     .await
                     .map_err(RpcError::internal)?;
                 Ok(json!(new.thread.id().to_string()))
+            }
+        });
+        let host = ctx.host.clone();
+        table.request("turn", Execution::Spawn, move |_, p: Value| {
+            let host = host.clone();
+            async move {
+                let id = p["thread"]
+                    .as_str()
+                    .unwrap_or_default()
+                    .parse()
+                    .map_err(RpcError::internal)?;
+                let thread = host
+                    .manager()
+                    .get_thread(&id)
+                    .ok_or_else(|| RpcError::internal("no such thread"))?;
+                let input =
+                    oi_core::StartTurn::input(vec![oi_protocol::user_input::UserInput::text("hi")]);
+                // The handle is dropped: the turn runs on; only the engine can stop it.
+                thread.start_turn(input).await.map_err(RpcError::internal)?;
+                Ok(json!(null))
             }
         });
         let host = ctx.host.clone();
@@ -59,8 +80,13 @@ struct Peer {
 impl Peer {
     /// Calls `method` and returns its result (the test fails on an error answer).
     async fn call(&mut self, method: &str) -> Value {
+        self.call_with(method, Value::Null).await
+    }
+
+    async fn call_with(&mut self, method: &str, params: Value) -> Value {
         self.next_id += 1;
-        let line = json!({"jsonrpc": "2.0", "id": self.next_id, "method": method});
+        let line =
+            json!({"jsonrpc": "2.0", "id": self.next_id, "method": method, "params": params});
         let mut bytes = serde_json::to_vec(&line).unwrap();
         bytes.push(b'\n');
         self.writer.write_all(&bytes).await.unwrap();
@@ -91,12 +117,16 @@ fn pipe() -> (Peer, DuplexStream) {
 }
 
 fn home_with_config() -> tempfile::TempDir {
-    let home = tempfile::tempdir().unwrap();
     // The model is never called: starting a thread does not talk to it.
+    home_with_model("http://127.0.0.1:9/v1")
+}
+
+fn home_with_model(base_url: &str) -> tempfile::TempDir {
+    let home = tempfile::tempdir().unwrap();
     std::fs::write(
         home.path().join("config.toml"),
         format!(
-            "model = \"m\"\nmodel_provider = \"local\"\ncwd = {:?}\n[model_providers.local]\nname = \"local\"\nbase_url = \"http://127.0.0.1:9/v1\"\n",
+            "model = \"m\"\nmodel_provider = \"local\"\ncwd = {:?}\napproval_policy = \"never\"\n[model_providers.local]\nname = \"local\"\nbase_url = \"{base_url}\"\nwire_api = \"chat\"\nrequest_max_retries = 0\nstream_max_retries = 0\n",
             home.path().display().to_string()
         ),
     )
@@ -146,7 +176,15 @@ async fn connections_on_one_host_share_its_threads() {
 
 #[tokio::test]
 async fn a_stream_with_its_own_engine_stops_it_when_the_input_ends() {
-    let home = home_with_config();
+    // A model that takes its time: the turn is still running when the connection ends.
+    let model = oi_test_support::MockModelServer::start(oi_test_support::MockScript::turns([
+        oi_test_support::MockTurn::text("a long answer")
+            .chunked(1)
+            .with_delay_ms(2_000),
+    ]))
+    .await
+    .unwrap();
+    let home = home_with_model(&model.base_url());
     let (mut peer, server) = pipe();
     let (r, w) = tokio::io::split(server);
     let stop = CancellationToken::new();
@@ -158,13 +196,28 @@ async fn a_stream_with_its_own_engine_stops_it_when_the_input_ends() {
         services(),
     ));
     let id = peer.call("start").await;
-    assert_eq!(peer.call("loaded").await, json!([id]));
-    // `stop` (what a termination signal fires) ends the connection like end of input.
+    peer.call_with("turn", json!({ "thread": id })).await;
+    let asked = model
+        .wait_for_requests(1, std::time::Duration::from_secs(30))
+        .await;
+    assert_eq!(asked.len(), 1, "the turn reached the model");
+    // `stop` (what a termination signal fires) ends the connection like end of input, and
+    // the engine with it: by the time serve_stream returns (and a server process would
+    // exit), the running turn is interrupted and recorded as such. (Dropping the engine
+    // also stops its threads, but in the background: only the awaited shutdown makes
+    // "recorded before return" hold every time.)
     stop.cancel();
     assert_eq!(served.await.unwrap(), 0);
-    // The thread is in the store, stamped with the host's source.
     let id: String = serde_json::from_value(id).unwrap();
     let store = oi_core::open_thread_store(home.path()).unwrap();
-    let stored = store.get(&id.parse().unwrap()).unwrap();
-    assert_eq!(stored.map(|s| s.source), Some(SessionSource::Mcp));
+    let loaded = store.load(&id.parse().unwrap()).unwrap();
+    assert_eq!(loaded.meta.source, SessionSource::Mcp);
+    assert!(
+        loaded.items.iter().any(|i| matches!(
+            i,
+            oi_thread_store::RolloutItem::EventMsg(oi_protocol::protocol::EventMsg::TurnAborted(_))
+        )),
+        "the running turn was not stopped and recorded: {:?}",
+        loaded.items
+    );
 }

@@ -31,11 +31,27 @@ use std::collections::HashMap;
 /// One notification to send: its method and its params, serialized from the typed wire.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Note {
-    pub method: &'static str,
-    pub params: Value,
+    // Private: `Note::of` is the only way to make one (tests below read them).
+    method: &'static str,
+    params: Value,
 }
 
 impl Note {
+    /// The notification's method name, as declared.
+    pub fn method(&self) -> &'static str {
+        self.method
+    }
+
+    /// The serialized params.
+    pub fn params(&self) -> &Value {
+        &self.params
+    }
+
+    /// Method and params, for the sender.
+    pub(crate) fn into_parts(self) -> (&'static str, Value) {
+        (self.method, self.params)
+    }
+
     /// The declared notification `N` with its params.
     pub(crate) fn of<N>(params: &N::Params) -> Self
     where
