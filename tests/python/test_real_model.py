@@ -53,18 +53,22 @@ def test_task_through_exec(name, tmp_path, interpreter_bin):
     check(run_exec(interpreter_bin, TASKS[name], tmp_path / "work", URL, ALIAS, BOUND, timeout=TIMEOUT))
 
 
+def assert_honest(outcome, what: str) -> None:
+    """Done and exit 0, or not done and exit 1 with the reason."""
+    assert outcome.exit_code in (0, 1), outcome
+    assert not outcome.false_success, (
+        f"{what} exited 0 but {outcome.why}; commands {outcome.commands}; answer {outcome.answer[:300]!r}"
+    )
+    if not outcome.passed:
+        assert outcome.error, f"a failed run must say why: {outcome}"
+
+
 @pytest.mark.parametrize("name", ["edit-file", "fix-test", "write-script"])
 def test_hard_tasks_never_end_in_a_false_success(name, tmp_path, interpreter_bin):
     """Editing with patches, fixing code and writing a script are beyond this 1.5B model at
     greedy decoding (their sampled rates are in docs/real-models.md). Whatever it does, the
     run must be honest: done and exit 0, or not done and exit 1."""
-    outcome = run_exec(interpreter_bin, TASKS[name], tmp_path / "work", URL, ALIAS, BOUND, timeout=TIMEOUT)
-    assert outcome.exit_code in (0, 1), outcome
-    assert not outcome.false_success, (
-        f"{name} exited 0 but {outcome.why}; commands {outcome.commands}; answer {outcome.answer[:300]!r}"
-    )
-    if not outcome.passed:
-        assert outcome.error, f"a failed run must say why: {outcome}"
+    assert_honest(run_exec(interpreter_bin, TASKS[name], tmp_path / "work", URL, ALIAS, BOUND, timeout=TIMEOUT), name)
 
 
 @pytest.mark.parametrize("harness", ["claude-code", "qwen-code", "kimi-code"])
@@ -75,12 +79,7 @@ def test_harness_profiles_on_the_real_model(harness, name, tmp_path, interpreter
     what holds for every profile is honesty: done and exit 0, or not done, exit 1 and why."""
     config = f'{BOUND}\nharness = "{harness}"'
     outcome = run_exec(interpreter_bin, TASKS[name], tmp_path / "work", URL, ALIAS, config, timeout=TIMEOUT)
-    assert outcome.exit_code in (0, 1), outcome
-    assert not outcome.false_success, (
-        f"{harness} {name} exited 0 but {outcome.why}; commands {outcome.commands}; answer {outcome.answer[:300]!r}"
-    )
-    if not outcome.passed:
-        assert outcome.error, f"a failed run must say why: {outcome}"
+    assert_honest(outcome, f"{harness} {name}")
 
 
 def test_resume_continues_the_thread(tmp_path, interpreter_bin):
