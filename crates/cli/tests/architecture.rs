@@ -15,12 +15,16 @@ const ALLOWED: &[(&str, &[&str])] = &[
     ("oi-process", &[]),
     ("oi-file-search", &[]),
     ("oi-jsonrpc", &[]),
+    ("oi-http", &[]),
     ("oi-config", &["oi-protocol"]),
     ("oi-apply-patch", &["oi-protocol"]),
     ("oi-thread-store", &["oi-process", "oi-protocol"]),
     ("oi-sandbox", &["oi-protocol", "oi-process"]),
-    ("oi-model-client", &["oi-config", "oi-protocol"]),
-    ("oi-mcp-client", &["oi-config", "oi-protocol", "oi-process"]),
+    ("oi-model-client", &["oi-config", "oi-http", "oi-protocol"]),
+    (
+        "oi-mcp-client",
+        &["oi-config", "oi-http", "oi-process", "oi-protocol"],
+    ),
     ("oi-test-support", &["oi-config", "oi-protocol"]),
     (
         "oi-core",
@@ -672,6 +676,37 @@ fn only_the_host_serves_connections() {
         .map(|(p, _)| p.to_string())
         .collect();
     report("connections served outside oi-host", problems, unused);
+}
+
+/// Every HTTP client is built by `oi-http`, whose TLS configuration reads the system's root
+/// certificates on the first certificate check: a client built another way reads them when
+/// it is built, at every start, even for a plain `http://` model server. Limits: a textual
+/// scan for reqwest's and rmcp's client constructors.
+#[test]
+fn http_clients_are_built_by_oi_http() {
+    let sources = product_sources(&workspace_root());
+    let mut problems = Vec::new();
+    for s in &sources {
+        if s.path.starts_with("crates/http/") {
+            continue;
+        }
+        for pat in [
+            "Client::builder(",
+            "Client::new(",
+            "Client::default(",
+            "StreamableHttpClientTransport::from_config(",
+            "StreamableHttpClientTransport::from_uri(",
+        ] {
+            for at in find_all(&s.code, pat) {
+                problems.push(format!(
+                    "{}:{}: `{pat}` builds an HTTP client that reads the root certificates at once; use oi_http::client_builder()",
+                    s.path,
+                    s.line_of(at)
+                ));
+            }
+        }
+    }
+    report("HTTP clients built outside oi-http", problems, Vec::new());
 }
 
 /// Calls that block the thread they run on. Each is a text the scan looks for.

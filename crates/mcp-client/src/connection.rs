@@ -229,6 +229,18 @@ async fn serve_stdio(
     Ok((service, child))
 }
 
+/// The HTTP client of a streamable-HTTP server connection, configured as rmcp's own default
+/// (no idle connection pool: reusing a connection whose last body was not fully read stalls
+/// ~40 ms on Linux's delayed ACK; only same-origin 307/308 redirects) but built by `oi-http`,
+/// so a plain `http://` server costs no root-certificate read.
+pub(crate) fn http_client() -> Result<reqwest::Client, String> {
+    oi_http::client_builder()
+        .pool_max_idle_per_host(0)
+        .redirect(oi_http::same_origin_redirects())
+        .build()
+        .map_err(|e| format!("cannot create the HTTP client: {e}"))
+}
+
 /// Connects to a streamable HTTP server with the credentials the config names (or stored
 /// OAuth tokens) and runs the `initialize` handshake. A 401/403 gets a message saying which
 /// credentials were sent and how to fix them.
@@ -278,7 +290,10 @@ async fn serve_http(
         }
         None => {
             handler
-                .serve(StreamableHttpClientTransport::from_config(cfg))
+                .serve(StreamableHttpClientTransport::with_client(
+                    http_client()?,
+                    cfg,
+                ))
                 .await
         }
     };

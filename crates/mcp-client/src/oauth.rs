@@ -160,7 +160,10 @@ pub async fn authorized_client(
     let mut manager = manager_for(url).await?;
     manager.set_credential_store(store);
     match manager.initialize_from_store().await {
-        Ok(true) => Ok(Some(AuthClient::new(reqwest::Client::new(), manager))),
+        Ok(true) => Ok(Some(AuthClient::new(
+            crate::connection::http_client()?,
+            manager,
+        ))),
         Ok(false) => Ok(None),
         Err(e) => Err(format!(
             "stored OAuth tokens for `{server}` could not be used ({e}); run `interpreter mcp login {server}`"

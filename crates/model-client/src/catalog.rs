@@ -211,7 +211,7 @@ pub async fn fetch_models(
         .clone()
         .ok_or_else(|| "no base_url".to_string())?;
     let url = format!("{}/models", base.trim_end_matches('/'));
-    let mut builder = reqwest::Client::builder().timeout(timeout);
+    let mut builder = oi_http::client_builder().timeout(timeout);
     if crate::is_loopback(&url) {
         builder = builder.no_proxy();
     }

@@ -78,6 +78,9 @@ pub struct Prompt {
     pub reasoning_summary: Option<String>,
     /// `low`, `medium` or `high`: Responses `text.verbosity`, Chat `verbosity`.
     pub verbosity: Option<String>,
+    /// The engine can take several calls in one response (it runs the ones that cannot
+    /// write concurrently, the rest in order). Sent as `parallel_tool_calls` unless the
+    /// provider says `supports_parallel_tool_calls = false`.
     pub parallel_tool_calls: bool,
     /// The most tokens the answer may take (Chat `max_tokens`, Responses
     /// `max_output_tokens`). `None`: no bound is sent.
@@ -221,7 +224,7 @@ impl ModelClient {
         };
         let url = format!("{}/{path}", base.trim_end_matches('/'));
         let headers = http::build_headers(&provider, &provider_id, api_key.as_deref())?;
-        let mut builder = reqwest::Client::builder()
+        let mut builder = oi_http::client_builder()
             .connect_timeout(CONNECT_TIMEOUT)
             .user_agent(concat!("open-interpreter/", env!("CARGO_PKG_VERSION")));
         // A local model server is never behind the user's HTTP proxy.
@@ -280,9 +283,7 @@ impl ModelClient {
         let quirks = quirks::for_model(provider, &inner.provider_id, &prompt.model);
         let body = match provider.wire_api {
             WireApi::Chat => chat::request_body(wire_prompt, chat::ChatRequestOptions { quirks }),
-            WireApi::Responses => {
-                responses::request_body(wire_prompt, quirks.responses_reasoning_text)
-            }
+            WireApi::Responses => responses::request_body(wire_prompt, quirks),
         };
         let max_retries = provider.request_max_retries();
         let idle = provider.stream_idle_timeout();
