@@ -319,6 +319,7 @@ mod tests {
             requires_openai_auth: false,
             send_reasoning_content: None,
             harness: None,
+            supports_parallel_tool_calls: None,
         };
         let m = to_value(&model_json("mock", &p, "mock-model", None, true));
         assert_eq!(m["isDefault"], true);

@@ -418,6 +418,7 @@ pub const PROVIDER_KEYS: &[&str] = &[
     "requires_openai_auth",
     "send_reasoning_content",
     "harness",
+    "supports_parallel_tool_calls",
 ];
 
 /// Keys of `[shell_environment_policy]`.

@@ -53,6 +53,13 @@ pub struct ModelProviderInfo {
     /// family (a server that fronts one family, or a fine-tune named unlike its base).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub harness: Option<oi_protocol::config_types::Harness>,
+    /// Whether the model may ask for several tool calls in one response (the request's
+    /// `parallel_tool_calls`). Unset: yes, the OpenAI API's default, which vLLM, Ollama and
+    /// llama.cpp accept (llama.cpp allows one call per response without it). `false` for a
+    /// server or model that handles several calls badly. The engine runs calls that cannot
+    /// write concurrently and the rest in order either way.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub supports_parallel_tool_calls: Option<bool>,
 }
 
 pub const DEFAULT_REQUEST_MAX_RETRIES: u64 = 4;
@@ -156,6 +163,7 @@ impl ModelProviderInfo {
             requires_openai_auth: false,
             send_reasoning_content: None,
             harness: None,
+            supports_parallel_tool_calls: None,
         }
     }
 }

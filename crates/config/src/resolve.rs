@@ -271,6 +271,9 @@ fn configured_provider(
         requires_openai_auth: t.requires_openai_auth.unwrap_or(base.requires_openai_auth),
         send_reasoning_content: t.send_reasoning_content.or(base.send_reasoning_content),
         harness: t.harness.or(base.harness),
+        supports_parallel_tool_calls: t
+            .supports_parallel_tool_calls
+            .or(base.supports_parallel_tool_calls),
         name: base.name,
     };
     if p.base_url.as_deref().is_none_or(|u| u.trim().is_empty()) {

@@ -102,6 +102,7 @@ pub(crate) struct ModelProviderToml {
     pub requires_openai_auth: Option<bool>,
     pub send_reasoning_content: Option<bool>,
     pub harness: Option<oi_protocol::config_types::Harness>,
+    pub supports_parallel_tool_calls: Option<bool>,
 }
 
 /// `[projects."/abs/path"]`: whether that folder's project config is honoured.

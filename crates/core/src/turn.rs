@@ -533,7 +533,7 @@ fn build_sized_prompt_with(sess: &Session, history: Option<&[ResponseItem]>) -> 
         reasoning_effort: cfg.model_reasoning_effort,
         reasoning_summary: cfg.model_reasoning_summary.clone(),
         verbosity: cfg.model_verbosity.clone(),
-        parallel_tool_calls: false,
+        parallel_tool_calls: true,
         max_output_tokens: None,
         tools_as_text,
     };

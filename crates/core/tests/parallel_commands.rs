@@ -84,6 +84,8 @@ async fn read_only_commands_of_one_response_run_at_once_outputs_in_call_order() 
         3,
         "the read-only commands ran one at a time"
     );
+    // The engine offers several calls per response, since it can run them.
+    assert_eq!(mock.requests()[0].body["parallel_tool_calls"], true);
     let outputs = mock.requests()[1].tool_outputs();
     let order: Vec<bool> = (0..3)
         .map(|i| outputs[i].1.contains(&format!("call-{i}")))

@@ -59,7 +59,8 @@ pub(crate) fn request_body(prompt: &Prompt, options: ChatRequestOptions) -> Valu
             })
             .collect();
         body["tools"] = Value::Array(tools);
-        body["parallel_tool_calls"] = Value::Bool(prompt.parallel_tool_calls);
+        body["parallel_tool_calls"] =
+            Value::Bool(prompt.parallel_tool_calls && options.quirks.parallel_tool_calls);
     }
     if let Some(effort) = prompt.reasoning_effort {
         body["reasoning_effort"] = Value::String(effort.as_str().to_string());

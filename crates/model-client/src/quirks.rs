@@ -18,7 +18,7 @@
 
 use oi_config::provider::ModelProviderInfo;
 
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct Quirks {
     /// Chat: fields of an assistant tool-call message that carry the reasoning behind the
     /// calls. Empty: reasoning is never sent back.
@@ -31,6 +31,22 @@ pub(crate) struct Quirks {
     pub responses_reasoning_text: bool,
     /// Chat: call ids in the history are mapped to 9 alphanumerics.
     pub portable_call_ids: bool,
+    /// The model may be offered several tool calls per response (`parallel_tool_calls`).
+    pub parallel_tool_calls: bool,
+}
+
+/// A provider that follows the OpenAI API as written: nothing extra in the history, several
+/// calls per response offered.
+impl Default for Quirks {
+    fn default() -> Self {
+        Quirks {
+            reasoning_fields: &[],
+            missing_reasoning: None,
+            responses_reasoning_text: false,
+            portable_call_ids: false,
+            parallel_tool_calls: true,
+        }
+    }
 }
 
 const REASONING_CONTENT: &[&str] = &["reasoning_content"];
@@ -179,6 +195,7 @@ pub(crate) fn for_model(provider: &ModelProviderInfo, provider_id: &str, model: 
         missing_reasoning: missing.filter(|_| !fields.is_empty()),
         responses_reasoning_text,
         portable_call_ids: host == Host::Mistral || family == Family::Mistral,
+        parallel_tool_calls: provider.supports_parallel_tool_calls.unwrap_or(true),
     }
 }
 

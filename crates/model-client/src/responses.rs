@@ -13,7 +13,8 @@ use crate::{ModelError, Prompt, ResponseEvent, synthesize_call_id};
 /// The JSON body for `POST {base_url}/responses`. `reasoning_text`: reasoning without
 /// `encrypted_content` that led to a tool call goes back as raw chain of thought (gpt-oss
 /// servers; see `quirks`).
-pub(crate) fn request_body(prompt: &Prompt, reasoning_text: bool) -> Value {
+pub(crate) fn request_body(prompt: &Prompt, quirks: crate::quirks::Quirks) -> Value {
+    let reasoning_text = quirks.responses_reasoning_text;
     let tools: Vec<Value> = prompt
         .tools
         .iter()
@@ -37,7 +38,8 @@ pub(crate) fn request_body(prompt: &Prompt, reasoning_text: bool) -> Value {
     if !tools.is_empty() {
         body["tools"] = Value::Array(tools);
         body["tool_choice"] = json!("auto");
-        body["parallel_tool_calls"] = json!(prompt.parallel_tool_calls);
+        body["parallel_tool_calls"] =
+            json!(prompt.parallel_tool_calls && quirks.parallel_tool_calls);
     }
     if let Some(effort) = prompt.reasoning_effort {
         body["reasoning"] = json!({ "effort": effort.as_str() });
@@ -564,7 +566,7 @@ mod tests {
                 model: "m".into(),
                 ..Prompt::default()
             },
-            false,
+            Default::default(),
         );
         assert!(body.get("tools").is_none() && body.get("tool_choice").is_none());
         assert!(body.get("reasoning").is_none() && body.get("include").is_none());
@@ -581,7 +583,7 @@ mod tests {
                 verbosity: Some("low".into()),
                 ..Prompt::default()
             },
-            false,
+            Default::default(),
         );
         assert_eq!(
             body["reasoning"],

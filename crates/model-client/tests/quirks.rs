@@ -263,3 +263,32 @@ async fn mistral_models_get_ids_their_templates_accept() {
     assert!(call_ids.iter().all(|id| portable_id(id)), "{call_ids:?}");
     assert_eq!(call_ids, output_ids);
 }
+
+/// Several calls per response are offered (the OpenAI default, and what llama.cpp only
+/// allows when asked), on both wires, unless the provider says it handles them badly.
+#[tokio::test]
+async fn several_calls_per_response_are_offered_unless_the_provider_declines() {
+    for wire in [WireApi::Chat, WireApi::Responses] {
+        for (setting, sent) in [(None, true), (Some(true), true), (Some(false), false)] {
+            let server =
+                MockModelServer::start(MockScript::turns([oi_test_support::MockTurn::text("ok")]))
+                    .await
+                    .unwrap();
+            let mut provider = server.provider(wire);
+            provider.supports_parallel_tool_calls = setting;
+            let client = ModelClient::new(
+                provider,
+                "custom".into(),
+                std::path::Path::new(common::NO_HOME),
+            )
+            .unwrap();
+            run_with(&client, &prompt()).await.ok();
+            let body = &server.requests()[0].body;
+            assert_eq!(
+                body["parallel_tool_calls"],
+                json!(sent),
+                "{wire:?} with supports_parallel_tool_calls = {setting:?}"
+            );
+        }
+    }
+}

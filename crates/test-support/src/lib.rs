@@ -124,6 +124,7 @@ impl MockModelServer {
             requires_openai_auth: false,
             send_reasoning_content: None,
             harness: None,
+            supports_parallel_tool_calls: None,
         }
     }
 
