@@ -172,7 +172,7 @@ pub async fn establish(
                 (service, Some(child))
             }
             McpServerTransportConfig::StreamableHttp { .. } => (
-                serve_http(server, config, home, handler, &progress).await?,
+                serve_http(server, config, home, handler, task_required, &progress).await?,
                 None,
             ),
         };
@@ -249,6 +249,7 @@ async fn serve_http(
     config: &McpServerConfig,
     home: &Path,
     handler: Handler,
+    task_required: crate::sniff::TaskRequiredTools,
     progress: &StartupProgress,
 ) -> Result<Service, String> {
     progress.set_step(Step::Connect);
@@ -282,16 +283,20 @@ async fn serve_http(
     } else {
         AuthUsed::None
     };
+    use crate::sniff::SniffingHttpClient;
     let served = match oauth {
         Some(client) => {
             handler
-                .serve(StreamableHttpClientTransport::with_client(client, cfg))
+                .serve(StreamableHttpClientTransport::with_client(
+                    SniffingHttpClient::new(client, task_required),
+                    cfg,
+                ))
                 .await
         }
         None => {
             handler
                 .serve(StreamableHttpClientTransport::with_client(
-                    http_client()?,
+                    SniffingHttpClient::new(http_client()?, task_required),
                     cfg,
                 ))
                 .await

@@ -1,6 +1,7 @@
 //! Reading what the typed MCP layer drops. rmcp's `Tool` has no `execution` field, so a tool
-//! that declares SEP-1686 `execution.taskSupport: "required"` would look callable; this reader
-//! passes a stdio server's output through unchanged and notes such tools on the way.
+//! that declares SEP-1686 `execution.taskSupport: "required"` would look callable; these
+//! readers pass a stdio server's output, or an HTTP server's event streams, through unchanged
+//! and note such tools on the way.
 
 use serde_json::Value;
 use std::collections::HashSet;
@@ -110,5 +111,179 @@ mod tests {
             found.lock().unwrap().iter().cloned().collect::<Vec<_>>(),
             vec!["research".to_string()]
         );
+    }
+}
+
+/// The same reading for a streamable-HTTP server: a client that delegates every request to
+/// `inner` and notes task-only tools in the SSE events of the responses on the way. (A
+/// server that answers `tools/list` with a plain JSON body is parsed by rmcp before this
+/// layer sees it; the servers seen so far stream their replies as SSE.)
+#[derive(Clone)]
+pub struct SniffingHttpClient<C> {
+    inner: C,
+    found: TaskRequiredTools,
+}
+
+impl<C> SniffingHttpClient<C> {
+    pub fn new(inner: C, found: TaskRequiredTools) -> Self {
+        Self { inner, found }
+    }
+}
+
+mod http {
+    use super::{SniffingHttpClient, TaskRequiredTools, note_task_required};
+    use futures::StreamExt;
+    use futures::stream::BoxStream;
+    use reqwest::header::{HeaderName, HeaderValue};
+    use rmcp::model::ClientJsonRpcMessage;
+    use rmcp::transport::streamable_http_client::{
+        SseError, StreamableHttpClient, StreamableHttpError, StreamableHttpPostResponse,
+        StreamableHttpResponseLimits,
+    };
+    use sse_stream::Sse;
+    use std::collections::HashMap;
+    use std::sync::Arc;
+
+    fn watch<T: Send + 'static>(
+        stream: BoxStream<'static, Result<T, SseError>>,
+        found: &TaskRequiredTools,
+        data: fn(&T) -> Option<&str>,
+    ) -> BoxStream<'static, Result<T, SseError>> {
+        let found = found.clone();
+        stream
+            .inspect(move |event| {
+                if let Some(d) = event.as_ref().ok().and_then(data) {
+                    note_task_required(d.as_bytes(), &found);
+                }
+            })
+            .boxed()
+    }
+
+    impl<C: StreamableHttpClient + Sync> StreamableHttpClient for SniffingHttpClient<C> {
+        type Error = C::Error;
+
+        async fn post_message(
+            &self,
+            uri: Arc<str>,
+            message: ClientJsonRpcMessage,
+            session_id: Option<Arc<str>>,
+            auth_header: Option<String>,
+            custom_headers: HashMap<HeaderName, HeaderValue>,
+        ) -> Result<StreamableHttpPostResponse, StreamableHttpError<Self::Error>> {
+            self.post_message_with_response_limits(
+                uri,
+                message,
+                session_id,
+                auth_header,
+                custom_headers,
+                StreamableHttpResponseLimits::default(),
+            )
+            .await
+        }
+
+        async fn post_message_with_max_sse_event_size(
+            &self,
+            uri: Arc<str>,
+            message: ClientJsonRpcMessage,
+            session_id: Option<Arc<str>>,
+            auth_header: Option<String>,
+            custom_headers: HashMap<HeaderName, HeaderValue>,
+            max_sse_event_size: usize,
+        ) -> Result<StreamableHttpPostResponse, StreamableHttpError<Self::Error>> {
+            let mut limits = StreamableHttpResponseLimits::default();
+            limits.max_sse_event_size = max_sse_event_size;
+            self.post_message_with_response_limits(
+                uri,
+                message,
+                session_id,
+                auth_header,
+                custom_headers,
+                limits,
+            )
+            .await
+        }
+
+        async fn post_message_with_response_limits(
+            &self,
+            uri: Arc<str>,
+            message: ClientJsonRpcMessage,
+            session_id: Option<Arc<str>>,
+            auth_header: Option<String>,
+            custom_headers: HashMap<HeaderName, HeaderValue>,
+            limits: StreamableHttpResponseLimits,
+        ) -> Result<StreamableHttpPostResponse, StreamableHttpError<Self::Error>> {
+            let response = self
+                .inner
+                .post_message_with_response_limits(
+                    uri,
+                    message,
+                    session_id,
+                    auth_header,
+                    custom_headers,
+                    limits,
+                )
+                .await?;
+            Ok(match response {
+                StreamableHttpPostResponse::Sse(stream, session) => {
+                    StreamableHttpPostResponse::Sse(
+                        watch(stream, &self.found, |e| e.data.as_deref()),
+                        session,
+                    )
+                }
+                other => other,
+            })
+        }
+
+        async fn delete_session(
+            &self,
+            uri: Arc<str>,
+            session_id: Arc<str>,
+            auth_header: Option<String>,
+            custom_headers: HashMap<HeaderName, HeaderValue>,
+        ) -> Result<(), StreamableHttpError<Self::Error>> {
+            self.inner
+                .delete_session(uri, session_id, auth_header, custom_headers)
+                .await
+        }
+
+        async fn get_stream(
+            &self,
+            uri: Arc<str>,
+            session_id: Option<Arc<str>>,
+            last_event_id: Option<String>,
+            auth_header: Option<String>,
+            custom_headers: HashMap<HeaderName, HeaderValue>,
+        ) -> Result<BoxStream<'static, Result<Sse, SseError>>, StreamableHttpError<Self::Error>>
+        {
+            let stream = self
+                .inner
+                .get_stream(uri, session_id, last_event_id, auth_header, custom_headers)
+                .await?;
+            Ok(watch(stream, &self.found, |e| e.data.as_deref()))
+        }
+
+        async fn get_stream_with_max_sse_event_size(
+            &self,
+            uri: Arc<str>,
+            session_id: Option<Arc<str>>,
+            last_event_id: Option<String>,
+            auth_header: Option<String>,
+            custom_headers: HashMap<HeaderName, HeaderValue>,
+            max_sse_event_size: usize,
+        ) -> Result<BoxStream<'static, Result<Sse, SseError>>, StreamableHttpError<Self::Error>>
+        {
+            let stream = self
+                .inner
+                .get_stream_with_max_sse_event_size(
+                    uri,
+                    session_id,
+                    last_event_id,
+                    auth_header,
+                    custom_headers,
+                    max_sse_event_size,
+                )
+                .await?;
+            Ok(watch(stream, &self.found, |e| e.data.as_deref()))
+        }
     }
 }

@@ -155,7 +155,18 @@ async fn a_list_changed_refresh_is_settled_before_the_next_request() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn task_only_tools_are_not_offered() {
-    let s = start(vec![("everything", everything_stdio())]).await;
+    task_only_tools_are_withheld(everything_stdio()).await;
+}
+
+/// The same over streamable HTTP: the tool list is the server's either way.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn task_only_tools_are_not_offered_over_http() {
+    let peer = HttpPeer::everything();
+    task_only_tools_are_withheld(http(&peer.url)).await;
+}
+
+async fn task_only_tools_are_withheld(server: oi_config::mcp::McpServerConfig) {
+    let s = start(vec![("everything", server)]).await;
     s.manager.wait_until_started().await;
     assert!(s.manager.lookup("mcp__everything__echo").is_some());
     assert!(
