@@ -157,12 +157,11 @@ async fn fastmcp_over_streamable_http() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn unreachable_http_server_fails_with_the_url() {
-    // A port nobody listens on: bind, note the port, close.
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
+    // A port nobody listens on: bound (so no other test's server can take it while this
+    // runs, which closing it would allow) but never listening, so connections are refused.
+    let holder = tokio::net::TcpSocket::new_v4().unwrap();
+    holder.bind("127.0.0.1:0".parse().unwrap()).unwrap();
+    let port = holder.local_addr().unwrap().port();
     let mut cfg = http(&format!("http://127.0.0.1:{port}/mcp"));
     cfg.startup_timeout = Some(Duration::from_secs(10));
     let s = start(vec![("gone", cfg)]).await;
