@@ -42,11 +42,30 @@ fn runtime_status(state: McpServerState) -> McpServerConnectionStatus {
     }
 }
 
-fn tools_by_name(tools: Vec<Value>) -> BTreeMap<String, Value> {
-    tools
+/// The `_meta` key that marks a listed tool the model is not offered, with the reason.
+pub(crate) const WITHHELD_META: &str = "openinterpreter/withheld";
+
+/// The tools by name; the ones the model is not offered carry the reason in their `_meta`
+/// (Codex's `Tool` has no field for it, and `_meta` is the MCP place for such facts).
+fn tools_by_name(tools: Vec<Value>, withheld: &[(String, String)]) -> BTreeMap<String, Value> {
+    let mut by_name: BTreeMap<String, Value> = tools
         .into_iter()
         .filter_map(|t| Some((t.get("name")?.as_str()?.to_string(), t)))
-        .collect()
+        .collect();
+    for (name, why) in withheld {
+        if let Some(Value::Object(tool)) = by_name.get_mut(name) {
+            let meta = tool
+                .entry("_meta")
+                .or_insert_with(|| Value::Object(Default::default()));
+            if !meta.is_object() {
+                *meta = Value::Object(Default::default());
+            }
+            if let Value::Object(meta) = meta {
+                meta.insert(WITHHELD_META.into(), Value::String(why.clone()));
+            }
+        }
+    }
+    by_name
 }
 
 fn from_live(s: LiveStatus, cfg: Option<&McpServerConfig>) -> McpServerStatus {
@@ -60,7 +79,7 @@ fn from_live(s: LiveStatus, cfg: Option<&McpServerConfig>) -> McpServerStatus {
             None
         },
         name: s.name,
-        tools: tools_by_name(s.tools),
+        tools: tools_by_name(s.tools, &s.withheld_tools),
         resources: s.resources,
         resource_templates: s.resource_templates,
     }
@@ -137,4 +156,29 @@ async fn list(
         data: servers.drain(start..end).collect(),
         next_cursor: next,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn withheld_tools_say_why_in_their_meta_and_keep_the_servers_own() {
+        let tools = vec![
+            json!({"name": "echo", "inputSchema": {"type": "object"}}),
+            json!({"name": "long", "inputSchema": {"type": "object"},
+                   "execution": {"taskSupport": "required"}, "_meta": {"vendor/x": 1}}),
+        ];
+        let withheld = vec![(
+            "long".to_string(),
+            "it needs MCP task augmentation".to_string(),
+        )];
+        let by_name = tools_by_name(tools, &withheld);
+        assert!(by_name["echo"].get("_meta").is_none());
+        assert_eq!(
+            by_name["long"]["_meta"],
+            json!({"vendor/x": 1, "openinterpreter/withheld": "it needs MCP task augmentation"})
+        );
+    }
 }

@@ -96,9 +96,17 @@ async fn esc_interrupts_a_running_turn() {
 #[tokio::test(flavor = "multi_thread")]
 async fn slash_mcp_lists_the_servers_and_unknown_commands_stay_local() {
     let env = env_with_mcp(MockScript::turns([MockTurn::text("unused")])).await;
+    // One of server-everything's tools filtered out, and a server that never answers.
+    let path = env.home.path().join("config.toml");
+    let mut config = std::fs::read_to_string(&path).unwrap();
+    config.push_str(
+        "disabled_tools = [\"echo\"]\n\n[mcp_servers.silent]\ncommand = \"sleep\"\nargs = [\"100\"]\nstartup_timeout_sec = 1\n",
+    );
+    std::fs::write(&path, config).unwrap();
     let mut tui = Tui::spawn(&env, &[]);
     tui.wait_for("Ask anything");
-    tui.wait_for("MCP 1/1");
+    tui.wait_for("MCP server `silent` failed to start");
+    tui.wait_for("MCP 1/2");
     tui.type_text("/mc");
     // The popup filters as you type; Tab completes.
     tui.wait_for("list MCP servers");
@@ -109,13 +117,29 @@ async fn slash_mcp_lists_the_servers_and_unknown_commands_stay_local() {
     tui.send("\r");
     tui.wait_for("MCP servers");
     let screen = tui.wait_for("everything · ready · stdio");
-    assert!(screen.contains(" tools"), "{screen}");
-    // `/mcp verbose` adds every tool with its approval mode, and the server's resources and
-    // prompts (server-everything has both).
+    let words = screen.split_whitespace().collect::<Vec<_>>().join(" ");
+    // `echo` by `disabled_tools`, and the task-only `simulate-research-query`.
+    assert!(words.contains("12 tools (2 withheld)"), "{screen}");
+    // The warning that the server failed and `/mcp`'s last error keep the error's lines:
+    // the config to add is on lines of its own in both.
+    let own_line = |text: &str| screen.lines().filter(|l| l.trim() == text).count();
+    assert_eq!(own_line("[mcp_servers.silent]"), 2, "{screen}");
+    assert_eq!(own_line("startup_timeout_sec = 10"), 2, "{screen}");
+    // A failed server's error keeps its lines: the last ones say how to fix it.
+    assert!(
+        screen.contains("  last error: MCP client for `silent` timed out"),
+        "{screen}"
+    );
+    // `/mcp verbose` adds every tool with its approval mode, the withheld ones with the
+    // reason, and the server's resources and prompts (server-everything has both).
     tui.type_text("/mcp verbose");
     tui.send("\r");
     let screen = tui.wait_for("  prompts: ");
     assert!(screen.contains("  resources: "), "{screen}");
+    assert!(
+        screen.contains("  echo [withheld] disabled by enabled_tools/disabled_tools"),
+        "{screen}"
+    );
     tui.type_text("/frobnicate");
     tui.send("\r");
     tui.wait_for("Unknown command `/frobnicate`");

@@ -351,22 +351,12 @@ impl HistoryCell {
                 }
                 wrap_lines(&out, width, "    ")
             }
-            HistoryCell::Error { message } => wrap_line(
-                &Line::from(vec![
-                    Span::styled("■ ", theme.error()),
-                    Span::styled(message.clone(), theme.removed()),
-                ]),
-                width,
-                "  ",
-            ),
-            HistoryCell::Warning { message } => wrap_line(
-                &Line::from(vec![
-                    Span::styled("⚠ ", theme.warning()),
-                    Span::styled(message.clone(), theme.plain()),
-                ]),
-                width,
-                "  ",
-            ),
+            HistoryCell::Error { message } => {
+                marked_message("■ ", theme.error(), message, theme.removed(), width)
+            }
+            HistoryCell::Warning { message } => {
+                marked_message("⚠ ", theme.warning(), message, theme.plain(), width)
+            }
             HistoryCell::Info { title, lines } => {
                 let mut out = vec![Line::from(vec![
                     bullet(theme.accent()),
@@ -502,6 +492,25 @@ fn exec_lines(
         ));
     }
     out
+}
+
+/// An error or warning: the mark, then every line of the message (the later lines of an
+/// error are usually the config to add or the command to run), each wrapped under the first.
+fn marked_message(
+    mark: &'static str,
+    mark_style: ratatui::style::Style,
+    message: &str,
+    style: ratatui::style::Style,
+    width: u16,
+) -> Vec<Line<'static>> {
+    let mut lines = message.lines();
+    let first = lines.next().unwrap_or_default().to_string();
+    let mut out = vec![Line::from(vec![
+        Span::styled(mark, mark_style),
+        Span::styled(first, style),
+    ])];
+    out.extend(lines.map(|l| Line::from(Span::styled(format!("  {l}"), style))));
+    wrap_lines(&out, width, "  ")
 }
 
 #[cfg(test)]

@@ -710,6 +710,11 @@ fn mcp_rows(config: &Config, thread: &Thread) -> Vec<McpServerRow> {
                     )
                 })
                 .collect(),
+            withheld: status
+                .iter()
+                .filter(|st| st.name == *name)
+                .flat_map(|st| st.withheld_tools.clone())
+                .collect(),
             resources: status
                 .iter()
                 .filter(|st| st.name == *name)

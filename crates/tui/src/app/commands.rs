@@ -240,8 +240,13 @@ impl App {
                 Some(McpState::Cancelled) => "cancelled".to_string(),
             };
             let state = if s.enabled { state } else { "disabled".into() };
+            let withheld = if s.withheld.is_empty() {
+                String::new()
+            } else {
+                format!(" ({} withheld)", s.withheld.len())
+            };
             lines.push(format!(
-                "{} · {state} · {} · {} tools",
+                "{} · {state} · {} · {} tools{withheld}",
                 s.name,
                 s.transport,
                 s.tools.len()
@@ -251,12 +256,21 @@ impl App {
                 _ => None,
             });
             if let Some(e) = error {
-                lines.push(format!("  last error: {e}"));
+                // Every line: the last ones usually say how to fix it.
+                let mut e_lines = e.lines();
+                lines.push(format!(
+                    "  last error: {}",
+                    e_lines.next().unwrap_or_default()
+                ));
+                lines.extend(e_lines.map(|l| format!("    {l}")));
             }
             if verbose {
                 for (tool, desc, approval) in &s.tools {
                     let desc = desc.lines().next().unwrap_or_default();
                     lines.push(format!("  {tool} [{approval}] {desc}"));
+                }
+                for (tool, why) in &s.withheld {
+                    lines.push(format!("  {tool} [withheld] {why}"));
                 }
                 if !s.resources.is_empty() {
                     lines.push(format!("  resources: {}", first_few(&s.resources)));

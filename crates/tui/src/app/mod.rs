@@ -744,6 +744,8 @@ pub struct McpServerRow {
     pub error: Option<String>,
     /// (tool, description, approval mode)
     pub tools: Vec<(String, String, String)>,
+    /// Tools the server lists that the model is not offered: (tool, why).
+    pub withheld: Vec<(String, String)>,
     /// What `/mcp verbose` lists besides tools: resource URIs (and templates) and prompt names.
     pub resources: Vec<String>,
     pub prompts: Vec<String>,
