@@ -327,7 +327,8 @@ fn probe_reports_startup_and_tool_counts() {
         format!(
             "[mcp_servers.fx]\ncommand = {python:?}\nargs = [{fixture:?}]\ndisabled_tools = [\"crash\"]\n\n\
              [mcp_servers.everything]\ncommand = {node:?}\nargs = [{everything:?}, \"stdio\"]\n\n\
-             [mcp_servers.broken]\ncommand = {python:?}\nargs = [{fixture:?}, \"--fail-init\", \"no license\"]\n"
+             [mcp_servers.broken]\ncommand = {python:?}\nargs = [{fixture:?}, \"--fail-init\", \"no license\"]\n\n\
+             [mcp_servers.silent]\ncommand = \"sleep\"\nargs = [\"100\"]\nstartup_timeout_sec = 1\n"
         ),
     )
     .unwrap();
@@ -354,13 +355,28 @@ fn probe_reports_startup_and_tool_counts() {
             .is_some_and(|e| e.contains("no license")),
         "{broken}"
     );
-    let table = env.ok(&["mcp", "list", "--probe"]);
+    let probe = env.run(&["mcp", "list", "--probe"]);
+    assert!(probe.status.success());
+    let table = String::from_utf8_lossy(&probe.stdout).to_string();
+    // Servers that went away (or were stopped) at the end of the probe are no news.
+    let stderr = String::from_utf8_lossy(&probe.stderr);
+    assert!(!stderr.contains("WARN"), "{stderr}");
     assert!(
         table
             .lines()
             .next()
             .unwrap()
             .ends_with("Auth         Probe"),
+        "{table}"
+    );
+    // The cell has the first line of an error; the lines that say how to fix it follow.
+    assert!(
+        table.contains("failed: MCP client for `silent` timed out after 1 seconds"),
+        "{table}"
+    );
+    assert!(
+        table.contains("\nsilent: MCP client for `silent` timed out")
+            && table.contains("\n  [mcp_servers.silent]\n  startup_timeout_sec = 10\n"),
         "{table}"
     );
     assert!(table.contains("ok, 8 tools"), "{table}");

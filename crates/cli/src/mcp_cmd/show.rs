@@ -130,6 +130,19 @@ pub async fn list(
         }
         out.push_str(&table(&header, &http_rows));
     }
+    // A table cell holds one line; an error's later lines (the config to add, the server's
+    // stderr) are what says how to fix it, so they follow the table whole.
+    for (name, p) in &probes {
+        if let Probe::Failed(e) = p
+            && e.lines().nth(1).is_some()
+        {
+            let mut lines = e.lines();
+            out.push_str(&format!("\n{name}: {}\n", lines.next().unwrap_or_default()));
+            for l in lines {
+                out.push_str(&format!("  {l}\n"));
+            }
+        }
+    }
     out!("{out}");
     EXIT_OK
 }
