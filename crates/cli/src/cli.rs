@@ -236,6 +236,9 @@ pub struct ResumeArgs {
     /// Print every event as one JSON line.
     #[arg(long)]
     pub json: bool,
+    /// Codex exec's JSON lines (see `exec --experimental-json`).
+    #[arg(long, hide = true, conflicts_with = "json")]
+    pub experimental_json: bool,
     /// The thread id, then the prompt (`-` reads it from stdin). With --last, only the prompt.
     #[arg(value_name = "THREAD_ID|PROMPT")]
     pub args: Vec<String>,
@@ -276,10 +279,76 @@ pub struct SandboxArgs {
 #[derive(Args, Debug, Clone)]
 pub struct ExecArgs {
     /// Print every event as one JSON line (format: docs/exec-json.md).
-    #[arg(long)]
+    #[arg(long, conflicts_with = "experimental_json")]
     pub json: bool,
+    /// Print Codex exec's JSON lines instead (`thread.started`, `item.*`, `turn.*`), what
+    /// the Codex TypeScript SDK reads (docs/exec-json.md).
+    #[arg(long)]
+    pub experimental_json: bool,
+    #[command(flatten)]
+    pub codex: CodexExecFlags,
     /// The prompt; `-` reads it from stdin.
     pub prompt: Option<String>,
+    #[command(subcommand)]
+    pub command: Option<ExecCommand>,
+}
+
+/// `exec resume …`: Codex's spelling of `interpreter resume` (the Codex SDK uses it).
+#[derive(Subcommand, Debug, Clone)]
+pub enum ExecCommand {
+    /// Continue a stored thread: `exec resume THREAD_ID [PROMPT]` or `exec resume --last`.
+    Resume(ResumeArgs),
+}
+
+/// Flags of `codex exec` that its clients (the Codex TypeScript SDK) pass.
+#[derive(Args, Debug, Clone, Default)]
+pub struct CodexExecFlags {
+    /// Accepted and ignored: `exec` runs outside git repositories too.
+    #[arg(long, hide = true, global = true)]
+    pub skip_git_repo_check: bool,
+    /// Accepted and ignored: threads of `exec` are stamped `exec`.
+    #[arg(long, hide = true, value_name = "SOURCE", global = true)]
+    pub thread_source: Option<String>,
+    /// Accepted and ignored: there are no such programs here.
+    #[arg(long, hide = true, value_name = "PROGRAM", global = true)]
+    pub cyber_access_program: Option<String>,
+    /// Another folder commands may write in (with `-s workspace-write`); may repeat.
+    #[arg(long, value_name = "DIR", global = true)]
+    pub add_dir: Vec<PathBuf>,
+    /// Not supported: refused with a message, never ignored.
+    #[arg(long, hide = true, value_name = "FILE", global = true)]
+    pub output_schema: Option<PathBuf>,
+    /// Not supported: refused with a message, never ignored.
+    #[arg(long, short = 'i', hide = true, value_name = "FILE", global = true)]
+    pub image: Vec<PathBuf>,
+}
+
+impl CodexExecFlags {
+    /// Apply the flags that mean something here to `global`; refuse the ones that would be
+    /// silently wrong to ignore.
+    pub fn apply(&self, global: &mut GlobalArgs) -> Result<(), String> {
+        if self.output_schema.is_some() {
+            return Err("--output-schema is not supported: the answer is not constrained to a JSON schema here".into());
+        }
+        if !self.image.is_empty() {
+            return Err(
+                "--image is not supported yet: images cannot be sent to the model from `exec`"
+                    .into(),
+            );
+        }
+        if !self.add_dir.is_empty() {
+            let roots: Vec<toml::Value> = self
+                .add_dir
+                .iter()
+                .map(|d| toml::Value::String(d.display().to_string()))
+                .collect();
+            global.config.push(format!(
+                "sandbox_workspace_write.writable_roots={}",
+                toml::Value::Array(roots)
+            ));
+        }
+        Ok(())
+    }
 }
 
 impl GlobalArgs {

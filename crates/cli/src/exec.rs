@@ -33,18 +33,45 @@ pub fn read_prompt(arg: Option<String>) -> Result<String, String> {
     }
 }
 
+/// What `exec` and `resume` print on stdout.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Format {
+    /// Progress on stderr, the final answer on stdout.
+    Human,
+    /// Every event as one JSON line (`--json`, docs/exec-json.md).
+    Events,
+    /// Codex exec's JSON lines (`--experimental-json`), for the Codex TypeScript SDK.
+    CodexExec,
+}
+
+impl Format {
+    pub fn of(json: bool, experimental_json: bool) -> Self {
+        match (json, experimental_json) {
+            (_, true) => Format::CodexExec,
+            (true, false) => Format::Events,
+            (false, false) => Format::Human,
+        }
+    }
+
+    fn is_json(self) -> bool {
+        self != Format::Human
+    }
+}
+
 pub struct Output {
-    json: bool,
+    format: Format,
     reasoning: ReasoningDisplay,
     human: HumanRenderer,
+    codex: crate::exec_jsonl::CodexExecLines,
 }
 
 impl Output {
-    pub fn new(json: bool, reasoning: ReasoningDisplay) -> Self {
+    pub fn new(format: Format, reasoning: ReasoningDisplay) -> Self {
         Self {
-            json,
+            format,
             reasoning,
             human: HumanRenderer::new(reasoning),
+            codex: Default::default(),
         }
     }
 
@@ -52,19 +79,45 @@ impl Output {
         if !self.reasoning.shows(&ev.msg) {
             return;
         }
-        if self.json {
-            if let Ok(line) = serde_json::to_string(ev) {
-                let mut out = std::io::stdout().lock();
-                let _ = writeln!(out, "{line}");
-                let _ = out.flush();
+        match self.format {
+            Format::Events => {
+                if let Ok(line) = serde_json::to_string(ev) {
+                    print_line(&line);
+                }
             }
-        } else {
-            self.human.render(&ev.msg);
+            Format::CodexExec => {
+                for line in self.codex.lines(&ev.msg) {
+                    print_line(&line.to_string());
+                }
+            }
+            Format::Human => self.human.render(&ev.msg),
         }
     }
 }
 
-pub async fn run_exec(global: GlobalArgs, args: ExecArgs) -> i32 {
+fn print_line(line: &str) {
+    let mut out = std::io::stdout().lock();
+    let _ = writeln!(out, "{line}");
+    let _ = out.flush();
+}
+
+pub async fn run_exec(mut global: GlobalArgs, args: ExecArgs) -> i32 {
+    if let Err(e) = args.codex.apply(&mut global) {
+        eprintln!("error: {e}");
+        return EXIT_USAGE;
+    }
+    let format = Format::of(args.json, args.experimental_json);
+    if let Some(crate::cli::ExecCommand::Resume(resume)) = args.command {
+        if args.prompt.is_some() {
+            eprintln!("error: give the prompt after `resume THREAD_ID`, not before `resume`");
+            return EXIT_USAGE;
+        }
+        let format = match format {
+            Format::Human => Format::of(resume.json, resume.experimental_json),
+            f => f,
+        };
+        return crate::sessions::run_resume_as(global, resume, format).await;
+    }
     let prompt = match read_prompt(args.prompt) {
         Ok(p) => p,
         Err(e) => {
@@ -92,7 +145,7 @@ pub async fn run_exec(global: GlobalArgs, args: ExecArgs) -> i32 {
         }
     };
     let thread = new.thread.clone();
-    let code = drive_turn(new, prompt, args.json, reasoning).await;
+    let code = drive_turn(new, prompt, format, reasoning).await;
     manager.shutdown_all().await;
     saved_or_failure(&thread, code)
 }
@@ -124,10 +177,11 @@ const INTERRUPT_GRACE: std::time::Duration = std::time::Duration::from_secs(30);
 pub async fn drive_turn(
     new: NewThread,
     prompt: String,
-    json: bool,
+    format: Format,
     reasoning: ReasoningDisplay,
 ) -> i32 {
-    let mut out = Output::new(json, reasoning);
+    let json = format.is_json();
+    let mut out = Output::new(format, reasoning);
     out.event(&Event {
         id: String::new(),
         msg: EventMsg::SessionConfigured(new.session_configured.clone()),

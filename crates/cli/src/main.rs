@@ -5,6 +5,7 @@ mod accept_cmd;
 mod cli;
 mod codex_flags;
 mod exec;
+mod exec_jsonl;
 mod interactive;
 mod listen_token;
 mod mcp_cmd;

@@ -13,7 +13,17 @@ fn open_store() -> Result<ThreadStore, String> {
     oi_core::open_thread_store(&home).map_err(|e| e.to_string())
 }
 
-pub async fn run_resume(mut global: GlobalArgs, args: ResumeArgs) -> i32 {
+pub async fn run_resume(global: GlobalArgs, args: ResumeArgs) -> i32 {
+    let format = crate::exec::Format::of(args.json, args.experimental_json);
+    run_resume_as(global, args, format).await
+}
+
+/// `resume` printing in `format` (`exec resume` passes the format given to `exec`).
+pub async fn run_resume_as(
+    mut global: GlobalArgs,
+    args: ResumeArgs,
+    format: crate::exec::Format,
+) -> i32 {
     let store = match open_store() {
         Ok(s) => s,
         Err(e) => {
@@ -106,7 +116,7 @@ pub async fn run_resume(mut global: GlobalArgs, args: ResumeArgs) -> i32 {
         }
     }
     let thread = new.thread.clone();
-    let code = drive_turn(new, prompt, args.json, reasoning).await;
+    let code = drive_turn(new, prompt, format, reasoning).await;
     manager.shutdown_all().await;
     crate::exec::saved_or_failure(&thread, code)
 }
