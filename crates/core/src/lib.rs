@@ -27,6 +27,7 @@ mod manager;
 mod notify;
 mod prompt;
 mod recorder;
+mod repeats;
 mod safety;
 mod sandbox;
 mod session;

@@ -6,6 +6,7 @@ use crate::context_window::{
     WindowSignal, budget_tool_outputs, output_token_bound, tool_output_budget, window_signal,
 };
 use crate::prompt::{base_instructions, context_items};
+use crate::repeats::Repeat;
 use crate::session::{ActiveTurn, Session};
 use crate::tools::{PendingCall, run_calls, tool_specs};
 use crate::window_recovery::{
@@ -192,6 +193,8 @@ async fn turn_loop(
     // is checked, so it needs no tool behind it.
     let mut nudged_for_path = false;
     let mut ran_calls = false;
+    let mut repeats = crate::repeats::RepeatedCalls::default();
+    let mut repeat_failure: Option<String> = None;
     loop {
         take_pending_input(sess, turn_id).await;
         steps += 1;
@@ -345,8 +348,41 @@ async fn turn_loop(
             .partition(|(_, _, arguments)| !truncated || is_json(arguments));
         // Every call gets an output, even when the turn stops, so the history stays valid
         // for the next request (independent MCP calls run concurrently: see tools::parallel).
-        ran_calls |= !calls.is_empty();
-        let abort = run_calls(sess, turn_id, calls, cancel).await;
+        let repeat = repeats.observe(&calls);
+        let abort = match &repeat {
+            Repeat::Run => {
+                ran_calls |= !calls.is_empty();
+                run_calls(sess, turn_id, calls, cancel).await
+            }
+            Repeat::Refuse(n) | Repeat::Stop(n) => {
+                let output = match repeat {
+                    Repeat::Refuse(_) => {
+                        sess.warn(
+                            turn_id,
+                            format!("the model asked for the same call {n} times in a row; it was not run again, and the model was told to answer or do something different"),
+                        );
+                        crate::repeats::nudge(*n)
+                    }
+                    _ => "not run: the turn was stopped".to_string(),
+                };
+                let names: Vec<String> = calls
+                    .iter()
+                    .map(|(_, name, _)| format!("`{name}`"))
+                    .collect();
+                if matches!(repeat, Repeat::Stop(_)) {
+                    repeat_failure = Some(crate::repeats::failure(*n, &names.join(", ")));
+                }
+                let outputs = calls
+                    .into_iter()
+                    .map(|(call_id, _, _)| ResponseItem::FunctionCallOutput {
+                        call_id,
+                        output: crate::tools::ToolOutcome::err(output.clone()).output,
+                    })
+                    .collect();
+                sess.push_history(turn_id, outputs).await;
+                false
+            }
+        };
         for (call_id, name, _) in cut_off {
             sess.warn(
                 turn_id,
@@ -360,6 +396,12 @@ async fn turn_loop(
                 }],
             )
             .await;
+        }
+        if let Some(message) = repeat_failure.take() {
+            return Err(TurnFailure::Failed {
+                message,
+                info: Some(ErrorInfo::Other),
+            });
         }
         if abort || cancel.is_cancelled() {
             return Err(TurnFailure::Interrupted);
