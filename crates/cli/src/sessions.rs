@@ -8,9 +8,11 @@ use oi_protocol::ThreadId;
 use oi_thread_store::{ListQuery, SessionSource, ThreadStore, ThreadSummary};
 use serde_json::json;
 
-fn open_store() -> Result<ThreadStore, String> {
+async fn open_store() -> Result<ThreadStore, String> {
     let home = oi_config::find_home().map_err(|e| e.to_string())?;
-    oi_core::open_thread_store(&home).map_err(|e| e.to_string())
+    oi_core::open_thread_store_async(&home)
+        .await
+        .map_err(|e| e.to_string())
 }
 
 pub async fn run_resume(global: GlobalArgs, args: ResumeArgs) -> i32 {
@@ -24,7 +26,7 @@ pub async fn run_resume_as(
     args: ResumeArgs,
     format: crate::exec::Format,
 ) -> i32 {
-    let store = match open_store() {
+    let store = match open_store().await {
         Ok(s) => s,
         Err(e) => {
             eprintln!("error: {e}");
@@ -34,10 +36,10 @@ pub async fn run_resume_as(
     let mut rest = args.args.into_iter();
     let summary = if args.last {
         let cwd = std::env::current_dir().ok();
-        let found = store.latest(cwd.as_deref()).and_then(|s| match s {
-            Some(s) => Ok(Some(s)),
-            None => store.latest(None),
-        });
+        let found = match store.latest_async(cwd.as_deref()).await {
+            Ok(None) => store.latest_async(None).await,
+            found => found,
+        };
         match found {
             Ok(Some(s)) => s,
             Ok(None) => {
@@ -65,7 +67,7 @@ pub async fn run_resume_as(
                 return EXIT_USAGE;
             }
         };
-        match store.get(&id) {
+        match store.get_async(&id).await {
             Ok(Some(s)) => s,
             Ok(None) => {
                 eprintln!("error: thread not found: {id}; see `interpreter sessions list`");
@@ -149,7 +151,7 @@ fn local_time(unix: i64) -> String {
 }
 
 /// Up to `limit` threads (0: all of them), newest first, fetched page by page.
-fn list_threads(
+async fn list_threads(
     store: &ThreadStore,
     limit: usize,
     search: Option<String>,
@@ -159,13 +161,15 @@ fn list_threads(
     let mut out = Vec::new();
     let mut cursor = None;
     while out.len() < wanted {
-        let page = store.list(&ListQuery {
-            cursor,
-            limit: (wanted - out.len()).min(ListQuery::MAX_LIMIT),
-            search: search.clone(),
-            archived: archived.then_some(true),
-            ..ListQuery::default()
-        })?;
+        let page = store
+            .list_async(&ListQuery {
+                cursor,
+                limit: (wanted - out.len()).min(ListQuery::MAX_LIMIT),
+                search: search.clone(),
+                archived: archived.then_some(true),
+                ..ListQuery::default()
+            })
+            .await?;
         out.extend(page.data);
         match page.next_cursor {
             Some(next) => cursor = Some(next),
@@ -182,7 +186,7 @@ pub async fn run_sessions(_global: GlobalArgs, cmd: SessionsCommand) -> i32 {
         search,
         archived,
     } = cmd;
-    let store = match open_store() {
+    let store = match open_store().await {
         Ok(s) => s,
         Err(e) => {
             eprintln!("error: {e}");
@@ -190,7 +194,7 @@ pub async fn run_sessions(_global: GlobalArgs, cmd: SessionsCommand) -> i32 {
         }
     };
     let search = search.filter(|s| !s.trim().is_empty());
-    let threads = match list_threads(&store, limit, search.clone(), archived) {
+    let threads = match list_threads(&store, limit, search.clone(), archived).await {
         Ok(t) => t,
         Err(e) => {
             eprintln!("error: {e}");

@@ -68,7 +68,7 @@ pub async fn run_resume_tui(mut global: GlobalArgs, args: ResumeArgs) -> i32 {
             return EXIT_USAGE;
         }
     };
-    let store = match oi_core::open_thread_store(&home) {
+    let store = match oi_core::open_thread_store_async(&home).await {
         Ok(s) => s,
         Err(e) => {
             eprintln!("error: {e}");
@@ -77,10 +77,11 @@ pub async fn run_resume_tui(mut global: GlobalArgs, args: ResumeArgs) -> i32 {
     };
     let summary = if args.last {
         let cwd = std::env::current_dir().ok();
-        match store.latest(cwd.as_deref()).and_then(|s| match s {
-            Some(s) => Ok(Some(s)),
-            None => store.latest(None),
-        }) {
+        let found = match store.latest_async(cwd.as_deref()).await {
+            Ok(None) => store.latest_async(None).await,
+            found => found,
+        };
+        match found {
             Ok(Some(s)) => Some(s),
             Ok(None) => {
                 eprintln!(
@@ -103,7 +104,7 @@ pub async fn run_resume_tui(mut global: GlobalArgs, args: ResumeArgs) -> i32 {
                 return EXIT_USAGE;
             }
         };
-        match store.get(&id) {
+        match store.get_async(&id).await {
             Ok(Some(s)) => Some(s),
             Ok(None) => {
                 eprintln!("error: thread not found: {id}; see `interpreter sessions list`");

@@ -49,7 +49,10 @@ pub use context_window::{
 };
 pub use error::CoreError;
 pub use events::EventStream;
-pub use manager::{NewThread, ThreadHold, ThreadManager, ThreadManagerOptions, open_thread_store};
+pub use manager::{
+    NewThread, ThreadHold, ThreadManager, ThreadManagerOptions, open_thread_store,
+    open_thread_store_async,
+};
 pub use oi_protocol::truncate::truncate_head_tail;
 pub use oi_thread_store::SessionSource;
 pub use recorder::{NoopRecorder, Recorder, SaveState, Unsaved};

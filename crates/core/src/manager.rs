@@ -143,16 +143,23 @@ impl ThreadManager {
         Ok(stores.entry(home.to_path_buf()).or_insert(opened).clone())
     }
 
-    /// [`ThreadManager::store`] on the blocking pool.
+    /// [`ThreadManager::store`] for async code: the config is read on the blocking pool, a
+    /// database is connected to on this runtime (which then runs its operations), the local
+    /// index is opened on the blocking pool.
     pub async fn open_store(&self, home: &Path) -> Result<ThreadStore, CoreError> {
-        let me = self.clone();
-        let home = home.to_path_buf();
-        match tokio::task::spawn_blocking(move || me.store(&home)).await {
-            Ok(r) => r,
-            Err(e) => Err(CoreError::Store(format!(
-                "opening the thread store failed: {e}"
-            ))),
+        let cached = self
+            .inner
+            .stores
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(home)
+            .cloned();
+        if let Some(s) = cached {
+            return Ok(s);
         }
+        let opened = open_thread_store_async(home).await?;
+        let mut stores = self.inner.stores.lock().unwrap_or_else(|p| p.into_inner());
+        Ok(stores.entry(home.to_path_buf()).or_insert(opened).clone())
     }
 
     /// The live thread with this id, if this process has it loaded.
@@ -199,8 +206,8 @@ impl ThreadManager {
         let prepared = self.prepare(&config).await?;
         let recorder: Box<dyn Recorder> = if self.inner.opts.persist {
             let store = self.open_store(&config.home).await?;
-            let meta = self.meta(id, None, &config);
-            let writer = blocking(move || store.create(with_git_info(meta))).await?;
+            let meta = with_git_info(self.meta(id, None, &config)).await?;
+            let writer = stored(store.create_async(meta).await)?;
             Box::new(StoreRecorder::new(writer).map_err(CoreError::Store)?)
         } else {
             Box::new(NoopRecorder)
@@ -232,12 +239,11 @@ impl ThreadManager {
             });
         }
         let store = self.open_store(&config.home).await?;
-        let probe = store.clone();
-        if blocking(move || probe.get(&id)).await?.is_none() {
+        if stored(store.get_async(&id).await)?.is_none() {
             return Err(CoreError::ThreadNotFound(id));
         }
         let prepared = self.prepare(&config).await?;
-        let (writer, loaded) = blocking(move || store.resume(&id)).await?;
+        let (writer, loaded) = stored(store.resume_async(&id).await)?;
         let history = loaded.history();
         let recorder = StoreRecorder::new(writer).map_err(CoreError::Store)?;
         let mut new = self.spawn(id, None, config, history, Box::new(recorder), prepared)?;
@@ -270,9 +276,8 @@ impl ThreadManager {
             }
             let store = self.open_store(&config.home).await?;
             let prepared = self.prepare(&config).await?;
-            let meta = self.meta(id, Some(source), &config);
-            let (writer, loaded) =
-                blocking(move || store.fork(&source, with_git_info(meta))).await?;
+            let meta = with_git_info(self.meta(id, Some(source), &config)).await?;
+            let (writer, loaded) = stored(store.fork_async(&source, meta).await)?;
             let history = loaded.history();
             let recorder = StoreRecorder::new(writer).map_err(CoreError::Store)?;
             self.spawn(
@@ -455,6 +460,25 @@ pub fn open_thread_store(home: &Path) -> Result<ThreadStore, CoreError> {
     ThreadStore::open_with(home, &location, timeouts).map_err(|e| CoreError::Store(e.to_string()))
 }
 
+/// [`open_thread_store`] for async code: the config file is read on the blocking pool; a
+/// database is connected to on the caller's runtime, which runs the store's operations.
+pub async fn open_thread_store_async(home: &Path) -> Result<ThreadStore, CoreError> {
+    let h = home.to_path_buf();
+    let settings = tokio::task::spawn_blocking(move || oi_config::thread_store_settings(&h))
+        .await
+        .map_err(|e| CoreError::Store(format!("reading the thread store settings failed: {e}")))?
+        .map_err(|e| CoreError::Config(e.to_string()))?;
+    let location = StoreLocation::from_url(settings.url.as_deref())
+        .map_err(|e| CoreError::Config(e.to_string()))?;
+    let timeouts = StoreTimeouts {
+        connect: settings.connect_timeout,
+        statement: settings.statement_timeout,
+    };
+    ThreadStore::open_with_async(home, &location, timeouts)
+        .await
+        .map_err(|e| CoreError::Store(e.to_string()))
+}
+
 fn session_configured(
     id: ThreadId,
     forked_from: Option<ThreadId>,
@@ -481,25 +505,28 @@ fn session_configured(
     }
 }
 
-/// Add the repository's git info to a thread's metadata. Runs `git`, so it belongs on the
-/// blocking pool, never on an async worker.
-fn with_git_info(mut meta: SessionMeta) -> SessionMeta {
-    meta.git = oi_thread_store::collect_git_info(&meta.cwd);
-    meta
+/// Add the repository's git info to a thread's metadata. Runs `git`, so on the blocking
+/// pool, never on an async worker.
+async fn with_git_info(mut meta: SessionMeta) -> Result<SessionMeta, CoreError> {
+    tokio::task::spawn_blocking(move || {
+        meta.git = oi_thread_store::collect_git_info(&meta.cwd);
+        meta
+    })
+    .await
+    .map_err(|e| CoreError::Store(format!("reading the repository's git facts failed: {e}")))
 }
 
-async fn blocking<T: Send + 'static>(
-    f: impl FnOnce() -> Result<T, oi_thread_store::StoreError> + Send + 'static,
-) -> Result<T, CoreError> {
-    match tokio::task::spawn_blocking(f).await {
-        Ok(Ok(v)) => Ok(v),
-        Ok(Err(oi_thread_store::StoreError::NotFound(id))) => Err(CoreError::ThreadNotFound(id)),
-        Ok(Err(oi_thread_store::StoreError::Busy { id, path })) => Err(CoreError::ThreadBusy {
+/// A store operation's result in the engine's terms: a missing or busy thread keeps its
+/// kind, anything else is a store failure.
+fn stored<T>(r: Result<T, oi_thread_store::StoreError>) -> Result<T, CoreError> {
+    match r {
+        Ok(v) => Ok(v),
+        Err(oi_thread_store::StoreError::NotFound(id)) => Err(CoreError::ThreadNotFound(id)),
+        Err(oi_thread_store::StoreError::Busy { id, path }) => Err(CoreError::ThreadBusy {
             id,
             message: oi_thread_store::StoreError::Busy { id, path }.to_string(),
         }),
-        Ok(Err(e)) => Err(CoreError::Store(e.to_string())),
-        Err(e) => Err(CoreError::Store(format!("storage task failed: {e}"))),
+        Err(e) => Err(CoreError::Store(e.to_string())),
     }
 }
 

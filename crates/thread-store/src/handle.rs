@@ -10,7 +10,8 @@ use crate::rollout::LocalWriter;
 use crate::store::LocalStore;
 use crate::types::{ListQuery, RolloutItem, SessionMeta, ThreadPage, ThreadSummary};
 use oi_protocol::ThreadId;
-use std::path::Path;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
 
 /// Where threads are kept: the `[thread_store]` section of config.toml.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -78,6 +79,12 @@ impl ThreadStore {
     /// Opens the store at `location`. For PostgreSQL this connects, and creates or upgrades
     /// the tables (migrations are versioned and run once, whichever process starts first).
     /// Waits on the database at most the default [`StoreTimeouts`].
+    ///
+    /// The sync forms are for callers off any async worker (a blocking-pool thread, a plain
+    /// thread, a program without a runtime); async code uses the `_async` forms
+    /// ([`ThreadStore::open_with_async`]). A database store runs its operations on the
+    /// runtime it was opened on: a multi-thread runtime the opening thread belongs to, or
+    /// else one shared runtime kept for sync programs that have none.
     pub fn open_at(home: &Path, location: &StoreLocation) -> Result<Self, StoreError> {
         Self::open_with(home, location, StoreTimeouts::default())
     }
@@ -93,9 +100,29 @@ impl ThreadStore {
         match location {
             StoreLocation::Local => Self::open(home),
             StoreLocation::Postgres(url) => Ok(ThreadStore {
-                backend: Backend::Postgres(PgStore::connect(home, url, timeouts)?),
+                backend: Backend::Postgres(PgStore::connect_blocking(home, url, timeouts)?),
             }),
         }
+    }
+
+    /// [`ThreadStore::open_with`] for async callers: a database is connected to and
+    /// migrated on the caller's runtime, and its operations run there from then on; the
+    /// local index is opened on the blocking pool.
+    pub async fn open_with_async(
+        home: &Path,
+        location: &StoreLocation,
+        timeouts: StoreTimeouts,
+    ) -> Result<Self, StoreError> {
+        let backend = match location {
+            StoreLocation::Local => {
+                let h = home.to_path_buf();
+                Backend::Local(on_blocking_pool(home, move || LocalStore::open(&h)).await?)
+            }
+            StoreLocation::Postgres(url) => {
+                Backend::Postgres(PgStore::connect(home, url, timeouts).await?)
+            }
+        };
+        Ok(ThreadStore { backend })
     }
 
     /// The home directory this store was opened for.
@@ -243,9 +270,84 @@ impl ThreadStore {
         }
     }
 
-    // Async variants of the reads and small updates, for callers on a runtime (the servers).
+    // The async seam, for callers on a runtime (the engine, the servers): every operation.
     // PostgreSQL: the caller's task awaits the database and no thread is held; local: the
-    // files and SQLite are read on the blocking pool.
+    // files and SQLite are read and written on the blocking pool.
+
+    /// [`ThreadStore::create`] for async callers.
+    pub async fn create_async(&self, meta: SessionMeta) -> Result<RolloutWriter, StoreError> {
+        match &self.backend {
+            Backend::Local(s) => {
+                let s = s.clone();
+                self.local(move || s.create(meta))
+                    .await
+                    .map(RolloutWriter::local)
+            }
+            Backend::Postgres(s) => s.create_async(meta).await.map(RolloutWriter::postgres),
+        }
+    }
+
+    /// [`ThreadStore::resume`] for async callers.
+    pub async fn resume_async(
+        &self,
+        id: &ThreadId,
+    ) -> Result<(RolloutWriter, LoadedThread), StoreError> {
+        match &self.backend {
+            Backend::Local(s) => {
+                let (s, id) = (s.clone(), *id);
+                let (w, l) = self.local(move || s.resume(&id)).await?;
+                Ok((RolloutWriter::local(w), l))
+            }
+            Backend::Postgres(s) => {
+                let (w, l) = s.resume_async(id).await?;
+                Ok((RolloutWriter::postgres(w), l))
+            }
+        }
+    }
+
+    /// [`ThreadStore::fork`] for async callers.
+    pub async fn fork_async(
+        &self,
+        source: &ThreadId,
+        new_meta: SessionMeta,
+    ) -> Result<(RolloutWriter, LoadedThread), StoreError> {
+        match &self.backend {
+            Backend::Local(s) => {
+                let (s, source) = (s.clone(), *source);
+                let (w, l) = self.local(move || s.fork(&source, new_meta)).await?;
+                Ok((RolloutWriter::local(w), l))
+            }
+            Backend::Postgres(s) => {
+                let (w, l) = s.fork_async(source, new_meta).await?;
+                Ok((RolloutWriter::postgres(w), l))
+            }
+        }
+    }
+
+    /// [`ThreadStore::latest`] for async callers.
+    pub async fn latest_async(
+        &self,
+        cwd: Option<&Path>,
+    ) -> Result<Option<ThreadSummary>, StoreError> {
+        let q = ListQuery {
+            limit: 1,
+            sort_key: crate::types::SortKey::UpdatedAt,
+            cwd: cwd.map(|c| vec![c.to_path_buf()]),
+            ..ListQuery::default()
+        };
+        Ok(self.list_async(&q).await?.data.into_iter().next())
+    }
+
+    /// [`ThreadStore::rebuild_index`] for async callers.
+    pub async fn rebuild_index_async(&self) -> Result<usize, StoreError> {
+        match &self.backend {
+            Backend::Local(s) => {
+                let s = s.clone();
+                self.local(move || s.rebuild_index()).await
+            }
+            Backend::Postgres(s) => s.count_async().await,
+        }
+    }
 
     /// [`ThreadStore::load`] for async callers.
     pub async fn load_async(&self, id: &ThreadId) -> Result<LoadedThread, StoreError> {
@@ -353,12 +455,7 @@ impl ThreadStore {
         &self,
         op: impl FnOnce() -> Result<T, StoreError> + Send + 'static,
     ) -> Result<T, StoreError> {
-        tokio::task::spawn_blocking(op)
-            .await
-            .map_err(|e| StoreError::Io {
-                path: self.home().to_path_buf(),
-                source: std::io::Error::other(format!("the thread store's task failed: {e}")),
-            })?
+        on_blocking_pool(self.home(), op).await
     }
 
     /// Local backend: rebuilds the whole index from the rollout files (first lines only) and
@@ -372,30 +469,56 @@ impl ThreadStore {
     }
 }
 
+/// Runs a local-backend operation (files, SQLite) on the blocking pool.
+async fn on_blocking_pool<T: Send + 'static>(
+    home: &Path,
+    op: impl FnOnce() -> Result<T, StoreError> + Send + 'static,
+) -> Result<T, StoreError> {
+    tokio::task::spawn_blocking(op)
+        .await
+        .map_err(|e| StoreError::Io {
+            path: home.to_path_buf(),
+            source: std::io::Error::other(format!("the thread store's task failed: {e}")),
+        })?
+}
+
 /// Appends records to one thread and keeps its index row current. While it lives, no other
 /// session (in any process sharing the store) can write the thread: a file lock for the
 /// local backend, a PostgreSQL advisory lock for the database. Dropping it flushes and
-/// releases the thread.
+/// releases the thread ([`RolloutWriter::close_async`] does the same and returns once the
+/// thread is free).
+///
+/// Like the store, it has sync forms for a thread off the runtime's workers (the engine's
+/// writer thread) and `_async` forms for async code, which write local files on the
+/// blocking pool.
 #[derive(Debug)]
 pub struct RolloutWriter {
     backend: WriterBackend,
+    thread_id: ThreadId,
+    /// The rollout file; empty for a thread kept in PostgreSQL.
+    path: PathBuf,
 }
 
 #[derive(Debug)]
 enum WriterBackend {
-    Local(LocalWriter),
+    /// Shared with the blocking-pool task of an async append, one at a time (`&mut self`).
+    Local(Arc<Mutex<LocalWriter>>),
     Postgres(PgWriter),
 }
 
 impl RolloutWriter {
     fn local(w: LocalWriter) -> Self {
         RolloutWriter {
-            backend: WriterBackend::Local(w),
+            thread_id: w.thread_id(),
+            path: w.path().to_path_buf(),
+            backend: WriterBackend::Local(Arc::new(Mutex::new(w))),
         }
     }
 
     fn postgres(w: PgWriter) -> Self {
         RolloutWriter {
+            thread_id: w.thread_id(),
+            path: PathBuf::new(),
             backend: WriterBackend::Postgres(w),
         }
     }
@@ -410,7 +533,7 @@ impl RolloutWriter {
     /// Writes several records at once (one write, or one database transaction).
     pub fn append_all(&mut self, items: &[RolloutItem]) -> Result<(), StoreError> {
         match &mut self.backend {
-            WriterBackend::Local(w) => w.append_all(items),
+            WriterBackend::Local(w) => lock(w).append_all(items),
             WriterBackend::Postgres(w) => w.append_all(items),
         }
     }
@@ -420,24 +543,66 @@ impl RolloutWriter {
     /// a turn ends and on drop.
     pub fn flush_index(&mut self) -> Result<(), StoreError> {
         match &mut self.backend {
-            WriterBackend::Local(w) => w.flush_index(),
+            WriterBackend::Local(w) => lock(w).flush_index(),
             WriterBackend::Postgres(_) => Ok(()),
+        }
+    }
+
+    /// [`RolloutWriter::append`] for async callers.
+    pub async fn append_async(&mut self, item: &RolloutItem) -> Result<(), StoreError> {
+        self.append_all_async(std::slice::from_ref(item)).await
+    }
+
+    /// [`RolloutWriter::append_all`] for async callers.
+    pub async fn append_all_async(&mut self, items: &[RolloutItem]) -> Result<(), StoreError> {
+        match &mut self.backend {
+            WriterBackend::Local(w) => {
+                let (w, items) = (w.clone(), items.to_vec());
+                on_blocking_pool(&self.path, move || lock(&w).append_all(&items)).await
+            }
+            WriterBackend::Postgres(w) => w.append_all_async(items).await,
+        }
+    }
+
+    /// [`RolloutWriter::flush_index`] for async callers.
+    pub async fn flush_index_async(&mut self) -> Result<(), StoreError> {
+        match &mut self.backend {
+            WriterBackend::Local(w) => {
+                let w = w.clone();
+                on_blocking_pool(&self.path, move || lock(&w).flush_index()).await
+            }
+            WriterBackend::Postgres(_) => Ok(()),
+        }
+    }
+
+    /// Flushes and gives the thread back, returning once another session (here or in
+    /// another process) can take it: what dropping the writer does, awaited.
+    pub async fn close_async(self) -> Result<(), StoreError> {
+        let RolloutWriter { backend, path, .. } = self;
+        match backend {
+            WriterBackend::Local(w) => {
+                // The last handle: dropping it flushes and unlocks the file.
+                on_blocking_pool(&path, move || lock(&w).flush_index()).await
+            }
+            WriterBackend::Postgres(w) => {
+                w.close().await;
+                Ok(())
+            }
         }
     }
 
     /// The rollout file; empty for a thread kept in PostgreSQL.
     pub fn path(&self) -> &Path {
-        match &self.backend {
-            WriterBackend::Local(w) => w.path(),
-            WriterBackend::Postgres(_) => Path::new(""),
-        }
+        &self.path
     }
 
     /// The thread this writer appends to.
     pub fn thread_id(&self) -> ThreadId {
-        match &self.backend {
-            WriterBackend::Local(w) => w.thread_id(),
-            WriterBackend::Postgres(w) => w.thread_id(),
-        }
+        self.thread_id
     }
+}
+
+fn lock(w: &Mutex<LocalWriter>) -> std::sync::MutexGuard<'_, LocalWriter> {
+    // A panic while appending leaves the writer as usable as any failed append does.
+    w.lock().unwrap_or_else(|p| p.into_inner())
 }

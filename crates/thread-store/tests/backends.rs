@@ -512,3 +512,113 @@ fn async_variants_match_the_blocking_calls() {
         });
     }
 }
+
+/// The whole seam is async and runs on the caller's runtime: a store opened from a
+/// single-threaded runtime (a `#[tokio::test]`, a server's worker) creates, appends, closes,
+/// resumes and forks there, with no runtime of its own; a closed writer frees its thread at
+/// once for another process, and while one writes, another process is refused.
+#[tokio::test(flavor = "current_thread")]
+async fn the_async_seam_runs_on_the_callers_runtime() {
+    let mut locations = vec![("local", StoreLocation::Local)];
+    if let Some(url) =
+        oi_thread_store::test_db::fresh_database("the_async_seam_runs_on_the_callers_runtime")
+    {
+        locations.push(("postgres", StoreLocation::Postgres(url)));
+    }
+    for (name, location) in locations {
+        let home = tempfile::tempdir().unwrap();
+        let timeouts = oi_thread_store::StoreTimeouts::default();
+        let open = || ThreadStore::open_with_async(home.path(), &location, timeouts);
+        let (store, other_process) = (open().await.unwrap(), open().await.unwrap());
+
+        let meta = SessionMeta::new("/work/a", "ollama", "qwen3", SessionSource::Cli);
+        let id = meta.id;
+        let mut w = store.create_async(meta).await.unwrap();
+        w.append_all_async(&[task_started("t1"), user_message("async hello")])
+            .await
+            .unwrap();
+        // A turn left open: resume closes it as interrupted.
+        w.flush_index_async().await.unwrap();
+        assert!(
+            matches!(
+                other_process.resume_async(&id).await,
+                Err(StoreError::Busy { id: busy, .. }) if busy == id
+            ),
+            "{name}: a thread being written is refused to another process"
+        );
+        w.close_async().await.unwrap();
+
+        let (mut again, loaded) = other_process.resume_async(&id).await.unwrap();
+        assert_eq!(loaded.summary.preview, "async hello", "{name}");
+        assert_eq!(
+            loaded.turns().last().map(|t| t.status),
+            Some(TurnStatus::Interrupted),
+            "{name}: the open turn is closed on resume"
+        );
+        again
+            .append_all_async(&[
+                task_started("t2"),
+                agent_message("more"),
+                task_complete("t2"),
+            ])
+            .await
+            .unwrap();
+        again.close_async().await.unwrap();
+
+        let stored = store.load_async(&id).await.unwrap();
+        let kinds: Vec<String> = stored
+            .items
+            .iter()
+            .map(|i| serde_json::to_value(i).unwrap()["type"].to_string())
+            .collect();
+        assert_eq!(stored.items.len(), 6, "{name}: {kinds:?}");
+
+        let fork_meta = SessionMeta::new("/work/a", "ollama", "qwen3", SessionSource::Cli);
+        let fork_id = fork_meta.id;
+        let (fork_writer, forked) = store.fork_async(&id, fork_meta).await.unwrap();
+        assert_eq!(forked.summary.forked_from_id, Some(id), "{name}");
+        assert_eq!(forked.items.len(), stored.items.len(), "{name}");
+        fork_writer.close_async().await.unwrap();
+        let latest = store.latest_async(None).await.unwrap().unwrap();
+        assert!([id, fork_id].contains(&latest.id), "{name}");
+        assert_eq!(store.rebuild_index_async().await.unwrap(), 2, "{name}");
+    }
+}
+
+/// The engine's writer thread uses the sync forms on a store its runtime opened: they park
+/// that thread, never the runtime's, and dropping the writer there frees the thread before
+/// the drop returns (a multi-thread runtime, as the CLI and the servers run).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sync_writers_on_a_store_opened_by_async_code() {
+    let mut locations = vec![("local", StoreLocation::Local)];
+    if let Some(url) =
+        oi_thread_store::test_db::fresh_database("sync_writers_on_a_store_opened_by_async_code")
+    {
+        locations.push(("postgres", StoreLocation::Postgres(url)));
+    }
+    for (name, location) in locations {
+        let home = tempfile::tempdir().unwrap();
+        let timeouts = oi_thread_store::StoreTimeouts::default();
+        let store = ThreadStore::open_with_async(home.path(), &location, timeouts)
+            .await
+            .unwrap();
+        let meta = SessionMeta::new("/work/a", "ollama", "qwen3", SessionSource::Exec);
+        let id = meta.id;
+        let w = store.create_async(meta).await.unwrap();
+        let writer_thread = std::thread::spawn(move || {
+            let mut w = w;
+            w.append_all(&[task_started("t1"), user_message("from a thread")])
+                .unwrap();
+            w.append(&task_complete("t1")).unwrap();
+            w.flush_index().unwrap();
+            drop(w);
+        });
+        tokio::task::spawn_blocking(move || writer_thread.join().unwrap())
+            .await
+            .unwrap();
+        let (w, loaded) = store.resume_async(&id).await.unwrap();
+        assert_eq!(loaded.items.len(), 3, "{name}");
+        assert_eq!(loaded.summary.preview, "from a thread", "{name}");
+        w.close_async().await.unwrap();
+    }
+}

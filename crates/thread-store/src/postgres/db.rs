@@ -1,11 +1,15 @@
-//! Connections to PostgreSQL: a private runtime, a small pool, and the embedded migrations.
+//! Connections to PostgreSQL: a small pool and the embedded migrations, on the caller's
+//! runtime.
 //!
-//! `tokio-postgres` is async, and the store is used both ways: synchronously (the engine's
-//! writer thread, the CLI, like the SQLite index) and from async code (the servers). Each
-//! store therefore owns a small runtime that drives its connections; an operation is a
-//! future spawned there ([`Db::spawn_op`]), which [`Db::run`] waits for from any thread,
-//! inside or outside the caller's own runtime, and [`Db::run_async`] awaits without holding
-//! a thread.
+//! `tokio-postgres` is async, and so is the store: an operation is a future spawned on the
+//! runtime the store was opened on (the caller's: the servers', the CLI's), which
+//! [`Db::run_async`] awaits without holding a thread. Spawning rather than polling it in
+//! the caller's task means an operation always finishes, even when its caller is cancelled:
+//! a lease is never half taken, a transaction never half sent. The same runtime drives the
+//! connections. Sync callers that remain (the engine's writer thread, the CLI's `sessions`
+//! commands) park on the operation's answer ([`Db::run`]); a program with no runtime at all
+//! (a test, a benchmark) opens its stores on one shared runtime made for that case only
+//! ([`sync_runtime`]).
 //!
 //! Nothing waits on the server without a bound: opening a connection (TCP connect *and* the
 //! startup/authentication handshake) is limited by [`StoreTimeouts::connect`], and every
@@ -115,11 +119,10 @@ fn describe(c: &Config) -> String {
     format!("postgresql://{host}:{port}/{db}")
 }
 
-/// A PostgreSQL database and the runtime that talks to it.
+/// A PostgreSQL database, reached from the runtime the store was opened on.
 pub(crate) struct Db {
-    /// `Some` until drop; shut down in the background so dropping the store never blocks
-    /// (or panics) inside an async context.
-    runtime: Option<tokio::runtime::Runtime>,
+    /// The runtime that opened the store: it drives the connections and runs each
+    /// operation. The store does not own it.
     handle: tokio::runtime::Handle,
     config: Config,
     timeouts: StoreTimeouts,
@@ -129,12 +132,22 @@ pub(crate) struct Db {
     permits: Arc<Semaphore>,
 }
 
-impl Drop for Db {
-    fn drop(&mut self) {
-        if let Some(rt) = self.runtime.take() {
-            rt.shutdown_background();
-        }
+/// The runtime of sync callers that have none of their own (tests, benchmarks, a tool on a
+/// plain thread): made once, on first need, and shared by every store they open. Callers
+/// inside a runtime never use it.
+fn sync_runtime() -> Result<tokio::runtime::Handle, StoreError> {
+    static RUNTIME: std::sync::OnceLock<tokio::runtime::Runtime> = std::sync::OnceLock::new();
+    if let Some(rt) = RUNTIME.get() {
+        return Ok(rt.handle().clone());
     }
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .thread_name("oi-postgres")
+        .enable_all()
+        .build()
+        .map_err(|e| StoreError::Postgres(format!("cannot start the database runtime: {e}")))?;
+    // A racing caller's runtime may have won; ours is then dropped unused, off any runtime.
+    Ok(RUNTIME.get_or_init(|| rt).handle().clone())
 }
 
 /// A pooled connection; goes back to the pool on drop unless it broke.
@@ -170,8 +183,41 @@ impl Drop for Conn {
 
 impl Db {
     /// Parses `url`, connects once (so a wrong URL fails here, with a message naming it) and
-    /// applies pending migrations.
-    pub(crate) fn open(url: &str, timeouts: StoreTimeouts) -> Result<Arc<Db>, StoreError> {
+    /// applies pending migrations, on the caller's runtime.
+    pub(crate) async fn open(url: &str, timeouts: StoreTimeouts) -> Result<Arc<Db>, StoreError> {
+        let db = Self::prepare(url, timeouts, tokio::runtime::Handle::current())?;
+        let d = db.clone();
+        db.run_async(async move {
+            let mut conn = d.conn().await?;
+            migrate(&mut conn, &d.display).await
+        })
+        .await?;
+        Ok(db)
+    }
+
+    /// [`Db::open`] for a sync caller: on the multi-thread runtime the calling thread
+    /// belongs to (a blocking-pool thread does), else on [`sync_runtime`]. A current-thread
+    /// runtime is not used: this thread may be the one that runs it, and would wait for itself.
+    pub(crate) fn open_blocking(url: &str, timeouts: StoreTimeouts) -> Result<Arc<Db>, StoreError> {
+        let handle = match tokio::runtime::Handle::try_current() {
+            Ok(h) if h.runtime_flavor() == tokio::runtime::RuntimeFlavor::MultiThread => h,
+            _ => sync_runtime()?,
+        };
+        let db = Self::prepare(url, timeouts, handle)?;
+        let d = db.clone();
+        db.run(async move {
+            let mut conn = d.conn().await?;
+            migrate(&mut conn, &d.display).await
+        })?;
+        Ok(db)
+    }
+
+    /// Checks the URL and the timeouts; connects to nothing.
+    fn prepare(
+        url: &str,
+        timeouts: StoreTimeouts,
+        handle: tokio::runtime::Handle,
+    ) -> Result<Arc<Db>, StoreError> {
         let shown = redact_url(url);
         let mut config = Config::from_str(url).map_err(|e| {
             StoreError::Invalid(format!(
@@ -196,44 +242,43 @@ impl Db {
         };
         config.connect_timeout(timeouts.connect);
         config.application_name("open-interpreter");
-        let runtime = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(2)
-            .thread_name("oi-postgres")
-            .enable_all()
-            .build()
-            .map_err(|e| StoreError::Postgres(format!("cannot start the database runtime: {e}")))?;
-        let db = Arc::new(Db {
-            handle: runtime.handle().clone(),
-            runtime: Some(runtime),
+        Ok(Arc::new(Db {
+            handle,
             display: describe(&config),
             config,
             timeouts,
             idle: Arc::new(Mutex::new(Vec::new())),
             permits: Arc::new(Semaphore::new(POOL_SIZE)),
-        });
-        let d = db.clone();
-        db.run(async move {
-            let mut conn = d.conn().await?;
-            migrate(&mut conn, &d.display).await
-        })?;
-        Ok(db)
+        }))
     }
 
-    /// Runs `fut` on the database runtime and waits for it from the calling thread, at most
-    /// [`StoreTimeouts::statement`]: past that, the operation is abandoned (a transaction it
-    /// had open is rolled back by the server when its connection closes) and the pool is
-    /// emptied, since its connections may be as stuck as the one that timed out.
+    /// [`Db::run_async`] for a sync caller: parks the calling thread until the operation
+    /// answers. Not for a task of a current-thread runtime (it would wait for itself); any
+    /// other thread may call it, a blocking-pool thread included.
     pub(crate) fn run<T: Send + 'static>(
         &self,
         fut: impl Future<Output = Result<T, StoreError>> + Send + 'static,
     ) -> Result<T, StoreError> {
-        // `block_on` of a oneshot only parks this thread: it polls no database future, so it
-        // works on a plain thread and inside a runtime alike.
-        futures::executor::block_on(self.spawn_op(fut))
+        // A plain channel, not an executor: this may run inside another `block_on` (a
+        // writer dropped while a sync call is under way), and only parks this thread.
+        let (tx, rx) = std::sync::mpsc::sync_channel(1);
+        self.spawn_with(fut, move |r| {
+            let _ = tx.send(r);
+        });
+        rx.recv().map_err(|_| stopped())?
     }
 
-    /// [`Db::run`] for async callers: the caller's task awaits the operation, no thread
-    /// waits for it.
+    /// Whether the calling thread may park on [`Db::run`]: always when the store's runtime
+    /// has workers of its own, otherwise only from a thread outside any runtime.
+    pub(crate) fn may_wait(&self) -> bool {
+        self.handle.runtime_flavor() == tokio::runtime::RuntimeFlavor::MultiThread
+            || tokio::runtime::Handle::try_current().is_err()
+    }
+
+    /// Runs `fut` on the store's runtime and awaits it, at most [`StoreTimeouts::statement`]:
+    /// past that, the operation is abandoned (a transaction it had open is rolled back by the
+    /// server when its connection closes) and the pool is emptied, since its connections may
+    /// be as stuck as the one that timed out. No thread waits for it.
     pub(crate) async fn run_async<T: Send + 'static>(
         &self,
         fut: impl Future<Output = Result<T, StoreError>> + Send + 'static,
@@ -241,13 +286,40 @@ impl Db {
         self.spawn_op(fut).await
     }
 
-    /// Starts `fut` on the database runtime, bounded as [`Db::run`] says; the returned future
-    /// yields its result and may be awaited from anywhere.
+    /// Starts `fut` on the store's runtime with nobody waiting for it (bounded as
+    /// [`Db::run_async`] says); a failure is logged.
+    pub(crate) fn run_detached(
+        &self,
+        fut: impl Future<Output = Result<(), StoreError>> + Send + 'static,
+    ) {
+        let answer = self.spawn_op(fut);
+        self.handle.spawn(async move {
+            if let Err(e) = answer.await {
+                tracing::debug!("thread store operation without a waiter: {e}");
+            }
+        });
+    }
+
+    /// Starts `fut` on the store's runtime, bounded as [`Db::run_async`] says; the returned
+    /// future yields its result and may be awaited from anywhere.
     fn spawn_op<T: Send + 'static>(
         &self,
         fut: impl Future<Output = Result<T, StoreError>> + Send + 'static,
     ) -> impl Future<Output = Result<T, StoreError>> + Send + 'static {
         let (tx, rx) = tokio::sync::oneshot::channel();
+        self.spawn_with(fut, move |r| {
+            let _ = tx.send(r);
+        });
+        async move { rx.await.map_err(|_| stopped())? }
+    }
+
+    /// Starts `fut` on the store's runtime, at most [`StoreTimeouts::statement`], and hands
+    /// its result to `answer`.
+    fn spawn_with<T: Send + 'static>(
+        &self,
+        fut: impl Future<Output = Result<T, StoreError>> + Send + 'static,
+        answer: impl FnOnce(Result<T, StoreError>) + Send + 'static,
+    ) {
         let limit = self.timeouts.statement;
         let idle = self.idle.clone();
         let shown = self.display.clone();
@@ -265,17 +337,12 @@ impl Db {
                     )))
                 }
             };
-            let _ = tx.send(result);
+            answer(result);
         });
-        async move {
-            rx.await.map_err(|_| {
-                StoreError::Postgres("the database task stopped unexpectedly".into())
-            })?
-        }
     }
 
-    /// A new connection outside the pool, driven by the database runtime. Must be called
-    /// on that runtime. Bounded by [`StoreTimeouts::connect`], handshake included (the
+    /// A new connection outside the pool, driven by the store's runtime: call it inside an
+    /// operation. Bounded by [`StoreTimeouts::connect`], handshake included (the
     /// driver's own `connect_timeout` covers only the TCP connect: a stopped server accepts
     /// the connection in the kernel and then never answers).
     pub(crate) async fn connect(&self) -> Result<Client, StoreError> {
@@ -301,7 +368,7 @@ impl Db {
         Ok(client)
     }
 
-    /// A pooled connection (at most [`POOL_SIZE`] at once). Must be called on the runtime.
+    /// A pooled connection (at most [`POOL_SIZE`] at once); call it inside an operation.
     pub(crate) async fn conn(&self) -> Result<Conn, StoreError> {
         let permit = self
             .permits
@@ -330,6 +397,15 @@ impl Db {
             _permit: permit,
         })
     }
+}
+
+/// An operation's task ended without an answer: its runtime stopped.
+fn stopped() -> StoreError {
+    StoreError::Postgres(
+        "the database task stopped before answering (the runtime that opened the thread store \
+         has shut down)"
+            .into(),
+    )
 }
 
 fn connect_error(shown: &str, e: &tokio_postgres::Error) -> StoreError {

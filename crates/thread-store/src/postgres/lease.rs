@@ -52,7 +52,7 @@ pub(crate) type Generation = i64;
 impl Leases {
     /// Takes the lease of `id` and returns its new generation, or fails with
     /// [`StoreError::Busy`] if another session (here or in another process) has it. Must be
-    /// called on the database runtime.
+    /// called inside an operation (see `db.rs`).
     pub(crate) async fn acquire(&self, db: &Db, id: ThreadId) -> Result<Generation, StoreError> {
         let busy = || StoreError::Busy {
             id,
@@ -214,12 +214,37 @@ impl Leases {
             .remove(id);
     }
 
-    /// Gives the lease of `id` back (writer dropped), waiting until the database has it,
-    /// so the thread can be resumed again right away, here or elsewhere.
+    /// Gives the lease of `id` back (writer dropped), waiting until the database has it
+    /// when the calling thread may wait ([`Db::may_wait`]), so the thread can be resumed
+    /// again right away, here or elsewhere; otherwise the release runs on without a waiter.
     pub(crate) fn release(self: &Arc<Self>, db: &Db, id: ThreadId) {
+        let op = self.release_op(id);
+        if !db.may_wait() {
+            db.run_detached(op);
+            return;
+        }
+        if let Err(e) = db.run(op) {
+            crate::notice!("thread {id}: releasing its writer lease: {e}");
+            self.forget(&id);
+        }
+    }
+
+    /// [`Leases::release`] for async callers: returns once the database has the lease back.
+    pub(crate) async fn release_async(self: &Arc<Self>, db: &Db, id: ThreadId) {
+        if let Err(e) = db.run_async(self.release_op(id)).await {
+            crate::notice!("thread {id}: releasing its writer lease: {e}");
+            self.forget(&id);
+        }
+    }
+
+    /// The operation that unlocks `id` on the lease connection and forgets it.
+    fn release_op(
+        self: &Arc<Self>,
+        id: ThreadId,
+    ) -> impl std::future::Future<Output = Result<(), StoreError>> + Send + 'static {
         let lost = self.lost_set().remove(&id);
         let me = self.clone();
-        let done = db.run(async move {
+        async move {
             let guard = me.conn.lock().await;
             if !lost
                 && let Some(client) = guard.as_ref()
@@ -232,10 +257,6 @@ impl Leases {
             }
             me.forget(&id);
             Ok(())
-        });
-        if let Err(e) = done {
-            crate::notice!("thread {id}: releasing its writer lease: {e}");
-            self.forget(&id);
         }
     }
 }

@@ -54,20 +54,34 @@ fn now_ms() -> i64 {
 }
 
 impl PgStore {
-    /// Connects to `url` and migrates the schema.
-    pub(crate) fn connect(
+    /// Connects to `url` and migrates the schema, on the caller's runtime.
+    pub(crate) async fn connect(
         home: &Path,
         url: &str,
         timeouts: StoreTimeouts,
     ) -> Result<Self, StoreError> {
-        let db = Db::open(url, timeouts)?;
-        Ok(PgStore {
+        let db = Db::open(url, timeouts).await?;
+        Ok(Self::with_db(home, db))
+    }
+
+    /// [`PgStore::connect`] for a sync caller (see [`Db::open_blocking`]).
+    pub(crate) fn connect_blocking(
+        home: &Path,
+        url: &str,
+        timeouts: StoreTimeouts,
+    ) -> Result<Self, StoreError> {
+        let db = Db::open_blocking(url, timeouts)?;
+        Ok(Self::with_db(home, db))
+    }
+
+    fn with_db(home: &Path, db: Arc<Db>) -> Self {
+        PgStore {
             inner: Arc::new(Inner {
                 home: home.to_path_buf(),
                 db,
                 leases: Arc::new(Leases::default()),
             }),
-        })
+        }
     }
 
     pub(crate) fn home(&self) -> &Path {
@@ -75,7 +89,12 @@ impl PgStore {
     }
 
     /// Creates the thread row and its `session_meta` record, holding the thread's lease.
-    pub(crate) fn create(&self, mut meta: SessionMeta) -> Result<PgWriter, StoreError> {
+    pub(crate) fn create(&self, meta: SessionMeta) -> Result<PgWriter, StoreError> {
+        futures::executor::block_on(self.create_async(meta))
+    }
+
+    /// [`PgStore::create`] for async callers.
+    pub(crate) async fn create_async(&self, mut meta: SessionMeta) -> Result<PgWriter, StoreError> {
         if meta.timestamp.is_empty() {
             meta.timestamp = format_timestamp(chrono::Utc::now());
         }
@@ -92,15 +111,18 @@ impl PgStore {
             &RolloutItem::SessionMeta(meta.clone()),
         )?;
         let first = line_text(first)?;
-        let writer = self.lease(meta.id, 1, false)?;
+        let writer = self.lease(meta.id, 1, false).await?;
         let db = self.inner.db.clone();
         let generation = writer.generation;
-        self.inner.db.run(async move {
-            let mut conn = db.conn().await?;
-            let tx = conn.transaction().await?;
-            lease::check_generation(&tx, &meta.id, generation).await?;
-            let git = meta.git.as_ref();
-            let inserted = tx
+        let inserted = self
+            .inner
+            .db
+            .run_async(async move {
+                let mut conn = db.conn().await?;
+                let tx = conn.transaction().await?;
+                lease::check_generation(&tx, &meta.id, generation).await?;
+                let git = meta.git.as_ref();
+                let inserted = tx
                 .execute(
                     "INSERT INTO oi_threads (id, created_at_ms, updated_at_ms, cwd, model_provider,
                         model, source, forked_from_id, cli_version, git_sha, git_branch,
@@ -123,26 +145,34 @@ impl PgStore {
                     ],
                 )
                 .await?;
-            if inserted == 0 {
-                return Err(StoreError::Invalid(format!(
-                    "thread {} already exists; use resume to continue it or fork to copy it",
-                    meta.id
-                )));
+                if inserted == 0 {
+                    return Err(StoreError::Invalid(format!(
+                        "thread {} already exists; use resume to continue it or fork to copy it",
+                        meta.id
+                    )));
+                }
+                tx.execute(
+                    "INSERT INTO oi_rollout_lines (thread_id, seq, line) VALUES ($1, 0, $2)",
+                    &[&meta.id.to_string(), &first],
+                )
+                .await?;
+                tx.commit().await?;
+                Ok(())
+            })
+            .await;
+        match inserted {
+            Ok(()) => Ok(writer),
+            Err(e) => {
+                // Given back before answering, so the caller may take it again at once.
+                writer.close().await;
+                Err(e)
             }
-            tx.execute(
-                "INSERT INTO oi_rollout_lines (thread_id, seq, line) VALUES ($1, 0, $2)",
-                &[&meta.id.to_string(), &first],
-            )
-            .await?;
-            tx.commit().await?;
-            Ok(())
-        })?;
-        Ok(writer)
+        }
     }
 
     /// Takes the lease of `id` and returns the writer that holds it (and gives it back when
     /// dropped, whatever happens after this).
-    fn lease(
+    async fn lease(
         &self,
         id: ThreadId,
         next_seq: i64,
@@ -153,7 +183,8 @@ impl PgStore {
         let generation = self
             .inner
             .db
-            .run(async move { leases.acquire(&db, id).await })?;
+            .run_async(async move { leases.acquire(&db, id).await })
+            .await?;
         Ok(PgWriter {
             db: self.inner.db.clone(),
             leases: self.inner.leases.clone(),
@@ -161,6 +192,7 @@ impl PgStore {
             generation,
             next_seq,
             has_preview,
+            released: false,
         })
     }
 
@@ -328,49 +360,96 @@ impl PgStore {
     /// Takes the thread's lease and loads it; a turn left open by a process that died gets
     /// its `turn_aborted(interrupted)` record.
     pub(crate) fn resume(&self, id: &ThreadId) -> Result<(PgWriter, LoadedThread), StoreError> {
-        if self.get(id)?.is_none() {
+        futures::executor::block_on(self.resume_async(id))
+    }
+
+    /// [`PgStore::resume`] for async callers.
+    pub(crate) async fn resume_async(
+        &self,
+        id: &ThreadId,
+    ) -> Result<(PgWriter, LoadedThread), StoreError> {
+        if self.get_async(id).await?.is_none() {
             return Err(StoreError::NotFound(*id));
         }
-        let mut writer = self.lease(*id, 0, false)?;
-        let mut loaded = self.load(id)?;
+        let mut writer = self.lease(*id, 0, false).await?;
+        match self.continue_thread(&mut writer).await {
+            Ok(loaded) => Ok((writer, loaded)),
+            Err(e) => {
+                writer.close().await;
+                Err(e)
+            }
+        }
+    }
+
+    /// After taking the lease: the thread's records, where its writer continues, and the
+    /// close of a turn the last process left open.
+    async fn continue_thread(&self, writer: &mut PgWriter) -> Result<LoadedThread, StoreError> {
+        let id = writer.id;
+        let mut loaded = self.load_async(&id).await?;
         let db = self.inner.db.clone();
         let key = id.to_string();
-        writer.next_seq = self.inner.db.run(async move {
-            let conn = db.conn().await?;
-            let row = conn
-                .query_one(
-                    "SELECT COALESCE(MAX(seq), -1) + 1 FROM oi_rollout_lines WHERE thread_id = $1",
-                    &[&key],
-                )
-                .await?;
-            Ok(row.get::<_, i64>(0))
-        })?;
+        writer.next_seq = self
+            .inner
+            .db
+            .run_async(async move {
+                let conn = db.conn().await?;
+                let row = conn
+                    .query_one(
+                        "SELECT COALESCE(MAX(seq), -1) + 1 FROM oi_rollout_lines WHERE thread_id = $1",
+                        &[&key],
+                    )
+                    .await?;
+                Ok(row.get::<_, i64>(0))
+            })
+            .await?;
         writer.has_preview = !loaded.summary.preview.is_empty()
             || loaded.items.iter().any(|i| preview_text(i).is_some());
         if let Some(turn_id) = loaded.open_turn_id() {
             let marker = interrupted_marker(turn_id);
-            writer.append_all(std::slice::from_ref(&marker))?;
+            writer
+                .append_all_async(std::slice::from_ref(&marker))
+                .await?;
             loaded.items.push(marker);
             loaded.timestamps.push(format_timestamp(chrono::Utc::now()));
         }
-        Ok((writer, loaded))
+        Ok(loaded)
     }
 
     /// A new thread holding a copy of `source`'s records (see `ThreadStore::fork`).
     pub(crate) fn fork(
         &self,
         source: &ThreadId,
+        new_meta: SessionMeta,
+    ) -> Result<(PgWriter, LoadedThread), StoreError> {
+        futures::executor::block_on(self.fork_async(source, new_meta))
+    }
+
+    /// [`PgStore::fork`] for async callers.
+    pub(crate) async fn fork_async(
+        &self,
+        source: &ThreadId,
         mut new_meta: SessionMeta,
     ) -> Result<(PgWriter, LoadedThread), StoreError> {
         crate::loaded::check_fork_id(source, &new_meta)?;
-        let src = self.load(source)?;
+        let src = self.load_async(source).await?;
         new_meta.forked_from_id = Some(*source);
-        let mut writer = self.create(new_meta.clone())?;
+        let mut writer = self.create_async(new_meta.clone()).await?;
         let lines = src.fork_lines();
-        writer.append_lines(&lines)?;
-        let summary = self
-            .get(&new_meta.id)?
-            .ok_or(StoreError::NotFound(new_meta.id))?;
+        let copied = match writer.append_lines(&lines).await {
+            Ok(()) => self.get_async(&new_meta.id).await,
+            Err(e) => Err(e),
+        };
+        let summary = match copied {
+            Ok(Some(summary)) => summary,
+            Ok(None) => {
+                writer.close().await;
+                return Err(StoreError::NotFound(new_meta.id));
+            }
+            Err(e) => {
+                writer.close().await;
+                return Err(e);
+            }
+        };
         let (timestamps, items) = lines.into_iter().map(|l| (l.timestamp, l.item)).unzip();
         Ok((
             writer,
@@ -503,15 +582,23 @@ impl PgStore {
 
     /// How many threads the database holds.
     pub(crate) fn count(&self) -> Result<usize, StoreError> {
+        futures::executor::block_on(self.count_async())
+    }
+
+    /// [`PgStore::count`] for async callers.
+    pub(crate) async fn count_async(&self) -> Result<usize, StoreError> {
         let db = self.inner.db.clone();
-        self.inner.db.run(async move {
-            let conn = db.conn().await?;
-            let n: i64 = conn
-                .query_one("SELECT count(*) FROM oi_threads", &[])
-                .await?
-                .get(0);
-            Ok(usize::try_from(n).unwrap_or(0))
-        })
+        self.inner
+            .db
+            .run_async(async move {
+                let conn = db.conn().await?;
+                let n: i64 = conn
+                    .query_one("SELECT count(*) FROM oi_threads", &[])
+                    .await?
+                    .get(0);
+                Ok(usize::try_from(n).unwrap_or(0))
+            })
+            .await
     }
 }
 
@@ -635,6 +722,8 @@ pub(crate) struct PgWriter {
     /// `seq` of the next record.
     next_seq: i64,
     has_preview: bool,
+    /// Set by [`PgWriter::close`], which gave the lease back already.
+    released: bool,
 }
 
 impl std::fmt::Debug for PgWriter {
@@ -652,6 +741,14 @@ impl PgWriter {
     }
 
     pub(crate) fn append_all(&mut self, items: &[RolloutItem]) -> Result<(), StoreError> {
+        futures::executor::block_on(self.append_all_async(items))
+    }
+
+    /// [`PgWriter::append_all`] for async callers.
+    pub(crate) async fn append_all_async(
+        &mut self,
+        items: &[RolloutItem],
+    ) -> Result<(), StoreError> {
         let ts = format_timestamp(chrono::Utc::now());
         let lines: Vec<RolloutLine> = items
             .iter()
@@ -660,11 +757,11 @@ impl PgWriter {
                 item: item.clone(),
             })
             .collect();
-        self.append_lines(&lines)
+        self.append_lines(&lines).await
     }
 
     /// Inserts the records and refreshes the thread's row in one transaction.
-    fn append_lines(&mut self, lines: &[RolloutLine]) -> Result<(), StoreError> {
+    async fn append_lines(&mut self, lines: &[RolloutLine]) -> Result<(), StoreError> {
         if lines.is_empty() {
             return Ok(());
         }
@@ -689,39 +786,41 @@ impl PgWriter {
         let db = self.db.clone();
         let leases = self.leases.clone();
         let new_preview = preview.clone();
-        self.db.run(async move {
-            leases.ensure(&db, thread).await?;
-            let id = thread.to_string();
-            let mut conn = db.conn().await?;
-            let tx = conn.transaction().await?;
-            lease::check_generation(&tx, &thread, generation).await?;
-            let inserted = tx
-                .execute(
-                    "INSERT INTO oi_rollout_lines (thread_id, seq, line)
+        self.db
+            .run_async(async move {
+                leases.ensure(&db, thread).await?;
+                let id = thread.to_string();
+                let mut conn = db.conn().await?;
+                let tx = conn.transaction().await?;
+                lease::check_generation(&tx, &thread, generation).await?;
+                let inserted = tx
+                    .execute(
+                        "INSERT INTO oi_rollout_lines (thread_id, seq, line)
                      SELECT $1, s, l FROM unnest($2::BIGINT[], $3::TEXT[]) AS r (s, l)",
-                    &[&id, &seqs, &texts],
-                )
-                .await;
-            match inserted {
-                Ok(_) => {}
-                Err(e) if is_unique_violation(&e) => {
-                    // Only this writer inserts under its generation: the same records are
-                    // there already, from an earlier try whose commit went through but whose
-                    // answer was lost with the connection. Check that, and call it done.
-                    drop(tx);
-                    return already_written(&conn, &id, &seqs, &texts).await;
+                        &[&id, &seqs, &texts],
+                    )
+                    .await;
+                match inserted {
+                    Ok(_) => {}
+                    Err(e) if is_unique_violation(&e) => {
+                        // Only this writer inserts under its generation: the same records are
+                        // there already, from an earlier try whose commit went through but whose
+                        // answer was lost with the connection. Check that, and call it done.
+                        drop(tx);
+                        return already_written(&conn, &id, &seqs, &texts).await;
+                    }
+                    Err(e) => return Err(e.into()),
                 }
-                Err(e) => return Err(e.into()),
-            }
-            tx.execute(
-                "UPDATE oi_threads SET updated_at_ms = GREATEST(updated_at_ms, $2),
+                tx.execute(
+                    "UPDATE oi_threads SET updated_at_ms = GREATEST(updated_at_ms, $2),
                     preview = COALESCE($3, preview) WHERE id = $1",
-                &[&id, &now_ms(), &new_preview],
-            )
+                    &[&id, &now_ms(), &new_preview],
+                )
+                .await?;
+                tx.commit().await?;
+                Ok(())
+            })
             .await?;
-            tx.commit().await?;
-            Ok(())
-        })?;
         self.next_seq += count;
         if preview.is_some() {
             self.has_preview = true;
@@ -730,8 +829,19 @@ impl PgWriter {
     }
 }
 
+impl PgWriter {
+    /// Gives the thread's lease back and returns once the database has it: what dropping
+    /// the writer does, for async callers (a drop may not wait on every thread).
+    pub(crate) async fn close(mut self) {
+        self.released = true;
+        self.leases.release_async(&self.db, self.id).await;
+    }
+}
+
 impl Drop for PgWriter {
     fn drop(&mut self) {
-        self.leases.release(&self.db, self.id);
+        if !self.released {
+            self.leases.release(&self.db, self.id);
+        }
     }
 }
