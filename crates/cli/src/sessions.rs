@@ -3,16 +3,22 @@
 use crate::cli::{EXIT_FAILURE, EXIT_OK, EXIT_USAGE, GlobalArgs, ResumeArgs, SessionsCommand};
 use crate::exec::{drive_turn, read_prompt};
 use crate::out::outln;
-use oi_core::{CoreError, ThreadManager, ThreadManagerOptions};
+use oi_core::{
+    CoreError, ListQuery, SessionSource, ThreadManager, ThreadManagerOptions, ThreadSummary,
+};
 use oi_protocol::ThreadId;
-use oi_thread_store::{ListQuery, SessionSource, ThreadStore, ThreadSummary};
 use serde_json::json;
+use std::path::{Path, PathBuf};
 
-async fn open_store() -> Result<ThreadStore, String> {
+/// The engine that reads (and, for `resume`, continues) the stored threads, and their home.
+/// Stored threads are read through the engine, which opens the store once for both.
+fn engine() -> Result<(ThreadManager, PathBuf), String> {
     let home = oi_config::find_home().map_err(|e| e.to_string())?;
-    oi_core::open_thread_store_async(&home)
-        .await
-        .map_err(|e| e.to_string())
+    let manager = ThreadManager::new(ThreadManagerOptions {
+        source: SessionSource::Exec,
+        persist: true,
+    });
+    Ok((manager, home))
 }
 
 pub async fn run_resume(global: GlobalArgs, args: ResumeArgs) -> i32 {
@@ -26,8 +32,8 @@ pub async fn run_resume_as(
     args: ResumeArgs,
     format: crate::exec::Format,
 ) -> i32 {
-    let store = match open_store().await {
-        Ok(s) => s,
+    let (manager, home) = match engine() {
+        Ok(e) => e,
         Err(e) => {
             eprintln!("error: {e}");
             return EXIT_FAILURE;
@@ -36,8 +42,8 @@ pub async fn run_resume_as(
     let mut rest = args.args.into_iter();
     let summary = if args.last {
         let cwd = std::env::current_dir().ok();
-        let found = match store.latest_async(cwd.as_deref()).await {
-            Ok(None) => store.latest_async(None).await,
+        let found = match manager.latest_stored_thread(&home, cwd.as_deref()).await {
+            Ok(None) => manager.latest_stored_thread(&home, None).await,
             found => found,
         };
         match found {
@@ -67,7 +73,7 @@ pub async fn run_resume_as(
                 return EXIT_USAGE;
             }
         };
-        match store.get_async(&id).await {
+        match manager.stored_thread(&home, &id).await {
             Ok(Some(s)) => s,
             Ok(None) => {
                 eprintln!("error: thread not found: {id}; see `interpreter sessions list`");
@@ -98,10 +104,6 @@ pub async fn run_resume_as(
         Err(code) => return code,
     };
     let reasoning = crate::render::ReasoningDisplay::from_config(&config);
-    let manager = ThreadManager::new(ThreadManagerOptions {
-        source: SessionSource::Exec,
-        persist: true,
-    });
     let new = match manager.resume_thread(summary.id, config).await {
         Ok(n) => n,
         Err(e) => {
@@ -152,23 +154,27 @@ fn local_time(unix: i64) -> String {
 
 /// Up to `limit` threads (0: all of them), newest first, fetched page by page.
 async fn list_threads(
-    store: &ThreadStore,
+    manager: &ThreadManager,
+    home: &Path,
     limit: usize,
     search: Option<String>,
     archived: bool,
-) -> Result<Vec<ThreadSummary>, oi_thread_store::StoreError> {
+) -> Result<Vec<ThreadSummary>, CoreError> {
     let wanted = if limit == 0 { usize::MAX } else { limit };
     let mut out = Vec::new();
     let mut cursor = None;
     while out.len() < wanted {
-        let page = store
-            .list_async(&ListQuery {
-                cursor,
-                limit: (wanted - out.len()).min(ListQuery::MAX_LIMIT),
-                search: search.clone(),
-                archived: archived.then_some(true),
-                ..ListQuery::default()
-            })
+        let page = manager
+            .list_stored_threads(
+                home,
+                &ListQuery {
+                    cursor,
+                    limit: (wanted - out.len()).min(ListQuery::MAX_LIMIT),
+                    search: search.clone(),
+                    archived: archived.then_some(true),
+                    ..ListQuery::default()
+                },
+            )
             .await?;
         out.extend(page.data);
         match page.next_cursor {
@@ -186,15 +192,15 @@ pub async fn run_sessions(_global: GlobalArgs, cmd: SessionsCommand) -> i32 {
         search,
         archived,
     } = cmd;
-    let store = match open_store().await {
-        Ok(s) => s,
+    let (manager, home) = match engine() {
+        Ok(e) => e,
         Err(e) => {
             eprintln!("error: {e}");
             return EXIT_FAILURE;
         }
     };
     let search = search.filter(|s| !s.trim().is_empty());
-    let threads = match list_threads(&store, limit, search.clone(), archived).await {
+    let threads = match list_threads(&manager, &home, limit, search.clone(), archived).await {
         Ok(t) => t,
         Err(e) => {
             eprintln!("error: {e}");

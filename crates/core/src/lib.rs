@@ -54,7 +54,7 @@ pub use manager::{
     open_thread_store_async,
 };
 pub use oi_protocol::truncate::truncate_head_tail;
-pub use oi_thread_store::SessionSource;
-pub use recorder::{NoopRecorder, Recorder, SaveState, Unsaved};
+pub use oi_thread_store::{ListQuery, SessionSource, ThreadOutline, ThreadPage, ThreadSummary};
+pub use recorder::{NoopRecorder, RecordError, Recorder, SaveState, Unsaved};
 pub use thread::{StartTurn, Thread};
 pub use turn_handle::{PendingRequest, TurnEnd, TurnHandle};

@@ -12,7 +12,10 @@ use oi_model_client::ModelClient;
 use oi_protocol::ThreadId;
 use oi_protocol::models::ResponseItem;
 use oi_protocol::protocol::{EventMsg, Op, SessionConfiguredEvent};
-use oi_thread_store::{SessionMeta, SessionSource, StoreLocation, StoreTimeouts, ThreadStore};
+use oi_thread_store::{
+    ListQuery, SessionMeta, SessionSource, StoreLocation, StoreTimeouts, ThreadOutline, ThreadPage,
+    ThreadStore, ThreadSummary,
+};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
@@ -208,7 +211,7 @@ impl ThreadManager {
             let store = self.open_store(&config.home).await?;
             let meta = with_git_info(self.meta(id, None, &config)).await?;
             let writer = stored(store.create_async(meta).await)?;
-            Box::new(StoreRecorder::new(writer).map_err(CoreError::Store)?)
+            Box::new(StoreRecorder::new(writer).map_err(|e| CoreError::Store(e.to_string()))?)
         } else {
             Box::new(NoopRecorder)
         };
@@ -245,7 +248,7 @@ impl ThreadManager {
         let prepared = self.prepare(&config).await?;
         let (writer, loaded) = stored(store.resume_async(&id).await)?;
         let history = loaded.history();
-        let recorder = StoreRecorder::new(writer).map_err(CoreError::Store)?;
+        let recorder = StoreRecorder::new(writer).map_err(|e| CoreError::Store(e.to_string()))?;
         let mut new = self.spawn(id, None, config, history, Box::new(recorder), prepared)?;
         if !loaded.warnings.is_empty() {
             new.session_configured.initial_messages = Some(
@@ -279,7 +282,8 @@ impl ThreadManager {
             let meta = with_git_info(self.meta(id, Some(source), &config)).await?;
             let (writer, loaded) = stored(store.fork_async(&source, meta).await)?;
             let history = loaded.history();
-            let recorder = StoreRecorder::new(writer).map_err(CoreError::Store)?;
+            let recorder =
+                StoreRecorder::new(writer).map_err(|e| CoreError::Store(e.to_string()))?;
             self.spawn(
                 id,
                 Some(source),
@@ -399,6 +403,51 @@ impl ThreadManager {
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .remove(id)
+    }
+
+    // What front ends read of stored threads, through the engine rather than the store:
+    // the store the engine opened for `home` (one open, one database connection, shared
+    // with the threads it runs), awaited on the async seam.
+
+    /// One page of the stored threads of `home` (see [`ListQuery`]).
+    pub async fn list_stored_threads(
+        &self,
+        home: &Path,
+        query: &ListQuery,
+    ) -> Result<ThreadPage, CoreError> {
+        let store = self.open_store(home).await?;
+        stored(store.list_async(query).await)
+    }
+
+    /// The most recently updated stored thread of `home` (not archived), only in `cwd` when
+    /// given: what `resume --last` continues.
+    pub async fn latest_stored_thread(
+        &self,
+        home: &Path,
+        cwd: Option<&Path>,
+    ) -> Result<Option<ThreadSummary>, CoreError> {
+        let store = self.open_store(home).await?;
+        stored(store.latest_async(cwd).await)
+    }
+
+    /// A stored thread's summary (its index row; no record is read), `None` if unknown.
+    pub async fn stored_thread(
+        &self,
+        home: &Path,
+        id: &ThreadId,
+    ) -> Result<Option<ThreadSummary>, CoreError> {
+        let store = self.open_store(home).await?;
+        stored(store.get_async(id).await)
+    }
+
+    /// A stored thread's turns without its records parsed, for paged history.
+    pub async fn stored_thread_outline(
+        &self,
+        home: &Path,
+        id: &ThreadId,
+    ) -> Result<ThreadOutline, CoreError> {
+        let store = self.open_store(home).await?;
+        stored(store.outline_async(id).await)
     }
 
     /// Lets go of an idle thread whose store is shared with other processes (PostgreSQL):

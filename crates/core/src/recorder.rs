@@ -58,13 +58,35 @@ impl Unsaved {
     }
 }
 
+/// Why records did not reach the thread's store. The engine shows it as a warning (the
+/// thread goes on); what is still unsaved is in [`SaveState`].
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum RecordError {
+    /// The store failed a write, in its words. Records it may still take stay queued and
+    /// are written again; those it refuses for good are counted as lost.
+    #[error("{0}")]
+    Store(String),
+    /// After a flush, records are still not in the store: how many, and why.
+    #[error("{0}")]
+    Unsaved(String),
+    /// More records waited for the store than are kept; later ones are lost.
+    #[error("more than {0} records are waiting for the store")]
+    Backlog(usize),
+    /// The thread's writer has stopped: nothing recorded from now on is saved.
+    #[error("the thread's writer stopped; later records are not saved")]
+    WriterGone,
+    /// The thread's writer could not start.
+    #[error("cannot start the thread's writer: {0}")]
+    Start(String),
+}
+
 /// Receives everything a thread must persist. Implementations write synchronously and
 /// report failures through the return value; the engine turns them into warnings.
 pub trait Recorder: Send {
     /// A conversation item that joined the history (what resume rebuilds it from).
-    fn record_item(&mut self, item: &ResponseItem) -> Result<(), String>;
+    fn record_item(&mut self, item: &ResponseItem) -> Result<(), RecordError>;
     /// An event that belongs in the stored thread (see `is_persisted`).
-    fn record_event(&mut self, event: &EventMsg) -> Result<(), String>;
+    fn record_event(&mut self, event: &EventMsg) -> Result<(), RecordError>;
     /// The settings a turn starts with (cwd, policies, model), written before its events.
     fn record_turn_context(
         &mut self,
@@ -74,15 +96,15 @@ pub trait Recorder: Send {
         sandbox_policy: &SandboxPolicy,
         model: &str,
         effort: Option<ReasoningEffort>,
-    ) -> Result<(), String>;
+    ) -> Result<(), RecordError>;
     /// The history was compacted: `item.replacement_history` replaces everything before.
-    fn record_compacted(&mut self, item: &CompactedItem) -> Result<(), String> {
+    fn record_compacted(&mut self, item: &CompactedItem) -> Result<(), RecordError> {
         let _ = item;
         Ok(())
     }
     /// Called at shutdown, and at the end of a turn by recorders that cannot
     /// [`Recorder::start_flush`].
-    fn flush(&mut self) -> Result<(), String>;
+    fn flush(&mut self) -> Result<(), RecordError>;
     /// Starts a flush whose end the caller awaits without holding the recorder (or any
     /// lock): the turn's end waits for the disk or the database on no runtime worker.
     fn start_flush(&mut self) -> FlushWait {
@@ -90,7 +112,7 @@ pub trait Recorder: Send {
     }
     /// Records `item` without waiting for it to be written; the caller waits for the whole
     /// batch with [`Recorder::start_written`].
-    fn record_item_unwaited(&mut self, item: &ResponseItem) -> Result<(), String> {
+    fn record_item_unwaited(&mut self, item: &ResponseItem) -> Result<(), RecordError> {
         self.record_item(item)
     }
     /// Starts waiting until everything recorded so far is written (to the OS, not fsynced),
@@ -99,12 +121,12 @@ pub trait Recorder: Send {
         FlushWait::Done(Ok(()))
     }
     /// The first failure since the last report, if any (after a [`Recorder::start_flush`]).
-    fn take_failure(&mut self) -> Result<(), String> {
+    fn take_failure(&mut self) -> Result<(), RecordError> {
         Ok(())
     }
     /// Records `event` without the flush that [`Recorder::record_event`] does for an event
     /// that ends a turn; the caller flushes with [`Recorder::start_flush`].
-    fn record_event_unflushed(&mut self, event: &EventMsg) -> Result<(), String> {
+    fn record_event_unflushed(&mut self, event: &EventMsg) -> Result<(), RecordError> {
         self.record_event(event)
     }
     /// The rollout file this recorder writes, if it writes one.
@@ -118,19 +140,17 @@ pub trait Recorder: Send {
 /// A flush in progress (see [`Recorder::start_flush`]).
 pub enum FlushWait {
     /// Already done, with this result.
-    Done(Result<(), String>),
+    Done(Result<(), RecordError>),
     /// The writer answers on this channel when the records are durable.
-    Pending(tokio::sync::oneshot::Receiver<Result<(), String>>),
+    Pending(tokio::sync::oneshot::Receiver<Result<(), RecordError>>),
 }
 
 impl FlushWait {
     /// The flush's result; a writer that went away is an error.
-    pub async fn wait(self) -> Result<(), String> {
+    pub async fn wait(self) -> Result<(), RecordError> {
         match self {
             FlushWait::Done(r) => r,
-            FlushWait::Pending(rx) => rx.await.unwrap_or_else(|_| {
-                Err("the thread's writer stopped; later records are not saved".into())
-            }),
+            FlushWait::Pending(rx) => rx.await.unwrap_or(Err(RecordError::WriterGone)),
         }
     }
 }
@@ -139,10 +159,10 @@ impl FlushWait {
 pub struct NoopRecorder;
 
 impl Recorder for NoopRecorder {
-    fn record_item(&mut self, _: &ResponseItem) -> Result<(), String> {
+    fn record_item(&mut self, _: &ResponseItem) -> Result<(), RecordError> {
         Ok(())
     }
-    fn record_event(&mut self, _: &EventMsg) -> Result<(), String> {
+    fn record_event(&mut self, _: &EventMsg) -> Result<(), RecordError> {
         Ok(())
     }
     fn record_turn_context(
@@ -153,10 +173,10 @@ impl Recorder for NoopRecorder {
         _: &SandboxPolicy,
         _: &str,
         _: Option<ReasoningEffort>,
-    ) -> Result<(), String> {
+    ) -> Result<(), RecordError> {
         Ok(())
     }
-    fn flush(&mut self) -> Result<(), String> {
+    fn flush(&mut self) -> Result<(), RecordError> {
         Ok(())
     }
     fn path(&self) -> Option<PathBuf> {

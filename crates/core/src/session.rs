@@ -3,7 +3,7 @@
 use crate::context_window::TokenEstimator;
 use crate::events::{EventBus, EventStream};
 use crate::prompt::{ProjectDoc, read_project_doc};
-use crate::recorder::{Recorder, SaveState, Unsaved, is_persisted};
+use crate::recorder::{RecordError, Recorder, SaveState, Unsaved, is_persisted};
 use crate::turn_context::TurnContext;
 use crate::window::{self, WindowKnowledge};
 use oi_config::Config;
@@ -278,7 +278,7 @@ impl Session {
         self.save_state.unsaved()
     }
 
-    fn warn_store(&self, id: &str, e: &str) {
+    fn warn_store(&self, id: &str, e: &RecordError) {
         self.save_error
             .lock()
             .unwrap_or_else(|p| p.into_inner())
@@ -300,7 +300,7 @@ impl Session {
         }
         let (queued, wait) = {
             let mut rec = self.recorder();
-            let queued: Result<(), String> =
+            let queued: Result<(), RecordError> =
                 items.iter().try_for_each(|i| rec.record_item_unwaited(i));
             (queued, rec.start_written())
         };

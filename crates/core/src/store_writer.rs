@@ -30,7 +30,7 @@
 //! else. The blocking forms remain for a full queue and for the flush at shutdown; they hand
 //! the worker's other tasks to another thread meanwhile (`block_in_place`).
 
-use crate::recorder::{FlushWait, Recorder, SaveState, Unsaved};
+use crate::recorder::{FlushWait, RecordError, Recorder, SaveState, Unsaved};
 use oi_protocol::config_types::{AskForApproval, ReasoningEffort, SandboxPolicy};
 use oi_protocol::models::ResponseItem;
 use oi_protocol::protocol::EventMsg;
@@ -56,25 +56,25 @@ enum Command {
     /// Write everything queued (to the OS: survives a killed process) and answer.
     Written(SyncSender<()>),
     /// Write everything queued, make it durable (fsync, index), and answer.
-    Flush(SyncSender<Result<(), String>>),
+    Flush(SyncSender<Result<(), RecordError>>),
     /// [`Command::Written`] answered to an async waiter.
-    WrittenAsync(tokio::sync::oneshot::Sender<Result<(), String>>),
+    WrittenAsync(tokio::sync::oneshot::Sender<Result<(), RecordError>>),
     /// [`Command::Flush`] answered to an async waiter.
-    FlushAsync(tokio::sync::oneshot::Sender<Result<(), String>>),
+    FlushAsync(tokio::sync::oneshot::Sender<Result<(), RecordError>>),
 }
 
 /// Persists a thread through its [`RolloutWriter`], owned by a dedicated writer thread.
 pub(crate) struct StoreRecorder {
     tx: Option<SyncSender<Command>>,
     /// The first failure (after a success) not yet reported.
-    failed: Arc<Mutex<Option<String>>>,
+    failed: Arc<Mutex<Option<RecordError>>>,
     state: Arc<SaveState>,
     path: Option<PathBuf>,
     worker: Option<JoinHandle<()>>,
 }
 
 impl StoreRecorder {
-    pub(crate) fn new(writer: RolloutWriter) -> Result<Self, String> {
+    pub(crate) fn new(writer: RolloutWriter) -> Result<Self, RecordError> {
         let path = Some(writer.path().to_path_buf()).filter(|p| !p.as_os_str().is_empty());
         let (tx, rx) = sync_channel(QUEUE_DEPTH);
         let failed = Arc::new(Mutex::new(None));
@@ -89,7 +89,7 @@ impl StoreRecorder {
         let worker = std::thread::Builder::new()
             .name(format!("oi-rollout-{}", worker.writer.thread_id()))
             .spawn(move || worker.run(rx))
-            .map_err(|e| format!("cannot start the thread's writer: {e}"))?;
+            .map_err(|e| RecordError::Start(e.to_string()))?;
         Ok(StoreRecorder {
             tx: Some(tx),
             failed,
@@ -99,14 +99,14 @@ impl StoreRecorder {
         })
     }
 
-    fn failure(&self) -> Result<(), String> {
+    fn failure(&self) -> Result<(), RecordError> {
         match self.failed.lock().unwrap_or_else(|p| p.into_inner()).take() {
             Some(e) => Err(e),
             None => Ok(()),
         }
     }
 
-    fn enqueue(&mut self, item: RolloutItem) -> Result<(), String> {
+    fn enqueue(&mut self, item: RolloutItem) -> Result<(), RecordError> {
         let tx = self.tx.as_ref().ok_or_else(writer_gone)?;
         match tx.try_send(Command::Append(Box::new(item))) {
             Ok(()) => {}
@@ -122,7 +122,7 @@ impl StoreRecorder {
 
 impl StoreRecorder {
     /// Waits until everything queued so far is written (not fsynced).
-    fn wait_written(&mut self) -> Result<(), String> {
+    fn wait_written(&mut self) -> Result<(), RecordError> {
         let tx = self.tx.as_ref().ok_or_else(writer_gone)?;
         let (done_tx, done_rx) = sync_channel(1);
         wait_off_worker(|| {
@@ -145,17 +145,17 @@ fn wait_off_worker<T>(f: impl FnOnce() -> T) -> T {
     }
 }
 
-fn writer_gone() -> String {
-    "the thread's writer stopped; later records are not saved".into()
+fn writer_gone() -> RecordError {
+    RecordError::WriterGone
 }
 
 impl Recorder for StoreRecorder {
-    fn record_item(&mut self, item: &ResponseItem) -> Result<(), String> {
+    fn record_item(&mut self, item: &ResponseItem) -> Result<(), RecordError> {
         self.enqueue(RolloutItem::ResponseItem(item.clone()))?;
         self.wait_written()
     }
 
-    fn record_event(&mut self, event: &EventMsg) -> Result<(), String> {
+    fn record_event(&mut self, event: &EventMsg) -> Result<(), RecordError> {
         self.enqueue(RolloutItem::EventMsg(event.clone()))?;
         if event.ends_turn() {
             self.flush()?;
@@ -163,15 +163,15 @@ impl Recorder for StoreRecorder {
         Ok(())
     }
 
-    fn take_failure(&mut self) -> Result<(), String> {
+    fn take_failure(&mut self) -> Result<(), RecordError> {
         self.failure()
     }
 
-    fn record_event_unflushed(&mut self, event: &EventMsg) -> Result<(), String> {
+    fn record_event_unflushed(&mut self, event: &EventMsg) -> Result<(), RecordError> {
         self.enqueue(RolloutItem::EventMsg(event.clone()))
     }
 
-    fn record_item_unwaited(&mut self, item: &ResponseItem) -> Result<(), String> {
+    fn record_item_unwaited(&mut self, item: &ResponseItem) -> Result<(), RecordError> {
         self.enqueue(RolloutItem::ResponseItem(item.clone()))
     }
 
@@ -191,7 +191,7 @@ impl Recorder for StoreRecorder {
         sandbox_policy: &SandboxPolicy,
         model: &str,
         effort: Option<ReasoningEffort>,
-    ) -> Result<(), String> {
+    ) -> Result<(), RecordError> {
         self.enqueue(RolloutItem::TurnContext(TurnContextItem {
             turn_id: turn_id.to_string(),
             cwd: cwd.to_path_buf(),
@@ -202,11 +202,11 @@ impl Recorder for StoreRecorder {
         }))
     }
 
-    fn record_compacted(&mut self, item: &CompactedItem) -> Result<(), String> {
+    fn record_compacted(&mut self, item: &CompactedItem) -> Result<(), RecordError> {
         self.enqueue(RolloutItem::Compacted(item.clone()))
     }
 
-    fn flush(&mut self) -> Result<(), String> {
+    fn flush(&mut self) -> Result<(), RecordError> {
         let tx = self.tx.as_ref().ok_or_else(writer_gone)?;
         let (done_tx, done_rx) = sync_channel(1);
         let flushed = wait_off_worker(|| {
@@ -232,7 +232,7 @@ impl StoreRecorder {
     /// Queues `command` with a fresh answer channel, for a wait that holds no lock.
     fn start_wait(
         &mut self,
-        command: impl FnOnce(tokio::sync::oneshot::Sender<Result<(), String>>) -> Command,
+        command: impl FnOnce(tokio::sync::oneshot::Sender<Result<(), RecordError>>) -> Command,
     ) -> FlushWait {
         let Some(tx) = self.tx.as_ref() else {
             return FlushWait::Done(Err(writer_gone()));
@@ -274,7 +274,7 @@ struct Worker {
     pending: Vec<RolloutItem>,
     /// Given up on.
     lost: usize,
-    failed: Arc<Mutex<Option<String>>>,
+    failed: Arc<Mutex<Option<RecordError>>>,
     state: Arc<SaveState>,
 }
 
@@ -346,9 +346,7 @@ impl Worker {
     fn push(&mut self, item: RolloutItem) {
         if self.pending.len() >= MAX_PENDING {
             self.lost += 1;
-            self.publish(Some(format!(
-                "more than {MAX_PENDING} records are waiting for the store"
-            )));
+            self.publish(Some(RecordError::Backlog(MAX_PENDING).to_string()));
             return;
         }
         self.pending.push(item);
@@ -368,12 +366,12 @@ impl Worker {
         }
     }
 
-    fn flush(&mut self) -> Result<(), String> {
+    fn flush(&mut self) -> Result<(), RecordError> {
         if let Err(e) = self.writer.flush_index() {
             self.failed_with(&e);
         }
         match self.state.unsaved() {
-            Some(u) => Err(u.describe()),
+            Some(u) => Err(RecordError::Unsaved(u.describe())),
             None => Ok(()),
         }
     }
@@ -390,7 +388,7 @@ impl Worker {
             self.failed
                 .lock()
                 .unwrap_or_else(|p| p.into_inner())
-                .get_or_insert(text);
+                .get_or_insert(RecordError::Store(text));
         }
     }
 
@@ -496,7 +494,10 @@ mod tests {
             duration_ms: None,
         }));
         let err = end.unwrap_err();
-        assert!(err.contains("not saved yet"), "{err}");
+        assert!(
+            matches!(&err, RecordError::Unsaved(text) if text.contains("not saved yet")),
+            "{err}"
+        );
         let unsaved = state.unsaved().unwrap();
         assert_eq!((unsaved.pending, unsaved.lost), (2, 0), "{unsaved:?}");
 
