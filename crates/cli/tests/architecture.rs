@@ -1124,7 +1124,7 @@ fn the_postgres_backend_does_not_import_the_local_one() {
 /// never raise one: give the new seam an error type instead.
 const STRING_ERROR_CEILING: &[(&str, usize)] = &[
     ("app-server", 7),
-    ("cli", 18),
+    ("cli", 17),
     ("config", 2),
     ("core", 14),
     ("http", 1),
