@@ -32,6 +32,7 @@ pub mod lifecycle;
 pub mod mcp_status;
 mod notify;
 pub mod protocol;
+pub mod session;
 pub mod threads;
 pub mod turns;
 pub mod v1;
@@ -99,6 +100,7 @@ pub fn methods(ctx: AppServerContext) -> MethodTable {
     v1::register(&mut table, &conn);
     fuzzy::register(&mut table, &conn);
     absent::register(&mut table, &conn);
+    session::register(&mut table, &conn);
     table
 }
 
@@ -138,6 +140,8 @@ pub(crate) struct Conn {
     pub rate_limits: Mutex<Option<(String, RateLimitSnapshot)>>,
     pub fuzzy: fuzzy::FuzzyState,
     pub models: catalog::ModelsCache,
+    /// Settings from `thread/settings/update` for each thread's next turn.
+    pub pending_settings: Mutex<HashMap<ThreadId, oi_protocol::protocol::TurnOverrides>>,
 }
 
 impl Conn {
@@ -162,6 +166,7 @@ impl Conn {
             rate_limits: Mutex::default(),
             fuzzy: fuzzy::FuzzyState::default(),
             models: catalog::ModelsCache::default(),
+            pending_settings: Mutex::default(),
         }
     }
 

@@ -133,6 +133,11 @@ wire_methods! {
     request BedrockCheckGovCloudRequirements "account/bedrock/checkGovCloudRequirements" (super::absent::BedrockCheckGovCloudRequirementsParams) -> super::absent::BedrockCheckGovCloudRequirementsResponse;
     request ThreadGoalGet "thread/goal/get" (super::absent::ThreadGoalGetParams) -> super::absent::ThreadGoalGetResponse;
     request ThreadBackgroundTerminalsList "thread/backgroundTerminals/list" (super::absent::ThreadBackgroundTerminalsListParams) -> super::absent::ThreadBackgroundTerminalsListResponse;
+    request ReviewStart "review/start" (super::session::ReviewStartParams) -> super::session::ReviewStartResponse;
+    request ThreadSettingsUpdate "thread/settings/update" (super::session::ThreadSettingsUpdateParams) -> EmptyResponse;
+    request ThreadShellCommand "thread/shellCommand" (super::session::ThreadShellCommandParams) -> EmptyResponse;
+    request PermissionProfileList "permissionProfile/list" (super::session::PermissionProfileListParams) -> super::session::PermissionProfileListResponse;
+    request ExperimentalFeatureList "experimentalFeature/list" (super::session::ExperimentalFeatureListParams) -> super::session::ExperimentalFeatureListResponse;
 
     // Kept for old clients; Codex 0.171 no longer has them, so they have no facts to
     // compare (tests/accounts_v1.rs checks their shapes).
@@ -149,6 +154,7 @@ wire_methods! {
     notification ThreadNameUpdated "thread/name/updated" (ThreadNameUpdatedNotification);
     notification ThreadTokenUsageUpdated "thread/tokenUsage/updated" (ThreadTokenUsageUpdatedNotification);
     notification ThreadCompacted "thread/compacted" (ContextCompactedNotification);
+    notification ThreadSettingsUpdated "thread/settings/updated" (super::session::ThreadSettingsUpdatedNotification);
     notification TurnStarted "turn/started" (TurnStartedNotification);
     notification TurnCompleted "turn/completed" (TurnCompletedNotification);
     notification TurnPlanUpdated "turn/plan/updated" (TurnPlanUpdatedNotification);
