@@ -29,6 +29,7 @@ pub mod history;
 pub mod init;
 pub mod items;
 pub mod lifecycle;
+pub mod mcp_oauth;
 pub mod mcp_status;
 mod notify;
 pub mod protocol;
@@ -92,6 +93,7 @@ pub fn methods(ctx: AppServerContext) -> MethodTable {
     history::register(&mut table, &conn);
     lifecycle::register(&mut table, &conn);
     mcp_status::register(&mut table, &conn);
+    mcp_oauth::register(&mut table, &conn);
     command_exec::register(&mut table, &conn);
     turns::register(&mut table, &conn);
     catalog::register(&mut table, &conn);

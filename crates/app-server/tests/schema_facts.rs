@@ -268,6 +268,24 @@ const ALLOWED: &[(&str, &str, &str, &str)] = &[
     ),
     ("turn/start", "params", "toolOutput", "not implemented"),
     (
+        "mcpServer/oauth/login",
+        "params",
+        "clientRegistration",
+        "the client is registered dynamically, or by `[mcp_servers.<name>.oauth] client_id`",
+    ),
+    (
+        "mcpServer/oauth/login",
+        "result",
+        "loginId",
+        "one login per request; mcpServer/oauthLogin/completed names the server",
+    ),
+    (
+        "mcpServer/oauthLogin/completed",
+        "params",
+        "loginId",
+        "one login per request; the notification names the server",
+    ),
+    (
         "thread/settings/update",
         "params",
         "disabledPluginIds",

@@ -137,6 +137,7 @@ wire_methods! {
     request ThreadSettingsUpdate "thread/settings/update" (super::session::ThreadSettingsUpdateParams) -> EmptyResponse;
     request ThreadShellCommand "thread/shellCommand" (super::session::ThreadShellCommandParams) -> EmptyResponse;
     request PermissionProfileList "permissionProfile/list" (super::session::PermissionProfileListParams) -> super::session::PermissionProfileListResponse;
+    request McpServerOauthLogin "mcpServer/oauth/login" (super::session::McpServerOauthLoginParams) -> super::session::McpServerOauthLoginResponse;
     request ExperimentalFeatureList "experimentalFeature/list" (super::session::ExperimentalFeatureListParams) -> super::session::ExperimentalFeatureListResponse;
 
     // Kept for old clients; Codex 0.171 no longer has them, so they have no facts to
@@ -172,6 +173,7 @@ wire_methods! {
     notification AccountLoginCompleted "account/login/completed" (AccountLoginCompletedNotification);
     notification AccountUpdated "account/updated" (AccountUpdatedNotification);
     notification McpServerStartupStatusUpdated "mcpServer/startupStatus/updated" (McpServerStatusUpdatedNotification);
+    notification McpServerOauthLoginCompleted "mcpServer/oauthLogin/completed" (super::session::McpServerOauthLoginCompletedNotification);
     notification ServerRequestResolved "serverRequest/resolved" (ServerRequestResolvedNotification);
     notification FuzzyFileSearchSessionUpdated "fuzzyFileSearch/sessionUpdated" (FuzzyFileSearchSessionUpdatedNotification);
     notification FuzzyFileSearchSessionCompleted "fuzzyFileSearch/sessionCompleted" (FuzzyFileSearchSessionCompletedNotification);

@@ -187,3 +187,37 @@ pub struct ExperimentalFeatureListResponse {
     pub data: Vec<Value>,
     pub next_cursor: Option<String>,
 }
+
+/// `mcpServer/oauth/login` params.
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct McpServerOauthLoginParams {
+    /// The configured MCP server (`[mcp_servers.<name>]`, streamable HTTP).
+    pub name: String,
+    /// Scopes to ask for (default: the configured ones, else what the server advertises).
+    #[serde(default)]
+    pub scopes: Option<Vec<String>>,
+    /// How long to wait for the browser's redirect (default 300).
+    #[serde(default)]
+    pub timeout_secs: Option<u64>,
+    #[serde(default)]
+    pub thread_id: Option<String>,
+}
+
+/// `mcpServer/oauth/login`'s result: the URL the user opens to authorize.
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct McpServerOauthLoginResponse {
+    pub authorization_url: String,
+}
+
+/// `mcpServer/oauthLogin/completed`: how a login ended (tokens saved, or why not).
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct McpServerOauthLoginCompletedNotification {
+    pub name: String,
+    pub success: bool,
+    pub error: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub thread_id: Option<String>,
+}
