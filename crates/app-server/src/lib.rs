@@ -12,7 +12,7 @@
 //! Layout: [`protocol`] (wire shapes and param types) · [`threads`] · [`turns`] (turn
 //! methods and the per-turn event pump) · [`items`] (engine events → v2 items and
 //! notifications) · [`approvals`] · [`catalog`] · [`config_rpc`] · [`accounts`] · [`v1`] ·
-//! [`fuzzy`]. The engine is reached only through the host's `ThreadManager`, shared with
+//! [`fuzzy`] · [`session`] (what Codex's TUI calls mid-session) · [`mcp_oauth`]. The engine is reached only through the host's `ThreadManager`, shared with
 //! the MCP tools and every other connection; threads publish their events to every
 //! subscriber.
 //!
