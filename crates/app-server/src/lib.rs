@@ -12,7 +12,7 @@
 //! Layout: [`protocol`] (wire shapes and param types) · [`threads`] · [`turns`] (turn
 //! methods and the per-turn event pump) · [`items`] (engine events → v2 items and
 //! notifications) · [`approvals`] · [`catalog`] · [`config_rpc`] · [`accounts`] · [`v1`] ·
-//! [`fuzzy`]. The engine is reached only through the host's `ThreadManager`, shared with
+//! [`fuzzy`] · [`session`] (what Codex's TUI calls mid-session) · [`mcp_oauth`]. The engine is reached only through the host's `ThreadManager`, shared with
 //! the MCP tools and every other connection; threads publish their events to every
 //! subscriber.
 //!
@@ -29,9 +29,11 @@ pub mod history;
 pub mod init;
 pub mod items;
 pub mod lifecycle;
+pub mod mcp_oauth;
 pub mod mcp_status;
 mod notify;
 pub mod protocol;
+pub mod session;
 pub mod threads;
 pub mod turns;
 pub mod v1;
@@ -91,6 +93,7 @@ pub fn methods(ctx: AppServerContext) -> MethodTable {
     history::register(&mut table, &conn);
     lifecycle::register(&mut table, &conn);
     mcp_status::register(&mut table, &conn);
+    mcp_oauth::register(&mut table, &conn);
     command_exec::register(&mut table, &conn);
     turns::register(&mut table, &conn);
     catalog::register(&mut table, &conn);
@@ -99,6 +102,7 @@ pub fn methods(ctx: AppServerContext) -> MethodTable {
     v1::register(&mut table, &conn);
     fuzzy::register(&mut table, &conn);
     absent::register(&mut table, &conn);
+    session::register(&mut table, &conn);
     table
 }
 
@@ -138,6 +142,8 @@ pub(crate) struct Conn {
     pub rate_limits: Mutex<Option<(String, RateLimitSnapshot)>>,
     pub fuzzy: fuzzy::FuzzyState,
     pub models: catalog::ModelsCache,
+    /// Settings from `thread/settings/update` for each thread's next turn.
+    pub pending_settings: Mutex<HashMap<ThreadId, oi_protocol::protocol::TurnOverrides>>,
 }
 
 impl Conn {
@@ -162,6 +168,7 @@ impl Conn {
             rate_limits: Mutex::default(),
             fuzzy: fuzzy::FuzzyState::default(),
             models: catalog::ModelsCache::default(),
+            pending_settings: Mutex::default(),
         }
     }
 

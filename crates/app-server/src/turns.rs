@@ -91,7 +91,7 @@ pub(crate) struct InterruptParams {
     turn_id: String,
 }
 
-fn live(conn: &Conn, raw_id: &str) -> Result<(ThreadId, Arc<Thread>), RpcError> {
+pub(crate) fn live(conn: &Conn, raw_id: &str) -> Result<(ThreadId, Arc<Thread>), RpcError> {
     let id = parse_thread_id(raw_id)?;
     let thread = conn.live_thread(&id).ok_or_else(|| {
         thread_not_found(id).with_data(json!({
@@ -166,11 +166,32 @@ async fn start(
     let (id, thread) = live(&conn, &p.thread_id)?;
     let items = core_input(&p.input)?;
     let overrides = overrides(&p, &thread)?;
-    let turn = StartTurn::Input { items, overrides };
-    let (turn_id, started_at) = submit_turn(&conn, &ctx, id, thread, turn).await?;
+    let (turn_id, started_at) = start_input(&conn, &ctx, id, thread, items, overrides).await?;
     Ok(TurnStartResponse {
         turn: Turn::in_progress(turn_id, started_at),
     })
+}
+
+/// Starts a turn answering `items`: the settings `thread/settings/update` left for this
+/// thread apply first, `overrides` on top; once the turn starts they are the thread's own
+/// (the engine keeps a turn's overrides for later turns), so they are dropped here.
+pub(crate) async fn start_input(
+    conn: &Arc<Conn>,
+    ctx: &RequestContext,
+    id: ThreadId,
+    thread: Arc<Thread>,
+    items: Vec<oi_protocol::user_input::UserInput>,
+    overrides: TurnOverrides,
+) -> Result<(String, i64), RpcError> {
+    let pending = lock(&conn.pending_settings).get(&id).cloned();
+    let overrides = match pending {
+        Some(p) => crate::session::overlay(p, overrides),
+        None => overrides,
+    };
+    let turn = StartTurn::Input { items, overrides };
+    let started = submit_turn(conn, ctx, id, thread, turn).await?;
+    lock(&conn.pending_settings).remove(&id);
+    Ok(started)
 }
 
 /// `thread/compact/start`: compaction as a turn of its own. Progress arrives as for any turn:

@@ -267,6 +267,36 @@ const ALLOWED: &[(&str, &str, &str, &str)] = &[
         "OpenAI service tiers do not apply",
     ),
     ("turn/start", "params", "toolOutput", "not implemented"),
+    (
+        "mcpServer/oauth/login",
+        "params",
+        "clientRegistration",
+        "the client is registered dynamically, or by `[mcp_servers.<name>.oauth] client_id`",
+    ),
+    (
+        "mcpServer/oauth/login",
+        "result",
+        "loginId",
+        "one login per request; mcpServer/oauthLogin/completed names the server",
+    ),
+    (
+        "mcpServer/oauthLogin/completed",
+        "params",
+        "loginId",
+        "one login per request; the notification names the server",
+    ),
+    (
+        "thread/settings/update",
+        "params",
+        "disabledPluginIds",
+        "no plugins",
+    ),
+    (
+        "thread/settings/update",
+        "params",
+        "summary",
+        "reasoning summaries are whatever the model streams",
+    ),
     ("turn/start", "params", "turnTrigger", "not implemented"),
     // Result fields of Codex features we do not have; clients must treat them as optional
     // (Codex does not always send them either).
@@ -539,6 +569,22 @@ const ALLOWED_IN_TYPES: &[(&str, &str, &str, &str)] = &[
         "disabledReason",
         "every layer we report is in effect (an untrusted project's config is not loaded)",
     ),
+    // The settings of later turns: fields of Codex features we do not have.
+    (
+        "ThreadSettings",
+        "*",
+        "activePermissionProfile",
+        "profiles stand for sandbox modes; sandboxPolicy says which one is active",
+    ),
+    ("ThreadSettings", "*", "disabledPluginIds", "no plugins"),
+    (
+        "ThreadSettings",
+        "*",
+        "environments",
+        "no remote environments",
+    ),
+    ("ThreadSettings", "*", "multiAgentMode", "no sub-agents"),
+    ("ThreadSettings", "*", "personality", "no personalities"),
     // Thread fields of Codex features we do not have.
     ("Thread", "*", "attachedToThreadId", "no attached threads"),
     (

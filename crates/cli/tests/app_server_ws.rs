@@ -442,3 +442,211 @@ async fn codex_exec_remote_runs_a_text_turn_a_shell_turn_and_resume() {
     let turns = c.ok("thread/turns/list", json!({"threadId": newest})).await;
     assert_eq!(turns["data"].as_array().unwrap().len(), 2, "{turns}");
 }
+
+/// What Codex 0.171's TUI calls during a session beyond the basics (recorded against
+/// `codex app-server`; docs/v2-api.md): `!command` (`thread/shellCommand`), `/model` and
+/// `/permissions` (`thread/settings/update`, `permissionProfile/list`), `/review`
+/// (`review/start`) and `/experimental` (`experimentalFeature/list`), each answered and
+/// checked against Codex's schema.
+#[tokio::test]
+async fn the_session_methods_of_codex_tui_over_websocket() {
+    let env = TestEnv::new(
+        MockScript::turns([
+            MockTurn::text("found nothing to fix"),
+            MockTurn::text("answered by the other model"),
+        ]),
+        WireApi::Chat,
+    )
+    .await;
+    let server = start(&env).await;
+    let work = env.work();
+    let mut c = Client::connect(&server).await;
+    c.initialize().await;
+    let started = c
+        .ok(
+            "thread/start",
+            json!({"cwd": work, "approvalPolicy": "never", "sandbox": "danger-full-access"}),
+        )
+        .await;
+    let thread_id = started["thread"]["id"].as_str().unwrap().to_string();
+
+    // `!command`: runs now in the thread's folder, reported as a turn of its own.
+    let done = c
+        .ok(
+            "thread/shellCommand",
+            json!({"threadId": thread_id, "command": "echo from-shell > shell.txt && echo ran"}),
+        )
+        .await;
+    assert_eq!(done, json!({}));
+    let item = c
+        .take(|v| v["method"] == "item/completed" && v["params"]["item"]["source"] == "userShell")
+        .await;
+    let item = &item["params"]["item"];
+    assert_eq!(item["type"], "commandExecution", "{item}");
+    assert_eq!(item["exitCode"], 0, "{item}");
+    assert_eq!(item["aggregatedOutput"], "ran\n", "{item}");
+    c.notification("turn/completed").await;
+    assert_eq!(
+        std::fs::read_to_string(work.join("shell.txt")).unwrap(),
+        "from-shell\n"
+    );
+
+    // `/review`: a turn on the thread asking the model to review the working tree.
+    let review = c
+        .ok(
+            "review/start",
+            json!({"threadId": thread_id, "target": {"type": "uncommittedChanges"}, "delivery": "inline"}),
+        )
+        .await;
+    assert_eq!(review["reviewThreadId"], json!(thread_id), "{review}");
+    let review_turn = review["turn"]["id"].clone();
+    let done = c.notification("turn/completed").await;
+    assert_eq!(done["turn"]["id"], review_turn, "{done}");
+    assert!(
+        done["turn"]["items"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|i| i["text"] == "found nothing to fix"),
+        "{done}"
+    );
+    let asked = env.mock.requests().last().unwrap().body.to_string();
+    assert!(asked.contains("uncommitted changes"), "{asked}");
+    let empty = c
+        .call(
+            "review/start",
+            json!({"threadId": thread_id, "target": {"type": "custom", "instructions": " "}}),
+        )
+        .await;
+    assert_eq!(empty["error"]["code"], -32600, "{empty}");
+
+    // `/permissions` lists the sandbox modes as profiles; `/model` and a profile choice
+    // change what the next turn runs with.
+    let profiles = c.ok("permissionProfile/list", json!({"limit": 100})).await;
+    let ids: Vec<&str> = profiles["data"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|p| p["id"].as_str())
+        .collect();
+    assert_eq!(
+        ids,
+        [":read-only", ":workspace", ":danger-full-access"],
+        "{profiles}"
+    );
+    c.ok(
+        "thread/settings/update",
+        json!({"threadId": thread_id, "model": "other-model", "permissions": ":read-only"}),
+    )
+    .await;
+    let updated = c.notification("thread/settings/updated").await;
+    assert_eq!(
+        updated["threadSettings"]["model"], "other-model",
+        "{updated}"
+    );
+    assert_eq!(
+        updated["threadSettings"]["sandboxPolicy"]["type"], "readOnly",
+        "{updated}"
+    );
+    let unknown = c
+        .call(
+            "thread/settings/update",
+            json!({"threadId": thread_id, "permissions": ":everything"}),
+        )
+        .await;
+    assert_eq!(unknown["error"]["code"], -32600, "{unknown}");
+    c.start_turn(&thread_id, "which model?").await;
+    let done = c.notification("turn/completed").await;
+    assert_eq!(done["turn"]["status"], "completed", "{done}");
+    let last = env.mock.requests().last().unwrap().body.clone();
+    assert_eq!(last["model"], "other-model", "{last}");
+    let read = c.ok("thread/resume", json!({"threadId": thread_id})).await;
+    assert_eq!(read["sandbox"]["type"], "readOnly", "{read}");
+
+    let features = c.ok("experimentalFeature/list", json!({})).await;
+    assert_eq!(features["data"], json!([]), "{features}");
+    c.assert_valid();
+    for method in [
+        "thread/shellCommand",
+        "review/start",
+        "permissionProfile/list",
+        "thread/settings/update",
+        "thread/settings/updated",
+        "experimentalFeature/list",
+    ] {
+        assert!(
+            c.schema.checked.contains(method),
+            "{method} was not checked against the schema; checked: {:?}",
+            c.schema.checked
+        );
+    }
+}
+
+/// `mcpServer/oauth/login` runs the browser login of a configured MCP server: the answer is
+/// the authorization URL, the "browser" (curl following the redirects) brings the code back
+/// to the server's loopback callback, and `mcpServer/oauthLogin/completed` reports the
+/// tokens saved, as `interpreter mcp list` then shows.
+#[tokio::test]
+async fn mcp_oauth_login_over_websocket() {
+    let Some(peer) = common::OAuthPeer::start() else {
+        return;
+    };
+    let env = TestEnv::new(MockScript::default(), WireApi::Chat).await;
+    let config = env.home.path().join("config.toml");
+    let mut text = std::fs::read_to_string(&config).unwrap();
+    text.push_str(&format!(
+        "\n[mcp_servers.secure]\nurl = \"{}\"\n\n[mcp_servers.local]\ncommand = \"true\"\n",
+        peer.url
+    ));
+    std::fs::write(&config, text).unwrap();
+    let server = start(&env).await;
+    let mut c = Client::connect(&server).await;
+    c.initialize().await;
+
+    let unknown = c
+        .call("mcpServer/oauth/login", json!({"name": "nope"}))
+        .await;
+    assert_eq!(unknown["error"]["code"], -32600, "{unknown}");
+    assert!(
+        unknown["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("secure"),
+        "{unknown}"
+    );
+    let stdio = c
+        .call("mcpServer/oauth/login", json!({"name": "local"}))
+        .await;
+    assert_eq!(stdio["error"]["code"], -32600, "{stdio}");
+
+    let login = c
+        .ok("mcpServer/oauth/login", json!({"name": "secure"}))
+        .await;
+    let url = login["authorizationUrl"].as_str().unwrap().to_string();
+    assert!(url.starts_with("http://127.0.0.1:"), "{login}");
+    let browser = tokio::process::Command::new("curl")
+        .args(["-s", "-L", "-o", "/dev/null", &url])
+        .status();
+    assert!(
+        tokio::time::timeout(WAIT, browser)
+            .await
+            .unwrap()
+            .unwrap()
+            .success()
+    );
+    let done = c.notification("mcpServer/oauthLogin/completed").await;
+    assert_eq!(done["name"], "secure", "{done}");
+    assert_eq!(done["success"], true, "{done}");
+    c.assert_valid();
+    assert!(c.schema.checked.contains("mcpServer/oauthLogin/completed"));
+
+    let listed = env.run(&["mcp", "list", "--json"]).await;
+    let listed: Value = serde_json::from_slice(&listed.stdout).unwrap();
+    let secure = listed
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["name"] == "secure")
+        .unwrap();
+    assert_eq!(secure["auth_status"], "o_auth", "{listed}");
+}

@@ -1,7 +1,8 @@
 //! Codex 0.171's own TUI (`codex --remote ws://…`, the binary `tools/peers/install.sh`
 //! installs) in a real pseudo-terminal against `interpreter app-server --listen ws://…`:
-//! it opens, runs a turn whose command needs an approval, lists the threads in its resume
-//! picker and resumes one. Judged by the screen and by what the server left on disk.
+//! it opens, runs a turn whose command needs an approval, runs the user's `!command`
+//! (`thread/shellCommand`) and a `/review` (`review/start`), lists the threads in its
+//! resume picker and resumes one. Judged by the screen and by what the server left on disk.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;
@@ -49,6 +50,23 @@ fn approve(tui: &Tui) {
     panic!("Codex never took the approval:\n{}", tui.text());
 }
 
+/// Sends `key` until `shown` is on screen: Codex's composer can drop an Enter typed while
+/// its command popup is still filtering. Resent only while `shown` has not appeared, so a
+/// key is never delivered twice to what it opened.
+fn press_until(tui: &Tui, key: &str, shown: &str) {
+    for _ in 0..10 {
+        tui.send(key);
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(3);
+        while std::time::Instant::now() < deadline {
+            if tui.text().contains(shown) {
+                return;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+    }
+    panic!("Codex never showed {shown:?}:\n{}", tui.text());
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn codex_tui_runs_an_approved_turn_lists_threads_and_resumes_one() {
     let Some(codex) = codex_bin() else {
@@ -63,6 +81,7 @@ async fn codex_tui_runs_an_approved_turn_lists_threads_and_resumes_one() {
                    "justification": "make the file"}),
         ),
         MockTurn::text("made the file"),
+        MockTurn::text("the review found nothing"),
         MockTurn::text("still here after resume"),
     ])
     // Codex's TUI names a new thread with a turn of its own on an auxiliary thread, at a
@@ -99,6 +118,32 @@ async fn codex_tui_runs_an_approved_turn_lists_threads_and_resumes_one() {
         "the approved command did not run:\n{}",
         tui.text()
     );
+
+    // `!command`: the user's own command, run by the server (thread/shellCommand).
+    // Codex's composer shows `!` as a shell-mode prefix (`! touch …`).
+    tui.send("!touch from-bang.txt");
+    tui.wait_for("touch from-bang.txt");
+    tui.send("\r");
+    tui.wait_for("You ran touch from-bang.txt");
+    assert!(
+        env.work().join("from-bang.txt").exists(),
+        "the ! command did not run:\n{}",
+        tui.text()
+    );
+
+    // `/review` → "Review uncommitted changes": a review turn (review/start).
+    tui.type_text("/review");
+    press_until(&tui, "\r", "Select a review preset");
+    // A digit picks its row at once.
+    tui.wait_for("2. Review uncommitted changes");
+    press_until(&tui, "2", "Review the uncommitted changes");
+    tui.wait_for("the review found nothing");
+    let review = env.mock.requests().into_iter().any(|r| {
+        r.body
+            .to_string()
+            .contains("Review the uncommitted changes")
+    });
+    assert!(review, "no review request reached the model");
     drop(tui);
 
     // `codex resume`: the picker lists the thread (thread/list), Enter resumes it.

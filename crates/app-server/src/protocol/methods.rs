@@ -133,6 +133,12 @@ wire_methods! {
     request BedrockCheckGovCloudRequirements "account/bedrock/checkGovCloudRequirements" (super::absent::BedrockCheckGovCloudRequirementsParams) -> super::absent::BedrockCheckGovCloudRequirementsResponse;
     request ThreadGoalGet "thread/goal/get" (super::absent::ThreadGoalGetParams) -> super::absent::ThreadGoalGetResponse;
     request ThreadBackgroundTerminalsList "thread/backgroundTerminals/list" (super::absent::ThreadBackgroundTerminalsListParams) -> super::absent::ThreadBackgroundTerminalsListResponse;
+    request ReviewStart "review/start" (super::session::ReviewStartParams) -> super::session::ReviewStartResponse;
+    request ThreadSettingsUpdate "thread/settings/update" (super::session::ThreadSettingsUpdateParams) -> EmptyResponse;
+    request ThreadShellCommand "thread/shellCommand" (super::session::ThreadShellCommandParams) -> EmptyResponse;
+    request PermissionProfileList "permissionProfile/list" (super::session::PermissionProfileListParams) -> super::session::PermissionProfileListResponse;
+    request McpServerOauthLogin "mcpServer/oauth/login" (super::session::McpServerOauthLoginParams) -> super::session::McpServerOauthLoginResponse;
+    request ExperimentalFeatureList "experimentalFeature/list" (super::session::ExperimentalFeatureListParams) -> super::session::ExperimentalFeatureListResponse;
 
     // Kept for old clients; Codex 0.171 no longer has them, so they have no facts to
     // compare (tests/accounts_v1.rs checks their shapes).
@@ -149,6 +155,7 @@ wire_methods! {
     notification ThreadNameUpdated "thread/name/updated" (ThreadNameUpdatedNotification);
     notification ThreadTokenUsageUpdated "thread/tokenUsage/updated" (ThreadTokenUsageUpdatedNotification);
     notification ThreadCompacted "thread/compacted" (ContextCompactedNotification);
+    notification ThreadSettingsUpdated "thread/settings/updated" (super::session::ThreadSettingsUpdatedNotification);
     notification TurnStarted "turn/started" (TurnStartedNotification);
     notification TurnCompleted "turn/completed" (TurnCompletedNotification);
     notification TurnPlanUpdated "turn/plan/updated" (TurnPlanUpdatedNotification);
@@ -166,6 +173,7 @@ wire_methods! {
     notification AccountLoginCompleted "account/login/completed" (AccountLoginCompletedNotification);
     notification AccountUpdated "account/updated" (AccountUpdatedNotification);
     notification McpServerStartupStatusUpdated "mcpServer/startupStatus/updated" (McpServerStatusUpdatedNotification);
+    notification McpServerOauthLoginCompleted "mcpServer/oauthLogin/completed" (super::session::McpServerOauthLoginCompletedNotification);
     notification ServerRequestResolved "serverRequest/resolved" (ServerRequestResolvedNotification);
     notification FuzzyFileSearchSessionUpdated "fuzzyFileSearch/sessionUpdated" (FuzzyFileSearchSessionUpdatedNotification);
     notification FuzzyFileSearchSessionCompleted "fuzzyFileSearch/sessionCompleted" (FuzzyFileSearchSessionCompletedNotification);

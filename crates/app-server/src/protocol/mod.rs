@@ -18,6 +18,7 @@ pub mod item;
 pub mod methods;
 pub mod notification;
 pub mod schema;
+pub mod session;
 pub mod thread;
 pub mod turn;
 pub mod v1;

@@ -50,6 +50,7 @@ pub fn types() -> Vec<(&'static str, Value)> {
         ("ConfigEdit", schema::<ConfigEdit>()),
         ("FuzzyFileSearchResult", schema::<FuzzyFileSearchResult>()),
         ("CollaborationModeMask", schema::<CollaborationModeMask>()),
+        ("ThreadSettings", schema::<super::session::ThreadSettings>()),
         ("ThreadStatus", schema::<ThreadStatus>()),
         ("GitInfo", schema::<GitInfo>()),
         ("Turn", schema::<Turn>()),

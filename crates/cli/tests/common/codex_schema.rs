@@ -18,6 +18,7 @@ const NESTED: &[(&str, &str)] = &[
     ("status", "ThreadStatus"),
     ("gitInfo", "GitInfo"),
     ("tokenUsage", "ThreadTokenUsage"),
+    ("threadSettings", "ThreadSettings"),
     ("total", "TokenUsageBreakdown"),
     ("last", "TokenUsageBreakdown"),
     ("supportedReasoningEfforts", "ReasoningEffortOption"),

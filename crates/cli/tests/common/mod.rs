@@ -157,3 +157,60 @@ pub async fn start_ws_server(env: &TestEnv, flags: &[&str]) -> Server {
         token: token.trim().to_string(),
     }
 }
+
+/// fastmcp behind its in-memory OAuth provider (`tests/fixtures/mcp/fastmcp_oauth_server.py`
+/// on the peers' Python), on 127.0.0.1; killed on drop. `None` (with a note) when the peers
+/// are not installed, unless `OI_REQUIRE_PEERS`/CI make that a failure.
+pub struct OAuthPeer {
+    child: std::process::Child,
+    /// `http://127.0.0.1:PORT/mcp`.
+    pub url: String,
+}
+
+impl OAuthPeer {
+    pub fn start() -> Option<Self> {
+        use std::io::BufRead;
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+        let python = root.join("tools/peers/venv/bin/python");
+        if !python.exists() {
+            let required =
+                std::env::var_os("OI_REQUIRE_PEERS").is_some() || std::env::var_os("CI").is_some();
+            assert!(!required, "no peers venv: run tools/peers/install.sh");
+            eprintln!("no peers venv (tools/peers/install.sh); skipping");
+            return None;
+        }
+        let mut child = std::process::Command::new(python)
+            .arg(root.join("tests/fixtures/mcp/fastmcp_oauth_server.py"))
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .expect("start the OAuth peer");
+        let stderr = child.stderr.take().expect("stderr");
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            for line in std::io::BufReader::new(stderr)
+                .lines()
+                .map_while(Result::ok)
+            {
+                if let Some(port) = line.strip_prefix("OI_LISTENING ") {
+                    let _ = tx.send(port.trim().to_string());
+                }
+            }
+        });
+        let port = rx
+            .recv_timeout(Duration::from_secs(60))
+            .expect("the OAuth peer did not say where it listens");
+        Some(Self {
+            child,
+            url: format!("http://127.0.0.1:{port}/mcp"),
+        })
+    }
+}
+
+impl Drop for OAuthPeer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}

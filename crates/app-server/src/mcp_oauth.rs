@@ -1,0 +1,111 @@
+//! `mcpServer/oauth/login`: the browser login of a configured streamable HTTP MCP server,
+//! over `oi-mcp-client`'s OAuth flow (the one `interpreter mcp login` runs). The answer is
+//! the authorization URL for the user to open; the flow waits for the browser's redirect
+//! on a loopback port of this machine, saves the tokens to the credentials file, and
+//! `mcpServer/oauthLogin/completed` reports how it ended.
+
+use crate::items::Note;
+use crate::protocol::ThreadOverrides;
+use crate::protocol::methods as m;
+use crate::protocol::session::{
+    McpServerOauthLoginCompletedNotification, McpServerOauthLoginParams,
+    McpServerOauthLoginResponse,
+};
+use crate::{Conn, internal, invalid, method};
+use oi_config::mcp::McpServerTransportConfig;
+use oi_jsonrpc::{Execution, MethodTable, RequestContext, RpcError};
+use oi_mcp_client::oauth::{self, DEFAULT_LOGIN_TIMEOUT, LoginOptions};
+use std::sync::Arc;
+use std::time::Duration;
+
+pub(crate) fn register(t: &mut MethodTable, conn: &Arc<Conn>) {
+    method::<m::McpServerOauthLogin, _, _>(t, conn, Execution::Spawn, login);
+}
+
+async fn login(
+    conn: Arc<Conn>,
+    ctx: RequestContext,
+    p: McpServerOauthLoginParams,
+) -> Result<McpServerOauthLoginResponse, RpcError> {
+    let loaded = conn.load_config(&ThreadOverrides::default()).await?;
+    let name = p.name.clone();
+    let Some(cfg) = loaded.config.mcp_servers.get(&name) else {
+        let known: Vec<&str> = loaded
+            .config
+            .mcp_servers
+            .keys()
+            .map(String::as_str)
+            .collect();
+        return Err(invalid(format!(
+            "no MCP server named `{name}` in the config (configured: {}); add it with `interpreter mcp add`",
+            if known.is_empty() {
+                "none".to_string()
+            } else {
+                known.join(", ")
+            }
+        )));
+    };
+    let McpServerTransportConfig::StreamableHttp {
+        url,
+        oauth_resource,
+        scopes,
+        oauth_client_id,
+        ..
+    } = &cfg.transport
+    else {
+        return Err(invalid(format!(
+            "OAuth login is only for streamable HTTP servers; `{name}` is a stdio server"
+        )));
+    };
+    let opts = LoginOptions {
+        server: name.clone(),
+        url: url.clone(),
+        home: conn.home()?,
+        client_id: oauth_client_id.clone(),
+        // The request's scopes, else the configured ones, else what the server advertises.
+        scopes: p
+            .scopes
+            .clone()
+            .filter(|s| !s.is_empty())
+            .or_else(|| scopes.clone())
+            .unwrap_or_default(),
+        resource: oauth_resource.clone(),
+        callback_port: 0,
+        timeout: p
+            .timeout_secs
+            .map_or(DEFAULT_LOGIN_TIMEOUT, Duration::from_secs),
+    };
+    let (url_tx, url_rx) = tokio::sync::oneshot::channel::<String>();
+    let flow = tokio::spawn(oauth::login(opts, move |auth_url| {
+        let _ = url_tx.send(auth_url.to_string());
+    }));
+    let Ok(authorization_url) = url_rx.await else {
+        // The flow ended before it had a URL: discovery or registration failed.
+        return Err(match flow.await {
+            Ok(Err(e)) => invalid(format!("OAuth login for `{name}` failed: {e}")),
+            Ok(Ok(())) => internal(format!("OAuth login for `{name}` ended without a URL")),
+            Err(e) => internal(format!("OAuth login for `{name}` stopped: {e}")),
+        });
+    };
+    let sent = ctx.response_sent();
+    let out = conn.outgoing.clone();
+    let thread_id = p.thread_id.clone();
+    tokio::spawn(async move {
+        let result = flow.await;
+        sent.cancelled().await;
+        let error = match result {
+            Ok(Ok(())) => None,
+            Ok(Err(e)) => Some(e),
+            Err(e) => Some(format!("the login stopped: {e}")),
+        };
+        let note = McpServerOauthLoginCompletedNotification {
+            name,
+            success: error.is_none(),
+            error,
+            thread_id,
+        };
+        out.send(Note::of::<m::McpServerOauthLoginCompleted>(&note))
+            .await;
+    });
+    Ok(McpServerOauthLoginResponse { authorization_url })
+}
