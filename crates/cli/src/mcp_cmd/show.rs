@@ -385,6 +385,8 @@ async fn run_probe(
         home: home.to_path_buf(),
         elicitation: Arc::new(DeclineElicitations),
         startup_wait: oi_mcp_client::StartupWait::UpTo(Duration::ZERO),
+        // A probe has no model: sampling is offered to no server.
+        sampling: None,
     };
     let mut out = BTreeMap::new();
     let manager = match McpConnectionManager::start(enabled.clone(), opts, tx).await {
