@@ -24,6 +24,7 @@ mod exec;
 pub mod git;
 pub mod harness;
 mod manager;
+mod mcp_sampling;
 mod notify;
 mod prompt;
 mod recorder;
@@ -50,6 +51,7 @@ pub use context_window::{
 pub use error::CoreError;
 pub use events::EventStream;
 pub use manager::{NewThread, ThreadHold, ThreadManager, ThreadManagerOptions, open_thread_store};
+pub use mcp_sampling::MCP_SAMPLING_APPROVAL_COMMAND;
 pub use oi_protocol::truncate::truncate_head_tail;
 pub use oi_thread_store::SessionSource;
 pub use recorder::{NoopRecorder, Recorder, SaveState, Unsaved};
