@@ -122,7 +122,7 @@ async fn a_server_offered_sampling_gets_the_handlers_answer() {
     assert!(text.contains("\"stopReason\": \"endTurn\""), "{text}");
     assert!(text.contains("\"role\": \"assistant\""), "{text}");
 
-    let seen = sampler.seen.lock().unwrap();
+    let seen = sampler.seen.lock().unwrap().clone();
     assert_eq!(seen.len(), 1);
     let r = &seen[0];
     assert_eq!(r.server, "everything");
@@ -140,7 +140,6 @@ async fn a_server_offered_sampling_gets_the_handlers_answer() {
     }
     // The server's tool timeout bounds the model.
     assert_eq!(r.timeout, everything_stdio().tool_timeout_or_default());
-    drop(seen);
     s.manager.shutdown().await;
 }
 
