@@ -132,6 +132,13 @@ async fn the_docs_example_in_exec_denies_sampling_and_says_how_to_allow_it() {
             && notes[0].contains("sampling = \"approve\""),
         "{err}"
     );
+    // `mcp get` shows the setting.
+    let get = env.run(&["mcp", "get", "everything"]).await;
+    assert!(
+        stdout(&get).contains("\n  sampling: prompt\n"),
+        "{}",
+        stdout(&get)
+    );
     let requests = env.mock.requests();
     // The model was never asked for the sample: the turn's two requests only.
     assert_eq!(requests.len(), 2);

@@ -261,6 +261,9 @@ pub async fn get(
     if !per_tool.is_empty() {
         lines.push(format!("  tool_approval_modes: {}", per_tool.join(", ")));
     }
+    if cfg.sampling.is_enabled() {
+        lines.push(format!("  sampling: {}", cfg.sampling));
+    }
     lines.push(format!("  remove: interpreter mcp remove {name}"));
     outln!("{}", lines.join("\n"));
     EXIT_OK
