@@ -318,3 +318,36 @@ async fn sampling_off_offers_neither_the_capability_nor_the_servers_sampling_too
     assert!(!tools.contains(&SAMPLING_TOOL.to_string()), "{tools:?}");
     manager.shutdown_all().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_model_that_does_not_answer_is_given_up_after_the_servers_tool_timeout() {
+    let home = tempfile::tempdir().unwrap();
+    let mock = MockModelServer::start(MockScript::turns([
+        MockTurn::tool_call(SAMPLING_TOOL, json!({"prompt": "p", "maxTokens": 40})),
+        // The sample's stream sends its first event, then nothing.
+        MockTurn::text("never finished").stall_after(1),
+        MockTurn::text("the server gave up"),
+    ]))
+    .await
+    .unwrap();
+    let cfg = config(
+        &mock,
+        home.path(),
+        AskForApproval::Never,
+        "sampling = \"approve\"\ntool_timeout_sec = 2",
+    );
+    let (manager, new) = start(cfg).await;
+    let events = run_answering(&new.thread, "ask", ReviewDecision::Denied).await;
+    let result = tool_result(&events);
+    assert!(
+        result.contains("the model did not answer MCP server `everything` within 2 s"),
+        "{result}"
+    );
+    // The tool call waited for the sample rather than timing out itself.
+    assert!(
+        !result.contains("timed out awaiting tools/call"),
+        "{result}"
+    );
+    assert_eq!(mock.requests().len(), 3);
+    manager.shutdown_all().await;
+}
