@@ -253,6 +253,15 @@ pub async fn drive_turn(
 /// What `exec` tells the user when it refuses what the turn asked (nobody can answer).
 fn refusal_note(msg: &EventMsg) -> String {
     match msg {
+        EventMsg::ExecApprovalRequest(req)
+            if req.command.first().map(String::as_str)
+                == Some(oi_core::MCP_SAMPLING_APPROVAL_COMMAND) =>
+        {
+            let server = req.command.get(1).map(String::as_str).unwrap_or_default();
+            format!(
+                "[approval] MCP server `{server}` asked the model to sample; nobody can approve in exec mode, so it is denied (set `sampling = \"approve\"` in [mcp_servers.{server}] to allow it without asking)"
+            )
+        }
         EventMsg::ExecApprovalRequest(req) => format!(
             "[approval] `{}` needs approval; nobody can approve in exec mode, so it is denied (use -a never, or a different -s, to avoid prompts)",
             oi_protocol::parse_command::shell_join(&req.command)

@@ -71,6 +71,51 @@ impl std::fmt::Display for McpApprovalMode {
     }
 }
 
+/// Whether a server may ask the session's model to sample (`sampling/createMessage`), and
+/// who approves each request.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum McpSamplingMode {
+    /// Sampling is not offered: the capability is not advertised and requests are refused.
+    #[default]
+    Off,
+    /// Offered; each request asks the user first (denied when nobody can be asked).
+    Prompt,
+    /// Offered; requests run without asking.
+    Approve,
+}
+
+impl McpSamplingMode {
+    /// The mode as written in config.toml.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            McpSamplingMode::Off => "off",
+            McpSamplingMode::Prompt => "prompt",
+            McpSamplingMode::Approve => "approve",
+        }
+    }
+
+    /// The mode written `s` (`"off"`, `"prompt"`, `"approve"`).
+    pub fn parse(s: &str) -> Option<Self> {
+        match s {
+            "off" => Some(Self::Off),
+            "prompt" => Some(Self::Prompt),
+            "approve" => Some(Self::Approve),
+            _ => None,
+        }
+    }
+
+    /// Whether the server is offered sampling at all.
+    pub fn is_enabled(&self) -> bool {
+        *self != McpSamplingMode::Off
+    }
+}
+
+impl std::fmt::Display for McpSamplingMode {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
 /// Where an `env_vars` entry is read from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum McpEnvVarSource {
@@ -176,6 +221,9 @@ pub struct McpServerConfig {
     /// against the home directory). `None`: the `roots` capability is not offered at all, so
     /// servers such as server-filesystem keep serving the directories in their arguments.
     pub roots: Option<Vec<String>>,
+    /// `sampling = "off" | "prompt" | "approve"`: whether the server may ask the session's
+    /// model to sample, and whether each request asks the user first.
+    pub sampling: McpSamplingMode,
 }
 
 impl McpServerConfig {
@@ -217,6 +265,7 @@ impl McpServerConfig {
             tools: BTreeMap::new(),
             supports_parallel_tool_calls: false,
             roots: None,
+            sampling: McpSamplingMode::Off,
         }
     }
 

@@ -224,6 +224,8 @@ fn summary_request(sess: &Session, history: &[ResponseItem], target: i64) -> (Pr
         verbosity: None,
         max_output_tokens: None,
         tools_as_text: false,
+        temperature: None,
+        stop: Vec::new(),
     };
     let fixed = prompt_bytes(&prompt) + instruction.len() + 200;
     let estimator = sess.state().estimator;

@@ -24,6 +24,7 @@ mod exec;
 pub mod git;
 pub mod harness;
 mod manager;
+mod mcp_sampling;
 mod notify;
 mod prompt;
 mod recorder;
@@ -53,6 +54,7 @@ pub use manager::{
     NewThread, ThreadHold, ThreadManager, ThreadManagerOptions, open_thread_store,
     open_thread_store_async,
 };
+pub use mcp_sampling::MCP_SAMPLING_APPROVAL_COMMAND;
 pub use oi_protocol::truncate::truncate_head_tail;
 pub use oi_thread_store::{ListQuery, SessionSource, ThreadOutline, ThreadPage, ThreadSummary};
 pub use recorder::{NoopRecorder, RecordError, Recorder, SaveState, Unsaved};

@@ -2,6 +2,7 @@
 
 use crate::elicitation::EngineElicitation;
 use crate::error::CoreError;
+use crate::mcp_sampling::EngineSampling;
 use crate::recorder::{NoopRecorder, Recorder};
 use crate::session::Session;
 use crate::store_writer::StoreRecorder;
@@ -322,6 +323,7 @@ impl ThreadManager {
             return Ok(Prepared { client, mcp: None });
         }
         let handler = Arc::new(EngineElicitation::default());
+        let sampling = Arc::new(EngineSampling::default());
         let (tx, rx) = mpsc::unbounded_channel();
         let manager = McpConnectionManager::start(
             config.mcp_servers.clone(),
@@ -330,6 +332,7 @@ impl ThreadManager {
                 home: config.home.clone(),
                 elicitation: handler.clone(),
                 startup_wait: mcp_startup_wait(self.inner.opts.source),
+                sampling: Some(sampling.clone()),
             },
             tx,
         )
@@ -337,7 +340,12 @@ impl ThreadManager {
         .map_err(|e| CoreError::Mcp(e.to_string()))?;
         Ok(Prepared {
             client,
-            mcp: Some((manager, handler, rx)),
+            mcp: Some(PreparedMcp {
+                manager,
+                elicitation: handler,
+                sampling,
+                startup_events: rx,
+            }),
         })
     }
 
@@ -354,7 +362,10 @@ impl ThreadManager {
         let rollout_path = recorder.path();
         let sc = session_configured(id, forked_from, &config, rollout_path, history_len);
         let (manager, mcp_parts) = match prepared.mcp {
-            Some((m, h, r)) => (Some(m), Some((h, r))),
+            Some(mcp) => (
+                Some(mcp.manager),
+                Some((mcp.elicitation, mcp.sampling, mcp.startup_events)),
+            ),
             None => (None, None),
         };
         let session = Arc::new(Session::new(
@@ -368,8 +379,9 @@ impl ThreadManager {
         // The creator's stream, opened before anything can publish (MCP startup progress
         // below), so it sees every event of the thread.
         let events = session.subscribe();
-        if let Some((handler, mut startup_events)) = mcp_parts {
+        if let Some((handler, sampling, mut startup_events)) = mcp_parts {
             let _ = handler.session.set(Arc::downgrade(&session));
+            let _ = sampling.session.set(Arc::downgrade(&session));
             // MCP startup progress (possibly finishing after the thread started) joins the
             // thread's event stream.
             let weak = Arc::downgrade(&session);
@@ -582,11 +594,15 @@ fn stored<T>(r: Result<T, oi_thread_store::StoreError>) -> Result<T, CoreError> 
 /// What [`ThreadManager::prepare`] set up for a new thread.
 struct Prepared {
     client: ModelClient,
-    mcp: Option<(
-        Arc<McpConnectionManager>,
-        Arc<EngineElicitation>,
-        mpsc::UnboundedReceiver<EventMsg>,
-    )>,
+    mcp: Option<PreparedMcp>,
+}
+
+/// The started MCP servers and what their requests reach once the session exists.
+struct PreparedMcp {
+    manager: Arc<McpConnectionManager>,
+    elicitation: Arc<EngineElicitation>,
+    sampling: Arc<EngineSampling>,
+    startup_events: mpsc::UnboundedReceiver<EventMsg>,
 }
 
 /// How long a new thread waits for MCP servers that have no cached catalog. A headless run

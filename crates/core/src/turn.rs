@@ -578,6 +578,8 @@ fn build_sized_prompt_with(sess: &Session, history: Option<&[ResponseItem]>) -> 
         parallel_tool_calls: true,
         max_output_tokens: None,
         tools_as_text,
+        temperature: None,
+        stop: Vec::new(),
     };
     let mut prompt_bytes = crate::context_window::prompt_bytes(&prompt);
     if tools_as_text {

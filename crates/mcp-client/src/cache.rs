@@ -46,6 +46,12 @@ pub fn cache_path(home: &Path, server: &str, config: &McpServerConfig) -> PathBu
             "http_headers": http_headers,
         }),
     };
+    let mut identity = identity;
+    // What we offer changes what some servers list (server-everything lists its sampling tool
+    // only to a client that offers sampling). Added only when on, so other digests stay.
+    if config.sampling.is_enabled() {
+        identity["sampling"] = serde_json::Value::Bool(true);
+    }
     let digest = hex::encode(Sha1::digest(identity.to_string().as_bytes()));
     home.join("cache")
         .join("mcp")

@@ -1,23 +1,28 @@
-//! Our side of each MCP session: answers server requests (`roots/list`, `elicitation/create`)
-//! and routes server notifications (progress, `tools/list_changed`, log messages).
+//! Our side of each MCP session: answers server requests (`roots/list`, `elicitation/create`,
+//! `sampling/createMessage`) and routes server notifications (progress, `tools/list_changed`,
+//! log messages).
 
-// rmcp marks roots and logging deprecated for the 2026-07-28 protocol; we speak 2025-06-18,
+// rmcp marks roots, sampling and logging deprecated for the 2026-07-28 protocol; we speak 2025-06-18,
 // where both are current, and servers such as server-everything rely on roots.
 #![allow(deprecated)]
 
+use crate::sampling::{SamplingHandler, SamplingSite, request_from_params, result_from_reply};
 use crate::{ElicitationHandler, McpProgress};
 use futures::future::BoxFuture;
+use oi_config::mcp::McpSamplingMode;
 use oi_protocol::protocol::ElicitationAction as OurAction;
 use rmcp::ClientHandler;
 use rmcp::model::{
-    ClientCapabilities, ClientConfig, ElicitRequestParams, ElicitResult, ElicitationAction,
-    Implementation, ListRootsResult, LoggingMessageNotificationParam, ProgressNotificationParam,
-    ProgressToken, ProtocolVersion, Root,
+    ClientCapabilities, ClientConfig, CreateMessageRequestParams, CreateMessageResult,
+    ElicitRequestParams, ElicitResult, ElicitationAction, Implementation, ListRootsResult,
+    LoggingMessageNotificationParam, ProgressNotificationParam, ProgressToken, ProtocolVersion,
+    Root,
 };
 use rmcp::service::{NotificationContext, RequestContext, RoleClient};
 use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 use tokio::sync::{mpsc, watch};
 
 /// The protocol version we ask for in `initialize`. rmcp defaults to 2026-07-28, which
@@ -85,18 +90,46 @@ pub struct Handler {
     pub roots: Vec<PathBuf>,
     pub elicitation: Arc<dyn ElicitationHandler>,
     pub progress: ProgressRouter,
-    /// Number of elicitations waiting on the user; tool timeouts pause while it is non-zero.
+    /// Number of elicitations and sampling requests the server waits on us for; tool
+    /// timeouts pause while it is non-zero.
     pub pending_elicitations: watch::Sender<usize>,
     pub on_tools_changed: ToolsChangedFn,
+    /// Where `sampling/createMessage` goes; `None`: the capability is not offered.
+    pub sampling: Option<Arc<dyn SamplingHandler>>,
+    /// The server's `sampling` setting (whether each request asks the user).
+    pub sampling_mode: McpSamplingMode,
+    /// How long the model may take to answer one sampling request.
+    pub sampling_timeout: Duration,
 }
 
-/// What we tell servers about ourselves: elicitation (form), and roots only when the server's
-/// config lists some. Offering roots is not harmless: server-filesystem, for one, replaces the
-/// directories in its arguments with the client's roots.
-pub fn client_config(offer_roots: bool) -> ClientConfig {
+/// Counts a request the server waits on us for, for as long as it lives.
+struct PendingRequest<'a>(&'a watch::Sender<usize>);
+
+impl<'a> PendingRequest<'a> {
+    fn new(count: &'a watch::Sender<usize>) -> Self {
+        count.send_modify(|n| *n += 1);
+        Self(count)
+    }
+}
+
+impl Drop for PendingRequest<'_> {
+    fn drop(&mut self) {
+        self.0.send_modify(|n| *n = n.saturating_sub(1));
+    }
+}
+
+/// What we tell servers about ourselves: elicitation (form), roots only when the server's
+/// config lists some, and sampling only when its config enables it. Offering roots is not
+/// harmless: server-filesystem, for one, replaces the directories in its arguments with the
+/// client's roots; offering sampling invites the server to spend the user's tokens.
+pub fn client_config(offer_roots: bool, offer_sampling: bool) -> ClientConfig {
     let mut capabilities = serde_json::json!({"elicitation": {"form": {}}});
     if offer_roots {
         capabilities["roots"] = serde_json::json!({"listChanged": false});
+    }
+    if offer_sampling {
+        // Plain sampling: no `tools` (SEP-1577) and no `context` (includeContext).
+        capabilities["sampling"] = serde_json::json!({});
     }
     let capabilities: ClientCapabilities = serde_json::from_value(capabilities).unwrap_or_default();
     ClientConfig::new(
@@ -105,6 +138,13 @@ pub fn client_config(offer_roots: bool) -> ClientConfig {
             .with_title("Open Interpreter"),
     )
     .with_protocol_version(PROTOCOL_VERSION)
+}
+
+impl Handler {
+    /// Sampling is offered when the server's config enables it and the engine serves it.
+    fn offers_sampling(&self) -> bool {
+        self.sampling.is_some() && self.sampling_mode.is_enabled()
+    }
 }
 
 /// `file://` URI for a local path (percent-encoding the bytes URIs cannot carry).
@@ -122,7 +162,46 @@ pub fn file_uri(path: &std::path::Path) -> String {
 
 impl ClientHandler for Handler {
     fn get_info(&self) -> ClientConfig {
-        client_config(!self.roots.is_empty())
+        client_config(!self.roots.is_empty(), self.offers_sampling())
+    }
+
+    async fn create_message(
+        &self,
+        params: CreateMessageRequestParams,
+        context: RequestContext<RoleClient>,
+    ) -> Result<CreateMessageResult, rmcp::ErrorData> {
+        let Some(sampling) = self.sampling.as_ref().filter(|_| self.offers_sampling()) else {
+            return Err(rmcp::ErrorData::new(
+                rmcp::model::ErrorCode::METHOD_NOT_FOUND,
+                format!(
+                    "sampling is not enabled for MCP server `{}` (set `sampling = \"prompt\"` in [mcp_servers.{}] to allow it)",
+                    self.server, self.server
+                ),
+                None,
+            ));
+        };
+        let site = SamplingSite {
+            server: &self.server,
+            mode: self.sampling_mode,
+            timeout: self.sampling_timeout,
+            cancel: context.ct.child_token(),
+        };
+        let request = request_from_params(site, params).map_err(|e| e.into_error_data())?;
+        tracing::info!(
+            server = %self.server,
+            max_tokens = request.max_tokens,
+            messages = request.messages.len(),
+            "sampling/createMessage"
+        );
+        // The calling tool's timeout waits while the server waits on us.
+        let _pending = PendingRequest::new(&self.pending_elicitations);
+        // Not raced against the cancel token here: the handler watches `request.cancel` and
+        // cleans up what it started (a pending approval) before it returns.
+        let answer = sampling.sample(request).await;
+        answer.map(result_from_reply).map_err(|e| {
+            tracing::info!(server = %self.server, "sampling refused: {e}");
+            e.into_error_data()
+        })
     }
 
     async fn list_roots(
@@ -151,14 +230,13 @@ impl ClientHandler for Handler {
     ) -> Result<ElicitResult, rmcp::ErrorData> {
         let params = serde_json::to_value(&request).unwrap_or(serde_json::Value::Null);
         let id = serde_json::to_value(&context.id).unwrap_or(serde_json::Value::Null);
-        self.pending_elicitations.send_modify(|n| *n += 1);
+        let pending = PendingRequest::new(&self.pending_elicitations);
         let answer = tokio::select! {
             r = self.elicitation.elicit(self.server.clone(), id, params) => Some(r),
             // The server withdrew the request (notifications/cancelled).
             _ = context.ct.cancelled() => None,
         };
-        self.pending_elicitations
-            .send_modify(|n| *n = n.saturating_sub(1));
+        drop(pending);
         let Some(answer) = answer else {
             return Ok(ElicitResult::new(ElicitationAction::Cancel));
         };
@@ -226,7 +304,7 @@ mod tests {
 
     #[test]
     fn initialize_params_pin_the_version_and_capabilities() {
-        let v = serde_json::to_value(client_config(true)).unwrap();
+        let v = serde_json::to_value(client_config(true, false)).unwrap();
         assert_eq!(v["protocolVersion"], "2025-06-18");
         assert_eq!(
             v["capabilities"]["elicitation"],
@@ -235,11 +313,13 @@ mod tests {
         assert!(v["capabilities"].get("roots").is_some());
         assert!(v["capabilities"].get("sampling").is_none());
         assert_eq!(v["clientInfo"]["name"], "open-interpreter");
-        let without = serde_json::to_value(client_config(false)).unwrap();
+        let without = serde_json::to_value(client_config(false, false)).unwrap();
         assert!(without["capabilities"].get("roots").is_none(), "{without}");
         assert_eq!(
             without["capabilities"]["elicitation"],
             serde_json::json!({"form":{}})
         );
+        let sampling = serde_json::to_value(client_config(false, true)).unwrap();
+        assert_eq!(sampling["capabilities"]["sampling"], serde_json::json!({}));
     }
 }

@@ -11,6 +11,8 @@
 //!   its annotations and the session's policy.
 //! * [`call_result_to_output`] — a raw `CallToolResult` turned into what the model sees.
 //! * [`ElicitationHandler`] — how server-initiated `elicitation/create` reaches the user.
+//! * [`SamplingHandler`] — how `sampling/createMessage` of a server whose `sampling` setting
+//!   allows it reaches the session's model ([`SamplingRequest`], checked and bounded here).
 //!
 //! This crate knows nothing about turns, models or front ends: the engine owns approvals,
 //! `mcp_tool_call_*` events and the elicitation UI; this crate only reports through the
@@ -26,6 +28,7 @@ mod manager;
 pub mod naming;
 pub mod oauth;
 mod resources;
+mod sampling;
 mod sniff;
 mod status;
 mod stdio;
@@ -34,7 +37,11 @@ pub use approval::{annotations_need_approval, needs_approval};
 pub use convert::{DEFAULT_RESULT_BUDGET_BYTES, call_result_to_output, truncate_middle};
 pub use handler::PROTOCOL_VERSION;
 pub use manager::McpConnectionManager;
-pub use oi_config::mcp::{McpApprovalMode, McpServerConfig};
+pub use oi_config::mcp::{McpApprovalMode, McpSamplingMode, McpServerConfig};
+pub use sampling::{
+    MAX_SAMPLING_REQUEST_BYTES, SamplingContent, SamplingError, SamplingHandler, SamplingMessage,
+    SamplingReply, SamplingRequest, SamplingRole, SamplingStop,
+};
 pub use status::{McpServerState, McpServerStatus};
 pub use stdio::BASE_ENV_VARS;
 
@@ -67,6 +74,9 @@ pub struct McpStartOptions {
     pub elicitation: Arc<dyn ElicitationHandler>,
     /// How long `start()` waits for optional servers without a cached catalog.
     pub startup_wait: StartupWait,
+    /// Serves `sampling/createMessage`; `None` (probes, tools without a model): sampling is
+    /// offered to no server, whatever its `sampling` setting.
+    pub sampling: Option<Arc<dyn SamplingHandler>>,
 }
 
 /// Answers `elicitation/create` requests from servers (the engine asks the user, or passes

@@ -71,6 +71,13 @@ pub(crate) fn request_body(prompt: &Prompt, options: ChatRequestOptions) -> Valu
     if let Some(max) = prompt.max_output_tokens {
         body["max_tokens"] = json!(max);
     }
+    if let Some(t) = prompt.temperature {
+        body["temperature"] = json!(t);
+    }
+    if !prompt.stop.is_empty() {
+        let stop: Vec<&String> = prompt.stop.iter().take(crate::MAX_STOP_SEQUENCES).collect();
+        body["stop"] = json!(stop);
+    }
     body
 }
 

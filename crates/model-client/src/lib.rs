@@ -88,7 +88,15 @@ pub struct Prompt {
     /// Describe the tools in the instructions and parse calls from the answer text instead
     /// of sending `tools` (`tool_call_format = "text"`; see `text_harness`).
     pub tools_as_text: bool,
+    /// Sampling temperature; `None`: the server's default (only MCP sampling sets it).
+    pub temperature: Option<f32>,
+    /// Sequences that end the answer: sent as Chat `stop` (at most [`MAX_STOP_SEQUENCES`],
+    /// what OpenAI accepts); Responses has no such field, so callers also cut the text.
+    pub stop: Vec<String>,
 }
+
+/// The most stop sequences a Chat request carries.
+pub const MAX_STOP_SEQUENCES: usize = 4;
 
 /// Passed to `on_retry` before each retry of a failed request.
 #[derive(Clone, Debug, PartialEq)]

@@ -55,6 +55,9 @@ pub(crate) fn request_body(prompt: &Prompt, quirks: crate::quirks::Quirks) -> Va
     if let Some(max) = prompt.max_output_tokens {
         body["max_output_tokens"] = json!(max);
     }
+    if let Some(t) = prompt.temperature {
+        body["temperature"] = json!(t);
+    }
     body
 }
 
@@ -601,5 +604,30 @@ mod tests {
         );
         assert_eq!(chat["verbosity"], "low");
         assert!(chat.get("reasoning").is_none(), "{chat}");
+    }
+
+    #[test]
+    fn temperature_and_stop_are_sent_only_when_set() {
+        let sampled = Prompt {
+            model: "m".into(),
+            temperature: Some(0.5),
+            stop: (1..=6).map(|i| format!("S{i}")).collect(),
+            ..Prompt::default()
+        };
+        let chat = crate::chat::request_body(&sampled, Default::default());
+        assert_eq!(chat["temperature"], json!(0.5));
+        // OpenAI takes at most four.
+        assert_eq!(chat["stop"], json!(["S1", "S2", "S3", "S4"]));
+        let responses = request_body(&sampled, Default::default());
+        assert_eq!(responses["temperature"], json!(0.5));
+        assert!(responses.get("stop").is_none(), "{responses}");
+        let plain = Prompt {
+            model: "m".into(),
+            ..Prompt::default()
+        };
+        let chat = crate::chat::request_body(&plain, Default::default());
+        assert!(chat.get("temperature").is_none() && chat.get("stop").is_none());
+        let responses = request_body(&plain, Default::default());
+        assert!(responses.get("temperature").is_none(), "{responses}");
     }
 }

@@ -261,6 +261,9 @@ pub async fn get(
     if !per_tool.is_empty() {
         lines.push(format!("  tool_approval_modes: {}", per_tool.join(", ")));
     }
+    if cfg.sampling.is_enabled() {
+        lines.push(format!("  sampling: {}", cfg.sampling));
+    }
     lines.push(format!("  remove: interpreter mcp remove {name}"));
     outln!("{}", lines.join("\n"));
     EXIT_OK
@@ -385,6 +388,8 @@ async fn run_probe(
         home: home.to_path_buf(),
         elicitation: Arc::new(DeclineElicitations),
         startup_wait: oi_mcp_client::StartupWait::UpTo(Duration::ZERO),
+        // A probe has no model: sampling is offered to no server.
+        sampling: None,
     };
     let mut out = BTreeMap::new();
     let manager = match McpConnectionManager::start(enabled.clone(), opts, tx).await {

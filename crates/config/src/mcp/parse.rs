@@ -36,6 +36,7 @@ const SHARED: &[&str] = &[
     "tools",
     "supports_parallel_tool_calls",
     "roots",
+    "sampling",
     // Legacy / Codex-only keys accepted without effect.
     "name",
     "experimental_environment",
@@ -193,6 +194,7 @@ fn into_config(p: &str, raw: McpServerToml) -> Result<McpServerConfig, Bad> {
         tools: tool_configs(raw.tools),
         supports_parallel_tool_calls: raw.supports_parallel_tool_calls.unwrap_or(false),
         roots: strings(raw.roots),
+        sampling: raw.sampling.unwrap_or_default(),
     })
 }
 

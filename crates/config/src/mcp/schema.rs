@@ -6,7 +6,7 @@
 //! carry TOML-worded `expecting` texts, so a type error reads "expected an array of strings,
 //! got a string" rather than serde's "invalid type: string, expected a sequence".
 
-use super::{McpApprovalMode, McpEnvVar, McpEnvVarSource};
+use super::{McpApprovalMode, McpEnvVar, McpEnvVarSource, McpSamplingMode};
 use serde::Deserialize;
 use serde::de::{self, Deserializer, MapAccess, SeqAccess, Visitor};
 use std::collections::BTreeMap;
@@ -43,6 +43,7 @@ pub(super) struct McpServerToml {
     pub tools: Option<BTreeMap<String, McpToolToml>>,
     pub supports_parallel_tool_calls: Option<bool>,
     pub roots: Option<Strings>,
+    pub sampling: Option<McpSamplingMode>,
     /// Legacy key accepted without effect. (Not `IgnoredAny`: `serde_ignored` would report it.)
     pub name: Option<toml::Value>,
     /// Codex-only; anything but `"local"` gets a warning.
@@ -224,6 +225,29 @@ impl<'de> Deserialize<'de> for McpApprovalMode {
                 McpApprovalMode::parse(s).ok_or_else(|| {
                     E::custom(format!(
                         "unknown approval mode \"{s}\"; expected one of {APPROVAL_MODES}"
+                    ))
+                })
+            }
+        }
+        d.deserialize_str(V)
+    }
+}
+
+/// The accepted sampling modes, as the error messages list them.
+const SAMPLING_MODES: &str = "\"off\", \"prompt\", \"approve\"";
+
+impl<'de> Deserialize<'de> for McpSamplingMode {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl Visitor<'_> for V {
+            type Value = McpSamplingMode;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                write!(f, "one of {SAMPLING_MODES}")
+            }
+            fn visit_str<E: de::Error>(self, s: &str) -> Result<McpSamplingMode, E> {
+                McpSamplingMode::parse(s).ok_or_else(|| {
+                    E::custom(format!(
+                        "unknown sampling mode \"{s}\"; expected one of {SAMPLING_MODES}"
                     ))
                 })
             }

@@ -443,3 +443,29 @@ fn type_errors_never_echo_string_values() {
         assert!(e.contains("got a string"), "{e}");
     }
 }
+
+#[test]
+fn sampling_is_off_unless_configured_and_bad_modes_name_the_choices() {
+    let (servers, warnings) = parse(
+        "[mcp_servers.plain]\ncommand = \"x\"\n\
+         [mcp_servers.asks]\ncommand = \"x\"\nsampling = \"prompt\"\n\
+         [mcp_servers.trusted]\nurl = \"https://mcp.example.com/mcp\"\nsampling = \"approve\"\n",
+    );
+    let servers = servers.unwrap();
+    assert!(warnings.is_empty(), "{warnings:?}");
+    assert_eq!(servers["plain"].sampling, McpSamplingMode::Off);
+    assert!(!servers["plain"].sampling.is_enabled());
+    assert_eq!(servers["asks"].sampling, McpSamplingMode::Prompt);
+    assert_eq!(servers["trusted"].sampling, McpSamplingMode::Approve);
+    let e = err("[mcp_servers.s]\ncommand = \"x\"\nsampling = \"yes\"\n");
+    assert!(e.contains("mcp_servers.s.sampling"), "{e}");
+    assert!(e.contains("\"off\", \"prompt\", \"approve\""), "{e}");
+    let e = err("[mcp_servers.s]\ncommand = \"x\"\nsampling = true\n");
+    assert!(e.contains("mcp_servers.s.sampling"), "{e}");
+    // A typo gets a hint.
+    let (_, w) = parse("[mcp_servers.s]\ncommand = \"x\"\nsamplng = \"prompt\"\n");
+    assert!(
+        w.iter().any(|w| w.contains("did you mean `sampling`")),
+        "{w:?}"
+    );
+}

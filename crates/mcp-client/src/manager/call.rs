@@ -204,6 +204,9 @@ async fn wait_for_outcome(
 ) -> Outcome {
     let mut deadline = tokio::time::Instant::now() + call.timeout;
     let mut pending = call.entry.pending_elicitations.subscribe();
+    // The clock stops for as long as the server waits on us (an elicitation, a sample): all
+    // of that time is added to the deadline, not only what falls after it.
+    let mut paused_since = (*pending.borrow_and_update() > 0).then(tokio::time::Instant::now);
     loop {
         tokio::select! {
             biased;
@@ -213,16 +216,19 @@ async fn wait_for_outcome(
                 return Outcome::Response(late.ok().and_then(Result::ok).map(Box::new));
             }
             _ = cancel.cancelled() => return Outcome::Cancelled,
-            _ = tokio::time::sleep_until(deadline) => {
-                if *pending.borrow() == 0 {
-                    return Outcome::TimedOut;
+            Ok(()) = pending.changed() => {
+                let waiting_on_us = *pending.borrow_and_update() > 0;
+                match (paused_since, waiting_on_us) {
+                    (None, true) => paused_since = Some(tokio::time::Instant::now()),
+                    (Some(since), false) => {
+                        deadline += since.elapsed();
+                        paused_since = None;
+                    }
+                    _ => {}
                 }
-                let paused = tokio::time::Instant::now();
-                tokio::select! {
-                    _ = pending.wait_for(|n| *n == 0) => {}
-                    _ = cancel.cancelled() => return Outcome::Cancelled,
-                }
-                deadline += paused.elapsed();
+            }
+            _ = tokio::time::sleep_until(deadline), if paused_since.is_none() => {
+                return Outcome::TimedOut;
             }
         }
     }

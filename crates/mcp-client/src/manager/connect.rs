@@ -1,5 +1,5 @@
 //! Starting a server, restarting one that died, and the handler that receives its requests
-//! and notifications (tool list changes, elicitations, progress).
+//! and notifications (tool list changes, elicitations, sampling, progress).
 
 use super::entry::{ConnState, RefreshInFlight, ServerEntry};
 use super::{Inner, send_update};
@@ -120,6 +120,9 @@ impl Inner {
             progress: ProgressRouter::default(),
             pending_elicitations: entry.pending_elicitations.clone(),
             on_tools_changed,
+            sampling: self.opts.sampling.clone(),
+            sampling_mode: entry.config.sampling,
+            sampling_timeout: entry.config.tool_timeout_or_default(),
         }
     }
 
