@@ -20,11 +20,14 @@ mod approval;
 mod cache;
 mod connection;
 mod convert;
+mod elicit_defaults;
 mod handler;
 mod http;
 mod manager;
 pub mod naming;
 pub mod oauth;
+mod oauth_grants;
+pub mod oauth_session;
 mod resources;
 mod sniff;
 mod status;
@@ -67,6 +70,9 @@ pub struct McpStartOptions {
     pub elicitation: Arc<dyn ElicitationHandler>,
     /// How long `start()` waits for optional servers without a cached catalog.
     pub startup_wait: StartupWait,
+    /// Shows the user an OAuth authorization URL when a server asks for a login (or more
+    /// scopes) during the session; `None` (headless) fails with the `mcp login` command.
+    pub oauth_browser: Option<Arc<dyn oauth_session::OAuthBrowser>>,
 }
 
 /// Answers `elicitation/create` requests from servers (the engine asks the user, or passes

@@ -126,6 +126,7 @@ pub fn options(
         home: home.to_path_buf(),
         elicitation,
         startup_wait: oi_mcp_client::StartupWait::UpTo(Duration::from_secs(1)),
+        oauth_browser: None,
     }
 }
 
