@@ -9,7 +9,8 @@
 
 use oi_config::credentials;
 use rmcp::transport::auth::{
-    AuthError, AuthorizationCallback, AuthorizationManager, AuthorizationRequest,
+    AuthError, AuthorizationCallback, AuthorizationManager, AuthorizationMetadata,
+    AuthorizationRequest, AuthorizationSession,
     CredentialStore, OAuthState, StoredCredentials,
 };
 use serde_json::Value;
@@ -265,10 +266,25 @@ pub async fn authorize(
     if let Some(challenge) = &opts.challenge {
         request = request.with_challenge(challenge.as_str());
     }
-    state
-        .start_authorization(request)
-        .await
-        .map_err(|e| format!("OAuth authorization could not start: {e}"))?;
+    match state.start_authorization(request.clone()).await {
+        Ok(()) => {}
+        // A 2025-03-26 server publishes its authorization-server metadata at its own root with
+        // an issuer on a sub path (`https://host/oauth`), which RFC 8414's issuer check rejects;
+        // that spec revision had no such check, so such a server is trusted on its own origin.
+        Err(AuthError::AuthorizationServerMismatch {
+            received_issuer, ..
+        }) if same_origin(&opts.url, &received_issuer) => {
+            let OAuthState::Unauthorized(mut manager) = state else {
+                return Err("OAuth authorization could not start".to_string());
+            };
+            manager.set_metadata(legacy_root_metadata(&opts.url).await?);
+            let session = AuthorizationSession::new(manager, request)
+                .await
+                .map_err(|(_, e)| format!("OAuth authorization could not start: {e}"))?;
+            state = OAuthState::Session(session);
+        }
+        Err(e) => return Err(format!("OAuth authorization could not start: {e}")),
+    }
     let mut auth_url = state
         .get_authorization_url()
         .await
@@ -302,6 +318,45 @@ pub async fn authorize(
     state
         .into_authorization_manager()
         .ok_or_else(|| "the OAuth login did not complete".to_string())
+}
+
+fn same_origin(a: &str, b: &str) -> bool {
+    match (url::Url::parse(a), url::Url::parse(b)) {
+        (Ok(a), Ok(b)) => a.origin() == b.origin(),
+        _ => false,
+    }
+}
+
+/// The authorization-server metadata at the root of `server_url`'s origin (where the
+/// 2025-03-26 revision of MCP puts it).
+async fn legacy_root_metadata(server_url: &str) -> Result<AuthorizationMetadata, String> {
+    let mut url = url::Url::parse(server_url)
+        .map_err(|e| format!("the server URL `{server_url}` is not a URL: {e}"))?;
+    url.set_path("/.well-known/oauth-authorization-server");
+    url.set_query(None);
+    let response = tokio::time::timeout(
+        DISCOVERY_TIMEOUT,
+        crate::connection::http_client()?.get(url.as_str()).send(),
+    )
+    .await
+    .map_err(|_| format!("OAuth discovery at {url} timed out"))?
+    .map_err(|e| format!("OAuth discovery at {url} failed: {e}"))?;
+    if !response.status().is_success() {
+        return Err(format!(
+            "OAuth discovery at {url} answered HTTP {}",
+            response.status().as_u16()
+        ));
+    }
+    let metadata: AuthorizationMetadata = response
+        .json()
+        .await
+        .map_err(|e| format!("the OAuth metadata at {url} is unreadable: {e}"))?;
+    match &metadata.issuer {
+        Some(issuer) if same_origin(server_url, issuer) => Ok(metadata),
+        _ => Err(format!(
+            "the OAuth metadata at {url} names an issuer on another origin"
+        )),
+    }
 }
 
 /// Serve the loopback redirect until a request carries `code` and `state` (or an error).
