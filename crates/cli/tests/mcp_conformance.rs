@@ -38,7 +38,11 @@ fn client_scenarios(node: &Path, runner: &Path) -> Vec<String> {
         .args(["list", "--client"])
         .output()
         .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     String::from_utf8_lossy(&out.stdout)
         .lines()
         .filter_map(|l| l.trim().strip_prefix("- "))

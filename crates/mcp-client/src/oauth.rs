@@ -10,8 +10,7 @@
 use oi_config::credentials;
 use rmcp::transport::auth::{
     AuthError, AuthorizationCallback, AuthorizationManager, AuthorizationMetadata,
-    AuthorizationRequest, AuthorizationSession,
-    CredentialStore, OAuthState, StoredCredentials,
+    AuthorizationRequest, AuthorizationSession, CredentialStore, OAuthState, StoredCredentials,
 };
 use serde_json::Value;
 use sha2::{Digest, Sha256};

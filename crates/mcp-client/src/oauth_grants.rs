@@ -111,7 +111,9 @@ impl ClientAuth {
         Ok(match self {
             ClientAuth::Basic { client_id, secret } => {
                 // RFC 6749 §2.3.1: both parts form-urlencoded before joining.
-                let enc = |s: &str| url::form_urlencoded::byte_serialize(s.as_bytes()).collect::<String>();
+                let enc = |s: &str| {
+                    url::form_urlencoded::byte_serialize(s.as_bytes()).collect::<String>()
+                };
                 let pair = format!("{}:{}", enc(client_id), enc(secret));
                 let encoded = base64::engine::general_purpose::STANDARD.encode(pair);
                 request.header(reqwest::header::AUTHORIZATION, format!("Basic {encoded}"))
@@ -150,7 +152,10 @@ pub struct TokenRequest<'a> {
 }
 
 /// `grant_type=client_credentials`: the access token.
-pub async fn client_credentials(req: &TokenRequest<'_>, auth: &ClientAuth) -> Result<String, String> {
+pub async fn client_credentials(
+    req: &TokenRequest<'_>,
+    auth: &ClientAuth,
+) -> Result<String, String> {
     let mut form = vec![
         ("grant_type", GRANT_CLIENT_CREDENTIALS.to_string()),
         ("resource", req.resource.to_string()),
@@ -190,9 +195,15 @@ pub async fn token_exchange(
     let idp_auth = ClientAuth::None {
         client_id: idp.client_id.to_string(),
     };
-    let exchanged = post_token(req.http, idp.token_endpoint, form, &idp_auth, idp.token_endpoint)
-        .await
-        .map_err(|e| format!("the identity provider refused the token exchange: {e}"))?;
+    let exchanged = post_token(
+        req.http,
+        idp.token_endpoint,
+        form,
+        &idp_auth,
+        idp.token_endpoint,
+    )
+    .await
+    .map_err(|e| format!("the identity provider refused the token exchange: {e}"))?;
     let id_jag = access_token(&exchanged, idp.token_endpoint)?;
     let form = vec![
         ("grant_type", GRANT_JWT_BEARER.to_string()),
@@ -229,13 +240,19 @@ async fn post_token(
     let status = response.status();
     let body: Value = response.json().await.unwrap_or(Value::Null);
     if !status.is_success() {
-        let error = body.get("error").and_then(Value::as_str).unwrap_or("no error code");
+        let error = body
+            .get("error")
+            .and_then(Value::as_str)
+            .unwrap_or("no error code");
         let description = body
             .get("error_description")
             .and_then(Value::as_str)
             .map(|d| format!(": {d}"))
             .unwrap_or_default();
-        return Err(format!("{endpoint} answered HTTP {} `{error}`{description}", status.as_u16()));
+        return Err(format!(
+            "{endpoint} answered HTTP {} `{error}`{description}",
+            status.as_u16()
+        ));
     }
     Ok(body)
 }
@@ -274,7 +291,10 @@ fn client_assertion(client_id: &str, audience: &str, key_pem: &str) -> Result<St
         URL_SAFE_NO_PAD.encode(claims.to_string())
     );
     let signature = sign_es256(key_pem, signing_input.as_bytes())?;
-    Ok(format!("{signing_input}.{}", URL_SAFE_NO_PAD.encode(signature)))
+    Ok(format!(
+        "{signing_input}.{}",
+        URL_SAFE_NO_PAD.encode(signature)
+    ))
 }
 
 /// ES256 over `message` with a PEM PKCS#8 P-256 key, as JWS wants it: `r || s`, 64 bytes.
@@ -283,14 +303,16 @@ fn sign_es256(key_pem: &str, message: &[u8]) -> Result<Vec<u8>, String> {
     use rustls::pki_types::pem::PemObject;
     let bad_key = "the private key (private_key_env_var) is not a PEM PKCS#8 P-256 key";
     let der = PrivateKeyDer::from_pem_slice(key_pem.as_bytes()).map_err(|_| bad_key.to_string())?;
-    let key = rustls::crypto::aws_lc_rs::sign::any_ecdsa_type(&der).map_err(|_| bad_key.to_string())?;
+    let key =
+        rustls::crypto::aws_lc_rs::sign::any_ecdsa_type(&der).map_err(|_| bad_key.to_string())?;
     let signer = key
         .choose_scheme(&[rustls::SignatureScheme::ECDSA_NISTP256_SHA256])
         .ok_or_else(|| bad_key.to_string())?;
     let der_signature = signer
         .sign(message)
         .map_err(|e| format!("signing the client assertion failed: {e}"))?;
-    der_to_raw_signature(&der_signature, 32).ok_or_else(|| "signing the client assertion failed".into())
+    der_to_raw_signature(&der_signature, 32)
+        .ok_or_else(|| "signing the client assertion failed".into())
 }
 
 /// An ASN.1 `SEQUENCE { r INTEGER, s INTEGER }` as the fixed-width `r || s` JWS uses.
@@ -304,7 +326,9 @@ fn der_to_raw_signature(der: &[u8], width: usize) -> Option<Vec<u8>> {
         if n == 0 || n > 2 || rest.len() < n {
             return None;
         }
-        let len = rest[..n].iter().fold(0usize, |acc, b| (acc << 8) | usize::from(*b));
+        let len = rest[..n]
+            .iter()
+            .fold(0usize, |acc, b| (acc << 8) | usize::from(*b));
         Some((len, &rest[n..]))
     }
     fn integer(bytes: &[u8], width: usize) -> Option<(Vec<u8>, &[u8])> {
@@ -369,20 +393,56 @@ mod tests {
     #[test]
     fn the_method_follows_the_config_then_the_server() {
         let supported = |m: &[&str]| m.iter().map(|s| s.to_string()).collect::<Vec<_>>();
-        let auth = ClientAuth::choose(None, &supported(&["client_secret_post"]), "c".into(), Some("s".into()), None).unwrap();
+        let auth = ClientAuth::choose(
+            None,
+            &supported(&["client_secret_post"]),
+            "c".into(),
+            Some("s".into()),
+            None,
+        )
+        .unwrap();
         assert!(matches!(auth, ClientAuth::Post { .. }), "{auth:?}");
-        let auth = ClientAuth::choose(None, &supported(&["client_secret_basic", "client_secret_post"]), "c".into(), Some("s".into()), None).unwrap();
+        let auth = ClientAuth::choose(
+            None,
+            &supported(&["client_secret_basic", "client_secret_post"]),
+            "c".into(),
+            Some("s".into()),
+            None,
+        )
+        .unwrap();
         assert!(matches!(auth, ClientAuth::Basic { .. }), "{auth:?}");
-        let auth = ClientAuth::choose(Some(McpTokenEndpointAuth::ClientSecretPost), &[], "c".into(), Some("s".into()), None).unwrap();
+        let auth = ClientAuth::choose(
+            Some(McpTokenEndpointAuth::ClientSecretPost),
+            &[],
+            "c".into(),
+            Some("s".into()),
+            None,
+        )
+        .unwrap();
         assert!(matches!(auth, ClientAuth::Post { .. }), "{auth:?}");
-        let e = ClientAuth::choose(Some(McpTokenEndpointAuth::ClientSecretBasic), &[], "c".into(), None, None).unwrap_err();
+        let e = ClientAuth::choose(
+            Some(McpTokenEndpointAuth::ClientSecretBasic),
+            &[],
+            "c".into(),
+            None,
+            None,
+        )
+        .unwrap_err();
         assert!(e.contains("client_secret_env_var"), "{e}");
         assert!(!format!("{auth:?}").contains('s') || !format!("{auth:?}").contains("\"s\""));
     }
 
     #[test]
     fn a_bad_key_is_named_without_echoing_it() {
-        let e = client_assertion("c", "https://as", "-----BEGIN PRIVATE KEY-----\nnope\n-----END PRIVATE KEY-----\n").unwrap_err();
-        assert_eq!(e, "the private key (private_key_env_var) is not a PEM PKCS#8 P-256 key");
+        let e = client_assertion(
+            "c",
+            "https://as",
+            "-----BEGIN PRIVATE KEY-----\nnope\n-----END PRIVATE KEY-----\n",
+        )
+        .unwrap_err();
+        assert_eq!(
+            e,
+            "the private key (private_key_env_var) is not a PEM PKCS#8 P-256 key"
+        );
     }
 }

@@ -151,7 +151,9 @@ impl Authorizer {
                 opts.challenge = Some(challenge.to_string());
                 let manager = oauth::authorize(opts, |url| browser.open(server, url))
                     .await
-                    .map_err(|e| format!("MCP server `{server}`: OAuth authorization failed: {e}"))?;
+                    .map_err(|e| {
+                        format!("MCP server `{server}`: OAuth authorization failed: {e}")
+                    })?;
                 let token = manager.get_access_token().await.map_err(|e| {
                     format!("MCP server `{server}`: no access token after authorizing: {e}")
                 })?;
@@ -258,7 +260,12 @@ impl Authorizer {
             }
             _ => oauth_grants::client_credentials(&request, &auth).await,
         };
-        result.map_err(|e| fail(format!("the {} grant failed: {e}", s.config.grant_type.as_str())))
+        result.map_err(|e| {
+            fail(format!(
+                "the {} grant failed: {e}",
+                s.config.grant_type.as_str()
+            ))
+        })
     }
 }
 
@@ -340,9 +347,7 @@ impl<C> OAuthHttpClient<C> {
         loop {
             let (challenge, forbidden) = match call(token.clone()).await {
                 Err(StreamableHttpError::AuthRequired(c)) => (c.www_authenticate_header, false),
-                Err(StreamableHttpError::InsufficientScope(c)) => {
-                    (c.www_authenticate_header, true)
-                }
+                Err(StreamableHttpError::InsufficientScope(c)) => (c.www_authenticate_header, true),
                 other => return other,
             };
             let fresh = self

@@ -119,7 +119,11 @@ pub async fn run(servers: &BTreeMap<String, McpServerConfig>, home: &Path, args:
                 Ok(json) => {
                     outln!("{json}");
                     let failed = json.get("isError").and_then(serde_json::Value::as_bool);
-                    if failed == Some(true) { EXIT_FAILURE } else { EXIT_OK }
+                    if failed == Some(true) {
+                        EXIT_FAILURE
+                    } else {
+                        EXIT_OK
+                    }
                 }
                 Err(e) => {
                     eprintln!("error: {e}");

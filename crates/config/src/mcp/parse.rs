@@ -354,7 +354,8 @@ fn oauth_config(
         if !https {
             return Err((
                 format!("{p}.client_metadata_url"),
-                "must be an https URL with a path, e.g. \"https://example.com/oauth/client.json\"".into(),
+                "must be an https URL with a path, e.g. \"https://example.com/oauth/client.json\""
+                    .into(),
             ));
         }
     }
@@ -390,11 +391,7 @@ fn oauth_config(
         McpOAuthGrant::TokenExchange => {
             let why = "with grant_type = \"token_exchange\"";
             needs("client_id", raw.client_id.is_some(), why)?;
-            needs(
-                "idp_token_endpoint",
-                raw.idp_token_endpoint.is_some(),
-                why,
-            )?;
+            needs("idp_token_endpoint", raw.idp_token_endpoint.is_some(), why)?;
             needs("idp_client_id", raw.idp_client_id.is_some(), why)?;
             needs("id_token_env_var", raw.id_token_env_var.is_some(), why)?;
         }
@@ -581,7 +578,11 @@ mod tests {
 
     #[test]
     fn the_oauth_keys_are_the_schema_fields() {
-        let mut listed: Vec<&str> = OAUTH_KEYS.iter().copied().chain(["client_secret"]).collect();
+        let mut listed: Vec<&str> = OAUTH_KEYS
+            .iter()
+            .copied()
+            .chain(["client_secret"])
+            .collect();
         listed.sort_unstable();
         assert_eq!(fields_of::<super::super::schema::OAuthToml>(), listed);
     }

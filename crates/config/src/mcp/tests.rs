@@ -459,7 +459,8 @@ fn oauth_tables_name_secrets_by_variable_and_check_what_a_grant_needs() {
         "#,
     );
     assert!(w.is_empty(), "{w:?}");
-    let McpServerTransportConfig::StreamableHttp { oauth, .. } = &r.unwrap()["m2m"].transport else {
+    let McpServerTransportConfig::StreamableHttp { oauth, .. } = &r.unwrap()["m2m"].transport
+    else {
         panic!("not http")
     };
     assert_eq!(oauth.grant_type, McpOAuthGrant::ClientCredentials);
@@ -469,13 +470,17 @@ fn oauth_tables_name_secrets_by_variable_and_check_what_a_grant_needs() {
     );
     assert_eq!(oauth.client_secret_env_var.as_deref(), Some("SVC_SECRET"));
 
-    let table = |body: &str| format!("[mcp_servers.s]\nurl = \"https://x/mcp\"\n[mcp_servers.s.oauth]\n{body}");
+    let table = |body: &str| {
+        format!("[mcp_servers.s]\nurl = \"https://x/mcp\"\n[mcp_servers.s.oauth]\n{body}")
+    };
     assert_eq!(
         err(&table("client_id = \"c\"\nclient_secret = \"hunter2\"\n")),
         "mcp_servers.s.oauth.client_secret: not supported; set `client_secret_env_var` to the name of an environment variable holding the secret instead (secrets never go in config.toml)"
     );
     assert_eq!(
-        err(&table("grant_type = \"client_credentials\"\nclient_id = \"c\"\n")),
+        err(&table(
+            "grant_type = \"client_credentials\"\nclient_id = \"c\"\n"
+        )),
         "mcp_servers.s.oauth.client_secret_env_var: required with grant_type = \"client_credentials\" (or token_endpoint_auth_method = \"private_key_jwt\" with private_key_env_var)"
     );
     assert_eq!(
@@ -487,11 +492,35 @@ fn oauth_tables_name_secrets_by_variable_and_check_what_a_grant_needs() {
         "mcp_servers.s.oauth.private_key_env_var: required with token_endpoint_auth_method = \"private_key_jwt\" (the variable holding the PEM key)"
     );
     assert_eq!(
-        err(&table("client_metadata_url = \"http://example.com/c.json\"\n")),
+        err(&table(
+            "client_metadata_url = \"http://example.com/c.json\"\n"
+        )),
         "mcp_servers.s.oauth.client_metadata_url: must be an https URL with a path, e.g. \"https://example.com/oauth/client.json\""
     );
     assert_eq!(
-        err(&table("grant_type = \"token_exchange\"\nclient_id = \"c\"\n")),
+        err(&table(
+            "grant_type = \"token_exchange\"\nclient_id = \"c\"\n"
+        )),
         "mcp_servers.s.oauth.idp_token_endpoint: required with grant_type = \"token_exchange\""
     );
+}
+
+/// Every TOML example in the OAuth part of docs/mcp-client.md parses, with no warnings.
+#[test]
+fn the_oauth_examples_in_the_guide_parse() {
+    let guide = include_str!("../../../../docs/mcp-client.md");
+    let section = &guide[guide.find("### OAuth settings").unwrap()..];
+    let section = &section[..section.find("\n## ").unwrap()];
+    let blocks: Vec<&str> = section
+        .split("```toml\n")
+        .skip(1)
+        .map(|b| &b[..b.find("```").unwrap()])
+        .collect();
+    assert_eq!(blocks.len(), 5, "{section}");
+    for block in blocks {
+        let (r, w) = parse(block);
+        assert!(w.is_empty(), "{block}: {w:?}");
+        let servers = r.unwrap_or_else(|e| panic!("{block}: {e}"));
+        assert_eq!(servers.len(), 1, "{block}");
+    }
 }
