@@ -375,7 +375,7 @@ mod tests {
         // r with a leading zero (high bit set), s short.
         let mut r = vec![0x00, 0x80];
         r.extend([1u8; 31]);
-        let s = vec![0x05];
+        let s = [0x05];
         let mut body = vec![0x02, r.len() as u8];
         body.extend(&r);
         body.extend([0x02, 0x01, 0x05]);
@@ -429,7 +429,8 @@ mod tests {
         )
         .unwrap_err();
         assert!(e.contains("client_secret_env_var"), "{e}");
-        assert!(!format!("{auth:?}").contains('s') || !format!("{auth:?}").contains("\"s\""));
+        let auth = ClientAuth::choose(None, &[], "c".into(), Some("hunter2".into()), None).unwrap();
+        assert!(!format!("{auth:?}").contains("hunter2"), "{auth:?}");
     }
 
     #[test]
