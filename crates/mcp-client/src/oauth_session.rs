@@ -499,3 +499,59 @@ mod client {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn authorizer() -> Arc<Authorizer> {
+        Authorizer::new(
+            OAuthSettings {
+                server: "docs".into(),
+                url: "https://docs.example.com/mcp".into(),
+                home: PathBuf::from("/nonexistent"),
+                config: McpOAuthConfig::default(),
+                scopes: vec![],
+                resource: None,
+                browser: None,
+            },
+            None,
+        )
+    }
+
+    #[tokio::test]
+    async fn without_a_browser_a_step_up_names_the_login_command_and_its_scopes() {
+        let auth = authorizer();
+        let e = auth
+            .answer(
+                Some("old"),
+                r#"Bearer error="insufficient_scope", scope="files:read files:write""#,
+                true,
+            )
+            .await
+            .unwrap_err();
+        assert_eq!(
+            e,
+            "MCP server `docs` needs more OAuth scopes (HTTP 403 insufficient_scope: files:read files:write): run `interpreter mcp login docs --scopes files:read,files:write`"
+        );
+        let e = auth.answer(None, "Bearer", false).await.unwrap_err();
+        assert!(
+            e.starts_with(
+                "MCP server `docs` needs authorization (HTTP 401): run `interpreter mcp login docs`"
+            ),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn our_lines_are_found_inside_rmcp_error_texts() {
+        let err: StreamableHttpError<std::io::Error> = ours("MCP server `docs` needs more".into());
+        let text =
+            format!("Send message error Transport [rmcp::transport::worker::X] error: {err}");
+        assert_eq!(
+            user_message(&text).as_deref(),
+            Some("MCP server `docs` needs more")
+        );
+        assert_eq!(user_message("tools/list failed: boom"), None);
+    }
+}
