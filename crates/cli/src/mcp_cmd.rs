@@ -5,6 +5,7 @@
 //! effective servers (user config, project config and `-c` overrides layered), with secret
 //! values masked as `*****` in both the tables and `--json`.
 
+mod call;
 mod edit;
 mod oauth;
 mod show;
@@ -50,6 +51,10 @@ pub enum McpCommand {
     /// Delete stored OAuth credentials for a server.
     #[command(after_help = MCP_AFTER_HELP)]
     Logout(LogoutArgs),
+    /// Connect to one server as a session does, list its tools and call one (for tests,
+    /// e.g. the MCP conformance suite's client scenarios).
+    #[command(hide = true)]
+    Call(call::CallArgs),
 }
 
 #[derive(Args, Debug)]
@@ -141,6 +146,10 @@ pub async fn run(cmd: McpCommand, home: &Path, cli_overrides: &[(String, toml::V
         },
         McpCommand::Logout(args) => match effective(home, cli_overrides) {
             Ok(servers) => oauth::logout(&servers, home, &args.name),
+            Err(code) => code,
+        },
+        McpCommand::Call(args) => match effective(home, cli_overrides) {
+            Ok(servers) => call::run(&servers, home, args).await,
             Err(code) => code,
         },
     }

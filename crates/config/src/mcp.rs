@@ -145,6 +145,101 @@ pub struct McpEnvVar {
     pub source: Option<McpEnvVarSource>,
 }
 
+/// How the client gets its access token from the authorization server.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum McpOAuthGrant {
+    /// A person signs in through the browser (PKCE); the default.
+    #[default]
+    AuthorizationCode,
+    /// Machine to machine: the client authenticates as itself (a secret or a signed JWT).
+    ClientCredentials,
+    /// Cross-app access: an identity provider's ID token is exchanged for an ID-JAG
+    /// (RFC 8693), which the authorization server turns into an access token (RFC 7523).
+    TokenExchange,
+}
+
+impl McpOAuthGrant {
+    /// The grant as written in config.toml.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            McpOAuthGrant::AuthorizationCode => "authorization_code",
+            McpOAuthGrant::ClientCredentials => "client_credentials",
+            McpOAuthGrant::TokenExchange => "token_exchange",
+        }
+    }
+
+    /// The grant written `s`.
+    pub fn parse(s: &str) -> Option<Self> {
+        match s {
+            "authorization_code" => Some(Self::AuthorizationCode),
+            "client_credentials" => Some(Self::ClientCredentials),
+            "token_exchange" => Some(Self::TokenExchange),
+            _ => None,
+        }
+    }
+}
+
+/// How the client proves its identity at the token endpoint.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum McpTokenEndpointAuth {
+    /// A public client: only `client_id` is sent.
+    None,
+    /// `Authorization: Basic` with the client id and secret.
+    ClientSecretBasic,
+    /// The client id and secret in the form body.
+    ClientSecretPost,
+    /// A JWT signed with the client's private key (RFC 7523), ES256.
+    PrivateKeyJwt,
+}
+
+impl McpTokenEndpointAuth {
+    /// The method as written in config.toml (and in OAuth metadata).
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            McpTokenEndpointAuth::None => "none",
+            McpTokenEndpointAuth::ClientSecretBasic => "client_secret_basic",
+            McpTokenEndpointAuth::ClientSecretPost => "client_secret_post",
+            McpTokenEndpointAuth::PrivateKeyJwt => "private_key_jwt",
+        }
+    }
+
+    /// The method written `s`.
+    pub fn parse(s: &str) -> Option<Self> {
+        match s {
+            "none" => Some(Self::None),
+            "client_secret_basic" => Some(Self::ClientSecretBasic),
+            "client_secret_post" => Some(Self::ClientSecretPost),
+            "private_key_jwt" => Some(Self::PrivateKeyJwt),
+            _ => None,
+        }
+    }
+}
+
+/// `[mcp_servers.<name>.oauth]`: who the client is and how it gets tokens. Secrets are never
+/// written here: `*_env_var` keys name the environment variables that hold them.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct McpOAuthConfig {
+    /// A client registered with the authorization server out of band.
+    pub client_id: Option<String>,
+    /// The variable holding that client's secret (a confidential client).
+    pub client_secret_env_var: Option<String>,
+    /// How to authenticate at the token endpoint; unset: what the server supports.
+    pub token_endpoint_auth_method: Option<McpTokenEndpointAuth>,
+    /// An HTTPS URL of the client's metadata document, used as the client id where the
+    /// authorization server supports Client ID Metadata Documents.
+    pub client_metadata_url: Option<String>,
+    /// How the access token is obtained.
+    pub grant_type: McpOAuthGrant,
+    /// The variable holding the PEM private key (PKCS#8, P-256) for `private_key_jwt`.
+    pub private_key_env_var: Option<String>,
+    /// Token exchange: the identity provider's token endpoint.
+    pub idp_token_endpoint: Option<String>,
+    /// Token exchange: our client id at the identity provider.
+    pub idp_client_id: Option<String>,
+    /// Token exchange: the variable holding the identity provider's ID token.
+    pub id_token_env_var: Option<String>,
+}
+
 /// How to reach the server.
 #[derive(Clone, Debug, PartialEq)]
 pub enum McpServerTransportConfig {
@@ -172,8 +267,8 @@ pub enum McpServerTransportConfig {
         oauth_resource: Option<String>,
         /// OAuth scopes to request.
         scopes: Option<Vec<String>>,
-        /// `[mcp_servers.<n>.oauth] client_id`: a pre-registered OAuth client.
-        oauth_client_id: Option<String>,
+        /// `[mcp_servers.<n>.oauth]`: the OAuth client and grant.
+        oauth: McpOAuthConfig,
     },
 }
 
@@ -247,7 +342,7 @@ impl McpServerConfig {
             env_http_headers: BTreeMap::new(),
             oauth_resource: None,
             scopes: None,
-            oauth_client_id: None,
+            oauth: McpOAuthConfig::default(),
         })
     }
 

@@ -333,6 +333,7 @@ impl ThreadManager {
                 elicitation: handler.clone(),
                 startup_wait: mcp_startup_wait(self.inner.opts.source),
                 sampling: Some(sampling.clone()),
+                oauth_browser: None,
             },
             tx,
         )

@@ -72,6 +72,7 @@ fn opts(home: &Path) -> McpStartOptions {
         elicitation: Arc::new(Decline),
         startup_wait: oi_mcp_client::StartupWait::UpTo(Duration::from_secs(1)),
         sampling: None,
+        oauth_browser: None,
     }
 }
 

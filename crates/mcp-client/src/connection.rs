@@ -151,6 +151,7 @@ pub async fn establish(
     config: &McpServerConfig,
     session_cwd: &Path,
     home: &Path,
+    oauth_browser: Option<Arc<dyn crate::oauth_session::OAuthBrowser>>,
     handler: Handler,
     task_required: crate::sniff::TaskRequiredTools,
 ) -> Result<Established, String> {
@@ -172,7 +173,16 @@ pub async fn establish(
                 (service, Some(child))
             }
             McpServerTransportConfig::StreamableHttp { .. } => (
-                serve_http(server, config, home, handler, task_required, &progress).await?,
+                serve_http(
+                    server,
+                    config,
+                    home,
+                    oauth_browser,
+                    handler,
+                    task_required,
+                    &progress,
+                )
+                .await?,
                 None,
             ),
         };
@@ -181,7 +191,7 @@ pub async fn establish(
             .peer()
             .list_all_tools()
             .await
-            .map_err(|e| format!("tools/list failed: {e}"))?;
+            .map_err(|e| describe_service_error(&format!("tools/list failed: {e}")))?;
         let tools = tools
             .iter()
             .filter_map(|t| serde_json::to_value(t).ok())
@@ -241,17 +251,22 @@ pub(crate) fn http_client() -> Result<reqwest::Client, String> {
         .map_err(|e| format!("cannot create the HTTP client: {e}"))
 }
 
-/// Connects to a streamable HTTP server with the credentials the config names (or stored
-/// OAuth tokens) and runs the `initialize` handshake. A 401/403 gets a message saying which
-/// credentials were sent and how to fix them.
+/// Connects to a streamable HTTP server with the credentials the config names, or through
+/// OAuth (stored tokens, refreshed; a new authorization when the server challenges), and runs
+/// the `initialize` handshake. A 401/403 gets a message saying which credentials were sent
+/// and how to fix them.
+#[allow(clippy::too_many_arguments)]
 async fn serve_http(
     server: &str,
     config: &McpServerConfig,
     home: &Path,
+    oauth_browser: Option<Arc<dyn crate::oauth_session::OAuthBrowser>>,
     handler: Handler,
     task_required: crate::sniff::TaskRequiredTools,
     progress: &StartupProgress,
 ) -> Result<Service, String> {
+    use crate::oauth_session::{Authorizer, OAuthHttpClient, OAuthSettings};
+    use crate::sniff::SniffingHttpClient;
     progress.set_step(Step::Connect);
     let lookup = |k: &str| std::env::var(k).ok();
     let spec = http_spec(server, &config.transport, &lookup)?;
@@ -263,37 +278,54 @@ async fn serve_http(
     let mut cfg = StreamableHttpClientTransportConfig::with_uri(spec.url.clone())
         .custom_headers(headers)
         .reinit_on_expired_session(true);
-    // Auth precedence: bearer_token_env_var, an Authorization header, stored OAuth tokens
-    // (refreshed as needed), nothing.
-    let oauth = if spec.bearer_token.is_none() && !has_auth_header {
-        crate::oauth::authorized_client(home, server, &spec.url).await?
-    } else {
-        None
-    };
-    if let Some(token) = &spec.bearer_token {
-        cfg = cfg.auth_header(token.clone());
-    }
-    progress.set_step(Step::Initialize);
+    // Auth precedence: bearer_token_env_var, an Authorization header, OAuth (stored tokens,
+    // or whatever the server's challenge asks for).
     let auth = if spec.bearer_token.is_some() {
         AuthUsed::BearerEnv
     } else if has_auth_header {
         AuthUsed::Header
-    } else if oauth.is_some() {
-        AuthUsed::OAuth
     } else {
-        AuthUsed::None
+        AuthUsed::OAuth
     };
-    use crate::sniff::SniffingHttpClient;
-    let served = match oauth {
-        Some(client) => {
+    if let Some(token) = &spec.bearer_token {
+        cfg = cfg.auth_header(token.clone());
+    }
+    let served = match (auth, &config.transport) {
+        (
+            AuthUsed::OAuth,
+            McpServerTransportConfig::StreamableHttp {
+                oauth,
+                scopes,
+                oauth_resource,
+                ..
+            },
+        ) => {
+            let stored = crate::oauth_session::stored_manager(home, server, &spec.url).await?;
+            let authorizer = Authorizer::new(
+                OAuthSettings {
+                    server: server.to_string(),
+                    url: spec.url.clone(),
+                    home: home.to_path_buf(),
+                    config: oauth.clone(),
+                    scopes: scopes.clone().unwrap_or_default(),
+                    resource: oauth_resource.clone(),
+                    browser: oauth_browser,
+                },
+                stored,
+            );
+            progress.set_step(Step::Initialize);
             handler
                 .serve(StreamableHttpClientTransport::with_client(
-                    SniffingHttpClient::new(client, task_required),
+                    SniffingHttpClient::new(
+                        OAuthHttpClient::new(http_client()?, authorizer),
+                        task_required,
+                    ),
                     cfg,
                 ))
                 .await
         }
-        None => {
+        _ => {
+            progress.set_step(Step::Initialize);
             handler
                 .serve(StreamableHttpClientTransport::with_client(
                     SniffingHttpClient::new(http_client()?, task_required),
@@ -304,11 +336,20 @@ async fn serve_http(
     };
     served.map_err(|e| {
         let msg = e.to_string();
+        if let Some(ours) = crate::oauth_session::user_message(&msg) {
+            return ours;
+        }
         match auth_failure(&msg) {
             Some(status) => auth_message(server, status, auth, &config.transport),
             None => format!("{} (url: {})", without_type_names(&msg), spec.url),
         }
     })
+}
+
+/// An rmcp service error as a user reads it: our OAuth line alone if it is one, else the
+/// text without Rust type names.
+pub(crate) fn describe_service_error(msg: &str) -> String {
+    crate::oauth_session::user_message(msg).unwrap_or_else(|| without_type_names(msg))
 }
 
 /// The configured HTTP headers as a header map; an invalid name or value is skipped with a
@@ -377,7 +418,6 @@ enum AuthUsed {
     BearerEnv,
     Header,
     OAuth,
-    None,
 }
 
 /// The HTTP status of an authorization failure in an rmcp error text, if it is one.
@@ -423,10 +463,7 @@ fn auth_message(
             "MCP server `{server}` rejected the Authorization header (HTTP 401): check `http_headers`/`env_http_headers` in [mcp_servers.{server}]"
         ),
         AuthUsed::OAuth => format!(
-            "MCP server `{server}` rejected the stored OAuth login (HTTP 401): run `interpreter mcp login {server}` again"
-        ),
-        AuthUsed::None => format!(
-            "MCP server `{server}` needs authorization (HTTP 401) and none is configured: run `interpreter mcp login {server}`, or set `bearer_token_env_var` in [mcp_servers.{server}]"
+            "MCP server `{server}` needs authorization (HTTP 401): run `interpreter mcp login {server}`, or set `bearer_token_env_var` in [mcp_servers.{server}]"
         ),
     }
 }

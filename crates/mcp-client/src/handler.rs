@@ -232,7 +232,7 @@ impl ClientHandler for Handler {
         let id = serde_json::to_value(&context.id).unwrap_or(serde_json::Value::Null);
         let pending = PendingRequest::new(&self.pending_elicitations);
         let answer = tokio::select! {
-            r = self.elicitation.elicit(self.server.clone(), id, params) => Some(r),
+            r = self.elicitation.elicit(self.server.clone(), id, params.clone()) => Some(r),
             // The server withdrew the request (notifications/cancelled).
             _ = context.ct.cancelled() => None,
         };
@@ -247,7 +247,10 @@ impl ClientHandler for Handler {
         };
         let accepted = action == ElicitationAction::Accept;
         let mut result = ElicitResult::new(action);
-        if accepted && let Some(content) = answer.content {
+        let schema = params.get("requestedSchema").cloned().unwrap_or_default();
+        if accepted
+            && let Some(content) = crate::elicit_defaults::with_defaults(&schema, answer.content)
+        {
             result = result.with_content(content);
         }
         Ok(result)

@@ -22,11 +22,14 @@ mod approval;
 mod cache;
 mod connection;
 mod convert;
+mod elicit_defaults;
 mod handler;
 mod http;
 mod manager;
 pub mod naming;
 pub mod oauth;
+mod oauth_grants;
+pub mod oauth_session;
 mod resources;
 mod sampling;
 mod sniff;
@@ -77,6 +80,9 @@ pub struct McpStartOptions {
     /// Serves `sampling/createMessage`; `None` (probes, tools without a model): sampling is
     /// offered to no server, whatever its `sampling` setting.
     pub sampling: Option<Arc<dyn SamplingHandler>>,
+    /// Shows the user an OAuth authorization URL when a server asks for a login (or more
+    /// scopes) during the session; `None` (headless) fails with the `mcp login` command.
+    pub oauth_browser: Option<Arc<dyn oauth_session::OAuthBrowser>>,
 }
 
 /// Answers `elicitation/create` requests from servers (the engine asks the user, or passes

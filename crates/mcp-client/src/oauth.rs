@@ -9,8 +9,8 @@
 
 use oi_config::credentials;
 use rmcp::transport::auth::{
-    AuthClient, AuthError, AuthorizationCallback, AuthorizationManager, AuthorizationRequest,
-    CredentialStore, OAuthState, StoredCredentials,
+    AuthError, AuthorizationCallback, AuthorizationManager, AuthorizationMetadata,
+    AuthorizationRequest, AuthorizationSession, CredentialStore, OAuthState, StoredCredentials,
 };
 use serde_json::Value;
 use sha2::{Digest, Sha256};
@@ -147,26 +147,36 @@ pub async fn discover(url: &str) -> Result<bool, String> {
     }
 }
 
-/// An HTTP client that adds (and refreshes) the stored OAuth token, if tokens are stored.
-pub async fn authorized_client(
-    home: &Path,
+/// The secret `[mcp_servers.<server>.oauth] client_secret_env_var` names, read from the
+/// environment now; `None` when no variable is named.
+pub fn client_secret(
     server: &str,
-    url: &str,
-) -> Result<Option<AuthClient<reqwest::Client>>, String> {
-    let store = FileCredentialStore::new(home, server, url);
-    if !store.off_runtime(|s| Ok(s.has_tokens())).await? {
+    oauth: &oi_config::mcp::McpOAuthConfig,
+) -> Result<Option<String>, String> {
+    env_secret(
+        server,
+        "client_secret_env_var",
+        oauth.client_secret_env_var.as_deref(),
+    )
+}
+
+/// The value of the variable an `oauth.<key>` names; an unset or empty one is an error that
+/// names the variable, the key and the fix (never a value).
+pub(crate) fn env_secret(
+    server: &str,
+    key: &str,
+    var: Option<&str>,
+) -> Result<Option<String>, String> {
+    let Some(var) = var else {
         return Ok(None);
-    }
-    let mut manager = manager_for(url).await?;
-    manager.set_credential_store(store);
-    match manager.initialize_from_store().await {
-        Ok(true) => Ok(Some(AuthClient::new(
-            crate::connection::http_client()?,
-            manager,
-        ))),
-        Ok(false) => Ok(None),
-        Err(e) => Err(format!(
-            "stored OAuth tokens for `{server}` could not be used ({e}); run `interpreter mcp login {server}`"
+    };
+    match std::env::var(var) {
+        Ok(v) if !v.trim().is_empty() => Ok(Some(v.trim().to_string())),
+        Ok(_) => Err(format!(
+            "Environment variable {var} for MCP server '{server}' is empty (it is named by `[mcp_servers.{server}.oauth] {key}`)"
+        )),
+        Err(_) => Err(format!(
+            "Environment variable {var} for MCP server '{server}' is not set (it is named by `[mcp_servers.{server}.oauth] {key}`); export {var}=<value> and try again"
         )),
     }
 }
@@ -183,11 +193,47 @@ pub struct LoginOptions {
     /// Port for the loopback callback (0 = any free port).
     pub callback_port: u16,
     pub timeout: Duration,
+    /// The `WWW-Authenticate` header of the server's 401/403, which names where its
+    /// protected-resource metadata is and the scope it wants; `None` probes the well-known
+    /// locations instead.
+    pub challenge: Option<String>,
+    /// The secret of the pre-registered `client_id` (a confidential client).
+    pub client_secret: Option<String>,
+    /// A Client ID Metadata Document URL, used as the client id where the server supports it.
+    pub client_metadata_url: Option<String>,
+}
+
+impl LoginOptions {
+    /// A login for `server` at `url` with every option at its default.
+    pub fn new(server: &str, url: &str, home: &Path) -> Self {
+        Self {
+            server: server.to_string(),
+            url: url.to_string(),
+            home: home.to_path_buf(),
+            client_id: None,
+            scopes: Vec::new(),
+            resource: None,
+            callback_port: 0,
+            timeout: DEFAULT_LOGIN_TIMEOUT,
+            challenge: None,
+            client_secret: None,
+            client_metadata_url: None,
+        }
+    }
 }
 
 /// Run the browser login. `show_url` is called with the authorization URL (print it, open a
 /// browser). Tokens are saved to the credentials file.
 pub async fn login(opts: LoginOptions, show_url: impl FnOnce(&str)) -> Result<(), String> {
+    authorize(opts, show_url).await.map(|_| ())
+}
+
+/// The browser login, returning the authorized manager (which hands out the access token and
+/// refreshes it) for a session to use at once.
+pub async fn authorize(
+    opts: LoginOptions,
+    show_url: impl FnOnce(&str),
+) -> Result<AuthorizationManager, String> {
     let listener = tokio::net::TcpListener::bind(("127.0.0.1", opts.callback_port))
         .await
         .map_err(|e| format!("cannot listen for the OAuth callback on 127.0.0.1: {e}"))?;
@@ -209,11 +255,35 @@ pub async fn login(opts: LoginOptions, show_url: impl FnOnce(&str)) -> Result<()
         .with_scopes(opts.scopes.iter().map(String::as_str));
     if let Some(id) = &opts.client_id {
         request = request.with_preregistered_client(id.as_str());
+        if let Some(secret) = &opts.client_secret {
+            request = request.with_client_secret(secret.as_str());
+        }
     }
-    state
-        .start_authorization(request)
-        .await
-        .map_err(|e| format!("OAuth authorization could not start: {e}"))?;
+    if let Some(cimd) = &opts.client_metadata_url {
+        request = request.with_client_metadata_url(cimd.as_str());
+    }
+    if let Some(challenge) = &opts.challenge {
+        request = request.with_challenge(challenge.as_str());
+    }
+    match state.start_authorization(request.clone()).await {
+        Ok(()) => {}
+        // A 2025-03-26 server publishes its authorization-server metadata at its own root with
+        // an issuer on a sub path (`https://host/oauth`), which RFC 8414's issuer check rejects;
+        // that spec revision had no such check, so such a server is trusted on its own origin.
+        Err(AuthError::AuthorizationServerMismatch {
+            received_issuer, ..
+        }) if same_origin(&opts.url, &received_issuer) => {
+            let OAuthState::Unauthorized(mut manager) = state else {
+                return Err("OAuth authorization could not start".to_string());
+            };
+            manager.set_metadata(legacy_root_metadata(&opts.url).await?);
+            let session = AuthorizationSession::new(manager, request)
+                .await
+                .map_err(|(_, e)| format!("OAuth authorization could not start: {e}"))?;
+            state = OAuthState::Session(session);
+        }
+        Err(e) => return Err(format!("OAuth authorization could not start: {e}")),
+    }
     let mut auth_url = state
         .get_authorization_url()
         .await
@@ -243,7 +313,49 @@ pub async fn login(opts: LoginOptions, show_url: impl FnOnce(&str)) -> Result<()
             callback.issuer.as_deref(),
         )
         .await
-        .map_err(|e| format!("the OAuth token exchange failed: {e}"))
+        .map_err(|e| format!("the OAuth token exchange failed: {e}"))?;
+    state
+        .into_authorization_manager()
+        .ok_or_else(|| "the OAuth login did not complete".to_string())
+}
+
+fn same_origin(a: &str, b: &str) -> bool {
+    match (url::Url::parse(a), url::Url::parse(b)) {
+        (Ok(a), Ok(b)) => a.origin() == b.origin(),
+        _ => false,
+    }
+}
+
+/// The authorization-server metadata at the root of `server_url`'s origin (where the
+/// 2025-03-26 revision of MCP puts it).
+async fn legacy_root_metadata(server_url: &str) -> Result<AuthorizationMetadata, String> {
+    let mut url = url::Url::parse(server_url)
+        .map_err(|e| format!("the server URL `{server_url}` is not a URL: {e}"))?;
+    url.set_path("/.well-known/oauth-authorization-server");
+    url.set_query(None);
+    let response = tokio::time::timeout(
+        DISCOVERY_TIMEOUT,
+        crate::connection::http_client()?.get(url.as_str()).send(),
+    )
+    .await
+    .map_err(|_| format!("OAuth discovery at {url} timed out"))?
+    .map_err(|e| format!("OAuth discovery at {url} failed: {e}"))?;
+    if !response.status().is_success() {
+        return Err(format!(
+            "OAuth discovery at {url} answered HTTP {}",
+            response.status().as_u16()
+        ));
+    }
+    let metadata: AuthorizationMetadata = response
+        .json()
+        .await
+        .map_err(|e| format!("the OAuth metadata at {url} is unreadable: {e}"))?;
+    match &metadata.issuer {
+        Some(issuer) if same_origin(server_url, issuer) => Ok(metadata),
+        _ => Err(format!(
+            "the OAuth metadata at {url} names an issuer on another origin"
+        )),
+    }
 }
 
 /// Serve the loopback redirect until a request carries `code` and `state` (or an error).

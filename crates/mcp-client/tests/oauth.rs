@@ -55,6 +55,9 @@ async fn login_then_call_with_the_stored_token() {
             resource: None,
             callback_port: 0,
             timeout: Duration::from_secs(60),
+            challenge: None,
+            client_secret: None,
+            client_metadata_url: None,
         },
         |url| {
             shown = url.to_string();
@@ -109,6 +112,9 @@ async fn provider_error_on_callback_is_reported() {
             resource: Some("https://api.example.com".into()),
             callback_port: 0,
             timeout: Duration::from_secs(60),
+            challenge: None,
+            client_secret: None,
+            client_metadata_url: None,
         },
         |url| {
             assert!(

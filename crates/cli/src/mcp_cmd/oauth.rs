@@ -87,7 +87,7 @@ pub async fn login(
         url,
         oauth_resource,
         scopes: configured_scopes,
-        oauth_client_id,
+        oauth,
         ..
     } = &cfg.transport
     else {
@@ -100,15 +100,21 @@ pub async fn login(
     } else {
         scopes.to_vec()
     };
+    let client_secret = match oauth::client_secret(name, oauth) {
+        Ok(secret) => secret,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return EXIT_USAGE;
+        }
+    };
     let opts = LoginOptions {
-        server: name.to_string(),
-        url: url.clone(),
-        home: home.to_path_buf(),
-        client_id: oauth_client_id.clone(),
+        client_id: oauth.client_id.clone(),
         scopes,
         resource: oauth_resource.clone(),
-        callback_port: 0,
         timeout: DEFAULT_LOGIN_TIMEOUT,
+        client_secret,
+        client_metadata_url: oauth.client_metadata_url.clone(),
+        ..LoginOptions::new(name, url, home)
     };
     let result = oauth::login(opts, |auth_url| {
         outln!("Authorize `{name}` by opening this URL in your browser:\n{auth_url}\n");
@@ -130,7 +136,7 @@ pub async fn login(
 }
 
 /// `$BROWSER` (first entry) if set, else the desktop opener. True if it could be started.
-fn open_browser(url: &str) -> bool {
+pub(super) fn open_browser(url: &str) -> bool {
     let browser = std::env::var("BROWSER")
         .ok()
         .and_then(|b| b.split(':').next().map(str::to_string))

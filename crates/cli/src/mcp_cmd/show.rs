@@ -325,7 +325,7 @@ fn transport_json(cfg: &McpServerConfig) -> Value {
             env_http_headers,
             oauth_resource,
             scopes,
-            oauth_client_id,
+            oauth,
         } => json!({
             "type": "streamable_http",
             "url": url,
@@ -334,7 +334,18 @@ fn transport_json(cfg: &McpServerConfig) -> Value {
             "env_http_headers": env_http_headers,
             "oauth_resource": oauth_resource,
             "scopes": scopes,
-            "oauth_client_id": oauth_client_id,
+            "oauth_client_id": oauth.client_id,
+            // Variable names only: the secrets they hold are never read here.
+            "oauth": {
+                "grant_type": oauth.grant_type.as_str(),
+                "client_secret_env_var": oauth.client_secret_env_var,
+                "token_endpoint_auth_method": oauth.token_endpoint_auth_method.map(|m| m.as_str()),
+                "client_metadata_url": oauth.client_metadata_url,
+                "private_key_env_var": oauth.private_key_env_var,
+                "idp_token_endpoint": oauth.idp_token_endpoint,
+                "idp_client_id": oauth.idp_client_id,
+                "id_token_env_var": oauth.id_token_env_var,
+            },
         }),
     }
 }
@@ -390,6 +401,7 @@ async fn run_probe(
         startup_wait: oi_mcp_client::StartupWait::UpTo(Duration::ZERO),
         // A probe has no model: sampling is offered to no server.
         sampling: None,
+        oauth_browser: None,
     };
     let mut out = BTreeMap::new();
     let manager = match McpConnectionManager::start(enabled.clone(), opts, tx).await {

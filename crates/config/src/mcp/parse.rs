@@ -296,7 +296,118 @@ fn http_transport(
             .unwrap_or_default(),
         oauth_resource: raw.oauth_resource.clone(),
         scopes: raw.scopes.as_ref().map(|s| s.0.clone()),
-        oauth_client_id: raw.oauth.as_ref().and_then(|o| o.client_id.clone()),
+        oauth: oauth_config(p, raw.oauth.as_ref())?,
+    })
+}
+
+/// The keys of `[mcp_servers.<name>.oauth]`, in the order messages list them.
+const OAUTH_KEYS: &[&str] = &[
+    "client_id",
+    "client_secret_env_var",
+    "token_endpoint_auth_method",
+    "client_metadata_url",
+    "grant_type",
+    "private_key_env_var",
+    "idp_token_endpoint",
+    "idp_client_id",
+    "id_token_env_var",
+];
+
+/// `[mcp_servers.<name>.oauth]`, typed, with the combinations a grant needs checked now so
+/// the user hears about a missing key at load time rather than at the first 401.
+fn oauth_config(
+    p: &str,
+    raw: Option<&super::schema::OAuthToml>,
+) -> Result<super::McpOAuthConfig, Bad> {
+    use super::{McpOAuthGrant, McpTokenEndpointAuth};
+    let Some(raw) = raw else {
+        return Ok(Default::default());
+    };
+    let p = format!("{p}.oauth");
+    if raw.client_secret.is_some() {
+        return Err((
+            format!("{p}.client_secret"),
+            "not supported; set `client_secret_env_var` to the name of an environment variable holding the secret instead (secrets never go in config.toml)".into(),
+        ));
+    }
+    let grant_type = match raw.grant_type.as_deref() {
+        None => McpOAuthGrant::default(),
+        Some(g) => McpOAuthGrant::parse(g).ok_or_else(|| {
+            (
+                format!("{p}.grant_type"),
+                format!("unknown grant `{g}`; use \"authorization_code\", \"client_credentials\" or \"token_exchange\""),
+            )
+        })?,
+    };
+    let token_endpoint_auth_method = match raw.token_endpoint_auth_method.as_deref() {
+        None => None,
+        Some(m) => Some(McpTokenEndpointAuth::parse(m).ok_or_else(|| {
+            (
+                format!("{p}.token_endpoint_auth_method"),
+                format!("unknown method `{m}`; use \"client_secret_basic\", \"client_secret_post\", \"private_key_jwt\" or \"none\""),
+            )
+        })?),
+    };
+    if let Some(url) = &raw.client_metadata_url {
+        let https = url
+            .strip_prefix("https://")
+            .and_then(|rest| rest.split_once('/'))
+            .is_some_and(|(host, path)| !host.is_empty() && !path.is_empty());
+        if !https {
+            return Err((
+                format!("{p}.client_metadata_url"),
+                "must be an https URL with a path, e.g. \"https://example.com/oauth/client.json\""
+                    .into(),
+            ));
+        }
+    }
+    let needs = |key: &str, set: bool, why: &str| -> Result<(), Bad> {
+        if set {
+            Ok(())
+        } else {
+            Err((format!("{p}.{key}"), format!("required {why}")))
+        }
+    };
+    let private_key_jwt = token_endpoint_auth_method == Some(McpTokenEndpointAuth::PrivateKeyJwt);
+    if private_key_jwt {
+        needs(
+            "private_key_env_var",
+            raw.private_key_env_var.is_some(),
+            "with token_endpoint_auth_method = \"private_key_jwt\" (the variable holding the PEM key)",
+        )?;
+    }
+    match grant_type {
+        McpOAuthGrant::AuthorizationCode => {}
+        McpOAuthGrant::ClientCredentials => {
+            needs(
+                "client_id",
+                raw.client_id.is_some(),
+                "with grant_type = \"client_credentials\"",
+            )?;
+            needs(
+                "client_secret_env_var",
+                raw.client_secret_env_var.is_some() || private_key_jwt,
+                "with grant_type = \"client_credentials\" (or token_endpoint_auth_method = \"private_key_jwt\" with private_key_env_var)",
+            )?;
+        }
+        McpOAuthGrant::TokenExchange => {
+            let why = "with grant_type = \"token_exchange\"";
+            needs("client_id", raw.client_id.is_some(), why)?;
+            needs("idp_token_endpoint", raw.idp_token_endpoint.is_some(), why)?;
+            needs("idp_client_id", raw.idp_client_id.is_some(), why)?;
+            needs("id_token_env_var", raw.id_token_env_var.is_some(), why)?;
+        }
+    }
+    Ok(super::McpOAuthConfig {
+        client_id: raw.client_id.clone(),
+        client_secret_env_var: raw.client_secret_env_var.clone(),
+        token_endpoint_auth_method,
+        client_metadata_url: raw.client_metadata_url.clone(),
+        grant_type,
+        private_key_env_var: raw.private_key_env_var.clone(),
+        idp_token_endpoint: raw.idp_token_endpoint.clone(),
+        idp_client_id: raw.idp_client_id.clone(),
+        id_token_env_var: raw.id_token_env_var.clone(),
     })
 }
 
@@ -371,7 +482,14 @@ fn ignored_key(name: &str, p: &str, path: Vec<String>) -> Option<IgnoredKey> {
             msg
         }
         [oauth] if oauth == "oauth" => {
-            format!("{p}.oauth: unknown key `{key}` (ignored; the only key is `client_id`)")
+            format!(
+                "{p}.oauth: unknown key `{key}` (ignored; the keys are {})",
+                OAUTH_KEYS
+                    .iter()
+                    .map(|k| format!("`{k}`"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )
         }
         [tools, tool] if tools == "tools" => format!(
             "{p}.tools.{tool}: unknown key `{key}` (ignored; the only key is `approval_mode`)"
@@ -458,5 +576,16 @@ mod tests {
             .collect();
         listed.sort_unstable();
         assert_eq!(fields_of::<McpServerToml>(), listed);
+    }
+
+    #[test]
+    fn the_oauth_keys_are_the_schema_fields() {
+        let mut listed: Vec<&str> = OAUTH_KEYS
+            .iter()
+            .copied()
+            .chain(["client_secret"])
+            .collect();
+        listed.sort_unstable();
+        assert_eq!(fields_of::<super::super::schema::OAuthToml>(), listed);
     }
 }

@@ -61,6 +61,17 @@ pub(super) struct McpServerToml {
 )]
 pub(super) struct OAuthToml {
     pub client_id: Option<String>,
+    pub client_secret_env_var: Option<String>,
+    pub token_endpoint_auth_method: Option<String>,
+    pub client_metadata_url: Option<String>,
+    pub grant_type: Option<String>,
+    pub private_key_env_var: Option<String>,
+    pub idp_token_endpoint: Option<String>,
+    pub idp_client_id: Option<String>,
+    pub id_token_env_var: Option<String>,
+    /// Never accepted: read only to reject it with a pointer to `client_secret_env_var`. Its
+    /// value is never shown.
+    pub client_secret: Option<toml::Value>,
 }
 
 /// `[mcp_servers.<name>.tools.<tool>]`.

@@ -91,7 +91,7 @@ fn full_http_server_and_defaults() {
         env_http_headers,
         oauth_resource,
         scopes,
-        oauth_client_id,
+        oauth,
     } = &s.transport
     else {
         panic!("not http")
@@ -105,7 +105,8 @@ fn full_http_server_and_defaults() {
         scopes.as_deref(),
         Some(&["read".to_string(), "write".into()][..])
     );
-    assert_eq!(oauth_client_id.as_deref(), Some("my-client"));
+    assert_eq!(oauth.client_id.as_deref(), Some("my-client"));
+    assert_eq!(oauth.grant_type, McpOAuthGrant::AuthorizationCode);
     assert!(s.enabled && !s.required);
     assert_eq!(s.startup_timeout_or_default(), DEFAULT_STARTUP_TIMEOUT);
     assert_eq!(s.tool_timeout_or_default(), DEFAULT_TOOL_TIMEOUT);
@@ -348,7 +349,7 @@ fn roots_are_offered_only_when_configured() {
 #[test]
 fn nested_unknown_keys_warn_and_name_their_table() {
     let (r, w) = parse(
-        "[mcp_servers.s]\nurl = \"https://x\"\n[mcp_servers.s.oauth]\nclient_id = \"c\"\nclient_secret = \"no\"\n\
+        "[mcp_servers.s]\nurl = \"https://x\"\n[mcp_servers.s.oauth]\nclient_id = \"c\"\nclient_secrt_env = \"no\"\n\
          [mcp_servers.s.tools.\"a.b\"]\napproval_mode = \"prompt\"\nmode = 1\n",
     );
     let s = &r.unwrap()["s"];
@@ -356,7 +357,7 @@ fn nested_unknown_keys_warn_and_name_their_table() {
     assert_eq!(
         w,
         [
-            "mcp_servers.s.oauth: unknown key `client_secret` (ignored; the only key is `client_id`)",
+            "mcp_servers.s.oauth: unknown key `client_secrt_env` (ignored; the keys are `client_id`, `client_secret_env_var`, `token_endpoint_auth_method`, `client_metadata_url`, `grant_type`, `private_key_env_var`, `idp_token_endpoint`, `idp_client_id`, `id_token_env_var`)",
             "mcp_servers.s.tools.a.b: unknown key `mode` (ignored; the only key is `approval_mode`)",
         ]
     );
@@ -468,4 +469,84 @@ fn sampling_is_off_unless_configured_and_bad_modes_name_the_choices() {
         w.iter().any(|w| w.contains("did you mean `sampling`")),
         "{w:?}"
     );
+}
+
+#[test]
+fn oauth_tables_name_secrets_by_variable_and_check_what_a_grant_needs() {
+    let (r, w) = parse(
+        r#"
+        [mcp_servers.m2m]
+        url = "https://mcp.example.com/mcp"
+        [mcp_servers.m2m.oauth]
+        grant_type = "client_credentials"
+        client_id = "svc"
+        client_secret_env_var = "SVC_SECRET"
+        token_endpoint_auth_method = "client_secret_basic"
+        "#,
+    );
+    assert!(w.is_empty(), "{w:?}");
+    let McpServerTransportConfig::StreamableHttp { oauth, .. } = &r.unwrap()["m2m"].transport
+    else {
+        panic!("not http")
+    };
+    assert_eq!(oauth.grant_type, McpOAuthGrant::ClientCredentials);
+    assert_eq!(
+        oauth.token_endpoint_auth_method,
+        Some(McpTokenEndpointAuth::ClientSecretBasic)
+    );
+    assert_eq!(oauth.client_secret_env_var.as_deref(), Some("SVC_SECRET"));
+
+    let table = |body: &str| {
+        format!("[mcp_servers.s]\nurl = \"https://x/mcp\"\n[mcp_servers.s.oauth]\n{body}")
+    };
+    assert_eq!(
+        err(&table("client_id = \"c\"\nclient_secret = \"hunter2\"\n")),
+        "mcp_servers.s.oauth.client_secret: not supported; set `client_secret_env_var` to the name of an environment variable holding the secret instead (secrets never go in config.toml)"
+    );
+    assert_eq!(
+        err(&table(
+            "grant_type = \"client_credentials\"\nclient_id = \"c\"\n"
+        )),
+        "mcp_servers.s.oauth.client_secret_env_var: required with grant_type = \"client_credentials\" (or token_endpoint_auth_method = \"private_key_jwt\" with private_key_env_var)"
+    );
+    assert_eq!(
+        err(&table("grant_type = \"password\"\n")),
+        "mcp_servers.s.oauth.grant_type: unknown grant `password`; use \"authorization_code\", \"client_credentials\" or \"token_exchange\""
+    );
+    assert_eq!(
+        err(&table("token_endpoint_auth_method = \"private_key_jwt\"\n")),
+        "mcp_servers.s.oauth.private_key_env_var: required with token_endpoint_auth_method = \"private_key_jwt\" (the variable holding the PEM key)"
+    );
+    assert_eq!(
+        err(&table(
+            "client_metadata_url = \"http://example.com/c.json\"\n"
+        )),
+        "mcp_servers.s.oauth.client_metadata_url: must be an https URL with a path, e.g. \"https://example.com/oauth/client.json\""
+    );
+    assert_eq!(
+        err(&table(
+            "grant_type = \"token_exchange\"\nclient_id = \"c\"\n"
+        )),
+        "mcp_servers.s.oauth.idp_token_endpoint: required with grant_type = \"token_exchange\""
+    );
+}
+
+/// Every TOML example in the OAuth part of docs/mcp-client.md parses, with no warnings.
+#[test]
+fn the_oauth_examples_in_the_guide_parse() {
+    let guide = include_str!("../../../../docs/mcp-client.md");
+    let section = &guide[guide.find("### OAuth settings").unwrap()..];
+    let section = &section[..section.find("\n## ").unwrap()];
+    let blocks: Vec<&str> = section
+        .split("```toml\n")
+        .skip(1)
+        .map(|b| &b[..b.find("```").unwrap()])
+        .collect();
+    assert_eq!(blocks.len(), 5, "{section}");
+    for block in blocks {
+        let (r, w) = parse(block);
+        assert!(w.is_empty(), "{block}: {w:?}");
+        let servers = r.unwrap_or_else(|e| panic!("{block}: {e}"));
+        assert_eq!(servers.len(), 1, "{block}");
+    }
 }

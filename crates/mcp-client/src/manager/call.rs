@@ -151,14 +151,19 @@ impl McpConnectionManager {
                 ))
             }
             Err(rmcp::ServiceError::McpError(e)) => Err(format!(
-                "tool call error: MCP server `{server}` answered tools/call `{tool}` with error {}: {}",
+                "MCP server `{server}` answered tools/call `{tool}` with error {}: {}",
                 e.code.0, e.message
             )),
             Err(e) => {
                 // The transport failed (not the tool): reconnect on the next call.
                 conn.mark_broken();
+                let text = e.to_string();
+                if let Some(ours) = crate::oauth_session::user_message(&text) {
+                    return Err(ours);
+                }
                 Err(format!(
-                    "tool call error: {e}. The connection to MCP server `{server}` will be re-established on the next call."
+                    "{}. The connection to MCP server `{server}` will be re-established on the next call.",
+                    crate::connection::describe_service_error(&text)
                 ))
             }
         }

@@ -127,6 +127,7 @@ pub fn options(
         elicitation,
         startup_wait: oi_mcp_client::StartupWait::UpTo(Duration::from_secs(1)),
         sampling: None,
+        oauth_browser: None,
     }
 }
 

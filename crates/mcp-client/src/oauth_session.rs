@@ -1,0 +1,557 @@
+//! OAuth during a session: an HTTP client that answers the server's challenges as they come.
+//!
+//! Every request carries the current access token, if there is one. A 401 first refreshes a
+//! stored token; if that is not enough, or a 403 `insufficient_scope` asks for more than was
+//! granted, the client authorizes again — seeded with the challenge itself, so the server's
+//! `resource_metadata` and `scope` are used as given — and retries the request. How it
+//! authorizes depends on the config: a machine grant (client credentials, token exchange)
+//! runs at once; the browser flow runs only when the front end can show a browser
+//! ([`OAuthBrowser`]); otherwise the request fails with one line naming the server and the
+//! `interpreter mcp login` command that fixes it. Authorizations are capped per session, and
+//! a scope already granted is not asked for again, so a server that keeps refusing cannot
+//! loop us.
+
+use crate::oauth::{self, FileCredentialStore, LoginOptions};
+use crate::oauth_grants::{self, ClientAuth, IdentityProvider, TokenRequest};
+use oi_config::mcp::{McpOAuthConfig, McpOAuthGrant};
+use rmcp::transport::auth::{AuthError, AuthorizationManager, WWWAuthenticateParams};
+use rmcp::transport::streamable_http_client::StreamableHttpError;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+/// How many times one session may authorize (the first login, then step-ups).
+const MAX_AUTHORIZATIONS: u32 = 3;
+/// Marks our own one-line messages inside rmcp's error texts, so the caller can show them
+/// alone (see [`user_message`]).
+const NOTE: &str = "[oi-oauth] ";
+
+/// Shows the user an authorization URL: opens a browser, prints it. A front end that
+/// cannot do that (a headless run) passes none, and authorization fails with the fix.
+pub trait OAuthBrowser: Send + Sync {
+    fn open(&self, server: &str, url: &str);
+}
+
+/// Everything a session needs to authorize against one server, resolved at connect time.
+pub struct OAuthSettings {
+    pub server: String,
+    pub url: String,
+    pub home: PathBuf,
+    pub config: McpOAuthConfig,
+    /// Scopes from the config (`scopes`); empty: as the server asks.
+    pub scopes: Vec<String>,
+    /// RFC 8707 resource from the config (`oauth_resource`).
+    pub resource: Option<String>,
+    pub browser: Option<Arc<dyn OAuthBrowser>>,
+}
+
+#[derive(Default)]
+struct AuthState {
+    /// Tokens from the browser flow or the store, refreshed by rmcp.
+    manager: Option<AuthorizationManager>,
+    /// A token from a machine grant (these issue no refresh token; a 401 grants again).
+    machine_token: Option<String>,
+    /// What the last authorization asked for.
+    granted: Vec<String>,
+    authorizations: u32,
+}
+
+/// Shared by every clone of the client (rmcp clones it per request).
+pub struct Authorizer {
+    settings: OAuthSettings,
+    state: tokio::sync::Mutex<AuthState>,
+}
+
+impl Authorizer {
+    /// An authorizer starting from the stored tokens, if `manager` holds some.
+    pub fn new(settings: OAuthSettings, manager: Option<AuthorizationManager>) -> Arc<Self> {
+        Arc::new(Self {
+            settings,
+            state: tokio::sync::Mutex::new(AuthState {
+                manager,
+                ..Default::default()
+            }),
+        })
+    }
+
+    /// The token to send now, if any (refreshing an expired one).
+    async fn token(&self) -> Result<Option<String>, String> {
+        let state = self.state.lock().await;
+        current_token(&state).await
+    }
+
+    /// A new token after the server refused `sent` with `challenge` (`forbidden`: a 403).
+    async fn answer(
+        &self,
+        sent: Option<&str>,
+        challenge: &str,
+        forbidden: bool,
+    ) -> Result<String, String> {
+        let mut state = self.state.lock().await;
+        let server = &self.settings.server;
+        // Another request may have re-authorized while this one waited for the lock.
+        if let Ok(Some(now)) = current_token(&state).await
+            && Some(now.as_str()) != sent
+        {
+            return Ok(now);
+        }
+        let base = url::Url::parse(&self.settings.url)
+            .map_err(|e| format!("MCP server `{server}`: the url is not a URL: {e}"))?;
+        let params = WWWAuthenticateParams::parse(challenge, &base);
+        let wanted: Vec<String> = params
+            .scope
+            .as_deref()
+            .map(|s| s.split_whitespace().map(str::to_string).collect())
+            .unwrap_or_default();
+        if !forbidden
+            && sent.is_some()
+            && let Some(manager) = &state.manager
+            && manager.refresh_token().await.is_ok()
+            && let Ok(fresh) = manager.get_access_token().await
+            && Some(fresh.as_str()) != sent
+        {
+            return Ok(fresh);
+        }
+        let mut scopes = self.settings.scopes.clone();
+        if forbidden {
+            if !wanted.iter().any(|s| !state.granted.contains(s)) && state.authorizations > 0 {
+                return Err(format!(
+                    "MCP server `{server}` refused the request (HTTP 403 insufficient_scope) although the scopes it asks for ({}) were granted; check the account's permissions on the server",
+                    wanted.join(" ")
+                ));
+            }
+            scopes.extend(state.granted.iter().cloned());
+        }
+        if !scopes.is_empty() || forbidden {
+            scopes.extend(wanted.iter().cloned());
+            let mut seen = std::collections::HashSet::new();
+            scopes.retain(|s| seen.insert(s.clone()));
+        }
+        if state.authorizations >= MAX_AUTHORIZATIONS {
+            return Err(format!(
+                "MCP server `{server}` still refuses access after {MAX_AUTHORIZATIONS} authorizations in this session; check the account's permissions, then run `interpreter mcp login {server}`"
+            ));
+        }
+        state.authorizations += 1;
+        let requested = if scopes.is_empty() {
+            wanted.clone()
+        } else {
+            scopes.clone()
+        };
+        let token = match self.settings.config.grant_type {
+            McpOAuthGrant::AuthorizationCode => {
+                let Some(browser) = self.settings.browser.clone() else {
+                    return Err(self.login_hint(forbidden, &scopes, &wanted));
+                };
+                let mut opts = LoginOptions::new(server, &self.settings.url, &self.settings.home);
+                opts.client_id = self.settings.config.client_id.clone();
+                opts.client_secret = oauth::client_secret(server, &self.settings.config)?;
+                opts.client_metadata_url = self.settings.config.client_metadata_url.clone();
+                opts.resource = self.settings.resource.clone();
+                opts.scopes = scopes;
+                opts.challenge = Some(challenge.to_string());
+                let manager = oauth::authorize(opts, |url| browser.open(server, url))
+                    .await
+                    .map_err(|e| {
+                        format!("MCP server `{server}`: OAuth authorization failed: {e}")
+                    })?;
+                let token = manager.get_access_token().await.map_err(|e| {
+                    format!("MCP server `{server}`: no access token after authorizing: {e}")
+                })?;
+                state.manager = Some(manager);
+                token
+            }
+            McpOAuthGrant::ClientCredentials | McpOAuthGrant::TokenExchange => {
+                let token = self.machine_grant(challenge, &scopes).await?;
+                state.machine_token = Some(token.clone());
+                token
+            }
+        };
+        state.granted = requested;
+        Ok(token)
+    }
+
+    /// The headless answer: one line with the command that authorizes.
+    fn login_hint(&self, forbidden: bool, scopes: &[String], wanted: &[String]) -> String {
+        let server = &self.settings.server;
+        if forbidden {
+            let all = if scopes.is_empty() { wanted } else { scopes };
+            format!(
+                "MCP server `{server}` needs more OAuth scopes (HTTP 403 insufficient_scope: {}): run `interpreter mcp login {server} --scopes {}`",
+                wanted.join(" "),
+                all.join(",")
+            )
+        } else {
+            format!(
+                "MCP server `{server}` needs authorization (HTTP 401): run `interpreter mcp login {server}`, or set `bearer_token_env_var` in [mcp_servers.{server}]"
+            )
+        }
+    }
+
+    /// Client credentials or token exchange: discover the token endpoint from the challenge,
+    /// then grant.
+    async fn machine_grant(&self, challenge: &str, scopes: &[String]) -> Result<String, String> {
+        let s = &self.settings;
+        let server = &s.server;
+        let fail = |e: String| format!("MCP server `{server}`: {e}");
+        let manager = AuthorizationManager::new(s.url.as_str())
+            .await
+            .map_err(|e| fail(format!("cannot prepare OAuth: {e}")))?;
+        let resolution = manager
+            .resolve_metadata_from_challenge(Some(challenge))
+            .await
+            .map_err(|e| fail(format!("OAuth discovery failed: {e}")))?;
+        let metadata = resolution.metadata;
+        let supported: Vec<String> = metadata
+            .additional_fields
+            .get("token_endpoint_auth_methods_supported")
+            .and_then(|v| serde_json::from_value(v.clone()).ok())
+            .unwrap_or_default();
+        let client_id = s.config.client_id.clone().ok_or_else(|| {
+            fail(format!(
+                "`[mcp_servers.{server}.oauth] client_id` is required for grant_type = \"{}\"",
+                s.config.grant_type.as_str()
+            ))
+        })?;
+        let secret = oauth::client_secret(server, &s.config)?;
+        let key = oauth::env_secret(
+            server,
+            "private_key_env_var",
+            s.config.private_key_env_var.as_deref(),
+        )?;
+        let auth = ClientAuth::choose(
+            s.config.token_endpoint_auth_method,
+            &supported,
+            client_id,
+            secret,
+            key,
+        )
+        .map_err(|e| fail(format!("[mcp_servers.{server}.oauth] {e}")))?;
+        let http = crate::connection::http_client()?;
+        let issuer = metadata
+            .issuer
+            .clone()
+            .unwrap_or_else(|| metadata.token_endpoint.clone());
+        let resource = s.resource.clone().unwrap_or_else(|| s.url.clone());
+        let request = TokenRequest {
+            http: &http,
+            token_endpoint: &metadata.token_endpoint,
+            issuer: &issuer,
+            resource: &resource,
+            scopes,
+        };
+        let result = match s.config.grant_type {
+            McpOAuthGrant::TokenExchange => {
+                let id_token = oauth::env_secret(
+                    server,
+                    "id_token_env_var",
+                    s.config.id_token_env_var.as_deref(),
+                )?
+                .ok_or_else(|| {
+                    fail(format!(
+                        "`[mcp_servers.{server}.oauth] id_token_env_var` is required for grant_type = \"token_exchange\""
+                    ))
+                })?;
+                let idp = IdentityProvider {
+                    token_endpoint: s.config.idp_token_endpoint.as_deref().unwrap_or_default(),
+                    client_id: s.config.idp_client_id.as_deref().unwrap_or_default(),
+                    id_token: &id_token,
+                };
+                oauth_grants::token_exchange(&request, &idp, &auth).await
+            }
+            _ => oauth_grants::client_credentials(&request, &auth).await,
+        };
+        result.map_err(|e| {
+            fail(format!(
+                "the {} grant failed: {e}",
+                s.config.grant_type.as_str()
+            ))
+        })
+    }
+}
+
+async fn current_token(state: &AuthState) -> Result<Option<String>, String> {
+    if let Some(token) = &state.machine_token {
+        return Ok(Some(token.clone()));
+    }
+    match &state.manager {
+        None => Ok(None),
+        Some(manager) => match manager.get_access_token().await {
+            Ok(token) => Ok(Some(token)),
+            Err(AuthError::AuthorizationRequired) => Ok(None),
+            Err(e) => Err(format!("the stored OAuth tokens could not be used: {e}")),
+        },
+    }
+}
+
+/// The stored tokens of `server`, as a manager that refreshes them; `None` when nothing is
+/// stored.
+pub async fn stored_manager(
+    home: &std::path::Path,
+    server: &str,
+    url: &str,
+) -> Result<Option<AuthorizationManager>, String> {
+    let store = FileCredentialStore::new(home, server, url);
+    let has = {
+        let store = store.clone();
+        tokio::task::spawn_blocking(move || store.has_tokens())
+            .await
+            .unwrap_or(false)
+    };
+    if !has {
+        return Ok(None);
+    }
+    let mut manager = AuthorizationManager::new(url)
+        .await
+        .map_err(|e| format!("cannot prepare OAuth for {url}: {e}"))?;
+    manager.set_credential_store(store);
+    match manager.initialize_from_store().await {
+        Ok(true) => Ok(Some(manager)),
+        Ok(false) => Ok(None),
+        Err(e) => Err(format!(
+            "stored OAuth tokens for `{server}` could not be used ({e}); run `interpreter mcp login {server}`"
+        )),
+    }
+}
+
+/// Our one-line message inside an rmcp error text, if the error is ours.
+pub fn user_message(text: &str) -> Option<String> {
+    let at = text.find(NOTE)?;
+    Some(text[at + NOTE.len()..].trim().to_string())
+}
+
+fn ours<E: std::error::Error + Send + Sync + 'static>(message: String) -> StreamableHttpError<E> {
+    StreamableHttpError::Auth(AuthError::InternalError(format!("{NOTE}{message}")))
+}
+
+/// The HTTP client of an OAuth-capable connection: `inner` plus the [`Authorizer`].
+#[derive(Clone)]
+pub struct OAuthHttpClient<C> {
+    inner: C,
+    auth: Arc<Authorizer>,
+}
+
+impl<C> OAuthHttpClient<C> {
+    pub fn new(inner: C, auth: Arc<Authorizer>) -> Self {
+        Self { inner, auth }
+    }
+
+    /// Run `call` with the current token; on a challenge, authorize and run it again (as many
+    /// times as the authorizer allows).
+    async fn with_token<T, E, F, Fut>(&self, call: F) -> Result<T, StreamableHttpError<E>>
+    where
+        E: std::error::Error + Send + Sync + 'static,
+        F: Fn(Option<String>) -> Fut,
+        Fut: Future<Output = Result<T, StreamableHttpError<E>>>,
+    {
+        let mut token = self.auth.token().await.map_err(ours)?;
+        loop {
+            let (challenge, forbidden) = match call(token.clone()).await {
+                Err(StreamableHttpError::AuthRequired(c)) => (c.www_authenticate_header, false),
+                Err(StreamableHttpError::InsufficientScope(c)) => (c.www_authenticate_header, true),
+                other => return other,
+            };
+            let fresh = self
+                .auth
+                .answer(token.as_deref(), &challenge, forbidden)
+                .await
+                .map_err(ours)?;
+            token = Some(fresh);
+        }
+    }
+}
+
+mod client {
+    use super::OAuthHttpClient;
+    use futures::stream::BoxStream;
+    use reqwest::header::{HeaderName, HeaderValue};
+    use rmcp::model::ClientJsonRpcMessage;
+    use rmcp::transport::streamable_http_client::{
+        SseError, StreamableHttpClient, StreamableHttpError, StreamableHttpPostResponse,
+        StreamableHttpResponseLimits,
+    };
+    use sse_stream::Sse;
+    use std::collections::HashMap;
+    use std::sync::Arc;
+
+    // The token argument rmcp passes is ignored: the authorizer owns the token.
+    impl<C: StreamableHttpClient + Sync> StreamableHttpClient for OAuthHttpClient<C> {
+        type Error = C::Error;
+
+        async fn post_message(
+            &self,
+            uri: Arc<str>,
+            message: ClientJsonRpcMessage,
+            session_id: Option<Arc<str>>,
+            _auth_header: Option<String>,
+            custom_headers: HashMap<HeaderName, HeaderValue>,
+        ) -> Result<StreamableHttpPostResponse, StreamableHttpError<Self::Error>> {
+            self.with_token(|token| {
+                self.inner.post_message(
+                    uri.clone(),
+                    message.clone(),
+                    session_id.clone(),
+                    token,
+                    custom_headers.clone(),
+                )
+            })
+            .await
+        }
+
+        async fn post_message_with_max_sse_event_size(
+            &self,
+            uri: Arc<str>,
+            message: ClientJsonRpcMessage,
+            session_id: Option<Arc<str>>,
+            _auth_header: Option<String>,
+            custom_headers: HashMap<HeaderName, HeaderValue>,
+            max_sse_event_size: usize,
+        ) -> Result<StreamableHttpPostResponse, StreamableHttpError<Self::Error>> {
+            self.with_token(|token| {
+                self.inner.post_message_with_max_sse_event_size(
+                    uri.clone(),
+                    message.clone(),
+                    session_id.clone(),
+                    token,
+                    custom_headers.clone(),
+                    max_sse_event_size,
+                )
+            })
+            .await
+        }
+
+        async fn post_message_with_response_limits(
+            &self,
+            uri: Arc<str>,
+            message: ClientJsonRpcMessage,
+            session_id: Option<Arc<str>>,
+            _auth_header: Option<String>,
+            custom_headers: HashMap<HeaderName, HeaderValue>,
+            limits: StreamableHttpResponseLimits,
+        ) -> Result<StreamableHttpPostResponse, StreamableHttpError<Self::Error>> {
+            self.with_token(|token| {
+                self.inner.post_message_with_response_limits(
+                    uri.clone(),
+                    message.clone(),
+                    session_id.clone(),
+                    token,
+                    custom_headers.clone(),
+                    limits,
+                )
+            })
+            .await
+        }
+
+        async fn delete_session(
+            &self,
+            uri: Arc<str>,
+            session_id: Arc<str>,
+            _auth_header: Option<String>,
+            custom_headers: HashMap<HeaderName, HeaderValue>,
+        ) -> Result<(), StreamableHttpError<Self::Error>> {
+            let token = self.auth.token().await.ok().flatten();
+            self.inner
+                .delete_session(uri, session_id, token, custom_headers)
+                .await
+        }
+
+        async fn get_stream(
+            &self,
+            uri: Arc<str>,
+            session_id: Option<Arc<str>>,
+            last_event_id: Option<String>,
+            _auth_header: Option<String>,
+            custom_headers: HashMap<HeaderName, HeaderValue>,
+        ) -> Result<BoxStream<'static, Result<Sse, SseError>>, StreamableHttpError<Self::Error>>
+        {
+            self.with_token(|token| {
+                self.inner.get_stream(
+                    uri.clone(),
+                    session_id.clone(),
+                    last_event_id.clone(),
+                    token,
+                    custom_headers.clone(),
+                )
+            })
+            .await
+        }
+
+        async fn get_stream_with_max_sse_event_size(
+            &self,
+            uri: Arc<str>,
+            session_id: Option<Arc<str>>,
+            last_event_id: Option<String>,
+            _auth_header: Option<String>,
+            custom_headers: HashMap<HeaderName, HeaderValue>,
+            max_sse_event_size: usize,
+        ) -> Result<BoxStream<'static, Result<Sse, SseError>>, StreamableHttpError<Self::Error>>
+        {
+            self.with_token(|token| {
+                self.inner.get_stream_with_max_sse_event_size(
+                    uri.clone(),
+                    session_id.clone(),
+                    last_event_id.clone(),
+                    token,
+                    custom_headers.clone(),
+                    max_sse_event_size,
+                )
+            })
+            .await
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn authorizer() -> Arc<Authorizer> {
+        Authorizer::new(
+            OAuthSettings {
+                server: "docs".into(),
+                url: "https://docs.example.com/mcp".into(),
+                home: PathBuf::from("/nonexistent"),
+                config: McpOAuthConfig::default(),
+                scopes: vec![],
+                resource: None,
+                browser: None,
+            },
+            None,
+        )
+    }
+
+    #[tokio::test]
+    async fn without_a_browser_a_step_up_names_the_login_command_and_its_scopes() {
+        let auth = authorizer();
+        let e = auth
+            .answer(
+                Some("old"),
+                r#"Bearer error="insufficient_scope", scope="files:read files:write""#,
+                true,
+            )
+            .await
+            .unwrap_err();
+        assert_eq!(
+            e,
+            "MCP server `docs` needs more OAuth scopes (HTTP 403 insufficient_scope: files:read files:write): run `interpreter mcp login docs --scopes files:read,files:write`"
+        );
+        let e = auth.answer(None, "Bearer", false).await.unwrap_err();
+        assert!(
+            e.starts_with(
+                "MCP server `docs` needs authorization (HTTP 401): run `interpreter mcp login docs`"
+            ),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn our_lines_are_found_inside_rmcp_error_texts() {
+        let err: StreamableHttpError<std::io::Error> = ours("MCP server `docs` needs more".into());
+        let text =
+            format!("Send message error Transport [rmcp::transport::worker::X] error: {err}");
+        assert_eq!(
+            user_message(&text).as_deref(),
+            Some("MCP server `docs` needs more")
+        );
+        assert_eq!(user_message("tools/list failed: boom"), None);
+    }
+}
