@@ -307,14 +307,14 @@ async fn run_inner(opts: TuiOptions) -> Result<i32, String> {
         });
     }
     let mut history_failed = false;
-    let mut term_events = EventStream::new();
+    let mut input = Input::new();
     let mut dirty = true;
     let mut last_draw = Instant::now() - FRAME_INTERVAL;
     loop {
         let due = next_frame_due(last_draw, dirty, app.is_running());
         let mut actions = Vec::new();
         tokio::select! {
-            ev = term_events.next() => match ev {
+            ev = input.next() => match ev {
                 Some(Ok(TermEvent::Key(k))) => { actions = app.on_key(k); dirty = true; }
                 Some(Ok(TermEvent::Paste(s))) => { actions = app.on_paste(&s); dirty = true; }
                 // The next frame lays the live area out for the new size.
@@ -341,6 +341,15 @@ async fn run_inner(opts: TuiOptions) -> Result<i32, String> {
                 dirty = true;
             }
             _ = sleep_until(due), if due.is_some() => {
+                // After a resize, find the live area from the cursor before drawing.
+                if screens.transcript.is_none()
+                    && screens.live.resized().unwrap_or(false)
+                    && let Some(pos) = input.cursor_position()
+                    && let Err(e) = screens.live.relocate(pos)
+                {
+                    failure = Some(format!("cannot draw: {e}"));
+                    actions.push(AppAction::Quit);
+                }
                 if let Err(e) = screens.frame(&mut app, &theme) {
                     failure = Some(e);
                     actions.push(AppAction::Quit);
@@ -507,15 +516,76 @@ pub fn draw<B: ratatui::backend::Backend>(
     let now = Instant::now();
     live.fit(live_height(app, screen.width, screen.height, theme, now))
         .map_err(failed)?;
+    let mut widths = Vec::new();
+    let mut cursor = None;
     live.terminal()
         .draw(|f| {
             let area = f.area();
-            if let Some(pos) = render_live(app, area, f.buffer_mut(), theme, now) {
+            cursor = render_live(app, area, f.buffer_mut(), theme, now);
+            if let Some(pos) = cursor {
                 f.set_cursor_position(pos);
             }
+            widths = row_widths(f.buffer_mut(), area);
         })
         .map_err(failed)?;
-    Ok(())
+    live.frame_drawn(&widths, cursor).map_err(failed)
+}
+
+/// How far each row of `area` reaches: one past its last cell that is not a plain blank
+/// (what the terminal was told to write there).
+fn row_widths(buf: &ratatui::buffer::Buffer, area: ratatui::layout::Rect) -> Vec<u16> {
+    let blank = ratatui::buffer::Cell::default();
+    (area.top()..area.bottom())
+        .map(|y| {
+            (area.left()..area.right())
+                .rev()
+                .find(|x| buf.cell((*x, y)).is_some_and(|c| *c != blank))
+                .map_or(0, |x| x + 1 - area.left())
+        })
+        .collect()
+}
+
+/// The terminal's input. crossterm's event stream holds the input while it waits for a
+/// key, so the cursor-position answer a resize needs would only arrive after a 2 s
+/// timeout; the stream is stopped for the question and made anew after it (keys typed
+/// meanwhile wait in crossterm's buffer). The editor of Ctrl+G needs the input too.
+struct Input {
+    stream: Option<EventStream>,
+}
+
+impl Input {
+    fn new() -> Self {
+        Self {
+            stream: Some(EventStream::new()),
+        }
+    }
+
+    async fn next(&mut self) -> Option<std::io::Result<TermEvent>> {
+        match &mut self.stream {
+            Some(s) => s.next().await,
+            None => std::future::pending().await,
+        }
+    }
+
+    /// Stops reading (for a program that needs the terminal).
+    fn pause(&mut self) {
+        self.stream = None;
+    }
+
+    fn resume(&mut self) {
+        if self.stream.is_none() {
+            self.stream = Some(EventStream::new());
+        }
+    }
+
+    /// Where the terminal's cursor is now.
+    fn cursor_position(&mut self) -> Option<ratatui::layout::Position> {
+        self.pause();
+        let _ = std::io::stdout().flush();
+        let pos = crossterm::cursor::position().ok();
+        self.resume();
+        pos.map(|(x, y)| ratatui::layout::Position::new(x, y))
+    }
 }
 
 /// True when the user never wrote in the thread: there is nothing in it to resume.

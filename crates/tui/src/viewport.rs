@@ -23,6 +23,11 @@ use unicode_width::UnicodeWidthStr;
 pub struct SharedBackend<B> {
     inner: Arc<Mutex<B>>,
     known_cursor: Arc<Mutex<Option<Position>>>,
+    /// The screen size the live area is laid out for, which is what ratatui is told. A
+    /// resize that lands in the middle of a frame would otherwise make ratatui move the
+    /// viewport itself (asking the terminal where the cursor is, which cannot be answered
+    /// while the event loop holds the input); the next frame relays out for it instead.
+    laid_out: Arc<Mutex<Option<Size>>>,
 }
 
 impl<B> Clone for SharedBackend<B> {
@@ -30,6 +35,7 @@ impl<B> Clone for SharedBackend<B> {
         Self {
             inner: self.inner.clone(),
             known_cursor: self.known_cursor.clone(),
+            laid_out: self.laid_out.clone(),
         }
     }
 }
@@ -39,7 +45,20 @@ impl<B: Backend> SharedBackend<B> {
         Self {
             inner: Arc::new(Mutex::new(backend)),
             known_cursor: Arc::new(Mutex::new(None)),
+            laid_out: Arc::new(Mutex::new(None)),
         }
+    }
+
+    fn set_laid_out(&self, size: Size) {
+        *self
+            .laid_out
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner()) = Some(size);
+    }
+
+    /// The terminal's size now (not the one laid out for).
+    pub fn real_size(&self) -> io::Result<Size> {
+        self.lock().size().map(usable_size)
     }
 
     fn lock(&self) -> MutexGuard<'_, B> {
@@ -114,7 +133,14 @@ impl<B: Backend> Backend for SharedBackend<B> {
     }
 
     fn size(&self) -> io::Result<Size> {
-        self.lock().size().map(usable_size)
+        let laid_out = *self
+            .laid_out
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        match laid_out {
+            Some(size) => Ok(size),
+            None => self.real_size(),
+        }
     }
 
     fn window_size(&mut self) -> io::Result<WindowSize> {
@@ -167,13 +193,19 @@ pub struct LiveViewport<B: Backend> {
     terminal: Terminal<SharedBackend<B>>,
     /// The screen size the viewport was laid out for.
     screen: Size,
+    /// How far each row of the live area has been written (cells from the left edge),
+    /// at most, since the area was made: what a terminal that re-wraps lines sees.
+    drawn: Vec<u16>,
+    /// Where the last frame left the cursor.
+    cursor: Option<Position>,
 }
 
 impl<B: Backend> LiveViewport<B> {
     /// A live area of `height` rows starting at the cursor (asks the terminal where it is).
     pub fn new(backend: B, height: u16) -> io::Result<Self> {
         let backend = SharedBackend::new(backend);
-        let screen = backend.size()?;
+        let screen = backend.real_size()?;
+        backend.set_laid_out(screen);
         let terminal = Terminal::with_options(
             backend.clone(),
             TerminalOptions {
@@ -184,6 +216,8 @@ impl<B: Backend> LiveViewport<B> {
             backend,
             terminal,
             screen,
+            drawn: Vec::new(),
+            cursor: None,
         })
     }
 
@@ -196,6 +230,9 @@ impl<B: Backend> LiveViewport<B> {
             b.clear_region(ClearType::AfterCursor)?;
         }
         self.backend.set_known_cursor(anchor);
+        self.backend.set_laid_out(screen);
+        self.drawn.clear();
+        self.cursor = None;
         let made = Terminal::with_options(
             self.backend.clone(),
             TerminalOptions {
@@ -213,7 +250,7 @@ impl<B: Backend> LiveViewport<B> {
     /// assumed on screen (after the terminal was handed to the shell and back, the cursor
     /// is somewhere below the shell's lines; the bottom row is always free to scroll up).
     pub fn restart_at_bottom(&mut self) -> io::Result<()> {
-        let screen = self.backend.size()?;
+        let screen = self.backend.real_size()?;
         let anchor = Position::new(0, screen.height.saturating_sub(1));
         self.remake_at(anchor, 1, screen)
     }
@@ -227,7 +264,7 @@ impl<B: Backend> LiveViewport<B> {
         if lines.is_empty() {
             return Ok(());
         }
-        let screen = self.backend.size()?;
+        let screen = self.screen;
         let area = self.terminal.get_frame().area();
         // At least one row of the screen is left for history.
         let keep = area.height.min(screen.height.saturating_sub(1)).max(1);
@@ -268,7 +305,75 @@ impl<B: Backend> LiveViewport<B> {
 
     /// The screen's size now.
     pub fn screen_size(&self) -> io::Result<Size> {
-        self.backend.size()
+        self.backend.real_size()
+    }
+
+    /// True when the terminal's size is no longer the one the live area is laid out for.
+    pub fn resized(&self) -> io::Result<bool> {
+        Ok(self.backend.real_size()? != self.screen)
+    }
+
+    /// Records what a frame drew: how far each row of the area reaches, and where the
+    /// cursor was left (`None`: hidden, then it is parked at the start of the last row, so
+    /// its place is still known).
+    pub fn frame_drawn(&mut self, widths: &[u16], cursor: Option<Position>) -> io::Result<()> {
+        if self.drawn.len() < widths.len() {
+            self.drawn.resize(widths.len(), 0);
+        }
+        for (d, w) in self.drawn.iter_mut().zip(widths) {
+            *d = (*d).max(*w);
+        }
+        let cursor = match cursor {
+            Some(pos) => pos,
+            None => {
+                let area = self.terminal.get_frame().area();
+                let pos = Position::new(0, area.bottom().saturating_sub(1));
+                self.backend.lock().set_cursor_position(pos)?;
+                pos
+            }
+        };
+        self.cursor = Some(cursor);
+        Ok(())
+    }
+
+    /// Finds the live area again after the terminal changed size, from where the cursor
+    /// is now (`cursor_now`, asked of the terminal), and makes it anew there, erasing the
+    /// old one and nothing above it.
+    ///
+    /// A terminal that re-wraps lines (tmux, most modern ones) splits every row longer
+    /// than a narrower width, which moves the rows above it up, and keeps the cursor on its
+    /// character; one that does not (xterm) cuts the rows and leaves the cursor's row
+    /// alone. Which one this is shows in the cursor: the status line below it always
+    /// reaches the right edge, so narrowing a re-wrapping terminal always moves the cursor
+    /// up. The live area's top is then the cursor's row less the rows the area's rows
+    /// above it take now. Assuming the wrong kind would erase history (loss) or leave old
+    /// live rows behind (repeats).
+    pub fn relocate(&mut self, cursor_now: Position) -> io::Result<()> {
+        let screen = self.backend.real_size()?;
+        let area = self.terminal.get_frame().area();
+        let Some(before) = self.cursor else {
+            return self.fit(area.height);
+        };
+        let row = before.y.saturating_sub(area.y);
+        let narrowed = screen.width < self.screen.width;
+        let unwrapped_row = before.y.min(screen.height.saturating_sub(1));
+        let rewrapped = narrowed && cursor_now.y != unwrapped_row;
+        let width = screen.width.max(1);
+        let above: u16 = if rewrapped {
+            let rows: u16 = (0..usize::from(row))
+                .map(|i| {
+                    let w = self.drawn.get(i).copied().unwrap_or(0);
+                    w.div_ceil(width).max(1)
+                })
+                .sum();
+            rows + before.x / width
+        } else {
+            row
+        };
+        let top = cursor_now.y.saturating_sub(above);
+        let height = area.height.clamp(1, screen.height.max(1));
+        let top = top.min(screen.height.saturating_sub(height));
+        self.remake_at(Position::new(0, top), height, screen)
     }
 
     /// Rows the live area has now.
@@ -279,7 +384,7 @@ impl<B: Backend> LiveViewport<B> {
     /// Makes the live area `height` rows (at most the screen), laid out for the screen's
     /// current size. Does nothing when both are unchanged.
     pub fn fit(&mut self, height: u16) -> io::Result<()> {
-        let screen = self.backend.size()?;
+        let screen = self.backend.real_size()?;
         let height = height.clamp(1, screen.height.max(1));
         let area = self.terminal.get_frame().area();
         if screen == self.screen && area.height == height {
