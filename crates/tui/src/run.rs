@@ -306,6 +306,9 @@ async fn run_inner(opts: TuiOptions) -> Result<i32, String> {
             let _ = models_tx.send(catalog_entries(ids));
         });
     }
+    // `!cmd` runs: (command, result, how long it took), and the way to stop the one running.
+    let (shell_tx, mut shell_rx) = mpsc::unbounded_channel::<ShellResult>();
+    let mut shell_cancel: Option<tokio_util::sync::CancellationToken> = None;
     let mut history_failed = false;
     let mut input = Input::new();
     let mut dirty = true;
@@ -336,19 +339,39 @@ async fn run_inner(opts: TuiOptions) -> Result<i32, String> {
                 }
             }
             Some(models) = models_rx.recv() => app.set_models(models),
+            Some((command, result, took)) = shell_rx.recv() => {
+                shell_cancel = None;
+                app.shell_done(&command, result, took);
+                dirty = true;
+            }
             Some((query, matches)) = files_rx.recv() => {
                 app.set_file_matches(&query, matches);
                 dirty = true;
             }
             _ = sleep_until(due), if due.is_some() => {
-                // After a resize, find the live area from the cursor before drawing.
-                if screens.transcript.is_none()
-                    && screens.live.resized().unwrap_or(false)
-                    && let Some(pos) = input.cursor_position()
-                    && let Err(e) = screens.live.relocate(pos)
-                {
-                    failure = Some(format!("cannot draw: {e}"));
-                    actions.push(AppAction::Quit);
+                // After a resize, find the live area from the cursor before drawing. The
+                // size is read around the question: if it changed meanwhile, the answer is
+                // for a layout that is gone, so the frame waits for the next try.
+                let mut settled = true;
+                if screens.transcript.is_none() && screens.live.resized().unwrap_or(false) {
+                    let before = screens.live.screen_size().ok();
+                    let pos = input.cursor_position();
+                    let after = screens.live.screen_size().ok();
+                    match (pos, before, after) {
+                        (Some(pos), Some(before), Some(after)) if before == after => {
+                            if let Err(e) = screens.live.relocate(pos, after) {
+                                failure = Some(format!("cannot draw: {e}"));
+                                actions.push(AppAction::Quit);
+                            }
+                        }
+                        (Some(_), _, _) => settled = false,
+                        // No answer: lay out where the area was (`draw` does).
+                        _ => {}
+                    }
+                }
+                if !settled {
+                    last_draw = Instant::now();
+                    continue;
                 }
                 if let Err(e) = screens.frame(&mut app, &theme) {
                     failure = Some(e);
@@ -363,6 +386,7 @@ async fn run_inner(opts: TuiOptions) -> Result<i32, String> {
                 actions.push(AppAction::Quit);
             }
         }
+        actions.extend(app.take_deferred());
         for p in app.take_prompts_to_save() {
             if let Err(e) = history.append(&current.id.to_string(), &p)
                 && !history_failed
@@ -396,6 +420,75 @@ async fn run_inner(opts: TuiOptions) -> Result<i32, String> {
                 }
                 AppAction::Redraw => {
                     let _ = screens.live.terminal().clear();
+                    dirty = true;
+                }
+                AppAction::EditDraft(draft) => {
+                    // The editor gets the terminal: the live area, the input and the
+                    // terminal modes are given up until it exits.
+                    let _ = screens.live.terminal().clear();
+                    screens.transcript = None;
+                    input.pause();
+                    restore_terminal();
+                    let edited = tokio::task::spawn_blocking(move || crate::editor::edit(&draft))
+                        .await
+                        .unwrap_or_else(|e| Err(e.to_string()));
+                    let resumed = enter_terminal_modes()
+                        .and_then(|()| screens.live.restart_at_bottom())
+                        .map_err(|e| format!("cannot take the terminal back: {e}"));
+                    input.resume();
+                    if let Err(e) = resumed {
+                        failure = Some(e);
+                        quit = true;
+                    }
+                    match edited {
+                        Ok(text) => app.composer.set_text(&text),
+                        Err(e) => app.push_cell(HistoryCell::Error { message: e }),
+                    }
+                    dirty = true;
+                }
+                AppAction::RunShell(command) => {
+                    if shell_cancel.is_some() {
+                        app.push_cell(HistoryCell::Error {
+                            message: "a `!` command is still running; wait for it or press Esc"
+                                .into(),
+                        });
+                        continue;
+                    }
+                    app.shell_started(&command);
+                    let cancel = tokio_util::sync::CancellationToken::new();
+                    shell_cancel = Some(cancel.clone());
+                    let cfg = with_choices(&current.thread.config(), app.approvals_choice, None);
+                    let tx = shell_tx.clone();
+                    tokio::spawn(async move {
+                        let started = Instant::now();
+                        let result = run_user_shell(&cfg, &command, &cancel).await;
+                        let _ = tx.send((command, result, started.elapsed()));
+                    });
+                }
+                AppAction::CancelShell => {
+                    if let Some(cancel) = &shell_cancel {
+                        cancel.cancel();
+                    }
+                }
+                AppAction::Copy(text) => {
+                    use base64::Engine;
+                    let encoded = base64::engine::general_purpose::STANDARD.encode(text.as_bytes());
+                    let mut out = std::io::stdout();
+                    // OSC 52: the terminal (or tmux) puts the text on the clipboard, over
+                    // SSH too.
+                    let written = write!(out, "\x1b]52;c;{encoded}\x07").and_then(|()| out.flush());
+                    app.push_cell(match written {
+                        Ok(()) => HistoryCell::Info {
+                            title: format!(
+                                "Copied the last answer ({} characters) to the clipboard",
+                                text.chars().count()
+                            ),
+                            lines: vec!["through OSC 52: the terminal must allow programs to set the clipboard".into()],
+                        },
+                        Err(e) => HistoryCell::Error {
+                            message: format!("cannot copy: {e}"),
+                        },
+                    });
                     dirty = true;
                 }
                 AppAction::SearchFiles(query) => {
@@ -457,6 +550,27 @@ async fn run_inner(opts: TuiOptions) -> Result<i32, String> {
         (None, Some(_)) => 1,
         (None, None) => 0,
     })
+}
+
+/// How a `!cmd` ended: the command, its output or why it did not run, how long it took.
+type ShellResult = (String, Result<oi_core::CommandOutput, String>, Duration);
+
+/// Runs a `!cmd` the way the model's commands run: `sh -c` in the thread's directory,
+/// under the session's sandbox policy, through the engine's command path.
+async fn run_user_shell(
+    config: &Config,
+    command: &str,
+    cancel: &tokio_util::sync::CancellationToken,
+) -> Result<oi_core::CommandOutput, String> {
+    let req = oi_core::CommandRequest {
+        argv: vec!["sh".into(), "-c".into(), command.to_string()],
+        cwd: config.cwd.clone(),
+        timeout: None,
+        sandbox_policy: config.sandbox_policy.clone(),
+        env: Default::default(),
+        output_cap: Some(1024 * 1024),
+    };
+    oi_core::run_command(config, req, cancel).await
 }
 
 /// `/model` rows: each model id with the reasoning efforts the built-in catalog knows for it.
@@ -741,7 +855,53 @@ async fn handle_action(
                 Err(e) => app.push_cell(HistoryCell::Error { message: e }),
             }
         }
-        AppAction::Quit | AppAction::Redraw | AppAction::Suspend | AppAction::SearchFiles(_) => {}
+        AppAction::Review => {
+            let cwd = current.thread.config().cwd;
+            match crate::actions::git_diff(&cwd).await {
+                Ok(diff) if diff.trim().is_empty() => app.push_cell(HistoryCell::Info {
+                    title: "Nothing to review: the working tree has no changes".into(),
+                    lines: vec![],
+                }),
+                Ok(diff) => {
+                    let op = app.review_turn(&diff);
+                    Box::pin(handle_action(op, app, manager, config, current, tx)).await;
+                }
+                Err(e) => app.push_cell(HistoryCell::Error { message: e }),
+            }
+        }
+        AppAction::Rename(name) => {
+            let renamed = match manager.open_store(&config.home).await {
+                Ok(store) => store
+                    .set_name_async(&current.id, Some(name.clone()))
+                    .await
+                    .map_err(|e| e.to_string()),
+                Err(e) => Err(e.to_string()),
+            };
+            app.push_cell(match renamed {
+                Ok(()) => HistoryCell::Info {
+                    title: format!("Thread renamed to “{name}”"),
+                    lines: vec![],
+                },
+                Err(e) => HistoryCell::Error {
+                    message: format!("cannot rename the thread: {e}"),
+                },
+            });
+        }
+        AppAction::Undo(changes) => {
+            let cwd = current.thread.config().cwd;
+            let result = tokio::task::spawn_blocking(move || crate::undo::revert(&changes, &cwd))
+                .await
+                .unwrap_or_else(|e| Err(e.to_string()));
+            app.undo_done(result);
+        }
+        AppAction::Quit
+        | AppAction::Redraw
+        | AppAction::Suspend
+        | AppAction::SearchFiles(_)
+        | AppAction::EditDraft(_)
+        | AppAction::RunShell(_)
+        | AppAction::CancelShell
+        | AppAction::Copy(_) => {}
     }
 }
 

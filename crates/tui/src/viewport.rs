@@ -164,6 +164,31 @@ fn usable_size(size: Size) -> Size {
     }
 }
 
+/// Whether the terminal is known to re-wrap its lines on a resize (tmux, and the
+/// terminals that say who they are): when the screen is nearly full, a narrowing can split
+/// rows above and below the cursor by the same amount and leave it on its row.
+fn terminal_rewraps() -> bool {
+    static REWRAPS: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *REWRAPS.get_or_init(|| {
+        let set = |k: &str| std::env::var_os(k).is_some_and(|v| !v.is_empty());
+        if set("XTERM_VERSION") && !set("TMUX") && !set("STY") {
+            return false;
+        }
+        [
+            "TMUX",
+            "VTE_VERSION",
+            "KITTY_WINDOW_ID",
+            "WEZTERM_EXECUTABLE",
+            "WT_SESSION",
+            "ALACRITTY_WINDOW_ID",
+            "ITERM_SESSION_ID",
+            "KONSOLE_VERSION",
+        ]
+        .iter()
+        .any(|k| set(k))
+    })
+}
+
 /// Draws `line` on row `y`: only the cells its text covers (a wide character's second
 /// cell is the character's), so nothing is written after the line's end.
 fn draw_line_cells<B: Backend>(b: &mut B, line: &Line<'_>, y: u16, width: u16) -> io::Result<()> {
@@ -348,8 +373,7 @@ impl<B: Backend> LiveViewport<B> {
     /// up. The live area's top is then the cursor's row less the rows the area's rows
     /// above it take now. Assuming the wrong kind would erase history (loss) or leave old
     /// live rows behind (repeats).
-    pub fn relocate(&mut self, cursor_now: Position) -> io::Result<()> {
-        let screen = self.backend.real_size()?;
+    pub fn relocate(&mut self, cursor_now: Position, screen: Size) -> io::Result<()> {
         let area = self.terminal.get_frame().area();
         let Some(before) = self.cursor else {
             return self.fit(area.height);
@@ -357,7 +381,7 @@ impl<B: Backend> LiveViewport<B> {
         let row = before.y.saturating_sub(area.y);
         let narrowed = screen.width < self.screen.width;
         let unwrapped_row = before.y.min(screen.height.saturating_sub(1));
-        let rewrapped = narrowed && cursor_now.y != unwrapped_row;
+        let rewrapped = narrowed && (cursor_now.y != unwrapped_row || terminal_rewraps());
         let width = screen.width.max(1);
         let above: u16 = if rewrapped {
             let rows: u16 = (0..usize::from(row))
