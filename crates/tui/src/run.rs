@@ -280,6 +280,7 @@ async fn run_inner(opts: TuiOptions) -> Result<i32, String> {
             .map_err(|e| format!("cannot set up the terminal: {e}"))?,
         transcript: None,
     };
+    screens.live.follow_resizes_by_cursor();
 
     let (files_tx, mut files_rx) = mpsc::unbounded_channel::<(String, Vec<String>)>();
     // One file index per session, started at the first `@` (a watcher on a big tree is not
@@ -365,8 +366,10 @@ async fn run_inner(opts: TuiOptions) -> Result<i32, String> {
                             }
                         }
                         (Some(_), _, _) => settled = false,
-                        // No answer: lay out where the area was (`draw` does).
-                        _ => {}
+                        // No answer: lay out for the new size where the area was.
+                        _ => {
+                            let _ = screens.live.adopt_size();
+                        }
                     }
                 }
                 if !settled {

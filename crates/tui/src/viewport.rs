@@ -223,6 +223,10 @@ pub struct LiveViewport<B: Backend> {
     drawn: Vec<u16>,
     /// Where the last frame left the cursor.
     cursor: Option<Position>,
+    /// Resizes are followed only by [`LiveViewport::relocate`] (the runner asks the
+    /// terminal for the cursor first); `fit` keeps the laid-out size meanwhile, so a resize
+    /// that lands in the middle of a frame is not taken without finding the area again.
+    relocating: bool,
 }
 
 impl<B: Backend> LiveViewport<B> {
@@ -243,6 +247,7 @@ impl<B: Backend> LiveViewport<B> {
             screen,
             drawn: Vec::new(),
             cursor: None,
+            relocating: false,
         })
     }
 
@@ -333,6 +338,21 @@ impl<B: Backend> LiveViewport<B> {
         self.backend.real_size()
     }
 
+    /// Follow resizes only through [`LiveViewport::relocate`] from now on.
+    pub fn follow_resizes_by_cursor(&mut self) {
+        self.relocating = true;
+    }
+
+    /// Lays out for the terminal's size where the area was (when the terminal does not
+    /// say where its cursor is).
+    pub fn adopt_size(&mut self) -> io::Result<()> {
+        let was = std::mem::replace(&mut self.relocating, false);
+        let height = self.height();
+        let fitted = self.fit(height);
+        self.relocating = was;
+        fitted
+    }
+
     /// True when the terminal's size is no longer the one the live area is laid out for.
     pub fn resized(&self) -> io::Result<bool> {
         Ok(self.backend.real_size()? != self.screen)
@@ -408,7 +428,11 @@ impl<B: Backend> LiveViewport<B> {
     /// Makes the live area `height` rows (at most the screen), laid out for the screen's
     /// current size. Does nothing when both are unchanged.
     pub fn fit(&mut self, height: u16) -> io::Result<()> {
-        let screen = self.backend.real_size()?;
+        let screen = if self.relocating {
+            self.screen
+        } else {
+            self.backend.real_size()?
+        };
         let height = height.clamp(1, screen.height.max(1));
         let area = self.terminal.get_frame().area();
         if screen == self.screen && area.height == height {
