@@ -668,16 +668,22 @@ fn row_widths(buf: &ratatui::buffer::Buffer, area: ratatui::layout::Rect) -> Vec
 /// meanwhile wait in crossterm's buffer). The editor of Ctrl+G needs the input too.
 struct Input {
     stream: Option<EventStream>,
+    /// Events read while the stream was stopped, given out first.
+    held: std::collections::VecDeque<TermEvent>,
 }
 
 impl Input {
     fn new() -> Self {
         Self {
             stream: Some(EventStream::new()),
+            held: std::collections::VecDeque::new(),
         }
     }
 
     async fn next(&mut self) -> Option<std::io::Result<TermEvent>> {
+        if let Some(ev) = self.held.pop_front() {
+            return Some(Ok(ev));
+        }
         match &mut self.stream {
             Some(s) => s.next().await,
             None => std::future::pending().await,
@@ -699,7 +705,17 @@ impl Input {
     fn cursor_position(&mut self) -> Option<ratatui::layout::Position> {
         self.pause();
         let _ = std::io::stdout().flush();
-        let pos = crossterm::cursor::position().ok();
+        // The stopped stream's wake-up may still wait in crossterm's reader, and would end
+        // the question at once as if unanswered: a poll that finds nothing consumes it (a
+        // zero timeout would not look). Keys found meanwhile are kept for the loop.
+        while let Ok(true) = crossterm::event::poll(Duration::from_millis(1)) {
+            match crossterm::event::read() {
+                Ok(ev) => self.held.push_back(ev),
+                Err(_) => break,
+            }
+        }
+        let got = crossterm::cursor::position();
+        let pos = got.ok();
         self.resume();
         pos.map(|(x, y)| ratatui::layout::Position::new(x, y))
     }
