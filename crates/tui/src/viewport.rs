@@ -601,6 +601,43 @@ mod tests {
         assert_eq!(shown, ["宽", "字", "x"]);
     }
 
+    /// A live area of 4 rows drawn at 30 columns: a 10-wide row, a full-width rule, the
+    /// composer (cursor at column 2 of row 2) and a full-width status line.
+    fn drawn_area() -> LiveViewport<TestBackend> {
+        let mut v = LiveViewport::new(TestBackend::new(30, 12), 1).unwrap();
+        v.restart_at_bottom().unwrap();
+        v.fit(4).unwrap();
+        v.follow_resizes_by_cursor();
+        draw(&mut v, &["tail", "rule", "> x", "status"]);
+        let top = v.terminal().get_frame().area().y;
+        v.frame_drawn(&[10, 30, 3, 30], Some(Position::new(2, top + 2)))
+            .unwrap();
+        v
+    }
+
+    #[test]
+    fn a_rewrapped_narrowing_finds_the_area_from_the_cursor() {
+        let mut v = drawn_area();
+        assert_eq!(v.terminal().get_frame().area().y, 8);
+        // At 20 columns the rule and the status line take two rows each: the terminal
+        // moved the cursor up one row (the status line's second half is below it).
+        v.backend().with(|b| b.resize(20, 12));
+        assert!(v.resized().unwrap());
+        v.relocate(Position::new(2, 9), Size::new(20, 12)).unwrap();
+        // Above the cursor: the tail (1 row) and the rule (2 rows).
+        assert_eq!(v.terminal().get_frame().area().y, 6);
+        assert!(!v.resized().unwrap());
+    }
+
+    #[test]
+    fn a_widening_keeps_the_rows_above_the_cursor_as_they_were() {
+        let mut v = drawn_area();
+        v.backend().with(|b| b.resize(40, 12));
+        // The terminal pulled the content up one row (lines above joined).
+        v.relocate(Position::new(2, 9), Size::new(40, 12)).unwrap();
+        assert_eq!(v.terminal().get_frame().area().y, 7);
+    }
+
     #[test]
     fn follows_a_narrower_screen() {
         let mut v = LiveViewport::new(TestBackend::new(30, 8), 3).unwrap();
