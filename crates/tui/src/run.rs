@@ -670,6 +670,9 @@ struct Input {
     stream: Option<EventStream>,
     /// Events read while the stream was stopped, given out first.
     held: std::collections::VecDeque<TermEvent>,
+    /// The terminal left a cursor question unanswered (crossterm waits 2 s): it is not
+    /// asked again, so a resize never stalls the UI twice.
+    unanswered: bool,
 }
 
 impl Input {
@@ -677,6 +680,7 @@ impl Input {
         Self {
             stream: Some(EventStream::new()),
             held: std::collections::VecDeque::new(),
+            unanswered: false,
         }
     }
 
@@ -703,6 +707,9 @@ impl Input {
 
     /// Where the terminal's cursor is now.
     fn cursor_position(&mut self) -> Option<ratatui::layout::Position> {
+        if self.unanswered {
+            return None;
+        }
         self.pause();
         let _ = std::io::stdout().flush();
         // The stopped stream's wake-up may still wait in crossterm's reader, and would end
@@ -714,8 +721,11 @@ impl Input {
                 Err(_) => break,
             }
         }
-        let got = crossterm::cursor::position();
-        let pos = got.ok();
+        let asked = Instant::now();
+        let pos = crossterm::cursor::position().ok();
+        if pos.is_none() && asked.elapsed() >= Duration::from_secs(1) {
+            self.unanswered = true;
+        }
         self.resume();
         pos.map(|(x, y)| ratatui::layout::Position::new(x, y))
     }
