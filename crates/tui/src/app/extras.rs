@@ -171,9 +171,9 @@ impl App {
         let (seen, next) = self.extras.followups.turn_completed();
         self.show_steering(seen);
         if let Some(text) = next {
-            self.prompts_to_save.push(text.clone());
-            let action = self.user_turn(text);
-            self.extras.deferred.push(action);
+            // As if typed now: a queued `/command` or `!cmd` runs as one.
+            let actions = self.submit(text);
+            self.extras.deferred.extend(actions);
         }
     }
 
