@@ -19,6 +19,7 @@ pub mod composer;
 mod editor;
 mod highlight;
 pub mod history_search;
+mod input;
 pub mod markdown;
 pub mod overlay;
 pub mod queue;

@@ -6,16 +6,16 @@
 use crate::app::{App, AppAction, McpServerRow, with_choices};
 use crate::cells::HistoryCell;
 use crate::composer::Composer;
+use crate::input::Input;
 use crate::overlay::Overlay;
 use crate::render::{cells_to_lines, live_height, render_live};
 use crate::theme::Theme;
 use crate::viewport::LiveViewport;
 use crossterm::event::{
-    DisableBracketedPaste, EnableBracketedPaste, Event as TermEvent, EventStream,
-    KeyboardEnhancementFlags, PopKeyboardEnhancementFlags, PushKeyboardEnhancementFlags,
+    DisableBracketedPaste, EnableBracketedPaste, Event as TermEvent, KeyboardEnhancementFlags,
+    PopKeyboardEnhancementFlags, PushKeyboardEnhancementFlags,
 };
 use crossterm::terminal::{EnterAlternateScreen, LeaveAlternateScreen};
-use futures::StreamExt;
 use oi_config::Config;
 use oi_config::history::PromptHistory;
 use oi_core::{NewThread, Thread, ThreadManager};
@@ -660,75 +660,6 @@ fn row_widths(buf: &ratatui::buffer::Buffer, area: ratatui::layout::Rect) -> Vec
                 .map_or(0, |x| x + 1 - area.left())
         })
         .collect()
-}
-
-/// The terminal's input. crossterm's event stream holds the input while it waits for a
-/// key, so the cursor-position answer a resize needs would only arrive after a 2 s
-/// timeout; the stream is stopped for the question and made anew after it (keys typed
-/// meanwhile wait in crossterm's buffer). The editor of Ctrl+G needs the input too.
-struct Input {
-    stream: Option<EventStream>,
-    /// Events read while the stream was stopped, given out first.
-    held: std::collections::VecDeque<TermEvent>,
-    /// The terminal left a cursor question unanswered (crossterm waits 2 s): it is not
-    /// asked again, so a resize never stalls the UI twice.
-    unanswered: bool,
-}
-
-impl Input {
-    fn new() -> Self {
-        Self {
-            stream: Some(EventStream::new()),
-            held: std::collections::VecDeque::new(),
-            unanswered: false,
-        }
-    }
-
-    async fn next(&mut self) -> Option<std::io::Result<TermEvent>> {
-        if let Some(ev) = self.held.pop_front() {
-            return Some(Ok(ev));
-        }
-        match &mut self.stream {
-            Some(s) => s.next().await,
-            None => std::future::pending().await,
-        }
-    }
-
-    /// Stops reading (for a program that needs the terminal).
-    fn pause(&mut self) {
-        self.stream = None;
-    }
-
-    fn resume(&mut self) {
-        if self.stream.is_none() {
-            self.stream = Some(EventStream::new());
-        }
-    }
-
-    /// Where the terminal's cursor is now.
-    fn cursor_position(&mut self) -> Option<ratatui::layout::Position> {
-        if self.unanswered {
-            return None;
-        }
-        self.pause();
-        let _ = std::io::stdout().flush();
-        // The stopped stream's wake-up may still wait in crossterm's reader, and would end
-        // the question at once as if unanswered: a poll that finds nothing consumes it (a
-        // zero timeout would not look). Keys found meanwhile are kept for the loop.
-        while let Ok(true) = crossterm::event::poll(Duration::from_millis(1)) {
-            match crossterm::event::read() {
-                Ok(ev) => self.held.push_back(ev),
-                Err(_) => break,
-            }
-        }
-        let asked = Instant::now();
-        let pos = crossterm::cursor::position().ok();
-        if pos.is_none() && asked.elapsed() >= Duration::from_secs(1) {
-            self.unanswered = true;
-        }
-        self.resume();
-        pos.map(|(x, y)| ratatui::layout::Position::new(x, y))
-    }
 }
 
 /// True when the user never wrote in the thread: there is nothing in it to resume.
