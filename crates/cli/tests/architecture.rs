@@ -569,6 +569,12 @@ const SPAWN_EXCEPTIONS: &[(&str, &str)] = &[
         "replaces itself with `interpreter` (`exec`): no child is made",
     ),
     (
+        "crates/tui/src/editor.rs",
+        "Ctrl+G's editor must be in the terminal's foreground process group to read keys \
+         (its own group would be stopped by SIGTTIN); the TUI waits for it, with its input \
+         paused, before it draws again",
+    ),
+    (
         "crates/thread-store/src/test_db.rs",
         "test helper (a throw-away PostgreSQL server per test run); no product path calls it",
     ),

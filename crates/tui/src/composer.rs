@@ -53,6 +53,11 @@ impl Composer {
         self.cursor = range.start;
     }
 
+    /// The prompt history, oldest first (Ctrl+R searches it).
+    pub fn history(&self) -> &[String] {
+        &self.history
+    }
+
     pub fn text(&self) -> &str {
         &self.text
     }

@@ -334,6 +334,8 @@ pub enum PickerValue {
     ApprovalPreset(usize),
     Harness(oi_protocol::config_types::Harness),
     Thread(ThreadId),
+    /// `/undo`'s confirmation: revert (`true`) or keep.
+    Undo(bool),
 }
 
 #[derive(Clone, Debug, PartialEq)]

@@ -146,8 +146,19 @@ pub fn live_lines(
             theme,
         )),
         None => {
+            // Steering and queued follow-ups of the running turn, above the composer.
+            bottom.extend(app.extras.followups.lines(width, theme));
             bottom.push(Line::styled("─".repeat(usize::from(width)), theme.dim()));
-            let (rows, (crow, ccol)) = composer_rows(app, width, theme);
+            let (rows, (crow, ccol)) = match &app.extras.history_search {
+                Some(search) => {
+                    let line = search.line(app.composer.history(), width, theme);
+                    let col = u16::try_from(line.width())
+                        .unwrap_or(width)
+                        .min(width.saturating_sub(1));
+                    (vec![line], (0, col))
+                }
+                None => composer_rows(app, width, theme),
+            };
             let skip = rows.len().saturating_sub(COMPOSER_MAX_ROWS).min(crow);
             let start = bottom.len();
             bottom.extend(rows.into_iter().skip(skip).take(COMPOSER_MAX_ROWS));
@@ -284,6 +295,16 @@ pub fn status_line(app: &App, width: u16, theme: &Theme, now: Instant) -> Line<'
     facts.push(short_path(&s.cwd));
     let text = truncate(&facts.join(" · "), usize::from(width).saturating_sub(used));
     spans.push(Span::styled(text, theme.dim()));
+    // Written to the right edge, so a terminal that re-wraps lines when it narrows always
+    // moves the cursor above this line (how the live area is found again after a resize,
+    // see `LiveViewport::relocate`). The blanks are dim, which a terminal writes out.
+    let line = Line::from(spans);
+    let pad = usize::from(width).saturating_sub(line.width());
+    let mut spans = line.spans;
+    spans.push(Span::styled(
+        " ".repeat(pad),
+        ratatui::style::Style::new().add_modifier(ratatui::style::Modifier::DIM),
+    ));
     Line::from(spans)
 }
 

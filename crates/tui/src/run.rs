@@ -6,16 +6,16 @@
 use crate::app::{App, AppAction, McpServerRow, with_choices};
 use crate::cells::HistoryCell;
 use crate::composer::Composer;
+use crate::input::Input;
 use crate::overlay::Overlay;
 use crate::render::{cells_to_lines, live_height, render_live};
 use crate::theme::Theme;
 use crate::viewport::LiveViewport;
 use crossterm::event::{
-    DisableBracketedPaste, EnableBracketedPaste, Event as TermEvent, EventStream,
-    KeyboardEnhancementFlags, PopKeyboardEnhancementFlags, PushKeyboardEnhancementFlags,
+    DisableBracketedPaste, EnableBracketedPaste, Event as TermEvent, KeyboardEnhancementFlags,
+    PopKeyboardEnhancementFlags, PushKeyboardEnhancementFlags,
 };
 use crossterm::terminal::{EnterAlternateScreen, LeaveAlternateScreen};
-use futures::StreamExt;
 use oi_config::Config;
 use oi_config::history::PromptHistory;
 use oi_core::{NewThread, Thread, ThreadManager};
@@ -280,6 +280,7 @@ async fn run_inner(opts: TuiOptions) -> Result<i32, String> {
             .map_err(|e| format!("cannot set up the terminal: {e}"))?,
         transcript: None,
     };
+    screens.live.follow_resizes_by_cursor();
 
     let (files_tx, mut files_rx) = mpsc::unbounded_channel::<(String, Vec<String>)>();
     // One file index per session, started at the first `@` (a watcher on a big tree is not
@@ -306,15 +307,18 @@ async fn run_inner(opts: TuiOptions) -> Result<i32, String> {
             let _ = models_tx.send(catalog_entries(ids));
         });
     }
+    // `!cmd` runs: (command, result, how long it took), and the way to stop the one running.
+    let (shell_tx, mut shell_rx) = mpsc::unbounded_channel::<ShellResult>();
+    let mut shell_cancel: Option<tokio_util::sync::CancellationToken> = None;
     let mut history_failed = false;
-    let mut term_events = EventStream::new();
+    let mut input = Input::new();
     let mut dirty = true;
     let mut last_draw = Instant::now() - FRAME_INTERVAL;
     loop {
         let due = next_frame_due(last_draw, dirty, app.is_running());
         let mut actions = Vec::new();
         tokio::select! {
-            ev = term_events.next() => match ev {
+            ev = input.next() => match ev {
                 Some(Ok(TermEvent::Key(k))) => { actions = app.on_key(k); dirty = true; }
                 Some(Ok(TermEvent::Paste(s))) => { actions = app.on_paste(&s); dirty = true; }
                 // The next frame lays the live area out for the new size.
@@ -336,11 +340,42 @@ async fn run_inner(opts: TuiOptions) -> Result<i32, String> {
                 }
             }
             Some(models) = models_rx.recv() => app.set_models(models),
+            Some((command, result, took)) = shell_rx.recv() => {
+                shell_cancel = None;
+                app.shell_done(&command, result, took);
+                dirty = true;
+            }
             Some((query, matches)) = files_rx.recv() => {
                 app.set_file_matches(&query, matches);
                 dirty = true;
             }
             _ = sleep_until(due), if due.is_some() => {
+                // After a resize, find the live area from the cursor before drawing. The
+                // size is read around the question: if it changed meanwhile, the answer is
+                // for a layout that is gone, so the frame waits for the next try.
+                let mut settled = true;
+                if screens.transcript.is_none() && screens.live.resized().unwrap_or(false) {
+                    let before = screens.live.screen_size().ok();
+                    let pos = input.cursor_position();
+                    let after = screens.live.screen_size().ok();
+                    match (pos, before, after) {
+                        (Some(pos), Some(before), Some(after)) if before == after => {
+                            if let Err(e) = screens.live.relocate(pos, after) {
+                                failure = Some(format!("cannot draw: {e}"));
+                                actions.push(AppAction::Quit);
+                            }
+                        }
+                        (Some(_), _, _) => settled = false,
+                        // No answer: lay out for the new size where the area was.
+                        _ => {
+                            let _ = screens.live.adopt_size();
+                        }
+                    }
+                }
+                if !settled {
+                    last_draw = Instant::now();
+                    continue;
+                }
                 if let Err(e) = screens.frame(&mut app, &theme) {
                     failure = Some(e);
                     actions.push(AppAction::Quit);
@@ -354,6 +389,7 @@ async fn run_inner(opts: TuiOptions) -> Result<i32, String> {
                 actions.push(AppAction::Quit);
             }
         }
+        actions.extend(app.take_deferred());
         for p in app.take_prompts_to_save() {
             if let Err(e) = history.append(&current.id.to_string(), &p)
                 && !history_failed
@@ -387,6 +423,75 @@ async fn run_inner(opts: TuiOptions) -> Result<i32, String> {
                 }
                 AppAction::Redraw => {
                     let _ = screens.live.terminal().clear();
+                    dirty = true;
+                }
+                AppAction::EditDraft(draft) => {
+                    // The editor gets the terminal: the live area, the input and the
+                    // terminal modes are given up until it exits.
+                    let _ = screens.live.terminal().clear();
+                    screens.transcript = None;
+                    input.pause();
+                    restore_terminal();
+                    let edited = tokio::task::spawn_blocking(move || crate::editor::edit(&draft))
+                        .await
+                        .unwrap_or_else(|e| Err(e.to_string()));
+                    let resumed = enter_terminal_modes()
+                        .and_then(|()| screens.live.restart_at_bottom())
+                        .map_err(|e| format!("cannot take the terminal back: {e}"));
+                    input.resume();
+                    if let Err(e) = resumed {
+                        failure = Some(e);
+                        quit = true;
+                    }
+                    match edited {
+                        Ok(text) => app.composer.set_text(&text),
+                        Err(e) => app.push_cell(HistoryCell::Error { message: e }),
+                    }
+                    dirty = true;
+                }
+                AppAction::RunShell(command) => {
+                    if shell_cancel.is_some() {
+                        app.push_cell(HistoryCell::Error {
+                            message: "a `!` command is still running; wait for it or press Esc"
+                                .into(),
+                        });
+                        continue;
+                    }
+                    app.shell_started(&command);
+                    let cancel = tokio_util::sync::CancellationToken::new();
+                    shell_cancel = Some(cancel.clone());
+                    let cfg = with_choices(&current.thread.config(), app.approvals_choice, None);
+                    let tx = shell_tx.clone();
+                    tokio::spawn(async move {
+                        let started = Instant::now();
+                        let result = run_user_shell(&cfg, &command, &cancel).await;
+                        let _ = tx.send((command, result, started.elapsed()));
+                    });
+                }
+                AppAction::CancelShell => {
+                    if let Some(cancel) = &shell_cancel {
+                        cancel.cancel();
+                    }
+                }
+                AppAction::Copy(text) => {
+                    use base64::Engine;
+                    let encoded = base64::engine::general_purpose::STANDARD.encode(text.as_bytes());
+                    let mut out = std::io::stdout();
+                    // OSC 52: the terminal (or tmux) puts the text on the clipboard, over
+                    // SSH too.
+                    let written = write!(out, "\x1b]52;c;{encoded}\x07").and_then(|()| out.flush());
+                    app.push_cell(match written {
+                        Ok(()) => HistoryCell::Info {
+                            title: format!(
+                                "Copied the last answer ({} characters) to the clipboard",
+                                text.chars().count()
+                            ),
+                            lines: vec!["through OSC 52: the terminal must allow programs to set the clipboard".into()],
+                        },
+                        Err(e) => HistoryCell::Error {
+                            message: format!("cannot copy: {e}"),
+                        },
+                    });
                     dirty = true;
                 }
                 AppAction::SearchFiles(query) => {
@@ -450,6 +555,27 @@ async fn run_inner(opts: TuiOptions) -> Result<i32, String> {
     })
 }
 
+/// How a `!cmd` ended: the command, its output or why it did not run, how long it took.
+type ShellResult = (String, Result<oi_core::CommandOutput, String>, Duration);
+
+/// Runs a `!cmd` the way the model's commands run: `sh -c` in the thread's directory,
+/// under the session's sandbox policy, through the engine's command path.
+async fn run_user_shell(
+    config: &Config,
+    command: &str,
+    cancel: &tokio_util::sync::CancellationToken,
+) -> Result<oi_core::CommandOutput, String> {
+    let req = oi_core::CommandRequest {
+        argv: vec!["sh".into(), "-c".into(), command.to_string()],
+        cwd: config.cwd.clone(),
+        timeout: None,
+        sandbox_policy: config.sandbox_policy.clone(),
+        env: Default::default(),
+        output_cap: Some(1024 * 1024),
+    };
+    oi_core::run_command(config, req, cancel).await
+}
+
 /// `/model` rows: each model id with the reasoning efforts the built-in catalog knows for it.
 pub fn catalog_entries(ids: Vec<String>) -> Vec<(String, Vec<String>)> {
     let mut seen = std::collections::HashSet::new();
@@ -507,15 +633,33 @@ pub fn draw<B: ratatui::backend::Backend>(
     let now = Instant::now();
     live.fit(live_height(app, screen.width, screen.height, theme, now))
         .map_err(failed)?;
+    let mut widths = Vec::new();
+    let mut cursor = None;
     live.terminal()
         .draw(|f| {
             let area = f.area();
-            if let Some(pos) = render_live(app, area, f.buffer_mut(), theme, now) {
+            cursor = render_live(app, area, f.buffer_mut(), theme, now);
+            if let Some(pos) = cursor {
                 f.set_cursor_position(pos);
             }
+            widths = row_widths(f.buffer_mut(), area);
         })
         .map_err(failed)?;
-    Ok(())
+    live.frame_drawn(&widths, cursor).map_err(failed)
+}
+
+/// How far each row of `area` reaches: one past its last cell that is not a plain blank
+/// (what the terminal was told to write there).
+fn row_widths(buf: &ratatui::buffer::Buffer, area: ratatui::layout::Rect) -> Vec<u16> {
+    let blank = ratatui::buffer::Cell::default();
+    (area.top()..area.bottom())
+        .map(|y| {
+            (area.left()..area.right())
+                .rev()
+                .find(|x| buf.cell((*x, y)).is_some_and(|c| *c != blank))
+                .map_or(0, |x| x + 1 - area.left())
+        })
+        .collect()
 }
 
 /// True when the user never wrote in the thread: there is nothing in it to resume.
@@ -671,7 +815,53 @@ async fn handle_action(
                 Err(e) => app.push_cell(HistoryCell::Error { message: e }),
             }
         }
-        AppAction::Quit | AppAction::Redraw | AppAction::Suspend | AppAction::SearchFiles(_) => {}
+        AppAction::Review => {
+            let cwd = current.thread.config().cwd;
+            match crate::actions::git_diff(&cwd).await {
+                Ok(diff) if diff.trim().is_empty() => app.push_cell(HistoryCell::Info {
+                    title: "Nothing to review: the working tree has no changes".into(),
+                    lines: vec![],
+                }),
+                Ok(diff) => {
+                    let op = app.review_turn(&diff);
+                    Box::pin(handle_action(op, app, manager, config, current, tx)).await;
+                }
+                Err(e) => app.push_cell(HistoryCell::Error { message: e }),
+            }
+        }
+        AppAction::Rename(name) => {
+            let renamed = match manager.open_store(&config.home).await {
+                Ok(store) => store
+                    .set_name_async(&current.id, Some(name.clone()))
+                    .await
+                    .map_err(|e| e.to_string()),
+                Err(e) => Err(e.to_string()),
+            };
+            app.push_cell(match renamed {
+                Ok(()) => HistoryCell::Info {
+                    title: format!("Thread renamed to “{name}”"),
+                    lines: vec![],
+                },
+                Err(e) => HistoryCell::Error {
+                    message: format!("cannot rename the thread: {e}"),
+                },
+            });
+        }
+        AppAction::Undo(changes) => {
+            let cwd = current.thread.config().cwd;
+            let result = tokio::task::spawn_blocking(move || crate::undo::revert(&changes, &cwd))
+                .await
+                .unwrap_or_else(|e| Err(e.to_string()));
+            app.undo_done(result);
+        }
+        AppAction::Quit
+        | AppAction::Redraw
+        | AppAction::Suspend
+        | AppAction::SearchFiles(_)
+        | AppAction::EditDraft(_)
+        | AppAction::RunShell(_)
+        | AppAction::CancelShell
+        | AppAction::Copy(_) => {}
     }
 }
 

@@ -16,6 +16,10 @@ pub enum SlashCommand {
     Mcp,
     Init,
     Logout,
+    Review,
+    Copy,
+    Rename,
+    Undo,
     Quit,
     Exit,
     Help,
@@ -76,6 +80,26 @@ pub const COMMANDS: &[(&str, SlashCommand, &str)] = &[
         "write an AGENTS.md for this project",
     ),
     ("logout", SlashCommand::Logout, "remove stored credentials"),
+    (
+        "review",
+        SlashCommand::Review,
+        "ask the model to review the working tree's git diff",
+    ),
+    (
+        "copy",
+        SlashCommand::Copy,
+        "copy the last answer to the clipboard (OSC 52)",
+    ),
+    (
+        "rename",
+        SlashCommand::Rename,
+        "rename this thread: /rename NAME",
+    ),
+    (
+        "undo",
+        SlashCommand::Undo,
+        "revert the last patch applied in this session",
+    ),
     ("quit", SlashCommand::Quit, "exit interpreter"),
     ("exit", SlashCommand::Exit, "exit interpreter"),
     ("help", SlashCommand::Help, "list commands and keys"),
@@ -128,6 +152,8 @@ pub fn help_lines() -> Vec<String> {
     out.extend(
         [
             "Enter send · Shift+Enter or Ctrl+J newline · Up/Down history · @ file picker",
+            "while a turn runs: Enter steers it · Tab queues for after it · Alt+Up edits the last queued",
+            "Ctrl+R search history · Ctrl+G edit in $VISUAL/$EDITOR · !cmd run a shell command",
             "Esc or Ctrl+C interrupt · Ctrl+C twice or Ctrl+D on empty composer exit",
             "Ctrl+T transcript · Ctrl+L redraw · Ctrl+Z suspend (fg resumes)",
         ]

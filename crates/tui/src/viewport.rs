@@ -23,6 +23,11 @@ use unicode_width::UnicodeWidthStr;
 pub struct SharedBackend<B> {
     inner: Arc<Mutex<B>>,
     known_cursor: Arc<Mutex<Option<Position>>>,
+    /// The screen size the live area is laid out for, which is what ratatui is told. A
+    /// resize that lands in the middle of a frame would otherwise make ratatui move the
+    /// viewport itself (asking the terminal where the cursor is, which cannot be answered
+    /// while the event loop holds the input); the next frame relays out for it instead.
+    laid_out: Arc<Mutex<Option<Size>>>,
 }
 
 impl<B> Clone for SharedBackend<B> {
@@ -30,6 +35,7 @@ impl<B> Clone for SharedBackend<B> {
         Self {
             inner: self.inner.clone(),
             known_cursor: self.known_cursor.clone(),
+            laid_out: self.laid_out.clone(),
         }
     }
 }
@@ -39,7 +45,20 @@ impl<B: Backend> SharedBackend<B> {
         Self {
             inner: Arc::new(Mutex::new(backend)),
             known_cursor: Arc::new(Mutex::new(None)),
+            laid_out: Arc::new(Mutex::new(None)),
         }
+    }
+
+    fn set_laid_out(&self, size: Size) {
+        *self
+            .laid_out
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner()) = Some(size);
+    }
+
+    /// The terminal's size now (not the one laid out for).
+    pub fn real_size(&self) -> io::Result<Size> {
+        self.lock().size().map(usable_size)
     }
 
     fn lock(&self) -> MutexGuard<'_, B> {
@@ -114,7 +133,14 @@ impl<B: Backend> Backend for SharedBackend<B> {
     }
 
     fn size(&self) -> io::Result<Size> {
-        self.lock().size().map(usable_size)
+        let laid_out = *self
+            .laid_out
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        match laid_out {
+            Some(size) => Ok(size),
+            None => self.real_size(),
+        }
     }
 
     fn window_size(&mut self) -> io::Result<WindowSize> {
@@ -136,6 +162,31 @@ fn usable_size(size: Size) -> Size {
     } else {
         size
     }
+}
+
+/// Whether the terminal is known to re-wrap its lines on a resize (tmux, and the
+/// terminals that say who they are): when the screen is nearly full, a narrowing can split
+/// rows above and below the cursor by the same amount and leave it on its row.
+fn terminal_rewraps() -> bool {
+    static REWRAPS: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *REWRAPS.get_or_init(|| {
+        let set = |k: &str| std::env::var_os(k).is_some_and(|v| !v.is_empty());
+        if set("XTERM_VERSION") && !set("TMUX") && !set("STY") {
+            return false;
+        }
+        [
+            "TMUX",
+            "VTE_VERSION",
+            "KITTY_WINDOW_ID",
+            "WEZTERM_EXECUTABLE",
+            "WT_SESSION",
+            "ALACRITTY_WINDOW_ID",
+            "ITERM_SESSION_ID",
+            "KONSOLE_VERSION",
+        ]
+        .iter()
+        .any(|k| set(k))
+    })
 }
 
 /// Draws `line` on row `y`: only the cells its text covers (a wide character's second
@@ -167,13 +218,23 @@ pub struct LiveViewport<B: Backend> {
     terminal: Terminal<SharedBackend<B>>,
     /// The screen size the viewport was laid out for.
     screen: Size,
+    /// How far each row of the live area has been written (cells from the left edge),
+    /// at most, since the area was made: what a terminal that re-wraps lines sees.
+    drawn: Vec<u16>,
+    /// Where the last frame left the cursor.
+    cursor: Option<Position>,
+    /// Resizes are followed only by [`LiveViewport::relocate`] (the runner asks the
+    /// terminal for the cursor first); `fit` keeps the laid-out size meanwhile, so a resize
+    /// that lands in the middle of a frame is not taken without finding the area again.
+    relocating: bool,
 }
 
 impl<B: Backend> LiveViewport<B> {
     /// A live area of `height` rows starting at the cursor (asks the terminal where it is).
     pub fn new(backend: B, height: u16) -> io::Result<Self> {
         let backend = SharedBackend::new(backend);
-        let screen = backend.size()?;
+        let screen = backend.real_size()?;
+        backend.set_laid_out(screen);
         let terminal = Terminal::with_options(
             backend.clone(),
             TerminalOptions {
@@ -184,6 +245,9 @@ impl<B: Backend> LiveViewport<B> {
             backend,
             terminal,
             screen,
+            drawn: Vec::new(),
+            cursor: None,
+            relocating: false,
         })
     }
 
@@ -196,6 +260,9 @@ impl<B: Backend> LiveViewport<B> {
             b.clear_region(ClearType::AfterCursor)?;
         }
         self.backend.set_known_cursor(anchor);
+        self.backend.set_laid_out(screen);
+        self.drawn.clear();
+        self.cursor = None;
         let made = Terminal::with_options(
             self.backend.clone(),
             TerminalOptions {
@@ -213,7 +280,7 @@ impl<B: Backend> LiveViewport<B> {
     /// assumed on screen (after the terminal was handed to the shell and back, the cursor
     /// is somewhere below the shell's lines; the bottom row is always free to scroll up).
     pub fn restart_at_bottom(&mut self) -> io::Result<()> {
-        let screen = self.backend.size()?;
+        let screen = self.backend.real_size()?;
         let anchor = Position::new(0, screen.height.saturating_sub(1));
         self.remake_at(anchor, 1, screen)
     }
@@ -227,7 +294,7 @@ impl<B: Backend> LiveViewport<B> {
         if lines.is_empty() {
             return Ok(());
         }
-        let screen = self.backend.size()?;
+        let screen = self.screen;
         let area = self.terminal.get_frame().area();
         // At least one row of the screen is left for history.
         let keep = area.height.min(screen.height.saturating_sub(1)).max(1);
@@ -268,7 +335,89 @@ impl<B: Backend> LiveViewport<B> {
 
     /// The screen's size now.
     pub fn screen_size(&self) -> io::Result<Size> {
-        self.backend.size()
+        self.backend.real_size()
+    }
+
+    /// Follow resizes only through [`LiveViewport::relocate`] from now on.
+    pub fn follow_resizes_by_cursor(&mut self) {
+        self.relocating = true;
+    }
+
+    /// Lays out for the terminal's size where the area was (when the terminal does not
+    /// say where its cursor is).
+    pub fn adopt_size(&mut self) -> io::Result<()> {
+        let was = std::mem::replace(&mut self.relocating, false);
+        let height = self.height();
+        let fitted = self.fit(height);
+        self.relocating = was;
+        fitted
+    }
+
+    /// True when the terminal's size is no longer the one the live area is laid out for.
+    pub fn resized(&self) -> io::Result<bool> {
+        Ok(self.backend.real_size()? != self.screen)
+    }
+
+    /// Records what a frame drew: how far each row of the area reaches, and where the
+    /// cursor was left (`None`: hidden, then it is parked at the start of the last row, so
+    /// its place is still known).
+    pub fn frame_drawn(&mut self, widths: &[u16], cursor: Option<Position>) -> io::Result<()> {
+        if self.drawn.len() < widths.len() {
+            self.drawn.resize(widths.len(), 0);
+        }
+        for (d, w) in self.drawn.iter_mut().zip(widths) {
+            *d = (*d).max(*w);
+        }
+        let cursor = match cursor {
+            Some(pos) => pos,
+            None => {
+                let area = self.terminal.get_frame().area();
+                let pos = Position::new(0, area.bottom().saturating_sub(1));
+                self.backend.lock().set_cursor_position(pos)?;
+                pos
+            }
+        };
+        self.cursor = Some(cursor);
+        Ok(())
+    }
+
+    /// Finds the live area again after the terminal changed size, from where the cursor
+    /// is now (`cursor_now`, asked of the terminal), and makes it anew there, erasing the
+    /// old one and nothing above it.
+    ///
+    /// A terminal that re-wraps lines (tmux, most modern ones) splits every row longer
+    /// than a narrower width, which moves the rows above it up, and keeps the cursor on its
+    /// character; one that does not (xterm) cuts the rows and leaves the cursor's row
+    /// alone. Which one this is shows in the cursor: the status line below it always
+    /// reaches the right edge, so narrowing a re-wrapping terminal always moves the cursor
+    /// up. The live area's top is then the cursor's row less the rows the area's rows
+    /// above it take now. Assuming the wrong kind would erase history (loss) or leave old
+    /// live rows behind (repeats).
+    pub fn relocate(&mut self, cursor_now: Position, screen: Size) -> io::Result<()> {
+        let area = self.terminal.get_frame().area();
+        let Some(before) = self.cursor else {
+            return self.fit(area.height);
+        };
+        let row = before.y.saturating_sub(area.y);
+        let narrowed = screen.width < self.screen.width;
+        let unwrapped_row = before.y.min(screen.height.saturating_sub(1));
+        let rewrapped = narrowed && (cursor_now.y != unwrapped_row || terminal_rewraps());
+        let width = screen.width.max(1);
+        let above: u16 = if rewrapped {
+            let rows: u16 = (0..usize::from(row))
+                .map(|i| {
+                    let w = self.drawn.get(i).copied().unwrap_or(0);
+                    w.div_ceil(width).max(1)
+                })
+                .sum();
+            rows + before.x / width
+        } else {
+            row
+        };
+        let top = cursor_now.y.saturating_sub(above);
+        let height = area.height.clamp(1, screen.height.max(1));
+        let top = top.min(screen.height.saturating_sub(height));
+        self.remake_at(Position::new(0, top), height, screen)
     }
 
     /// Rows the live area has now.
@@ -279,7 +428,11 @@ impl<B: Backend> LiveViewport<B> {
     /// Makes the live area `height` rows (at most the screen), laid out for the screen's
     /// current size. Does nothing when both are unchanged.
     pub fn fit(&mut self, height: u16) -> io::Result<()> {
-        let screen = self.backend.size()?;
+        let screen = if self.relocating {
+            self.screen
+        } else {
+            self.backend.real_size()?
+        };
         let height = height.clamp(1, screen.height.max(1));
         let area = self.terminal.get_frame().area();
         if screen == self.screen && area.height == height {
@@ -446,6 +599,43 @@ mod tests {
             [0, 2, 5].map(|x| buf[(x, 1)].symbol().to_string()).to_vec()
         });
         assert_eq!(shown, ["宽", "字", "x"]);
+    }
+
+    /// A live area of 4 rows drawn at 30 columns: a 10-wide row, a full-width rule, the
+    /// composer (cursor at column 2 of row 2) and a full-width status line.
+    fn drawn_area() -> LiveViewport<TestBackend> {
+        let mut v = LiveViewport::new(TestBackend::new(30, 12), 1).unwrap();
+        v.restart_at_bottom().unwrap();
+        v.fit(4).unwrap();
+        v.follow_resizes_by_cursor();
+        draw(&mut v, &["tail", "rule", "> x", "status"]);
+        let top = v.terminal().get_frame().area().y;
+        v.frame_drawn(&[10, 30, 3, 30], Some(Position::new(2, top + 2)))
+            .unwrap();
+        v
+    }
+
+    #[test]
+    fn a_rewrapped_narrowing_finds_the_area_from_the_cursor() {
+        let mut v = drawn_area();
+        assert_eq!(v.terminal().get_frame().area().y, 8);
+        // At 20 columns the rule and the status line take two rows each: the terminal
+        // moved the cursor up one row (the status line's second half is below it).
+        v.backend().with(|b| b.resize(20, 12));
+        assert!(v.resized().unwrap());
+        v.relocate(Position::new(2, 9), Size::new(20, 12)).unwrap();
+        // Above the cursor: the tail (1 row) and the rule (2 rows).
+        assert_eq!(v.terminal().get_frame().area().y, 6);
+        assert!(!v.resized().unwrap());
+    }
+
+    #[test]
+    fn a_widening_keeps_the_rows_above_the_cursor_as_they_were() {
+        let mut v = drawn_area();
+        v.backend().with(|b| b.resize(40, 12));
+        // The terminal pulled the content up one row (lines above joined).
+        v.relocate(Position::new(2, 9), Size::new(40, 12)).unwrap();
+        assert_eq!(v.terminal().get_frame().area().y, 7);
     }
 
     #[test]

@@ -16,13 +16,24 @@ impl App {
                 }
             };
         }
+        if let Some(command) = text.strip_prefix('!') {
+            let command = command.trim();
+            if command.is_empty() {
+                self.push_error("Type a command after `!`, e.g. `!git status`".into());
+                return vec![];
+            }
+            return vec![AppAction::RunShell(command.to_string())];
+        }
         self.prompts_to_save.push(text.clone());
+        if self.is_running() {
+            return vec![self.steer(text)];
+        }
         vec![self.user_turn(text)]
     }
 
-    fn user_turn(&mut self, text: String) -> AppAction {
+    pub(super) fn user_turn(&mut self, text: String) -> AppAction {
         AppAction::Op(Op::UserInput {
-            items: vec![UserInput::text(text)],
+            items: self.prompt_items(text),
             overrides: std::mem::take(&mut self.pending_overrides),
         })
     }
@@ -104,6 +115,22 @@ impl App {
                 self.overlay = Some(Overlay::Picker(Picker::new("Harness profile", items)));
                 vec![]
             }
+            SlashCommand::Review if self.is_running() => busy(self, "review"),
+            SlashCommand::Review => vec![AppAction::Review],
+            SlashCommand::Copy => match self.last_answer() {
+                Some(text) => vec![AppAction::Copy(text)],
+                None => {
+                    self.push_error("There is no answer to copy yet".into());
+                    vec![]
+                }
+            },
+            SlashCommand::Rename if args.is_empty() => {
+                self.push_error("Give the new name: `/rename NAME`".into());
+                vec![]
+            }
+            SlashCommand::Rename => vec![AppAction::Rename(args.to_string())],
+            SlashCommand::Undo if self.is_running() => busy(self, "undo"),
+            SlashCommand::Undo => self.ask_undo(),
             SlashCommand::Approvals => {
                 let items = APPROVAL_PRESETS
                     .iter()

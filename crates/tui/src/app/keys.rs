@@ -59,6 +59,31 @@ impl App {
             }
             None => {}
         }
+        if self.extras.history_search.is_some() {
+            self.history_search_key(key);
+            return self.refresh_popup();
+        }
+        let alt = key.modifiers.contains(KeyModifiers::ALT);
+        match key.code {
+            KeyCode::Char('r') if ctrl => {
+                self.open_history_search();
+                return vec![];
+            }
+            KeyCode::Char('g') if ctrl => {
+                return vec![AppAction::EditDraft(self.composer.text().to_string())];
+            }
+            KeyCode::Tab
+                if self.is_running() && self.popup.is_none() && !self.composer.is_empty() =>
+            {
+                self.queue_composer();
+                return vec![];
+            }
+            KeyCode::Up if alt => {
+                self.edit_last_queued();
+                return vec![];
+            }
+            _ => {}
+        }
         match key.code {
             KeyCode::Char('c') if ctrl => return self.ctrl_c(),
             KeyCode::Char('d') if ctrl && self.composer.is_empty() => {
@@ -77,6 +102,9 @@ impl App {
                 if self.is_running() {
                     self.interrupt_requested = true;
                     return vec![AppAction::Op(Op::Interrupt)];
+                }
+                if self.shell_running() {
+                    return vec![AppAction::CancelShell];
                 }
                 return vec![];
             }
@@ -287,6 +315,11 @@ impl App {
                 vec![]
             }
             PickerValue::Thread(id) => vec![AppAction::Resume(id)],
+            PickerValue::Undo(true) => self.undo_confirmed(),
+            PickerValue::Undo(false) => {
+                self.push_info("Kept the last patch", vec![]);
+                vec![]
+            }
         }
     }
 

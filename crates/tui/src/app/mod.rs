@@ -4,7 +4,10 @@
 //! `keys`, slash commands in `commands`.
 
 mod commands;
+mod extras;
 mod keys;
+
+pub use extras::shell_context;
 
 use crate::cells::{HistoryCell, Outcome, mcp_result_summary};
 use crate::composer::{Composer, ComposerResult};
@@ -86,6 +89,21 @@ pub enum AppAction {
     Redraw,
     /// Hand the terminal back to the shell and stop like any job (Ctrl+Z); `fg` resumes.
     Suspend,
+    /// `/review`: start a turn reviewing the working tree's `git diff`.
+    Review,
+    /// `/copy`: put this text on the clipboard (OSC 52).
+    Copy(String),
+    /// `/rename`: name the thread in the store.
+    Rename(String),
+    /// `/undo`, confirmed: revert these changes (the last applied patch); answer with
+    /// [`App::undo_done`].
+    Undo(Vec<(PathBuf, oi_protocol::protocol::FileChange)>),
+    /// Ctrl+G: edit this draft in `$VISUAL`/`$EDITOR`; the result replaces the composer.
+    EditDraft(String),
+    /// `!cmd`: run a shell command locally, sandboxed; answer with [`App::shell_done`].
+    RunShell(String),
+    /// Esc while a `!cmd` runs: stop it.
+    CancelShell,
 }
 
 /// Per-server MCP state from startup events.
@@ -181,6 +199,8 @@ pub struct App {
     pub hint: Option<String>,
     last_ctrl_c: Option<Instant>,
     pub should_quit: bool,
+    /// Steering, queued follow-ups, Ctrl+R, `!cmd` context and `/undo` (see `extras`).
+    pub extras: extras::Extras,
 }
 
 /// The sandbox policy a `/approvals` preset's mode stands for.
@@ -253,6 +273,7 @@ impl App {
             hint: None,
             last_ctrl_c: None,
             should_quit: false,
+            extras: extras::Extras::default(),
         }
     }
 
@@ -423,7 +444,9 @@ impl App {
                 continue;
             }
             match role {
-                Role::User => self.push_cell(HistoryCell::User { text }),
+                Role::User => self.push_cell(HistoryCell::User {
+                    text: Self::shown_user_text(&text),
+                }),
                 Role::Assistant => self.push_cell(HistoryCell::Assistant { markdown: text }),
                 _ => {}
             }
@@ -443,10 +466,9 @@ impl App {
                     self.status.context_window_source = ev.model_context_window_source.clone();
                 }
             }
-            EventMsg::UserMessage(m) => self.push_cell(HistoryCell::User {
-                text: m.message.clone(),
-            }),
+            EventMsg::UserMessage(m) => self.on_user_message(&m.message),
             EventMsg::AgentMessageDelta(d) => {
+                self.model_output_began();
                 self.show_streamed_reasoning();
                 self.streaming.push_str(&d.delta);
                 self.commit_streamed_blocks();
@@ -456,7 +478,10 @@ impl App {
                 self.show_streamed_reasoning();
                 self.finish_answer(Some(&m.message), tail);
             }
-            EventMsg::AgentReasoningDelta(d) => self.streaming_reasoning.push_str(&d.delta),
+            EventMsg::AgentReasoningDelta(d) => {
+                self.model_output_began();
+                self.streaming_reasoning.push_str(&d.delta)
+            }
             EventMsg::AgentReasoning(r) => {
                 if !self.streaming_reasoning.trim().is_empty() {
                     // Still live: the full text replaces the deltas.
@@ -545,6 +570,9 @@ impl App {
             }
             EventMsg::PatchApplyEnd(e) => {
                 self.running.retain(|(id, _)| *id != e.call_id);
+                if e.success {
+                    self.patch_applied(e.changes.clone().into_iter().collect());
+                }
                 self.push_cell(HistoryCell::Patch {
                     changes: e.changes.clone().into_iter().collect(),
                     ok: Some(e.success),
@@ -639,6 +667,7 @@ impl App {
                 message: format!("{} (retrying)", s.message),
             }),
             EventMsg::TokenCount(t) => {
+                self.model_response_ended();
                 if let Some(info) = &t.info {
                     self.status.context_used = Some(info.last_token_usage.total_tokens);
                     self.status.total_tokens = info.total_token_usage.total_tokens;
@@ -732,6 +761,7 @@ impl App {
             interrupted,
             duration_ms,
         });
+        self.followups_at_turn_end(interrupted);
     }
 }
 

@@ -1,0 +1,64 @@
+//! Ctrl+G: the composer's draft in the user's editor (`$VISUAL`, else `$EDITOR`), which
+//! gets the terminal while the TUI waits; what it saves becomes the draft.
+
+use std::io::Write;
+use std::path::PathBuf;
+
+/// The editor command line: `$VISUAL`, else `$EDITOR`.
+fn editor_command() -> Result<String, String> {
+    ["VISUAL", "EDITOR"]
+        .iter()
+        .find_map(|k| std::env::var(k).ok().filter(|v| !v.trim().is_empty()))
+        .ok_or_else(|| {
+            "set $VISUAL or $EDITOR (e.g. `export EDITOR=vim`) to edit the draft in an editor"
+                .to_string()
+        })
+}
+
+/// A new owner-only file for the draft.
+fn draft_file(draft: &str) -> Result<PathBuf, String> {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.subsec_nanos())
+        .unwrap_or(0);
+    let path = std::env::temp_dir().join(format!(
+        "interpreter-draft-{}-{nanos}.md",
+        std::process::id()
+    ));
+    let mut opts = std::fs::OpenOptions::new();
+    opts.write(true).create_new(true);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::mode(&mut opts, 0o600);
+    let mut f = opts
+        .open(&path)
+        .map_err(|e| format!("cannot create {}: {e}", path.display()))?;
+    f.write_all(draft.as_bytes())
+        .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+    Ok(path)
+}
+
+/// Runs the editor on `draft` (the terminal must be the editor's: not in raw mode, input
+/// not read by the TUI) and returns the text it saved, or why the draft is unchanged.
+pub fn edit(draft: &str) -> Result<String, String> {
+    let editor = editor_command()?;
+    let path = draft_file(draft)?;
+    // Through `sh`, so `EDITOR="code --wait"` works as it does for git. The editor shares
+    // the TUI's process group: it must be in the terminal's foreground group to read keys.
+    let status = std::process::Command::new("sh")
+        .arg("-c")
+        .arg(format!("{editor} \"$1\""))
+        .arg("sh")
+        .arg(&path)
+        .status();
+    let text = std::fs::read_to_string(&path);
+    let _ = std::fs::remove_file(&path);
+    let status = status.map_err(|e| format!("cannot start the editor `{editor}`: {e}"))?;
+    if !status.success() {
+        return Err(format!(
+            "the editor `{editor}` exited with {status}; the draft is unchanged"
+        ));
+    }
+    let text = text.map_err(|e| format!("cannot read the edited draft: {e}"))?;
+    // Editors end the file with a newline the draft did not have.
+    Ok(text.strip_suffix('\n').unwrap_or(&text).to_string())
+}
