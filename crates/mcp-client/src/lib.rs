@@ -25,6 +25,7 @@ mod http;
 mod manager;
 pub mod naming;
 pub mod oauth;
+pub mod prompts;
 mod resources;
 mod sniff;
 mod status;
