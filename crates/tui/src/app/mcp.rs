@@ -387,7 +387,7 @@ mod tests {
     #[test]
     fn a_prompt_with_arguments_opens_a_form_and_inline_ones_skip_it() {
         let mut app = app_with_catalog();
-        assert_eq!(app.mcp_prompt_command("mcp__nobody__x", ""), None);
+        assert!(app.mcp_prompt_command("mcp__nobody__x", "").is_none());
         let acts = app
             .mcp_prompt_command("mcp__everything__args-prompt", "")
             .unwrap();
