@@ -741,7 +741,7 @@ async fn handle_action(
                 let op = AppAction::Op(Op::UserInput { items, overrides });
                 Box::pin(handle_action(op, app, manager, config, current, tx)).await;
             }
-            Err(e) => app.mentions_failed(&text, e),
+            Err(e) => app.mentions_failed(&text, overrides, e),
         },
         AppAction::Quit
         | AppAction::Redraw

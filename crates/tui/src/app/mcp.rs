@@ -305,9 +305,10 @@ impl App {
     }
 
     /// A message whose mentioned resources could not be read: nothing was sent, the draft
-    /// comes back.
-    pub fn mentions_failed(&mut self, text: &str, error: String) {
+    /// comes back, and the settings it would have carried wait for the next message.
+    pub fn mentions_failed(&mut self, text: &str, overrides: TurnOverrides, error: String) {
         self.mention_echo = None;
+        self.pending_overrides = overrides;
         self.composer.set_text(text);
         self.push_error(error);
     }
