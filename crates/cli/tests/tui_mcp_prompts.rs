@@ -6,7 +6,6 @@
 mod common;
 mod tui_pty;
 
-use common::*;
 use oi_test_support::{MockScript, MockTurn};
 use tui_pty::*;
 
