@@ -62,6 +62,10 @@ pub struct Cli {
     pub command: Option<Command>,
     /// First prompt of an interactive session (without one, type it at the `›` marker).
     pub prompt: Option<String>,
+    /// An image for a vision model (PNG, JPEG, GIF or WebP, at most 10 MiB), sent with the
+    /// first prompt, or attached to the composer when there is none; may repeat.
+    #[arg(short = 'i', long = "image", value_name = "FILE")]
+    pub images: Vec<PathBuf>,
     /// Use the line-based interactive mode instead of the full-screen terminal UI (the line
     /// mode is also used whenever stdin or stdout is not a terminal).
     #[arg(long, global = true)]
@@ -318,8 +322,9 @@ pub struct CodexExecFlags {
     /// Not supported: refused with a message, never ignored.
     #[arg(long, hide = true, value_name = "FILE", global = true)]
     pub output_schema: Option<PathBuf>,
-    /// Not supported: refused with a message, never ignored.
-    #[arg(long, short = 'i', hide = true, value_name = "FILE", global = true)]
+    /// An image to send with the prompt to a vision model (PNG, JPEG, GIF or WebP, at most
+    /// 10 MiB); may repeat.
+    #[arg(long, short = 'i', value_name = "FILE", global = true)]
     pub image: Vec<PathBuf>,
 }
 
@@ -329,12 +334,6 @@ impl CodexExecFlags {
     pub fn apply(&self, global: &mut GlobalArgs) -> Result<(), String> {
         if self.output_schema.is_some() {
             return Err("--output-schema is not supported: the answer is not constrained to a JSON schema here".into());
-        }
-        if !self.image.is_empty() {
-            return Err(
-                "--image is not supported yet: images cannot be sent to the model from `exec`"
-                    .into(),
-            );
         }
         if !self.add_dir.is_empty() {
             let roots: Vec<toml::Value> = self
@@ -681,11 +680,15 @@ pub fn main_with_args(mut args: Vec<OsString>) -> i32 {
                 serve,
             ))
         }
-        None if tui => rt.block_on(crate::tui_cmd::run_tui(
-            cli.global,
-            cli.prompt,
-            oi_tui::StartMode::New,
+        None if tui => rt.block_on(crate::tui_cmd::run_tui_with_images(
+            cli.global, cli.prompt, cli.images,
         )),
+        None if !cli.images.is_empty() => {
+            eprintln!(
+                "error: -i/--image works in the terminal UI and in `interpreter exec -i FILE PROMPT`; the line mode sends text only"
+            );
+            EXIT_USAGE
+        }
         None => rt.block_on(crate::interactive::run(cli.global, cli.prompt)),
     }
 }

@@ -108,6 +108,12 @@ pub async fn run_exec(mut global: GlobalArgs, args: ExecArgs) -> i32 {
     }
     let format = Format::of(args.json, args.experimental_json);
     if let Some(crate::cli::ExecCommand::Resume(resume)) = args.command {
+        if !args.codex.image.is_empty() {
+            eprintln!(
+                "error: -i/--image is not supported with `exec resume`; start a new thread with `exec -i FILE PROMPT`"
+            );
+            return EXIT_USAGE;
+        }
         if args.prompt.is_some() {
             eprintln!("error: give the prompt after `resume THREAD_ID`, not before `resume`");
             return EXIT_USAGE;
@@ -129,6 +135,13 @@ pub async fn run_exec(mut global: GlobalArgs, args: ExecArgs) -> i32 {
         Ok(c) => c,
         Err(code) => return code,
     };
+    let images = match crate::images::image_inputs(&args.codex.image, &config.model) {
+        Ok(items) => items,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return EXIT_USAGE;
+        }
+    };
     let reasoning = ReasoningDisplay::from_config(&config);
     let manager = ThreadManager::new(ThreadManagerOptions {
         source: SessionSource::Exec,
@@ -145,7 +158,9 @@ pub async fn run_exec(mut global: GlobalArgs, args: ExecArgs) -> i32 {
         }
     };
     let thread = new.thread.clone();
-    let code = drive_turn(new, prompt, format, reasoning).await;
+    let mut items = vec![UserInput::text(prompt)];
+    items.extend(images);
+    let code = drive_turn_items(new, items, format, reasoning).await;
     manager.shutdown_all().await;
     saved_or_failure(&thread, code)
 }
@@ -180,6 +195,16 @@ pub async fn drive_turn(
     format: Format,
     reasoning: ReasoningDisplay,
 ) -> i32 {
+    drive_turn_items(new, vec![UserInput::text(prompt)], format, reasoning).await
+}
+
+/// [`drive_turn`] with any input items (the prompt and its images).
+pub async fn drive_turn_items(
+    new: NewThread,
+    items: Vec<UserInput>,
+    format: Format,
+    reasoning: ReasoningDisplay,
+) -> i32 {
     let json = format.is_json();
     let mut out = Output::new(format, reasoning);
     out.event(&Event {
@@ -190,7 +215,7 @@ pub async fn drive_turn(
     // (which would kill the process without stopping commands or flushing the thread).
     let mut signals = TerminationSignals::listen();
     let id = oi_protocol::ids::new_id();
-    let input = StartTurn::input(vec![UserInput::text(prompt)]);
+    let input = StartTurn::input(items);
     let mut turn = match new.thread.start_turn_on(new.events, id, input).await {
         Ok(turn) => turn,
         Err(e) => {

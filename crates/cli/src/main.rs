@@ -6,6 +6,7 @@ mod cli;
 mod codex_flags;
 mod exec;
 mod exec_jsonl;
+mod images;
 mod interactive;
 mod listen_token;
 mod mcp_cmd;

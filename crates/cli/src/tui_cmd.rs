@@ -40,9 +40,35 @@ pub fn init_file_tracing() {
 
 /// `interpreter [PROMPT]` on a terminal.
 pub async fn run_tui(global: GlobalArgs, prompt: Option<String>, start: oi_tui::StartMode) -> i32 {
+    run_tui_images(global, prompt, Vec::new(), start).await
+}
+
+/// `interpreter [-i FILE]… [PROMPT]` on a terminal: the images go with the first prompt, or
+/// wait in the composer for one.
+pub async fn run_tui_with_images(
+    global: GlobalArgs,
+    prompt: Option<String>,
+    images: Vec<std::path::PathBuf>,
+) -> i32 {
+    run_tui_images(global, prompt, images, oi_tui::StartMode::New).await
+}
+
+async fn run_tui_images(
+    global: GlobalArgs,
+    prompt: Option<String>,
+    images: Vec<std::path::PathBuf>,
+    start: oi_tui::StartMode,
+) -> i32 {
     let config = match global.load_config_or_ask() {
         Ok(c) => c,
         Err(code) => return code,
+    };
+    let images = match crate::images::checked_images(&images, &config.model) {
+        Ok(paths) => paths,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return EXIT_USAGE;
+        }
     };
     let models = oi_tui::run::catalog_entries(vec![config.model.clone()]);
     let manager = ThreadManager::new(ThreadManagerOptions {
@@ -54,6 +80,7 @@ pub async fn run_tui(global: GlobalArgs, prompt: Option<String>, start: oi_tui::
         manager,
         start,
         prompt,
+        images,
         models,
     })
     .await

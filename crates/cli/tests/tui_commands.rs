@@ -270,10 +270,15 @@ async fn slash_diff_shows_changes_and_untracked_files() {
     let tui = Tui::spawn(&env, &[]);
     tui.wait_for("Ask anything");
     command(&tui, "/diff");
-    let screen = tui.wait_for("git diff: 2 file(s)");
-    for needle in ["-old line", "+new line", "+brand new", "fresh.txt"] {
+    // The diff opens in the pager, each line with its number in the file.
+    tui.wait_for("── git diff: 2 file(s) +2 -1");
+    let screen = tui.rows().join("\n");
+    for needle in ["1 -old line", "1 +new line", "1 +brand new", "fresh.txt"] {
         assert!(screen.contains(needle), "{needle} missing:\n{screen}");
     }
+    // Esc closes it; the scrollback keeps one line about it.
+    tui.send("\x1b");
+    tui.wait_for("shown in the pager; /diff opens it again");
     assert!(env.mock.requests().is_empty());
     quit(tui);
 }

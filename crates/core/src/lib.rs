@@ -23,6 +23,7 @@ mod events;
 mod exec;
 pub mod git;
 pub mod harness;
+pub mod image_input;
 mod manager;
 mod mcp_sampling;
 mod notify;

@@ -255,6 +255,12 @@ impl Thread {
             .unwrap_or_default()
     }
 
+    /// The thread's MCP connections, for front ends that read resources or get prompts for
+    /// the user (the TUI's `@server:uri` mentions and `/mcp__server__prompt` commands).
+    pub fn mcp_manager(&self) -> Option<Arc<oi_mcp_client::McpConnectionManager>> {
+        self.session.mcp.clone()
+    }
+
     /// The startup error of an MCP server that failed to start, if it did.
     pub fn mcp_server_error(&self, server: &str) -> Option<String> {
         self.session.mcp.as_ref()?.server_error(server)
@@ -303,24 +309,10 @@ async fn user_item(items: &[UserInput]) -> (ResponseItem, UserMessageEvent) {
 }
 
 async fn local_image_data_url(path: &std::path::Path) -> Result<String, String> {
-    use base64::Engine;
-    let mime = match path
-        .extension()
-        .and_then(|e| e.to_str())
-        .map(|e| e.to_ascii_lowercase())
-        .as_deref()
-    {
-        Some("png") => "image/png",
-        Some("jpg") | Some("jpeg") => "image/jpeg",
-        Some("gif") => "image/gif",
-        Some("webp") => "image/webp",
-        _ => return Err("unsupported image type (use png, jpeg, gif or webp)".into()),
-    };
-    let bytes = tokio::fs::read(path).await.map_err(|e| e.to_string())?;
-    Ok(format!(
-        "data:{mime};base64,{}",
-        base64::engine::general_purpose::STANDARD.encode(bytes)
-    ))
+    let path = path.to_path_buf();
+    tokio::task::spawn_blocking(move || crate::image_input::image_data_url(&path))
+        .await
+        .map_err(|e| e.to_string())?
 }
 
 fn apply_overrides(sess: &Session, o: TurnOverrides) {

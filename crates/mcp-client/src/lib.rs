@@ -30,6 +30,7 @@ pub mod naming;
 pub mod oauth;
 mod oauth_grants;
 pub mod oauth_session;
+pub mod prompts;
 mod resources;
 mod sampling;
 mod sniff;

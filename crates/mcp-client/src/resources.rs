@@ -121,7 +121,7 @@ impl McpConnectionManager {
 
     /// One request with the server's `tool_timeout_sec` and `cancel` (both send
     /// `notifications/cancelled`). The error is a one-line message for the model.
-    async fn request(
+    pub(crate) async fn request(
         &self,
         server: &str,
         method: &str,

@@ -157,6 +157,7 @@ pub(crate) fn http_error(
             ),
             None => "the conversation no longer fits the model's context window (context_length_exceeded); compact it, or set `model_context_window` to the server's real window".to_string(),
         },
+        None if crate::vision::is_no_vision_error(body) => crate::vision::advice(cx.model),
         None => hint,
     };
     ModelError::Http {

@@ -25,6 +25,7 @@ mod responses;
 mod retry;
 mod sse;
 mod text_harness;
+pub mod vision;
 mod window;
 
 use std::pin::Pin;

@@ -118,36 +118,6 @@ pub fn diff_counts(diff: &str) -> (usize, usize) {
     (add, del)
 }
 
-/// Unified-diff lines coloured by their first character.
-pub fn diff_lines(diff: &str, theme: &Theme, max_rows: usize) -> Vec<Line<'static>> {
-    let mut out: Vec<Line<'static>> = Vec::new();
-    let total = diff.lines().count();
-    for l in diff.lines().take(max_rows) {
-        let style = if l.starts_with("+++") || l.starts_with("---") {
-            theme.bold()
-        } else if l.starts_with('+') {
-            theme.added()
-        } else if l.starts_with('-') {
-            theme.removed()
-        } else if l.starts_with("@@") {
-            theme.accent()
-        } else {
-            theme.dim()
-        };
-        out.push(Line::from(vec![
-            Span::raw("    "),
-            Span::styled(l.to_string(), style),
-        ]));
-    }
-    if total > max_rows {
-        out.push(Line::styled(
-            format!("    … {} more lines", total - max_rows),
-            theme.dim(),
-        ));
-    }
-    out
-}
-
 fn change_diff(change: &FileChange) -> String {
     match change {
         FileChange::Add { content } => content.lines().map(|l| format!("+{l}\n")).collect(),
@@ -183,7 +153,12 @@ pub fn patch_lines(
             Span::styled(format!("-{del}"), theme.removed()),
             Span::raw(")"),
         ]));
-        out.extend(diff_lines(&diff, theme, max_rows));
+        out.extend(crate::diff_view::diff_lines(
+            &diff,
+            Some(&path.to_string_lossy()),
+            theme,
+            max_rows,
+        ));
     }
     out
 }
@@ -375,7 +350,7 @@ impl HistoryCell {
                     Span::raw(" "),
                     Span::styled(format!("-{del}"), theme.removed()),
                 ])];
-                out.extend(diff_lines(text, theme, 2000));
+                out.extend(crate::diff_view::diff_lines(text, None, theme, 2000));
                 wrap_lines(&out, width, "    ")
             }
             HistoryCell::TurnEnded {

@@ -67,3 +67,51 @@ pub fn highlight_code(lang: &str, code: &str, theme: &Theme) -> Vec<Line<'static
     }
     out
 }
+
+/// Highlights one file's lines one at a time (a diff's lines are highlighted in the order
+/// they show, so a construct spanning lines keeps its colour).
+pub struct LineHighlighter {
+    lines: HighlightLines<'static>,
+    syntaxes: &'static SyntaxSet,
+}
+
+impl LineHighlighter {
+    /// A highlighter for the file at `path` (by its extension or name), when its grammar is
+    /// known and colour is on.
+    pub fn for_path(path: &str, theme: &Theme) -> Option<Self> {
+        if !theme.color {
+            return None;
+        }
+        let sets = sets()?;
+        let name = path.rsplit('/').next().unwrap_or(path);
+        let ext = name.rsplit_once('.').map(|(_, e)| e).unwrap_or(name);
+        let syntax = sets
+            .syntaxes
+            .find_syntax_by_extension(ext)
+            .or_else(|| sets.syntaxes.find_syntax_by_extension(name))?;
+        Some(Self {
+            lines: HighlightLines::new(syntax, &sets.theme),
+            syntaxes: &sets.syntaxes,
+        })
+    }
+
+    /// One line's spans, each with its syntax colour over `base` (`None` if the grammar
+    /// fails on it).
+    pub fn line(&mut self, text: &str, base: Style) -> Option<Vec<Span<'static>>> {
+        let with_end = format!("{text}\n");
+        let ranges = self.lines.highlight_line(&with_end, self.syntaxes).ok()?;
+        Some(
+            ranges
+                .into_iter()
+                .map(|(style, part)| {
+                    let c = style.foreground;
+                    Span::styled(
+                        part.trim_end_matches(['\n', '\r']).to_string(),
+                        base.fg(Color::Rgb(c.r, c.g, c.b)),
+                    )
+                })
+                .filter(|s| !s.content.is_empty())
+                .collect(),
+        )
+    }
+}

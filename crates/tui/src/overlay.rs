@@ -386,6 +386,26 @@ pub enum Overlay {
     Picker(Picker),
     /// The whole thread, paged and searchable.
     Transcript(crate::transcript::TranscriptView),
+    /// `/diff`, paged and searchable like the transcript.
+    Diff(crate::pager::DiffPager),
+    /// The arguments of an MCP prompt run as a slash command.
+    PromptArgs(PromptArgs),
+}
+
+/// The form asking for an MCP prompt's arguments (an elicitation form the app answers
+/// itself: Enter gets the prompt, Esc cancels).
+#[derive(Clone, Debug, PartialEq)]
+pub struct PromptArgs {
+    pub server: String,
+    pub prompt: String,
+    pub form: ElicitationForm,
+}
+
+impl Overlay {
+    /// Overlays drawn full screen on the alternate screen.
+    pub fn is_full_screen(&self) -> bool {
+        matches!(self, Overlay::Transcript(_) | Overlay::Diff(_))
+    }
 }
 
 #[cfg(test)]

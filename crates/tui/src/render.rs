@@ -4,7 +4,6 @@
 use crate::app::{App, McpState, Popup};
 use crate::cells::{HistoryCell, format_duration, patch_lines};
 use crate::overlay::{ApprovalSubject, FieldKind, Overlay};
-use crate::slash;
 use crate::theme::Theme;
 use crate::transcript::{self, TranscriptView};
 use crate::wrap::{truncate, wrap_line};
@@ -34,7 +33,7 @@ pub struct LiveLines {
 /// (running cells, the open tail of the answer, a popup or overlay, the composer and the
 /// status line), so no blank rows show while idle. The transcript takes the whole screen.
 pub fn live_height(app: &App, width: u16, screen_rows: u16, theme: &Theme, now: Instant) -> u16 {
-    if matches!(app.overlay, Some(Overlay::Transcript(_))) {
+    if app.overlay.as_ref().is_some_and(Overlay::is_full_screen) {
         return screen_rows;
     }
     let rows = live_lines(app, width, usize::from(screen_rows), theme, now)
@@ -53,6 +52,12 @@ pub fn render_live(
 ) -> Option<Position> {
     if let Some(Overlay::Transcript(view)) = &app.overlay {
         render_transcript(app, view, area, buf, theme);
+        return None;
+    }
+    if let Some(Overlay::Diff(pager)) = &app.overlay {
+        let lines = pager.lines(area.width, theme);
+        let title = |range: &str| format!("{} ({range})", pager.title());
+        render_paged(title, &lines, &pager.view, area, buf, theme);
         return None;
     }
     let LiveLines { lines, cursor } =
@@ -93,9 +98,9 @@ pub fn live_lines(
     match &app.popup {
         Some(Popup::Commands { selected }) => {
             let typed = app.composer.text().trim_start_matches('/');
-            let matches = slash::filter(typed);
+            let matches = app.command_entries(typed);
             let top = popup_top(*selected, matches.len());
-            for (i, (name, _, desc)) in matches.iter().enumerate().skip(top).take(POPUP_ROWS) {
+            for (i, (name, desc)) in matches.iter().enumerate().skip(top).take(POPUP_ROWS) {
                 let style = if i == *selected {
                     theme.selected()
                 } else {
@@ -110,17 +115,12 @@ pub fn live_lines(
             }
         }
         Some(Popup::Files { selected }) => {
-            if app.file_matches.is_empty() {
+            let entries = app.file_popup_entries();
+            if entries.is_empty() {
                 bottom.push(Line::styled("  (no matching files)", theme.dim()));
             }
-            let top = popup_top(*selected, app.file_matches.len());
-            for (i, path) in app
-                .file_matches
-                .iter()
-                .enumerate()
-                .skip(top)
-                .take(POPUP_ROWS)
-            {
+            let top = popup_top(*selected, entries.len());
+            for (i, path) in entries.iter().enumerate().skip(top).take(POPUP_ROWS) {
                 let style = if i == *selected {
                     theme.selected()
                 } else {
@@ -472,6 +472,14 @@ fn overlay_lines(
     let mut out = Vec::new();
     match overlay {
         Overlay::Approval(a) => out = approval_lines(a, width, max_rows, theme),
+        Overlay::PromptArgs(p) => {
+            out = overlay_lines(
+                &Overlay::Elicitation(p.form.clone()),
+                width,
+                max_rows,
+                theme,
+            )
+        }
         Overlay::Elicitation(f) => {
             out.push(rule(&format!("{} asks", f.server)));
             out.extend(wrap_line(
@@ -573,7 +581,7 @@ fn overlay_lines(
                 theme.dim(),
             ));
         }
-        Overlay::Transcript(_) => {}
+        Overlay::Transcript(_) | Overlay::Diff(_) => {}
     }
     out
 }
@@ -586,18 +594,28 @@ fn render_transcript(
     theme: &Theme,
 ) {
     let lines = transcript::lines(&app.transcript, area.width, theme);
+    let cells = app.transcript.len();
+    let title = |range: &str| format!("Transcript ({cells} cells, {range})");
+    render_paged(title, &lines, view, area, buf, theme);
+}
+
+/// A full-screen pager page: the title (given the range of lines shown), the page, the
+/// footer.
+fn render_paged(
+    title: impl Fn(&str) -> String,
+    lines: &[Line<'static>],
+    view: &TranscriptView,
+    area: Rect,
+    buf: &mut Buffer,
+    theme: &Theme,
+) {
     let body = usize::from(area.height).saturating_sub(transcript::CHROME_ROWS);
     let max_scroll = lines.len().saturating_sub(body);
     let scroll = view.scroll.min(max_scroll);
     let end = lines.len() - scroll;
     let start = end.saturating_sub(body);
-    let title = format!(
-        "── Transcript ({} cells, lines {}–{} of {}) ",
-        app.transcript.len(),
-        start + 1,
-        end,
-        lines.len()
-    );
+    let range = format!("lines {}–{} of {}", start + 1, end, lines.len());
+    let title = format!("── {} ", title(&range));
     let fill = usize::from(area.width).saturating_sub(title.chars().count());
     let mut out = vec![Line::styled(
         format!("{title}{}", "─".repeat(fill)),

@@ -55,6 +55,8 @@ pub struct TuiOptions {
     pub start: StartMode,
     /// Sent as the first turn.
     pub prompt: Option<String>,
+    /// Images (`-i FILE`, already checked) sent with `prompt`, or attached to the composer.
+    pub images: Vec<std::path::PathBuf>,
     /// `/model` choices: (model id, reasoning efforts).
     pub models: Vec<(String, Vec<String>)>,
 }
@@ -138,7 +140,7 @@ struct Screens {
 impl Screens {
     fn frame(&mut self, app: &mut App, theme: &Theme) -> Result<(), String> {
         let failed = |e: std::io::Error| format!("cannot draw: {e}");
-        if matches!(app.overlay, Some(Overlay::Transcript(_))) {
+        if app.overlay.as_ref().is_some_and(Overlay::is_full_screen) {
             if self.transcript.is_none() {
                 crossterm::execute!(std::io::stdout(), EnterAlternateScreen).map_err(failed)?;
                 ON_ALTERNATE_SCREEN.store(true, std::sync::atomic::Ordering::SeqCst);
@@ -228,6 +230,7 @@ async fn run_inner(opts: TuiOptions) -> Result<i32, String> {
         manager,
         start,
         prompt,
+        images,
         models,
     } = opts;
     let theme = Theme::from_env();
@@ -257,13 +260,24 @@ async fn run_inner(opts: TuiOptions) -> Result<i32, String> {
     }
     if let Some(p) = prompt.filter(|p| !p.trim().is_empty()) {
         let _ = history.append(&current.id.to_string(), &p);
+        let mut items = vec![oi_protocol::user_input::UserInput::text(p)];
+        items.extend(
+            images
+                .into_iter()
+                .map(|path| oi_protocol::user_input::UserInput::LocalImage { path }),
+        );
         let _ = current
             .thread
             .submit(Op::UserInput {
-                items: vec![oi_protocol::user_input::UserInput::text(p)],
+                items,
                 overrides: Default::default(),
             })
             .await;
+    } else {
+        // `-i FILE` without a prompt: the images wait in the composer for one.
+        for path in images {
+            app.attach_image(path);
+        }
     }
 
     // `kill`, a closed terminal window or a stopped container must not skip the shutdown
@@ -283,6 +297,8 @@ async fn run_inner(opts: TuiOptions) -> Result<i32, String> {
     screens.live.follow_resizes_by_cursor();
 
     let (files_tx, mut files_rx) = mpsc::unbounded_channel::<(String, Vec<String>)>();
+    // The MCP servers' prompts and resources, listed in the background when a popup opens.
+    let (catalog_tx, mut catalog_rx) = mpsc::unbounded_channel::<crate::app::McpCatalog>();
     // One file index per session, started at the first `@` (a watcher on a big tree is not
     // worth paying for at start-up when the picker is never opened).
     let mut file_index: Option<(std::path::PathBuf, Arc<oi_file_search::FileIndex>)> = None;
@@ -347,6 +363,10 @@ async fn run_inner(opts: TuiOptions) -> Result<i32, String> {
             }
             Some((query, matches)) = files_rx.recv() => {
                 app.set_file_matches(&query, matches);
+                dirty = true;
+            }
+            Some(catalog) = catalog_rx.recv() => {
+                app.set_mcp_catalog(catalog);
                 dirty = true;
             }
             _ = sleep_until(due), if due.is_some() => {
@@ -493,6 +513,13 @@ async fn run_inner(opts: TuiOptions) -> Result<i32, String> {
                         },
                     });
                     dirty = true;
+                }
+                AppAction::RefreshMcpCatalog => {
+                    app.set_mcp_catalog(crate::mcp_actions::catalog(&current.thread));
+                    let (thread, tx) = (current.thread.clone(), catalog_tx.clone());
+                    tokio::spawn(async move {
+                        let _ = tx.send(crate::mcp_actions::live_catalog(&thread).await);
+                    });
                 }
                 AppAction::SearchFiles(query) => {
                     let index = match &file_index {
@@ -785,7 +812,7 @@ async fn handle_action(
                     title: "No changes".into(),
                     lines: vec![],
                 }),
-                Ok(diff) => app.push_cell(HistoryCell::Diff { text: diff }),
+                Ok(diff) => app.show_diff(diff),
                 Err(e) => app.push_cell(HistoryCell::Error { message: e }),
             }
         }
@@ -854,6 +881,51 @@ async fn handle_action(
                 .unwrap_or_else(|e| Err(e.to_string()));
             app.undo_done(result);
         }
+        AppAction::RunMcpPrompt { name, args } => {
+            app.set_mcp_catalog(crate::mcp_actions::live_catalog(&current.thread).await);
+            match app.mcp_prompt_command(&name, &args) {
+                Some(actions) => {
+                    for action in actions {
+                        Box::pin(handle_action(action, app, manager, config, current, tx)).await;
+                    }
+                }
+                None => app.push_cell(HistoryCell::Error {
+                    message: format!(
+                        "no MCP server offers the prompt `/{name}`; `/mcp verbose` lists each server's prompts. It was not sent to the model."
+                    ),
+                }),
+            }
+        }
+        AppAction::GetMcpPrompt {
+            server,
+            prompt,
+            arguments,
+        } => {
+            match crate::mcp_actions::get_prompt(&current.thread, &server, &prompt, arguments).await
+            {
+                Ok(input) => {
+                    for action in app.send_prompt(input) {
+                        Box::pin(handle_action(action, app, manager, config, current, tx)).await;
+                    }
+                }
+                Err(e) => app.push_cell(HistoryCell::Error {
+                    message: format!("cannot get the prompt `{prompt}` from `{server}`: {e}"),
+                }),
+            }
+        }
+        AppAction::SendWithResources {
+            text,
+            mut items,
+            overrides,
+            mentions,
+        } => match crate::mcp_actions::read_mentions(&current.thread, &mentions).await {
+            Ok(read) => {
+                items.extend(read);
+                let op = AppAction::Op(Op::UserInput { items, overrides });
+                Box::pin(handle_action(op, app, manager, config, current, tx)).await;
+            }
+            Err(e) => app.mentions_failed(&text, overrides, e),
+        },
         AppAction::Quit
         | AppAction::Redraw
         | AppAction::Suspend
@@ -861,7 +933,8 @@ async fn handle_action(
         | AppAction::EditDraft(_)
         | AppAction::RunShell(_)
         | AppAction::CancelShell
-        | AppAction::Copy(_) => {}
+        | AppAction::Copy(_)
+        | AppAction::RefreshMcpCatalog => {}
     }
 }
 

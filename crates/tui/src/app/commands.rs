@@ -9,6 +9,18 @@ impl App {
             return match parsed {
                 Parsed::Command(cmd, args) => self.run_command(cmd, &args),
                 Parsed::Unknown(name) => {
+                    if name.starts_with("mcp__") {
+                        // The runner lists the server's prompts first: the catalog may
+                        // predate the server's readiness.
+                        let args = text
+                            .trim()
+                            .split_once(char::is_whitespace)
+                            .map_or("", |(_, a)| a);
+                        return vec![AppAction::RunMcpPrompt {
+                            name,
+                            args: args.trim().to_string(),
+                        }];
+                    }
                     self.push_error(format!(
                         "Unknown command `/{name}`. Type /help to see the commands; it was not sent to the model."
                     ));
@@ -28,7 +40,30 @@ impl App {
         if self.is_running() {
             return vec![self.steer(text)];
         }
-        vec![self.user_turn(text)]
+        match self.message_items(text.clone()) {
+            Ok(items) => {
+                let overrides = std::mem::take(&mut self.pending_overrides);
+                let mentions = self.resource_mentions(&text);
+                if mentions.is_empty() {
+                    vec![AppAction::Op(Op::UserInput { items, overrides })]
+                } else {
+                    self.mention_echo = Some((text.clone(), mentions.clone()));
+                    vec![AppAction::SendWithResources {
+                        text,
+                        items,
+                        overrides,
+                        mentions,
+                    }]
+                }
+            }
+            Err(why) => {
+                // Nothing was sent: the draft comes back for the user to change.
+                self.prompts_to_save.pop();
+                self.composer.set_text(&text);
+                self.push_error(why);
+                vec![]
+            }
+        }
     }
 
     pub(super) fn user_turn(&mut self, text: String) -> AppAction {

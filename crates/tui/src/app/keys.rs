@@ -1,7 +1,7 @@
 //! Keys, pastes, overlays and popups.
 
 use super::*;
-use crate::slash;
+use crate::overlay::PromptArgs;
 
 /// Shown from Ctrl+C during a turn until the turn ends.
 pub(super) const INTERRUPTING_HINT: &str =
@@ -10,13 +10,18 @@ pub(super) const INTERRUPTING_HINT: &str =
 impl App {
     /// A bracketed paste.
     pub fn on_paste(&mut self, text: &str) -> Vec<AppAction> {
-        if let Some(Overlay::Elicitation(form)) = &mut self.overlay {
+        if let Some(Overlay::Elicitation(form) | Overlay::PromptArgs(PromptArgs { form, .. })) =
+            &mut self.overlay
+        {
             if let Some(f) = form.fields.get_mut(form.focus) {
                 f.value.push_str(text.lines().next().unwrap_or_default());
             }
             return vec![];
         }
         if self.overlay.is_none() {
+            if self.paste_image(text) {
+                return self.refresh_popup();
+            }
             self.composer.paste(text);
             return self.refresh_popup();
         }
@@ -42,6 +47,7 @@ impl App {
             Some(Overlay::Approval(a)) => return self.approval_key(a, key),
             Some(Overlay::Elicitation(f)) => return self.elicitation_key(f, key),
             Some(Overlay::Picker(p)) => return self.picker_key(p, key),
+            Some(Overlay::PromptArgs(p)) => return self.prompt_args_key(p, key),
             Some(Overlay::Transcript(mut view)) => {
                 let (width, height) = self.screen;
                 let body = usize::from(height).saturating_sub(crate::transcript::CHROME_ROWS);
@@ -54,6 +60,26 @@ impl App {
                 };
                 if let crate::transcript::Outcome::Stay = view.key(key, texts, body) {
                     self.overlay = Some(Overlay::Transcript(view));
+                }
+                return vec![];
+            }
+            Some(Overlay::Diff(mut pager)) => {
+                let (width, height) = self.screen;
+                let body = usize::from(height).saturating_sub(crate::transcript::CHROME_ROWS);
+                let plain = crate::theme::Theme { color: false };
+                let texts: Vec<String> = pager
+                    .lines(width, &plain)
+                    .iter()
+                    .map(crate::transcript::line_text)
+                    .collect();
+                let mut view = pager.view.clone();
+                // The pager opens at the top (a scroll past it): count from the top itself,
+                // so the first PgDn moves.
+                view.scroll = view.scroll.min(texts.len().saturating_sub(body));
+                let texts = || texts;
+                if let crate::transcript::Outcome::Stay = view.key(key, texts, body) {
+                    pager.view = view;
+                    self.overlay = Some(Overlay::Diff(pager));
                 }
                 return vec![];
             }
@@ -191,7 +217,6 @@ impl App {
                 response: ElicitationResponse { action, content },
             })
         };
-        let kind = form.fields.get(form.focus).map(|f| f.kind.clone());
         match key.code {
             KeyCode::Esc => {
                 self.close_overlay();
@@ -208,38 +233,7 @@ impl App {
                 }
                 Err(e) => form.error = Some(e),
             },
-            KeyCode::Tab | KeyCode::Down if !form.fields.is_empty() => {
-                form.focus = (form.focus + 1) % form.fields.len()
-            }
-            KeyCode::BackTab | KeyCode::Up if !form.fields.is_empty() => {
-                form.focus = (form.focus + form.fields.len() - 1) % form.fields.len()
-            }
-            KeyCode::Char(' ') if matches!(kind, Some(FieldKind::MultiChoice(_))) => form.toggle(),
-            KeyCode::Left | KeyCode::Right | KeyCode::Char(' ')
-                if matches!(
-                    kind,
-                    Some(FieldKind::Boolean | FieldKind::Choice(_) | FieldKind::MultiChoice(_))
-                ) =>
-            {
-                form.cycle(key.code != KeyCode::Left)
-            }
-            KeyCode::Backspace => {
-                if let Some(f) = form.fields.get_mut(form.focus) {
-                    f.value.pop();
-                }
-            }
-            KeyCode::Char(c)
-                if !ctrl
-                    && matches!(
-                        kind,
-                        Some(FieldKind::Text | FieldKind::Number | FieldKind::Integer)
-                    ) =>
-            {
-                if let Some(f) = form.fields.get_mut(form.focus) {
-                    f.value.push(c);
-                }
-            }
-            _ => {}
+            _ => edit_form(&mut form, key),
         }
         self.overlay = Some(Overlay::Elicitation(form));
         vec![]
@@ -329,7 +323,7 @@ impl App {
         match popup {
             Popup::Commands { selected } => {
                 let typed = self.composer.text().trim_start_matches('/').to_string();
-                let matches = slash::filter(&typed);
+                let matches = self.command_entries(&typed);
                 match key.code {
                     KeyCode::Up => {
                         self.popup = Some(Popup::Commands {
@@ -344,7 +338,7 @@ impl App {
                         Some(vec![])
                     }
                     KeyCode::Tab => {
-                        if let Some((name, _, _)) = matches.get(selected) {
+                        if let Some((name, _)) = matches.get(selected) {
                             self.composer.set_text(&format!("/{name} "));
                         }
                         self.popup = None;
@@ -352,8 +346,8 @@ impl App {
                     }
                     KeyCode::Enter if key.modifiers.is_empty() => {
                         // Enter runs the highlighted command unless the exact name is typed.
-                        let exact = slash::COMMANDS.iter().any(|(n, _, _)| *n == typed);
-                        if !exact && let Some((name, _, _)) = matches.get(selected) {
+                        let exact = matches.iter().any(|(n, _)| *n == typed);
+                        if !exact && let Some((name, _)) = matches.get(selected) {
                             self.composer.set_text(&format!("/{name}"));
                         }
                         None
@@ -370,12 +364,13 @@ impl App {
                 }
                 KeyCode::Down => {
                     self.popup = Some(Popup::Files {
-                        selected: (selected + 1).min(self.file_matches.len().saturating_sub(1)),
+                        selected: (selected + 1)
+                            .min(self.file_popup_entries().len().saturating_sub(1)),
                     });
                     Some(vec![])
                 }
                 KeyCode::Tab | KeyCode::Enter if key.modifiers.is_empty() => {
-                    if let Some(path) = self.file_matches.get(selected).cloned() {
+                    if let Some(path) = self.file_popup_entries().get(selected).cloned() {
                         self.composer.replace_at_token(&path);
                         self.popup = None;
                         Some(vec![])
@@ -394,24 +389,35 @@ impl App {
         let text = self.composer.text();
         if text.starts_with('/') && !text.contains(char::is_whitespace) {
             let typed = &text[1..];
-            if !slash::filter(typed).is_empty() {
-                let selected = match self.popup {
-                    Some(Popup::Commands { selected }) => selected,
-                    _ => 0,
+            let entries = self.command_entries(typed).len();
+            if entries > 0 {
+                let (selected, opened) = match self.popup {
+                    Some(Popup::Commands { selected }) => (selected, false),
+                    _ => (0, true),
                 };
-                let max = slash::filter(typed).len().saturating_sub(1);
                 self.popup = Some(Popup::Commands {
-                    selected: selected.min(max),
+                    selected: selected.min(entries - 1),
                 });
-                return vec![];
+                // Opening the popup asks the servers for their prompts once.
+                return if opened {
+                    vec![AppAction::RefreshMcpCatalog]
+                } else {
+                    vec![]
+                };
             }
         }
         if let Some((_, query)) = self.composer.at_token() {
-            if !matches!(self.popup, Some(Popup::Files { .. })) {
+            let opened = !matches!(self.popup, Some(Popup::Files { .. }));
+            if opened {
                 self.file_matches.clear();
             }
             self.popup = Some(Popup::Files { selected: 0 });
-            return vec![AppAction::SearchFiles(query)];
+            // Opening the popup asks the servers for their resources once.
+            return if opened {
+                vec![AppAction::RefreshMcpCatalog, AppAction::SearchFiles(query)]
+            } else {
+                vec![AppAction::SearchFiles(query)]
+            };
         }
         self.popup = None;
         vec![]
@@ -422,5 +428,46 @@ impl App {
         if self.composer.at_token().map(|(_, q)| q).as_deref() == Some(query) {
             self.file_matches = matches;
         }
+    }
+}
+
+/// A key that edits an elicitation-style form: moves between fields, types, toggles and
+/// cycles choices (Enter and Esc are the caller's).
+pub(super) fn edit_form(form: &mut ElicitationForm, key: KeyEvent) {
+    let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
+    let kind = form.fields.get(form.focus).map(|f| f.kind.clone());
+    match key.code {
+        KeyCode::Tab | KeyCode::Down if !form.fields.is_empty() => {
+            form.focus = (form.focus + 1) % form.fields.len()
+        }
+        KeyCode::BackTab | KeyCode::Up if !form.fields.is_empty() => {
+            form.focus = (form.focus + form.fields.len() - 1) % form.fields.len()
+        }
+        KeyCode::Char(' ') if matches!(kind, Some(FieldKind::MultiChoice(_))) => form.toggle(),
+        KeyCode::Left | KeyCode::Right | KeyCode::Char(' ')
+            if matches!(
+                kind,
+                Some(FieldKind::Boolean | FieldKind::Choice(_) | FieldKind::MultiChoice(_))
+            ) =>
+        {
+            form.cycle(key.code != KeyCode::Left)
+        }
+        KeyCode::Backspace => {
+            if let Some(f) = form.fields.get_mut(form.focus) {
+                f.value.pop();
+            }
+        }
+        KeyCode::Char(c)
+            if !ctrl
+                && matches!(
+                    kind,
+                    Some(FieldKind::Text | FieldKind::Number | FieldKind::Integer)
+                ) =>
+        {
+            if let Some(f) = form.fields.get_mut(form.focus) {
+                f.value.push(c);
+            }
+        }
+        _ => {}
     }
 }

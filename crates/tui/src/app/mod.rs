@@ -5,7 +5,11 @@
 
 mod commands;
 mod extras;
+mod images;
 mod keys;
+mod mcp;
+
+pub use mcp::{McpCatalog, McpPrompt};
 
 pub use extras::shell_context;
 
@@ -104,6 +108,28 @@ pub enum AppAction {
     RunShell(String),
     /// Esc while a `!cmd` runs: stop it.
     CancelShell,
+    /// Take the MCP servers' prompts and resources again ([`App::set_mcp_catalog`]).
+    RefreshMcpCatalog,
+    /// `/mcp__server__prompt args`: list the server's prompts again, then
+    /// [`App::mcp_prompt_command`].
+    RunMcpPrompt {
+        name: String,
+        args: String,
+    },
+    /// `prompts/get`, then [`App::send_prompt`] with the result.
+    GetMcpPrompt {
+        server: String,
+        prompt: String,
+        arguments: serde_json::Map<String, serde_json::Value>,
+    },
+    /// Read the mentioned resources (server, uri) into the message, then submit it; on a
+    /// failure [`App::mentions_failed`] with `text`.
+    SendWithResources {
+        text: String,
+        items: Vec<UserInput>,
+        overrides: TurnOverrides,
+        mentions: Vec<(String, String)>,
+    },
 }
 
 /// Per-server MCP state from startup events.
@@ -193,6 +219,13 @@ pub struct App {
     pub models: Vec<(String, Vec<ReasoningEffort>)>,
     /// The terminal's size (columns, rows) at the last frame: the transcript pages by it.
     pub screen: (u16, u16),
+    /// Images attached to the draft: (placeholder in the text, file).
+    images: Vec<(String, PathBuf)>,
+    /// The MCP servers' prompts (slash commands) and resources (`@` mentions).
+    mcp_catalog: McpCatalog,
+    /// A message sent with resources read into it: (what was typed, the mentions). Its echo
+    /// shows the typed text and names the resources rather than print their contents.
+    mention_echo: Option<(String, Vec<(String, String)>)>,
     /// Prompts sent since the runner last saved them to the prompt history.
     prompts_to_save: Vec<String>,
     /// A hint shown under the composer (e.g. "press Ctrl+C again to quit").
@@ -268,6 +301,9 @@ impl App {
             approvals_choice: None,
             harness_choice: None,
             prompts_to_save: Vec::new(),
+            images: Vec::new(),
+            mcp_catalog: McpCatalog::default(),
+            mention_echo: None,
             screen: (80, 24),
             models: Vec::new(),
             hint: None,
@@ -466,7 +502,10 @@ impl App {
                     self.status.context_window_source = ev.model_context_window_source.clone();
                 }
             }
-            EventMsg::UserMessage(m) => self.on_user_message(&m.message),
+            EventMsg::UserMessage(m) => {
+                let message = self.user_echo(&m.message);
+                self.on_user_message(&message)
+            }
             EventMsg::AgentMessageDelta(d) => {
                 self.model_output_began();
                 self.show_streamed_reasoning();
