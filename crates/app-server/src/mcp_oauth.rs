@@ -49,7 +49,7 @@ async fn login(
         url,
         oauth_resource,
         scopes,
-        oauth_client_id,
+        oauth,
         ..
     } = &cfg.transport
     else {
@@ -57,11 +57,12 @@ async fn login(
             "OAuth login is only for streamable HTTP servers; `{name}` is a stdio server"
         )));
     };
+    // A confidential client's secret comes from the variable the config names.
+    let client_secret = oauth::client_secret(&name, oauth).map_err(invalid)?;
     let opts = LoginOptions {
-        server: name.clone(),
-        url: url.clone(),
-        home: conn.home()?,
-        client_id: oauth_client_id.clone(),
+        client_id: oauth.client_id.clone(),
+        client_secret,
+        client_metadata_url: oauth.client_metadata_url.clone(),
         // The request's scopes, else the configured ones, else what the server advertises.
         scopes: p
             .scopes
@@ -74,6 +75,7 @@ async fn login(
         timeout: p
             .timeout_secs
             .map_or(DEFAULT_LOGIN_TIMEOUT, Duration::from_secs),
+        ..LoginOptions::new(&name, url, &conn.home()?)
     };
     let (url_tx, url_rx) = tokio::sync::oneshot::channel::<String>();
     let flow = tokio::spawn(oauth::login(opts, move |auth_url| {

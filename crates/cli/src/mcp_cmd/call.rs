@@ -96,6 +96,8 @@ pub async fn run(servers: &BTreeMap<String, McpServerConfig>, home: &Path, args:
         oauth_browser: args
             .authorize
             .then(|| Arc::new(Browser) as Arc<dyn OAuthBrowser>),
+        // A test command has no model: sampling is offered to no server.
+        sampling: None,
     };
     let (tx, _rx) = tokio::sync::mpsc::unbounded_channel();
     let servers = BTreeMap::from([(args.name.clone(), config)]);
