@@ -321,6 +321,7 @@ impl ThreadManager {
                 home: config.home.clone(),
                 elicitation: handler.clone(),
                 startup_wait: mcp_startup_wait(self.inner.opts.source),
+                oauth_store: config.mcp_oauth_credentials_store,
             },
             tx,
         )

@@ -71,6 +71,7 @@ fn opts(home: &Path) -> McpStartOptions {
         home: home.to_path_buf(),
         elicitation: Arc::new(Decline),
         startup_wait: oi_mcp_client::StartupWait::UpTo(Duration::from_secs(1)),
+        oauth_store: oi_config::OAuthCredentialsStoreMode::File,
     }
 }
 

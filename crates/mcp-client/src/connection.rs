@@ -151,6 +151,7 @@ pub async fn establish(
     config: &McpServerConfig,
     session_cwd: &Path,
     home: &Path,
+    oauth_store: oi_config::OAuthCredentialsStoreMode,
     handler: Handler,
     task_required: crate::sniff::TaskRequiredTools,
 ) -> Result<Established, String> {
@@ -172,7 +173,16 @@ pub async fn establish(
                 (service, Some(child))
             }
             McpServerTransportConfig::StreamableHttp { .. } => (
-                serve_http(server, config, home, handler, task_required, &progress).await?,
+                serve_http(
+                    server,
+                    config,
+                    home,
+                    oauth_store,
+                    handler,
+                    task_required,
+                    &progress,
+                )
+                .await?,
                 None,
             ),
         };
@@ -248,6 +258,7 @@ async fn serve_http(
     server: &str,
     config: &McpServerConfig,
     home: &Path,
+    oauth_store: oi_config::OAuthCredentialsStoreMode,
     handler: Handler,
     task_required: crate::sniff::TaskRequiredTools,
     progress: &StartupProgress,
@@ -266,7 +277,7 @@ async fn serve_http(
     // Auth precedence: bearer_token_env_var, an Authorization header, stored OAuth tokens
     // (refreshed as needed), nothing.
     let oauth = if spec.bearer_token.is_none() && !has_auth_header {
-        crate::oauth::authorized_client(home, server, &spec.url).await?
+        crate::oauth::authorized_client(home, server, &spec.url, oauth_store).await?
     } else {
         None
     };

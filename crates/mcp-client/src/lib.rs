@@ -25,6 +25,7 @@ mod http;
 mod manager;
 pub mod naming;
 pub mod oauth;
+pub mod oauth_store;
 mod resources;
 mod sniff;
 mod status;
@@ -67,6 +68,8 @@ pub struct McpStartOptions {
     pub elicitation: Arc<dyn ElicitationHandler>,
     /// How long `start()` waits for optional servers without a cached catalog.
     pub startup_wait: StartupWait,
+    /// Where OAuth tokens are read and refreshed (`mcp_oauth_credentials_store`).
+    pub oauth_store: oi_config::OAuthCredentialsStoreMode,
 }
 
 /// Answers `elicitation/create` requests from servers (the engine asks the user, or passes

@@ -126,6 +126,8 @@ pub fn options(
         home: home.to_path_buf(),
         elicitation,
         startup_wait: oi_mcp_client::StartupWait::UpTo(Duration::from_secs(1)),
+        // Tests never touch the user's keyring; tests/keyring.rs runs its own.
+        oauth_store: oi_config::OAuthCredentialsStoreMode::File,
     }
 }
 
