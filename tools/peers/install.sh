@@ -27,4 +27,15 @@ if ! ls /usr/lib/postgresql/*/bin/pg_ctl >/dev/null 2>&1 && ! command -v pg_ctl 
     exit 1
   fi
 fi
+# A real Secret Service for the MCP OAuth keyring tests (crates/mcp-client/tests/keyring.rs):
+# GNOME Keyring under dbus-run-session; dbus-send locks the keyring in one of them.
+if ! command -v gnome-keyring-daemon >/dev/null 2>&1 || ! command -v dbus-run-session >/dev/null 2>&1 \
+  || ! command -v dbus-send >/dev/null 2>&1; then
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq gnome-keyring dbus-daemon dbus-bin >/dev/null
+  else
+    echo "GNOME Keyring is missing: install the Debian packages gnome-keyring dbus-daemon dbus-bin (as root: apt-get install gnome-keyring dbus-daemon dbus-bin)" >&2
+    exit 1
+  fi
+fi
 echo "peers installed in $here"

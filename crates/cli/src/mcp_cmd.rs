@@ -12,6 +12,7 @@ mod show;
 
 use crate::out::outln;
 use clap::{ArgGroup, Args, Subcommand};
+use oi_config::OAuthCredentialsStoreMode;
 use oi_config::mcp::{McpServerConfig, is_valid_server_name};
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -130,36 +131,39 @@ pub struct LogoutArgs {
 /// (0 ok, 1 runtime failure, 2 usage or configuration error).
 pub async fn run(cmd: McpCommand, home: &Path, cli_overrides: &[(String, toml::Value)]) -> i32 {
     match cmd {
-        McpCommand::Add(args) => add(args, home).await,
+        McpCommand::Add(args) => add(args, home, cli_overrides).await,
         McpCommand::Remove(args) => remove(args, home, cli_overrides),
         McpCommand::List(args) => match effective(home, cli_overrides) {
-            Ok(servers) => show::list(&servers, home, args.json, args.probe).await,
+            Ok((servers, store)) => show::list(&servers, home, store, args.json, args.probe).await,
             Err(code) => code,
         },
         McpCommand::Get(args) => match effective(home, cli_overrides) {
-            Ok(servers) => show::get(&servers, home, &args.name, args.json).await,
+            Ok((servers, store)) => show::get(&servers, home, store, &args.name, args.json).await,
             Err(code) => code,
         },
         McpCommand::Login(args) => match effective(home, cli_overrides) {
-            Ok(servers) => oauth::login(&servers, home, &args.name, &args.scopes).await,
+            Ok((servers, store)) => {
+                oauth::login(&servers, home, store, &args.name, &args.scopes).await
+            }
             Err(code) => code,
         },
         McpCommand::Logout(args) => match effective(home, cli_overrides) {
-            Ok(servers) => oauth::logout(&servers, home, &args.name),
+            Ok((servers, store)) => oauth::logout(&servers, home, store, &args.name),
             Err(code) => code,
         },
         McpCommand::Call(args) => match effective(home, cli_overrides) {
-            Ok(servers) => call::run(&servers, home, args).await,
+            Ok((servers, store)) => call::run(&servers, home, store, args).await,
             Err(code) => code,
         },
     }
 }
 
-/// The layered (user, project, `-c`) servers, or the exit code after printing the error.
+/// The layered (user, project, `-c`) servers and where their OAuth tokens are kept, or the
+/// exit code after printing the error.
 fn effective(
     home: &Path,
     cli_overrides: &[(String, toml::Value)],
-) -> Result<BTreeMap<String, McpServerConfig>, i32> {
+) -> Result<(BTreeMap<String, McpServerConfig>, OAuthCredentialsStoreMode), i32> {
     let loaded = oi_config::load_config(oi_config::ConfigLoadOptions {
         home: Some(home.to_path_buf()),
         cli_overrides: cli_overrides.to_vec(),
@@ -172,10 +176,13 @@ fn effective(
     for w in &loaded.warnings {
         eprintln!("warning: {w}");
     }
-    Ok(loaded.config.mcp_servers)
+    Ok((
+        loaded.config.mcp_servers,
+        loaded.config.mcp_oauth_credentials_store,
+    ))
 }
 
-async fn add(args: AddArgs, home: &Path) -> i32 {
+async fn add(args: AddArgs, home: &Path, cli_overrides: &[(String, toml::Value)]) -> i32 {
     if !is_valid_server_name(&args.name) {
         eprintln!(
             "error: invalid server name '{}' (use printable ASCII without spaces or slashes, e.g. letters, numbers, '-', '_', '.')",
@@ -214,7 +221,15 @@ async fn add(args: AddArgs, home: &Path) -> i32 {
     }
     warn_about_literal_env(&args.env, &config);
     outln!("Added global MCP server '{}'.", args.name);
-    oauth::after_add(&args.name, &cfg, home).await;
+    // Only for a login offered now; the config's own problems are for `list` to report.
+    let store = oi_config::load_config(oi_config::ConfigLoadOptions {
+        home: Some(home.to_path_buf()),
+        cli_overrides: cli_overrides.to_vec(),
+        overrides: Default::default(),
+    })
+    .map(|l| l.config.mcp_oauth_credentials_store)
+    .unwrap_or_default();
+    oauth::after_add(&args.name, &cfg, home, store).await;
     EXIT_OK
 }
 

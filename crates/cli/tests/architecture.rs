@@ -968,6 +968,7 @@ fn blocking_in_async(
 const USER_FILES: &[(&str, &str)] = &[
     ("config.toml", "crates/config/src/load.rs"),
     (".credentials.json", "crates/config/src/credentials.rs"),
+    (".credentials.locks", "crates/config/src/credentials.rs"),
     (
         "accepted-project-configs.toml",
         "crates/config/src/project_consent.rs",

@@ -466,6 +466,9 @@ impl Drop for OAuthPeer {
 fn oauth_login_list_and_logout_round_trip() {
     let peer = OAuthPeer::start();
     let env = Env::new();
+    // The file, whatever keyring the machine running the tests has (tests/keyring.rs in
+    // oi-mcp-client covers the keyring).
+    std::fs::write(env.config(), "mcp_oauth_credentials_store = \"file\"\n").unwrap();
     let out = env.ok(&["mcp", "add", "secure", "--url", &peer.url]);
     assert_eq!(
         out,
@@ -498,13 +501,16 @@ fn oauth_login_list_and_logout_round_trip() {
         ),
         "{out}"
     );
+    let creds = env.home.path().join(".credentials.json");
     assert!(
-        out.ends_with("Successfully logged in to MCP server 'secure'.\n"),
+        out.ends_with(&format!(
+            "Successfully logged in to MCP server 'secure'.\nTokens saved in {} (mode 0600).\n",
+            creds.display()
+        )),
         "{out}"
     );
     assert_eq!(status(&env), "o_auth");
     assert!(env.ok(&["mcp", "list"]).contains("  OAuth\n"));
-    let creds = env.home.path().join(".credentials.json");
     use std::os::unix::fs::MetadataExt;
     assert_eq!(std::fs::metadata(&creds).unwrap().mode() & 0o777, 0o600);
 

@@ -17,6 +17,11 @@
 //! current file is read, changed and replaced atomically with mode 0600 in a 0700 folder, so
 //! a login in one process and a token refresh in another never lose each other's change, and
 //! every section not being changed survives. Reads tighten a file that others can read.
+//!
+//! Refreshing an OAuth token is a longer read-change-write (read the refresh token, ask the
+//! server, save what it answers) whose store may be the OS keyring rather than this file, so it
+//! has its own lock per entry ([`lock_refresh`]): a refresh token that the server rotates is
+//! never sent twice by two processes.
 
 use serde_json::{Map, Value};
 use std::path::{Path, PathBuf};
@@ -119,6 +124,33 @@ pub fn update<T>(
         .map_err(|e| CredentialsError(format!("cannot encode {}: {e}", path.display())))?;
     write_private(&path, &body).map_err(io_error)?;
     Ok(out)
+}
+
+/// The folder of the refresh locks, under the home directory.
+const REFRESH_LOCKS_DIR: &str = ".credentials.locks";
+
+/// Wait for and take the lock that serializes refreshing the OAuth tokens stored under `entry`
+/// (a `mcp_oauth` key), across processes: hold it from reading the refresh token until the
+/// new tokens are saved. Blocking; one lock file per entry in a 0700 folder.
+pub fn lock_refresh(home: &Path, entry: &str) -> Result<crate::edit::EditLock, CredentialsError> {
+    let dir = home.join(REFRESH_LOCKS_DIR);
+    create_private_dir(&dir)?;
+    let name: String = entry
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.') {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    crate::edit::lock(&dir.join(name)).map_err(|e| {
+        CredentialsError(format!(
+            "cannot lock {} to refresh an OAuth token: {e}",
+            dir.display()
+        ))
+    })
 }
 
 /// The key saved for `env_key` in `home`'s credentials file, if any. An unreadable or
@@ -260,6 +292,26 @@ mod tests {
         assert!(!all.contains_key(API_KEYS), "an emptied section is dropped");
         update(&home, "mcp_oauth", |s| s.clear()).unwrap();
         assert!(!path(&home).exists(), "nothing left: no file");
+    }
+
+    #[test]
+    fn a_refresh_lock_is_exclusive_per_entry_across_open_files() {
+        let home = tempfile::tempdir().unwrap();
+        let held = lock_refresh(home.path(), "docs|0123456789abcdef").unwrap();
+        let dir = home.path().join(REFRESH_LOCKS_DIR);
+        assert_eq!(mode(&dir), 0o700);
+        // Another entry is not blocked by it.
+        drop(lock_refresh(home.path(), "other|0123456789abcdef").unwrap());
+        // A second open file of the same lock (as another process would have) cannot take it
+        // while it is held, and can once it is dropped.
+        let lock_file = crate::edit::lock_path(&dir.join("docs_0123456789abcdef"));
+        let other = std::fs::File::open(&lock_file).unwrap();
+        assert!(matches!(
+            other.try_lock(),
+            Err(std::fs::TryLockError::WouldBlock)
+        ));
+        drop(held);
+        other.try_lock().unwrap();
     }
 
     #[test]

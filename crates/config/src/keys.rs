@@ -42,6 +42,7 @@ pub const TOP_LEVEL_KEYS: &[&str] = &[
     "projects",
     "shell_environment_policy",
     "thread_store",
+    "mcp_oauth_credentials_store",
 ];
 
 /// Top-level keys of Codex 0.171 that Open Interpreter accepts and ignores.
@@ -83,7 +84,6 @@ pub const CODEX_ONLY_TOP_LEVEL_KEYS: &[&str] = &[
     "marketplaces",
     "mcp_oauth_callback_port",
     "mcp_oauth_callback_url",
-    "mcp_oauth_credentials_store",
     "memories",
     "model_auto_compact_token_limit_scope",
     "model_catalog_json",
@@ -317,6 +317,12 @@ pub const KEY_DOCS: &[KeyDoc] = &[
         default: "local files",
         meaning: "`[thread_store] url = \"postgresql://USER@HOST:PORT/DB\"` keeps threads in PostgreSQL, shared by every process using that URL, one writer per thread (no TLS: `sslmode=disable` on a trusted network). The environment variable `OI_THREAD_STORE_URL` overrides it. `connect_timeout_sec` (default 10) bounds connecting, login included; `statement_timeout_sec` (default 30) bounds each store operation: a server that does not answer in time is an error, never a hang. See [scale](scale.md)",
         example: "[thread_store]\nurl = \"postgresql://oi@db.internal:5432/oi?sslmode=disable\"\nconnect_timeout_sec = 10\nstatement_timeout_sec = 30",
+    },
+    KeyDoc {
+        key: "mcp_oauth_credentials_store",
+        default: "`\"auto\"`",
+        meaning: "where `interpreter mcp login` keeps MCP servers' OAuth tokens: `\"keyring\"` the OS keyring (on Linux the freedesktop Secret Service, such as GNOME Keyring; an error when none is reachable), `\"file\"` `$OPENINTERPRETER_HOME/.credentials.json` (mode 0600), `\"auto\"` the keyring, or the file when no keyring is reachable (said once in the log). Provider API keys always stay in the environment or the file. See [the keyring](mcp-client.md#tokens-in-the-os-keyring)",
+        example: "mcp_oauth_credentials_store = \"file\"",
     },
     KeyDoc {
         key: "projects",

@@ -45,6 +45,6 @@ pub use shell_env::{CommandEnv, ShellEnvironmentInherit, ShellEnvironmentPolicy}
 pub use trust::{Trust, TrustChange, default_trust_dir, set_trust, trust_of};
 pub use typed::{
     Config, ConfigLayer, ConfigLoadOptions, DEFAULT_PROJECT_DOC_MAX_BYTES, HistoryPersistence,
-    LoadedConfig,
+    LoadedConfig, OAuthCredentialsStoreMode,
 };
 pub use unknown_keys::validate_cli_key;

@@ -560,12 +560,39 @@ fn bad_values_of_the_new_keys_name_the_key_and_the_choices() {
         ),
         ("notify = \"notify-send\"", "array of strings"),
         ("[history]\npersistence = \"all\"", "save-all"),
+        (
+            "mcp_oauth_credentials_store = \"vault\"",
+            "mcp_oauth_credentials_store",
+        ),
+        (
+            "mcp_oauth_credentials_store = \"vault\"",
+            "`auto`, `keyring`, `file`",
+        ),
     ] {
         let e = load_with(text, &[], Default::default())
             .unwrap_err()
             .to_string();
         assert!(e.contains(needle), "{text}: {e}");
     }
+}
+
+#[test]
+fn oauth_tokens_go_to_the_keyring_unless_told_otherwise() {
+    let store = |text: &str| {
+        load_with(text, &[], Default::default())
+            .unwrap()
+            .config
+            .mcp_oauth_credentials_store
+    };
+    assert_eq!(store(""), crate::OAuthCredentialsStoreMode::Auto);
+    assert_eq!(
+        store("mcp_oauth_credentials_store = \"file\""),
+        crate::OAuthCredentialsStoreMode::File
+    );
+    assert_eq!(
+        store("mcp_oauth_credentials_store = \"keyring\""),
+        crate::OAuthCredentialsStoreMode::Keyring
+    );
 }
 
 #[test]

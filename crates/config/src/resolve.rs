@@ -159,6 +159,7 @@ pub(crate) fn build_config(inputs: TypedInputs<'_>) -> Result<Config, ConfigErro
             Some(argv) => Some(argv),
         },
         history_persistence: history_persistence(t.history.unwrap_or_default().0)?,
+        mcp_oauth_credentials_store: t.mcp_oauth_credentials_store.unwrap_or_default(),
         profile: profile_name,
         user_config_path: user_path,
         project_config_path: project_path,

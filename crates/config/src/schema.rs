@@ -52,6 +52,7 @@ pub(crate) struct ConfigToml {
     /// Read by [`crate::thread_store_url`] from the user config only; here so that its keys
     /// are checked like the others.
     pub thread_store: Option<Table<ThreadStoreToml>>,
+    pub mcp_oauth_credentials_store: Option<crate::OAuthCredentialsStoreMode>,
 }
 
 /// `[profiles.<name>]`: the keys a profile may set, with the types of the top-level ones.

@@ -85,6 +85,8 @@ pub struct Config {
     /// `[history] persistence`: whether prompts typed interactively are saved to
     /// `$OPENINTERPRETER_HOME/history.jsonl`.
     pub history_persistence: HistoryPersistence,
+    /// `mcp_oauth_credentials_store`: where MCP servers' OAuth tokens are kept.
+    pub mcp_oauth_credentials_store: OAuthCredentialsStoreMode,
     pub profile: Option<String>,
     pub user_config_path: PathBuf,
     pub project_config_path: Option<PathBuf>,
@@ -107,6 +109,19 @@ pub enum HistoryPersistence {
     SaveAll,
     /// Keep no prompt history on disk.
     None,
+}
+
+/// `mcp_oauth_credentials_store` (Codex's key and values).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum OAuthCredentialsStoreMode {
+    /// The OS keyring; the 0600 credentials file when no keyring is reachable.
+    #[default]
+    Auto,
+    /// The OS keyring only: no keyring is an error.
+    Keyring,
+    /// `$OPENINTERPRETER_HOME/.credentials.json` only.
+    File,
 }
 
 /// Default of `project_doc_max_bytes`.

@@ -334,6 +334,7 @@ impl ThreadManager {
                 startup_wait: mcp_startup_wait(self.inner.opts.source),
                 sampling: Some(sampling.clone()),
                 oauth_browser: None,
+                oauth_store: config.mcp_oauth_credentials_store,
             },
             tx,
         )

@@ -73,6 +73,7 @@ fn opts(home: &Path) -> McpStartOptions {
         startup_wait: oi_mcp_client::StartupWait::UpTo(Duration::from_secs(1)),
         sampling: None,
         oauth_browser: None,
+        oauth_store: oi_config::OAuthCredentialsStoreMode::File,
     }
 }
 

@@ -152,6 +152,7 @@ pub async fn establish(
     session_cwd: &Path,
     home: &Path,
     oauth_browser: Option<Arc<dyn crate::oauth_session::OAuthBrowser>>,
+    oauth_store: oi_config::OAuthCredentialsStoreMode,
     handler: Handler,
     task_required: crate::sniff::TaskRequiredTools,
 ) -> Result<Established, String> {
@@ -178,6 +179,7 @@ pub async fn establish(
                     config,
                     home,
                     oauth_browser,
+                    oauth_store,
                     handler,
                     task_required,
                     &progress,
@@ -261,6 +263,7 @@ async fn serve_http(
     config: &McpServerConfig,
     home: &Path,
     oauth_browser: Option<Arc<dyn crate::oauth_session::OAuthBrowser>>,
+    oauth_store: oi_config::OAuthCredentialsStoreMode,
     handler: Handler,
     task_required: crate::sniff::TaskRequiredTools,
     progress: &StartupProgress,
@@ -300,7 +303,8 @@ async fn serve_http(
                 ..
             },
         ) => {
-            let stored = crate::oauth_session::stored_manager(home, server, &spec.url).await?;
+            let stored =
+                crate::oauth_session::stored_manager(home, server, &spec.url, oauth_store).await?;
             let authorizer = Authorizer::new(
                 OAuthSettings {
                     server: server.to_string(),
@@ -310,6 +314,7 @@ async fn serve_http(
                     scopes: scopes.clone().unwrap_or_default(),
                     resource: oauth_resource.clone(),
                     browser: oauth_browser,
+                    store: oauth_store,
                 },
                 stored,
             );

@@ -30,6 +30,7 @@ pub mod naming;
 pub mod oauth;
 mod oauth_grants;
 pub mod oauth_session;
+pub mod oauth_store;
 pub mod prompts;
 mod resources;
 mod sampling;
@@ -84,6 +85,8 @@ pub struct McpStartOptions {
     /// Shows the user an OAuth authorization URL when a server asks for a login (or more
     /// scopes) during the session; `None` (headless) fails with the `mcp login` command.
     pub oauth_browser: Option<Arc<dyn oauth_session::OAuthBrowser>>,
+    /// Where OAuth tokens are read and refreshed (`mcp_oauth_credentials_store`).
+    pub oauth_store: oi_config::OAuthCredentialsStoreMode,
 }
 
 /// Answers `elicitation/create` requests from servers (the engine asks the user, or passes

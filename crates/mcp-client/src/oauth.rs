@@ -1,12 +1,15 @@
 //! OAuth 2.1 (PKCE) for streamable HTTP servers, on rmcp's `auth` support: discovery, dynamic
 //! client registration or a configured client id, a loopback callback, and token storage.
 //!
-//! Tokens live in `$HOME/.credentials.json` under the `mcp_oauth` section, read and written
-//! through `oi_config::credentials` (the file's one owner: locked, atomic, mode 0600), which
-//! keeps the other sections (API keys) on every write. Entries are keyed `<server>|<first 16 hex of SHA-256 of the server URL>`, so
-//! changing a server's URL starts a fresh login. rmcp refreshes access tokens when they expire
-//! and saves the new ones through the same store.
+//! Tokens live in the OS keyring or in `$HOME/.credentials.json` under the `mcp_oauth`
+//! section, as `mcp_oauth_credentials_store` says ([`crate::oauth_store`]); the file is read
+//! and written through `oi_config::credentials` (the file's one owner: locked, atomic, mode
+//! 0600), which keeps the other sections (API keys) on every write. Entries are keyed
+//! `<server>|<first 16 hex of SHA-256 of the server URL>`, so changing a server's URL starts a
+//! fresh login. rmcp refreshes access tokens when they expire and saves the new ones through
+//! the same store, under its refresh lock.
 
+use crate::oauth_store::{OAuthCredentialsStoreMode, OAuthTokenStore};
 use oi_config::credentials;
 use rmcp::transport::auth::{
     AuthError, AuthorizationCallback, AuthorizationManager, AuthorizationMetadata,
@@ -51,7 +54,7 @@ impl FileCredentialStore {
         }
     }
 
-    fn entry(&self) -> Result<Option<Value>, String> {
+    pub(crate) fn entry(&self) -> Result<Option<Value>, String> {
         Ok(credentials::read_section(&self.home, SECTION)
             .map_err(|e| e.to_string())?
             .remove(&self.key))
@@ -89,7 +92,7 @@ impl FileCredentialStore {
     }
 
     /// Stores `stored` under this server's key, keeping every other entry and section.
-    fn save_blocking(&self, stored: &StoredCredentials) -> Result<(), String> {
+    pub(crate) fn save_blocking(&self, stored: &StoredCredentials) -> Result<(), String> {
         let creds = serde_json::to_value(stored).map_err(|e| e.to_string())?;
         let entry = serde_json::json!({"server_name": self.server, "server_url": self.url, "credentials": creds});
         credentials::update(&self.home, SECTION, |entries| {
@@ -186,6 +189,8 @@ pub struct LoginOptions {
     pub server: String,
     pub url: String,
     pub home: PathBuf,
+    /// Where the tokens are saved (`mcp_oauth_credentials_store`).
+    pub store: OAuthCredentialsStoreMode,
     pub client_id: Option<String>,
     pub scopes: Vec<String>,
     /// RFC 8707 `resource`, appended to the authorization URL.
@@ -218,12 +223,13 @@ impl LoginOptions {
             challenge: None,
             client_secret: None,
             client_metadata_url: None,
+            store: OAuthCredentialsStoreMode::default(),
         }
     }
 }
 
 /// Run the browser login. `show_url` is called with the authorization URL (print it, open a
-/// browser). Tokens are saved to the credentials file.
+/// browser). Tokens are saved where `opts.store` says.
 pub async fn login(opts: LoginOptions, show_url: impl FnOnce(&str)) -> Result<(), String> {
     authorize(opts, show_url).await.map(|_| ())
 }
@@ -244,10 +250,11 @@ pub async fn authorize(
     let redirect_uri = format!("http://127.0.0.1:{port}/callback");
 
     let mut manager = manager_for(&opts.url).await?;
-    manager.set_credential_store(FileCredentialStore::new(
+    manager.set_credential_store(OAuthTokenStore::new(
         &opts.home,
         &opts.server,
         &opts.url,
+        opts.store,
     ));
     let mut state = OAuthState::Unauthorized(manager);
     let mut request = AuthorizationRequest::new(redirect_uri.clone())

@@ -11,7 +11,7 @@
 //! a scope already granted is not asked for again, so a server that keeps refusing cannot
 //! loop us.
 
-use crate::oauth::{self, FileCredentialStore, LoginOptions};
+use crate::oauth::{self, LoginOptions};
 use crate::oauth_grants::{self, ClientAuth, IdentityProvider, TokenRequest};
 use oi_config::mcp::{McpOAuthConfig, McpOAuthGrant};
 use rmcp::transport::auth::{AuthError, AuthorizationManager, WWWAuthenticateParams};
@@ -42,6 +42,8 @@ pub struct OAuthSettings {
     /// RFC 8707 resource from the config (`oauth_resource`).
     pub resource: Option<String>,
     pub browser: Option<Arc<dyn OAuthBrowser>>,
+    /// Where tokens are read and saved (`mcp_oauth_credentials_store`).
+    pub store: crate::oauth_store::OAuthCredentialsStoreMode,
 }
 
 #[derive(Default)]
@@ -143,6 +145,7 @@ impl Authorizer {
                     return Err(self.login_hint(forbidden, &scopes, &wanted));
                 };
                 let mut opts = LoginOptions::new(server, &self.settings.url, &self.settings.home);
+                opts.store = self.settings.store;
                 opts.client_id = self.settings.config.client_id.clone();
                 opts.client_secret = oauth::client_secret(server, &self.settings.config)?;
                 opts.client_metadata_url = self.settings.config.client_metadata_url.clone();
@@ -289,15 +292,14 @@ pub async fn stored_manager(
     home: &std::path::Path,
     server: &str,
     url: &str,
+    store_mode: crate::oauth_store::OAuthCredentialsStoreMode,
 ) -> Result<Option<AuthorizationManager>, String> {
-    let store = FileCredentialStore::new(home, server, url);
-    let has = {
-        let store = store.clone();
-        tokio::task::spawn_blocking(move || store.has_tokens())
-            .await
-            .unwrap_or(false)
-    };
-    if !has {
+    let store = crate::oauth_store::OAuthTokenStore::new(home, server, url, store_mode);
+    if rmcp::transport::auth::CredentialStore::load(&store)
+        .await
+        .map_err(|e| e.to_string())?
+        .is_none()
+    {
         return Ok(None);
     }
     let mut manager = AuthorizationManager::new(url)
@@ -514,6 +516,7 @@ mod tests {
                 scopes: vec![],
                 resource: None,
                 browser: None,
+                store: crate::oauth_store::OAuthCredentialsStoreMode::File,
             },
             None,
         )

@@ -236,15 +236,17 @@ async fn resources_are_listed_read_and_shown_in_the_status() {
     s.manager.shutdown().await;
 }
 
-/// A server that never answers `initialize` (a bare `sleep` holding stdin).
-fn never_initializes() -> oi_config::mcp::McpServerConfig {
+/// A server that never answers `initialize` (a bare `sleep` holding stdin), given up on after
+/// `startup_timeout_sec` seconds.
+fn never_initializes(startup_timeout_sec: u64) -> oi_config::mcp::McpServerConfig {
     let mut cfg = oi_config::mcp::McpServerConfig::stdio("sleep".to_string(), vec!["600".into()]);
-    cfg.startup_timeout = Some(std::time::Duration::from_secs(2));
+    cfg.startup_timeout = Some(std::time::Duration::from_secs(startup_timeout_sec));
     cfg
 }
 
 async fn headless_start(
     home: &std::path::Path,
+    startup_timeout_sec: u64,
 ) -> (
     std::sync::Arc<McpConnectionManager>,
     mpsc::UnboundedReceiver<oi_protocol::protocol::EventMsg>,
@@ -252,29 +254,32 @@ async fn headless_start(
     let (tx, rx) = mpsc::unbounded_channel();
     let mut opts = options(home, home, TestElicitation::accepting(json!({})));
     opts.startup_wait = StartupWait::UntilReadyOrFailed;
-    let servers = BTreeMap::from([("stuck".to_string(), never_initializes())]);
-    (
-        McpConnectionManager::start(servers, opts, tx)
-            .await
-            .unwrap(),
-        rx,
+    let servers = BTreeMap::from([("stuck".to_string(), never_initializes(startup_timeout_sec))]);
+    // Far shorter than a 600 s startup timeout: a start that waits for it fails here.
+    let started = tokio::time::timeout(
+        std::time::Duration::from_secs(120),
+        McpConnectionManager::start(servers, opts, tx),
     )
+    .await
+    .expect("start() waited for the server's whole startup timeout");
+    (started.unwrap(), rx)
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_server_that_failed_recently_is_not_waited_for_again() {
     let home = tempfile::tempdir().unwrap();
     // First headless start: waited for until its startup timeout, then failed.
-    let (m, _rx) = headless_start(home.path()).await;
+    let (m, _rx) = headless_start(home.path(), 2).await;
     let first = m
         .server_error("stuck")
         .expect("failed at its startup timeout");
     assert!(first.contains("timed out"), "{first}");
     m.shutdown().await;
 
-    // Second: start() returns while the server is still starting (no failure yet, so its
-    // timeout has not passed), and says why it did not wait.
-    let (m, mut rx) = headless_start(home.path()).await;
+    // Second, with a startup timeout of 600 s (the failure is remembered per command, not per
+    // timeout): start() returns after the short grace while the server is still starting, and
+    // says why it did not wait.
+    let (m, mut rx) = headless_start(home.path(), 600).await;
     assert!(
         m.server_error("stuck").is_none(),
         "start() waited for the whole startup timeout again"
@@ -302,7 +307,7 @@ async fn a_server_that_failed_recently_is_not_waited_for_again() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_required_server_is_always_waited_for() {
     let home = tempfile::tempdir().unwrap();
-    let mut cfg = never_initializes();
+    let mut cfg = never_initializes(2);
     cfg.required = true;
     for _ in 0..2 {
         let (tx, _rx) = mpsc::unbounded_channel();

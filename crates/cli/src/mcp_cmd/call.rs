@@ -67,7 +67,12 @@ impl OAuthBrowser for Browser {
     }
 }
 
-pub async fn run(servers: &BTreeMap<String, McpServerConfig>, home: &Path, args: CallArgs) -> i32 {
+pub async fn run(
+    servers: &BTreeMap<String, McpServerConfig>,
+    home: &Path,
+    oauth_store: oi_config::OAuthCredentialsStoreMode,
+    args: CallArgs,
+) -> i32 {
     let Some(config) = servers.get(&args.name) else {
         eprintln!("error: No MCP server named '{}' found.", args.name);
         return EXIT_FAILURE;
@@ -98,6 +103,7 @@ pub async fn run(servers: &BTreeMap<String, McpServerConfig>, home: &Path, args:
             .then(|| Arc::new(Browser) as Arc<dyn OAuthBrowser>),
         // A test command has no model: sampling is offered to no server.
         sampling: None,
+        oauth_store,
     };
     let (tx, _rx) = tokio::sync::mpsc::unbounded_channel();
     let servers = BTreeMap::from([(args.name.clone(), config)]);

@@ -2,8 +2,10 @@
 
 use super::{EXIT_FAILURE, EXIT_OK, EXIT_USAGE};
 use crate::out::outln;
+use oi_config::OAuthCredentialsStoreMode;
 use oi_config::mcp::{McpServerConfig, McpServerTransportConfig};
-use oi_mcp_client::oauth::{self, DEFAULT_LOGIN_TIMEOUT, FileCredentialStore, LoginOptions};
+use oi_mcp_client::oauth::{self, DEFAULT_LOGIN_TIMEOUT, LoginOptions};
+use oi_mcp_client::oauth_store::{OAuthTokenStore, TokenLocation};
 use std::collections::BTreeMap;
 use std::io::IsTerminal;
 use std::path::Path;
@@ -19,7 +21,12 @@ pub enum AuthStatus {
 
 /// How a server authenticates: configured bearer/Authorization header, stored OAuth tokens,
 /// or (asking the server, 5 s at most) whether it offers OAuth at all.
-pub async fn auth_status(name: &str, cfg: &McpServerConfig, home: &Path) -> AuthStatus {
+pub async fn auth_status(
+    name: &str,
+    cfg: &McpServerConfig,
+    home: &Path,
+    store: OAuthCredentialsStoreMode,
+) -> AuthStatus {
     let McpServerTransportConfig::StreamableHttp {
         url,
         bearer_token_env_var,
@@ -38,7 +45,11 @@ pub async fn auth_status(name: &str, cfg: &McpServerConfig, home: &Path) -> Auth
     if bearer_token_env_var.is_some() || has_auth_header {
         return AuthStatus::BearerToken;
     }
-    if FileCredentialStore::new(home, name, url).has_tokens() {
+    let tokens = OAuthTokenStore::new(home, name, url, store);
+    if tokio::task::spawn_blocking(move || tokens.has_tokens())
+        .await
+        .unwrap_or(false)
+    {
         return AuthStatus::OAuth;
     }
     match oauth::discover(url).await {
@@ -48,7 +59,12 @@ pub async fn auth_status(name: &str, cfg: &McpServerConfig, home: &Path) -> Auth
 }
 
 /// After `mcp add --url`: offer (or, on a terminal, start) the OAuth login.
-pub async fn after_add(name: &str, cfg: &McpServerConfig, home: &Path) {
+pub async fn after_add(
+    name: &str,
+    cfg: &McpServerConfig,
+    home: &Path,
+    store: OAuthCredentialsStoreMode,
+) {
     let McpServerTransportConfig::StreamableHttp {
         url,
         bearer_token_env_var: None,
@@ -61,7 +77,7 @@ pub async fn after_add(name: &str, cfg: &McpServerConfig, home: &Path) {
         Ok(true) if std::io::stdout().is_terminal() && std::io::stdin().is_terminal() => {
             outln!("Detected OAuth support. Starting OAuth flow…");
             let servers = BTreeMap::from([(name.to_string(), cfg.clone())]);
-            let _ = login(&servers, home, name, &[]).await;
+            let _ = login(&servers, home, store, name, &[]).await;
         }
         Ok(true) => {
             outln!("This server supports OAuth. Run `interpreter mcp login {name}` to log in.")
@@ -76,6 +92,7 @@ pub async fn after_add(name: &str, cfg: &McpServerConfig, home: &Path) {
 pub async fn login(
     servers: &BTreeMap<String, McpServerConfig>,
     home: &Path,
+    store: OAuthCredentialsStoreMode,
     name: &str,
     scopes: &[String],
 ) -> i32 {
@@ -108,6 +125,7 @@ pub async fn login(
         }
     };
     let opts = LoginOptions {
+        store,
         client_id: oauth.client_id.clone(),
         scopes,
         resource: oauth_resource.clone(),
@@ -126,6 +144,15 @@ pub async fn login(
     match result {
         Ok(()) => {
             outln!("Successfully logged in to MCP server '{name}'.");
+            let tokens = OAuthTokenStore::new(home, name, url, store);
+            match tokio::task::spawn_blocking(move || tokens.location()).await {
+                Ok(Some(TokenLocation::Keyring)) => outln!("Tokens saved in the OS keyring."),
+                Ok(Some(TokenLocation::File)) => outln!(
+                    "Tokens saved in {} (mode 0600).",
+                    oi_config::credentials::path(home).display()
+                ),
+                _ => {}
+            }
             EXIT_OK
         }
         Err(e) => {
@@ -165,7 +192,12 @@ pub(super) fn open_browser(url: &str) -> bool {
         .is_ok()
 }
 
-pub fn logout(servers: &BTreeMap<String, McpServerConfig>, home: &Path, name: &str) -> i32 {
+pub fn logout(
+    servers: &BTreeMap<String, McpServerConfig>,
+    home: &Path,
+    store: OAuthCredentialsStoreMode,
+    name: &str,
+) -> i32 {
     let Some(cfg) = servers.get(name) else {
         eprintln!("error: No MCP server named '{name}' found in configuration.");
         return EXIT_FAILURE;
@@ -174,7 +206,7 @@ pub fn logout(servers: &BTreeMap<String, McpServerConfig>, home: &Path, name: &s
         eprintln!("error: OAuth logout is only supported for streamable_http transports.");
         return EXIT_USAGE;
     };
-    match FileCredentialStore::new(home, name, url).delete() {
+    match OAuthTokenStore::new(home, name, url, store).delete() {
         Ok(true) => {
             outln!("Removed OAuth credentials for '{name}'.");
             EXIT_OK

@@ -3,6 +3,7 @@
 use super::oauth::{AuthStatus, auth_status};
 use super::{EXIT_FAILURE, EXIT_OK};
 use crate::out::{out, outln};
+use oi_config::OAuthCredentialsStoreMode;
 use oi_config::mcp::{McpServerConfig, McpServerTransportConfig};
 use oi_mcp_client::{DeclineElicitations, McpConnectionManager, McpStartOptions};
 use serde_json::{Value, json};
@@ -22,17 +23,19 @@ enum Probe {
 pub async fn list(
     servers: &BTreeMap<String, McpServerConfig>,
     home: &Path,
+    store: OAuthCredentialsStoreMode,
     json: bool,
     probe: bool,
 ) -> i32 {
     let probes = if probe {
-        run_probe(servers, home).await
+        run_probe(servers, home, store).await
     } else {
         BTreeMap::new()
     };
     // Each HTTP server may be asked about OAuth (5 s at most): ask them all at once.
     let statuses =
-        futures::future::join_all(servers.iter().map(|(n, c)| auth_status(n, c, home))).await;
+        futures::future::join_all(servers.iter().map(|(n, c)| auth_status(n, c, home, store)))
+            .await;
     let auth: BTreeMap<String, AuthStatus> = servers.keys().cloned().zip(statuses).collect();
     if json {
         let arr: Vec<Value> = servers
@@ -150,6 +153,7 @@ pub async fn list(
 pub async fn get(
     servers: &BTreeMap<String, McpServerConfig>,
     home: &Path,
+    store: OAuthCredentialsStoreMode,
     name: &str,
     json: bool,
 ) -> i32 {
@@ -180,7 +184,7 @@ pub async fn get(
             "tool_timeout_sec": cfg.tool_timeout.map(|d| d.as_secs_f64()),
             "default_tools_approval_mode": cfg.default_tools_approval_mode.map(|m| m.as_str()),
             "tools": tools,
-            "auth_status": auth_status(name, cfg, home).await.json(),
+            "auth_status": auth_status(name, cfg, home, store).await.json(),
         });
         outln!(
             "{}",
@@ -381,6 +385,7 @@ fn table(header: &[&str], rows: &[Vec<String>]) -> String {
 async fn run_probe(
     servers: &BTreeMap<String, McpServerConfig>,
     home: &Path,
+    store: OAuthCredentialsStoreMode,
 ) -> BTreeMap<String, Probe> {
     let enabled: BTreeMap<String, McpServerConfig> = servers
         .iter()
@@ -402,6 +407,7 @@ async fn run_probe(
         // A probe has no model: sampling is offered to no server.
         sampling: None,
         oauth_browser: None,
+        oauth_store: store,
     };
     let mut out = BTreeMap::new();
     let manager = match McpConnectionManager::start(enabled.clone(), opts, tx).await {

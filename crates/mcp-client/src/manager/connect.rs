@@ -21,7 +21,7 @@ impl Inner {
         entry.state.send_replace(ConnState::Starting);
         let handler = self.handler_for(entry);
         let result = tokio::select! {
-            r = establish(&entry.name, &entry.config, &self.opts.cwd, &self.opts.home, self.opts.oauth_browser.clone(), handler, entry.task_required.clone()) => Some(r),
+            r = establish(&entry.name, &entry.config, &self.opts.cwd, &self.opts.home, self.opts.oauth_browser.clone(), self.opts.oauth_store, handler, entry.task_required.clone()) => Some(r),
             _ = self.shutdown.cancelled() => None,
         };
         // The catalog is rebuilt before the new state is published, so whoever waits for

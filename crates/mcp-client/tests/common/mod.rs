@@ -128,6 +128,8 @@ pub fn options(
         startup_wait: oi_mcp_client::StartupWait::UpTo(Duration::from_secs(1)),
         sampling: None,
         oauth_browser: None,
+        // Tests never touch the user's keyring; tests/keyring.rs runs its own.
+        oauth_store: oi_config::OAuthCredentialsStoreMode::File,
     }
 }
 
