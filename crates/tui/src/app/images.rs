@@ -52,7 +52,8 @@ impl App {
             .filter(kept)
             .map(|(_, path)| path.clone())
             .collect();
-        let mut items = vec![UserInput::text(text)];
+        // The text with the context the TUI adds (a `!cmd`'s output, an undo note).
+        let mut items = self.prompt_items(text);
         items.extend(
             images
                 .into_iter()
