@@ -146,6 +146,8 @@ impl StartupProgress {
 }
 
 /// Start a session. The error is the full user-facing message.
+// The connection's inputs as the manager holds them; a struct would only repackage them.
+#[allow(clippy::too_many_arguments)]
 pub async fn establish(
     server: &str,
     config: &McpServerConfig,
