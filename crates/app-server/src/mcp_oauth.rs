@@ -75,6 +75,8 @@ async fn login(
         timeout: p
             .timeout_secs
             .map_or(DEFAULT_LOGIN_TIMEOUT, Duration::from_secs),
+        // Saved where the user's `mcp_oauth_credentials_store` says, like `interpreter mcp login`.
+        store: loaded.config.mcp_oauth_credentials_store,
         ..LoginOptions::new(&name, url, &conn.home()?)
     };
     let (url_tx, url_rx) = tokio::sync::oneshot::channel::<String>();
