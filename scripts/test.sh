@@ -6,6 +6,9 @@ root="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$root"
 # Snapshot tests (insta) must fail on a mismatch, never rewrite the committed snapshots.
 export INSTA_UPDATE=no
+# A clean clone gains nothing from incremental state, and it costs gigabytes of disk (a CI
+# run once died of "No space left on device" while linking test binaries).
+export CARGO_INCREMENTAL=0
 
 echo "==> installing test peers (npm + PyPI)"
 tools/peers/install.sh
@@ -30,14 +33,18 @@ echo "==> formatting and lints"
 cargo fmt --all --check
 cargo clippy --workspace --all-targets -- -D warnings
 
+echo "==> release binary size (target: at most 30 MB stripped)"
+# In a target directory of its own, removed once measured: the release build and the debug
+# test binaries are never on disk together.
+size_target="${CARGO_TARGET_DIR:-$root/target}/size-check"
+CARGO_TARGET_DIR="$size_target" scripts/binary-size.sh
+rm -rf "$size_target"
+
 echo "==> building"
 cargo build --workspace --bins
 
 echo "==> cargo test"
 cargo test --workspace --no-fail-fast
-
-echo "==> release binary size (target: at most 30 MB stripped)"
-scripts/binary-size.sh
 
 if [ -d tests/python ] && ls tests/python/test_*.py >/dev/null 2>&1; then
   echo "==> starting llama-server for the real-model tier (greedy, one slot)"

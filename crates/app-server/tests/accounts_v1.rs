@@ -2,7 +2,7 @@
 //! gitDiffToRemote, fuzzyFileSearch (one-shot and sessions).
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a panic here is a failed run, with its message
 
-mod common;
+use crate::common;
 
 use common::*;
 use oi_test_support::{MockScript, MockTurn};

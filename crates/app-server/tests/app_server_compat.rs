@@ -3,7 +3,7 @@
 //! directions, and bad input to the new methods.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
+use crate::common;
 
 use common::*;
 use oi_test_support::{MockScript, MockTurn};

@@ -1,7 +1,7 @@
 //! model/list, collaborationMode/list, app/list, config/read and config writes.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a panic here is a failed run, with its message
 
-mod common;
+use crate::common;
 
 use common::*;
 use oi_test_support::MockScript;

@@ -2,7 +2,7 @@
 //! call is answered, with what is true here (issue #25, item 2).
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a panic here is a failed run, with its message
 
-mod common;
+use crate::common;
 
 use common::*;
 use oi_test_support::MockScript;

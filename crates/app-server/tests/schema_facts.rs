@@ -4,7 +4,7 @@
 //! runs without Codex. Every difference must be listed in `ALLOWED` with its reason.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
+use crate::common;
 
 use common::Env;
 use oi_app_server::protocol::schema::{Kind, fields, methods, types, variants};

@@ -1,7 +1,7 @@
 //! thread/start|resume|fork|read|list against the real engine and thread store.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a panic here is a failed run, with its message
 
-mod common;
+use crate::common;
 
 use common::*;
 use oi_test_support::{MockScript, MockTurn};

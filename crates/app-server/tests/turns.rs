@@ -2,7 +2,7 @@
 //! threads with the MCP `codex`/`codex-reply` tools.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a panic here is a failed run, with its message
 
-mod common;
+use crate::common;
 
 use common::*;
 use oi_test_support::{MockResponse, MockScript, MockTurn, TokenUsage};

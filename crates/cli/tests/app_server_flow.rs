@@ -6,7 +6,7 @@
 //! (`common::codex_bin`: the binary `tools/peers/install.sh` installs, or `CODEX_BIN`).
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
+use crate::common;
 
 use common::TestEnv;
 use oi_protocol::config_types::WireApi;

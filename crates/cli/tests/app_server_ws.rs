@@ -5,9 +5,8 @@
 //! against Codex 0.171's schema facts.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-#[path = "common/codex_schema.rs"]
-mod codex_schema;
-mod common;
+use crate::codex_schema;
+use crate::common;
 
 use codex_schema::CodexSchema;
 use common::{Server, TestEnv, codex_bin, start_ws_server as start_with};

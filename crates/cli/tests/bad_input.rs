@@ -1,7 +1,7 @@
 //! Bad input gets one clear message and the right exit code; nothing panics.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a panic here is a failed run, with its message
 
-mod common;
+use crate::common;
 
 use common::*;
 use oi_protocol::config_types::WireApi;

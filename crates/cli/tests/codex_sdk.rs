@@ -4,7 +4,7 @@
 //! resumed by id, with the script unchanged (`tests/fixtures/codex-sdk/drive.mjs`).
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
+use crate::common;
 
 use common::TestEnv;
 use oi_protocol::config_types::WireApi;

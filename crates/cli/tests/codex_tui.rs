@@ -5,8 +5,8 @@
 //! resume picker and resumes one. Judged by the screen and by what the server left on disk.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
-mod tui_pty;
+use crate::common;
+use crate::tui_pty;
 
 use common::*;
 use oi_protocol::config_types::WireApi;

@@ -1,7 +1,7 @@
 //! `interpreter exec` end to end against the scripted mock model, in both wire APIs.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a panic here is a failed run, with its message
 
-mod common;
+use crate::common;
 
 use common::*;
 use oi_protocol::config_types::WireApi;

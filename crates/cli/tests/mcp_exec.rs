@@ -2,7 +2,7 @@
 //! `mcp__<server>__<tool>` and sees the result in its next request.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a panic here is a failed run, with its message
 
-mod common;
+use crate::common;
 
 use common::*;
 use oi_protocol::config_types::WireApi;

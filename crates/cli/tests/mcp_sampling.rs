@@ -3,7 +3,7 @@
 //! `approve`, and the docs' example is what runs here.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a panic here is a failed run, with its message
 
-mod common;
+use crate::common;
 
 use common::*;
 use oi_protocol::config_types::WireApi;

@@ -2,7 +2,7 @@
 //! cannot be saved is reported. End to end with the real binary and the mock model.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a panic here is a failed run, with its message
 
-mod common;
+use crate::common;
 
 use common::*;
 use oi_protocol::config_types::WireApi;

@@ -3,7 +3,7 @@
 //! process, a symlink to /dev/zero does not eat memory, an oversize file is cut to the cap.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a panic here is a failed run, with its message
 
-mod common;
+use crate::common;
 
 use common::*;
 use oi_protocol::config_types::WireApi;

@@ -1,7 +1,7 @@
 //! The sandbox through the real binary: `interpreter sandbox` and the agent's own commands.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a panic here is a failed run, with its message
 
-mod common;
+use crate::common;
 
 use common::*;
 use oi_protocol::config_types::WireApi;

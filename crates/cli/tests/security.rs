@@ -2,7 +2,7 @@
 //! config-planting escape, credentials kept away from commands, and owner-only files.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a panic here is a failed run, with its message
 
-mod common;
+use crate::common;
 
 use common::*;
 use oi_protocol::config_types::WireApi;

@@ -1,7 +1,7 @@
 //! Threads persist: resume after a clean exit and after kill -9, and list/search them.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a panic here is a failed run, with its message
 
-mod common;
+use crate::common;
 
 use common::*;
 use oi_protocol::config_types::WireApi;

@@ -4,7 +4,7 @@
 //! the thread over (its lease died with A's database connection).
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
+use crate::common;
 
 use common::*;
 use oi_protocol::config_types::WireApi;

@@ -3,8 +3,8 @@
 //! Every wait polls the screen until the text appears (generous deadlines, no fixed sleeps).
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a panic here is a failed run, with its message
 
-mod common;
-mod tui_pty;
+use crate::common;
+use crate::tui_pty;
 
 use common::*;
 use oi_protocol::config_types::WireApi;

@@ -3,8 +3,8 @@
 //! mock received, what the thread store or the disk holds — not only the screen.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
-mod tui_pty;
+use crate::common;
+use crate::tui_pty;
 
 use common::*;
 use oi_test_support::MockTurn;

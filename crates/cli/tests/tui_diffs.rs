@@ -2,8 +2,8 @@
 //! number each line and colour its code, and `/diff` opens a pager that scrolls.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
-mod tui_pty;
+use crate::common;
+use crate::tui_pty;
 
 use common::*;
 use oi_test_support::MockTurn;

@@ -3,8 +3,7 @@
 //! reaches the model is checked in the mock's recorded requests.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
-mod tui_pty;
+use crate::tui_pty;
 
 use oi_test_support::{MockScript, MockTurn};
 use tui_pty::*;

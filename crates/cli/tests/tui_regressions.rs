@@ -3,8 +3,8 @@
 //! (the screen, what the mock received, the thread store, the disk).
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
-mod tui_pty;
+use crate::common;
+use crate::tui_pty;
 
 use common::*;
 use oi_test_support::MockTurn;

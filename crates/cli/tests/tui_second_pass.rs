@@ -4,8 +4,8 @@
 //! `/undo`. The real `interpreter` runs in a pseudo-terminal against the scripted mock.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
-mod tui_pty;
+use crate::common;
+use crate::tui_pty;
 
 use common::*;
 use oi_protocol::config_types::WireApi;

@@ -3,7 +3,7 @@
 //! model client then sends (the variable itself is unset).
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a panic here is a failed run, with its message
 
-mod common;
+use crate::common;
 
 use common::{TestEnv, stderr, stdout};
 use oi_protocol::config_types::WireApi;

@@ -2,7 +2,7 @@
 //! tool calls, overflow recovery, `Op::Compact`, and resume/fork of a compacted thread.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a panic here is a failed run, with its message
 
-mod common;
+use crate::common;
 
 use common::{compactions, errors, last_message, noisy_call};
 

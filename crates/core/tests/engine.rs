@@ -1,7 +1,7 @@
 //! The engine through its public API: concurrency, approvals, steering, fork, shutdown.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a panic here is a failed run, with its message
 
-mod common;
+use crate::common;
 
 use oi_core::{NewThread, Thread};
 use oi_protocol::config_types::{AskForApproval, SandboxMode};

@@ -4,7 +4,7 @@
 //! enforced, the rollout resumable under another profile.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a panic here is a failed run, with its message
 
-mod common;
+use crate::common;
 
 use oi_core::{NewThread, StartTurn, Thread};
 use oi_protocol::config_types::{AskForApproval, Harness, SandboxMode};

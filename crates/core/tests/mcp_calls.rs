@@ -2,7 +2,7 @@
 //! concurrent calls in one response, tools added mid-turn, resource tools, headless waiting.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a panic here is a failed run, with its message
 
-mod common;
+use crate::common;
 
 use oi_core::{Thread, ThreadManager, ThreadManagerOptions};
 use oi_protocol::config_types::WireApi;

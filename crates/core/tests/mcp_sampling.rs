@@ -4,7 +4,7 @@
 //! path as the server's `sampling` setting says, and its usage joins the thread's.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a panic here is a failed run, with its message
 
-mod common;
+use crate::common;
 
 use oi_core::MCP_SAMPLING_APPROVAL_COMMAND;
 use oi_protocol::config_types::{AskForApproval, SandboxMode, WireApi};

@@ -2,7 +2,7 @@
 //! commands that write, or ask, keep running one at a time, in order.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a panic here is a failed run, with its message
 
-mod common;
+use crate::common;
 
 use oi_core::{StartTurn, TurnHandle};
 use oi_protocol::config_types::{AskForApproval, SandboxMode};

@@ -3,7 +3,7 @@
 //! model to answer or change course, and a fifth ends the turn as failed.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a panic here is a failed run, with its message
 
-mod common;
+use crate::common;
 
 use oi_core::{StartTurn, TurnHandle};
 use oi_protocol::config_types::{AskForApproval, SandboxMode};

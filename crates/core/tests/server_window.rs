@@ -3,7 +3,7 @@
 //! remembered for the next session), and "context full" when prompt and answer fill it.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a panic here is a failed run, with its message
 
-mod common;
+use crate::common;
 
 use common::{compactions, errors, last_message, noisy_call, stream_errors, user, warnings};
 

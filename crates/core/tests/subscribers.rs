@@ -2,7 +2,7 @@
 //! through a `TurnHandle` that ends at its own terminal event; "busy" is an active turn.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a panic here is a failed run, with its message
 
-mod common;
+use crate::common;
 
 use oi_core::{
     CoreError, EventStream, PendingRequest, StartTurn, ThreadManager, TurnEnd, TurnHandle,
