@@ -127,27 +127,7 @@ impl Tui {
 
     /// Everything on screen plus the scrollback, as text.
     pub fn text(&self) -> String {
-        let mut parser = self.screen.lock().unwrap();
-        let (rows, cols) = parser.screen().size();
-        let visible = parser.screen().contents();
-        parser.set_scrollback(usize::MAX);
-        let back = parser.screen().scrollback();
-        let mut older = Vec::new();
-        // Page up through the scrollback, oldest first.
-        let mut offset = back;
-        while offset > 0 {
-            parser.set_scrollback(offset);
-            let page: Vec<String> = parser
-                .screen()
-                .rows(0, cols)
-                .take(offset.min(usize::from(rows)))
-                .collect();
-            older.extend(page);
-            offset = offset.saturating_sub(usize::from(rows));
-        }
-        parser.set_scrollback(0);
-        older.push(visible);
-        older.join("\n")
+        screen_text(&mut self.screen.lock().unwrap())
     }
 
     /// The visible screen only, one string per row.
@@ -374,4 +354,46 @@ pub fn command(tui: &Tui, text: &str) {
 pub fn quit(mut tui: Tui) {
     command(&tui, "/quit");
     assert_eq!(tui.wait_exit(), 0);
+}
+
+/// Everything on `parser`'s screen plus its scrollback, oldest line first.
+///
+/// Pages up one screen at a time. vt100 0.15 computes the visible rows at a scrollback
+/// offset larger than the screen with a `usize` subtraction that overflows (fixed upstream
+/// in 0.16, which ratatui's `unicode-width` pin keeps out of reach); the workspace builds
+/// vt100 without overflow checks, so the subtraction wraps, the screen part is taken whole
+/// and the `take` below keeps only the scrollback rows of each page.
+pub fn screen_text(parser: &mut vt100::Parser) -> String {
+    let (rows, cols) = parser.screen().size();
+    let visible = parser.screen().contents();
+    parser.set_scrollback(usize::MAX);
+    let back = parser.screen().scrollback();
+    let mut older = Vec::new();
+    // Page up through the scrollback, oldest first.
+    let mut offset = back;
+    while offset > 0 {
+        parser.set_scrollback(offset);
+        let page: Vec<String> = parser
+            .screen()
+            .rows(0, cols)
+            .take(offset.min(usize::from(rows)))
+            .collect();
+        older.extend(page);
+        offset = offset.saturating_sub(usize::from(rows));
+    }
+    parser.set_scrollback(0);
+    older.push(visible);
+    older.join("\n")
+}
+
+#[test]
+fn a_scrollback_longer_than_the_screen_is_read_whole_and_in_order() {
+    let mut parser = vt100::Parser::new(ROWS, COLS, 1000);
+    for i in 1..=150 {
+        parser.process(format!("line {i}\r\n").as_bytes());
+    }
+    let text = screen_text(&mut parser);
+    let lines: Vec<&str> = text.lines().filter(|l| l.starts_with("line ")).collect();
+    let expected: Vec<String> = (1..=150).map(|i| format!("line {i}")).collect();
+    assert_eq!(lines, expected);
 }
