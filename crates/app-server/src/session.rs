@@ -8,7 +8,9 @@
 //!   next `turn/start` (under that call's own overrides), then `thread/settings/updated`.
 //! * `thread/shellCommand` (`!command`): the user's command, run at once in the thread's
 //!   directory under its sandbox and reported as a turn of its own with one
-//!   `commandExecution` item (`source: "userShell"`). It is not added to the model's history.
+//!   `commandExecution` item (`source: "userShell"`). The model is told the command and its
+//!   output with the thread's next turn (`Thread::add_context_for_next_turn`), whichever
+//!   client starts it.
 //! * `permissionProfile/list` (`/permissions`): the three sandbox modes as profiles.
 //! * `experimentalFeature/list` (`/experimental`): empty, there are no feature flags.
 
@@ -25,7 +27,6 @@ use crate::turns::{self, live};
 use crate::{Conn, invalid, lock, method, offset_page};
 use oi_core::{CommandRequest, Thread, run_command};
 use oi_jsonrpc::{Execution, MethodTable, RequestContext, RpcError};
-use oi_protocol::ThreadId;
 use oi_protocol::config_types::{ReasoningEffort, SandboxPolicy};
 use oi_protocol::parse_command::{display_command, parse_command};
 use oi_protocol::protocol::TurnOverrides;
@@ -283,7 +284,7 @@ async fn shell_command(
     ctx: RequestContext,
     p: ThreadShellCommandParams,
 ) -> Result<EmptyResponse, RpcError> {
-    let (id, thread) = live(&conn, &p.thread_id)?;
+    let (_, thread) = live(&conn, &p.thread_id)?;
     if p.command.trim().is_empty() {
         return Err(invalid(
             "command must not be empty: send the command line to run",
@@ -306,7 +307,7 @@ async fn shell_command(
     let shutdown = conn.shutdown.clone();
     tokio::spawn(async move {
         sent.cancelled().await;
-        run_shell_command(&conn, id, &config, argv, req, &shutdown).await;
+        run_shell_command(&conn, &thread, &config, argv, req, &shutdown).await;
     });
     Ok(EmptyResponse {})
 }
@@ -314,13 +315,13 @@ async fn shell_command(
 /// Runs the user's command and reports it as a turn with one `commandExecution` item.
 async fn run_shell_command(
     conn: &Conn,
-    id: ThreadId,
+    thread: &Thread,
     config: &oi_config::Config,
     argv: Vec<String>,
     req: CommandRequest,
     shutdown: &tokio_util::sync::CancellationToken,
 ) {
-    let thread_id = id.to_string();
+    let thread_id = thread.id().to_string();
     let turn_id = oi_protocol::ids::new_id();
     let started_at = now_unix();
     let started = Instant::now();
@@ -369,7 +370,13 @@ async fn run_shell_command(
                     CommandExecutionStatus::Failed
                 };
                 *exit_code = Some(o.exit_code);
-                *aggregated_output = Some(format!("{}{}", o.stdout, o.stderr));
+                let output = format!("{}{}", o.stdout, o.stderr);
+                thread.add_context_for_next_turn(oi_core::user_shell_context(
+                    argv.last().map_or("", String::as_str),
+                    o.exit_code,
+                    &output,
+                ));
+                *aggregated_output = Some(output);
             }
             Err(e) => {
                 *status = CommandExecutionStatus::Failed;

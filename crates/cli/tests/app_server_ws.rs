@@ -511,6 +511,20 @@ async fn the_session_methods_of_codex_tui_over_websocket() {
     );
     let asked = env.mock.requests().last().unwrap().body.to_string();
     assert!(asked.contains("uncommitted changes"), "{asked}");
+    // The `!command` before it reached the model with this turn, after the turn's input.
+    let shell = asked
+        .find("<user_shell_command>")
+        .unwrap_or_else(|| panic!("the !command is not in the next turn's request: {asked}"));
+    assert!(
+        asked.find("uncommitted changes").unwrap() < shell,
+        "{asked}"
+    );
+    assert!(
+        asked[shell..].contains("echo from-shell > shell.txt && echo ran")
+            && asked[shell..].contains("exit code 0")
+            && asked[shell..].contains("ran\\n"),
+        "{asked}"
+    );
     let empty = c
         .call(
             "review/start",
@@ -559,6 +573,12 @@ async fn the_session_methods_of_codex_tui_over_websocket() {
     assert_eq!(done["turn"]["status"], "completed", "{done}");
     let last = env.mock.requests().last().unwrap().body.clone();
     assert_eq!(last["model"], "other-model", "{last}");
+    // Given once, then kept in the history like any message.
+    assert_eq!(
+        last.to_string().matches("<user_shell_command>").count(),
+        1,
+        "{last}"
+    );
     let read = c.ok("thread/resume", json!({"threadId": thread_id})).await;
     assert_eq!(read["sandbox"]["type"], "readOnly", "{read}");
 

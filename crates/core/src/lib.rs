@@ -43,7 +43,9 @@ mod turn_handle;
 mod window;
 mod window_recovery;
 
-pub use command::{CommandOutput, CommandRequest, run_command};
+pub use command::{
+    CommandOutput, CommandRequest, USER_SHELL_CONTEXT_BYTES, run_command, user_shell_context,
+};
 pub use compact::{BUILTIN_COMPACT_PROMPT, SUMMARY_PREFIX};
 pub use context_window::{
     AUTO_COMPACT_PERCENT, DEFAULT_CONTEXT_WINDOW, auto_compact_limit, builtin_context_window,

@@ -50,6 +50,9 @@ pub(crate) struct SessionState {
     /// `tool_call_format = "auto"` switched this session to text tool calls (the model kept
     /// writing calls into its answers).
     pub text_tools_fallback: bool,
+    /// Context the model gets with the next turn's input, after it (a `!command` the user
+    /// ran between turns: `Thread::add_context_for_next_turn`).
+    pub next_turn_context: Vec<ResponseItem>,
 }
 
 impl SessionState {
@@ -115,6 +118,7 @@ impl Session {
                 loaded_tools,
                 project_doc: None,
                 text_tools_fallback: false,
+                next_turn_context: Vec::new(),
             }),
             save_state: recorder.save_state(),
             recorder: Mutex::new(recorder),

@@ -71,6 +71,17 @@ impl Thread {
         })
     }
 
+    /// Adds `text` to what the model reads with the next turn's input (after the user's
+    /// message, as a user message of its own), and so to the thread's history and rollout
+    /// from that turn on. For what the user did between turns that the model should know:
+    /// a `!command` run in the terminal and its output.
+    pub fn add_context_for_next_turn(&self, text: String) {
+        self.session
+            .state()
+            .next_turn_context
+            .push(ResponseItem::user_text(text));
+    }
+
     /// This thread's id.
     pub fn id(&self) -> ThreadId {
         self.id
@@ -474,11 +485,7 @@ fn begin(
     turn_task: &mut Option<JoinHandle<()>>,
 ) -> Result<(), CoreError> {
     let cancel = CancellationToken::new();
-    let (pending_input, event) = match input {
-        Some((item, event)) => (vec![item], Some(event)),
-        None => (Vec::new(), None),
-    };
-    {
+    let event = {
         let mut st = sess.state();
         if let Some(active) = st.active_turn.as_ref() {
             return Err(CoreError::TurnRunning {
@@ -486,12 +493,23 @@ fn begin(
                 turn_id: active.id.clone(),
             });
         }
+        let (pending_input, event) = match input {
+            Some((item, event)) => {
+                // The user's message first (it names the turn), then the context that
+                // waited for it.
+                let mut items = vec![item];
+                items.append(&mut st.next_turn_context);
+                (items, Some(event))
+            }
+            None => (Vec::new(), None),
+        };
         st.active_turn = Some(ActiveTurn {
             id: id.clone(),
             cancel: cancel.clone(),
             pending_input,
         });
-    }
+        event
+    };
     // The turn announces itself (`task_started`) before echoing its input, so stored turns
     // begin with their start record.
     *turn_task = Some(match event {

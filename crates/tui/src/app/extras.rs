@@ -9,8 +9,6 @@ use oi_protocol::protocol::FileChange;
 
 /// The id of the running cell of a `!cmd`.
 const USER_SHELL_ID: &str = "user-shell-command";
-/// How much of a `!cmd`'s output the model gets (head and tail).
-const SHELL_CONTEXT_BYTES: usize = 16 * 1024;
 
 /// The first line of `/review`'s prompt (the user cell shows it, not the diff).
 const REVIEW_HEAD: &str =
@@ -32,13 +30,6 @@ pub struct Extras {
     context: Vec<String>,
     /// Patches applied in this session, oldest first, for `/undo`.
     applied: Vec<Vec<(PathBuf, FileChange)>>,
-}
-
-/// The block of model context a `!cmd` run adds: the command and what it printed.
-pub fn shell_context(command: &str, exit_code: i32, output: &str) -> String {
-    format!(
-        "<user_shell_command>\nThe user ran this command in the terminal (not a tool call):\n$ {command}\nexit code {exit_code}\n{output}\n</user_shell_command>"
-    )
 }
 
 impl App {
@@ -296,8 +287,11 @@ impl App {
                     }
                     output.push_str(&out.stderr);
                 }
-                let for_model = oi_core::truncate_head_tail(&output, SHELL_CONTEXT_BYTES);
-                self.add_model_context(shell_context(command, out.exit_code, &for_model));
+                self.add_model_context(oi_core::user_shell_context(
+                    command,
+                    out.exit_code,
+                    &output,
+                ));
                 self.push_cell(HistoryCell::Exec {
                     command: command.to_string(),
                     output,

@@ -11,8 +11,6 @@ mod mcp;
 
 pub use mcp::{McpCatalog, McpPrompt};
 
-pub use extras::shell_context;
-
 use crate::cells::{HistoryCell, Outcome, mcp_result_summary};
 use crate::composer::{Composer, ComposerResult};
 use crate::overlay::{
