@@ -142,8 +142,6 @@ pub(crate) struct Conn {
     pub rate_limits: Mutex<Option<(String, RateLimitSnapshot)>>,
     pub fuzzy: fuzzy::FuzzyState,
     pub models: catalog::ModelsCache,
-    /// Settings from `thread/settings/update` for each thread's next turn.
-    pub pending_settings: Mutex<HashMap<ThreadId, oi_protocol::protocol::TurnOverrides>>,
 }
 
 impl Conn {
@@ -168,7 +166,6 @@ impl Conn {
             rate_limits: Mutex::default(),
             fuzzy: fuzzy::FuzzyState::default(),
             models: catalog::ModelsCache::default(),
-            pending_settings: Mutex::default(),
         }
     }
 

@@ -24,7 +24,7 @@ use crate::protocol::turn::{TurnCompletedNotification, TurnItemsView, TurnStarte
 use crate::protocol::wire::EmptyResponse;
 use crate::protocol::{ThreadItem, Turn, TurnStatus, V2SandboxPolicy, now_unix};
 use crate::turns::{self, live};
-use crate::{Conn, invalid, lock, method, offset_page};
+use crate::{Conn, invalid, method, offset_page};
 use oi_core::{CommandRequest, Thread, run_command};
 use oi_jsonrpc::{Execution, MethodTable, RequestContext, RpcError};
 use oi_protocol::config_types::{ReasoningEffort, SandboxPolicy};
@@ -165,18 +165,6 @@ async fn review_start(
     })
 }
 
-/// Later settings win field by field.
-pub(crate) fn overlay(base: TurnOverrides, top: TurnOverrides) -> TurnOverrides {
-    TurnOverrides {
-        cwd: top.cwd.or(base.cwd),
-        approval_policy: top.approval_policy.or(base.approval_policy),
-        sandbox_policy: top.sandbox_policy.or(base.sandbox_policy),
-        model: top.model.or(base.model),
-        effort: top.effort.or(base.effort),
-        harness: top.harness.or(base.harness),
-    }
-}
-
 fn settings_overrides(
     p: &ThreadSettingsUpdateParams,
     thread: &Thread,
@@ -229,12 +217,9 @@ async fn settings_update(
 ) -> Result<EmptyResponse, RpcError> {
     let (id, thread) = live(&conn, &p.thread_id)?;
     let update = settings_overrides(&p, &thread)?;
-    let pending = {
-        let mut all = lock(&conn.pending_settings);
-        let merged = overlay(all.remove(&id).unwrap_or_default(), update);
-        all.insert(id, merged.clone());
-        merged
-    };
+    // Kept by the engine: the next turn of this thread starts with them, whichever
+    // connection starts it.
+    let pending = thread.update_next_turn_settings(update);
     let mode = p
         .collaboration_mode
         .as_ref()

@@ -172,9 +172,8 @@ async fn start(
     })
 }
 
-/// Starts a turn answering `items`: the settings `thread/settings/update` left for this
-/// thread apply first, `overrides` on top; once the turn starts they are the thread's own
-/// (the engine keeps a turn's overrides for later turns), so they are dropped here.
+/// Starts a turn answering `items` with `overrides` (over the settings
+/// `thread/settings/update` left for the thread's next turn, which the engine applies).
 pub(crate) async fn start_input(
     conn: &Arc<Conn>,
     ctx: &RequestContext,
@@ -183,15 +182,8 @@ pub(crate) async fn start_input(
     items: Vec<oi_protocol::user_input::UserInput>,
     overrides: TurnOverrides,
 ) -> Result<(String, i64), RpcError> {
-    let pending = lock(&conn.pending_settings).get(&id).cloned();
-    let overrides = match pending {
-        Some(p) => crate::session::overlay(p, overrides),
-        None => overrides,
-    };
     let turn = StartTurn::Input { items, overrides };
-    let started = submit_turn(conn, ctx, id, thread, turn).await?;
-    lock(&conn.pending_settings).remove(&id);
-    Ok(started)
+    submit_turn(conn, ctx, id, thread, turn).await
 }
 
 /// `thread/compact/start`: compaction as a turn of its own. Progress arrives as for any turn:

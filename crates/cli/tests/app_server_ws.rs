@@ -568,8 +568,13 @@ async fn the_session_methods_of_codex_tui_over_websocket() {
         )
         .await;
     assert_eq!(unknown["error"]["code"], -32600, "{unknown}");
-    c.start_turn(&thread_id, "which model?").await;
-    let done = c.notification("turn/completed").await;
+    // The engine keeps them for the thread, not this connection: a second client's turn
+    // runs with them.
+    let mut c2 = Client::connect(&server).await;
+    c2.initialize().await;
+    c2.ok("thread/resume", json!({"threadId": thread_id})).await;
+    c2.start_turn(&thread_id, "which model?").await;
+    let done = c2.notification("turn/completed").await;
     assert_eq!(done["turn"]["status"], "completed", "{done}");
     let last = env.mock.requests().last().unwrap().body.clone();
     assert_eq!(last["model"], "other-model", "{last}");

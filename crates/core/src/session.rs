@@ -12,6 +12,7 @@ use oi_model_client::ModelClient;
 use oi_protocol::ThreadId;
 use oi_protocol::config_types::ToolCallFormat;
 use oi_protocol::models::{ResponseItem, TokenUsage};
+use oi_protocol::protocol::TurnOverrides;
 use oi_protocol::protocol::{ElicitationResponse, Event, EventMsg, ReviewDecision, WarningEvent};
 use oi_thread_store::CompactedItem;
 use std::collections::{HashMap, HashSet};
@@ -53,6 +54,9 @@ pub(crate) struct SessionState {
     /// Context the model gets with the next turn's input, after it (a `!command` the user
     /// ran between turns: `Thread::add_context_for_next_turn`).
     pub next_turn_context: Vec<ResponseItem>,
+    /// Settings for the next turn that starts, under that turn's own overrides
+    /// (`Thread::update_next_turn_settings`: v2 `thread/settings/update`).
+    pub next_turn_overrides: TurnOverrides,
 }
 
 impl SessionState {
@@ -119,6 +123,7 @@ impl Session {
                 project_doc: None,
                 text_tools_fallback: false,
                 next_turn_context: Vec::new(),
+                next_turn_overrides: TurnOverrides::default(),
             }),
             save_state: recorder.save_state(),
             recorder: Mutex::new(recorder),

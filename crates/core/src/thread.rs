@@ -82,6 +82,22 @@ impl Thread {
             .push(ResponseItem::user_text(text));
     }
 
+    /// Changes the settings the next turn starts with (field by field over earlier such
+    /// changes; that turn's own overrides still win), and returns all that are waiting.
+    /// A running turn keeps its own. Once a turn starts with them they are the thread's
+    /// settings, as any turn's overrides are.
+    pub fn update_next_turn_settings(&self, update: TurnOverrides) -> TurnOverrides {
+        let mut st = self.session.state();
+        let merged = std::mem::take(&mut st.next_turn_overrides).overlaid_with(update);
+        st.next_turn_overrides = merged.clone();
+        merged
+    }
+
+    /// The settings waiting for the next turn ([`Thread::update_next_turn_settings`]).
+    pub fn next_turn_settings(&self) -> TurnOverrides {
+        self.session.state().next_turn_overrides.clone()
+    }
+
     /// This thread's id.
     pub fn id(&self) -> ThreadId {
         self.id
@@ -392,6 +408,8 @@ async fn run_actor(
                         // The turn ended while the images were read: this input starts one,
                         // after that turn's end is published.
                         let _gate = sess.turn_end_gate().await;
+                        let waiting = std::mem::take(&mut sess.state().next_turn_overrides);
+                        apply_overrides(&sess, waiting);
                         let _ = begin(&sess, sub.id, Some((item, event)), &mut turn_task);
                     }
                 }
@@ -468,7 +486,8 @@ async fn start(
             if items.is_empty() {
                 return Err(CoreError::EmptyInput);
             }
-            apply_overrides(sess, overrides);
+            let waiting = std::mem::take(&mut sess.state().next_turn_overrides);
+            apply_overrides(sess, waiting.overlaid_with(overrides));
             // Only the actor starts turns, so the thread is still idle after this await.
             let input = user_item(&items).await;
             begin(sess, id, Some(input), turn_task)

@@ -39,6 +39,20 @@ pub struct TurnOverrides {
     pub harness: Option<crate::config_types::Harness>,
 }
 
+impl TurnOverrides {
+    /// These settings with `top`'s on top, field by field (the later change wins).
+    pub fn overlaid_with(self, top: TurnOverrides) -> TurnOverrides {
+        TurnOverrides {
+            cwd: top.cwd.or(self.cwd),
+            approval_policy: top.approval_policy.or(self.approval_policy),
+            sandbox_policy: top.sandbox_policy.or(self.sandbox_policy),
+            model: top.model.or(self.model),
+            effort: top.effort.or(self.effort),
+            harness: top.harness.or(self.harness),
+        }
+    }
+}
+
 /// What a front end asks of a thread.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
