@@ -419,52 +419,11 @@ fn login_and_logout_errors() {
     );
 }
 
-/// fastmcp behind its in-memory OAuth provider, on 127.0.0.1; killed on drop.
-struct OAuthPeer {
-    child: std::process::Child,
-    url: String,
-}
-
-impl OAuthPeer {
-    fn start() -> Self {
-        use std::io::BufRead;
-        let mut child = Command::new(peer("tools/peers/venv/bin/python"))
-            .arg(peer("tests/fixtures/mcp/fastmcp_oauth_server.py"))
-            .stdin(std::process::Stdio::null())
-            .stdout(std::process::Stdio::null())
-            .stderr(std::process::Stdio::piped())
-            .spawn()
-            .unwrap();
-        let stderr = child.stderr.take().unwrap();
-        let (tx, rx) = std::sync::mpsc::channel();
-        std::thread::spawn(move || {
-            for line in std::io::BufReader::new(stderr)
-                .lines()
-                .map_while(Result::ok)
-            {
-                if let Some(port) = line.strip_prefix("OI_LISTENING ") {
-                    let _ = tx.send(port.trim().to_string());
-                }
-            }
-        });
-        let port = rx.recv_timeout(std::time::Duration::from_secs(60)).unwrap();
-        Self {
-            child,
-            url: format!("http://127.0.0.1:{port}/mcp"),
-        }
-    }
-}
-
-impl Drop for OAuthPeer {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
 #[test]
 fn oauth_login_list_and_logout_round_trip() {
-    let peer = OAuthPeer::start();
+    let Some(peer) = crate::common::OAuthPeer::start() else {
+        return;
+    };
     let env = Env::new();
     // The file, whatever keyring the machine running the tests has (tests/keyring.rs in
     // oi-mcp-client covers the keyring).
