@@ -236,16 +236,6 @@ async fn slash_approvals_switches_to_asking() {
     quit(tui);
 }
 
-fn git(dir: &std::path::Path, args: &[&str]) {
-    let out = std::process::Command::new("git")
-        .args(args)
-        .current_dir(dir)
-        .env("GIT_CONFIG_GLOBAL", "/dev/null")
-        .output()
-        .expect("run git");
-    assert!(out.status.success(), "git {args:?}: {}", stderr(&out));
-}
-
 #[tokio::test(flavor = "multi_thread")]
 async fn slash_diff_shows_changes_and_untracked_files() {
     let env = env([MockTurn::text("unused")]).await;

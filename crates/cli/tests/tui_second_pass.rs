@@ -337,15 +337,6 @@ async fn bang_runs_a_sandboxed_command_and_the_model_gets_its_output() {
     quit(tui);
 }
 
-fn git(dir: &std::path::Path, args: &[&str]) {
-    let out = std::process::Command::new("git")
-        .args(args)
-        .current_dir(dir)
-        .output()
-        .expect("git");
-    assert!(out.status.success(), "git {args:?}: {out:?}");
-}
-
 #[tokio::test(flavor = "multi_thread")]
 async fn slash_review_asks_for_a_review_of_the_working_tree_diff() {
     let env = env([MockTurn::text("the change looks fine")]).await;

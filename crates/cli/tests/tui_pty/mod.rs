@@ -356,6 +356,17 @@ pub fn quit(mut tui: Tui) {
     assert_eq!(tui.wait_exit(), 0);
 }
 
+/// Runs `git args` in `dir` (without the user's global git config) and requires success.
+pub fn git(dir: &std::path::Path, args: &[&str]) {
+    let out = std::process::Command::new("git")
+        .args(args)
+        .current_dir(dir)
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .output()
+        .expect("run git");
+    assert!(out.status.success(), "git {args:?}: {}", stderr(&out));
+}
+
 /// Everything on `parser`'s screen plus its scrollback, oldest line first.
 ///
 /// Pages up one screen at a time. vt100 0.15 computes the visible rows at a scrollback
