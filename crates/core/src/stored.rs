@@ -10,6 +10,7 @@ use oi_thread_store::{
     ListQuery, LoadedThread, StoreError, ThreadOutline, ThreadPage, ThreadStore, ThreadSummary,
 };
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 /// The stored threads of one home (from [`crate::ThreadManager::stored_threads`]): list,
 /// read, rename, archive, delete, and the outlines paged history reads. Cheap to clone.
@@ -65,12 +66,19 @@ impl StoredThreads {
     }
 
     /// `outline` caught up with what was appended since it was read (only the new records
-    /// are read); `None` when nothing was.
+    /// are read); `None` when nothing was. The outline is shared with the blocking pool,
+    /// not copied: a long thread's outline holds all its records' text.
     pub async fn outline_update(
         &self,
-        outline: &ThreadOutline,
+        outline: &Arc<ThreadOutline>,
     ) -> Result<Option<ThreadOutline>, CoreError> {
-        stored(self.store.outline_update_async(outline).await)
+        let (store, outline) = (self.store.clone(), outline.clone());
+        let updated = tokio::task::spawn_blocking(move || store.outline_update(&outline))
+            .await
+            .map_err(|e| {
+                CoreError::Store(format!("reading the thread's new records failed: {e}"))
+            })?;
+        stored(updated)
     }
 
     /// Sets the thread's name; `None` or a blank name clears it (names are trimmed).
