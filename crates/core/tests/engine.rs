@@ -381,7 +381,7 @@ async fn stored_threads_are_read_renamed_archived_and_deleted_through_the_engine
         cursor: Some("not a cursor".into()),
         ..ListQuery::default()
     };
-    let e = stored.list(&bad).await.err().expect("a bad cursor fails");
+    let e = stored.list(&bad).await.expect_err("a bad cursor fails");
     assert!(matches!(e, CoreError::StoreRequest(_)), "{e:?}");
 
     stored.delete(&id).await.unwrap();
@@ -389,7 +389,6 @@ async fn stored_threads_are_read_renamed_archived_and_deleted_through_the_engine
     let e = stored
         .load(&id)
         .await
-        .err()
-        .expect("a deleted thread is gone");
+        .expect_err("a deleted thread is gone");
     assert!(matches!(e, CoreError::ThreadNotFound(_)), "{e:?}");
 }
