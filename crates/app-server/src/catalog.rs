@@ -15,11 +15,11 @@ use crate::protocol::wire::{
 };
 use crate::{Conn, lock, method};
 use oi_config::{Config, ModelProviderInfo};
-use oi_jsonrpc::RpcError;
-use oi_jsonrpc::{Execution, MethodTable, RequestContext};
-pub use oi_model_client::catalog::{
+pub use oi_core::catalog::{
     ModelInfo, RemoteModel, builtin_info, fetch_models, is_hidden, parse_models,
 };
+use oi_jsonrpc::RpcError;
+use oi_jsonrpc::{Execution, MethodTable, RequestContext};
 use serde::Deserialize;
 use std::collections::{BTreeSet, HashMap};
 use std::sync::{Arc, Mutex};

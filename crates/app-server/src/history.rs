@@ -11,11 +11,11 @@ use crate::protocol::wire::{
     SortDirection, ThreadItem, ThreadItemEntry, ThreadItemsListParams, ThreadItemsListResponse,
     ThreadTurnsListParams, ThreadTurnsListResponse, Turn, TurnItemsView,
 };
-use crate::threads::{merge_leading_input, store_error, summary_of, turn_json};
-use crate::{Conn, blocking, invalid, lock, method, parse_thread_id, thread_not_found};
+use crate::threads::{core_error, merge_leading_input, summary_of, turn_json};
+use crate::{Conn, invalid, lock, method, parse_thread_id, thread_not_found};
+use oi_core::{StoredTurn, ThreadOutline, TurnSpan};
 use oi_jsonrpc::{Execution, MethodTable, RequestContext, RpcError};
 use oi_protocol::ThreadId;
-use oi_thread_store::{StoredTurn, ThreadOutline, TurnSpan};
 use std::sync::Arc;
 use std::sync::Mutex;
 
@@ -89,7 +89,7 @@ pub struct HistoryCache {
 /// A stored thread's turns as history pages show them (each user message back in the turn
 /// it opened), over an outline whose records are parsed only for the turns a page shows.
 struct History {
-    outline: Option<ThreadOutline>,
+    outline: Option<Arc<ThreadOutline>>,
     turns: Vec<TurnSpan>,
 }
 
@@ -97,7 +97,7 @@ impl History {
     fn of(outline: ThreadOutline) -> History {
         History {
             turns: merge_leading_input(outline.turns().to_vec()),
-            outline: Some(outline),
+            outline: Some(Arc::new(outline)),
         }
     }
 
@@ -126,23 +126,21 @@ async fn history(conn: &Arc<Conn>, raw_id: &str) -> Result<(ThreadId, Arc<Histor
         .as_ref()
         .filter(|h| h.outline.as_ref().is_some_and(|o| o.thread_id() == id))
         .cloned();
-    let store = conn.thread_store().await?;
+    let stored = conn.stored_threads().await?;
     let fresh = match cached {
         Some(h) => {
             // The outline is shared, not copied: an update reads only appended records.
-            let held = h.clone();
-            let updated = blocking(move || match &held.outline {
-                Some(outline) => store.outline_update(outline).map_err(store_error),
-                None => Ok(None),
-            })
-            .await?;
+            let updated = match &h.outline {
+                Some(outline) => stored.outline_update(outline).await.map_err(core_error)?,
+                None => None,
+            };
             match updated {
                 None => return Ok((id, h)),
                 Some(o) => Arc::new(History::of(o)),
             }
         }
         None => {
-            let outline = blocking(move || store.outline(&id).map_err(store_error)).await?;
+            let outline = stored.outline(&id).await.map_err(core_error)?;
             Arc::new(History::of(outline))
         }
     };

@@ -41,12 +41,11 @@ pub mod v1;
 use crate::items::Note;
 use crate::protocol::methods as m;
 use oi_config::{ConfigLoadOptions, ConfigOverrides, LoadedConfig, load_config};
-use oi_core::{Thread, ThreadManager, ThreadManagerOptions};
+use oi_core::{StoredThreads, Thread, ThreadManager, ThreadManagerOptions};
 use oi_host::{Host, ServiceContext};
 use oi_jsonrpc::{Connection, Execution, INVALID_REQUEST, MethodTable, RequestContext, RpcError};
 use oi_protocol::ThreadId;
 use oi_protocol::protocol::RateLimitSnapshot;
-use oi_thread_store::ThreadStore;
 use protocol::methods::ClientRequest;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
@@ -175,8 +174,8 @@ impl Conn {
     fn background_setup(self: &Arc<Self>) {
         if let Ok(home) = self.home() {
             let manager = self.manager.clone();
-            tokio::task::spawn_blocking(move || {
-                if let Err(e) = manager.store(&home) {
+            tokio::spawn(async move {
+                if let Err(e) = manager.stored_threads(&home).await {
                     tracing::warn!("cannot open the thread store: {e}");
                 }
             });
@@ -197,12 +196,14 @@ impl Conn {
         }
     }
 
-    /// The thread store, opened on the blocking pool (the first open checks the index or
-    /// connects to PostgreSQL).
-    pub async fn thread_store(&self) -> Result<ThreadStore, RpcError> {
+    /// The stored threads of this server's home, through the engine (the first open checks
+    /// the index or connects to PostgreSQL, off the async workers).
+    pub async fn stored_threads(&self) -> Result<StoredThreads, RpcError> {
         let home = self.home()?;
-        let manager = self.manager.clone();
-        blocking(move || open_store(&manager, &home)).await
+        self.manager
+            .stored_threads(&home)
+            .await
+            .map_err(|e| internal(format!("cannot open the thread store: {e}")))
     }
 
     /// This connection keeps stored thread `id` loaded (started, resumed or forked here).
@@ -414,12 +415,6 @@ pub(crate) fn thread_not_found(id: impl std::fmt::Display) -> RpcError {
 
 pub(crate) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
-}
-
-fn open_store(manager: &ThreadManager, home: &std::path::Path) -> Result<ThreadStore, RpcError> {
-    manager
-        .store(home)
-        .map_err(|e| internal(format!("cannot open the thread store: {e}")))
 }
 
 /// Runs blocking work (disk, SQLite, git) off the async workers.

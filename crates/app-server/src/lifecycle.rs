@@ -8,8 +8,8 @@ use crate::protocol::wire::{
     EmptyResponse, ThreadIdNotification, ThreadIdParams, ThreadUnsubscribeResponse,
     ThreadUnsubscribeStatus,
 };
-use crate::threads::store_error;
-use crate::{Conn, blocking, invalid, method, parse_thread_id, thread_not_found};
+use crate::threads::core_error;
+use crate::{Conn, invalid, method, parse_thread_id, thread_not_found};
 use oi_core::Thread;
 use oi_jsonrpc::RpcError;
 use oi_jsonrpc::{Execution, MethodTable, RequestContext};
@@ -89,8 +89,8 @@ async fn delete(
         return Err(thread_not_found(id));
     }
     if !ephemeral {
-        let store = conn.thread_store().await?;
-        blocking(move || store.delete(&id).map_err(store_error)).await?;
+        let stored = conn.stored_threads().await?;
+        stored.delete(&id).await.map_err(core_error)?;
     }
     let deleted = ThreadIdNotification {
         thread_id: id.to_string(),

@@ -16,18 +16,15 @@ use crate::protocol::wire::{
     ThreadTokenUsageUpdatedNotification, ThreadUnarchiveResponse, Turn,
     TurnStatus as WireTurnStatus,
 };
-use crate::{
-    Conn, EphemeralInfo, blocking, internal, invalid, method, parse_thread_id, thread_not_found,
+use crate::{Conn, EphemeralInfo, internal, invalid, method, parse_thread_id, thread_not_found};
+use oi_core::{
+    CoreError, ListQuery, LoadedThread, NewThread, RolloutItem, SessionSource, SortKey, StoredTurn,
+    Thread, ThreadSummary, TurnSpan, TurnStatus,
 };
-use oi_core::{CoreError, NewThread, Thread};
 use oi_jsonrpc::RpcError;
 use oi_jsonrpc::{Execution, MethodTable, RequestContext};
 use oi_protocol::ThreadId;
 use oi_protocol::protocol::EventMsg;
-use oi_thread_store::{
-    ListQuery, LoadedThread, RolloutItem, SessionSource, SortKey, StoreError, StoredTurn,
-    ThreadSummary, TurnSpan, TurnStatus,
-};
 use serde::Deserialize;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -136,18 +133,10 @@ pub(crate) fn core_error(e: CoreError) -> RpcError {
     match e {
         CoreError::ThreadNotFound(id) => thread_not_found(id),
         CoreError::Config(m) | CoreError::Mcp(m) => invalid(m),
+        // A bad page cursor, a value the store does not take: the caller's to fix.
+        CoreError::StoreRequest(m) => invalid(m),
         // Same class as the other busy answers (`turn/start` on a running thread).
         CoreError::ThreadBusy { message, .. } => invalid(message),
-        other => internal(other.to_string()),
-    }
-}
-
-pub(crate) fn store_error(e: StoreError) -> RpcError {
-    match e {
-        StoreError::NotFound(id) => thread_not_found(id),
-        StoreError::BadCursor(_) | StoreError::Invalid(_) | StoreError::Busy { .. } => {
-            invalid(e.to_string())
-        }
         other => internal(other.to_string()),
     }
 }
@@ -172,8 +161,8 @@ async fn live_thread_json(conn: &Arc<Conn>, thread: &Arc<Thread>) -> Result<Wire
             live_status(thread),
         ));
     }
-    let store = conn.thread_store().await?;
-    let summary = blocking(move || store.get(&id).map_err(store_error)).await?;
+    let stored = conn.stored_threads().await?;
+    let summary = stored.get(&id).await.map_err(core_error)?;
     match summary {
         Some(s) => Ok(WireThread::from_summary(&s, live_status(thread))),
         None => Err(internal(format!(
@@ -261,13 +250,13 @@ pub(crate) async fn summary_of(
     conn: &Arc<Conn>,
     id: ThreadId,
 ) -> Result<Option<ThreadSummary>, RpcError> {
-    let store = conn.thread_store().await?;
-    blocking(move || store.get(&id).map_err(store_error)).await
+    let stored = conn.stored_threads().await?;
+    stored.get(&id).await.map_err(core_error)
 }
 
 pub(crate) async fn load_stored(conn: &Arc<Conn>, id: ThreadId) -> Result<LoadedThread, RpcError> {
-    let store = conn.thread_store().await?;
-    blocking(move || store.load(&id).map_err(store_error)).await
+    let stored = conn.stored_threads().await?;
+    stored.load(&id).await.map_err(core_error)
 }
 
 /// The turns of a stored thread, as v2 `Turn`s with their items.
@@ -607,8 +596,8 @@ async fn list(
             next_cursor: None,
         });
     };
-    let store = conn.thread_store().await?;
-    let page = blocking(move || store.list(&q).map_err(store_error)).await?;
+    let stored = conn.stored_threads().await?;
+    let page = stored.list(&q).await.map_err(core_error)?;
     let data = page
         .data
         .iter()
@@ -653,8 +642,11 @@ async fn set_archived(
     archived: bool,
 ) -> Result<ThreadId, RpcError> {
     let id = parse_thread_id(&p.thread_id)?;
-    let store = conn.thread_store().await?;
-    blocking(move || store.set_archived(&id, archived).map_err(store_error)).await?;
+    let stored = conn.stored_threads().await?;
+    stored
+        .set_archived(&id, archived)
+        .await
+        .map_err(core_error)?;
     Ok(id)
 }
 
@@ -701,9 +693,11 @@ async fn set_name(
     p: NameParams,
 ) -> Result<EmptyResponse, RpcError> {
     let id = parse_thread_id(&p.thread_id)?;
-    let store = conn.thread_store().await?;
-    let name = p.name.clone();
-    blocking(move || store.set_name(&id, name).map_err(store_error)).await?;
+    let stored = conn.stored_threads().await?;
+    stored
+        .set_name(&id, p.name.clone())
+        .await
+        .map_err(core_error)?;
     let name = p
         .name
         .map(|n| n.trim().to_string())

@@ -9,15 +9,13 @@ use crate::protocol::v1::{
     GetConversationSummaryResponse, GitDiffToRemoteParams, GitDiffToRemoteResponse, V1AuthMethod,
     V1GitInfo,
 };
-use crate::threads::store_error;
-use crate::{Conn, blocking, invalid, method};
-use oi_core::git::{DiffBase, diff_with_untracked, git};
+use crate::threads::core_error;
+use crate::{Conn, invalid, method};
+use oi_core::{ThreadSummary, WorkingTreeBase, working_tree_diff};
 use oi_jsonrpc::RpcError;
 use oi_jsonrpc::{Execution, MethodTable, RequestContext};
 use oi_protocol::ThreadId;
-use oi_thread_store::ThreadSummary;
 use serde_json::json;
-use std::path::Path;
 use std::sync::Arc;
 
 pub(crate) fn register(t: &mut MethodTable, conn: &Arc<Conn>) {
@@ -80,24 +78,23 @@ async fn conversation_summary(
     _ctx: RequestContext,
     p: GetConversationSummaryParams,
 ) -> Result<GetConversationSummaryResponse, RpcError> {
-    let store = conn.thread_store().await?;
+    let stored = conn.stored_threads().await?;
     let found = match (p.conversation_id, p.rollout_path) {
         (Some(id), _) => {
             let id: ThreadId = id
                 .parse()
                 .map_err(|e| invalid(format!("invalid conversation id: {e}")))?;
-            blocking(move || store.get(&id).map_err(store_error))
-                .await?
+            stored
+                .get(&id)
+                .await
+                .map_err(core_error)?
                 .ok_or_else(|| invalid(format!("conversation not found: {id}")))?
         }
-        (None, Some(path)) => {
-            blocking(move || {
-                store.load_path(&path).map(|l| l.summary).map_err(|e| {
-                    invalid(format!("cannot read the rollout {}: {e}", path.display()))
-                })
-            })
-            .await?
-        }
+        (None, Some(path)) => stored
+            .load_path(&path)
+            .await
+            .map(|l| l.summary)
+            .map_err(|e| invalid(format!("cannot read the rollout {}: {e}", path.display())))?,
         (None, None) => {
             return Err(invalid(
                 "pass either `conversationId` (a thread id) or `rolloutPath` (a rollout file)",
@@ -140,110 +137,20 @@ async fn auth_status(
     Ok(status)
 }
 
-/// Trimmed stdout of a git command that must succeed.
-async fn git_ok(cwd: &Path, args: &[&str]) -> Result<String, String> {
-    match git(cwd, args).await? {
-        (0, out) => Ok(String::from_utf8_lossy(&out).trim().to_string()),
-        (code, _) => Err(format!("git {} exited with {code}", args.join(" "))),
-    }
-}
-
-async fn ref_exists(cwd: &Path, r: &str) -> bool {
-    matches!(
-        git(cwd, &["rev-parse", "--verify", "--quiet", r]).await,
-        Ok((0, _))
-    )
-}
-
-/// Remote refs that could be the base: the current branch's remote counterparts, each
-/// remote's default branch, and remote branches containing HEAD. `origin` first.
-async fn candidate_refs(cwd: &Path) -> Result<Vec<String>, String> {
-    let mut remotes: Vec<String> = git_ok(cwd, &["remote"])
-        .await?
-        .lines()
-        .map(str::to_string)
-        .filter(|r| !r.is_empty())
-        .collect();
-    if remotes.is_empty() {
-        return Err("the repository has no remote".into());
-    }
-    remotes.sort_by_key(|r| (r != "origin", r.clone()));
-    let mut refs = Vec::new();
-    let branch = git_ok(cwd, &["rev-parse", "--abbrev-ref", "HEAD"])
-        .await
-        .ok()
-        .filter(|b| b != "HEAD");
-    for r in &remotes {
-        if let Some(b) = &branch {
-            let candidate = format!("refs/remotes/{r}/{b}");
-            if ref_exists(cwd, &candidate).await {
-                refs.push(candidate);
-            }
-        }
-        let head = format!("refs/remotes/{r}/HEAD");
-        match git_ok(cwd, &["symbolic-ref", "--quiet", &head]).await {
-            Ok(default) if !default.is_empty() => refs.push(default),
-            _ => {
-                for name in ["main", "master"] {
-                    let candidate = format!("refs/remotes/{r}/{name}");
-                    if ref_exists(cwd, &candidate).await {
-                        refs.push(candidate);
-                        break;
-                    }
-                }
-            }
-        }
-    }
-    if let Ok(out) = git_ok(
-        cwd,
-        &["branch", "-r", "--contains", "HEAD", "--format=%(refname)"],
-    )
-    .await
-    {
-        let mut contains: Vec<String> = out.lines().map(str::to_string).collect();
-        contains.sort_by_key(|r| !r.starts_with("refs/remotes/origin/"));
-        refs.extend(contains);
-    }
-    let mut seen = std::collections::HashSet::new();
-    refs.retain(|r| !r.ends_with("/HEAD") && seen.insert(r.clone()));
-    Ok(refs)
-}
-
-/// The closest remote commit (fewest local commits on top of it) and the diff from it
-/// to the working tree, untracked files included.
-pub async fn diff_to_remote(cwd: &Path) -> Result<(String, String), String> {
-    git_ok(cwd, &["rev-parse", "--show-toplevel"]).await?;
-    git_ok(cwd, &["rev-parse", "--verify", "HEAD"]).await?;
-    let mut best: Option<(u64, String)> = None;
-    for r in candidate_refs(cwd).await? {
-        let Ok(base) = git_ok(cwd, &["merge-base", "HEAD", &r]).await else {
-            continue;
-        };
-        let Ok(ahead) = git_ok(cwd, &["rev-list", "--count", &format!("{base}..HEAD")]).await
-        else {
-            continue;
-        };
-        let ahead: u64 = ahead.parse().unwrap_or(u64::MAX);
-        if best.as_ref().is_none_or(|(n, _)| ahead < *n) {
-            best = Some((ahead, base));
-        }
-    }
-    let (_, sha) = best.ok_or("no remote branch shares history with HEAD")?;
-    let diff = diff_with_untracked(cwd, DiffBase::Commit(&sha), true).await?;
-    Ok((sha, diff))
-}
-
 async fn git_diff_to_remote(
     _conn: Arc<Conn>,
     _ctx: RequestContext,
     p: GitDiffToRemoteParams,
 ) -> Result<GitDiffToRemoteResponse, RpcError> {
-    match diff_to_remote(&p.cwd).await {
-        Ok((sha, diff)) => Ok(GitDiffToRemoteResponse { sha, diff }),
+    match working_tree_diff(&p.cwd, WorkingTreeBase::ClosestRemote).await {
+        Ok(d) => Ok(GitDiffToRemoteResponse {
+            sha: d.base.unwrap_or_default(),
+            diff: d.diff,
+        }),
         Err(reason) => Err(invalid(format!(
             "failed to compute git diff to remote for cwd: {:?}",
             p.cwd
         ))
-        .with_data(json!({ "reason": reason }))),
+        .with_data(json!({ "reason": reason.to_string() }))),
     }
 }

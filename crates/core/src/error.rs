@@ -38,6 +38,10 @@ pub enum CoreError {
     /// A turn was asked to answer nothing.
     #[error("the input is empty; send at least one text or image item")]
     EmptyInput,
+    /// The thread store cannot take the request as asked: a page cursor it did not hand
+    /// out, a value it does not accept. The caller's to fix; retrying the same cannot help.
+    #[error("{0}")]
+    StoreRequest(String),
     /// Thread storage failed.
     #[error("{0}")]
     Store(String),

@@ -7,7 +7,9 @@
 //! `task_complete` or `turn_aborted` (a failed turn sends `error` first, then `task_complete`).
 //!
 //! Owns: turn loop, tool routing (`shell`, `apply_patch`, MCP tools), approval policy,
-//! command execution and its sandbox seam, model instructions.
+//! command execution and its sandbox seam, model instructions; and the façade front ends
+//! reach storage, the model catalog and the working tree through ([`StoredThreads`] from
+//! [`ThreadManager::stored_threads`], [`catalog`], [`working_tree_diff`]).
 //! Must not know: any front end (exec, MCP server, v2 API, TUI) or wire format beyond the
 //! protocol crate.
 #![warn(missing_docs)]
@@ -21,7 +23,7 @@ mod elicitation;
 mod error;
 mod events;
 mod exec;
-pub mod git;
+mod git;
 pub mod harness;
 pub mod image_input;
 mod manager;
@@ -34,6 +36,7 @@ mod safety;
 mod sandbox;
 mod session;
 mod store_writer;
+mod stored;
 mod supervisor;
 mod thread;
 mod tools;
@@ -53,13 +56,28 @@ pub use context_window::{
 };
 pub use error::CoreError;
 pub use events::EventStream;
+pub use git::{GitError, WorkingTreeBase, WorkingTreeDiff, working_tree_diff};
 pub use manager::{
     NewThread, ThreadHold, ThreadManager, ThreadManagerOptions, open_thread_store,
     open_thread_store_async,
 };
 pub use mcp_sampling::MCP_SAMPLING_APPROVAL_COMMAND;
 pub use oi_protocol::truncate::truncate_head_tail;
-pub use oi_thread_store::{ListQuery, SessionSource, ThreadOutline, ThreadPage, ThreadSummary};
+/// What front ends see of stored threads: the store's data types, through the engine.
+pub use oi_thread_store::{
+    GitInfo, ListQuery, LoadedThread, RolloutItem, SessionSource, SortKey, StoredTurn,
+    ThreadOutline, ThreadPage, ThreadSummary, TurnSpan, TurnStatus,
+};
+pub use stored::StoredThreads;
+
+/// The model catalog front ends list models from (v2 `model/list`, the TUI's `/model`):
+/// what a provider's `GET /models` serves, which ids are not chat models, and the built-in
+/// facts of well-known open models. The engine's, so front ends depend on the engine only.
+pub mod catalog {
+    pub use oi_model_client::catalog::{
+        ModelInfo, RemoteModel, builtin_info, fetch_models, is_hidden, parse_models,
+    };
+}
 pub use recorder::{NoopRecorder, RecordError, Recorder, SaveState, Unsaved};
 pub use thread::{StartTurn, Thread};
 pub use turn_handle::{PendingRequest, TurnEnd, TurnHandle};

@@ -6,6 +6,7 @@ use crate::mcp_sampling::EngineSampling;
 use crate::recorder::{NoopRecorder, Recorder};
 use crate::session::Session;
 use crate::store_writer::StoreRecorder;
+use crate::stored::{StoredThreads, stored};
 use crate::thread::Thread;
 use oi_config::Config;
 use oi_mcp_client::{McpConnectionManager, McpStartOptions};
@@ -419,9 +420,16 @@ impl ThreadManager {
             .remove(id)
     }
 
-    // What front ends read of stored threads, through the engine rather than the store:
-    // the store the engine opened for `home` (one open, one database connection, shared
-    // with the threads it runs), awaited on the async seam.
+    // What front ends read and change of stored threads, through the engine rather than
+    // the store: the store the engine opened for `home` (one open, one database connection,
+    // shared with the threads it runs), awaited on the async seam.
+
+    /// The stored threads of `home`: list, read, rename, archive, delete, outlines. Opens
+    /// the store on first use (see [`ThreadManager::open_store`]); a failure to open is the
+    /// error here, each operation's own failures are its answer's.
+    pub async fn stored_threads(&self, home: &Path) -> Result<StoredThreads, CoreError> {
+        Ok(StoredThreads::new(self.open_store(home).await?))
+    }
 
     /// One page of the stored threads of `home` (see [`ListQuery`]).
     pub async fn list_stored_threads(
@@ -429,8 +437,7 @@ impl ThreadManager {
         home: &Path,
         query: &ListQuery,
     ) -> Result<ThreadPage, CoreError> {
-        let store = self.open_store(home).await?;
-        stored(store.list_async(query).await)
+        self.stored_threads(home).await?.list(query).await
     }
 
     /// The most recently updated stored thread of `home` (not archived), only in `cwd` when
@@ -440,8 +447,7 @@ impl ThreadManager {
         home: &Path,
         cwd: Option<&Path>,
     ) -> Result<Option<ThreadSummary>, CoreError> {
-        let store = self.open_store(home).await?;
-        stored(store.latest_async(cwd).await)
+        self.stored_threads(home).await?.latest(cwd).await
     }
 
     /// A stored thread's summary (its index row; no record is read), `None` if unknown.
@@ -450,8 +456,7 @@ impl ThreadManager {
         home: &Path,
         id: &ThreadId,
     ) -> Result<Option<ThreadSummary>, CoreError> {
-        let store = self.open_store(home).await?;
-        stored(store.get_async(id).await)
+        self.stored_threads(home).await?.get(id).await
     }
 
     /// A stored thread's turns without its records parsed, for paged history.
@@ -460,8 +465,7 @@ impl ThreadManager {
         home: &Path,
         id: &ThreadId,
     ) -> Result<ThreadOutline, CoreError> {
-        let store = self.open_store(home).await?;
-        stored(store.outline_async(id).await)
+        self.stored_threads(home).await?.outline(id).await
     }
 
     /// Lets go of an idle thread whose store is shared with other processes (PostgreSQL):
@@ -577,20 +581,6 @@ async fn with_git_info(mut meta: SessionMeta) -> Result<SessionMeta, CoreError> 
     })
     .await
     .map_err(|e| CoreError::Store(format!("reading the repository's git facts failed: {e}")))
-}
-
-/// A store operation's result in the engine's terms: a missing or busy thread keeps its
-/// kind, anything else is a store failure.
-fn stored<T>(r: Result<T, oi_thread_store::StoreError>) -> Result<T, CoreError> {
-    match r {
-        Ok(v) => Ok(v),
-        Err(oi_thread_store::StoreError::NotFound(id)) => Err(CoreError::ThreadNotFound(id)),
-        Err(oi_thread_store::StoreError::Busy { id, path }) => Err(CoreError::ThreadBusy {
-            id,
-            message: oi_thread_store::StoreError::Busy { id, path }.to_string(),
-        }),
-        Err(e) => Err(CoreError::Store(e.to_string())),
-    }
 }
 
 /// What [`ThreadManager::prepare`] set up for a new thread.

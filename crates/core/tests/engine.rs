@@ -332,3 +332,63 @@ async fn stored_threads_record_the_repository() {
     assert_eq!(info.branch.as_deref(), Some("trunk"));
     m.shutdown_all().await;
 }
+
+/// What front ends do with stored threads goes through the engine's façade, on the store
+/// the engine opened: read, rename, archive, delete; a request the store refuses as asked
+/// (a cursor it did not hand out) keeps that kind, an unknown id is `ThreadNotFound`.
+#[tokio::test]
+async fn stored_threads_are_read_renamed_archived_and_deleted_through_the_engine() {
+    use oi_core::{CoreError, ListQuery};
+    let home = tempfile::tempdir().unwrap();
+    let mock = MockModelServer::start(MockScript::turns([])).await.unwrap();
+    let m = manager(true);
+    let t = m
+        .start_thread(config(&mock, home.path(), AskForApproval::Never))
+        .await
+        .unwrap();
+    let id = t.thread_id;
+    m.shutdown_all().await;
+
+    let stored = m.stored_threads(home.path()).await.unwrap();
+    assert!(stored.get(&id).await.unwrap().is_some());
+    assert_eq!(stored.load(&id).await.unwrap().summary.id, id);
+    stored
+        .set_name(&id, Some("  named  ".into()))
+        .await
+        .unwrap();
+    let summary = stored.get(&id).await.unwrap().unwrap();
+    assert_eq!(summary.name.as_deref(), Some("named"));
+
+    let listed = |archived: Option<bool>| {
+        let stored = stored.clone();
+        async move {
+            let q = ListQuery {
+                archived,
+                ..ListQuery::default()
+            };
+            let page = stored.list(&q).await.unwrap();
+            page.data.iter().any(|s| s.id == id)
+        }
+    };
+    assert!(listed(None).await);
+    stored.set_archived(&id, true).await.unwrap();
+    assert!(!listed(None).await, "an archived thread is hidden");
+    assert!(listed(Some(true)).await);
+    stored.set_archived(&id, false).await.unwrap();
+    assert!(listed(None).await);
+
+    let bad = ListQuery {
+        cursor: Some("not a cursor".into()),
+        ..ListQuery::default()
+    };
+    let e = stored.list(&bad).await.expect_err("a bad cursor fails");
+    assert!(matches!(e, CoreError::StoreRequest(_)), "{e:?}");
+
+    stored.delete(&id).await.unwrap();
+    assert!(stored.get(&id).await.unwrap().is_none());
+    let e = stored
+        .load(&id)
+        .await
+        .expect_err("a deleted thread is gone");
+    assert!(matches!(e, CoreError::ThreadNotFound(_)), "{e:?}");
+}

@@ -2,19 +2,25 @@
 //! state so that stays pure.
 
 use oi_config::Config;
+use oi_core::{GitError, ListQuery, ThreadManager, WorkingTreeBase, working_tree_diff};
 use oi_protocol::ThreadId;
-use oi_thread_store::ListQuery;
 use std::path::Path;
 
 /// Stored threads for the `/resume` picker: (id, title, detail), newest first.
-pub fn list_threads(home: &Path) -> Result<Vec<(ThreadId, String, String)>, String> {
-    let store = oi_core::open_thread_store(home)
+pub async fn list_threads(
+    manager: &ThreadManager,
+    home: &Path,
+) -> Result<Vec<(ThreadId, String, String)>, String> {
+    let stored = manager
+        .stored_threads(home)
+        .await
         .map_err(|e| format!("cannot open the thread store: {e}"))?;
-    let page = store
+    let page = stored
         .list(&ListQuery {
             limit: ListQuery::MAX_LIMIT,
             ..ListQuery::default()
         })
+        .await
         .map_err(|e| format!("cannot list threads: {e}"))?;
     Ok(page
         .data
@@ -51,19 +57,10 @@ pub fn list_threads(home: &Path) -> Result<Vec<(ThreadId, String, String)>, Stri
 
 /// `git diff HEAD` plus every untracked file as an addition (against the index in a
 /// repository without commits).
-pub async fn git_diff(cwd: &Path) -> Result<String, String> {
-    use oi_core::git::{DiffBase, diff_with_untracked, git};
-    let (code, _) = git(cwd, &["rev-parse", "--show-toplevel"]).await?;
-    if code != 0 {
-        return Err(format!("{} is not inside a git repository", cwd.display()));
-    }
-    let (has_head, _) = git(cwd, &["rev-parse", "--verify", "HEAD"]).await?;
-    let base = if has_head == 0 {
-        DiffBase::Commit("HEAD")
-    } else {
-        DiffBase::Index
-    };
-    diff_with_untracked(cwd, base, false).await
+pub async fn git_diff(cwd: &Path) -> Result<String, GitError> {
+    working_tree_diff(cwd, WorkingTreeBase::Head)
+        .await
+        .map(|d| d.diff)
 }
 
 /// `/logout`: forget the API key stored for the current provider.

@@ -309,7 +309,7 @@ async fn run_inner(opts: TuiOptions) -> Result<i32, String> {
         let configured = config.model.clone();
         let home = config.home.clone();
         tokio::spawn(async move {
-            let listed = oi_model_client::catalog::fetch_models(provider, &home, MODELS_TIMEOUT)
+            let listed = oi_core::catalog::fetch_models(provider, &home, MODELS_TIMEOUT)
                 .await
                 .unwrap_or_default();
             let mut ids = vec![configured];
@@ -317,7 +317,7 @@ async fn run_inner(opts: TuiOptions) -> Result<i32, String> {
                 listed
                     .into_iter()
                     .map(|m| m.id)
-                    .filter(|id| !oi_model_client::catalog::is_hidden(id)),
+                    .filter(|id| !oi_core::catalog::is_hidden(id)),
             );
             ids.dedup();
             let _ = models_tx.send(catalog_entries(ids));
@@ -609,7 +609,7 @@ pub fn catalog_entries(ids: Vec<String>) -> Vec<(String, Vec<String>)> {
     ids.into_iter()
         .filter(|id| !id.is_empty() && seen.insert(id.clone()))
         .map(|id| {
-            let efforts = oi_model_client::catalog::builtin_info(&id)
+            let efforts = oi_core::catalog::builtin_info(&id)
                 .map(|i| i.efforts.iter().map(|e| e.to_string()).collect())
                 .unwrap_or_default();
             (id, efforts)
@@ -710,15 +710,12 @@ async fn forget_if_empty(manager: &ThreadManager, config: &Config, thread: &Thre
     if !is_empty(thread) {
         return false;
     }
-    let Ok(store) = manager.open_store(&config.home).await else {
+    let Ok(stored) = manager.stored_threads(&config.home).await else {
         return false;
     };
     let id = thread.id();
     manager.remove_thread(&id);
-    matches!(
-        tokio::task::spawn_blocking(move || store.delete(&id)).await,
-        Ok(Ok(()))
-    )
+    stored.delete(&id).await.is_ok()
 }
 
 /// Stops a thread and waits until it has written everything (`shutdown_complete`, or its
@@ -794,15 +791,9 @@ async fn handle_action(
             switch_to(new, app, manager, config, current, tx).await;
         }
         AppAction::OpenResumePicker => {
-            let home = config.home.clone();
-            let listed =
-                tokio::task::spawn_blocking(move || crate::actions::list_threads(&home)).await;
-            match listed {
-                Ok(Ok(rows)) => app.open_resume_picker(rows),
-                Ok(Err(e)) => app.push_cell(HistoryCell::Error { message: e }),
-                Err(e) => app.push_cell(HistoryCell::Error {
-                    message: e.to_string(),
-                }),
+            match crate::actions::list_threads(manager, &config.home).await {
+                Ok(rows) => app.open_resume_picker(rows),
+                Err(e) => app.push_cell(HistoryCell::Error { message: e }),
             }
         }
         AppAction::ShowDiff => {
@@ -813,7 +804,9 @@ async fn handle_action(
                     lines: vec![],
                 }),
                 Ok(diff) => app.show_diff(diff),
-                Err(e) => app.push_cell(HistoryCell::Error { message: e }),
+                Err(e) => app.push_cell(HistoryCell::Error {
+                    message: e.to_string(),
+                }),
             }
         }
         AppAction::ShowMcp { verbose } => {
@@ -853,13 +846,15 @@ async fn handle_action(
                     let op = app.review_turn(&diff);
                     Box::pin(handle_action(op, app, manager, config, current, tx)).await;
                 }
-                Err(e) => app.push_cell(HistoryCell::Error { message: e }),
+                Err(e) => app.push_cell(HistoryCell::Error {
+                    message: e.to_string(),
+                }),
             }
         }
         AppAction::Rename(name) => {
-            let renamed = match manager.open_store(&config.home).await {
-                Ok(store) => store
-                    .set_name_async(&current.id, Some(name.clone()))
+            let renamed = match manager.stored_threads(&config.home).await {
+                Ok(stored) => stored
+                    .set_name(&current.id, Some(name.clone()))
                     .await
                     .map_err(|e| e.to_string()),
                 Err(e) => Err(e.to_string()),

@@ -609,11 +609,11 @@ fn incomplete_utf8_tail(b: &[u8]) -> usize {
 /// The completed items of a stored turn, rebuilt from its recorded events, and its error.
 pub fn stored_turn_items(
     thread_id: &str,
-    turn: &oi_thread_store::StoredTurn,
+    turn: &oi_core::StoredTurn,
 ) -> (Vec<ThreadItem>, Option<TurnError>) {
     let mut m = ItemMapper::for_stored(thread_id, turn.id.clone());
     for item in &turn.items {
-        if let oi_thread_store::RolloutItem::EventMsg(msg) = item {
+        if let oi_core::RolloutItem::EventMsg(msg) = item {
             let ev = Event {
                 id: turn.id.clone(),
                 msg: msg.clone(),

@@ -4,9 +4,9 @@
 use super::V2SandboxPolicy;
 use super::turn::Turn;
 use oi_config::Config;
+use oi_core::ThreadSummary;
 use oi_protocol::ThreadId;
 use oi_protocol::config_types::{AskForApproval, ReasoningEffort};
-use oi_thread_store::ThreadSummary;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
@@ -53,8 +53,8 @@ pub struct GitInfo {
     pub origin_url: Option<String>,
 }
 
-impl From<&oi_thread_store::GitInfo> for GitInfo {
-    fn from(g: &oi_thread_store::GitInfo) -> Self {
+impl From<&oi_core::GitInfo> for GitInfo {
+    fn from(g: &oi_core::GitInfo) -> Self {
         GitInfo {
             sha: g.commit_hash.clone(),
             branch: g.branch.clone(),
