@@ -305,8 +305,9 @@ async fn serve_http(
                 ..
             },
         ) => {
-            let stored =
-                crate::oauth_session::stored_manager(home, server, &spec.url, oauth_store).await?;
+            let stored = crate::oauth_session::stored_manager(home, server, &spec.url, oauth_store)
+                .await
+                .map_err(|e| e.to_string())?;
             let authorizer = Authorizer::new(
                 OAuthSettings {
                     server: server.to_string(),

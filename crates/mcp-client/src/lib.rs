@@ -28,6 +28,7 @@ mod http;
 mod manager;
 pub mod naming;
 pub mod oauth;
+mod oauth_error;
 mod oauth_grants;
 pub mod oauth_session;
 pub mod oauth_store;
@@ -42,6 +43,7 @@ pub use approval::{annotations_need_approval, needs_approval};
 pub use convert::{DEFAULT_RESULT_BUDGET_BYTES, call_result_to_output, truncate_middle};
 pub use handler::PROTOCOL_VERSION;
 pub use manager::McpConnectionManager;
+pub use oauth_error::OAuthError;
 pub use oi_config::mcp::{McpApprovalMode, McpSamplingMode, McpServerConfig};
 pub use sampling::{
     MAX_SAMPLING_REQUEST_BYTES, SamplingContent, SamplingError, SamplingHandler, SamplingMessage,
