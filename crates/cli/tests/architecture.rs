@@ -1135,13 +1135,13 @@ const STRING_ERROR_CEILING: &[(&str, usize)] = &[
     ("config", 2),
     ("core", 16),
     ("http", 1),
-    ("mcp-client", 22),
+    ("mcp-client", 8),
     ("mcp-server", 6),
     ("model-client", 1),
     ("protocol", 1),
     // The test-database helper's thread (`test_db.rs`).
     ("thread-store", 1),
-    ("tui", 22),
+    ("tui", 21),
 ];
 
 /// The `Result<…, String>` types written in `code`: each `Result<` whose last generic
@@ -1181,7 +1181,7 @@ fn string_results(code: &str) -> Vec<usize> {
 /// the number of `Result<…, String>` types in each crate's product code stays at or below
 /// its entry in [`STRING_ERROR_CEILING`]. A seam that can fail
 /// in ways its callers tell apart gets a `thiserror` enum (`StoreError`, `RecordError`,
-/// `CoreError`, `OAuthError`). Limits: a textual count per crate, not per seam; an alias of
+/// `CoreError`, `OAuthError`, `McpRequestError`). Limits: a textual count per crate, not per seam; an alias of
 /// `Result<T, String>` counts once where it is written; `Box<dyn Error>` is not counted.
 #[test]
 fn errors_do_not_flatten_to_strings() {

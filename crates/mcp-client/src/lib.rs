@@ -33,6 +33,7 @@ mod oauth_grants;
 pub mod oauth_session;
 pub mod oauth_store;
 pub mod prompts;
+mod request_error;
 mod resources;
 mod sampling;
 mod sniff;
@@ -45,6 +46,7 @@ pub use handler::PROTOCOL_VERSION;
 pub use manager::McpConnectionManager;
 pub use oauth_error::OAuthError;
 pub use oi_config::mcp::{McpApprovalMode, McpSamplingMode, McpServerConfig};
+pub use request_error::McpRequestError;
 pub use sampling::{
     MAX_SAMPLING_REQUEST_BYTES, SamplingContent, SamplingError, SamplingHandler, SamplingMessage,
     SamplingReply, SamplingRequest, SamplingRole, SamplingStop,
