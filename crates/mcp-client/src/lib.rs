@@ -20,6 +20,7 @@
 
 mod approval;
 mod cache;
+mod connect_error;
 mod connection;
 mod convert;
 mod elicit_defaults;

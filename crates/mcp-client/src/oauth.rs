@@ -364,7 +364,7 @@ async fn legacy_root_metadata(server_url: &str) -> Result<AuthorizationMetadata,
     let response = tokio::time::timeout(
         DISCOVERY_TIMEOUT,
         crate::connection::http_client()
-            .map_err(OAuthError::Http)?
+            .map_err(|e| OAuthError::Http(e.to_string()))?
             .get(url.as_str())
             .send(),
     )

@@ -241,7 +241,7 @@ impl Authorizer {
                 "[mcp_servers.{server}.oauth] {e}"
             )))
         })?;
-        let http = crate::connection::http_client().map_err(OAuthError::Http)?;
+        let http = crate::connection::http_client().map_err(|e| OAuthError::Http(e.to_string()))?;
         let issuer = metadata
             .issuer
             .clone()

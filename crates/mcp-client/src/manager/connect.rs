@@ -33,6 +33,8 @@ impl Inner {
                 McpStartupStatus::Cancelled
             }
             Some(Err(error)) => {
+                // Recorded and reported as its one message.
+                let error = error.to_string();
                 entry.clear_tools();
                 self.rebuild_catalog();
                 crate::cache::record_failure(
