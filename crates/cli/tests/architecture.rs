@@ -1135,7 +1135,6 @@ const STRING_ERROR_CEILING: &[(&str, usize)] = &[
     ("config", 2),
     ("core", 16),
     ("http", 1),
-    ("mcp-client", 4),
     ("mcp-server", 6),
     ("model-client", 1),
     ("protocol", 1),

@@ -229,9 +229,8 @@ async fn serve_stdio(
 ) -> Result<(Service, Arc<ChildProcess>), ConnectError> {
     progress.set_step(Step::Spawn);
     let lookup = |k: &str| std::env::var(k).ok();
-    let spec = launch_spec(server, &config.transport, session_cwd, &lookup)
-        .map_err(ConnectError::Config)?;
-    let (child, stdout, stdin) = spawn(server, &spec).map_err(ConnectError::Spawn)?;
+    let spec = launch_spec(server, &config.transport, session_cwd, &lookup)?;
+    let (child, stdout, stdin) = spawn(server, &spec)?;
     let child = Arc::new(child);
     progress.set_child(child.clone());
     progress.set_step(Step::Initialize);
@@ -274,7 +273,7 @@ async fn serve_http(
     use crate::sniff::SniffingHttpClient;
     progress.set_step(Step::Connect);
     let lookup = |k: &str| std::env::var(k).ok();
-    let spec = http_spec(server, &config.transport, &lookup).map_err(ConnectError::Config)?;
+    let spec = http_spec(server, &config.transport, &lookup)?;
     for w in &spec.warnings {
         tracing::warn!("{w}");
     }
