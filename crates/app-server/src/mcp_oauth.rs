@@ -58,7 +58,7 @@ async fn login(
         )));
     };
     // A confidential client's secret comes from the variable the config names.
-    let client_secret = oauth::client_secret(&name, oauth).map_err(invalid)?;
+    let client_secret = oauth::client_secret(&name, oauth).map_err(|e| invalid(e.to_string()))?;
     let opts = LoginOptions {
         client_id: oauth.client_id.clone(),
         client_secret,
@@ -99,7 +99,7 @@ async fn login(
         sent.cancelled().await;
         let error = match result {
             Ok(Ok(())) => None,
-            Ok(Err(e)) => Some(e),
+            Ok(Err(e)) => Some(e.to_string()),
             Err(e) => Some(format!("the login stopped: {e}")),
         };
         let note = McpServerOauthLoginCompletedNotification {

@@ -1193,13 +1193,12 @@ const STRING_ERROR_CEILING: &[(&str, usize)] = &[
     ("config", 2),
     ("core", 14),
     ("http", 1),
-    ("mcp-client", 62),
     ("mcp-server", 6),
     ("model-client", 1),
     ("protocol", 1),
     // The test-database helper's thread (`test_db.rs`).
     ("thread-store", 1),
-    ("tui", 21),
+    ("tui", 20),
 ];
 
 /// The `Result<…, String>` types written in `code`: each `Result<` whose last generic
@@ -1239,7 +1238,7 @@ fn string_results(code: &str) -> Vec<usize> {
 /// the number of `Result<…, String>` types in each crate's product code stays at or below
 /// its entry in [`STRING_ERROR_CEILING`]. A seam that can fail
 /// in ways its callers tell apart gets a `thiserror` enum (`StoreError`, `RecordError`,
-/// `CoreError`). Limits: a textual count per crate, not per seam; an alias of
+/// `CoreError`, `OAuthError`, `McpRequestError`). Limits: a textual count per crate, not per seam; an alias of
 /// `Result<T, String>` counts once where it is written; `Box<dyn Error>` is not counted.
 #[test]
 fn errors_do_not_flatten_to_strings() {

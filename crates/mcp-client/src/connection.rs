@@ -1,6 +1,7 @@
 //! One live session with one server: spawn/connect, `initialize`, the first `tools/list`, and
 //! teardown. Startup is bounded by `startup_timeout_sec` across all three steps.
 
+use crate::connect_error::{ConnectError, HttpClientError};
 use crate::handler::{Handler, ProgressRouter};
 use crate::http::http_spec;
 use crate::stdio::{ChildProcess, KILL_GRACE, describe_exit, launch_spec, spawn};
@@ -157,7 +158,7 @@ pub async fn establish(
     oauth_store: oi_config::OAuthCredentialsStoreMode,
     handler: Handler,
     task_required: crate::sniff::TaskRequiredTools,
-) -> Result<Established, String> {
+) -> Result<Established, ConnectError> {
     let timeout = config.startup_timeout_or_default();
     let progress_router = handler.progress.clone();
     let progress = StartupProgress::default();
@@ -191,16 +192,14 @@ pub async fn establish(
             ),
         };
         progress.set_step(Step::ListTools);
-        let tools = service
-            .peer()
-            .list_all_tools()
-            .await
-            .map_err(|e| describe_service_error(&format!("tools/list failed: {e}")))?;
+        let tools = service.peer().list_all_tools().await.map_err(|e| {
+            ConnectError::Handshake(describe_service_error(&format!("tools/list failed: {e}")))
+        })?;
         let tools = tools
             .iter()
             .filter_map(|t| serde_json::to_value(t).ok())
             .collect::<Vec<_>>();
-        Ok::<_, String>((service, child, tools))
+        Ok::<_, ConnectError>((service, child, tools))
     };
     match tokio::time::timeout(timeout, attempt).await {
         Ok(Ok((service, child, tools))) => Ok(Established {
@@ -213,7 +212,7 @@ pub async fn establish(
             }),
             tools,
         }),
-        Ok(Err(err)) => Err(startup_failed(server, &err, progress.child()).await),
+        Ok(Err(err)) => Err(startup_failed(server, err, progress.child()).await),
         Err(_) => Err(startup_timed_out(server, timeout, &progress).await),
     }
 }
@@ -227,7 +226,7 @@ async fn serve_stdio(
     handler: Handler,
     task_required: crate::sniff::TaskRequiredTools,
     progress: &StartupProgress,
-) -> Result<(Service, Arc<ChildProcess>), String> {
+) -> Result<(Service, Arc<ChildProcess>), ConnectError> {
     progress.set_step(Step::Spawn);
     let lookup = |k: &str| std::env::var(k).ok();
     let spec = launch_spec(server, &config.transport, session_cwd, &lookup)?;
@@ -239,7 +238,7 @@ async fn serve_stdio(
     let service = handler
         .serve((stdout, stdin))
         .await
-        .map_err(|e| without_type_names(&e.to_string()))?;
+        .map_err(|e| ConnectError::Handshake(without_type_names(&e.to_string())))?;
     Ok((service, child))
 }
 
@@ -247,12 +246,12 @@ async fn serve_stdio(
 /// (no idle connection pool: reusing a connection whose last body was not fully read stalls
 /// ~40 ms on Linux's delayed ACK; only same-origin 307/308 redirects) but built by `oi-http`,
 /// so a plain `http://` server costs no root-certificate read.
-pub(crate) fn http_client() -> Result<reqwest::Client, String> {
+pub(crate) fn http_client() -> Result<reqwest::Client, HttpClientError> {
     oi_http::client_builder()
         .pool_max_idle_per_host(0)
         .redirect(oi_http::same_origin_redirects())
         .build()
-        .map_err(|e| format!("cannot create the HTTP client: {e}"))
+        .map_err(|e| HttpClientError(e.to_string()))
 }
 
 /// Connects to a streamable HTTP server with the credentials the config names, or through
@@ -269,7 +268,7 @@ async fn serve_http(
     handler: Handler,
     task_required: crate::sniff::TaskRequiredTools,
     progress: &StartupProgress,
-) -> Result<Service, String> {
+) -> Result<Service, ConnectError> {
     use crate::oauth_session::{Authorizer, OAuthHttpClient, OAuthSettings};
     use crate::sniff::SniffingHttpClient;
     progress.set_step(Step::Connect);
@@ -344,11 +343,15 @@ async fn serve_http(
     served.map_err(|e| {
         let msg = e.to_string();
         if let Some(ours) = crate::oauth_session::user_message(&msg) {
-            return ours;
+            return ConnectError::OAuthLine(ours);
         }
         match auth_failure(&msg) {
-            Some(status) => auth_message(server, status, auth, &config.transport),
-            None => format!("{} (url: {})", without_type_names(&msg), spec.url),
+            Some(status) => {
+                ConnectError::Refused(auth_message(server, status, auth, &config.transport))
+            }
+            None => {
+                ConnectError::Handshake(format!("{} (url: {})", without_type_names(&msg), spec.url))
+            }
         }
     })
 }
@@ -381,42 +384,44 @@ fn header_map(
 
 /// The message for a startup that failed: the error, how the process exited and the tail
 /// of its stderr. Stops the process.
-async fn startup_failed(server: &str, err: &str, child: Option<Arc<ChildProcess>>) -> String {
-    let mut msg = format!("MCP client for `{server}` failed to start: {err}");
+async fn startup_failed(
+    server: &str,
+    cause: ConnectError,
+    child: Option<Arc<ChildProcess>>,
+) -> ConnectError {
+    let (mut exited, mut stderr) = (None, String::new());
     if let Some(child) = child {
         let _ = tokio::time::timeout(Duration::from_millis(300), child.exited()).await;
-        if let Some(status) = child.exit_status() {
-            msg.push_str(&format!(
-                " (the server process exited: {})",
-                describe_exit(status)
-            ));
-        }
-        let tail = child.stderr_tail();
-        if !tail.is_empty() {
-            msg.push_str(&format!("\nServer stderr:\n{tail}"));
-        }
+        exited = child.exit_status().map(describe_exit);
+        stderr = child.stderr_tail();
         child.terminate(Duration::from_millis(200)).await;
     }
-    msg
+    ConnectError::Failed {
+        server: server.to_string(),
+        cause: Box::new(cause),
+        exited,
+        stderr,
+    }
 }
 
 /// The message for a startup that ran out of time: the step that hung and the config line
 /// that gives it more. Stops the process.
-async fn startup_timed_out(server: &str, timeout: Duration, progress: &StartupProgress) -> String {
-    let during = progress.describe_step();
-    let secs = timeout.as_secs_f64();
-    let mut msg = format!(
-        "MCP client for `{server}` timed out after {secs} seconds during {during}. Add or raise `startup_timeout_sec` in your config.toml:\n[mcp_servers.{server}]\nstartup_timeout_sec = {}",
-        (secs * 2.0).ceil().max(10.0)
-    );
+async fn startup_timed_out(
+    server: &str,
+    timeout: Duration,
+    progress: &StartupProgress,
+) -> ConnectError {
+    let mut stderr = String::new();
     if let Some(child) = progress.child() {
-        let tail = child.stderr_tail();
-        if !tail.is_empty() {
-            msg.push_str(&format!("\nServer stderr:\n{tail}"));
-        }
+        stderr = child.stderr_tail();
         child.terminate(Duration::from_millis(200)).await;
     }
-    msg
+    ConnectError::TimedOut {
+        server: server.to_string(),
+        timeout,
+        during: progress.describe_step().to_string(),
+        stderr,
+    }
 }
 
 /// Which credentials an HTTP connection sent, to say what a 401 means.

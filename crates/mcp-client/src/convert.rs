@@ -123,14 +123,19 @@ enum Part {
 /// images is joined with newlines; when the whole text is over budget, every run keeps a share
 /// of the budget proportional to its size (head and tail), so the order survives the cut.
 fn within_budget(parts: Vec<Part>, budget: usize) -> Vec<ContentItem> {
-    let mut runs: Vec<Result<Vec<String>, String>> = Vec::new();
+    /// Consecutive texts, or one image.
+    enum Run {
+        Texts(Vec<String>),
+        Image(String),
+    }
+    let mut runs: Vec<Run> = Vec::new();
     for part in parts {
         match part {
             Part::Text(t) => match runs.last_mut() {
-                Some(Ok(texts)) => texts.push(t),
-                _ => runs.push(Ok(vec![t])),
+                Some(Run::Texts(texts)) => texts.push(t),
+                _ => runs.push(Run::Texts(vec![t])),
             },
-            Part::Image(url) => runs.push(Err(url)),
+            Part::Image(url) => runs.push(Run::Image(url)),
         }
     }
     let text_len = |texts: &Vec<String>| {
@@ -138,21 +143,23 @@ fn within_budget(parts: Vec<Part>, budget: usize) -> Vec<ContentItem> {
     };
     let total: usize = runs
         .iter()
-        .filter_map(|r| r.as_ref().ok())
-        .map(text_len)
+        .filter_map(|r| match r {
+            Run::Texts(texts) => Some(text_len(texts)),
+            Run::Image(_) => None,
+        })
         .sum();
     let over = total > budget;
     let mut content = Vec::new();
     for run in runs {
         match run {
-            Err(image_url) => content.push(ContentItem::InputImage { image_url }),
-            Ok(texts) if over => {
+            Run::Image(image_url) => content.push(ContentItem::InputImage { image_url }),
+            Run::Texts(texts) if over => {
                 let share = budget.saturating_mul(text_len(&texts)) / total.max(1);
                 content.push(ContentItem::InputText {
                     text: truncate_middle(&texts.join("\n"), share),
                 });
             }
-            Ok(texts) => content.extend(
+            Run::Texts(texts) => content.extend(
                 texts
                     .into_iter()
                     .map(|text| ContentItem::InputText { text }),

@@ -1,5 +1,6 @@
 //! Streamable HTTP connection settings: URL and headers with every reference resolved.
 
+use crate::connect_error::ConnectError;
 use oi_config::mcp::{McpServerTransportConfig, expand_env_refs};
 use std::collections::BTreeMap;
 
@@ -19,7 +20,7 @@ pub fn http_spec(
     server: &str,
     transport: &McpServerTransportConfig,
     lookup: &dyn Fn(&str) -> Option<String>,
-) -> Result<HttpSpec, String> {
+) -> Result<HttpSpec, ConnectError> {
     let McpServerTransportConfig::StreamableHttp {
         url,
         bearer_token_env_var,
@@ -28,23 +29,24 @@ pub fn http_spec(
         ..
     } = transport
     else {
-        return Err(format!(
+        return Err(ConnectError::Config(format!(
             "MCP server `{server}` is not a streamable HTTP server"
-        ));
+        )));
     };
-    let url = expand_env_refs(url, lookup).map_err(|e| format!("mcp_servers.{server}.url: {e}"))?;
+    let url = expand_env_refs(url, lookup)
+        .map_err(|e| ConnectError::Config(format!("mcp_servers.{server}.url: {e}")))?;
     let bearer_token = match bearer_token_env_var {
         None => None,
         Some(var) => match lookup(var) {
             None => {
-                return Err(format!(
+                return Err(ConnectError::Config(format!(
                     "Environment variable {var} for MCP server '{server}' is not set (it is named by `bearer_token_env_var`); export {var}=<token> and try again"
-                ));
+                )));
             }
             Some(v) if v.trim().is_empty() => {
-                return Err(format!(
+                return Err(ConnectError::Config(format!(
                     "Environment variable {var} for MCP server '{server}' is empty (it is named by `bearer_token_env_var`)"
-                ));
+                )));
             }
             Some(v) => Some(v.trim().to_string()),
         },
@@ -52,8 +54,9 @@ pub fn http_spec(
     let mut headers = BTreeMap::new();
     let mut warnings = Vec::new();
     for (name, value) in http_headers {
-        let value = expand_env_refs(value, lookup)
-            .map_err(|e| format!("mcp_servers.{server}.http_headers.{name}: {e}"))?;
+        let value = expand_env_refs(value, lookup).map_err(|e| {
+            ConnectError::Config(format!("mcp_servers.{server}.http_headers.{name}: {e}"))
+        })?;
         headers.insert(name.clone(), value);
     }
     for (name, var) in env_http_headers {
@@ -118,7 +121,8 @@ mod tests {
         let e = http_spec("d", &cfg().transport, &|k| {
             (k == "VER").then(|| "1".to_string())
         })
-        .unwrap_err();
+        .unwrap_err()
+        .to_string();
         assert!(
             e.starts_with("Environment variable TOKEN for MCP server 'd' is not set"),
             "{e}"

@@ -20,6 +20,7 @@
 
 mod approval;
 mod cache;
+mod connect_error;
 mod connection;
 mod convert;
 mod elicit_defaults;
@@ -28,10 +29,12 @@ mod http;
 mod manager;
 pub mod naming;
 pub mod oauth;
+mod oauth_error;
 mod oauth_grants;
 pub mod oauth_session;
 pub mod oauth_store;
 pub mod prompts;
+mod request_error;
 mod resources;
 mod sampling;
 mod sniff;
@@ -42,7 +45,9 @@ pub use approval::{annotations_need_approval, needs_approval};
 pub use convert::{DEFAULT_RESULT_BUDGET_BYTES, call_result_to_output, truncate_middle};
 pub use handler::PROTOCOL_VERSION;
 pub use manager::McpConnectionManager;
+pub use oauth_error::OAuthError;
 pub use oi_config::mcp::{McpApprovalMode, McpSamplingMode, McpServerConfig};
+pub use request_error::McpRequestError;
 pub use sampling::{
     MAX_SAMPLING_REQUEST_BYTES, SamplingContent, SamplingError, SamplingHandler, SamplingMessage,
     SamplingReply, SamplingRequest, SamplingRole, SamplingStop,

@@ -176,18 +176,14 @@ impl McpConnectionManager {
         self.inner.servers.values()
     }
 
-    pub(crate) fn entry(&self, server: &str) -> Result<&Arc<ServerEntry>, String> {
-        self.inner.servers.get(server).ok_or_else(|| {
-            let known: Vec<&str> = self.inner.servers.keys().map(String::as_str).collect();
-            format!(
-                "unknown MCP server `{server}`; configured servers: {}",
-                if known.is_empty() {
-                    "none".to_string()
-                } else {
-                    known.join(", ")
-                }
-            )
-        })
+    pub(crate) fn entry(&self, server: &str) -> Result<&Arc<ServerEntry>, crate::McpRequestError> {
+        self.inner
+            .servers
+            .get(server)
+            .ok_or_else(|| crate::McpRequestError::UnknownServer {
+                server: server.to_string(),
+                configured: self.inner.servers.keys().cloned().collect(),
+            })
     }
 
     /// The live connection of a server (waiting while it starts, restarting a crashed one).
@@ -195,7 +191,7 @@ impl McpConnectionManager {
         &self,
         entry: &Arc<ServerEntry>,
         cancel: &CancellationToken,
-    ) -> Result<Arc<Connection>, String> {
+    ) -> Result<Arc<Connection>, crate::McpRequestError> {
         self.inner.ready_connection(entry, cancel).await
     }
 

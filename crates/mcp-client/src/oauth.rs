@@ -9,6 +9,7 @@
 //! fresh login. rmcp refreshes access tokens when they expire and saves the new ones through
 //! the same store, under its refresh lock.
 
+pub use crate::oauth_error::OAuthError;
 use crate::oauth_store::{OAuthCredentialsStoreMode, OAuthTokenStore};
 use oi_config::credentials;
 use rmcp::transport::auth::{
@@ -54,10 +55,8 @@ impl FileCredentialStore {
         }
     }
 
-    pub(crate) fn entry(&self) -> Result<Option<Value>, String> {
-        Ok(credentials::read_section(&self.home, SECTION)
-            .map_err(|e| e.to_string())?
-            .remove(&self.key))
+    pub(crate) fn entry(&self) -> Result<Option<Value>, OAuthError> {
+        Ok(credentials::read_section(&self.home, SECTION)?.remove(&self.key))
     }
 
     /// Whether tokens are stored for this server.
@@ -71,11 +70,10 @@ impl FileCredentialStore {
     }
 
     /// Delete this server's tokens; `Ok(false)` if there were none.
-    pub fn delete(&self) -> Result<bool, String> {
-        credentials::update(&self.home, SECTION, |entries| {
+    pub fn delete(&self) -> Result<bool, OAuthError> {
+        Ok(credentials::update(&self.home, SECTION, |entries| {
             entries.remove(&self.key).is_some()
-        })
-        .map_err(|e| e.to_string())
+        })?)
     }
 
     /// Runs `work` on a clone of this store on the blocking pool: the credentials file is
@@ -83,27 +81,28 @@ impl FileCredentialStore {
     /// while a connection refreshes its token.
     async fn off_runtime<T: Send + 'static>(
         &self,
-        work: impl FnOnce(&Self) -> Result<T, String> + Send + 'static,
-    ) -> Result<T, String> {
+        work: impl FnOnce(&Self) -> Result<T, OAuthError> + Send + 'static,
+    ) -> Result<T, OAuthError> {
         let store = self.clone();
         tokio::task::spawn_blocking(move || work(&store))
             .await
-            .map_err(|e| format!("the credentials task failed ({e})"))?
+            .map_err(|e| OAuthError::Task(e.to_string()))?
     }
 
     /// Stores `stored` under this server's key, keeping every other entry and section.
-    pub(crate) fn save_blocking(&self, stored: &StoredCredentials) -> Result<(), String> {
-        let creds = serde_json::to_value(stored).map_err(|e| e.to_string())?;
+    pub(crate) fn save_blocking(&self, stored: &StoredCredentials) -> Result<(), OAuthError> {
+        let creds =
+            serde_json::to_value(stored).map_err(|e| OAuthError::CredentialsFile(e.to_string()))?;
         let entry = serde_json::json!({"server_name": self.server, "server_url": self.url, "credentials": creds});
-        credentials::update(&self.home, SECTION, |entries| {
+        Ok(credentials::update(&self.home, SECTION, |entries| {
             entries.insert(self.key.clone(), entry);
-        })
-        .map_err(|e| e.to_string())
+        })?)
     }
 }
 
-fn store_err(e: String) -> AuthError {
-    AuthError::InternalError(e)
+/// rmcp's credential-store seam takes an `AuthError`: our line, as its text.
+fn store_err(e: OAuthError) -> AuthError {
+    AuthError::InternalError(e.to_string())
 }
 
 #[async_trait::async_trait]
@@ -115,7 +114,7 @@ impl CredentialStore for FileCredentialStore {
         match entry.get("credentials").cloned() {
             Some(c) => serde_json::from_value(c)
                 .map(Some)
-                .map_err(|e| store_err(format!("stored OAuth credentials are unreadable: {e}"))),
+                .map_err(|e| store_err(OAuthError::Unreadable(e.to_string()))),
             None => Ok(None),
         }
     }
@@ -133,20 +132,25 @@ impl CredentialStore for FileCredentialStore {
     }
 }
 
-async fn manager_for(url: &str) -> Result<AuthorizationManager, String> {
+pub(crate) async fn manager_for(url: &str) -> Result<AuthorizationManager, OAuthError> {
     AuthorizationManager::new(url)
         .await
-        .map_err(|e| format!("cannot prepare OAuth for {url}: {e}"))
+        .map_err(|e| OAuthError::Prepare {
+            url: url.to_string(),
+            reason: e.to_string(),
+        })
 }
 
 /// Does the server advertise OAuth (authorization-server metadata)? Bounded by 5 s.
-pub async fn discover(url: &str) -> Result<bool, String> {
+pub async fn discover(url: &str) -> Result<bool, OAuthError> {
     let manager = manager_for(url).await?;
     match tokio::time::timeout(DISCOVERY_TIMEOUT, manager.resolve_metadata()).await {
         // Endpoints synthesized by the legacy fallback are no evidence of OAuth support.
         Ok(Ok(resolution)) => Ok(resolution.source.is_discovered()),
         Ok(Err(_)) => Ok(false),
-        Err(_) => Err(format!("OAuth discovery at {url} timed out")),
+        Err(_) => Err(OAuthError::DiscoveryTimedOut {
+            url: url.to_string(),
+        }),
     }
 }
 
@@ -155,7 +159,7 @@ pub async fn discover(url: &str) -> Result<bool, String> {
 pub fn client_secret(
     server: &str,
     oauth: &oi_config::mcp::McpOAuthConfig,
-) -> Result<Option<String>, String> {
+) -> Result<Option<String>, OAuthError> {
     env_secret(
         server,
         "client_secret_env_var",
@@ -169,18 +173,22 @@ pub(crate) fn env_secret(
     server: &str,
     key: &str,
     var: Option<&str>,
-) -> Result<Option<String>, String> {
+) -> Result<Option<String>, OAuthError> {
     let Some(var) = var else {
         return Ok(None);
     };
     match std::env::var(var) {
         Ok(v) if !v.trim().is_empty() => Ok(Some(v.trim().to_string())),
-        Ok(_) => Err(format!(
-            "Environment variable {var} for MCP server '{server}' is empty (it is named by `[mcp_servers.{server}.oauth] {key}`)"
-        )),
-        Err(_) => Err(format!(
-            "Environment variable {var} for MCP server '{server}' is not set (it is named by `[mcp_servers.{server}.oauth] {key}`); export {var}=<value> and try again"
-        )),
+        Ok(_) => Err(OAuthError::EnvVarEmpty {
+            server: server.to_string(),
+            key: key.to_string(),
+            var: var.to_string(),
+        }),
+        Err(_) => Err(OAuthError::EnvVarUnset {
+            server: server.to_string(),
+            key: key.to_string(),
+            var: var.to_string(),
+        }),
     }
 }
 
@@ -230,7 +238,7 @@ impl LoginOptions {
 
 /// Run the browser login. `show_url` is called with the authorization URL (print it, open a
 /// browser). Tokens are saved where `opts.store` says.
-pub async fn login(opts: LoginOptions, show_url: impl FnOnce(&str)) -> Result<(), String> {
+pub async fn login(opts: LoginOptions, show_url: impl FnOnce(&str)) -> Result<(), OAuthError> {
     authorize(opts, show_url).await.map(|_| ())
 }
 
@@ -239,13 +247,17 @@ pub async fn login(opts: LoginOptions, show_url: impl FnOnce(&str)) -> Result<()
 pub async fn authorize(
     opts: LoginOptions,
     show_url: impl FnOnce(&str),
-) -> Result<AuthorizationManager, String> {
+) -> Result<AuthorizationManager, OAuthError> {
     let listener = tokio::net::TcpListener::bind(("127.0.0.1", opts.callback_port))
         .await
-        .map_err(|e| format!("cannot listen for the OAuth callback on 127.0.0.1: {e}"))?;
+        .map_err(|e| {
+            OAuthError::Callback(format!(
+                "cannot listen for the OAuth callback on 127.0.0.1: {e}"
+            ))
+        })?;
     let port = listener
         .local_addr()
-        .map_err(|e| format!("cannot read the callback port: {e}"))?
+        .map_err(|e| OAuthError::Callback(format!("cannot read the callback port: {e}")))?
         .port();
     let redirect_uri = format!("http://127.0.0.1:{port}/callback");
 
@@ -281,23 +293,34 @@ pub async fn authorize(
             received_issuer, ..
         }) if same_origin(&opts.url, &received_issuer) => {
             let OAuthState::Unauthorized(mut manager) = state else {
-                return Err("OAuth authorization could not start".to_string());
+                return Err(OAuthError::Authorization(
+                    "OAuth authorization could not start".to_string(),
+                ));
             };
             manager.set_metadata(legacy_root_metadata(&opts.url).await?);
             let session = AuthorizationSession::new(manager, request)
                 .await
-                .map_err(|(_, e)| format!("OAuth authorization could not start: {e}"))?;
+                .map_err(|(_, e)| {
+                    OAuthError::Authorization(format!("OAuth authorization could not start: {e}"))
+                })?;
             state = OAuthState::Session(session);
         }
-        Err(e) => return Err(format!("OAuth authorization could not start: {e}")),
+        Err(e) => {
+            return Err(OAuthError::Authorization(format!(
+                "OAuth authorization could not start: {e}"
+            )));
+        }
     }
     let mut auth_url = state
         .get_authorization_url()
         .await
-        .map_err(|e| format!("no authorization URL: {e}"))?;
+        .map_err(|e| OAuthError::Authorization(format!("no authorization URL: {e}")))?;
     if let Some(resource) = &opts.resource {
-        let mut with_resource = url::Url::parse(&auth_url)
-            .map_err(|e| format!("the authorization URL `{auth_url}` is not a URL: {e}"))?;
+        let mut with_resource = url::Url::parse(&auth_url).map_err(|e| {
+            OAuthError::InvalidUrl(format!(
+                "the authorization URL `{auth_url}` is not a URL: {e}"
+            ))
+        })?;
         with_resource
             .query_pairs_mut()
             .append_pair("resource", resource);
@@ -307,11 +330,8 @@ pub async fn authorize(
 
     let callback = tokio::time::timeout(opts.timeout, wait_for_callback(&listener, port))
         .await
-        .map_err(|_| {
-            format!(
-                "no OAuth callback within {} seconds; run the login again",
-                opts.timeout.as_secs()
-            )
+        .map_err(|_| OAuthError::CallbackTimedOut {
+            secs: opts.timeout.as_secs(),
         })??;
     state
         .handle_callback_with_issuer(
@@ -320,10 +340,10 @@ pub async fn authorize(
             callback.issuer.as_deref(),
         )
         .await
-        .map_err(|e| format!("the OAuth token exchange failed: {e}"))?;
+        .map_err(|e| OAuthError::TokenExchange(e.to_string()))?;
     state
         .into_authorization_manager()
-        .ok_or_else(|| "the OAuth login did not complete".to_string())
+        .ok_or(OAuthError::Incomplete)
 }
 
 fn same_origin(a: &str, b: &str) -> bool {
@@ -335,33 +355,38 @@ fn same_origin(a: &str, b: &str) -> bool {
 
 /// The authorization-server metadata at the root of `server_url`'s origin (where the
 /// 2025-03-26 revision of MCP puts it).
-async fn legacy_root_metadata(server_url: &str) -> Result<AuthorizationMetadata, String> {
-    let mut url = url::Url::parse(server_url)
-        .map_err(|e| format!("the server URL `{server_url}` is not a URL: {e}"))?;
+async fn legacy_root_metadata(server_url: &str) -> Result<AuthorizationMetadata, OAuthError> {
+    let mut url = url::Url::parse(server_url).map_err(|e| {
+        OAuthError::InvalidUrl(format!("the server URL `{server_url}` is not a URL: {e}"))
+    })?;
     url.set_path("/.well-known/oauth-authorization-server");
     url.set_query(None);
     let response = tokio::time::timeout(
         DISCOVERY_TIMEOUT,
-        crate::connection::http_client()?.get(url.as_str()).send(),
+        crate::connection::http_client()
+            .map_err(|e| OAuthError::Http(e.to_string()))?
+            .get(url.as_str())
+            .send(),
     )
     .await
-    .map_err(|_| format!("OAuth discovery at {url} timed out"))?
-    .map_err(|e| format!("OAuth discovery at {url} failed: {e}"))?;
+    .map_err(|_| OAuthError::DiscoveryTimedOut {
+        url: url.to_string(),
+    })?
+    .map_err(|e| OAuthError::Discovery(format!("OAuth discovery at {url} failed: {e}")))?;
     if !response.status().is_success() {
-        return Err(format!(
+        return Err(OAuthError::Discovery(format!(
             "OAuth discovery at {url} answered HTTP {}",
             response.status().as_u16()
-        ));
+        )));
     }
-    let metadata: AuthorizationMetadata = response
-        .json()
-        .await
-        .map_err(|e| format!("the OAuth metadata at {url} is unreadable: {e}"))?;
+    let metadata: AuthorizationMetadata = response.json().await.map_err(|e| {
+        OAuthError::Discovery(format!("the OAuth metadata at {url} is unreadable: {e}"))
+    })?;
     match &metadata.issuer {
         Some(issuer) if same_origin(server_url, issuer) => Ok(metadata),
-        _ => Err(format!(
+        _ => Err(OAuthError::Discovery(format!(
             "the OAuth metadata at {url} names an issuer on another origin"
-        )),
+        ))),
     }
 }
 
@@ -369,12 +394,12 @@ async fn legacy_root_metadata(server_url: &str) -> Result<AuthorizationMetadata,
 async fn wait_for_callback(
     listener: &tokio::net::TcpListener,
     port: u16,
-) -> Result<AuthorizationCallback, String> {
+) -> Result<AuthorizationCallback, OAuthError> {
     loop {
         let (mut sock, _) = listener
             .accept()
             .await
-            .map_err(|e| format!("OAuth callback listener failed: {e}"))?;
+            .map_err(|e| OAuthError::Callback(format!("OAuth callback listener failed: {e}")))?;
         let mut buf = vec![0u8; 16 * 1024];
         let mut len = 0;
         // Read the request head (we only need the request line).
@@ -422,7 +447,7 @@ async fn wait_for_callback(
                     .as_bytes(),
                 )
                 .await;
-            return Err(format!("OAuth provider returned `{error}`: {description}"));
+            return Err(OAuthError::Provider { error, description });
         }
         if target.starts_with("/callback")
             && let Ok(cb) = AuthorizationCallback::from_redirect_url(&full)

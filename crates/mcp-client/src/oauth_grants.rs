@@ -6,6 +6,7 @@
 //! Each is one or two form POSTs; the endpoints come from the same discovery the browser flow
 //! uses. Secrets arrive resolved from the environment and are never logged.
 
+use crate::oauth_error::OAuthError;
 use base64::Engine;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use oi_config::mcp::McpTokenEndpointAuth;
@@ -56,7 +57,7 @@ impl ClientAuth {
         client_id: String,
         secret: Option<String>,
         key_pem: Option<String>,
-    ) -> Result<Self, String> {
+    ) -> Result<Self, OAuthError> {
         let offers = |m: &str| supported.is_empty() || supported.iter().any(|s| s == m);
         let method = match configured {
             Some(m) => m,
@@ -74,10 +75,10 @@ impl ClientAuth {
         };
         let need_secret = |secret: Option<String>| {
             secret.ok_or_else(|| {
-                format!(
+                OAuthError::Config(format!(
                     "token_endpoint_auth_method = \"{}\" needs `client_secret_env_var`",
                     method.as_str()
-                )
+                ))
             })
         };
         Ok(match method {
@@ -92,8 +93,10 @@ impl ClientAuth {
             McpTokenEndpointAuth::PrivateKeyJwt => ClientAuth::PrivateKeyJwt {
                 client_id,
                 key_pem: key_pem.ok_or_else(|| {
-                    "token_endpoint_auth_method = \"private_key_jwt\" needs `private_key_env_var`"
-                        .to_string()
+                    OAuthError::Config(
+                        "token_endpoint_auth_method = \"private_key_jwt\" needs `private_key_env_var`"
+                            .to_string(),
+                    )
                 })?,
             },
             McpTokenEndpointAuth::None => ClientAuth::None { client_id },
@@ -107,7 +110,7 @@ impl ClientAuth {
         request: reqwest::RequestBuilder,
         form: &mut Vec<(&'static str, String)>,
         audience: &str,
-    ) -> Result<reqwest::RequestBuilder, String> {
+    ) -> Result<reqwest::RequestBuilder, OAuthError> {
         Ok(match self {
             ClientAuth::Basic { client_id, secret } => {
                 // RFC 6749 §2.3.1: both parts form-urlencoded before joining.
@@ -155,7 +158,7 @@ pub struct TokenRequest<'a> {
 pub async fn client_credentials(
     req: &TokenRequest<'_>,
     auth: &ClientAuth,
-) -> Result<String, String> {
+) -> Result<String, OAuthError> {
     let mut form = vec![
         ("grant_type", GRANT_CLIENT_CREDENTIALS.to_string()),
         ("resource", req.resource.to_string()),
@@ -180,7 +183,7 @@ pub async fn token_exchange(
     req: &TokenRequest<'_>,
     idp: &IdentityProvider<'_>,
     auth: &ClientAuth,
-) -> Result<String, String> {
+) -> Result<String, OAuthError> {
     let mut form = vec![
         ("grant_type", GRANT_TOKEN_EXCHANGE.to_string()),
         ("requested_token_type", TOKEN_TYPE_ID_JAG.to_string()),
@@ -203,7 +206,11 @@ pub async fn token_exchange(
         idp.token_endpoint,
     )
     .await
-    .map_err(|e| format!("the identity provider refused the token exchange: {e}"))?;
+    .map_err(|e| {
+        OAuthError::TokenEndpoint(format!(
+            "the identity provider refused the token exchange: {e}"
+        ))
+    })?;
     let id_jag = access_token(&exchanged, idp.token_endpoint)?;
     let form = vec![
         ("grant_type", GRANT_JWT_BEARER.to_string()),
@@ -220,7 +227,7 @@ async fn post_token(
     mut form: Vec<(&'static str, String)>,
     auth: &ClientAuth,
     audience: &str,
-) -> Result<Value, String> {
+) -> Result<Value, OAuthError> {
     let request = http
         .post(endpoint)
         .header(reqwest::header::ACCEPT, "application/json");
@@ -236,7 +243,9 @@ async fn post_token(
         .body(body)
         .send()
         .await
-        .map_err(|e| format!("cannot reach the token endpoint {endpoint}: {e}"))?;
+        .map_err(|e| {
+            OAuthError::TokenEndpoint(format!("cannot reach the token endpoint {endpoint}: {e}"))
+        })?;
     let status = response.status();
     let body: Value = response.json().await.unwrap_or(Value::Null);
     if !status.is_success() {
@@ -249,24 +258,26 @@ async fn post_token(
             .and_then(Value::as_str)
             .map(|d| format!(": {d}"))
             .unwrap_or_default();
-        return Err(format!(
+        return Err(OAuthError::TokenEndpoint(format!(
             "{endpoint} answered HTTP {} `{error}`{description}",
             status.as_u16()
-        ));
+        )));
     }
     Ok(body)
 }
 
-fn access_token(body: &Value, endpoint: &str) -> Result<String, String> {
+fn access_token(body: &Value, endpoint: &str) -> Result<String, OAuthError> {
     body.get("access_token")
         .and_then(Value::as_str)
         .map(str::to_string)
-        .ok_or_else(|| format!("{endpoint} answered without an access_token"))
+        .ok_or_else(|| {
+            OAuthError::TokenEndpoint(format!("{endpoint} answered without an access_token"))
+        })
 }
 
 /// An RFC 7523 client assertion: `iss` = `sub` = the client id, `aud` = the authorization
 /// server, signed ES256 with the PEM (PKCS#8) P-256 key.
-fn client_assertion(client_id: &str, audience: &str, key_pem: &str) -> Result<String, String> {
+fn client_assertion(client_id: &str, audience: &str, key_pem: &str) -> Result<String, OAuthError> {
     let now = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| d.as_secs())
@@ -298,21 +309,20 @@ fn client_assertion(client_id: &str, audience: &str, key_pem: &str) -> Result<St
 }
 
 /// ES256 over `message` with a PEM PKCS#8 P-256 key, as JWS wants it: `r || s`, 64 bytes.
-fn sign_es256(key_pem: &str, message: &[u8]) -> Result<Vec<u8>, String> {
+fn sign_es256(key_pem: &str, message: &[u8]) -> Result<Vec<u8>, OAuthError> {
     use rustls::pki_types::PrivateKeyDer;
     use rustls::pki_types::pem::PemObject;
-    let bad_key = "the private key (private_key_env_var) is not a PEM PKCS#8 P-256 key";
-    let der = PrivateKeyDer::from_pem_slice(key_pem.as_bytes()).map_err(|_| bad_key.to_string())?;
-    let key =
-        rustls::crypto::aws_lc_rs::sign::any_ecdsa_type(&der).map_err(|_| bad_key.to_string())?;
+    let der =
+        PrivateKeyDer::from_pem_slice(key_pem.as_bytes()).map_err(|_| OAuthError::BadPrivateKey)?;
+    let key = rustls::crypto::aws_lc_rs::sign::any_ecdsa_type(&der)
+        .map_err(|_| OAuthError::BadPrivateKey)?;
     let signer = key
         .choose_scheme(&[rustls::SignatureScheme::ECDSA_NISTP256_SHA256])
-        .ok_or_else(|| bad_key.to_string())?;
+        .ok_or(OAuthError::BadPrivateKey)?;
     let der_signature = signer
         .sign(message)
-        .map_err(|e| format!("signing the client assertion failed: {e}"))?;
-    der_to_raw_signature(&der_signature, 32)
-        .ok_or_else(|| "signing the client assertion failed".into())
+        .map_err(|e| OAuthError::Signing(Some(e.to_string())))?;
+    der_to_raw_signature(&der_signature, 32).ok_or(OAuthError::Signing(None))
 }
 
 /// An ASN.1 `SEQUENCE { r INTEGER, s INTEGER }` as the fixed-width `r || s` JWS uses.
@@ -428,7 +438,8 @@ mod tests {
             None,
         )
         .unwrap_err();
-        assert!(e.contains("client_secret_env_var"), "{e}");
+        assert!(matches!(e, OAuthError::Config(_)), "{e:?}");
+        assert!(e.to_string().contains("client_secret_env_var"), "{e}");
         let auth = ClientAuth::choose(None, &[], "c".into(), Some("hunter2".into()), None).unwrap();
         assert!(!format!("{auth:?}").contains("hunter2"), "{auth:?}");
     }
@@ -441,8 +452,9 @@ mod tests {
             "-----BEGIN PRIVATE KEY-----\nnope\n-----END PRIVATE KEY-----\n",
         )
         .unwrap_err();
+        assert_eq!(e, OAuthError::BadPrivateKey);
         assert_eq!(
-            e,
+            e.to_string(),
             "the private key (private_key_env_var) is not a PEM PKCS#8 P-256 key"
         );
     }

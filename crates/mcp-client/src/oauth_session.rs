@@ -12,6 +12,7 @@
 //! loop us.
 
 use crate::oauth::{self, LoginOptions};
+use crate::oauth_error::OAuthError;
 use crate::oauth_grants::{self, ClientAuth, IdentityProvider, TokenRequest};
 use oi_config::mcp::{McpOAuthConfig, McpOAuthGrant};
 use rmcp::transport::auth::{AuthError, AuthorizationManager, WWWAuthenticateParams};
@@ -76,7 +77,7 @@ impl Authorizer {
     }
 
     /// The token to send now, if any (refreshing an expired one).
-    async fn token(&self) -> Result<Option<String>, String> {
+    async fn token(&self) -> Result<Option<String>, OAuthError> {
         let state = self.state.lock().await;
         current_token(&state).await
     }
@@ -87,7 +88,7 @@ impl Authorizer {
         sent: Option<&str>,
         challenge: &str,
         forbidden: bool,
-    ) -> Result<String, String> {
+    ) -> Result<String, OAuthError> {
         let mut state = self.state.lock().await;
         let server = &self.settings.server;
         // Another request may have re-authorized while this one waited for the lock.
@@ -96,8 +97,9 @@ impl Authorizer {
         {
             return Ok(now);
         }
-        let base = url::Url::parse(&self.settings.url)
-            .map_err(|e| format!("MCP server `{server}`: the url is not a URL: {e}"))?;
+        let base = url::Url::parse(&self.settings.url).map_err(|e| {
+            OAuthError::InvalidUrl(format!("the url is not a URL: {e}")).for_server(server)
+        })?;
         let params = WWWAuthenticateParams::parse(challenge, &base);
         let wanted: Vec<String> = params
             .scope
@@ -116,10 +118,10 @@ impl Authorizer {
         let mut scopes = self.settings.scopes.clone();
         if forbidden {
             if !wanted.iter().any(|s| !state.granted.contains(s)) && state.authorizations > 0 {
-                return Err(format!(
-                    "MCP server `{server}` refused the request (HTTP 403 insufficient_scope) although the scopes it asks for ({}) were granted; check the account's permissions on the server",
-                    wanted.join(" ")
-                ));
+                return Err(OAuthError::ScopeRefused {
+                    server: server.clone(),
+                    wanted,
+                });
             }
             scopes.extend(state.granted.iter().cloned());
         }
@@ -129,9 +131,10 @@ impl Authorizer {
             scopes.retain(|s| seen.insert(s.clone()));
         }
         if state.authorizations >= MAX_AUTHORIZATIONS {
-            return Err(format!(
-                "MCP server `{server}` still refuses access after {MAX_AUTHORIZATIONS} authorizations in this session; check the account's permissions, then run `interpreter mcp login {server}`"
-            ));
+            return Err(OAuthError::TooManyAuthorizations {
+                server: server.clone(),
+                limit: MAX_AUTHORIZATIONS,
+            });
         }
         state.authorizations += 1;
         let requested = if scopes.is_empty() {
@@ -154,11 +157,10 @@ impl Authorizer {
                 opts.challenge = Some(challenge.to_string());
                 let manager = oauth::authorize(opts, |url| browser.open(server, url))
                     .await
-                    .map_err(|e| {
-                        format!("MCP server `{server}`: OAuth authorization failed: {e}")
-                    })?;
+                    .map_err(|e| OAuthError::Authorize { cause: Box::new(e) }.for_server(server))?;
                 let token = manager.get_access_token().await.map_err(|e| {
-                    format!("MCP server `{server}`: no access token after authorizing: {e}")
+                    OAuthError::Authorization(format!("no access token after authorizing: {e}"))
+                        .for_server(server)
                 })?;
                 state.manager = Some(manager);
                 token
@@ -174,35 +176,41 @@ impl Authorizer {
     }
 
     /// The headless answer: one line with the command that authorizes.
-    fn login_hint(&self, forbidden: bool, scopes: &[String], wanted: &[String]) -> String {
-        let server = &self.settings.server;
+    fn login_hint(&self, forbidden: bool, scopes: &[String], wanted: &[String]) -> OAuthError {
+        let server = self.settings.server.clone();
         if forbidden {
             let all = if scopes.is_empty() { wanted } else { scopes };
-            format!(
-                "MCP server `{server}` needs more OAuth scopes (HTTP 403 insufficient_scope: {}): run `interpreter mcp login {server} --scopes {}`",
-                wanted.join(" "),
-                all.join(",")
-            )
+            OAuthError::ScopesRequired {
+                server,
+                wanted: wanted.to_vec(),
+                scopes: all.to_vec(),
+            }
         } else {
-            format!(
-                "MCP server `{server}` needs authorization (HTTP 401): run `interpreter mcp login {server}`, or set `bearer_token_env_var` in [mcp_servers.{server}]"
-            )
+            OAuthError::LoginRequired { server }
         }
     }
 
     /// Client credentials or token exchange: discover the token endpoint from the challenge,
     /// then grant.
-    async fn machine_grant(&self, challenge: &str, scopes: &[String]) -> Result<String, String> {
+    async fn machine_grant(
+        &self,
+        challenge: &str,
+        scopes: &[String],
+    ) -> Result<String, OAuthError> {
         let s = &self.settings;
         let server = &s.server;
-        let fail = |e: String| format!("MCP server `{server}`: {e}");
+        let fail = |e: OAuthError| e.for_server(server);
         let manager = AuthorizationManager::new(s.url.as_str())
             .await
-            .map_err(|e| fail(format!("cannot prepare OAuth: {e}")))?;
+            .map_err(|e| fail(OAuthError::Discovery(format!("cannot prepare OAuth: {e}"))))?;
         let resolution = manager
             .resolve_metadata_from_challenge(Some(challenge))
             .await
-            .map_err(|e| fail(format!("OAuth discovery failed: {e}")))?;
+            .map_err(|e| {
+                fail(OAuthError::Discovery(format!(
+                    "OAuth discovery failed: {e}"
+                )))
+            })?;
         let metadata = resolution.metadata;
         let supported: Vec<String> = metadata
             .additional_fields
@@ -210,10 +218,10 @@ impl Authorizer {
             .and_then(|v| serde_json::from_value(v.clone()).ok())
             .unwrap_or_default();
         let client_id = s.config.client_id.clone().ok_or_else(|| {
-            fail(format!(
+            fail(OAuthError::Config(format!(
                 "`[mcp_servers.{server}.oauth] client_id` is required for grant_type = \"{}\"",
                 s.config.grant_type.as_str()
-            ))
+            )))
         })?;
         let secret = oauth::client_secret(server, &s.config)?;
         let key = oauth::env_secret(
@@ -228,8 +236,12 @@ impl Authorizer {
             secret,
             key,
         )
-        .map_err(|e| fail(format!("[mcp_servers.{server}.oauth] {e}")))?;
-        let http = crate::connection::http_client()?;
+        .map_err(|e| {
+            fail(OAuthError::Config(format!(
+                "[mcp_servers.{server}.oauth] {e}"
+            )))
+        })?;
+        let http = crate::connection::http_client().map_err(|e| OAuthError::Http(e.to_string()))?;
         let issuer = metadata
             .issuer
             .clone()
@@ -250,9 +262,9 @@ impl Authorizer {
                     s.config.id_token_env_var.as_deref(),
                 )?
                 .ok_or_else(|| {
-                    fail(format!(
+                    fail(OAuthError::Config(format!(
                         "`[mcp_servers.{server}.oauth] id_token_env_var` is required for grant_type = \"token_exchange\""
-                    ))
+                    )))
                 })?;
                 let idp = IdentityProvider {
                     token_endpoint: s.config.idp_token_endpoint.as_deref().unwrap_or_default(),
@@ -264,15 +276,15 @@ impl Authorizer {
             _ => oauth_grants::client_credentials(&request, &auth).await,
         };
         result.map_err(|e| {
-            fail(format!(
-                "the {} grant failed: {e}",
-                s.config.grant_type.as_str()
-            ))
+            fail(OAuthError::Grant {
+                grant: s.config.grant_type.as_str().to_string(),
+                cause: Box::new(e),
+            })
         })
     }
 }
 
-async fn current_token(state: &AuthState) -> Result<Option<String>, String> {
+async fn current_token(state: &AuthState) -> Result<Option<String>, OAuthError> {
     if let Some(token) = &state.machine_token {
         return Ok(Some(token.clone()));
     }
@@ -281,7 +293,7 @@ async fn current_token(state: &AuthState) -> Result<Option<String>, String> {
         Some(manager) => match manager.get_access_token().await {
             Ok(token) => Ok(Some(token)),
             Err(AuthError::AuthorizationRequired) => Ok(None),
-            Err(e) => Err(format!("the stored OAuth tokens could not be used: {e}")),
+            Err(e) => Err(OAuthError::Refresh(e.to_string())),
         },
     }
 }
@@ -293,25 +305,24 @@ pub async fn stored_manager(
     server: &str,
     url: &str,
     store_mode: crate::oauth_store::OAuthCredentialsStoreMode,
-) -> Result<Option<AuthorizationManager>, String> {
+) -> Result<Option<AuthorizationManager>, OAuthError> {
     let store = crate::oauth_store::OAuthTokenStore::new(home, server, url, store_mode);
     if rmcp::transport::auth::CredentialStore::load(&store)
         .await
-        .map_err(|e| e.to_string())?
+        .map_err(|e| OAuthError::Store(e.to_string()))?
         .is_none()
     {
         return Ok(None);
     }
-    let mut manager = AuthorizationManager::new(url)
-        .await
-        .map_err(|e| format!("cannot prepare OAuth for {url}: {e}"))?;
+    let mut manager = oauth::manager_for(url).await?;
     manager.set_credential_store(store);
     match manager.initialize_from_store().await {
         Ok(true) => Ok(Some(manager)),
         Ok(false) => Ok(None),
-        Err(e) => Err(format!(
-            "stored OAuth tokens for `{server}` could not be used ({e}); run `interpreter mcp login {server}`"
-        )),
+        Err(e) => Err(OAuthError::StoredTokensUnusable {
+            server: server.to_string(),
+            reason: e.to_string(),
+        }),
     }
 }
 
@@ -321,7 +332,10 @@ pub fn user_message(text: &str) -> Option<String> {
     Some(text[at + NOTE.len()..].trim().to_string())
 }
 
-fn ours<E: std::error::Error + Send + Sync + 'static>(message: String) -> StreamableHttpError<E> {
+fn ours<E: std::error::Error + Send + Sync + 'static>(
+    message: OAuthError,
+) -> StreamableHttpError<E> {
+    // rmcp carries it as text; `user_message` finds it again at the display edge.
     StreamableHttpError::Auth(AuthError::InternalError(format!("{NOTE}{message}")))
 }
 
@@ -533,11 +547,14 @@ mod tests {
             )
             .await
             .unwrap_err();
+        assert!(matches!(e, OAuthError::ScopesRequired { .. }), "{e:?}");
         assert_eq!(
-            e,
+            e.to_string(),
             "MCP server `docs` needs more OAuth scopes (HTTP 403 insufficient_scope: files:read files:write): run `interpreter mcp login docs --scopes files:read,files:write`"
         );
         let e = auth.answer(None, "Bearer", false).await.unwrap_err();
+        assert!(matches!(e, OAuthError::LoginRequired { .. }), "{e:?}");
+        let e = e.to_string();
         assert!(
             e.starts_with(
                 "MCP server `docs` needs authorization (HTTP 401): run `interpreter mcp login docs`"
@@ -548,7 +565,8 @@ mod tests {
 
     #[test]
     fn our_lines_are_found_inside_rmcp_error_texts() {
-        let err: StreamableHttpError<std::io::Error> = ours("MCP server `docs` needs more".into());
+        let err: StreamableHttpError<std::io::Error> =
+            ours(OAuthError::Config("MCP server `docs` needs more".into()));
         let text =
             format!("Send message error Transport [rmcp::transport::worker::X] error: {err}");
         assert_eq!(

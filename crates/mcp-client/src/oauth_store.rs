@@ -26,6 +26,7 @@
 //! taking the guard drops that copy, and the refresh reads what another process may have saved.
 
 use crate::oauth::{FileCredentialStore, credential_key};
+use crate::oauth_error::OAuthError;
 pub use oi_config::OAuthCredentialsStoreMode;
 use oi_config::credentials;
 use rmcp::transport::auth::{
@@ -101,20 +102,16 @@ impl OAuthTokenStore {
     /// Delete this server's tokens from the keyring and the file, whatever the mode (a mode
     /// changed since the login must not leave a copy behind). `Ok(false)` if there were none.
     /// A keyring that is not reachable is an error only under `keyring`. Blocking.
-    pub fn delete(&self) -> Result<bool, String> {
+    pub fn delete(&self) -> Result<bool, OAuthError> {
         self.forget_cached();
         let in_file = self.file.delete()?;
         let in_keyring = match (self.mode, keyring::delete(&self.key)) {
             (_, Ok(found)) => found,
             (OAuthCredentialsStoreMode::Keyring, Err(e)) => {
-                return Err(format!(
-                    "cannot remove the tokens from the OS keyring: {e}{}",
-                    if in_file {
-                        " (the copy in the credentials file was removed)"
-                    } else {
-                        ""
-                    }
-                ));
+                return Err(OAuthError::KeyringDelete {
+                    reason: e.to_string(),
+                    file_copy_removed: in_file,
+                });
             }
             (_, Err(e)) => {
                 tracing::debug!("OS keyring not reachable while logging out: {e}");
@@ -125,15 +122,15 @@ impl OAuthTokenStore {
     }
 
     /// The stored tokens and where they were found. Blocking.
-    fn read_blocking(&self) -> Result<Option<(StoredCredentials, TokenLocation)>, String> {
+    fn read_blocking(&self) -> Result<Option<(StoredCredentials, TokenLocation)>, OAuthError> {
         if self.uses_keyring() {
             match keyring::get(&self.key) {
                 Ok(Some(text)) => {
                     let entry: Value = serde_json::from_str(&text).map_err(|_| {
-                        format!(
-                            "the OS keyring entry `{}` of service `{KEYRING_SERVICE}` is not JSON; run `interpreter mcp logout {}` and log in again",
-                            self.key, self.server
-                        )
+                        OAuthError::KeyringEntryNotJson {
+                            key: self.key.clone(),
+                            server: self.server.clone(),
+                        }
                     })?;
                     return Ok(parse_entry(&entry)?.map(|c| (c, TokenLocation::Keyring)));
                 }
@@ -148,7 +145,7 @@ impl OAuthTokenStore {
     }
 
     /// Save to the keyring (removing the file's copy) or the file. Blocking.
-    fn save_blocking(&self, stored: &StoredCredentials) -> Result<(), String> {
+    fn save_blocking(&self, stored: &StoredCredentials) -> Result<(), OAuthError> {
         if self.uses_keyring() {
             let entry = entry_json(&self.server, &self.url, stored)?;
             match keyring::set(&self.key, &entry.to_string()) {
@@ -180,12 +177,13 @@ impl OAuthTokenStore {
 
     /// A keyring error: fatal under `keyring`; under `auto`, remembered (and logged once) so
     /// that the file is used from now on.
-    fn keyring_failed(&self, error: String) -> Result<(), String> {
+    fn keyring_failed(&self, error: OAuthError) -> Result<(), OAuthError> {
+        let error = error.to_string();
         if self.mode == OAuthCredentialsStoreMode::Keyring {
-            return Err(format!(
-                "the OS keyring is not usable ({error}); unlock or start it (a Secret Service such as GNOME Keyring on the D-Bus session bus), or set mcp_oauth_credentials_store = \"file\" to keep OAuth tokens in {}",
-                credentials::path(&self.home).display()
-            ));
+            return Err(OAuthError::KeyringUnusable {
+                reason: error,
+                file: credentials::path(&self.home),
+            });
         }
         if KEYRING_UNREACHABLE.set(error.clone()).is_ok() {
             tracing::info!(
@@ -216,14 +214,15 @@ impl OAuthTokenStore {
     /// credentials file (`fsync`) are blocking, and must not stall the runtime.
     async fn off_runtime<T: Send + 'static>(
         &self,
-        work: impl FnOnce(&Self) -> Result<T, String> + Send + 'static,
+        work: impl FnOnce(&Self) -> Result<T, OAuthError> + Send + 'static,
     ) -> Result<T, AuthError> {
         let store = self.clone();
         tokio::task::spawn_blocking(move || work(&store))
             .await
-            .map_err(|e| format!("the credentials task failed ({e})"))
+            .map_err(|e| OAuthError::Task(e.to_string()))
             .and_then(|r| r)
-            .map_err(AuthError::CredentialStoreError)
+            // rmcp's seam takes an `AuthError`: our line is its text.
+            .map_err(|e| AuthError::CredentialStoreError(e.to_string()))
     }
 }
 
@@ -235,18 +234,17 @@ pub(crate) fn entry_json(
     server: &str,
     url: &str,
     stored: &StoredCredentials,
-) -> Result<Value, String> {
-    let creds = serde_json::to_value(stored)
-        .map_err(|e| format!("cannot encode the OAuth credentials: {e}"))?;
+) -> Result<Value, OAuthError> {
+    let creds = serde_json::to_value(stored).map_err(|e| OAuthError::Encode(e.to_string()))?;
     Ok(serde_json::json!({"server_name": server, "server_url": url, "credentials": creds}))
 }
 
 /// The credentials of an entry written by [`entry_json`]; `None` when it has none.
-pub(crate) fn parse_entry(entry: &Value) -> Result<Option<StoredCredentials>, String> {
+pub(crate) fn parse_entry(entry: &Value) -> Result<Option<StoredCredentials>, OAuthError> {
     match entry.get("credentials") {
         Some(c) => serde_json::from_value(c.clone())
             .map(Some)
-            .map_err(|e| format!("stored OAuth credentials are unreadable: {e}")),
+            .map_err(|e| OAuthError::Unreadable(e.to_string())),
         None => Ok(None),
     }
 }
@@ -277,7 +275,10 @@ impl CredentialStore for OAuthTokenStore {
 
     async fn acquire_refresh_guard(&self) -> Result<Option<CredentialRefreshGuard>, AuthError> {
         let lock = self
-            .off_runtime(|s| credentials::lock_refresh(&s.home, &s.key).map_err(|e| e.to_string()))
+            .off_runtime(|s| {
+                credentials::lock_refresh(&s.home, &s.key)
+                    .map_err(|e| OAuthError::Lock(e.to_string()))
+            })
             .await?;
         // Another process may have refreshed (and rotated the refresh token) meanwhile.
         self.forget_cached();
@@ -289,9 +290,10 @@ impl CredentialStore for OAuthTokenStore {
 /// worded here and never carry a secret.
 mod keyring {
     use super::{KEYRING_SERVICE, KEYRING_TIMEOUT};
+    use crate::oauth_error::OAuthError;
 
     /// The secret filed under `account`, if any.
-    pub fn get(account: &str) -> Result<Option<String>, String> {
+    pub fn get(account: &str) -> Result<Option<String>, OAuthError> {
         let account = account.to_string();
         bounded(move || match backend::entry(&account)?.get_password() {
             Ok(secret) => Ok(Some(secret)),
@@ -301,7 +303,7 @@ mod keyring {
     }
 
     /// File `secret` under `account`, replacing what was there.
-    pub fn set(account: &str, secret: &str) -> Result<(), String> {
+    pub fn set(account: &str, secret: &str) -> Result<(), OAuthError> {
         let account = account.to_string();
         let secret = secret.to_string();
         bounded(move || {
@@ -312,7 +314,7 @@ mod keyring {
     }
 
     /// Remove what is filed under `account`; `Ok(false)` if nothing was.
-    pub fn delete(account: &str) -> Result<bool, String> {
+    pub fn delete(account: &str) -> Result<bool, OAuthError> {
         let account = account.to_string();
         bounded(
             move || match backend::entry(&account)?.delete_credential() {
@@ -326,28 +328,28 @@ mod keyring {
     /// Runs `op` on its own thread and waits at most [`KEYRING_TIMEOUT`] for it: a keyring
     /// that waits for an unlock prompt must not hang a session start or a login.
     fn bounded<T: Send + 'static>(
-        op: impl FnOnce() -> Result<T, String> + Send + 'static,
-    ) -> Result<T, String> {
+        op: impl FnOnce() -> Result<T, OAuthError> + Send + 'static,
+    ) -> Result<T, OAuthError> {
         let (tx, rx) = std::sync::mpsc::channel();
         std::thread::Builder::new()
             .name("oi-keyring".into())
             .spawn(move || {
                 let _ = tx.send(op());
             })
-            .map_err(|e| format!("cannot start the keyring thread: {e}"))?;
+            .map_err(|e| OAuthError::Keyring(format!("cannot start the keyring thread: {e}")))?;
         match rx.recv_timeout(KEYRING_TIMEOUT) {
             Ok(result) => result,
-            Err(_) => Err(format!(
+            Err(_) => Err(OAuthError::Keyring(format!(
                 "no answer within {} s (a locked keyring waiting for its password?)",
                 KEYRING_TIMEOUT.as_secs()
-            )),
+            ))),
         }
     }
 
     /// The error in our words: the platform's message, never the secret or the entry.
-    fn describe(e: &::keyring::Error) -> String {
+    fn describe(e: &::keyring::Error) -> OAuthError {
         use ::keyring::Error as E;
-        match e {
+        OAuthError::Keyring(match e {
             E::PlatformFailure(inner) => format!("keyring failure: {inner}"),
             E::NoStorageAccess(inner) => {
                 format!("the keyring is locked or refused access: {inner}")
@@ -361,15 +363,15 @@ mod keyring {
                 found.len()
             ),
             other => format!("keyring error: {other}"),
-        }
+        })
     }
 
     #[cfg(any(target_os = "linux", target_os = "freebsd", target_os = "openbsd"))]
     mod backend {
-        use super::{KEYRING_SERVICE, describe};
+        use super::{KEYRING_SERVICE, OAuthError, describe};
 
         /// The Secret Service entry of `account` (D-Bus session bus; pure Rust).
-        pub fn entry(account: &str) -> Result<::keyring::Entry, String> {
+        pub fn entry(account: &str) -> Result<::keyring::Entry, OAuthError> {
             let credential = ::keyring::secret_service::SsCredential::new_with_target(
                 None,
                 KEYRING_SERVICE,
@@ -383,8 +385,10 @@ mod keyring {
     #[cfg(not(any(target_os = "linux", target_os = "freebsd", target_os = "openbsd")))]
     mod backend {
         /// No keyring backend is built for this platform: `auto` uses the file.
-        pub fn entry(_account: &str) -> Result<::keyring::Entry, String> {
-            Err("no OS keyring support is built for this platform".to_string())
+        pub fn entry(_account: &str) -> Result<::keyring::Entry, super::OAuthError> {
+            Err(super::OAuthError::Keyring(
+                "no OS keyring support is built for this platform".to_string(),
+            ))
         }
     }
 }

@@ -3,6 +3,7 @@
 //! contents put into the user's message. Listing both is in `resources` (the status
 //! snapshot keeps what each ready server listed).
 
+use crate::McpRequestError;
 use crate::manager::McpConnectionManager;
 use serde_json::{Map, Value, json};
 use tokio_util::sync::CancellationToken;
@@ -27,7 +28,7 @@ impl McpConnectionManager {
         server: &str,
         cursor: Option<String>,
         cancel: CancellationToken,
-    ) -> Result<Value, String> {
+    ) -> Result<Value, McpRequestError> {
         let params = cursor.map_or_else(|| json!({}), |c| json!({"cursor": c}));
         self.request(server, "prompts/list", params, cancel).await
     }
@@ -39,7 +40,7 @@ impl McpConnectionManager {
         name: &str,
         arguments: Map<String, Value>,
         cancel: CancellationToken,
-    ) -> Result<Value, String> {
+    ) -> Result<Value, McpRequestError> {
         let mut params = json!({ "name": name });
         if !arguments.is_empty() {
             params["arguments"] = Value::Object(arguments);

@@ -2,6 +2,7 @@
 //! behind the model's `list_mcp_resources`, `list_mcp_resource_templates` and
 //! `read_mcp_resource` tools.
 
+use crate::McpRequestError;
 use crate::connection::Connection;
 use crate::manager::{McpConnectionManager, ServerEntry};
 use rmcp::model::ClientRequest;
@@ -91,7 +92,7 @@ impl McpConnectionManager {
         server: &str,
         cursor: Option<String>,
         cancel: CancellationToken,
-    ) -> Result<Value, String> {
+    ) -> Result<Value, McpRequestError> {
         let params = cursor.map_or_else(|| json!({}), |c| json!({"cursor": c}));
         self.request(server, "resources/list", params, cancel).await
     }
@@ -102,7 +103,7 @@ impl McpConnectionManager {
         server: &str,
         cursor: Option<String>,
         cancel: CancellationToken,
-    ) -> Result<Value, String> {
+    ) -> Result<Value, McpRequestError> {
         let params = cursor.map_or_else(|| json!({}), |c| json!({"cursor": c}));
         self.request(server, "resources/templates/list", params, cancel)
             .await
@@ -114,7 +115,7 @@ impl McpConnectionManager {
         server: &str,
         uri: &str,
         cancel: CancellationToken,
-    ) -> Result<Value, String> {
+    ) -> Result<Value, McpRequestError> {
         self.request(server, "resources/read", json!({"uri": uri}), cancel)
             .await
     }
@@ -127,39 +128,65 @@ impl McpConnectionManager {
         method: &str,
         params: Value,
         cancel: CancellationToken,
-    ) -> Result<Value, String> {
+    ) -> Result<Value, McpRequestError> {
         let entry = self.entry(server)?;
         let conn = self.connection(entry, &cancel).await?;
         let request: ClientRequest =
-            serde_json::from_value(json!({"method": method, "params": params}))
-                .map_err(|e| format!("cannot build {method} for MCP server `{server}`: {e}"))?;
+            serde_json::from_value(json!({"method": method, "params": params})).map_err(|e| {
+                McpRequestError::Build {
+                    server: server.to_string(),
+                    method: method.to_string(),
+                    reason: e.to_string(),
+                }
+            })?;
         let mut handle = conn
             .peer
             .send_cancellable_request(request, PeerRequestOptions::no_options())
             .await
-            .map_err(|e| format!("could not send {method} to MCP server `{server}`: {e}"))?;
+            .map_err(|e| McpRequestError::Send {
+                server: server.to_string(),
+                method: method.to_string(),
+                reason: e.to_string(),
+            })?;
         let timeout = entry.config.tool_timeout_or_default();
         tokio::select! {
             reply = &mut handle.rx => match reply {
                 Ok(Ok(result)) => serde_json::to_value(result)
-                    .map_err(|e| format!("unreadable {method} result from MCP server `{server}`: {e}")),
-                Ok(Err(rmcp::ServiceError::McpError(e))) => Err(format!(
-                    "MCP server `{server}` answered {method} with error {}: {}",
-                    e.code.0, e.message
-                )),
-                Ok(Err(e)) => Err(format!("{method} on MCP server `{server}` failed: {e}")),
-                Err(_) => Err(format!("MCP server `{server}` closed the connection during {method}")),
+                    .map_err(|e| McpRequestError::Unreadable {
+                        server: server.to_string(),
+                        method: method.to_string(),
+                        reason: e.to_string(),
+                    }),
+                Ok(Err(rmcp::ServiceError::McpError(e))) => Err(McpRequestError::ErrorReply {
+                    server: server.to_string(),
+                    request: method.to_string(),
+                    code: e.code.0,
+                    message: e.message.to_string(),
+                }),
+                Ok(Err(e)) => Err(McpRequestError::Failed {
+                    server: server.to_string(),
+                    method: method.to_string(),
+                    reason: e.to_string(),
+                }),
+                Err(_) => Err(McpRequestError::Closed {
+                    server: server.to_string(),
+                    method: method.to_string(),
+                }),
             },
             _ = cancel.cancelled() => {
                 let _ = handle.cancel(Some("interrupted by the user".to_string())).await;
-                Err(format!("{method} on MCP server `{server}` was interrupted"))
+                Err(McpRequestError::Interrupted {
+                    server: server.to_string(),
+                    method: method.to_string(),
+                })
             }
             _ = tokio::time::sleep(timeout) => {
                 let _ = handle.cancel(Some("timed out".to_string())).await;
-                Err(format!(
-                    "timed out awaiting {method} on MCP server `{server}` after {}s; raise `tool_timeout_sec` in [mcp_servers.{server}] if it needs longer",
-                    timeout.as_secs_f64()
-                ))
+                Err(McpRequestError::TimedOut {
+                    server: server.to_string(),
+                    method: method.to_string(),
+                    timeout,
+                })
             }
         }
     }

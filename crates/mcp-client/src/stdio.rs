@@ -1,6 +1,7 @@
 //! Launching stdio servers: a cleared environment, their own process group, and a kill that
 //! does not rely on the server honouring stdin EOF.
 
+use crate::connect_error::ConnectError;
 use oi_config::mcp::{
     EnvRefError, McpEnvVarSource, McpServerTransportConfig, expand_env_refs, resolve_env_value,
 };
@@ -37,7 +38,7 @@ pub fn launch_spec(
     transport: &McpServerTransportConfig,
     session_cwd: &Path,
     lookup: &dyn Fn(&str) -> Option<String>,
-) -> Result<LaunchSpec, String> {
+) -> Result<LaunchSpec, ConnectError> {
     let McpServerTransportConfig::Stdio {
         command,
         args,
@@ -46,9 +47,13 @@ pub fn launch_spec(
         cwd,
     } = transport
     else {
-        return Err(format!("MCP server `{server}` is not a stdio server"));
+        return Err(ConnectError::Config(format!(
+            "MCP server `{server}` is not a stdio server"
+        )));
     };
-    let field = |name: String| move |e: EnvRefError| format!("mcp_servers.{server}.{name}: {e}");
+    let field = |name: String| {
+        move |e: EnvRefError| ConnectError::Config(format!("mcp_servers.{server}.{name}: {e}"))
+    };
     let program = expand_env_refs(command, lookup).map_err(field("command".into()))?;
     let args = args
         .iter()
@@ -63,10 +68,10 @@ pub fn launch_spec(
     }
     for var in env_vars {
         if var.source == Some(McpEnvVarSource::Remote) {
-            return Err(format!(
+            return Err(ConnectError::Config(format!(
                 "mcp_servers.{server}.env_vars: entry `{}` uses source `remote`, which requires a remote execution environment; MCP servers run locally here, so use source = \"local\"",
                 var.name
-            ));
+            )));
         }
         if let Some(v) = lookup(&var.name) {
             child_env.insert(var.name.clone(), v);
@@ -108,12 +113,12 @@ pub struct ChildProcess {
 pub fn spawn(
     server: &str,
     spec: &LaunchSpec,
-) -> Result<(ChildProcess, ChildStdout, ChildStdin), String> {
+) -> Result<(ChildProcess, ChildStdout, ChildStdin), ConnectError> {
     if !spec.cwd.is_dir() {
-        return Err(format!(
+        return Err(ConnectError::Config(format!(
             "working directory `{}` does not exist; fix `cwd` in [mcp_servers.{server}]",
             spec.cwd.display()
-        ));
+        )));
     }
     let mut cmd = Command::new(&spec.program);
     cmd.args(&spec.args)
@@ -127,25 +132,32 @@ pub fn spawn(
     // Own process group (shutdown signals reach `npx` and the `node` it starts alike), watched
     // (see `oi-process`): if we die without a chance to clean up, the whole group goes with us.
     oi_process::supervise(&mut cmd);
-    let mut child = cmd.spawn().map_err(|e| match e.kind() {
-        std::io::ErrorKind::NotFound => not_found(&spec.program, spec.env.get("PATH")),
-        std::io::ErrorKind::PermissionDenied => {
-            format!("could not start `{}`: permission denied", spec.program)
-        }
-        _ => format!("could not start `{}`: {e}", spec.program),
+    let mut child = cmd.spawn().map_err(|e| {
+        ConnectError::Spawn(match e.kind() {
+            std::io::ErrorKind::NotFound => not_found(&spec.program, spec.env.get("PATH")),
+            std::io::ErrorKind::PermissionDenied => {
+                format!("could not start `{}`: permission denied", spec.program)
+            }
+            _ => format!("could not start `{}`: {e}", spec.program),
+        })
     })?;
     let pid = child
         .id()
         .and_then(|p| i32::try_from(p).ok())
-        .ok_or_else(|| format!("`{}` exited before it could be tracked", spec.program))?;
+        .ok_or_else(|| {
+            ConnectError::Spawn(format!(
+                "`{}` exited before it could be tracked",
+                spec.program
+            ))
+        })?;
     let stdout = child
         .stdout
         .take()
-        .ok_or_else(|| "child stdout was not captured".to_string())?;
+        .ok_or_else(|| ConnectError::Spawn("child stdout was not captured".to_string()))?;
     let stdin = child
         .stdin
         .take()
-        .ok_or_else(|| "child stdin was not captured".to_string())?;
+        .ok_or_else(|| ConnectError::Spawn("child stdin was not captured".to_string()))?;
     let stderr_tail = Arc::new(Mutex::new(VecDeque::new()));
     if let Some(stderr) = child.stderr.take() {
         let tail = stderr_tail.clone();
@@ -319,7 +331,9 @@ mod tests {
         if let McpServerTransportConfig::Stdio { env, .. } = &mut cfg.transport {
             env.insert("TOKEN".into(), "env:MISSING".into());
         }
-        let e = launch_spec("s", &cfg.transport, Path::new("/"), &|_| None).unwrap_err();
+        let e = launch_spec("s", &cfg.transport, Path::new("/"), &|_| None)
+            .unwrap_err()
+            .to_string();
         assert!(e.starts_with("mcp_servers.s.env.TOKEN:"), "{e}");
         assert!(e.contains("MISSING"), "{e}");
 
@@ -331,6 +345,8 @@ mod tests {
             });
         }
         let e = launch_spec("s", &cfg.transport, Path::new("/"), &|_| None).unwrap_err();
+        assert!(matches!(e, ConnectError::Config(_)), "{e:?}");
+        let e = e.to_string();
         assert!(e.contains("uses source `remote`"), "{e}");
     }
 

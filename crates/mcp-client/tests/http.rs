@@ -214,7 +214,7 @@ async fn http_server_restart_is_survived() {
     };
     assert_eq!(text_of(&echo("one").await.unwrap()), "Echo: one");
     peer.kill();
-    let e = echo("down").await.unwrap_err();
+    let e = echo("down").await.unwrap_err().to_string();
     assert!(e.contains("re-established on the next call"), "{e}");
     // A new server on the same port knows nothing of our session: we reconnect.
     let _peer2 = HttpPeer::everything_on(port);

@@ -141,7 +141,11 @@ async fn provider_error_on_callback_is_reported() {
     )
     .await
     .unwrap_err();
-    assert_eq!(err, "OAuth provider returned `access_denied`: no thanks");
+    assert!(matches!(err, oauth::OAuthError::Provider { .. }), "{err:?}");
+    assert_eq!(
+        err.to_string(),
+        "OAuth provider returned `access_denied`: no thanks"
+    );
 }
 
 /// A 401 is one line naming the server, the status and what to do about it.

@@ -98,6 +98,7 @@ async fn trigger(manager: &McpConnectionManager, prompt: &str) -> Result<String,
         )
         .await
         .map(|r| text_of(&r))
+        .map_err(|e| e.to_string())
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -214,7 +214,8 @@ async fn resources_are_listed_read_and_shown_in_the_status() {
     let missing = m
         .read_resource("nope", "notes://readme", CancellationToken::new())
         .await
-        .unwrap_err();
+        .unwrap_err()
+        .to_string();
     assert!(
         missing.contains("unknown MCP server `nope`") && missing.contains("fm"),
         "{missing}"

@@ -212,7 +212,7 @@ async fn everything_catalog_calls_and_events() {
         )
         .await;
     match e {
-        Err(e) => assert!(e.contains("no-such-tool"), "{e}"),
+        Err(e) => assert!(e.to_string().contains("no-such-tool"), "{e}"),
         Ok(r) => assert_eq!(r["isError"], true, "{r}"),
     }
 
@@ -230,7 +230,8 @@ async fn everything_catalog_calls_and_events() {
             CancellationToken::new(),
         )
         .await
-        .unwrap_err();
+        .unwrap_err()
+        .to_string();
     assert!(e.contains("shut down"), "{e}");
 }
 
@@ -250,7 +251,8 @@ async fn tool_timeout_cancels_and_server_keeps_working() {
             CancellationToken::new(),
         )
         .await
-        .unwrap_err();
+        .unwrap_err()
+        .to_string();
     assert!(e.contains("timed out awaiting tools/call"), "{e}");
     assert!(e.contains("tool_timeout_sec"), "{e}");
     let r = s

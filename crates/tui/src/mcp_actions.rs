@@ -46,10 +46,10 @@ pub async fn live_catalog(thread: &Thread) -> McpCatalog {
 
 /// Pages of a list method, following `nextCursor` (at most 20 pages); `None` if the first
 /// page fails.
-async fn all_pages<F, Fut>(mut list: F, key: &str) -> Option<Vec<serde_json::Value>>
+async fn all_pages<F, Fut, E>(mut list: F, key: &str) -> Option<Vec<serde_json::Value>>
 where
     F: FnMut(Option<String>) -> Fut,
-    Fut: std::future::Future<Output = Result<serde_json::Value, String>>,
+    Fut: std::future::Future<Output = Result<serde_json::Value, E>>,
 {
     let mut out = Vec::new();
     let mut cursor = None;
@@ -86,7 +86,8 @@ pub async fn get_prompt(
     })?;
     let result = manager
         .get_prompt(server, prompt, arguments, CancellationToken::new())
-        .await?;
+        .await
+        .map_err(|e| e.to_string())?;
     Ok(oi_mcp_client::prompts::prompt_input(&result))
 }
 

@@ -87,7 +87,9 @@ pub(crate) async fn handle(
                 abort_turn: false,
             }
         }
-        Err(msg) => {
+        Err(e) => {
+            // The event and the model get the error's one line; the prefix is added here only.
+            let msg = e.to_string();
             end(Err(msg.clone()));
             ToolOutcome::err(format!("tool call error: {msg}"))
         }

@@ -163,7 +163,7 @@ async fn list(
         "resources"
     };
     let page = |server: String, cursor: Option<String>| async move {
-        if templates {
+        let result = if templates {
             manager
                 .list_resource_templates(&server, cursor, cancel.child_token())
                 .await
@@ -171,7 +171,9 @@ async fn list(
             manager
                 .list_resources(&server, cursor, cancel.child_token())
                 .await
-        }
+        };
+        // What the model reads: the error's one line.
+        result.map_err(|e| e.to_string())
     };
     if let Some(server) = args.server {
         let result = page(server.clone(), args.cursor).await?;
@@ -235,7 +237,8 @@ async fn read(
 ) -> Result<Value, String> {
     let result = manager
         .read_resource(&args.server, &args.uri, cancel.child_token())
-        .await?;
+        .await
+        .map_err(|e| e.to_string())?;
     let mut contents = result.get("contents").cloned().unwrap_or(json!([]));
     // Base64 blobs mean nothing to the model as text; say what was there instead.
     for item in contents.as_array_mut().into_iter().flatten() {

@@ -5,6 +5,7 @@
 use super::McpConnectionManager;
 use super::entry::ServerEntry;
 use crate::McpProgress;
+use crate::McpRequestError;
 use crate::connection::Connection;
 use rmcp::RoleClient;
 use rmcp::model::{CallToolRequest, CallToolRequestParams, ClientRequest, ServerResult};
@@ -39,7 +40,7 @@ impl McpConnectionManager {
     /// `tool_timeout_sec` and `cancel` (both send `notifications/cancelled` to the server) and
     /// forwarding progress notifications to `progress`.
     ///
-    /// Ok = the raw `CallToolResult` JSON; Err = a human-readable message.
+    /// Ok = the raw `CallToolResult` JSON; Err = what failed, as one line by `Display`.
     pub async fn call_tool(
         &self,
         server: &str,
@@ -47,7 +48,7 @@ impl McpConnectionManager {
         arguments: Option<serde_json::Map<String, Value>>,
         progress: Option<mpsc::UnboundedSender<McpProgress>>,
         cancel: CancellationToken,
-    ) -> Result<Value, String> {
+    ) -> Result<Value, McpRequestError> {
         let entry = self.enabled_tool_entry(server, tool)?;
         let conn = self.inner.ready_connection(entry, &cancel).await?;
         let mut handle = send_call(&conn, server, tool, arguments).await?;
@@ -64,14 +65,23 @@ impl McpConnectionManager {
     }
 
     /// The entry of `server`, if it is configured and lets the model call `tool`.
-    fn enabled_tool_entry(&self, server: &str, tool: &str) -> Result<&Arc<ServerEntry>, String> {
-        let entry = self.inner.servers.get(server).ok_or_else(|| {
-            format!("unknown MCP server `{server}`; it is not configured or not enabled")
-        })?;
+    fn enabled_tool_entry(
+        &self,
+        server: &str,
+        tool: &str,
+    ) -> Result<&Arc<ServerEntry>, McpRequestError> {
+        let entry =
+            self.inner
+                .servers
+                .get(server)
+                .ok_or_else(|| McpRequestError::ServerNotEnabled {
+                    server: server.to_string(),
+                })?;
         if !entry.config.is_tool_enabled(tool) {
-            return Err(format!(
-                "tool '{tool}' is disabled for MCP server '{server}'"
-            ));
+            return Err(McpRequestError::ToolDisabled {
+                server: server.to_string(),
+                tool: tool.to_string(),
+            });
         }
         Ok(entry)
     }
@@ -84,7 +94,7 @@ impl McpConnectionManager {
         conn: &Connection,
         handle: RequestHandle<RoleClient>,
         outcome: Outcome,
-    ) -> Result<Value, String> {
+    ) -> Result<Value, McpRequestError> {
         let CallSite { server, tool, .. } = *call;
         match outcome {
             Outcome::Response(Some(reply))
@@ -94,9 +104,11 @@ impl McpConnectionManager {
             }
             Outcome::Response(_) => {
                 let detail = conn.death_detail().await;
-                Err(format!(
-                    "MCP server `{server}` stopped during the call to `{tool}`: {detail}. It will be restarted on the next call."
-                ))
+                Err(McpRequestError::ServerStopped {
+                    server: server.to_string(),
+                    tool: tool.to_string(),
+                    detail,
+                })
             }
             Outcome::TimedOut => {
                 let _ = handle.cancel(Some("timed out".to_string())).await;
@@ -105,18 +117,20 @@ impl McpConnectionManager {
                     // forgot it) is replaced; a fresh handshake is cheap.
                     conn.mark_broken();
                 }
-                Err(format!(
-                    "timed out awaiting tools/call `{tool}` on MCP server `{server}` after {}s (the server was sent notifications/cancelled). If the tool needs longer, raise `tool_timeout_sec` in [mcp_servers.{server}].",
-                    call.timeout.as_secs_f64()
-                ))
+                Err(McpRequestError::CallTimedOut {
+                    server: server.to_string(),
+                    tool: tool.to_string(),
+                    timeout: call.timeout,
+                })
             }
             Outcome::Cancelled => {
                 let _ = handle
                     .cancel(Some("interrupted by the user".to_string()))
                     .await;
-                Err(format!(
-                    "the call to `{tool}` on MCP server `{server}` was interrupted"
-                ))
+                Err(McpRequestError::CallInterrupted {
+                    server: server.to_string(),
+                    tool: tool.to_string(),
+                })
             }
         }
     }
@@ -127,7 +141,7 @@ impl McpConnectionManager {
         call: &CallSite<'_>,
         conn: &Connection,
         reply: Result<ServerResult, rmcp::ServiceError>,
-    ) -> Result<Value, String> {
+    ) -> Result<Value, McpRequestError> {
         let CallSite {
             entry,
             server,
@@ -146,25 +160,28 @@ impl McpConnectionManager {
             }
             Err(rmcp::ServiceError::McpError(e)) if is_task_required_refusal(&e.message) => {
                 self.stop_offering_task_tool(entry, tool);
-                Err(format!(
-                    "MCP server `{server}` runs `{tool}` only as a task (SEP-1686 `taskSupport: required`), which this client does not support; the tool is no longer offered"
-                ))
+                Err(McpRequestError::TaskRequired {
+                    server: server.to_string(),
+                    tool: tool.to_string(),
+                })
             }
-            Err(rmcp::ServiceError::McpError(e)) => Err(format!(
-                "MCP server `{server}` answered tools/call `{tool}` with error {}: {}",
-                e.code.0, e.message
-            )),
+            Err(rmcp::ServiceError::McpError(e)) => Err(McpRequestError::ErrorReply {
+                server: server.to_string(),
+                request: format!("tools/call `{tool}`"),
+                code: e.code.0,
+                message: e.message.to_string(),
+            }),
             Err(e) => {
                 // The transport failed (not the tool): reconnect on the next call.
                 conn.mark_broken();
                 let text = e.to_string();
                 if let Some(ours) = crate::oauth_session::user_message(&text) {
-                    return Err(ours);
+                    return Err(McpRequestError::Authorization(ours));
                 }
-                Err(format!(
-                    "{}. The connection to MCP server `{server}` will be re-established on the next call.",
-                    crate::connection::describe_service_error(&text)
-                ))
+                Err(McpRequestError::ConnectionLost {
+                    server: server.to_string(),
+                    reason: crate::connection::describe_service_error(&text),
+                })
             }
         }
     }
@@ -186,7 +203,7 @@ async fn send_call(
     server: &str,
     tool: &str,
     arguments: Option<serde_json::Map<String, Value>>,
-) -> Result<RequestHandle<RoleClient>, String> {
+) -> Result<RequestHandle<RoleClient>, McpRequestError> {
     let mut params = CallToolRequestParams::new(tool.to_string());
     if let Some(args) = arguments {
         params = params.with_arguments(args);
@@ -195,7 +212,11 @@ async fn send_call(
     conn.peer
         .send_cancellable_request(request, PeerRequestOptions::no_options())
         .await
-        .map_err(|e| format!("could not send tools/call to MCP server `{server}`: {e}"))
+        .map_err(|e| McpRequestError::Send {
+            server: server.to_string(),
+            method: "tools/call".to_string(),
+            reason: e.to_string(),
+        })
 }
 
 /// Wait for the reply, the server's exit, the user's interrupt or the timeout, whichever comes

@@ -33,6 +33,8 @@ impl Inner {
                 McpStartupStatus::Cancelled
             }
             Some(Err(error)) => {
+                // Recorded and reported as its one message.
+                let error = error.to_string();
                 entry.clear_tools();
                 self.rebuild_catalog();
                 crate::cache::record_failure(
@@ -131,21 +133,26 @@ impl Inner {
         self: &Arc<Self>,
         entry: &Arc<ServerEntry>,
         cancel: &CancellationToken,
-    ) -> Result<Arc<Connection>, String> {
+    ) -> Result<Arc<Connection>, crate::McpRequestError> {
+        use crate::McpRequestError::NotReady;
         let mut rx = entry.state.subscribe();
         tokio::select! {
             _ = rx.wait_for(|s| !matches!(s, ConnState::Starting)) => {}
-            _ = cancel.cancelled() => return Err(format!(
+            _ = cancel.cancelled() => return Err(NotReady(format!(
                 "interrupted while waiting for MCP server `{}` to start", entry.name
-            )),
+            ))),
         }
         let state = rx.borrow().clone();
         match state {
             ConnState::Ready(conn) if conn.is_alive() => return Ok(conn),
             ConnState::Stopped => {
-                return Err("the MCP connection manager has been shut down".to_string());
+                return Err(NotReady(
+                    "the MCP connection manager has been shut down".to_string(),
+                ));
             }
-            ConnState::Failed(e) if !entry.was_ready.load(Ordering::SeqCst) => return Err(e),
+            ConnState::Failed(e) if !entry.was_ready.load(Ordering::SeqCst) => {
+                return Err(NotReady(e));
+            }
             ConnState::Starting | ConnState::Ready(_) | ConnState::Failed(_) => {}
         }
         let _guard = entry.restart.lock().await;
@@ -162,18 +169,24 @@ impl Inner {
         let status = tokio::select! {
             s = self.connect(entry) => s,
             _ = cancel.cancelled() => {
-                return Err(format!("interrupted while restarting MCP server `{}`", entry.name));
+                return Err(NotReady(format!(
+                    "interrupted while restarting MCP server `{}`",
+                    entry.name
+                )));
             }
         };
         send_update(&self.events, &entry.name, status.clone());
         let current = entry.state.borrow().clone();
         match (status, current) {
             (McpStartupStatus::Ready, ConnState::Ready(conn)) => Ok(conn),
-            (McpStartupStatus::Failed { error }, _) => Err(format!(
+            (McpStartupStatus::Failed { error }, _) => Err(NotReady(format!(
                 "MCP server `{}` could not be restarted: {error}",
                 entry.name
-            )),
-            _ => Err(format!("MCP server `{}` is not running", entry.name)),
+            ))),
+            _ => Err(NotReady(format!(
+                "MCP server `{}` is not running",
+                entry.name
+            ))),
         }
     }
 }

@@ -1,0 +1,219 @@
+//! [`OAuthError`]: what failed in an MCP server's OAuth — discovery, authorization, the
+//! token exchange, a machine grant, the stored tokens, the credential store, the keyring, the
+//! refresh lock or the configuration — in the one line the user reads.
+//!
+//! Every message names the server where it is known and the fix where there is one; none
+//! carries an rmcp type name or a secret. Front ends show it with `Display`; the rmcp
+//! credential-store seam (which takes an `AuthError`) gets the same text. A wrapping variant
+//! (`Server`, `Grant`) writes its cause into its own line and does not also report it as a
+//! `source`, so an error-chain printer cannot show it twice.
+
+use crate::oauth_store::KEYRING_SERVICE;
+use std::path::PathBuf;
+
+/// An OAuth failure of one MCP server, by stage. Its `Display` is the one-line message.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum OAuthError {
+    // --- configuration -------------------------------------------------------------------
+    /// A variable an `[mcp_servers.<server>.oauth]` key names is set but empty.
+    #[error(
+        "Environment variable {var} for MCP server '{server}' is empty (it is named by `[mcp_servers.{server}.oauth] {key}`)"
+    )]
+    EnvVarEmpty {
+        server: String,
+        key: String,
+        var: String,
+    },
+    /// A variable an `[mcp_servers.<server>.oauth]` key names is not set.
+    #[error(
+        "Environment variable {var} for MCP server '{server}' is not set (it is named by `[mcp_servers.{server}.oauth] {key}`); export {var}=<value> and try again"
+    )]
+    EnvVarUnset {
+        server: String,
+        key: String,
+        var: String,
+    },
+    /// The `[mcp_servers.<server>.oauth]` settings do not fit together (a key the grant or
+    /// the client authentication needs is missing).
+    #[error("{0}")]
+    Config(String),
+    /// A URL (the server's, or the authorization URL) that does not parse.
+    #[error("{0}")]
+    InvalidUrl(String),
+
+    // --- discovery ---------------------------------------------------------------------------
+    /// rmcp's authorization manager could not be set up for the server's URL.
+    #[error("cannot prepare OAuth for {url}: {reason}")]
+    Prepare { url: String, reason: String },
+    /// The authorization-server metadata did not answer in time.
+    #[error("OAuth discovery at {url} timed out")]
+    DiscoveryTimedOut { url: String },
+    /// The authorization-server metadata could not be fetched or read, or is not trusted.
+    #[error("{0}")]
+    Discovery(String),
+
+    // --- the browser flow -------------------------------------------------------------------
+    /// Registration or the authorization request could not be made.
+    #[error("{0}")]
+    Authorization(String),
+    /// The loopback listener for the redirect failed.
+    #[error("{0}")]
+    Callback(String),
+    /// Nobody came back from the browser in time.
+    #[error("no OAuth callback within {secs} seconds; run the login again")]
+    CallbackTimedOut { secs: u64 },
+    /// The provider redirected back with an `error` (the user refused, …).
+    #[error("OAuth provider returned `{error}`: {description}")]
+    Provider { error: String, description: String },
+    /// The authorization code could not be exchanged for tokens.
+    #[error("the OAuth token exchange failed: {0}")]
+    TokenExchange(String),
+    /// A new authorization during a session (the browser flow) failed.
+    #[error("OAuth authorization failed: {cause}")]
+    Authorize { cause: Box<OAuthError> },
+    /// The flow ended without an authorized client.
+    #[error("the OAuth login did not complete")]
+    Incomplete,
+
+    // --- during a session --------------------------------------------------------------------
+    /// The server asked for authorization and nobody can open a browser here.
+    #[error(
+        "MCP server `{server}` needs authorization (HTTP 401): run `interpreter mcp login {server}`, or set `bearer_token_env_var` in [mcp_servers.{server}]"
+    )]
+    LoginRequired { server: String },
+    /// The server asked for more scopes and nobody can open a browser here.
+    #[error(
+        "MCP server `{server}` needs more OAuth scopes (HTTP 403 insufficient_scope: {}): run `interpreter mcp login {server} --scopes {}`",
+        .wanted.join(" "),
+        .scopes.join(",")
+    )]
+    ScopesRequired {
+        server: String,
+        /// What the challenge asks for.
+        wanted: Vec<String>,
+        /// What the login should ask for (the configured or granted scopes and the wanted).
+        scopes: Vec<String>,
+    },
+    /// A 403 for scopes that were already granted.
+    #[error(
+        "MCP server `{server}` refused the request (HTTP 403 insufficient_scope) although the scopes it asks for ({}) were granted; check the account's permissions on the server",
+        .wanted.join(" ")
+    )]
+    ScopeRefused { server: String, wanted: Vec<String> },
+    /// The per-session cap on authorizations was reached.
+    #[error(
+        "MCP server `{server}` still refuses access after {limit} authorizations in this session; check the account's permissions, then run `interpreter mcp login {server}`"
+    )]
+    TooManyAuthorizations { server: String, limit: u32 },
+    /// The stored tokens could not give an access token (a refresh failed).
+    #[error("the stored OAuth tokens could not be used: {0}")]
+    Refresh(String),
+    /// The stored tokens could not be loaded into a session.
+    #[error(
+        "stored OAuth tokens for `{server}` could not be used ({reason}); run `interpreter mcp login {server}`"
+    )]
+    StoredTokensUnusable { server: String, reason: String },
+
+    // --- machine grants ----------------------------------------------------------------------
+    /// The token endpoint could not be reached, refused, or answered without a token.
+    #[error("{0}")]
+    TokenEndpoint(String),
+    /// The private key of `private_key_jwt` is not usable.
+    #[error("the private key (private_key_env_var) is not a PEM PKCS#8 P-256 key")]
+    BadPrivateKey,
+    /// The client assertion could not be signed.
+    #[error("signing the client assertion failed{}", .0.as_deref().map(|e| format!(": {e}")).unwrap_or_default())]
+    Signing(Option<String>),
+    /// A grant (`client_credentials`, `token_exchange`) failed.
+    #[error("the {grant} grant failed: {cause}")]
+    Grant {
+        grant: String,
+        cause: Box<OAuthError>,
+    },
+
+    // --- storage -----------------------------------------------------------------------------
+    /// The credential store failed behind rmcp's seam (the store's own line).
+    #[error("{0}")]
+    Store(String),
+    /// The credentials file could not be read or written (the message names the file).
+    #[error("{0}")]
+    CredentialsFile(String),
+    /// The stored entry is not credentials we can read.
+    #[error("stored OAuth credentials are unreadable: {0}")]
+    Unreadable(String),
+    /// The credentials could not be encoded for storage.
+    #[error("cannot encode the OAuth credentials: {0}")]
+    Encode(String),
+    /// The blocking task that reads or writes the store did not finish.
+    #[error("the credentials task failed ({0})")]
+    Task(String),
+    /// One keyring operation failed (in the keyring's words, never the secret).
+    #[error("{0}")]
+    Keyring(String),
+    /// The keyring holds something other than JSON under this server's account.
+    #[error(
+        "the OS keyring entry `{key}` of service `{KEYRING_SERVICE}` is not JSON; run `interpreter mcp logout {server}` and log in again"
+    )]
+    KeyringEntryNotJson { key: String, server: String },
+    /// `mcp_oauth_credentials_store = "keyring"` and the keyring cannot be used.
+    #[error(
+        "the OS keyring is not usable ({reason}); unlock or start it (a Secret Service such as GNOME Keyring on the D-Bus session bus), or set mcp_oauth_credentials_store = \"file\" to keep OAuth tokens in {}",
+        .file.display()
+    )]
+    KeyringUnusable { reason: String, file: PathBuf },
+    /// Logout could not reach the keyring under `keyring`.
+    #[error(
+        "cannot remove the tokens from the OS keyring: {reason}{}",
+        if *.file_copy_removed { " (the copy in the credentials file was removed)" } else { "" }
+    )]
+    KeyringDelete {
+        reason: String,
+        file_copy_removed: bool,
+    },
+    /// The per-server refresh lock could not be taken.
+    #[error("{0}")]
+    Lock(String),
+
+    // --- plumbing ----------------------------------------------------------------------------
+    /// The HTTP client could not be built.
+    #[error("{0}")]
+    Http(String),
+    /// Any of the above, for the server it names (`MCP server `<name>`: …`).
+    #[error("MCP server `{server}`: {cause}")]
+    Server {
+        server: String,
+        cause: Box<OAuthError>,
+    },
+}
+
+impl OAuthError {
+    /// `self`, prefixed with the server it concerns.
+    pub(crate) fn for_server(self, server: &str) -> Self {
+        OAuthError::Server {
+            server: server.to_string(),
+            cause: Box::new(self),
+        }
+    }
+
+    /// Whether the fix is the user's configuration (a variable or an `oauth` key), not the
+    /// server or the network.
+    pub fn is_config(&self) -> bool {
+        match self {
+            OAuthError::EnvVarEmpty { .. }
+            | OAuthError::EnvVarUnset { .. }
+            | OAuthError::Config(_)
+            | OAuthError::BadPrivateKey => true,
+            OAuthError::Server { cause, .. }
+            | OAuthError::Grant { cause, .. }
+            | OAuthError::Authorize { cause } => cause.is_config(),
+            _ => false,
+        }
+    }
+}
+
+impl From<oi_config::credentials::CredentialsError> for OAuthError {
+    fn from(e: oi_config::credentials::CredentialsError) -> Self {
+        OAuthError::CredentialsFile(e.to_string())
+    }
+}

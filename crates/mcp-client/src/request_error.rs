@@ -1,0 +1,143 @@
+//! [`McpRequestError`]: why a request to one MCP server (`tools/call`, `resources/*`,
+//! `prompts/*`) got no result — the server is unknown or not ready, the request could not be
+//! sent, the server answered with an error, the connection failed, the call timed out or was
+//! interrupted.
+//!
+//! Its `Display` is the one line the model or the user reads: it names the server and, where
+//! there is one, the fix. No rmcp type name is in it (transport errors are worded by
+//! `connection::describe_service_error`), and it carries no prefix of its own, so a caller
+//! that adds one (`tool call error: …`) adds the only one.
+
+use std::time::Duration;
+
+/// A request to an MCP server that got no result. Its `Display` is the one-line message.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum McpRequestError {
+    /// No configured server has this name.
+    #[error(
+        "unknown MCP server `{server}`; configured servers: {}",
+        list_or_none(.configured)
+    )]
+    UnknownServer {
+        server: String,
+        configured: Vec<String>,
+    },
+    /// The model named a server that is not configured or not enabled.
+    #[error("unknown MCP server `{server}`; it is not configured or not enabled")]
+    ServerNotEnabled { server: String },
+    /// The tool is filtered out by the server's `enabled_tools`/`disabled_tools`.
+    #[error("tool '{tool}' is disabled for MCP server '{server}'")]
+    ToolDisabled { server: String, tool: String },
+    /// The server has no live connection: it failed to start or restart, is not running, the
+    /// manager was shut down, or the wait for it was interrupted.
+    #[error("{0}")]
+    NotReady(String),
+    /// The request could not be built from its parameters.
+    #[error("cannot build {method} for MCP server `{server}`: {reason}")]
+    Build {
+        server: String,
+        method: String,
+        reason: String,
+    },
+    /// The request could not be sent.
+    #[error("could not send {method} to MCP server `{server}`: {reason}")]
+    Send {
+        server: String,
+        method: String,
+        reason: String,
+    },
+    /// The server answered with a JSON-RPC error; `request` is the method (with the tool
+    /// for `tools/call`).
+    #[error("MCP server `{server}` answered {request} with error {code}: {message}")]
+    ErrorReply {
+        server: String,
+        request: String,
+        code: i32,
+        message: String,
+    },
+    /// The server runs this tool only as a task (SEP-1686), which this client does not do.
+    #[error(
+        "MCP server `{server}` runs `{tool}` only as a task (SEP-1686 `taskSupport: required`), which this client does not support; the tool is no longer offered"
+    )]
+    TaskRequired { server: String, tool: String },
+    /// The server's process ended during a tool call.
+    #[error(
+        "MCP server `{server}` stopped during the call to `{tool}`: {detail}. It will be restarted on the next call."
+    )]
+    ServerStopped {
+        server: String,
+        tool: String,
+        detail: String,
+    },
+    /// The transport failed during a tool call; the next call reconnects.
+    #[error(
+        "{reason}. The connection to MCP server `{server}` will be re-established on the next call."
+    )]
+    ConnectionLost { server: String, reason: String },
+    /// The server needs (more) OAuth authorization: the OAuth line, naming the fix.
+    #[error("{0}")]
+    Authorization(String),
+    /// A request other than a tool call failed on the server's side or the transport.
+    #[error("{method} on MCP server `{server}` failed: {reason}")]
+    Failed {
+        server: String,
+        method: String,
+        reason: String,
+    },
+    /// The connection closed before the answer.
+    #[error("MCP server `{server}` closed the connection during {method}")]
+    Closed { server: String, method: String },
+    /// The answer is not the result the method has.
+    #[error("unreadable {method} result from MCP server `{server}`: {reason}")]
+    Unreadable {
+        server: String,
+        method: String,
+        reason: String,
+    },
+    /// A tool call took longer than `tool_timeout_sec` (the server was told to cancel it).
+    #[error(
+        "timed out awaiting tools/call `{tool}` on MCP server `{server}` after {}s (the server was sent notifications/cancelled). If the tool needs longer, raise `tool_timeout_sec` in [mcp_servers.{server}].",
+        .timeout.as_secs_f64()
+    )]
+    CallTimedOut {
+        server: String,
+        tool: String,
+        timeout: Duration,
+    },
+    /// Another request took longer than `tool_timeout_sec`.
+    #[error(
+        "timed out awaiting {method} on MCP server `{server}` after {}s; raise `tool_timeout_sec` in [mcp_servers.{server}] if it needs longer",
+        .timeout.as_secs_f64()
+    )]
+    TimedOut {
+        server: String,
+        method: String,
+        timeout: Duration,
+    },
+    /// The user interrupted a tool call.
+    #[error("the call to `{tool}` on MCP server `{server}` was interrupted")]
+    CallInterrupted { server: String, tool: String },
+    /// The user interrupted another request.
+    #[error("{method} on MCP server `{server}` was interrupted")]
+    Interrupted { server: String, method: String },
+}
+
+/// `a, b`, or `none`.
+fn list_or_none(names: &[String]) -> String {
+    if names.is_empty() {
+        "none".to_string()
+    } else {
+        names.join(", ")
+    }
+}
+
+impl McpRequestError {
+    /// Whether the user's interrupt ended the request.
+    pub fn is_interrupted(&self) -> bool {
+        matches!(
+            self,
+            McpRequestError::CallInterrupted { .. } | McpRequestError::Interrupted { .. }
+        )
+    }
+}
