@@ -100,6 +100,19 @@ pub async fn run_command(
     })
 }
 
+/// Most bytes of a user's `!command` output the model is given (head and tail kept).
+pub const USER_SHELL_CONTEXT_BYTES: usize = 16 * 1024;
+
+/// What the model is told of a command the user ran themselves (`!command` in the TUI,
+/// v2 `thread/shellCommand`): the command, its exit code and its output, cut to
+/// [`USER_SHELL_CONTEXT_BYTES`] (head and tail), marked as not one of its own tool calls.
+pub fn user_shell_context(command: &str, exit_code: i32, output: &str) -> String {
+    let output = oi_protocol::truncate::truncate_head_tail(output, USER_SHELL_CONTEXT_BYTES);
+    format!(
+        "<user_shell_command>\nThe user ran this command in the terminal (not a tool call):\n$ {command}\nexit code {exit_code}\n{output}\n</user_shell_command>"
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -149,17 +162,4 @@ mod tests {
         let e = run_command(&config(), req(&[]), &cancel).await.unwrap_err();
         assert!(e.contains("must not be empty"), "{e}");
     }
-}
-
-/// Most bytes of a user's `!command` output the model is given (head and tail kept).
-pub const USER_SHELL_CONTEXT_BYTES: usize = 16 * 1024;
-
-/// What the model is told of a command the user ran themselves (`!command` in the TUI,
-/// v2 `thread/shellCommand`): the command, its exit code and its output, cut to
-/// [`USER_SHELL_CONTEXT_BYTES`] (head and tail), marked as not one of its own tool calls.
-pub fn user_shell_context(command: &str, exit_code: i32, output: &str) -> String {
-    let output = oi_protocol::truncate::truncate_head_tail(output, USER_SHELL_CONTEXT_BYTES);
-    format!(
-        "<user_shell_command>\nThe user ran this command in the terminal (not a tool call):\n$ {command}\nexit code {exit_code}\n{output}\n</user_shell_command>"
-    )
 }
