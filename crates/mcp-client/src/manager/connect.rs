@@ -103,6 +103,13 @@ impl Inner {
                         entry.set_live_tools(tools).await;
                         inner.rebuild_catalog();
                     }
+                    // The server went away while we asked (stopped at the end of a probe
+                    // or a session, or crashed): nothing to tell here, a crash is reported
+                    // where the connection ends.
+                    Ok(Err(rmcp::ServiceError::TransportClosed)) => tracing::debug!(
+                        "MCP server `{}` changed its tools and closed before tools/list answered",
+                        entry.name
+                    ),
                     Ok(Err(e)) => tracing::warn!(
                         "MCP server `{}` changed its tools but tools/list failed: {e}",
                         entry.name
