@@ -361,6 +361,10 @@ async fn resizing_to_60_columns_relays_out_the_live_area() {
         tui.rows().iter().any(|r| r.trim_end() == rule)
     });
     turn(&tui, "second", "the answer wraps");
+    // The frame after the turn's end may still be on its way: wait for the composer.
+    tui.wait_until("the composer after the turn", |_| {
+        tui.rows().iter().any(|r| r.contains("Ask anything"))
+    });
     let rows = tui.rows();
     let joined = rows.join("\n");
     // One composer, one status line, one rule: nothing of the 100-column layout is left.

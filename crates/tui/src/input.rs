@@ -69,6 +69,20 @@ impl Input {
         if pos.is_none() && asked.elapsed() >= Duration::from_secs(1) {
             self.unanswered = true;
         }
+        // The stopped stream's reader thread may have taken its last task only after the
+        // loop above consumed the stop's wake-up: it then waits in poll(2) holding
+        // crossterm's reader lock, and the new stream (which takes that lock to start)
+        // would block this thread until the next key arrives — typed keys were seen only
+        // after another key (seen under gdb). crossterm watches SIGWINCH on the same poll,
+        // so raising it wakes such a thread, which finds the stop and lets go; otherwise it
+        // adds one Resize event, which redraws at the same size. The same thread can still
+        // take the lock between `position()`'s wait and its read (also seen): a reader
+        // thread of our own that also asks the cursor question is the whole fix.
+        // SAFETY: raise(3) sends a signal to the calling thread and touches no memory of
+        // ours; SIGWINCH's handler is crossterm's (its default action is to ignore it).
+        unsafe {
+            libc::raise(libc::SIGWINCH);
+        }
         self.resume();
         pos.map(|(x, y)| ratatui::layout::Position::new(x, y))
     }
