@@ -4,8 +4,9 @@
 //! * `review/start` (`/review`): a turn on the thread itself whose input asks the model to
 //!   review the target (the working tree, a branch, a commit, or the user's instructions);
 //!   the model reads the changes with its own tools, as any turn does.
-//! * `thread/settings/update` (`/model`, `/permissions`): settings kept for the thread's
-//!   next `turn/start` (under that call's own overrides), then `thread/settings/updated`.
+//! * `thread/settings/update` (`/model`, `/permissions`): settings the engine keeps for the
+//!   thread's next turn, from any connection (under that call's own overrides), then
+//!   `thread/settings/updated`.
 //! * `thread/shellCommand` (`!command`): the user's command, run at once in the thread's
 //!   directory under its sandbox and reported as a turn of its own with one
 //!   `commandExecution` item (`source: "userShell"`). The model is told the command and its
