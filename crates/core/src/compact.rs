@@ -8,7 +8,8 @@
 //! summary says so).
 
 use crate::context_window::{
-    auto_compact_limit, budget_tool_outputs, estimate_tokens, prompt_bytes, tool_output_budget,
+    auto_compact_limit, budget_tool_outputs, estimate_tokens, prompt_size, text_size,
+    tool_output_budget,
 };
 use crate::prompt::{base_instructions, context_items};
 use crate::session::Session;
@@ -61,7 +62,7 @@ pub(crate) enum CompactError {
     Failed(String),
 }
 
-/// Compact when the next request (`prompt_bytes` big, already built by the caller) would
+/// Compact when the next request (`prompt_size` big, already built by the caller) would
 /// cross the auto-compact limit. Does nothing when there is nothing to summarize (the
 /// history is only user messages, e.g. right after a compaction). `Ok(true)`: compacted, so
 /// the request must be built again.
@@ -69,14 +70,25 @@ pub(crate) async fn compact_if_needed(
     sess: &Arc<Session>,
     turn_id: &str,
     cancel: &CancellationToken,
-    prompt_bytes: usize,
+    prompt_size: usize,
 ) -> Result<bool, CompactError> {
     let window = sess.context_window();
     let limit = auto_compact_limit(
         window,
         sess.turn_context().config.model_auto_compact_token_limit,
     );
-    let tokens = sess.state().estimator.tokens(prompt_bytes);
+    let (tokens, ratio) = {
+        let st = sess.state();
+        (st.estimator.tokens(prompt_size), st.estimator.ratio())
+    };
+    tracing::debug!(
+        prompt_size,
+        tokens,
+        ratio,
+        limit,
+        window,
+        "auto-compact check"
+    );
     if tokens <= limit || !has_model_output(&sess.state().history) {
         return Ok(false);
     }
@@ -99,7 +111,7 @@ pub(crate) fn has_model_output(history: &[ResponseItem]) -> bool {
 
 /// Estimated tokens of `prompt` for this session's model.
 pub(crate) fn estimate_prompt(sess: &Session, prompt: &Prompt) -> i64 {
-    sess.state().estimator.tokens(prompt_bytes(prompt))
+    sess.state().estimator.tokens(prompt_size(prompt))
 }
 
 /// Summarize the history and replace it. Emits `context_compacted` on success.
@@ -227,9 +239,9 @@ fn summary_request(sess: &Session, history: &[ResponseItem], target: i64) -> (Pr
         temperature: None,
         stop: Vec::new(),
     };
-    let fixed = prompt_bytes(&prompt) + instruction.len() + 200;
+    let fixed = prompt_size(&prompt) + text_size(&instruction) + 200;
     let estimator = sess.state().estimator;
-    let sizes: Vec<usize> = items.iter().map(item_bytes).collect();
+    let sizes: Vec<usize> = items.iter().map(item_size).collect();
     let mut total: usize = fixed + sizes.iter().sum::<usize>();
     let fits = |total: usize| estimator.tokens(total) <= target;
     let mut left_out = LeftOut::default();
@@ -242,7 +254,7 @@ fn summary_request(sess: &Session, history: &[ResponseItem], target: i64) -> (Pr
         }
         if let ResponseItem::FunctionCallOutput { output, .. } = item {
             *output = oi_protocol::models::FunctionCallOutput::text(OMITTED_OUTPUT, true);
-            let new = item_bytes(item);
+            let new = item_size(item);
             total = total - sizes[i] + new;
             sizes[i] = new;
             left_out.outputs += 1;
@@ -283,8 +295,8 @@ fn is_output(item: &ResponseItem) -> bool {
     matches!(item, ResponseItem::FunctionCallOutput { .. })
 }
 
-fn item_bytes(item: &ResponseItem) -> usize {
-    serde_json::to_string(item).map_or(0, |s| s.len())
+fn item_size(item: &ResponseItem) -> usize {
+    serde_json::to_string(item).map_or(0, |s| text_size(&s))
 }
 
 /// The user's messages for the new history: earlier ones, newest first until
@@ -295,7 +307,7 @@ fn recent_user_messages(
     history: &[ResponseItem],
     window: i64,
 ) -> (Vec<ResponseItem>, Option<ResponseItem>) {
-    let to_bytes = |percent: i64| (window.max(0) * percent / 100 * 4) as usize;
+    let to_size = |percent: i64| (window.max(0) * percent / 100 * 4) as usize;
     let mut users = history.iter().rev().filter(|item| {
         matches!(
             item,
@@ -310,21 +322,21 @@ fn recent_user_messages(
     });
     let current = users.next().map(|item| {
         let text = item.message_text().unwrap_or_default();
-        let room = to_bytes(CURRENT_USER_PERCENT);
-        if text.len() > room {
+        let room = to_size(CURRENT_USER_PERCENT);
+        if text_size(&text) > room {
             ResponseItem::user_text(oi_protocol::truncate::truncate_head_tail(&text, room))
         } else {
             item.clone()
         }
     });
-    let mut room = to_bytes(RECENT_USER_PERCENT);
+    let mut room = to_size(RECENT_USER_PERCENT);
     let mut kept = Vec::new();
     for item in users {
-        let text = item.message_text().unwrap_or_default();
-        if text.len() > room {
+        let size = text_size(&item.message_text().unwrap_or_default());
+        if size > room {
             break;
         }
-        room -= text.len();
+        room -= size;
         kept.push(item.clone());
     }
     kept.reverse();
@@ -346,8 +358,9 @@ fn fit_current_message(
         return current;
     }
     let text = current.message_text().unwrap_or_default();
-    let over_bytes = sess.state().estimator.bytes_for(total - limit);
-    let room = text.len().saturating_sub(over_bytes + 64).max(1024);
+    // Cutting as many plain bytes as the excess's size removes at least that many tokens.
+    let over = sess.state().estimator.size_for(total - limit);
+    let room = text.len().saturating_sub(over + 64).max(1024);
     if room >= text.len() {
         return current;
     }
@@ -407,7 +420,7 @@ async fn request_summary(
 /// Tokens a failed request took, for learning a window from an error that does not state
 /// it: the window is smaller than this request.
 pub(crate) fn implied_window(prompt: &Prompt) -> i64 {
-    (estimate_tokens(prompt_bytes(prompt)) * 9 / 10).max(1024)
+    (estimate_tokens(prompt_size(prompt)) * 9 / 10).max(1024)
 }
 
 #[cfg(test)]

@@ -4,8 +4,8 @@
 //! The window comes from, in order: what a context-length error taught us (the server is
 //! always right), `model_context_window` in config, the built-in table of common open
 //! models, what the server reports for the model, and a safe default. Token counts come from
-//! the server's usage reports when there are any, else from an estimate (bytes / 4) that is
-//! scaled by how far off it was at the last report.
+//! the server's usage reports when there are any, else from an estimate (bytes / 4, digits
+//! counted as a token each) that is scaled by how far off it was at the last report.
 
 use oi_model_client::Prompt;
 use oi_protocol::models::{ContentItem, FunctionCallOutput, ResponseItem};
@@ -116,19 +116,28 @@ pub fn output_token_bound(configured: Option<i64>, window: i64, prompt_tokens: i
     u32::try_from(wanted.min(room)).ok()
 }
 
-/// Tokens for `bytes` bytes of text: bytes / 4, rounded up. Close for English and code with
-/// the tokenizers of the common open models; corrected by [`TokenEstimator`].
-pub fn estimate_tokens(bytes: usize) -> i64 {
-    (bytes as i64 + 3) / 4
+/// Tokens for text of `size` (see [`text_size`]): size / 4, rounded up. Close for English
+/// and code with the tokenizers of the common open models; corrected by [`TokenEstimator`].
+pub fn estimate_tokens(size: usize) -> i64 {
+    (size as i64 + 3) / 4
 }
 
-/// Bytes of a request as the server will see it: instructions, every item and every tool
-/// schema, serialized. Serializing is what the client does anyway; this is the same order of
-/// cost, paid once per request.
-pub fn prompt_bytes(prompt: &Prompt) -> usize {
-    let items = serde_json::to_string(&prompt.input).map_or(0, |s| s.len());
-    let tools = serde_json::to_string(&prompt.tools).map_or(0, |s| s.len());
-    prompt.instructions.len() + items + tools
+/// The size of `text` as the token estimate counts it: its bytes, each ASCII digit as four.
+/// Qwen's and DeepSeek's tokenizers give every digit its own token (Llama 3's one per three),
+/// so a list of numbers takes four times the tokens its bytes suggest; counted as plain
+/// bytes, a summary full of numbers once put a request 25% past the window the estimate had
+/// allowed. Other text is left at bytes: it errs on the side of more tokens.
+pub fn text_size(text: &str) -> usize {
+    text.len() + 3 * text.bytes().filter(u8::is_ascii_digit).count()
+}
+
+/// Size (see [`text_size`]) of a request as the server will see it: instructions, every
+/// item and every tool schema, serialized. Serializing is what the client does anyway; this
+/// is the same order of cost, paid once per request.
+pub fn prompt_size(prompt: &Prompt) -> usize {
+    let items = serde_json::to_string(&prompt.input).map_or(0, |s| text_size(&s));
+    let tools = serde_json::to_string(&prompt.tools).map_or(0, |s| text_size(&s));
+    text_size(&prompt.instructions) + items + tools
 }
 
 /// Turns request sizes into token counts, learning from the server's reports how far the
@@ -153,24 +162,25 @@ impl Default for TokenEstimator {
 }
 
 impl TokenEstimator {
-    /// Estimated tokens of a request of `bytes` bytes.
-    pub fn tokens(&self, bytes: usize) -> i64 {
-        (estimate_tokens(bytes) as f64 * self.ratio).ceil() as i64
+    /// Estimated tokens of a request of `size` (see [`text_size`]).
+    pub fn tokens(&self, size: usize) -> i64 {
+        (estimate_tokens(size) as f64 * self.ratio).ceil() as i64
     }
 
-    /// The estimate with the highest ratio seen: what an uncut prompt of `bytes` bytes
-    /// would be counted at, at most.
-    pub fn uncut_tokens(&self, bytes: usize) -> i64 {
+    /// The estimate with the highest ratio seen: what an uncut prompt of `size` would be
+    /// counted at, at most.
+    pub fn uncut_tokens(&self, size: usize) -> i64 {
         let ratio = if self.peak > 0.0 {
             self.peak
         } else {
             self.ratio
         };
-        (estimate_tokens(bytes) as f64 * ratio).ceil() as i64
+        (estimate_tokens(size) as f64 * ratio).ceil() as i64
     }
 
-    /// Bytes of text that make about `tokens` tokens.
-    pub fn bytes_for(&self, tokens: i64) -> usize {
+    /// The size (see [`text_size`]) of text that makes about `tokens` tokens; as many plain
+    /// bytes of text make at least that many.
+    pub fn size_for(&self, tokens: i64) -> usize {
         (tokens.max(0) as f64 * 4.0 / self.ratio).ceil() as usize
     }
 
@@ -187,10 +197,10 @@ impl TokenEstimator {
         }
     }
 
-    /// The server said a request of `bytes` bytes took `reported` input tokens. Absurd
-    /// ratios (a server reporting 0 or cached-only counts) are ignored.
-    pub fn observe(&mut self, bytes: usize, reported: i64) {
-        let raw = estimate_tokens(bytes);
+    /// The server said a request of `size` (see [`text_size`]) took `reported` input
+    /// tokens. Absurd ratios (a server reporting 0 or cached-only counts) are ignored.
+    pub fn observe(&mut self, size: usize, reported: i64) {
+        let raw = estimate_tokens(size);
         if raw <= 0 || reported <= 0 {
             return;
         }
@@ -477,6 +487,21 @@ mod tests {
         assert_eq!(e.tokens(8000), 4000);
         e.observe(4000, 1000);
         assert_eq!(e.tokens(8000), 2000);
+    }
+
+    #[test]
+    fn digits_count_as_a_token_each() {
+        // What Qwen2.5's tokenizer (llama-server /tokenize) makes of these: 28 tokens for a
+        // list of numbers, 7 for an English phrase of 37 bytes.
+        let numbers = "0, 7, 14, 21, 28, 35, 42, 49";
+        assert_eq!(estimate_tokens(text_size(numbers)), 18);
+        assert_eq!(
+            estimate_tokens(numbers.len()),
+            7,
+            "plain bytes/4 was four times low"
+        );
+        let words = "the build on machine passed its tests";
+        assert_eq!(text_size(words), words.len());
     }
 
     #[test]

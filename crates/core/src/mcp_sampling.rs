@@ -370,8 +370,8 @@ fn finish(mut text: String, truncated: bool, stop_sequences: &[String]) -> (Stri
 
 /// What the request and answer cost when the server reported no usage.
 fn estimated_usage(prompt: &Prompt, text: &str) -> TokenUsage {
-    let input = crate::context_window::estimate_tokens(crate::context_window::prompt_bytes(prompt));
-    let output = crate::context_window::estimate_tokens(text.len());
+    let input = crate::context_window::estimate_tokens(crate::context_window::prompt_size(prompt));
+    let output = crate::context_window::estimate_tokens(crate::context_window::text_size(text));
     TokenUsage {
         input_tokens: input,
         cached_input_tokens: 0,

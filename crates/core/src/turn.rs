@@ -39,7 +39,7 @@ struct Sampled {
     /// The model stopped at its output token limit.
     truncated: bool,
     /// Size of the request that produced this answer, to correct the token estimate.
-    prompt_bytes: usize,
+    prompt_size: usize,
     /// The output bound the request carried.
     max_output_tokens: Option<u32>,
     /// The server counted far fewer prompt tokens than were sent (it cut the prompt).
@@ -492,19 +492,21 @@ fn report_usage(sess: &Session, turn_id: &str, sampled: &Sampled) {
             if usage.input_tokens > 0 && !sampled.cut_by_server {
                 sess.state()
                     .estimator
-                    .observe(sampled.prompt_bytes, usage.input_tokens);
+                    .observe(sampled.prompt_size, usage.input_tokens);
                 sess.remember_ratio_if_changed();
             }
             usage
         }
         None => {
-            let input = sess.state().estimator.tokens(sampled.prompt_bytes);
-            let out_bytes: usize = sampled
+            let input = sess.state().estimator.tokens(sampled.prompt_size);
+            let out_size: usize = sampled
                 .items
                 .iter()
-                .map(|i| serde_json::to_string(i).map_or(0, |s| s.len()))
+                .map(|i| {
+                    serde_json::to_string(i).map_or(0, |s| crate::context_window::text_size(&s))
+                })
                 .sum();
-            let output = crate::context_window::estimate_tokens(out_bytes);
+            let output = crate::context_window::estimate_tokens(out_size);
             TokenUsage {
                 input_tokens: input,
                 cached_input_tokens: 0,
@@ -540,7 +542,7 @@ pub(crate) fn build_prompt(sess: &Session) -> Prompt {
     build_sized_prompt(sess).0
 }
 
-/// [`build_prompt`] and the request's size in bytes, measured once (the output bound and the
+/// [`build_prompt`] and the request's size (`context_window::text_size`), measured once (the output bound and the
 /// token estimate both need it; serializing the history again per request is wasted work).
 fn build_sized_prompt(sess: &Session) -> (Prompt, usize) {
     build_sized_prompt_with(sess, None)
@@ -581,16 +583,17 @@ fn build_sized_prompt_with(sess: &Session, history: Option<&[ResponseItem]>) -> 
         temperature: None,
         stop: Vec::new(),
     };
-    let mut prompt_bytes = crate::context_window::prompt_bytes(&prompt);
+    let mut prompt_size = crate::context_window::prompt_size(&prompt);
     if tools_as_text {
-        prompt_bytes += oi_model_client::text_tools_section(&prompt.tools).len();
+        prompt_size +=
+            crate::context_window::text_size(&oi_model_client::text_tools_section(&prompt.tools));
     }
     prompt.max_output_tokens = output_token_bound(
         cfg.model_max_output_tokens,
         window,
-        st.estimator.tokens(prompt_bytes),
+        st.estimator.tokens(prompt_size),
     );
-    (prompt, prompt_bytes)
+    (prompt, prompt_size)
 }
 
 fn classify(e: &ModelError) -> Option<ErrorInfo> {
@@ -631,8 +634,8 @@ async fn sample(
     let mut first = Some(first);
     loop {
         // Retries build the request again: a compaction may have replaced the history.
-        let (prompt, prompt_bytes) = first.take().unwrap_or_else(|| build_sized_prompt(sess));
-        let estimated_prompt = sess.state().estimator.uncut_tokens(prompt_bytes);
+        let (prompt, prompt_size) = first.take().unwrap_or_else(|| build_sized_prompt(sess));
+        let estimated_prompt = sess.state().estimator.uncut_tokens(prompt_size);
         let on_retry = |n: RetryNotice| {
             sess.send(
                 turn_id,
@@ -715,7 +718,7 @@ async fn sample(
                 items,
                 usage,
                 truncated,
-                prompt_bytes,
+                prompt_size,
                 max_output_tokens: prompt.max_output_tokens,
                 cut_by_server: matches!(signal, Some(WindowSignal::SilentTruncation { .. })),
             });

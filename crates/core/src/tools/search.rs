@@ -4,7 +4,7 @@
 //! into the tool list of the following requests.
 
 use super::{ToolCall, ToolOutcome, parse_args};
-use crate::context_window::estimate_tokens;
+use crate::context_window::{estimate_tokens, text_size};
 use crate::session::Session;
 use oi_protocol::models::ToolSpec;
 use serde::Deserialize;
@@ -25,8 +25,8 @@ pub(crate) fn offered(sess: &Session, mcp: Vec<ToolSpec>, window: i64) -> Vec<To
     if mcp.is_empty() {
         return mcp;
     }
-    let bytes = serde_json::to_string(&mcp).map_or(0, |s| s.len());
-    if estimate_tokens(bytes) * 100 <= window * MCP_SCHEMA_MAX_PERCENT {
+    let size = serde_json::to_string(&mcp).map_or(0, |s| text_size(&s));
+    if estimate_tokens(size) * 100 <= window * MCP_SCHEMA_MAX_PERCENT {
         return mcp;
     }
     let loaded = sess.state().loaded_tools.clone();
