@@ -349,3 +349,136 @@ async fn ctrl_t_shows_long_command_output_whole_and_searches_it() {
     tui.wait_for("Ask anything");
     quit(tui);
 }
+
+/// A new pseudo-terminal of `ROWS` x `COLS`: (master, slave), both close-on-exec
+/// (openpty(3) cannot do that atomically: a master inherited by a process another test
+/// starts meanwhile would keep the terminal from hanging up).
+fn open_pty() -> (std::fs::File, std::os::fd::OwnedFd) {
+    use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+    use std::os::unix::fs::OpenOptionsExt;
+    // SAFETY: posix_openpt(3) takes flags and returns a new descriptor or -1.
+    let fd = unsafe { libc::posix_openpt(libc::O_RDWR | libc::O_NOCTTY | libc::O_CLOEXEC) };
+    assert!(fd >= 0, "posix_openpt: {}", std::io::Error::last_os_error());
+    // SAFETY: `fd` was just opened and is owned by nothing else.
+    let master = std::fs::File::from(unsafe { OwnedFd::from_raw_fd(fd) });
+    let mut name = [0 as libc::c_char; 128];
+    // SAFETY: grantpt/unlockpt take the master's descriptor; ptsname_r writes at most
+    // `name.len()` bytes into `name`.
+    unsafe {
+        assert_eq!(libc::grantpt(master.as_raw_fd()), 0);
+        assert_eq!(libc::unlockpt(master.as_raw_fd()), 0);
+        assert_eq!(
+            libc::ptsname_r(master.as_raw_fd(), name.as_mut_ptr(), name.len()),
+            0
+        );
+    }
+    // SAFETY: ptsname_r wrote a NUL-terminated path into `name`.
+    let path = unsafe { std::ffi::CStr::from_ptr(name.as_ptr()) }
+        .to_str()
+        .unwrap()
+        .to_string();
+    let slave: OwnedFd = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .custom_flags(libc::O_NOCTTY | libc::O_CLOEXEC)
+        .open(&path)
+        .unwrap()
+        .into();
+    let size = libc::winsize {
+        ws_row: ROWS,
+        ws_col: COLS,
+        ws_xpixel: 0,
+        ws_ypixel: 0,
+    };
+    // SAFETY: TIOCSWINSZ reads one winsize through the pointer.
+    let rc = unsafe { libc::ioctl(slave.as_raw_fd(), libc::TIOCSWINSZ, &size) };
+    assert_eq!(rc, 0, "TIOCSWINSZ: {}", std::io::Error::last_os_error());
+    (master, slave)
+}
+
+// A terminal that hangs up (its window closed, the program holding its pseudo-terminal
+// killed) ends the TUI even when no SIGHUP comes. It used to keep running, spinning on the
+// dead terminal at a third of a core. The keyboard side is its own pseudo-terminal here, so
+// only the input can notice: frames still draw fine on the screen's.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_tui_ends_when_its_terminal_hangs_up() {
+    use std::io::{Read, Write};
+    use std::time::{Duration, Instant};
+
+    let env = env([MockTurn::text("unused")]).await;
+    let (keyboard, keyboard_slave) = open_pty();
+    let (mut display, display_slave) = open_pty();
+    let mut command = std::process::Command::new(Tui::interpreter_command());
+    // In a session of its own without a controlling terminal, like a program whose
+    // terminal is not its session's: reads of the hung-up terminal then return end of file
+    // rather than an error, which is what the TUI used to spin on.
+    // SAFETY: setsid(2) is async-signal-safe and touches no memory of the parent.
+    unsafe {
+        std::os::unix::process::CommandExt::pre_exec(&mut command, || {
+            libc::setsid();
+            Ok(())
+        });
+    }
+    let mut child = command
+        .current_dir(env.work.path())
+        .env("OPENINTERPRETER_HOME", env.home.path())
+        .env("TERM", "xterm-256color")
+        .env_remove("RUST_LOG")
+        .stdin(std::process::Stdio::from(keyboard_slave))
+        .stdout(std::process::Stdio::from(
+            display_slave.try_clone().unwrap(),
+        ))
+        .stderr(std::process::Stdio::from(display_slave))
+        .spawn()
+        .unwrap();
+    // The command holds the terminals' slave sides it was given; the child has its own.
+    drop(command);
+
+    // The screen, read until the interpreter is gone; cursor questions answered on the
+    // keyboard's side, as a terminal answers them.
+    let (drawn_tx, drawn) = std::sync::mpsc::channel::<()>();
+    // The copy answering is let go once the composer is drawn: it would keep the
+    // keyboard's terminal from hanging up.
+    let mut answers = Some(keyboard.try_clone().unwrap());
+    let reader = std::thread::spawn(move || {
+        let mut screen = vt100::Parser::new(ROWS, COLS, 0);
+        let mut buf = [0u8; 8192];
+        while let Ok(n @ 1..) = display.read(&mut buf) {
+            screen.process(&buf[..n]);
+            if let Some(answers) = answers.as_mut()
+                && buf[..n].windows(4).any(|w| w == b"\x1b[6n")
+            {
+                let (row, col) = screen.screen().cursor_position();
+                let _ = write!(answers, "\x1b[{};{}R", row + 1, col + 1);
+            }
+            if answers.is_some() && screen_text(&mut screen).contains("Ask anything") {
+                answers = None;
+                let _ = drawn_tx.send(());
+            }
+        }
+    });
+    drawn
+        .recv_timeout(DEADLINE)
+        .expect("the composer was never drawn");
+    assert!(
+        child.try_wait().unwrap().is_none(),
+        "the TUI ended on its own"
+    );
+
+    // Hang up the keyboard: no copy of its master is left open.
+    drop(keyboard);
+    let start = Instant::now();
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if start.elapsed() > DEADLINE {
+            let _ = child.kill();
+            panic!("the TUI kept running after its terminal hung up");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    // Ended by itself, not by a signal.
+    assert!(status.code().is_some(), "{status:?}");
+    let _ = reader.join();
+}

@@ -295,6 +295,9 @@ async fn run_inner(opts: TuiOptions) -> Result<i32, String> {
         transcript: None,
     };
     screens.live.follow_resizes_by_cursor();
+    // From here on only the input thread reads the terminal (the live area asked where the
+    // cursor is above).
+    let mut input = Input::new().map_err(|e| format!("cannot read the terminal: {e}"))?;
 
     let (files_tx, mut files_rx) = mpsc::unbounded_channel::<(String, Vec<String>)>();
     // The MCP servers' prompts and resources, listed in the background when a popup opens.
@@ -327,7 +330,6 @@ async fn run_inner(opts: TuiOptions) -> Result<i32, String> {
     let (shell_tx, mut shell_rx) = mpsc::unbounded_channel::<ShellResult>();
     let mut shell_cancel: Option<tokio_util::sync::CancellationToken> = None;
     let mut history_failed = false;
-    let mut input = Input::new();
     let mut dirty = true;
     let mut last_draw = Instant::now() - FRAME_INTERVAL;
     loop {
@@ -376,7 +378,7 @@ async fn run_inner(opts: TuiOptions) -> Result<i32, String> {
                 let mut settled = true;
                 if screens.transcript.is_none() && screens.live.resized().unwrap_or(false) {
                     let before = screens.live.screen_size().ok();
-                    let pos = input.cursor_position();
+                    let pos = input.cursor_position().await;
                     let after = screens.live.screen_size().ok();
                     match (pos, before, after) {
                         (Some(pos), Some(before), Some(after)) if before == after => {
@@ -450,7 +452,7 @@ async fn run_inner(opts: TuiOptions) -> Result<i32, String> {
                     // terminal modes are given up until it exits.
                     let _ = screens.live.terminal().clear();
                     screens.transcript = None;
-                    input.pause();
+                    input.pause().await;
                     restore_terminal();
                     let edited = tokio::task::spawn_blocking(move || crate::editor::edit(&draft))
                         .await
