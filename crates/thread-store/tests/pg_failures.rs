@@ -79,12 +79,18 @@ fn a_hung_server_gives_a_timeout_error_and_the_store_recovers_when_it_answers_ag
         "an append that cannot reach the server fails, retryably: {r:?}"
     );
 
-    // A new store (a new process) cannot even connect: the handshake is bounded too.
+    // A new store (a new process) cannot even connect: the handshake is bounded too, by
+    // its own setting: an operation's statement clock stops while it connects, so even with
+    // a statement bound shorter than the connect bound the error says what failed.
     let home2 = tempfile::tempdir().unwrap();
     let url = pg.url(None);
     let path = home2.path().to_path_buf();
     let opened = within("opening a store on a hung server", move || {
-        open(&path, &url)
+        let timeouts = StoreTimeouts {
+            connect: Duration::from_secs(4),
+            statement: Duration::from_secs(2),
+        };
+        ThreadStore::open_with(&path, &StoreLocation::Postgres(url), timeouts)
     });
     let err = opened.unwrap_err().to_string();
     assert!(err.contains("cannot connect"), "{err}");

@@ -13,7 +13,8 @@
 //!
 //! Nothing waits on the server without a bound: opening a connection (TCP connect *and* the
 //! startup/authentication handshake) is limited by [`StoreTimeouts::connect`], and every
-//! operation [`Db::run`] hands over by [`StoreTimeouts::statement`]. A server that is
+//! operation [`Db::run`] hands over by [`StoreTimeouts::statement`], its clock stopped while
+//! it opens a connection (so each bound is what its setting says). A server that is
 //! stopped (SIGSTOP), blackholed by the network or stuck on a lock therefore gives a clear
 //! error instead of a hang; connections that were in use when an operation timed out are
 //! dropped, never reused.
@@ -27,6 +28,15 @@ use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use tokio_postgres::config::{Host, SslMode};
 use tokio_postgres::{Client, Config, NoTls};
 
+tokio::task_local! {
+    /// When the operation running in this task times out (see `Db::spawn_with`).
+    static OP_DEADLINE: Arc<Mutex<tokio::time::Instant>>;
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
 /// Connections kept for queries and appends (leases use one more, see `lease.rs`).
 const POOL_SIZE: usize = 4;
 
@@ -37,7 +47,7 @@ pub struct StoreTimeouts {
     /// Opening one connection: TCP connect, startup and authentication (default 10 s).
     pub connect: Duration,
     /// One store operation (a query, an append's transaction, taking a lease), including
-    /// waiting for a pooled connection (default 30 s).
+    /// waiting for a pooled connection but not opening a new one (default 30 s).
     pub statement: Duration,
 }
 
@@ -324,10 +334,28 @@ impl Db {
         let idle = self.idle.clone();
         let shown = self.display.clone();
         self.handle.spawn(async move {
-            let outcome = tokio::time::timeout(limit, fut).await;
+            let deadline = Arc::new(Mutex::new(tokio::time::Instant::now() + limit));
+            let expired = {
+                let deadline = deadline.clone();
+                async move {
+                    // The deadline moves while the operation connects (see `connect`).
+                    loop {
+                        let at = *lock(&deadline);
+                        tokio::time::sleep_until(at).await;
+                        if tokio::time::Instant::now() >= *lock(&deadline) {
+                            return;
+                        }
+                    }
+                }
+            };
+            let outcome = tokio::select! {
+                biased;
+                r = OP_DEADLINE.scope(deadline, fut) => Ok(r),
+                () = expired => Err(()),
+            };
             let result = match outcome {
                 Ok(r) => r,
-                Err(_) => {
+                Err(()) => {
                     idle.lock().unwrap_or_else(|p| p.into_inner()).clear();
                     Err(StoreError::Timeout(format!(
                         "the thread store at {shown} did not answer within {} s; the server \
@@ -347,8 +375,14 @@ impl Db {
     /// the connection in the kernel and then never answers).
     pub(crate) async fn connect(&self) -> Result<Client, StoreError> {
         let limit = self.timeouts.connect;
-        let (client, connection) = tokio::time::timeout(limit, self.config.connect(NoTls))
-            .await
+        // Connecting has its own bound: the operation's clock stops meanwhile, so a server
+        // that never completes the handshake is reported as such (and after
+        // `connect_timeout_sec`), whichever of the two settings is shorter.
+        let started = tokio::time::Instant::now();
+        let _ = OP_DEADLINE.try_with(|d| *lock(d) += limit);
+        let connected = tokio::time::timeout(limit, self.config.connect(NoTls)).await;
+        let _ = OP_DEADLINE.try_with(|d| *lock(d) -= limit.saturating_sub(started.elapsed()));
+        let (client, connection) = connected
             .map_err(|_| {
                 StoreError::Timeout(format!(
                     "cannot connect to the thread store at {}: no answer within {} s (the \
