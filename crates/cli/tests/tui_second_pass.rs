@@ -451,6 +451,48 @@ async fn slash_undo_reverts_the_last_patch_and_refuses_after_a_change() {
     quit(tui);
 }
 
+// `/undo` reverts patches of the thread on screen: after `/new` there is nothing to undo
+// (it used to revert the other thread's patch and tell the new thread's model about it);
+// back in the first thread with `/resume`, its patch can be reverted again.
+#[tokio::test(flavor = "multi_thread")]
+async fn slash_undo_follows_the_thread_on_screen() {
+    let update = "*** Begin Patch\n*** Update File: notes.txt\n@@\n-original line\n+patched line\n*** End Patch";
+    let env = TestEnv::new(
+        MockScript::turns([
+            MockTurn::tool_call("apply_patch", json!({"input": update})),
+            MockTurn::text("patched notes"),
+        ]),
+        WireApi::Chat,
+    )
+    .await;
+    let notes = env.work().join("notes.txt");
+    std::fs::write(&notes, "first\noriginal line\nlast\n").unwrap();
+    let tui = Tui::spawn(&env, &["-s", "danger-full-access", "-a", "never"]);
+    tui.wait_for("Ask anything");
+    turn(&tui, "patch the notes", "patched notes");
+    assert_eq!(read(&notes), "first\npatched line\nlast\n");
+    command(&tui, "/new");
+    tui.wait_until("a second thread header", |t| {
+        t.matches("thread ").count() >= 2
+    });
+    command(&tui, "/undo");
+    tui.wait_for("Nothing to undo");
+    assert_eq!(read(&notes), "first\npatched line\nlast\n");
+    command(&tui, "/resume");
+    tui.wait_for("Resume a thread");
+    tui.wait_for("patch the notes");
+    tui.send("\r");
+    tui.wait_until("the first thread's history again", |t| {
+        t.matches("› patch the notes").count() >= 2
+    });
+    command(&tui, "/undo");
+    wait_confirmation(&tui);
+    tui.send("\r");
+    tui.wait_for("Reverted the last applied patch");
+    assert_eq!(read(&notes), "first\noriginal line\nlast\n");
+    quit(tui);
+}
+
 /// Waits for `/undo`'s confirmation on screen.
 fn wait_confirmation(tui: &Tui) {
     tui.wait_until("the /undo confirmation", |_| {

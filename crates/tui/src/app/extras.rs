@@ -28,8 +28,10 @@ pub struct Extras {
     pub history_search: Option<HistorySearch>,
     /// Context for the model from `!cmd` runs and `/undo`, sent before the next prompt.
     context: Vec<String>,
-    /// Patches applied in this session, oldest first, for `/undo`.
-    applied: Vec<Vec<(PathBuf, FileChange)>>,
+    /// Patches applied in this session, oldest first, per thread (by id), for `/undo`:
+    /// after `/new` or `/resume` it reverts the patches of the thread on screen, never
+    /// those of the one left (whose model would be told of it in the wrong thread).
+    applied: std::collections::HashMap<String, Vec<Vec<(PathBuf, FileChange)>>>,
 }
 
 impl App {
@@ -189,14 +191,22 @@ impl App {
 
     /// Records a patch the engine applied (for `/undo`).
     pub(super) fn patch_applied(&mut self, changes: Vec<(PathBuf, FileChange)>) {
-        self.extras.applied.push(changes);
+        self.applied_here().push(changes);
+    }
+
+    /// The patches `/undo` can revert in the thread on screen.
+    fn applied_here(&mut self) -> &mut Vec<Vec<(PathBuf, FileChange)>> {
+        self.extras
+            .applied
+            .entry(self.status.thread_id.clone())
+            .or_default()
     }
 
     /// `/undo`: asks to confirm reverting the last applied patch.
     pub(super) fn ask_undo(&mut self) -> Vec<AppAction> {
-        let Some(last) = self.extras.applied.last() else {
+        let Some(last) = self.applied_here().last() else {
             self.push_info(
-                "Nothing to undo: no patch was applied in this session",
+                "Nothing to undo: no patch was applied in this thread during this session",
                 vec![],
             );
             return vec![];
@@ -223,7 +233,7 @@ impl App {
 
     /// The user confirmed `/undo`.
     pub(super) fn undo_confirmed(&mut self) -> Vec<AppAction> {
-        match self.extras.applied.last() {
+        match self.applied_here().last() {
             Some(changes) => vec![AppAction::Undo(changes.clone())],
             None => vec![],
         }
@@ -233,7 +243,7 @@ impl App {
     pub fn undo_done(&mut self, result: Result<Vec<String>, String>) {
         match result {
             Ok(files) => {
-                self.extras.applied.pop();
+                self.applied_here().pop();
                 self.add_model_context(format!(
                     "<user_undo>\nThe user reverted the last patch you applied; these files are back as they were before it: {}\n</user_undo>",
                     files.join(", ")
