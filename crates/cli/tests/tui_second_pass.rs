@@ -404,24 +404,12 @@ async fn slash_rename_names_the_thread_in_the_store() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn slash_undo_reverts_the_last_patch_and_refuses_after_a_change() {
-    let update = "*** Begin Patch\n*** Update File: notes.txt\n@@\n-original line\n+patched line\n*** End Patch";
     let add = "*** Begin Patch\n*** Add File: added.txt\n+new file\n*** End Patch";
-    let env = TestEnv::new(
-        MockScript::turns([
-            MockTurn::tool_call("apply_patch", json!({"input": update})),
-            MockTurn::text("patched notes"),
-            MockTurn::tool_call("apply_patch", json!({"input": add})),
-            MockTurn::text("added a file"),
-        ]),
-        WireApi::Chat,
-    )
+    let (env, tui, notes) = tui_with_patched_notes([
+        MockTurn::tool_call("apply_patch", json!({"input": add})),
+        MockTurn::text("added a file"),
+    ])
     .await;
-    let notes = env.work().join("notes.txt");
-    std::fs::write(&notes, "first\noriginal line\nlast\n").unwrap();
-    let tui = Tui::spawn(&env, &["-s", "danger-full-access", "-a", "never"]);
-    tui.wait_for("Ask anything");
-    turn(&tui, "patch the notes", "patched notes");
-    assert_eq!(read(&notes), "first\npatched line\nlast\n");
     turn(&tui, "add a file", "added a file");
     let added = env.work().join("added.txt");
     assert_eq!(read(&added), "new file\n");
@@ -456,21 +444,7 @@ async fn slash_undo_reverts_the_last_patch_and_refuses_after_a_change() {
 // back in the first thread with `/resume`, its patch can be reverted again.
 #[tokio::test(flavor = "multi_thread")]
 async fn slash_undo_follows_the_thread_on_screen() {
-    let update = "*** Begin Patch\n*** Update File: notes.txt\n@@\n-original line\n+patched line\n*** End Patch";
-    let env = TestEnv::new(
-        MockScript::turns([
-            MockTurn::tool_call("apply_patch", json!({"input": update})),
-            MockTurn::text("patched notes"),
-        ]),
-        WireApi::Chat,
-    )
-    .await;
-    let notes = env.work().join("notes.txt");
-    std::fs::write(&notes, "first\noriginal line\nlast\n").unwrap();
-    let tui = Tui::spawn(&env, &["-s", "danger-full-access", "-a", "never"]);
-    tui.wait_for("Ask anything");
-    turn(&tui, "patch the notes", "patched notes");
-    assert_eq!(read(&notes), "first\npatched line\nlast\n");
+    let (_env, tui, notes) = tui_with_patched_notes([]).await;
     command(&tui, "/new");
     tui.wait_until("a second thread header", |t| {
         t.matches("thread ").count() >= 2
@@ -491,6 +465,27 @@ async fn slash_undo_follows_the_thread_on_screen() {
     tui.wait_for("Reverted the last applied patch");
     assert_eq!(read(&notes), "first\noriginal line\nlast\n");
     quit(tui);
+}
+
+/// A TUI whose first turn patched `notes.txt` (checked on disk); `more` are the mock's
+/// turns after that one.
+async fn tui_with_patched_notes(
+    more: impl IntoIterator<Item = MockTurn>,
+) -> (TestEnv, Tui, std::path::PathBuf) {
+    let update = "*** Begin Patch\n*** Update File: notes.txt\n@@\n-original line\n+patched line\n*** End Patch";
+    let mut turns = vec![
+        MockTurn::tool_call("apply_patch", json!({"input": update})),
+        MockTurn::text("patched notes"),
+    ];
+    turns.extend(more);
+    let env = TestEnv::new(MockScript::turns(turns), WireApi::Chat).await;
+    let notes = env.work().join("notes.txt");
+    std::fs::write(&notes, "first\noriginal line\nlast\n").unwrap();
+    let tui = Tui::spawn(&env, &["-s", "danger-full-access", "-a", "never"]);
+    tui.wait_for("Ask anything");
+    turn(&tui, "patch the notes", "patched notes");
+    assert_eq!(read(&notes), "first\npatched line\nlast\n");
+    (env, tui, notes)
 }
 
 /// Waits for `/undo`'s confirmation on screen.
