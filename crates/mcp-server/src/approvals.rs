@@ -122,11 +122,11 @@ pub fn patch_params(
 /// A question an MCP server we are a client of asks the user, passed through and tagged so
 /// the client can tell it from an approval.
 #[derive(Clone, Debug, Serialize)]
-#[serde(rename_all = "camelCase")]
 pub struct NestedElicitation {
     /// The server's own `ElicitRequestParams` (`message`, `requestedSchema`, …), as sent.
     #[serde(flatten)]
     pub request: Map<String, Value>,
+    #[serde(rename = "threadId")]
     pub thread_id: ThreadId,
     pub codex_elicitation: &'static str,
     pub codex_mcp_server: String,
