@@ -265,7 +265,7 @@ pub fn list(folders: &PromptFolders) -> ListPromptsResult {
             }
         })
         .collect();
-    let c = Caching::USER_DATA;
+    let c = Caching::PROMPTS;
     ListPromptsResult::with_all_items(prompts)
         .with_ttl_ms(c.ttl_ms)
         .with_cache_scope(c.scope)

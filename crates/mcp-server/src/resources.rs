@@ -99,7 +99,7 @@ pub async fn list(
     let mut result =
         ListResourcesResult::with_all_items(page.threads.iter().map(thread_resource).collect());
     result.next_cursor = page.next_cursor;
-    Ok(with_caching(result, Caching::USER_DATA))
+    Ok(with_caching(result, Caching::LIVE))
 }
 
 fn with_caching(result: ListResourcesResult, c: Caching) -> ListResourcesResult {
@@ -193,11 +193,7 @@ pub async fn read(engine: &dyn Engine, era: &Era, uri: &str) -> Result<ReadResou
         View::Transcript => MARKDOWN,
         View::Items => JSON,
     };
-    let caching = if turns.running {
-        Caching::LIVE
-    } else {
-        Caching::USER_DATA
-    };
+    let caching = Caching::LIVE;
     Ok(
         ReadResourceResult::new(vec![ResourceContents::text(text, uri).with_mime_type(mime)])
             .with_ttl_ms(caching.ttl_ms)

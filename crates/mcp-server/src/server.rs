@@ -21,7 +21,7 @@ use crate::protocol::{
     HANDSHAKE_VERSIONS, INSTRUCTIONS, STATELESS_VERSIONS, capabilities, server_implementation,
 };
 use crate::resources::{self, ThreadUri};
-use crate::subscriptions::{self, Sink, Wanted};
+use crate::subscriptions::{Sink, Wanted, Watch};
 use crate::tool_runner::CallEnv;
 use crate::{prompts, tools};
 use oi_jsonrpc::{Connection, Execution, MethodTable, RequestContext, RpcError};
@@ -368,6 +368,7 @@ impl McpService {
                 .map(Progress::new),
             asker,
             log_level: era.envelope().and_then(|e| e.log_level),
+            silent_after_cancel: era.is_stateless(),
             ctx,
         };
         let result = if p.name == tools::CODEX {
@@ -397,8 +398,9 @@ impl McpService {
             outgoing: ctx.outgoing.clone(),
             subscription: Some(ctx.id.clone()),
         };
+        let watch = Watch::start(self.engine.clone(), wanted).await;
         sink.acknowledge(accepted).await;
-        subscriptions::watch(self.engine.clone(), wanted, sink, ctx.cancel.clone()).await;
+        watch.run(sink, ctx.cancel.clone()).await;
         let id = serde_json::to_value(&ctx.id)
             .ok()
             .and_then(|v| serde_json::from_value::<rmcp::model::RequestId>(v).ok())
@@ -432,7 +434,8 @@ impl McpService {
             outgoing: connection.outgoing.clone(),
             subscription: None,
         };
-        tokio::spawn(subscriptions::watch(self.engine.clone(), wanted, sink, stop));
+        let watch = Watch::start(self.engine.clone(), wanted).await;
+        tokio::spawn(watch.run(sink, stop));
         Ok(ServerResult::empty(()))
     }
 }

@@ -152,69 +152,94 @@ struct Watched {
     updated_at: Option<i64>,
 }
 
-/// Sends what `wanted` asks for to `sink` until `cancel` fires.
-pub async fn watch(engine: Arc<dyn Engine>, wanted: Wanted, sink: Sink, cancel: CancellationToken) {
-    let mut list = if wanted.thread_list {
-        Some(thread_ids(engine.as_ref()).await)
-    } else {
-        None
-    };
-    let mut prompt_files = if wanted.prompt_list {
-        Some(prompt_stamp(engine.as_ref()).await)
-    } else {
-        None
-    };
-    let mut watched = Vec::new();
-    for t in &wanted.threads {
-        let feed = engine.watch_thread(t.id);
-        let updated_at = summary_time(engine.as_ref(), t.id).await;
-        watched.push(Watched {
-            id: t.id,
-            uri: t.base(),
-            feed,
-            updated_at,
-        });
-    }
-    let mut tick = tokio::time::interval(POLL);
-    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-    tick.tick().await;
-    loop {
-        let woke = tokio::select! {
-            _ = cancel.cancelled() => return,
-            _ = tick.tick() => None,
-            ev = next_event(&mut watched) => Some(ev),
+/// A watch with its starting point taken: what changes after [`Watch::start`] returns is
+/// reported, so a subscription is acknowledged only once it has one.
+pub struct Watch {
+    engine: Arc<dyn Engine>,
+    list: Option<BTreeSet<ThreadId>>,
+    prompt_files: Option<PromptStamp>,
+    watched: Vec<Watched>,
+}
+
+impl Watch {
+    /// Takes the current state of what `wanted` asks for.
+    pub async fn start(engine: Arc<dyn Engine>, wanted: Wanted) -> Watch {
+        let list = if wanted.thread_list {
+            Some(thread_ids(engine.as_ref()).await)
+        } else {
+            None
         };
-        match woke {
-            Some((i, Some(msg))) => {
-                if changes_the_thread(&msg) {
-                    sink.updated(watched[i].uri.clone()).await;
+        let prompt_files = if wanted.prompt_list {
+            Some(prompt_stamp(engine.as_ref()).await)
+        } else {
+            None
+        };
+        let mut watched = Vec::new();
+        for t in &wanted.threads {
+            let feed = engine.watch_thread(t.id);
+            let updated_at = summary_time(engine.as_ref(), t.id).await;
+            watched.push(Watched {
+                id: t.id,
+                uri: t.base(),
+                feed,
+                updated_at,
+            });
+        }
+        Watch {
+            engine,
+            list,
+            prompt_files,
+            watched,
+        }
+    }
+
+    /// Sends every change to `sink` until `cancel` fires.
+    pub async fn run(mut self, sink: Sink, cancel: CancellationToken) {
+        let engine = self.engine.clone();
+        let mut tick = tokio::time::interval(POLL);
+        tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        tick.tick().await;
+        loop {
+            let woke = tokio::select! {
+                _ = cancel.cancelled() => return,
+                _ = tick.tick() => None,
+                ev = next_event(&mut self.watched) => Some(ev),
+            };
+            match woke {
+                Some((i, Some(msg))) => {
+                    if changes_the_thread(&msg) {
+                        sink.updated(self.watched[i].uri.clone()).await;
+                    }
                 }
+                // The thread was unloaded here: look at the store from now on.
+                Some((i, None)) => self.watched[i].feed = None,
+                None => self.poll(engine.as_ref(), &sink).await,
             }
-            // The thread was unloaded here: look at the store from now on.
-            Some((i, None)) => watched[i].feed = None,
-            None => {
-                if let Some(known) = &mut list {
-                    let now = thread_ids(engine.as_ref()).await;
-                    if now != *known {
-                        *known = now;
-                        sink.changed(RESOURCES_LIST_CHANGED).await;
-                    }
-                }
-                if let Some(known) = &mut prompt_files {
-                    let now = prompt_stamp(engine.as_ref()).await;
-                    if now != *known {
-                        *known = now;
-                        sink.changed(PROMPTS_LIST_CHANGED).await;
-                    }
-                }
-                for w in watched.iter_mut().filter(|w| w.feed.is_none()) {
-                    w.feed = engine.watch_thread(w.id);
-                    let now = summary_time(engine.as_ref(), w.id).await;
-                    if now != w.updated_at {
-                        w.updated_at = now;
-                        sink.updated(w.uri.clone()).await;
-                    }
-                }
+        }
+    }
+
+    /// Looks again at what has no events of its own.
+    async fn poll(&mut self, engine: &dyn Engine, sink: &Sink) {
+        if let Some(known) = &mut self.list {
+            let now = thread_ids(engine).await;
+            if now != *known {
+                *known = now;
+                sink.changed(RESOURCES_LIST_CHANGED).await;
+            }
+        }
+        if let Some(known) = &mut self.prompt_files {
+            let now = prompt_stamp(engine).await;
+            if now != *known {
+                *known = now;
+                sink.changed(PROMPTS_LIST_CHANGED).await;
+            }
+        }
+        for w in self.watched.iter_mut().filter(|w| w.feed.is_none()) {
+            w.feed = engine.watch_thread(w.id);
+            let now = summary_time(engine, w.id).await;
+            if now != w.updated_at {
+                w.updated_at = now;
+                sink.updated(w.uri.clone()).await;
             }
         }
     }

@@ -38,6 +38,9 @@ pub struct CallEnv {
     /// Log messages at or above this level go to the client (a 2026-07-28 request that
     /// asked for them).
     pub log_level: Option<LogLevel>,
+    /// A 2026-07-28 request: once the client cancels it, nothing more is sent for it (the
+    /// `initialize` era still gets the turn's last events, as Codex sent them).
+    pub silent_after_cancel: bool,
 }
 
 fn busy_result(thread_id: ThreadId, why: &str) -> CallToolResult {
@@ -122,6 +125,9 @@ impl CallEnv {
     }
 
     async fn emit(&mut self, thread_id: ThreadId, event: &Event) {
+        if self.silent_after_cancel && self.ctx.cancelled_by_client() {
+            return;
+        }
         let params = CodexEventParams {
             meta: CodexEventMeta {
                 request_id: &self.ctx.id,

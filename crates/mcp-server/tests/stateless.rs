@@ -183,34 +183,42 @@ async fn approvals_are_denied_without_a_request_to_the_client() {
 }
 
 #[tokio::test]
-async fn cancelling_a_call_interrupts_its_turn_and_sends_no_response() {
+async fn cancelling_a_call_interrupts_its_turn_and_sends_nothing_more_for_it() {
     let mut c = start(FakeEngine::new());
     let id = c
         .modern("tools/call", json!({"name": "codex", "arguments": {"prompt": "hang"}}), json!({}))
         .await;
-    c.read_until(|v| {
-        v["method"] == "codex/event" && v["params"]["msg"]["type"] == "task_started"
-    })
-    .await;
-    c.notify("notifications/cancelled", json!({"requestId": id, "reason": "user"}))
-        .await;
-    let aborted = c
+    let started = c
         .read_until(|v| {
-            v["method"] == "codex/event" && v["params"]["msg"]["type"] == "turn_aborted"
+            v["method"] == "codex/event" && v["params"]["msg"]["type"] == "task_started"
         })
         .await;
-    let thread = aborted["params"]["_meta"]["threadId"].clone();
-    // The next answer on the connection is the next request's: the cancelled one has none.
-    let next = c
-        .modern(
-            "tools/call",
-            json!({"name": "codex-reply", "arguments": {"threadId": thread, "prompt": "still there?"}}),
-            json!({}),
-        )
+    let thread = started["params"]["_meta"]["threadId"].clone();
+    c.notify("notifications/cancelled", json!({"requestId": id, "reason": "user"}))
         .await;
-    let r = c.read_until(|v| v.get("id").is_some() && v.get("method").is_none()).await;
-    assert_eq!(r["id"], next, "{r}");
+    // The thread is free again once the interrupted turn ended: until then a reply is told
+    // it is busy (each answer comes at once).
+    let r = loop {
+        let next = c
+            .modern(
+                "tools/call",
+                json!({"name": "codex-reply", "arguments": {"threadId": thread, "prompt": "still there?"}}),
+                json!({}),
+            )
+            .await;
+        let r = c.read_until(|v| v.get("id").is_some() && v.get("method").is_none()).await;
+        assert_eq!(r["id"], next, "the cancelled request was answered: {r}");
+        if !text(&r).contains("busy") {
+            break r;
+        }
+    };
     assert_eq!(text(&r), "echo: still there?");
+    // 2026-07-28: nothing more was sent for the cancelled request, not even its turn's end.
+    assert!(
+        !c.event_types(id).iter().any(|t| t == "turn_aborted"),
+        "{:?}",
+        c.event_types(id)
+    );
 }
 
 #[tokio::test]

@@ -20,19 +20,20 @@ pub struct Caching {
 }
 
 impl Caching {
-    /// The same for everyone and fixed for the server's life: the tool list.
+    /// The same for everyone and fixed for the server's life: the tool list, the resource
+    /// templates, what `server/discover` says.
     pub const FIXED: Caching = Caching {
         ttl_ms: 3_600_000,
         scope: CacheScope::Public,
     };
-    /// The user's own data that changes as they work (threads, prompt files): fresh a few
-    /// seconds, never shared across callers. Change notifications on `subscriptions/listen`
-    /// invalidate it sooner.
-    pub const USER_DATA: Caching = Caching {
-        ttl_ms: 5_000,
+    /// The user's prompt files: edited now and then; a `subscriptions/listen` change
+    /// notification invalidates them sooner.
+    pub const PROMPTS: Caching = Caching {
+        ttl_ms: 10_000,
         scope: CacheScope::Private,
     };
-    /// What may change any moment (a thread with a turn running).
+    /// The user's threads: any client may start or continue one at any moment, so they are
+    /// stale at once (reading them again is cheap).
     pub const LIVE: Caching = Caching {
         ttl_ms: 0,
         scope: CacheScope::Private,
