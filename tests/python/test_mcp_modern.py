@@ -246,3 +246,35 @@ async def test_log_messages_only_for_requests_that_ask(make_setup, interpreter_b
     levels = {log.level for log in logs}
     assert "info" in levels and "debug" not in levels, logs
     assert any("turn complete" in str(log.data) for log in logs), logs
+
+
+@pytest.mark.parametrize("transport", TRANSPORTS)
+def test_the_documented_modern_client_runs(transport, make_setup, interpreter_bin):
+    """docs/mcp-server.md shows example_client_modern.py; run it as a user would."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    setup = make_setup([text_turn("hello from the agent"), text_turn("second answer")])
+    script = Path(__file__).with_name("example_client_modern.py")
+    env = {**os.environ, **setup.env(), "INTERPRETER_BIN": str(interpreter_bin)}
+
+    def run(*args: str) -> subprocess.CompletedProcess:
+        return subprocess.run(
+            [sys.executable, str(script), *args, "say hello", "and again"],
+            cwd=setup.work,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=TIMEOUT,
+        )
+
+    if transport == "stdio":
+        out = run()
+    else:
+        with http_server(setup, interpreter_bin) as (url, _):
+            out = run("--url", url)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.splitlines() == ["hello from the agent", "second answer"], out
+    assert "**User:**\n\nand again" in out.stderr and "**Agent:**\n\nsecond answer" in out.stderr, out.stderr
