@@ -961,10 +961,8 @@ fn a_would_be_user_config_is_checked_without_touching_files() {
 
 #[test]
 fn prompt_folders_are_the_trusted_projects_then_the_homes() {
-    let (home, proj) = home_and_project(
-        "[projects.\"{PROJECT}\"]\ntrust_level = \"trusted\"\n",
-        "",
-    );
+    let (home, proj) =
+        home_and_project("[projects.\"{PROJECT}\"]\ntrust_level = \"trusted\"\n", "");
     let sub = proj.path().join("src");
     std::fs::create_dir_all(&sub).unwrap();
     // No folders yet: nothing listed.

@@ -465,31 +465,32 @@ fn find_session(state: &ServerState, headers: &HeaderMap) -> Result<Arc<Session>
 async fn post_mcp(State(state): State<Arc<ServerState>>, req: axum::extract::Request) -> Response {
     use axum::extract::FromRequest;
     let headers = req.headers().clone();
-    let body =
-        match tokio::time::timeout(state.opts.body_timeout, Bytes::from_request(req, &())).await {
-            Ok(Ok(body)) => body,
-            Ok(Err(rejection)) => {
-                let status = rejection.status();
-                let why = if status == StatusCode::PAYLOAD_TOO_LARGE {
-                    format!(
-                        "the body is larger than {} bytes; send large inputs as files and pass their paths",
-                        state.opts.max_body_bytes
-                    )
-                } else {
-                    format!("the body could not be read: {}", rejection.body_text())
-                };
-                return refuse(status, why);
-            }
-            Err(_) => {
-                return refuse(
-                    StatusCode::REQUEST_TIMEOUT,
-                    format!(
-                        "the request body did not arrive within {:?}; send the whole body at once",
-                        state.opts.body_timeout
-                    ),
-                );
-            }
-        };
+    let body = match tokio::time::timeout(state.opts.body_timeout, Bytes::from_request(req, &()))
+        .await
+    {
+        Ok(Ok(body)) => body,
+        Ok(Err(rejection)) => {
+            let status = rejection.status();
+            let why = if status == StatusCode::PAYLOAD_TOO_LARGE {
+                format!(
+                    "the body is larger than {} bytes; send large inputs as files and pass their paths",
+                    state.opts.max_body_bytes
+                )
+            } else {
+                format!("the body could not be read: {}", rejection.body_text())
+            };
+            return refuse(status, why);
+        }
+        Err(_) => {
+            return refuse(
+                StatusCode::REQUEST_TIMEOUT,
+                format!(
+                    "the request body did not arrive within {:?}; send the whole body at once",
+                    state.opts.body_timeout
+                ),
+            );
+        }
+    };
     let value: serde_json::Value = match serde_json::from_slice(&body) {
         Ok(v) => v,
         Err(e) => {

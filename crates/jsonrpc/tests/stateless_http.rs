@@ -43,7 +43,10 @@ fn stateless_table(cancelled: mpsc::UnboundedSender<bool>) -> MethodTable {
     t.request("stream", Execution::Spawn, |ctx, _p: Value| async move {
         for n in 0..2 {
             ctx.outgoing
-                .notify("notifications/progress", json!({"progressToken": 1, "progress": n}))
+                .notify(
+                    "notifications/progress",
+                    json!({"progressToken": 1, "progress": n}),
+                )
                 .await;
         }
         Ok(json!({"done": true}))
@@ -52,7 +55,10 @@ fn stateless_table(cancelled: mpsc::UnboundedSender<bool>) -> MethodTable {
         let cancelled = cancelled.clone();
         async move {
             ctx.outgoing
-                .notify("notifications/progress", json!({"progressToken": 1, "progress": 0}))
+                .notify(
+                    "notifications/progress",
+                    json!({"progressToken": 1, "progress": 0}),
+                )
                 .await;
             ctx.cancel.cancelled().await;
             let _ = cancelled.send(ctx.cancelled_by_client());
@@ -63,7 +69,12 @@ fn stateless_table(cancelled: mpsc::UnboundedSender<bool>) -> MethodTable {
         let never = CancellationToken::new();
         let (_, answer) = ctx
             .outgoing
-            .ask("elicitation/create", json!({}), Duration::from_secs(600), &never)
+            .ask(
+                "elicitation/create",
+                json!({}),
+                Duration::from_secs(600),
+                &never,
+            )
             .await;
         Ok(json!({ "answered": !matches!(answer, Answer::NoAnswer(_)) }))
     });
@@ -131,7 +142,12 @@ fn request(verb: &str, headers: &[(String, String)], body: &str) -> String {
 }
 
 /// One exchange on a fresh connection, read to its end: (status, head, body).
-async fn exchange(server: &Server, verb: &str, headers: &[(String, String)], body: &str) -> (u16, String, String) {
+async fn exchange(
+    server: &Server,
+    verb: &str,
+    headers: &[(String, String)],
+    body: &str,
+) -> (u16, String, String) {
     let mut stream = TcpStream::connect(server.addr).await.unwrap();
     stream
         .write_all(request(verb, headers, body).as_bytes())
@@ -156,7 +172,8 @@ fn json_body(head: &str, body: &str) -> Value {
 #[tokio::test]
 async fn a_request_with_its_version_in_meta_needs_no_session() {
     let server = start(|_| {}).await;
-    let (status, head, body) = exchange(&server, "POST", &standard("echo"), &modern("echo", 7)).await;
+    let (status, head, body) =
+        exchange(&server, "POST", &standard("echo"), &modern("echo", 7)).await;
     assert_eq!(status, 200, "{body}");
     let v = json_body(&head, &body);
     assert_eq!(v["id"], 7);
@@ -202,17 +219,26 @@ async fn errors_get_the_status_their_code_calls_for() {
     let (status, head, body) = exchange(&server, "POST", &standard("bad"), &modern("bad", 5)).await;
     assert_eq!(status, 400, "{body}");
     assert_eq!(json_body(&head, &body)["error"]["code"], -32602);
-    let (status, head, body) =
-        exchange(&server, "POST", &standard("nope/nope"), &modern("nope/nope", 6)).await;
+    let (status, head, body) = exchange(
+        &server,
+        "POST",
+        &standard("nope/nope"),
+        &modern("nope/nope", 6),
+    )
+    .await;
     assert_eq!(status, 404, "{body}");
     let v = json_body(&head, &body);
-    assert_eq!((v["id"].clone(), v["error"]["code"].clone()), (json!(6), json!(-32601)));
+    assert_eq!(
+        (v["id"].clone(), v["error"]["code"].clone()),
+        (json!(6), json!(-32601))
+    );
 }
 
 #[tokio::test]
 async fn notifications_first_make_an_event_stream_ending_with_the_answer() {
     let server = start(|_| {}).await;
-    let (status, head, body) = exchange(&server, "POST", &standard("stream"), &modern("stream", 9)).await;
+    let (status, head, body) =
+        exchange(&server, "POST", &standard("stream"), &modern("stream", 9)).await;
     assert_eq!(status, 200, "{body}");
     assert!(head.contains("content-type: text/event-stream"), "{head}");
     assert!(head.contains("x-accel-buffering: no"), "{head}");
@@ -259,9 +285,13 @@ async fn closing_the_stream_cancels_the_request_as_the_client() {
 #[tokio::test]
 async fn a_server_to_client_request_fails_at_once() {
     let server = start(|_| {}).await;
-    let (status, head, body) = exchange(&server, "POST", &standard("asks"), &modern("asks", 11)).await;
+    let (status, head, body) =
+        exchange(&server, "POST", &standard("asks"), &modern("asks", 11)).await;
     assert_eq!(status, 200, "{body}");
-    assert_eq!(json_body(&head, &body)["result"], json!({"answered": false}));
+    assert_eq!(
+        json_body(&head, &body)["result"],
+        json!({"answered": false})
+    );
 }
 
 #[tokio::test]
@@ -299,7 +329,12 @@ async fn sessions_still_open_with_initialize_and_everything_else_is_told_what_it
         assert_eq!(status, 405, "{verb}: {body}");
         assert!(head.contains("allow: post"), "{head}");
         let v = json_body(&head, &body);
-        assert!(v["error"]["message"].as_str().unwrap().contains("subscriptions/listen"));
+        assert!(
+            v["error"]["message"]
+                .as_str()
+                .unwrap()
+                .contains("subscriptions/listen")
+        );
     }
 }
 
@@ -310,21 +345,35 @@ async fn refusals_are_json_rpc_bodies_never_plain_text() {
         o.max_body_bytes = 1024;
     })
     .await;
-    let (status, head, body) = exchange(&server, "POST", &standard("echo"), &modern("echo", 1)).await;
+    let (status, head, body) =
+        exchange(&server, "POST", &standard("echo"), &modern("echo", 1)).await;
     assert_eq!(status, 401, "{body}");
     assert!(head.contains("www-authenticate: bearer"), "{head}");
     assert_eq!(json_body(&head, &body)["error"]["code"], -32600);
-    let auth = ("authorization".to_string(), format!("Bearer {}", "t".repeat(40)));
+    let auth = (
+        "authorization".to_string(),
+        format!("Bearer {}", "t".repeat(40)),
+    );
     let mut headers = standard("echo");
     headers.push(auth.clone());
     headers.push(("origin".into(), "http://evil.example".into()));
     let (status, head, body) = exchange(&server, "POST", &headers, &modern("echo", 1)).await;
     assert_eq!(status, 403, "{body}");
-    assert!(json_body(&head, &body)["error"]["message"].as_str().unwrap().contains("--allowed-origin"));
+    assert!(
+        json_body(&head, &body)["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("--allowed-origin")
+    );
     let big = format!("{{\"pad\":\"{}\"}}", "x".repeat(4096));
-    let (status, head, body) = exchange(&server, "POST", &[auth.clone()], &big).await;
+    let (status, head, body) = exchange(&server, "POST", std::slice::from_ref(&auth), &big).await;
     assert_eq!(status, 413, "{body}");
-    assert!(json_body(&head, &body)["error"]["message"].as_str().unwrap().contains("1024 bytes"));
+    assert!(
+        json_body(&head, &body)["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("1024 bytes")
+    );
     let (status, head, body) = exchange(&server, "POST", &[auth], "not json").await;
     assert_eq!(status, 400, "{body}");
     assert_eq!(json_body(&head, &body)["error"]["code"], -32700);

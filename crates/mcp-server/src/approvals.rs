@@ -132,7 +132,10 @@ pub struct NestedElicitation {
     pub codex_mcp_server: String,
 }
 
-pub fn nested_elicitation_params(ev: &ElicitationRequestEvent, thread_id: ThreadId) -> NestedElicitation {
+pub fn nested_elicitation_params(
+    ev: &ElicitationRequestEvent,
+    thread_id: ThreadId,
+) -> NestedElicitation {
     let mut request = match &ev.request {
         Value::Object(o) => o.clone(),
         _ => Map::new(),
@@ -287,9 +290,9 @@ pub async fn handle_nested(ctx: ApprovalContext, ev: ElicitationRequestEvent, ev
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
     use oi_protocol::parse_command::parse_command;
     use oi_protocol::protocol::FileChange;
+    use serde_json::json;
     use std::collections::BTreeMap;
     use std::path::PathBuf;
 

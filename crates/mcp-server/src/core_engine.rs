@@ -12,12 +12,12 @@ use oi_core::{
     CoreError, EventStream, ListQuery, NewThread, StartTurn, StoredThreads, Thread, ThreadManager,
     ThreadSummary, TurnHandle,
 };
-use std::path::PathBuf;
 use oi_host::Host;
 use oi_jsonrpc::BoxFuture;
 use oi_protocol::ThreadId;
 use oi_protocol::protocol::{Event, Submission};
 use oi_protocol::user_input::UserInput;
+use std::path::PathBuf;
 use std::sync::Arc;
 
 pub struct CoreEngine {
@@ -175,7 +175,12 @@ impl Engine for CoreEngine {
                 cursor,
                 ..ListQuery::default()
             };
-            let page = self.stored().await?.list(&query).await.map_err(catalog_error)?;
+            let page = self
+                .stored()
+                .await?
+                .list(&query)
+                .await
+                .map_err(catalog_error)?;
             Ok(ThreadList {
                 threads: page.data,
                 next_cursor: page.next_cursor,

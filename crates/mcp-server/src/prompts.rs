@@ -19,7 +19,7 @@ use rmcp::model::{
 };
 use serde_json::{Map, Value};
 use std::collections::{BTreeMap, BTreeSet};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::SystemTime;
 
 /// The largest prompt file read.
@@ -39,7 +39,7 @@ pub struct PromptFile {
 
 /// The prompt files of `folders`, by name (the first folder's wins), in name order.
 /// Blocking.
-pub fn scan(folders: &PromptFolders) -> Vec<PromptFile> {
+pub fn scan_folders(folders: &PromptFolders) -> Vec<PromptFile> {
     let mut found: BTreeMap<String, PromptFile> = BTreeMap::new();
     for folder in &folders.folders {
         let entries = match std::fs::read_dir(folder) {
@@ -104,7 +104,7 @@ pub struct PromptText {
 }
 
 /// Reads and parses `file`. Blocking.
-pub fn load(file: &PromptFile) -> Result<PromptText, ProjectFileError> {
+pub fn read_prompt_file(file: &PromptFile) -> Result<PromptText, ProjectFileError> {
     let text = read_text_capped(&file.path, PROMPT_MAX_BYTES)?;
     Ok(parse(&file.name, &text))
 }
@@ -254,10 +254,10 @@ pub fn describe(p: &PromptText) -> Prompt {
 }
 
 /// `prompts/list`: every prompt file that reads. Blocking.
-pub fn list(folders: &PromptFolders) -> ListPromptsResult {
-    let prompts = scan(folders)
+pub fn list_prompts(folders: &PromptFolders) -> ListPromptsResult {
+    let prompts = scan_folders(folders)
         .iter()
-        .filter_map(|f| match load(f) {
+        .filter_map(|f| match read_prompt_file(f) {
             Ok(p) => Some(describe(&p)),
             Err(e) => {
                 tracing::warn!("skipping prompt file: {e}");
@@ -272,12 +272,12 @@ pub fn list(folders: &PromptFolders) -> ListPromptsResult {
 }
 
 /// `prompts/get`: prompt `name` with `arguments` filled in. Blocking.
-pub fn get(
+pub fn get_prompt(
     folders: &PromptFolders,
     name: &str,
     arguments: &Map<String, Value>,
 ) -> Result<GetPromptResult, RpcError> {
-    let files = scan(folders);
+    let files = scan_folders(folders);
     let Some(file) = files.iter().find(|f| f.name == name) else {
         let known: Vec<&str> = files.iter().map(|f| f.name.as_str()).collect();
         return Err(RpcError::invalid_params(
@@ -287,12 +287,18 @@ pub fn get(
                     "unknown prompt `{name}`: there are no prompt files (add *.md files to $OPENINTERPRETER_HOME/prompts/)"
                 )
             } else {
-                format!("unknown prompt `{name}`; the prompts are: {}", known.join(", "))
+                format!(
+                    "unknown prompt `{name}`; the prompts are: {}",
+                    known.join(", ")
+                )
             },
         ));
     };
-    let prompt = load(file).map_err(|e| {
-        RpcError::invalid_params("prompts/get", format!("prompt `{name}` cannot be read: {e}"))
+    let prompt = read_prompt_file(file).map_err(|e| {
+        RpcError::invalid_params(
+            "prompts/get",
+            format!("prompt `{name}` cannot be read: {e}"),
+        )
     })?;
     let text = fill(&prompt, arguments)?;
     let mut result = GetPromptResult::new(vec![PromptMessage::new_text(Role::User, text)]);
@@ -328,7 +334,11 @@ fn fill(prompt: &PromptText, arguments: &Map<String, Value>) -> Result<String, R
                 "prompt `{}`: {}. Its arguments: {}.",
                 prompt.name,
                 problems.join("; "),
-                if valid.is_empty() { "none".to_string() } else { valid.join(", ") }
+                if valid.is_empty() {
+                    "none".to_string()
+                } else {
+                    valid.join(", ")
+                }
             ),
         ));
     }
@@ -342,21 +352,21 @@ fn fill(prompt: &PromptText, arguments: &Map<String, Value>) -> Result<String, R
                     .to_string(),
             );
         }
-        arguments.get(name).and_then(Value::as_str).map(str::to_string)
+        arguments
+            .get(name)
+            .and_then(Value::as_str)
+            .map(str::to_string)
     }))
 }
 
 /// What changes when a prompt file is added, removed or edited. Blocking.
-pub fn fingerprint(folders: &PromptFolders) -> Vec<(String, PathBuf, (u64, Option<SystemTime>))> {
-    scan(folders)
+pub fn prompt_fingerprint(
+    folders: &PromptFolders,
+) -> Vec<(String, PathBuf, (u64, Option<SystemTime>))> {
+    scan_folders(folders)
         .into_iter()
         .map(|f| (f.name, f.path, f.stamp))
         .collect()
-}
-
-/// True when `path` is one of the folders' prompt files.
-pub fn is_prompt_file(folders: &PromptFolders, path: &Path) -> bool {
-    folders.folders.iter().any(|f| path.parent() == Some(f.as_path()))
 }
 
 #[cfg(test)]
@@ -375,7 +385,10 @@ mod tests {
         assert!(p.takes_arguments);
         let shown = serde_json::to_value(describe(&p)).unwrap();
         assert_eq!(shown["name"], "review");
-        assert_eq!(shown["arguments"][0], json!({"name": "BRANCH", "required": true}));
+        assert_eq!(
+            shown["arguments"][0],
+            json!({"name": "BRANCH", "required": true})
+        );
         assert_eq!(shown["arguments"][2]["required"], false);
     }
 
@@ -388,13 +401,20 @@ mod tests {
             "Review main against v1. Cost: $5. be brief\nAgain main.\n"
         );
         let err = fill(&p, json!({"BRANCH": 3, "OTHER": "x"}).as_object().unwrap()).unwrap_err();
-        for part in ["`BRANCH` must be a string", "unknown argument `OTHER`", "`BASE` is required"] {
+        for part in [
+            "`BRANCH` must be a string",
+            "unknown argument `OTHER`",
+            "`BASE` is required",
+        ] {
             assert!(err.message.contains(part), "{}", err.message);
         }
         // No placeholders: no arguments, and the body as written (lowercase `$x` is text).
         let plain = parse("plain", "Say $hello to $ and $1.\n");
         assert!(plain.required.is_empty() && !plain.takes_arguments);
-        assert_eq!(fill(&plain, &Map::new()).unwrap(), "Say $hello to $ and $1.\n");
+        assert_eq!(
+            fill(&plain, &Map::new()).unwrap(),
+            "Say $hello to $ and $1.\n"
+        );
     }
 
     #[test]
@@ -406,21 +426,29 @@ mod tests {
         std::fs::write(b.path().join("other.md"), "# Other\nbody").unwrap();
         std::fs::write(b.path().join("notes.txt"), "not a prompt").unwrap();
         std::fs::write(b.path().join("bad name.md"), "skipped").unwrap();
-        std::fs::write(b.path().join("big.md"), "x".repeat(PROMPT_MAX_BYTES as usize + 1)).unwrap();
+        std::fs::write(
+            b.path().join("big.md"),
+            "x".repeat(PROMPT_MAX_BYTES as usize + 1),
+        )
+        .unwrap();
         let folders = PromptFolders {
             folders: vec![a.path().to_path_buf(), b.path().to_path_buf()],
         };
-        let names: Vec<String> = scan(&folders).into_iter().map(|f| f.name).collect();
+        let names: Vec<String> = scan_folders(&folders).into_iter().map(|f| f.name).collect();
         assert_eq!(names, ["big", "other", "same"]);
-        let listed = list(&folders);
+        let listed = list_prompts(&folders);
         let listed: Vec<&str> = listed.prompts.iter().map(|p| p.name.as_str()).collect();
         assert_eq!(listed, ["other", "same"], "the oversized file is left out");
-        let got = get(&folders, "same", &Map::new()).unwrap();
+        let got = get_prompt(&folders, "same", &Map::new()).unwrap();
         assert_eq!(
             serde_json::to_value(&got.messages[0]).unwrap()["content"]["text"],
             "from a"
         );
-        let err = get(&folders, "nope", &Map::new()).unwrap_err();
-        assert!(err.message.contains("the prompts are: big, other, same"), "{}", err.message);
+        let err = get_prompt(&folders, "nope", &Map::new()).unwrap_err();
+        assert!(
+            err.message.contains("the prompts are: big, other, same"),
+            "{}",
+            err.message
+        );
     }
 }

@@ -169,9 +169,17 @@ struct ItemsPage<'a> {
 }
 
 /// `resources/read`.
-pub async fn read(engine: &dyn Engine, era: &Era, uri: &str) -> Result<ReadResourceResult, RpcError> {
+pub async fn read(
+    engine: &dyn Engine,
+    era: &Era,
+    uri: &str,
+) -> Result<ReadResourceResult, RpcError> {
     let Some(target) = ThreadUri::parse(uri) else {
-        return Err(not_found(era, uri, "this server has thread resources only: interpreter://threads/{threadId} and interpreter://threads/{threadId}/items"));
+        return Err(not_found(
+            era,
+            uri,
+            "this server has thread resources only: interpreter://threads/{threadId} and interpreter://threads/{threadId}/items",
+        ));
     };
     let window = TurnWindow {
         before: target.before,
@@ -233,16 +241,21 @@ pub fn not_found(era: &Era, uri: &str, why: &str) -> RpcError {
     } else {
         RESOURCE_NOT_FOUND
     };
-    RpcError::new(code, format!("Resource not found: {uri} ({why})")).with_data(json!({ "uri": uri }))
+    RpcError::new(code, format!("Resource not found: {uri} ({why})"))
+        .with_data(json!({ "uri": uri }))
 }
 
 fn catalog_error(method: &str, uri: Option<&str>, e: CatalogError) -> RpcError {
     match e {
         CatalogError::BadCursor(why) => RpcError::invalid_params(
             method,
-            format!("the cursor is not one this server gave out ({why}); list again from the start"),
+            format!(
+                "the cursor is not one this server gave out ({why}); list again from the start"
+            ),
         ),
-        CatalogError::NotFound(id) => RpcError::invalid_params(method, format!("no stored thread {id}")),
+        CatalogError::NotFound(id) => {
+            RpcError::invalid_params(method, format!("no stored thread {id}"))
+        }
         CatalogError::Store(why) => {
             tracing::warn!("{method}: {why}");
             let error = RpcError::internal(format!("the thread store failed: {why}"));

@@ -26,8 +26,8 @@ use crate::tool_runner::CallEnv;
 use crate::{prompts, tools};
 use oi_jsonrpc::{Connection, Execution, MethodTable, RequestContext, RpcError};
 use rmcp::model::{
-    CallToolResponse, CacheScope, DiscoverResult, InitializeResult, ListToolsResult,
-    ProgressToken, ProtocolVersion, ServerResult, SubscriptionFilter, SubscriptionsListenResult,
+    CacheScope, CallToolResponse, DiscoverResult, InitializeResult, ListToolsResult, ProgressToken,
+    ProtocolVersion, ServerResult, SubscriptionFilter, SubscriptionsListenResult,
 };
 use serde::Deserialize;
 use serde::de::DeserializeOwned;
@@ -189,58 +189,134 @@ impl McpService {
             });
         }
         let mut t = MethodTable::new();
-        self.method(&mut t, "initialize", Eras::Handshake, Execution::Inline, |s, _, _, p| async move {
-            s.initialize(p)
-        });
-        self.method(&mut t, "ping", Eras::Handshake, Execution::Inline, |_, _, _, _: Empty| async {
-            Ok(ServerResult::empty(()))
-        });
-        self.method(&mut t, "logging/setLevel", Eras::Handshake, Execution::Inline, |_, _, _, _: SetLevelParams| async {
-            Ok(ServerResult::empty(()))
-        });
-        self.method(&mut t, "server/discover", Eras::Stateless, Execution::Inline, |_, _, _, _: Empty| async {
-            Ok(discover())
-        });
-        self.method(&mut t, "tools/list", Eras::Both, Execution::Inline, |_, _, _, _: ListParams| async {
-            let c = Caching::FIXED;
-            Ok(ListToolsResult::with_all_items(tools::tools())
-                .with_ttl_ms(c.ttl_ms)
-                .with_cache_scope(c.scope)
-                .into())
-        });
-        self.method(&mut t, "tools/call", Eras::Both, Execution::Spawn, |s, ctx, era, p| async move {
-            s.call_tool(ctx, era, p).await
-        });
-        self.method(&mut t, "resources/list", Eras::Both, Execution::Spawn, |s, _, _, p: ListParams| async move {
-            Ok(resources::list(s.engine.as_ref(), p.cursor).await?.into())
-        });
-        self.method(&mut t, "resources/templates/list", Eras::Both, Execution::Inline, |_, _, _, _: ListParams| async {
-            Ok(resources::templates().into())
-        });
-        self.method(&mut t, "resources/read", Eras::Both, Execution::Spawn, |s, _, era, p: ResourceParams| async move {
-            Ok(resources::read(s.engine.as_ref(), &era, &p.uri).await?.into())
-        });
-        self.method(&mut t, "prompts/list", Eras::Both, Execution::Spawn, |s, _, _, _: ListParams| async move {
-            let folders = s.engine.prompt_folders().await;
-            Ok(blocking(move || Ok(prompts::list(&folders))).await?.into())
-        });
-        self.method(&mut t, "prompts/get", Eras::Both, Execution::Spawn, |s, _, _, p: GetPromptParams| async move {
-            let folders = s.engine.prompt_folders().await;
-            let arguments = p.arguments.unwrap_or_default();
-            Ok(blocking(move || prompts::get(&folders, &p.name, &arguments)).await?.into())
-        });
-        self.method(&mut t, "subscriptions/listen", Eras::Stateless, Execution::Spawn, |s, ctx, _, p: ListenParams| async move {
-            s.listen(ctx, p.notifications).await
-        });
-        self.method(&mut t, "resources/subscribe", Eras::Handshake, Execution::Inline, |s, _, era, p: ResourceParams| async move {
-            s.subscribe(&era, p.uri).await
-        });
-        self.method(&mut t, "resources/unsubscribe", Eras::Handshake, Execution::Inline, |s, _, _, p: ResourceParams| async move {
-            if let Some(watch) = lock(&s.subscribed).remove(&p.uri) {
-                watch.cancel();
-            }
-            Ok(ServerResult::empty(()))
-        });
+        self.method(
+            &mut t,
+            "initialize",
+            Eras::Handshake,
+            Execution::Inline,
+            |s, _, _, p| async move { s.initialize(p) },
+        );
+        self.method(
+            &mut t,
+            "ping",
+            Eras::Handshake,
+            Execution::Inline,
+            |_, _, _, _: Empty| async { Ok(ServerResult::empty(())) },
+        );
+        self.method(
+            &mut t,
+            "logging/setLevel",
+            Eras::Handshake,
+            Execution::Inline,
+            |_, _, _, _: SetLevelParams| async { Ok(ServerResult::empty(())) },
+        );
+        self.method(
+            &mut t,
+            "server/discover",
+            Eras::Stateless,
+            Execution::Inline,
+            |_, _, _, _: Empty| async { Ok(discover()) },
+        );
+        self.method(
+            &mut t,
+            "tools/list",
+            Eras::Both,
+            Execution::Inline,
+            |_, _, _, _: ListParams| async {
+                let c = Caching::FIXED;
+                Ok(ListToolsResult::with_all_items(tools::tools())
+                    .with_ttl_ms(c.ttl_ms)
+                    .with_cache_scope(c.scope)
+                    .into())
+            },
+        );
+        self.method(
+            &mut t,
+            "tools/call",
+            Eras::Both,
+            Execution::Spawn,
+            |s, ctx, era, p| async move { s.call_tool(ctx, era, p).await },
+        );
+        self.method(
+            &mut t,
+            "resources/list",
+            Eras::Both,
+            Execution::Spawn,
+            |s, _, _, p: ListParams| async move {
+                Ok(resources::list(s.engine.as_ref(), p.cursor).await?.into())
+            },
+        );
+        self.method(
+            &mut t,
+            "resources/templates/list",
+            Eras::Both,
+            Execution::Inline,
+            |_, _, _, _: ListParams| async { Ok(resources::templates().into()) },
+        );
+        self.method(
+            &mut t,
+            "resources/read",
+            Eras::Both,
+            Execution::Spawn,
+            |s, _, era, p: ResourceParams| async move {
+                Ok(resources::read(s.engine.as_ref(), &era, &p.uri)
+                    .await?
+                    .into())
+            },
+        );
+        self.method(
+            &mut t,
+            "prompts/list",
+            Eras::Both,
+            Execution::Spawn,
+            |s, _, _, _: ListParams| async move {
+                let folders = s.engine.prompt_folders().await;
+                Ok(blocking(move || Ok(prompts::list_prompts(&folders)))
+                    .await?
+                    .into())
+            },
+        );
+        self.method(
+            &mut t,
+            "prompts/get",
+            Eras::Both,
+            Execution::Spawn,
+            |s, _, _, p: GetPromptParams| async move {
+                let folders = s.engine.prompt_folders().await;
+                let arguments = p.arguments.unwrap_or_default();
+                Ok(
+                    blocking(move || prompts::get_prompt(&folders, &p.name, &arguments))
+                        .await?
+                        .into(),
+                )
+            },
+        );
+        self.method(
+            &mut t,
+            "subscriptions/listen",
+            Eras::Stateless,
+            Execution::Spawn,
+            |s, ctx, _, p: ListenParams| async move { s.listen(ctx, p.notifications).await },
+        );
+        self.method(
+            &mut t,
+            "resources/subscribe",
+            Eras::Handshake,
+            Execution::Inline,
+            |s, _, era, p: ResourceParams| async move { s.subscribe(&era, p.uri).await },
+        );
+        self.method(
+            &mut t,
+            "resources/unsubscribe",
+            Eras::Handshake,
+            Execution::Inline,
+            |s, _, _, p: ResourceParams| async move {
+                if let Some(watch) = lock(&s.subscribed).remove(&p.uri) {
+                    watch.cancel();
+                }
+                Ok(ServerResult::empty(()))
+            },
+        );
         t.notification("notifications/initialized", |_: Value| async {});
         t.notification("notifications/roots/list_changed", |_: Value| async {});
         t.notification("notifications/progress", |_: Value| async {});
@@ -412,10 +488,18 @@ impl McpService {
     /// until `resources/unsubscribe` or the connection's end.
     async fn subscribe(&self, era: &Era, uri: String) -> Result<ServerResult, RpcError> {
         let Some(target) = ThreadUri::parse(&uri) else {
-            return Err(resources::not_found(era, &uri, "only interpreter://threads/{threadId} resources can be subscribed to"));
+            return Err(resources::not_found(
+                era,
+                &uri,
+                "only interpreter://threads/{threadId} resources can be subscribed to",
+            ));
         };
         if matches!(self.engine.thread_summary(target.id).await, Ok(None)) {
-            return Err(resources::not_found(era, &uri, "no stored thread has this id"));
+            return Err(resources::not_found(
+                era,
+                &uri,
+                "no stored thread has this id",
+            ));
         }
         let Some(connection) = self.connection.get() else {
             return Err(RpcError::invalid_request(

@@ -253,7 +253,9 @@ async fn next_event(watched: &mut [Watched]) -> (usize, Option<EventMsg>) {
         .enumerate()
         .filter_map(|(i, w)| {
             let feed = w.feed.as_mut()?;
-            Some(Box::pin(async move { (i, feed.next_event().await.map(|e| e.msg)) }))
+            Some(Box::pin(async move {
+                (i, feed.next_event().await.map(|e| e.msg))
+            }))
         })
         .collect();
     if feeds.is_empty() {
@@ -281,11 +283,15 @@ async fn summary_time(engine: &dyn Engine, id: ThreadId) -> Option<i64> {
         .map(|s| s.updated_at)
 }
 
-type PromptStamp = Vec<(String, std::path::PathBuf, (u64, Option<std::time::SystemTime>))>;
+type PromptStamp = Vec<(
+    String,
+    std::path::PathBuf,
+    (u64, Option<std::time::SystemTime>),
+)>;
 
 async fn prompt_stamp(engine: &dyn Engine) -> PromptStamp {
     let folders = engine.prompt_folders().await;
-    tokio::task::spawn_blocking(move || prompts::fingerprint(&folders))
+    tokio::task::spawn_blocking(move || prompts::prompt_fingerprint(&folders))
         .await
         .unwrap_or_default()
 }

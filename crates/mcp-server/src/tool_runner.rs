@@ -429,7 +429,9 @@ mod tests {
     #[test]
     fn log_levels_by_event() {
         use oi_protocol::protocol::{ErrorEvent, WarningEvent};
-        let warning = EventMsg::Warning(WarningEvent { message: "w".into() });
+        let warning = EventMsg::Warning(WarningEvent {
+            message: "w".into(),
+        });
         assert_eq!(log_level_of(&warning), Some(LogLevel::Warning));
         let error = EventMsg::Error(ErrorEvent {
             message: "e".into(),

@@ -89,10 +89,9 @@ fn shown_path(path: &Path, root: &Path) -> String {
         Ok(rel) if rel.as_os_str().is_empty() => ".".into(),
         Ok(rel) => rel.display().to_string(),
         Err(_) if path.is_relative() => path.display().to_string(),
-        Err(_) => path.file_name().map_or_else(
-            || "…".to_string(),
-            |n| format!("…/{}", n.to_string_lossy()),
-        ),
+        Err(_) => path
+            .file_name()
+            .map_or_else(|| "…".to_string(), |n| format!("…/{}", n.to_string_lossy())),
     }
 }
 
@@ -159,7 +158,12 @@ pub fn markdown(title: &str, turns: &[TurnView], earlier: Option<&str>) -> Strin
         let _ = writeln!(out, "_Earlier turns: {uri}_\n");
     }
     for turn in turns {
-        let _ = writeln!(out, "## Turn {} ({})\n", turn.index + 1, turn.status.replace("inProgress", "running"));
+        let _ = writeln!(
+            out,
+            "## Turn {} ({})\n",
+            turn.index + 1,
+            turn.status.replace("inProgress", "running")
+        );
         for item in &turn.items {
             match item {
                 Item::UserMessage { text } => {
@@ -185,7 +189,11 @@ pub fn markdown(title: &str, turns: &[TurnView], earlier: Option<&str>) -> Strin
                     );
                 }
                 Item::FileChange { files, success } => {
-                    let verb = if *success { "Changed" } else { "Failed to change" };
+                    let verb = if *success {
+                        "Changed"
+                    } else {
+                        "Failed to change"
+                    };
                     let _ = writeln!(out, "**{verb}** {}\n", code_list(files));
                 }
                 Item::ToolCall {
@@ -257,8 +265,14 @@ mod tests {
     fn paths_are_relative_to_the_thread_and_never_absolute_elsewhere() {
         let root = Path::new("/home/me/project");
         assert_eq!(shown_path(Path::new("/home/me/project"), root), ".");
-        assert_eq!(shown_path(Path::new("/home/me/project/src/a.rs"), root), "src/a.rs");
-        assert_eq!(shown_path(Path::new("/etc/secret.conf"), root), "…/secret.conf");
+        assert_eq!(
+            shown_path(Path::new("/home/me/project/src/a.rs"), root),
+            "src/a.rs"
+        );
+        assert_eq!(
+            shown_path(Path::new("/etc/secret.conf"), root),
+            "…/secret.conf"
+        );
     }
 
     #[test]
@@ -319,10 +333,17 @@ mod tests {
                 output: "a.rs\n```\n".into()
             }
         );
-        let md = markdown("list files", &views, Some("interpreter://threads/x?before=3"));
+        let md = markdown(
+            "list files",
+            &views,
+            Some("interpreter://threads/x?before=3"),
+        );
         assert!(md.starts_with("# list files\n"), "{md}");
         assert!(md.contains("## Turn 4 (completed)"), "{md}");
-        assert!(md.contains("**Ran** `ls -a` in `src` (exit code 0):\n\n````\na.rs\n```\n````"), "{md}");
+        assert!(
+            md.contains("**Ran** `ls -a` in `src` (exit code 0):\n\n````\na.rs\n```\n````"),
+            "{md}"
+        );
         assert!(md.contains("**Changed** `notes.txt`"), "{md}");
         assert!(md.contains("**Agent:**\n\nDone."), "{md}");
         assert!(!md.contains("/w"), "{md}");

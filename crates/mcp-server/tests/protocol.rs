@@ -61,7 +61,10 @@ async fn server_discover_answers_and_the_old_handshake_still_works_after_it() {
     let r = c.call("server/discover", json!({})).await;
     assert_eq!(r["error"]["code"], -32602);
     assert!(
-        r["error"]["message"].as_str().unwrap().contains("has no `_meta`"),
+        r["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("has no `_meta`"),
         "{r}"
     );
     let init = c.initialize(false).await;

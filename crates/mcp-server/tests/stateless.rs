@@ -41,8 +41,14 @@ async fn discover_describes_the_server_with_its_identity_and_caching() {
     assert!(r["instructions"].as_str().unwrap().contains("codex-reply"));
     assert_eq!(r["ttlMs"], 3_600_000);
     assert_eq!(r["cacheScope"], "public");
-    assert_eq!(r["_meta"][SERVER_INFO]["name"], "openinterpreter-mcp-server");
-    assert_eq!(r["_meta"][SERVER_INFO]["version"], env!("CARGO_PKG_VERSION"));
+    assert_eq!(
+        r["_meta"][SERVER_INFO]["name"],
+        "openinterpreter-mcp-server"
+    );
+    assert_eq!(
+        r["_meta"][SERVER_INFO]["version"],
+        env!("CARGO_PKG_VERSION")
+    );
 }
 
 #[tokio::test]
@@ -98,11 +104,17 @@ async fn removed_methods_are_not_found_and_say_what_replaced_them() {
         ("resources/unsubscribe", "subscriptions/listen"),
     ] {
         let r = c
-            .modern_call(method, json!({"uri": "interpreter://threads/x", "level": "info"}))
+            .modern_call(
+                method,
+                json!({"uri": "interpreter://threads/x", "level": "info"}),
+            )
             .await;
         assert_eq!(r["error"]["code"], -32601, "{method}: {r}");
         let msg = r["error"]["message"].as_str().unwrap();
-        assert!(msg.contains("removed in MCP 2026-07-28") && msg.contains(hint), "{msg}");
+        assert!(
+            msg.contains("removed in MCP 2026-07-28") && msg.contains(hint),
+            "{msg}"
+        );
     }
     let r = c.modern_call("completion/complete", json!({})).await;
     assert_eq!(r["error"]["code"], -32601);
@@ -122,22 +134,40 @@ async fn tools_list_has_a_fixed_order_and_caching_hints() {
     assert_eq!(r["ttlMs"], 3_600_000);
     assert_eq!(r["cacheScope"], "public");
     assert_eq!(r["resultType"], "complete");
-    assert_eq!(r["_meta"][SERVER_INFO]["name"], "openinterpreter-mcp-server");
+    assert_eq!(
+        r["_meta"][SERVER_INFO]["name"],
+        "openinterpreter-mcp-server"
+    );
 }
 
 #[tokio::test]
 async fn a_codex_turn_streams_its_events_then_codex_reply_continues() {
     let mut c = start(FakeEngine::new());
     let id = c
-        .modern("tools/call", json!({"name": "codex", "arguments": {"prompt": "hello"}}), json!({}))
+        .modern(
+            "tools/call",
+            json!({"name": "codex", "arguments": {"prompt": "hello"}}),
+            json!({}),
+        )
         .await;
     let r = c.response(id).await;
     assert_eq!(text(&r), "hi there");
     assert_eq!(r["result"]["resultType"], "complete");
-    assert_eq!(r["result"]["_meta"][SERVER_INFO]["name"], "openinterpreter-mcp-server");
+    assert_eq!(
+        r["result"]["_meta"][SERVER_INFO]["name"],
+        "openinterpreter-mcp-server"
+    );
     let types = c.event_types(id);
-    assert_eq!(types.first().map(String::as_str), Some("session_configured"));
-    for kind in ["task_started", "agent_message_delta", "agent_message", "task_complete"] {
+    assert_eq!(
+        types.first().map(String::as_str),
+        Some("session_configured")
+    );
+    for kind in [
+        "task_started",
+        "agent_message_delta",
+        "agent_message",
+        "task_complete",
+    ] {
         assert!(types.iter().any(|t| t == kind), "{kind} in {types:?}");
     }
     let thread = r["result"]["structuredContent"]["threadId"].clone();
@@ -167,7 +197,9 @@ async fn approvals_are_denied_without_a_request_to_the_client() {
     let r = c.response(id).await;
     assert_eq!(text(&r), "call-1: denied");
     assert!(
-        c.seen.iter().all(|v| v.get("id").is_none() || v.get("method").is_none()),
+        c.seen
+            .iter()
+            .all(|v| v.get("id").is_none() || v.get("method").is_none()),
         "a server-to-client request was sent: {:?}",
         c.seen
     );
@@ -186,7 +218,11 @@ async fn approvals_are_denied_without_a_request_to_the_client() {
 async fn cancelling_a_call_interrupts_its_turn_and_sends_nothing_more_for_it() {
     let mut c = start(FakeEngine::new());
     let id = c
-        .modern("tools/call", json!({"name": "codex", "arguments": {"prompt": "hang"}}), json!({}))
+        .modern(
+            "tools/call",
+            json!({"name": "codex", "arguments": {"prompt": "hang"}}),
+            json!({}),
+        )
         .await;
     let started = c
         .read_until(|v| {
@@ -194,8 +230,11 @@ async fn cancelling_a_call_interrupts_its_turn_and_sends_nothing_more_for_it() {
         })
         .await;
     let thread = started["params"]["_meta"]["threadId"].clone();
-    c.notify("notifications/cancelled", json!({"requestId": id, "reason": "user"}))
-        .await;
+    c.notify(
+        "notifications/cancelled",
+        json!({"requestId": id, "reason": "user"}),
+    )
+    .await;
     // The thread is free again once the interrupted turn ended: until then a reply is told
     // it is busy (each answer comes at once).
     let r = loop {
@@ -206,7 +245,9 @@ async fn cancelling_a_call_interrupts_its_turn_and_sends_nothing_more_for_it() {
                 json!({}),
             )
             .await;
-        let r = c.read_until(|v| v.get("id").is_some() && v.get("method").is_none()).await;
+        let r = c
+            .read_until(|v| v.get("id").is_some() && v.get("method").is_none())
+            .await;
         assert_eq!(r["id"], next, "the cancelled request was answered: {r}");
         if !text(&r).contains("busy") {
             break r;
@@ -225,11 +266,17 @@ async fn cancelling_a_call_interrupts_its_turn_and_sends_nothing_more_for_it() {
 async fn log_messages_go_only_to_a_request_that_asked_at_or_above_its_level() {
     let mut c = start(FakeEngine::new());
     let quiet = c
-        .modern("tools/call", json!({"name": "codex", "arguments": {"prompt": "fail"}}), json!({}))
+        .modern(
+            "tools/call",
+            json!({"name": "codex", "arguments": {"prompt": "fail"}}),
+            json!({}),
+        )
         .await;
     c.response(quiet).await;
     assert!(
-        c.seen.iter().all(|v| v["method"] != "notifications/message"),
+        c.seen
+            .iter()
+            .all(|v| v["method"] != "notifications/message"),
         "{:?}",
         c.seen
     );
@@ -248,7 +295,10 @@ async fn log_messages_go_only_to_a_request_that_asked_at_or_above_its_level() {
         .map(|v| &v["params"])
         .collect();
     let levels: Vec<&str> = logs.iter().map(|p| p["level"].as_str().unwrap()).collect();
-    assert!(levels.contains(&"error") && levels.contains(&"info"), "{levels:?}");
+    assert!(
+        levels.contains(&"error") && levels.contains(&"info"),
+        "{levels:?}"
+    );
     assert!(!levels.contains(&"debug"), "{levels:?}");
     assert!(
         logs.iter()
@@ -257,9 +307,9 @@ async fn log_messages_go_only_to_a_request_that_asked_at_or_above_its_level() {
     );
     // Progress with a token works in this era too.
     assert!(
-        c.seen
-            .iter()
-            .any(|v| v["method"] == "notifications/progress" && v["params"]["progressToken"] == "p1")
+        c.seen.iter().any(
+            |v| v["method"] == "notifications/progress" && v["params"]["progressToken"] == "p1"
+        )
     );
 }
 
@@ -277,18 +327,29 @@ async fn prompt_files_are_prompts_and_a_listen_stream_reports_their_changes() {
     let list = c.modern_call("prompts/list", json!({})).await["result"].clone();
     assert_eq!(list["prompts"][0]["name"], "review");
     assert_eq!(list["prompts"][0]["description"], "Review a branch");
-    assert_eq!(list["prompts"][0]["arguments"][0], json!({"name": "BRANCH", "required": true}));
+    assert_eq!(
+        list["prompts"][0]["arguments"][0],
+        json!({"name": "BRANCH", "required": true})
+    );
     assert_eq!(list["cacheScope"], "private");
     let got = c
-        .modern_call("prompts/get", json!({"name": "review", "arguments": {"BRANCH": "main"}}))
+        .modern_call(
+            "prompts/get",
+            json!({"name": "review", "arguments": {"BRANCH": "main"}}),
+        )
         .await;
     assert_eq!(
         got["result"]["messages"][0],
         json!({"role": "user", "content": {"type": "text", "text": "Review main carefully.\n"}})
     );
-    let missing = c.modern_call("prompts/get", json!({"name": "review"})).await;
+    let missing = c
+        .modern_call("prompts/get", json!({"name": "review"}))
+        .await;
     assert!(
-        missing["error"]["message"].as_str().unwrap().contains("`BRANCH` is required"),
+        missing["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("`BRANCH` is required"),
         "{missing}"
     );
 
@@ -304,18 +365,24 @@ async fn prompt_files_are_prompts_and_a_listen_stream_reports_their_changes() {
         .await;
     assert_eq!(ack["params"]["_meta"][SUBSCRIPTION_ID], listen);
     // The tool list never changes: that part is not acknowledged.
-    assert_eq!(ack["params"]["notifications"], json!({"promptsListChanged": true}));
+    assert_eq!(
+        ack["params"]["notifications"],
+        json!({"promptsListChanged": true})
+    );
     std::fs::write(dir.path().join("explain.md"), "Explain $ARGUMENTS\n").unwrap();
     let changed = c
         .read_until(|v| v["method"] == "notifications/prompts/list_changed")
         .await;
     assert_eq!(changed["params"]["_meta"][SUBSCRIPTION_ID], listen);
     // Cancelled by the client: no answer, and the connection goes on.
-    c.notify("notifications/cancelled", json!({"requestId": listen})).await;
+    c.notify("notifications/cancelled", json!({"requestId": listen}))
+        .await;
     let r = c.modern_call("prompts/list", json!({})).await;
     assert_eq!(r["result"]["prompts"].as_array().unwrap().len(), 2);
     assert!(
-        c.seen.iter().all(|v| v["id"] != listen || v.get("method").is_some()),
+        c.seen
+            .iter()
+            .all(|v| v["id"] != listen || v.get("method").is_some()),
         "{:?}",
         c.seen
     );

@@ -164,9 +164,8 @@ impl Stateless {
         let stream = futures::stream::unfold(
             (Some(first), rx, outgoing, guard),
             |(pending, mut rx, outgoing, mut guard)| async move {
-                if guard.0.is_none() {
-                    return None;
-                }
+                // The answer went out: the stream is over.
+                guard.0.as_ref()?;
                 let msg = match pending {
                     Some(m) => m,
                     None => next_message(&mut rx, &outgoing).await?,
@@ -210,7 +209,10 @@ impl Drop for ClientGone {
 /// The request's next message for the client. A server→client request is answered at once
 /// with an error (there is no way to the client in this protocol), so whoever asked stops
 /// waiting and fails closed.
-async fn next_message(rx: &mut mpsc::Receiver<Routed>, outgoing: &OutgoingSender) -> Option<Outgoing> {
+async fn next_message(
+    rx: &mut mpsc::Receiver<Routed>,
+    outgoing: &OutgoingSender,
+) -> Option<Outgoing> {
     loop {
         let routed = rx.recv().await?;
         match routed.msg {
@@ -308,86 +310,125 @@ fn trim_ows(v: &str) -> &str {
     v.trim_matches([' ', '\t'])
 }
 
+/// Why a request's standard headers were refused (the message of its `-32020`).
+#[derive(Debug, PartialEq)]
+enum HeaderProblem {
+    Missing {
+        header: &'static str,
+        send: String,
+    },
+    Repeated(&'static str),
+    Unreadable(&'static str),
+    Differs {
+        header: &'static str,
+        sent: String,
+        body: String,
+    },
+    BadBase64 {
+        value: String,
+        why: String,
+    },
+}
+
+impl std::fmt::Display for HeaderProblem {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            HeaderProblem::Missing { header, send } => {
+                write!(f, "the {header} header is missing; send `{header}: {send}`")
+            }
+            HeaderProblem::Repeated(h) => write!(f, "the {h} header is sent more than once"),
+            HeaderProblem::Unreadable(h) => {
+                write!(
+                    f,
+                    "the {h} header holds characters a header value cannot carry"
+                )
+            }
+            HeaderProblem::Differs { header, sent, body } => write!(
+                f,
+                "{header} header value '{sent}' does not match the body's '{body}'"
+            ),
+            HeaderProblem::BadBase64 { value, why } => write!(
+                f,
+                "the Base64 header value '{value}' does not decode ({why})"
+            ),
+        }
+    }
+}
+
+const SHOWN_VERSION: &str = "MCP-Protocol-Version";
+const SHOWN_METHOD: &str = "Mcp-Method";
+const SHOWN_NAME: &str = "Mcp-Name";
+
 /// The standard headers of a request whose body names its protocol version, checked against
-/// the body; the reason when they disagree, are missing, repeated or unreadable. A body
-/// without a version is left to the method table (which says what its `_meta` lacks).
-fn check_headers(headers: &HeaderMap, method: &str, params: Option<&Value>) -> Result<(), String> {
+/// the body: present once each, readable, and equal to what the body says. A body without a
+/// version is left to the method table (which says what its `_meta` lacks).
+fn check_headers(
+    headers: &HeaderMap,
+    method: &str,
+    params: Option<&Value>,
+) -> Result<(), HeaderProblem> {
     let Some(Value::String(version)) = body_version(params) else {
         return Ok(());
     };
-    let single = |name: &str| -> Result<Option<String>, String> {
+    let single = |name: &str, shown: &'static str| -> Result<Option<String>, HeaderProblem> {
         let mut values = headers.get_all(name).iter();
         let Some(first) = values.next() else {
             return Ok(None);
         };
         if values.next().is_some() {
-            return Err(format!("the {name} header is sent more than once"));
+            return Err(HeaderProblem::Repeated(shown));
         }
         let text = first
             .to_str()
-            .map_err(|_| format!("the {name} header holds characters a header value cannot carry"))?;
+            .map_err(|_| HeaderProblem::Unreadable(shown))?;
         Ok(Some(trim_ows(text).to_string()))
     };
-    match single(VERSION_HEADER)? {
-        None => {
-            return Err(format!(
-                "the MCP-Protocol-Version header is missing; send `MCP-Protocol-Version: {version}` as the body's _meta says"
-            ));
-        }
-        Some(h) if h != *version => {
-            return Err(format!(
-                "MCP-Protocol-Version header '{h}' does not match the body's protocol version '{version}'"
-            ));
-        }
-        Some(_) => {}
-    }
-    match single(METHOD_HEADER)? {
-        None => {
-            return Err(format!(
-                "the Mcp-Method header is missing; send `Mcp-Method: {method}`"
-            ));
-        }
-        Some(h) if h != method => {
-            return Err(format!(
-                "Mcp-Method header value '{h}' does not match body method '{method}'"
-            ));
-        }
-        Some(_) => {}
-    }
-    let header_name = single(NAME_HEADER)?;
+    let expect = |sent: Option<String>, shown: &'static str, body: &str| match sent {
+        None => Err(HeaderProblem::Missing {
+            header: shown,
+            send: body.to_string(),
+        }),
+        Some(h) if h != body => Err(HeaderProblem::Differs {
+            header: shown,
+            sent: h,
+            body: body.to_string(),
+        }),
+        Some(_) => Ok(()),
+    };
+    expect(
+        single(VERSION_HEADER, SHOWN_VERSION)?,
+        SHOWN_VERSION,
+        version,
+    )?;
+    expect(single(METHOD_HEADER, SHOWN_METHOD)?, SHOWN_METHOD, method)?;
+    let sent_name = single(NAME_HEADER, SHOWN_NAME)?;
     let Some(member) = name_member(method) else {
         return Ok(());
     };
     let Some(body_name) = params.and_then(|p| p.get(member)).and_then(Value::as_str) else {
         return Ok(());
     };
-    let Some(sent) = header_name else {
-        return Err(format!(
-            "the Mcp-Name header is missing; a {method} request sends its `{member}` there"
-        ));
-    };
-    let decoded = decode_header_value(&sent)?;
-    if decoded != body_name {
-        return Err(format!(
-            "Mcp-Name header value '{decoded}' does not match body value '{body_name}'"
-        ));
-    }
-    Ok(())
+    let decoded = sent_name.map(|v| decode_header_value(&v)).transpose()?;
+    expect(decoded, SHOWN_NAME, body_name)
 }
 
 /// A header value as sent: literal, or Base64 (standard alphabet, padded) of UTF-8 inside
 /// the `=?base64?…?=` sentinel; a broken encoding is an error, not a literal.
-fn decode_header_value(value: &str) -> Result<String, String> {
+fn decode_header_value(value: &str) -> Result<String, HeaderProblem> {
     let Some(encoded) = value
         .strip_prefix("=?base64?")
         .and_then(|v| v.strip_suffix("?="))
     else {
         return Ok(value.to_string());
     };
+    let bad = |why: String| HeaderProblem::BadBase64 {
+        value: value.to_string(),
+        why,
+    };
     let bytes = base64::engine::general_purpose::STANDARD
         .decode(encoded)
-        .map_err(|e| format!("the Base64 header value '{value}' does not decode ({e})"))?;
-    String::from_utf8(bytes).map_err(|_| format!("the Base64 header value '{value}' is not UTF-8"))
+        .map_err(|e| bad(e.to_string()))?;
+    String::from_utf8(bytes).map_err(|_| bad("not UTF-8".into()))
 }
 
 #[cfg(test)]
@@ -417,22 +458,52 @@ mod tests {
             ("mcp-method", "tools/call"),
             ("MCP-NAME", "  codex  "),
         ]);
-        assert_eq!(check_headers(&ok, "tools/call", Some(&call_params("codex"))), Ok(()));
+        assert_eq!(
+            check_headers(&ok, "tools/call", Some(&call_params("codex"))),
+            Ok(())
+        );
         let cases: &[(&[(&str, &str)], &str)] = &[
-            (&[("mcp-method", "tools/call"), ("mcp-name", "codex")], "MCP-Protocol-Version header is missing"),
             (
-                &[("mcp-protocol-version", "2025-11-25"), ("mcp-method", "tools/call"), ("mcp-name", "codex")],
-                "does not match the body's protocol version",
+                &[("mcp-method", "tools/call"), ("mcp-name", "codex")],
+                "MCP-Protocol-Version header is missing",
             ),
-            (&[("mcp-protocol-version", "2026-07-28"), ("mcp-name", "codex")], "Mcp-Method header is missing"),
             (
-                &[("mcp-protocol-version", "2026-07-28"), ("mcp-method", "TOOLS/CALL"), ("mcp-name", "codex")],
-                "does not match body method",
+                &[
+                    ("mcp-protocol-version", "2025-11-25"),
+                    ("mcp-method", "tools/call"),
+                    ("mcp-name", "codex"),
+                ],
+                "MCP-Protocol-Version header value '2025-11-25' does not match the body's '2026-07-28'",
             ),
-            (&[("mcp-protocol-version", "2026-07-28"), ("mcp-method", "tools/call")], "Mcp-Name header is missing"),
             (
-                &[("mcp-protocol-version", "2026-07-28"), ("mcp-method", "tools/call"), ("mcp-name", "other")],
-                "does not match body value 'codex'",
+                &[
+                    ("mcp-protocol-version", "2026-07-28"),
+                    ("mcp-name", "codex"),
+                ],
+                "Mcp-Method header is missing",
+            ),
+            (
+                &[
+                    ("mcp-protocol-version", "2026-07-28"),
+                    ("mcp-method", "TOOLS/CALL"),
+                    ("mcp-name", "codex"),
+                ],
+                "Mcp-Method header value 'TOOLS/CALL' does not match the body's 'tools/call'",
+            ),
+            (
+                &[
+                    ("mcp-protocol-version", "2026-07-28"),
+                    ("mcp-method", "tools/call"),
+                ],
+                "Mcp-Name header is missing",
+            ),
+            (
+                &[
+                    ("mcp-protocol-version", "2026-07-28"),
+                    ("mcp-method", "tools/call"),
+                    ("mcp-name", "other"),
+                ],
+                "Mcp-Name header value 'other' does not match the body's 'codex'",
             ),
             (
                 &[
@@ -445,7 +516,9 @@ mod tests {
             ),
         ];
         for (pairs, want) in cases {
-            let err = check_headers(&headers(pairs), "tools/call", Some(&call_params("codex"))).unwrap_err();
+            let err = check_headers(&headers(pairs), "tools/call", Some(&call_params("codex")))
+                .unwrap_err()
+                .to_string();
             assert!(err.contains(want), "{pairs:?}: {err}");
         }
     }
@@ -455,9 +528,13 @@ mod tests {
         let b64 = headers(&[
             ("mcp-protocol-version", "2026-07-28"),
             ("mcp-method", "resources/read"),
-            ("mcp-name", "=?base64?aW50ZXJwcmV0ZXI6Ly90aHJlYWRzL8OpdMOp?="),
+            (
+                "mcp-name",
+                "=?base64?aW50ZXJwcmV0ZXI6Ly90aHJlYWRzL8OpdMOp?=",
+            ),
         ]);
-        let params = json!({"uri": "interpreter://threads/été", "_meta": {META_VERSION: "2026-07-28"}});
+        let params =
+            json!({"uri": "interpreter://threads/été", "_meta": {META_VERSION: "2026-07-28"}});
         assert_eq!(check_headers(&b64, "resources/read", Some(&params)), Ok(()));
         let broken = headers(&[
             ("mcp-protocol-version", "2026-07-28"),
@@ -466,7 +543,10 @@ mod tests {
         ]);
         assert!(check_headers(&broken, "tools/call", Some(&call_params("Hello"))).is_err());
         // No version in the body: the method table answers (-32602 naming the missing key).
-        assert_eq!(check_headers(&HeaderMap::new(), "tools/list", Some(&json!({}))), Ok(()));
+        assert_eq!(
+            check_headers(&HeaderMap::new(), "tools/list", Some(&json!({}))),
+            Ok(())
+        );
     }
 
     #[test]
@@ -483,14 +563,25 @@ mod tests {
         };
         assert!(wants_stateless(&HeaderMap::new(), &modern));
         assert!(!wants_stateless(&HeaderMap::new(), &legacy));
-        assert!(!wants_stateless(&headers(&[("mcp-protocol-version", "2025-11-25")]), &legacy));
-        assert!(wants_stateless(&headers(&[("mcp-protocol-version", "v999")]), &legacy));
+        assert!(!wants_stateless(
+            &headers(&[("mcp-protocol-version", "2025-11-25")]),
+            &legacy
+        ));
+        assert!(wants_stateless(
+            &headers(&[("mcp-protocol-version", "v999")]),
+            &legacy
+        ));
     }
 
     #[test]
     fn rejections_get_their_status() {
         assert_eq!(status_for(METHOD_NOT_FOUND), StatusCode::NOT_FOUND);
-        for code in [INVALID_PARAMS, HEADER_MISMATCH, UNSUPPORTED_PROTOCOL_VERSION, MISSING_REQUIRED_CLIENT_CAPABILITY] {
+        for code in [
+            INVALID_PARAMS,
+            HEADER_MISMATCH,
+            UNSUPPORTED_PROTOCOL_VERSION,
+            MISSING_REQUIRED_CLIENT_CAPABILITY,
+        ] {
             assert_eq!(status_for(code), StatusCode::BAD_REQUEST);
         }
         assert_eq!(status_for(crate::message::INTERNAL_ERROR), StatusCode::OK);

@@ -10,8 +10,8 @@
 //! to: on the stateless HTTP path, and for the methods only 2026-07-28 has.
 
 use super::STATELESS_VERSIONS;
-use oi_jsonrpc::{RpcError, UNSUPPORTED_PROTOCOL_VERSION};
 use super::log::LogLevel;
+use oi_jsonrpc::{RpcError, UNSUPPORTED_PROTOCOL_VERSION};
 use rmcp::model::{ClientCapabilities, Implementation};
 use serde_json::{Map, Value, json};
 
@@ -185,7 +185,9 @@ pub fn removed_method(method: &str) -> RpcError {
             "requests carry their version and capabilities in _meta; `server/discover` describes the server"
         }
         "ping" => "send any request, e.g. `server/discover`",
-        "logging/setLevel" => "ask for log messages per request with `_meta.io.modelcontextprotocol/logLevel`",
+        "logging/setLevel" => {
+            "ask for log messages per request with `_meta.io.modelcontextprotocol/logLevel`"
+        }
         "resources/subscribe" | "resources/unsubscribe" => {
             "use `subscriptions/listen` with `notifications.resourceSubscriptions`"
         }
@@ -246,10 +248,17 @@ mod tests {
     #[test]
     fn a_bad_meta_is_named() {
         let mut p = meta(json!({}));
-        p["_meta"].as_object_mut().unwrap().remove(META_CLIENT_CAPABILITIES);
+        p["_meta"]
+            .as_object_mut()
+            .unwrap()
+            .remove(META_CLIENT_CAPABILITIES);
         let e = classify("tools/list", Some(&p), Arrival::Alone, false).unwrap_err();
         assert_eq!(e.code, oi_jsonrpc::INVALID_PARAMS);
-        assert!(e.message.contains(META_CLIENT_CAPABILITIES), "{}", e.message);
+        assert!(
+            e.message.contains(META_CLIENT_CAPABILITIES),
+            "{}",
+            e.message
+        );
         let p = meta(json!({ META_LOG_LEVEL: "loud" }));
         let e = classify("tools/list", Some(&p), Arrival::Alone, false).unwrap_err();
         assert!(e.message.contains("Invalid log level"), "{}", e.message);

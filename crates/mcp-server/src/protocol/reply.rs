@@ -105,7 +105,10 @@ mod tests {
             modern["_meta"][META_SERVER_INFO]["name"],
             "openinterpreter-mcp-server"
         );
-        assert_eq!(finish(&Era::Handshake, list()).unwrap(), json!({"tools": []}));
+        assert_eq!(
+            finish(&Era::Handshake, list()).unwrap(),
+            json!({"tools": []})
+        );
         // An empty result is a result too.
         let empty = finish(&stateless(), ServerResult::empty(())).unwrap();
         assert_eq!(empty["resultType"], "complete");
