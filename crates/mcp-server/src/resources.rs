@@ -12,6 +12,7 @@
 
 use crate::engine::{CatalogError, Engine, ThreadTurns, TurnWindow};
 use crate::protocol::era::Era;
+use crate::protocol::era::error_data;
 use crate::protocol::reply::Caching;
 use crate::transcript;
 use oi_core::ThreadSummary;
@@ -22,7 +23,6 @@ use rmcp::model::{
     ResourceContents, ResourceTemplate,
 };
 use serde::Serialize;
-use serde_json::json;
 
 /// The scheme and authority of every resource here.
 pub const THREADS: &str = "interpreter://threads/";
@@ -233,6 +233,12 @@ fn render(target: ThreadUri, turns: &ThreadTurns) -> Result<String, RpcError> {
     })
 }
 
+/// `data` naming a resource.
+#[derive(Serialize)]
+struct ResourceUri<'a> {
+    uri: &'a str,
+}
+
 /// A resource that does not exist: `-32602` in 2026-07-28 (SEP-2164), `-32002` before;
 /// `data.uri` names it either way.
 pub fn not_found(era: &Era, uri: &str, why: &str) -> RpcError {
@@ -242,7 +248,7 @@ pub fn not_found(era: &Era, uri: &str, why: &str) -> RpcError {
         RESOURCE_NOT_FOUND
     };
     RpcError::new(code, format!("Resource not found: {uri} ({why})"))
-        .with_data(json!({ "uri": uri }))
+        .with_data(error_data(ResourceUri { uri }))
 }
 
 fn catalog_error(method: &str, uri: Option<&str>, e: CatalogError) -> RpcError {
@@ -260,7 +266,7 @@ fn catalog_error(method: &str, uri: Option<&str>, e: CatalogError) -> RpcError {
             tracing::warn!("{method}: {why}");
             let error = RpcError::internal(format!("the thread store failed: {why}"));
             match uri {
-                Some(uri) => error.with_data(json!({ "uri": uri })),
+                Some(uri) => error.with_data(error_data(ResourceUri { uri })),
                 None => error,
             }
         }
@@ -270,6 +276,7 @@ fn catalog_error(method: &str, uri: Option<&str>, e: CatalogError) -> RpcError {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     #[test]
     fn uris_round_trip_and_strangers_are_refused() {

@@ -13,7 +13,8 @@ use super::STATELESS_VERSIONS;
 use super::log::LogLevel;
 use oi_jsonrpc::{RpcError, UNSUPPORTED_PROTOCOL_VERSION};
 use rmcp::model::{ClientCapabilities, Implementation};
-use serde_json::{Map, Value, json};
+use serde::Serialize;
+use serde_json::{Map, Value};
 
 pub const META_PROTOCOL_VERSION: &str = "io.modelcontextprotocol/protocolVersion";
 pub const META_CLIENT_CAPABILITIES: &str = "io.modelcontextprotocol/clientCapabilities";
@@ -144,6 +145,24 @@ fn envelope(method: &str, meta: &Map<String, Value>) -> Result<Envelope, RpcErro
     })
 }
 
+/// `data` of `-32022` (UnsupportedProtocolVersionError).
+#[derive(Serialize)]
+struct UnsupportedVersion<'a> {
+    supported: &'a [&'a str],
+    requested: &'a str,
+}
+
+/// `data` naming a method.
+#[derive(Serialize)]
+struct MethodName<'a> {
+    method: &'a str,
+}
+
+/// A typed error `data` as JSON.
+pub fn error_data(data: impl Serialize) -> Value {
+    serde_json::to_value(data).unwrap_or(Value::Null)
+}
+
 /// `-32022` for a version not served per request, naming the ones that are.
 pub fn unsupported_version(requested: &str) -> RpcError {
     RpcError::new(
@@ -153,7 +172,10 @@ pub fn unsupported_version(requested: &str) -> RpcError {
             STATELESS_VERSIONS.join(", ")
         ),
     )
-    .with_data(json!({ "supported": STATELESS_VERSIONS, "requested": requested }))
+    .with_data(error_data(UnsupportedVersion {
+        supported: STATELESS_VERSIONS,
+        requested,
+    }))
 }
 
 fn missing_meta(method: &str, meta: Option<&Value>, arrival: Arrival) -> RpcError {
@@ -197,12 +219,13 @@ pub fn removed_method(method: &str) -> RpcError {
         oi_jsonrpc::METHOD_NOT_FOUND,
         format!("method not found: {method} (removed in MCP 2026-07-28; {instead})"),
     )
-    .with_data(json!({ "method": method }))
+    .with_data(error_data(MethodName { method }))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     fn params(v: Value) -> Map<String, Value> {
         v.as_object().unwrap().clone()
