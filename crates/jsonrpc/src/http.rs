@@ -218,6 +218,18 @@ pub async fn serve_http(
                 .get(get_mcp)
                 .delete(delete_mcp),
         )
+        .fallback(|| async {
+            refuse(
+                StatusCode::NOT_FOUND,
+                "nothing is served here: the MCP endpoint is /mcp",
+            )
+        })
+        .method_not_allowed_fallback(|| async {
+            refuse(
+                StatusCode::METHOD_NOT_ALLOWED,
+                "/mcp takes POST (and GET or DELETE with the mcp-session-id of a session)",
+            )
+        })
         .layer(DefaultBodyLimit::max(opts.max_body_bytes))
         .layer(axum::middleware::from_fn_with_state(
             Arc::new(opts.clone()),

@@ -374,7 +374,34 @@ async fn refusals_are_json_rpc_bodies_never_plain_text() {
             .unwrap()
             .contains("1024 bytes")
     );
-    let (status, head, body) = exchange(&server, "POST", &[auth], "not json").await;
+    let (status, head, body) =
+        exchange(&server, "POST", std::slice::from_ref(&auth), "not json").await;
     assert_eq!(status, 400, "{body}");
     assert_eq!(json_body(&head, &body)["error"]["code"], -32700);
+    // Other verbs and paths too.
+    let (status, head, body) = exchange(&server, "PUT", std::slice::from_ref(&auth), "{}").await;
+    assert_eq!(status, 405, "{body}");
+    assert!(
+        json_body(&head, &body)["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("POST")
+    );
+    let mut stream = TcpStream::connect(server.addr).await.unwrap();
+    let req = format!(
+        "GET /other HTTP/1.1\r\nhost: 127.0.0.1\r\nauthorization: {}\r\nconnection: close\r\n\r\n",
+        auth.1
+    );
+    stream.write_all(req.as_bytes()).await.unwrap();
+    let mut all = Vec::new();
+    stream.read_to_end(&mut all).await.unwrap();
+    let text = String::from_utf8_lossy(&all).to_lowercase();
+    let (head, body) = text.split_once("\r\n\r\n").unwrap();
+    assert!(head.starts_with("http/1.1 404"), "{head}");
+    assert!(
+        json_body(head, body)["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("/mcp")
+    );
 }
