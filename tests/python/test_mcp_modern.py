@@ -278,3 +278,26 @@ def test_the_documented_modern_client_runs(transport, make_setup, interpreter_bi
     assert out.returncode == 0, out.stderr
     assert out.stdout.splitlines() == ["hello from the agent", "second answer"], out
     assert "**User:**\n\nand again" in out.stderr and "**Agent:**\n\nsecond answer" in out.stderr, out.stderr
+
+
+@pytest.mark.filterwarnings("ignore:resources/subscribe is removed")
+@pytest.mark.filterwarnings("ignore:resources/unsubscribe is removed")
+async def test_the_old_era_subscribes_to_a_thread_with_resources_subscribe(make_setup, interpreter_bin):
+    setup = make_setup([text_turn("first"), text_turn("second")])
+    updates: list[str] = []
+
+    async def on_message(message: Any) -> None:
+        if isinstance(message, types.ResourceUpdatedNotification):
+            updates.append(str(message.params.uri))
+
+    with anyio.fail_after(TIMEOUT):
+        async with connect("stdio", setup, interpreter_bin, mode="legacy", message_handler=on_message) as client:
+            first = await client.call_tool("codex", {"prompt": "one", "cwd": str(setup.work)})
+            uri = thread_uri(first.structured_content["threadId"])
+            await client.subscribe_resource(uri)
+            await client.call_tool("codex-reply", {"threadId": first.structured_content["threadId"], "prompt": "two"})
+            while uri not in updates:
+                await anyio.sleep(0.01)
+            await client.unsubscribe_resource(uri)
+            with pytest.raises(Exception, match="Resource not found"):
+                await client.subscribe_resource("interpreter://threads/0199a3f0-7c1e-7d52-9a55-3c5b9f0d2e11")

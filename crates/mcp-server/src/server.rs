@@ -44,6 +44,10 @@ pub use crate::protocol::SERVER_NAME;
 /// More simultaneous tool calls than this are refused (each one runs an agent turn).
 pub const MAX_CONCURRENT_CALLS: usize = 64;
 
+/// More open subscriptions than this (`subscriptions/listen` streams of the service, or
+/// `resources/subscribe`d URIs of a connection) are refused: each one watches the store.
+pub const MAX_SUBSCRIPTIONS: usize = 64;
+
 /// What the `initialize` handshake of a connection said about its client.
 #[derive(Debug)]
 pub struct ClientSession {
@@ -66,6 +70,8 @@ pub struct McpService {
     engine: Arc<dyn Engine>,
     client: OnceLock<ClientSession>,
     running_calls: AtomicUsize,
+    /// `subscriptions/listen` streams open now.
+    listening: AtomicUsize,
     server_cwd: PathBuf,
     arrival: Arrival,
     /// The connection the table serves, for what the handshake era sends outside a request
@@ -158,6 +164,7 @@ impl McpService {
             engine,
             client: OnceLock::new(),
             running_calls: AtomicUsize::new(0),
+            listening: AtomicUsize::new(0),
             server_cwd,
             arrival,
             connection: OnceLock::new(),
@@ -469,6 +476,13 @@ impl McpService {
         ctx: RequestContext,
         filter: SubscriptionFilter,
     ) -> Result<ServerResult, RpcError> {
+        let open = self.listening.fetch_add(1, Ordering::SeqCst);
+        let _slot = CallSlot(&self.listening);
+        if open >= MAX_SUBSCRIPTIONS {
+            return Err(RpcError::invalid_request(format!(
+                "too many subscriptions are open ({MAX_SUBSCRIPTIONS}); close one (or listen for several things on one) and retry"
+            )));
+        }
         let (wanted, accepted) = Wanted::from_filter(&filter);
         let sink = Sink {
             outgoing: ctx.outgoing.clone(),
@@ -507,8 +521,16 @@ impl McpService {
             ));
         };
         let stop = connection.shutdown.child_token();
-        if let Some(old) = lock(&self.subscribed).insert(uri.clone(), stop.clone()) {
-            old.cancel();
+        {
+            let mut subscribed = lock(&self.subscribed);
+            if subscribed.len() >= MAX_SUBSCRIPTIONS && !subscribed.contains_key(&uri) {
+                return Err(RpcError::invalid_request(format!(
+                    "this connection already watches {MAX_SUBSCRIPTIONS} resources; unsubscribe from one first"
+                )));
+            }
+            if let Some(old) = subscribed.insert(uri.clone(), stop.clone()) {
+                old.cancel();
+            }
         }
         let wanted = Wanted {
             threads: vec![target],
