@@ -41,8 +41,13 @@ use tokio_util::sync::CancellationToken;
 
 pub use crate::protocol::SERVER_NAME;
 
-/// More simultaneous tool calls than this are refused (each one runs an agent turn).
+/// More simultaneous tool calls than this on one connection are refused (each one runs an
+/// agent turn).
 pub const MAX_CONCURRENT_CALLS: usize = 64;
+
+/// More simultaneous stateless tool calls than this (all of a listener's 2026-07-28 clients
+/// together: they share one table) are refused.
+pub const MAX_STATELESS_CALLS: usize = 1024;
 
 /// More open subscriptions than this (`subscriptions/listen` streams of the service, or
 /// `resources/subscribe`d URIs of a connection) are refused: each one watches the store.
@@ -421,13 +426,17 @@ impl McpService {
                 ),
             ));
         }
+        let cap = match self.arrival {
+            Arrival::Connection => MAX_CONCURRENT_CALLS,
+            Arrival::Alone => MAX_STATELESS_CALLS,
+        };
         let running = self.running_calls.fetch_add(1, Ordering::SeqCst);
         let _slot = CallSlot(&self.running_calls);
-        if running >= MAX_CONCURRENT_CALLS {
+        if running >= cap {
             return Ok(tool_result(
                 None,
                 format!(
-                    "Too many tool calls are running ({MAX_CONCURRENT_CALLS}); wait for some to finish and try again."
+                    "Too many tool calls are running ({cap}); wait for some to finish and try again."
                 ),
                 true,
             )
