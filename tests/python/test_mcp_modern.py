@@ -301,3 +301,19 @@ async def test_the_old_era_subscribes_to_a_thread_with_resources_subscribe(make_
             await client.unsubscribe_resource(uri)
             with pytest.raises(Exception, match="Resource not found"):
                 await client.subscribe_resource("interpreter://threads/0199a3f0-7c1e-7d52-9a55-3c5b9f0d2e11")
+
+
+async def test_fastmcp_s_client_finds_the_2026_server_and_runs_a_turn(make_setup, interpreter_bin):
+    """fastmcp's client (on the SDK's `auto`) as a second client implementation."""
+    from fastmcp import Client as FastClient
+    from fastmcp.client.transports import StdioTransport
+
+    setup = make_setup([text_turn("fast answer")])
+    transport = StdioTransport(command=str(interpreter_bin), args=["mcp-server"], env=setup.env(), cwd=str(setup.work))
+    with anyio.fail_after(TIMEOUT):
+        async with FastClient(transport) as client:
+            assert [t.name for t in await client.list_tools()] == ["codex", "codex-reply"]
+            result = await client.call_tool("codex", {"prompt": "hi", "cwd": str(setup.work)})
+            assert client.session.protocol_version == MODERN
+    assert result.content[0].text == "fast answer"
+    assert result.structured_content["threadId"]
