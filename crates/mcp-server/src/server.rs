@@ -201,36 +201,51 @@ impl McpService {
             });
         }
         let mut t = MethodTable::new();
+        self.lifecycle_methods(&mut t);
+        self.tool_methods(&mut t);
+        self.catalog_methods(&mut t);
+        t.notification("notifications/initialized", |_: Value| async {});
+        t.notification("notifications/roots/list_changed", |_: Value| async {});
+        t.notification("notifications/progress", |_: Value| async {});
+        t
+    }
+
+    /// `initialize`, `ping`, `logging/setLevel` (the handshake era), `server/discover`.
+    fn lifecycle_methods(self: &Arc<Self>, t: &mut MethodTable) {
         self.method(
-            &mut t,
+            t,
             "initialize",
             Eras::Handshake,
             Execution::Inline,
             |s, _, _, p| async move { s.initialize(p) },
         );
         self.method(
-            &mut t,
+            t,
             "ping",
             Eras::Handshake,
             Execution::Inline,
             |_, _, _, _: Empty| async { Ok(ServerResult::empty(())) },
         );
         self.method(
-            &mut t,
+            t,
             "logging/setLevel",
             Eras::Handshake,
             Execution::Inline,
             |_, _, _, _: SetLevelParams| async { Ok(ServerResult::empty(())) },
         );
         self.method(
-            &mut t,
+            t,
             "server/discover",
             Eras::Stateless,
             Execution::Inline,
             |_, _, _, _: Empty| async { Ok(discover()) },
         );
+    }
+
+    /// `tools/list`, `tools/call`.
+    fn tool_methods(self: &Arc<Self>, t: &mut MethodTable) {
         self.method(
-            &mut t,
+            t,
             "tools/list",
             Eras::Both,
             Execution::Inline,
@@ -243,14 +258,18 @@ impl McpService {
             },
         );
         self.method(
-            &mut t,
+            t,
             "tools/call",
             Eras::Both,
             Execution::Spawn,
             |s, ctx, era, p| async move { s.call_tool(ctx, era, p).await },
         );
+    }
+
+    /// Resources, prompts and their change notifications.
+    fn catalog_methods(self: &Arc<Self>, t: &mut MethodTable) {
         self.method(
-            &mut t,
+            t,
             "resources/list",
             Eras::Both,
             Execution::Spawn,
@@ -259,14 +278,14 @@ impl McpService {
             },
         );
         self.method(
-            &mut t,
+            t,
             "resources/templates/list",
             Eras::Both,
             Execution::Inline,
             |_, _, _, _: ListParams| async { Ok(resources::templates().into()) },
         );
         self.method(
-            &mut t,
+            t,
             "resources/read",
             Eras::Both,
             Execution::Spawn,
@@ -277,7 +296,7 @@ impl McpService {
             },
         );
         self.method(
-            &mut t,
+            t,
             "prompts/list",
             Eras::Both,
             Execution::Spawn,
@@ -289,7 +308,7 @@ impl McpService {
             },
         );
         self.method(
-            &mut t,
+            t,
             "prompts/get",
             Eras::Both,
             Execution::Spawn,
@@ -304,21 +323,21 @@ impl McpService {
             },
         );
         self.method(
-            &mut t,
+            t,
             "subscriptions/listen",
             Eras::Stateless,
             Execution::Spawn,
             |s, ctx, _, p: ListenParams| async move { s.listen(ctx, p.notifications).await },
         );
         self.method(
-            &mut t,
+            t,
             "resources/subscribe",
             Eras::Handshake,
-            Execution::Inline,
+            Execution::Spawn,
             |s, _, era, p: ResourceParams| async move { s.subscribe(&era, p.uri).await },
         );
         self.method(
-            &mut t,
+            t,
             "resources/unsubscribe",
             Eras::Handshake,
             Execution::Inline,
@@ -329,10 +348,6 @@ impl McpService {
                 Ok(ServerResult::empty(()))
             },
         );
-        t.notification("notifications/initialized", |_: Value| async {});
-        t.notification("notifications/roots/list_changed", |_: Value| async {});
-        t.notification("notifications/progress", |_: Value| async {});
-        t
     }
 
     /// Declares `method`: its era is read from the request, a request of an era the method
