@@ -98,6 +98,13 @@ pub async fn run(server: Server, cli: HostSettings, args: McpServerArgs) -> i32 
         table.merge(oi_app_server::methods(AppServerContext::new(ctx, mcp)));
         table
     });
+    // MCP 2026-07-28 requests over HTTP come without a session: the MCP methods alone
+    // answer them (the v2 API has sessions only).
+    let services = if app_server {
+        services
+    } else {
+        services.with_stateless(oi_mcp_server::stateless_methods)
+    };
     let target = match listen_target(args.listen.as_deref(), app_server) {
         Ok(t) => t,
         Err(message) => {

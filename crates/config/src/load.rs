@@ -37,6 +37,36 @@ pub fn find_home() -> Result<PathBuf, ConfigError> {
         })
 }
 
+/// The folder of prompt files, in the home directory and in a project's `.openinterpreter/`.
+const PROMPTS_DIR: &str = "prompts";
+
+/// Where prompt files (`*.md`) are read from, most specific first: the nearest
+/// `.openinterpreter/prompts/` at or above `cwd` when `cwd` is in a folder the user trusted
+/// (and that prompt folder is inside the trusted one), then `home/prompts/`. Only folders
+/// that exist are listed. It reads the user config (with the bounded reader) to decide
+/// trust: call it off async workers. A project's prompts are text a repository chose, so
+/// an untrusted project contributes none.
+pub fn prompt_folders(home: &Path, cwd: &Path) -> Result<Vec<PathBuf>, ConfigError> {
+    let mut folders = Vec::new();
+    let user = read_layer(&user_config_path(home))?
+        .map(|(t, _)| t)
+        .unwrap_or_default();
+    if let crate::Trust::Trusted(root) = crate::trust_of(&user, cwd) {
+        let cwd = cwd.canonicalize().unwrap_or_else(|_| cwd.to_path_buf());
+        let project = cwd
+            .ancestors()
+            .take_while(|dir| dir.starts_with(&root))
+            .map(|dir| dir.join(".openinterpreter").join(PROMPTS_DIR))
+            .find(|dir| dir.is_dir());
+        folders.extend(project);
+    }
+    let own = home.join(PROMPTS_DIR);
+    if own.is_dir() && !folders.contains(&own) {
+        folders.push(own);
+    }
+    Ok(folders)
+}
+
 /// Read one config file with the bounded reader (a FIFO or device is refused, not waited on).
 fn read_layer(path: &Path) -> Result<Option<(toml::Table, String)>, ConfigError> {
     let text = match crate::project_file::read_text_capped(

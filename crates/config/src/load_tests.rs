@@ -958,3 +958,32 @@ fn a_would_be_user_config_is_checked_without_touching_files() {
         "no file written"
     );
 }
+
+#[test]
+fn prompt_folders_are_the_trusted_projects_then_the_homes() {
+    let (home, proj) =
+        home_and_project("[projects.\"{PROJECT}\"]\ntrust_level = \"trusted\"\n", "");
+    let sub = proj.path().join("src");
+    std::fs::create_dir_all(&sub).unwrap();
+    // No folders yet: nothing listed.
+    assert!(crate::prompt_folders(home.path(), &sub).unwrap().is_empty());
+    std::fs::create_dir_all(proj.path().join(".openinterpreter/prompts")).unwrap();
+    std::fs::create_dir_all(home.path().join("prompts")).unwrap();
+    let found = crate::prompt_folders(home.path(), &sub).unwrap();
+    assert_eq!(
+        found,
+        vec![
+            proj.path()
+                .canonicalize()
+                .unwrap()
+                .join(".openinterpreter/prompts"),
+            home.path().join("prompts")
+        ]
+    );
+    // An untrusted project's prompts are left out.
+    std::fs::write(home.path().join("config.toml"), "").unwrap();
+    assert_eq!(
+        crate::prompt_folders(home.path(), &sub).unwrap(),
+        vec![home.path().join("prompts")]
+    );
+}

@@ -122,13 +122,18 @@ async fn accept_error(e: io::Error) {
 /// Tells an over-limit client why, if its socket takes the bytes right away, then closes.
 fn refuse(stream: &TcpStream, peer: SocketAddr, limit: usize) {
     tracing::debug!("refused a connection from {peer}: {limit} already open");
-    let text = format!(
-        "too many connections from {} (at most {limit} at once); close idle ones and retry\n",
-        peer.ip()
+    let error = crate::message::RpcError::new(
+        crate::message::INTERNAL_ERROR,
+        format!(
+            "too many connections from {} (at most {limit} at once); close idle ones and retry",
+            peer.ip()
+        ),
     );
+    let body = crate::message::Outgoing::Error { id: None, error }.to_line();
+    let body = String::from_utf8_lossy(&body);
     let reply = format!(
-        "HTTP/1.1 503 Service Unavailable\r\ncontent-type: text/plain; charset=utf-8\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{text}",
-        text.len()
+        "HTTP/1.1 503 Service Unavailable\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+        body.len()
     );
     let _ = stream.try_write(reply.as_bytes());
 }
