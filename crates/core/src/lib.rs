@@ -29,6 +29,7 @@ pub mod image_input;
 mod manager;
 mod mcp_sampling;
 mod notify;
+mod parking;
 mod prompt;
 mod recorder;
 mod repeats;
@@ -43,6 +44,7 @@ mod tools;
 mod turn;
 mod turn_context;
 mod turn_handle;
+mod turn_state;
 mod window;
 mod window_recovery;
 
@@ -65,9 +67,12 @@ pub use mcp_sampling::MCP_SAMPLING_APPROVAL_COMMAND;
 pub use oi_protocol::truncate::truncate_head_tail;
 /// What front ends see of stored threads: the store's data types, through the engine.
 pub use oi_thread_store::{
-    GitInfo, ListQuery, LoadedThread, RolloutItem, SessionSource, SortKey, StoredTurn,
-    ThreadOutline, ThreadPage, ThreadSummary, TurnSpan, TurnStatus,
+    GitInfo, ListQuery, LoadedThread, ParkedCall, RolloutItem, SessionSource, SortKey,
+    StoredTurn, ThreadOutline, ThreadPage, ThreadSummary, TurnParkedItem, TurnSpan, TurnStatus,
+    TurnUnparkedItem, Unparked,
 };
+/// A parked turn's requests, its event and the answers that resume it.
+pub use oi_protocol::protocol::{ParkedAnswer, ParkedRequest, TurnParkedEvent};
 pub use stored::StoredThreads;
 
 /// The model catalog front ends list models from (v2 `model/list`, the TUI's `/model`):
@@ -79,5 +84,7 @@ pub mod catalog {
     };
 }
 pub use recorder::{NoopRecorder, RecordError, Recorder, SaveState, Unsaved};
+pub use parking::{ParkError, TurnOptions};
 pub use thread::{StartTurn, Thread};
 pub use turn_handle::{PendingRequest, TurnEnd, TurnHandle};
+pub use turn_state::TurnState;
