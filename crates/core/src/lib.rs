@@ -64,15 +64,15 @@ pub use manager::{
     open_thread_store_async,
 };
 pub use mcp_sampling::MCP_SAMPLING_APPROVAL_COMMAND;
+/// A parked turn's requests, its event and the answers that resume it.
+pub use oi_protocol::protocol::{ParkedAnswer, ParkedRequest, TurnParkedEvent};
 pub use oi_protocol::truncate::truncate_head_tail;
 /// What front ends see of stored threads: the store's data types, through the engine.
 pub use oi_thread_store::{
-    GitInfo, ListQuery, LoadedThread, ParkedCall, RolloutItem, SessionSource, SortKey,
-    StoredTurn, ThreadOutline, ThreadPage, ThreadSummary, TurnParkedItem, TurnSpan, TurnStatus,
+    GitInfo, ListQuery, LoadedThread, ParkedCall, RolloutItem, SessionSource, SortKey, StoredTurn,
+    ThreadOutline, ThreadPage, ThreadSummary, TurnParkedItem, TurnSpan, TurnStatus,
     TurnUnparkedItem, Unparked,
 };
-/// A parked turn's requests, its event and the answers that resume it.
-pub use oi_protocol::protocol::{ParkedAnswer, ParkedRequest, TurnParkedEvent};
 pub use stored::StoredThreads;
 
 /// The model catalog front ends list models from (v2 `model/list`, the TUI's `/model`):
@@ -83,8 +83,8 @@ pub mod catalog {
         ModelInfo, RemoteModel, builtin_info, fetch_models, is_hidden, parse_models,
     };
 }
-pub use recorder::{NoopRecorder, RecordError, Recorder, SaveState, Unsaved};
 pub use parking::{ParkError, TurnOptions};
+pub use recorder::{NoopRecorder, RecordError, Recorder, SaveState, Unsaved};
 pub use thread::{StartTurn, Thread};
 pub use turn_handle::{PendingRequest, TurnEnd, TurnHandle};
 pub use turn_state::TurnState;

@@ -2,8 +2,8 @@
 
 use crate::elicitation::EngineElicitation;
 use crate::error::CoreError;
-use crate::parking::ParkError;
 use crate::mcp_sampling::EngineSampling;
+use crate::parking::ParkError;
 use crate::recorder::{NoopRecorder, Recorder};
 use crate::session::Session;
 use crate::store_writer::StoreRecorder;

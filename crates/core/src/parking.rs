@@ -126,7 +126,9 @@ pub enum ParkError {
     },
     /// The answers could not be saved, so nothing ran: the turn has ended (`turn_aborted`),
     /// since what the store will hold of it is not known.
-    #[error("the answers to turn {turn_id} could not be saved, so nothing ran and the turn ended: {message}")]
+    #[error(
+        "the answers to turn {turn_id} could not be saved, so nothing ran and the turn ended: {message}"
+    )]
     NotSaved {
         /// The turn.
         turn_id: String,

@@ -11,8 +11,8 @@ use oi_protocol::protocol::{
     ElicitationResponse, EventMsg, Op, ParkedAnswer, ReviewDecision, Submission, TurnOverrides,
     TurnParkedEvent, UserMessageEvent,
 };
-use oi_thread_store::Unparked;
 use oi_protocol::user_input::UserInput;
+use oi_thread_store::Unparked;
 use std::sync::Arc;
 use tokio::sync::{mpsc, oneshot};
 use tokio::task::JoinHandle;
@@ -629,8 +629,7 @@ async fn resume(
     turn_task: &mut Option<JoinHandle<()>>,
 ) -> Result<(), ParkError> {
     let cancel = CancellationToken::new();
-    let resumed =
-        crate::parking::resume(sess, &turn_id, &park_id, answers, cancel.clone()).await?;
+    let resumed = crate::parking::resume(sess, &turn_id, &park_id, answers, cancel.clone()).await?;
     let task = crate::turn::run_resumed_turn(sess.clone(), turn_id.clone(), cancel, resumed);
     *turn_task = Some(crate::supervisor::spawn_supervised(
         sess.clone(),

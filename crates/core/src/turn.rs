@@ -5,10 +5,10 @@ use crate::compact::{CompactError, compact, compact_if_needed};
 use crate::context_window::{
     WindowSignal, budget_tool_outputs, output_token_bound, tool_output_budget, window_signal,
 };
+use crate::parking::LoopState;
 use crate::prompt::{base_instructions, context_items};
 use crate::repeats::Repeat;
 use crate::session::{ActiveTurn, Session};
-use crate::parking::LoopState;
 use crate::tools::{CallsRun, PendingCall, run_calls, tool_specs};
 use crate::window_recovery::{
     SignalOutcome, overflow_failure, recover_from_overflow, recover_from_signal,
@@ -78,7 +78,15 @@ pub(crate) async fn run_turn(
         }),
     );
     sess.send(&turn_id, EventMsg::UserMessage(user_message));
-    let result = turn_loop(&sess, &turn_id, &cancel, started, LoopState::default(), None).await;
+    let result = turn_loop(
+        &sess,
+        &turn_id,
+        &cancel,
+        started,
+        LoopState::default(),
+        None,
+    )
+    .await;
     finish(&sess, &turn_id, result, started).await;
 }
 
@@ -108,12 +116,7 @@ pub(crate) async fn run_resumed_turn(
 }
 
 /// Ends the turn as its loop's result says.
-async fn finish(
-    sess: &Session,
-    turn_id: &str,
-    result: Result<(), TurnFailure>,
-    started: Instant,
-) {
+async fn finish(sess: &Session, turn_id: &str, result: Result<(), TurnFailure>, started: Instant) {
     let outcome = match result {
         // Completed or parked: `turn_loop` already ended (or parked) the turn (it decides
         // that where it sees late steering input).

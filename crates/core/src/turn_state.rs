@@ -111,7 +111,11 @@ pub(crate) async fn turn_state(
 
 /// The last records of the turn, parsed.
 fn tail(outline: &ThreadOutline, span: &TurnSpan) -> Vec<RolloutItem> {
-    let start = span.lines.end.saturating_sub(TAIL_RECORDS).max(span.lines.start);
+    let start = span
+        .lines
+        .end
+        .saturating_sub(TAIL_RECORDS)
+        .max(span.lines.start);
     outline.records(start..span.lines.end)
 }
 

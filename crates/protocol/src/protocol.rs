@@ -7,8 +7,8 @@
 use crate::config_types::{AskForApproval, ReasoningEffort, SandboxPolicy};
 use crate::ids::ThreadId;
 use crate::models::TokenUsage;
-use crate::parse_command::ParsedCommand;
 pub use crate::parked::{ParkedAnswer, ParkedRequest, TurnParkedEvent};
+use crate::parse_command::ParsedCommand;
 use crate::user_input::UserInput;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;

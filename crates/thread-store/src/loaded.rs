@@ -115,7 +115,11 @@ impl LoadedThread {
                 _ => None,
             })
             .collect();
-        answered.extend(parked.iter().flat_map(|p| p.calls.iter().map(|c| c.call_id.as_str())));
+        answered.extend(
+            parked
+                .iter()
+                .flat_map(|p| p.calls.iter().map(|c| c.call_id.as_str())),
+        );
         let mut out = Vec::new();
         let mut dangling: Vec<String> = Vec::new();
         let flush = |out: &mut Vec<ResponseItem>, dangling: &mut Vec<String>| {
@@ -201,10 +205,14 @@ impl LoadedThread {
             .turn_spans()
             .pop()
             .filter(|t| t.status == TurnStatus::Parked)?;
-        self.items.get(span.lines)?.iter().rev().find_map(|i| match i {
-            RolloutItem::TurnParked(p) if p.turn_id == span.id => Some(p),
-            _ => None,
-        })
+        self.items
+            .get(span.lines)?
+            .iter()
+            .rev()
+            .find_map(|i| match i {
+                RolloutItem::TurnParked(p) if p.turn_id == span.id => Some(p),
+                _ => None,
+            })
     }
 
     /// The id of the last turn if it began with `task_started` and has no end record.

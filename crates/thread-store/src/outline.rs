@@ -496,7 +496,10 @@ impl ThreadOutline {
     /// The last `turn_parked` record of turn `span` (only that record is parsed): what the
     /// turn waits for when it is [`TurnStatus::Parked`], what it waited for otherwise.
     pub fn park_record(&self, span: &TurnSpan) -> Option<crate::parked::TurnParkedItem> {
-        let n = self.last_mark(span, |m| matches!(m, Mark::Parked { turn_id } if *turn_id == span.id))?;
+        let n = self.last_mark(
+            span,
+            |m| matches!(m, Mark::Parked { turn_id } if *turn_id == span.id),
+        )?;
         match self.records(n..n + 1).pop()? {
             RolloutItem::TurnParked(p) => Some(p),
             _ => None,
@@ -505,8 +508,10 @@ impl ThreadOutline {
 
     /// The last `turn_unparked` record of turn `span`: how its last park ended.
     pub fn unpark_record(&self, span: &TurnSpan) -> Option<crate::parked::TurnUnparkedItem> {
-        let n =
-            self.last_mark(span, |m| matches!(m, Mark::Unparked { turn_id } if *turn_id == span.id))?;
+        let n = self.last_mark(
+            span,
+            |m| matches!(m, Mark::Unparked { turn_id } if *turn_id == span.id),
+        )?;
         match self.records(n..n + 1).pop()? {
             RolloutItem::TurnUnparked(u) => Some(u),
             _ => None,

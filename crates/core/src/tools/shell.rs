@@ -570,8 +570,10 @@ pub(crate) fn printed_output(tool_output: &str) -> &str {
 
 fn finish(out: ExecOutput, max_bytes: usize) -> ToolOutcome {
     let text = format_output(&out, max_bytes);
-    let mut o =
-        ToolOutcome::with_output(oi_protocol::models::FunctionCallOutput::text(text, out.exit_code == 0));
+    let mut o = ToolOutcome::with_output(oi_protocol::models::FunctionCallOutput::text(
+        text,
+        out.exit_code == 0,
+    ));
     o.abort_turn = out.aborted;
     o
 }
