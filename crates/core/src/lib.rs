@@ -6,6 +6,11 @@
 //! approvals the policy requires), feeds results back, and ends with exactly one of
 //! `task_complete` or `turn_aborted` (a failed turn sends `error` first, then `task_complete`).
 //!
+//! A turn started with [`TurnOptions::park_approvals`] does not wait for an approval: it
+//! *parks* (a `turn_parked` event; its requests recorded durably) and any process sharing
+//! the thread store resumes it with the answers ([`Thread::resume_parked`]); any process
+//! reads what a turn is from the store ([`StoredThreads::turn_state`]).
+//!
 //! Owns: turn loop, tool routing (`shell`, `apply_patch`, MCP tools), approval policy,
 //! command execution and its sandbox seam, model instructions; and the façade front ends
 //! reach storage, the model catalog and the working tree through ([`StoredThreads`] from

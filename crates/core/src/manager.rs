@@ -305,7 +305,11 @@ impl ThreadManager {
     ) -> Result<NewThread, CoreError> {
         let id = ThreadId::new();
         if self.inner.opts.persist {
-            if let Some(live) = self.get_thread(&source) {
+            // A running turn stops so the copy ends with it; a parked one is left to its
+            // answers (the copy closes its own copy of the park).
+            if let Some(live) = self.get_thread(&source)
+                && live.is_busy()
+            {
                 live.submit(Op::Interrupt).await.ok();
             }
             let store = self.open_store(&config.home).await?;

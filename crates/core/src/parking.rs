@@ -394,43 +394,13 @@ pub(crate) async fn resume(
             message,
         });
     }
-    let by_id: HashMap<&str, ReviewDecision> = answers
-        .iter()
-        .map(|a| (a.request_id.as_str(), a.decision))
-        .collect();
-    {
-        let mut st = sess.state();
-        if let Some(s) = &parked.settings {
-            let cfg = &mut st.config;
-            cfg.cwd = s.cwd.clone();
-            cfg.approval_policy = s.approval_policy;
-            cfg.sandbox_mode = s.sandbox_policy.mode();
-            cfg.sandbox_policy = s.sandbox_policy.clone();
-            cfg.model = s.model.clone();
-            cfg.model_reasoning_effort = s.effort;
-        }
-        st.preanswers = parked
-            .requests
-            .iter()
-            .filter_map(|r| {
-                let decision = *by_id.get(r.id())?;
-                Some((
-                    r.id().to_string(),
-                    Preanswer {
-                        request: r.clone(),
-                        decision,
-                    },
-                ))
-            })
-            .collect();
-        st.sandboxed_runs = engine.sandboxed_outputs.into_iter().collect();
-        st.active_turn = Some(ActiveTurn {
-            id: turn_id.to_string(),
-            cancel,
-            pending_input: engine.pending_input,
-            park_approvals: true,
-        });
-    }
+    let active = ActiveTurn {
+        id: turn_id.to_string(),
+        cancel,
+        pending_input: engine.pending_input,
+        park_approvals: true,
+    };
+    install(sess, &parked, &answers, engine.sandboxed_outputs, active);
     Ok(Resumed {
         loop_state: engine.loop_state,
         calls: parked
@@ -440,6 +410,45 @@ pub(crate) async fn resume(
             .collect(),
         started: instant_of(engine.started_at_ms).unwrap_or_else(Instant::now),
     })
+}
+
+/// Makes the resumed turn active again: with the settings it parked with, the answers its
+/// approvals will find, and the sandboxed runs its re-run questions were about.
+fn install(
+    sess: &Session,
+    parked: &TurnParkedItem,
+    answers: &[ParkedAnswer],
+    sandboxed_outputs: BTreeMap<String, FunctionCallOutput>,
+    active: ActiveTurn,
+) {
+    let by_id: HashMap<&str, ReviewDecision> = answers
+        .iter()
+        .map(|a| (a.request_id.as_str(), a.decision))
+        .collect();
+    let mut st = sess.state();
+    if let Some(s) = &parked.settings {
+        let cfg = &mut st.config;
+        cfg.cwd = s.cwd.clone();
+        cfg.approval_policy = s.approval_policy;
+        cfg.sandbox_mode = s.sandbox_policy.mode();
+        cfg.sandbox_policy = s.sandbox_policy.clone();
+        cfg.model = s.model.clone();
+        cfg.model_reasoning_effort = s.effort;
+    }
+    st.preanswers = parked
+        .requests
+        .iter()
+        .filter_map(|r| {
+            let decision = *by_id.get(r.id())?;
+            let answer = Preanswer {
+                request: r.clone(),
+                decision,
+            };
+            Some((r.id().to_string(), answer))
+        })
+        .collect();
+    st.sandboxed_runs = sandboxed_outputs.into_iter().collect();
+    st.active_turn = Some(active);
 }
 
 /// Ends the thread's parked turn without running what it waits for (a new turn starts, an

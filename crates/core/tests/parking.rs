@@ -990,3 +990,85 @@ async fn turn_states_read_from_postgres() {
     };
     turn_states(Some(url)).await;
 }
+
+/// A directory outside every writable root of the workspace-write sandbox (not under /tmp).
+fn outside_dir() -> tempfile::TempDir {
+    let base = std::env::var_os("HOME")
+        .map(std::path::PathBuf::from)
+        .filter(|h| h.is_dir() && !h.starts_with("/tmp"))
+        .unwrap_or_else(|| std::path::PathBuf::from("/var/tmp"));
+    tempfile::Builder::new()
+        .prefix("oi-outside-")
+        .tempdir_in(base)
+        .unwrap()
+}
+
+/// `on-failure`: the sandbox stops a command, and the question whether to run it again
+/// outside the sandbox parks. Resumed, the command is not run in the sandbox a second time:
+/// approved, it runs once more, unconfined; denied, the model gets the sandboxed run's output.
+#[tokio::test]
+async fn a_parked_rerun_outside_the_sandbox_does_not_run_the_command_in_it_again() {
+    for (decision, runs, written) in [
+        (ReviewDecision::Approved, "ran\nran\n", true),
+        (ReviewDecision::Denied, "ran\n", false),
+    ] {
+        let home = tempfile::tempdir().unwrap();
+        let outside = outside_dir();
+        let target = outside.path().join("target.txt");
+        let script = format!("echo ran >> runs.txt; echo hi > {}", target.display());
+        let mock = MockModelServer::start(MockScript::turns([
+            MockTurn::tool_call("shell", json!({"command": ["bash", "-c", script]}))
+                .with_call_id("s1"),
+            MockTurn::text("done"),
+        ]))
+        .await
+        .unwrap();
+        let mut toml = mock.config_toml("mock", WireApi::Chat);
+        toml.push('\n');
+        std::fs::write(home.path().join("config.toml"), toml).unwrap();
+        let cfg = oi_config::load_config(oi_config::ConfigLoadOptions {
+            home: Some(home.path().to_path_buf()),
+            overrides: oi_config::ConfigOverrides {
+                cwd: Some(home.path().to_path_buf()),
+                sandbox_mode: Some(SandboxMode::WorkspaceWrite),
+                approval_policy: Some(AskForApproval::OnFailure),
+                ..Default::default()
+            },
+            ..Default::default()
+        })
+        .unwrap()
+        .config;
+        let m = persisted();
+        let t = m.start_thread(cfg).await.unwrap();
+        let mut turn = start_parking(&t.thread, "write outside").await;
+        let (park, _) = parked(&mut turn).await;
+        let runs_file = home.path().join("runs.txt");
+        assert_eq!(std::fs::read_to_string(&runs_file).unwrap(), "ran\n");
+        assert_eq!(park.requests[0].id(), "s1-retry", "{park:?}");
+        assert!(!target.exists());
+        let mut resumed = t
+            .thread
+            .resume_parked(turn.id(), &park.park_id, answer_all(&park, decision))
+            .await
+            .unwrap();
+        assert_eq!(completed(&mut resumed).await.as_deref(), Some("done"));
+        assert_eq!(
+            std::fs::read_to_string(&runs_file).unwrap(),
+            runs,
+            "{decision:?}"
+        );
+        assert_eq!(target.exists(), written, "{decision:?}");
+        let outputs = mock.requests()[1].tool_outputs();
+        assert_eq!(outputs.len(), 1, "{outputs:?}");
+        let expected_exit = if written {
+            "Exit code: 0"
+        } else {
+            "Exit code: 1"
+        };
+        assert!(
+            outputs[0].1.contains(expected_exit),
+            "{decision:?}: {outputs:?}"
+        );
+        m.shutdown_all().await;
+    }
+}
