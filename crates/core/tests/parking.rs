@@ -1072,3 +1072,26 @@ async fn a_parked_rerun_outside_the_sandbox_does_not_run_the_command_in_it_again
         m.shutdown_all().await;
     }
 }
+
+/// Servers await these on their tasks: the futures must be `Send` (checked when compiled).
+#[allow(dead_code, clippy::needless_pass_by_value)]
+fn parking_futures_are_send(
+    m: ThreadManager,
+    stored: oi_core::StoredThreads,
+    thread: Arc<oi_core::Thread>,
+    cfg: oi_config::Config,
+    outline: oi_core::ThreadOutline,
+) {
+    fn send<T: Send>(_: T) {}
+    let id = ThreadId::new();
+    send(stored.turn_state(&id, "t"));
+    send(stored.turn_state_in(&outline, "t"));
+    send(thread.resume_parked("t", "p", Vec::new()));
+    send(thread.start_turn_with(
+        thread.subscribe(),
+        "t".into(),
+        input("x"),
+        TurnOptions::parking(),
+    ));
+    send(m.resume_parked_turn(id, cfg, "t", "p", Vec::new()));
+}
