@@ -103,6 +103,8 @@ pub(crate) struct Session {
     turn_end: tokio::sync::Mutex<()>,
     /// The running (or last) turn's fixed context; replaced when a turn starts.
     turn_context: Mutex<Arc<TurnContext>>,
+    /// Where the thread is stored (kept when the recorder closes at shutdown).
+    rollout_path: Option<std::path::PathBuf>,
 }
 
 impl Session {
@@ -141,6 +143,7 @@ impl Session {
                 sandboxed_runs: HashMap::new(),
             }),
             save_state: recorder.save_state(),
+            rollout_path: recorder.path(),
             recorder: Mutex::new(recorder),
             warned: Mutex::new(HashSet::new()),
             save_error: Mutex::new(None),
@@ -501,6 +504,17 @@ impl Session {
         }
     }
 
+    /// Stops recording (at shutdown): the recorder is dropped on the blocking pool, which
+    /// writes what it still holds and gives back the thread's lock or lease, and awaited.
+    /// Nothing recorded afterwards is saved.
+    pub async fn close_recorder(&self) {
+        let old = std::mem::replace(
+            &mut *self.recorder(),
+            Box::new(crate::recorder::NoopRecorder),
+        );
+        let _ = tokio::task::spawn_blocking(move || drop(old)).await;
+    }
+
     pub fn flush(&self, id: &str) {
         let r = self.recorder().flush();
         if let Err(e) = r {
@@ -509,6 +523,6 @@ impl Session {
     }
 
     pub fn rollout_path(&self) -> Option<std::path::PathBuf> {
-        self.recorder().path()
+        self.rollout_path.clone()
     }
 }

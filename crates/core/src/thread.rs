@@ -703,6 +703,10 @@ async fn shutdown(
         m.shutdown().await;
     }
     sess.flush(id);
+    // The thread's writer goes now, not when the last handle drops: once shutdown is
+    // confirmed, the thread's lock or lease is free for another process (a server that lets
+    // a thread go, e.g. a parked one, is answered by the next server at once).
+    sess.close_recorder().await;
     sess.send(id, EventMsg::ShutdownComplete);
     // The notifier ends after `shutdown_complete`, once its programs have run (bounded).
     if let Some(n) = notifier {

@@ -968,6 +968,17 @@ async fn dead_process_thread(home: &Path, pg: Option<&str>) -> ThreadId {
         .await
         .unwrap();
     writer.close_async().await.unwrap();
+    // Closed, the thread is free once no process holds a copy of its lock: a command that
+    // another test of this process spawned while the rollout was open holds one until it
+    // execs (local files; `lock` waits such windows out the same way).
+    let deadline = tokio::time::Instant::now() + WAIT;
+    while store.is_held_async(&id).await.unwrap() {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "the dead thread stays held"
+        );
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
     id
 }
 
