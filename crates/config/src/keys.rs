@@ -31,6 +31,7 @@ pub const TOP_LEVEL_KEYS: &[&str] = &[
     "developer_instructions",
     "compact_prompt",
     "approval_timeout_sec",
+    "parked_turn_timeout_sec",
     "max_turn_steps",
     "tool_output_max_bytes",
     "shell_timeout_ms",
@@ -263,6 +264,12 @@ pub const KEY_DOCS: &[KeyDoc] = &[
         default: "`600`",
         meaning: "an unanswered approval counts as denied after this long",
         example: "approval_timeout_sec = 120",
+    },
+    KeyDoc {
+        key: "parked_turn_timeout_sec",
+        default: "`86400`",
+        meaning: "a turn parked at an approval (for a client that answers later, possibly through another server; see docs/scale.md) can be resumed for this long; after that it ends as expired",
+        example: "parked_turn_timeout_sec = 3600",
     },
     KeyDoc {
         key: "max_turn_steps",

@@ -102,6 +102,12 @@ pub trait Recorder: Send {
         let _ = item;
         Ok(())
     }
+    /// A record of a parked turn (`turn_parked`, `turn_unparked`), queued like an event;
+    /// the engine flushes before it reports the park or runs what was answered.
+    fn record_park(&mut self, item: &oi_thread_store::RolloutItem) -> Result<(), RecordError> {
+        let _ = item;
+        Ok(())
+    }
     /// Called at shutdown, and at the end of a turn by recorders that cannot
     /// [`Recorder::start_flush`].
     fn flush(&mut self) -> Result<(), RecordError>;

@@ -27,6 +27,9 @@ pub(crate) struct ActiveTurn {
     /// Input that arrived while the turn was running (steering); the model sees it at its
     /// next request.
     pub pending_input: Vec<ResponseItem>,
+    /// Approvals the turn's calls need park the turn instead of being waited for
+    /// (`TurnOptions::park_approvals`).
+    pub park_approvals: bool,
 }
 
 pub(crate) struct SessionState {
@@ -57,6 +60,15 @@ pub(crate) struct SessionState {
     /// Settings for the next turn that starts, under that turn's own overrides
     /// (`Thread::update_next_turn_settings`: v2 `thread/settings/update`).
     pub next_turn_overrides: TurnOverrides,
+    /// The thread's last turn, parked at approvals: what it waits for (as recorded).
+    pub parked: Option<oi_thread_store::TurnParkedItem>,
+    /// The answers a resumed turn was given, by request id, consumed by the approvals of
+    /// its continuation (see `approval::ask_exec_approval`). Cleared when a turn ends or
+    /// parks: an answer never outlives its turn.
+    pub preanswers: HashMap<String, crate::parking::Preanswer>,
+    /// For a resumed turn whose park asked to re-run a command outside the sandbox: that
+    /// command's sandboxed output, by call id (see `tools::shell::run_command`).
+    pub sandboxed_runs: HashMap<String, oi_protocol::models::FunctionCallOutput>,
 }
 
 impl SessionState {
@@ -91,6 +103,8 @@ pub(crate) struct Session {
     turn_end: tokio::sync::Mutex<()>,
     /// The running (or last) turn's fixed context; replaced when a turn starts.
     turn_context: Mutex<Arc<TurnContext>>,
+    /// Where the thread is stored (kept when the recorder closes at shutdown).
+    rollout_path: Option<std::path::PathBuf>,
 }
 
 impl Session {
@@ -124,8 +138,12 @@ impl Session {
                 text_tools_fallback: false,
                 next_turn_context: Vec::new(),
                 next_turn_overrides: TurnOverrides::default(),
+                parked: None,
+                preanswers: HashMap::new(),
+                sandboxed_runs: HashMap::new(),
             }),
             save_state: recorder.save_state(),
+            rollout_path: recorder.path(),
             recorder: Mutex::new(recorder),
             warned: Mutex::new(HashSet::new()),
             save_error: Mutex::new(None),
@@ -453,6 +471,24 @@ impl Session {
         }
     }
 
+    /// Records a park record (`turn_parked` / `turn_unparked`) without flushing; the
+    /// caller flushes ([`Session::flush_async`]) before anyone is told.
+    pub fn record_park(&self, turn_id: &str, item: oi_thread_store::RolloutItem) {
+        let r = self.recorder().record_park(&item);
+        if let Err(e) = r {
+            self.warn_store(turn_id, &e);
+        }
+    }
+
+    /// [`Session::flush_async`] that says whether everything recorded so far is in the
+    /// store: nothing waits for a retry, and nothing more was lost.
+    pub async fn flush_saved(&self, id: &str) -> bool {
+        let lost_before = self.unsaved().map_or(0, |u| u.lost);
+        self.flush_async(id).await;
+        self.unsaved()
+            .is_none_or(|u| u.pending == 0 && u.lost == lost_before)
+    }
+
     pub fn record_turn_context(&self, turn_id: &str) {
         let cfg = self.config();
         let r = self.recorder().record_turn_context(
@@ -468,6 +504,17 @@ impl Session {
         }
     }
 
+    /// Stops recording (at shutdown): the recorder is dropped on the blocking pool, which
+    /// writes what it still holds and gives back the thread's lock or lease, and awaited.
+    /// Nothing recorded afterwards is saved.
+    pub async fn close_recorder(&self) {
+        let old = std::mem::replace(
+            &mut *self.recorder(),
+            Box::new(crate::recorder::NoopRecorder),
+        );
+        let _ = tokio::task::spawn_blocking(move || drop(old)).await;
+    }
+
     pub fn flush(&self, id: &str) {
         let r = self.recorder().flush();
         if let Err(e) = r {
@@ -476,6 +523,6 @@ impl Session {
     }
 
     pub fn rollout_path(&self) -> Option<std::path::PathBuf> {
-        self.recorder().path()
+        self.rollout_path.clone()
     }
 }

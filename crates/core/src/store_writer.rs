@@ -167,6 +167,10 @@ impl Recorder for StoreRecorder {
         self.failure()
     }
 
+    fn record_park(&mut self, item: &RolloutItem) -> Result<(), RecordError> {
+        self.enqueue(item.clone())
+    }
+
     fn record_event_unflushed(&mut self, event: &EventMsg) -> Result<(), RecordError> {
         self.enqueue(RolloutItem::EventMsg(event.clone()))
     }

@@ -91,6 +91,8 @@ impl Serialize for LineRef<'_> {
             RolloutItem::TurnContext(p) => st.serialize_field("payload", p)?,
             RolloutItem::EventMsg(p) => st.serialize_field("payload", p)?,
             RolloutItem::Compacted(p) => st.serialize_field("payload", p)?,
+            RolloutItem::TurnParked(p) => st.serialize_field("payload", p)?,
+            RolloutItem::TurnUnparked(p) => st.serialize_field("payload", p)?,
         }
         st.end()
     }
