@@ -1,0 +1,546 @@
+//! Sealed handles: what the server gives a 2026-07-28 client to hold and hand back — the
+//! `requestState` of an approval asked as a multi round-trip request, and a task's id — and
+//! the key that seals them.
+//!
+//! A handle says where a turn is (thread, turn, park…), signed with HMAC-SHA256 (rmcp's
+//! request-state codec) under a key every server of a fleet shares, so whichever server the
+//! client's next request reaches can trust it with no session and nothing kept in memory.
+//! Handles are signed, not encrypted: they carry ids the client knows anyway, never a
+//! secret. Each names the principal it was given to (who the transport let in: the user of a
+//! stdio server, the holders of a listener's bearer token) and what it is for; opening one
+//! checks, in order, the signature (forged, changed, or sealed under another key), the
+//! expiry, the principal and the request it belongs to, each failure with its own message.
+//!
+//! The key: `OI_MCP_STATE_KEY` (the key itself), else the file `mcp_state_key_file` of the
+//! user config names, else `$OPENINTERPRETER_HOME/mcp-state-key`, made (random, 0600) when
+//! there is none. At least 32 bytes; never logged.
+
+use oi_protocol::ThreadId;
+use rmcp::model::{RequestStateCodec, RequestStateError, SealOptions};
+use serde::de::DeserializeOwned;
+use serde::{Deserialize, Serialize};
+use sha2::Digest;
+use std::collections::HashMap;
+use std::io::{Read, Write};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, OnceLock};
+use std::time::Duration;
+
+/// The environment variable holding the key itself (overrides the file).
+pub const KEY_ENV: &str = "OI_MCP_STATE_KEY";
+
+/// The key file made in the home when none is configured.
+pub const KEY_FILE: &str = "mcp-state-key";
+
+/// Shortest key accepted (the codec's minimum).
+pub const MIN_KEY_LEN: usize = RequestStateCodec::MIN_KEY_LENGTH;
+
+/// How long a task id stays valid after the task was created.
+pub const TASK_TTL: Duration = Duration::from_secs(7 * 24 * 3600);
+
+/// Where the key came from (for the log line at start; never the key).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum KeySource {
+    Env,
+    File(PathBuf),
+    /// The home's key file, made now.
+    Made(PathBuf),
+    /// The home's key file, made earlier.
+    Home(PathBuf),
+    /// A key of this process alone (tests, or a server that serves no 2026-07-28 handle
+    /// across restarts).
+    Ephemeral,
+}
+
+impl std::fmt::Display for KeySource {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            KeySource::Env => write!(f, "${KEY_ENV}"),
+            KeySource::File(p) => write!(f, "{} (mcp_state_key_file)", p.display()),
+            KeySource::Made(p) => write!(f, "{} (made now)", p.display()),
+            KeySource::Home(p) => write!(f, "{}", p.display()),
+            KeySource::Ephemeral => f.write_str("a key of this process"),
+        }
+    }
+}
+
+/// The sealing key. Its `Debug` never shows it.
+#[derive(Clone)]
+pub struct StateKey {
+    codec: RequestStateCodec,
+    pub source: KeySource,
+}
+
+impl std::fmt::Debug for StateKey {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("StateKey")
+            .field("source", &self.source)
+            .finish_non_exhaustive()
+    }
+}
+
+impl StateKey {
+    /// A key from `bytes` (at least [`MIN_KEY_LEN`]).
+    pub fn new(bytes: &[u8], source: KeySource) -> Result<Self, String> {
+        let codec = RequestStateCodec::try_new(bytes.to_vec()).map_err(|e| e.to_string())?;
+        Ok(Self { codec, source })
+    }
+
+    /// A random key of this process alone.
+    pub fn ephemeral() -> Result<Self, String> {
+        let key = random_hex().map_err(|e| format!("cannot read random bytes: {e}"))?;
+        Self::new(key.as_bytes(), KeySource::Ephemeral)
+    }
+}
+
+/// Loads the key of the server whose home is `home` (see the module's doc), making the
+/// home's key file if needed. The error says what to fix.
+pub fn load_key(home: &Path) -> Result<StateKey, String> {
+    if let Ok(value) = std::env::var(KEY_ENV)
+        && !value.trim().is_empty()
+    {
+        let key = value.trim();
+        if key.len() < MIN_KEY_LEN {
+            return Err(format!(
+                "{KEY_ENV} holds {} bytes; the key that seals MCP request states and task ids must be at least {MIN_KEY_LEN} (e.g. export {KEY_ENV}=$(openssl rand -hex 32))",
+                key.len()
+            ));
+        }
+        return StateKey::new(key.as_bytes(), KeySource::Env);
+    }
+    let configured = oi_config::mcp_state_key_file(home).map_err(|e| e.to_string())?;
+    if let Some(path) = configured {
+        let key = read_key_file(&path, true)?.ok_or_else(|| {
+            format!(
+                "mcp_state_key_file {}: the file holds no usable key (at least {MIN_KEY_LEN} bytes of printable text, e.g. openssl rand -hex 32 > FILE)",
+                path.display()
+            )
+        })?;
+        return StateKey::new(key.as_bytes(), KeySource::File(path));
+    }
+    let path = home.join(KEY_FILE);
+    if let Some(key) = read_key_file(&path, false)? {
+        return StateKey::new(key.as_bytes(), KeySource::Home(path));
+    }
+    let key = make_key_file(home, &path).map_err(|e| {
+        format!(
+            "cannot keep the key that seals MCP request states in {}: {e}; make {} writable, or set mcp_state_key_file or {KEY_ENV}",
+            path.display(),
+            home.display()
+        )
+    })?;
+    StateKey::new(key.as_bytes(), KeySource::Made(path))
+}
+
+/// [`load_key`], once per home per process: every connection's service shares it.
+pub fn shared_key(home: &Path) -> Result<Arc<StateKey>, String> {
+    static KEYS: OnceLock<Mutex<HashMap<PathBuf, Arc<StateKey>>>> = OnceLock::new();
+    let keys = KEYS.get_or_init(Mutex::default);
+    let mut keys = keys
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    if let Some(key) = keys.get(home) {
+        return Ok(key.clone());
+    }
+    let key = Arc::new(load_key(home)?);
+    tracing::info!(
+        "MCP request states and task ids are sealed with {}",
+        key.source
+    );
+    keys.insert(home.to_path_buf(), key.clone());
+    Ok(key)
+}
+
+/// The key in `path`: `None` when there is no file (or, for the home's own file, one that
+/// is not private or holds no usable key: it is then made anew). A configured file others
+/// can read is refused: the key would not be secret.
+fn read_key_file(path: &Path, configured: bool) -> Result<Option<String>, String> {
+    use std::os::unix::fs::MetadataExt;
+    let meta = match std::fs::metadata(path) {
+        Ok(m) => m,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound && !configured => return Ok(None),
+        Err(e) => {
+            return Err(format!(
+                "mcp_state_key_file {}: {e}; the file holds the key every server of the fleet shares",
+                path.display()
+            ));
+        }
+    };
+    if meta.mode() & 0o077 != 0 {
+        if configured {
+            return Err(format!(
+                "mcp_state_key_file {}: other users may read or change it (mode {:o}); make it private: chmod 600 {}",
+                path.display(),
+                meta.mode() & 0o777,
+                path.display()
+            ));
+        }
+        tracing::warn!(
+            "{} is not private (mode 0600); a new key replaces it",
+            path.display()
+        );
+        return Ok(None);
+    }
+    let mut text = String::new();
+    let read = std::fs::File::open(path).and_then(|f| f.take(4096).read_to_string(&mut text));
+    if let Err(e) = read {
+        if configured {
+            return Err(format!("mcp_state_key_file {}: {e}", path.display()));
+        }
+        return Ok(None);
+    }
+    let key = text.trim();
+    let usable = key.len() >= MIN_KEY_LEN && key.len() < 4096;
+    Ok(usable.then(|| key.to_string()))
+}
+
+fn random_hex() -> std::io::Result<String> {
+    let mut bytes = [0u8; 32];
+    std::fs::File::open("/dev/urandom")?.read_exact(&mut bytes)?;
+    Ok(hex::encode(bytes))
+}
+
+/// Makes the home's key file: a new random key, written 0600 through a temporary file and a
+/// link, so no one sees it half-written; when another process made one first, that one is
+/// used.
+fn make_key_file(home: &Path, path: &Path) -> std::io::Result<String> {
+    use std::os::unix::fs::OpenOptionsExt;
+    oi_config::owner_only::create_dir_all(home)?;
+    let key = random_hex()?;
+    let tmp = home.join(format!(".{KEY_FILE}.{}.tmp", std::process::id()));
+    let _ = std::fs::remove_file(&tmp);
+    let mut file = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .open(&tmp)?;
+    file.write_all(key.as_bytes())?;
+    file.write_all(b"\n")?;
+    file.sync_all()?;
+    drop(file);
+    // A file left too open is replaced; a private one another process just made wins.
+    if std::fs::symlink_metadata(path).is_ok() {
+        if let Ok(Some(theirs)) = read_key_file(path, false) {
+            let _ = std::fs::remove_file(&tmp);
+            return Ok(theirs);
+        }
+        std::fs::rename(&tmp, path)?;
+        return Ok(key);
+    }
+    match std::fs::hard_link(&tmp, path) {
+        Ok(()) => {
+            let _ = std::fs::remove_file(&tmp);
+            Ok(key)
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+            let _ = std::fs::remove_file(&tmp);
+            read_key_file(path, false)
+                .map_err(std::io::Error::other)?
+                .ok_or_else(|| {
+                    std::io::Error::other("another process is writing the key file; try again")
+                })
+        }
+        Err(e) => {
+            let _ = std::fs::remove_file(&tmp);
+            Err(e)
+        }
+    }
+}
+
+// ---------------------------------------------------------------- handles
+
+/// Where an approval asked as a multi round-trip request stands: the `requestState` of its
+/// `input_required` result.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ApprovalState {
+    pub thread: ThreadId,
+    pub turn: String,
+    pub park: String,
+    /// The ids of the requests the park waits for, in order: the `inputRequests` keys name
+    /// them by position.
+    pub requests: Vec<String>,
+}
+
+/// What a task id stands for.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TaskHandle {
+    pub thread: ThreadId,
+    pub turn: String,
+    /// When the task was created (unix milliseconds).
+    pub created_at_ms: i64,
+    /// The `tools/call` request that created it (for the approvals' correlation keys).
+    pub call: String,
+}
+
+/// What a sealed handle holds besides its body.
+#[derive(Serialize, Deserialize)]
+struct Sealed<T> {
+    /// `approval` or `task`: one is never taken for the other.
+    kind: String,
+    /// Who it was given to.
+    principal: String,
+    /// The request it belongs to (approvals: a digest of the tool call), else empty.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    request: String,
+    #[serde(flatten)]
+    body: T,
+}
+
+/// Why a handle was refused.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum OpenError {
+    /// Not a handle of ours at all, forged, changed, or sealed under another key.
+    Forged,
+    /// Valid, but past its expiry.
+    Expired,
+    /// Given to another principal.
+    OtherPrincipal,
+    /// Given for another request.
+    OtherRequest,
+}
+
+/// Seals and opens the handles of one principal's requests.
+#[derive(Clone, Debug)]
+pub struct Sealer {
+    key: Arc<StateKey>,
+    principal: String,
+}
+
+const APPROVAL: &str = "approval";
+const TASK: &str = "task";
+
+impl Sealer {
+    pub fn new(key: Arc<StateKey>, principal: impl Into<String>) -> Self {
+        Self {
+            key,
+            principal: principal.into(),
+        }
+    }
+
+    /// The principal whose handles these are.
+    pub fn principal(&self) -> &str {
+        &self.principal
+    }
+
+    fn seal<T: Serialize>(&self, kind: &str, request: &str, body: &T, ttl: Duration) -> String {
+        let sealed = Sealed {
+            kind: kind.to_string(),
+            principal: self.principal.clone(),
+            request: request.to_string(),
+            body,
+        };
+        // Serializing plain ids cannot fail; an empty payload would be refused on open.
+        let payload = serde_json::to_vec(&sealed).unwrap_or_default();
+        self.key
+            .codec
+            .seal_with(&payload, &SealOptions::new().ttl(ttl))
+    }
+
+    fn open<T: DeserializeOwned>(
+        &self,
+        kind: &str,
+        request: &str,
+        sealed: &str,
+    ) -> Result<T, OpenError> {
+        let payload = self.key.codec.open(sealed).map_err(|e| match e {
+            RequestStateError::Expired => OpenError::Expired,
+            _ => OpenError::Forged,
+        })?;
+        let opened: Sealed<T> = serde_json::from_slice(&payload).map_err(|_| OpenError::Forged)?;
+        if opened.kind != kind {
+            return Err(OpenError::Forged);
+        }
+        if opened.principal != self.principal {
+            return Err(OpenError::OtherPrincipal);
+        }
+        if opened.request != request {
+            return Err(OpenError::OtherRequest);
+        }
+        Ok(opened.body)
+    }
+
+    /// The `requestState` of `state`, for the tool call whose digest is `call`, valid for
+    /// `ttl` (as long as the park waits).
+    pub fn seal_approval(&self, state: &ApprovalState, call: &str, ttl: Duration) -> String {
+        self.seal(APPROVAL, call, state, ttl)
+    }
+
+    pub fn open_approval(&self, sealed: &str, call: &str) -> Result<ApprovalState, OpenError> {
+        self.open(APPROVAL, call, sealed)
+    }
+
+    /// A task id for `task`, valid for [`TASK_TTL`].
+    pub fn seal_task(&self, task: &TaskHandle) -> String {
+        self.seal(TASK, "", task, TASK_TTL)
+    }
+
+    pub fn open_task(&self, sealed: &str) -> Result<TaskHandle, OpenError> {
+        self.open(TASK, "", sealed)
+    }
+}
+
+/// A digest naming one tool call: the tool and its arguments (keys in any order), so a
+/// `requestState` is honoured only on a retry of the call it was given for.
+pub fn call_digest(tool: &str, arguments: Option<&serde_json::Value>) -> String {
+    fn canonical(v: &serde_json::Value, out: &mut String) {
+        match v {
+            serde_json::Value::Object(map) => {
+                let mut keys: Vec<&String> = map.keys().collect();
+                keys.sort();
+                out.push('{');
+                for k in keys {
+                    out.push_str(&serde_json::Value::String(k.clone()).to_string());
+                    out.push(':');
+                    canonical(&map[k], out);
+                    out.push(',');
+                }
+                out.push('}');
+            }
+            serde_json::Value::Array(items) => {
+                out.push('[');
+                for item in items {
+                    canonical(item, out);
+                    out.push(',');
+                }
+                out.push(']');
+            }
+            other => out.push_str(&other.to_string()),
+        }
+    }
+    let mut text = format!("tools/call {tool} ");
+    canonical(arguments.unwrap_or(&serde_json::Value::Null), &mut text);
+    hex::encode(sha2::Sha256::digest(text.as_bytes()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn key(byte: u8) -> Arc<StateKey> {
+        Arc::new(StateKey::new(&[byte; 32], KeySource::Ephemeral).unwrap())
+    }
+
+    #[test]
+    fn the_call_digest_ignores_key_order_only() {
+        let a = call_digest("codex", Some(&json!({"prompt": "x", "cwd": "/w"})));
+        let b = call_digest("codex", Some(&json!({"cwd": "/w", "prompt": "x"})));
+        assert_eq!(a, b);
+        assert_ne!(
+            a,
+            call_digest("codex", Some(&json!({"prompt": "y", "cwd": "/w"})))
+        );
+        assert_ne!(
+            a,
+            call_digest("codex-reply", Some(&json!({"prompt": "x", "cwd": "/w"})))
+        );
+    }
+
+    #[test]
+    fn an_approval_state_opens_only_for_its_principal_and_call() {
+        let state = ApprovalState {
+            thread: ThreadId::new(),
+            turn: "t".into(),
+            park: "p".into(),
+            requests: vec!["call-1".into()],
+        };
+        let alice = Sealer::new(key(1), "bearer:alice");
+        let sealed = alice.seal_approval(&state, "call", Duration::from_secs(60));
+        assert_eq!(alice.open_approval(&sealed, "call"), Ok(state.clone()));
+        assert_eq!(
+            alice.open_approval(&sealed, "other call"),
+            Err(OpenError::OtherRequest)
+        );
+        let bob = Sealer::new(key(1), "bearer:bob");
+        assert_eq!(
+            bob.open_approval(&sealed, "call"),
+            Err(OpenError::OtherPrincipal)
+        );
+        // Another fleet's key, a task id in its place, a changed byte: forged.
+        let other_fleet = Sealer::new(key(2), "bearer:alice");
+        assert_eq!(
+            other_fleet.open_approval(&sealed, "call"),
+            Err(OpenError::Forged)
+        );
+        assert_eq!(alice.open_task(&sealed), Err(OpenError::Forged));
+        let mut changed = sealed.into_bytes();
+        let last = changed.len() - 1;
+        changed[last] = if changed[last] == b'A' { b'B' } else { b'A' };
+        let changed = String::from_utf8(changed).unwrap();
+        assert_eq!(
+            alice.open_approval(&changed, "call"),
+            Err(OpenError::Forged)
+        );
+        assert_eq!(
+            alice.open_approval("not a state", "call"),
+            Err(OpenError::Forged)
+        );
+    }
+
+    #[test]
+    fn an_expired_state_is_refused_as_expired() {
+        let alice = Sealer::new(key(1), "local:1000");
+        let state = ApprovalState {
+            thread: ThreadId::new(),
+            turn: "t".into(),
+            park: "p".into(),
+            requests: vec![],
+        };
+        let sealed = alice.seal_approval(&state, "call", Duration::from_millis(1));
+        std::thread::sleep(Duration::from_millis(5));
+        assert_eq!(
+            alice.open_approval(&sealed, "call"),
+            Err(OpenError::Expired)
+        );
+    }
+
+    #[test]
+    fn a_key_is_made_private_once_and_kept() {
+        use std::os::unix::fs::PermissionsExt;
+        let home = tempfile::tempdir().unwrap();
+        let first = load_key(home.path()).unwrap();
+        assert!(matches!(first.source, KeySource::Made(_)));
+        let path = home.path().join(KEY_FILE);
+        let mode = std::fs::metadata(&path).unwrap().permissions().mode();
+        assert_eq!(mode & 0o777, 0o600);
+        let second = load_key(home.path()).unwrap();
+        assert!(matches!(second.source, KeySource::Home(_)));
+        // The same key: what one sealed, the other opens.
+        let state = TaskHandle {
+            thread: ThreadId::new(),
+            turn: "t".into(),
+            created_at_ms: 1,
+            call: "1".into(),
+        };
+        let a = Sealer::new(Arc::new(first), "p");
+        let b = Sealer::new(Arc::new(second), "p");
+        assert_eq!(b.open_task(&a.seal_task(&state)), Ok(state));
+    }
+
+    #[test]
+    fn a_configured_key_file_must_be_private_and_long_enough() {
+        use std::os::unix::fs::PermissionsExt;
+        let home = tempfile::tempdir().unwrap();
+        let file = home.path().join("fleet-key");
+        std::fs::write(
+            home.path().join("config.toml"),
+            format!("mcp_state_key_file = \"{}\"\n", file.display()),
+        )
+        .unwrap();
+        let err = load_key(home.path()).unwrap_err();
+        assert!(err.contains("fleet-key"), "{err}");
+        std::fs::write(&file, "short\n").unwrap();
+        std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o644)).unwrap();
+        let err = load_key(home.path()).unwrap_err();
+        assert!(err.contains("chmod 600"), "{err}");
+        std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o600)).unwrap();
+        let err = load_key(home.path()).unwrap_err();
+        assert!(err.contains("at least 32 bytes"), "{err}");
+        std::fs::write(&file, format!("{}\n", "k".repeat(40))).unwrap();
+        let key = load_key(home.path()).unwrap();
+        assert_eq!(key.source, KeySource::File(file));
+        assert!(!format!("{key:?}").contains("kkkk"));
+        // Nothing was made in the home.
+        assert!(!home.path().join(KEY_FILE).exists());
+    }
+}
