@@ -224,6 +224,44 @@ pub fn start(engine: Arc<dyn Engine>) -> Client {
     let (server_read, server_write) = tokio::io::split(server_side);
     let (client_read, client_write) = tokio::io::split(client_side);
     let server = tokio::spawn(oi_mcp_server::serve(server_read, server_write, engine));
+    client(client_read, client_write, server)
+}
+
+/// A key every test server of a "fleet" shares.
+pub fn fleet_key() -> Arc<oi_mcp_server::sealing::StateKey> {
+    Arc::new(
+        oi_mcp_server::sealing::StateKey::new(
+            b"a key shared by the test fleet, 32+ bytes",
+            oi_mcp_server::sealing::KeySource::Ephemeral,
+        )
+        .unwrap(),
+    )
+}
+
+/// A server whose handles `key` seals for `principal`.
+pub fn start_sealed(
+    engine: Arc<dyn Engine>,
+    key: Arc<oi_mcp_server::sealing::StateKey>,
+    principal: &str,
+) -> Client {
+    let (client_side, server_side) = tokio::io::duplex(1 << 20);
+    let (server_read, server_write) = tokio::io::split(server_side);
+    let (client_read, client_write) = tokio::io::split(client_side);
+    let sealing = Ok(oi_mcp_server::sealing::Sealer::new(key, principal));
+    let server = tokio::spawn(oi_mcp_server::serve_sealed(
+        server_read,
+        server_write,
+        engine,
+        sealing,
+    ));
+    client(client_read, client_write, server)
+}
+
+fn client(
+    client_read: ReadHalf<DuplexStream>,
+    client_write: WriteHalf<DuplexStream>,
+    server: JoinHandle<i32>,
+) -> Client {
     Client {
         writer: Some(client_write),
         reader: BufReader::new(client_read),
