@@ -286,7 +286,7 @@ impl McpService {
             "tasks/get",
             Eras::Stateless,
             Execution::Spawn,
-            |s, _, _, p| async move { s.get_task(p).await },
+            |s, _, era, p| async move { s.get_task(era, p).await },
         );
         self.method(
             t,
@@ -300,7 +300,7 @@ impl McpService {
             "tasks/cancel",
             Eras::Stateless,
             Execution::Spawn,
-            |s, _, _, p| async move { s.cancel_task(p).await },
+            |s, _, era, p| async move { s.cancel_task(era, p).await },
         );
     }
 

@@ -273,3 +273,36 @@ async fn a_bad_call_is_answered_at_once_without_a_task() {
     assert!(is_error(&r));
     assert!(text(&r).contains("Session not found"), "{r}");
 }
+
+#[tokio::test]
+async fn the_task_methods_need_the_extension_declared() {
+    let mut c = start(FakeEngine::new());
+    let task = task_id(&start_task(&mut c, "hello", true).await);
+    for method in ["tasks/get", "tasks/update", "tasks/cancel"] {
+        let id = c
+            .modern(
+                method,
+                json!({"taskId": task, "inputResponses": {}}),
+                json!({"elicitation": {}}),
+            )
+            .await;
+        let r = c.response(id).await;
+        assert_eq!(r["error"]["code"], -32021, "{method}: {r}");
+        assert_eq!(
+            r["error"]["data"]["requiredCapabilities"]["extensions"],
+            json!({"io.modelcontextprotocol/tasks": {}}),
+            "{r}"
+        );
+    }
+    // Without the extension a call is a plain call (no task).
+    let id = c
+        .modern(
+            "tools/call",
+            json!({"name": "codex", "arguments": {"prompt": "hello"}}),
+            json!({}),
+        )
+        .await;
+    let r = c.response(id).await;
+    assert_eq!(r["result"]["resultType"], "complete", "{r}");
+    assert_eq!(text(&r), "hi there");
+}

@@ -59,6 +59,36 @@ fn custom(value: impl serde::Serialize) -> Result<ServerResult, RpcError> {
         .map_err(|e| RpcError::internal(format!("the result could not be encoded: {e}")))
 }
 
+/// `data` of `-32021` for a request that needs the Tasks extension.
+#[derive(serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+struct RequiredCapabilities {
+    required_capabilities: rmcp::model::ClientCapabilities,
+}
+
+/// The Tasks extension's methods are for requests that declare it (`-32021`, naming it,
+/// otherwise: SEP-2575's missing required client capability).
+fn require_tasks(method: &str, era: &Era) -> Result<(), RpcError> {
+    if era
+        .envelope()
+        .is_some_and(|e| e.capabilities.supports_tasks())
+    {
+        return Ok(());
+    }
+    let mut required = rmcp::model::ClientCapabilities::default();
+    required.extensions = Some(crate::protocol::extensions());
+    Err(RpcError::new(
+        oi_jsonrpc::MISSING_REQUIRED_CLIENT_CAPABILITY,
+        format!(
+            "Missing required client capability: {method} belongs to the Tasks extension; declare `{}` under `extensions` in the request's `_meta.io.modelcontextprotocol/clientCapabilities`",
+            rmcp::model::TASKS_EXTENSION_ID
+        ),
+    )
+    .with_data(crate::protocol::era::error_data(RequiredCapabilities {
+        required_capabilities: required,
+    })))
+}
+
 /// Why a `requestState` was refused, and what to do.
 fn state_refused(e: OpenError) -> RpcError {
     let why = match e {
@@ -305,7 +335,8 @@ impl McpService {
     }
 
     /// `tasks/get`.
-    pub(super) async fn get_task(&self, p: TaskParams) -> Result<ServerResult, RpcError> {
+    pub(super) async fn get_task(&self, era: Era, p: TaskParams) -> Result<ServerResult, RpcError> {
+        require_tasks("tasks/get", &era)?;
         let view = tasks::get(self.engine.as_ref(), self.sealer()?, &p.task_id).await?;
         custom(view)
     }
@@ -317,6 +348,7 @@ impl McpService {
         era: Era,
         p: UpdateTaskParams,
     ) -> Result<ServerResult, RpcError> {
+        require_tasks("tasks/update", &era)?;
         let slot = match self.call_slot() {
             Ok(s) => s,
             Err(_) => {
@@ -331,7 +363,12 @@ impl McpService {
     }
 
     /// `tasks/cancel`.
-    pub(super) async fn cancel_task(&self, p: TaskParams) -> Result<ServerResult, RpcError> {
+    pub(super) async fn cancel_task(
+        &self,
+        era: Era,
+        p: TaskParams,
+    ) -> Result<ServerResult, RpcError> {
+        require_tasks("tasks/cancel", &era)?;
         tasks::cancel(self.engine.clone(), self.sealer()?, &p.task_id).await?;
         Ok(ServerResult::task_ack(()))
     }
