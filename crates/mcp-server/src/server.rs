@@ -147,7 +147,17 @@ struct SetLevelParams {
 
 #[derive(Deserialize)]
 struct ListenParams {
-    notifications: SubscriptionFilter,
+    notifications: ListenFilter,
+}
+
+/// What `subscriptions/listen` asks for: the core filter and the Tasks extension's task ids.
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct ListenFilter {
+    #[serde(flatten)]
+    filter: SubscriptionFilter,
+    #[serde(default)]
+    task_ids: Option<Vec<String>>,
 }
 
 /// What seals the handles a service gives 2026-07-28 clients (approval states, task ids):
@@ -365,7 +375,7 @@ impl McpService {
             "subscriptions/listen",
             Eras::Stateless,
             Execution::Spawn,
-            |s, ctx, _, p: ListenParams| async move { s.listen(ctx, p.notifications).await },
+            |s, ctx, era, p: ListenParams| async move { s.listen(ctx, era, p.notifications).await },
         );
         self.method(
             t,
@@ -468,7 +478,8 @@ impl McpService {
     async fn listen(
         self: Arc<Self>,
         ctx: RequestContext,
-        filter: SubscriptionFilter,
+        era: Era,
+        filter: ListenFilter,
     ) -> Result<ServerResult, RpcError> {
         let slot = CallSlot::take(&self.listening);
         if slot.before >= MAX_SUBSCRIPTIONS {
@@ -476,13 +487,25 @@ impl McpService {
                 "too many subscriptions are open ({MAX_SUBSCRIPTIONS}); close one (or listen for several things on one) and retry"
             )));
         }
-        let (wanted, accepted) = Wanted::from_filter(&filter);
+        let (mut wanted, accepted) = Wanted::from_filter(&filter.filter);
+        let task_ids = filter.task_ids.unwrap_or_default();
+        if !task_ids.is_empty() {
+            calls::require_tasks("subscriptions/listen", &era)?;
+            // Only the tasks this client may see are watched (and acknowledged).
+            if let Ok(sealer) = &self.sealer {
+                wanted.tasks = task_ids
+                    .iter()
+                    .filter_map(|id| Some((id.clone(), sealer.open_task(id).ok()?)))
+                    .collect();
+            }
+        }
+        let accepted_tasks = wanted.tasks.iter().map(|(id, _)| id.clone()).collect();
         let sink = Sink {
             outgoing: ctx.outgoing.clone(),
             subscription: Some(ctx.id.clone()),
         };
         let watch = Watch::start(self.engine.clone(), wanted).await;
-        sink.acknowledge(accepted).await;
+        sink.acknowledge(accepted, accepted_tasks).await;
         watch.run(sink, ctx.cancel.clone()).await;
         let id = serde_json::to_value(&ctx.id)
             .ok()

@@ -306,3 +306,68 @@ async fn the_task_methods_need_the_extension_declared() {
     assert_eq!(r["result"]["resultType"], "complete", "{r}");
     assert_eq!(text(&r), "hi there");
 }
+
+#[tokio::test]
+async fn subscriptions_listen_sends_a_tasks_status_until_it_is_over() {
+    let mut c = start(FakeEngine::new());
+    let task = task_id(&start_task(&mut c, "approve", true).await);
+    let listen = c
+        .modern(
+            "subscriptions/listen",
+            json!({"notifications": {"taskIds": [task, "not a task of ours"]}}),
+            caps(true),
+        )
+        .await;
+    let ack = c
+        .read_until(|v| v["method"] == "notifications/subscriptions/acknowledged")
+        .await;
+    assert_eq!(
+        ack["params"]["notifications"]["taskIds"],
+        json!([task]),
+        "{ack}"
+    );
+    let status = |v: &Value| v["method"] == "notifications/tasks";
+    let first = c.read_until(status).await;
+    let mut current = first["params"].clone();
+    assert_eq!(current["taskId"], task);
+    assert_eq!(
+        current["_meta"]["io.modelcontextprotocol/subscriptionId"],
+        listen
+    );
+    while current["status"] != "input_required" {
+        current = c.read_until(status).await["params"].clone();
+    }
+    let key = current["inputRequests"]
+        .as_object()
+        .unwrap()
+        .keys()
+        .next()
+        .unwrap()
+        .clone();
+    let id = c
+        .modern(
+            "tasks/update",
+            json!({"taskId": task, "inputResponses": { key: {"action": "accept"} }}),
+            caps(true),
+        )
+        .await;
+    while current["status"] != "completed" {
+        current = c.read_until(status).await["params"].clone();
+    }
+    assert_eq!(current["result"]["content"][0]["text"], "call-1: approved");
+    assert!(
+        c.seen.iter().any(|v| v["id"] == id),
+        "the update was answered"
+    );
+
+    // Task ids need the extension declared.
+    let id = c
+        .modern(
+            "subscriptions/listen",
+            json!({"notifications": {"taskIds": [task]}}),
+            json!({}),
+        )
+        .await;
+    let r = c.response(id).await;
+    assert_eq!(r["error"]["code"], -32021, "{r}");
+}

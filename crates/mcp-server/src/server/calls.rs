@@ -68,7 +68,7 @@ struct RequiredCapabilities {
 
 /// The Tasks extension's methods are for requests that declare it (`-32021`, naming it,
 /// otherwise: SEP-2575's missing required client capability).
-fn require_tasks(method: &str, era: &Era) -> Result<(), RpcError> {
+pub(super) fn require_tasks(method: &str, era: &Era) -> Result<(), RpcError> {
     if era
         .envelope()
         .is_some_and(|e| e.capabilities.supports_tasks())
