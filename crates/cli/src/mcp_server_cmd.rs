@@ -96,7 +96,7 @@ pub async fn run(server: Server, cli: HostSettings, args: McpServerArgs) -> i32 
             Some(h) => Ok(h.clone()),
             None => oi_config::find_home().map_err(|e| e.to_string()),
         };
-        match home.and_then(|h| oi_mcp_server::check_state_key(&h)) {
+        match home.and_then(|h| oi_mcp_server::check_state_key(&h).map_err(|e| e.to_string())) {
             Ok(None) => {}
             Ok(Some(warning)) => eprintln!(
                 "warning: {warning}; MCP 2026-07-28 approvals are denied and tasks are not offered"

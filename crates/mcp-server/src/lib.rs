@@ -70,33 +70,33 @@ pub fn stateless_methods(ctx: &ServiceContext) -> MethodTable {
 }
 
 /// The server's home (`--home`, `$OPENINTERPRETER_HOME`, `~/.openinterpreter`).
-fn home(ctx: &ServiceContext) -> Result<std::path::PathBuf, String> {
+fn home(ctx: &ServiceContext) -> Result<std::path::PathBuf, sealing::KeyError> {
     match &ctx.host.options().home {
         Some(h) => Ok(h.clone()),
-        None => oi_config::find_home().map_err(|e| e.to_string()),
+        None => oi_config::find_home().map_err(|e| sealing::KeyError::Config(e.to_string())),
     }
 }
 
-/// What seals the handles of `ctx`'s clients: the server's key (shared by a fleet, see
-/// [`sealing`]) and the principal the transport let in.
+/// What seals the handles of `ctx`'s clients: the server's key (loaded at start, shared by a
+/// fleet, see [`sealing`]) and the principal the transport let in.
 fn sealing(ctx: &ServiceContext) -> server::Sealing {
-    let key = sealing::shared_key(&home(ctx)?)?;
+    let home = home(ctx)?;
+    let key = sealing::loaded_key(&home).ok_or(sealing::KeyError::NotLoaded { home })?;
     Ok(sealing::Sealer::new(key, ctx.principal.name()))
 }
 
-/// Checks, before a server starts serving, that the key sealing what 2026-07-28 clients
-/// hold can be had (made, on first start). A key the user configured (`OI_MCP_STATE_KEY`,
+/// Loads, before a server starts serving, the key sealing what 2026-07-28 clients hold
+/// (making it, on a first start). A key the user configured (`OI_MCP_STATE_KEY`,
 /// `mcp_state_key_file`) that cannot be used is an error, which says what to fix; a default
 /// key that cannot be made is a warning (returned): the server runs, and denies 2026-07-28
-/// approvals and offers no tasks.
-pub fn check_state_key(home: &std::path::Path) -> Result<Option<String>, String> {
+/// approvals and offers no tasks. Blocking.
+pub fn check_state_key(
+    home: &std::path::Path,
+) -> Result<Option<sealing::KeyError>, sealing::KeyError> {
     match sealing::shared_key(home) {
         Ok(_) => Ok(None),
-        Err(e) => {
-            let configured = std::env::var(sealing::KEY_ENV).is_ok_and(|v| !v.trim().is_empty())
-                || !matches!(oi_config::mcp_state_key_file(home), Ok(None));
-            if configured { Err(e) } else { Ok(Some(e)) }
-        }
+        Err(e) if e.is_configured() => Err(e),
+        Err(e) => Ok(Some(e)),
     }
 }
 
@@ -107,8 +107,11 @@ where
     R: AsyncRead + Unpin + Send + 'static,
     W: AsyncWrite + Unpin + Send + 'static,
 {
-    let sealing = sealing::StateKey::ephemeral()
-        .map(|key| sealing::Sealer::new(Arc::new(key), oi_host::Principal::local().name()));
+    let key = Arc::new(sealing::StateKey::ephemeral());
+    let sealing = Ok(sealing::Sealer::new(
+        key,
+        oi_host::Principal::local().name(),
+    ));
     serve_sealed(reader, writer, engine, sealing).await
 }
 

@@ -64,6 +64,45 @@ impl std::fmt::Display for KeySource {
     }
 }
 
+/// Why the sealing key could not be had. The text says what to fix.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum KeyError {
+    /// `OI_MCP_STATE_KEY` is set, but too short.
+    #[error(
+        "{KEY_ENV} holds {len} bytes; the key that seals MCP request states and task ids must be at least {MIN_KEY_LEN} (e.g. export {KEY_ENV}=$(openssl rand -hex 32))"
+    )]
+    EnvTooShort { len: usize },
+    /// The configured key file cannot be used.
+    #[error("mcp_state_key_file {}: {problem}", path.display())]
+    File { path: PathBuf, problem: String },
+    /// The config (or the home) cannot be read.
+    #[error("{0}")]
+    Config(String),
+    /// The home's key file cannot be made.
+    #[error(
+        "cannot keep the key that seals MCP request states in {}: {problem}; make its folder writable, or set mcp_state_key_file or {KEY_ENV}",
+        path.display()
+    )]
+    Make { path: PathBuf, problem: String },
+    /// No key was loaded for this home when the server started.
+    #[error(
+        "no state key was loaded for {} (a server loads it at start: oi_mcp_server::check_state_key)",
+        home.display()
+    )]
+    NotLoaded { home: PathBuf },
+}
+
+impl KeyError {
+    /// Whether the user configured the key (so a failure is theirs to fix before serving),
+    /// rather than the server failing to make its own.
+    pub fn is_configured(&self) -> bool {
+        matches!(
+            self,
+            KeyError::EnvTooShort { .. } | KeyError::File { .. } | KeyError::Config(_)
+        )
+    }
+}
+
 /// The sealing key. Its `Debug` never shows it.
 #[derive(Clone)]
 pub struct StateKey {
@@ -80,75 +119,96 @@ impl std::fmt::Debug for StateKey {
 }
 
 impl StateKey {
-    /// A key from `bytes` (at least [`MIN_KEY_LEN`]).
-    pub fn new(bytes: &[u8], source: KeySource) -> Result<Self, String> {
-        let codec = RequestStateCodec::try_new(bytes.to_vec()).map_err(|e| e.to_string())?;
-        Ok(Self { codec, source })
+    /// A key from `bytes`; `None` when they are fewer than [`MIN_KEY_LEN`].
+    pub fn new(bytes: &[u8], source: KeySource) -> Option<Self> {
+        let codec = RequestStateCodec::try_new(bytes.to_vec()).ok()?;
+        Some(Self { codec, source })
     }
 
-    /// A random key of this process alone.
-    pub fn ephemeral() -> Result<Self, String> {
-        let key = random_hex().map_err(|e| format!("cannot read random bytes: {e}"))?;
-        Self::new(key.as_bytes(), KeySource::Ephemeral)
+    /// A random key of this process alone (no file is read).
+    pub fn ephemeral() -> Self {
+        // 64 bytes: over the minimum, so the unchecked constructor is the checked one.
+        let codec = RequestStateCodec::new_unchecked(random_hex().into_bytes());
+        Self {
+            codec,
+            source: KeySource::Ephemeral,
+        }
     }
 }
 
 /// Loads the key of the server whose home is `home` (see the module's doc), making the
-/// home's key file if needed. The error says what to fix.
-pub fn load_key(home: &Path) -> Result<StateKey, String> {
+/// home's key file if needed. Blocking: reads (and may write) files.
+pub fn load_key(home: &Path) -> Result<StateKey, KeyError> {
+    let short = |len| KeyError::EnvTooShort { len };
     if let Ok(value) = std::env::var(KEY_ENV)
         && !value.trim().is_empty()
     {
         let key = value.trim();
-        if key.len() < MIN_KEY_LEN {
-            return Err(format!(
-                "{KEY_ENV} holds {} bytes; the key that seals MCP request states and task ids must be at least {MIN_KEY_LEN} (e.g. export {KEY_ENV}=$(openssl rand -hex 32))",
-                key.len()
-            ));
-        }
-        return StateKey::new(key.as_bytes(), KeySource::Env);
+        return StateKey::new(key.as_bytes(), KeySource::Env).ok_or(short(key.len()));
     }
-    let configured = oi_config::mcp_state_key_file(home).map_err(|e| e.to_string())?;
+    let configured =
+        oi_config::mcp_state_key_file(home).map_err(|e| KeyError::Config(e.to_string()))?;
     if let Some(path) = configured {
-        let key = read_key_file(&path, true)?.ok_or_else(|| {
-            format!(
-                "mcp_state_key_file {}: the file holds no usable key (at least {MIN_KEY_LEN} bytes of printable text, e.g. openssl rand -hex 32 > FILE)",
-                path.display()
-            )
-        })?;
-        return StateKey::new(key.as_bytes(), KeySource::File(path));
+        let file_error = |problem: String| KeyError::File {
+            path: path.clone(),
+            problem,
+        };
+        let key = read_key_file(&path, true)
+            .map_err(file_error)?
+            .ok_or_else(|| {
+                file_error(format!(
+                    "the file holds no usable key (at least {MIN_KEY_LEN} bytes of text, e.g. openssl rand -hex 32 > FILE)"
+                ))
+            })?;
+        return StateKey::new(key.as_bytes(), KeySource::File(path.clone()))
+            .ok_or_else(|| file_error(format!("the key is shorter than {MIN_KEY_LEN} bytes")));
     }
     let path = home.join(KEY_FILE);
-    if let Some(key) = read_key_file(&path, false)? {
-        return StateKey::new(key.as_bytes(), KeySource::Home(path));
+    let make_error = |problem: String| KeyError::Make {
+        path: path.clone(),
+        problem,
+    };
+    if let Some(key) = read_key_file(&path, false).map_err(make_error)?
+        && let Some(key) = StateKey::new(key.as_bytes(), KeySource::Home(path.clone()))
+    {
+        return Ok(key);
     }
-    let key = make_key_file(home, &path).map_err(|e| {
-        format!(
-            "cannot keep the key that seals MCP request states in {}: {e}; make {} writable, or set mcp_state_key_file or {KEY_ENV}",
-            path.display(),
-            home.display()
-        )
-    })?;
-    StateKey::new(key.as_bytes(), KeySource::Made(path))
+    let key = make_key_file(home, &path).map_err(|e| make_error(e.to_string()))?;
+    StateKey::new(key.as_bytes(), KeySource::Made(path.clone()))
+        .ok_or_else(|| make_error("the key made is too short".into()))
 }
 
-/// [`load_key`], once per home per process: every connection's service shares it.
-pub fn shared_key(home: &Path) -> Result<Arc<StateKey>, String> {
+/// The keys loaded in this process, by home.
+fn keys() -> &'static Mutex<HashMap<PathBuf, Arc<StateKey>>> {
     static KEYS: OnceLock<Mutex<HashMap<PathBuf, Arc<StateKey>>>> = OnceLock::new();
-    let keys = KEYS.get_or_init(Mutex::default);
-    let mut keys = keys
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner);
-    if let Some(key) = keys.get(home) {
-        return Ok(key.clone());
+    KEYS.get_or_init(Mutex::default)
+}
+
+/// [`load_key`], once per home per process: every connection's service shares it. Blocking
+/// the first time; servers call it at start ([`crate::check_state_key`]).
+pub fn shared_key(home: &Path) -> Result<Arc<StateKey>, KeyError> {
+    if let Some(key) = loaded_key(home) {
+        return Ok(key);
     }
     let key = Arc::new(load_key(home)?);
     tracing::info!(
         "MCP request states and task ids are sealed with {}",
         key.source
     );
-    keys.insert(home.to_path_buf(), key.clone());
+    keys()
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+        .insert(home.to_path_buf(), key.clone());
     Ok(key)
+}
+
+/// The key [`shared_key`] loaded for `home`, if it did (never reads a file).
+pub fn loaded_key(home: &Path) -> Option<Arc<StateKey>> {
+    keys()
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+        .get(home)
+        .cloned()
 }
 
 /// The key in `path`: `None` when there is no file (or, for the home's own file, one that
@@ -161,16 +221,14 @@ fn read_key_file(path: &Path, configured: bool) -> Result<Option<String>, String
         Err(e) if e.kind() == std::io::ErrorKind::NotFound && !configured => return Ok(None),
         Err(e) => {
             return Err(format!(
-                "mcp_state_key_file {}: {e}; the file holds the key every server of the fleet shares",
-                path.display()
+                "{e}; the file holds the key every server of the fleet shares"
             ));
         }
     };
     if meta.mode() & 0o077 != 0 {
         if configured {
             return Err(format!(
-                "mcp_state_key_file {}: other users may read or change it (mode {:o}); make it private: chmod 600 {}",
-                path.display(),
+                "other users may read or change it (mode {:o}); make it private: chmod 600 {}",
                 meta.mode() & 0o777,
                 path.display()
             ));
@@ -185,7 +243,7 @@ fn read_key_file(path: &Path, configured: bool) -> Result<Option<String>, String
     let read = std::fs::File::open(path).and_then(|f| f.take(4096).read_to_string(&mut text));
     if let Err(e) = read {
         if configured {
-            return Err(format!("mcp_state_key_file {}: {e}", path.display()));
+            return Err(e.to_string());
         }
         return Ok(None);
     }
@@ -194,10 +252,11 @@ fn read_key_file(path: &Path, configured: bool) -> Result<Option<String>, String
     Ok(usable.then(|| key.to_string()))
 }
 
-fn random_hex() -> std::io::Result<String> {
-    let mut bytes = [0u8; 32];
-    std::fs::File::open("/dev/urandom")?.read_exact(&mut bytes)?;
-    Ok(hex::encode(bytes))
+/// 244 random bits from the OS's source (two version-4 UUIDs, whose 122 bits each are
+/// `getrandom`'s), as 64 hex digits: no file to open, so no error and nothing blocking.
+fn random_hex() -> String {
+    let (a, b) = (uuid::Uuid::new_v4(), uuid::Uuid::new_v4());
+    format!("{}{}", hex::encode(a.as_bytes()), hex::encode(b.as_bytes()))
 }
 
 /// Makes the home's key file: a new random key, written 0600 through a temporary file and a
@@ -206,7 +265,7 @@ fn random_hex() -> std::io::Result<String> {
 fn make_key_file(home: &Path, path: &Path) -> std::io::Result<String> {
     use std::os::unix::fs::OpenOptionsExt;
     oi_config::owner_only::create_dir_all(home)?;
-    let key = random_hex()?;
+    let key = random_hex();
     let tmp = home.join(format!(".{KEY_FILE}.{}.tmp", std::process::id()));
     let _ = std::fs::remove_file(&tmp);
     let mut file = std::fs::OpenOptions::new()
@@ -518,6 +577,37 @@ mod tests {
     }
 
     #[test]
+    fn a_server_loads_its_key_once_and_services_only_look_it_up() {
+        let home = tempfile::tempdir().unwrap();
+        // Nothing loaded yet: a service gets no key (and reads no file to get one).
+        assert!(loaded_key(home.path()).is_none());
+        assert!(!home.path().join(KEY_FILE).exists());
+        let loaded = shared_key(home.path()).unwrap();
+        let looked_up = loaded_key(home.path()).unwrap();
+        assert!(Arc::ptr_eq(&loaded, &looked_up));
+        // A made key that is not the home's own (e.g. left short) is made anew.
+        let other = tempfile::tempdir().unwrap();
+        std::fs::write(other.path().join(KEY_FILE), "short\n").unwrap();
+        use std::os::unix::fs::PermissionsExt;
+        let file = other.path().join(KEY_FILE);
+        std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o600)).unwrap();
+        let made = load_key(other.path()).unwrap();
+        assert!(matches!(made.source, KeySource::Made(_)));
+        assert_eq!(std::fs::read_to_string(&file).unwrap().trim().len(), 64);
+        // Ephemeral keys are random: what one sealed, another cannot open.
+        let state = TaskHandle {
+            thread: ThreadId::new(),
+            turn: "t".into(),
+            created_at_ms: 1,
+            call: "1".into(),
+        };
+        let a = Sealer::new(Arc::new(StateKey::ephemeral()), "p");
+        let b = Sealer::new(Arc::new(StateKey::ephemeral()), "p");
+        assert_eq!(b.open_task(&a.seal_task(&state)), Err(OpenError::Forged));
+        assert_eq!(a.open_task(&a.seal_task(&state)), Ok(state));
+    }
+
+    #[test]
     fn a_configured_key_file_must_be_private_and_long_enough() {
         use std::os::unix::fs::PermissionsExt;
         let home = tempfile::tempdir().unwrap();
@@ -527,14 +617,16 @@ mod tests {
             format!("mcp_state_key_file = \"{}\"\n", file.display()),
         )
         .unwrap();
-        let err = load_key(home.path()).unwrap_err();
+        let err = load_key(home.path()).unwrap_err().to_string();
         assert!(err.contains("fleet-key"), "{err}");
         std::fs::write(&file, "short\n").unwrap();
         std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o644)).unwrap();
         let err = load_key(home.path()).unwrap_err();
+        assert!(err.is_configured());
+        let err = err.to_string();
         assert!(err.contains("chmod 600"), "{err}");
         std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o600)).unwrap();
-        let err = load_key(home.path()).unwrap_err();
+        let err = load_key(home.path()).unwrap_err().to_string();
         assert!(err.contains("at least 32 bytes"), "{err}");
         std::fs::write(&file, format!("{}\n", "k".repeat(40))).unwrap();
         let key = load_key(home.path()).unwrap();

@@ -83,7 +83,7 @@ pub struct McpService {
     listening: Arc<AtomicUsize>,
     /// Seals the handles 2026-07-28 clients hold (approval states, task ids) for the
     /// principal the transport let in; why not, when the key could not be had.
-    sealer: Result<Sealer, String>,
+    sealer: Sealing,
     server_cwd: PathBuf,
     arrival: Arrival,
     /// The connection the table serves, for what the handshake era sends outside a request
@@ -163,14 +163,14 @@ struct ListenFilter {
 /// What seals the handles a service gives 2026-07-28 clients (approval states, task ids):
 /// the server's key and the transport's principal; or why there is none (the service then
 /// denies those clients' approvals and offers no tasks).
-pub type Sealing = Result<Sealer, String>;
+pub type Sealing = Result<Sealer, crate::sealing::KeyError>;
 
 impl McpService {
     /// The service of a connection (stdio, an HTTP session): both eras. Its handles are
     /// sealed with a key of this process alone (see [`McpService::sealed`]).
     pub fn new(engine: Arc<dyn Engine>, server_cwd: PathBuf) -> Arc<Self> {
-        let sealing = StateKey::ephemeral()
-            .map(|key| Sealer::new(Arc::new(key), oi_host::Principal::local().name()));
+        let key = Arc::new(StateKey::ephemeral());
+        let sealing = Ok(Sealer::new(key, oi_host::Principal::local().name()));
         Self::with_arrival(engine, server_cwd, Arrival::Connection, sealing)
     }
 

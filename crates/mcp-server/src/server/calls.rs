@@ -110,30 +110,39 @@ fn state_refused(e: OpenError) -> RpcError {
 
 impl McpService {
     fn sealer(&self) -> Result<&Sealer, RpcError> {
+        // The reason names the server's files: logged, not told to the client.
         self.sealer.as_ref().map_err(|why| {
-            RpcError::internal(format!(
-                "this server cannot seal request states or task ids: {why}"
-            ))
+            tracing::warn!("cannot seal request states or task ids: {why}");
+            RpcError::internal(
+                "this server cannot seal request states or task ids: its state key is not loaded (its log says why)",
+            )
         })
     }
 
-    /// Takes one of the service's tool-call slots, or says there are too many calls.
-    fn call_slot(&self) -> Result<CallSlot, CallEnd> {
-        let cap = match self.arrival {
+    /// How many tool calls the service runs at once.
+    fn call_cap(&self) -> usize {
+        match self.arrival {
             Arrival::Connection => MAX_CONCURRENT_CALLS,
             Arrival::Alone => MAX_STATELESS_CALLS,
-        };
-        let slot = CallSlot::take(&self.running_calls);
-        if slot.before >= cap {
-            return Err(CallEnd::Result(tool_result(
-                None,
-                format!(
-                    "Too many tool calls are running ({cap}); wait for some to finish and try again."
-                ),
-                true,
-            )));
         }
-        Ok(slot)
+    }
+
+    /// Takes one of the service's tool-call slots; `None` when there are too many calls.
+    fn call_slot(&self) -> Option<CallSlot> {
+        let slot = CallSlot::take(&self.running_calls);
+        (slot.before < self.call_cap()).then_some(slot)
+    }
+
+    /// The result of a call refused because too many run.
+    fn too_many_calls(&self) -> CallEnd {
+        let cap = self.call_cap();
+        CallEnd::Result(tool_result(
+            None,
+            format!(
+                "Too many tool calls are running ({cap}); wait for some to finish and try again."
+            ),
+            true,
+        ))
     }
 
     /// How a call of `era` runs: who is asked its approvals, and whether they park.
@@ -203,9 +212,8 @@ impl McpService {
         }
         let call = call_digest(&p.name, p.arguments.as_ref());
         let tool_call_id = ctx.id.to_string();
-        let slot = match self.call_slot() {
-            Ok(s) => s,
-            Err(end) => return self.respond(end, &call, &tool_call_id),
+        let Some(slot) = self.call_slot() else {
+            return self.respond(self.too_many_calls(), &call, &tool_call_id);
         };
         let env = self.call_env(ctx, &era, p.meta, slot);
         if let Some(envelope) = era.envelope() {
@@ -349,13 +357,10 @@ impl McpService {
         p: UpdateTaskParams,
     ) -> Result<ServerResult, RpcError> {
         require_tasks("tasks/update", &era)?;
-        let slot = match self.call_slot() {
-            Ok(s) => s,
-            Err(_) => {
-                return Err(RpcError::invalid_request(
-                    "too many tool calls and tasks are running on this server; send the answers again later",
-                ));
-            }
+        let Some(slot) = self.call_slot() else {
+            return Err(RpcError::invalid_request(
+                "too many tool calls and tasks are running on this server; send the answers again later",
+            ));
         };
         let env = self.call_env(ctx, &era, None, slot);
         tasks::update(env, self.sealer()?, &p.task_id, &p.input_responses).await?;

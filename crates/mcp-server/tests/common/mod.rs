@@ -283,6 +283,10 @@ pub fn is_error(result: &Value) -> bool {
 
 // ---------------------------------------------------------------- fake engine
 
+/// A parked turn in the fake store: the park, the answers before it (`call: decision`
+/// lines), and the call ids still to ask after it.
+type Park = (TurnParkedEvent, Vec<String>, Vec<String>);
+
 /// What a fake "thread store" keeps that every fake engine sharing it sees: turns' states
 /// and parks, so two engines on one store stand for two servers of a fleet.
 #[derive(Default)]
@@ -290,7 +294,7 @@ pub struct FakeStore {
     pub states: Mutex<HashMap<(ThreadId, String), TurnState>>,
     /// Parks by turn: the park, the answers before it (`call: decision` lines), and the call
     /// ids still to ask after it.
-    parks: Mutex<HashMap<(ThreadId, String), (TurnParkedEvent, Vec<String>, Vec<String>)>>,
+    parks: Mutex<HashMap<(ThreadId, String), Park>>,
     /// How many times a park was resumed (a park resumes once).
     pub resumes: AtomicUsize,
     /// Seconds a park waits before it expires.
