@@ -205,6 +205,11 @@ fn server_response_fault(text: &str) -> WireFault {
     WireFault::Other(format!("unexpected answer: {}", preview(text)))
 }
 
+/// A failed request of our own (not through rmcp), read the same way.
+pub(crate) fn request_fault(r: &reqwest::Error) -> WireFault {
+    reqwest_fault(r)
+}
+
 fn reqwest_fault(r: &reqwest::Error) -> WireFault {
     if let Some(found) = chain_fault(r) {
         return found;
