@@ -314,6 +314,36 @@ fn project_config_and_overrides_are_listed_but_not_edited() {
     assert!(read(&project.join("config.toml")).contains("proj-mcp"));
 }
 
+/// A server whose tool list has tools no client can offer: the probe keeps the rest and
+/// names the bad ones.
+#[test]
+fn probe_names_the_tools_a_server_listed_but_cannot_offer() {
+    let env = Env::new();
+    let python = peer("tools/peers/venv/bin/python");
+    let fixture = peer("tests/fixtures/mcp/fixture_server.py");
+    std::fs::write(
+        env.config(),
+        format!("[mcp_servers.fx]\ncommand = {python:?}\nargs = [{fixture:?}, \"--bad-tools\"]\n"),
+    )
+    .unwrap();
+    let json: serde_json::Value =
+        serde_json::from_str(&env.ok(&["mcp", "list", "--json", "--probe"])).unwrap();
+    let probe = &json[0]["probe"];
+    assert_eq!(probe["ok"], true, "{probe}");
+    assert_eq!(probe["tools"], 10, "{probe}");
+    let warning = probe["warnings"][0].as_str().unwrap();
+    assert!(
+        warning.starts_with("MCP server `fx`: skipped tool `no_schema` (it has no `inputSchema`); tool `string_schema`"),
+        "{warning}"
+    );
+    let table = env.ok(&["mcp", "list", "--probe"]);
+    assert!(table.contains("ok, 10 tools (see below)"), "{table}");
+    assert!(
+        table.contains("\nfx: skipped tool `no_schema` (it has no `inputSchema`); "),
+        "{table}"
+    );
+}
+
 #[test]
 fn probe_reports_startup_and_tool_counts() {
     let env = Env::new();
