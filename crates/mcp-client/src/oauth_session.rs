@@ -338,103 +338,101 @@ async fn machine_grant(
     challenge: Option<&str>,
     scopes: &[String],
 ) -> Result<MachineGrant, OAuthError> {
-    {
-        let server = &s.server;
-        let fail = |e: OAuthError| e.for_server(server);
-        let manager = AuthorizationManager::new(s.url.as_str())
-            .await
-            .map_err(|e| fail(OAuthError::Discovery(format!("cannot prepare OAuth: {e}"))))?;
-        let resolution = manager
-            .resolve_metadata_from_challenge(challenge)
-            .await
-            .map_err(|e| {
-                fail(OAuthError::Discovery(format!(
-                    "OAuth discovery failed: {e}"
+    let server = &s.server;
+    let fail = |e: OAuthError| e.for_server(server);
+    let manager = AuthorizationManager::new(s.url.as_str())
+        .await
+        .map_err(|e| fail(OAuthError::Discovery(format!("cannot prepare OAuth: {e}"))))?;
+    let resolution = manager
+        .resolve_metadata_from_challenge(challenge)
+        .await
+        .map_err(|e| {
+            fail(OAuthError::Discovery(format!(
+                "OAuth discovery failed: {e}"
+            )))
+        })?;
+    let metadata = resolution.metadata;
+    let store = crate::oauth_store::OAuthTokenStore::new(&s.home, &s.server, &s.url, s.store);
+    oauth::check_client_binding(&login_options(s)?, &store, metadata.issuer.as_deref()).await?;
+    let supported: Vec<String> = metadata
+        .additional_fields
+        .get("token_endpoint_auth_methods_supported")
+        .and_then(|v| serde_json::from_value(v.clone()).ok())
+        .unwrap_or_default();
+    let client_id = s.config.client_id.clone().ok_or_else(|| {
+        fail(OAuthError::Config(format!(
+            "`[mcp_servers.{server}.oauth] client_id` is required for grant_type = \"{}\"",
+            s.config.grant_type.as_str()
+        )))
+    })?;
+    let secret = oauth::client_secret(server, &s.config)?;
+    let key = oauth::env_secret(
+        server,
+        "private_key_env_var",
+        s.config.private_key_env_var.as_deref(),
+    )?;
+    let auth = ClientAuth::choose(
+        s.config.token_endpoint_auth_method,
+        &supported,
+        client_id,
+        secret,
+        key,
+    )
+    .map_err(|e| {
+        fail(OAuthError::Config(format!(
+            "[mcp_servers.{server}.oauth] {e}"
+        )))
+    })?;
+    let http = crate::connection::http_client().map_err(|e| OAuthError::Http(e.to_string()))?;
+    let issuer = metadata
+        .issuer
+        .clone()
+        .unwrap_or_else(|| metadata.token_endpoint.clone());
+    let resource = s.resource.clone().unwrap_or_else(|| s.url.clone());
+    let request = TokenRequest {
+        http: &http,
+        token_endpoint: &metadata.token_endpoint,
+        issuer: &issuer,
+        resource: &resource,
+        scopes,
+    };
+    let result = match s.config.grant_type {
+        McpOAuthGrant::TokenExchange => {
+            let id_token = oauth::env_secret(
+                server,
+                "id_token_env_var",
+                s.config.id_token_env_var.as_deref(),
+            )?
+            .ok_or_else(|| {
+                fail(OAuthError::Config(format!(
+                    "`[mcp_servers.{server}.oauth] id_token_env_var` is required for grant_type = \"token_exchange\""
                 )))
             })?;
-        let metadata = resolution.metadata;
-        let store = crate::oauth_store::OAuthTokenStore::new(&s.home, &s.server, &s.url, s.store);
-        oauth::check_client_binding(&login_options(s)?, &store, metadata.issuer.as_deref()).await?;
-        let supported: Vec<String> = metadata
-            .additional_fields
-            .get("token_endpoint_auth_methods_supported")
-            .and_then(|v| serde_json::from_value(v.clone()).ok())
-            .unwrap_or_default();
-        let client_id = s.config.client_id.clone().ok_or_else(|| {
-            fail(OAuthError::Config(format!(
-                "`[mcp_servers.{server}.oauth] client_id` is required for grant_type = \"{}\"",
-                s.config.grant_type.as_str()
-            )))
-        })?;
-        let secret = oauth::client_secret(server, &s.config)?;
-        let key = oauth::env_secret(
-            server,
-            "private_key_env_var",
-            s.config.private_key_env_var.as_deref(),
-        )?;
-        let auth = ClientAuth::choose(
-            s.config.token_endpoint_auth_method,
-            &supported,
-            client_id,
-            secret,
-            key,
-        )
-        .map_err(|e| {
-            fail(OAuthError::Config(format!(
-                "[mcp_servers.{server}.oauth] {e}"
-            )))
-        })?;
-        let http = crate::connection::http_client().map_err(|e| OAuthError::Http(e.to_string()))?;
-        let issuer = metadata
-            .issuer
-            .clone()
-            .unwrap_or_else(|| metadata.token_endpoint.clone());
-        let resource = s.resource.clone().unwrap_or_else(|| s.url.clone());
-        let request = TokenRequest {
-            http: &http,
-            token_endpoint: &metadata.token_endpoint,
-            issuer: &issuer,
-            resource: &resource,
-            scopes,
-        };
-        let result = match s.config.grant_type {
-            McpOAuthGrant::TokenExchange => {
-                let id_token = oauth::env_secret(
-                    server,
-                    "id_token_env_var",
-                    s.config.id_token_env_var.as_deref(),
-                )?
-                .ok_or_else(|| {
-                    fail(OAuthError::Config(format!(
-                        "`[mcp_servers.{server}.oauth] id_token_env_var` is required for grant_type = \"token_exchange\""
-                    )))
-                })?;
-                let idp = IdentityProvider {
-                    token_endpoint: s.config.idp_token_endpoint.as_deref().unwrap_or_default(),
-                    client_id: s.config.idp_client_id.as_deref().unwrap_or_default(),
-                    id_token: &id_token,
-                };
-                oauth_grants::token_exchange(&request, &idp, &auth).await
-            }
-            _ => oauth_grants::client_credentials(&request, &auth).await,
-        };
-        let token = result.map_err(|e| {
-            fail(OAuthError::Grant {
-                grant: s.config.grant_type.as_str().to_string(),
-                cause: Box::new(e),
-            })
-        })?;
-        record_binding(&store, s, metadata.issuer.as_deref()).await;
-        Ok(MachineGrant {
-            token,
-            issuer: metadata.issuer,
+            let idp = IdentityProvider {
+                token_endpoint: s.config.idp_token_endpoint.as_deref().unwrap_or_default(),
+                client_id: s.config.idp_client_id.as_deref().unwrap_or_default(),
+                id_token: &id_token,
+            };
+            oauth_grants::token_exchange(&request, &idp, &auth).await
+        }
+        _ => oauth_grants::client_credentials(&request, &auth).await,
+    };
+    let token = result.map_err(|e| {
+        fail(OAuthError::Grant {
+            grant: s.config.grant_type.as_str().to_string(),
+            cause: Box::new(e),
         })
-    }
+    })?;
+    record_binding(&store, s, metadata.issuer.as_deref()).await;
+    Ok(MachineGrant {
+        token,
+        issuer: metadata.issuer,
+    })
 }
 
 /// Remembers which authorization server a machine client was used with (an entry with the
-/// client id and the issuer, no token: machine tokens are not kept), unless an entry is
-/// already there. A later change of server is then refused like a browser client's.
+/// client id and the issuer, no token: machine tokens are not kept), unless tokens are stored
+/// there. A later change of server is then refused like a browser client's.
 async fn record_binding(
     store: &crate::oauth_store::OAuthTokenStore,
     s: &OAuthSettings,
@@ -443,7 +441,10 @@ async fn record_binding(
     let (Some(client_id), Some(issuer)) = (&s.config.client_id, issuer) else {
         return;
     };
-    if let Ok(Some(_)) = store.load_entry().await {
+    if let Ok(Some((stored, _))) = store.load_entry().await
+        && (stored.token_response.is_some()
+            || (&stored.client_id == client_id && stored.issuer.as_deref() == Some(issuer)))
+    {
         return;
     }
     let binding = StoredCredentials::new(client_id.clone(), None, Vec::new(), None)

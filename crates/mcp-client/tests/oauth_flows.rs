@@ -234,6 +234,45 @@ async fn a_preregistered_client_is_not_sent_to_another_authorization_server() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_machine_client_is_not_sent_to_another_authorization_server_either() {
+    let peer = HttpPeer::oauth_fixture(&["--migrate-after-list", "--client", "m2m:m2m-secret"]);
+    let home = tempfile::tempdir().unwrap();
+    // SAFETY: set before any manager reads it; no other test reads this variable.
+    unsafe { std::env::set_var("OI_TEST_M2M_SECRET", "m2m-secret") };
+    let config = with_oauth(&peer.url, |o| {
+        o.grant_type = oi_config::mcp::McpOAuthGrant::ClientCredentials;
+        o.client_id = Some("m2m".into());
+        o.client_secret_env_var = Some("OI_TEST_M2M_SECRET".into());
+    });
+    // Headless: a machine grant needs nobody.
+    let m = session(home.path(), "billing", config, false).await;
+    assert_eq!(m.server_error("billing"), None);
+    let before = peer.log().await.len();
+    let e = whoami(&m, "billing").await.unwrap_err();
+    assert!(
+        e.starts_with(&format!(
+            "MCP server `billing` now uses the authorization server `{}/as2`, but the `client_id` in [mcp_servers.billing.oauth] belongs to `{}/as1`",
+            peer.base(),
+            peer.base()
+        )),
+        "{e}"
+    );
+    let log = peer.log().await;
+    assert!(
+        events(&log[before..], "as2", "token").is_empty(),
+        "the secret went to as2: {log:?}"
+    );
+    // What is remembered is the binding, not a token.
+    let entry = stored_entry(home.path(), "billing");
+    assert_eq!(
+        entry["credentials"]["issuer"],
+        format!("{}/as1", peer.base())
+    );
+    assert!(entry["credentials"]["token_response"].is_null(), "{entry}");
+    m.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn tokens_that_keep_being_refused_cost_a_bounded_number_of_retries() {
     let peer = HttpPeer::oauth_fixture(&["--refuse-after-list", "--refresh"]);
     let home = tempfile::tempdir().unwrap();
