@@ -283,6 +283,125 @@ async fn a_config_planted_in_a_subfolder_of_a_trusted_project_needs_consent() {
     assert!(err.contains("changed since you accepted it"), "{err}");
 }
 
+/// A project config whose MCP server and `notify` run scripts of the project, as written in
+/// `.openinterpreter/config.toml` of `work`. Each script appends its name to `ran` (outside the
+/// sandbox's reach), so the test sees what actually ran.
+fn config_that_runs_project_scripts(work: &Path, ran: &Path) {
+    std::fs::create_dir_all(work.join(".openinterpreter")).unwrap();
+    std::fs::create_dir_all(work.join("tools")).unwrap();
+    std::fs::write(
+        work.join(".openinterpreter/config.toml"),
+        "notify = [\"sh\", \"tools/notify.sh\"]\n\
+         [mcp_servers.helper]\ncommand = \"sh\"\nargs = [\"tools/helper.sh\"]\n",
+    )
+    .unwrap();
+    for name in ["helper", "notify"] {
+        std::fs::write(
+            work.join(format!("tools/{name}.sh")),
+            format!("echo {name}-accepted >> '{}'\n", ran.display()),
+        )
+        .unwrap();
+    }
+}
+
+/// What a hostile model runs to swap a script an accepted config starts unsandboxed.
+fn rewrite_scripts(ran: &Path) -> String {
+    format!(
+        "for s in helper notify; do printf 'echo %s-EVIL >> {ran}\\n' $s > tools/$s.sh; \
+         echo $s-rewrite=$?; done",
+        ran = ran.display()
+    )
+}
+
+#[tokio::test]
+async fn an_accepted_config_runs_only_the_scripts_that_were_accepted() {
+    let outside = outside_dir();
+    let ran = outside.path().join("ran.txt");
+    let env = TestEnv::new(
+        MockScript::turns([shell(&rewrite_scripts(&ran)), MockTurn::text("rewrote")]),
+        WireApi::Chat,
+    )
+    .await;
+    let work = env.work();
+    config_that_runs_project_scripts(&work, &ran);
+    let out = env.run(&["trust"]).await;
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+
+    // The review names what the config launches; accepting it pins the scripts too.
+    let out = env.run(&["exec", "go"]).await;
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("adds MCP server `helper`"), "{err}");
+
+    // 1. Accepted: a sandboxed command cannot rewrite the scripts (they are read-only to it,
+    //    like `.openinterpreter/` itself), and the accepted ones run.
+    let out = env
+        .run(&[
+            "exec",
+            "--accept-project-config",
+            "-s",
+            "workspace-write",
+            "-a",
+            "never",
+            "rewrite",
+        ])
+        .await;
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let seen = &env.mock.requests()[1].tool_outputs()[0].1;
+    assert!(
+        seen.contains("helper-rewrite=") && !seen.contains("helper-rewrite=0"),
+        "the sandboxed rewrite must fail: {seen}"
+    );
+    assert!(!seen.contains("notify-rewrite=0"), "{seen}");
+    assert!(read(&work.join("tools/helper.sh")).contains("helper-accepted"));
+    assert!(appears(&ran).await);
+    assert!(!read(&ran).contains("EVIL"), "{}", read(&ran));
+
+    // 2. Rewritten from outside the sandbox (a `git pull`, another program): the next
+    //    session asks again, naming the file and who runs it, and runs nothing.
+    std::fs::remove_file(&ran).unwrap();
+    std::fs::write(
+        work.join("tools/helper.sh"),
+        format!("echo helper-EVIL >> '{}'\n", ran.display()),
+    )
+    .unwrap();
+    env.mock
+        .set_script(MockScript::turns([MockTurn::text("hi")]));
+    let out = env.run(&["exec", "hi"]).await;
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains(&format!(
+            "accepted, but what it launches changed since: {} (run by MCP server `helper`)",
+            work.join("tools/helper.sh").display()
+        )),
+        "{err}"
+    );
+    assert!(err.contains("interpreter accept-project-config"), "{err}");
+    assert!(!ran.exists(), "{}", read(&ran));
+
+    // 3. Checked at every launch, not only when the session starts: a turn with full access
+    //    rewrites `notify`'s script, and the notifier at the end of that very turn does not
+    //    run it.
+    std::fs::write(
+        work.join("tools/helper.sh"),
+        format!("echo helper-accepted >> '{}'\n", ran.display()),
+    )
+    .unwrap();
+    env.mock.set_script(MockScript::turns([
+        shell(&rewrite_scripts(&ran)),
+        MockTurn::text("rewrote"),
+    ]));
+    let out = env
+        .run(&["exec", "-s", "danger-full-access", "-a", "never", "rewrite"])
+        .await;
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(read(&work.join("tools/notify.sh")).contains("EVIL"));
+    // `exec` waits for a notifier it started before it exits; none may have run the new script.
+    assert!(!read(&ran).contains("notify-EVIL"), "{}", read(&ran));
+    assert!(!read(&ran).contains("notify-accepted"), "{}", read(&ran));
+}
+
 const PROVIDER_SECRET: &str = "sk-e2e-provider-secret-1234";
 const MCP_SECRET: &str = "mcp-e2e-bearer-secret-5678";
 const GITHUB_SECRET: &str = "ghp_e2e_github_secret_90";

@@ -14,6 +14,7 @@ pub mod edit;
 mod error;
 pub mod history;
 pub mod keys;
+pub mod launch_pins;
 mod load;
 pub mod mcp;
 mod overrides;
@@ -38,7 +39,7 @@ pub use load::{
 pub use overrides::{
     ConfigOverrides, apply_dotted, json_to_toml, parse_cli_override, toml_to_json,
 };
-pub use project_consent::{ProjectConfigReview, ReviewStatus};
+pub use project_consent::{Launcher, ProjectConfigReview, ReviewStatus};
 pub use provider::{MissingApiKey, ModelProviderInfo};
 pub use redact::{REDACTED, redact_url_credentials};
 pub use shell_env::{CommandEnv, ShellEnvironmentInherit, ShellEnvironmentPolicy};

@@ -222,15 +222,25 @@ pub fn load_config(opts: ConfigLoadOptions) -> Result<LoadedConfig, ConfigError>
     }
     let sha256 = crate::project_consent::sha256_hex(&text);
     let real_path = path.canonicalize().ok().filter(|r| *r != path);
+    let project_dir = path
+        .parent()
+        .and_then(Path::parent)
+        .unwrap_or(&path)
+        .to_path_buf();
+    let launches = crate::project_consent::launches(without.as_ref().ok(), &config, &project_dir)?;
+    let (status, changed_files) = crate::project_consent::status(&home, &path, &sha256, &launches);
     let review = crate::ProjectConfigReview {
-        status: crate::project_consent::status(&home, &path, &sha256),
+        status,
         path,
         real_path,
         sha256,
         changes,
+        launches,
+        changed_files,
     };
     if review.is_accepted() {
         warnings.push(review.notice());
+        pin_launches(&mut config, &review.launches);
         config.project_config_review = Some(review);
         return Ok(LoadedConfig { config, warnings });
     }
@@ -246,6 +256,28 @@ pub fn load_config(opts: ConfigLoadOptions) -> Result<LoadedConfig, ConfigError>
             })
         }
         Err(_) => Err(ConfigError::Other(review.refusal())),
+    }
+}
+
+/// Hands each program of an accepted layer the files it is pinned to, so every launch checks
+/// them (not only this start).
+fn pin_launches(
+    config: &mut crate::Config,
+    launches: &[(
+        crate::project_consent::Launcher,
+        crate::launch_pins::LaunchPins,
+    )],
+) {
+    use crate::project_consent::Launcher;
+    for (who, pins) in launches {
+        match who {
+            Launcher::McpServer(name) => {
+                if let Some(server) = config.mcp_servers.get_mut(name) {
+                    server.launch_pins = Some(pins.clone());
+                }
+            }
+            Launcher::Notify => config.notify_pins = Some(pins.clone()),
+        }
     }
 }
 

@@ -326,6 +326,10 @@ pub struct McpServerConfig {
     /// `sampling = "off" | "prompt" | "approve"`: whether the server may ask the session's
     /// model to sample, and whether each request asks the user first.
     pub sampling: McpSamplingMode,
+    /// For a server an accepted project config adds: the files its command line names, pinned
+    /// to their accepted content. The launch checks them first and refuses a changed one
+    /// (`oi_config::launch_pins`). Never read from TOML.
+    pub launch_pins: Option<crate::launch_pins::LaunchPins>,
 }
 
 impl McpServerConfig {
@@ -368,6 +372,7 @@ impl McpServerConfig {
             supports_parallel_tool_calls: false,
             roots: None,
             sampling: McpSamplingMode::Off,
+            launch_pins: None,
         }
     }
 

@@ -167,6 +167,40 @@ pub fn read_text_capped(path: &Path, max: u64) -> Result<String, ProjectFileErro
     })
 }
 
+/// The hex SHA-256 of `path` if it is a regular file of at most `max` bytes, read in pieces
+/// (a program or script that a project config launches: see `launch_pins`).
+pub fn sha256_capped(path: &Path, max: u64) -> Result<String, ProjectFileError> {
+    use sha2::{Digest, Sha256};
+    let (file, size) = open_regular(path)?;
+    let too_large = |size| ProjectFileError::TooLarge {
+        path: path.display().to_string(),
+        size,
+        max,
+    };
+    if size > max {
+        return Err(too_large(size));
+    }
+    let mut hasher = Sha256::new();
+    let mut limited = file.take(max + 1);
+    let mut buf = vec![0u8; 64 * 1024];
+    let mut total = 0u64;
+    loop {
+        let n = limited.read(&mut buf).map_err(|e| ProjectFileError::Io {
+            path: path.display().to_string(),
+            source: e,
+        })?;
+        if n == 0 {
+            break;
+        }
+        total += n as u64;
+        if total > max {
+            return Err(too_large(total));
+        }
+        hasher.update(&buf[..n]);
+    }
+    Ok(hex::encode(hasher.finalize()))
+}
+
 /// Read `path` as text for the model, cut head+tail to about `max` bytes with the same marker
 /// as [`oi_protocol::truncate::truncate_head_tail`]; invalid UTF-8 is replaced, not refused.
 pub fn read_text_head_tail(path: &Path, max: u64) -> Result<String, ProjectFileError> {

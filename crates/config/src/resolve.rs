@@ -158,6 +158,7 @@ pub(crate) fn build_config(inputs: TypedInputs<'_>) -> Result<Config, ConfigErro
             Some(argv) if argv.is_empty() => return Err(notify_error()),
             Some(argv) => Some(argv),
         },
+        notify_pins: None,
         history_persistence: history_persistence(t.history.unwrap_or_default().0)?,
         mcp_oauth_credentials_store: t.mcp_oauth_credentials_store.unwrap_or_default(),
         profile: profile_name,

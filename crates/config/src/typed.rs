@@ -82,6 +82,9 @@ pub struct Config {
     /// `notify`: a program and its arguments, run with one more argument (a JSON object) when a
     /// turn completes.
     pub notify: Option<Vec<String>>,
+    /// When `notify` comes from an accepted project config: the files it names, pinned to
+    /// their accepted content; the notifier checks them before each run.
+    pub notify_pins: Option<crate::launch_pins::LaunchPins>,
     /// `[history] persistence`: whether prompts typed interactively are saved to
     /// `$OPENINTERPRETER_HOME/history.jsonl`.
     pub history_persistence: HistoryPersistence,

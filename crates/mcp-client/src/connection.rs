@@ -228,6 +228,9 @@ async fn serve_stdio(
     progress.set_step(Step::Spawn);
     let lookup = |k: &str| std::env::var(k).ok();
     let spec = launch_spec(server, &config.transport, session_cwd, &lookup)?;
+    if let Some(pins) = config.launch_pins.clone() {
+        check_pins(pins, &spec).await?;
+    }
     let (child, stdout, stdin) = spawn(server, &spec)?;
     let child = Arc::new(child);
     progress.set_child(child.clone());
@@ -238,6 +241,22 @@ async fn serve_stdio(
         .await
         .map_err(|e| handshake_failure(server, None, &e))?;
     Ok((service, child))
+}
+
+/// A server an accepted project config adds runs only what was accepted: the files its
+/// command line names are checked against their accepted content right before each launch
+/// (a restart included), on the blocking pool since it reads them.
+async fn check_pins(
+    pins: oi_config::launch_pins::LaunchPins,
+    spec: &crate::stdio::LaunchSpec,
+) -> Result<(), ConnectError> {
+    let mut argv = vec![spec.program.clone()];
+    argv.extend(spec.args.iter().cloned());
+    let cwd = spec.cwd.clone();
+    tokio::task::spawn_blocking(move || pins.verify(&argv, &cwd))
+        .await
+        .map_err(|e| ConnectError::Spawn(format!("could not check the server's files: {e}")))?
+        .map_err(|e| ConnectError::Config(e.to_string()))
 }
 
 /// The HTTP client of a streamable-HTTP server connection, configured as rmcp's own default

@@ -108,6 +108,15 @@ pub(crate) fn layout(req: &SandboxRequest<'_>, tmpdir: Option<OsString>) -> Layo
             protected.push(entry);
         }
     }
+    for path in req.read_only {
+        // Only what exists can be mounted over; outside every root nothing needs protecting.
+        let Ok(real) = std::fs::canonicalize(path) else {
+            continue;
+        };
+        if roots.iter().any(|r| real.starts_with(r) && real != *r) && !protected.contains(&real) {
+            protected.push(real);
+        }
+    }
     let mut budget = NESTED_WALK_MAX_DIRS;
     for root in roots.iter().filter(|r| walk_roots.contains(r)) {
         for entry in nested_config_dirs(root, &mut budget) {
@@ -265,6 +274,7 @@ mod tests {
             policy: &policy,
             sandbox_cwd: cwd.path(),
             allow_git_writes: false,
+            read_only: &[],
         };
         let tmp_c = std::fs::canonicalize("/tmp").unwrap();
         let roots = writable_roots(&req, Some(extra.path().as_os_str().to_owned()));
@@ -280,6 +290,7 @@ mod tests {
             policy: &policy,
             sandbox_cwd: cwd.path(),
             allow_git_writes: false,
+            read_only: &[],
         };
         assert_eq!(writable_roots(&req, Some("/var/tmp".into())), vec![cwd_c]);
     }
@@ -290,6 +301,7 @@ mod tests {
             policy: &SandboxPolicy::ReadOnly,
             sandbox_cwd: Path::new("/"),
             allow_git_writes: false,
+            read_only: &[],
         };
         assert!(writable_roots(&req, None).is_empty());
         assert!(!is_path_writable(&req, None, Path::new("/tmp/x")));
@@ -313,6 +325,7 @@ mod tests {
             policy: &policy,
             sandbox_cwd: cwd.path(),
             allow_git_writes: false,
+            read_only: &[],
         };
         let w = |req: &SandboxRequest<'_>, p: &str| is_path_writable(req, None, Path::new(p));
         assert!(w(&req, "src/new/file.rs"));
@@ -341,6 +354,7 @@ mod tests {
             policy: &policy,
             sandbox_cwd: cwd.path(),
             allow_git_writes: true,
+            read_only: &[],
         };
         let w = |p: &str| is_path_writable(&req, None, Path::new(p));
         assert!(!w(".openinterpreter/config.toml"));
@@ -379,6 +393,7 @@ mod tests {
             policy: &policy,
             sandbox_cwd: cwd.path(),
             allow_git_writes: true,
+            read_only: &[],
         };
         let l = layout(&req, None);
         assert!(l.protected.contains(&cwd_c.join("sub/.openinterpreter")));

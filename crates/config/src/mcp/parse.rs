@@ -195,6 +195,7 @@ fn into_config(p: &str, raw: McpServerToml) -> Result<McpServerConfig, Bad> {
         supports_parallel_tool_calls: raw.supports_parallel_tool_calls.unwrap_or(false),
         roots: strings(raw.roots),
         sampling: raw.sampling.unwrap_or_default(),
+        launch_pins: None,
     })
 }
 

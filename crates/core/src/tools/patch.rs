@@ -89,14 +89,11 @@ pub(crate) async fn apply_planned(
     };
     let ctx = sess.turn_context();
     let config = &ctx.config;
-    let all_writable = plan.affected_paths().iter().all(|p| {
-        crate::sandbox::is_path_writable(
-            &config.sandbox_policy,
-            &config.cwd,
-            config.allow_git_writes,
-            p,
-        )
-    });
+    let scope = crate::sandbox::SandboxScope::of(config);
+    let all_writable = plan
+        .affected_paths()
+        .iter()
+        .all(|p| crate::sandbox::is_path_writable(&scope, p));
     let auto_approved = match assess_patch(config.approval_policy, all_writable) {
         PatchDecision::AutoApprove => true,
         PatchDecision::Reject(msg) => {

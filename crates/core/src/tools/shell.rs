@@ -453,11 +453,7 @@ async fn run_once(
             argv,
             cwd,
             timeout,
-            sandbox: sandboxed.then_some((
-                &config.sandbox_policy,
-                config.cwd.as_path(),
-                config.allow_git_writes,
-            )),
+            sandbox: sandboxed.then(|| crate::sandbox::SandboxScope::of(config)),
             env: Some(&env),
         },
         |stream, bytes| {
