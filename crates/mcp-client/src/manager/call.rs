@@ -215,7 +215,7 @@ async fn send_call(
         .map_err(|e| McpRequestError::Send {
             server: server.to_string(),
             method: "tools/call".to_string(),
-            reason: e.to_string(),
+            reason: crate::connection::describe_service_error(server, None, &e),
         })
 }
 
