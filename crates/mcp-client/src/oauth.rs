@@ -294,9 +294,13 @@ pub async fn authorize(
     store.remember_metadata(metadata.clone());
     manager.set_metadata(metadata);
 
+    // No scopes given: the challenge's scope, else the resource's `scopes_supported` — not
+    // both, which would ask for everything the resource offers (least privilege; a step-up
+    // asks for more when a call needs it).
     let mut request = AuthorizationRequest::new(redirect_uri.clone())
         .with_client_name("Open Interpreter")
-        .with_scopes(opts.scopes.iter().map(String::as_str));
+        .with_scopes(opts.scopes.iter().map(String::as_str))
+        .with_initial_scope_selection();
     if let Some(id) = &opts.client_id {
         request = request.with_preregistered_client(id.as_str());
         if let Some(secret) = &opts.client_secret {

@@ -158,6 +158,49 @@ async fn login_reads_the_metadata_location_and_scope_from_the_challenge() {
     m.shutdown().await;
 }
 
+/// A 403 `insufficient_scope` naming only the scope the call needs: the step-up asks for
+/// what was granted (at the login, in an earlier run) plus that scope.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_step_up_keeps_the_scopes_already_granted() {
+    let peer = HttpPeer::oauth_fixture(&["--challenge-scope", "files:read"]);
+    let home = tempfile::tempdir().unwrap();
+    let config = http(&peer.url);
+    let opts = LoginOptions {
+        store: oi_config::OAuthCredentialsStoreMode::File,
+        timeout: Duration::from_secs(30),
+        challenge: oauth::login_challenge("docs", &config).await.unwrap(),
+        ..LoginOptions::new("docs", &peer.url, home.path())
+    };
+    oauth::login(opts, approve).await.unwrap();
+
+    // Headless, the step-up names the command and every scope it needs.
+    let m = session(home.path(), "docs", config.clone(), false).await;
+    let e = m
+        .call_tool("docs", "admin", None, None, CancellationToken::new())
+        .await
+        .unwrap_err()
+        .to_string();
+    assert_eq!(
+        e,
+        "MCP server `docs` needs more OAuth scopes (HTTP 403 insufficient_scope: admin): run `interpreter mcp login docs --scopes files:read,admin`"
+    );
+    m.shutdown().await;
+
+    let m = session(home.path(), "docs", config, true).await;
+    let r = m
+        .call_tool("docs", "admin", None, None, CancellationToken::new())
+        .await
+        .unwrap();
+    assert_eq!(text_of(&r), "admin ok");
+    let log = peer.log().await;
+    let asked: Vec<&str> = events(&log, "as1", "authorize")
+        .iter()
+        .map(|e| e["scope"].as_str().unwrap_or_default())
+        .collect();
+    assert_eq!(asked, ["files:read", "files:read admin"], "{log:?}");
+    m.shutdown().await;
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_moved_authorization_server_gets_a_new_registration_and_nothing_of_the_old_one() {
     let peer = HttpPeer::oauth_fixture(&["--migrate-after-list", "--refresh"]);
