@@ -164,8 +164,9 @@ pub fn load_config(opts: ConfigLoadOptions) -> Result<LoadedConfig, ConfigError>
     let user_merged = merged.clone();
     let mut project: Option<(PathBuf, toml::Table, String)> = None;
     if let Some(p) = &project_path
-        && let Some((t, text)) = read_layer(p)?
+        && let Some((mut t, text)) = read_layer(p)?
     {
+        crate::project_keys::restrict(&mut t, &user_merged, p, &user_path, &mut warnings);
         let origin = p.display().to_string();
         warn_unknown_in_file(&t, &text, &origin, &mut warnings);
         deep_merge(&mut merged, &t);
@@ -215,7 +216,7 @@ pub fn load_config(opts: ConfigLoadOptions) -> Result<LoadedConfig, ConfigError>
         Ok(without) => crate::project_consent::widening(without, &config),
         // The session cannot be typed without the layer (it defines the profile in use, say):
         // what it widens cannot be measured, so every widening key it sets counts.
-        Err(_) => crate::project_consent::widening_keys(&table),
+        Err(_) => crate::project_keys::widening_keys(&table),
     };
     if changes.is_empty() {
         return Ok(LoadedConfig { config, warnings });

@@ -399,6 +399,32 @@ pub(crate) fn widening(without: &Config, with: &Config) -> Vec<String> {
             with.notify.as_deref().unwrap_or_default().join(" ")
         ));
     }
+    out.extend(environment_widening(
+        &without.shell_environment_policy,
+        &with.shell_environment_policy,
+    ));
+    if with.history_persistence == crate::HistoryPersistence::SaveAll
+        && without.history_persistence == crate::HistoryPersistence::None
+    {
+        out.push("saves the prompts you type to history.jsonl (your config says none)".into());
+    }
+    for (id, provider) in &with.model_providers {
+        if *id == with.model_provider_id || without.model_providers.get(id) == Some(provider) {
+            continue;
+        }
+        let key = provider
+            .env_key
+            .as_deref()
+            .map(|k| format!(" with the key in ${k}"))
+            .unwrap_or_default();
+        out.push(format!(
+            "defines model provider `{id}` at {}{key} (model lists ask it)",
+            provider
+                .base_url
+                .as_deref()
+                .unwrap_or("its default endpoint")
+        ));
+    }
     if with.model_provider != without.model_provider {
         let key = with
             .model_provider
@@ -417,23 +443,70 @@ pub(crate) fn widening(without: &Config, with: &Config) -> Vec<String> {
     out
 }
 
-/// When the session cannot even be typed without the layer, say which widening keys it sets.
-pub(crate) fn widening_keys(project: &toml::Table) -> Vec<String> {
-    const KEYS: &[&str] = &[
-        "sandbox_mode",
-        "sandbox_workspace_write",
-        "approval_policy",
-        "mcp_servers",
-        "notify",
-        "model_provider",
-        "model_providers",
-        "profile",
-        "profiles",
-    ];
-    KEYS.iter()
-        .filter(|k| project.contains_key(**k))
-        .map(|k| format!("sets `{k}`"))
-        .collect()
+/// What a project's `[shell_environment_policy]` lets commands see (or sets for them) that
+/// the policy without it does not: more inherited variables, the secret-looking names, an
+/// exclusion lifted, an `include_only` widened, variables set (`PATH`, `LD_PRELOAD`… change
+/// what commands run, and `notify` and approved unsandboxed commands get them too).
+fn environment_widening(
+    without: &crate::ShellEnvironmentPolicy,
+    with: &crate::ShellEnvironmentPolicy,
+) -> Vec<String> {
+    use crate::ShellEnvironmentInherit as Inherit;
+    let rank = |i: Inherit| match i {
+        Inherit::None => 0,
+        Inherit::Core => 1,
+        Inherit::All => 2,
+    };
+    let name = |i: Inherit| match i {
+        Inherit::None => "none",
+        Inherit::Core => "core",
+        Inherit::All => "all",
+    };
+    let mut out = Vec::new();
+    if rank(with.inherit) > rank(without.inherit) {
+        out.push(format!(
+            "commands inherit {} environment variables instead of {}",
+            name(with.inherit),
+            name(without.inherit)
+        ));
+    }
+    if with.ignore_default_excludes && !without.ignore_default_excludes {
+        out.push(
+            "commands see variables whose names contain KEY, SECRET or TOKEN (ignore_default_excludes)"
+                .into(),
+        );
+    }
+    let patterns = |v: &[crate::shell_env::EnvPattern]| -> Vec<String> {
+        v.iter().map(|p| p.as_str().to_string()).collect()
+    };
+    let (ex_without, ex_with) = (patterns(&without.exclude), patterns(&with.exclude));
+    let lifted: Vec<&String> = ex_without.iter().filter(|p| !ex_with.contains(p)).collect();
+    if !lifted.is_empty() {
+        let shown: Vec<&str> = lifted.iter().map(|s| s.as_str()).collect();
+        out.push(format!(
+            "commands see variables excluded before: {}",
+            shown.join(", ")
+        ));
+    }
+    let (only_without, only_with) = (
+        patterns(&without.include_only),
+        patterns(&with.include_only),
+    );
+    if !only_without.is_empty()
+        && (only_with.is_empty() || only_with.iter().any(|p| !only_without.contains(p)))
+    {
+        out.push("commands see variables outside your include_only list".into());
+    }
+    let set: Vec<&str> = with
+        .set
+        .iter()
+        .filter(|(k, v)| without.set.get(*k) != Some(*v))
+        .map(|(k, _)| k.as_str())
+        .collect();
+    if !set.is_empty() {
+        out.push(format!("sets {} for commands", set.join(", ")));
+    }
+    out
 }
 
 fn describe_sandbox(c: &Config) -> String {
