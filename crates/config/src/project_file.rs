@@ -32,6 +32,16 @@ pub enum ProjectFileError {
     TooLarge { path: String, size: u64, max: u64 },
     #[error("cannot read {path}: {source}")]
     Io { path: String, source: io::Error },
+    /// A symlink (or a folder on the way) leads out of the folder the file must be in.
+    #[error(
+        "{path} leads to {target}, outside {root}; a project's files are read only when they are \
+         inside it (copy the file into the project instead of linking to it)"
+    )]
+    Outside {
+        path: String,
+        target: String,
+        root: String,
+    },
 }
 
 impl ProjectFileError {
@@ -50,6 +60,71 @@ pub struct BoundedBytes {
     pub tail: Option<Vec<u8>>,
     /// The file's size when it was opened.
     pub size: u64,
+}
+
+/// Open `path` without blocking and refuse anything but a regular file; with `within`, also
+/// anything that is not inside that folder once every symlink is followed.
+fn open_regular_within(
+    path: &Path,
+    within: Option<&Within<'_>>,
+) -> Result<(File, u64), ProjectFileError> {
+    let (file, size) = open_regular(path)?;
+    if let Some(w) = within {
+        w.check(path, &file)?;
+    }
+    Ok((file, size))
+}
+
+/// Where a project's file must really be: inside `root` (canonical), and not inside
+/// `excluded` (the agent's home, whose credentials no project file may lead to).
+#[derive(Clone, Copy, Debug)]
+pub struct Within<'a> {
+    pub root: &'a Path,
+    pub excluded: Option<&'a Path>,
+}
+
+impl Within<'_> {
+    /// Checks where the opened `file` really is (the descriptor's own path, so a symlink
+    /// swapped after the open changes nothing).
+    fn check(&self, path: &Path, file: &File) -> Result<(), ProjectFileError> {
+        let real = real_path_of(path, file);
+        let root = self
+            .root
+            .canonicalize()
+            .unwrap_or_else(|_| self.root.to_path_buf());
+        let excluded = self
+            .excluded
+            .map(|e| e.canonicalize().unwrap_or_else(|_| e.to_path_buf()));
+        let inside = real.as_ref().is_some_and(|r| r.starts_with(&root));
+        let in_home = match (&real, &excluded) {
+            (Some(r), Some(e)) => r.starts_with(e),
+            _ => false,
+        };
+        if inside && !in_home {
+            return Ok(());
+        }
+        Err(ProjectFileError::Outside {
+            path: path.display().to_string(),
+            target: real
+                .map(|r| r.display().to_string())
+                .unwrap_or_else(|| "a place that cannot be named".into()),
+            root: root.display().to_string(),
+        })
+    }
+}
+
+/// The path of what `file` (opened from `path`) really is: the descriptor's link in
+/// `/proc/self/fd`, else `path` with every symlink resolved.
+fn real_path_of(path: &Path, file: &File) -> Option<std::path::PathBuf> {
+    #[cfg(target_os = "linux")]
+    {
+        use std::os::fd::AsRawFd;
+        if let Ok(p) = std::fs::read_link(format!("/proc/self/fd/{}", file.as_raw_fd())) {
+            return Some(p);
+        }
+    }
+    let _ = file;
+    path.canonicalize().ok()
 }
 
 /// Open `path` without blocking and refuse anything but a regular file.
@@ -120,7 +195,15 @@ fn read_up_to(file: &mut File, limit: u64, path: &Path) -> Result<Vec<u8>, Proje
 /// Read `path` if it is a regular file: all of it when it has at most `max` bytes, else its
 /// first and last `max / 2` bytes (the part in between is never read).
 pub fn read_head_tail(path: &Path, max: u64) -> Result<BoundedBytes, ProjectFileError> {
-    let (mut file, size) = open_regular(path)?;
+    read_head_tail_in(path, max, None)
+}
+
+fn read_head_tail_in(
+    path: &Path,
+    max: u64,
+    within: Option<&Within<'_>>,
+) -> Result<BoundedBytes, ProjectFileError> {
+    let (mut file, size) = open_regular_within(path, within)?;
     if size <= max {
         // A file that grows while we read is still cut at the cap.
         let head = read_up_to(&mut file, max, path)?;
@@ -148,7 +231,16 @@ pub fn read_head_tail(path: &Path, max: u64) -> Result<BoundedBytes, ProjectFile
 /// Read `path` as UTF-8 text if it is a regular file of at most `max` bytes. For files that
 /// are only useful whole (config files).
 pub fn read_text_capped(path: &Path, max: u64) -> Result<String, ProjectFileError> {
-    let (mut file, size) = open_regular(path)?;
+    read_text_capped_in(path, max, None)
+}
+
+/// [`read_text_capped`] of a file that must really be inside `within` (see [`Within`]).
+pub fn read_text_capped_in(
+    path: &Path,
+    max: u64,
+    within: Option<&Within<'_>>,
+) -> Result<String, ProjectFileError> {
+    let (mut file, size) = open_regular_within(path, within)?;
     let too_large = |size| ProjectFileError::TooLarge {
         path: path.display().to_string(),
         size,
@@ -204,7 +296,16 @@ pub fn sha256_capped(path: &Path, max: u64) -> Result<String, ProjectFileError> 
 /// Read `path` as text for the model, cut head+tail to about `max` bytes with the same marker
 /// as [`oi_protocol::truncate::truncate_head_tail`]; invalid UTF-8 is replaced, not refused.
 pub fn read_text_head_tail(path: &Path, max: u64) -> Result<String, ProjectFileError> {
-    let b = read_head_tail(path, max)?;
+    read_text_head_tail_in(path, max, None)
+}
+
+/// [`read_text_head_tail`] of a file that must really be inside `within` (see [`Within`]).
+pub fn read_text_head_tail_in(
+    path: &Path,
+    max: u64,
+    within: Option<&Within<'_>>,
+) -> Result<String, ProjectFileError> {
+    let b = read_head_tail_in(path, max, within)?;
     match b.tail {
         None => Ok(String::from_utf8_lossy(&b.head).into_owned()),
         Some(tail) => {
