@@ -1,6 +1,8 @@
 //! The one way to read a file because a repository (or any folder we do not own) contains it:
-//! `AGENTS.md`, a project's `.openinterpreter/config.toml`, and the user's own config files for
-//! good measure.
+//! `AGENTS.md`, a project's `.openinterpreter/config.toml` — and every file the agent reads
+//! from its home (`$OPENINTERPRETER_HOME`: `config.toml`, `.credentials.json`, the accepted
+//! configs, `history.jsonl`, `model-windows.json`, `listen-token`, the MCP cache, lock and log
+//! files), which a sandboxed command or another local program may have replaced with a FIFO.
 //!
 //! Whoever wrote the repository chose what the name points at. `AGENTS.md` as a FIFO would
 //! block `open(2)` forever (a blocking-pool thread that no signal frees); a symlink to
@@ -17,6 +19,10 @@ use std::path::Path;
 /// The cap for config files (project and user layers, the accepted-config record): TOML
 /// settings are a few KiB; anything this big is not a config file.
 pub const CONFIG_FILE_MAX_BYTES: u64 = 1024 * 1024;
+
+/// The cap for the agent's own files in its home that can grow (`.credentials.json` with many
+/// tokens, a config being edited): far above any real one, far below what exhausts memory.
+pub const HOME_FILE_MAX_BYTES: u64 = 16 * 1024 * 1024;
 
 /// Why a file was not read.
 #[derive(Debug, thiserror::Error)]
@@ -127,8 +133,60 @@ fn real_path_of(path: &Path, file: &File) -> Option<std::path::PathBuf> {
     path.canonicalize().ok()
 }
 
-/// Open `path` without blocking and refuse anything but a regular file.
-fn open_regular(path: &Path) -> Result<(File, u64), ProjectFileError> {
+impl From<ProjectFileError> for io::Error {
+    /// For callers whose errors are `io::Error`: the kind kept where there is one, the text
+    /// (which names the file and the fix) as the message.
+    fn from(e: ProjectFileError) -> io::Error {
+        let kind = match &e {
+            ProjectFileError::NotFound { .. } => io::ErrorKind::NotFound,
+            ProjectFileError::Io { source, .. } => source.kind(),
+            ProjectFileError::TooLarge { .. } => io::ErrorKind::FileTooLarge,
+            ProjectFileError::NotRegular { .. } | ProjectFileError::Outside { .. } => {
+                io::ErrorKind::InvalidInput
+            }
+        };
+        io::Error::new(kind, e.to_string())
+    }
+}
+
+/// Opens `path` with `opts` the way every file here is opened: without blocking (a FIFO or a
+/// device opens at once, or fails, instead of waiting for a peer), not as a controlling
+/// terminal, and only if the opened descriptor is a regular file. For the agent's own files
+/// it writes or locks (logs, lock files, appended records).
+pub fn open_regular_with(opts: &mut std::fs::OpenOptions, path: &Path) -> io::Result<File> {
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::custom_flags(
+        opts,
+        libc::O_NONBLOCK | libc::O_NOCTTY | libc::O_CLOEXEC,
+    );
+    let file = opts.open(path).map_err(|e| {
+        // A FIFO opened for writing with nobody reading it.
+        if e.raw_os_error() == Some(libc::ENXIO) {
+            io::Error::new(
+                io::ErrorKind::InvalidInput,
+                format!(
+                    "{} is not a regular file (a FIFO or socket); remove it",
+                    path.display()
+                ),
+            )
+        } else {
+            e
+        }
+    })?;
+    let meta = file.metadata()?;
+    if !meta.is_file() {
+        return Err(ProjectFileError::NotRegular {
+            path: path.display().to_string(),
+            kind: kind_of(&meta.file_type()),
+        }
+        .into());
+    }
+    Ok(file)
+}
+
+/// Open `path` for reading without blocking and refuse anything but a regular file; its size
+/// when opened comes with it.
+pub fn open_regular(path: &Path) -> Result<(File, u64), ProjectFileError> {
     let shown = || path.display().to_string();
     let mut opts = std::fs::OpenOptions::new();
     opts.read(true);
@@ -259,6 +317,39 @@ pub fn read_text_capped_in(
     })
 }
 
+/// `path`'s bytes if it is a regular file of at most `max` bytes.
+pub fn read_bytes_capped(path: &Path, max: u64) -> Result<Vec<u8>, ProjectFileError> {
+    let (mut file, size) = open_regular(path)?;
+    let too_large = |size| ProjectFileError::TooLarge {
+        path: path.display().to_string(),
+        size,
+        max,
+    };
+    if size > max {
+        return Err(too_large(size));
+    }
+    let bytes = read_up_to(&mut file, max + 1, path)?;
+    if bytes.len() as u64 > max {
+        return Err(too_large(bytes.len() as u64));
+    }
+    Ok(bytes)
+}
+
+/// The last `max` bytes of `path` if it is a regular file (all of it when smaller), read with
+/// a seek; `true` with them when the file was longer (the first line may then be partial).
+pub fn read_tail(path: &Path, max: u64) -> Result<(Vec<u8>, bool), ProjectFileError> {
+    let (mut file, size) = open_regular(path)?;
+    let cut = size > max;
+    if cut {
+        file.seek(SeekFrom::Start(size - max))
+            .map_err(|e| ProjectFileError::Io {
+                path: path.display().to_string(),
+                source: e,
+            })?;
+    }
+    Ok((read_up_to(&mut file, max, path)?, cut))
+}
+
 /// The hex SHA-256 of `path` if it is a regular file of at most `max` bytes, read in pieces
 /// (a program or script that a project config launches: see `launch_pins`).
 pub fn sha256_capped(path: &Path, max: u64) -> Result<String, ProjectFileError> {
@@ -382,6 +473,60 @@ mod tests {
             e.to_string().contains("FIFO") && e.to_string().contains("not a regular file"),
             "{e}"
         );
+    }
+
+    #[test]
+    fn files_opened_for_writing_or_locking_must_be_regular_too() {
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("log.txt");
+        let st = std::process::Command::new("mkfifo")
+            .arg(&p)
+            .status()
+            .unwrap();
+        assert!(st.success());
+        let started = Instant::now();
+        for opts in [
+            std::fs::OpenOptions::new()
+                .append(true)
+                .create(true)
+                .clone(),
+            std::fs::OpenOptions::new().read(true).write(true).clone(),
+        ] {
+            let e = open_regular_with(&mut opts.clone(), &p).unwrap_err();
+            assert!(e.to_string().contains("not a regular file"), "{e}");
+        }
+        assert!(started.elapsed() < Duration::from_secs(5));
+        let e = crate::edit::lock(&d.path().join("log.txt")).map(drop);
+        assert!(e.is_ok(), "the lock is a sibling file: {e:?}");
+        let lock = d.path().join(".cfg.lock");
+        std::fs::rename(&p, &lock).unwrap();
+        let e = crate::edit::lock(&d.path().join("cfg"))
+            .map(drop)
+            .unwrap_err();
+        assert!(e.to_string().contains("FIFO"), "{e}");
+        let e = crate::edit::read_or_empty(&lock).unwrap_err();
+        assert!(e.to_string().contains("FIFO"), "{e}");
+        assert_eq!(
+            crate::edit::read_or_empty(&d.path().join("none")).unwrap(),
+            ""
+        );
+    }
+
+    #[test]
+    fn the_tail_is_read_with_a_seek() {
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("history.jsonl");
+        std::fs::write(&p, "one\ntwo\nthree\n").unwrap();
+        assert_eq!(
+            read_tail(&p, 100).unwrap(),
+            (b"one\ntwo\nthree\n".to_vec(), false)
+        );
+        assert_eq!(read_tail(&p, 8).unwrap(), (b"o\nthree\n".to_vec(), true));
+        assert_eq!(read_bytes_capped(&p, 100).unwrap().len(), 14);
+        assert!(matches!(
+            read_bytes_capped(&p, 5),
+            Err(ProjectFileError::TooLarge { .. })
+        ));
     }
 
     #[test]
