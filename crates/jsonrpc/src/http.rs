@@ -323,6 +323,10 @@ async fn guard(
             return resp;
         }
     }
+    // Passed every check: the connection leaves the unauthenticated budget.
+    if let Err(resp) = conn::admit(&req) {
+        return resp;
+    }
     next.run(req).await
 }
 
