@@ -287,6 +287,12 @@ impl Session {
         self.save_state.unsaved()
     }
 
+    /// Why the thread's store is not answering, while it is not (see `SaveState::stalled`):
+    /// a running turn stops rather than wait for it again and again.
+    pub fn store_stalled(&self) -> Option<String> {
+        self.save_state.stalled()
+    }
+
     fn warn_store(&self, id: &str, e: &RecordError) {
         self.save_error
             .lock()
