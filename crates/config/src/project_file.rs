@@ -82,7 +82,8 @@ fn open_regular_within(
 }
 
 /// Where a project's file must really be: inside `root` (canonical), and not inside
-/// `excluded` (the agent's home, whose credentials no project file may lead to).
+/// `excluded` (the agent's home, whose credentials no project file may lead to) unless the
+/// project itself is in there.
 #[derive(Clone, Copy, Debug)]
 pub struct Within<'a> {
     pub root: &'a Path,
@@ -103,7 +104,7 @@ impl Within<'_> {
             .map(|e| e.canonicalize().unwrap_or_else(|_| e.to_path_buf()));
         let inside = real.as_ref().is_some_and(|r| r.starts_with(&root));
         let in_home = match (&real, &excluded) {
-            (Some(r), Some(e)) => r.starts_with(e),
+            (Some(r), Some(e)) => r.starts_with(e) && !root.starts_with(e),
             _ => false,
         };
         if inside && !in_home {
@@ -510,6 +511,39 @@ mod tests {
             crate::edit::read_or_empty(&d.path().join("none")).unwrap(),
             ""
         );
+    }
+
+    #[test]
+    fn a_project_file_must_really_be_inside_the_project_and_out_of_the_home() {
+        let d = tempfile::tempdir().unwrap();
+        let root = d.path().join("repo");
+        let home = d.path().join("home");
+        std::fs::create_dir_all(root.join("docs")).unwrap();
+        std::fs::create_dir_all(&home).unwrap();
+        std::fs::write(home.join(".credentials.json"), "secret").unwrap();
+        std::fs::write(root.join("docs/agents.md"), "inside").unwrap();
+        let within = Within {
+            root: &root,
+            excluded: Some(&home),
+        };
+        let doc = root.join("AGENTS.md");
+        std::os::unix::fs::symlink(home.join(".credentials.json"), &doc).unwrap();
+        let e = read_text_head_tail_in(&doc, 100, Some(&within)).unwrap_err();
+        assert!(matches!(e, ProjectFileError::Outside { .. }), "{e}");
+        assert!(e.to_string().contains(".credentials.json"), "{e}");
+        std::fs::remove_file(&doc).unwrap();
+        std::os::unix::fs::symlink("docs/agents.md", &doc).unwrap();
+        assert_eq!(read_text_head_tail_in(&doc, 100, Some(&within)).unwrap(), "inside");
+        // A project inside the home (odd, but the home is no secret to itself) is readable.
+        let inner = home.join("proj");
+        std::fs::create_dir_all(&inner).unwrap();
+        std::fs::write(inner.join("AGENTS.md"), "in home").unwrap();
+        let within = Within {
+            root: &inner,
+            excluded: Some(&home),
+        };
+        let text = read_text_capped_in(&inner.join("AGENTS.md"), 100, Some(&within)).unwrap();
+        assert_eq!(text, "in home");
     }
 
     #[test]
