@@ -533,7 +533,10 @@ mod tests {
         assert!(e.to_string().contains(".credentials.json"), "{e}");
         std::fs::remove_file(&doc).unwrap();
         std::os::unix::fs::symlink("docs/agents.md", &doc).unwrap();
-        assert_eq!(read_text_head_tail_in(&doc, 100, Some(&within)).unwrap(), "inside");
+        assert_eq!(
+            read_text_head_tail_in(&doc, 100, Some(&within)).unwrap(),
+            "inside"
+        );
         // A project inside the home (odd, but the home is no secret to itself) is readable.
         let inner = home.join("proj");
         std::fs::create_dir_all(&inner).unwrap();

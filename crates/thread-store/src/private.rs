@@ -32,60 +32,13 @@ pub(crate) fn create_dir_all(dir: &Path) -> io::Result<()> {
 }
 
 /// Open with `opts`; a file this creates is 0600, an existing one is tightened to 0600. Like
-/// every file the store opens ([`open_regular`]), only a regular file.
+/// every file the store opens (`crate::files::open_regular`), only a regular file.
 pub(crate) fn open(opts: &mut OpenOptions, path: &Path) -> io::Result<File> {
     #[cfg(unix)]
     std::os::unix::fs::OpenOptionsExt::mode(opts, FILE_MODE);
-    let file = open_regular(opts, path)?;
+    let file = crate::files::open_regular(opts, path)?;
     tighten(path, FILE_MODE);
     Ok(file)
-}
-
-/// Opens `path` with `opts` without blocking and only if it is a regular file. The store's
-/// folder is the user's home, which other programs (a sandboxed command, when the home is
-/// inside a writable root) can write too: a FIFO put in place of a rollout or the name index
-/// would block `open(2)` forever, with no signal able to free the thread. (The same rule as
-/// `oi_config::project_file`, which this crate does not depend on.)
-pub(crate) fn open_regular(opts: &mut OpenOptions, path: &Path) -> io::Result<File> {
-    #[cfg(unix)]
-    std::os::unix::fs::OpenOptionsExt::custom_flags(
-        opts,
-        libc::O_NONBLOCK | libc::O_NOCTTY | libc::O_CLOEXEC,
-    );
-    let not_regular = || {
-        io::Error::new(
-            io::ErrorKind::InvalidInput,
-            format!(
-                "{} is not a regular file (a FIFO, socket or device); remove it",
-                path.display()
-            ),
-        )
-    };
-    let file = opts.open(path).map_err(|e| {
-        #[cfg(unix)]
-        if e.raw_os_error() == Some(libc::ENXIO) {
-            return not_regular();
-        }
-        e
-    })?;
-    if !file.metadata()?.is_file() {
-        return Err(not_regular());
-    }
-    Ok(file)
-}
-
-/// Opens `path` for reading (see [`open_regular`]).
-pub(crate) fn open_read(path: &Path) -> io::Result<File> {
-    open_regular(OpenOptions::new().read(true), path)
-}
-
-/// `path`'s whole content (see [`open_regular`]).
-pub(crate) fn read(path: &Path) -> io::Result<Vec<u8>> {
-    use std::io::Read;
-    let mut file = open_read(path)?;
-    let mut bytes = Vec::new();
-    file.read_to_end(&mut bytes)?;
-    Ok(bytes)
 }
 
 /// Make sure `path` (if it exists) grants nothing to group or others.
