@@ -405,10 +405,15 @@ impl Worker {
             }
         }
         self.write();
-        // Closed with records the store missed: keep trying for a while (a server goes on
-        // running; the thread's lease stays here until they are saved or given up).
+        // Closed with records a store that stopped answering missed: nobody waits for this
+        // thread any more, so keep trying for a while (a server goes on running; the thread's
+        // lease stays here until they are saved or given up). Other failures (a full disk)
+        // get the one last try above, as the recorder's drop waits for it.
         let closed = std::time::Instant::now();
-        while !self.pending.is_empty() && closed.elapsed() < RETRY_AFTER_CLOSE {
+        while !self.pending.is_empty()
+            && self.state.stalled().is_some()
+            && closed.elapsed() < RETRY_AFTER_CLOSE
+        {
             std::thread::sleep(retry_in);
             retry_in = (retry_in * 2).min(RETRY_MAX);
             self.write();
