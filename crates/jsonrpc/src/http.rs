@@ -95,7 +95,8 @@ pub struct HttpOptions {
     /// A connection with no request being handled and no byte moving for this long is
     /// closed. SSE streams send keep-alive comments often enough to stay open.
     pub idle_timeout: Duration,
-    /// Most connections open at once from one IP address (loopback clients share one).
+    /// Most authenticated connections open at once from one IP address (loopback clients
+    /// share one); unauthenticated ones have their own budget (see `conn`).
     pub max_connections_per_peer: usize,
 }
 
