@@ -128,6 +128,11 @@ pub const PROJECT_RULES: &[ProjectKey] = &[
         "how long a turn waits for an answer",
     ),
     key(
+        "parked_turn_timeout_sec",
+        Bounded { ceiling: 86_400 },
+        "how long a turn parked at an approval can still be resumed",
+    ),
+    key(
         "max_turn_steps",
         Bounded { ceiling: 1000 },
         "model requests one turn may make",
