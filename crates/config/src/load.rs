@@ -647,7 +647,7 @@ pub fn thread_store_settings(home: &Path) -> Result<ThreadStoreSettings, ConfigE
 /// config counts: a project cannot choose the key. `None` when it is not set.
 pub fn mcp_state_key_file(home: &Path) -> Result<Option<std::path::PathBuf>, ConfigError> {
     let path = user_config_path(home);
-    let Some((table, _)) = read_layer(&path)? else {
+    let Some((table, _)) = read_layer(&path, None)? else {
         return Ok(None);
     };
     match table.get("mcp_state_key_file") {
