@@ -74,7 +74,7 @@ pub enum KeyError {
     EnvTooShort { len: usize },
     /// The configured key file cannot be used.
     #[error("mcp_state_key_file {}: {problem}", path.display())]
-    File { path: PathBuf, problem: String },
+    File { path: PathBuf, problem: FileProblem },
     /// The config (or the home) cannot be read.
     #[error("{0}")]
     Config(String),
@@ -90,6 +90,25 @@ pub enum KeyError {
         home.display()
     )]
     NotLoaded { home: PathBuf },
+}
+
+/// Why a key file cannot be used.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum FileProblem {
+    /// It cannot be read (the system's reason).
+    #[error("{0}; the file holds the key every server of the fleet shares")]
+    Unreadable(String),
+    /// Others may read or change it.
+    #[error(
+        "other users may read or change it (mode {mode:o}); make it private: chmod 600 {}",
+        path.display()
+    )]
+    NotPrivate { mode: u32, path: PathBuf },
+    /// It holds no key long enough.
+    #[error(
+        "the file holds no usable key (at least {MIN_KEY_LEN} bytes of text, e.g. openssl rand -hex 32 > FILE)"
+    )]
+    NoKey,
 }
 
 impl KeyError {
@@ -149,26 +168,22 @@ pub fn load_key(home: &Path) -> Result<StateKey, KeyError> {
     let configured =
         oi_config::mcp_state_key_file(home).map_err(|e| KeyError::Config(e.to_string()))?;
     if let Some(path) = configured {
-        let file_error = |problem: String| KeyError::File {
+        let file_error = |problem: FileProblem| KeyError::File {
             path: path.clone(),
             problem,
         };
         let key = read_key_file(&path, true)
             .map_err(file_error)?
-            .ok_or_else(|| {
-                file_error(format!(
-                    "the file holds no usable key (at least {MIN_KEY_LEN} bytes of text, e.g. openssl rand -hex 32 > FILE)"
-                ))
-            })?;
+            .ok_or_else(|| file_error(FileProblem::NoKey))?;
         return StateKey::new(key.as_bytes(), KeySource::File(path.clone()))
-            .ok_or_else(|| file_error(format!("the key is shorter than {MIN_KEY_LEN} bytes")));
+            .ok_or_else(|| file_error(FileProblem::NoKey));
     }
     let path = home.join(KEY_FILE);
     let make_error = |problem: String| KeyError::Make {
         path: path.clone(),
         problem,
     };
-    if let Some(key) = read_key_file(&path, false).map_err(make_error)?
+    if let Some(key) = read_key_file(&path, false).map_err(|e| make_error(e.to_string()))?
         && let Some(key) = StateKey::new(key.as_bytes(), KeySource::Home(path.clone()))
     {
         return Ok(key);
@@ -214,24 +229,19 @@ pub fn loaded_key(home: &Path) -> Option<Arc<StateKey>> {
 /// The key in `path`: `None` when there is no file (or, for the home's own file, one that
 /// is not private or holds no usable key: it is then made anew). A configured file others
 /// can read is refused: the key would not be secret.
-fn read_key_file(path: &Path, configured: bool) -> Result<Option<String>, String> {
+fn read_key_file(path: &Path, configured: bool) -> Result<Option<String>, FileProblem> {
     use std::os::unix::fs::MetadataExt;
     let meta = match std::fs::metadata(path) {
         Ok(m) => m,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound && !configured => return Ok(None),
-        Err(e) => {
-            return Err(format!(
-                "{e}; the file holds the key every server of the fleet shares"
-            ));
-        }
+        Err(e) => return Err(FileProblem::Unreadable(e.to_string())),
     };
     if meta.mode() & 0o077 != 0 {
         if configured {
-            return Err(format!(
-                "other users may read or change it (mode {:o}); make it private: chmod 600 {}",
-                meta.mode() & 0o777,
-                path.display()
-            ));
+            return Err(FileProblem::NotPrivate {
+                mode: meta.mode() & 0o777,
+                path: path.to_path_buf(),
+            });
         }
         tracing::warn!(
             "{} is not private (mode 0600); a new key replaces it",
@@ -243,7 +253,7 @@ fn read_key_file(path: &Path, configured: bool) -> Result<Option<String>, String
     let read = std::fs::File::open(path).and_then(|f| f.take(4096).read_to_string(&mut text));
     if let Err(e) = read {
         if configured {
-            return Err(e.to_string());
+            return Err(FileProblem::Unreadable(e.to_string()));
         }
         return Ok(None);
     }
