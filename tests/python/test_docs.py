@@ -5,7 +5,7 @@ from conftest import REPO
 
 def test_docs_embed_the_tested_python_clients_verbatim():
     doc = (REPO / "docs" / "mcp-server.md").read_text()
-    for name in ("example_client.py", "example_client_modern.py"):
+    for name in ("example_client.py", "example_client_modern.py", "example_client_tasks.py"):
         example = (REPO / "tests" / "python" / name).read_text()
         assert "```python\n" + example + "```" in doc, f"update the Python block of {name} in docs/mcp-server.md"
 

@@ -783,6 +783,7 @@ const BLOCKING_CALLS: &[&str] = &[
     "load_config(",
     "load_session_config(",
     "thread_store_settings(",
+    "mcp_state_key_file(",
     // `ThreadManager::store(&home)` / `Conn::store()`: the first open checks the index or
     // connects to PostgreSQL (up to 10 s).
     ".store(&",

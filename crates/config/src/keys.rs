@@ -43,6 +43,7 @@ pub const TOP_LEVEL_KEYS: &[&str] = &[
     "projects",
     "shell_environment_policy",
     "thread_store",
+    "mcp_state_key_file",
     "mcp_oauth_credentials_store",
 ];
 
@@ -324,6 +325,12 @@ pub const KEY_DOCS: &[KeyDoc] = &[
         default: "local files",
         meaning: "`[thread_store] url = \"postgresql://USER@HOST:PORT/DB\"` keeps threads in PostgreSQL, shared by every process using that URL, one writer per thread (no TLS: `sslmode=disable` on a trusted network). The environment variable `OI_THREAD_STORE_URL` overrides it. `connect_timeout_sec` (default 10) bounds connecting, login included; `statement_timeout_sec` (default 30) bounds each store operation: a server that does not answer in time is an error, never a hang. See [scale](scale.md)",
         example: "[thread_store]\nurl = \"postgresql://oi@db.internal:5432/oi?sslmode=disable\"\nconnect_timeout_sec = 10\nstatement_timeout_sec = 30",
+    },
+    KeyDoc {
+        key: "mcp_state_key_file",
+        default: "`$OPENINTERPRETER_HOME/mcp-state-key`",
+        meaning: "the file (at least 32 bytes, readable by nobody else) whose key seals what `interpreter mcp-server` hands MCP 2026-07-28 clients to hold: the `requestState` of an approval and task ids. Every server of a fleet needs the same key (see [scale](scale.md#approvals-and-tasks-across-servers)); the environment variable `OI_MCP_STATE_KEY` (the key itself) overrides it. Unset: a key made on first use in the home, mode 0600. Never put the key itself in config.toml",
+        example: "mcp_state_key_file = \"/etc/openinterpreter/mcp-state-key\"",
     },
     KeyDoc {
         key: "mcp_oauth_credentials_store",

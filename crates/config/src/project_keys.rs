@@ -191,6 +191,11 @@ pub const PROJECT_RULES: &[ProjectKey] = &[
         UserOnly,
         "where your MCP tokens are kept",
     ),
+    key(
+        "mcp_state_key_file",
+        UserOnly,
+        "the key sealing the approval states and task ids `mcp-server` hands clients: a key the repository knows would let them be forged",
+    ),
 ];
 
 /// Does the dotted `pattern` (with `*` for one name, and a trailing `.*` for any key of a

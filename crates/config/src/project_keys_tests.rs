@@ -111,6 +111,7 @@ fn sample(key: &[&str]) -> Option<(&'static str, &'static str)> {
             "connect_timeout_sec" | "statement_timeout_sec",
         ] => ("", "5"),
         ["mcp_oauth_credentials_store"] => ("", "\"file\""),
+        ["mcp_state_key_file"] => ("", "\"a-key-the-repository-knows\""),
         ["model_providers", _, field] => (
             BOX,
             match *field {

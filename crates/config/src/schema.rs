@@ -53,6 +53,9 @@ pub(crate) struct ConfigToml {
     /// Read by [`crate::thread_store_url`] from the user config only; here so that its keys
     /// are checked like the others.
     pub thread_store: Option<Table<ThreadStoreToml>>,
+    /// Read by [`crate::mcp_state_key_file`] from the user config only; here so that its type
+    /// is checked like the others.
+    pub mcp_state_key_file: Option<String>,
     pub mcp_oauth_credentials_store: Option<crate::OAuthCredentialsStoreMode>,
 }
 

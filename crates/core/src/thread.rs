@@ -323,6 +323,13 @@ impl Thread {
         self.session.unsaved()
     }
 
+    /// Makes everything the thread recorded so far durable, and says whether the store has
+    /// all of it. For a front end that hands out a handle to a turn (an MCP task) only once
+    /// any process sharing the store can find the turn there.
+    pub async fn flush(&self) -> bool {
+        self.session.flush_saved("").await
+    }
+
     /// The current turn context (cwd, policies, model).
     pub fn config(&self) -> oi_config::Config {
         self.session.config()
