@@ -446,9 +446,26 @@ async fn run_once(
     );
     let mut deltas = 0usize;
     let b64 = base64::engine::general_purpose::STANDARD;
+    // In the editor's terminal, when the front end's client offers one; confined there by
+    // the same policy, or run here.
+    let on_client = crate::client_tools::run_command(
+        sess,
+        crate::client_tools::ClientCommand {
+            call_id: call.call_id,
+            argv,
+            cwd,
+            sandbox: sandboxed.then_some(&config.sandbox_policy),
+            timeout,
+        },
+        cancel,
+    )
+    .await;
     // From the turn's config: a policy change made mid-turn applies from the next turn.
     let env = config.command_env();
-    let result = run_exec(
+    let result = match on_client {
+        Some(Ok(out)) => Ok(out),
+        Some(Err(msg)) => Err(ExecError::Spawn(msg)),
+        None => run_exec(
         ExecParams {
             argv,
             cwd,
@@ -471,7 +488,8 @@ async fn run_once(
         },
         cancel,
     )
-    .await;
+    .await,
+    };
     let end = |out: &ExecOutput, formatted: String, status| {
         EventMsg::ExecCommandEnd(ExecCommandEndEvent {
             call_id: call.call_id.to_string(),
