@@ -65,7 +65,8 @@ pub use error::ApplyError;
 pub use invocation::extract_from_argv;
 pub use parser::{FileHunk, HunkLine, ParseError, Patch, UpdateChunk, parse_patch};
 pub use plan::{
-    PatchPlan, PlannedChange, PlannedKind, plan_patch, plan_patch_with, read_target, resolve, unified_diff,
+    PatchPlan, PlannedChange, PlannedKind, plan_patch, plan_patch_with, read_target, resolve,
+    unified_diff,
 };
 
 /// Parse, plan and apply `input` against `cwd`; returns the success summary.

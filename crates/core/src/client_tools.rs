@@ -292,10 +292,7 @@ pub(crate) async fn apply_through(
                 if let Some(parent) = path.parent()
                     && let Err(e) = tokio::fs::create_dir_all(parent).await
                 {
-                    return Err(failed(
-                        &done,
-                        format!("creating {}: {e}", parent.display()),
-                    ));
+                    return Err(failed(&done, format!("creating {}: {e}", parent.display())));
                 }
                 if let Err(e) = client.write_text_file(&path, text).await {
                     return Err(failed(&done, format!("writing {}: {e}", path.display())));

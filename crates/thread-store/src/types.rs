@@ -316,9 +316,7 @@ impl FromStr for SessionSource {
     fn from_str(s: &str) -> Result<Self, Self::Err> {
         match s {
             "cli" | "exec" | "mcp" | "appServer" | "app_server" | "appserver" | "acp"
-            | "unknown" => {
-                Ok(SessionSource::from_lenient(s))
-            }
+            | "unknown" => Ok(SessionSource::from_lenient(s)),
             other => Err(format!(
                 "unknown session source `{other}`; expected one of: cli, exec, mcp, appServer, acp, unknown"
             )),

@@ -465,30 +465,32 @@ async fn run_once(
     let result = match on_client {
         Some(Ok(out)) => Ok(out),
         Some(Err(msg)) => Err(ExecError::Spawn(msg)),
-        None => run_exec(
-        ExecParams {
-            argv,
-            cwd,
-            timeout,
-            sandbox: sandboxed.then(|| crate::sandbox::SandboxScope::of(config)),
-            env: Some(&env),
-        },
-        |stream, bytes| {
-            if deltas < MAX_DELTA_EVENTS {
-                deltas += 1;
-                sess.send(
-                    call.turn_id,
-                    EventMsg::ExecCommandOutputDelta(ExecCommandOutputDeltaEvent {
-                        call_id: call.call_id.to_string(),
-                        stream,
-                        chunk: b64.encode(bytes),
-                    }),
-                );
-            }
-        },
-        cancel,
-    )
-    .await,
+        None => {
+            run_exec(
+                ExecParams {
+                    argv,
+                    cwd,
+                    timeout,
+                    sandbox: sandboxed.then(|| crate::sandbox::SandboxScope::of(config)),
+                    env: Some(&env),
+                },
+                |stream, bytes| {
+                    if deltas < MAX_DELTA_EVENTS {
+                        deltas += 1;
+                        sess.send(
+                            call.turn_id,
+                            EventMsg::ExecCommandOutputDelta(ExecCommandOutputDeltaEvent {
+                                call_id: call.call_id.to_string(),
+                                stream,
+                                chunk: b64.encode(bytes),
+                            }),
+                        );
+                    }
+                },
+                cancel,
+            )
+            .await
+        }
     };
     let end = |out: &ExecOutput, formatted: String, status| {
         EventMsg::ExecCommandEnd(ExecCommandEndEvent {
