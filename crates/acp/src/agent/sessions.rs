@@ -8,8 +8,9 @@ use crate::schema::{
     AvailableCommandsUpdate, ClientCapabilities, CloseSessionRequest, CloseSessionResponse,
     ConfigOptionUpdate, CurrentModeUpdate, ListSessionsRequest, ListSessionsResponse,
     LoadSessionRequest, LoadSessionResponse, McpServer, NewSessionRequest, NewSessionResponse,
-    ResumeSessionResponse, SessionId, SessionInfo, SessionUpdate, SetSessionConfigOptionRequest,
-    SetSessionConfigOptionResponse, SetSessionModeRequest, SetSessionModeResponse,
+    ResumeSessionResponse, SessionConfigOptionValue, SessionId, SessionInfo, SessionUpdate,
+    SetSessionConfigOptionRequest, SetSessionConfigOptionResponse, SetSessionModeRequest,
+    SetSessionModeResponse,
 };
 use crate::settings::{MODE_OPTION, Settings};
 use crate::updates::{SessionOut, Translator};
@@ -218,10 +219,18 @@ impl Agent {
         p: SetSessionConfigOptionRequest,
     ) -> Result<Value, RpcError> {
         let session = self.session(&p.session_id.0)?;
-        let value = match serde_json::to_value(&p.value) {
-            Ok(Value::String(s)) => s,
-            Ok(other) => other.to_string(),
-            Err(e) => return Err(RpcError::invalid_params("session/set_config_option", e)),
+        // Every option here is a select: its value is an id.
+        let value = match &p.value {
+            SessionConfigOptionValue::ValueId { value } => value.0.to_string(),
+            _ => {
+                return Err(RpcError::invalid_params(
+                    "session/set_config_option",
+                    format!(
+                        "option `{}` takes the id of one of its choices, not a boolean",
+                        p.config_id.0
+                    ),
+                ));
+            }
         };
         let (options, mode, mode_changed) = {
             let mut s = lock(&session.settings);
