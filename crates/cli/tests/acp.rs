@@ -31,11 +31,13 @@ fn peers() -> Option<(PathBuf, PathBuf)> {
     None
 }
 
-/// Runs the client with `plan` (its `command` is set to `interpreter acp` here) against
-/// `env`'s home; every line it printed.
+/// Runs the client with `plan` (its `command` is `interpreter acp` unless the plan names
+/// one) against `env`'s home; every line it printed.
 async fn drive(env: &TestEnv, mut plan: Value) -> Vec<Value> {
     let (node, sdk) = peers().expect("checked by the caller");
-    plan["command"] = json!([env!("CARGO_BIN_EXE_interpreter"), "acp"]);
+    if plan.get("command").is_none() {
+        plan["command"] = json!([env!("CARGO_BIN_EXE_interpreter"), "acp"]);
+    }
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures/acp/client.mjs");
     let run = tokio::process::Command::new(node)
         .arg(script)
@@ -561,6 +563,7 @@ async fn bad_input_gets_protocol_errors_and_the_agent_keeps_serving() {
             {"op": "request", "method": "session/set_mode", "params": {"sessionId": "$session", "modeId": "yolo"}},
             {"op": "request", "method": "session/prompt", "params": {"sessionId": "$session", "prompt": []}},
             {"op": "request", "method": "session/prompt", "params": {"sessionId": "$session", "prompt": [{"type": "audio", "data": "AA==", "mimeType": "audio/wav"}]}},
+            {"op": "request", "method": "session/set_config_option", "params": {"sessionId": "$session", "configId": "model", "type": "boolean", "value": true}},
             {"op": "request", "method": "session/set_mode", "params": {"sessionId": "$session", "modeId": "read-only"}},
             {"op": "prompt", "text": "still working?"}
         ]}),
@@ -571,7 +574,7 @@ async fn bad_input_gets_protocol_errors_and_the_agent_keeps_serving() {
     assert_eq!(
         codes,
         [
-            -32002, -32602, -32602, -32002, -32002, -32602, -32602, -32602
+            -32002, -32602, -32602, -32002, -32002, -32602, -32602, -32602, -32602
         ],
         "{errors:#?}"
     );
@@ -583,6 +586,12 @@ async fn bad_input_gets_protocol_errors_and_the_agent_keeps_serving() {
             .contains("read-only, auto, full-access")
     );
     assert!(errors[7]["message"].as_str().unwrap().contains("audio"));
+    assert!(
+        errors[8]["message"]
+            .as_str()
+            .unwrap()
+            .contains("not a boolean")
+    );
     assert_eq!(
         answer(&lines, "session/prompt", 3)["result"]["stopReason"],
         "end_turn"
@@ -682,4 +691,207 @@ async fn a_client_that_goes_away_mid_turn_leaves_the_thread_whole() {
     // The interrupted call kept an output in history, so the model could go on.
     let last = env.mock.requests().pop().unwrap().body.to_string();
     assert!(last.contains("sleep for a minute"), "{last}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn allow_always_asks_once_for_the_same_command() {
+    if peers().is_none() {
+        return;
+    }
+    let touch = json!({"command": ["touch", "twice.txt"]});
+    let env = TestEnv::with_config(
+        MockScript::turns([
+            MockTurn::tool_call("shell", touch.clone()),
+            MockTurn::tool_call("shell", touch),
+            MockTurn::text("OK."),
+        ]),
+        WireApi::Chat,
+        ASKING,
+    )
+    .await;
+    let work = env.work();
+    let lines = drive(
+        &env,
+        json!({"permission": "allow-always", "steps": [
+            {"op": "new", "cwd": work},
+            {"op": "prompt", "text": "touch it twice"}
+        ]}),
+    )
+    .await;
+    assert!(work.join("twice.txt").exists(), "{lines:#?}");
+    // Asked about the first call only; the second ran on the session's approval.
+    assert_eq!(kind(&lines, "permission").len(), 1, "{lines:#?}");
+    let calls = updates(&lines, "tool_call");
+    assert_eq!(calls.len(), 2, "{lines:#?}");
+    for c in calls {
+        let call = tool_call(&lines, c["toolCallId"].as_str().unwrap());
+        assert_eq!(call["status"], "completed", "{call}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn config_options_switch_model_and_harness_and_todos_become_plans() {
+    if peers().is_none() {
+        return;
+    }
+    let env = TestEnv::with_config(
+        MockScript::turns([
+            MockTurn::tool_call(
+                "TodoWrite",
+                json!({"todos": [
+                    {"content": "read the parser", "status": "completed", "activeForm": "reading"},
+                    {"content": "fix the bug", "status": "in_progress", "activeForm": "fixing"},
+                    {"content": "add a test", "status": "pending", "activeForm": "testing"}
+                ]}),
+            ),
+            MockTurn::text("Planned."),
+        ]),
+        WireApi::Chat,
+        FREE,
+    )
+    .await;
+    let work = env.work();
+    let lines = drive(
+        &env,
+        json!({"steps": [
+            {"op": "new", "cwd": work},
+            {"op": "request", "method": "session/set_config_option", "params": {"sessionId": "$session", "configId": "harness", "value": "claude-code"}},
+            {"op": "request", "method": "session/set_config_option", "params": {"sessionId": "$session", "configId": "model", "value": "other-model"}},
+            {"op": "request", "method": "session/set_config_option", "params": {"sessionId": "$session", "configId": "mode", "value": "read-only"}},
+            {"op": "prompt", "text": "plan the fix"}
+        ]}),
+    )
+    .await;
+    assert!(kind(&lines, "error").is_empty(), "{lines:#?}");
+    // Each answer carries every option's current value.
+    let last = &answer(&lines, "session/set_config_option", 2)["result"]["configOptions"];
+    let current: Vec<(&str, &str)> = last
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|o| {
+            (
+                o["id"].as_str().unwrap(),
+                o["currentValue"].as_str().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        current,
+        [
+            ("mode", "read-only"),
+            ("model", "other-model"),
+            ("harness", "claude-code")
+        ]
+    );
+    // The mode change was announced as the current mode.
+    let modes = updates(&lines, "current_mode_update");
+    assert_eq!(modes.len(), 1, "{lines:#?}");
+    assert_eq!(modes[0]["currentModeId"], "read-only");
+    // The turn ran with them: the model asked for, Claude Code's tools offered.
+    let first = &env.mock.requests()[0];
+    assert_eq!(first.body["model"], "other-model");
+    let tools = first.tool_names();
+    assert!(tools.contains(&"TodoWrite".to_string()), "{tools:?}");
+    assert!(!tools.contains(&"apply_patch".to_string()), "{tools:?}");
+    // The todo list is the client's plan.
+    let plans = updates(&lines, "plan");
+    assert_eq!(plans.len(), 1, "{lines:#?}");
+    let entries: Vec<(&str, &str)> = plans[0]["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| {
+            (
+                e["content"].as_str().unwrap(),
+                e["status"].as_str().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        entries,
+        [
+            ("read the parser", "completed"),
+            ("fix the bug", "in_progress"),
+            ("add a test", "pending")
+        ]
+    );
+    assert_eq!(
+        answer(&lines, "session/prompt", 0)["result"]["stopReason"],
+        "end_turn"
+    );
+}
+
+/// The ```json blocks of docs/acp.md.
+fn doc_json_blocks() -> (String, Vec<Value>) {
+    let doc = common::read(&Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/acp.md"));
+    let blocks = doc
+        .split("```json\n")
+        .skip(1)
+        .map(|rest| {
+            let block = rest.split("\n```").next().unwrap();
+            serde_json::from_str(block)
+                .unwrap_or_else(|e| panic!("docs/acp.md: bad JSON {e}:\n{block}"))
+        })
+        .collect();
+    (doc, blocks)
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_editor_configurations_in_the_docs_start_a_working_agent() {
+    if peers().is_none() {
+        return;
+    }
+    let (doc, blocks) = doc_json_blocks();
+    assert_eq!(blocks.len(), 2, "the Zed and JetBrains blocks");
+    // The `-m` example of the Zed section: global flags before `acp`.
+    let args_at = doc.find(r#""args": ["-m""#).expect("the -m example");
+    let args: Vec<String> = serde_json::from_str(
+        doc[args_at + r#""args": "#.len()..]
+            .split('`')
+            .next()
+            .unwrap(),
+    )
+    .unwrap();
+    let mut configs: Vec<(Vec<String>, Option<String>)> = Vec::new();
+    for block in &blocks {
+        let server = &block["agent_servers"]["Open Interpreter"];
+        assert_eq!(server["command"], "interpreter", "{block}");
+        let args: Vec<String> = serde_json::from_value(server["args"].clone()).unwrap();
+        configs.push((args, None));
+    }
+    configs.push((args, Some("qwen3-coder:30b".to_string())));
+    for (args, model) in configs {
+        let env = TestEnv::with_config(
+            MockScript::always(MockTurn::text("Ready.")),
+            WireApi::Chat,
+            FREE,
+        )
+        .await;
+        let mut command = vec![env!("CARGO_BIN_EXE_interpreter").to_string()];
+        command.extend(args.iter().cloned());
+        let lines = drive(
+            &env,
+            json!({"command": command, "steps": [
+                {"op": "new", "cwd": env.work()},
+                {"op": "prompt", "text": "hello"}
+            ]}),
+        )
+        .await;
+        assert_eq!(
+            answer(&lines, "session/prompt", 0)["result"]["stopReason"],
+            "end_turn",
+            "{args:?}: {lines:#?}"
+        );
+        if let Some(model) = model {
+            assert_eq!(
+                env.mock.requests()[0].body["model"],
+                model.as_str(),
+                "{args:?}"
+            );
+            let new = &answer(&lines, "session/new", 0)["result"];
+            let offered = new["configOptions"][1]["currentValue"].clone();
+            assert_eq!(offered, model.as_str(), "{new}");
+        }
+    }
 }
