@@ -160,6 +160,12 @@ impl Agent {
                 );
                 StopReason::Cancelled
             }
+            // ACP asks its approvals while the turn waits; it never starts a turn that parks.
+            Some(TurnEnd::Parked(_)) => {
+                return Err(RpcError::internal(
+                    "the turn parked at its approvals, which this agent never asks for",
+                ));
+            }
             Some(TurnEnd::ThreadClosed) | None => {
                 return Err(RpcError::internal(
                     "the session stopped before the turn ended (the agent is shutting down)",
