@@ -156,7 +156,7 @@ pub(crate) async fn run_command(
     sess: &Session,
     command: ClientCommand<'_>,
     cancel: &CancellationToken,
-) -> Option<Result<ExecOutput, String>> {
+) -> Option<Result<ExecOutput, ClientRunError>> {
     let client = of(sess).filter(|c| c.runs_commands())?;
     let command = ClientCommand {
         sandbox: command
@@ -179,10 +179,28 @@ pub(crate) async fn run_command(
             tracing::debug!("running the command here: {why}");
             None
         }
-        Err(ClientToolError::Failed(why)) => Some(Err(format!(
-            "command not run: the editor's terminal failed: {why}"
-        ))),
+        Err(ClientToolError::Failed(why)) => Some(Err(ClientRunError(why))),
     }
+}
+
+/// Why a command the client's terminal was to run did not run; its text is the model's.
+#[derive(Debug, thiserror::Error)]
+#[error("command not run: the editor's terminal failed: {0}")]
+pub(crate) struct ClientRunError(String);
+
+/// Why a change written through the client did not land (whole or in part); its text is the
+/// model's.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum ClientApplyError {
+    /// A planned-against file could not be read again.
+    #[error("reading {}: {why}", path.display())]
+    Read { path: PathBuf, why: String },
+    /// A planned-against file changed since: nothing was written.
+    #[error("{} changed after the change was planned. No file was changed; read it again", path.display())]
+    Stale { path: PathBuf },
+    /// A write or removal failed after others were done.
+    #[error("{what}. Already done: {done}. Re-read the affected files before another change")]
+    Partial { what: String, done: String },
 }
 
 /// The current text of each file in `paths` as the client has it, for planning a change;
@@ -252,7 +270,7 @@ pub(crate) fn planned_files(plan: &oi_apply_patch::PatchPlan) -> Vec<PlannedFile
 pub(crate) async fn apply_through(
     client: &dyn ClientTools,
     plan: &oi_apply_patch::PatchPlan,
-) -> Result<String, String> {
+) -> Result<String, ClientApplyError> {
     use oi_apply_patch::PlannedKind;
     let mut checked = std::collections::HashSet::new();
     for change in &plan.changes {
@@ -268,13 +286,17 @@ pub(crate) async fn apply_through(
         let now = match client.read_text_file(&change.path).await {
             Ok(text) => text,
             Err(ClientToolError::Unsupported(_)) => read_disk(&change.path).await?,
-            Err(e) => return Err(format!("reading {}: {e}", change.path.display())),
+            Err(e) => {
+                return Err(ClientApplyError::Read {
+                    path: change.path.clone(),
+                    why: e.to_string(),
+                });
+            }
         };
         if now.as_ref() != Some(expected) {
-            return Err(format!(
-                "{} changed after the change was planned. No file was changed; read it again",
-                change.path.display()
-            ));
+            return Err(ClientApplyError::Stale {
+                path: change.path.clone(),
+            });
         }
     }
     let mut done: Vec<String> = Vec::new();
@@ -284,7 +306,7 @@ pub(crate) async fn apply_through(
         } else {
             done.join(", ")
         };
-        format!("{what}. Already done: {done}. Re-read the affected files before another change")
+        ClientApplyError::Partial { what, done }
     };
     for (path, content) in plan.final_states() {
         match content {
@@ -309,10 +331,14 @@ pub(crate) async fn apply_through(
     Ok(plan.summary())
 }
 
-async fn read_disk(path: &Path) -> Result<Option<String>, String> {
+async fn read_disk(path: &Path) -> Result<Option<String>, ClientApplyError> {
     let p = path.to_path_buf();
+    let read_error = |why: String| ClientApplyError::Read {
+        path: path.to_path_buf(),
+        why,
+    };
     tokio::task::spawn_blocking(move || oi_apply_patch::read_target(&p))
         .await
-        .map_err(|e| format!("reading {} failed ({e})", path.display()))?
-        .map_err(|e| e.to_string())
+        .map_err(|e| read_error(format!("the read failed ({e})")))?
+        .map_err(|e| read_error(e.to_string()))
 }

@@ -179,7 +179,7 @@ pub(crate) async fn apply_planned(
         // Through the editor, so the change lands in its buffers.
         Some(client) => match crate::client_tools::apply_through(client.as_ref(), &plan).await {
             Ok(summary) => (true, summary, String::new()),
-            Err(e) => (false, String::new(), e),
+            Err(e) => (false, String::new(), e.to_string()),
         },
         None => match off_runtime(move || plan.apply()).await {
             Ok(Ok(summary)) => (true, summary, String::new()),

@@ -480,7 +480,7 @@ async fn run_once(
     let env = config.command_env();
     let result = match on_client {
         Some(Ok(out)) => Ok(out),
-        Some(Err(msg)) => Err(ExecError::Spawn(msg)),
+        Some(Err(e)) => Err(ExecError::Spawn(e.to_string())),
         None => {
             run_exec(
                 ExecParams {
