@@ -53,11 +53,30 @@ fn review_prompt(focus: &str) -> String {
     p
 }
 
+/// Why a prompt cannot be sent to the model.
+#[derive(Debug, thiserror::Error, PartialEq)]
+pub enum PromptError {
+    #[error("the prompt is empty; send at least one content block")]
+    Empty,
+    /// Block `block` (from 0) cannot be sent; `why` says why and what to send instead.
+    #[error("prompt block {block}: {why}")]
+    Block { block: usize, why: String },
+}
+
+impl PromptError {
+    fn block(block: usize, why: impl Into<String>) -> Self {
+        Self::Block {
+            block,
+            why: why.into(),
+        }
+    }
+}
+
 /// The turn `blocks` ask for, for `model`. The error names the block that cannot be sent
 /// and why.
-pub fn turn_of(blocks: &[ContentBlock], model: &str) -> Result<PromptTurn, String> {
+pub fn turn_of(blocks: &[ContentBlock], model: &str) -> Result<PromptTurn, PromptError> {
     if blocks.is_empty() {
-        return Err("the prompt is empty; send at least one content block".into());
+        return Err(PromptError::Empty);
     }
     if let [ContentBlock::Text(t)] = blocks
         && let Some(command) = t.text.trim().strip_prefix('/')
@@ -96,51 +115,59 @@ pub fn turn_of(blocks: &[ContentBlock], model: &str) -> Result<PromptTurn, Strin
                     if mime.starts_with("image/") {
                         items.push(image(i, &b.blob, model)?);
                     } else {
-                        return Err(format!(
-                            "prompt block {i}: the embedded resource {} is binary ({}); only text and images can be sent to the model",
-                            b.uri,
-                            if mime.is_empty() {
-                                "no MIME type"
-                            } else {
-                                mime
-                            }
+                        return Err(PromptError::block(
+                            i,
+                            format!(
+                                "the embedded resource {} is binary ({}); only text and images can be sent to the model",
+                                b.uri,
+                                if mime.is_empty() {
+                                    "no MIME type"
+                                } else {
+                                    mime
+                                }
+                            ),
                         ));
                     }
                 }
-                _ => return Err(format!("prompt block {i}: an unknown kind of resource")),
+                _ => return Err(PromptError::block(i, "an unknown kind of resource")),
             },
             ContentBlock::Image(img) => items.push(image(i, &img.data, model)?),
             ContentBlock::Audio(_) => {
-                return Err(format!(
-                    "prompt block {i}: audio is not supported (the agent does not advertise it); send text instead"
+                return Err(PromptError::block(
+                    i,
+                    "audio is not supported (the agent does not advertise it); send text instead",
                 ));
             }
-            _ => return Err(format!("prompt block {i}: an unknown kind of content")),
+            _ => return Err(PromptError::block(i, "an unknown kind of content")),
         }
     }
     Ok(PromptTurn::Input(items))
 }
 
 /// An image block as the model's input, after the checks `-i` files get.
-fn image(i: usize, data: &str, model: &str) -> Result<UserInput, String> {
+fn image(i: usize, data: &str, model: &str) -> Result<UserInput, PromptError> {
     if let Some(why) = oi_core::image_input::vision_refusal(model) {
-        return Err(format!("prompt block {i}: {why}"));
+        return Err(PromptError::block(i, why));
     }
     let bytes = base64::engine::general_purpose::STANDARD
         .decode(data.trim())
-        .map_err(|e| format!("prompt block {i}: the image data is not base64 ({e})"))?;
+        .map_err(|e| PromptError::block(i, format!("the image data is not base64 ({e})")))?;
     let max = oi_core::image_input::MAX_IMAGE_BYTES;
     if bytes.len() as u64 > max {
-        return Err(format!(
-            "prompt block {i}: the image is {} MiB; the limit is {} MiB — scale it down or crop it first",
-            (bytes.len() as u64).div_ceil(1024 * 1024),
-            max / (1024 * 1024)
+        return Err(PromptError::block(
+            i,
+            format!(
+                "the image is {} MiB; the limit is {} MiB — scale it down or crop it first",
+                (bytes.len() as u64).div_ceil(1024 * 1024),
+                max / (1024 * 1024)
+            ),
         ));
     }
     // Judged by the bytes, not the MIME type the client claims.
     let mime = oi_core::image_input::sniff_image_type(&bytes).ok_or_else(|| {
-        format!(
-            "prompt block {i}: the image is not a PNG, JPEG, GIF or WebP (judged by its content)"
+        PromptError::block(
+            i,
+            "the image is not a PNG, JPEG, GIF or WebP (judged by its content)",
         )
     })?;
     let b64 = base64::engine::general_purpose::STANDARD.encode(&bytes);
@@ -218,9 +245,14 @@ mod tests {
         );
         let text = base64::engine::general_purpose::STANDARD.encode(b"hello");
         let b = blocks(json!([{"type": "image", "data": text, "mimeType": "image/png"}]));
-        assert!(turn_of(&b, "m").unwrap_err().contains("not a PNG"));
+        assert!(
+            turn_of(&b, "m")
+                .unwrap_err()
+                .to_string()
+                .contains("not a PNG")
+        );
         let b = blocks(json!([{"type": "image", "data": "%%%", "mimeType": "image/png"}]));
-        assert!(turn_of(&b, "m").unwrap_err().contains("base64"));
+        assert!(turn_of(&b, "m").unwrap_err().to_string().contains("base64"));
     }
 
     #[test]
@@ -232,8 +264,8 @@ mod tests {
             panic!()
         };
         assert!(oi_protocol::user_input::joined_text(&items).contains("Focus on: the parser"));
-        assert!(turn_of(&[], "m").unwrap_err().contains("empty"));
+        assert!(turn_of(&[], "m").unwrap_err().to_string().contains("empty"));
         let b = blocks(json!([{"type": "audio", "data": "AA==", "mimeType": "audio/wav"}]));
-        assert!(turn_of(&b, "m").unwrap_err().contains("audio"));
+        assert!(turn_of(&b, "m").unwrap_err().to_string().contains("audio"));
     }
 }

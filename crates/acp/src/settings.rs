@@ -83,6 +83,21 @@ pub fn preset_of(approval: AskForApproval, sandbox: &SandboxPolicy) -> Option<&'
         .find(|p| p.approval == approval && (p.sandbox)() == *sandbox)
 }
 
+/// Why a choice was refused; the text names what there is.
+#[derive(Debug, thiserror::Error, PartialEq)]
+pub enum SettingError {
+    #[error("unknown mode `{value}`; the modes are {modes}")]
+    UnknownMode { value: String, modes: String },
+    #[error("the model is empty; give a model name")]
+    EmptyModel,
+    #[error("unknown harness `{value}`; the harnesses are {harnesses}")]
+    UnknownHarness { value: String, harnesses: String },
+    #[error(
+        "unknown config option `{0}`; the options are {MODE_OPTION}, {MODEL_OPTION}, {HARNESS_OPTION}"
+    )]
+    UnknownOption(String),
+}
+
 /// A session's choices.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Settings {
@@ -197,20 +212,20 @@ impl Settings {
     }
 
     /// Sets option `id` to `value`; the error says what is wrong.
-    pub fn set_option(&mut self, id: &str, value: &str) -> Result<(), String> {
+    pub fn set_option(&mut self, id: &str, value: &str) -> Result<(), SettingError> {
         match id {
             MODE_OPTION => {
                 if !self.has_mode(value) {
-                    return Err(format!(
-                        "unknown mode `{value}`; the modes are {}",
-                        self.mode_ids().join(", ")
-                    ));
+                    return Err(SettingError::UnknownMode {
+                        value: value.to_string(),
+                        modes: self.mode_ids().join(", "),
+                    });
                 }
                 self.mode = value.to_string();
             }
             MODEL_OPTION => {
                 if value.trim().is_empty() {
-                    return Err("the model is empty; give a model name".into());
+                    return Err(SettingError::EmptyModel);
                 }
                 self.model = value.to_string();
             }
@@ -218,18 +233,12 @@ impl Settings {
                 self.harness = Harness::ALL
                     .into_iter()
                     .find(|h| h.as_str() == value)
-                    .ok_or_else(|| {
-                        format!(
-                            "unknown harness `{value}`; the harnesses are {}",
-                            Harness::ALL.map(|h| h.as_str()).join(", ")
-                        )
+                    .ok_or_else(|| SettingError::UnknownHarness {
+                        value: value.to_string(),
+                        harnesses: Harness::ALL.map(|h| h.as_str()).join(", "),
                     })?;
             }
-            other => {
-                return Err(format!(
-                    "unknown config option `{other}`; the options are {MODE_OPTION}, {MODEL_OPTION}, {HARNESS_OPTION}"
-                ));
-            }
+            other => return Err(SettingError::UnknownOption(other.to_string())),
         }
         Ok(())
     }
@@ -303,9 +312,9 @@ mod tests {
     #[test]
     fn bad_choices_are_refused_with_what_there_is() {
         let mut s = settings(AskForApproval::OnRequest, workspace_write());
-        let e = s.set_option(MODE_OPTION, "yolo").unwrap_err();
+        let e = s.set_option(MODE_OPTION, "yolo").unwrap_err().to_string();
         assert!(e.contains("read-only, auto, full-access"), "{e}");
-        let e = s.set_option(HARNESS_OPTION, "vim").unwrap_err();
+        let e = s.set_option(HARNESS_OPTION, "vim").unwrap_err().to_string();
         assert!(e.contains("claude-code") || e.contains("codex"), "{e}");
         assert!(s.set_option("color", "red").is_err());
         s.set_option(HARNESS_OPTION, "qwen-code").unwrap_or(());

@@ -358,8 +358,21 @@ impl Agent {
     }
 }
 
+/// Why a client's MCP server cannot join a session.
+#[derive(Debug, thiserror::Error, PartialEq)]
+enum ClientServerError {
+    #[error(
+        "MCP server `{0}` uses SSE, which this agent does not support (it does not advertise `mcpCapabilities.sse`); use its streamable HTTP endpoint"
+    )]
+    Sse(String),
+    #[error("an MCP server of a transport this agent does not know")]
+    UnknownTransport,
+    #[error("an MCP server has an empty name; give each server a name")]
+    EmptyName,
+}
+
 /// The client's MCP servers as config entries.
-fn mcp_servers(servers: &[McpServer]) -> Result<Vec<(String, McpServerConfig)>, String> {
+fn mcp_servers(servers: &[McpServer]) -> Result<Vec<(String, McpServerConfig)>, ClientServerError> {
     let mut out = Vec::new();
     for s in servers {
         let (name, config) = match s {
@@ -384,15 +397,12 @@ fn mcp_servers(servers: &[McpServer]) -> Result<Vec<(String, McpServerConfig)>, 
                 (h.name.clone(), c)
             }
             McpServer::Sse(s) => {
-                return Err(format!(
-                    "MCP server `{}` uses SSE, which this agent does not support (it does not advertise `mcpCapabilities.sse`); use its streamable HTTP endpoint",
-                    s.name
-                ));
+                return Err(ClientServerError::Sse(s.name.clone()));
             }
-            _ => return Err("an MCP server of a transport this agent does not know".into()),
+            _ => return Err(ClientServerError::UnknownTransport),
         };
         if name.trim().is_empty() {
-            return Err("an MCP server has an empty name; give each server a name".into());
+            return Err(ClientServerError::EmptyName);
         }
         out.push((name, config));
     }
@@ -445,6 +455,6 @@ mod tests {
             {"type": "sse", "name": "old", "url": "http://127.0.0.1:9/sse", "headers": []}
         ]))
         .unwrap();
-        assert!(mcp_servers(&sse).unwrap_err().contains("SSE"));
+        assert!(mcp_servers(&sse).unwrap_err().to_string().contains("SSE"));
     }
 }
