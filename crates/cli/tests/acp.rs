@@ -895,3 +895,60 @@ async fn the_editor_configurations_in_the_docs_start_a_working_agent() {
         }
     }
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_prompt_of_text_an_image_a_link_and_an_embedded_file_reaches_the_model() {
+    if peers().is_none() {
+        return;
+    }
+    let env = TestEnv::with_config(
+        MockScript::always(MockTurn::text("Seen.")),
+        WireApi::Chat,
+        FREE,
+    )
+    .await;
+    let work = env.work();
+    let linked = work.join("linked file.rs");
+    // A 1×1 PNG.
+    let png = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==";
+    let lines = drive(
+        &env,
+        json!({"steps": [
+            {"op": "new", "cwd": work},
+            {"op": "prompt", "blocks": [
+                {"type": "text", "text": "what is in these?"},
+                {"type": "image", "data": png, "mimeType": "image/png"},
+                {"type": "resource_link", "name": "linked file.rs", "uri": format!("file://{}", linked.display().to_string().replace(' ', "%20"))},
+                {"type": "resource", "resource": {"uri": "file:///w/sel.rs", "text": "fn selected() {}"}}
+            ]},
+            {"op": "prompt", "blocks": [
+                {"type": "image", "data": "aGVsbG8=", "mimeType": "image/png"}
+            ]}
+        ]}),
+    )
+    .await;
+    assert_eq!(
+        answer(&lines, "session/prompt", 0)["result"]["stopReason"],
+        "end_turn",
+        "{lines:#?}"
+    );
+    let body = env.mock.requests()[0].body.to_string();
+    assert!(body.contains("what is in these?"), "{body}");
+    assert!(
+        body.contains(&format!("data:image/png;base64,{png}")),
+        "{body}"
+    );
+    assert!(body.contains(&format!("@{}", linked.display())), "{body}");
+    assert!(
+        body.contains("<context ref=\\\"/w/sel.rs\\\">\\nfn selected() {}"),
+        "{body}"
+    );
+    // Bytes that are no image are refused by their content, whatever the client calls them.
+    let refused = answer(&lines, "session/prompt", 1);
+    assert_eq!(refused["code"], -32602, "{refused}");
+    assert!(
+        refused["message"].as_str().unwrap().contains("not a PNG"),
+        "{refused}"
+    );
+    assert_eq!(env.mock.requests().len(), 1);
+}
