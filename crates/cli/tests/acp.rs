@@ -952,3 +952,97 @@ async fn a_prompt_of_text_an_image_a_link_and_an_embedded_file_reaches_the_model
     );
     assert_eq!(env.mock.requests().len(), 1);
 }
+
+/// server-everything over streamable HTTP on an ephemeral loopback port (the MCP client
+/// tests' preload prints the port); killed on drop.
+struct HttpEverything {
+    child: std::process::Child,
+    url: String,
+}
+
+impl HttpEverything {
+    fn start(node: &Path) -> Self {
+        use std::io::BufRead;
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+        let mut child = std::process::Command::new(node)
+            .env("PORT", "0")
+            .arg("--require")
+            .arg(root.join("tests/fixtures/mcp/loopback.cjs"))
+            .arg(root.join(
+                "tools/peers/node_modules/@modelcontextprotocol/server-everything/dist/index.js",
+            ))
+            .arg("streamableHttp")
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .expect("spawn server-everything");
+        let stderr = child.stderr.take().unwrap();
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let mut sent = false;
+            for line in std::io::BufReader::new(stderr)
+                .lines()
+                .map_while(Result::ok)
+            {
+                if !sent && let Some(port) = line.strip_prefix("OI_LISTENING ") {
+                    let _ = tx.send(port.trim().to_string());
+                    sent = true;
+                }
+            }
+        });
+        let port = rx
+            .recv_timeout(Duration::from_secs(60))
+            .expect("server-everything printed OI_LISTENING within 60 s");
+        Self {
+            child,
+            url: format!("http://127.0.0.1:{port}/mcp"),
+        }
+    }
+}
+
+impl Drop for HttpEverything {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_http_mcp_server_the_client_passes_joins_the_session() {
+    let Some((node, _)) = peers() else {
+        return;
+    };
+    let server = HttpEverything::start(&node);
+    let env = TestEnv::with_config(
+        MockScript::turns([
+            MockTurn::tool_call("mcp__web__echo", json!({"message": "over ACP and HTTP"})),
+            MockTurn::text("OK."),
+        ]),
+        WireApi::Chat,
+        FREE,
+    )
+    .await;
+    let work = env.work();
+    let lines = drive(
+        &env,
+        json!({"permission": "allow-once", "steps": [
+            {"op": "new", "cwd": work, "mcpServers": [{
+                "type": "http",
+                "name": "web",
+                "url": server.url,
+                "headers": [{"name": "X-Client", "value": "oi-acp-test"}]
+            }]},
+            {"op": "prompt", "text": "echo over http"}
+        ]}),
+    )
+    .await;
+    let call = tool_call(&lines, &only_tool_call_id(&lines));
+    assert_eq!(call["title"], "web: echo", "{call}");
+    assert_eq!(call["status"], "completed", "{call}");
+    let told = env.mock.requests()[1].body.to_string();
+    assert!(told.contains("Echo: over ACP and HTTP"), "{told}");
+    // The server is the session's only: the configured config holds no such entry.
+    let config = common::read(&env.home.path().join("config.toml"));
+    assert!(!config.contains("[mcp_servers.web]"), "{config}");
+}
