@@ -1046,3 +1046,52 @@ async fn an_http_mcp_server_the_client_passes_joins_the_session() {
     let config = common::read(&env.home.path().join("config.toml"));
     assert!(!config.contains("[mcp_servers.web]"), "{config}");
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_closed_session_is_gone_until_resumed_without_replay() {
+    if peers().is_none() {
+        return;
+    }
+    let env = TestEnv::with_config(
+        MockScript::turns([MockTurn::text("Noted: 7."), MockTurn::text("It was 7.")]),
+        WireApi::Chat,
+        FREE,
+    )
+    .await;
+    let work = env.work();
+    let lines = drive(
+        &env,
+        json!({"steps": [
+            {"op": "new", "cwd": work},
+            {"op": "prompt", "text": "remember the number 7"},
+            {"op": "request", "method": "session/close", "params": {"sessionId": "$session"}},
+            {"op": "request", "method": "session/prompt", "params": {"sessionId": "$session", "prompt": [{"type": "text", "text": "hello?"}]}},
+            {"op": "request", "method": "session/resume", "params": {"sessionId": "$session", "cwd": work, "mcpServers": []}},
+            {"op": "prompt", "text": "which number?"}
+        ]}),
+    )
+    .await;
+    assert!(
+        answer(&lines, "session/close", 0)["result"].is_object(),
+        "{lines:#?}"
+    );
+    let refused = answer(&lines, "session/prompt", 1);
+    assert_eq!(refused["code"], -32002, "{refused}");
+    assert!(
+        answer(&lines, "session/resume", 0)["result"].is_object(),
+        "{lines:#?}"
+    );
+    assert_eq!(
+        answer(&lines, "session/prompt", 2)["result"]["stopReason"],
+        "end_turn"
+    );
+    // Resumed, not replayed: no history came back as updates.
+    assert!(
+        updates(&lines, "user_message_chunk").is_empty(),
+        "{lines:#?}"
+    );
+    // The model had the whole conversation.
+    let last = env.mock.requests().pop().unwrap().body.to_string();
+    assert!(last.contains("remember the number 7"), "{last}");
+    assert!(last.contains("Noted: 7."), "{last}");
+}
