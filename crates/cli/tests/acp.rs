@@ -125,7 +125,13 @@ async fn a_session_streams_a_prompt_and_offers_modes_and_commands() {
     let env = TestEnv::with_config(
         MockScript::turns([MockTurn::text("Hello from the agent.")
             .with_reasoning("Thinking it over.")
-            .chunked(4)]),
+            .chunked(4)])
+        // What the provider lists becomes the model option's choices.
+        .with_endpoint(
+            "GET",
+            "/v1/models",
+            json!({"object": "list", "data": [{"id": "mock-model"}, {"id": "qwen3-coder:30b"}]}),
+        ),
         WireApi::Chat,
         FREE,
     )
@@ -136,7 +142,8 @@ async fn a_session_streams_a_prompt_and_offers_modes_and_commands() {
         json!({"steps": [
             {"op": "new", "cwd": work},
             {"op": "prompt", "text": "say hello"},
-            {"op": "request", "method": "session/list", "params": {}}
+            {"op": "request", "method": "session/list", "params": {}},
+            {"op": "wait", "update": "config_option_update"}
         ]}),
     )
     .await;
@@ -160,6 +167,23 @@ async fn a_session_streams_a_prompt_and_offers_modes_and_commands() {
         .map(|o| o["id"].as_str().unwrap())
         .collect();
     assert_eq!(options, ["mode", "model", "harness"]);
+    let listed = updates(&lines, "config_option_update");
+    assert_eq!(listed.len(), 1, "{lines:#?}");
+    let model = &listed[0]["configOptions"][1];
+    let choices: Vec<&str> = model["options"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|o| o["value"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        choices,
+        [
+            new["configOptions"][1]["currentValue"].as_str().unwrap(),
+            "qwen3-coder:30b"
+        ],
+        "{model}"
+    );
     // Streamed in pieces, each once.
     let chunks = updates(&lines, "agent_message_chunk");
     assert!(chunks.len() > 1, "not streamed: {lines:#?}");

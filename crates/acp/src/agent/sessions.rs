@@ -44,6 +44,9 @@ impl AcpSession {
     }
 }
 
+/// How long the provider's model list may take.
+const MODELS_TIMEOUT: std::time::Duration = std::time::Duration::from_millis(2500);
+
 /// `session/load` and `session/resume` take the same params.
 type ResumeParams = LoadSessionRequest;
 
@@ -70,7 +73,7 @@ impl Agent {
         let response = NewSessionResponse::new(session.out.session_id.clone())
             .modes(modes)
             .config_options(options);
-        self.after_response(&ctx, &session);
+        self.after_response(&ctx, &session, &loaded.config);
         to_value(&response)
     }
 
@@ -134,7 +137,7 @@ impl Agent {
             let s = lock(&session.settings);
             (s.modes(), s.config_options())
         };
-        self.after_response(&ctx, &session);
+        self.after_response(&ctx, &session, &loaded.config);
         if replay {
             to_value(
                 &LoadSessionResponse::new()
@@ -344,16 +347,54 @@ impl Agent {
         session
     }
 
-    /// After the response: the session's slash commands.
-    fn after_response(&self, ctx: &RequestContext, session: &Arc<AcpSession>) {
+    /// After the response: the session's slash commands, then the models its provider
+    /// lists as the model option's choices (asked after the response, so a slow or silent
+    /// provider never holds up the session).
+    fn after_response(
+        &self,
+        ctx: &RequestContext,
+        session: &Arc<AcpSession>,
+        config: &oi_config::Config,
+    ) {
         let sent = ctx.response_sent();
-        let out = session.out.clone();
+        let session = session.clone();
+        let provider = config.model_provider.clone();
+        let home = config.home.clone();
         tokio::spawn(async move {
             sent.cancelled().await;
-            out.send(SessionUpdate::AvailableCommandsUpdate(
-                AvailableCommandsUpdate::new(crate::prompt::commands()),
-            ))
-            .await;
+            session
+                .out
+                .send(SessionUpdate::AvailableCommandsUpdate(
+                    AvailableCommandsUpdate::new(crate::prompt::commands()),
+                ))
+                .await;
+            let listed = match oi_core::catalog::fetch_models(provider, &home, MODELS_TIMEOUT).await
+            {
+                Ok(models) => models,
+                Err(e) => {
+                    tracing::info!("the provider did not list its models: {e}");
+                    return;
+                }
+            };
+            let options = {
+                let mut s = lock(&session.settings);
+                let models: Vec<String> = listed
+                    .into_iter()
+                    .map(|m| m.id)
+                    .filter(|id| !oi_core::catalog::is_hidden(id) && *id != s.model)
+                    .collect();
+                if models.is_empty() || models == s.models {
+                    return;
+                }
+                s.models = models;
+                s.config_options()
+            };
+            session
+                .out
+                .send(SessionUpdate::ConfigOptionUpdate(ConfigOptionUpdate::new(
+                    options,
+                )))
+                .await;
         });
     }
 }
