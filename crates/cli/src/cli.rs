@@ -148,6 +148,10 @@ pub enum Command {
         #[command(flatten)]
         codex: Box<crate::codex_flags::CodexAppServerFlags>,
     },
+    /// Serve the Agent Client Protocol over stdio, for editors (Zed, JetBrains IDEs,
+    /// Neovim, Emacs): sessions are stored threads, approvals are permission requests.
+    #[command(after_help = ACP_AFTER_HELP)]
+    Acp,
     /// Run one command under a sandbox policy, to see what the agent may do.
     #[command(after_help = SANDBOX_AFTER_HELP)]
     Sandbox(SandboxArgs),
@@ -215,6 +219,11 @@ const MCP_SERVER_AFTER_HELP: &str = with_config_help!(
   interpreter mcp-server --listen 127.0.0.1:8765          # streamable HTTP at http://127.0.0.1:8765/mcp
                                                           # (bearer token in $OPENINTERPRETER_HOME/listen-token)
   OI_TOKEN=$(openssl rand -hex 32) interpreter mcp-server --listen 0.0.0.0:8765 --auth-token-env OI_TOKEN"
+);
+const ACP_AFTER_HELP: &str = with_config_help!(
+    "  interpreter acp                        # what an editor runs; see docs/acp.md
+  interpreter -m qwen3-coder:30b acp     # the editor's sessions use this model
+  RUST_LOG=debug interpreter acp         # also logged to $OPENINTERPRETER_HOME/log/acp.log"
 );
 const SANDBOX_AFTER_HELP: &str = with_config_help!(
     "  interpreter sandbox -- touch /tmp/x               # read-only: refused
@@ -563,6 +572,7 @@ pub fn main_with_args(mut args: Vec<OsString>) -> i32 {
     } else {
         let log_name = match &cli.command {
             Some(Command::McpServer(_)) => Some("mcp-server.log"),
+            Some(Command::Acp) => Some("acp.log"),
             Some(Command::AppServer { command: None, .. }) => Some("app-server.log"),
             _ => None,
         };
@@ -577,7 +587,7 @@ pub fn main_with_args(mut args: Vec<OsString>) -> i32 {
     if cli.global.accept_project_config
         && matches!(
             cli.command,
-            Some(Command::McpServer(_) | Command::AppServer { .. })
+            Some(Command::McpServer(_) | Command::AppServer { .. } | Command::Acp)
         )
     {
         // A server starts sessions for its clients over time: accepting whatever file is there
@@ -640,6 +650,20 @@ pub fn main_with_args(mut args: Vec<OsString>) -> i32 {
                 opts,
                 args,
             ))
+        }
+        Some(Command::Acp) => {
+            let cli_overrides = match cli.global.cli_overrides() {
+                Ok(o) => o,
+                Err(e) => {
+                    eprintln!("error: {e}");
+                    return EXIT_USAGE;
+                }
+            };
+            let opts = crate::mcp_server_cmd::HostSettings {
+                cli_overrides,
+                overrides: cli.global.overrides(),
+            };
+            rt.block_on(crate::acp_cmd::run(opts))
         }
         Some(Command::AppServer {
             command: Some(AppServerCommand::GenerateJsonSchema { out }),

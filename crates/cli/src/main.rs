@@ -2,6 +2,7 @@
 //! a thin adapter over `oi-core`; nothing here knows how a turn works.
 
 mod accept_cmd;
+mod acp_cmd;
 mod cli;
 mod codex_flags;
 mod exec;

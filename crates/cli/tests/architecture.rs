@@ -66,6 +66,17 @@ const ALLOWED: &[(&str, &[&str])] = &[
             "oi-protocol",
         ],
     ),
+    // The Agent Client Protocol service: a third sibling, over the engine's façade only.
+    (
+        "oi-acp",
+        &[
+            "oi-config",
+            "oi-core",
+            "oi-host",
+            "oi-jsonrpc",
+            "oi-protocol",
+        ],
+    ),
     (
         "oi-tui",
         &[
@@ -81,6 +92,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
     (
         "oi-cli",
         &[
+            "oi-acp",
             "oi-app-server",
             "oi-config",
             "oi-core",
@@ -206,12 +218,17 @@ fn the_engine_knows_no_front_end() {
         "oi-tui",
         "oi-mcp-server",
         "oi-app-server",
+        "oi-acp",
         "oi-host",
     ];
-    // The two services on one connection are siblings: neither may reach into the other.
+    // The services are siblings: none may reach into another.
     for (service, sibling) in [
         ("oi-mcp-server", "oi-app-server"),
         ("oi-app-server", "oi-mcp-server"),
+        ("oi-acp", "oi-mcp-server"),
+        ("oi-acp", "oi-app-server"),
+        ("oi-mcp-server", "oi-acp"),
+        ("oi-app-server", "oi-acp"),
     ] {
         if let Some(package) = packages.get(service) {
             assert!(
@@ -222,7 +239,13 @@ fn the_engine_knows_no_front_end() {
     }
     // The host serves method tables; it must not know whose.
     if let Some(host) = packages.get("oi-host") {
-        for service in ["oi-mcp-server", "oi-app-server", "oi-cli", "oi-tui"] {
+        for service in [
+            "oi-mcp-server",
+            "oi-app-server",
+            "oi-acp",
+            "oi-cli",
+            "oi-tui",
+        ] {
             assert!(
                 !host.deps.contains(service),
                 "oi-host depends on {service}; the host serves tables, the CLI composes them"
@@ -741,7 +764,7 @@ const AROUND_THE_ENGINE: &[(&str, &str)] = &[
 ];
 
 /// **Front ends reach storage, the model catalog and the working tree through the
-/// engine**: product code of `oi-app-server` and `oi-tui` does not open the thread store or
+/// engine**: product code of `oi-app-server`, `oi-acp` and `oi-tui` does not open the thread store or
 /// name `oi_thread_store` (stored threads are `ThreadManager::stored_threads`, over the store
 /// the engine opened, on its async seam), does not name `oi_model_client::catalog` (it is
 /// `oi_core::catalog`) and does not run `git` through `oi_core::git` (it is
@@ -754,7 +777,9 @@ fn front_ends_reach_storage_catalog_and_git_through_the_engine() {
     let sources = product_sources(&workspace_root());
     let mut problems = Vec::new();
     for s in sources.iter().filter(|s| {
-        s.path.starts_with("crates/app-server/src/") || s.path.starts_with("crates/tui/src/")
+        s.path.starts_with("crates/app-server/src/")
+            || s.path.starts_with("crates/tui/src/")
+            || s.path.starts_with("crates/acp/src/")
     }) {
         for (pat, fix) in AROUND_THE_ENGINE {
             for at in find_all(&s.code, pat) {
@@ -911,7 +936,7 @@ fn awaited(code: &str, at: usize) -> bool {
 }
 
 /// **No blocking calls inside `async fn` bodies of the servers** (`oi-mcp-server`,
-/// `oi-app-server`, `oi-jsonrpc`): a call from [`BLOCKING_CALLS`] inside an `async fn` or
+/// `oi-app-server`, `oi-acp`, `oi-jsonrpc`): a call from [`BLOCKING_CALLS`] inside an `async fn` or
 /// `async` block must sit in the argument of `spawn_blocking(`/`blocking(` (or a thread of
 /// its own), or be awaited (an async function of the same name, like `Conn::load_config`).
 /// A plain `fn` of the same crate that makes such a call outside those spans is itself a
@@ -929,6 +954,7 @@ fn servers_do_not_block_async_workers() {
         "crates/host/",
         "crates/mcp-server/",
         "crates/app-server/",
+        "crates/acp/",
         "crates/jsonrpc/",
     ] {
         let files: Vec<&Source> = sources

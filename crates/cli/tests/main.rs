@@ -9,6 +9,7 @@ mod codex_schema;
 mod common;
 mod tui_pty;
 
+mod acp;
 mod app_server_flow;
 mod app_server_ws;
 mod architecture;

@@ -21,6 +21,7 @@
 
 mod answer_check;
 mod approval;
+mod client_tools;
 mod command;
 mod compact;
 mod context_window;
@@ -53,6 +54,9 @@ mod turn_state;
 mod window;
 mod window_recovery;
 
+pub use client_tools::{
+    ClientCommand, ClientCommandOutput, ClientFuture, ClientToolError, ClientTools, PlannedFile,
+};
 pub use command::{
     CommandOutput, CommandRequest, USER_SHELL_CONTEXT_BYTES, run_command, user_shell_context,
 };

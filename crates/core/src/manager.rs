@@ -637,7 +637,8 @@ struct PreparedMcp {
 
 /// How long a new thread waits for MCP servers that have no cached catalog. A headless run
 /// (exec, the MCP `codex` tool, v2 turns) sends its first request right away, so it waits
-/// for them up to each server's `startup_timeout_sec`; an interactive session never blocks:
+/// for them up to each server's `startup_timeout_sec`, and so does an editor's (ACP) session,
+/// whose first prompt follows `session/new` at once; an interactive session never blocks:
 /// tools join when their server is ready.
 fn mcp_startup_wait(source: SessionSource) -> oi_mcp_client::StartupWait {
     match source {
@@ -645,6 +646,7 @@ fn mcp_startup_wait(source: SessionSource) -> oi_mcp_client::StartupWait {
         SessionSource::Exec
         | SessionSource::Mcp
         | SessionSource::AppServer
+        | SessionSource::Acp
         | SessionSource::Unknown => oi_mcp_client::StartupWait::UntilReadyOrFailed,
     }
 }

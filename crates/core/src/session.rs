@@ -103,6 +103,8 @@ pub(crate) struct Session {
     turn_end: tokio::sync::Mutex<()>,
     /// The running (or last) turn's fixed context; replaced when a turn starts.
     turn_context: Mutex<Arc<TurnContext>>,
+    /// What a front end's client does for the tools (see `client_tools`).
+    client_tools: Mutex<Option<Arc<dyn crate::client_tools::ClientTools>>>,
     /// Where the thread is stored (kept when the recorder closes at shutdown).
     rollout_path: Option<std::path::PathBuf>,
 }
@@ -152,7 +154,21 @@ impl Session {
                 config: initial_config,
                 project_doc: None,
             })),
+            client_tools: Mutex::new(None),
         }
+    }
+
+    /// The front end's client tools, if it set them.
+    pub fn client_tools(&self) -> Option<Arc<dyn crate::client_tools::ClientTools>> {
+        self.client_tools
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+    }
+
+    /// Sets (or, with `None`, removes) the front end's client tools.
+    pub fn set_client_tools(&self, tools: Option<Arc<dyn crate::client_tools::ClientTools>>) {
+        *self.client_tools.lock().unwrap_or_else(|p| p.into_inner()) = tools;
     }
 
     /// The context of the running turn (the last one between turns): cheap, never locks

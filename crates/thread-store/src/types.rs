@@ -256,7 +256,8 @@ pub struct GitInfo {
 /// Which front end started a thread.
 ///
 /// On disk: `"cli"`, `"exec"`, `"mcp"` (the MCP server, as the reference writes it),
-/// `"appServer"` (the v2 API), `"unknown"`. Reading is lenient: `"app_server"` and
+/// `"appServer"` (the v2 API), `"acp"` (an editor over the Agent Client Protocol),
+/// `"unknown"`. Reading is lenient: `"app_server"` and
 /// `"appserver"` mean [`SessionSource::AppServer`]; any other value (e.g. the reference's
 /// `"vscode"` or `{"subagent":…}`) reads as [`SessionSource::Unknown`] instead of failing
 /// the whole line.
@@ -266,16 +267,19 @@ pub enum SessionSource {
     Exec,
     Mcp,
     AppServer,
+    /// `interpreter acp`: an editor.
+    Acp,
     #[default]
     Unknown,
 }
 
 impl SessionSource {
-    pub const ALL: [SessionSource; 5] = [
+    pub const ALL: [SessionSource; 6] = [
         SessionSource::Cli,
         SessionSource::Exec,
         SessionSource::Mcp,
         SessionSource::AppServer,
+        SessionSource::Acp,
         SessionSource::Unknown,
     ];
 
@@ -286,14 +290,17 @@ impl SessionSource {
             SessionSource::Exec => "exec",
             SessionSource::Mcp => "mcp",
             SessionSource::AppServer => "appServer",
+            SessionSource::Acp => "acp",
             SessionSource::Unknown => "unknown",
         }
     }
 
-    /// The v2 API spelling: the MCP server shows as `"appServer"`, as in the reference.
+    /// The v2 API spelling: the MCP server shows as `"appServer"`, as in the reference, and
+    /// an editor's session as `"vscode"`, the reference's kind for IDE sessions.
     pub fn as_v2_str(&self) -> &'static str {
         match self {
             SessionSource::Mcp | SessionSource::AppServer => "appServer",
+            SessionSource::Acp => "vscode",
             other => other.as_str(),
         }
     }
@@ -304,6 +311,7 @@ impl SessionSource {
             "exec" => SessionSource::Exec,
             "mcp" => SessionSource::Mcp,
             "appServer" | "app_server" | "appserver" => SessionSource::AppServer,
+            "acp" => SessionSource::Acp,
             _ => SessionSource::Unknown,
         }
     }
@@ -319,11 +327,10 @@ impl FromStr for SessionSource {
     type Err = String;
     fn from_str(s: &str) -> Result<Self, Self::Err> {
         match s {
-            "cli" | "exec" | "mcp" | "appServer" | "app_server" | "appserver" | "unknown" => {
-                Ok(SessionSource::from_lenient(s))
-            }
+            "cli" | "exec" | "mcp" | "appServer" | "app_server" | "appserver" | "acp"
+            | "unknown" => Ok(SessionSource::from_lenient(s)),
             other => Err(format!(
-                "unknown session source `{other}`; expected one of: cli, exec, mcp, appServer, unknown"
+                "unknown session source `{other}`; expected one of: cli, exec, mcp, appServer, acp, unknown"
             )),
         }
     }

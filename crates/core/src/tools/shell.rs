@@ -462,32 +462,52 @@ async fn run_once(
     );
     let mut deltas = 0usize;
     let b64 = base64::engine::general_purpose::STANDARD;
-    // From the turn's config: a policy change made mid-turn applies from the next turn.
-    let env = config.command_env();
-    let result = run_exec(
-        ExecParams {
+    // In the editor's terminal, when the front end's client offers one; confined there by
+    // the same policy, or run here.
+    let on_client = crate::client_tools::run_command(
+        sess,
+        crate::client_tools::ClientCommand {
+            call_id: call.call_id,
             argv,
             cwd,
+            sandbox: sandboxed.then_some(&config.sandbox_policy),
             timeout,
-            sandbox: sandboxed.then(|| crate::sandbox::SandboxScope::of(config)),
-            env: Some(&env),
-        },
-        |stream, bytes| {
-            if deltas < MAX_DELTA_EVENTS {
-                deltas += 1;
-                sess.send(
-                    call.turn_id,
-                    EventMsg::ExecCommandOutputDelta(ExecCommandOutputDeltaEvent {
-                        call_id: call.call_id.to_string(),
-                        stream,
-                        chunk: b64.encode(bytes),
-                    }),
-                );
-            }
         },
         cancel,
     )
     .await;
+    // From the turn's config: a policy change made mid-turn applies from the next turn.
+    let env = config.command_env();
+    let result = match on_client {
+        Some(Ok(out)) => Ok(out),
+        Some(Err(e)) => Err(ExecError::Spawn(e.to_string())),
+        None => {
+            run_exec(
+                ExecParams {
+                    argv,
+                    cwd,
+                    timeout,
+                    sandbox: sandboxed.then(|| crate::sandbox::SandboxScope::of(config)),
+                    env: Some(&env),
+                },
+                |stream, bytes| {
+                    if deltas < MAX_DELTA_EVENTS {
+                        deltas += 1;
+                        sess.send(
+                            call.turn_id,
+                            EventMsg::ExecCommandOutputDelta(ExecCommandOutputDeltaEvent {
+                                call_id: call.call_id.to_string(),
+                                stream,
+                                chunk: b64.encode(bytes),
+                            }),
+                        );
+                    }
+                },
+                cancel,
+            )
+            .await
+        }
+    };
     let end = |out: &ExecOutput, formatted: String, status| {
         EventMsg::ExecCommandEnd(ExecCommandEndEvent {
             call_id: call.call_id.to_string(),
