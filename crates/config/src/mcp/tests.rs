@@ -472,6 +472,32 @@ fn sampling_is_off_unless_configured_and_bad_modes_name_the_choices() {
 }
 
 #[test]
+fn the_protocol_version_is_auto_unless_pinned_and_a_bad_one_names_the_choices() {
+    let (servers, warnings) = parse(
+        "[mcp_servers.plain]\ncommand = \"x\"\n\
+         [mcp_servers.modern]\nurl = \"https://mcp.example.com/mcp\"\nprotocol_version = \"2026-07-28\"\n\
+         [mcp_servers.legacy]\ncommand = \"x\"\nprotocol_version = \"2025-11-25\"\n\
+         [mcp_servers.probe]\ncommand = \"x\"\nprotocol_version = \"auto\"\n",
+    );
+    let servers = servers.unwrap();
+    assert!(warnings.is_empty(), "{warnings:?}");
+    assert_eq!(servers["plain"].protocol_version, McpProtocolVersion::Auto);
+    assert_eq!(servers["probe"].protocol_version, McpProtocolVersion::Auto);
+    assert_eq!(servers["modern"].protocol_version, McpProtocolVersion::V2026_07_28);
+    assert_eq!(servers["legacy"].protocol_version, McpProtocolVersion::V2025_11_25);
+    let e = err("[mcp_servers.s]\ncommand = \"x\"\nprotocol_version = \"2025-06-18\"\n");
+    assert!(e.contains("mcp_servers.s.protocol_version"), "{e}");
+    assert!(e.contains("\"auto\", \"2026-07-28\", \"2025-11-25\""), "{e}");
+    let e = err("[mcp_servers.s]\ncommand = \"x\"\nprotocol_version = 2026\n");
+    assert!(e.contains("mcp_servers.s.protocol_version"), "{e}");
+    let (_, w) = parse("[mcp_servers.s]\ncommand = \"x\"\nprotocol_versions = \"auto\"\n");
+    assert!(
+        w.iter().any(|w| w.contains("did you mean `protocol_version`")),
+        "{w:?}"
+    );
+}
+
+#[test]
 fn oauth_tables_name_secrets_by_variable_and_check_what_a_grant_needs() {
     let (r, w) = parse(
         r#"
