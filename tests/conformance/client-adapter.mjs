@@ -4,8 +4,8 @@
 // argument (MCP_CONFORMANCE_SCENARIO names the scenario; MCP_CONFORMANCE_CONTEXT carries the
 // credentials an auth scenario hands the client). We write what a user would write, a
 // config.toml with an [mcp_servers.conformance] table in a fresh home, and run our own client
-// on it: `interpreter mcp call` connects, initializes, lists the tools, calls the scenario's
-// tool, and runs whatever OAuth flow the server asks for. The scenario's authorization server
+// on it: `interpreter mcp call` connects (server/discover, or initialize), lists the tools,
+// calls the scenario's tools (one run each), and runs whatever OAuth flow the server asks for. The scenario's authorization server
 // approves at once, so the "browser" is open-url.mjs, which follows the redirects back to
 // our loopback callback.
 //
@@ -80,21 +80,52 @@ if (Object.keys(oauth).length > 0) {
 writeFileSync(join(home, 'config.toml'), config);
 env.BROWSER = `${JSON.stringify(process.execPath)} ${JSON.stringify(join(here, 'open-url.mjs'))}`;
 
-// The scenario's tool and arguments.
+// The scenario's tool calls: the runner's own list (MCP_CONFORMANCE_CONTEXT `toolCalls`), or
+// ours; `*` calls every tool our client offers (so a tool it must leave out would be called).
 const calls = {
-  tools_call: ['add_numbers', { a: 5, b: 3 }],
-  'elicitation-sep1034-client-defaults': ['test_client_elicitation_defaults', {}],
-  'sse-retry': ['test_reconnection', {}],
+  tools_call: [['add_numbers', { a: 5, b: 3 }]],
+  'elicitation-sep1034-client-defaults': [['test_client_elicitation_defaults', {}]],
+  'sse-retry': [['test_reconnection', {}]],
+  'sep-2322-client-request-state': [
+    ['test_mrtr_echo_state', {}],
+    ['test_mrtr_no_state', {}],
+    ['test_mrtr_unrelated', {}],
+    ['test_mrtr_no_result_type', {}],
+  ],
+  'http-standard-headers': [['test_headers', {}], ['my-hyphenated-tool', {}]],
+  'http-invalid-tool-headers': '*',
 };
-const [tool, args] = calls[scenario] ?? (scenario.startsWith('auth/') ? ['test-tool', {}] : []);
-const argv = ['mcp', 'call', 'conformance', '--authorize', '--accept-elicitations'];
-if (tool) argv.push(tool, '--arguments', JSON.stringify(args));
-
 const bin = process.env.INTERPRETER_BIN || 'interpreter';
-const run = spawnSync(bin, argv, { env, stdio: 'inherit' });
-rmSync(home, { recursive: true, force: true });
-if (run.error) {
-  console.error(`cannot run ${bin}: ${run.error.message}`);
-  process.exit(2);
+const base = ['mcp', 'call', 'conformance', '--authorize', '--accept-elicitations'];
+const run = (argv, stdio = 'inherit') => spawnSync(bin, [...base, ...argv], { env, stdio });
+
+let plan = Array.isArray(context.toolCalls)
+  ? context.toolCalls.map((c) => [c.name, c.arguments ?? {}])
+  : calls[scenario] ?? (scenario.startsWith('auth/') ? [['test-tool', {}]] : []);
+if (plan === '*') {
+  // What our client offers, one name a line.
+  const listed = run([], ['ignore', 'pipe', 'inherit']);
+  const names = (listed.stdout?.toString() ?? '').split('\n').filter(Boolean);
+  plan = names.map((name) => [name, { region: 'us-west1' }]);
 }
-process.exit(run.status ?? 1);
+let status = 0;
+if (plan.length === 0) {
+  const listed = run([]);
+  if (listed.error) {
+    console.error(`cannot run ${bin}: ${listed.error.message}`);
+    status = 2;
+  } else {
+    status = listed.status ?? 1;
+  }
+}
+for (const [tool, args] of plan) {
+  const called = run([tool, '--arguments', JSON.stringify(args)]);
+  if (called.error) {
+    console.error(`cannot run ${bin}: ${called.error.message}`);
+    status = 2;
+    break;
+  }
+  if (called.status !== 0) status = called.status ?? 1;
+}
+rmSync(home, { recursive: true, force: true });
+process.exit(status);

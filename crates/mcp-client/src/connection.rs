@@ -206,7 +206,7 @@ pub async fn establish(
                 Ok(served) => break served,
                 Err(StartError::Retry(next)) => {
                     tracing::info!(
-                        "MCP server `{server}` refused the initialize handshake it spoke before; probing server/discover"
+                        "MCP server `{server}`: opening with {opening:?} failed; trying {next:?}"
                     );
                     if let Some(child) = progress.child() {
                         child.terminate(Duration::from_millis(200)).await;

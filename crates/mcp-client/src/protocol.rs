@@ -64,16 +64,26 @@ impl Opening {
 
     /// What to try after this opening failed with `error`, if anything: an `auto` server
     /// remembered as a handshake server that now refuses `initialize` as an unsupported
-    /// version (-32022) is probed instead.
+    /// version (-32022) is probed instead; one that answered the probe with something that
+    /// is not a `server/discover` result (an empty result for any unknown method, as some
+    /// handshake-era servers send) gets the `initialize` handshake on a new connection.
     pub(crate) fn retry(
         self,
         setting: McpProtocolVersion,
         error: &ClientInitializeError,
     ) -> Option<Self> {
-        (self == Opening::Initialize
-            && setting == McpProtocolVersion::Auto
-            && refused_version(error).is_some())
-        .then_some(Opening::Probe)
+        if setting != McpProtocolVersion::Auto {
+            return None;
+        }
+        match (self, error) {
+            (Opening::Initialize, e) if refused_version(e).is_some() => Some(Opening::Probe),
+            (
+                Opening::Probe,
+                ClientInitializeError::ExpectedInitResult(_)
+                | ClientInitializeError::ExpectedInitResponse(_),
+            ) => Some(Opening::Initialize),
+            _ => None,
+        }
     }
 
     pub(crate) fn lifecycle(self) -> ClientLifecycleMode {
@@ -269,6 +279,20 @@ mod tests {
         let other = ClientInitializeError::ConnectionClosed("eof".into());
         assert_eq!(
             Opening::Initialize.retry(McpProtocolVersion::Auto, &other),
+            None
+        );
+        assert_eq!(Opening::Probe.retry(McpProtocolVersion::Auto, &other), None);
+    }
+
+    #[test]
+    fn a_probe_answered_with_something_else_falls_back_to_initialize() {
+        let odd = ClientInitializeError::ExpectedInitResult(None);
+        assert_eq!(
+            Opening::Probe.retry(McpProtocolVersion::Auto, &odd),
+            Some(Opening::Initialize)
+        );
+        assert_eq!(
+            Opening::Discover.retry(McpProtocolVersion::V2026_07_28, &odd),
             None
         );
     }
