@@ -118,8 +118,7 @@ fn read(path: &Path, server: &str) -> Option<CachedCatalog> {
         (Some(at), Some(ttl)) => {
             let age = unix_now_ms().saturating_sub(at).max(0) as u64;
             // A clock that went back makes the age negative: not trusted as fresh.
-            (unix_now_ms() >= at && age < ttl)
-                .then(|| std::time::Duration::from_millis(ttl - age))
+            (unix_now_ms() >= at && age < ttl).then(|| std::time::Duration::from_millis(ttl - age))
         }
         _ => None,
     };

@@ -4,8 +4,8 @@
 
 use crate::connect_error::{ConnectError, HttpClientError};
 use crate::handler::{Handler, ProgressRouter, Responder};
-use crate::protocol::{Era, Negotiated, Opening, Prior};
 use crate::http::http_spec;
+use crate::protocol::{Era, Negotiated, Opening, Prior};
 use crate::stdio::{ChildProcess, KILL_GRACE, describe_exit, launch_spec, spawn};
 use oi_config::mcp::{McpServerConfig, McpServerTransportConfig};
 use rmcp::service::{ClientInitializeError, ClientServiceExt, RoleClient, RunningService};
@@ -44,7 +44,7 @@ pub struct Established {
 enum Step {
     Spawn,
     Connect,
-    Initialize,
+    Handshake(Opening),
     ListTools,
 }
 
@@ -53,7 +53,13 @@ impl Step {
         match self {
             Step::Spawn => "spawning the server process",
             Step::Connect => "connecting",
-            Step::Initialize => "the handshake (server/discover or initialize)",
+            Step::Handshake(Opening::Initialize) => "the initialize handshake",
+            Step::Handshake(Opening::Discover) => "server/discover",
+            // A server of the handshake era that does not answer unknown requests (as
+            // JSON-RPC requires) needs `protocol_version = "2025-11-25"`.
+            Step::Handshake(Opening::Probe) => {
+                "server/discover (a server older than protocol 2026-07-28 that ignores it needs `protocol_version = \"2025-11-25\"`)"
+            }
             Step::ListTools => "the first tools/list",
         }
     }
@@ -175,7 +181,10 @@ pub async fn establish(
     let progress = StartupProgress::default();
     let attempt = async {
         let mut opening = Opening::first(config.protocol_version, prior.era);
+        // A probe, then initialize, then (for a remembered server gone modern) a probe again.
+        let mut attempts_left = 3;
         let (service, child) = loop {
+            attempts_left -= 1;
             let served = match &config.transport {
                 McpServerTransportConfig::Stdio { .. } => serve_stdio(
                     server,
@@ -204,7 +213,7 @@ pub async fn establish(
             };
             match served {
                 Ok(served) => break served,
-                Err(StartError::Retry(next)) => {
+                Err(StartError::Retry(next)) if attempts_left > 0 => {
                     tracing::info!(
                         "MCP server `{server}`: opening with {opening:?} failed; trying {next:?}"
                     );
@@ -214,6 +223,11 @@ pub async fn establish(
                     opening = next;
                 }
                 Err(StartError::Connect(e)) => return Err(e),
+                Err(StartError::Retry(_)) => {
+                    return Err(ConnectError::Handshake(format!(
+                        "MCP server `{server}` refused both protocol eras (server/discover and initialize)"
+                    )));
+                }
             }
         };
         // A catalog still fresh by its `ttlMs` is not listed again (2026-07-28 servers only:
@@ -321,16 +335,18 @@ async fn serve_stdio(
     let (child, stdout, stdin) = spawn(server, &spec)?;
     let child = Arc::new(child);
     progress.set_child(child.clone());
-    progress.set_step(Step::Initialize);
+    progress.set_step(Step::Handshake(opening));
     let stdout = crate::sniff::TaskSupportSniffer::new(stdout, task_required);
     match handler
-        .serve_with_lifecycle((stdout, stdin), opening.lifecycle())
+        .serve_with_lifecycle((stdout, stdin), opening.lifecycle(false))
         .await
     {
         Ok(service) => Ok((service, child)),
-        Err(e) => Err(protocol_failure(server, config, opening, &e).unwrap_or_else(|| {
-            StartError::Connect(ConnectError::Handshake(without_type_names(&e.to_string())))
-        })),
+        Err(e) => Err(
+            protocol_failure(server, config, opening, &e).unwrap_or_else(|| {
+                StartError::Connect(ConnectError::Handshake(without_type_names(&e.to_string())))
+            }),
+        ),
     }
 }
 
@@ -412,7 +428,7 @@ async fn serve_http(
                 },
                 stored,
             );
-            progress.set_step(Step::Initialize);
+            progress.set_step(Step::Handshake(opening));
             handler
                 .serve_with_lifecycle(
                     StreamableHttpClientTransport::with_client(
@@ -422,19 +438,19 @@ async fn serve_http(
                         ),
                         cfg,
                     ),
-                    opening.lifecycle(),
+                    opening.lifecycle(true),
                 )
                 .await
         }
         _ => {
-            progress.set_step(Step::Initialize);
+            progress.set_step(Step::Handshake(opening));
             handler
                 .serve_with_lifecycle(
                     StreamableHttpClientTransport::with_client(
                         SniffingHttpClient::new(http_client()?, task_required),
                         cfg,
                     ),
-                    opening.lifecycle(),
+                    opening.lifecycle(true),
                 )
                 .await
         }

@@ -295,7 +295,9 @@ impl ClientHandler for Handler {
         params: CreateMessageRequestParams,
         context: RequestContext<RoleClient>,
     ) -> Result<CreateMessageResult, rmcp::ErrorData> {
-        self.responder.sample(params, context.ct.child_token()).await
+        self.responder
+            .sample(params, context.ct.child_token())
+            .await
     }
 
     async fn list_roots(

@@ -32,10 +32,10 @@ pub mod naming;
 pub mod oauth;
 mod oauth_error;
 mod oauth_grants;
-mod protocol;
 pub mod oauth_session;
 pub mod oauth_store;
 pub mod prompts;
+mod protocol;
 mod request_error;
 mod resources;
 mod sampling;
@@ -45,11 +45,11 @@ mod stdio;
 
 pub use approval::{annotations_need_approval, needs_approval};
 pub use convert::{DEFAULT_RESULT_BUDGET_BYTES, call_result_to_output, truncate_middle};
-pub use protocol::{Era as McpProtocolEra, Negotiated as McpNegotiatedProtocol};
 pub use manager::McpConnectionManager;
 pub use mrtr::MAX_INPUT_ROUNDS;
 pub use oauth_error::OAuthError;
 pub use oi_config::mcp::{McpApprovalMode, McpSamplingMode, McpServerConfig};
+pub use protocol::{Era as McpProtocolEra, Negotiated as McpNegotiatedProtocol};
 pub use request_error::McpRequestError;
 pub use sampling::{
     MAX_SAMPLING_REQUEST_BYTES, SamplingContent, SamplingError, SamplingHandler, SamplingMessage,

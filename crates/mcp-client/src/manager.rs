@@ -14,8 +14,8 @@ mod task;
 use crate::cache;
 use crate::connection::Connection;
 use crate::{McpStartOptions, McpStartupError, McpToolInfo, StartupWait};
-use catalog::Catalog;
 pub(crate) use call::{CallClock, Waited};
+use catalog::Catalog;
 pub(crate) use entry::{ConnState, ServerEntry, ToolSet};
 use oi_config::mcp::McpServerConfig;
 use oi_protocol::protocol::{
@@ -71,8 +71,7 @@ impl McpConnectionManager {
                 Some(c) => ToolSet::Cached(c.tools),
                 None => ToolSet::None,
             };
-            let era =
-                crate::protocol::remembered(crate::protocol::memory_path(&cache_path)).await;
+            let era = crate::protocol::remembered(crate::protocol::memory_path(&cache_path)).await;
             let recent_failure = match tools {
                 // A server with a catalog came up before: it is waited for as usual.
                 ToolSet::None if !config.required => {

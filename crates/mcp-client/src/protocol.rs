@@ -2,14 +2,19 @@
 //!
 //! Two eras are live: 2026-07-28 (no handshake; `server/discover`, then every request carries
 //! its own `_meta`) and the `initialize` handshake of 2025-11-25 and before. The server's
-//! `protocol_version` setting picks one, or `auto` probes `server/discover` and falls back to
-//! `initialize` on the same connection (rmcp's `ClientLifecycleMode::Auto`).
+//! `protocol_version` setting picks one, or `auto` probes with `server/discover` and, when the
+//! answer shows a server of the handshake era (an error such as "method not found", an HTTP
+//! 4xx, a result that is not a discover result), continues with `initialize`. Over HTTP that
+//! is rmcp's `ClientLifecycleMode::Auto`, on the same connection (and its OAuth session). A
+//! stdio server gets a new process for `initialize` instead: rmcp's Auto also falls back after
+//! 10 s without an answer, and a cold stdio server slower than that — a first `npx` run, a
+//! Python server on a busy machine — answers the probe late, on the same pipe, where the late
+//! answer then breaks the handshake.
 //!
 //! What a server negotiated is remembered beside its catalog cache, so the next start of an
-//! `auto` server that turned out to be of the handshake era goes straight to `initialize`
-//! (a server that ignores `server/discover` would otherwise cost rmcp's 10 s probe every
-//! time). A remembered handshake server that has since become modern-only refuses
-//! `initialize` with -32022, and is then probed again.
+//! `auto` server of the handshake era goes straight to `initialize` (one connection, not two).
+//! A remembered handshake server that has since become modern-only refuses `initialize` with
+//! -32022, and is then probed again.
 
 use oi_config::mcp::McpProtocolVersion;
 use rmcp::model::{ErrorCode, ProtocolVersion};
@@ -47,7 +52,8 @@ pub(crate) enum Opening {
     Discover,
     /// `initialize` only.
     Initialize,
-    /// Probe with `server/discover`, fall back to `initialize` on the same connection.
+    /// Probe with `server/discover`; a server of the handshake era is opened again with
+    /// `initialize`.
     Probe,
 }
 
@@ -62,11 +68,12 @@ impl Opening {
         }
     }
 
-    /// What to try after this opening failed with `error`, if anything: an `auto` server
-    /// remembered as a handshake server that now refuses `initialize` as an unsupported
-    /// version (-32022) is probed instead; one that answered the probe with something that
-    /// is not a `server/discover` result (an empty result for any unknown method, as some
-    /// handshake-era servers send) gets the `initialize` handshake on a new connection.
+    /// What to try after this opening failed with `error`, if anything (only for `auto`): a
+    /// probe the server answered as a server of the handshake era does (any correlated error
+    /// that is not one of 2026-07-28's own rejections, an HTTP 4xx, a result that is not a
+    /// `server/discover` result, or a discover result without our version) is followed by
+    /// `initialize`; a remembered handshake server that now refuses `initialize` as an
+    /// unsupported version (-32022) is probed.
     pub(crate) fn retry(
         self,
         setting: McpProtocolVersion,
@@ -77,34 +84,54 @@ impl Opening {
         }
         match (self, error) {
             (Opening::Initialize, e) if refused_version(e).is_some() => Some(Opening::Probe),
+            (Opening::Probe, ClientInitializeError::JsonRpcError(e))
+                if !is_modern_rejection(e.code) =>
+            {
+                Some(Opening::Initialize)
+            }
             (
                 Opening::Probe,
                 ClientInitializeError::ExpectedInitResult(_)
-                | ClientInitializeError::ExpectedInitResponse(_),
+                | ClientInitializeError::ExpectedInitResponse(_)
+                | ClientInitializeError::NoCompatibleProtocolVersion { .. },
             ) => Some(Opening::Initialize),
             _ => None,
         }
     }
 
-    pub(crate) fn lifecycle(self) -> ClientLifecycleMode {
+    /// How rmcp opens the connection; `http`: a streamable-HTTP server, where a probe falls
+    /// back on the same connection.
+    pub(crate) fn lifecycle(self, http: bool) -> ClientLifecycleMode {
         match self {
-            Opening::Discover => ClientLifecycleMode::Discover {
-                preferred_versions: vec![MODERN],
-            },
             Opening::Initialize => ClientLifecycleMode::Initialize,
-            Opening::Probe => ClientLifecycleMode::Auto {
+            Opening::Probe if http => ClientLifecycleMode::Auto {
                 preferred_versions: vec![MODERN],
                 legacy_version: Some(crate::handler::LEGACY_PROTOCOL_VERSION),
             },
+            Opening::Discover | Opening::Probe => ClientLifecycleMode::Discover {
+                preferred_versions: vec![MODERN],
+            },
         }
     }
+}
+
+/// 2026-07-28's own ways to refuse a request: a modern server said this, not an old one.
+fn is_modern_rejection(code: ErrorCode) -> bool {
+    matches!(
+        code,
+        ErrorCode::UNSUPPORTED_PROTOCOL_VERSION
+            | ErrorCode::MISSING_REQUIRED_CLIENT_CAPABILITY
+            | ErrorCode::HEADER_MISMATCH
+    )
 }
 
 /// The versions a server said it supports when it refused ours (-32022), if that is why the
 /// start failed.
 pub(crate) fn refused_version(error: &ClientInitializeError) -> Option<Vec<String>> {
     match error {
-        ClientInitializeError::JsonRpcError(e) if e.code == ErrorCode::UNSUPPORTED_PROTOCOL_VERSION => {
+        ClientInitializeError::JsonRpcError(e)
+            if e.code == ErrorCode::UNSUPPORTED_PROTOCOL_VERSION =>
+        {
             Some(
                 e.data
                     .as_ref()
@@ -196,7 +223,9 @@ pub(crate) async fn remembered(path: PathBuf) -> Option<Era> {
         let file = std::fs::File::open(&path).ok()?;
         let mut text = String::new();
         std::io::Read::read_to_string(&mut std::io::Read::take(file, 4096), &mut text).ok()?;
-        serde_json::from_str::<Negotiated>(&text).ok().map(|n| n.era)
+        serde_json::from_str::<Negotiated>(&text)
+            .ok()
+            .map(|n| n.era)
     })
     .await
     .ok()
@@ -285,14 +314,33 @@ mod tests {
     }
 
     #[test]
-    fn a_probe_answered_with_something_else_falls_back_to_initialize() {
-        let odd = ClientInitializeError::ExpectedInitResult(None);
+    fn a_probe_answered_the_old_way_is_followed_by_initialize() {
+        let method_not_found = ClientInitializeError::JsonRpcError(ErrorData::new(
+            ErrorCode::METHOD_NOT_FOUND,
+            "Method not found",
+            None,
+        ));
+        for old_way in [
+            method_not_found,
+            ClientInitializeError::ExpectedInitResult(None),
+        ] {
+            assert_eq!(
+                Opening::Probe.retry(McpProtocolVersion::Auto, &old_way),
+                Some(Opening::Initialize)
+            );
+            assert_eq!(
+                Opening::Discover.retry(McpProtocolVersion::V2026_07_28, &old_way),
+                None
+            );
+        }
+        // A modern server's own refusal is not a sign of an old one.
+        let missing = ClientInitializeError::JsonRpcError(ErrorData::new(
+            ErrorCode::MISSING_REQUIRED_CLIENT_CAPABILITY,
+            "missing",
+            None,
+        ));
         assert_eq!(
-            Opening::Probe.retry(McpProtocolVersion::Auto, &odd),
-            Some(Opening::Initialize)
-        );
-        assert_eq!(
-            Opening::Discover.retry(McpProtocolVersion::V2026_07_28, &odd),
+            Opening::Probe.retry(McpProtocolVersion::Auto, &missing),
             None
         );
     }

@@ -123,7 +123,9 @@ pub enum McpRequestError {
     Interrupted { server: String, method: String },
     /// The server asked for something before answering (a multi round-trip request or a
     /// task's `inputRequests`) that could not be given.
-    #[error("MCP server `{server}` asked for {asked} during {request}, which was refused: {reason}")]
+    #[error(
+        "MCP server `{server}` asked for {asked} during {request}, which was refused: {reason}"
+    )]
     InputRefused {
         server: String,
         request: String,
@@ -140,7 +142,9 @@ pub enum McpRequestError {
         rounds: usize,
     },
     /// A tool call the server ran as a task failed on the server's side.
-    #[error("the task `{task_id}` of `{tool}` on MCP server `{server}` failed with error {code}: {message}")]
+    #[error(
+        "the task `{task_id}` of `{tool}` on MCP server `{server}` failed with error {code}: {message}"
+    )]
     TaskFailed {
         server: String,
         tool: String,
@@ -156,7 +160,9 @@ pub enum McpRequestError {
         task_id: String,
     },
     /// The server no longer knows the task (it expired, or the server restarted).
-    #[error("MCP server `{server}` no longer knows the task `{task_id}` of `{tool}` ({message}); call the tool again if its result is still needed")]
+    #[error(
+        "MCP server `{server}` no longer knows the task `{task_id}` of `{tool}` ({message}); call the tool again if its result is still needed"
+    )]
     TaskLost {
         server: String,
         tool: String,

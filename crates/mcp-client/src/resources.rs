@@ -142,16 +142,12 @@ impl McpConnectionManager {
         };
         for round in 1.. {
             let asked = match send_once(&site, &conn, &params, &mut clock, &cancel).await? {
-                ServerResult::InputRequiredResult(asked) if MRTR_METHODS.contains(&method) => {
-                    asked
-                }
+                ServerResult::InputRequiredResult(asked) if MRTR_METHODS.contains(&method) => asked,
                 result => {
-                    return serde_json::to_value(result).map_err(|e| {
-                        McpRequestError::Unreadable {
-                            server: server.to_string(),
-                            method: method.to_string(),
-                            reason: e.to_string(),
-                        }
+                    return serde_json::to_value(result).map_err(|e| McpRequestError::Unreadable {
+                        server: server.to_string(),
+                        method: method.to_string(),
+                        reason: e.to_string(),
                     });
                 }
             };
@@ -231,11 +227,13 @@ async fn send_once(
     cancel: &CancellationToken,
 ) -> Result<ServerResult, McpRequestError> {
     let (server, method) = (site.server.to_string(), site.method.to_string());
-    let request: ClientRequest = serde_json::from_value(json!({"method": method, "params": params}))
-        .map_err(|e| McpRequestError::Build {
-            server: server.clone(),
-            method: method.clone(),
-            reason: e.to_string(),
+    let request: ClientRequest =
+        serde_json::from_value(json!({"method": method, "params": params})).map_err(|e| {
+            McpRequestError::Build {
+                server: server.clone(),
+                method: method.clone(),
+                reason: e.to_string(),
+            }
         })?;
     let mut handle = conn
         .peer

@@ -71,11 +71,7 @@ impl McpConnectionManager {
 fn entry_status(entry: &std::sync::Arc<ServerEntry>) -> McpServerStatus {
     let (state, last_error, protocol) = match &*entry.state.borrow() {
         ConnState::Starting => (McpServerState::Starting, None, None),
-        ConnState::Ready(conn) => (
-            McpServerState::Ready,
-            None,
-            Some(conn.negotiated.clone()),
-        ),
+        ConnState::Ready(conn) => (McpServerState::Ready, None, Some(conn.negotiated.clone())),
         ConnState::Failed(e) => (McpServerState::Failed, Some(e.clone()), None),
         ConnState::Stopped => (McpServerState::Stopped, None, None),
     };

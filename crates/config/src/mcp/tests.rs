@@ -483,16 +483,26 @@ fn the_protocol_version_is_auto_unless_pinned_and_a_bad_one_names_the_choices() 
     assert!(warnings.is_empty(), "{warnings:?}");
     assert_eq!(servers["plain"].protocol_version, McpProtocolVersion::Auto);
     assert_eq!(servers["probe"].protocol_version, McpProtocolVersion::Auto);
-    assert_eq!(servers["modern"].protocol_version, McpProtocolVersion::V2026_07_28);
-    assert_eq!(servers["legacy"].protocol_version, McpProtocolVersion::V2025_11_25);
+    assert_eq!(
+        servers["modern"].protocol_version,
+        McpProtocolVersion::V2026_07_28
+    );
+    assert_eq!(
+        servers["legacy"].protocol_version,
+        McpProtocolVersion::V2025_11_25
+    );
     let e = err("[mcp_servers.s]\ncommand = \"x\"\nprotocol_version = \"2025-06-18\"\n");
     assert!(e.contains("mcp_servers.s.protocol_version"), "{e}");
-    assert!(e.contains("\"auto\", \"2026-07-28\", \"2025-11-25\""), "{e}");
+    assert!(
+        e.contains("\"auto\", \"2026-07-28\", \"2025-11-25\""),
+        "{e}"
+    );
     let e = err("[mcp_servers.s]\ncommand = \"x\"\nprotocol_version = 2026\n");
     assert!(e.contains("mcp_servers.s.protocol_version"), "{e}");
     let (_, w) = parse("[mcp_servers.s]\ncommand = \"x\"\nprotocol_versions = \"auto\"\n");
     assert!(
-        w.iter().any(|w| w.contains("did you mean `protocol_version`")),
+        w.iter()
+            .any(|w| w.contains("did you mean `protocol_version`")),
         "{w:?}"
     );
 }

@@ -128,7 +128,14 @@ impl McpConnectionManager {
                 });
             }
             let retry = self
-                .answer_round(&call, &conn, asked, &mut state_only_rounds, &mut clock, &cancel)
+                .answer_round(
+                    &call,
+                    &conn,
+                    asked,
+                    &mut state_only_rounds,
+                    &mut clock,
+                    &cancel,
+                )
                 .await?;
             params.input_responses = retry.responses;
             params.request_state = retry.request_state;
@@ -293,10 +300,12 @@ impl McpConnectionManager {
         match reply {
             Ok(result) => {
                 let json = call_result_json(result);
-                let refused = json.get("isError").and_then(Value::as_bool) == Some(true)
-                    && is_task_required_refusal(&json.to_string());
-                if refused {
+                let failed = json.get("isError").and_then(Value::as_bool) == Some(true);
+                if failed && is_task_required_refusal(&json.to_string()) {
                     self.stop_offering_task_tool(entry, tool);
+                }
+                if failed && conn.negotiated.era == crate::McpProtocolEra::Discover {
+                    self.warn_if_asked_the_old_way(entry, &json);
                 }
                 Ok(json)
             }
@@ -326,6 +335,33 @@ impl McpConnectionManager {
                 })
             }
         }
+    }
+
+    /// A tool that failed because it tried to ask a question through a server-initiated
+    /// request, which 2026-07-28 connections do not have (fastmcp's `ctx.elicit` says
+    /// "elicitation via server-initiated requests is unavailable on 2026-07-28 connections"):
+    /// the user is told once which setting lets it ask.
+    fn warn_if_asked_the_old_way(&self, entry: &ServerEntry, result: &Value) {
+        let text = result.to_string();
+        let asked_old_way =
+            text.contains("server-initiated request") && text.contains("2026-07-28");
+        if !asked_old_way
+            || entry
+                .warned_about_era
+                .swap(true, std::sync::atomic::Ordering::SeqCst)
+        {
+            return;
+        }
+        let message = format!(
+            "MCP server `{0}` tried to ask a question through a server-initiated request, which protocol 2026-07-28 does not have; to let its tools ask you, set `protocol_version = \"2025-11-25\"` in [mcp_servers.{0}]",
+            entry.name
+        );
+        let _ = self
+            .inner
+            .events
+            .send(oi_protocol::protocol::EventMsg::Warning(
+                oi_protocol::protocol::WarningEvent { message },
+            ));
     }
 
     /// A server refused a tool because it needs task augmentation: stop offering it.

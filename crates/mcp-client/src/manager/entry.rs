@@ -63,6 +63,9 @@ pub(crate) struct ServerEntry {
     /// The live server offers the Tasks extension (`io.modelcontextprotocol/tasks`), so its
     /// task-only tools can be called.
     pub(crate) runs_tasks: AtomicBool,
+    /// Said once: a tool of this server tried to ask a question the 2025-11-25 way on a
+    /// 2026-07-28 connection.
+    pub(super) warned_about_era: AtomicBool,
 }
 
 /// What a ready server offers besides tools (for status displays and the resource tools).
@@ -101,6 +104,7 @@ impl ServerEntry {
             tools_freshness: std::sync::Mutex::new(None),
             cached_fresh_for: std::sync::Mutex::new(None),
             runs_tasks: AtomicBool::new(false),
+            warned_about_era: AtomicBool::new(false),
         }
     }
 
@@ -130,7 +134,7 @@ impl ServerEntry {
             .unwrap_or(false);
         let runs_tasks = self.runs_tasks.load(std::sync::atomic::Ordering::SeqCst);
         ((declared || learned) && !runs_tasks).then(|| {
-            "it runs only as a task, and the server does not offer the Tasks extension (`io.modelcontextprotocol/tasks`, protocol 2026-07-28) that this client follows tasks with".to_string()
+            "it runs only as a task, and the server does not offer the Tasks extension of protocol 2026-07-28 (`io.modelcontextprotocol/tasks`); the tasks of 2025-11-25 (SEP-1686 task augmentation) are not supported".to_string()
         })
     }
 
@@ -187,9 +191,11 @@ impl ServerEntry {
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .take();
-        let fresh_tools = fresh_for.and_then(|ttl| match &*self.tools.read().unwrap_or_else(|e| e.into_inner()) {
-            ToolSet::Cached(tools) => Some((tools.clone(), ttl)),
-            _ => None,
+        let fresh_tools = fresh_for.and_then(|ttl| {
+            match &*self.tools.read().unwrap_or_else(|e| e.into_inner()) {
+                ToolSet::Cached(tools) => Some((tools.clone(), ttl)),
+                _ => None,
+            }
         });
         Prior {
             era: self.remembered_era(),
@@ -198,13 +204,19 @@ impl ServerEntry {
     }
 
     pub(super) fn remembered_era(&self) -> Option<Era> {
-        *self.remembered_era.lock().unwrap_or_else(|e| e.into_inner())
+        *self
+            .remembered_era
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
     }
 
     /// Keeps what the server negotiated for its next start.
     pub(super) async fn remember_protocol(&self, negotiated: &Negotiated) {
         let before = self.remembered_era();
-        *self.remembered_era.lock().unwrap_or_else(|e| e.into_inner()) = Some(negotiated.era);
+        *self
+            .remembered_era
+            .lock()
+            .unwrap_or_else(|e| e.into_inner()) = Some(negotiated.era);
         crate::protocol::remember(
             crate::protocol::memory_path(&self.cache_path),
             negotiated.clone(),

@@ -55,10 +55,7 @@ impl Inner {
                 "MCP server `{}`: tools/list ({why}) failed: {e}",
                 entry.name
             ),
-            Err(_) => tracing::warn!(
-                "MCP server `{}`: tools/list ({why}) timed out",
-                entry.name
-            ),
+            Err(_) => tracing::warn!("MCP server `{}`: tools/list ({why}) timed out", entry.name),
         }
     }
 
@@ -140,8 +137,13 @@ async fn listen_loop(
                 }
             }
             // A server that does not serve subscriptions is not asked again.
-            Err(ServiceError::McpError(e)) if e.code == rmcp::model::ErrorCode::METHOD_NOT_FOUND => {
-                tracing::debug!("MCP server `{name}` has no subscriptions/listen: {}", e.message);
+            Err(ServiceError::McpError(e))
+                if e.code == rmcp::model::ErrorCode::METHOD_NOT_FOUND =>
+            {
+                tracing::debug!(
+                    "MCP server `{name}` has no subscriptions/listen: {}",
+                    e.message
+                );
                 return;
             }
             Err(e) => tracing::debug!("MCP server `{name}`: subscriptions/listen failed: {e}"),
@@ -196,7 +198,9 @@ impl McpConnectionManager {
             let in_flight = RefreshInFlight::new(&entry.refreshing);
             let (inner, entry) = (self.inner.clone(), entry.clone());
             runtime.spawn(async move {
-                inner.refresh_tools(&entry, &conn.peer, "its ttlMs ran out").await;
+                inner
+                    .refresh_tools(&entry, &conn.peer, "its ttlMs ran out")
+                    .await;
                 drop(in_flight);
             });
         }

@@ -9,7 +9,9 @@ use super::McpConnectionManager;
 use super::call::{CallClock, CallSite, Waited};
 use crate::connection::Connection;
 use crate::{McpCallObserver, McpProgress, McpRequestError, McpTaskStarted};
-use rmcp::model::{CancelTaskParams, GetTaskParams, Task, TaskPayload, TaskStatus, UpdateTaskParams};
+use rmcp::model::{
+    CancelTaskParams, GetTaskParams, Task, TaskPayload, TaskStatus, UpdateTaskParams,
+};
 use rmcp::service::ServiceError;
 use serde_json::Value;
 use std::collections::HashSet;
@@ -157,7 +159,9 @@ impl McpConnectionManager {
                 .await;
             let detailed = match got {
                 Waited::Done(Ok(got)) => got.task,
-                Waited::Done(Err(e)) => return Err(self.task_request_failed(site, &task_id, e).await),
+                Waited::Done(Err(e)) => {
+                    return Err(self.task_request_failed(site, &task_id, e).await);
+                }
                 waited => return Err(self.stop_task(site, &task_id, waited).await),
             };
             task = detailed.task;
@@ -361,7 +365,8 @@ impl McpConnectionManager {
         };
         let site = TaskSite::new(&call, &conn, &quiet);
         let task = Task::new(task_id, TaskStatus::Working, "", "");
-        self.follow_task(&site, task, true, &mut clock, &cancel).await
+        self.follow_task(&site, task, true, &mut clock, &cancel)
+            .await
     }
 
     /// The session is ending: tasks still running are left running rather than cancelled
