@@ -72,7 +72,7 @@ switch (context.name) {
     }
 }
 
-let config = `[mcp_servers.conformance]\nurl = ${toml(url)}\nstartup_timeout_sec = 20\n`;
+let config = `[mcp_servers.conformance]\nurl = ${toml(url)}\nstartup_timeout_sec = 60\n`;
 if (Object.keys(oauth).length > 0) {
   config += '\n[mcp_servers.conformance.oauth]\n';
   for (const [key, value] of Object.entries(oauth)) config += `${key} = ${toml(value)}\n`;

@@ -53,6 +53,11 @@ fn client_scenarios(node: &Path, runner: &Path) -> Vec<String> {
         .collect()
 }
 
+/// How long the runner lets our client run one scenario (its default is 30 s). An OAuth
+/// scenario starts several processes (ours, the "browser") and makes a dozen HTTP exchanges;
+/// on a loaded 2-core machine that can take longer, and a scenario cut short fails.
+const SCENARIO_TIMEOUT_MS: &str = "120000";
+
 /// The command the runner runs per scenario (it splits `--command` on spaces).
 fn adapter_command(node: &Path) -> String {
     let adapter = root()
@@ -113,7 +118,7 @@ fn required_scenarios_pass(version: &str, expected: usize) {
         let out = Command::new(&node)
             .arg(&runner)
             .args(["client", "--command", &command, "--scenario", scenario])
-            .args(["--spec-version", version])
+            .args(["--spec-version", version, "--timeout", SCENARIO_TIMEOUT_MS])
             .env("INTERPRETER_BIN", env!("CARGO_BIN_EXE_interpreter"))
             .current_dir(work.path())
             .output()
@@ -169,6 +174,7 @@ fn every_client_scenario_of_the_conformance_suite_passes() {
         let out = Command::new(&node)
             .arg(&runner)
             .args(["client", "--command", &command, "--scenario", scenario])
+            .args(["--timeout", SCENARIO_TIMEOUT_MS])
             .env("INTERPRETER_BIN", env!("CARGO_BIN_EXE_interpreter"))
             .current_dir(work.path())
             .output()

@@ -250,8 +250,12 @@ impl ThreadManager {
         let prepared = self.prepare(&config).await?;
         let (writer, loaded) = stored(store.resume_async(&id).await)?;
         let history = loaded.history();
+        let pending_tasks = loaded.pending_mcp_tasks();
         let recorder = StoreRecorder::new(writer).map_err(|e| CoreError::Store(e.to_string()))?;
         let mut new = self.spawn(id, None, config, history, Box::new(recorder), prepared)?;
+        // The next turn fetches what MCP tasks the earlier session left, instead of the model
+        // calling their tools again.
+        new.thread.session().state().pending_mcp_tasks = pending_tasks;
         if !loaded.warnings.is_empty() {
             new.session_configured.initial_messages = Some(
                 loaded

@@ -59,6 +59,11 @@ impl StartTurn {
 }
 
 impl Thread {
+    /// The thread's session (engine-internal).
+    pub(crate) fn session(&self) -> &Arc<Session> {
+        &self.session
+    }
+
     pub(crate) fn spawn(session: Arc<Session>) -> Arc<Thread> {
         let (tx, rx) = mpsc::unbounded_channel();
         let notifier = crate::notify::Notifier::from_config(&session.config())
@@ -547,6 +552,11 @@ async fn shutdown(
     turn: Option<JoinHandle<()>>,
     notifier: Option<JoinHandle<()>>,
 ) {
+    // A tool call the server runs as a task is left running, not cancelled: the thread names
+    // the task, and resuming it fetches the result.
+    if let Some(m) = &sess.mcp {
+        m.leave_tasks_running();
+    }
     if let Some(t) = sess.state().active_turn.as_ref() {
         t.cancel.cancel();
     }

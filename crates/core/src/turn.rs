@@ -77,6 +77,7 @@ pub(crate) async fn run_turn(
         }),
     );
     sess.send(&turn_id, EventMsg::UserMessage(user_message));
+    crate::tools::fetch_pending_tasks(&sess, &turn_id, &cancel).await;
     let result = turn_loop(&sess, &turn_id, &cancel, started).await;
     let outcome = match result {
         // Completed: `turn_loop` already ended the turn (it decides that where it sees late

@@ -261,7 +261,10 @@ pub async fn establish(
             let negotiated = service
                 .peer()
                 .peer_info()
-                .map(|info| Negotiated::of(&info.protocol_version))
+                .map(|info| Negotiated {
+                    tasks: info.capabilities.supports_tasks(),
+                    ..Negotiated::of(&info.protocol_version)
+                })
                 .unwrap_or_else(|| Negotiated::of(&crate::handler::LEGACY_PROTOCOL_VERSION));
             tracing::info!(
                 "MCP server `{server}` speaks protocol {} ({})",

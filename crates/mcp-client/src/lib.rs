@@ -49,7 +49,7 @@ pub use manager::McpConnectionManager;
 pub use mrtr::MAX_INPUT_ROUNDS;
 pub use oauth_error::OAuthError;
 pub use oi_config::mcp::{McpApprovalMode, McpSamplingMode, McpServerConfig};
-pub use protocol::{Era as McpProtocolEra, Negotiated as McpNegotiatedProtocol};
+pub use protocol::{Era as McpProtocolEra, Negotiated as McpNegotiatedProtocol, last_negotiated};
 pub use request_error::McpRequestError;
 pub use sampling::{
     MAX_SAMPLING_REQUEST_BYTES, SamplingContent, SamplingError, SamplingHandler, SamplingMessage,

@@ -71,7 +71,8 @@ impl McpConnectionManager {
                 Some(c) => ToolSet::Cached(c.tools),
                 None => ToolSet::None,
             };
-            let era = crate::protocol::remembered(crate::protocol::memory_path(&cache_path)).await;
+            let remembered =
+                crate::protocol::remembered(crate::protocol::memory_path(&cache_path)).await;
             let recent_failure = match tools {
                 // A server with a catalog came up before: it is waited for as usual.
                 ToolSet::None if !config.required => {
@@ -80,10 +81,7 @@ impl McpConnectionManager {
                 _ => None,
             };
             let entry = ServerEntry::new(name.clone(), config, cache_path, tools, recent_failure);
-            *entry
-                .remembered_era
-                .lock()
-                .unwrap_or_else(|e| e.into_inner()) = era;
+            entry.set_remembered(remembered);
             *entry
                 .cached_fresh_for
                 .lock()

@@ -196,6 +196,10 @@ pub struct Negotiated {
     /// The protocol version in use, e.g. `2026-07-28` or `2025-11-25`.
     pub version: String,
     pub era: Era,
+    /// The server offers the Tasks extension (`io.modelcontextprotocol/tasks`): its
+    /// task-only tools can be called.
+    #[serde(default)]
+    pub tasks: bool,
 }
 
 impl Negotiated {
@@ -207,6 +211,7 @@ impl Negotiated {
             } else {
                 Era::Discover
             },
+            tasks: false,
         }
     }
 }
@@ -216,25 +221,33 @@ pub(crate) fn memory_path(cache_path: &std::path::Path) -> PathBuf {
     cache_path.with_extension("protocol.json")
 }
 
-/// The era a server negotiated in an earlier run, if remembered.
-pub(crate) async fn remembered(path: PathBuf) -> Option<Era> {
+/// What a server negotiated in an earlier run, if remembered.
+pub(crate) async fn remembered(path: PathBuf) -> Option<Negotiated> {
     tokio::task::spawn_blocking(move || {
         // Bounded: the record is one short line.
         let file = std::fs::File::open(&path).ok()?;
         let mut text = String::new();
         std::io::Read::read_to_string(&mut std::io::Read::take(file, 4096), &mut text).ok()?;
-        serde_json::from_str::<Negotiated>(&text)
-            .ok()
-            .map(|n| n.era)
+        serde_json::from_str::<Negotiated>(&text).ok()
     })
     .await
     .ok()
     .flatten()
 }
 
+/// What `server` negotiated the last time it started, as remembered beside its catalog cache
+/// (for `interpreter mcp get`, which does not connect).
+pub async fn last_negotiated(
+    home: &std::path::Path,
+    server: &str,
+    config: &oi_config::mcp::McpServerConfig,
+) -> Option<Negotiated> {
+    remembered(memory_path(&crate::cache::cache_path(home, server, config))).await
+}
+
 /// Remembers what a server negotiated (written only when it changed).
-pub(crate) async fn remember(path: PathBuf, negotiated: Negotiated, before: Option<Era>) {
-    if before == Some(negotiated.era) {
+pub(crate) async fn remember(path: PathBuf, negotiated: Negotiated, before: Option<Negotiated>) {
+    if before.as_ref() == Some(&negotiated) {
         return;
     }
     let _ = tokio::task::spawn_blocking(move || {
@@ -368,7 +381,10 @@ mod tests {
             None,
         )
         .await;
-        assert_eq!(remembered(path.clone()).await, Some(Era::Initialize));
+        assert_eq!(
+            remembered(path.clone()).await.map(|n| n.era),
+            Some(Era::Initialize)
+        );
         std::fs::write(&path, "{not json").unwrap();
         assert_eq!(remembered(path).await, None);
     }

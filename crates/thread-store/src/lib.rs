@@ -57,7 +57,7 @@ mod types;
 pub use error::StoreError;
 pub use git::collect_git_info;
 pub use handle::{RolloutWriter, StoreLocation, ThreadStore};
-pub use loaded::{ABORTED_CALL_OUTPUT, LoadedThread, StoredTurn, TurnStatus};
+pub use loaded::{ABORTED_CALL_OUTPUT, LoadedThread, PendingMcpTask, StoredTurn, TurnStatus};
 pub use outline::{ThreadOutline, TurnSpan};
 pub use postgres::StoreTimeouts;
 pub use types::{

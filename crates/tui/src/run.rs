@@ -975,6 +975,11 @@ fn mcp_rows(config: &Config, thread: &Thread) -> Vec<McpServerRow> {
                 .filter(|st| st.name == *name)
                 .flat_map(|st| st.withheld_tools.clone())
                 .collect(),
+            protocol: status
+                .iter()
+                .find(|st| st.name == *name)
+                .and_then(|st| st.protocol.as_ref())
+                .map(|p| p.version.clone()),
             resources: status
                 .iter()
                 .filter(|st| st.name == *name)

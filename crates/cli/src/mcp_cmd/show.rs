@@ -16,7 +16,11 @@ const MASK: &str = "*****";
 
 /// What `--probe` found for one server.
 enum Probe {
-    Ready { tools: usize },
+    /// Ready, with this many tools, speaking this protocol version.
+    Ready {
+        tools: usize,
+        protocol: String,
+    },
     Failed(String),
 }
 
@@ -52,7 +56,9 @@ pub async fn list(
                 });
                 if let Some(p) = probes.get(name) {
                     v["probe"] = match p {
-                        Probe::Ready { tools } => json!({"ok": true, "tools": tools}),
+                        Probe::Ready { tools, protocol } => {
+                            json!({"ok": true, "tools": tools, "protocol": protocol})
+                        }
                         Probe::Failed(e) => json!({"ok": false, "error": e}),
                     };
                 }
@@ -70,7 +76,7 @@ pub async fn list(
         return EXIT_OK;
     }
     let probe_cell = |name: &str| match probes.get(name) {
-        Some(Probe::Ready { tools }) => format!("ok, {tools} tools"),
+        Some(Probe::Ready { tools, protocol }) => format!("ok, {tools} tools, {protocol}"),
         Some(Probe::Failed(e)) => format!("failed: {}", e.lines().next().unwrap_or_default()),
         None if !servers[name].enabled => "-".to_string(),
         None => "-".to_string(),
@@ -185,6 +191,10 @@ pub async fn get(
             "default_tools_approval_mode": cfg.default_tools_approval_mode.map(|m| m.as_str()),
             "tools": tools,
             "auth_status": auth_status(name, cfg, home, store).await.json(),
+            "protocol_version": cfg.protocol_version.as_str(),
+            "last_negotiated_protocol": oi_mcp_client::last_negotiated(home, name, cfg)
+                .await
+                .map(|n| n.version),
         });
         outln!(
             "{}",
@@ -268,6 +278,14 @@ pub async fn get(
     if cfg.sampling.is_enabled() {
         lines.push(format!("  sampling: {}", cfg.sampling));
     }
+    // The setting, and what the server negotiated when it last started.
+    let last = oi_mcp_client::last_negotiated(home, name, cfg).await;
+    lines.push(format!(
+        "  protocol_version: {}{}",
+        cfg.protocol_version,
+        last.map(|n| format!(" (last negotiated: {})", n.version))
+            .unwrap_or_default()
+    ));
     lines.push(format!("  remove: interpreter mcp remove {name}"));
     outln!("{}", lines.join("\n"));
     EXIT_OK
@@ -421,11 +439,18 @@ async fn run_probe(
     };
     manager.wait_until_started().await;
     let tools = manager.tools();
+    let status = manager.status();
     for name in enabled.keys() {
+        let protocol = status
+            .iter()
+            .find(|s| &s.name == name)
+            .and_then(|s| s.protocol.as_ref())
+            .map_or_else(|| "-".to_string(), |p| p.version.clone());
         let probe = match manager.server_error(name) {
             Some(e) => Probe::Failed(e),
             None => Probe::Ready {
                 tools: tools.iter().filter(|t| &t.server == name).count(),
+                protocol,
             },
         };
         out.insert(name.clone(), probe);

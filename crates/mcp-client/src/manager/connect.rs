@@ -48,12 +48,9 @@ impl Inner {
             Some(Ok(est)) => {
                 let conn = est.conn;
                 entry.remember_protocol(&conn.negotiated).await;
-                entry.runs_tasks.store(
-                    conn.peer
-                        .peer_info()
-                        .is_some_and(|info| info.capabilities.supports_tasks()),
-                    Ordering::SeqCst,
-                );
+                entry
+                    .runs_tasks
+                    .store(conn.negotiated.tasks, Ordering::SeqCst);
                 entry.set_live_tools(est.tools, est.tools_ttl).await;
                 let has_resources = conn
                     .peer

@@ -52,8 +52,8 @@ pub(crate) struct ServerEntry {
     /// Set once the server has been ready; only such servers are restarted on demand.
     pub(super) was_ready: AtomicBool,
     pub(crate) pending_elicitations: watch::Sender<usize>,
-    /// The protocol era this server negotiated in an earlier run (`<digest>.protocol.json`).
-    pub(super) remembered_era: std::sync::Mutex<Option<Era>>,
+    /// What this server negotiated in an earlier run (`<digest>.protocol.json`).
+    pub(super) remembered: std::sync::Mutex<Option<Negotiated>>,
     /// When the live tool list was fetched and how long the server said it stays fresh
     /// (`ttlMs`, 2026-07-28); `None`: no freshness hint (kept until `list_changed`).
     pub(super) tools_freshness: std::sync::Mutex<Option<(std::time::Instant, Duration)>>,
@@ -100,7 +100,7 @@ impl ServerEntry {
             restart: tokio::sync::Mutex::new(()),
             was_ready: AtomicBool::new(false),
             pending_elicitations: watch::channel(0).0,
-            remembered_era: std::sync::Mutex::new(None),
+            remembered: std::sync::Mutex::new(None),
             tools_freshness: std::sync::Mutex::new(None),
             cached_fresh_for: std::sync::Mutex::new(None),
             runs_tasks: AtomicBool::new(false),
@@ -204,19 +204,30 @@ impl ServerEntry {
     }
 
     pub(super) fn remembered_era(&self) -> Option<Era> {
-        *self
-            .remembered_era
+        self.remembered
             .lock()
             .unwrap_or_else(|e| e.into_inner())
+            .as_ref()
+            .map(|n| n.era)
+    }
+
+    /// What an earlier run learned, set before the server starts: its era, and whether it
+    /// runs tasks (so its task-only tools are in the cached catalog served meanwhile).
+    pub(super) fn set_remembered(&self, remembered: Option<Negotiated>) {
+        self.runs_tasks.store(
+            remembered.as_ref().is_some_and(|n| n.tasks),
+            std::sync::atomic::Ordering::SeqCst,
+        );
+        *self.remembered.lock().unwrap_or_else(|e| e.into_inner()) = remembered;
     }
 
     /// Keeps what the server negotiated for its next start.
     pub(super) async fn remember_protocol(&self, negotiated: &Negotiated) {
-        let before = self.remembered_era();
-        *self
-            .remembered_era
+        let before = self
+            .remembered
             .lock()
-            .unwrap_or_else(|e| e.into_inner()) = Some(negotiated.era);
+            .unwrap_or_else(|e| e.into_inner())
+            .replace(negotiated.clone());
         crate::protocol::remember(
             crate::protocol::memory_path(&self.cache_path),
             negotiated.clone(),

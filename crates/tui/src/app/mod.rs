@@ -813,6 +813,8 @@ pub struct McpServerRow {
     pub tools: Vec<(String, String, String)>,
     /// Tools the server lists that the model is not offered: (tool, why).
     pub withheld: Vec<(String, String)>,
+    /// The MCP protocol version the live connection negotiated (e.g. `2026-07-28`).
+    pub protocol: Option<String>,
     /// What `/mcp verbose` lists besides tools: resource URIs (and templates) and prompt names.
     pub resources: Vec<String>,
     pub prompts: Vec<String>,
