@@ -59,6 +59,16 @@ impl StartTurn {
 }
 
 impl Thread {
+    /// The session is ending (a signal, the front end quitting): a tool call its MCP server
+    /// runs as a task is left running rather than cancelled when the turn is interrupted next;
+    /// the thread names the task, and resuming the thread fetches its result. (Without this,
+    /// an interrupt — Esc — cancels the task on the server.)
+    pub fn leave_mcp_tasks_running(&self) {
+        if let Some(m) = &self.session.mcp {
+            m.leave_tasks_running();
+        }
+    }
+
     /// The thread's session (engine-internal).
     pub(crate) fn session(&self) -> &Arc<Session> {
         &self.session

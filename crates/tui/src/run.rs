@@ -407,6 +407,8 @@ async fn run_inner(opts: TuiOptions) -> Result<i32, String> {
             }
             sig = signals.recv() => {
                 stopped_by = Some(sig);
+                // The session ends: an MCP task stays running for `resume` to fetch.
+                current.thread.leave_mcp_tasks_running();
                 let _ = current.thread.submit(Op::Interrupt).await;
                 actions.push(AppAction::Quit);
             }
