@@ -274,3 +274,86 @@ async fn a_task_left_running_when_exec_is_stopped_is_fetched_by_resume() {
     assert_eq!(tool_calls_logged(marks.path()), 1);
     assert_eq!(stdout(&out).trim(), "the report came back");
 }
+
+/// The TUI asks the user the server's confirmation (a multi round-trip request on a
+/// 2026-07-28 server): Space then Enter accepts, Esc declines.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_tui_asks_the_confirmation_and_the_answer_decides() {
+    use crate::tui_pty::Tui;
+    let marks = tempfile::tempdir().unwrap();
+    let marks_arg = marks.path().display().to_string();
+    let victim = marks.path().join("notes.txt");
+    let path = victim.display().to_string();
+    let server = sdk_stdio(
+        "files",
+        &["--modern-only", "--marks", &marks_arg],
+        "[mcp_servers.files.tools.delete_file]\napproval_mode = \"approve\"",
+    );
+    for accept in [true, false] {
+        std::fs::write(&victim, "keep me").unwrap();
+        let env = env_with(
+            MockScript::turns([
+                MockTurn::tool_call("mcp__files__delete_file", json!({"path": path})),
+                MockTurn::text("all answered"),
+            ]),
+            &server,
+        )
+        .await;
+        let mut tui = Tui::spawn(&env, &[]);
+        tui.wait_for("MCP 1/1");
+        tui.type_text("clean up");
+        tui.send("\r");
+        tui.wait_for("files asks");
+        tui.wait_for(&format!("Delete {path}?"));
+        if accept {
+            // The yes/no field starts at no: Space makes it yes, Enter sends it.
+            tui.send(" ");
+            tui.wait_until("the answer to be yes", |t| t.contains("Confirm*: [x]"));
+            tui.send("\r");
+        } else {
+            tui.send("\x1b");
+        }
+        tui.wait_for("all answered");
+        let outputs = env.mock.requests()[1].tool_outputs();
+        if accept {
+            assert!(!victim.exists(), "accepted: the file is gone");
+            assert!(outputs[0].1.contains("deleted"), "{outputs:?}");
+        } else {
+            assert!(victim.exists(), "declined: the file stays");
+            assert!(outputs[0].1.contains("kept"), "{outputs:?}");
+        }
+        tui.send("\x04");
+        assert_eq!(tui.wait_exit(), 0);
+    }
+}
+
+/// A task's status shows while it runs, and Esc cancels it on the server (`tasks/cancel`).
+#[tokio::test(flavor = "multi_thread")]
+async fn the_tui_shows_a_tasks_status_and_esc_cancels_it() {
+    use crate::tui_pty::Tui;
+    let marks = tempfile::tempdir().unwrap();
+    let marks_arg = marks.path().display().to_string();
+    let env = env_with(
+        MockScript::turns([MockTurn::tool_call("mcp__jobs__endless", json!({}))]),
+        &sdk_stdio(
+            "jobs",
+            &["--modern-only", "--marks", &marks_arg],
+            "[mcp_servers.jobs.tools.endless]\napproval_mode = \"approve\"",
+        ),
+    )
+    .await;
+    let mut tui = Tui::spawn(&env, &[]);
+    tui.wait_for("MCP 1/1");
+    tui.type_text("run forever");
+    tui.send("\r");
+    tui.wait_for("running until cancelled");
+    tui.send("\x1b");
+    tui.wait_until("tasks/cancel to reach the server", |_| {
+        std::fs::read_dir(marks.path())
+            .unwrap()
+            .flatten()
+            .any(|f| f.file_name().to_string_lossy().starts_with("cancelled-"))
+    });
+    tui.send("\x04");
+    assert_eq!(tui.wait_exit(), 0);
+}
