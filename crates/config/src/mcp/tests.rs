@@ -586,3 +586,29 @@ fn the_oauth_examples_in_the_guide_parse() {
         assert_eq!(servers.len(), 1, "{block}");
     }
 }
+
+/// Every TOML example in the *Protocol versions* part of docs/mcp-client.md parses, with no
+/// warnings, to the pinned versions it shows.
+#[test]
+fn the_protocol_examples_in_the_guide_parse() {
+    let guide = include_str!("../../../../docs/mcp-client.md");
+    let section = &guide[guide.find("## Protocol versions").unwrap()..];
+    let section = &section[..section.find("\n## ").unwrap()];
+    let blocks: Vec<&str> = section
+        .split("```toml\n")
+        .skip(1)
+        .map(|b| &b[..b.find("```").unwrap()])
+        .collect();
+    assert_eq!(blocks.len(), 1, "{section}");
+    let (r, w) = parse(blocks[0]);
+    assert!(w.is_empty(), "{w:?}");
+    let servers = r.unwrap();
+    assert_eq!(
+        servers["legacy"].protocol_version,
+        McpProtocolVersion::V2025_11_25
+    );
+    assert_eq!(
+        servers["modern"].protocol_version,
+        McpProtocolVersion::V2026_07_28
+    );
+}
