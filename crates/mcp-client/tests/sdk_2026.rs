@@ -503,3 +503,29 @@ async fn a_tool_list_is_trusted_for_its_ttl_and_listed_again_after() {
     .await;
     m.shutdown().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_call_refused_as_an_unsupported_version_is_made_again_on_a_new_connection() {
+    let marks = tempfile::tempdir().unwrap();
+    let (_, peer) = stdio_and_http(&[], marks.path());
+    let s = start(vec![("remote", http(&peer.url))]).await;
+    s.manager.wait_until_started().await;
+    std::fs::write(marks.path().join("refuse-once"), "").unwrap();
+    let r = s
+        .manager
+        .call_tool(
+            "remote",
+            "add",
+            args(json!({"a": 20, "b": 22})),
+            None,
+            never(),
+        )
+        .await
+        .unwrap();
+    assert_eq!(text_of(&r), "42");
+    let log = requests_logged(marks.path());
+    let count = |m: &str| log.iter().filter(|r| *r == m).count();
+    assert_eq!(count("tools/call"), 2, "{log:?}");
+    assert_eq!(count("server/discover"), 2, "probed again: {log:?}");
+    s.manager.shutdown().await;
+}

@@ -85,6 +85,44 @@ impl McpConnectionManager {
             tool,
             timeout: entry.config.tool_timeout_or_default(),
         };
+        let called = self
+            .call_on(&call, &conn, arguments.clone(), &observer, &cancel)
+            .await;
+        // The server no longer speaks the version this connection negotiated (it was
+        // upgraded, or a load balancer moved us to a newer instance): it refused the call
+        // before running it, so a new connection (a new probe) gets it once more.
+        if let Err(McpRequestError::ErrorReply { code, .. }) = &called
+            && *code == rmcp::model::ErrorCode::UNSUPPORTED_PROTOCOL_VERSION.0
+        {
+            tracing::info!(
+                "MCP server `{server}` refused protocol {} for `{tool}`; reconnecting",
+                conn.negotiated.version
+            );
+            conn.mark_broken();
+            let conn = self.inner.ready_connection(entry, &cancel).await?;
+            return self
+                .call_on(&call, &conn, arguments, &observer, &cancel)
+                .await;
+        }
+        called
+    }
+
+    /// One call on `conn`: its rounds, and the task it may become.
+    async fn call_on(
+        &self,
+        call: &CallSite<'_>,
+        conn: &Arc<Connection>,
+        arguments: Option<serde_json::Map<String, Value>>,
+        observer: &McpCallObserver,
+        cancel: &CancellationToken,
+    ) -> Result<Value, McpRequestError> {
+        let CallSite {
+            entry,
+            server,
+            tool,
+            ..
+        } = *call;
+        let (conn, cancel) = (conn.clone(), cancel.clone());
         let mut clock = CallClock::new(call.timeout, &entry.pending_elicitations);
         let mut params = CallToolRequestParams::new(tool.to_string());
         if let Some(args) = arguments {
@@ -102,7 +140,7 @@ impl McpConnectionManager {
                 Outcome::Response(Some(reply)) => match *reply {
                     Ok(ServerResult::InputRequiredResult(asked)) => asked,
                     Ok(ServerResult::CreateTaskResult(created)) => {
-                        let task = TaskSite::new(&call, &conn, &observer);
+                        let task = TaskSite::new(call, &conn, observer);
                         return self
                             .follow_task(&task, created.task, false, &mut clock, &cancel)
                             .await;
@@ -110,7 +148,7 @@ impl McpConnectionManager {
                     reply => {
                         return self
                             .finish_call(
-                                &call,
+                                call,
                                 &conn,
                                 handle,
                                 Outcome::Response(Some(Box::new(reply))),
@@ -118,7 +156,7 @@ impl McpConnectionManager {
                             .await;
                     }
                 },
-                other => return self.finish_call(&call, &conn, handle, other).await,
+                other => return self.finish_call(call, &conn, handle, other).await,
             };
             if round >= MAX_INPUT_ROUNDS {
                 return Err(McpRequestError::InputRoundsExceeded {
