@@ -167,7 +167,7 @@ impl McpConnectionManager {
             }
             let retry = self
                 .answer_round(
-                    &call,
+                    call,
                     &conn,
                     asked,
                     &mut state_only_rounds,
