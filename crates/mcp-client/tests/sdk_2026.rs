@@ -413,20 +413,22 @@ async fn a_task_left_running_at_the_end_of_a_session_is_fetched_by_the_next() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn list_changes_arrive_over_subscriptions_listen() {
-    let marks = tempfile::tempdir().unwrap();
-    let (stdio, peer) = stdio_and_http(&["--modern-only"], marks.path());
+    // Each server logs to its own folder: a change published before that server's
+    // subscription exists reaches nobody (there is no replay), so the test waits for it.
+    let (local_marks, remote_marks) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let (stdio, _) = stdio_and_http(&["--modern-only"], local_marks.path());
+    let (_, peer) = stdio_and_http(&["--modern-only"], remote_marks.path());
     let s = start(vec![("local", stdio), ("remote", http(&peer.url))]).await;
     s.manager.wait_until_started().await;
-    for (server, name) in [("local", "fresh"), ("remote", "newer")] {
-        // Wait for the subscription, so the change is not published before anyone listens.
+    for (server, name, marks) in [
+        ("local", "fresh", &local_marks),
+        ("remote", "newer", &remote_marks),
+    ] {
         let m = marks.path().to_path_buf();
-        let server_name = server.to_string();
         wait_until("subscriptions/listen", || {
             requests_logged(&m)
                 .iter()
-                .filter(|r| *r == "subscriptions/listen")
-                .count()
-                >= if server_name == "local" { 1 } else { 2 }
+                .any(|r| r == "subscriptions/listen")
         })
         .await;
         let r = s
@@ -443,7 +445,15 @@ async fn list_changes_arrive_over_subscriptions_listen() {
         assert_eq!(text_of(&r), format!("added {name}"));
         let m = s.manager.clone();
         let qualified = format!("mcp__{server}__{name}");
-        wait_until("the new tool", || m.lookup(&qualified).is_some()).await;
+        let deadline = std::time::Instant::now() + Duration::from_secs(30);
+        while m.lookup(&qualified).is_none() {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "{qualified} did not arrive; the servers saw {:?}",
+                requests_logged(marks.path())
+            );
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
     }
     s.manager.shutdown().await;
 }
