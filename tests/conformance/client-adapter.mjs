@@ -4,8 +4,11 @@
 // argument (MCP_CONFORMANCE_SCENARIO names the scenario; MCP_CONFORMANCE_CONTEXT carries the
 // credentials an auth scenario hands the client). We write what a user would write, a
 // config.toml with an [mcp_servers.conformance] table in a fresh home, and run our own client
-// on it: `interpreter mcp call` connects (server/discover, or initialize), lists the tools,
-// calls the scenario's tools (one run each), and runs whatever OAuth flow the server asks for. The scenario's authorization server
+// on it as a user would: for an auth scenario `interpreter mcp login` first (which reads the
+// server's challenge, and runs the machine grant where `grant_type` says so), then
+// `interpreter mcp call`, which connects (server/discover, or initialize), lists the tools,
+// calls the scenario's tools (one run each), and answers whatever the server asks for during
+// the session (a step-up, a moved authorization server). The scenario's authorization server
 // approves at once, so the "browser" is open-url.mjs, which follows the redirects back to
 // our loopback callback.
 //
@@ -98,34 +101,39 @@ const calls = {
 const bin = process.env.INTERPRETER_BIN || 'interpreter';
 const base = ['mcp', 'call', 'conformance', '--authorize', '--accept-elicitations'];
 const run = (argv, stdio = 'inherit') => spawnSync(bin, [...base, ...argv], { env, stdio });
+const failed = (ran) => {
+  if (ran.error) {
+    console.error(`cannot run ${bin}: ${ran.error.message}`);
+    return 2;
+  }
+  return ran.status ?? 1;
+};
 
+let status = 0;
+if (scenario.startsWith('auth/')) {
+  status = failed(spawnSync(bin, ['mcp', 'login', 'conformance'], { env, stdio: 'inherit' }));
+}
 let plan = Array.isArray(context.toolCalls)
   ? context.toolCalls.map((c) => [c.name, c.arguments ?? {}])
   : calls[scenario] ?? (scenario.startsWith('auth/') ? [['test-tool', {}]] : []);
-if (plan === '*') {
+if (status !== 0) {
+  plan = [];
+} else if (plan === '*') {
   // What our client offers, one name a line.
   const listed = run([], ['ignore', 'pipe', 'inherit']);
   const names = (listed.stdout?.toString() ?? '').split('\n').filter(Boolean);
   plan = names.map((name) => [name, { region: 'us-west1' }]);
 }
-let status = 0;
-if (plan.length === 0) {
-  const listed = run([]);
-  if (listed.error) {
-    console.error(`cannot run ${bin}: ${listed.error.message}`);
-    status = 2;
-  } else {
-    status = listed.status ?? 1;
-  }
+if (status === 0 && plan.length === 0) {
+  status = failed(run([]));
 }
 for (const [tool, args] of plan) {
-  const called = run([tool, '--arguments', JSON.stringify(args)]);
-  if (called.error) {
-    console.error(`cannot run ${bin}: ${called.error.message}`);
+  const called = failed(run([tool, '--arguments', JSON.stringify(args)]));
+  if (called === 2) {
     status = 2;
     break;
   }
-  if (called.status !== 0) status = called.status ?? 1;
+  if (called !== 0) status = called;
 }
 rmSync(home, { recursive: true, force: true });
 process.exit(status);

@@ -26,6 +26,20 @@ pub fn describe(review: &ProjectConfigReview) -> String {
     for c in &review.changes {
         out.push_str(&format!("\n  - {c}"));
     }
+    // What the acceptance pins besides the file: the files its programs run.
+    for (who, pins) in &review.launches {
+        for path in pins.paths() {
+            let changed = if review.changed_files.iter().any(|c| c == path) {
+                " (changed since you accepted it)"
+            } else {
+                ""
+            };
+            out.push_str(&format!(
+                "\n  - {who} runs {}{changed}; its content is part of what you accept",
+                path.display()
+            ));
+        }
+    }
     out
 }
 

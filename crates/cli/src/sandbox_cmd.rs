@@ -10,10 +10,12 @@ pub async fn run(global: GlobalArgs, args: SandboxArgs) -> i32 {
         Ok(c) => c,
         Err(code) => return code,
     };
+    let pinned = cfg.launch_pinned_paths();
     let req = SandboxRequest {
         policy: &cfg.sandbox_policy,
         sandbox_cwd: &cfg.cwd,
         allow_git_writes: cfg.allow_git_writes,
+        read_only: &pinned,
     };
     // The same environment the agent's commands get: [shell_environment_policy] applied and
     // this process's credentials removed.

@@ -14,12 +14,14 @@ pub mod edit;
 mod error;
 pub mod history;
 pub mod keys;
+pub mod launch_pins;
 mod load;
 pub mod mcp;
 mod overrides;
 pub mod owner_only;
 pub mod project_consent;
 pub mod project_file;
+pub mod project_keys;
 pub mod provider;
 mod redact;
 mod resolve;
@@ -32,13 +34,13 @@ mod value;
 
 pub use error::ConfigError;
 pub use load::{
-    ThreadStoreSettings, check_user_config, find_home, load_config, thread_store_settings,
-    thread_store_url, user_config_path,
+    ThreadStoreSettings, check_user_config, find_home, load_config, prompt_folders,
+    thread_store_settings, thread_store_url, user_config_path,
 };
 pub use overrides::{
     ConfigOverrides, apply_dotted, json_to_toml, parse_cli_override, toml_to_json,
 };
-pub use project_consent::{ProjectConfigReview, ReviewStatus};
+pub use project_consent::{Launcher, ProjectConfigReview, ReviewStatus};
 pub use provider::{MissingApiKey, ModelProviderInfo};
 pub use redact::{REDACTED, redact_url_credentials};
 pub use shell_env::{CommandEnv, ShellEnvironmentInherit, ShellEnvironmentPolicy};

@@ -262,6 +262,10 @@ impl McpTokenEndpointAuth {
 pub struct McpOAuthConfig {
     /// A client registered with the authorization server out of band.
     pub client_id: Option<String>,
+    /// The authorization server (its `issuer`) that `client_id` is registered with: the
+    /// client id and its secret are presented there only. Unset: the authorization server
+    /// the client was first used with, as recorded with its tokens.
+    pub issuer: Option<String>,
     /// The variable holding that client's secret (a confidential client).
     pub client_secret_env_var: Option<String>,
     /// How to authenticate at the token endpoint; unset: what the server supports.
@@ -282,6 +286,9 @@ pub struct McpOAuthConfig {
 }
 
 /// How to reach the server.
+// One per configured server, built once per load: boxing the HTTP variant's OAuth settings
+// would only add an indirection to every use.
+#[allow(clippy::large_enum_variant)]
 #[derive(Clone, Debug, PartialEq)]
 pub enum McpServerTransportConfig {
     /// A child process speaking newline-delimited JSON-RPC on stdin/stdout.
@@ -363,6 +370,10 @@ pub struct McpServerConfig {
     /// `protocol_version = "auto" | "2026-07-28" | "2025-11-25"`: the protocol revision the
     /// server is spoken to in (default `auto`: probe, then fall back).
     pub protocol_version: McpProtocolVersion,
+    /// For a server an accepted project config adds: the files its command line names, pinned
+    /// to their accepted content. The launch checks them first and refuses a changed one
+    /// (`oi_config::launch_pins`). Never read from TOML.
+    pub launch_pins: Option<crate::launch_pins::LaunchPins>,
 }
 
 impl McpServerConfig {
@@ -406,6 +417,7 @@ impl McpServerConfig {
             roots: None,
             sampling: McpSamplingMode::Off,
             protocol_version: McpProtocolVersion::Auto,
+            launch_pins: None,
         }
     }
 
@@ -480,3 +492,10 @@ pub fn is_valid_server_name(name: &str) -> bool {
 
 #[cfg(test)]
 mod tests;
+
+/// The keys of a `[mcp_servers.<name>]` table, as the schema reads them (for the test that
+/// every key has a project rule, `project_keys`).
+#[cfg(test)]
+pub(crate) fn server_table_keys() -> Vec<&'static str> {
+    crate::schema::tests::fields_of::<schema::McpServerToml>()
+}

@@ -62,6 +62,9 @@ pub struct Config {
     pub mcp_servers: BTreeMap<String, McpServerConfig>,
     /// How long an approval request may stay unanswered before it counts as denied.
     pub approval_timeout: Duration,
+    /// How long a turn parked at an approval can be resumed before it ends as expired
+    /// (`parked_turn_timeout_sec`).
+    pub parked_turn_timeout: Duration,
     /// Model requests per turn before the turn is stopped (a model that never stops calling tools).
     pub max_turn_steps: usize,
     /// Bytes of tool output the model sees; longer output is cut head+tail.
@@ -82,6 +85,9 @@ pub struct Config {
     /// `notify`: a program and its arguments, run with one more argument (a JSON object) when a
     /// turn completes.
     pub notify: Option<Vec<String>>,
+    /// When `notify` comes from an accepted project config: the files it names, pinned to
+    /// their accepted content; the notifier checks them before each run.
+    pub notify_pins: Option<crate::launch_pins::LaunchPins>,
     /// `[history] persistence`: whether prompts typed interactively are saved to
     /// `$OPENINTERPRETER_HOME/history.jsonl`.
     pub history_persistence: HistoryPersistence,

@@ -61,11 +61,8 @@ pub async fn run_command(
     let timeout = req
         .timeout
         .unwrap_or(Duration::from_secs(100 * 365 * 24 * 3600));
-    let sandbox = (!matches!(req.sandbox_policy, SandboxPolicy::DangerFullAccess)).then_some((
-        &req.sandbox_policy,
-        req.cwd.as_path(),
-        config.allow_git_writes,
-    ));
+    let sandbox = (!matches!(req.sandbox_policy, SandboxPolicy::DangerFullAccess))
+        .then(|| crate::sandbox::SandboxScope::with_policy(config, &req.sandbox_policy, &req.cwd));
     let out = run_exec(
         ExecParams {
             argv: &req.argv,

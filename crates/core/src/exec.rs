@@ -1,7 +1,6 @@
 //! Running one command: spawn (through the sandbox seam), stream output, enforce the
 //! timeout, stop on interrupt, and collect a bounded copy of the output.
 
-use oi_protocol::config_types::SandboxPolicy;
 use oi_protocol::protocol::ExecOutputStream;
 use std::collections::{HashMap, VecDeque};
 use std::path::{Path, PathBuf};
@@ -22,7 +21,7 @@ pub(crate) struct ExecParams<'a> {
     pub cwd: &'a Path,
     pub timeout: Duration,
     /// `None`: run without a sandbox (danger-full-access or an approved escalation).
-    pub sandbox: Option<(&'a SandboxPolicy, &'a Path, bool)>,
+    pub sandbox: Option<crate::sandbox::SandboxScope<'a>>,
     /// The command's whole environment (`[shell_environment_policy]` applied, credentials
     /// removed); `None` inherits this process's environment (tests only).
     pub env: Option<&'a HashMap<String, String>>,
@@ -109,9 +108,8 @@ pub(crate) async fn run_exec(
     // under a keeper (so nothing survives the agent); the sandbox installs its own keeper,
     // which also gives a sandboxed command its own PID namespace.
     match params.sandbox {
-        Some((policy, sandbox_cwd, allow_git)) => {
-            crate::sandbox::confine(&mut cmd, policy, sandbox_cwd, allow_git)
-                .map_err(ExecError::Sandbox)?;
+        Some(scope) => {
+            crate::sandbox::confine(&mut cmd, &scope).map_err(ExecError::Sandbox)?;
         }
         None => oi_process::supervise(&mut cmd),
     }
@@ -305,7 +303,12 @@ mod tests {
                 argv: &a,
                 cwd: dir.path(),
                 timeout: Duration::from_secs(5),
-                sandbox: Some((&SandboxPolicy::ReadOnly, dir.path(), false)),
+                sandbox: Some(crate::sandbox::SandboxScope {
+                    policy: &oi_protocol::config_types::SandboxPolicy::ReadOnly,
+                    cwd: dir.path(),
+                    allow_git_writes: false,
+                    read_only: Vec::new(),
+                }),
                 env: None,
             },
             |_, _| {},

@@ -22,6 +22,8 @@ pub(crate) const SHUTDOWN_WAIT: Duration = Duration::from_secs(2);
 
 pub(crate) struct Notifier {
     argv: Vec<String>,
+    /// From an accepted project config: what the program may be (checked before each run).
+    pins: Option<oi_config::launch_pins::LaunchPins>,
     cwd: PathBuf,
     env: HashMap<String, String>,
     /// User messages of the turn in progress, sent as `input-messages`.
@@ -34,6 +36,7 @@ impl Notifier {
         let argv = config.notify.clone().filter(|a| !a.is_empty())?;
         Some(Self {
             argv,
+            pins: config.notify_pins.clone(),
             cwd: config.cwd.clone(),
             env: config.command_env(),
             inputs: Vec::new(),
@@ -54,7 +57,10 @@ impl Notifier {
                 if matches!(ev.msg, EventMsg::ShutdownComplete) {
                     break;
                 }
-                if let Some(child) = self.observe(&thread_id, &ev.msg) {
+                let payload = self.observe(&thread_id, &ev.msg);
+                if let Some(payload) = payload
+                    && let Some(child) = self.run(payload).await
+                {
                     running.spawn(async move {
                         let mut child = child;
                         let _ = child.wait().await;
@@ -73,7 +79,8 @@ impl Notifier {
         })
     }
 
-    fn observe(&mut self, thread_id: &ThreadId, msg: &EventMsg) -> Option<tokio::process::Child> {
+    /// The payload to run the program with, at a turn's completion.
+    fn observe(&mut self, thread_id: &ThreadId, msg: &EventMsg) -> Option<String> {
         match msg {
             EventMsg::TaskStarted(_) => self.inputs.clear(),
             EventMsg::UserMessage(m) => self.inputs.push(m.message.clone()),
@@ -86,15 +93,32 @@ impl Notifier {
                     "input-messages": std::mem::take(&mut self.inputs),
                     "last-assistant-message": done.last_agent_message,
                 });
-                return self.run(payload.to_string());
+                return Some(payload.to_string());
             }
             _ => {}
         }
         None
     }
 
-    fn run(&self, payload: String) -> Option<tokio::process::Child> {
+    async fn run(&self, payload: String) -> Option<tokio::process::Child> {
         let (program, args) = self.argv.split_first()?;
+        // A script the turn that just ended rewrote is not what the user accepted: checked
+        // before every run, not only when the session started.
+        if let Some(pins) = self.pins.clone() {
+            let (argv, cwd) = (self.argv.clone(), self.cwd.clone());
+            let checked = tokio::task::spawn_blocking(move || pins.verify(&argv, &cwd)).await;
+            match checked {
+                Ok(Ok(())) => {}
+                Ok(Err(e)) => {
+                    tracing::warn!("notify: not run: {e}");
+                    return None;
+                }
+                Err(e) => {
+                    tracing::warn!("notify: not run: its files could not be checked: {e}");
+                    return None;
+                }
+            }
+        }
         let mut cmd = tokio::process::Command::new(program);
         cmd.args(args)
             .arg(payload)
@@ -138,6 +162,7 @@ mod tests {
                 "env > \"$0.tmp\" && echo \"$1\" >> \"$0.tmp\" && mv \"$0.tmp\" \"$0\"".into(),
                 out.display().to_string(),
             ],
+            pins: None,
             cwd: dir.path().to_path_buf(),
             env: HashMap::from([
                 ("PATH".to_string(), path),
@@ -147,6 +172,7 @@ mod tests {
         };
         let mut child = n
             .run(r#"{"type":"agent-turn-complete"}"#.into())
+            .await
             .expect("started");
         child.wait().await.unwrap();
         let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);

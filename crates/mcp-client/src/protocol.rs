@@ -224,10 +224,9 @@ pub(crate) fn memory_path(cache_path: &std::path::Path) -> PathBuf {
 /// What a server negotiated in an earlier run, if remembered.
 pub(crate) async fn remembered(path: PathBuf) -> Option<Negotiated> {
     tokio::task::spawn_blocking(move || {
-        // Bounded: the record is one short line.
-        let file = std::fs::File::open(&path).ok()?;
-        let mut text = String::new();
-        std::io::Read::read_to_string(&mut std::io::Read::take(file, 4096), &mut text).ok()?;
+        // Bounded, non-blocking, regular files only (the record is one short line): the
+        // home is not ours alone.
+        let text = oi_config::project_file::read_text_capped(&path, 4096).ok()?;
         serde_json::from_str::<Negotiated>(&text).ok()
     })
     .await
@@ -257,9 +256,9 @@ pub(crate) async fn remember(path: PathBuf, negotiated: Negotiated, before: Opti
                 .ok_or_else(|| std::io::Error::other("cache path has no parent"))?;
             std::fs::create_dir_all(dir)?;
             let tmp = path.with_extension(format!("json.tmp{}", std::process::id()));
-            std::fs::write(
+            crate::cache::write_new(
                 &tmp,
-                serde_json::to_vec(&negotiated).map_err(std::io::Error::other)?,
+                &serde_json::to_vec(&negotiated).map_err(std::io::Error::other)?,
             )?;
             std::fs::rename(&tmp, &path)
         })();

@@ -137,6 +137,7 @@ impl McpConnectionManager {
         let mut clock = CallClock::new(timeout, &entry.pending_elicitations);
         let site = RequestSite {
             server,
+            url: crate::connection::server_url(&entry.config),
             method,
             timeout,
         };
@@ -198,6 +199,8 @@ const MRTR_METHODS: &[&str] = &["prompts/get", "resources/read"];
 /// The request being made, for messages.
 struct RequestSite<'a> {
     server: &'a str,
+    /// The server's URL (`None` for stdio), for messages.
+    url: Option<&'a str>,
     method: &'a str,
     timeout: std::time::Duration,
 }
@@ -242,7 +245,7 @@ async fn send_once(
         .map_err(|e| McpRequestError::Send {
             server: server.clone(),
             method: method.clone(),
-            reason: e.to_string(),
+            reason: crate::connection::describe_service_error(site.server, site.url, &e),
         })?;
     let reply = match clock.wait(&mut handle.rx, conn, cancel).await {
         Waited::Done(reply) => reply,
@@ -266,9 +269,9 @@ async fn send_once(
             message: e.message.to_string(),
         }),
         Ok(Err(e)) => Err(McpRequestError::Failed {
+            reason: crate::connection::describe_service_error(site.server, site.url, &e),
             server,
             method,
-            reason: e.to_string(),
         }),
         Err(_) => Err(McpRequestError::Closed { server, method }),
     }

@@ -326,3 +326,70 @@ async fn a_required_server_is_always_waited_for() {
         assert!(err.message.contains("timed out"), "{}", err.message);
     }
 }
+
+/// A server an accepted project config adds runs only the script that was accepted: its
+/// pinned files are checked at launch (every launch, not only when the session starts).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_pinned_server_whose_script_changed_is_not_launched() {
+    let project = tempfile::tempdir().unwrap();
+    let root = project.path().canonicalize().unwrap();
+    let script = root.join("server.py");
+    std::fs::copy(fixture("fixture_server.py"), &script).unwrap();
+    let pinned = |root: &std::path::Path| {
+        let argv = vec![venv_python(), script.display().to_string()];
+        let mut cfg = oi_config::mcp::McpServerConfig::stdio(argv[0].clone(), argv[1..].to_vec());
+        // What the acceptance pinned: every file the command line names (the interpreter too).
+        let files = oi_config::launch_pins::named_files(&argv, root)
+            .into_iter()
+            .map(|path| oi_config::launch_pins::PinnedFile {
+                sha256: sha256_of(&path),
+                path,
+            })
+            .collect::<Vec<_>>();
+        assert!(files.iter().any(|f| f.path == script), "{files:?}");
+        cfg.launch_pins = Some(oi_config::launch_pins::LaunchPins {
+            project_dir: root.to_path_buf(),
+            files,
+        });
+        cfg
+    };
+    let start = |cfg: oi_config::mcp::McpServerConfig| async {
+        let home = tempfile::tempdir().unwrap();
+        let (tx, _rx) = mpsc::unbounded_channel();
+        let mut opts = options(
+            home.path(),
+            home.path(),
+            TestElicitation::accepting(json!({})),
+        );
+        opts.startup_wait = StartupWait::UntilReadyOrFailed;
+        let servers = BTreeMap::from([("helper".to_string(), cfg)]);
+        McpConnectionManager::start(servers, opts, tx)
+            .await
+            .unwrap()
+    };
+    // As accepted: it starts.
+    let m = start(pinned(&root)).await;
+    assert_eq!(m.server_error("helper"), None);
+    assert!(!m.tools().is_empty());
+    m.shutdown().await;
+
+    // Rewritten after the acceptance: refused before anything runs, naming the file and the fix.
+    let cfg = pinned(&root);
+    std::fs::write(&script, "import sys; sys.exit(3)\n").unwrap();
+    let m = start(cfg).await;
+    let err = m.server_error("helper").expect("refused");
+    assert!(
+        err.contains(&format!(
+            "{} changed since you accepted the project config",
+            script.display()
+        )),
+        "{err}"
+    );
+    assert!(err.contains("interpreter accept-project-config"), "{err}");
+    m.shutdown().await;
+}
+
+fn sha256_of(path: &std::path::Path) -> String {
+    oi_config::project_file::sha256_capped(path, oi_config::launch_pins::PINNED_FILE_MAX_BYTES)
+        .unwrap()
+}

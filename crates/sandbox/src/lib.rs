@@ -28,6 +28,8 @@
 //!   `allow_git_writes`): the project config in it can loosen the next session. A missing one is
 //!   created empty (0700) before the command starts so it can be mounted read-only; creating it
 //!   is therefore refused as well.
+//! * **Read-only paths** ([`SandboxRequest::read_only`]) — protected the same way, when they
+//!   exist inside a writable root: what an accepted project config launches outside the sandbox.
 //! * **Network** — when the policy has no network access, a seccomp filter makes `socket(2)` fail
 //!   with `EPERM` for every address family except `AF_UNIX` and `AF_NETLINK`, and refuses
 //!   `io_uring` (which could create sockets without the `socket` syscall). On Landlock ABI ≥ 4,
@@ -73,6 +75,10 @@ pub struct SandboxRequest<'a> {
     pub sandbox_cwd: &'a Path,
     /// Let the command write inside `.git` entries of writable roots (off by default).
     pub allow_git_writes: bool,
+    /// Existing files or folders inside the writable roots that stay read-only, protected like
+    /// `.git`: the programs and scripts an accepted project config launches unsandboxed
+    /// (`oi_config::launch_pins`), which a command must not be able to rewrite.
+    pub read_only: &'a [PathBuf],
 }
 
 /// Why a command cannot be confined.

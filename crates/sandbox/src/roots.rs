@@ -93,6 +93,10 @@ pub(crate) fn layout(req: &SandboxRequest<'_>, tmpdir: Option<OsString>) -> Layo
                 continue;
             }
             match std::fs::symlink_metadata(&entry) {
+                // A symlinked config folder is not a config folder (the loader refuses it),
+                // and what it points at is not the project's: the read-only rule never
+                // follows it (`sl/.openinterpreter -> /tmp/x` must not freeze /tmp).
+                Ok(meta) if meta.file_type().is_symlink() && *name == CONFIG_DIR => continue,
                 Ok(meta) if meta.file_type().is_symlink() => {
                     symlinked_git = true;
                     if let Ok(target) = std::fs::canonicalize(&entry) {
@@ -108,17 +112,20 @@ pub(crate) fn layout(req: &SandboxRequest<'_>, tmpdir: Option<OsString>) -> Layo
             protected.push(entry);
         }
     }
+    for path in req.read_only {
+        // Only what exists can be mounted over; outside every root nothing needs protecting.
+        let Ok(real) = std::fs::canonicalize(path) else {
+            continue;
+        };
+        if roots.iter().any(|r| real.starts_with(r) && real != *r) && !protected.contains(&real) {
+            protected.push(real);
+        }
+    }
     let mut budget = NESTED_WALK_MAX_DIRS;
     for root in roots.iter().filter(|r| walk_roots.contains(r)) {
         for entry in nested_config_dirs(root, &mut budget) {
             if roots.contains(&entry) || protected.contains(&entry) {
                 continue;
-            }
-            if std::fs::symlink_metadata(&entry).is_ok_and(|m| m.file_type().is_symlink()) {
-                symlinked_git = true;
-                if let Ok(target) = std::fs::canonicalize(&entry) {
-                    protected.push(target);
-                }
             }
             protected.push(entry);
         }
@@ -142,9 +149,11 @@ fn project_roots(req: &SandboxRequest<'_>) -> Vec<PathBuf> {
         .collect()
 }
 
-/// `.openinterpreter` entries below `root`'s top level (that one is handled with `.git`),
+/// `.openinterpreter` folders below `root`'s top level (that one is handled with `.git`),
 /// breadth-first, listing at most `budget` directories in all. Symlinked directories are not
-/// followed (their targets are not inside the root), and `.git` folders are skipped.
+/// followed (their targets are not inside the root), and `.git` folders are skipped. A
+/// `.openinterpreter` that is a symlink is not listed: the config loader refuses it as a config
+/// folder, and protecting it would make its target (anywhere) read-only.
 pub(crate) fn nested_config_dirs(root: &Path, budget: &mut usize) -> Vec<PathBuf> {
     let mut found = Vec::new();
     let mut queue = std::collections::VecDeque::from([(root.to_path_buf(), 0usize)]);
@@ -162,7 +171,7 @@ pub(crate) fn nested_config_dirs(root: &Path, budget: &mut usize) -> Vec<PathBuf
                 continue;
             };
             if name == CONFIG_DIR {
-                if depth > 0 {
+                if depth > 0 && !kind.is_symlink() {
                     found.push(entry.path());
                 }
                 continue;
@@ -265,6 +274,7 @@ mod tests {
             policy: &policy,
             sandbox_cwd: cwd.path(),
             allow_git_writes: false,
+            read_only: &[],
         };
         let tmp_c = std::fs::canonicalize("/tmp").unwrap();
         let roots = writable_roots(&req, Some(extra.path().as_os_str().to_owned()));
@@ -280,6 +290,7 @@ mod tests {
             policy: &policy,
             sandbox_cwd: cwd.path(),
             allow_git_writes: false,
+            read_only: &[],
         };
         assert_eq!(writable_roots(&req, Some("/var/tmp".into())), vec![cwd_c]);
     }
@@ -290,6 +301,7 @@ mod tests {
             policy: &SandboxPolicy::ReadOnly,
             sandbox_cwd: Path::new("/"),
             allow_git_writes: false,
+            read_only: &[],
         };
         assert!(writable_roots(&req, None).is_empty());
         assert!(!is_path_writable(&req, None, Path::new("/tmp/x")));
@@ -313,6 +325,7 @@ mod tests {
             policy: &policy,
             sandbox_cwd: cwd.path(),
             allow_git_writes: false,
+            read_only: &[],
         };
         let w = |req: &SandboxRequest<'_>, p: &str| is_path_writable(req, None, Path::new(p));
         assert!(w(&req, "src/new/file.rs"));
@@ -341,6 +354,7 @@ mod tests {
             policy: &policy,
             sandbox_cwd: cwd.path(),
             allow_git_writes: true,
+            read_only: &[],
         };
         let w = |p: &str| is_path_writable(&req, None, Path::new(p));
         assert!(!w(".openinterpreter/config.toml"));
@@ -379,6 +393,7 @@ mod tests {
             policy: &policy,
             sandbox_cwd: cwd.path(),
             allow_git_writes: true,
+            read_only: &[],
         };
         let l = layout(&req, None);
         assert!(l.protected.contains(&cwd_c.join("sub/.openinterpreter")));
@@ -405,5 +420,31 @@ mod tests {
         let found = nested_config_dirs(&cwd_c, &mut budget);
         assert_eq!(found, vec![cwd_c.join("sub/.openinterpreter")]);
         assert_eq!(budget, 0);
+
+        // A symlinked config folder, nested or at the top: its target is never protected,
+        // and it does not force the layout that freezes the top level.
+        let target = tempfile::tempdir().unwrap();
+        std::fs::create_dir(cwd.path().join("sl")).unwrap();
+        std::os::unix::fs::symlink(target.path(), cwd.path().join("sl/.openinterpreter")).unwrap();
+        let l = layout(&req, None);
+        let target_c = std::fs::canonicalize(target.path()).unwrap();
+        assert!(
+            !l.protected.iter().any(|p| p.starts_with(&target_c)),
+            "{l:?}"
+        );
+        assert!(!l.protected.contains(&cwd_c.join("sl/.openinterpreter")));
+        assert!(!l.symlinked_git);
+        let top = tempfile::tempdir().unwrap();
+        std::os::unix::fs::symlink(target.path(), top.path().join(".openinterpreter")).unwrap();
+        let top_req = SandboxRequest {
+            sandbox_cwd: top.path(),
+            ..req
+        };
+        let l = layout(&top_req, None);
+        assert!(
+            !l.protected.iter().any(|p| p.starts_with(&target_c)),
+            "{l:?}"
+        );
+        assert!(!l.symlinked_git);
     }
 }

@@ -66,6 +66,7 @@ async fn run_in(policy: &SandboxPolicy, cwd: &Path, allow_git: bool, argv: &[&st
         policy,
         sandbox_cwd: cwd,
         allow_git_writes: allow_git,
+        read_only: &[],
     };
     let mut cmd = tokio::process::Command::new(argv[0]);
     cmd.args(&argv[1..])
@@ -429,6 +430,7 @@ async fn run_sandboxed_reports_exit_codes_signals_and_errors() {
         policy: &p,
         sandbox_cwd: cwd.path(),
         allow_git_writes: false,
+        read_only: &[],
     };
     let argv = |s: &str| vec!["sh".to_string(), "-c".to_string(), s.to_string()];
     assert_eq!(
@@ -482,6 +484,7 @@ fn roots_and_path_checks_match_enforcement_intent() {
         policy: &p,
         sandbox_cwd: cwd.path(),
         allow_git_writes: false,
+        read_only: &[],
     };
     let roots = writable_roots(&req);
     assert_eq!(roots[0], std::fs::canonicalize(cwd.path()).unwrap());

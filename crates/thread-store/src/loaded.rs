@@ -1,6 +1,7 @@
 //! A thread read back from disk, and the views front ends need of it.
 
 use crate::outline::{Mark, TurnSpan, turn_spans};
+use crate::parked::TurnParkedItem;
 use crate::types::{RolloutItem, SessionMeta, ThreadSummary};
 use oi_protocol::models::{FunctionCallOutput, ResponseItem};
 use oi_protocol::protocol::{EventMsg, TurnAbortReason, TurnAbortedEvent};
@@ -46,6 +47,9 @@ pub enum TurnStatus {
     Failed,
     /// No end record (yet): running now, or its process was killed.
     InProgress,
+    /// No end record: the turn stopped at approvals and waits to be resumed (its last
+    /// `turn_parked` record says what for).
+    Parked,
 }
 
 /// One turn rebuilt from the rollout's events (for v2 `thread/read` / `thread/resume`).
@@ -81,6 +85,8 @@ impl LoadedThread {
     /// The records a fork of this thread starts with: everything after the session meta,
     /// and, if a turn is still open, a marker closing it as interrupted.
     pub(crate) fn fork_lines(&self) -> Vec<crate::types::RolloutLine> {
+        // A parked turn is closed in the copy too: its approvals belong to the source
+        // thread, and an approved command must not run once per fork.
         let mut lines: Vec<crate::types::RolloutLine> = self
             .timestamps
             .iter()
@@ -91,7 +97,12 @@ impl LoadedThread {
                 item: item.clone(),
             })
             .collect();
-        if let Some(turn_id) = self.open_turn_id() {
+        let parked = self
+            .turn_spans()
+            .pop()
+            .filter(|t| t.status == TurnStatus::Parked)
+            .map(|t| t.id);
+        if let Some(turn_id) = self.open_turn_id().or(parked) {
             lines.push(crate::types::RolloutLine {
                 timestamp: crate::record::format_timestamp(chrono::Utc::now()),
                 item: interrupted_marker(turn_id),
@@ -107,7 +118,9 @@ impl LoadedThread {
     /// placeholder of an MCP task fetched on resume) shows the last one where the first was;
     /// a call whose output came later in the file shows it after its run; and a call without
     /// an output (the process died during the call) gets a synthetic failed output
-    /// [`ABORTED_CALL_OUTPUT`] there.
+    /// [`ABORTED_CALL_OUTPUT`] there. The calls a parked turn waits on
+    /// ([`LoadedThread::parked_turn`]) are left without output: the turn's continuation (or
+    /// its end) gives them theirs before the model is asked again.
     pub fn history(&self) -> Vec<ResponseItem> {
         let mut last_output: std::collections::HashMap<&str, &FunctionCallOutput> =
             std::collections::HashMap::new();
@@ -118,6 +131,13 @@ impl LoadedThread {
                 last_output.insert(call_id.as_str(), output);
             }
         }
+        // The calls a parked turn waits on that have no output yet.
+        let waiting: HashSet<&str> = self
+            .parked_turn()
+            .iter()
+            .flat_map(|p| p.calls.iter().map(|c| c.call_id.as_str()))
+            .filter(|call_id| !last_output.contains_key(call_id))
+            .collect();
         let mut out = Vec::new();
         // Calls of the current run still without their output, and calls given one.
         let mut open: Vec<String> = Vec::new();
@@ -129,7 +149,7 @@ impl LoadedThread {
         let flush =
             |out: &mut Vec<ResponseItem>, open: &mut Vec<String>, placed: &mut HashSet<String>| {
                 for call_id in open.drain(..) {
-                    if placed.insert(call_id.clone()) {
+                    if !waiting.contains(call_id.as_str()) && placed.insert(call_id.clone()) {
                         out.push(ResponseItem::FunctionCallOutput {
                             output: output_of(&call_id),
                             call_id,
@@ -267,6 +287,23 @@ impl LoadedThread {
             .map(|(i, item)| Mark::of_item(item, self.timestamps.get(i).map_or("", String::as_str)))
             .collect();
         turn_spans(&marks)
+    }
+
+    /// The park of the last turn, if that turn is parked ([`TurnStatus::Parked`]): what it
+    /// waits for and what its continuation needs.
+    pub fn parked_turn(&self) -> Option<&TurnParkedItem> {
+        let span = self
+            .turn_spans()
+            .pop()
+            .filter(|t| t.status == TurnStatus::Parked)?;
+        self.items
+            .get(span.lines)?
+            .iter()
+            .rev()
+            .find_map(|i| match i {
+                RolloutItem::TurnParked(p) if p.turn_id == span.id => Some(p),
+                _ => None,
+            })
     }
 
     /// The id of the last turn if it began with `task_started` and has no end record.

@@ -16,10 +16,12 @@ const MASK: &str = "*****";
 
 /// What `--probe` found for one server.
 enum Probe {
-    /// Ready, with this many tools, speaking this protocol version.
+    /// Started: the tools offered, the protocol version spoken, and what the start warned
+    /// about (tools it skipped).
     Ready {
         tools: usize,
         protocol: String,
+        warnings: Vec<String>,
     },
     Failed(String),
 }
@@ -56,8 +58,19 @@ pub async fn list(
                 });
                 if let Some(p) = probes.get(name) {
                     v["probe"] = match p {
-                        Probe::Ready { tools, protocol } => {
+                        Probe::Ready {
+                            tools,
+                            protocol,
+                            warnings,
+                        } if warnings.is_empty() => {
                             json!({"ok": true, "tools": tools, "protocol": protocol})
+                        }
+                        Probe::Ready {
+                            tools,
+                            protocol,
+                            warnings,
+                        } => {
+                            json!({"ok": true, "tools": tools, "protocol": protocol, "warnings": warnings})
                         }
                         Probe::Failed(e) => json!({"ok": false, "error": e}),
                     };
@@ -76,7 +89,14 @@ pub async fn list(
         return EXIT_OK;
     }
     let probe_cell = |name: &str| match probes.get(name) {
-        Some(Probe::Ready { tools, protocol }) => format!("ok, {tools} tools, {protocol}"),
+        Some(Probe::Ready {
+            tools,
+            protocol,
+            warnings,
+        }) if warnings.is_empty() => format!("ok, {tools} tools, {protocol}"),
+        Some(Probe::Ready {
+            tools, protocol, ..
+        }) => format!("ok, {tools} tools, {protocol} (see below)"),
         Some(Probe::Failed(e)) => format!("failed: {}", e.lines().next().unwrap_or_default()),
         None if !servers[name].enabled => "-".to_string(),
         None => "-".to_string(),
@@ -142,6 +162,13 @@ pub async fn list(
     // A table cell holds one line; an error's later lines (the config to add, the server's
     // stderr) are what says how to fix it, so they follow the table whole.
     for (name, p) in &probes {
+        if let Probe::Ready { warnings, .. } = p {
+            let ours = format!("MCP server `{name}`: ");
+            for w in warnings {
+                let w = w.strip_prefix(&ours).unwrap_or(w);
+                out.push_str(&format!("\n{name}: {w}\n"));
+            }
+        }
         if let Probe::Failed(e) = p
             && e.lines().nth(1).is_some()
         {
@@ -416,7 +443,7 @@ async fn run_probe(
         })
         .collect();
     let cwd = std::env::current_dir().unwrap_or_else(|_| home.to_path_buf());
-    let (tx, _rx) = tokio::sync::mpsc::unbounded_channel();
+    let (tx, mut events) = tokio::sync::mpsc::unbounded_channel();
     let opts = McpStartOptions {
         cwd,
         home: home.to_path_buf(),
@@ -438,6 +465,13 @@ async fn run_probe(
         }
     };
     manager.wait_until_started().await;
+    // What the starts warned about (tools a server listed but that cannot be offered).
+    let mut warned = Vec::new();
+    while let Ok(event) = events.try_recv() {
+        if let oi_protocol::protocol::EventMsg::Warning(w) = event {
+            warned.push(w.message);
+        }
+    }
     let tools = manager.tools();
     let status = manager.status();
     for name in enabled.keys() {
@@ -451,6 +485,11 @@ async fn run_probe(
             None => Probe::Ready {
                 tools: tools.iter().filter(|t| &t.server == name).count(),
                 protocol,
+                warnings: warned
+                    .iter()
+                    .filter(|w| w.starts_with(&format!("MCP server `{name}`:")))
+                    .cloned()
+                    .collect(),
             },
         };
         out.insert(name.clone(), probe);

@@ -52,6 +52,7 @@ impl Inner {
                     .runs_tasks
                     .store(conn.negotiated.tasks, Ordering::SeqCst);
                 entry.set_live_tools(est.tools, est.tools_ttl).await;
+                self.warn_unusable_tools(entry);
                 let has_resources = conn
                     .peer
                     .peer_info()
@@ -76,6 +77,16 @@ impl Inner {
                     McpStartupStatus::Ready
                 }
             }
+        }
+    }
+
+    /// Tells the user, once, which of a server's tools cannot be offered and why.
+    pub(super) fn warn_unusable_tools(&self, entry: &ServerEntry) {
+        if let Some(message) = entry.unusable_tools_warning() {
+            tracing::warn!("{message}");
+            let _ = self.events.send(oi_protocol::protocol::EventMsg::Warning(
+                oi_protocol::protocol::WarningEvent { message },
+            ));
         }
     }
 

@@ -29,19 +29,13 @@ impl Inner {
         let _in_flight = RefreshInFlight::new(&entry.refreshing);
         let listed = tokio::time::timeout(
             entry.config.tool_timeout_or_default(),
-            peer.list_all_tools_with_cache_hint(),
+            crate::tool_list::list_tools(peer),
         )
         .await;
         match listed {
             Ok(Ok(listed)) => {
-                let tools = listed
-                    .items
-                    .iter()
-                    .filter_map(|t| serde_json::to_value(t).ok())
-                    .collect();
-                entry
-                    .set_live_tools(tools, listed.ttl_ms.map(Duration::from_millis))
-                    .await;
+                entry.set_live_tools(listed.tools, listed.ttl).await;
+                self.warn_unusable_tools(entry);
                 self.rebuild_catalog();
             }
             // The server went away while we asked (stopped at the end of a probe or a

@@ -331,8 +331,12 @@ impl McpConnectionManager {
             e => {
                 site.conn.mark_broken();
                 McpRequestError::ConnectionLost {
+                    reason: crate::connection::describe_service_error(
+                        &server,
+                        crate::connection::server_url(&site.call.entry.config),
+                        &e,
+                    ),
                     server,
-                    reason: crate::connection::describe_service_error(&e.to_string()),
                 }
             }
         }

@@ -48,10 +48,23 @@ async fn run_at(
     ov: Overrides,
     argv: &[&str],
 ) -> (bool, String, String) {
+    run_protecting(policy, workspace, cwd, &[], ov, argv).await
+}
+
+/// Runs `argv` confined, with `read_only` kept read-only; returns (success, stdout, stderr).
+async fn run_protecting(
+    policy: &SandboxPolicy,
+    workspace: &Path,
+    cwd: &Path,
+    read_only: &[std::path::PathBuf],
+    ov: Overrides,
+    argv: &[&str],
+) -> (bool, String, String) {
     let req = SandboxRequest {
         policy,
         sandbox_cwd: workspace,
         allow_git_writes: false,
+        read_only,
     };
     let mut cmd = tokio::process::Command::new(argv[0]);
     cmd.args(&argv[1..])
@@ -398,6 +411,58 @@ async fn config_folder_cannot_be_planted_or_changed_in_either_layout() {
             let (ok, _, err) = run(&p, cwd.path(), ov, &["sh", "-c", "echo ok > README.md"]).await;
             assert!(ok, "workspace files stay writable (shield {shield}): {err}");
         }
+    }
+}
+
+/// What a command would try on a script an accepted project config launches unsandboxed.
+const PINNED_ATTACKS: &[&str] = &[
+    "echo evil > tools/helper.sh",
+    "echo evil >> tools/helper.sh",
+    "printf evil > new && mv new tools/helper.sh",
+    "rm tools/helper.sh",
+    "mv tools/helper.sh tools/old.sh",
+    "ln -f new tools/helper.sh",
+];
+
+#[tokio::test(flavor = "multi_thread")]
+async fn read_only_files_cannot_be_changed_in_either_layout() {
+    for shield in [true, false] {
+        let ov = Overrides {
+            abi: None,
+            mount_shield: Some(shield),
+            ..Overrides::default()
+        };
+        let cwd = scratch();
+        let root = cwd.path().canonicalize().unwrap();
+        std::fs::create_dir(root.join("tools")).unwrap();
+        std::fs::write(root.join("tools/helper.sh"), "echo ok\n").unwrap();
+        std::fs::write(root.join("README.md"), "").unwrap();
+        let pinned = vec![root.join("tools/helper.sh")];
+        let p = ww(vec![]);
+        for script in PINNED_ATTACKS {
+            let (ok, _, _) =
+                run_protecting(&p, &root, &root, &pinned, ov, &["sh", "-c", script]).await;
+            assert!(!ok, "`{script}` must fail (shield {shield})");
+            assert_eq!(
+                std::fs::read_to_string(root.join("tools/helper.sh")).unwrap(),
+                "echo ok\n",
+                "after `{script}` (shield {shield})"
+            );
+        }
+        // Beside it the workspace stays writable (in the sibling layout: existing entries).
+        let (ok, _, err) = run_protecting(
+            &p,
+            &root,
+            &root,
+            &pinned,
+            ov,
+            &["sh", "-c", "echo x > README.md && cat tools/helper.sh"],
+        )
+        .await;
+        assert!(
+            ok,
+            "the rest stays writable and the file readable (shield {shield}): {err}"
+        );
     }
 }
 

@@ -262,6 +262,11 @@ impl Db {
         }))
     }
 
+    /// [`StoreTimeouts::statement`].
+    pub(crate) fn statement_timeout(&self) -> Duration {
+        self.timeouts.statement
+    }
+
     /// [`Db::run_async`] for a sync caller: parks the calling thread until the operation
     /// answers. Not for a task of a current-thread runtime (it would wait for itself); any
     /// other thread may call it, a blocking-pool thread included.
