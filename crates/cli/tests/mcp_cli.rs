@@ -337,7 +337,11 @@ fn probe_names_the_tools_a_server_listed_but_cannot_offer() {
         "{warning}"
     );
     let table = env.ok(&["mcp", "list", "--probe"]);
-    assert!(table.contains("ok, 10 tools (see below)"), "{table}");
+    // The protocol the fixture (of the handshake era) negotiated, then the pointer.
+    assert!(
+        table.contains("ok, 10 tools, 2025-11-25 (see below)"),
+        "{table}"
+    );
     assert!(
         table.contains("\nfx: skipped tool `no_schema` (it has no `inputSchema`); "),
         "{table}"
@@ -598,7 +602,10 @@ fn login_follows_the_servers_challenge() {
     // A session uses what the login stored.
     let v: serde_json::Value =
         serde_json::from_str(&env.ok(&["mcp", "list", "--json", "--probe"])).unwrap();
-    assert_eq!(v[0]["probe"], serde_json::json!({"ok": true, "tools": 2}));
+    assert_eq!(
+        v[0]["probe"],
+        serde_json::json!({"ok": true, "tools": 2, "protocol": "2025-11-25"})
+    );
 }
 
 /// `grant_type = "client_credentials"`: no browser; the grant is run once to check it.
