@@ -26,6 +26,7 @@ mod convert;
 mod elicit_defaults;
 mod handler;
 mod http;
+mod login_probe;
 mod manager;
 mod mrtr;
 pub mod naming;

@@ -162,6 +162,35 @@ pub(crate) fn service_fault(e: &ServiceError) -> Option<WireFault> {
     }
 }
 
+/// The `WWW-Authenticate` challenge of the 401 (or 403 with a challenge) that failed a
+/// request after the handshake, if that is why it failed.
+pub(crate) fn service_challenge(e: &ServiceError) -> Option<String> {
+    use rmcp::transport::streamable_http_client::{AuthRequiredError, InsufficientScopeError};
+    let ServiceError::TransportSend(error) = e else {
+        return None;
+    };
+    let mut current: Option<&(dyn Error + 'static)> = Some(error.error.as_ref());
+    while let Some(err) = current {
+        match err.downcast_ref::<StreamableHttpError<reqwest::Error>>() {
+            Some(StreamableHttpError::AuthRequired(a)) => {
+                return Some(a.www_authenticate_header.clone());
+            }
+            Some(StreamableHttpError::InsufficientScope(s)) => {
+                return Some(s.www_authenticate_header.clone());
+            }
+            _ => {}
+        }
+        if let Some(a) = err.downcast_ref::<AuthRequiredError>() {
+            return Some(a.www_authenticate_header.clone());
+        }
+        if let Some(s) = err.downcast_ref::<InsufficientScopeError>() {
+            return Some(s.www_authenticate_header.clone());
+        }
+        current = err.source();
+    }
+    None
+}
+
 /// The transport's own error, read by type.
 fn transport_fault(error: &DynamicTransportError) -> WireFault {
     let inner: &(dyn Error + 'static) = error.error.as_ref();
@@ -206,11 +235,6 @@ fn server_response_fault(text: &str) -> WireFault {
         return WireFault::NotJsonRpc(preview(body));
     }
     WireFault::Other(format!("unexpected answer: {}", preview(text)))
-}
-
-/// A failed request of our own (not through rmcp), read the same way.
-pub(crate) fn request_fault(r: &reqwest::Error) -> WireFault {
-    reqwest_fault(r)
 }
 
 fn reqwest_fault(r: &reqwest::Error) -> WireFault {
