@@ -97,6 +97,9 @@ const calls = {
   ],
   'http-standard-headers': [['test_headers', {}], ['my-hyphenated-tool', {}]],
   'http-invalid-tool-headers': '*',
+  // Two runs, so the second connection uses the tokens the first stored (the metadata of a
+  // 2025-03-26 server is at its root, with an issuer RFC 8414 would refuse).
+  'auth/2025-03-26-oauth-metadata-backcompat': [['test-tool', {}], ['test-tool', {}]],
 };
 const bin = process.env.INTERPRETER_BIN || 'interpreter';
 const base = ['mcp', 'call', 'conformance', '--authorize', '--accept-elicitations'];
