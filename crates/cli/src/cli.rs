@@ -252,6 +252,9 @@ pub struct ResumeArgs {
     /// Codex exec's JSON lines (see `exec --experimental-json`).
     #[arg(long, hide = true, conflicts_with = "json")]
     pub experimental_json: bool,
+    /// Accept MCP servers' questions as `exec --accept-elicitations` does.
+    #[arg(long)]
+    pub accept_elicitations: bool,
     /// The thread id, then the prompt (`-` reads it from stdin). With --last, only the prompt.
     #[arg(value_name = "THREAD_ID|PROMPT")]
     pub args: Vec<String>,
@@ -298,6 +301,12 @@ pub struct ExecArgs {
     /// the Codex TypeScript SDK reads (docs/exec-json.md).
     #[arg(long)]
     pub experimental_json: bool,
+    /// Answer MCP servers' questions (elicitations, such as a confirmation a tool asks for)
+    /// with accept instead of declining them: each field gets its default, and a required
+    /// yes/no field without one is answered yes. A question that needs an answer only a
+    /// person could give (a required text field without a default) is still declined.
+    #[arg(long)]
+    pub accept_elicitations: bool,
     #[command(flatten)]
     pub codex: CodexExecFlags,
     /// The prompt; `-` reads it from stdin.

@@ -24,6 +24,7 @@ mod harness;
 mod images;
 mod interactive;
 mod listen_security;
+mod mcp_2026;
 mod mcp_cli;
 mod mcp_conformance;
 mod mcp_exec;

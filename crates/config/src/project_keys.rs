@@ -114,6 +114,11 @@ pub const PROJECT_RULES: &[ProjectKey] = &[
         "refused in every config (a secret in a file): use `bearer_token_env_var`",
     ),
     key(
+        "mcp_servers.*.protocol_version",
+        Widens,
+        "which protocol revision a server is spoken to in: a change to a server, reviewed as one",
+    ),
+    key(
         "mcp_servers.*.*",
         Widens,
         "an MCP server added or changed: it runs outside the sandbox",

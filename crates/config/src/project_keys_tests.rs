@@ -155,6 +155,7 @@ fn sample(key: &[&str]) -> Option<(&'static str, &'static str)> {
             "tools" => (STDIO, "{ a = { approval_mode = \"approve\" } }"),
             "roots" => (STDIO, "[\"/srv\"]"),
             "sampling" => (STDIO, "\"approve\""),
+            "protocol_version" => (STDIO, "\"2025-11-25\""),
             "name" => (STDIO, "\"srv\""),
             "experimental_environment" => (STDIO, "\"local\""),
             "bearer_token" => (HTTP, "\"a-secret\""),

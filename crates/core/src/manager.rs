@@ -251,6 +251,7 @@ impl ThreadManager {
         let prepared = self.prepare(&config).await?;
         let (writer, loaded) = stored(store.resume_async(&id).await)?;
         let history = loaded.history();
+        let pending_tasks = loaded.pending_mcp_tasks();
         // A last turn parked at approvals stays parked: it is resumed with its answers.
         let parked = loaded.parked_turn().cloned();
         let recorder = StoreRecorder::new(writer).map_err(|e| CoreError::Store(e.to_string()))?;
@@ -263,6 +264,9 @@ impl ThreadManager {
             prepared,
             parked,
         )?;
+        // The next turn (or the parked one's continuation) fetches what MCP tasks the
+        // earlier session left, instead of the model calling their tools again.
+        new.thread.session().state().pending_mcp_tasks = pending_tasks;
         if !loaded.warnings.is_empty() {
             new.session_configured.initial_messages = Some(
                 loaded

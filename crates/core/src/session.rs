@@ -60,6 +60,9 @@ pub(crate) struct SessionState {
     /// Settings for the next turn that starts, under that turn's own overrides
     /// (`Thread::update_next_turn_settings`: v2 `thread/settings/update`).
     pub next_turn_overrides: TurnOverrides,
+    /// MCP tasks a resumed thread's earlier session left (running, or unanswered when its
+    /// process died): the next turn fetches their results before its first request.
+    pub pending_mcp_tasks: Vec<oi_thread_store::PendingMcpTask>,
     /// The thread's last turn, parked at approvals: what it waits for (as recorded).
     pub parked: Option<oi_thread_store::TurnParkedItem>,
     /// The answers a resumed turn was given, by request id, consumed by the approvals of
@@ -140,6 +143,7 @@ impl Session {
                 text_tools_fallback: false,
                 next_turn_context: Vec::new(),
                 next_turn_overrides: TurnOverrides::default(),
+                pending_mcp_tasks: Vec::new(),
                 parked: None,
                 preanswers: HashMap::new(),
                 sandboxed_runs: HashMap::new(),
@@ -459,6 +463,42 @@ impl Session {
             tokio::task::spawn_blocking(move || window::remember(&home, &key, &learned)).await;
         if let Ok(Err(e)) = saved {
             tracing::debug!("could not remember the learned context window: {e}");
+        }
+    }
+
+    /// The output of a call already in the history (a placeholder, or the synthetic output of
+    /// a call whose process died) replaced by `output`, and recorded: the stored thread then
+    /// shows the new output in the call's place.
+    pub async fn replace_call_output(
+        &self,
+        turn_id: &str,
+        call_id: &str,
+        output: oi_protocol::models::FunctionCallOutput,
+    ) {
+        let item = ResponseItem::FunctionCallOutput {
+            call_id: call_id.to_string(),
+            output: output.clone(),
+        };
+        let (queued, wait) = {
+            let mut rec = self.recorder();
+            (rec.record_item_unwaited(&item), rec.start_written())
+        };
+        let mut r = queued;
+        let written = wait.wait().await;
+        if r.is_ok() {
+            r = written.and_then(|()| self.recorder().take_failure());
+        }
+        if let Err(e) = r {
+            self.warn_store(turn_id, &e);
+        }
+        let mut st = self.state();
+        let slot = st.history.iter_mut().find_map(|i| match i {
+            ResponseItem::FunctionCallOutput { call_id: c, output } if c == call_id => Some(output),
+            _ => None,
+        });
+        match slot {
+            Some(slot) => *slot = output,
+            None => st.history.push(item),
         }
     }
 

@@ -78,6 +78,7 @@ pub(crate) async fn run_turn(
         }),
     );
     sess.send(&turn_id, EventMsg::UserMessage(user_message));
+    crate::tools::fetch_pending_tasks(&sess, &turn_id, &cancel).await;
     let result = turn_loop(
         &sess,
         &turn_id,
@@ -103,6 +104,9 @@ pub(crate) async fn run_resumed_turn(
     sess.begin_turn_context();
     sess.lookup_server_window(&cancel).await;
     let started = resumed.started;
+    // MCP tasks an earlier session left are fetched here too: the turn may have called
+    // one before it parked.
+    crate::tools::fetch_pending_tasks(&sess, &turn_id, &cancel).await;
     let result = turn_loop(
         &sess,
         &turn_id,

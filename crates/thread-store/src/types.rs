@@ -59,7 +59,8 @@ impl RolloutItem {
 /// Whether an engine event belongs in a rollout: what a later reader needs to show the
 /// conversation and rebuild its turns (messages, reasoning, turn start/end, token counts,
 /// errors, and the end of each command, patch and MCP call). Streaming deltas, begin events,
-/// approval prompts and session/MCP-startup chatter are not saved. The writer stores whatever
+/// approval prompts and session/MCP-startup chatter are not saved; MCP progress only when it
+/// names the task behind a call. The writer stores whatever
 /// it is given; the engine uses this to choose.
 pub fn should_persist_event(ev: &EventMsg) -> bool {
     match ev {
@@ -87,7 +88,6 @@ pub fn should_persist_event(ev: &EventMsg) -> bool {
         | EventMsg::McpStartupUpdate(_)
         | EventMsg::McpStartupComplete(_)
         | EventMsg::McpToolCallBegin(_)
-        | EventMsg::McpToolCallProgress(_)
         | EventMsg::ElicitationRequest(_)
         // The todo list is also the tool call's output, which history keeps.
         | EventMsg::PlanUpdate(_)
@@ -95,6 +95,9 @@ pub fn should_persist_event(ev: &EventMsg) -> bool {
         | EventMsg::TurnParked(_)
         | EventMsg::ShutdownComplete => false,
         EventMsg::ContextCompacted(_) => true,
+        // Progress is chatter, except where it names the task behind a call: a resumed
+        // thread fetches that task's result.
+        EventMsg::McpToolCallProgress(p) => p.task.is_some(),
     }
 }
 

@@ -68,6 +68,9 @@ pub enum HistoryCell {
         /// `None` while running; `Ok(summary)` / `Err(message)` when done.
         result: Option<Result<String, String>>,
         duration_ms: Option<u64>,
+        /// The server's latest progress while it runs (its message, `n/total`, or a task's
+        /// status).
+        progress: Option<String>,
     },
     Error {
         message: String,
@@ -295,6 +298,7 @@ impl HistoryCell {
                 arguments,
                 result,
                 duration_ms,
+                progress,
             } => {
                 let (style, status) = match result {
                     None => (theme.bold(), "Calling".to_string()),
@@ -322,6 +326,11 @@ impl HistoryCell {
                         out.push(Line::styled(format!("  └ {s}"), theme.dim()))
                     }
                     Some(Err(e)) => out.push(Line::styled(format!("  └ {e}"), theme.removed())),
+                    None => {
+                        if let Some(p) = progress {
+                            out.push(Line::styled(format!("  └ {p}"), theme.dim()));
+                        }
+                    }
                     _ => {}
                 }
                 wrap_lines(&out, width, "    ")

@@ -660,8 +660,23 @@ impl App {
                             .unwrap_or_default(),
                         result: None,
                         duration_ms: None,
+                        progress: None,
                     },
                 ));
+            }
+            EventMsg::McpToolCallProgress(p) => {
+                let shown = match (&p.message, p.total) {
+                    (Some(m), _) => m.clone(),
+                    (None, Some(total)) => format!("{}/{}", p.progress, total),
+                    (None, None) => format!("{}", p.progress),
+                };
+                for (id, cell) in &mut self.running {
+                    if *id == p.call_id
+                        && let HistoryCell::McpCall { progress, .. } = cell
+                    {
+                        *progress = Some(shown.clone());
+                    }
+                }
             }
             EventMsg::McpToolCallEnd(e) => {
                 self.running.retain(|(id, _)| *id != e.call_id);
@@ -683,6 +698,7 @@ impl App {
                         .unwrap_or_default(),
                     result: Some(result),
                     duration_ms: Some(e.duration.as_millis()),
+                    progress: None,
                 });
             }
             EventMsg::ElicitationRequest(req) => {
@@ -813,6 +829,8 @@ pub struct McpServerRow {
     pub tools: Vec<(String, String, String)>,
     /// Tools the server lists that the model is not offered: (tool, why).
     pub withheld: Vec<(String, String)>,
+    /// The MCP protocol version the live connection negotiated (e.g. `2026-07-28`).
+    pub protocol: Option<String>,
     /// What `/mcp verbose` lists besides tools: resource URIs (and templates) and prompt names.
     pub resources: Vec<String>,
     pub prompts: Vec<String>,
