@@ -46,6 +46,9 @@ struct Sampled {
     cut_by_server: bool,
 }
 
+/// Retries for an answer that leaves what the task names undone (`Unfinished::NotDone`).
+const MAX_NOT_DONE_NUDGES: usize = 2;
+
 /// The output of a call whose arguments were cut off by the output token limit.
 const TRUNCATED_CALL_OUTPUT: &str = "not run: your output hit the output token limit (finish_reason \"length\") while you were writing this call, so its arguments are incomplete. Make the call again with shorter arguments, e.g. write a big file in several smaller steps.";
 
@@ -83,7 +86,13 @@ pub(crate) async fn run_turn(
         // steering input).
         Ok(()) => return,
         Err(TurnFailure::Interrupted) => TurnOutcome::Interrupted,
-        Err(TurnFailure::Failed { message, info }) => TurnOutcome::Failed { message, info },
+        // What the model last said stays the turn's answer: a turn that failed for work
+        // not done still shows it (exec prints it on stdout).
+        Err(TurnFailure::Failed { message, info }) => TurnOutcome::Failed {
+            message,
+            info,
+            last_agent_message: answer_of_this_turn(&sess),
+        },
     };
     end_turn(&sess, &turn_id, outcome, Some(started)).await;
 }
@@ -92,10 +101,11 @@ pub(crate) async fn run_turn(
 pub(crate) enum TurnOutcome {
     /// `task_complete`.
     Completed { last_agent_message: Option<String> },
-    /// `error`, then `task_complete`.
+    /// `error`, then `task_complete` (with the model's last answer, if it gave one).
     Failed {
         message: String,
         info: Option<ErrorInfo>,
+        last_agent_message: Option<String>,
     },
     /// `turn_aborted` (interrupted).
     Interrupted,
@@ -113,12 +123,16 @@ impl TurnOutcome {
         };
         match self {
             TurnOutcome::Completed { last_agent_message } => vec![complete(last_agent_message)],
-            TurnOutcome::Failed { message, info } => vec![
+            TurnOutcome::Failed {
+                message,
+                info,
+                last_agent_message,
+            } => vec![
                 EventMsg::Error(ErrorEvent {
                     message,
                     codex_error_info: info,
                 }),
-                complete(None),
+                complete(last_agent_message),
             ],
             TurnOutcome::Interrupted => vec![EventMsg::TurnAborted(TurnAbortedEvent {
                 turn_id: Some(turn_id.to_string()),
@@ -192,6 +206,9 @@ async fn turn_loop(
     // The note sent was about a made-up path: a second answer that is a path which exists
     // is checked, so it needs no tool behind it.
     let mut nudged_for_path = false;
+    // Retries for a task the directory shows unfinished: besides the one above, each says
+    // precisely what is missing, so a model that is making progress gets another.
+    let mut not_done_nudges = 0usize;
     let mut ran_calls = false;
     let mut repeats = crate::repeats::RepeatedCalls::default();
     let mut repeat_failure: Option<String> = None;
@@ -282,8 +299,10 @@ async fn turn_loop(
             && let Some(problem) = unfinished_answer(sess, last_agent_message.as_deref()).await
         {
             let text_mode = sess.tools_as_text();
-            if !nudged {
+            let not_done = matches!(problem, Unfinished::NotDone { .. });
+            if !nudged || (not_done && not_done_nudges < MAX_NOT_DONE_NUDGES) {
                 nudged = true;
+                not_done_nudges += usize::from(not_done);
                 nudged_for_path = matches!(problem, Unfinished::MissingPath { .. });
                 sess.warn(turn_id, problem.warning());
                 if !text_mode
@@ -316,7 +335,18 @@ async fn turn_loop(
                 )
                 .is_some()
             });
-        if calls.is_empty() && nudged && !checked_path && (!ran_calls || nothing_changed(sess)) {
+        // A question answered in words after the note is an answer ("I cannot look up the
+        // weather: there is no web search tool"), unless the note was about a made-up path.
+        let answers_question = !nudged_for_path
+            && answer_check::is_question(
+                TurnRecord::of_history(&sess.state().history).view().request,
+            );
+        if calls.is_empty()
+            && nudged
+            && !checked_path
+            && !answers_question
+            && (!ran_calls || nothing_changed(sess))
+        {
             let what = if ran_calls {
                 "the model was told that its answer did nothing, and it ended the turn without running anything that could make the requested change"
             } else {
@@ -435,13 +465,46 @@ async fn unfinished_answer(sess: &Session, answer: Option<&str>) -> Option<Unfin
     if let Some(problem) = answer_check::check(answer, &tools, &record.view()) {
         return Some(problem);
     }
+    let cwd = sess.turn_context().config.cwd.clone();
     // A question answered with nothing but a path: the path must exist.
-    let path = answer_check::answered_path(answer, record.view().request)?;
-    let full = sess.turn_context().config.cwd.join(&path);
-    match tokio::fs::try_exists(&full).await {
-        Ok(false) => Some(Unfinished::MissingPath { path }),
-        _ => None,
+    if let Some(path) = answer_check::answered_path(answer, record.view().request) {
+        return match tokio::fs::try_exists(cwd.join(&path)).await {
+            Ok(false) => Some(Unfinished::MissingPath { path }),
+            _ => None,
+        };
     }
+    if tools.is_empty() {
+        return None;
+    }
+    // What the task's words name must hold in the directory.
+    tokio::task::spawn_blocking(move || record.unmet_in(&cwd))
+        .await
+        .ok()
+        .flatten()
+}
+
+/// The last thing the model said in the current turn, if anything.
+fn answer_of_this_turn(sess: &Session) -> Option<String> {
+    let st = sess.state();
+    st.history
+        .iter()
+        .rev()
+        .take_while(|i| {
+            !matches!(
+                i,
+                ResponseItem::Message {
+                    role: Role::User,
+                    ..
+                }
+            )
+        })
+        .find_map(|i| match i {
+            ResponseItem::Message {
+                role: Role::Assistant,
+                ..
+            } => i.message_text().filter(|t| !t.trim().is_empty()),
+            _ => None,
+        })
 }
 
 /// The request asked for a change and nothing in the turn could have made it.
@@ -917,6 +980,7 @@ pub(crate) async fn run_compact_turn(
         Err(CompactError::Failed(message)) => TurnOutcome::Failed {
             message,
             info: Some(ErrorInfo::Other),
+            last_agent_message: None,
         },
         Ok(()) => TurnOutcome::Completed {
             last_agent_message: None,
