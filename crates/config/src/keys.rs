@@ -176,7 +176,7 @@ pub const KEY_DOCS: &[KeyDoc] = &[
     },
     KeyDoc {
         key: "model_max_output_tokens",
-        default: "a quarter of the window, at most 8192",
+        default: "a quarter of the window, at most 4096",
         meaning: "the most tokens one answer may take (sent as `max_tokens` / `max_output_tokens`, never more than the window leaves); 0 sends no bound — see [context management](context.md)",
         example: "model_max_output_tokens = 4096",
     },

@@ -44,6 +44,8 @@ struct Sampled {
     max_output_tokens: Option<u32>,
     /// The server counted far fewer prompt tokens than were sent (it cut the prompt).
     cut_by_server: bool,
+    /// The answer was stopped because the model repeated itself (already warned about).
+    looped: bool,
 }
 
 /// Retries for an answer that leaves what the task names undone (`Unfinished::NotDone`).
@@ -237,6 +239,7 @@ async fn turn_loop(
         let sampled = sample(sess, turn_id, cancel, built).await?;
         report_usage(sess, turn_id, &sampled);
         let truncated = sampled.truncated;
+        let sampled_looped = sampled.looped;
         let calls: Vec<PendingCall> = sampled
             .items
             .iter()
@@ -283,7 +286,7 @@ async fn turn_loop(
             }
             return Err(empty_answer(truncated, thought));
         }
-        if truncated && calls.is_empty() {
+        if truncated && calls.is_empty() && !sampled_looped {
             sess.warn(
                 turn_id,
                 format!(
@@ -758,6 +761,7 @@ async fn sample(
             usage,
             completed,
             truncated,
+            looped,
             failure,
         } = drain(sess, turn_id, cancel, &mut stream).await?;
         if completed {
@@ -784,6 +788,7 @@ async fn sample(
                 prompt_size,
                 max_output_tokens: prompt.max_output_tokens,
                 cut_by_server: matches!(signal, Some(WindowSignal::SilentTruncation { .. })),
+                looped,
             });
         }
         let err = failure.unwrap_or_else(|| {
@@ -834,6 +839,8 @@ struct Drained {
     completed: bool,
     /// The model stopped at its output token limit.
     truncated: bool,
+    /// The answer was stopped because the model repeated itself.
+    looped: bool,
     failure: Option<ModelError>,
 }
 
@@ -849,6 +856,7 @@ async fn drain(
         usage: None,
         completed: false,
         truncated: false,
+        looped: false,
         failure: None,
     };
     loop {
@@ -884,6 +892,14 @@ async fn drain(
                 }
             }
             Some(Ok(ResponseEvent::OutputLimitReached)) => out.truncated = true,
+            Some(Ok(ResponseEvent::RepetitionStopped)) => {
+                out.truncated = true;
+                out.looped = true;
+                sess.warn(
+                    turn_id,
+                    "the model started repeating itself (the same text over and over), so its answer was stopped there and the repeated part dropped".to_string(),
+                );
+            }
             Some(Ok(ResponseEvent::Completed { token_usage, .. })) => {
                 out.usage = token_usage;
                 out.completed = true;

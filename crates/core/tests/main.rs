@@ -15,4 +15,5 @@ mod open_models;
 mod parallel_commands;
 mod repeated_calls;
 mod server_window;
+mod small_model_faults;
 mod subscribers;

@@ -329,6 +329,8 @@ pub(crate) struct ChatDecoder {
     think: ThinkSplitter,
     /// The tools offered in the request: only their calls are recovered from text.
     tools: Vec<ToolSpec>,
+    /// Everything the model writes, watched for a loop.
+    guard: crate::looping::LoopGuard,
 }
 
 impl ChatDecoder {
@@ -390,6 +392,11 @@ impl Decoder for ChatDecoder {
         }
         if let Some(delta) = choice.get("delta").or_else(|| choice.get("message")) {
             self.on_delta(delta, out);
+            if self.guard.tripped() {
+                // Ending here closes the connection: the server stops generating.
+                self.finish(out);
+                return Ok(Step::Done);
+            }
         }
         if let Some(reason) = choice.get("finish_reason").and_then(Value::as_str) {
             self.finish_reason = Some(reason.to_string());
@@ -430,6 +437,7 @@ impl ChatDecoder {
         if let Some(content) = delta.get("content").and_then(Value::as_str)
             && !content.is_empty()
         {
+            self.guard.feed(content);
             let (text, reasoning) = (&mut self.text, &mut self.reasoning);
             self.think.feed(content, &mut |piece| {
                 route_piece(piece, text, reasoning, out)
@@ -437,6 +445,9 @@ impl ChatDecoder {
         }
         if let Some(calls) = delta.get("tool_calls").and_then(Value::as_array) {
             for (position, call) in calls.iter().enumerate() {
+                if let Some(args) = call.pointer("/function/arguments").and_then(Value::as_str) {
+                    self.guard.feed(args);
+                }
                 self.calls.merge(position, call);
             }
         }
@@ -446,6 +457,11 @@ impl ChatDecoder {
         let (text, reasoning) = (&mut self.text, &mut self.reasoning);
         self.think
             .finish(&mut |piece| route_piece(piece, text, reasoning, out));
+        let looped = self.guard.tripped();
+        if looped {
+            crate::looping::cut_loop(&mut self.text);
+            crate::looping::cut_loop(&mut self.reasoning);
+        }
         // Calls the server left in the text (its tool parser is off) become real calls, but
         // only when it sent no structured ones: then the text is the only record of them.
         let mut recovered = Vec::new();
@@ -470,7 +486,7 @@ impl ChatDecoder {
                 std::mem::take(&mut self.text),
             )));
         }
-        let cut_off = self.finish_reason.as_deref() == Some("length");
+        let cut_off = looped || self.finish_reason.as_deref() == Some("length");
         for (call_id, name, arguments) in self.calls.finish(cut_off) {
             out.push_back(ResponseEvent::OutputItemDone(ResponseItem::FunctionCall {
                 call_id,
@@ -485,7 +501,9 @@ impl ChatDecoder {
                 arguments: call.arguments,
             }));
         }
-        if self.finish_reason.as_deref() == Some("length") {
+        if looped {
+            out.push_back(ResponseEvent::RepetitionStopped);
+        } else if self.finish_reason.as_deref() == Some("length") {
             out.push_back(ResponseEvent::OutputLimitReached);
         }
         out.push_back(ResponseEvent::Completed {

@@ -19,6 +19,7 @@ pub mod catalog;
 mod chat;
 mod error;
 mod http;
+mod looping;
 mod overflow;
 mod quirks;
 mod responses;
@@ -134,6 +135,11 @@ pub enum ResponseEvent {
     /// Responses `incomplete` for `max_output_tokens`): the last text or tool call is cut
     /// off. Comes just before `Completed`.
     OutputLimitReached,
+    /// The model fell into a loop (the end of its output was one piece repeated over and
+    /// over): the stream was ended there and the repeated tail cut from the answer; the last
+    /// text or tool call is cut off, as at the output limit. Comes just before `Completed`
+    /// (which carries no usage: the server never finished).
+    RepetitionStopped,
     /// The last event of a successful response.
     Completed {
         response_id: Option<String>,

@@ -181,6 +181,8 @@ pub(crate) struct ResponsesDecoder {
     tools: Vec<ToolSpec>,
     /// Tool calls already recovered from text in this response (one warning per response).
     recovered_calls: bool,
+    /// Everything the model writes, watched for a loop.
+    guard: crate::looping::LoopGuard,
 }
 
 impl ResponsesDecoder {
@@ -267,9 +269,20 @@ impl Decoder for ResponsesDecoder {
             }
             "response.output_text.delta" => {
                 if let Some(d) = v.get("delta").and_then(Value::as_str) {
+                    self.guard.feed(d);
                     let (text, reasoning) = (&mut self.pending_text, &mut self.pending_reasoning);
                     self.think
                         .feed(d, &mut |p| route_piece(p, text, reasoning, out));
+                }
+                if self.guard.tripped() {
+                    return Ok(self.stop_loop(out));
+                }
+            }
+            "response.function_call_arguments.delta" => {
+                if let Some(d) = v.get("delta").and_then(Value::as_str)
+                    && self.guard.feed(d)
+                {
+                    return Ok(self.stop_loop(out));
                 }
             }
             "response.reasoning_summary_text.delta" | "response.reasoning_text.delta" => {
@@ -353,6 +366,20 @@ impl Decoder for ResponsesDecoder {
 }
 
 impl ResponsesDecoder {
+    /// The output fell into a loop: what arrived, without the repeated tail, and the end
+    /// (ending the stream closes the connection, so the server stops generating).
+    fn stop_loop(&mut self, out: &mut VecDeque<ResponseEvent>) -> Step {
+        crate::looping::cut_loop(&mut self.pending_text);
+        crate::looping::cut_loop(&mut self.pending_reasoning);
+        self.flush_pending(out);
+        out.push_back(ResponseEvent::RepetitionStopped);
+        out.push_back(ResponseEvent::Completed {
+            response_id: None,
+            token_usage: None,
+        });
+        Step::Done
+    }
+
     /// Items for deltas that no `response.output_item.done` covered.
     fn flush_pending(&mut self, out: &mut VecDeque<ResponseEvent>) {
         let (text, reasoning) = (&mut self.pending_text, &mut self.pending_reasoning);
