@@ -403,9 +403,11 @@ impl Session {
         });
     }
 
-    /// Record a window learned from the server's behaviour, for this session and the next
-    /// ones with the same provider and model.
-    pub async fn learn_window(&self, tokens: i64, from: window::LearnedFrom) {
+    /// Record a window learned from the server's behaviour, for this session, and in the
+    /// memory file for the next ones with the same provider and model (which use it once it
+    /// is corroborated: see `window`). `false` when the server's own report of its window
+    /// contradicts it: then nothing was learned.
+    pub async fn learn_window(&self, tokens: i64, from: window::LearnedFrom) -> bool {
         let (learned, home, key) = {
             let mut st = self.state();
             let learned = st.window.learn(tokens, from);
@@ -415,11 +417,15 @@ impl Session {
                 window::memory_key(&st.config),
             )
         };
+        let Some(learned) = learned else {
+            return false;
+        };
         let saved =
             tokio::task::spawn_blocking(move || window::remember(&home, &key, &learned)).await;
         if let Ok(Err(e)) = saved {
             tracing::debug!("could not remember the learned context window: {e}");
         }
+        true
     }
 
     /// Replace the whole history (compaction) and record it as a `compacted` rollout item,

@@ -765,8 +765,17 @@ async fn sample(
             failure,
         } = drain(sess, turn_id, cancel, &mut stream).await?;
         if completed {
+            // The plain-bytes count costs a serialization: only when the report is low.
+            let least_prompt = match &usage {
+                Some(u) if u.input_tokens * 2 < estimated_prompt => sess
+                    .state()
+                    .estimator
+                    .least_tokens(crate::context_window::plain_prompt_size(&prompt)),
+                _ => estimated_prompt,
+            };
             let signal = window_signal(
                 estimated_prompt,
+                least_prompt,
                 usage.as_ref(),
                 truncated,
                 sess.context_window(),

@@ -270,10 +270,9 @@ fn json_values(raw: &str) -> Option<Vec<Value>> {
     let values: Result<Vec<Value>, _> = serde_json::Deserializer::from_str(raw)
         .into_iter::<Value>()
         .collect();
-    if let Ok(values) =
-        values
-            .map_err(drop)
-            .and_then(|v| if v.is_empty() { Err(()) } else { Ok(v) })
+    if let Ok(values) = values
+        .map_err(drop)
+        .and_then(|v| if v.is_empty() { Err(()) } else { Ok(v) })
     {
         return Some(values);
     }
