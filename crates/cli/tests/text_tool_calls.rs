@@ -116,8 +116,9 @@ async fn a_fenced_json_call_as_the_whole_answer_is_run() {
     assert_eq!(stdout(&out).trim(), "Both files are there.");
     assert_eq!(read(&env.work().join("one.txt")), "one\n");
     assert_eq!(read(&env.work().join("two.txt")), "two\n");
-    // Warned about once per session, though two answers held text calls.
-    assert_eq!(err.matches(RECOVERED).count(), 1, "{err}");
+    // Plain JSON is a shape no server parser catches: no warning blames the server's parser
+    // (issue 43 item 5; template markup still warns, see `open_models` and `served_now`).
+    assert_eq!(err.matches(RECOVERED).count(), 0, "{err}");
 
     let reqs = env.mock.requests();
     assert_eq!(reqs.len(), 3);
@@ -234,7 +235,7 @@ async fn bare_and_tagged_json_calls_are_run_on_both_wires() {
         ] {
             assert_eq!(read(&env.work().join(file)), text, "{wire:?} {file}");
         }
-        assert_eq!(err.matches(RECOVERED).count(), 1, "{wire:?}: {err}");
+        assert_eq!(err.matches(RECOVERED).count(), 0, "{wire:?}: {err}");
         let reqs = env.mock.requests();
         assert_eq!(reqs.len(), 4, "{wire:?}");
         assert_eq!(reqs[3].function_calls().len(), 3, "{wire:?}");

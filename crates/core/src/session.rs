@@ -51,6 +51,9 @@ pub(crate) struct SessionState {
     /// `tool_call_format = "auto"` switched this session to text tool calls (the model kept
     /// writing calls into its answers).
     pub text_tools_fallback: bool,
+    /// The server sent tool calls it parsed itself in this session: its tool-call parser is
+    /// on, so calls later found in the text are the model's shape, not the parser's fault.
+    pub server_parses_calls: bool,
     /// Context the model gets with the next turn's input, after it (a `!command` the user
     /// ran between turns: `Thread::add_context_for_next_turn`).
     pub next_turn_context: Vec<ResponseItem>,
@@ -122,6 +125,7 @@ impl Session {
                 loaded_tools,
                 project_doc: None,
                 text_tools_fallback: false,
+                server_parses_calls: false,
                 next_turn_context: Vec::new(),
                 next_turn_overrides: TurnOverrides::default(),
             }),

@@ -868,6 +868,8 @@ async fn drain(
         looped: false,
         failure: None,
     };
+    // Calls in this answer came from its text, not from the server's parser.
+    let mut recovered = false;
     loop {
         let ev = tokio::select! {
             _ = cancel.cancelled() => return Err(TurnFailure::Interrupted),
@@ -890,9 +892,14 @@ async fn drain(
             Some(Ok(ResponseEvent::ToolCallsRecoveredFromText {
                 format,
                 server_hint,
+                parser_off,
             })) => {
+                recovered = true;
                 // In text mode calls in the text are what was asked for: nothing to warn about.
-                if !sess.tools_as_text() {
+                // Nor when the parser is on: it parsed calls before, or the model wrote a
+                // shape no parser catches (plain JSON).
+                let parser_on = !parser_off || sess.state().server_parses_calls;
+                if !sess.tools_as_text() && !parser_on {
                     sess.warn_once(turn_id, "tool_calls_in_text", || {
                         format!(
                             "the model's tool calls arrived as plain text ({format} format): the server's tool-call parser is off. They are recognised and run anyway, but the server should parse them itself. Fix: {server_hint}. See docs/providers.md, \"Server settings\"."
@@ -912,6 +919,13 @@ async fn drain(
             Some(Ok(ResponseEvent::Completed { token_usage, .. })) => {
                 out.usage = token_usage;
                 out.completed = true;
+                let parsed = out
+                    .items
+                    .iter()
+                    .any(|i| matches!(i, ResponseItem::FunctionCall { .. }));
+                if parsed && !recovered && !sess.tools_as_text() {
+                    sess.state().server_parses_calls = true;
+                }
                 return Ok(out);
             }
             Some(Err(e)) => {

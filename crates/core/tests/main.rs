@@ -14,6 +14,7 @@ mod mcp_sampling;
 mod open_models;
 mod parallel_commands;
 mod repeated_calls;
+mod served_now;
 mod server_window;
 mod small_model_faults;
 mod subscribers;

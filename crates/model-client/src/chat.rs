@@ -10,6 +10,7 @@
 //! ([`think`]) and tool calls ([`text_tools`]) in the answer text; the decoder takes them out.
 
 mod calls;
+pub(crate) use calls::clean_tool_name;
 pub(crate) mod json_calls;
 pub(crate) mod text_tools;
 pub(crate) mod think;
@@ -355,6 +356,7 @@ impl Decoder for ChatDecoder {
             return Ok(Step::Continue);
         }
         if data == "[DONE]" {
+            self.aborted()?;
             self.finish(out);
             return Ok(Step::Done);
         }
@@ -408,6 +410,7 @@ impl Decoder for ChatDecoder {
         // Some servers close right after the finish_reason chunk without `[DONE]`; that
         // response is complete. Without a finish_reason the answer may be cut off.
         if self.finish_reason.is_some() {
+            self.aborted()?;
             self.finish(out);
             Ok(())
         } else {
@@ -420,6 +423,18 @@ impl Decoder for ChatDecoder {
 }
 
 impl ChatDecoder {
+    /// vLLM ends a request the engine aborted (shutdown, a pause, an abort request) like a
+    /// finished one, with `finish_reason: "abort"` and `[DONE]` (vllm-project/vllm#57082):
+    /// the answer is cut mid-sentence, so it is a dropped stream (retried), not an answer.
+    fn aborted(&self) -> Result<(), ModelError> {
+        match self.finish_reason.as_deref() {
+            Some(reason @ ("abort" | "error")) => Err(ModelError::StreamDisconnected(format!(
+                "the server stopped the answer part-way (finish_reason \"{reason}\")"
+            ))),
+            _ => Ok(()),
+        }
+    }
+
     fn on_delta(&mut self, delta: &Value, out: &mut VecDeque<ResponseEvent>) {
         for key in ["reasoning_content", "reasoning"] {
             if let Some(r) = delta.get(key).and_then(Value::as_str)
@@ -471,9 +486,17 @@ impl ChatDecoder {
             out.push_back(ResponseEvent::ToolCallsRecoveredFromText {
                 format: found.format.name().to_string(),
                 server_hint: found.format.server_hint().to_string(),
+                parser_off: found.format.is_template_markup(),
             });
             self.text = found.text;
             recovered = found.calls;
+        }
+        // A server that parsed the calls may still leak their markup into the text (vLLM's
+        // Kimi-K2 parser, vllm-project/vllm#31207): the calls are in `tool_calls`, so the
+        // markup is dropped, from the answer and from the history it becomes.
+        if !self.calls.is_empty() {
+            self.text = text_tools::without_call_markup(&self.text);
+            self.reasoning = text_tools::without_call_markup(&self.reasoning);
         }
         if !self.reasoning.is_empty() {
             out.push_back(ResponseEvent::OutputItemDone(ResponseItem::Reasoning {

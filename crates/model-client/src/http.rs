@@ -115,6 +115,47 @@ pub(crate) fn provider_message(body: &str) -> String {
     truncate(body, 500)
 }
 
+/// Why an error body is one no retry can fix, with what fixes it; `None` for the rest.
+/// Recorded wordings: llama.cpp without `--jinja` ("tools param requires --jinja flag",
+/// HTTP 500; older builds "Unsupported param: tools"), an account out of credit on a 429
+/// (OpenAI's `insufficient_quota`, "exceeded your current quota", gateways' "billing" and
+/// "credit"), and Ollama out of memory on a 500 ("model requires more system memory (7.5
+/// GiB) than is available (5.2 GiB)", CUDA's "out of memory").
+pub(crate) fn permanent_failure(body: &str) -> Option<&'static str> {
+    let lower = body.to_ascii_lowercase();
+    let has = |words: &[&str]| words.iter().any(|w| lower.contains(w));
+    if has(&["requires --jinja", "unsupported param: tools"]) {
+        return Some(
+            "this llama-server cannot take tool definitions: start it with `--jinja` (its default in current builds; an older build or `--no-jinja` turns it off)",
+        );
+    }
+    if has(&[
+        "insufficient_quota",
+        "exceeded your current quota",
+        "billing",
+        "insufficient credit",
+        "credit balance",
+        "out of credits",
+        "payment required",
+    ]) {
+        return Some(
+            "the account has no quota or credit left: add credit or raise the plan's limit with the provider; retrying will not help",
+        );
+    }
+    if has(&[
+        "requires more system memory",
+        "out of memory",
+        "failed to allocate",
+        "unable to allocate",
+        "cudaerrormemoryallocation",
+    ]) {
+        return Some(
+            "the server has not enough memory to load or run this model: choose a smaller model or quantization, lower the context size, or free memory on the server",
+        );
+    }
+    None
+}
+
 pub(crate) struct ErrorContext<'a> {
     pub url: &'a str,
     pub provider: &'a ModelProviderInfo,
@@ -158,7 +199,10 @@ pub(crate) fn http_error(
             None => "the conversation no longer fits the model's context window (context_length_exceeded); compact it, or set `model_context_window` to the server's real window".to_string(),
         },
         None if crate::vision::is_no_vision_error(body) => crate::vision::advice(cx.model),
-        None => hint,
+        None => match permanent_failure(body) {
+            Some(fix) => fix.to_string(),
+            None => hint,
+        },
     };
     ModelError::Http {
         status: code,

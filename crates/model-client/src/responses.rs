@@ -227,6 +227,7 @@ impl ResponsesDecoder {
                 out.push_back(ResponseEvent::ToolCallsRecoveredFromText {
                     format: found.format.name().to_string(),
                     server_hint: found.format.server_hint().to_string(),
+                    parser_off: found.format.is_template_markup(),
                 });
             }
             self.recovered_calls = true;
@@ -438,7 +439,7 @@ fn parse_output_item(item: &Value) -> Option<ResponseItem> {
                 .filter(|s| !s.is_empty())
                 .map(str::to_string)
                 .unwrap_or_else(synthesize_call_id),
-            name: str_field("name").unwrap_or_default().to_string(),
+            name: crate::chat::clean_tool_name(str_field("name").unwrap_or_default()),
             arguments: match item.get("arguments") {
                 Some(Value::String(s)) => s.clone(),
                 Some(Value::Null) | None => String::new(),
