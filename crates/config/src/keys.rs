@@ -303,7 +303,7 @@ pub const KEY_DOCS: &[KeyDoc] = &[
     KeyDoc {
         key: "notify",
         default: "unset",
-        meaning: "program and arguments run when a turn completes, with one more argument: a JSON object (`type`, `thread-id`, `turn-id`, `cwd`, `input-messages`, `last-assistant-message`); the turn does not wait for it, a stopping session waits for it at most 2 s, and it does not outlive the agent; it gets the environment commands get (`[shell_environment_policy]` applied, credentials removed)",
+        meaning: "program and arguments run when a turn completes, with one more argument: a JSON object (`type`, `thread-id`, `turn-id`, `cwd`, `input-messages`, `last-assistant-message`); the turn does not wait for it, a stopping session waits for it at most 2 s, and it does not outlive the agent; it gets the environment commands get (`[shell_environment_policy]` applied, credentials removed); `notify = []` runs nothing",
         example: "notify = [\"notify-send\", \"Open Interpreter\"]",
     },
     KeyDoc {

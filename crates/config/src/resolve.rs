@@ -55,6 +55,7 @@ pub(crate) fn build_config(inputs: TypedInputs<'_>) -> Result<Config, ConfigErro
     } = inputs;
     let ov = &opts.overrides;
     let t = read_schema(effective)?;
+    check_profile_values(t.profiles.as_ref())?;
 
     let providers = model_providers(t.model_providers.unwrap_or_default())?;
     let provider_id = ov
@@ -153,11 +154,8 @@ pub(crate) fn build_config(inputs: TypedInputs<'_>) -> Result<Config, ConfigErro
         project_doc_max_bytes: count(t.project_doc_max_bytes)
             .map(as_usize)
             .unwrap_or(DEFAULT_PROJECT_DOC_MAX_BYTES),
-        notify: match t.notify {
-            None => None,
-            Some(argv) if argv.is_empty() => return Err(notify_error()),
-            Some(argv) => Some(argv),
-        },
+        // `notify = []` runs nothing, as in Codex (which accepts it).
+        notify: t.notify.filter(|argv| !argv.is_empty()),
         notify_pins: None,
         history_persistence: history_persistence(t.history.unwrap_or_default().0)?,
         mcp_oauth_credentials_store: t.mcp_oauth_credentials_store.unwrap_or_default(),
@@ -323,6 +321,43 @@ fn choose_model(
     }
 }
 
+/// The values every profile sets, checked like the top-level keys they stand for, whether
+/// the profile is in use or not: a typo in a profile is found when it is written, not the
+/// day the profile is first chosen. (Types were checked by the schema.)
+fn check_profiles_values_of(name: &str, p: &crate::schema::ProfileToml) -> Result<(), ConfigError> {
+    let key = |k: &str| format!("profiles.{name}.{k}");
+    parse_enum::<AskForApproval>(&key("approval_policy"), p.approval_policy.clone())?;
+    parse_enum::<SandboxMode>(&key("sandbox_mode"), p.sandbox_mode.clone())?;
+    if let Some(effort) = &p.model_reasoning_effort {
+        parse_effort(effort).map_err(|m| invalid(&key("model_reasoning_effort"), m))?;
+    }
+    one_of(
+        &key("tool_call_format"),
+        p.tool_call_format.clone(),
+        &["native", "text", "auto"],
+    )?;
+    one_of(
+        &key("model_reasoning_summary"),
+        p.model_reasoning_summary.clone(),
+        &["auto", "concise", "detailed", "none"],
+    )?;
+    one_of(
+        &key("model_verbosity"),
+        p.model_verbosity.clone(),
+        &["low", "medium", "high"],
+    )?;
+    Ok(())
+}
+
+fn check_profile_values(
+    profiles: Option<&BTreeMap<String, crate::schema::Table<crate::schema::ProfileToml>>>,
+) -> Result<(), ConfigError> {
+    for (name, profile) in profiles.into_iter().flatten() {
+        check_profiles_values_of(name, &profile.0)?;
+    }
+    Ok(())
+}
+
 fn parse_enum<T: std::str::FromStr<Err = String>>(
     key: &str,
     value: Option<String>,
@@ -407,6 +442,3 @@ fn as_usize(v: u64) -> usize {
     usize::try_from(v).unwrap_or(usize::MAX)
 }
 
-fn notify_error() -> ConfigError {
-    invalid("notify", type_hint("notify").unwrap_or_default())
-}
