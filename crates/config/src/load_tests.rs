@@ -589,21 +589,31 @@ fn an_empty_notify_runs_nothing() {
 fn values_of_profiles_not_in_use_are_checked() {
     for (text, needle) in [
         ("sandbox_mode = \"bogus\"", "profiles.unused.sandbox_mode"),
-        ("approval_policy = \"sometimes\"", "profiles.unused.approval_policy"),
+        (
+            "approval_policy = \"sometimes\"",
+            "profiles.unused.approval_policy",
+        ),
         (
             "model_reasoning_effort = \"extreme\"",
             "profiles.unused.model_reasoning_effort",
         ),
         ("tool_call_format = \"xml\"", "native, text, auto"),
-        ("model_verbosity = \"loud\"", "profiles.unused.model_verbosity"),
+        (
+            "model_verbosity = \"loud\"",
+            "profiles.unused.model_verbosity",
+        ),
         (
             "model_reasoning_summary = \"short\"",
             "profiles.unused.model_reasoning_summary",
         ),
     ] {
-        let e = load_with(&format!("[profiles.unused]\n{text}\n"), &[], Default::default())
-            .unwrap_err()
-            .to_string();
+        let e = load_with(
+            &format!("[profiles.unused]\n{text}\n"),
+            &[],
+            Default::default(),
+        )
+        .unwrap_err()
+        .to_string();
         assert!(e.contains(needle), "{text}: {e}");
     }
     let ok = "[profiles.fast]\nsandbox_mode = \"read-only\"\napproval_policy = \"never\"\nmodel_reasoning_effort = \"low\"\n";

@@ -4,7 +4,8 @@
 use crate::ConfigError;
 use crate::mcp::{McpServerConfig, parse_servers};
 use crate::provider::{
-    DEFAULT_OLLAMA_MODEL, DEFAULT_PROVIDER_ID, ModelProviderInfo, builtin_providers,
+    DEFAULT_OLLAMA_MODEL, DEFAULT_PROVIDER_ID, LOCAL_MODEL, LOCAL_PROVIDER_ID, ModelProviderInfo,
+    builtin_providers,
 };
 use crate::schema::{
     ConfigToml, HistoryToml, ModelProviderToml, NonNegative, SandboxWorkspaceWriteToml, Table,
@@ -58,13 +59,12 @@ pub(crate) fn build_config(inputs: TypedInputs<'_>) -> Result<Config, ConfigErro
     check_profile_values(t.profiles.as_ref())?;
 
     let providers = model_providers(t.model_providers.unwrap_or_default())?;
-    let provider_id = ov
-        .model_provider
-        .clone()
-        .or(t.model_provider)
-        .unwrap_or_else(|| DEFAULT_PROVIDER_ID.to_string());
+    let chosen_provider_id = ov.model_provider.clone().or(t.model_provider);
+    let chosen_model = ov.model.clone().or(t.model);
+    let model_provider_defaulted = chosen_provider_id.is_none() && chosen_model.is_none();
+    let provider_id = chosen_provider_id.unwrap_or_else(|| DEFAULT_PROVIDER_ID.to_string());
     let model_provider = chosen_provider(&providers, &provider_id)?;
-    let model = choose_model(ov.model.clone().or(t.model), &provider_id, &user_path)?;
+    let model = choose_model(chosen_model, &provider_id, &user_path)?;
 
     let approval_policy = match ov.approval_policy {
         Some(a) => a,
@@ -99,6 +99,7 @@ pub(crate) fn build_config(inputs: TypedInputs<'_>) -> Result<Config, ConfigErro
         model,
         model_provider_id: provider_id,
         model_provider,
+        model_provider_defaulted,
         model_providers: providers,
         model_reasoning_effort,
         model_context_window: count(t.model_context_window).map(saturating_i64),
@@ -311,6 +312,7 @@ fn choose_model(
     match configured {
         Some(m) if !m.trim().is_empty() => Ok(m),
         _ if provider_id == DEFAULT_PROVIDER_ID => Ok(DEFAULT_OLLAMA_MODEL.to_string()),
+        _ if provider_id == LOCAL_PROVIDER_ID => Ok(LOCAL_MODEL.to_string()),
         _ => Err(invalid(
             "model",
             format!(
@@ -441,4 +443,3 @@ fn saturating_i64(v: u64) -> i64 {
 fn as_usize(v: u64) -> usize {
     usize::try_from(v).unwrap_or(usize::MAX)
 }
-

@@ -224,6 +224,11 @@ impl TurnRecord {
         }
     }
 
+    /// Whether the request states anything [`TurnRecord::unmet_in`] can check.
+    pub(crate) fn names_checkable_work(&self) -> bool {
+        !is_question(&self.request) && !task::expectations(&self.request).is_empty()
+    }
+
     /// What the task's words say must hold and does not, in `cwd` (reads the disk: call it
     /// off the async workers). Questions state nothing; a test to pass counts only when a
     /// change was asked for ("run test_add.py and say whether it passes" asks none).

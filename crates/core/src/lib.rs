@@ -30,6 +30,7 @@ mod manager;
 mod mcp_sampling;
 mod notify;
 mod prompt;
+mod provider_start;
 mod recorder;
 mod repeats;
 mod safety;
@@ -68,6 +69,7 @@ pub use oi_thread_store::{
     GitInfo, ListQuery, LoadedThread, RolloutItem, SessionSource, SortKey, StoredTurn,
     ThreadOutline, ThreadPage, ThreadSummary, TurnSpan, TurnStatus,
 };
+pub use provider_start::{ProviderStarter, set_provider_starter};
 pub use stored::StoredThreads;
 
 /// The model catalog front ends list models from (v2 `model/list`, the TUI's `/model`):

@@ -48,6 +48,9 @@ struct Sampled {
     looped: bool,
 }
 
+/// How the note about an empty answer starts (an answer repeating it is no answer).
+const EMPTY_ANSWER_NOTE_START: &str = "Your last answer was empty.";
+
 /// Retries for an answer that leaves what the task names undone (`Unfinished::NotDone`).
 const MAX_NOT_DONE_NUDGES: usize = 2;
 
@@ -265,6 +268,16 @@ async fn turn_loop(
                     .is_some_and(|t| !t.trim().is_empty());
             }
         }
+        // Small models answer the note about an empty answer by repeating it: that is no
+        // answer either (recorded: exec printed the note as the model's answer).
+        if answered
+            && last_agent_message
+                .as_deref()
+                .is_some_and(|t| t.contains(EMPTY_ANSWER_NOTE_START))
+        {
+            answered = false;
+            last_agent_message = None;
+        }
         let thought = sampled
             .items
             .iter()
@@ -278,11 +291,22 @@ async fn turn_loop(
                 nudged = true;
                 sess.push_history(
                     turn_id,
-                    vec![ResponseItem::developer_text(
-                        "Your last answer was empty. If the task is done, say in one or two sentences what you did; otherwise continue with the next step.",
-                    )],
+                    vec![ResponseItem::developer_text(format!(
+                        "{EMPTY_ANSWER_NOTE_START} If the task is done, say in one or two sentences what you did; otherwise continue with the next step."
+                    ))],
                 ).await;
                 continue;
+            }
+            // Silent again, but its tools did what the task's words name, as the directory
+            // shows: the work stands, with no words to print.
+            if ran_calls && !truncated && work_checks_out(sess).await {
+                let outcome = TurnOutcome::Completed {
+                    last_agent_message: None,
+                };
+                if end_turn(sess, turn_id, outcome, Some(started)).await == Ended::GoOn {
+                    continue;
+                }
+                return Ok(());
             }
             return Err(empty_answer(truncated, thought));
         }
@@ -484,6 +508,19 @@ async fn unfinished_answer(sess: &Session, answer: Option<&str>) -> Option<Unfin
         .await
         .ok()
         .flatten()
+}
+
+/// Whether the turn changed files and everything the task's words name holds (checked on
+/// disk; a task whose words name nothing checkable does not count as checked).
+async fn work_checks_out(sess: &Session) -> bool {
+    let record = TurnRecord::of_history(&sess.state().history);
+    if nothing_changed(sess) || !record.names_checkable_work() {
+        return false;
+    }
+    let cwd = sess.turn_context().config.cwd.clone();
+    tokio::task::spawn_blocking(move || record.unmet_in(&cwd).is_none())
+        .await
+        .unwrap_or(false)
 }
 
 /// The last thing the model said in the current turn, if anything.

@@ -63,7 +63,7 @@ fn wants_escalation(v: &Option<serde_json::Value>) -> bool {
 /// `on-failure`, which may ask to re-run a denied command outside the sandbox) keeps the
 /// call in order.
 pub(crate) fn runs_alongside(config: &oi_config::Config, arguments: &str) -> bool {
-    let Ok(args) = shell_args(arguments) else {
+    let Ok(args) = shell_args("shell", arguments) else {
         return false;
     };
     if wants_escalation(&args.with_escalated_permissions) {
@@ -104,11 +104,9 @@ pub(crate) async fn handle(
     call: &ToolCall<'_>,
     cancel: &CancellationToken,
 ) -> ToolOutcome {
-    let args = match shell_args(call.arguments) {
+    let args = match shell_args(call.name, call.arguments) {
         Ok(a) => a,
-        Err(message) => {
-            return ToolOutcome::err(format!("invalid arguments for `{}`: {message}", call.name));
-        }
+        Err(e) => return e,
     };
     let argv = match command_argv(args.command) {
         Ok(argv) => argv,
@@ -227,15 +225,17 @@ const OPTION_KEYS: &[&str] = &[
 /// whole arguments as the argv list, numbers as argv words, and an argv list sent as a JSON
 /// string (vLLM with Qwen3-Coder). The error is one plain sentence for the model, never a
 /// parser's type name.
-fn shell_args(raw: &str) -> Result<ShellArgs, String> {
+fn shell_args(tool: &str, raw: &str) -> Result<ShellArgs, ToolOutcome> {
+    let invalid =
+        |message: String| ToolOutcome::err(format!("invalid arguments for `{tool}`: {message}"));
     let raw = if raw.trim().is_empty() { "{}" } else { raw };
     let values = json_values(raw)
         .or_else(|| json_values(&options_out_of_argv(raw)?))
         .ok_or_else(|| {
-            format!(
+            invalid(format!(
                 "the arguments are not JSON ({}). Send an object such as {{\"command\": [\"ls\", \"-la\"], \"workdir\": \"src\"}}",
                 one_line(raw)
-            )
+            ))
         })?;
     let mut obj = Map::new();
     for value in values {
@@ -252,7 +252,7 @@ fn shell_args(raw: &str) -> Result<ShellArgs, String> {
     }
     serde_json::from_value::<ShellArgs>(Value::Object(obj.clone())).map_err(|e| {
         let got = obj.get("command").map_or("nothing".to_string(), |c| one_line(&c.to_string()));
-        if obj.contains_key("command") {
+        invalid(if obj.contains_key("command") {
             format!(
                 "`command` must be a list of strings such as [\"ls\", \"-la\"], or one command line as a string; got {got}"
             )
@@ -260,7 +260,7 @@ fn shell_args(raw: &str) -> Result<ShellArgs, String> {
             "`command` is missing. Send an object such as {\"command\": [\"ls\", \"-la\"]}".to_string()
         } else {
             format!("{e}. Send an object such as {{\"command\": [\"ls\", \"-la\"]}}")
-        }
+        })
     })
 }
 
@@ -744,7 +744,11 @@ fn finish(out: ExecOutput, max_bytes: usize) -> ToolOutcome {
 
 #[cfg(test)]
 mod tests {
-    use super::{ShellArgs, command_argv, shell_args, shell_syntax_as_script};
+    use super::{ShellArgs, command_argv, shell_syntax_as_script};
+
+    fn shell_args(raw: &str) -> Result<ShellArgs, String> {
+        super::shell_args("shell", raw).map_err(|e| e.output.text_content())
+    }
 
     fn argv(words: &[&str]) -> Vec<String> {
         words.iter().map(|w| w.to_string()).collect()
@@ -826,7 +830,7 @@ mod tests {
             Ok(_) => panic!("accepted"),
         };
         assert!(
-            err.starts_with("`command` must be a list of strings"),
+            err.starts_with("invalid arguments for `shell`: `command` must be a list of strings"),
             "{err}"
         );
         assert!(!err.contains("untagged"), "{err}");
