@@ -144,9 +144,38 @@ fn messages(prompt: &Prompt, options: ChatRequestOptions) -> Vec<Value> {
         None => id.to_string(),
     };
 
+    // The engine's per-run context (a user item right after the system prompt), held to go
+    // at the head of the next user message: two user messages in a row break templates
+    // that want roles to alternate (Mistral's).
+    let mut context: Option<String> = None;
     for item in &prompt.input[consumed..] {
         if !matches!(item, ResponseItem::FunctionCallOutput { .. }) {
             flush_images(&mut out, &mut pending_images);
+        }
+        if let ResponseItem::Message {
+            role: Role::User,
+            content,
+        } = item
+        {
+            let text = text_of(content);
+            if out.len() <= 1 && context.is_none() && is_run_context(&text) {
+                context = Some(text);
+                continue;
+            }
+        }
+        if let Some(ctx) = context.take() {
+            match item {
+                ResponseItem::Message {
+                    role: Role::User,
+                    content,
+                } => {
+                    out.push(json!({ "role": "user", "content": with_context(&ctx, content) }));
+                    assistant_open = false;
+                    reasoning = None;
+                    continue;
+                }
+                _ => out.push(json!({ "role": "user", "content": ctx })),
+            }
         }
         match item {
             ResponseItem::Message { role, content } => {
@@ -210,7 +239,30 @@ fn messages(prompt: &Prompt, options: ChatRequestOptions) -> Vec<Value> {
         }
     }
     flush_images(&mut out, &mut pending_images);
+    if let Some(ctx) = context {
+        out.push(json!({ "role": "user", "content": ctx }));
+    }
     out
+}
+
+/// Tags the engine's per-run context starts with (see `oi_core`'s `context_items`).
+const RUN_CONTEXT_STARTS: [&str; 2] = ["<project_instructions", "<environment_context>"];
+
+fn is_run_context(text: &str) -> bool {
+    RUN_CONTEXT_STARTS.iter().any(|t| text.starts_with(t))
+}
+
+/// A user message's content with the run context before it: one string for text, or the
+/// context as the first text part next to images.
+fn with_context(context: &str, content: &[ContentItem]) -> Value {
+    match message_content(content) {
+        Value::String(text) => Value::String(format!("{context}\n\n{text}")),
+        Value::Array(mut parts) => {
+            parts.insert(0, json!({ "type": "text", "text": context }));
+            Value::Array(parts)
+        }
+        other => other,
+    }
 }
 
 /// Puts the reasoning behind an assistant message's tool calls in the fields the provider
