@@ -237,3 +237,87 @@ fn a_named_test_must_pass_after_the_last_change() {
         "a runner that finds it"
     );
 }
+
+/// The everyday tasks of the real-model bench (tests/python/real_tasks.py), each with a
+/// correct solution on disk: what their words state must hold there, so a task done right
+/// is never sent back.
+#[test]
+fn correct_solutions_of_the_bench_tasks_meet_their_words() {
+    let write = |dir: &Path, files: &[(&str, &str)]| {
+        for (name, text) in files {
+            let p = dir.join(name);
+            std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+            std::fs::write(p, text).unwrap();
+        }
+    };
+    // The test the multi-step task names, run and passing after the last change.
+    let passed = Step {
+        command: Some(r#"{"command":["python3","test_mathx.py"]}"#.into()),
+        ok: true,
+        writes: false,
+    };
+    let cases: Vec<(&str, Vec<(&str, &str)>)> = vec![
+        ("Create a file hello.txt containing hi", vec![("hello.txt", "hi\n")]),
+        (
+            "Add a line 'walk the dog' at the end of todo.txt.",
+            vec![("todo.txt", "buy milk\nwalk the dog\n")],
+        ),
+        (
+            "In notes.txt, replace the word apple with banana everywhere.",
+            vec![("notes.txt", "The banana is red.\nI like banana pie.\n")],
+        ),
+        (
+            "Rename the function compute_total to calculate_total in shop.py and main.py.",
+            vec![
+                ("shop.py", "def calculate_total(prices):\n    return sum(prices)\n"),
+                ("main.py", "from shop import calculate_total\n\nprint(calculate_total([1, 2, 3]))\n"),
+            ],
+        ),
+        ("In config.toml, change the server port to 8080.", vec![("config.toml", "[server]\nport = 8080\n")]),
+        (
+            "Read sales.csv and write the total of the amount column to total.txt.",
+            vec![("sales.csv", "item,amount\na,1\n"), ("total.txt", "1\n")],
+        ),
+        (
+            "Create greeting.txt that greets the person named in name.txt, in the form Hello, <name>!",
+            vec![("name.txt", "Ada\n"), ("greeting.txt", "Hello, Ada!\n")],
+        ),
+        (
+            "Delete the lines containing TODO from notes.txt.",
+            vec![("notes.txt", "keep one\nkeep two\n")],
+        ),
+        (
+            "Write a Python script count.py that prints the numbers 1 to 5, one per line.",
+            vec![("count.py", "for i in range(1, 6):\n    print(i)\n")],
+        ),
+        (
+            "Create a directory src with a file main.py in it that prints hello.",
+            vec![("src/main.py", "print('hello')\n")],
+        ),
+        (
+            "Create mathx.py with a function mul(a, b) that returns a times b. Then write test_mathx.py that asserts mul(3, 4) == 12, and run it with python3 to check that it passes.",
+            vec![("mathx.py", "def mul(a, b):\n    return a * b\n"), ("test_mathx.py", "from mathx import mul\nassert mul(3, 4) == 12\n")],
+        ),
+        ("Rename draft.txt to final.txt.", vec![("final.txt", "version one\n")]),
+    ];
+    for (request, files) in cases {
+        let dir = tempfile::tempdir().unwrap();
+        write(dir.path(), &files);
+        let missing = unmet(&expectations(request), dir.path(), std::slice::from_ref(&passed));
+        assert!(missing.is_empty(), "{request}: {missing:?}");
+    }
+    // A script made executable, and the directories made.
+    let dir = tempfile::tempdir().unwrap();
+    for d in ["logs", "data", "tmp"] {
+        std::fs::create_dir(dir.path().join(d)).unwrap();
+    }
+    assert!(unmet(&expectations("Create the directories logs, data and tmp."), dir.path(), &[]).is_empty());
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::write(dir.path().join("run.sh"), "#!/bin/sh\necho ready\n").unwrap();
+        std::fs::set_permissions(dir.path().join("run.sh"), std::fs::Permissions::from_mode(0o755))
+            .unwrap();
+        assert!(unmet(&expectations("Make the script run.sh executable."), dir.path(), &[]).is_empty());
+    }
+}
