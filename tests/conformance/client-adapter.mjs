@@ -4,10 +4,12 @@
 // argument (MCP_CONFORMANCE_SCENARIO names the scenario; MCP_CONFORMANCE_CONTEXT carries the
 // credentials an auth scenario hands the client). We write what a user would write, a
 // config.toml with an [mcp_servers.conformance] table in a fresh home, and run our own client
-// on it: `interpreter mcp call` connects, initializes, lists the tools, calls the scenario's
-// tool, and runs whatever OAuth flow the server asks for. The scenario's authorization server
-// approves at once, so the "browser" is open-url.mjs, which follows the redirects back to
-// our loopback callback.
+// on it as a user would: for an auth scenario `interpreter mcp login` first (which reads the
+// server's challenge, and runs the machine grant where `grant_type` says so), then
+// `interpreter mcp call`, which connects, initializes, lists the tools, calls the scenario's
+// tool, and answers whatever the server asks for during the session (a step-up, a moved
+// authorization server). The scenario's authorization server approves at once, so the
+// "browser" is open-url.mjs, which follows the redirects back to our loopback callback.
 //
 // INTERPRETER_BIN names the binary (default: `interpreter` on PATH).
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -91,10 +93,17 @@ const argv = ['mcp', 'call', 'conformance', '--authorize', '--accept-elicitation
 if (tool) argv.push(tool, '--arguments', JSON.stringify(args));
 
 const bin = process.env.INTERPRETER_BIN || 'interpreter';
-const run = spawnSync(bin, argv, { env, stdio: 'inherit' });
-rmSync(home, { recursive: true, force: true });
-if (run.error) {
-  console.error(`cannot run ${bin}: ${run.error.message}`);
-  process.exit(2);
+const steps = scenario.startsWith('auth/') ? [['mcp', 'login', 'conformance'], argv] : [argv];
+let status = 0;
+for (const step of steps) {
+  const run = spawnSync(bin, step, { env, stdio: 'inherit' });
+  if (run.error) {
+    console.error(`cannot run ${bin}: ${run.error.message}`);
+    status = 2;
+    break;
+  }
+  status = run.status ?? 1;
+  if (status !== 0) break;
 }
-process.exit(run.status ?? 1);
+rmSync(home, { recursive: true, force: true });
+process.exit(status);

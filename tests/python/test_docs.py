@@ -3,10 +3,11 @@
 from conftest import REPO
 
 
-def test_docs_embed_the_tested_python_client_verbatim():
+def test_docs_embed_the_tested_python_clients_verbatim():
     doc = (REPO / "docs" / "mcp-server.md").read_text()
-    example = (REPO / "tests" / "python" / "example_client.py").read_text()
-    assert "```python\n" + example + "```" in doc, "update the Python block in docs/mcp-server.md"
+    for name in ("example_client.py", "example_client_modern.py"):
+        example = (REPO / "tests" / "python" / name).read_text()
+        assert "```python\n" + example + "```" in doc, f"update the Python block of {name} in docs/mcp-server.md"
 
 
 def test_example_client_passes_the_home_and_provider_keys(monkeypatch):

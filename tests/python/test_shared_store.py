@@ -79,6 +79,41 @@ async def test_a_thread_moves_between_servers_and_is_busy_while_one_drives_it(ma
             assert not results["a"].is_error, results["a"]
 
 
+async def test_2026_requests_alternate_between_two_servers_with_no_session(make_setup, interpreter_bin, tmp_path):
+    """MCP 2026-07-28 over HTTP: no session ties a client to a server, so requests of one
+    client can go to either of two servers on one store. A starts the thread; B shows it as a
+    resource and continues it with its history."""
+    from mcp.client.streamable_http import streamable_http_client
+    from mcp.shared._httpx_utils import create_mcp_http_client
+    from test_http import http_server
+
+    url = store_url()
+    setup = make_setup([text_turn("noted: kumquat"), text_turn("the word was kumquat")])
+    home_b = tmp_path / "home-b"
+    home_b.mkdir()
+    shutil.copy(setup.home / "config.toml", home_b / "config.toml")
+    store = {"OI_THREAD_STORE_URL": url}
+    with http_server(setup, interpreter_bin, "--no-auth-on-loopback", env=store) as (url_a, _), http_server(
+        setup, interpreter_bin, "--no-auth-on-loopback", env={**store, "OPENINTERPRETER_HOME": str(home_b)}
+    ) as (url_b, _):
+        with anyio.fail_after(TIMEOUT):
+            async with create_mcp_http_client() as http, Client(
+                streamable_http_client(url_a, http_client=http), mode="2026-07-28"
+            ) as a, Client(streamable_http_client(url_b, http_client=http), mode="2026-07-28") as b:
+                first = await a.call_tool("codex", {"prompt": "remember the word kumquat", "cwd": str(setup.work)})
+                assert not first.is_error, first
+                thread = first.structured_content["threadId"]
+                uri = f"interpreter://threads/{thread}"
+                assert uri in [str(r.uri) for r in (await b.list_resources()).resources]
+                transcript = (await b.read_resource(uri)).contents[0].text
+                assert "remember the word kumquat" in transcript and "noted: kumquat" in transcript, transcript
+                second = await b.call_tool("codex-reply", {"threadId": thread, "prompt": "what was the word?"})
+                assert not second.is_error, second
+                assert "kumquat" in str(second.content)
+    # B's request carried the history A wrote.
+    assert "remember the word kumquat" in str(setup.requests()[-1])
+
+
 class PrivatePostgres:
     """A PostgreSQL server of this test's own (scripts/test-postgres.sh start), which the
     test may stop and start again without disturbing the shared one."""

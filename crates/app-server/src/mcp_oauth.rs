@@ -12,7 +12,7 @@ use crate::protocol::session::{
     McpServerOauthLoginResponse,
 };
 use crate::{Conn, internal, invalid, method};
-use oi_config::mcp::McpServerTransportConfig;
+use oi_config::mcp::{McpOAuthGrant, McpServerTransportConfig};
 use oi_jsonrpc::{Execution, MethodTable, RequestContext, RpcError};
 use oi_mcp_client::oauth::{self, DEFAULT_LOGIN_TIMEOUT, LoginOptions};
 use std::sync::Arc;
@@ -57,9 +57,21 @@ async fn login(
             "OAuth login is only for streamable HTTP servers; `{name}` is a stdio server"
         )));
     };
+    if oauth.grant_type != McpOAuthGrant::AuthorizationCode {
+        return Err(invalid(format!(
+            "`{name}` uses grant_type = \"{}\": there is no browser login; sessions get their tokens with the configured client credentials (`interpreter mcp login {name}` checks them)",
+            oauth.grant_type.as_str()
+        )));
+    }
     // A confidential client's secret comes from the variable the config names.
     let client_secret = oauth::client_secret(&name, oauth).map_err(|e| invalid(e.to_string()))?;
+    // The server's challenge names where its metadata is and the scope it wants.
+    let challenge = oauth::login_challenge(&name, cfg)
+        .await
+        .map_err(|e| invalid(format!("OAuth login for `{name}` failed: {e}")))?;
     let opts = LoginOptions {
+        challenge,
+        client_issuer: oauth.issuer.clone(),
         client_id: oauth.client_id.clone(),
         client_secret,
         client_metadata_url: oauth.client_metadata_url.clone(),

@@ -283,7 +283,8 @@ pub(crate) fn turn_json(thread_id: &str, t: &StoredTurn) -> Turn {
         TurnStatus::Completed => WireTurnStatus::Completed,
         TurnStatus::Interrupted => WireTurnStatus::Interrupted,
         TurnStatus::Failed => WireTurnStatus::Failed,
-        TurnStatus::InProgress => WireTurnStatus::InProgress,
+        // v2 has no parked turns: one waiting for approval is still in progress.
+        TurnStatus::InProgress | TurnStatus::Parked => WireTurnStatus::InProgress,
     };
     Turn {
         id: t.id.clone(),

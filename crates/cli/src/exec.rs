@@ -265,7 +265,8 @@ pub async fn drive_turn_items(
             }
             if failed { EXIT_FAILURE } else { EXIT_OK }
         }
-        TurnEnd::Aborted(_) | TurnEnd::Unresponsive => {
+        // `exec` never parks its turn (nobody could resume it): a park is no success.
+        TurnEnd::Aborted(_) | TurnEnd::Unresponsive | TurnEnd::Parked(_) => {
             stopped_by.map_or(EXIT_FAILURE, TerminationSignal::exit_code)
         }
         TurnEnd::ThreadClosed => {

@@ -45,7 +45,9 @@ pub struct McpServerArgs {
     /// Most sessions open at once.
     #[arg(long, value_name = "N", default_value_t = 256, value_parser = clap::value_parser!(u32).range(1..))]
     pub max_sessions: u32,
-    /// Most connections open at once from one IP address (local clients share one).
+    /// Most connections open at once from one IP address once a request on them passed the
+    /// token check (local clients share one address); connections without one have a small
+    /// budget of their own.
     #[arg(long, value_name = "N", default_value_t = 256, value_parser = clap::value_parser!(u32).range(1..))]
     pub max_connections_per_peer: u32,
     /// Seconds a client has to send a request's headers; slower ones are disconnected.
@@ -98,6 +100,13 @@ pub async fn run(server: Server, cli: HostSettings, args: McpServerArgs) -> i32 
         table.merge(oi_app_server::methods(AppServerContext::new(ctx, mcp)));
         table
     });
+    // MCP 2026-07-28 requests over HTTP come without a session: the MCP methods alone
+    // answer them (the v2 API has sessions only).
+    let services = if app_server {
+        services
+    } else {
+        services.with_stateless(oi_mcp_server::stateless_methods)
+    };
     let target = match listen_target(args.listen.as_deref(), app_server) {
         Ok(t) => t,
         Err(message) => {

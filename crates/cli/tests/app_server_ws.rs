@@ -619,8 +619,8 @@ async fn mcp_oauth_login_over_websocket() {
     let config = env.home.path().join("config.toml");
     let mut text = std::fs::read_to_string(&config).unwrap();
     text.push_str(&format!(
-        "\n[mcp_servers.secure]\nurl = \"{}\"\n\n[mcp_servers.local]\ncommand = \"true\"\n",
-        peer.url
+        "\n[mcp_servers.secure]\nurl = \"{}\"\n\n[mcp_servers.local]\ncommand = \"true\"\n\n[mcp_servers.m2m]\nurl = \"{}\"\n\n[mcp_servers.m2m.oauth]\ngrant_type = \"client_credentials\"\nclient_id = \"batch\"\nclient_secret_env_var = \"OI_TEST_UNUSED_SECRET\"\n",
+        peer.url, peer.url
     ));
     std::fs::write(&config, text).unwrap();
     let server = start(&env).await;
@@ -642,6 +642,17 @@ async fn mcp_oauth_login_over_websocket() {
         .call("mcpServer/oauth/login", json!({"name": "local"}))
         .await;
     assert_eq!(stdio["error"]["code"], -32600, "{stdio}");
+    // A machine grant has no browser login: said, not attempted.
+    let machine = c
+        .call("mcpServer/oauth/login", json!({"name": "m2m"}))
+        .await;
+    assert_eq!(machine["error"]["code"], -32600, "{machine}");
+    assert!(
+        machine["error"]["message"].as_str().unwrap().starts_with(
+            "`m2m` uses grant_type = \"client_credentials\": there is no browser login"
+        ),
+        "{machine}"
+    );
 
     let login = c
         .ok("mcpServer/oauth/login", json!({"name": "secure"}))

@@ -314,6 +314,36 @@ fn project_config_and_overrides_are_listed_but_not_edited() {
     assert!(read(&project.join("config.toml")).contains("proj-mcp"));
 }
 
+/// A server whose tool list has tools no client can offer: the probe keeps the rest and
+/// names the bad ones.
+#[test]
+fn probe_names_the_tools_a_server_listed_but_cannot_offer() {
+    let env = Env::new();
+    let python = peer("tools/peers/venv/bin/python");
+    let fixture = peer("tests/fixtures/mcp/fixture_server.py");
+    std::fs::write(
+        env.config(),
+        format!("[mcp_servers.fx]\ncommand = {python:?}\nargs = [{fixture:?}, \"--bad-tools\"]\n"),
+    )
+    .unwrap();
+    let json: serde_json::Value =
+        serde_json::from_str(&env.ok(&["mcp", "list", "--json", "--probe"])).unwrap();
+    let probe = &json[0]["probe"];
+    assert_eq!(probe["ok"], true, "{probe}");
+    assert_eq!(probe["tools"], 10, "{probe}");
+    let warning = probe["warnings"][0].as_str().unwrap();
+    assert!(
+        warning.starts_with("MCP server `fx`: skipped tool `no_schema` (it has no `inputSchema`); tool `string_schema`"),
+        "{warning}"
+    );
+    let table = env.ok(&["mcp", "list", "--probe"]);
+    assert!(table.contains("ok, 10 tools (see below)"), "{table}");
+    assert!(
+        table.contains("\nfx: skipped tool `no_schema` (it has no `inputSchema`); "),
+        "{table}"
+    );
+}
+
 #[test]
 fn probe_reports_startup_and_tool_counts() {
     let env = Env::new();
@@ -487,6 +517,142 @@ fn oauth_login_list_and_logout_round_trip() {
         "No OAuth credentials stored for 'secure'.\n"
     );
     assert_eq!(status(&env), "not_logged_in");
+}
+
+/// A "browser" that follows the authorization redirect back to our callback.
+fn approving_browser(env: &Env) -> PathBuf {
+    let browser = env.home.path().join("browser.sh");
+    std::fs::write(&browser, "#!/bin/sh\ncurl -s -L -o /dev/null \"$1\"\n").unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&browser, std::fs::Permissions::from_mode(0o755)).unwrap();
+    browser
+}
+
+fn login(env: &Env, name: &str, browser: &Path, vars: &[(&str, &str)]) -> Output {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_interpreter"));
+    cmd.args(["mcp", "login", name])
+        .current_dir(env.work.path())
+        .env("OPENINTERPRETER_HOME", env.home.path())
+        .env_remove("RUST_LOG")
+        .env("BROWSER", browser);
+    for (k, v) in vars {
+        cmd.env(k, v);
+    }
+    cmd.output().unwrap()
+}
+
+/// A server that names its metadata only in its `WWW-Authenticate` challenge, with the scope
+/// it wants: `mcp login` asks it first, then logs in where the challenge says.
+#[test]
+fn login_follows_the_servers_challenge() {
+    let Some(peer) = crate::common::OAuthPeer::fixture(&[
+        "--prm-in-challenge-only",
+        "--challenge-scope",
+        "files:read",
+    ]) else {
+        return;
+    };
+    let env = Env::new();
+    std::fs::write(
+        env.config(),
+        format!(
+            "mcp_oauth_credentials_store = \"file\"\n\n[mcp_servers.docs]\nurl = \"{}\"\n",
+            peer.url
+        ),
+    )
+    .unwrap();
+    let o = login(&env, "docs", &approving_browser(&env), &[]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let out = stdout(&o);
+    assert!(
+        out.contains(&format!("{}/as1/authorize?", peer.base()))
+            && out.contains("scope=files%3Aread"),
+        "{out}"
+    );
+    assert!(
+        out.contains("Successfully logged in to MCP server 'docs'."),
+        "{out}"
+    );
+    // A session uses what the login stored.
+    let v: serde_json::Value =
+        serde_json::from_str(&env.ok(&["mcp", "list", "--json", "--probe"])).unwrap();
+    assert_eq!(v[0]["probe"], serde_json::json!({"ok": true, "tools": 2}));
+}
+
+/// `grant_type = "client_credentials"`: no browser; the grant is run once to check it.
+#[test]
+fn login_with_client_credentials_runs_the_grant_and_opens_no_browser() {
+    let Some(peer) = crate::common::OAuthPeer::fixture(&["--client", "m2m:m2m-secret"]) else {
+        return;
+    };
+    let env = Env::new();
+    std::fs::write(
+        env.config(),
+        format!(
+            "mcp_oauth_credentials_store = \"file\"\n\n[mcp_servers.billing]\nurl = \"{}\"\n\n[mcp_servers.billing.oauth]\ngrant_type = \"client_credentials\"\nclient_id = \"m2m\"\nclient_secret_env_var = \"OI_TEST_M2M_SECRET\"\n",
+            peer.url
+        ),
+    )
+    .unwrap();
+    // A browser that records being opened.
+    let opened = env.home.path().join("browser-opened");
+    let browser = env.home.path().join("browser.sh");
+    std::fs::write(&browser, format!("#!/bin/sh\ntouch {}\n", opened.display())).unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&browser, std::fs::Permissions::from_mode(0o755)).unwrap();
+
+    let o = login(
+        &env,
+        "billing",
+        &browser,
+        &[("OI_TEST_M2M_SECRET", "m2m-secret")],
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert_eq!(
+        stdout(&o),
+        format!(
+            "MCP server 'billing' uses grant_type = \"client_credentials\": no browser login is needed.\nChecked: the authorization server {}/as1 issued a token for client 'm2m'. Sessions get their own tokens the same way; no token was stored.\n",
+            peer.base()
+        )
+    );
+    assert!(!opened.exists(), "no browser for a machine grant");
+    let grants: Vec<serde_json::Value> = peer
+        .log()
+        .into_iter()
+        .filter(|e| e["kind"] == "token")
+        .collect();
+    assert_eq!(grants.len(), 1, "{grants:?}");
+    assert_eq!(grants[0]["grant"], "client_credentials");
+    assert_eq!(grants[0]["client_id"], "m2m");
+    assert!(
+        !read(&env.home.path().join(".credentials.json")).contains("access_token"),
+        "no token is stored"
+    );
+
+    // The wrong secret: the authorization server's refusal, named.
+    let o = login(
+        &env,
+        "billing",
+        &browser,
+        &[("OI_TEST_M2M_SECRET", "wrong")],
+    );
+    assert_eq!(o.status.code(), Some(1));
+    assert_eq!(
+        stderr(&o),
+        format!(
+            "error: OAuth login for 'billing' failed: MCP server `billing`: the client_credentials grant failed: {}/as1/token answered HTTP 401 `invalid_client`: bad credentials for client m2m\n",
+            peer.base()
+        )
+    );
+    // No secret at all: the variable to set.
+    let o = login(&env, "billing", &browser, &[]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("OI_TEST_M2M_SECRET") && stderr(&o).contains("is not set"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(!opened.exists());
 }
 
 #[test]

@@ -68,6 +68,64 @@ fn exec_args<'a>(extra: &[&'a str], prompt: &'a str) -> Vec<&'a str> {
     v
 }
 
+/// A server whose list has tools no client can offer (no `inputSchema`, a string one, no
+/// name) keeps its other tools: the bad ones are named in a warning on stderr, and a schema
+/// strict providers refuse reaches the model cleaned.
+#[tokio::test]
+async fn a_bad_tool_costs_only_itself_and_is_named() {
+    let env = env_with(
+        MockScript::turns([
+            MockTurn::tool_call("mcp__fx__messy", json!({"count": 3})),
+            MockTurn::text("done"),
+        ]),
+        WireApi::Chat,
+        &fixture("fx", &["--bad-tools"], "required = true"),
+    )
+    .await;
+    let out = env.run(&exec_args(&[], "use the messy tool")).await;
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let err = stderr(&out);
+    assert!(
+        err.contains("[warning] MCP server `fx`: skipped tool `no_schema` (it has no `inputSchema`); tool `string_schema`"),
+        "{err}"
+    );
+    let reqs = env.mock.requests();
+    let tools = reqs[0].tool_names();
+    assert!(tools.contains(&"mcp__fx__echo".to_string()), "{tools:?}");
+    assert!(
+        !tools
+            .iter()
+            .any(|t| t.contains("no_schema") || t.contains("string_schema")),
+        "{tools:?}"
+    );
+    let messy = reqs[0].body["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t.pointer("/function/name") == Some(&json!("mcp__fx__messy")))
+        .unwrap()
+        .pointer("/function/parameters")
+        .unwrap()
+        .clone();
+    assert_eq!(
+        messy,
+        json!({
+            "type": "object",
+            "properties": {
+                "tags": {"type": "array", "items": {}},
+                "count": {"type": "integer"},
+                "note": {"type": "string"}
+            },
+            "required": ["count"]
+        })
+    );
+    let outputs = reqs[1].tool_outputs();
+    assert!(
+        outputs[0].1.contains(r#"messy got {"count": 3}"#),
+        "{outputs:?}"
+    );
+}
+
 #[tokio::test]
 async fn model_calls_echo_and_sees_the_result() {
     for wire in [WireApi::Chat, WireApi::Responses] {

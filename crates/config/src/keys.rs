@@ -31,6 +31,7 @@ pub const TOP_LEVEL_KEYS: &[&str] = &[
     "developer_instructions",
     "compact_prompt",
     "approval_timeout_sec",
+    "parked_turn_timeout_sec",
     "max_turn_steps",
     "tool_output_max_bytes",
     "shell_timeout_ms",
@@ -265,6 +266,12 @@ pub const KEY_DOCS: &[KeyDoc] = &[
         example: "approval_timeout_sec = 120",
     },
     KeyDoc {
+        key: "parked_turn_timeout_sec",
+        default: "`86400`",
+        meaning: "a turn parked at an approval (for a client that answers later, possibly through another server; see docs/scale.md) can be resumed for this long; after that it ends as expired",
+        example: "parked_turn_timeout_sec = 3600",
+    },
+    KeyDoc {
         key: "max_turn_steps",
         default: "`100`",
         meaning: "model requests per turn before the turn stops with an error",
@@ -297,7 +304,7 @@ pub const KEY_DOCS: &[KeyDoc] = &[
     KeyDoc {
         key: "project_doc_max_bytes",
         default: "`32768`",
-        meaning: "bytes of the nearest `AGENTS.md` the model sees (cut head+tail; a longer file is read only at its two ends); `0` leaves it out. An `AGENTS.md` that is not a regular file (a FIFO, a device, a symlink to one) is not used, with a warning",
+        meaning: "bytes of the nearest `AGENTS.md` the model sees (cut head+tail; a longer file is read only at its two ends); `0` leaves it out. An `AGENTS.md` that is not a regular file (a FIFO, a device, a symlink to one), or that leads outside the project (a symlink to a file elsewhere), is not used, with a warning. A project config may set at most 262144",
         example: "project_doc_max_bytes = 8192",
     },
     KeyDoc {

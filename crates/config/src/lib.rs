@@ -21,6 +21,7 @@ mod overrides;
 pub mod owner_only;
 pub mod project_consent;
 pub mod project_file;
+pub mod project_keys;
 pub mod provider;
 mod redact;
 mod resolve;
@@ -33,8 +34,8 @@ mod value;
 
 pub use error::ConfigError;
 pub use load::{
-    ThreadStoreSettings, check_user_config, find_home, load_config, thread_store_settings,
-    thread_store_url, user_config_path,
+    ThreadStoreSettings, check_user_config, find_home, load_config, prompt_folders,
+    thread_store_settings, thread_store_url, user_config_path,
 };
 pub use overrides::{
     ConfigOverrides, apply_dotted, json_to_toml, parse_cli_override, toml_to_json,

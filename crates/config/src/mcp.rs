@@ -221,6 +221,10 @@ impl McpTokenEndpointAuth {
 pub struct McpOAuthConfig {
     /// A client registered with the authorization server out of band.
     pub client_id: Option<String>,
+    /// The authorization server (its `issuer`) that `client_id` is registered with: the
+    /// client id and its secret are presented there only. Unset: the authorization server
+    /// the client was first used with, as recorded with its tokens.
+    pub issuer: Option<String>,
     /// The variable holding that client's secret (a confidential client).
     pub client_secret_env_var: Option<String>,
     /// How to authenticate at the token endpoint; unset: what the server supports.
@@ -241,6 +245,9 @@ pub struct McpOAuthConfig {
 }
 
 /// How to reach the server.
+// One per configured server, built once per load: boxing the HTTP variant's OAuth settings
+// would only add an indirection to every use.
+#[allow(clippy::large_enum_variant)]
 #[derive(Clone, Debug, PartialEq)]
 pub enum McpServerTransportConfig {
     /// A child process speaking newline-delimited JSON-RPC on stdin/stdout.
@@ -440,3 +447,10 @@ pub fn is_valid_server_name(name: &str) -> bool {
 
 #[cfg(test)]
 mod tests;
+
+/// The keys of a `[mcp_servers.<name>]` table, as the schema reads them (for the test that
+/// every key has a project rule, `project_keys`).
+#[cfg(test)]
+pub(crate) fn server_table_keys() -> Vec<&'static str> {
+    crate::schema::tests::fields_of::<schema::McpServerToml>()
+}

@@ -133,6 +133,11 @@ pub(crate) fn build_config(inputs: TypedInputs<'_>) -> Result<Config, ConfigErro
         compact_prompt: ov.compact_prompt.clone().or(t.compact_prompt),
         mcp_servers,
         approval_timeout: Duration::from_secs(count(t.approval_timeout_sec).unwrap_or(600).max(1)),
+        parked_turn_timeout: Duration::from_secs(
+            count(t.parked_turn_timeout_sec)
+                .unwrap_or(24 * 60 * 60)
+                .max(1),
+        ),
         max_turn_steps: as_usize(count(t.max_turn_steps).unwrap_or(100).max(1)),
         tool_output_max_bytes: as_usize(
             count(t.tool_output_max_bytes)

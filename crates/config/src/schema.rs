@@ -39,6 +39,7 @@ pub(crate) struct ConfigToml {
     pub developer_instructions: Option<String>,
     pub compact_prompt: Option<String>,
     pub approval_timeout_sec: Option<NonNegative>,
+    pub parked_turn_timeout_sec: Option<NonNegative>,
     pub max_turn_steps: Option<NonNegative>,
     pub tool_output_max_bytes: Option<NonNegative>,
     pub shell_timeout_ms: Option<NonNegative>,

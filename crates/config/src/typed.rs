@@ -66,6 +66,9 @@ pub struct Config {
     pub mcp_servers: BTreeMap<String, McpServerConfig>,
     /// How long an approval request may stay unanswered before it counts as denied.
     pub approval_timeout: Duration,
+    /// How long a turn parked at an approval can be resumed before it ends as expired
+    /// (`parked_turn_timeout_sec`).
+    pub parked_turn_timeout: Duration,
     /// Model requests per turn before the turn is stopped (a model that never stops calling tools).
     pub max_turn_steps: usize,
     /// Bytes of tool output the model sees; longer output is cut head+tail.

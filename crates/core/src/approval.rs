@@ -1,15 +1,16 @@
 //! Approval policy: when a command or patch may run on its own, when the user must be
-//! asked, and the waiting itself (which always ends: decision, timeout or interrupt).
+//! asked, and the waiting itself (which always ends: decision, timeout or interrupt), or,
+//! for a turn that parks approvals, not waiting (see `parking`).
 
 use crate::safety::is_known_safe_command;
 use crate::session::Session;
 use oi_protocol::config_types::{AskForApproval, SandboxPolicy};
 use oi_protocol::parse_command::parse_command;
 use oi_protocol::protocol::{
-    ApplyPatchApprovalRequestEvent, EventMsg, ExecApprovalRequestEvent, FileChange, ReviewDecision,
+    ApplyPatchApprovalRequestEvent, EventMsg, ExecApprovalRequestEvent, ParkedRequest,
+    ReviewDecision,
 };
-use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use tokio::sync::oneshot;
 use tokio_util::sync::CancellationToken;
 
@@ -141,58 +142,102 @@ pub(crate) struct ExecApprovalAsk<'a> {
     pub reason: Option<String>,
 }
 
-/// Emit `exec_approval_request` and wait for the answer. Never waits forever.
+impl ExecApprovalAsk<'_> {
+    fn event(&self) -> ExecApprovalRequestEvent {
+        ExecApprovalRequestEvent {
+            call_id: self.call_id.to_string(),
+            approval_id: self.approval_id.clone(),
+            turn_id: self.turn_id.to_string(),
+            command: self.argv.to_vec(),
+            cwd: self.cwd.to_path_buf(),
+            reason: self.reason.clone(),
+            parsed_cmd: parse_command(self.argv),
+        }
+    }
+}
+
+/// The answer to an approval a model's call asked for: decided (by the user now, by an
+/// answer given to the parked turn, or by the rules that end every wait), or parked.
+#[derive(Debug)]
+pub(crate) enum Asked {
+    Decided(ReviewDecision),
+    /// The turn parks approvals: it is not waited for; the turn stops and records it.
+    Parked(ParkedRequest),
+}
+
+/// Emit `exec_approval_request` and wait for the answer. Never waits forever. For what the
+/// model's calls ask, use [`ask_exec_approval`], which may park instead.
 pub(crate) async fn request_exec_approval(
     sess: &Session,
     ask: ExecApprovalAsk<'_>,
     cancel: &CancellationToken,
 ) -> ReviewDecision {
-    let key = ask
-        .approval_id
-        .clone()
-        .unwrap_or_else(|| ask.call_id.to_string());
+    let request = ask.event();
+    let key = request.effective_approval_id().to_string();
     let (tx, rx) = oneshot::channel();
     sess.state().pending_approvals.insert(key.clone(), tx);
-    sess.send(
-        ask.turn_id,
-        EventMsg::ExecApprovalRequest(ExecApprovalRequestEvent {
-            call_id: ask.call_id.to_string(),
-            approval_id: ask.approval_id,
-            turn_id: ask.turn_id.to_string(),
-            command: ask.argv.to_vec(),
-            cwd: ask.cwd.to_path_buf(),
-            reason: ask.reason,
-            parsed_cmd: parse_command(ask.argv),
-        }),
-    );
+    sess.send(ask.turn_id, EventMsg::ExecApprovalRequest(request));
     wait_for_decision(sess, key, rx, cancel).await
 }
 
-/// Emit `apply_patch_approval_request` and wait for the answer.
-pub(crate) async fn request_patch_approval(
+/// The approval of a command (or an MCP tool call) the model asked for: the answer a
+/// resumed turn was given for exactly this request, else parked when the turn parks
+/// approvals, else asked and waited for ([`request_exec_approval`]).
+pub(crate) async fn ask_exec_approval(
     sess: &Session,
-    turn_id: &str,
-    call_id: &str,
-    changes: BTreeMap<PathBuf, FileChange>,
-    reason: Option<String>,
-    grant_root: Option<PathBuf>,
+    ask: ExecApprovalAsk<'_>,
     cancel: &CancellationToken,
-) -> ReviewDecision {
+) -> Asked {
+    let request = ParkedRequest::Exec(ask.event());
+    if let Some(asked) = answered_or_parked(sess, request) {
+        return asked;
+    }
+    Asked::Decided(request_exec_approval(sess, ask, cancel).await)
+}
+
+/// Emit `apply_patch_approval_request` and wait for the answer, or use the answer a resumed
+/// turn was given, or park (as [`ask_exec_approval`]).
+pub(crate) async fn ask_patch_approval(
+    sess: &Session,
+    event: ApplyPatchApprovalRequestEvent,
+    cancel: &CancellationToken,
+) -> Asked {
+    let request = ParkedRequest::Patch(event.clone());
+    if let Some(asked) = answered_or_parked(sess, request) {
+        return asked;
+    }
     let (tx, rx) = oneshot::channel();
-    sess.state()
-        .pending_approvals
-        .insert(call_id.to_string(), tx);
-    sess.send(
-        turn_id,
-        EventMsg::ApplyPatchApprovalRequest(ApplyPatchApprovalRequestEvent {
-            call_id: call_id.to_string(),
-            turn_id: turn_id.to_string(),
-            changes,
-            reason,
-            grant_root,
-        }),
-    );
-    wait_for_decision(sess, call_id.to_string(), rx, cancel).await
+    let key = event.call_id.clone();
+    let turn_id = event.turn_id.clone();
+    sess.state().pending_approvals.insert(key.clone(), tx);
+    sess.send(&turn_id, EventMsg::ApplyPatchApprovalRequest(event));
+    Asked::Decided(wait_for_decision(sess, key, rx, cancel).await)
+}
+
+/// The answer given to a parked turn for this very request, if any; else `Parked` when the
+/// running turn parks approvals; else `None` (ask now). An answer whose request no longer
+/// matches (the file changed, so the diff did) is dropped with a warning: it was not given
+/// for what would run, so the call asks again.
+fn answered_or_parked(sess: &Session, request: ParkedRequest) -> Option<Asked> {
+    let (given, parks) = {
+        let mut st = sess.state();
+        let given = st.preanswers.remove(request.id());
+        let parks = st.active_turn.as_ref().is_some_and(|t| t.park_approvals);
+        (given, parks)
+    };
+    if let Some(given) = given {
+        if given.request.asks_the_same_as(&request) {
+            return Some(Asked::Decided(given.decision));
+        }
+        sess.warn(
+            request.turn_id(),
+            format!(
+                "the approval given for `{}` is not used: what it would do changed since it was asked (e.g. a file it edits changed), so it asks again",
+                request.id()
+            ),
+        );
+    }
+    parks.then_some(Asked::Parked(request))
 }
 
 #[cfg(test)]

@@ -6,6 +6,11 @@
 //! approvals the policy requires), feeds results back, and ends with exactly one of
 //! `task_complete` or `turn_aborted` (a failed turn sends `error` first, then `task_complete`).
 //!
+//! A turn started with [`TurnOptions::park_approvals`] does not wait for an approval: it
+//! *parks* (a `turn_parked` event; its requests recorded durably) and any process sharing
+//! the thread store resumes it with the answers ([`Thread::resume_parked`]); any process
+//! reads what a turn is from the store ([`StoredThreads::turn_state`]).
+//!
 //! Owns: turn loop, tool routing (`shell`, `apply_patch`, MCP tools), approval policy,
 //! command execution and its sandbox seam, model instructions; and the façade front ends
 //! reach storage, the model catalog and the working tree through ([`StoredThreads`] from
@@ -29,6 +34,7 @@ pub mod image_input;
 mod manager;
 mod mcp_sampling;
 mod notify;
+mod parking;
 mod prompt;
 mod provider_start;
 mod recorder;
@@ -44,6 +50,7 @@ mod tools;
 mod turn;
 mod turn_context;
 mod turn_handle;
+mod turn_state;
 mod window;
 mod window_recovery;
 
@@ -63,11 +70,14 @@ pub use manager::{
     open_thread_store_async,
 };
 pub use mcp_sampling::MCP_SAMPLING_APPROVAL_COMMAND;
+/// A parked turn's requests, its event and the answers that resume it.
+pub use oi_protocol::protocol::{ParkedAnswer, ParkedRequest, TurnParkedEvent};
 pub use oi_protocol::truncate::truncate_head_tail;
 /// What front ends see of stored threads: the store's data types, through the engine.
 pub use oi_thread_store::{
-    GitInfo, ListQuery, LoadedThread, RolloutItem, SessionSource, SortKey, StoredTurn,
-    ThreadOutline, ThreadPage, ThreadSummary, TurnSpan, TurnStatus,
+    GitInfo, ListQuery, LoadedThread, ParkedCall, RolloutItem, SessionSource, SortKey, StoredTurn,
+    ThreadOutline, ThreadPage, ThreadSummary, TurnParkedItem, TurnSpan, TurnStatus,
+    TurnUnparkedItem, Unparked,
 };
 pub use provider_start::{ProviderStarter, set_provider_starter};
 pub use stored::StoredThreads;
@@ -80,6 +90,8 @@ pub mod catalog {
         ModelInfo, RemoteModel, builtin_info, fetch_models, is_hidden, parse_models,
     };
 }
+pub use parking::{ParkError, TurnOptions};
 pub use recorder::{NoopRecorder, RecordError, Recorder, SaveState, Unsaved};
 pub use thread::{StartTurn, Thread};
 pub use turn_handle::{PendingRequest, TurnEnd, TurnHandle};
+pub use turn_state::TurnState;

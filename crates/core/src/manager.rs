@@ -3,6 +3,7 @@
 use crate::elicitation::EngineElicitation;
 use crate::error::CoreError;
 use crate::mcp_sampling::EngineSampling;
+use crate::parking::ParkError;
 use crate::recorder::{NoopRecorder, Recorder};
 use crate::session::Session;
 use crate::store_writer::StoreRecorder;
@@ -217,7 +218,7 @@ impl ThreadManager {
         } else {
             Box::new(NoopRecorder)
         };
-        self.spawn(id, None, config, Vec::new(), recorder, prepared)
+        self.spawn(id, None, config, Vec::new(), recorder, prepared, None)
     }
 
     /// Load a stored thread and continue it: same id, and the model sees the full history
@@ -250,8 +251,18 @@ impl ThreadManager {
         let prepared = self.prepare(&mut config).await?;
         let (writer, loaded) = stored(store.resume_async(&id).await)?;
         let history = loaded.history();
+        // A last turn parked at approvals stays parked: it is resumed with its answers.
+        let parked = loaded.parked_turn().cloned();
         let recorder = StoreRecorder::new(writer).map_err(|e| CoreError::Store(e.to_string()))?;
-        let mut new = self.spawn(id, None, config, history, Box::new(recorder), prepared)?;
+        let mut new = self.spawn(
+            id,
+            None,
+            config,
+            history,
+            Box::new(recorder),
+            prepared,
+            parked,
+        )?;
         if !loaded.warnings.is_empty() {
             new.session_configured.initial_messages = Some(
                 loaded
@@ -268,6 +279,24 @@ impl ThreadManager {
         Ok(new)
     }
 
+    /// Resumes parked turn `turn_id` of thread `id` (park `park_id`) with `answers`, on this
+    /// process whichever process parked it: loads the thread from the store if it is not
+    /// loaded here (taking its lease: [`CoreError::ThreadBusy`] while another process
+    /// holds it), then [`Thread::resume_parked`]. Two processes racing to resume the same
+    /// park: one takes the lease and resumes it; the other is refused (busy, or, once the
+    /// first lets the thread go, [`ParkError::NotParked`]).
+    pub async fn resume_parked_turn(
+        &self,
+        id: ThreadId,
+        config: Config,
+        turn_id: &str,
+        park_id: &str,
+        answers: Vec<oi_protocol::protocol::ParkedAnswer>,
+    ) -> Result<crate::TurnHandle, ParkError> {
+        let new = self.resume_thread(id, config).await?;
+        new.thread.resume_parked(turn_id, park_id, answers).await
+    }
+
     /// A new thread whose history is a copy of `source` (live or stored).
     pub async fn fork_thread(
         &self,
@@ -276,7 +305,11 @@ impl ThreadManager {
     ) -> Result<NewThread, CoreError> {
         let id = ThreadId::new();
         if self.inner.opts.persist {
-            if let Some(live) = self.get_thread(&source) {
+            // A running turn stops so the copy ends with it; a parked one is left to its
+            // answers (the copy closes its own copy of the park).
+            if let Some(live) = self.get_thread(&source)
+                && live.is_busy()
+            {
                 live.submit(Op::Interrupt).await.ok();
             }
             let store = self.open_store(&config.home).await?;
@@ -293,6 +326,7 @@ impl ThreadManager {
                 history,
                 Box::new(recorder),
                 prepared,
+                None,
             )
         } else {
             let live = self
@@ -307,6 +341,7 @@ impl ThreadManager {
                 history,
                 Box::new(NoopRecorder),
                 prepared,
+                None,
             )
         }
     }
@@ -355,6 +390,7 @@ impl ThreadManager {
         })
     }
 
+    #[allow(clippy::too_many_arguments)] // a thread's whole start, passed through once
     fn spawn(
         &self,
         id: ThreadId,
@@ -363,6 +399,7 @@ impl ThreadManager {
         history: Vec<ResponseItem>,
         recorder: Box<dyn Recorder>,
         prepared: Prepared,
+        parked: Option<oi_thread_store::TurnParkedItem>,
     ) -> Result<NewThread, CoreError> {
         let history_len = history.len();
         let rollout_path = recorder.path();
@@ -382,6 +419,7 @@ impl ThreadManager {
             history,
             recorder,
         ));
+        session.state().parked = parked;
         // The creator's stream, opened before anything can publish (MCP startup progress
         // below), so it sees every event of the thread.
         let events = session.subscribe();

@@ -24,8 +24,9 @@ pub(crate) enum Repeat {
 }
 
 /// The calls of the latest responses, compared by name and arguments (as JSON values, so
-/// spacing and key order do not matter).
-#[derive(Default)]
+/// spacing and key order do not matter). Kept with a parked turn, so a loop goes on being
+/// counted across the park.
+#[derive(Clone, Debug, Default, serde::Serialize, serde::Deserialize)]
 pub(crate) struct RepeatedCalls {
     last: Vec<(String, Value)>,
     times: usize,

@@ -27,6 +27,9 @@ pub(crate) struct ActiveTurn {
     /// Input that arrived while the turn was running (steering); the model sees it at its
     /// next request.
     pub pending_input: Vec<ResponseItem>,
+    /// Approvals the turn's calls need park the turn instead of being waited for
+    /// (`TurnOptions::park_approvals`).
+    pub park_approvals: bool,
 }
 
 pub(crate) struct SessionState {
@@ -60,6 +63,15 @@ pub(crate) struct SessionState {
     /// Settings for the next turn that starts, under that turn's own overrides
     /// (`Thread::update_next_turn_settings`: v2 `thread/settings/update`).
     pub next_turn_overrides: TurnOverrides,
+    /// The thread's last turn, parked at approvals: what it waits for (as recorded).
+    pub parked: Option<oi_thread_store::TurnParkedItem>,
+    /// The answers a resumed turn was given, by request id, consumed by the approvals of
+    /// its continuation (see `approval::ask_exec_approval`). Cleared when a turn ends or
+    /// parks: an answer never outlives its turn.
+    pub preanswers: HashMap<String, crate::parking::Preanswer>,
+    /// For a resumed turn whose park asked to re-run a command outside the sandbox: that
+    /// command's sandboxed output, by call id (see `tools::shell::run_command`).
+    pub sandboxed_runs: HashMap<String, oi_protocol::models::FunctionCallOutput>,
 }
 
 impl SessionState {
@@ -94,6 +106,8 @@ pub(crate) struct Session {
     turn_end: tokio::sync::Mutex<()>,
     /// The running (or last) turn's fixed context; replaced when a turn starts.
     turn_context: Mutex<Arc<TurnContext>>,
+    /// Where the thread is stored (kept when the recorder closes at shutdown).
+    rollout_path: Option<std::path::PathBuf>,
 }
 
 impl Session {
@@ -128,8 +142,12 @@ impl Session {
                 server_parses_calls: false,
                 next_turn_context: Vec::new(),
                 next_turn_overrides: TurnOverrides::default(),
+                parked: None,
+                preanswers: HashMap::new(),
+                sandboxed_runs: HashMap::new(),
             }),
             save_state: recorder.save_state(),
+            rollout_path: recorder.path(),
             recorder: Mutex::new(recorder),
             warned: Mutex::new(HashSet::new()),
             save_error: Mutex::new(None),
@@ -291,6 +309,12 @@ impl Session {
         self.save_state.unsaved()
     }
 
+    /// Why the thread's store is not answering, while it is not (see `SaveState::stalled`):
+    /// a running turn stops rather than wait for it again and again.
+    pub fn store_stalled(&self) -> Option<String> {
+        self.save_state.stalled()
+    }
+
     fn warn_store(&self, id: &str, e: &RecordError) {
         self.save_error
             .lock()
@@ -448,11 +472,15 @@ impl Session {
     /// Reads the AGENTS.md for the turn that is starting (off the runtime), so every request
     /// of the turn shows the same project doc without touching the disk again.
     pub async fn load_project_doc(&self) {
-        let (cwd, max_bytes) = {
+        let (cwd, home, max_bytes) = {
             let st = self.state();
-            (st.config.cwd.clone(), st.config.project_doc_max_bytes)
+            (
+                st.config.cwd.clone(),
+                st.config.home.clone(),
+                st.config.project_doc_max_bytes,
+            )
         };
-        let (doc, refused) = read_project_doc(cwd, max_bytes).await;
+        let (doc, refused) = read_project_doc(cwd, home, max_bytes).await;
         let turn_id = {
             let mut st = self.state();
             st.project_doc = doc;
@@ -461,6 +489,24 @@ impl Session {
         if let (Some(message), Some(turn_id)) = (refused, turn_id) {
             self.warn_once(&turn_id, "project_doc_refused", || message);
         }
+    }
+
+    /// Records a park record (`turn_parked` / `turn_unparked`) without flushing; the
+    /// caller flushes ([`Session::flush_async`]) before anyone is told.
+    pub fn record_park(&self, turn_id: &str, item: oi_thread_store::RolloutItem) {
+        let r = self.recorder().record_park(&item);
+        if let Err(e) = r {
+            self.warn_store(turn_id, &e);
+        }
+    }
+
+    /// [`Session::flush_async`] that says whether everything recorded so far is in the
+    /// store: nothing waits for a retry, and nothing more was lost.
+    pub async fn flush_saved(&self, id: &str) -> bool {
+        let lost_before = self.unsaved().map_or(0, |u| u.lost);
+        self.flush_async(id).await;
+        self.unsaved()
+            .is_none_or(|u| u.pending == 0 && u.lost == lost_before)
     }
 
     pub fn record_turn_context(&self, turn_id: &str) {
@@ -478,6 +524,17 @@ impl Session {
         }
     }
 
+    /// Stops recording (at shutdown): the recorder is dropped on the blocking pool, which
+    /// writes what it still holds and gives back the thread's lock or lease, and awaited.
+    /// Nothing recorded afterwards is saved.
+    pub async fn close_recorder(&self) {
+        let old = std::mem::replace(
+            &mut *self.recorder(),
+            Box::new(crate::recorder::NoopRecorder),
+        );
+        let _ = tokio::task::spawn_blocking(move || drop(old)).await;
+    }
+
     pub fn flush(&self, id: &str) {
         let r = self.recorder().flush();
         if let Err(e) = r {
@@ -486,6 +543,6 @@ impl Session {
     }
 
     pub fn rollout_path(&self) -> Option<std::path::PathBuf> {
-        self.recorder().path()
+        self.rollout_path.clone()
     }
 }

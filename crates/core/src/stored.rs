@@ -5,6 +5,7 @@
 //! the caller's runtime; no async worker is blocked.
 
 use crate::error::CoreError;
+use crate::turn_state::TurnState;
 use oi_protocol::ThreadId;
 use oi_thread_store::{
     ListQuery, LoadedThread, StoreError, ThreadOutline, ThreadPage, ThreadStore, ThreadSummary,
@@ -79,6 +80,38 @@ impl StoredThreads {
                 CoreError::Store(format!("reading the thread's new records failed: {e}"))
             })?;
         stored(updated)
+    }
+
+    /// What turn `turn_id` of thread `thread` is now (see [`TurnState`]), read from the
+    /// store: any process sharing it answers the same. `None` when the thread has no such
+    /// turn. Reads the thread's outline; to ask about a thread again and again, keep its
+    /// outline and use [`StoredThreads::turn_state_in`].
+    pub async fn turn_state(
+        &self,
+        thread: &ThreadId,
+        turn_id: &str,
+    ) -> Result<Option<TurnState>, CoreError> {
+        let outline = self.outline(thread).await?;
+        self.turn_state_in(&outline, turn_id).await
+    }
+
+    /// [`StoredThreads::turn_state`] from an outline the caller keeps (caught up with
+    /// [`StoredThreads::outline_update`]): parses only the records the answer needs, and
+    /// for a turn with no end record asks the store whether a process holds the thread.
+    pub async fn turn_state_in(
+        &self,
+        outline: &ThreadOutline,
+        turn_id: &str,
+    ) -> Result<Option<TurnState>, CoreError> {
+        let Some(span) = outline.turns().iter().rev().find(|t| t.id == turn_id) else {
+            return Ok(None);
+        };
+        let thread = outline.thread_id();
+        let held = async || stored(self.store.is_held_async(&thread).await);
+        let now = chrono::Utc::now().timestamp();
+        crate::turn_state::turn_state(outline, span, now, held)
+            .await
+            .map(Some)
     }
 
     /// Sets the thread's name; `None` or a blank name clears it (names are trimmed).

@@ -2,14 +2,17 @@
 
 use crate::error::CoreError;
 use crate::events::EventStream;
+use crate::parking::{ParkError, TurnOptions};
 use crate::session::{ActiveTurn, Session};
 use crate::turn_handle::{PendingRequest, TurnHandle};
 use oi_protocol::ThreadId;
 use oi_protocol::models::{ContentItem, ResponseItem, Role};
 use oi_protocol::protocol::{
-    ElicitationResponse, EventMsg, Op, ReviewDecision, Submission, TurnOverrides, UserMessageEvent,
+    ElicitationResponse, EventMsg, Op, ParkedAnswer, ReviewDecision, Submission, TurnOverrides,
+    TurnParkedEvent, UserMessageEvent,
 };
 use oi_protocol::user_input::UserInput;
+use oi_thread_store::Unparked;
 use std::sync::Arc;
 use tokio::sync::{mpsc, oneshot};
 use tokio::task::JoinHandle;
@@ -24,13 +27,21 @@ pub struct Thread {
     session: Arc<Session>,
 }
 
-/// What the actor takes: an op, or a turn start that must know whether it started.
+/// What the actor takes: an op, or a turn start (or resume) that must know whether it
+/// started.
 enum Command {
     Submit(Submission),
     StartTurn {
         id: String,
         turn: StartTurn,
+        options: TurnOptions,
         started: oneshot::Sender<Result<(), CoreError>>,
+    },
+    ResumeParked {
+        turn_id: String,
+        park_id: String,
+        answers: Vec<ParkedAnswer>,
+        resumed: oneshot::Sender<Result<(), ParkError>>,
     },
 }
 
@@ -140,16 +151,75 @@ impl Thread {
         id: String,
         turn: StartTurn,
     ) -> Result<TurnHandle, CoreError> {
+        self.start_turn_with(events, id, turn, TurnOptions::default())
+            .await
+    }
+
+    /// [`Thread::start_turn_on`] with [`TurnOptions`]: e.g. a turn whose approvals park it
+    /// (it publishes `turn_parked` and stops; [`Thread::resume_parked`] continues it, here
+    /// or on another process sharing the thread store). A turn left parked on the thread
+    /// ends (`turn_aborted`, `replaced`) before this one starts.
+    pub async fn start_turn_with(
+        self: &Arc<Self>,
+        events: EventStream,
+        id: String,
+        turn: StartTurn,
+        options: TurnOptions,
+    ) -> Result<TurnHandle, CoreError> {
         let (started, answer) = oneshot::channel();
         self.commands
             .send(Command::StartTurn {
                 id: id.clone(),
                 turn,
+                options,
                 started,
             })
             .map_err(|_| CoreError::ThreadClosed)?;
         answer.await.map_err(|_| CoreError::ThreadClosed)??;
         Ok(TurnHandle::new(self.clone(), id, events))
+    }
+
+    /// Resumes the thread's parked turn `turn_id` at park `park_id` (from its
+    /// `turn_parked` event, or [`crate::TurnState::Parked`]) with an answer to each request
+    /// it waits for. The calls run as the answers say (approved ones without asking again),
+    /// then the turn goes on under the same id; the handle follows it to its end, or to its
+    /// next park. Answers that do not match what the turn waits for are refused (the turn
+    /// stays parked); a park is resumed once: a second resume, here or by another process,
+    /// finds it [`ParkError::NotParked`]. A park past its expiry is ended instead
+    /// ([`ParkError::Expired`]).
+    ///
+    /// The thread must be loaded here: another process's parked turn is resumed after
+    /// [`crate::ThreadManager::resume_thread`] (which takes the thread's lease) or with
+    /// [`crate::ThreadManager::resume_parked_turn`].
+    pub async fn resume_parked(
+        self: &Arc<Self>,
+        turn_id: &str,
+        park_id: &str,
+        answers: Vec<ParkedAnswer>,
+    ) -> Result<TurnHandle, ParkError> {
+        // Subscribed before the actor resumes the turn, so its first event is seen.
+        let events = self.subscribe();
+        let (resumed, answer) = oneshot::channel();
+        self.commands
+            .send(Command::ResumeParked {
+                turn_id: turn_id.to_string(),
+                park_id: park_id.to_string(),
+                answers,
+                resumed,
+            })
+            .map_err(|_| CoreError::ThreadClosed)?;
+        answer.await.map_err(|_| CoreError::ThreadClosed)??;
+        Ok(TurnHandle::new(self.clone(), turn_id.to_string(), events))
+    }
+
+    /// The thread's parked turn, if its last turn waits for approvals (as its
+    /// `turn_parked` event said).
+    pub fn parked_turn(&self) -> Option<TurnParkedEvent> {
+        self.session
+            .state()
+            .parked
+            .as_ref()
+            .map(crate::parking::event_of)
     }
 
     /// Adds input to the running turn (the model sees it at its next request); with no
@@ -374,9 +444,24 @@ async fn run_actor(
     let mut turn_task: Option<JoinHandle<()>> = None;
     while let Some(command) = rx.recv().await {
         let sub = match command {
-            Command::StartTurn { id, turn, started } => {
-                let result = start(&sess, id, turn, &mut turn_task).await;
+            Command::StartTurn {
+                id,
+                turn,
+                options,
+                started,
+            } => {
+                let result = start(&sess, id, turn, options, &mut turn_task).await;
                 let _ = started.send(result);
+                continue;
+            }
+            Command::ResumeParked {
+                turn_id,
+                park_id,
+                answers,
+                resumed,
+            } => {
+                let result = resume(&sess, turn_id, park_id, answers, &mut turn_task).await;
+                let _ = resumed.send(result);
                 continue;
             }
             Command::Submit(sub) => sub,
@@ -389,7 +474,8 @@ async fn run_actor(
                 }
                 if sess.state().active_turn.is_none() {
                     let turn = StartTurn::Input { items, overrides };
-                    let _ = start(&sess, sub.id, turn, &mut turn_task).await;
+                    let options = TurnOptions::default();
+                    let _ = start(&sess, sub.id, turn, options, &mut turn_task).await;
                     continue;
                 }
                 apply_overrides(&sess, overrides);
@@ -405,18 +491,26 @@ async fn run_actor(
                 match steered {
                     Some(turn_id) => sess.send(&turn_id, EventMsg::UserMessage(event)),
                     None => {
-                        // The turn ended while the images were read: this input starts one,
-                        // after that turn's end is published.
+                        // The turn ended (or parked) while the images were read: this input
+                        // starts one, after that turn's end is published.
                         let _gate = sess.turn_end_gate().await;
+                        settle_parked_for_new_turn(&sess).await;
                         let waiting = std::mem::take(&mut sess.state().next_turn_overrides);
                         apply_overrides(&sess, waiting);
-                        let _ = begin(&sess, sub.id, Some((item, event)), &mut turn_task);
+                        let options = TurnOptions::default();
+                        let _ = begin(&sess, sub.id, Some((item, event)), options, &mut turn_task);
                     }
                 }
             }
             Op::Interrupt => {
                 if let Some(t) = sess.state().active_turn.as_ref() {
                     t.cancel.cancel();
+                    continue;
+                }
+                // No turn runs: a parked one ends (its waiting calls do not run).
+                let _gate = sess.turn_end_gate().await;
+                if sess.state().active_turn.is_none() {
+                    crate::parking::settle_gated(&sess, Unparked::Interrupted).await;
                 }
             }
             Op::ExecApproval { id, decision } | Op::PatchApproval { id, decision } => {
@@ -443,7 +537,14 @@ async fn run_actor(
                 }
             }
             Op::Compact => {
-                let started = start(&sess, sub.id.clone(), StartTurn::Compact, &mut turn_task);
+                let options = TurnOptions::default();
+                let started = start(
+                    &sess,
+                    sub.id.clone(),
+                    StartTurn::Compact,
+                    options,
+                    &mut turn_task,
+                );
                 if started.await.is_err() {
                     sess.send(
                         &sub.id,
@@ -470,6 +571,7 @@ async fn start(
     sess: &Arc<Session>,
     id: String,
     turn: StartTurn,
+    options: TurnOptions,
     turn_task: &mut Option<JoinHandle<()>>,
 ) -> Result<(), CoreError> {
     // A turn that is ending publishes its last events before this one's first.
@@ -480,19 +582,61 @@ async fn start(
             turn_id: active.id.clone(),
         });
     }
+    if let StartTurn::Input { items, .. } = &turn
+        && items.is_empty()
+    {
+        return Err(CoreError::EmptyInput);
+    }
+    settle_parked_for_new_turn(sess).await;
     match turn {
-        StartTurn::Compact => begin(sess, id, None, turn_task),
+        StartTurn::Compact => begin(sess, id, None, options, turn_task),
         StartTurn::Input { items, overrides } => {
-            if items.is_empty() {
-                return Err(CoreError::EmptyInput);
-            }
             let waiting = std::mem::take(&mut sess.state().next_turn_overrides);
             apply_overrides(sess, waiting.overlaid_with(overrides));
             // Only the actor starts turns, so the thread is still idle after this await.
             let input = user_item(&items).await;
-            begin(sess, id, Some(input), turn_task)
+            begin(sess, id, Some(input), options, turn_task)
         }
     }
+}
+
+/// A new turn is about to start (the caller holds the turn-end gate): a turn left parked
+/// ends first, as replaced (or expired, if it is past its expiry), so the history the new
+/// turn sends is valid.
+async fn settle_parked_for_new_turn(sess: &Session) {
+    let expired = {
+        let st = sess.state();
+        match st.parked.as_ref() {
+            None => return,
+            Some(p) => chrono::Utc::now().timestamp() >= p.expires_at,
+        }
+    };
+    let how = if expired {
+        Unparked::Expired
+    } else {
+        Unparked::Replaced
+    };
+    crate::parking::settle_gated(sess, how).await;
+}
+
+/// Resumes a parked turn (see [`Thread::resume_parked`]): the checks, its records and its
+/// answers in `parking::resume`, then its continuation, supervised like any turn.
+async fn resume(
+    sess: &Arc<Session>,
+    turn_id: String,
+    park_id: String,
+    answers: Vec<ParkedAnswer>,
+    turn_task: &mut Option<JoinHandle<()>>,
+) -> Result<(), ParkError> {
+    let cancel = CancellationToken::new();
+    let resumed = crate::parking::resume(sess, &turn_id, &park_id, answers, cancel.clone()).await?;
+    let task = crate::turn::run_resumed_turn(sess.clone(), turn_id.clone(), cancel, resumed);
+    *turn_task = Some(crate::supervisor::spawn_supervised(
+        sess.clone(),
+        turn_id,
+        task,
+    ));
+    Ok(())
 }
 
 /// Marks the turn active and spawns it, supervised: with `input`, a turn answering it;
@@ -501,6 +645,7 @@ fn begin(
     sess: &Arc<Session>,
     id: String,
     input: Option<(ResponseItem, UserMessageEvent)>,
+    options: TurnOptions,
     turn_task: &mut Option<JoinHandle<()>>,
 ) -> Result<(), CoreError> {
     let cancel = CancellationToken::new();
@@ -526,6 +671,7 @@ fn begin(
             id: id.clone(),
             cancel: cancel.clone(),
             pending_input,
+            park_approvals: options.park_approvals,
         });
         event
     };
@@ -557,6 +703,10 @@ async fn shutdown(
         m.shutdown().await;
     }
     sess.flush(id);
+    // The thread's writer goes now, not when the last handle drops: once shutdown is
+    // confirmed, the thread's lock or lease is free for another process (a server that lets
+    // a thread go, e.g. a parked one, is answered by the next server at once).
+    sess.close_recorder().await;
     sess.send(id, EventMsg::ShutdownComplete);
     // The notifier ends after `shutdown_complete`, once its programs have run (bounded).
     if let Some(n) = notifier {

@@ -5,10 +5,11 @@ use crate::compact::{CompactError, compact, compact_if_needed};
 use crate::context_window::{
     WindowSignal, budget_tool_outputs, output_token_bound, tool_output_budget, window_signal,
 };
+use crate::parking::LoopState;
 use crate::prompt::{base_instructions, context_items};
 use crate::repeats::Repeat;
 use crate::session::{ActiveTurn, Session};
-use crate::tools::{PendingCall, run_calls, tool_specs};
+use crate::tools::{CallsRun, PendingCall, run_calls, tool_specs};
 use crate::window_recovery::{
     SignalOutcome, overflow_failure, recover_from_overflow, recover_from_signal,
 };
@@ -85,10 +86,48 @@ pub(crate) async fn run_turn(
         }),
     );
     sess.send(&turn_id, EventMsg::UserMessage(user_message));
-    let result = turn_loop(&sess, &turn_id, &cancel, started).await;
+    let result = turn_loop(
+        &sess,
+        &turn_id,
+        &cancel,
+        started,
+        LoopState::default(),
+        None,
+    )
+    .await;
+    finish(&sess, &turn_id, result, started).await;
+}
+
+/// The continuation of a parked turn that was resumed (`parking::resume` made it active
+/// again with its answers): runs the calls it waited on, then goes on with its loop under
+/// the same turn id. It announces nothing of its own: the turn started long ago.
+pub(crate) async fn run_resumed_turn(
+    sess: Arc<Session>,
+    turn_id: String,
+    cancel: CancellationToken,
+    resumed: crate::parking::Resumed,
+) {
+    sess.load_project_doc().await;
+    sess.begin_turn_context();
+    sess.lookup_server_window(&cancel).await;
+    let started = resumed.started;
+    let result = turn_loop(
+        &sess,
+        &turn_id,
+        &cancel,
+        started,
+        resumed.loop_state,
+        Some(resumed.calls),
+    )
+    .await;
+    finish(&sess, &turn_id, result, started).await;
+}
+
+/// Ends the turn as its loop's result says.
+async fn finish(sess: &Session, turn_id: &str, result: Result<(), TurnFailure>, started: Instant) {
     let outcome = match result {
-        // Completed: `turn_loop` already ended the turn (it decides that where it sees late
-        // steering input).
+        // Completed or parked: `turn_loop` already ended (or parked) the turn (it decides
+        // that where it sees late steering input).
         Ok(()) => return,
         Err(TurnFailure::Interrupted) => TurnOutcome::Interrupted,
         // What the model last said stays the turn's answer: a turn that failed for work
@@ -99,7 +138,7 @@ pub(crate) async fn run_turn(
             last_agent_message: answer_of_this_turn(&sess),
         },
     };
-    end_turn(&sess, &turn_id, outcome, Some(started)).await;
+    end_turn(sess, turn_id, outcome, Some(started)).await;
 }
 
 /// How a turn ends.
@@ -114,6 +153,8 @@ pub(crate) enum TurnOutcome {
     },
     /// `turn_aborted` (interrupted).
     Interrupted,
+    /// `turn_aborted` (replaced: a parked turn ended by a new turn).
+    Replaced,
 }
 
 impl TurnOutcome {
@@ -139,12 +180,18 @@ impl TurnOutcome {
                 }),
                 complete(last_agent_message),
             ],
-            TurnOutcome::Interrupted => vec![EventMsg::TurnAborted(TurnAbortedEvent {
-                turn_id: Some(turn_id.to_string()),
-                reason: TurnAbortReason::Interrupted,
-                completed_at: Some(now_unix()),
-                duration_ms,
-            })],
+            TurnOutcome::Interrupted | TurnOutcome::Replaced => {
+                let reason = match self {
+                    TurnOutcome::Replaced => TurnAbortReason::Replaced,
+                    _ => TurnAbortReason::Interrupted,
+                };
+                vec![EventMsg::TurnAborted(TurnAbortedEvent {
+                    turn_id: Some(turn_id.to_string()),
+                    reason,
+                    completed_at: Some(now_unix()),
+                    duration_ms,
+                })]
+            }
         }
     }
 }
@@ -171,6 +218,17 @@ pub(crate) async fn end_turn(
     started: Option<Instant>,
 ) -> Ended {
     let _gate = sess.turn_end_gate().await;
+    end_turn_gated(sess, turn_id, outcome, started).await
+}
+
+/// [`end_turn`] for a caller that holds the turn-end gate already (the end of a parked
+/// turn, decided where turns start).
+pub(crate) async fn end_turn_gated(
+    sess: &Session,
+    turn_id: &str,
+    outcome: TurnOutcome,
+    started: Option<Instant>,
+) -> Ended {
     let duration_ms = started.map(|s| s.elapsed().as_millis() as u64);
     let events = {
         let mut st = sess.state();
@@ -182,8 +240,11 @@ pub(crate) async fn end_turn(
         if ours.is_some() {
             st.active_turn = None;
         }
-        // Pending approvals of this turn: their waiters are gone.
+        // Pending approvals of this turn: their waiters are gone; answers given to it when
+        // it was resumed are its own.
         st.pending_approvals.clear();
+        st.preanswers.clear();
+        st.sandboxed_runs.clear();
         let events = outcome.into_events(turn_id, duration_ms);
         for e in &events {
             sess.record_unflushed(turn_id, e);
@@ -197,28 +258,59 @@ pub(crate) async fn end_turn(
     Ended::Ended
 }
 
+/// The turn's loop: sample, run the calls, repeat until the model answers. `Ok` when the
+/// turn ended (or parked) here; `Err` for the caller to end it. A resumed turn starts with
+/// the calls it waited on (`resumed_calls`) and the loop's state from before its park.
 async fn turn_loop(
     sess: &Arc<Session>,
     turn_id: &str,
     cancel: &CancellationToken,
     started: Instant,
+    state: LoopState,
+    mut resumed_calls: Option<Vec<PendingCall>>,
 ) -> Result<(), TurnFailure> {
     let max_steps = sess.turn_context().config.max_turn_steps;
-    let mut last_agent_message: Option<String> = None;
-    let mut steps = 0usize;
-    // Whether the model was already asked to finish properly (see `answer_check`).
-    let mut nudged = false;
-    // The note sent was about a made-up path: a second answer that is a path which exists
-    // is checked, so it needs no tool behind it.
-    let mut nudged_for_path = false;
-    // Retries for a task the directory shows unfinished: besides the one above, each says
-    // precisely what is missing, so a model that is making progress gets another.
-    let mut not_done_nudges = 0usize;
-    let mut ran_calls = false;
-    let mut repeats = crate::repeats::RepeatedCalls::default();
+    let LoopState {
+        mut steps,
+        // Whether the model was already asked to finish properly (see `answer_check`).
+        mut nudged,
+        // The note sent was about a made-up path: a second answer that is a path which
+        // exists is checked, so it needs no tool behind it.
+        mut nudged_for_path,
+        // Retries for a task the directory shows unfinished: besides the one above, each
+        // says precisely what is missing, so a model that is making progress gets another.
+        mut not_done_nudges,
+        mut ran_calls,
+        mut last_agent_message,
+        mut repeats,
+    } = state;
     let mut repeat_failure: Option<String> = None;
+    // What a park keeps of the loop.
+    macro_rules! loop_state {
+        () => {
+            LoopState {
+                steps,
+                nudged,
+                nudged_for_path,
+                not_done_nudges,
+                ran_calls,
+                last_agent_message: last_agent_message.clone(),
+                repeats: repeats.clone(),
+            }
+        };
+    }
     loop {
+        if let Some(calls) = resumed_calls.take() {
+            let run = run_calls(sess, turn_id, calls, cancel).await;
+            if after_calls(sess, turn_id, cancel, run, || loop_state!(), started).await? {
+                return Ok(());
+            }
+            continue;
+        }
         take_pending_input(sess, turn_id).await;
+        if let Some(why) = sess.store_stalled() {
+            return Err(store_stalled(&why));
+        }
         steps += 1;
         if steps > max_steps {
             return Err(TurnFailure::Failed {
@@ -283,6 +375,22 @@ async fn turn_loop(
             .iter()
             .any(|i| matches!(i, ResponseItem::Reasoning { text, .. } if !text.is_empty()));
         sess.push_history(turn_id, sampled.items).await;
+        // The store stopped answering: the calls are not run (a call must be stored before
+        // it runs), and the turn ends now instead of waiting for the store at every step.
+        if let Some(why) = sess.store_stalled() {
+            let outputs = calls
+                .into_iter()
+                .map(|(call_id, _, _)| ResponseItem::FunctionCallOutput {
+                    call_id,
+                    output: crate::tools::ToolOutcome::err(
+                        "not run: the thread store stopped answering, so the turn was stopped",
+                    )
+                    .output,
+                })
+                .collect();
+            sess.push_history(turn_id, outputs).await;
+            return Err(store_stalled(&why));
+        }
 
         if calls.is_empty() && !answered {
             // Small models sometimes stop with nothing to say after their tools ran: ask once
@@ -406,10 +514,13 @@ async fn turn_loop(
         // Every call gets an output, even when the turn stops, so the history stays valid
         // for the next request (independent MCP calls run concurrently: see tools::parallel).
         let repeat = repeats.observe(&calls);
+        let mut parked = None;
         let abort = match &repeat {
             Repeat::Run => {
                 ran_calls |= !calls.is_empty();
-                run_calls(sess, turn_id, calls, cancel).await
+                let run = run_calls(sess, turn_id, calls, cancel).await;
+                parked = run.parked;
+                run.abort
             }
             Repeat::Refuse(n) | Repeat::Stop(n) => {
                 let output = match repeat {
@@ -460,9 +571,57 @@ async fn turn_loop(
                 info: Some(ErrorInfo::Other),
             });
         }
-        if abort || cancel.is_cancelled() {
-            return Err(TurnFailure::Interrupted);
+        let run = CallsRun { abort, parked };
+        if after_calls(sess, turn_id, cancel, run, || loop_state!(), started).await? {
+            return Ok(());
         }
+    }
+}
+
+/// After a response's calls ran: stop when the user aborted or the turn was interrupted
+/// (calls left waiting get the interrupted output first), park when calls wait for
+/// approvals. `Ok(true)`: the turn parked.
+async fn after_calls(
+    sess: &Session,
+    turn_id: &str,
+    cancel: &CancellationToken,
+    run: CallsRun,
+    state: impl FnOnce() -> LoopState,
+    started: Instant,
+) -> Result<bool, TurnFailure> {
+    if run.abort || cancel.is_cancelled() {
+        if let Some(parked) = run.parked {
+            let outputs = parked
+                .unanswered
+                .into_iter()
+                .map(|(call_id, _, _)| ResponseItem::FunctionCallOutput {
+                    call_id,
+                    output: crate::tools::ToolOutcome::err("not run: the turn was interrupted")
+                        .output,
+                })
+                .collect();
+            sess.push_history(turn_id, outputs).await;
+        }
+        return Err(TurnFailure::Interrupted);
+    }
+    match run.parked {
+        Some(parked) => {
+            crate::parking::park(sess, turn_id, parked, state(), started).await;
+            Ok(true)
+        }
+        None => Ok(false),
+    }
+}
+
+/// The failure of a turn whose store stopped answering.
+fn store_stalled(why: &str) -> TurnFailure {
+    TurnFailure::Failed {
+        message: format!(
+            "stopped this turn: the thread store is not answering ({why}); what the thread \
+             recorded since is kept in memory and saved once the store answers again, while \
+             this process runs"
+        ),
+        info: Some(ErrorInfo::Other),
     }
 }
 

@@ -11,7 +11,7 @@ use crate::thread::Thread;
 use oi_protocol::protocol::{
     ApplyPatchApprovalRequestEvent, ElicitationAction, ElicitationRequestEvent,
     ElicitationResponse, Event, EventMsg, ExecApprovalRequestEvent, Op, ReviewDecision,
-    TurnAbortReason,
+    TurnAbortReason, TurnParkedEvent,
 };
 use std::sync::Arc;
 use std::time::Duration;
@@ -29,6 +29,10 @@ pub enum TurnEnd {
     },
     /// `turn_aborted` (interrupted, or replaced).
     Aborted(TurnAbortReason),
+    /// `turn_parked`: the turn stopped at approvals (it was started with
+    /// [`crate::TurnOptions::park_approvals`]). It has not ended: resume it with
+    /// [`Thread::resume_parked`] (here or on another process), which returns a new handle.
+    Parked(TurnParkedEvent),
     /// The thread shut down before the turn ended.
     ThreadClosed,
     /// [`TurnHandle::interrupt`] was asked and the engine did not end the turn within the
@@ -71,7 +75,8 @@ impl TurnHandle {
 
     /// The next event the thread published while this turn runs: the turn's own, and any
     /// other the thread publishes meanwhile (warnings, MCP startup progress). The turn's
-    /// terminal event is returned, then `None`; [`TurnHandle::end`] says how it ended.
+    /// terminal event (or its `turn_parked`) is returned, then `None`; [`TurnHandle::end`]
+    /// says how it ended.
     /// Cancel-safe: a `next` dropped in a `select!` loses no event.
     pub async fn next(&mut self) -> Option<Event> {
         if self.end.is_some() {
@@ -102,6 +107,9 @@ impl TurnHandle {
                 }
                 EventMsg::TurnAborted(aborted) => {
                     self.end = Some(TurnEnd::Aborted(aborted.reason));
+                }
+                EventMsg::TurnParked(parked) => {
+                    self.end = Some(TurnEnd::Parked(parked.clone()));
                 }
                 _ => {}
             }

@@ -13,6 +13,7 @@ mod mcp_calls;
 mod mcp_sampling;
 mod open_models;
 mod parallel_commands;
+mod parking;
 mod repeated_calls;
 mod served_now;
 mod server_window;

@@ -17,11 +17,21 @@ fn root() -> PathBuf {
 
 /// config.toml with the mock model and the fastmcp stdio peer as server `fm`.
 fn config(mock: &MockModelServer, home: &Path, server_flags: &str) -> oi_config::Config {
+    config_with(mock, home, server_flags, "")
+}
+
+/// [`config`] with more keys in the server's table.
+fn config_with(
+    mock: &MockModelServer,
+    home: &Path,
+    server_flags: &str,
+    server_keys: &str,
+) -> oi_config::Config {
     let python = root().join("tools/peers/venv/bin/python");
     assert!(python.exists(), "run tools/peers/install.sh (fastmcp)");
     let script = root().join("tests/fixtures/mcp/fastmcp_stdio_server.py");
     let toml = format!(
-        "{}\n[mcp_servers.fm]\ncommand = {:?}\nargs = [{:?}{server_flags}]\nstartup_timeout_sec = 30\n",
+        "{}\n[mcp_servers.fm]\ncommand = {:?}\nargs = [{:?}{server_flags}]\nstartup_timeout_sec = 30\n{server_keys}\n",
         mock.config_toml("mock", WireApi::Chat),
         python.display().to_string(),
         script.display().to_string(),
@@ -166,4 +176,83 @@ async fn the_model_lists_and_reads_resources_of_a_cold_server() {
         "notes://by-id/{note_id}"
     );
     manager.shutdown_all().await;
+}
+
+/// An MCP tool call that needs approval parks a parking turn like a command does: the
+/// request names the tool and its arguments, the server is not called until the answer,
+/// and the approved call runs when the turn is resumed.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_mcp_tool_approval_parks_the_turn_and_the_approved_call_runs_on_resume() {
+    use oi_core::{ParkedAnswer, ParkedRequest, StartTurn, TurnEnd, TurnOptions};
+    use oi_protocol::protocol::ReviewDecision;
+    let home = tempfile::tempdir().unwrap();
+    let mock = MockModelServer::start(MockScript::turns([
+        MockTurn::tool_call(
+            "mcp__fm__sleep_then_echo",
+            json!({"text": "echoed after approval", "seconds": 0}),
+        )
+        .with_call_id("m1"),
+        MockTurn::text("done"),
+    ]))
+    .await
+    .unwrap();
+    let manager = ThreadManager::new(ThreadManagerOptions {
+        source: oi_thread_store::SessionSource::Exec,
+        persist: false,
+    });
+    let cfg = config_with(
+        &mock,
+        home.path(),
+        "",
+        "default_tools_approval_mode = \"prompt\"",
+    );
+    let thread = manager.start_thread(cfg).await.unwrap().thread;
+    let mut turn = thread
+        .start_turn_with(
+            thread.subscribe(),
+            oi_protocol::ids::new_id(),
+            StartTurn::input(vec![oi_protocol::user_input::UserInput::text("echo")]),
+            TurnOptions::parking(),
+        )
+        .await
+        .unwrap();
+    while tokio::time::timeout(std::time::Duration::from_secs(60), turn.next())
+        .await
+        .unwrap()
+        .is_some()
+    {}
+    let Some(TurnEnd::Parked(park)) = turn.end().cloned() else {
+        panic!("not parked: {:?}", turn.end());
+    };
+    match &park.requests[..] {
+        [ParkedRequest::Exec(r)] => {
+            assert_eq!(r.call_id, "m1");
+            assert_eq!(r.command[0], "mcp__fm__sleep_then_echo");
+        }
+        other => panic!("{other:?}"),
+    }
+    let answers = vec![ParkedAnswer::new("m1", ReviewDecision::Approved)];
+    let mut resumed = thread
+        .resume_parked(turn.id(), &park.park_id, answers)
+        .await
+        .unwrap();
+    while tokio::time::timeout(std::time::Duration::from_secs(60), resumed.next())
+        .await
+        .unwrap()
+        .is_some()
+    {}
+    assert!(
+        matches!(
+            resumed.end(),
+            Some(TurnEnd::Completed { failed: false, .. })
+        ),
+        "{:?}",
+        resumed.end()
+    );
+    let outputs = mock.requests()[1].tool_outputs();
+    assert_eq!(outputs.len(), 1, "{outputs:?}");
+    assert!(
+        outputs[0].1.contains("echoed after approval"),
+        "{outputs:?}"
+    );
 }

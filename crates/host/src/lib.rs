@@ -21,7 +21,7 @@
 use oi_config::{ConfigLoadOptions, ConfigOverrides};
 use oi_core::{SessionSource, ThreadManager, ThreadManagerOptions};
 use oi_jsonrpc::connection::serve_connection;
-use oi_jsonrpc::http::{HttpOptions, MethodsFactory};
+use oi_jsonrpc::http::{HttpOptions, MethodsFactory, Tables};
 use oi_jsonrpc::transport::ThreadStdin;
 use oi_jsonrpc::{Connection, MethodTable};
 use std::path::PathBuf;
@@ -190,22 +190,66 @@ pub struct ServiceContext {
     pub connection: Connection,
 }
 
+type TableFn = Arc<dyn Fn(&ServiceContext) -> MethodTable + Send + Sync>;
+
 /// Builds the method table of one connection. The CLI composes the front ends' tables
 /// here (on a name clash the later table wins, so the v2 `initialize` can take over MCP's).
+///
+/// A listener may also serve requests that belong to no connection (MCP 2026-07-28 over
+/// HTTP): [`Services::with_stateless`] says which table answers them; it is built once per
+/// listener, and its context's connection sends nowhere (each request answers on its own
+/// stream).
 #[derive(Clone)]
-pub struct Services(Arc<dyn Fn(&ServiceContext) -> MethodTable + Send + Sync>);
+pub struct Services {
+    connection: TableFn,
+    stateless: Option<TableFn>,
+}
 
 impl Services {
     pub fn new(f: impl Fn(&ServiceContext) -> MethodTable + Send + Sync + 'static) -> Self {
-        Self(Arc::new(f))
+        Self {
+            connection: Arc::new(f),
+            stateless: None,
+        }
+    }
+
+    /// The same services, with `f` building the table of stateless requests.
+    pub fn with_stateless(
+        mut self,
+        f: impl Fn(&ServiceContext) -> MethodTable + Send + Sync + 'static,
+    ) -> Self {
+        self.stateless = Some(Arc::new(f));
+        self
     }
 
     /// The method table for `connection` on `host`.
     pub fn table(&self, host: &Host, connection: &Connection) -> MethodTable {
-        (self.0)(&ServiceContext {
+        (self.connection)(&ServiceContext {
             host: host.clone(),
             connection: connection.clone(),
         })
+    }
+
+    /// The table of stateless requests on `host`, if these services have one; `stop` is
+    /// its context's closing signal (the listener's).
+    pub fn stateless_table(&self, host: &Host, stop: &CancellationToken) -> Option<MethodTable> {
+        let build = self.stateless.as_ref()?;
+        let (tx, mut rx) = tokio::sync::mpsc::channel(oi_jsonrpc::connection::OUTGOING_QUEUE);
+        // Stateless requests answer on their own streams; nothing is sent to the table's
+        // connection, and whatever is, has nobody to go to.
+        tokio::spawn(async move {
+            while let Some(msg) = rx.recv().await {
+                tracing::debug!("dropping a message sent outside any stateless request: {msg:?}");
+            }
+        });
+        let connection = Connection {
+            outgoing: oi_jsonrpc::OutgoingSender::new(tx),
+            shutdown: stop.clone(),
+        };
+        Some(build(&ServiceContext {
+            host: host.clone(),
+            connection,
+        }))
     }
 }
 
@@ -235,11 +279,16 @@ pub async fn serve_listener(
     stop: CancellationToken,
     services: Services,
 ) -> std::io::Result<()> {
+    let stateless = services.stateless_table(&host, &stop);
     let factory: MethodsFactory = {
         let host = host.clone();
         Arc::new(move |connection: &Connection| services.table(&host, connection))
     };
-    let served = oi_jsonrpc::http::serve_http(listener, http, factory, stop).await;
+    let tables = Tables {
+        sessions: factory,
+        stateless,
+    };
+    let served = oi_jsonrpc::http::serve_http(listener, http, tables, stop).await;
     host.shutdown().await;
     served
 }

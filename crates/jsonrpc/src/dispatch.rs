@@ -281,6 +281,66 @@ pub async fn process(
     tasks
 }
 
+/// A request served on its own, outside any connection's processor (the stateless path of
+/// MCP 2026-07-28 over HTTP, where each request is its own HTTP exchange). See
+/// [`run_detached`].
+pub struct Detached {
+    cancel: CancellationToken,
+    client_cancelled: Arc<AtomicBool>,
+}
+
+impl Detached {
+    /// The client gave up on the request (its HTTP stream closed): the handler is cancelled
+    /// as by `notifications/cancelled`, and no response is sent.
+    pub fn cancel_by_client(&self) {
+        self.client_cancelled.store(true, Ordering::SeqCst);
+        self.cancel.cancel();
+    }
+}
+
+/// Runs request `id` of `table` by itself: the returned future runs the handler (in a task
+/// of its own, so a panic answers `-32603`) and sends its response through `outgoing`, or an
+/// error for a method the table does not have. `cancel` stops it (the server is shutting
+/// down: it still answers); [`Detached::cancel_by_client`] stops it without an answer.
+pub fn run_detached(
+    table: &MethodTable,
+    id: RequestId,
+    method: &str,
+    params: Option<Value>,
+    outgoing: OutgoingSender,
+    cancel: CancellationToken,
+) -> (Detached, BoxFuture<'static, ()>) {
+    let client_cancelled = Arc::new(AtomicBool::new(false));
+    let detached = Detached {
+        cancel: cancel.clone(),
+        client_cancelled: client_cancelled.clone(),
+    };
+    let Some((handler, _)) = table.requests.get(method).cloned() else {
+        let error = RpcError::method_not_found(method);
+        let outgoing = outgoing.for_request(id.clone());
+        return (
+            detached,
+            Box::pin(async move {
+                outgoing.respond_error(Some(id), error).await;
+            }),
+        );
+    };
+    let ctx = RequestContext {
+        id: id.clone(),
+        outgoing: outgoing.for_request(id),
+        cancel,
+        client_cancelled,
+        responded: CancellationToken::new(),
+    };
+    // Its own table of running requests: a detached request shares ids with nobody.
+    let in_flight: Arc<Mutex<HashMap<RequestId, InFlight>>> = Arc::default();
+    register(&in_flight, &ctx);
+    (
+        detached,
+        Box::pin(run_request(handler, ctx, params, in_flight)),
+    )
+}
+
 async fn run_request(
     handler: RequestFn,
     ctx: RequestContext,

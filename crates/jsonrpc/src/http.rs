@@ -1,6 +1,15 @@
-//! MCP streamable HTTP (2025-06-18 / 2025-11-25) at `/mcp`, over the same method tables
-//! and dispatcher as stdio.
+//! MCP streamable HTTP at `/mcp`, over the same method tables and dispatcher as stdio, in
+//! both protocol eras.
 //!
+//! **2026-07-28 (stateless).** A `POST` whose request names its protocol version in
+//! `_meta` (or whose `MCP-Protocol-Version` header is a version without the `initialize`
+//! handshake) is served on its own by [`stateless`], with no session: the standard headers
+//! are checked against the body, and the request runs on the listener's stateless table;
+//! its answer is one JSON body, or an SSE stream when its handler sends notifications
+//! first. Closing that stream cancels the request. A `POST` that has neither a session nor
+//! `initialize` goes the same way (and is told what its `_meta` lacks).
+//!
+//! **2025-11-25 and earlier (sessions).**
 //! * `POST /mcp` carries one JSON-RPC message. A request is answered on its own SSE stream
 //!   (or as one JSON body when the client does not accept `text/event-stream`); messages
 //!   its handler sends while it runs (notifications, server→client requests such as
@@ -12,12 +21,13 @@
 //! * `DELETE /mcp` ends the session. `initialize` creates one; its id comes back in
 //!   `mcp-session-id` and must be sent with every later request (unknown id → 404).
 //!
-//! Safety is checked before anything else: `Origin` (and, on a loopback address, `Host`)
-//! against an allow-list (403, against DNS rebinding), the bearer token when one is set
-//! (401, scheme matched case-insensitively as RFC 6750 says), a body size limit (413) and a
-//! deadline on reading the body (408), a cap on sessions (503). Below HTTP, [`conn`] limits
-//! connections per peer address and closes slow and idle ones; sessions nobody uses for
-//! [`HttpOptions::session_idle_timeout`] are ended.
+//! Safety is checked before anything else, for both eras: `Origin` (and, on a loopback
+//! address, `Host`) against an allow-list (403, against DNS rebinding), the bearer token when
+//! one is set (401, scheme matched case-insensitively as RFC 6750 says), a body size limit
+//! (413) and a deadline on reading the body (408), a cap on sessions (503). Below HTTP,
+//! [`conn`] limits connections per peer address and closes slow and idle ones; sessions
+//! nobody uses for [`HttpOptions::session_idle_timeout`] are ended. Every refusal is a
+//! JSON-RPC error body (`application/json`), never plain text.
 
 use crate::Connection;
 use crate::dispatch::MethodTable;
@@ -39,6 +49,7 @@ use tokio_util::sync::CancellationToken;
 
 mod conn;
 mod session;
+mod stateless;
 mod ws;
 
 use session::{RequestReply, Session, SseItem};
@@ -54,6 +65,26 @@ const CLOSED_STREAMS_KEPT: usize = 64;
 
 /// Builds a session's method table; runs once per session.
 pub type MethodsFactory = Arc<dyn Fn(&Connection) -> MethodTable + Send + Sync>;
+
+/// What a listener serves: a table per session (the `initialize` era, and the WebSocket
+/// transport), and optionally one table that answers every stateless request (MCP
+/// 2026-07-28); without it, a request that has no session is refused.
+#[derive(Clone)]
+pub struct Tables {
+    /// Builds each session's table.
+    pub sessions: MethodsFactory,
+    /// Serves requests that carry no session, each on its own.
+    pub stateless: Option<MethodTable>,
+}
+
+impl From<MethodsFactory> for Tables {
+    fn from(sessions: MethodsFactory) -> Self {
+        Self {
+            sessions,
+            stateless: None,
+        }
+    }
+}
 
 /// What the listener speaks.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -95,7 +126,8 @@ pub struct HttpOptions {
     /// A connection with no request being handled and no byte moving for this long is
     /// closed. SSE streams send keep-alive comments often enough to stay open.
     pub idle_timeout: Duration,
-    /// Most connections open at once from one IP address (loopback clients share one).
+    /// Most authenticated connections open at once from one IP address (loopback clients
+    /// share one); unauthenticated ones have their own budget (see `conn`).
     pub max_connections_per_peer: usize,
 }
 
@@ -164,15 +196,19 @@ impl HttpOptions {
 pub async fn serve_http(
     listener: tokio::net::TcpListener,
     opts: HttpOptions,
-    methods: MethodsFactory,
+    tables: impl Into<Tables>,
     stop: CancellationToken,
 ) -> std::io::Result<()> {
+    let tables = tables.into();
     if opts.protocol == Protocol::WebSocket {
-        return ws::serve_ws(listener, opts, methods, stop).await;
+        return ws::serve_ws(listener, opts, tables.sessions, stop).await;
     }
     let state = Arc::new(ServerState {
         opts: opts.clone(),
-        methods,
+        methods: tables.sessions,
+        stateless: tables
+            .stateless
+            .map(|table| stateless::Stateless::new(table, &stop)),
         sessions: Mutex::default(),
         stop: stop.clone(),
     });
@@ -183,6 +219,18 @@ pub async fn serve_http(
                 .get(get_mcp)
                 .delete(delete_mcp),
         )
+        .fallback(|| async {
+            refuse(
+                StatusCode::NOT_FOUND,
+                "nothing is served here: the MCP endpoint is /mcp",
+            )
+        })
+        .method_not_allowed_fallback(|| async {
+            refuse(
+                StatusCode::METHOD_NOT_ALLOWED,
+                "/mcp takes POST (and GET or DELETE with the mcp-session-id of a session)",
+            )
+        })
         .layer(DefaultBodyLimit::max(opts.max_body_bytes))
         .layer(axum::middleware::from_fn_with_state(
             Arc::new(opts.clone()),
@@ -198,11 +246,16 @@ pub async fn serve_http(
         async move {
             stop.cancelled().await;
             // Ending the sessions ends their streams, so open SSE connections close and the
-            // server can finish.
+            // server can finish; stateless requests answer too (their streams then end).
             let sessions: Vec<Arc<Session>> =
                 lock(&state.sessions).drain().map(|(_, s)| s).collect();
             let ends = sessions.iter().map(|s| s.end());
-            futures::future::join_all(ends).await;
+            let stateless = async {
+                if let Some(stateless) = &state.stateless {
+                    stateless.end().await;
+                }
+            };
+            futures::future::join(futures::future::join_all(ends), stateless).await;
         }
     };
     let listener = conn::GuardedListener::new(
@@ -252,6 +305,7 @@ async fn expire_idle_sessions(state: Arc<ServerState>, after: Duration) {
 struct ServerState {
     opts: HttpOptions,
     methods: MethodsFactory,
+    stateless: Option<stateless::Stateless>,
     sessions: Mutex<HashMap<String, Arc<Session>>>,
     stop: CancellationToken,
 }
@@ -260,8 +314,15 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
-fn plain(status: StatusCode, text: impl Into<String>) -> Response {
-    (status, text.into()).into_response()
+/// A refusal of the transport (no such session, a bad token, a body too large…): status
+/// `status` with a JSON-RPC error body (`id: null`) whose message says what to fix.
+pub(crate) fn refuse(status: StatusCode, text: impl Into<String>) -> Response {
+    let code = if status.is_server_error() {
+        crate::message::INTERNAL_ERROR
+    } else {
+        crate::message::INVALID_REQUEST
+    };
+    rpc_error_response(status, None, RpcError::new(code, text))
 }
 
 fn rpc_error_response(status: StatusCode, id: Option<RequestId>, error: RpcError) -> Response {
@@ -288,7 +349,7 @@ async fn guard(
         let origin = origin.to_str().unwrap_or("");
         if !origin_allowed(origin, &opts.allowed_origins) {
             tracing::warn!("refused a request from origin {origin:?}");
-            return plain(
+            return refuse(
                 StatusCode::FORBIDDEN,
                 format!(
                     "origin {origin} is not allowed; start the server with --allowed-origin {origin} to allow it"
@@ -303,7 +364,7 @@ async fn guard(
             .unwrap_or("");
         if !host_allowed(host, &opts.allowed_origins) {
             tracing::warn!("refused a request for host {host:?}");
-            return plain(
+            return refuse(
                 StatusCode::FORBIDDEN,
                 format!(
                     "host {host} is not allowed on a loopback server (DNS rebinding protection); connect to localhost or 127.0.0.1"
@@ -314,7 +375,7 @@ async fn guard(
     if let Some(token) = &opts.auth_token {
         let sent = bearer_token(headers).unwrap_or("");
         if !constant_time_eq(sent.as_bytes(), token.as_bytes()) {
-            let mut resp = plain(
+            let mut resp = refuse(
                 StatusCode::UNAUTHORIZED,
                 "missing or wrong bearer token; send `Authorization: Bearer <token>`",
             );
@@ -322,6 +383,10 @@ async fn guard(
                 .insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
             return resp;
         }
+    }
+    // Passed every check: the connection leaves the unauthenticated budget.
+    if let Err(resp) = conn::admit(&req) {
+        return resp;
     }
     next.run(req).await
 }
@@ -399,13 +464,13 @@ fn session_id(headers: &HeaderMap) -> Option<String> {
 #[allow(clippy::result_large_err)]
 fn find_session(state: &ServerState, headers: &HeaderMap) -> Result<Arc<Session>, Response> {
     let Some(id) = session_id(headers) else {
-        return Err(plain(
+        return Err(refuse(
             StatusCode::BAD_REQUEST,
             "missing mcp-session-id header; send `initialize` first and echo the id it returns",
         ));
     };
     let session = lock(&state.sessions).get(&id).cloned().ok_or_else(|| {
-        plain(
+        refuse(
             StatusCode::NOT_FOUND,
             format!("unknown session {id}; it ended (DELETE, unused too long, or a restart) or never existed, send `initialize` to start a new one"),
         )
@@ -417,20 +482,32 @@ fn find_session(state: &ServerState, headers: &HeaderMap) -> Result<Arc<Session>
 async fn post_mcp(State(state): State<Arc<ServerState>>, req: axum::extract::Request) -> Response {
     use axum::extract::FromRequest;
     let headers = req.headers().clone();
-    let body =
-        match tokio::time::timeout(state.opts.body_timeout, Bytes::from_request(req, &())).await {
-            Ok(Ok(body)) => body,
-            Ok(Err(rejection)) => return rejection.into_response(),
-            Err(_) => {
-                return plain(
-                    StatusCode::REQUEST_TIMEOUT,
-                    format!(
-                        "the request body did not arrive within {:?}; send the whole body at once",
-                        state.opts.body_timeout
-                    ),
-                );
-            }
-        };
+    let body = match tokio::time::timeout(state.opts.body_timeout, Bytes::from_request(req, &()))
+        .await
+    {
+        Ok(Ok(body)) => body,
+        Ok(Err(rejection)) => {
+            let status = rejection.status();
+            let why = if status == StatusCode::PAYLOAD_TOO_LARGE {
+                format!(
+                    "the body is larger than {} bytes; send large inputs as files and pass their paths",
+                    state.opts.max_body_bytes
+                )
+            } else {
+                format!("the body could not be read: {}", rejection.body_text())
+            };
+            return refuse(status, why);
+        }
+        Err(_) => {
+            return refuse(
+                StatusCode::REQUEST_TIMEOUT,
+                format!(
+                    "the request body did not arrive within {:?}; send the whole body at once",
+                    state.opts.body_timeout
+                ),
+            );
+        }
+    };
     let value: serde_json::Value = match serde_json::from_slice(&body) {
         Ok(v) => v,
         Err(e) => {
@@ -449,6 +526,15 @@ async fn post_mcp(State(state): State<Arc<ServerState>>, req: axum::extract::Req
     };
     let is_initialize =
         matches!(&incoming, Incoming::Request { method, .. } if method == "initialize");
+    // The era: a request that names a 2026-07-28 protocol version is served on its own
+    // (any session id it carries is ignored, as the spec says); so is one with neither a
+    // session nor `initialize`, to be told what it lacks.
+    if let Some(stateless) = &state.stateless
+        && (stateless::wants_stateless(&headers, &incoming)
+            || (session_id(&headers).is_none() && !is_initialize))
+    {
+        return stateless.serve(&state.opts, &headers, incoming).await;
+    }
     let (session, created) = if is_initialize && session_id(&headers).is_none() {
         match new_session(&state) {
             Ok(s) => (s, true),
@@ -474,7 +560,7 @@ async fn post_mcp(State(state): State<Arc<ServerState>>, req: axum::extract::Req
                 }))
                 .await
             {
-                return plain(StatusCode::NOT_FOUND, "the session ended");
+                return refuse(StatusCode::NOT_FOUND, "the session ended");
             }
             match reply {
                 RequestReply::Stream(rx) => sse_response(rx, state.opts.keep_alive()),
@@ -488,7 +574,7 @@ async fn post_mcp(State(state): State<Arc<ServerState>>, req: axum::extract::Req
                         line,
                     )
                         .into_response(),
-                    Err(_) => plain(
+                    Err(_) => refuse(
                         StatusCode::SERVICE_UNAVAILABLE,
                         "the session ended before answering",
                     ),
@@ -497,7 +583,7 @@ async fn post_mcp(State(state): State<Arc<ServerState>>, req: axum::extract::Req
         }
         other => {
             if !session.deliver(Ok(other)).await {
-                return plain(StatusCode::NOT_FOUND, "the session ended");
+                return refuse(StatusCode::NOT_FOUND, "the session ended");
             }
             StatusCode::ACCEPTED.into_response()
         }
@@ -508,9 +594,29 @@ async fn post_mcp(State(state): State<Arc<ServerState>>, req: axum::extract::Req
     resp
 }
 
+/// `GET` and `DELETE` belong to sessions; the 2026-07-28 protocol has neither (change
+/// notifications come from `subscriptions/listen`).
+fn no_session_method(state: &ServerState, headers: &HeaderMap, what: &str) -> Option<Response> {
+    if state.stateless.is_none() || session_id(headers).is_some() {
+        return None;
+    }
+    let mut resp = refuse(
+        StatusCode::METHOD_NOT_ALLOWED,
+        format!(
+            "{what} /mcp needs the mcp-session-id of a session opened with `initialize` (MCP 2025-11-25 and earlier); MCP 2026-07-28 has no sessions: POST each request, and use `subscriptions/listen` for change notifications"
+        ),
+    );
+    resp.headers_mut()
+        .insert(header::ALLOW, HeaderValue::from_static("POST"));
+    Some(resp)
+}
+
 async fn get_mcp(State(state): State<Arc<ServerState>>, headers: HeaderMap) -> Response {
+    if let Some(resp) = no_session_method(&state, &headers, "GET") {
+        return resp;
+    }
     if !accepts_sse(&headers) {
-        return plain(
+        return refuse(
             StatusCode::NOT_ACCEPTABLE,
             "GET /mcp opens an event stream; send `Accept: text/event-stream`",
         );
@@ -530,6 +636,9 @@ async fn get_mcp(State(state): State<Arc<ServerState>>, headers: HeaderMap) -> R
 }
 
 async fn delete_mcp(State(state): State<Arc<ServerState>>, headers: HeaderMap) -> Response {
+    if let Some(resp) = no_session_method(&state, &headers, "DELETE") {
+        return resp;
+    }
     let session = match find_session(&state, &headers) {
         Ok(s) => s,
         Err(resp) => return resp,
@@ -557,14 +666,14 @@ fn sse_response(rx: mpsc::UnboundedReceiver<SseItem>, keep_alive: Duration) -> R
 #[allow(clippy::result_large_err)]
 fn new_session(state: &Arc<ServerState>) -> Result<Arc<Session>, Response> {
     if state.stop.is_cancelled() {
-        return Err(plain(
+        return Err(refuse(
             StatusCode::SERVICE_UNAVAILABLE,
             "the server is shutting down",
         ));
     }
     let mut sessions = lock(&state.sessions);
     if sessions.len() >= state.opts.max_sessions {
-        return Err(plain(
+        return Err(refuse(
             StatusCode::SERVICE_UNAVAILABLE,
             format!(
                 "too many sessions ({}); end unused ones with DELETE /mcp and retry{}",

@@ -14,9 +14,12 @@
 //!   ask the client something and wait for the answer.
 //! * [`connection`]: one connection's lifecycle over a reader and a writer (read, dispatch,
 //!   write, and an orderly shutdown that lets running requests answer).
-//! * [`http`]: MCP streamable HTTP at `/mcp` (axum): sessions, one SSE stream per request,
-//!   the standalone GET stream, `Last-Event-ID` resumption, and the network guards
-//!   (Origin/Host, bearer token, body size, session cap) over the same dispatcher; and,
+//! * [`http`]: MCP streamable HTTP at `/mcp` (axum): the stateless requests of MCP
+//!   2026-07-28 (standard headers checked, each request on its own, JSON or an SSE stream,
+//!   cancelled when that stream closes) beside the sessions of 2025-11-25 and earlier (one
+//!   SSE stream per request, the standalone GET stream, `Last-Event-ID` resumption), the
+//!   network guards (Origin/Host, bearer token, body size, session cap) over the same
+//!   dispatcher for both, every refusal a JSON-RPC error body; and,
 //!   behind the same guards, JSON-RPC over WebSocket (one message per text frame, one
 //!   session per socket), the transport of Codex's app-server clients.
 //!
@@ -33,7 +36,8 @@ pub mod transport;
 pub use connection::{Connection, serve_connection};
 pub use dispatch::{BoxFuture, Execution, MethodTable, RequestContext};
 pub use message::{
-    INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST, Incoming, METHOD_NOT_FOUND, Outgoing,
-    PARSE_ERROR, RESOURCE_NOT_FOUND, RequestId, RpcError,
+    HEADER_MISMATCH, INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST, Incoming, METHOD_NOT_FOUND,
+    MISSING_REQUIRED_CLIENT_CAPABILITY, Outgoing, PARSE_ERROR, RESOURCE_NOT_FOUND, RequestId,
+    RpcError, UNSUPPORTED_PROTOCOL_VERSION,
 };
 pub use outgoing::{Answer, ClientReply, OutgoingSender, Routed};

@@ -19,8 +19,16 @@ pub const METHOD_NOT_FOUND: i64 = -32601;
 pub const INVALID_PARAMS: i64 = -32602;
 /// The server failed while handling the request.
 pub const INTERNAL_ERROR: i64 = -32603;
-/// MCP: a `resources/read` for a URI the server does not have.
+/// MCP up to 2025-11-25: a `resources/read` for a URI the server does not have (2026-07-28
+/// uses [`INVALID_PARAMS`]).
 pub const RESOURCE_NOT_FOUND: i64 = -32002;
+/// MCP 2026-07-28: the HTTP headers disagree with the body, or a required one is missing.
+pub const HEADER_MISMATCH: i64 = -32020;
+/// MCP 2026-07-28: the request needs a client capability it did not declare.
+pub const MISSING_REQUIRED_CLIENT_CAPABILITY: i64 = -32021;
+/// MCP 2026-07-28: the request's protocol version is not served (`data`: `supported`,
+/// `requested`).
+pub const UNSUPPORTED_PROTOCOL_VERSION: i64 = -32022;
 
 /// A request id. JSON-RPC allows strings and numbers; the JSON type is kept so replies
 /// and `_meta.requestId` echo exactly what the client sent.

@@ -37,20 +37,25 @@ pub enum ConnectError {
     /// Our OAuth line, found inside rmcp's error text.
     #[error("{0}")]
     OAuthLine(String),
-    /// The `initialize` handshake or `tools/list` failed (rmcp's words, type names removed).
+    /// The `initialize` handshake or `tools/list` failed: the server's answer, or the
+    /// connection or HTTP failure, in our words.
     #[error("{0}")]
     Handshake(String),
-    /// The start failed: the cause, how the process exited, what it wrote to stderr.
+    /// A stdio server's connection ended during `during` (its output closed, or our write
+    /// found the pipe closed) and no exit of its process was seen.
+    #[error("the server closed its connection during {during}")]
+    Lost { during: &'static str },
+    /// A stdio server's process exited during `during`: that is the failure.
+    #[error("the server process exited during {during} ({exit})")]
+    Exited { during: &'static str, exit: String },
+    /// The start failed: the cause and what the process wrote to stderr.
     #[error(
-        "MCP client for `{server}` failed to start: {cause}{}{}",
-        exit_note(.exited.as_deref()),
+        "MCP client for `{server}` failed to start: {cause}{}",
         stderr_note(.stderr)
     )]
     Failed {
         server: String,
         cause: Box<ConnectError>,
-        /// The process's exit, worded (`exit code 1`, `signal 9`), if it exited.
-        exited: Option<String>,
         /// The tail of the process's stderr (empty for HTTP).
         stderr: String,
     },
@@ -67,12 +72,6 @@ pub enum ConnectError {
         during: String,
         stderr: String,
     },
-}
-
-fn exit_note(exited: Option<&str>) -> String {
-    exited
-        .map(|e| format!(" (the server process exited: {e})"))
-        .unwrap_or_default()
 }
 
 fn stderr_note(stderr: &str) -> String {
@@ -96,20 +95,21 @@ mod tests {
     fn startup_messages_keep_their_wording() {
         let failed = ConnectError::Failed {
             server: "fx".into(),
-            cause: Box::new(ConnectError::Spawn("could not start `nope`: boom".into())),
-            exited: Some("exit code 1".into()),
-            stderr: "oops".into(),
+            cause: Box::new(ConnectError::Exited {
+                during: "the initialize handshake",
+                exit: "exit code 7".into(),
+            }),
+            stderr: "fatal: API_KEY is not set".into(),
         };
         assert_eq!(
             failed.to_string(),
-            "MCP client for `fx` failed to start: could not start `nope`: boom (the server process exited: exit code 1)\nServer stderr:\noops"
+            "MCP client for `fx` failed to start: the server process exited during the initialize handshake (exit code 7)\nServer stderr:\nfatal: API_KEY is not set"
         );
         let quiet = ConnectError::Failed {
             server: "web".into(),
             cause: Box::new(ConnectError::OAuth(OAuthError::LoginRequired {
                 server: "web".into(),
             })),
-            exited: None,
             stderr: String::new(),
         };
         assert_eq!(

@@ -5,6 +5,7 @@ use crate::connect_error::{ConnectError, HttpClientError};
 use crate::handler::{Handler, ProgressRouter};
 use crate::http::http_spec;
 use crate::stdio::{ChildProcess, KILL_GRACE, describe_exit, launch_spec, spawn};
+use crate::wire_error::{self, WireFault};
 use oi_config::mcp::{McpServerConfig, McpServerTransportConfig};
 use rmcp::service::{RoleClient, RunningService, ServiceExt};
 use rmcp::transport::StreamableHttpClientTransport;
@@ -95,8 +96,9 @@ impl Connection {
         let Some(child) = &self.child else {
             return "the HTTP session was closed".to_string();
         };
-        // The transport usually notices EOF a moment before the exit status is reaped.
-        let _ = tokio::time::timeout(Duration::from_millis(500), child.exited()).await;
+        // The transport usually notices EOF a moment before the exit status is reaped, and
+        // the stderr reader may still be behind.
+        child.settle(Duration::from_millis(500)).await;
         let mut s = match child.exit_status() {
             Some(status) => format!("the server process exited ({})", describe_exit(status)),
             None => "the server closed its connection".to_string(),
@@ -192,13 +194,9 @@ pub async fn establish(
             ),
         };
         progress.set_step(Step::ListTools);
-        let tools = service.peer().list_all_tools().await.map_err(|e| {
-            ConnectError::Handshake(describe_service_error(&format!("tools/list failed: {e}")))
-        })?;
-        let tools = tools
-            .iter()
-            .filter_map(|t| serde_json::to_value(t).ok())
-            .collect::<Vec<_>>();
+        let tools = crate::tool_list::list_tools(service.peer())
+            .await
+            .map_err(|e| list_failure(server, config, &e))?;
         Ok::<_, ConnectError>((service, child, tools))
     };
     match tokio::time::timeout(timeout, attempt).await {
@@ -241,7 +239,7 @@ async fn serve_stdio(
     let service = handler
         .serve((stdout, stdin))
         .await
-        .map_err(|e| ConnectError::Handshake(without_type_names(&e.to_string())))?;
+        .map_err(|e| handshake_failure(server, None, &e))?;
     Ok((service, child))
 }
 
@@ -360,25 +358,82 @@ async fn serve_http(
         }
     };
     served.map_err(|e| {
-        let msg = e.to_string();
-        if let Some(ours) = crate::oauth_session::user_message(&msg) {
+        if let Some(ours) = crate::oauth_session::user_message(&e.to_string()) {
             return ConnectError::OAuthLine(ours);
         }
-        match auth_failure(&msg) {
-            Some(status) => {
+        match wire_error::handshake_fault(&e) {
+            Some(WireFault::Status(status @ (401 | 403))) => {
                 ConnectError::Refused(auth_message(server, status, auth, &config.transport))
             }
-            None => {
-                ConnectError::Handshake(format!("{} (url: {})", without_type_names(&msg), spec.url))
-            }
+            _ => handshake_failure(server, Some(&spec.url), &e),
         }
     })
 }
 
+/// A failed handshake in our words: the connection or HTTP failure, or the server's answer.
+/// A stdio server whose pipe closed under it is `Lost`, which the startup message turns into
+/// how its process exited.
+fn handshake_failure(
+    server: &str,
+    url: Option<&str>,
+    e: &rmcp::service::ClientInitializeError,
+) -> ConnectError {
+    match wire_error::handshake_fault(e) {
+        Some(fault) if fault.is_lost() && url.is_none() => ConnectError::Lost {
+            during: Step::Initialize.describe(),
+        },
+        Some(fault) => ConnectError::Handshake(fault.describe(server, url)),
+        None => ConnectError::Handshake(wire_error::handshake_answer(e)),
+    }
+}
+
+/// The first `tools/list` failed: the server's error, or the connection's.
+fn list_failure(server: &str, config: &McpServerConfig, e: &rmcp::ServiceError) -> ConnectError {
+    let url = server_url(config);
+    if let Some(ours) = crate::oauth_session::user_message(&e.to_string()) {
+        return ConnectError::OAuthLine(ours);
+    }
+    match (e, wire_error::service_fault(e)) {
+        (_, Some(fault)) if fault.is_lost() && url.is_none() => ConnectError::Lost {
+            during: Step::ListTools.describe(),
+        },
+        (_, Some(fault)) => ConnectError::Handshake(format!(
+            "tools/list failed: {}",
+            fault.describe(server, url)
+        )),
+        (rmcp::ServiceError::McpError(data), None) => ConnectError::Handshake(format!(
+            "the server answered tools/list with error {}: {}",
+            data.code.0, data.message
+        )),
+        (_, None) => ConnectError::Handshake(
+            "the server answered tools/list with something other than a tool list".to_string(),
+        ),
+    }
+}
+
+/// The URL of a streamable HTTP server (`None` for stdio), for messages.
+pub(crate) fn server_url(config: &McpServerConfig) -> Option<&str> {
+    match &config.transport {
+        McpServerTransportConfig::StreamableHttp { url, .. } => Some(url.as_str()),
+        McpServerTransportConfig::Stdio { .. } => None,
+    }
+}
+
 /// An rmcp service error as a user reads it: our OAuth line alone if it is one, else the
-/// text without Rust type names.
-pub(crate) fn describe_service_error(msg: &str) -> String {
-    crate::oauth_session::user_message(msg).unwrap_or_else(|| without_type_names(msg))
+/// connection or HTTP failure in our words, else the text without Rust type names.
+pub(crate) fn describe_service_error(
+    server: &str,
+    url: Option<&str>,
+    e: &rmcp::ServiceError,
+) -> String {
+    let text = e.to_string();
+    if let Some(ours) = crate::oauth_session::user_message(&text) {
+        return ours;
+    }
+    match wire_error::service_fault(e) {
+        Some(fault) => fault.describe(server, url),
+        None => wire_error::without_type_names(&text),
+    }
 }
 
 /// The configured HTTP headers as a header map; an invalid name or value is skipped with a
@@ -401,24 +456,36 @@ fn header_map(
     map
 }
 
-/// The message for a startup that failed: the error, how the process exited and the tail
-/// of its stderr. Stops the process.
+/// How long a stdio server whose connection ended gets to be reaped and to have its stderr
+/// read to the end, so the message can say how it exited and quote it.
+const EXIT_SETTLE: Duration = Duration::from_secs(2);
+
+/// The message for a startup that failed: the error and the tail of the process's stderr.
+/// When the connection ended under us, the process's exit is the cause ("exited during the
+/// initialize handshake (exit code 7)"); when the server answered wrongly it was alive, and
+/// the exit that follows our closing it is not mentioned. Stops the process.
 async fn startup_failed(
     server: &str,
-    cause: ConnectError,
+    mut cause: ConnectError,
     child: Option<Arc<ChildProcess>>,
 ) -> ConnectError {
-    let (mut exited, mut stderr) = (None, String::new());
+    let mut stderr = String::new();
     if let Some(child) = child {
-        let _ = tokio::time::timeout(Duration::from_millis(300), child.exited()).await;
-        exited = child.exit_status().map(describe_exit);
+        if let ConnectError::Lost { during } = cause {
+            child.settle(EXIT_SETTLE).await;
+            if let Some(status) = child.exit_status() {
+                cause = ConnectError::Exited {
+                    during,
+                    exit: describe_exit(status),
+                };
+            }
+        }
         stderr = child.stderr_tail();
         child.terminate(Duration::from_millis(200)).await;
     }
     ConnectError::Failed {
         server: server.to_string(),
         cause: Box::new(cause),
-        exited,
         stderr,
     }
 }
@@ -451,22 +518,6 @@ enum AuthUsed {
     OAuth,
 }
 
-/// The HTTP status of an authorization failure in an rmcp error text, if it is one.
-fn auth_failure(msg: &str) -> Option<u16> {
-    let lower = msg.to_lowercase();
-    if lower.contains("403") || lower.contains("forbidden") || lower.contains("insufficient_scope")
-    {
-        Some(403)
-    } else if lower.contains("401")
-        || lower.contains("auth required")
-        || lower.contains("unauthorized")
-    {
-        Some(401)
-    } else {
-        None
-    }
-}
-
 /// One line: the server, the status, and what to do.
 fn auth_message(
     server: &str,
@@ -496,40 +547,5 @@ fn auth_message(
         AuthUsed::OAuth => format!(
             "MCP server `{server}` needs authorization (HTTP 401): run `interpreter mcp login {server}`, or set `bearer_token_env_var` in [mcp_servers.{server}]"
         ),
-    }
-}
-
-/// An rmcp error text without the Rust type names it embeds (`Transport [rmcp::...] error`),
-/// which mean nothing to a user.
-fn without_type_names(msg: &str) -> String {
-    let mut out = String::with_capacity(msg.len());
-    let mut rest = msg;
-    while let Some(start) = rest.find(" [") {
-        let Some(len) = rest[start..].find(']') else {
-            break;
-        };
-        let inner = &rest[start + 2..start + len];
-        out.push_str(&rest[..start]);
-        if !inner.contains("::") {
-            out.push_str(&rest[start..start + len + 1]);
-        }
-        rest = &rest[start + len + 1..];
-    }
-    out.push_str(rest);
-    out
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn type_names_are_dropped_from_errors() {
-        assert_eq!(
-            without_type_names(
-                "Send message error Transport [rmcp::transport::worker::WorkerTransport<rmcp::X<reqwest::Client>>] error: boom [keep me]"
-            ),
-            "Send message error Transport error: boom [keep me]"
-        );
     }
 }

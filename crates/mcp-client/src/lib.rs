@@ -40,6 +40,9 @@ mod sampling;
 mod sniff;
 mod status;
 mod stdio;
+mod tool_list;
+mod tool_schema;
+mod wire_error;
 
 pub use approval::{annotations_need_approval, needs_approval};
 pub use convert::{DEFAULT_RESULT_BUDGET_BYTES, call_result_to_output, truncate_middle};
@@ -142,7 +145,8 @@ pub struct McpToolInfo {
     /// Raw tool name, as sent on the wire.
     pub tool: String,
     pub description: String,
-    /// The tool's JSON Schema, with `properties: {}` added when missing.
+    /// The tool's JSON Schema as every provider takes it: an object schema with `properties`,
+    /// cleaned of what strict providers refuse (see `tool_schema`).
     pub input_schema: serde_json::Value,
     /// MCP `ToolAnnotations` (`readOnlyHint`, `destructiveHint`, ...), if any.
     pub annotations: Option<serde_json::Value>,

@@ -91,9 +91,16 @@ impl FileCredentialStore {
 
     /// Stores `stored` under this server's key, keeping every other entry and section.
     pub(crate) fn save_blocking(&self, stored: &StoredCredentials) -> Result<(), OAuthError> {
-        let creds =
-            serde_json::to_value(stored).map_err(|e| OAuthError::CredentialsFile(e.to_string()))?;
-        let entry = serde_json::json!({"server_name": self.server, "server_url": self.url, "credentials": creds});
+        self.save_entry_blocking(crate::oauth_store::entry_json(
+            &self.server,
+            &self.url,
+            stored,
+            None,
+        )?)
+    }
+
+    /// Stores a whole entry (see `oauth_store::entry_json`) under this server's key.
+    pub(crate) fn save_entry_blocking(&self, entry: Value) -> Result<(), OAuthError> {
         Ok(credentials::update(&self.home, SECTION, |entries| {
             entries.insert(self.key.clone(), entry);
         })?)
@@ -200,6 +207,9 @@ pub struct LoginOptions {
     /// Where the tokens are saved (`mcp_oauth_credentials_store`).
     pub store: OAuthCredentialsStoreMode,
     pub client_id: Option<String>,
+    /// The authorization server `client_id` is registered with (`oauth.issuer`); `None`: the
+    /// one it was first used with, as stored with its tokens.
+    pub client_issuer: Option<String>,
     pub scopes: Vec<String>,
     /// RFC 8707 `resource`, appended to the authorization URL.
     pub resource: Option<String>,
@@ -224,6 +234,7 @@ impl LoginOptions {
             url: url.to_string(),
             home: home.to_path_buf(),
             client_id: None,
+            client_issuer: None,
             scopes: Vec::new(),
             resource: None,
             callback_port: 0,
@@ -236,18 +247,31 @@ impl LoginOptions {
     }
 }
 
+/// A finished authorization: the manager (which hands out the access token and refreshes it)
+/// and the authorization server that issued the tokens.
+pub struct Authorized {
+    pub manager: AuthorizationManager,
+    /// The authorization server's issuer, when its metadata names one.
+    pub issuer: Option<String>,
+}
+
 /// Run the browser login. `show_url` is called with the authorization URL (print it, open a
 /// browser). Tokens are saved where `opts.store` says.
 pub async fn login(opts: LoginOptions, show_url: impl FnOnce(&str)) -> Result<(), OAuthError> {
     authorize(opts, show_url).await.map(|_| ())
 }
 
-/// The browser login, returning the authorized manager (which hands out the access token and
-/// refreshes it) for a session to use at once.
+/// The browser login, returning the authorized manager for a session to use at once.
+///
+/// Discovery starts from the challenge when there is one (its `resource_metadata` and
+/// `scope`). A pre-registered client is used only with the authorization server it belongs
+/// to ([`check_client_binding`]); a dynamically registered one is registered again with
+/// whatever server the resource names now, so no client credentials cross issuers. The
+/// redirect's `iss` is checked against the issuer (RFC 9207) before the code is exchanged.
 pub async fn authorize(
     opts: LoginOptions,
     show_url: impl FnOnce(&str),
-) -> Result<AuthorizationManager, OAuthError> {
+) -> Result<Authorized, OAuthError> {
     let listener = tokio::net::TcpListener::bind(("127.0.0.1", opts.callback_port))
         .await
         .map_err(|e| {
@@ -262,16 +286,21 @@ pub async fn authorize(
     let redirect_uri = format!("http://127.0.0.1:{port}/callback");
 
     let mut manager = manager_for(&opts.url).await?;
-    manager.set_credential_store(OAuthTokenStore::new(
-        &opts.home,
-        &opts.server,
-        &opts.url,
-        opts.store,
-    ));
-    let mut state = OAuthState::Unauthorized(manager);
+    let store = OAuthTokenStore::new(&opts.home, &opts.server, &opts.url, opts.store);
+    manager.set_credential_store(store.clone());
+    let metadata = authorization_server(&manager, &opts).await?;
+    check_client_binding(&opts, &store, metadata.issuer.as_deref()).await?;
+    let issuer = metadata.issuer.clone();
+    store.remember_metadata(metadata.clone());
+    manager.set_metadata(metadata);
+
+    // No scopes given: the challenge's scope, else the resource's `scopes_supported` — not
+    // both, which would ask for everything the resource offers (least privilege; a step-up
+    // asks for more when a call needs it).
     let mut request = AuthorizationRequest::new(redirect_uri.clone())
         .with_client_name("Open Interpreter")
-        .with_scopes(opts.scopes.iter().map(String::as_str));
+        .with_scopes(opts.scopes.iter().map(String::as_str))
+        .with_initial_scope_selection();
     if let Some(id) = &opts.client_id {
         request = request.with_preregistered_client(id.as_str());
         if let Some(secret) = &opts.client_secret {
@@ -281,36 +310,12 @@ pub async fn authorize(
     if let Some(cimd) = &opts.client_metadata_url {
         request = request.with_client_metadata_url(cimd.as_str());
     }
-    if let Some(challenge) = &opts.challenge {
-        request = request.with_challenge(challenge.as_str());
-    }
-    match state.start_authorization(request.clone()).await {
-        Ok(()) => {}
-        // A 2025-03-26 server publishes its authorization-server metadata at its own root with
-        // an issuer on a sub path (`https://host/oauth`), which RFC 8414's issuer check rejects;
-        // that spec revision had no such check, so such a server is trusted on its own origin.
-        Err(AuthError::AuthorizationServerMismatch {
-            received_issuer, ..
-        }) if same_origin(&opts.url, &received_issuer) => {
-            let OAuthState::Unauthorized(mut manager) = state else {
-                return Err(OAuthError::Authorization(
-                    "OAuth authorization could not start".to_string(),
-                ));
-            };
-            manager.set_metadata(legacy_root_metadata(&opts.url).await?);
-            let session = AuthorizationSession::new(manager, request)
-                .await
-                .map_err(|(_, e)| {
-                    OAuthError::Authorization(format!("OAuth authorization could not start: {e}"))
-                })?;
-            state = OAuthState::Session(session);
-        }
-        Err(e) => {
-            return Err(OAuthError::Authorization(format!(
-                "OAuth authorization could not start: {e}"
-            )));
-        }
-    }
+    let session = AuthorizationSession::new(manager, request)
+        .await
+        .map_err(|(_, e)| {
+            OAuthError::Authorization(format!("OAuth authorization could not start: {e}"))
+        })?;
+    let mut state = OAuthState::Session(session);
     let mut auth_url = state
         .get_authorization_url()
         .await
@@ -340,10 +345,202 @@ pub async fn authorize(
             callback.issuer.as_deref(),
         )
         .await
-        .map_err(|e| OAuthError::TokenExchange(e.to_string()))?;
-    state
+        .map_err(callback_error)?;
+    let manager = state
         .into_authorization_manager()
-        .ok_or(OAuthError::Incomplete)
+        .ok_or(OAuthError::Incomplete)?;
+    Ok(Authorized { manager, issuer })
+}
+
+/// The authorization server's metadata, found from the challenge (or the well-known
+/// locations). A 2025-03-26 server publishes it at its own root with an issuer on a sub path
+/// (`https://host/oauth`), which RFC 8414's issuer check rejects; that spec revision had no
+/// such check, so such a server is trusted on its own origin.
+async fn authorization_server(
+    manager: &AuthorizationManager,
+    opts: &LoginOptions,
+) -> Result<AuthorizationMetadata, OAuthError> {
+    match manager
+        .resolve_metadata_from_challenge(opts.challenge.as_deref())
+        .await
+    {
+        Ok(resolution) => Ok(resolution.metadata),
+        Err(AuthError::AuthorizationServerMismatch {
+            received_issuer, ..
+        }) if same_origin(&opts.url, &received_issuer) => legacy_root_metadata(&opts.url).await,
+        Err(e) => Err(OAuthError::Authorization(format!(
+            "OAuth authorization could not start: {e}"
+        ))),
+    }
+}
+
+/// A pre-registered client is presented only to the authorization server it is registered
+/// with: `oauth.issuer` when configured, else the issuer its stored tokens came from. A server
+/// that now names another one gets an error naming both, before anything is sent there.
+pub(crate) async fn check_client_binding(
+    opts: &LoginOptions,
+    store: &OAuthTokenStore,
+    named: Option<&str>,
+) -> Result<(), OAuthError> {
+    let (Some(client_id), Some(named)) = (&opts.client_id, named) else {
+        return Ok(());
+    };
+    let bound = match &opts.client_issuer {
+        Some(configured) => Some(configured.clone()),
+        None => store
+            .load_entry()
+            .await?
+            .filter(|(stored, _)| &stored.client_id == client_id)
+            .and_then(|(stored, _)| stored.issuer),
+    };
+    match bound {
+        Some(bound) if !same_issuer(&bound, named) => Err(OAuthError::ClientBoundElsewhere {
+            server: opts.server.clone(),
+            bound,
+            named: named.to_string(),
+        }),
+        _ => Ok(()),
+    }
+}
+
+/// Issuer identifiers compared as RFC 8414 does, a trailing `/` on a bare origin aside.
+pub(crate) fn same_issuer(a: &str, b: &str) -> bool {
+    a.trim_end_matches('/') == b.trim_end_matches('/')
+}
+
+/// A failed code exchange, the RFC 9207 issuer checks in our words.
+fn callback_error(e: AuthError) -> OAuthError {
+    match e {
+        AuthError::AuthorizationServerMismatch {
+            expected_issuer,
+            received_issuer,
+        } => OAuthError::IssuerMismatch {
+            expected: expected_issuer,
+            received: received_issuer,
+        },
+        AuthError::AuthorizationServerMissingIssuer { expected_issuer } => {
+            OAuthError::IssuerMissing {
+                expected: expected_issuer,
+            }
+        }
+        other => OAuthError::TokenExchange(other.to_string()),
+    }
+}
+
+/// The `WWW-Authenticate` challenge a server answers a client without credentials with,
+/// which names where its metadata is and the scope it wants — the only place some servers
+/// announce them. Asked as a session would: `initialize`, then (a server may let the
+/// handshake through and guard the rest) `tools/list`. `None` when neither is challenged
+/// (401, or 403 with a challenge). Each request is bounded by 5 s; a session the server opened
+/// is ended.
+pub async fn login_challenge(
+    server: &str,
+    config: &oi_config::mcp::McpServerConfig,
+) -> Result<Option<String>, OAuthError> {
+    let lookup = |k: &str| std::env::var(k).ok();
+    let spec = crate::http::http_spec(server, &config.transport, &lookup)
+        .map_err(|e| OAuthError::Config(e.to_string()))?;
+    let probe = ChallengeProbe {
+        server,
+        url: &spec.url,
+        headers: &spec.headers,
+        http: crate::connection::http_client().map_err(|e| OAuthError::Http(e.to_string()))?,
+    };
+    let version = crate::PROTOCOL_VERSION.to_string();
+    let initialize = serde_json::json!({
+        "jsonrpc": "2.0",
+        "id": 0,
+        "method": "initialize",
+        "params": {
+            "protocolVersion": version,
+            "capabilities": {},
+            "clientInfo": {"name": "Open Interpreter", "version": env!("CARGO_PKG_VERSION")}
+        }
+    });
+    let first = probe.post(None, &initialize).await?;
+    if let Some(challenge) = challenge_of(&first) {
+        return Ok(Some(challenge));
+    }
+    let session = first
+        .headers()
+        .get("mcp-session-id")
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_string);
+    drop(first);
+    let initialized = serde_json::json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+    let _ = probe.post(session.as_deref(), &initialized).await;
+    let list = serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"});
+    let challenge = probe
+        .post(session.as_deref(), &list)
+        .await
+        .ok()
+        .and_then(|r| challenge_of(&r));
+    if let Some(session) = session {
+        let _ = tokio::time::timeout(
+            DISCOVERY_TIMEOUT,
+            probe
+                .http
+                .delete(probe.url)
+                .header("mcp-session-id", session)
+                .send(),
+        )
+        .await;
+    }
+    Ok(challenge)
+}
+
+/// The requests of [`login_challenge`].
+struct ChallengeProbe<'a> {
+    server: &'a str,
+    url: &'a str,
+    headers: &'a std::collections::BTreeMap<String, String>,
+    http: reqwest::Client,
+}
+
+impl ChallengeProbe<'_> {
+    async fn post(
+        &self,
+        session: Option<&str>,
+        body: &Value,
+    ) -> Result<reqwest::Response, OAuthError> {
+        let mut request = self
+            .http
+            .post(self.url)
+            .header(
+                reqwest::header::ACCEPT,
+                "application/json, text/event-stream",
+            )
+            .header("mcp-protocol-version", crate::PROTOCOL_VERSION.to_string())
+            .json(body);
+        for (name, value) in self.headers {
+            request = request.header(name.as_str(), value.as_str());
+        }
+        if let Some(session) = session {
+            request = request.header("mcp-session-id", session);
+        }
+        tokio::time::timeout(DISCOVERY_TIMEOUT, request.send())
+            .await
+            .map_err(|_| OAuthError::DiscoveryTimedOut {
+                url: self.url.to_string(),
+            })?
+            .map_err(|e| {
+                OAuthError::Discovery(
+                    crate::wire_error::request_fault(&e).describe(self.server, Some(self.url)),
+                )
+            })
+    }
+}
+
+/// The challenge of a 401, or of a 403 that carries one.
+fn challenge_of(response: &reqwest::Response) -> Option<String> {
+    if !matches!(response.status().as_u16(), 401 | 403) {
+        return None;
+    }
+    response
+        .headers()
+        .get(reqwest::header::WWW_AUTHENTICATE)
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_string)
 }
 
 fn same_origin(a: &str, b: &str) -> bool {

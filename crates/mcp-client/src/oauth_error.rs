@@ -69,6 +69,27 @@ pub enum OAuthError {
     /// The authorization code could not be exchanged for tokens.
     #[error("the OAuth token exchange failed: {0}")]
     TokenExchange(String),
+    /// The redirect named another authorization server than the one we sent the user to
+    /// (RFC 9207 `iss`): a mix-up, so the code was not exchanged.
+    #[error(
+        "the OAuth redirect came back from `{received}`, not from the authorization server the login was sent to (`{expected}`); the code was not used (RFC 9207 issuer check). Try the login again; if this repeats, the authorization server is misconfigured or something is impersonating it"
+    )]
+    IssuerMismatch { expected: String, received: String },
+    /// The authorization server promised to name itself in the redirect and did not.
+    #[error(
+        "the OAuth redirect from `{expected}` does not say which authorization server sent it, though its metadata promises it will (RFC 9207 `iss`); the code was not used. Try the login again"
+    )]
+    IssuerMissing { expected: String },
+    /// The server now sends logins to an authorization server other than the one the
+    /// pre-registered client belongs to.
+    #[error(
+        "MCP server `{server}` now uses the authorization server `{named}`, but the `client_id` in [mcp_servers.{server}.oauth] belongs to `{bound}`, so it is not sent there. Register a client with `{named}`, set its `client_id` (and secret), and set `issuer = \"{named}\"` in [mcp_servers.{server}.oauth]"
+    )]
+    ClientBoundElsewhere {
+        server: String,
+        bound: String,
+        named: String,
+    },
     /// A new authorization during a session (the browser flow) failed.
     #[error("OAuth authorization failed: {cause}")]
     Authorize { cause: Box<OAuthError> },

@@ -7,15 +7,23 @@
 //! authorizes depends on the config: a machine grant (client credentials, token exchange)
 //! runs at once; the browser flow runs only when the front end can show a browser
 //! ([`OAuthBrowser`]); otherwise the request fails with one line naming the server and the
-//! `interpreter mcp login` command that fixes it. Authorizations are capped per session, and
-//! a scope already granted is not asked for again, so a server that keeps refusing cannot
-//! loop us.
+//! `interpreter mcp login` command that fixes it. Authorizations are capped per session, a
+//! refreshed token that is refused again leads to an authorization rather than another
+//! refresh, and a scope already granted is not asked for again, so a server that keeps
+//! refusing cannot loop us.
+//!
+//! A 401 whose challenge points at another authorization server than the one the tokens came
+//! from is a migration: the old tokens are dropped (never refreshed at, or sent to, the old
+//! server again), a dynamically registered client registers anew with the new server, and a
+//! pre-registered client is refused there unless `oauth.issuer` names it.
 
 use crate::oauth::{self, LoginOptions};
 use crate::oauth_error::OAuthError;
 use crate::oauth_grants::{self, ClientAuth, IdentityProvider, TokenRequest};
 use oi_config::mcp::{McpOAuthConfig, McpOAuthGrant};
-use rmcp::transport::auth::{AuthError, AuthorizationManager, WWWAuthenticateParams};
+use rmcp::transport::auth::{
+    AuthError, AuthorizationManager, CredentialStore, StoredCredentials, WWWAuthenticateParams,
+};
 use rmcp::transport::streamable_http_client::StreamableHttpError;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -53,9 +61,20 @@ struct AuthState {
     manager: Option<AuthorizationManager>,
     /// A token from a machine grant (these issue no refresh token; a 401 grants again).
     machine_token: Option<String>,
-    /// What the last authorization asked for.
+    /// The issuer of the authorization server the current tokens came from, if known.
+    issuer: Option<String>,
+    /// The token a refresh after a 401 produced: refused again, it is not refreshed again.
+    refreshed: Option<String>,
+    /// What the last authorization asked for (or the stored tokens were granted).
     granted: Vec<String>,
     authorizations: u32,
+}
+
+/// Tokens found in the store for a session to start with.
+pub struct StoredAuthorization {
+    manager: AuthorizationManager,
+    issuer: Option<String>,
+    scopes: Vec<String>,
 }
 
 /// Shared by every clone of the client (rmcp clones it per request).
@@ -65,21 +84,78 @@ pub struct Authorizer {
 }
 
 impl Authorizer {
-    /// An authorizer starting from the stored tokens, if `manager` holds some.
-    pub fn new(settings: OAuthSettings, manager: Option<AuthorizationManager>) -> Arc<Self> {
+    /// An authorizer starting from the stored tokens, if there are some.
+    pub fn new(settings: OAuthSettings, stored: Option<StoredAuthorization>) -> Arc<Self> {
+        let state = match stored {
+            Some(s) => AuthState {
+                manager: Some(s.manager),
+                issuer: s.issuer,
+                granted: s.scopes,
+                ..Default::default()
+            },
+            None => AuthState::default(),
+        };
         Arc::new(Self {
             settings,
-            state: tokio::sync::Mutex::new(AuthState {
-                manager,
-                ..Default::default()
-            }),
+            state: tokio::sync::Mutex::new(state),
         })
     }
 
-    /// The token to send now, if any (refreshing an expired one).
+    /// The token to send now, if any (refreshing an expired one). Tokens that can no longer
+    /// be refreshed (the authorization server refused, or is gone) are dropped: the request
+    /// goes without, and the server's challenge starts a new authorization.
     async fn token(&self) -> Result<Option<String>, OAuthError> {
-        let state = self.state.lock().await;
-        current_token(&state).await
+        let mut state = self.state.lock().await;
+        match current_token(&state).await {
+            Err(OAuthError::Refresh(reason)) => {
+                tracing::info!(
+                    "MCP server `{}`: the stored OAuth tokens could not be refreshed ({reason}); authorizing again when the server asks",
+                    self.settings.server
+                );
+                state.manager = None;
+                Ok(None)
+            }
+            other => other,
+        }
+    }
+
+    /// The issuer of the authorization server a challenge points at now, if it can be found
+    /// (a 401 is the one moment a server tells us it moved).
+    async fn named_issuer(&self, challenge: &str) -> Option<String> {
+        let manager = AuthorizationManager::new(self.settings.url.as_str())
+            .await
+            .ok()?;
+        let resolution = manager
+            .resolve_metadata_from_challenge(Some(challenge))
+            .await
+            .ok()?;
+        resolution
+            .source
+            .is_discovered()
+            .then_some(resolution.metadata.issuer)
+            .flatten()
+    }
+
+    /// The server now names another authorization server than the tokens' own: forget them
+    /// (here and in the store) so nothing of the old server's is used again.
+    async fn forget_other_issuer(&self, state: &mut AuthState, old: &str, new: &str) {
+        let s = &self.settings;
+        tracing::info!(
+            "MCP server `{}` moved from the authorization server `{old}` to `{new}`: its tokens are dropped and the client registers anew",
+            s.server
+        );
+        state.manager = None;
+        state.machine_token = None;
+        state.refreshed = None;
+        state.granted.clear();
+        state.issuer = None;
+        // A pre-registered client's stored entry is its binding to the old server: it stays,
+        // so the client keeps being refused at the new one until the user says otherwise.
+        if s.config.client_id.is_none() {
+            let store =
+                crate::oauth_store::OAuthTokenStore::new(&s.home, &s.server, &s.url, s.store);
+            let _ = tokio::task::spawn_blocking(move || store.delete()).await;
+        }
     }
 
     /// A new token after the server refused `sent` with `challenge` (`forbidden`: a 403).
@@ -108,11 +184,22 @@ impl Authorizer {
             .unwrap_or_default();
         if !forbidden
             && sent.is_some()
+            && let Some(old) = state.issuer.clone()
+            && let Some(new) = self.named_issuer(challenge).await
+            && !oauth::same_issuer(&old, &new)
+        {
+            self.forget_other_issuer(&mut state, &old, &new).await;
+        }
+        let refused_after_refresh = sent.is_some() && state.refreshed.as_deref() == sent;
+        if !forbidden
+            && sent.is_some()
+            && !refused_after_refresh
             && let Some(manager) = &state.manager
             && manager.refresh_token().await.is_ok()
             && let Ok(fresh) = manager.get_access_token().await
             && Some(fresh.as_str()) != sent
         {
+            state.refreshed = Some(fresh.clone());
             return Ok(fresh);
         }
         let mut scopes = self.settings.scopes.clone();
@@ -147,30 +234,28 @@ impl Authorizer {
                 let Some(browser) = self.settings.browser.clone() else {
                     return Err(self.login_hint(forbidden, &scopes, &wanted));
                 };
-                let mut opts = LoginOptions::new(server, &self.settings.url, &self.settings.home);
-                opts.store = self.settings.store;
-                opts.client_id = self.settings.config.client_id.clone();
-                opts.client_secret = oauth::client_secret(server, &self.settings.config)?;
-                opts.client_metadata_url = self.settings.config.client_metadata_url.clone();
-                opts.resource = self.settings.resource.clone();
+                let mut opts = login_options(&self.settings)?;
                 opts.scopes = scopes;
                 opts.challenge = Some(challenge.to_string());
-                let manager = oauth::authorize(opts, |url| browser.open(server, url))
+                let authorized = oauth::authorize(opts, |url| browser.open(server, url))
                     .await
-                    .map_err(|e| OAuthError::Authorize { cause: Box::new(e) }.for_server(server))?;
-                let token = manager.get_access_token().await.map_err(|e| {
+                    .map_err(|e| authorize_failed(e, server))?;
+                let token = authorized.manager.get_access_token().await.map_err(|e| {
                     OAuthError::Authorization(format!("no access token after authorizing: {e}"))
                         .for_server(server)
                 })?;
-                state.manager = Some(manager);
+                state.manager = Some(authorized.manager);
+                state.issuer = authorized.issuer;
                 token
             }
             McpOAuthGrant::ClientCredentials | McpOAuthGrant::TokenExchange => {
-                let token = self.machine_grant(challenge, &scopes).await?;
-                state.machine_token = Some(token.clone());
-                token
+                let granted = self.machine_grant(Some(challenge), &scopes).await?;
+                state.machine_token = Some(granted.token.clone());
+                state.issuer = granted.issuer;
+                granted.token
             }
         };
+        state.refreshed = None;
         state.granted = requested;
         Ok(token)
     }
@@ -194,93 +279,181 @@ impl Authorizer {
     /// then grant.
     async fn machine_grant(
         &self,
-        challenge: &str,
+        challenge: Option<&str>,
         scopes: &[String],
-    ) -> Result<String, OAuthError> {
-        let s = &self.settings;
-        let server = &s.server;
-        let fail = |e: OAuthError| e.for_server(server);
-        let manager = AuthorizationManager::new(s.url.as_str())
-            .await
-            .map_err(|e| fail(OAuthError::Discovery(format!("cannot prepare OAuth: {e}"))))?;
-        let resolution = manager
-            .resolve_metadata_from_challenge(Some(challenge))
-            .await
-            .map_err(|e| {
-                fail(OAuthError::Discovery(format!(
-                    "OAuth discovery failed: {e}"
+    ) -> Result<MachineGrant, OAuthError> {
+        machine_grant(&self.settings, challenge, scopes).await
+    }
+}
+
+/// A token from a machine grant and the authorization server that issued it.
+struct MachineGrant {
+    token: String,
+    issuer: Option<String>,
+}
+
+/// The login options of a session's settings (who the client is, where tokens go).
+fn login_options(s: &OAuthSettings) -> Result<LoginOptions, OAuthError> {
+    let mut opts = LoginOptions::new(&s.server, &s.url, &s.home);
+    opts.store = s.store;
+    opts.client_id = s.config.client_id.clone();
+    opts.client_issuer = s.config.issuer.clone();
+    opts.client_secret = oauth::client_secret(&s.server, &s.config)?;
+    opts.client_metadata_url = s.config.client_metadata_url.clone();
+    opts.resource = s.resource.clone();
+    Ok(opts)
+}
+
+/// An authorization that failed, for the server; a refused client binding is already a
+/// whole line of its own.
+fn authorize_failed(e: OAuthError, server: &str) -> OAuthError {
+    match e {
+        OAuthError::ClientBoundElsewhere { .. } => e,
+        other => OAuthError::Authorize {
+            cause: Box::new(other),
+        }
+        .for_server(server),
+    }
+}
+
+/// Runs the configured machine grant once (what `interpreter mcp login` does for a server
+/// whose `grant_type` needs no browser), seeded with the server's challenge if it gave one.
+/// Returns the issuer of the authorization server that granted a token; nothing is stored
+/// but which authorization server the client was used with.
+pub async fn check_machine_grant(
+    settings: &OAuthSettings,
+    challenge: Option<&str>,
+) -> Result<Option<String>, OAuthError> {
+    let scopes = settings.scopes.clone();
+    machine_grant(settings, challenge, &scopes)
+        .await
+        .map(|g| g.issuer)
+}
+
+/// Client credentials or token exchange: discover the token endpoint (from the challenge
+/// when there is one), check the client belongs to that authorization server, grant, and
+/// record which server the client was used with.
+async fn machine_grant(
+    s: &OAuthSettings,
+    challenge: Option<&str>,
+    scopes: &[String],
+) -> Result<MachineGrant, OAuthError> {
+    let server = &s.server;
+    let fail = |e: OAuthError| e.for_server(server);
+    let manager = AuthorizationManager::new(s.url.as_str())
+        .await
+        .map_err(|e| fail(OAuthError::Discovery(format!("cannot prepare OAuth: {e}"))))?;
+    let resolution = manager
+        .resolve_metadata_from_challenge(challenge)
+        .await
+        .map_err(|e| {
+            fail(OAuthError::Discovery(format!(
+                "OAuth discovery failed: {e}"
+            )))
+        })?;
+    let metadata = resolution.metadata;
+    let store = crate::oauth_store::OAuthTokenStore::new(&s.home, &s.server, &s.url, s.store);
+    oauth::check_client_binding(&login_options(s)?, &store, metadata.issuer.as_deref()).await?;
+    let supported: Vec<String> = metadata
+        .additional_fields
+        .get("token_endpoint_auth_methods_supported")
+        .and_then(|v| serde_json::from_value(v.clone()).ok())
+        .unwrap_or_default();
+    let client_id = s.config.client_id.clone().ok_or_else(|| {
+        fail(OAuthError::Config(format!(
+            "`[mcp_servers.{server}.oauth] client_id` is required for grant_type = \"{}\"",
+            s.config.grant_type.as_str()
+        )))
+    })?;
+    let secret = oauth::client_secret(server, &s.config)?;
+    let key = oauth::env_secret(
+        server,
+        "private_key_env_var",
+        s.config.private_key_env_var.as_deref(),
+    )?;
+    let auth = ClientAuth::choose(
+        s.config.token_endpoint_auth_method,
+        &supported,
+        client_id,
+        secret,
+        key,
+    )
+    .map_err(|e| {
+        fail(OAuthError::Config(format!(
+            "[mcp_servers.{server}.oauth] {e}"
+        )))
+    })?;
+    let http = crate::connection::http_client().map_err(|e| OAuthError::Http(e.to_string()))?;
+    let issuer = metadata
+        .issuer
+        .clone()
+        .unwrap_or_else(|| metadata.token_endpoint.clone());
+    let resource = s.resource.clone().unwrap_or_else(|| s.url.clone());
+    let request = TokenRequest {
+        http: &http,
+        token_endpoint: &metadata.token_endpoint,
+        issuer: &issuer,
+        resource: &resource,
+        scopes,
+    };
+    let result = match s.config.grant_type {
+        McpOAuthGrant::TokenExchange => {
+            let id_token = oauth::env_secret(
+                server,
+                "id_token_env_var",
+                s.config.id_token_env_var.as_deref(),
+            )?
+            .ok_or_else(|| {
+                fail(OAuthError::Config(format!(
+                    "`[mcp_servers.{server}.oauth] id_token_env_var` is required for grant_type = \"token_exchange\""
                 )))
             })?;
-        let metadata = resolution.metadata;
-        let supported: Vec<String> = metadata
-            .additional_fields
-            .get("token_endpoint_auth_methods_supported")
-            .and_then(|v| serde_json::from_value(v.clone()).ok())
-            .unwrap_or_default();
-        let client_id = s.config.client_id.clone().ok_or_else(|| {
-            fail(OAuthError::Config(format!(
-                "`[mcp_servers.{server}.oauth] client_id` is required for grant_type = \"{}\"",
-                s.config.grant_type.as_str()
-            )))
-        })?;
-        let secret = oauth::client_secret(server, &s.config)?;
-        let key = oauth::env_secret(
-            server,
-            "private_key_env_var",
-            s.config.private_key_env_var.as_deref(),
-        )?;
-        let auth = ClientAuth::choose(
-            s.config.token_endpoint_auth_method,
-            &supported,
-            client_id,
-            secret,
-            key,
-        )
-        .map_err(|e| {
-            fail(OAuthError::Config(format!(
-                "[mcp_servers.{server}.oauth] {e}"
-            )))
-        })?;
-        let http = crate::connection::http_client().map_err(|e| OAuthError::Http(e.to_string()))?;
-        let issuer = metadata
-            .issuer
-            .clone()
-            .unwrap_or_else(|| metadata.token_endpoint.clone());
-        let resource = s.resource.clone().unwrap_or_else(|| s.url.clone());
-        let request = TokenRequest {
-            http: &http,
-            token_endpoint: &metadata.token_endpoint,
-            issuer: &issuer,
-            resource: &resource,
-            scopes,
-        };
-        let result = match s.config.grant_type {
-            McpOAuthGrant::TokenExchange => {
-                let id_token = oauth::env_secret(
-                    server,
-                    "id_token_env_var",
-                    s.config.id_token_env_var.as_deref(),
-                )?
-                .ok_or_else(|| {
-                    fail(OAuthError::Config(format!(
-                        "`[mcp_servers.{server}.oauth] id_token_env_var` is required for grant_type = \"token_exchange\""
-                    )))
-                })?;
-                let idp = IdentityProvider {
-                    token_endpoint: s.config.idp_token_endpoint.as_deref().unwrap_or_default(),
-                    client_id: s.config.idp_client_id.as_deref().unwrap_or_default(),
-                    id_token: &id_token,
-                };
-                oauth_grants::token_exchange(&request, &idp, &auth).await
-            }
-            _ => oauth_grants::client_credentials(&request, &auth).await,
-        };
-        result.map_err(|e| {
-            fail(OAuthError::Grant {
-                grant: s.config.grant_type.as_str().to_string(),
-                cause: Box::new(e),
-            })
+            let idp = IdentityProvider {
+                token_endpoint: s.config.idp_token_endpoint.as_deref().unwrap_or_default(),
+                client_id: s.config.idp_client_id.as_deref().unwrap_or_default(),
+                id_token: &id_token,
+            };
+            oauth_grants::token_exchange(&request, &idp, &auth).await
+        }
+        _ => oauth_grants::client_credentials(&request, &auth).await,
+    };
+    let token = result.map_err(|e| {
+        fail(OAuthError::Grant {
+            grant: s.config.grant_type.as_str().to_string(),
+            cause: Box::new(e),
         })
+    })?;
+    record_binding(&store, s, metadata.issuer.as_deref()).await;
+    Ok(MachineGrant {
+        token,
+        issuer: metadata.issuer,
+    })
+}
+
+/// Remembers which authorization server a machine client was used with (an entry with the
+/// client id and the issuer, no token: machine tokens are not kept), unless tokens are stored
+/// there. A later change of server is then refused like a browser client's.
+async fn record_binding(
+    store: &crate::oauth_store::OAuthTokenStore,
+    s: &OAuthSettings,
+    issuer: Option<&str>,
+) {
+    let (Some(client_id), Some(issuer)) = (&s.config.client_id, issuer) else {
+        return;
+    };
+    if let Ok(Some((stored, _))) = store.load_entry().await
+        && (stored.token_response.is_some()
+            || (&stored.client_id == client_id && stored.issuer.as_deref() == Some(issuer)))
+    {
+        return;
+    }
+    let binding = StoredCredentials::new(client_id.clone(), None, Vec::new(), None)
+        .with_issuer(Some(issuer.to_string()));
+    if let Err(e) = CredentialStore::save(store, binding).await {
+        tracing::warn!(
+            "MCP server `{}`: could not record which authorization server the client was used with: {e}",
+            s.server
+        );
     }
 }
 
@@ -298,26 +471,42 @@ async fn current_token(state: &AuthState) -> Result<Option<String>, OAuthError> 
     }
 }
 
-/// The stored tokens of `server`, as a manager that refreshes them; `None` when nothing is
-/// stored.
+/// The stored tokens of `server`, as a manager that refreshes them; `None` when no tokens
+/// are stored. Tokens saved with their authorization server's metadata are used without
+/// discovering it again (the server may announce it only in a 401 challenge); older ones are
+/// discovered as before, and dropped if the server names another authorization server now.
 pub async fn stored_manager(
     home: &std::path::Path,
     server: &str,
     url: &str,
     store_mode: crate::oauth_store::OAuthCredentialsStoreMode,
-) -> Result<Option<AuthorizationManager>, OAuthError> {
+) -> Result<Option<StoredAuthorization>, OAuthError> {
     let store = crate::oauth_store::OAuthTokenStore::new(home, server, url, store_mode);
-    if rmcp::transport::auth::CredentialStore::load(&store)
+    let Some((stored, metadata)) = store
+        .load_entry()
         .await
         .map_err(|e| OAuthError::Store(e.to_string()))?
-        .is_none()
-    {
+    else {
+        return Ok(None);
+    };
+    if stored.token_response.is_none() {
         return Ok(None);
     }
     let mut manager = oauth::manager_for(url).await?;
     manager.set_credential_store(store);
+    let issuer = stored
+        .issuer
+        .clone()
+        .or_else(|| metadata.as_ref().and_then(|m| m.issuer.clone()));
+    if let Some(metadata) = metadata {
+        manager.set_metadata(metadata);
+    }
     match manager.initialize_from_store().await {
-        Ok(true) => Ok(Some(manager)),
+        Ok(true) => Ok(Some(StoredAuthorization {
+            manager,
+            issuer,
+            scopes: stored.granted_scopes,
+        })),
         Ok(false) => Ok(None),
         Err(e) => Err(OAuthError::StoredTokensUnusable {
             server: server.to_string(),

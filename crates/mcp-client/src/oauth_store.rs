@@ -18,6 +18,13 @@
 //! Logout ([`OAuthTokenStore::delete`]) removes the server's tokens from both places, whatever
 //! the mode. No token or keyring value is ever logged.
 //!
+//! An entry holds, besides the tokens and the client id, the issuer of the authorization
+//! server that issued them (rmcp records it) and that server's metadata as the login found it
+//! (`authorization_server`): a session refreshes at the endpoints the tokens came from without
+//! discovering them again — which a server announcing its metadata only in its
+//! `WWW-Authenticate` challenge would not allow before its first 401 — and a server that moves
+//! to another authorization server is noticed by comparing issuers.
+//!
 //! Refresh: rmcp asks the store for a guard before it reads the refresh token and keeps it
 //! until the new tokens are saved. Ours is the entry's lock file
 //! (`oi_config::credentials::lock_refresh`), so two processes never send the same refresh
@@ -30,7 +37,7 @@ use crate::oauth_error::OAuthError;
 pub use oi_config::OAuthCredentialsStoreMode;
 use oi_config::credentials;
 use rmcp::transport::auth::{
-    AuthError, CredentialRefreshGuard, CredentialStore, StoredCredentials,
+    AuthError, AuthorizationMetadata, CredentialRefreshGuard, CredentialStore, StoredCredentials,
 };
 use serde_json::Value;
 use std::path::{Path, PathBuf};
@@ -62,6 +69,8 @@ pub struct OAuthTokenStore {
     /// The tokens last read or written, so that rmcp's read before every request costs no
     /// keyring call; dropped when a refresh starts.
     cached: Arc<Mutex<Option<StoredCredentials>>>,
+    /// The authorization server's metadata, saved with every write of the tokens.
+    metadata: Arc<Mutex<Option<AuthorizationMetadata>>>,
 }
 
 impl std::fmt::Debug for OAuthTokenStore {
@@ -83,7 +92,39 @@ impl OAuthTokenStore {
             url: url.to_string(),
             file: FileCredentialStore::new(home, server, url),
             cached: Arc::new(Mutex::new(None)),
+            metadata: Arc::new(Mutex::new(None)),
         }
+    }
+
+    /// The authorization server the next saved tokens come from: its metadata is written
+    /// with them.
+    pub fn remember_metadata(&self, metadata: AuthorizationMetadata) {
+        if let Ok(mut m) = self.metadata.lock() {
+            *m = Some(metadata);
+        }
+    }
+
+    /// The stored entry: its credentials, if any, and the authorization server's metadata,
+    /// if it was saved with them (which is remembered for the next save).
+    pub(crate) async fn load_entry(
+        &self,
+    ) -> Result<Option<(StoredCredentials, Option<AuthorizationMetadata>)>, OAuthError> {
+        let store = self.clone();
+        let found = tokio::task::spawn_blocking(move || store.read_entry_blocking())
+            .await
+            .map_err(|e| OAuthError::Task(e.to_string()))??;
+        let Some((entry, _)) = found else {
+            return Ok(None);
+        };
+        let Some(credentials) = parse_entry(&entry)? else {
+            return Ok(None);
+        };
+        let metadata = parse_metadata(&entry);
+        if let Some(m) = &metadata {
+            self.remember_metadata(m.clone());
+        }
+        self.remember(Some(&credentials));
+        Ok(Some((credentials, metadata)))
     }
 
     /// Whether tokens (not just a registered client) are stored for this server. Blocking.
@@ -123,6 +164,14 @@ impl OAuthTokenStore {
 
     /// The stored tokens and where they were found. Blocking.
     fn read_blocking(&self) -> Result<Option<(StoredCredentials, TokenLocation)>, OAuthError> {
+        Ok(match self.read_entry_blocking()? {
+            Some((entry, at)) => parse_entry(&entry)?.map(|c| (c, at)),
+            None => None,
+        })
+    }
+
+    /// The stored entry (the keyring's, else the file's) and where it was found. Blocking.
+    fn read_entry_blocking(&self) -> Result<Option<(Value, TokenLocation)>, OAuthError> {
         if self.uses_keyring() {
             match keyring::get(&self.key) {
                 Ok(Some(text)) => {
@@ -132,22 +181,32 @@ impl OAuthTokenStore {
                             server: self.server.clone(),
                         }
                     })?;
-                    return Ok(parse_entry(&entry)?.map(|c| (c, TokenLocation::Keyring)));
+                    return Ok(Some((entry, TokenLocation::Keyring)));
                 }
                 Ok(None) => {}
                 Err(e) => self.keyring_failed(e)?,
             }
         }
-        Ok(match self.file.entry()? {
-            Some(entry) => parse_entry(&entry)?.map(|c| (c, TokenLocation::File)),
-            None => None,
+        Ok(self.file.entry()?.map(|e| (e, TokenLocation::File)))
+    }
+
+    /// The metadata to save with the tokens: the remembered one, else the one already
+    /// stored (a refresh in a session that did not load the entry through `load_entry`).
+    fn metadata_to_save(&self) -> Option<AuthorizationMetadata> {
+        let remembered = self.metadata.lock().ok().and_then(|m| m.clone());
+        remembered.or_else(|| {
+            self.read_entry_blocking()
+                .ok()
+                .flatten()
+                .and_then(|(entry, _)| parse_metadata(&entry))
         })
     }
 
     /// Save to the keyring (removing the file's copy) or the file. Blocking.
     fn save_blocking(&self, stored: &StoredCredentials) -> Result<(), OAuthError> {
+        let metadata = self.metadata_to_save();
+        let entry = entry_json(&self.server, &self.url, stored, metadata.as_ref())?;
         if self.uses_keyring() {
-            let entry = entry_json(&self.server, &self.url, stored)?;
             match keyring::set(&self.key, &entry.to_string()) {
                 Ok(()) => {
                     // One copy only: an older copy in the file would outlive a logout that
@@ -162,7 +221,7 @@ impl OAuthTokenStore {
                 Err(e) => self.keyring_failed(e)?,
             }
         }
-        self.file.save_blocking(stored)
+        self.file.save_entry_blocking(entry)
     }
 
     /// Whether to ask the keyring: always under `keyring`, never under `file`, under `auto`
@@ -229,14 +288,28 @@ impl OAuthTokenStore {
 /// The first keyring error of this process under `auto`: from then on the file is used.
 static KEYRING_UNREACHABLE: OnceLock<String> = OnceLock::new();
 
-/// `{server_name, server_url, credentials}`: one server's entry, in the keyring or the file.
+/// `{server_name, server_url, credentials, authorization_server}`: one server's entry, in the
+/// keyring or the file (`authorization_server` only when the metadata is known).
 pub(crate) fn entry_json(
     server: &str,
     url: &str,
     stored: &StoredCredentials,
+    metadata: Option<&AuthorizationMetadata>,
 ) -> Result<Value, OAuthError> {
     let creds = serde_json::to_value(stored).map_err(|e| OAuthError::Encode(e.to_string()))?;
-    Ok(serde_json::json!({"server_name": server, "server_url": url, "credentials": creds}))
+    let mut entry =
+        serde_json::json!({"server_name": server, "server_url": url, "credentials": creds});
+    if let Some(m) = metadata {
+        entry["authorization_server"] =
+            serde_json::to_value(m).map_err(|e| OAuthError::Encode(e.to_string()))?;
+    }
+    Ok(entry)
+}
+
+/// The authorization server's metadata saved in an entry, if any (an entry written before it
+/// was kept has none; an unreadable one counts as none: discovery finds it again).
+pub(crate) fn parse_metadata(entry: &Value) -> Option<AuthorizationMetadata> {
+    serde_json::from_value(entry.get("authorization_server")?.clone()).ok()
 }
 
 /// The credentials of an entry written by [`entry_json`]; `None` when it has none.

@@ -5,7 +5,7 @@
 //!
 //! Its `Display` is the one line the model or the user reads: it names the server and, where
 //! there is one, the fix. No rmcp type name is in it (transport errors are worded by
-//! `connection::describe_service_error`), and it carries no prefix of its own, so a caller
+//! `wire_error`, through `connection::describe_service_error`), and it carries no prefix of its own, so a caller
 //! that adds one (`tool call error: …`) adds the only one.
 
 use std::time::Duration;

@@ -146,7 +146,11 @@ impl McpConnectionManager {
             .map_err(|e| McpRequestError::Send {
                 server: server.to_string(),
                 method: method.to_string(),
-                reason: e.to_string(),
+                reason: crate::connection::describe_service_error(
+                    server,
+                    crate::connection::server_url(&entry.config),
+                    &e,
+                ),
             })?;
         let timeout = entry.config.tool_timeout_or_default();
         tokio::select! {
@@ -166,7 +170,11 @@ impl McpConnectionManager {
                 Ok(Err(e)) => Err(McpRequestError::Failed {
                     server: server.to_string(),
                     method: method.to_string(),
-                    reason: e.to_string(),
+                    reason: crate::connection::describe_service_error(
+                        server,
+                        crate::connection::server_url(&entry.config),
+                        &e,
+                    ),
                 }),
                 Err(_) => Err(McpRequestError::Closed {
                     server: server.to_string(),

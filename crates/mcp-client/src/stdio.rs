@@ -107,6 +107,8 @@ pub struct ChildProcess {
     pid: i32,
     exit: watch::Receiver<Option<ExitStatus>>,
     stderr_tail: Arc<Mutex<VecDeque<String>>>,
+    /// `true` once the child's stderr reached its end (everything it wrote is in the tail).
+    stderr_closed: watch::Receiver<bool>,
 }
 
 /// Spawn the child; returns it plus its (stdout, stdin) for the transport.
@@ -159,6 +161,7 @@ pub fn spawn(
         .take()
         .ok_or_else(|| ConnectError::Spawn("child stdin was not captured".to_string()))?;
     let stderr_tail = Arc::new(Mutex::new(VecDeque::new()));
+    let (stderr_done, stderr_closed) = watch::channel(false);
     if let Some(stderr) = child.stderr.take() {
         let tail = stderr_tail.clone();
         let name = server.to_string();
@@ -173,7 +176,10 @@ pub fn spawn(
                     t.push_back(line);
                 }
             }
+            let _ = stderr_done.send(true);
         });
+    } else {
+        let _ = stderr_done.send(true);
     }
     let (tx, rx) = watch::channel(None);
     let group = pid;
@@ -194,6 +200,7 @@ pub fn spawn(
             pid,
             exit: rx,
             stderr_tail,
+            stderr_closed,
         },
         stdout,
         stdin,
@@ -214,6 +221,18 @@ impl ChildProcess {
     pub async fn exited(&self) {
         let mut rx = self.exit.clone();
         let _ = rx.wait_for(Option::is_some).await;
+    }
+
+    /// Waits (at most `limit`) for the child to exit and for everything it wrote to stderr to
+    /// be read, so that a message about its death can quote its last words: the reader runs
+    /// on its own task and may lag behind the exit.
+    pub async fn settle(&self, limit: Duration) {
+        let mut closed = self.stderr_closed.clone();
+        let _ = tokio::time::timeout(limit, async {
+            self.exited().await;
+            let _ = closed.wait_for(|done| *done).await;
+        })
+        .await;
     }
 
     /// The last lines the server wrote to stderr, joined.

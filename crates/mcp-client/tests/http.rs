@@ -215,7 +215,14 @@ async fn http_server_restart_is_survived() {
     assert_eq!(text_of(&echo("one").await.unwrap()), "Echo: one");
     peer.kill();
     let e = echo("down").await.unwrap_err().to_string();
-    assert!(e.contains("re-established on the next call"), "{e}");
+    // In our words: the URL, what happened, what to check.
+    assert_eq!(
+        e,
+        format!(
+            "cannot connect to {}: connection refused (is the server running, and are the host and port in `url` right?). The connection to MCP server `web` will be re-established on the next call.",
+            peer.url
+        )
+    );
     // A new server on the same port knows nothing of our session: we reconnect.
     let _peer2 = HttpPeer::everything_on(port);
     assert_eq!(text_of(&echo("two").await.unwrap()), "Echo: two");

@@ -225,18 +225,9 @@ async fn in_session_login_saves_tokens_in_the_keyring_not_the_file() {
 
     oauth::login(
         LoginOptions {
-            server: "secure".into(),
-            url: peer.url.clone(),
-            home: home.to_path_buf(),
             store: Mode::Auto,
-            client_id: None,
-            scopes: vec![],
-            resource: None,
-            callback_port: 0,
             timeout: Duration::from_secs(60),
-            challenge: None,
-            client_secret: None,
-            client_metadata_url: None,
+            ..LoginOptions::new("secure", &peer.url, home)
         },
         browser,
     )

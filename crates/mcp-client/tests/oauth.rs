@@ -47,18 +47,9 @@ async fn login_then_call_with_the_stored_token() {
     let mut shown = String::new();
     oauth::login(
         LoginOptions {
-            server: "secure".into(),
-            url: peer.url.clone(),
-            home: home.clone(),
             store: oi_config::OAuthCredentialsStoreMode::File,
-            client_id: None,
-            scopes: vec![],
-            resource: None,
-            callback_port: 0,
             timeout: Duration::from_secs(60),
-            challenge: None,
-            client_secret: None,
-            client_metadata_url: None,
+            ..LoginOptions::new("secure", &peer.url, &home)
         },
         |url| {
             shown = url.to_string();
@@ -105,18 +96,10 @@ async fn provider_error_on_callback_is_reported() {
     let home = tempfile::tempdir().unwrap();
     let err = oauth::login(
         LoginOptions {
-            server: "secure".into(),
-            url: peer.url.clone(),
-            home: home.path().to_path_buf(),
             store: oi_config::OAuthCredentialsStoreMode::File,
-            client_id: None,
-            scopes: vec![],
             resource: Some("https://api.example.com".into()),
-            callback_port: 0,
             timeout: Duration::from_secs(60),
-            challenge: None,
-            client_secret: None,
-            client_metadata_url: None,
+            ..LoginOptions::new("secure", &peer.url, home.path())
         },
         |url| {
             assert!(

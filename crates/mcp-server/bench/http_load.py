@@ -1,13 +1,15 @@
 #!/usr/bin/env python3
 """Load benchmark of `interpreter mcp-server --listen` (MCP streamable HTTP): N concurrent
-sessions, each running T `codex` tool turns one after another, against the zero-latency mock
-model (`mock-model`, Chat Completions, a text answer for every request).
+clients, each running T `codex` tool turns one after another, against the zero-latency mock
+model (`mock-model`, Chat Completions, a text answer for every request). `--era 2025-06-18`
+(the default) opens a session per client with `initialize`; `--era 2026-07-28` sends every
+request on its own, with its `_meta` and the standard headers, and no session.
 
 Reports: wall time, turns per second, per-turn latency p50/p95/max as seen by the client,
 failed turns, and the server's peak RSS (VmHWM).
 
 Usage (from the repo root, after `cargo build --release --bins`):
-  crates/mcp-server/bench/http_load.py --sessions 200 --turns 5
+  crates/mcp-server/bench/http_load.py --sessions 200 --turns 5 [--era 2026-07-28]
   Options: --bin target/release/interpreter --mock target/release/mock-model
 
 Only the standard library is used; one client thread per session.
@@ -66,12 +68,26 @@ def start_server(binary: str, home: Path, work: Path, sessions: int) -> tuple[su
     raise SystemExit(f"server did not start (exit {proc.poll()})")
 
 
-def post(conn: http.client.HTTPConnection, body: dict, session: str | None) -> tuple[dict | None, str | None]:
+MODERN = "2026-07-28"
+META = {
+    "io.modelcontextprotocol/protocolVersion": MODERN,
+    "io.modelcontextprotocol/clientCapabilities": {},
+    "io.modelcontextprotocol/clientInfo": {"name": "load", "version": "0"},
+}
+
+
+def post(conn: http.client.HTTPConnection, body: dict, session: str | None, modern: bool = False) -> tuple[dict | None, str | None]:
     """POSTs one message; returns the response carrying the request's id (read from JSON or
     from the SSE stream) and the session id header."""
     headers = {"content-type": "application/json", "accept": "application/json, text/event-stream", **AUTH}
     if session:
         headers["mcp-session-id"] = session
+    if modern:
+        body = {**body, "params": {**body.get("params", {}), "_meta": META}}
+        headers["mcp-protocol-version"] = MODERN
+        headers["mcp-method"] = body["method"]
+        if body["method"] == "tools/call":
+            headers["mcp-name"] = body["params"]["name"]
     conn.request("POST", "/mcp", json.dumps(body), headers)
     r = conn.getresponse()
     sid = r.getheader("mcp-session-id") or session
@@ -93,17 +109,21 @@ def post(conn: http.client.HTTPConnection, body: dict, session: str | None) -> t
     return found, sid
 
 
-def session(port: int, turns: int, work: str, latencies: list[float], failures: list[str], lock: threading.Lock) -> None:
+def session(
+    port: int, turns: int, work: str, latencies: list[float], failures: list[str], lock: threading.Lock, modern: bool
+) -> None:
     conn = http.client.HTTPConnection("127.0.0.1", port, timeout=300)
     try:
-        init = {
-            "jsonrpc": "2.0",
-            "id": 0,
-            "method": "initialize",
-            "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "load", "version": "0"}},
-        }
-        _, sid = post(conn, init, None)
-        post(conn, {"jsonrpc": "2.0", "method": "notifications/initialized"}, sid)
+        sid = None
+        if not modern:
+            init = {
+                "jsonrpc": "2.0",
+                "id": 0,
+                "method": "initialize",
+                "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "load", "version": "0"}},
+            }
+            _, sid = post(conn, init, None)
+            post(conn, {"jsonrpc": "2.0", "method": "notifications/initialized"}, sid)
         for i in range(turns):
             call = {
                 "jsonrpc": "2.0",
@@ -112,15 +132,16 @@ def session(port: int, turns: int, work: str, latencies: list[float], failures: 
                 "params": {"name": "codex", "arguments": {"prompt": f"turn {i}", "cwd": work}},
             }
             t0 = time.perf_counter()
-            msg, _ = post(conn, call, sid)
+            msg, _ = post(conn, call, sid, modern)
             dt = time.perf_counter() - t0
             ok = msg is not None and "result" in msg and not msg["result"].get("isError")
             with lock:
                 latencies.append(dt)
                 if not ok:
                     failures.append(json.dumps(msg)[:200])
-        conn.request("DELETE", "/mcp", headers={"mcp-session-id": sid or "", **AUTH})
-        conn.getresponse().read()
+        if sid:
+            conn.request("DELETE", "/mcp", headers={"mcp-session-id": sid, **AUTH})
+            conn.getresponse().read()
     except Exception as e:  # a failed session is a result, not a crash of the benchmark
         with lock:
             failures.append(f"session: {e}")
@@ -141,6 +162,7 @@ def main() -> int:
     ap.add_argument("--mock", default=str(REPO / "target/release/mock-model"))
     ap.add_argument("--sessions", type=int, default=200)
     ap.add_argument("--turns", type=int, default=5)
+    ap.add_argument("--era", choices=["2025-06-18", MODERN], default="2025-06-18")
     args = ap.parse_args()
     with tempfile.TemporaryDirectory() as d:
         tmp = Path(d)
@@ -158,7 +180,9 @@ def main() -> int:
         lock = threading.Lock()
         t0 = time.perf_counter()
         threads = [
-            threading.Thread(target=session, args=(port, args.turns, str(work), latencies, failures, lock))
+            threading.Thread(
+                target=session, args=(port, args.turns, str(work), latencies, failures, lock, args.era == MODERN)
+            )
             for _ in range(args.sessions)
         ]
         for t in threads:
@@ -172,7 +196,7 @@ def main() -> int:
         mock.kill()
         lat = sorted(latencies)
         ms = lambda q: lat[min(len(lat) - 1, int(q * len(lat)))] * 1000 if lat else float("nan")  # noqa: E731
-        print(f"sessions={args.sessions} turns/session={args.turns} turns={len(lat)} failed={len(failures)}")
+        print(f"era={args.era} clients={args.sessions} turns/client={args.turns} turns={len(lat)} failed={len(failures)}")
         print(f"wall={wall:.2f}s throughput={len(lat) / wall:.1f} turns/s")
         print(f"turn latency p50={ms(0.5):.1f}ms p95={ms(0.95):.1f}ms max={lat[-1] * 1000 if lat else float('nan'):.1f}ms")
         print(f"server peak RSS={rss:.1f} MiB")

@@ -1,12 +1,19 @@
-//! Approvals and nested elicitations as `elicitation/create` requests to the client.
+//! Approvals and nested elicitations, asked of the client as `elicitation/create`.
 //!
 //! Params follow the MCP `ElicitRequest` shape (`message` + `requestedSchema`) plus the
-//! reference's `codex_*` correlation keys. Replies are accepted both in the reference's
-//! `{decision}` form and in the MCP spec's `{action}` form. Every failure mode (no
-//! elicitation capability, an error reply, garbage, no reply in time, the connection
+//! reference's `codex_*` correlation keys ([`ApprovalPrompt`]). Replies are accepted both
+//! in the reference's `{decision}` form and in the MCP spec's `{action}` form. Every
+//! failure mode (no way to ask, an error reply, garbage, no reply in time, the connection
 //! closing) resolves to *denied*, so a turn never waits forever.
+//!
+//! Whether the client can be asked at all is the call's [`Asker`]: on a connection of the
+//! `initialize` era that declared elicitation, it is asked; otherwise the approval is
+//! denied at once, and the model is told (the engine's denial). A 2026-07-28 request has no
+//! server→client requests; until approvals there become multi round-trip results (the
+//! engine parks the turn, the result is `input_required`), they are denied the same way.
 
 use crate::engine::EngineThread;
+use crate::protocol::codex::{ApprovalPrompt, ApprovalSubject, EmptyForm};
 use oi_core::PendingRequest;
 use oi_jsonrpc::{Answer, OutgoingSender, RequestId};
 use oi_protocol::ThreadId;
@@ -15,10 +22,25 @@ use oi_protocol::protocol::{
     ApplyPatchApprovalRequestEvent, ElicitationAction, ElicitationRequestEvent,
     ElicitationResponse, ExecApprovalRequestEvent, Op, ReviewDecision, Submission,
 };
-use serde_json::{Map, Value, json};
+use serde::Serialize;
+use serde_json::{Map, Value};
 use std::sync::Arc;
 use std::time::Duration;
 use tokio_util::sync::CancellationToken;
+
+/// How a call's approvals are asked.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Asker {
+    /// With `elicitation/create` on the call's connection.
+    Elicit,
+    /// Not at all: every approval is denied, for the reason given (logged).
+    Deny(&'static str),
+}
+
+/// Why a client of the `initialize` era is not asked.
+pub const NO_ELICITATION: &str = "the client did not declare the elicitation capability";
+/// Why a 2026-07-28 request is not asked.
+pub const STATELESS_REQUEST: &str = "the request uses MCP 2026-07-28, which has no server-to-client requests (approvals there are not supported yet); run with approval-policy `never` and a sandbox instead";
 
 /// What an approval task needs to know about its surroundings.
 #[derive(Clone)]
@@ -28,10 +50,18 @@ pub struct ApprovalContext {
     pub thread_id: ThreadId,
     /// The `tools/call` request this turn belongs to.
     pub tool_call_id: RequestId,
-    pub client_supports_elicitation: bool,
+    pub asker: Asker,
     pub timeout: Duration,
     /// Fired when the turn ends; a pending prompt is then withdrawn.
     pub turn_over: CancellationToken,
+}
+
+/// The message line of an approval: the reason, if any, then the question.
+fn message(reason: Option<&str>, question: String) -> String {
+    match reason {
+        Some(reason) => format!("{reason}\n{question}"),
+        None => question,
+    }
 }
 
 pub fn exec_params(
@@ -39,32 +69,29 @@ pub fn exec_params(
     event_id: &str,
     thread_id: ThreadId,
     tool_call_id: &RequestId,
-) -> Value {
+) -> ApprovalPrompt {
     let command = display_command(&ev.command);
-    let mut message = String::new();
-    if let Some(reason) = &ev.reason {
-        message.push_str(reason);
-        message.push('\n');
-    }
-    message.push_str(&format!(
-        "Allow Open Interpreter to run `{command}` in `{}`?",
-        ev.cwd.display()
-    ));
-    let mut p = base_params(
-        message,
+    ApprovalPrompt {
+        message: message(
+            ev.reason.as_deref(),
+            format!(
+                "Allow Open Interpreter to run `{command}` in `{}`?",
+                ev.cwd.display()
+            ),
+        ),
+        requested_schema: EmptyForm::default(),
         thread_id,
-        "exec-approval",
-        tool_call_id,
-        event_id,
-        &ev.call_id,
-    );
-    p.insert("codex_command".into(), json!(ev.command));
-    p.insert("codex_cwd".into(), json!(ev.cwd));
-    p.insert("codex_parsed_cmd".into(), json!(ev.parsed_cmd));
-    if let Some(reason) = &ev.reason {
-        p.insert("codex_reason".into(), json!(reason));
+        kind: "exec-approval",
+        tool_call_id: tool_call_id.to_string(),
+        event_id: event_id.to_string(),
+        call_id: ev.call_id.clone(),
+        subject: ApprovalSubject::Exec {
+            codex_command: ev.command.clone(),
+            codex_cwd: ev.cwd.clone(),
+            codex_parsed_cmd: ev.parsed_cmd.clone(),
+            codex_reason: ev.reason.clone(),
+        },
     }
-    Value::Object(p)
 }
 
 pub fn patch_params(
@@ -72,75 +99,69 @@ pub fn patch_params(
     event_id: &str,
     thread_id: ThreadId,
     tool_call_id: &RequestId,
-) -> Value {
-    let mut message = String::new();
-    if let Some(reason) = &ev.reason {
-        message.push_str(reason);
-        message.push('\n');
-    }
-    message.push_str("Allow Open Interpreter to apply proposed code changes?");
-    let mut p = base_params(
-        message,
+) -> ApprovalPrompt {
+    ApprovalPrompt {
+        message: message(
+            ev.reason.as_deref(),
+            "Allow Open Interpreter to apply proposed code changes?".into(),
+        ),
+        requested_schema: EmptyForm::default(),
         thread_id,
-        "patch-approval",
-        tool_call_id,
-        event_id,
-        &ev.call_id,
-    );
-    if let Some(reason) = &ev.reason {
-        p.insert("codex_reason".into(), json!(reason));
+        kind: "patch-approval",
+        tool_call_id: tool_call_id.to_string(),
+        event_id: event_id.to_string(),
+        call_id: ev.call_id.clone(),
+        subject: ApprovalSubject::Patch {
+            codex_reason: ev.reason.clone(),
+            codex_grant_root: ev.grant_root.clone(),
+            codex_changes: ev.changes.clone(),
+        },
     }
-    if let Some(root) = &ev.grant_root {
-        p.insert("codex_grant_root".into(), json!(root));
-    }
-    p.insert("codex_changes".into(), json!(ev.changes));
-    Value::Object(p)
 }
 
-fn base_params(
-    message: String,
+/// A question an MCP server we are a client of asks the user, passed through and tagged so
+/// the client can tell it from an approval.
+#[derive(Clone, Debug, Serialize)]
+pub struct NestedElicitation {
+    /// The server's own `ElicitRequestParams` (`message`, `requestedSchema`, …), as sent.
+    #[serde(flatten)]
+    pub request: Map<String, Value>,
+    #[serde(rename = "threadId")]
+    pub thread_id: ThreadId,
+    pub codex_elicitation: &'static str,
+    pub codex_mcp_server: String,
+}
+
+pub fn nested_elicitation_params(
+    ev: &ElicitationRequestEvent,
     thread_id: ThreadId,
-    kind: &str,
-    tool_call_id: &RequestId,
-    event_id: &str,
-    call_id: &str,
-) -> Map<String, Value> {
-    let mut p = Map::new();
-    p.insert("message".into(), json!(message));
-    p.insert(
-        "requestedSchema".into(),
-        json!({"type": "object", "properties": {}}),
-    );
-    p.insert("threadId".into(), json!(thread_id));
-    p.insert("codex_elicitation".into(), json!(kind));
-    p.insert(
-        "codex_mcp_tool_call_id".into(),
-        json!(tool_call_id.to_string()),
-    );
-    p.insert("codex_event_id".into(), json!(event_id));
-    p.insert("codex_call_id".into(), json!(call_id));
-    p
-}
-
-/// An MCP server we are a client of asks the user something: pass its request through,
-/// tagged so the client can tell it from an approval.
-pub fn nested_elicitation_params(ev: &ElicitationRequestEvent, thread_id: ThreadId) -> Value {
-    let mut p = match &ev.request {
+) -> NestedElicitation {
+    let mut request = match &ev.request {
         Value::Object(o) => o.clone(),
         _ => Map::new(),
     };
-    p.entry("message").or_insert_with(|| {
-        json!(format!(
+    request.entry("message").or_insert_with(|| {
+        Value::String(format!(
             "The MCP server `{}` asks for input.",
             ev.server_name
         ))
     });
-    p.entry("requestedSchema")
-        .or_insert_with(|| json!({"type": "object", "properties": {}}));
-    p.insert("threadId".into(), json!(thread_id));
-    p.insert("codex_elicitation".into(), json!("mcp-elicitation"));
-    p.insert("codex_mcp_server".into(), json!(ev.server_name));
-    Value::Object(p)
+    if !request.contains_key("requestedSchema") {
+        request.insert(
+            "requestedSchema".into(),
+            serde_json::to_value(EmptyForm::default()).unwrap_or(Value::Null),
+        );
+    }
+    // Our keys win over anything of the same name the server sent.
+    request.remove("threadId");
+    request.remove("codex_elicitation");
+    request.remove("codex_mcp_server");
+    NestedElicitation {
+        request,
+        thread_id,
+        codex_elicitation: "mcp-elicitation",
+        codex_mcp_server: ev.server_name.clone(),
+    }
 }
 
 /// Maps a client's reply to a decision. `{decision}` (reference style) and `{action}`
@@ -164,7 +185,7 @@ pub fn review_decision(reply: &Value) -> ReviewDecision {
 
 fn decision_value(v: &Value) -> Option<ReviewDecision> {
     if let Some(s) = v.as_str() {
-        return serde_json::from_value(json!(s)).ok();
+        return serde_json::from_value(Value::String(s.to_string())).ok();
     }
     // The reference's policy-amendment decisions approve this command and record a
     // rule; we have no rule store, so they count as a plain approval.
@@ -178,11 +199,15 @@ fn decision_value(v: &Value) -> Option<ReviewDecision> {
 }
 
 /// Sends `elicitation/create` and waits for the reply, the timeout, or the end of the turn.
-/// A client without the elicitation capability is not asked (its answer is "no answer").
-pub async fn ask(ctx: &ApprovalContext, params: Value) -> Answer {
-    if !ctx.client_supports_elicitation {
-        return Answer::NoAnswer("the client did not declare the elicitation capability".into());
+/// A call whose client cannot be asked gets "no answer" at once.
+pub async fn ask(ctx: &ApprovalContext, params: impl Serialize) -> Answer {
+    if let Asker::Deny(why) = &ctx.asker {
+        return Answer::NoAnswer((*why).to_string());
     }
+    let params = match serde_json::to_value(params) {
+        Ok(p) => p,
+        Err(e) => return Answer::NoAnswer(format!("the prompt could not be encoded ({e})")),
+    };
     let (_, answer) = ctx
         .outgoing
         .ask("elicitation/create", params, ctx.timeout, &ctx.turn_over)
@@ -190,7 +215,11 @@ pub async fn ask(ctx: &ApprovalContext, params: Value) -> Answer {
     answer
 }
 
-async fn decide(ctx: &ApprovalContext, params: Value, what: &str) -> Option<ReviewDecision> {
+async fn decide(
+    ctx: &ApprovalContext,
+    params: impl Serialize,
+    what: &str,
+) -> Option<ReviewDecision> {
     match ask(ctx, params).await {
         Answer::Replied(v) => {
             let d = review_decision(&v);
@@ -263,6 +292,7 @@ mod tests {
     use super::*;
     use oi_protocol::parse_command::parse_command;
     use oi_protocol::protocol::FileChange;
+    use serde_json::json;
     use std::collections::BTreeMap;
     use std::path::PathBuf;
 
@@ -309,7 +339,7 @@ mod tests {
             reason: None,
         };
         let tid = ThreadId::new();
-        let p = exec_params(&ev, "1", tid, &RequestId::Integer(7));
+        let p = serde_json::to_value(exec_params(&ev, "1", tid, &RequestId::Integer(7))).unwrap();
         assert_eq!(
             p,
             json!({
@@ -344,7 +374,13 @@ mod tests {
             reason: Some("needs write".into()),
             grant_root: None,
         };
-        let p = patch_params(&ev, "t", ThreadId::new(), &RequestId::String("r".into()));
+        let p = serde_json::to_value(patch_params(
+            &ev,
+            "t",
+            ThreadId::new(),
+            &RequestId::String("r".into()),
+        ))
+        .unwrap();
         assert_eq!(
             p["message"],
             "needs write\nAllow Open Interpreter to apply proposed code changes?"

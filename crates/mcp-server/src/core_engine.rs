@@ -4,15 +4,20 @@
 //! host's source (`mcp`, or `app_server` under `interpreter app-server`).
 
 use crate::engine::{
-    Engine, EngineError, EngineThread, EngineTurn, SessionRequest, StartTurnError, ThreadHandle,
+    CatalogError, Engine, EngineError, EngineThread, EngineTurn, PromptFolders, SessionRequest,
+    StartTurnError, ThreadHandle, ThreadList, ThreadTurns, TurnWindow,
 };
 use oi_config::{ConfigLoadOptions, ConfigOverrides, LoadedConfig, load_config};
-use oi_core::{CoreError, NewThread, StartTurn, Thread, ThreadManager, TurnHandle};
+use oi_core::{
+    CoreError, EventStream, ListQuery, NewThread, StartTurn, StoredThreads, Thread, ThreadManager,
+    ThreadSummary, TurnHandle,
+};
 use oi_host::Host;
 use oi_jsonrpc::BoxFuture;
 use oi_protocol::ThreadId;
 use oi_protocol::protocol::{Event, Submission};
 use oi_protocol::user_input::UserInput;
+use std::path::PathBuf;
 use std::sync::Arc;
 
 pub struct CoreEngine {
@@ -35,6 +40,32 @@ impl CoreEngine {
         tokio::task::spawn_blocking(move || load_session(load, req))
             .await
             .map_err(|e| EngineError::Config(format!("loading the config stopped: {e}")))?
+    }
+}
+
+impl CoreEngine {
+    /// The server's home: `--home` / `$OPENINTERPRETER_HOME` / `~/.openinterpreter`.
+    fn home(&self) -> Result<PathBuf, CatalogError> {
+        match &self.host.options().home {
+            Some(h) => Ok(h.clone()),
+            None => oi_config::find_home().map_err(|e| CatalogError::Store(e.to_string())),
+        }
+    }
+
+    async fn stored(&self) -> Result<StoredThreads, CatalogError> {
+        let home = self.home()?;
+        self.manager()
+            .stored_threads(&home)
+            .await
+            .map_err(catalog_error)
+    }
+}
+
+fn catalog_error(e: CoreError) -> CatalogError {
+    match e {
+        CoreError::ThreadNotFound(id) => CatalogError::NotFound(id),
+        CoreError::StoreRequest(msg) => CatalogError::BadCursor(msg),
+        other => CatalogError::Store(other.to_string()),
     }
 }
 
@@ -133,6 +164,107 @@ impl Engine for CoreEngine {
                 tracing::debug!("thread {id}: released to the shared store");
             }
         })
+    }
+
+    fn list_threads(
+        &self,
+        cursor: Option<String>,
+    ) -> BoxFuture<'_, Result<ThreadList, CatalogError>> {
+        Box::pin(async move {
+            let query = ListQuery {
+                cursor,
+                ..ListQuery::default()
+            };
+            let page = self
+                .stored()
+                .await?
+                .list(&query)
+                .await
+                .map_err(catalog_error)?;
+            Ok(ThreadList {
+                threads: page.data,
+                next_cursor: page.next_cursor,
+            })
+        })
+    }
+
+    fn thread_summary(
+        &self,
+        id: ThreadId,
+    ) -> BoxFuture<'_, Result<Option<ThreadSummary>, CatalogError>> {
+        Box::pin(async move { self.stored().await?.get(&id).await.map_err(catalog_error) })
+    }
+
+    fn thread_turns(
+        &self,
+        id: ThreadId,
+        window: TurnWindow,
+    ) -> BoxFuture<'_, Result<ThreadTurns, CatalogError>> {
+        Box::pin(async move {
+            let stored = self.stored().await?;
+            let summary = stored
+                .get(&id)
+                .await
+                .map_err(catalog_error)?
+                .ok_or(CatalogError::NotFound(id))?;
+            // The outline parses only the turns asked for.
+            let outline = stored.outline(&id).await.map_err(catalog_error)?;
+            let spans = outline.turns();
+            let total = spans.len();
+            let end = window.before.unwrap_or(total).min(total);
+            let first = end.saturating_sub(window.count);
+            let turns = spans[first..end]
+                .iter()
+                .map(|span| outline.stored_turn(span))
+                .collect();
+            Ok(ThreadTurns {
+                summary,
+                first,
+                total,
+                turns,
+                running: self.manager().get_thread(&id).is_some_and(|t| t.is_busy()),
+            })
+        })
+    }
+
+    fn watch_thread(&self, id: ThreadId) -> Option<Box<dyn EngineTurn>> {
+        let thread = self.manager().get_thread(&id)?;
+        Some(Box::new(Watch(thread.subscribe())))
+    }
+
+    fn prompt_folders(&self) -> BoxFuture<'_, PromptFolders> {
+        Box::pin(async move {
+            let Ok(home) = self.home() else {
+                return PromptFolders::default();
+            };
+            // The project the server works in: `-C DIR`, else where it started.
+            let cwd = match &self.host.options().overrides.cwd {
+                Some(dir) => self.host.cwd().join(dir),
+                None => self.host.cwd().clone(),
+            };
+            let found =
+                tokio::task::spawn_blocking(move || oi_config::prompt_folders(&home, &cwd)).await;
+            match found {
+                Ok(Ok(folders)) => PromptFolders { folders },
+                Ok(Err(e)) => {
+                    tracing::warn!("cannot decide where prompt files are: {e}");
+                    PromptFolders::default()
+                }
+                Err(e) => {
+                    tracing::warn!("looking for prompt folders stopped: {e}");
+                    PromptFolders::default()
+                }
+            }
+        })
+    }
+}
+
+/// A loaded thread's events, for watchers of its resource.
+struct Watch(EventStream);
+
+impl EngineTurn for Watch {
+    fn next_event(&mut self) -> BoxFuture<'_, Option<Event>> {
+        Box::pin(self.0.next())
     }
 }
 

@@ -1,7 +1,9 @@
 //! The seam between the MCP front end and the agent engine. The server only needs to
-//! start/open threads, submit ops and read events; [`crate::core_engine`] implements this
-//! over `oi-core`, and tests can script a fake engine to exercise protocol edge cases.
+//! start/open threads, submit ops and read events, and (for resources and prompts) read
+//! stored threads and find prompt folders; [`crate::core_engine`] implements this over
+//! `oi-core`, and tests can script a fake engine to exercise protocol edge cases.
 
+use oi_core::{StoredTurn, ThreadSummary};
 use oi_jsonrpc::BoxFuture;
 use oi_protocol::ThreadId;
 use oi_protocol::config_types::{AskForApproval, SandboxMode};
@@ -48,6 +50,53 @@ pub enum EngineError {
     NotFound(ThreadId),
 }
 
+/// One page of stored threads, newest first.
+#[derive(Clone, Debug, Default)]
+pub struct ThreadList {
+    pub threads: Vec<ThreadSummary>,
+    /// Where the next page starts; `None` on the last page.
+    pub next_cursor: Option<String>,
+}
+
+/// Some turns of a stored thread: the `count` turns before turn `before` (all the latest
+/// ones when `None`), oldest first.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TurnWindow {
+    pub before: Option<usize>,
+    pub count: usize,
+}
+
+/// What [`Engine::thread_turns`] read.
+#[derive(Clone, Debug)]
+pub struct ThreadTurns {
+    pub summary: ThreadSummary,
+    /// The index (from 0, oldest) of the first turn in `turns`.
+    pub first: usize,
+    /// How many turns the thread has.
+    pub total: usize,
+    pub turns: Vec<StoredTurn>,
+    /// A turn is running in this process now.
+    pub running: bool,
+}
+
+/// Why stored threads could not be read.
+#[derive(Clone, Debug, PartialEq)]
+pub enum CatalogError {
+    /// No stored thread with that id.
+    NotFound(ThreadId),
+    /// A cursor this server did not give out (or one that expired).
+    BadCursor(String),
+    /// The store failed (the text says how).
+    Store(String),
+}
+
+/// Folders prompt files are read from, in precedence order (the first of two files with
+/// the same name wins).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct PromptFolders {
+    pub folders: Vec<PathBuf>,
+}
+
 pub trait Engine: Send + Sync + 'static {
     /// Loads the config with `req` applied and starts a new thread.
     fn start_thread(&self, req: SessionRequest)
@@ -60,6 +109,39 @@ pub trait Engine: Send + Sync + 'static {
     /// are shared with other processes lets the thread go so another server can drive it.
     fn release_thread(&self, _id: ThreadId) -> BoxFuture<'_, ()> {
         Box::pin(async {})
+    }
+    /// A page of the stored threads, newest activity first. An engine that stores
+    /// nothing has none.
+    fn list_threads(
+        &self,
+        _cursor: Option<String>,
+    ) -> BoxFuture<'_, Result<ThreadList, CatalogError>> {
+        Box::pin(async { Ok(ThreadList::default()) })
+    }
+    /// Some turns of a stored thread.
+    fn thread_turns(
+        &self,
+        id: ThreadId,
+        _window: TurnWindow,
+    ) -> BoxFuture<'_, Result<ThreadTurns, CatalogError>> {
+        Box::pin(async move { Err(CatalogError::NotFound(id)) })
+    }
+    /// A stored thread's summary, `None` if there is no such thread.
+    fn thread_summary(
+        &self,
+        _id: ThreadId,
+    ) -> BoxFuture<'_, Result<Option<ThreadSummary>, CatalogError>> {
+        Box::pin(async { Ok(None) })
+    }
+    /// The events a thread running in this process publishes from now on; `None` when it
+    /// is not loaded here.
+    fn watch_thread(&self, _id: ThreadId) -> Option<Box<dyn EngineTurn>> {
+        None
+    }
+    /// Where prompt files are: `$OPENINTERPRETER_HOME/prompts/`, and the prompt folder of
+    /// the project the server runs in when that project is trusted.
+    fn prompt_folders(&self) -> BoxFuture<'_, PromptFolders> {
+        Box::pin(async { PromptFolders::default() })
     }
 }
 

@@ -1,30 +1,44 @@
-//! `interpreter mcp-server`: a Codex-compatible MCP server.
+//! `interpreter mcp-server`: a Codex-compatible MCP server, in both protocol eras.
 //!
 //! Clients start agent sessions with the `codex` tool, continue them with `codex-reply`,
 //! receive every engine event as a `codex/event` notification, and answer approval
 //! prompts sent as `elicitation/create` requests. Wire shapes follow `codex mcp-server`
 //! (Codex 0.153) so existing clients keep working; its spec violations are fixed (bad
-//! params get `-32602`, every request gets an answer, approvals never hang).
+//! params get `-32602`, every request gets an answer, approvals never hang). Stored
+//! threads are resources (`interpreter://threads/{id}`), prompt files are prompts.
+//!
+//! Both MCP eras are served: the `initialize` handshake (2025-11-25 and earlier) and
+//! 2026-07-28, where every request carries its version and capabilities in `_meta` and is
+//! served on its own (`server/discover`, `subscriptions/listen`, `resultType`, caching
+//! hints); each request's era comes from its own `_meta`.
 //!
 //! Public surface:
 //! * [`methods`]: the MCP method table of one connection over the real engine (`oi-core`),
-//!   as [`oi_host`] serves it — stdio, streamable HTTP, beside other tables.
+//!   as [`oi_host`] serves it — stdio, a streamable HTTP session, beside other tables.
+//! * [`stateless_methods`]: the table of HTTP requests that come without a session.
 //! * [`serve`]: the MCP methods alone over any byte streams and any [`engine::Engine`]
 //!   (tests script a fake engine).
 //! * [`server::McpService::methods`]: the MCP method table itself.
 //!
-//! Layers: JSON-RPC framing, dispatch and the outgoing sender are `oi-jsonrpc`'s; here are
-//! [`server`] (MCP methods) → [`tool_runner`] / [`approvals`] (one tool call) →
-//! [`engine`] (the engine seam). This crate must not know how the engine runs turns; it
+//! Layers: JSON-RPC framing, dispatch, the outgoing sender and the HTTP transport are
+//! `oi-jsonrpc`'s; here are [`protocol`] (the MCP wire as types: eras, results, the Codex
+//! shapes) → [`server`] (MCP methods) → [`tool_runner`] / [`approvals`] (one tool call),
+//! [`resources`] / [`transcript`] (threads as resources), [`prompts`], [`subscriptions`]
+//! → [`engine`] (the engine seam). This crate must not know how the engine runs turns; it
 //! only relays ops and events.
 
 pub mod approvals;
 pub mod core_engine;
 pub mod engine;
 pub mod progress;
+pub mod prompts;
+pub mod protocol;
+pub mod resources;
 pub mod server;
+pub mod subscriptions;
 pub mod tool_runner;
 pub mod tools;
+pub mod transcript;
 
 use crate::engine::Engine;
 use oi_host::ServiceContext;
@@ -41,7 +55,14 @@ pub use core_engine::CoreEngine;
 /// host see them.
 pub fn methods(ctx: &ServiceContext) -> MethodTable {
     let engine = Arc::new(CoreEngine::new(ctx.host.clone()));
-    server::McpService::new(engine, ctx.host.cwd().clone()).methods()
+    server::McpService::new(engine, ctx.host.cwd().clone()).methods(Some(&ctx.connection))
+}
+
+/// The MCP methods of requests that arrive without a session (MCP 2026-07-28 over HTTP),
+/// over the host's engine: built once per listener; each request is served on its own.
+pub fn stateless_methods(ctx: &ServiceContext) -> MethodTable {
+    let engine = Arc::new(CoreEngine::new(ctx.host.clone()));
+    server::McpService::stateless(engine, ctx.host.cwd().clone()).methods(None)
 }
 
 /// Serves the MCP methods alone over `reader`/`writer` with `engine`, and shuts the engine
@@ -57,7 +78,7 @@ where
         reader,
         writer,
         CancellationToken::new(),
-        |_| service.methods(),
+        |conn| service.methods(Some(conn)),
         move || {
             Box::pin(async move {
                 if tokio::time::timeout(oi_host::ENGINE_GRACE, engine.shutdown())

@@ -5,20 +5,23 @@
 
 use oi_protocol::parse_command::display_command;
 use oi_protocol::protocol::EventMsg;
-use serde_json::{Value, json};
+use rmcp::model::{ProgressNotificationParam, ProgressToken};
 use std::time::{Duration, Instant};
+
+/// The notification.
+pub const PROGRESS: &str = "notifications/progress";
 
 const DELTA_INTERVAL: Duration = Duration::from_secs(1);
 
 pub struct Progress {
-    token: Value,
+    token: ProgressToken,
     count: u64,
     last_delta_report: Option<Instant>,
     answer_chars: usize,
 }
 
 impl Progress {
-    pub fn new(token: Value) -> Self {
+    pub fn new(token: ProgressToken) -> Self {
         Self {
             token,
             count: 0,
@@ -28,11 +31,11 @@ impl Progress {
     }
 
     /// Params for a progress notification about `msg`, if it is worth one.
-    pub fn on_event(&mut self, msg: &EventMsg) -> Option<Value> {
+    pub fn on_event(&mut self, msg: &EventMsg) -> Option<ProgressNotificationParam> {
         self.on_event_at(msg, Instant::now())
     }
 
-    fn on_event_at(&mut self, msg: &EventMsg, now: Instant) -> Option<Value> {
+    fn on_event_at(&mut self, msg: &EventMsg, now: Instant) -> Option<ProgressNotificationParam> {
         let due =
             |last: Option<Instant>| last.is_none_or(|t| now.duration_since(t) >= DELTA_INTERVAL);
         let message = match msg {
@@ -57,11 +60,10 @@ impl Progress {
             other => summarize(other)?,
         };
         self.count += 1;
-        Some(json!({
-            "progressToken": self.token,
-            "progress": self.count,
-            "message": message,
-        }))
+        // Counts stay exact far beyond any turn's length.
+        #[allow(clippy::cast_precision_loss)]
+        let progress = self.count as f64;
+        Some(ProgressNotificationParam::new(self.token.clone(), progress).with_message(message))
     }
 }
 
@@ -131,10 +133,16 @@ fn short(s: &str) -> String {
 mod tests {
     use super::*;
     use oi_protocol::protocol::{AgentMessageDeltaEvent, TaskStartedEvent};
+    use rmcp::model::NumberOrString;
+    use serde_json::{Value, json};
+
+    fn wire(p: ProgressNotificationParam) -> Value {
+        serde_json::to_value(p).unwrap()
+    }
 
     #[test]
     fn progress_increases_and_deltas_are_throttled() {
-        let mut p = Progress::new(json!("tok"));
+        let mut p = Progress::new(ProgressToken(NumberOrString::String("tok".into())));
         let started = EventMsg::TaskStarted(TaskStartedEvent {
             turn_id: "1".into(),
             started_at: None,
@@ -143,24 +151,27 @@ mod tests {
             collaboration_mode_kind: "default".into(),
         });
         let t0 = Instant::now();
-        let a = p.on_event_at(&started, t0).unwrap();
+        let a = wire(p.on_event_at(&started, t0).unwrap());
         assert_eq!(
             a,
-            json!({"progressToken":"tok","progress":1,"message":"turn started"})
+            json!({"progressToken":"tok","progress":1.0,"message":"turn started"})
         );
         let delta = EventMsg::AgentMessageDelta(AgentMessageDeltaEvent {
             delta: "abc".into(),
         });
         let b = p.on_event_at(&delta, t0).unwrap();
-        assert_eq!(b["progress"], 2);
+        assert_eq!(b.progress, 2.0);
         // Within the interval, further deltas are folded; after it, reported again.
         assert!(
             p.on_event_at(&delta, t0 + Duration::from_millis(500))
                 .is_none()
         );
         let c = p.on_event_at(&delta, t0 + DELTA_INTERVAL).unwrap();
-        assert_eq!(c["message"], "writing the answer (9 characters so far)");
-        assert_eq!(p.on_event_at(&started, t0).unwrap()["progress"], 4);
+        assert_eq!(
+            c.message.as_deref(),
+            Some("writing the answer (9 characters so far)")
+        );
+        assert_eq!(p.on_event_at(&started, t0).unwrap().progress, 4.0);
     }
 
     #[test]

@@ -1,33 +1,59 @@
-//! The MCP service: lifecycle (`initialize`, `ping`), the tool methods, and the empty
-//! resource/prompt catalogs, declared as one method table.
+//! The MCP service: every method of both protocol eras, declared once in one method table.
+//!
+//! Each request's era comes from its own `_meta` ([`era::classify`]): a 2026-07-28 request
+//! is served on its own (its `_meta` checked, `resultType` and the server's identity in
+//! its result), anything else as the `initialize` era served it. A method exists in one era
+//! or both ([`Eras`]): asking a 2026-07-28 request for one it removed is `-32601`.
+//!
+//! | method | eras |
+//! |---|---|
+//! | `initialize`, `ping`, `logging/setLevel`, `resources/subscribe`, `resources/unsubscribe` | handshake |
+//! | `server/discover`, `subscriptions/listen` | 2026-07-28 |
+//! | `tools/list`, `tools/call`, `resources/list`, `resources/templates/list`, `resources/read`, `prompts/list`, `prompts/get` | both |
 
+use crate::approvals::{self, Asker};
 use crate::engine::Engine;
 use crate::progress::Progress;
-use crate::tool_runner::{CallEnv, tool_result};
-use crate::tools;
-use oi_jsonrpc::{Execution, MethodTable, RequestContext};
-use oi_jsonrpc::{RESOURCE_NOT_FOUND, RpcError};
+use crate::protocol::codex::tool_result;
+use crate::protocol::era::{self, Arrival, Era};
+use crate::protocol::reply::{self, Caching};
+use crate::protocol::{
+    HANDSHAKE_VERSIONS, INSTRUCTIONS, STATELESS_VERSIONS, capabilities, server_implementation,
+};
+use crate::resources::{self, ThreadUri};
+use crate::subscriptions::{Sink, Wanted, Watch};
+use crate::tool_runner::CallEnv;
+use crate::{prompts, tools};
+use oi_jsonrpc::{Connection, Execution, MethodTable, RequestContext, RpcError};
+use rmcp::model::{
+    CacheScope, CallToolResponse, DiscoverResult, InitializeResult, ListToolsResult, ProgressToken,
+    ProtocolVersion, ServerResult, SubscriptionFilter, SubscriptionsListenResult,
+};
 use serde::Deserialize;
-use serde_json::{Map, Value, json};
+use serde::de::DeserializeOwned;
+use serde_json::{Map, Value};
+use std::collections::HashMap;
+use std::future::Future;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock};
+use tokio_util::sync::CancellationToken;
 
-/// Protocol versions we speak, newest first. The older two are what Codex-era clients
-/// still send.
-pub const SUPPORTED_PROTOCOL_VERSIONS: &[&str] =
-    &["2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"];
+pub use crate::protocol::SERVER_NAME;
 
-pub const SERVER_NAME: &str = "openinterpreter-mcp-server";
-
-/// More simultaneous tool calls than this are refused (each one runs an agent turn).
+/// More simultaneous tool calls than this on one connection are refused (each one runs an
+/// agent turn).
 pub const MAX_CONCURRENT_CALLS: usize = 64;
 
-const INSTRUCTIONS: &str = "Use the `codex` tool to start an Open Interpreter agent session with a prompt; \
-it returns the agent's final message and a threadId. Continue the same session with `codex-reply` \
-and that threadId. Progress streams as `codex/event` notifications; approval prompts arrive as \
-elicitation requests.";
+/// More simultaneous stateless tool calls than this (all of a listener's 2026-07-28 clients
+/// together: they share one table) are refused.
+pub const MAX_STATELESS_CALLS: usize = 1024;
 
+/// More open subscriptions than this (`subscriptions/listen` streams of the service, or
+/// `resources/subscribe`d URIs of a connection) are refused: each one watches the store.
+pub const MAX_SUBSCRIPTIONS: usize = 64;
+
+/// What the `initialize` handshake of a connection said about its client.
 #[derive(Debug)]
 pub struct ClientSession {
     pub protocol_version: String,
@@ -35,11 +61,29 @@ pub struct ClientSession {
     pub client_name: String,
 }
 
+/// Which protocol eras have a method.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Eras {
+    Both,
+    /// Only with the `initialize` handshake (2025-11-25 and earlier); removed in 2026-07-28.
+    Handshake,
+    /// Only in 2026-07-28.
+    Stateless,
+}
+
 pub struct McpService {
     engine: Arc<dyn Engine>,
     client: OnceLock<ClientSession>,
     running_calls: AtomicUsize,
+    /// `subscriptions/listen` streams open now.
+    listening: AtomicUsize,
     server_cwd: PathBuf,
+    arrival: Arrival,
+    /// The connection the table serves, for what the handshake era sends outside a request
+    /// (`resources/subscribe` updates).
+    connection: OnceLock<Connection>,
+    /// `resources/subscribe` watches of the connection, by URI.
+    subscribed: Mutex<HashMap<String, CancellationToken>>,
 }
 
 #[derive(Deserialize)]
@@ -59,13 +103,13 @@ struct ClientInfo {
     version: Option<String>,
 }
 
+/// Params that carry nothing but `_meta`.
 #[derive(Deserialize)]
 struct Empty {}
 
 #[derive(Deserialize)]
 struct ListParams {
     #[serde(default)]
-    #[allow(dead_code)] // accepted for spec conformance; everything fits in one page
     cursor: Option<String>,
 }
 
@@ -86,28 +130,50 @@ struct RequestMeta {
 }
 
 #[derive(Deserialize)]
-struct ReadResourceParams {
+struct ResourceParams {
     uri: String,
 }
 
 #[derive(Deserialize)]
 struct GetPromptParams {
     name: String,
+    #[serde(default)]
+    arguments: Option<Map<String, Value>>,
 }
 
 #[derive(Deserialize)]
 struct SetLevelParams {
-    #[allow(dead_code)] // nothing is logged over the wire; logs go to stderr
+    #[allow(dead_code)] // nothing is logged over the wire in this era; logs go to stderr
     level: String,
 }
 
+#[derive(Deserialize)]
+struct ListenParams {
+    notifications: SubscriptionFilter,
+}
+
 impl McpService {
+    /// The service of a connection (stdio, an HTTP session): both eras.
     pub fn new(engine: Arc<dyn Engine>, server_cwd: PathBuf) -> Arc<Self> {
+        Self::with_arrival(engine, server_cwd, Arrival::Connection)
+    }
+
+    /// The service of requests that arrive on their own (HTTP without a session): 2026-07-28
+    /// only, since there is no handshake to fall back to.
+    pub fn stateless(engine: Arc<dyn Engine>, server_cwd: PathBuf) -> Arc<Self> {
+        Self::with_arrival(engine, server_cwd, Arrival::Alone)
+    }
+
+    fn with_arrival(engine: Arc<dyn Engine>, server_cwd: PathBuf, arrival: Arrival) -> Arc<Self> {
         Arc::new(Self {
             engine,
             client: OnceLock::new(),
             running_calls: AtomicUsize::new(0),
+            listening: AtomicUsize::new(0),
             server_cwd,
+            arrival,
+            connection: OnceLock::new(),
+            subscribed: Mutex::default(),
         })
     }
 
@@ -120,91 +186,209 @@ impl McpService {
         self.client.get()
     }
 
-    /// Every method this service answers.
-    pub fn methods(self: &Arc<Self>) -> MethodTable {
+    /// Every method this service answers, on `connection` (if it serves one).
+    pub fn methods(self: &Arc<Self>, connection: Option<&Connection>) -> MethodTable {
+        if let Some(c) = connection {
+            let _ = self.connection.set(c.clone());
+            // The connection's subscriptions end with it.
+            let s = self.clone();
+            let closing = c.shutdown.clone();
+            tokio::spawn(async move {
+                closing.cancelled().await;
+                for (_, watch) in lock(&s.subscribed).drain() {
+                    watch.cancel();
+                }
+            });
+        }
         let mut t = MethodTable::new();
-        let s = self.clone();
-        t.request(
-            "initialize",
-            Execution::Inline,
-            move |_ctx, p: InitializeParams| {
-                let s = s.clone();
-                async move { s.initialize(p) }
-            },
-        );
-        t.request("ping", Execution::Inline, |_ctx, _: Empty| async {
-            Ok(json!({}))
-        });
-        t.request(
-            "tools/list",
-            Execution::Inline,
-            |_ctx, _: ListParams| async { Ok(tools::tools_list()) },
-        );
-        let s = self.clone();
-        t.request(
-            "tools/call",
-            Execution::Spawn,
-            move |ctx, p: CallToolParams| {
-                let s = s.clone();
-                async move { s.call_tool(ctx, p).await }
-            },
-        );
-        t.request(
-            "resources/list",
-            Execution::Inline,
-            |_ctx, _: ListParams| async { Ok(json!({ "resources": [] })) },
-        );
-        t.request(
-            "resources/templates/list",
-            Execution::Inline,
-            |_ctx, _: ListParams| async { Ok(json!({ "resourceTemplates": [] })) },
-        );
-        t.request(
-            "resources/read",
-            Execution::Inline,
-            |_ctx, p: ReadResourceParams| async move {
-                Err(RpcError::new(
-                    RESOURCE_NOT_FOUND,
-                    format!(
-                        "Resource not found: {} (this server has no resources)",
-                        p.uri
-                    ),
-                )
-                .with_data(json!({ "uri": p.uri })))
-            },
-        );
-        t.request(
-            "prompts/list",
-            Execution::Inline,
-            |_ctx, _: ListParams| async { Ok(json!({ "prompts": [] })) },
-        );
-        t.request(
-            "prompts/get",
-            Execution::Inline,
-            |_ctx, p: GetPromptParams| async move {
-                Err(RpcError::invalid_params(
-                    "prompts/get",
-                    format!("unknown prompt `{}` (this server has no prompts)", p.name),
-                ))
-            },
-        );
-        t.request(
-            "logging/setLevel",
-            Execution::Inline,
-            |_ctx, _: SetLevelParams| async { Ok(json!({})) },
-        );
+        self.lifecycle_methods(&mut t);
+        self.tool_methods(&mut t);
+        self.catalog_methods(&mut t);
         t.notification("notifications/initialized", |_: Value| async {});
         t.notification("notifications/roots/list_changed", |_: Value| async {});
         t.notification("notifications/progress", |_: Value| async {});
         t
     }
 
-    fn initialize(&self, p: InitializeParams) -> Result<Value, RpcError> {
-        let version = if SUPPORTED_PROTOCOL_VERSIONS.contains(&p.protocol_version.as_str()) {
+    /// `initialize`, `ping`, `logging/setLevel` (the handshake era), `server/discover`.
+    fn lifecycle_methods(self: &Arc<Self>, t: &mut MethodTable) {
+        self.method(
+            t,
+            "initialize",
+            Eras::Handshake,
+            Execution::Inline,
+            |s, _, _, p| async move { s.initialize(p) },
+        );
+        self.method(
+            t,
+            "ping",
+            Eras::Handshake,
+            Execution::Inline,
+            |_, _, _, _: Empty| async { Ok(ServerResult::empty(())) },
+        );
+        self.method(
+            t,
+            "logging/setLevel",
+            Eras::Handshake,
+            Execution::Inline,
+            |_, _, _, _: SetLevelParams| async { Ok(ServerResult::empty(())) },
+        );
+        self.method(
+            t,
+            "server/discover",
+            Eras::Stateless,
+            Execution::Inline,
+            |_, _, _, _: Empty| async { Ok(discover()) },
+        );
+    }
+
+    /// `tools/list`, `tools/call`.
+    fn tool_methods(self: &Arc<Self>, t: &mut MethodTable) {
+        self.method(
+            t,
+            "tools/list",
+            Eras::Both,
+            Execution::Inline,
+            |_, _, _, _: ListParams| async {
+                let c = Caching::FIXED;
+                Ok(ListToolsResult::with_all_items(tools::tools())
+                    .with_ttl_ms(c.ttl_ms)
+                    .with_cache_scope(c.scope)
+                    .into())
+            },
+        );
+        self.method(
+            t,
+            "tools/call",
+            Eras::Both,
+            Execution::Spawn,
+            |s, ctx, era, p| async move { s.call_tool(ctx, era, p).await },
+        );
+    }
+
+    /// Resources, prompts and their change notifications.
+    fn catalog_methods(self: &Arc<Self>, t: &mut MethodTable) {
+        self.method(
+            t,
+            "resources/list",
+            Eras::Both,
+            Execution::Spawn,
+            |s, _, _, p: ListParams| async move {
+                Ok(resources::list(s.engine.as_ref(), p.cursor).await?.into())
+            },
+        );
+        self.method(
+            t,
+            "resources/templates/list",
+            Eras::Both,
+            Execution::Inline,
+            |_, _, _, _: ListParams| async { Ok(resources::templates().into()) },
+        );
+        self.method(
+            t,
+            "resources/read",
+            Eras::Both,
+            Execution::Spawn,
+            |s, _, era, p: ResourceParams| async move {
+                Ok(resources::read(s.engine.as_ref(), &era, &p.uri)
+                    .await?
+                    .into())
+            },
+        );
+        self.method(
+            t,
+            "prompts/list",
+            Eras::Both,
+            Execution::Spawn,
+            |s, _, _, _: ListParams| async move {
+                let folders = s.engine.prompt_folders().await;
+                Ok(blocking(move || Ok(prompts::list_prompts(&folders)))
+                    .await?
+                    .into())
+            },
+        );
+        self.method(
+            t,
+            "prompts/get",
+            Eras::Both,
+            Execution::Spawn,
+            |s, _, _, p: GetPromptParams| async move {
+                let folders = s.engine.prompt_folders().await;
+                let arguments = p.arguments.unwrap_or_default();
+                Ok(
+                    blocking(move || prompts::get_prompt(&folders, &p.name, &arguments))
+                        .await?
+                        .into(),
+                )
+            },
+        );
+        self.method(
+            t,
+            "subscriptions/listen",
+            Eras::Stateless,
+            Execution::Spawn,
+            |s, ctx, _, p: ListenParams| async move { s.listen(ctx, p.notifications).await },
+        );
+        self.method(
+            t,
+            "resources/subscribe",
+            Eras::Handshake,
+            Execution::Spawn,
+            |s, _, era, p: ResourceParams| async move { s.subscribe(&era, p.uri).await },
+        );
+        self.method(
+            t,
+            "resources/unsubscribe",
+            Eras::Handshake,
+            Execution::Inline,
+            |s, _, _, p: ResourceParams| async move {
+                if let Some(watch) = lock(&s.subscribed).remove(&p.uri) {
+                    watch.cancel();
+                }
+                Ok(ServerResult::empty(()))
+            },
+        );
+    }
+
+    /// Declares `method`: its era is read from the request, a request of an era the method
+    /// is not in is refused, params are decoded into `P` (`-32602` naming the problem), and
+    /// the handler's typed result is put on its era's wire.
+    fn method<P, F, Fut>(
+        self: &Arc<Self>,
+        t: &mut MethodTable,
+        method: &'static str,
+        eras: Eras,
+        exec: Execution,
+        handler: F,
+    ) where
+        P: DeserializeOwned + Send + 'static,
+        F: Fn(Arc<Self>, RequestContext, Era, P) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<ServerResult, RpcError>> + Send + 'static,
+    {
+        let s = self.clone();
+        let handler = Arc::new(handler);
+        t.request(method, exec, move |ctx, raw: Map<String, Value>| {
+            let s = s.clone();
+            let handler = handler.clone();
+            async move {
+                let era = era::classify(method, Some(&raw), s.arrival, eras == Eras::Stateless)?;
+                if era.is_stateless() && eras == Eras::Handshake {
+                    return Err(era::removed_method(method));
+                }
+                let params: P = serde_json::from_value(Value::Object(raw))
+                    .map_err(|e| RpcError::invalid_params(method, e))?;
+                let result = handler(s, ctx, era.clone(), params).await?;
+                reply::finish(&era, result)
+            }
+        });
+    }
+
+    fn initialize(&self, p: InitializeParams) -> Result<ServerResult, RpcError> {
+        let version = if HANDSHAKE_VERSIONS.contains(&p.protocol_version.as_str()) {
             p.protocol_version.clone()
         } else {
             // Counter-offer our newest; the client decides whether it can speak it.
-            SUPPORTED_PROTOCOL_VERSIONS[0].to_string()
+            HANDSHAKE_VERSIONS[0].to_string()
         };
         let supports_elicitation = p
             .capabilities
@@ -231,27 +415,21 @@ impl McpService {
                 "initialize called more than once",
             ));
         }
-        Ok(json!({
-            "protocolVersion": version,
-            "capabilities": {
-                "tools": { "listChanged": true },
-                "resources": {},
-                "prompts": {},
-            },
-            "serverInfo": {
-                "name": SERVER_NAME,
-                "title": "Open Interpreter",
-                "version": env!("CARGO_PKG_VERSION"),
-            },
-            "instructions": INSTRUCTIONS,
-        }))
+        let version: ProtocolVersion = serde_json::from_value(Value::String(version))
+            .map_err(|e| RpcError::internal(format!("protocol version: {e}")))?;
+        Ok(InitializeResult::new(capabilities(false))
+            .with_protocol_version(version)
+            .with_server_info(server_implementation())
+            .with_instructions(INSTRUCTIONS)
+            .into())
     }
 
     async fn call_tool(
         self: Arc<Self>,
         ctx: RequestContext,
+        era: Era,
         p: CallToolParams,
-    ) -> Result<Value, RpcError> {
+    ) -> Result<ServerResult, RpcError> {
         if p.name != tools::CODEX && p.name != tools::CODEX_REPLY {
             return Err(RpcError::invalid_params(
                 "tools/call",
@@ -263,28 +441,44 @@ impl McpService {
                 ),
             ));
         }
+        let cap = match self.arrival {
+            Arrival::Connection => MAX_CONCURRENT_CALLS,
+            Arrival::Alone => MAX_STATELESS_CALLS,
+        };
         let running = self.running_calls.fetch_add(1, Ordering::SeqCst);
         let _slot = CallSlot(&self.running_calls);
-        if running >= MAX_CONCURRENT_CALLS {
+        if running >= cap {
             return Ok(tool_result(
                 None,
                 format!(
-                    "Too many tool calls are running ({MAX_CONCURRENT_CALLS}); wait for some to finish and try again."
+                    "Too many tool calls are running ({cap}); wait for some to finish and try again."
                 ),
                 true,
-            ));
+            )
+            .into());
         }
+        let asker = match &era {
+            // Approvals as multi round-trip results (`input_required`) come with the
+            // engine's parked turns; until then they are denied, and the model is told.
+            Era::Stateless(_) => Asker::Deny(approvals::STATELESS_REQUEST),
+            Era::Handshake if self.client().is_some_and(|c| c.supports_elicitation) => {
+                Asker::Elicit
+            }
+            Era::Handshake => Asker::Deny(approvals::NO_ELICITATION),
+        };
         let env = CallEnv {
             engine: self.engine.clone(),
             progress: p
                 .meta
                 .and_then(|m| m.progress_token)
-                .filter(|t| !t.is_null())
+                .and_then(|t| serde_json::from_value::<ProgressToken>(t).ok())
                 .map(Progress::new),
-            client_supports_elicitation: self.client().is_some_and(|c| c.supports_elicitation),
+            asker,
+            log_level: era.envelope().and_then(|e| e.log_level),
+            silent_after_cancel: era.is_stateless(),
             ctx,
         };
-        Ok(if p.name == tools::CODEX {
+        let result = if p.name == tools::CODEX {
             match tools::parse_codex_args(p.arguments.as_ref(), &self.server_cwd) {
                 Ok(args) => env.codex(args).await,
                 Err(msg) => tool_result(None, msg, true),
@@ -294,8 +488,114 @@ impl McpService {
                 Ok(args) => env.reply(args).await,
                 Err(msg) => tool_result(None, msg, true),
             }
-        })
+        };
+        Ok(CallToolResponse::Complete(result).into())
     }
+
+    /// `subscriptions/listen`: acknowledges what it honours, then streams notifications
+    /// until the client cancels (no answer then) or the server ends it (a completion
+    /// result, the spec's graceful end).
+    async fn listen(
+        self: Arc<Self>,
+        ctx: RequestContext,
+        filter: SubscriptionFilter,
+    ) -> Result<ServerResult, RpcError> {
+        let open = self.listening.fetch_add(1, Ordering::SeqCst);
+        let _slot = CallSlot(&self.listening);
+        if open >= MAX_SUBSCRIPTIONS {
+            return Err(RpcError::invalid_request(format!(
+                "too many subscriptions are open ({MAX_SUBSCRIPTIONS}); close one (or listen for several things on one) and retry"
+            )));
+        }
+        let (wanted, accepted) = Wanted::from_filter(&filter);
+        let sink = Sink {
+            outgoing: ctx.outgoing.clone(),
+            subscription: Some(ctx.id.clone()),
+        };
+        let watch = Watch::start(self.engine.clone(), wanted).await;
+        sink.acknowledge(accepted).await;
+        watch.run(sink, ctx.cancel.clone()).await;
+        let id = serde_json::to_value(&ctx.id)
+            .ok()
+            .and_then(|v| serde_json::from_value::<rmcp::model::RequestId>(v).ok())
+            .ok_or_else(|| RpcError::internal("the subscription's id cannot be echoed"))?;
+        Ok(SubscriptionsListenResult::complete(id).into())
+    }
+
+    /// `resources/subscribe` (handshake era): updates of that thread go to the connection
+    /// until `resources/unsubscribe` or the connection's end.
+    async fn subscribe(&self, era: &Era, uri: String) -> Result<ServerResult, RpcError> {
+        let Some(target) = ThreadUri::parse(&uri) else {
+            return Err(resources::not_found(
+                era,
+                &uri,
+                "only interpreter://threads/{threadId} resources can be subscribed to",
+            ));
+        };
+        if matches!(self.engine.thread_summary(target.id).await, Ok(None)) {
+            return Err(resources::not_found(
+                era,
+                &uri,
+                "no stored thread has this id",
+            ));
+        }
+        let Some(connection) = self.connection.get() else {
+            return Err(RpcError::invalid_request(
+                "this connection cannot carry notifications outside a request",
+            ));
+        };
+        let stop = connection.shutdown.child_token();
+        {
+            let mut subscribed = lock(&self.subscribed);
+            if subscribed.len() >= MAX_SUBSCRIPTIONS && !subscribed.contains_key(&uri) {
+                return Err(RpcError::invalid_request(format!(
+                    "this connection already watches {MAX_SUBSCRIPTIONS} resources; unsubscribe from one first"
+                )));
+            }
+            if let Some(old) = subscribed.insert(uri.clone(), stop.clone()) {
+                old.cancel();
+            }
+        }
+        let wanted = Wanted {
+            threads: vec![target],
+            ..Wanted::default()
+        };
+        let sink = Sink {
+            outgoing: connection.outgoing.clone(),
+            subscription: None,
+        };
+        let watch = Watch::start(self.engine.clone(), wanted).await;
+        tokio::spawn(watch.run(sink, stop));
+        Ok(ServerResult::empty(()))
+    }
+}
+
+/// `server/discover`: the versions served per request, what the server offers, who it is.
+/// The same for everyone for the server's life.
+fn discover() -> ServerResult {
+    let versions = STATELESS_VERSIONS
+        .iter()
+        .filter_map(|v| serde_json::from_value::<ProtocolVersion>(Value::String((*v).into())).ok())
+        .collect();
+    let mut result = DiscoverResult::new(versions, capabilities(true))
+        .with_server_info(server_implementation())
+        .with_ttl_ms(Caching::FIXED.ttl_ms)
+        .with_cache_scope(CacheScope::Public);
+    result.instructions = Some(INSTRUCTIONS.to_string());
+    result.into()
+}
+
+/// Runs blocking file work (prompt files) on the blocking pool.
+async fn blocking<T: Send + 'static>(
+    f: impl FnOnce() -> Result<T, RpcError> + Send + 'static,
+) -> Result<T, RpcError> {
+    tokio::task::spawn_blocking(f)
+        .await
+        .map_err(|e| RpcError::internal(format!("reading prompt files stopped: {e}")))?
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
 struct CallSlot<'a>(&'a AtomicUsize);

@@ -1,20 +1,25 @@
 //! One `tools/call` of `codex` / `codex-reply`: open the thread, submit the prompt, relay
-//! every event as `codex/event` (and `notifications/progress`), route approvals to the
-//! client, and turn the end of the turn into the call's result.
+//! every event as `codex/event` (and `notifications/progress`, and the log messages a
+//! 2026-07-28 request asked for), route approvals to the client (or deny them when it
+//! cannot be asked), and turn the end of the turn into the call's result. In both eras the
+//! notifications go with the request: on its own stream over HTTP.
 //!
 //! The loop ends on the turn's own terminal event (`task_complete` / `turn_aborted`
 //! carrying our submission id), so the next call on the thread starts with a clean
 //! queue. A failed turn reports `error` then `task_complete`; the error is remembered
 //! and returned as an `isError` result at the terminal event.
 
-use crate::approvals::{self, ApprovalContext};
+use crate::approvals::{self, ApprovalContext, Asker};
 use crate::engine::{Engine, EngineError, EngineThread, StartTurnError, ThreadHandle};
-use crate::progress::Progress;
+use crate::progress::{PROGRESS, Progress};
+use crate::protocol::codex::{CODEX_EVENT, CodexEventMeta, CodexEventParams, tool_result};
+use crate::protocol::log::{LOG_MESSAGE, LogLevel, LogMessage};
 use crate::tools::{CodexArgs, ReplyArgs};
 use oi_jsonrpc::RequestContext;
 use oi_protocol::ThreadId;
 use oi_protocol::protocol::{Event, EventMsg, Op, Submission, TurnAbortReason, WarningEvent};
-use serde_json::{Value, json};
+use rmcp::model::CallToolResult;
+use serde::Serialize;
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::time::Instant;
@@ -28,23 +33,17 @@ pub struct CallEnv {
     pub engine: Arc<dyn Engine>,
     pub ctx: RequestContext,
     pub progress: Option<Progress>,
-    pub client_supports_elicitation: bool,
+    /// How the turn's approvals are asked.
+    pub asker: Asker,
+    /// Log messages at or above this level go to the client (a 2026-07-28 request that
+    /// asked for them).
+    pub log_level: Option<LogLevel>,
+    /// A 2026-07-28 request: once the client cancels it, nothing more is sent for it (the
+    /// `initialize` era still gets the turn's last events, as Codex sent them).
+    pub silent_after_cancel: bool,
 }
 
-/// A `CallToolResult`. Results about a thread carry `structuredContent {threadId, content}`
-/// (the tools' outputSchema); failures before a thread exists carry only text.
-pub fn tool_result(thread_id: Option<ThreadId>, text: String, is_error: bool) -> Value {
-    let mut r = json!({ "content": [{ "type": "text", "text": text }] });
-    if let Some(id) = thread_id {
-        r["structuredContent"] = json!({ "threadId": id, "content": text });
-    }
-    if is_error {
-        r["isError"] = json!(true);
-    }
-    r
-}
-
-fn busy_result(thread_id: ThreadId, why: &str) -> Value {
+fn busy_result(thread_id: ThreadId, why: &str) -> CallToolResult {
     tracing::debug!("thread {thread_id}: {why}");
     tool_result(
         Some(thread_id),
@@ -55,8 +54,23 @@ fn busy_result(thread_id: ThreadId, why: &str) -> Value {
     )
 }
 
+/// The level an event is logged at, if it is logged: failures as errors, trouble as
+/// warnings, the turn's milestones as info, its steps as debug.
+fn log_level_of(msg: &EventMsg) -> Option<LogLevel> {
+    Some(match msg {
+        EventMsg::Error(_) => LogLevel::Error,
+        EventMsg::Warning(_) | EventMsg::StreamError(_) => LogLevel::Warning,
+        EventMsg::TurnAborted(_) => LogLevel::Notice,
+        EventMsg::SessionConfigured(_) | EventMsg::TaskStarted(_) | EventMsg::TaskComplete(_) => {
+            LogLevel::Info
+        }
+        EventMsg::AgentMessageDelta(_) | EventMsg::AgentReasoningDelta(_) => return None,
+        _ => LogLevel::Debug,
+    })
+}
+
 impl CallEnv {
-    pub async fn codex(mut self, args: CodexArgs) -> Value {
+    pub async fn codex(mut self, args: CodexArgs) -> CallToolResult {
         let started = tokio::select! {
             r = self.engine.start_thread(args.session) => r,
             _ = self.ctx.cancel.cancelled() => return cancelled_before_start(),
@@ -73,7 +87,7 @@ impl CallEnv {
         self.finish(thread_id, end).await
     }
 
-    pub async fn reply(mut self, args: ReplyArgs) -> Value {
+    pub async fn reply(mut self, args: ReplyArgs) -> CallToolResult {
         let thread_id = args.thread_id;
         let opened = tokio::select! {
             r = self.engine.open_thread(thread_id) => r,
@@ -102,7 +116,7 @@ impl CallEnv {
     /// the turn is over: the terminal event waits for the release because a client that
     /// sends `codex-reply` as soon as it sees `task_complete` / `turn_aborted` — here or on
     /// another server — must find the thread in the store, not still held by this call.
-    async fn finish(&mut self, thread_id: ThreadId, end: TurnEnd) -> Value {
+    async fn finish(&mut self, thread_id: ThreadId, end: TurnEnd) -> CallToolResult {
         self.engine.release_thread(thread_id).await;
         if let Some(event) = end.terminal {
             self.emit(thread_id, &event).await;
@@ -111,14 +125,40 @@ impl CallEnv {
     }
 
     async fn emit(&mut self, thread_id: ThreadId, event: &Event) {
-        let params = json!({
-            "_meta": { "requestId": self.ctx.id, "threadId": thread_id },
-            "id": event.id,
-            "msg": event.msg,
-        });
-        self.ctx.outgoing.notify("codex/event", params).await;
+        if self.silent_after_cancel && self.ctx.cancelled_by_client() {
+            return;
+        }
+        let params = CodexEventParams {
+            meta: CodexEventMeta {
+                request_id: &self.ctx.id,
+                thread_id,
+            },
+            id: &event.id,
+            msg: &event.msg,
+        };
+        self.notify(CODEX_EVENT, &params).await;
         if let Some(p) = self.progress.as_mut().and_then(|p| p.on_event(&event.msg)) {
-            self.ctx.outgoing.notify("notifications/progress", p).await;
+            self.notify(PROGRESS, &p).await;
+        }
+        if let Some(min) = self.log_level
+            && let Some(level) = log_level_of(&event.msg).filter(|l| *l >= min)
+            && let Some(data) = crate::progress::summarize(&event.msg)
+        {
+            let message = LogMessage {
+                level,
+                logger: "openinterpreter",
+                data: format!("thread {thread_id}: {data}"),
+            };
+            self.notify(LOG_MESSAGE, &message).await;
+        }
+    }
+
+    async fn notify(&self, method: &str, params: &impl Serialize) {
+        match serde_json::to_value(params) {
+            Ok(params) => {
+                self.ctx.outgoing.notify(method, params).await;
+            }
+            Err(e) => tracing::warn!("could not encode a {method} notification: {e}"),
         }
     }
 
@@ -160,7 +200,7 @@ impl CallEnv {
                 thread: thread.clone(),
                 thread_id,
                 tool_call_id: self.ctx.id.clone(),
-                client_supports_elicitation: self.client_supports_elicitation,
+                asker: self.asker.clone(),
                 timeout: handle.approval_timeout,
                 turn_over: turn_over.clone(),
             },
@@ -212,12 +252,12 @@ impl CallEnv {
 /// How a call's turn ended: its result and, for a turn that reached its end, the terminal
 /// event still to be sent to the client.
 struct TurnEnd {
-    result: Value,
+    result: CallToolResult,
     terminal: Option<Event>,
 }
 
 impl TurnEnd {
-    fn early(result: Value) -> Self {
+    fn early(result: CallToolResult) -> Self {
         Self {
             result,
             terminal: None,
@@ -273,7 +313,7 @@ impl TurnState {
     }
 
     /// At the turn's terminal event, the call's result.
-    fn at_end(&mut self, event: &Event, call: &RequestContext) -> Option<Value> {
+    fn at_end(&mut self, event: &Event, call: &RequestContext) -> Option<CallToolResult> {
         let ours = event.id == self.sub_id;
         let sub_id = self.sub_id.as_str();
         let thread_id = self.thread_id;
@@ -349,7 +389,7 @@ async fn sleep_until_opt(deadline: Option<Instant>) {
     }
 }
 
-fn cancelled_before_start() -> Value {
+fn cancelled_before_start() -> CallToolResult {
     tool_result(
         None,
         "The call was cancelled before the session started.".into(),
@@ -374,14 +414,30 @@ mod tests {
 
     #[test]
     fn results_have_the_output_schema_shape() {
+        use serde_json::json;
         let id = ThreadId::new();
         assert_eq!(
-            tool_result(Some(id), "done".into(), false),
-            json!({"content":[{"type":"text","text":"done"}],"structuredContent":{"threadId":id.to_string(),"content":"done"}})
+            serde_json::to_value(tool_result(Some(id), "done".into(), false)).unwrap(),
+            json!({"resultType":"complete","content":[{"type":"text","text":"done"}],"structuredContent":{"threadId":id.to_string(),"content":"done"}})
         );
         assert_eq!(
-            tool_result(None, "bad".into(), true),
-            json!({"content":[{"type":"text","text":"bad"}],"isError":true})
+            serde_json::to_value(tool_result(None, "bad".into(), true)).unwrap(),
+            json!({"resultType":"complete","content":[{"type":"text","text":"bad"}],"isError":true})
         );
+    }
+
+    #[test]
+    fn log_levels_by_event() {
+        use oi_protocol::protocol::{ErrorEvent, WarningEvent};
+        let warning = EventMsg::Warning(WarningEvent {
+            message: "w".into(),
+        });
+        assert_eq!(log_level_of(&warning), Some(LogLevel::Warning));
+        let error = EventMsg::Error(ErrorEvent {
+            message: "e".into(),
+            codex_error_info: None,
+        });
+        assert_eq!(log_level_of(&error), Some(LogLevel::Error));
+        assert!(LogLevel::Error > LogLevel::Warning && LogLevel::Debug < LogLevel::Info);
     }
 }

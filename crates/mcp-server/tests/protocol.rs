@@ -46,19 +46,30 @@ async fn old_codex_versions_are_accepted_and_unknown_ones_get_a_counter_offer() 
 }
 
 #[tokio::test]
-async fn server_discover_is_method_not_found_and_the_connection_stays_up() {
+async fn server_discover_answers_and_the_old_handshake_still_works_after_it() {
     let mut c = start(FakeEngine::new());
+    // The probe of a dual-era client (the Python SDK's `auto`), then a legacy client's
+    // handshake on the same connection: both are served.
     let r = c
         .call(
             "server/discover",
-            json!({"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}),
+            json!({"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}),
         )
         .await;
-    assert_eq!(r["error"]["code"], -32601);
-    assert_eq!(r["error"]["message"], "method not found: server/discover");
-    assert_eq!(r["error"]["data"], json!({"method": "server/discover"}));
+    assert_eq!(r["result"]["supportedVersions"], json!(["2026-07-28"]));
+    // A discover without `_meta` is malformed, not unknown.
+    let r = c.call("server/discover", json!({})).await;
+    assert_eq!(r["error"]["code"], -32602);
+    assert!(
+        r["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("has no `_meta`"),
+        "{r}"
+    );
     let init = c.initialize(false).await;
     assert!(init["result"]["serverInfo"].is_object());
+    assert!(init["result"].get("resultType").is_none(), "{init}");
     assert_eq!(c.call("ping", json!({})).await["result"], json!({}));
 }
 
@@ -161,25 +172,40 @@ async fn a_ten_megabyte_line_is_refused_without_losing_the_connection() {
 }
 
 #[tokio::test]
-async fn resources_and_prompts_are_empty_lists_never_silence() {
+async fn resources_and_prompts_answer_in_the_old_shape_never_silence() {
     let mut c = start(FakeEngine::new());
     c.initialize(false).await;
+    // An engine that stores nothing and has no prompt files: empty lists, no caching
+    // hints or result types in this era.
     assert_eq!(
         c.call("resources/list", json!({})).await["result"],
         json!({"resources": []})
     );
+    let templates = c.call("resources/templates/list", json!({})).await;
+    let uris: Vec<&str> = templates["result"]["resourceTemplates"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["uriTemplate"].as_str().unwrap())
+        .collect();
     assert_eq!(
-        c.call("resources/templates/list", json!({})).await["result"],
-        json!({"resourceTemplates": []})
+        uris,
+        [
+            "interpreter://threads/{threadId}",
+            "interpreter://threads/{threadId}/items"
+        ]
     );
+    assert!(templates["result"].get("ttlMs").is_none(), "{templates}");
     assert_eq!(
         c.call("prompts/list", json!({})).await["result"],
         json!({"prompts": []})
     );
-    assert_eq!(
-        c.call("resources/read", json!({"uri":"file:///x"})).await["error"]["code"],
-        -32002
-    );
+    let missing = c.call("resources/read", json!({"uri":"file:///x"})).await;
+    assert_eq!(missing["error"]["code"], -32002);
+    assert_eq!(missing["error"]["data"], json!({"uri": "file:///x"}));
+    let thread = format!("interpreter://threads/{}", oi_protocol::ThreadId::new());
+    let missing = c.call("resources/read", json!({ "uri": thread })).await;
+    assert_eq!(missing["error"]["code"], -32002, "{missing}");
     assert_eq!(
         c.call("prompts/get", json!({"name":"x"})).await["error"]["code"],
         -32602

@@ -6,6 +6,7 @@
 //! * [`models`]: conversation history items as sent to / received from a model.
 //! * [`config_types`]: approval policy, sandbox mode/policy, reasoning effort, wire API.
 //! * [`ids`]: thread ids (UUID v7).
+//! * [`parked`]: a turn parked at an approval, and the answers that resume it.
 //!
 //! This crate has no I/O and no async: data, plus the one text helper ([`truncate`]) every
 //! producer of model-visible output must share.
@@ -13,6 +14,7 @@
 pub mod config_types;
 pub mod ids;
 pub mod models;
+pub mod parked;
 pub mod parse_command;
 pub mod protocol;
 pub mod truncate;

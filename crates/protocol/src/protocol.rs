@@ -7,6 +7,7 @@
 use crate::config_types::{AskForApproval, ReasoningEffort, SandboxPolicy};
 use crate::ids::ThreadId;
 use crate::models::TokenUsage;
+pub use crate::parked::{ParkedAnswer, ParkedRequest, TurnParkedEvent};
 use crate::parse_command::ParsedCommand;
 use crate::user_input::UserInput;
 use serde::{Deserialize, Serialize};
@@ -194,6 +195,9 @@ pub enum EventMsg {
     ContextCompacted(ContextCompactedEvent),
     /// The model's plan for the task (a harness profile's todo list), whole each time.
     PlanUpdate(PlanUpdateEvent),
+    /// The turn stopped at approvals it was started to park (not to wait for): it waits,
+    /// in the thread's store, to be resumed with the answers (see [`crate::parked`]).
+    TurnParked(TurnParkedEvent),
     ShutdownComplete,
 }
 
@@ -229,6 +233,7 @@ impl EventMsg {
             EventMsg::ElicitationRequest(_) => "elicitation_request",
             EventMsg::ContextCompacted(_) => "context_compacted",
             EventMsg::PlanUpdate(_) => "plan_update",
+            EventMsg::TurnParked(_) => "turn_parked",
             EventMsg::ShutdownComplete => "shutdown_complete",
         }
     }
@@ -531,7 +536,7 @@ pub struct ExecCommandEndEvent {
     pub status: ExecCommandStatus,
 }
 
-#[derive(Clone, Debug, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ExecApprovalRequestEvent {
     pub call_id: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -567,7 +572,7 @@ pub enum FileChange {
     },
 }
 
-#[derive(Clone, Debug, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ApplyPatchApprovalRequestEvent {
     pub call_id: String,
     pub turn_id: String,

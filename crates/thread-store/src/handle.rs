@@ -190,7 +190,8 @@ impl ThreadStore {
     /// [`StoreError::Busy`] while another session (in this or another process) writes it.
     ///
     /// A last turn with no end record gets a `turn_aborted(interrupted)` record, since the
-    /// process running it is gone; a torn last line of a local rollout is cut off.
+    /// process running it is gone (a parked last turn is left parked: it waits for its
+    /// answers, not for a process); a torn last line of a local rollout is cut off.
     pub fn resume(&self, id: &ThreadId) -> Result<(RolloutWriter, LoadedThread), StoreError> {
         match &self.backend {
             Backend::Local(s) => s.resume(id).map(|(w, l)| (RolloutWriter::local(w), l)),
@@ -242,6 +243,28 @@ impl ThreadStore {
         match &self.backend {
             Backend::Local(s) => s.get(id),
             Backend::Postgres(s) => s.get(id),
+        }
+    }
+
+    /// Whether a writer holds the thread now, in this process or another (a local rollout
+    /// file's lock, a PostgreSQL lease): a turn with no end record whose thread nobody
+    /// holds is not running anywhere (its process died). Takes nothing a writer waits for
+    /// more than an instant. [`StoreError::NotFound`] for an unknown thread.
+    pub fn is_held(&self, id: &ThreadId) -> Result<bool, StoreError> {
+        match &self.backend {
+            Backend::Local(s) => s.is_held(id),
+            Backend::Postgres(s) => futures::executor::block_on(s.is_held_async(id)),
+        }
+    }
+
+    /// [`ThreadStore::is_held`] for async callers.
+    pub async fn is_held_async(&self, id: &ThreadId) -> Result<bool, StoreError> {
+        match &self.backend {
+            Backend::Local(s) => {
+                let (s, id) = (s.clone(), *id);
+                self.local(move || s.is_held(&id)).await
+            }
+            Backend::Postgres(s) => s.is_held_async(id).await,
         }
     }
 
@@ -594,6 +617,16 @@ impl RolloutWriter {
     /// The rollout file; empty for a thread kept in PostgreSQL.
     pub fn path(&self) -> &Path {
         &self.path
+    }
+
+    /// How long one append may wait for the store before it fails with
+    /// [`StoreError::Timeout`]: the database's `statement_timeout_sec`; `None` for local
+    /// files, which have no such bound.
+    pub fn answer_bound(&self) -> Option<std::time::Duration> {
+        match &self.backend {
+            WriterBackend::Local(_) => None,
+            WriterBackend::Postgres(w) => Some(w.statement_timeout()),
+        }
     }
 
     /// The thread this writer appends to.

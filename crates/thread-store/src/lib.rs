@@ -37,12 +37,14 @@ macro_rules! notice {
 }
 
 mod error;
+mod files;
 mod git;
 mod handle;
 mod index;
 mod loaded;
 mod outline;
 mod paging;
+mod parked;
 mod postgres;
 mod private;
 mod record;
@@ -59,6 +61,7 @@ pub use git::collect_git_info;
 pub use handle::{RolloutWriter, StoreLocation, ThreadStore};
 pub use loaded::{ABORTED_CALL_OUTPUT, LoadedThread, StoredTurn, TurnStatus};
 pub use outline::{ThreadOutline, TurnSpan};
+pub use parked::{ParkedCall, TurnParkedItem, TurnUnparkedItem, Unparked};
 pub use postgres::StoreTimeouts;
 pub use types::{
     CompactedItem, GitInfo, ListQuery, RolloutItem, RolloutLine, SessionMeta, SessionSource,

@@ -1,6 +1,7 @@
 //! A thread read back from disk, and the views front ends need of it.
 
 use crate::outline::{Mark, TurnSpan, turn_spans};
+use crate::parked::TurnParkedItem;
 use crate::types::{RolloutItem, SessionMeta, ThreadSummary};
 use oi_protocol::models::{FunctionCallOutput, ResponseItem};
 use oi_protocol::protocol::{EventMsg, TurnAbortReason, TurnAbortedEvent};
@@ -32,6 +33,9 @@ pub enum TurnStatus {
     Failed,
     /// No end record (yet): running now, or its process was killed.
     InProgress,
+    /// No end record: the turn stopped at approvals and waits to be resumed (its last
+    /// `turn_parked` record says what for).
+    Parked,
 }
 
 /// One turn rebuilt from the rollout's events (for v2 `thread/read` / `thread/resume`).
@@ -67,6 +71,8 @@ impl LoadedThread {
     /// The records a fork of this thread starts with: everything after the session meta,
     /// and, if a turn is still open, a marker closing it as interrupted.
     pub(crate) fn fork_lines(&self) -> Vec<crate::types::RolloutLine> {
+        // A parked turn is closed in the copy too: its approvals belong to the source
+        // thread, and an approved command must not run once per fork.
         let mut lines: Vec<crate::types::RolloutLine> = self
             .timestamps
             .iter()
@@ -77,7 +83,12 @@ impl LoadedThread {
                 item: item.clone(),
             })
             .collect();
-        if let Some(turn_id) = self.open_turn_id() {
+        let parked = self
+            .turn_spans()
+            .pop()
+            .filter(|t| t.status == TurnStatus::Parked)
+            .map(|t| t.id);
+        if let Some(turn_id) = self.open_turn_id().or(parked) {
             lines.push(crate::types::RolloutLine {
                 timestamp: crate::record::format_timestamp(chrono::Utc::now()),
                 item: interrupted_marker(turn_id),
@@ -89,9 +100,12 @@ impl LoadedThread {
     /// The conversation history to send to the model on resume: every `ResponseItem` in
     /// order, restarting from the replacement history of the last `compacted` record. A function call without an output (the process died during the call) gets a
     /// synthetic failed output [`ABORTED_CALL_OUTPUT`], placed after the run of calls and
-    /// outputs it belongs to, so chat APIs accept the history.
+    /// outputs it belongs to, so chat APIs accept the history. The calls a parked turn
+    /// waits on ([`LoadedThread::parked_turn`]) are left without output: the turn's
+    /// continuation (or its end) gives them theirs before the model is asked again.
     pub fn history(&self) -> Vec<ResponseItem> {
-        let answered: HashSet<&str> = self
+        let parked = self.parked_turn();
+        let mut answered: HashSet<&str> = self
             .items
             .iter()
             .filter_map(|i| match i {
@@ -101,6 +115,11 @@ impl LoadedThread {
                 _ => None,
             })
             .collect();
+        answered.extend(
+            parked
+                .iter()
+                .flat_map(|p| p.calls.iter().map(|c| c.call_id.as_str())),
+        );
         let mut out = Vec::new();
         let mut dangling: Vec<String> = Vec::new();
         let flush = |out: &mut Vec<ResponseItem>, dangling: &mut Vec<String>| {
@@ -177,6 +196,23 @@ impl LoadedThread {
             .map(|(i, item)| Mark::of_item(item, self.timestamps.get(i).map_or("", String::as_str)))
             .collect();
         turn_spans(&marks)
+    }
+
+    /// The park of the last turn, if that turn is parked ([`TurnStatus::Parked`]): what it
+    /// waits for and what its continuation needs.
+    pub fn parked_turn(&self) -> Option<&TurnParkedItem> {
+        let span = self
+            .turn_spans()
+            .pop()
+            .filter(|t| t.status == TurnStatus::Parked)?;
+        self.items
+            .get(span.lines)?
+            .iter()
+            .rev()
+            .find_map(|i| match i {
+                RolloutItem::TurnParked(p) if p.turn_id == span.id => Some(p),
+                _ => None,
+            })
     }
 
     /// The id of the last turn if it began with `task_started` and has no end record.

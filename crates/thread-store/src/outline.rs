@@ -50,6 +50,14 @@ pub(crate) enum Mark {
     Error {
         message: String,
     },
+    /// `turn_parked`: the turn stopped at approvals.
+    Parked {
+        turn_id: String,
+    },
+    /// `turn_unparked`: the turn's park ended (its continuation or its end follows).
+    Unparked {
+        turn_id: String,
+    },
     /// A response item or an agent message: conversation left after the last turn opens an
     /// implicit turn of its own.
     Conversation,
@@ -71,6 +79,12 @@ impl Mark {
             },
             RolloutItem::ResponseItem(_) => Mark::Conversation,
             RolloutItem::Compacted(_) => Mark::Other,
+            RolloutItem::TurnParked(p) => Mark::Parked {
+                turn_id: p.turn_id.clone(),
+            },
+            RolloutItem::TurnUnparked(u) => Mark::Unparked {
+                turn_id: u.turn_id.clone(),
+            },
             RolloutItem::EventMsg(ev) => match ev {
                 EventMsg::TaskStarted(e) => Mark::TaskStarted {
                     turn_id: e.turn_id.clone(),
@@ -112,6 +126,15 @@ impl Mark {
             "session_meta" => Mark::Ignored,
             "response_item" => Mark::Conversation,
             "compacted" => Mark::Other,
+            // A park record whose turn id is unreadable is no record for the full parse.
+            "turn_parked" => match field::<String>(p.turn_id) {
+                Some(Ok(turn_id)) => Mark::Parked { turn_id },
+                _ => Mark::Ignored,
+            },
+            "turn_unparked" => match field::<String>(p.turn_id) {
+                Some(Ok(turn_id)) => Mark::Unparked { turn_id },
+                _ => Mark::Ignored,
+            },
             "turn_context" => match field::<String>(p.turn_id) {
                 Some(Ok(turn_id)) => Mark::TurnContext { turn_id },
                 None => Mark::TurnContext {
@@ -282,9 +305,19 @@ pub(crate) fn turn_spans<'a>(marks: impl IntoIterator<Item = &'a Mark>) -> Vec<T
     let mut current: Option<TurnSpan> = None;
     let mut pending: Option<Pending> = None;
     let mut last_turn_context_id: Option<String> = None;
+    // The current turn's last `turn_parked` has no `turn_unparked` after it.
+    let mut parked = false;
     for (i, mark) in marks.into_iter().enumerate() {
         match mark {
             Mark::Ignored => {}
+            Mark::Parked { turn_id } | Mark::Unparked { turn_id }
+                if current.as_ref().is_some_and(|t| t.id == *turn_id) =>
+            {
+                parked = matches!(mark, Mark::Parked { .. });
+                if let Some(t) = current.as_mut() {
+                    t.lines.end = i + 1;
+                }
+            }
             Mark::TurnContext { turn_id } if current.is_none() => {
                 if !turn_id.is_empty() {
                     last_turn_context_id = Some(turn_id.clone());
@@ -299,6 +332,7 @@ pub(crate) fn turn_spans<'a>(marks: impl IntoIterator<Item = &'a Mark>) -> Vec<T
                     t.status = TurnStatus::Interrupted;
                     turns.push(t);
                 }
+                parked = false;
                 let start = pending.take().map_or(i, |p| p.start);
                 current = Some(TurnSpan::new(
                     turn_id.clone(),
@@ -317,6 +351,7 @@ pub(crate) fn turn_spans<'a>(marks: impl IntoIterator<Item = &'a Mark>) -> Vec<T
                     let start = pending.take().map_or(i, |p| p.start);
                     TurnSpan::new(turn_id.clone(), None, start..i, false)
                 });
+                parked = false;
                 t.lines.end = i + 1;
                 t.completed_at = *completed_at;
                 t.duration_ms = *duration_ms;
@@ -334,6 +369,7 @@ pub(crate) fn turn_spans<'a>(marks: impl IntoIterator<Item = &'a Mark>) -> Vec<T
                     .take()
                     .unwrap_or_else(|| format!("turn-{}", turns.len() + 1));
                 let start = pending.take().map_or(i, |p| p.start);
+                parked = false;
                 current = Some(TurnSpan::new(id, *at, start..i + 1, false));
             }
             other => {
@@ -349,7 +385,10 @@ pub(crate) fn turn_spans<'a>(marks: impl IntoIterator<Item = &'a Mark>) -> Vec<T
             }
         }
     }
-    if let Some(t) = current.take() {
+    if let Some(mut t) = current.take() {
+        if parked {
+            t.status = TurnStatus::Parked;
+        }
         turns.push(t);
     }
     if let Some(p) = pending {
@@ -454,6 +493,38 @@ impl ThreadOutline {
         span.with_items(self.records(span.lines.clone()))
     }
 
+    /// The last `turn_parked` record of turn `span` (only that record is parsed): what the
+    /// turn waits for when it is [`TurnStatus::Parked`], what it waited for otherwise.
+    pub fn park_record(&self, span: &TurnSpan) -> Option<crate::parked::TurnParkedItem> {
+        let n = self.last_mark(
+            span,
+            |m| matches!(m, Mark::Parked { turn_id } if *turn_id == span.id),
+        )?;
+        match self.records(n..n + 1).pop()? {
+            RolloutItem::TurnParked(p) => Some(p),
+            _ => None,
+        }
+    }
+
+    /// The last `turn_unparked` record of turn `span`: how its last park ended.
+    pub fn unpark_record(&self, span: &TurnSpan) -> Option<crate::parked::TurnUnparkedItem> {
+        let n = self.last_mark(
+            span,
+            |m| matches!(m, Mark::Unparked { turn_id } if *turn_id == span.id),
+        )?;
+        match self.records(n..n + 1).pop()? {
+            RolloutItem::TurnUnparked(u) => Some(u),
+            _ => None,
+        }
+    }
+
+    /// The line of the last record of `span` whose mark passes `wanted`.
+    fn last_mark(&self, span: &TurnSpan, wanted: impl Fn(&Mark) -> bool) -> Option<usize> {
+        let end = span.lines.end.min(self.marks.len());
+        let start = span.lines.start.min(end);
+        (start..end).rev().find(|&n| wanted(&self.marks[n]))
+    }
+
     /// Adds one raw record line (without its `\n`) and its mark. `Err` leaves the line out
     /// of every turn and records a warning. Turns are recomputed by [`Self::finish`].
     pub(crate) fn push_line(&mut self, raw: &[u8]) {
@@ -547,7 +618,7 @@ pub(crate) fn read_file(
     id: &ThreadId,
     path: &std::path::Path,
 ) -> Result<ThreadOutline, crate::error::StoreError> {
-    let bytes = std::fs::read(path).map_err(|e| crate::error::StoreError::io(path, e))?;
+    let bytes = crate::files::read(path).map_err(|e| crate::error::StoreError::io(path, e))?;
     let shown = path.display().to_string();
     let first_end = bytes
         .iter()
@@ -583,7 +654,7 @@ pub(crate) fn update_file(
         return Ok(None);
     };
     let io = |e| crate::error::StoreError::io(path, e);
-    let mut file = std::fs::File::open(path).map_err(io)?;
+    let mut file = crate::files::open_read(path).map_err(io)?;
     let len = file.metadata().map_err(io)?.len();
     if len == *read_to {
         return Ok(None);

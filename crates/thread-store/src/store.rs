@@ -331,6 +331,23 @@ impl LocalStore {
         Ok((writer, loaded))
     }
 
+    /// Whether a writer holds the thread now (in this process or another): its rollout
+    /// file is locked. The probe takes a shared lock for an instant; a writer opening the
+    /// thread meanwhile waits for it (see `lock`). A filesystem without locks cannot tell,
+    /// and answers "held" (a running turn is never declared dead by a guess).
+    pub fn is_held(&self, id: &ThreadId) -> Result<bool, StoreError> {
+        let path = self.resolve_path(id)?;
+        let file = File::open(&path).map_err(|e| StoreError::io(&path, e))?;
+        match file.try_lock_shared() {
+            Ok(()) => {
+                let _ = file.unlock();
+                Ok(false)
+            }
+            Err(std::fs::TryLockError::WouldBlock) => Ok(true),
+            Err(std::fs::TryLockError::Error(_)) => Ok(true),
+        }
+    }
+
     /// Starts a new thread whose records are a copy of `source`'s (after its session_meta),
     /// with `new_meta.forked_from_id = source`. The two threads are independent afterwards.
     /// If `source` is mid-turn, the copy closes that turn as interrupted.

@@ -124,3 +124,92 @@ fn deltas_and_approval_prompts_are_not_persisted() {
         }
     )));
 }
+
+/// The on-disk shape of the park records, which every process of a fleet (and the next
+/// version) reads: `type` `turn_parked` / `turn_unparked`, fields as documented in
+/// docs/scale.md. The outline's probe reads their turn ids without parsing the rest.
+#[test]
+fn park_records_have_their_documented_shape() {
+    use crate::outline::Mark;
+    use crate::parked::{ParkedCall, TurnParkedItem, TurnUnparkedItem, Unparked};
+    use crate::types::{RolloutItem, RolloutLine};
+    use oi_protocol::protocol::{
+        ApplyPatchApprovalRequestEvent, ParkedAnswer, ParkedRequest, ReviewDecision,
+    };
+    let parked = RolloutItem::TurnParked(TurnParkedItem {
+        turn_id: "t1".into(),
+        park_id: "p1".into(),
+        parked_at: 100,
+        expires_at: 200,
+        requests: vec![ParkedRequest::Patch(ApplyPatchApprovalRequestEvent {
+            call_id: "c1".into(),
+            turn_id: "t1".into(),
+            changes: Default::default(),
+            reason: None,
+            grant_root: None,
+        })],
+        calls: vec![ParkedCall {
+            call_id: "c1".into(),
+            name: "apply_patch".into(),
+            arguments: "{}".into(),
+        }],
+        settings: None,
+        engine: serde_json::json!({}),
+    });
+    let line = serde_json::to_value(RolloutLine {
+        timestamp: "2026-01-01T00:00:00.000Z".into(),
+        item: parked,
+    })
+    .unwrap();
+    assert_eq!(
+        line,
+        serde_json::json!({
+            "timestamp": "2026-01-01T00:00:00.000Z",
+            "type": "turn_parked",
+            "payload": {
+                "turn_id": "t1", "park_id": "p1", "parked_at": 100, "expires_at": 200,
+                "requests": [{"type": "patch", "call_id": "c1", "turn_id": "t1", "changes": {}}],
+                "calls": [{"call_id": "c1", "name": "apply_patch", "arguments": "{}"}],
+                "engine": {}
+            }
+        })
+    );
+    let text = line.to_string();
+    assert!(
+        matches!(RolloutLine::parse(&text), Ok(RolloutLine { item: RolloutItem::TurnParked(p), .. }) if p.park_id == "p1")
+    );
+    assert_eq!(
+        Mark::of_line(&text).unwrap(),
+        Mark::Parked {
+            turn_id: "t1".into()
+        }
+    );
+
+    let unparked = RolloutItem::TurnUnparked(TurnUnparkedItem {
+        turn_id: "t1".into(),
+        park_id: "p1".into(),
+        outcome: Unparked::Answered {
+            answers: vec![ParkedAnswer::new("c1", ReviewDecision::Approved)],
+        },
+    });
+    let line = serde_json::to_value(RolloutLine {
+        timestamp: "2026-01-01T00:00:01.000Z".into(),
+        item: unparked,
+    })
+    .unwrap();
+    assert_eq!(
+        line["payload"],
+        serde_json::json!({
+            "turn_id": "t1", "park_id": "p1",
+            "outcome": {"how": "answered", "answers": [{"request_id": "c1", "decision": "approved"}]}
+        })
+    );
+    assert_eq!(
+        Mark::of_line(&line.to_string()).unwrap(),
+        Mark::Unparked {
+            turn_id: "t1".into()
+        }
+    );
+    let expired = serde_json::to_value(Unparked::Expired).unwrap();
+    assert_eq!(expired, serde_json::json!({"how": "expired"}));
+}

@@ -25,6 +25,10 @@ pub enum RolloutItem {
     /// The history was compacted: from here on, the model's history is `replacement_history`
     /// (or, when a foreign writer left it out, just the summary `message`).
     Compacted(CompactedItem),
+    /// The turn stopped at approvals and waits to be resumed (see [`crate::TurnParkedItem`]).
+    TurnParked(crate::parked::TurnParkedItem),
+    /// A park ended: answered, expired, replaced or interrupted.
+    TurnUnparked(crate::parked::TurnUnparkedItem),
 }
 
 /// Payload of a `compacted` record (Codex's shape).
@@ -46,6 +50,8 @@ impl RolloutItem {
             RolloutItem::TurnContext(_) => "turn_context",
             RolloutItem::EventMsg(_) => "event_msg",
             RolloutItem::Compacted(_) => "compacted",
+            RolloutItem::TurnParked(_) => "turn_parked",
+            RolloutItem::TurnUnparked(_) => "turn_unparked",
         }
     }
 }
@@ -85,6 +91,8 @@ pub fn should_persist_event(ev: &EventMsg) -> bool {
         | EventMsg::ElicitationRequest(_)
         // The todo list is also the tool call's output, which history keeps.
         | EventMsg::PlanUpdate(_)
+        // The `turn_parked` record holds the park (with what the continuation needs).
+        | EventMsg::TurnParked(_)
         | EventMsg::ShutdownComplete => false,
         EventMsg::ContextCompacted(_) => true,
     }
@@ -161,6 +169,10 @@ impl RolloutLine {
             "turn_context" => RolloutItem::TurnContext(serde_json::from_str(payload).map_err(bad)?),
             "event_msg" => RolloutItem::EventMsg(serde_json::from_str(payload).map_err(bad)?),
             "compacted" => RolloutItem::Compacted(serde_json::from_str(payload).map_err(bad)?),
+            "turn_parked" => RolloutItem::TurnParked(serde_json::from_str(payload).map_err(bad)?),
+            "turn_unparked" => {
+                RolloutItem::TurnUnparked(serde_json::from_str(payload).map_err(bad)?)
+            }
             other => return Err(LineError::UnknownKind(other.to_string())),
         };
         Ok(RolloutLine {

@@ -9,8 +9,9 @@ use common::*;
 use oi_protocol::ThreadId;
 use oi_protocol::protocol::EventMsg;
 use oi_thread_store::{
-    ListQuery, RolloutItem, SessionMeta, SessionSource, SortKey, StoreError, StoreLocation,
-    ThreadStore, ThreadSummary, TurnStatus,
+    ListQuery, ParkedCall, RolloutItem, SessionMeta, SessionSource, SortKey, StoreError,
+    StoreLocation, ThreadStore, ThreadSummary, TurnParkedItem, TurnStatus, TurnUnparkedItem,
+    Unparked,
 };
 
 /// A store per backend; `_home` keeps the temporary home alive.
@@ -140,6 +141,119 @@ fn resume_closes_a_turn_left_open_as_interrupted() {
         );
         // The dangling call gets a synthetic output, so the history is valid for a model.
         assert_eq!(loaded.history().len(), 2, "{}", b.name);
+    }
+}
+
+/// A `turn_parked` record of turn `turn` waiting on call `call_id`.
+fn parked(turn: &str, call_id: &str) -> RolloutItem {
+    use oi_protocol::protocol::{ExecApprovalRequestEvent, ParkedRequest};
+    RolloutItem::TurnParked(TurnParkedItem {
+        turn_id: turn.into(),
+        park_id: "park-1".into(),
+        parked_at: 1_767_225_600,
+        expires_at: 1_767_312_000,
+        requests: vec![ParkedRequest::Exec(ExecApprovalRequestEvent {
+            call_id: call_id.into(),
+            approval_id: None,
+            turn_id: turn.into(),
+            command: vec!["ls".into()],
+            cwd: "/work/a".into(),
+            reason: None,
+            parsed_cmd: Vec::new(),
+        })],
+        calls: vec![ParkedCall {
+            call_id: call_id.into(),
+            name: "shell".into(),
+            arguments: r#"{"command":["ls"]}"#.into(),
+        }],
+        settings: None,
+        engine: serde_json::json!({"loop": {"steps": 1}}),
+    })
+}
+
+#[test]
+fn a_parked_turn_stays_parked_through_resume_and_a_fork_closes_it() {
+    for b in backends("a_parked_turn_stays_parked_through_resume") {
+        let meta = SessionMeta::new("/work/a", "ollama", "qwen3", SessionSource::Exec);
+        let id = meta.id;
+        let mut w = b.store.create(meta).unwrap();
+        w.append_all(&[
+            task_started("t1"),
+            user_message("run it"),
+            call("c1"),
+            parked("t1", "c1"),
+        ])
+        .unwrap();
+        drop(w);
+        assert!(!b.store.is_held(&id).unwrap(), "{}", b.name);
+
+        // Resume (another process taking the thread) leaves the park alone: no interrupted
+        // marker, and the waiting call gets no repair output.
+        let (w, loaded) = b.store.resume(&id).unwrap();
+        assert!(b.second_process().is_held(&id).unwrap(), "{}", b.name);
+        assert_eq!(loaded.items.len(), 4, "{}", b.name);
+        assert_eq!(loaded.turns()[0].status, TurnStatus::Parked, "{}", b.name);
+        let park = loaded.parked_turn().unwrap();
+        assert_eq!(park.park_id, "park-1", "{}", b.name);
+        assert_eq!(park.engine["loop"]["steps"], 1, "{}", b.name);
+        let history = loaded.history();
+        assert_eq!(history.len(), 1, "{}: {history:?}", b.name);
+        // The outline (what state reads use) agrees, and finds the park record.
+        let outline = b.store.outline(&id).unwrap();
+        let span = &outline.turns()[0];
+        assert_eq!(span.status, TurnStatus::Parked, "{}", b.name);
+        assert_eq!(
+            outline.park_record(span).map(|p| p.park_id),
+            Some("park-1".into()),
+            "{}",
+            b.name
+        );
+        assert!(outline.unpark_record(span).is_none(), "{}", b.name);
+
+        // A fork closes its copy of the park: an approved command must not run twice.
+        let fork_meta = SessionMeta::new("/work/b", "ollama", "qwen3", SessionSource::Exec);
+        let (_fw, forked) = b.store.fork(&id, fork_meta).unwrap();
+        assert_eq!(
+            forked.turns()[0].status,
+            TurnStatus::Interrupted,
+            "{}",
+            b.name
+        );
+        assert!(forked.parked_turn().is_none(), "{}", b.name);
+        assert_eq!(forked.history().len(), 2, "{}: repaired", b.name);
+
+        // Answered, then ended: the turn is completed and the park is over.
+        let mut w = w;
+        w.append_all(&[
+            RolloutItem::TurnUnparked(TurnUnparkedItem {
+                turn_id: "t1".into(),
+                park_id: "park-1".into(),
+                outcome: Unparked::Answered { answers: vec![] },
+            }),
+            output("c1", "ok"),
+            task_complete("t1"),
+        ])
+        .unwrap();
+        drop(w);
+        let loaded = b.store.load(&id).unwrap();
+        assert_eq!(
+            loaded.turns()[0].status,
+            TurnStatus::Completed,
+            "{}",
+            b.name
+        );
+        assert!(loaded.parked_turn().is_none(), "{}", b.name);
+        let outline = b.store.outline(&id).unwrap();
+        let span = &outline.turns()[0];
+        assert_eq!(span.status, TurnStatus::Completed, "{}", b.name);
+        assert!(
+            matches!(
+                outline.unpark_record(span).map(|u| u.outcome),
+                Some(Unparked::Answered { .. })
+            ),
+            "{}",
+            b.name
+        );
     }
 }
 

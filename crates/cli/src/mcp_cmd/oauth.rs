@@ -3,8 +3,9 @@
 use super::{EXIT_FAILURE, EXIT_OK, EXIT_USAGE};
 use crate::out::outln;
 use oi_config::OAuthCredentialsStoreMode;
-use oi_config::mcp::{McpServerConfig, McpServerTransportConfig};
+use oi_config::mcp::{McpOAuthGrant, McpServerConfig, McpServerTransportConfig};
 use oi_mcp_client::oauth::{self, DEFAULT_LOGIN_TIMEOUT, LoginOptions};
+use oi_mcp_client::oauth_session::{self, OAuthSettings};
 use oi_mcp_client::oauth_store::{OAuthTokenStore, TokenLocation};
 use std::collections::BTreeMap;
 use std::io::IsTerminal;
@@ -89,6 +90,10 @@ pub async fn after_add(
     }
 }
 
+/// `mcp login NAME`: ask the server without credentials first — its challenge names where
+/// its metadata is and the scope it wants — then log in as `grant_type` says: the browser
+/// flow for `authorization_code`; for a machine grant, no browser: the grant is run once to
+/// check the configuration, and sessions get their own tokens the same way.
 pub async fn login(
     servers: &BTreeMap<String, McpServerConfig>,
     home: &Path,
@@ -111,12 +116,23 @@ pub async fn login(
         eprintln!("error: OAuth login is only supported for streamable HTTP servers.");
         return EXIT_USAGE;
     };
-    // --scopes, else the configured scopes, else what the server advertises (rmcp picks).
+    // --scopes, else the configured scopes, else what the server's challenge or metadata
+    // asks for (rmcp picks).
     let scopes = if scopes.is_empty() {
         configured_scopes.clone().unwrap_or_default()
     } else {
         scopes.to_vec()
     };
+    let challenge = match oauth::login_challenge(name, cfg).await {
+        Ok(challenge) => challenge,
+        Err(e) => {
+            eprintln!("error: OAuth login for '{name}' failed: {e}");
+            return EXIT_FAILURE;
+        }
+    };
+    if oauth.grant_type != McpOAuthGrant::AuthorizationCode {
+        return machine_login(name, url, home, store, cfg, scopes, challenge).await;
+    }
     let client_secret = match oauth::client_secret(name, oauth) {
         Ok(secret) => secret,
         Err(e) => {
@@ -127,9 +143,11 @@ pub async fn login(
     let opts = LoginOptions {
         store,
         client_id: oauth.client_id.clone(),
+        client_issuer: oauth.issuer.clone(),
         scopes,
         resource: oauth_resource.clone(),
         timeout: DEFAULT_LOGIN_TIMEOUT,
+        challenge,
         client_secret,
         client_metadata_url: oauth.client_metadata_url.clone(),
         ..LoginOptions::new(name, url, home)
@@ -154,6 +172,58 @@ pub async fn login(
                 _ => {}
             }
             EXIT_OK
+        }
+        Err(e) => {
+            eprintln!("error: OAuth login for '{name}' failed: {e}");
+            EXIT_FAILURE
+        }
+    }
+}
+
+/// `mcp login` of a server whose `grant_type` needs no person: run the grant once, say it
+/// worked (and that nothing else is needed), store no token.
+async fn machine_login(
+    name: &str,
+    url: &str,
+    home: &Path,
+    store: OAuthCredentialsStoreMode,
+    cfg: &McpServerConfig,
+    scopes: Vec<String>,
+    challenge: Option<String>,
+) -> i32 {
+    let McpServerTransportConfig::StreamableHttp {
+        oauth,
+        oauth_resource,
+        ..
+    } = &cfg.transport
+    else {
+        return EXIT_USAGE;
+    };
+    let grant = oauth.grant_type.as_str();
+    let settings = OAuthSettings {
+        server: name.to_string(),
+        url: url.to_string(),
+        home: home.to_path_buf(),
+        config: oauth.clone(),
+        scopes,
+        resource: oauth_resource.clone(),
+        browser: None,
+        store,
+    };
+    match oauth_session::check_machine_grant(&settings, challenge.as_deref()).await {
+        Ok(issuer) => {
+            let from = issuer
+                .map(|i| format!("the authorization server {i}"))
+                .unwrap_or_else(|| "the authorization server".to_string());
+            outln!(
+                "MCP server '{name}' uses grant_type = \"{grant}\": no browser login is needed.\nChecked: {from} issued a token for client '{}'. Sessions get their own tokens the same way; no token was stored.",
+                oauth.client_id.as_deref().unwrap_or_default()
+            );
+            EXIT_OK
+        }
+        Err(e) if e.is_config() => {
+            eprintln!("error: OAuth login for '{name}' failed: {e}");
+            EXIT_USAGE
         }
         Err(e) => {
             eprintln!("error: OAuth login for '{name}' failed: {e}");

@@ -16,7 +16,11 @@ const MASK: &str = "*****";
 
 /// What `--probe` found for one server.
 enum Probe {
-    Ready { tools: usize },
+    /// Started: the tools offered, and what the start warned about (tools it skipped).
+    Ready {
+        tools: usize,
+        warnings: Vec<String>,
+    },
     Failed(String),
 }
 
@@ -52,7 +56,12 @@ pub async fn list(
                 });
                 if let Some(p) = probes.get(name) {
                     v["probe"] = match p {
-                        Probe::Ready { tools } => json!({"ok": true, "tools": tools}),
+                        Probe::Ready { tools, warnings } if warnings.is_empty() => {
+                            json!({"ok": true, "tools": tools})
+                        }
+                        Probe::Ready { tools, warnings } => {
+                            json!({"ok": true, "tools": tools, "warnings": warnings})
+                        }
                         Probe::Failed(e) => json!({"ok": false, "error": e}),
                     };
                 }
@@ -70,7 +79,10 @@ pub async fn list(
         return EXIT_OK;
     }
     let probe_cell = |name: &str| match probes.get(name) {
-        Some(Probe::Ready { tools }) => format!("ok, {tools} tools"),
+        Some(Probe::Ready { tools, warnings }) if warnings.is_empty() => {
+            format!("ok, {tools} tools")
+        }
+        Some(Probe::Ready { tools, .. }) => format!("ok, {tools} tools (see below)"),
         Some(Probe::Failed(e)) => format!("failed: {}", e.lines().next().unwrap_or_default()),
         None if !servers[name].enabled => "-".to_string(),
         None => "-".to_string(),
@@ -136,6 +148,13 @@ pub async fn list(
     // A table cell holds one line; an error's later lines (the config to add, the server's
     // stderr) are what says how to fix it, so they follow the table whole.
     for (name, p) in &probes {
+        if let Probe::Ready { warnings, .. } = p {
+            let ours = format!("MCP server `{name}`: ");
+            for w in warnings {
+                let w = w.strip_prefix(&ours).unwrap_or(w);
+                out.push_str(&format!("\n{name}: {w}\n"));
+            }
+        }
         if let Probe::Failed(e) = p
             && e.lines().nth(1).is_some()
         {
@@ -398,7 +417,7 @@ async fn run_probe(
         })
         .collect();
     let cwd = std::env::current_dir().unwrap_or_else(|_| home.to_path_buf());
-    let (tx, _rx) = tokio::sync::mpsc::unbounded_channel();
+    let (tx, mut events) = tokio::sync::mpsc::unbounded_channel();
     let opts = McpStartOptions {
         cwd,
         home: home.to_path_buf(),
@@ -420,12 +439,24 @@ async fn run_probe(
         }
     };
     manager.wait_until_started().await;
+    // What the starts warned about (tools a server listed but that cannot be offered).
+    let mut warned = Vec::new();
+    while let Ok(event) = events.try_recv() {
+        if let oi_protocol::protocol::EventMsg::Warning(w) = event {
+            warned.push(w.message);
+        }
+    }
     let tools = manager.tools();
     for name in enabled.keys() {
         let probe = match manager.server_error(name) {
             Some(e) => Probe::Failed(e),
             None => Probe::Ready {
                 tools: tools.iter().filter(|t| &t.server == name).count(),
+                warnings: warned
+                    .iter()
+                    .filter(|w| w.starts_with(&format!("MCP server `{name}`:")))
+                    .cloned()
+                    .collect(),
             },
         };
         out.insert(name.clone(), probe);

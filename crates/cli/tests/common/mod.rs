@@ -158,9 +158,10 @@ pub async fn start_ws_server(env: &TestEnv, flags: &[&str]) -> Server {
     }
 }
 
-/// fastmcp behind its in-memory OAuth provider (`tests/fixtures/mcp/fastmcp_oauth_server.py`
-/// on the peers' Python), on 127.0.0.1; killed on drop. `None` (with a note) when the peers
-/// are not installed, unless `OI_REQUIRE_PEERS`/CI make that a failure.
+/// An OAuth-protected HTTP MCP server on the peers' Python, on 127.0.0.1; killed on drop:
+/// fastmcp behind its in-memory OAuth provider (`tests/fixtures/mcp/fastmcp_oauth_server.py`),
+/// or the scriptable fixture. `None` (with a note) when the peers are not installed, unless
+/// `OI_REQUIRE_PEERS`/CI make that a failure.
 pub struct OAuthPeer {
     child: std::process::Child,
     /// `http://127.0.0.1:PORT/mcp`.
@@ -169,6 +170,30 @@ pub struct OAuthPeer {
 
 impl OAuthPeer {
     pub fn start() -> Option<Self> {
+        Self::spawn("fastmcp_oauth_server.py", &[])
+    }
+
+    /// The scriptable OAuth fixture (`tests/fixtures/mcp/oauth_fixture_server.py`): an MCP
+    /// server and two authorization servers (`<base>/as1`, `<base>/as2`), as `flags` say.
+    pub fn fixture(flags: &[&str]) -> Option<Self> {
+        Self::spawn("oauth_fixture_server.py", flags)
+    }
+
+    /// `http://127.0.0.1:PORT`.
+    pub fn base(&self) -> String {
+        self.url.trim_end_matches("/mcp").to_string()
+    }
+
+    /// The fixture's log of what the client did (`GET /__log`).
+    pub fn log(&self) -> Vec<serde_json::Value> {
+        let out = std::process::Command::new("curl")
+            .args(["-s", &format!("{}/__log", self.base())])
+            .output()
+            .expect("curl");
+        serde_json::from_slice(&out.stdout).expect("the fixture's log")
+    }
+
+    fn spawn(script: &str, flags: &[&str]) -> Option<Self> {
         use std::io::BufRead;
         let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
         let python = root.join("tools/peers/venv/bin/python");
@@ -180,7 +205,8 @@ impl OAuthPeer {
             return None;
         }
         let mut child = std::process::Command::new(python)
-            .arg(root.join("tests/fixtures/mcp/fastmcp_oauth_server.py"))
+            .arg(root.join("tests/fixtures/mcp").join(script))
+            .args(flags)
             .stdin(std::process::Stdio::null())
             .stdout(std::process::Stdio::null())
             .stderr(std::process::Stdio::piped())

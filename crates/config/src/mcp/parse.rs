@@ -304,6 +304,7 @@ fn http_transport(
 /// The keys of `[mcp_servers.<name>.oauth]`, in the order messages list them.
 const OAUTH_KEYS: &[&str] = &[
     "client_id",
+    "issuer",
     "client_secret_env_var",
     "token_endpoint_auth_method",
     "client_metadata_url",
@@ -362,6 +363,25 @@ fn oauth_config(
             ));
         }
     }
+    if let Some(issuer) = &raw.issuer {
+        let usable = issuer
+            .strip_prefix("https://")
+            .or_else(|| issuer.strip_prefix("http://"))
+            .is_some_and(|rest| !rest.is_empty() && !rest.starts_with('/'));
+        if !usable {
+            return Err((
+                format!("{p}.issuer"),
+                "must be the authorization server's issuer URL, e.g. \"https://auth.example.com\""
+                    .into(),
+            ));
+        }
+        if raw.client_id.is_none() {
+            return Err((
+                format!("{p}.issuer"),
+                "names the authorization server of `client_id`; set `client_id` too, or remove `issuer`".into(),
+            ));
+        }
+    }
     let needs = |key: &str, set: bool, why: &str| -> Result<(), Bad> {
         if set {
             Ok(())
@@ -401,6 +421,7 @@ fn oauth_config(
     }
     Ok(super::McpOAuthConfig {
         client_id: raw.client_id.clone(),
+        issuer: raw.issuer.clone(),
         client_secret_env_var: raw.client_secret_env_var.clone(),
         token_endpoint_auth_method,
         client_metadata_url: raw.client_metadata_url.clone(),

@@ -61,6 +61,7 @@ pub(super) struct McpServerToml {
 )]
 pub(super) struct OAuthToml {
     pub client_id: Option<String>,
+    pub issuer: Option<String>,
     pub client_secret_env_var: Option<String>,
     pub token_endpoint_auth_method: Option<String>,
     pub client_metadata_url: Option<String>,

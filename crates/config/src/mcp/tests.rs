@@ -357,7 +357,7 @@ fn nested_unknown_keys_warn_and_name_their_table() {
     assert_eq!(
         w,
         [
-            "mcp_servers.s.oauth: unknown key `client_secrt_env` (ignored; the keys are `client_id`, `client_secret_env_var`, `token_endpoint_auth_method`, `client_metadata_url`, `grant_type`, `private_key_env_var`, `idp_token_endpoint`, `idp_client_id`, `id_token_env_var`)",
+            "mcp_servers.s.oauth: unknown key `client_secrt_env` (ignored; the keys are `client_id`, `issuer`, `client_secret_env_var`, `token_endpoint_auth_method`, `client_metadata_url`, `grant_type`, `private_key_env_var`, `idp_token_endpoint`, `idp_client_id`, `id_token_env_var`)",
             "mcp_servers.s.tools.a.b: unknown key `mode` (ignored; the only key is `approval_mode`)",
         ]
     );
@@ -522,6 +522,14 @@ fn oauth_tables_name_secrets_by_variable_and_check_what_a_grant_needs() {
             "client_metadata_url = \"http://example.com/c.json\"\n"
         )),
         "mcp_servers.s.oauth.client_metadata_url: must be an https URL with a path, e.g. \"https://example.com/oauth/client.json\""
+    );
+    assert_eq!(
+        err(&table("issuer = \"https://auth.example.com\"\n")),
+        "mcp_servers.s.oauth.issuer: names the authorization server of `client_id`; set `client_id` too, or remove `issuer`"
+    );
+    assert_eq!(
+        err(&table("client_id = \"c\"\nissuer = \"auth.example.com\"\n")),
+        "mcp_servers.s.oauth.issuer: must be the authorization server's issuer URL, e.g. \"https://auth.example.com\""
     );
     assert_eq!(
         err(&table(

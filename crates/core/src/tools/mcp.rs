@@ -3,7 +3,7 @@
 //! connection manager), and conversion of the result for the model.
 
 use super::{ToolCall, ToolOutcome};
-use crate::approval::{ExecApprovalAsk, request_exec_approval};
+use crate::approval::{Asked, ExecApprovalAsk, ask_exec_approval};
 use crate::session::Session;
 use oi_mcp_client::{McpToolInfo, call_result_to_output, needs_approval};
 use oi_protocol::protocol::{
@@ -56,12 +56,16 @@ pub(crate) async fn handle(
     let ctx = sess.turn_context();
 
     let config = &ctx.config;
-    if let Err(refusal) = approve(sess, call, &info, raw, config, cancel).await {
-        let (msg, abort) = refusal;
-        end(Err(msg.to_string()));
-        let mut o = ToolOutcome::err(msg);
-        o.abort_turn = abort;
-        return o;
+    match approve(sess, call, &info, raw, config, cancel).await {
+        Ok(()) => {}
+        // No end event: the call has not ended, it waits (its continuation begins it again).
+        Err(Refusal::Parked(request)) => return ToolOutcome::parked(request, None),
+        Err(Refusal::Refused(msg, abort)) => {
+            end(Err(msg.to_string()));
+            let mut o = ToolOutcome::err(msg);
+            o.abort_turn = abort;
+            return o;
+        }
     }
 
     let (ptx, prx) = tokio::sync::mpsc::unbounded_channel();
@@ -82,10 +86,7 @@ pub(crate) async fn handle(
             let is_error = value.get("isError").and_then(|v| v.as_bool()) == Some(true);
             output.success = Some(!is_error);
             end(Ok(value));
-            ToolOutcome {
-                output,
-                abort_turn: false,
-            }
+            ToolOutcome::with_output(output)
         }
         Err(e) => {
             // The event and the model get the error's one line; the prefix is added here only.
@@ -117,9 +118,16 @@ fn parse_arguments(
     }
 }
 
+/// Why an MCP tool call does not run now.
+enum Refusal {
+    /// The message for the model, and whether the user stopped the whole turn.
+    Refused(&'static str, bool),
+    /// The turn parks this approval.
+    Parked(oi_protocol::protocol::ParkedRequest),
+}
+
 /// Asks the user when the server's approval mode and the tool's annotations say so. The
-/// exact call approved "for this session" is not asked again. `Err` carries the message for
-/// the model and whether the user stopped the whole turn.
+/// exact call approved "for this session" is not asked again.
 async fn approve(
     sess: &Arc<Session>,
     call: &ToolCall<'_>,
@@ -127,14 +135,14 @@ async fn approve(
     raw: &str,
     config: &oi_config::Config,
     cancel: &CancellationToken,
-) -> Result<(), (&'static str, bool)> {
+) -> Result<(), Refusal> {
     let session_key = (vec![info.qualified_name.clone(), raw.to_string()], true);
     let approved_before = sess.state().approved_commands.contains(&session_key);
     if approved_before || !needs_approval(info, config.approval_policy, &config.sandbox_policy) {
         return Ok(());
     }
     let argv = vec![info.qualified_name.clone(), raw.to_string()];
-    let d = request_exec_approval(
+    let asked = ask_exec_approval(
         sess,
         ExecApprovalAsk {
             turn_id: call.turn_id,
@@ -150,15 +158,22 @@ async fn approve(
         cancel,
     )
     .await;
+    let d = match asked {
+        Asked::Decided(d) => d,
+        Asked::Parked(request) => return Err(Refusal::Parked(request)),
+    };
     match d {
         ReviewDecision::Approved => Ok(()),
         ReviewDecision::ApprovedForSession => {
             sess.state().approved_commands.insert(session_key);
             Ok(())
         }
-        ReviewDecision::Abort => Err(("user cancelled MCP tool call", true)),
-        ReviewDecision::TimedOut => Err(("MCP tool call not approved in time (denied)", false)),
-        _ => Err(("user rejected MCP tool call", false)),
+        ReviewDecision::Abort => Err(Refusal::Refused("user cancelled MCP tool call", true)),
+        ReviewDecision::TimedOut => Err(Refusal::Refused(
+            "MCP tool call not approved in time (denied)",
+            false,
+        )),
+        _ => Err(Refusal::Refused("user rejected MCP tool call", false)),
     }
 }
 

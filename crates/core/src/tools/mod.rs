@@ -8,7 +8,7 @@ mod profile;
 pub(crate) mod search;
 mod shell;
 
-pub(crate) use parallel::{PendingCall, run_calls};
+pub(crate) use parallel::{CallsRun, ParkedCalls, PendingCall, run_calls};
 pub(crate) use shell::printed_output;
 
 /// The names the `shell` tool answers to (its own, and those other harnesses taught models),
@@ -31,20 +31,49 @@ pub(crate) struct ToolOutcome {
     pub output: FunctionCallOutput,
     /// The user chose "abort": end the turn after recording this output.
     pub abort_turn: bool,
+    /// The call waits for an approval the turn parks: it has no output yet (`output` is
+    /// not recorded) and the turn stops (see `parking`).
+    pub parked: Option<Box<ParkedAsk>>,
+}
+
+/// What a parked call waits for.
+pub(crate) struct ParkedAsk {
+    pub request: oi_protocol::protocol::ParkedRequest,
+    /// For a request to run again outside the sandbox a command the sandbox stopped: the
+    /// output of that sandboxed run, which the model gets if the answer is no (the command
+    /// is not run again inside the sandbox when the turn resumes).
+    pub sandboxed_output: Option<FunctionCallOutput>,
 }
 
 impl ToolOutcome {
     pub fn ok(text: impl Into<String>) -> Self {
-        Self {
-            output: FunctionCallOutput::text(text, true),
-            abort_turn: false,
-        }
+        Self::with_output(FunctionCallOutput::text(text, true))
     }
 
     pub fn err(text: impl Into<String>) -> Self {
+        Self::with_output(FunctionCallOutput::text(text, false))
+    }
+
+    pub fn with_output(output: FunctionCallOutput) -> Self {
         Self {
-            output: FunctionCallOutput::text(text, false),
+            output,
             abort_turn: false,
+            parked: None,
+        }
+    }
+
+    /// The call waits for `request`, which the turn parks.
+    pub fn parked(
+        request: oi_protocol::protocol::ParkedRequest,
+        sandboxed_output: Option<FunctionCallOutput>,
+    ) -> Self {
+        Self {
+            output: FunctionCallOutput::text("waiting for approval", false),
+            abort_turn: false,
+            parked: Some(Box::new(ParkedAsk {
+                request,
+                sandboxed_output,
+            })),
         }
     }
 }

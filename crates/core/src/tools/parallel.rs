@@ -6,7 +6,7 @@
 //! order, as a barrier between such groups. Outputs are recorded in call order whatever order
 //! the calls finish in.
 
-use super::{ToolCall, ToolOutcome, dispatch};
+use super::{ParkedAsk, ToolCall, ToolOutcome, dispatch};
 use crate::session::Session;
 use futures::StreamExt;
 use futures::stream::FuturesUnordered;
@@ -22,14 +22,33 @@ const LIST_REFRESH_WAIT: Duration = Duration::from_millis(300);
 /// One function call from the model: `(call_id, name, arguments)`.
 pub(crate) type PendingCall = (String, String, String);
 
+/// How running a response's calls ended.
+pub(crate) struct CallsRun {
+    /// The user chose to abort the turn.
+    pub abort: bool,
+    /// Calls wait for approvals the turn parks: the turn stops here.
+    pub parked: Option<ParkedCalls>,
+}
+
+/// The calls a parking turn leaves without output: those that wait for an approval (with
+/// what they wait for), and the ones after them, which did not run (a call may depend on
+/// the one before it). In call order.
+pub(crate) struct ParkedCalls {
+    pub waiting: Vec<(PendingCall, ParkedAsk)>,
+    /// Every call without output, the waiting ones included, in order.
+    pub unanswered: Vec<PendingCall>,
+}
+
 /// Run `calls` and record every output in history (also when the turn stops, so history
-/// stays valid). Returns true when the user chose to abort the turn.
+/// stays valid), unless calls park: then the calls of the group that parked get no output
+/// (those that ran do), the groups after it do not run, and all of those are returned for
+/// the turn to record as parked.
 pub(crate) async fn run_calls(
     sess: &Arc<Session>,
     turn_id: &str,
     calls: Vec<PendingCall>,
     cancel: &CancellationToken,
-) -> bool {
+) -> CallsRun {
     let mut abort = false;
     let mut ran_mcp = false;
     let mut rest = calls.as_slice();
@@ -54,16 +73,44 @@ pub(crate) async fn run_calls(
             ran_mcp |= group.iter().any(|(_, name, _)| !super::is_shell_tool(name));
             run_group(sess, turn_id, group, cancel).await
         };
-        for ((call_id, _, _), outcome) in group.iter().zip(outcomes) {
+        let mut waiting = Vec::new();
+        let mut outputs = Vec::new();
+        for (call, outcome) in group.iter().zip(outcomes) {
             abort |= outcome.abort_turn;
-            sess.push_history(
-                turn_id,
-                vec![ResponseItem::FunctionCallOutput {
-                    call_id: call_id.clone(),
+            match outcome.parked {
+                Some(ask) => waiting.push((call.clone(), *ask)),
+                None => outputs.push(ResponseItem::FunctionCallOutput {
+                    call_id: call.0.clone(),
                     output: outcome.output,
-                }],
-            )
-            .await;
+                }),
+            }
+        }
+        // A stop (an abort, an interrupt) wins over a park: the turn ends, and the calls
+        // that would wait get the interrupted output like every call after them.
+        let stopping = abort || cancel.is_cancelled();
+        if stopping {
+            for (call, _) in waiting.drain(..) {
+                outputs.push(ResponseItem::FunctionCallOutput {
+                    call_id: call.0,
+                    output: ToolOutcome::err("not run: the turn was interrupted").output,
+                });
+            }
+        }
+        // Each output is written before the next: a call that ran is in the rollout with
+        // its output even if the process is killed right after.
+        for output in outputs {
+            sess.push_history(turn_id, vec![output]).await;
+        }
+        if !waiting.is_empty() {
+            let mut unanswered: Vec<PendingCall> = waiting.iter().map(|(c, _)| c.clone()).collect();
+            unanswered.extend(rest.iter().cloned());
+            return CallsRun {
+                abort: false,
+                parked: Some(ParkedCalls {
+                    waiting,
+                    unanswered,
+                }),
+            };
         }
     }
     if ran_mcp
@@ -73,7 +120,10 @@ pub(crate) async fn run_calls(
     {
         mcp.settle_tool_list_refresh(LIST_REFRESH_WAIT).await;
     }
-    abort
+    CallsRun {
+        abort,
+        parked: None,
+    }
 }
 
 /// MCP tool calls, the MCP resource tools and commands that cannot write may overlap;

@@ -1,10 +1,11 @@
 //! The `apply_patch` tool: parse, plan without touching disk, approve, apply atomically.
 
 use super::{ToolCall, ToolOutcome, parse_args};
-use crate::approval::{PatchDecision, assess_patch, request_patch_approval};
+use crate::approval::{Asked, PatchDecision, ask_patch_approval, assess_patch};
 use crate::session::Session;
 use oi_protocol::protocol::{
-    EventMsg, PatchApplyBeginEvent, PatchApplyEndEvent, PatchApplyStatus, ReviewDecision,
+    ApplyPatchApprovalRequestEvent, EventMsg, PatchApplyBeginEvent, PatchApplyEndEvent,
+    PatchApplyStatus, ReviewDecision,
 };
 use serde::Deserialize;
 use std::path::Path;
@@ -103,16 +104,22 @@ pub(crate) async fn apply_planned(
             let reason = (!all_writable).then(|| {
                 "This change writes outside the writable roots of the sandbox.".to_string()
             });
-            let d = request_patch_approval(
+            let asked = ask_patch_approval(
                 sess,
-                turn_id,
-                call_id,
-                changes.clone(),
-                reason,
-                None,
+                ApplyPatchApprovalRequestEvent {
+                    call_id: call_id.to_string(),
+                    turn_id: turn_id.to_string(),
+                    changes: changes.clone(),
+                    reason,
+                    grant_root: None,
+                },
                 cancel,
             )
             .await;
+            let d = match asked {
+                Asked::Decided(d) => d,
+                Asked::Parked(request) => return ToolOutcome::parked(request, None),
+            };
             match d {
                 ReviewDecision::Approved | ReviewDecision::ApprovedForSession => false,
                 other => {

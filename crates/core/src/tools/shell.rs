@@ -2,8 +2,8 @@
 
 use super::{ToolCall, ToolOutcome};
 use crate::approval::{
-    CommandDecision, ExecApprovalAsk, assess_command, looks_like_sandbox_denial,
-    request_exec_approval,
+    Asked, CommandDecision, ExecApprovalAsk, ask_exec_approval, assess_command,
+    looks_like_sandbox_denial,
 };
 use crate::exec::{ExecError, ExecOutput, ExecParams, run_exec};
 use crate::session::Session;
@@ -186,6 +186,13 @@ pub(crate) async fn run_command(
 
     // No command is killed before a second (small models write a few milliseconds).
     let timeout = timeout.map_or(config.shell_timeout, |t| t.max(Duration::from_secs(1)));
+    // A resumed turn whose park asked to re-run this command outside the sandbox: it ran
+    // in the sandbox before the turn parked, so only the answered question remains.
+    let sandboxed_run = sess.state().sandboxed_runs.remove(call.call_id);
+    if let Some(output) = sandboxed_run {
+        let failed = ToolOutcome::with_output(output);
+        return retry_unsandboxed(sess, call, config, &argv, &cwd, timeout, failed, cancel).await;
+    }
     let sandboxed = match approve(sess, call, config, &argv, &cwd, escalation, cancel).await {
         Ok(sandboxed) => sandboxed,
         Err(refusal) => return refusal,
@@ -204,7 +211,8 @@ pub(crate) async fn run_command(
         && retry_policy
         && looks_like_sandbox_denial(out.exit_code, &out.aggregated)
     {
-        return retry_unsandboxed(sess, call, config, &argv, &cwd, timeout, out, cancel).await;
+        let failed = finish(out, config.tool_output_max_bytes);
+        return retry_unsandboxed(sess, call, config, &argv, &cwd, timeout, failed, cancel).await;
     }
     finish(out, config.tool_output_max_bytes)
 }
@@ -490,7 +498,7 @@ async fn approve(
         CommandDecision::Run { sandboxed } => Ok(sandboxed),
         CommandDecision::Reject(msg) => Err(ToolOutcome::err(msg)),
         CommandDecision::Ask { reason, sandboxed } => {
-            let d = request_exec_approval(
+            let asked = ask_exec_approval(
                 sess,
                 ExecApprovalAsk {
                     turn_id: call.turn_id,
@@ -503,6 +511,10 @@ async fn approve(
                 cancel,
             )
             .await;
+            let d = match asked {
+                Asked::Decided(d) => d,
+                Asked::Parked(request) => return Err(ToolOutcome::parked(request, None)),
+            };
             match refused(sess, call, argv, cwd, d, sandboxed) {
                 Some(outcome) => Err(outcome),
                 None => Ok(sandboxed),
@@ -512,7 +524,8 @@ async fn approve(
 }
 
 /// `on-failure`: the sandbox stopped the command; ask whether to run it again without the
-/// sandbox, and do so if the user agrees. `failed` is the sandboxed run's output.
+/// sandbox, and do so if the user agrees. `failed` is the sandboxed run's outcome, what the
+/// model gets otherwise.
 #[allow(clippy::too_many_arguments)] // the call's whole context, passed through once
 async fn retry_unsandboxed(
     sess: &Arc<Session>,
@@ -521,11 +534,11 @@ async fn retry_unsandboxed(
     argv: &[String],
     cwd: &Path,
     timeout: Duration,
-    failed: ExecOutput,
+    mut failed: ToolOutcome,
     cancel: &CancellationToken,
 ) -> ToolOutcome {
     let retry_id = format!("{}-retry", call.call_id);
-    let d = request_exec_approval(
+    let asked = ask_exec_approval(
         sess,
         ExecApprovalAsk {
             turn_id: call.turn_id,
@@ -540,6 +553,10 @@ async fn retry_unsandboxed(
         cancel,
     )
     .await;
+    let d = match asked {
+        Asked::Decided(d) => d,
+        Asked::Parked(request) => return ToolOutcome::parked(request, Some(failed.output)),
+    };
     if d.is_approved() {
         if d == ReviewDecision::ApprovedForSession {
             sess.state()
@@ -551,9 +568,8 @@ async fn retry_unsandboxed(
             Err(outcome) => outcome,
         };
     }
-    let mut o = finish(failed, config.tool_output_max_bytes);
-    o.abort_turn = d == ReviewDecision::Abort;
-    o
+    failed.abort_turn = d == ReviewDecision::Abort;
+    failed
 }
 
 /// Handle a non-approval. Returns `None` when approved (and remembers session approvals).
@@ -736,10 +752,12 @@ pub(crate) fn printed_output(tool_output: &str) -> &str {
 
 fn finish(out: ExecOutput, max_bytes: usize) -> ToolOutcome {
     let text = format_output(&out, max_bytes);
-    ToolOutcome {
-        output: oi_protocol::models::FunctionCallOutput::text(text, out.exit_code == 0),
-        abort_turn: out.aborted,
-    }
+    let mut o = ToolOutcome::with_output(oi_protocol::models::FunctionCallOutput::text(
+        text,
+        out.exit_code == 0,
+    ));
+    o.abort_turn = out.aborted;
+    o
 }
 
 #[cfg(test)]

@@ -3,7 +3,7 @@
 //! history kept for `Last-Event-ID` resumption.
 
 use super::{CLOSED_STREAMS_KEPT, HISTORY, MethodsFactory};
-use super::{lock, plain};
+use super::{lock, refuse};
 use crate::Connection;
 use crate::dispatch::{self, Inbound};
 use crate::message::{Outgoing, RequestId};
@@ -297,7 +297,7 @@ impl Session {
                 match parsed {
                     Some((s, q)) if routes.streams.contains_key(&s) => (s, Some(q)),
                     _ => {
-                        return Err(plain(
+                        return Err(refuse(
                             StatusCode::BAD_REQUEST,
                             format!(
                                 "Last-Event-ID {last} names no stream of this session (it may be too old)"
@@ -309,7 +309,7 @@ impl Session {
             None => {
                 let s = routes.streams.entry(STANDALONE).or_default();
                 if s.live.as_ref().is_some_and(|l| !l.is_closed()) {
-                    return Err(plain(
+                    return Err(refuse(
                         StatusCode::CONFLICT,
                         "this session already has a GET stream open; close it or resume with Last-Event-ID",
                     ));

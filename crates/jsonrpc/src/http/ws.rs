@@ -10,7 +10,7 @@
 //! and a socket from which nothing (not even a pong) arrived for the idle timeout is closed.
 
 use super::conn::{self, ConnHandle};
-use super::{HttpOptions, MethodsFactory, guard, plain};
+use super::{HttpOptions, MethodsFactory, guard, refuse};
 use crate::Connection;
 use crate::dispatch::{self, Inbound};
 use crate::message::parse_incoming;
@@ -90,7 +90,7 @@ async fn upgrade(
     let ws = match ws {
         Ok(ws) => ws,
         Err(rejection) => {
-            return plain(
+            return refuse(
                 StatusCode::UPGRADE_REQUIRED,
                 format!(
                     "this server speaks JSON-RPC over WebSocket ({rejection}); connect with a WebSocket client, e.g. codex --remote ws://HOST:PORT"
@@ -99,7 +99,7 @@ async fn upgrade(
         }
     };
     if state.stop.is_cancelled() {
-        return plain(
+        return refuse(
             StatusCode::SERVICE_UNAVAILABLE,
             "the server is shutting down",
         );

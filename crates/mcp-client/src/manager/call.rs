@@ -174,13 +174,13 @@ impl McpConnectionManager {
             Err(e) => {
                 // The transport failed (not the tool): reconnect on the next call.
                 conn.mark_broken();
-                let text = e.to_string();
-                if let Some(ours) = crate::oauth_session::user_message(&text) {
+                if let Some(ours) = crate::oauth_session::user_message(&e.to_string()) {
                     return Err(McpRequestError::Authorization(ours));
                 }
+                let url = crate::connection::server_url(&entry.config);
                 Err(McpRequestError::ConnectionLost {
                     server: server.to_string(),
-                    reason: crate::connection::describe_service_error(&text),
+                    reason: crate::connection::describe_service_error(server, url, &e),
                 })
             }
         }
@@ -215,7 +215,7 @@ async fn send_call(
         .map_err(|e| McpRequestError::Send {
             server: server.to_string(),
             method: "tools/call".to_string(),
-            reason: e.to_string(),
+            reason: crate::connection::describe_service_error(server, None, &e),
         })
 }
 

@@ -81,44 +81,11 @@ impl Inner {
                 server: entry.name.clone(),
                 tool: tool.to_string(),
                 description,
-                input_schema: model_schema(t.get("inputSchema")),
+                input_schema: crate::tool_schema::model_schema(t.get("inputSchema")),
                 annotations: t.get("annotations").filter(|a| !a.is_null()).cloned(),
                 approval_mode: entry.config.approval_mode_for(tool),
             });
         }
         *slot = Arc::new(catalog);
-    }
-}
-
-/// The input schema as the model should see it: an object schema with `properties`.
-fn model_schema(schema: Option<&Value>) -> Value {
-    match schema {
-        Some(Value::Object(map)) => {
-            let mut map = map.clone();
-            map.entry("type").or_insert_with(|| Value::from("object"));
-            map.entry("properties")
-                .or_insert_with(|| Value::Object(Default::default()));
-            Value::Object(map)
-        }
-        _ => serde_json::json!({"type": "object", "properties": {}}),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn schema_gets_properties() {
-        assert_eq!(
-            model_schema(Some(&serde_json::json!({"type":"object"}))),
-            serde_json::json!({"type":"object","properties":{}})
-        );
-        let full = serde_json::json!({"type":"object","properties":{"a":{"type":"string"}},"required":["a"]});
-        assert_eq!(model_schema(Some(&full)), full);
-        assert_eq!(
-            model_schema(None),
-            serde_json::json!({"type":"object","properties":{}})
-        );
     }
 }

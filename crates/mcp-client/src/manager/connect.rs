@@ -48,6 +48,7 @@ impl Inner {
             Some(Ok(est)) => {
                 let conn = est.conn;
                 entry.set_live_tools(est.tools).await;
+                self.warn_unusable_tools(entry);
                 let has_resources = conn
                     .peer
                     .peer_info()
@@ -74,6 +75,16 @@ impl Inner {
         }
     }
 
+    /// Tells the user, once, which of a server's tools cannot be offered and why.
+    fn warn_unusable_tools(&self, entry: &ServerEntry) {
+        if let Some(message) = entry.unusable_tools_warning() {
+            tracing::warn!("{message}");
+            let _ = self.events.send(oi_protocol::protocol::EventMsg::Warning(
+                oi_protocol::protocol::WarningEvent { message },
+            ));
+        }
+    }
+
     fn handler_for(self: &Arc<Self>, entry: &Arc<ServerEntry>) -> Handler {
         let weak_inner: Weak<Inner> = Arc::downgrade(self);
         let weak_entry: Weak<ServerEntry> = Arc::downgrade(entry);
@@ -91,16 +102,13 @@ impl Inner {
                 };
                 let listed = tokio::time::timeout(
                     entry.config.tool_timeout_or_default(),
-                    peer.list_all_tools(),
+                    crate::tool_list::list_tools(&peer),
                 )
                 .await;
                 match listed {
                     Ok(Ok(tools)) => {
-                        let tools = tools
-                            .iter()
-                            .filter_map(|t| serde_json::to_value(t).ok())
-                            .collect();
                         entry.set_live_tools(tools).await;
+                        inner.warn_unusable_tools(&entry);
                         inner.rebuild_catalog();
                     }
                     // The server went away while we asked (stopped at the end of a probe

@@ -49,6 +49,9 @@ pub(crate) struct ServerEntry {
     /// Set once the server has been ready; only such servers are restarted on demand.
     pub(super) was_ready: AtomicBool,
     pub(super) pending_elicitations: watch::Sender<usize>,
+    /// Tools already reported as unusable (no usable `inputSchema`), so a restart or a list
+    /// refresh does not repeat the warning.
+    reported_unusable: std::sync::Mutex<std::collections::HashSet<String>>,
 }
 
 /// What a ready server offers besides tools (for status displays and the resource tools).
@@ -83,6 +86,7 @@ impl ServerEntry {
             restart: tokio::sync::Mutex::new(()),
             was_ready: AtomicBool::new(false),
             pending_elicitations: watch::channel(0).0,
+            reported_unusable: Default::default(),
         }
     }
 
@@ -95,6 +99,9 @@ impl ServerEntry {
 
     /// Why the model is not offered this tool (`None`: it is offered).
     pub(crate) fn withheld_reason(&self, name: &str, tool: &Value) -> Option<String> {
+        if let Some(why) = crate::tool_schema::unusable(tool) {
+            return Some(why);
+        }
         if !self.config.is_tool_enabled(name) {
             return Some(format!(
                 "disabled by enabled_tools/disabled_tools in [mcp_servers.{}]",
@@ -113,6 +120,54 @@ impl ServerEntry {
         (declared || learned).then(|| {
             "it needs MCP task augmentation (SEP-1686 `taskSupport: required`), which this client does not support".to_string()
         })
+    }
+
+    /// The warning for tools of the live list that cannot be offered (no usable
+    /// `inputSchema`, no name) and were not reported before; `None` when there are none.
+    pub(super) fn unusable_tools_warning(&self) -> Option<String> {
+        let tools = self.tools.read().unwrap_or_else(|e| e.into_inner());
+        let ToolSet::Live(list) = &*tools else {
+            return None;
+        };
+        // (how the user is told which tool, why, what identifies it across lists)
+        let bad: Vec<(String, String, String)> = list
+            .iter()
+            .enumerate()
+            .filter_map(|(i, t)| {
+                let why = crate::tool_schema::unusable(t)?;
+                let name = t
+                    .get("name")
+                    .and_then(Value::as_str)
+                    .filter(|n| !n.trim().is_empty())
+                    .map(|n| format!("`{n}`"))
+                    .unwrap_or_else(|| format!("number {} in its list", i + 1));
+                Some((name, why, t.to_string()))
+            })
+            .collect();
+        let offered = list.len() - bad.len();
+        drop(tools);
+        let mut reported = self
+            .reported_unusable
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
+        let fresh: Vec<&(String, String, String)> = bad
+            .iter()
+            .filter(|(_, _, identity)| reported.insert(identity.clone()))
+            .collect();
+        if fresh.is_empty() {
+            return None;
+        }
+        let skipped = fresh
+            .iter()
+            .map(|(name, why, _)| format!("tool {name} ({why})"))
+            .collect::<Vec<_>>()
+            .join("; ");
+        Some(format!(
+            "MCP server `{}`: skipped {skipped}; its other {offered} tool{} {} available. The server's tool list is at fault: tell its maintainer.",
+            self.name,
+            if offered == 1 { "" } else { "s" },
+            if offered == 1 { "is" } else { "are" },
+        ))
     }
 
     /// Forget the tools of a server that failed (cached ones included).

@@ -292,6 +292,29 @@ impl HttpPeer {
         Self::spawn(cmd)
     }
 
+    /// The scriptable OAuth fixture (tests/fixtures/mcp/oauth_fixture_server.py): an MCP
+    /// server and two authorization servers, misbehaving as `flags` say.
+    pub fn oauth_fixture(flags: &[&str]) -> Self {
+        let mut cmd = Command::new(venv_python());
+        cmd.arg(fixture("oauth_fixture_server.py")).args(flags);
+        Self::spawn(cmd)
+    }
+
+    /// `http://127.0.0.1:PORT` (the fixture's authorization servers are `<base>/as1`, `/as2`).
+    pub fn base(&self) -> String {
+        self.url.trim_end_matches("/mcp").to_string()
+    }
+
+    /// The OAuth fixture's log of what happened (`GET /__log`).
+    pub async fn log(&self) -> Vec<serde_json::Value> {
+        reqwest::get(format!("{}/__log", self.base()))
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap()
+    }
+
     /// The fastmcp peer (PyPI), on 127.0.0.1 with an ephemeral port.
     pub fn fastmcp() -> Self {
         let mut cmd = Command::new(venv_python());

@@ -5,7 +5,8 @@
 
 use oi_jsonrpc::BoxFuture;
 use oi_mcp_server::engine::{
-    Engine, EngineError, EngineThread, EngineTurn, SessionRequest, StartTurnError, ThreadHandle,
+    Engine, EngineError, EngineThread, EngineTurn, PromptFolders, SessionRequest, StartTurnError,
+    ThreadHandle,
 };
 use oi_protocol::ThreadId;
 use oi_protocol::config_types::{AskForApproval, SandboxPolicy};
@@ -158,6 +159,25 @@ impl Client {
         r
     }
 
+    /// A 2026-07-28 request: `params` with the `_meta` of a client that declared `caps`.
+    pub async fn modern(&mut self, method: &str, params: Value, caps: Value) -> i64 {
+        let mut params = params;
+        let meta = params
+            .as_object_mut()
+            .unwrap()
+            .entry("_meta")
+            .or_insert_with(|| json!({}));
+        meta["io.modelcontextprotocol/protocolVersion"] = json!("2026-07-28");
+        meta["io.modelcontextprotocol/clientCapabilities"] = caps;
+        meta["io.modelcontextprotocol/clientInfo"] = json!({"name": "test", "version": "1"});
+        self.request(method, params).await
+    }
+
+    pub async fn modern_call(&mut self, method: &str, params: Value) -> Value {
+        let id = self.modern(method, params, json!({})).await;
+        self.response(id).await
+    }
+
     pub async fn tool(&mut self, name: &str, args: Value) -> i64 {
         self.request("tools/call", json!({"name": name, "arguments": args}))
             .await
@@ -240,6 +260,8 @@ pub struct FakeEngine {
     /// Thread ids `open_thread` treats as stored on disk.
     pub on_disk: Mutex<Vec<ThreadId>>,
     pub last_request: Mutex<Option<SessionRequest>>,
+    /// Where `prompt_folders` says prompt files are.
+    pub prompts: Mutex<Vec<PathBuf>>,
 }
 
 impl FakeEngine {
@@ -255,6 +277,7 @@ impl FakeEngine {
             started: AtomicUsize::new(0),
             on_disk: Mutex::default(),
             last_request: Mutex::default(),
+            prompts: Mutex::default(),
         })
     }
 
@@ -323,6 +346,11 @@ impl Engine for FakeEngine {
             }
             Err(EngineError::NotFound(id))
         })
+    }
+
+    fn prompt_folders(&self) -> BoxFuture<'_, PromptFolders> {
+        let folders = self.prompts.lock().unwrap().clone();
+        Box::pin(async move { PromptFolders { folders } })
     }
 
     fn shutdown(&self) -> BoxFuture<'_, ()> {

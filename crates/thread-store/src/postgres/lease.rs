@@ -36,6 +36,25 @@ pub(crate) fn lease_key(id: &ThreadId) -> i64 {
     ((v >> 64) as u64 ^ v as u64) as i64
 }
 
+/// Whether some database session holds `id`'s advisory lock. A `bigint` key shows in
+/// `pg_locks` as its high half in `classid` and its low half in `objid`, with
+/// `objsubid = 1`.
+pub(crate) async fn is_held(client: &Client, id: &ThreadId) -> Result<bool, StoreError> {
+    // Reinterpreting the key's bits is the point: `pg_locks` shows them as two oids.
+    let bits = lease_key(id) as u64;
+    let (high, low) = ((bits >> 32) as u32, bits as u32);
+    let row = client
+        .query_one(
+            "SELECT EXISTS (SELECT 1 FROM pg_locks
+                 WHERE locktype = 'advisory' AND granted AND objsubid = 1
+                   AND database = (SELECT oid FROM pg_database WHERE datname = current_database())
+                   AND classid = $1 AND objid = $2)",
+            &[&high, &low],
+        )
+        .await?;
+    Ok(row.get(0))
+}
+
 /// The process's leases: which threads it writes (with the generation it holds), and the
 /// connection holding their locks.
 #[derive(Default)]

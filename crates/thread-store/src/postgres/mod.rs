@@ -501,6 +501,24 @@ impl PgStore {
             .await
     }
 
+    /// Whether a writer holds the thread's lease now, in any process: its advisory lock
+    /// is granted to some database session. Read from `pg_locks`, so the probe takes
+    /// nothing and never makes a writer wait.
+    pub(crate) async fn is_held_async(&self, id: &ThreadId) -> Result<bool, StoreError> {
+        let id = *id;
+        let db = self.inner.db.clone();
+        self.inner
+            .db
+            .run_async(async move {
+                let conn = db.conn().await?;
+                if list::get(&conn, &id).await?.is_none() {
+                    return Err(StoreError::NotFound(id));
+                }
+                lease::is_held(&conn, &id).await
+            })
+            .await
+    }
+
     pub(crate) fn set_archived(&self, id: &ThreadId, archived: bool) -> Result<(), StoreError> {
         futures::executor::block_on(self.set_archived_async(id, archived))
     }
@@ -738,6 +756,11 @@ impl std::fmt::Debug for PgWriter {
 impl PgWriter {
     pub(crate) fn thread_id(&self) -> ThreadId {
         self.id
+    }
+
+    /// How long one operation of this writer waits for the server (`statement_timeout_sec`).
+    pub(crate) fn statement_timeout(&self) -> std::time::Duration {
+        self.db.statement_timeout()
     }
 
     pub(crate) fn append_all(&mut self, items: &[RolloutItem]) -> Result<(), StoreError> {
