@@ -213,4 +213,3 @@ pub(crate) fn context_items(
     items.push(ResponseItem::user_text(varying));
     items
 }
-

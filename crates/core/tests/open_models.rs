@@ -88,7 +88,11 @@ async fn the_chat_request_has_exactly_one_system_message_with_every_section() {
     };
     assert!(at(system, "approval_policy") > 0, "instructions come first");
     at(system, "<developer_instructions>\nAlways answer in French.");
-    for varying in ["<environment_context>", "<project_instructions", "make check"] {
+    for varying in [
+        "<environment_context>",
+        "<project_instructions",
+        "make check",
+    ] {
         assert!(!system.contains(varying), "{varying} in {system}");
     }
     let user = msgs[1]["content"].as_str().unwrap();

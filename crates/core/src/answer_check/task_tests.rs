@@ -257,7 +257,10 @@ fn correct_solutions_of_the_bench_tasks_meet_their_words() {
         writes: false,
     };
     let cases: Vec<(&str, Vec<(&str, &str)>)> = vec![
-        ("Create a file hello.txt containing hi", vec![("hello.txt", "hi\n")]),
+        (
+            "Create a file hello.txt containing hi",
+            vec![("hello.txt", "hi\n")],
+        ),
         (
             "Add a line 'walk the dog' at the end of todo.txt.",
             vec![("todo.txt", "buy milk\nwalk the dog\n")],
@@ -269,11 +272,20 @@ fn correct_solutions_of_the_bench_tasks_meet_their_words() {
         (
             "Rename the function compute_total to calculate_total in shop.py and main.py.",
             vec![
-                ("shop.py", "def calculate_total(prices):\n    return sum(prices)\n"),
-                ("main.py", "from shop import calculate_total\n\nprint(calculate_total([1, 2, 3]))\n"),
+                (
+                    "shop.py",
+                    "def calculate_total(prices):\n    return sum(prices)\n",
+                ),
+                (
+                    "main.py",
+                    "from shop import calculate_total\n\nprint(calculate_total([1, 2, 3]))\n",
+                ),
             ],
         ),
-        ("In config.toml, change the server port to 8080.", vec![("config.toml", "[server]\nport = 8080\n")]),
+        (
+            "In config.toml, change the server port to 8080.",
+            vec![("config.toml", "[server]\nport = 8080\n")],
+        ),
         (
             "Read sales.csv and write the total of the amount column to total.txt.",
             vec![("sales.csv", "item,amount\na,1\n"), ("total.txt", "1\n")],
@@ -296,14 +308,27 @@ fn correct_solutions_of_the_bench_tasks_meet_their_words() {
         ),
         (
             "Create mathx.py with a function mul(a, b) that returns a times b. Then write test_mathx.py that asserts mul(3, 4) == 12, and run it with python3 to check that it passes.",
-            vec![("mathx.py", "def mul(a, b):\n    return a * b\n"), ("test_mathx.py", "from mathx import mul\nassert mul(3, 4) == 12\n")],
+            vec![
+                ("mathx.py", "def mul(a, b):\n    return a * b\n"),
+                (
+                    "test_mathx.py",
+                    "from mathx import mul\nassert mul(3, 4) == 12\n",
+                ),
+            ],
         ),
-        ("Rename draft.txt to final.txt.", vec![("final.txt", "version one\n")]),
+        (
+            "Rename draft.txt to final.txt.",
+            vec![("final.txt", "version one\n")],
+        ),
     ];
     for (request, files) in cases {
         let dir = tempfile::tempdir().unwrap();
         write(dir.path(), &files);
-        let missing = unmet(&expectations(request), dir.path(), std::slice::from_ref(&passed));
+        let missing = unmet(
+            &expectations(request),
+            dir.path(),
+            std::slice::from_ref(&passed),
+        );
         assert!(missing.is_empty(), "{request}: {missing:?}");
     }
     // A script made executable, and the directories made.
@@ -311,13 +336,30 @@ fn correct_solutions_of_the_bench_tasks_meet_their_words() {
     for d in ["logs", "data", "tmp"] {
         std::fs::create_dir(dir.path().join(d)).unwrap();
     }
-    assert!(unmet(&expectations("Create the directories logs, data and tmp."), dir.path(), &[]).is_empty());
+    assert!(
+        unmet(
+            &expectations("Create the directories logs, data and tmp."),
+            dir.path(),
+            &[]
+        )
+        .is_empty()
+    );
     #[cfg(unix)]
     {
         use std::os::unix::fs::PermissionsExt;
         std::fs::write(dir.path().join("run.sh"), "#!/bin/sh\necho ready\n").unwrap();
-        std::fs::set_permissions(dir.path().join("run.sh"), std::fs::Permissions::from_mode(0o755))
-            .unwrap();
-        assert!(unmet(&expectations("Make the script run.sh executable."), dir.path(), &[]).is_empty());
+        std::fs::set_permissions(
+            dir.path().join("run.sh"),
+            std::fs::Permissions::from_mode(0o755),
+        )
+        .unwrap();
+        assert!(
+            unmet(
+                &expectations("Make the script run.sh executable."),
+                dir.path(),
+                &[]
+            )
+            .is_empty()
+        );
     }
 }
