@@ -135,7 +135,7 @@ async fn finish(sess: &Session, turn_id: &str, result: Result<(), TurnFailure>, 
         Err(TurnFailure::Failed { message, info }) => TurnOutcome::Failed {
             message,
             info,
-            last_agent_message: answer_of_this_turn(&sess),
+            last_agent_message: answer_of_this_turn(sess),
         },
     };
     end_turn(sess, turn_id, outcome, Some(started)).await;
