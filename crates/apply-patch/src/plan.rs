@@ -29,8 +29,9 @@ pub struct PlannedChange {
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum PlannedKind {
-    /// Creates a file that does not exist yet. (An `Add File` on an existing file is planned as
-    /// an [`PlannedKind::Update`] that replaces its whole content.)
+    /// Creates a file that does not exist yet. (An `Add File` on an existing file is refused,
+    /// or with [`Patch::add_replaces`] planned as an [`PlannedKind::Update`] that replaces its
+    /// whole content.)
     Add {
         content: String,
     },
@@ -67,6 +68,18 @@ pub fn plan_patch_with(
         let change = match hunk {
             FileHunk::Add { contents, .. } => {
                 let kind = match fs.read(&path, &shown, &mut read)? {
+                    // Refused unless asked for: the model meant an edit, and the file's lines
+                    // would be lost. (Empty or identical content loses nothing.)
+                    Some(old_content)
+                        if !patch.add_replaces
+                            && !old_content.is_empty()
+                            && old_content != *contents =>
+                    {
+                        return Err(ApplyError::AddExisting {
+                            path: shown,
+                            lines: old_content.lines().count(),
+                        });
+                    }
                     Some(old_content) => PlannedKind::Update {
                         old_content,
                         new_content: contents.clone(),

@@ -187,6 +187,12 @@ pub enum Command {
         #[command(subcommand)]
         command: crate::mcp_cmd::McpCommand,
     },
+    /// The built-in local model (`model_provider = "local"`): install it now, see whether
+    /// its server runs, stop it.
+    LocalModel {
+        #[command(subcommand)]
+        command: crate::local_model_cmd::LocalModelCommand,
+    },
 }
 
 /// `interpreter app-server` tools.
@@ -612,7 +618,9 @@ pub fn main_with_args(mut args: Vec<OsString>) -> i32 {
         Ok(rt) => rt,
         Err(code) => return code,
     };
+    crate::local_model_cmd::install_starter();
     match cli.command {
+        Some(Command::LocalModel { command }) => rt.block_on(crate::local_model_cmd::run(command)),
         Some(Command::Exec(args)) => rt.block_on(crate::exec::run_exec(cli.global, args)),
         Some(Command::Resume(args)) if tui => {
             rt.block_on(crate::tui_cmd::run_resume_tui(cli.global, args))

@@ -10,6 +10,7 @@ mod exec_jsonl;
 mod images;
 mod interactive;
 mod listen_token;
+mod local_model_cmd;
 mod mcp_cmd;
 mod mcp_server_cmd;
 mod out;

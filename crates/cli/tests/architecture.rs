@@ -16,6 +16,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
     ("oi-file-search", &[]),
     ("oi-jsonrpc", &[]),
     ("oi-http", &[]),
+    ("oi-local-model", &["oi-http", "oi-process"]),
     ("oi-config", &["oi-protocol"]),
     ("oi-apply-patch", &["oi-protocol"]),
     ("oi-thread-store", &["oi-process", "oi-protocol"]),
@@ -98,6 +99,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
             "oi-core",
             "oi-host",
             "oi-jsonrpc",
+            "oi-local-model",
             "oi-mcp-client",
             "oi-mcp-server",
             "oi-process",
@@ -592,6 +594,13 @@ const SPAWN_EXCEPTIONS: &[(&str, &str)] = &[
         "Ctrl+G's editor must be in the terminal's foreground process group to read keys \
          (its own group would be stopped by SIGTTIN); the TUI waits for it, with its input \
          paused, before it draws again",
+    ),
+    (
+        "crates/local-model/src/state.rs",
+        "the local model's daemon (`interpreter local-model serve`) must outlive the run that \
+         starts it, so the next run reuses the loaded model; it leaves our session on purpose \
+         (stdio is null or its log), stops itself when unused, and its llama-server is supervised \
+         by it",
     ),
     (
         "crates/thread-store/src/test_db.rs",

@@ -178,7 +178,7 @@ pub const KEY_DOCS: &[KeyDoc] = &[
     },
     KeyDoc {
         key: "model_max_output_tokens",
-        default: "a quarter of the window, at most 8192",
+        default: "a quarter of the window, at most 4096",
         meaning: "the most tokens one answer may take (sent as `max_tokens` / `max_output_tokens`, never more than the window leaves); 0 sends no bound — see [context management](context.md)",
         example: "model_max_output_tokens = 4096",
     },
@@ -311,7 +311,7 @@ pub const KEY_DOCS: &[KeyDoc] = &[
     KeyDoc {
         key: "notify",
         default: "unset",
-        meaning: "program and arguments run when a turn completes, with one more argument: a JSON object (`type`, `thread-id`, `turn-id`, `cwd`, `input-messages`, `last-assistant-message`); the turn does not wait for it, a stopping session waits for it at most 2 s, and it does not outlive the agent; it gets the environment commands get (`[shell_environment_policy]` applied, credentials removed)",
+        meaning: "program and arguments run when a turn completes, with one more argument: a JSON object (`type`, `thread-id`, `turn-id`, `cwd`, `input-messages`, `last-assistant-message`); the turn does not wait for it, a stopping session waits for it at most 2 s, and it does not outlive the agent; it gets the environment commands get (`[shell_environment_policy]` applied, credentials removed); `notify = []` runs nothing",
         example: "notify = [\"notify-send\", \"Open Interpreter\"]",
     },
     KeyDoc {

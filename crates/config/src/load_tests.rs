@@ -576,6 +576,50 @@ fn bad_values_of_the_new_keys_name_the_key_and_the_choices() {
     }
 }
 
+/// Issue 43 item 8: `notify = []` exited 2, though Codex accepts it; it runs nothing.
+#[test]
+fn an_empty_notify_runs_nothing() {
+    let l = load_with("notify = []\n", &[], Default::default()).unwrap();
+    assert!(l.config.notify.is_none());
+}
+
+/// Issue 43 item 8: docs/configuration.md says every profile is checked, in use or not;
+/// values of unused profiles were not.
+#[test]
+fn values_of_profiles_not_in_use_are_checked() {
+    for (text, needle) in [
+        ("sandbox_mode = \"bogus\"", "profiles.unused.sandbox_mode"),
+        (
+            "approval_policy = \"sometimes\"",
+            "profiles.unused.approval_policy",
+        ),
+        (
+            "model_reasoning_effort = \"extreme\"",
+            "profiles.unused.model_reasoning_effort",
+        ),
+        ("tool_call_format = \"xml\"", "native, text, auto"),
+        (
+            "model_verbosity = \"loud\"",
+            "profiles.unused.model_verbosity",
+        ),
+        (
+            "model_reasoning_summary = \"short\"",
+            "profiles.unused.model_reasoning_summary",
+        ),
+    ] {
+        let e = load_with(
+            &format!("[profiles.unused]\n{text}\n"),
+            &[],
+            Default::default(),
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(e.contains(needle), "{text}: {e}");
+    }
+    let ok = "[profiles.fast]\nsandbox_mode = \"read-only\"\napproval_policy = \"never\"\nmodel_reasoning_effort = \"low\"\n";
+    assert!(load_with(ok, &[], Default::default()).is_ok());
+}
+
 #[test]
 fn oauth_tokens_go_to_the_keyring_unless_told_otherwise() {
     let store = |text: &str| {

@@ -35,6 +35,10 @@ pub struct Config {
     pub model: String,
     pub model_provider_id: String,
     pub model_provider: ModelProviderInfo,
+    /// Neither the provider nor the model was chosen anywhere (file, profile, `-c`, flag):
+    /// both are the defaults, and a front end may pick the built-in local model instead
+    /// when the default server (Ollama) is not running.
+    pub model_provider_defaulted: bool,
     pub model_providers: BTreeMap<String, ModelProviderInfo>,
     pub model_reasoning_effort: Option<ReasoningEffort>,
     /// `model_context_window`: the model's window in tokens, when the user knows it better

@@ -37,6 +37,7 @@ mod mcp_sampling;
 mod notify;
 mod parking;
 mod prompt;
+mod provider_start;
 mod recorder;
 mod repeats;
 mod safety;
@@ -82,6 +83,7 @@ pub use oi_thread_store::{
     ThreadOutline, ThreadPage, ThreadSummary, TurnParkedItem, TurnSpan, TurnStatus,
     TurnUnparkedItem, Unparked,
 };
+pub use provider_start::{ProviderStarter, set_provider_starter};
 pub use stored::StoredThreads;
 
 /// The model catalog front ends list models from (v2 `model/list`, the TUI's `/model`):

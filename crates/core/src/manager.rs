@@ -207,9 +207,9 @@ impl ThreadManager {
     }
 
     /// Start a new thread.
-    pub async fn start_thread(&self, config: Config) -> Result<NewThread, CoreError> {
+    pub async fn start_thread(&self, mut config: Config) -> Result<NewThread, CoreError> {
         let id = ThreadId::new();
-        let prepared = self.prepare(&config).await?;
+        let prepared = self.prepare(&mut config).await?;
         let recorder: Box<dyn Recorder> = if self.inner.opts.persist {
             let store = self.open_store(&config.home).await?;
             let meta = with_git_info(self.meta(id, None, &config)).await?;
@@ -226,7 +226,7 @@ impl ThreadManager {
     pub async fn resume_thread(
         &self,
         id: ThreadId,
-        config: Config,
+        mut config: Config,
     ) -> Result<NewThread, CoreError> {
         if let Some(thread) = self.get_thread(&id) {
             let cfg = thread.config();
@@ -248,7 +248,7 @@ impl ThreadManager {
         if stored(store.get_async(&id).await)?.is_none() {
             return Err(CoreError::ThreadNotFound(id));
         }
-        let prepared = self.prepare(&config).await?;
+        let prepared = self.prepare(&mut config).await?;
         let (writer, loaded) = stored(store.resume_async(&id).await)?;
         let history = loaded.history();
         let pending_tasks = loaded.pending_mcp_tasks();
@@ -305,7 +305,7 @@ impl ThreadManager {
     pub async fn fork_thread(
         &self,
         source: ThreadId,
-        config: Config,
+        mut config: Config,
     ) -> Result<NewThread, CoreError> {
         let id = ThreadId::new();
         if self.inner.opts.persist {
@@ -317,7 +317,7 @@ impl ThreadManager {
                 live.submit(Op::Interrupt).await.ok();
             }
             let store = self.open_store(&config.home).await?;
-            let prepared = self.prepare(&config).await?;
+            let prepared = self.prepare(&mut config).await?;
             let meta = with_git_info(self.meta(id, Some(source), &config)).await?;
             let (writer, loaded) = stored(store.fork_async(&source, meta).await)?;
             let history = loaded.history();
@@ -337,7 +337,7 @@ impl ThreadManager {
                 .get_thread(&source)
                 .ok_or(CoreError::ThreadNotFound(source))?;
             let history = live.history();
-            let prepared = self.prepare(&config).await?;
+            let prepared = self.prepare(&mut config).await?;
             self.spawn(
                 id,
                 Some(source),
@@ -351,8 +351,11 @@ impl ThreadManager {
     }
 
     /// Everything that can refuse to start a thread, before anything is written to disk:
-    /// the model client (a missing API key) and the MCP servers (a `required` one failing).
-    async fn prepare(&self, config: &Config) -> Result<Prepared, CoreError> {
+    /// the model server the front end starts (`provider_start`), the model client (a
+    /// missing API key) and the MCP servers (a `required` one failing).
+    async fn prepare(&self, config: &mut Config) -> Result<Prepared, CoreError> {
+        crate::provider_start::start_provider(config).await?;
+        let config = &*config;
         let client = ModelClient::new(
             config.model_provider.clone(),
             config.model_provider_id.clone(),

@@ -69,17 +69,27 @@ fn permissions_text(approval: AskForApproval, sandbox: &SandboxPolicy, harness: 
     format!("{sandbox_text}\n{approval_text}")
 }
 
-fn environment_context(config: &Config) -> String {
+/// The settings of the run that stay the same from one run to the next (they go with the
+/// system prompt).
+fn environment_settings(config: &Config) -> String {
     let network = if config.sandbox_policy.has_network_access() {
         "enabled"
     } else {
         "restricted"
     };
     format!(
-        "<environment_context>\n  <cwd>{}</cwd>\n  <approval_policy>{}</approval_policy>\n  <sandbox_mode>{}</sandbox_mode>\n  <network_access>{network}</network_access>\n  <shell>bash</shell>\n</environment_context>",
-        config.cwd.display(),
+        "<environment>\n  <approval_policy>{}</approval_policy>\n  <sandbox_mode>{}</sandbox_mode>\n  <network_access>{network}</network_access>\n  <shell>bash</shell>\n</environment>",
         config.approval_policy,
         config.sandbox_policy.mode(),
+    )
+}
+
+/// What differs from one run to the next: the working directory (it goes after the tool
+/// schemas, see [`context_items`]).
+fn environment_context(config: &Config) -> String {
+    format!(
+        "<environment_context>\n  <cwd>{}</cwd>\n</environment_context>",
+        config.cwd.display(),
     )
 }
 
@@ -156,28 +166,39 @@ fn project_doc(cwd: &Path, home: &Path, max_bytes: usize) -> (Option<ProjectDoc>
     (None, None)
 }
 
-/// Developer-role context sent at the start of every request (not stored in history, so a
-/// changed cwd or policy takes effect on the next request). `project_doc` is the turn's
-/// AGENTS.md, read when the turn started.
+/// Context sent at the start of every request (not stored in history, so a changed cwd or
+/// policy takes effect on the next request). `project_doc` is the turn's AGENTS.md, read
+/// when the turn started.
+///
+/// What is the same from run to run (the permissions, developer instructions) is a
+/// developer item, which joins the system prompt; what differs between runs (the working
+/// directory, the project's AGENTS.md) is a user item after it. A chat template puts the
+/// tool schemas right after the system prompt, so the system prompt and the schemas form a
+/// prefix that a new `exec` in another folder shares with the last one, and a server's
+/// prompt cache skips their prefill (llama.cpp `cache_n`). The chat wire merges the user
+/// item into the first user message (templates that want roles to alternate reject two in
+/// a row); its text starts with `<project_instructions` or `<environment_context>`.
 pub(crate) fn context_items(
     config: &Config,
     project_doc: Option<&ProjectDoc>,
 ) -> Vec<ResponseItem> {
-    let mut text = format!(
+    let text = format!(
         "{}\n\n{}",
         permissions_text(
             config.approval_policy,
             &config.sandbox_policy,
-            crate::harness::resolve(config)
+            crate::harness::resolve(config),
         ),
-        environment_context(config)
+        environment_settings(config)
     );
+    let mut varying = String::new();
     if let Some(doc) = project_doc {
-        text.push_str(&format!(
-            "\n\n<project_instructions path=\"{}\">\n{}\n</project_instructions>",
+        varying.push_str(&format!(
+            "<project_instructions path=\"{}\">\n{}\n</project_instructions>\n\n",
             doc.path, doc.text
         ));
     }
+    varying.push_str(&environment_context(config));
     let mut items = vec![ResponseItem::developer_text(text)];
     if let Some(dev) = &config.developer_instructions
         && !dev.trim().is_empty()
@@ -189,5 +210,6 @@ pub(crate) fn context_items(
             dev.trim()
         )));
     }
+    items.push(ResponseItem::user_text(varying));
     items
 }

@@ -54,6 +54,9 @@ pub(crate) struct SessionState {
     /// `tool_call_format = "auto"` switched this session to text tool calls (the model kept
     /// writing calls into its answers).
     pub text_tools_fallback: bool,
+    /// The server sent tool calls it parsed itself in this session: its tool-call parser is
+    /// on, so calls later found in the text are the model's shape, not the parser's fault.
+    pub server_parses_calls: bool,
     /// Context the model gets with the next turn's input, after it (a `!command` the user
     /// ran between turns: `Thread::add_context_for_next_turn`).
     pub next_turn_context: Vec<ResponseItem>,
@@ -141,6 +144,7 @@ impl Session {
                 loaded_tools,
                 project_doc: None,
                 text_tools_fallback: false,
+                server_parses_calls: false,
                 next_turn_context: Vec::new(),
                 next_turn_overrides: TurnOverrides::default(),
                 pending_mcp_tasks: Vec::new(),
@@ -447,9 +451,11 @@ impl Session {
         });
     }
 
-    /// Record a window learned from the server's behaviour, for this session and the next
-    /// ones with the same provider and model.
-    pub async fn learn_window(&self, tokens: i64, from: window::LearnedFrom) {
+    /// Record a window learned from the server's behaviour, for this session, and in the
+    /// memory file for the next ones with the same provider and model (which use it once it
+    /// is corroborated: see `window`). `false` when the server's own report of its window
+    /// contradicts it: then nothing was learned.
+    pub async fn learn_window(&self, tokens: i64, from: window::LearnedFrom) -> bool {
         let (learned, home, key) = {
             let mut st = self.state();
             let learned = st.window.learn(tokens, from);
@@ -459,11 +465,15 @@ impl Session {
                 window::memory_key(&st.config),
             )
         };
+        let Some(learned) = learned else {
+            return false;
+        };
         let saved =
             tokio::task::spawn_blocking(move || window::remember(&home, &key, &learned)).await;
         if let Ok(Err(e)) = saved {
             tracing::debug!("could not remember the learned context window: {e}");
         }
+        true
     }
 
     /// The output of a call already in the history (a placeholder, or the synthetic output of
