@@ -419,9 +419,12 @@ fn fallback_filenames(names: Vec<String>) -> Result<Vec<String>, ConfigError> {
         if name.is_empty() || out.contains(&name) {
             continue;
         }
-        let inside = Path::new(&name)
-            .components()
-            .all(|c| matches!(c, std::path::Component::Normal(_) | std::path::Component::CurDir));
+        let inside = Path::new(&name).components().all(|c| {
+            matches!(
+                c,
+                std::path::Component::Normal(_) | std::path::Component::CurDir
+            )
+        });
         if !inside || name.contains('\0') {
             return Err(invalid(
                 &format!("project_doc_fallback_filenames[{i}]"),
