@@ -1086,7 +1086,7 @@ fn project_doc_fallback_filenames_are_read_cleaned_and_checked() {
         ["CLAUDE.md", "QWEN.md", "docs/guide.md"]
     );
     // A name that leaves the folder is an error naming the entry and the fix.
-    for bad in ["/etc/passwd", "../CLAUDE.md", "docs/../../x"] {
+    for bad in ["/etc/passwd", "../CLAUDE.md", "docs/../../x", "."] {
         let text = format!("project_doc_fallback_filenames = [\"CLAUDE.md\", \"{bad}\"]\n");
         let e = load_with(&text, &[], Default::default())
             .unwrap_err()

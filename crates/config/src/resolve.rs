@@ -419,13 +419,17 @@ fn fallback_filenames(names: Vec<String>) -> Result<Vec<String>, ConfigError> {
         if name.is_empty() || out.contains(&name) {
             continue;
         }
-        let inside = Path::new(&name).components().all(|c| {
+        let path = Path::new(&name);
+        let inside = path.components().all(|c| {
             matches!(
                 c,
                 std::path::Component::Normal(_) | std::path::Component::CurDir
             )
         });
-        if !inside || name.contains('\0') {
+        let names_a_file = path
+            .components()
+            .any(|c| matches!(c, std::path::Component::Normal(_)));
+        if !inside || !names_a_file || name.contains('\0') {
             return Err(invalid(
                 &format!("project_doc_fallback_filenames[{i}]"),
                 "expected a file name looked for in each folder, like \"CLAUDE.md\" (no absolute path, no `..`)",
