@@ -38,6 +38,7 @@ pub const TOP_LEVEL_KEYS: &[&str] = &[
     "hide_agent_reasoning",
     "show_raw_agent_reasoning",
     "project_doc_max_bytes",
+    "project_doc_fallback_filenames",
     "notify",
     "history",
     "projects",
@@ -100,7 +101,6 @@ pub const CODEX_ONLY_TOP_LEVEL_KEYS: &[&str] = &[
     "personality",
     "plan_mode_reasoning_effort",
     "plugins",
-    "project_doc_fallback_filenames",
     "project_root_markers",
     "review_model",
     "service_tier",
@@ -307,6 +307,12 @@ pub const KEY_DOCS: &[KeyDoc] = &[
         default: "`32768`",
         meaning: "bytes of the nearest `AGENTS.md` the model sees (cut head+tail; a longer file is read only at its two ends); `0` leaves it out. An `AGENTS.md` that is not a regular file (a FIFO, a device, a symlink to one), or that leads outside the project (a symlink to a file elsewhere), is not used, with a warning. A project config may set at most 262144",
         example: "project_doc_max_bytes = 8192",
+    },
+    KeyDoc {
+        key: "project_doc_fallback_filenames",
+        default: "`[]`",
+        meaning: "other names for the project doc (Codex's key), tried in order in each folder where `AGENTS.md` is looked for and used when that folder has no `AGENTS.override.md`, `AGENTS.md` or `AGENT.md`: `[\"CLAUDE.md\", \"QWEN.md\"]` lets a repository written for Claude Code or Qwen Code instruct the agent unchanged. Read with the same bounds as `AGENTS.md` (regular file, inside the project, `project_doc_max_bytes`). Names are relative to the folder (no absolute path, no `..`); empty entries and repeats are skipped. See [project docs](#project-docs-agentsmd-and-other-names)",
+        example: "project_doc_fallback_filenames = [\"CLAUDE.md\", \"QWEN.md\"]",
     },
     KeyDoc {
         key: "notify",

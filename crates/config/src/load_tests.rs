@@ -1112,3 +1112,40 @@ fn an_acceptance_counts_for_the_exact_bytes_of_its_path_only() {
     let l = load_in(home.path(), &plain, Default::default());
     assert!(l.config.project_config_review.unwrap().is_accepted());
 }
+
+#[test]
+fn project_doc_fallback_filenames_are_read_cleaned_and_checked() {
+    let c = load_with("", &[], Default::default()).unwrap().config;
+    assert!(c.project_doc_fallback_filenames.is_empty());
+    // Codex's key: kept in order, empty entries and repeats skipped, no warning.
+    let l = load_with(
+        "project_doc_fallback_filenames = [\"CLAUDE.md\", \"\", \"QWEN.md\", \"CLAUDE.md\", \"docs/guide.md\"]\n",
+        &[],
+        Default::default(),
+    )
+    .unwrap();
+    assert!(l.warnings.is_empty(), "{:?}", l.warnings);
+    assert_eq!(
+        l.config.project_doc_fallback_filenames,
+        ["CLAUDE.md", "QWEN.md", "docs/guide.md"]
+    );
+    // A name that leaves the folder is an error naming the entry and the fix.
+    for bad in ["/etc/passwd", "../CLAUDE.md", "docs/../../x", "."] {
+        let text = format!("project_doc_fallback_filenames = [\"CLAUDE.md\", \"{bad}\"]\n");
+        let e = load_with(&text, &[], Default::default())
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("project_doc_fallback_filenames[1]") && e.contains("no `..`"),
+            "{bad}: {e}"
+        );
+    }
+    let e = load_with(
+        "project_doc_fallback_filenames = \"CLAUDE.md\"\n",
+        &[],
+        Default::default(),
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(e.contains("expected an array of file names"), "{e}");
+}

@@ -162,6 +162,11 @@ pub const PROJECT_RULES: &[ProjectKey] = &[
         "how much of AGENTS.md is read and sent with every request",
     ),
     key(
+        "project_doc_fallback_filenames",
+        Neutral,
+        "which of the project's own files are its instructions, as writing AGENTS.md would: each is read only if it is a regular file inside the project, within `project_doc_max_bytes`",
+    ),
+    key(
         "notify",
         Widens,
         "a program run after each turn, outside the sandbox",

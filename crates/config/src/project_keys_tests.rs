@@ -88,6 +88,7 @@ fn sample(key: &[&str]) -> Option<(&'static str, &'static str)> {
             ("", "\"be brief\"")
         }
         ["hide_agent_reasoning" | "show_raw_agent_reasoning"] => ("", "true"),
+        ["project_doc_fallback_filenames"] => ("", "[\"CLAUDE.md\"]"),
         ["notify"] => ("", "[\"true\"]"),
         ["history", "persistence"] => ("[history]\npersistence = \"none\"\n", "\"save-all\""),
         ["history", "max_bytes"] => ("", "1000"),

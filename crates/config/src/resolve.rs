@@ -160,6 +160,9 @@ pub(crate) fn build_config(inputs: TypedInputs<'_>) -> Result<Config, ConfigErro
         project_doc_max_bytes: count(t.project_doc_max_bytes)
             .map(as_usize)
             .unwrap_or(DEFAULT_PROJECT_DOC_MAX_BYTES),
+        project_doc_fallback_filenames: fallback_filenames(
+            t.project_doc_fallback_filenames.unwrap_or_default(),
+        )?,
         // `notify = []` runs nothing, as in Codex (which accepts it).
         notify: t.notify.filter(|argv| !argv.is_empty()),
         notify_pins: None,
@@ -219,6 +222,9 @@ fn type_hint(key: &str) -> Option<&'static str> {
             "expected a table of [model_providers.<id>] entries with name and base_url"
         }
         "profiles" => "expected a table of [profiles.<name>] entries",
+        "project_doc_fallback_filenames" => {
+            "expected an array of file names, e.g. project_doc_fallback_filenames = [\"CLAUDE.md\", \"QWEN.md\"]"
+        }
         "projects" => {
             "expected a table of [projects.\"/abs/path\"] entries with trust_level = \"trusted\""
         }
@@ -439,6 +445,36 @@ fn history_persistence(history: HistoryToml) -> Result<HistoryPersistence, Confi
             message: format!("unknown value `{other}`; expected \"save-all\" or \"none\""),
         }),
     }
+}
+
+/// `project_doc_fallback_filenames` as the project-doc lookup uses it: Codex skips empty
+/// entries and repeats, and so do we. A name is joined to each folder the lookup visits, so it
+/// must stay in that folder: an absolute path or a `..` would name a file elsewhere.
+fn fallback_filenames(names: Vec<String>) -> Result<Vec<String>, ConfigError> {
+    let mut out: Vec<String> = Vec::new();
+    for (i, name) in names.into_iter().enumerate() {
+        if name.is_empty() || out.contains(&name) {
+            continue;
+        }
+        let path = Path::new(&name);
+        let inside = path.components().all(|c| {
+            matches!(
+                c,
+                std::path::Component::Normal(_) | std::path::Component::CurDir
+            )
+        });
+        let names_a_file = path
+            .components()
+            .any(|c| matches!(c, std::path::Component::Normal(_)));
+        if !inside || !names_a_file || name.contains('\0') {
+            return Err(invalid(
+                &format!("project_doc_fallback_filenames[{i}]"),
+                "expected a file name looked for in each folder, like \"CLAUDE.md\" (no absolute path, no `..`)",
+            ));
+        }
+        out.push(name);
+    }
+    Ok(out)
 }
 
 fn saturating_i64(v: u64) -> i64 {

@@ -46,6 +46,7 @@ pub(crate) struct ConfigToml {
     pub hide_agent_reasoning: Option<bool>,
     pub show_raw_agent_reasoning: Option<bool>,
     pub project_doc_max_bytes: Option<NonNegative>,
+    pub project_doc_fallback_filenames: Option<Vec<String>>,
     pub notify: Option<Vec<String>>,
     pub history: Option<Table<HistoryToml>>,
     pub projects: Option<BTreeMap<String, Table<ProjectToml>>>,

@@ -86,6 +86,10 @@ pub struct Config {
     pub show_raw_agent_reasoning: bool,
     /// `project_doc_max_bytes`: how much of AGENTS.md the model sees; 0 leaves it out.
     pub project_doc_max_bytes: usize,
+    /// `project_doc_fallback_filenames`: names tried, in order, in a folder without
+    /// `AGENTS.md` (after `AGENTS.override.md`, `AGENTS.md`, `AGENT.md`); checked to be
+    /// relative names inside the folder, empty entries and repeats dropped.
+    pub project_doc_fallback_filenames: Vec<String>,
     /// `notify`: a program and its arguments, run with one more argument (a JSON object) when a
     /// turn completes.
     pub notify: Option<Vec<String>>,

@@ -36,6 +36,7 @@ mod manager;
 mod mcp_sampling;
 mod notify;
 mod parking;
+mod project_doc;
 mod prompt;
 mod provider_start;
 mod recorder;

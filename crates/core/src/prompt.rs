@@ -1,12 +1,10 @@
 //! What the model is told: base instructions, the environment context (cwd, sandbox,
-//! approval policy), project docs (AGENTS.md) and developer instructions.
+//! approval policy), project docs (AGENTS.md, see `project_doc`) and developer instructions.
 
+use crate::project_doc::ProjectDoc;
 use oi_config::Config;
 use oi_protocol::config_types::{AskForApproval, Harness, SandboxPolicy};
 use oi_protocol::models::ResponseItem;
-use std::path::{Path, PathBuf};
-
-const PROJECT_DOC_NAMES: &[&str] = &["AGENTS.md", "AGENT.md"];
 
 /// `base_instructions`, else the system prompt of the session's harness profile.
 pub(crate) fn base_instructions(config: &Config) -> String {
@@ -93,81 +91,8 @@ fn environment_context(config: &Config) -> String {
     )
 }
 
-/// The nearest AGENTS.md as the model is shown it: where it was found and its text, already
-/// cut to `project_doc_max_bytes`.
-#[derive(Clone, Debug)]
-pub(crate) struct ProjectDoc {
-    pub path: String,
-    pub text: String,
-}
-
-/// Finds and reads the project doc on the blocking pool: it walks up the directory tree and
-/// reads a file, which must not stall the runtime's worker threads. Read once per turn (see
-/// `Session::load_project_doc`), not once per model request. The second value is a warning
-/// when an AGENTS.md was found but refused (a FIFO, a device, unreadable).
-pub(crate) async fn read_project_doc(
-    cwd: PathBuf,
-    home: PathBuf,
-    max_bytes: usize,
-) -> (Option<ProjectDoc>, Option<String>) {
-    match tokio::task::spawn_blocking(move || project_doc(&cwd, &home, max_bytes)).await {
-        Ok(found) => found,
-        Err(e) => {
-            tracing::warn!("reading AGENTS.md failed: {e}");
-            (None, None)
-        }
-    }
-}
-
-/// The nearest AGENTS.md, cut head+tail to `max_bytes` (`project_doc_max_bytes`; 0: none).
-/// Read with the bounded reader: the repository decides what the name is, so a FIFO or a
-/// symlink to a device is refused at once and a huge file is read only at its ends. It must
-/// also really be inside the project — the repository (the folder holding `.git`) or, outside
-/// one, the folder it was found in — and not inside the agent's `home`: a link to
-/// `~/.openinterpreter/.credentials.json` or any file elsewhere would send that file to the
-/// model.
-fn project_doc(cwd: &Path, home: &Path, max_bytes: usize) -> (Option<ProjectDoc>, Option<String>) {
-    if max_bytes == 0 {
-        return (None, None);
-    }
-    let repo = cwd.ancestors().find(|d| d.join(".git").exists());
-    for dir in cwd.ancestors() {
-        let within = oi_config::project_file::Within {
-            root: repo.unwrap_or(dir),
-            excluded: Some(home),
-        };
-        for name in PROJECT_DOC_NAMES {
-            let p = dir.join(name);
-            match oi_config::project_file::read_text_head_tail_in(
-                &p,
-                max_bytes as u64,
-                Some(&within),
-            ) {
-                Ok(text) => {
-                    return (
-                        Some(ProjectDoc {
-                            path: p.display().to_string(),
-                            text,
-                        }),
-                        None,
-                    );
-                }
-                Err(e) if e.is_not_found() => {}
-                // A refused AGENTS.md is not replaced by one further up: that would show the
-                // model instructions the repository did not mean for this folder.
-                Err(e) => return (None, Some(format!("AGENTS.md not used: {e}"))),
-            }
-        }
-        // Stop at the repository root: docs above it belong to someone else.
-        if dir.join(".git").exists() {
-            break;
-        }
-    }
-    (None, None)
-}
-
 /// Context sent at the start of every request (not stored in history, so a changed cwd or
-/// policy takes effect on the next request). `project_doc` is the turn's AGENTS.md, read
+/// policy takes effect on the next request). `project_doc` is the turn's project doc, read
 /// when the turn started.
 ///
 /// What is the same from run to run (the permissions, developer instructions) is a

@@ -2,7 +2,7 @@
 
 use crate::context_window::TokenEstimator;
 use crate::events::{EventBus, EventStream};
-use crate::prompt::{ProjectDoc, read_project_doc};
+use crate::project_doc::{ProjectDoc, read_project_doc};
 use crate::recorder::{RecordError, Recorder, SaveState, Unsaved, is_persisted};
 use crate::turn_context::TurnContext;
 use crate::window::{self, WindowKnowledge};
@@ -525,18 +525,19 @@ impl Session {
         self.state().history = history;
     }
 
-    /// Reads the AGENTS.md for the turn that is starting (off the runtime), so every request
+    /// Reads the project doc (AGENTS.md or a fallback name) for the turn that is starting (off the runtime), so every request
     /// of the turn shows the same project doc without touching the disk again.
     pub async fn load_project_doc(&self) {
-        let (cwd, home, max_bytes) = {
+        let (cwd, home, max_bytes, fallbacks) = {
             let st = self.state();
             (
                 st.config.cwd.clone(),
                 st.config.home.clone(),
                 st.config.project_doc_max_bytes,
+                st.config.project_doc_fallback_filenames.clone(),
             )
         };
-        let (doc, refused) = read_project_doc(cwd, home, max_bytes).await;
+        let (doc, refused) = read_project_doc(cwd, home, max_bytes, fallbacks).await;
         let turn_id = {
             let mut st = self.state();
             st.project_doc = doc;
