@@ -124,11 +124,6 @@ impl Thread {
         self.session.state().next_turn_overrides.clone()
     }
 
-    /// The session the actor runs (for the engine's own seams).
-    pub(crate) fn session(&self) -> &Arc<Session> {
-        &self.session
-    }
-
     /// This thread's id.
     pub fn id(&self) -> ThreadId {
         self.id
