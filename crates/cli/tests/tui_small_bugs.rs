@@ -1,0 +1,55 @@
+//! The small bugs of the TUI's third pass (issue 45, item 4), each driven end to end: the
+//! real `interpreter` in a pseudo-terminal against the scripted mock model, the bug checked
+//! on the screen where a user saw it.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use crate::tui_pty;
+
+use oi_test_support::MockTurn;
+use tui_pty::*;
+
+#[tokio::test(flavor = "multi_thread")]
+async fn esc_on_the_slash_popup_gives_the_draft_back() {
+    let env = env([
+        MockTurn::text("answered the plain message"),
+        MockTurn::text("answered the kept draft"),
+    ])
+    .await;
+    let tui = Tui::spawn(&env, &[]);
+    tui.wait_for("Ask anything");
+    // `/` on an empty composer, then Esc: the composer is empty again (its placeholder
+    // shows), so the next message is a message, not an unknown command.
+    tui.send("/");
+    tui.wait_until("the slash popup", |_| !tui.highlighted_rows().is_empty());
+    tui.send("\x1b");
+    tui.wait_until("the popup closed on an empty composer", |_| {
+        tui.highlighted_rows().is_empty()
+            && tui.rows().iter().any(|r| r.starts_with("› Ask anything"))
+    });
+    turn(&tui, "hello there", "answered the plain message");
+    assert!(!tui.text().contains("Unknown command"), "{}", tui.text());
+    // A draft with `/` typed before it (`st` → `/st`, which the popup matches): Esc puts
+    // back the draft and its cursor (at the start, where the `/` went).
+    tui.type_text("st");
+    tui.send("\x01/");
+    tui.wait_until("the popup for /st", |_| {
+        tui.highlighted_rows()
+            .iter()
+            .any(|r| r.trim_start().starts_with("/status "))
+    });
+    tui.send("\x1b");
+    tui.wait_until("the draft back", |_| {
+        tui.highlighted_rows().is_empty() && tui.rows().iter().any(|r| r.trim_end() == "› st")
+    });
+    // The cursor is where it was: typing goes before `st`.
+    tui.type_text("fir");
+    tui.wait_until("typed before the draft", |_| {
+        tui.rows().iter().any(|r| r.trim_end() == "› first")
+    });
+    tui.send("\x15");
+    turn(&tui, "keep this", "answered the kept draft");
+    let requests = env.mock.requests();
+    assert_eq!(requests.len(), 2);
+    assert_eq!(requests[0].last_user_text().as_deref(), Some("hello there"));
+    quit(tui);
+}
