@@ -8,6 +8,18 @@ use crate::tui_pty;
 use oi_test_support::MockTurn;
 use tui_pty::*;
 
+/// The visible rows, trimmed.
+fn trimmed_rows(tui: &Tui) -> Vec<String> {
+    tui.rows().iter().map(|r| r.trim().to_string()).collect()
+}
+
+/// Waits until a visible row, trimmed, is exactly `text`.
+fn wait_row(tui: &Tui, text: &str) {
+    tui.wait_until(&format!("a row {text:?}"), |_| {
+        trimmed_rows(tui).iter().any(|r| r == text)
+    });
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn esc_on_the_slash_popup_gives_the_draft_back() {
     let env = env([
@@ -51,5 +63,27 @@ async fn esc_on_the_slash_popup_gives_the_draft_back() {
     let requests = env.mock.requests();
     assert_eq!(requests.len(), 2);
     assert_eq!(requests[0].last_user_text().as_deref(), Some("hello there"));
+    quit(tui);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn each_heading_level_shows_its_own_marks() {
+    let env = env([MockTurn::text(
+        "Levels:\n\n# One\n\n## Two\n\n### Three\n\n#### Four\n\n##### Five\n\n###### Six\n\nend of levels",
+    )])
+    .await;
+    let tui = Tui::spawn(&env, &[]);
+    tui.wait_for("Ask anything");
+    turn(&tui, "show headings", "end of levels");
+    for heading in [
+        "# One",
+        "## Two",
+        "### Three",
+        "#### Four",
+        "##### Five",
+        "###### Six",
+    ] {
+        wait_row(&tui, heading);
+    }
     quit(tui);
 }

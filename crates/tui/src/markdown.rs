@@ -182,13 +182,16 @@ impl Renderer {
             Tag::Paragraph => {}
             Tag::Heading { level, .. } => {
                 self.blank();
-                let marks = match level {
-                    HeadingLevel::H1 => "# ",
-                    HeadingLevel::H2 => "## ",
-                    _ => "### ",
-                };
+                // As many marks as the level, so `####` reads as a level below `###`;
+                // levels 4-6 are bold without the accent colour of the top three.
+                let marks = format!("{} ", "#".repeat(level as usize));
                 self.cur.push(Span::styled(marks, self.theme.dim()));
-                self.push_style(self.theme.bold().patch(self.theme.accent()));
+                let style = if level <= HeadingLevel::H3 {
+                    self.theme.bold().patch(self.theme.accent())
+                } else {
+                    self.theme.bold()
+                };
+                self.push_style(style);
             }
             Tag::BlockQuote(_) => {
                 self.flush();
@@ -356,6 +359,27 @@ mod tests {
             out,
             "# Title\n\nSome emphasis and code.\n\n• one\n• two\n\n1. first\n2. second\n\n  fn main() {}\n\nSee docs (https://example.com)."
         );
+    }
+
+    #[test]
+    fn each_heading_level_has_its_own_marks_and_the_top_three_the_accent() {
+        let md = "# a\n\n## b\n\n### c\n\n#### d\n\n##### e\n\n###### f";
+        let theme = Theme { color: true };
+        let lines = render_markdown(md, 60, &theme);
+        assert_eq!(
+            plain(&lines),
+            "# a\n\n## b\n\n### c\n\n#### d\n\n##### e\n\n###### f"
+        );
+        let accent = theme.bold().patch(theme.accent());
+        let headings: Vec<&Line> = lines.iter().filter(|l| !l.spans.is_empty()).collect();
+        for (level, line) in headings.iter().enumerate() {
+            let title = line.spans.last().unwrap();
+            if level < 3 {
+                assert_eq!(title.style, accent, "level {}", level + 1);
+            } else {
+                assert_eq!(title.style, theme.bold(), "level {}", level + 1);
+            }
+        }
     }
 
     #[test]
