@@ -87,3 +87,19 @@ async fn each_heading_level_shows_its_own_marks() {
     }
     quit(tui);
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn task_list_items_show_as_checkboxes() {
+    let env = env([MockTurn::text(
+        "Plan:\n\n- [ ] write the test\n- [x] fix the bug\n- a plain item\n\nend of plan",
+    )])
+    .await;
+    let tui = Tui::spawn(&env, &[]);
+    tui.wait_for("Ask anything");
+    turn(&tui, "make a plan", "end of plan");
+    wait_row(&tui, "☐ write the test");
+    wait_row(&tui, "☑ fix the bug");
+    wait_row(&tui, "• a plain item");
+    assert!(!tui.text().contains("[ ]"), "{}", tui.text());
+    quit(tui);
+}

@@ -24,7 +24,10 @@ pub fn render_markdown(src: &str, width: u16, theme: &Theme) -> Vec<Line<'static
         item_prefix: None,
         table: None,
     };
-    let parser = Parser::new_ext(src, Options::ENABLE_STRIKETHROUGH | Options::ENABLE_TABLES);
+    let parser = Parser::new_ext(
+        src,
+        Options::ENABLE_STRIKETHROUGH | Options::ENABLE_TABLES | Options::ENABLE_TASKLISTS,
+    );
     for ev in parser {
         r.event(ev);
     }
@@ -167,8 +170,13 @@ impl Renderer {
                 let w = usize::from(self.width.clamp(8, 80));
                 self.out.push(Line::styled("─".repeat(w), self.theme.dim()));
             }
+            // A task item shows its box in place of the bullet (`☐ todo`, `☑ done`).
             Event::TaskListMarker(done) => {
-                self.cur.push(Span::raw(if done { "[x] " } else { "[ ] " }))
+                let mark = if done { "☑ " } else { "☐ " };
+                match &mut self.item_prefix {
+                    Some(p) if p == "• " => *p = mark.to_string(),
+                    _ => self.cur.push(Span::raw(mark)),
+                }
             }
             Event::Html(t) | Event::InlineHtml(t) => self
                 .cur
@@ -380,6 +388,20 @@ mod tests {
                 assert_eq!(title.style, theme.bold(), "level {}", level + 1);
             }
         }
+    }
+
+    #[test]
+    fn task_list_items_show_a_box_instead_of_the_bullet() {
+        let md = "- [ ] todo\n- [x] done\n- plain\n\n1. [x] numbered";
+        let out = plain(&render_markdown(md, 60, &Theme { color: false }));
+        assert_eq!(out, "☐ todo\n☑ done\n• plain\n\n1. ☑ numbered");
+        // A long task wraps under its text, past the box.
+        let out = plain(&render_markdown(
+            "- [ ] one two three four",
+            12,
+            &Theme { color: false },
+        ));
+        assert_eq!(out, "☐ one two\n  three four");
     }
 
     #[test]
