@@ -103,3 +103,28 @@ async fn task_list_items_show_as_checkboxes() {
     assert!(!tui.text().contains("[ ]"), "{}", tui.text());
     quit(tui);
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_turn_done_rule_spans_a_wide_window() {
+    const WIDE: u16 = 160;
+    let env = env([MockTurn::text("a short answer")]).await;
+    let tui = Tui::spawn(&env, &[]);
+    tui.wait_for("Ask anything");
+    tui.resize(ROWS, WIDE);
+    tui.wait_until("the composer redrawn at the new width", |_| {
+        tui.rows()
+            .iter()
+            .any(|r| r.chars().filter(|c| *c == '─').count() == usize::from(WIDE))
+    });
+    turn(&tui, "answer briefly", "a short answer");
+    let rule = tui.wait_until("the turn-done rule", |t| t.contains("turn done"));
+    let row = rule
+        .lines()
+        .find(|l| l.contains("turn done"))
+        .unwrap()
+        .trim_end()
+        .to_string();
+    assert!(row.starts_with("── turn done"), "{row:?}");
+    assert_eq!(row.chars().count(), usize::from(WIDE), "{row:?}");
+    quit(tui);
+}
