@@ -44,4 +44,5 @@ mod tui_diffs;
 mod tui_mcp_prompts;
 mod tui_regressions;
 mod tui_second_pass;
+mod tui_small_bugs;
 mod v2_stdio;

@@ -205,6 +205,9 @@ pub struct App {
     /// Approvals and questions waiting behind the open overlay.
     queued: VecDeque<Overlay>,
     pub popup: Option<Popup>,
+    /// The draft (text, cursor) as it was before a `/` began the composer's text: Esc on the
+    /// slash popup puts it back, so the `/` does not turn the next message into a command.
+    slash_draft: (String, usize),
     pub file_matches: Vec<String>,
     /// Settings changed by `/model` or `/approvals`, sent with the next turn.
     pending_overrides: TurnOverrides,
@@ -294,6 +297,7 @@ impl App {
             overlay: None,
             queued: VecDeque::new(),
             popup: None,
+            slash_draft: (String::new(), 0),
             file_matches: Vec::new(),
             pending_overrides: TurnOverrides::default(),
             approvals_choice: None,
