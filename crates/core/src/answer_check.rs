@@ -132,6 +132,9 @@ pub(crate) struct TurnRecord {
     outputs: Vec<String>,
     tool_ran_in_thread: bool,
     change_failed: bool,
+    /// A call of this turn was refused at its approval: what it would have done is undone
+    /// by the user's decision, which the model is not asked to get around.
+    refused: bool,
     /// Every call of this turn that has an output, in order: what ran and how it ended.
     steps: Vec<Step>,
 }
@@ -173,6 +176,11 @@ impl TurnRecord {
         let change_failed = this_turn.iter().any(|i| {
             matches!(i, ResponseItem::FunctionCall { call_id, name, arguments }
                 if !is_shell_tool(name) && may_write(name, arguments) && failed(call_id))
+        });
+        let refused = this_turn.iter().any(|i| {
+            matches!(i, ResponseItem::FunctionCallOutput { output, .. }
+                if output.success == Some(false)
+                    && crate::tools::was_refused(&output.text_content()))
         });
         let mut calls = Vec::new();
         let mut outputs = Vec::new();
@@ -220,6 +228,7 @@ impl TurnRecord {
                 .iter()
                 .any(|i| matches!(i, ResponseItem::FunctionCall { .. })),
             change_failed,
+            refused,
             steps,
         }
     }
@@ -243,6 +252,12 @@ impl TurnRecord {
             .collect();
         let missing = task::unmet(&expected, cwd, &self.steps);
         (!missing.is_empty()).then_some(Unfinished::NotDone { missing })
+    }
+
+    /// Whether a call of this turn was refused at its approval (by the user, or by an
+    /// approval that never came).
+    pub(crate) fn refused(&self) -> bool {
+        self.refused
     }
 
     pub(crate) fn view(&self) -> TurnSoFar<'_> {

@@ -663,10 +663,12 @@ async fn unfinished_answer(sess: &Session, answer: Option<&str>) -> Option<Unfin
             _ => None,
         };
     }
-    if tools.is_empty() {
+    // What the task's words name must hold in the directory, unless the user refused a call
+    // of this turn: the work is then undone by their decision, and the model is not sent
+    // back to get around it.
+    if tools.is_empty() || record.refused() {
         return None;
     }
-    // What the task's words name must hold in the directory.
     tokio::task::spawn_blocking(move || record.unmet_in(&cwd))
         .await
         .ok()

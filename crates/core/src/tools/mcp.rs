@@ -185,13 +185,14 @@ async fn approve(
             Ok(())
         }
         ReviewDecision::Abort => Err(Refusal::Refused("user cancelled MCP tool call", true)),
-        ReviewDecision::TimedOut => Err(Refusal::Refused(
-            "MCP tool call not approved in time (denied)",
-            false,
-        )),
-        _ => Err(Refusal::Refused("user rejected MCP tool call", false)),
+        ReviewDecision::TimedOut => Err(Refusal::Refused(REFUSED_MCP_CALL_IN_TIME, false)),
+        _ => Err(Refusal::Refused(REFUSED_MCP_CALL, false)),
     }
 }
+
+/// What the model reads when the user refused an MCP call (see `super::was_refused`).
+pub(super) const REFUSED_MCP_CALL: &str = "user rejected MCP tool call";
+pub(super) const REFUSED_MCP_CALL_IN_TIME: &str = "MCP tool call not approved in time (denied)";
 
 /// Turns the server's progress notifications into `mcp_tool_call_progress` events until the
 /// call ends (its senders are dropped); the one that says the server runs the call as a task

@@ -12,6 +12,29 @@ pub(crate) use mcp::fetch_pending_tasks;
 pub(crate) use parallel::{CallsRun, ParkedCalls, PendingCall, run_calls};
 pub(crate) use shell::printed_output;
 
+/// Why a call the approval policy asked about was not run, as its output tells the model.
+/// The answer checks read these words back ([`was_refused`]): a task left undone because the
+/// user said no is the user's decision, not the model's failure.
+pub(crate) fn refusal_reason(d: oi_protocol::protocol::ReviewDecision) -> &'static str {
+    use oi_protocol::protocol::ReviewDecision;
+    match d {
+        ReviewDecision::TimedOut => REFUSED_TIMED_OUT,
+        ReviewDecision::Abort => "the user stopped the turn",
+        _ => REFUSED_BY_USER,
+    }
+}
+
+const REFUSED_BY_USER: &str = "the user denied it";
+const REFUSED_TIMED_OUT: &str = "no approval arrived in time, so it was denied";
+
+/// Whether a call's output says the user (or an approval that never came) refused it.
+pub(crate) fn was_refused(output: &str) -> bool {
+    output.contains(REFUSED_BY_USER)
+        || output.contains(REFUSED_TIMED_OUT)
+        || output.contains(mcp::REFUSED_MCP_CALL)
+        || output.contains(mcp::REFUSED_MCP_CALL_IN_TIME)
+}
+
 /// The names the `shell` tool answers to (its own, and those other harnesses taught models),
 /// and the harness profiles' shell tools: their output is laid out the same way.
 pub(crate) fn is_shell_tool(name: &str) -> bool {

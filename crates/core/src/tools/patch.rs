@@ -151,11 +151,7 @@ pub(crate) async fn apply_planned(
                             status: PatchApplyStatus::Declined,
                         }),
                     );
-                    let why = match other {
-                        ReviewDecision::TimedOut => "no approval arrived in time, so it was denied",
-                        ReviewDecision::Abort => "the user stopped the turn",
-                        _ => "the user denied it",
-                    };
+                    let why = super::refusal_reason(other);
                     let mut o = ToolOutcome::err(format!(
                         "change not applied: {why}. No file was changed."
                     ));

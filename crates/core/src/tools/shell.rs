@@ -590,11 +590,7 @@ fn refused(
             None
         }
         ReviewDecision::Denied | ReviewDecision::TimedOut | ReviewDecision::Abort => {
-            let why = match d {
-                ReviewDecision::TimedOut => "no approval arrived in time, so it was denied",
-                ReviewDecision::Abort => "the user stopped the turn",
-                _ => "the user denied it",
-            };
+            let why = super::refusal_reason(d);
             let parsed = parse_command(argv);
             sess.send(
                 call.turn_id,
