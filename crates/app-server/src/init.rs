@@ -23,7 +23,6 @@ pub struct ClientState {
 
 #[derive(Debug)]
 struct Session {
-    client_name: String,
     experimental_api: bool,
 }
 
@@ -32,11 +31,6 @@ impl ClientState {
     /// app-server form (older clients of our v2 API on `mcp-server`) keep everything.
     pub fn experimental_allowed(&self) -> bool {
         self.session.get().is_none_or(|s| s.experimental_api)
-    }
-
-    /// The client's name from `clientInfo`, if it sent the app-server form.
-    pub fn client_name(&self) -> Option<&str> {
-        self.session.get().map(|s| s.client_name.as_str())
     }
 }
 
@@ -85,7 +79,6 @@ async fn initialize(
         .map_err(|e| RpcError::invalid_params("initialize", e))?;
     let caps = p.capabilities.unwrap_or_default();
     let session = Session {
-        client_name: p.client_info.name.clone(),
         experimental_api: caps.experimental_api,
     };
     if conn.client.session.set(session).is_err() {
