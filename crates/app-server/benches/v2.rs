@@ -20,8 +20,8 @@
 //! `cargo bench -p oi-app-server --bench v2`. Env: `OI_BENCH_TREE` (where the tree is
 //! generated; default a directory under the temp dir, reused across runs),
 //! `OI_BENCH_RUNS` (timed requests per case, default 20), `OI_BENCH_ONLY` (one of
-//! `app-server`, `thread-list`, `fuzzy`, `loaded`, `resume`; the last two run only when
-//! named or when `OI_BENCH_ONLY` is unset).
+//! `app-server`, `thread-list`, `fuzzy`, `loaded`, `resume`), `OI_BENCH_HOME` (`resume`:
+//! keep the long thread's home there and reuse it on the next run).
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a panic here is a failed run, with its message
 
 use oi_app_server::AppServerContext;
@@ -140,9 +140,17 @@ fn bench_loaded_threads() {
 const LONG_TURNS: usize = 2_000;
 
 /// A thread of `LONG_TURNS` turns made through the v2 API against the scripted mock (a
-/// `shell` call running `true`, then an answer, per turn); returns its id and rollout.
+/// `shell` call running `true`, then an answer, per turn); returns its id and rollout. The
+/// window is set large enough that the thread is never compacted. A home that has it
+/// already (`OI_BENCH_HOME`, from an earlier run) is reused.
 fn long_thread(home: &Path) -> (String, PathBuf) {
     use oi_test_support::{MockModelServer, MockScript, MockTurn};
+    let marker = home.join("bench-thread");
+    if let Ok(text) = std::fs::read_to_string(&marker)
+        && let Some((id, path)) = text.trim().split_once('\t')
+    {
+        return (id.to_string(), PathBuf::from(path));
+    }
     let rt = tokio::runtime::Runtime::new().expect("runtime");
     let mock = rt
         .block_on(MockModelServer::start(MockScript::cycle(vec![
@@ -152,7 +160,10 @@ fn long_thread(home: &Path) -> (String, PathBuf) {
         .expect("mock");
     std::fs::write(
         home.join("config.toml"),
-        mock.config_toml("mock", oi_protocol::config_types::WireApi::Chat),
+        format!(
+            "model_context_window = 100000000\n{}",
+            mock.config_toml("mock", oi_protocol::config_types::WireApi::Chat)
+        ),
     )
     .expect("config");
     let exe = std::env::current_exe().expect("bench exe");
@@ -182,13 +193,21 @@ fn long_thread(home: &Path) -> (String, PathBuf) {
     );
     // The server is gone; the config stays (a resume only loads it).
     drop(mock);
+    std::fs::write(&marker, format!("{id}\t{}", path.display())).expect("marker");
     (id, path)
 }
 
 /// `thread/resume` of a long thread in a new server, against `cat` of its rollout.
 fn bench_resume(runs: usize) {
-    let home = tempfile::tempdir().expect("home");
-    let (id, path) = long_thread(home.path());
+    let temp = tempfile::tempdir().expect("home");
+    let home = match std::env::var("OI_BENCH_HOME") {
+        Ok(h) => {
+            std::fs::create_dir_all(&h).expect("home");
+            PathBuf::from(h)
+        }
+        Err(_) => temp.path().to_path_buf(),
+    };
+    let (id, path) = long_thread(&home);
     let size = std::fs::metadata(&path).expect("rollout").len();
     println!(
         "resume: rollout of {} records, {:.1} MiB",
@@ -212,7 +231,7 @@ fn bench_resume(runs: usize) {
         let mut times = Vec::new();
         for _ in 0..runs.clamp(1, 10) {
             let mut cmd = Command::new(&exe);
-            cmd.arg("--serve-app").arg(home.path());
+            cmd.arg("--serve-app").arg(&home);
             let mut peer = Peer::spawn(cmd, false);
             peer.call("thread/list", json!({"limit": 1}));
             let (r, t) = peer.call(

@@ -101,9 +101,13 @@ async fn long_thread(home: &Path, turns: usize) -> (ThreadId, PathBuf) {
     ]))
     .await
     .expect("mock");
+    // A window large enough that the thread is never compacted.
     std::fs::write(
         home.join("config.toml"),
-        mock.config_toml("mock", WireApi::Chat),
+        format!(
+            "model_context_window = 100000000\n{}",
+            mock.config_toml("mock", WireApi::Chat)
+        ),
     )
     .expect("config");
     let manager = ThreadManager::new(ThreadManagerOptions {
