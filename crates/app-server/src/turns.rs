@@ -500,6 +500,11 @@ impl Pump {
             unsaved.describe()
         );
         tracing::warn!("{message}");
+        // A turn that failed already says why (a store that stopped answering stops the turn
+        // with its own error): that message stays the turn's.
+        if self.mapper.failed() {
+            return Vec::new();
+        }
         let error = Event {
             id: event.id.clone(),
             msg: EventMsg::Error(oi_protocol::protocol::ErrorEvent {

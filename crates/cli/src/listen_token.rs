@@ -49,11 +49,15 @@ pub fn load_or_create(home: &Path) -> Result<(String, PathBuf), String> {
 
 /// The file's token, or `None` if it holds none usable (empty, short, not text, too long).
 fn read_token(path: &Path) -> std::io::Result<Option<String>> {
-    let mut text = String::new();
-    let file = std::fs::File::open(path)?;
-    if file.take(4096).read_to_string(&mut text).is_err() {
-        return Ok(None);
-    }
+    // Non-blocking, a regular file only, bounded: a FIFO there is an error, not a wait.
+    let text = match oi_config::project_file::read_text_capped(path, 4096) {
+        Ok(text) => text,
+        Err(
+            e @ (oi_config::project_file::ProjectFileError::NotFound { .. }
+            | oi_config::project_file::ProjectFileError::NotRegular { .. }),
+        ) => return Err(e.into()),
+        Err(_) => return Ok(None),
+    };
     let token = text.trim();
     let usable =
         token.len() >= MIN_LEN && token.len() < 4096 && token.bytes().all(|b| b.is_ascii_graphic());

@@ -45,7 +45,9 @@ pub struct McpServerArgs {
     /// Most sessions open at once.
     #[arg(long, value_name = "N", default_value_t = 256, value_parser = clap::value_parser!(u32).range(1..))]
     pub max_sessions: u32,
-    /// Most connections open at once from one IP address (local clients share one).
+    /// Most connections open at once from one IP address once a request on them passed the
+    /// token check (local clients share one address); connections without one have a small
+    /// budget of their own.
     #[arg(long, value_name = "N", default_value_t = 256, value_parser = clap::value_parser!(u32).range(1..))]
     pub max_connections_per_peer: u32,
     /// Seconds a client has to send a request's headers; slower ones are disconnected.

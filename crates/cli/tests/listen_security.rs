@@ -330,3 +330,55 @@ fn connect_from(from: [u8; 4], to: SocketAddr) -> TcpStream {
         stream
     })
 }
+
+/// How many of `streams` the server still keeps open.
+fn still_open(streams: &[TcpStream]) -> usize {
+    let mut buf = [0u8; 64];
+    streams
+        .iter()
+        .filter(|s| {
+            s.set_nonblocking(true).unwrap();
+            let open = matches!((&**s).read(&mut buf), Err(e) if e.kind() == std::io::ErrorKind::WouldBlock);
+            s.set_nonblocking(false).unwrap();
+            open
+        })
+        .count()
+}
+
+#[test]
+fn a_local_process_holding_half_open_requests_does_not_shut_out_the_token_holder() {
+    for command_name in ["mcp-server", "app-server"] {
+        let home = tempfile::tempdir().unwrap();
+        let server = start(command(
+            home.path(),
+            &[command_name, "--listen", "127.0.0.1:0"],
+        ));
+        let token = std::fs::read_to_string(home.path().join("listen-token")).unwrap();
+        // A local process without the token holds 256 requests whose head never ends, from
+        // the address legitimate local clients use too.
+        let mut held = Vec::new();
+        for _ in 0..256 {
+            let mut s = TcpStream::connect(server.addr).unwrap();
+            let _ = s.write_all(b"POST /mcp HTTP/1.1\r\nhost: 127.0.0.1\r\nx-slow: a");
+            held.push(s);
+        }
+        for probe in 0..5 {
+            let reply = post(server.addr, Some(token.trim()));
+            assert!(
+                reply.starts_with("HTTP/1.1 200"),
+                "{command_name}, probe {probe}: {reply}"
+            );
+        }
+        // Without the token: still refused, and the held requests were pushed out.
+        assert!(post(server.addr, None).starts_with("HTTP/1.1 401"));
+        let deadline = std::time::Instant::now() + DEADLINE;
+        while still_open(&held) > 32 {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "{command_name}: {} half-open requests still held",
+                still_open(&held)
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+}

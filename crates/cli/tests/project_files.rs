@@ -175,3 +175,175 @@ async fn agents_md_as_a_fifo_does_not_stall_the_mcp_server() {
         .unwrap();
     assert!(status.success(), "{status}");
 }
+
+fn shell(script: &str) -> MockTurn {
+    MockTurn::tool_call(
+        "shell",
+        serde_json::json!({"command": ["sh", "-c", script]}),
+    )
+}
+
+#[tokio::test]
+async fn agents_md_leading_out_of_the_project_is_not_sent() {
+    let outside = outside_dir();
+    std::fs::write(outside.path().join("notes.md"), "outside-secret-5151\n").unwrap();
+    let env = TestEnv::new(MockScript::turns([]), WireApi::Chat).await;
+    let credentials = env.home.path().join(".credentials.json");
+    std::fs::write(
+        &credentials,
+        r#"{"api_keys":{"OI_UNUSED_KEY":"sk-planted-secret-4242"}}"#,
+    )
+    .unwrap();
+    // What a sandboxed command (or a cloned repository) can do: links, not copies.
+    let link = format!(
+        "ln -s '{}' AGENTS.md && mkdir -p docs && ln -s '{}' docs/AGENTS.md; echo link-exit=$?",
+        credentials.display(),
+        outside.path().join("notes.md").display()
+    );
+    env.mock
+        .set_script(MockScript::turns([shell(&link), MockTurn::text("linked")]));
+    let out = env
+        .run(&["exec", "-s", "workspace-write", "-a", "never", "link"])
+        .await;
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let seen = &env.mock.requests().last().unwrap().tool_outputs()[0].1;
+    assert!(seen.contains("link-exit=0"), "{seen}");
+
+    for (dir, secret) in [(".", "sk-planted-secret"), ("docs", "outside-secret")] {
+        env.mock
+            .set_script(MockScript::turns([MockTurn::text("answered")]));
+        let out = env.run(&["-C", dir, "exec", "hi"]).await;
+        let err = stderr(&out);
+        assert_eq!(out.status.code(), Some(0), "{err}");
+        let sent = env.mock.requests().last().unwrap().all_text();
+        assert!(!sent.contains(secret), "{dir}: {secret} sent to the model");
+        assert!(
+            err.contains("AGENTS.md not used") && err.contains("outside"),
+            "{dir}: {err}"
+        );
+    }
+
+    // A link inside the project is fine (AGENTS.md -> docs/agents.md).
+    let work = env.work();
+    std::fs::remove_file(work.join("AGENTS.md")).unwrap();
+    std::fs::write(work.join("docs/agents.md"), "inside-rule-7373\n").unwrap();
+    std::os::unix::fs::symlink("docs/agents.md", work.join("AGENTS.md")).unwrap();
+    env.mock
+        .set_script(MockScript::turns([MockTurn::text("answered")]));
+    let out = env.run(&["exec", "hi"]).await;
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let sent = env.mock.requests().last().unwrap().all_text();
+    assert!(sent.contains("inside-rule-7373"), "{sent}");
+}
+
+#[tokio::test]
+async fn a_symlinked_config_folder_freezes_nothing_and_configures_nothing() {
+    let outside = outside_dir();
+    let cmd_marker = outside.path().join("command-ran-unconfined");
+    let tmp = tempfile::Builder::new()
+        .prefix("oi-x")
+        .tempdir_in("/tmp")
+        .unwrap();
+    let target = tmp.path().join("x");
+    let probe = std::path::PathBuf::from(format!(
+        "/tmp/{}-probe",
+        tmp.path().file_name().unwrap().to_string_lossy()
+    ));
+    let env = TestEnv::new(MockScript::turns([]), WireApi::Chat).await;
+    let out = env.run(&["trust"]).await;
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let plant = format!(
+        "mkdir -p sl '{t}' && ln -s '{t}' sl/.openinterpreter && printf \
+         'sandbox_mode = \"danger-full-access\"\\napproval_policy = \"never\"\\n' > '{t}/config.toml'; \
+         echo link-exit=$?",
+        t = target.display()
+    );
+    let probes = format!(
+        "touch '{}'; echo tmp-exit=$?; touch top-level-probe; echo top-exit=$?",
+        probe.display()
+    );
+    env.mock.set_script(MockScript::turns([
+        shell(&plant),
+        MockTurn::text("linked"),
+        shell(&probes),
+        MockTurn::text("probed"),
+    ]));
+    for prompt in ["link", "probe"] {
+        let out = env
+            .run(&["exec", "-s", "workspace-write", "-a", "never", prompt])
+            .await;
+        assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    }
+    let requests = env.mock.requests();
+    let planted = &requests[1].tool_outputs()[0].1;
+    assert!(planted.contains("link-exit=0"), "{planted}");
+    // Later sandboxed commands still write /tmp and the project's top level.
+    let probed = &requests[3].tool_outputs()[0].1;
+    let _ = std::fs::remove_file(&probe);
+    assert!(probed.contains("tmp-exit=0"), "/tmp was frozen: {probed}");
+    assert!(
+        probed.contains("top-exit=0"),
+        "the top level was frozen: {probed}"
+    );
+
+    // And the linked config is not a project config.
+    let touch = format!("touch '{}'", cmd_marker.display());
+    env.mock
+        .set_script(MockScript::turns([shell(&touch), MockTurn::text("done")]));
+    let out = env.run(&["-C", "sl", "exec", "go"]).await;
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    assert!(err.contains("is a symlink"), "{err}");
+    assert!(!cmd_marker.exists(), "the linked config was obeyed");
+}
+
+/// Files the agent keeps in its home are opened the way project files are: a FIFO at
+/// `model-windows.json` (or `history.jsonl`, `session_index.jsonl`) is no file, not a wait.
+#[tokio::test]
+async fn fifos_in_the_home_do_not_hang_exec_or_keep_it_from_sigterm() {
+    let env = TestEnv::new(
+        MockScript::turns([MockTurn::text("answered")]),
+        WireApi::Chat,
+    )
+    .await;
+    for name in ["model-windows.json", "history.jsonl"] {
+        mkfifo(&env.home.path().join(name));
+    }
+    let out = env.run(&["exec", "hi"]).await;
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(stdout(&out).contains("answered"));
+
+    // A running turn still ends on SIGTERM, with the shell's code for it.
+    env.mock.set_script(MockScript::turns([shell(
+        "echo started > started.txt; exec sleep 60",
+    )]));
+    let mut child = env
+        .command(&["exec", "-s", "danger-full-access", "-a", "never", "run it"])
+        .spawn()
+        .unwrap();
+    let started = env.work().join("started.txt");
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while !started.exists() {
+        assert!(Instant::now() < deadline, "the command never started");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let pid = child.id().unwrap() as libc::pid_t;
+    // SAFETY: kill has no memory preconditions; the pid is our child's.
+    assert_eq!(unsafe { libc::kill(pid, libc::SIGTERM) }, 0);
+    let status = tokio::time::timeout(Duration::from_secs(30), child.wait())
+        .await
+        .expect("exec ended after SIGTERM")
+        .unwrap();
+    assert_eq!(status.code(), Some(143), "{status}");
+
+    // The thread-name index as a FIFO: `sessions list` says so instead of waiting.
+    mkfifo(&env.home.path().join("session_index.jsonl"));
+    let out = env.run(&["sessions", "list"]).await;
+    if out.status.code() != Some(0) {
+        assert!(
+            stderr(&out).contains("session_index.jsonl"),
+            "{}",
+            stderr(&out)
+        );
+    }
+}

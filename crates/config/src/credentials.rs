@@ -54,15 +54,13 @@ pub fn path(home: &Path) -> PathBuf {
 pub fn read(home: &Path) -> Result<Map<String, Value>, CredentialsError> {
     let path = path(home);
     make_owner_only(&path);
-    let text = match std::fs::read_to_string(&path) {
+    let text = match crate::project_file::read_text_capped(
+        &path,
+        crate::project_file::HOME_FILE_MAX_BYTES,
+    ) {
         Ok(text) => text,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Map::new()),
-        Err(e) => {
-            return Err(CredentialsError(format!(
-                "cannot read {}: {e}",
-                path.display()
-            )));
-        }
+        Err(e) if e.is_not_found() => return Ok(Map::new()),
+        Err(e) => return Err(CredentialsError(e.to_string())),
     };
     parse(&path, &text)
 }

@@ -44,17 +44,18 @@ pub fn lock(path: &Path) -> std::io::Result<EditLock> {
     opts.read(true).write(true).create(true).truncate(false);
     #[cfg(unix)]
     std::os::unix::fs::OpenOptionsExt::mode(&mut opts, 0o600);
-    let file = opts.open(&lock_path)?;
+    let file = crate::project_file::open_regular_with(&mut opts, &lock_path)?;
     file.lock()?;
     Ok(EditLock { _file: file })
 }
 
-/// The file's text, or `""` when it does not exist yet.
+/// The file's text, or `""` when it does not exist yet. Read with the bounded reader: a FIFO
+/// or device in its place is an error, not a wait.
 pub fn read_or_empty(path: &Path) -> std::io::Result<String> {
-    match std::fs::read_to_string(path) {
+    match crate::project_file::read_text_capped(path, crate::project_file::HOME_FILE_MAX_BYTES) {
         Ok(text) => Ok(text),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(String::new()),
-        Err(e) => Err(e),
+        Err(e) if e.is_not_found() => Ok(String::new()),
+        Err(e) => Err(e.into()),
     }
 }
 

@@ -13,6 +13,8 @@ use std::path::PathBuf;
 
 /// The newest entries [`PromptHistory::read`] returns at most.
 pub const READ_LIMIT: usize = 500;
+/// Bytes read from the end of the file: room for [`READ_LIMIT`] long prompts.
+const READ_MAX_BYTES: u64 = 8 * 1024 * 1024;
 
 /// The prompt history of one home directory, or none when persistence is off.
 #[derive(Clone, Debug, Default)]
@@ -66,10 +68,17 @@ impl PromptHistory {
         let Some(path) = &self.path else {
             return Vec::new();
         };
-        let Ok(body) = std::fs::read_to_string(path) else {
+        // Only the end is read (the newest prompts are at the end), with the bounded reader:
+        // a FIFO or device in its place is no history, not a wait.
+        let Ok((bytes, cut)) = crate::project_file::read_tail(path, READ_MAX_BYTES) else {
             return Vec::new();
         };
-        let mut out: Vec<String> = body.lines().filter_map(entry_text).collect();
+        let body = String::from_utf8_lossy(&bytes);
+        let mut lines = body.lines();
+        if cut {
+            lines.next(); // the first line read may be the end of a longer one
+        }
+        let mut out: Vec<String> = lines.filter_map(entry_text).collect();
         if out.len() > READ_LIMIT {
             out.drain(..out.len() - READ_LIMIT);
         }

@@ -304,7 +304,7 @@ pub const KEY_DOCS: &[KeyDoc] = &[
     KeyDoc {
         key: "project_doc_max_bytes",
         default: "`32768`",
-        meaning: "bytes of the nearest `AGENTS.md` the model sees (cut head+tail; a longer file is read only at its two ends); `0` leaves it out. An `AGENTS.md` that is not a regular file (a FIFO, a device, a symlink to one) is not used, with a warning",
+        meaning: "bytes of the nearest `AGENTS.md` the model sees (cut head+tail; a longer file is read only at its two ends); `0` leaves it out. An `AGENTS.md` that is not a regular file (a FIFO, a device, a symlink to one), or that leads outside the project (a symlink to a file elsewhere), is not used, with a warning. A project config may set at most 262144",
         example: "project_doc_max_bytes = 8192",
     },
     KeyDoc {

@@ -21,6 +21,7 @@ mod overrides;
 pub mod owner_only;
 pub mod project_consent;
 pub mod project_file;
+pub mod project_keys;
 pub mod provider;
 mod redact;
 mod resolve;

@@ -48,7 +48,7 @@ const PROMPTS_DIR: &str = "prompts";
 /// an untrusted project contributes none.
 pub fn prompt_folders(home: &Path, cwd: &Path) -> Result<Vec<PathBuf>, ConfigError> {
     let mut folders = Vec::new();
-    let user = read_layer(&user_config_path(home))?
+    let user = read_layer(&user_config_path(home), None)?
         .map(|(t, _)| t)
         .unwrap_or_default();
     if let crate::Trust::Trusted(root) = crate::trust_of(&user, cwd) {
@@ -56,8 +56,11 @@ pub fn prompt_folders(home: &Path, cwd: &Path) -> Result<Vec<PathBuf>, ConfigErr
         let project = cwd
             .ancestors()
             .take_while(|dir| dir.starts_with(&root))
-            .map(|dir| dir.join(".openinterpreter").join(PROMPTS_DIR))
-            .find(|dir| dir.is_dir());
+            .map(|dir| dir.join(".openinterpreter"))
+            // A symlinked `.openinterpreter` is no config folder (it may lead anywhere).
+            .filter(|dir| !dir.is_symlink())
+            .map(|dir| dir.join(PROMPTS_DIR))
+            .find(|dir| dir.is_dir() && !dir.is_symlink());
         folders.extend(project);
     }
     let own = home.join(PROMPTS_DIR);
@@ -67,11 +70,16 @@ pub fn prompt_folders(home: &Path, cwd: &Path) -> Result<Vec<PathBuf>, ConfigErr
     Ok(folders)
 }
 
-/// Read one config file with the bounded reader (a FIFO or device is refused, not waited on).
-fn read_layer(path: &Path) -> Result<Option<(toml::Table, String)>, ConfigError> {
-    let text = match crate::project_file::read_text_capped(
+/// Read one config file with the bounded reader (a FIFO or device is refused, not waited on);
+/// a project's config must really be inside its `.openinterpreter/` folder (`within`).
+fn read_layer(
+    path: &Path,
+    within: Option<&crate::project_file::Within<'_>>,
+) -> Result<Option<(toml::Table, String)>, ConfigError> {
+    let text = match crate::project_file::read_text_capped_in(
         path,
         crate::project_file::CONFIG_FILE_MAX_BYTES,
+        within,
     ) {
         Ok(t) => t,
         Err(e) if e.is_not_found() => return Ok(None),
@@ -148,17 +156,53 @@ pub(crate) fn deep_merge(base: &mut toml::Table, over: &toml::Table) {
     }
 }
 
+/// The project config folder's name.
+const PROJECT_CONFIG_DIR: &str = ".openinterpreter";
+
+/// What the search for a project config found.
+enum FoundConfig {
+    /// `<dir>/.openinterpreter/config.toml`, in a real folder.
+    At(PathBuf),
+    /// A config file behind a `.openinterpreter` that is a symlink (to `target`): not a
+    /// config folder. The search stops there: no config further up is used in its place.
+    Linked { config: PathBuf, target: PathBuf },
+}
+
 /// The nearest `.openinterpreter/config.toml` at or above `cwd`, excluding the user config.
-fn find_project_config(cwd: &Path, user_config: &Path) -> Option<PathBuf> {
+fn find_project_config(cwd: &Path, user_config: &Path) -> Option<FoundConfig> {
     for dir in cwd.ancestors() {
-        let candidate = dir.join(".openinterpreter").join(CONFIG_FILE);
+        let folder = dir.join(PROJECT_CONFIG_DIR);
+        let candidate = folder.join(CONFIG_FILE);
         // Anything at that name counts (a FIFO too): the reader refuses what is not a
         // regular file, rather than the layer silently disappearing.
-        if candidate.exists() && candidate != user_config {
-            return Some(candidate);
+        if candidate == user_config || !candidate.exists() {
+            continue;
         }
+        // A symlinked folder leads elsewhere (`sub/.openinterpreter -> /tmp/x`): whatever is
+        // there was not written in the project, and the sandbox does not guard it.
+        if std::fs::symlink_metadata(&folder).is_ok_and(|m| m.file_type().is_symlink()) {
+            let target = folder.canonicalize().unwrap_or_else(|_| folder.clone());
+            return Some(FoundConfig::Linked {
+                config: candidate,
+                target,
+            });
+        }
+        return Some(FoundConfig::At(candidate));
     }
     None
+}
+
+/// The warning for a config behind a symlinked `.openinterpreter`.
+fn linked_folder_notice(config: &Path, target: &Path) -> String {
+    let folder = config.parent().unwrap_or(config);
+    format!(
+        "ignoring project config {}: {} is a symlink (to {}), not a folder of the project; a \
+         project config is read only from a real .openinterpreter folder, so replace the link \
+         with one",
+        config.display(),
+        folder.display(),
+        target.display()
+    )
 }
 
 /// Load the effective configuration.
@@ -174,7 +218,7 @@ pub fn load_config(opts: ConfigLoadOptions) -> Result<LoadedConfig, ConfigError>
     let mut merged = toml::Table::new();
     let mut layers = Vec::new();
     let mut user_table = toml::Table::new();
-    if let Some((t, text)) = read_layer(&user_path)? {
+    if let Some((t, text)) = read_layer(&user_path, None)? {
         user_table = t.clone();
         let origin = user_path.display().to_string();
         warn_unknown_in_file(&t, &text, &origin, &mut warnings);
@@ -185,17 +229,31 @@ pub fn load_config(opts: ConfigLoadOptions) -> Result<LoadedConfig, ConfigError>
             value: t,
         });
     }
+    let found = match find_project_config(&cwd, &user_path) {
+        Some(FoundConfig::At(p)) => Some(p),
+        Some(FoundConfig::Linked { config, target }) => {
+            warnings.push(linked_folder_notice(&config, &target));
+            None
+        }
+        None => None,
+    };
     let (project_path, untrusted_project_config) =
-        crate::trust::gate_project_config(find_project_config(&cwd, &user_path), &user_table);
+        crate::trust::gate_project_config(found, &user_table);
     if let Some(p) = &untrusted_project_config {
         warnings.push(crate::trust::untrusted_notice(p));
     }
     // The files without the project layer: what a widening project layer is measured against.
     let user_merged = merged.clone();
     let mut project: Option<(PathBuf, toml::Table, String)> = None;
+    let project_folder = project_path.as_deref().and_then(Path::parent);
+    let within = project_folder.map(|root| crate::project_file::Within {
+        root,
+        excluded: None,
+    });
     if let Some(p) = &project_path
-        && let Some((t, text)) = read_layer(p)?
+        && let Some((mut t, text)) = read_layer(p, within.as_ref())?
     {
+        crate::project_keys::restrict(&mut t, &user_merged, p, &user_path, &mut warnings);
         let origin = p.display().to_string();
         warn_unknown_in_file(&t, &text, &origin, &mut warnings);
         deep_merge(&mut merged, &t);
@@ -245,7 +303,7 @@ pub fn load_config(opts: ConfigLoadOptions) -> Result<LoadedConfig, ConfigError>
         Ok(without) => crate::project_consent::widening(without, &config),
         // The session cannot be typed without the layer (it defines the profile in use, say):
         // what it widens cannot be measured, so every widening key it sets counts.
-        Err(_) => crate::project_consent::widening_keys(&table),
+        Err(_) => crate::project_keys::widening_keys(&table),
     };
     if changes.is_empty() {
         return Ok(LoadedConfig { config, warnings });
@@ -258,7 +316,8 @@ pub fn load_config(opts: ConfigLoadOptions) -> Result<LoadedConfig, ConfigError>
         .unwrap_or(&path)
         .to_path_buf();
     let launches = crate::project_consent::launches(without.as_ref().ok(), &config, &project_dir)?;
-    let (status, changed_files) = crate::project_consent::status(&home, &path, &sha256, &launches);
+    let (status, changed_files) =
+        crate::project_consent::status(&home, &path, real_path.as_deref(), &sha256, &launches);
     let review = crate::ProjectConfigReview {
         status,
         path,
@@ -536,7 +595,7 @@ pub struct ThreadStoreSettings {
 pub fn thread_store_settings(home: &Path) -> Result<ThreadStoreSettings, ConfigError> {
     let env_url = std::env::var("OI_THREAD_STORE_URL").ok();
     let path = user_config_path(home);
-    let table = match read_layer(&path)? {
+    let table = match read_layer(&path, None)? {
         Some((table, _)) => table,
         None => toml::Table::new(),
     };

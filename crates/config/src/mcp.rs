@@ -447,3 +447,10 @@ pub fn is_valid_server_name(name: &str) -> bool {
 
 #[cfg(test)]
 mod tests;
+
+/// The keys of a `[mcp_servers.<name>]` table, as the schema reads them (for the test that
+/// every key has a project rule, `project_keys`).
+#[cfg(test)]
+pub(crate) fn server_table_keys() -> Vec<&'static str> {
+    crate::schema::tests::fields_of::<schema::McpServerToml>()
+}

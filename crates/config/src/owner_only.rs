@@ -29,7 +29,7 @@ pub fn open_append(path: &Path) -> io::Result<File> {
     opts.create(true).append(true);
     #[cfg(unix)]
     std::os::unix::fs::OpenOptionsExt::mode(&mut opts, 0o600);
-    let file = opts.open(path)?;
+    let file = crate::project_file::open_regular_with(&mut opts, path)?;
     tighten(path, 0o600);
     Ok(file)
 }

@@ -153,14 +153,49 @@ fn accepted_path(home: &Path) -> PathBuf {
     home.join(ACCEPTED_FILE)
 }
 
+/// Prefix of a record key that holds a path's bytes in hex (a path that is not UTF-8).
+const BYTES_KEY: &str = "bytes:";
+
+/// The record's key for `path`: exactly its bytes. A UTF-8 path is its own key (as records
+/// have always been written); any other is `bytes:` and its bytes in hex, never its displayed
+/// form, where `u\xff` and `u\xfe` both read `u\u{FFFD}`. A UTF-8 path containing U+FFFD is
+/// written as bytes too, so a record made by an older version for a non-UTF-8 path (keyed by
+/// its displayed form) matches nothing and is asked again.
 fn key_of(path: &Path) -> String {
-    path.display().to_string()
+    #[cfg(unix)]
+    {
+        use std::os::unix::ffi::OsStrExt;
+        match path.to_str() {
+            Some(s) if !s.contains(char::REPLACEMENT_CHARACTER) => s.to_string(),
+            _ => format!("{BYTES_KEY}{}", hex::encode(path.as_os_str().as_bytes())),
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        path.display().to_string()
+    }
+}
+
+/// The path a record key names (see [`key_of`]).
+fn path_of_key(key: &str) -> PathBuf {
+    #[cfg(unix)]
+    if let Some(bytes) = key
+        .strip_prefix(BYTES_KEY)
+        .and_then(|h| hex::decode(h).ok())
+    {
+        use std::os::unix::ffi::OsStringExt;
+        return PathBuf::from(std::ffi::OsString::from_vec(bytes));
+    }
+    PathBuf::from(key)
 }
 
 /// What an acceptance recorded: the config's fingerprint and those of the files it launches.
 struct AcceptedRecord {
     sha256: String,
     files: BTreeMap<String, String>,
+    /// The key of the file the path led to when it was accepted, when a symlink on the way
+    /// led elsewhere (`None`: the path was the file itself).
+    real: Option<String>,
 }
 
 /// The acceptance recorded for `config`, if any. An unreadable record accepts nothing.
@@ -172,6 +207,10 @@ fn accepted_record(home: &Path, config: &Path) -> Option<AcceptedRecord> {
     .ok()?;
     let table: toml::Table = text.parse().ok()?;
     let entry = table.get(&key_of(config))?;
+    let real = match entry.get("real") {
+        None => None,
+        Some(r) => Some(r.as_str()?.to_string()),
+    };
     let sha256 = entry.get("sha256")?.as_str()?.to_string();
     let files = match entry.get("files") {
         None => BTreeMap::new(),
@@ -181,7 +220,11 @@ fn accepted_record(home: &Path, config: &Path) -> Option<AcceptedRecord> {
             .map(|(k, v)| Some((k.clone(), v.as_str()?.to_string())))
             .collect::<Option<_>>()?,
     };
-    Some(AcceptedRecord { sha256, files })
+    Some(AcceptedRecord {
+        sha256,
+        files,
+        real,
+    })
 }
 
 /// The launched files of `launches` keyed as the record keys them.
@@ -216,6 +259,9 @@ pub fn accept(home: &Path, review: &ProjectConfigReview) -> Result<(), ConfigErr
     }
     let mut entry = toml_edit::Table::new();
     entry.insert("sha256", toml_edit::value(review.sha256.clone()));
+    if let Some(real) = &review.real_path {
+        entry.insert("real", toml_edit::value(key_of(real)));
+    }
     let files = launched_files(&review.launches);
     if !files.is_empty() {
         let mut t = toml_edit::InlineTable::new();
@@ -228,18 +274,21 @@ pub fn accept(home: &Path, review: &ProjectConfigReview) -> Result<(), ConfigErr
     crate::edit::write_atomically(&path, &doc.to_string()).map_err(io_err)
 }
 
-/// Whether the layer at `config`, with content `sha256` launching `launches`, was accepted as
-/// it is; for `Changed` because of launched files only, which files.
+/// Whether the layer at `config` (leading to `real`, when a symlink on the way leads
+/// elsewhere), with content `sha256` launching `launches`, was accepted as it is; for
+/// `Changed` because of launched files only, which files.
 pub(crate) fn status(
     home: &Path,
     config: &Path,
+    real: Option<&Path>,
     sha256: &str,
     launches: &[(Launcher, LaunchPins)],
 ) -> (ReviewStatus, Vec<PathBuf>) {
     let Some(record) = accepted_record(home, config) else {
         return (ReviewStatus::New, Vec::new());
     };
-    if record.sha256 != sha256 {
+    // The same path leading to another file is another file: accepted anew.
+    if record.sha256 != sha256 || record.real != real.map(key_of) {
         return (ReviewStatus::Changed, Vec::new());
     }
     let now = launched_files(launches);
@@ -250,14 +299,14 @@ pub(crate) fn status(
     let mut changed: Vec<PathBuf> = now
         .iter()
         .filter(|(path, sha)| record.files.get(*path) != Some(sha))
-        .map(|(path, _)| PathBuf::from(path))
+        .map(|(path, _)| path_of_key(path))
         .collect();
     changed.extend(
         record
             .files
             .keys()
             .filter(|path| !now.contains_key(*path))
-            .map(PathBuf::from),
+            .map(|path| path_of_key(path)),
     );
     (ReviewStatus::Changed, changed)
 }
@@ -399,6 +448,32 @@ pub(crate) fn widening(without: &Config, with: &Config) -> Vec<String> {
             with.notify.as_deref().unwrap_or_default().join(" ")
         ));
     }
+    out.extend(environment_widening(
+        &without.shell_environment_policy,
+        &with.shell_environment_policy,
+    ));
+    if with.history_persistence == crate::HistoryPersistence::SaveAll
+        && without.history_persistence == crate::HistoryPersistence::None
+    {
+        out.push("saves the prompts you type to history.jsonl (your config says none)".into());
+    }
+    for (id, provider) in &with.model_providers {
+        if *id == with.model_provider_id || without.model_providers.get(id) == Some(provider) {
+            continue;
+        }
+        let key = provider
+            .env_key
+            .as_deref()
+            .map(|k| format!(" with the key in ${k}"))
+            .unwrap_or_default();
+        out.push(format!(
+            "defines model provider `{id}` at {}{key} (model lists ask it)",
+            provider
+                .base_url
+                .as_deref()
+                .unwrap_or("its default endpoint")
+        ));
+    }
     if with.model_provider != without.model_provider {
         let key = with
             .model_provider
@@ -417,23 +492,70 @@ pub(crate) fn widening(without: &Config, with: &Config) -> Vec<String> {
     out
 }
 
-/// When the session cannot even be typed without the layer, say which widening keys it sets.
-pub(crate) fn widening_keys(project: &toml::Table) -> Vec<String> {
-    const KEYS: &[&str] = &[
-        "sandbox_mode",
-        "sandbox_workspace_write",
-        "approval_policy",
-        "mcp_servers",
-        "notify",
-        "model_provider",
-        "model_providers",
-        "profile",
-        "profiles",
-    ];
-    KEYS.iter()
-        .filter(|k| project.contains_key(**k))
-        .map(|k| format!("sets `{k}`"))
-        .collect()
+/// What a project's `[shell_environment_policy]` lets commands see (or sets for them) that
+/// the policy without it does not: more inherited variables, the secret-looking names, an
+/// exclusion lifted, an `include_only` widened, variables set (`PATH`, `LD_PRELOAD`… change
+/// what commands run, and `notify` and approved unsandboxed commands get them too).
+fn environment_widening(
+    without: &crate::ShellEnvironmentPolicy,
+    with: &crate::ShellEnvironmentPolicy,
+) -> Vec<String> {
+    use crate::ShellEnvironmentInherit as Inherit;
+    let rank = |i: Inherit| match i {
+        Inherit::None => 0,
+        Inherit::Core => 1,
+        Inherit::All => 2,
+    };
+    let name = |i: Inherit| match i {
+        Inherit::None => "none",
+        Inherit::Core => "core",
+        Inherit::All => "all",
+    };
+    let mut out = Vec::new();
+    if rank(with.inherit) > rank(without.inherit) {
+        out.push(format!(
+            "commands inherit {} environment variables instead of {}",
+            name(with.inherit),
+            name(without.inherit)
+        ));
+    }
+    if with.ignore_default_excludes && !without.ignore_default_excludes {
+        out.push(
+            "commands see variables whose names contain KEY, SECRET or TOKEN (ignore_default_excludes)"
+                .into(),
+        );
+    }
+    let patterns = |v: &[crate::shell_env::EnvPattern]| -> Vec<String> {
+        v.iter().map(|p| p.as_str().to_string()).collect()
+    };
+    let (ex_without, ex_with) = (patterns(&without.exclude), patterns(&with.exclude));
+    let lifted: Vec<&String> = ex_without.iter().filter(|p| !ex_with.contains(p)).collect();
+    if !lifted.is_empty() {
+        let shown: Vec<&str> = lifted.iter().map(|s| s.as_str()).collect();
+        out.push(format!(
+            "commands see variables excluded before: {}",
+            shown.join(", ")
+        ));
+    }
+    let (only_without, only_with) = (
+        patterns(&without.include_only),
+        patterns(&with.include_only),
+    );
+    if !only_without.is_empty()
+        && (only_with.is_empty() || only_with.iter().any(|p| !only_without.contains(p)))
+    {
+        out.push("commands see variables outside your include_only list".into());
+    }
+    let set: Vec<&str> = with
+        .set
+        .iter()
+        .filter(|(k, v)| without.set.get(*k) != Some(*v))
+        .map(|(k, _)| k.as_str())
+        .collect();
+    if !set.is_empty() {
+        out.push(format!("sets {} for commands", set.join(", ")));
+    }
+    out
 }
 
 fn describe_sandbox(c: &Config) -> String {

@@ -305,3 +305,28 @@ mod tests {
         assert_eq!(default_trust_dir(&deep), root);
     }
 }
+
+#[cfg(test)]
+mod raw_path_tests {
+    use super::*;
+    use std::os::unix::ffi::OsStrExt;
+
+    /// Trust entries are compared by the path's bytes: an entry written with the displayed
+    /// form of a non-UTF-8 name trusts only a folder literally named so, and `trust` refuses a
+    /// folder whose name cannot be written to config.toml as it is.
+    #[test]
+    fn trust_is_keyed_by_the_exact_path() {
+        let root = tempfile::tempdir().unwrap();
+        let root = root.path().canonicalize().unwrap();
+        let ff = root.join(std::ffi::OsStr::from_bytes(b"u\xff"));
+        std::fs::create_dir(&ff).unwrap();
+        let shown = ff.display().to_string();
+        let t: toml::Table = format!("[projects.{shown:?}]\ntrust_level = \"trusted\"\n")
+            .parse()
+            .unwrap();
+        assert_eq!(trust_of(&t, &ff), Trust::Unknown);
+        let home = tempfile::tempdir().unwrap();
+        let err = set_trust(&home.path().join("config.toml"), &ff, true).unwrap_err();
+        assert!(err.to_string().contains("not valid UTF-8"), "{err}");
+    }
+}

@@ -3,12 +3,16 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a panic here is a failed run, with its message
 
 use oi_config::keys::{KEY_DOCS, TOP_LEVEL_KEYS, reference_markdown};
+use oi_config::project_keys;
 use oi_config::{ConfigLoadOptions, ConfigOverrides, load_config};
 use std::path::{Path, PathBuf};
 
 const BEGIN: &str =
     "<!-- BEGIN GENERATED: config keys (crates/config/tests/reference_doc.rs) -->\n";
 const END: &str = "<!-- END GENERATED: config keys -->";
+const RULES_BEGIN: &str =
+    "<!-- BEGIN GENERATED: project rules (crates/config/tests/reference_doc.rs) -->\n";
+const RULES_END: &str = "<!-- END GENERATED: project rules -->";
 
 fn repo() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
@@ -61,18 +65,18 @@ fn every_documented_example_loads_without_warnings() {
     }
 }
 
-#[test]
-fn configuration_md_has_the_generated_table() {
+/// Checks (or, with `UPDATE_DOCS`, rewrites) the section of docs/configuration.md between
+/// `begin` and `end` against `want`.
+fn generated_section(begin: &str, end: &str, want: &str) {
     let path = repo().join("docs/configuration.md");
     let doc = std::fs::read_to_string(&path).unwrap();
-    let (Some(a), Some(b)) = (doc.find(BEGIN), doc.find(END)) else {
-        panic!("docs/configuration.md lacks the generated-section markers");
+    let (Some(a), Some(b)) = (doc.find(begin), doc.find(end)) else {
+        panic!("docs/configuration.md lacks the markers {begin:?} … {end:?}");
     };
-    let current = &doc[a + BEGIN.len()..b];
-    let want = reference_markdown();
+    let current = &doc[a + begin.len()..b];
     if current != want {
         if std::env::var_os("UPDATE_DOCS").is_some() {
-            let updated = format!("{}{BEGIN}{want}{}", &doc[..a], &doc[b..]);
+            let updated = format!("{}{begin}{want}{}", &doc[..a], &doc[b..]);
             std::fs::write(&path, updated).unwrap();
         } else {
             panic!(
@@ -80,6 +84,16 @@ fn configuration_md_has_the_generated_table() {
             );
         }
     }
+}
+
+#[test]
+fn configuration_md_has_the_generated_table() {
+    generated_section(BEGIN, END, &reference_markdown());
+}
+
+#[test]
+fn configuration_md_has_the_generated_project_rules() {
+    generated_section(RULES_BEGIN, RULES_END, &project_keys::reference_markdown());
 }
 
 /// ```toml blocks of a markdown file, with their line numbers.

@@ -97,9 +97,10 @@ pub(crate) struct ProjectDoc {
 /// when an AGENTS.md was found but refused (a FIFO, a device, unreadable).
 pub(crate) async fn read_project_doc(
     cwd: PathBuf,
+    home: PathBuf,
     max_bytes: usize,
 ) -> (Option<ProjectDoc>, Option<String>) {
-    match tokio::task::spawn_blocking(move || project_doc(&cwd, max_bytes)).await {
+    match tokio::task::spawn_blocking(move || project_doc(&cwd, &home, max_bytes)).await {
         Ok(found) => found,
         Err(e) => {
             tracing::warn!("reading AGENTS.md failed: {e}");
@@ -110,15 +111,28 @@ pub(crate) async fn read_project_doc(
 
 /// The nearest AGENTS.md, cut head+tail to `max_bytes` (`project_doc_max_bytes`; 0: none).
 /// Read with the bounded reader: the repository decides what the name is, so a FIFO or a
-/// symlink to a device is refused at once and a huge file is read only at its ends.
-fn project_doc(cwd: &Path, max_bytes: usize) -> (Option<ProjectDoc>, Option<String>) {
+/// symlink to a device is refused at once and a huge file is read only at its ends. It must
+/// also really be inside the project — the repository (the folder holding `.git`) or, outside
+/// one, the folder it was found in — and not inside the agent's `home`: a link to
+/// `~/.openinterpreter/.credentials.json` or any file elsewhere would send that file to the
+/// model.
+fn project_doc(cwd: &Path, home: &Path, max_bytes: usize) -> (Option<ProjectDoc>, Option<String>) {
     if max_bytes == 0 {
         return (None, None);
     }
+    let repo = cwd.ancestors().find(|d| d.join(".git").exists());
     for dir in cwd.ancestors() {
+        let within = oi_config::project_file::Within {
+            root: repo.unwrap_or(dir),
+            excluded: Some(home),
+        };
         for name in PROJECT_DOC_NAMES {
             let p = dir.join(name);
-            match oi_config::project_file::read_text_head_tail(&p, max_bytes as u64) {
+            match oi_config::project_file::read_text_head_tail_in(
+                &p,
+                max_bytes as u64,
+                Some(&within),
+            ) {
                 Ok(text) => {
                     return (
                         Some(ProjectDoc {

@@ -13,6 +13,9 @@ use std::sync::{Arc, Mutex};
 #[derive(Debug, Default)]
 pub struct SaveState {
     inner: Mutex<Option<Unsaved>>,
+    /// Why the store is not answering, from the moment a write (or a wait for one) ran out
+    /// of time until a write succeeds again.
+    stalled: Mutex<Option<String>>,
 }
 
 /// Records recorded but not in the store.
@@ -35,6 +38,19 @@ impl SaveState {
 
     pub(crate) fn set(&self, state: Option<Unsaved>) {
         *self.inner.lock().unwrap_or_else(|p| p.into_inner()) = state;
+    }
+
+    /// `Some(why)` while the store does not answer: nothing waits for it then (a turn stops
+    /// instead of stacking one timeout on another), and records wait in memory for it.
+    pub fn stalled(&self) -> Option<String> {
+        self.stalled
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+    }
+
+    pub(crate) fn set_stalled(&self, why: Option<String>) {
+        *self.stalled.lock().unwrap_or_else(|p| p.into_inner()) = why;
     }
 }
 
@@ -78,6 +94,10 @@ pub enum RecordError {
     /// The thread's writer could not start.
     #[error("cannot start the thread's writer: {0}")]
     Start(String),
+    /// The store did not answer in time (a frozen or unreachable database): nothing waits
+    /// for it until it answers again (see [`SaveState::stalled`]).
+    #[error("{0}")]
+    NotAnswering(String),
 }
 
 /// Receives everything a thread must persist. Implementations write synchronously and
@@ -149,6 +169,13 @@ pub enum FlushWait {
     Done(Result<(), RecordError>),
     /// The writer answers on this channel when the records are durable.
     Pending(tokio::sync::oneshot::Receiver<Result<(), RecordError>>),
+    /// As `Pending`, given up after `bound`: the store is then taken as not answering
+    /// (recorded in `state`), so the next wait does not wait again.
+    Bounded {
+        rx: tokio::sync::oneshot::Receiver<Result<(), RecordError>>,
+        bound: std::time::Duration,
+        state: Arc<SaveState>,
+    },
 }
 
 impl FlushWait {
@@ -157,8 +184,26 @@ impl FlushWait {
         match self {
             FlushWait::Done(r) => r,
             FlushWait::Pending(rx) => rx.await.unwrap_or(Err(RecordError::WriterGone)),
+            FlushWait::Bounded { rx, bound, state } => {
+                match tokio::time::timeout(bound, rx).await {
+                    Ok(r) => r.unwrap_or(Err(RecordError::WriterGone)),
+                    Err(_) => Err(not_answering(&state, bound)),
+                }
+            }
         }
     }
+}
+
+/// Marks the store as not answering after a wait of `bound` for it ran out.
+pub(crate) fn not_answering(state: &SaveState, bound: std::time::Duration) -> RecordError {
+    let why = state.stalled().unwrap_or_else(|| {
+        format!(
+            "the thread store did not answer within {} s ([thread_store] statement_timeout_sec)",
+            bound.as_secs()
+        )
+    });
+    state.set_stalled(Some(why.clone()));
+    RecordError::NotAnswering(why)
 }
 
 /// For ephemeral threads.

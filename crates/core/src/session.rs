@@ -305,6 +305,12 @@ impl Session {
         self.save_state.unsaved()
     }
 
+    /// Why the thread's store is not answering, while it is not (see `SaveState::stalled`):
+    /// a running turn stops rather than wait for it again and again.
+    pub fn store_stalled(&self) -> Option<String> {
+        self.save_state.stalled()
+    }
+
     fn warn_store(&self, id: &str, e: &RecordError) {
         self.save_error
             .lock()
@@ -456,11 +462,15 @@ impl Session {
     /// Reads the AGENTS.md for the turn that is starting (off the runtime), so every request
     /// of the turn shows the same project doc without touching the disk again.
     pub async fn load_project_doc(&self) {
-        let (cwd, max_bytes) = {
+        let (cwd, home, max_bytes) = {
             let st = self.state();
-            (st.config.cwd.clone(), st.config.project_doc_max_bytes)
+            (
+                st.config.cwd.clone(),
+                st.config.home.clone(),
+                st.config.project_doc_max_bytes,
+            )
         };
-        let (doc, refused) = read_project_doc(cwd, max_bytes).await;
+        let (doc, refused) = read_project_doc(cwd, home, max_bytes).await;
         let turn_id = {
             let mut st = self.state();
             st.project_doc = doc;

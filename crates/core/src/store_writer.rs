@@ -29,8 +29,17 @@
 //! a oneshot) with no lock held, so a slow store stalls the turn that writes and nothing
 //! else. The blocking forms remain for a full queue and for the flush at shutdown; they hand
 //! the worker's other tasks to another thread meanwhile (`block_in_place`).
+//!
+//! A store with a bound on its operations (PostgreSQL's `statement_timeout_sec`) that does
+//! not answer within it is *stalled* ([`SaveState::stalled`]) until a write succeeds again.
+//! Waits then stop stacking: every wait is bounded by one statement timeout plus
+//! [`STALL_MARGIN`], and while stalled nothing waits at all — waits answer at once, the writer
+//! retries only on its background schedule, the turn that writes is stopped by the engine,
+//! and dropping the recorder does not wait for the writer, which keeps trying for
+//! [`RETRY_AFTER_CLOSE`] on its own (and holds the thread's lease meanwhile, so no other
+//! process takes a thread whose records are not all saved).
 
-use crate::recorder::{FlushWait, RecordError, Recorder, SaveState, Unsaved};
+use crate::recorder::{FlushWait, RecordError, Recorder, SaveState, Unsaved, not_answering};
 use oi_protocol::config_types::{AskForApproval, ReasoningEffort, SandboxPolicy};
 use oi_protocol::models::ResponseItem;
 use oi_protocol::protocol::EventMsg;
@@ -50,6 +59,10 @@ const MAX_PENDING: usize = 50_000;
 /// failed try up to [`RETRY_MAX`].
 const RETRY_FIRST: Duration = Duration::from_secs(1);
 const RETRY_MAX: Duration = Duration::from_secs(30);
+/// What a wait for a bounded store may take beyond its bound (the writer's own work).
+const STALL_MARGIN: Duration = Duration::from_secs(2);
+/// How long a writer whose recorder was dropped keeps retrying unsaved records.
+const RETRY_AFTER_CLOSE: Duration = Duration::from_secs(600);
 
 enum Command {
     Append(Box<RolloutItem>),
@@ -71,12 +84,19 @@ pub(crate) struct StoreRecorder {
     state: Arc<SaveState>,
     path: Option<PathBuf>,
     worker: Option<JoinHandle<()>>,
+    /// Answered when the writer thread is done (its writer dropped: lock or lease released).
+    finished: Receiver<()>,
+    /// How long a wait for the writer may take: the store's bound plus [`STALL_MARGIN`];
+    /// `None` for a store without one (local files).
+    bound: Option<Duration>,
 }
 
 impl StoreRecorder {
     pub(crate) fn new(writer: RolloutWriter) -> Result<Self, RecordError> {
         let path = Some(writer.path().to_path_buf()).filter(|p| !p.as_os_str().is_empty());
+        let bound = writer.answer_bound().map(|b| b + STALL_MARGIN);
         let (tx, rx) = sync_channel(QUEUE_DEPTH);
+        let (done_tx, finished) = sync_channel(1);
         let failed = Arc::new(Mutex::new(None));
         let state = Arc::new(SaveState::default());
         let mut worker = Worker {
@@ -88,7 +108,11 @@ impl StoreRecorder {
         };
         let worker = std::thread::Builder::new()
             .name(format!("oi-rollout-{}", worker.writer.thread_id()))
-            .spawn(move || worker.run(rx))
+            .spawn(move || {
+                worker.run(rx);
+                drop(worker);
+                let _ = done_tx.send(());
+            })
             .map_err(|e| RecordError::Start(e.to_string()))?;
         Ok(StoreRecorder {
             tx: Some(tx),
@@ -96,7 +120,29 @@ impl StoreRecorder {
             state,
             path,
             worker: Some(worker),
+            finished,
+            bound,
         })
+    }
+
+    /// `Err` at once while the store is not answering (nothing waits for it then).
+    fn not_stalled(&self) -> Result<(), RecordError> {
+        match self.state.stalled() {
+            Some(why) => Err(RecordError::NotAnswering(why)),
+            None => Ok(()),
+        }
+    }
+
+    /// Waits for the writer's answer on `rx`, at most [`StoreRecorder::bound`].
+    fn answer<T>(&self, rx: &Receiver<T>) -> Result<T, RecordError> {
+        match self.bound {
+            None => rx.recv().map_err(|_| writer_gone()),
+            Some(bound) => match rx.recv_timeout(bound) {
+                Ok(v) => Ok(v),
+                Err(RecvTimeoutError::Timeout) => Err(not_answering(&self.state, bound)),
+                Err(RecvTimeoutError::Disconnected) => Err(writer_gone()),
+            },
+        }
     }
 
     fn failure(&self) -> Result<(), RecordError> {
@@ -123,12 +169,13 @@ impl StoreRecorder {
 impl StoreRecorder {
     /// Waits until everything queued so far is written (not fsynced).
     fn wait_written(&mut self) -> Result<(), RecordError> {
+        self.not_stalled()?;
         let tx = self.tx.as_ref().ok_or_else(writer_gone)?;
         let (done_tx, done_rx) = sync_channel(1);
         wait_off_worker(|| {
             tx.send(Command::Written(done_tx))
                 .map_err(|_| writer_gone())?;
-            done_rx.recv().map_err(|_| writer_gone())
+            self.answer(&done_rx)
         })?;
         self.failure()
     }
@@ -211,12 +258,19 @@ impl Recorder for StoreRecorder {
     }
 
     fn flush(&mut self) -> Result<(), RecordError> {
+        if self.state.stalled().is_some() {
+            // What is missing, and why: the records wait in memory for the store.
+            return match self.state.unsaved() {
+                Some(u) => Err(RecordError::Unsaved(u.describe())),
+                None => self.not_stalled(),
+            };
+        }
         let tx = self.tx.as_ref().ok_or_else(writer_gone)?;
         let (done_tx, done_rx) = sync_channel(1);
         let flushed = wait_off_worker(|| {
             tx.send(Command::Flush(done_tx))
                 .map_err(|_| writer_gone())?;
-            done_rx.recv().map_err(|_| writer_gone())
+            self.answer(&done_rx)
         })?;
         let reported = self.failure();
         flushed?;
@@ -238,6 +292,9 @@ impl StoreRecorder {
         &mut self,
         command: impl FnOnce(tokio::sync::oneshot::Sender<Result<(), RecordError>>) -> Command,
     ) -> FlushWait {
+        if let Err(e) = self.not_stalled() {
+            return FlushWait::Done(Err(e));
+        }
         let Some(tx) = self.tx.as_ref() else {
             return FlushWait::Done(Err(writer_gone()));
         };
@@ -250,22 +307,40 @@ impl StoreRecorder {
             Err(TrySendError::Full(cmd)) => wait_off_worker(|| tx.send(cmd)).map_err(drop),
             Err(TrySendError::Disconnected(_)) => Err(()),
         };
-        match sent {
-            Ok(()) => FlushWait::Pending(done_rx),
-            Err(()) => FlushWait::Done(Err(writer_gone())),
+        match (sent, self.bound) {
+            (Ok(()), None) => FlushWait::Pending(done_rx),
+            (Ok(()), Some(bound)) => FlushWait::Bounded {
+                rx: done_rx,
+                bound,
+                state: self.state.clone(),
+            },
+            (Err(()), _) => FlushWait::Done(Err(writer_gone())),
         }
     }
 }
 
 impl Drop for StoreRecorder {
     /// Closes the queue and waits for the writer to finish: everything recorded is written
-    /// (one last try for records still unsaved), and the thread's writer lock or lease is
-    /// released, before the recorder is gone.
+    /// (records the store misses are retried), and the thread's writer lock or lease is
+    /// released, before the recorder is gone. Not while the store does not answer, nor
+    /// longer than one bound: the writer then goes on alone (see the module docs).
     fn drop(&mut self) {
         self.tx.take();
-        if let Some(worker) = self.worker.take()
-            && wait_off_worker(|| worker.join()).is_err()
-        {
+        let Some(worker) = self.worker.take() else {
+            return;
+        };
+        let finished = match (self.state.stalled(), self.bound) {
+            (Some(_), _) => self.finished.try_recv().is_ok(),
+            (None, Some(bound)) => wait_off_worker(|| self.finished.recv_timeout(bound).is_ok()),
+            (None, None) => true,
+        };
+        if !finished {
+            tracing::info!(
+                "the thread's store is not answering; its writer keeps trying in the background"
+            );
+            return;
+        }
+        if wait_off_worker(|| worker.join()).is_err() {
             oi_thread_store::notice!("the thread's writer panicked; its last records may be lost");
         }
     }
@@ -305,33 +380,48 @@ impl Worker {
             let mut next = Some(first);
             // Drain what is already queued into one write.
             while let Some(cmd) = next.take() {
+                // While the store does not answer, a wait is answered at once: records are
+                // retried on the background schedule only (each try costs a whole timeout).
                 match cmd {
                     Command::Append(item) => self.push(*item),
                     Command::Written(done) => {
-                        self.write();
+                        self.write_unless_stalled();
                         let _ = done.send(());
                     }
                     Command::Flush(done) => {
-                        self.write();
+                        self.write_unless_stalled();
                         let _ = done.send(self.flush());
                     }
                     Command::WrittenAsync(done) => {
-                        self.write();
+                        self.write_unless_stalled();
                         let _ = done.send(Ok(()));
                     }
                     Command::FlushAsync(done) => {
-                        self.write();
+                        self.write_unless_stalled();
                         let _ = done.send(self.flush());
                     }
                 }
                 next = rx.try_recv().ok();
             }
-            self.write();
+            self.write_unless_stalled();
             if self.pending.is_empty() {
                 retry_in = RETRY_FIRST;
             }
         }
         self.write();
+        // Closed with records a store that stopped answering missed: nobody waits for this
+        // thread any more, so keep trying for a while (a server goes on running; the thread's
+        // lease stays here until they are saved or given up). Other failures (a full disk)
+        // get the one last try above, as the recorder's drop waits for it.
+        let closed = std::time::Instant::now();
+        while !self.pending.is_empty()
+            && self.state.stalled().is_some()
+            && closed.elapsed() < RETRY_AFTER_CLOSE
+        {
+            std::thread::sleep(retry_in);
+            retry_in = (retry_in * 2).min(RETRY_MAX);
+            self.write();
+        }
         if !self.pending.is_empty() {
             self.lost += std::mem::take(&mut self.pending).len();
             self.publish(None);
@@ -354,6 +444,11 @@ impl Worker {
             return;
         }
         self.pending.push(item);
+        // Something is unsaved already: keep the count current for front ends (no write is
+        // tried while the store does not answer, and the count is published by writes).
+        if self.state.unsaved().is_some() {
+            self.publish(None);
+        }
     }
 
     /// Tries to write every pending record.
@@ -364,9 +459,17 @@ impl Worker {
         match self.writer.append_all(&self.pending) {
             Ok(()) => {
                 self.pending.clear();
+                self.state.set_stalled(None);
                 self.publish(None);
             }
             Err(e) => self.failed_with(&e),
+        }
+    }
+
+    /// [`Worker::write`], unless the store is not answering (see the module docs).
+    fn write_unless_stalled(&mut self) {
+        if self.state.stalled().is_none() {
+            self.write();
         }
     }
 
@@ -381,6 +484,9 @@ impl Worker {
     }
 
     fn failed_with(&mut self, e: &StoreError) {
+        if matches!(e, StoreError::Timeout(_)) {
+            self.state.set_stalled(Some(e.to_string()));
+        }
         let was_saved = self.state.unsaved().is_none();
         if !e.is_transient() {
             self.lost += std::mem::take(&mut self.pending).len();
@@ -524,5 +630,98 @@ mod tests {
         assert!(texts[0].contains("before"), "{texts:?}");
         assert!(texts[1].contains("the answer"), "{texts:?}");
         assert!(texts[2].contains("TaskComplete"), "{texts:?}");
+    }
+}
+
+#[cfg(test)]
+mod frozen_tests {
+    use super::*;
+    use oi_protocol::protocol::AgentMessageEvent;
+    use oi_thread_store::test_db::PrivateServer;
+    use oi_thread_store::{SessionMeta, SessionSource, StoreLocation, StoreTimeouts, ThreadStore};
+
+    fn agent(text: &str) -> EventMsg {
+        EventMsg::AgentMessage(AgentMessageEvent {
+            message: text.into(),
+            phase: None,
+            memory_citation: None,
+        })
+    }
+
+    /// A frozen database (SIGSTOP): the first wait ends after one bound with the store
+    /// marked as not answering; from then on nothing waits for it, and once it answers the
+    /// records kept meanwhile are written and the mark is gone.
+    #[test]
+    fn waits_do_not_stack_on_a_frozen_database() {
+        let Some(pg) = PrivateServer::start("waits_do_not_stack_on_a_frozen_database") else {
+            return;
+        };
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_time()
+            .build()
+            .unwrap();
+        let home = tempfile::tempdir().unwrap();
+        let timeouts = StoreTimeouts {
+            connect: Duration::from_secs(2),
+            statement: Duration::from_secs(2),
+        };
+        let location = StoreLocation::Postgres(pg.url(None));
+        let store = ThreadStore::open_with(home.path(), &location, timeouts).unwrap();
+        let meta = SessionMeta::new("/w", "p", "m", SessionSource::Exec);
+        let id = meta.id;
+        let mut rec = StoreRecorder::new(store.create(meta).unwrap()).unwrap();
+        let state = rec.save_state();
+        rec.record_event(&agent("before")).unwrap();
+        rec.flush().unwrap();
+
+        pg.pause().unwrap();
+        rec.record_event_unflushed(&agent("during")).unwrap();
+        let first = rt.block_on(rec.start_flush().wait());
+        assert!(first.is_err(), "{first:?}");
+        let why = state.stalled().expect("marked as not answering");
+        assert!(why.contains("did not answer within"), "{why}");
+        // Nothing waits any more: the waits answer at once. (Queuing reports the failure
+        // not reported yet, once.)
+        let _ = rec.record_event_unflushed(&agent("after"));
+        assert!(matches!(
+            rec.start_written(),
+            FlushWait::Done(Err(RecordError::NotAnswering(_)))
+        ));
+        assert!(matches!(rec.flush(), Err(RecordError::Unsaved(_))));
+        // Both records are kept, counted as the writer takes them off the queue.
+        let deadline = std::time::Instant::now() + Duration::from_secs(30);
+        while state.unsaved().map(|u| u.pending) != Some(2) {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "{:?}",
+                state.unsaved()
+            );
+            std::thread::sleep(Duration::from_millis(10));
+        }
+
+        pg.resume();
+        let deadline = std::time::Instant::now() + Duration::from_secs(120);
+        while state.unsaved().is_some() || state.stalled().is_some() {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "never written: {:?}",
+                state.unsaved()
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        rec.flush().unwrap();
+        drop(rec);
+        let texts: Vec<String> = store
+            .load(&id)
+            .unwrap()
+            .items
+            .iter()
+            .map(|i| format!("{i:?}"))
+            .collect();
+        assert_eq!(texts.len(), 3, "{texts:?}");
+        assert!(
+            texts[1].contains("during") && texts[2].contains("after"),
+            "{texts:?}"
+        );
     }
 }

@@ -285,6 +285,9 @@ async fn turn_loop(
             continue;
         }
         take_pending_input(sess, turn_id).await;
+        if let Some(why) = sess.store_stalled() {
+            return Err(store_stalled(&why));
+        }
         steps += 1;
         if steps > max_steps {
             return Err(TurnFailure::Failed {
@@ -338,6 +341,22 @@ async fn turn_loop(
             .iter()
             .any(|i| matches!(i, ResponseItem::Reasoning { text, .. } if !text.is_empty()));
         sess.push_history(turn_id, sampled.items).await;
+        // The store stopped answering: the calls are not run (a call must be stored before
+        // it runs), and the turn ends now instead of waiting for the store at every step.
+        if let Some(why) = sess.store_stalled() {
+            let outputs = calls
+                .into_iter()
+                .map(|(call_id, _, _)| ResponseItem::FunctionCallOutput {
+                    call_id,
+                    output: crate::tools::ToolOutcome::err(
+                        "not run: the thread store stopped answering, so the turn was stopped",
+                    )
+                    .output,
+                })
+                .collect();
+            sess.push_history(turn_id, outputs).await;
+            return Err(store_stalled(&why));
+        }
 
         if calls.is_empty() && !answered {
             // Small models sometimes stop with nothing to say after their tools ran: ask once
@@ -533,6 +552,18 @@ async fn after_calls(
             Ok(true)
         }
         None => Ok(false),
+    }
+}
+
+/// The failure of a turn whose store stopped answering.
+fn store_stalled(why: &str) -> TurnFailure {
+    TurnFailure::Failed {
+        message: format!(
+            "stopped this turn: the thread store is not answering ({why}); what the thread \
+             recorded since is kept in memory and saved once the store answers again, while \
+             this process runs"
+        ),
+        info: Some(ErrorInfo::Other),
     }
 }
 

@@ -12,7 +12,7 @@ use oi_config::Config;
 use oi_model_client::ServerWindow;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
-use std::io::{Read, Write};
+use std::io::Write;
 use std::path::{Path, PathBuf};
 
 /// What a session knows about its window, besides config and the built-in table.
@@ -181,26 +181,18 @@ fn memory_path(home: &Path) -> PathBuf {
     home.join(MEMORY_FILE)
 }
 
-/// Reads the memory file with bounds; anything unreadable counts as empty.
+/// Reads the memory file with the bounded reader (opened without blocking, a regular file
+/// only: a FIFO at that name is no memory, not a wait); anything unreadable counts as empty.
 fn read_memory(home: &Path) -> Memory {
-    let Ok(file) = std::fs::File::open(memory_path(home)) else {
-        return Memory::default();
-    };
-    if !file
-        .metadata()
-        .is_ok_and(|m| m.is_file() && m.len() <= MEMORY_MAX_BYTES)
-    {
-        return Memory::default();
+    match oi_config::project_file::read_text_capped(&memory_path(home), MEMORY_MAX_BYTES) {
+        Ok(text) => serde_json::from_str(&text).unwrap_or_default(),
+        Err(e) => {
+            if !e.is_not_found() {
+                tracing::warn!("learned model windows not read: {e}");
+            }
+            Memory::default()
+        }
     }
-    let mut text = String::new();
-    if file
-        .take(MEMORY_MAX_BYTES)
-        .read_to_string(&mut text)
-        .is_err()
-    {
-        return Memory::default();
-    }
-    serde_json::from_str(&text).unwrap_or_default()
 }
 
 /// The window learned in an earlier session for `key`, if any.
@@ -285,7 +277,7 @@ fn open_private(path: &Path) -> std::io::Result<std::fs::File> {
         use std::os::unix::fs::OpenOptionsExt;
         opts.mode(0o600);
     }
-    opts.open(path)
+    oi_config::project_file::open_regular_with(&mut opts, path)
 }
 
 #[cfg(test)]

@@ -126,7 +126,8 @@ pub struct HttpOptions {
     /// A connection with no request being handled and no byte moving for this long is
     /// closed. SSE streams send keep-alive comments often enough to stay open.
     pub idle_timeout: Duration,
-    /// Most connections open at once from one IP address (loopback clients share one).
+    /// Most authenticated connections open at once from one IP address (loopback clients
+    /// share one); unauthenticated ones have their own budget (see `conn`).
     pub max_connections_per_peer: usize,
 }
 
@@ -315,7 +316,7 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 
 /// A refusal of the transport (no such session, a bad token, a body too large…): status
 /// `status` with a JSON-RPC error body (`id: null`) whose message says what to fix.
-fn refuse(status: StatusCode, text: impl Into<String>) -> Response {
+pub(crate) fn refuse(status: StatusCode, text: impl Into<String>) -> Response {
     let code = if status.is_server_error() {
         crate::message::INTERNAL_ERROR
     } else {
@@ -382,6 +383,10 @@ async fn guard(
                 .insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
             return resp;
         }
+    }
+    // Passed every check: the connection leaves the unauthenticated budget.
+    if let Err(resp) = conn::admit(&req) {
+        return resp;
     }
     next.run(req).await
 }

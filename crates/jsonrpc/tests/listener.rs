@@ -226,15 +226,34 @@ async fn an_open_event_stream_outlives_the_idle_timeout_through_keep_alives() {
     assert!(seen.starts_with("HTTP/1.1 200"), "{seen}");
 }
 
+/// One request on `stream`, kept alive: its status.
+async fn served_on(stream: &mut TcpStream, headers: &[(&str, &str)]) -> u16 {
+    stream
+        .write_all(request("POST", headers, INIT).as_bytes())
+        .await
+        .unwrap();
+    let (status, _, _) = tokio::time::timeout(DEADLINE, read_response(stream))
+        .await
+        .expect("no response");
+    status
+}
+
 #[tokio::test]
 async fn one_peer_cannot_take_every_connection() {
     let server = start(|o| o.max_connections_per_peer = 4).await;
+    // Four connections from one address, each served once and kept open.
     let mut held = Vec::new();
     for _ in 0..4 {
-        held.push(connect_from([127, 0, 0, 2], server.addr).await);
+        let mut s = connect_from([127, 0, 0, 2], server.addr).await;
+        assert_eq!(served_on(&mut s, &[]).await, 200);
+        held.push(s);
     }
-    // One more from the same address is told why and closed at once.
+    // A fifth from the same address is told why and closed.
     let mut extra = connect_from([127, 0, 0, 2], server.addr).await;
+    extra
+        .write_all(request("POST", &[], INIT).as_bytes())
+        .await
+        .unwrap();
     let refusal = read_until_closed(&mut extra).await;
     assert!(refusal.starts_with("HTTP/1.1 503"), "{refusal}");
     assert!(
@@ -264,6 +283,83 @@ async fn one_peer_cannot_take_every_connection() {
     tokio::time::timeout(DEADLINE, served)
         .await
         .expect("the slot of a closed connection was not given back");
+}
+
+/// How many of `streams` the server still keeps open.
+fn still_open(streams: &[TcpStream]) -> usize {
+    let mut buf = [0u8; 64];
+    streams
+        .iter()
+        .filter(|s| matches!(s.try_read(&mut buf), Err(e) if e.kind() == std::io::ErrorKind::WouldBlock))
+        .count()
+}
+
+#[tokio::test]
+async fn a_client_with_the_token_gets_in_while_a_local_process_holds_half_open_requests() {
+    let server = start(|o| o.auth_token = Some("the-right-token".into())).await;
+    // A local process without the token: 256 requests whose head never ends, from the
+    // address the client uses too.
+    let mut held = Vec::new();
+    for _ in 0..256 {
+        let mut s = TcpStream::connect(server.addr).await.unwrap();
+        s.write_all(b"POST /mcp HTTP/1.1\r\nhost: 127.0.0.1\r\nx-slow: a")
+            .await
+            .unwrap();
+        held.push(s);
+    }
+    for probe in 0..5 {
+        let (status, _, body) = call(
+            &server,
+            &[("authorization", "Bearer the-right-token")],
+            INIT,
+        )
+        .await;
+        assert_eq!(status, 200, "probe {probe}: {body}");
+    }
+    // The half-open requests were pushed out to make room: at most the budget of
+    // unauthenticated connections is left.
+    let settled = async {
+        while still_open(&held) > 32 {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    };
+    tokio::time::timeout(DEADLINE, settled)
+        .await
+        .unwrap_or_else(|_| panic!("{} half-open requests still held", still_open(&held)));
+    // A wrong token is still refused.
+    let (status, _, _) = call(&server, &[("authorization", "Bearer wrong")], INIT).await;
+    assert_eq!(status, 401);
+}
+
+#[tokio::test]
+async fn an_unauthenticated_connection_gets_a_short_deadline() {
+    // The listener's own header timeout is far beyond the test's deadline: only the short
+    // one of unauthenticated connections can close these.
+    let server = start(|o| {
+        o.auth_token = Some("the-right-token".into());
+        o.header_timeout = Duration::from_secs(600);
+        o.idle_timeout = Duration::from_secs(600);
+    })
+    .await;
+    let mut silent = TcpStream::connect(server.addr).await.unwrap();
+    read_until_closed(&mut silent).await;
+    let mut refused = TcpStream::connect(server.addr).await.unwrap();
+    refused
+        .write_all(request("POST", &[("authorization", "Bearer wrong")], INIT).as_bytes())
+        .await
+        .unwrap();
+    let rest = read_until_closed(&mut refused).await;
+    assert!(rest.starts_with("HTTP/1.1 401"), "{rest}");
+    // Authenticated, the listener's own timeouts apply: still open after a refused one's
+    // deadline has passed.
+    let mut ok = TcpStream::connect(server.addr).await.unwrap();
+    assert_eq!(
+        served_on(&mut ok, &[("authorization", "Bearer the-right-token")]).await,
+        200
+    );
+    let mut late = TcpStream::connect(server.addr).await.unwrap();
+    read_until_closed(&mut late).await;
+    assert_eq!(still_open(std::slice::from_ref(&ok)), 1);
 }
 
 #[tokio::test]

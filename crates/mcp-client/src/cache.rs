@@ -77,9 +77,27 @@ pub async fn store(path: PathBuf, server: String, tools: Vec<serde_json::Value>)
     }
 }
 
+/// The largest catalog read back: far above a real server's tool list.
+const CACHE_MAX_BYTES: u64 = 16 * 1024 * 1024;
+
+/// Writes `bytes` to the temporary file `tmp`, replacing a regular file left there by a
+/// crash but never opening anything else (a FIFO planted at that name would block a write).
+fn write_new(tmp: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    use std::io::Write;
+    let mut file = oi_config::project_file::open_regular_with(
+        std::fs::OpenOptions::new()
+            .write(true)
+            .create(true)
+            .truncate(true),
+        tmp,
+    )?;
+    file.write_all(bytes)
+}
+
 /// Read a cached catalog; `None` if missing, unreadable, or from another schema version.
 fn read(path: &Path, server: &str) -> Option<Vec<serde_json::Value>> {
-    let bytes = std::fs::read(path).ok()?;
+    // Bounded, non-blocking, regular files only: the home is not ours alone.
+    let bytes = oi_config::project_file::read_bytes_capped(path, CACHE_MAX_BYTES).ok()?;
     let file: CacheFile = match serde_json::from_slice(&bytes) {
         Ok(f) => f,
         Err(e) => {
@@ -104,7 +122,7 @@ fn write(path: &Path, server: &str, tools: &[serde_json::Value]) {
         })
         .map_err(std::io::Error::other)?;
         let tmp = path.with_extension(format!("json.tmp{}", std::process::id()));
-        std::fs::write(&tmp, body)?;
+        write_new(&tmp, &body)?;
         std::fs::rename(&tmp, path)
     })();
     if let Err(e) = result {
@@ -148,9 +166,7 @@ pub fn failure_path(cache_path: &Path) -> PathBuf {
 pub async fn recent_failure(path: PathBuf) -> Option<RecentFailure> {
     tokio::task::spawn_blocking(move || {
         // Bounded: a failure record is a line of JSON.
-        let file = std::fs::File::open(&path).ok()?;
-        let mut text = String::new();
-        std::io::Read::read_to_string(&mut std::io::Read::take(file, 64 * 1024), &mut text).ok()?;
+        let text = oi_config::project_file::read_text_capped(&path, 64 * 1024).ok()?;
         let failure: RecentFailure = serde_json::from_str(&text).ok()?;
         (failure.age_secs() < FAILURE_MEMORY.as_secs() as i64).then_some(failure)
     })
@@ -172,9 +188,9 @@ pub async fn record_failure(path: PathBuf, message: String) {
                 .ok_or_else(|| std::io::Error::other("cache path has no parent"))?;
             std::fs::create_dir_all(dir)?;
             let tmp = path.with_extension(format!("json.tmp{}", std::process::id()));
-            std::fs::write(
+            write_new(
                 &tmp,
-                serde_json::to_vec(&failure).map_err(std::io::Error::other)?,
+                &serde_json::to_vec(&failure).map_err(std::io::Error::other)?,
             )?;
             std::fs::rename(&tmp, &path)
         })();

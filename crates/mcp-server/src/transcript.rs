@@ -79,6 +79,9 @@ fn status_name(s: TurnStatus) -> &'static str {
         TurnStatus::Interrupted => "interrupted",
         TurnStatus::Failed => "failed",
         TurnStatus::InProgress => "inProgress",
+        // Stopped at an approval, waiting for its answer (a 2026-07-28 client's retry or
+        // `tasks/update`), on whichever server gets it.
+        TurnStatus::Parked => "waitingForApproval",
     }
 }
 
@@ -162,7 +165,11 @@ pub fn markdown(title: &str, turns: &[TurnView], earlier: Option<&str>) -> Strin
             out,
             "## Turn {} ({})\n",
             turn.index + 1,
-            turn.status.replace("inProgress", "running")
+            match turn.status {
+                "inProgress" => "running",
+                "waitingForApproval" => "waiting for approval",
+                other => other,
+            }
         );
         for item in &turn.items {
             match item {

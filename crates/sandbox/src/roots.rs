@@ -93,6 +93,10 @@ pub(crate) fn layout(req: &SandboxRequest<'_>, tmpdir: Option<OsString>) -> Layo
                 continue;
             }
             match std::fs::symlink_metadata(&entry) {
+                // A symlinked config folder is not a config folder (the loader refuses it),
+                // and what it points at is not the project's: the read-only rule never
+                // follows it (`sl/.openinterpreter -> /tmp/x` must not freeze /tmp).
+                Ok(meta) if meta.file_type().is_symlink() && *name == CONFIG_DIR => continue,
                 Ok(meta) if meta.file_type().is_symlink() => {
                     symlinked_git = true;
                     if let Ok(target) = std::fs::canonicalize(&entry) {
@@ -123,12 +127,6 @@ pub(crate) fn layout(req: &SandboxRequest<'_>, tmpdir: Option<OsString>) -> Layo
             if roots.contains(&entry) || protected.contains(&entry) {
                 continue;
             }
-            if std::fs::symlink_metadata(&entry).is_ok_and(|m| m.file_type().is_symlink()) {
-                symlinked_git = true;
-                if let Ok(target) = std::fs::canonicalize(&entry) {
-                    protected.push(target);
-                }
-            }
             protected.push(entry);
         }
     }
@@ -151,9 +149,11 @@ fn project_roots(req: &SandboxRequest<'_>) -> Vec<PathBuf> {
         .collect()
 }
 
-/// `.openinterpreter` entries below `root`'s top level (that one is handled with `.git`),
+/// `.openinterpreter` folders below `root`'s top level (that one is handled with `.git`),
 /// breadth-first, listing at most `budget` directories in all. Symlinked directories are not
-/// followed (their targets are not inside the root), and `.git` folders are skipped.
+/// followed (their targets are not inside the root), and `.git` folders are skipped. A
+/// `.openinterpreter` that is a symlink is not listed: the config loader refuses it as a config
+/// folder, and protecting it would make its target (anywhere) read-only.
 pub(crate) fn nested_config_dirs(root: &Path, budget: &mut usize) -> Vec<PathBuf> {
     let mut found = Vec::new();
     let mut queue = std::collections::VecDeque::from([(root.to_path_buf(), 0usize)]);
@@ -171,7 +171,7 @@ pub(crate) fn nested_config_dirs(root: &Path, budget: &mut usize) -> Vec<PathBuf
                 continue;
             };
             if name == CONFIG_DIR {
-                if depth > 0 {
+                if depth > 0 && !kind.is_symlink() {
                     found.push(entry.path());
                 }
                 continue;
@@ -420,5 +420,31 @@ mod tests {
         let found = nested_config_dirs(&cwd_c, &mut budget);
         assert_eq!(found, vec![cwd_c.join("sub/.openinterpreter")]);
         assert_eq!(budget, 0);
+
+        // A symlinked config folder, nested or at the top: its target is never protected,
+        // and it does not force the layout that freezes the top level.
+        let target = tempfile::tempdir().unwrap();
+        std::fs::create_dir(cwd.path().join("sl")).unwrap();
+        std::os::unix::fs::symlink(target.path(), cwd.path().join("sl/.openinterpreter")).unwrap();
+        let l = layout(&req, None);
+        let target_c = std::fs::canonicalize(target.path()).unwrap();
+        assert!(
+            !l.protected.iter().any(|p| p.starts_with(&target_c)),
+            "{l:?}"
+        );
+        assert!(!l.protected.contains(&cwd_c.join("sl/.openinterpreter")));
+        assert!(!l.symlinked_git);
+        let top = tempfile::tempdir().unwrap();
+        std::os::unix::fs::symlink(target.path(), top.path().join(".openinterpreter")).unwrap();
+        let top_req = SandboxRequest {
+            sandbox_cwd: top.path(),
+            ..req
+        };
+        let l = layout(&top_req, None);
+        assert!(
+            !l.protected.iter().any(|p| p.starts_with(&target_c)),
+            "{l:?}"
+        );
+        assert!(!l.symlinked_git);
     }
 }

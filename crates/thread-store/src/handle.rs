@@ -619,6 +619,16 @@ impl RolloutWriter {
         &self.path
     }
 
+    /// How long one append may wait for the store before it fails with
+    /// [`StoreError::Timeout`]: the database's `statement_timeout_sec`; `None` for local
+    /// files, which have no such bound.
+    pub fn answer_bound(&self) -> Option<std::time::Duration> {
+        match &self.backend {
+            WriterBackend::Local(_) => None,
+            WriterBackend::Postgres(w) => Some(w.statement_timeout()),
+        }
+    }
+
     /// The thread this writer appends to.
     pub fn thread_id(&self) -> ThreadId {
         self.thread_id

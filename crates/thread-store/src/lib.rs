@@ -37,6 +37,7 @@ macro_rules! notice {
 }
 
 mod error;
+mod files;
 mod git;
 mod handle;
 mod index;

@@ -618,7 +618,7 @@ pub(crate) fn read_file(
     id: &ThreadId,
     path: &std::path::Path,
 ) -> Result<ThreadOutline, crate::error::StoreError> {
-    let bytes = std::fs::read(path).map_err(|e| crate::error::StoreError::io(path, e))?;
+    let bytes = crate::files::read(path).map_err(|e| crate::error::StoreError::io(path, e))?;
     let shown = path.display().to_string();
     let first_end = bytes
         .iter()
@@ -654,7 +654,7 @@ pub(crate) fn update_file(
         return Ok(None);
     };
     let io = |e| crate::error::StoreError::io(path, e);
-    let mut file = std::fs::File::open(path).map_err(io)?;
+    let mut file = crate::files::open_read(path).map_err(io)?;
     let len = file.metadata().map_err(io)?.len();
     if len == *read_to {
         return Ok(None);

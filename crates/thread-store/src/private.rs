@@ -31,11 +31,12 @@ pub(crate) fn create_dir_all(dir: &Path) -> io::Result<()> {
     }
 }
 
-/// Open with `opts`; a file this creates is 0600, an existing one is tightened to 0600.
+/// Open with `opts`; a file this creates is 0600, an existing one is tightened to 0600. Like
+/// every file the store opens (`crate::files::open_regular`), only a regular file.
 pub(crate) fn open(opts: &mut OpenOptions, path: &Path) -> io::Result<File> {
     #[cfg(unix)]
     std::os::unix::fs::OpenOptionsExt::mode(opts, FILE_MODE);
-    let file = opts.open(path)?;
+    let file = crate::files::open_regular(opts, path)?;
     tighten(path, FILE_MODE);
     Ok(file)
 }

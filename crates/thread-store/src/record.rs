@@ -134,7 +134,7 @@ pub(crate) struct ParsedRollout {
 /// Reads every record. Unreadable lines are skipped with a warning; a file whose first
 /// readable record is not `session_meta` is [`StoreError::Corrupt`].
 pub(crate) fn read_rollout(path: &Path) -> Result<ParsedRollout, StoreError> {
-    let bytes = std::fs::read(path).map_err(|e| StoreError::io(path, e))?;
+    let bytes = crate::files::read(path).map_err(|e| StoreError::io(path, e))?;
     let mut lines = Vec::new();
     let mut warnings = Vec::new();
     let mut tail = Tail::Clean;

@@ -67,7 +67,7 @@ struct KindProbe<'a> {
 /// Reads the `session_meta` line and scans on (at most [`HEAD_SCAN_BYTES`]) for the first
 /// `user_message` event. Never parses the rest of the file.
 pub(crate) fn read_head(path: &Path) -> Result<Head, StoreError> {
-    let file = File::open(path).map_err(|e| StoreError::io(path, e))?;
+    let file = crate::files::open_read(path).map_err(|e| StoreError::io(path, e))?;
     let mut reader = BufReader::with_capacity(64 * 1024, file);
     let mut line = Vec::new();
     let corrupt = |reason: String| StoreError::Corrupt {

@@ -38,7 +38,7 @@ impl SidecarState {
 
 /// Reads the log; a missing file is an empty log, unreadable lines are skipped with a warning.
 pub(crate) fn read(path: &Path) -> Result<SidecarState, StoreError> {
-    let text = match std::fs::read(path) {
+    let text = match crate::files::read(path) {
         Ok(bytes) => String::from_utf8_lossy(&bytes).into_owned(),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(SidecarState::default()),
         Err(e) => return Err(StoreError::io(path, e)),

@@ -108,6 +108,11 @@ pub struct ItemMapper {
 }
 
 impl ItemMapper {
+    /// Whether the turn has failed already (an `error` was mapped).
+    pub fn failed(&self) -> bool {
+        self.error.is_some()
+    }
+
     pub fn new(thread_id: impl Into<String>, turn_id: impl Into<String>) -> Self {
         Self {
             thread_id: thread_id.into(),

@@ -758,6 +758,11 @@ impl PgWriter {
         self.id
     }
 
+    /// How long one operation of this writer waits for the server (`statement_timeout_sec`).
+    pub(crate) fn statement_timeout(&self) -> std::time::Duration {
+        self.db.statement_timeout()
+    }
+
     pub(crate) fn append_all(&mut self, items: &[RolloutItem]) -> Result<(), StoreError> {
         futures::executor::block_on(self.append_all_async(items))
     }
