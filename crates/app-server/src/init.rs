@@ -7,7 +7,7 @@
 //! connection, whether experimental methods and fields are served and which notifications
 //! are dropped.
 
-use crate::protocol::methods::Initialize;
+use crate::protocol::methods::{Initialize, WireMethod};
 use crate::protocol::wire::{InitializeParams, InitializeResponse};
 use crate::{Conn, invalid, method_decoding};
 use oi_jsonrpc::RpcError;
@@ -63,20 +63,21 @@ async fn initialize(
     ctx: RequestContext,
     raw: Map<String, Value>,
 ) -> Result<Reply, RpcError> {
+    // The MCP handshake has the same method name; `protocolVersion` tells them apart.
     if raw.contains_key("protocolVersion") {
         return match conn
             .mcp_methods
-            .call("initialize", ctx, Some(Value::Object(raw)))
+            .call(Initialize::NAME, ctx, Some(Value::Object(raw)))
         {
             Some(mcp) => mcp.await.map(Reply::Mcp),
             None => Err(RpcError::invalid_params(
-                "initialize",
+                Initialize::NAME,
                 "this is the app server, which does not speak MCP: send `{clientInfo, capabilities?}` without `protocolVersion`, or use `interpreter mcp-server` for MCP",
             )),
         };
     }
     let p: InitializeParams = serde_json::from_value(Value::Object(raw))
-        .map_err(|e| RpcError::invalid_params("initialize", e))?;
+        .map_err(|e| RpcError::invalid_params(Initialize::NAME, e))?;
     let caps = p.capabilities.unwrap_or_default();
     let session = Session {
         experimental_api: caps.experimental_api,
