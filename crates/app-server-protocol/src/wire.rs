@@ -276,6 +276,10 @@ pub struct McpServerStatus {
     /// Why tool discovery failed, when it did.
     #[serde(default)]
     pub tools_error: Option<String>,
+    /// The MCP protocol version the live connection negotiated (`2026-07-28`, `2025-11-25`,
+    /// …); absent until the server is connected. Not a Codex field.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub protocol_version: Option<String>,
 }
 
 #[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]

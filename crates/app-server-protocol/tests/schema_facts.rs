@@ -765,6 +765,12 @@ const ALLOWED_IN_TYPES: &[(&str, &str, &str, &str)] = &[
 /// (type, variant or "*", field, why) for fields we send that Codex does not have.
 const EXTRA_IN_TYPES: &[(&str, &str, &str, &str)] = &[
     (
+        "McpServerStatus",
+        "*",
+        "protocolVersion",
+        "the MCP protocol version the server negotiated: servers of two protocol eras are live",
+    ),
+    (
         "RateLimitSnapshot",
         "*",
         "headers",

@@ -423,7 +423,7 @@ fn sources_for(kind: &str) -> Result<&'static [SessionSource], RpcError> {
         // Codex's app server records the threads its clients start as `vscode`, and Codex's
         // TUI lists `cli` + `vscode` in its resume picker: threads started through our v2
         // API are those.
-        "vscode" => &[SessionSource::AppServer],
+        "vscode" => &[SessionSource::AppServer, SessionSource::Acp],
         "unknown" => &[SessionSource::Unknown],
         "subAgent"
         | "subAgentReview"
@@ -651,7 +651,7 @@ mod tests {
             serde_json::from_value(json!({"sourceKinds": ["vscode"]})).unwrap();
         assert_eq!(
             list_query(p).unwrap().unwrap().sources,
-            Some(vec![SessionSource::AppServer])
+            Some(vec![SessionSource::AppServer, SessionSource::Acp])
         );
         let p: ThreadListParams =
             serde_json::from_value(json!({"sourceKinds": ["subAgent"]})).unwrap();

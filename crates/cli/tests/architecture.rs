@@ -16,6 +16,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
     ("oi-file-search", &[]),
     ("oi-jsonrpc", &[]),
     ("oi-http", &[]),
+    ("oi-local-model", &["oi-http", "oi-process"]),
     ("oi-config", &["oi-protocol"]),
     ("oi-apply-patch", &["oi-protocol"]),
     // The v2 wire as types: the engine's own wire types, nothing that does I/O.
@@ -69,6 +70,17 @@ const ALLOWED: &[(&str, &[&str])] = &[
             "oi-protocol",
         ],
     ),
+    // The Agent Client Protocol service: a third sibling, over the engine's façade only.
+    (
+        "oi-acp",
+        &[
+            "oi-config",
+            "oi-core",
+            "oi-host",
+            "oi-jsonrpc",
+            "oi-protocol",
+        ],
+    ),
     (
         "oi-tui",
         &[
@@ -84,6 +96,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
     (
         "oi-cli",
         &[
+            "oi-acp",
             "oi-app-server",
             // `generate-json-schema` writes the wire's schema.
             "oi-app-server-protocol",
@@ -91,6 +104,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
             "oi-core",
             "oi-host",
             "oi-jsonrpc",
+            "oi-local-model",
             "oi-mcp-client",
             "oi-mcp-server",
             "oi-process",
@@ -211,12 +225,17 @@ fn the_engine_knows_no_front_end() {
         "oi-tui",
         "oi-mcp-server",
         "oi-app-server",
+        "oi-acp",
         "oi-host",
     ];
-    // The two services on one connection are siblings: neither may reach into the other.
+    // The services are siblings: none may reach into another.
     for (service, sibling) in [
         ("oi-mcp-server", "oi-app-server"),
         ("oi-app-server", "oi-mcp-server"),
+        ("oi-acp", "oi-mcp-server"),
+        ("oi-acp", "oi-app-server"),
+        ("oi-mcp-server", "oi-acp"),
+        ("oi-app-server", "oi-acp"),
     ] {
         if let Some(package) = packages.get(service) {
             assert!(
@@ -227,7 +246,13 @@ fn the_engine_knows_no_front_end() {
     }
     // The host serves method tables; it must not know whose.
     if let Some(host) = packages.get("oi-host") {
-        for service in ["oi-mcp-server", "oi-app-server", "oi-cli", "oi-tui"] {
+        for service in [
+            "oi-mcp-server",
+            "oi-app-server",
+            "oi-acp",
+            "oi-cli",
+            "oi-tui",
+        ] {
             assert!(
                 !host.deps.contains(service),
                 "oi-host depends on {service}; the host serves tables, the CLI composes them"
@@ -572,6 +597,13 @@ const SPAWN_EXCEPTIONS: &[(&str, &str)] = &[
          paused, before it draws again",
     ),
     (
+        "crates/local-model/src/state.rs",
+        "the local model's daemon (`interpreter local-model serve`) must outlive the run that \
+         starts it, so the next run reuses the loaded model; it leaves our session on purpose \
+         (stdio is null or its log), stops itself when unused, and its llama-server is supervised \
+         by it",
+    ),
+    (
         "crates/thread-store/src/test_db.rs",
         "test helper (a throw-away PostgreSQL server per test run); no product path calls it",
     ),
@@ -822,7 +854,7 @@ const AROUND_THE_ENGINE: &[(&str, &str)] = &[
 ];
 
 /// **Front ends reach storage, the model catalog and the working tree through the
-/// engine**: product code of `oi-app-server` and `oi-tui` does not open the thread store or
+/// engine**: product code of `oi-app-server`, `oi-acp` and `oi-tui` does not open the thread store or
 /// name `oi_thread_store` (stored threads are `ThreadManager::stored_threads`, over the store
 /// the engine opened, on its async seam), does not name `oi_model_client::catalog` (it is
 /// `oi_core::catalog`) and does not run `git` through `oi_core::git` (it is
@@ -835,7 +867,9 @@ fn front_ends_reach_storage_catalog_and_git_through_the_engine() {
     let sources = product_sources(&workspace_root());
     let mut problems = Vec::new();
     for s in sources.iter().filter(|s| {
-        s.path.starts_with("crates/app-server/src/") || s.path.starts_with("crates/tui/src/")
+        s.path.starts_with("crates/app-server/src/")
+            || s.path.starts_with("crates/tui/src/")
+            || s.path.starts_with("crates/acp/src/")
     }) {
         for (pat, fix) in AROUND_THE_ENGINE {
             for at in find_all(&s.code, pat) {
@@ -864,6 +898,7 @@ const BLOCKING_CALLS: &[&str] = &[
     "load_config(",
     "load_session_config(",
     "thread_store_settings(",
+    "mcp_state_key_file(",
     // `ThreadManager::store(&home)` / `Conn::store()`: the first open checks the index or
     // connects to PostgreSQL (up to 10 s).
     ".store(&",
@@ -991,7 +1026,7 @@ fn awaited(code: &str, at: usize) -> bool {
 }
 
 /// **No blocking calls inside `async fn` bodies of the servers** (`oi-mcp-server`,
-/// `oi-app-server`, `oi-jsonrpc`): a call from [`BLOCKING_CALLS`] inside an `async fn` or
+/// `oi-app-server`, `oi-acp`, `oi-jsonrpc`): a call from [`BLOCKING_CALLS`] inside an `async fn` or
 /// `async` block must sit in the argument of `spawn_blocking(`/`blocking(` (or a thread of
 /// its own), or be awaited (an async function of the same name, like `Conn::load_config`).
 /// A plain `fn` of the same crate that makes such a call outside those spans is itself a
@@ -1009,6 +1044,7 @@ fn servers_do_not_block_async_workers() {
         "crates/host/",
         "crates/mcp-server/",
         "crates/app-server/",
+        "crates/acp/",
         "crates/jsonrpc/",
     ] {
         let files: Vec<&Source> = sources

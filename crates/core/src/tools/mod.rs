@@ -8,6 +8,7 @@ mod profile;
 pub(crate) mod search;
 mod shell;
 
+pub(crate) use mcp::fetch_pending_tasks;
 pub(crate) use parallel::{CallsRun, ParkedCalls, PendingCall, run_calls};
 pub(crate) use shell::printed_output;
 
