@@ -685,7 +685,7 @@ pub fn main_with_args(mut args: Vec<OsString>) -> i32 {
         Some(Command::AppServer {
             command: Some(AppServerCommand::GenerateJsonSchema { out }),
             ..
-        }) => match oi_app_server::protocol::schema::write_schema(&out) {
+        }) => match oi_app_server_protocol::schema::write_schema(&out) {
             Ok(n) => {
                 outln!("wrote {n} schema files to {}", out.display());
                 EXIT_OK

@@ -1,31 +1,45 @@
 //! Every wire method of the v2 and v1 APIs, declared once: its name, which way it goes,
-//! its params type and (for requests) its result type.
+//! its params type and (for requests either way) its result type.
 //!
-//! Registration ([`crate::method`] takes a declared request, not a string), sending
-//! ([`crate::items::Note::of`] takes a declared notification and its params type), the JSON
+//! Each method is a marker type (`ThreadStart`, `TurnCompleted`, …) that implements
+//! [`WireMethod`] and one of [`ClientRequest`], [`ServerNotification`] or
+//! [`ServerRequest`]. The server registers a handler only for a declared request (name
+//! and params decode from the declaration, the handler returns its result type), sends a
+//! notification only from a declaration and its params type, and asks the client only
+//! through a declared server request whose reply decodes into its result type. The JSON
 //! Schema that `interpreter app-server generate-json-schema` writes and the schema test
-//! (`tests/schema_facts.rs`) all read this list, so they cannot drift apart.
+//! (`tests/schema_facts.rs`) read the same list ([`all`]), so none of these can drift
+//! apart.
 
 use super::schema::{Kind, MethodSchema, schema};
 use super::wire::*;
-use crate::{accounts, catalog, threads, turns};
+use serde::Serialize;
+use serde::de::DeserializeOwned;
 
 /// A declared wire method.
-pub(crate) trait WireMethod {
+pub trait WireMethod {
     /// The method's name on the wire.
     const NAME: &'static str;
     /// What its params decode into (requests) or are built from (what we send).
     type Params;
 }
 
-/// A client→server request: the handler returns `Result`, serialized once at the edge.
-pub(crate) trait ClientRequest: WireMethod {
-    type Result: serde::Serialize;
+/// A client→server request: its handler returns `Result`, serialized once at the edge.
+pub trait ClientRequest: WireMethod {
+    /// What the request answers.
+    type Result: Serialize;
 }
 
-/// A server→client notification: [`crate::items::Note::of`] is the only way to build one, so
-/// every notification sent is declared here with its params type.
-pub(crate) trait ServerNotification: WireMethod {}
+/// A server→client notification: the only way the server builds one, so every
+/// notification sent is declared here with its params type.
+pub trait ServerNotification: WireMethod {}
+
+/// A server→client request (an approval, an MCP server's question): sent with its
+/// params, answered by the client with a reply that decodes into `Result`.
+pub trait ServerRequest: WireMethod<Params: Serialize> {
+    /// What the client answers.
+    type Result: DeserializeOwned;
+}
 
 macro_rules! kind {
     (request) => {
@@ -51,9 +65,11 @@ macro_rules! answer_impl {
     (v1, $ty:ident, $result:ty) => {
         answer_impl!(request, $ty, $result);
     };
-    // What clients answer is decoded leniently where it is read (`approvals`); the type
-    // is for the schema.
-    (server_request, $ty:ident, $result:ty) => {};
+    (server_request, $ty:ident, $result:ty) => {
+        impl ServerRequest for $ty {
+            type Result = $result;
+        }
+    };
 }
 
 macro_rules! notification_impl {
@@ -67,6 +83,7 @@ macro_rules! wire_methods {
     ($($kind:ident $ty:ident $name:literal ($params:ty) $(-> $result:ty)?;)*) => {
         $(
             #[doc = concat!("`", $name, "`")]
+            #[derive(Clone, Copy, Debug)]
             pub struct $ty;
             impl WireMethod for $ty {
                 const NAME: &'static str = $name;
@@ -91,31 +108,31 @@ macro_rules! wire_methods {
 
 wire_methods! {
     request Initialize "initialize" (InitializeParams) -> InitializeResponse;
-    request ThreadStart "thread/start" (threads::StartParams) -> ThreadSessionResponse;
-    request ThreadResume "thread/resume" (threads::ResumeParams) -> ThreadSessionResponse;
-    request ThreadFork "thread/fork" (threads::ForkParams) -> ThreadSessionResponse;
-    request ThreadRead "thread/read" (threads::ReadParams) -> ThreadReadResponse;
-    request ThreadList "thread/list" (threads::ListParams) -> ThreadListResponse;
-    request ThreadLoadedList "thread/loaded/list" (threads::PageParams) -> ThreadLoadedListResponse;
+    request ThreadStart "thread/start" (ThreadStartParams) -> ThreadSessionResponse;
+    request ThreadResume "thread/resume" (ThreadResumeParams) -> ThreadSessionResponse;
+    request ThreadFork "thread/fork" (ThreadForkParams) -> ThreadSessionResponse;
+    request ThreadRead "thread/read" (ThreadReadParams) -> ThreadReadResponse;
+    request ThreadList "thread/list" (ThreadListParams) -> ThreadListResponse;
+    request ThreadLoadedList "thread/loaded/list" (ThreadLoadedListParams) -> ThreadLoadedListResponse;
     request ThreadArchive "thread/archive" (ThreadIdParams) -> EmptyResponse;
     request ThreadUnarchive "thread/unarchive" (ThreadIdParams) -> ThreadUnarchiveResponse;
-    request ThreadNameSet "thread/name/set" (threads::NameParams) -> EmptyResponse;
+    request ThreadNameSet "thread/name/set" (ThreadSetNameParams) -> EmptyResponse;
     request ThreadTurnsList "thread/turns/list" (ThreadTurnsListParams) -> ThreadTurnsListResponse;
     request ThreadItemsList "thread/items/list" (ThreadItemsListParams) -> ThreadItemsListResponse;
     request ThreadDelete "thread/delete" (ThreadIdParams) -> EmptyResponse;
     request ThreadUnsubscribe "thread/unsubscribe" (ThreadIdParams) -> ThreadUnsubscribeResponse;
     request ThreadCompactStart "thread/compact/start" (ThreadIdParams) -> EmptyResponse;
-    request TurnStart "turn/start" (turns::StartParams) -> TurnStartResponse;
-    request TurnSteer "turn/steer" (turns::SteerParams) -> TurnSteerResponse;
-    request TurnInterrupt "turn/interrupt" (turns::InterruptParams) -> EmptyResponse;
-    request ModelList "model/list" (catalog::ModelListParams) -> ModelListResponse;
+    request TurnStart "turn/start" (TurnStartParams) -> TurnStartResponse;
+    request TurnSteer "turn/steer" (TurnSteerParams) -> TurnSteerResponse;
+    request TurnInterrupt "turn/interrupt" (TurnInterruptParams) -> EmptyResponse;
+    request ModelList "model/list" (ModelListParams) -> ModelListResponse;
     request CollaborationModeList "collaborationMode/list" (CollaborationModeListParams) -> CollaborationModeListResponse;
     request AppList "app/list" (AppsListParams) -> AppsListResponse;
-    request AccountRead "account/read" (accounts::ReadParams) -> GetAccountResponse;
-    request AccountLoginStart "account/login/start" (accounts::LoginParams) -> LoginAccountResponse;
-    request AccountLoginCancel "account/login/cancel" (accounts::CancelParams) -> CancelLoginAccountResponse;
-    request AccountLogout "account/logout" (accounts::Empty) -> EmptyResponse;
-    request AccountRateLimitsRead "account/rateLimits/read" (accounts::Empty) -> GetAccountRateLimitsResponse;
+    request AccountRead "account/read" (GetAccountParams) -> GetAccountResponse;
+    request AccountLoginStart "account/login/start" (LoginAccountParams) -> LoginAccountResponse;
+    request AccountLoginCancel "account/login/cancel" (CancelLoginAccountParams) -> CancelLoginAccountResponse;
+    request AccountLogout "account/logout" (EmptyParams) -> EmptyResponse;
+    request AccountRateLimitsRead "account/rateLimits/read" (EmptyParams) -> GetAccountRateLimitsResponse;
     request McpServerStatusList "mcpServerStatus/list" (ListMcpServerStatusParams) -> ListMcpServerStatusResponse;
     request CommandExec "command/exec" (CommandExecParams) -> CommandExecResponse;
     request ConfigRead "config/read" (ConfigReadParams) -> ConfigReadResponse;
@@ -180,5 +197,5 @@ wire_methods! {
 
     server_request CommandExecutionRequestApproval "item/commandExecution/requestApproval" (CommandExecutionRequestApprovalParams) -> CommandExecutionRequestApprovalResponse;
     server_request FileChangeRequestApproval "item/fileChange/requestApproval" (FileChangeRequestApprovalParams) -> FileChangeRequestApprovalResponse;
-    server_request McpServerElicitationRequest "mcpServer/elicitation/request" (McpServerElicitationRequestParams);
+    server_request McpServerElicitationRequest "mcpServer/elicitation/request" (McpServerElicitationRequestParams) -> McpServerElicitationRequestResponse;
 }

@@ -1,4 +1,5 @@
-//! Results of the catalog methods: `model/list`, `collaborationMode/list`, `app/list`.
+//! Params and results of the catalog methods: `model/list`, `collaborationMode/list`,
+//! `app/list`.
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -106,4 +107,19 @@ pub struct AppsListResponse {
     pub data: Vec<Value>,
     /// Always `null`.
     pub next_cursor: Option<String>,
+}
+
+/// `model/list` params.
+#[derive(Clone, Debug, Default, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ModelListParams {
+    #[serde(default)]
+    pub cursor: Option<String>,
+    #[serde(default)]
+    pub limit: Option<u32>,
+    #[serde(default)]
+    pub include_hidden: bool,
+    /// Only this provider's models (a provider id of config.toml).
+    #[serde(default)]
+    pub model_provider: Option<String>,
 }

@@ -1,7 +1,7 @@
-//! The approval server→client requests' replies: what a client answers to
-//! `item/commandExecution/requestApproval` and `item/fileChange/requestApproval`, and the
-//! params of `mcpServer/elicitation/request`. The request params of the two approvals
-//! live in [`super::wire`] beside `serverRequest/resolved`.
+//! The replies to our server→client requests: what a client answers to
+//! `item/commandExecution/requestApproval`, `item/fileChange/requestApproval` and
+//! `mcpServer/elicitation/request` (whose params are here too). The request params of the
+//! two approvals live in [`super::wire`] beside `serverRequest/resolved`.
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -88,4 +88,45 @@ pub struct McpServerElicitationRequestParams {
     /// The MCP server's `_meta`, passed through.
     #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
     pub meta: Option<Value>,
+}
+
+/// What the user did with an MCP server's form.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum McpServerElicitationAction {
+    /// Submitted the form (`content` holds the answer).
+    Accept,
+    /// Refused to answer.
+    Decline,
+    /// Dismissed the form without choosing.
+    Cancel,
+}
+
+/// The reply to `mcpServer/elicitation/request`, relayed to the MCP server as its
+/// `elicitation/create` result.
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
+pub struct McpServerElicitationRequestResponse {
+    pub action: McpServerElicitationAction,
+    /// The answer, shaped by the request's `requestedSchema`; read only with `accept`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub content: Option<Value>,
+    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
+    pub meta: Option<Value>,
+}
+
+impl From<McpServerElicitationRequestResponse> for oi_protocol::protocol::ElicitationResponse {
+    /// Content counts only with an accept: a decline or cancel never carries an answer.
+    fn from(r: McpServerElicitationRequestResponse) -> Self {
+        use oi_protocol::protocol::ElicitationAction as A;
+        let action = match r.action {
+            McpServerElicitationAction::Accept => A::Accept,
+            McpServerElicitationAction::Decline => A::Decline,
+            McpServerElicitationAction::Cancel => A::Cancel,
+        };
+        let content = match action {
+            A::Accept => r.content.filter(|c| !c.is_null()),
+            _ => None,
+        };
+        oi_protocol::protocol::ElicitationResponse { action, content }
+    }
 }

@@ -1,12 +1,30 @@
-//! The typed v2 wire, following Codex 0.171's field names (its generated schema where
-//! its README disagrees). Params decode errors become `-32602` naming the field.
+//! The wire of the v2 thread/turn API (and the legacy v1 methods) that `interpreter
+//! app-server` serves, as types: no I/O, no engine, no transport. Field names follow Codex
+//! app-server 0.171 (its generated schema where its README disagrees).
 //!
-//! Layout: this module (thread overrides, user input, sandbox policy: shared by params
-//! and results) · [`thread`] (`Thread`, its status, the thread methods' results and
-//! notifications) · [`turn`] (`Turn`, `TurnError`, turn results and notifications) ·
-//! [`item`] (`ThreadItem`) · [`notification`] (item lifecycle, deltas, usage, errors) ·
-//! [`wire`] (initialize, history pages, lifecycle, MCP status, `command/exec`, approvals)
-//! · [`account`] (`account/*`) · [`catalog`] (`model/list`) · [`schema`] (their JSON Schema, per method).
+//! Public surface:
+//! * [`methods`]: every wire method declared once — its name, its direction (a client
+//!   request, a notification we send, a request we send the client) and its params and
+//!   result types — as a marker type per method implementing [`methods::ClientRequest`],
+//!   [`methods::ServerNotification`] or [`methods::ServerRequest`]. The server registers
+//!   handlers, sends notifications and asks the client only through these declarations.
+//! * [`schema`]: the JSON Schema of every declared method (what `interpreter app-server
+//!   generate-json-schema` writes, [`schema::write_schema`]) and the helpers the schema test
+//!   (`tests/schema_facts.rs`, against Codex's field facts) reads it with.
+//! * The shapes, by topic: this module (thread overrides, user input, sandbox policy:
+//!   shared by params and results) · [`thread`] (`Thread`, its status, the thread methods'
+//!   params, results and notifications) · [`turn`] (`Turn`, `TurnError`, the turn methods)
+//!   · [`item`] (`ThreadItem`) · [`notification`] (item lifecycle, deltas, usage, errors) ·
+//!   [`approval`] (approval replies, the elicitation request and reply) · [`account`]
+//!   (`account/*`) · [`catalog`] (`model/list`, collaboration modes, apps) · [`config`]
+//!   (`config/*`) · [`fuzzy`] (`fuzzyFileSearch*`) · [`session`] (what Codex's TUI calls
+//!   mid-session) · [`absent`] (features we do not have, answered empty) · [`v1`] (legacy
+//!   results) · [`wire`] (initialize, history pages, lifecycle, MCP status,
+//!   `command/exec`, approval requests; and everything above re-exported: the one place
+//!   to import the wire from).
+//!
+//! Conversions from the engine's own types (`oi-protocol`) live beside the wire types;
+//! conversions that need the engine or the config are the server's.
 
 pub mod absent;
 pub mod account;
@@ -29,10 +47,9 @@ pub use thread::{Thread, ThreadSessionResponse, ThreadStatus};
 pub use turn::{Turn, TurnError, TurnStatus};
 
 use oi_protocol::config_types::{AskForApproval, SandboxMode, SandboxPolicy};
-use oi_protocol::user_input::UserInput;
 use schemars::JsonSchema;
 use serde::{Deserialize, Deserializer, Serialize};
-use serde_json::{Map, Value, json};
+use serde_json::{Map, Value};
 use std::path::PathBuf;
 
 /// Overrides accepted by `thread/start`, `thread/resume` and `thread/fork`.
@@ -102,50 +119,8 @@ pub enum V2UserInput {
     },
 }
 
-/// The reference's limit on text input per request.
+/// The reference's limit on text input per request (characters of all text inputs).
 pub const MAX_INPUT_CHARS: usize = 1 << 20;
-
-/// Converts v2 input to engine input. Errors: empty input, too much text.
-pub fn core_input(input: &[V2UserInput]) -> Result<Vec<UserInput>, oi_jsonrpc::RpcError> {
-    if input.is_empty() {
-        return Err(crate::invalid("input must not be empty"));
-    }
-    let chars: usize = input
-        .iter()
-        .map(|i| match i {
-            V2UserInput::Text { text, .. } => text.chars().count(),
-            _ => 0,
-        })
-        .sum();
-    if chars > MAX_INPUT_CHARS {
-        return Err(oi_jsonrpc::RpcError::new(
-            oi_jsonrpc::INVALID_PARAMS,
-            format!("Input exceeds the maximum length of {MAX_INPUT_CHARS} characters."),
-        )
-        .with_data(json!({
-            "input_error_code": "input_too_large",
-            "max_chars": MAX_INPUT_CHARS,
-            "actual_chars": chars,
-        })));
-    }
-    Ok(input
-        .iter()
-        .map(|i| match i {
-            V2UserInput::Text { text, .. } => UserInput::text(text.clone()),
-            V2UserInput::Image { url } => UserInput::Image {
-                image_url: url.clone(),
-            },
-            V2UserInput::LocalImage { path } => UserInput::LocalImage { path: path.clone() },
-            // Skills and mentions point the model at a file; it can read it with its tools.
-            V2UserInput::Skill { name, path } => {
-                UserInput::text(format!("[skill `{name}`: {}]", path.display()))
-            }
-            V2UserInput::Mention { name, path } => {
-                UserInput::text(format!("[mention `{name}`: {}]", path.display()))
-            }
-        })
-        .collect())
-}
 
 /// A v2 `SandboxPolicy`: sent in `turn/start` (camelCase tags; kebab-case accepted) and
 /// reported in the `sandbox` of thread results (camelCase, every field).
@@ -219,41 +194,10 @@ where
     Option::<T>::deserialize(d).map(Some)
 }
 
-pub fn now_unix() -> i64 {
-    chrono::Utc::now().timestamp()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn user_input_shapes_and_limits() {
-        let input: Vec<V2UserInput> = serde_json::from_value(json!([
-            {"type": "text", "text": "hi", "text_elements": []},
-            {"type": "image", "url": "https://x/y.png"},
-            {"type": "localImage", "path": "/tmp/a.png"},
-            {"type": "mention", "name": "lib", "path": "/w/lib.rs"},
-        ]))
-        .unwrap();
-        let core = core_input(&input).unwrap();
-        assert_eq!(core[0], UserInput::text("hi"));
-        assert!(
-            matches!(&core[1], UserInput::Image { image_url } if image_url == "https://x/y.png")
-        );
-        assert!(matches!(&core[3], UserInput::Text { text } if text.contains("/w/lib.rs")));
-        assert_eq!(
-            core_input(&[]).unwrap_err().message,
-            "input must not be empty"
-        );
-        let big = vec![V2UserInput::Text {
-            text: "x".repeat(MAX_INPUT_CHARS + 1),
-            text_elements: vec![],
-        }];
-        let e = core_input(&big).unwrap_err();
-        assert_eq!(e.code, -32602);
-        assert_eq!(e.data.unwrap()["input_error_code"], "input_too_large");
-    }
+    use serde_json::json;
 
     #[test]
     fn sandbox_policy_round_trip() {

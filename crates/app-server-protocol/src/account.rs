@@ -1,4 +1,4 @@
-//! Results and notifications of the `account/*` methods. An "account" here is the
+//! Params, results and notifications of the `account/*` methods. An "account" here is the
 //! configured model provider's API key.
 
 use schemars::JsonSchema;
@@ -120,3 +120,39 @@ pub struct GetAccountRateLimitsResponse {
     /// Every provider seen on this connection, by id.
     pub rate_limits_by_limit_id: BTreeMap<String, RateLimitSnapshot>,
 }
+
+/// `account/read` params.
+#[derive(Clone, Debug, Default, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct GetAccountParams {
+    /// Accepted and ignored: API keys do not refresh.
+    #[serde(default)]
+    pub refresh_token: Option<bool>,
+}
+
+/// `account/login/start` params.
+#[derive(Clone, Debug, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct LoginAccountParams {
+    /// Only `apiKey` logs in here.
+    #[serde(rename = "type")]
+    pub kind: String,
+    #[serde(default)]
+    pub api_key: Option<String>,
+    /// Which provider the key is for; default: the configured one.
+    #[serde(default)]
+    pub model_provider: Option<String>,
+}
+
+/// `account/login/cancel` params.
+#[derive(Clone, Debug, Default, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct CancelLoginAccountParams {
+    /// Accepted and ignored: API-key logins finish at once, nothing can be pending.
+    #[serde(default)]
+    pub login_id: Option<String>,
+}
+
+/// No params (`{}` or absent): `account/logout`, `account/rateLimits/read`.
+#[derive(Clone, Debug, Default, Deserialize, JsonSchema)]
+pub struct EmptyParams {}

@@ -1,11 +1,9 @@
-//! The `Thread` object, its status, and the results and notifications of the thread
-//! methods (`thread/start|resume|fork|read|list|loaded/list`, `thread/started`, …).
+//! The `Thread` object, its status, and the params, results and notifications of the
+//! thread methods (`thread/start|resume|fork|read|list|loaded/list|name/set`,
+//! `thread/started`, …).
 
-use super::V2SandboxPolicy;
 use super::turn::Turn;
-use oi_config::Config;
-use oi_core::ThreadSummary;
-use oi_protocol::ThreadId;
+use super::{ThreadOverrides, V2SandboxPolicy};
 use oi_protocol::config_types::{AskForApproval, ReasoningEffort};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -53,16 +51,6 @@ pub struct GitInfo {
     pub origin_url: Option<String>,
 }
 
-impl From<&oi_core::GitInfo> for GitInfo {
-    fn from(g: &oi_core::GitInfo) -> Self {
-        GitInfo {
-            sha: g.commit_hash.clone(),
-            branch: g.branch.clone(),
-            origin_url: g.repository_url.clone(),
-        }
-    }
-}
-
 /// A thread. `turns` is filled only where the method says so (`thread/resume`,
 /// `thread/fork`, `thread/read` with `includeTurns`).
 #[derive(Clone, Debug, PartialEq, Deserialize, Serialize, JsonSchema)]
@@ -100,65 +88,6 @@ pub struct Thread {
     pub turns: Vec<Turn>,
 }
 
-impl Thread {
-    /// A thread from its index row; `turns` stays empty.
-    pub fn from_summary(s: &ThreadSummary, status: ThreadStatus) -> Self {
-        Thread {
-            id: s.id.to_string(),
-            session_id: s.id.to_string(),
-            project_id: None,
-            forked_from_id: s.forked_from_id.map(|i| i.to_string()),
-            preview: s.preview.clone(),
-            ephemeral: false,
-            model_provider: s.model_provider.clone(),
-            created_at: s.created_at,
-            updated_at: s.updated_at,
-            status,
-            // Threads kept in PostgreSQL have no rollout file.
-            path: (!s.path.as_os_str().is_empty()).then(|| s.path.clone()),
-            cwd: s.cwd.clone(),
-            cli_version: s.cli_version.clone(),
-            source: s.source.as_v2_str().to_string(),
-            agent_nickname: None,
-            agent_role: None,
-            git_info: s.git.as_ref().map(GitInfo::from),
-            name: s.name.clone(),
-            turns: Vec::new(),
-        }
-    }
-
-    /// A thread that exists only in memory.
-    pub fn ephemeral(
-        id: ThreadId,
-        forked_from: Option<ThreadId>,
-        config: &Config,
-        created_at: i64,
-        status: ThreadStatus,
-    ) -> Self {
-        Thread {
-            id: id.to_string(),
-            session_id: id.to_string(),
-            project_id: None,
-            forked_from_id: forked_from.map(|i| i.to_string()),
-            preview: String::new(),
-            ephemeral: true,
-            model_provider: config.model_provider_id.clone(),
-            created_at,
-            updated_at: created_at,
-            status,
-            path: None,
-            cwd: config.cwd.clone(),
-            cli_version: env!("CARGO_PKG_VERSION").to_string(),
-            source: "appServer".to_string(),
-            agent_nickname: None,
-            agent_role: None,
-            git_info: None,
-            name: None,
-            turns: Vec::new(),
-        }
-    }
-}
-
 /// The result of `thread/start`, `thread/resume` and `thread/fork`: the thread and the
 /// settings it runs with.
 #[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
@@ -180,24 +109,6 @@ pub struct ThreadSessionResponse {
     pub sandbox: V2SandboxPolicy,
     #[schemars(with = "Option<String>")]
     pub reasoning_effort: Option<ReasoningEffort>,
-}
-
-impl ThreadSessionResponse {
-    /// The response for `thread` running with `config`.
-    pub fn new(thread: Thread, config: &Config) -> Self {
-        ThreadSessionResponse {
-            thread,
-            model: config.model.clone(),
-            model_provider: config.model_provider_id.clone(),
-            service_tier: None,
-            cwd: config.cwd.clone(),
-            instruction_sources: Vec::new(),
-            approval_policy: config.approval_policy,
-            approvals_reviewer: "user".to_string(),
-            sandbox: V2SandboxPolicy::from(&config.sandbox_policy),
-            reasoning_effort: config.model_reasoning_effort,
-        }
-    }
 }
 
 /// `thread/read`'s result.
@@ -250,4 +161,102 @@ pub struct ThreadNameUpdatedNotification {
 pub struct ThreadStatusChangedNotification {
     pub thread_id: String,
     pub status: ThreadStatus,
+}
+
+/// `thread/start` params.
+#[derive(Clone, Debug, Default, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ThreadStartParams {
+    #[serde(flatten)]
+    pub overrides: ThreadOverrides,
+    /// Keep nothing on disk: the thread lives in this server's memory only.
+    #[serde(default)]
+    pub ephemeral: Option<bool>,
+}
+
+/// `thread/resume` params.
+#[derive(Clone, Debug, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ThreadResumeParams {
+    pub thread_id: String,
+    #[serde(flatten)]
+    pub overrides: ThreadOverrides,
+    /// Answer without the thread's turns (`thread/turns/list` pages them).
+    #[serde(default)]
+    pub exclude_turns: bool,
+}
+
+/// `thread/fork` params.
+#[derive(Clone, Debug, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ThreadForkParams {
+    pub thread_id: String,
+    #[serde(flatten)]
+    pub overrides: ThreadOverrides,
+    #[serde(default)]
+    pub ephemeral: Option<bool>,
+    #[serde(default)]
+    pub exclude_turns: bool,
+}
+
+/// `thread/read` params.
+#[derive(Clone, Debug, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ThreadReadParams {
+    pub thread_id: String,
+    #[serde(default)]
+    pub include_turns: bool,
+}
+
+/// A `cwd` filter of `thread/list`: one folder or several.
+#[derive(Clone, Debug, Deserialize, JsonSchema)]
+#[serde(untagged)]
+pub enum OneOrMany {
+    One(PathBuf),
+    Many(Vec<PathBuf>),
+}
+
+/// `thread/list` params. The enum-like fields stay strings here, so an unknown value is
+/// refused by the method with the accepted ones named.
+#[derive(Clone, Debug, Deserialize, Default, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ThreadListParams {
+    #[serde(default)]
+    pub cursor: Option<String>,
+    #[serde(default)]
+    pub limit: Option<u32>,
+    #[serde(default)]
+    pub sort_key: Option<String>,
+    #[serde(default)]
+    pub sort_direction: Option<String>,
+    #[serde(default)]
+    pub model_providers: Option<Vec<String>>,
+    #[serde(default)]
+    pub source_kinds: Option<Vec<String>>,
+    #[serde(default)]
+    pub archived: Option<bool>,
+    #[serde(default)]
+    pub cwd: Option<OneOrMany>,
+    #[serde(default)]
+    pub search_term: Option<String>,
+}
+
+/// `thread/loaded/list` params.
+#[derive(Clone, Debug, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ThreadLoadedListParams {
+    #[serde(default)]
+    pub cursor: Option<String>,
+    #[serde(default)]
+    pub limit: Option<u32>,
+}
+
+/// `thread/name/set` params.
+#[derive(Clone, Debug, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ThreadSetNameParams {
+    pub thread_id: String,
+    /// `null` or absent clears the name.
+    #[serde(default)]
+    pub name: Option<String>,
 }

@@ -115,14 +115,16 @@ fn file_name(method: &str, part: &str) -> String {
 }
 
 /// Writes one file per params/result schema and an `index.json` listing the methods.
-/// Returns how many files were written.
-pub fn write_schema(dir: &Path) -> Result<usize, String> {
-    std::fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
-    let write = |name: &str, v: &Value| -> Result<(), String> {
+/// Returns how many files were written; an error names the file it failed on.
+pub fn write_schema(dir: &Path) -> std::io::Result<usize> {
+    let at = |what: &str, path: &Path, e: std::io::Error| {
+        std::io::Error::new(e.kind(), format!("cannot {what} {}: {e}", path.display()))
+    };
+    std::fs::create_dir_all(dir).map_err(|e| at("create", dir, e))?;
+    let write = |name: &str, v: &Value| -> std::io::Result<()> {
         let path = dir.join(name);
-        let text = serde_json::to_string_pretty(v).map_err(|e| e.to_string())?;
-        std::fs::write(&path, text + "\n")
-            .map_err(|e| format!("cannot write {}: {e}", path.display()))
+        let text = serde_json::to_string_pretty(v).map_err(std::io::Error::other)?;
+        std::fs::write(&path, text + "\n").map_err(|e| at("write", &path, e))
     };
     let mut index = Vec::new();
     let mut n = 0;

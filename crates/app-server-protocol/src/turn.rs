@@ -1,8 +1,11 @@
 //! The `Turn` object, its error, and the results and notifications of the turn methods.
 
 use super::item::ThreadItem;
+use super::{V2SandboxPolicy, V2UserInput, tri_state};
+use oi_protocol::config_types::{AskForApproval, ReasoningEffort};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
+use std::path::PathBuf;
 
 /// How much of a turn's `items` a response carries.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
@@ -172,4 +175,63 @@ pub struct TurnStartedNotification {
 pub struct TurnCompletedNotification {
     pub thread_id: String,
     pub turn: Turn,
+}
+
+/// `turn/start` params: the input, and settings that apply from this turn on.
+#[derive(Clone, Debug, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct TurnStartParams {
+    pub thread_id: String,
+    pub input: Vec<V2UserInput>,
+    #[serde(default)]
+    pub cwd: Option<PathBuf>,
+    #[serde(default)]
+    #[schemars(with = "Option<String>")]
+    pub approval_policy: Option<AskForApproval>,
+    #[serde(default)]
+    pub sandbox_policy: Option<V2SandboxPolicy>,
+    #[serde(default)]
+    pub model: Option<String>,
+    #[serde(default)]
+    #[schemars(with = "Option<String>")]
+    pub effort: Option<ReasoningEffort>,
+    #[serde(default)]
+    pub collaboration_mode: Option<CollaborationMode>,
+}
+
+/// A collaboration mode as `turn/start` sends it.
+#[derive(Clone, Debug, Deserialize, JsonSchema)]
+pub struct CollaborationMode {
+    #[serde(default)]
+    pub mode: Option<String>,
+    #[serde(default)]
+    pub settings: Option<ModeSettings>,
+}
+
+/// Tri-state fields: absent keeps the current value, `null` means "the mode's default",
+/// a value sets it.
+#[derive(Clone, Debug, Deserialize, JsonSchema)]
+pub struct ModeSettings {
+    #[serde(default)]
+    pub model: Option<String>,
+    #[serde(default, deserialize_with = "tri_state", alias = "reasoningEffort")]
+    #[schemars(with = "Option<String>")]
+    pub reasoning_effort: Option<Option<ReasoningEffort>>,
+}
+
+/// `turn/steer` params: input for the running turn `expected_turn_id`.
+#[derive(Clone, Debug, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct TurnSteerParams {
+    pub thread_id: String,
+    pub input: Vec<V2UserInput>,
+    pub expected_turn_id: String,
+}
+
+/// `turn/interrupt` params.
+#[derive(Clone, Debug, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct TurnInterruptParams {
+    pub thread_id: String,
+    pub turn_id: String,
 }
