@@ -153,7 +153,8 @@ pub(crate) async fn apply_planned(
                     );
                     let why = super::refusal_reason(other);
                     let mut o = ToolOutcome::err(format!(
-                        "change not applied: {why}. No file was changed."
+                        "{}{why}. No file was changed.",
+                        super::CHANGE_NOT_APPLIED
                     ));
                     o.abort_turn = other == ReviewDecision::Abort;
                     return o;

@@ -611,7 +611,8 @@ fn refused(
                 }),
             );
             let mut o = ToolOutcome::err(format!(
-                "command not run: {why}. Do not retry the same command; continue without it or ask the user."
+                "{}{why}. Do not retry the same command; continue without it or ask the user.",
+                super::COMMAND_NOT_RUN
             ));
             o.abort_turn = d == ReviewDecision::Abort;
             Some(o)
