@@ -340,6 +340,35 @@ mod tests {
     }
 
     #[test]
+    fn a_missing_capability_is_32021_naming_only_what_is_missing() {
+        let declared: ClientCapabilities =
+            serde_json::from_value(json!({"elicitation": {}})).unwrap();
+        let required: ClientCapabilities =
+            serde_json::from_value(json!({"elicitation": {}, "sampling": {}})).unwrap();
+        let e = require_capabilities(&declared, &required, "it samples").unwrap_err();
+        assert_eq!(e.code, oi_jsonrpc::MISSING_REQUIRED_CLIENT_CAPABILITY);
+        assert_eq!(
+            e.data,
+            Some(json!({"requiredCapabilities": {"sampling": {}}}))
+        );
+        assert!(
+            e.message.contains("(sampling): it samples"),
+            "{}",
+            e.message
+        );
+        assert!(require_capabilities(&required, &required, "").is_ok());
+        let mut tasks = ClientCapabilities::default();
+        tasks.extensions = Some(crate::protocol::extensions());
+        let e = require_capabilities(&declared, &tasks, "tasks").unwrap_err();
+        assert_eq!(
+            e.data,
+            Some(
+                json!({"requiredCapabilities": {"extensions": {"io.modelcontextprotocol/tasks": {}}}})
+            )
+        );
+    }
+
+    #[test]
     fn a_bad_meta_is_named() {
         let mut p = meta(json!({}));
         p["_meta"]

@@ -94,6 +94,16 @@ pub(super) fn input_required(
     custom(input)
 }
 
+/// `env` for a task's turn: the request that started it was answered with the task, so
+/// there is no request left to fail with `-32021`; approvals a client without elicitation
+/// cannot give are denied (the model is told), as its status reports.
+fn for_task(mut env: CallEnv) -> CallEnv {
+    if env.asker == Asker::Refuse {
+        env.asker = Asker::Deny(approvals::STATELESS_NO_ELICITATION);
+    }
+    env
+}
+
 /// Why a `requestState` was refused, and what to do.
 fn state_refused(e: OpenError) -> RpcError {
     let why = match e {
@@ -239,7 +249,7 @@ impl McpService {
             }
             if envelope.capabilities.supports_tasks() && self.sealer.is_ok() {
                 return self
-                    .start_task(env, &p.name, p.arguments.as_ref(), &call)
+                    .start_task(for_task(env), &p.name, p.arguments.as_ref(), &call)
                     .await;
             }
         }
@@ -444,7 +454,7 @@ impl McpService {
                 "too many tool calls and tasks are running on this server; send the answers again later",
             ));
         };
-        let env = self.call_env(ctx, &era, None, slot);
+        let env = for_task(self.call_env(ctx, &era, None, slot));
         tasks::update(env, self.sealer()?, &p.task_id, &p.input_responses).await?;
         Ok(ServerResult::task_ack(()))
     }
