@@ -270,6 +270,8 @@ pub struct AddedRequest {
     /// one checked to be an object).
     pub input_responses: Option<InputResponses>,
     request_state: Option<String>,
+    /// `tools/call` or `prompts/get`.
+    method: &'static str,
     era: Era,
     ctx: RequestContext,
     progress_token: Option<ProgressToken>,
@@ -316,6 +318,7 @@ impl AddedRequest {
             arguments: a.arguments,
             input_responses: a.input_responses,
             request_state: a.request_state,
+            method: a.method,
             era: a.era,
             ctx: a.ctx,
             progress_token: a.progress_token,
@@ -395,15 +398,10 @@ impl AddedRequest {
         let Some(sealed) = &self.request_state else {
             return Ok(None);
         };
-        let method = if self.digest.starts_with("prompts/get") {
-            "prompts/get"
-        } else {
-            "tools/call"
-        };
         self.sealer()?
             .open_added(&self.digest, sealed)
             .map(Some)
-            .map_err(|e| RpcError::invalid_params(method, refused(e)))
+            .map_err(|e| RpcError::invalid_params(self.method, refused(e)))
     }
 
     fn sealer(&self) -> Result<&Sealer, RpcError> {

@@ -143,10 +143,26 @@ where
     R: AsyncRead + Unpin + Send + 'static,
     W: AsyncWrite + Unpin + Send + 'static,
 {
-    let service = server::McpService::sealed(
+    serve_with(reader, writer, engine, sealing, Additions::none()).await
+}
+
+/// [`serve_sealed`] with what a program adds to the tables ([`additions`]).
+pub async fn serve_with<R, W>(
+    reader: R,
+    writer: W,
+    engine: Arc<dyn Engine>,
+    sealing: server::Sealing,
+    additions: Arc<Additions>,
+) -> i32
+where
+    R: AsyncRead + Unpin + Send + 'static,
+    W: AsyncWrite + Unpin + Send + 'static,
+{
+    let service = server::McpService::sealed_with(
         engine.clone(),
         std::env::current_dir().unwrap_or_default(),
         sealing,
+        additions,
     );
     serve_connection(
         reader,
