@@ -42,6 +42,8 @@ rm -rf "$size_target"
 
 echo "==> building"
 cargo build --workspace --bins
+# The conformance host (a test program: our MCP server with the conformance suite's fixtures).
+cargo build -p oi-mcp-server --example conformance-host
 
 echo "==> cargo test"
 cargo test --workspace --no-fail-fast

@@ -31,6 +31,14 @@ def interpreter_bin() -> Path:
 
 
 @pytest.fixture(scope="session")
+def conformance_host_bin() -> Path:
+    """The conformance host (crates/mcp-server/examples/conformance-host.rs): our MCP server with
+    the conformance suite's fixtures added. A test program, built by `cargo test` (or
+    `cargo build -p oi-mcp-server --example conformance-host`), never shipped."""
+    return _bin("CONFORMANCE_HOST_BIN", "target/debug/examples/conformance-host")
+
+
+@pytest.fixture(scope="session")
 def mock_model_bin() -> Path:
     return _bin("MOCK_MODEL_BIN", "target/debug/mock-model")
 

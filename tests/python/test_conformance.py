@@ -9,6 +9,11 @@ the network transport promises (docs/mcp-server.md, "Network"), in both protocol
   `test_simple_text`, prompts such as `test_simple_prompt`, resources under `test://`), which a
   real server does not have. Each allowed failure is listed below with the fixture it needs.
 * 0.2.0-alpha.12 at `--requirements 2025-11-25`: what passes there keeps passing.
+* 0.2.0-alpha.12 against the conformance host (crates/mcp-server/examples/conformance-host.rs):
+  the same server code, transport and machinery, with the suite's fixtures added through the
+  server's extension point (`oi_mcp_server::additions`), so the checks that need a fixture test
+  our code: every scenario required at 2026-07-28 passes whole there, server-stateless
+  included (HOST_OUTSIDE lists what would still need something outside our server: nothing).
 * 0.2.0-alpha.12's Tasks extension scenarios (`tasks-*`, not in any required set): the checks
   about the server's own Tasks surface pass (the extension advertised, `-32021` for task
   methods of a request that did not declare it, removed methods, unknown task ids, header
@@ -97,6 +102,10 @@ FIXTURES_2026 = {
         "sep-2322-respect-client-capabilities": "tool test_input_required_result_capabilities"
     },
 }
+
+# Required 2026-07-28 scenarios allowed to fail against the conformance host, each with what it
+# needs from outside our server. None: the host passes all of them whole.
+HOST_OUTSIDE: dict[str, str] = {}
 
 # 2025-11-25 (alpha.12): what passes today and must keep passing.
 LEGACY_MUST_PASS = [
@@ -274,4 +283,41 @@ def test_the_tasks_extension_scenarios_pass_but_for_the_suites_fixtures(peers, m
         for check in failures(checks):
             if not FIXTURE_MESSAGE.search(check.get("errorMessage") or ""):
                 problems.append(f"{scenario}: {check['id']} failed for another reason than a fixture: {check}")
+    assert not problems, "\n".join(problems)
+
+
+def test_every_2026_07_28_requirement_passes_whole_against_the_conformance_host(
+    peers, make_setup, conformance_host_bin, tmp_path
+):
+    """The fixtures the suite calls are answered by our own machinery (see the host's docs), so
+    every required scenario passes whole: server-stateless's -32021 for an undeclared capability
+    (HTTP 400), its response stream holding only the multi round-trip result, no log message
+    without a requested level, list changes on subscriptions/listen; the input_required
+    scenarios over our sealed requestState (a changed one refused); the content tools,
+    resources, prompts and completion."""
+    required = required_scenarios("2026-07-28")
+    setup = make_setup([])
+    with http_server(setup, conformance_host_bin, "--no-auth-on-loopback") as (url, _):
+        results = run_next(url, tmp_path / "host", "--requirements", "2026-07-28")
+    problems = []
+    for scenario in required:
+        checks = results.get(scenario)
+        if checks is None:
+            problems.append(f"{scenario}: not run")
+            continue
+        if scenario in HOST_OUTSIDE:
+            continue
+        if not any(c["status"] == "SUCCESS" for c in checks):
+            problems.append(f"{scenario}: no check passed")
+        bad = [c for c in checks if c["status"] in ("FAILURE", "WARNING")]
+        if bad:
+            problems.append(f"{scenario}: " + "; ".join(f"{c['id']} {c['status']}: {c.get('errorMessage')}" for c in bad))
+    # server-stateless's fixture checks really ran (they are not skipped or vacuous).
+    stateless = {c["id"]: c for c in results.get("server-stateless", [])}
+    for check in FIXTURES_2026["server-stateless"]:
+        if stateless.get(check, {}).get("status") != "SUCCESS":
+            problems.append(f"server-stateless: {check} did not pass: {stateless.get(check)}")
+    rejected = stateless.get("sep-2575-server-rejects-undeclared-capability", {}).get("details", {}).get("response", {})
+    if rejected.get("error", {}).get("data") != {"requiredCapabilities": {"sampling": {}}}:
+        problems.append(f"test_missing_capability was not refused with requiredCapabilities {{sampling}}: {rejected}")
     assert not problems, "\n".join(problems)

@@ -7,6 +7,7 @@ messages only for requests that ask."""
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
@@ -156,14 +157,28 @@ async def test_an_approval_comes_back_as_input_required_and_the_retry_resumes_th
 
 
 @pytest.mark.parametrize("transport", TRANSPORTS)
-async def test_approvals_of_a_client_without_elicitation_fail_closed(transport, make_setup, interpreter_bin):
+async def test_an_approval_a_client_without_elicitation_cannot_give_is_32021(transport, make_setup, interpreter_bin):
+    """A request may rely only on the capabilities its `_meta` declares: a turn that reaches an
+    approval for a client that did not declare elicitation stops there (nothing it asked for
+    runs, the model is not asked again) and the call fails with -32021 naming `elicitation`
+    (HTTP 400 over HTTP). The thread is kept: the same client, declaring elicitation, continues
+    it with codex-reply."""
     setup = make_setup([shell_call(["touch", "approved.txt"]), text_turn("finished")], policy="untrusted")
     with anyio.fail_after(TIMEOUT):
         async with connect(transport, setup, interpreter_bin) as client:
-            result = await client.call_tool("codex", {"prompt": "touch approved.txt", "cwd": str(setup.work)})
-    assert result.content[0].text == "finished", result
+            with pytest.raises(MCPError) as refused:
+                await client.call_tool("codex", {"prompt": "touch approved.txt", "cwd": str(setup.work)})
+    assert refused.value.code == -32021, refused.value.error
+    assert refused.value.data == {"requiredCapabilities": {"elicitation": {}}}, refused.value.error
+    assert "touch approved.txt" in refused.value.message and "codex-reply" in refused.value.message
     assert not (setup.work / "approved.txt").exists()
-    assert "the user denied it" in json.dumps(setup.requests()[-1]), setup.requests()[-1]
+    assert len(setup.requests()) == 1, setup.requests()
+    thread = re.search(r"thread ([0-9a-f-]{36})", refused.value.message)
+    assert thread, refused.value.message
+    with anyio.fail_after(TIMEOUT):
+        async with connect(transport, setup, interpreter_bin, elicitation_callback=accept) as client:
+            result = await client.call_tool("codex-reply", {"threadId": thread.group(1), "prompt": "go on"})
+    assert result.content[0].text == "finished", result
 
 
 async def test_a_state_another_client_got_is_refused(make_setup, interpreter_bin):

@@ -36,6 +36,10 @@ pub enum Asker {
     Elicit,
     /// Not at all: every approval is denied, for the reason given (logged).
     Deny(&'static str),
+    /// Not at all, and the request fails: a 2026-07-28 request that did not declare
+    /// elicitation, which the spec says must get `-32021` rather than a server relying on
+    /// what it did not declare. The approval stops the turn (nothing it asked for runs).
+    Refuse,
 }
 
 /// Why a client of the `initialize` era is not asked.
@@ -204,8 +208,10 @@ fn decision_value(v: &Value) -> Option<ReviewDecision> {
 /// Sends `elicitation/create` and waits for the reply, the timeout, or the end of the turn.
 /// A call whose client cannot be asked gets "no answer" at once.
 pub async fn ask(ctx: &ApprovalContext, params: impl Serialize) -> Answer {
-    if let Asker::Deny(why) = &ctx.asker {
-        return Answer::NoAnswer((*why).to_string());
+    match &ctx.asker {
+        Asker::Deny(why) => return Answer::NoAnswer((*why).to_string()),
+        Asker::Refuse => return Answer::NoAnswer(STATELESS_NO_ELICITATION.to_string()),
+        Asker::Elicit => {}
     }
     let params = match serde_json::to_value(params) {
         Ok(p) => p,
@@ -223,6 +229,10 @@ async fn decide(
     params: impl Serialize,
     what: &str,
 ) -> Option<ReviewDecision> {
+    if ctx.asker == Asker::Refuse {
+        tracing::info!("{what}: the turn stops because {STATELESS_NO_ELICITATION}");
+        return Some(ReviewDecision::Abort);
+    }
     match ask(ctx, params).await {
         Answer::Replied(v) => {
             let d = review_decision(&v);

@@ -16,6 +16,9 @@
 //! * [`methods`]: the MCP method table of one connection over the real engine (`oi-core`),
 //!   as [`oi_host`] serves it — stdio, a streamable HTTP session, beside other tables.
 //! * [`stateless_methods`]: the table of HTTP requests that come without a session.
+//! * [`methods_with`] / [`stateless_methods_with`]: the same with tools, prompts and
+//!   resources a program adds ([`additions`]: the extension point; the conformance host,
+//!   `examples/conformance-host.rs`, adds the MCP conformance suite's fixtures).
 //! * [`serve`]: the MCP methods alone over any byte streams and any [`engine::Engine`]
 //!   (tests script a fake engine).
 //! * [`server::McpService::methods`]: the MCP method table itself.
@@ -27,6 +30,7 @@
 //! → [`engine`] (the engine seam). This crate must not know how the engine runs turns; it
 //! only relays ops and events.
 
+pub mod additions;
 pub mod approvals;
 pub mod core_engine;
 pub mod engine;
@@ -43,6 +47,7 @@ pub mod tool_runner;
 pub mod tools;
 pub mod transcript;
 
+use crate::additions::Additions;
 use crate::engine::Engine;
 use oi_host::ServiceContext;
 use oi_jsonrpc::MethodTable;
@@ -57,16 +62,28 @@ pub use core_engine::CoreEngine;
 /// the host's engine: the `codex` tool's threads are the host's, so other APIs on the same
 /// host see them.
 pub fn methods(ctx: &ServiceContext) -> MethodTable {
+    methods_with(ctx, Additions::none())
+}
+
+/// [`methods`] with what a program adds to the tables (tools, prompts, resources: see
+/// [`additions`]); `interpreter mcp-server` adds nothing.
+pub fn methods_with(ctx: &ServiceContext, additions: Arc<Additions>) -> MethodTable {
     let engine = Arc::new(CoreEngine::new(ctx.host.clone()));
-    server::McpService::sealed(engine, ctx.host.cwd().clone(), sealing(ctx))
+    server::McpService::sealed_with(engine, ctx.host.cwd().clone(), sealing(ctx), additions)
         .methods(Some(&ctx.connection))
 }
 
 /// The MCP methods of requests that arrive without a session (MCP 2026-07-28 over HTTP),
 /// over the host's engine: built once per listener; each request is served on its own.
 pub fn stateless_methods(ctx: &ServiceContext) -> MethodTable {
+    stateless_methods_with(ctx, Additions::none())
+}
+
+/// [`stateless_methods`] with what a program adds to the tables.
+pub fn stateless_methods_with(ctx: &ServiceContext, additions: Arc<Additions>) -> MethodTable {
     let engine = Arc::new(CoreEngine::new(ctx.host.clone()));
-    server::McpService::stateless(engine, ctx.host.cwd().clone(), sealing(ctx)).methods(None)
+    server::McpService::stateless_with(engine, ctx.host.cwd().clone(), sealing(ctx), additions)
+        .methods(None)
 }
 
 /// The server's home (`--home`, `$OPENINTERPRETER_HOME`, `~/.openinterpreter`).
@@ -126,10 +143,26 @@ where
     R: AsyncRead + Unpin + Send + 'static,
     W: AsyncWrite + Unpin + Send + 'static,
 {
-    let service = server::McpService::sealed(
+    serve_with(reader, writer, engine, sealing, Additions::none()).await
+}
+
+/// [`serve_sealed`] with what a program adds to the tables ([`additions`]).
+pub async fn serve_with<R, W>(
+    reader: R,
+    writer: W,
+    engine: Arc<dyn Engine>,
+    sealing: server::Sealing,
+    additions: Arc<Additions>,
+) -> i32
+where
+    R: AsyncRead + Unpin + Send + 'static,
+    W: AsyncWrite + Unpin + Send + 'static,
+{
+    let service = server::McpService::sealed_with(
         engine.clone(),
         std::env::current_dir().unwrap_or_default(),
         sealing,
+        additions,
     );
     serve_connection(
         reader,

@@ -377,6 +377,13 @@ pub struct Sealer {
 
 const APPROVAL: &str = "approval";
 const TASK: &str = "task";
+const ADDED: &str = "added";
+
+/// The state of a request to an added tool or prompt ([`crate::additions`]).
+#[derive(Serialize, Deserialize)]
+struct AddedState<T> {
+    state: T,
+}
 
 impl Sealer {
     pub fn new(key: Arc<StateKey>, principal: impl Into<String>) -> Self {
@@ -445,6 +452,21 @@ impl Sealer {
 
     pub fn open_task(&self, sealed: &str) -> Result<TaskHandle, OpenError> {
         self.open(TASK, "", sealed)
+    }
+
+    /// The `requestState` of a request to an added tool or prompt (`request`: what it is
+    /// bound to), valid for `ttl`.
+    pub fn seal_added<T: Serialize>(&self, request: &str, state: &T, ttl: Duration) -> String {
+        self.seal(ADDED, request, &AddedState { state }, ttl)
+    }
+
+    pub fn open_added<T: DeserializeOwned>(
+        &self,
+        request: &str,
+        sealed: &str,
+    ) -> Result<T, OpenError> {
+        self.open::<AddedState<T>>(ADDED, request, sealed)
+            .map(|a| a.state)
     }
 }
 

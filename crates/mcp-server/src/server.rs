@@ -16,6 +16,7 @@
 
 mod calls;
 
+use crate::additions::{Additions, Outcome};
 use crate::engine::Engine;
 use crate::protocol::era::{self, Arrival, Era};
 use crate::protocol::reply::{self, Caching};
@@ -29,8 +30,8 @@ use crate::tool_runner::CallSlot;
 use crate::{prompts, tools};
 use oi_jsonrpc::{Connection, Execution, MethodTable, RequestContext, RpcError};
 use rmcp::model::{
-    CacheScope, DiscoverResult, InitializeResult, ListToolsResult, ProtocolVersion, ServerResult,
-    SubscriptionFilter, SubscriptionsListenResult,
+    CacheScope, CompleteRequestParams, CompleteResult, DiscoverResult, InitializeResult,
+    ListToolsResult, ProtocolVersion, ServerResult, SubscriptionFilter, SubscriptionsListenResult,
 };
 use serde::Deserialize;
 use serde::de::DeserializeOwned;
@@ -91,6 +92,8 @@ pub struct McpService {
     connection: OnceLock<Connection>,
     /// `resources/subscribe` watches of the connection, by URI.
     subscribed: Mutex<HashMap<String, CancellationToken>>,
+    /// What a program added to the tables (nothing, for `interpreter mcp-server`).
+    additions: Arc<Additions>,
 }
 
 #[derive(Deserialize)]
@@ -133,10 +136,16 @@ struct ResourceParams {
 }
 
 #[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
 struct GetPromptParams {
     name: String,
     #[serde(default)]
     arguments: Option<Map<String, Value>>,
+    /// 2026-07-28, for an added prompt that asked for input.
+    #[serde(default)]
+    input_responses: Option<crate::mrtr::InputResponses>,
+    #[serde(default)]
+    request_state: Option<String>,
 }
 
 #[derive(Deserialize)]
@@ -171,18 +180,44 @@ impl McpService {
     pub fn new(engine: Arc<dyn Engine>, server_cwd: PathBuf) -> Arc<Self> {
         let key = Arc::new(StateKey::ephemeral());
         let sealing = Ok(Sealer::new(key, oi_host::Principal::local().name()));
-        Self::with_arrival(engine, server_cwd, Arrival::Connection, sealing)
+        Self::with_arrival(
+            engine,
+            server_cwd,
+            Arrival::Connection,
+            sealing,
+            Additions::none(),
+        )
     }
 
     /// The service of a connection whose handles `sealing` seals.
     pub fn sealed(engine: Arc<dyn Engine>, server_cwd: PathBuf, sealing: Sealing) -> Arc<Self> {
-        Self::with_arrival(engine, server_cwd, Arrival::Connection, sealing)
+        Self::sealed_with(engine, server_cwd, sealing, Additions::none())
+    }
+
+    /// [`McpService::sealed`] with what a program adds to the tables ([`crate::additions`]).
+    pub fn sealed_with(
+        engine: Arc<dyn Engine>,
+        server_cwd: PathBuf,
+        sealing: Sealing,
+        additions: Arc<Additions>,
+    ) -> Arc<Self> {
+        Self::with_arrival(engine, server_cwd, Arrival::Connection, sealing, additions)
     }
 
     /// The service of requests that arrive on their own (HTTP without a session): 2026-07-28
     /// only, since there is no handshake to fall back to.
     pub fn stateless(engine: Arc<dyn Engine>, server_cwd: PathBuf, sealing: Sealing) -> Arc<Self> {
-        Self::with_arrival(engine, server_cwd, Arrival::Alone, sealing)
+        Self::stateless_with(engine, server_cwd, sealing, Additions::none())
+    }
+
+    /// [`McpService::stateless`] with what a program adds to the tables.
+    pub fn stateless_with(
+        engine: Arc<dyn Engine>,
+        server_cwd: PathBuf,
+        sealing: Sealing,
+        additions: Arc<Additions>,
+    ) -> Arc<Self> {
+        Self::with_arrival(engine, server_cwd, Arrival::Alone, sealing, additions)
     }
 
     fn with_arrival(
@@ -190,6 +225,7 @@ impl McpService {
         server_cwd: PathBuf,
         arrival: Arrival,
         sealer: Sealing,
+        additions: Arc<Additions>,
     ) -> Arc<Self> {
         Arc::new(Self {
             engine,
@@ -201,6 +237,7 @@ impl McpService {
             arrival,
             connection: OnceLock::new(),
             subscribed: Mutex::default(),
+            additions,
         })
     }
 
@@ -231,6 +268,18 @@ impl McpService {
         self.lifecycle_methods(&mut t);
         self.tool_methods(&mut t);
         self.catalog_methods(&mut t);
+        if let Some(complete) = self.additions.completer() {
+            self.method(
+                &mut t,
+                "completion/complete",
+                Eras::Both,
+                Execution::Inline,
+                move |_, _, _, p: CompleteRequestParams| {
+                    let info = complete(&p);
+                    async move { Ok(CompleteResult::new(info).into()) }
+                },
+            );
+        }
         t.notification("notifications/initialized", |_: Value| async {});
         t.notification("notifications/roots/list_changed", |_: Value| async {});
         t.notification("notifications/progress", |_: Value| async {});
@@ -265,7 +314,7 @@ impl McpService {
             "server/discover",
             Eras::Stateless,
             Execution::Inline,
-            |_, _, _, _: Empty| async { Ok(discover()) },
+            |s, _, _, _: Empty| async move { Ok(discover(&s.additions)) },
         );
     }
 
@@ -276,9 +325,11 @@ impl McpService {
             "tools/list",
             Eras::Both,
             Execution::Inline,
-            |_, _, _, _: ListParams| async {
+            |s, _, _, _: ListParams| async move {
                 let c = Caching::FIXED;
-                Ok(ListToolsResult::with_all_items(tools::tools())
+                let mut list = tools::tools();
+                list.extend(s.additions.tool_list());
+                Ok(ListToolsResult::with_all_items(list)
                     .with_ttl_ms(c.ttl_ms)
                     .with_cache_scope(c.scope)
                     .into())
@@ -322,7 +373,13 @@ impl McpService {
             Eras::Both,
             Execution::Spawn,
             |s, _, _, p: ListParams| async move {
-                Ok(resources::list(s.engine.as_ref(), p.cursor).await?.into())
+                let first = p.cursor.is_none();
+                let mut list = resources::list(s.engine.as_ref(), p.cursor).await?;
+                if first {
+                    list.resources
+                        .extend(s.additions.resource_list().iter().cloned());
+                }
+                Ok(list.into())
             },
         );
         self.method(
@@ -330,7 +387,12 @@ impl McpService {
             "resources/templates/list",
             Eras::Both,
             Execution::Inline,
-            |_, _, _, _: ListParams| async { Ok(resources::templates().into()) },
+            |s, _, _, _: ListParams| async move {
+                let mut list = resources::templates();
+                list.resource_templates
+                    .extend(s.additions.template_list().iter().cloned());
+                Ok(list.into())
+            },
         );
         self.method(
             t,
@@ -338,6 +400,11 @@ impl McpService {
             Eras::Both,
             Execution::Spawn,
             |s, _, era, p: ResourceParams| async move {
+                if ThreadUri::parse(&p.uri).is_none()
+                    && let Some(contents) = s.additions.read(&p.uri)
+                {
+                    return Ok(contents.into());
+                }
                 Ok(resources::read(s.engine.as_ref(), &era, &p.uri)
                     .await?
                     .into())
@@ -350,9 +417,9 @@ impl McpService {
             Execution::Spawn,
             |s, _, _, _: ListParams| async move {
                 let folders = s.engine.prompt_folders().await;
-                Ok(blocking(move || Ok(prompts::list_prompts(&folders)))
-                    .await?
-                    .into())
+                let mut list = blocking(move || Ok(prompts::list_prompts(&folders))).await?;
+                list.prompts.extend(s.additions.prompt_list());
+                Ok(list.into())
             },
         );
         self.method(
@@ -360,7 +427,25 @@ impl McpService {
             "prompts/get",
             Eras::Both,
             Execution::Spawn,
-            |s, _, _, p: GetPromptParams| async move {
+            |s, ctx, era, p: GetPromptParams| async move {
+                if let Some(handler) = s.additions.prompt(&p.name) {
+                    let request = s.added_request(
+                        "prompts/get",
+                        p.name,
+                        p.arguments.map(Value::Object),
+                        p.input_responses,
+                        p.request_state,
+                        era.clone(),
+                        ctx,
+                        None,
+                    )?;
+                    return match handler(request).await? {
+                        Outcome::Complete(result) => Ok(result.into()),
+                        Outcome::InputRequired(input) => {
+                            calls::input_required(&era, "prompts/get", input)
+                        }
+                    };
+                }
                 let folders = s.engine.prompt_folders().await;
                 let arguments = p.arguments.unwrap_or_default();
                 Ok(
@@ -465,7 +550,11 @@ impl McpService {
         }
         let version: ProtocolVersion = serde_json::from_value(Value::String(version))
             .map_err(|e| RpcError::internal(format!("protocol version: {e}")))?;
-        Ok(InitializeResult::new(capabilities(false))
+        let mut caps = capabilities(false);
+        if self.additions.completer().is_some() {
+            caps.completions = Some(Default::default());
+        }
+        Ok(InitializeResult::new(caps)
             .with_protocol_version(version)
             .with_server_info(server_implementation())
             .with_instructions(INSTRUCTIONS)
@@ -487,7 +576,11 @@ impl McpService {
                 "too many subscriptions are open ({MAX_SUBSCRIPTIONS}); close one (or listen for several things on one) and retry"
             )));
         }
-        let (mut wanted, accepted) = Wanted::from_filter(&filter.filter);
+        let tools = self
+            .additions
+            .tools_can_change()
+            .then(|| self.additions.watch_tools());
+        let (mut wanted, accepted) = Wanted::from_filter(&filter.filter, tools);
         let task_ids = filter.task_ids.unwrap_or_default();
         if !task_ids.is_empty() {
             calls::require_tasks("subscriptions/listen", &era)?;
@@ -564,12 +657,21 @@ impl McpService {
 
 /// `server/discover`: the versions served per request, what the server offers, who it is.
 /// The same for everyone for the server's life.
-fn discover() -> ServerResult {
+fn discover(additions: &Additions) -> ServerResult {
     let versions = STATELESS_VERSIONS
         .iter()
         .filter_map(|v| serde_json::from_value::<ProtocolVersion>(Value::String((*v).into())).ok())
         .collect();
-    let mut result = DiscoverResult::new(versions, capabilities(true))
+    let mut caps = capabilities(true);
+    if additions.completer().is_some() {
+        caps.completions = Some(Default::default());
+    }
+    if additions.tools_can_change()
+        && let Some(tools) = caps.tools.as_mut()
+    {
+        tools.list_changed = Some(true);
+    }
+    let mut result = DiscoverResult::new(versions, caps)
         .with_server_info(server_implementation())
         .with_ttl_ms(Caching::FIXED.ttl_ms)
         .with_cache_scope(CacheScope::Public);

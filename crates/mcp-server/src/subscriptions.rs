@@ -14,8 +14,10 @@
 //!   whole as `notifications/tasks` (what `tasks/get` would say) when it changes, first when
 //!   the subscription starts, last when the task is over.
 //!
-//! The tool list never changes, so `toolsListChanged` is not honoured (the acknowledgement
-//! leaves it out, as the spec says for what a server does not support).
+//! * the tool list: ours never changes, so `toolsListChanged` is honoured only where a
+//!   program added tools that can come and go ([`crate::additions`]), from their change
+//!   signal; otherwise the acknowledgement leaves it out, as the spec says for what a server
+//!   does not support.
 
 use crate::engine::{Engine, EngineTurn};
 use crate::prompts;
@@ -42,14 +44,17 @@ pub const ACKNOWLEDGED: &str = "notifications/subscriptions/acknowledged";
 pub const RESOURCE_UPDATED: &str = "notifications/resources/updated";
 pub const RESOURCES_LIST_CHANGED: &str = "notifications/resources/list_changed";
 pub const PROMPTS_LIST_CHANGED: &str = "notifications/prompts/list_changed";
+pub const TOOLS_LIST_CHANGED: &str = "notifications/tools/list_changed";
 /// The Tasks extension's status notification.
 pub const TASK_STATUS: &str = "notifications/tasks";
 
 /// What a watch reports.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default)]
 pub struct Wanted {
     pub thread_list: bool,
     pub prompt_list: bool,
+    /// The added tools' change signal, when tool list changes are wanted and can happen.
+    pub tool_list: Option<tokio::sync::watch::Receiver<u64>>,
     /// The thread resources (their base URIs) whose updates are wanted.
     pub threads: Vec<ThreadUri>,
     /// The tasks whose status is wanted: their ids and what they stand for.
@@ -57,8 +62,12 @@ pub struct Wanted {
 }
 
 impl Wanted {
-    /// The part of `filter` this server honours, and the filter that says so.
-    pub fn from_filter(filter: &SubscriptionFilter) -> (Wanted, SubscriptionFilter) {
+    /// The part of `filter` this server honours, and the filter that says so; `tools` is
+    /// the change signal of a tool list that can change, if there is one.
+    pub fn from_filter(
+        filter: &SubscriptionFilter,
+        tools: Option<tokio::sync::watch::Receiver<u64>>,
+    ) -> (Wanted, SubscriptionFilter) {
         let mut threads: Vec<ThreadUri> = Vec::new();
         let mut uris = Vec::new();
         for uri in filter.resource_subscriptions.iter().flatten() {
@@ -74,12 +83,14 @@ impl Wanted {
         let wanted = Wanted {
             thread_list: filter.resources_list_changed == Some(true),
             prompt_list: filter.prompts_list_changed == Some(true),
+            tool_list: tools.filter(|_| filter.tools_list_changed == Some(true)),
             threads,
             tasks: Vec::new(),
         };
         let mut accepted = SubscriptionFilter::new();
         accepted.resources_list_changed = wanted.thread_list.then_some(true);
         accepted.prompts_list_changed = wanted.prompt_list.then_some(true);
+        accepted.tools_list_changed = wanted.tool_list.is_some().then_some(true);
         accepted.resource_subscriptions = (!uris.is_empty()).then_some(uris);
         (wanted, accepted)
     }
@@ -226,11 +237,17 @@ pub struct Watch {
     prompt_files: Option<PromptStamp>,
     watched: Vec<Watched>,
     tasks: Vec<WatchedTask>,
+    tools: Option<tokio::sync::watch::Receiver<u64>>,
 }
 
 impl Watch {
     /// Takes the current state of what `wanted` asks for.
-    pub async fn start(engine: Arc<dyn Engine>, wanted: Wanted) -> Watch {
+    pub async fn start(engine: Arc<dyn Engine>, mut wanted: Wanted) -> Watch {
+        // What changed before now is not news.
+        let mut tools = wanted.tool_list.take();
+        if let Some(t) = tools.as_mut() {
+            t.mark_unchanged();
+        }
         let list = if wanted.thread_list {
             Some(thread_ids(engine.as_ref()).await)
         } else {
@@ -268,6 +285,7 @@ impl Watch {
             prompt_files,
             watched,
             tasks,
+            tools,
         }
     }
 
@@ -283,6 +301,14 @@ impl Watch {
             let woke = tokio::select! {
                 _ = cancel.cancelled() => return,
                 _ = tick.tick() => None,
+                changed = tools_changed(&mut self.tools) => {
+                    if changed {
+                        sink.changed(TOOLS_LIST_CHANGED).await;
+                    } else {
+                        self.tools = None;
+                    }
+                    continue;
+                }
                 ev = next_event(&mut self.watched) => Some(ev),
             };
             match woke {
@@ -345,6 +371,14 @@ impl Watch {
                 t.done = view.task.status.is_terminal();
             }
         }
+    }
+}
+
+/// Whether the tool list changed (`false`: its sender is gone); pending without one.
+async fn tools_changed(tools: &mut Option<tokio::sync::watch::Receiver<u64>>) -> bool {
+    match tools {
+        Some(t) => t.changed().await.is_ok(),
+        None => std::future::pending().await,
     }
 }
 
@@ -413,10 +447,15 @@ mod tests {
             format!("interpreter://threads/{id}"),
             "file:///etc/passwd".into(),
         ]);
-        let (wanted, accepted) = Wanted::from_filter(&filter);
+        let (wanted, accepted) = Wanted::from_filter(&filter, None);
         assert!(wanted.prompt_list && !wanted.thread_list);
         assert_eq!(wanted.threads.len(), 1);
         assert_eq!(accepted.tools_list_changed, None);
+        // Tools that can change: their changes are honoured.
+        let signal = tokio::sync::watch::Sender::new(0u64);
+        let (wanted, accepted) = Wanted::from_filter(&filter, Some(signal.subscribe()));
+        assert!(wanted.tool_list.is_some());
+        assert_eq!(accepted.tools_list_changed, Some(true));
         assert_eq!(accepted.prompts_list_changed, Some(true));
         assert_eq!(
             accepted.resource_subscriptions,

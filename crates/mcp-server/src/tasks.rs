@@ -201,7 +201,9 @@ pub fn view(task_id: &str, handle: &TaskHandle, state: TurnState) -> TaskView {
         state @ (TurnState::Completed { .. } | TurnState::Failed { .. }) => {
             let result = match settled(handle.thread, state) {
                 CallEnd::Result(r) => r,
-                CallEnd::Parked { .. } => tool_result(Some(handle.thread), String::new(), true),
+                CallEnd::Parked { .. } | CallEnd::NeedsElicitation { .. } => {
+                    tool_result(Some(handle.thread), String::new(), true)
+                }
             };
             v.task = task(TaskStatus::Completed, "the turn is over".into(), now);
             v.result = Some(result);

@@ -80,6 +80,21 @@ pub struct CallEnv {
     pub slot: Option<CallSlot>,
 }
 
+/// Sends `message` on the request of `ctx` when the request asked for log messages at its
+/// level or below (`wanted`, from its `_meta` log level); nothing otherwise. The one way the
+/// server logs to a client.
+pub async fn send_log(ctx: &RequestContext, wanted: Option<LogLevel>, message: &LogMessage) {
+    if wanted.is_none_or(|min| message.level < min) {
+        return;
+    }
+    match serde_json::to_value(message) {
+        Ok(params) => {
+            ctx.outgoing.notify(LOG_MESSAGE, params).await;
+        }
+        Err(e) => tracing::warn!("could not encode a log message: {e}"),
+    }
+}
+
 fn not_found_result(id: ThreadId) -> CallToolResult {
     tool_result(
         Some(id),
@@ -276,8 +291,8 @@ impl CallEnv {
         if let Some(p) = self.progress.as_mut().and_then(|p| p.on_event(&event.msg)) {
             self.notify(PROGRESS, &p).await;
         }
-        if let Some(min) = self.log_level
-            && let Some(level) = log_level_of(&event.msg).filter(|l| *l >= min)
+        if self.log_level.is_some()
+            && let Some(level) = log_level_of(&event.msg)
             && let Some(data) = crate::progress::summarize(&event.msg)
         {
             let message = LogMessage {
@@ -285,7 +300,7 @@ impl CallEnv {
                 logger: "openinterpreter",
                 data: format!("thread {thread_id}: {data}"),
             };
-            self.notify(LOG_MESSAGE, &message).await;
+            send_log(&self.ctx, self.log_level, &message).await;
         }
     }
 
@@ -374,6 +389,7 @@ impl CallEnv {
             },
             last_error: None,
             last_message: None,
+            refused: None,
         };
         let early = |result| TurnEnd {
             thread: thread_id,
@@ -492,6 +508,12 @@ pub enum CallEnd {
         thread: ThreadId,
         parked: TurnParkedEvent,
     },
+    /// The turn stopped at an approval the request could not be asked (a 2026-07-28
+    /// request that did not declare elicitation): `what` it wanted to do did not happen.
+    NeedsElicitation {
+        thread: ThreadId,
+        what: String,
+    },
 }
 
 /// How a call's turn ended: its result and, for a turn that reached its end (or park), the
@@ -551,6 +573,9 @@ struct TurnWatch {
     /// The turn failed: returned as an error result at its end.
     last_error: Option<String>,
     last_message: Option<String>,
+    /// What the turn wanted approved when its approval was refused for want of the
+    /// elicitation capability ([`Asker::Refuse`]).
+    refused: Option<String>,
 }
 
 impl TurnWatch {
@@ -559,6 +584,16 @@ impl TurnWatch {
     fn on_event(&mut self, event: &Event) {
         let ours = event.id == self.sub_id;
         let thread_id = self.thread_id;
+        if self.approvals.asker == Asker::Refuse && self.refused.is_none() {
+            self.refused = match &event.msg {
+                EventMsg::ExecApprovalRequest(req) => Some(format!(
+                    "running `{}`",
+                    oi_protocol::parse_command::display_command(&req.command)
+                )),
+                EventMsg::ApplyPatchApprovalRequest(_) => Some("changing files".to_string()),
+                _ => None,
+            };
+        }
         match &event.msg {
             EventMsg::ExecApprovalRequest(req) => {
                 tokio::spawn(approvals::handle_exec(
@@ -602,6 +637,17 @@ impl TurnWatch {
                 is_error,
             )))
         };
+        let terminal = match &event.msg {
+            EventMsg::TaskComplete(done) => ours || done.turn_id == sub_id,
+            EventMsg::TurnAborted(aborted) => ours || aborted.turn_id.as_deref() == Some(sub_id),
+            _ => false,
+        };
+        if terminal && let Some(what) = self.refused.take() {
+            return Some(CallEnd::NeedsElicitation {
+                thread: thread_id,
+                what,
+            });
+        }
         match &event.msg {
             EventMsg::TaskComplete(done) if ours || done.turn_id == sub_id => {
                 if let Some(err) = self.last_error.take() {

@@ -184,9 +184,11 @@ async fn a_codex_turn_streams_its_events_then_codex_reply_continues() {
 }
 
 #[tokio::test]
-async fn approvals_are_denied_without_a_request_to_the_client() {
+async fn an_approval_without_elicitation_stops_the_turn_and_answers_32021() {
     let mut c = start(FakeEngine::new());
-    // A client that did not declare elicitation cannot be asked: denied, the model told.
+    // A request that did not declare elicitation cannot be asked, and the server must not
+    // rely on it: the approval stops the turn (abort, nothing runs) and the call answers
+    // -32021 naming elicitation, with no request sent to the client.
     let id = c
         .modern(
             "tools/call",
@@ -195,7 +197,14 @@ async fn approvals_are_denied_without_a_request_to_the_client() {
         )
         .await;
     let r = c.response(id).await;
-    assert_eq!(text(&r), "call-1: denied");
+    assert_eq!(r["error"]["code"], -32021, "{r}");
+    assert_eq!(
+        r["error"]["data"],
+        json!({"requiredCapabilities": {"elicitation": {}}})
+    );
+    let message = r["error"]["message"].as_str().unwrap();
+    assert!(message.contains("`touch x`"), "{message}");
+    assert!(message.contains("codex-reply"), "{message}");
     assert!(
         c.seen
             .iter()

@@ -192,6 +192,9 @@ fn responses(turn: &MockTurn, model: &str, seq: u64) -> Vec<String> {
         if let Some(id) = call_id(turn, i, seq) {
             item["call_id"] = json!(id);
         }
+        if let Some(ns) = &call.namespace {
+            item["namespace"] = json!(ns);
+        }
         push(
             json!({ "type": "response.output_item.added", "output_index": output_index, "item": item }),
         );

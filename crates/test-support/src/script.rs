@@ -358,6 +358,7 @@ impl MockTurn {
             id: None,
             name: name.into(),
             arguments: arguments.into(),
+            namespace: None,
         });
         self
     }
@@ -441,4 +442,9 @@ pub struct MockToolCall {
     /// Raw argument string; may be invalid JSON on purpose.
     #[serde(default)]
     pub arguments: String,
+    /// Responses wire only: the namespace the called function belongs to (Codex lists each
+    /// MCP server's tools as a namespace tool, `mcp__<server>`, and routes a call by
+    /// namespace and name).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub namespace: Option<String>,
 }

@@ -157,6 +157,28 @@ async fn responses_turns_use_responses_events() {
 }
 
 #[tokio::test]
+async fn a_responses_tool_call_names_its_namespace_when_scripted() {
+    // Codex lists an MCP server's tools as a namespace tool and routes calls by namespace.
+    let script: MockScript = serde_json::from_value(json!({"responses": [{"type": "turn",
+        "tool_calls": [{"name": "codex", "namespace": "mcp__srv", "arguments": "{}"}]}]}))
+    .unwrap();
+    let server = MockModelServer::start(script).await.unwrap();
+    let body = json!({"model": "m", "input": [
+        {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "q"}]}]});
+    let (_, _, text) = post(&server.base_url(), "/responses", body).await;
+    let done: Vec<Value> = text
+        .lines()
+        .filter_map(|l| l.strip_prefix("data: "))
+        .map(|d| serde_json::from_str::<Value>(d).unwrap())
+        .filter(|v| v["type"] == "response.output_item.done")
+        .collect();
+    assert_eq!(done.len(), 1, "{text}");
+    assert_eq!(done[0]["item"]["type"], "function_call");
+    assert_eq!(done[0]["item"]["name"], "codex");
+    assert_eq!(done[0]["item"]["namespace"], "mcp__srv");
+}
+
+#[tokio::test]
 async fn cycle_round_robins_forever_and_text_deltas_counts() {
     let server = MockModelServer::start(MockScript::cycle(vec![
         MockTurn::text("a").into(),

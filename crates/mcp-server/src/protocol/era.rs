@@ -199,6 +199,77 @@ fn missing_meta(method: &str, meta: Option<&Value>, arrival: Arrival) -> RpcErro
     RpcError::invalid_params(method, format!("the request {what}; {fix}"))
 }
 
+/// `data` of `-32021` (MissingRequiredClientCapabilityError): the capabilities the request
+/// lacks, as a `ClientCapabilities` object.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct RequiredCapabilities {
+    required_capabilities: ClientCapabilities,
+}
+
+/// The part of `required` that `declared` lacks (`None`: nothing).
+pub fn missing_capabilities(
+    declared: &ClientCapabilities,
+    required: &ClientCapabilities,
+) -> Option<ClientCapabilities> {
+    let mut missing = ClientCapabilities::default();
+    if required.sampling.is_some() && declared.sampling.is_none() {
+        missing.sampling = required.sampling.clone();
+    }
+    if required.elicitation.is_some() && declared.elicitation.is_none() {
+        missing.elicitation = required.elicitation.clone();
+    }
+    if required.roots.is_some() && declared.roots.is_none() {
+        missing.roots = required.roots.clone();
+    }
+    if let Some(wanted) = &required.extensions {
+        let lacking: Vec<_> = wanted
+            .iter()
+            .filter(|(k, _)| {
+                !declared
+                    .extensions
+                    .as_ref()
+                    .is_some_and(|d| d.contains_key(*k))
+            })
+            .collect();
+        if !lacking.is_empty() {
+            let mut e = rmcp::model::ExtensionCapabilities::default();
+            for (k, v) in lacking {
+                e.insert(k.clone(), v.clone());
+            }
+            missing.extensions = Some(e);
+        }
+    }
+    (missing != ClientCapabilities::default()).then_some(missing)
+}
+
+/// `Ok` when `declared` has everything `required` names; else `-32021`
+/// (MissingRequiredClientCapabilityError, HTTP 400) naming what is missing in
+/// `data.requiredCapabilities`, with `why` it is needed and how to fix it.
+pub fn require_capabilities(
+    declared: &ClientCapabilities,
+    required: &ClientCapabilities,
+    why: &str,
+) -> Result<(), RpcError> {
+    let Some(missing) = missing_capabilities(declared, required) else {
+        return Ok(());
+    };
+    let names = serde_json::to_value(&missing)
+        .ok()
+        .and_then(|v| v.as_object().map(|m| m.keys().cloned().collect::<Vec<_>>()))
+        .unwrap_or_default()
+        .join(", ");
+    Err(RpcError::new(
+        oi_jsonrpc::MISSING_REQUIRED_CLIENT_CAPABILITY,
+        format!(
+            "Missing required client capability ({names}): {why}; declare it in the request's `_meta.{META_CLIENT_CAPABILITIES}`"
+        ),
+    )
+    .with_data(error_data(RequiredCapabilities {
+        required_capabilities: missing,
+    })))
+}
+
 /// `-32601` for a method 2026-07-28 removed (or an `initialize`-era one sent with a
 /// 2026-07-28 `_meta`), saying what replaced it.
 pub fn removed_method(method: &str) -> RpcError {
@@ -266,6 +337,35 @@ mod tests {
         assert!(e.message.contains("initialize"), "{}", e.message);
         let e = classify("server/discover", None, Arrival::Connection, true).unwrap_err();
         assert!(e.message.contains("has no `_meta`"), "{}", e.message);
+    }
+
+    #[test]
+    fn a_missing_capability_is_32021_naming_only_what_is_missing() {
+        let declared: ClientCapabilities =
+            serde_json::from_value(json!({"elicitation": {}})).unwrap();
+        let required: ClientCapabilities =
+            serde_json::from_value(json!({"elicitation": {}, "sampling": {}})).unwrap();
+        let e = require_capabilities(&declared, &required, "it samples").unwrap_err();
+        assert_eq!(e.code, oi_jsonrpc::MISSING_REQUIRED_CLIENT_CAPABILITY);
+        assert_eq!(
+            e.data,
+            Some(json!({"requiredCapabilities": {"sampling": {}}}))
+        );
+        assert!(
+            e.message.contains("(sampling): it samples"),
+            "{}",
+            e.message
+        );
+        assert!(require_capabilities(&required, &required, "").is_ok());
+        let mut tasks = ClientCapabilities::default();
+        tasks.extensions = Some(crate::protocol::extensions());
+        let e = require_capabilities(&declared, &tasks, "tasks").unwrap_err();
+        assert_eq!(
+            e.data,
+            Some(
+                json!({"requiredCapabilities": {"extensions": {"io.modelcontextprotocol/tasks": {}}}})
+            )
+        );
     }
 
     #[test]

@@ -6,6 +6,7 @@
 use super::{
     Arrival, CallSlot, Era, MAX_CONCURRENT_CALLS, MAX_STATELESS_CALLS, McpService, RequestMeta,
 };
+use crate::additions::{AddedRequest, Arrived, InputRequired, Outcome};
 use crate::approvals::{self, Asker};
 use crate::engine::TurnOptions;
 use crate::mrtr::{self, InputResponses};
@@ -59,34 +60,48 @@ fn custom(value: impl serde::Serialize) -> Result<ServerResult, RpcError> {
         .map_err(|e| RpcError::internal(format!("the result could not be encoded: {e}")))
 }
 
-/// `data` of `-32021` for a request that needs the Tasks extension.
-#[derive(serde::Serialize)]
-#[serde(rename_all = "camelCase")]
-struct RequiredCapabilities {
-    required_capabilities: rmcp::model::ClientCapabilities,
-}
-
 /// The Tasks extension's methods are for requests that declare it (`-32021`, naming it,
 /// otherwise: SEP-2575's missing required client capability).
 pub(super) fn require_tasks(method: &str, era: &Era) -> Result<(), RpcError> {
-    if era
-        .envelope()
-        .is_some_and(|e| e.capabilities.supports_tasks())
-    {
-        return Ok(());
-    }
     let mut required = rmcp::model::ClientCapabilities::default();
     required.extensions = Some(crate::protocol::extensions());
-    Err(RpcError::new(
-        oi_jsonrpc::MISSING_REQUIRED_CLIENT_CAPABILITY,
-        format!(
-            "Missing required client capability: {method} belongs to the Tasks extension; declare `{}` under `extensions` in the request's `_meta.io.modelcontextprotocol/clientCapabilities`",
+    let declared = era
+        .envelope()
+        .map(|e| e.capabilities.clone())
+        .unwrap_or_default();
+    crate::protocol::era::require_capabilities(
+        &declared,
+        &required,
+        &format!(
+            "{method} belongs to the Tasks extension; declare `{}` under `extensions`",
             rmcp::model::TASKS_EXTENSION_ID
         ),
     )
-    .with_data(crate::protocol::era::error_data(RequiredCapabilities {
-        required_capabilities: required,
-    })))
+}
+
+/// An addition's `input_required` result, for a request of `era` (only 2026-07-28 has
+/// multi round-trip requests).
+pub(super) fn input_required(
+    era: &Era,
+    method: &str,
+    input: InputRequired,
+) -> Result<ServerResult, RpcError> {
+    if !era.is_stateless() {
+        return Err(RpcError::invalid_request(format!(
+            "this {method} needs input from the client, which only MCP 2026-07-28 requests can give (multi round-trip requests); send it with a 2026-07-28 `_meta`"
+        )));
+    }
+    custom(input)
+}
+
+/// `env` for a task's turn: the request that started it was answered with the task, so
+/// there is no request left to fail with `-32021`; approvals a client without elicitation
+/// cannot give are denied (the model is told), as its status reports.
+fn for_task(mut env: CallEnv) -> CallEnv {
+    if env.asker == Asker::Refuse {
+        env.asker = Asker::Deny(approvals::STATELESS_NO_ELICITATION);
+    }
+    env
 }
 
 /// Why a `requestState` was refused, and what to do.
@@ -161,7 +176,8 @@ impl McpService {
             // The turn parks at approvals instead; what cannot park (an MCP server's
             // question inside a tool call) cannot be asked.
             Era::Stateless(_) if parks => Asker::Deny(approvals::STATELESS_NESTED),
-            Era::Stateless(_) => Asker::Deny(approvals::STATELESS_NO_ELICITATION),
+            Era::Stateless(_) if can_ask => Asker::Deny(approvals::STATELESS_NO_ELICITATION),
+            Era::Stateless(_) => Asker::Refuse,
             Era::Handshake if self.client().is_some_and(|c| c.supports_elicitation) => {
                 Asker::Elicit
             }
@@ -200,6 +216,9 @@ impl McpService {
         p: CallToolParams,
     ) -> Result<ServerResult, RpcError> {
         if p.name != tools::CODEX && p.name != tools::CODEX_REPLY {
+            if let Some(handler) = self.additions.tool(&p.name) {
+                return self.call_added(ctx, era, p, handler).await;
+            }
             return Err(RpcError::invalid_params(
                 "tools/call",
                 format!(
@@ -230,7 +249,7 @@ impl McpService {
             }
             if envelope.capabilities.supports_tasks() && self.sealer.is_ok() {
                 return self
-                    .start_task(env, &p.name, p.arguments.as_ref(), &call)
+                    .start_task(for_task(env), &p.name, p.arguments.as_ref(), &call)
                     .await;
             }
         }
@@ -248,6 +267,65 @@ impl McpService {
         self.respond(end, &call, &tool_call_id)
     }
 
+    /// A call of a tool a program added ([`crate::additions`]): served by its handler with
+    /// the server's own ways of answering (capability checks, sealed states, logs, progress).
+    async fn call_added(
+        &self,
+        ctx: RequestContext,
+        era: Era,
+        p: CallToolParams,
+        handler: crate::additions::ToolHandler,
+    ) -> Result<ServerResult, RpcError> {
+        let Some(_slot) = self.call_slot() else {
+            return Err(RpcError::invalid_request(format!(
+                "too many tool calls are running ({}); wait for some to finish and try again",
+                self.call_cap()
+            )));
+        };
+        let request = self.added_request(
+            "tools/call",
+            p.name,
+            p.arguments,
+            p.input_responses,
+            p.request_state,
+            era.clone(),
+            ctx,
+            p.meta.and_then(|m| m.progress_token),
+        )?;
+        match handler(request).await? {
+            Outcome::Complete(result) => Ok(CallToolResponse::Complete(result).into()),
+            Outcome::InputRequired(input) => input_required(&era, "tools/call", input),
+        }
+    }
+
+    /// The request to an addition, as its handler sees it.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn added_request(
+        &self,
+        method: &'static str,
+        name: String,
+        arguments: Option<Value>,
+        input_responses: Option<InputResponses>,
+        request_state: Option<String>,
+        era: Era,
+        ctx: RequestContext,
+        progress_token: Option<Value>,
+    ) -> Result<AddedRequest, RpcError> {
+        AddedRequest::new(Arrived {
+            method,
+            name,
+            arguments,
+            input_responses,
+            request_state,
+            era,
+            ctx,
+            progress_token: progress_token
+                .and_then(|t| serde_json::from_value::<ProgressToken>(t).ok()),
+            sealer: self.sealer.as_ref().ok().cloned(),
+            handshake_elicitation: self.client().is_some_and(|c| c.supports_elicitation),
+        })
+    }
+
     /// The result of a call that ended with `end`: its tool result, or — its turn parked —
     /// `input_required` with the approvals and a `requestState` for the call's retry.
     fn respond(
@@ -259,6 +337,20 @@ impl McpService {
         let (thread, parked) = match end {
             CallEnd::Result(result) => return Ok(CallToolResponse::Complete(result).into()),
             CallEnd::Parked { thread, parked } => (thread, parked),
+            CallEnd::NeedsElicitation { thread, what } => {
+                let mut required = rmcp::model::ClientCapabilities::default();
+                required.elicitation = Some(Default::default());
+                let why = format!(
+                    "the turn of thread {thread} stopped at an approval (of {what}) that only the user can give, and approvals are asked with elicitation; nothing it asked for ran. Declare `elicitation` (approvals then come back as `input_required` results) and continue the thread with codex-reply, or run it with approval-policy `never` and a sandbox"
+                );
+                tracing::info!("{why}");
+                crate::protocol::era::require_capabilities(
+                    &rmcp::model::ClientCapabilities::default(),
+                    &required,
+                    &why,
+                )?;
+                return Err(RpcError::internal("an approval was refused"));
+            }
         };
         let sealer = self.sealer()?;
         let state = ApprovalState {
@@ -362,7 +454,7 @@ impl McpService {
                 "too many tool calls and tasks are running on this server; send the answers again later",
             ));
         };
-        let env = self.call_env(ctx, &era, None, slot);
+        let env = for_task(self.call_env(ctx, &era, None, slot));
         tasks::update(env, self.sealer()?, &p.task_id, &p.input_responses).await?;
         Ok(ServerResult::task_ack(()))
     }

@@ -257,6 +257,25 @@ pub fn start_sealed(
     client(client_read, client_write, server)
 }
 
+/// A server with `additions` in its tables.
+pub fn start_with(
+    engine: Arc<dyn Engine>,
+    additions: Arc<oi_mcp_server::additions::Additions>,
+) -> Client {
+    let (client_side, server_side) = tokio::io::duplex(1 << 20);
+    let (server_read, server_write) = tokio::io::split(server_side);
+    let (client_read, client_write) = tokio::io::split(client_side);
+    let sealing = Ok(oi_mcp_server::sealing::Sealer::new(fleet_key(), "tester"));
+    let server = tokio::spawn(oi_mcp_server::serve_with(
+        server_read,
+        server_write,
+        engine,
+        sealing,
+        additions,
+    ));
+    client(client_read, client_write, server)
+}
+
 fn client(
     client_read: ReadHalf<DuplexStream>,
     client_write: WriteHalf<DuplexStream>,
