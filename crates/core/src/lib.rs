@@ -25,6 +25,7 @@ mod client_tools;
 mod command;
 mod compact;
 mod context_window;
+pub mod custom_prompts;
 mod elicitation;
 mod error;
 mod events;
