@@ -45,6 +45,7 @@ mod repeats;
 mod safety;
 mod sandbox;
 mod session;
+pub mod skills;
 mod store_writer;
 mod stored;
 mod supervisor;

@@ -1,0 +1,369 @@
+//! Skills: folders with a `SKILL.md` (front matter `name` and `description`, then
+//! instructions; scripts and other files beside it), the format Codex and Claude Code read.
+//!
+//! Where they are found, first name wins: a trusted project's `.openinterpreter/skills/`,
+//! then `$OPENINTERPRETER_HOME/skills/`, then — when `[skills] other_agents` says so —
+//! `~/.codex/skills` (`$CODEX_HOME/skills`) and `~/.claude/skills`. A skill is a folder
+//! directly in one of these, or one level deeper (a folder of skills).
+//!
+//! The model sees only names and descriptions, within `[skills] max_prompt_tokens`
+//! (`prompt`), and loads a skill's instructions when it decides to, with the `load_skill`
+//! tool every harness profile offers (`tool`). A skill's scripts are run by the model as
+//! any command: the sandbox and approvals apply.
+//!
+//! Every `SKILL.md` is read with the bounded reader: a regular file of at most
+//! [`SKILL_MAX_BYTES`], really inside its skills folder (a symlink out of it is refused,
+//! with the reason), never inside the agent's home unless the folder is. Everything here
+//! blocks except [`discover_async`].
+
+pub(crate) mod prompt;
+pub(crate) mod tool;
+
+use crate::custom_prompts::{front_matter_fields, split_front_matter};
+use oi_config::project_file::{Within, read_text_capped_in};
+use oi_config::{Config, SkillSelector};
+use std::path::{Path, PathBuf};
+
+/// The largest `SKILL.md` read.
+pub const SKILL_MAX_BYTES: u64 = 64 * 1024;
+/// Skill folders looked at, at most, per skills folder.
+const MAX_SKILLS_PER_ROOT: usize = 200;
+/// Codex's limits on the front matter's fields.
+const MAX_NAME_CHARS: usize = 64;
+const MAX_DESCRIPTION_CHARS: usize = 1024;
+/// The file that makes a folder a skill.
+pub const SKILL_FILE: &str = "SKILL.md";
+
+/// Where a skill was found.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SkillScope {
+    /// The trusted project's `.openinterpreter/skills/`.
+    Repo,
+    /// `$OPENINTERPRETER_HOME/skills/`.
+    User,
+    /// `~/.codex/skills` (opted in).
+    Codex,
+    /// `~/.claude/skills` (opted in).
+    Claude,
+}
+
+impl SkillScope {
+    /// How front ends name it: `repo`, `user`, `codex`, `claude`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SkillScope::Repo => "repo",
+            SkillScope::User => "user",
+            SkillScope::Codex => "codex",
+            SkillScope::Claude => "claude",
+        }
+    }
+}
+
+/// One skill found.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Skill {
+    /// The front matter's `name`.
+    pub name: String,
+    /// The front matter's `description`: when to use the skill.
+    pub description: String,
+    /// Codex's `metadata.short-description`, when given.
+    pub short_description: Option<String>,
+    /// Its `SKILL.md`.
+    pub path: PathBuf,
+    /// The skill's folder (its scripts and files are relative to it).
+    pub dir: PathBuf,
+    /// Where it was found.
+    pub scope: SkillScope,
+    /// MCP servers the skill needs (front matter `mcp-servers`, or `mcp_servers`).
+    pub mcp_servers: Vec<String>,
+    /// `false` when a `[[skills.config]]` entry turned it off.
+    pub enabled: bool,
+}
+
+/// A `SKILL.md` that was not used, and why.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SkillError {
+    /// The `SKILL.md` (or the skills folder).
+    pub path: PathBuf,
+    /// Why it was not used.
+    pub message: String,
+}
+
+/// What discovery found: the skills (first name wins; disabled ones included, marked), the
+/// files it could not use, and the folders it read.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct SkillsFound {
+    /// The skills, in discovery order.
+    pub skills: Vec<Skill>,
+    /// The `SKILL.md` files not used.
+    pub errors: Vec<SkillError>,
+    /// The skills folders that exist, in the order they were read.
+    pub roots: Vec<(SkillScope, PathBuf)>,
+}
+
+impl SkillsFound {
+    /// The skills the model may use.
+    pub fn enabled(&self) -> impl Iterator<Item = &Skill> {
+        self.skills.iter().filter(|s| s.enabled)
+    }
+
+    /// The enabled skill called `name`.
+    pub fn get(&self, name: &str) -> Option<&Skill> {
+        self.enabled().find(|s| s.name == name)
+    }
+}
+
+/// The skills folders of `config` (its home, cwd and `[skills]`), most specific first,
+/// with the folder each skill's files must stay inside. Blocking (reads the user config
+/// to decide trust).
+fn roots(config: &Config) -> Vec<(SkillScope, PathBuf, PathBuf)> {
+    let mut out = Vec::new();
+    match oi_config::trusted_project_folder(&config.home, &config.cwd, "skills") {
+        Ok(Some((dir, project_root))) => out.push((SkillScope::Repo, dir, project_root)),
+        Ok(None) => {}
+        Err(e) => tracing::warn!("cannot decide whether the project's skills are trusted: {e}"),
+    }
+    let own = config.home.join("skills");
+    out.push((SkillScope::User, own.clone(), own));
+    let user_home = std::env::var_os("HOME").map(PathBuf::from);
+    for agent in &config.skills.other_agents {
+        let dir = match agent.as_str() {
+            "codex" => std::env::var_os("CODEX_HOME")
+                .map(PathBuf::from)
+                .or_else(|| user_home.as_ref().map(|h| h.join(".codex")))
+                .map(|d| (SkillScope::Codex, d.join("skills"))),
+            "claude" => user_home
+                .as_ref()
+                .map(|h| (SkillScope::Claude, h.join(".claude").join("skills"))),
+            _ => None,
+        };
+        if let Some((scope, dir)) = dir {
+            out.push((scope, dir.clone(), dir));
+        }
+    }
+    out
+}
+
+/// Finds the skills `config` sees. Blocking: see [`discover_async`].
+pub fn discover(config: &Config) -> SkillsFound {
+    let mut found = SkillsFound::default();
+    for (scope, dir, within) in roots(config) {
+        if !dir.is_dir() {
+            continue;
+        }
+        found.roots.push((scope, dir.clone()));
+        for path in skill_files(&dir, &mut found.errors) {
+            let read = read_skill(&path, scope, &within, &config.home);
+            match read {
+                Ok(mut skill) => {
+                    if found.skills.iter().any(|s| s.name == skill.name) {
+                        tracing::debug!(
+                            "skill `{}` at {} is hidden by an earlier one of that name",
+                            skill.name,
+                            path.display()
+                        );
+                        continue;
+                    }
+                    skill.enabled = !is_disabled(&skill, &config.skills.disabled);
+                    found.skills.push(skill);
+                }
+                Err(message) => found.errors.push(SkillError { path, message }),
+            }
+        }
+    }
+    found
+}
+
+/// [`discover`] on the blocking pool.
+pub async fn discover_async(config: Config) -> SkillsFound {
+    tokio::task::spawn_blocking(move || discover(&config))
+        .await
+        .unwrap_or_else(|e| {
+            tracing::warn!("looking for skills stopped: {e}");
+            SkillsFound::default()
+        })
+}
+
+fn is_disabled(skill: &Skill, disabled: &[SkillSelector]) -> bool {
+    disabled.iter().any(|d| match d {
+        SkillSelector::Name(n) => *n == skill.name,
+        SkillSelector::Path(p) => *p == skill.path || *p == skill.dir,
+    })
+}
+
+/// The `SKILL.md` files of `root`: in each folder directly in it, else in each folder one
+/// level deeper; in name order, at most [`MAX_SKILLS_PER_ROOT`].
+fn skill_files(root: &Path, errors: &mut Vec<SkillError>) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for dir in sorted_dirs(root) {
+        let file = dir.join(SKILL_FILE);
+        if file.symlink_metadata().is_ok() {
+            out.push(file);
+            continue;
+        }
+        // A folder of skills (`skills/<group>/<skill>/SKILL.md`).
+        for inner in sorted_dirs(&dir) {
+            let file = inner.join(SKILL_FILE);
+            if file.symlink_metadata().is_ok() {
+                out.push(file);
+            }
+        }
+    }
+    if out.len() > MAX_SKILLS_PER_ROOT {
+        errors.push(SkillError {
+            path: root.to_path_buf(),
+            message: format!(
+                "{} skills found; only the first {MAX_SKILLS_PER_ROOT} by name are used",
+                out.len()
+            ),
+        });
+        out.truncate(MAX_SKILLS_PER_ROOT);
+    }
+    out
+}
+
+/// The folders in `dir` (a symlink to a folder counts; where it leads is checked when its
+/// `SKILL.md` is read), hidden ones left out, in name order.
+fn sorted_dirs(dir: &Path) -> Vec<PathBuf> {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    let mut out: Vec<PathBuf> = entries
+        .filter_map(Result::ok)
+        .filter(|e| !e.file_name().to_string_lossy().starts_with('.'))
+        .map(|e| e.path())
+        .filter(|p| p.is_dir())
+        .take(MAX_SKILLS_PER_ROOT * 4)
+        .collect();
+    out.sort();
+    out
+}
+
+/// Reads and checks one `SKILL.md`.
+fn read_skill(path: &Path, scope: SkillScope, within: &Path, home: &Path) -> Result<Skill, String> {
+    let bounds = Within {
+        root: within,
+        excluded: Some(home),
+    };
+    let text =
+        read_text_capped_in(path, SKILL_MAX_BYTES, Some(&bounds)).map_err(|e| e.to_string())?;
+    let (front, _) = split_front_matter(&text);
+    if front.is_empty() {
+        return Err(
+            "has no front matter: start the file with `---`, a `name:` and a `description:` line, and `---`"
+                .into(),
+        );
+    }
+    let fields = front_matter_fields(front);
+    let field = |keys: &[&str]| {
+        fields
+            .iter()
+            .find(|(k, v)| keys.contains(&k.as_str()) && !v.is_empty())
+            .map(|(_, v)| v.clone())
+    };
+    let name = field(&["name"]).ok_or("has no `name` in its front matter")?;
+    if name.chars().count() > MAX_NAME_CHARS || name.chars().any(char::is_control) {
+        return Err(format!(
+            "its `name` must be one line of at most {MAX_NAME_CHARS} characters"
+        ));
+    }
+    let description = field(&["description"]).ok_or("has no `description` in its front matter")?;
+    let description: String = description.chars().take(MAX_DESCRIPTION_CHARS).collect();
+    let mcp_servers = field(&["mcp-servers", "mcp_servers"])
+        .map(|list| {
+            list.trim_matches(['[', ']'])
+                .split(',')
+                .map(|s| s.trim().trim_matches(['"', '\'']).to_string())
+                .filter(|s| !s.is_empty())
+                .collect()
+        })
+        .unwrap_or_default();
+    Ok(Skill {
+        name,
+        description,
+        short_description: field(&["short-description", "short_description"]),
+        path: path.to_path_buf(),
+        dir: path.parent().unwrap_or(path).to_path_buf(),
+        scope,
+        mcp_servers,
+        enabled: true,
+    })
+}
+
+/// The instructions of `skill` (its `SKILL.md` without the front matter), read again now:
+/// the file may have changed since it was listed.
+pub fn read_body(skill: &Skill, config: &Config) -> Result<String, String> {
+    let within = roots(config)
+        .into_iter()
+        .find(|(scope, dir, _)| *scope == skill.scope && skill.path.starts_with(dir))
+        .map(|(_, _, within)| within)
+        .ok_or_else(|| format!("{} is no longer in a skills folder", skill.path.display()))?;
+    let bounds = Within {
+        root: &within,
+        excluded: Some(&config.home),
+    };
+    let text = read_text_capped_in(&skill.path, SKILL_MAX_BYTES, Some(&bounds))
+        .map_err(|e| e.to_string())?;
+    Ok(split_front_matter(&text).1.trim().to_string())
+}
+
+/// The MCP servers `skill` names that `config` does not configure (or disables).
+pub fn missing_mcp_servers(skill: &Skill, config: &Config) -> Vec<String> {
+    skill
+        .mcp_servers
+        .iter()
+        .filter(|name| {
+            !config
+                .mcp_servers
+                .get(name.as_str())
+                .is_some_and(|s| s.enabled)
+        })
+        .cloned()
+        .collect()
+}
+
+/// Finds the skills for the turn that is starting (off the runtime; read once per turn, as
+/// the project doc is) and keeps them in the session state. The `SKILL.md` files that could
+/// not be used, and the MCP servers skills name that are not configured, are warned about
+/// once per session.
+pub(crate) async fn refresh(sess: &crate::session::Session) {
+    let config = sess.state().config.clone();
+    let found = discover_async(config.clone()).await;
+    let turn_id = {
+        let mut st = sess.state();
+        st.skills = std::sync::Arc::new(found.clone());
+        st.active_turn.as_ref().map(|t| t.id.clone())
+    };
+    let Some(turn_id) = turn_id else {
+        return;
+    };
+    if !found.errors.is_empty() {
+        sess.warn_once(&turn_id, "skill_errors", || {
+            let lines: Vec<String> = found
+                .errors
+                .iter()
+                .map(|e| format!("{}: {}", e.path.display(), e.message))
+                .collect();
+            format!("skills not loaded: {}", lines.join("; "))
+        });
+    }
+    let missing: Vec<String> = found
+        .enabled()
+        .flat_map(|s| {
+            missing_mcp_servers(s, &config)
+                .into_iter()
+                .map(move |m| format!("`{}` needs `{m}`", s.name))
+        })
+        .collect();
+    if !missing.is_empty() {
+        sess.warn_once(&turn_id, "skill_mcp_missing", || {
+            format!(
+                "skills name MCP servers that are not configured ({}); add them with `interpreter mcp add`",
+                missing.join(", ")
+            )
+        });
+    }
+}
+
+#[cfg(test)]
+mod tests;
