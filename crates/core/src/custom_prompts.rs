@@ -202,10 +202,13 @@ pub(crate) fn split_front_matter(text: &str) -> (&str, &str) {
 
 /// The `key: value` lines of a front matter, values unquoted. YAML's block scalars
 /// (`key: |` or `>` and indented lines after it) are joined into one line; list items
-/// (`- x` under `key:`) are joined with `, `. Enough YAML for what SKILL.md and prompt
-/// files put there, without a YAML parser.
+/// (`- x` under `key:`) are joined with `, `; the keys of a nested mapping (`metadata:` then
+/// indented `short-description: …`) are fields of their own. Enough YAML for what SKILL.md
+/// and prompt files put there, without a YAML parser.
 pub(crate) fn front_matter_fields(front: &str) -> Vec<(String, String)> {
     let mut out: Vec<(String, String)> = Vec::new();
+    // Whether indented lines continue a block scalar (text) or a mapping/list.
+    let mut block = false;
     for line in front.lines() {
         let indented = line.starts_with([' ', '\t']);
         let trimmed = line.trim();
@@ -213,11 +216,17 @@ pub(crate) fn front_matter_fields(front: &str) -> Vec<(String, String)> {
             continue;
         }
         if indented {
+            if !block && !trimmed.starts_with("- ") {
+                if let Some((key, value)) = trimmed.split_once(':') {
+                    out.push((key.trim().to_string(), unquote(value)));
+                    continue;
+                }
+            }
             // A continuation of the last key (a block scalar or a list).
             if let Some((_, value)) = out.last_mut() {
                 let (item, sep) = match trimmed.strip_prefix("- ") {
-                    Some(item) => (unquote(item), ", "),
-                    None => (trimmed.to_string(), " "),
+                    Some(item) if !block => (unquote(item), ", "),
+                    _ => (trimmed.to_string(), " "),
                 };
                 if !value.is_empty() {
                     value.push_str(sep);
@@ -228,11 +237,8 @@ pub(crate) fn front_matter_fields(front: &str) -> Vec<(String, String)> {
         }
         if let Some((key, value)) = trimmed.split_once(':') {
             let value = value.trim();
-            let value = if matches!(value, "|" | ">" | "|-" | ">-") {
-                String::new()
-            } else {
-                unquote(value)
-            };
+            block = matches!(value, "|" | ">" | "|-" | ">-" | "|+" | ">+");
+            let value = if block { String::new() } else { unquote(value) };
             out.push((key.trim().to_string(), value));
         }
     }
@@ -461,7 +467,7 @@ mod tests {
     #[test]
     fn front_matter_blocks_and_lists() {
         let fields = front_matter_fields(
-            "name: pdf\ndescription: >\n  Fill PDF forms\n  and read them.\nmcp-servers:\n  - docs\n  - 'github'\n# a comment\n",
+            "name: pdf\ndescription: >\n  Fill PDF forms\n  when asked: forms.\nmcp-servers:\n  - docs\n  - 'github'\n# a comment\nmetadata:\n  short-description: PDFs\n",
         );
         assert_eq!(
             fields,
@@ -469,9 +475,11 @@ mod tests {
                 ("name".to_string(), "pdf".to_string()),
                 (
                     "description".to_string(),
-                    "Fill PDF forms and read them.".to_string()
+                    "Fill PDF forms when asked: forms.".to_string()
                 ),
                 ("mcp-servers".to_string(), "docs, github".to_string()),
+                ("metadata".to_string(), String::new()),
+                ("short-description".to_string(), "PDFs".to_string()),
             ]
         );
         assert_eq!(split_front_matter("no front\n"), ("", "no front\n"));
