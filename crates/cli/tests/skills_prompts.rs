@@ -225,6 +225,29 @@ fn with_prompts(env: &TestEnv) {
     );
 }
 
+/// What `/prompts:fix-issue 42 "src/a b.rs" be careful` sends (docs/prompts.md shows it).
+const FIX_ISSUE_SENT: &str = "Fix issue #42 in the file src/a b.rs. Keep the change small and add a test. Everything the user typed: 42 \"src/a b.rs\" be careful";
+
+#[test]
+fn the_docs_show_the_files_the_tests_load() {
+    let docs = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../docs");
+    for (doc, fixture) in [
+        ("skills.md", "claude/skills/word-count/SKILL.md"),
+        ("skills.md", "codex/skills/release-notes/SKILL.md"),
+        ("prompts.md", "codex/prompts/fix-issue.md"),
+        ("prompts.md", "claude/commands/commit-msg.md"),
+    ] {
+        let text = std::fs::read_to_string(docs.join(doc)).unwrap();
+        let file = std::fs::read_to_string(fixtures().join(fixture)).unwrap();
+        assert!(
+            text.contains(&format!("```markdown\n{file}```")),
+            "docs/{doc} must show {fixture} verbatim"
+        );
+    }
+    let prompts = std::fs::read_to_string(docs.join("prompts.md")).unwrap();
+    assert!(prompts.contains(&format!("```text\n{FIX_ISSUE_SENT}\n```")));
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn prompts_expand_their_arguments_in_the_tui() {
     let env = TestEnv::new(
