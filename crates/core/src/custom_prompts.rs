@@ -216,11 +216,12 @@ pub(crate) fn front_matter_fields(front: &str) -> Vec<(String, String)> {
             continue;
         }
         if indented {
-            if !block && !trimmed.starts_with("- ") {
-                if let Some((key, value)) = trimmed.split_once(':') {
-                    out.push((key.trim().to_string(), unquote(value)));
-                    continue;
-                }
+            if !block
+                && !trimmed.starts_with("- ")
+                && let Some((key, value)) = trimmed.split_once(':')
+            {
+                out.push((key.trim().to_string(), unquote(value)));
+                continue;
             }
             // A continuation of the last key (a block scalar or a list).
             if let Some((_, value)) = out.last_mut() {

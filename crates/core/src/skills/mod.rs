@@ -113,10 +113,26 @@ impl SkillsFound {
     }
 }
 
+/// Where other agents keep their files: the user's home (`HOME`) and `CODEX_HOME`.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct AgentHomes {
+    pub user: Option<PathBuf>,
+    pub codex: Option<PathBuf>,
+}
+
+impl AgentHomes {
+    fn from_env() -> Self {
+        Self {
+            user: std::env::var_os("HOME").map(PathBuf::from),
+            codex: std::env::var_os("CODEX_HOME").map(PathBuf::from),
+        }
+    }
+}
+
 /// The skills folders of `config` (its home, cwd and `[skills]`), most specific first,
 /// with the folder each skill's files must stay inside. Blocking (reads the user config
 /// to decide trust).
-fn roots(config: &Config) -> Vec<(SkillScope, PathBuf, PathBuf)> {
+fn roots(config: &Config, homes: &AgentHomes) -> Vec<(SkillScope, PathBuf, PathBuf)> {
     let mut out = Vec::new();
     match oi_config::trusted_project_folder(&config.home, &config.cwd, "skills") {
         Ok(Some((dir, project_root))) => out.push((SkillScope::Repo, dir, project_root)),
@@ -125,16 +141,15 @@ fn roots(config: &Config) -> Vec<(SkillScope, PathBuf, PathBuf)> {
     }
     let own = config.home.join("skills");
     out.push((SkillScope::User, own.clone(), own));
-    let user_home = std::env::var_os("HOME").map(PathBuf::from);
+    let user_home = homes.user.as_ref();
     for agent in &config.skills.other_agents {
         let dir = match agent.as_str() {
-            "codex" => std::env::var_os("CODEX_HOME")
-                .map(PathBuf::from)
-                .or_else(|| user_home.as_ref().map(|h| h.join(".codex")))
+            "codex" => homes
+                .codex
+                .clone()
+                .or_else(|| user_home.map(|h| h.join(".codex")))
                 .map(|d| (SkillScope::Codex, d.join("skills"))),
-            "claude" => user_home
-                .as_ref()
-                .map(|h| (SkillScope::Claude, h.join(".claude").join("skills"))),
+            "claude" => user_home.map(|h| (SkillScope::Claude, h.join(".claude").join("skills"))),
             _ => None,
         };
         if let Some((scope, dir)) = dir {
@@ -146,8 +161,13 @@ fn roots(config: &Config) -> Vec<(SkillScope, PathBuf, PathBuf)> {
 
 /// Finds the skills `config` sees. Blocking: see [`discover_async`].
 pub fn discover(config: &Config) -> SkillsFound {
+    discover_in(config, &AgentHomes::from_env())
+}
+
+/// [`discover`] with other agents' folders under `homes`.
+pub(crate) fn discover_in(config: &Config, homes: &AgentHomes) -> SkillsFound {
     let mut found = SkillsFound::default();
-    for (scope, dir, within) in roots(config) {
+    for (scope, dir, within) in roots(config, homes) {
         if !dir.is_dir() {
             continue;
         }
@@ -293,7 +313,7 @@ fn read_skill(path: &Path, scope: SkillScope, within: &Path, home: &Path) -> Res
 /// The instructions of `skill` (its `SKILL.md` without the front matter), read again now:
 /// the file may have changed since it was listed.
 pub fn read_body(skill: &Skill, config: &Config) -> Result<String, String> {
-    let within = roots(config)
+    let within = roots(config, &AgentHomes::from_env())
         .into_iter()
         .find(|(scope, dir, _)| *scope == skill.scope && skill.path.starts_with(dir))
         .map(|(_, _, within)| within)

@@ -124,15 +124,20 @@ fn other_agents_are_opt_in_and_skills_can_be_turned_off() {
         &home.path().join("skills/pdf/SKILL.md"),
         &skill_md("pdf", "d"),
     );
-    // SAFETY of the variable: only this test reads CODEX_HOME.
-    unsafe { std::env::set_var("CODEX_HOME", codex.path()) };
-    let plain = discover(&config(home.path(), home.path(), ""));
+    let homes = AgentHomes {
+        user: Some(home.path().join("nobody")),
+        codex: Some(codex.path().to_path_buf()),
+    };
+    let plain = discover_in(&config(home.path(), home.path(), ""), &homes);
     assert!(plain.get("review").is_none());
-    let opted = discover(&config(
-        home.path(),
-        home.path(),
-        "[skills]\nother_agents = [\"codex\"]\n[[skills.config]]\nname = \"pdf\"\nenabled = false\n",
-    ));
+    let opted = discover_in(
+        &config(
+            home.path(),
+            home.path(),
+            "[skills]\nother_agents = [\"codex\"]\n[[skills.config]]\nname = \"pdf\"\nenabled = false\n",
+        ),
+        &homes,
+    );
     assert_eq!(opted.get("review").unwrap().scope, SkillScope::Codex);
     assert!(opted.get("pdf").is_none(), "disabled");
     assert!(
