@@ -327,6 +327,65 @@ pub fn expand(body: &str, mut value: impl FnMut(&str) -> Option<String>) -> Stri
     out
 }
 
+/// Why a prompt cannot be sent; its text is the one line the user reads.
+#[derive(Debug, thiserror::Error)]
+pub enum PromptError {
+    /// No prompt file of that name; `known` are the prompts there are.
+    #[error("unknown prompt `{name}`{}", known_prompts(.known))]
+    Unknown {
+        /// The name asked for.
+        name: String,
+        /// The prompts there are.
+        known: Vec<String>,
+    },
+    /// The file is there but cannot be read (too large, not a regular file...).
+    #[error("prompt `{name}` cannot be read: {source}")]
+    Unreadable {
+        /// The prompt's name.
+        name: String,
+        /// Why the read failed.
+        source: ProjectFileError,
+    },
+    /// The arguments have a quote that is not closed.
+    #[error("cannot split the arguments `{0}`: a quote is not closed")]
+    UnclosedQuote(String),
+    /// `$NAME` placeholders without a `NAME=value`.
+    #[error("the prompt `{name}` needs {}: type `/prompts:{name} {}`", names(.missing), examples(.missing))]
+    MissingArguments {
+        /// The prompt's name.
+        name: String,
+        /// The `NAME`s not given.
+        missing: Vec<String>,
+    },
+    /// The blocking task reading the prompt stopped (a panic or shutdown).
+    #[error("reading the prompt stopped: {0}")]
+    Stopped(String),
+}
+
+fn known_prompts(known: &[String]) -> String {
+    if known.is_empty() {
+        ": there are no prompt files (add *.md files to $OPENINTERPRETER_HOME/prompts/)".into()
+    } else {
+        format!("; the prompts are: {}", known.join(", "))
+    }
+}
+
+fn names(missing: &[String]) -> String {
+    missing
+        .iter()
+        .map(|n| format!("`{n}`"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+fn examples(missing: &[String]) -> String {
+    missing
+        .iter()
+        .map(|n| format!("{n}=…"))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
 /// The arguments typed after `/prompts:<name>`: split like a shell would (quotes group
 /// words), `NAME=value` words are named arguments, the others positional.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -341,10 +400,9 @@ pub struct Invocation {
 
 impl Invocation {
     /// Splits `args`; an unbalanced quote is an error naming it.
-    pub fn parse(args: &str) -> Result<Self, String> {
+    pub fn parse(args: &str) -> Result<Self, PromptError> {
         let raw = args.trim().to_string();
-        let words = shlex::split(&raw)
-            .ok_or_else(|| format!("cannot split the arguments `{raw}`: a quote is not closed"))?;
+        let words = shlex::split(&raw).ok_or_else(|| PromptError::UnclosedQuote(raw.clone()))?;
         let mut out = Invocation {
             raw,
             ..Default::default()
@@ -369,26 +427,18 @@ impl Invocation {
 /// The prompt's body with `args` in place: `$1`…`$9` from the positional words (empty when
 /// fewer were given), `$ARGUMENTS` everything typed, each `$NAME` from `NAME=value`, which
 /// every named placeholder needs (an error lists what is missing and how to give it).
-pub fn expand_invocation(prompt: &PromptText, args: &Invocation) -> Result<String, String> {
-    let missing: Vec<&str> = prompt
+pub fn expand_invocation(prompt: &PromptText, args: &Invocation) -> Result<String, PromptError> {
+    let missing: Vec<String> = prompt
         .required
         .iter()
         .filter(|n| !args.named.contains_key(n.as_str()))
-        .map(String::as_str)
+        .cloned()
         .collect();
     if !missing.is_empty() {
-        let example: Vec<String> = missing.iter().map(|n| format!("{n}=…")).collect();
-        return Err(format!(
-            "the prompt `{}` needs {}: type `/prompts:{} {}`",
-            prompt.name,
-            missing
-                .iter()
-                .map(|n| format!("`{n}`"))
-                .collect::<Vec<_>>()
-                .join(", "),
-            prompt.name,
-            example.join(" ")
-        ));
+        return Err(PromptError::MissingArguments {
+            name: prompt.name.clone(),
+            missing,
+        });
     }
     Ok(expand(&prompt.body, |token| {
         if token == ALL_ARGUMENTS {
@@ -421,22 +471,18 @@ pub fn load_all(folders: &[PathBuf]) -> (Vec<PromptText>, Vec<(PathBuf, String)>
 
 /// Finds the prompt `name` in `folders` and reads it; the error names the prompts there
 /// are. Blocking.
-pub fn find(folders: &[PathBuf], name: &str) -> Result<PromptText, String> {
+pub fn find(folders: &[PathBuf], name: &str) -> Result<PromptText, PromptError> {
     let files = scan_folders(folders);
     let Some(file) = files.iter().find(|f| f.name == name) else {
-        let known: Vec<&str> = files.iter().map(|f| f.name.as_str()).collect();
-        return Err(if known.is_empty() {
-            format!(
-                "unknown prompt `{name}`: there are no prompt files (add *.md files to $OPENINTERPRETER_HOME/prompts/)"
-            )
-        } else {
-            format!(
-                "unknown prompt `{name}`; the prompts are: {}",
-                known.join(", ")
-            )
+        return Err(PromptError::Unknown {
+            name: name.to_string(),
+            known: files.iter().map(|f| f.name.clone()).collect(),
         });
     };
-    read_prompt_file(file).map_err(|e| format!("prompt `{name}` cannot be read: {e}"))
+    read_prompt_file(file).map_err(|source| PromptError::Unreadable {
+        name: name.to_string(),
+        source,
+    })
 }
 
 #[cfg(test)]
@@ -460,7 +506,9 @@ mod tests {
             expand_invocation(&p, &args).unwrap(),
             "Fix #42 in src/a b.rs (42 \"src/a b.rs\" OWNER=ann), owner ann, $5, .\n"
         );
-        let err = expand_invocation(&p, &Invocation::parse("1").unwrap()).unwrap_err();
+        let err = expand_invocation(&p, &Invocation::parse("1").unwrap())
+            .unwrap_err()
+            .to_string();
         assert!(err.contains("`OWNER`") && err.contains("OWNER=…"), "{err}");
         assert!(Invocation::parse("\"open").is_err());
     }

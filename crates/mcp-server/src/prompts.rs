@@ -71,7 +71,7 @@ pub fn get_prompt(
     arguments: &Map<String, Value>,
 ) -> Result<GetPromptResult, RpcError> {
     let prompt = loader::find(&folders.folders, name)
-        .map_err(|message| RpcError::invalid_params("prompts/get", message))?;
+        .map_err(|e| RpcError::invalid_params("prompts/get", e.to_string()))?;
     let text = fill(&prompt, arguments)?;
     let mut result = GetPromptResult::new(vec![PromptMessage::new_text(Role::User, text)]);
     result.description = describe(&prompt).description;

@@ -3,7 +3,7 @@
 
 use crate::app::SkillRow;
 use oi_config::Config;
-use oi_core::custom_prompts::{self, Invocation};
+use oi_core::custom_prompts::{self, Invocation, PromptError};
 use oi_core::skills;
 
 /// The skills `config` sees, as `/skills` shows them, and the files not used.
@@ -59,7 +59,7 @@ pub async fn expand_custom_prompt(
     config: &Config,
     name: String,
     args: String,
-) -> Result<String, String> {
+) -> Result<String, PromptError> {
     let (home, cwd) = (config.home.clone(), config.cwd.clone());
     tokio::task::spawn_blocking(move || {
         let folders = custom_prompts::prompt_folders(&home, &cwd);
@@ -68,5 +68,5 @@ pub async fn expand_custom_prompt(
         custom_prompts::expand_invocation(&prompt, &invocation)
     })
     .await
-    .unwrap_or_else(|e| Err(format!("reading the prompt stopped: {e}")))
+    .unwrap_or_else(|e| Err(PromptError::Stopped(e.to_string())))
 }

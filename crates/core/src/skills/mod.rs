@@ -89,6 +89,31 @@ pub struct SkillError {
     pub message: String,
 }
 
+/// Why a `SKILL.md` cannot be used; its text is the reason shown.
+#[derive(Debug, thiserror::Error)]
+pub enum SkillFileError {
+    /// Not read: missing, not a regular file, too large, a link out of its folder.
+    #[error(transparent)]
+    Read(#[from] oi_config::project_file::ProjectFileError),
+    /// No `---` front matter at the top.
+    #[error(
+        "has no front matter: start the file with `---`, a `name:` and a `description:` line, and `---`"
+    )]
+    NoFrontMatter,
+    /// A required field (`name`, `description`) is missing.
+    #[error("has no `{0}` in its front matter")]
+    Missing(&'static str),
+    /// The name is too long or not one line.
+    #[error("its `name` must be one line of at most {MAX_NAME_CHARS} characters")]
+    BadName,
+    /// The skill's file is no longer under any skills folder of the config.
+    #[error("{0} is no longer in a skills folder")]
+    Moved(PathBuf),
+    /// The blocking task reading it stopped.
+    #[error("reading the skill stopped: {0}")]
+    Stopped(String),
+}
+
 /// What discovery found: the skills (first name wins; disabled ones included, marked), the
 /// files it could not use, and the folders it read.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -187,7 +212,10 @@ pub(crate) fn discover_in(config: &Config, homes: &AgentHomes) -> SkillsFound {
                     skill.enabled = !is_disabled(&skill, &config.skills.disabled);
                     found.skills.push(skill);
                 }
-                Err(message) => found.errors.push(SkillError { path, message }),
+                Err(e) => found.errors.push(SkillError {
+                    path,
+                    message: e.to_string(),
+                }),
             }
         }
     }
@@ -260,19 +288,20 @@ fn sorted_dirs(dir: &Path) -> Vec<PathBuf> {
 }
 
 /// Reads and checks one `SKILL.md`.
-fn read_skill(path: &Path, scope: SkillScope, within: &Path, home: &Path) -> Result<Skill, String> {
+fn read_skill(
+    path: &Path,
+    scope: SkillScope,
+    within: &Path,
+    home: &Path,
+) -> Result<Skill, SkillFileError> {
     let bounds = Within {
         root: within,
         excluded: Some(home),
     };
-    let text =
-        read_text_capped_in(path, SKILL_MAX_BYTES, Some(&bounds)).map_err(|e| e.to_string())?;
+    let text = read_text_capped_in(path, SKILL_MAX_BYTES, Some(&bounds))?;
     let (front, _) = split_front_matter(&text);
     if front.is_empty() {
-        return Err(
-            "has no front matter: start the file with `---`, a `name:` and a `description:` line, and `---`"
-                .into(),
-        );
+        return Err(SkillFileError::NoFrontMatter);
     }
     let fields = front_matter_fields(front);
     let field = |keys: &[&str]| {
@@ -281,13 +310,11 @@ fn read_skill(path: &Path, scope: SkillScope, within: &Path, home: &Path) -> Res
             .find(|(k, v)| keys.contains(&k.as_str()) && !v.is_empty())
             .map(|(_, v)| v.clone())
     };
-    let name = field(&["name"]).ok_or("has no `name` in its front matter")?;
+    let name = field(&["name"]).ok_or(SkillFileError::Missing("name"))?;
     if name.chars().count() > MAX_NAME_CHARS || name.chars().any(char::is_control) {
-        return Err(format!(
-            "its `name` must be one line of at most {MAX_NAME_CHARS} characters"
-        ));
+        return Err(SkillFileError::BadName);
     }
-    let description = field(&["description"]).ok_or("has no `description` in its front matter")?;
+    let description = field(&["description"]).ok_or(SkillFileError::Missing("description"))?;
     let description: String = description.chars().take(MAX_DESCRIPTION_CHARS).collect();
     let mcp_servers = field(&["mcp-servers", "mcp_servers"])
         .map(|list| {
@@ -312,18 +339,17 @@ fn read_skill(path: &Path, scope: SkillScope, within: &Path, home: &Path) -> Res
 
 /// The instructions of `skill` (its `SKILL.md` without the front matter), read again now:
 /// the file may have changed since it was listed.
-pub fn read_body(skill: &Skill, config: &Config) -> Result<String, String> {
+pub fn read_body(skill: &Skill, config: &Config) -> Result<String, SkillFileError> {
     let within = roots(config, &AgentHomes::from_env())
         .into_iter()
         .find(|(scope, dir, _)| *scope == skill.scope && skill.path.starts_with(dir))
         .map(|(_, _, within)| within)
-        .ok_or_else(|| format!("{} is no longer in a skills folder", skill.path.display()))?;
+        .ok_or_else(|| SkillFileError::Moved(skill.path.clone()))?;
     let bounds = Within {
         root: &within,
         excluded: Some(&config.home),
     };
-    let text = read_text_capped_in(&skill.path, SKILL_MAX_BYTES, Some(&bounds))
-        .map_err(|e| e.to_string())?;
+    let text = read_text_capped_in(&skill.path, SKILL_MAX_BYTES, Some(&bounds))?;
     Ok(split_front_matter(&text).1.trim().to_string())
 }
 

@@ -69,10 +69,10 @@ pub(crate) async fn handle(sess: &Session, call: &ToolCall<'_>) -> ToolOutcome {
         let skill = skill.clone();
         tokio::task::spawn_blocking(move || {
             let body = super::read_body(&skill, &config)?;
-            Ok::<_, String>((body, folder_files(&skill.dir)))
+            Ok::<_, super::SkillFileError>((body, folder_files(&skill.dir)))
         })
         .await
-        .unwrap_or_else(|e| Err(format!("reading the skill stopped: {e}")))
+        .unwrap_or_else(|e| Err(super::SkillFileError::Stopped(e.to_string())))
     };
     let (body, files) = match read {
         Ok(r) => r,

@@ -75,7 +75,7 @@ impl App {
     pub fn send_custom_prompt(
         &mut self,
         name: &str,
-        text: Result<String, String>,
+        text: Result<String, oi_core::custom_prompts::PromptError>,
     ) -> Vec<AppAction> {
         let text = match text {
             Ok(t) if !t.trim().is_empty() => t,
