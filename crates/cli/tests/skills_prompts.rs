@@ -295,7 +295,14 @@ async fn prompts_expand_their_arguments_in_the_tui() {
 #[tokio::test(flavor = "multi_thread")]
 async fn slash_skills_lists_what_the_model_can_load() {
     let home = user_home();
-    let env = env_with(MockScript::always(MockTurn::text("ok")), OPT_IN).await;
+    let env = env_with(
+        MockScript::turns([
+            MockTurn::tool_call("load_skill", json!({"name": "release-notes"})),
+            MockTurn::text("notes drafted"),
+        ]),
+        OPT_IN,
+    )
+    .await;
     // A broken skill in the home is listed as not loaded, with the reason.
     let broken = env.home.path().join("skills/broken/SKILL.md");
     std::fs::create_dir_all(broken.parent().unwrap()).unwrap();
@@ -313,6 +320,10 @@ async fn slash_skills_lists_what_the_model_can_load() {
         env.mock.requests().is_empty(),
         "listing skills asks the model nothing"
     );
+    // A skill the model loads is shown as such.
+    command(&tui, "draft the release notes");
+    tui.wait_for("Loaded skill release-notes (codex)");
+    tui.wait_for("notes drafted");
     quit(tui);
 }
 

@@ -783,6 +783,10 @@ impl App {
             }
             EventMsg::TaskComplete(done) => self.end_turn(false, done.duration_ms),
             EventMsg::TurnAborted(a) => self.end_turn(true, a.duration_ms),
+            EventMsg::SkillLoaded(s) => self.push_info(
+                &format!("Loaded skill {} ({})", s.name, s.scope),
+                vec![s.path.display().to_string()],
+            ),
             // Progress, shutdown, and event kinds newer than this UI: nothing to show.
             _ => {}
         }
