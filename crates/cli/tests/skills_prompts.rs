@@ -260,7 +260,7 @@ async fn prompts_expand_their_arguments_in_the_tui() {
     .await;
     with_prompts(&env);
     let tui = Tui::spawn(&env, &[]);
-    tui.wait_for("›");
+    tui.wait_for("Ask anything");
     // The popup offers the prompt files as commands, with their descriptions.
     tui.type_text("/prompts:");
     tui.wait_for("/prompts:fix-issue");
@@ -309,7 +309,7 @@ async fn slash_skills_lists_what_the_model_can_load() {
     std::fs::write(&broken, "---\nname: broken\n---\nno description\n").unwrap();
     let home_var = home.path().display().to_string();
     let tui = Tui::spawn_with(&env, &[], &[("HOME", &home_var)]);
-    tui.wait_for("›");
+    tui.wait_for("Ask anything");
     command(&tui, "/skills");
     tui.wait_for("Skills (2 the model can load with load_skill)");
     tui.wait_for("release-notes · codex · Draft release notes");
