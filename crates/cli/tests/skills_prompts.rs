@@ -368,6 +368,8 @@ async fn v2_skills_list_reports_each_cwds_skills_and_errors() {
         skills[1]["shortDescription"],
         "Release notes from git history"
     );
+    // Codex's agents/openai.yaml names the MCP server it needs.
+    assert_eq!(skills[1]["dependencies"]["tools"][0]["value"], "github");
     assert_eq!(skills[2]["enabled"], true);
     assert_eq!(
         skills[2]["path"],

@@ -316,7 +316,7 @@ fn read_skill(
     }
     let description = field(&["description"]).ok_or(SkillFileError::Missing("description"))?;
     let description: String = description.chars().take(MAX_DESCRIPTION_CHARS).collect();
-    let mcp_servers = field(&["mcp-servers", "mcp_servers"])
+    let mut mcp_servers: Vec<String> = field(&["mcp-servers", "mcp_servers"])
         .map(|list| {
             list.trim_matches(['[', ']'])
                 .split(',')
@@ -325,16 +325,89 @@ fn read_skill(
                 .collect()
         })
         .unwrap_or_default();
+    let dir = path.parent().unwrap_or(path);
+    let codex = codex_metadata(dir, &bounds);
+    for server in codex.mcp_servers {
+        if !mcp_servers.contains(&server) {
+            mcp_servers.push(server);
+        }
+    }
     Ok(Skill {
         name,
         description,
-        short_description: field(&["short-description", "short_description"]),
+        short_description: field(&["short-description", "short_description"])
+            .or(codex.short_description),
         path: path.to_path_buf(),
         dir: path.parent().unwrap_or(path).to_path_buf(),
         scope,
         mcp_servers,
         enabled: true,
     })
+}
+
+/// The largest `agents/openai.yaml` read.
+const OPENAI_YAML_MAX_BYTES: u64 = 16 * 1024;
+
+/// What a Codex skill's `agents/openai.yaml` adds: the MCP servers of its
+/// `dependencies.tools` (`- type: mcp` items' `value`) and `interface.short_description`.
+#[derive(Default)]
+struct CodexMetadata {
+    mcp_servers: Vec<String>,
+    short_description: Option<String>,
+}
+
+/// Reads `dir/agents/openai.yaml` if there is one, with the bounds of the skill itself. A
+/// line reader, not YAML: it knows the few keys used here, and an unreadable file adds
+/// nothing (the skill is still usable).
+fn codex_metadata(dir: &Path, bounds: &Within<'_>) -> CodexMetadata {
+    let path = dir.join("agents").join("openai.yaml");
+    if path.symlink_metadata().is_err() {
+        return CodexMetadata::default();
+    }
+    let text = match read_text_capped_in(&path, OPENAI_YAML_MAX_BYTES, Some(bounds)) {
+        Ok(t) => t,
+        Err(e) => {
+            tracing::warn!("ignoring {}: {e}", path.display());
+            return CodexMetadata::default();
+        }
+    };
+    let mut out = CodexMetadata::default();
+    let mut item: Vec<(String, String)> = Vec::new();
+    let mut flush = |item: &mut Vec<(String, String)>, out: &mut CodexMetadata| {
+        let get = |k: &str| {
+            item.iter()
+                .find(|(key, _)| key == k)
+                .map(|(_, v)| v.clone())
+        };
+        if get("type").as_deref() == Some("mcp")
+            && let Some(server) = get("value").filter(|v| !v.is_empty())
+            && !out.mcp_servers.contains(&server)
+        {
+            out.mcp_servers.push(server);
+        }
+        item.clear();
+    };
+    for line in text.lines() {
+        let trimmed = line.trim();
+        if let Some(rest) = trimmed.strip_prefix("- ") {
+            flush(&mut item, &mut out);
+            if let Some((k, v)) = rest.split_once(':') {
+                item.push((k.trim().to_string(), unquote_yaml(v)));
+            }
+        } else if let Some((k, v)) = trimmed.split_once(':') {
+            let k = k.trim();
+            if k == "short_description" && out.short_description.is_none() {
+                out.short_description = Some(unquote_yaml(v)).filter(|v| !v.is_empty());
+            }
+            item.push((k.to_string(), unquote_yaml(v)));
+        }
+    }
+    flush(&mut item, &mut out);
+    out
+}
+
+fn unquote_yaml(v: &str) -> String {
+    v.trim().trim_matches(['"', '\'']).to_string()
 }
 
 /// The instructions of `skill` (its `SKILL.md` without the front matter), read again now:

@@ -147,6 +147,21 @@ fn other_agents_are_opt_in_and_skills_can_be_turned_off() {
 }
 
 #[test]
+fn a_codex_skills_openai_yaml_adds_its_mcp_servers_and_short_description() {
+    let home = tempfile::tempdir().unwrap();
+    let skill = home.path().join("skills/docs");
+    write(&skill.join("SKILL.md"), &skill_md("docs", "Look things up"));
+    write(
+        &skill.join("agents/openai.yaml"),
+        "interface:\n  display_name: \"Docs\"\n  short_description: \"Docs lookup\"\ndependencies:\n  tools:\n    - type: \"mcp\"\n      value: \"openaiDocs\"\n      transport: \"streamable_http\"\n    - type: \"env_var\"\n      value: \"TOKEN\"\n",
+    );
+    let found = discover(&config(home.path(), home.path(), ""));
+    let docs = found.get("docs").unwrap();
+    assert_eq!(docs.mcp_servers, ["openaiDocs"]);
+    assert_eq!(docs.short_description.as_deref(), Some("Docs lookup"));
+}
+
+#[test]
 fn the_prompt_list_keeps_to_its_budget_and_says_what_it_left_out() {
     let mut found = SkillsFound::default();
     for i in 0..30 {
