@@ -373,7 +373,7 @@ fn codex_metadata(dir: &Path, bounds: &Within<'_>) -> CodexMetadata {
     };
     let mut out = CodexMetadata::default();
     let mut item: Vec<(String, String)> = Vec::new();
-    let mut flush = |item: &mut Vec<(String, String)>, out: &mut CodexMetadata| {
+    let flush = |item: &mut Vec<(String, String)>, out: &mut CodexMetadata| {
         let get = |k: &str| {
             item.iter()
                 .find(|(key, _)| key == k)
