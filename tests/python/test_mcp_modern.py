@@ -336,11 +336,16 @@ async def test_prompt_files_are_prompts_in_both_eras(mode, make_setup, interpret
     prompts = setup.home / "prompts"
     prompts.mkdir()
     (prompts / "review.md").write_text("---\ndescription: Review a branch\n---\nReview $BRANCH. $ARGUMENTS\n")
+    # Codex's positional arguments: `$1`, `$2` are the words of the optional ARGUMENTS.
+    (prompts / "fix.md").write_text("---\ndescription: Fix an issue\n---\nFix #$1 in $2.\n")
     with anyio.fail_after(TIMEOUT):
         async with connect("stdio", setup, interpreter_bin, mode=mode) as client:
             listed = (await client.list_prompts()).prompts
-            assert [(p.name, p.description) for p in listed] == [("review", "Review a branch")]
-            assert [(a.name, a.required) for a in listed[0].arguments] == [("BRANCH", True), ("ARGUMENTS", False)]
+            assert [(p.name, p.description) for p in listed] == [("fix", "Fix an issue"), ("review", "Review a branch")]
+            assert [(a.name, a.required) for a in listed[0].arguments] == [("ARGUMENTS", False)]
+            assert [(a.name, a.required) for a in listed[1].arguments] == [("BRANCH", True), ("ARGUMENTS", False)]
+            fixed = await client.get_prompt("fix", {"ARGUMENTS": "42 'src/a b.rs'"})
+            assert fixed.messages[0].content.text == "Fix #42 in src/a b.rs.\n"
             got = await client.get_prompt("review", {"BRANCH": "main", "ARGUMENTS": "be brief"})
             assert got.messages[0].content.text == "Review main. be brief\n"
             with pytest.raises(Exception, match="BRANCH"):

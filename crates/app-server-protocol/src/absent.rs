@@ -1,5 +1,5 @@
 //! Params and results of the methods of Codex features this server does not have
-//! (managed requirements, hooks, skills, plugins, Bedrock): Codex's clients call them at
+//! (managed requirements, hooks, plugins, Bedrock): Codex's clients call them at
 //! startup, and a true empty answer lets them go on where "method not found" stops them.
 
 use schemars::JsonSchema;
@@ -33,23 +33,6 @@ pub struct HooksListParams {
 pub struct HooksListResponse {
     /// Always empty: this server runs no hooks (`[hooks]` in config is a Codex setting it
     /// ignores).
-    pub data: Vec<Value>,
-}
-
-/// `skills/list` params.
-#[derive(Clone, Debug, Default, Deserialize, Serialize, JsonSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct SkillsListParams {
-    #[serde(default)]
-    pub cwds: Vec<String>,
-    #[serde(default)]
-    pub force_reload: bool,
-}
-
-/// `skills/list`'s result.
-#[derive(Clone, Debug, Default, Deserialize, Serialize, JsonSchema)]
-pub struct SkillsListResponse {
-    /// Always empty: this server has no skills.
     pub data: Vec<Value>,
 }
 

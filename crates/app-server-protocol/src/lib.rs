@@ -37,6 +37,7 @@ pub mod methods;
 pub mod notification;
 pub mod schema;
 pub mod session;
+pub mod skills;
 pub mod thread;
 pub mod turn;
 pub mod v1;

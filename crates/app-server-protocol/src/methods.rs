@@ -144,7 +144,7 @@ wire_methods! {
     request FuzzyFileSearchSessionStop "fuzzyFileSearch/sessionStop" (FuzzyFileSearchSessionStopParams) -> EmptyResponse;
     request ConfigRequirementsRead "configRequirements/read" (super::absent::ConfigRequirementsReadParams) -> super::absent::ConfigRequirementsReadResponse;
     request HooksList "hooks/list" (super::absent::HooksListParams) -> super::absent::HooksListResponse;
-    request SkillsList "skills/list" (super::absent::SkillsListParams) -> super::absent::SkillsListResponse;
+    request SkillsList "skills/list" (super::skills::SkillsListParams) -> super::skills::SkillsListResponse;
     request PluginInstalled "plugin/installed" (super::absent::PluginInstalledParams) -> super::absent::PluginInstalledResponse;
     request ThreadReadStateUpdate "thread/readState/update" (super::absent::ThreadReadStateUpdateParams) -> super::absent::ThreadReadStateUpdateResponse;
     request BedrockCheckGovCloudRequirements "account/bedrock/checkGovCloudRequirements" (super::absent::BedrockCheckGovCloudRequirementsParams) -> super::absent::BedrockCheckGovCloudRequirementsResponse;

@@ -130,10 +130,12 @@ pub(crate) fn core_input(input: &[V2UserInput]) -> Result<Vec<UserInput>, RpcErr
                 image_url: url.clone(),
             },
             V2UserInput::LocalImage { path } => UserInput::LocalImage { path: path.clone() },
-            // Skills and mentions point the model at a file; it can read it with its tools.
-            V2UserInput::Skill { name, path } => {
-                UserInput::text(format!("[skill `{name}`: {}]", path.display()))
-            }
+            // A skill the user picked: the model loads it with `load_skill` (the engine's
+            // skills); a mention points the model at a file it can read with its tools.
+            V2UserInput::Skill { name, path } => UserInput::text(format!(
+                "[skill `{name}`: {} — load it with load_skill before you start]",
+                path.display()
+            )),
             V2UserInput::Mention { name, path } => {
                 UserInput::text(format!("[mention `{name}`: {}]", path.display()))
             }

@@ -37,6 +37,7 @@ mod mcp_oauth;
 mod mcp_status;
 mod notify;
 mod session;
+mod skills;
 mod threads;
 mod turns;
 mod v1;
@@ -106,6 +107,7 @@ pub fn methods(ctx: AppServerContext) -> MethodTable {
     accounts::register(&mut table, &conn);
     v1::register(&mut table, &conn);
     fuzzy::register(&mut table, &conn);
+    skills::register(&mut table, &conn);
     absent::register(&mut table, &conn);
     session::register(&mut table, &conn);
     table

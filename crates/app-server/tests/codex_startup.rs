@@ -76,8 +76,11 @@ async fn codex_tui_startup_calls_are_all_answered() {
         json!({"threadId": tid, "includeTurns": false}),
     )
     .await;
+    // No skills folder here: one entry for the cwd asked about, with no skills.
     let skills = c.ok("skills/list", json!({"cwds": [env.work]})).await;
-    assert_eq!(skills, json!({"data": []}));
+    assert_eq!(skills["data"][0]["skills"], json!([]), "{skills}");
+    assert_eq!(skills["data"][0]["errors"], json!([]), "{skills}");
+    assert_eq!(skills["data"].as_array().map(Vec::len), Some(1), "{skills}");
     let plugins = c.ok("plugin/installed", json!({"cwds": [env.work]})).await;
     assert_eq!(
         plugins,

@@ -110,6 +110,9 @@ impl HumanRenderer {
             )),
             EventMsg::Warning(w) => self.line(&format!("[warning] {}", w.message)),
             EventMsg::StreamError(s) => self.line(&format!("[retry] {}", s.message)),
+            EventMsg::SkillLoaded(s) => {
+                self.line(&format!("[skill] loaded {} ({})", s.name, s.path.display()))
+            }
             EventMsg::ContextCompacted(c) => self.line(&format!(
                 "[context] conversation compacted to fit the model's window (~{} → ~{} tokens)",
                 c.tokens_before.unwrap_or(0),

@@ -36,6 +36,7 @@ mod sandbox;
 mod security;
 mod sessions;
 mod shared_store;
+mod skills_prompts;
 mod task_checks;
 mod text_tool_calls;
 mod tui;

@@ -16,7 +16,7 @@ use tokio::process::{Child, ChildStdin, ChildStdout};
 const KEY_VAR: &str = "OI_CLI_V2_TEST_KEY_NEVER_SET";
 const WAIT: Duration = Duration::from_secs(30);
 
-struct Stdio {
+pub(crate) struct Stdio {
     _child: Child,
     stdin: ChildStdin,
     lines: Lines<BufReader<ChildStdout>>,
@@ -51,7 +51,7 @@ impl Stdio {
         }
     }
 
-    async fn ok(&mut self, method: &str, params: Value) -> Value {
+    pub(crate) async fn ok(&mut self, method: &str, params: Value) -> Value {
         self.next_id += 1;
         let id = self.next_id;
         self.send(json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}))
@@ -84,8 +84,18 @@ impl Stdio {
 }
 
 fn spawn(env: &TestEnv) -> Stdio {
-    let mut child = env
-        .command(&["mcp-server"])
+    spawn_command(env.command(&["mcp-server"]))
+}
+
+/// `interpreter mcp-server` with `HOME` set to `home` (where other agents' folders are).
+pub(crate) fn spawn_with_home(env: &TestEnv, home: &std::path::Path) -> Stdio {
+    let mut cmd = env.command(&["mcp-server"]);
+    cmd.env("HOME", home).env_remove("CODEX_HOME");
+    spawn_command(cmd)
+}
+
+fn spawn_command(mut cmd: tokio::process::Command) -> Stdio {
+    let mut child = cmd
         .env_remove(KEY_VAR)
         .stdin(std::process::Stdio::piped())
         .stdout(std::process::Stdio::piped())

@@ -39,6 +39,7 @@ pub const TOP_LEVEL_KEYS: &[&str] = &[
     "show_raw_agent_reasoning",
     "project_doc_max_bytes",
     "project_doc_fallback_filenames",
+    "skills",
     "notify",
     "history",
     "projects",
@@ -104,7 +105,6 @@ pub const CODEX_ONLY_TOP_LEVEL_KEYS: &[&str] = &[
     "project_root_markers",
     "review_model",
     "service_tier",
-    "skills",
     "sqlite_home",
     "log_dir",
     "suppress_unstable_features_warning",
@@ -315,6 +315,12 @@ pub const KEY_DOCS: &[KeyDoc] = &[
         example: "project_doc_fallback_filenames = [\"CLAUDE.md\", \"QWEN.md\"]",
     },
     KeyDoc {
+        key: "skills",
+        default: "`max_prompt_tokens = 600`, own and project skills only",
+        meaning: "skills (`SKILL.md` folders) from `$OPENINTERPRETER_HOME/skills/` and a trusted project's `.openinterpreter/skills/`: `other_agents = [\"codex\", \"claude\"]` also reads `~/.codex/skills` and `~/.claude/skills` (only your own config may set it); `max_prompt_tokens` caps what their names and descriptions cost in every request (the prompt says what did not fit; `0` lists none, the `load_skill` tool still loads them); Codex's `[[skills.config]]` entries (`name` or `path`, `enabled = false`) turn single skills off. See [skills](skills.md)",
+        example: "[skills]\nother_agents = [\"codex\", \"claude\"]\nmax_prompt_tokens = 400\n\n[[skills.config]]\nname = \"pdf\"\nenabled = false",
+    },
+    KeyDoc {
         key: "notify",
         default: "unset",
         meaning: "program and arguments run when a turn completes, with one more argument: a JSON object (`type`, `thread-id`, `turn-id`, `cwd`, `input-messages`, `last-assistant-message`); the turn does not wait for it, a stopping session waits for it at most 2 s, and it does not outlive the agent; it gets the environment commands get (`[shell_environment_policy]` applied, credentials removed); `notify = []` runs nothing",
@@ -473,6 +479,12 @@ pub const SANDBOX_WW_KEYS: &[&str] = &[
 
 /// Keys of `[thread_store]`.
 pub const THREAD_STORE_KEYS: &[&str] = &["url", "connect_timeout_sec", "statement_timeout_sec"];
+
+/// Keys of `[skills]`.
+pub const SKILLS_KEYS: &[&str] = &["other_agents", "max_prompt_tokens", "config"];
+
+/// Keys of one `[[skills.config]]` entry (Codex's per-skill switch).
+pub const SKILL_CONFIG_KEYS: &[&str] = &["name", "path", "enabled"];
 
 /// Keys of `[history]`: `persistence` is honoured, `max_bytes` accepted from Codex.
 pub const HISTORY_KEYS: &[&str] = &["persistence", "max_bytes"];

@@ -35,7 +35,8 @@ mod value;
 pub use error::ConfigError;
 pub use load::{
     ThreadStoreSettings, check_user_config, find_home, load_config, mcp_state_key_file,
-    prompt_folders, thread_store_settings, thread_store_url, user_config_path,
+    prompt_folders, thread_store_settings, thread_store_url, trusted_project_folder,
+    user_config_path,
 };
 pub use overrides::{
     ConfigOverrides, apply_dotted, json_to_toml, parse_cli_override, toml_to_json,
@@ -47,6 +48,6 @@ pub use shell_env::{CommandEnv, ShellEnvironmentInherit, ShellEnvironmentPolicy}
 pub use trust::{Trust, TrustChange, default_trust_dir, set_trust, trust_of};
 pub use typed::{
     Config, ConfigLayer, ConfigLoadOptions, DEFAULT_PROJECT_DOC_MAX_BYTES, HistoryPersistence,
-    LoadedConfig, OAuthCredentialsStoreMode,
+    LoadedConfig, OAuthCredentialsStoreMode, SKILL_SOURCES, SkillSelector, SkillsSettings,
 };
 pub use unknown_keys::validate_cli_key;

@@ -48,26 +48,40 @@ const PROMPTS_DIR: &str = "prompts";
 /// an untrusted project contributes none.
 pub fn prompt_folders(home: &Path, cwd: &Path) -> Result<Vec<PathBuf>, ConfigError> {
     let mut folders = Vec::new();
-    let user = read_layer(&user_config_path(home), None)?
-        .map(|(t, _)| t)
-        .unwrap_or_default();
-    if let crate::Trust::Trusted(root) = crate::trust_of(&user, cwd) {
-        let cwd = cwd.canonicalize().unwrap_or_else(|_| cwd.to_path_buf());
-        let project = cwd
-            .ancestors()
-            .take_while(|dir| dir.starts_with(&root))
-            .map(|dir| dir.join(".openinterpreter"))
-            // A symlinked `.openinterpreter` is no config folder (it may lead anywhere).
-            .filter(|dir| !dir.is_symlink())
-            .map(|dir| dir.join(PROMPTS_DIR))
-            .find(|dir| dir.is_dir() && !dir.is_symlink());
-        folders.extend(project);
-    }
+    folders.extend(trusted_project_folder(home, cwd, PROMPTS_DIR)?.map(|(dir, _)| dir));
     let own = home.join(PROMPTS_DIR);
     if own.is_dir() && !folders.contains(&own) {
         folders.push(own);
     }
     Ok(folders)
+}
+
+/// The nearest `.openinterpreter/<name>/` folder at or above `cwd`, when `cwd` is in a folder
+/// the user trusted and that folder is inside the trusted one, with the trusted root (what
+/// the folder's files must stay inside). Neither the `.openinterpreter` folder nor `<name>`
+/// may be a symlink (they may lead anywhere). `None` for an untrusted project or when there
+/// is no such folder. Reads the user config: call it off async workers.
+pub fn trusted_project_folder(
+    home: &Path,
+    cwd: &Path,
+    name: &str,
+) -> Result<Option<(PathBuf, PathBuf)>, ConfigError> {
+    let user = read_layer(&user_config_path(home), None)?
+        .map(|(t, _)| t)
+        .unwrap_or_default();
+    let crate::Trust::Trusted(root) = crate::trust_of(&user, cwd) else {
+        return Ok(None);
+    };
+    let cwd = cwd.canonicalize().unwrap_or_else(|_| cwd.to_path_buf());
+    let found = cwd
+        .ancestors()
+        .take_while(|dir| dir.starts_with(&root))
+        .map(|dir| dir.join(".openinterpreter"))
+        // A symlinked `.openinterpreter` is no config folder (it may lead anywhere).
+        .filter(|dir| !dir.is_symlink())
+        .map(|dir| dir.join(name))
+        .find(|dir| dir.is_dir() && !dir.is_symlink());
+    Ok(found.map(|dir| (dir, root)))
 }
 
 /// Read one config file with the bounded reader (a FIFO or device is refused, not waited on);

@@ -167,6 +167,21 @@ pub const PROJECT_RULES: &[ProjectKey] = &[
         "which of the project's own files are its instructions, as writing AGENTS.md would: each is read only if it is a regular file inside the project, within `project_doc_max_bytes`",
     ),
     key(
+        "skills.other_agents",
+        UserOnly,
+        "reads skill folders in your home (`~/.codex/skills`, `~/.claude/skills`) into every request",
+    ),
+    key(
+        "skills.max_prompt_tokens",
+        Bounded { ceiling: 8192 },
+        "what the list of skills costs in every request",
+    ),
+    key(
+        "skills.config",
+        Neutral,
+        "which skills are offered to the model (text, not permissions: a skill's scripts run as any command)",
+    ),
+    key(
         "notify",
         Widens,
         "a program run after each turn, outside the sandbox",

@@ -26,6 +26,7 @@ fn schema_leaves() -> Vec<Vec<String>> {
                 sub(&[top], fields_of::<SandboxWorkspaceWriteToml>(), &mut out)
             }
             "history" => sub(&[top], fields_of::<HistoryToml>(), &mut out),
+            "skills" => sub(&[top], fields_of::<crate::schema::SkillsToml>(), &mut out),
             "thread_store" => sub(&[top], fields_of::<ThreadStoreToml>(), &mut out),
             "shell_environment_policy" => {
                 sub(&[top], fields_of::<ShellEnvironmentPolicyToml>(), &mut out)
@@ -90,6 +91,8 @@ fn sample(key: &[&str]) -> Option<(&'static str, &'static str)> {
         ["hide_agent_reasoning" | "show_raw_agent_reasoning"] => ("", "true"),
         ["project_doc_fallback_filenames"] => ("", "[\"CLAUDE.md\"]"),
         ["notify"] => ("", "[\"true\"]"),
+        ["skills", "other_agents"] => ("", "[\"codex\"]"),
+        ["skills", "config"] => ("", "[{ name = \"pdf\", enabled = false }]"),
         ["history", "persistence"] => ("[history]\npersistence = \"none\"\n", "\"save-all\""),
         ["history", "max_bytes"] => ("", "1000"),
         ["projects", _, "trust_level"] => ("", "\"trusted\""),

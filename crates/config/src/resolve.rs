@@ -166,6 +166,7 @@ pub(crate) fn build_config(inputs: TypedInputs<'_>) -> Result<Config, ConfigErro
         // `notify = []` runs nothing, as in Codex (which accepts it).
         notify: t.notify.filter(|argv| !argv.is_empty()),
         notify_pins: None,
+        skills: skills_settings(t.skills.unwrap_or_default().0)?,
         history_persistence: history_persistence(t.history.unwrap_or_default().0)?,
         mcp_oauth_credentials_store: t.mcp_oauth_credentials_store.unwrap_or_default(),
         profile: profile_name,
@@ -210,6 +211,13 @@ fn type_hint(key: &str) -> Option<&'static str> {
         }
         "sandbox_workspace_write.writable_roots" => "expected an array of path strings",
         "history" => "expected a table: [history] persistence = \"save-all\" | \"none\"",
+        "skills" => "expected a table: [skills] other_agents = [\"codex\", \"claude\"]",
+        "skills.other_agents" => {
+            "expected an array of agent names: other_agents = [\"codex\", \"claude\"]"
+        }
+        "skills.max_prompt_tokens" => {
+            "expected a non-negative number of tokens, e.g. max_prompt_tokens = 600"
+        }
         "thread_store" => THREAD_STORE_HINT,
         "shell_environment_policy" => {
             "expected a table: [shell_environment_policy] inherit = \"core\""
@@ -433,6 +441,58 @@ fn mcp_servers(
     let files: Vec<&Path> = project_path.into_iter().chain([user_path]).collect();
     warnings.extend(ignored.iter().map(|key| locate_mcp_key(key, &files)));
     Ok(servers)
+}
+
+/// `[skills]` typed: `other_agents` checked against the known sources, a `[[skills.config]]`
+/// entry needs `name` or `path`.
+fn skills_settings(
+    skills: crate::schema::SkillsToml,
+) -> Result<crate::SkillsSettings, ConfigError> {
+    use crate::typed::{SKILL_SOURCES, SkillSelector};
+    let mut other_agents = Vec::new();
+    for (i, agent) in skills
+        .other_agents
+        .unwrap_or_default()
+        .into_iter()
+        .enumerate()
+    {
+        if !SKILL_SOURCES.contains(&agent.as_str()) {
+            return Err(invalid(
+                &format!("skills.other_agents[{i}]"),
+                format!(
+                    "`{agent}` is not an agent whose skills can be read; use \"codex\" (~/.codex/skills) or \"claude\" (~/.claude/skills)"
+                ),
+            ));
+        }
+        if !other_agents.contains(&agent) {
+            other_agents.push(agent);
+        }
+    }
+    let mut disabled = Vec::new();
+    for (i, entry) in skills.config.unwrap_or_default().into_iter().enumerate() {
+        let entry = entry.0;
+        let selector = match (entry.name, entry.path) {
+            (Some(name), _) if !name.is_empty() => SkillSelector::Name(name),
+            (_, Some(path)) if !path.is_empty() => SkillSelector::Path(PathBuf::from(path)),
+            _ => {
+                return Err(invalid(
+                    &format!("skills.config[{i}]"),
+                    "choose the skill with `name = \"...\"` or `path = \"/path/to/SKILL.md\"`",
+                ));
+            }
+        };
+        if entry.enabled == Some(false) {
+            disabled.push(selector);
+        }
+    }
+    Ok(crate::SkillsSettings {
+        other_agents,
+        max_prompt_tokens: skills
+            .max_prompt_tokens
+            .map(|n| as_usize(n.0))
+            .unwrap_or(crate::typed::DEFAULT_SKILLS_PROMPT_TOKENS),
+        disabled,
+    })
 }
 
 fn history_persistence(history: HistoryToml) -> Result<HistoryPersistence, ConfigError> {

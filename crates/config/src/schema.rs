@@ -48,6 +48,7 @@ pub(crate) struct ConfigToml {
     pub project_doc_max_bytes: Option<NonNegative>,
     pub project_doc_fallback_filenames: Option<Vec<String>>,
     pub notify: Option<Vec<String>>,
+    pub skills: Option<Table<SkillsToml>>,
     pub history: Option<Table<HistoryToml>>,
     pub projects: Option<BTreeMap<String, Table<ProjectToml>>>,
     pub shell_environment_policy: Option<Table<ShellEnvironmentPolicyToml>>,
@@ -179,6 +180,25 @@ pub(crate) struct SandboxWorkspaceWriteToml {
     pub exclude_tmpdir_env_var: bool,
     pub exclude_slash_tmp: bool,
     pub allow_git_writes: bool,
+}
+
+/// `[skills]`.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+pub(crate) struct SkillsToml {
+    pub other_agents: Option<Vec<String>>,
+    pub max_prompt_tokens: Option<NonNegative>,
+    pub config: Option<Vec<Table<SkillConfigToml>>>,
+}
+
+/// One `[[skills.config]]` entry: a skill chosen by `name` or by the `path` of its
+/// `SKILL.md`, turned on or off.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+pub(crate) struct SkillConfigToml {
+    pub name: Option<String>,
+    pub path: Option<String>,
+    pub enabled: Option<bool>,
 }
 
 /// `[history]`.
@@ -382,6 +402,11 @@ pub(crate) mod tests {
             sorted(SANDBOX_WW_KEYS)
         );
         assert_eq!(fields_of::<HistoryToml>(), sorted(HISTORY_KEYS));
+        assert_eq!(fields_of::<SkillsToml>(), sorted(crate::keys::SKILLS_KEYS));
+        assert_eq!(
+            fields_of::<SkillConfigToml>(),
+            sorted(crate::keys::SKILL_CONFIG_KEYS)
+        );
         assert_eq!(fields_of::<ThreadStoreToml>(), sorted(THREAD_STORE_KEYS));
         assert_eq!(fields_of::<ProfileToml>(), sorted(PROFILE_KEYS));
         assert_eq!(fields_of::<ModelProviderToml>(), sorted(PROVIDER_KEYS));

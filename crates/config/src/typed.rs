@@ -96,6 +96,8 @@ pub struct Config {
     /// When `notify` comes from an accepted project config: the files it names, pinned to
     /// their accepted content; the notifier checks them before each run.
     pub notify_pins: Option<crate::launch_pins::LaunchPins>,
+    /// `[skills]`: where skills are read from and what their list may cost.
+    pub skills: SkillsSettings,
     /// `[history] persistence`: whether prompts typed interactively are saved to
     /// `$OPENINTERPRETER_HOME/history.jsonl`.
     pub history_persistence: HistoryPersistence,
@@ -113,6 +115,42 @@ pub struct Config {
     /// `[shell_environment_policy]`: the environment of commands the model runs.
     pub shell_environment_policy: crate::ShellEnvironmentPolicy,
     pub layers: Vec<ConfigLayer>,
+}
+
+/// `[skills]`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SkillsSettings {
+    /// `other_agents`: the other agents whose skill folders are read too, of
+    /// [`SKILL_SOURCES`] (`codex`: `~/.codex/skills`, `claude`: `~/.claude/skills`).
+    pub other_agents: Vec<String>,
+    /// `max_prompt_tokens`: what the skills' names and descriptions may cost in the prompt.
+    pub max_prompt_tokens: usize,
+    /// `[[skills.config]]` entries with `enabled = false`: skills left out, by name or by
+    /// the path of their `SKILL.md`.
+    pub disabled: Vec<SkillSelector>,
+}
+
+/// The other agents `[skills] other_agents` may name.
+pub const SKILL_SOURCES: &[&str] = &["codex", "claude"];
+
+/// The default of `[skills] max_prompt_tokens`: a short list that fits a small window.
+pub const DEFAULT_SKILLS_PROMPT_TOKENS: usize = 600;
+
+impl Default for SkillsSettings {
+    fn default() -> Self {
+        Self {
+            other_agents: Vec::new(),
+            max_prompt_tokens: DEFAULT_SKILLS_PROMPT_TOKENS,
+            disabled: Vec::new(),
+        }
+    }
+}
+
+/// A skill a `[[skills.config]]` entry chooses.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum SkillSelector {
+    Name(String),
+    Path(PathBuf),
 }
 
 /// `[history] persistence`.

@@ -228,7 +228,7 @@ fn summary_request(sess: &Session, history: &[ResponseItem], target: i64) -> (Pr
     let mut prompt = Prompt {
         model: cfg.model.clone(),
         instructions: base_instructions(cfg),
-        input: context_items(cfg, ctx.project_doc.as_ref()),
+        input: context_items(cfg, ctx.project_doc.as_ref(), &ctx.skills),
         tools: Vec::new(),
         reasoning_effort: cfg.model_reasoning_effort,
         parallel_tool_calls: false,

@@ -106,6 +106,7 @@ fn environment_context(config: &Config) -> String {
 pub(crate) fn context_items(
     config: &Config,
     project_doc: Option<&ProjectDoc>,
+    skills: &crate::skills::SkillsFound,
 ) -> Vec<ResponseItem> {
     let text = format!(
         "{}\n\n{}",
@@ -122,6 +123,10 @@ pub(crate) fn context_items(
             "<project_instructions path=\"{}\">\n{}\n</project_instructions>\n\n",
             doc.path, doc.text
         ));
+    }
+    if let Some(list) = crate::skills::prompt::section(skills, config.skills.max_prompt_tokens) {
+        varying.push_str(&list);
+        varying.push_str("\n\n");
     }
     varying.push_str(&environment_context(config));
     let mut items = vec![ResponseItem::developer_text(text)];

@@ -51,6 +51,8 @@ pub(crate) struct SessionState {
     pub loaded_tools: HashSet<String>,
     /// The AGENTS.md of the current turn, read once when it started.
     pub project_doc: Option<ProjectDoc>,
+    /// The skills of the current turn, found when it started.
+    pub skills: Arc<crate::skills::SkillsFound>,
     /// `tool_call_format = "auto"` switched this session to text tool calls (the model kept
     /// writing calls into its answers).
     pub text_tools_fallback: bool,
@@ -143,6 +145,7 @@ impl Session {
                 estimator: TokenEstimator::default(),
                 loaded_tools,
                 project_doc: None,
+                skills: Default::default(),
                 text_tools_fallback: false,
                 server_parses_calls: false,
                 next_turn_context: Vec::new(),
@@ -161,6 +164,7 @@ impl Session {
             turn_context: Mutex::new(Arc::new(TurnContext {
                 config: initial_config,
                 project_doc: None,
+                skills: Default::default(),
             })),
             client_tools: Mutex::new(None),
         }
@@ -196,6 +200,7 @@ impl Session {
             Arc::new(TurnContext {
                 config: st.config.clone(),
                 project_doc: st.project_doc.clone(),
+                skills: st.skills.clone(),
             })
         };
         *self.turn_context.lock().unwrap_or_else(|p| p.into_inner()) = ctx.clone();
@@ -546,6 +551,7 @@ impl Session {
         if let (Some(message), Some(turn_id)) = (refused, turn_id) {
             self.warn_once(&turn_id, "project_doc_refused", || message);
         }
+        crate::skills::refresh(self).await;
     }
 
     /// Records a park record (`turn_parked` / `turn_unparked`) without flushing; the

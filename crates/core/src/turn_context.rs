@@ -14,4 +14,6 @@ use oi_config::Config;
 pub(crate) struct TurnContext {
     pub config: Config,
     pub project_doc: Option<ProjectDoc>,
+    /// The skills found when the turn started (`skills`).
+    pub skills: std::sync::Arc<crate::skills::SkillsFound>,
 }

@@ -198,6 +198,8 @@ pub enum EventMsg {
     /// The turn stopped at approvals it was started to park (not to wait for): it waits,
     /// in the thread's store, to be resumed with the answers (see [`crate::parked`]).
     TurnParked(TurnParkedEvent),
+    /// The model loaded a skill's instructions (`load_skill`).
+    SkillLoaded(SkillLoadedEvent),
     ShutdownComplete,
 }
 
@@ -234,6 +236,7 @@ impl EventMsg {
             EventMsg::ContextCompacted(_) => "context_compacted",
             EventMsg::PlanUpdate(_) => "plan_update",
             EventMsg::TurnParked(_) => "turn_parked",
+            EventMsg::SkillLoaded(_) => "skill_loaded",
             EventMsg::ShutdownComplete => "shutdown_complete",
         }
     }
@@ -242,6 +245,17 @@ impl EventMsg {
     pub fn ends_turn(&self) -> bool {
         matches!(self, EventMsg::TaskComplete(_) | EventMsg::TurnAborted(_))
     }
+}
+
+/// `skill_loaded`: which skill the model loaded, by which call.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct SkillLoadedEvent {
+    pub call_id: String,
+    pub name: String,
+    /// Its `SKILL.md`.
+    pub path: std::path::PathBuf,
+    /// Where it was found: `repo`, `user`, `codex` or `claude`.
+    pub scope: String,
 }
 
 /// `plan_update`: Codex's shape (`explanation`, `plan: [{step, status}]`).

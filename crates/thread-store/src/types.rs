@@ -93,6 +93,8 @@ pub fn should_persist_event(ev: &EventMsg) -> bool {
         | EventMsg::PlanUpdate(_)
         // The `turn_parked` record holds the park (with what the continuation needs).
         | EventMsg::TurnParked(_)
+        // The skill's text is the `load_skill` call's output, which history keeps.
+        | EventMsg::SkillLoaded(_)
         | EventMsg::ShutdownComplete => false,
         EventMsg::ContextCompacted(_) => true,
         // Progress is chatter, except where it names the task behind a call: a resumed

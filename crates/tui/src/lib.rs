@@ -18,6 +18,7 @@ pub mod cells;
 pub mod composer;
 pub mod diff_view;
 mod editor;
+pub mod extension_actions;
 mod highlight;
 pub mod history_search;
 mod input;

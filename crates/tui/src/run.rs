@@ -241,6 +241,9 @@ async fn run_inner(opts: TuiOptions) -> Result<i32, String> {
     app.set_models(models);
     app.on_session_configured(&first.session_configured);
     app.replay_history(&first.thread.history());
+    app.set_custom_prompts(
+        crate::extension_actions::custom_prompt_list(&first.thread.config()).await,
+    );
     let (tx, mut rx) = mpsc::unbounded_channel();
     let mut current = Current {
         id: first.thread_id,
@@ -879,6 +882,20 @@ async fn handle_action(
                 .await
                 .unwrap_or_else(|e| Err(e.to_string()));
             app.undo_done(result);
+        }
+        AppAction::ShowSkills => {
+            let (rows, errors) =
+                crate::extension_actions::skill_rows(current.thread.config()).await;
+            app.show_skills(rows, errors);
+        }
+        AppAction::RunCustomPrompt { name, args } => {
+            let cfg = current.thread.config();
+            app.set_custom_prompts(crate::extension_actions::custom_prompt_list(&cfg).await);
+            let text =
+                crate::extension_actions::expand_custom_prompt(&cfg, name.clone(), args).await;
+            for action in app.send_custom_prompt(&name, text) {
+                Box::pin(handle_action(action, app, manager, config, current, tx)).await;
+            }
         }
         AppAction::RunMcpPrompt { name, args } => {
             app.set_mcp_catalog(crate::mcp_actions::live_catalog(&current.thread).await);

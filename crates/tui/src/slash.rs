@@ -14,6 +14,7 @@ pub enum SlashCommand {
     Mention,
     Status,
     Mcp,
+    Skills,
     Init,
     Logout,
     Review,
@@ -73,6 +74,11 @@ pub const COMMANDS: &[(&str, SlashCommand, &str)] = &[
         "mcp",
         SlashCommand::Mcp,
         "list MCP servers (`/mcp verbose` for tools)",
+    ),
+    (
+        "skills",
+        SlashCommand::Skills,
+        "list the skills the model can load",
     ),
     (
         "init",
@@ -151,6 +157,7 @@ pub fn help_lines() -> Vec<String> {
     out.push(String::new());
     out.extend(
         [
+            "/prompts:NAME args  send the prompt file NAME.md ($1…$9, $ARGUMENTS, KEY=value)",
             "Enter send · Shift+Enter or Ctrl+J newline · Up/Down history · @ file picker",
             "while a turn runs: Enter steers it · Tab queues for after it · Alt+Up edits the last queued",
             "Ctrl+R search history · Ctrl+G edit in $VISUAL/$EDITOR · !cmd run a shell command",

@@ -156,6 +156,7 @@ pub(crate) fn builtin_tool_specs() -> Vec<ToolSpec> {
 pub(crate) fn tool_specs(sess: &Session) -> Vec<ToolSpec> {
     let harness = crate::harness::resolve(&sess.turn_context().config);
     let mut specs = crate::harness::tool_specs(harness).unwrap_or_else(builtin_tool_specs);
+    specs.extend(crate::skills::tool::spec(sess));
     let mcp = mcp_tool_specs(sess);
     specs.extend(search::offered(sess, mcp, sess.context_window()));
     if let Some(m) = &sess.mcp {
@@ -189,6 +190,7 @@ pub(crate) async fn dispatch(
             mcp_resource::handle(sess, &call, cancel).await
         }
         search::TOOL_SEARCH => search::handle(sess, &call, &mcp_tool_specs(sess)),
+        crate::skills::tool::LOAD_SKILL => crate::skills::tool::handle(sess, &call).await,
         // Unit tests of turn supervision need a tool that panics; no production build has it.
         #[cfg(test)]
         crate::supervisor::tests::PANICKING_TOOL => panic!("{}", call.arguments),

@@ -9,6 +9,16 @@ impl App {
             return match parsed {
                 Parsed::Command(cmd, args) => self.run_command(cmd, &args),
                 Parsed::Unknown(name) => {
+                    if let Some(prompt) = name.strip_prefix(PROMPT_COMMAND_PREFIX) {
+                        let args = text
+                            .trim()
+                            .split_once(char::is_whitespace)
+                            .map_or("", |(_, a)| a);
+                        return vec![AppAction::RunCustomPrompt {
+                            name: prompt.to_string(),
+                            args: args.trim().to_string(),
+                        }];
+                    }
                     if name.starts_with("mcp__") {
                         // The runner lists the server's prompts first: the catalog may
                         // predate the server's readiness.
@@ -115,6 +125,7 @@ impl App {
                 self.push_info("Status", lines);
                 vec![]
             }
+            SlashCommand::Skills => vec![AppAction::ShowSkills],
             SlashCommand::Mcp => vec![AppAction::ShowMcp {
                 verbose: args == "verbose",
             }],

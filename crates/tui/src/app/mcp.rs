@@ -123,6 +123,7 @@ impl App {
                     .filter(|p| p.command().contains(typed))
                     .map(|p| (p.command(), format!("MCP prompt · {}", p.description))),
             );
+            out.extend(self.custom_prompt_entries(typed));
         }
         out
     }

@@ -4,11 +4,13 @@
 //! `keys`, slash commands in `commands`.
 
 mod commands;
+mod extensions;
 mod extras;
 mod images;
 mod keys;
 mod mcp;
 
+pub use extensions::{PROMPT_COMMAND_PREFIX, SkillRow};
 pub use mcp::{McpCatalog, McpPrompt};
 
 use crate::cells::{HistoryCell, Outcome, mcp_result_summary};
@@ -108,6 +110,13 @@ pub enum AppAction {
     CancelShell,
     /// Take the MCP servers' prompts and resources again ([`App::set_mcp_catalog`]).
     RefreshMcpCatalog,
+    /// `/skills`: find the skills and [`App::show_skills`].
+    ShowSkills,
+    /// `/prompts:<name> args`: read the prompt file, expand it, [`App::send_custom_prompt`].
+    RunCustomPrompt {
+        name: String,
+        args: String,
+    },
     /// `/mcp__server__prompt args`: list the server's prompts again, then
     /// [`App::mcp_prompt_command`].
     RunMcpPrompt {
@@ -224,6 +233,8 @@ pub struct App {
     images: Vec<(String, PathBuf)>,
     /// The MCP servers' prompts (slash commands) and resources (`@` mentions).
     mcp_catalog: McpCatalog,
+    /// The custom prompt files (`/prompts:<name>`): (name, description).
+    custom_prompts: Vec<(String, String)>,
     /// A message sent with resources read into it: (what was typed, the mentions). Its echo
     /// shows the typed text and names the resources rather than print their contents.
     mention_echo: Option<(String, Vec<(String, String)>)>,
@@ -305,6 +316,7 @@ impl App {
             prompts_to_save: Vec::new(),
             images: Vec::new(),
             mcp_catalog: McpCatalog::default(),
+            custom_prompts: Vec::new(),
             mention_echo: None,
             screen: (80, 24),
             models: Vec::new(),
@@ -771,6 +783,10 @@ impl App {
             }
             EventMsg::TaskComplete(done) => self.end_turn(false, done.duration_ms),
             EventMsg::TurnAborted(a) => self.end_turn(true, a.duration_ms),
+            EventMsg::SkillLoaded(s) => self.push_info(
+                &format!("Loaded skill {} ({})", s.name, s.scope),
+                vec![s.path.display().to_string()],
+            ),
             // Progress, shutdown, and event kinds newer than this UI: nothing to show.
             _ => {}
         }

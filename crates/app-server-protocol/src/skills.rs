@@ -1,0 +1,75 @@
+//! `skills/list`: the skills each working directory sees (`SKILL.md` folders; see the
+//! engine's `skills` module), with the files that could not be used.
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+/// `skills/list` params.
+#[derive(Clone, Debug, Default, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SkillsListParams {
+    /// Working directories to list skills for; none: the server's.
+    #[serde(default)]
+    pub cwds: Vec<String>,
+    /// Accepted; skills are always read from disk afresh here (nothing is cached).
+    #[serde(default)]
+    pub force_reload: bool,
+}
+
+/// `skills/list`'s result: one entry per working directory asked about.
+#[derive(Clone, Debug, Default, Deserialize, Serialize, JsonSchema)]
+pub struct SkillsListResponse {
+    pub data: Vec<SkillsListEntry>,
+}
+
+/// The skills of one working directory.
+#[derive(Clone, Debug, Default, Deserialize, Serialize, JsonSchema)]
+pub struct SkillsListEntry {
+    pub cwd: String,
+    pub skills: Vec<SkillMetadata>,
+    /// `SKILL.md` files that were not used, and why.
+    pub errors: Vec<SkillErrorInfo>,
+}
+
+/// One skill.
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SkillMetadata {
+    pub name: String,
+    pub description: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub short_description: Option<String>,
+    /// Its `SKILL.md`.
+    pub path: String,
+    /// `repo` (the trusted project's) or `user` (the home's, or another agent's).
+    pub scope: String,
+    /// `false` when a `[[skills.config]]` entry turned it off.
+    pub enabled: bool,
+    /// The MCP servers it needs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dependencies: Option<SkillDependencies>,
+}
+
+/// What a skill needs.
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
+pub struct SkillDependencies {
+    pub tools: Vec<SkillToolDependency>,
+}
+
+/// One tool a skill needs: here an MCP server (`type: "mcp"`, `value`: its name).
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
+pub struct SkillToolDependency {
+    #[serde(rename = "type")]
+    pub kind: String,
+    pub value: String,
+    /// Why it matters: here, whether the server is configured.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+}
+
+/// A `SKILL.md` not used.
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
+pub struct SkillErrorInfo {
+    pub path: String,
+    pub message: String,
+}
