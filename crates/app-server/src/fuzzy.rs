@@ -16,7 +16,10 @@ use crate::protocol::wire::{
 };
 use crate::{Conn, invalid, lock, method};
 use oi_file_search::FileIndex;
-use oi_file_search::{FileMatch, MATCH_LIMIT, search};
+use oi_file_search::{FileMatch, MATCH_LIMIT, Search, search};
+
+/// How often a session's results are refreshed while the index's first walk runs.
+const REFRESH: std::time::Duration = std::time::Duration::from_millis(100);
 use oi_jsonrpc::RpcError;
 use oi_jsonrpc::{Execution, MethodTable, RequestContext};
 use std::collections::HashMap;
@@ -104,10 +107,8 @@ async fn session_start(
         return Err(invalid("sessionId must not be empty"));
     }
     let roots: Vec<PathBuf> = p.roots.iter().map(PathBuf::from).collect();
-    // Starting the index spawns its walker and watcher: off the async workers.
-    let index = tokio::task::spawn_blocking(move || FileIndex::start(roots))
-        .await
-        .map_err(|e| RpcError::internal(format!("cannot start the file index: {e}")))?;
+    // Starting the index only spawns its indexing thread.
+    let index = FileIndex::start(roots);
     let session = Arc::new(Session {
         index: Arc::new(index),
         generation: AtomicU64::new(0),
@@ -135,32 +136,47 @@ async fn session_update(
         })?;
     let generation = session.generation.fetch_add(1, Ordering::SeqCst) + 1;
     tokio::spawn(async move {
-        let index = session.index.clone();
-        let query = p.query.clone();
-        let files = if query.trim().is_empty() {
-            Vec::new()
-        } else {
+        let out = &conn.outgoing;
+        let current = |s: &Session| {
+            s.generation.load(Ordering::SeqCst) == generation && !s.stopped.load(Ordering::Relaxed)
+        };
+        let ticket = session.index.ticket();
+        // While the index's first walk runs, each refresh sends what it has found so far;
+        // `completed` follows the answer over the whole tree.
+        loop {
+            let (index, query) = (session.index.clone(), p.query.clone());
+            let found = if query.trim().is_empty() {
+                Some(Search {
+                    matches: Vec::new(),
+                    complete: true,
+                })
+            } else {
+                tokio::task::spawn_blocking(move || index.search_as(ticket, &query, MATCH_LIMIT))
+                    .await
+                    .ok()
+                    .flatten()
+            };
             // `None`: a newer update superseded this one while it ran.
-            match tokio::task::spawn_blocking(move || index.search(&query, MATCH_LIMIT)).await {
-                Ok(Some(files)) => files,
-                _ => return,
+            let Some(found) = found else { return };
+            if !current(&session) {
+                return;
             }
-        };
-        let latest = session.generation.load(Ordering::SeqCst) == generation;
-        if !latest || session.stopped.load(Ordering::Relaxed) {
-            return;
+            let updated = FuzzyFileSearchSessionUpdatedNotification {
+                session_id: p.session_id.clone(),
+                query: p.query.clone(),
+                files: found.matches.iter().map(wire_match).collect(),
+            };
+            out.send(Note::of::<m::FuzzyFileSearchSessionUpdated>(&updated))
+                .await;
+            if found.complete {
+                break;
+            }
+            let index = session.index.clone();
+            let _ = tokio::task::spawn_blocking(move || index.wait_for_complete(REFRESH)).await;
         }
-        let updated = FuzzyFileSearchSessionUpdatedNotification {
-            session_id: p.session_id.clone(),
-            query: p.query,
-            files: files.iter().map(wire_match).collect(),
-        };
         let completed = FuzzyFileSearchSessionCompletedNotification {
             session_id: p.session_id,
         };
-        let out = &conn.outgoing;
-        out.send(Note::of::<m::FuzzyFileSearchSessionUpdated>(&updated))
-            .await;
         out.send(Note::of::<m::FuzzyFileSearchSessionCompleted>(&completed))
             .await;
     });

@@ -294,6 +294,27 @@ async fn fuzzy_file_search_ranks_files_and_respects_gitignore() {
     assert_eq!(rb["result"]["files"][0]["path"], "src/server/handler.rs");
 }
 
+/// The `sessionUpdated` params up to the next `sessionCompleted` (which must name the same
+/// session): one per refresh while the index's first walk runs, the last over the whole tree.
+async fn session_updates(c: &mut Client) -> Vec<Value> {
+    let mut updates = Vec::new();
+    loop {
+        let v = c
+            .take(|v| {
+                v.get("id").is_none()
+                    && (v["method"] == "fuzzyFileSearch/sessionUpdated"
+                        || v["method"] == "fuzzyFileSearch/sessionCompleted")
+            })
+            .await;
+        if v["method"] == "fuzzyFileSearch/sessionCompleted" {
+            assert!(!updates.is_empty(), "completed before any update");
+            assert_eq!(v["params"], json!({"sessionId": "s1"}));
+            return updates;
+        }
+        updates.push(v["params"].clone());
+    }
+}
+
 #[tokio::test]
 async fn fuzzy_file_search_sessions_notify_updates() {
     let env = Env::new(MockScript::default(), "").await;
@@ -317,19 +338,21 @@ async fn fuzzy_file_search_sessions_notify_updates() {
         json!({"sessionId": "s1", "query": "lib"}),
     )
     .await;
-    let upd = c.notification("fuzzyFileSearch/sessionUpdated").await;
-    assert_eq!(upd["sessionId"], "s1");
-    assert_eq!(upd["query"], "lib");
-    assert_eq!(upd["files"][0]["path"], "src/lib.rs");
-    let done = c.notification("fuzzyFileSearch/sessionCompleted").await;
-    assert_eq!(done, json!({"sessionId": "s1"}));
+    let updates = session_updates(&mut c).await;
+    let last = updates.last().unwrap();
+    assert_eq!(last["sessionId"], "s1");
+    assert_eq!(last["query"], "lib");
+    assert_eq!(last["files"][0]["path"], "src/lib.rs");
     c.ok(
         "fuzzyFileSearch/sessionUpdate",
         json!({"sessionId": "s1", "query": ""}),
     )
     .await;
-    let upd = c.notification("fuzzyFileSearch/sessionUpdated").await;
-    assert_eq!(upd["files"], json!([]));
+    let updates = session_updates(&mut c).await;
+    assert_eq!(
+        updates,
+        vec![json!({"sessionId": "s1", "query": "", "files": []})]
+    );
 
     let e = c
         .err(

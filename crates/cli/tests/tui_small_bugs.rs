@@ -128,3 +128,51 @@ async fn the_turn_done_rule_spans_a_wide_window() {
     assert_eq!(row.chars().count(), usize::from(WIDE), "{row:?}");
     quit(tui);
 }
+
+/// Issue 45, item 3: the first `@` on a tree whose walk has not finished. A `.gitignore`
+/// that is a named pipe holds the walk inside `blocked/` until the test writes it, so the
+/// walk is provably unfinished while the picker is used: the UI keeps drawing what is typed
+/// and the picker shows what the walk found so far, then the rest once it is done.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_file_picker_shows_what_a_running_walk_found_and_keeps_drawing() {
+    let env = env([]).await;
+    let work = env.work();
+    for i in 0..200 {
+        std::fs::write(work.join(format!("visible_{i:03}.txt")), "x\n").unwrap();
+    }
+    std::fs::create_dir_all(work.join("blocked")).unwrap();
+    std::fs::write(work.join("blocked/hidden_until_walked.txt"), "x\n").unwrap();
+    let fifo = work.join("blocked/.gitignore");
+    let made = std::process::Command::new("mkfifo").arg(&fifo).status();
+    assert!(made.unwrap().success());
+    // Whatever happens below, the walk is let go (opening the pipe for writing waits for
+    // its reader, so on a thread of its own).
+    struct Release(std::path::PathBuf);
+    impl Drop for Release {
+        fn drop(&mut self) {
+            let fifo = self.0.clone();
+            std::thread::spawn(move || drop(std::fs::OpenOptions::new().write(true).open(fifo)));
+        }
+    }
+    let release = Release(fifo);
+
+    let tui = Tui::spawn(&env, &[]);
+    tui.wait_for("Ask anything");
+    tui.type_text("look at @visible_04");
+    tui.wait_until("a match among what the walk found", |t| {
+        t.lines()
+            .any(|l| l.contains("visible_04") && l.contains(".txt"))
+    });
+    // Still walking (the pipe is unread), and the composer follows every key.
+    tui.type_text("2");
+    tui.wait_for("visible_042.txt");
+    assert!(!tui.text().contains("hidden_until_walked"));
+    drop(release);
+    tui.send("\x03"); // Ctrl+C clears the composer
+    tui.wait_for("Ask anything");
+    tui.type_text("@hidden_until");
+    tui.wait_for("blocked/hidden_until_walked.txt");
+    tui.send("\x03");
+    tui.wait_for("Ask anything");
+    quit(tui);
+}

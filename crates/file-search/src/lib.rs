@@ -10,7 +10,7 @@
 
 mod live;
 
-pub use live::FileIndex;
+pub use live::{FileIndex, Search, Ticket};
 
 use ignore::{WalkBuilder, WalkState};
 use nucleo_matcher::pattern::{CaseMatching, Normalization, Pattern};
@@ -231,14 +231,35 @@ pub(crate) fn finish(query: &str, roots: &[PathBuf], top: TopK) -> Vec<FileMatch
 
 /// Every entry under `roots`: (root index, relative path, is directory).
 pub fn index_roots(roots: &[PathBuf], cancel: &AtomicBool) -> Vec<(usize, String, bool)> {
-    let all = Arc::new(Mutex::new(Vec::new()));
+    let all = Mutex::new(Vec::new());
+    walk_in_batches(roots, cancel, &|mut batch| lock(&all).append(&mut batch));
+    all.into_inner().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Entries a walker thread collects before handing them on: small enough that a picker
+/// sees the first matches of a large tree within milliseconds, large enough that the
+/// hand-over costs nothing next to the walk.
+const BATCH: usize = 512;
+const FIRST_BATCH: usize = 16;
+
+/// Walks `roots` and hands every entry to `sink`, in batches of at most [`BATCH`] from
+/// each walker thread, as the walk goes (the order of batches is the walk's, not sorted).
+pub(crate) fn walk_in_batches(
+    roots: &[PathBuf],
+    cancel: &AtomicBool,
+    sink: &(dyn Fn(Vec<(usize, String, bool)>) + Sync),
+) {
     let threads = threads();
     for (root_idx, root) in roots.iter().enumerate() {
-        walker(root, (threads / roots.len()).max(1))
+        // At least two walkers even on one core: the walk waits on the disk more than on
+        // the processor, and one directory that stalls (a network mount, a pipe where a
+        // `.gitignore` should be) must not stall the rest.
+        walker(root, (threads / roots.len()).max(2))
             .build_parallel()
             .run(|| {
-                let all = all.clone();
-                let mut local = LocalVec(Vec::new(), all);
+                let mut local = Batch(Vec::new(), sink);
+                // Small first batches, so the first matches come at once; larger ones later.
+                let mut size = FIRST_BATCH;
                 Box::new(move |entry| {
                     if cancel.load(Ordering::Relaxed) {
                         return WalkState::Quit;
@@ -248,22 +269,28 @@ pub fn index_roots(roots: &[PathBuf], cancel: &AtomicBool) -> Vec<(usize, String
                     {
                         let is_dir = entry.file_type().is_some_and(|t| t.is_dir());
                         local.0.push((root_idx, rel, is_dir));
+                        if local.0.len() >= size {
+                            (local.1)(std::mem::take(&mut local.0));
+                            size = (size * 2).min(BATCH);
+                        }
                     }
                     WalkState::Continue
                 })
             });
     }
-    std::mem::take(&mut *lock(&all))
 }
 
-struct LocalVec(
+/// A walker thread's unsent entries, handed on when the thread is done.
+struct Batch<'a>(
     Vec<(usize, String, bool)>,
-    Arc<Mutex<Vec<(usize, String, bool)>>>,
+    &'a (dyn Fn(Vec<(usize, String, bool)>) + Sync),
 );
 
-impl Drop for LocalVec {
+impl Drop for Batch<'_> {
     fn drop(&mut self) {
-        lock(&self.1).append(&mut self.0);
+        if !self.0.is_empty() {
+            (self.1)(std::mem::take(&mut self.0));
+        }
     }
 }
 

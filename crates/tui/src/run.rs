@@ -38,6 +38,8 @@ const SPINNER_INTERVAL: Duration = Duration::from_millis(100);
 const MODELS_TIMEOUT: Duration = Duration::from_millis(2500);
 /// How long to wait for the thread to flush and stop on exit.
 const SHUTDOWN_TIMEOUT: Duration = Duration::from_secs(10);
+/// How often the `@` list is refreshed while the first walk of the tree runs.
+const FILE_LIST_REFRESH: Duration = Duration::from_millis(100);
 
 /// Which thread the TUI opens on.
 #[derive(Clone, Debug)]
@@ -540,10 +542,16 @@ async fn run_inner(opts: TuiOptions) -> Result<i32, String> {
                         }
                     };
                     let tx = files_tx.clone();
+                    let ticket = index.ticket();
                     tokio::task::spawn_blocking(move || {
-                        // `None`: a newer keystroke's search is already under way.
-                        if let Some(found) = index.search(&query, 20) {
-                            let _ = tx.send((query, found.into_iter().map(|m| m.path).collect()));
+                        // While the first walk runs, the list is refreshed with what it has
+                        // found so far; a newer keystroke (`None`) takes over.
+                        while let Some(found) = index.search_as(ticket, &query, 20) {
+                            let paths = found.matches.into_iter().map(|m| m.path).collect();
+                            if tx.send((query.clone(), paths)).is_err() || found.complete {
+                                break;
+                            }
+                            index.wait_for_complete(FILE_LIST_REFRESH);
                         }
                     });
                 }
