@@ -90,6 +90,11 @@ fn sample(key: &[&str]) -> Option<(&'static str, &'static str)> {
         ["hide_agent_reasoning" | "show_raw_agent_reasoning"] => ("", "true"),
         ["project_doc_fallback_filenames"] => ("", "[\"CLAUDE.md\"]"),
         ["notify"] => ("", "[\"true\"]"),
+        ["hooks"] => (
+            "",
+            "{ Stop = [{ hooks = [{ type = \"command\", command = \"true\" }] }] }",
+        ),
+        ["include_plan_tool"] => ("", "false"),
         ["history", "persistence"] => ("[history]\npersistence = \"none\"\n", "\"save-all\""),
         ["history", "max_bytes"] => ("", "1000"),
         ["projects", _, "trust_level"] => ("", "\"trusted\""),

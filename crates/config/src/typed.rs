@@ -96,6 +96,11 @@ pub struct Config {
     /// When `notify` comes from an accepted project config: the files it names, pinned to
     /// their accepted content; the notifier checks them before each run.
     pub notify_pins: Option<crate::launch_pins::LaunchPins>,
+    /// `[hooks]`: every layer's hook commands, in the order they run (a project's listed as
+    /// untrusted, and not run, while its config is not accepted).
+    pub hooks: crate::hooks::Hooks,
+    /// `include_plan_tool`: whether the model is offered the plan tool (default `true`).
+    pub include_plan_tool: bool,
     /// `[history] persistence`: whether prompts typed interactively are saved to
     /// `$OPENINTERPRETER_HOME/history.jsonl`.
     pub history_persistence: HistoryPersistence,
