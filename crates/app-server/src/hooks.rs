@@ -59,7 +59,14 @@ async fn list(
                 hooks: Vec::new(),
                 warnings: Vec::new(),
                 errors: vec![HookErrorInfo {
-                    path: "config.toml".into(),
+                    // The user config: the loader's message names the file at fault.
+                    path: conn
+                        .opts
+                        .home
+                        .clone()
+                        .or_else(|| oi_config::find_home().ok())
+                        .map(|home| oi_config::user_config_path(&home).display().to_string())
+                        .unwrap_or_default(),
                     message: e.message,
                 }],
             }),
