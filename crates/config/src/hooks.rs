@@ -159,7 +159,7 @@ impl PartialEq for Matcher {
 }
 
 impl Matcher {
-    fn new(pattern: &str) -> Result<Self, regex_automata::meta::BuildError> {
+    fn new(pattern: &str) -> Result<Self, Box<regex_automata::meta::BuildError>> {
         let trimmed = pattern.trim();
         // Empty and `*` match every tool, as in Claude Code and Codex.
         if trimmed.is_empty() || trimmed == "*" {
@@ -169,7 +169,7 @@ impl Matcher {
             });
         }
         let anchored = format!("^(?:{trimmed})$");
-        let regex = regex_automata::meta::Regex::new(&anchored)?;
+        let regex = regex_automata::meta::Regex::new(&anchored).map_err(Box::new)?;
         Ok(Self {
             pattern: pattern.to_string(),
             regex: Some(Arc::new(regex)),
