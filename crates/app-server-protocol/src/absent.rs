@@ -1,5 +1,5 @@
 //! Params and results of the methods of Codex features this server does not have
-//! (managed requirements, hooks, plugins, Bedrock): Codex's clients call them at
+//! (managed requirements, plugins, Bedrock): Codex's clients call them at
 //! startup, and a true empty answer lets them go on where "method not found" stops them.
 
 use schemars::JsonSchema;
@@ -16,24 +16,6 @@ pub struct ConfigRequirementsReadParams {}
 pub struct ConfigRequirementsReadResponse {
     /// Always `null`: there is no administrator-managed requirements file here.
     pub requirements: Option<Value>,
-}
-
-/// `hooks/list` params.
-#[derive(Clone, Debug, Default, Deserialize, Serialize, JsonSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct HooksListParams {
-    #[serde(default)]
-    pub cwds: Vec<String>,
-    #[serde(default)]
-    pub thread_id: Option<String>,
-}
-
-/// `hooks/list`'s result.
-#[derive(Clone, Debug, Default, Deserialize, Serialize, JsonSchema)]
-pub struct HooksListResponse {
-    /// Always empty: this server runs no hooks (`[hooks]` in config is a Codex setting it
-    /// ignores).
-    pub data: Vec<Value>,
 }
 
 /// `plugin/installed` params.

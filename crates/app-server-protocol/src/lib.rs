@@ -17,7 +17,7 @@
 //!   · [`item`] (`ThreadItem`) · [`notification`] (item lifecycle, deltas, usage, errors) ·
 //!   [`approval`] (approval replies, the elicitation request and reply) · [`account`]
 //!   (`account/*`) · [`catalog`] (`model/list`, collaboration modes, apps) · [`config`]
-//!   (`config/*`) · [`fuzzy`] (`fuzzyFileSearch*`) · [`session`] (what Codex's TUI calls
+//!   (`config/*`) · [`fuzzy`] (`fuzzyFileSearch*`) · [`hooks`] (`hooks/list`) · [`session`] (what Codex's TUI calls
 //!   mid-session) · [`absent`] (features we do not have, answered empty) · [`v1`] (legacy
 //!   results) · [`wire`] (initialize, history pages, lifecycle, MCP status,
 //!   `command/exec`, approval requests; and everything above re-exported: the one place
@@ -32,6 +32,7 @@ pub mod approval;
 pub mod catalog;
 pub mod config;
 pub mod fuzzy;
+pub mod hooks;
 pub mod item;
 pub mod methods;
 pub mod notification;

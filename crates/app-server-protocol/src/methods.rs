@@ -143,7 +143,7 @@ wire_methods! {
     request FuzzyFileSearchSessionUpdate "fuzzyFileSearch/sessionUpdate" (FuzzyFileSearchSessionUpdateParams) -> EmptyResponse;
     request FuzzyFileSearchSessionStop "fuzzyFileSearch/sessionStop" (FuzzyFileSearchSessionStopParams) -> EmptyResponse;
     request ConfigRequirementsRead "configRequirements/read" (super::absent::ConfigRequirementsReadParams) -> super::absent::ConfigRequirementsReadResponse;
-    request HooksList "hooks/list" (super::absent::HooksListParams) -> super::absent::HooksListResponse;
+    request HooksList "hooks/list" (super::hooks::HooksListParams) -> super::hooks::HooksListResponse;
     request SkillsList "skills/list" (super::skills::SkillsListParams) -> super::skills::SkillsListResponse;
     request PluginInstalled "plugin/installed" (super::absent::PluginInstalledParams) -> super::absent::PluginInstalledResponse;
     request ThreadReadStateUpdate "thread/readState/update" (super::absent::ThreadReadStateUpdateParams) -> super::absent::ThreadReadStateUpdateResponse;

@@ -1,9 +1,8 @@
 //! Methods of Codex features this server does not have, which Codex's own clients call
-//! while starting: `configRequirements/read`, `hooks/list`,
-//! `plugin/installed`, `account/bedrock/checkGovCloudRequirements`,
-//! `thread/readState/update`, and on resume `thread/goal/get` and
-//! `thread/backgroundTerminals/list`. Each answers what is true here: no requirements, no
-//! hooks, no plugins, no Bedrock, no unread tracking (every thread reads as
+//! while starting: `configRequirements/read`, `plugin/installed`,
+//! `account/bedrock/checkGovCloudRequirements`, `thread/readState/update`, and on resume
+//! `thread/goal/get` and `thread/backgroundTerminals/list`. Each answers what is true here:
+//! no requirements, no plugins, no Bedrock, no unread tracking (every thread reads as
 //! read), no goals, no background terminals. The thread methods check the thread exists.
 
 use crate::protocol::absent::*;
@@ -16,9 +15,6 @@ use std::sync::Arc;
 pub(crate) fn register(t: &mut MethodTable, conn: &Arc<Conn>) {
     method::<m::ConfigRequirementsRead, _, _>(t, conn, Execution::Inline, |_c, _x, _p| async {
         Ok(ConfigRequirementsReadResponse::default())
-    });
-    method::<m::HooksList, _, _>(t, conn, Execution::Inline, |_c, _x, _p| async {
-        Ok(HooksListResponse::default())
     });
     method::<m::PluginInstalled, _, _>(t, conn, Execution::Inline, |_c, _x, _p| async {
         Ok(PluginInstalledResponse::default())

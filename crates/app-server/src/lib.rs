@@ -30,6 +30,7 @@ mod config_rpc;
 mod convert;
 mod fuzzy;
 mod history;
+mod hooks;
 mod init;
 mod items;
 mod lifecycle;
@@ -109,6 +110,7 @@ pub fn methods(ctx: AppServerContext) -> MethodTable {
     fuzzy::register(&mut table, &conn);
     skills::register(&mut table, &conn);
     absent::register(&mut table, &conn);
+    hooks::register(&mut table, &conn);
     session::register(&mut table, &conn);
     table
 }

@@ -30,7 +30,11 @@ async fn codex_tui_startup_calls_are_all_answered() {
         );
     }
     let hooks = c.ok("hooks/list", json!({"cwds": [env.work]})).await;
-    assert_eq!(hooks, json!({"data": []}));
+    // One entry for the directory, in Codex's shape, with no hook configured.
+    assert_eq!(
+        hooks,
+        json!({"data": [{"cwd": env.work, "hooks": [], "warnings": [], "errors": []}]})
+    );
     let bedrock = c
         .ok("account/bedrock/checkGovCloudRequirements", json!({}))
         .await;

@@ -10,6 +10,7 @@ mod accounts_v1;
 mod app_server_compat;
 mod catalog_config;
 mod codex_startup;
+mod hooks_plans;
 mod registration;
 mod threads;
 mod turns;

@@ -37,6 +37,7 @@ async fn the_slash_popup_scrolls_to_keep_the_selection_visible() {
         "fork",
         "compact",
         "diff",
+        "plan",
         "mention",
         "status",
         "mcp",
@@ -46,7 +47,7 @@ async fn the_slash_popup_scrolls_to_keep_the_selection_visible() {
         tui.send(DOWN);
         wait_highlighted(&tui, name);
     }
-    // Back up to the 9th (`/status`); Enter runs what is highlighted.
+    // Back up one, to `/status`; Enter runs what is highlighted.
     tui.send("\x1b[A");
     wait_highlighted(&tui, "status");
     tui.send("\r");

@@ -114,15 +114,16 @@ impl LaunchPins {
 }
 
 impl crate::Config {
-    /// Every file a program of the accepted project layer is pinned to (its MCP servers and
-    /// `notify`): what the sandbox keeps read-only to the commands the model runs.
+    /// Every file a program of the accepted project layer is pinned to (its MCP servers,
+    /// `notify` and hooks): what the sandbox keeps read-only to the commands the model runs.
     pub fn launch_pinned_paths(&self) -> Vec<PathBuf> {
         let mut out: Vec<PathBuf> = Vec::new();
         let pins = self
             .mcp_servers
             .values()
             .filter_map(|s| s.launch_pins.as_ref())
-            .chain(self.notify_pins.as_ref());
+            .chain(self.notify_pins.as_ref())
+            .chain(self.hooks.commands.iter().filter_map(|h| h.pins.as_ref()));
         for path in pins.flat_map(LaunchPins::paths) {
             if !out.iter().any(|p| p == path) {
                 out.push(path.to_path_buf());

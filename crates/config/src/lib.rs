@@ -13,6 +13,7 @@ mod de_error;
 pub mod edit;
 mod error;
 pub mod history;
+pub mod hooks;
 pub mod keys;
 pub mod launch_pins;
 mod load;

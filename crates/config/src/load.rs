@@ -351,6 +351,7 @@ pub fn load_config(opts: ConfigLoadOptions) -> Result<LoadedConfig, ConfigError>
     match without {
         Ok(mut without) => {
             without.untrusted_project_config = untrusted_project_config;
+            list_refused_hooks(&mut without, &config, review.status);
             warnings.push(review.refusal());
             without.project_config_review = Some(review);
             Ok(LoadedConfig {
@@ -359,6 +360,24 @@ pub fn load_config(opts: ConfigLoadOptions) -> Result<LoadedConfig, ConfigError>
             })
         }
         Err(_) => Err(ConfigError::Other(review.refusal())),
+    }
+}
+
+/// The hooks of a project layer that was not accepted, added to the session's list as
+/// untrusted: shown (v2 `hooks/list`), never run.
+fn list_refused_hooks(
+    without: &mut crate::Config,
+    with: &crate::Config,
+    status: crate::ReviewStatus,
+) {
+    let trust = match status {
+        crate::ReviewStatus::Changed => crate::hooks::HookTrust::Modified,
+        _ => crate::hooks::HookTrust::Untrusted,
+    };
+    for hook in with.hooks.from_project() {
+        let mut hook = hook.clone();
+        hook.trust = trust;
+        without.hooks.commands.push(hook);
     }
 }
 
@@ -380,6 +399,11 @@ fn pin_launches(
                 }
             }
             Launcher::Notify => config.notify_pins = Some(pins.clone()),
+            Launcher::Hook(key) => {
+                if let Some(hook) = config.hooks.commands.iter_mut().find(|h| h.key == *key) {
+                    hook.pins = Some(pins.clone());
+                }
+            }
         }
     }
 }
@@ -440,6 +464,8 @@ impl Typing<'_> {
         match typed {
             Ok(mut config) => {
                 config.layers = layers.to_vec();
+                config.hooks = crate::hooks::from_layers(layers)?;
+                warnings.extend(config.hooks.warnings.iter().cloned());
                 Ok(config)
             }
             Err(ConfigError::Invalid {

@@ -13,7 +13,7 @@
 //! with and once without the project layer, and the two results are compared.
 //!
 //! An acceptance also covers what the layer launches: the files named on the command lines of
-//! the MCP servers and the `notify` program it adds are pinned by content
+//! the MCP servers, the `notify` program and the hooks it adds are pinned by content
 //! ([`crate::launch_pins`]); a change to one of them asks again.
 
 use crate::ConfigError;
@@ -46,6 +46,8 @@ pub enum Launcher {
     McpServer(String),
     /// The `notify` program.
     Notify,
+    /// A hook command, by its key (`hooks::HookCommand::key`).
+    Hook(String),
 }
 
 impl std::fmt::Display for Launcher {
@@ -53,6 +55,7 @@ impl std::fmt::Display for Launcher {
         match self {
             Launcher::McpServer(name) => write!(f, "MCP server `{name}`"),
             Launcher::Notify => f.write_str("`notify`"),
+            Launcher::Hook(key) => write!(f, "hook `{key}`"),
         }
     }
 }
@@ -356,6 +359,13 @@ pub(crate) fn launches(
             .map_err(|e| unpinnable(&Launcher::Notify, e))?;
         out.push((Launcher::Notify, pins));
     }
+    // Every hook of the layer: `without` has none of them.
+    for hook in with.hooks.from_project() {
+        let who = Launcher::Hook(hook.key.clone());
+        let pins = crate::launch_pins::pin(&hook.argv(), &with.cwd, project_dir)
+            .map_err(|e| unpinnable(&who, e))?;
+        out.push((who, pins));
+    }
     Ok(out)
 }
 
@@ -446,6 +456,16 @@ pub(crate) fn widening(without: &Config, with: &Config) -> Vec<String> {
         out.push(format!(
             "runs notify program `{}` after each turn",
             with.notify.as_deref().unwrap_or_default().join(" ")
+        ));
+    }
+    for hook in with.hooks.from_project() {
+        out.push(format!(
+            "runs {} outside the sandbox{}",
+            hook.describe(),
+            hook.matcher
+                .as_ref()
+                .map(|m| format!(" (tools matching `{}`)", m.pattern()))
+                .unwrap_or_default()
         ));
     }
     out.extend(environment_widening(

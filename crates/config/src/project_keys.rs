@@ -187,6 +187,16 @@ pub const PROJECT_RULES: &[ProjectKey] = &[
         "a program run after each turn, outside the sandbox",
     ),
     key(
+        "hooks",
+        Widens,
+        "commands run at session start, around tool calls (a pre-tool hook can block them) and at turn end, outside the sandbox",
+    ),
+    key(
+        "include_plan_tool",
+        Neutral,
+        "whether the model is offered the plan tool",
+    ),
+    key(
         "history.persistence",
         Widens,
         "`save-all` saves your prompts where your config says `none`",

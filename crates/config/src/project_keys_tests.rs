@@ -93,6 +93,11 @@ fn sample(key: &[&str]) -> Option<(&'static str, &'static str)> {
         ["notify"] => ("", "[\"true\"]"),
         ["skills", "other_agents"] => ("", "[\"codex\"]"),
         ["skills", "config"] => ("", "[{ name = \"pdf\", enabled = false }]"),
+        ["hooks"] => (
+            "",
+            "{ Stop = [{ hooks = [{ type = \"command\", command = \"true\" }] }] }",
+        ),
+        ["include_plan_tool"] => ("", "false"),
         ["history", "persistence"] => ("[history]\npersistence = \"none\"\n", "\"save-all\""),
         ["history", "max_bytes"] => ("", "1000"),
         ["projects", _, "trust_level"] => ("", "\"trusted\""),

@@ -167,6 +167,9 @@ pub(crate) fn build_config(inputs: TypedInputs<'_>) -> Result<Config, ConfigErro
         notify: t.notify.filter(|argv| !argv.is_empty()),
         notify_pins: None,
         skills: skills_settings(t.skills.unwrap_or_default().0)?,
+        // Filled from the layers by the loader (`hooks::from_layers`).
+        hooks: Default::default(),
+        include_plan_tool: t.include_plan_tool.unwrap_or(true),
         history_persistence: history_persistence(t.history.unwrap_or_default().0)?,
         mcp_oauth_credentials_store: t.mcp_oauth_credentials_store.unwrap_or_default(),
         profile: profile_name,

@@ -49,6 +49,11 @@ pub(crate) struct ConfigToml {
     pub project_doc_fallback_filenames: Option<Vec<String>>,
     pub notify: Option<Vec<String>>,
     pub skills: Option<Table<SkillsToml>>,
+    /// Read per layer by `crate::hooks` (each layer's hooks all run); here so that the key
+    /// is known and its type checked.
+    #[allow(dead_code)]
+    pub hooks: Option<toml::Table>,
+    pub include_plan_tool: Option<bool>,
     pub history: Option<Table<HistoryToml>>,
     pub projects: Option<BTreeMap<String, Table<ProjectToml>>>,
     pub shell_environment_policy: Option<Table<ShellEnvironmentPolicyToml>>,

@@ -98,6 +98,11 @@ pub struct Config {
     pub notify_pins: Option<crate::launch_pins::LaunchPins>,
     /// `[skills]`: where skills are read from and what their list may cost.
     pub skills: SkillsSettings,
+    /// `[hooks]`: every layer's hook commands, in the order they run (a project's listed as
+    /// untrusted, and not run, while its config is not accepted).
+    pub hooks: crate::hooks::Hooks,
+    /// `include_plan_tool`: whether the model is offered the plan tool (default `true`).
+    pub include_plan_tool: bool,
     /// `[history] persistence`: whether prompts typed interactively are saved to
     /// `$OPENINTERPRETER_HOME/history.jsonl`.
     pub history_persistence: HistoryPersistence,

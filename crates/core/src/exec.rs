@@ -88,6 +88,17 @@ fn resolve_program(argv0: &str) -> PathBuf {
 /// Run the command. `on_output` gets every chunk as it arrives (for delta events).
 pub(crate) async fn run_exec(
     params: ExecParams<'_>,
+    on_output: impl FnMut(ExecOutputStream, &[u8]),
+    cancel: &CancellationToken,
+) -> Result<ExecOutput, ExecError> {
+    run_exec_with_input(params, None, on_output, cancel).await
+}
+
+/// [`run_exec`] with `input` written to the command's stdin (then closed); `None`: stdin is
+/// `/dev/null`. A command that exits without reading it all is not an error.
+pub(crate) async fn run_exec_with_input(
+    params: ExecParams<'_>,
+    input: Option<Vec<u8>>,
     mut on_output: impl FnMut(ExecOutputStream, &[u8]),
     cancel: &CancellationToken,
 ) -> Result<ExecOutput, ExecError> {
@@ -97,7 +108,11 @@ pub(crate) async fn run_exec(
     let mut cmd = tokio::process::Command::new(resolve_program(program));
     cmd.args(args)
         .current_dir(params.cwd)
-        .stdin(Stdio::null())
+        .stdin(if input.is_some() {
+            Stdio::piped()
+        } else {
+            Stdio::null()
+        })
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .kill_on_drop(true);
@@ -121,6 +136,14 @@ pub(crate) async fn run_exec(
         ))
     })?;
     let pid = child.id();
+    if let (Some(mut stdin), Some(input)) = (child.stdin.take(), input) {
+        tokio::spawn(async move {
+            use tokio::io::AsyncWriteExt;
+            // A closed pipe (the command did not read) is its choice, not a failure.
+            let _ = stdin.write_all(&input).await;
+            let _ = stdin.shutdown().await;
+        });
+    }
     let (tx, mut rx) = tokio::sync::mpsc::channel::<(ExecOutputStream, Vec<u8>)>(64);
     let mut readers = Vec::new();
     if let Some(out) = child.stdout.take() {

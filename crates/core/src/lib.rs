@@ -32,6 +32,7 @@ mod events;
 mod exec;
 mod git;
 pub mod harness;
+mod hooks;
 pub mod image_input;
 mod manager;
 mod mcp_sampling;

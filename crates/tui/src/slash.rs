@@ -11,6 +11,7 @@ pub enum SlashCommand {
     Fork,
     Compact,
     Diff,
+    Plan,
     Mention,
     Status,
     Mcp,
@@ -59,6 +60,11 @@ pub const COMMANDS: &[(&str, SlashCommand, &str)] = &[
         "diff",
         SlashCommand::Diff,
         "show git diff, untracked files included",
+    ),
+    (
+        "plan",
+        SlashCommand::Plan,
+        "show the model's plan for this task",
     ),
     (
         "mention",

@@ -177,6 +177,11 @@ pub(crate) fn is_shell_tool(name: &str) -> bool {
     matches!(kind_of(name), Some(Kind::Shell { .. }))
 }
 
+/// Whether `name` is a profile's todo tool (the plan, as `update_plan` is).
+pub(crate) fn is_todo_tool(name: &str) -> bool {
+    matches!(kind_of(name), Some(Kind::Todo))
+}
+
 /// Whether `name` only reads (read, glob, grep, list, todo): it cannot change a file.
 pub(crate) fn only_reads(name: &str) -> bool {
     matches!(
@@ -431,7 +436,8 @@ fn replacements(name: &str, a: &Args) -> Result<Vec<Replacement>, String> {
     Ok(edits)
 }
 
-fn todo_item(v: &Value) -> Option<TodoItem> {
+/// One step of a todo list or plan, under any of the names the harnesses give its fields.
+pub(crate) fn todo_item(v: &Value) -> Option<TodoItem> {
     let text = ["content", "title", "step", "description"]
         .iter()
         .find_map(|k| v.get(*k).and_then(Value::as_str))

@@ -4,6 +4,7 @@ mod mcp;
 mod mcp_resource;
 mod parallel;
 mod patch;
+mod plan;
 mod profile;
 pub(crate) mod search;
 mod shell;
@@ -109,6 +110,7 @@ impl ToolOutcome {
     }
 }
 
+#[derive(Clone, Copy)]
 pub(crate) struct ToolCall<'a> {
     pub turn_id: &'a str,
     pub call_id: &'a str,
@@ -154,8 +156,24 @@ pub(crate) fn builtin_tool_specs() -> Vec<ToolSpec> {
 /// much of the context window. Recomputed per request, so tools of late servers join when
 /// they are ready.
 pub(crate) fn tool_specs(sess: &Session) -> Vec<ToolSpec> {
-    let harness = crate::harness::resolve(&sess.turn_context().config);
-    let mut specs = crate::harness::tool_specs(harness).unwrap_or_else(builtin_tool_specs);
+    let ctx = sess.turn_context();
+    let harness = crate::harness::resolve(&ctx.config);
+    // The plan tool: `update_plan` beside the built-ins, or the profile's own todo tool;
+    // `include_plan_tool = false` offers neither.
+    let with_plan = ctx.config.include_plan_tool;
+    let mut specs = match crate::harness::tool_specs(harness) {
+        Some(profile) => profile
+            .into_iter()
+            .filter(|t| with_plan || !crate::harness::is_todo_tool(&t.name))
+            .collect(),
+        None => {
+            let mut specs = builtin_tool_specs();
+            if with_plan {
+                specs.push(plan::spec());
+            }
+            specs
+        }
+    };
     specs.extend(crate::skills::tool::spec(sess));
     let mcp = mcp_tool_specs(sess);
     specs.extend(search::offered(sess, mcp, sess.context_window()));
@@ -186,6 +204,7 @@ pub(crate) async fn dispatch(
         name if crate::harness::is_profile_tool(name) => profile::handle(sess, &call, cancel).await,
         name if is_shell_tool(name) => shell::handle(sess, &call, cancel).await,
         "apply_patch" => patch::handle_tool(sess, &call, cancel).await,
+        plan::UPDATE_PLAN => plan::handle(sess, &call),
         name if mcp_resource::is_resource_tool(name) && sess.mcp.is_some() => {
             mcp_resource::handle(sess, &call, cancel).await
         }

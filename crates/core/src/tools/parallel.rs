@@ -155,17 +155,19 @@ async fn run_one(
     (call_id, name, arguments): &PendingCall,
     cancel: &CancellationToken,
 ) -> ToolOutcome {
-    dispatch(
-        sess,
-        ToolCall {
-            turn_id,
-            call_id,
-            name,
-            arguments,
-        },
-        cancel,
-    )
-    .await
+    let call = ToolCall {
+        turn_id,
+        call_id,
+        name,
+        arguments,
+    };
+    // `PreToolUse` hooks may block the call; `PostToolUse` hooks see its output.
+    if let Some(blocked) = crate::hooks::before_tool(sess, &call, cancel).await {
+        return blocked;
+    }
+    let mut outcome = dispatch(sess, call, cancel).await;
+    crate::hooks::after_tool(sess, &call, &mut outcome, cancel).await;
+    outcome
 }
 
 /// Run a group at once; outcomes in the group's order. An "abort" answer to one call's

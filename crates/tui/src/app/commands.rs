@@ -116,6 +116,10 @@ impl App {
             SlashCommand::Fork => vec![AppAction::Fork],
             SlashCommand::Compact => vec![AppAction::Op(Op::Compact)],
             SlashCommand::Diff => vec![AppAction::ShowDiff],
+            SlashCommand::Plan => {
+                self.show_plan();
+                vec![]
+            }
             SlashCommand::Mention => {
                 self.composer.set_text("@");
                 self.refresh_popup()

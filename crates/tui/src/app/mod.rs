@@ -9,6 +9,7 @@ mod extras;
 mod images;
 mod keys;
 mod mcp;
+mod plan;
 
 pub use extensions::{PROMPT_COMMAND_PREFIX, SkillRow};
 pub use mcp::{McpCatalog, McpPrompt};
@@ -246,6 +247,8 @@ pub struct App {
     pub should_quit: bool,
     /// Steering, queued follow-ups, Ctrl+R, `!cmd` context and `/undo` (see `extras`).
     pub extras: extras::Extras,
+    /// The thread's latest plan (`/plan` shows it again).
+    plan: Option<oi_protocol::protocol::PlanUpdateEvent>,
 }
 
 /// The sandbox policy a `/approvals` preset's mode stands for.
@@ -324,6 +327,7 @@ impl App {
             last_ctrl_c: None,
             should_quit: false,
             extras: extras::Extras::default(),
+            plan: None,
         }
     }
 
@@ -437,6 +441,10 @@ impl App {
 
     /// Applies the session's settings (first event of every thread).
     pub fn on_session_configured(&mut self, ev: &SessionConfiguredEvent) {
+        // Another thread (new, resumed, forked): its plan is not this one's.
+        if self.status.thread_id != ev.thread_id.to_string() {
+            self.plan = None;
+        }
         let mcp = std::mem::take(&mut self.status.mcp);
         self.status = StatusInfo {
             model: ev.model.clone(),
@@ -747,22 +755,7 @@ impl App {
                     }
                 }
             }
-            EventMsg::PlanUpdate(p) => {
-                use oi_protocol::protocol::PlanStepStatus;
-                let lines = p
-                    .plan
-                    .iter()
-                    .map(|s| {
-                        let mark = match s.status {
-                            PlanStepStatus::Completed => "✔",
-                            PlanStepStatus::InProgress => "▶",
-                            PlanStepStatus::Pending => "○",
-                        };
-                        format!("{mark} {}", s.step)
-                    })
-                    .collect();
-                self.push_info("Plan", lines);
-            }
+            EventMsg::PlanUpdate(p) => self.on_plan_update(p),
             EventMsg::ContextCompacted(c) => {
                 let detail = match (c.tokens_before, c.tokens_after) {
                     (Some(b), Some(a)) => format!("{b} → {a} tokens"),

@@ -1,0 +1,70 @@
+//! `hooks/list`: the configured hooks of a session (Codex 0.171's shapes: `HooksListEntry`,
+//! `HookMetadata` with `handlerType = "command"`).
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+/// `hooks/list` params: a loaded thread's hooks, or those of each working directory.
+#[derive(Clone, Debug, Default, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct HooksListParams {
+    /// Working directories to inspect when no thread is named; empty: the server's own.
+    #[serde(default)]
+    pub cwds: Vec<String>,
+    /// A loaded thread: its hooks, as its session runs them.
+    #[serde(default)]
+    pub thread_id: Option<String>,
+}
+
+/// `hooks/list`'s result: one entry per directory (or the thread's).
+#[derive(Clone, Debug, Default, Deserialize, Serialize, JsonSchema)]
+pub struct HooksListResponse {
+    pub data: Vec<HooksListEntry>,
+}
+
+#[derive(Clone, Debug, Default, Deserialize, Serialize, JsonSchema)]
+pub struct HooksListEntry {
+    pub cwd: String,
+    pub hooks: Vec<HookMetadata>,
+    /// Hooks the config names that do not run (an event without hooks here, a prompt hook),
+    /// and why a project's hooks are not trusted.
+    pub warnings: Vec<String>,
+    /// A config that could not be read: its path and the error.
+    pub errors: Vec<HookErrorInfo>,
+}
+
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
+pub struct HookErrorInfo {
+    pub path: String,
+    pub message: String,
+}
+
+/// One hook command.
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct HookMetadata {
+    /// `[hooks.state."<key>"]` names it: `<file>:<event>:<group>:<handler>`.
+    pub key: String,
+    /// `sessionStart`, `preToolUse`, `postToolUse` or `stop`.
+    pub event_name: String,
+    /// Always `command`.
+    pub handler_type: String,
+    pub command: String,
+    /// Always `false`: every hook here runs to its end (or its timeout).
+    pub r#async: bool,
+    pub matcher: Option<String>,
+    pub timeout_sec: u64,
+    pub status_message: Option<String>,
+    /// `user`, `project` or `sessionFlags`.
+    pub source: String,
+    pub source_path: String,
+    pub plugin_id: Option<String>,
+    pub display_order: i64,
+    pub enabled: bool,
+    pub is_managed: bool,
+    /// Hex SHA-256 of what the hook is (event, matcher, command, timeout).
+    pub current_hash: String,
+    /// `trusted` (the user's, or an accepted project config's), `untrusted` (a project
+    /// config not accepted: never run) or `modified` (changed since it was accepted).
+    pub trust_status: String,
+}

@@ -1,0 +1,228 @@
+//! `[hooks]` end to end through `interpreter exec` and the mock model, with the examples of
+//! docs/hooks.md: a `PreToolUse` hook blocks a call and the model reads why, every hook gets
+//! its event as JSON, a hook past its timeout is killed, and a project's hooks wait for the
+//! project config's acceptance (and its pinned scripts).
+
+use crate::common::*;
+use oi_protocol::config_types::WireApi;
+use oi_test_support::{MockScript, MockTurn};
+use serde_json::{Value, json};
+use std::path::{Path, PathBuf};
+
+const FULL: &[&str] = &["-s", "workspace-write", "-a", "never"];
+
+fn doc() -> String {
+    read(&PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../docs/hooks.md"))
+}
+
+/// The first fenced block of `lang` in docs/hooks.md.
+fn block(lang: &str) -> String {
+    let doc = doc();
+    let start = doc.find(&format!("```{lang}\n")).expect("block") + lang.len() + 4;
+    let len = doc[start..].find("```").expect("block end");
+    doc[start..start + len].to_string()
+}
+
+fn shell(script: &str) -> MockTurn {
+    MockTurn::tool_call("shell", json!({"command": ["bash", "-lc", script]}))
+}
+
+/// A test env whose config is the mock's plus `tables` (TOML tables, after the provider's).
+async fn env_with_tables(script: MockScript, tables: &str) -> TestEnv {
+    let env = TestEnv::new(script, WireApi::Chat).await;
+    let config = format!(
+        "{}\n{tables}\n",
+        env.mock.config_toml("mock", WireApi::Chat)
+    );
+    std::fs::write(env.home.path().join("config.toml"), config).unwrap();
+    env
+}
+
+fn jsonl(path: &Path) -> Vec<Value> {
+    read(path)
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("not JSON: {l}: {e}")))
+        .collect()
+}
+
+fn warnings(out: &std::process::Output) -> Vec<String> {
+    events(out)
+        .iter()
+        .filter(|e| e["msg"]["type"] == "warning")
+        .map(|e| e["msg"]["message"].as_str().unwrap_or_default().to_string())
+        .collect()
+}
+
+#[tokio::test]
+async fn the_docs_guard_blocks_rm_rf_the_model_reads_why_and_every_hook_gets_its_event() {
+    let env = env_with_tables(
+        MockScript::turns([
+            shell("rm -rf data"),
+            shell("echo ok > done.txt"),
+            MockTurn::text("all done"),
+        ]),
+        "",
+    )
+    .await;
+    let home = env.home.path().canonicalize().unwrap();
+    let hooks_dir = home.join("hooks");
+    std::fs::create_dir_all(&hooks_dir).unwrap();
+    std::fs::write(hooks_dir.join("guard.py"), block("python")).unwrap();
+    let tables = block("toml").replace("~/.openinterpreter", &home.display().to_string());
+    let config = format!(
+        "{}\n{tables}\n",
+        env.mock.config_toml("mock", WireApi::Chat)
+    );
+    std::fs::write(home.join("config.toml"), config).unwrap();
+    let data = env.work().join("data");
+    std::fs::create_dir(&data).unwrap();
+    std::fs::write(data.join("keep.txt"), "precious").unwrap();
+
+    let out = env
+        .run(&[&["exec", "--json"], FULL, &["clean up"]].concat())
+        .await;
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+
+    // The guard blocked the first call: nothing was deleted, the second call ran.
+    assert_eq!(read(&data.join("keep.txt")), "precious");
+    assert_eq!(read(&env.work().join("done.txt")), "ok\n");
+    let reqs = env.mock.requests();
+    let outputs = reqs[1].tool_outputs();
+    let (_, blocked) = outputs.last().expect("the blocked call's output");
+    assert!(
+        blocked.starts_with("blocked by a PreToolUse hook: rm -rf is not allowed here"),
+        "{blocked}"
+    );
+    let warned = warnings(&out);
+    assert!(
+        warned
+            .iter()
+            .any(|w| w.contains("PreToolUse hook") && w.contains("blocked `shell`")),
+        "{warned:?}"
+    );
+
+    // Every event reached the log, as JSON with Codex's fields.
+    let thread_id = events(&out)
+        .iter()
+        .find(|e| e["msg"]["type"] == "session_configured")
+        .map(|e| e["msg"]["session_id"].clone())
+        .expect("session_configured");
+    let log = jsonl(&hooks_dir.join("events.jsonl"));
+    let names: Vec<&str> = log
+        .iter()
+        .map(|e| e["hook_event_name"].as_str().unwrap_or_default())
+        .collect();
+    assert_eq!(names.first(), Some(&"SessionStart"), "{names:?}");
+    assert_eq!(names.last(), Some(&"Stop"), "{names:?}");
+    for e in &log {
+        assert_eq!(e["session_id"], thread_id, "{e}");
+        assert_eq!(e["cwd"], json!(env.work()), "{e}");
+        assert_eq!(e["permission_mode"], "bypassPermissions", "{e}");
+    }
+    assert_eq!(log[0]["source"], "startup");
+    let pre: Vec<&Value> = log
+        .iter()
+        .filter(|e| e["hook_event_name"] == "PreToolUse")
+        .collect();
+    assert_eq!(pre.len(), 2, "{log:?}");
+    assert_eq!(pre[0]["tool_name"], "Bash");
+    assert_eq!(pre[0]["tool_input"]["command"], "rm -rf data");
+    assert!(pre[0]["tool_use_id"].is_string());
+    // The blocked call has no PostToolUse; the one that ran has its output.
+    let post: Vec<&Value> = log
+        .iter()
+        .filter(|e| e["hook_event_name"] == "PostToolUse")
+        .collect();
+    assert_eq!(post.len(), 1, "{log:?}");
+    assert_eq!(post[0]["tool_input"]["command"], "echo ok > done.txt");
+    assert!(post[0]["tool_response"].is_string(), "{}", post[0]);
+    assert_eq!(
+        log.last().unwrap()["last_assistant_message"],
+        "all done",
+        "{log:?}"
+    );
+}
+
+#[tokio::test]
+async fn a_hook_past_its_timeout_is_killed_and_blocks_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let pid_file = dir.path().join("pid");
+    let tables = format!(
+        "[[hooks.PreToolUse]]\n[[hooks.PreToolUse.hooks]]\ntype = \"command\"\n\
+         command = \"echo $$ > '{}'; exec sleep 30\"\ntimeout = 1\n",
+        pid_file.display()
+    );
+    let env = env_with_tables(
+        MockScript::turns([shell("echo ran > done.txt"), MockTurn::text("done")]),
+        &tables,
+    )
+    .await;
+    let out = env
+        .run(&[&["exec", "--json"], FULL, &["go"]].concat())
+        .await;
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    // A failed hook blocks nothing: the call ran.
+    assert_eq!(read(&env.work().join("done.txt")), "ran\n");
+    let warned = warnings(&out);
+    assert!(
+        warned
+            .iter()
+            .any(|w| w.contains("did not finish within 1 s and was stopped")),
+        "{warned:?}"
+    );
+    // The hook's process is gone: killed at its timeout, not left to sleep.
+    let pid: i32 = read(&pid_file)
+        .trim()
+        .parse()
+        .expect("the hook wrote its pid");
+    // SAFETY: kill(2) with signal 0 only checks that the process exists.
+    let alive = unsafe { libc::kill(pid, 0) } == 0;
+    assert!(!alive, "hook process {pid} still runs");
+}
+
+#[tokio::test]
+async fn a_projects_hooks_wait_for_the_project_config_to_be_accepted() {
+    let env = TestEnv::new(MockScript::always(MockTurn::text("done")), WireApi::Chat).await;
+    let work = env.work();
+    let marks = work.join("marks.txt");
+    std::fs::create_dir_all(work.join(".openinterpreter")).unwrap();
+    std::fs::create_dir_all(work.join("tools")).unwrap();
+    std::fs::write(
+        work.join("tools/mark.sh"),
+        format!("echo ran >> '{}'\n", marks.display()),
+    )
+    .unwrap();
+    let project_config = work.join(".openinterpreter/config.toml");
+    std::fs::write(
+        &project_config,
+        "[[hooks.SessionStart]]\n[[hooks.SessionStart.hooks]]\ntype = \"command\"\ncommand = \"sh tools/mark.sh\"\n",
+    )
+    .unwrap();
+    let out = env.run(&["trust"]).await;
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+
+    // Trusted but not accepted: refused, and the hook did not run.
+    let out = env.run(&["exec", "go"]).await;
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("runs SessionStart hook `sh tools/mark.sh` outside the sandbox"),
+        "{err}"
+    );
+    assert!(err.contains("--accept-project-config"), "{err}");
+    assert!(!marks.exists(), "an unaccepted project hook ran");
+
+    // Accepted: it runs.
+    let out = env.run(&["exec", "--accept-project-config", "go"]).await;
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(read(&marks), "ran\n");
+
+    // The script it runs is pinned: changed, the acceptance no longer holds.
+    std::fs::write(work.join("tools/mark.sh"), "echo changed\n").unwrap();
+    let out = env.run(&["exec", "go"]).await;
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("tools/mark.sh"), "{err}");
+    assert_eq!(read(&marks), "ran\n", "the changed script ran");
+}
