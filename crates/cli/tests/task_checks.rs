@@ -31,6 +31,8 @@ fn notes(req: &RecordedRequest) -> Vec<String> {
         .iter()
         .filter_map(|m| m["content"].as_str())
         .filter(|t| t.starts_with("<system_note>"))
+        // The files the request names, given with it, are no note about an answer.
+        .filter(|t| !t.contains("<files_named_in_the_request>"))
         .map(str::to_string)
         .collect()
 }
@@ -259,4 +261,233 @@ async fn a_verb_inside_a_file_name_is_no_change_request() {
     assert_eq!(out.status.code(), Some(0), "{err}");
     assert!(!err.contains("[warning]"), "{err}");
     assert_eq!(env.mock.requests().len(), 2);
+}
+
+/// The everyday bench's toml-value false success (build `1629b27`): asked for 8080, the
+/// model set 8081 and said so; the value the task names must be in the file.
+#[tokio::test]
+async fn a_value_the_task_names_must_be_in_the_file_it_changed() {
+    let request = "In config.toml, change the server port to 8080.";
+    let claim = "I changed the server port in config.toml to 8081.";
+    let env = TestEnv::new(
+        MockScript::turns([
+            MockTurn::tool_call("shell", bash("sed -i 's/8000/8081/' config.toml")),
+            MockTurn::text(claim),
+            MockTurn::text(claim),
+            MockTurn::text(claim),
+        ]),
+        WireApi::Chat,
+    )
+    .await;
+    std::fs::write(
+        env.work().join("config.toml"),
+        "[server]\nhost = \"127.0.0.1\"\nport = 8000\n",
+    )
+    .unwrap();
+    let out = env.run(&exec(request)).await;
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert_eq!(stdout(&out).trim(), claim);
+    assert!(
+        err.contains("[error] the task is not done: `config.toml` does not contain `8080`"),
+        "{err}"
+    );
+    let reqs = env.mock.requests();
+    assert!(
+        notes(&reqs[2])[0].contains("`config.toml` does not contain `8080`"),
+        "{:?}",
+        notes(&reqs[2])
+    );
+}
+
+/// The bench's csv-total false success: `awk` summed the wrong column and the answer said
+/// the total was written. The total of the named column must be in the file.
+#[tokio::test]
+async fn a_total_of_the_wrong_column_is_not_done() {
+    let request = "Read sales.csv and write the total of the amount column to total.txt.";
+    let claim = "I wrote the total of the amount column to total.txt.";
+    let env = TestEnv::new(
+        MockScript::turns([
+            MockTurn::tool_call(
+                "shell",
+                bash("awk -F, 'NR>1 {s+=$3} END {print s+0}' sales.csv > total.txt"),
+            ),
+            MockTurn::text(claim),
+            MockTurn::text(claim),
+            MockTurn::text(claim),
+        ]),
+        WireApi::Chat,
+    )
+    .await;
+    std::fs::write(
+        env.work().join("sales.csv"),
+        "item,amount\napple,12\npear,30\n",
+    )
+    .unwrap();
+    let out = env.run(&exec(request)).await;
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert_eq!(read(&env.work().join("total.txt")), "0\n");
+    assert!(
+        err.contains("`total.txt` does not hold the total of the `amount` column of `sales.csv`"),
+        "{err}"
+    );
+}
+
+/// A result written from a file the turn never read is a guess, even when it happens to be
+/// right; the same task done by reading the file passes at once, with no note. (The file is
+/// too big to be given with the request.)
+#[tokio::test]
+async fn a_result_from_a_file_nobody_read_is_not_done_and_one_from_a_read_file_is() {
+    let request = "Read sales.csv and write the total of the amount column to total.txt.";
+    let guess = TestEnv::new(
+        MockScript::turns([
+            MockTurn::tool_call("shell", bash("echo 1200 > total.txt")),
+            MockTurn::text("The total is 1200; I wrote it to total.txt."),
+            MockTurn::text("Done."),
+            MockTurn::text("Done."),
+        ]),
+        WireApi::Chat,
+    )
+    .await;
+    let read_it = TestEnv::new(
+        MockScript::turns([
+            MockTurn::tool_call("shell", json!({"command": ["cat", "sales.csv"]})),
+            MockTurn::tool_call("shell", bash("echo 1200 > total.txt")),
+            MockTurn::text("The total is 1200; it is in total.txt."),
+        ]),
+        WireApi::Chat,
+    )
+    .await;
+    let csv = format!("item,amount\n{}", "apple,1\n".repeat(1200));
+    for env in [&guess, &read_it] {
+        std::fs::write(env.work().join("sales.csv"), &csv).unwrap();
+    }
+    let out = guess.run(&exec(request)).await;
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("`sales.csv` was not read: no command or tool of this turn used it"),
+        "{err}"
+    );
+    let out = read_it.run(&exec(request)).await;
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    assert!(!err.contains("[warning]"), "{err}");
+    assert_eq!(read_it.mock.requests().len(), 3);
+}
+
+/// Issue 43 item 2's lever: the small files a request names come with it, right after it,
+/// so the model starts from what is in them; a file given so counts as read.
+#[tokio::test]
+async fn the_files_a_request_names_come_with_it_and_count_as_read() {
+    let request = "Read sales.csv and write the total of the amount column to total.txt.";
+    let env = TestEnv::new(
+        MockScript::turns([
+            MockTurn::tool_call("shell", bash("echo 42 > total.txt")),
+            MockTurn::text("The total is 42; it is in total.txt."),
+        ]),
+        WireApi::Chat,
+    )
+    .await;
+    std::fs::write(
+        env.work().join("sales.csv"),
+        "item,amount\napple,12\npear,30\n",
+    )
+    .unwrap();
+    let out = env.run(&exec(request)).await;
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    assert!(!err.contains("[warning]"), "{err}");
+    let reqs = env.mock.requests();
+    assert_eq!(reqs.len(), 2);
+    let items = reqs[0].items();
+    let texts: Vec<&str> = items.iter().filter_map(|m| m["content"].as_str()).collect();
+    let at = texts
+        .iter()
+        .position(|t| t.ends_with(request))
+        .expect("the request");
+    assert_eq!(
+        texts[at + 1],
+        "<system_note>\n<files_named_in_the_request>\nThe files the task names, as they are now (no need to read them again):\n<file path=\"sales.csv\">\nitem,amount\napple,12\npear,30\n</file>\n</files_named_in_the_request>\n</system_note>"
+    );
+}
+
+/// The bench's search-tree false success: asked which file defines a function, the model
+/// looked for a made-up path and answered that the function does not exist. A file of the
+/// project holds it, so the answer is sent back with a way to search, then fails.
+#[tokio::test]
+async fn which_file_answered_with_no_file_that_holds_the_name_is_not_an_answer() {
+    let request = "Which file in this project defines the function load_settings? Answer with the file's path.";
+    let wrong = "The function load_settings does not exist in this project.";
+    let env = TestEnv::new(
+        MockScript::turns([
+            MockTurn::tool_call(
+                "shell",
+                json!({"command": ["cat", "settings/load_settings.py"]}),
+            ),
+            MockTurn::text(wrong),
+            MockTurn::text(wrong),
+            MockTurn::text(wrong),
+        ]),
+        WireApi::Chat,
+    )
+    .await;
+    std::fs::create_dir_all(env.work().join("app/net")).unwrap();
+    std::fs::write(
+        env.work().join("app/net/client.py"),
+        "def load_settings(path):\n    return open(path).read()\n",
+    )
+    .unwrap();
+    std::fs::write(env.work().join("main.py"), "print('hi')\n").unwrap();
+    let out = env.run(&exec(request)).await;
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert_eq!(stdout(&out).trim(), wrong, "what the model said is printed");
+    assert!(
+        err.contains("names no file that contains `load_settings`"),
+        "{err}"
+    );
+    let reqs = env.mock.requests();
+    assert!(
+        notes(&reqs[2])[0].contains("grep -rn load_settings ."),
+        "{:?}",
+        notes(&reqs[2])
+    );
+}
+
+/// The same question answered right, or asked about a name no file holds and answered
+/// honestly, is an answer: printed, exit 0, no note.
+#[tokio::test]
+async fn which_file_answered_right_or_honestly_passes_without_a_note() {
+    let cases = [
+        ("load_settings", "It is defined in app/net/client.py."),
+        (
+            "save_everything",
+            "No file in this project defines save_everything.",
+        ),
+    ];
+    for (name, answer) in cases {
+        let env = TestEnv::new(
+            MockScript::turns([
+                MockTurn::tool_call("shell", bash(&format!("grep -rn {name} . || true"))),
+                MockTurn::text(answer),
+            ]),
+            WireApi::Chat,
+        )
+        .await;
+        std::fs::create_dir_all(env.work().join("app/net")).unwrap();
+        std::fs::write(
+            env.work().join("app/net/client.py"),
+            "def load_settings(path):\n    return open(path).read()\n",
+        )
+        .unwrap();
+        let request = format!("Which file defines the function {name}? Answer with its path.");
+        let out = env.run(&exec(&request)).await;
+        let err = stderr(&out);
+        assert_eq!(out.status.code(), Some(0), "{name}: {err}");
+        assert_eq!(stdout(&out).trim(), answer);
+        assert!(!err.contains("[warning]"), "{err}");
+        assert_eq!(env.mock.requests().len(), 2);
+    }
 }
