@@ -491,3 +491,35 @@ async fn which_file_answered_right_or_honestly_passes_without_a_note() {
         assert_eq!(env.mock.requests().len(), 2);
     }
 }
+
+/// The bench's read-then-write false success (build `0e9b872`): asked for a greeting "in
+/// the form Hello, <name>!", the model wrote the form itself and said it was done.
+#[tokio::test]
+async fn a_placeholder_of_the_request_left_in_the_file_is_not_done() {
+    let request =
+        "Create greeting.txt that greets the person named in name.txt, in the form Hello, <name>!";
+    let env = TestEnv::new(
+        MockScript::turns([
+            MockTurn::tool_call("shell", bash("echo 'Hello, <name>!' > greeting.txt")),
+            MockTurn::text("I created greeting.txt with the greeting."),
+            MockTurn::tool_call("shell", bash("echo 'Hello, Ada!' > greeting.txt")),
+            MockTurn::text("greeting.txt now says Hello, Ada!"),
+        ]),
+        WireApi::Chat,
+    )
+    .await;
+    std::fs::write(env.work().join("name.txt"), "Ada\n").unwrap();
+    let out = env.run(&exec(request)).await;
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    assert_eq!(read(&env.work().join("greeting.txt")), "Hello, Ada!\n");
+    let reqs = env.mock.requests();
+    assert_eq!(reqs.len(), 4);
+    assert!(
+        notes(&reqs[2])[0].contains(
+            "`greeting.txt` still holds the placeholder `<name>`: write the real value in its place"
+        ),
+        "{:?}",
+        notes(&reqs[2])
+    );
+}

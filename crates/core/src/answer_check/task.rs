@@ -114,7 +114,43 @@ fn sentence_expectations(tokens: &[Token]) -> Vec<Expectation> {
     named_functions(tokens, &mut out);
     column_totals(tokens, &mut out);
     data_reads(tokens, &mut out);
+    placeholders(tokens, &mut out);
     out
+}
+
+/// "Create greeting.txt … in the form Hello, <name>!": `<name>` stands for something to
+/// fill in, so a file the sentence makes must not hold it as written (recorded: the 1.5B
+/// model wrote `Hello, <name>!` and said it was done).
+fn placeholders(tokens: &[Token], out: &mut Vec<Expectation>) {
+    let written: Vec<String> = out
+        .iter()
+        .filter_map(|e| match e {
+            Expectation::Exists { path, dir: false } => Some(path.clone()),
+            _ => None,
+        })
+        .collect();
+    for t in tokens.iter().filter(|t| !t.quoted) {
+        let Some(inner) = t
+            .text
+            .trim_end_matches([',', '.', '!', '?'])
+            .strip_prefix('<')
+            .and_then(|r| r.strip_suffix('>'))
+        else {
+            continue;
+        };
+        if inner.is_empty() || !inner.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
+            continue;
+        }
+        for path in &written {
+            push_new(
+                out,
+                Expectation::Lacks {
+                    path: path.clone(),
+                    text: format!("<{inner}>"),
+                },
+            );
+        }
+    }
 }
 
 /// Verbs that give something a new value.
@@ -1037,7 +1073,14 @@ fn check_one(e: &Expectation, cwd: &Path, steps: &[Step]) -> Option<String> {
         }
         Expectation::Lacks { path, text } => {
             let content = read(&find(cwd, path)?)?;
-            contains_word(&content, text).then(|| format!("`{path}` still contains `{text}`"))
+            let placeholder = text.starts_with('<') && text.ends_with('>');
+            contains_word(&content, text).then(|| {
+                if placeholder {
+                    format!("`{path}` still holds the placeholder `{text}`: write the real value in its place")
+                } else {
+                    format!("`{path}` still contains `{text}`")
+                }
+            })
         }
         Expectation::Passes { test } => passes(test, steps),
         Expectation::Read { path } => {

@@ -140,7 +140,11 @@ fn the_words_of_everyday_tasks_state_what_must_hold() {
         ),
         (
             "Create greeting.txt that greets the person named in name.txt, in the form Hello, <name>!",
-            vec![exists("greeting.txt"), read_("name.txt")],
+            vec![
+                exists("greeting.txt"),
+                read_("name.txt"),
+                lacks("greeting.txt", "<name>"),
+            ],
         ),
         (
             "Fix the typo in greet.py so that test_greet.py passes.",
