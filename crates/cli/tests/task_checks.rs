@@ -31,8 +31,6 @@ fn notes(req: &RecordedRequest) -> Vec<String> {
         .iter()
         .filter_map(|m| m["content"].as_str())
         .filter(|t| t.starts_with("<system_note>"))
-        // The files the request names, given with it, are no note about an answer.
-        .filter(|t| !t.contains("<files_named_in_the_request>"))
         .map(str::to_string)
         .collect()
 }
@@ -335,8 +333,7 @@ async fn a_total_of_the_wrong_column_is_not_done() {
 }
 
 /// A result written from a file the turn never read is a guess, even when it happens to be
-/// right; the same task done by reading the file passes at once, with no note. (The file is
-/// too big to be given with the request.)
+/// right; the same task done by reading the file passes at once, with no note.
 #[tokio::test]
 async fn a_result_from_a_file_nobody_read_is_not_done_and_one_from_a_read_file_is() {
     let request = "Read sales.csv and write the total of the amount column to total.txt.";
@@ -375,42 +372,6 @@ async fn a_result_from_a_file_nobody_read_is_not_done_and_one_from_a_read_file_i
     assert_eq!(out.status.code(), Some(0), "{err}");
     assert!(!err.contains("[warning]"), "{err}");
     assert_eq!(read_it.mock.requests().len(), 3);
-}
-
-/// Issue 43 item 2's lever: the small files a request names come with it, right after it,
-/// so the model starts from what is in them; a file given so counts as read.
-#[tokio::test]
-async fn the_files_a_request_names_come_with_it_and_count_as_read() {
-    let request = "Read sales.csv and write the total of the amount column to total.txt.";
-    let env = TestEnv::new(
-        MockScript::turns([
-            MockTurn::tool_call("shell", bash("echo 42 > total.txt")),
-            MockTurn::text("The total is 42; it is in total.txt."),
-        ]),
-        WireApi::Chat,
-    )
-    .await;
-    std::fs::write(
-        env.work().join("sales.csv"),
-        "item,amount\napple,12\npear,30\n",
-    )
-    .unwrap();
-    let out = env.run(&exec(request)).await;
-    let err = stderr(&out);
-    assert_eq!(out.status.code(), Some(0), "{err}");
-    assert!(!err.contains("[warning]"), "{err}");
-    let reqs = env.mock.requests();
-    assert_eq!(reqs.len(), 2);
-    let items = reqs[0].items();
-    let texts: Vec<&str> = items.iter().filter_map(|m| m["content"].as_str()).collect();
-    let at = texts
-        .iter()
-        .position(|t| t.ends_with(request))
-        .expect("the request");
-    assert_eq!(
-        texts[at + 1],
-        "<system_note>\n<files_named_in_the_request>\nThe files the task names, as they are now (no need to read them again):\n<file path=\"sales.csv\">\nitem,amount\napple,12\npear,30\n</file>\n</files_named_in_the_request>\n</system_note>"
-    );
 }
 
 /// The bench's search-tree false success: asked which file defines a function, the model
@@ -500,6 +461,7 @@ async fn a_placeholder_of_the_request_left_in_the_file_is_not_done() {
         "Create greeting.txt that greets the person named in name.txt, in the form Hello, <name>!";
     let env = TestEnv::new(
         MockScript::turns([
+            MockTurn::tool_call("shell", json!({"command": ["cat", "name.txt"]})),
             MockTurn::tool_call("shell", bash("echo 'Hello, <name>!' > greeting.txt")),
             MockTurn::text("I created greeting.txt with the greeting."),
             MockTurn::tool_call("shell", bash("echo 'Hello, Ada!' > greeting.txt")),
@@ -514,12 +476,13 @@ async fn a_placeholder_of_the_request_left_in_the_file_is_not_done() {
     assert_eq!(out.status.code(), Some(0), "{err}");
     assert_eq!(read(&env.work().join("greeting.txt")), "Hello, Ada!\n");
     let reqs = env.mock.requests();
-    assert_eq!(reqs.len(), 4);
+    assert_eq!(reqs.len(), 5);
+    let sent = notes(&reqs[3]);
+    assert_eq!(sent.len(), 1, "{sent:?}");
     assert!(
-        notes(&reqs[2])[0].contains(
-            "`greeting.txt` still holds the placeholder `<name>`: write the real value in its place"
+        sent[0].contains(
+            "The task is not finished: `greeting.txt` still holds the placeholder `<name>`: write the real value in its place."
         ),
-        "{:?}",
-        notes(&reqs[2])
+        "{sent:?}"
     );
 }

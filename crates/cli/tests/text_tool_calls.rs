@@ -81,8 +81,6 @@ fn system_notes(req: &RecordedRequest) -> Vec<String> {
     messages(req)
         .into_iter()
         .filter(|(role, text)| role == "user" && text.starts_with("<system_note>"))
-        // The files the request names, given with it, are no note about an answer.
-        .filter(|(_, text)| !text.contains("<files_named_in_the_request>"))
         .map(|(_, text)| text)
         .collect()
 }

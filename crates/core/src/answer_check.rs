@@ -126,7 +126,7 @@ pub(crate) struct TurnSoFar<'a> {
     pub change_failed: bool,
 }
 
-pub(crate) use task::{Step, asked_definition, files_naming, paths_named};
+pub(crate) use task::{Step, asked_definition, files_naming};
 
 /// What this turn did, read from the thread's history; owned, so the state lock is not held
 /// while the answer is checked. [`TurnRecord::view`] is what the checks read.
@@ -190,21 +190,6 @@ impl TurnRecord {
         let mut outputs = Vec::new();
         let mut steps = Vec::new();
         for item in this_turn {
-            // The files given with the request were read, as a call reading them would be.
-            if let ResponseItem::Message {
-                role: Role::Developer,
-                ..
-            } = item
-                && let Some(text) = item.message_text()
-                && text.starts_with(crate::named_files::TAG)
-            {
-                steps.push(Step {
-                    command: None,
-                    ok: true,
-                    writes: false,
-                    args: text,
-                });
-            }
             if let ResponseItem::FunctionCall {
                 call_id,
                 name,

@@ -34,7 +34,6 @@ pub mod harness;
 pub mod image_input;
 mod manager;
 mod mcp_sampling;
-mod named_files;
 mod notify;
 mod parking;
 mod project_doc;

@@ -86,7 +86,6 @@ pub(crate) async fn run_turn(
         }),
     );
     sess.send(&turn_id, EventMsg::UserMessage(user_message));
-    crate::named_files::attach(&sess).await;
     crate::tools::fetch_pending_tasks(&sess, &turn_id, &cancel).await;
     let result = turn_loop(
         &sess,

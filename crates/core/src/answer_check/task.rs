@@ -947,15 +947,6 @@ pub(crate) fn asked_definition(request: &str) -> Option<String> {
     })
 }
 
-/// The paths a request names, in order (`todo.txt`, `src/lib.rs`), quoted or not.
-pub(crate) fn paths_named(request: &str) -> Vec<String> {
-    tokenize(request)
-        .into_iter()
-        .filter(Token::is_path)
-        .map(|t| t.text)
-        .collect()
-}
-
 /// Bytes read, in all, when looking for the files that name something.
 const SEARCH_BYTES: u64 = 16 * 1024 * 1024;
 /// Files larger than this are not searched (generated or data files).
