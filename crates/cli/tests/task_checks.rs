@@ -486,3 +486,43 @@ async fn a_placeholder_of_the_request_left_in_the_file_is_not_done() {
         "{sent:?}"
     );
 }
+
+/// Recorded on the real tier (`0ae0876`): asked to change the server port to 8080, the model
+/// appended `server_port = 8080` and left `port = 8000`; the file held 8080, so the value
+/// check passed it. The setting's own line must hold the value.
+#[tokio::test]
+async fn a_setting_added_beside_the_one_asked_is_not_the_change() {
+    let request = "In config.toml, change the server port to 8080.";
+    let claim = "The server port is now 8080.";
+    let env = TestEnv::new(
+        MockScript::turns([
+            MockTurn::tool_call("shell", bash("echo 'server_port = 8080' >> config.toml")),
+            MockTurn::text(claim),
+            MockTurn::tool_call(
+                "shell",
+                bash("sed -i 's/^port = 8000/port = 8080/' config.toml"),
+            ),
+            MockTurn::text(claim),
+        ]),
+        WireApi::Chat,
+    )
+    .await;
+    std::fs::write(
+        env.work().join("config.toml"),
+        "[server]\nhost = \"127.0.0.1\"\nport = 8000\n",
+    )
+    .unwrap();
+    let out = env.run(&exec(request)).await;
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    let reqs = env.mock.requests();
+    assert_eq!(reqs.len(), 4);
+    assert!(
+        notes(&reqs[2])[0].contains(
+            "`config.toml` still sets `port` to `8000` (change that line, do not add another)"
+        ),
+        "{:?}",
+        notes(&reqs[2])
+    );
+    assert!(read(&env.work().join("config.toml")).contains("\nport = 8080\n"));
+}

@@ -26,6 +26,14 @@ pub(crate) enum Expectation {
     Lacks { path: String, text: String },
     /// The test `file` (or command) was run after the last change, and passed.
     Passes { test: String },
+    /// `path` sets one of `keys` (the setting's words, and them joined: `server_port`) to
+    /// `value` on a `key = value` / `key: value` line, and the last word's own line, when
+    /// there is just one, no longer holds another value.
+    Sets {
+        path: String,
+        keys: Vec<String>,
+        value: String,
+    },
     /// A call of the turn used `path` (a result computed from a file needs the file read).
     Read { path: String },
     /// `out` holds the sum of the `column` column of the CSV file `csv`.
@@ -170,10 +178,13 @@ fn set_values(tokens: &[Token], out: &mut Vec<Expectation>) {
     let [file] = files.as_slice() else {
         return;
     };
+    let mut from = verb + 1;
     for i in verb + 1..tokens.len() {
         if !(tokens[i].is(&["to"]) || (!tokens[i].quoted && tokens[i].text == "=")) {
             continue;
         }
+        let words = setting_words(&tokens[from.min(i)..i]);
+        from = i + 2;
         let Some(value) = tokens.get(i + 1).filter(|v| is_value(v)) else {
             continue;
         };
@@ -190,7 +201,82 @@ fn set_values(tokens: &[Token], out: &mut Vec<Expectation>) {
                     text: value.text.clone(),
                 },
             );
+            if !words.is_empty() {
+                push_new(
+                    out,
+                    Expectation::Sets {
+                        path: file.text.clone(),
+                        keys: words,
+                        value: value.text.clone(),
+                    },
+                );
+            }
         }
+    }
+}
+
+/// The words that name a setting before its new value: "the server port" in "change the
+/// server port to 8080", "port" in "the port from 8000 to 8080", "`port`" in "`port` = 8080".
+fn setting_words(tokens: &[Token]) -> Vec<String> {
+    let until = tokens
+        .iter()
+        .position(|t| t.is(&["from"]))
+        .unwrap_or(tokens.len());
+    tokens[..until]
+        .iter()
+        .filter(|t| {
+            !t.is_path()
+                && identifier(&t.text)
+                && !t.is(&[
+                    "the", "a", "an", "in", "of", "and", "value", "setting", "settings", "option",
+                    "field", "key", "entry", "its", "file",
+                ])
+        })
+        .map(|t| t.lower.clone())
+        .collect()
+}
+
+/// The `key = value` and `key: value` lines of a file, keys in lower case without quotes,
+/// values without quotes, a trailing comma or a `#` comment.
+fn keyed_lines(content: &str) -> Vec<(String, String)> {
+    let quotes: &[char] = &['"', '\''];
+    content
+        .lines()
+        .filter_map(|line| {
+            let at = line.find('=').or_else(|| line.find(':'))?;
+            let key = line[..at].trim().trim_matches(quotes).to_ascii_lowercase();
+            let ok = !key.is_empty()
+                && key
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.'));
+            let value = line[at + 1..].split(" #").next().unwrap_or("").trim();
+            let value = value
+                .trim_end_matches([',', ';'])
+                .trim()
+                .trim_matches(quotes);
+            ok.then(|| (key, value.to_string()))
+        })
+        .collect()
+}
+
+fn check_sets(path: &str, content: &str, keys: &[String], value: &str) -> Option<String> {
+    let lines = keyed_lines(content);
+    let joined: Vec<String> = ["_", "-", ".", ""].iter().map(|j| keys.join(j)).collect();
+    let named = |k: &String| keys.contains(k) || joined.contains(k);
+    let last = keys.last()?;
+    if !lines.iter().any(|(k, _)| named(k)) {
+        // No `key = value` line for the setting: the value alone is checked (`Holds`).
+        return None;
+    }
+    let Some((set_key, _)) = lines.iter().find(|(k, v)| named(k) && v == value) else {
+        return Some(format!("`{path}` does not set `{last}` to `{value}`"));
+    };
+    let own: Vec<&(String, String)> = lines.iter().filter(|(k, _)| k == last).collect();
+    match own.as_slice() {
+        [(_, old)] if old != value && set_key != last => Some(format!(
+            "`{path}` still sets `{last}` to `{old}` (change that line, do not add another)"
+        )),
+        _ => None,
     }
 }
 
@@ -1074,6 +1160,9 @@ fn check_one(e: &Expectation, cwd: &Path, steps: &[Step]) -> Option<String> {
             })
         }
         Expectation::Passes { test } => passes(test, steps),
+        Expectation::Sets { path, keys, value } => {
+            check_sets(path, &read(&find(cwd, path)?)?, keys, value)
+        }
         Expectation::Read { path } => {
             // Only a file there is data to read (`in src/app` may name where to create).
             if !cwd.join(path).is_file() {

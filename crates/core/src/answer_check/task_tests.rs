@@ -28,6 +28,14 @@ fn lacks(path: &str, text: &str) -> Expectation {
     }
 }
 
+fn sets(path: &str, keys: &[&str], value: &str) -> Expectation {
+    Expectation::Sets {
+        path: path.into(),
+        keys: keys.iter().map(|k| k.to_string()).collect(),
+        value: value.into(),
+    }
+}
+
 fn read_(path: &str) -> Expectation {
     Expectation::Read { path: path.into() }
 }
@@ -116,15 +124,26 @@ fn the_words_of_everyday_tasks_state_what_must_hold() {
         ),
         (
             "In config.toml, change the server port to 8080.",
-            vec![holds("config.toml", "8080")],
+            vec![
+                holds("config.toml", "8080"),
+                sets("config.toml", &["server", "port"], "8080"),
+            ],
         ),
         (
             "Set `port` = 8080 in config.toml",
-            vec![holds("config.toml", "8080")],
+            vec![
+                holds("config.toml", "8080"),
+                sets("config.toml", &["port"], "8080"),
+            ],
         ),
         (
             "Change the version from '0.1.0' to '0.2.0' in Cargo.toml, and the port to 9000.",
-            vec![holds("Cargo.toml", "0.2.0"), holds("Cargo.toml", "9000")],
+            vec![
+                holds("Cargo.toml", "0.2.0"),
+                sets("Cargo.toml", &["version"], "0.2.0"),
+                holds("Cargo.toml", "9000"),
+                sets("Cargo.toml", &["port"], "9000"),
+            ],
         ),
         (
             "Add a function greet to utils.py",
@@ -429,10 +448,34 @@ fn values_data_and_totals_are_read_from_the_directory_and_the_turn() {
         args: r#"{"command":["cat","sales.csv"]}"#.into(),
     };
     let unmet_of = |request: &str, steps: &[Step]| unmet(&expectations(request), cwd, steps);
+    let port = "In config.toml, change the server port to 8080.";
     assert_eq!(
-        unmet_of("In config.toml, change the server port to 8080.", &[]),
-        ["`config.toml` does not contain `8080`"]
+        unmet_of(port, &[]),
+        [
+            "`config.toml` does not contain `8080`",
+            "`config.toml` does not set `port` to `8080`"
+        ]
     );
+    // Recorded on the real tier: a new key appended, the setting itself left as it was.
+    std::fs::write(
+        cwd.join("config.toml"),
+        "[server]\nport = 8000\nserver_port = 8080\n",
+    )
+    .unwrap();
+    assert_eq!(
+        unmet_of(port, &[]),
+        ["`config.toml` still sets `port` to `8000` (change that line, do not add another)"]
+    );
+    for done in [
+        "[server]\nhost = \"127.0.0.1\"\nport = 8080 # the web port\n",
+        "SERVER_PORT=8080\n",
+        "{\"server\": {\"port\": 8080,\n\"debug\": true}}\n",
+        "[server]\nport = 8080\n[db]\nport = 5432\n",
+        "server:\n  port: 8080\n",
+    ] {
+        std::fs::write(cwd.join("config.toml"), done).unwrap();
+        assert!(unmet_of(port, &[]).is_empty(), "{done}");
+    }
     let total = "Read sales.csv and write the total of the amount column to total.txt.";
     assert_eq!(
         unmet_of(total, &[]),
