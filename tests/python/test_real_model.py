@@ -66,11 +66,15 @@ def assert_honest(outcome, what: str) -> None:
         assert outcome.error, f"a failed run must say why: {outcome}"
 
 
-@pytest.mark.parametrize("name", ["edit-file", "fix-test", "write-script"])
+@pytest.mark.parametrize(
+    "name", ["edit-file", "fix-test", "write-script", "toml-value", "search-tree", "csv-total"]
+)
 def test_hard_tasks_never_end_in_a_false_success(name, tmp_path, interpreter_bin):
     """Editing with patches, fixing code and writing a script are beyond this 1.5B model at
-    greedy decoding (their sampled rates are in docs/real-models.md). Whatever it does, the
-    run must be honest: done and exit 0, or not done and exit 1."""
+    greedy decoding (their sampled rates are in docs/real-models.md), and the last three were
+    false successes of the everyday bench (a value other than the one asked, a made-up path
+    answered "does not exist", a total of the wrong column). Whatever it does, the run must
+    be honest: done and exit 0, or not done and exit 1."""
     assert_honest(run_exec(interpreter_bin, TASKS[name], tmp_path / "work", URL, ALIAS, BOUND, timeout=TIMEOUT), name)
 
 

@@ -260,3 +260,269 @@ async fn a_verb_inside_a_file_name_is_no_change_request() {
     assert!(!err.contains("[warning]"), "{err}");
     assert_eq!(env.mock.requests().len(), 2);
 }
+
+/// The everyday bench's toml-value false success (build `1629b27`): asked for 8080, the
+/// model set 8081 and said so; the value the task names must be in the file.
+#[tokio::test]
+async fn a_value_the_task_names_must_be_in_the_file_it_changed() {
+    let request = "In config.toml, change the server port to 8080.";
+    let claim = "I changed the server port in config.toml to 8081.";
+    let env = TestEnv::new(
+        MockScript::turns([
+            MockTurn::tool_call("shell", bash("sed -i 's/8000/8081/' config.toml")),
+            MockTurn::text(claim),
+            MockTurn::text(claim),
+            MockTurn::text(claim),
+        ]),
+        WireApi::Chat,
+    )
+    .await;
+    std::fs::write(
+        env.work().join("config.toml"),
+        "[server]\nhost = \"127.0.0.1\"\nport = 8000\n",
+    )
+    .unwrap();
+    let out = env.run(&exec(request)).await;
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert_eq!(stdout(&out).trim(), claim);
+    assert!(
+        err.contains("[error] the task is not done: `config.toml` does not contain `8080`"),
+        "{err}"
+    );
+    let reqs = env.mock.requests();
+    assert!(
+        notes(&reqs[2])[0].contains("`config.toml` does not contain `8080`"),
+        "{:?}",
+        notes(&reqs[2])
+    );
+}
+
+/// The bench's csv-total false success: `awk` summed the wrong column and the answer said
+/// the total was written. The total of the named column must be in the file.
+#[tokio::test]
+async fn a_total_of_the_wrong_column_is_not_done() {
+    let request = "Read sales.csv and write the total of the amount column to total.txt.";
+    let claim = "I wrote the total of the amount column to total.txt.";
+    let env = TestEnv::new(
+        MockScript::turns([
+            MockTurn::tool_call(
+                "shell",
+                bash("awk -F, 'NR>1 {s+=$3} END {print s+0}' sales.csv > total.txt"),
+            ),
+            MockTurn::text(claim),
+            MockTurn::text(claim),
+            MockTurn::text(claim),
+        ]),
+        WireApi::Chat,
+    )
+    .await;
+    std::fs::write(
+        env.work().join("sales.csv"),
+        "item,amount\napple,12\npear,30\n",
+    )
+    .unwrap();
+    let out = env.run(&exec(request)).await;
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert_eq!(read(&env.work().join("total.txt")), "0\n");
+    assert!(
+        err.contains("`total.txt` does not hold the total of the `amount` column of `sales.csv`"),
+        "{err}"
+    );
+}
+
+/// A result written from a file the turn never read is a guess, even when it happens to be
+/// right; the same task done by reading the file passes at once, with no note.
+#[tokio::test]
+async fn a_result_from_a_file_nobody_read_is_not_done_and_one_from_a_read_file_is() {
+    let request = "Read sales.csv and write the total of the amount column to total.txt.";
+    let guess = TestEnv::new(
+        MockScript::turns([
+            MockTurn::tool_call("shell", bash("echo 1200 > total.txt")),
+            MockTurn::text("The total is 1200; I wrote it to total.txt."),
+            MockTurn::text("Done."),
+            MockTurn::text("Done."),
+        ]),
+        WireApi::Chat,
+    )
+    .await;
+    let read_it = TestEnv::new(
+        MockScript::turns([
+            MockTurn::tool_call("shell", json!({"command": ["cat", "sales.csv"]})),
+            MockTurn::tool_call("shell", bash("echo 1200 > total.txt")),
+            MockTurn::text("The total is 1200; it is in total.txt."),
+        ]),
+        WireApi::Chat,
+    )
+    .await;
+    let csv = format!("item,amount\n{}", "apple,1\n".repeat(1200));
+    for env in [&guess, &read_it] {
+        std::fs::write(env.work().join("sales.csv"), &csv).unwrap();
+    }
+    let out = guess.run(&exec(request)).await;
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("`sales.csv` was not read: no command or tool of this turn used it"),
+        "{err}"
+    );
+    let out = read_it.run(&exec(request)).await;
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    assert!(!err.contains("[warning]"), "{err}");
+    assert_eq!(read_it.mock.requests().len(), 3);
+}
+
+/// The bench's search-tree false success: asked which file defines a function, the model
+/// looked for a made-up path and answered that the function does not exist. A file of the
+/// project holds it, so the answer is sent back with a way to search, then fails.
+#[tokio::test]
+async fn which_file_answered_with_no_file_that_holds_the_name_is_not_an_answer() {
+    let request = "Which file in this project defines the function load_settings? Answer with the file's path.";
+    let wrong = "The function load_settings does not exist in this project.";
+    let env = TestEnv::new(
+        MockScript::turns([
+            MockTurn::tool_call(
+                "shell",
+                json!({"command": ["cat", "settings/load_settings.py"]}),
+            ),
+            MockTurn::text(wrong),
+            MockTurn::text(wrong),
+            MockTurn::text(wrong),
+        ]),
+        WireApi::Chat,
+    )
+    .await;
+    std::fs::create_dir_all(env.work().join("app/net")).unwrap();
+    std::fs::write(
+        env.work().join("app/net/client.py"),
+        "def load_settings(path):\n    return open(path).read()\n",
+    )
+    .unwrap();
+    std::fs::write(env.work().join("main.py"), "print('hi')\n").unwrap();
+    let out = env.run(&exec(request)).await;
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert_eq!(stdout(&out).trim(), wrong, "what the model said is printed");
+    assert!(
+        err.contains("names no file that contains `load_settings`"),
+        "{err}"
+    );
+    let reqs = env.mock.requests();
+    assert!(
+        notes(&reqs[2])[0].contains("grep -rn load_settings ."),
+        "{:?}",
+        notes(&reqs[2])
+    );
+}
+
+/// The same question answered right, or asked about a name no file holds and answered
+/// honestly, is an answer: printed, exit 0, no note.
+#[tokio::test]
+async fn which_file_answered_right_or_honestly_passes_without_a_note() {
+    let cases = [
+        ("load_settings", "It is defined in app/net/client.py."),
+        (
+            "save_everything",
+            "No file in this project defines save_everything.",
+        ),
+    ];
+    for (name, answer) in cases {
+        let env = TestEnv::new(
+            MockScript::turns([
+                MockTurn::tool_call("shell", bash(&format!("grep -rn {name} . || true"))),
+                MockTurn::text(answer),
+            ]),
+            WireApi::Chat,
+        )
+        .await;
+        std::fs::create_dir_all(env.work().join("app/net")).unwrap();
+        std::fs::write(
+            env.work().join("app/net/client.py"),
+            "def load_settings(path):\n    return open(path).read()\n",
+        )
+        .unwrap();
+        let request = format!("Which file defines the function {name}? Answer with its path.");
+        let out = env.run(&exec(&request)).await;
+        let err = stderr(&out);
+        assert_eq!(out.status.code(), Some(0), "{name}: {err}");
+        assert_eq!(stdout(&out).trim(), answer);
+        assert!(!err.contains("[warning]"), "{err}");
+        assert_eq!(env.mock.requests().len(), 2);
+    }
+}
+
+/// The bench's read-then-write false success (build `0e9b872`): asked for a greeting "in
+/// the form Hello, <name>!", the model wrote the form itself and said it was done.
+#[tokio::test]
+async fn a_placeholder_of_the_request_left_in_the_file_is_not_done() {
+    let request =
+        "Create greeting.txt that greets the person named in name.txt, in the form Hello, <name>!";
+    let env = TestEnv::new(
+        MockScript::turns([
+            MockTurn::tool_call("shell", json!({"command": ["cat", "name.txt"]})),
+            MockTurn::tool_call("shell", bash("echo 'Hello, <name>!' > greeting.txt")),
+            MockTurn::text("I created greeting.txt with the greeting."),
+            MockTurn::tool_call("shell", bash("echo 'Hello, Ada!' > greeting.txt")),
+            MockTurn::text("greeting.txt now says Hello, Ada!"),
+        ]),
+        WireApi::Chat,
+    )
+    .await;
+    std::fs::write(env.work().join("name.txt"), "Ada\n").unwrap();
+    let out = env.run(&exec(request)).await;
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    assert_eq!(read(&env.work().join("greeting.txt")), "Hello, Ada!\n");
+    let reqs = env.mock.requests();
+    assert_eq!(reqs.len(), 5);
+    let sent = notes(&reqs[3]);
+    assert_eq!(sent.len(), 1, "{sent:?}");
+    assert!(
+        sent[0].contains(
+            "The task is not finished: `greeting.txt` still holds the placeholder `<name>`: write the real value in its place."
+        ),
+        "{sent:?}"
+    );
+}
+
+/// Recorded on the real tier (`0ae0876`): asked to change the server port to 8080, the model
+/// appended `server_port = 8080` and left `port = 8000`; the file held 8080, so the value
+/// check passed it. The setting's own line must hold the value.
+#[tokio::test]
+async fn a_setting_added_beside_the_one_asked_is_not_the_change() {
+    let request = "In config.toml, change the server port to 8080.";
+    let claim = "The server port is now 8080.";
+    let env = TestEnv::new(
+        MockScript::turns([
+            MockTurn::tool_call("shell", bash("echo 'server_port = 8080' >> config.toml")),
+            MockTurn::text(claim),
+            MockTurn::tool_call(
+                "shell",
+                bash("sed -i 's/^port = 8000/port = 8080/' config.toml"),
+            ),
+            MockTurn::text(claim),
+        ]),
+        WireApi::Chat,
+    )
+    .await;
+    std::fs::write(
+        env.work().join("config.toml"),
+        "[server]\nhost = \"127.0.0.1\"\nport = 8000\n",
+    )
+    .unwrap();
+    let out = env.run(&exec(request)).await;
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    let reqs = env.mock.requests();
+    assert_eq!(reqs.len(), 4);
+    assert!(
+        notes(&reqs[2])[0].contains(
+            "`config.toml` still sets `port` to `8000` (change that line, do not add another)"
+        ),
+        "{:?}",
+        notes(&reqs[2])
+    );
+    assert!(read(&env.work().join("config.toml")).contains("\nport = 8080\n"));
+}

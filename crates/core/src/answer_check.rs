@@ -37,6 +37,10 @@ pub(crate) enum Unfinished {
     /// each ("`run.sh` is not executable"), read from the working directory and the
     /// commands the turn ran.
     NotDone { missing: Vec<String> },
+    /// Asked which file holds `name`, the model answered with no file that does, while a
+    /// file of the project does (recorded: it searched for a made-up path and answered
+    /// that the function does not exist).
+    FileNotNamed { name: String },
 }
 
 /// Words of the errors a failed file change gives the model ("No file was changed", and the
@@ -122,7 +126,7 @@ pub(crate) struct TurnSoFar<'a> {
     pub change_failed: bool,
 }
 
-pub(crate) use task::Step;
+pub(crate) use task::{Step, asked_definition, files_naming};
 
 /// What this turn did, read from the thread's history; owned, so the state lock is not held
 /// while the answer is checked. [`TurnRecord::view`] is what the checks read.
@@ -203,6 +207,7 @@ impl TurnRecord {
                     command: is_shell_tool(name).then(|| arguments.clone()),
                     ok,
                     writes: may_write(name, arguments),
+                    args: arguments.clone(),
                 });
             }
         }
@@ -341,6 +346,20 @@ pub(crate) fn answered_path(answer: &str, request: &str) -> Option<String> {
             && ext.chars().all(|c| c.is_ascii_alphanumeric())
     });
     (body.contains('/') || has_extension).then(|| body.to_string())
+}
+
+/// Whether `answer` names one of `files` (paths relative to the working directory): by its
+/// path, or by its bare name when that name is unique and the question did not ask for a
+/// path.
+pub(crate) fn names_one_of(answer: &str, files: &[String], request: &str) -> bool {
+    let path_asked = words(request).any(|w| w == "path" || w == "paths");
+    let base = |f: &str| f.rsplit('/').next().unwrap_or(f).to_string();
+    files.iter().any(|f| {
+        answer.contains(f.as_str())
+            || (!path_asked
+                && files.iter().filter(|g| base(g) == base(f)).count() == 1
+                && answer.contains(base(f).as_str()))
+    })
 }
 
 /// Words of a request that asks for files to change (whole words, lower case).
@@ -672,6 +691,10 @@ impl Unfinished {
                 missing.join("; "),
                 names.join(", ")
             ),
+            Unfinished::FileNotNamed { name } => format!(
+                "Your answer names no file that contains `{name}`, but a file in this project does. Search for it with the tools ({}), for example the command `grep -rn {name} .`, and answer with that file's path. {how}",
+                names.join(", ")
+            ),
         }
     }
 
@@ -720,6 +743,9 @@ impl Unfinished {
                 "the task is not done: {} (checked in the working directory after the model's answer)",
                 missing.join("; ")
             ),
+            Unfinished::FileNotNamed { name } => format!(
+                "the question was not answered: the model's answer names no file that contains `{name}`, and a file in the working directory does"
+            ),
         }
     }
 
@@ -755,6 +781,9 @@ impl Unfinished {
             Unfinished::NotDone { missing } => format!(
                 "the task is not finished: {}; asking the model to finish it",
                 missing.join("; ")
+            ),
+            Unfinished::FileNotNamed { name } => format!(
+                "the model's answer names no file that contains `{name}`, and a file in the working directory does; asking it to search"
             ),
         }
     }

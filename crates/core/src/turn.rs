@@ -438,7 +438,10 @@ async fn turn_loop(
             && let Some(problem) = unfinished_answer(sess, last_agent_message.as_deref()).await
         {
             let text_mode = sess.tools_as_text();
-            let not_done = matches!(problem, Unfinished::NotDone { .. });
+            let not_done = matches!(
+                problem,
+                Unfinished::NotDone { .. } | Unfinished::FileNotNamed { .. }
+            );
             if !nudged || (not_done && not_done_nudges < MAX_NOT_DONE_NUDGES) {
                 nudged = true;
                 not_done_nudges += usize::from(not_done);
@@ -657,11 +660,30 @@ async fn unfinished_answer(sess: &Session, answer: Option<&str>) -> Option<Unfin
     }
     let cwd = sess.turn_context().config.cwd.clone();
     // A question answered with nothing but a path: the path must exist.
-    if let Some(path) = answer_check::answered_path(answer, record.view().request) {
-        return match tokio::fs::try_exists(cwd.join(&path)).await {
-            Ok(false) => Some(Unfinished::MissingPath { path }),
-            _ => None,
-        };
+    let answered_path = answer_check::answered_path(answer, record.view().request);
+    if let Some(path) = &answered_path
+        && let Ok(false) = tokio::fs::try_exists(cwd.join(path)).await
+    {
+        return Some(Unfinished::MissingPath { path: path.clone() });
+    }
+    // Asked which file holds a name, the answer must name a file that does, when one does.
+    let request = record.view().request.to_string();
+    if answer_check::is_question(&request)
+        && let Some(name) = answer_check::asked_definition(&request)
+    {
+        let (dir, wanted) = (cwd.clone(), name.clone());
+        let files = tokio::task::spawn_blocking(move || answer_check::files_naming(&dir, &wanted))
+            .await
+            .ok()
+            .flatten()
+            .unwrap_or_default();
+        if !files.is_empty() && !answer_check::names_one_of(answer, &files, &request) {
+            return Some(Unfinished::FileNotNamed { name });
+        }
+        return None;
+    }
+    if answered_path.is_some() {
+        return None;
     }
     // What the task's words name must hold in the directory, unless the user refused a call
     // of this turn: the work is then undone by their decision, and the model is not sent

@@ -26,6 +26,22 @@ pub(crate) enum Expectation {
     Lacks { path: String, text: String },
     /// The test `file` (or command) was run after the last change, and passed.
     Passes { test: String },
+    /// `path` sets one of `keys` (the setting's words, and them joined: `server_port`) to
+    /// `value` on a `key = value` / `key: value` line, and the last word's own line, when
+    /// there is just one, no longer holds another value.
+    Sets {
+        path: String,
+        keys: Vec<String>,
+        value: String,
+    },
+    /// A call of the turn used `path` (a result computed from a file needs the file read).
+    Read { path: String },
+    /// `out` holds the sum of the `column` column of the CSV file `csv`.
+    ColumnTotal {
+        csv: String,
+        column: String,
+        out: String,
+    },
 }
 
 /// A piece of a sentence: a word, a quoted span, or punctuation that separates lists.
@@ -102,7 +118,309 @@ fn sentence_expectations(tokens: &[Token]) -> Vec<Expectation> {
     renames(tokens, &mut out);
     created_files(tokens, &mut out);
     passing_tests(tokens, &mut out);
+    set_values(tokens, &mut out);
+    named_functions(tokens, &mut out);
+    column_totals(tokens, &mut out);
+    data_reads(tokens, &mut out);
+    placeholders(tokens, &mut out);
     out
+}
+
+/// "Create greeting.txt … in the form Hello, <name>!": `<name>` stands for something to
+/// fill in, so a file the sentence makes must not hold it as written (recorded: the 1.5B
+/// model wrote `Hello, <name>!` and said it was done).
+fn placeholders(tokens: &[Token], out: &mut Vec<Expectation>) {
+    let written: Vec<String> = out
+        .iter()
+        .filter_map(|e| match e {
+            Expectation::Exists { path, dir: false } => Some(path.clone()),
+            _ => None,
+        })
+        .collect();
+    for t in tokens.iter().filter(|t| !t.quoted) {
+        let Some(inner) = t
+            .text
+            .trim_end_matches([',', '.', '!', '?'])
+            .strip_prefix('<')
+            .and_then(|r| r.strip_suffix('>'))
+        else {
+            continue;
+        };
+        if inner.is_empty() || !inner.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
+            continue;
+        }
+        for path in &written {
+            push_new(
+                out,
+                Expectation::Lacks {
+                    path: path.clone(),
+                    text: format!("<{inner}>"),
+                },
+            );
+        }
+    }
+}
+
+/// Verbs that give something a new value.
+const SET: &[&str] = &[
+    "change", "set", "update", "bump", "increase", "raise", "lower", "decrease",
+];
+
+/// "In config.toml, change the server port to 8080", "set `name` = \"demo\" in a.toml": the
+/// value a setting is given must be in the one file the sentence names. Only numbers and
+/// quoted values count ("change the greeting to uppercase" names no text to find).
+fn set_values(tokens: &[Token], out: &mut Vec<Expectation>) {
+    let Some(verb) = tokens.iter().position(|t| t.is(SET)) else {
+        return;
+    };
+    let mut files: Vec<&Token> = tokens.iter().filter(|t| t.is_path()).collect();
+    files.dedup_by(|a, b| a.text == b.text);
+    let [file] = files.as_slice() else {
+        return;
+    };
+    let mut from = verb + 1;
+    for i in verb + 1..tokens.len() {
+        if !(tokens[i].is(&["to"]) || (!tokens[i].quoted && tokens[i].text == "=")) {
+            continue;
+        }
+        let words = setting_words(&tokens[from.min(i)..i]);
+        from = i + 2;
+        let Some(value) = tokens.get(i + 1).filter(|v| is_value(v)) else {
+            continue;
+        };
+        // The value ends its phrase: "to 8080", "to 8080 in a.toml", "to 2, and …"; not
+        // "to 4 spaces".
+        let ends = tokens
+            .get(i + 2)
+            .is_none_or(|n| n.is(&[",", "and", "in", "inside", "of", "for"]));
+        if ends {
+            push_new(
+                out,
+                Expectation::Holds {
+                    path: file.text.clone(),
+                    text: value.text.clone(),
+                },
+            );
+            if !words.is_empty() {
+                push_new(
+                    out,
+                    Expectation::Sets {
+                        path: file.text.clone(),
+                        keys: words,
+                        value: value.text.clone(),
+                    },
+                );
+            }
+        }
+    }
+}
+
+/// The words that name a setting before its new value: "the server port" in "change the
+/// server port to 8080", "port" in "the port from 8000 to 8080", "`port`" in "`port` = 8080".
+fn setting_words(tokens: &[Token]) -> Vec<String> {
+    let until = tokens
+        .iter()
+        .position(|t| t.is(&["from"]))
+        .unwrap_or(tokens.len());
+    tokens[..until]
+        .iter()
+        .filter(|t| {
+            !t.is_path()
+                && identifier(&t.text)
+                && !t.is(&[
+                    "the", "a", "an", "in", "of", "and", "value", "setting", "settings", "option",
+                    "field", "key", "entry", "its", "file",
+                ])
+        })
+        .map(|t| t.lower.clone())
+        .collect()
+}
+
+/// The `key = value` and `key: value` lines of a file, keys in lower case without quotes,
+/// values without quotes, a trailing comma or a `#` comment.
+fn keyed_lines(content: &str) -> Vec<(String, String)> {
+    let quotes: &[char] = &['"', '\''];
+    content
+        .lines()
+        .filter_map(|line| {
+            let at = line.find('=').or_else(|| line.find(':'))?;
+            let key = line[..at].trim().trim_matches(quotes).to_ascii_lowercase();
+            let ok = !key.is_empty()
+                && key
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.'));
+            let value = line[at + 1..].split(" #").next().unwrap_or("").trim();
+            let value = value
+                .trim_end_matches([',', ';'])
+                .trim()
+                .trim_matches(quotes);
+            ok.then(|| (key, value.to_string()))
+        })
+        .collect()
+}
+
+fn check_sets(path: &str, content: &str, keys: &[String], value: &str) -> Option<String> {
+    let lines = keyed_lines(content);
+    let joined: Vec<String> = ["_", "-", ".", ""].iter().map(|j| keys.join(j)).collect();
+    let named = |k: &String| keys.contains(k) || joined.contains(k);
+    let last = keys.last()?;
+    if !lines.iter().any(|(k, _)| named(k)) {
+        // No `key = value` line for the setting: the value alone is checked (`Holds`).
+        return None;
+    }
+    let Some((set_key, _)) = lines.iter().find(|(k, v)| named(k) && v == value) else {
+        return Some(format!("`{path}` does not set `{last}` to `{value}`"));
+    };
+    let own: Vec<&(String, String)> = lines.iter().filter(|(k, _)| k == last).collect();
+    match own.as_slice() {
+        [(_, old)] if old != value && set_key != last => Some(format!(
+            "`{path}` still sets `{last}` to `{old}` (change that line, do not add another)"
+        )),
+        _ => None,
+    }
+}
+
+/// A value a file can be checked for: a quoted span that is no path, or a number.
+fn is_value(t: &Token) -> bool {
+    if t.quoted {
+        return !t.text.trim().is_empty() && !t.is_path();
+    }
+    let digits = t.text.trim_start_matches(['-', '+']);
+    digits.starts_with(|c: char| c.is_ascii_digit())
+        && !digits.ends_with('.')
+        && digits.chars().all(|c| c.is_ascii_digit() || c == '.')
+}
+
+fn push_new(out: &mut Vec<Expectation>, e: Expectation) {
+    if !out.contains(&e) {
+        out.push(e);
+    }
+}
+
+/// "Add a function greet to utils.py", "create mathx.py with a function mul(a, b)": the
+/// function (method, class) the task makes must be named in its file.
+fn named_functions(tokens: &[Token], out: &mut Vec<Expectation>) {
+    if !tokens
+        .iter()
+        .any(|t| t.is(CREATE) || t.is(&["implement", "define"]))
+    {
+        return;
+    }
+    let Some(kind) = tokens
+        .iter()
+        .position(|t| t.is(&["function", "method", "class"]))
+    else {
+        return;
+    };
+    let mut at = kind + 1;
+    if tokens.get(at).is_some_and(|t| t.is(&["named", "called"])) {
+        at += 1;
+    }
+    let Some(name) = tokens.get(at) else {
+        return;
+    };
+    let name_text = name.text.trim_end_matches("()");
+    if !identifier(name_text)
+        || name.is(STOP_WORDS)
+        || name.is(&[
+            "that",
+            "which",
+            "the",
+            "a",
+            "an",
+            "named",
+            "called",
+            "returning",
+        ])
+    {
+        return;
+    }
+    let mut files: Vec<&Token> = tokens.iter().filter(|t| t.is_path()).collect();
+    files.dedup_by(|a, b| a.text == b.text);
+    let file = match files.as_slice() {
+        [one] => *one,
+        _ => match tokens[at + 1..].iter().find(|t| t.is_path()) {
+            Some(f) => f,
+            None => return,
+        },
+    };
+    push_new(
+        out,
+        Expectation::Holds {
+            path: file.text.clone(),
+            text: name_text.to_string(),
+        },
+    );
+}
+
+/// "Write the total of the amount column of sales.csv to total.txt": the named column's
+/// sum must be in the file written.
+fn column_totals(tokens: &[Token], out: &mut Vec<Expectation>) {
+    let Some(at) = tokens.iter().position(|t| t.is(&["total", "sum"])) else {
+        return;
+    };
+    let rest: Vec<&Token> = tokens[at + 1..]
+        .iter()
+        .filter(|t| !t.is(&["the"]))
+        .collect();
+    let column = match rest.as_slice() {
+        [of, col, word, ..] if of.is(&["of"]) && word.is(&["column", "field"]) => col,
+        [of, word, col, ..] if of.is(&["of"]) && word.is(&["column", "field"]) => col,
+        _ => return,
+    };
+    if !name_like(column) || column.is_path() {
+        return;
+    }
+    let Some(csv) = tokens
+        .iter()
+        .find(|t| t.is_path() && extension(&t.text).is_some_and(|e| e.eq_ignore_ascii_case("csv")))
+    else {
+        return;
+    };
+    let Some(written) = out.iter().rev().find_map(|e| match e {
+        Expectation::Exists { path, dir: false } if *path != csv.text => Some(path.clone()),
+        _ => None,
+    }) else {
+        return;
+    };
+    push_new(
+        out,
+        Expectation::ColumnTotal {
+            csv: csv.text.clone(),
+            column: column.text.clone(),
+            out: written,
+        },
+    );
+}
+
+/// "Read sales.csv and write … to total.txt", "create greeting.txt that greets the person
+/// named in name.txt": a file the result comes from must be read by the turn.
+fn data_reads(tokens: &[Token], out: &mut Vec<Expectation>) {
+    let written: Vec<String> = out
+        .iter()
+        .filter_map(|e| match e {
+            Expectation::Exists { path, dir: false } => Some(path.clone()),
+            _ => None,
+        })
+        .collect();
+    if written.is_empty() {
+        return;
+    }
+    for (i, t) in tokens.iter().enumerate() {
+        let source = tokens[..i]
+            .iter()
+            .rev()
+            .find(|p| !p.is(&["the", "a", "file"]))
+            .is_some_and(|p| p.is(&["read", "reading", "from", "in", "of", "using", "on"]));
+        if t.is_path() && source && !written.contains(&t.text) {
+            push_new(
+                out,
+                Expectation::Read {
+                    path: t.text.clone(),
+                },
+            );
+        }
+    }
 }
 
 /// "Create the directories logs, data and tmp", "make a folder named `out`", "mkdir -p a/b".
@@ -692,6 +1010,84 @@ fn extension(word: &str) -> Option<&str> {
     .then_some(ext)
 }
 
+/// The name a question asks the defining file of ("Which file in this project defines the
+/// function load_settings?", "Where is `parse_args` defined?"): a code name (quoted, with
+/// `_` or `()`, or after "function"/"class"/"method"), not a path. The caller checks the
+/// answer against the files that hold it.
+pub(crate) fn asked_definition(request: &str) -> Option<String> {
+    let tokens = tokenize(request);
+    let about_a_file = tokens.iter().any(|t| {
+        t.is(&[
+            "file", "files", "defined", "defines", "define", "declared", "declares", "where",
+        ])
+    });
+    if !about_a_file {
+        return None;
+    }
+    tokens.iter().enumerate().find_map(|(i, t)| {
+        let after_kind = i > 0 && tokens[i - 1].is(&["function", "class", "method", "def"]);
+        let name = t.text.trim_end_matches("()");
+        let code_like = t.quoted || name.contains('_') || t.text.ends_with("()") || after_kind;
+        (code_like && identifier(name) && !t.is_path() && name.len() >= 3 && !t.is(STOP_WORDS))
+            .then(|| name.to_string())
+    })
+}
+
+/// Bytes read, in all, when looking for the files that name something.
+const SEARCH_BYTES: u64 = 16 * 1024 * 1024;
+/// Files larger than this are not searched (generated or data files).
+const SEARCH_FILE_BYTES: u64 = 512 * 1024;
+
+/// The files under `cwd` (as relative paths) that contain `name` as a whole word, bounded
+/// in depth, entries and bytes; `None` when the bounds were hit before the search ended
+/// (then nothing is claimed about the tree).
+pub(crate) fn files_naming(cwd: &Path, name: &str) -> Option<Vec<String>> {
+    let mut found = Vec::new();
+    let mut queue = std::collections::VecDeque::from([(cwd.to_path_buf(), 0usize)]);
+    let (mut seen, mut bytes) = (0usize, 0u64);
+    while let Some((dir, depth)) = queue.pop_front() {
+        let Ok(entries) = std::fs::read_dir(&dir) else {
+            continue;
+        };
+        for entry in entries.flatten() {
+            seen += 1;
+            if seen > SEARCH_ENTRIES || bytes > SEARCH_BYTES {
+                return None;
+            }
+            let Ok(kind) = entry.file_type() else {
+                continue;
+            };
+            let file_name = entry.file_name();
+            let skip = file_name.to_str().is_none_or(|n| {
+                n.starts_with('.')
+                    || matches!(n, "node_modules" | "target" | "venv" | "__pycache__")
+            });
+            if skip {
+                continue;
+            }
+            if kind.is_dir() {
+                if depth + 1 < SEARCH_DEPTH {
+                    queue.push_back((entry.path(), depth + 1));
+                }
+                continue;
+            }
+            let size = entry.metadata().map_or(u64::MAX, |m| m.len());
+            if !kind.is_file() || size > SEARCH_FILE_BYTES {
+                continue;
+            }
+            bytes += size;
+            if let Some(text) = read(&entry.path())
+                && contains_word(&text, name)
+                && let Ok(rel) = entry.path().strip_prefix(cwd)
+            {
+                found.push(rel.to_string_lossy().into_owned());
+            }
+        }
+    }
+    found.sort();
+    Some(found)
+}
+
 /// Bytes read of a file whose content is checked.
 const MAX_CHECKED_BYTES: u64 = 1024 * 1024;
 /// How deep, and how many entries, the search for a file named without its folder goes.
@@ -705,6 +1101,8 @@ pub(crate) struct Step {
     pub command: Option<String>,
     pub ok: bool,
     pub writes: bool,
+    /// The call's raw arguments, whatever the tool (a read tool's path, a patch's text).
+    pub args: String,
 }
 
 /// The expectations that do not hold, each as a phrase for the model and the user
@@ -752,10 +1150,64 @@ fn check_one(e: &Expectation, cwd: &Path, steps: &[Step]) -> Option<String> {
         }
         Expectation::Lacks { path, text } => {
             let content = read(&find(cwd, path)?)?;
-            contains_word(&content, text).then(|| format!("`{path}` still contains `{text}`"))
+            let placeholder = text.starts_with('<') && text.ends_with('>');
+            contains_word(&content, text).then(|| {
+                if placeholder {
+                    format!("`{path}` still holds the placeholder `{text}`: write the real value in its place")
+                } else {
+                    format!("`{path}` still contains `{text}`")
+                }
+            })
         }
         Expectation::Passes { test } => passes(test, steps),
+        Expectation::Sets { path, keys, value } => {
+            check_sets(path, &read(&find(cwd, path)?)?, keys, value)
+        }
+        Expectation::Read { path } => {
+            // Only a file there is data to read (`in src/app` may name where to create).
+            if !cwd.join(path).is_file() {
+                return None;
+            }
+            let name = path.rsplit('/').next().unwrap_or(path);
+            (!steps.iter().any(|s| s.ok && s.args.contains(name))).then(|| {
+                format!("`{path}` was not read: no command or tool of this turn used it, so what was written from it cannot be right")
+            })
+        }
+        Expectation::ColumnTotal { csv, column, out } => {
+            let total = column_sum(&read(&find(cwd, csv)?)?, column)?;
+            let written = read(&find(cwd, out)?)?;
+            (!numbers_in(&written).any(|n| (n - total).abs() <= 1e-6 * total.abs().max(1.0)))
+                .then(|| {
+                    format!("`{out}` does not hold the total of the `{column}` column of `{csv}` (compute it from the file, for example with python3, and write it)")
+                })
+        }
     }
+}
+
+/// The sum of a column of a plain CSV text (a header row, commas, numbers in that column);
+/// `None` when the text is not that plain, so nothing is claimed about it.
+fn column_sum(text: &str, column: &str) -> Option<f64> {
+    if text.contains('"') {
+        return None;
+    }
+    let mut lines = text.lines().filter(|l| !l.trim().is_empty());
+    let header: Vec<&str> = lines.next()?.split(',').map(str::trim).collect();
+    let at = header.iter().position(|h| h.eq_ignore_ascii_case(column))?;
+    let mut sum = 0.0;
+    for line in lines {
+        let fields: Vec<&str> = line.split(',').map(str::trim).collect();
+        if fields.len() != header.len() {
+            return None;
+        }
+        sum += fields[at].parse::<f64>().ok()?;
+    }
+    Some(sum)
+}
+
+/// The numbers written in `text` (`Total: 128`, `128.0`).
+fn numbers_in(text: &str) -> impl Iterator<Item = f64> + '_ {
+    text.split(|c: char| !(c.is_ascii_digit() || c == '.' || c == '-'))
+        .filter_map(|w| w.trim_matches('.').parse::<f64>().ok())
 }
 
 /// Whether the last run of `test` came after the last change and passed.

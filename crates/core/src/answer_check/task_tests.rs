@@ -28,6 +28,18 @@ fn lacks(path: &str, text: &str) -> Expectation {
     }
 }
 
+fn sets(path: &str, keys: &[&str], value: &str) -> Expectation {
+    Expectation::Sets {
+        path: path.into(),
+        keys: keys.iter().map(|k| k.to_string()).collect(),
+        value: value.into(),
+    }
+}
+
+fn read_(path: &str) -> Expectation {
+    Expectation::Read { path: path.into() }
+}
+
 fn executable(path: &str) -> Expectation {
     Expectation::Executable { path: path.into() }
 }
@@ -100,7 +112,58 @@ fn the_words_of_everyday_tasks_state_what_must_hold() {
         ),
         (
             "Read data.csv and write the total of the amount column to total.txt.",
-            vec![exists("total.txt")],
+            vec![
+                exists("total.txt"),
+                Expectation::ColumnTotal {
+                    csv: "data.csv".into(),
+                    column: "amount".into(),
+                    out: "total.txt".into(),
+                },
+                read_("data.csv"),
+            ],
+        ),
+        (
+            "In config.toml, change the server port to 8080.",
+            vec![
+                holds("config.toml", "8080"),
+                sets("config.toml", &["server", "port"], "8080"),
+            ],
+        ),
+        (
+            "Set `port` = 8080 in config.toml",
+            vec![
+                holds("config.toml", "8080"),
+                sets("config.toml", &["port"], "8080"),
+            ],
+        ),
+        (
+            "Change the version from '0.1.0' to '0.2.0' in Cargo.toml, and the port to 9000.",
+            vec![
+                holds("Cargo.toml", "0.2.0"),
+                sets("Cargo.toml", &["version"], "0.2.0"),
+                holds("Cargo.toml", "9000"),
+                sets("Cargo.toml", &["port"], "9000"),
+            ],
+        ),
+        (
+            "Add a function greet to utils.py",
+            vec![holds("utils.py", "greet")],
+        ),
+        (
+            "Write a function add in math_utils.py",
+            vec![holds("math_utils.py", "add")],
+        ),
+        (
+            "Create mathx.py with a function mul(a, b) that returns a times b.",
+            vec![exists("mathx.py"), holds("mathx.py", "mul")],
+        ),
+        (
+            "Create greeting.txt that greets the person named in name.txt, in the form Hello, <name>!",
+            vec![
+                exists("greeting.txt"),
+                read_("name.txt"),
+                lacks("greeting.txt", "<name>"),
+            ],
         ),
         (
             "Fix the typo in greet.py so that test_greet.py passes.",
@@ -122,12 +185,15 @@ fn open_or_negated_wordings_state_nothing_they_leave_open() {
         ("Create a directory structure for the project", vec![]),
         (
             "Create summary.txt containing the number of lines in data.csv",
-            vec![exists("summary.txt")],
+            vec![exists("summary.txt"), read_("data.csv")],
         ),
+        ("Change the indentation to 4 spaces in main.py", vec![]),
+        ("Change the greeting in hello.py to uppercase", vec![]),
+        ("Set the port to 8080 in a.toml and b.toml", vec![]),
+        ("Add a function that adds two numbers to utils.py", vec![]),
         ("Run test_add.py and tell me whether it passes", vec![]),
         ("Create x.txt without a trailing newline", vec![]),
         ("Find the file containing 'load_settings'", vec![]),
-        ("Write a function add in math_utils.py", vec![]),
         ("Explain e.g. what main.py does", vec![]),
     ];
     for (request, expected) in cases {
@@ -208,11 +274,13 @@ fn a_named_test_must_pass_after_the_last_change() {
         command: Some(r#"{"command":["python3","test_calc.py"]}"#.into()),
         ok,
         writes: false,
+        args: String::new(),
     };
     let write = Step {
         command: None,
         ok: true,
         writes: true,
+        args: String::new(),
     };
     assert_eq!(
         unmet(&e, cwd, std::slice::from_ref(&write)),
@@ -231,6 +299,7 @@ fn a_named_test_must_pass_after_the_last_change() {
         command: Some(r#"{"command":["python3","-m","pytest","-q"]}"#.into()),
         ok: true,
         writes: false,
+        args: String::new(),
     };
     assert!(
         unmet(&e, cwd, &[pytest]).is_empty(),
@@ -255,6 +324,7 @@ fn correct_solutions_of_the_bench_tasks_meet_their_words() {
         command: Some(r#"{"command":["python3","test_mathx.py"]}"#.into()),
         ok: true,
         writes: false,
+        args: r#"{"command":["python3","test_mathx.py"]} cat sales.csv name.txt"#.into(),
     };
     let cases: Vec<(&str, Vec<(&str, &str)>)> = vec![
         (
@@ -362,4 +432,97 @@ fn correct_solutions_of_the_bench_tasks_meet_their_words() {
             .is_empty()
         );
     }
+}
+
+#[test]
+fn values_data_and_totals_are_read_from_the_directory_and_the_turn() {
+    let dir_ = tempfile::tempdir().unwrap();
+    let cwd = dir_.path();
+    std::fs::write(cwd.join("config.toml"), "[server]\nport = 8081\n").unwrap();
+    std::fs::write(cwd.join("sales.csv"), "item,amount,qty\na,10,1\nb,2.5,3\n").unwrap();
+    std::fs::write(cwd.join("total.txt"), "4\n").unwrap();
+    let cat = Step {
+        command: Some(r#"{"command":["cat","sales.csv"]}"#.into()),
+        ok: true,
+        writes: false,
+        args: r#"{"command":["cat","sales.csv"]}"#.into(),
+    };
+    let unmet_of = |request: &str, steps: &[Step]| unmet(&expectations(request), cwd, steps);
+    let port = "In config.toml, change the server port to 8080.";
+    assert_eq!(
+        unmet_of(port, &[]),
+        [
+            "`config.toml` does not contain `8080`",
+            "`config.toml` does not set `port` to `8080`"
+        ]
+    );
+    // Recorded on the real tier: a new key appended, the setting itself left as it was.
+    std::fs::write(
+        cwd.join("config.toml"),
+        "[server]\nport = 8000\nserver_port = 8080\n",
+    )
+    .unwrap();
+    assert_eq!(
+        unmet_of(port, &[]),
+        ["`config.toml` still sets `port` to `8000` (change that line, do not add another)"]
+    );
+    for done in [
+        "[server]\nhost = \"127.0.0.1\"\nport = 8080 # the web port\n",
+        "SERVER_PORT=8080\n",
+        "{\"server\": {\"port\": 8080,\n\"debug\": true}}\n",
+        "[server]\nport = 8080\n[db]\nport = 5432\n",
+        "server:\n  port: 8080\n",
+    ] {
+        std::fs::write(cwd.join("config.toml"), done).unwrap();
+        assert!(unmet_of(port, &[]).is_empty(), "{done}");
+    }
+    let total = "Read sales.csv and write the total of the amount column to total.txt.";
+    assert_eq!(
+        unmet_of(total, &[]),
+        [
+            "`total.txt` does not hold the total of the `amount` column of `sales.csv` (compute it from the file, for example with python3, and write it)",
+            "`sales.csv` was not read: no command or tool of this turn used it, so what was written from it cannot be right"
+        ]
+    );
+    // The sum of the wrong column (qty: 4) is no total of amount; the right one is.
+    assert_eq!(unmet_of(total, std::slice::from_ref(&cat)).len(), 1);
+    std::fs::write(cwd.join("total.txt"), "Total: 12.5\n").unwrap();
+    assert!(unmet_of(total, std::slice::from_ref(&cat)).is_empty());
+    // A CSV that is not plain numbers in that column is not judged.
+    std::fs::write(cwd.join("sales.csv"), "item,amount\na,\"1,000\"\n").unwrap();
+    assert!(unmet_of(total, std::slice::from_ref(&cat)).is_empty());
+}
+
+#[test]
+fn a_question_about_where_a_name_lives_is_told_from_other_questions() {
+    for (q, name) in [
+        (
+            "Which file in this project defines the function load_settings? Answer with the file's path.",
+            Some("load_settings"),
+        ),
+        ("Where is `parse_args` defined?", Some("parse_args")),
+        ("Which file defines the class Config?", Some("Config")),
+        ("What does config_loader.py do?", None),
+        ("What is the max_tokens setting for?", None),
+        (
+            "Which file defines the function that parses arguments?",
+            None,
+        ),
+    ] {
+        assert_eq!(asked_definition(q).as_deref(), name, "{q}");
+    }
+    let dir_ = tempfile::tempdir().unwrap();
+    let cwd = dir_.path();
+    std::fs::create_dir_all(cwd.join("app/net")).unwrap();
+    std::fs::write(
+        cwd.join("app/net/client.py"),
+        "def load_settings(p):\n    pass\n",
+    )
+    .unwrap();
+    std::fs::write(cwd.join("other.py"), "def load_settings_v2():\n    pass\n").unwrap();
+    assert_eq!(
+        files_naming(cwd, "load_settings").unwrap(),
+        ["app/net/client.py"]
+    );
+    assert!(files_naming(cwd, "nowhere_at_all").unwrap().is_empty());
 }
