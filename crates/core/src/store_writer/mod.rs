@@ -82,7 +82,7 @@ const MAX_WRITING_THREADS: usize = 16;
 /// process's threads beyond [`MAX_WRITING_THREADS`]. A PostgreSQL writer's operations still
 /// run on the store's own runtime; the writer task only awaits them.
 fn writers() -> Result<&'static tokio::runtime::Handle, RecordError> {
-    static RUNTIME: OnceLock<Result<tokio::runtime::Runtime, String>> = OnceLock::new();
+    static RUNTIME: OnceLock<std::io::Result<tokio::runtime::Runtime>> = OnceLock::new();
     RUNTIME
         .get_or_init(|| {
             tokio::runtime::Builder::new_multi_thread()
@@ -91,11 +91,10 @@ fn writers() -> Result<&'static tokio::runtime::Handle, RecordError> {
                 .thread_name("oi-store-writer")
                 .enable_all()
                 .build()
-                .map_err(|e| e.to_string())
         })
         .as_ref()
         .map(tokio::runtime::Runtime::handle)
-        .map_err(|e| RecordError::Start(e.clone()))
+        .map_err(|e| RecordError::Start(e.to_string()))
 }
 
 enum Command {
