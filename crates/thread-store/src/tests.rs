@@ -213,38 +213,3 @@ fn park_records_have_their_documented_shape() {
     let expired = serde_json::to_value(Unparked::Expired).unwrap();
     assert_eq!(expired, serde_json::json!({"how": "expired"}));
 }
-
-/// The direct parse of common events reads each the same as the derived `EventMsg` path:
-/// the kinds it takes (as this program writes them, with `type` elsewhere than first, and
-/// under an old alias), and a kind it leaves to the derived path.
-#[test]
-fn events_parsed_directly_equal_the_derived_parse() {
-    use oi_protocol::protocol::EventMsg;
-    let payloads = [
-        r#"{"type":"token_count","info":{"total_token_usage":{"input_tokens":977,"cached_input_tokens":0,"output_tokens":28,"reasoning_output_tokens":0,"total_tokens":1005},"last_token_usage":{"input_tokens":977,"cached_input_tokens":0,"output_tokens":28,"reasoning_output_tokens":0,"total_tokens":1005},"model_context_window":100000000,"model_context_window_source":"model_context_window in config"},"rate_limits":null}"#,
-        r#"{"type":"exec_command_end","call_id":"c1","turn_id":"t1","command":["true"],"cwd":"/w","parsed_cmd":[{"type":"unknown","cmd":"true"}],"source":"agent","stdout":"","stderr":"","aggregated_output":"","exit_code":0,"duration":{"secs":0,"nanos":2388542},"formatted_output":"Exit code: 0\n","status":"completed"}"#,
-        r#"{"type":"task_started","turn_id":"t1","started_at":1796546680,"model_context_window":100000000,"model_context_window_source":"model_context_window in config","collaboration_mode_kind":"default"}"#,
-        r#"{"type":"task_complete","turn_id":"t1","last_agent_message":"Ran it \"quoted\".","completed_at":1796546680,"duration_ms":7}"#,
-        r#"{"turn_id":"t1","type":"turn_complete","last_agent_message":null}"#,
-        r#"{"type":"turn_aborted","turn_id":"t1","reason":"interrupted"}"#,
-        r#"{"type":"user_message","message":"step 0: run the tests","local_images":[],"text_elements":[]}"#,
-        r#"{"message":"Ran it.","type":"agent_message","phase":null,"memory_citation":null}"#,
-        r#"{"type":"warning","message":"left to the derived parse"}"#,
-        r#"{"typ\u0065":"agent_message","message":"an escaped key"}"#,
-    ];
-    for payload in payloads {
-        let derived: EventMsg = serde_json::from_str(payload)
-            .unwrap_or_else(|e| panic!("the derived parse refuses {payload}: {e}"));
-        let direct = crate::types::parse_event(payload).unwrap();
-        assert_eq!(direct.kind(), derived.kind(), "{payload}");
-        assert_eq!(
-            serde_json::to_value(&direct).unwrap(),
-            serde_json::to_value(&derived).unwrap(),
-            "{payload}"
-        );
-    }
-    // What neither accepts is refused by both.
-    let bad = r#"{"type":"task_complete","turn_id":42}"#;
-    assert!(serde_json::from_str::<EventMsg>(bad).is_err());
-    assert!(crate::types::parse_event(bad).is_err());
-}

@@ -170,7 +170,7 @@ impl RolloutLine {
                 RolloutItem::ResponseItem(serde_json::from_str(payload).map_err(bad)?)
             }
             "turn_context" => RolloutItem::TurnContext(serde_json::from_str(payload).map_err(bad)?),
-            "event_msg" => RolloutItem::EventMsg(parse_event(payload).map_err(bad)?),
+            "event_msg" => RolloutItem::EventMsg(serde_json::from_str(payload).map_err(bad)?),
             "compacted" => RolloutItem::Compacted(serde_json::from_str(payload).map_err(bad)?),
             "turn_parked" => RolloutItem::TurnParked(serde_json::from_str(payload).map_err(bad)?),
             "turn_unparked" => {
@@ -183,59 +183,6 @@ impl RolloutLine {
             item,
         })
     }
-}
-
-/// An `event_msg` payload. The kinds a long thread is mostly made of are parsed straight
-/// into their event type: the derive for the internally tagged [`EventMsg`] first copies the
-/// whole payload into a generic tree and then reads that again, which made these records
-/// most of the cost of loading a thread. Other kinds, and any payload the direct parse
-/// refuses, take the derived path, so both read every record the same way.
-pub(crate) fn parse_event(payload: &str) -> Result<EventMsg, serde_json::Error> {
-    fn direct<T: serde::de::DeserializeOwned>(
-        payload: &str,
-        wrap: fn(T) -> EventMsg,
-    ) -> Option<EventMsg> {
-        serde_json::from_str(payload).ok().map(wrap)
-    }
-    let parsed = match event_kind(payload).as_deref() {
-        Some("token_count") => direct(payload, EventMsg::TokenCount),
-        Some("exec_command_begin") => direct(payload, EventMsg::ExecCommandBegin),
-        Some("exec_command_end") => direct(payload, EventMsg::ExecCommandEnd),
-        Some("task_started" | "turn_started") => direct(payload, EventMsg::TaskStarted),
-        Some("task_complete" | "turn_complete") => direct(payload, EventMsg::TaskComplete),
-        Some("turn_aborted") => direct(payload, EventMsg::TurnAborted),
-        Some("user_message") => direct(payload, EventMsg::UserMessage),
-        Some("agent_message") => direct(payload, EventMsg::AgentMessage),
-        Some("agent_reasoning") => direct(payload, EventMsg::AgentReasoning),
-        Some("mcp_tool_call_begin") => direct(payload, EventMsg::McpToolCallBegin),
-        Some("mcp_tool_call_end") => direct(payload, EventMsg::McpToolCallEnd),
-        Some("patch_apply_begin") => direct(payload, EventMsg::PatchApplyBegin),
-        Some("patch_apply_end") => direct(payload, EventMsg::PatchApplyEnd),
-        _ => None,
-    };
-    match parsed {
-        Some(event) => Ok(event),
-        None => serde_json::from_str(payload),
-    }
-}
-
-/// The `type` of an event payload: read off the front when it is the first key, as this
-/// program writes it, else found by a parse that skips every other value.
-fn event_kind(payload: &str) -> Option<Cow<'_, str>> {
-    if let Some(rest) = payload.strip_prefix("{\"type\":\"")
-        && let Some(end) = rest.find(['"', '\\'])
-        && rest.as_bytes()[end] == b'"'
-    {
-        return Some(Cow::Borrowed(&rest[..end]));
-    }
-    #[derive(Deserialize)]
-    struct Kind<'a> {
-        #[serde(rename = "type", borrow)]
-        kind: Cow<'a, str>,
-    }
-    serde_json::from_str::<Kind<'_>>(payload)
-        .ok()
-        .map(|k| k.kind)
 }
 
 impl<'de> Deserialize<'de> for RolloutLine {
