@@ -100,8 +100,8 @@ pub enum RecordError {
     NotAnswering(String),
 }
 
-/// Receives everything a thread must persist. Implementations write synchronously and
-/// report failures through the return value; the engine turns them into warnings.
+/// Receives everything a thread must persist. Failures come back through the return value;
+/// the engine turns them into warnings.
 pub trait Recorder: Send {
     /// A conversation item that joined the history (what resume rebuilds it from).
     fn record_item(&mut self, item: &ResponseItem) -> Result<(), RecordError>;
@@ -155,6 +155,13 @@ pub trait Recorder: Send {
     fn record_event_unflushed(&mut self, event: &EventMsg) -> Result<(), RecordError> {
         self.record_event(event)
     }
+    /// Stops recording (at shutdown): once the returned wait ends, everything recorded is
+    /// written (one last try for records still unsaved) and the thread's writer lock or
+    /// lease is given back. Nothing recorded afterwards is saved. Recorders with nothing
+    /// to wait for finish when dropped.
+    fn close(&mut self) -> CloseWait {
+        CloseWait::Done
+    }
     /// The rollout file this recorder writes, if it writes one.
     fn path(&self) -> Option<PathBuf>;
     /// What is recorded but not (yet) in the store, kept current by the recorder.
@@ -190,6 +197,46 @@ impl FlushWait {
                     Err(_) => Err(not_answering(&state, bound)),
                 }
             }
+        }
+    }
+}
+
+/// A recorder stopping (see [`Recorder::close`]).
+pub enum CloseWait {
+    /// Nothing to wait for.
+    Done,
+    /// The writer task, which ends once it has written everything and closed the store's
+    /// writer; waited for at most `bound` (a store with a bound on its operations), after
+    /// which it goes on alone.
+    Pending {
+        task: tokio::task::JoinHandle<()>,
+        bound: Option<std::time::Duration>,
+    },
+}
+
+impl CloseWait {
+    /// Waits until the writer has stopped (or its bound ran out).
+    pub async fn wait(self) {
+        let CloseWait::Pending { task, bound } = self else {
+            return;
+        };
+        let ended = match bound {
+            None => task.await,
+            Some(bound) => match tokio::time::timeout(bound, task).await {
+                Ok(ended) => ended,
+                Err(_) => {
+                    tracing::info!(
+                        "the thread's store is not answering; its writer keeps trying in the \
+                         background"
+                    );
+                    return;
+                }
+            },
+        };
+        if ended.is_err() {
+            oi_thread_store::notice!(
+                "the thread's writer stopped abnormally; its last records may be lost"
+            );
         }
     }
 }

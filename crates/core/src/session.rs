@@ -587,22 +587,21 @@ impl Session {
         }
     }
 
-    /// Stops recording (at shutdown): the recorder is dropped on the blocking pool, which
-    /// writes what it still holds and gives back the thread's lock or lease, and awaited.
-    /// Nothing recorded afterwards is saved.
+    /// Stops recording (at shutdown) and waits until the writer has written what it still
+    /// holds and given back the thread's lock or lease (no thread blocks for it). Nothing
+    /// recorded afterwards is saved.
     pub async fn close_recorder(&self) {
-        let old = std::mem::replace(
-            &mut *self.recorder(),
-            Box::new(crate::recorder::NoopRecorder),
-        );
-        let _ = tokio::task::spawn_blocking(move || drop(old)).await;
-    }
-
-    pub fn flush(&self, id: &str) {
-        let r = self.recorder().flush();
-        if let Err(e) = r {
-            self.warn_store(id, &e);
-        }
+        let (old, wait) = {
+            let mut rec = self.recorder();
+            let wait = rec.close();
+            (
+                std::mem::replace(&mut *rec, Box::new(crate::recorder::NoopRecorder)),
+                wait,
+            )
+        };
+        wait.wait().await;
+        // Closed: dropping it waits for nothing.
+        drop(old);
     }
 
     pub fn rollout_path(&self) -> Option<std::path::PathBuf> {

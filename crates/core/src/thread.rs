@@ -737,7 +737,7 @@ async fn shutdown(
     if let Some(m) = &sess.mcp {
         m.shutdown().await;
     }
-    sess.flush(id);
+    sess.flush_async(id).await;
     // The thread's writer goes now, not when the last handle drops: once shutdown is
     // confirmed, the thread's lock or lease is free for another process (a server that lets
     // a thread go, e.g. a parked one, is answered by the next server at once).

@@ -511,8 +511,8 @@ async fn on_blocking_pool<T: Send + 'static>(
 /// releases the thread ([`RolloutWriter::close_async`] does the same and returns once the
 /// thread is free).
 ///
-/// Like the store, it has sync forms for a thread off the runtime's workers (the engine's
-/// writer thread) and `_async` forms for async code, which write local files on the
+/// Like the store, it has sync forms for a thread off the runtime's workers and `_async`
+/// forms for async code (the engine's writer tasks), which write local files on the
 /// blocking pool.
 #[derive(Debug)]
 pub struct RolloutWriter {

@@ -6,7 +6,7 @@
 //! [`Db::run_async`] awaits without holding a thread. Spawning rather than polling it in
 //! the caller's task means an operation always finishes, even when its caller is cancelled:
 //! a lease is never half taken, a transaction never half sent. The same runtime drives the
-//! connections. Sync callers that remain (the engine's writer thread, the CLI's `sessions`
+//! connections. Sync callers that remain (code off the runtime: the CLI's `sessions`
 //! commands) park on the operation's answer ([`Db::run`]); a program with no runtime at all
 //! (a test, a benchmark) opens its stores on one shared runtime made for that case only
 //! ([`sync_runtime`]).
