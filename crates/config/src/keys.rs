@@ -432,6 +432,7 @@ pub const PROVIDER_KEYS: &[&str] = &[
     "send_reasoning_content",
     "harness",
     "supports_parallel_tool_calls",
+    "auth_header",
 ];
 
 /// Keys of `[shell_environment_policy]`.

@@ -252,7 +252,7 @@ pub enum ToolCallFormat {
     Auto,
 }
 
-/// Which OpenAI-compatible API a provider speaks.
+/// Which API a provider speaks.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum WireApi {
@@ -261,4 +261,30 @@ pub enum WireApi {
     Chat,
     /// `POST {base_url}/responses` with `stream: true`.
     Responses,
+    /// Anthropic Messages: `POST {base_url}/messages` (`{base_url}/v1/messages` when
+    /// `base_url` does not end in `/v1`) with `stream: true`.
+    Messages,
+}
+
+impl WireApi {
+    /// As config spells it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            WireApi::Chat => "chat",
+            WireApi::Responses => "responses",
+            WireApi::Messages => "messages",
+        }
+    }
+}
+
+/// How a provider's API key is sent (`auth_header`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum AuthHeader {
+    /// `Authorization: Bearer <key>` (OpenAI-compatible APIs, and Anthropic-compatible
+    /// endpoints documented with `ANTHROPIC_AUTH_TOKEN`).
+    Bearer,
+    /// `x-api-key: <key>` (Anthropic's own API, and endpoints documented with
+    /// `ANTHROPIC_API_KEY`).
+    XApiKey,
 }
