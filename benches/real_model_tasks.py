@@ -27,7 +27,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "tests" / "python"))
 
-from real_tasks import TASKS, Outcome, run_codex_exec, run_exec  # noqa: E402
+from real_tasks import EVERYDAY, TASKS, Outcome, run_codex_exec, run_exec  # noqa: E402
 
 
 def start_server() -> tuple[str, str, str | None]:
@@ -45,13 +45,15 @@ def start_server() -> tuple[str, str, str | None]:
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--runs", type=int, default=3)
-    ap.add_argument("--tasks", default=",".join(TASKS))
+    ap.add_argument("--tasks", default=",".join(TASKS), help="comma-separated task names, or `everyday` (the 14 everyday kinds)")
     ap.add_argument("--config", default="", help="extra config.toml lines, e.g. 'tool_call_format = \"text\"'")
     ap.add_argument("--out", default=None)
     ap.add_argument("--label", default="")
     ap.add_argument("--codex", default=None, help="path of a `codex` 0.171 binary: run the tasks with `codex exec` instead")
     ap.add_argument("--harnesses", default="", help="comma-separated harness profiles: run every task under each")
     args = ap.parse_args()
+    if args.tasks == "everyday":
+        args.tasks = ",".join(EVERYDAY)
     interpreter = Path(os.environ.get("INTERPRETER_BIN", REPO / "target" / "debug" / "interpreter"))
     url, alias, pid = start_server()
     results = []

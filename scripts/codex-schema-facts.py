@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Extracts the facts our schema test needs from a Codex app-server JSON schema dump.
 
-Usage: scripts/codex-schema-facts.py SCHEMA_DIR METHODS_FILE > crates/app-server/tests/fixtures/codex-0.171-facts.json
+Usage: scripts/codex-schema-facts.py SCHEMA_DIR METHODS_FILE > crates/app-server-protocol/tests/fixtures/codex-0.171-facts.json
 
 SCHEMA_DIR is the output of `codex app-server generate-json-schema --experimental --out DIR`.
 METHODS_FILE lists one wire method per line (the ones we implement; `method => Response`

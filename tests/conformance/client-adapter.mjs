@@ -6,10 +6,11 @@
 // config.toml with an [mcp_servers.conformance] table in a fresh home, and run our own client
 // on it as a user would: for an auth scenario `interpreter mcp login` first (which reads the
 // server's challenge, and runs the machine grant where `grant_type` says so), then
-// `interpreter mcp call`, which connects, initializes, lists the tools, calls the scenario's
-// tool, and answers whatever the server asks for during the session (a step-up, a moved
-// authorization server). The scenario's authorization server approves at once, so the
-// "browser" is open-url.mjs, which follows the redirects back to our loopback callback.
+// `interpreter mcp call`, which connects (server/discover, or initialize), lists the tools,
+// calls the scenario's tools (one run each), and answers whatever the server asks for during
+// the session (a step-up, a moved authorization server). The scenario's authorization server
+// approves at once, so the "browser" is open-url.mjs, which follows the redirects back to
+// our loopback callback.
 //
 // INTERPRETER_BIN names the binary (default: `interpreter` on PATH).
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -74,7 +75,7 @@ switch (context.name) {
     }
 }
 
-let config = `[mcp_servers.conformance]\nurl = ${toml(url)}\nstartup_timeout_sec = 20\n`;
+let config = `[mcp_servers.conformance]\nurl = ${toml(url)}\nstartup_timeout_sec = 60\n`;
 if (Object.keys(oauth).length > 0) {
   config += '\n[mcp_servers.conformance.oauth]\n';
   for (const [key, value] of Object.entries(oauth)) config += `${key} = ${toml(value)}\n`;
@@ -82,28 +83,60 @@ if (Object.keys(oauth).length > 0) {
 writeFileSync(join(home, 'config.toml'), config);
 env.BROWSER = `${JSON.stringify(process.execPath)} ${JSON.stringify(join(here, 'open-url.mjs'))}`;
 
-// The scenario's tool and arguments.
+// The scenario's tool calls: the runner's own list (MCP_CONFORMANCE_CONTEXT `toolCalls`), or
+// ours; `*` calls every tool our client offers (so a tool it must leave out would be called).
 const calls = {
-  tools_call: ['add_numbers', { a: 5, b: 3 }],
-  'elicitation-sep1034-client-defaults': ['test_client_elicitation_defaults', {}],
-  'sse-retry': ['test_reconnection', {}],
+  tools_call: [['add_numbers', { a: 5, b: 3 }]],
+  'elicitation-sep1034-client-defaults': [['test_client_elicitation_defaults', {}]],
+  'sse-retry': [['test_reconnection', {}]],
+  'sep-2322-client-request-state': [
+    ['test_mrtr_echo_state', {}],
+    ['test_mrtr_no_state', {}],
+    ['test_mrtr_unrelated', {}],
+    ['test_mrtr_no_result_type', {}],
+  ],
+  'http-standard-headers': [['test_headers', {}], ['my-hyphenated-tool', {}]],
+  'http-invalid-tool-headers': '*',
+  // Two runs, so the second connection uses the tokens the first stored (the metadata of a
+  // 2025-03-26 server is at its root, with an issuer RFC 8414 would refuse).
+  'auth/2025-03-26-oauth-metadata-backcompat': [['test-tool', {}], ['test-tool', {}]],
 };
-const [tool, args] = calls[scenario] ?? (scenario.startsWith('auth/') ? ['test-tool', {}] : []);
-const argv = ['mcp', 'call', 'conformance', '--authorize', '--accept-elicitations'];
-if (tool) argv.push(tool, '--arguments', JSON.stringify(args));
-
 const bin = process.env.INTERPRETER_BIN || 'interpreter';
-const steps = scenario.startsWith('auth/') ? [['mcp', 'login', 'conformance'], argv] : [argv];
+const base = ['mcp', 'call', 'conformance', '--authorize', '--accept-elicitations'];
+const run = (argv, stdio = 'inherit') => spawnSync(bin, [...base, ...argv], { env, stdio });
+const failed = (ran) => {
+  if (ran.error) {
+    console.error(`cannot run ${bin}: ${ran.error.message}`);
+    return 2;
+  }
+  return ran.status ?? 1;
+};
+
 let status = 0;
-for (const step of steps) {
-  const run = spawnSync(bin, step, { env, stdio: 'inherit' });
-  if (run.error) {
-    console.error(`cannot run ${bin}: ${run.error.message}`);
+if (scenario.startsWith('auth/')) {
+  status = failed(spawnSync(bin, ['mcp', 'login', 'conformance'], { env, stdio: 'inherit' }));
+}
+let plan = Array.isArray(context.toolCalls)
+  ? context.toolCalls.map((c) => [c.name, c.arguments ?? {}])
+  : calls[scenario] ?? (scenario.startsWith('auth/') ? [['test-tool', {}]] : []);
+if (status !== 0) {
+  plan = [];
+} else if (plan === '*') {
+  // What our client offers, one name a line.
+  const listed = run([], ['ignore', 'pipe', 'inherit']);
+  const names = (listed.stdout?.toString() ?? '').split('\n').filter(Boolean);
+  plan = names.map((name) => [name, { region: 'us-west1' }]);
+}
+if (status === 0 && plan.length === 0) {
+  status = failed(run([]));
+}
+for (const [tool, args] of plan) {
+  const called = failed(run([tool, '--arguments', JSON.stringify(args)]));
+  if (called === 2) {
     status = 2;
     break;
   }
-  status = run.status ?? 1;
-  if (status !== 0) break;
+  if (called !== 0) status = called;
 }
 rmSync(home, { recursive: true, force: true });
 process.exit(status);

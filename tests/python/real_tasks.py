@@ -169,6 +169,138 @@ def _judge_multi(root: Path, _facts: dict, _answer: str) -> str | None:
     return None
 
 
+GREET_TEST = """from greet import greet
+
+assert greet("Ada") == "Hello, Ada!", greet("Ada")
+print("ok")
+"""
+
+
+def _judge_typo(root: Path, _facts: dict, _answer: str) -> str | None:
+    if _read(root, "test_greet.py") != GREET_TEST:
+        return "test_greet.py was changed (the fix belongs in greet.py)"
+    r = _run(root, sys.executable, "test_greet.py")
+    if r.returncode != 0:
+        return f"test_greet.py still fails: {(r.stderr or r.stdout).strip()[-160:]}"
+    return None
+
+
+def _judge_rename_function(root: Path, _facts: dict, _answer: str) -> str | None:
+    shop, main = _read(root, "shop.py") or "", _read(root, "main.py") or ""
+    if "compute_total" in shop or "compute_total" in main:
+        return "compute_total is still used"
+    if "def calculate_total" not in shop:
+        return f"shop.py does not define calculate_total: {shop[:120]!r}"
+    r = _run(root, sys.executable, "main.py")
+    if r.stdout.strip() != "6":
+        return f"main.py printed {r.stdout[:80]!r} {r.stderr[-120:]!r}"
+    return None
+
+
+RUN_SH = "#!/bin/sh\necho ready\n"
+
+
+def _judge_executable(root: Path, _facts: dict, _answer: str) -> str | None:
+    path = root / "run.sh"
+    if _read(root, "run.sh") != RUN_SH:
+        return f"run.sh was changed: {_read(root, 'run.sh')!r}"
+    if not os.access(path, os.X_OK):
+        return "run.sh is not executable"
+    return None
+
+
+PALINDROME_TEST = """from text_utils import is_palindrome
+
+assert is_palindrome("racecar")
+assert is_palindrome("noon")
+assert not is_palindrome("python")
+print("ok")
+"""
+
+
+def _judge_implement(root: Path, _facts: dict, _answer: str) -> str | None:
+    if _read(root, "test_text_utils.py") != PALINDROME_TEST:
+        return "test_text_utils.py was changed"
+    r = _run(root, sys.executable, "test_text_utils.py")
+    if r.returncode != 0:
+        return f"test_text_utils.py fails: {(r.stderr or r.stdout).strip()[-160:]}"
+    return None
+
+
+CONFIG_TOML = '[server]\nhost = "127.0.0.1"\nport = 8000\n\n[log]\nlevel = "info"\n'
+
+
+def _judge_toml(root: Path, _facts: dict, _answer: str) -> str | None:
+    import tomllib
+
+    text = _read(root, "config.toml")
+    if text is None:
+        return "config.toml is gone"
+    try:
+        cfg = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as e:
+        return f"config.toml no longer parses: {e}"
+    if cfg.get("server", {}).get("port") != 8080:
+        return f"server.port is {cfg.get('server', {}).get('port')!r}"
+    if cfg.get("server", {}).get("host") != "127.0.0.1" or cfg.get("log", {}).get("level") != "info":
+        return f"other values changed: {text[:160]!r}"
+    return None
+
+
+def _setup_csv(root: Path) -> dict:
+    amounts = [secrets.randbelow(40) + 1 for _ in range(5)]
+    names = ["apple", "pear", "plum", "fig", "kiwi"]
+    _write(root, {"sales.csv": "item,amount\n" + "".join(f"{n},{a}\n" for n, a in zip(names, amounts))})
+    return {"total": sum(amounts)}
+
+
+def _judge_csv(root: Path, facts: dict, _answer: str) -> str | None:
+    text = _read(root, "total.txt")
+    if text is None:
+        return "total.txt was not created"
+    try:
+        got = float(text.strip())
+    except ValueError:
+        return f"total.txt holds {text[:80]!r}, not a number"
+    if got != facts["total"]:
+        return f"total.txt holds {got}, the total is {facts['total']}"
+    return None
+
+
+def _setup_name(root: Path) -> dict:
+    name = secrets.choice(["Ada", "Grace", "Alan", "Edsger", "Barbara"])
+    _write(root, {"name.txt": name + "\n"})
+    return {"name": name}
+
+
+def _judge_greeting(root: Path, facts: dict, _answer: str) -> str | None:
+    text = _read(root, "greeting.txt")
+    if text is None:
+        return "greeting.txt was not created"
+    want = f"Hello, {facts['name']}!"
+    if text.strip() != want:
+        return f"greeting.txt holds {text[:80]!r}, not {want!r}"
+    return None
+
+
+def _judge_dirs(root: Path, _facts: dict, _answer: str) -> str | None:
+    missing = [d for d in ("logs", "data", "tmp") if not (root / d).is_dir()]
+    return f"missing folders: {missing}" if missing else None
+
+
+NOTES_TODO = "keep one\nTODO: fix the roof\nkeep two\nTODO: call Bob\nkeep three\n"
+
+
+def _judge_delete_lines(root: Path, _facts: dict, _answer: str) -> str | None:
+    text = _read(root, "notes.txt")
+    if text is None:
+        return "notes.txt is gone"
+    lines = [l for l in text.splitlines() if l.strip()]
+    if lines != ["keep one", "keep two", "keep three"]:
+        return f"notes.txt holds {lines!r}"
+    return None
+
+
 TASKS: dict[str, Task] = {
     t.name: t
     for t in [
@@ -231,8 +363,102 @@ TASKS: dict[str, Task] = {
             lambda r: {},
             _judge_nested,
         ),
+        Task(
+            "fix-typo",
+            "Fix the typo in greet.py so that test_greet.py passes.",
+            lambda r: (
+                _write(r, {"greet.py": 'def greet(name):\n    return f"Helo, {name}!"\n', "test_greet.py": GREET_TEST}),
+                {},
+            )[1],
+            _judge_typo,
+        ),
+        Task(
+            "rename-function",
+            "Rename the function compute_total to calculate_total in shop.py and main.py.",
+            lambda r: (
+                _write(
+                    r,
+                    {
+                        "shop.py": "def compute_total(prices):\n    return sum(prices)\n",
+                        "main.py": "from shop import compute_total\n\nprint(compute_total([1, 2, 3]))\n",
+                    },
+                ),
+                {},
+            )[1],
+            _judge_rename_function,
+        ),
+        Task(
+            "make-executable",
+            "Make the script run.sh executable.",
+            lambda r: (_write(r, {"run.sh": RUN_SH}), (r / "run.sh").chmod(0o644), {})[2],
+            _judge_executable,
+        ),
+        Task(
+            "implement-function",
+            "Implement the function is_palindrome in text_utils.py so that test_text_utils.py passes.",
+            lambda r: (
+                _write(
+                    r,
+                    {
+                        "text_utils.py": "def is_palindrome(text):\n    raise NotImplementedError\n",
+                        "test_text_utils.py": PALINDROME_TEST,
+                    },
+                ),
+                {},
+            )[1],
+            _judge_implement,
+        ),
+        Task(
+            "toml-value",
+            "In config.toml, change the server port to 8080.",
+            lambda r: (_write(r, {"config.toml": CONFIG_TOML}), {})[1],
+            _judge_toml,
+        ),
+        Task(
+            "csv-total",
+            "Read sales.csv and write the total of the amount column to total.txt.",
+            _setup_csv,
+            _judge_csv,
+        ),
+        Task(
+            "read-then-write",
+            "Create greeting.txt that greets the person named in name.txt, in the form Hello, <name>!",
+            _setup_name,
+            _judge_greeting,
+        ),
+        Task(
+            "make-dirs",
+            "Create the directories logs, data and tmp.",
+            lambda r: {},
+            _judge_dirs,
+        ),
+        Task(
+            "delete-lines",
+            "Delete the lines containing TODO from notes.txt.",
+            lambda r: (_write(r, {"notes.txt": NOTES_TODO}), {})[1],
+            _judge_delete_lines,
+        ),
     ]
 }
+
+# The everyday kinds of issue 43 (the classes a held-out set of everyday tasks covered):
+# benches/real_model_tasks.py --tasks everyday.
+EVERYDAY = [
+    "create-file",
+    "append-line",
+    "edit-file",
+    "fix-typo",
+    "rename-function",
+    "make-executable",
+    "implement-function",
+    "toml-value",
+    "search-tree",
+    "csv-total",
+    "read-then-write",
+    "make-dirs",
+    "delete-lines",
+    "write-script",
+]
 
 
 @dataclass

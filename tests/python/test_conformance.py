@@ -9,6 +9,11 @@ the network transport promises (docs/mcp-server.md, "Network"), in both protocol
   `test_simple_text`, prompts such as `test_simple_prompt`, resources under `test://`), which a
   real server does not have. Each allowed failure is listed below with the fixture it needs.
 * 0.2.0-alpha.12 at `--requirements 2025-11-25`: what passes there keeps passing.
+* 0.2.0-alpha.12's Tasks extension scenarios (`tasks-*`, not in any required set): the checks
+  about the server's own Tasks surface pass (the extension advertised, `-32021` for task
+  methods of a request that did not declare it, removed methods, unknown task ids, header
+  validation, a valid wire); the others call the suite's fixture tools (`greet`,
+  `slow_compute`, `confirm_delete`, `failing_job`…), a task server of its own making.
 """
 
 from __future__ import annotations
@@ -107,10 +112,24 @@ LEGACY_MUST_PASS = [
     "server-sse-polling",
 ]
 
+# Tasks extension scenarios, and their checks that must pass (every other check of theirs
+# calls a fixture tool).
+TASKS_MUST_PASS = {
+    "tasks-capability-negotiation": ["tasks-extension-advertised", "sep-2663-tasks-methods-non-declaring"],
+    "tasks-request-headers": ["tasks-headers-reject-mismatched-method"],
+    "tasks-dispatch-and-envelope": [
+        "sep-2663-tasks-result-removed-method-not-found",
+        "tasks-removed-tasks-list",
+        "sep-2663-tasks-get-invalid-task-id-32602",
+    ],
+}
+
 # How a failure caused by a missing fixture reads (its message names the fixture).
 FIXTURE_MESSAGE = re.compile(
     r"`test_\w+`|'test_\w+'|test://|json_schema_2020_12_tool|completion/complete|Not testable|Prerequisite failed"
-    r"|Expected InputRequiredResult"
+    r"|Expected InputRequiredResult|unknown tool `\w+`|fixture from Check \d+ unavailable"
+    # A tool that only runs as a task: ours run either way, and the suite's `failing_job` is not ours.
+    r"|tools/call for failing_job returned"
 )
 
 
@@ -227,6 +246,31 @@ def test_what_passes_at_2025_11_25_keeps_passing(peers, make_setup, interpreter_
         elif failures(results[scenario]):
             problems.append(explain(scenario, results[scenario]))
     for scenario, checks in results.items():
+        for check in failures(checks):
+            if not FIXTURE_MESSAGE.search(check.get("errorMessage") or ""):
+                problems.append(f"{scenario}: {check['id']} failed for another reason than a fixture: {check}")
+    assert not problems, "\n".join(problems)
+
+
+def test_the_tasks_extension_scenarios_pass_but_for_the_suites_fixtures(peers, make_setup, interpreter_bin, tmp_path):
+    listed = subprocess.run(
+        [str(NODE), str(RUNNER_NEXT), "list", "--server"], env=env(), capture_output=True, text=True, timeout=60, check=True
+    ).stdout
+    scenarios = re.findall(r"- (tasks-[\w-]+) \[extension\]", listed)
+    assert set(TASKS_MUST_PASS) <= set(scenarios), listed
+    setup = make_setup([])
+    results: dict[str, list[dict]] = {}
+    with http_server(setup, interpreter_bin, "--no-auth-on-loopback") as (url, _):
+        for scenario in scenarios:
+            results.update(run_next(url, tmp_path / scenario, "--scenario", scenario))
+    problems = []
+    for scenario in scenarios:
+        checks = results.get(scenario, [])
+        passed = {c["id"] for c in checks if c["status"] == "SUCCESS"}
+        ran = any(c["status"] in ("SUCCESS", "FAILURE") for c in checks)
+        for must in TASKS_MUST_PASS.get(scenario, []) + (["wire-schema-valid"] if ran else []):
+            if must not in passed:
+                problems.append(f"{scenario}: {must} did not pass: {[c for c in checks if c['id'] == must]}")
         for check in failures(checks):
             if not FIXTURE_MESSAGE.search(check.get("errorMessage") or ""):
                 problems.append(f"{scenario}: {check['id']} failed for another reason than a fixture: {check}")

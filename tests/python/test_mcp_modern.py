@@ -17,6 +17,7 @@ import pytest
 from conftest import Setup, shell_call, text_turn
 from example_client import CodexEvent, CodexEvents, server
 from mcp import Client
+from mcp.shared.exceptions import MCPError
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 from test_http import http_server
@@ -118,22 +119,134 @@ async def test_a_streamed_codex_turn_then_codex_reply(transport, make_setup, int
 
 
 @pytest.mark.parametrize("transport", TRANSPORTS)
-async def test_an_approval_fails_closed_and_the_model_is_told(transport, make_setup, interpreter_bin):
+@pytest.mark.parametrize("action", ["accept", "decline"])
+async def test_an_approval_comes_back_as_input_required_and_the_retry_resumes_the_turn(
+    transport, action, make_setup, interpreter_bin
+):
+    """Multi round-trip requests: the call answers `input_required` with the approval; the SDK
+    asks the elicitation callback and retries the call with the answer and the sealed state."""
     setup = make_setup([shell_call(["touch", "approved.txt"]), text_turn("finished")], policy="untrusted")
-    asked: list[str] = []
+    asked: list[types.ElicitRequestParams] = []
+    rec = Recorder()
 
     async def answer(ctx: Any, p: types.ElicitRequestParams) -> types.ElicitResult:
-        asked.append(p.message)
-        return types.ElicitResult(action="accept")
+        asked.append(p)
+        return types.ElicitResult(action=action)
 
     with anyio.fail_after(TIMEOUT):
-        async with connect(transport, setup, interpreter_bin, elicitation_callback=answer) as client:
+        async with connect(
+            transport, setup, interpreter_bin, elicitation_callback=answer, extensions=[CodexEvents(rec)]
+        ) as client:
             result = await client.call_tool("codex", {"prompt": "touch approved.txt", "cwd": str(setup.work)})
     assert result.content[0].text == "finished", result
-    assert asked == [], "the 2026-07-28 client was sent a server-to-client request"
+    assert result.result_type == "complete"
+    # Asked once, with the old era's prompt (its `codex_*` keys are in the raw JSON: see
+    # test_the_raw_input_required_result_carries_the_codex_keys).
+    assert len(asked) == 1, asked
+    assert asked[0].message == f"Allow Open Interpreter to run `touch approved.txt` in `{setup.work}`?", asked[0]
+    # The resumed turn streamed its events with the retry, as a call does.
+    kinds = rec.types()
+    assert "turn_parked" in kinds and kinds[-1] == "task_complete", kinds
+    if action == "accept":
+        assert (setup.work / "approved.txt").exists()
+        assert "exec_command_end" in kinds, kinds
+    else:
+        assert not (setup.work / "approved.txt").exists()
+        assert "the user denied it" in json.dumps(setup.requests()[-1]), setup.requests()[-1]
+
+
+@pytest.mark.parametrize("transport", TRANSPORTS)
+async def test_approvals_of_a_client_without_elicitation_fail_closed(transport, make_setup, interpreter_bin):
+    setup = make_setup([shell_call(["touch", "approved.txt"]), text_turn("finished")], policy="untrusted")
+    with anyio.fail_after(TIMEOUT):
+        async with connect(transport, setup, interpreter_bin) as client:
+            result = await client.call_tool("codex", {"prompt": "touch approved.txt", "cwd": str(setup.work)})
+    assert result.content[0].text == "finished", result
     assert not (setup.work / "approved.txt").exists()
-    # The model was told the command was denied.
     assert "the user denied it" in json.dumps(setup.requests()[-1]), setup.requests()[-1]
+
+
+async def test_a_state_another_client_got_is_refused(make_setup, interpreter_bin):
+    """A requestState is bound to whom it was given: over HTTP, the bearer token. Two servers
+    share one state key (as a fleet does) but take different tokens: B refuses A's client's
+    state; a changed state is refused; A takes the untouched one."""
+    setup = make_setup([shell_call(["touch", "approved.txt"]), text_turn("finished")], policy="untrusted")
+    key = {"OI_MCP_STATE_KEY": "k" * 40}
+    token_a, token_b = "a" * 40, "b" * 40
+    args = {"prompt": "touch approved.txt", "cwd": str(setup.work)}
+    with http_server(setup, interpreter_bin, "--auth-token-env", "T", env={**key, "T": token_a}) as (url_a, _), http_server(
+        setup, interpreter_bin, "--auth-token-env", "T", env={**key, "T": token_b}
+    ) as (url_b, _), anyio.fail_after(TIMEOUT):
+        async with create_mcp_http_client(headers={"authorization": f"Bearer {token_a}"}) as http_a, create_mcp_http_client(
+            headers={"authorization": f"Bearer {token_b}"}
+        ) as http_b, Client(streamable_http_client(url_a, http_client=http_a), mode=MODERN, elicitation_callback=accept) as a, Client(
+            streamable_http_client(url_b, http_client=http_b), mode=MODERN, elicitation_callback=accept
+        ) as b:
+            first = await a.session.call_tool("codex", args, allow_input_required=True)
+            assert isinstance(first, types.InputRequiredResult), first
+            [key_of_approval] = first.input_requests
+            answers = {key_of_approval: {"action": "accept"}}
+            with pytest.raises(MCPError, match="issued to another client"):
+                await b.session.call_tool("codex", args, input_responses=answers, request_state=first.request_state)
+            changed = first.request_state[:-4] + ("AAAA" if not first.request_state.endswith("AAAA") else "BBBB")
+            with pytest.raises(MCPError, match="not issued by this server"):
+                await a.session.call_tool("codex", args, input_responses=answers, request_state=changed)
+            with pytest.raises(MCPError, match="belongs to another tool call"):
+                await a.session.call_tool(
+                    "codex", {**args, "prompt": "other"}, input_responses=answers, request_state=first.request_state
+                )
+            assert not (setup.work / "approved.txt").exists()
+            done = await a.session.call_tool("codex", args, input_responses=answers, request_state=first.request_state)
+    assert done.content[0].text == "finished", done
+    assert (setup.work / "approved.txt").exists()
+
+
+async def accept(ctx: Any, p: types.ElicitRequestParams) -> types.ElicitResult:
+    return types.ElicitResult(action="accept")
+
+
+def raw_call(url: str, auth: dict[str, str], request_id: int, params: dict[str, Any]) -> dict[str, Any]:
+    """A 2026-07-28 `tools/call` sent by hand; its JSON-RPC response (from an SSE stream or a
+    JSON body)."""
+    from test_http import post
+
+    params = {
+        **params,
+        "_meta": {
+            "io.modelcontextprotocol/protocolVersion": MODERN,
+            "io.modelcontextprotocol/clientCapabilities": {"elicitation": {}},
+        },
+    }
+    body = json.dumps({"jsonrpc": "2.0", "id": request_id, "method": "tools/call", "params": params}).encode()
+    headers = {"mcp-method": "tools/call", "mcp-name": params["name"], "mcp-protocol-version": MODERN, **auth}
+    status, _, text = post(url, body, headers)
+    assert status == 200, (status, text)
+    messages = [json.loads(line[5:]) for line in text.decode().splitlines() if line.startswith("data:")]
+    messages = messages or [json.loads(text)]
+    return next(m for m in messages if m.get("id") == request_id)
+
+
+def test_the_raw_input_required_result_carries_the_codex_keys(make_setup, interpreter_bin):
+    """What the SDK hides from its callback: the approval's `codex_*` correlation keys, as the
+    old era's `elicitation/create` has them, and an opaque `requestState`."""
+    setup = make_setup([shell_call(["touch", "approved.txt"]), text_turn("finished")], policy="untrusted")
+    call = {"name": "codex", "arguments": {"prompt": "touch approved.txt", "cwd": str(setup.work)}}
+    with http_server(setup, interpreter_bin) as (url, auth):
+        first = raw_call(url, auth, 1, call)["result"]
+        assert first["resultType"] == "input_required", first
+        [(key, request)] = first["inputRequests"].items()
+        params = request["params"]
+        assert request["method"] == "elicitation/create" and params["mode"] == "form", request
+        assert params["codex_elicitation"] == "exec-approval"
+        assert params["codex_command"] == ["touch", "approved.txt"]
+        assert params["codex_cwd"] == str(setup.work)
+        assert params["codex_mcp_tool_call_id"] == "1"
+        assert params["threadId"] and params["codex_call_id"], params
+        retry = {**call, "inputResponses": {key: {"action": "accept"}}, "requestState": first["requestState"]}
+        done = raw_call(url, auth, 2, retry)["result"]
+    assert done["resultType"] == "complete" and done["content"][0]["text"] == "finished", done
+    assert done["structuredContent"]["threadId"] == params["threadId"]
+    assert (setup.work / "approved.txt").exists()
 
 
 @pytest.mark.parametrize("transport", TRANSPORTS)
@@ -317,3 +430,130 @@ async def test_fastmcp_s_client_finds_the_2026_server_and_runs_a_turn(make_setup
             assert client.session.protocol_version == MODERN
     assert result.content[0].text == "fast answer"
     assert result.structured_content["threadId"]
+
+
+# ---------------------------------------------------------------- tasks
+
+
+async def no_answer(params: types.ElicitRequestParams) -> types.ElicitResult:
+    pytest.fail(f"nothing should have been asked: {params.message}")
+
+
+@pytest.mark.parametrize("transport", TRANSPORTS)
+async def test_a_task_polls_to_an_approval_given_with_tasks_update_then_its_result(transport, make_setup, interpreter_bin):
+    from example_client_tasks import TaskState, Tasks
+
+    setup = make_setup([shell_call(["touch", "approved.txt"]), text_turn("finished")], policy="untrusted")
+    seen: list[TaskState] = []
+    asked: list[str] = []
+
+    async def on_status(state: TaskState) -> None:
+        seen.append(state)
+
+    async def answer(params: types.ElicitRequestParams) -> types.ElicitResult:
+        asked.append(params.message)
+        return types.ElicitResult(action="accept")
+
+    with anyio.fail_after(TIMEOUT):
+        async with connect(
+            transport, setup, interpreter_bin, extensions=[Tasks(answer, on_status)], elicitation_callback=accept
+        ) as client:
+            result = await client.call_tool("codex", {"prompt": "touch approved.txt", "cwd": str(setup.work)})
+    # The same result a plain call returns.
+    assert result.content[0].text == "finished", result
+    assert result.structured_content["threadId"]
+    assert (setup.work / "approved.txt").exists()
+    assert asked == [f"Allow Open Interpreter to run `touch approved.txt` in `{setup.work}`?"], asked
+    statuses = [s.status for s in seen]
+    assert statuses[-1] == "completed" and "input_required" in statuses, statuses
+    waiting = next(s for s in seen if s.status == "input_required")
+    assert waiting.status_message == "waiting for approval: `touch approved.txt`", waiting
+    assert len({s.task_id for s in seen}) == 1 and seen[0].ttl_ms and seen[0].poll_interval_ms
+
+
+@pytest.mark.parametrize("transport", TRANSPORTS)
+async def test_tasks_cancel_stops_a_running_task_and_a_parked_one(transport, make_setup, interpreter_bin):
+    from example_client_tasks import CreatedTask, cancel_task, get_task
+
+    marker = "31.4159"
+    setup = make_setup(
+        [
+            shell_call(["sh", "-c", f"touch started; sleep {marker}; touch finished"]),
+            text_turn("unused"),
+        ],
+        policy="on-request",
+    )
+    args = {"prompt": "take your time", "cwd": str(setup.work)}
+
+    async def poll(session: Any, task_id: str, status: str) -> Any:
+        while True:
+            state = await get_task(session, task_id)
+            if state.status == status:
+                return state
+            assert state.status in ("working", "input_required"), state
+            await anyio.sleep(0.05)
+
+    with anyio.fail_after(TIMEOUT):
+        from example_client_tasks import Tasks
+
+        async with connect(transport, setup, interpreter_bin, extensions=[Tasks(no_answer)], elicitation_callback=accept) as client:
+            created = await client.session.call_tool("codex", args, allow_claimed=True)
+            assert isinstance(created, CreatedTask), created
+            assert created.status == "working"
+            while not (setup.work / "started").exists():
+                await anyio.sleep(0.02)
+            assert (await get_task(client.session, created.task_id)).status == "working"
+            await cancel_task(client.session, created.task_id)
+            cancelled = await poll(client.session, created.task_id, "cancelled")
+    assert cancelled.status_message == "the turn was interrupted", cancelled
+    assert not (setup.work / "finished").exists()
+    # No command outlives its cancelled turn.
+    with anyio.fail_after(TIMEOUT):
+        while any(marker in cmdline for cmdline in process_cmdlines()):
+            await anyio.sleep(0.05)
+
+
+async def test_a_parked_task_is_cancelled_and_nothing_it_asked_for_runs(make_setup, interpreter_bin):
+    from example_client_tasks import CreatedTask, Tasks, cancel_task, get_task
+
+    setup = make_setup([shell_call(["touch", "approved.txt"]), text_turn("unused")], policy="untrusted")
+    with anyio.fail_after(TIMEOUT):
+        async with connect("stdio", setup, interpreter_bin, extensions=[Tasks(no_answer)], elicitation_callback=accept) as client:
+            created = await client.session.call_tool("codex", {"prompt": "touch it", "cwd": str(setup.work)}, allow_claimed=True)
+            assert isinstance(created, CreatedTask), created
+            while (state := await get_task(client.session, created.task_id)).status != "input_required":
+                await anyio.sleep(0.05)
+            assert state.input_requests and len(state.input_requests) == 1, state
+            await cancel_task(client.session, created.task_id)
+            while (state := await get_task(client.session, created.task_id)).status != "cancelled":
+                assert state.status == "input_required", state
+                await anyio.sleep(0.05)
+    assert not (setup.work / "approved.txt").exists()
+
+
+async def test_a_task_outlives_the_connection_that_started_it(make_setup, interpreter_bin):
+    """Over HTTP, another connection (another client process, say) follows the task by its id."""
+    from example_client_tasks import CreatedTask, Tasks, follow
+
+    setup = make_setup([shell_call(["sleep", "1"]), text_turn("slept well")])
+    with http_server(setup, interpreter_bin) as (url, auth), anyio.fail_after(TIMEOUT):
+        async with create_mcp_http_client(headers=auth) as http:
+            async with Client(streamable_http_client(url, http_client=http), mode=MODERN, extensions=[Tasks(no_answer)]) as first:
+                created = await first.session.call_tool("codex", {"prompt": "nap", "cwd": str(setup.work)}, allow_claimed=True)
+            assert isinstance(created, CreatedTask), created
+            async with Client(streamable_http_client(url, http_client=http), mode=MODERN, extensions=[Tasks(no_answer)]) as second:
+                result = await follow(second.session, created.task_id, no_answer)
+    assert result.content[0].text == "slept well", result
+
+
+def process_cmdlines() -> list[str]:
+    from pathlib import Path
+
+    lines = []
+    for proc in Path("/proc").iterdir():
+        if proc.name.isdigit():
+            try:
+                lines.append((proc / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace"))
+            except OSError:
+                pass
+    return lines

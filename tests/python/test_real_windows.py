@@ -101,3 +101,113 @@ def test_a_2048_window_is_read_and_a_long_session_compacts_before_the_server_ref
     assert not refused, refused
     log = Path(small_server["OI_REAL_MODEL_LOG"]).read_text(errors="replace")
     assert REFUSAL not in log, "the server refused a request: " + next(l for l in log.splitlines() if REFUSAL in l)
+
+
+class LowCountProxy:
+    """A proxy in front of the real server that reports a low prompt-token count in its first
+    chat answer (as a misbehaving gateway, or one that counts only uncached tokens, does) and
+    passes everything else through unchanged, streaming."""
+
+    def __init__(self, upstream: str):
+        import http.client
+        import http.server
+        import threading
+        import urllib.parse
+
+        target = urllib.parse.urlsplit(upstream)
+        state = {"rewritten": 0}
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *args):  # quiet
+                pass
+
+            def _forward(self, method: str):
+                length = int(self.headers.get("Content-Length") or 0)
+                body = self.rfile.read(length) if length else None
+                conn = http.client.HTTPConnection(target.hostname, target.port, timeout=TIMEOUT)
+                headers = {k: v for k, v in self.headers.items() if k.lower() not in ("host", "content-length")}
+                conn.request(method, self.path, body=body, headers=headers)
+                resp = conn.getresponse()
+                rewrite = method == "POST" and self.path.endswith("/chat/completions") and state["rewritten"] == 0
+                self.send_response(resp.status)
+                for k, v in resp.getheaders():
+                    if k.lower() not in ("content-length", "transfer-encoding", "connection"):
+                        self.send_header(k, v)
+                self.send_header("Connection", "close")
+                self.end_headers()
+                while True:
+                    line = resp.readline()
+                    if not line:
+                        break
+                    if rewrite and line.startswith(b"data: {") and b'"usage"' in line:
+                        event = json.loads(line[6:])
+                        if isinstance(event.get("usage"), dict):
+                            event["usage"]["prompt_tokens"] = 200
+                            line = b"data: " + json.dumps(event).encode() + b"\n"
+                            state["rewritten"] += 1
+                    self.wfile.write(line)
+                    self.wfile.flush()
+                conn.close()
+                self.close_connection = True
+
+            def do_GET(self):
+                self._forward("GET")
+
+            def do_POST(self):
+                self._forward("POST")
+
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.state = state
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}{target.path}"
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        self.thread.start()
+
+    def close(self):
+        self.server.shutdown()
+        self.server.server_close()
+
+
+def remembered_windows(home: Path) -> dict:
+    try:
+        return json.loads((home / "model-windows.json").read_text()).get("windows", {})
+    except FileNotFoundError:
+        return {}
+
+
+def test_a_low_prompt_count_reported_once_teaches_no_window(tmp_path, interpreter_bin):
+    """Issue 43 item 4 on the real server: a low count once (here from a proxy) made the
+    agent learn a 1,024-token window, compact, and keep it in model-windows.json. The
+    server says it runs 16,384 tokens; it did not cut the prompt."""
+    proxy = LowCountProxy(URL)
+    try:
+        home = tmp_path / "oi-home"
+        write_config(home, proxy.url, ALIAS, "model_max_output_tokens = 64")
+        # ~2,200 prompt tokens: big enough for the agent to compare the count.
+        log = "\n".join(f"line {i}: the nightly job finished without errors" for i in range(100))
+        code, msgs, err = run(interpreter_bin, tmp_path / "work", home, f"Here is a log.\n{log}\nReply with just the word OK.")
+    finally:
+        proxy.close()
+    assert proxy.state["rewritten"] == 1, "the proxy rewrote the first answer's usage"
+    warnings = [m["message"] for m in msgs if m.get("type") == "warning"]
+    assert not [w for w in warnings if "cut the conversation" in w], warnings
+    assert not [m for m in msgs if m.get("type") == "context_compacted"]
+    assert windows(msgs) == [(16384, "llama.cpp /props n_ctx")], windows(msgs)
+    assert code == 0, err[-500:]
+    assert remembered_windows(home) == {}, remembered_windows(home)
+
+
+def test_a_refusal_of_a_threads_first_request_is_remembered(tmp_path, interpreter_bin):
+    """Issue 43 item 4: a window learned from the server's refusal of a thread's first
+    request was not saved. llama-server refuses a prompt over its 16,384 tokens before any
+    prefill, so this costs no model time."""
+    home = tmp_path / "oi-home"
+    write_config(home, URL, ALIAS)
+    words = " ".join(f"w{i % 97}" for i in range(20000))
+    code, msgs, err = run(interpreter_bin, tmp_path / "work", home, f"Count these words: {words}")
+    errors = [m["message"] for m in msgs if m.get("type") == "error"]
+    assert code == 1, (errors, err[-500:])
+    assert any("does not fit the model's context window" in e for e in errors), errors
+    learned = [e["tokens"] for e in remembered_windows(home).values()]
+    assert learned == [16384], remembered_windows(home)

@@ -5,6 +5,7 @@ on it."""
 from __future__ import annotations
 
 import glob
+import json
 import os
 import re
 import shutil
@@ -13,6 +14,7 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 import anyio
+import httpx2
 import pytest
 from conftest import shell_call, text_turn
 from example_client import server
@@ -112,6 +114,132 @@ async def test_2026_requests_alternate_between_two_servers_with_no_session(make_
                 assert "kumquat" in str(second.content)
     # B's request carried the history A wrote.
     assert "remember the word kumquat" in str(setup.requests()[-1])
+
+
+class Alternating(httpx2.AsyncBaseTransport):
+    """An HTTP transport that sends each request to the next of `urls` in turn (as a load
+    balancer with no stickiness would), and records where each JSON-RPC method went."""
+
+    def __init__(self, urls: list[str]) -> None:
+        self.urls = [httpx2.URL(u) for u in urls]
+        self.inner = httpx2.AsyncHTTPTransport()
+        self.turn = 0
+        self.sent: list[tuple[str, int]] = []
+
+    async def handle_async_request(self, request: httpx2.Request) -> httpx2.Response:
+        target = self.urls[self.turn % len(self.urls)]
+        try:
+            method = json.loads(request.content or b"{}").get("method", "")
+        except ValueError:
+            method = ""
+        self.sent.append((method, self.turn % len(self.urls)))
+        self.turn += 1
+        request.url = request.url.copy_with(host=target.host, port=target.port)
+        request.headers["host"] = f"{target.host}:{target.port}"
+        return await self.inner.handle_async_request(request)
+
+    async def aclose(self) -> None:
+        await self.inner.aclose()
+
+    def next_server(self) -> int:
+        return self.turn % len(self.urls)
+
+    def servers_of(self, method: str) -> list[int]:
+        return [server for m, server in self.sent if m == method]
+
+
+async def test_a_fleet_resumes_a_parked_turn_and_answers_for_a_task_on_either_server(make_setup, interpreter_bin, tmp_path):
+    """Two `mcp-server --listen` processes on one PostgreSQL, sharing a state key and a token;
+    one 2026-07-28 client whose every request goes to the other server than the last (no
+    session, no stickiness). A turn parked for approval on one server is resumed by the
+    retry the other gets; a task started on one is polled, answered and finished through
+    both."""
+    from example_client_tasks import Tasks, TaskState, get_task, update_task
+    from mcp.client.streamable_http import streamable_http_client
+    from test_http import http_server
+
+    url = store_url()
+    setup = make_setup(
+        [
+            shell_call(["touch", "one.txt"]),
+            text_turn("first done"),
+            shell_call(["touch", "two.txt"]),
+            text_turn("second done"),
+        ],
+        policy="untrusted",
+    )
+    home_b = tmp_path / "home-b"
+    home_b.mkdir()
+    shutil.copy(setup.home / "config.toml", home_b / "config.toml")
+    token = "fleet-token-" + "x" * 32
+    # The fleet shares the store, the token and the key sealing what clients hold.
+    fleet = {"OI_THREAD_STORE_URL": url, "OI_MCP_STATE_KEY": "fleet-state-key-" + "k" * 32, "FLEET_TOKEN": token}
+    auth = ("--auth-token-env", "FLEET_TOKEN")
+    asked: list[str] = []
+    seen: list[TaskState] = []
+
+    async def approve(ctx, params):
+        import mcp_types as types
+
+        asked.append(params.message)
+        return types.ElicitResult(action="accept")
+
+    async def approve_task(params):
+        return await approve(None, params)
+
+    with http_server(setup, interpreter_bin, *auth, env=fleet) as (url_a, _), http_server(
+        setup, interpreter_bin, *auth, env={**fleet, "OPENINTERPRETER_HOME": str(home_b)}
+    ) as (url_b, _):
+        alternating = Alternating([url_a, url_b])
+        with anyio.fail_after(TIMEOUT):
+            async with httpx2.AsyncClient(
+                transport=alternating, headers={"authorization": f"Bearer {token}"}, timeout=httpx2.Timeout(30, read=300)
+            ) as http:
+                async with Client(streamable_http_client(url_a, http_client=http), mode="2026-07-28", elicitation_callback=approve) as client:
+                    # The call parks on one server; the SDK's retry goes to the other.
+                    first = await client.call_tool("codex", {"prompt": "touch one.txt", "cwd": str(setup.work)})
+                calls = alternating.servers_of("tools/call")
+                assert len(calls) == 2 and calls[0] != calls[1], alternating.sent
+                assert first.content[0].text == "first done", first
+                assert (setup.work / "one.txt").exists()
+
+                # A task, started on one server; its approval is answered on the other, and
+                # both report it.
+                async with Client(
+                    streamable_http_client(url_a, http_client=http),
+                    mode="2026-07-28",
+                    elicitation_callback=approve,
+                    extensions=[Tasks(approve_task)],
+                ) as client:
+                    thread = first.structured_content["threadId"]
+                    created = await client.session.call_tool(
+                        "codex-reply", {"threadId": thread, "prompt": "touch two.txt"}, allow_claimed=True
+                    )
+                    started_on = alternating.sent[-1][1]
+                    while (state := await get_task(client.session, created.task_id)).status != "input_required":
+                        assert state.status == "working", state
+                        await anyio.sleep(0.05)
+                    seen.append(state)
+                    if alternating.next_server() == started_on:
+                        seen.append(await get_task(client.session, created.task_id))
+                    [(key, request)] = state.input_requests.items()
+                    await update_task(client.session, created.task_id, {key: await approve_task(request.params)})
+                    assert alternating.sent[-1] == ("tasks/update", 1 - started_on), alternating.sent
+                    while (state := await get_task(client.session, created.task_id)).status != "completed":
+                        assert state.status == "working", state
+                        await anyio.sleep(0.05)
+                    seen.append(state)
+                    seen.append(await get_task(client.session, created.task_id))
+    answered_by = {server for method, server in alternating.sent if method == "tasks/get"}
+    assert answered_by == {0, 1}, alternating.sent
+    assert [s.status for s in seen[-2:]] == ["completed", "completed"], seen
+    second = seen[-1].result
+    assert second.content[0].text == "second done", second
+    assert second.structured_content["threadId"] == thread
+    assert (setup.work / "two.txt").exists()
+    assert len(asked) == 2, asked
+    # The turn's history went with the thread: the last request carried the first turn.
+    assert "touch one.txt" in str(setup.requests()[-1])
 
 
 class PrivatePostgres:

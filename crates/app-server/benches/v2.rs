@@ -11,10 +11,17 @@
 //!   1,000-turn thread (target < 10 ms), cold (the first read of the thread in a new server
 //!   process) and warm (the thread read before).
 //!
+//! * `loaded`: 2,000 threads started on one `interpreter app-server`, with the server's OS
+//!   thread count (`/proc/<pid>/status`) as they load: it must stay flat.
+//! * `resume`: `thread/resume` of a 2,000-turn thread (made through the v2 API against the
+//!   scripted mock: a `shell` call and an answer per turn) in a new server process, with and
+//!   without its turns, against a `cat` of its rollout.
+//!
 //! `cargo bench -p oi-app-server --bench v2`. Env: `OI_BENCH_TREE` (where the tree is
 //! generated; default a directory under the temp dir, reused across runs),
 //! `OI_BENCH_RUNS` (timed requests per case, default 20), `OI_BENCH_ONLY` (one of
-//! `app-server`, `thread-list`, `fuzzy`).
+//! `app-server`, `thread-list`, `fuzzy`, `loaded`, `resume`), `OI_BENCH_HOME` (`resume`:
+//! keep the long thread's home there and reuse it on the next run).
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a panic here is a failed run, with its message
 
 use oi_app_server::AppServerContext;
@@ -64,6 +71,178 @@ fn main() {
     }
     if wanted("fuzzy") {
         bench_fuzzy(runs);
+    }
+    if wanted("loaded") {
+        bench_loaded_threads();
+    }
+    if wanted("resume") {
+        bench_resume(runs);
+    }
+}
+
+/// A config whose model nobody answers: enough for methods that reach no model.
+const NO_MODEL_CONFIG: &str = "model = \"mock-model\"\nmodel_provider = \"mock\"\n[model_providers.mock]\nname = \"Mock\"\nbase_url = \"http://127.0.0.1:9/v1\"\n";
+
+/// The OS threads of process `pid` now.
+fn os_threads(pid: u32) -> usize {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).expect("status");
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("Threads:"))
+        .and_then(|n| n.trim().parse().ok())
+        .expect("Threads line")
+}
+
+/// 2,000 threads loaded on one server: its OS threads as they load.
+fn bench_loaded_threads() {
+    const LOADED: usize = 2_000;
+    let home = tempfile::tempdir().expect("home");
+    std::fs::write(home.path().join("config.toml"), NO_MODEL_CONFIG).expect("config");
+    let exe = std::env::current_exe().expect("bench exe");
+    let mut cmd = Command::new(&exe);
+    cmd.arg("--serve-app").arg(home.path());
+    let mut peer = Peer::spawn(cmd, false);
+    let pid = peer.child.id();
+    peer.call("thread/list", json!({"limit": 1}));
+    let mut counts = vec![(0, os_threads(pid))];
+    let mut starts = Vec::with_capacity(LOADED);
+    let t = Instant::now();
+    for i in 1..=LOADED {
+        let (r, took) = peer.call(
+            "thread/start",
+            json!({"cwd": home.path(), "approvalPolicy": "never"}),
+        );
+        assert!(r["thread"]["id"].is_string(), "{r}");
+        starts.push(took);
+        if [100, 250, 500, 1000, 1500, 2000].contains(&i) {
+            counts.push((i, os_threads(pid)));
+        }
+    }
+    let total = t.elapsed();
+    let (loaded, _) = peer.call("thread/loaded/list", json!({}));
+    assert_eq!(
+        loaded["data"].as_array().map(Vec::len),
+        Some(LOADED),
+        "{loaded}"
+    );
+    println!(
+        "loaded threads: {LOADED} thread/start on one server in {:.1} s, each {}",
+        total.as_secs_f64(),
+        stats(starts)
+    );
+    let shown: Vec<String> = counts
+        .iter()
+        .map(|(n, threads)| format!("{n} loaded: {threads}"))
+        .collect();
+    println!("  server OS threads  {}", shown.join(", "));
+}
+
+const LONG_TURNS: usize = 2_000;
+
+/// A thread of `LONG_TURNS` turns made through the v2 API against the scripted mock (a
+/// `shell` call running `true`, then an answer, per turn); returns its id and rollout. The
+/// window is set large enough that the thread is never compacted. A home that has it
+/// already (`OI_BENCH_HOME`, from an earlier run) is reused.
+fn long_thread(home: &Path) -> (String, PathBuf) {
+    use oi_test_support::{MockModelServer, MockScript, MockTurn};
+    let marker = home.join("bench-thread");
+    if let Ok(text) = std::fs::read_to_string(&marker)
+        && let Some((id, path)) = text.trim().split_once('\t')
+    {
+        return (id.to_string(), PathBuf::from(path));
+    }
+    let rt = tokio::runtime::Runtime::new().expect("runtime");
+    let mock = rt
+        .block_on(MockModelServer::start(MockScript::cycle(vec![
+            MockTurn::tool_call("shell", json!({"command": ["true"]})).into(),
+            MockTurn::text("Ran it; the tests pass and nothing else changed.").into(),
+        ])))
+        .expect("mock");
+    std::fs::write(
+        home.join("config.toml"),
+        format!(
+            "model_context_window = 100000000\n{}",
+            mock.config_toml("mock", oi_protocol::config_types::WireApi::Chat)
+        ),
+    )
+    .expect("config");
+    let exe = std::env::current_exe().expect("bench exe");
+    let mut cmd = Command::new(&exe);
+    cmd.arg("--serve-app").arg(home);
+    let mut peer = Peer::spawn(cmd, false);
+    let (started, _) = peer.call(
+        "thread/start",
+        json!({"cwd": home, "approvalPolicy": "never", "sandbox": "danger-full-access"}),
+    );
+    let id = started["thread"]["id"].as_str().expect("id").to_string();
+    let path = PathBuf::from(started["thread"]["path"].as_str().expect("path"));
+    let t = Instant::now();
+    for i in 0..LONG_TURNS {
+        peer.call(
+            "turn/start",
+            json!({"threadId": id, "input": [
+                {"type": "text", "text": format!("step {i}: run the tests and fix what fails")}
+            ]}),
+        );
+        peer.wait_for("turn/completed");
+    }
+    drop(peer);
+    println!(
+        "resume: made a {LONG_TURNS}-turn thread through the v2 API in {:.1} s",
+        t.elapsed().as_secs_f64()
+    );
+    // The server is gone; the config stays (a resume only loads it).
+    drop(mock);
+    std::fs::write(&marker, format!("{id}\t{}", path.display())).expect("marker");
+    (id, path)
+}
+
+/// `thread/resume` of a long thread in a new server, against `cat` of its rollout.
+fn bench_resume(runs: usize) {
+    let temp = tempfile::tempdir().expect("home");
+    let home = match std::env::var("OI_BENCH_HOME") {
+        Ok(h) => {
+            std::fs::create_dir_all(&h).expect("home");
+            PathBuf::from(h)
+        }
+        Err(_) => temp.path().to_path_buf(),
+    };
+    let (id, path) = long_thread(&home);
+    let size = std::fs::metadata(&path).expect("rollout").len();
+    println!(
+        "resume: rollout of {} records, {:.1} MiB",
+        std::fs::read_to_string(&path)
+            .expect("rollout")
+            .lines()
+            .count(),
+        size as f64 / (1 << 20) as f64
+    );
+    let cat: Vec<Duration> = (0..runs)
+        .map(|_| {
+            let t = Instant::now();
+            let out = Command::new("cat").arg(&path).output().expect("cat");
+            assert_eq!(out.stdout.len() as u64, size);
+            t.elapsed()
+        })
+        .collect();
+    println!("  cat of the rollout                       {}", stats(cat));
+    let exe = std::env::current_exe().expect("bench exe");
+    for (what, exclude) in [("with its turns", false), ("excludeTurns", true)] {
+        let mut times = Vec::new();
+        for _ in 0..runs.clamp(1, 10) {
+            let mut cmd = Command::new(&exe);
+            cmd.arg("--serve-app").arg(&home);
+            let mut peer = Peer::spawn(cmd, false);
+            peer.call("thread/list", json!({"limit": 1}));
+            let (r, t) = peer.call(
+                "thread/resume",
+                json!({"threadId": id, "excludeTurns": exclude}),
+            );
+            let turns = r["thread"]["turns"].as_array().map_or(0, Vec::len);
+            assert_eq!(turns, if exclude { 0 } else { LONG_TURNS }, "{what}");
+            times.push(t);
+        }
+        println!("  thread/resume, {what:<15} (new process) {}", stats(times));
     }
 }
 
@@ -308,6 +487,23 @@ impl Peer {
         line.push(b'\n');
         self.stdin.write_all(&line).expect("write");
         self.stdin.flush().expect("flush");
+    }
+
+    /// Reads messages until a notification of `method`; returns its params.
+    fn wait_for(&mut self, method: &str) -> Value {
+        loop {
+            let mut line = String::new();
+            let n = self.stdout.read_line(&mut line).expect("read");
+            assert!(n > 0, "server closed its output waiting for {method}");
+            let v: Value = serde_json::from_str(&line).expect("json line");
+            if v["method"] == method {
+                return v["params"].clone();
+            }
+            assert!(
+                v.get("id").is_none() || v.get("method").is_none(),
+                "a request: {v}"
+            );
+        }
     }
 
     /// Sends a request and waits for its response; returns it and the round-trip time.

@@ -12,7 +12,8 @@ use crate::protocol::ThreadOverrides;
 use crate::protocol::methods as m;
 use crate::protocol::wire::{
     Account, AccountLoginCompletedNotification, AccountUpdatedNotification, ApiKeySource,
-    CancelLoginAccountResponse, EmptyResponse, GetAccountRateLimitsResponse, GetAccountResponse,
+    CancelLoginAccountParams, CancelLoginAccountResponse, EmptyParams, EmptyResponse,
+    GetAccountParams, GetAccountRateLimitsResponse, GetAccountResponse, LoginAccountParams,
     LoginAccountResponse, RateLimitSnapshot as WireRateLimitSnapshot,
 };
 use crate::{Conn, blocking, internal, invalid, lock, method};
@@ -20,7 +21,6 @@ use oi_config::Config;
 use oi_config::credentials;
 use oi_jsonrpc::{Execution, MethodTable, RequestContext, RpcError};
 use oi_protocol::protocol::RateLimitSnapshot;
-use serde::Deserialize;
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::Arc;
@@ -32,38 +32,6 @@ pub(crate) fn register(t: &mut MethodTable, conn: &Arc<Conn>) {
     method::<m::AccountLogout, _, _>(t, conn, Execution::Spawn, logout);
     method::<m::AccountRateLimitsRead, _, _>(t, conn, Execution::Inline, rate_limits);
 }
-
-#[derive(Deserialize, schemars::JsonSchema)]
-#[serde(rename_all = "camelCase")]
-pub(crate) struct ReadParams {
-    #[serde(default)]
-    #[allow(dead_code)] // API keys do not refresh
-    refresh_token: Option<bool>,
-}
-
-#[derive(Deserialize, schemars::JsonSchema)]
-#[serde(rename_all = "camelCase")]
-pub(crate) struct LoginParams {
-    #[serde(rename = "type")]
-    kind: String,
-    #[serde(default)]
-    api_key: Option<String>,
-    /// Which provider the key is for; default: the configured one.
-    #[serde(default)]
-    model_provider: Option<String>,
-}
-
-#[derive(Deserialize, schemars::JsonSchema)]
-#[serde(rename_all = "camelCase")]
-pub(crate) struct CancelParams {
-    #[serde(default)]
-    #[allow(dead_code)] // API-key logins finish at once; nothing can be pending
-    login_id: Option<String>,
-}
-
-/// No params (`{}` or absent).
-#[derive(Deserialize, schemars::JsonSchema)]
-pub(crate) struct Empty {}
 
 /// Where the configured provider's key comes from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -139,7 +107,7 @@ fn auth_mode(source: KeySource) -> Option<String> {
 async fn read(
     conn: Arc<Conn>,
     _ctx: RequestContext,
-    _p: ReadParams,
+    _p: GetAccountParams,
 ) -> Result<GetAccountResponse, RpcError> {
     let config = current_config(&conn).await?;
     let home = conn.home()?;
@@ -155,7 +123,7 @@ fn update_key(home: &Path, var: &str, key: Option<&str>) -> Result<(), RpcError>
 async fn login(
     conn: Arc<Conn>,
     ctx: RequestContext,
-    p: LoginParams,
+    p: LoginAccountParams,
 ) -> Result<LoginAccountResponse, RpcError> {
     if p.kind != "apiKey" {
         return Err(invalid(format!(
@@ -211,7 +179,7 @@ async fn login(
 async fn cancel(
     _conn: Arc<Conn>,
     _ctx: RequestContext,
-    _p: CancelParams,
+    _p: CancelLoginAccountParams,
 ) -> Result<CancelLoginAccountResponse, RpcError> {
     Ok(CancelLoginAccountResponse {
         status: "notFound".to_string(),
@@ -221,7 +189,7 @@ async fn cancel(
 async fn logout(
     conn: Arc<Conn>,
     ctx: RequestContext,
-    _p: Empty,
+    _p: EmptyParams,
 ) -> Result<EmptyResponse, RpcError> {
     let config = current_config(&conn).await?;
     let home = conn.home()?;
@@ -261,7 +229,7 @@ pub(crate) fn rate_limit_snapshot(
 async fn rate_limits(
     conn: Arc<Conn>,
     _ctx: RequestContext,
-    _p: Empty,
+    _p: EmptyParams,
 ) -> Result<GetAccountRateLimitsResponse, RpcError> {
     let provider = match current_config(&conn).await {
         Ok(c) => c.model_provider_id,

@@ -2,8 +2,10 @@
 //! `item/fileChange/requestApproval` server→client requests (plus
 //! `mcpServer/elicitation/request` for MCP servers we are a client of).
 //!
-//! Fail-closed like the MCP tools: an unparseable reply, a JSON-RPC error reply, or no
-//! reply within the thread's `approval_timeout` is a decline. After the answer (or when
+//! Each is asked as its declaration in `oi_app_server_protocol::methods` says, and the
+//! client's reply is read as that declaration's result type. Fail-closed like the MCP
+//! tools: a reply not in that shape, a JSON-RPC error reply, or no reply within the thread's
+//! `approval_timeout` is a decline. After the answer (or when
 //! the turn ends first) `serverRequest/resolved` is sent, then the decision goes to the
 //! engine, so the client sees `item/started` → request → `serverRequest/resolved` →
 //! `item/completed`.
@@ -11,23 +13,22 @@
 use crate::Conn;
 use crate::items::Note;
 use crate::items::command_actions;
-use crate::protocol::methods::{self as m, WireMethod};
+use crate::notify::Reply;
+use crate::protocol::methods::{self as m, ServerRequest};
 use crate::protocol::wire::{
     CommandExecutionApprovalDecision, CommandExecutionApprovalKind,
     CommandExecutionRequestApprovalParams, CommandExecutionRequestApprovalResponse,
-    FileChangeRequestApprovalParams, McpServerElicitationRequestParams, NetworkPolicyRuleAction,
-    ServerRequestResolvedNotification, ThreadActiveFlag, ThreadStatus,
-    ThreadStatusChangedNotification, to_value,
+    FileChangeApprovalDecision, FileChangeRequestApprovalParams, FileChangeRequestApprovalResponse,
+    McpServerElicitationRequestParams, NetworkPolicyRuleAction, ServerRequestResolvedNotification,
+    ThreadActiveFlag, ThreadStatus, ThreadStatusChangedNotification, to_value,
 };
 use oi_core::{PendingRequest, Thread};
-use oi_jsonrpc::Answer;
 use oi_protocol::ThreadId;
 use oi_protocol::parse_command::display_command;
 use oi_protocol::protocol::{
     ApplyPatchApprovalRequestEvent, ElicitationAction, ElicitationRequestEvent,
     ElicitationResponse, ExecApprovalRequestEvent, Op, ReviewDecision, Submission,
 };
-use serde::Deserialize;
 use serde_json::{Value, json};
 use std::sync::Arc;
 use std::time::Duration;
@@ -44,13 +45,9 @@ pub(crate) struct ApprovalCtx {
     pub turn_over: CancellationToken,
 }
 
-/// A v2 approval reply → engine decision. A reply that is not a
-/// [`CommandExecutionRequestApprovalResponse`] (including the MCP tools'
-/// `approved`/`denied` spellings) is `None`, which callers treat as a decline. File-change
-/// replies are read the same way: their decisions are a subset of a command's.
-pub fn decision(reply: &Value) -> Option<ReviewDecision> {
-    let reply = CommandExecutionRequestApprovalResponse::deserialize(reply).ok()?;
-    Some(match reply.decision {
+/// A command approval's answer → the engine's decision.
+fn command_decision(reply: CommandExecutionRequestApprovalResponse) -> ReviewDecision {
+    match reply.decision {
         CommandExecutionApprovalDecision::Accept => ReviewDecision::Approved,
         CommandExecutionApprovalDecision::AcceptForSession => ReviewDecision::ApprovedForSession,
         CommandExecutionApprovalDecision::Decline => ReviewDecision::Denied,
@@ -65,7 +62,17 @@ pub fn decision(reply: &Value) -> Option<ReviewDecision> {
             NetworkPolicyRuleAction::Allow => ReviewDecision::Approved,
             NetworkPolicyRuleAction::Deny => ReviewDecision::Denied,
         },
-    })
+    }
+}
+
+/// A file-change approval's answer → the engine's decision.
+fn file_change_decision(reply: FileChangeRequestApprovalResponse) -> ReviewDecision {
+    match reply.decision {
+        FileChangeApprovalDecision::Accept => ReviewDecision::Approved,
+        FileChangeApprovalDecision::AcceptForSession => ReviewDecision::ApprovedForSession,
+        FileChangeApprovalDecision::Decline => ReviewDecision::Denied,
+        FileChangeApprovalDecision::Cancel => ReviewDecision::Abort,
+    }
 }
 
 /// Counts the thread's open approval requests; the first one flags the thread
@@ -106,52 +113,45 @@ async fn set_waiting(ctx: &ApprovalCtx, waiting: bool) {
         .await;
 }
 
-/// Asks the client while the thread is flagged `waitingOnApproval`.
-async fn ask<M>(ctx: &ApprovalCtx, params: &M::Params) -> Answer
-where
-    M: WireMethod,
-    M::Params: serde::Serialize,
-{
+/// Asks the client `M` while the thread is flagged `waitingOnApproval`, then tells it the
+/// request is settled (`serverRequest/resolved`), so the client sees request → resolved →
+/// the item's completion, in that order.
+async fn ask<M: ServerRequest>(ctx: &ApprovalCtx, params: &M::Params) -> Reply<M::Result> {
     set_waiting(ctx, true).await;
-    let answer = ask_client(ctx, M::NAME, to_value(params)).await;
-    set_waiting(ctx, false).await;
-    answer
-}
-
-/// Asks the client, then tells it the request is settled (`serverRequest/resolved`), so
-/// the client sees request → resolved → the item's completion, in that order.
-async fn ask_client(ctx: &ApprovalCtx, method: &str, params: Value) -> Answer {
     let out = &ctx.conn.outgoing;
-    let (id, answer) = out.ask(method, params, ctx.timeout, &ctx.turn_over).await;
-    out.send(Note::of::<m::ServerRequestResolved>(
-        &ServerRequestResolvedNotification {
-            thread_id: ctx.thread_id.to_string(),
-            request_id: to_value(&id),
-        },
-    ))
-    .await;
-    answer
+    let (id, reply) = out.ask::<M>(params, ctx.timeout, &ctx.turn_over).await;
+    if let Some(id) = id {
+        out.send(Note::of::<m::ServerRequestResolved>(
+            &ServerRequestResolvedNotification {
+                thread_id: ctx.thread_id.to_string(),
+                request_id: to_value(&id),
+            },
+        ))
+        .await;
+    }
+    set_waiting(ctx, false).await;
+    reply
 }
 
-async fn decide<M>(ctx: &ApprovalCtx, params: &M::Params) -> Option<ReviewDecision>
-where
-    M: WireMethod,
-    M::Params: serde::Serialize,
-{
+/// Asks for an approval and reads the answer as a decision (`None`: withdrawn, the turn
+/// is over). Whatever is not an answer in `M`'s shape declines.
+async fn decide<M: ServerRequest>(
+    ctx: &ApprovalCtx,
+    params: &M::Params,
+    decision: fn(M::Result) -> ReviewDecision,
+) -> Option<ReviewDecision> {
     let method = M::NAME;
     match ask::<M>(ctx, params).await {
-        Answer::Replied(v) => {
-            let d = decision(&v).unwrap_or_else(|| {
-                tracing::info!("{method}: unparseable reply {v}; declining");
-                ReviewDecision::Denied
-            });
-            Some(d)
+        Reply::Answered(r) => Some(decision(r)),
+        Reply::Unreadable { reply, error } => {
+            tracing::info!("{method}: unreadable reply {reply} ({error}); declining");
+            Some(ReviewDecision::Denied)
         }
-        Answer::NoAnswer(why) => {
+        Reply::NoAnswer(why) => {
             tracing::info!("{method}: declined because {why}");
             Some(ReviewDecision::Denied)
         }
-        Answer::Withdrawn => None,
+        Reply::Withdrawn => None,
     }
 }
 
@@ -204,7 +204,9 @@ pub(crate) fn exec_params(
 
 pub(crate) async fn exec(ctx: ApprovalCtx, ev: ExecApprovalRequestEvent) {
     let params = exec_params(&ctx, &ev);
-    if let Some(decision) = decide::<m::CommandExecutionRequestApproval>(&ctx, &params).await {
+    if let Some(decision) =
+        decide::<m::CommandExecutionRequestApproval>(&ctx, &params, command_decision).await
+    {
         submit(&ctx, PendingRequest::exec(&ev).answer(decision)).await;
     }
 }
@@ -218,7 +220,9 @@ pub(crate) async fn patch(ctx: ApprovalCtx, ev: ApplyPatchApprovalRequestEvent) 
         reason: ev.reason.clone(),
         grant_root: ev.grant_root.clone(),
     };
-    if let Some(decision) = decide::<m::FileChangeRequestApproval>(&ctx, &p).await {
+    if let Some(decision) =
+        decide::<m::FileChangeRequestApproval>(&ctx, &p, file_change_decision).await
+    {
         submit(&ctx, PendingRequest::patch(&ev).answer(decision)).await;
     }
 }
@@ -243,13 +247,14 @@ pub(crate) async fn elicitation(ctx: ApprovalCtx, ev: ElicitationRequestEvent) {
             .unwrap_or_else(|| json!({"type": "object", "properties": {}})),
         meta: req.get("_meta").cloned(),
     };
+    // An answer not in the declared shape is a decline: it never counts as consent.
     let response = match ask::<m::McpServerElicitationRequest>(&ctx, &params).await {
-        Answer::Replied(v) => ElicitationResponse::from_reply(&v),
-        Answer::NoAnswer(_) => ElicitationResponse {
+        Reply::Answered(r) => ElicitationResponse::from(r),
+        Reply::Unreadable { .. } | Reply::NoAnswer(_) => ElicitationResponse {
             action: ElicitationAction::Decline,
             content: None,
         },
-        Answer::Withdrawn => return,
+        Reply::Withdrawn => return,
     };
     let op = PendingRequest::elicitation(&ev).elicitation_answer(response);
     submit(&ctx, op).await;
@@ -258,6 +263,15 @@ pub(crate) async fn elicitation(ctx: ApprovalCtx, ev: ElicitationRequestEvent) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A command approval's reply as `decide` reads it (`None`: not in the declared shape,
+    /// which `decide` declines).
+    fn command_reply(reply: Value) -> Option<ReviewDecision> {
+        match Reply::<CommandExecutionRequestApprovalResponse>::read(reply) {
+            Reply::Answered(r) => Some(command_decision(r)),
+            _ => None,
+        }
+    }
 
     #[test]
     fn v2_decisions_and_fail_closed_replies() {
@@ -294,7 +308,7 @@ mod tests {
             (json!("accept"), None),
         ];
         for (reply, want) in cases {
-            assert_eq!(decision(&reply), want, "{reply}");
+            assert_eq!(command_reply(reply.clone()), want, "{reply}");
         }
     }
 
@@ -308,8 +322,56 @@ mod tests {
             json!(["accept", "acceptForSession", "decline", "cancel"])
         );
         for d in offered.as_array().unwrap() {
-            assert!(decision(&json!({ "decision": d })).is_some(), "{d}");
+            assert!(command_reply(json!({ "decision": d })).is_some(), "{d}");
         }
+    }
+
+    /// File-change and elicitation replies are read as their declarations say: a
+    /// file-change decision Codex does not have for file changes, or an elicitation without
+    /// a known action, is not an answer (declined); content counts only with an accept.
+    #[test]
+    fn file_change_and_elicitation_replies_read_as_declared() {
+        let file = |v: Value| match Reply::<FileChangeRequestApprovalResponse>::read(v) {
+            Reply::Answered(r) => Some(file_change_decision(r)),
+            _ => None,
+        };
+        assert_eq!(
+            file(json!({"decision": "accept"})),
+            Some(ReviewDecision::Approved)
+        );
+        assert_eq!(
+            file(json!({"decision": "acceptForSession"})),
+            Some(ReviewDecision::ApprovedForSession)
+        );
+        assert_eq!(
+            file(json!({"decision": "decline"})),
+            Some(ReviewDecision::Denied)
+        );
+        assert_eq!(
+            file(json!({"decision": "cancel"})),
+            Some(ReviewDecision::Abort)
+        );
+        assert_eq!(
+            file(
+                json!({"decision": {"acceptWithExecpolicyAmendment": {"execpolicy_amendment": []}}})
+            ),
+            None
+        );
+        type Elicit = crate::protocol::approval::McpServerElicitationRequestResponse;
+        let elicit = |v: Value| match Reply::<Elicit>::read(v) {
+            Reply::Answered(r) => Some(ElicitationResponse::from(r)),
+            _ => None,
+        };
+        let accepted = elicit(json!({"action": "accept", "content": {"name": "x"}})).unwrap();
+        assert_eq!(accepted.action, ElicitationAction::Accept);
+        assert_eq!(accepted.content, Some(json!({"name": "x"})));
+        let declined = elicit(json!({"action": "decline", "content": {"name": "x"}})).unwrap();
+        assert_eq!(
+            (declined.action, declined.content),
+            (ElicitationAction::Decline, None)
+        );
+        assert!(elicit(json!({"action": "maybe"})).is_none());
+        assert!(elicit(json!({"content": {}})).is_none());
     }
 
     /// The elicitation request keeps its wire: `_meta` only when the server sent one.

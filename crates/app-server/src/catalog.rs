@@ -8,19 +8,17 @@
 //! knob, text input.
 
 use crate::protocol::ThreadOverrides;
-use crate::protocol::methods as m;
+use crate::protocol::methods::{self as m, WireMethod};
 use crate::protocol::wire::{
     AppsListParams, AppsListResponse, CollaborationModeListParams, CollaborationModeListResponse,
-    CollaborationModeMask, ModeKind, Model, ModelListResponse, ReasoningEffortOption,
+    CollaborationModeMask, ModeKind, Model, ModelListParams, ModelListResponse,
+    ReasoningEffortOption,
 };
 use crate::{Conn, lock, method};
 use oi_config::{Config, ModelProviderInfo};
-pub use oi_core::catalog::{
-    ModelInfo, RemoteModel, builtin_info, fetch_models, is_hidden, parse_models,
-};
+use oi_core::catalog::{RemoteModel, builtin_info, fetch_models, is_hidden};
 use oi_jsonrpc::RpcError;
 use oi_jsonrpc::{Execution, MethodTable, RequestContext};
-use serde::Deserialize;
 use std::collections::{BTreeSet, HashMap};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -37,7 +35,7 @@ pub(crate) fn register(t: &mut MethodTable, conn: &Arc<Conn>) {
         conn,
         Execution::Inline,
         |c, _x, _p: CollaborationModeListParams| async move {
-            crate::init::require_experimental(&c, "collaborationMode/list")?;
+            crate::init::require_experimental(&c, m::CollaborationModeList::NAME)?;
             Ok(collaboration_modes())
         },
     );
@@ -48,21 +46,6 @@ pub(crate) fn register(t: &mut MethodTable, conn: &Arc<Conn>) {
         // No params is the same as empty ones.
         |_c, _x, _p: AppsListParams| async { Ok(AppsListResponse::default()) },
     );
-}
-
-/// Params of `model/list`.
-#[derive(Deserialize, schemars::JsonSchema)]
-#[serde(rename_all = "camelCase")]
-pub(crate) struct ModelListParams {
-    #[serde(default)]
-    cursor: Option<String>,
-    #[serde(default)]
-    limit: Option<u32>,
-    #[serde(default)]
-    include_hidden: bool,
-    /// Only this provider's models (a provider id of config.toml).
-    #[serde(default)]
-    model_provider: Option<String>,
 }
 
 type Listed = Result<Vec<RemoteModel>, String>;
@@ -282,6 +265,7 @@ pub fn collaboration_modes() -> CollaborationModeListResponse {
 mod tests {
     use super::*;
     use crate::protocol::wire::to_value;
+    use oi_core::catalog::parse_models;
     use serde_json::{Value, json};
 
     #[test]

@@ -12,14 +12,13 @@ use crate::protocol::wire::{
     EmptyResponse, FuzzyFileSearchMatchType, FuzzyFileSearchParams, FuzzyFileSearchResponse,
     FuzzyFileSearchResult, FuzzyFileSearchSessionCompletedNotification,
     FuzzyFileSearchSessionStartParams, FuzzyFileSearchSessionStopParams,
-    FuzzyFileSearchSessionUpdateParams, FuzzyFileSearchSessionUpdatedNotification, to_value,
+    FuzzyFileSearchSessionUpdateParams, FuzzyFileSearchSessionUpdatedNotification,
 };
 use crate::{Conn, invalid, lock, method};
 use oi_file_search::FileIndex;
-pub use oi_file_search::{FileMatch, MATCH_LIMIT, NAME_BONUS, index_roots, search, search_index};
+use oi_file_search::{FileMatch, MATCH_LIMIT, search};
 use oi_jsonrpc::RpcError;
 use oi_jsonrpc::{Execution, MethodTable, RequestContext};
-use serde_json::Value;
 use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -54,11 +53,6 @@ pub fn wire_match(m: &FileMatch) -> FuzzyFileSearchResult {
         score: m.score,
         indices: m.indices.clone(),
     }
-}
-
-/// One match as JSON (the wire shape of [`wire_match`]).
-pub fn match_json(m: &FileMatch) -> Value {
-    to_value(&wire_match(m))
 }
 
 async fn search_once(
@@ -185,6 +179,7 @@ async fn session_stop(
 }
 #[cfg(test)]
 mod tests {
+    use crate::protocol::wire::to_value;
     // Ranking, gitignore, limits and cancellation are tested in oi-file-search; here only
     // the wire shape of a match.
     use super::*;
@@ -197,7 +192,7 @@ mod tests {
         let roots = vec![dir.path().to_path_buf()];
         let r = search("main", &roots, MATCH_LIMIT, &AtomicBool::new(false));
         let m = r.iter().find(|m| m.path == "src/main.rs").unwrap();
-        let wire = match_json(m);
+        let wire = to_value(&wire_match(m));
         assert_eq!(wire["path"], "src/main.rs");
         assert_eq!(wire["file_name"], "main.rs");
         assert_eq!(wire["match_type"], "file");

@@ -7,7 +7,7 @@
 //! connection, whether experimental methods and fields are served and which notifications
 //! are dropped.
 
-use crate::protocol::methods::Initialize;
+use crate::protocol::methods::{Initialize, WireMethod};
 use crate::protocol::wire::{InitializeParams, InitializeResponse};
 use crate::{Conn, invalid, method_decoding};
 use oi_jsonrpc::RpcError;
@@ -23,7 +23,6 @@ pub struct ClientState {
 
 #[derive(Debug)]
 struct Session {
-    client_name: String,
     experimental_api: bool,
 }
 
@@ -32,11 +31,6 @@ impl ClientState {
     /// app-server form (older clients of our v2 API on `mcp-server`) keep everything.
     pub fn experimental_allowed(&self) -> bool {
         self.session.get().is_none_or(|s| s.experimental_api)
-    }
-
-    /// The client's name from `clientInfo`, if it sent the app-server form.
-    pub fn client_name(&self) -> Option<&str> {
-        self.session.get().map(|s| s.client_name.as_str())
     }
 }
 
@@ -69,23 +63,23 @@ async fn initialize(
     ctx: RequestContext,
     raw: Map<String, Value>,
 ) -> Result<Reply, RpcError> {
+    // The MCP handshake has the same method name; `protocolVersion` tells them apart.
     if raw.contains_key("protocolVersion") {
         return match conn
             .mcp_methods
-            .call("initialize", ctx, Some(Value::Object(raw)))
+            .call(Initialize::NAME, ctx, Some(Value::Object(raw)))
         {
             Some(mcp) => mcp.await.map(Reply::Mcp),
             None => Err(RpcError::invalid_params(
-                "initialize",
+                Initialize::NAME,
                 "this is the app server, which does not speak MCP: send `{clientInfo, capabilities?}` without `protocolVersion`, or use `interpreter mcp-server` for MCP",
             )),
         };
     }
     let p: InitializeParams = serde_json::from_value(Value::Object(raw))
-        .map_err(|e| RpcError::invalid_params("initialize", e))?;
+        .map_err(|e| RpcError::invalid_params(Initialize::NAME, e))?;
     let caps = p.capabilities.unwrap_or_default();
     let session = Session {
-        client_name: p.client_info.name.clone(),
         experimental_api: caps.experimental_api,
     };
     if conn.client.session.set(session).is_err() {

@@ -4,39 +4,45 @@
 //!
 //! Public surface: [`methods`], the method table of these APIs for one connection of the
 //! host (`oi-host`), which the CLI merges with the MCP tools' table (`oi-mcp-server`) on
-//! `interpreter mcp-server`; [`AppServerContext`] is what that connection shares with it. Everything else is the
-//! wire: `thread/*`, `turn/*`, `model/list`, `collaborationMode/list`,
-//! `app/list`, `config/*`, `account/*` and the v1 `getConversationSummary`,
-//! `getAuthStatus`, `gitDiffToRemote`, `fuzzyFileSearch*` methods (docs/v2-api.md).
+//! `interpreter mcp-server`; [`AppServerContext`] is what that connection shares with it.
+//! Nothing else is public: the wire itself — `thread/*`, `turn/*`, `model/list`,
+//! `collaborationMode/list`, `app/list`, `config/*`, `account/*` and the v1
+//! `getConversationSummary`, `getAuthStatus`, `gitDiffToRemote`, `fuzzyFileSearch*`
+//! methods (docs/v2-api.md), their declarations and their schema — is
+//! `oi-app-server-protocol`.
 //!
-//! Layout: [`protocol`] (wire shapes and param types) · [`threads`] · [`turns`] (turn
-//! methods and the per-turn event pump) · [`items`] (engine events → v2 items and
-//! notifications) · [`approvals`] · [`catalog`] · [`config_rpc`] · [`accounts`] · [`v1`] ·
-//! [`fuzzy`] · [`session`] (what Codex's TUI calls mid-session) · [`mcp_oauth`]. The engine is reached only through the host's `ThreadManager`, shared with
-//! the MCP tools and every other connection; threads publish their events to every
+//! Layout: `threads` · `turns` (turn methods and the per-turn event pump) · `items`
+//! (engine events → v2 items and notifications) · `approvals` (typed requests to the
+//! client) · `catalog` · `config_rpc` · `accounts` · `v1` · `fuzzy` · `session` (what
+//! Codex's TUI calls mid-session) · `mcp_oauth` · `convert` (engine and config values as
+//! wire values). The engine is reached only through the host's `ThreadManager`, shared
+//! with the MCP tools and every other connection; threads publish their events to every
 //! subscriber.
 //!
 //! This crate must not know how turns run inside the engine, nor the JSON-RPC framing.
 
-pub mod absent;
-pub mod accounts;
-pub mod approvals;
-pub mod catalog;
-pub mod command_exec;
-pub mod config_rpc;
-pub mod fuzzy;
-pub mod history;
-pub mod init;
-pub mod items;
-pub mod lifecycle;
-pub mod mcp_oauth;
-pub mod mcp_status;
+mod absent;
+mod accounts;
+mod approvals;
+mod catalog;
+mod command_exec;
+mod config_rpc;
+mod convert;
+mod fuzzy;
+mod history;
+mod init;
+mod items;
+mod lifecycle;
+mod mcp_oauth;
+mod mcp_status;
 mod notify;
-pub mod protocol;
-pub mod session;
-pub mod threads;
-pub mod turns;
-pub mod v1;
+mod session;
+mod threads;
+mod turns;
+mod v1;
+
+// The wire, under the name the handlers have always used for it.
+use oi_app_server_protocol as protocol;
 
 use crate::items::Note;
 use crate::protocol::methods as m;

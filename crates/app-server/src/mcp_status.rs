@@ -82,6 +82,7 @@ fn from_live(s: LiveStatus, cfg: Option<&McpServerConfig>) -> McpServerStatus {
         tools: tools_by_name(s.tools, &s.withheld_tools),
         resources: s.resources,
         resource_templates: s.resource_templates,
+        protocol_version: s.protocol.map(|p| p.version),
     }
 }
 
@@ -94,6 +95,7 @@ fn from_config(name: &str, cfg: &McpServerConfig) -> McpServerStatus {
         auth_status: auth_status(Some(cfg)),
         runtime_status: (!cfg.enabled).then_some(McpServerConnectionStatus::Disabled),
         tools_error: None,
+        protocol_version: None,
     }
 }
 
@@ -180,5 +182,31 @@ mod tests {
             by_name["long"]["_meta"],
             json!({"vendor/x": 1, "openinterpreter/withheld": "it needs MCP task augmentation"})
         );
+    }
+
+    #[test]
+    fn a_connected_server_says_which_protocol_it_speaks() {
+        let live = LiveStatus {
+            name: "docs".into(),
+            state: McpServerState::Ready,
+            transport: "streamable_http",
+            tools: vec![],
+            withheld_tools: vec![],
+            resources: vec![],
+            resource_templates: vec![],
+            prompts: vec![],
+            last_error: None,
+            protocol: Some(oi_mcp_client::McpNegotiatedProtocol {
+                version: "2026-07-28".into(),
+                era: oi_mcp_client::McpProtocolEra::Discover,
+                tasks: true,
+            }),
+        };
+        let wire = serde_json::to_value(from_live(live, None)).unwrap();
+        assert_eq!(wire["protocolVersion"], "2026-07-28");
+        assert_eq!(wire["runtimeStatus"], "connected");
+        let cfg = McpServerConfig::stdio("x", vec![]);
+        let wire = serde_json::to_value(from_config("x", &cfg)).unwrap();
+        assert!(wire.get("protocolVersion").is_none(), "{wire}");
     }
 }

@@ -1,10 +1,14 @@
 //! The connection's sender as the v2 handlers use it: notifications the client opted out
 //! of (`initialize.capabilities.optOutNotificationMethods`) are dropped here, once, so no
 //! handler has to check, and every notification gets Codex's `emittedAtMs` stamp. It
-//! offers no untyped `notify`: a notification goes out only as a declared [`Note`].
+//! offers nothing untyped: a notification goes out only as a declared [`Note`], a
+//! request to the client only as a declared server request ([`Outgoing::ask`]), whose
+//! reply comes back decoded into the declaration's result type.
 
 use crate::items::Note;
+use oi_app_server_protocol::methods::ServerRequest;
 use oi_jsonrpc::{Answer, OutgoingSender, RequestId};
+use serde::de::DeserializeOwned;
 use serde_json::Value;
 use std::collections::HashSet;
 use std::sync::{Arc, OnceLock};
@@ -45,14 +49,56 @@ impl Outgoing {
         self.inner.notify_stamped(method, params).await
     }
 
-    /// Asks the client (an approval); see [`OutgoingSender::ask`].
-    pub async fn ask(
+    /// Asks the client the declared request `M` (an approval, an MCP server's question),
+    /// failing closed as [`OutgoingSender::ask`] does: no answer by `timeout`, an error
+    /// reply or a closed connection is [`Reply::NoAnswer`]; `cancel` withdraws the request.
+    /// Returns the request's id (`None` when nothing could be sent) and the reply.
+    pub async fn ask<M: ServerRequest>(
         &self,
-        method: &str,
-        params: Value,
+        params: &M::Params,
         timeout: Duration,
         cancel: &CancellationToken,
-    ) -> (RequestId, Answer) {
-        self.inner.ask(method, params, timeout, cancel).await
+    ) -> (Option<RequestId>, Reply<M::Result>) {
+        let params = match serde_json::to_value(params) {
+            Ok(p) => p,
+            Err(e) => {
+                let why = format!("the {} request could not be encoded ({e})", M::NAME);
+                return (None, Reply::NoAnswer(why));
+            }
+        };
+        let (id, answer) = self.inner.ask(M::NAME, params, timeout, cancel).await;
+        let reply = match answer {
+            Answer::Replied(v) => Reply::read(v),
+            Answer::NoAnswer(why) => Reply::NoAnswer(why),
+            Answer::Withdrawn => Reply::Withdrawn,
+        };
+        (Some(id), reply)
+    }
+}
+
+/// What came of asking the client a declared request.
+#[derive(Debug, PartialEq)]
+pub enum Reply<R> {
+    /// The client answered in the declared shape.
+    Answered(R),
+    /// The client answered something else: its reply, and why it is not the declared
+    /// shape. Callers treat it as no consent.
+    Unreadable { reply: Value, error: String },
+    /// An error reply, the deadline passed, or the connection closed; the text says which.
+    NoAnswer(String),
+    /// The request was withdrawn first (the turn ended); the client was told.
+    Withdrawn,
+}
+
+impl<R: DeserializeOwned> Reply<R> {
+    /// A client's `result`, decoded into the declared result type.
+    pub fn read(reply: Value) -> Self {
+        match R::deserialize(&reply) {
+            Ok(r) => Reply::Answered(r),
+            Err(e) => Reply::Unreadable {
+                error: e.to_string(),
+                reply,
+            },
+        }
     }
 }

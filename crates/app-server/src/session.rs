@@ -16,6 +16,7 @@
 //! * `experimentalFeature/list` (`/experimental`): empty, there are no feature flags.
 
 use crate::command_exec::DEFAULT_OUTPUT_CAP;
+use crate::convert::now_unix;
 use crate::items::Note;
 use crate::protocol::item::{CommandExecutionSource, CommandExecutionStatus, command_actions};
 use crate::protocol::methods as m;
@@ -23,7 +24,7 @@ use crate::protocol::notification::{ItemCompletedNotification, ItemStartedNotifi
 use crate::protocol::session::*;
 use crate::protocol::turn::{TurnCompletedNotification, TurnItemsView, TurnStartedNotification};
 use crate::protocol::wire::EmptyResponse;
-use crate::protocol::{ThreadItem, Turn, TurnStatus, V2SandboxPolicy, now_unix};
+use crate::protocol::{ThreadItem, Turn, TurnStatus, V2SandboxPolicy};
 use crate::turns::{self, live};
 use crate::{Conn, invalid, method, offset_page};
 use oi_core::{CommandRequest, Thread, run_command};

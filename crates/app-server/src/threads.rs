@@ -5,10 +5,14 @@
 //! `codex-reply` can continue a v2 thread and vice versa); `ephemeral: true` threads live
 //! in a second manager that writes nothing.
 
+use crate::convert::{ephemeral_thread, now_unix, session_response, thread_from_summary};
 use crate::items::Note;
 use crate::protocol::ThreadOverrides;
-use crate::protocol::methods as m;
-use crate::protocol::now_unix;
+use crate::protocol::methods::{self as m, WireMethod};
+use crate::protocol::thread::{
+    OneOrMany, ThreadForkParams, ThreadListParams, ThreadLoadedListParams, ThreadReadParams,
+    ThreadResumeParams, ThreadSetNameParams, ThreadStartParams,
+};
 use crate::protocol::wire::{
     ConfigWarningNotification, EmptyResponse, Thread as WireThread, ThreadIdNotification,
     ThreadIdParams, ThreadListResponse, ThreadLoadedListResponse, ThreadNameUpdatedNotification,
@@ -25,8 +29,6 @@ use oi_jsonrpc::RpcError;
 use oi_jsonrpc::{Execution, MethodTable, RequestContext};
 use oi_protocol::ThreadId;
 use oi_protocol::protocol::EventMsg;
-use serde::Deserialize;
-use std::path::PathBuf;
 use std::sync::Arc;
 
 pub(crate) fn register(t: &mut MethodTable, conn: &Arc<Conn>) {
@@ -39,94 +41,6 @@ pub(crate) fn register(t: &mut MethodTable, conn: &Arc<Conn>) {
     method::<m::ThreadArchive, _, _>(t, conn, Execution::Spawn, archive);
     method::<m::ThreadUnarchive, _, _>(t, conn, Execution::Spawn, unarchive);
     method::<m::ThreadNameSet, _, _>(t, conn, Execution::Spawn, set_name);
-}
-
-#[derive(Deserialize, schemars::JsonSchema)]
-#[serde(rename_all = "camelCase")]
-pub(crate) struct StartParams {
-    #[serde(flatten)]
-    overrides: ThreadOverrides,
-    #[serde(default)]
-    ephemeral: Option<bool>,
-}
-
-#[derive(Deserialize, schemars::JsonSchema)]
-#[serde(rename_all = "camelCase")]
-pub(crate) struct ResumeParams {
-    thread_id: String,
-    #[serde(flatten)]
-    overrides: ThreadOverrides,
-    #[serde(default)]
-    exclude_turns: bool,
-}
-
-#[derive(Deserialize, schemars::JsonSchema)]
-#[serde(rename_all = "camelCase")]
-pub(crate) struct ForkParams {
-    thread_id: String,
-    #[serde(flatten)]
-    overrides: ThreadOverrides,
-    #[serde(default)]
-    ephemeral: Option<bool>,
-    #[serde(default)]
-    exclude_turns: bool,
-}
-
-#[derive(Deserialize, schemars::JsonSchema)]
-#[serde(rename_all = "camelCase")]
-pub(crate) struct ReadParams {
-    thread_id: String,
-    #[serde(default)]
-    include_turns: bool,
-}
-
-#[derive(Deserialize, schemars::JsonSchema)]
-#[serde(untagged)]
-pub(crate) enum OneOrMany {
-    One(PathBuf),
-    Many(Vec<PathBuf>),
-}
-
-#[derive(Deserialize, Default, schemars::JsonSchema)]
-#[serde(rename_all = "camelCase")]
-pub(crate) struct ListParams {
-    #[serde(default)]
-    cursor: Option<String>,
-    #[serde(default)]
-    limit: Option<u32>,
-    #[serde(default)]
-    sort_key: Option<String>,
-    #[serde(default)]
-    sort_direction: Option<String>,
-    #[serde(default)]
-    model_providers: Option<Vec<String>>,
-    #[serde(default)]
-    source_kinds: Option<Vec<String>>,
-    #[serde(default)]
-    archived: Option<bool>,
-    #[serde(default)]
-    cwd: Option<OneOrMany>,
-    #[serde(default)]
-    search_term: Option<String>,
-}
-
-/// Params of `thread/loaded/list`.
-#[derive(Deserialize, schemars::JsonSchema)]
-#[serde(rename_all = "camelCase")]
-pub(crate) struct PageParams {
-    #[serde(default)]
-    cursor: Option<String>,
-    #[serde(default)]
-    limit: Option<u32>,
-}
-
-/// Params of `thread/name/set`.
-#[derive(Deserialize, schemars::JsonSchema)]
-#[serde(rename_all = "camelCase")]
-pub(crate) struct NameParams {
-    thread_id: String,
-    #[serde(default)]
-    name: Option<String>,
 }
 
 pub(crate) fn core_error(e: CoreError) -> RpcError {
@@ -153,7 +67,7 @@ fn live_status(thread: &Thread) -> ThreadStatus {
 async fn live_thread_json(conn: &Arc<Conn>, thread: &Arc<Thread>) -> Result<WireThread, RpcError> {
     let id = thread.id();
     if let Some(info) = conn.ephemeral_info(&id) {
-        return Ok(WireThread::ephemeral(
+        return Ok(ephemeral_thread(
             id,
             info.forked_from,
             &thread.config(),
@@ -164,7 +78,7 @@ async fn live_thread_json(conn: &Arc<Conn>, thread: &Arc<Thread>) -> Result<Wire
     let stored = conn.stored_threads().await?;
     let summary = stored.get(&id).await.map_err(core_error)?;
     match summary {
-        Some(s) => Ok(WireThread::from_summary(&s, live_status(thread))),
+        Some(s) => Ok(thread_from_summary(&s, live_status(thread))),
         None => Err(internal(format!(
             "thread {id} is running but missing from the thread index; run `interpreter sessions list` to rebuild it"
         ))),
@@ -185,7 +99,7 @@ fn warning_notes(warnings: &[String]) -> Vec<Note> {
 async fn start(
     conn: Arc<Conn>,
     ctx: RequestContext,
-    p: StartParams,
+    p: ThreadStartParams,
 ) -> Result<ThreadSessionResponse, RpcError> {
     let loaded = conn.load_session_config(&p.overrides).await?;
     let ephemeral = p.ephemeral.unwrap_or(false);
@@ -216,7 +130,7 @@ async fn start(
     };
     notes.push(Note::of::<m::ThreadStarted>(&started));
     conn.notify_after_response(&ctx, notes);
-    Ok(ThreadSessionResponse::new(thread, &new.thread.config()))
+    Ok(session_response(thread, &new.thread.config()))
 }
 
 /// The stored thread's model and cwd, unless the caller picked their own.
@@ -345,7 +259,7 @@ fn last_usage(thread_id: ThreadId, loaded: &LoadedThread) -> Option<Note> {
 async fn resume(
     conn: Arc<Conn>,
     ctx: RequestContext,
-    p: ResumeParams,
+    p: ThreadResumeParams,
 ) -> Result<ThreadSessionResponse, RpcError> {
     let id = parse_thread_id(&p.thread_id)?;
     // Already running here (started by this API, the MCP tools or an earlier resume).
@@ -359,7 +273,7 @@ async fn resume(
             conn.hold(id);
         }
         crate::turns::follow_running_turn(&conn, &ctx, thread.clone());
-        return Ok(ThreadSessionResponse::new(thread_json, &thread.config()));
+        return Ok(session_response(thread_json, &thread.config()));
     }
     let summary = summary_of(&conn, id)
         .await?
@@ -381,16 +295,13 @@ async fn resume(
         notes.push(usage);
     }
     conn.notify_after_response(&ctx, notes);
-    Ok(ThreadSessionResponse::new(
-        thread_json,
-        &new.thread.config(),
-    ))
+    Ok(session_response(thread_json, &new.thread.config()))
 }
 
 async fn fork(
     conn: Arc<Conn>,
     ctx: RequestContext,
-    p: ForkParams,
+    p: ThreadForkParams,
 ) -> Result<ThreadSessionResponse, RpcError> {
     let source = parse_thread_id(&p.thread_id)?;
     let ephemeral = p.ephemeral.unwrap_or(false);
@@ -454,16 +365,13 @@ async fn fork(
     let mut notes = warning_notes(&loaded_config.warnings);
     notes.push(Note::of::<m::ThreadStarted>(&started));
     conn.notify_after_response(&ctx, notes);
-    Ok(ThreadSessionResponse::new(
-        thread_json,
-        &new.thread.config(),
-    ))
+    Ok(session_response(thread_json, &new.thread.config()))
 }
 
 async fn read(
     conn: Arc<Conn>,
     _ctx: RequestContext,
-    p: ReadParams,
+    p: ThreadReadParams,
 ) -> Result<ThreadReadResponse, RpcError> {
     let id = parse_thread_id(&p.thread_id)?;
     if conn.ephemeral_info(&id).is_some()
@@ -479,7 +387,7 @@ async fn read(
         Some(t) => live_status(&t),
         None => ThreadStatus::NotLoaded,
     };
-    let mut thread = WireThread::from_summary(&summary, status);
+    let mut thread = thread_from_summary(&summary, status);
     if p.include_turns {
         let loaded = load_stored(&conn, id).await?;
         thread.turns = stored_turns(id, &loaded);
@@ -489,7 +397,7 @@ async fn read(
 
 /// An enum value `thread/list` does not know: -32602, as for any params that do not fit.
 fn bad_list_param(detail: String) -> RpcError {
-    RpcError::invalid_params("thread/list", detail)
+    RpcError::invalid_params(m::ThreadList::NAME, detail)
 }
 
 /// Codex's `recency_at` is last activity, our `updated_at`. `section_position` orders
@@ -515,7 +423,7 @@ fn sources_for(kind: &str) -> Result<&'static [SessionSource], RpcError> {
         // Codex's app server records the threads its clients start as `vscode`, and Codex's
         // TUI lists `cli` + `vscode` in its resume picker: threads started through our v2
         // API are those.
-        "vscode" => &[SessionSource::AppServer],
+        "vscode" => &[SessionSource::AppServer, SessionSource::Acp],
         "unknown" => &[SessionSource::Unknown],
         "subAgent"
         | "subAgentReview"
@@ -530,7 +438,7 @@ fn sources_for(kind: &str) -> Result<&'static [SessionSource], RpcError> {
     })
 }
 
-fn list_query(p: ListParams) -> Result<Option<ListQuery>, RpcError> {
+fn list_query(p: ThreadListParams) -> Result<Option<ListQuery>, RpcError> {
     let sort_key = match &p.sort_key {
         Some(k) => parse_sort_key(k)?,
         None => SortKey::default(),
@@ -589,7 +497,7 @@ fn list_query(p: ListParams) -> Result<Option<ListQuery>, RpcError> {
 async fn list(
     conn: Arc<Conn>,
     _ctx: RequestContext,
-    p: ListParams,
+    p: ThreadListParams,
 ) -> Result<ThreadListResponse, RpcError> {
     let Some(q) = list_query(p)? else {
         return Ok(ThreadListResponse {
@@ -607,7 +515,7 @@ async fn list(
                 Some(t) => live_status(&t),
                 None => ThreadStatus::NotLoaded,
             };
-            WireThread::from_summary(s, status)
+            thread_from_summary(s, status)
         })
         .collect();
     Ok(ThreadListResponse {
@@ -619,7 +527,7 @@ async fn list(
 async fn loaded_list(
     conn: Arc<Conn>,
     _ctx: RequestContext,
-    p: PageParams,
+    p: ThreadLoadedListParams,
 ) -> Result<ThreadLoadedListResponse, RpcError> {
     let mut ids: Vec<String> = conn
         .manager
@@ -684,14 +592,14 @@ async fn unarchive(
     };
     conn.notify_after_response(&ctx, vec![Note::of::<m::ThreadUnarchived>(&note)]);
     Ok(ThreadUnarchiveResponse {
-        thread: WireThread::from_summary(&summary, status),
+        thread: thread_from_summary(&summary, status),
     })
 }
 
 async fn set_name(
     conn: Arc<Conn>,
     ctx: RequestContext,
-    p: NameParams,
+    p: ThreadSetNameParams,
 ) -> Result<EmptyResponse, RpcError> {
     let id = parse_thread_id(&p.thread_id)?;
     let stored = conn.stored_threads().await?;
@@ -719,10 +627,11 @@ async fn set_name(
 mod tests {
     use super::*;
     use serde_json::json;
+    use std::path::PathBuf;
 
     #[test]
     fn list_params_map_to_store_queries() {
-        let p: ListParams = serde_json::from_value(json!({
+        let p: ThreadListParams = serde_json::from_value(json!({
             "limit": 500, "sortKey": "created_at", "sortDirection": "asc",
             "sourceKinds": ["appServer"], "cwd": "/w", "searchTerm": ""
         }))
@@ -738,26 +647,29 @@ mod tests {
         assert_eq!(q.cwd, Some(vec![PathBuf::from("/w")]));
         assert_eq!(q.search, None);
 
-        let p: ListParams = serde_json::from_value(json!({"sourceKinds": ["vscode"]})).unwrap();
+        let p: ThreadListParams =
+            serde_json::from_value(json!({"sourceKinds": ["vscode"]})).unwrap();
         assert_eq!(
             list_query(p).unwrap().unwrap().sources,
-            Some(vec![SessionSource::AppServer])
+            Some(vec![SessionSource::AppServer, SessionSource::Acp])
         );
-        let p: ListParams = serde_json::from_value(json!({"sourceKinds": ["subAgent"]})).unwrap();
+        let p: ThreadListParams =
+            serde_json::from_value(json!({"sourceKinds": ["subAgent"]})).unwrap();
         assert!(list_query(p).unwrap().is_none());
-        let p: ListParams = serde_json::from_value(json!({"sortKey": "size"})).unwrap();
+        let p: ThreadListParams = serde_json::from_value(json!({"sortKey": "size"})).unwrap();
         let e = list_query(p).unwrap_err();
         assert!(e.message.contains("sortKey"), "{}", e.message);
         assert_eq!(e.code, oi_jsonrpc::INVALID_PARAMS);
-        let p: ListParams = serde_json::from_value(json!({"sourceKinds": ["robot"]})).unwrap();
+        let p: ThreadListParams =
+            serde_json::from_value(json!({"sourceKinds": ["robot"]})).unwrap();
         let e = list_query(p).unwrap_err();
         assert!(e.message.contains("robot"), "{}", e.message);
         assert_eq!(e.code, oi_jsonrpc::INVALID_PARAMS);
-        let p: ListParams = serde_json::from_value(json!({"sortDirection": "up"})).unwrap();
+        let p: ThreadListParams = serde_json::from_value(json!({"sortDirection": "up"})).unwrap();
         assert_eq!(list_query(p).unwrap_err().code, oi_jsonrpc::INVALID_PARAMS);
         // Codex's TUI lists by these two.
         for key in ["recency_at", "section_position"] {
-            let p: ListParams = serde_json::from_value(json!({ "sortKey": key })).unwrap();
+            let p: ThreadListParams = serde_json::from_value(json!({ "sortKey": key })).unwrap();
             assert_eq!(list_query(p).unwrap().unwrap().sort_key, SortKey::UpdatedAt);
         }
     }

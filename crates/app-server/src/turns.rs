@@ -7,25 +7,24 @@
 //! same way, so a second connection sees a running turn to its end.
 
 use crate::approvals::{self, ApprovalCtx};
+use crate::convert::{core_input, now_unix};
 use crate::items::{ItemMapper, Note};
 use crate::protocol::methods as m;
+use crate::protocol::turn::{TurnInterruptParams, TurnStartParams, TurnSteerParams};
 use crate::protocol::wire::{
     AccountRateLimitsUpdatedNotification, EmptyResponse, ThreadStatus,
     ThreadStatusChangedNotification, Turn, TurnStartResponse, TurnStartedNotification,
     TurnSteerResponse,
 };
-use crate::protocol::{V2SandboxPolicy, V2UserInput, core_input, now_unix, tri_state};
 use crate::threads::core_error;
 use crate::{Conn, invalid, lock, method, parse_thread_id, thread_not_found};
 use oi_core::{CoreError, EventStream, StartTurn, Thread};
 use oi_jsonrpc::RpcError;
 use oi_jsonrpc::{Execution, MethodTable, RequestContext};
 use oi_protocol::ThreadId;
-use oi_protocol::config_types::{AskForApproval, ReasoningEffort};
+use oi_protocol::config_types::ReasoningEffort;
 use oi_protocol::protocol::{Event, EventMsg, TurnOverrides};
-use serde::Deserialize;
 use serde_json::json;
-use std::path::PathBuf;
 use std::sync::Arc;
 use tokio_util::sync::CancellationToken;
 
@@ -34,61 +33,6 @@ pub(crate) fn register(t: &mut MethodTable, conn: &Arc<Conn>) {
     method::<m::TurnSteer, _, _>(t, conn, Execution::Spawn, steer);
     method::<m::TurnInterrupt, _, _>(t, conn, Execution::Spawn, interrupt);
     method::<m::ThreadCompactStart, _, _>(t, conn, Execution::Spawn, compact_start);
-}
-
-#[derive(Deserialize, schemars::JsonSchema)]
-#[serde(rename_all = "camelCase")]
-pub(crate) struct StartParams {
-    thread_id: String,
-    input: Vec<V2UserInput>,
-    #[serde(default)]
-    cwd: Option<PathBuf>,
-    #[serde(default)]
-    #[schemars(with = "Option<String>")]
-    approval_policy: Option<AskForApproval>,
-    #[serde(default)]
-    sandbox_policy: Option<V2SandboxPolicy>,
-    #[serde(default)]
-    model: Option<String>,
-    #[serde(default)]
-    #[schemars(with = "Option<String>")]
-    effort: Option<ReasoningEffort>,
-    #[serde(default)]
-    collaboration_mode: Option<CollaborationMode>,
-}
-
-#[derive(Deserialize, schemars::JsonSchema)]
-pub(crate) struct CollaborationMode {
-    #[serde(default)]
-    mode: Option<String>,
-    #[serde(default)]
-    settings: Option<ModeSettings>,
-}
-
-/// Tri-state fields: absent keeps the current value, `null` means "the mode's default",
-/// a value sets it.
-#[derive(Deserialize, schemars::JsonSchema)]
-pub(crate) struct ModeSettings {
-    #[serde(default)]
-    model: Option<String>,
-    #[serde(default, deserialize_with = "tri_state", alias = "reasoningEffort")]
-    #[schemars(with = "Option<String>")]
-    reasoning_effort: Option<Option<ReasoningEffort>>,
-}
-
-#[derive(Deserialize, schemars::JsonSchema)]
-#[serde(rename_all = "camelCase")]
-pub(crate) struct SteerParams {
-    thread_id: String,
-    input: Vec<V2UserInput>,
-    expected_turn_id: String,
-}
-
-#[derive(Deserialize, schemars::JsonSchema)]
-#[serde(rename_all = "camelCase")]
-pub(crate) struct InterruptParams {
-    thread_id: String,
-    turn_id: String,
 }
 
 pub(crate) fn live(conn: &Conn, raw_id: &str) -> Result<(ThreadId, Arc<Thread>), RpcError> {
@@ -101,7 +45,7 @@ pub(crate) fn live(conn: &Conn, raw_id: &str) -> Result<(ThreadId, Arc<Thread>),
     Ok((id, thread))
 }
 
-fn overrides(p: &StartParams, thread: &Thread) -> Result<TurnOverrides, RpcError> {
+fn overrides(p: &TurnStartParams, thread: &Thread) -> Result<TurnOverrides, RpcError> {
     let cwd = match &p.cwd {
         None => None,
         Some(c) => {
@@ -158,7 +102,7 @@ fn start_error(e: CoreError) -> RpcError {
 async fn start(
     conn: Arc<Conn>,
     ctx: RequestContext,
-    p: StartParams,
+    p: TurnStartParams,
 ) -> Result<TurnStartResponse, RpcError> {
     if p.collaboration_mode.is_some() {
         crate::init::require_experimental(&conn, "turn/start.collaborationMode")?;
@@ -289,7 +233,7 @@ pub(crate) fn follow_running_turn(conn: &Arc<Conn>, ctx: &RequestContext, thread
 async fn steer(
     conn: Arc<Conn>,
     _ctx: RequestContext,
-    p: SteerParams,
+    p: TurnSteerParams,
 ) -> Result<TurnSteerResponse, RpcError> {
     if p.expected_turn_id.trim().is_empty() {
         return Err(invalid("expectedTurnId must not be empty"));
@@ -317,7 +261,7 @@ async fn steer(
 async fn interrupt(
     conn: Arc<Conn>,
     _ctx: RequestContext,
-    p: InterruptParams,
+    p: TurnInterruptParams,
 ) -> Result<EmptyResponse, RpcError> {
     let (id, thread) = live(&conn, &p.thread_id)?;
     match thread.active_turn_id() {

@@ -10,6 +10,6 @@ mod accounts_v1;
 mod app_server_compat;
 mod catalog_config;
 mod codex_startup;
-mod schema_facts;
+mod registration;
 mod threads;
 mod turns;

@@ -108,8 +108,9 @@ impl PatchPlan {
         Ok(())
     }
 
-    /// Final content of every touched path (`None` = must not exist afterwards).
-    fn final_states(&self) -> BTreeMap<PathBuf, Option<&str>> {
+    /// Final content of every touched path (`None` = must not exist afterwards): what a
+    /// caller that writes through another channel (an editor's buffers) writes or removes.
+    pub fn final_states(&self) -> BTreeMap<PathBuf, Option<&str>> {
         let mut finals = BTreeMap::new();
         for change in &self.changes {
             match &change.kind {
@@ -137,7 +138,9 @@ impl PatchPlan {
         finals
     }
 
-    fn summary(&self) -> String {
+    /// The success summary [`PatchPlan::apply`] returns, for callers that write the plan
+    /// through another channel.
+    pub fn summary(&self) -> String {
         let mut out = String::from("Success. Updated the following files:\n");
         for change in &self.changes {
             let (letter, path) = match &change.kind {

@@ -49,6 +49,14 @@ pub enum ApplyError {
         resolved: PathBuf,
     },
 
+    #[error(
+        "{path} already exists ({lines} lines), and '*** Add File: ' only creates new files, so \
+         nothing was replaced. To change it, read it and send '*** Update File: {path}' with the \
+         lines to change; to replace it whole, put '*** Delete File: {path}' before the Add File \
+         section"
+    )]
+    AddExisting { path: String, lines: usize },
+
     #[error("{path} is a directory; apply_patch only adds, updates and deletes regular files")]
     NotAFile { path: String },
 

@@ -3,7 +3,8 @@
 //!
 //! # Public surface
 //! * [`parse_patch`] → [`Patch`] (or a [`ParseError`] with the line number and what was expected).
-//! * [`plan_patch`] → [`PatchPlan`]: absolute paths plus old/new content, computed in memory.
+//! * [`plan_patch`] → [`PatchPlan`] ([`plan_patch_with`]: the same against files read by the
+//!   caller, e.g. an editor's buffers): absolute paths plus old/new content, computed in memory.
 //!   [`PatchPlan::file_changes`] gives the `oi_protocol` [`FileChange`](oi_protocol::protocol::FileChange)
 //!   map for approval prompts and events, [`PatchPlan::affected_paths`] the paths for sandbox
 //!   write checks, and [`PatchPlan::apply`] writes (temp files + renames) and returns the summary.
@@ -63,7 +64,10 @@ use std::path::Path;
 pub use error::ApplyError;
 pub use invocation::extract_from_argv;
 pub use parser::{FileHunk, HunkLine, ParseError, Patch, UpdateChunk, parse_patch};
-pub use plan::{PatchPlan, PlannedChange, PlannedKind, plan_patch, read_target, unified_diff};
+pub use plan::{
+    PatchPlan, PlannedChange, PlannedKind, plan_patch, plan_patch_with, read_target, resolve,
+    unified_diff,
+};
 
 /// Parse, plan and apply `input` against `cwd`; returns the success summary.
 pub fn apply_patch(input: &str, cwd: &Path) -> Result<String, ApplyError> {

@@ -19,6 +19,10 @@ const END_OF_FILE: &str = "*** End of File";
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Patch {
     pub hunks: Vec<FileHunk>,
+    /// An `Add File` of a file that exists replaces its content (a harness profile's
+    /// whole-file write). A parsed patch has `false`: there it is refused, so a model that
+    /// means to edit never silently drops a file's lines.
+    pub add_replaces: bool,
 }
 
 /// One `*** Add File` / `*** Delete File` / `*** Update File` section. Paths are exactly as
@@ -240,7 +244,10 @@ impl<'a> Parser<'a> {
             }
             hunks.push(self.parse_file_hunk()?);
         }
-        Ok(Patch { hunks })
+        Ok(Patch {
+            hunks,
+            add_replaces: false,
+        })
     }
 
     fn expect_only_blank_after(&self, end: usize) -> Result<(), ParseError> {

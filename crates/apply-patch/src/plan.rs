@@ -29,8 +29,9 @@ pub struct PlannedChange {
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum PlannedKind {
-    /// Creates a file that does not exist yet. (An `Add File` on an existing file is planned as
-    /// an [`PlannedKind::Update`] that replaces its whole content.)
+    /// Creates a file that does not exist yet. (An `Add File` on an existing file is refused,
+    /// or with [`Patch::add_replaces`] planned as an [`PlannedKind::Update`] that replaces its
+    /// whole content.)
     Add {
         content: String,
     },
@@ -48,6 +49,17 @@ pub enum PlannedKind {
 /// Resolve every path against `cwd`, read the files and compute their new content. Later
 /// sections see the effect of earlier ones (two updates of one file apply in sequence).
 pub fn plan_patch(patch: &Patch, cwd: &Path) -> Result<PatchPlan, ApplyError> {
+    plan_patch_with(patch, cwd, read_disk)
+}
+
+/// [`plan_patch`] reading each file's current text with `read` (`Ok(None)`: no such file)
+/// instead of from disk: what a caller whose files live elsewhere first (an editor's unsaved
+/// buffers) plans against. `read` gets the absolute path and the path as the patch names it.
+pub fn plan_patch_with(
+    patch: &Patch,
+    cwd: &Path,
+    mut read: impl FnMut(&Path, &str) -> Result<Option<String>, ApplyError>,
+) -> Result<PatchPlan, ApplyError> {
     let mut fs = VirtualFs::default();
     let mut changes = Vec::with_capacity(patch.hunks.len());
     for hunk in &patch.hunks {
@@ -55,7 +67,19 @@ pub fn plan_patch(patch: &Patch, cwd: &Path) -> Result<PatchPlan, ApplyError> {
         let path = resolve(cwd, hunk.path());
         let change = match hunk {
             FileHunk::Add { contents, .. } => {
-                let kind = match fs.read(&path, &shown)? {
+                let kind = match fs.read(&path, &shown, &mut read)? {
+                    // Refused unless asked for: the model meant an edit, and the file's lines
+                    // would be lost. (Empty or identical content loses nothing.)
+                    Some(old_content)
+                        if !patch.add_replaces
+                            && !old_content.is_empty()
+                            && old_content != *contents =>
+                    {
+                        return Err(ApplyError::AddExisting {
+                            path: shown,
+                            lines: old_content.lines().count(),
+                        });
+                    }
                     Some(old_content) => PlannedKind::Update {
                         old_content,
                         new_content: contents.clone(),
@@ -69,7 +93,7 @@ pub fn plan_patch(patch: &Patch, cwd: &Path) -> Result<PatchPlan, ApplyError> {
                 kind
             }
             FileHunk::Delete { .. } => {
-                let Some(old_content) = fs.read(&path, &shown)? else {
+                let Some(old_content) = fs.read(&path, &shown, &mut read)? else {
                     return Err(ApplyError::MissingFile {
                         path: shown,
                         action: "delete",
@@ -82,7 +106,7 @@ pub fn plan_patch(patch: &Patch, cwd: &Path) -> Result<PatchPlan, ApplyError> {
             FileHunk::Update {
                 move_to, chunks, ..
             } => {
-                let Some(old_content) = fs.read(&path, &shown)? else {
+                let Some(old_content) = fs.read(&path, &shown, &mut read)? else {
                     return Err(ApplyError::MissingFile {
                         path: shown,
                         action: "update",
@@ -204,8 +228,9 @@ pub fn unified_diff(old: &str, new: &str) -> String {
 }
 
 /// `cwd.join(path)` with `.` and `..` resolved lexically, so permission checks on the result
-/// cannot be fooled by `sub/../../elsewhere`. Symlinks are not resolved.
-pub(crate) fn resolve(cwd: &Path, path: &Path) -> PathBuf {
+/// cannot be fooled by `sub/../../elsewhere`. Symlinks are not resolved. The absolute path
+/// planning gives a patch's path.
+pub fn resolve(cwd: &Path, path: &Path) -> PathBuf {
     let joined = if path.is_absolute() {
         path.to_path_buf()
     } else {
@@ -234,11 +259,16 @@ struct VirtualFs {
 }
 
 impl VirtualFs {
-    fn read(&self, path: &Path, shown: &str) -> Result<Option<String>, ApplyError> {
+    fn read(
+        &self,
+        path: &Path,
+        shown: &str,
+        fallback: &mut impl FnMut(&Path, &str) -> Result<Option<String>, ApplyError>,
+    ) -> Result<Option<String>, ApplyError> {
         if let Some(state) = self.overlay.get(path) {
             return Ok(state.clone());
         }
-        read_disk(path, shown)
+        fallback(path, shown)
     }
 
     fn set(&mut self, path: &Path, content: Option<String>) {

@@ -206,14 +206,26 @@ fn pure_rename_and_add_into_new_directory() {
     assert_eq!(read(&dir, "x/y/z.txt"), "z\n");
 }
 
+/// Issue 43 item 3: an `Add File` on an existing file silently replaced the user's lines.
 #[test]
-fn add_over_existing_file_is_an_update() {
-    let dir = setup(&[("a.txt", "old\n")]);
-    let plan = plan_patch(
-        &parse_patch(&patch("*** Add File: a.txt\n+new\n")).unwrap(),
-        dir.path(),
-    )
-    .unwrap();
+fn add_over_an_existing_file_is_refused_unless_asked_to_replace() {
+    let dir = setup(&[("a.txt", "old one\nold two\n")]);
+    let mut p = parse_patch(&patch("*** Add File: a.txt\n+new\n")).unwrap();
+    let err = plan_patch(&p, dir.path()).unwrap_err().to_string();
+    assert!(
+        err.contains("a.txt already exists (2 lines)") && err.contains("*** Update File: a.txt"),
+        "{err}"
+    );
+    assert!(apply_patch(&patch("*** Add File: a.txt\n+new\n"), dir.path()).is_err());
+    assert_eq!(read(&dir, "a.txt"), "old one\nold two\n", "nothing lost");
+    // Deleting it first in the same patch is a replacement the model asked for.
+    let replaced = patch("*** Delete File: a.txt\n*** Add File: a.txt\n+new\n");
+    apply_patch(&replaced, dir.path()).unwrap();
+    assert_eq!(read(&dir, "a.txt"), "new\n");
+    // A whole-file write (harness profiles) replaces it, planned as an update.
+    p.add_replaces = true;
+    std::fs::write(dir.path().join("a.txt"), "old\n").unwrap();
+    let plan = plan_patch(&p, dir.path()).unwrap();
     assert!(
         matches!(&plan.changes[0].kind, PlannedKind::Update { old_content, new_content, move_to: None }
         if old_content == "old\n" && new_content == "new\n")
@@ -223,6 +235,10 @@ fn add_over_existing_file_is_an_update() {
         "Success. Updated the following files:\nM a.txt\n"
     );
     assert_eq!(read(&dir, "a.txt"), "new\n");
+    // An empty file, or the same content, loses nothing.
+    std::fs::write(dir.path().join("e.txt"), "").unwrap();
+    apply_patch(&patch("*** Add File: e.txt\n+x\n"), dir.path()).unwrap();
+    assert_eq!(read(&dir, "e.txt"), "x\n");
 }
 
 #[test]

@@ -148,6 +148,10 @@ pub enum Command {
         #[command(flatten)]
         codex: Box<crate::codex_flags::CodexAppServerFlags>,
     },
+    /// Serve the Agent Client Protocol over stdio, for editors (Zed, JetBrains IDEs,
+    /// Neovim, Emacs): sessions are stored threads, approvals are permission requests.
+    #[command(after_help = ACP_AFTER_HELP)]
+    Acp,
     /// Run one command under a sandbox policy, to see what the agent may do.
     #[command(after_help = SANDBOX_AFTER_HELP)]
     Sandbox(SandboxArgs),
@@ -183,6 +187,12 @@ pub enum Command {
         #[command(subcommand)]
         command: crate::mcp_cmd::McpCommand,
     },
+    /// The built-in local model (`model_provider = "local"`): install it now, see whether
+    /// its server runs, stop it.
+    LocalModel {
+        #[command(subcommand)]
+        command: crate::local_model_cmd::LocalModelCommand,
+    },
 }
 
 /// `interpreter app-server` tools.
@@ -216,6 +226,11 @@ const MCP_SERVER_AFTER_HELP: &str = with_config_help!(
                                                           # (bearer token in $OPENINTERPRETER_HOME/listen-token)
   OI_TOKEN=$(openssl rand -hex 32) interpreter mcp-server --listen 0.0.0.0:8765 --auth-token-env OI_TOKEN"
 );
+const ACP_AFTER_HELP: &str = with_config_help!(
+    "  interpreter acp                        # what an editor runs; see docs/acp.md
+  interpreter -m qwen3-coder:30b acp     # the editor's sessions use this model
+  RUST_LOG=debug interpreter acp         # also logged to $OPENINTERPRETER_HOME/log/acp.log"
+);
 const SANDBOX_AFTER_HELP: &str = with_config_help!(
     "  interpreter sandbox -- touch /tmp/x               # read-only: refused
   interpreter sandbox -s workspace-write -- touch ./x
@@ -243,6 +258,9 @@ pub struct ResumeArgs {
     /// Codex exec's JSON lines (see `exec --experimental-json`).
     #[arg(long, hide = true, conflicts_with = "json")]
     pub experimental_json: bool,
+    /// Accept MCP servers' questions as `exec --accept-elicitations` does.
+    #[arg(long)]
+    pub accept_elicitations: bool,
     /// The thread id, then the prompt (`-` reads it from stdin). With --last, only the prompt.
     #[arg(value_name = "THREAD_ID|PROMPT")]
     pub args: Vec<String>,
@@ -289,6 +307,12 @@ pub struct ExecArgs {
     /// the Codex TypeScript SDK reads (docs/exec-json.md).
     #[arg(long)]
     pub experimental_json: bool,
+    /// Answer MCP servers' questions (elicitations, such as a confirmation a tool asks for)
+    /// with accept instead of declining them: each field gets its default, and a required
+    /// yes/no field without one is answered yes. A question that needs an answer only a
+    /// person could give (a required text field without a default) is still declined.
+    #[arg(long)]
+    pub accept_elicitations: bool,
     #[command(flatten)]
     pub codex: CodexExecFlags,
     /// The prompt; `-` reads it from stdin.
@@ -563,6 +587,7 @@ pub fn main_with_args(mut args: Vec<OsString>) -> i32 {
     } else {
         let log_name = match &cli.command {
             Some(Command::McpServer(_)) => Some("mcp-server.log"),
+            Some(Command::Acp) => Some("acp.log"),
             Some(Command::AppServer { command: None, .. }) => Some("app-server.log"),
             _ => None,
         };
@@ -577,7 +602,7 @@ pub fn main_with_args(mut args: Vec<OsString>) -> i32 {
     if cli.global.accept_project_config
         && matches!(
             cli.command,
-            Some(Command::McpServer(_) | Command::AppServer { .. })
+            Some(Command::McpServer(_) | Command::AppServer { .. } | Command::Acp)
         )
     {
         // A server starts sessions for its clients over time: accepting whatever file is there
@@ -593,7 +618,9 @@ pub fn main_with_args(mut args: Vec<OsString>) -> i32 {
         Ok(rt) => rt,
         Err(code) => return code,
     };
+    crate::local_model_cmd::install_starter();
     match cli.command {
+        Some(Command::LocalModel { command }) => rt.block_on(crate::local_model_cmd::run(command)),
         Some(Command::Exec(args)) => rt.block_on(crate::exec::run_exec(cli.global, args)),
         Some(Command::Resume(args)) if tui => {
             rt.block_on(crate::tui_cmd::run_resume_tui(cli.global, args))
@@ -641,10 +668,24 @@ pub fn main_with_args(mut args: Vec<OsString>) -> i32 {
                 args,
             ))
         }
+        Some(Command::Acp) => {
+            let cli_overrides = match cli.global.cli_overrides() {
+                Ok(o) => o,
+                Err(e) => {
+                    eprintln!("error: {e}");
+                    return EXIT_USAGE;
+                }
+            };
+            let opts = crate::mcp_server_cmd::HostSettings {
+                cli_overrides,
+                overrides: cli.global.overrides(),
+            };
+            rt.block_on(crate::acp_cmd::run(opts))
+        }
         Some(Command::AppServer {
             command: Some(AppServerCommand::GenerateJsonSchema { out }),
             ..
-        }) => match oi_app_server::protocol::schema::write_schema(&out) {
+        }) => match oi_app_server_protocol::schema::write_schema(&out) {
             Ok(n) => {
                 outln!("wrote {n} schema files to {}", out.display());
                 EXIT_OK

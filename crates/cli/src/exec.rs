@@ -6,7 +6,7 @@ use crate::cli::{EXIT_FAILURE, EXIT_OK, EXIT_USAGE, ExecArgs, GlobalArgs};
 use crate::render::{HumanRenderer, ReasoningDisplay};
 use oi_core::{NewThread, PendingRequest, StartTurn, ThreadManager, ThreadManagerOptions, TurnEnd};
 use oi_process::{TerminationSignal, TerminationSignals};
-use oi_protocol::protocol::{Event, EventMsg};
+use oi_protocol::protocol::{ElicitationAction, ElicitationResponse, Event, EventMsg};
 use oi_protocol::user_input::UserInput;
 use oi_thread_store::SessionSource;
 use std::io::{Read, Write};
@@ -122,6 +122,8 @@ pub async fn run_exec(mut global: GlobalArgs, args: ExecArgs) -> i32 {
             Format::Human => Format::of(resume.json, resume.experimental_json),
             f => f,
         };
+        let mut resume = resume;
+        resume.accept_elicitations |= args.accept_elicitations;
         return crate::sessions::run_resume_as(global, resume, format).await;
     }
     let prompt = match read_prompt(args.prompt) {
@@ -160,7 +162,8 @@ pub async fn run_exec(mut global: GlobalArgs, args: ExecArgs) -> i32 {
     let thread = new.thread.clone();
     let mut items = vec![UserInput::text(prompt)];
     items.extend(images);
-    let code = drive_turn_items(new, items, format, reasoning).await;
+    let questions = Questions::of(args.accept_elicitations);
+    let code = drive_turn_items(new, items, format, reasoning, questions).await;
     manager.shutdown_all().await;
     saved_or_failure(&thread, code)
 }
@@ -188,14 +191,71 @@ pub fn saved_or_failure(thread: &oi_core::Thread, code: i32) -> i32 {
 /// How long an interrupted turn gets to end before `exec` stops waiting for it.
 const INTERRUPT_GRACE: std::time::Duration = std::time::Duration::from_secs(30);
 
+/// What a headless run answers when an MCP server asks a question (nobody is there to ask).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Questions {
+    /// Declined (the default): a server's question never gets an answer nobody gave.
+    Decline,
+    /// `--accept-elicitations`: accepted with the form's defaults, a required yes/no answered
+    /// yes; a question only a person could answer is still declined.
+    Accept,
+}
+
+impl Questions {
+    pub fn of(accept: bool) -> Self {
+        if accept {
+            Questions::Accept
+        } else {
+            Questions::Decline
+        }
+    }
+}
+
+/// The content `--accept-elicitations` answers a form with: fields left out take their
+/// defaults (the MCP client fills them in), a required yes/no without a default is yes.
+/// `None`: a required field that is neither, which only a person could answer.
+fn accepted_form(request: &serde_json::Value) -> Option<serde_json::Value> {
+    let schema = request.get("requestedSchema");
+    let properties = schema
+        .and_then(|s| s.get("properties"))
+        .and_then(|p| p.as_object());
+    let required: Vec<&str> = schema
+        .and_then(|s| s.get("required"))
+        .and_then(|r| r.as_array())
+        .map(|r| r.iter().filter_map(|n| n.as_str()).collect())
+        .unwrap_or_default();
+    let mut content = serde_json::Map::new();
+    for name in required {
+        let field = properties.and_then(|p| p.get(name));
+        if field.is_some_and(|f| f.get("default").is_some()) {
+            continue;
+        }
+        match field.and_then(|f| f.get("type")).and_then(|t| t.as_str()) {
+            Some("boolean") => {
+                content.insert(name.to_string(), serde_json::Value::Bool(true));
+            }
+            _ => return None,
+        }
+    }
+    Some(serde_json::Value::Object(content))
+}
+
 /// Run one turn on a thread and print it. Returns the exit code.
 pub async fn drive_turn(
     new: NewThread,
     prompt: String,
     format: Format,
     reasoning: ReasoningDisplay,
+    questions: Questions,
 ) -> i32 {
-    drive_turn_items(new, vec![UserInput::text(prompt)], format, reasoning).await
+    drive_turn_items(
+        new,
+        vec![UserInput::text(prompt)],
+        format,
+        reasoning,
+        questions,
+    )
+    .await
 }
 
 /// [`drive_turn`] with any input items (the prompt and its images).
@@ -204,6 +264,7 @@ pub async fn drive_turn_items(
     items: Vec<UserInput>,
     format: Format,
     reasoning: ReasoningDisplay,
+    questions: Questions,
 ) -> i32 {
     let json = format.is_json();
     let mut out = Output::new(format, reasoning);
@@ -236,6 +297,8 @@ pub async fn drive_turn_items(
                 }
                 stopped_by = Some(sig);
                 eprintln!("[interpreter] {}: interrupting the turn…", sig.name());
+                // The run ends: an MCP task stays running, and `resume` fetches its result.
+                turn.thread().leave_mcp_tasks_running();
                 let _ = turn.interrupt(INTERRUPT_GRACE).await;
                 continue;
             }
@@ -243,6 +306,23 @@ pub async fn drive_turn_items(
         let Some(ev) = ev else { break };
         out.event(&ev);
         if let Some(request) = PendingRequest::of(&ev.msg) {
+            if let (Questions::Accept, EventMsg::ElicitationRequest(req)) = (questions, &ev.msg)
+                && let Some(content) = accepted_form(&req.request)
+            {
+                if !json {
+                    eprintln!(
+                        "[elicitation] MCP server `{}` asked \"{}\"; accepted (--accept-elicitations)",
+                        req.server_name,
+                        one_line(question_of(&req.request), 200)
+                    );
+                }
+                let answer = request.elicitation_answer(ElicitationResponse {
+                    action: ElicitationAction::Accept,
+                    content: Some(content),
+                });
+                let _ = turn.thread().submit(answer).await;
+                continue;
+            }
             if !json {
                 eprintln!("{}", refusal_note(&ev.msg));
             }
@@ -296,20 +376,21 @@ fn refusal_note(msg: &EventMsg) -> String {
             "[approval] a patch needs approval; nobody can approve in exec mode, so it is denied"
                 .into()
         }
-        EventMsg::ElicitationRequest(req) => {
-            let question = req
-                .request
-                .get("message")
-                .and_then(|m| m.as_str())
-                .unwrap_or("a question");
-            format!(
-                "[elicitation] MCP server `{}` asked \"{}\"; nobody can answer in exec mode, so it is declined",
-                req.server_name,
-                one_line(question, 200)
-            )
-        }
+        EventMsg::ElicitationRequest(req) => format!(
+            "[elicitation] MCP server `{}` asked \"{}\"; nobody can answer in exec mode, so it is declined",
+            req.server_name,
+            one_line(question_of(&req.request), 200)
+        ),
         _ => String::new(),
     }
+}
+
+/// An elicitation's question.
+fn question_of(request: &serde_json::Value) -> &str {
+    request
+        .get("message")
+        .and_then(|m| m.as_str())
+        .unwrap_or("a question")
 }
 
 /// `text` on one line (newlines become spaces), cut to about `max` characters.

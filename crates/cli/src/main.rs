@@ -2,6 +2,7 @@
 //! a thin adapter over `oi-core`; nothing here knows how a turn works.
 
 mod accept_cmd;
+mod acp_cmd;
 mod cli;
 mod codex_flags;
 mod exec;
@@ -9,6 +10,7 @@ mod exec_jsonl;
 mod images;
 mod interactive;
 mod listen_token;
+mod local_model_cmd;
 mod mcp_cmd;
 mod mcp_server_cmd;
 mod out;

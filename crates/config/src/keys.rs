@@ -38,11 +38,13 @@ pub const TOP_LEVEL_KEYS: &[&str] = &[
     "hide_agent_reasoning",
     "show_raw_agent_reasoning",
     "project_doc_max_bytes",
+    "project_doc_fallback_filenames",
     "notify",
     "history",
     "projects",
     "shell_environment_policy",
     "thread_store",
+    "mcp_state_key_file",
     "mcp_oauth_credentials_store",
 ];
 
@@ -99,7 +101,6 @@ pub const CODEX_ONLY_TOP_LEVEL_KEYS: &[&str] = &[
     "personality",
     "plan_mode_reasoning_effort",
     "plugins",
-    "project_doc_fallback_filenames",
     "project_root_markers",
     "review_model",
     "service_tier",
@@ -177,7 +178,7 @@ pub const KEY_DOCS: &[KeyDoc] = &[
     },
     KeyDoc {
         key: "model_max_output_tokens",
-        default: "a quarter of the window, at most 8192",
+        default: "a quarter of the window, at most 4096",
         meaning: "the most tokens one answer may take (sent as `max_tokens` / `max_output_tokens`, never more than the window leaves); 0 sends no bound — see [context management](context.md)",
         example: "model_max_output_tokens = 4096",
     },
@@ -308,9 +309,15 @@ pub const KEY_DOCS: &[KeyDoc] = &[
         example: "project_doc_max_bytes = 8192",
     },
     KeyDoc {
+        key: "project_doc_fallback_filenames",
+        default: "`[]`",
+        meaning: "other names for the project doc (Codex's key), tried in order in each folder where `AGENTS.md` is looked for and used when that folder has no `AGENTS.override.md`, `AGENTS.md` or `AGENT.md`: `[\"CLAUDE.md\", \"QWEN.md\"]` lets a repository written for Claude Code or Qwen Code instruct the agent unchanged. Read with the same bounds as `AGENTS.md` (regular file, inside the project, `project_doc_max_bytes`). Names are relative to the folder (no absolute path, no `..`); empty entries and repeats are skipped. See [project docs](#project-docs-agentsmd-and-other-names)",
+        example: "project_doc_fallback_filenames = [\"CLAUDE.md\", \"QWEN.md\"]",
+    },
+    KeyDoc {
         key: "notify",
         default: "unset",
-        meaning: "program and arguments run when a turn completes, with one more argument: a JSON object (`type`, `thread-id`, `turn-id`, `cwd`, `input-messages`, `last-assistant-message`); the turn does not wait for it, a stopping session waits for it at most 2 s, and it does not outlive the agent; it gets the environment commands get (`[shell_environment_policy]` applied, credentials removed)",
+        meaning: "program and arguments run when a turn completes, with one more argument: a JSON object (`type`, `thread-id`, `turn-id`, `cwd`, `input-messages`, `last-assistant-message`); the turn does not wait for it, a stopping session waits for it at most 2 s, and it does not outlive the agent; it gets the environment commands get (`[shell_environment_policy]` applied, credentials removed); `notify = []` runs nothing",
         example: "notify = [\"notify-send\", \"Open Interpreter\"]",
     },
     KeyDoc {
@@ -324,6 +331,12 @@ pub const KEY_DOCS: &[KeyDoc] = &[
         default: "local files",
         meaning: "`[thread_store] url = \"postgresql://USER@HOST:PORT/DB\"` keeps threads in PostgreSQL, shared by every process using that URL, one writer per thread (no TLS: `sslmode=disable` on a trusted network). The environment variable `OI_THREAD_STORE_URL` overrides it. `connect_timeout_sec` (default 10) bounds connecting, login included; `statement_timeout_sec` (default 30) bounds each store operation: a server that does not answer in time is an error, never a hang. See [scale](scale.md)",
         example: "[thread_store]\nurl = \"postgresql://oi@db.internal:5432/oi?sslmode=disable\"\nconnect_timeout_sec = 10\nstatement_timeout_sec = 30",
+    },
+    KeyDoc {
+        key: "mcp_state_key_file",
+        default: "`$OPENINTERPRETER_HOME/mcp-state-key`",
+        meaning: "the file (at least 32 bytes, readable by nobody else) whose key seals what `interpreter mcp-server` hands MCP 2026-07-28 clients to hold: the `requestState` of an approval and task ids. Every server of a fleet needs the same key (see [scale](scale.md#approvals-and-tasks-across-servers)); the environment variable `OI_MCP_STATE_KEY` (the key itself) overrides it. Unset: a key made on first use in the home, mode 0600. Never put the key itself in config.toml",
+        example: "mcp_state_key_file = \"/etc/openinterpreter/mcp-state-key\"",
     },
     KeyDoc {
         key: "mcp_oauth_credentials_store",

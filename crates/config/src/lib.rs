@@ -34,8 +34,8 @@ mod value;
 
 pub use error::ConfigError;
 pub use load::{
-    ThreadStoreSettings, check_user_config, find_home, load_config, prompt_folders,
-    thread_store_settings, thread_store_url, user_config_path,
+    ThreadStoreSettings, check_user_config, find_home, load_config, mcp_state_key_file,
+    prompt_folders, thread_store_settings, thread_store_url, user_config_path,
 };
 pub use overrides::{
     ConfigOverrides, apply_dotted, json_to_toml, parse_cli_override, toml_to_json,

@@ -641,6 +641,32 @@ pub fn thread_store_settings(home: &Path) -> Result<ThreadStoreSettings, ConfigE
     })
 }
 
+/// `mcp_state_key_file` of the user config (`home/config.toml`): the file holding the key
+/// that seals what `interpreter mcp-server` gives MCP 2026-07-28 clients to hold (request
+/// states of approvals, task ids). A relative path is resolved against `home`. Only the user
+/// config counts: a project cannot choose the key. `None` when it is not set.
+pub fn mcp_state_key_file(home: &Path) -> Result<Option<std::path::PathBuf>, ConfigError> {
+    let path = user_config_path(home);
+    let Some((table, _)) = read_layer(&path, None)? else {
+        return Ok(None);
+    };
+    match table.get("mcp_state_key_file") {
+        None => Ok(None),
+        Some(toml::Value::String(s)) if !s.trim().is_empty() => Ok(Some(home.join(s.trim()))),
+        Some(other) => Err(ConfigError::Invalid {
+            origin: path.display().to_string(),
+            key: "mcp_state_key_file".into(),
+            message: format!(
+                "expected the path of a file, got {}: mcp_state_key_file = \"/etc/openinterpreter/mcp-state-key\"",
+                match other {
+                    toml::Value::String(_) => "an empty string",
+                    _ => other.type_str(),
+                }
+            ),
+        }),
+    }
+}
+
 #[cfg(test)]
 #[path = "load_tests.rs"]
 mod tests;

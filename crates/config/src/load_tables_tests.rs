@@ -286,6 +286,31 @@ fn thread_store_url_type_errors_name_the_key() {
 }
 
 #[test]
+fn the_mcp_state_key_file_is_a_path_from_the_user_config() {
+    let home = tempfile::tempdir().unwrap();
+    assert_eq!(crate::mcp_state_key_file(home.path()).unwrap(), None);
+    let config = home.path().join("config.toml");
+    std::fs::write(&config, "mcp_state_key_file = \"keys/fleet\"\n").unwrap();
+    assert_eq!(
+        crate::mcp_state_key_file(home.path()).unwrap(),
+        Some(home.path().join("keys/fleet"))
+    );
+    std::fs::write(&config, "mcp_state_key_file = \"/etc/oi/key\"\n").unwrap();
+    assert_eq!(
+        crate::mcp_state_key_file(home.path()).unwrap(),
+        Some(std::path::PathBuf::from("/etc/oi/key"))
+    );
+    std::fs::write(&config, "mcp_state_key_file = 42\n").unwrap();
+    let err = crate::mcp_state_key_file(home.path())
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("mcp_state_key_file") && err.contains("expected the path of a file"),
+        "{err}"
+    );
+}
+
+#[test]
 fn errors_from_the_active_profile_name_it() {
     let text = "max_turn_steps = 5\nprofile = \"p\"\n[profiles.p]\nmax_turn_steps = \"many\"\n";
     let msg = error_of(text);

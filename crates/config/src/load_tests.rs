@@ -576,6 +576,50 @@ fn bad_values_of_the_new_keys_name_the_key_and_the_choices() {
     }
 }
 
+/// Issue 43 item 8: `notify = []` exited 2, though Codex accepts it; it runs nothing.
+#[test]
+fn an_empty_notify_runs_nothing() {
+    let l = load_with("notify = []\n", &[], Default::default()).unwrap();
+    assert!(l.config.notify.is_none());
+}
+
+/// Issue 43 item 8: docs/configuration.md says every profile is checked, in use or not;
+/// values of unused profiles were not.
+#[test]
+fn values_of_profiles_not_in_use_are_checked() {
+    for (text, needle) in [
+        ("sandbox_mode = \"bogus\"", "profiles.unused.sandbox_mode"),
+        (
+            "approval_policy = \"sometimes\"",
+            "profiles.unused.approval_policy",
+        ),
+        (
+            "model_reasoning_effort = \"extreme\"",
+            "profiles.unused.model_reasoning_effort",
+        ),
+        ("tool_call_format = \"xml\"", "native, text, auto"),
+        (
+            "model_verbosity = \"loud\"",
+            "profiles.unused.model_verbosity",
+        ),
+        (
+            "model_reasoning_summary = \"short\"",
+            "profiles.unused.model_reasoning_summary",
+        ),
+    ] {
+        let e = load_with(
+            &format!("[profiles.unused]\n{text}\n"),
+            &[],
+            Default::default(),
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(e.contains(needle), "{text}: {e}");
+    }
+    let ok = "[profiles.fast]\nsandbox_mode = \"read-only\"\napproval_policy = \"never\"\nmodel_reasoning_effort = \"low\"\n";
+    assert!(load_with(ok, &[], Default::default()).is_ok());
+}
+
 #[test]
 fn oauth_tokens_go_to_the_keyring_unless_told_otherwise() {
     let store = |text: &str| {
@@ -1067,4 +1111,41 @@ fn an_acceptance_counts_for_the_exact_bytes_of_its_path_only() {
     std::fs::write(&record, format!("[{key:?}]\nsha256 = \"{sha}\"\n")).unwrap();
     let l = load_in(home.path(), &plain, Default::default());
     assert!(l.config.project_config_review.unwrap().is_accepted());
+}
+
+#[test]
+fn project_doc_fallback_filenames_are_read_cleaned_and_checked() {
+    let c = load_with("", &[], Default::default()).unwrap().config;
+    assert!(c.project_doc_fallback_filenames.is_empty());
+    // Codex's key: kept in order, empty entries and repeats skipped, no warning.
+    let l = load_with(
+        "project_doc_fallback_filenames = [\"CLAUDE.md\", \"\", \"QWEN.md\", \"CLAUDE.md\", \"docs/guide.md\"]\n",
+        &[],
+        Default::default(),
+    )
+    .unwrap();
+    assert!(l.warnings.is_empty(), "{:?}", l.warnings);
+    assert_eq!(
+        l.config.project_doc_fallback_filenames,
+        ["CLAUDE.md", "QWEN.md", "docs/guide.md"]
+    );
+    // A name that leaves the folder is an error naming the entry and the fix.
+    for bad in ["/etc/passwd", "../CLAUDE.md", "docs/../../x", "."] {
+        let text = format!("project_doc_fallback_filenames = [\"CLAUDE.md\", \"{bad}\"]\n");
+        let e = load_with(&text, &[], Default::default())
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("project_doc_fallback_filenames[1]") && e.contains("no `..`"),
+            "{bad}: {e}"
+        );
+    }
+    let e = load_with(
+        "project_doc_fallback_filenames = \"CLAUDE.md\"\n",
+        &[],
+        Default::default(),
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(e.contains("expected an array of file names"), "{e}");
 }

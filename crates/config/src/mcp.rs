@@ -116,6 +116,47 @@ impl std::fmt::Display for McpSamplingMode {
     }
 }
 
+/// Which MCP protocol revision a server is spoken to in: `protocol_version = "auto" |
+/// "2026-07-28" | "2025-11-25"`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum McpProtocolVersion {
+    /// Probe with `server/discover` (2026-07-28) and fall back to the `initialize` handshake
+    /// (2025-11-25) on a server that does not know it.
+    #[default]
+    Auto,
+    /// 2026-07-28 only: `server/discover`, every request carrying its own `_meta`.
+    V2026_07_28,
+    /// 2025-11-25 only: the `initialize` handshake (a session), as servers before 2026 speak.
+    V2025_11_25,
+}
+
+impl McpProtocolVersion {
+    /// The value as written in config.toml.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            McpProtocolVersion::Auto => "auto",
+            McpProtocolVersion::V2026_07_28 => "2026-07-28",
+            McpProtocolVersion::V2025_11_25 => "2025-11-25",
+        }
+    }
+
+    /// The value written `s`.
+    pub fn parse(s: &str) -> Option<Self> {
+        match s {
+            "auto" => Some(Self::Auto),
+            "2026-07-28" => Some(Self::V2026_07_28),
+            "2025-11-25" => Some(Self::V2025_11_25),
+            _ => None,
+        }
+    }
+}
+
+impl std::fmt::Display for McpProtocolVersion {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
 /// Where an `env_vars` entry is read from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum McpEnvVarSource {
@@ -326,6 +367,9 @@ pub struct McpServerConfig {
     /// `sampling = "off" | "prompt" | "approve"`: whether the server may ask the session's
     /// model to sample, and whether each request asks the user first.
     pub sampling: McpSamplingMode,
+    /// `protocol_version = "auto" | "2026-07-28" | "2025-11-25"`: the protocol revision the
+    /// server is spoken to in (default `auto`: probe, then fall back).
+    pub protocol_version: McpProtocolVersion,
     /// For a server an accepted project config adds: the files its command line names, pinned
     /// to their accepted content. The launch checks them first and refuses a changed one
     /// (`oi_config::launch_pins`). Never read from TOML.
@@ -372,6 +416,7 @@ impl McpServerConfig {
             supports_parallel_tool_calls: false,
             roots: None,
             sampling: McpSamplingMode::Off,
+            protocol_version: McpProtocolVersion::Auto,
             launch_pins: None,
         }
     }

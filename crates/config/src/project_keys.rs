@@ -114,6 +114,11 @@ pub const PROJECT_RULES: &[ProjectKey] = &[
         "refused in every config (a secret in a file): use `bearer_token_env_var`",
     ),
     key(
+        "mcp_servers.*.protocol_version",
+        Widens,
+        "which protocol revision a server is spoken to in: a change to a server, reviewed as one",
+    ),
+    key(
         "mcp_servers.*.*",
         Widens,
         "an MCP server added or changed: it runs outside the sandbox",
@@ -157,6 +162,11 @@ pub const PROJECT_RULES: &[ProjectKey] = &[
         "how much of AGENTS.md is read and sent with every request",
     ),
     key(
+        "project_doc_fallback_filenames",
+        Neutral,
+        "which of the project's own files are its instructions, as writing AGENTS.md would: each is read only if it is a regular file inside the project, within `project_doc_max_bytes`",
+    ),
+    key(
         "notify",
         Widens,
         "a program run after each turn, outside the sandbox",
@@ -190,6 +200,11 @@ pub const PROJECT_RULES: &[ProjectKey] = &[
         "mcp_oauth_credentials_store",
         UserOnly,
         "where your MCP tokens are kept",
+    ),
+    key(
+        "mcp_state_key_file",
+        UserOnly,
+        "the key sealing the approval states and task ids `mcp-server` hands clients: a key the repository knows would let them be forged",
     ),
 ];
 

@@ -88,6 +88,7 @@ fn sample(key: &[&str]) -> Option<(&'static str, &'static str)> {
             ("", "\"be brief\"")
         }
         ["hide_agent_reasoning" | "show_raw_agent_reasoning"] => ("", "true"),
+        ["project_doc_fallback_filenames"] => ("", "[\"CLAUDE.md\"]"),
         ["notify"] => ("", "[\"true\"]"),
         ["history", "persistence"] => ("[history]\npersistence = \"none\"\n", "\"save-all\""),
         ["history", "max_bytes"] => ("", "1000"),
@@ -111,6 +112,7 @@ fn sample(key: &[&str]) -> Option<(&'static str, &'static str)> {
             "connect_timeout_sec" | "statement_timeout_sec",
         ] => ("", "5"),
         ["mcp_oauth_credentials_store"] => ("", "\"file\""),
+        ["mcp_state_key_file"] => ("", "\"a-key-the-repository-knows\""),
         ["model_providers", _, field] => (
             BOX,
             match *field {
@@ -155,6 +157,7 @@ fn sample(key: &[&str]) -> Option<(&'static str, &'static str)> {
             "tools" => (STDIO, "{ a = { approval_mode = \"approve\" } }"),
             "roots" => (STDIO, "[\"/srv\"]"),
             "sampling" => (STDIO, "\"approve\""),
+            "protocol_version" => (STDIO, "\"2025-11-25\""),
             "name" => (STDIO, "\"srv\""),
             "experimental_environment" => (STDIO, "\"local\""),
             "bearer_token" => (HTTP, "\"a-secret\""),

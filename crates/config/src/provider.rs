@@ -198,6 +198,12 @@ fn builtin(
 
 /// The id used when nothing is configured.
 pub const DEFAULT_PROVIDER_ID: &str = "ollama";
+/// The built-in local model: a `llama-server` the agent installs, starts and stops itself
+/// (crates/local-model). Its provider has no `base_url`: the front end fills it in once the
+/// server runs. Also what runs when nothing is configured and Ollama is not running.
+pub const LOCAL_PROVIDER_ID: &str = "local";
+/// The model of the `local` provider (the name its server answers to).
+pub const LOCAL_MODEL: &str = "qwen2.5-coder-1.5b-instruct";
 /// The model used with the default provider when nothing is configured.
 pub const DEFAULT_OLLAMA_MODEL: &str = "qwen3-coder:30b";
 
@@ -207,6 +213,10 @@ pub fn builtin_providers() -> BTreeMap<String, ModelProviderInfo> {
     let ollama_base = ollama_base_url(env("OLLAMA_BASE_URL"), env("OLLAMA_HOST"));
     let mut m = BTreeMap::new();
     m.insert("ollama".into(), builtin("Ollama", &ollama_base, None, None));
+    m.insert(
+        LOCAL_PROVIDER_ID.into(),
+        ModelProviderInfo::named("built-in local model (llama.cpp, Qwen2.5-Coder-1.5B)".into()),
+    );
     m.insert(
         "llamacpp".into(),
         builtin(

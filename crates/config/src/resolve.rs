@@ -4,7 +4,8 @@
 use crate::ConfigError;
 use crate::mcp::{McpServerConfig, parse_servers};
 use crate::provider::{
-    DEFAULT_OLLAMA_MODEL, DEFAULT_PROVIDER_ID, ModelProviderInfo, builtin_providers,
+    DEFAULT_OLLAMA_MODEL, DEFAULT_PROVIDER_ID, LOCAL_MODEL, LOCAL_PROVIDER_ID, ModelProviderInfo,
+    builtin_providers,
 };
 use crate::schema::{
     ConfigToml, HistoryToml, ModelProviderToml, NonNegative, SandboxWorkspaceWriteToml, Table,
@@ -55,15 +56,15 @@ pub(crate) fn build_config(inputs: TypedInputs<'_>) -> Result<Config, ConfigErro
     } = inputs;
     let ov = &opts.overrides;
     let t = read_schema(effective)?;
+    check_profile_values(t.profiles.as_ref())?;
 
     let providers = model_providers(t.model_providers.unwrap_or_default())?;
-    let provider_id = ov
-        .model_provider
-        .clone()
-        .or(t.model_provider)
-        .unwrap_or_else(|| DEFAULT_PROVIDER_ID.to_string());
+    let chosen_provider_id = ov.model_provider.clone().or(t.model_provider);
+    let chosen_model = ov.model.clone().or(t.model);
+    let model_provider_defaulted = chosen_provider_id.is_none() && chosen_model.is_none();
+    let provider_id = chosen_provider_id.unwrap_or_else(|| DEFAULT_PROVIDER_ID.to_string());
     let model_provider = chosen_provider(&providers, &provider_id)?;
-    let model = choose_model(ov.model.clone().or(t.model), &provider_id, &user_path)?;
+    let model = choose_model(chosen_model, &provider_id, &user_path)?;
 
     let approval_policy = match ov.approval_policy {
         Some(a) => a,
@@ -98,6 +99,7 @@ pub(crate) fn build_config(inputs: TypedInputs<'_>) -> Result<Config, ConfigErro
         model,
         model_provider_id: provider_id,
         model_provider,
+        model_provider_defaulted,
         model_providers: providers,
         model_reasoning_effort,
         model_context_window: count(t.model_context_window).map(saturating_i64),
@@ -158,11 +160,11 @@ pub(crate) fn build_config(inputs: TypedInputs<'_>) -> Result<Config, ConfigErro
         project_doc_max_bytes: count(t.project_doc_max_bytes)
             .map(as_usize)
             .unwrap_or(DEFAULT_PROJECT_DOC_MAX_BYTES),
-        notify: match t.notify {
-            None => None,
-            Some(argv) if argv.is_empty() => return Err(notify_error()),
-            Some(argv) => Some(argv),
-        },
+        project_doc_fallback_filenames: fallback_filenames(
+            t.project_doc_fallback_filenames.unwrap_or_default(),
+        )?,
+        // `notify = []` runs nothing, as in Codex (which accepts it).
+        notify: t.notify.filter(|argv| !argv.is_empty()),
         notify_pins: None,
         history_persistence: history_persistence(t.history.unwrap_or_default().0)?,
         mcp_oauth_credentials_store: t.mcp_oauth_credentials_store.unwrap_or_default(),
@@ -220,6 +222,9 @@ fn type_hint(key: &str) -> Option<&'static str> {
             "expected a table of [model_providers.<id>] entries with name and base_url"
         }
         "profiles" => "expected a table of [profiles.<name>] entries",
+        "project_doc_fallback_filenames" => {
+            "expected an array of file names, e.g. project_doc_fallback_filenames = [\"CLAUDE.md\", \"QWEN.md\"]"
+        }
         "projects" => {
             "expected a table of [projects.\"/abs/path\"] entries with trust_level = \"trusted\""
         }
@@ -319,6 +324,7 @@ fn choose_model(
     match configured {
         Some(m) if !m.trim().is_empty() => Ok(m),
         _ if provider_id == DEFAULT_PROVIDER_ID => Ok(DEFAULT_OLLAMA_MODEL.to_string()),
+        _ if provider_id == LOCAL_PROVIDER_ID => Ok(LOCAL_MODEL.to_string()),
         _ => Err(invalid(
             "model",
             format!(
@@ -327,6 +333,43 @@ fn choose_model(
             ),
         )),
     }
+}
+
+/// The values every profile sets, checked like the top-level keys they stand for, whether
+/// the profile is in use or not: a typo in a profile is found when it is written, not the
+/// day the profile is first chosen. (Types were checked by the schema.)
+fn check_profiles_values_of(name: &str, p: &crate::schema::ProfileToml) -> Result<(), ConfigError> {
+    let key = |k: &str| format!("profiles.{name}.{k}");
+    parse_enum::<AskForApproval>(&key("approval_policy"), p.approval_policy.clone())?;
+    parse_enum::<SandboxMode>(&key("sandbox_mode"), p.sandbox_mode.clone())?;
+    if let Some(effort) = &p.model_reasoning_effort {
+        parse_effort(effort).map_err(|m| invalid(&key("model_reasoning_effort"), m))?;
+    }
+    one_of(
+        &key("tool_call_format"),
+        p.tool_call_format.clone(),
+        &["native", "text", "auto"],
+    )?;
+    one_of(
+        &key("model_reasoning_summary"),
+        p.model_reasoning_summary.clone(),
+        &["auto", "concise", "detailed", "none"],
+    )?;
+    one_of(
+        &key("model_verbosity"),
+        p.model_verbosity.clone(),
+        &["low", "medium", "high"],
+    )?;
+    Ok(())
+}
+
+fn check_profile_values(
+    profiles: Option<&BTreeMap<String, crate::schema::Table<crate::schema::ProfileToml>>>,
+) -> Result<(), ConfigError> {
+    for (name, profile) in profiles.into_iter().flatten() {
+        check_profiles_values_of(name, &profile.0)?;
+    }
+    Ok(())
 }
 
 fn parse_enum<T: std::str::FromStr<Err = String>>(
@@ -405,14 +448,40 @@ fn history_persistence(history: HistoryToml) -> Result<HistoryPersistence, Confi
     }
 }
 
+/// `project_doc_fallback_filenames` as the project-doc lookup uses it: Codex skips empty
+/// entries and repeats, and so do we. A name is joined to each folder the lookup visits, so it
+/// must stay in that folder: an absolute path or a `..` would name a file elsewhere.
+fn fallback_filenames(names: Vec<String>) -> Result<Vec<String>, ConfigError> {
+    let mut out: Vec<String> = Vec::new();
+    for (i, name) in names.into_iter().enumerate() {
+        if name.is_empty() || out.contains(&name) {
+            continue;
+        }
+        let path = Path::new(&name);
+        let inside = path.components().all(|c| {
+            matches!(
+                c,
+                std::path::Component::Normal(_) | std::path::Component::CurDir
+            )
+        });
+        let names_a_file = path
+            .components()
+            .any(|c| matches!(c, std::path::Component::Normal(_)));
+        if !inside || !names_a_file || name.contains('\0') {
+            return Err(invalid(
+                &format!("project_doc_fallback_filenames[{i}]"),
+                "expected a file name looked for in each folder, like \"CLAUDE.md\" (no absolute path, no `..`)",
+            ));
+        }
+        out.push(name);
+    }
+    Ok(out)
+}
+
 fn saturating_i64(v: u64) -> i64 {
     i64::try_from(v).unwrap_or(i64::MAX)
 }
 
 fn as_usize(v: u64) -> usize {
     usize::try_from(v).unwrap_or(usize::MAX)
-}
-
-fn notify_error() -> ConfigError {
-    invalid("notify", type_hint("notify").unwrap_or_default())
 }

@@ -46,6 +46,7 @@ pub(crate) struct ConfigToml {
     pub hide_agent_reasoning: Option<bool>,
     pub show_raw_agent_reasoning: Option<bool>,
     pub project_doc_max_bytes: Option<NonNegative>,
+    pub project_doc_fallback_filenames: Option<Vec<String>>,
     pub notify: Option<Vec<String>>,
     pub history: Option<Table<HistoryToml>>,
     pub projects: Option<BTreeMap<String, Table<ProjectToml>>>,
@@ -53,6 +54,9 @@ pub(crate) struct ConfigToml {
     /// Read by [`crate::thread_store_url`] from the user config only; here so that its keys
     /// are checked like the others.
     pub thread_store: Option<Table<ThreadStoreToml>>,
+    /// Read by [`crate::mcp_state_key_file`] from the user config only; here so that its type
+    /// is checked like the others.
+    pub mcp_state_key_file: Option<String>,
     pub mcp_oauth_credentials_store: Option<crate::OAuthCredentialsStoreMode>,
 }
 

@@ -35,6 +35,10 @@ pub struct Config {
     pub model: String,
     pub model_provider_id: String,
     pub model_provider: ModelProviderInfo,
+    /// Neither the provider nor the model was chosen anywhere (file, profile, `-c`, flag):
+    /// both are the defaults, and a front end may pick the built-in local model instead
+    /// when the default server (Ollama) is not running.
+    pub model_provider_defaulted: bool,
     pub model_providers: BTreeMap<String, ModelProviderInfo>,
     pub model_reasoning_effort: Option<ReasoningEffort>,
     /// `model_context_window`: the model's window in tokens, when the user knows it better
@@ -82,6 +86,10 @@ pub struct Config {
     pub show_raw_agent_reasoning: bool,
     /// `project_doc_max_bytes`: how much of AGENTS.md the model sees; 0 leaves it out.
     pub project_doc_max_bytes: usize,
+    /// `project_doc_fallback_filenames`: names tried, in order, in a folder without
+    /// `AGENTS.md` (after `AGENTS.override.md`, `AGENTS.md`, `AGENT.md`); checked to be
+    /// relative names inside the folder, empty entries and repeats dropped.
+    pub project_doc_fallback_filenames: Vec<String>,
     /// `notify`: a program and its arguments, run with one more argument (a JSON object) when a
     /// turn completes.
     pub notify: Option<Vec<String>>,

@@ -5,6 +5,9 @@
 
 use crate::tools::{is_shell_tool, printed_output};
 use oi_protocol::models::{ResponseItem, Role, ToolSpec};
+use std::path::Path;
+
+mod task;
 
 /// Why an answer does not finish the turn.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -30,6 +33,10 @@ pub(crate) enum Unfinished {
     /// Asked a question, the model answered with nothing but a path, and no such file or
     /// folder exists (small models make one up instead of searching).
     MissingPath { path: String },
+    /// What the task's own words say must hold does not: `missing` says what, one phrase
+    /// each ("`run.sh` is not executable"), read from the working directory and the
+    /// commands the turn ran.
+    NotDone { missing: Vec<String> },
 }
 
 /// Words of the errors a failed file change gives the model ("No file was changed", and the
@@ -115,6 +122,8 @@ pub(crate) struct TurnSoFar<'a> {
     pub change_failed: bool,
 }
 
+pub(crate) use task::Step;
+
 /// What this turn did, read from the thread's history; owned, so the state lock is not held
 /// while the answer is checked. [`TurnRecord::view`] is what the checks read.
 pub(crate) struct TurnRecord {
@@ -123,6 +132,11 @@ pub(crate) struct TurnRecord {
     outputs: Vec<String>,
     tool_ran_in_thread: bool,
     change_failed: bool,
+    /// A call of this turn was refused at its approval: what it would have done is undone
+    /// by the user's decision, which the model is not asked to get around.
+    refused: bool,
+    /// Every call of this turn that has an output, in order: what ran and how it ended.
+    steps: Vec<Step>,
 }
 
 impl TurnRecord {
@@ -163,8 +177,35 @@ impl TurnRecord {
             matches!(i, ResponseItem::FunctionCall { call_id, name, arguments }
                 if !is_shell_tool(name) && may_write(name, arguments) && failed(call_id))
         });
+        let refused = this_turn.iter().any(|i| {
+            matches!(i, ResponseItem::FunctionCallOutput { output, .. }
+                if output.success == Some(false)
+                    && crate::tools::was_refused(&output.text_content()))
+        });
         let mut calls = Vec::new();
         let mut outputs = Vec::new();
+        let mut steps = Vec::new();
+        for item in this_turn {
+            if let ResponseItem::FunctionCall {
+                call_id,
+                name,
+                arguments,
+            } = item
+                && let Some(ok) = this_turn.iter().find_map(|i| match i {
+                    ResponseItem::FunctionCallOutput {
+                        call_id: id,
+                        output,
+                    } if id == call_id => Some(output.success != Some(false)),
+                    _ => None,
+                })
+            {
+                steps.push(Step {
+                    command: is_shell_tool(name).then(|| arguments.clone()),
+                    ok,
+                    writes: may_write(name, arguments),
+                });
+            }
+        }
         for item in this_turn {
             if let ResponseItem::FunctionCall {
                 call_id,
@@ -187,7 +228,36 @@ impl TurnRecord {
                 .iter()
                 .any(|i| matches!(i, ResponseItem::FunctionCall { .. })),
             change_failed,
+            refused,
+            steps,
         }
+    }
+
+    /// Whether the request states anything [`TurnRecord::unmet_in`] can check.
+    pub(crate) fn names_checkable_work(&self) -> bool {
+        !is_question(&self.request) && !task::expectations(&self.request).is_empty()
+    }
+
+    /// What the task's words say must hold and does not, in `cwd` (reads the disk: call it
+    /// off the async workers). Questions state nothing; a test to pass counts only when a
+    /// change was asked for ("run test_add.py and say whether it passes" asks none).
+    pub(crate) fn unmet_in(&self, cwd: &Path) -> Option<Unfinished> {
+        if is_question(&self.request) {
+            return None;
+        }
+        let change = asks_for_change(&self.request);
+        let expected: Vec<task::Expectation> = task::expectations(&self.request)
+            .into_iter()
+            .filter(|e| change || !matches!(e, task::Expectation::Passes { .. }))
+            .collect();
+        let missing = task::unmet(&expected, cwd, &self.steps);
+        (!missing.is_empty()).then_some(Unfinished::NotDone { missing })
+    }
+
+    /// Whether a call of this turn was refused at its approval (by the user, or by an
+    /// approval that never came).
+    pub(crate) fn refused(&self) -> bool {
+        self.refused
     }
 
     pub(crate) fn view(&self) -> TurnSoFar<'_> {
@@ -408,7 +478,10 @@ const OUTPUT_WORDS: &[&str] = &[
 /// (recorded: "you can use the following command: `cat secret.txt`" after running it).
 /// Only short outputs count: a long one is summarised, not quoted.
 fn unreported_output(answer: &str, turn: &TurnSoFar<'_>) -> Option<String> {
-    if !words(turn.request).any(|w| OUTPUT_WORDS.contains(&w.as_str())) {
+    // "Write a script that prints hello" asks for a change, not for what a command printed.
+    if !words(turn.request).any(|w| OUTPUT_WORDS.contains(&w.as_str()))
+        || asks_for_change(turn.request)
+    {
         return None;
     }
     let output = turn.outputs.last()?.trim();
@@ -447,14 +520,26 @@ fn claimed_tool_use(answer: &str, tools: &[ToolSpec], calls: &[(&str, &str)]) ->
     None
 }
 
+/// The words of `text`, lower case. A file or identifier (`test_add.py`, `src/add`,
+/// `add_item`) is one word of its own, so a verb inside a name is no verb.
 fn words(text: &str) -> impl Iterator<Item = String> + '_ {
-    text.split(|c: char| !c.is_ascii_alphanumeric())
-        .filter(|w| !w.is_empty())
-        .map(str::to_ascii_lowercase)
+    text.split_whitespace().flat_map(|raw| {
+        let t = raw.trim_matches(|c: char| !c.is_ascii_alphanumeric() && c != '_');
+        let name = t.contains(['_', '/']) || task::looks_like_path(t);
+        let parts: Vec<String> = if name {
+            vec![t.to_ascii_lowercase()]
+        } else {
+            t.split(|c: char| !c.is_ascii_alphanumeric())
+                .filter(|w| !w.is_empty())
+                .map(str::to_ascii_lowercase)
+                .collect()
+        };
+        parts.into_iter().filter(|w| !w.is_empty())
+    })
 }
 
 /// A request that asks about something rather than for something to be done.
-fn is_question(request: &str) -> bool {
+pub(crate) fn is_question(request: &str) -> bool {
     let trimmed = request.trim();
     let first = words(trimmed).next().unwrap_or_default();
     if REQUEST_STARTS.contains(&first.as_str()) {
@@ -582,6 +667,11 @@ impl Unfinished {
                 "`{path}` does not exist in this project, so that answer is wrong. Look in the project with the tools ({}) and answer with a path that exists. {how}",
                 names.join(", ")
             ),
+            Unfinished::NotDone { missing } => format!(
+                "The task is not finished: {}. Finish it now with the tools ({}). {how} If you cannot, say plainly what was not done.",
+                missing.join("; "),
+                names.join(", ")
+            ),
         }
     }
 
@@ -626,6 +716,10 @@ impl Unfinished {
             Unfinished::MissingPath { path } => format!(
                 "the model answered with `{path}`, which does not exist, so the question was not answered. {fix}"
             ),
+            Unfinished::NotDone { missing } => format!(
+                "the task is not done: {} (checked in the working directory after the model's answer)",
+                missing.join("; ")
+            ),
         }
     }
 
@@ -658,503 +752,13 @@ impl Unfinished {
             Unfinished::MissingPath { path } => format!(
                 "the model answered with `{path}`, which does not exist; asking it to look in the project"
             ),
+            Unfinished::NotDone { missing } => format!(
+                "the task is not finished: {}; asking the model to finish it",
+                missing.join("; ")
+            ),
         }
     }
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use serde_json::json;
-
-    fn tools() -> Vec<ToolSpec> {
-        vec![ToolSpec {
-            name: "shell".into(),
-            description: String::new(),
-            parameters: json!({"type":"object","properties":{"command":{"type":"array"}},"required":["command"]}),
-        }]
-    }
-
-    fn ran(tool_ran_in_thread: bool) -> TurnSoFar<'static> {
-        TurnSoFar {
-            request: "do it",
-            calls: Vec::new(),
-            outputs: Vec::new(),
-            tool_ran_in_thread,
-            change_failed: false,
-        }
-    }
-
-    #[test]
-    fn unrun_calls_are_found_with_whether_the_tool_exists() {
-        assert_eq!(
-            check(
-                "Run it like this: {\"name\": \"shell\", \"arguments\": {\"command\": [\"ls\"]}} and see.",
-                &tools(),
-                &ran(true)
-            ),
-            Some(Unfinished::UnrunCall {
-                name: "shell".into(),
-                offered: true
-            })
-        );
-        assert_eq!(
-            check(
-                "```json\n{\"name\": \"write_file\", \"arguments\": {\"path\": \"a\"}}\n```",
-                &tools(),
-                &ran(false)
-            ),
-            Some(Unfinished::UnrunCall {
-                name: "write_file".into(),
-                offered: false
-            })
-        );
-    }
-
-    #[test]
-    fn claims_count_only_when_no_tool_ever_ran() {
-        let answer = "I have created the file `hello.txt` with the content \"hi\". Let me know!";
-        assert_eq!(
-            check(answer, &tools(), &ran(false)),
-            Some(Unfinished::Claim {
-                quote: "I have created the file `hello.txt` with the content \"hi\"".into()
-            })
-        );
-        assert_eq!(check(answer, &tools(), &ran(true)), None);
-        assert_eq!(
-            check("The file was successfully created.", &tools(), &ran(false)),
-            Some(Unfinished::Claim {
-                quote: "successfully created".into()
-            })
-        );
-    }
-
-    fn patch_tools() -> Vec<ToolSpec> {
-        let mut t = tools();
-        t.push(ToolSpec {
-            name: "apply_patch".into(),
-            description: String::new(),
-            parameters: json!({"type":"object","properties":{"input":{"type":"string"}}}),
-        });
-        t
-    }
-
-    #[test]
-    fn an_answer_that_relays_a_failed_change_is_not_done() {
-        // Recorded: Qwen2.5-Coder-1.5B under claude-code, after an Edit that matched twice.
-        let answer = "To change all 2, send the call again with `\"replace_all\": true`; to change one, include more of its surrounding lines so it appears once. No file was changed.";
-        let turn = TurnSoFar {
-            request: "In notes.txt, replace the word apple with banana everywhere.",
-            calls: vec![],
-            outputs: vec![],
-            tool_ran_in_thread: true,
-            change_failed: false,
-        };
-        assert_eq!(
-            check(answer, &patch_tools(), &turn),
-            Some(Unfinished::GaveUpOnError)
-        );
-        // Once a change went through, a mention of an earlier failure is a recap.
-        let turn = TurnSoFar {
-            calls: vec![("Edit", "{}")],
-            ..turn
-        };
-        assert_eq!(check(answer, &patch_tools(), &turn), None);
-    }
-
-    #[test]
-    fn a_failed_change_then_an_answer_is_not_done_however_it_is_worded() {
-        // Recorded: Qwen2.5-Coder-1.5B under codex, after an apply_patch whose context line
-        // matched nothing; the answer paraphrases the error and the run exited 0.
-        let answer = "The patch was not applied because the `@@` line in the patch does not match any line in the file `notes.txt`.";
-        let turn = TurnSoFar {
-            request: "In notes.txt, replace the word apple with banana everywhere.",
-            calls: vec![],
-            outputs: vec![],
-            tool_ran_in_thread: true,
-            change_failed: true,
-        };
-        assert_eq!(
-            check(answer, &patch_tools(), &turn),
-            Some(Unfinished::GaveUpOnError)
-        );
-        // A question is answered, whatever failed on the way.
-        let asked = TurnSoFar {
-            request: "Why does this patch not apply to notes.txt?",
-            ..turn
-        };
-        assert_eq!(check(answer, &patch_tools(), &asked), None);
-    }
-
-    #[test]
-    fn only_failed_file_changes_count_as_failed_changes() {
-        use oi_protocol::models::{FunctionCallOutput, ResponseItem};
-        let call = |id: &str, name: &str, args: &str| ResponseItem::FunctionCall {
-            call_id: id.into(),
-            name: name.into(),
-            arguments: args.into(),
-        };
-        let out = |id: &str, ok: bool| ResponseItem::FunctionCallOutput {
-            call_id: id.into(),
-            output: FunctionCallOutput::text("x", ok),
-        };
-        let user = ResponseItem::user_text("fix the test");
-        // A failing test run is work, not a failed change.
-        let history = vec![
-            user.clone(),
-            call("a", "shell", r#"{"command":["python3","test_calc.py"]}"#),
-            out("a", false),
-        ];
-        assert!(!TurnRecord::of_history(&history).change_failed);
-        let history = vec![
-            user,
-            call("b", "apply_patch", r#"{"input":"*** Begin Patch"}"#),
-            out("b", false),
-        ];
-        assert!(TurnRecord::of_history(&history).change_failed);
-    }
-
-    #[test]
-    fn a_question_answered_with_a_bare_path_names_the_path() {
-        let q = "Which file in this project defines the function load_settings? Answer with the file's path.";
-        // Recorded answers of Qwen2.5-Coder-1.5B that named files it never looked for.
-        for (answer, path) in [
-            ("`src/load_settings.ts`", "src/load_settings.ts"),
-            (
-                "```\n/tmp/x/work/load_settings.py\n```",
-                "/tmp/x/work/load_settings.py",
-            ),
-            ("app/store/cache.py.", "app/store/cache.py"),
-        ] {
-            assert_eq!(answered_path(answer, q).as_deref(), Some(path), "{answer}");
-        }
-        for answer in [
-            "It is defined in `app/store/cache.py`.",
-            "https://example.com/a.py",
-            "Nothing defines it.",
-        ] {
-            assert_eq!(answered_path(answer, q), None, "{answer}");
-        }
-        // Only questions: a request to do something is judged by the other checks.
-        assert_eq!(answered_path("`notes.txt`", "Create notes.txt"), None);
-    }
-
-    #[test]
-    fn a_question_answered_with_only_a_call_is_an_unrun_call() {
-        let q = TurnSoFar {
-            request: "Which file in this project defines the function load_settings?",
-            calls: vec![],
-            outputs: vec![],
-            tool_ran_in_thread: false,
-            change_failed: false,
-        };
-        let answer = "```json\n{\"name\": \"shell\", \"arguments\": {\"command\": [\"grep\", \"-rl\", \"load_settings\", \".\"]}}\n```";
-        assert_eq!(
-            check(answer, &tools(), &q),
-            Some(Unfinished::UnrunCall {
-                name: "shell".into(),
-                offered: true
-            })
-        );
-        // Asked what a call looks like, quoting one is the answer.
-        let how = TurnSoFar {
-            request: "What does a shell tool call look like in JSON?",
-            ..q
-        };
-        assert_eq!(check(answer, &tools(), &how), None);
-    }
-
-    #[test]
-    fn a_patch_in_the_answer_is_an_unrun_apply_patch() {
-        // Recorded: the second turn of a resumed thread "used apply_patch" only in words.
-        let answer = "To add a second line, I used the `apply_patch` function with the following input:\n```\n*** Begin Patch\n*** Update File: hello.txt\n@@ -1,1 +1,2 @@\n hi\n+bye\n*** End Patch\n```\nThis updated the file.";
-        assert_eq!(
-            check(answer, &patch_tools(), &ran(true)),
-            Some(Unfinished::UnrunCall {
-                name: "apply_patch".into(),
-                offered: true
-            })
-        );
-    }
-
-    #[test]
-    fn code_shown_for_a_requested_change_is_unfinished_unless_a_tool_wrote() {
-        // Recorded: asked to write a script, the model answered with the script.
-        let answer = "```python\n# count.py\nfor i in range(1, 6):\n    print(i)\n```";
-        let request =
-            "Write a Python script count.py that prints the numbers 1 to 5, one per line.";
-        let turn = |calls: Vec<(&'static str, &'static str)>| TurnSoFar {
-            request,
-            calls,
-            outputs: vec![],
-            tool_ran_in_thread: true,
-            change_failed: false,
-        };
-        assert_eq!(
-            check(answer, &patch_tools(), &turn(vec![])),
-            Some(Unfinished::WorkShown)
-        );
-        // Recorded: the test was run (a read), the fix only shown.
-        assert_eq!(
-            check(
-                answer,
-                &patch_tools(),
-                &turn(vec![("shell", r#"{"command":["python3","test_calc.py"]}"#)])
-            ),
-            Some(Unfinished::WorkShown)
-        );
-        // A tool that writes ran: the code in the answer is a report.
-        for call in [
-            ("apply_patch", r#"{"input":"*** Begin Patch..."}"#),
-            (
-                "shell",
-                r#"{"command":["bash","-lc","cat > count.py <<EOF"]}"#,
-            ),
-            ("mcp__fs__write_file", "{}"),
-        ] {
-            assert_eq!(
-                check(answer, &patch_tools(), &turn(vec![call])),
-                None,
-                "{call:?}"
-            );
-        }
-        // Questions and requests that change nothing may be answered with code.
-        for request in [
-            "How would I write a script that counts to 5?",
-            "Show me a script that counts to 5",
-            "Run the tests and tell me the output",
-        ] {
-            let t = TurnSoFar {
-                request,
-                calls: vec![],
-                outputs: vec![],
-                tool_ran_in_thread: true,
-                change_failed: false,
-            };
-            assert_eq!(check(answer, &patch_tools(), &t), None, "{request}");
-        }
-    }
-
-    #[test]
-    fn claimed_use_of_a_tool_that_did_not_run_is_unfinished() {
-        // Recorded: only `shell` ran, the answer says apply_patch made the fix.
-        let answer =
-            "I ran the tests. I then used the `apply_patch` function to modify the `calc.py` file.";
-        let turn = TurnSoFar {
-            request: "Fix the bug",
-            calls: vec![("shell", r#"{"command":["python3","test_calc.py"]}"#)],
-            outputs: vec![],
-            tool_ran_in_thread: true,
-            change_failed: false,
-        };
-        assert!(matches!(
-            check(answer, &patch_tools(), &turn),
-            Some(Unfinished::Claim { .. })
-        ));
-        let turn = TurnSoFar {
-            calls: vec![("apply_patch", "{}")],
-            ..turn
-        };
-        assert_eq!(check(answer, &patch_tools(), &turn), None);
-    }
-
-    #[test]
-    fn quoted_calls_answer_a_question() {
-        let answer = "They look like this:\n```json\n{\"name\": \"shell\", \"arguments\": {\"command\": [\"rm\", \"x\"]}}\n```";
-        for request in [
-            "how do tool calls look?",
-            "Show me a shell call",
-            "What is a patch like",
-        ] {
-            let t = TurnSoFar {
-                request,
-                calls: vec![],
-                outputs: vec![],
-                tool_ran_in_thread: true,
-                change_failed: false,
-            };
-            assert_eq!(check(answer, &patch_tools(), &t), None, "{request}");
-        }
-        // A request phrased as a question still asks for the work.
-        let t = TurnSoFar {
-            request: "Can you delete x?",
-            calls: vec![],
-            outputs: vec![],
-            tool_ran_in_thread: true,
-            change_failed: false,
-        };
-        assert!(matches!(
-            check(answer, &patch_tools(), &t),
-            Some(Unfinished::UnrunCall { .. })
-        ));
-    }
-
-    #[test]
-    fn a_recap_of_a_call_that_ran_is_fine() {
-        // Recorded: after a successful patch, the answer quotes it.
-        let answer = "To create a file `hello.txt` containing the text `hi`, I used the `apply_patch` function with the following input:\n```\n*** Begin Patch\n*** Add File: hello.txt\n+hi\n*** End Patch\n```\nThis command added the text `hi` to the file `hello.txt`.";
-        let turn = TurnSoFar {
-            request: "Create a file hello.txt containing hi",
-            calls: vec![("apply_patch", "{}")],
-            outputs: vec![],
-            tool_ran_in_thread: true,
-            change_failed: false,
-        };
-        assert_eq!(check(answer, &patch_tools(), &turn), None);
-        let json_recap = "I ran:\n```json\n{\"name\": \"shell\", \"arguments\": {\"command\": [\"ls\"]}}\n```\nIt listed one file.";
-        let turn = TurnSoFar {
-            request: "List the files",
-            calls: vec![("shell", r#"{"command":["ls"]}"#)],
-            outputs: vec![],
-            tool_ran_in_thread: true,
-            change_failed: false,
-        };
-        assert_eq!(check(json_recap, &patch_tools(), &turn), None);
-    }
-
-    #[test]
-    fn an_output_asked_for_must_be_reported() {
-        let turn = |answer_request: &'static str| TurnSoFar {
-            request: answer_request,
-            calls: vec![("shell", r#"{"command":["cat","secret.txt"]}"#)],
-            outputs: vec!["token-1a2b3c4d\n"],
-            tool_ran_in_thread: true,
-            change_failed: false,
-        };
-        let asked = turn("Run the command `cat secret.txt` and tell me exactly what it printed.");
-        // Recorded: the answer after running it.
-        let vague = "To run the command `cat secret.txt` and get the output, you can use the following command:\n\n```bash\ncat secret.txt\n```";
-        assert_eq!(
-            check(vague, &patch_tools(), &asked),
-            Some(Unfinished::OutputNotReported {
-                output: "token-1a2b3c4d".into()
-            })
-        );
-        assert_eq!(
-            check("It printed `token-1a2b3c4d`.", &patch_tools(), &asked),
-            None
-        );
-        // Not asked for: a summary is fine.
-        assert_eq!(
-            check(vague, &patch_tools(), &turn("Run cat secret.txt")),
-            None
-        );
-    }
-
-    #[test]
-    fn an_announcement_with_nothing_run_is_unfinished() {
-        let turn = |calls: Vec<(&'static str, &'static str)>| TurnSoFar {
-            request: "The test test_calc.py fails. Fix the bug in calc.py.",
-            calls,
-            outputs: vec![],
-            tool_ran_in_thread: false,
-            change_failed: false,
-        };
-        // Recorded: nothing ran.
-        let answer = "I will run the command to execute `python3 test_calc.py` and fix the bug in `calc.py` as needed.";
-        assert_eq!(
-            check(answer, &patch_tools(), &turn(vec![])),
-            Some(Unfinished::Announced)
-        );
-        assert_eq!(
-            check("Let me look at it.", &patch_tools(), &turn(vec![])),
-            Some(Unfinished::Announced)
-        );
-        // After work, "I'll" is about what is left, and words like "till" are no announcement.
-        assert_eq!(
-            check(answer, &patch_tools(), &turn(vec![("apply_patch", "{}")])),
-            None
-        );
-        assert_eq!(
-            check("It fails until the fix.", &patch_tools(), &turn(vec![])),
-            None
-        );
-    }
-
-    #[test]
-    fn no_change_after_a_note_is_told_apart() {
-        let turn = |calls: Vec<(&'static str, &'static str)>| TurnSoFar {
-            request: "Create a file hello.txt containing hi",
-            calls,
-            outputs: vec![],
-            tool_ran_in_thread: true,
-            change_failed: false,
-        };
-        assert!(made_no_change(&turn(vec![(
-            "shell",
-            r#"{"command":["bash","-lc","echo $SHELL"]}"#
-        )])));
-        assert!(!made_no_change(&turn(vec![("apply_patch", "{}")])));
-        let question = TurnSoFar {
-            request: "How do I create a file?",
-            ..turn(vec![])
-        };
-        assert!(!made_no_change(&question));
-    }
-
-    #[test]
-    fn the_turn_record_keeps_this_turns_successful_calls_and_what_they_printed() {
-        use oi_protocol::models::FunctionCallOutput;
-        let call = |id: &str, name: &str| ResponseItem::FunctionCall {
-            call_id: id.into(),
-            name: name.into(),
-            arguments: "{}".into(),
-        };
-        let out = |id: &str, text: &str, ok: bool| ResponseItem::FunctionCallOutput {
-            call_id: id.into(),
-            output: FunctionCallOutput::text(text, ok),
-        };
-        let history = vec![
-            ResponseItem::user_text("earlier request"),
-            call("a", "apply_patch"),
-            out("a", "ok", true),
-            ResponseItem::user_text("Run cat x and tell me what it printed"),
-            call("b", "apply_patch"),
-            out("b", "patch did not apply", false),
-            call("c", "shell"),
-            out(
-                "c",
-                "Exit code: 0\nWall time: 0.0 seconds\nOutput:\ntoken-1\n",
-                true,
-            ),
-            ResponseItem::developer_text("a note"),
-        ];
-        let record = TurnRecord::of_history(&history);
-        let view = record.view();
-        assert_eq!(view.request, "Run cat x and tell me what it printed");
-        assert_eq!(
-            view.calls,
-            [("shell", "{}")],
-            "the failed patch does not count"
-        );
-        assert_eq!(view.outputs, ["token-1\n"]);
-        assert!(view.tool_ran_in_thread);
-    }
-
-    #[test]
-    fn a_parroted_note_is_unfinished() {
-        // Recorded: the 1.5B model answered the retry note with the note itself.
-        let answer = "<system_note>\nYour last answer contains a `apply_patch` call written as text. It was NOT run: nothing happened. To run a tool, write the <tool_call> block itself";
-        assert_eq!(
-            check(answer, &tools(), &ran(true)),
-            Some(Unfinished::Parroted)
-        );
-    }
-
-    #[test]
-    fn plain_answers_and_intentions_are_fine() {
-        for answer in [
-            "This repository is a parser for TOML files.",
-            "I would create a file with `echo hi > hello.txt`.",
-            "To fix it, I randomly picked nothing; here is the plan.",
-            "Paris is the capital of France.",
-        ] {
-            assert_eq!(check(answer, &tools(), &ran(false)), None, "{answer}");
-        }
-        assert_eq!(
-            check("I have created it.", &[], &ran(false)),
-            None,
-            "no tools"
-        );
-    }
-}
+mod tests;

@@ -96,8 +96,12 @@ pub fn auto_compact_limit(window: i64, configured: Option<i64>) -> i64 {
     }
 }
 
-/// The default bound on one answer: a quarter of the window, at most this.
-pub const DEFAULT_MAX_OUTPUT_TOKENS: i64 = 8192;
+/// The default bound on one answer: a quarter of the window, at most this. A call or an
+/// answer rarely needs more (4,096 tokens is a file of some 300 lines; a bigger one is
+/// written in parts, which the model is told when a call is cut off), and a model that
+/// loops stops within minutes on a slow machine instead of ten (recorded at 8,192 on two
+/// cores). Repetition is also stopped earlier by the client.
+pub const DEFAULT_MAX_OUTPUT_TOKENS: i64 = 4096;
 /// The bound never goes below this, so a nearly full window still leaves room for an answer
 /// (the server then refuses or compacts, which is better than a one-word answer).
 const MIN_OUTPUT_TOKENS: i64 = 256;
@@ -140,6 +144,14 @@ pub fn prompt_size(prompt: &Prompt) -> usize {
     text_size(&prompt.instructions) + items + tools
 }
 
+/// The request's plain size in bytes (see [`prompt_size`], without counting digits as
+/// tokens): what [`TokenEstimator::least_tokens`] reads.
+pub fn plain_prompt_size(prompt: &Prompt) -> usize {
+    let items = serde_json::to_string(&prompt.input).map_or(0, |s| s.len());
+    let tools = serde_json::to_string(&prompt.tools).map_or(0, |s| s.len());
+    prompt.instructions.len() + items + tools
+}
+
 /// Turns request sizes into token counts, learning from the server's reports how far the
 /// bytes/4 estimate is off for this model.
 #[derive(Clone, Copy, Debug)]
@@ -176,6 +188,12 @@ impl TokenEstimator {
             self.ratio
         };
         (estimate_tokens(size) as f64 * ratio).ceil() as i64
+    }
+
+    /// The fewest tokens a request of `plain_bytes` (see [`plain_prompt_size`]) can be
+    /// counted at, uncut: its bytes / 4 at the highest ratio seen.
+    pub fn least_tokens(&self, plain_bytes: usize) -> i64 {
+        self.uncut_tokens(plain_bytes)
     }
 
     /// The size (see [`text_size`]) of text that makes about `tokens` tokens; as many plain
@@ -242,22 +260,29 @@ pub enum WindowSignal {
 }
 
 /// Judges a completed response: `estimated_prompt` is our estimate of the request's tokens
-/// (before learning from this response), `usage` what the server reported, `truncated`
+/// (before learning from this response), `least_prompt` the fewest tokens the request can
+/// take (digits counted as plain bytes: Llama 3's and gpt-oss's tokenizers put three in a
+/// token, and a tool output full of numbers once made the estimate 2.6 times the server's
+/// count, which read as a cut prompt), `usage` what the server reported, `truncated`
 /// whether it stopped at a length limit, `max_output` the bound the request carried.
 /// `has_images`: the estimate counts image bytes, so it cannot be compared.
 pub fn window_signal(
     estimated_prompt: i64,
+    least_prompt: i64,
     usage: Option<&oi_protocol::models::TokenUsage>,
     truncated: bool,
     window: i64,
     max_output: Option<u32>,
     has_images: bool,
 ) -> Option<WindowSignal> {
-    if let Some(u) = usage
+    // Servers that count cached tokens apart from the prompt's (Anthropic-style proxies)
+    // report a low `input_tokens` for a prompt they did not cut.
+    let counted = usage.map(|u| u.input_tokens + u.cached_input_tokens.max(0));
+    if let (Some(u), Some(counted)) = (usage, counted)
         && !has_images
         && u.input_tokens > 0
-        && estimated_prompt >= SILENT_CUT_MIN_TOKENS
-        && u.input_tokens * 100 < estimated_prompt * SILENT_CUT_PERCENT
+        && least_prompt >= SILENT_CUT_MIN_TOKENS
+        && counted * 100 < least_prompt * SILENT_CUT_PERCENT
     {
         return Some(WindowSignal::SilentTruncation {
             sent: estimated_prompt,
@@ -331,9 +356,11 @@ pub fn budget_tool_outputs(items: &mut [ResponseItem], budget: usize) {
 mod tests {
     #[test]
     fn output_bound_fits_the_window() {
-        // Default: a quarter of the window, at most 8192.
+        // Default: a quarter of the window, at most 4096 (issue 43: a loop at 8192 ran for ten
+        // minutes on two cores).
         assert_eq!(output_token_bound(None, 16_384, 1_000), Some(4_096));
-        assert_eq!(output_token_bound(None, 262_144, 1_000), Some(8_192));
+        assert_eq!(output_token_bound(None, 262_144, 1_000), Some(4_096));
+        assert_eq!(output_token_bound(None, 8_192, 1_000), Some(2_048));
         // Never more than the window leaves, never less than 256.
         assert_eq!(output_token_bound(None, 16_384, 14_000), Some(2_384));
         assert_eq!(output_token_bound(None, 16_384, 16_300), Some(256));
@@ -361,7 +388,15 @@ mod tests {
     fn a_prompt_the_server_cut_is_recognised() {
         // Ollama with num_ctx 4096 kept 3,900 of ~9,000 tokens.
         assert_eq!(
-            window_signal(9_000, Some(&usage(3_900, 100)), false, 32_768, None, false),
+            window_signal(
+                9_000,
+                9_000,
+                Some(&usage(3_900, 100)),
+                false,
+                32_768,
+                None,
+                false
+            ),
             Some(WindowSignal::SilentTruncation {
                 sent: 9_000,
                 used: 3_900,
@@ -371,18 +406,45 @@ mod tests {
         // A tokenizer denser than the estimate is not a cut; nor is a small prompt, a
         // prompt with images, or a server that reports no usage.
         assert_eq!(
-            window_signal(9_000, Some(&usage(6_000, 10)), false, 32_768, None, false),
+            window_signal(
+                9_000,
+                9_000,
+                Some(&usage(6_000, 10)),
+                false,
+                32_768,
+                None,
+                false
+            ),
             None
         );
         assert_eq!(
-            window_signal(1_500, Some(&usage(300, 10)), false, 32_768, None, false),
+            window_signal(
+                1_500,
+                1_500,
+                Some(&usage(300, 10)),
+                false,
+                32_768,
+                None,
+                false
+            ),
             None
         );
         assert_eq!(
-            window_signal(9_000, Some(&usage(300, 10)), false, 32_768, None, true),
+            window_signal(
+                9_000,
+                9_000,
+                Some(&usage(300, 10)),
+                false,
+                32_768,
+                None,
+                true
+            ),
             None
         );
-        assert_eq!(window_signal(9_000, None, false, 32_768, None, false), None);
+        assert_eq!(
+            window_signal(9_000, 9_000, None, false, 32_768, None, false),
+            None
+        );
     }
 
     #[test]
@@ -390,6 +452,7 @@ mod tests {
         // 2048-token window: a 1,700-token prompt and 340 tokens of answer filled it.
         assert_eq!(
             window_signal(
+                1_700,
                 1_700,
                 Some(&usage(1_700, 340)),
                 true,
@@ -401,12 +464,13 @@ mod tests {
         );
         // Without usage, the estimate and the bound tell the same.
         assert_eq!(
-            window_signal(1_700, None, true, 2_048, Some(348), false),
+            window_signal(1_700, 1_700, None, true, 2_048, Some(348), false),
             Some(WindowSignal::ContextFull { used: 2_048 })
         );
         // Cut off far from the window: the output bound, not the window.
         assert_eq!(
             window_signal(
+                1_000,
                 1_000,
                 Some(&usage(1_000, 512)),
                 true,
@@ -420,6 +484,7 @@ mod tests {
         assert_eq!(
             window_signal(
                 1_700,
+                1_700,
                 Some(&usage(1_700, 340)),
                 false,
                 2_048,
@@ -431,6 +496,7 @@ mod tests {
         // Not flagged, but prompt and answer are the whole window (llama.cpp, Responses).
         assert_eq!(
             window_signal(
+                1_700,
                 1_700,
                 Some(&usage(1_778, 270)),
                 false,

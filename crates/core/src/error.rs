@@ -16,6 +16,10 @@ pub enum CoreError {
     /// An MCP server marked `required` failed to start.
     #[error("{0}")]
     Mcp(String),
+    /// The model server the front end starts (the built-in `local` provider) could not be
+    /// started; the message says why and what to do instead.
+    #[error("{0}")]
+    ModelServer(String),
     /// Another session (in this or another process sharing the store) is writing the
     /// thread; the message names the holder and the way out.
     #[error("{message}")]

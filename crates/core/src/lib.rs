@@ -21,6 +21,7 @@
 
 mod answer_check;
 mod approval;
+mod client_tools;
 mod command;
 mod compact;
 mod context_window;
@@ -35,7 +36,9 @@ mod manager;
 mod mcp_sampling;
 mod notify;
 mod parking;
+mod project_doc;
 mod prompt;
+mod provider_start;
 mod recorder;
 mod repeats;
 mod safety;
@@ -53,6 +56,9 @@ mod turn_state;
 mod window;
 mod window_recovery;
 
+pub use client_tools::{
+    ClientCommand, ClientCommandOutput, ClientFuture, ClientToolError, ClientTools, PlannedFile,
+};
 pub use command::{
     CommandOutput, CommandRequest, USER_SHELL_CONTEXT_BYTES, run_command, user_shell_context,
 };
@@ -78,6 +84,7 @@ pub use oi_thread_store::{
     ThreadOutline, ThreadPage, ThreadSummary, TurnParkedItem, TurnSpan, TurnStatus,
     TurnUnparkedItem, Unparked,
 };
+pub use provider_start::{ProviderStarter, set_provider_starter};
 pub use stored::StoredThreads;
 
 /// The model catalog front ends list models from (v2 `model/list`, the TUI's `/model`):

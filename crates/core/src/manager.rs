@@ -207,9 +207,9 @@ impl ThreadManager {
     }
 
     /// Start a new thread.
-    pub async fn start_thread(&self, config: Config) -> Result<NewThread, CoreError> {
+    pub async fn start_thread(&self, mut config: Config) -> Result<NewThread, CoreError> {
         let id = ThreadId::new();
-        let prepared = self.prepare(&config).await?;
+        let prepared = self.prepare(&mut config).await?;
         let recorder: Box<dyn Recorder> = if self.inner.opts.persist {
             let store = self.open_store(&config.home).await?;
             let meta = with_git_info(self.meta(id, None, &config)).await?;
@@ -226,7 +226,7 @@ impl ThreadManager {
     pub async fn resume_thread(
         &self,
         id: ThreadId,
-        config: Config,
+        mut config: Config,
     ) -> Result<NewThread, CoreError> {
         if let Some(thread) = self.get_thread(&id) {
             let cfg = thread.config();
@@ -248,9 +248,10 @@ impl ThreadManager {
         if stored(store.get_async(&id).await)?.is_none() {
             return Err(CoreError::ThreadNotFound(id));
         }
-        let prepared = self.prepare(&config).await?;
+        let prepared = self.prepare(&mut config).await?;
         let (writer, loaded) = stored(store.resume_async(&id).await)?;
         let history = loaded.history();
+        let pending_tasks = loaded.pending_mcp_tasks();
         // A last turn parked at approvals stays parked: it is resumed with its answers.
         let parked = loaded.parked_turn().cloned();
         let recorder = StoreRecorder::new(writer).map_err(|e| CoreError::Store(e.to_string()))?;
@@ -263,6 +264,9 @@ impl ThreadManager {
             prepared,
             parked,
         )?;
+        // The next turn (or the parked one's continuation) fetches what MCP tasks the
+        // earlier session left, instead of the model calling their tools again.
+        new.thread.session().state().pending_mcp_tasks = pending_tasks;
         if !loaded.warnings.is_empty() {
             new.session_configured.initial_messages = Some(
                 loaded
@@ -301,7 +305,7 @@ impl ThreadManager {
     pub async fn fork_thread(
         &self,
         source: ThreadId,
-        config: Config,
+        mut config: Config,
     ) -> Result<NewThread, CoreError> {
         let id = ThreadId::new();
         if self.inner.opts.persist {
@@ -313,7 +317,7 @@ impl ThreadManager {
                 live.submit(Op::Interrupt).await.ok();
             }
             let store = self.open_store(&config.home).await?;
-            let prepared = self.prepare(&config).await?;
+            let prepared = self.prepare(&mut config).await?;
             let meta = with_git_info(self.meta(id, Some(source), &config)).await?;
             let (writer, loaded) = stored(store.fork_async(&source, meta).await)?;
             let history = loaded.history();
@@ -333,7 +337,7 @@ impl ThreadManager {
                 .get_thread(&source)
                 .ok_or(CoreError::ThreadNotFound(source))?;
             let history = live.history();
-            let prepared = self.prepare(&config).await?;
+            let prepared = self.prepare(&mut config).await?;
             self.spawn(
                 id,
                 Some(source),
@@ -347,8 +351,11 @@ impl ThreadManager {
     }
 
     /// Everything that can refuse to start a thread, before anything is written to disk:
-    /// the model client (a missing API key) and the MCP servers (a `required` one failing).
-    async fn prepare(&self, config: &Config) -> Result<Prepared, CoreError> {
+    /// the model server the front end starts (`provider_start`), the model client (a
+    /// missing API key) and the MCP servers (a `required` one failing).
+    async fn prepare(&self, config: &mut Config) -> Result<Prepared, CoreError> {
+        crate::provider_start::start_provider(config).await?;
+        let config = &*config;
         let client = ModelClient::new(
             config.model_provider.clone(),
             config.model_provider_id.clone(),
@@ -637,7 +644,8 @@ struct PreparedMcp {
 
 /// How long a new thread waits for MCP servers that have no cached catalog. A headless run
 /// (exec, the MCP `codex` tool, v2 turns) sends its first request right away, so it waits
-/// for them up to each server's `startup_timeout_sec`; an interactive session never blocks:
+/// for them up to each server's `startup_timeout_sec`, and so does an editor's (ACP) session,
+/// whose first prompt follows `session/new` at once; an interactive session never blocks:
 /// tools join when their server is ready.
 fn mcp_startup_wait(source: SessionSource) -> oi_mcp_client::StartupWait {
     match source {
@@ -645,6 +653,7 @@ fn mcp_startup_wait(source: SessionSource) -> oi_mcp_client::StartupWait {
         SessionSource::Exec
         | SessionSource::Mcp
         | SessionSource::AppServer
+        | SessionSource::Acp
         | SessionSource::Unknown => oi_mcp_client::StartupWait::UntilReadyOrFailed,
     }
 }

@@ -155,6 +155,8 @@ pub(crate) struct LoopState {
     pub steps: usize,
     pub nudged: bool,
     pub nudged_for_path: bool,
+    #[serde(default)]
+    pub not_done_nudges: usize,
     pub ran_calls: bool,
     pub last_agent_message: Option<String>,
     pub repeats: RepeatedCalls,

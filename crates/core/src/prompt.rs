@@ -1,12 +1,10 @@
 //! What the model is told: base instructions, the environment context (cwd, sandbox,
-//! approval policy), project docs (AGENTS.md) and developer instructions.
+//! approval policy), project docs (AGENTS.md, see `project_doc`) and developer instructions.
 
+use crate::project_doc::ProjectDoc;
 use oi_config::Config;
 use oi_protocol::config_types::{AskForApproval, Harness, SandboxPolicy};
 use oi_protocol::models::ResponseItem;
-use std::path::{Path, PathBuf};
-
-const PROJECT_DOC_NAMES: &[&str] = &["AGENTS.md", "AGENT.md"];
 
 /// `base_instructions`, else the system prompt of the session's harness profile.
 pub(crate) fn base_instructions(config: &Config) -> String {
@@ -69,115 +67,63 @@ fn permissions_text(approval: AskForApproval, sandbox: &SandboxPolicy, harness: 
     format!("{sandbox_text}\n{approval_text}")
 }
 
-fn environment_context(config: &Config) -> String {
+/// The settings of the run that stay the same from one run to the next (they go with the
+/// system prompt).
+fn environment_settings(config: &Config) -> String {
     let network = if config.sandbox_policy.has_network_access() {
         "enabled"
     } else {
         "restricted"
     };
     format!(
-        "<environment_context>\n  <cwd>{}</cwd>\n  <approval_policy>{}</approval_policy>\n  <sandbox_mode>{}</sandbox_mode>\n  <network_access>{network}</network_access>\n  <shell>bash</shell>\n</environment_context>",
-        config.cwd.display(),
+        "<environment>\n  <approval_policy>{}</approval_policy>\n  <sandbox_mode>{}</sandbox_mode>\n  <network_access>{network}</network_access>\n  <shell>bash</shell>\n</environment>",
         config.approval_policy,
         config.sandbox_policy.mode(),
     )
 }
 
-/// The nearest AGENTS.md as the model is shown it: where it was found and its text, already
-/// cut to `project_doc_max_bytes`.
-#[derive(Clone, Debug)]
-pub(crate) struct ProjectDoc {
-    pub path: String,
-    pub text: String,
+/// What differs from one run to the next: the working directory (it goes after the tool
+/// schemas, see [`context_items`]).
+fn environment_context(config: &Config) -> String {
+    format!(
+        "<environment_context>\n  <cwd>{}</cwd>\n</environment_context>",
+        config.cwd.display(),
+    )
 }
 
-/// Finds and reads the project doc on the blocking pool: it walks up the directory tree and
-/// reads a file, which must not stall the runtime's worker threads. Read once per turn (see
-/// `Session::load_project_doc`), not once per model request. The second value is a warning
-/// when an AGENTS.md was found but refused (a FIFO, a device, unreadable).
-pub(crate) async fn read_project_doc(
-    cwd: PathBuf,
-    home: PathBuf,
-    max_bytes: usize,
-) -> (Option<ProjectDoc>, Option<String>) {
-    match tokio::task::spawn_blocking(move || project_doc(&cwd, &home, max_bytes)).await {
-        Ok(found) => found,
-        Err(e) => {
-            tracing::warn!("reading AGENTS.md failed: {e}");
-            (None, None)
-        }
-    }
-}
-
-/// The nearest AGENTS.md, cut head+tail to `max_bytes` (`project_doc_max_bytes`; 0: none).
-/// Read with the bounded reader: the repository decides what the name is, so a FIFO or a
-/// symlink to a device is refused at once and a huge file is read only at its ends. It must
-/// also really be inside the project — the repository (the folder holding `.git`) or, outside
-/// one, the folder it was found in — and not inside the agent's `home`: a link to
-/// `~/.openinterpreter/.credentials.json` or any file elsewhere would send that file to the
-/// model.
-fn project_doc(cwd: &Path, home: &Path, max_bytes: usize) -> (Option<ProjectDoc>, Option<String>) {
-    if max_bytes == 0 {
-        return (None, None);
-    }
-    let repo = cwd.ancestors().find(|d| d.join(".git").exists());
-    for dir in cwd.ancestors() {
-        let within = oi_config::project_file::Within {
-            root: repo.unwrap_or(dir),
-            excluded: Some(home),
-        };
-        for name in PROJECT_DOC_NAMES {
-            let p = dir.join(name);
-            match oi_config::project_file::read_text_head_tail_in(
-                &p,
-                max_bytes as u64,
-                Some(&within),
-            ) {
-                Ok(text) => {
-                    return (
-                        Some(ProjectDoc {
-                            path: p.display().to_string(),
-                            text,
-                        }),
-                        None,
-                    );
-                }
-                Err(e) if e.is_not_found() => {}
-                // A refused AGENTS.md is not replaced by one further up: that would show the
-                // model instructions the repository did not mean for this folder.
-                Err(e) => return (None, Some(format!("AGENTS.md not used: {e}"))),
-            }
-        }
-        // Stop at the repository root: docs above it belong to someone else.
-        if dir.join(".git").exists() {
-            break;
-        }
-    }
-    (None, None)
-}
-
-/// Developer-role context sent at the start of every request (not stored in history, so a
-/// changed cwd or policy takes effect on the next request). `project_doc` is the turn's
-/// AGENTS.md, read when the turn started.
+/// Context sent at the start of every request (not stored in history, so a changed cwd or
+/// policy takes effect on the next request). `project_doc` is the turn's project doc, read
+/// when the turn started.
+///
+/// What is the same from run to run (the permissions, developer instructions) is a
+/// developer item, which joins the system prompt; what differs between runs (the working
+/// directory, the project's AGENTS.md) is a user item after it. A chat template puts the
+/// tool schemas right after the system prompt, so the system prompt and the schemas form a
+/// prefix that a new `exec` in another folder shares with the last one, and a server's
+/// prompt cache skips their prefill (llama.cpp `cache_n`). The chat wire merges the user
+/// item into the first user message (templates that want roles to alternate reject two in
+/// a row); its text starts with `<project_instructions` or `<environment_context>`.
 pub(crate) fn context_items(
     config: &Config,
     project_doc: Option<&ProjectDoc>,
 ) -> Vec<ResponseItem> {
-    let mut text = format!(
+    let text = format!(
         "{}\n\n{}",
         permissions_text(
             config.approval_policy,
             &config.sandbox_policy,
-            crate::harness::resolve(config)
+            crate::harness::resolve(config),
         ),
-        environment_context(config)
+        environment_settings(config)
     );
+    let mut varying = String::new();
     if let Some(doc) = project_doc {
-        text.push_str(&format!(
-            "\n\n<project_instructions path=\"{}\">\n{}\n</project_instructions>",
+        varying.push_str(&format!(
+            "<project_instructions path=\"{}\">\n{}\n</project_instructions>\n\n",
             doc.path, doc.text
         ));
     }
+    varying.push_str(&environment_context(config));
     let mut items = vec![ResponseItem::developer_text(text)];
     if let Some(dev) = &config.developer_instructions
         && !dev.trim().is_empty()
@@ -189,5 +135,6 @@ pub(crate) fn context_items(
             dev.trim()
         )));
     }
+    items.push(ResponseItem::user_text(varying));
     items
 }

@@ -2,7 +2,7 @@
 
 use crate::context_window::TokenEstimator;
 use crate::events::{EventBus, EventStream};
-use crate::prompt::{ProjectDoc, read_project_doc};
+use crate::project_doc::{ProjectDoc, read_project_doc};
 use crate::recorder::{RecordError, Recorder, SaveState, Unsaved, is_persisted};
 use crate::turn_context::TurnContext;
 use crate::window::{self, WindowKnowledge};
@@ -54,12 +54,18 @@ pub(crate) struct SessionState {
     /// `tool_call_format = "auto"` switched this session to text tool calls (the model kept
     /// writing calls into its answers).
     pub text_tools_fallback: bool,
+    /// The server sent tool calls it parsed itself in this session: its tool-call parser is
+    /// on, so calls later found in the text are the model's shape, not the parser's fault.
+    pub server_parses_calls: bool,
     /// Context the model gets with the next turn's input, after it (a `!command` the user
     /// ran between turns: `Thread::add_context_for_next_turn`).
     pub next_turn_context: Vec<ResponseItem>,
     /// Settings for the next turn that starts, under that turn's own overrides
     /// (`Thread::update_next_turn_settings`: v2 `thread/settings/update`).
     pub next_turn_overrides: TurnOverrides,
+    /// MCP tasks a resumed thread's earlier session left (running, or unanswered when its
+    /// process died): the next turn fetches their results before its first request.
+    pub pending_mcp_tasks: Vec<oi_thread_store::PendingMcpTask>,
     /// The thread's last turn, parked at approvals: what it waits for (as recorded).
     pub parked: Option<oi_thread_store::TurnParkedItem>,
     /// The answers a resumed turn was given, by request id, consumed by the approvals of
@@ -103,6 +109,8 @@ pub(crate) struct Session {
     turn_end: tokio::sync::Mutex<()>,
     /// The running (or last) turn's fixed context; replaced when a turn starts.
     turn_context: Mutex<Arc<TurnContext>>,
+    /// What a front end's client does for the tools (see `client_tools`).
+    client_tools: Mutex<Option<Arc<dyn crate::client_tools::ClientTools>>>,
     /// Where the thread is stored (kept when the recorder closes at shutdown).
     rollout_path: Option<std::path::PathBuf>,
 }
@@ -136,8 +144,10 @@ impl Session {
                 loaded_tools,
                 project_doc: None,
                 text_tools_fallback: false,
+                server_parses_calls: false,
                 next_turn_context: Vec::new(),
                 next_turn_overrides: TurnOverrides::default(),
+                pending_mcp_tasks: Vec::new(),
                 parked: None,
                 preanswers: HashMap::new(),
                 sandboxed_runs: HashMap::new(),
@@ -152,7 +162,21 @@ impl Session {
                 config: initial_config,
                 project_doc: None,
             })),
+            client_tools: Mutex::new(None),
         }
+    }
+
+    /// The front end's client tools, if it set them.
+    pub fn client_tools(&self) -> Option<Arc<dyn crate::client_tools::ClientTools>> {
+        self.client_tools
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+    }
+
+    /// Sets (or, with `None`, removes) the front end's client tools.
+    pub fn set_client_tools(&self, tools: Option<Arc<dyn crate::client_tools::ClientTools>>) {
+        *self.client_tools.lock().unwrap_or_else(|p| p.into_inner()) = tools;
     }
 
     /// The context of the running turn (the last one between turns): cheap, never locks
@@ -427,9 +451,11 @@ impl Session {
         });
     }
 
-    /// Record a window learned from the server's behaviour, for this session and the next
-    /// ones with the same provider and model.
-    pub async fn learn_window(&self, tokens: i64, from: window::LearnedFrom) {
+    /// Record a window learned from the server's behaviour, for this session, and in the
+    /// memory file for the next ones with the same provider and model (which use it once it
+    /// is corroborated: see `window`). `false` when the server's own report of its window
+    /// contradicts it: then nothing was learned.
+    pub async fn learn_window(&self, tokens: i64, from: window::LearnedFrom) -> bool {
         let (learned, home, key) = {
             let mut st = self.state();
             let learned = st.window.learn(tokens, from);
@@ -439,10 +465,50 @@ impl Session {
                 window::memory_key(&st.config),
             )
         };
+        let Some(learned) = learned else {
+            return false;
+        };
         let saved =
             tokio::task::spawn_blocking(move || window::remember(&home, &key, &learned)).await;
         if let Ok(Err(e)) = saved {
             tracing::debug!("could not remember the learned context window: {e}");
+        }
+        true
+    }
+
+    /// The output of a call already in the history (a placeholder, or the synthetic output of
+    /// a call whose process died) replaced by `output`, and recorded: the stored thread then
+    /// shows the new output in the call's place.
+    pub async fn replace_call_output(
+        &self,
+        turn_id: &str,
+        call_id: &str,
+        output: oi_protocol::models::FunctionCallOutput,
+    ) {
+        let item = ResponseItem::FunctionCallOutput {
+            call_id: call_id.to_string(),
+            output: output.clone(),
+        };
+        let (queued, wait) = {
+            let mut rec = self.recorder();
+            (rec.record_item_unwaited(&item), rec.start_written())
+        };
+        let mut r = queued;
+        let written = wait.wait().await;
+        if r.is_ok() {
+            r = written.and_then(|()| self.recorder().take_failure());
+        }
+        if let Err(e) = r {
+            self.warn_store(turn_id, &e);
+        }
+        let mut st = self.state();
+        let slot = st.history.iter_mut().find_map(|i| match i {
+            ResponseItem::FunctionCallOutput { call_id: c, output } if c == call_id => Some(output),
+            _ => None,
+        });
+        match slot {
+            Some(slot) => *slot = output,
+            None => st.history.push(item),
         }
     }
 
@@ -459,18 +525,19 @@ impl Session {
         self.state().history = history;
     }
 
-    /// Reads the AGENTS.md for the turn that is starting (off the runtime), so every request
+    /// Reads the project doc (AGENTS.md or a fallback name) for the turn that is starting (off the runtime), so every request
     /// of the turn shows the same project doc without touching the disk again.
     pub async fn load_project_doc(&self) {
-        let (cwd, home, max_bytes) = {
+        let (cwd, home, max_bytes, fallbacks) = {
             let st = self.state();
             (
                 st.config.cwd.clone(),
                 st.config.home.clone(),
                 st.config.project_doc_max_bytes,
+                st.config.project_doc_fallback_filenames.clone(),
             )
         };
-        let (doc, refused) = read_project_doc(cwd, home, max_bytes).await;
+        let (doc, refused) = read_project_doc(cwd, home, max_bytes, fallbacks).await;
         let turn_id = {
             let mut st = self.state();
             st.project_doc = doc;

@@ -98,7 +98,38 @@ impl StoredThreads {
     /// [`StoredThreads::turn_state`] from an outline the caller keeps (caught up with
     /// [`StoredThreads::outline_update`]): parses only the records the answer needs, and
     /// for a turn with no end record asks the store whether a process holds the thread.
+    ///
+    /// "Nobody holds the thread" is asked after the outline was read, and a process that
+    /// parks or ends the turn writes its last records before it lets the thread go: so a
+    /// turn that looks orphaned is read again, and it is only if the thread's records did
+    /// not grow meanwhile (else the newer outline answers, e.g. parked or completed).
     pub async fn turn_state_in(
+        &self,
+        outline: &ThreadOutline,
+        turn_id: &str,
+    ) -> Result<Option<TurnState>, CoreError> {
+        let state = self.turn_state_of(outline, turn_id).await?;
+        if state != Some(TurnState::Orphaned) {
+            return Ok(state);
+        }
+        let mut seen = outline.record_count();
+        // Bounded: each round needs another process to have written (a resume, a park).
+        for _ in 0..ORPHAN_REREADS {
+            let fresh = self.outline(&outline.thread_id()).await?;
+            if fresh.record_count() == seen {
+                return Ok(state);
+            }
+            seen = fresh.record_count();
+            let state = self.turn_state_of(&fresh, turn_id).await?;
+            if state != Some(TurnState::Orphaned) {
+                return Ok(state);
+            }
+        }
+        Ok(state)
+    }
+
+    /// [`StoredThreads::turn_state_in`] as `outline` alone says (with the holder asked now).
+    async fn turn_state_of(
         &self,
         outline: &ThreadOutline,
         turn_id: &str,
@@ -131,6 +162,9 @@ impl StoredThreads {
         stored(self.store.delete_async(id).await)
     }
 }
+
+/// How many times a turn that looks orphaned is read again while its thread keeps growing.
+const ORPHAN_REREADS: usize = 4;
 
 /// A store operation's result in the engine's terms: a missing or busy thread keeps its
 /// kind, a request the store refuses as asked is the caller's, anything else is a store

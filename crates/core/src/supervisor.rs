@@ -75,6 +75,7 @@ async fn end_crashed_turn(sess: &Session, turn_id: &str, e: JoinError) {
              usable; please report this as a bug."
         ),
         info: Some(ErrorInfo::Other),
+        last_agent_message: None,
     };
     // The crash lost the turn's start time: no duration rather than an invented one.
     crate::turn::end_turn(sess, turn_id, outcome, None).await;

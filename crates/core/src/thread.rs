@@ -70,6 +70,21 @@ impl StartTurn {
 }
 
 impl Thread {
+    /// The session is ending (a signal, the front end quitting): a tool call its MCP server
+    /// runs as a task is left running rather than cancelled when the turn is interrupted next;
+    /// the thread names the task, and resuming the thread fetches its result. (Without this,
+    /// an interrupt — Esc — cancels the task on the server.)
+    pub fn leave_mcp_tasks_running(&self) {
+        if let Some(m) = &self.session.mcp {
+            m.leave_tasks_running();
+        }
+    }
+
+    /// The thread's session (engine-internal).
+    pub(crate) fn session(&self) -> &Arc<Session> {
+        &self.session
+    }
+
     pub(crate) fn spawn(session: Arc<Session>) -> Arc<Thread> {
         let (tx, rx) = mpsc::unbounded_channel();
         let notifier = crate::notify::Notifier::from_config(&session.config())
@@ -321,6 +336,13 @@ impl Thread {
     /// never waits for the store: front ends ask it when a turn ends.
     pub fn unsaved(&self) -> Option<crate::Unsaved> {
         self.session.unsaved()
+    }
+
+    /// Makes everything the thread recorded so far durable, and says whether the store has
+    /// all of it. For a front end that hands out a handle to a turn (an MCP task) only once
+    /// any process sharing the store can find the turn there.
+    pub async fn flush(&self) -> bool {
+        self.session.flush_saved("").await
     }
 
     /// The current turn context (cwd, policies, model).
@@ -693,6 +715,11 @@ async fn shutdown(
     turn: Option<JoinHandle<()>>,
     notifier: Option<JoinHandle<()>>,
 ) {
+    // A tool call the server runs as a task is left running, not cancelled: the thread names
+    // the task, and resuming it fetches the result.
+    if let Some(m) = &sess.mcp {
+        m.leave_tasks_running();
+    }
     if let Some(t) = sess.state().active_turn.as_ref() {
         t.cancel.cancel();
     }

@@ -45,7 +45,15 @@ struct Sampled {
     max_output_tokens: Option<u32>,
     /// The server counted far fewer prompt tokens than were sent (it cut the prompt).
     cut_by_server: bool,
+    /// The answer was stopped because the model repeated itself (already warned about).
+    looped: bool,
 }
+
+/// How the note about an empty answer starts (an answer repeating it is no answer).
+const EMPTY_ANSWER_NOTE_START: &str = "Your last answer was empty.";
+
+/// Retries for an answer that leaves what the task names undone (`Unfinished::NotDone`).
+const MAX_NOT_DONE_NUDGES: usize = 2;
 
 /// The output of a call whose arguments were cut off by the output token limit.
 const TRUNCATED_CALL_OUTPUT: &str = "not run: your output hit the output token limit (finish_reason \"length\") while you were writing this call, so its arguments are incomplete. Make the call again with shorter arguments, e.g. write a big file in several smaller steps.";
@@ -78,6 +86,7 @@ pub(crate) async fn run_turn(
         }),
     );
     sess.send(&turn_id, EventMsg::UserMessage(user_message));
+    crate::tools::fetch_pending_tasks(&sess, &turn_id, &cancel).await;
     let result = turn_loop(
         &sess,
         &turn_id,
@@ -103,6 +112,9 @@ pub(crate) async fn run_resumed_turn(
     sess.begin_turn_context();
     sess.lookup_server_window(&cancel).await;
     let started = resumed.started;
+    // MCP tasks an earlier session left are fetched here too: the turn may have called
+    // one before it parked.
+    crate::tools::fetch_pending_tasks(&sess, &turn_id, &cancel).await;
     let result = turn_loop(
         &sess,
         &turn_id,
@@ -122,7 +134,13 @@ async fn finish(sess: &Session, turn_id: &str, result: Result<(), TurnFailure>, 
         // that where it sees late steering input).
         Ok(()) => return,
         Err(TurnFailure::Interrupted) => TurnOutcome::Interrupted,
-        Err(TurnFailure::Failed { message, info }) => TurnOutcome::Failed { message, info },
+        // What the model last said stays the turn's answer: a turn that failed for work
+        // not done still shows it (exec prints it on stdout).
+        Err(TurnFailure::Failed { message, info }) => TurnOutcome::Failed {
+            message,
+            info,
+            last_agent_message: answer_of_this_turn(sess),
+        },
     };
     end_turn(sess, turn_id, outcome, Some(started)).await;
 }
@@ -131,10 +149,11 @@ async fn finish(sess: &Session, turn_id: &str, result: Result<(), TurnFailure>, 
 pub(crate) enum TurnOutcome {
     /// `task_complete`.
     Completed { last_agent_message: Option<String> },
-    /// `error`, then `task_complete`.
+    /// `error`, then `task_complete` (with the model's last answer, if it gave one).
     Failed {
         message: String,
         info: Option<ErrorInfo>,
+        last_agent_message: Option<String>,
     },
     /// `turn_aborted` (interrupted).
     Interrupted,
@@ -154,12 +173,16 @@ impl TurnOutcome {
         };
         match self {
             TurnOutcome::Completed { last_agent_message } => vec![complete(last_agent_message)],
-            TurnOutcome::Failed { message, info } => vec![
+            TurnOutcome::Failed {
+                message,
+                info,
+                last_agent_message,
+            } => vec![
                 EventMsg::Error(ErrorEvent {
                     message,
                     codex_error_info: info,
                 }),
-                complete(None),
+                complete(last_agent_message),
             ],
             TurnOutcome::Interrupted | TurnOutcome::Replaced => {
                 let reason = match self {
@@ -258,6 +281,9 @@ async fn turn_loop(
         // The note sent was about a made-up path: a second answer that is a path which
         // exists is checked, so it needs no tool behind it.
         mut nudged_for_path,
+        // Retries for a task the directory shows unfinished: besides the one above, each
+        // says precisely what is missing, so a model that is making progress gets another.
+        mut not_done_nudges,
         mut ran_calls,
         mut last_agent_message,
         mut repeats,
@@ -270,6 +296,7 @@ async fn turn_loop(
                 steps,
                 nudged,
                 nudged_for_path,
+                not_done_nudges,
                 ran_calls,
                 last_agent_message: last_agent_message.clone(),
                 repeats: repeats.clone(),
@@ -311,6 +338,7 @@ async fn turn_loop(
         let sampled = sample(sess, turn_id, cancel, built).await?;
         report_usage(sess, turn_id, &sampled);
         let truncated = sampled.truncated;
+        let sampled_looped = sampled.looped;
         let calls: Vec<PendingCall> = sampled
             .items
             .iter()
@@ -335,6 +363,16 @@ async fn turn_loop(
                     .as_deref()
                     .is_some_and(|t| !t.trim().is_empty());
             }
+        }
+        // Small models answer the note about an empty answer by repeating it: that is no
+        // answer either (recorded: exec printed the note as the model's answer).
+        if answered
+            && last_agent_message
+                .as_deref()
+                .is_some_and(|t| t.contains(EMPTY_ANSWER_NOTE_START))
+        {
+            answered = false;
+            last_agent_message = None;
         }
         let thought = sampled
             .items
@@ -365,15 +403,26 @@ async fn turn_loop(
                 nudged = true;
                 sess.push_history(
                     turn_id,
-                    vec![ResponseItem::developer_text(
-                        "Your last answer was empty. If the task is done, say in one or two sentences what you did; otherwise continue with the next step.",
-                    )],
+                    vec![ResponseItem::developer_text(format!(
+                        "{EMPTY_ANSWER_NOTE_START} If the task is done, say in one or two sentences what you did; otherwise continue with the next step."
+                    ))],
                 ).await;
                 continue;
             }
+            // Silent again, but its tools did what the task's words name, as the directory
+            // shows: the work stands, with no words to print.
+            if ran_calls && !truncated && work_checks_out(sess).await {
+                let outcome = TurnOutcome::Completed {
+                    last_agent_message: None,
+                };
+                if end_turn(sess, turn_id, outcome, Some(started)).await == Ended::GoOn {
+                    continue;
+                }
+                return Ok(());
+            }
             return Err(empty_answer(truncated, thought));
         }
-        if truncated && calls.is_empty() {
+        if truncated && calls.is_empty() && !sampled_looped {
             sess.warn(
                 turn_id,
                 format!(
@@ -389,8 +438,10 @@ async fn turn_loop(
             && let Some(problem) = unfinished_answer(sess, last_agent_message.as_deref()).await
         {
             let text_mode = sess.tools_as_text();
-            if !nudged {
+            let not_done = matches!(problem, Unfinished::NotDone { .. });
+            if !nudged || (not_done && not_done_nudges < MAX_NOT_DONE_NUDGES) {
                 nudged = true;
+                not_done_nudges += usize::from(not_done);
                 nudged_for_path = matches!(problem, Unfinished::MissingPath { .. });
                 sess.warn(turn_id, problem.warning());
                 if !text_mode
@@ -423,7 +474,18 @@ async fn turn_loop(
                 )
                 .is_some()
             });
-        if calls.is_empty() && nudged && !checked_path && (!ran_calls || nothing_changed(sess)) {
+        // A question answered in words after the note is an answer ("I cannot look up the
+        // weather: there is no web search tool"), unless the note was about a made-up path.
+        let answers_question = !nudged_for_path
+            && answer_check::is_question(
+                TurnRecord::of_history(&sess.state().history).view().request,
+            );
+        if calls.is_empty()
+            && nudged
+            && !checked_path
+            && !answers_question
+            && (!ran_calls || nothing_changed(sess))
+        {
             let what = if ran_calls {
                 "the model was told that its answer did nothing, and it ended the turn without running anything that could make the requested change"
             } else {
@@ -593,13 +655,61 @@ async fn unfinished_answer(sess: &Session, answer: Option<&str>) -> Option<Unfin
     if let Some(problem) = answer_check::check(answer, &tools, &record.view()) {
         return Some(problem);
     }
+    let cwd = sess.turn_context().config.cwd.clone();
     // A question answered with nothing but a path: the path must exist.
-    let path = answer_check::answered_path(answer, record.view().request)?;
-    let full = sess.turn_context().config.cwd.join(&path);
-    match tokio::fs::try_exists(&full).await {
-        Ok(false) => Some(Unfinished::MissingPath { path }),
-        _ => None,
+    if let Some(path) = answer_check::answered_path(answer, record.view().request) {
+        return match tokio::fs::try_exists(cwd.join(&path)).await {
+            Ok(false) => Some(Unfinished::MissingPath { path }),
+            _ => None,
+        };
     }
+    // What the task's words name must hold in the directory, unless the user refused a call
+    // of this turn: the work is then undone by their decision, and the model is not sent
+    // back to get around it.
+    if tools.is_empty() || record.refused() {
+        return None;
+    }
+    tokio::task::spawn_blocking(move || record.unmet_in(&cwd))
+        .await
+        .ok()
+        .flatten()
+}
+
+/// Whether the turn changed files and everything the task's words name holds (checked on
+/// disk; a task whose words name nothing checkable does not count as checked).
+async fn work_checks_out(sess: &Session) -> bool {
+    let record = TurnRecord::of_history(&sess.state().history);
+    if nothing_changed(sess) || !record.names_checkable_work() {
+        return false;
+    }
+    let cwd = sess.turn_context().config.cwd.clone();
+    tokio::task::spawn_blocking(move || record.unmet_in(&cwd).is_none())
+        .await
+        .unwrap_or(false)
+}
+
+/// The last thing the model said in the current turn, if anything.
+fn answer_of_this_turn(sess: &Session) -> Option<String> {
+    let st = sess.state();
+    st.history
+        .iter()
+        .rev()
+        .take_while(|i| {
+            !matches!(
+                i,
+                ResponseItem::Message {
+                    role: Role::User,
+                    ..
+                }
+            )
+        })
+        .find_map(|i| match i {
+            ResponseItem::Message {
+                role: Role::Assistant,
+                ..
+            } => i.message_text().filter(|t| !t.trim().is_empty()),
+            _ => None,
+        })
 }
 
 /// The request asked for a change and nothing in the turn could have made it.
@@ -853,11 +963,21 @@ async fn sample(
             usage,
             completed,
             truncated,
+            looped,
             failure,
         } = drain(sess, turn_id, cancel, &mut stream).await?;
         if completed {
+            // The plain-bytes count costs a serialization: only when the report is low.
+            let least_prompt = match &usage {
+                Some(u) if u.input_tokens * 2 < estimated_prompt => sess
+                    .state()
+                    .estimator
+                    .least_tokens(crate::context_window::plain_prompt_size(&prompt)),
+                _ => estimated_prompt,
+            };
             let signal = window_signal(
                 estimated_prompt,
+                least_prompt,
                 usage.as_ref(),
                 truncated,
                 sess.context_window(),
@@ -879,6 +999,7 @@ async fn sample(
                 prompt_size,
                 max_output_tokens: prompt.max_output_tokens,
                 cut_by_server: matches!(signal, Some(WindowSignal::SilentTruncation { .. })),
+                looped,
             });
         }
         let err = failure.unwrap_or_else(|| {
@@ -929,6 +1050,8 @@ struct Drained {
     completed: bool,
     /// The model stopped at its output token limit.
     truncated: bool,
+    /// The answer was stopped because the model repeated itself.
+    looped: bool,
     failure: Option<ModelError>,
 }
 
@@ -944,8 +1067,11 @@ async fn drain(
         usage: None,
         completed: false,
         truncated: false,
+        looped: false,
         failure: None,
     };
+    // Calls in this answer came from its text, not from the server's parser.
+    let mut recovered = false;
     loop {
         let ev = tokio::select! {
             _ = cancel.cancelled() => return Err(TurnFailure::Interrupted),
@@ -968,9 +1094,14 @@ async fn drain(
             Some(Ok(ResponseEvent::ToolCallsRecoveredFromText {
                 format,
                 server_hint,
+                parser_off,
             })) => {
+                recovered = true;
                 // In text mode calls in the text are what was asked for: nothing to warn about.
-                if !sess.tools_as_text() {
+                // Nor when the parser is on: it parsed calls before, or the model wrote a
+                // shape no parser catches (plain JSON).
+                let parser_on = !parser_off || sess.state().server_parses_calls;
+                if !sess.tools_as_text() && !parser_on {
                     sess.warn_once(turn_id, "tool_calls_in_text", || {
                         format!(
                             "the model's tool calls arrived as plain text ({format} format): the server's tool-call parser is off. They are recognised and run anyway, but the server should parse them itself. Fix: {server_hint}. See docs/providers.md, \"Server settings\"."
@@ -979,9 +1110,24 @@ async fn drain(
                 }
             }
             Some(Ok(ResponseEvent::OutputLimitReached)) => out.truncated = true,
+            Some(Ok(ResponseEvent::RepetitionStopped)) => {
+                out.truncated = true;
+                out.looped = true;
+                sess.warn(
+                    turn_id,
+                    "the model started repeating itself (the same text over and over), so its answer was stopped there and the repeated part dropped".to_string(),
+                );
+            }
             Some(Ok(ResponseEvent::Completed { token_usage, .. })) => {
                 out.usage = token_usage;
                 out.completed = true;
+                let parsed = out
+                    .items
+                    .iter()
+                    .any(|i| matches!(i, ResponseItem::FunctionCall { .. }));
+                if parsed && !recovered && !sess.tools_as_text() {
+                    sess.state().server_parses_calls = true;
+                }
                 return Ok(out);
             }
             Some(Err(e)) => {
@@ -1075,6 +1221,7 @@ pub(crate) async fn run_compact_turn(
         Err(CompactError::Failed(message)) => TurnOutcome::Failed {
             message,
             info: Some(ErrorInfo::Other),
+            last_agent_message: None,
         },
         Ok(()) => TurnOutcome::Completed {
             last_agent_message: None,

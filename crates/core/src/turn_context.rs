@@ -8,7 +8,7 @@
 //! usage, what is known about the window, and the tool catalog (MCP servers come and go,
 //! `tool_search` loads schemas).
 
-use crate::prompt::ProjectDoc;
+use crate::project_doc::ProjectDoc;
 use oi_config::Config;
 
 pub(crate) struct TurnContext {

@@ -6,13 +6,20 @@
 //! provider and model, the built-in table of native windows, a trained maximum the server
 //! reported, and a default. Local servers rarely run a model at its native window, so a
 //! running window the server reports beats the table.
+//!
+//! One bad number must not poison later sessions (recorded: a proxy that reported a low
+//! prompt count once left a 1,024-token window in `model-windows.json`, and every later
+//! session compacted on every turn). So a window learned from a refusal is kept, since the
+//! server said it; one inferred from a prompt the server seemed to cut needs corroboration
+//! (seen again, in this session or a later one, at about the same size) before a later
+//! session uses it, and is never learned below the window the server says it runs. Every
+//! remembered window expires after [`MEMORY_TTL_SECS`].
 
 use crate::context_window::{DEFAULT_CONTEXT_WINDOW, builtin_context_window};
 use oi_config::Config;
 use oi_model_client::ServerWindow;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
-use std::io::Write;
 use std::path::{Path, PathBuf};
 
 /// What a session knows about its window, besides config and the built-in table.
@@ -125,14 +132,25 @@ pub(crate) fn worth_asking(cfg: &Config) -> bool {
 }
 
 impl WindowKnowledge {
-    /// Record a window learned from the server's behaviour.
-    pub fn learn(&mut self, tokens: i64, from: LearnedFrom) -> Learned {
+    /// Record a window learned from the server's behaviour, for this session. `None` when the
+    /// server's own report contradicts it: a cut below the window the server says it runs
+    /// is a wrong count (a proxy's, or one of cached tokens only), not a smaller window.
+    pub fn learn(&mut self, tokens: i64, from: LearnedFrom) -> Option<Learned> {
+        let running = self
+            .server
+            .as_ref()
+            .and_then(Option::as_ref)
+            .filter(|s| s.running)
+            .map(|s| s.tokens);
+        if from == LearnedFrom::SilentTruncation && running.is_some_and(|r| tokens < r) {
+            return None;
+        }
         let learned = Learned {
             tokens,
             how: from.words().to_string(),
         };
         self.learned = Some(learned.clone());
-        learned
+        Some(learned)
     }
 }
 
@@ -162,8 +180,31 @@ struct RatioEntry {
 struct MemoryEntry {
     tokens: i64,
     how: String,
-    /// Unix seconds, to drop the oldest entries.
+    /// Unix seconds, to drop the oldest entries and let old ones expire.
     at: i64,
+    /// How many times a silent cut at about this size was seen (entries written before this
+    /// field existed count once: unconfirmed).
+    #[serde(default = "one")]
+    seen: u32,
+}
+
+fn one() -> u32 {
+    1
+}
+
+/// Remembered windows are not used after this long (a server is restarted with other
+/// settings; a wrong one must not last).
+pub(crate) const MEMORY_TTL_SECS: i64 = 7 * 24 * 3600;
+/// Tokenizer ratios are kept longer: they belong to the model, not to how it is served.
+const RATIO_TTL_SECS: i64 = 30 * 24 * 3600;
+
+impl MemoryEntry {
+    /// Whether a later session may use it: learned from a refusal, or a silent cut seen at
+    /// least twice; and not expired.
+    fn usable(&self, now: i64) -> bool {
+        let confirmed = self.how != LearnedFrom::SilentTruncation.words() || self.seen >= 2;
+        self.tokens > 0 && confirmed && now - self.at <= MEMORY_TTL_SECS
+    }
 }
 
 /// Which provider and model a memory entry is for: the provider's id and URL (the same id
@@ -195,11 +236,12 @@ fn read_memory(home: &Path) -> Memory {
     }
 }
 
-/// The window learned in an earlier session for `key`, if any.
+/// The window learned in an earlier session for `key`, if a later session may use it (see
+/// [`MemoryEntry::usable`]).
 pub(crate) fn recall(home: &Path, key: &str) -> Option<Learned> {
     let memory = read_memory(home);
     let e = memory.windows.get(key)?;
-    (e.tokens > 0).then(|| Learned {
+    e.usable(chrono::Utc::now().timestamp()).then(|| Learned {
         tokens: e.tokens,
         how: e.how.clone(),
     })
@@ -207,35 +249,55 @@ pub(crate) fn recall(home: &Path, key: &str) -> Option<Learned> {
 
 /// The tokens-per-estimate ratio an earlier session measured for `key`, if any.
 pub(crate) fn recall_ratio(home: &Path, key: &str) -> Option<f64> {
-    read_memory(home).ratios.get(key).map(|e| e.ratio)
+    let now = chrono::Utc::now().timestamp();
+    read_memory(home)
+        .ratios
+        .get(key)
+        .filter(|e| now - e.at <= RATIO_TTL_SECS)
+        .map(|e| e.ratio)
 }
 
-/// Keep `learned` for `key` (0600 file, replaced atomically). Best effort: a window that
-/// cannot be remembered is learned again next time.
+/// Keep `learned` for `key` (0600 file, replaced atomically, under the file's lock so two
+/// writers — this session's ratio and window, or two processes — never lose each other's
+/// entry). A silent cut is counted: seen again at about the same size (within a quarter)
+/// it is confirmed. Best effort: a window that cannot be remembered is learned again.
 pub(crate) fn remember(home: &Path, key: &str, learned: &Learned) -> std::io::Result<()> {
-    let mut memory = read_memory(home);
-    let now = chrono::Utc::now().timestamp();
-    memory.windows.insert(
-        key.to_string(),
-        MemoryEntry {
-            tokens: learned.tokens,
-            how: learned.how.clone(),
-            at: now,
-        },
-    );
-    trim_oldest(&mut memory.windows, key, |e| e.at);
-    write_memory(home, &memory)
+    update_memory(home, |memory| {
+        let now = chrono::Utc::now().timestamp();
+        let cut = learned.how == LearnedFrom::SilentTruncation.words();
+        let seen = match memory.windows.get(key) {
+            Some(e)
+                if cut
+                    && e.how == learned.how
+                    && now - e.at <= MEMORY_TTL_SECS
+                    && (e.tokens - learned.tokens).abs() * 4 <= e.tokens.max(learned.tokens) =>
+            {
+                e.seen.saturating_add(1)
+            }
+            _ => 1,
+        };
+        memory.windows.insert(
+            key.to_string(),
+            MemoryEntry {
+                tokens: learned.tokens,
+                how: learned.how.clone(),
+                at: now,
+                seen,
+            },
+        );
+        trim_oldest(&mut memory.windows, key, |e| e.at);
+    })
 }
 
 /// Keep the tokens-per-estimate `ratio` measured for `key`.
 pub(crate) fn remember_ratio(home: &Path, key: &str, ratio: f64) -> std::io::Result<()> {
-    let mut memory = read_memory(home);
-    let at = chrono::Utc::now().timestamp();
-    memory
-        .ratios
-        .insert(key.to_string(), RatioEntry { ratio, at });
-    trim_oldest(&mut memory.ratios, key, |e| e.at);
-    write_memory(home, &memory)
+    update_memory(home, |memory| {
+        let at = chrono::Utc::now().timestamp();
+        memory
+            .ratios
+            .insert(key.to_string(), RatioEntry { ratio, at });
+        trim_oldest(&mut memory.ratios, key, |e| e.at);
+    })
 }
 
 /// Drops the oldest entries (never `keep`) beyond [`MEMORY_MAX_ENTRIES`].
@@ -253,31 +315,16 @@ fn trim_oldest<T>(map: &mut BTreeMap<String, T>, keep: &str, at: impl Fn(&T) -> 
     }
 }
 
-fn write_memory(home: &Path, memory: &Memory) -> std::io::Result<()> {
-    let text = serde_json::to_string_pretty(memory).map_err(std::io::Error::other)?;
+/// Read, change and write the memory file under its lock (a sibling `.lock` file, as every
+/// writer of the user's files does: `oi_config::edit`).
+fn update_memory(home: &Path, change: impl FnOnce(&mut Memory)) -> std::io::Result<()> {
     std::fs::create_dir_all(home)?;
-    // Threads of one process write too: the temporary name is unique per write.
-    static WRITES: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
-    let n = WRITES.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    let tmp = home.join(format!(".{MEMORY_FILE}.{}.{n}.tmp", std::process::id()));
-    let mut file = open_private(&tmp)?;
-    file.write_all(text.as_bytes())?;
-    file.sync_all()?;
-    drop(file);
-    std::fs::rename(&tmp, memory_path(home)).inspect_err(|_| {
-        let _ = std::fs::remove_file(&tmp);
-    })
-}
-
-fn open_private(path: &Path) -> std::io::Result<std::fs::File> {
-    let mut opts = std::fs::OpenOptions::new();
-    opts.write(true).create(true).truncate(true);
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::OpenOptionsExt;
-        opts.mode(0o600);
-    }
-    oi_config::project_file::open_regular_with(&mut opts, path)
+    let path = memory_path(home);
+    let _lock = oi_config::edit::lock(&path)?;
+    let mut memory = read_memory(home);
+    change(&mut memory);
+    let text = serde_json::to_string_pretty(&memory).map_err(std::io::Error::other)?;
+    oi_config::edit::write_atomically(&path, &text)
 }
 
 #[cfg(test)]
@@ -411,10 +458,123 @@ mod tests {
             .unwrap();
         }
         assert_eq!(read_memory(home.path()).windows.len(), MEMORY_MAX_ENTRIES);
-        // Ratios live beside the windows without disturbing them.
-        remember_ratio(home.path(), "k3", 1.18).unwrap();
-        assert_eq!(recall_ratio(home.path(), "k3"), Some(1.18));
-        assert!(recall(home.path(), "k3").is_some());
+        // Ratios live beside the windows without disturbing them (the last key written is
+        // surely kept, whatever second each write fell in).
+        let last = format!("k{}", MEMORY_MAX_ENTRIES + 4);
+        remember_ratio(home.path(), &last, 1.18).unwrap();
+        assert_eq!(recall_ratio(home.path(), &last), Some(1.18));
+        assert!(recall(home.path(), &last).is_some());
         assert!(recall_ratio(home.path(), "k4").is_none());
+    }
+
+    fn cut(tokens: i64) -> Learned {
+        Learned {
+            tokens,
+            how: LearnedFrom::SilentTruncation.words().into(),
+        }
+    }
+
+    /// Issue 43 item 4: one low count must not set the window of every later session.
+    #[test]
+    fn a_cut_seen_once_is_kept_but_not_used_until_seen_again() {
+        let home = tempfile::tempdir().unwrap();
+        remember(home.path(), "k", &cut(1024)).unwrap();
+        assert_eq!(
+            recall(home.path(), "k"),
+            None,
+            "one sighting is no evidence"
+        );
+        // Seen again at about the same size (here, in another session): confirmed.
+        remember(home.path(), "k", &cut(1100)).unwrap();
+        assert_eq!(recall(home.path(), "k").map(|l| l.tokens), Some(1100));
+        // A cut at a very different size starts over.
+        remember(home.path(), "k", &cut(6000)).unwrap();
+        assert_eq!(recall(home.path(), "k"), None);
+        // A refusal is the server's word: used at once.
+        let refused = Learned {
+            tokens: 4096,
+            how: LearnedFrom::Overflow.words().into(),
+        };
+        remember(home.path(), "k", &refused).unwrap();
+        assert_eq!(recall(home.path(), "k"), Some(refused));
+    }
+
+    #[test]
+    fn remembered_windows_expire_and_old_unconfirmed_cuts_are_ignored() {
+        let home = tempfile::tempdir().unwrap();
+        let now = chrono::Utc::now().timestamp();
+        let file = |entries: serde_json::Value| {
+            std::fs::write(
+                home.path().join(MEMORY_FILE),
+                serde_json::json!({ "windows": entries }).to_string(),
+            )
+            .unwrap();
+        };
+        // Written before entries counted sightings: a cut of unknown standing.
+        file(
+            serde_json::json!({"k": {"tokens": 1024, "how": LearnedFrom::SilentTruncation.words(), "at": now}}),
+        );
+        assert_eq!(recall(home.path(), "k"), None);
+        file(
+            serde_json::json!({"k": {"tokens": 4096, "how": LearnedFrom::Overflow.words(), "at": now - MEMORY_TTL_SECS - 1}}),
+        );
+        assert_eq!(recall(home.path(), "k"), None, "expired");
+        file(
+            serde_json::json!({"k": {"tokens": 4096, "how": LearnedFrom::Overflow.words(), "at": now - 60}}),
+        );
+        assert_eq!(recall(home.path(), "k").map(|l| l.tokens), Some(4096));
+    }
+
+    #[test]
+    fn a_cut_below_the_window_the_server_runs_is_not_learned() {
+        let mut k = WindowKnowledge {
+            server: server(16_384, true),
+            ..Default::default()
+        };
+        assert_eq!(k.learn(1024, LearnedFrom::SilentTruncation), None);
+        assert!(k.learned.is_none());
+        // A refusal beats the report (the server may run fewer slots' worth than it lists).
+        assert!(k.learn(8192, LearnedFrom::Overflow).is_some());
+        // A trained maximum is no running window.
+        let mut k = WindowKnowledge {
+            server: server(32_768, false),
+            ..Default::default()
+        };
+        assert!(k.learn(2048, LearnedFrom::SilentTruncation).is_some());
+    }
+
+    /// Recorded as a flaky test: the ratio written beside a learned window replaced the file
+    /// read before the window was written, and the window was lost.
+    #[test]
+    fn concurrent_writers_keep_each_others_entries() {
+        let home = tempfile::tempdir().unwrap();
+        let threads: Vec<_> = (0..8)
+            .map(|i| {
+                let home = home.path().to_path_buf();
+                std::thread::spawn(move || {
+                    for j in 0..10 {
+                        let key = format!("k{i}-{j}");
+                        if i % 2 == 0 {
+                            remember(
+                                &home,
+                                &key,
+                                &Learned {
+                                    tokens: 4096,
+                                    how: LearnedFrom::Overflow.words().into(),
+                                },
+                            )
+                            .unwrap();
+                        } else {
+                            remember_ratio(&home, &key, 1.1).unwrap();
+                        }
+                    }
+                })
+            })
+            .collect();
+        for t in threads {
+            t.join().unwrap();
+        }
+        let memory = read_memory(home.path());
+        assert_eq!(memory.windows.len() + memory.ratios.len(), 80);
     }
 }

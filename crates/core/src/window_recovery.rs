@@ -26,18 +26,19 @@ pub(crate) async fn recover_from_overflow(
     let Some(overflow) = err.context_overflow() else {
         return Ok(false);
     };
+    // The server is right about its window. When it does not say, it is smaller than the
+    // request it refused. Learned (and remembered) even when nothing can be compacted: a
+    // resumed thread must not be sent the same refused request again.
+    let learned = overflow
+        .window
+        .unwrap_or_else(|| implied_window(prompt).min(sess.context_window()));
+    sess.learn_window(learned, LearnedFrom::Overflow).await;
     // Only user messages so far: a summary cannot make the request smaller, so the error
     // goes to the user as it is (with what to do about it).
     if *already_compacted || !has_model_output(&sess.state().history) {
         return Ok(false);
     }
     *already_compacted = true;
-    // The server is right about its window. When it does not say, it is smaller than the
-    // request it refused.
-    let learned = overflow
-        .window
-        .unwrap_or_else(|| implied_window(prompt).min(sess.context_window()));
-    sess.learn_window(learned, LearnedFrom::Overflow).await;
     sess.send(
         turn_id,
         EventMsg::StreamError(StreamErrorEvent {
@@ -78,9 +79,18 @@ pub(crate) async fn recover_from_signal(
         WindowSignal::SilentTruncation { sent, used, output } => {
             // The server fit what it kept and the answer in its window: at least that much.
             let learned = (used + output).max(1024);
+            if !sess
+                .learn_window(learned, LearnedFrom::SilentTruncation)
+                .await
+            {
+                // The server says it runs a bigger window: the count was wrong, not the
+                // prompt cut (a proxy's count, or cached tokens left out). Keep the answer.
+                tracing::debug!(
+                    "the server counted {used} of about {sent} prompt tokens, but it runs a bigger window; not taken as a cut"
+                );
+                return Ok(SignalOutcome::Keep);
+            }
             sess.state().estimator.distrust_low_reports();
-            sess.learn_window(learned, LearnedFrom::SilentTruncation)
-                .await;
             let hint = raise_window_hint(sess);
             sess.warn_once(turn_id, "silent_truncation", || {
                 format!(

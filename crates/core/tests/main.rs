@@ -15,5 +15,7 @@ mod open_models;
 mod parallel_commands;
 mod parking;
 mod repeated_calls;
+mod served_now;
 mod server_window;
+mod small_model_faults;
 mod subscribers;

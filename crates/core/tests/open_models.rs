@@ -78,20 +78,34 @@ async fn the_chat_request_has_exactly_one_system_message_with_every_section() {
     let roles: Vec<&str> = msgs.iter().filter_map(|m| m["role"].as_str()).collect();
     assert_eq!(roles, ["system", "user"], "{msgs:?}");
     let system = msgs[0]["content"].as_str().unwrap();
-    // Instructions first, then the environment context, AGENTS.md, developer instructions.
-    let at = |needle: &str| {
-        system
-            .find(needle)
-            .unwrap_or_else(|| panic!("{needle} missing from {system}"))
+    // The system message is what every run shares: the instructions, then the developer
+    // instructions. What differs from run to run (the working directory, AGENTS.md) is at
+    // the head of the first user message, after the tool schemas a template appends to the
+    // system message, so a server's prompt cache keeps those for the next run.
+    let at = |text: &str, needle: &str| {
+        text.find(needle)
+            .unwrap_or_else(|| panic!("{needle} missing from {text}"))
     };
+    assert!(at(system, "approval_policy") > 0, "instructions come first");
+    at(system, "<developer_instructions>\nAlways answer in French.");
+    for varying in [
+        "<environment_context>",
+        "<project_instructions",
+        "make check",
+    ] {
+        assert!(!system.contains(varying), "{varying} in {system}");
+    }
+    let user = msgs[1]["content"].as_str().unwrap();
     let order = [
-        at("<environment_context>"),
-        at("<project_instructions"),
-        at("make check"),
-        at("<developer_instructions>\nAlways answer in French."),
+        at(user, "<project_instructions"),
+        at(user, "make check"),
+        at(user, "<environment_context>"),
+        at(user, "</environment_context>\n\nhi"),
     ];
-    assert!(at("approval_policy") > 0, "instructions come first");
-    assert!(order.windows(2).all(|w| w[0] < w[1]), "{system}");
+    assert!(order.windows(2).all(|w| w[0] < w[1]), "{user}");
+    assert!(user.ends_with("\n\nhi"), "{user}");
+    // What the user typed, as the test helper reads it.
+    assert_eq!(req.last_user_text().as_deref(), Some("hi"));
 }
 
 #[tokio::test]
@@ -121,10 +135,11 @@ async fn agents_md_is_read_once_per_turn() {
         "the command ran"
     );
     turn(&t.thread, "again").await;
+    // The doc goes with the run's context, at the head of the first user message.
     let systems: Vec<String> = mock
         .requests()
         .iter()
-        .map(|r| r.items()[0]["content"].as_str().unwrap().to_string())
+        .map(|r| r.items()[1]["content"].as_str().unwrap().to_string())
         .collect();
     assert_eq!(systems.len(), 3);
     // Both requests of the first turn show the doc as it was when the turn started...

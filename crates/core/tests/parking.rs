@@ -932,6 +932,18 @@ async fn turn_states(pg: Option<String>) {
         store.turn_state(&dead, "dead-turn").await.unwrap(),
         Some(TurnState::Orphaned)
     );
+    // An outline read before the turn's end was written, asked after its holder let the
+    // thread go (a server parks or ends a turn, then releases it, between another server's
+    // read and its question "is it held?"): the turn is read again, not called orphaned.
+    let stale = store.outline(&dead).await.unwrap();
+    let loaded = reader.resume_thread(dead, cfg.clone()).await.unwrap();
+    drop(loaded);
+    let thread = reader.remove_thread(&dead).unwrap();
+    assert!(thread.shutdown(WAIT).await);
+    match store.turn_state_in(&stale, "dead-turn").await.unwrap() {
+        Some(TurnState::Aborted { .. }) => {}
+        other => panic!("a turn ended after the outline was read: {other:?}"),
+    }
     reader.shutdown_all().await;
 }
 

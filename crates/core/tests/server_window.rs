@@ -266,21 +266,31 @@ async fn a_prompt_the_server_cut_is_detected_compacted_and_remembered(wire: Wire
     );
     m.shutdown_all().await;
 
-    // The next session for this provider and model starts from what was learned.
-    let mock2 = MockModelServer::start(script.clone()).await.unwrap();
-    let mut cfg2 = config(&mock2, home.path(), "ollama", "my-finetune", wire);
-    // The same provider URL as before, so the memory applies.
-    cfg2.model_provider.base_url = cfg.model_provider.base_url.clone();
-    let m2 = manager();
-    let t2 = m2.start_thread(cfg2).await.unwrap();
-    let evs2 = run_turn(&t2.thread, user("hi")).await;
+    // One cut is no evidence (a proxy's wrong count looks the same): the next session for
+    // this provider and model does not start from it. Cut again there, it is confirmed.
+    mock.set_script(script.clone());
+    let evs2 = session(&cfg, "run the numbered commands").await;
     let (window, source) = started_window(&evs2);
+    assert_eq!(window, Some(32_768), "{source}");
+    assert_eq!(last_message(&evs2).as_deref(), Some("all done"));
+    mock.set_script(MockScript::turns([MockTurn::text("hello")]));
+    let evs3 = session(&cfg, "hi").await;
+    let (window, source) = started_window(&evs3);
     assert!(
         window.is_some_and(|w| (1024..=3100).contains(&w)),
         "{window:?}"
     );
     assert!(source.contains("remembered"), "{source}");
-    m2.shutdown_all().await;
+}
+
+/// A new session (same provider, model and home as `cfg`, so the memory of learned windows
+/// applies) running one turn.
+async fn session(cfg: &oi_config::Config, text: &str) -> Vec<Event> {
+    let m = manager();
+    let t = m.start_thread(cfg.clone()).await.unwrap();
+    let evs = run_turn(&t.thread, user(text)).await;
+    m.shutdown_all().await;
+    evs
 }
 
 async fn context_full_compacts_and_retries(wire: WireApi, recorded: &str) {
@@ -361,4 +371,128 @@ async fn context_full_with_nothing_to_compact_says_so() {
         errs[0]
     );
     m.shutdown_all().await;
+}
+
+/// The learned windows in `home`'s `model-windows.json` (`{}` when there are none).
+fn remembered_windows(home: &Path) -> Value {
+    std::fs::read_to_string(home.join("model-windows.json"))
+        .ok()
+        .and_then(|t| serde_json::from_str::<Value>(&t).ok())
+        .and_then(|v| v.get("windows").cloned())
+        .unwrap_or_else(|| json!({}))
+}
+
+/// Issue 43 item 4: a server (or a proxy in front of it) that reports a low prompt count
+/// once made the agent learn, and keep for good, a 1,024-token window. A llama.cpp server
+/// that says it runs 16,384 tokens does not cut prompts: the count is wrong, not the prompt.
+#[tokio::test]
+async fn a_low_count_reported_once_is_not_taken_for_a_cut_prompt() {
+    let home = tempfile::tempdir().unwrap();
+    let low = oi_protocol::models::TokenUsage {
+        input_tokens: 300,
+        output_tokens: 5,
+        total_tokens: 305,
+        ..Default::default()
+    };
+    let script = MockScript::turns([MockTurn::text("read it").with_usage(low)])
+        .with_endpoint(
+            "GET",
+            "/v1/models",
+            json!({"data": [{"id": "my-finetune", "meta": {"n_ctx": 16384, "n_ctx_train": 32768}}]}),
+        )
+        .with_endpoint(
+            "GET",
+            "/props",
+            json!({"default_generation_settings": {"n_ctx": 16384}}),
+        )
+        .with_rule(COMPACT_MARKER, MockTurn::text(SUMMARY));
+    let mock = MockModelServer::start(script).await.unwrap();
+    let m = manager();
+    let cfg = config(&mock, home.path(), "llamacpp", "my-finetune", WireApi::Chat);
+    let t = m.start_thread(cfg).await.unwrap();
+    // About 3,000 tokens: big enough for the cut check.
+    let long = format!(
+        "Read this log and say ok.\n{}",
+        "a log line of words\n".repeat(600)
+    );
+    let evs = run_turn(&t.thread, user(&long)).await;
+    m.shutdown_all().await;
+    assert!(errors(&evs).is_empty(), "{:?}", errors(&evs));
+    assert!(
+        !warnings(&evs)
+            .iter()
+            .any(|w| w.contains("cut the conversation")),
+        "{:?}",
+        warnings(&evs)
+    );
+    assert_eq!(compactions(&evs), 0);
+    assert_eq!(remembered_windows(home.path()), json!({}));
+}
+
+/// Issue 43 item 4: tool output full of digits made the estimate ~2.6 times a bytes/4
+/// count, and a server counting three digits to a token (Llama 3, gpt-oss) looked like it
+/// had cut the prompt.
+#[tokio::test]
+async fn digits_in_a_tool_output_are_not_read_as_a_cut_prompt() {
+    let home = tempfile::tempdir().unwrap();
+    // The mock counts bytes / 4, as such a tokenizer roughly does for digits.
+    let digits = "for i in $(seq 100000 102000); do printf '%s ' $i; done";
+    let script = MockScript::turns([
+        MockTurn::tool_call("shell", json!({"command": ["bash", "-c", digits]})),
+        MockTurn::text("the numbers run from 100000 to 102000"),
+    ])
+    .reporting_usage()
+    .with_rule(COMPACT_MARKER, MockTurn::text(SUMMARY));
+    let mock = MockModelServer::start(script).await.unwrap();
+    let m = manager();
+    let cfg = config(&mock, home.path(), "ollama", "my-finetune", WireApi::Chat);
+    let t = m.start_thread(cfg).await.unwrap();
+    let evs = run_turn(&t.thread, user("print the numbers")).await;
+    m.shutdown_all().await;
+    assert!(errors(&evs).is_empty(), "{:?}", errors(&evs));
+    assert!(
+        !warnings(&evs)
+            .iter()
+            .any(|w| w.contains("cut the conversation")),
+        "{:?}",
+        warnings(&evs)
+    );
+    assert_eq!(compactions(&evs), 0);
+    assert_eq!(remembered_windows(home.path()), json!({}));
+}
+
+/// Issue 43 item 4: a window learned from a refusal of a thread's first request was not
+/// saved, so `resume` (or the next session) hit the same refusal.
+#[tokio::test]
+async fn a_refusal_of_the_first_request_is_remembered() {
+    let home = tempfile::tempdir().unwrap();
+    let script = MockScript::turns([MockTurn::text("never sent")]).with_context_window(2000);
+    let mock = MockModelServer::start(script).await.unwrap();
+    let m = manager();
+    let cfg = config(&mock, home.path(), "vllm", "my-finetune", WireApi::Chat);
+    let t = m.start_thread(cfg.clone()).await.unwrap();
+    let long = format!("Summarize:\n{}", "some words of text\n".repeat(800));
+    let evs = run_turn(&t.thread, user(&long)).await;
+    m.shutdown_all().await;
+    let err = errors(&evs).join("\n");
+    assert!(
+        err.contains("does not fit the model's context window"),
+        "{err}"
+    );
+    let windows = remembered_windows(home.path());
+    let learned: Vec<i64> = windows
+        .as_object()
+        .unwrap()
+        .values()
+        .filter_map(|e| e["tokens"].as_i64())
+        .collect();
+    assert_eq!(learned, [2000], "{windows}");
+    // The next session starts from it.
+    let m2 = manager();
+    let t2 = m2.start_thread(cfg).await.unwrap();
+    let evs2 = run_turn(&t2.thread, user("hi")).await;
+    m2.shutdown_all().await;
+    let (window, source) = started_window(&evs2);
+    assert_eq!(window, Some(2000), "{source}");
+    assert!(source.contains("remembered"), "{source}");
 }

@@ -155,7 +155,7 @@ impl Host {
             reader,
             writer,
             stop,
-            |connection| services.table(self, connection),
+            |connection| services.table(self, connection, &Principal::local()),
             move || {
                 Box::pin(async move {
                     if shutdown_on_close {
@@ -180,6 +180,51 @@ impl Host {
     }
 }
 
+/// Who a transport lets in, as far as it can tell: what a front end binds the handles it
+/// gives clients to (MCP request states and task ids), so a handle one client got is
+/// refused when another presents it. The token itself is never kept: a bearer is known by
+/// the SHA-256 of its token, so every server of a fleet given the same token knows its
+/// clients as the same principal.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Principal {
+    /// Stdio: the user who started the server (only the process that spawned it can write
+    /// to its pipe). The uid, so a server restarted by the same user knows them again.
+    Local { uid: u32 },
+    /// The holders of a listener's bearer token: the token's SHA-256, hex.
+    Bearer { digest: String },
+    /// Anyone who can reach a listener that takes no token (`--no-auth-on-loopback`).
+    Anonymous,
+}
+
+impl Principal {
+    /// The user running this process (a stdio server's only client).
+    pub fn local() -> Self {
+        // SAFETY: getuid has no preconditions and cannot fail.
+        let uid = unsafe { libc::getuid() };
+        Principal::Local { uid }
+    }
+
+    /// The clients of a listener that requires `token` (`None`: it requires none).
+    pub fn of_listener(token: Option<&str>) -> Self {
+        use sha2::Digest;
+        match token {
+            Some(t) => Principal::Bearer {
+                digest: hex::encode(sha2::Sha256::digest(t.as_bytes())),
+            },
+            None => Principal::Anonymous,
+        }
+    }
+
+    /// A stable name for binding handles: `local:UID`, `bearer:SHA256`, `anonymous`.
+    pub fn name(&self) -> String {
+        match self {
+            Principal::Local { uid } => format!("local:{uid}"),
+            Principal::Bearer { digest } => format!("bearer:{digest}"),
+            Principal::Anonymous => "anonymous".to_string(),
+        }
+    }
+}
+
 /// What a front end's method table is built from, once per connection (per HTTP or
 /// WebSocket session).
 #[derive(Clone)]
@@ -188,6 +233,8 @@ pub struct ServiceContext {
     pub host: Host,
     /// This connection: its sender and its closing signal.
     pub connection: Connection,
+    /// Who the transport let in on this connection (the same for all of a listener's).
+    pub principal: Principal,
 }
 
 type TableFn = Arc<dyn Fn(&ServiceContext) -> MethodTable + Send + Sync>;
@@ -222,17 +269,28 @@ impl Services {
         self
     }
 
-    /// The method table for `connection` on `host`.
-    pub fn table(&self, host: &Host, connection: &Connection) -> MethodTable {
+    /// The method table for `connection` on `host`, whose client is `principal`.
+    pub fn table(
+        &self,
+        host: &Host,
+        connection: &Connection,
+        principal: &Principal,
+    ) -> MethodTable {
         (self.connection)(&ServiceContext {
             host: host.clone(),
             connection: connection.clone(),
+            principal: principal.clone(),
         })
     }
 
     /// The table of stateless requests on `host`, if these services have one; `stop` is
-    /// its context's closing signal (the listener's).
-    pub fn stateless_table(&self, host: &Host, stop: &CancellationToken) -> Option<MethodTable> {
+    /// its context's closing signal (the listener's), `principal` its clients.
+    pub fn stateless_table(
+        &self,
+        host: &Host,
+        stop: &CancellationToken,
+        principal: &Principal,
+    ) -> Option<MethodTable> {
         let build = self.stateless.as_ref()?;
         let (tx, mut rx) = tokio::sync::mpsc::channel(oi_jsonrpc::connection::OUTGOING_QUEUE);
         // Stateless requests answer on their own streams; nothing is sent to the table's
@@ -249,6 +307,7 @@ impl Services {
         Some(build(&ServiceContext {
             host: host.clone(),
             connection,
+            principal: principal.clone(),
         }))
     }
 }
@@ -279,10 +338,11 @@ pub async fn serve_listener(
     stop: CancellationToken,
     services: Services,
 ) -> std::io::Result<()> {
-    let stateless = services.stateless_table(&host, &stop);
+    let principal = Principal::of_listener(http.auth_token.as_deref());
+    let stateless = services.stateless_table(&host, &stop, &principal);
     let factory: MethodsFactory = {
         let host = host.clone();
-        Arc::new(move |connection: &Connection| services.table(&host, connection))
+        Arc::new(move |connection: &Connection| services.table(&host, connection, &principal))
     };
     let tables = Tables {
         sessions: factory,

@@ -180,6 +180,12 @@ impl OutgoingSender {
         }
     }
 
+    /// Stops waiting for a reply without telling the client (a protocol with its own way to
+    /// withdraw a request tells it). True if the request was still waiting.
+    pub fn forget(&self, id: &RequestId) -> bool {
+        self.lock().remove(id).is_some()
+    }
+
     /// Delivers a client's reply. False if nobody waits for that id.
     pub fn route_response(&self, id: &RequestId, reply: ClientReply) -> bool {
         match self.lock().remove(id) {

@@ -17,6 +17,21 @@ struct CacheFile {
     server: String,
     /// Raw MCP `Tool` objects as the server listed them.
     tools: Vec<serde_json::Value>,
+    /// When they were listed (Unix milliseconds), if the server gave a freshness hint.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    listed_at_ms: Option<i64>,
+    /// The list's `ttlMs` (2026-07-28): how long it stays fresh.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    ttl_ms: Option<u64>,
+}
+
+/// A catalog read back from the cache.
+#[derive(Clone, Debug, PartialEq)]
+pub struct CachedCatalog {
+    pub tools: Vec<serde_json::Value>,
+    /// How much longer the list is fresh by the server's `ttlMs`; `None`: no hint, or it
+    /// has expired.
+    pub fresh_for: Option<std::time::Duration>,
 }
 
 /// The cache file for `server` under `home`.
@@ -60,7 +75,7 @@ pub fn cache_path(home: &Path, server: &str, config: &McpServerConfig) -> PathBu
 
 /// Reads a cached catalog on the blocking pool (startup must not stall the runtime on disk);
 /// `None` if missing, unreadable, or from another schema version.
-pub async fn load(path: PathBuf, server: String) -> Option<Vec<serde_json::Value>> {
+pub async fn load(path: PathBuf, server: String) -> Option<CachedCatalog> {
     match tokio::task::spawn_blocking(move || read(&path, &server)).await {
         Ok(tools) => tools,
         Err(e) => {
@@ -70,9 +85,18 @@ pub async fn load(path: PathBuf, server: String) -> Option<Vec<serde_json::Value
     }
 }
 
-/// Writes a catalog on the blocking pool (see [`write`]). Failures are logged, never fatal.
-pub async fn store(path: PathBuf, server: String, tools: Vec<serde_json::Value>) {
-    if let Err(e) = tokio::task::spawn_blocking(move || write(&path, &server, &tools)).await {
+/// Writes a catalog on the blocking pool (see [`write`]), with its freshness hint (`ttlMs`)
+/// counted from now. Failures are logged, never fatal.
+pub async fn store(
+    path: PathBuf,
+    server: String,
+    tools: Vec<serde_json::Value>,
+    ttl: Option<std::time::Duration>,
+) {
+    let freshness = ttl.map(|ttl| (unix_now_ms(), ttl.as_millis() as u64));
+    if let Err(e) =
+        tokio::task::spawn_blocking(move || write(&path, &server, &tools, freshness)).await
+    {
         tracing::warn!("writing the MCP tool cache failed: {e}");
     }
 }
@@ -82,7 +106,7 @@ const CACHE_MAX_BYTES: u64 = 16 * 1024 * 1024;
 
 /// Writes `bytes` to the temporary file `tmp`, replacing a regular file left there by a
 /// crash but never opening anything else (a FIFO planted at that name would block a write).
-fn write_new(tmp: &Path, bytes: &[u8]) -> std::io::Result<()> {
+pub(crate) fn write_new(tmp: &Path, bytes: &[u8]) -> std::io::Result<()> {
     use std::io::Write;
     let mut file = oi_config::project_file::open_regular_with(
         std::fs::OpenOptions::new()
@@ -95,7 +119,7 @@ fn write_new(tmp: &Path, bytes: &[u8]) -> std::io::Result<()> {
 }
 
 /// Read a cached catalog; `None` if missing, unreadable, or from another schema version.
-fn read(path: &Path, server: &str) -> Option<Vec<serde_json::Value>> {
+fn read(path: &Path, server: &str) -> Option<CachedCatalog> {
     // Bounded, non-blocking, regular files only: the home is not ours alone.
     let bytes = oi_config::project_file::read_bytes_capped(path, CACHE_MAX_BYTES).ok()?;
     let file: CacheFile = match serde_json::from_slice(&bytes) {
@@ -105,11 +129,25 @@ fn read(path: &Path, server: &str) -> Option<Vec<serde_json::Value>> {
             return None;
         }
     };
-    (file.schema_version == SCHEMA_VERSION && file.server == server).then_some(file.tools)
+    if file.schema_version != SCHEMA_VERSION || file.server != server {
+        return None;
+    }
+    let fresh_for = match (file.listed_at_ms, file.ttl_ms) {
+        (Some(at), Some(ttl)) => {
+            let age = unix_now_ms().saturating_sub(at).max(0) as u64;
+            // A clock that went back makes the age negative: not trusted as fresh.
+            (unix_now_ms() >= at && age < ttl).then(|| std::time::Duration::from_millis(ttl - age))
+        }
+        _ => None,
+    };
+    Some(CachedCatalog {
+        tools: file.tools,
+        fresh_for,
+    })
 }
 
 /// Write a catalog atomically (temp file + rename). Failures are logged, never fatal.
-fn write(path: &Path, server: &str, tools: &[serde_json::Value]) {
+fn write(path: &Path, server: &str, tools: &[serde_json::Value], freshness: Option<(i64, u64)>) {
     let result = (|| -> std::io::Result<()> {
         let dir = path
             .parent()
@@ -119,6 +157,8 @@ fn write(path: &Path, server: &str, tools: &[serde_json::Value]) {
             schema_version: SCHEMA_VERSION,
             server: server.to_string(),
             tools: tools.to_vec(),
+            listed_at_ms: freshness.map(|(at, _)| at),
+            ttl_ms: freshness.map(|(_, ttl)| ttl),
         })
         .map_err(std::io::Error::other)?;
         let tmp = path.with_extension(format!("json.tmp{}", std::process::id()));
@@ -149,6 +189,12 @@ impl RecentFailure {
     pub fn age_secs(&self) -> i64 {
         (unix_now() - self.at).max(0)
     }
+}
+
+fn unix_now_ms() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as i64)
 }
 
 fn unix_now() -> i64 {
@@ -234,8 +280,32 @@ mod tests {
         let load = |server: &str| load(pa.clone(), server.to_string());
         assert!(load("s").await.is_none());
         let tools = vec![serde_json::json!({"name":"echo","inputSchema":{"type":"object"}})];
-        store(pa.clone(), "s".into(), tools.clone()).await;
-        assert_eq!(load("s").await.unwrap(), tools);
+        store(pa.clone(), "s".into(), tools.clone(), None).await;
+        assert_eq!(
+            load("s").await.unwrap(),
+            CachedCatalog {
+                tools: tools.clone(),
+                fresh_for: None
+            }
+        );
+        // With the server's ttlMs the list is fresh for that long, and then no longer.
+        store(
+            pa.clone(),
+            "s".into(),
+            tools.clone(),
+            Some(std::time::Duration::from_secs(3600)),
+        )
+        .await;
+        let fresh = load("s").await.unwrap().fresh_for.unwrap();
+        assert!(fresh > std::time::Duration::from_secs(3590), "{fresh:?}");
+        store(
+            pa.clone(),
+            "s".into(),
+            tools.clone(),
+            Some(std::time::Duration::ZERO),
+        )
+        .await;
+        assert_eq!(load("s").await.unwrap().fresh_for, None);
         assert!(load("other").await.is_none());
         std::fs::write(&pa, "{not json").unwrap();
         assert!(load("s").await.is_none());

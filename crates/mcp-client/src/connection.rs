@@ -1,13 +1,15 @@
-//! One live session with one server: spawn/connect, `initialize`, the first `tools/list`, and
-//! teardown. Startup is bounded by `startup_timeout_sec` across all three steps.
+//! One live session with one server: spawn/connect, the handshake (`server/discover`,
+//! `initialize`, or the probe of both, as its `protocol_version` says), the first
+//! `tools/list`, and teardown. Startup is bounded by `startup_timeout_sec` across all steps.
 
 use crate::connect_error::{ConnectError, HttpClientError};
-use crate::handler::{Handler, ProgressRouter};
+use crate::handler::{Handler, ProgressRouter, Responder};
 use crate::http::http_spec;
+use crate::protocol::{Era, Negotiated, Opening, Prior};
 use crate::stdio::{ChildProcess, KILL_GRACE, describe_exit, launch_spec, spawn};
 use crate::wire_error::{self, WireFault};
 use oi_config::mcp::{McpServerConfig, McpServerTransportConfig};
-use rmcp::service::{RoleClient, RunningService, ServiceExt};
+use rmcp::service::{ClientInitializeError, ClientServiceExt, RoleClient, RunningService};
 use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use std::collections::HashMap;
@@ -21,6 +23,11 @@ pub struct Connection {
     pub child: Option<Arc<ChildProcess>>,
     /// Shared with the session's handler, which dispatches progress notifications through it.
     pub progress: ProgressRouter,
+    /// Answers the server's questions (shared with the session's handler); the request loops
+    /// hand it the questions of multi round-trip results and tasks.
+    pub responder: Arc<Responder>,
+    /// The protocol version and era this connection runs in.
+    pub negotiated: Negotiated,
     /// Set when a call showed the session is unusable (e.g. the HTTP server went away); the
     /// next call then reconnects.
     broken: std::sync::atomic::AtomicBool,
@@ -30,23 +37,39 @@ pub struct Connection {
 pub struct Established {
     pub conn: Arc<Connection>,
     pub tools: Vec<serde_json::Value>,
+    /// The tool list's freshness hint (`ttlMs`, 2026-07-28), if the server gave one.
+    pub tools_ttl: Option<Duration>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Step {
     Spawn,
     Connect,
-    Initialize,
+    Handshake(Opening),
     ListTools,
 }
 
 impl Step {
-    fn describe(self) -> &'static str {
+    /// The step, for a message that says what happened during it.
+    fn name(self) -> &'static str {
         match self {
             Step::Spawn => "spawning the server process",
             Step::Connect => "connecting",
-            Step::Initialize => "the initialize handshake",
+            Step::Handshake(Opening::Initialize) => "the initialize handshake",
+            Step::Handshake(Opening::Discover | Opening::Probe) => "server/discover",
             Step::ListTools => "the first tools/list",
+        }
+    }
+
+    /// The step that ran out of time, with what may explain it.
+    fn describe(self) -> &'static str {
+        match self {
+            // A server of the handshake era that does not answer unknown requests (as
+            // JSON-RPC requires) needs `protocol_version = "2025-11-25"`.
+            Step::Handshake(Opening::Probe) => {
+                "server/discover (a server older than protocol 2026-07-28 that ignores it needs `protocol_version = \"2025-11-25\"`)"
+            }
+            other => other.name(),
         }
     }
 }
@@ -160,71 +183,155 @@ pub async fn establish(
     oauth_store: oi_config::OAuthCredentialsStoreMode,
     handler: Handler,
     task_required: crate::sniff::TaskRequiredTools,
+    prior: Prior,
 ) -> Result<Established, ConnectError> {
     let timeout = config.startup_timeout_or_default();
     let progress_router = handler.progress.clone();
+    let responder = handler.responder.clone();
     let progress = StartupProgress::default();
     let attempt = async {
-        let (service, child) = match &config.transport {
-            McpServerTransportConfig::Stdio { .. } => {
-                let (service, child) = serve_stdio(
+        let mut opening = Opening::first(config.protocol_version, prior.era);
+        // A probe, then initialize, then (for a remembered server gone modern) a probe again.
+        let mut attempts_left = 3;
+        let (service, child) = loop {
+            attempts_left -= 1;
+            let served = match &config.transport {
+                McpServerTransportConfig::Stdio { .. } => serve_stdio(
                     server,
                     config,
                     session_cwd,
-                    handler,
-                    task_required,
+                    handler.clone(),
+                    task_required.clone(),
+                    opening,
                     &progress,
                 )
-                .await?;
-                (service, Some(child))
-            }
-            McpServerTransportConfig::StreamableHttp { .. } => (
-                serve_http(
+                .await
+                .map(|(service, child)| (service, Some(child))),
+                McpServerTransportConfig::StreamableHttp { .. } => serve_http(
                     server,
                     config,
                     home,
-                    oauth_browser,
+                    oauth_browser.clone(),
                     oauth_store,
-                    handler,
-                    task_required,
+                    handler.clone(),
+                    task_required.clone(),
+                    opening,
                     &progress,
                 )
-                .await?,
-                None,
-            ),
+                .await
+                .map(|service| (service, None)),
+            };
+            match served {
+                Ok(served) => break served,
+                Err(StartError::Retry(next)) if attempts_left > 0 => {
+                    tracing::info!(
+                        "MCP server `{server}`: opening with {opening:?} failed; trying {next:?}"
+                    );
+                    if let Some(child) = progress.child() {
+                        child.terminate(Duration::from_millis(200)).await;
+                    }
+                    opening = next;
+                }
+                Err(StartError::Connect(e)) => return Err(e),
+                Err(StartError::Retry(_)) => {
+                    return Err(ConnectError::Handshake(format!(
+                        "MCP server `{server}` refused both protocol eras (server/discover and initialize)"
+                    )));
+                }
+            }
         };
+        // A catalog still fresh by its `ttlMs` is not listed again (2026-07-28 servers only:
+        // a server of the handshake era gives no freshness hint).
+        let modern = service
+            .peer()
+            .peer_info()
+            .is_some_and(|info| !info.protocol_version.has_initialize());
+        if let (true, Some((tools, fresh_for))) = (modern, prior.fresh_tools) {
+            tracing::debug!("MCP server `{server}`: cached tool list still fresh, not listed");
+            return Ok::<_, ConnectError>((service, child, tools, Some(fresh_for)));
+        }
         progress.set_step(Step::ListTools);
-        let tools = crate::tool_list::list_tools(service.peer())
+        let listed = crate::tool_list::list_tools(service.peer())
             .await
             .map_err(|e| list_failure(server, config, &e))?;
-        Ok::<_, ConnectError>((service, child, tools))
+        Ok::<_, ConnectError>((service, child, listed.tools, listed.ttl))
     };
     match tokio::time::timeout(timeout, attempt).await {
-        Ok(Ok((service, child, tools))) => Ok(Established {
-            conn: Arc::new(Connection {
-                peer: service.peer().clone(),
-                service: tokio::sync::Mutex::new(Some(service)),
-                child,
-                progress: progress_router,
-                broken: Default::default(),
-            }),
-            tools,
-        }),
+        Ok(Ok((service, child, tools, tools_ttl))) => {
+            let negotiated = service
+                .peer()
+                .peer_info()
+                .map(|info| Negotiated {
+                    tasks: info.capabilities.supports_tasks(),
+                    ..Negotiated::of(&info.protocol_version)
+                })
+                .unwrap_or_else(|| Negotiated::of(&crate::handler::LEGACY_PROTOCOL_VERSION));
+            tracing::info!(
+                "MCP server `{server}` speaks protocol {} ({})",
+                negotiated.version,
+                match negotiated.era {
+                    Era::Discover => "server/discover",
+                    Era::Initialize => "initialize",
+                }
+            );
+            Ok(Established {
+                conn: Arc::new(Connection {
+                    peer: service.peer().clone(),
+                    service: tokio::sync::Mutex::new(Some(service)),
+                    child,
+                    progress: progress_router,
+                    responder,
+                    negotiated,
+                    broken: Default::default(),
+                }),
+                tools,
+                tools_ttl,
+            })
+        }
         Ok(Err(err)) => Err(startup_failed(server, err, progress.child()).await),
         Err(_) => Err(startup_timed_out(server, timeout, &progress).await),
     }
 }
 
-/// Spawns a stdio server (in its own process group, under the keeper) and runs the
-/// `initialize` handshake over its pipes.
+/// Why one way of opening a server failed: for good, or in a way that another opening may
+/// get past (a remembered handshake server that went modern-only).
+enum StartError {
+    Connect(ConnectError),
+    Retry(Opening),
+}
+
+impl<E: Into<ConnectError>> From<E> for StartError {
+    fn from(e: E) -> Self {
+        StartError::Connect(e.into())
+    }
+}
+
+/// A failed handshake that another opening may get past, or that the server's pinned
+/// `protocol_version` explains; `None`: an ordinary failure.
+fn protocol_failure(
+    server: &str,
+    config: &McpServerConfig,
+    opening: Opening,
+    error: &ClientInitializeError,
+) -> Option<StartError> {
+    if let Some(next) = opening.retry(config.protocol_version, error) {
+        return Some(StartError::Retry(next));
+    }
+    crate::protocol::era_mismatch(server, config.protocol_version, error)
+        .map(|line| StartError::Connect(ConnectError::Handshake(line)))
+}
+
+/// Spawns a stdio server (in its own process group, under the keeper) and opens the session
+/// over its pipes (`server/discover`, `initialize`, or the probe of both).
 async fn serve_stdio(
     server: &str,
     config: &McpServerConfig,
     session_cwd: &Path,
     handler: Handler,
     task_required: crate::sniff::TaskRequiredTools,
+    opening: Opening,
     progress: &StartupProgress,
-) -> Result<(Service, Arc<ChildProcess>), ConnectError> {
+) -> Result<(Service, Arc<ChildProcess>), StartError> {
     progress.set_step(Step::Spawn);
     let lookup = |k: &str| std::env::var(k).ok();
     let spec = launch_spec(server, &config.transport, session_cwd, &lookup)?;
@@ -234,13 +341,16 @@ async fn serve_stdio(
     let (child, stdout, stdin) = spawn(server, &spec)?;
     let child = Arc::new(child);
     progress.set_child(child.clone());
-    progress.set_step(Step::Initialize);
+    progress.set_step(Step::Handshake(opening));
     let stdout = crate::sniff::TaskSupportSniffer::new(stdout, task_required);
-    let service = handler
-        .serve((stdout, stdin))
+    match handler
+        .serve_with_lifecycle((stdout, stdin), opening.lifecycle(false))
         .await
-        .map_err(|e| handshake_failure(server, None, &e))?;
-    Ok((service, child))
+    {
+        Ok(service) => Ok((service, child)),
+        Err(e) => Err(protocol_failure(server, config, opening, &e)
+            .unwrap_or_else(|| StartError::Connect(handshake_failure(server, None, opening, &e)))),
+    }
 }
 
 /// A server an accepted project config adds runs only what was accepted: the files its
@@ -273,8 +383,8 @@ pub(crate) fn http_client() -> Result<reqwest::Client, HttpClientError> {
 
 /// Connects to a streamable HTTP server with the credentials the config names, or through
 /// OAuth (stored tokens, refreshed; a new authorization when the server challenges), and runs
-/// the `initialize` handshake. A 401/403 gets a message saying which credentials were sent
-/// and how to fix them.
+/// opens the session (`server/discover`, `initialize`, or the probe of both). A 401/403 gets
+/// a message saying which credentials were sent and how to fix them.
 #[allow(clippy::too_many_arguments)]
 async fn serve_http(
     server: &str,
@@ -284,8 +394,9 @@ async fn serve_http(
     oauth_store: oi_config::OAuthCredentialsStoreMode,
     handler: Handler,
     task_required: crate::sniff::TaskRequiredTools,
+    opening: Opening,
     progress: &StartupProgress,
-) -> Result<Service, ConnectError> {
+) -> Result<Service, StartError> {
     use crate::oauth_session::{Authorizer, OAuthHttpClient, OAuthSettings};
     use crate::sniff::SniffingHttpClient;
     progress.set_step(Step::Connect);
@@ -336,37 +447,46 @@ async fn serve_http(
                 },
                 stored,
             );
-            progress.set_step(Step::Initialize);
+            progress.set_step(Step::Handshake(opening));
             handler
-                .serve(StreamableHttpClientTransport::with_client(
-                    SniffingHttpClient::new(
-                        OAuthHttpClient::new(http_client()?, authorizer),
-                        task_required,
+                .serve_with_lifecycle(
+                    StreamableHttpClientTransport::with_client(
+                        SniffingHttpClient::new(
+                            OAuthHttpClient::new(http_client()?, authorizer),
+                            task_required,
+                        ),
+                        cfg,
                     ),
-                    cfg,
-                ))
+                    opening.lifecycle(true),
+                )
                 .await
         }
         _ => {
-            progress.set_step(Step::Initialize);
+            progress.set_step(Step::Handshake(opening));
             handler
-                .serve(StreamableHttpClientTransport::with_client(
-                    SniffingHttpClient::new(http_client()?, task_required),
-                    cfg,
-                ))
+                .serve_with_lifecycle(
+                    StreamableHttpClientTransport::with_client(
+                        SniffingHttpClient::new(http_client()?, task_required),
+                        cfg,
+                    ),
+                    opening.lifecycle(true),
+                )
                 .await
         }
     };
     served.map_err(|e| {
-        if let Some(ours) = crate::oauth_session::user_message(&e.to_string()) {
-            return ConnectError::OAuthLine(ours);
+        if let Some(failure) = protocol_failure(server, config, opening, &e) {
+            return failure;
         }
-        match wire_error::handshake_fault(&e) {
+        if let Some(ours) = crate::oauth_session::user_message(&e.to_string()) {
+            return StartError::Connect(ConnectError::OAuthLine(ours));
+        }
+        StartError::Connect(match wire_error::handshake_fault(&e) {
             Some(WireFault::Status(status @ (401 | 403))) => {
                 ConnectError::Refused(auth_message(server, status, auth, &config.transport))
             }
-            _ => handshake_failure(server, Some(&spec.url), &e),
-        }
+            _ => handshake_failure(server, Some(&spec.url), opening, &e),
+        })
     })
 }
 
@@ -376,14 +496,16 @@ async fn serve_http(
 fn handshake_failure(
     server: &str,
     url: Option<&str>,
-    e: &rmcp::service::ClientInitializeError,
+    opening: Opening,
+    e: &ClientInitializeError,
 ) -> ConnectError {
+    let step = Step::Handshake(opening);
     match wire_error::handshake_fault(e) {
         Some(fault) if fault.is_lost() && url.is_none() => ConnectError::Lost {
-            during: Step::Initialize.describe(),
+            during: step.name(),
         },
         Some(fault) => ConnectError::Handshake(fault.describe(server, url)),
-        None => ConnectError::Handshake(wire_error::handshake_answer(e)),
+        None => ConnectError::Handshake(wire_error::handshake_answer(e, step.name())),
     }
 }
 
@@ -438,7 +560,7 @@ pub(crate) fn describe_service_error(
 
 /// The configured HTTP headers as a header map; an invalid name or value is skipped with a
 /// warning rather than failing the server.
-fn header_map(
+pub(crate) fn header_map(
     server: &str,
     headers: &std::collections::BTreeMap<String, String>,
 ) -> HashMap<reqwest::header::HeaderName, reqwest::header::HeaderValue> {

@@ -1,9 +1,9 @@
-//! Our side of each MCP session: answers server requests (`roots/list`, `elicitation/create`,
-//! `sampling/createMessage`) and routes server notifications (progress, `tools/list_changed`,
-//! log messages).
+//! Our side of each MCP connection: answers the server's questions (`roots/list`,
+//! `elicitation/create`, `sampling/createMessage`) through one [`Responder`], whichever way
+//! they arrive, and routes server notifications (progress, `tools/list_changed`, log messages).
 
-// rmcp marks roots, sampling and logging deprecated for the 2026-07-28 protocol; we speak 2025-06-18,
-// where both are current, and servers such as server-everything rely on roots.
+// rmcp marks roots, sampling and logging deprecated for the 2026-07-28 protocol; they still
+// work there (deprecated, not removed), and servers such as server-everything rely on roots.
 #![allow(deprecated)]
 
 use crate::sampling::{SamplingHandler, SamplingSite, request_from_params, result_from_reply};
@@ -24,10 +24,6 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::sync::{mpsc, watch};
-
-/// The protocol version we ask for in `initialize`. rmcp defaults to 2026-07-28, which
-/// servers of the initialize era reject or counter-offer; 2025-06-18 is what they all speak.
-pub const PROTOCOL_VERSION: ProtocolVersion = ProtocolVersion::V_2025_06_18;
 
 /// Progress token → where that call's progress goes.
 #[derive(Clone, Default)]
@@ -84,22 +80,34 @@ impl ProgressRouter {
 pub type ToolsChangedFn =
     Arc<dyn Fn(rmcp::Peer<RoleClient>) -> BoxFuture<'static, ()> + Send + Sync>;
 
-pub struct Handler {
+/// What answers a server's questions: its elicitations, sampling and `roots/list`, whether
+/// they arrive as server-initiated requests (2025-11-25) or inside a multi round-trip result
+/// or a task's `inputRequests` (2026-07-28). One per connection, shared by the rmcp handler
+/// and the request loops.
+pub struct Responder {
     pub server: String,
     /// The server's configured roots, resolved; empty: the `roots` capability is not offered.
     pub roots: Vec<PathBuf>,
     pub elicitation: Arc<dyn ElicitationHandler>,
-    pub progress: ProgressRouter,
     /// Number of elicitations and sampling requests the server waits on us for; tool
     /// timeouts pause while it is non-zero.
     pub pending_elicitations: watch::Sender<usize>,
-    pub on_tools_changed: ToolsChangedFn,
     /// Where `sampling/createMessage` goes; `None`: the capability is not offered.
     pub sampling: Option<Arc<dyn SamplingHandler>>,
     /// The server's `sampling` setting (whether each request asks the user).
     pub sampling_mode: McpSamplingMode,
     /// How long the model may take to answer one sampling request.
     pub sampling_timeout: Duration,
+    /// Numbers the questions of multi round-trip results: their keys are unique only within
+    /// one request, and two calls may ask at once.
+    pub(crate) questions: std::sync::atomic::AtomicU64,
+}
+
+#[derive(Clone)]
+pub struct Handler {
+    pub responder: Arc<Responder>,
+    pub progress: ProgressRouter,
+    pub on_tools_changed: ToolsChangedFn,
 }
 
 /// Counts a request the server waits on us for, for as long as it lives.
@@ -118,12 +126,22 @@ impl Drop for PendingRequest<'_> {
     }
 }
 
+/// The protocol version our `initialize` handshake asks for: the last one that has the
+/// handshake. Servers that know only older versions counter-offer theirs.
+pub const LEGACY_PROTOCOL_VERSION: ProtocolVersion = ProtocolVersion::V_2025_11_25;
+
 /// What we tell servers about ourselves: elicitation (form), roots only when the server's
-/// config lists some, and sampling only when its config enables it. Offering roots is not
-/// harmless: server-filesystem, for one, replaces the directories in its arguments with the
-/// client's roots; offering sampling invites the server to spend the user's tokens.
+/// config lists some, sampling only when its config enables it, and the Tasks extension
+/// (`io.modelcontextprotocol/tasks`: we follow a tool call that becomes a task). Offering
+/// roots is not harmless: server-filesystem, for one, replaces the directories in its
+/// arguments with the client's roots; offering sampling invites the server to spend the
+/// user's tokens. The same capabilities go into `initialize` and into every 2026-07-28
+/// request's `_meta`.
 pub fn client_config(offer_roots: bool, offer_sampling: bool) -> ClientConfig {
-    let mut capabilities = serde_json::json!({"elicitation": {"form": {}}});
+    let mut capabilities = serde_json::json!({
+        "elicitation": {"form": {}},
+        "extensions": {rmcp::model::TASKS_EXTENSION_ID: {}},
+    });
     if offer_roots {
         capabilities["roots"] = serde_json::json!({"listChanged": false});
     }
@@ -137,38 +155,30 @@ pub fn client_config(offer_roots: bool, offer_sampling: bool) -> ClientConfig {
         Implementation::new("open-interpreter", env!("CARGO_PKG_VERSION"))
             .with_title("Open Interpreter"),
     )
-    .with_protocol_version(PROTOCOL_VERSION)
+    .with_protocol_version(LEGACY_PROTOCOL_VERSION)
 }
 
-impl Handler {
+impl Responder {
     /// Sampling is offered when the server's config enables it and the engine serves it.
-    fn offers_sampling(&self) -> bool {
+    pub(crate) fn offers_sampling(&self) -> bool {
         self.sampling.is_some() && self.sampling_mode.is_enabled()
     }
-}
 
-/// `file://` URI for a local path (percent-encoding the bytes URIs cannot carry).
-pub fn file_uri(path: &std::path::Path) -> String {
-    let mut out = String::from("file://");
-    for b in path.to_string_lossy().bytes() {
-        if b.is_ascii_alphanumeric() || b"/-._~".contains(&b) {
-            out.push(char::from(b));
-        } else {
-            out.push_str(&format!("%{b:02X}"));
-        }
-    }
-    out
-}
-
-impl ClientHandler for Handler {
-    fn get_info(&self) -> ClientConfig {
-        client_config(!self.roots.is_empty(), self.offers_sampling())
+    /// An id for the question `key` of a multi round-trip result, unique on this connection
+    /// (front ends answer by it).
+    pub(crate) fn question_id(&self, key: &str) -> serde_json::Value {
+        let n = self
+            .questions
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        serde_json::Value::String(format!("{key}#{n}"))
     }
 
-    async fn create_message(
+    /// `sampling/createMessage`: checked, bounded and handed to the engine's model; an error
+    /// is what the server is told.
+    pub(crate) async fn sample(
         &self,
         params: CreateMessageRequestParams,
-        context: RequestContext<RoleClient>,
+        cancel: tokio_util::sync::CancellationToken,
     ) -> Result<CreateMessageResult, rmcp::ErrorData> {
         let Some(sampling) = self.sampling.as_ref().filter(|_| self.offers_sampling()) else {
             return Err(rmcp::ErrorData::new(
@@ -184,7 +194,7 @@ impl ClientHandler for Handler {
             server: &self.server,
             mode: self.sampling_mode,
             timeout: self.sampling_timeout,
-            cancel: context.ct.child_token(),
+            cancel,
         };
         let request = request_from_params(site, params).map_err(|e| e.into_error_data())?;
         tracing::info!(
@@ -204,12 +214,10 @@ impl ClientHandler for Handler {
         })
     }
 
-    async fn list_roots(
-        &self,
-        _context: RequestContext<RoleClient>,
-    ) -> Result<ListRootsResult, rmcp::ErrorData> {
+    /// `roots/list`: the server's configured roots.
+    pub(crate) fn list_roots(&self) -> ListRootsResult {
         tracing::debug!(server = %self.server, roots = ?self.roots, "roots/list");
-        Ok(ListRootsResult::new(
+        ListRootsResult::new(
             self.roots
                 .iter()
                 .map(|root| {
@@ -220,25 +228,29 @@ impl ClientHandler for Handler {
                     Root::new(file_uri(root)).with_name(name)
                 })
                 .collect(),
-        ))
+        )
     }
 
-    async fn create_elicitation(
+    /// `elicitation/create`: the question goes to whoever answers for this session (the
+    /// user, `exec`'s policy, our own MCP client); a withdrawn question is a cancel. An
+    /// accepted form gets its schema's defaults for the fields left out (SEP-1034).
+    pub(crate) async fn elicit(
         &self,
+        id: serde_json::Value,
         request: ElicitRequestParams,
-        context: RequestContext<RoleClient>,
-    ) -> Result<ElicitResult, rmcp::ErrorData> {
+        cancel: &tokio_util::sync::CancellationToken,
+    ) -> ElicitResult {
         let params = serde_json::to_value(&request).unwrap_or(serde_json::Value::Null);
-        let id = serde_json::to_value(&context.id).unwrap_or(serde_json::Value::Null);
         let pending = PendingRequest::new(&self.pending_elicitations);
         let answer = tokio::select! {
             r = self.elicitation.elicit(self.server.clone(), id, params.clone()) => Some(r),
-            // The server withdrew the request (notifications/cancelled).
-            _ = context.ct.cancelled() => None,
+            // The server withdrew the request (notifications/cancelled), or the call it
+            // belongs to ended.
+            _ = cancel.cancelled() => None,
         };
         drop(pending);
         let Some(answer) = answer else {
-            return Ok(ElicitResult::new(ElicitationAction::Cancel));
+            return ElicitResult::new(ElicitationAction::Cancel);
         };
         let action = match answer.action {
             OurAction::Accept => ElicitationAction::Accept,
@@ -253,7 +265,55 @@ impl ClientHandler for Handler {
         {
             result = result.with_content(content);
         }
-        Ok(result)
+        result
+    }
+}
+
+/// `file://` URI for a local path (percent-encoding the bytes URIs cannot carry).
+pub fn file_uri(path: &std::path::Path) -> String {
+    let mut out = String::from("file://");
+    for b in path.to_string_lossy().bytes() {
+        if b.is_ascii_alphanumeric() || b"/-._~".contains(&b) {
+            out.push(char::from(b));
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
+}
+
+impl ClientHandler for Handler {
+    fn get_info(&self) -> ClientConfig {
+        client_config(
+            !self.responder.roots.is_empty(),
+            self.responder.offers_sampling(),
+        )
+    }
+
+    async fn create_message(
+        &self,
+        params: CreateMessageRequestParams,
+        context: RequestContext<RoleClient>,
+    ) -> Result<CreateMessageResult, rmcp::ErrorData> {
+        self.responder
+            .sample(params, context.ct.child_token())
+            .await
+    }
+
+    async fn list_roots(
+        &self,
+        _context: RequestContext<RoleClient>,
+    ) -> Result<ListRootsResult, rmcp::ErrorData> {
+        Ok(self.responder.list_roots())
+    }
+
+    async fn create_elicitation(
+        &self,
+        request: ElicitRequestParams,
+        context: RequestContext<RoleClient>,
+    ) -> Result<ElicitResult, rmcp::ErrorData> {
+        let id = serde_json::to_value(&context.id).unwrap_or(serde_json::Value::Null);
+        Ok(self.responder.elicit(id, request, &context.ct).await)
     }
 
     async fn on_progress(
@@ -274,7 +334,7 @@ impl ClientHandler for Handler {
         params: LoggingMessageNotificationParam,
         _context: NotificationContext<RoleClient>,
     ) {
-        tracing::debug!(server = %self.server, level = ?params.level, "{}", params.data);
+        tracing::debug!(server = %self.responder.server, level = ?params.level, "{}", params.data);
     }
 }
 
@@ -308,7 +368,11 @@ mod tests {
     #[test]
     fn initialize_params_pin_the_version_and_capabilities() {
         let v = serde_json::to_value(client_config(true, false)).unwrap();
-        assert_eq!(v["protocolVersion"], "2025-06-18");
+        assert_eq!(v["protocolVersion"], "2025-11-25");
+        assert_eq!(
+            v["capabilities"]["extensions"],
+            serde_json::json!({"io.modelcontextprotocol/tasks": {}})
+        );
         assert_eq!(
             v["capabilities"]["elicitation"],
             serde_json::json!({"form":{}})

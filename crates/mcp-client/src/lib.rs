@@ -26,7 +26,9 @@ mod convert;
 mod elicit_defaults;
 mod handler;
 mod http;
+mod login_probe;
 mod manager;
+mod mrtr;
 pub mod naming;
 pub mod oauth;
 mod oauth_error;
@@ -34,6 +36,7 @@ mod oauth_grants;
 pub mod oauth_session;
 pub mod oauth_store;
 pub mod prompts;
+mod protocol;
 mod request_error;
 mod resources;
 mod sampling;
@@ -46,10 +49,11 @@ mod wire_error;
 
 pub use approval::{annotations_need_approval, needs_approval};
 pub use convert::{DEFAULT_RESULT_BUDGET_BYTES, call_result_to_output, truncate_middle};
-pub use handler::PROTOCOL_VERSION;
 pub use manager::McpConnectionManager;
+pub use mrtr::MAX_INPUT_ROUNDS;
 pub use oauth_error::OAuthError;
 pub use oi_config::mcp::{McpApprovalMode, McpSamplingMode, McpServerConfig};
+pub use protocol::{Era as McpProtocolEra, Negotiated as McpNegotiatedProtocol, last_negotiated};
 pub use request_error::McpRequestError;
 pub use sampling::{
     MAX_SAMPLING_REQUEST_BYTES, SamplingContent, SamplingError, SamplingHandler, SamplingMessage,
@@ -170,4 +174,23 @@ pub struct McpProgress {
     pub progress: f64,
     pub total: Option<f64>,
     pub message: Option<String>,
+}
+
+/// What the caller of [`McpConnectionManager::call_tool_observed`] hears while the call runs.
+#[derive(Clone, Debug, Default)]
+pub struct McpCallObserver {
+    /// The server's progress, and the status of a call that became a task.
+    pub progress: Option<tokio::sync::mpsc::UnboundedSender<McpProgress>>,
+    /// Told once, when the call became a task (Tasks extension, 2026-07-28): a thread names
+    /// the task, so a resumed thread fetches its result instead of calling the tool again.
+    pub task: Option<tokio::sync::mpsc::UnboundedSender<McpTaskStarted>>,
+}
+
+/// A tool call that the server runs as a task.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct McpTaskStarted {
+    pub server: String,
+    pub tool: String,
+    /// The server's id of the task (`tasks/get`, `tasks/update`, `tasks/cancel`).
+    pub task_id: String,
 }

@@ -8,10 +8,13 @@ mod call;
 mod catalog;
 mod connect;
 mod entry;
+mod listen;
+mod task;
 
 use crate::cache;
 use crate::connection::Connection;
 use crate::{McpStartOptions, McpStartupError, McpToolInfo, StartupWait};
+pub(crate) use call::{CallClock, Waited};
 use catalog::Catalog;
 pub(crate) use entry::{ConnState, ServerEntry, ToolSet};
 use oi_config::mcp::McpServerConfig;
@@ -31,6 +34,8 @@ struct Inner {
     opts: McpStartOptions,
     events: mpsc::UnboundedSender<EventMsg>,
     shutdown: CancellationToken,
+    /// Set when the session ends: a task still running is left running, not cancelled.
+    leaving_tasks: std::sync::atomic::AtomicBool,
 }
 
 /// All MCP servers of one session.
@@ -60,10 +65,14 @@ impl McpConnectionManager {
         let mut entries = BTreeMap::new();
         for (name, config) in servers.into_iter().filter(|(_, c)| c.enabled) {
             let cache_path = cache::cache_path(&opts.home, &name, &config);
-            let tools = match cache::load(cache_path.clone(), name.clone()).await {
-                Some(t) => ToolSet::Cached(t),
+            let cached = cache::load(cache_path.clone(), name.clone()).await;
+            let fresh_for = cached.as_ref().and_then(|c| c.fresh_for);
+            let tools = match cached {
+                Some(c) => ToolSet::Cached(c.tools),
                 None => ToolSet::None,
             };
+            let remembered =
+                crate::protocol::remembered(crate::protocol::memory_path(&cache_path)).await;
             let recent_failure = match tools {
                 // A server with a catalog came up before: it is waited for as usual.
                 ToolSet::None if !config.required => {
@@ -72,6 +81,11 @@ impl McpConnectionManager {
                 _ => None,
             };
             let entry = ServerEntry::new(name.clone(), config, cache_path, tools, recent_failure);
+            entry.set_remembered(remembered);
+            *entry
+                .cached_fresh_for
+                .lock()
+                .unwrap_or_else(|e| e.into_inner()) = fresh_for;
             entries.insert(name, Arc::new(entry));
         }
         let inner = Arc::new(Inner {
@@ -80,6 +94,7 @@ impl McpConnectionManager {
             opts,
             events,
             shutdown: CancellationToken::new(),
+            leaving_tasks: Default::default(),
         });
         inner.rebuild_catalog();
 
@@ -161,6 +176,8 @@ impl McpConnectionManager {
     /// The current model-visible catalog (ready servers + cached catalogs of starting ones),
     /// filtered by `enabled_tools` / `disabled_tools`.
     pub fn tools(&self) -> Vec<McpToolInfo> {
+        // A list past its `ttlMs` is re-listed for the next request.
+        self.refresh_stale_catalogs();
         self.inner.catalog_snapshot().tools.clone()
     }
 

@@ -9,6 +9,7 @@
 //! fresh login. rmcp refreshes access tokens when they expire and saves the new ones through
 //! the same store, under its refresh lock.
 
+pub use crate::login_probe::login_challenge;
 pub use crate::oauth_error::OAuthError;
 use crate::oauth_store::{OAuthCredentialsStoreMode, OAuthTokenStore};
 use oi_config::credentials;
@@ -425,122 +426,6 @@ fn callback_error(e: AuthError) -> OAuthError {
         }
         other => OAuthError::TokenExchange(other.to_string()),
     }
-}
-
-/// The `WWW-Authenticate` challenge a server answers a client without credentials with,
-/// which names where its metadata is and the scope it wants — the only place some servers
-/// announce them. Asked as a session would: `initialize`, then (a server may let the
-/// handshake through and guard the rest) `tools/list`. `None` when neither is challenged
-/// (401, or 403 with a challenge). Each request is bounded by 5 s; a session the server opened
-/// is ended.
-pub async fn login_challenge(
-    server: &str,
-    config: &oi_config::mcp::McpServerConfig,
-) -> Result<Option<String>, OAuthError> {
-    let lookup = |k: &str| std::env::var(k).ok();
-    let spec = crate::http::http_spec(server, &config.transport, &lookup)
-        .map_err(|e| OAuthError::Config(e.to_string()))?;
-    let probe = ChallengeProbe {
-        server,
-        url: &spec.url,
-        headers: &spec.headers,
-        http: crate::connection::http_client().map_err(|e| OAuthError::Http(e.to_string()))?,
-    };
-    let version = crate::PROTOCOL_VERSION.to_string();
-    let initialize = serde_json::json!({
-        "jsonrpc": "2.0",
-        "id": 0,
-        "method": "initialize",
-        "params": {
-            "protocolVersion": version,
-            "capabilities": {},
-            "clientInfo": {"name": "Open Interpreter", "version": env!("CARGO_PKG_VERSION")}
-        }
-    });
-    let first = probe.post(None, &initialize).await?;
-    if let Some(challenge) = challenge_of(&first) {
-        return Ok(Some(challenge));
-    }
-    let session = first
-        .headers()
-        .get("mcp-session-id")
-        .and_then(|v| v.to_str().ok())
-        .map(str::to_string);
-    drop(first);
-    let initialized = serde_json::json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
-    let _ = probe.post(session.as_deref(), &initialized).await;
-    let list = serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"});
-    let challenge = probe
-        .post(session.as_deref(), &list)
-        .await
-        .ok()
-        .and_then(|r| challenge_of(&r));
-    if let Some(session) = session {
-        let _ = tokio::time::timeout(
-            DISCOVERY_TIMEOUT,
-            probe
-                .http
-                .delete(probe.url)
-                .header("mcp-session-id", session)
-                .send(),
-        )
-        .await;
-    }
-    Ok(challenge)
-}
-
-/// The requests of [`login_challenge`].
-struct ChallengeProbe<'a> {
-    server: &'a str,
-    url: &'a str,
-    headers: &'a std::collections::BTreeMap<String, String>,
-    http: reqwest::Client,
-}
-
-impl ChallengeProbe<'_> {
-    async fn post(
-        &self,
-        session: Option<&str>,
-        body: &Value,
-    ) -> Result<reqwest::Response, OAuthError> {
-        let mut request = self
-            .http
-            .post(self.url)
-            .header(
-                reqwest::header::ACCEPT,
-                "application/json, text/event-stream",
-            )
-            .header("mcp-protocol-version", crate::PROTOCOL_VERSION.to_string())
-            .json(body);
-        for (name, value) in self.headers {
-            request = request.header(name.as_str(), value.as_str());
-        }
-        if let Some(session) = session {
-            request = request.header("mcp-session-id", session);
-        }
-        tokio::time::timeout(DISCOVERY_TIMEOUT, request.send())
-            .await
-            .map_err(|_| OAuthError::DiscoveryTimedOut {
-                url: self.url.to_string(),
-            })?
-            .map_err(|e| {
-                OAuthError::Discovery(
-                    crate::wire_error::request_fault(&e).describe(self.server, Some(self.url)),
-                )
-            })
-    }
-}
-
-/// The challenge of a 401, or of a 403 that carries one.
-fn challenge_of(response: &reqwest::Response) -> Option<String> {
-    if !matches!(response.status().as_u16(), 401 | 403) {
-        return None;
-    }
-    response
-        .headers()
-        .get(reqwest::header::WWW_AUTHENTICATE)
-        .and_then(|v| v.to_str().ok())
-        .map(str::to_string)
 }
 
 fn same_origin(a: &str, b: &str) -> bool {

@@ -121,6 +121,75 @@ pub enum McpRequestError {
     /// The user interrupted another request.
     #[error("{method} on MCP server `{server}` was interrupted")]
     Interrupted { server: String, method: String },
+    /// The server asked for something before answering (a multi round-trip request or a
+    /// task's `inputRequests`) that could not be given.
+    #[error(
+        "MCP server `{server}` asked for {asked} during {request}, which was refused: {reason}"
+    )]
+    InputRefused {
+        server: String,
+        request: String,
+        asked: String,
+        reason: String,
+    },
+    /// The server kept asking for more input without ever answering.
+    #[error(
+        "MCP server `{server}` asked for more input {rounds} times during {request} without answering; gave up"
+    )]
+    InputRoundsExceeded {
+        server: String,
+        request: String,
+        rounds: usize,
+    },
+    /// A tool call the server ran as a task failed on the server's side.
+    #[error(
+        "the task `{task_id}` of `{tool}` on MCP server `{server}` failed with error {code}: {message}"
+    )]
+    TaskFailed {
+        server: String,
+        tool: String,
+        task_id: String,
+        code: i32,
+        message: String,
+    },
+    /// The server cancelled the task behind a tool call.
+    #[error("MCP server `{server}` cancelled the task `{task_id}` of `{tool}`")]
+    TaskCancelled {
+        server: String,
+        tool: String,
+        task_id: String,
+    },
+    /// The server no longer knows the task (it expired, or the server restarted).
+    #[error(
+        "MCP server `{server}` no longer knows the task `{task_id}` of `{tool}` ({message}); call the tool again if its result is still needed"
+    )]
+    TaskLost {
+        server: String,
+        tool: String,
+        task_id: String,
+        message: String,
+    },
+    /// A task ran longer than `tool_timeout_sec` (the server was sent `tasks/cancel`).
+    #[error(
+        "timed out awaiting the task `{task_id}` of `{tool}` on MCP server `{server}` after {}s (the server was sent tasks/cancel). If the tool needs longer, raise `tool_timeout_sec` in [mcp_servers.{server}].",
+        .timeout.as_secs_f64()
+    )]
+    TaskTimedOut {
+        server: String,
+        tool: String,
+        task_id: String,
+        timeout: Duration,
+    },
+    /// The session ended while the server still ran the task; it was left running, and the
+    /// thread names it, so resuming the thread fetches its result.
+    #[error(
+        "the session ended while MCP server `{server}` was still running `{tool}` as the task `{task_id}`; the task was left running and its result is fetched when the thread is resumed"
+    )]
+    TaskLeftRunning {
+        server: String,
+        tool: String,
+        task_id: String,
+    },
 }
 
 /// `a, b`, or `none`.
@@ -139,5 +208,14 @@ impl McpRequestError {
             self,
             McpRequestError::CallInterrupted { .. } | McpRequestError::Interrupted { .. }
         )
+    }
+
+    /// The task a call left running on the server when the session ended, if that is how it
+    /// ended.
+    pub fn task_left_running(&self) -> Option<&str> {
+        match self {
+            McpRequestError::TaskLeftRunning { task_id, .. } => Some(task_id),
+            _ => None,
+        }
     }
 }

@@ -4,8 +4,8 @@
 
 use crate::McpRequestError;
 use crate::connection::Connection;
-use crate::manager::{McpConnectionManager, ServerEntry};
-use rmcp::model::ClientRequest;
+use crate::manager::{CallClock, McpConnectionManager, ServerEntry, Waited};
+use rmcp::model::{ClientRequest, ServerResult};
 use rmcp::service::PeerRequestOptions;
 use serde_json::{Value, json};
 use std::sync::Arc;
@@ -121,81 +121,158 @@ impl McpConnectionManager {
     }
 
     /// One request with the server's `tool_timeout_sec` and `cancel` (both send
-    /// `notifications/cancelled`). The error is a one-line message for the model.
+    /// `notifications/cancelled`). A `prompts/get` or `resources/read` answered with
+    /// `input_required` (2026-07-28) gets its questions answered and is sent again, at most
+    /// [`crate::MAX_INPUT_ROUNDS`] times. The error is a one-line message for the model.
     pub(crate) async fn request(
         &self,
         server: &str,
         method: &str,
-        params: Value,
+        mut params: Value,
         cancel: CancellationToken,
     ) -> Result<Value, McpRequestError> {
         let entry = self.entry(server)?;
         let conn = self.connection(entry, &cancel).await?;
-        let request: ClientRequest =
-            serde_json::from_value(json!({"method": method, "params": params})).map_err(|e| {
-                McpRequestError::Build {
-                    server: server.to_string(),
-                    method: method.to_string(),
-                    reason: e.to_string(),
-                }
-            })?;
-        let mut handle = conn
-            .peer
-            .send_cancellable_request(request, PeerRequestOptions::no_options())
-            .await
-            .map_err(|e| McpRequestError::Send {
-                server: server.to_string(),
-                method: method.to_string(),
-                reason: crate::connection::describe_service_error(
-                    server,
-                    crate::connection::server_url(&entry.config),
-                    &e,
-                ),
-            })?;
         let timeout = entry.config.tool_timeout_or_default();
-        tokio::select! {
-            reply = &mut handle.rx => match reply {
-                Ok(Ok(result)) => serde_json::to_value(result)
-                    .map_err(|e| McpRequestError::Unreadable {
+        let mut clock = CallClock::new(timeout, &entry.pending_elicitations);
+        let site = RequestSite {
+            server,
+            url: crate::connection::server_url(&entry.config),
+            method,
+            timeout,
+        };
+        for round in 1.. {
+            let asked = match send_once(&site, &conn, &params, &mut clock, &cancel).await? {
+                ServerResult::InputRequiredResult(asked) if MRTR_METHODS.contains(&method) => asked,
+                result => {
+                    return serde_json::to_value(result).map_err(|e| McpRequestError::Unreadable {
                         server: server.to_string(),
                         method: method.to_string(),
                         reason: e.to_string(),
-                    }),
-                Ok(Err(rmcp::ServiceError::McpError(e))) => Err(McpRequestError::ErrorReply {
+                    });
+                }
+            };
+            if round >= crate::MAX_INPUT_ROUNDS {
+                return Err(McpRequestError::InputRoundsExceeded {
                     server: server.to_string(),
                     request: method.to_string(),
-                    code: e.code.0,
-                    message: e.message.to_string(),
-                }),
-                Ok(Err(e)) => Err(McpRequestError::Failed {
-                    server: server.to_string(),
-                    method: method.to_string(),
-                    reason: crate::connection::describe_service_error(
-                        server,
-                        crate::connection::server_url(&entry.config),
-                        &e,
-                    ),
-                }),
-                Err(_) => Err(McpRequestError::Closed {
-                    server: server.to_string(),
-                    method: method.to_string(),
-                }),
-            },
-            _ = cancel.cancelled() => {
-                let _ = handle.cancel(Some("interrupted by the user".to_string())).await;
-                Err(McpRequestError::Interrupted {
-                    server: server.to_string(),
-                    method: method.to_string(),
-                })
+                    rounds: round,
+                });
             }
-            _ = tokio::time::sleep(timeout) => {
-                let _ = handle.cancel(Some("timed out".to_string())).await;
-                Err(McpRequestError::TimedOut {
-                    server: server.to_string(),
-                    method: method.to_string(),
-                    timeout,
-                })
+            let none_yet = std::collections::HashSet::new();
+            let answering = crate::mrtr::answer(
+                &conn.responder,
+                asked.input_requests.unwrap_or_default(),
+                &none_yet,
+                &cancel,
+            );
+            let responses = match clock.wait(answering, &conn, &cancel).await {
+                Waited::Done(Ok(r)) => r,
+                Waited::Done(Err(unanswered)) => {
+                    return Err(McpRequestError::InputRefused {
+                        server: server.to_string(),
+                        request: method.to_string(),
+                        asked: unanswered.request,
+                        reason: unanswered.reason,
+                    });
+                }
+                waited => return Err(site.ended(waited)),
+            };
+            if let Value::Object(map) = &mut params {
+                map.remove("inputResponses");
+                map.remove("requestState");
+                if !responses.is_empty() {
+                    map.insert("inputResponses".into(), json!(responses));
+                }
+                if let Some(state) = asked.request_state {
+                    map.insert("requestState".into(), Value::String(state));
+                }
             }
         }
+        unreachable!("the rounds loop returns")
+    }
+}
+
+/// The requests a server may answer with `input_required` (besides `tools/call`).
+const MRTR_METHODS: &[&str] = &["prompts/get", "resources/read"];
+
+/// The request being made, for messages.
+struct RequestSite<'a> {
+    server: &'a str,
+    /// The server's URL (`None` for stdio), for messages.
+    url: Option<&'a str>,
+    method: &'a str,
+    timeout: std::time::Duration,
+}
+
+impl RequestSite<'_> {
+    /// The error for a wait that ended without an answer.
+    fn ended<T>(&self, waited: Waited<T>) -> McpRequestError {
+        let (server, method) = (self.server.to_string(), self.method.to_string());
+        match waited {
+            Waited::Cancelled => McpRequestError::Interrupted { server, method },
+            Waited::TimedOut => McpRequestError::TimedOut {
+                server,
+                method,
+                timeout: self.timeout,
+            },
+            Waited::Exited | Waited::Done(_) => McpRequestError::Closed { server, method },
+        }
+    }
+}
+
+/// Sends one request (a new JSON-RPC id) and waits for its result.
+async fn send_once(
+    site: &RequestSite<'_>,
+    conn: &Connection,
+    params: &Value,
+    clock: &mut CallClock,
+    cancel: &CancellationToken,
+) -> Result<ServerResult, McpRequestError> {
+    let (server, method) = (site.server.to_string(), site.method.to_string());
+    let request: ClientRequest =
+        serde_json::from_value(json!({"method": method, "params": params})).map_err(|e| {
+            McpRequestError::Build {
+                server: server.clone(),
+                method: method.clone(),
+                reason: e.to_string(),
+            }
+        })?;
+    let mut handle = conn
+        .peer
+        .send_cancellable_request(request, PeerRequestOptions::no_options())
+        .await
+        .map_err(|e| McpRequestError::Send {
+            server: server.clone(),
+            method: method.clone(),
+            reason: crate::connection::describe_service_error(site.server, site.url, &e),
+        })?;
+    let reply = match clock.wait(&mut handle.rx, conn, cancel).await {
+        Waited::Done(reply) => reply,
+        waited @ (Waited::Cancelled | Waited::TimedOut) => {
+            let reason = if matches!(waited, Waited::Cancelled) {
+                "interrupted by the user"
+            } else {
+                "timed out"
+            };
+            let _ = handle.cancel(Some(reason.to_string())).await;
+            return Err(site.ended(waited));
+        }
+        waited => return Err(site.ended(waited)),
+    };
+    match reply {
+        Ok(Ok(result)) => Ok(result),
+        Ok(Err(rmcp::ServiceError::McpError(e))) => Err(McpRequestError::ErrorReply {
+            server,
+            request: method,
+            code: e.code.0,
+            message: e.message.to_string(),
+        }),
+        Ok(Err(e)) => Err(McpRequestError::Failed {
+            reason: crate::connection::describe_service_error(site.server, site.url, &e),
+            server,
+            method,
+        }),
+        Err(_) => Err(McpRequestError::Closed { server, method }),
     }
 }

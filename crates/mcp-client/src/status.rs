@@ -1,5 +1,6 @@
 //! A per-server status snapshot for front ends (`/mcp verbose`, `mcpServerStatus/list`):
-//! state, transport, tools, resources, resource templates, prompts and the last error.
+//! state, transport, the negotiated protocol, tools, resources, resource templates, prompts
+//! and the last error.
 
 use crate::manager::{ConnState, McpConnectionManager, ServerEntry, ToolSet};
 use oi_config::mcp::McpServerTransportConfig;
@@ -36,6 +37,8 @@ pub struct McpServerStatus {
     pub prompts: Vec<Value>,
     /// The startup (or restart) error, if the server failed.
     pub last_error: Option<String>,
+    /// The protocol version and era the live connection negotiated (`None` until ready).
+    pub protocol: Option<crate::protocol::Negotiated>,
 }
 
 impl McpConnectionManager {
@@ -66,11 +69,11 @@ impl McpConnectionManager {
 }
 
 fn entry_status(entry: &std::sync::Arc<ServerEntry>) -> McpServerStatus {
-    let (state, last_error) = match &*entry.state.borrow() {
-        ConnState::Starting => (McpServerState::Starting, None),
-        ConnState::Ready(_) => (McpServerState::Ready, None),
-        ConnState::Failed(e) => (McpServerState::Failed, Some(e.clone())),
-        ConnState::Stopped => (McpServerState::Stopped, None),
+    let (state, last_error, protocol) = match &*entry.state.borrow() {
+        ConnState::Starting => (McpServerState::Starting, None, None),
+        ConnState::Ready(conn) => (McpServerState::Ready, None, Some(conn.negotiated.clone())),
+        ConnState::Failed(e) => (McpServerState::Failed, Some(e.clone()), None),
+        ConnState::Stopped => (McpServerState::Stopped, None, None),
     };
     let tools = match &*entry.tools.read().unwrap_or_else(|e| e.into_inner()) {
         ToolSet::None => Vec::new(),
@@ -103,5 +106,6 @@ fn entry_status(entry: &std::sync::Arc<ServerEntry>) -> McpServerStatus {
         resource_templates: details.resource_templates,
         prompts: details.prompts,
         last_error,
+        protocol,
     }
 }

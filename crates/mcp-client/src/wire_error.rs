@@ -119,11 +119,12 @@ pub(crate) fn handshake_fault(e: &ClientInitializeError) -> Option<WireFault> {
     }
 }
 
-/// A handshake the server answered wrongly, in our words.
-pub(crate) fn handshake_answer(e: &ClientInitializeError) -> String {
+/// A handshake the server answered wrongly, in our words; `step` names the request that
+/// opened the session (`the initialize handshake`, `server/discover`).
+pub(crate) fn handshake_answer(e: &ClientInitializeError, step: &str) -> String {
     match e {
         ClientInitializeError::JsonRpcError(data) => format!(
-            "the server refused the initialize handshake with error {}: {}",
+            "the server refused {step} with error {}: {}",
             data.code.0, data.message
         ),
         ClientInitializeError::NoCompatibleProtocolVersion {
@@ -136,13 +137,15 @@ pub(crate) fn handshake_answer(e: &ClientInitializeError) -> String {
                 .collect::<Vec<_>>()
                 .join(", ")
         ),
-        ClientInitializeError::LegacyFallbackFailed { fallback, .. } => handshake_answer(fallback),
+        // rmcp's probe fell back to `initialize`, which failed: that failure is the answer.
+        ClientInitializeError::LegacyFallbackFailed { fallback, .. } => {
+            handshake_answer(fallback, "the initialize handshake")
+        }
         ClientInitializeError::ExpectedInitResponse(_)
         | ClientInitializeError::ExpectedInitResult(_)
         | ClientInitializeError::ConflictInitResponseId(..)
         | ClientInitializeError::UncorrelatedErrorResponse { .. } => {
-            "the server answered the initialize handshake with something other than its result"
-                .to_string()
+            format!("the server answered {step} with something other than its result")
         }
         other => without_type_names(&other.to_string()),
     }
@@ -157,6 +160,35 @@ pub(crate) fn service_fault(e: &ServiceError) -> Option<WireFault> {
         ServiceError::Timeout { .. } => Some(WireFault::TimedOut),
         _ => None,
     }
+}
+
+/// The `WWW-Authenticate` challenge of the 401 (or 403 with a challenge) that failed a
+/// request after the handshake, if that is why it failed.
+pub(crate) fn service_challenge(e: &ServiceError) -> Option<String> {
+    use rmcp::transport::streamable_http_client::{AuthRequiredError, InsufficientScopeError};
+    let ServiceError::TransportSend(error) = e else {
+        return None;
+    };
+    let mut current: Option<&(dyn Error + 'static)> = Some(error.error.as_ref());
+    while let Some(err) = current {
+        match err.downcast_ref::<StreamableHttpError<reqwest::Error>>() {
+            Some(StreamableHttpError::AuthRequired(a)) => {
+                return Some(a.www_authenticate_header.clone());
+            }
+            Some(StreamableHttpError::InsufficientScope(s)) => {
+                return Some(s.www_authenticate_header.clone());
+            }
+            _ => {}
+        }
+        if let Some(a) = err.downcast_ref::<AuthRequiredError>() {
+            return Some(a.www_authenticate_header.clone());
+        }
+        if let Some(s) = err.downcast_ref::<InsufficientScopeError>() {
+            return Some(s.www_authenticate_header.clone());
+        }
+        current = err.source();
+    }
+    None
 }
 
 /// The transport's own error, read by type.
@@ -203,11 +235,6 @@ fn server_response_fault(text: &str) -> WireFault {
         return WireFault::NotJsonRpc(preview(body));
     }
     WireFault::Other(format!("unexpected answer: {}", preview(text)))
-}
-
-/// A failed request of our own (not through rmcp), read the same way.
-pub(crate) fn request_fault(r: &reqwest::Error) -> WireFault {
-    reqwest_fault(r)
 }
 
 fn reqwest_fault(r: &reqwest::Error) -> WireFault {

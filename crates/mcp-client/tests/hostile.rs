@@ -130,7 +130,8 @@ async fn a_tool_without_a_usable_schema_costs_only_itself() {
 }
 
 /// The server of the issue: it prints why it cannot run and exits at once, usually before
-/// our `initialize` reaches it (a broken pipe on our side) and sometimes just after.
+/// our first request (`server/discover`) reaches it (a broken pipe on our side) and sometimes
+/// just after.
 fn exits_at_start() -> McpServerConfig {
     McpServerConfig::stdio(
         "sh",
@@ -160,7 +161,7 @@ async fn a_server_that_exits_at_start_shows_its_stderr_and_exit() {
         assert_eq!(
             e,
             format!(
-                "MCP client for `{name}` failed to start: the server process exited during the initialize handshake (exit code 7)\nServer stderr:\nfatal: API_KEY is not set"
+                "MCP client for `{name}` failed to start: the server process exited during server/discover (exit code 7)\nServer stderr:\nfatal: API_KEY is not set"
             )
         );
         in_our_words(&e);
@@ -170,8 +171,9 @@ async fn a_server_that_exits_at_start_shows_its_stderr_and_exit() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_server_that_answers_tools_list_with_an_error_is_not_said_to_have_exited() {
-    // The fixture answers an unknown method with -32601; here tools/list is refused by a
-    // server that otherwise works, and closing it afterwards is our doing, not a crash.
+    // Like the fixture, it answers an unknown method (our probe's `server/discover`) with
+    // -32601; here tools/list is refused by a server that otherwise works, and closing it
+    // afterwards is our doing, not a crash.
     let script = r#"
 import json, sys
 for line in sys.stdin:
@@ -180,6 +182,9 @@ for line in sys.stdin:
         print(json.dumps({"jsonrpc": "2.0", "id": msg["id"], "result": {"protocolVersion": "2025-06-18", "capabilities": {"tools": {}}, "serverInfo": {"name": "refuser", "version": "1"}}}), flush=True)
     elif msg.get("method") == "tools/list":
         print(json.dumps({"jsonrpc": "2.0", "id": msg["id"], "error": {"code": -32603, "message": "database locked"}}), flush=True)
+    elif "id" in msg:
+        # As every server of the handshake era does (our probe's server/discover included).
+        print(json.dumps({"jsonrpc": "2.0", "id": msg["id"], "error": {"code": -32601, "message": "Method not found"}}), flush=True)
 "#;
     let cfg = McpServerConfig::stdio(venv_python(), vec!["-c".into(), script.into()]);
     let s = start(vec![("refuser", cfg)]).await;

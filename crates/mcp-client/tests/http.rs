@@ -142,6 +142,41 @@ async fn fastmcp_over_streamable_http() {
         "{progress:?}"
     );
 
+    // fastmcp (on the SDK's 2.3.0) speaks 2026-07-28, where its `ctx.elicit` cannot ask: the
+    // tool fails, and the user is told once which setting lets it ask.
+    assert_eq!(
+        s.manager.status()[0].protocol.as_ref().unwrap().version,
+        "2026-07-28"
+    );
+    let mut events = s.events;
+    let r = s
+        .manager
+        .call_tool("py", "ask_name", None, None, never())
+        .await
+        .unwrap();
+    assert_eq!(r["isError"], true, "{r}");
+    let warning = loop {
+        match events.recv().await.unwrap() {
+            oi_protocol::protocol::EventMsg::Warning(w) => break w.message,
+            _ => continue,
+        }
+    };
+    assert!(
+        warning.contains("protocol_version = \"2025-11-25\"")
+            && warning.contains("[mcp_servers.py]"),
+        "{warning}"
+    );
+    s.manager.shutdown().await;
+
+    // With the setting, it asks (elicitation/create over the session).
+    let mut legacy = http(&peer.url);
+    legacy.protocol_version = oi_config::mcp::McpProtocolVersion::V2025_11_25;
+    let s = start_with(vec![("py", legacy)], elicit.clone()).await;
+    s.manager.wait_until_started().await;
+    assert_eq!(
+        s.manager.status()[0].protocol.as_ref().unwrap().version,
+        "2025-11-25"
+    );
     let r = s
         .manager
         .call_tool("py", "ask_name", None, None, never())

@@ -168,12 +168,19 @@ async fn cached_catalog_is_served_while_the_server_starts() {
     m.wait_until_started().await;
     assert!(m.lookup("mcp__c__from_cache").is_some());
     m.shutdown().await;
-    assert_eq!(
-        std::fs::read_dir(home.path().join("cache/mcp"))
-            .unwrap()
-            .count(),
-        1
-    );
+    // The catalog, and the protocol the server negotiated (the handshake era: the fixture
+    // answers server/discover with "method not found").
+    let files: Vec<String> = std::fs::read_dir(home.path().join("cache/mcp"))
+        .unwrap()
+        .map(|f| f.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(files.len(), 2, "{files:?}");
+    let memory = files
+        .iter()
+        .find(|f| f.ends_with(".protocol.json"))
+        .unwrap();
+    let memory = std::fs::read_to_string(home.path().join("cache/mcp").join(memory)).unwrap();
+    assert!(memory.contains("\"initialize\""), "{memory}");
 
     // Second run, same config, but the handshake now takes 3 s. A huge grace proves start()
     // did not wait: the cached tools are visible while the server is still starting.

@@ -158,6 +158,66 @@ async fn login_reads_the_metadata_location_and_scope_from_the_challenge() {
     m.shutdown().await;
 }
 
+/// A server of protocol 2026-07-28 only, which checks the request's era (its `_meta` version,
+/// the `Mcp-Method` header) before its credentials and names its metadata only in its
+/// challenge: `mcp login` asks it in its own era, so it sees the challenge (an `initialize`
+/// would be refused with -32022 and show none), and a session then uses the tokens.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn login_reads_the_challenge_of_a_modern_only_server() {
+    let peer = HttpPeer::oauth_fixture(&[
+        "--modern-only",
+        "--prm-in-challenge-only",
+        "--challenge-scope",
+        "files:read",
+    ]);
+    let home = tempfile::tempdir().unwrap();
+    let config = http(&peer.url);
+    let challenge = oauth::login_challenge("docs", &config)
+        .await
+        .unwrap()
+        .expect("the modern-only server challenges an unauthenticated client");
+    assert!(
+        challenge.contains("/meta/prm.json") && challenge.contains("scope=\"files:read\""),
+        "{challenge}"
+    );
+    let log = peer.log().await;
+    assert_eq!(
+        events(&log, "resource", "era-refused"),
+        Vec::<&Value>::new()
+    );
+    assert_eq!(
+        events(&log, "resource", "header-refused"),
+        Vec::<&Value>::new()
+    );
+
+    // The same for a server pinned to the revision in the config.
+    let mut pinned = config.clone();
+    pinned.protocol_version = oi_config::mcp::McpProtocolVersion::V2026_07_28;
+    let again = oauth::login_challenge("docs", &pinned).await.unwrap();
+    assert_eq!(again.as_deref(), Some(challenge.as_str()));
+
+    let opts = LoginOptions {
+        store: oi_config::OAuthCredentialsStoreMode::File,
+        timeout: Duration::from_secs(30),
+        challenge: Some(challenge),
+        ..LoginOptions::new("docs", &peer.url, home.path())
+    };
+    oauth::login(opts, approve).await.unwrap();
+    let m = session(home.path(), "docs", config, false).await;
+    assert_eq!(m.server_error("docs"), None);
+    let who = whoami(&m, "docs").await.unwrap();
+    assert!(
+        who.starts_with("hello as1-client-") && who.ends_with(" from as1"),
+        "{who}"
+    );
+    let log = peer.log().await;
+    assert_eq!(
+        events(&log, "resource", "era-refused"),
+        Vec::<&Value>::new()
+    );
+    m.shutdown().await;
+}
+
 /// A 403 `insufficient_scope` naming only the scope the call needs: the step-up asks for
 /// what was granted (at the login, in an earlier run) plus that scope.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

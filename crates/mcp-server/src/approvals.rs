@@ -9,8 +9,9 @@
 //! Whether the client can be asked at all is the call's [`Asker`]: on a connection of the
 //! `initialize` era that declared elicitation, it is asked; otherwise the approval is
 //! denied at once, and the model is told (the engine's denial). A 2026-07-28 request has no
-//! server→client requests; until approvals there become multi round-trip results (the
-//! engine parks the turn, the result is `input_required`), they are denied the same way.
+//! server→client requests: when it declares elicitation, its turn parks at approvals
+//! instead and they are asked as multi round-trip results ([`crate::mrtr`]); questions of
+//! the MCP servers the agent uses, which cannot wait parked, are declined.
 
 use crate::engine::EngineThread;
 use crate::protocol::codex::{ApprovalPrompt, ApprovalSubject, EmptyForm};
@@ -39,8 +40,10 @@ pub enum Asker {
 
 /// Why a client of the `initialize` era is not asked.
 pub const NO_ELICITATION: &str = "the client did not declare the elicitation capability";
-/// Why a 2026-07-28 request is not asked.
-pub const STATELESS_REQUEST: &str = "the request uses MCP 2026-07-28, which has no server-to-client requests (approvals there are not supported yet); run with approval-policy `never` and a sandbox instead";
+/// Why a 2026-07-28 request that did not declare elicitation is not asked.
+pub const STATELESS_NO_ELICITATION: &str = "the MCP 2026-07-28 request did not declare the elicitation capability, so approvals cannot be asked of it; declare it (approvals then come back as `input_required` results), or run with approval-policy `never` and a sandbox";
+/// Why the question of an MCP server the agent uses is not passed on to a 2026-07-28 client.
+pub const STATELESS_NESTED: &str = "MCP 2026-07-28 has no server-to-client requests, and a question an MCP server asks inside a running tool call cannot wait for a retry";
 
 /// What an approval task needs to know about its surroundings.
 #[derive(Clone)]
@@ -68,7 +71,7 @@ pub fn exec_params(
     ev: &ExecApprovalRequestEvent,
     event_id: &str,
     thread_id: ThreadId,
-    tool_call_id: &RequestId,
+    tool_call_id: &str,
 ) -> ApprovalPrompt {
     let command = display_command(&ev.command);
     ApprovalPrompt {
@@ -98,7 +101,7 @@ pub fn patch_params(
     ev: &ApplyPatchApprovalRequestEvent,
     event_id: &str,
     thread_id: ThreadId,
-    tool_call_id: &RequestId,
+    tool_call_id: &str,
 ) -> ApprovalPrompt {
     ApprovalPrompt {
         message: message(
@@ -248,7 +251,7 @@ async fn submit(ctx: &ApprovalContext, event_id: &str, op: Op) {
 }
 
 pub async fn handle_exec(ctx: ApprovalContext, ev: ExecApprovalRequestEvent, event_id: String) {
-    let params = exec_params(&ev, &event_id, ctx.thread_id, &ctx.tool_call_id);
+    let params = exec_params(&ev, &event_id, ctx.thread_id, &ctx.tool_call_id.to_string());
     if let Some(decision) = decide(&ctx, params, "exec approval").await {
         let op = PendingRequest::exec(&ev).answer(decision);
         submit(&ctx, &event_id, op).await;
@@ -260,7 +263,7 @@ pub async fn handle_patch(
     ev: ApplyPatchApprovalRequestEvent,
     event_id: String,
 ) {
-    let params = patch_params(&ev, &event_id, ctx.thread_id, &ctx.tool_call_id);
+    let params = patch_params(&ev, &event_id, ctx.thread_id, &ctx.tool_call_id.to_string());
     if let Some(decision) = decide(&ctx, params, "patch approval").await {
         let op = PendingRequest::patch(&ev).answer(decision);
         submit(&ctx, &event_id, op).await;
@@ -339,7 +342,13 @@ mod tests {
             reason: None,
         };
         let tid = ThreadId::new();
-        let p = serde_json::to_value(exec_params(&ev, "1", tid, &RequestId::Integer(7))).unwrap();
+        let p = serde_json::to_value(exec_params(
+            &ev,
+            "1",
+            tid,
+            &RequestId::Integer(7).to_string(),
+        ))
+        .unwrap();
         assert_eq!(
             p,
             json!({
@@ -374,13 +383,7 @@ mod tests {
             reason: Some("needs write".into()),
             grant_root: None,
         };
-        let p = serde_json::to_value(patch_params(
-            &ev,
-            "t",
-            ThreadId::new(),
-            &RequestId::String("r".into()),
-        ))
-        .unwrap();
+        let p = serde_json::to_value(patch_params(&ev, "t", ThreadId::new(), "r")).unwrap();
         assert_eq!(
             p["message"],
             "needs write\nAllow Open Interpreter to apply proposed code changes?"

@@ -4,13 +4,14 @@
 //! host's source (`mcp`, or `app_server` under `interpreter app-server`).
 
 use crate::engine::{
-    CatalogError, Engine, EngineError, EngineThread, EngineTurn, PromptFolders, SessionRequest,
-    StartTurnError, ThreadHandle, ThreadList, ThreadTurns, TurnWindow,
+    CatalogError, Engine, EngineError, EngineThread, EngineTurn, ParkedAnswer, PromptFolders,
+    ResumeError, ResumedTurn, SessionRequest, StartTurnError, ThreadHandle, ThreadList,
+    ThreadTurns, TurnOptions, TurnState, TurnWindow,
 };
 use oi_config::{ConfigLoadOptions, ConfigOverrides, LoadedConfig, load_config};
 use oi_core::{
-    CoreError, EventStream, ListQuery, NewThread, StartTurn, StoredThreads, Thread, ThreadManager,
-    ThreadSummary, TurnHandle,
+    CoreError, EventStream, ListQuery, NewThread, ParkError, StartTurn, StoredThreads, Thread,
+    ThreadManager, ThreadSummary, TurnHandle,
 };
 use oi_host::Host;
 use oi_jsonrpc::BoxFuture;
@@ -113,7 +114,22 @@ fn start_error(e: CoreError) -> EngineError {
     match e {
         CoreError::ThreadNotFound(id) => EngineError::NotFound(id),
         CoreError::Config(msg) => EngineError::Config(msg),
+        e @ CoreError::ThreadBusy { .. } => EngineError::Busy(e.to_string()),
         other => EngineError::Start(other.to_string()),
+    }
+}
+
+fn resume_error(e: ParkError) -> ResumeError {
+    let text = e.to_string();
+    match e {
+        ParkError::NotParked { .. } | ParkError::StalePark { .. } => ResumeError::NotParked(text),
+        ParkError::Expired { .. } => ResumeError::Expired(text),
+        ParkError::UnknownRequest { .. }
+        | ParkError::DuplicateAnswer { .. }
+        | ParkError::MissingAnswers { .. } => ResumeError::BadAnswers(text),
+        ParkError::Thread(CoreError::ThreadBusy { .. }) => ResumeError::Busy(text),
+        ParkError::Thread(CoreError::ThreadNotFound(id)) => ResumeError::NotFound(id),
+        ParkError::NotSaved { .. } | ParkError::Thread(_) => ResumeError::Failed(text),
     }
 }
 
@@ -227,6 +243,68 @@ impl Engine for CoreEngine {
         })
     }
 
+    fn resume_parked(
+        &self,
+        thread: ThreadId,
+        turn_id: String,
+        park_id: String,
+        answers: Vec<ParkedAnswer>,
+    ) -> BoxFuture<'_, Result<ResumedTurn, ResumeError>> {
+        Box::pin(async move {
+            // A thread loaded here keeps its config; one loaded from the store gets the
+            // server's (the parked turn keeps the settings it started with either way).
+            let (thread, approval_timeout, warnings) = match self.manager().get_thread(&thread) {
+                Some(t) => {
+                    let timeout = t.config().approval_timeout;
+                    (t, timeout, Vec::new())
+                }
+                None => {
+                    let loaded = self
+                        .load(None)
+                        .await
+                        .map_err(|e| ResumeError::Failed(e.to_string()))?;
+                    let new = self
+                        .manager()
+                        .resume_thread(thread, loaded.config.clone())
+                        .await
+                        .map_err(|e| resume_error(ParkError::Thread(e)))?;
+                    (
+                        new.thread,
+                        loaded.config.approval_timeout,
+                        loaded.warnings.clone(),
+                    )
+                }
+            };
+            let turn = thread
+                .resume_parked(&turn_id, &park_id, answers)
+                .await
+                .map_err(resume_error)?;
+            Ok(ResumedTurn {
+                handle: ThreadHandle {
+                    thread: Arc::new(CoreThread(thread)),
+                    session_configured: None,
+                    approval_timeout,
+                    warnings,
+                },
+                turn: Box::new(CoreTurn(turn)),
+            })
+        })
+    }
+
+    fn turn_state(
+        &self,
+        thread: ThreadId,
+        turn_id: String,
+    ) -> BoxFuture<'_, Result<Option<TurnState>, CatalogError>> {
+        Box::pin(async move {
+            self.stored()
+                .await?
+                .turn_state(&thread, &turn_id)
+                .await
+                .map_err(catalog_error)
+        })
+    }
+
     fn watch_thread(&self, id: ThreadId) -> Option<Box<dyn EngineTurn>> {
         let thread = self.manager().get_thread(&id)?;
         Some(Box::new(Watch(thread.subscribe())))
@@ -279,10 +357,13 @@ impl EngineThread for CoreThread {
         &self,
         id: String,
         prompt: String,
+        options: TurnOptions,
     ) -> BoxFuture<'_, Result<Box<dyn EngineTurn>, StartTurnError>> {
         Box::pin(async move {
             let input = StartTurn::input(vec![UserInput::text(prompt)]);
-            match self.0.start_turn_with_id(id, input).await {
+            // Subscribed before the turn starts, so its first event is seen.
+            let events = self.0.subscribe();
+            match self.0.start_turn_with(events, id, input, options).await {
                 Ok(turn) => Ok(Box::new(CoreTurn(turn)) as Box<dyn EngineTurn>),
                 Err(e @ CoreError::TurnRunning { .. }) => Err(StartTurnError::Busy(e.to_string())),
                 Err(e) => Err(StartTurnError::Closed(e.to_string())),
@@ -296,6 +377,14 @@ impl EngineThread for CoreThread {
 
     fn is_busy(&self) -> bool {
         self.0.is_busy()
+    }
+
+    fn active_turn(&self) -> Option<String> {
+        self.0.active_turn_id()
+    }
+
+    fn flush(&self) -> BoxFuture<'_, bool> {
+        Box::pin(self.0.flush())
     }
 
     fn unsaved(&self) -> Option<String> {

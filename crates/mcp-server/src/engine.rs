@@ -1,13 +1,17 @@
 //! The seam between the MCP front end and the agent engine. The server only needs to
-//! start/open threads, submit ops and read events, and (for resources and prompts) read
-//! stored threads and find prompt folders; [`crate::core_engine`] implements this over
-//! `oi-core`, and tests can script a fake engine to exercise protocol edge cases.
+//! start/open threads, submit ops and read events, resume turns parked at approvals and
+//! read what a turn is now (for 2026-07-28 approvals and tasks, on any process sharing the
+//! store), and (for resources and prompts) read stored threads and find prompt folders;
+//! [`crate::core_engine`] implements this over `oi-core`, and tests can script a fake engine
+//! to exercise protocol edge cases.
 
 use oi_core::{StoredTurn, ThreadSummary};
+pub use oi_core::{TurnOptions, TurnState};
 use oi_jsonrpc::BoxFuture;
 use oi_protocol::ThreadId;
 use oi_protocol::config_types::{AskForApproval, SandboxMode};
 use oi_protocol::protocol::{Event, SessionConfiguredEvent, Submission};
+pub use oi_protocol::protocol::{ParkedAnswer, ParkedRequest, TurnParkedEvent};
 use serde_json::Value;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -48,6 +52,43 @@ pub enum EngineError {
     Start(String),
     /// No thread with that id, in memory or on disk.
     NotFound(ThreadId),
+    /// Another server sharing the store drives the thread now (the text names it).
+    Busy(String),
+}
+
+impl std::fmt::Display for EngineError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            EngineError::Config(msg) => write!(f, "Failed to load configuration: {msg}"),
+            EngineError::Start(msg) => write!(f, "Failed to start the session: {msg}"),
+            EngineError::NotFound(id) => write!(f, "Session not found for thread_id: {id}"),
+            EngineError::Busy(msg) => f.write_str(msg),
+        }
+    }
+}
+
+/// A parked turn, resumed here: its thread, and the turn from its continuation on.
+pub struct ResumedTurn {
+    pub handle: ThreadHandle,
+    pub turn: Box<dyn EngineTurn>,
+}
+
+/// Why a parked turn was not resumed.
+#[derive(Clone, Debug, PartialEq)]
+pub enum ResumeError {
+    /// Another server drives the thread right now; the same answers may be sent again.
+    Busy(String),
+    /// The turn no longer waits at that park: it was resumed already (here or elsewhere),
+    /// it parked again since, or it ended.
+    NotParked(String),
+    /// The park expired before the answers came; the turn ended without running its calls.
+    Expired(String),
+    /// The answers do not fit what the turn waits for (unknown, missing, repeated).
+    BadAnswers(String),
+    /// No such thread.
+    NotFound(ThreadId),
+    /// Anything else (the answers could not be saved, the thread could not be loaded).
+    Failed(String),
 }
 
 /// One page of stored threads, newest first.
@@ -133,6 +174,31 @@ pub trait Engine: Send + Sync + 'static {
     ) -> BoxFuture<'_, Result<Option<ThreadSummary>, CatalogError>> {
         Box::pin(async { Ok(None) })
     }
+    /// Resumes turn `turn_id` of `thread`, parked at `park_id`, with `answers` (one per
+    /// request it waits for), on this process whichever process parked it (loading the
+    /// thread from the store). A park is resumed once.
+    fn resume_parked(
+        &self,
+        _thread: ThreadId,
+        _turn_id: String,
+        _park_id: String,
+        _answers: Vec<ParkedAnswer>,
+    ) -> BoxFuture<'_, Result<ResumedTurn, ResumeError>> {
+        Box::pin(async {
+            Err(ResumeError::Failed(
+                "this engine cannot resume parked turns".into(),
+            ))
+        })
+    }
+    /// What turn `turn_id` of `thread` is now, as its store says (any process sharing the
+    /// store answers the same); `None` when the thread has no such turn (yet).
+    fn turn_state(
+        &self,
+        _thread: ThreadId,
+        _turn_id: String,
+    ) -> BoxFuture<'_, Result<Option<TurnState>, CatalogError>> {
+        Box::pin(async { Ok(None) })
+    }
     /// The events a thread running in this process publishes from now on; `None` when it
     /// is not loaded here.
     fn watch_thread(&self, _id: ThreadId) -> Option<Box<dyn EngineTurn>> {
@@ -148,17 +214,28 @@ pub trait Engine: Send + Sync + 'static {
 pub trait EngineThread: Send + Sync {
     fn id(&self) -> ThreadId;
     /// Starts turn `id` answering `prompt`, and follows it: the returned turn yields what
-    /// the thread publishes from the turn's start to its terminal event. Refused (not
-    /// queued) when a turn is already running.
+    /// the thread publishes from the turn's start to its terminal event (or, for a turn
+    /// whose `options` park approvals, to its `turn_parked`). Refused (not queued) when a
+    /// turn is already running.
     fn start_turn(
         &self,
         id: String,
         prompt: String,
+        options: TurnOptions,
     ) -> BoxFuture<'_, Result<Box<dyn EngineTurn>, StartTurnError>>;
     /// Queues an op (an answer, an interrupt); all events it causes carry `sub.id`.
     fn submit(&self, sub: Submission) -> BoxFuture<'_, Result<(), String>>;
     /// A turn is running.
     fn is_busy(&self) -> bool;
+    /// The turn running now, if any.
+    fn active_turn(&self) -> Option<String> {
+        None
+    }
+    /// Makes everything the thread recorded so far durable; `false` when the store does not
+    /// have all of it.
+    fn flush(&self) -> BoxFuture<'_, bool> {
+        Box::pin(async { true })
+    }
     /// What this thread recorded that is not in its store right now (records kept for retry
     /// while the database is down, or lost), as one sentence; `None` when all is saved.
     fn unsaved(&self) -> Option<String> {
@@ -169,7 +246,8 @@ pub trait EngineThread: Send + Sync {
 /// One running turn, as its caller follows it.
 pub trait EngineTurn: Send {
     /// The next event; the turn's terminal event (`task_complete` / `turn_aborted` with its
-    /// id) is the last. `None` after it, or when the thread ended first. Cancel-safe.
+    /// id, or its `turn_parked`) is the last. `None` after it, or when the thread ended
+    /// first. Cancel-safe.
     fn next_event(&mut self) -> BoxFuture<'_, Option<Event>>;
 }
 

@@ -30,12 +30,15 @@
 pub mod approvals;
 pub mod core_engine;
 pub mod engine;
+pub mod mrtr;
 pub mod progress;
 pub mod prompts;
 pub mod protocol;
 pub mod resources;
+pub mod sealing;
 pub mod server;
 pub mod subscriptions;
+pub mod tasks;
 pub mod tool_runner;
 pub mod tools;
 pub mod transcript;
@@ -50,30 +53,84 @@ use tokio_util::sync::CancellationToken;
 
 pub use core_engine::CoreEngine;
 
-/// The MCP methods (lifecycle, tools, resources, prompts) of one connection, over the
-/// host's engine: the `codex` tool's threads are the host's, so other APIs on the same
+/// The MCP methods (lifecycle, tools, resources, prompts, tasks) of one connection, over
+/// the host's engine: the `codex` tool's threads are the host's, so other APIs on the same
 /// host see them.
 pub fn methods(ctx: &ServiceContext) -> MethodTable {
     let engine = Arc::new(CoreEngine::new(ctx.host.clone()));
-    server::McpService::new(engine, ctx.host.cwd().clone()).methods(Some(&ctx.connection))
+    server::McpService::sealed(engine, ctx.host.cwd().clone(), sealing(ctx))
+        .methods(Some(&ctx.connection))
 }
 
 /// The MCP methods of requests that arrive without a session (MCP 2026-07-28 over HTTP),
 /// over the host's engine: built once per listener; each request is served on its own.
 pub fn stateless_methods(ctx: &ServiceContext) -> MethodTable {
     let engine = Arc::new(CoreEngine::new(ctx.host.clone()));
-    server::McpService::stateless(engine, ctx.host.cwd().clone()).methods(None)
+    server::McpService::stateless(engine, ctx.host.cwd().clone(), sealing(ctx)).methods(None)
+}
+
+/// The server's home (`--home`, `$OPENINTERPRETER_HOME`, `~/.openinterpreter`).
+fn home(ctx: &ServiceContext) -> Result<std::path::PathBuf, sealing::KeyError> {
+    match &ctx.host.options().home {
+        Some(h) => Ok(h.clone()),
+        None => oi_config::find_home().map_err(|e| sealing::KeyError::Config(e.to_string())),
+    }
+}
+
+/// What seals the handles of `ctx`'s clients: the server's key (loaded at start, shared by a
+/// fleet, see [`sealing`]) and the principal the transport let in.
+fn sealing(ctx: &ServiceContext) -> server::Sealing {
+    let home = home(ctx)?;
+    let key = sealing::loaded_key(&home).ok_or(sealing::KeyError::NotLoaded { home })?;
+    Ok(sealing::Sealer::new(key, ctx.principal.name()))
+}
+
+/// Loads, before a server starts serving, the key sealing what 2026-07-28 clients hold
+/// (making it, on a first start). A key the user configured (`OI_MCP_STATE_KEY`,
+/// `mcp_state_key_file`) that cannot be used is an error, which says what to fix; a default
+/// key that cannot be made is a warning (returned): the server runs, and denies 2026-07-28
+/// approvals and offers no tasks. Blocking.
+pub fn check_state_key(
+    home: &std::path::Path,
+) -> Result<Option<sealing::KeyError>, sealing::KeyError> {
+    match sealing::shared_key(home) {
+        Ok(_) => Ok(None),
+        Err(e) if e.is_configured() => Err(e),
+        Err(e) => Ok(Some(e)),
+    }
 }
 
 /// Serves the MCP methods alone over `reader`/`writer` with `engine`, and shuts the engine
-/// down when the connection ends.
+/// down when the connection ends. Handles are sealed with a key of this process.
 pub async fn serve<R, W>(reader: R, writer: W, engine: Arc<dyn Engine>) -> i32
 where
     R: AsyncRead + Unpin + Send + 'static,
     W: AsyncWrite + Unpin + Send + 'static,
 {
-    let service =
-        server::McpService::new(engine.clone(), std::env::current_dir().unwrap_or_default());
+    let key = Arc::new(sealing::StateKey::ephemeral());
+    let sealing = Ok(sealing::Sealer::new(
+        key,
+        oi_host::Principal::local().name(),
+    ));
+    serve_sealed(reader, writer, engine, sealing).await
+}
+
+/// [`serve`] with handles sealed by `sealing` (tests of a fleet give two services one key).
+pub async fn serve_sealed<R, W>(
+    reader: R,
+    writer: W,
+    engine: Arc<dyn Engine>,
+    sealing: server::Sealing,
+) -> i32
+where
+    R: AsyncRead + Unpin + Send + 'static,
+    W: AsyncWrite + Unpin + Send + 'static,
+{
+    let service = server::McpService::sealed(
+        engine.clone(),
+        std::env::current_dir().unwrap_or_default(),
+        sealing,
+    );
     serve_connection(
         reader,
         writer,

@@ -10,24 +10,27 @@
 //! | `initialize`, `ping`, `logging/setLevel`, `resources/subscribe`, `resources/unsubscribe` | handshake |
 //! | `server/discover`, `subscriptions/listen` | 2026-07-28 |
 //! | `tools/list`, `tools/call`, `resources/list`, `resources/templates/list`, `resources/read`, `prompts/list`, `prompts/get` | both |
+//! | `tasks/get`, `tasks/update`, `tasks/cancel` (the Tasks extension) | 2026-07-28 |
+//!
+//! `tools/call` and the task methods are in [`calls`].
 
-use crate::approvals::{self, Asker};
+mod calls;
+
 use crate::engine::Engine;
-use crate::progress::Progress;
-use crate::protocol::codex::tool_result;
 use crate::protocol::era::{self, Arrival, Era};
 use crate::protocol::reply::{self, Caching};
 use crate::protocol::{
     HANDSHAKE_VERSIONS, INSTRUCTIONS, STATELESS_VERSIONS, capabilities, server_implementation,
 };
 use crate::resources::{self, ThreadUri};
+use crate::sealing::{Sealer, StateKey};
 use crate::subscriptions::{Sink, Wanted, Watch};
-use crate::tool_runner::CallEnv;
+use crate::tool_runner::CallSlot;
 use crate::{prompts, tools};
 use oi_jsonrpc::{Connection, Execution, MethodTable, RequestContext, RpcError};
 use rmcp::model::{
-    CacheScope, CallToolResponse, DiscoverResult, InitializeResult, ListToolsResult, ProgressToken,
-    ProtocolVersion, ServerResult, SubscriptionFilter, SubscriptionsListenResult,
+    CacheScope, DiscoverResult, InitializeResult, ListToolsResult, ProtocolVersion, ServerResult,
+    SubscriptionFilter, SubscriptionsListenResult,
 };
 use serde::Deserialize;
 use serde::de::DeserializeOwned;
@@ -35,7 +38,7 @@ use serde_json::{Map, Value};
 use std::collections::HashMap;
 use std::future::Future;
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::AtomicUsize;
 use std::sync::{Arc, Mutex, OnceLock};
 use tokio_util::sync::CancellationToken;
 
@@ -74,9 +77,13 @@ pub enum Eras {
 pub struct McpService {
     engine: Arc<dyn Engine>,
     client: OnceLock<ClientSession>,
-    running_calls: AtomicUsize,
+    /// Tool calls and tasks running now.
+    running_calls: Arc<AtomicUsize>,
     /// `subscriptions/listen` streams open now.
-    listening: AtomicUsize,
+    listening: Arc<AtomicUsize>,
+    /// Seals the handles 2026-07-28 clients hold (approval states, task ids) for the
+    /// principal the transport let in; why not, when the key could not be had.
+    sealer: Sealing,
     server_cwd: PathBuf,
     arrival: Arrival,
     /// The connection the table serves, for what the handshake era sends outside a request
@@ -114,17 +121,8 @@ struct ListParams {
 }
 
 #[derive(Deserialize)]
-struct CallToolParams {
-    name: String,
-    #[serde(default)]
-    arguments: Option<Value>,
-    #[serde(default, rename = "_meta")]
-    meta: Option<RequestMeta>,
-}
-
-#[derive(Deserialize)]
 #[serde(rename_all = "camelCase")]
-struct RequestMeta {
+pub(super) struct RequestMeta {
     #[serde(default)]
     progress_token: Option<Value>,
 }
@@ -149,27 +147,56 @@ struct SetLevelParams {
 
 #[derive(Deserialize)]
 struct ListenParams {
-    notifications: SubscriptionFilter,
+    notifications: ListenFilter,
 }
 
+/// What `subscriptions/listen` asks for: the core filter and the Tasks extension's task ids.
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct ListenFilter {
+    #[serde(flatten)]
+    filter: SubscriptionFilter,
+    #[serde(default)]
+    task_ids: Option<Vec<String>>,
+}
+
+/// What seals the handles a service gives 2026-07-28 clients (approval states, task ids):
+/// the server's key and the transport's principal; or why there is none (the service then
+/// denies those clients' approvals and offers no tasks).
+pub type Sealing = Result<Sealer, crate::sealing::KeyError>;
+
 impl McpService {
-    /// The service of a connection (stdio, an HTTP session): both eras.
+    /// The service of a connection (stdio, an HTTP session): both eras. Its handles are
+    /// sealed with a key of this process alone (see [`McpService::sealed`]).
     pub fn new(engine: Arc<dyn Engine>, server_cwd: PathBuf) -> Arc<Self> {
-        Self::with_arrival(engine, server_cwd, Arrival::Connection)
+        let key = Arc::new(StateKey::ephemeral());
+        let sealing = Ok(Sealer::new(key, oi_host::Principal::local().name()));
+        Self::with_arrival(engine, server_cwd, Arrival::Connection, sealing)
+    }
+
+    /// The service of a connection whose handles `sealing` seals.
+    pub fn sealed(engine: Arc<dyn Engine>, server_cwd: PathBuf, sealing: Sealing) -> Arc<Self> {
+        Self::with_arrival(engine, server_cwd, Arrival::Connection, sealing)
     }
 
     /// The service of requests that arrive on their own (HTTP without a session): 2026-07-28
     /// only, since there is no handshake to fall back to.
-    pub fn stateless(engine: Arc<dyn Engine>, server_cwd: PathBuf) -> Arc<Self> {
-        Self::with_arrival(engine, server_cwd, Arrival::Alone)
+    pub fn stateless(engine: Arc<dyn Engine>, server_cwd: PathBuf, sealing: Sealing) -> Arc<Self> {
+        Self::with_arrival(engine, server_cwd, Arrival::Alone, sealing)
     }
 
-    fn with_arrival(engine: Arc<dyn Engine>, server_cwd: PathBuf, arrival: Arrival) -> Arc<Self> {
+    fn with_arrival(
+        engine: Arc<dyn Engine>,
+        server_cwd: PathBuf,
+        arrival: Arrival,
+        sealer: Sealing,
+    ) -> Arc<Self> {
         Arc::new(Self {
             engine,
             client: OnceLock::new(),
-            running_calls: AtomicUsize::new(0),
-            listening: AtomicUsize::new(0),
+            running_calls: Arc::default(),
+            listening: Arc::default(),
+            sealer,
             server_cwd,
             arrival,
             connection: OnceLock::new(),
@@ -242,7 +269,7 @@ impl McpService {
         );
     }
 
-    /// `tools/list`, `tools/call`.
+    /// `tools/list`, `tools/call`, and the Tasks extension's methods.
     fn tool_methods(self: &Arc<Self>, t: &mut MethodTable) {
         self.method(
             t,
@@ -263,6 +290,27 @@ impl McpService {
             Eras::Both,
             Execution::Spawn,
             |s, ctx, era, p| async move { s.call_tool(ctx, era, p).await },
+        );
+        self.method(
+            t,
+            "tasks/get",
+            Eras::Stateless,
+            Execution::Spawn,
+            |s, _, era, p| async move { s.get_task(era, p).await },
+        );
+        self.method(
+            t,
+            "tasks/update",
+            Eras::Stateless,
+            Execution::Spawn,
+            |s, ctx, era, p| async move { s.update_task(ctx, era, p).await },
+        );
+        self.method(
+            t,
+            "tasks/cancel",
+            Eras::Stateless,
+            Execution::Spawn,
+            |s, _, era, p| async move { s.cancel_task(era, p).await },
         );
     }
 
@@ -327,7 +375,7 @@ impl McpService {
             "subscriptions/listen",
             Eras::Stateless,
             Execution::Spawn,
-            |s, ctx, _, p: ListenParams| async move { s.listen(ctx, p.notifications).await },
+            |s, ctx, era, p: ListenParams| async move { s.listen(ctx, era, p.notifications).await },
         );
         self.method(
             t,
@@ -424,96 +472,40 @@ impl McpService {
             .into())
     }
 
-    async fn call_tool(
-        self: Arc<Self>,
-        ctx: RequestContext,
-        era: Era,
-        p: CallToolParams,
-    ) -> Result<ServerResult, RpcError> {
-        if p.name != tools::CODEX && p.name != tools::CODEX_REPLY {
-            return Err(RpcError::invalid_params(
-                "tools/call",
-                format!(
-                    "unknown tool `{}`; this server has `{}` and `{}`",
-                    p.name,
-                    tools::CODEX,
-                    tools::CODEX_REPLY
-                ),
-            ));
-        }
-        let cap = match self.arrival {
-            Arrival::Connection => MAX_CONCURRENT_CALLS,
-            Arrival::Alone => MAX_STATELESS_CALLS,
-        };
-        let running = self.running_calls.fetch_add(1, Ordering::SeqCst);
-        let _slot = CallSlot(&self.running_calls);
-        if running >= cap {
-            return Ok(tool_result(
-                None,
-                format!(
-                    "Too many tool calls are running ({cap}); wait for some to finish and try again."
-                ),
-                true,
-            )
-            .into());
-        }
-        let asker = match &era {
-            // Approvals as multi round-trip results (`input_required`) come with the
-            // engine's parked turns; until then they are denied, and the model is told.
-            Era::Stateless(_) => Asker::Deny(approvals::STATELESS_REQUEST),
-            Era::Handshake if self.client().is_some_and(|c| c.supports_elicitation) => {
-                Asker::Elicit
-            }
-            Era::Handshake => Asker::Deny(approvals::NO_ELICITATION),
-        };
-        let env = CallEnv {
-            engine: self.engine.clone(),
-            progress: p
-                .meta
-                .and_then(|m| m.progress_token)
-                .and_then(|t| serde_json::from_value::<ProgressToken>(t).ok())
-                .map(Progress::new),
-            asker,
-            log_level: era.envelope().and_then(|e| e.log_level),
-            silent_after_cancel: era.is_stateless(),
-            ctx,
-        };
-        let result = if p.name == tools::CODEX {
-            match tools::parse_codex_args(p.arguments.as_ref(), &self.server_cwd) {
-                Ok(args) => env.codex(args).await,
-                Err(msg) => tool_result(None, msg, true),
-            }
-        } else {
-            match tools::parse_reply_args(p.arguments.as_ref()) {
-                Ok(args) => env.reply(args).await,
-                Err(msg) => tool_result(None, msg, true),
-            }
-        };
-        Ok(CallToolResponse::Complete(result).into())
-    }
-
     /// `subscriptions/listen`: acknowledges what it honours, then streams notifications
     /// until the client cancels (no answer then) or the server ends it (a completion
     /// result, the spec's graceful end).
     async fn listen(
         self: Arc<Self>,
         ctx: RequestContext,
-        filter: SubscriptionFilter,
+        era: Era,
+        filter: ListenFilter,
     ) -> Result<ServerResult, RpcError> {
-        let open = self.listening.fetch_add(1, Ordering::SeqCst);
-        let _slot = CallSlot(&self.listening);
-        if open >= MAX_SUBSCRIPTIONS {
+        let slot = CallSlot::take(&self.listening);
+        if slot.before >= MAX_SUBSCRIPTIONS {
             return Err(RpcError::invalid_request(format!(
                 "too many subscriptions are open ({MAX_SUBSCRIPTIONS}); close one (or listen for several things on one) and retry"
             )));
         }
-        let (wanted, accepted) = Wanted::from_filter(&filter);
+        let (mut wanted, accepted) = Wanted::from_filter(&filter.filter);
+        let task_ids = filter.task_ids.unwrap_or_default();
+        if !task_ids.is_empty() {
+            calls::require_tasks("subscriptions/listen", &era)?;
+            // Only the tasks this client may see are watched (and acknowledged).
+            if let Ok(sealer) = &self.sealer {
+                wanted.tasks = task_ids
+                    .iter()
+                    .filter_map(|id| Some((id.clone(), sealer.open_task(id).ok()?)))
+                    .collect();
+            }
+        }
+        let accepted_tasks = wanted.tasks.iter().map(|(id, _)| id.clone()).collect();
         let sink = Sink {
             outgoing: ctx.outgoing.clone(),
             subscription: Some(ctx.id.clone()),
         };
         let watch = Watch::start(self.engine.clone(), wanted).await;
-        sink.acknowledge(accepted).await;
+        sink.acknowledge(accepted, accepted_tasks).await;
         watch.run(sink, ctx.cancel.clone()).await;
         let id = serde_json::to_value(&ctx.id)
             .ok()
@@ -596,12 +588,4 @@ async fn blocking<T: Send + 'static>(
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
-}
-
-struct CallSlot<'a>(&'a AtomicUsize);
-
-impl Drop for CallSlot<'_> {
-    fn drop(&mut self) {
-        self.0.fetch_sub(1, Ordering::SeqCst);
-    }
 }

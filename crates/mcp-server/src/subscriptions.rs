@@ -9,14 +9,19 @@
 //!   that is not loaded here (stored, or running in another server on a shared store) is
 //!   polled: its stored summary's modification time, every [`POLL`];
 //! * the thread list (threads started, deleted, archived): its first page, every [`POLL`];
-//! * the prompt files: their names, sizes and times, every [`POLL`].
+//! * the prompt files: their names, sizes and times, every [`POLL`];
+//! * tasks (the Tasks extension's `taskIds`): their state in the store, every [`POLL`], sent
+//!   whole as `notifications/tasks` (what `tasks/get` would say) when it changes, first when
+//!   the subscription starts, last when the task is over.
 //!
 //! The tool list never changes, so `toolsListChanged` is not honoured (the acknowledgement
 //! leaves it out, as the spec says for what a server does not support).
 
 use crate::engine::{Engine, EngineTurn};
 use crate::prompts;
+use crate::protocol::input::TaskView;
 use crate::resources::ThreadUri;
+use crate::sealing::TaskHandle;
 use oi_jsonrpc::{OutgoingSender, RequestId};
 use oi_protocol::ThreadId;
 use oi_protocol::protocol::EventMsg;
@@ -37,6 +42,8 @@ pub const ACKNOWLEDGED: &str = "notifications/subscriptions/acknowledged";
 pub const RESOURCE_UPDATED: &str = "notifications/resources/updated";
 pub const RESOURCES_LIST_CHANGED: &str = "notifications/resources/list_changed";
 pub const PROMPTS_LIST_CHANGED: &str = "notifications/prompts/list_changed";
+/// The Tasks extension's status notification.
+pub const TASK_STATUS: &str = "notifications/tasks";
 
 /// What a watch reports.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -45,6 +52,8 @@ pub struct Wanted {
     pub prompt_list: bool,
     /// The thread resources (their base URIs) whose updates are wanted.
     pub threads: Vec<ThreadUri>,
+    /// The tasks whose status is wanted: their ids and what they stand for.
+    pub tasks: Vec<(String, TaskHandle)>,
 }
 
 impl Wanted {
@@ -66,6 +75,7 @@ impl Wanted {
             thread_list: filter.resources_list_changed == Some(true),
             prompt_list: filter.prompts_list_changed == Some(true),
             threads,
+            tasks: Vec::new(),
         };
         let mut accepted = SubscriptionFilter::new();
         accepted.resources_list_changed = wanted.thread_list.then_some(true);
@@ -82,6 +92,33 @@ pub struct Sink {
     pub outgoing: OutgoingSender,
     /// The `subscriptions/listen` request's id, for `_meta.subscriptionId`.
     pub subscription: Option<RequestId>,
+}
+
+/// `notifications/subscriptions/acknowledged` params: the filter honoured, with the task
+/// ids (the Tasks extension's addition to it).
+#[derive(Serialize)]
+struct Acknowledged {
+    #[serde(rename = "_meta", skip_serializing_if = "Option::is_none")]
+    meta: Option<NotificationMetaObject>,
+    notifications: AcceptedFilter,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct AcceptedFilter {
+    #[serde(flatten)]
+    filter: SubscriptionFilter,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    task_ids: Vec<String>,
+}
+
+/// `notifications/tasks` params: the task whole.
+#[derive(Serialize)]
+struct TaskStatus<'a> {
+    #[serde(rename = "_meta", skip_serializing_if = "Option::is_none")]
+    meta: Option<NotificationMetaObject>,
+    #[serde(flatten)]
+    task: &'a TaskView,
 }
 
 #[derive(Serialize)]
@@ -110,10 +147,29 @@ impl Sink {
         }
     }
 
-    pub async fn acknowledge(&self, accepted: SubscriptionFilter) {
-        let mut params = SubscriptionsAcknowledgedNotificationParams::new(accepted);
-        params.meta = self.meta();
+    pub async fn acknowledge(&self, accepted: SubscriptionFilter, task_ids: Vec<String>) {
+        if task_ids.is_empty() {
+            let mut params = SubscriptionsAcknowledgedNotificationParams::new(accepted);
+            params.meta = self.meta();
+            self.send(ACKNOWLEDGED, params).await;
+            return;
+        }
+        let params = Acknowledged {
+            meta: self.meta(),
+            notifications: AcceptedFilter {
+                filter: accepted,
+                task_ids,
+            },
+        };
         self.send(ACKNOWLEDGED, params).await;
+    }
+
+    async fn task(&self, task: &TaskView) {
+        let params = TaskStatus {
+            meta: self.meta(),
+            task,
+        };
+        self.send(TASK_STATUS, params).await;
     }
 
     async fn updated(&self, uri: String) {
@@ -145,6 +201,16 @@ fn changes_the_thread(msg: &EventMsg) -> bool {
     )
 }
 
+/// A task watched: what it stands for and what was last sent about it.
+struct WatchedTask {
+    id: String,
+    handle: TaskHandle,
+    /// The last state sent (without its `lastUpdatedAt`, which moves by itself).
+    sent: Option<serde_json::Value>,
+    /// Over: nothing more to send.
+    done: bool,
+}
+
 struct Watched {
     id: ThreadId,
     uri: String,
@@ -159,6 +225,7 @@ pub struct Watch {
     list: Option<BTreeSet<ThreadId>>,
     prompt_files: Option<PromptStamp>,
     watched: Vec<Watched>,
+    tasks: Vec<WatchedTask>,
 }
 
 impl Watch {
@@ -185,11 +252,22 @@ impl Watch {
                 updated_at,
             });
         }
+        let tasks = wanted
+            .tasks
+            .into_iter()
+            .map(|(id, handle)| WatchedTask {
+                id,
+                handle,
+                sent: None,
+                done: false,
+            })
+            .collect();
         Watch {
             engine,
             list,
             prompt_files,
             watched,
+            tasks,
         }
     }
 
@@ -199,6 +277,8 @@ impl Watch {
         let mut tick = tokio::time::interval(POLL);
         tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         tick.tick().await;
+        // A task's state is sent at once: the subscriber learns where it stands.
+        self.poll_tasks(engine.as_ref(), &sink).await;
         loop {
             let woke = tokio::select! {
                 _ = cancel.cancelled() => return,
@@ -240,6 +320,29 @@ impl Watch {
             if now != w.updated_at {
                 w.updated_at = now;
                 sink.updated(w.uri.clone()).await;
+            }
+        }
+        self.poll_tasks(engine, sink).await;
+    }
+
+    /// Sends the state of each watched task that changed since it was last sent.
+    async fn poll_tasks(&mut self, engine: &dyn Engine, sink: &Sink) {
+        for t in self.tasks.iter_mut().filter(|t| !t.done) {
+            let state = engine
+                .turn_state(t.handle.thread, t.handle.turn.clone())
+                .await;
+            let Ok(Some(state)) = state else {
+                continue;
+            };
+            let view = crate::tasks::view(&t.id, &t.handle, state);
+            let mut seen = serde_json::to_value(&view).unwrap_or_default();
+            if let Some(m) = seen.as_object_mut() {
+                m.remove("lastUpdatedAt");
+            }
+            if t.sent.as_ref() != Some(&seen) {
+                sink.task(&view).await;
+                t.sent = Some(seen);
+                t.done = view.task.status.is_terminal();
             }
         }
     }

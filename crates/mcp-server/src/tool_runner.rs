@@ -7,26 +7,56 @@
 //! The loop ends on the turn's own terminal event (`task_complete` / `turn_aborted`
 //! carrying our submission id), so the next call on the thread starts with a clean
 //! queue. A failed turn reports `error` then `task_complete`; the error is remembered
-//! and returned as an `isError` result at the terminal event.
+//! and returned as an `isError` result at the terminal event. A turn whose approvals park
+//! (a 2026-07-28 request that can be asked) ends the call at its `turn_parked`
+//! ([`CallEnd::Parked`]); [`CallEnv::resume`] follows it again from its answers, on any
+//! server sharing the store.
 
 use crate::approvals::{self, ApprovalContext, Asker};
-use crate::engine::{Engine, EngineError, EngineThread, StartTurnError, ThreadHandle};
+use crate::engine::{
+    Engine, EngineError, EngineThread, EngineTurn, ParkedAnswer, ResumeError, StartTurnError,
+    ThreadHandle, TurnOptions, TurnParkedEvent, TurnState,
+};
 use crate::progress::{PROGRESS, Progress};
 use crate::protocol::codex::{CODEX_EVENT, CodexEventMeta, CodexEventParams, tool_result};
 use crate::protocol::log::{LOG_MESSAGE, LogLevel, LogMessage};
 use crate::tools::{CodexArgs, ReplyArgs};
-use oi_jsonrpc::RequestContext;
+use oi_jsonrpc::{BoxFuture, RequestContext};
 use oi_protocol::ThreadId;
 use oi_protocol::protocol::{Event, EventMsg, Op, Submission, TurnAbortReason, WarningEvent};
 use rmcp::model::CallToolResult;
 use serde::Serialize;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
 /// After an interrupt, how long to wait for the engine to end the turn.
 const INTERRUPT_GRACE: Duration = Duration::from_secs(30);
+
+/// One of a service's slots for a running call (or subscription): counted while it lives.
+pub struct CallSlot {
+    counter: Arc<AtomicUsize>,
+    /// How many were taken before this one.
+    pub before: usize,
+}
+
+impl CallSlot {
+    pub fn take(counter: &Arc<AtomicUsize>) -> Self {
+        let before = counter.fetch_add(1, Ordering::SeqCst);
+        Self {
+            counter: counter.clone(),
+            before,
+        }
+    }
+}
+
+impl Drop for CallSlot {
+    fn drop(&mut self) {
+        self.counter.fetch_sub(1, Ordering::SeqCst);
+    }
+}
 
 /// Everything one call needs.
 pub struct CallEnv {
@@ -41,6 +71,23 @@ pub struct CallEnv {
     /// A 2026-07-28 request: once the client cancels it, nothing more is sent for it (the
     /// `initialize` era still gets the turn's last events, as Codex sent them).
     pub silent_after_cancel: bool,
+    /// Nothing is sent at all (a task's turn, followed after its request was answered).
+    pub quiet: bool,
+    /// How the call's turns run: whether their approvals park them.
+    pub options: TurnOptions,
+    /// The call's slot among the service's running calls, held until its turn ends (a
+    /// task's, after the request that started it).
+    pub slot: Option<CallSlot>,
+}
+
+fn not_found_result(id: ThreadId) -> CallToolResult {
+    tool_result(
+        Some(id),
+        format!(
+            "Session not found for thread_id: {id}. It is neither running in this server nor stored on disk; start a new session with the `codex` tool."
+        ),
+        true,
+    )
 }
 
 fn busy_result(thread_id: ThreadId, why: &str) -> CallToolResult {
@@ -70,62 +117,151 @@ fn log_level_of(msg: &EventMsg) -> Option<LogLevel> {
 }
 
 impl CallEnv {
-    pub async fn codex(mut self, args: CodexArgs) -> CallToolResult {
+    /// Runs a `codex` call: a new thread, its first turn, followed to its end (or park).
+    pub async fn codex(mut self, args: CodexArgs) -> CallEnd {
+        let started = match self.start_codex(args).await {
+            Ok(s) => s,
+            Err(result) => return CallEnd::Result(result),
+        };
+        let end = self.follow(started).await;
+        self.finish(end).await
+    }
+
+    /// Runs a `codex-reply` call: the thread's next turn, followed to its end (or park).
+    pub async fn reply(mut self, args: ReplyArgs) -> CallEnd {
+        let started = match self.start_reply(args).await {
+            Ok(s) => s,
+            Err(result) => return CallEnd::Result(result),
+        };
+        let end = self.follow(started).await;
+        self.finish(end).await
+    }
+
+    /// Resumes turn `turn_id` of `thread`, parked at `park_id`, with `answers`, and follows
+    /// it to its end or its next park. A park that is no longer there (answered by an
+    /// earlier copy of this retry, here or on another server) is not an error: the call
+    /// reports where the turn is now.
+    pub async fn resume(
+        mut self,
+        thread: ThreadId,
+        turn_id: String,
+        park_id: String,
+        answers: Vec<ParkedAnswer>,
+    ) -> CallEnd {
+        let resumed = tokio::select! {
+            r = self.engine.resume_parked(thread, turn_id.clone(), park_id, answers) => r,
+            _ = self.ctx.cancel.cancelled() => return CallEnd::Result(cancelled_before_start()),
+        };
+        let resumed = match resumed {
+            Ok(r) => r,
+            Err(ResumeError::NotParked(why)) => {
+                tracing::debug!("thread {thread}: {why}; reporting where the turn is");
+                return self.settle(thread, turn_id).await;
+            }
+            Err(ResumeError::Busy(why)) => return CallEnd::Result(busy_result(thread, &why)),
+            Err(ResumeError::Expired(why)) => {
+                return CallEnd::Result(tool_result(
+                    Some(thread),
+                    format!("{why}. The thread is kept: continue it with codex-reply."),
+                    true,
+                ));
+            }
+            Err(ResumeError::NotFound(id)) => return CallEnd::Result(not_found_result(id)),
+            Err(ResumeError::BadAnswers(why) | ResumeError::Failed(why)) => {
+                return CallEnd::Result(tool_result(
+                    Some(thread),
+                    format!("Could not resume the turn: {why}"),
+                    true,
+                ));
+            }
+        };
+        let started = Started {
+            thread: resumed.handle.thread,
+            approval_timeout: resumed.handle.approval_timeout,
+            events: resumed.turn,
+            sub_id: turn_id,
+        };
+        let end = self.follow(started).await;
+        self.finish(end).await
+    }
+
+    /// Where turn `turn_id` of `thread` is now, from its store, waiting while it runs (on
+    /// any server): its result, or its current park.
+    pub async fn settle(&self, thread: ThreadId, turn_id: String) -> CallEnd {
+        loop {
+            let state = tokio::select! {
+                s = self.engine.turn_state(thread, turn_id.clone()) => s,
+                _ = self.ctx.cancel.cancelled() => return CallEnd::Result(cancelled_before_start()),
+            };
+            match state {
+                Ok(Some(TurnState::Running { .. })) => {}
+                Ok(Some(state)) => return settled(thread, state),
+                Ok(None) => {
+                    return CallEnd::Result(tool_result(
+                        Some(thread),
+                        format!("Thread {thread} has no turn {turn_id}."),
+                        true,
+                    ));
+                }
+                Err(e) => {
+                    return CallEnd::Result(tool_result(
+                        Some(thread),
+                        format!("Could not read the thread's store: {e:?}"),
+                        true,
+                    ));
+                }
+            }
+            tokio::select! {
+                _ = tokio::time::sleep(crate::subscriptions::POLL) => {}
+                _ = self.ctx.cancel.cancelled() => return CallEnd::Result(cancelled_before_start()),
+            }
+        }
+    }
+
+    /// Starts a `codex` call's thread and first turn.
+    pub async fn start_codex(&mut self, args: CodexArgs) -> Result<Started, CallToolResult> {
         let started = tokio::select! {
             r = self.engine.start_thread(args.session) => r,
-            _ = self.ctx.cancel.cancelled() => return cancelled_before_start(),
+            _ = self.ctx.cancel.cancelled() => return Err(cancelled_before_start()),
         };
-        let handle = match started {
-            Ok(h) => h,
-            Err(e) => return tool_result(None, engine_error_text(&e), true),
-        };
-        let thread_id = handle.thread.id();
+        let handle = started.map_err(|e| tool_result(None, engine_error_text(&e), true))?;
         // The reference uses the MCP request id as the first turn's id, so clients can
         // correlate events with their call without looking at _meta.
         let sub_id = self.ctx.id.to_string();
-        let end = self.run_turn(handle, args.prompt, sub_id).await;
-        self.finish(thread_id, end).await
+        self.start(handle, args.prompt, sub_id).await
     }
 
-    pub async fn reply(mut self, args: ReplyArgs) -> CallToolResult {
+    /// Opens a `codex-reply` call's thread and starts its turn.
+    pub async fn start_reply(&mut self, args: ReplyArgs) -> Result<Started, CallToolResult> {
         let thread_id = args.thread_id;
         let opened = tokio::select! {
             r = self.engine.open_thread(thread_id) => r,
-            _ = self.ctx.cancel.cancelled() => return cancelled_before_start(),
+            _ = self.ctx.cancel.cancelled() => return Err(cancelled_before_start()),
         };
         let handle = match opened {
             Ok(h) => h,
-            Err(EngineError::NotFound(id)) => {
-                return tool_result(
-                    Some(id),
-                    format!(
-                        "Session not found for thread_id: {id}. It is neither running in this server nor stored on disk; start a new session with the `codex` tool."
-                    ),
-                    true,
-                );
-            }
-            Err(e) => return tool_result(Some(thread_id), engine_error_text(&e), true),
+            Err(EngineError::NotFound(id)) => return Err(not_found_result(id)),
+            Err(e) => return Err(tool_result(Some(thread_id), engine_error_text(&e), true)),
         };
-        let end = self
-            .run_turn(handle, args.prompt, oi_protocol::ids::new_id())
-            .await;
-        self.finish(thread_id, end).await
+        self.start(handle, args.prompt, oi_protocol::ids::new_id())
+            .await
     }
 
     /// Lets the thread go (for a store shared with other servers), then tells the client
     /// the turn is over: the terminal event waits for the release because a client that
     /// sends `codex-reply` as soon as it sees `task_complete` / `turn_aborted` — here or on
     /// another server — must find the thread in the store, not still held by this call.
-    async fn finish(&mut self, thread_id: ThreadId, end: TurnEnd) -> CallToolResult {
-        self.engine.release_thread(thread_id).await;
+    /// A parked turn's thread is let go the same way, so the retry can resume it anywhere.
+    pub async fn finish(&mut self, end: TurnEnd) -> CallEnd {
+        self.engine.release_thread(end.thread).await;
         if let Some(event) = end.terminal {
-            self.emit(thread_id, &event).await;
+            self.emit(end.thread, &event).await;
         }
         end.result
     }
 
     async fn emit(&mut self, thread_id: ThreadId, event: &Event) {
-        if self.silent_after_cancel && self.ctx.cancelled_by_client() {
+        if self.quiet || (self.silent_after_cancel && self.ctx.cancelled_by_client()) {
             return;
         }
         let params = CodexEventParams {
@@ -162,14 +298,28 @@ impl CallEnv {
         }
     }
 
-    async fn run_turn(&mut self, handle: ThreadHandle, prompt: String, sub_id: String) -> TurnEnd {
+    /// Starts turn `sub_id` answering `prompt` on `handle`'s thread (parking at approvals
+    /// when the call's options say so), and tells the client about the session first.
+    async fn start(
+        &mut self,
+        handle: ThreadHandle,
+        prompt: String,
+        sub_id: String,
+    ) -> Result<Started, CallToolResult> {
         let thread: Arc<dyn EngineThread> = handle.thread.clone();
         let thread_id = thread.id();
-        let mut events = match thread.start_turn(sub_id.clone(), prompt).await {
+        let events = match thread
+            .start_turn(sub_id.clone(), prompt, self.options)
+            .await
+        {
             Ok(turn) => turn,
-            Err(StartTurnError::Busy(why)) => return TurnEnd::early(busy_result(thread_id, &why)),
+            Err(StartTurnError::Busy(why)) => {
+                self.engine.release_thread(thread_id).await;
+                return Err(busy_result(thread_id, &why));
+            }
             Err(StartTurnError::Closed(e)) => {
-                return TurnEnd::early(tool_result(
+                self.engine.release_thread(thread_id).await;
+                return Err(tool_result(
                     Some(thread_id),
                     format!("Could not start the turn: {e}"),
                     true,
@@ -190,9 +340,27 @@ impl CallEnv {
             };
             self.emit(thread_id, &ev).await;
         }
+        Ok(Started {
+            thread,
+            approval_timeout: handle.approval_timeout,
+            events,
+            sub_id,
+        })
+    }
+
+    /// Relays the turn's events until its end (or its park): interrupts it when the call is
+    /// cancelled, routes its approvals, and makes its end the call's result.
+    pub async fn follow(&mut self, started: Started) -> TurnEnd {
+        let Started {
+            thread,
+            approval_timeout,
+            mut events,
+            sub_id,
+        } = started;
+        let thread_id = thread.id();
         let turn_over = CancellationToken::new();
         let _withdraw_prompts = turn_over.clone().drop_guard();
-        let mut turn = TurnState {
+        let mut turn = TurnWatch {
             sub_id: sub_id.clone(),
             thread_id,
             approvals: ApprovalContext {
@@ -201,11 +369,16 @@ impl CallEnv {
                 thread_id,
                 tool_call_id: self.ctx.id.clone(),
                 asker: self.asker.clone(),
-                timeout: handle.approval_timeout,
+                timeout: approval_timeout,
                 turn_over: turn_over.clone(),
             },
             last_error: None,
             last_message: None,
+        };
+        let early = |result| TurnEnd {
+            thread: thread_id,
+            result: CallEnd::Result(result),
+            terminal: None,
         };
         let mut interrupt_deadline: Option<Instant> = None;
         loop {
@@ -216,12 +389,12 @@ impl CallEnv {
                     interrupt_deadline = Some(Instant::now() + INTERRUPT_GRACE);
                     let sub = Submission { id: sub_id.clone(), op: Op::Interrupt };
                     if let Err(e) = thread.submit(sub).await {
-                        return TurnEnd::early(tool_result(Some(thread_id), format!("Could not interrupt the turn: {e}"), true));
+                        return early(tool_result(Some(thread_id), format!("Could not interrupt the turn: {e}"), true));
                     }
                     continue;
                 }
                 _ = sleep_until_opt(interrupt_deadline) => {
-                    return TurnEnd::early(tool_result(
+                    return early(tool_result(
                         Some(thread_id),
                         format!("The turn did not stop within {} s of being interrupted.", INTERRUPT_GRACE.as_secs()),
                         true,
@@ -230,7 +403,7 @@ impl CallEnv {
                 ev = events.next_event() => ev,
             };
             let Some(event) = event else {
-                return TurnEnd::early(tool_result(
+                return early(tool_result(
                     Some(thread_id),
                     "The session ended unexpectedly: the thread shut down before the turn finished.".into(),
                     true,
@@ -239,6 +412,7 @@ impl CallEnv {
             // The terminal event is held back until the thread is released (see `finish`).
             if let Some(result) = turn.at_end(&event, &self.ctx) {
                 return TurnEnd {
+                    thread: thread_id,
                     result,
                     terminal: Some(event),
                 };
@@ -249,24 +423,128 @@ impl CallEnv {
     }
 }
 
-/// How a call's turn ended: its result and, for a turn that reached its end, the terminal
-/// event still to be sent to the client.
-struct TurnEnd {
-    result: CallToolResult,
-    terminal: Option<Event>,
+/// A turn just started (or resumed), to be followed.
+pub struct Started {
+    pub thread: Arc<dyn EngineThread>,
+    pub approval_timeout: Duration,
+    pub events: Box<dyn EngineTurn>,
+    /// The turn's id.
+    pub sub_id: String,
 }
 
-impl TurnEnd {
-    fn early(result: CallToolResult) -> Self {
-        Self {
-            result,
-            terminal: None,
-        }
+impl Started {
+    /// Waits until the turn's start is in the thread's store (the turn has begun, and the
+    /// thread's records are flushed), so any server sharing the store finds it. Events
+    /// seen meanwhile are kept for whoever follows the turn. `false` when the turn could
+    /// not be made durable (the store is down, the thread ended).
+    pub async fn until_stored(&mut self) -> bool {
+        let mut seen = Vec::new();
+        let begun = loop {
+            match self.events.next_event().await {
+                None => break false,
+                Some(ev) => {
+                    let begins = matches!(ev.msg, EventMsg::TaskStarted(_))
+                        || ev.msg.ends_turn()
+                        || matches!(ev.msg, EventMsg::TurnParked(_));
+                    seen.push(ev);
+                    if begins {
+                        break true;
+                    }
+                }
+            }
+        };
+        let events = std::mem::replace(&mut self.events, Box::new(Replay::default()));
+        self.events = Box::new(Replay {
+            seen,
+            then: Some(events),
+        });
+        begun && self.thread.flush().await
     }
 }
 
+/// Events already read, then the rest of a turn's.
+#[derive(Default)]
+struct Replay {
+    seen: Vec<Event>,
+    then: Option<Box<dyn EngineTurn>>,
+}
+
+impl EngineTurn for Replay {
+    fn next_event(&mut self) -> BoxFuture<'_, Option<Event>> {
+        Box::pin(async move {
+            if !self.seen.is_empty() {
+                return Some(self.seen.remove(0));
+            }
+            match &mut self.then {
+                Some(t) => t.next_event().await,
+                None => None,
+            }
+        })
+    }
+}
+
+/// How a call ends: with its result, or — a call whose turn parks its approvals — with
+/// the turn parked, waiting for the answers.
+#[derive(Debug)]
+pub enum CallEnd {
+    Result(CallToolResult),
+    Parked {
+        thread: ThreadId,
+        parked: TurnParkedEvent,
+    },
+}
+
+/// How a call's turn ended: its result and, for a turn that reached its end (or park), the
+/// event still to be sent to the client.
+pub struct TurnEnd {
+    thread: ThreadId,
+    result: CallEnd,
+    terminal: Option<Event>,
+}
+
+/// The end of a call whose turn's state `state` is not running: its result, as the call
+/// that ran the turn would have returned it, or its park. For a client that comes back
+/// later (a replayed retry, a task's poll), on any server.
+pub fn settled(thread: ThreadId, state: TurnState) -> CallEnd {
+    let text = match state {
+        TurnState::Parked(parked) => return CallEnd::Parked { thread, parked },
+        TurnState::Completed { last_agent_message } => {
+            return CallEnd::Result(tool_result(
+                Some(thread),
+                last_agent_message.unwrap_or_default(),
+                false,
+            ));
+        }
+        TurnState::Failed { error } => error,
+        TurnState::Aborted { reason } => ended_early_text(&match reason {
+            TurnAbortReason::Interrupted => "it was interrupted".to_string(),
+            TurnAbortReason::Replaced => "another turn replaced it".to_string(),
+        }),
+        TurnState::Expired { expires_at } => format!(
+            "The turn waited for approval until {} and expired: nothing it asked for ran. The thread is kept: continue it with codex-reply.",
+            rfc3339(expires_at)
+        ),
+        TurnState::Orphaned => "The server that ran the turn stopped before the turn finished. The thread is kept: continue it with codex-reply.".to_string(),
+        TurnState::Running { .. } => "The turn is still running.".to_string(),
+    };
+    CallEnd::Result(tool_result(Some(thread), text, true))
+}
+
+/// Unix seconds as an RFC 3339 UTC time.
+pub fn rfc3339(unix_secs: i64) -> String {
+    chrono::DateTime::from_timestamp(unix_secs, 0)
+        .map(|t| t.to_rfc3339_opts(chrono::SecondsFormat::Secs, true))
+        .unwrap_or_else(|| unix_secs.to_string())
+}
+
+fn ended_early_text(why: &str) -> String {
+    format!(
+        "The turn ended before finishing because {why}. The thread is kept: continue it with codex-reply."
+    )
+}
+
 /// What one turn of a call remembers between events, and how each event moves it on.
-struct TurnState {
+struct TurnWatch {
     sub_id: String,
     thread_id: ThreadId,
     approvals: ApprovalContext,
@@ -275,7 +553,7 @@ struct TurnState {
     last_message: Option<String>,
 }
 
-impl TurnState {
+impl TurnWatch {
     /// Starts approval tasks for approval requests; remembers the turn's error and last
     /// message.
     fn on_event(&mut self, event: &Event) {
@@ -313,14 +591,21 @@ impl TurnState {
     }
 
     /// At the turn's terminal event, the call's result.
-    fn at_end(&mut self, event: &Event, call: &RequestContext) -> Option<CallToolResult> {
+    fn at_end(&mut self, event: &Event, call: &RequestContext) -> Option<CallEnd> {
         let ours = event.id == self.sub_id;
         let sub_id = self.sub_id.as_str();
         let thread_id = self.thread_id;
+        let result = |text: String, is_error: bool| {
+            Some(CallEnd::Result(tool_result(
+                Some(thread_id),
+                text,
+                is_error,
+            )))
+        };
         match &event.msg {
             EventMsg::TaskComplete(done) if ours || done.turn_id == sub_id => {
                 if let Some(err) = self.last_error.take() {
-                    return Some(tool_result(Some(thread_id), err, true));
+                    return result(err, true);
                 }
                 let text = done
                     .last_agent_message
@@ -331,13 +616,9 @@ impl TurnState {
                 // client would continue a thread that lacks it (here or on another server).
                 if let Some(unsaved) = self.approvals.thread.unsaved() {
                     tracing::warn!("thread {thread_id}: turn finished unsaved: {unsaved}");
-                    return Some(tool_result(
-                        Some(thread_id),
-                        unsaved_text(thread_id, &unsaved, &text),
-                        true,
-                    ));
+                    return result(unsaved_text(thread_id, &unsaved, &text), true);
                 }
-                return Some(tool_result(Some(thread_id), text, false));
+                result(text, false)
             }
             EventMsg::TurnAborted(aborted)
                 if ours || aborted.turn_id.as_deref() == Some(sub_id) =>
@@ -351,24 +632,16 @@ impl TurnState {
                     }
                 };
                 // For a client-cancelled call this result is never sent (MCP rule).
-                return Some(tool_result(
-                    Some(thread_id),
-                    format!(
-                        "The turn ended before finishing because {why}. The thread is kept: continue it with codex-reply."
-                    ),
-                    true,
-                ));
+                result(ended_early_text(&why), true)
             }
-            EventMsg::ShutdownComplete => {
-                return Some(tool_result(
-                    Some(thread_id),
-                    "The session was shut down.".into(),
-                    true,
-                ));
-            }
-            _ => {}
+            // A turn that parks its approvals stops here; the call ends with the park.
+            EventMsg::TurnParked(parked) if parked.turn_id == sub_id => Some(CallEnd::Parked {
+                thread: thread_id,
+                parked: parked.clone(),
+            }),
+            EventMsg::ShutdownComplete => result("The session was shut down.".into(), true),
+            _ => None,
         }
-        None
     }
 }
 
@@ -401,11 +674,7 @@ fn cancelled_before_start() -> CallToolResult {
 /// results to nobody.
 fn engine_error_text(e: &EngineError) -> String {
     tracing::warn!("tool call failed: {e:?}");
-    match e {
-        EngineError::Config(msg) => format!("Failed to load configuration: {msg}"),
-        EngineError::Start(msg) => format!("Failed to start the session: {msg}"),
-        EngineError::NotFound(id) => format!("Session not found for thread_id: {id}"),
-    }
+    e.to_string()
 }
 
 #[cfg(test)]

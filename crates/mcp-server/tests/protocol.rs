@@ -76,13 +76,23 @@ async fn server_discover_answers_and_the_old_handshake_still_works_after_it() {
 #[tokio::test]
 async fn unknown_methods_and_bad_params_get_specific_errors() {
     let mut c = start(FakeEngine::new());
-    let r = c.call("tasks/get", json!({})).await;
+    let r = c.call("tasks/list", json!({})).await;
     assert_eq!(
         (
             r["error"]["code"].clone(),
             r["error"]["data"]["method"].clone()
         ),
-        (json!(-32601), json!("tasks/get"))
+        (json!(-32601), json!("tasks/list"))
+    );
+    // The Tasks extension's methods exist only in 2026-07-28 (with their `_meta`).
+    let r = c.call("tasks/get", json!({"taskId": "x"})).await;
+    assert_eq!(r["error"]["code"], -32602, "{r}");
+    assert!(
+        r["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("exists only in MCP 2026-07-28"),
+        "{r}"
     );
 
     // A known method with bad params is -32602 naming the problem, not -32601.

@@ -31,7 +31,7 @@ async fn discover_describes_the_server_with_its_identity_and_caching() {
     assert_eq!(
         r["capabilities"],
         json!({
-            "extensions": {},
+            "extensions": {"io.modelcontextprotocol/tasks": {}},
             "logging": {},
             "prompts": {"listChanged": true},
             "resources": {"subscribe": true, "listChanged": true},
@@ -186,12 +186,12 @@ async fn a_codex_turn_streams_its_events_then_codex_reply_continues() {
 #[tokio::test]
 async fn approvals_are_denied_without_a_request_to_the_client() {
     let mut c = start(FakeEngine::new());
-    // Even a client that declares elicitation is not sent a request: 2026-07-28 has none.
+    // A client that did not declare elicitation cannot be asked: denied, the model told.
     let id = c
         .modern(
             "tools/call",
             json!({"name": "codex", "arguments": {"prompt": "approve"}}),
-            json!({"elicitation": {}}),
+            json!({}),
         )
         .await;
     let r = c.response(id).await;
@@ -203,7 +203,8 @@ async fn approvals_are_denied_without_a_request_to_the_client() {
         "a server-to-client request was sent: {:?}",
         c.seen
     );
-    // Nested elicitations from other MCP servers are declined the same way.
+    // Nested elicitations from other MCP servers are declined (they cannot wait parked),
+    // even for a client that declares elicitation.
     let id = c
         .modern(
             "tools/call",

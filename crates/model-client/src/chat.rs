@@ -10,6 +10,7 @@
 //! ([`think`]) and tool calls ([`text_tools`]) in the answer text; the decoder takes them out.
 
 mod calls;
+pub(crate) use calls::clean_tool_name;
 pub(crate) mod json_calls;
 pub(crate) mod text_tools;
 pub(crate) mod think;
@@ -143,9 +144,38 @@ fn messages(prompt: &Prompt, options: ChatRequestOptions) -> Vec<Value> {
         None => id.to_string(),
     };
 
+    // The engine's per-run context (a user item right after the system prompt), held to go
+    // at the head of the next user message: two user messages in a row break templates
+    // that want roles to alternate (Mistral's).
+    let mut context: Option<String> = None;
     for item in &prompt.input[consumed..] {
         if !matches!(item, ResponseItem::FunctionCallOutput { .. }) {
             flush_images(&mut out, &mut pending_images);
+        }
+        if let ResponseItem::Message {
+            role: Role::User,
+            content,
+        } = item
+        {
+            let text = text_of(content);
+            if out.len() <= 1 && context.is_none() && is_run_context(&text) {
+                context = Some(text);
+                continue;
+            }
+        }
+        if let Some(ctx) = context.take() {
+            match item {
+                ResponseItem::Message {
+                    role: Role::User,
+                    content,
+                } => {
+                    out.push(json!({ "role": "user", "content": with_context(&ctx, content) }));
+                    assistant_open = false;
+                    reasoning = None;
+                    continue;
+                }
+                _ => out.push(json!({ "role": "user", "content": ctx })),
+            }
         }
         match item {
             ResponseItem::Message { role, content } => {
@@ -209,7 +239,30 @@ fn messages(prompt: &Prompt, options: ChatRequestOptions) -> Vec<Value> {
         }
     }
     flush_images(&mut out, &mut pending_images);
+    if let Some(ctx) = context {
+        out.push(json!({ "role": "user", "content": ctx }));
+    }
     out
+}
+
+/// Tags the engine's per-run context starts with (see `oi_core`'s `context_items`).
+const RUN_CONTEXT_STARTS: [&str; 2] = ["<project_instructions", "<environment_context>"];
+
+fn is_run_context(text: &str) -> bool {
+    RUN_CONTEXT_STARTS.iter().any(|t| text.starts_with(t))
+}
+
+/// A user message's content with the run context before it: one string for text, or the
+/// context as the first text part next to images.
+fn with_context(context: &str, content: &[ContentItem]) -> Value {
+    match message_content(content) {
+        Value::String(text) => Value::String(format!("{context}\n\n{text}")),
+        Value::Array(mut parts) => {
+            parts.insert(0, json!({ "type": "text", "text": context }));
+            Value::Array(parts)
+        }
+        other => other,
+    }
 }
 
 /// Puts the reasoning behind an assistant message's tool calls in the fields the provider
@@ -329,6 +382,8 @@ pub(crate) struct ChatDecoder {
     think: ThinkSplitter,
     /// The tools offered in the request: only their calls are recovered from text.
     tools: Vec<ToolSpec>,
+    /// Everything the model writes, watched for a loop.
+    guard: crate::looping::LoopGuard,
 }
 
 impl ChatDecoder {
@@ -353,6 +408,7 @@ impl Decoder for ChatDecoder {
             return Ok(Step::Continue);
         }
         if data == "[DONE]" {
+            self.aborted()?;
             self.finish(out);
             return Ok(Step::Done);
         }
@@ -390,6 +446,11 @@ impl Decoder for ChatDecoder {
         }
         if let Some(delta) = choice.get("delta").or_else(|| choice.get("message")) {
             self.on_delta(delta, out);
+            if self.guard.tripped() {
+                // Ending here closes the connection: the server stops generating.
+                self.finish(out);
+                return Ok(Step::Done);
+            }
         }
         if let Some(reason) = choice.get("finish_reason").and_then(Value::as_str) {
             self.finish_reason = Some(reason.to_string());
@@ -401,6 +462,7 @@ impl Decoder for ChatDecoder {
         // Some servers close right after the finish_reason chunk without `[DONE]`; that
         // response is complete. Without a finish_reason the answer may be cut off.
         if self.finish_reason.is_some() {
+            self.aborted()?;
             self.finish(out);
             Ok(())
         } else {
@@ -413,6 +475,18 @@ impl Decoder for ChatDecoder {
 }
 
 impl ChatDecoder {
+    /// vLLM ends a request the engine aborted (shutdown, a pause, an abort request) like a
+    /// finished one, with `finish_reason: "abort"` and `[DONE]` (vllm-project/vllm#57082):
+    /// the answer is cut mid-sentence, so it is a dropped stream (retried), not an answer.
+    fn aborted(&self) -> Result<(), ModelError> {
+        match self.finish_reason.as_deref() {
+            Some(reason @ ("abort" | "error")) => Err(ModelError::StreamDisconnected(format!(
+                "the server stopped the answer part-way (finish_reason \"{reason}\")"
+            ))),
+            _ => Ok(()),
+        }
+    }
+
     fn on_delta(&mut self, delta: &Value, out: &mut VecDeque<ResponseEvent>) {
         for key in ["reasoning_content", "reasoning"] {
             if let Some(r) = delta.get(key).and_then(Value::as_str)
@@ -430,6 +504,7 @@ impl ChatDecoder {
         if let Some(content) = delta.get("content").and_then(Value::as_str)
             && !content.is_empty()
         {
+            self.guard.feed(content);
             let (text, reasoning) = (&mut self.text, &mut self.reasoning);
             self.think.feed(content, &mut |piece| {
                 route_piece(piece, text, reasoning, out)
@@ -437,6 +512,9 @@ impl ChatDecoder {
         }
         if let Some(calls) = delta.get("tool_calls").and_then(Value::as_array) {
             for (position, call) in calls.iter().enumerate() {
+                if let Some(args) = call.pointer("/function/arguments").and_then(Value::as_str) {
+                    self.guard.feed(args);
+                }
                 self.calls.merge(position, call);
             }
         }
@@ -446,6 +524,11 @@ impl ChatDecoder {
         let (text, reasoning) = (&mut self.text, &mut self.reasoning);
         self.think
             .finish(&mut |piece| route_piece(piece, text, reasoning, out));
+        let looped = self.guard.tripped();
+        if looped {
+            crate::looping::cut_loop(&mut self.text);
+            crate::looping::cut_loop(&mut self.reasoning);
+        }
         // Calls the server left in the text (its tool parser is off) become real calls, but
         // only when it sent no structured ones: then the text is the only record of them.
         let mut recovered = Vec::new();
@@ -455,9 +538,17 @@ impl ChatDecoder {
             out.push_back(ResponseEvent::ToolCallsRecoveredFromText {
                 format: found.format.name().to_string(),
                 server_hint: found.format.server_hint().to_string(),
+                parser_off: found.format.is_template_markup(),
             });
             self.text = found.text;
             recovered = found.calls;
+        }
+        // A server that parsed the calls may still leak their markup into the text (vLLM's
+        // Kimi-K2 parser, vllm-project/vllm#31207): the calls are in `tool_calls`, so the
+        // markup is dropped, from the answer and from the history it becomes.
+        if !self.calls.is_empty() {
+            self.text = text_tools::without_call_markup(&self.text);
+            self.reasoning = text_tools::without_call_markup(&self.reasoning);
         }
         if !self.reasoning.is_empty() {
             out.push_back(ResponseEvent::OutputItemDone(ResponseItem::Reasoning {
@@ -470,7 +561,7 @@ impl ChatDecoder {
                 std::mem::take(&mut self.text),
             )));
         }
-        let cut_off = self.finish_reason.as_deref() == Some("length");
+        let cut_off = looped || self.finish_reason.as_deref() == Some("length");
         for (call_id, name, arguments) in self.calls.finish(cut_off) {
             out.push_back(ResponseEvent::OutputItemDone(ResponseItem::FunctionCall {
                 call_id,
@@ -485,7 +576,9 @@ impl ChatDecoder {
                 arguments: call.arguments,
             }));
         }
-        if self.finish_reason.as_deref() == Some("length") {
+        if looped {
+            out.push_back(ResponseEvent::RepetitionStopped);
+        } else if self.finish_reason.as_deref() == Some("length") {
             out.push_back(ResponseEvent::OutputLimitReached);
         }
         out.push_back(ResponseEvent::Completed {

@@ -134,6 +134,47 @@ pub(crate) fn provider_message(body: &str) -> String {
     truncate(body, 500)
 }
 
+/// Why an error body is one no retry can fix, with what fixes it; `None` for the rest.
+/// Recorded wordings: llama.cpp without `--jinja` ("tools param requires --jinja flag",
+/// HTTP 500; older builds "Unsupported param: tools"), an account out of credit on a 429
+/// (OpenAI's `insufficient_quota`, "exceeded your current quota", gateways' "billing" and
+/// "credit"), and Ollama out of memory on a 500 ("model requires more system memory (7.5
+/// GiB) than is available (5.2 GiB)", CUDA's "out of memory").
+pub(crate) fn permanent_failure(body: &str) -> Option<&'static str> {
+    let lower = body.to_ascii_lowercase();
+    let has = |words: &[&str]| words.iter().any(|w| lower.contains(w));
+    if has(&["requires --jinja", "unsupported param: tools"]) {
+        return Some(
+            "this llama-server cannot take tool definitions: start it with `--jinja` (its default in current builds; an older build or `--no-jinja` turns it off)",
+        );
+    }
+    if has(&[
+        "insufficient_quota",
+        "exceeded your current quota",
+        "billing",
+        "insufficient credit",
+        "credit balance",
+        "out of credits",
+        "payment required",
+    ]) {
+        return Some(
+            "the account has no quota or credit left: add credit or raise the plan's limit with the provider; retrying will not help",
+        );
+    }
+    if has(&[
+        "requires more system memory",
+        "out of memory",
+        "failed to allocate",
+        "unable to allocate",
+        "cudaerrormemoryallocation",
+    ]) {
+        return Some(
+            "the server has not enough memory to load or run this model: choose a smaller model or quantization, lower the context size, or free memory on the server",
+        );
+    }
+    None
+}
+
 pub(crate) struct ErrorContext<'a> {
     pub url: &'a str,
     pub provider: &'a ModelProviderInfo,
@@ -177,7 +218,10 @@ pub(crate) fn http_error(
             None => "the conversation no longer fits the model's context window (context_length_exceeded); compact it, or set `model_context_window` to the server's real window".to_string(),
         },
         None if crate::vision::is_no_vision_error(body) => crate::vision::advice(cx.model),
-        None => hint,
+        None => match permanent_failure(body) {
+            Some(fix) => fix.to_string(),
+            None => hint,
+        },
     };
     ModelError::Http {
         status: code,
@@ -195,11 +239,47 @@ pub(crate) fn connect_error(err: &reqwest::Error, cx: &ErrorContext<'_>) -> Mode
     } else {
         String::new()
     };
+    let chain = error_chain(err);
+    let fix = match refused_local_hint(&chain, cx.url, cx.provider_id) {
+        Some(hint) => hint,
+        None => format!(
+            "Check that the server is running and that `base_url` in [model_providers.{}] is right",
+            cx.provider_id
+        ),
+    };
     ModelError::Connect(format!(
-        "could not reach the model server at {}: {}{retried}. Check that the server is running and that `base_url` in [model_providers.{}] is right",
-        cx.url,
-        error_chain(err),
-        cx.provider_id
+        "could not reach the model server at {}: {chain}{retried}. {fix}",
+        cx.url
+    ))
+}
+
+/// For a refused connection to this machine: which server to start, by the provider or the
+/// port it is known by, and the built-in local model as the alternative that needs none.
+pub(crate) fn refused_local_hint(chain: &str, url: &str, provider_id: &str) -> Option<String> {
+    if !chain.to_ascii_lowercase().contains("connection refused") || !crate::is_loopback(url) {
+        return None;
+    }
+    let port = url::Url::parse(url)
+        .ok()
+        .and_then(|u| u.port_or_known_default());
+    let start = match (provider_id, port) {
+        ("local", _) => {
+            return Some(
+                "The built-in local model's server is not running (it stops when unused): run the command again to start it, or see `interpreter local-model status`".to_string(),
+            );
+        }
+        ("ollama", _) | (_, Some(11434)) => "start Ollama (`ollama serve`, or open the Ollama app)",
+        ("lmstudio", _) | (_, Some(1234)) => {
+            "start LM Studio's server (`lms server start`, or the Developer tab in the app)"
+        }
+        ("llamacpp", _) | (_, Some(8080)) => {
+            "start llama.cpp's server (`llama-server -m MODEL.gguf --port 8080`)"
+        }
+        ("vllm", _) | (_, Some(8000)) => "start vLLM (`vllm serve MODEL --port 8000`)",
+        _ => "start the model server this provider points at",
+    };
+    Some(format!(
+        "Nothing listens there: {start}, or set `base_url` in [model_providers.{provider_id}] to where it runs. To use the built-in local model instead (installed and started for you), pass `-c model_provider=local` or set `model_provider = \"local\"`"
     ))
 }
 
@@ -270,6 +350,33 @@ mod tests {
         let snap = rate_limit_snapshot(&h).unwrap();
         assert_eq!(snap.primary.unwrap().used_percent, 20.0);
         assert_eq!(snap.secondary.unwrap().used_percent, 75.0);
+    }
+
+    #[test]
+    fn a_refused_local_server_is_named_with_how_to_start_it() {
+        let refused =
+            "client error (Connect): tcp connect error: Connection refused (os error 111)";
+        let hint = |url: &str, id: &str| refused_local_hint(refused, url, id).unwrap_or_default();
+        assert!(hint("http://localhost:11434/v1", "ollama").contains("ollama serve"));
+        assert!(hint("http://127.0.0.1:1234/v1", "box").contains("LM Studio"));
+        assert!(hint("http://localhost:8080/v1", "llamacpp").contains("llama-server -m"));
+        assert!(hint("http://localhost:8000/v1", "vllm").contains("vllm serve"));
+        for h in [
+            hint("http://localhost:11434/v1", "ollama"),
+            hint("http://[::1]:9999/v1", "x"),
+        ] {
+            assert!(h.contains("model_provider = \"local\""), "{h}");
+        }
+        assert!(hint("http://127.0.0.1:41000/v1", "local").contains("local-model status"));
+        // Not refused, or not this machine: no such advice.
+        assert_eq!(
+            refused_local_hint("timed out", "http://localhost:11434/v1", "ollama"),
+            None
+        );
+        assert_eq!(
+            refused_local_hint(refused, "http://gpu-box:11434/v1", "ollama"),
+            None
+        );
     }
 
     #[test]

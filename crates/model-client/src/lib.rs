@@ -21,6 +21,7 @@ mod chat;
 mod error;
 mod http;
 mod messages;
+mod looping;
 mod overflow;
 mod quirks;
 mod responses;
@@ -124,13 +125,17 @@ pub enum ResponseEvent {
     /// synthesized as 9 random alphanumerics when the model omitted it or reused one;
     /// arguments kept verbatim even if not valid JSON).
     OutputItemDone(ResponseItem),
-    /// The server left tool calls in the answer text (its tool-call parser is off); they
-    /// were recovered and follow as `FunctionCall` items. Comes before those items.
+    /// The server left tool calls in the answer text (its tool-call parser is off, or the
+    /// model wrote a shape no parser catches); they were recovered and follow as
+    /// `FunctionCall` items. Comes before those items.
     ToolCallsRecoveredFromText {
         /// The markup family, e.g. "Hermes/Qwen `<tool_call>`".
         format: String,
         /// The server settings that make the server parse these calls itself.
         server_hint: String,
+        /// The calls are in the template's own markup, which the server's tool-call parser
+        /// would have caught: it is off. `false` for shapes no parser catches (plain JSON).
+        parser_off: bool,
     },
     /// The model stopped at its output token limit (chat `finish_reason: "length"`,
     /// Responses `incomplete` for `max_output_tokens`, Messages `max_tokens`): the last text
@@ -140,6 +145,11 @@ pub enum ResponseEvent {
     /// conversation again, this answer included, lets the model continue it. Comes just
     /// before `Completed`.
     Paused,
+    /// The model fell into a loop (the end of its output was one piece repeated over and
+    /// over): the stream was ended there and the repeated tail cut from the answer; the last
+    /// text or tool call is cut off, as at the output limit. Comes just before `Completed`
+    /// (which carries no usage: the server never finished).
+    RepetitionStopped,
     /// The last event of a successful response.
     Completed {
         response_id: Option<String>,
@@ -351,10 +361,13 @@ impl ModelClient {
                     if status.is_success() {
                         return open_stream(resp, provider.wire_api, idle, &prompt.tools).await;
                     }
-                    let retryable =
-                        status == StatusCode::TOO_MANY_REQUESTS || status.is_server_error();
                     let server_delay = retry::retry_after(resp.headers());
                     let text = http::read_body_limited(resp, ERROR_BODY_LIMIT, idle).await;
+                    // What retrying cannot fix (a server flag, an account, memory) is said
+                    // at once instead of after four retries.
+                    let retryable = (status == StatusCode::TOO_MANY_REQUESTS
+                        || status.is_server_error())
+                        && http::permanent_failure(&text).is_none();
                     if !retryable || attempt >= max_retries {
                         let e = http::http_error(status, &text, &cx);
                         // Debug, not warn: the engine reports it to the user as an `error` event.

@@ -32,7 +32,9 @@ const MARKERS: &[&str] = &[
     "exceeded max context length",
     "input length exceeds the context length",
     "prompt too long",
-    // LM Studio.
+    // LM Studio (0.4: "The number of tokens to keep from the initial prompt is greater than
+    // the context length (n_keep: 13055>= n_ctx: 4096)", with or without the numbers).
+    "tokens to keep from the initial prompt is greater than the context length",
     "context the overflows",
     "context overflow",
     "loaded with context length of only",
@@ -205,6 +207,16 @@ mod tests {
     fn lm_studio() {
         let t = "Trying to keep the first 6000 tokens when context the overflows. However, the model is loaded with context length of only 4096 tokens, which is not enough. Try to load the model with a larger context length, or provide a shorter input";
         assert_eq!(window(t), Some(Some(4096)));
+    }
+
+    #[test]
+    fn lm_studio_0_4() {
+        // Reported with and without the numbers (Gitlawb/openclaude#353,
+        // lmstudio-ai/lmstudio-bug-tracker#2205).
+        let t = r#"{"error":"The number of tokens to keep from the initial prompt is greater than the context length (n_keep: 13055>= n_ctx: 4096). Try to load the model with a larger context length, or provide a shorter input."}"#;
+        assert_eq!(window(t), Some(Some(4096)));
+        let t = "The number of tokens to keep from the initial prompt is greater than the context length. Try to load the model with a larger context length, or provide a shorter input";
+        assert_eq!(window(t), Some(None));
     }
 
     #[test]

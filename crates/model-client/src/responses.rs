@@ -186,6 +186,8 @@ pub(crate) struct ResponsesDecoder {
     tools: Vec<ToolSpec>,
     /// Tool calls already recovered from text in this response (one warning per response).
     recovered_calls: bool,
+    /// Everything the model writes, watched for a loop.
+    guard: crate::looping::LoopGuard,
 }
 
 impl ResponsesDecoder {
@@ -230,6 +232,7 @@ impl ResponsesDecoder {
                 out.push_back(ResponseEvent::ToolCallsRecoveredFromText {
                     format: found.format.name().to_string(),
                     server_hint: found.format.server_hint().to_string(),
+                    parser_off: found.format.is_template_markup(),
                 });
             }
             self.recovered_calls = true;
@@ -272,9 +275,20 @@ impl Decoder for ResponsesDecoder {
             }
             "response.output_text.delta" => {
                 if let Some(d) = v.get("delta").and_then(Value::as_str) {
+                    self.guard.feed(d);
                     let (text, reasoning) = (&mut self.pending_text, &mut self.pending_reasoning);
                     self.think
                         .feed(d, &mut |p| route_piece(p, text, reasoning, out));
+                }
+                if self.guard.tripped() {
+                    return Ok(self.stop_loop(out));
+                }
+            }
+            "response.function_call_arguments.delta" => {
+                if let Some(d) = v.get("delta").and_then(Value::as_str)
+                    && self.guard.feed(d)
+                {
+                    return Ok(self.stop_loop(out));
                 }
             }
             "response.reasoning_summary_text.delta" | "response.reasoning_text.delta" => {
@@ -358,6 +372,20 @@ impl Decoder for ResponsesDecoder {
 }
 
 impl ResponsesDecoder {
+    /// The output fell into a loop: what arrived, without the repeated tail, and the end
+    /// (ending the stream closes the connection, so the server stops generating).
+    fn stop_loop(&mut self, out: &mut VecDeque<ResponseEvent>) -> Step {
+        crate::looping::cut_loop(&mut self.pending_text);
+        crate::looping::cut_loop(&mut self.pending_reasoning);
+        self.flush_pending(out);
+        out.push_back(ResponseEvent::RepetitionStopped);
+        out.push_back(ResponseEvent::Completed {
+            response_id: None,
+            token_usage: None,
+        });
+        Step::Done
+    }
+
     /// Items for deltas that no `response.output_item.done` covered.
     fn flush_pending(&mut self, out: &mut VecDeque<ResponseEvent>) {
         let (text, reasoning) = (&mut self.pending_text, &mut self.pending_reasoning);
@@ -416,7 +444,7 @@ fn parse_output_item(item: &Value) -> Option<ResponseItem> {
                 .filter(|s| !s.is_empty())
                 .map(str::to_string)
                 .unwrap_or_else(synthesize_call_id),
-            name: str_field("name").unwrap_or_default().to_string(),
+            name: crate::chat::clean_tool_name(str_field("name").unwrap_or_default()),
             arguments: match item.get("arguments") {
                 Some(Value::String(s)) => s.clone(),
                 Some(Value::Null) | None => String::new(),

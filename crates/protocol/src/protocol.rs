@@ -660,6 +660,31 @@ pub struct McpToolCallProgressEvent {
     pub total: Option<f64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub message: Option<String>,
+    /// Set when the server runs the call as a task (the MCP Tasks extension): the progress
+    /// event that says so is kept in the thread, so a resumed thread fetches the task's
+    /// result instead of calling the tool again.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub task: Option<McpCallTask>,
+}
+
+/// The task behind an MCP tool call, and where it stands for the thread.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct McpCallTask {
+    /// The server's id of the task.
+    pub task_id: String,
+    pub state: McpCallTaskState,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum McpCallTaskState {
+    /// The server runs the call as this task.
+    Started,
+    /// The session ended while the task ran; it was left running on the server, and the
+    /// call's output says its result is fetched when the thread resumes.
+    LeftRunning,
+    /// A resumed thread fetched the task's result (or learned it is gone).
+    Fetched,
 }
 
 /// `result` uses serde's `Result` encoding (`{"Ok": CallToolResult}` / `{"Err": "msg"}`)

@@ -61,8 +61,24 @@ impl RecordedRequest {
         crate::approx_tokens(self.body.to_string().len())
     }
 
-    /// Text of the last user message.
+    /// Text of the last user message, without the engine's per-run context that the chat
+    /// wire puts at the head of the first one (`<project_instructions …>` and
+    /// `<environment_context>` sections): what the user typed.
     pub fn last_user_text(&self) -> Option<String> {
+        self.last_user_text_raw()
+            .map(|t| match t.split_once("</environment_context>") {
+                Some((head, rest))
+                    if head.starts_with("<environment_context>")
+                        || head.starts_with("<project_instructions") =>
+                {
+                    rest.trim_start_matches('\n').to_string()
+                }
+                _ => t,
+            })
+    }
+
+    /// Text of the last user message, as sent.
+    pub fn last_user_text_raw(&self) -> Option<String> {
         self.items()
             .iter()
             .rev()

@@ -59,7 +59,7 @@ mod types;
 pub use error::StoreError;
 pub use git::collect_git_info;
 pub use handle::{RolloutWriter, StoreLocation, ThreadStore};
-pub use loaded::{ABORTED_CALL_OUTPUT, LoadedThread, StoredTurn, TurnStatus};
+pub use loaded::{ABORTED_CALL_OUTPUT, LoadedThread, PendingMcpTask, StoredTurn, TurnStatus};
 pub use outline::{ThreadOutline, TurnSpan};
 pub use parked::{ParkedCall, TurnParkedItem, TurnUnparkedItem, Unparked};
 pub use postgres::StoreTimeouts;

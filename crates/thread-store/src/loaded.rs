@@ -23,6 +23,20 @@ pub struct LoadedThread {
     pub warnings: Vec<String>,
 }
 
+/// An MCP tool call whose task a resumed thread should fetch (see
+/// [`LoadedThread::pending_mcp_tasks`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PendingMcpTask {
+    pub call_id: String,
+    /// The call's tool name as the model wrote it (`mcp__server__tool`).
+    pub name: String,
+    /// The call's arguments (JSON text).
+    pub arguments: String,
+    pub task_id: String,
+    /// The session ended with the task running (rather than dying during it).
+    pub left_running: bool,
+}
+
 /// How a stored turn ended.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum TurnStatus {
@@ -98,45 +112,58 @@ impl LoadedThread {
     }
 
     /// The conversation history to send to the model on resume: every `ResponseItem` in
-    /// order, restarting from the replacement history of the last `compacted` record. A function call without an output (the process died during the call) gets a
-    /// synthetic failed output [`ABORTED_CALL_OUTPUT`], placed after the run of calls and
-    /// outputs it belongs to, so chat APIs accept the history. The calls a parked turn
-    /// waits on ([`LoadedThread::parked_turn`]) are left without output: the turn's
-    /// continuation (or its end) gives them theirs before the model is asked again.
+    /// order, restarting from the replacement history of the last `compacted` record. Each
+    /// function call's output follows the run of calls and outputs it belongs to, so chat APIs
+    /// accept the history: a call recorded with several outputs (a later one replaces the
+    /// placeholder of an MCP task fetched on resume) shows the last one where the first was;
+    /// a call whose output came later in the file shows it after its run; and a call without
+    /// an output (the process died during the call) gets a synthetic failed output
+    /// [`ABORTED_CALL_OUTPUT`] there. The calls a parked turn waits on
+    /// ([`LoadedThread::parked_turn`]) are left without output: the turn's continuation (or
+    /// its end) gives them theirs before the model is asked again.
     pub fn history(&self) -> Vec<ResponseItem> {
-        let parked = self.parked_turn();
-        let mut answered: HashSet<&str> = self
-            .items
-            .iter()
-            .filter_map(|i| match i {
-                RolloutItem::ResponseItem(ResponseItem::FunctionCallOutput { call_id, .. }) => {
-                    Some(call_id.as_str())
-                }
-                _ => None,
-            })
-            .collect();
-        answered.extend(
-            parked
-                .iter()
-                .flat_map(|p| p.calls.iter().map(|c| c.call_id.as_str())),
-        );
-        let mut out = Vec::new();
-        let mut dangling: Vec<String> = Vec::new();
-        let flush = |out: &mut Vec<ResponseItem>, dangling: &mut Vec<String>| {
-            for call_id in dangling.drain(..) {
-                out.push(ResponseItem::FunctionCallOutput {
-                    call_id,
-                    output: FunctionCallOutput::text(ABORTED_CALL_OUTPUT, false),
-                });
+        let mut last_output: std::collections::HashMap<&str, &FunctionCallOutput> =
+            std::collections::HashMap::new();
+        for item in &self.items {
+            if let RolloutItem::ResponseItem(ResponseItem::FunctionCallOutput { call_id, output }) =
+                item
+            {
+                last_output.insert(call_id.as_str(), output);
             }
+        }
+        // The calls a parked turn waits on that have no output yet.
+        let waiting: HashSet<&str> = self
+            .parked_turn()
+            .iter()
+            .flat_map(|p| p.calls.iter().map(|c| c.call_id.as_str()))
+            .filter(|call_id| !last_output.contains_key(call_id))
+            .collect();
+        let mut out = Vec::new();
+        // Calls of the current run still without their output, and calls given one.
+        let mut open: Vec<String> = Vec::new();
+        let mut placed: HashSet<String> = HashSet::new();
+        let output_of = |call_id: &str| match last_output.get(call_id) {
+            Some(output) => (*output).clone(),
+            None => FunctionCallOutput::text(ABORTED_CALL_OUTPUT, false),
         };
+        let flush =
+            |out: &mut Vec<ResponseItem>, open: &mut Vec<String>, placed: &mut HashSet<String>| {
+                for call_id in open.drain(..) {
+                    if !waiting.contains(call_id.as_str()) && placed.insert(call_id.clone()) {
+                        out.push(ResponseItem::FunctionCallOutput {
+                            output: output_of(&call_id),
+                            call_id,
+                        });
+                    }
+                }
+            };
         for item in &self.items {
             let ri = match item {
                 RolloutItem::ResponseItem(ri) => ri,
-                // Compaction replaced everything before it; calls left dangling before it
-                // are gone with the rest.
+                // Compaction replaced everything before it; calls left open before it are
+                // gone with the rest (and so are outputs recorded for them later).
                 RolloutItem::Compacted(c) => {
-                    dangling.clear();
+                    open.clear();
                     out = c.replacement_history.clone().unwrap_or_else(|| {
                         vec![ResponseItem::Message {
                             role: oi_protocol::models::Role::User,
@@ -145,23 +172,87 @@ impl LoadedThread {
                             }],
                         }]
                     });
+                    placed = out
+                        .iter()
+                        .filter_map(|i| match i {
+                            ResponseItem::FunctionCall { call_id, .. } => Some(call_id.clone()),
+                            _ => None,
+                        })
+                        .collect();
                     continue;
                 }
                 _ => continue,
             };
             match ri {
                 ResponseItem::FunctionCall { call_id, .. } => {
-                    if !answered.contains(call_id.as_str()) {
-                        dangling.push(call_id.clone());
+                    open.push(call_id.clone());
+                    out.push(ri.clone());
+                }
+                ResponseItem::FunctionCallOutput { call_id, .. } => {
+                    if open.contains(call_id) && placed.insert(call_id.clone()) {
+                        open.retain(|c| c != call_id);
+                        out.push(ResponseItem::FunctionCallOutput {
+                            call_id: call_id.clone(),
+                            output: output_of(call_id),
+                        });
                     }
                 }
-                ResponseItem::FunctionCallOutput { .. } => {}
-                _ => flush(&mut out, &mut dangling),
+                _ => {
+                    flush(&mut out, &mut open, &mut placed);
+                    out.push(ri.clone());
+                }
             }
-            out.push(ri.clone());
         }
-        flush(&mut out, &mut dangling);
+        flush(&mut out, &mut open, &mut placed);
         out
+    }
+
+    /// The MCP tool calls of this thread whose tasks are still to be fetched: a task left
+    /// running when its session ended, or one whose call never got an output (the process
+    /// died). A task already fetched, or ended in its session, is not listed.
+    pub fn pending_mcp_tasks(&self) -> Vec<PendingMcpTask> {
+        use oi_protocol::protocol::McpCallTaskState;
+        let mut tasks: Vec<PendingMcpTask> = Vec::new();
+        let mut answered: HashSet<&str> = HashSet::new();
+        for item in &self.items {
+            match item {
+                RolloutItem::EventMsg(EventMsg::McpToolCallProgress(p)) => {
+                    let Some(task) = &p.task else { continue };
+                    tasks.retain(|t| t.call_id != p.call_id);
+                    if task.state != McpCallTaskState::Fetched {
+                        tasks.push(PendingMcpTask {
+                            call_id: p.call_id.clone(),
+                            task_id: task.task_id.clone(),
+                            left_running: task.state == McpCallTaskState::LeftRunning,
+                            name: String::new(),
+                            arguments: String::new(),
+                        });
+                    }
+                }
+                RolloutItem::ResponseItem(ResponseItem::FunctionCallOutput { call_id, .. }) => {
+                    answered.insert(call_id);
+                }
+                _ => {}
+            }
+        }
+        // A task that got its output in its own session ended there, unless it was left
+        // running (its output then only says so).
+        tasks.retain(|t| t.left_running || !answered.contains(t.call_id.as_str()));
+        for item in &self.items {
+            if let RolloutItem::ResponseItem(ResponseItem::FunctionCall {
+                call_id,
+                name,
+                arguments,
+                ..
+            }) = item
+                && let Some(task) = tasks.iter_mut().find(|t| &t.call_id == call_id)
+            {
+                task.name = name.clone();
+                task.arguments = arguments.clone();
+            }
+        }
+        tasks.retain(|t| !t.name.is_empty());
+        tasks
     }
 
     /// Turns rebuilt from `task_started` / `task_complete` / `turn_aborted` / `error` events.

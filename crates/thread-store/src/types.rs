@@ -59,7 +59,8 @@ impl RolloutItem {
 /// Whether an engine event belongs in a rollout: what a later reader needs to show the
 /// conversation and rebuild its turns (messages, reasoning, turn start/end, token counts,
 /// errors, and the end of each command, patch and MCP call). Streaming deltas, begin events,
-/// approval prompts and session/MCP-startup chatter are not saved. The writer stores whatever
+/// approval prompts and session/MCP-startup chatter are not saved; MCP progress only when it
+/// names the task behind a call. The writer stores whatever
 /// it is given; the engine uses this to choose.
 pub fn should_persist_event(ev: &EventMsg) -> bool {
     match ev {
@@ -87,7 +88,6 @@ pub fn should_persist_event(ev: &EventMsg) -> bool {
         | EventMsg::McpStartupUpdate(_)
         | EventMsg::McpStartupComplete(_)
         | EventMsg::McpToolCallBegin(_)
-        | EventMsg::McpToolCallProgress(_)
         | EventMsg::ElicitationRequest(_)
         // The todo list is also the tool call's output, which history keeps.
         | EventMsg::PlanUpdate(_)
@@ -95,6 +95,9 @@ pub fn should_persist_event(ev: &EventMsg) -> bool {
         | EventMsg::TurnParked(_)
         | EventMsg::ShutdownComplete => false,
         EventMsg::ContextCompacted(_) => true,
+        // Progress is chatter, except where it names the task behind a call: a resumed
+        // thread fetches that task's result.
+        EventMsg::McpToolCallProgress(p) => p.task.is_some(),
     }
 }
 
@@ -256,7 +259,8 @@ pub struct GitInfo {
 /// Which front end started a thread.
 ///
 /// On disk: `"cli"`, `"exec"`, `"mcp"` (the MCP server, as the reference writes it),
-/// `"appServer"` (the v2 API), `"unknown"`. Reading is lenient: `"app_server"` and
+/// `"appServer"` (the v2 API), `"acp"` (an editor over the Agent Client Protocol),
+/// `"unknown"`. Reading is lenient: `"app_server"` and
 /// `"appserver"` mean [`SessionSource::AppServer`]; any other value (e.g. the reference's
 /// `"vscode"` or `{"subagent":…}`) reads as [`SessionSource::Unknown`] instead of failing
 /// the whole line.
@@ -266,16 +270,19 @@ pub enum SessionSource {
     Exec,
     Mcp,
     AppServer,
+    /// `interpreter acp`: an editor.
+    Acp,
     #[default]
     Unknown,
 }
 
 impl SessionSource {
-    pub const ALL: [SessionSource; 5] = [
+    pub const ALL: [SessionSource; 6] = [
         SessionSource::Cli,
         SessionSource::Exec,
         SessionSource::Mcp,
         SessionSource::AppServer,
+        SessionSource::Acp,
         SessionSource::Unknown,
     ];
 
@@ -286,14 +293,17 @@ impl SessionSource {
             SessionSource::Exec => "exec",
             SessionSource::Mcp => "mcp",
             SessionSource::AppServer => "appServer",
+            SessionSource::Acp => "acp",
             SessionSource::Unknown => "unknown",
         }
     }
 
-    /// The v2 API spelling: the MCP server shows as `"appServer"`, as in the reference.
+    /// The v2 API spelling: the MCP server shows as `"appServer"`, as in the reference, and
+    /// an editor's session as `"vscode"`, the reference's kind for IDE sessions.
     pub fn as_v2_str(&self) -> &'static str {
         match self {
             SessionSource::Mcp | SessionSource::AppServer => "appServer",
+            SessionSource::Acp => "vscode",
             other => other.as_str(),
         }
     }
@@ -304,6 +314,7 @@ impl SessionSource {
             "exec" => SessionSource::Exec,
             "mcp" => SessionSource::Mcp,
             "appServer" | "app_server" | "appserver" => SessionSource::AppServer,
+            "acp" => SessionSource::Acp,
             _ => SessionSource::Unknown,
         }
     }
@@ -319,11 +330,10 @@ impl FromStr for SessionSource {
     type Err = String;
     fn from_str(s: &str) -> Result<Self, Self::Err> {
         match s {
-            "cli" | "exec" | "mcp" | "appServer" | "app_server" | "appserver" | "unknown" => {
-                Ok(SessionSource::from_lenient(s))
-            }
+            "cli" | "exec" | "mcp" | "appServer" | "app_server" | "appserver" | "acp"
+            | "unknown" => Ok(SessionSource::from_lenient(s)),
             other => Err(format!(
-                "unknown session source `{other}`; expected one of: cli, exec, mcp, appServer, unknown"
+                "unknown session source `{other}`; expected one of: cli, exec, mcp, appServer, acp, unknown"
             )),
         }
     }

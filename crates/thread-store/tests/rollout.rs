@@ -8,7 +8,8 @@ use oi_protocol::ThreadId;
 use oi_protocol::config_types::{AskForApproval, ReasoningEffort, SandboxPolicy};
 use oi_protocol::models::{ContentItem, FunctionCallOutput, ResponseItem, Role, TokenUsage};
 use oi_protocol::protocol::{
-    ErrorEvent, EventMsg, TokenCountEvent, TokenUsageInfo, TurnAbortReason, TurnAbortedEvent,
+    ErrorEvent, EventMsg, McpCallTask, McpCallTaskState, McpToolCallProgressEvent, TokenCountEvent,
+    TokenUsageInfo, TurnAbortReason, TurnAbortedEvent,
 };
 use oi_thread_store::{
     ABORTED_CALL_OUTPUT, CompactedItem, GitInfo, RolloutItem, SessionMeta, SessionSource,
@@ -352,6 +353,92 @@ fn history_gives_dangling_calls_a_failed_output() {
         synthetic("c"),
     ];
     assert_eq!(history, expected);
+}
+
+/// The progress event that names the task behind an MCP call.
+fn task_note(call_id: &str, task_id: &str, state: McpCallTaskState) -> RolloutItem {
+    RolloutItem::EventMsg(EventMsg::McpToolCallProgress(McpToolCallProgressEvent {
+        call_id: call_id.into(),
+        progress: 1.0,
+        total: None,
+        message: None,
+        task: Some(McpCallTask {
+            task_id: task_id.into(),
+            state,
+        }),
+    }))
+}
+
+fn response(item: RolloutItem) -> ResponseItem {
+    match item {
+        RolloutItem::ResponseItem(r) => r,
+        _ => unreachable!(),
+    }
+}
+
+#[test]
+fn a_later_output_takes_its_calls_place_and_pending_tasks_are_named() {
+    let (_dir, store) = open();
+    let (id, _) = thread_with(
+        &store,
+        &[
+            task_started("t1"),
+            RolloutItem::ResponseItem(ResponseItem::user_text("go")),
+            // Left running when its session ended: a placeholder output, then (resumed) the
+            // fetched one, recorded at the end of the file.
+            call("left"),
+            task_note("left", "task-1", McpCallTaskState::Started),
+            task_note("left", "task-1", McpCallTaskState::LeftRunning),
+            output("left", "left running"),
+            RolloutItem::ResponseItem(ResponseItem::assistant_text("later")),
+            // The process died during this one: no output in its session.
+            call("died"),
+            task_note("died", "task-2", McpCallTaskState::Started),
+            RolloutItem::ResponseItem(ResponseItem::user_text("resumed")),
+            // Ended in its own session: not pending.
+            call("done"),
+            task_note("done", "task-3", McpCallTaskState::Started),
+            output("done", "its result"),
+        ],
+    );
+    let loaded = store.load(&id).unwrap();
+    let pending = loaded.pending_mcp_tasks();
+    let named: Vec<(&str, &str, bool)> = pending
+        .iter()
+        .map(|t| (t.call_id.as_str(), t.task_id.as_str(), t.left_running))
+        .collect();
+    assert_eq!(
+        named,
+        vec![("left", "task-1", true), ("died", "task-2", false)]
+    );
+    assert_eq!(pending[0].name, "shell");
+    assert_eq!(pending[0].arguments, r#"{"command":["ls"]}"#);
+
+    // The resumed thread records what it fetched, and says so.
+    let mut writer = store.resume(&id).unwrap().0;
+    for item in [
+        output("left", "the report"),
+        task_note("left", "task-1", McpCallTaskState::Fetched),
+        output("died", "gone"),
+        task_note("died", "task-2", McpCallTaskState::Fetched),
+    ] {
+        writer.append(&item).unwrap();
+    }
+    drop(writer);
+    let loaded = store.load(&id).unwrap();
+    assert!(loaded.pending_mcp_tasks().is_empty());
+    let expected = vec![
+        ResponseItem::user_text("go"),
+        response(call("left")),
+        response(output("left", "the report")),
+        ResponseItem::assistant_text("later"),
+        response(call("died")),
+        response(output("died", "gone")),
+        ResponseItem::user_text("resumed"),
+        response(call("done")),
+        response(output("done", "its result")),
+    ];
+    assert_eq!(loaded.history(), expected);
 }
 
 #[test]

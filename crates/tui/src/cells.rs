@@ -68,6 +68,9 @@ pub enum HistoryCell {
         /// `None` while running; `Ok(summary)` / `Err(message)` when done.
         result: Option<Result<String, String>>,
         duration_ms: Option<u64>,
+        /// The server's latest progress while it runs (its message, `n/total`, or a task's
+        /// status).
+        progress: Option<String>,
     },
     Error {
         message: String,
@@ -295,6 +298,7 @@ impl HistoryCell {
                 arguments,
                 result,
                 duration_ms,
+                progress,
             } => {
                 let (style, status) = match result {
                     None => (theme.bold(), "Calling".to_string()),
@@ -322,6 +326,11 @@ impl HistoryCell {
                         out.push(Line::styled(format!("  └ {s}"), theme.dim()))
                     }
                     Some(Err(e)) => out.push(Line::styled(format!("  └ {e}"), theme.removed())),
+                    None => {
+                        if let Some(p) = progress {
+                            out.push(Line::styled(format!("  └ {p}"), theme.dim()));
+                        }
+                    }
                     _ => {}
                 }
                 wrap_lines(&out, width, "    ")
@@ -366,7 +375,8 @@ impl HistoryCell {
                 if let Some(ms) = duration_ms {
                     label = format!(" {what} in {} ", format_duration(*ms));
                 }
-                let rule = w.saturating_sub(label.chars().count() + 2).min(60);
+                // Across the whole window, however wide.
+                let rule = w.saturating_sub(label.chars().count() + 2);
                 vec![Line::styled(
                     format!("──{label}{}", "─".repeat(rule)),
                     if *interrupted {
@@ -502,6 +512,21 @@ mod tests {
         assert_eq!(format_duration(850), "850ms");
         assert_eq!(format_duration(1250), "1.2s");
         assert_eq!(format_duration(125_000), "2m 05s");
+    }
+
+    #[test]
+    fn the_turn_done_rule_spans_the_width() {
+        let theme = Theme { color: false };
+        for width in [40u16, 80, 100, 200] {
+            let cell = HistoryCell::TurnEnded {
+                interrupted: false,
+                duration_ms: Some(4200),
+            };
+            let lines = cell.lines(width, &theme, false);
+            let text: String = lines[0].spans.iter().map(|s| s.content.as_ref()).collect();
+            assert!(text.starts_with("── turn done in 4.2s ──"), "{text}");
+            assert_eq!(text.chars().count(), usize::from(width), "{text}");
+        }
     }
 
     #[test]

@@ -76,6 +76,14 @@ impl Composer {
         self.browsing = None;
     }
 
+    /// Puts back a draft taken earlier with [`Composer::text`] and [`Composer::cursor`].
+    pub fn restore(&mut self, text: &str, cursor: usize) {
+        self.set_text(text);
+        if text.is_char_boundary(cursor) {
+            self.cursor = cursor;
+        }
+    }
+
     pub fn clear(&mut self) {
         self.set_text("");
         self.pastes.clear();

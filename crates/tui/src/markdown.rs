@@ -24,7 +24,10 @@ pub fn render_markdown(src: &str, width: u16, theme: &Theme) -> Vec<Line<'static
         item_prefix: None,
         table: None,
     };
-    let parser = Parser::new_ext(src, Options::ENABLE_STRIKETHROUGH | Options::ENABLE_TABLES);
+    let parser = Parser::new_ext(
+        src,
+        Options::ENABLE_STRIKETHROUGH | Options::ENABLE_TABLES | Options::ENABLE_TASKLISTS,
+    );
     for ev in parser {
         r.event(ev);
     }
@@ -167,8 +170,13 @@ impl Renderer {
                 let w = usize::from(self.width.clamp(8, 80));
                 self.out.push(Line::styled("─".repeat(w), self.theme.dim()));
             }
+            // A task item shows its box in place of the bullet (`☐ todo`, `☑ done`).
             Event::TaskListMarker(done) => {
-                self.cur.push(Span::raw(if done { "[x] " } else { "[ ] " }))
+                let mark = if done { "☑ " } else { "☐ " };
+                match &mut self.item_prefix {
+                    Some(p) if p == "• " => *p = mark.to_string(),
+                    _ => self.cur.push(Span::raw(mark)),
+                }
             }
             Event::Html(t) | Event::InlineHtml(t) => self
                 .cur
@@ -182,13 +190,16 @@ impl Renderer {
             Tag::Paragraph => {}
             Tag::Heading { level, .. } => {
                 self.blank();
-                let marks = match level {
-                    HeadingLevel::H1 => "# ",
-                    HeadingLevel::H2 => "## ",
-                    _ => "### ",
-                };
+                // As many marks as the level, so `####` reads as a level below `###`;
+                // levels 4-6 are bold without the accent colour of the top three.
+                let marks = format!("{} ", "#".repeat(level as usize));
                 self.cur.push(Span::styled(marks, self.theme.dim()));
-                self.push_style(self.theme.bold().patch(self.theme.accent()));
+                let style = if level <= HeadingLevel::H3 {
+                    self.theme.bold().patch(self.theme.accent())
+                } else {
+                    self.theme.bold()
+                };
+                self.push_style(style);
             }
             Tag::BlockQuote(_) => {
                 self.flush();
@@ -356,6 +367,41 @@ mod tests {
             out,
             "# Title\n\nSome emphasis and code.\n\n• one\n• two\n\n1. first\n2. second\n\n  fn main() {}\n\nSee docs (https://example.com)."
         );
+    }
+
+    #[test]
+    fn each_heading_level_has_its_own_marks_and_the_top_three_the_accent() {
+        let md = "# a\n\n## b\n\n### c\n\n#### d\n\n##### e\n\n###### f";
+        let theme = Theme { color: true };
+        let lines = render_markdown(md, 60, &theme);
+        assert_eq!(
+            plain(&lines),
+            "# a\n\n## b\n\n### c\n\n#### d\n\n##### e\n\n###### f"
+        );
+        let accent = theme.bold().patch(theme.accent());
+        let headings: Vec<&Line> = lines.iter().filter(|l| !l.spans.is_empty()).collect();
+        for (level, line) in headings.iter().enumerate() {
+            let title = line.spans.last().unwrap();
+            if level < 3 {
+                assert_eq!(title.style, accent, "level {}", level + 1);
+            } else {
+                assert_eq!(title.style, theme.bold(), "level {}", level + 1);
+            }
+        }
+    }
+
+    #[test]
+    fn task_list_items_show_a_box_instead_of_the_bullet() {
+        let md = "- [ ] todo\n- [x] done\n- plain\n\n1. [x] numbered";
+        let out = plain(&render_markdown(md, 60, &Theme { color: false }));
+        assert_eq!(out, "☐ todo\n☑ done\n• plain\n\n1. ☑ numbered");
+        // A long task wraps under its text, past the box.
+        let out = plain(&render_markdown(
+            "- [ ] one two three four",
+            12,
+            &Theme { color: false },
+        ));
+        assert_eq!(out, "☐ one two\n  three four");
     }
 
     #[test]

@@ -407,6 +407,8 @@ async fn run_inner(opts: TuiOptions) -> Result<i32, String> {
             }
             sig = signals.recv() => {
                 stopped_by = Some(sig);
+                // The session ends: an MCP task stays running for `resume` to fetch.
+                current.thread.leave_mcp_tasks_running();
                 let _ = current.thread.submit(Op::Interrupt).await;
                 actions.push(AppAction::Quit);
             }
@@ -975,6 +977,11 @@ fn mcp_rows(config: &Config, thread: &Thread) -> Vec<McpServerRow> {
                 .filter(|st| st.name == *name)
                 .flat_map(|st| st.withheld_tools.clone())
                 .collect(),
+            protocol: status
+                .iter()
+                .find(|st| st.name == *name)
+                .and_then(|st| st.protocol.as_ref())
+                .map(|p| p.version.clone()),
             resources: status
                 .iter()
                 .filter(|st| st.name == *name)

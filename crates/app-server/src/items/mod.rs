@@ -42,11 +42,6 @@ impl Note {
         self.method
     }
 
-    /// The serialized params.
-    pub fn params(&self) -> &Value {
-        &self.params
-    }
-
     /// Method and params, for the sender.
     pub(crate) fn into_parts(self) -> (&'static str, Value) {
         (self.method, self.params)

@@ -16,9 +16,11 @@ const MASK: &str = "*****";
 
 /// What `--probe` found for one server.
 enum Probe {
-    /// Started: the tools offered, and what the start warned about (tools it skipped).
+    /// Started: the tools offered, the protocol version spoken, and what the start warned
+    /// about (tools it skipped).
     Ready {
         tools: usize,
+        protocol: String,
         warnings: Vec<String>,
     },
     Failed(String),
@@ -56,11 +58,19 @@ pub async fn list(
                 });
                 if let Some(p) = probes.get(name) {
                     v["probe"] = match p {
-                        Probe::Ready { tools, warnings } if warnings.is_empty() => {
-                            json!({"ok": true, "tools": tools})
+                        Probe::Ready {
+                            tools,
+                            protocol,
+                            warnings,
+                        } if warnings.is_empty() => {
+                            json!({"ok": true, "tools": tools, "protocol": protocol})
                         }
-                        Probe::Ready { tools, warnings } => {
-                            json!({"ok": true, "tools": tools, "warnings": warnings})
+                        Probe::Ready {
+                            tools,
+                            protocol,
+                            warnings,
+                        } => {
+                            json!({"ok": true, "tools": tools, "protocol": protocol, "warnings": warnings})
                         }
                         Probe::Failed(e) => json!({"ok": false, "error": e}),
                     };
@@ -79,10 +89,14 @@ pub async fn list(
         return EXIT_OK;
     }
     let probe_cell = |name: &str| match probes.get(name) {
-        Some(Probe::Ready { tools, warnings }) if warnings.is_empty() => {
-            format!("ok, {tools} tools")
-        }
-        Some(Probe::Ready { tools, .. }) => format!("ok, {tools} tools (see below)"),
+        Some(Probe::Ready {
+            tools,
+            protocol,
+            warnings,
+        }) if warnings.is_empty() => format!("ok, {tools} tools, {protocol}"),
+        Some(Probe::Ready {
+            tools, protocol, ..
+        }) => format!("ok, {tools} tools, {protocol} (see below)"),
         Some(Probe::Failed(e)) => format!("failed: {}", e.lines().next().unwrap_or_default()),
         None if !servers[name].enabled => "-".to_string(),
         None => "-".to_string(),
@@ -204,6 +218,10 @@ pub async fn get(
             "default_tools_approval_mode": cfg.default_tools_approval_mode.map(|m| m.as_str()),
             "tools": tools,
             "auth_status": auth_status(name, cfg, home, store).await.json(),
+            "protocol_version": cfg.protocol_version.as_str(),
+            "last_negotiated_protocol": oi_mcp_client::last_negotiated(home, name, cfg)
+                .await
+                .map(|n| n.version),
         });
         outln!(
             "{}",
@@ -287,6 +305,14 @@ pub async fn get(
     if cfg.sampling.is_enabled() {
         lines.push(format!("  sampling: {}", cfg.sampling));
     }
+    // The setting, and what the server negotiated when it last started.
+    let last = oi_mcp_client::last_negotiated(home, name, cfg).await;
+    lines.push(format!(
+        "  protocol_version: {}{}",
+        cfg.protocol_version,
+        last.map(|n| format!(" (last negotiated: {})", n.version))
+            .unwrap_or_default()
+    ));
     lines.push(format!("  remove: interpreter mcp remove {name}"));
     outln!("{}", lines.join("\n"));
     EXIT_OK
@@ -447,11 +473,18 @@ async fn run_probe(
         }
     }
     let tools = manager.tools();
+    let status = manager.status();
     for name in enabled.keys() {
+        let protocol = status
+            .iter()
+            .find(|s| &s.name == name)
+            .and_then(|s| s.protocol.as_ref())
+            .map_or_else(|| "-".to_string(), |p| p.version.clone());
         let probe = match manager.server_error(name) {
             Some(e) => Probe::Failed(e),
             None => Probe::Ready {
                 tools: tools.iter().filter(|t| &t.server == name).count(),
+                protocol,
                 warnings: warned
                     .iter()
                     .filter(|w| w.starts_with(&format!("MCP server `{name}`:")))

@@ -1,5 +1,5 @@
 //! Checks live messages against Codex 0.171's app-server schema, through the fact list
-//! the schema test also uses (`crates/app-server/tests/fixtures/codex-0.171-facts.json`,
+//! the schema test also uses (`crates/app-server-protocol/tests/fixtures/codex-0.171-facts.json`,
 //! made from Codex's generated schema by `scripts/codex-schema-facts.py`): every field
 //! Codex requires is there, no field is null where Codex wants a value, and a tagged union
 //! has a variant Codex knows. Nested objects Codex's clients decode (threads, turns, items,
@@ -42,7 +42,7 @@ pub struct CodexSchema {
 impl CodexSchema {
     pub fn load() -> Self {
         let facts = serde_json::from_str(include_str!(
-            "../../../app-server/tests/fixtures/codex-0.171-facts.json"
+            "../../../app-server-protocol/tests/fixtures/codex-0.171-facts.json"
         ))
         .expect("the fact list is JSON");
         Self {

@@ -37,6 +37,7 @@ const SHARED: &[&str] = &[
     "supports_parallel_tool_calls",
     "roots",
     "sampling",
+    "protocol_version",
     // Legacy / Codex-only keys accepted without effect.
     "name",
     "experimental_environment",
@@ -195,6 +196,7 @@ fn into_config(p: &str, raw: McpServerToml) -> Result<McpServerConfig, Bad> {
         supports_parallel_tool_calls: raw.supports_parallel_tool_calls.unwrap_or(false),
         roots: strings(raw.roots),
         sampling: raw.sampling.unwrap_or_default(),
+        protocol_version: raw.protocol_version.unwrap_or_default(),
         launch_pins: None,
     })
 }

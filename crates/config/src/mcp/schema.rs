@@ -6,7 +6,7 @@
 //! carry TOML-worded `expecting` texts, so a type error reads "expected an array of strings,
 //! got a string" rather than serde's "invalid type: string, expected a sequence".
 
-use super::{McpApprovalMode, McpEnvVar, McpEnvVarSource, McpSamplingMode};
+use super::{McpApprovalMode, McpEnvVar, McpEnvVarSource, McpProtocolVersion, McpSamplingMode};
 use serde::Deserialize;
 use serde::de::{self, Deserializer, MapAccess, SeqAccess, Visitor};
 use std::collections::BTreeMap;
@@ -44,6 +44,7 @@ pub(super) struct McpServerToml {
     pub supports_parallel_tool_calls: Option<bool>,
     pub roots: Option<Strings>,
     pub sampling: Option<McpSamplingMode>,
+    pub protocol_version: Option<McpProtocolVersion>,
     /// Legacy key accepted without effect. (Not `IgnoredAny`: `serde_ignored` would report it.)
     pub name: Option<toml::Value>,
     /// Codex-only; anything but `"local"` gets a warning.
@@ -260,6 +261,29 @@ impl<'de> Deserialize<'de> for McpSamplingMode {
                 McpSamplingMode::parse(s).ok_or_else(|| {
                     E::custom(format!(
                         "unknown sampling mode \"{s}\"; expected one of {SAMPLING_MODES}"
+                    ))
+                })
+            }
+        }
+        d.deserialize_str(V)
+    }
+}
+
+/// The accepted protocol versions, as the error messages list them.
+const PROTOCOL_VERSIONS: &str = "\"auto\", \"2026-07-28\", \"2025-11-25\"";
+
+impl<'de> Deserialize<'de> for McpProtocolVersion {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl Visitor<'_> for V {
+            type Value = McpProtocolVersion;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                write!(f, "one of {PROTOCOL_VERSIONS}")
+            }
+            fn visit_str<E: de::Error>(self, s: &str) -> Result<McpProtocolVersion, E> {
+                McpProtocolVersion::parse(s).ok_or_else(|| {
+                    E::custom(format!(
+                        "unknown protocol version \"{s}\"; expected one of {PROTOCOL_VERSIONS} (\"auto\" probes the server and falls back)"
                     ))
                 })
             }

@@ -472,6 +472,42 @@ fn sampling_is_off_unless_configured_and_bad_modes_name_the_choices() {
 }
 
 #[test]
+fn the_protocol_version_is_auto_unless_pinned_and_a_bad_one_names_the_choices() {
+    let (servers, warnings) = parse(
+        "[mcp_servers.plain]\ncommand = \"x\"\n\
+         [mcp_servers.modern]\nurl = \"https://mcp.example.com/mcp\"\nprotocol_version = \"2026-07-28\"\n\
+         [mcp_servers.legacy]\ncommand = \"x\"\nprotocol_version = \"2025-11-25\"\n\
+         [mcp_servers.probe]\ncommand = \"x\"\nprotocol_version = \"auto\"\n",
+    );
+    let servers = servers.unwrap();
+    assert!(warnings.is_empty(), "{warnings:?}");
+    assert_eq!(servers["plain"].protocol_version, McpProtocolVersion::Auto);
+    assert_eq!(servers["probe"].protocol_version, McpProtocolVersion::Auto);
+    assert_eq!(
+        servers["modern"].protocol_version,
+        McpProtocolVersion::V2026_07_28
+    );
+    assert_eq!(
+        servers["legacy"].protocol_version,
+        McpProtocolVersion::V2025_11_25
+    );
+    let e = err("[mcp_servers.s]\ncommand = \"x\"\nprotocol_version = \"2025-06-18\"\n");
+    assert!(e.contains("mcp_servers.s.protocol_version"), "{e}");
+    assert!(
+        e.contains("\"auto\", \"2026-07-28\", \"2025-11-25\""),
+        "{e}"
+    );
+    let e = err("[mcp_servers.s]\ncommand = \"x\"\nprotocol_version = 2026\n");
+    assert!(e.contains("mcp_servers.s.protocol_version"), "{e}");
+    let (_, w) = parse("[mcp_servers.s]\ncommand = \"x\"\nprotocol_versions = \"auto\"\n");
+    assert!(
+        w.iter()
+            .any(|w| w.contains("did you mean `protocol_version`")),
+        "{w:?}"
+    );
+}
+
+#[test]
 fn oauth_tables_name_secrets_by_variable_and_check_what_a_grant_needs() {
     let (r, w) = parse(
         r#"
@@ -557,4 +593,30 @@ fn the_oauth_examples_in_the_guide_parse() {
         let servers = r.unwrap_or_else(|e| panic!("{block}: {e}"));
         assert_eq!(servers.len(), 1, "{block}");
     }
+}
+
+/// Every TOML example in the *Protocol versions* part of docs/mcp-client.md parses, with no
+/// warnings, to the pinned versions it shows.
+#[test]
+fn the_protocol_examples_in_the_guide_parse() {
+    let guide = include_str!("../../../../docs/mcp-client.md");
+    let section = &guide[guide.find("## Protocol versions").unwrap()..];
+    let section = &section[..section.find("\n## ").unwrap()];
+    let blocks: Vec<&str> = section
+        .split("```toml\n")
+        .skip(1)
+        .map(|b| &b[..b.find("```").unwrap()])
+        .collect();
+    assert_eq!(blocks.len(), 1, "{section}");
+    let (r, w) = parse(blocks[0]);
+    assert!(w.is_empty(), "{w:?}");
+    let servers = r.unwrap();
+    assert_eq!(
+        servers["legacy"].protocol_version,
+        McpProtocolVersion::V2025_11_25
+    );
+    assert_eq!(
+        servers["modern"].protocol_version,
+        McpProtocolVersion::V2026_07_28
+    );
 }

@@ -7,8 +7,8 @@ use crate::approval::{Asked, ExecApprovalAsk, ask_exec_approval};
 use crate::session::Session;
 use oi_mcp_client::{McpToolInfo, call_result_to_output, needs_approval};
 use oi_protocol::protocol::{
-    EventMsg, McpInvocation, McpToolCallBeginEvent, McpToolCallEndEvent, McpToolCallProgressEvent,
-    ReviewDecision,
+    EventMsg, McpCallTask, McpCallTaskState, McpInvocation, McpToolCallBeginEvent,
+    McpToolCallEndEvent, McpToolCallProgressEvent, ReviewDecision,
 };
 use std::sync::Arc;
 use std::time::Instant;
@@ -69,17 +69,33 @@ pub(crate) async fn handle(
     }
 
     let (ptx, prx) = tokio::sync::mpsc::unbounded_channel();
-    let forward = forward_progress(sess.clone(), call, prx);
+    let (ttx, trx) = tokio::sync::mpsc::unbounded_channel();
+    let forward = forward_progress(sess.clone(), call, prx, trx);
+    let observer = oi_mcp_client::McpCallObserver {
+        progress: Some(ptx),
+        task: Some(ttx),
+    };
     let result = manager
-        .call_tool(
+        .call_tool_observed(
             &info.server,
             &info.tool,
             arguments,
-            Some(ptx),
+            observer,
             cancel.child_token(),
         )
         .await;
     let _ = forward.await;
+    if let Err(e) = &result
+        && let Some(task_id) = e.task_left_running()
+    {
+        note_task(
+            sess,
+            call.turn_id,
+            call.call_id,
+            task_id,
+            McpCallTaskState::LeftRunning,
+        );
+    }
     match result {
         Ok(value) => {
             let mut output = call_result_to_output(&value, config.tool_output_max_bytes);
@@ -169,34 +185,193 @@ async fn approve(
             Ok(())
         }
         ReviewDecision::Abort => Err(Refusal::Refused("user cancelled MCP tool call", true)),
-        ReviewDecision::TimedOut => Err(Refusal::Refused(
-            "MCP tool call not approved in time (denied)",
-            false,
-        )),
-        _ => Err(Refusal::Refused("user rejected MCP tool call", false)),
+        ReviewDecision::TimedOut => Err(Refusal::Refused(REFUSED_MCP_CALL_IN_TIME, false)),
+        _ => Err(Refusal::Refused(REFUSED_MCP_CALL, false)),
     }
 }
 
+/// What the model reads when the user refused an MCP call (see `super::was_refused`).
+pub(super) const REFUSED_MCP_CALL: &str = "user rejected MCP tool call";
+pub(super) const REFUSED_MCP_CALL_IN_TIME: &str = "MCP tool call not approved in time (denied)";
+
 /// Turns the server's progress notifications into `mcp_tool_call_progress` events until the
-/// call ends (its sender is dropped).
+/// call ends (its senders are dropped); the one that says the server runs the call as a task
+/// names the task, and is kept in the thread.
 fn forward_progress(
     sess: Arc<Session>,
     call: &ToolCall<'_>,
     mut progress: tokio::sync::mpsc::UnboundedReceiver<oi_mcp_client::McpProgress>,
+    mut tasks: tokio::sync::mpsc::UnboundedReceiver<oi_mcp_client::McpTaskStarted>,
 ) -> tokio::task::JoinHandle<()> {
     let turn_id = call.turn_id.to_string();
     let call_id = call.call_id.to_string();
     tokio::spawn(async move {
-        while let Some(p) = progress.recv().await {
-            sess.send(
-                &turn_id,
-                EventMsg::McpToolCallProgress(McpToolCallProgressEvent {
-                    call_id: call_id.clone(),
-                    progress: p.progress,
-                    total: p.total,
-                    message: p.message,
-                }),
-            );
+        let mut tasks_open = true;
+        loop {
+            tokio::select! {
+                p = progress.recv() => {
+                    let Some(p) = p else { break };
+                    sess.send(
+                        &turn_id,
+                        EventMsg::McpToolCallProgress(McpToolCallProgressEvent {
+                            call_id: call_id.clone(),
+                            progress: p.progress,
+                            total: p.total,
+                            message: p.message,
+                            task: None,
+                        }),
+                    );
+                }
+                t = tasks.recv(), if tasks_open => match t {
+                    Some(t) => note_task(&sess, &turn_id, &call_id, &t.task_id, McpCallTaskState::Started),
+                    None => tasks_open = false,
+                },
+            }
         }
     })
+}
+
+/// The progress event that names the task behind a call, and where it stands (kept in the
+/// thread: see `oi_thread_store::LoadedThread::pending_mcp_tasks`).
+fn note_task(sess: &Session, turn_id: &str, call_id: &str, task_id: &str, state: McpCallTaskState) {
+    let message = match state {
+        McpCallTaskState::Started => format!("running as the task {task_id}"),
+        McpCallTaskState::LeftRunning => {
+            format!("the task {task_id} was left running; resuming the thread fetches its result")
+        }
+        McpCallTaskState::Fetched => format!("fetched the result of the task {task_id}"),
+    };
+    sess.send(
+        turn_id,
+        EventMsg::McpToolCallProgress(McpToolCallProgressEvent {
+            call_id: call_id.to_string(),
+            progress: 0.0,
+            total: None,
+            message: Some(message),
+            task: Some(McpCallTask {
+                task_id: task_id.to_string(),
+                state,
+            }),
+        }),
+    );
+}
+
+/// Before a resumed thread's first request: the results of the MCP tasks its earlier session
+/// left, fetched from their servers (as tool calls of this turn: begin, progress, end) and put
+/// in place of the calls' placeholder outputs, so the model sees the results rather than
+/// calling the tools again. A task the server no longer knows, or a server no longer
+/// configured, gets an output that says so.
+pub(crate) async fn fetch_pending_tasks(
+    sess: &Arc<Session>,
+    turn_id: &str,
+    cancel: &CancellationToken,
+) {
+    let pending = std::mem::take(&mut sess.state().pending_mcp_tasks);
+    if pending.is_empty() {
+        return;
+    }
+    let Some(manager) = sess.mcp.clone() else {
+        return;
+    };
+    // Their tools are known once their servers are up (a task-only tool is offered only by a
+    // server that said it runs tasks).
+    tokio::select! {
+        _ = manager.wait_until_started() => {}
+        _ = cancel.cancelled() => {
+            sess.state().pending_mcp_tasks = pending;
+            return;
+        }
+    }
+    for task in pending {
+        if cancel.is_cancelled() {
+            // Still pending: the next resume tries again.
+            return;
+        }
+        let arguments = serde_json::from_str::<serde_json::Value>(&task.arguments).ok();
+        let Some(info) = manager.lookup(&task.name) else {
+            let output = format!(
+                "the task {} of `{}` was left running, but no configured MCP server offers that tool now, so its result could not be fetched",
+                task.task_id, task.name
+            );
+            sess.replace_call_output(turn_id, &task.call_id, ToolOutcome::err(output).output)
+                .await;
+            note_task(
+                sess,
+                turn_id,
+                &task.call_id,
+                &task.task_id,
+                McpCallTaskState::Fetched,
+            );
+            continue;
+        };
+        let invocation = McpInvocation {
+            server: info.server.clone(),
+            tool: info.tool.clone(),
+            arguments,
+        };
+        sess.send(
+            turn_id,
+            EventMsg::McpToolCallBegin(McpToolCallBeginEvent {
+                call_id: task.call_id.clone(),
+                invocation: invocation.clone(),
+            }),
+        );
+        let started = Instant::now();
+        let (ptx, prx) = tokio::sync::mpsc::unbounded_channel();
+        let (_ttx, trx) = tokio::sync::mpsc::unbounded_channel();
+        let call = ToolCall {
+            turn_id,
+            call_id: &task.call_id,
+            name: &task.name,
+            arguments: &task.arguments,
+        };
+        let forward = forward_progress(sess.clone(), &call, prx, trx);
+        let observer = oi_mcp_client::McpCallObserver {
+            progress: Some(ptx),
+            task: None,
+        };
+        let result = manager
+            .task_result(
+                &info.server,
+                &info.tool,
+                &task.task_id,
+                observer,
+                cancel.child_token(),
+            )
+            .await;
+        let _ = forward.await;
+        let interrupted = matches!(&result, Err(e) if e.is_interrupted());
+        let config = sess.turn_context().config.clone();
+        let output = match &result {
+            Ok(value) => {
+                let mut output = call_result_to_output(value, config.tool_output_max_bytes);
+                let is_error = value.get("isError").and_then(|v| v.as_bool()) == Some(true);
+                output.success = Some(!is_error);
+                output
+            }
+            Err(e) => ToolOutcome::err(format!("tool call error: {e}")).output,
+        };
+        sess.send(
+            turn_id,
+            EventMsg::McpToolCallEnd(McpToolCallEndEvent {
+                call_id: task.call_id.clone(),
+                invocation,
+                duration: started.elapsed().into(),
+                result: result.map_err(|e| e.to_string()),
+            }),
+        );
+        if interrupted {
+            // Not fetched: kept pending for the next resume.
+            return;
+        }
+        sess.replace_call_output(turn_id, &task.call_id, output)
+            .await;
+        note_task(
+            sess,
+            turn_id,
+            &task.call_id,
+            &task.task_id,
+            McpCallTaskState::Fetched,
+        );
+    }
 }

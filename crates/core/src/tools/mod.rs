@@ -8,8 +8,39 @@ mod profile;
 pub(crate) mod search;
 mod shell;
 
+pub(crate) use mcp::fetch_pending_tasks;
 pub(crate) use parallel::{CallsRun, ParkedCalls, PendingCall, run_calls};
 pub(crate) use shell::printed_output;
+
+/// Why a call the approval policy asked about was not run, as its output tells the model.
+/// The answer checks read these words back ([`was_refused`]): a task left undone because the
+/// user said no is the user's decision, not the model's failure.
+pub(crate) fn refusal_reason(d: oi_protocol::protocol::ReviewDecision) -> &'static str {
+    use oi_protocol::protocol::ReviewDecision;
+    match d {
+        ReviewDecision::TimedOut => REFUSED_TIMED_OUT,
+        ReviewDecision::Abort => "the user stopped the turn",
+        _ => REFUSED_BY_USER,
+    }
+}
+
+const REFUSED_BY_USER: &str = "the user denied it";
+const REFUSED_TIMED_OUT: &str = "no approval arrived in time, so it was denied";
+/// How a refused command's and a refused patch's outputs begin, before the reason.
+pub(crate) const COMMAND_NOT_RUN: &str = "command not run: ";
+pub(crate) const CHANGE_NOT_APPLIED: &str = "change not applied: ";
+
+/// Whether a call's output is the refusal its approval gave (the user said no, or no answer
+/// came). Only the outputs the tools write for a refusal count: a command that merely
+/// printed these words did not run into one.
+pub(crate) fn was_refused(output: &str) -> bool {
+    let reason = output
+        .strip_prefix(COMMAND_NOT_RUN)
+        .or_else(|| output.strip_prefix(CHANGE_NOT_APPLIED));
+    reason.is_some_and(|r| r.starts_with(REFUSED_BY_USER) || r.starts_with(REFUSED_TIMED_OUT))
+        || output == mcp::REFUSED_MCP_CALL
+        || output == mcp::REFUSED_MCP_CALL_IN_TIME
+}
 
 /// The names the `shell` tool answers to (its own, and those other harnesses taught models),
 /// and the harness profiles' shell tools: their output is laid out the same way.
@@ -186,4 +217,30 @@ pub(crate) fn parse_args<T: serde::de::DeserializeOwned>(
             "invalid arguments for `{tool}`: {e}. Send a JSON object such as {example}"
         ))
     })
+}
+
+#[cfg(test)]
+mod refusal_tests {
+    use super::{CHANGE_NOT_APPLIED, COMMAND_NOT_RUN, refusal_reason, was_refused};
+    use oi_protocol::protocol::ReviewDecision;
+
+    #[test]
+    fn the_outputs_of_refused_calls_are_recognised_and_nothing_else() {
+        for d in [ReviewDecision::Denied, ReviewDecision::TimedOut] {
+            let why = refusal_reason(d);
+            assert!(was_refused(&format!(
+                "{COMMAND_NOT_RUN}{why}. Do not retry."
+            )));
+            assert!(was_refused(&format!(
+                "{CHANGE_NOT_APPLIED}{why}. No file was changed."
+            )));
+        }
+        assert!(was_refused(super::mcp::REFUSED_MCP_CALL));
+        assert!(was_refused(super::mcp::REFUSED_MCP_CALL_IN_TIME));
+        // Stopping the turn is not a refusal of the work; a command's own words are not one.
+        let stopped = refusal_reason(ReviewDecision::Abort);
+        assert!(!was_refused(&format!("{COMMAND_NOT_RUN}{stopped}.")));
+        assert!(!was_refused("Exit code: 1\nthe user denied it"));
+        assert!(!was_refused("command not run: sandbox unavailable"));
+    }
 }

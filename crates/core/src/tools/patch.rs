@@ -71,12 +71,24 @@ pub(crate) async fn apply_planned(
     tool: &str,
     cancel: &CancellationToken,
 ) -> ToolOutcome {
+    // An editor's buffers, where the front end's client offers them: the change is planned
+    // against what the user sees, saved or not.
+    let paths: Vec<_> = patch
+        .hunks
+        .iter()
+        .map(|h| oi_apply_patch::resolve(cwd, h.path()))
+        .collect();
+    let client_texts = crate::client_tools::read_for_planning(sess, &paths).await;
     // Planning reads every file the patch touches and diffs it: disk and CPU work that
     // belongs on the blocking pool, not on a runtime worker.
     let planned = {
         let cwd = cwd.to_path_buf();
         off_runtime(move || {
-            oi_apply_patch::plan_patch(&patch, &cwd).map(|plan| {
+            let read = |path: &Path, _shown: &str| match client_texts.get(path) {
+                Some(text) => Ok(text.clone()),
+                None => oi_apply_patch::read_target(path),
+            };
+            oi_apply_patch::plan_patch_with(&patch, &cwd, read).map(|plan| {
                 let changes = plan.file_changes();
                 (plan, changes)
             })
@@ -88,6 +100,10 @@ pub(crate) async fn apply_planned(
         Ok(Err(e)) => return ToolOutcome::err(format!("{tool}: {e}. No file was changed.")),
         Err(e) => return ToolOutcome::err(format!("{tool}: {e}. No file was changed.")),
     };
+    let client = crate::client_tools::of(sess);
+    if let Some(client) = &client {
+        client.change_planned(call_id, &crate::client_tools::planned_files(&plan));
+    }
     let ctx = sess.turn_context();
     let config = &ctx.config;
     let scope = crate::sandbox::SandboxScope::of(config);
@@ -135,13 +151,10 @@ pub(crate) async fn apply_planned(
                             status: PatchApplyStatus::Declined,
                         }),
                     );
-                    let why = match other {
-                        ReviewDecision::TimedOut => "no approval arrived in time, so it was denied",
-                        ReviewDecision::Abort => "the user stopped the turn",
-                        _ => "the user denied it",
-                    };
+                    let why = super::refusal_reason(other);
                     let mut o = ToolOutcome::err(format!(
-                        "change not applied: {why}. No file was changed."
+                        "{}{why}. No file was changed.",
+                        super::CHANGE_NOT_APPLIED
                     ));
                     o.abort_turn = other == ReviewDecision::Abort;
                     return o;
@@ -158,10 +171,18 @@ pub(crate) async fn apply_planned(
             changes: changes.clone(),
         }),
     );
-    let (ok, stdout, stderr) = match off_runtime(move || plan.apply()).await {
-        Ok(Ok(summary)) => (true, summary, String::new()),
-        Ok(Err(e)) => (false, String::new(), format!("{e}")),
-        Err(e) => (false, String::new(), e),
+    let writer = client.filter(|c| c.writes_files());
+    let (ok, stdout, stderr) = match writer {
+        // Through the editor, so the change lands in its buffers.
+        Some(client) => match crate::client_tools::apply_through(client.as_ref(), &plan).await {
+            Ok(summary) => (true, summary, String::new()),
+            Err(e) => (false, String::new(), e.to_string()),
+        },
+        None => match off_runtime(move || plan.apply()).await {
+            Ok(Ok(summary)) => (true, summary, String::new()),
+            Ok(Err(e)) => (false, String::new(), format!("{e}")),
+            Err(e) => (false, String::new(), e),
+        },
     };
     sess.send(
         turn_id,

@@ -94,6 +94,7 @@ async fn set_content(
             path: target,
             contents,
         }],
+        add_replaces: true,
     };
     super::patch::apply_planned(
         sess,

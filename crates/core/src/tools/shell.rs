@@ -1,6 +1,6 @@
 //! The `shell` tool: approvals, sandboxing, streaming output, result formatting.
 
-use super::{ToolCall, ToolOutcome, parse_args};
+use super::{ToolCall, ToolOutcome};
 use crate::approval::{
     Asked, CommandDecision, ExecApprovalAsk, ask_exec_approval, assess_command,
     looks_like_sandbox_denial,
@@ -14,6 +14,7 @@ use oi_protocol::protocol::{
     ExecCommandSource, ExecCommandStatus, ReviewDecision,
 };
 use serde::Deserialize;
+use serde_json::{Map, Value};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
@@ -62,7 +63,7 @@ fn wants_escalation(v: &Option<serde_json::Value>) -> bool {
 /// `on-failure`, which may ask to re-run a denied command outside the sandbox) keeps the
 /// call in order.
 pub(crate) fn runs_alongside(config: &oi_config::Config, arguments: &str) -> bool {
-    let Ok(args) = serde_json::from_str::<ShellArgs>(arguments) else {
+    let Ok(args) = shell_args("shell", arguments) else {
         return false;
     };
     if wants_escalation(&args.with_escalated_permissions) {
@@ -103,11 +104,7 @@ pub(crate) async fn handle(
     call: &ToolCall<'_>,
     cancel: &CancellationToken,
 ) -> ToolOutcome {
-    let args: ShellArgs = match parse_args(
-        call.name,
-        call.arguments,
-        r#"{"command": ["bash", "-lc", "ls -la"]}"#,
-    ) {
+    let args = match shell_args(call.name, call.arguments) {
         Ok(a) => a,
         Err(e) => return e,
     };
@@ -218,6 +215,195 @@ pub(crate) async fn run_command(
         return retry_unsandboxed(sess, call, config, &argv, &cwd, timeout, failed, cancel).await;
     }
     finish(out, config.tool_output_max_bytes)
+}
+
+/// Option keys of a `shell` call, as they may stray into the argv list.
+const OPTION_KEYS: &[&str] = &[
+    "workdir",
+    "timeout_ms",
+    "timeout",
+    "justification",
+    "with_escalated_permissions",
+    "sandbox_permissions",
+];
+
+/// A `shell` call's arguments in the shapes models send, not only the schema's: an argv list
+/// followed by an options object (`["ls"], {"workdir": "src"}`), options inside the argv
+/// list (`["ls", {"workdir": "src"}]`, or `"workdir": "src"` written into the list), the
+/// whole arguments as the argv list, numbers as argv words, and an argv list sent as a JSON
+/// string (vLLM with Qwen3-Coder). The error is one plain sentence for the model, never a
+/// parser's type name.
+fn shell_args(tool: &str, raw: &str) -> Result<ShellArgs, ToolOutcome> {
+    let invalid =
+        |message: String| ToolOutcome::err(format!("invalid arguments for `{tool}`: {message}"));
+    let raw = if raw.trim().is_empty() { "{}" } else { raw };
+    let values = json_values(raw)
+        .or_else(|| json_values(&options_out_of_argv(raw)?))
+        .ok_or_else(|| {
+            invalid(format!(
+                "the arguments are not JSON ({}). Send an object such as {{\"command\": [\"ls\", \"-la\"], \"workdir\": \"src\"}}",
+                one_line(raw)
+            ))
+        })?;
+    let mut obj = Map::new();
+    for value in values {
+        merge_call_value(&mut obj, value);
+    }
+    let command = obj.remove("command").or_else(|| obj.remove("cmd"));
+    let mut options = Map::new();
+    let command = command.map(|c| argv_value(c, &mut options));
+    for (k, v) in options {
+        obj.entry(k).or_insert(v);
+    }
+    if let Some(command) = command {
+        obj.insert("command".into(), command);
+    }
+    serde_json::from_value::<ShellArgs>(Value::Object(obj.clone())).map_err(|e| {
+        let got = obj.get("command").map_or("nothing".to_string(), |c| one_line(&c.to_string()));
+        invalid(if obj.contains_key("command") {
+            format!(
+                "`command` must be a list of strings such as [\"ls\", \"-la\"], or one command line as a string; got {got}"
+            )
+        } else if e.to_string().contains("missing field") {
+            "`command` is missing. Send an object such as {\"command\": [\"ls\", \"-la\"]}".to_string()
+        } else {
+            format!("{e}. Send an object such as {{\"command\": [\"ls\", \"-la\"]}}")
+        })
+    })
+}
+
+/// `raw` as one JSON value, or several written one after another (with or without commas
+/// between them).
+fn json_values(raw: &str) -> Option<Vec<Value>> {
+    let values: Result<Vec<Value>, _> = serde_json::Deserializer::from_str(raw)
+        .into_iter::<Value>()
+        .collect();
+    if let Ok(values) = values
+        .map_err(drop)
+        .and_then(|v| if v.is_empty() { Err(()) } else { Ok(v) })
+    {
+        return Some(values);
+    }
+    match serde_json::from_str::<Value>(&format!("[{raw}]")) {
+        Ok(Value::Array(items)) if !items.is_empty() => Some(items),
+        _ => None,
+    }
+}
+
+/// Merges one JSON value of a call's arguments: an object's keys, or an array or string as
+/// the command when there is none yet (an array may itself end with an options object).
+fn merge_call_value(obj: &mut Map<String, Value>, value: Value) {
+    match value {
+        Value::Object(m) => {
+            for (k, v) in m {
+                obj.entry(k).or_insert(v);
+            }
+        }
+        Value::Array(items) if !obj.contains_key("command") => {
+            obj.insert("command".into(), Value::Array(items));
+        }
+        Value::String(s) if !obj.contains_key("command") => {
+            obj.insert("command".into(), Value::String(s));
+        }
+        _ => {}
+    }
+}
+
+/// The command as argv words: objects inside it are options (moved to `options`), a lone
+/// nested list is the list, numbers and booleans are words, and a string that holds a JSON
+/// list of strings is that list.
+fn argv_value(command: Value, options: &mut Map<String, Value>) -> Value {
+    match command {
+        Value::String(s) => {
+            let t = s.trim();
+            if t.starts_with('[')
+                && let Ok(Value::Array(items)) = serde_json::from_str::<Value>(t)
+                && !items.is_empty()
+                && items.iter().all(Value::is_string)
+            {
+                return Value::Array(items);
+            }
+            Value::String(s)
+        }
+        Value::Array(items) => {
+            let mut words = Vec::new();
+            for item in items {
+                match item {
+                    Value::String(_) => words.push(item),
+                    Value::Number(n) => words.push(Value::String(n.to_string())),
+                    Value::Bool(b) => words.push(Value::String(b.to_string())),
+                    Value::Object(m) => {
+                        for (k, v) in m {
+                            options.entry(k).or_insert(v);
+                        }
+                    }
+                    Value::Array(inner) if inner.iter().all(Value::is_string) => {
+                        words.extend(inner)
+                    }
+                    Value::Array(_) | Value::Null => {}
+                }
+            }
+            Value::Array(words)
+        }
+        other => other,
+    }
+}
+
+/// `{"command": ["ls", "workdir": "src"]}` (an option key written inside the argv list,
+/// which is not JSON) with the option moved after the list: `{"command": ["ls"],
+/// "workdir": "src"}`. `None` when there is no such key to move.
+fn options_out_of_argv(raw: &str) -> Option<String> {
+    let open = raw.find("\"command\"").or_else(|| raw.find("\"cmd\""))?;
+    let start = open + raw[open..].find('[')?;
+    let bytes = raw.as_bytes();
+    let (mut depth, mut in_string, mut escaped) = (0usize, false, false);
+    let mut end = None;
+    for (i, &b) in bytes.iter().enumerate().skip(start) {
+        if in_string {
+            match (escaped, b) {
+                (true, _) => escaped = false,
+                (false, b'\\') => escaped = true,
+                (false, b'"') => in_string = false,
+                _ => {}
+            }
+            continue;
+        }
+        match b {
+            b'"' => in_string = true,
+            b'[' | b'{' => depth += 1,
+            b']' | b'}' => {
+                depth = depth.checked_sub(1)?;
+                if depth == 0 {
+                    end = Some(i);
+                    break;
+                }
+            }
+            _ => {}
+        }
+    }
+    let end = end?;
+    let inner = &raw[start + 1..end];
+    let cut = OPTION_KEYS
+        .iter()
+        .filter_map(|k| inner.find(&format!("\"{k}\"")))
+        .min()?;
+    // The option and everything after it in the list were meant as keys of the object.
+    let words = inner[..cut].trim_end().trim_end_matches(',');
+    let moved = &inner[cut..];
+    Some(format!(
+        "{}[{words}], {moved}{}",
+        &raw[..start],
+        &raw[end + 1..]
+    ))
+}
+
+fn one_line(text: &str) -> String {
+    let flat = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    if flat.chars().count() <= 120 {
+        return flat;
+    }
+    let cut: String = flat.chars().take(120).collect();
+    format!("{cut}…")
 }
 
 /// The argv to run: an array as is, a string as a `bash -lc` script (open models often send
@@ -404,11 +590,7 @@ fn refused(
             None
         }
         ReviewDecision::Denied | ReviewDecision::TimedOut | ReviewDecision::Abort => {
-            let why = match d {
-                ReviewDecision::TimedOut => "no approval arrived in time, so it was denied",
-                ReviewDecision::Abort => "the user stopped the turn",
-                _ => "the user denied it",
-            };
+            let why = super::refusal_reason(d);
             let parsed = parse_command(argv);
             sess.send(
                 call.turn_id,
@@ -429,7 +611,8 @@ fn refused(
                 }),
             );
             let mut o = ToolOutcome::err(format!(
-                "command not run: {why}. Do not retry the same command; continue without it or ask the user."
+                "{}{why}. Do not retry the same command; continue without it or ask the user.",
+                super::COMMAND_NOT_RUN
             ));
             o.abort_turn = d == ReviewDecision::Abort;
             Some(o)
@@ -462,32 +645,52 @@ async fn run_once(
     );
     let mut deltas = 0usize;
     let b64 = base64::engine::general_purpose::STANDARD;
-    // From the turn's config: a policy change made mid-turn applies from the next turn.
-    let env = config.command_env();
-    let result = run_exec(
-        ExecParams {
+    // In the editor's terminal, when the front end's client offers one; confined there by
+    // the same policy, or run here.
+    let on_client = crate::client_tools::run_command(
+        sess,
+        crate::client_tools::ClientCommand {
+            call_id: call.call_id,
             argv,
             cwd,
+            sandbox: sandboxed.then_some(&config.sandbox_policy),
             timeout,
-            sandbox: sandboxed.then(|| crate::sandbox::SandboxScope::of(config)),
-            env: Some(&env),
-        },
-        |stream, bytes| {
-            if deltas < MAX_DELTA_EVENTS {
-                deltas += 1;
-                sess.send(
-                    call.turn_id,
-                    EventMsg::ExecCommandOutputDelta(ExecCommandOutputDeltaEvent {
-                        call_id: call.call_id.to_string(),
-                        stream,
-                        chunk: b64.encode(bytes),
-                    }),
-                );
-            }
         },
         cancel,
     )
     .await;
+    // From the turn's config: a policy change made mid-turn applies from the next turn.
+    let env = config.command_env();
+    let result = match on_client {
+        Some(Ok(out)) => Ok(out),
+        Some(Err(e)) => Err(ExecError::Spawn(e.to_string())),
+        None => {
+            run_exec(
+                ExecParams {
+                    argv,
+                    cwd,
+                    timeout,
+                    sandbox: sandboxed.then(|| crate::sandbox::SandboxScope::of(config)),
+                    env: Some(&env),
+                },
+                |stream, bytes| {
+                    if deltas < MAX_DELTA_EVENTS {
+                        deltas += 1;
+                        sess.send(
+                            call.turn_id,
+                            EventMsg::ExecCommandOutputDelta(ExecCommandOutputDeltaEvent {
+                                call_id: call.call_id.to_string(),
+                                stream,
+                                chunk: b64.encode(bytes),
+                            }),
+                        );
+                    }
+                },
+                cancel,
+            )
+            .await
+        }
+    };
     let end = |out: &ExecOutput, formatted: String, status| {
         EventMsg::ExecCommandEnd(ExecCommandEndEvent {
             call_id: call.call_id.to_string(),
@@ -578,6 +781,10 @@ fn finish(out: ExecOutput, max_bytes: usize) -> ToolOutcome {
 mod tests {
     use super::{ShellArgs, command_argv, shell_syntax_as_script};
 
+    fn shell_args(raw: &str) -> Result<ShellArgs, String> {
+        super::shell_args("shell", raw).map_err(|e| e.output.text_content())
+    }
+
     fn argv(words: &[&str]) -> Vec<String> {
         words.iter().map(|w| w.to_string()).collect()
     }
@@ -621,5 +828,51 @@ mod tests {
             panic!("no argv");
         };
         assert_eq!(argv.last().map(String::as_str), Some("touch approved.txt"));
+    }
+
+    fn argv_of(raw: &str) -> Vec<String> {
+        let args = shell_args(raw).unwrap_or_else(|e| panic!("{raw}: {e}"));
+        command_argv(args.command).unwrap_or_else(|_| panic!("{raw}: no argv"))
+    }
+
+    /// Issue 43 items 3 and 5: shapes that came back to the model as "data did not match
+    /// any variant of untagged enum CommandArg".
+    #[test]
+    fn argv_lists_with_options_around_or_inside_them_are_run() {
+        for raw in [
+            r#"["ls", "-la"], {"workdir": "src"}"#,
+            r#"{"command": ["ls", "-la"]}, {"workdir": "src"}"#,
+            r#"{"command": ["ls", "-la", {"workdir": "src"}]}"#,
+            r#"{"command": ["ls", "-la", "workdir": "src"]}"#,
+            r#"[["ls", "-la"], {"workdir": "src"}]"#,
+        ] {
+            assert_eq!(argv_of(raw), argv(&["ls", "-la"]), "{raw}");
+            let args = shell_args(raw).unwrap();
+            assert_eq!(args.workdir.as_deref(), Some("src"), "{raw}");
+        }
+        // vLLM with Qwen3-Coder: the argv list as a JSON string.
+        assert_eq!(
+            argv_of(r#"{"command": "[\"python3\", \"t.py\"]"}"#),
+            argv(&["python3", "t.py"])
+        );
+        assert_eq!(
+            argv_of(r#"{"command": ["head", "-n", 5, "a.txt"]}"#),
+            argv(&["head", "-n", "5", "a.txt"])
+        );
+        // What cannot be a command is said plainly.
+        let err = match shell_args(r#"{"command": {"program": "ls"}}"#) {
+            Err(e) => e,
+            Ok(_) => panic!("accepted"),
+        };
+        assert!(
+            err.starts_with("invalid arguments for `shell`: `command` must be a list of strings"),
+            "{err}"
+        );
+        assert!(!err.contains("untagged"), "{err}");
+        let err = match shell_args(r#"{"workdir": "src"}"#) {
+            Err(e) => e,
+            Ok(_) => panic!("accepted"),
+        };
+        assert!(err.contains("`command` is missing"), "{err}");
     }
 }

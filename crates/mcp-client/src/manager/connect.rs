@@ -4,7 +4,7 @@
 use super::entry::{ConnState, RefreshInFlight, ServerEntry};
 use super::{Inner, send_update};
 use crate::connection::{Connection, establish};
-use crate::handler::{Handler, ProgressRouter, ToolsChangedFn};
+use crate::handler::{Handler, ProgressRouter, Responder, ToolsChangedFn};
 use futures::FutureExt;
 use oi_protocol::protocol::McpStartupStatus;
 use std::sync::atomic::Ordering;
@@ -21,7 +21,7 @@ impl Inner {
         entry.state.send_replace(ConnState::Starting);
         let handler = self.handler_for(entry);
         let result = tokio::select! {
-            r = establish(&entry.name, &entry.config, &self.opts.cwd, &self.opts.home, self.opts.oauth_browser.clone(), self.opts.oauth_store, handler, entry.task_required.clone()) => Some(r),
+            r = establish(&entry.name, &entry.config, &self.opts.cwd, &self.opts.home, self.opts.oauth_browser.clone(), self.opts.oauth_store, handler, entry.task_required.clone(), entry.prior()) => Some(r),
             _ = self.shutdown.cancelled() => None,
         };
         // The catalog is rebuilt before the new state is published, so whoever waits for
@@ -47,7 +47,11 @@ impl Inner {
             }
             Some(Ok(est)) => {
                 let conn = est.conn;
-                entry.set_live_tools(est.tools).await;
+                entry.remember_protocol(&conn.negotiated).await;
+                entry
+                    .runs_tasks
+                    .store(conn.negotiated.tasks, Ordering::SeqCst);
+                entry.set_live_tools(est.tools, est.tools_ttl).await;
                 self.warn_unusable_tools(entry);
                 let has_resources = conn
                     .peer
@@ -68,6 +72,7 @@ impl Inner {
                     McpStartupStatus::Cancelled
                 } else {
                     self.rebuild_catalog();
+                    self.listen(entry, &conn);
                     entry.state.send_replace(ConnState::Ready(conn));
                     McpStartupStatus::Ready
                 }
@@ -76,7 +81,7 @@ impl Inner {
     }
 
     /// Tells the user, once, which of a server's tools cannot be offered and why.
-    fn warn_unusable_tools(&self, entry: &ServerEntry) {
+    pub(super) fn warn_unusable_tools(&self, entry: &ServerEntry) {
         if let Some(message) = entry.unusable_tools_warning() {
             tracing::warn!("{message}");
             let _ = self.events.send(oi_protocol::protocol::EventMsg::Warning(
@@ -100,46 +105,23 @@ impl Inner {
                 else {
                     return;
                 };
-                let listed = tokio::time::timeout(
-                    entry.config.tool_timeout_or_default(),
-                    crate::tool_list::list_tools(&peer),
-                )
-                .await;
-                match listed {
-                    Ok(Ok(tools)) => {
-                        entry.set_live_tools(tools).await;
-                        inner.warn_unusable_tools(&entry);
-                        inner.rebuild_catalog();
-                    }
-                    // The server went away while we asked (stopped at the end of a probe
-                    // or a session, or crashed): nothing to tell here, a crash is reported
-                    // where the connection ends.
-                    Ok(Err(rmcp::ServiceError::TransportClosed)) => tracing::debug!(
-                        "MCP server `{}` changed its tools and closed before tools/list answered",
-                        entry.name
-                    ),
-                    Ok(Err(e)) => tracing::warn!(
-                        "MCP server `{}` changed its tools but tools/list failed: {e}",
-                        entry.name
-                    ),
-                    Err(_) => tracing::warn!(
-                        "MCP server `{}` changed its tools but tools/list timed out",
-                        entry.name
-                    ),
-                }
+                inner.refresh_tools(&entry, &peer, "tools changed").await;
             }
             .boxed()
         });
         Handler {
-            server: entry.name.clone(),
-            roots: entry.config.resolved_roots(&self.opts.cwd),
-            elicitation: self.opts.elicitation.clone(),
+            responder: Arc::new(Responder {
+                server: entry.name.clone(),
+                roots: entry.config.resolved_roots(&self.opts.cwd),
+                elicitation: self.opts.elicitation.clone(),
+                pending_elicitations: entry.pending_elicitations.clone(),
+                sampling: self.opts.sampling.clone(),
+                sampling_mode: entry.config.sampling,
+                sampling_timeout: entry.config.tool_timeout_or_default(),
+                questions: Default::default(),
+            }),
             progress: ProgressRouter::default(),
-            pending_elicitations: entry.pending_elicitations.clone(),
             on_tools_changed,
-            sampling: self.opts.sampling.clone(),
-            sampling_mode: entry.config.sampling,
-            sampling_timeout: entry.config.tool_timeout_or_default(),
         }
     }
 

@@ -3,12 +3,14 @@
 
 use crate::cache;
 use crate::connection::Connection;
+use crate::protocol::{Era, Negotiated, Prior};
 use crate::sniff::TaskRequiredTools;
 use oi_config::mcp::McpServerConfig;
 use serde_json::Value;
 use std::path::PathBuf;
 use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, RwLock};
+use std::time::Duration;
 use tokio::sync::watch;
 
 /// Where a server is in its life.
@@ -40,15 +42,30 @@ pub(crate) struct ServerEntry {
     pub(crate) tools: RwLock<ToolSet>,
     /// Resources, templates and prompts listed when the server became ready.
     pub(crate) details: RwLock<ServerDetails>,
-    /// Tools found to need SEP-1686 task augmentation, which this client does not do.
+    /// Tools found to run only as tasks; offered only while the server offers the Tasks
+    /// extension (2026-07-28), which this client follows.
     pub(crate) task_required: TaskRequiredTools,
     /// `tools/list_changed` refreshes in flight; the next request waits briefly for them.
-    pub(super) refreshing: watch::Sender<usize>,
+    pub(crate) refreshing: watch::Sender<usize>,
     /// Serializes restarts so concurrent calls after a crash start one new process.
     pub(super) restart: tokio::sync::Mutex<()>,
     /// Set once the server has been ready; only such servers are restarted on demand.
     pub(super) was_ready: AtomicBool,
-    pub(super) pending_elicitations: watch::Sender<usize>,
+    pub(crate) pending_elicitations: watch::Sender<usize>,
+    /// What this server negotiated in an earlier run (`<digest>.protocol.json`).
+    pub(super) remembered: std::sync::Mutex<Option<Negotiated>>,
+    /// When the live tool list was fetched and how long the server said it stays fresh
+    /// (`ttlMs`, 2026-07-28); `None`: no freshness hint (kept until `list_changed`).
+    pub(super) tools_freshness: std::sync::Mutex<Option<(std::time::Instant, Duration)>>,
+    /// How long the cached catalog read at start is still fresh by its `ttlMs`: its first
+    /// start then skips `tools/list`.
+    pub(super) cached_fresh_for: std::sync::Mutex<Option<Duration>>,
+    /// The live server offers the Tasks extension (`io.modelcontextprotocol/tasks`), so its
+    /// task-only tools can be called.
+    pub(crate) runs_tasks: AtomicBool,
+    /// Said once: a tool of this server tried to ask a question the 2025-11-25 way on a
+    /// 2026-07-28 connection.
+    pub(super) warned_about_era: AtomicBool,
     /// Tools already reported as unusable (no usable `inputSchema`), so a restart or a list
     /// refresh does not repeat the warning.
     reported_unusable: std::sync::Mutex<std::collections::HashSet<String>>,
@@ -86,6 +103,11 @@ impl ServerEntry {
             restart: tokio::sync::Mutex::new(()),
             was_ready: AtomicBool::new(false),
             pending_elicitations: watch::channel(0).0,
+            remembered: std::sync::Mutex::new(None),
+            tools_freshness: std::sync::Mutex::new(None),
+            cached_fresh_for: std::sync::Mutex::new(None),
+            runs_tasks: AtomicBool::new(false),
+            warned_about_era: AtomicBool::new(false),
             reported_unusable: Default::default(),
         }
     }
@@ -117,8 +139,9 @@ impl ServerEntry {
             .lock()
             .map(|s| s.contains(name))
             .unwrap_or(false);
-        (declared || learned).then(|| {
-            "it needs MCP task augmentation (SEP-1686 `taskSupport: required`), which this client does not support".to_string()
+        let runs_tasks = self.runs_tasks.load(std::sync::atomic::Ordering::SeqCst);
+        ((declared || learned) && !runs_tasks).then(|| {
+            "it runs only as a task, and the server does not offer the Tasks extension of protocol 2026-07-28 (`io.modelcontextprotocol/tasks`); the tasks of 2025-11-25 (SEP-1686 task augmentation) are not supported".to_string()
         })
     }
 
@@ -182,15 +205,90 @@ impl ServerEntry {
             .insert(tool.to_string());
     }
 
-    pub(super) async fn set_live_tools(&self, tools: Vec<Value>) {
+    /// The server's tools as it just listed them, with the list's freshness hint (`ttlMs`).
+    pub(super) async fn set_live_tools(&self, tools: Vec<Value>, ttl: Option<Duration>) {
         let changed = match &*self.tools.read().unwrap_or_else(|e| e.into_inner()) {
             ToolSet::Cached(old) | ToolSet::Live(old) => old != &tools,
             ToolSet::None => true,
         };
-        if changed {
-            cache::store(self.cache_path.clone(), self.name.clone(), tools.clone()).await;
+        let hinted = ttl.is_some();
+        *self
+            .tools_freshness
+            .lock()
+            .unwrap_or_else(|e| e.into_inner()) = ttl.map(|ttl| (std::time::Instant::now(), ttl));
+        // A list with a freshness hint is stored every time: its age counts from now.
+        if changed || hinted {
+            cache::store(
+                self.cache_path.clone(),
+                self.name.clone(),
+                tools.clone(),
+                ttl,
+            )
+            .await;
         }
         *self.tools.write().unwrap_or_else(|e| e.into_inner()) = ToolSet::Live(tools);
+    }
+
+    /// Whether the live tool list is past the freshness the server gave it (`ttlMs`), and
+    /// at least `min` old.
+    pub(crate) fn tools_stale_for(&self, min: Duration) -> bool {
+        self.tools_freshness
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .is_some_and(|(listed, ttl)| listed.elapsed() >= ttl.max(min))
+    }
+
+    /// What earlier runs learned of this server: the era it negotiated, and its cached
+    /// catalog while that is still fresh by its `ttlMs` (used once, for the first start).
+    pub(super) fn prior(&self) -> Prior {
+        let fresh_for = self
+            .cached_fresh_for
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .take();
+        let fresh_tools = fresh_for.and_then(|ttl| {
+            match &*self.tools.read().unwrap_or_else(|e| e.into_inner()) {
+                ToolSet::Cached(tools) => Some((tools.clone(), ttl)),
+                _ => None,
+            }
+        });
+        Prior {
+            era: self.remembered_era(),
+            fresh_tools,
+        }
+    }
+
+    pub(super) fn remembered_era(&self) -> Option<Era> {
+        self.remembered
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .as_ref()
+            .map(|n| n.era)
+    }
+
+    /// What an earlier run learned, set before the server starts: its era, and whether it
+    /// runs tasks (so its task-only tools are in the cached catalog served meanwhile).
+    pub(super) fn set_remembered(&self, remembered: Option<Negotiated>) {
+        self.runs_tasks.store(
+            remembered.as_ref().is_some_and(|n| n.tasks),
+            std::sync::atomic::Ordering::SeqCst,
+        );
+        *self.remembered.lock().unwrap_or_else(|e| e.into_inner()) = remembered;
+    }
+
+    /// Keeps what the server negotiated for its next start.
+    pub(super) async fn remember_protocol(&self, negotiated: &Negotiated) {
+        let before = self
+            .remembered
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .replace(negotiated.clone());
+        crate::protocol::remember(
+            crate::protocol::memory_path(&self.cache_path),
+            negotiated.clone(),
+            before,
+        )
+        .await;
     }
 }
 

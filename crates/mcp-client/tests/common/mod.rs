@@ -96,6 +96,18 @@ impl TestElicitation {
     }
 }
 
+impl TestElicitation {
+    pub fn declining() -> Arc<Self> {
+        Arc::new(Self {
+            seen: Mutex::new(Vec::new()),
+            answer: ElicitationResponse {
+                action: ElicitationAction::Decline,
+                content: None,
+            },
+        })
+    }
+}
+
 impl ElicitationHandler for TestElicitation {
     fn elicit(
         &self,
@@ -292,6 +304,14 @@ impl HttpPeer {
         Self::spawn(cmd)
     }
 
+    /// The server built with the official Python SDK (tests/fixtures/mcp/sdk_server.py), over
+    /// streamable HTTP on 127.0.0.1 with an ephemeral port.
+    pub fn sdk(flags: &[&str]) -> Self {
+        let mut cmd = Command::new(venv_python());
+        cmd.arg(fixture("sdk_server.py")).args(flags).arg("--http");
+        Self::spawn(cmd)
+    }
+
     /// The scriptable OAuth fixture (tests/fixtures/mcp/oauth_fixture_server.py): an MCP
     /// server and two authorization servers, misbehaving as `flags` say.
     pub fn oauth_fixture(flags: &[&str]) -> Self {
@@ -333,6 +353,14 @@ impl Drop for HttpPeer {
 /// The fastmcp (PyPI) stdio peer; `--startup-delay SECS` makes it a cold server.
 pub fn fastmcp_stdio(flags: &[&str]) -> McpServerConfig {
     let mut args = vec![fixture("fastmcp_stdio_server.py")];
+    args.extend(flags.iter().map(|s| s.to_string()));
+    McpServerConfig::stdio(venv_python(), args)
+}
+
+/// The server built with the official Python SDK (tests/fixtures/mcp/sdk_server.py) over
+/// stdio: both protocol eras, or with `--modern-only` only 2026-07-28.
+pub fn sdk_stdio(flags: &[&str]) -> McpServerConfig {
+    let mut args = vec![fixture("sdk_server.py")];
     args.extend(flags.iter().map(|s| s.to_string()));
     McpServerConfig::stdio(venv_python(), args)
 }

@@ -9,17 +9,20 @@
 //! * [`log`]: log messages a request asked for with its `_meta` log level.
 //! * [`codex`]: the Codex-compatible shapes: `codex/event` params, the approval
 //!   elicitation, the tool result with `structuredContent {threadId, content}`.
+//! * [`input`]: approvals as 2026-07-28 input requests, and tasks as `tasks/get` reports
+//!   them.
 //!
 //! The server's identity and capabilities per era are here too.
 
 pub mod codex;
 pub mod era;
+pub mod input;
 pub mod log;
 pub mod reply;
 
 use rmcp::model::{
-    ExtensionCapabilities, Implementation, PromptsCapability, ResourcesCapability,
-    ServerCapabilities, ToolsCapability,
+    ExtensionCapabilities, Implementation, JsonObject, PromptsCapability, ResourcesCapability,
+    ServerCapabilities, TASKS_EXTENSION_ID, ToolsCapability,
 };
 
 pub const SERVER_NAME: &str = "openinterpreter-mcp-server";
@@ -46,8 +49,7 @@ pub fn server_implementation() -> Implementation {
 /// subscriptions to one thread's updates) and the prompt files. The `initialize` era keeps
 /// the `tools.listChanged` it always declared (the list never changes); 2026-07-28 declares
 /// only what it does: list changes of threads and prompts on `subscriptions/listen`, log
-/// messages on request (the `_meta` log level), and the extensions it speaks (none yet:
-/// Tasks will add `io.modelcontextprotocol/tasks`).
+/// messages on request (the `_meta` log level), and the extensions it speaks (Tasks).
 pub fn capabilities(stateless: bool) -> ServerCapabilities {
     let mut tools = ToolsCapability::default();
     let mut resources = ResourcesCapability::default();
@@ -68,7 +70,10 @@ pub fn capabilities(stateless: bool) -> ServerCapabilities {
     caps
 }
 
-/// The extensions `server/discover` lists. Empty until the Tasks extension lands.
+/// The extensions `server/discover` lists: Tasks (`io.modelcontextprotocol/tasks`, no
+/// settings): a `codex` / `codex-reply` call whose request declares it returns a task.
 pub fn extensions() -> ExtensionCapabilities {
-    ExtensionCapabilities::default()
+    let mut extensions = ExtensionCapabilities::default();
+    extensions.insert(TASKS_EXTENSION_ID.to_string(), JsonObject::new());
+    extensions
 }

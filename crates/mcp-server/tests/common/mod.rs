@@ -5,8 +5,9 @@
 
 use oi_jsonrpc::BoxFuture;
 use oi_mcp_server::engine::{
-    Engine, EngineError, EngineThread, EngineTurn, PromptFolders, SessionRequest, StartTurnError,
-    ThreadHandle,
+    CatalogError, Engine, EngineError, EngineThread, EngineTurn, ParkedAnswer, ParkedRequest,
+    PromptFolders, ResumeError, ResumedTurn, SessionRequest, StartTurnError, ThreadHandle,
+    TurnOptions, TurnParkedEvent, TurnState,
 };
 use oi_protocol::ThreadId;
 use oi_protocol::config_types::{AskForApproval, SandboxPolicy};
@@ -223,6 +224,44 @@ pub fn start(engine: Arc<dyn Engine>) -> Client {
     let (server_read, server_write) = tokio::io::split(server_side);
     let (client_read, client_write) = tokio::io::split(client_side);
     let server = tokio::spawn(oi_mcp_server::serve(server_read, server_write, engine));
+    client(client_read, client_write, server)
+}
+
+/// A key every test server of a "fleet" shares.
+pub fn fleet_key() -> Arc<oi_mcp_server::sealing::StateKey> {
+    Arc::new(
+        oi_mcp_server::sealing::StateKey::new(
+            b"a key shared by the test fleet, 32+ bytes",
+            oi_mcp_server::sealing::KeySource::Ephemeral,
+        )
+        .unwrap(),
+    )
+}
+
+/// A server whose handles `key` seals for `principal`.
+pub fn start_sealed(
+    engine: Arc<dyn Engine>,
+    key: Arc<oi_mcp_server::sealing::StateKey>,
+    principal: &str,
+) -> Client {
+    let (client_side, server_side) = tokio::io::duplex(1 << 20);
+    let (server_read, server_write) = tokio::io::split(server_side);
+    let (client_read, client_write) = tokio::io::split(client_side);
+    let sealing = Ok(oi_mcp_server::sealing::Sealer::new(key, principal));
+    let server = tokio::spawn(oi_mcp_server::serve_sealed(
+        server_read,
+        server_write,
+        engine,
+        sealing,
+    ));
+    client(client_read, client_write, server)
+}
+
+fn client(
+    client_read: ReadHalf<DuplexStream>,
+    client_write: WriteHalf<DuplexStream>,
+    server: JoinHandle<i32>,
+) -> Client {
     Client {
         writer: Some(client_write),
         reader: BufReader::new(client_read),
@@ -244,9 +283,51 @@ pub fn is_error(result: &Value) -> bool {
 
 // ---------------------------------------------------------------- fake engine
 
+/// A parked turn in the fake store: the park, the answers before it (`call: decision`
+/// lines), and the call ids still to ask after it.
+type Park = (TurnParkedEvent, Vec<String>, Vec<String>);
+
+/// What a fake "thread store" keeps that every fake engine sharing it sees: turns' states
+/// and parks, so two engines on one store stand for two servers of a fleet.
+#[derive(Default)]
+pub struct FakeStore {
+    pub states: Mutex<HashMap<(ThreadId, String), TurnState>>,
+    /// Parks by turn: the park, the answers before it (`call: decision` lines), and the call
+    /// ids still to ask after it.
+    parks: Mutex<HashMap<(ThreadId, String), Park>>,
+    /// How many times a park was resumed (a park resumes once).
+    pub resumes: AtomicUsize,
+    /// Seconds a park waits before it expires.
+    pub park_secs: Mutex<i64>,
+}
+
+impl FakeStore {
+    pub fn new() -> Arc<Self> {
+        let s = Self::default();
+        *s.park_secs.lock().unwrap() = 3600;
+        Arc::new(s)
+    }
+
+    fn set(&self, thread: ThreadId, turn: &str, state: TurnState) {
+        self.states
+            .lock()
+            .unwrap()
+            .insert((thread, turn.to_string()), state);
+    }
+
+    pub fn state(&self, thread: ThreadId, turn: &str) -> Option<TurnState> {
+        self.states
+            .lock()
+            .unwrap()
+            .get(&(thread, turn.to_string()))
+            .cloned()
+    }
+}
+
 /// Behaviour by prompt:
 /// * `hello` → "hi there" (3 deltas first); `deltas:N` → N deltas then "done"
 /// * `approve` → an exec approval request; the answer decides the final message
+///   (a turn that parks its approvals parks instead; `approve-twice` parks twice)
 /// * `patch` → a patch approval request, likewise
 /// * `elicit` → a nested elicitation; the answer's action is the final message
 /// * `hang` → waits for an interrupt, then `turn_aborted`
@@ -262,6 +343,9 @@ pub struct FakeEngine {
     pub last_request: Mutex<Option<SessionRequest>>,
     /// Where `prompt_folders` says prompt files are.
     pub prompts: Mutex<Vec<PathBuf>>,
+    pub store: Arc<FakeStore>,
+    /// Threads released to the store (`release_thread`), in order.
+    pub released: Mutex<Vec<ThreadId>>,
 }
 
 impl FakeEngine {
@@ -270,6 +354,15 @@ impl FakeEngine {
     }
 
     pub fn with_timeout(approval_timeout: Duration) -> Arc<Self> {
+        Self::build(approval_timeout, FakeStore::new())
+    }
+
+    /// An engine on `store`, which another engine may share (another server of a fleet).
+    pub fn on_store(store: Arc<FakeStore>) -> Arc<Self> {
+        Self::build(Duration::from_secs(600), store)
+    }
+
+    fn build(approval_timeout: Duration, store: Arc<FakeStore>) -> Arc<Self> {
         Arc::new(Self {
             threads: Mutex::default(),
             approval_timeout,
@@ -278,11 +371,13 @@ impl FakeEngine {
             on_disk: Mutex::default(),
             last_request: Mutex::default(),
             prompts: Mutex::default(),
+            store,
+            released: Mutex::default(),
         })
     }
 
     fn new_handle(&self, id: ThreadId) -> ThreadHandle {
-        let thread = FakeThread::spawn(id);
+        let thread = FakeThread::spawn(id, self.store.clone());
         self.threads.lock().unwrap().insert(id, thread.clone());
         ThreadHandle {
             thread,
@@ -290,6 +385,26 @@ impl FakeEngine {
             approval_timeout: self.approval_timeout,
             warnings: vec![],
         }
+    }
+
+    /// The thread, loaded here (from the shared store if another engine has it).
+    fn load(&self, id: ThreadId) -> Option<Arc<FakeThread>> {
+        if let Some(t) = self.threads.lock().unwrap().get(&id) {
+            return Some(t.clone());
+        }
+        let known = self.on_disk.lock().unwrap().contains(&id)
+            || self
+                .store
+                .states
+                .lock()
+                .unwrap()
+                .keys()
+                .any(|(t, _)| *t == id);
+        if !known {
+            return None;
+        }
+        self.new_handle(id);
+        self.threads.lock().unwrap().get(&id).cloned()
     }
 }
 
@@ -344,8 +459,123 @@ impl Engine for FakeEngine {
             if self.on_disk.lock().unwrap().contains(&id) {
                 return Ok(self.new_handle(id));
             }
+            if let Some(t) = self.load(id) {
+                return Ok(ThreadHandle {
+                    thread: t,
+                    session_configured: None,
+                    approval_timeout: self.approval_timeout,
+                    warnings: vec![],
+                });
+            }
             Err(EngineError::NotFound(id))
         })
+    }
+
+    fn release_thread(&self, id: ThreadId) -> BoxFuture<'_, ()> {
+        Box::pin(async move {
+            // Like a shared store: an idle thread is let go, so another server can load it.
+            let idle = self
+                .threads
+                .lock()
+                .unwrap()
+                .get(&id)
+                .is_some_and(|t| !t.is_busy());
+            if idle {
+                if let Some(t) = self.threads.lock().unwrap().remove(&id) {
+                    let _ = t.ops.send(Cmd::Op(Submission {
+                        id: String::new(),
+                        op: Op::Shutdown,
+                    }));
+                }
+                self.released.lock().unwrap().push(id);
+            }
+        })
+    }
+
+    fn resume_parked(
+        &self,
+        thread: ThreadId,
+        turn_id: String,
+        park_id: String,
+        answers: Vec<ParkedAnswer>,
+    ) -> BoxFuture<'_, Result<ResumedTurn, ResumeError>> {
+        Box::pin(async move {
+            let key = (thread, turn_id.clone());
+            let (parked, mut decided, rest) = {
+                let parks = self.store.parks.lock().unwrap();
+                match parks.get(&key) {
+                    Some(p) if p.0.park_id == park_id => p.clone(),
+                    _ => {
+                        return Err(ResumeError::NotParked(format!(
+                            "turn {turn_id} is not parked at {park_id}"
+                        )));
+                    }
+                }
+            };
+            if chrono::Utc::now().timestamp() >= parked.expires_at {
+                self.store.parks.lock().unwrap().remove(&key);
+                self.store.set(
+                    thread,
+                    &turn_id,
+                    TurnState::Expired {
+                        expires_at: parked.expires_at,
+                    },
+                );
+                return Err(ResumeError::Expired(format!(
+                    "turn {turn_id} waited for approval until {} and has expired",
+                    parked.expires_at
+                )));
+            }
+            if answers.len() != parked.requests.len()
+                || answers
+                    .iter()
+                    .zip(&parked.requests)
+                    .any(|(a, r)| a.request_id != r.id())
+            {
+                return Err(ResumeError::BadAnswers(format!(
+                    "answers {answers:?} do not fit"
+                )));
+            }
+            self.store.parks.lock().unwrap().remove(&key);
+            self.store.resumes.fetch_add(1, Ordering::SeqCst);
+            let Some(t) = self.load(thread) else {
+                return Err(ResumeError::NotFound(thread));
+            };
+            for (request, answer) in parked.requests.iter().zip(&answers) {
+                let d = serde_json::to_value(answer.decision).unwrap();
+                decided.push(format!("{}: {}", request.call_id(), d.as_str().unwrap()));
+            }
+            let turn = t.follow(turn_id.clone());
+            t.ops
+                .send(Cmd::Resume {
+                    turn: turn_id,
+                    decided,
+                    rest,
+                })
+                .unwrap();
+            Ok(ResumedTurn {
+                handle: ThreadHandle {
+                    thread: t,
+                    session_configured: None,
+                    approval_timeout: self.approval_timeout,
+                    warnings: vec![],
+                },
+                turn,
+            })
+        })
+    }
+
+    fn turn_state(
+        &self,
+        thread: ThreadId,
+        turn_id: String,
+    ) -> BoxFuture<'_, Result<Option<TurnState>, CatalogError>> {
+        Box::pin(async move { Ok(self.store.state(thread, &turn_id)) })
+    }
+
+    fn watch_thread(&self, id: ThreadId) -> Option<Box<dyn EngineTurn>> {
+        let t = self.threads.lock().unwrap().get(&id).cloned()?;
+        Some(Box::new(FakeWatch(t.events.subscribe())))
     }
 
     fn prompt_folders(&self) -> BoxFuture<'_, PromptFolders> {
@@ -364,33 +594,69 @@ impl Engine for FakeEngine {
                 .map(|(_, t)| t)
                 .collect();
             for t in threads {
-                let _ = t.ops.send(Submission {
+                let _ = t.ops.send(Cmd::Op(Submission {
                     id: String::new(),
                     op: Op::Shutdown,
-                });
+                }));
             }
         })
     }
 }
 
+/// What the fake thread's actor is told.
+enum Cmd {
+    Op(Submission),
+    Start {
+        sub: Submission,
+        park: bool,
+    },
+    /// A parked turn resumed with `decided` (one line per answer); `rest` are the calls it
+    /// will still ask about.
+    Resume {
+        turn: String,
+        decided: Vec<String>,
+        rest: Vec<String>,
+    },
+}
+
 pub struct FakeThread {
     id: ThreadId,
-    ops: mpsc::UnboundedSender<Submission>,
-    events: Arc<tokio::sync::Mutex<mpsc::UnboundedReceiver<Event>>>,
+    ops: mpsc::UnboundedSender<Cmd>,
+    events: tokio::sync::broadcast::Sender<Event>,
     busy: Arc<AtomicBool>,
+    active: Arc<Mutex<Option<String>>>,
 }
 
 impl FakeThread {
-    fn spawn(id: ThreadId) -> Arc<Self> {
+    fn spawn(id: ThreadId, store: Arc<FakeStore>) -> Arc<Self> {
         let (op_tx, op_rx) = mpsc::unbounded_channel();
-        let (ev_tx, ev_rx) = mpsc::unbounded_channel();
+        let (ev_tx, _) = tokio::sync::broadcast::channel(4096);
         let busy = Arc::new(AtomicBool::new(false));
-        tokio::spawn(actor(op_rx, ev_tx, busy.clone()));
+        let active = Arc::new(Mutex::new(None));
+        let actor = Actor {
+            thread: id,
+            events: ev_tx.clone(),
+            busy: busy.clone(),
+            active: active.clone(),
+            store,
+            waiting: None,
+        };
+        tokio::spawn(actor.run(op_rx));
         Arc::new(Self {
             id,
             ops: op_tx,
-            events: Arc::new(tokio::sync::Mutex::new(ev_rx)),
+            events: ev_tx,
             busy,
+            active,
+        })
+    }
+
+    /// Turn `id`'s events from now on.
+    fn follow(&self, id: String) -> Box<dyn EngineTurn> {
+        Box::new(FakeTurn {
+            id,
+            events: self.events.subscribe(),
+            ended: false,
         })
     }
 }
@@ -400,12 +666,17 @@ impl EngineThread for FakeThread {
         self.id
     }
     fn submit(&self, sub: Submission) -> BoxFuture<'_, Result<(), String>> {
-        Box::pin(async move { self.ops.send(sub).map_err(|_| "thread closed".to_string()) })
+        Box::pin(async move {
+            self.ops
+                .send(Cmd::Op(sub))
+                .map_err(|_| "thread closed".to_string())
+        })
     }
     fn start_turn(
         &self,
         id: String,
         prompt: String,
+        options: TurnOptions,
     ) -> BoxFuture<'_, Result<Box<dyn EngineTurn>, StartTurnError>> {
         Box::pin(async move {
             // Like the engine: starting is refused, not queued, while a turn runs.
@@ -419,6 +690,7 @@ impl EngineThread for FakeThread {
                     self.id
                 )));
             }
+            *self.active.lock().unwrap() = Some(id.clone());
             let sub = Submission {
                 id: id.clone(),
                 op: Op::UserInput {
@@ -426,25 +698,28 @@ impl EngineThread for FakeThread {
                     overrides: Default::default(),
                 },
             };
+            let turn = self.follow(id);
             self.ops
-                .send(sub)
+                .send(Cmd::Start {
+                    sub,
+                    park: options.park_approvals,
+                })
                 .map_err(|_| StartTurnError::Closed("thread closed".into()))?;
-            Ok(Box::new(FakeTurn {
-                id,
-                events: self.events.clone(),
-                ended: false,
-            }) as Box<dyn EngineTurn>)
+            Ok(turn)
         })
     }
     fn is_busy(&self) -> bool {
         self.busy.load(Ordering::SeqCst)
     }
+    fn active_turn(&self) -> Option<String> {
+        self.active.lock().unwrap().clone()
+    }
 }
 
-/// A fake turn reads the fake thread's one event queue up to its terminal event.
+/// A fake turn reads the fake thread's events up to its terminal event (or its park).
 struct FakeTurn {
     id: String,
-    events: Arc<tokio::sync::Mutex<mpsc::UnboundedReceiver<Event>>>,
+    events: tokio::sync::broadcast::Receiver<Event>,
     ended: bool,
 }
 
@@ -454,13 +729,22 @@ impl EngineTurn for FakeTurn {
             if self.ended {
                 return None;
             }
-            let ev = self.events.lock().await.recv().await?;
+            let ev = self.events.recv().await.ok()?;
+            let parked = matches!(&ev.msg, EventMsg::TurnParked(p) if p.turn_id == self.id);
             let terminal = ev.id == self.id && ev.msg.ends_turn();
-            if terminal || matches!(ev.msg, EventMsg::ShutdownComplete) {
+            if terminal || parked || matches!(ev.msg, EventMsg::ShutdownComplete) {
                 self.ended = true;
             }
             Some(ev)
         })
+    }
+}
+
+struct FakeWatch(tokio::sync::broadcast::Receiver<Event>);
+
+impl EngineTurn for FakeWatch {
+    fn next_event(&mut self) -> BoxFuture<'_, Option<Event>> {
+        Box::pin(async move { self.0.recv().await.ok() })
     }
 }
 
@@ -480,139 +764,239 @@ fn complete(id: &str, text: Option<String>) -> EventMsg {
     })
 }
 
-async fn actor(
-    mut ops: mpsc::UnboundedReceiver<Submission>,
-    events: mpsc::UnboundedSender<Event>,
+fn exec_request(turn: &str, call: &str) -> ExecApprovalRequestEvent {
+    let command: Vec<String> = ["touch", "x"].map(String::from).to_vec();
+    ExecApprovalRequestEvent {
+        call_id: call.into(),
+        approval_id: None,
+        turn_id: turn.to_string(),
+        parsed_cmd: parse_command(&command),
+        command,
+        cwd: PathBuf::from("/tmp"),
+        reason: None,
+    }
+}
+
+struct Actor {
+    thread: ThreadId,
+    events: tokio::sync::broadcast::Sender<Event>,
     busy: Arc<AtomicBool>,
-) {
-    // The turn waiting for an op, if any: (turn id, what it waits for).
-    let mut waiting: Option<(String, String)> = None;
-    while let Some(sub) = ops.recv().await {
-        let send = |id: &str, msg: EventMsg| {
-            let _ = events.send(ev(id, msg));
+    active: Arc<Mutex<Option<String>>>,
+    store: Arc<FakeStore>,
+    /// The turn waiting for an op, if any: (turn id, what it waits for).
+    waiting: Option<(String, String)>,
+}
+
+impl Actor {
+    fn send(&self, id: &str, msg: EventMsg) {
+        let _ = self.events.send(ev(id, msg));
+    }
+
+    fn end(&self, id: &str, msg: EventMsg, state: TurnState) {
+        self.busy.store(false, Ordering::SeqCst);
+        *self.active.lock().unwrap() = None;
+        self.store.set(self.thread, id, state);
+        self.send(id, msg);
+    }
+
+    fn finish(&self, id: &str, text: &str) {
+        self.send(
+            id,
+            EventMsg::AgentMessage(AgentMessageEvent {
+                message: text.into(),
+                phase: None,
+                memory_citation: None,
+            }),
+        );
+        self.end(
+            id,
+            complete(id, Some(text.into())),
+            TurnState::Completed {
+                last_agent_message: Some(text.into()),
+            },
+        );
+    }
+
+    fn abort(&self, turn: &str) {
+        self.end(
+            turn,
+            EventMsg::TurnAborted(TurnAbortedEvent {
+                turn_id: Some(turn.to_string()),
+                reason: TurnAbortReason::Interrupted,
+                completed_at: None,
+                duration_ms: None,
+            }),
+            TurnState::Aborted {
+                reason: TurnAbortReason::Interrupted,
+            },
+        );
+    }
+
+    /// Parks turn `id` at an approval of `call`; `decided` are the answers so far, `rest`
+    /// the calls it asks about after this one.
+    fn park(&self, id: &str, call: &str, decided: Vec<String>, rest: Vec<String>) {
+        let now = chrono::Utc::now().timestamp();
+        let parked = TurnParkedEvent {
+            turn_id: id.to_string(),
+            park_id: oi_protocol::ids::new_id(),
+            requests: vec![ParkedRequest::Exec(exec_request(id, call))],
+            parked_at: now,
+            expires_at: now + *self.store.park_secs.lock().unwrap(),
         };
-        match sub.op {
-            Op::UserInput { items, .. } => {
-                let id = sub.id.clone();
-                let prompt = joined_text(&items);
-                busy.store(true, Ordering::SeqCst);
-                send(
-                    &id,
-                    EventMsg::TaskStarted(TaskStartedEvent {
-                        turn_id: id.clone(),
-                        started_at: None,
-                        model_context_window: None,
-                        model_context_window_source: None,
-                        collaboration_mode_kind: "default".into(),
-                    }),
-                );
-                let finish = |text: &str| {
-                    send(
-                        &id,
-                        EventMsg::AgentMessage(AgentMessageEvent {
-                            message: text.into(),
-                            phase: None,
-                            memory_citation: None,
-                        }),
-                    );
-                    busy.store(false, Ordering::SeqCst);
-                    send(&id, complete(&id, Some(text.into())));
-                };
-                if prompt == "hello" {
-                    for d in ["hi", " ", "there"] {
-                        send(
-                            &id,
-                            EventMsg::AgentMessageDelta(AgentMessageDeltaEvent { delta: d.into() }),
-                        );
-                    }
-                    finish("hi there");
-                } else if let Some(n) = prompt.strip_prefix("deltas:") {
-                    for _ in 0..n.parse::<usize>().unwrap() {
-                        send(
-                            &id,
-                            EventMsg::AgentMessageDelta(AgentMessageDeltaEvent {
-                                delta: "x".into(),
-                            }),
-                        );
-                    }
-                    finish("done");
-                } else if prompt == "approve" {
-                    let command: Vec<String> = ["touch", "x"].map(String::from).to_vec();
-                    send(
-                        &id,
-                        EventMsg::ExecApprovalRequest(ExecApprovalRequestEvent {
-                            call_id: "call-1".into(),
-                            approval_id: None,
-                            turn_id: id.clone(),
-                            parsed_cmd: parse_command(&command),
-                            command,
-                            cwd: PathBuf::from("/tmp"),
-                            reason: None,
-                        }),
-                    );
-                    waiting = Some((id, "exec".into()));
-                } else if prompt == "patch" {
-                    let mut changes = std::collections::BTreeMap::new();
-                    changes.insert(
-                        PathBuf::from("/tmp/a.txt"),
-                        FileChange::Add {
-                            content: "a\n".into(),
+        self.store.parks.lock().unwrap().insert(
+            (self.thread, id.to_string()),
+            (parked.clone(), decided, rest),
+        );
+        self.end(
+            id,
+            EventMsg::TurnParked(parked.clone()),
+            TurnState::Parked(parked),
+        );
+    }
+
+    async fn run(mut self, mut ops: mpsc::UnboundedReceiver<Cmd>) {
+        while let Some(cmd) = ops.recv().await {
+            match cmd {
+                Cmd::Start { sub, park } => self.start(sub, park),
+                Cmd::Resume {
+                    turn,
+                    decided,
+                    rest,
+                } => {
+                    self.busy.store(true, Ordering::SeqCst);
+                    *self.active.lock().unwrap() = Some(turn.clone());
+                    self.store.set(
+                        self.thread,
+                        &turn,
+                        TurnState::Running {
+                            activity: Some("resumed".into()),
                         },
                     );
-                    send(
-                        &id,
-                        EventMsg::ApplyPatchApprovalRequest(ApplyPatchApprovalRequestEvent {
-                            call_id: "patch-1".into(),
-                            turn_id: id.clone(),
-                            changes,
-                            reason: Some("adds a file".into()),
-                            grant_root: None,
-                        }),
-                    );
-                    waiting = Some((id, "patch".into()));
-                } else if prompt == "elicit" {
-                    send(
-                        &id,
-                        EventMsg::ElicitationRequest(ElicitationRequestEvent {
-                            turn_id: Some(id.clone()),
-                            server_name: "peer".into(),
-                            id: json!(7),
-                            request: json!({"message":"Your name?","requestedSchema":{"type":"object","properties":{"name":{"type":"string"}}}}),
-                        }),
-                    );
-                    waiting = Some((id, "elicit".into()));
-                } else if prompt == "hang" {
-                    waiting = Some((id, "interrupt".into()));
-                } else if prompt == "fail" {
-                    send(
-                        &id,
-                        EventMsg::Error(ErrorEvent {
-                            message: "model exploded: HTTP 500".into(),
-                            codex_error_info: None,
-                        }),
-                    );
-                    busy.store(false, Ordering::SeqCst);
-                    send(&id, complete(&id, None));
-                } else {
-                    finish(&format!("echo: {prompt}"));
+                    // The calls asked so far have their answers; the next one parks again.
+                    match rest.split_first() {
+                        Some((next, rest)) => self.park(&turn, next, decided, rest.to_vec()),
+                        None => self.finish(&turn, &decided.join(", ")),
+                    }
+                }
+                Cmd::Op(sub) => {
+                    if !self.op(sub) {
+                        return;
+                    }
                 }
             }
+        }
+    }
+
+    fn start(&mut self, sub: Submission, park: bool) {
+        let Op::UserInput { items, .. } = sub.op else {
+            return;
+        };
+        let id = sub.id.clone();
+        let prompt = joined_text(&items);
+        self.busy.store(true, Ordering::SeqCst);
+        self.store
+            .set(self.thread, &id, TurnState::Running { activity: None });
+        self.send(
+            &id,
+            EventMsg::TaskStarted(TaskStartedEvent {
+                turn_id: id.clone(),
+                started_at: None,
+                model_context_window: None,
+                model_context_window_source: None,
+                collaboration_mode_kind: "default".into(),
+            }),
+        );
+        if prompt == "hello" {
+            for d in ["hi", " ", "there"] {
+                self.send(
+                    &id,
+                    EventMsg::AgentMessageDelta(AgentMessageDeltaEvent { delta: d.into() }),
+                );
+            }
+            self.finish(&id, "hi there");
+        } else if let Some(n) = prompt.strip_prefix("deltas:") {
+            for _ in 0..n.parse::<usize>().unwrap() {
+                self.send(
+                    &id,
+                    EventMsg::AgentMessageDelta(AgentMessageDeltaEvent { delta: "x".into() }),
+                );
+            }
+            self.finish(&id, "done");
+        } else if (prompt == "approve" || prompt == "approve-twice") && park {
+            let rest = if prompt == "approve-twice" {
+                vec!["call-2".to_string()]
+            } else {
+                vec![]
+            };
+            self.park(&id, "call-1", vec![], rest);
+        } else if prompt == "approve" {
+            self.send(
+                &id,
+                EventMsg::ExecApprovalRequest(exec_request(&id, "call-1")),
+            );
+            self.waiting = Some((id, "exec".into()));
+        } else if prompt == "patch" {
+            let mut changes = std::collections::BTreeMap::new();
+            changes.insert(
+                PathBuf::from("/tmp/a.txt"),
+                FileChange::Add {
+                    content: "a\n".into(),
+                },
+            );
+            self.send(
+                &id,
+                EventMsg::ApplyPatchApprovalRequest(ApplyPatchApprovalRequestEvent {
+                    call_id: "patch-1".into(),
+                    turn_id: id.clone(),
+                    changes,
+                    reason: Some("adds a file".into()),
+                    grant_root: None,
+                }),
+            );
+            self.waiting = Some((id, "patch".into()));
+        } else if prompt == "elicit" {
+            self.send(
+                &id,
+                EventMsg::ElicitationRequest(ElicitationRequestEvent {
+                    turn_id: Some(id.clone()),
+                    server_name: "peer".into(),
+                    id: json!(7),
+                    request: json!({"message":"Your name?","requestedSchema":{"type":"object","properties":{"name":{"type":"string"}}}}),
+                }),
+            );
+            self.waiting = Some((id, "elicit".into()));
+        } else if prompt == "hang" {
+            self.waiting = Some((id, "interrupt".into()));
+        } else if prompt == "fail" {
+            self.send(
+                &id,
+                EventMsg::Error(ErrorEvent {
+                    message: "model exploded: HTTP 500".into(),
+                    codex_error_info: None,
+                }),
+            );
+            self.end(
+                &id,
+                complete(&id, None),
+                TurnState::Failed {
+                    error: "model exploded: HTTP 500".into(),
+                },
+            );
+        } else {
+            self.finish(&id, &format!("echo: {prompt}"));
+        }
+    }
+
+    /// Handles an op; false once the thread shut down.
+    fn op(&mut self, sub: Submission) -> bool {
+        match sub.op {
             Op::ExecApproval { id: call, decision } | Op::PatchApproval { id: call, decision } => {
-                if let Some((turn, _)) = waiting.take() {
+                if let Some((turn, _)) = self.waiting.take() {
                     let text = format!(
                         "{call}: {}",
                         serde_json::to_value(decision).unwrap().as_str().unwrap()
                     );
-                    send(
-                        &turn,
-                        EventMsg::AgentMessage(AgentMessageEvent {
-                            message: text.clone(),
-                            phase: None,
-                            memory_citation: None,
-                        }),
-                    );
-                    busy.store(false, Ordering::SeqCst);
-                    send(&turn, complete(&turn, Some(text)));
+                    self.finish(&turn, &text);
                 }
             }
             Op::ResolveElicitation {
@@ -620,46 +1004,55 @@ async fn actor(
                 request_id,
                 response,
             } => {
-                if let Some((turn, _)) = waiting.take() {
+                if let Some((turn, _)) = self.waiting.take() {
                     let text = format!(
                         "{server_name}/{request_id}: {:?} {}",
                         response.action,
                         response.content.unwrap_or_default()
                     );
-                    busy.store(false, Ordering::SeqCst);
-                    send(&turn, complete(&turn, Some(text)));
+                    self.end(
+                        &turn,
+                        complete(&turn, Some(text.clone())),
+                        TurnState::Completed {
+                            last_agent_message: Some(text),
+                        },
+                    );
                 }
             }
             Op::Interrupt => {
-                if let Some((turn, _)) = waiting.take() {
-                    busy.store(false, Ordering::SeqCst);
-                    send(
-                        &turn,
-                        EventMsg::TurnAborted(TurnAbortedEvent {
-                            turn_id: Some(turn.clone()),
-                            reason: TurnAbortReason::Interrupted,
-                            completed_at: None,
-                            duration_ms: None,
-                        }),
-                    );
+                if let Some((turn, _)) = self.waiting.take() {
+                    self.abort(&turn);
+                } else {
+                    // A parked turn of this thread ends.
+                    let parked: Vec<String> = self
+                        .store
+                        .parks
+                        .lock()
+                        .unwrap()
+                        .keys()
+                        .filter(|(t, _)| *t == self.thread)
+                        .map(|(_, turn)| turn.clone())
+                        .collect();
+                    for turn in parked {
+                        self.store
+                            .parks
+                            .lock()
+                            .unwrap()
+                            .remove(&(self.thread, turn.clone()));
+                        self.abort(&turn);
+                    }
                 }
             }
             Op::Compact => {}
             Op::Shutdown => {
-                if let Some((turn, _)) = waiting.take() {
-                    send(
-                        &turn,
-                        EventMsg::TurnAborted(TurnAbortedEvent {
-                            turn_id: Some(turn.clone()),
-                            reason: TurnAbortReason::Interrupted,
-                            completed_at: None,
-                            duration_ms: None,
-                        }),
-                    );
+                if let Some((turn, _)) = self.waiting.take() {
+                    self.abort(&turn);
                 }
-                send("", EventMsg::ShutdownComplete);
-                return;
+                self.send("", EventMsg::ShutdownComplete);
+                return false;
             }
+            _ => {}
         }
+        true
     }
 }

@@ -133,7 +133,7 @@ impl Calls {
                 _ => synthesize_call_id(),
             };
             used.push(id.clone());
-            let name = std::mem::take(&mut call.name);
+            let name = clean_tool_name(&std::mem::take(&mut call.name));
             let arguments = if cut_off {
                 call.arguments
             } else {
@@ -143,6 +143,13 @@ impl Calls {
         }
         out
     }
+}
+
+/// A tool name without the special tokens a server let into it: vLLM with gpt-oss sends
+/// `shell<|channel|>commentary` (vllm-project/vllm#32587), which names no tool.
+pub(crate) fn clean_tool_name(name: &str) -> String {
+    let cut = name.find("<|").unwrap_or(name.len());
+    name[..cut].trim().to_string()
 }
 
 /// The arguments, or the last fragment alone when the server resent the complete arguments

@@ -39,20 +39,33 @@ pub(crate) fn extract(text: &str, tools: &[ToolSpec]) -> Option<(String, Vec<Tex
     if tools.is_empty() || !text.contains('{') {
         return None;
     }
-    let blocks = call_blocks(text);
-    let first = blocks.first()?;
-    // Only whitespace between and after the blocks.
-    let mut end = first.start;
+    let mut blocks = call_blocks(text);
+    let first_start = blocks.first()?.start;
+    // Only whitespace between and after the blocks; what a model makes up as the calls'
+    // output ends them (the calls before it are run, the fiction is dropped).
+    let mut end = first_start;
+    let mut taken = 0;
     for b in &blocks {
-        if !text[end..b.start].trim().is_empty() {
+        let gap = &text[end..b.start];
+        if made_up_output(gap) {
+            break;
+        }
+        if !gap.trim().is_empty() {
             return None;
         }
+        // An output fence after the calls is a block too, but no call.
+        if taken > 0 && parse_calls(&b.body).is_none() && made_up_output(&text[b.start..]) {
+            break;
+        }
         end = b.end;
+        taken += 1;
     }
-    if !text[end..].trim().is_empty() {
+    let rest = &text[end..];
+    if !rest.trim().is_empty() && !made_up_output(rest) {
         return None;
     }
-    let lead_in = text[..first.start].trim();
+    blocks.truncate(taken);
+    let lead_in = text[..first_start].trim();
     if lead_in.len() > MAX_LEAD_IN || lead_in.contains("```") || lead_in.contains("~~~") {
         return None;
     }
@@ -68,6 +81,46 @@ pub(crate) fn extract(text: &str, tools: &[ToolSpec]) -> Option<(String, Vec<Tex
         }
     }
     (!calls.is_empty()).then(|| (lead_in.to_string(), calls))
+}
+
+/// Whether `rest`, the text right after a call, starts with the call's output the model made
+/// up instead of waiting for it (recorded on small Qwen models: a `<tool_response>` block in
+/// its template's markup, an `Output:` line, or an output code block). The call is complete
+/// and valid before it: it is run, and the made-up part dropped.
+fn made_up_output(rest: &str) -> bool {
+    let t = rest.trim_start();
+    let lower: String = t.chars().take(40).collect::<String>().to_ascii_lowercase();
+    const TAGS: [&str; 6] = [
+        "<tool_response>",
+        "<tool_result>",
+        "<|im_start|>",
+        "<|im_end|>",
+        "<output>",
+        "<result>",
+    ];
+    if TAGS.iter().any(|tag| lower.starts_with(tag)) {
+        return true;
+    }
+    let first_line = lower.lines().next().unwrap_or("").trim();
+    const LABELS: [&str; 7] = [
+        "output:",
+        "result:",
+        "results:",
+        "response:",
+        "tool output:",
+        "tool response:",
+        "stdout:",
+    ];
+    if LABELS.contains(&first_line) {
+        return true;
+    }
+    // An output fence: ```output, ```text, ```console, or one without an info string.
+    fence_open(t.lines().next().unwrap_or("").trim()).is_some_and(|(_, _, info)| {
+        matches!(
+            info.as_str(),
+            "" | "output" | "text" | "txt" | "console" | "stdout" | "plaintext" | "shell-session"
+        )
+    })
 }
 
 /// A call anywhere in `text` that was not run: the name it calls. Used on a final answer

@@ -271,6 +271,79 @@ fn exactly_one_system_message_and_never_developer() {
     );
 }
 
+/// Issue 43 item 6: what differs between runs goes after the system prompt (and the tool
+/// schemas a template appends to it), at the head of the first user message: never a second
+/// user message in a row, which templates that want roles to alternate reject.
+#[test]
+fn the_runs_context_leads_the_first_user_message() {
+    let ctx = "<environment_context>\n  <cwd>/w</cwd>\n</environment_context>";
+    let prompt = Prompt {
+        instructions: "You are a coding agent.".into(),
+        input: vec![
+            ResponseItem::developer_text("<environment>static</environment>"),
+            ResponseItem::user_text(ctx),
+            ResponseItem::user_text("hi"),
+            ResponseItem::assistant_text("hello"),
+            ResponseItem::user_text("again"),
+        ],
+        ..Prompt::default()
+    };
+    let body = request_body(&prompt, ChatRequestOptions::default());
+    let msgs = body["messages"].as_array().unwrap();
+    let roles: Vec<&str> = msgs.iter().map(|m| m["role"].as_str().unwrap()).collect();
+    assert_eq!(roles, ["system", "user", "assistant", "user"]);
+    assert_eq!(
+        msgs[0]["content"],
+        "You are a coding agent.\n\n<environment>static</environment>"
+    );
+    assert_eq!(msgs[1]["content"], format!("{ctx}\n\nhi"));
+    assert_eq!(msgs[3]["content"], "again");
+    // With an image, the context is the first part.
+    let with_image = Prompt {
+        input: vec![
+            ResponseItem::user_text(ctx),
+            ResponseItem::Message {
+                role: Role::User,
+                content: vec![
+                    ContentItem::InputText {
+                        text: "what is this?".into(),
+                    },
+                    ContentItem::InputImage {
+                        image_url: "data:image/png;base64,AA".into(),
+                    },
+                ],
+            },
+        ],
+        ..Prompt::default()
+    };
+    let body = request_body(&with_image, ChatRequestOptions::default());
+    let parts = body["messages"][0]["content"].as_array().unwrap().clone();
+    assert_eq!(parts[0]["text"], ctx);
+    assert_eq!(parts[1]["text"], "what is this?");
+    // Alone (a history that starts with the model's turn), it is a user message of its own.
+    let alone = Prompt {
+        input: vec![
+            ResponseItem::user_text(ctx),
+            ResponseItem::assistant_text("hello"),
+        ],
+        ..Prompt::default()
+    };
+    let body = request_body(&alone, ChatRequestOptions::default());
+    assert_eq!(body["messages"][0]["content"], ctx);
+    assert_eq!(body["messages"][1]["role"], "assistant");
+    // A user message that only looks like context later in the conversation is left alone.
+    let later = Prompt {
+        input: vec![
+            ResponseItem::user_text("hi"),
+            ResponseItem::assistant_text("hello"),
+            ResponseItem::user_text(ctx),
+        ],
+        ..Prompt::default()
+    };
+    let body = request_body(&later, ChatRequestOptions::default());
+    assert_eq!(body["messages"].as_array().unwrap().len(), 3);
+}
+
 #[test]
 fn reasoning_goes_back_with_tool_calls_when_the_provider_needs_it() {
     let prompt = Prompt {

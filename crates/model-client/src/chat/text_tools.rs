@@ -78,6 +78,13 @@ impl TextToolFormat {
         }
     }
 
+    /// Whether this is the chat template's own markup, which a server with its tool-call
+    /// parser on turns into `tool_calls`: then calls in the text mean the parser is off.
+    /// Plain JSON and function tags are shapes no parser catches.
+    pub(crate) fn is_template_markup(self) -> bool {
+        !matches!(self, TextToolFormat::Json | TextToolFormat::FunctionTag)
+    }
+
     pub(crate) fn name(self) -> &'static str {
         match self {
             TextToolFormat::Hermes => "Hermes/Qwen `<tool_call>`",
@@ -125,6 +132,44 @@ const MARKERS: [&str; 9] = [
 pub(crate) fn may_contain_calls(text: &str) -> bool {
     (text.contains('<') && MARKERS.iter().any(|m| text.contains(m)))
         || text.contains(tokens::MISTRAL)
+}
+
+/// Kimi's call markup, as servers leak it beside parsed calls.
+const KIMI_MARKERS: [&str; 5] = [
+    "<|tool_calls_section_begin|>",
+    "<|tool_calls_section_end|>",
+    "<|tool_call_begin|>",
+    "<|tool_call_end|>",
+    "<|tool_call_argument_begin|>",
+];
+
+/// `text` without call markup a server leaked beside the calls it parsed: whole Kimi call
+/// sections (`<|tool_call_begin|> functions.f:0 {…} <|tool_call_end|>`) and stray markers.
+/// Text outside them is kept.
+pub(crate) fn without_call_markup(text: &str) -> String {
+    if !text.contains("<|tool_call") {
+        return text.to_string();
+    }
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(start) = rest.find("<|tool_call") {
+        out.push_str(&rest[..start]);
+        let after = &rest[start..];
+        // A call runs to its end marker; a section marker alone is dropped.
+        let end = if after.starts_with("<|tool_call_begin|>") {
+            after
+                .find("<|tool_call_end|>")
+                .map_or(after.len(), |i| i + "<|tool_call_end|>".len())
+        } else {
+            KIMI_MARKERS
+                .iter()
+                .find(|m| after.starts_with(**m))
+                .map_or("<|tool_call".len(), |m| m.len())
+        };
+        rest = &after[end..];
+    }
+    out.push_str(rest);
+    out.trim().to_string()
 }
 
 /// Finds the tool calls in `text`. `None` when there is no call of an offered tool outside

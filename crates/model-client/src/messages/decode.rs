@@ -298,6 +298,7 @@ impl MessagesDecoder {
             out.push_back(ResponseEvent::ToolCallsRecoveredFromText {
                 format: found.format.name().to_string(),
                 server_hint: found.format.server_hint().to_string(),
+                parser_off: found.format.is_template_markup(),
             });
             self.text = found.text;
             recovered = found.calls;

@@ -156,8 +156,22 @@ fn sync_runtime() -> Result<tokio::runtime::Handle, StoreError> {
         .enable_all()
         .build()
         .map_err(|e| StoreError::Postgres(format!("cannot start the database runtime: {e}")))?;
-    // A racing caller's runtime may have won; ours is then dropped unused, off any runtime.
-    Ok(RUNTIME.get_or_init(|| rt).handle().clone())
+    install_runtime(&RUNTIME, rt)
+}
+
+/// Keeps the first runtime set in `cell`. A racing caller's runtime may have won; ours is
+/// then shut down without waiting, because this caller may be inside a current-thread
+/// runtime, where dropping a runtime panics.
+fn install_runtime(
+    cell: &std::sync::OnceLock<tokio::runtime::Runtime>,
+    rt: tokio::runtime::Runtime,
+) -> Result<tokio::runtime::Handle, StoreError> {
+    if let Err(loser) = cell.set(rt) {
+        loser.shutdown_background();
+    }
+    cell.get()
+        .map(|rt| rt.handle().clone())
+        .ok_or_else(|| StoreError::Postgres("the database runtime is not set".into()))
 }
 
 /// A pooled connection; goes back to the pool on drop unless it broke.
@@ -504,4 +518,32 @@ async fn migrate(client: &mut Client, shown: &str) -> Result<(), StoreError> {
     }
     tx.commit().await?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::install_runtime;
+
+    fn runtime() -> tokio::runtime::Runtime {
+        tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(1)
+            .enable_all()
+            .build()
+            .unwrap_or_else(|e| panic!("a test runtime: {e}"))
+    }
+
+    /// The loser of the race to set the database runtime is dropped inside the caller's
+    /// current-thread runtime (as exec's store opening does); that must not panic.
+    #[test]
+    fn a_runtime_that_lost_the_race_is_dropped_inside_a_current_thread_runtime() {
+        let cell = std::sync::OnceLock::new();
+        let first = install_runtime(&cell, runtime()).unwrap_or_else(|e| panic!("{e}"));
+        let caller = tokio::runtime::Builder::new_current_thread()
+            .build()
+            .unwrap_or_else(|e| panic!("a test runtime: {e}"));
+        let second = caller
+            .block_on(async { install_runtime(&cell, runtime()) })
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(first.id(), second.id(), "the first runtime set is kept");
+    }
 }

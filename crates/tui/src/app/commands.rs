@@ -307,8 +307,13 @@ impl App {
             } else {
                 format!(" ({} withheld)", s.withheld.len())
             };
+            let protocol = s
+                .protocol
+                .as_ref()
+                .map(|p| format!(" · protocol {p}"))
+                .unwrap_or_default();
             lines.push(format!(
-                "{} · {state} · {} · {} tools{withheld}",
+                "{} · {state} · {}{protocol} · {} tools{withheld}",
                 s.name,
                 s.transport,
                 s.tools.len()

@@ -19,6 +19,7 @@ impl App {
             return vec![];
         }
         if self.overlay.is_none() {
+            self.remember_draft();
             if self.paste_image(text) {
                 return self.refresh_popup();
             }
@@ -85,6 +86,7 @@ impl App {
             }
             None => {}
         }
+        self.remember_draft();
         if self.extras.history_search.is_some() {
             self.history_search_key(key);
             return self.refresh_popup();
@@ -121,8 +123,11 @@ impl App {
                 return vec![];
             }
             KeyCode::Esc => {
-                if self.popup.is_some() {
-                    self.popup = None;
+                if let Some(popup) = self.popup.take() {
+                    if matches!(popup, Popup::Commands { .. }) {
+                        let (text, cursor) = std::mem::take(&mut self.slash_draft);
+                        self.composer.restore(&text, cursor);
+                    }
                     return vec![];
                 }
                 if self.is_running() {
@@ -148,6 +153,13 @@ impl App {
             }
             ComposerResult::Handled => self.refresh_popup(),
             ComposerResult::Ignored => vec![],
+        }
+    }
+
+    /// Keeps the draft while it is no slash command, for Esc on the slash popup.
+    fn remember_draft(&mut self) {
+        if !self.composer.text().starts_with('/') {
+            self.slash_draft = (self.composer.text().to_string(), self.composer.cursor());
         }
     }
 
@@ -469,5 +481,48 @@ pub(super) fn edit_form(form: &mut ElicitationForm, key: KeyEvent) {
             }
         }
         _ => {}
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn press(app: &mut App, code: KeyCode) {
+        let _ = app.on_key(KeyEvent::new(code, KeyModifiers::NONE));
+    }
+
+    fn type_str(app: &mut App, s: &str) {
+        for c in s.chars() {
+            press(app, KeyCode::Char(c));
+        }
+    }
+
+    #[test]
+    fn esc_on_the_slash_popup_puts_the_draft_back() {
+        let mut app = App::new(Composer::default());
+        // `/` on an empty composer: Esc leaves it empty.
+        type_str(&mut app, "/mo");
+        assert!(matches!(app.popup, Some(Popup::Commands { .. })));
+        press(&mut app, KeyCode::Esc);
+        assert_eq!((app.popup.clone(), app.composer.text()), (None, ""));
+        // `/` typed before a draft: Esc gives back the draft and its cursor.
+        type_str(&mut app, "st");
+        press(&mut app, KeyCode::Home);
+        type_str(&mut app, "/");
+        assert_eq!(app.composer.text(), "/st");
+        assert!(matches!(app.popup, Some(Popup::Commands { .. })));
+        press(&mut app, KeyCode::Esc);
+        assert_eq!(app.composer.text(), "st");
+        assert_eq!(app.composer.cursor(), 0);
+        // Esc on the `@` popup closes it and keeps the text.
+        app.composer.clear();
+        type_str(&mut app, "read @src");
+        assert!(matches!(app.popup, Some(Popup::Files { .. })));
+        press(&mut app, KeyCode::Esc);
+        assert_eq!(
+            (app.popup.clone(), app.composer.text()),
+            (None, "read @src")
+        );
     }
 }

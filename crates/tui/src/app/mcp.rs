@@ -354,6 +354,7 @@ mod tests {
                 ]}),
             ],
             last_error: None,
+            protocol: None,
         }]));
         app
     }

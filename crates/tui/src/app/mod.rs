@@ -205,6 +205,9 @@ pub struct App {
     /// Approvals and questions waiting behind the open overlay.
     queued: VecDeque<Overlay>,
     pub popup: Option<Popup>,
+    /// The draft (text, cursor) as it was before a `/` began the composer's text: Esc on the
+    /// slash popup puts it back, so the `/` does not turn the next message into a command.
+    slash_draft: (String, usize),
     pub file_matches: Vec<String>,
     /// Settings changed by `/model` or `/approvals`, sent with the next turn.
     pending_overrides: TurnOverrides,
@@ -294,6 +297,7 @@ impl App {
             overlay: None,
             queued: VecDeque::new(),
             popup: None,
+            slash_draft: (String::new(), 0),
             file_matches: Vec::new(),
             pending_overrides: TurnOverrides::default(),
             approvals_choice: None,
@@ -660,8 +664,23 @@ impl App {
                             .unwrap_or_default(),
                         result: None,
                         duration_ms: None,
+                        progress: None,
                     },
                 ));
+            }
+            EventMsg::McpToolCallProgress(p) => {
+                let shown = match (&p.message, p.total) {
+                    (Some(m), _) => m.clone(),
+                    (None, Some(total)) => format!("{}/{}", p.progress, total),
+                    (None, None) => format!("{}", p.progress),
+                };
+                for (id, cell) in &mut self.running {
+                    if *id == p.call_id
+                        && let HistoryCell::McpCall { progress, .. } = cell
+                    {
+                        *progress = Some(shown.clone());
+                    }
+                }
             }
             EventMsg::McpToolCallEnd(e) => {
                 self.running.retain(|(id, _)| *id != e.call_id);
@@ -683,6 +702,7 @@ impl App {
                         .unwrap_or_default(),
                     result: Some(result),
                     duration_ms: Some(e.duration.as_millis()),
+                    progress: None,
                 });
             }
             EventMsg::ElicitationRequest(req) => {
@@ -813,6 +833,8 @@ pub struct McpServerRow {
     pub tools: Vec<(String, String, String)>,
     /// Tools the server lists that the model is not offered: (tool, why).
     pub withheld: Vec<(String, String)>,
+    /// The MCP protocol version the live connection negotiated (e.g. `2026-07-28`).
+    pub protocol: Option<String>,
     /// What `/mcp verbose` lists besides tools: resource URIs (and templates) and prompt names.
     pub resources: Vec<String>,
     pub prompts: Vec<String>,

@@ -257,3 +257,28 @@ fn python_triple_quotes_and_lines_for_a_text_parameter() {
     let (_, calls) = run("{\"name\": \"shell\", \"arguments\": {\"command\": [\"ls\", \"-la\"]}}");
     assert_eq!(calls[0].1["command"], json!(["ls", "-la"]));
 }
+
+/// Issue 43 item 3: a complete, valid call followed by the output the model made up for it
+/// was not run (and when it did run, the model answered right).
+#[test]
+fn a_call_followed_by_made_up_output_is_run_and_the_fiction_dropped() {
+    let call = "```json\n{\"name\": \"shell\", \"arguments\": {\"command\": [\"cat\", \"secret.txt\"]}}\n```";
+    for fiction in [
+        "\n<tool_response>\n{\"output\": \"token-123\"}\n</tool_response>\nThe file says token-123.",
+        "\nOutput:\n```\ntoken-123\n```",
+        "\n```output\ntoken-123\n```\nSo the secret is token-123.",
+        "\n```\ntoken-123\n```",
+    ] {
+        let text = format!("{call}{fiction}");
+        let (lead, calls) = run(&text);
+        assert_eq!(lead, "", "{text}");
+        assert_eq!(calls.len(), 1, "{text}");
+        assert_eq!(calls[0].1["command"], json!(["cat", "secret.txt"]));
+    }
+    // Prose after the call is an explanation, not output: nothing is run.
+    let explained = format!("{call}\nThis prints the secret.");
+    assert!(extract(&explained, &tools()).is_none());
+    // Calls written after the made-up output relied on it: they are not run.
+    let text = format!("{call}\nOutput:\ntoken-123\n{call}");
+    assert_eq!(run(&text).1.len(), 1);
+}

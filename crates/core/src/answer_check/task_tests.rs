@@ -1,0 +1,365 @@
+use super::*;
+
+fn exists(path: &str) -> Expectation {
+    Expectation::Exists {
+        path: path.into(),
+        dir: false,
+    }
+}
+
+fn dir(path: &str) -> Expectation {
+    Expectation::Exists {
+        path: path.into(),
+        dir: true,
+    }
+}
+
+fn holds(path: &str, text: &str) -> Expectation {
+    Expectation::Holds {
+        path: path.into(),
+        text: text.into(),
+    }
+}
+
+fn lacks(path: &str, text: &str) -> Expectation {
+    Expectation::Lacks {
+        path: path.into(),
+        text: text.into(),
+    }
+}
+
+fn executable(path: &str) -> Expectation {
+    Expectation::Executable { path: path.into() }
+}
+
+#[test]
+fn the_words_of_everyday_tasks_state_what_must_hold() {
+    let cases: Vec<(&str, Vec<Expectation>)> = vec![
+        (
+            "Create a file hello.txt containing the text 'hi there'.",
+            vec![holds("hello.txt", "hi there"), exists("hello.txt")],
+        ),
+        (
+            "Create hello.txt containing hi",
+            vec![holds("hello.txt", "hi"), exists("hello.txt")],
+        ),
+        (
+            "Write a shell script greet.sh that prints hello, and make it executable.",
+            vec![executable("greet.sh"), exists("greet.sh")],
+        ),
+        (
+            "Make deploy.sh executable",
+            vec![executable("deploy.sh"), exists("deploy.sh")],
+        ),
+        (
+            "Create the directories logs, data and tmp.",
+            vec![dir("logs"), dir("data"), dir("tmp")],
+        ),
+        (
+            "Create three folders named src, tests and docs inside the project.",
+            vec![dir("src"), dir("tests"), dir("docs")],
+        ),
+        (
+            "Create a folder called out and put hello.txt in it",
+            vec![dir("out"), exists("hello.txt")],
+        ),
+        (
+            "Delete the lines containing 'TODO' from notes.txt.",
+            vec![lacks("notes.txt", "TODO")],
+        ),
+        (
+            "Remove every line that mentions apple from fruits.txt",
+            vec![lacks("fruits.txt", "apple")],
+        ),
+        (
+            "Delete old.log",
+            vec![Expectation::Gone {
+                path: "old.log".into(),
+            }],
+        ),
+        (
+            "In notes.txt, replace the word apple with banana everywhere.",
+            vec![lacks("notes.txt", "apple"), holds("notes.txt", "banana")],
+        ),
+        (
+            "Rename the function greet to welcome in main.py and helpers.py.",
+            vec![
+                lacks("main.py", "greet"),
+                holds("main.py", "welcome"),
+                lacks("helpers.py", "greet"),
+                holds("helpers.py", "welcome"),
+            ],
+        ),
+        (
+            "Rename `greet()` to `welcome()` in main.py",
+            vec![lacks("main.py", "greet"), holds("main.py", "welcome")],
+        ),
+        (
+            "Append the line 'done' to log.txt",
+            vec![holds("log.txt", "done")],
+        ),
+        (
+            "Read data.csv and write the total of the amount column to total.txt.",
+            vec![exists("total.txt")],
+        ),
+        (
+            "Fix the typo in greet.py so that test_greet.py passes.",
+            vec![Expectation::Passes {
+                test: "test_greet.py".into(),
+            }],
+        ),
+    ];
+    for (request, expected) in cases {
+        assert_eq!(expectations(request), expected, "{request}");
+    }
+}
+
+#[test]
+fn open_or_negated_wordings_state_nothing_they_leave_open() {
+    let cases: Vec<(&str, Vec<Expectation>)> = vec![
+        ("Do not create hello.txt", vec![]),
+        ("If config.toml does not exist, create it.", vec![]),
+        ("Create a directory structure for the project", vec![]),
+        (
+            "Create summary.txt containing the number of lines in data.csv",
+            vec![exists("summary.txt")],
+        ),
+        ("Run test_add.py and tell me whether it passes", vec![]),
+        ("Create x.txt without a trailing newline", vec![]),
+        ("Find the file containing 'load_settings'", vec![]),
+        ("Write a function add in math_utils.py", vec![]),
+        ("Explain e.g. what main.py does", vec![]),
+    ];
+    for (request, expected) in cases {
+        assert_eq!(expectations(request), expected, "{request}");
+    }
+}
+
+#[test]
+fn paths_and_sentences_are_told_apart_from_prose() {
+    for word in [
+        "hello.txt",
+        "src/lib.rs",
+        "a/b",
+        "test_add.py",
+        "Makefile.am",
+    ] {
+        assert!(looks_like_path(word), "{word}");
+    }
+    for word in ["1.5", "e.g", "hello.", "https://x.y/z.txt", "/", "and"] {
+        assert!(!looks_like_path(word), "{word}");
+    }
+    assert_eq!(
+        sentences("Create hello.txt. Then run it! Say 'a. b' now"),
+        ["Create hello.txt.", " Then run it!", " Say 'a. b' now"]
+    );
+}
+
+#[test]
+fn unmet_expectations_are_read_from_the_directory() {
+    let dir_ = tempfile::tempdir().unwrap();
+    let cwd = dir_.path();
+    std::fs::write(cwd.join("greet.sh"), "echo hello\n").unwrap();
+    std::fs::create_dir(cwd.join("logs")).unwrap();
+    std::fs::create_dir_all(cwd.join("out")).unwrap();
+    std::fs::write(cwd.join("out/hello.txt"), "hi there\n").unwrap();
+    std::fs::write(cwd.join("notes.txt"), "keep\nTODO: x\n").unwrap();
+    let unmet_of = |request: &str| unmet(&expectations(request), cwd, &[]);
+    assert_eq!(
+        unmet_of("Write a shell script greet.sh that prints hello, and make it executable."),
+        ["`greet.sh` is not executable (it needs `chmod +x greet.sh`)"]
+    );
+    assert_eq!(
+        unmet_of("Create the directories logs, data and tmp."),
+        [
+            "the folder `data` does not exist",
+            "the folder `tmp` does not exist"
+        ]
+    );
+    // Found in the folder the task put it in.
+    assert!(unmet_of("Create a file hello.txt containing the text 'hi there'.").is_empty());
+    assert_eq!(
+        unmet_of("Create a file hello.txt containing the text 'bye'."),
+        ["`hello.txt` does not contain `bye`"]
+    );
+    assert_eq!(
+        unmet_of("Delete the lines containing 'TODO' from notes.txt."),
+        ["`notes.txt` still contains `TODO`"]
+    );
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(cwd.join("greet.sh"), std::fs::Permissions::from_mode(0o755))
+            .unwrap();
+        assert!(unmet_of("Make greet.sh executable").is_empty());
+    }
+    // A word is matched whole: renaming `load` leaves `load_config` alone.
+    std::fs::write(cwd.join("a.py"), "def read(p): return load_config(p)\n").unwrap();
+    assert!(unmet_of("Rename the function load to read in a.py").is_empty());
+}
+
+#[test]
+fn a_named_test_must_pass_after_the_last_change() {
+    let e = vec![Expectation::Passes {
+        test: "test_calc.py".into(),
+    }];
+    let cwd = Path::new("/");
+    let run = |ok: bool| Step {
+        command: Some(r#"{"command":["python3","test_calc.py"]}"#.into()),
+        ok,
+        writes: false,
+    };
+    let write = Step {
+        command: None,
+        ok: true,
+        writes: true,
+    };
+    assert_eq!(
+        unmet(&e, cwd, std::slice::from_ref(&write)),
+        ["`test_calc.py` was not run to check the result"]
+    );
+    assert_eq!(
+        unmet(&e, cwd, &[run(false), write.clone()]),
+        ["`test_calc.py` was not run again after the last change"]
+    );
+    assert_eq!(
+        unmet(&e, cwd, &[write.clone(), run(false)]),
+        ["`test_calc.py` still fails (its last run exited with an error)"]
+    );
+    assert!(unmet(&e, cwd, &[run(false), write, run(true)]).is_empty());
+    let pytest = Step {
+        command: Some(r#"{"command":["python3","-m","pytest","-q"]}"#.into()),
+        ok: true,
+        writes: false,
+    };
+    assert!(
+        unmet(&e, cwd, &[pytest]).is_empty(),
+        "a runner that finds it"
+    );
+}
+
+/// The everyday tasks of the real-model bench (tests/python/real_tasks.py), each with a
+/// correct solution on disk: what their words state must hold there, so a task done right
+/// is never sent back.
+#[test]
+fn correct_solutions_of_the_bench_tasks_meet_their_words() {
+    let write = |dir: &Path, files: &[(&str, &str)]| {
+        for (name, text) in files {
+            let p = dir.join(name);
+            std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+            std::fs::write(p, text).unwrap();
+        }
+    };
+    // The test the multi-step task names, run and passing after the last change.
+    let passed = Step {
+        command: Some(r#"{"command":["python3","test_mathx.py"]}"#.into()),
+        ok: true,
+        writes: false,
+    };
+    let cases: Vec<(&str, Vec<(&str, &str)>)> = vec![
+        (
+            "Create a file hello.txt containing hi",
+            vec![("hello.txt", "hi\n")],
+        ),
+        (
+            "Add a line 'walk the dog' at the end of todo.txt.",
+            vec![("todo.txt", "buy milk\nwalk the dog\n")],
+        ),
+        (
+            "In notes.txt, replace the word apple with banana everywhere.",
+            vec![("notes.txt", "The banana is red.\nI like banana pie.\n")],
+        ),
+        (
+            "Rename the function compute_total to calculate_total in shop.py and main.py.",
+            vec![
+                (
+                    "shop.py",
+                    "def calculate_total(prices):\n    return sum(prices)\n",
+                ),
+                (
+                    "main.py",
+                    "from shop import calculate_total\n\nprint(calculate_total([1, 2, 3]))\n",
+                ),
+            ],
+        ),
+        (
+            "In config.toml, change the server port to 8080.",
+            vec![("config.toml", "[server]\nport = 8080\n")],
+        ),
+        (
+            "Read sales.csv and write the total of the amount column to total.txt.",
+            vec![("sales.csv", "item,amount\na,1\n"), ("total.txt", "1\n")],
+        ),
+        (
+            "Create greeting.txt that greets the person named in name.txt, in the form Hello, <name>!",
+            vec![("name.txt", "Ada\n"), ("greeting.txt", "Hello, Ada!\n")],
+        ),
+        (
+            "Delete the lines containing TODO from notes.txt.",
+            vec![("notes.txt", "keep one\nkeep two\n")],
+        ),
+        (
+            "Write a Python script count.py that prints the numbers 1 to 5, one per line.",
+            vec![("count.py", "for i in range(1, 6):\n    print(i)\n")],
+        ),
+        (
+            "Create a directory src with a file main.py in it that prints hello.",
+            vec![("src/main.py", "print('hello')\n")],
+        ),
+        (
+            "Create mathx.py with a function mul(a, b) that returns a times b. Then write test_mathx.py that asserts mul(3, 4) == 12, and run it with python3 to check that it passes.",
+            vec![
+                ("mathx.py", "def mul(a, b):\n    return a * b\n"),
+                (
+                    "test_mathx.py",
+                    "from mathx import mul\nassert mul(3, 4) == 12\n",
+                ),
+            ],
+        ),
+        (
+            "Rename draft.txt to final.txt.",
+            vec![("final.txt", "version one\n")],
+        ),
+    ];
+    for (request, files) in cases {
+        let dir = tempfile::tempdir().unwrap();
+        write(dir.path(), &files);
+        let missing = unmet(
+            &expectations(request),
+            dir.path(),
+            std::slice::from_ref(&passed),
+        );
+        assert!(missing.is_empty(), "{request}: {missing:?}");
+    }
+    // A script made executable, and the directories made.
+    let dir = tempfile::tempdir().unwrap();
+    for d in ["logs", "data", "tmp"] {
+        std::fs::create_dir(dir.path().join(d)).unwrap();
+    }
+    assert!(
+        unmet(
+            &expectations("Create the directories logs, data and tmp."),
+            dir.path(),
+            &[]
+        )
+        .is_empty()
+    );
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::write(dir.path().join("run.sh"), "#!/bin/sh\necho ready\n").unwrap();
+        std::fs::set_permissions(
+            dir.path().join("run.sh"),
+            std::fs::Permissions::from_mode(0o755),
+        )
+        .unwrap();
+        assert!(
+            unmet(
+                &expectations("Make the script run.sh executable."),
+                dir.path(),
+                &[]
+            )
+            .is_empty()
+        );
+    }
+}
