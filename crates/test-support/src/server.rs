@@ -251,6 +251,8 @@ async fn handle(state: Arc<State>, req: Request<Incoming>) -> Result<Response<Bo
         Some(WireApi::Chat)
     } else if trimmed.ends_with("/responses") {
         Some(WireApi::Responses)
+    } else if trimmed.ends_with("/messages") {
+        Some(WireApi::Messages)
     } else {
         None
     };
@@ -259,7 +261,7 @@ async fn handle(state: Arc<State>, req: Request<Incoming>) -> Result<Response<Bo
         return Ok(error_response(
             StatusCode::NOT_FOUND,
             &format!(
-                "mock-model has no route for {method} {path}; model requests go to POST <base_url>/chat/completions or <base_url>/responses"
+                "mock-model has no route for {method} {path}; model requests go to POST <base_url>/chat/completions, <base_url>/responses or <base_url>/messages"
             ),
         ));
     }
@@ -301,6 +303,12 @@ async fn handle(state: Arc<State>, req: Request<Incoming>) -> Result<Response<Bo
         .and_then(Value::as_str)
         .unwrap_or("mock-model")
         .to_string();
+    let refused = (wire == Some(WireApi::Messages) && body_ok)
+        .then(|| {
+            let version = headers.iter().any(|(n, _)| n == "anthropic-version");
+            messages_request_error(&body, version)
+        })
+        .flatten();
     state.record(RecordedRequest {
         method: method.to_string(),
         path,
@@ -314,9 +322,24 @@ async fn handle(state: Arc<State>, req: Request<Incoming>) -> Result<Response<Bo
             "the request body is not valid JSON",
         ));
     }
+    if let Some(why) = refused {
+        return Ok(json_response(
+            StatusCode::BAD_REQUEST,
+            json!({ "type": "error",
+                "error": { "type": "invalid_request_error", "message": why } }),
+        ));
+    }
     let tokens = crate::approx_tokens(bytes.len());
     let (window, report_usage, truncate_at) = state.window_and_usage();
     if let Some(window) = window.filter(|w| tokens > *w) {
+        if wire == Some(WireApi::Messages) {
+            // Anthropic's wording and shape.
+            return Ok(json_response(
+                StatusCode::BAD_REQUEST,
+                json!({ "type": "error", "error": { "type": "invalid_request_error",
+                    "message": format!("prompt is too long: {tokens} tokens > {window} maximum") } }),
+            ));
+        }
         // vLLM's wording and shape (OpenAI-compatible servers mostly copy it).
         return Ok(json_response(
             StatusCode::BAD_REQUEST,
@@ -387,6 +410,58 @@ async fn handle(state: Arc<State>, req: Request<Incoming>) -> Result<Response<Bo
             "mock script: unresolved `cycle`",
         ),
     })
+}
+
+/// What Anthropic's API refuses in a Messages request (the checks a wrong request body would
+/// fail there): no `anthropic-version`, no `max_tokens`, roles that do not alternate starting
+/// with `user`, a `tool_result` that answers no `tool_use` of the assistant message before
+/// it, or a `tool_use` left without its result.
+fn messages_request_error(body: &Value, version_header: bool) -> Option<String> {
+    if !version_header {
+        return Some("anthropic-version: header is required".into());
+    }
+    if body.get("max_tokens").and_then(Value::as_u64).is_none() {
+        return Some("max_tokens: Field required".into());
+    }
+    let messages = body.get("messages").and_then(Value::as_array)?;
+    let ids = |m: &Value, kind: &str, key: &str| -> Vec<String> {
+        m.get("content")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .filter(|b| b.get("type").and_then(Value::as_str) == Some(kind))
+            .filter_map(|b| b.get(key).and_then(Value::as_str).map(str::to_string))
+            .collect()
+    };
+    let mut expected = "user";
+    let mut open_calls: Vec<String> = Vec::new();
+    for (i, m) in messages.iter().enumerate() {
+        let role = m.get("role").and_then(Value::as_str).unwrap_or_default();
+        if role != expected {
+            return Some(format!(
+                "messages.{i}: roles must alternate between \"user\" and \"assistant\", starting with \"user\""
+            ));
+        }
+        if role == "user" {
+            let results = ids(m, "tool_result", "tool_use_id");
+            if let Some(stray) = results.iter().find(|r| !open_calls.contains(r)) {
+                return Some(format!(
+                    "messages.{i}.content: unexpected `tool_use_id` found in `tool_result` blocks: {stray}. Each `tool_result` block must have a corresponding `tool_use` block in the previous message."
+                ));
+            }
+            if let Some(missing) = open_calls.iter().find(|c| !results.contains(c)) {
+                return Some(format!(
+                    "messages.{i}: `tool_use` ids were found without `tool_result` blocks immediately after: {missing}"
+                ));
+            }
+            open_calls.clear();
+            expected = "assistant";
+        } else {
+            open_calls = ids(m, "tool_use", "id");
+            expected = "user";
+        }
+    }
+    None
 }
 
 fn sse_response(turn: &MockTurn, wire: WireApi, model: &str, seq: u64) -> Response<Body> {
