@@ -344,9 +344,15 @@ mod tests {
     fn anthropic_rate_limit_headers() {
         let mut h = HeaderMap::new();
         h.insert("anthropic-ratelimit-requests-limit", "50".parse().unwrap());
-        h.insert("anthropic-ratelimit-requests-remaining", "40".parse().unwrap());
+        h.insert(
+            "anthropic-ratelimit-requests-remaining",
+            "40".parse().unwrap(),
+        );
         h.insert("anthropic-ratelimit-tokens-limit", "1000".parse().unwrap());
-        h.insert("anthropic-ratelimit-tokens-remaining", "250".parse().unwrap());
+        h.insert(
+            "anthropic-ratelimit-tokens-remaining",
+            "250".parse().unwrap(),
+        );
         let snap = rate_limit_snapshot(&h).unwrap();
         assert_eq!(snap.primary.unwrap().used_percent, 20.0);
         assert_eq!(snap.secondary.unwrap().used_percent, 75.0);

@@ -1,4 +1,4 @@
-//! Streaming client for OpenAI-compatible model servers.
+//! Streaming client for model servers: OpenAI-compatible and Anthropic Messages.
 //!
 //! Owns: turning a [`Prompt`] (instructions, history as `ResponseItem`s, function tools) into
 //! one streaming HTTP request in the provider's wire format (`wire_api = "chat"` →
@@ -20,8 +20,8 @@ pub mod catalog;
 mod chat;
 mod error;
 mod http;
-mod messages;
 mod looping;
+mod messages;
 mod overflow;
 mod quirks;
 mod responses;
@@ -311,7 +311,10 @@ impl ModelClient {
             WireApi::Responses => responses::request_body(wire_prompt, quirks),
             WireApi::Messages => messages::request_body(
                 wire_prompt,
-                wire_prompt.parallel_tool_calls && quirks.parallel_tool_calls,
+                messages::RequestOptions {
+                    parallel: wire_prompt.parallel_tool_calls && quirks.parallel_tool_calls,
+                    cache_markers: quirks.cache_markers,
+                },
             ),
         };
         let max_retries = provider.request_max_retries();

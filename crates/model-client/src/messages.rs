@@ -14,8 +14,9 @@
 //!   signature behind a marker ([`thinking_payload`]), so a Responses-wire payload is never
 //!   mistaken for one and vice versa.
 //! * Prompt caching is asked for with `cache_control` markers on the system prompt, the last
-//!   tool and the last two user messages (four, the API's maximum). Servers that cache on
-//!   their own (DeepSeek, llama.cpp) accept and ignore them.
+//!   tool and the last two user messages (four, the API's maximum), where the provider caches
+//!   by them (Anthropic's API; see `quirks`). The compatible servers cache prefixes on their
+//!   own and get none.
 //! * Usage counts `input_tokens` without the cached prefix (`cache_read_input_tokens`) and
 //!   the prefix written to the cache (`cache_creation_input_tokens`). The decoder reports the
 //!   whole prompt as `input_tokens`, as the other wires do, so the engine's window
@@ -75,7 +76,9 @@ pub(crate) fn stored_thinking(encrypted: &str) -> Option<Thinking<'_>> {
     if let Some(sig) = encrypted.strip_prefix(SIGNATURE_MARKER) {
         Some(Thinking::Signed(sig))
     } else {
-        encrypted.strip_prefix(REDACTED_MARKER).map(Thinking::Redacted)
+        encrypted
+            .strip_prefix(REDACTED_MARKER)
+            .map(Thinking::Redacted)
     }
 }
 
@@ -85,16 +88,31 @@ pub(crate) fn is_messages_payload(encrypted: &str) -> bool {
     stored_thinking(encrypted).is_some()
 }
 
-/// The JSON body for `POST …/messages`. `parallel`: the model may make several calls in one
-/// answer (else `disable_parallel_tool_use`).
-pub(crate) fn request_body(prompt: &Prompt, parallel: bool) -> Value {
+/// How a request is shaped beyond the prompt.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct RequestOptions {
+    /// The model may make several calls in one answer (else `disable_parallel_tool_use`).
+    pub parallel: bool,
+    /// Put `cache_control` markers on the system prompt, the last tool and the last two user
+    /// messages.
+    pub cache_markers: bool,
+}
+
+/// The JSON body for `POST …/messages`.
+pub(crate) fn request_body(prompt: &Prompt, options: RequestOptions) -> Value {
+    let RequestOptions {
+        parallel,
+        cache_markers,
+    } = options;
     let max_tokens = prompt
         .max_output_tokens
         .filter(|n| *n > 0)
         .unwrap_or(DEFAULT_MAX_TOKENS);
     let (system, consumed) = system_text(prompt);
     let mut messages = messages(&prompt.input[consumed..]);
-    mark_last_user_messages(&mut messages);
+    if cache_markers {
+        mark_last_user_messages(&mut messages);
+    }
     let mut body = json!({
         "model": prompt.model,
         "max_tokens": max_tokens,
@@ -102,11 +120,11 @@ pub(crate) fn request_body(prompt: &Prompt, parallel: bool) -> Value {
         "stream": true,
     });
     if !system.is_empty() {
-        body["system"] = json!([{
-            "type": "text",
-            "text": system,
-            "cache_control": { "type": "ephemeral" },
-        }]);
+        let mut block = json!({ "type": "text", "text": system });
+        if cache_markers {
+            block["cache_control"] = json!({ "type": "ephemeral" });
+        }
+        body["system"] = json!([block]);
     }
     if !prompt.tools.is_empty() {
         let last = prompt.tools.len() - 1;
@@ -120,7 +138,7 @@ pub(crate) fn request_body(prompt: &Prompt, parallel: bool) -> Value {
                     "description": t.description,
                     "input_schema": t.parameters,
                 });
-                if i == last {
+                if cache_markers && i == last {
                     tool["cache_control"] = json!({ "type": "ephemeral" });
                 }
                 tool
@@ -326,7 +344,8 @@ fn tool_result(tool_use_id: &str, output: &FunctionCallOutput) -> Value {
     } else {
         Value::String(output.text_content())
     };
-    let mut block = json!({ "type": "tool_result", "tool_use_id": tool_use_id, "content": content });
+    let mut block =
+        json!({ "type": "tool_result", "tool_use_id": tool_use_id, "content": content });
     if output.success == Some(false) {
         block["is_error"] = json!(true);
     }

@@ -105,7 +105,10 @@ impl RecordedRequest {
                 .iter()
                 .map(|b| {
                     let id = b.get("tool_use_id").and_then(Value::as_str);
-                    (id.unwrap_or_default().to_string(), content_text(b.get("content")))
+                    (
+                        id.unwrap_or_default().to_string(),
+                        content_text(b.get("content")),
+                    )
                 })
                 .collect();
         }

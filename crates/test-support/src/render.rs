@@ -274,9 +274,10 @@ fn messages(turn: &MockTurn, model: &str, seq: u64) -> Vec<String> {
         index += 1;
     }
     for (i, call) in turn.tool_calls.iter().enumerate() {
-        let id = call_id(turn, i, seq)
-            .unwrap_or_default()
-            .replace(|c: char| !c.is_ascii_alphanumeric() && c != '_' && c != '-', "_");
+        let id = call_id(turn, i, seq).unwrap_or_default().replace(
+            |c: char| !c.is_ascii_alphanumeric() && c != '_' && c != '-',
+            "_",
+        );
         let input = if turn.whole_tool_calls {
             serde_json::from_str(&call.arguments).unwrap_or_else(|_| json!({}))
         } else {

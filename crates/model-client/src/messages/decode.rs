@@ -30,8 +30,13 @@ const TRANSIENT_ERRORS: &[&str] = &[
 #[derive(Debug)]
 enum Block {
     Text,
-    Thinking { text: String, signature: String },
-    Redacted { data: String },
+    Thinking {
+        text: String,
+        signature: String,
+    },
+    Redacted {
+        data: String,
+    },
     ToolUse(ToolUse),
     /// A block this client does not use (server tools, citations).
     Other,

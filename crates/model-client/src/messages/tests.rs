@@ -70,7 +70,13 @@ fn history_becomes_alternating_messages_with_results_first() {
         max_output_tokens: Some(1000),
         ..Prompt::default()
     };
-    let body = request_body(&prompt, false);
+    let body = request_body(
+        &prompt,
+        RequestOptions {
+            parallel: false,
+            cache_markers: true,
+        },
+    );
     assert_eq!(body["max_tokens"], 1000);
     assert_eq!(body["stream"], true);
     assert_eq!(body["system"][0]["text"], "be brief\n\ndev note");
@@ -96,17 +102,22 @@ fn history_becomes_alternating_messages_with_results_first() {
     assert_eq!(results[0]["type"], "tool_result");
     assert_eq!(results[0]["tool_use_id"], "functions_shell_0");
     assert_eq!(results[0]["content"][0]["type"], "image");
-    assert_eq!(results[0]["content"][0]["source"]["media_type"], "image/png");
+    assert_eq!(
+        results[0]["content"][0]["source"]["media_type"],
+        "image/png"
+    );
     assert_eq!(results[1]["tool_use_id"], "c2");
     assert_eq!(results[1]["is_error"], true);
     assert_eq!(results[1]["content"], "bad args");
-    assert!(results[2]["text"].as_str().unwrap().contains("a later note"));
+    assert!(
+        results[2]["text"]
+            .as_str()
+            .unwrap()
+            .contains("a later note")
+    );
     // The last block of the last user messages carries the cache marker.
     assert_eq!(results[2]["cache_control"]["type"], "ephemeral");
-    assert_eq!(
-        msgs[0]["content"][0]["cache_control"]["type"],
-        "ephemeral"
-    );
+    assert_eq!(msgs[0]["content"][0]["cache_control"]["type"], "ephemeral");
 }
 
 #[test]
@@ -122,8 +133,17 @@ fn redacted_thinking_goes_back_as_data() {
         ],
         ..Prompt::default()
     };
-    let body = request_body(&prompt, true);
-    assert_eq!(body["messages"][1]["content"][0]["type"], "redacted_thinking");
+    let body = request_body(
+        &prompt,
+        RequestOptions {
+            parallel: true,
+            cache_markers: false,
+        },
+    );
+    assert_eq!(
+        body["messages"][1]["content"][0]["type"],
+        "redacted_thinking"
+    );
     assert_eq!(body["messages"][1]["content"][0]["data"], "opaque");
     // No tools: no tool_choice; no bound given: the default max_tokens.
     assert!(body.get("tool_choice").is_none());
@@ -140,14 +160,26 @@ fn thinking_budget_and_temperature() {
         stop: vec!["END".into()],
         ..Prompt::default()
     };
-    let body = request_body(&prompt, true);
+    let body = request_body(
+        &prompt,
+        RequestOptions {
+            parallel: true,
+            cache_markers: false,
+        },
+    );
     assert_eq!(body["thinking"]["type"], "enabled");
     assert_eq!(body["thinking"]["budget_tokens"], 4000);
     // The API refuses a temperature while thinking.
     assert!(body.get("temperature").is_none());
     assert_eq!(body["stop_sequences"][0], "END");
     prompt.reasoning_effort = Some(ReasoningEffort::None);
-    let body = request_body(&prompt, true);
+    let body = request_body(
+        &prompt,
+        RequestOptions {
+            parallel: true,
+            cache_markers: false,
+        },
+    );
     assert_eq!(body["thinking"]["type"], "disabled");
     assert!((body["temperature"].as_f64().unwrap() - 0.2).abs() < 1e-6);
 }
@@ -171,7 +203,13 @@ fn images_by_url_and_data() {
         }],
         ..Prompt::default()
     };
-    let body = request_body(&prompt, true);
+    let body = request_body(
+        &prompt,
+        RequestOptions {
+            parallel: true,
+            cache_markers: false,
+        },
+    );
     let blocks = body["messages"][0]["content"].as_array().unwrap();
     assert_eq!(blocks[1]["source"]["type"], "url");
     assert_eq!(blocks[2]["source"]["type"], "base64");
@@ -184,4 +222,16 @@ fn payload_markers_round_trip() {
     assert!(is_messages_payload(&s));
     assert!(matches!(stored_thinking(&s), Some(Thinking::Signed("abc"))));
     assert!(!is_messages_payload("gAAAAABencrypted"));
+}
+
+#[test]
+fn no_cache_markers_where_the_provider_does_not_cache_by_them() {
+    let prompt = Prompt {
+        instructions: "sys".into(),
+        input: vec![ResponseItem::user_text("hi")],
+        tools: vec![shell_tool()],
+        ..Prompt::default()
+    };
+    let body = request_body(&prompt, RequestOptions::default()).to_string();
+    assert!(!body.contains("cache_control"), "{body}");
 }
