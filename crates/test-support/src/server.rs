@@ -38,6 +38,8 @@ pub(crate) struct State {
     paths: Mutex<Vec<String>>,
     /// Number of recorded requests, for event-driven waiting.
     pub(crate) count: watch::Sender<usize>,
+    /// Tokens of the last model request: the prefix a server's prompt cache holds.
+    last_prompt: Mutex<u64>,
 }
 
 struct Cursor {
@@ -64,6 +66,7 @@ impl State {
             requests: Mutex::new(Vec::new()),
             paths: Mutex::new(Vec::new()),
             count: watch::channel(0).0,
+            last_prompt: Mutex::new(0),
         })
     }
 
@@ -354,15 +357,26 @@ async fn handle(state: Arc<State>, req: Request<Incoming>) -> Result<Response<Bo
         None => state.next_response(),
     };
     let wire = wire.unwrap_or_default();
+    let previous_prompt = std::mem::replace(
+        &mut *lock(&state.last_prompt),
+        truncate_at.map_or(tokens, |n| tokens.min(n)),
+    );
     Ok(match response {
         MockResponse::Turn(mut turn) => {
             if (report_usage || truncate_at.is_some()) && turn.usage.is_none() {
                 let output = turn.text.as_deref().map_or(0, str::len) as i64 / 4;
                 // A server that cuts the prompt counts what it kept.
                 let counted = truncate_at.map_or(tokens, |n| tokens.min(n));
+                // On the Messages wire the mock reports a prompt cache as llama-server does:
+                // the previous request's size is the prefix read from the cache (reported
+                // apart from `input_tokens`, the Anthropic way).
+                let cached = match wire {
+                    WireApi::Messages => previous_prompt.min(counted),
+                    _ => 0,
+                };
                 turn.usage = Some(crate::TokenUsage {
                     input_tokens: counted as i64,
-                    cached_input_tokens: 0,
+                    cached_input_tokens: cached as i64,
                     output_tokens: output,
                     reasoning_output_tokens: 0,
                     total_tokens: counted as i64 + output,
