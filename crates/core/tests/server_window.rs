@@ -277,7 +277,7 @@ async fn cache_hits_on_the_messages_wire_are_not_taken_for_a_cut_prompt() {
     let usages: Vec<_> = evs
         .iter()
         .filter_map(|e| match &e.msg {
-            EventMsg::TokenCount(c) => c.info.as_ref().map(|i| i.last_token_usage.clone()),
+            EventMsg::TokenCount(c) => c.info.as_ref().map(|i| i.last_token_usage),
             _ => None,
         })
         .collect();

@@ -74,7 +74,7 @@ fn usage(out: &Outcome) -> TokenUsage {
         Some(ResponseEvent::Completed {
             token_usage: Some(u),
             ..
-        }) => u.clone(),
+        }) => *u,
         other => panic!("no usage: {other:?}"),
     }
 }
