@@ -191,8 +191,10 @@ impl ReasoningEffort {
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Harness {
-    /// `shell` + `apply_patch`, Codex's tools and prompt.
+    /// `shell` + `apply_patch`, Codex's tools and prompt. Also spelt `native`, the seed
+    /// system's name for it.
     #[default]
+    #[serde(alias = "native")]
     Codex,
     /// Bash, Read, Write, Edit, Glob, Grep, TodoWrite.
     ClaudeCode,
@@ -225,8 +227,11 @@ impl Harness {
         }
     }
 
-    /// The value config spells `s`, if any.
+    /// The value config spells `s`, if any (`native` is `codex`).
     pub fn parse(s: &str) -> Option<Harness> {
+        if s == "native" {
+            return Some(Harness::Codex);
+        }
         Harness::ALL.into_iter().find(|h| h.as_str() == s)
     }
 }
