@@ -203,17 +203,20 @@ pub enum Harness {
     QwenCode,
     /// Shell, ReadFile, WriteFile, StrReplaceFile, Glob, Grep, SetTodoList.
     KimiCode,
+    /// One `bash` tool and a few lines of prompt, for the smallest models.
+    Minimal,
     /// Chosen from the model family (and the provider's `harness`).
     Auto,
 }
 
 impl Harness {
     /// Every value, as config spells it.
-    pub const ALL: [Harness; 5] = [
+    pub const ALL: [Harness; 6] = [
         Harness::Codex,
         Harness::ClaudeCode,
         Harness::QwenCode,
         Harness::KimiCode,
+        Harness::Minimal,
         Harness::Auto,
     ];
 
@@ -223,6 +226,7 @@ impl Harness {
             Harness::ClaudeCode => "claude-code",
             Harness::QwenCode => "qwen-code",
             Harness::KimiCode => "kimi-code",
+            Harness::Minimal => "minimal",
             Harness::Auto => "auto",
         }
     }
