@@ -473,6 +473,10 @@ class Outcome:
     patches: int = 0
     warnings: list[str] = field(default_factory=list)
     error: str | None = None
+    # `last_token_usage` of every `token_count` event, in order (both processes of a resume).
+    usages: list[dict] = field(default_factory=list)
+    # `model_context_window` of each `task_started`.
+    windows: list[int] = field(default_factory=list)
 
     @property
     def false_success(self) -> bool:
@@ -480,13 +484,13 @@ class Outcome:
         return self.exit_code == 0 and not self.passed
 
 
-def write_config(home: Path, url: str, model: str, extra: str = "") -> None:
+def write_config(home: Path, url: str, model: str, extra: str = "", provider: str = "") -> None:
     home.mkdir(parents=True, exist_ok=True)
     # OI_REAL_MODEL_CONFIG adds config lines to every run (to compare settings by hand).
     extra = "\n".join(filter(None, [extra, os.environ.get("OI_REAL_MODEL_CONFIG", "")]))
     # OI_REAL_MODEL_PROVIDER_CONFIG: lines for the provider's own table (e.g.
     # `supports_parallel_tool_calls = false`).
-    provider_extra = os.environ.get("OI_REAL_MODEL_PROVIDER_CONFIG", "")
+    provider_extra = "\n".join(filter(None, [provider, os.environ.get("OI_REAL_MODEL_PROVIDER_CONFIG", "")]))
     (home / "config.toml").write_text(
         f'model = "{model}"\nmodel_provider = "llamacpp"\n{extra}\n'
         f'[model_providers.llamacpp]\nbase_url = "{url}"\nstream_idle_timeout_ms = 600000\n'
@@ -511,11 +515,13 @@ def run_exec(
     extra_config: str = "",
     timeout: float = 600,
     resume_prompt: str | None = None,
+    provider_config: str = "",
 ) -> Outcome:
-    """One run of `task` through `interpreter exec --json` in `root` (which must be empty)."""
+    """One run of `task` through `interpreter exec --json` in `root` (which must be empty).
+    `provider_config`: lines for the provider's table (e.g. `wire_api = "messages"`)."""
     root.mkdir(parents=True, exist_ok=True)
     home = root.parent / "oi-home"
-    write_config(home, url, model, extra_config)
+    write_config(home, url, model, extra_config, provider_config)
     facts = task.setup(root)
     start = time.monotonic()
     argv = [str(interpreter), "exec", "--json", "-s", "workspace-write", "-a", "never", task.prompt]
@@ -536,6 +542,8 @@ def run_exec(
             "patches": out["patches"] + more["patches"],
             "warnings": out["warnings"] + more["warnings"],
             "error": more["error"],
+            "usages": out["usages"] + more["usages"],
+            "windows": out["windows"] + more["windows"],
         }
         exit_code = proc.returncode
     seconds = time.monotonic() - start
@@ -550,6 +558,8 @@ def run_exec(
         commands=out["commands"],
         patches=out["patches"],
         warnings=out["warnings"],
+        usages=out["usages"],
+        windows=out["windows"],
         error=out["error"] or (proc.stderr.strip()[-300:] if exit_code not in (0, 1) else None),
     )
 
@@ -559,6 +569,8 @@ def parse_events(stdout: str) -> dict:
     commands: list[list[str]] = []
     patches = 0
     warnings: list[str] = []
+    usages: list[dict] = []
+    windows: list[int] = []
     for line in stdout.splitlines():
         try:
             msg = json.loads(line)["msg"]
@@ -577,7 +589,19 @@ def parse_events(stdout: str) -> dict:
             answer = msg.get("last_agent_message") or answer
         elif kind == "agent_message":
             answer = msg.get("message") or answer
-    return {"answer": answer, "commands": commands, "patches": patches, "warnings": warnings, "error": error}
+        elif kind == "token_count" and (msg.get("info") or {}).get("last_token_usage"):
+            usages.append(msg["info"]["last_token_usage"])
+        elif kind == "task_started" and msg.get("model_context_window"):
+            windows.append(msg["model_context_window"])
+    return {
+        "answer": answer,
+        "commands": commands,
+        "patches": patches,
+        "warnings": warnings,
+        "error": error,
+        "usages": usages,
+        "windows": windows,
+    }
 
 
 def run_codex_exec(codex: Path, task: Task, root: Path, url: str, model: str, timeout: float = 900) -> Outcome:

@@ -184,3 +184,64 @@ def test_an_editor_has_a_file_made_over_acp(tmp_path, interpreter_bin):
     )
     why = task.judge(work, facts, said)
     assert why is None, f"{why}; the editor saw: {lines}"
+
+
+# The Anthropic Messages wire against the same server's `POST /v1/messages`
+# (docs/providers.md, "Anthropic Messages"). llama-server counts `input_tokens` without the
+# prompt it read from its cache (`cache_read_input_tokens`); the engine must read the whole
+# prompt, or every cache hit would look like a prompt the server cut.
+MESSAGES = 'wire_api = "messages"'
+
+
+def test_messages_wire_does_a_tool_task(tmp_path, interpreter_bin):
+    outcome = run_exec(
+        interpreter_bin, TASKS["create-file"], tmp_path / "work", URL, ALIAS, BOUND,
+        timeout=TIMEOUT, provider_config=MESSAGES,
+    )
+    check(outcome)
+    assert outcome.commands or outcome.patches, outcome
+
+
+def test_messages_wire_resumes_a_thread_and_reads_the_window_with_cache_hits(tmp_path, interpreter_bin):
+    """Two processes, one stored thread, over the Messages wire. The second process sends the
+    stored history again, which the server finds in its prompt cache: the usage it reports is
+    mostly `cache_read_input_tokens`. The window comes from the server (16384), the prompt the
+    engine counts is the whole prompt, and no cache hit is taken for a silent cut."""
+
+    def judge(root: Path, _facts: dict, _answer: str) -> str | None:
+        made = {}
+        for name in ("hello.txt", "bye.txt"):
+            try:
+                made[name] = (root / name).read_text().strip()
+            except FileNotFoundError:
+                made[name] = None
+        return None if made == {"hello.txt": "hi", "bye.txt": "bye"} else f"files: {made!r}"
+
+    task = Task("resume-messages", TASKS["create-file"].prompt, lambda r: {}, judge)
+    outcome = run_exec(
+        interpreter_bin, task, tmp_path / "work", URL, ALIAS, BOUND, timeout=TIMEOUT,
+        resume_prompt="Now create a file bye.txt containing bye", provider_config=MESSAGES,
+    )
+    assert (tmp_path / "work" / "hello.txt").read_text().strip() == "hi", outcome
+    assert outcome.exit_code in (0, 1), outcome
+    assert not outcome.false_success, f"the second turn exited 0 but {outcome.why}: {outcome.answer[:300]!r}"
+    if not outcome.passed:
+        assert outcome.error, f"a failed turn must say why: {outcome}"
+    rollouts = list((tmp_path / "oi-home" / "sessions").rglob("*.jsonl"))
+    assert len(rollouts) == 1, rollouts
+    text = rollouts[0].read_text()
+    assert "hello.txt containing hi" in text and "bye.txt containing bye" in text
+    # Both processes read the server's window.
+    assert len(outcome.windows) == 2 and set(outcome.windows) == {16384}, outcome.windows
+    # Usage: the whole prompt, of which the cached part is a share.
+    usages = outcome.usages
+    assert len(usages) >= 3, usages
+    for u in usages:
+        assert u["input_tokens"] >= u.get("cached_input_tokens", 0), u
+    hits = [u for u in usages if u.get("cached_input_tokens", 0) > 0]
+    assert hits, f"no prompt-cache hit reported: {usages}"
+    # A hit counts more than the uncached rest: the system prompt and tools alone are
+    # ~1,000 tokens, so a request reported at less would be `input_tokens` read alone.
+    assert all(u["input_tokens"] > 500 for u in usages), usages
+    cut = [w for w in outcome.warnings if "cut" in w.lower() or "truncat" in w.lower()]
+    assert not cut, cut

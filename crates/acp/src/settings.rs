@@ -268,6 +268,7 @@ fn harness_description(h: Harness) -> &'static str {
         Harness::ClaudeCode => "Bash, Read, Write, Edit, Glob, Grep, TodoWrite",
         Harness::QwenCode => "run_shell_command, read_file, write_file, replace, glob, todo_write",
         Harness::KimiCode => "Shell, ReadFile, WriteFile, StrReplaceFile, Glob, Grep, SetTodoList",
+        Harness::Minimal => "one bash tool and a short prompt, for the smallest models",
         Harness::Auto => "chosen from the model family",
     }
 }

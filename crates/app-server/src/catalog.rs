@@ -304,6 +304,7 @@ mod tests {
             send_reasoning_content: None,
             harness: None,
             supports_parallel_tool_calls: None,
+            auth_header: None,
         };
         let m = to_value(&model_json("mock", &p, "mock-model", None, true));
         assert_eq!(m["isDefault"], true);

@@ -418,6 +418,10 @@ async fn base_and_developer_instructions_reach_the_model() {
                 .as_str()
                 .unwrap_or_default()
                 .to_string(),
+            WireApi::Messages => body["system"][0]["text"]
+                .as_str()
+                .unwrap_or_default()
+                .to_string(),
         };
         assert!(
             system.starts_with("You are a pirate coding agent."),

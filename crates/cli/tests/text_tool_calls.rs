@@ -52,6 +52,10 @@ fn system_prompt(req: &RecordedRequest) -> String {
             .as_str()
             .unwrap_or_default()
             .to_string(),
+        WireApi::Messages => req.body["system"][0]["text"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string(),
     }
 }
 
@@ -88,7 +92,7 @@ fn system_notes(req: &RecordedRequest) -> Vec<String> {
 /// The answer bound of a request: Chat `max_tokens`, Responses `max_output_tokens`.
 fn output_bound(req: &RecordedRequest) -> Option<&Value> {
     match req.wire_api() {
-        WireApi::Chat => req.body.get("max_tokens"),
+        WireApi::Chat | WireApi::Messages => req.body.get("max_tokens"),
         WireApi::Responses => req.body.get("max_output_tokens"),
     }
 }
@@ -692,7 +696,7 @@ async fn every_request_carries_the_output_bound() {
                 assert_eq!(output_bound(r), want.as_ref(), "{wire:?} {setting:?}");
                 // Only the wire's own key.
                 let other = match wire {
-                    WireApi::Chat => "max_output_tokens",
+                    WireApi::Chat | WireApi::Messages => "max_output_tokens",
                     WireApi::Responses => "max_tokens",
                 };
                 assert!(r.body.get(other).is_none(), "{wire:?}: {}", r.body);

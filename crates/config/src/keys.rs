@@ -191,7 +191,7 @@ pub const KEY_DOCS: &[KeyDoc] = &[
     KeyDoc {
         key: "harness",
         default: "`codex`",
-        meaning: "the agent harness the model is given, its tools and system prompt: `codex` (`shell`, `apply_patch`), `claude-code` (Bash, Read, Write, Edit, Glob, Grep, TodoWrite), `qwen-code` (run_shell_command, read_file, write_file, replace, glob, search_file_content, list_directory, todo_write), `kimi-code` (Shell, ReadFile, WriteFile, StrReplaceFile, Glob, Grep, SetTodoList), `auto` (from the model family, or the provider's `harness`) — see [harness profiles](harness.md)",
+        meaning: "the agent harness the model is given, its tools and system prompt: `codex` (`shell`, `apply_patch`; also spelt `native`), `claude-code` (Bash, Read, Write, Edit, Glob, Grep, TodoWrite), `qwen-code` (run_shell_command, read_file, write_file, replace, glob, search_file_content, list_directory, todo_write), `kimi-code` (Shell, ReadFile, WriteFile, StrReplaceFile, Glob, Grep, SetTodoList), `minimal` (one `bash` tool, for the smallest models), `auto` (from the model family, or the provider's `harness`) — see [harness profiles](harness.md)",
         example: "harness = \"qwen-code\"",
     },
     KeyDoc {
@@ -463,6 +463,7 @@ pub const PROVIDER_KEYS: &[&str] = &[
     "send_reasoning_content",
     "harness",
     "supports_parallel_tool_calls",
+    "auth_header",
 ];
 
 /// Keys of `[shell_environment_policy]`.

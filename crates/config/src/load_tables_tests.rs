@@ -133,7 +133,7 @@ fn type_errors_in_each_table_name_the_file_and_the_exact_key() {
         (
             "[model_providers.ollama]\nwire_api = \"grpc\"\n".into(),
             "model_providers.ollama.wire_api",
-            "`chat` or `responses`",
+            "`chat`, `responses`, `messages`",
         ),
         (
             "[model_providers.\"gpu.box\"]\nbase_url = \"http://b/v1\"\n".into(),

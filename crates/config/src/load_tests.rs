@@ -1149,3 +1149,24 @@ fn project_doc_fallback_filenames_are_read_cleaned_and_checked() {
     .to_string();
     assert!(e.contains("expected an array of file names"), "{e}");
 }
+
+/// `native` is the seed system's name for the `codex` profile (issue 48 item 2), in the file
+/// and on the command line; `Harness::parse` (the TUI's `/harness`) reads it too.
+#[test]
+fn native_is_codex() {
+    use oi_protocol::config_types::Harness;
+    let c = load_with("harness = \"native\"\n", &[], Default::default())
+        .unwrap()
+        .config;
+    assert_eq!(c.harness, Harness::Codex);
+    let c = load_with(
+        "harness = \"qwen-code\"\n",
+        &["harness=native"],
+        Default::default(),
+    )
+    .unwrap()
+    .config;
+    assert_eq!(c.harness, Harness::Codex);
+    assert_eq!(Harness::parse("native"), Some(Harness::Codex));
+    assert_eq!(Harness::parse("nativ"), None);
+}

@@ -136,6 +136,7 @@ fn sample(key: &[&str]) -> Option<(&'static str, &'static str)> {
                 "requires_openai_auth" | "send_reasoning_content" => "true",
                 "supports_parallel_tool_calls" => "true",
                 "harness" => "\"qwen-code\"",
+                "auth_header" => "\"x-api-key\"",
                 _ => return None,
             },
         ),

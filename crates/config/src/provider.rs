@@ -1,6 +1,6 @@
 //! Model providers: where requests go and how they authenticate.
 
-use oi_protocol::config_types::WireApi;
+use oi_protocol::config_types::{AuthHeader, WireApi};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
@@ -10,10 +10,11 @@ use std::collections::BTreeMap;
 pub struct ModelProviderInfo {
     /// Human name, e.g. "Ollama".
     pub name: String,
-    /// e.g. `http://localhost:11434/v1`. Requests go to `{base_url}/chat/completions`
-    /// or `{base_url}/responses`.
+    /// e.g. `http://localhost:11434/v1`. Requests go to `{base_url}/chat/completions`,
+    /// `{base_url}/responses` or `{base_url}/messages` (`{base_url}/v1/messages` when it does
+    /// not end in `/v1`).
     pub base_url: Option<String>,
-    /// Environment variable holding the API key (sent as `Authorization: Bearer`).
+    /// Environment variable holding the API key (sent as [`Self::auth_header`] says).
     #[serde(default)]
     pub env_key: Option<String>,
     /// Extra hint shown when `env_key` is missing.
@@ -60,6 +61,10 @@ pub struct ModelProviderInfo {
     /// write concurrently and the rest in order either way.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub supports_parallel_tool_calls: Option<bool>,
+    /// How the key is sent: `Authorization: Bearer` or `x-api-key`. Unset: `x-api-key` on
+    /// the Messages wire (Anthropic's own scheme), a bearer token on the others.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub auth_header: Option<AuthHeader>,
 }
 
 pub const DEFAULT_REQUEST_MAX_RETRIES: u64 = 4;
@@ -86,6 +91,14 @@ impl ModelProviderInfo {
             self.stream_idle_timeout_ms
                 .unwrap_or(DEFAULT_STREAM_IDLE_TIMEOUT_MS),
         )
+    }
+
+    /// How this provider's key is sent ([`Self::auth_header`], else the wire's own scheme).
+    pub fn auth_header(&self) -> AuthHeader {
+        self.auth_header.unwrap_or(match self.wire_api {
+            WireApi::Messages => AuthHeader::XApiKey,
+            WireApi::Chat | WireApi::Responses => AuthHeader::Bearer,
+        })
     }
 
     /// The API key from `env_key`, if one is configured: the environment variable, else the
@@ -164,6 +177,7 @@ impl ModelProviderInfo {
             send_reasoning_content: None,
             harness: None,
             supports_parallel_tool_calls: None,
+            auth_header: None,
         }
     }
 }
@@ -256,6 +270,50 @@ pub fn builtin_providers() -> BTreeMap<String, ModelProviderInfo> {
             None,
         ),
     );
+    // Anthropic's API and the Anthropic-compatible endpoints open-model vendors document for
+    // their coding plans (each vendor's "use with Claude Code" page; `-m` names the model).
+    for (id, name, base, var, auth) in [
+        (
+            "anthropic",
+            "Anthropic",
+            "https://api.anthropic.com/v1",
+            "ANTHROPIC_API_KEY",
+            AuthHeader::XApiKey,
+        ),
+        (
+            "zhipu-anthropic",
+            "Z.ai (GLM), Anthropic-compatible",
+            "https://api.z.ai/api/anthropic",
+            "ZHIPU_API_KEY",
+            AuthHeader::Bearer,
+        ),
+        (
+            "moonshot-anthropic",
+            "Moonshot AI (Kimi), Anthropic-compatible",
+            "https://api.moonshot.ai/anthropic",
+            "MOONSHOT_API_KEY",
+            AuthHeader::Bearer,
+        ),
+        (
+            "deepseek-anthropic",
+            "DeepSeek, Anthropic-compatible",
+            "https://api.deepseek.com/anthropic",
+            "DEEPSEEK_API_KEY",
+            AuthHeader::XApiKey,
+        ),
+        (
+            "minimax-anthropic",
+            "MiniMax, Anthropic-compatible",
+            "https://api.minimax.io/anthropic",
+            "MINIMAX_API_KEY",
+            AuthHeader::XApiKey,
+        ),
+    ] {
+        let mut p = builtin(name, base, Some(var), None);
+        p.wire_api = WireApi::Messages;
+        p.auth_header = Some(auth);
+        m.insert(id.into(), p);
+    }
     let mut openai = builtin(
         "OpenAI",
         "https://api.openai.com/v1",

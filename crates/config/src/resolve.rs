@@ -297,6 +297,7 @@ fn configured_provider(
         supports_parallel_tool_calls: t
             .supports_parallel_tool_calls
             .or(base.supports_parallel_tool_calls),
+        auth_header: t.auth_header.or(base.auth_header),
         name: base.name,
     };
     if p.base_url.as_deref().is_none_or(|u| u.trim().is_empty()) {

@@ -115,6 +115,7 @@ pub(crate) struct ModelProviderToml {
     pub send_reasoning_content: Option<bool>,
     pub harness: Option<oi_protocol::config_types::Harness>,
     pub supports_parallel_tool_calls: Option<bool>,
+    pub auth_header: Option<oi_protocol::config_types::AuthHeader>,
 }
 
 /// `[projects."/abs/path"]`: whether that folder's project config is honoured.

@@ -275,9 +275,20 @@ pub fn window_signal(
     max_output: Option<u32>,
     has_images: bool,
 ) -> Option<WindowSignal> {
-    // Servers that count cached tokens apart from the prompt's (Anthropic-style proxies)
-    // report a low `input_tokens` for a prompt they did not cut.
-    let counted = usage.map(|u| u.input_tokens + u.cached_input_tokens.max(0));
+    // The decoders report the whole prompt as `input_tokens`, the cached part included (the
+    // Messages wire adds Anthropic's cache counts back in). Chat proxies in front of
+    // Anthropic-style servers leave the cached part out: a cached count above the input
+    // count can only mean that. Below it, the input count alone is at least half the
+    // prompt either way, which the 50% check never takes for a cut; adding the two there
+    // would double a whole prompt and hide a real cut behind a cache hit.
+    let counted = usage.map(|u| {
+        let cached = u.cached_input_tokens.max(0);
+        if cached > u.input_tokens {
+            u.input_tokens + cached
+        } else {
+            u.input_tokens
+        }
+    });
     if let (Some(u), Some(counted)) = (usage, counted)
         && !has_images
         && u.input_tokens > 0
@@ -445,6 +456,23 @@ mod tests {
             window_signal(9_000, 9_000, None, false, 32_768, None, false),
             None
         );
+    }
+
+    #[test]
+    fn cached_counts_are_read_by_who_sent_them() {
+        let cached = |input: i64, cached: i64| oi_protocol::models::TokenUsage {
+            cached_input_tokens: cached,
+            ..usage(input, 10)
+        };
+        let signal = |u| window_signal(9_000, 9_000, Some(&u), false, 32_768, None, false);
+        // A proxy that leaves the cached part out of the input: a hit, not a cut.
+        assert_eq!(signal(cached(200, 8_800)), None);
+        // The whole prompt with its cached part (OpenAI's way, and what the Messages
+        // decoder reports): a server that kept 3,000 tokens, all from the cache, cut it.
+        assert!(matches!(
+            signal(cached(3_000, 3_000)),
+            Some(WindowSignal::SilentTruncation { used: 3_000, .. })
+        ));
     }
 
     #[test]

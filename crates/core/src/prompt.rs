@@ -53,7 +53,7 @@ fn permissions_text(approval: AskForApproval, sandbox: &SandboxPolicy, harness: 
             Harness::ClaudeCode => {
                 "`approval_policy` is `on-request`: commands run in the sandbox. If a command needs to write outside it or use the network, call `Bash` with `\"dangerouslyDisableSandbox\": true` and say why in `description`; the user will be asked."
             }
-            Harness::QwenCode | Harness::KimiCode => {
+            Harness::QwenCode | Harness::KimiCode | Harness::Minimal => {
                 "`approval_policy` is `on-request`: commands run in the sandbox. If the sandbox stops a command, the user is asked whether to run it again without the sandbox."
             }
             Harness::Codex | Harness::Auto => {

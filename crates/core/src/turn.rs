@@ -47,6 +47,9 @@ struct Sampled {
     cut_by_server: bool,
     /// The answer was stopped because the model repeated itself (already warned about).
     looped: bool,
+    /// The server paused the answer (Messages `pause_turn`): sending the conversation again
+    /// lets the model continue it.
+    paused: bool,
 }
 
 /// How the note about an empty answer starts (an answer repeating it is no answer).
@@ -339,6 +342,7 @@ async fn turn_loop(
         report_usage(sess, turn_id, &sampled);
         let truncated = sampled.truncated;
         let sampled_looped = sampled.looped;
+        let paused = sampled.paused;
         let calls: Vec<PendingCall> = sampled
             .items
             .iter()
@@ -394,6 +398,11 @@ async fn turn_loop(
                 .collect();
             sess.push_history(turn_id, outputs).await;
             return Err(store_stalled(&why));
+        }
+        // A paused answer is not finished: the same conversation, this part included, is
+        // sent again and the model goes on where it stopped (bounded by `max_turn_steps`).
+        if paused && calls.is_empty() {
+            continue;
         }
 
         if calls.is_empty() && !answered {
@@ -986,6 +995,7 @@ async fn sample(
             completed,
             truncated,
             looped,
+            paused,
             failure,
         } = drain(sess, turn_id, cancel, &mut stream).await?;
         if completed {
@@ -1022,6 +1032,7 @@ async fn sample(
                 max_output_tokens: prompt.max_output_tokens,
                 cut_by_server: matches!(signal, Some(WindowSignal::SilentTruncation { .. })),
                 looped,
+                paused,
             });
         }
         let err = failure.unwrap_or_else(|| {
@@ -1074,6 +1085,8 @@ struct Drained {
     truncated: bool,
     /// The answer was stopped because the model repeated itself.
     looped: bool,
+    /// The server paused the answer to be continued (Messages `pause_turn`).
+    paused: bool,
     failure: Option<ModelError>,
 }
 
@@ -1090,6 +1103,7 @@ async fn drain(
         completed: false,
         truncated: false,
         looped: false,
+        paused: false,
         failure: None,
     };
     // Calls in this answer came from its text, not from the server's parser.
@@ -1132,6 +1146,7 @@ async fn drain(
                 }
             }
             Some(Ok(ResponseEvent::OutputLimitReached)) => out.truncated = true,
+            Some(Ok(ResponseEvent::Paused)) => out.paused = true,
             Some(Ok(ResponseEvent::RepetitionStopped)) => {
                 out.truncated = true;
                 out.looped = true;

@@ -532,3 +532,44 @@ async fn a_thread_resumes_under_another_profile() {
     );
     m.shutdown_all().await;
 }
+
+/// `minimal`: one `bash` tool and a short prompt. Its command runs on the `shell` path (the
+/// sandbox, approvals, `exec_command_*` events) and the file it writes is judged on disk.
+#[tokio::test]
+async fn the_minimal_profile_offers_one_shell_tool_that_runs_on_the_engine() {
+    let home = tempfile::tempdir().unwrap();
+    let script = MockScript::turns([
+        MockTurn::text("").with_tool_call(
+            "bash",
+            json!({"command": "printf 'hi\\n' > hello.txt && wc -c < hello.txt"}),
+        ),
+        MockTurn::text("done"),
+    ]);
+    let mock = MockModelServer::start(script).await.unwrap();
+    let m = common::manager(false);
+    let new = m
+        .start_thread(config(
+            &mock,
+            home.path(),
+            Harness::Minimal,
+            AskForApproval::OnRequest,
+            SandboxMode::WorkspaceWrite,
+        ))
+        .await
+        .unwrap();
+    let evs = turn(&new.thread, "make hello.txt", ReviewDecision::Denied).await;
+    let first = &mock.requests()[0];
+    assert_eq!(first.tool_names(), ["bash"]);
+    assert!(first.all_text().contains("You have one tool, `bash`"));
+    assert!(!first.all_text().contains("*** Begin Patch"));
+    assert_eq!(read(home.path(), "hello.txt").as_deref(), Some("hi\n"));
+    let cmds = commands(&evs);
+    assert_eq!(cmds.len(), 1, "{cmds:?}");
+    let outputs = mock.requests().last().unwrap().tool_outputs();
+    assert!(outputs[0].1.contains('3'), "{outputs:?}");
+    assert!(
+        !evs.iter().any(|e| matches!(e.msg, EventMsg::Error(_))),
+        "{evs:?}"
+    );
+    m.shutdown_all().await;
+}

@@ -225,6 +225,100 @@ async fn a_prompt_the_server_cut_is_detected_compacted_and_remembered_responses(
     a_prompt_the_server_cut_is_detected_compacted_and_remembered(WireApi::Responses).await;
 }
 
+#[tokio::test]
+async fn a_prompt_the_server_cut_is_detected_compacted_and_remembered_messages() {
+    a_prompt_the_server_cut_is_detected_compacted_and_remembered(WireApi::Messages).await;
+}
+
+/// The Messages wire counts the prompt read from the cache apart from `input_tokens`: a
+/// thread whose every request is mostly a cache hit (the mock reports the previous request
+/// as the cached prefix, as llama-server does) is a whole prompt each time, not a prompt the
+/// server cut.
+#[tokio::test]
+async fn cache_hits_on_the_messages_wire_are_not_taken_for_a_cut_prompt() {
+    let home = tempfile::tempdir().unwrap();
+    let mut turns: Vec<MockTurn> = (0..8).map(noisy_call).collect();
+    turns.push(MockTurn::text("all done"));
+    // A llama-server with a 32k window: the thread never needs compacting.
+    let script = MockScript::turns(turns)
+        .reporting_usage()
+        .with_endpoint(
+            "GET",
+            "/v1/models",
+            json!({"data": [{"id": "my-finetune", "meta": {"n_ctx": 32768, "n_ctx_train": 32768}}]}),
+        )
+        .with_endpoint(
+            "GET",
+            "/props",
+            json!({"default_generation_settings": {"n_ctx": 32768}}),
+        )
+        .with_rule(COMPACT_MARKER, MockTurn::text(SUMMARY));
+    let mock = MockModelServer::start(script).await.unwrap();
+    let m = manager();
+    let cfg = config(
+        &mock,
+        home.path(),
+        "llamacpp",
+        "my-finetune",
+        WireApi::Messages,
+    );
+    let t = m.start_thread(cfg).await.unwrap();
+    let evs = run_turn(&t.thread, user("run the numbered commands")).await;
+    m.shutdown_all().await;
+    assert!(errors(&evs).is_empty(), "{:?}", errors(&evs));
+    assert_eq!(last_message(&evs).as_deref(), Some("all done"));
+    assert!(
+        !warnings(&evs)
+            .iter()
+            .any(|w| w.contains("cut the conversation")),
+        "{:?}",
+        warnings(&evs)
+    );
+    let usages: Vec<_> = evs
+        .iter()
+        .filter_map(|e| match &e.msg {
+            EventMsg::TokenCount(c) => c.info.as_ref().map(|i| i.last_token_usage),
+            _ => None,
+        })
+        .collect();
+    let sizes: Vec<u64> = mock.requests().iter().map(|r| r.approx_tokens()).collect();
+    assert_eq!(usages.len(), sizes.len());
+    // Each request counted whole (the mock's count of its body), the earlier prompt as cached.
+    for (i, (u, size)) in usages.iter().zip(&sizes).enumerate() {
+        assert_eq!(u.input_tokens as u64, *size, "request {i}: {u:?}");
+        if i > 0 {
+            assert_eq!(u.cached_input_tokens as u64, sizes[i - 1], "request {i}");
+        }
+    }
+    assert!(*sizes.last().unwrap() > 6000, "{sizes:?}");
+    assert_eq!(compactions(&evs), 0);
+}
+
+/// `pause_turn`: the engine sends the conversation again, the paused part included, and the
+/// model finishes the answer in the next response.
+#[tokio::test]
+async fn a_paused_answer_is_continued() {
+    let home = tempfile::tempdir().unwrap();
+    let script = MockScript::new(vec![
+        MockResponse::recorded(fixture("anthropic/pause-turn.sse")),
+        MockTurn::text("Found it: part two.").into(),
+    ]);
+    let mock = MockModelServer::start(script).await.unwrap();
+    let m = manager();
+    let cfg = config(&mock, home.path(), "mock", "claude-x", WireApi::Messages);
+    let t = m.start_thread(cfg).await.unwrap();
+    let evs = run_turn(&t.thread, user("search the web")).await;
+    m.shutdown_all().await;
+    assert!(errors(&evs).is_empty(), "{:?}", errors(&evs));
+    assert_eq!(last_message(&evs).as_deref(), Some("Found it: part two."));
+    let requests = mock.requests();
+    assert_eq!(requests.len(), 2);
+    let second = requests[1].items();
+    let last = second.last().unwrap();
+    assert_eq!(last["role"], "assistant", "{second:?}");
+    assert_eq!(last["content"][0]["text"], "Searching, part one.");
+}
+
 async fn a_prompt_the_server_cut_is_detected_compacted_and_remembered(wire: WireApi) {
     let home = tempfile::tempdir().unwrap();
     let mut turns: Vec<MockTurn> = (0..8).map(noisy_call).collect();

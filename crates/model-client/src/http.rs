@@ -6,6 +6,7 @@ use std::error::Error as _;
 use std::time::Duration;
 
 use oi_config::provider::ModelProviderInfo;
+use oi_protocol::config_types::{AuthHeader, WireApi};
 use oi_protocol::protocol::{RateLimitSnapshot, RateLimitWindow};
 use reqwest::header::{AUTHORIZATION, HeaderMap, HeaderName, HeaderValue};
 use serde_json::Value;
@@ -14,7 +15,9 @@ use crate::ModelError;
 use crate::chat::error_text;
 use crate::sse::truncate;
 
-/// Headers sent with every request: bearer key, `http_headers`, `env_http_headers`.
+/// Headers sent with every request: the key (a bearer token or `x-api-key`, as
+/// `auth_header` says), `anthropic-version` on the Messages wire, `http_headers`,
+/// `env_http_headers` (these two last, so they can replace the others).
 pub(crate) fn build_headers(
     provider: &ModelProviderInfo,
     provider_id: &str,
@@ -25,15 +28,25 @@ pub(crate) fn build_headers(
         reqwest::header::ACCEPT,
         HeaderValue::from_static("text/event-stream"),
     );
+    if provider.wire_api == WireApi::Messages {
+        headers.insert(
+            HeaderName::from_static("anthropic-version"),
+            HeaderValue::from_static(crate::messages::ANTHROPIC_VERSION),
+        );
+    }
     if let Some(key) = api_key {
-        let mut value = HeaderValue::from_str(&format!("Bearer {key}")).map_err(|_| {
+        let (name, text) = match provider.auth_header() {
+            AuthHeader::Bearer => (AUTHORIZATION, format!("Bearer {key}")),
+            AuthHeader::XApiKey => (HeaderName::from_static("x-api-key"), key.to_string()),
+        };
+        let mut value = HeaderValue::from_str(&text).map_err(|_| {
             ModelError::Config(format!(
                 "the API key for model provider `{provider_id}` contains characters that cannot be sent in an HTTP header; check the value of `{}`",
                 provider.env_key.as_deref().unwrap_or("env_key")
             ))
         })?;
         value.set_sensitive(true);
-        headers.insert(AUTHORIZATION, value);
+        headers.insert(name, value);
     }
     let bad = |key: &str, name: &str| {
         ModelError::Config(format!(
@@ -63,11 +76,16 @@ pub(crate) fn build_headers(
     Ok(headers)
 }
 
-/// The `x-ratelimit-*` headers of a response, if it had any.
+/// The rate-limit headers of a response, if it had any: OpenAI's `x-ratelimit-*`
+/// (`x-ratelimit-limit-requests`) or Anthropic's `anthropic-ratelimit-*`
+/// (`anthropic-ratelimit-requests-limit`).
 pub(crate) fn rate_limit_snapshot(headers: &HeaderMap) -> Option<RateLimitSnapshot> {
     let raw: BTreeMap<String, String> = headers
         .iter()
-        .filter(|(name, _)| name.as_str().starts_with("x-ratelimit-"))
+        .filter(|(name, _)| {
+            name.as_str().starts_with("x-ratelimit-")
+                || name.as_str().starts_with("anthropic-ratelimit-")
+        })
         .filter_map(|(name, value)| {
             Some((name.as_str().to_string(), value.to_str().ok()?.to_string()))
         })
@@ -78,6 +96,7 @@ pub(crate) fn rate_limit_snapshot(headers: &HeaderMap) -> Option<RateLimitSnapsh
     let window = |kind: &str| -> Option<RateLimitWindow> {
         let num = |prefix: &str| {
             raw.get(&format!("x-ratelimit-{prefix}-{kind}"))
+                .or_else(|| raw.get(&format!("anthropic-ratelimit-{kind}-{prefix}")))
                 .and_then(|v| v.trim().parse::<f64>().ok())
         };
         let limit = num("limit")?;
@@ -319,6 +338,24 @@ mod tests {
         assert_eq!(snap.headers.len(), 3);
         assert_eq!(snap.headers["x-ratelimit-reset-requests"], "1s");
         assert!(rate_limit_snapshot(&HeaderMap::new()).is_none());
+    }
+
+    #[test]
+    fn anthropic_rate_limit_headers() {
+        let mut h = HeaderMap::new();
+        h.insert("anthropic-ratelimit-requests-limit", "50".parse().unwrap());
+        h.insert(
+            "anthropic-ratelimit-requests-remaining",
+            "40".parse().unwrap(),
+        );
+        h.insert("anthropic-ratelimit-tokens-limit", "1000".parse().unwrap());
+        h.insert(
+            "anthropic-ratelimit-tokens-remaining",
+            "250".parse().unwrap(),
+        );
+        let snap = rate_limit_snapshot(&h).unwrap();
+        assert_eq!(snap.primary.unwrap().used_percent, 20.0);
+        assert_eq!(snap.secondary.unwrap().used_percent, 75.0);
     }
 
     #[test]

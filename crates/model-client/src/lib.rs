@@ -1,8 +1,9 @@
-//! Streaming client for OpenAI-compatible model servers.
+//! Streaming client for model servers: OpenAI-compatible and Anthropic Messages.
 //!
 //! Owns: turning a [`Prompt`] (instructions, history as `ResponseItem`s, function tools) into
 //! one streaming HTTP request in the provider's wire format (`wire_api = "chat"` →
-//! `POST {base_url}/chat/completions`, `"responses"` → `POST {base_url}/responses`), request
+//! `POST {base_url}/chat/completions`, `"responses"` → `POST {base_url}/responses`,
+//! `"messages"` → Anthropic Messages at `POST {base_url}/messages`), request
 //! retries with backoff on 429/5xx/connect errors (honouring `Retry-After`), and decoding the
 //! SSE answer into a [`ResponseStream`] of [`ResponseEvent`]s, with an idle timeout.
 //!
@@ -20,6 +21,7 @@ mod chat;
 mod error;
 mod http;
 mod looping;
+mod messages;
 mod overflow;
 mod quirks;
 mod responses;
@@ -136,9 +138,13 @@ pub enum ResponseEvent {
         parser_off: bool,
     },
     /// The model stopped at its output token limit (chat `finish_reason: "length"`,
-    /// Responses `incomplete` for `max_output_tokens`): the last text or tool call is cut
-    /// off. Comes just before `Completed`.
+    /// Responses `incomplete` for `max_output_tokens`, Messages `max_tokens`): the last text
+    /// or tool call is cut off. Comes just before `Completed`.
     OutputLimitReached,
+    /// The server paused a long answer (Messages `stop_reason: "pause_turn"`): sending the
+    /// conversation again, this answer included, lets the model continue it. Comes just
+    /// before `Completed`.
+    Paused,
     /// The model fell into a loop (the end of its output was one piece repeated over and
     /// over): the stream was ended there and the repeated tail cut from the answer; the last
     /// text or tool call is cut off, as at the output limit. Comes just before `Completed`
@@ -237,11 +243,11 @@ impl ModelClient {
                 "`model_providers.{provider_id}.base_url` = \"{base}\" is not an http(s) URL; write it like \"http://localhost:11434/v1\""
             )));
         }
-        let path = match provider.wire_api {
-            WireApi::Chat => "chat/completions",
-            WireApi::Responses => "responses",
+        let url = match provider.wire_api {
+            WireApi::Chat => format!("{}/chat/completions", base.trim_end_matches('/')),
+            WireApi::Responses => format!("{}/responses", base.trim_end_matches('/')),
+            WireApi::Messages => messages::url(base),
         };
-        let url = format!("{}/{path}", base.trim_end_matches('/'));
         let headers = http::build_headers(&provider, &provider_id, api_key.as_deref())?;
         let mut builder = oi_http::client_builder()
             .connect_timeout(CONNECT_TIMEOUT)
@@ -303,6 +309,13 @@ impl ModelClient {
         let body = match provider.wire_api {
             WireApi::Chat => chat::request_body(wire_prompt, chat::ChatRequestOptions { quirks }),
             WireApi::Responses => responses::request_body(wire_prompt, quirks),
+            WireApi::Messages => messages::request_body(
+                wire_prompt,
+                messages::RequestOptions {
+                    parallel: wire_prompt.parallel_tool_calls && quirks.parallel_tool_calls,
+                    cache_markers: quirks.cache_markers,
+                },
+            ),
         };
         let max_retries = provider.request_max_retries();
         let idle = provider.stream_idle_timeout();
@@ -421,7 +434,7 @@ async fn open_stream(
         let status = resp.status();
         let text = http::read_body_limited(resp, ERROR_BODY_LIMIT, idle).await;
         return Err(ModelError::BadResponse(format!(
-            "{url} answered HTTP {status} with `{content_type}` instead of a `text/event-stream` stream: {}. Check that `base_url` points at an OpenAI-compatible API (usually ending in /v1) and that `wire_api` matches what the server speaks",
+            "{url} answered HTTP {status} with `{content_type}` instead of a `text/event-stream` stream: {}. Check that `base_url` points at the model API (usually ending in /v1) and that `wire_api` matches what the server speaks",
             sse::truncate(text.trim(), 300)
         )));
     }
@@ -430,6 +443,9 @@ async fn open_stream(
         WireApi::Chat => sse::response_stream(body, chat::ChatDecoder::new(tools.to_vec()), idle),
         WireApi::Responses => {
             sse::response_stream(body, responses::ResponsesDecoder::new(tools.to_vec()), idle)
+        }
+        WireApi::Messages => {
+            sse::response_stream(body, messages::MessagesDecoder::new(tools.to_vec()), idle)
         }
     })
 }

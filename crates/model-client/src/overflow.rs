@@ -41,8 +41,11 @@ const MARKERS: &[&str] = &[
     // Mistral / TGI.
     "too large for model with",
     "must be <=",
-    // Generic phrasings used by gateways and hosted APIs.
+    // Generic phrasings used by gateways and hosted APIs; Anthropic's Messages API ("prompt is
+    // too long: 210412 tokens > 200000 maximum", "input length and `max_tokens` exceed context
+    // limit: 198000 + 8192 > 200000").
     "prompt is too long",
+    "exceed context limit",
     "context window",
     "too many tokens",
     "reduce the length of the messages",
@@ -63,6 +66,8 @@ const WINDOW_BEFORE_NUMBER: &[&str] = &[
     "context window is",
     "context window of",
     "context size of",
+    // Anthropic: "… 210412 tokens > 200000 maximum".
+    "tokens >",
 ];
 
 /// Phrases preceded by the window size ("... 32768 maximum context length").
@@ -238,6 +243,18 @@ mod tests {
                 "The input (5000 tokens) is longer than the model's context length (4096 tokens)."
             ),
             Some(Some(4096))
+        );
+    }
+
+    #[test]
+    fn anthropic() {
+        let body = r#"{"type":"error","error":{"type":"invalid_request_error","message":"prompt is too long: 210412 tokens > 200000 maximum"}}"#;
+        assert_eq!(window(body), Some(Some(200_000)));
+        assert_eq!(
+            window(
+                "input length and `max_tokens` exceed context limit: 198000 + 8192 > 200000, decrease input length or `max_tokens` and try again"
+            ),
+            Some(None)
         );
     }
 

@@ -13,6 +13,10 @@
 //!   the raw chain of thought as `content` of type `reasoning_text` and take it back the same
 //!   way (same cookbook article); OpenAI's hosted API only takes encrypted or stored items.
 //! * Tool call ids: Mistral templates reject ids that are not 9 alphanumerics.
+//! * Prompt-cache markers (Messages `cache_control`): only Anthropic's own API caches by them
+//!   (docs.anthropic.com, "Prompt caching"); the compatible endpoints of DeepSeek, Moonshot,
+//!   Z.ai, MiniMax and llama.cpp cache prefixes on their own, and a marker means nothing there
+//!   (some list it as ignored, others do not list it at all), so it is not sent.
 //!
 //! `send_reasoning_content` in the provider's config overrides the reasoning decisions.
 
@@ -33,6 +37,8 @@ pub(crate) struct Quirks {
     pub portable_call_ids: bool,
     /// The model may be offered several tool calls per response (`parallel_tool_calls`).
     pub parallel_tool_calls: bool,
+    /// Messages: `cache_control` markers on the system prompt, tools and last user turns.
+    pub cache_markers: bool,
 }
 
 /// A provider that follows the OpenAI API as written: nothing extra in the history, several
@@ -45,6 +51,7 @@ impl Default for Quirks {
             responses_reasoning_text: false,
             portable_call_ids: false,
             parallel_tool_calls: true,
+            cache_markers: false,
         }
     }
 }
@@ -61,6 +68,7 @@ enum Host {
     Zai,
     Mistral,
     OpenAi,
+    Anthropic,
     Other,
 }
 
@@ -82,13 +90,16 @@ fn host(provider: &ModelProviderInfo, provider_id: &str) -> Host {
         Host::Mistral
     } else if on("openai.com") {
         Host::OpenAi
+    } else if on("anthropic.com") {
+        Host::Anthropic
     } else {
         // Another URL under a built-in provider's id is that provider behind a proxy or
         // gateway: it still validates the history the same way.
         match provider_id {
             "deepseek" => Host::DeepSeek,
             "moonshot" => Host::Moonshot,
-            "zhipu" => Host::Zai,
+            "zhipu" | "zhipu-anthropic" => Host::Zai,
+            "anthropic" => Host::Anthropic,
             _ => Host::Other,
         }
     }
@@ -196,6 +207,7 @@ pub(crate) fn for_model(provider: &ModelProviderInfo, provider_id: &str, model: 
         responses_reasoning_text,
         portable_call_ids: host == Host::Mistral || family == Family::Mistral,
         parallel_tool_calls: provider.supports_parallel_tool_calls.unwrap_or(true),
+        cache_markers: host == Host::Anthropic,
     }
 }
 
@@ -311,5 +323,21 @@ mod tests {
         );
         assert_eq!(on.reasoning_fields, REASONING_CONTENT);
         assert!(on.responses_reasoning_text && on.missing_reasoning.is_none());
+    }
+
+    #[test]
+    fn cache_markers_only_for_anthropic() {
+        assert!(q("https://api.anthropic.com/v1", "claude-sonnet-4-5").cache_markers);
+        for base in [
+            "https://api.deepseek.com/anthropic",
+            "https://api.z.ai/api/anthropic",
+            "https://api.minimax.io/anthropic",
+            "http://127.0.0.1:8080/v1",
+        ] {
+            assert!(!q(base, "m").cache_markers, "{base}");
+        }
+        // The built-in id behind a gateway is still Anthropic.
+        let p = provider("https://gateway.example/anthropic", None);
+        assert!(for_model(&p, "anthropic", "claude").cache_markers);
     }
 }

@@ -119,6 +119,11 @@ fn input_items(items: &[ResponseItem], reasoning_text: bool) -> Vec<Value> {
                 };
                 Some(json!({ "type": "function_call_output", "call_id": call_id, "output": output }))
             }
+            // A Messages-wire thinking signature means nothing to this API.
+            ResponseItem::Reasoning {
+                encrypted_content: Some(enc),
+                ..
+            } if crate::messages::is_messages_payload(enc) => None,
             ResponseItem::Reasoning {
                 text,
                 encrypted_content: Some(enc),

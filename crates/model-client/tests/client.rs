@@ -304,6 +304,7 @@ async fn unreachable_endpoint_is_a_connect_error() {
         let path = match wire {
             WireApi::Chat => "chat/completions",
             WireApi::Responses => "responses",
+            WireApi::Messages => "messages",
         };
         assert!(
             msg.contains(&format!("http://127.0.0.1:{port}/v1/{path}")),

@@ -26,6 +26,7 @@ fn environment_driven_behaviour() {
         missing_key_is_reported_before_any_request().await;
         key_and_env_headers_are_sent().await;
         unauthorized_names_the_key_variable().await;
+        messages_key_goes_as_x_api_key_or_bearer().await;
     });
 }
 
@@ -98,4 +99,42 @@ async fn unauthorized_names_the_key_variable() {
     assert!(msg.contains("Incorrect API key provided"), "{msg}");
     assert!(!msg.contains("sk-test-123"), "{msg}");
     assert_eq!(server.requests().len(), 1, "401 is not retried");
+}
+
+/// The Messages wire sends the key as `x-api-key` (Anthropic's scheme) unless the provider
+/// says `auth_header = "bearer"` (endpoints documented with `ANTHROPIC_AUTH_TOKEN`), and
+/// always `anthropic-version`.
+async fn messages_key_goes_as_x_api_key_or_bearer() {
+    use oi_protocol::config_types::AuthHeader;
+    for (auth, header, value) in [
+        (None, "x-api-key", "sk-test-123"),
+        (
+            Some(AuthHeader::Bearer),
+            "authorization",
+            "Bearer sk-test-123",
+        ),
+    ] {
+        let server = MockModelServer::start(MockScript::turns([MockTurn::text("ok")]))
+            .await
+            .unwrap();
+        let mut provider = server.provider(WireApi::Messages);
+        provider.env_key = Some(KEY_VAR.into());
+        provider.auth_header = auth;
+        let client = ModelClient::new(
+            provider,
+            "mock".into(),
+            std::path::Path::new(common::NO_HOME),
+        )
+        .unwrap();
+        run_with(&client, &prompt()).await.ok();
+        let req = &server.requests()[0];
+        assert_eq!(req.header(header), Some(value), "{auth:?}");
+        let other = if header == "x-api-key" {
+            "authorization"
+        } else {
+            "x-api-key"
+        };
+        assert_eq!(req.header(other), None, "{auth:?}: the key goes once");
+        assert_eq!(req.header("anthropic-version"), Some("2023-06-01"));
+    }
 }

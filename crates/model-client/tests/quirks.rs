@@ -26,7 +26,7 @@ async fn follow_up(
 ) -> (common::Outcome, RecordedRequest) {
     let second = match wire {
         WireApi::Chat => "moonshot/usage-in-choice.sse",
-        WireApi::Responses => first,
+        WireApi::Responses | WireApi::Messages => first,
     };
     let server = MockModelServer::start(MockScript::new(vec![
         MockResponse::recorded(fixture(first)),

@@ -191,8 +191,10 @@ impl ReasoningEffort {
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Harness {
-    /// `shell` + `apply_patch`, Codex's tools and prompt.
+    /// `shell` + `apply_patch`, Codex's tools and prompt. Also spelt `native`, the seed
+    /// system's name for it.
     #[default]
+    #[serde(alias = "native")]
     Codex,
     /// Bash, Read, Write, Edit, Glob, Grep, TodoWrite.
     ClaudeCode,
@@ -201,17 +203,20 @@ pub enum Harness {
     QwenCode,
     /// Shell, ReadFile, WriteFile, StrReplaceFile, Glob, Grep, SetTodoList.
     KimiCode,
+    /// One `bash` tool and a few lines of prompt, for the smallest models.
+    Minimal,
     /// Chosen from the model family (and the provider's `harness`).
     Auto,
 }
 
 impl Harness {
     /// Every value, as config spells it.
-    pub const ALL: [Harness; 5] = [
+    pub const ALL: [Harness; 6] = [
         Harness::Codex,
         Harness::ClaudeCode,
         Harness::QwenCode,
         Harness::KimiCode,
+        Harness::Minimal,
         Harness::Auto,
     ];
 
@@ -221,12 +226,16 @@ impl Harness {
             Harness::ClaudeCode => "claude-code",
             Harness::QwenCode => "qwen-code",
             Harness::KimiCode => "kimi-code",
+            Harness::Minimal => "minimal",
             Harness::Auto => "auto",
         }
     }
 
-    /// The value config spells `s`, if any.
+    /// The value config spells `s`, if any (`native` is `codex`).
     pub fn parse(s: &str) -> Option<Harness> {
+        if s == "native" {
+            return Some(Harness::Codex);
+        }
         Harness::ALL.into_iter().find(|h| h.as_str() == s)
     }
 }
@@ -252,7 +261,7 @@ pub enum ToolCallFormat {
     Auto,
 }
 
-/// Which OpenAI-compatible API a provider speaks.
+/// Which API a provider speaks.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum WireApi {
@@ -261,4 +270,30 @@ pub enum WireApi {
     Chat,
     /// `POST {base_url}/responses` with `stream: true`.
     Responses,
+    /// Anthropic Messages: `POST {base_url}/messages` (`{base_url}/v1/messages` when
+    /// `base_url` does not end in `/v1`) with `stream: true`.
+    Messages,
+}
+
+impl WireApi {
+    /// As config spells it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            WireApi::Chat => "chat",
+            WireApi::Responses => "responses",
+            WireApi::Messages => "messages",
+        }
+    }
+}
+
+/// How a provider's API key is sent (`auth_header`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum AuthHeader {
+    /// `Authorization: Bearer <key>` (OpenAI-compatible APIs, and Anthropic-compatible
+    /// endpoints documented with `ANTHROPIC_AUTH_TOKEN`).
+    Bearer,
+    /// `x-api-key: <key>` (Anthropic's own API, and endpoints documented with
+    /// `ANTHROPIC_API_KEY`).
+    XApiKey,
 }

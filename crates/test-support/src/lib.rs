@@ -1,7 +1,8 @@
 //! Test support shared by the workspace: a scripted OpenAI-compatible mock model server.
 //!
 //! [`MockModelServer`] listens on `127.0.0.1` (port 0 by default), answers
-//! `POST …/chat/completions` and `POST …/responses` with the next [`MockResponse`] of its
+//! `POST …/chat/completions`, `POST …/responses` and `POST …/messages` (Anthropic Messages)
+//! with the next [`MockResponse`] of its
 //! [`MockScript`] — streamed turns rendered in the wire format of the request path, HTTP
 //! errors, or non-SSE bodies — and records every model request ([`RecordedRequest`]).
 //! `GET …/models` lists `mock-model`. Control routes: `GET /__mock/requests` (recorded
@@ -125,6 +126,7 @@ impl MockModelServer {
             send_reasoning_content: None,
             harness: None,
             supports_parallel_tool_calls: None,
+            auth_header: None,
         }
     }
 
@@ -132,10 +134,7 @@ impl MockModelServer {
     /// `mock-model`, no retries, for tests that start the real binary. It starts with
     /// top-level keys and ends inside a table: put other top-level keys before it.
     pub fn config_toml(&self, provider_id: &str, wire_api: WireApi) -> String {
-        let wire = match wire_api {
-            WireApi::Chat => "chat",
-            WireApi::Responses => "responses",
-        };
+        let wire = wire_api.as_str();
         format!(
             "model = \"mock-model\"\nmodel_provider = \"{provider_id}\"\n\n\
              [model_providers.{provider_id}]\nname = \"Mock\"\nbase_url = \"{}\"\n\

@@ -1,5 +1,5 @@
-//! A model request as the mock received it, with helpers that read it the same way for both
-//! wire APIs.
+//! A model request as the mock received it, with helpers that read it the same way for every
+//! wire API.
 
 use oi_protocol::config_types::WireApi;
 use serde::{Deserialize, Serialize};
@@ -19,10 +19,13 @@ pub struct RecordedRequest {
 }
 
 impl RecordedRequest {
-    /// From the path: `/responses` → Responses, anything else → Chat.
+    /// From the path: `/responses` → Responses, `/messages` → Messages, anything else → Chat.
     pub fn wire_api(&self) -> WireApi {
-        if self.path.trim_end_matches('/').ends_with("/responses") {
+        let path = self.path.trim_end_matches('/');
+        if path.ends_with("/responses") {
             WireApi::Responses
+        } else if path.ends_with("/messages") {
+            WireApi::Messages
         } else {
             WireApi::Chat
         }
@@ -41,10 +44,11 @@ impl RecordedRequest {
         self.body.get("model").and_then(Value::as_str)
     }
 
-    /// Chat `messages` or Responses `input` items (a string input becomes one user message).
+    /// Chat or Messages `messages`, or Responses `input` items (a string input becomes one
+    /// user message).
     pub fn items(&self) -> Vec<Value> {
         let key = match self.wire_api() {
-            WireApi::Chat => "messages",
+            WireApi::Chat | WireApi::Messages => "messages",
             WireApi::Responses => "input",
         };
         match self.body.get(key) {
@@ -85,14 +89,29 @@ impl RecordedRequest {
             .find(|m| {
                 m.get("role").and_then(Value::as_str) == Some("user")
                     && m.get("type").and_then(Value::as_str).unwrap_or("message") == "message"
+                    // A Messages user message of tool results only is no user text.
+                    && !content_text(m.get("content")).is_empty()
             })
             .map(|m| content_text(m.get("content")))
     }
 
     /// `(call_id, text)` of every tool result in the history (chat `tool` messages, Responses
-    /// `function_call_output` items).
+    /// `function_call_output` items, Messages `tool_result` blocks).
     pub fn tool_outputs(&self) -> Vec<(String, String)> {
         let wire = self.wire_api();
+        if wire == WireApi::Messages {
+            return self
+                .blocks("tool_result")
+                .iter()
+                .map(|b| {
+                    let id = b.get("tool_use_id").and_then(Value::as_str);
+                    (
+                        id.unwrap_or_default().to_string(),
+                        content_text(b.get("content")),
+                    )
+                })
+                .collect();
+        }
         self.items()
             .iter()
             .filter_map(|m| {
@@ -141,9 +160,27 @@ impl RecordedRequest {
                         out.push((s(m.get("call_id")), s(m.get("name")), s(m.get("arguments"))));
                     }
                 }
+                WireApi::Messages => {}
+            }
+        }
+        if self.wire_api() == WireApi::Messages {
+            for b in self.blocks("tool_use") {
+                let input = b.get("input").map(Value::to_string).unwrap_or_default();
+                out.push((s(b.get("id")), s(b.get("name")), input));
             }
         }
         out
+    }
+
+    /// Messages: the content blocks of type `kind` in every message, in order.
+    pub fn blocks(&self, kind: &str) -> Vec<Value> {
+        self.items()
+            .iter()
+            .filter_map(|m| m.get("content").and_then(Value::as_array))
+            .flatten()
+            .filter(|b| b.get("type").and_then(Value::as_str) == Some(kind))
+            .cloned()
+            .collect()
     }
 
     /// Names of the tools offered to the model.
@@ -169,11 +206,31 @@ impl RecordedRequest {
         if let Some(i) = self.body.get("instructions").and_then(Value::as_str) {
             parts.push(i.to_string());
         }
+        // Messages: the top-level system prompt (a string or text blocks).
+        let system = content_text(self.body.get("system"));
+        if !system.is_empty() {
+            parts.push(system);
+        }
         for m in self.items() {
             for key in ["content", "output", "arguments"] {
                 let t = content_text(m.get(key));
                 if !t.is_empty() {
                     parts.push(t);
+                }
+            }
+            // Messages: tool results and calls are blocks inside the content.
+            for b in m
+                .get("content")
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+            {
+                match b.get("type").and_then(Value::as_str) {
+                    Some("tool_result") => parts.push(content_text(b.get("content"))),
+                    Some("tool_use") => {
+                        parts.push(b.get("input").map(Value::to_string).unwrap_or_default());
+                    }
+                    _ => {}
                 }
             }
             for tc in m

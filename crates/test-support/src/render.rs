@@ -1,4 +1,4 @@
-//! Renders a [`MockTurn`] as the SSE events of either wire API.
+//! Renders a [`MockTurn`] as the SSE events of each wire API.
 
 use oi_protocol::config_types::WireApi;
 use oi_protocol::models::TokenUsage;
@@ -11,6 +11,7 @@ pub(crate) fn render(turn: &MockTurn, wire: WireApi, model: &str, seq: u64) -> V
     let mut frames = match wire {
         WireApi::Chat => chat(turn, model, seq),
         WireApi::Responses => responses(turn, model, seq),
+        WireApi::Messages => messages(turn, model, seq),
     };
     if turn.malformed_line {
         let at = frames.len().min(1);
@@ -230,5 +231,92 @@ fn responses_usage(u: &TokenUsage) -> Value {
         "output_tokens": u.output_tokens,
         "output_tokens_details": { "reasoning_tokens": u.reasoning_output_tokens },
         "total_tokens": u.total_tokens,
+    })
+}
+
+/// Anthropic Messages events: `message_start`, a block per reasoning/text/call
+/// (`content_block_start`, deltas, `content_block_stop`), `message_delta` with the stop reason
+/// and usage, `message_stop`. Reasoning is a `thinking` block signed with a mock signature.
+/// Usage is split the Anthropic way: `input_tokens` leaves out what was read from the cache.
+fn messages(turn: &MockTurn, model: &str, seq: u64) -> Vec<String> {
+    let mut frames = Vec::new();
+    let mut push = |v: Value| {
+        let kind = v["type"].as_str().unwrap_or("unknown").to_string();
+        frames.push(format!("event: {kind}\ndata: {v}\n\n"));
+    };
+    let usage = turn.usage.as_ref().map(messages_usage);
+    let mut start_usage = usage.clone().unwrap_or_else(|| json!({}));
+    start_usage["output_tokens"] = json!(1);
+    push(json!({
+        "type": "message_start",
+        "message": { "id": format!("msg_mock_{seq}"), "type": "message", "role": "assistant",
+            "model": model, "content": [], "stop_reason": null, "stop_sequence": null,
+            "usage": start_usage },
+    }));
+    let mut index = 0;
+    if let Some(reasoning) = &turn.reasoning {
+        push(json!({ "type": "content_block_start", "index": index,
+            "content_block": { "type": "thinking", "thinking": "", "signature": "" } }));
+        for piece in pieces(reasoning, turn.chunk_size) {
+            push(json!({ "type": "content_block_delta", "index": index,
+                "delta": { "type": "thinking_delta", "thinking": piece } }));
+        }
+        push(json!({ "type": "content_block_delta", "index": index,
+            "delta": { "type": "signature_delta", "signature": format!("mock-signature-{seq}") } }));
+        push(json!({ "type": "content_block_stop", "index": index }));
+        index += 1;
+    }
+    if let Some(text) = &turn.text {
+        push(json!({ "type": "content_block_start", "index": index,
+            "content_block": { "type": "text", "text": "" } }));
+        for piece in pieces(text, turn.chunk_size) {
+            push(json!({ "type": "content_block_delta", "index": index,
+                "delta": { "type": "text_delta", "text": piece } }));
+        }
+        push(json!({ "type": "content_block_stop", "index": index }));
+        index += 1;
+    }
+    for (i, call) in turn.tool_calls.iter().enumerate() {
+        let id = call_id(turn, i, seq).unwrap_or_default().replace(
+            |c: char| !c.is_ascii_alphanumeric() && c != '_' && c != '-',
+            "_",
+        );
+        let input = if turn.whole_tool_calls {
+            serde_json::from_str(&call.arguments).unwrap_or_else(|_| json!({}))
+        } else {
+            json!({})
+        };
+        push(json!({ "type": "content_block_start", "index": index,
+            "content_block": { "type": "tool_use", "id": id, "name": call.name, "input": input } }));
+        if !turn.whole_tool_calls {
+            for piece in pieces(&call.arguments, turn.chunk_size) {
+                push(json!({ "type": "content_block_delta", "index": index,
+                    "delta": { "type": "input_json_delta", "partial_json": piece } }));
+            }
+        }
+        push(json!({ "type": "content_block_stop", "index": index }));
+        index += 1;
+    }
+    let stop = if turn.tool_calls.is_empty() {
+        "end_turn"
+    } else {
+        "tool_use"
+    };
+    let output = turn.usage.as_ref().map_or(0, |u| u.output_tokens);
+    push(json!({ "type": "message_delta",
+        "delta": { "stop_reason": stop, "stop_sequence": null },
+        "usage": { "output_tokens": output } }));
+    if !turn.omit_done {
+        push(json!({ "type": "message_stop" }));
+    }
+    frames
+}
+
+fn messages_usage(u: &TokenUsage) -> Value {
+    json!({
+        "input_tokens": u.input_tokens - u.cached_input_tokens,
+        "cache_creation_input_tokens": 0,
+        "cache_read_input_tokens": u.cached_input_tokens,
+        "output_tokens": u.output_tokens,
     })
 }

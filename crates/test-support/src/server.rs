@@ -38,6 +38,8 @@ pub(crate) struct State {
     paths: Mutex<Vec<String>>,
     /// Number of recorded requests, for event-driven waiting.
     pub(crate) count: watch::Sender<usize>,
+    /// Tokens of the last model request: the prefix a server's prompt cache holds.
+    last_prompt: Mutex<u64>,
 }
 
 struct Cursor {
@@ -64,6 +66,7 @@ impl State {
             requests: Mutex::new(Vec::new()),
             paths: Mutex::new(Vec::new()),
             count: watch::channel(0).0,
+            last_prompt: Mutex::new(0),
         })
     }
 
@@ -251,6 +254,8 @@ async fn handle(state: Arc<State>, req: Request<Incoming>) -> Result<Response<Bo
         Some(WireApi::Chat)
     } else if trimmed.ends_with("/responses") {
         Some(WireApi::Responses)
+    } else if trimmed.ends_with("/messages") {
+        Some(WireApi::Messages)
     } else {
         None
     };
@@ -259,7 +264,7 @@ async fn handle(state: Arc<State>, req: Request<Incoming>) -> Result<Response<Bo
         return Ok(error_response(
             StatusCode::NOT_FOUND,
             &format!(
-                "mock-model has no route for {method} {path}; model requests go to POST <base_url>/chat/completions or <base_url>/responses"
+                "mock-model has no route for {method} {path}; model requests go to POST <base_url>/chat/completions, <base_url>/responses or <base_url>/messages"
             ),
         ));
     }
@@ -301,6 +306,12 @@ async fn handle(state: Arc<State>, req: Request<Incoming>) -> Result<Response<Bo
         .and_then(Value::as_str)
         .unwrap_or("mock-model")
         .to_string();
+    let refused = (wire == Some(WireApi::Messages) && body_ok)
+        .then(|| {
+            let version = headers.iter().any(|(n, _)| n == "anthropic-version");
+            messages_request_error(&body, version)
+        })
+        .flatten();
     state.record(RecordedRequest {
         method: method.to_string(),
         path,
@@ -314,9 +325,24 @@ async fn handle(state: Arc<State>, req: Request<Incoming>) -> Result<Response<Bo
             "the request body is not valid JSON",
         ));
     }
+    if let Some(why) = refused {
+        return Ok(json_response(
+            StatusCode::BAD_REQUEST,
+            json!({ "type": "error",
+                "error": { "type": "invalid_request_error", "message": why } }),
+        ));
+    }
     let tokens = crate::approx_tokens(bytes.len());
     let (window, report_usage, truncate_at) = state.window_and_usage();
     if let Some(window) = window.filter(|w| tokens > *w) {
+        if wire == Some(WireApi::Messages) {
+            // Anthropic's wording and shape.
+            return Ok(json_response(
+                StatusCode::BAD_REQUEST,
+                json!({ "type": "error", "error": { "type": "invalid_request_error",
+                    "message": format!("prompt is too long: {tokens} tokens > {window} maximum") } }),
+            ));
+        }
         // vLLM's wording and shape (OpenAI-compatible servers mostly copy it).
         return Ok(json_response(
             StatusCode::BAD_REQUEST,
@@ -331,15 +357,26 @@ async fn handle(state: Arc<State>, req: Request<Incoming>) -> Result<Response<Bo
         None => state.next_response(),
     };
     let wire = wire.unwrap_or_default();
+    let previous_prompt = std::mem::replace(
+        &mut *lock(&state.last_prompt),
+        truncate_at.map_or(tokens, |n| tokens.min(n)),
+    );
     Ok(match response {
         MockResponse::Turn(mut turn) => {
             if (report_usage || truncate_at.is_some()) && turn.usage.is_none() {
                 let output = turn.text.as_deref().map_or(0, str::len) as i64 / 4;
                 // A server that cuts the prompt counts what it kept.
                 let counted = truncate_at.map_or(tokens, |n| tokens.min(n));
+                // On the Messages wire the mock reports a prompt cache as llama-server does:
+                // the previous request's size is the prefix read from the cache (reported
+                // apart from `input_tokens`, the Anthropic way).
+                let cached = match wire {
+                    WireApi::Messages => previous_prompt.min(counted),
+                    _ => 0,
+                };
                 turn.usage = Some(crate::TokenUsage {
                     input_tokens: counted as i64,
-                    cached_input_tokens: 0,
+                    cached_input_tokens: cached as i64,
                     output_tokens: output,
                     reasoning_output_tokens: 0,
                     total_tokens: counted as i64 + output,
@@ -387,6 +424,58 @@ async fn handle(state: Arc<State>, req: Request<Incoming>) -> Result<Response<Bo
             "mock script: unresolved `cycle`",
         ),
     })
+}
+
+/// What Anthropic's API refuses in a Messages request (the checks a wrong request body would
+/// fail there): no `anthropic-version`, no `max_tokens`, roles that do not alternate starting
+/// with `user`, a `tool_result` that answers no `tool_use` of the assistant message before
+/// it, or a `tool_use` left without its result.
+fn messages_request_error(body: &Value, version_header: bool) -> Option<String> {
+    if !version_header {
+        return Some("anthropic-version: header is required".into());
+    }
+    if body.get("max_tokens").and_then(Value::as_u64).is_none() {
+        return Some("max_tokens: Field required".into());
+    }
+    let messages = body.get("messages").and_then(Value::as_array)?;
+    let ids = |m: &Value, kind: &str, key: &str| -> Vec<String> {
+        m.get("content")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .filter(|b| b.get("type").and_then(Value::as_str) == Some(kind))
+            .filter_map(|b| b.get(key).and_then(Value::as_str).map(str::to_string))
+            .collect()
+    };
+    let mut expected = "user";
+    let mut open_calls: Vec<String> = Vec::new();
+    for (i, m) in messages.iter().enumerate() {
+        let role = m.get("role").and_then(Value::as_str).unwrap_or_default();
+        if role != expected {
+            return Some(format!(
+                "messages.{i}: roles must alternate between \"user\" and \"assistant\", starting with \"user\""
+            ));
+        }
+        if role == "user" {
+            let results = ids(m, "tool_result", "tool_use_id");
+            if let Some(stray) = results.iter().find(|r| !open_calls.contains(r)) {
+                return Some(format!(
+                    "messages.{i}.content: unexpected `tool_use_id` found in `tool_result` blocks: {stray}. Each `tool_result` block must have a corresponding `tool_use` block in the previous message."
+                ));
+            }
+            if let Some(missing) = open_calls.iter().find(|c| !results.contains(c)) {
+                return Some(format!(
+                    "messages.{i}: `tool_use` ids were found without `tool_result` blocks immediately after: {missing}"
+                ));
+            }
+            open_calls.clear();
+            expected = "assistant";
+        } else {
+            open_calls = ids(m, "tool_use", "id");
+            expected = "user";
+        }
+    }
+    None
 }
 
 fn sse_response(turn: &MockTurn, wire: WireApi, model: &str, seq: u64) -> Response<Body> {

@@ -163,6 +163,8 @@ fn kind_of(name: &str) -> Option<Kind> {
         "WriteFile" => Kind::Write,
         "StrReplaceFile" => Kind::Edit,
         "SetTodoList" => Kind::Todo,
+        // minimal
+        "bash" => Kind::Shell { timeout_unit: MS },
         _ => return None,
     })
 }

@@ -11,6 +11,7 @@ const CODEX_PROMPT: &str = include_str!("../instructions.md");
 const CLAUDE_CODE_PROMPT: &str = include_str!("prompts/claude_code.md");
 const QWEN_CODE_PROMPT: &str = include_str!("prompts/qwen_code.md");
 const KIMI_CODE_PROMPT: &str = include_str!("prompts/kimi_code.md");
+const MINIMAL_PROMPT: &str = include_str!("prompts/minimal.md");
 
 /// The default system prompt of `harness` (a resolved one; `auto` reads as `codex`).
 pub(crate) fn instructions(harness: Harness) -> &'static str {
@@ -18,6 +19,7 @@ pub(crate) fn instructions(harness: Harness) -> &'static str {
         Harness::ClaudeCode => CLAUDE_CODE_PROMPT,
         Harness::QwenCode => QWEN_CODE_PROMPT,
         Harness::KimiCode => KIMI_CODE_PROMPT,
+        Harness::Minimal => MINIMAL_PROMPT,
         Harness::Codex | Harness::Auto => CODEX_PROMPT,
     }
 }
@@ -28,6 +30,7 @@ pub(crate) fn tool_specs(harness: Harness) -> Option<Vec<ToolSpec>> {
         Harness::ClaudeCode => Some(claude_code()),
         Harness::QwenCode => Some(qwen_code()),
         Harness::KimiCode => Some(kimi_code()),
+        Harness::Minimal => Some(minimal()),
         Harness::Codex | Harness::Auto => None,
     }
 }
@@ -62,6 +65,18 @@ fn todo_schema(text_field: &str, statuses: &[&str], extra: Option<(&str, &str)>)
             "items": {"type": "object", "properties": item, "required": required}
         }
     })
+}
+
+/// One tool: the smallest models manage one call shape far better than several.
+fn minimal() -> Vec<ToolSpec> {
+    vec![spec(
+        "bash",
+        "Runs a bash command in the working directory and returns its exit code and output. Read files with cat, find them with ls, find and grep, write them with a heredoc.",
+        json!({
+            "command": {"type": "string", "description": "The command line to run."}
+        }),
+        &["command"],
+    )]
 }
 
 fn claude_code() -> Vec<ToolSpec> {

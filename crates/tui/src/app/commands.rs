@@ -152,6 +152,7 @@ impl App {
                     Harness::ClaudeCode => "Bash, Read, Write, Edit, Glob, Grep, TodoWrite",
                     Harness::QwenCode => "run_shell_command, read_file, write_file, replace, …",
                     Harness::KimiCode => "Shell, ReadFile, WriteFile, StrReplaceFile, …",
+                    Harness::Minimal => "bash, for the smallest models",
                     Harness::Auto => "from the model family",
                 };
                 let items = Harness::ALL
