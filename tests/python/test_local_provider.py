@@ -28,6 +28,7 @@ if not os.environ.get("OI_REAL_MODEL_URL"):
     pytest.skip("no real model tier (OI_REAL_MODEL_URL); scripts/test.sh sets it up", allow_module_level=True)
 
 TIMEOUT = 900
+GREEDY = "--temp 0 --seed 42"
 # The README's first command, as a file task (tests/python/test_local_provider.py runs it).
 FIRST_TASK = "Create a file hello.txt containing hi"
 
@@ -77,7 +78,9 @@ def test_the_first_command_completes_a_file_task_on_the_built_in_model(tmp_path,
     home.mkdir()
     assert not (home / "config.toml").exists()
     # Short enough to see it stop within the test, long enough for the second run.
-    env = fresh_env(tmp_path / "one", home, OI_LOCAL_MODEL_IDLE_SECS="30")
+    # Greedy and seeded, as the rest of the tier runs (scripts/real-model.sh): with the server's
+    # default sampling the model sometimes appends a made-up line, and the file is judged whole.
+    env = fresh_env(tmp_path / "one", home, OI_LOCAL_MODEL_IDLE_SECS="30", OI_LOCAL_MODEL_SERVER_ARGS=GREEDY)
     first = exec_task(interpreter_bin, tmp_path / "one", env)
     assert "using the built-in local model" in first.stderr, first.stderr[-2000:]
     made = tmp_path / "one" / "hello.txt"
@@ -87,7 +90,7 @@ def test_the_first_command_completes_a_file_task_on_the_built_in_model(tmp_path,
     assert state is not None and alive(state["pid"]), state
 
     # A second run in another folder reuses the running server: no second start.
-    env2 = fresh_env(tmp_path / "two", home, OI_LOCAL_MODEL_IDLE_SECS="30")
+    env2 = fresh_env(tmp_path / "two", home, OI_LOCAL_MODEL_IDLE_SECS="30", OI_LOCAL_MODEL_SERVER_ARGS=GREEDY)
     second = exec_task(interpreter_bin, tmp_path / "two", env2, "Create a file bye.txt containing bye")
     assert "starting the built-in local model's server" not in second.stderr, second.stderr[-2000:]
     assert server_state(home)["pid"] == state["pid"]

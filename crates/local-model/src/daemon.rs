@@ -50,6 +50,7 @@ pub async fn serve(opts: ServeOptions) -> i32 {
         // One slot: the whole window for one request, and one prompt cache that a new run
         // on the same prefix reuses.
         .args(["-np", "1", "--jinja", "--no-webui"])
+        .args(extra_server_args())
         .env("LD_LIBRARY_PATH", library_path)
         .stdin(Stdio::null())
         .kill_on_drop(true);
@@ -197,6 +198,15 @@ fn threads() -> usize {
     }
     let cores = std::thread::available_parallelism().map_or(2, |n| n.get());
     cores.saturating_sub(1).max(1)
+}
+
+/// More `llama-server` options from `OI_LOCAL_MODEL_SERVER_ARGS`, split on whitespace and
+/// put after ours (a later option wins in llama.cpp): `--temp 0 --seed 42` makes the built-in
+/// model's answers repeatable, as the real-model tests need.
+fn extra_server_args() -> Vec<String> {
+    std::env::var("OI_LOCAL_MODEL_SERVER_ARGS")
+        .map(|v| v.split_whitespace().map(str::to_string).collect())
+        .unwrap_or_default()
 }
 
 fn modified(path: &Path) -> Option<SystemTime> {
