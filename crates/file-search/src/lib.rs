@@ -301,18 +301,32 @@ pub fn search_index(
     index: &[(usize, String, bool)],
     limit: usize,
 ) -> Vec<FileMatch> {
-    if query.trim().is_empty() || index.is_empty() {
+    let chunk = index.len().div_ceil(threads()).max(1);
+    let parts: Vec<&[(usize, String, bool)]> = index.chunks(chunk).collect();
+    search_parts(query, roots, &parts, limit)
+}
+
+/// Matches `query` against `parts` of an index, each part on a thread of its own (as many
+/// parts as threads, for a whole index; the batches a running walk handed on, for a partial
+/// one).
+pub(crate) fn search_parts(
+    query: &str,
+    roots: &[PathBuf],
+    parts: &[&[(usize, String, bool)]],
+    limit: usize,
+) -> Vec<FileMatch> {
+    if query.trim().is_empty() || parts.iter().all(|p| p.is_empty()) {
         return Vec::new();
     }
-    let chunk = index.len().div_ceil(threads());
+    let per_thread = parts.len().div_ceil(threads()).max(1);
     let tops: Vec<TopK> = std::thread::scope(|s| {
-        let handles: Vec<_> = index
-            .chunks(chunk)
-            .map(|part| {
+        let handles: Vec<_> = parts
+            .chunks(per_thread)
+            .map(|group| {
                 s.spawn(move || {
                     let mut scorer = Scorer::new(query);
                     let mut top = TopK::new(limit);
-                    for (root, path, is_dir) in part {
+                    for (root, path, is_dir) in group.iter().flat_map(|p| p.iter()) {
                         if let Some(score) = scorer.score(path)
                             && top.admits(score)
                         {

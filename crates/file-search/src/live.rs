@@ -11,7 +11,7 @@
 //! their changes (a running build) never cause a walk. Changes are batched: events are
 //! collected for a short quiet period, then the tree is walked again off the keystroke path.
 
-use crate::{FileMatch, Scorer, TopK, finish, threads, walk_in_batches};
+use crate::{FileMatch, Scorer, TopK, finish, search_parts, threads, walk_in_batches};
 use notify::{RecursiveMode, Watcher};
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
@@ -286,35 +286,8 @@ fn search_batches(
     batches: &[Entries],
     limit: usize,
 ) -> Vec<FileMatch> {
-    if query.trim().is_empty() || batches.is_empty() {
-        return Vec::new();
-    }
-    let per_thread = batches.len().div_ceil(threads()).max(1);
-    let tops: Vec<TopK> = std::thread::scope(|s| {
-        let handles: Vec<_> = batches
-            .chunks(per_thread)
-            .map(|part| {
-                s.spawn(move || {
-                    let mut scorer = Scorer::new(query);
-                    let mut top = TopK::new(limit);
-                    for (root, path, is_dir) in part.iter().flat_map(|b| b.iter()) {
-                        if let Some(score) = scorer.score(path)
-                            && top.admits(score)
-                        {
-                            top.push(score, path.clone(), *root, *is_dir);
-                        }
-                    }
-                    top
-                })
-            })
-            .collect();
-        handles.into_iter().filter_map(|h| h.join().ok()).collect()
-    });
-    let mut top = TopK::new(limit);
-    for t in tops {
-        top.merge(t);
-    }
-    finish(query, roots, top)
+    let parts: Vec<&[Entry]> = batches.iter().map(|b| b.as_slice()).collect();
+    search_parts(query, roots, &parts, limit)
 }
 
 impl Shared {

@@ -87,6 +87,15 @@ pub(crate) fn request_body(prompt: &Prompt, options: ChatRequestOptions) -> Valu
 /// message, some reject a second). Sections are separated by a blank line; the context
 /// items carry their own tags (`<environment_context>`, `<project_instructions>`…).
 fn system_message(prompt: &Prompt) -> (Option<Value>, usize) {
+    let (text, consumed) = system_text(prompt);
+    let message = (!text.is_empty()).then(|| json!({ "role": "system", "content": text }));
+    (message, consumed)
+}
+
+/// The instructions and the system/developer messages that open the history, joined by blank
+/// lines, and how many history items that took. Shared with the Messages wire, whose
+/// top-level `system` carries the same text.
+pub(crate) fn system_text(prompt: &Prompt) -> (String, usize) {
     let mut sections: Vec<String> = Vec::new();
     if !prompt.instructions.trim().is_empty() {
         sections.push(prompt.instructions.trim_end().to_string());
@@ -107,12 +116,11 @@ fn system_message(prompt: &Prompt) -> (Option<Value>, usize) {
             _ => break,
         }
     }
-    let message = (!sections.is_empty())
-        .then(|| json!({ "role": "system", "content": sections.join("\n\n") }));
-    (message, consumed)
+    (sections.join("\n\n"), consumed)
 }
 
-fn text_of(content: &[ContentItem]) -> String {
+/// The text parts of a message, one per line (images are sent apart).
+pub(crate) fn text_of(content: &[ContentItem]) -> String {
     let texts: Vec<&str> = content
         .iter()
         .filter_map(|c| match c {

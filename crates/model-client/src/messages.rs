@@ -31,6 +31,7 @@ use oi_protocol::models::{ContentItem, FunctionCallOutput, ResponseItem, Role};
 use serde_json::{Value, json};
 
 use crate::Prompt;
+use crate::chat::{system_text, text_of};
 
 /// The version every Anthropic-compatible endpoint accepts (the Messages API's only one).
 pub(crate) const ANTHROPIC_VERSION: &str = "2023-06-01";
@@ -182,45 +183,6 @@ fn thinking_param(effort: Option<ReasoningEffort>, max_tokens: u32) -> Option<Va
     };
     let budget = wanted.min(max_tokens / 2);
     (budget >= 1024).then(|| json!({ "type": "enabled", "budget_tokens": budget }))
-}
-
-/// The instructions and the system/developer messages that open the history, joined (the
-/// same text the chat wire's one system message carries), and how many items it took.
-fn system_text(prompt: &Prompt) -> (String, usize) {
-    let mut sections: Vec<String> = Vec::new();
-    if !prompt.instructions.trim().is_empty() {
-        sections.push(prompt.instructions.trim_end().to_string());
-    }
-    let mut consumed = 0;
-    for item in &prompt.input {
-        match item {
-            ResponseItem::Message {
-                role: Role::System | Role::Developer,
-                content,
-            } => {
-                let text = text_of(content);
-                if !text.trim().is_empty() {
-                    sections.push(text.trim_end().to_string());
-                }
-                consumed += 1;
-            }
-            _ => break,
-        }
-    }
-    (sections.join("\n\n"), consumed)
-}
-
-fn text_of(content: &[ContentItem]) -> String {
-    content
-        .iter()
-        .filter_map(|c| match c {
-            ContentItem::InputText { text } | ContentItem::OutputText { text } => {
-                Some(text.as_str())
-            }
-            ContentItem::InputImage { .. } => None,
-        })
-        .collect::<Vec<_>>()
-        .join("\n")
 }
 
 /// Builds alternating user/assistant messages: an item joins the last message when that
