@@ -1,4 +1,5 @@
 use super::*;
+use std::path::Path;
 
 fn exists(path: &str) -> Expectation {
     Expectation::Exists {

@@ -1,0 +1,104 @@
+//! What the task's own words say is true once it is done, checked against the working
+//! directory and the commands the turn ran.
+//!
+//! Small models do part of a task and claim the rest (recorded on Qwen2.5-Coder-1.5B: a
+//! script written but not made executable, one directory of three created, a file written
+//! with other content than asked, lines said deleted that are still there). The request
+//! names what must hold: files and folders to create, text a file must contain or must no
+//! longer contain, a script to make executable, a test that must pass. Only the plainest
+//! wordings count, and each expectation is one that a correct solution cannot miss, so a
+//! task done right is never held back; anything the words leave open is not checked.
+
+mod verify;
+mod wordings;
+mod words;
+
+pub(crate) use verify::{Step, files_naming, unmet};
+pub(crate) use wordings::asked_definition;
+use wordings::{
+    column_totals, contents, created_files, data_reads, executables, folders, named_functions,
+    passing_tests, placeholders, removals, renames, set_values,
+};
+pub(crate) use words::looks_like_path;
+use words::{Token, sentences, tokenize};
+
+/// One thing the request says is true when the task is done.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) enum Expectation {
+    /// `path` exists; as a directory when `dir`.
+    Exists { path: String, dir: bool },
+    /// `path` no longer exists.
+    Gone { path: String },
+    /// `path` has an execute bit.
+    Executable { path: String },
+    /// `path` contains `text`.
+    Holds { path: String, text: String },
+    /// `path` no longer contains `text` (as a whole word when it is one).
+    Lacks { path: String, text: String },
+    /// The test `file` (or command) was run after the last change, and passed.
+    Passes { test: String },
+    /// `path` sets one of `keys` (the setting's words, and them joined: `server_port`) to
+    /// `value` on a `key = value` / `key: value` line, and the last word's own line, when
+    /// there is just one, no longer holds another value.
+    Sets {
+        path: String,
+        keys: Vec<String>,
+        value: String,
+    },
+    /// A call of the turn used `path` (a result computed from a file needs the file read).
+    Read { path: String },
+    /// `out` holds the sum of the `column` column of the CSV file `csv`.
+    ColumnTotal {
+        csv: String,
+        column: String,
+        out: String,
+    },
+}
+
+/// The expectations the request's words state. Sentences that negate ("do not create …")
+/// or are conditional ("if …") state none.
+pub(crate) fn expectations(request: &str) -> Vec<Expectation> {
+    let mut out = Vec::new();
+    for sentence in sentences(request) {
+        let tokens = tokenize(&sentence);
+        if tokens
+            .iter()
+            .any(|t| t.is(&["not", "never", "if", "unless", "without", "whether"]))
+            || tokens.iter().any(|t| !t.quoted && t.lower.ends_with("n't"))
+        {
+            continue;
+        }
+        for e in sentence_expectations(&tokens) {
+            if !out.contains(&e) {
+                out.push(e);
+            }
+        }
+    }
+    out
+}
+
+fn sentence_expectations(tokens: &[Token]) -> Vec<Expectation> {
+    let mut out = Vec::new();
+    folders(tokens, &mut out);
+    executables(tokens, &mut out);
+    contents(tokens, &mut out);
+    removals(tokens, &mut out);
+    renames(tokens, &mut out);
+    created_files(tokens, &mut out);
+    passing_tests(tokens, &mut out);
+    set_values(tokens, &mut out);
+    named_functions(tokens, &mut out);
+    column_totals(tokens, &mut out);
+    data_reads(tokens, &mut out);
+    placeholders(tokens, &mut out);
+    out
+}
+
+fn push_new(out: &mut Vec<Expectation>, e: Expectation) {
+    if !out.contains(&e) {
+        out.push(e);
+    }
+}
+
+#[cfg(test)]
+mod tests;

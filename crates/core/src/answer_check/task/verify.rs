@@ -1,0 +1,334 @@
+//! Whether an expectation holds: the working directory and the turn's commands, read with
+//! bounds.
+
+use super::Expectation;
+use super::words::identifier;
+use std::path::{Path, PathBuf};
+
+/// The `key = value` and `key: value` lines of a file, keys in lower case without quotes,
+/// values without quotes, a trailing comma or a `#` comment.
+pub(super) fn keyed_lines(content: &str) -> Vec<(String, String)> {
+    let quotes: &[char] = &['"', '\''];
+    content
+        .lines()
+        .filter_map(|line| {
+            let at = line.find('=').or_else(|| line.find(':'))?;
+            let key = line[..at].trim().trim_matches(quotes).to_ascii_lowercase();
+            let ok = !key.is_empty()
+                && key
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.'));
+            let value = line[at + 1..].split(" #").next().unwrap_or("").trim();
+            let value = value
+                .trim_end_matches([',', ';'])
+                .trim()
+                .trim_matches(quotes);
+            ok.then(|| (key, value.to_string()))
+        })
+        .collect()
+}
+
+pub(super) fn check_sets(
+    path: &str,
+    content: &str,
+    keys: &[String],
+    value: &str,
+) -> Option<String> {
+    let lines = keyed_lines(content);
+    let joined: Vec<String> = ["_", "-", ".", ""].iter().map(|j| keys.join(j)).collect();
+    let named = |k: &String| keys.contains(k) || joined.contains(k);
+    let last = keys.last()?;
+    if !lines.iter().any(|(k, _)| named(k)) {
+        // No `key = value` line for the setting: the value alone is checked (`Holds`).
+        return None;
+    }
+    let Some((set_key, _)) = lines.iter().find(|(k, v)| named(k) && v == value) else {
+        return Some(format!("`{path}` does not set `{last}` to `{value}`"));
+    };
+    let own: Vec<&(String, String)> = lines.iter().filter(|(k, _)| k == last).collect();
+    match own.as_slice() {
+        [(_, old)] if old != value && set_key != last => Some(format!(
+            "`{path}` still sets `{last}` to `{old}` (change that line, do not add another)"
+        )),
+        _ => None,
+    }
+}
+
+/// Bytes read, in all, when looking for the files that name something.
+pub(super) const SEARCH_BYTES: u64 = 16 * 1024 * 1024;
+/// Files larger than this are not searched (generated or data files).
+pub(super) const SEARCH_FILE_BYTES: u64 = 512 * 1024;
+
+/// The files under `cwd` (as relative paths) that contain `name` as a whole word, bounded
+/// in depth, entries and bytes; `None` when the bounds were hit before the search ended
+/// (then nothing is claimed about the tree).
+pub(crate) fn files_naming(cwd: &Path, name: &str) -> Option<Vec<String>> {
+    let mut found = Vec::new();
+    let mut queue = std::collections::VecDeque::from([(cwd.to_path_buf(), 0usize)]);
+    let (mut seen, mut bytes) = (0usize, 0u64);
+    while let Some((dir, depth)) = queue.pop_front() {
+        let Ok(entries) = std::fs::read_dir(&dir) else {
+            continue;
+        };
+        for entry in entries.flatten() {
+            seen += 1;
+            if seen > SEARCH_ENTRIES || bytes > SEARCH_BYTES {
+                return None;
+            }
+            let Ok(kind) = entry.file_type() else {
+                continue;
+            };
+            let file_name = entry.file_name();
+            let skip = file_name.to_str().is_none_or(|n| {
+                n.starts_with('.')
+                    || matches!(n, "node_modules" | "target" | "venv" | "__pycache__")
+            });
+            if skip {
+                continue;
+            }
+            if kind.is_dir() {
+                if depth + 1 < SEARCH_DEPTH {
+                    queue.push_back((entry.path(), depth + 1));
+                }
+                continue;
+            }
+            let size = entry.metadata().map_or(u64::MAX, |m| m.len());
+            if !kind.is_file() || size > SEARCH_FILE_BYTES {
+                continue;
+            }
+            bytes += size;
+            if let Some(text) = read(&entry.path())
+                && contains_word(&text, name)
+                && let Ok(rel) = entry.path().strip_prefix(cwd)
+            {
+                found.push(rel.to_string_lossy().into_owned());
+            }
+        }
+    }
+    found.sort();
+    Some(found)
+}
+
+/// Bytes read of a file whose content is checked.
+pub(super) const MAX_CHECKED_BYTES: u64 = 1024 * 1024;
+/// How deep, and how many entries, the search for a file named without its folder goes.
+pub(super) const SEARCH_DEPTH: usize = 4;
+pub(super) const SEARCH_ENTRIES: usize = 4000;
+
+/// What the commands of the turn did, for [`Expectation::Passes`]: each call in order, with
+/// whether it ran a command, whether it succeeded and whether it may have written files.
+#[derive(Clone, Debug)]
+pub(crate) struct Step {
+    pub command: Option<String>,
+    pub ok: bool,
+    pub writes: bool,
+    /// The call's raw arguments, whatever the tool (a read tool's path, a patch's text).
+    pub args: String,
+}
+
+/// The expectations that do not hold, each as a phrase for the model and the user
+/// ("`run.sh` is not executable"). Reads the disk: call off the async workers.
+pub(crate) fn unmet(expectations: &[Expectation], cwd: &Path, steps: &[Step]) -> Vec<String> {
+    let mut out = Vec::new();
+    for e in expectations {
+        if let Some(problem) = check_one(e, cwd, steps) {
+            out.push(problem);
+        }
+    }
+    out
+}
+
+pub(super) fn check_one(e: &Expectation, cwd: &Path, steps: &[Step]) -> Option<String> {
+    match e {
+        Expectation::Exists { path, dir } => {
+            let found = find(cwd, path);
+            match (found, dir) {
+                (None, true) => Some(format!("the folder `{path}` does not exist")),
+                (None, false) => Some(format!("`{path}` does not exist")),
+                (Some(p), true) if !p.is_dir() => Some(format!("`{path}` is not a folder")),
+                _ => None,
+            }
+        }
+        Expectation::Gone { path } => cwd
+            .join(path)
+            .symlink_metadata()
+            .is_ok()
+            .then(|| format!("`{path}` still exists")),
+        Expectation::Executable { path } => {
+            let Some(p) = find(cwd, path) else {
+                return Some(format!("`{path}` does not exist"));
+            };
+            (!is_executable(&p))
+                .then(|| format!("`{path}` is not executable (it needs `chmod +x {path}`)"))
+        }
+        Expectation::Holds { path, text } => {
+            let Some(p) = find(cwd, path) else {
+                return Some(format!("`{path}` does not exist"));
+            };
+            let content = read(&p)?;
+            (!content.contains(text.as_str()))
+                .then(|| format!("`{path}` does not contain `{text}`"))
+        }
+        Expectation::Lacks { path, text } => {
+            let content = read(&find(cwd, path)?)?;
+            let placeholder = text.starts_with('<') && text.ends_with('>');
+            contains_word(&content, text).then(|| {
+                if placeholder {
+                    format!("`{path}` still holds the placeholder `{text}`: write the real value in its place")
+                } else {
+                    format!("`{path}` still contains `{text}`")
+                }
+            })
+        }
+        Expectation::Passes { test } => passes(test, steps),
+        Expectation::Sets { path, keys, value } => {
+            check_sets(path, &read(&find(cwd, path)?)?, keys, value)
+        }
+        Expectation::Read { path } => {
+            // Only a file there is data to read (`in src/app` may name where to create).
+            if !cwd.join(path).is_file() {
+                return None;
+            }
+            let name = path.rsplit('/').next().unwrap_or(path);
+            (!steps.iter().any(|s| s.ok && s.args.contains(name))).then(|| {
+                format!("`{path}` was not read: no command or tool of this turn used it, so what was written from it cannot be right")
+            })
+        }
+        Expectation::ColumnTotal { csv, column, out } => {
+            let total = column_sum(&read(&find(cwd, csv)?)?, column)?;
+            let written = read(&find(cwd, out)?)?;
+            (!numbers_in(&written).any(|n| (n - total).abs() <= 1e-6 * total.abs().max(1.0)))
+                .then(|| {
+                    format!("`{out}` does not hold the total of the `{column}` column of `{csv}` (compute it from the file, for example with python3, and write it)")
+                })
+        }
+    }
+}
+
+/// The sum of a column of a plain CSV text (a header row, commas, numbers in that column);
+/// `None` when the text is not that plain, so nothing is claimed about it.
+pub(super) fn column_sum(text: &str, column: &str) -> Option<f64> {
+    if text.contains('"') {
+        return None;
+    }
+    let mut lines = text.lines().filter(|l| !l.trim().is_empty());
+    let header: Vec<&str> = lines.next()?.split(',').map(str::trim).collect();
+    let at = header.iter().position(|h| h.eq_ignore_ascii_case(column))?;
+    let mut sum = 0.0;
+    for line in lines {
+        let fields: Vec<&str> = line.split(',').map(str::trim).collect();
+        if fields.len() != header.len() {
+            return None;
+        }
+        sum += fields[at].parse::<f64>().ok()?;
+    }
+    Some(sum)
+}
+
+/// The numbers written in `text` (`Total: 128`, `128.0`).
+pub(super) fn numbers_in(text: &str) -> impl Iterator<Item = f64> + '_ {
+    text.split(|c: char| !(c.is_ascii_digit() || c == '.' || c == '-'))
+        .filter_map(|w| w.trim_matches('.').parse::<f64>().ok())
+}
+
+/// Whether the last run of `test` came after the last change and passed.
+pub(super) fn passes(test: &str, steps: &[Step]) -> Option<String> {
+    let name = test.rsplit('/').next().unwrap_or(test);
+    let stem = name.split('.').next().unwrap_or(name);
+    // A Python test file also runs under a test runner that finds it by itself.
+    let python = name.ends_with(".py");
+    let runs_test = |s: &Step| {
+        s.command.as_deref().is_some_and(|c| {
+            c.contains(test)
+                || c.contains(name)
+                || (!stem.is_empty() && c.contains(stem))
+                || (python && (c.contains("pytest") || c.contains("unittest")))
+        })
+    };
+    let last_run = steps.iter().rposition(runs_test);
+    let last_write = steps
+        .iter()
+        .rposition(|s| s.writes && s.ok && !runs_test(s));
+    match (last_run, last_write) {
+        (None, _) => Some(format!("`{test}` was not run to check the result")),
+        (Some(r), Some(w)) if w > r => {
+            Some(format!("`{test}` was not run again after the last change"))
+        }
+        (Some(r), _) if !steps[r].ok => Some(format!(
+            "`{test}` still fails (its last run exited with an error)"
+        )),
+        _ => None,
+    }
+}
+
+/// `text` appears in `content`; as a whole word when `text` is one word (so `load` is not
+/// found in `load_config`).
+pub(super) fn contains_word(content: &str, text: &str) -> bool {
+    if !identifier(text) {
+        return content.contains(text);
+    }
+    let word = |c: char| c.is_ascii_alphanumeric() || c == '_';
+    content.match_indices(text).any(|(i, _)| {
+        let before = content[..i].chars().next_back();
+        let after = content[i + text.len()..].chars().next();
+        !before.is_some_and(word) && !after.is_some_and(word)
+    })
+}
+
+/// `path` under `cwd`; a bare name not found there is looked for in the folders below (a
+/// task may say "create hello.txt in the out folder"), bounded.
+pub(super) fn find(cwd: &Path, path: &str) -> Option<PathBuf> {
+    let direct = if Path::new(path).is_absolute() {
+        PathBuf::from(path)
+    } else {
+        cwd.join(path)
+    };
+    if direct.symlink_metadata().is_ok() {
+        return Some(direct);
+    }
+    if path.contains('/') {
+        return None;
+    }
+    let mut queue = std::collections::VecDeque::from([(cwd.to_path_buf(), 0usize)]);
+    let mut seen = 0usize;
+    while let Some((dir, depth)) = queue.pop_front() {
+        let Ok(entries) = std::fs::read_dir(&dir) else {
+            continue;
+        };
+        for entry in entries.flatten() {
+            seen += 1;
+            if seen > SEARCH_ENTRIES {
+                return None;
+            }
+            let name = entry.file_name();
+            if name.to_str() == Some(path) {
+                return Some(entry.path());
+            }
+            let skip = matches!(
+                name.to_str(),
+                Some(".git" | "node_modules" | "target" | ".venv" | "venv" | "__pycache__")
+            );
+            if !skip && depth + 1 < SEARCH_DEPTH && entry.file_type().is_ok_and(|t| t.is_dir()) {
+                queue.push_back((entry.path(), depth + 1));
+            }
+        }
+    }
+    None
+}
+
+pub(super) fn read(path: &Path) -> Option<String> {
+    oi_config::project_file::read_text_capped(path, MAX_CHECKED_BYTES).ok()
+}
+
+pub(super) fn is_executable(path: &Path) -> bool {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        path.metadata()
+            .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+    }
+    #[cfg(not(unix))]
+    {
+        path.is_file()
+    }
+}
