@@ -23,6 +23,25 @@ pub struct LoadedThread {
     pub warnings: Vec<String>,
 }
 
+/// Whether a resumed thread is rebuilt from events of `kind`: its turn boundaries
+/// ([`LoadedThread::turn_spans`]), its preview, and the MCP tasks it left
+/// ([`LoadedThread::pending_mcp_tasks`]). The other events only report what happened, and
+/// make most of a long thread's bytes (a command's output is in its `exec_command_end` as
+/// well as in the call's output): [`ThreadStore::resume`](crate::ThreadStore::resume)
+/// leaves them unread.
+pub(crate) fn rebuilt_from(kind: &str) -> bool {
+    matches!(
+        kind,
+        "task_started"
+            | "task_complete"
+            | "turn_aborted"
+            | "user_message"
+            | "error"
+            | "agent_message"
+            | "mcp_tool_call_progress"
+    )
+}
+
 /// An MCP tool call whose task a resumed thread should fetch (see
 /// [`LoadedThread::pending_mcp_tasks`]).
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -134,6 +134,16 @@ pub(crate) struct ParsedRollout {
 /// Reads every record. Unreadable lines are skipped with a warning; a file whose first
 /// readable record is not `session_meta` is [`StoreError::Corrupt`].
 pub(crate) fn read_rollout(path: &Path) -> Result<ParsedRollout, StoreError> {
+    read_rollout_events(path, None)
+}
+
+/// [`read_rollout`], keeping only the events whose kind `events` accepts (every other record
+/// is kept): the others are neither parsed nor checked. The last line is always parsed
+/// whole, so a torn one is still found.
+pub(crate) fn read_rollout_events(
+    path: &Path,
+    events: Option<fn(&str) -> bool>,
+) -> Result<ParsedRollout, StoreError> {
     let bytes = crate::files::read(path).map_err(|e| StoreError::io(path, e))?;
     let mut lines = Vec::new();
     let mut warnings = Vec::new();
@@ -154,9 +164,16 @@ pub(crate) fn read_rollout(path: &Path) -> Result<ParsedRollout, StoreError> {
         }
         let parsed = std::str::from_utf8(raw)
             .map_err(|e| format!("not UTF-8 ({e})"))
-            .and_then(|s| RolloutLine::parse(s).map_err(|e| e.to_string()));
+            .and_then(|s| {
+                match events {
+                    Some(wanted) if !last_unterminated => RolloutLine::parse_if(s, wanted),
+                    _ => RolloutLine::parse(s).map(Some),
+                }
+                .map_err(|e| e.to_string())
+            });
         match parsed {
-            Ok(line) => {
+            Ok(None) => {}
+            Ok(Some(line)) => {
                 if last_unterminated {
                     tail = Tail::MissingNewline;
                 }

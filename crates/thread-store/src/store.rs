@@ -7,7 +7,7 @@ use crate::outline::ThreadOutline;
 use crate::paging::Cursor;
 use crate::record::{
     Tail, created_ms, format_timestamp, parse_timestamp_ms, preview_text, read_rollout,
-    system_time_ms, thread_id_ms, truncate_preview,
+    read_rollout_events, system_time_ms, thread_id_ms, truncate_preview,
 };
 use crate::rollout::{Head, LocalWriter, read_head, rollout_path};
 use crate::scan::{
@@ -291,12 +291,17 @@ impl LocalStore {
     /// A torn last line (the previous process was killed mid-write) is cut off so the next
     /// record starts on a clean line; a last turn with no end record gets a
     /// `turn_aborted(interrupted)` record, since the process running it is gone.
+    ///
+    /// The records are those a resumed thread is rebuilt from (see
+    /// [`LoadedThread::history`]): every record but the events that only report what
+    /// happened (commands' output, token counts, …), which are left unread. A thread that
+    /// is read rather than resumed ([`ThreadStore::load`]) has them all.
     pub fn resume(&self, id: &ThreadId) -> Result<(LocalWriter, LoadedThread), StoreError> {
         let path = self.resolve_path(id)?;
         let file = crate::private::open(OpenOptions::new().append(true), &path)
             .map_err(|e| StoreError::io(&path, e))?;
         lock(&file, id, &path)?;
-        let parsed = read_rollout(&path)?;
+        let parsed = read_rollout_events(&path, Some(crate::loaded::rebuilt_from))?;
         let tail = parsed.tail;
         let mut loaded = self.loaded_from(&path, parsed.lines, parsed.warnings)?;
         if loaded.meta.id != *id {

@@ -161,6 +161,27 @@ impl fmt::Display for LineError {
 impl RolloutLine {
     pub(crate) fn parse(line: &str) -> Result<RolloutLine, LineError> {
         let raw: RawLine<'_> = serde_json::from_str(line).map_err(LineError::Malformed)?;
+        Self::from_raw(raw)
+    }
+
+    /// [`RolloutLine::parse`] for a reader that needs only some events: `Ok(None)` for an
+    /// `event_msg` whose kind `wanted` refuses, found without parsing its payload. A payload
+    /// that does not open with its `type` (not written by this program) is parsed whole.
+    pub(crate) fn parse_if(
+        line: &str,
+        wanted: impl Fn(&str) -> bool,
+    ) -> Result<Option<RolloutLine>, LineError> {
+        let raw: RawLine<'_> = serde_json::from_str(line).map_err(LineError::Malformed)?;
+        if raw.kind == "event_msg"
+            && let Some(kind) = leading_type(raw.payload.get())
+            && !wanted(kind)
+        {
+            return Ok(None);
+        }
+        Self::from_raw(raw).map(Some)
+    }
+
+    fn from_raw(raw: RawLine<'_>) -> Result<RolloutLine, LineError> {
         let payload = raw.payload.get();
         let bad = |error| LineError::BadPayload {
             kind: raw.kind.to_string(),
@@ -463,4 +484,12 @@ pub struct ThreadPage {
     pub data: Vec<ThreadSummary>,
     /// Pass back as [`ListQuery::cursor`] for the next page; `None` on the last page.
     pub next_cursor: Option<String>,
+}
+
+/// The `type` of a JSON object written as `{"type":"…",…}` (how this program writes an
+/// event's payload), read without parsing the rest; `None` for any other layout.
+fn leading_type(payload: &str) -> Option<&str> {
+    let rest = payload.strip_prefix("{\"type\":\"")?;
+    let end = rest.find(['"', '\\'])?;
+    (rest.as_bytes()[end] == b'"').then(|| &rest[..end])
 }

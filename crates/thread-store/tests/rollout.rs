@@ -724,3 +724,83 @@ fn compacted_record_without_replacement_history_keeps_the_summary() {
     assert_eq!(history.len(), 1);
     assert_eq!(history[0].message_text().as_deref(), Some("the summary"));
 }
+
+/// A resume leaves the report-only events unread (most of a long thread's bytes); what the
+/// engine rebuilds a thread from must come out the same as from a full read.
+#[test]
+fn a_resume_rebuilds_what_a_full_read_does_without_the_report_only_events() {
+    let (_dir, store) = open();
+    let mut items = every_kind();
+    items.pop(); // its stray session_meta: a record a rollout never holds after the first
+    items.extend([
+        RolloutItem::Compacted(CompactedItem {
+            message: "summary of t1 and t2".into(),
+            replacement_history: None,
+        }),
+        task_started("t3"),
+        user_message("fetch it"),
+        call("left"),
+        task_note("left", "task-1", McpCallTaskState::Started),
+        task_note("left", "task-1", McpCallTaskState::LeftRunning),
+        output("left", "left running"),
+        RolloutItem::EventMsg(EventMsg::Error(ErrorEvent {
+            message: "the model server went away".into(),
+            codex_error_info: None,
+        })),
+        task_complete("t3"),
+        task_started("t4"),
+        user_message("and then"),
+        call("c9"),
+    ]);
+    let (id, path) = thread_with(&store, &items);
+    let full = store.load(&id).unwrap();
+    let (writer, resumed) = store.resume(&id).unwrap();
+    drop(writer);
+
+    let full_history = full.history();
+    assert_eq!(resumed.history(), full_history);
+    assert_eq!(full_history.len(), 5, "{full_history:?}");
+    assert_eq!(resumed.pending_mcp_tasks(), full.pending_mcp_tasks());
+    assert_eq!(resumed.pending_mcp_tasks().len(), 1);
+    assert_eq!(resumed.summary.preview, full.summary.preview);
+    let spans = |l: &oi_thread_store::LoadedThread| -> Vec<(String, TurnStatus, Option<String>)> {
+        l.turn_spans()
+            .into_iter()
+            .map(|t| (t.id, t.status, t.error))
+            .collect()
+    };
+    // The resume closed the open turn t4; the full read, taken before, sees it running.
+    let mut expected = spans(&full);
+    expected.last_mut().unwrap().1 = TurnStatus::Interrupted;
+    assert_eq!(spans(&resumed), expected);
+    assert_eq!(expected.len(), 4, "{expected:?}");
+    // Left unread: the reasoning and token-count events.
+    let kinds = |l: &oi_thread_store::LoadedThread| -> Vec<&'static str> {
+        l.items
+            .iter()
+            .filter_map(|i| match i {
+                RolloutItem::EventMsg(e) => Some(e.kind()),
+                _ => None,
+            })
+            .collect()
+    };
+    assert!(kinds(&full).contains(&"token_count"));
+    assert!(!kinds(&resumed).contains(&"token_count"));
+    assert!(!kinds(&resumed).contains(&"agent_reasoning"));
+    assert!(resumed.warnings.is_empty(), "{:?}", resumed.warnings);
+
+    // A torn last line is still found when its event would be left unread.
+    let mut f = std::fs::OpenOptions::new()
+        .append(true)
+        .open(&path)
+        .unwrap();
+    f.write_all(br#"{"timestamp":"2026-01-01T00:00:00.000Z","type":"event_msg","payload":{"type":"token_count","info":nu"#)
+        .unwrap();
+    drop(f);
+    let (writer, resumed) = store.resume(&id).unwrap();
+    drop(writer);
+    assert_eq!(resumed.warnings.len(), 1, "{:?}", resumed.warnings);
+    assert!(resumed.warnings[0].contains("incomplete last line"));
+    let text = std::fs::read_to_string(&path).unwrap();
+    assert!(text.ends_with("}\n"), "the fragment was not cut: {text:?}");
+}
