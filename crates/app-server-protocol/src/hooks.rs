@@ -68,3 +68,47 @@ pub struct HookMetadata {
     /// config not accepted: never run) or `modified` (changed since it was accepted).
     pub trust_status: String,
 }
+
+/// `hook/started` and `hook/completed`: one run of a hook, the same `run.id` at both ends.
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct HookRunNotification {
+    pub thread_id: String,
+    pub turn_id: Option<String>,
+    pub run: HookRunSummary,
+}
+
+/// Codex 0.171's `HookRunSummary`.
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct HookRunSummary {
+    pub id: String,
+    /// `sessionStart`, `preToolUse`, `postToolUse` or `stop`.
+    pub event_name: String,
+    /// Always `command`.
+    pub handler_type: String,
+    /// Always `sync`: every hook here runs to its end (or its timeout).
+    pub execution_mode: String,
+    /// `thread` (`sessionStart`) or `turn`.
+    pub scope: String,
+    /// `user`, `project` or `sessionFlags`.
+    pub source: String,
+    pub source_path: String,
+    pub display_order: i64,
+    pub status_message: Option<String>,
+    /// `running`, then `completed`, `blocked` or `failed`.
+    pub status: String,
+    pub entries: Vec<HookOutputEntry>,
+    /// Unix milliseconds.
+    pub started_at: i64,
+    pub completed_at: Option<i64>,
+    pub duration_ms: Option<i64>,
+}
+
+/// What a hook said: `kind` is `stop` (the reason it blocked with), `feedback`, `context`
+/// (given to the model) or `error` (why it failed).
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
+pub struct HookOutputEntry {
+    pub kind: String,
+    pub text: String,
+}

@@ -176,6 +176,8 @@ wire_methods! {
     notification TurnStarted "turn/started" (TurnStartedNotification);
     notification TurnCompleted "turn/completed" (TurnCompletedNotification);
     notification TurnPlanUpdated "turn/plan/updated" (TurnPlanUpdatedNotification);
+    notification HookStarted "hook/started" (super::hooks::HookRunNotification);
+    notification HookCompleted "hook/completed" (super::hooks::HookRunNotification);
     notification ItemStarted "item/started" (ItemStartedNotification);
     notification ItemCompleted "item/completed" (ItemCompletedNotification);
     notification AgentMessageDelta "item/agentMessage/delta" (ItemDeltaNotification);

@@ -145,3 +145,60 @@ async fn update_plan_becomes_turn_plan_updated() {
     let outputs = env.model.requests()[1].tool_outputs();
     assert_eq!(outputs[0].1, "Plan updated (1 of 2 steps completed).");
 }
+
+/// A hook that blocks a call: `hook/started`, then `hook/completed` with Codex's
+/// `HookRunSummary` saying it blocked and why; the call never ran.
+#[tokio::test]
+async fn a_blocking_hook_run_becomes_hook_started_and_hook_completed() {
+    let env = Env::new(
+        MockScript::turns([
+            MockTurn::tool_call(
+                "shell",
+                json!({"command": ["bash", "-lc", "echo ran > ran.txt"]}),
+            ),
+            MockTurn::text("stopped"),
+        ]),
+        "",
+    )
+    .await;
+    let config = format!(
+        "{}\n[[hooks.PreToolUse]]\n[[hooks.PreToolUse.hooks]]\ntype = \"command\"\n\
+         command = \"echo not today >&2; exit 2\"\nstatusMessage = \"checking\"\n",
+        env.config_text()
+    );
+    std::fs::write(env.home.join("config.toml"), config).unwrap();
+    let mut c = env.client();
+    let tid = c.start_thread(&env.work).await["thread"]["id"].clone();
+    let turn_id = c.start_turn(&tid, "go").await;
+    let notes = c.turn_notifications(&turn_id).await;
+    let runs = |method: &str| -> Vec<serde_json::Value> {
+        notes
+            .iter()
+            .filter(|n| n["method"] == method)
+            .map(|n| n["params"].clone())
+            .collect()
+    };
+    let (started, completed) = (runs("hook/started"), runs("hook/completed"));
+    assert_eq!(started.len(), 1, "{notes:?}");
+    assert_eq!(completed.len(), 1, "{notes:?}");
+    assert_eq!(started[0]["run"]["status"], "running");
+    assert_eq!(started[0]["run"]["id"], completed[0]["run"]["id"]);
+    let done = &completed[0];
+    assert_eq!(done["threadId"], tid);
+    assert_eq!(done["turnId"], json!(turn_id));
+    let run = &done["run"];
+    for (field, want) in [
+        ("eventName", json!("preToolUse")),
+        ("handlerType", json!("command")),
+        ("executionMode", json!("sync")),
+        ("scope", json!("turn")),
+        ("source", json!("user")),
+        ("status", json!("blocked")),
+        ("statusMessage", json!("checking")),
+        ("entries", json!([{"kind": "stop", "text": "not today"}])),
+    ] {
+        assert_eq!(run[field], want, "{field}: {run}");
+    }
+    assert!(run["durationMs"].is_i64(), "{run}");
+    assert!(!env.work.join("ran.txt").exists());
+}

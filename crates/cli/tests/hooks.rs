@@ -102,6 +102,64 @@ async fn the_docs_guard_blocks_rm_rf_the_model_reads_why_and_every_hook_gets_its
         "{warned:?}"
     );
 
+    // Each run in the turn is told to front ends: started, then how it ended and why.
+    let runs = |kind: &str| -> Vec<Value> {
+        events(&out)
+            .into_iter()
+            .filter(|e| e["msg"]["type"] == kind)
+            .map(|e| e["msg"].clone())
+            .filter(|m| m["event_name"] != "sessionStart" && m["event_name"] != "stop")
+            .collect()
+    };
+    let (started, completed) = (runs("hook_started"), runs("hook_completed"));
+    let summary: Vec<(&str, &str)> = completed
+        .iter()
+        .map(|m| {
+            (
+                m["event_name"].as_str().unwrap_or_default(),
+                m["status"].as_str().unwrap_or_default(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        summary,
+        [
+            // The logger, then the guard, for each call; only the first call ran past them.
+            ("preToolUse", "completed"),
+            ("preToolUse", "blocked"),
+            ("preToolUse", "completed"),
+            ("preToolUse", "completed"),
+            ("postToolUse", "completed")
+        ],
+        "{completed:?}"
+    );
+    let ids = |v: &[Value]| -> Vec<Value> { v.iter().map(|m| m["id"].clone()).collect() };
+    assert_eq!(ids(&started), ids(&completed));
+    assert!(
+        started.iter().all(|m| m["status"] == "running"),
+        "{started:?}"
+    );
+    let guard = &completed[1];
+    assert!(
+        guard["command"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("guard.py"),
+        "{guard}"
+    );
+    assert_eq!(guard["status_message"], "checking the command", "{guard}");
+    assert_eq!(guard["entries"][0]["kind"], "stop", "{guard}");
+    assert!(
+        guard["entries"][0]["text"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("rm -rf is not allowed here"),
+        "{guard}"
+    );
+    assert_eq!(guard["source"], "user");
+    assert!(guard["turn_id"].is_string(), "{guard}");
+    assert!(guard["duration_ms"].is_u64(), "{guard}");
+
     // Every event reached the log, as JSON with Codex's fields.
     let thread_id = events(&out)
         .iter()

@@ -200,6 +200,10 @@ pub enum EventMsg {
     TurnParked(TurnParkedEvent),
     /// The model loaded a skill's instructions (`load_skill`).
     SkillLoaded(SkillLoadedEvent),
+    /// A configured hook began to run (`[hooks]`).
+    HookStarted(HookRunEvent),
+    /// A hook ended: how, and what it said.
+    HookCompleted(HookRunEvent),
     ShutdownComplete,
 }
 
@@ -237,6 +241,8 @@ impl EventMsg {
             EventMsg::PlanUpdate(_) => "plan_update",
             EventMsg::TurnParked(_) => "turn_parked",
             EventMsg::SkillLoaded(_) => "skill_loaded",
+            EventMsg::HookStarted(_) => "hook_started",
+            EventMsg::HookCompleted(_) => "hook_completed",
             EventMsg::ShutdownComplete => "shutdown_complete",
         }
     }
@@ -245,6 +251,73 @@ impl EventMsg {
     pub fn ends_turn(&self) -> bool {
         matches!(self, EventMsg::TaskComplete(_) | EventMsg::TurnAborted(_))
     }
+}
+
+/// `hook_started` / `hook_completed`: one run of a configured hook, the same `id` at both
+/// ends (the fields of Codex's `HookRunSummary`, snake_case like every event).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct HookRunEvent {
+    pub id: String,
+    /// The turn it ran in; `None` for `sessionStart`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub turn_id: Option<String>,
+    /// `sessionStart`, `preToolUse`, `postToolUse` or `stop`.
+    pub event_name: String,
+    /// `thread` (`sessionStart`) or `turn`.
+    pub scope: String,
+    pub command: String,
+    /// `user`, `project` or `sessionFlags`.
+    pub source: String,
+    /// The config file that defines it (`None` for `-c`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub source_path: Option<std::path::PathBuf>,
+    /// Its place among the configured hooks.
+    pub display_order: i64,
+    /// What the hook's config says to show while it runs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub status_message: Option<String>,
+    pub status: HookRunStatus,
+    /// What it said: a reason it blocked with, context it gave the model, why it failed.
+    #[serde(default)]
+    pub entries: Vec<HookOutputEntry>,
+    /// Unix milliseconds.
+    pub started_at: i64,
+    /// Unix milliseconds; with `hook_completed`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub completed_at: Option<i64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub duration_ms: Option<u64>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum HookRunStatus {
+    Running,
+    Completed,
+    /// It blocked the tool call (`preToolUse`).
+    Blocked,
+    /// It could not start, exited with an error, timed out or was stopped.
+    Failed,
+}
+
+/// One thing a hook said.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct HookOutputEntry {
+    pub kind: HookOutputKind,
+    pub text: String,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum HookOutputKind {
+    /// What a hook that ran wrong printed, or why it did not run.
+    Error,
+    /// The reason it blocked a call with.
+    Stop,
+    /// A reason or note it added to the output the model reads.
+    Feedback,
+    /// Context it gave the model (`additionalContext`).
+    Context,
 }
 
 /// `skill_loaded`: which skill the model loaded, by which call.

@@ -95,6 +95,9 @@ pub fn should_persist_event(ev: &EventMsg) -> bool {
         | EventMsg::TurnParked(_)
         // The skill's text is the `load_skill` call's output, which history keeps.
         | EventMsg::SkillLoaded(_)
+        // What a hook did is told live; what it said to the model is in the call's output.
+        | EventMsg::HookStarted(_)
+        | EventMsg::HookCompleted(_)
         | EventMsg::ShutdownComplete => false,
         EventMsg::ContextCompacted(_) => true,
         // Progress is chatter, except where it names the task behind a call: a resumed

@@ -20,9 +20,10 @@ use crate::protocol::wire::{
     ThreadTokenUsageUpdatedNotification, Turn, TurnCompletedNotification, TurnError, TurnItemsView,
     TurnPlanStep, TurnPlanUpdatedNotification, TurnStatus, WarningNotification, to_value,
 };
+use oi_app_server_protocol::hooks::{HookOutputEntry, HookRunNotification, HookRunSummary};
 use oi_protocol::protocol::{
     ApplyPatchApprovalRequestEvent, Event, EventMsg, ExecApprovalRequestEvent, ExecCommandSource,
-    McpStartupStatus,
+    HookRunEvent, McpStartupStatus,
 };
 use serde::Serialize;
 use serde_json::Value;
@@ -369,6 +370,43 @@ impl ItemMapper {
         }
     }
 
+    /// A hook run as `hook/started` / `hook/completed` carry it.
+    fn hook_run(&self, run: &HookRunEvent) -> HookRunNotification {
+        HookRunNotification {
+            thread_id: self.thread_id.clone(),
+            turn_id: run.turn_id.clone(),
+            run: HookRunSummary {
+                id: run.id.clone(),
+                event_name: run.event_name.clone(),
+                handler_type: "command".into(),
+                execution_mode: "sync".into(),
+                scope: run.scope.clone(),
+                source: run.source.clone(),
+                source_path: run
+                    .source_path
+                    .as_ref()
+                    .map(|p| p.display().to_string())
+                    .unwrap_or_else(|| "/<session-flags>/config.toml".into()),
+                display_order: run.display_order,
+                status_message: run.status_message.clone(),
+                status: snake_name(&run.status),
+                entries: run
+                    .entries
+                    .iter()
+                    .map(|e| HookOutputEntry {
+                        kind: snake_name(&e.kind),
+                        text: e.text.clone(),
+                    })
+                    .collect(),
+                started_at: run.started_at,
+                completed_at: run.completed_at,
+                duration_ms: run
+                    .duration_ms
+                    .map(|d| i64::try_from(d).unwrap_or(i64::MAX)),
+            },
+        }
+    }
+
     fn error_note(&self, error: TurnError, will_retry: bool) -> Note {
         Note::of::<m::Error>(&ErrorNotification {
             thread_id: self.thread_id.clone(),
@@ -434,6 +472,10 @@ impl ItemMapper {
                         .collect(),
                 },
             )),
+            EventMsg::HookStarted(run) => out.push(Note::of::<m::HookStarted>(&self.hook_run(run))),
+            EventMsg::HookCompleted(run) => {
+                out.push(Note::of::<m::HookCompleted>(&self.hook_run(run)))
+            }
             EventMsg::ContextCompacted(_) => {
                 let item = ThreadItem::ContextCompaction {
                     id: self.new_item_id(),
@@ -631,3 +673,12 @@ pub fn stored_turn_items(
 
 #[cfg(test)]
 mod tests;
+
+/// The wire name of a one-word enum value of the engine's events (`running`, `stop`):
+/// its serde name, the same in snake_case and camelCase.
+fn snake_name<T: Serialize>(value: &T) -> String {
+    serde_json::to_value(value)
+        .ok()
+        .and_then(|v| v.as_str().map(str::to_string))
+        .unwrap_or_default()
+}

@@ -5,12 +5,12 @@
 //! hooks still running, each at most its own `timeout` (under `exec` the process exits right
 //! after the turn, and a `Stop` hook must get to run).
 
-use super::{HookEnv, HookResult, payload, run};
+use super::{HookEnv, HookResult, RunReport, payload, run};
 use crate::session::Session;
 use oi_config::hooks::{HookCommand, HookEvent};
-use oi_protocol::protocol::EventMsg;
+use oi_protocol::protocol::{EventMsg, HookOutputKind, HookRunStatus};
 use serde_json::{Value, json};
-use std::sync::Arc;
+use std::sync::{Arc, Weak};
 use tokio_util::sync::CancellationToken;
 
 /// Starts the watcher when the session has `SessionStart` or `Stop` hooks.
@@ -26,11 +26,15 @@ pub(crate) fn watch(sess: &Arc<Session>) -> Option<tokio::task::JoinHandle<()>> 
     };
     let mut events = sess.subscribe();
     let session_id = sess.id.to_string();
+    // Weak: the watcher reports runs while the session lives, and never keeps it alive.
+    let sess = Arc::downgrade(sess);
     Some(tokio::spawn(async move {
         let cancel = CancellationToken::new();
         let mut start = payload::common(&session_id, &config, HookEvent::SessionStart);
         start.insert("source".into(), json!(source));
         run_all(
+            &sess,
+            None,
             &config,
             HookEvent::SessionStart,
             Value::Object(start),
@@ -49,7 +53,16 @@ pub(crate) fn watch(sess: &Arc<Session>) -> Option<tokio::task::JoinHandle<()>> 
                         "last_assistant_message".into(),
                         json!(done.last_agent_message),
                     );
-                    run_all(&config, HookEvent::Stop, Value::Object(stop), &cancel).await;
+                    let turn = Some(done.turn_id.as_str());
+                    run_all(
+                        &sess,
+                        turn,
+                        &config,
+                        HookEvent::Stop,
+                        Value::Object(stop),
+                        &cancel,
+                    )
+                    .await;
                 }
                 _ => {}
             }
@@ -58,6 +71,8 @@ pub(crate) fn watch(sess: &Arc<Session>) -> Option<tokio::task::JoinHandle<()>> 
 }
 
 async fn run_all(
+    sess: &Weak<Session>,
+    turn_id: Option<&str>,
     config: &oi_config::Config,
     event: HookEvent,
     payload: Value,
@@ -69,16 +84,30 @@ async fn run_all(
     }
     let env = HookEnv::from_config(config);
     for hook in hooks {
-        match run(hook, &payload, &env, cancel).await {
-            HookResult::Ok { .. } => {}
+        let report = sess.upgrade().map(|s| RunReport::start(&s, turn_id, hook));
+        let (status, said) = match run(hook, &payload, &env, cancel).await {
+            HookResult::Ok { .. } => (HookRunStatus::Completed, None),
             // An observer has nothing to block.
             HookResult::Block { reason } => {
                 tracing::warn!(
                     "{} exited with 2 (nothing to block): {reason}",
                     hook.describe()
+                );
+                (
+                    HookRunStatus::Completed,
+                    Some((HookOutputKind::Feedback, reason)),
                 )
             }
-            HookResult::Failed { warning } => tracing::warn!("{warning}"),
+            HookResult::Failed { warning } => {
+                tracing::warn!("{warning}");
+                (
+                    HookRunStatus::Failed,
+                    Some((HookOutputKind::Error, warning)),
+                )
+            }
+        };
+        if let (Some(report), Some(s)) = (report, sess.upgrade()) {
+            report.finish(&s, status, said);
         }
     }
 }

@@ -22,11 +22,13 @@
 
 pub(crate) mod lifecycle;
 mod payload;
+mod report;
 
 use crate::session::Session;
 use crate::tools::{ToolCall, ToolOutcome};
 use oi_config::hooks::{HookCommand, HookEvent};
-use oi_protocol::protocol::{EventMsg, WarningEvent};
+use oi_protocol::protocol::{EventMsg, HookOutputKind, HookRunStatus, WarningEvent};
+use report::RunReport;
 use serde_json::Value;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -222,29 +224,42 @@ pub(crate) async fn before_tool(
         None,
     );
     for hook in &hooks {
+        let report = RunReport::start(sess, Some(call.turn_id), hook);
         let reason = match run(hook, &event, &env, cancel).await {
             HookResult::Ok { stdout } => answer_of(&stdout).as_ref().and_then(block_reason),
             HookResult::Block { reason } => Some(reason),
             HookResult::Failed { warning } => {
+                report.finish(
+                    sess,
+                    HookRunStatus::Failed,
+                    [(HookOutputKind::Error, warning.clone())],
+                );
                 warn(sess, call.turn_id, warning);
-                None
+                continue;
             }
         };
-        if let Some(reason) = reason {
-            let reason = if reason.trim().is_empty() {
-                format!("{} gave no reason", hook.describe())
-            } else {
-                bounded(&reason)
-            };
-            warn(
-                sess,
-                call.turn_id,
-                format!("{} blocked `{}`: {reason}", hook.describe(), call.name),
-            );
-            return Some(ToolOutcome::err(format!(
-                "{BLOCKED_BY_HOOK}{reason}. The call did not run; do not retry it unchanged."
-            )));
-        }
+        let Some(reason) = reason else {
+            report.finish(sess, HookRunStatus::Completed, []);
+            continue;
+        };
+        let reason = if reason.trim().is_empty() {
+            format!("{} gave no reason", hook.describe())
+        } else {
+            bounded(&reason)
+        };
+        report.finish(
+            sess,
+            HookRunStatus::Blocked,
+            [(HookOutputKind::Stop, reason.clone())],
+        );
+        warn(
+            sess,
+            call.turn_id,
+            format!("{} blocked `{}`: {reason}", hook.describe(), call.name),
+        );
+        return Some(ToolOutcome::err(format!(
+            "{BLOCKED_BY_HOOK}{reason}. The call did not run; do not retry it unchanged."
+        )));
     }
     None
 }
@@ -288,6 +303,8 @@ pub(crate) async fn after_tool(
     );
     let mut notes = Vec::new();
     for hook in &hooks {
+        let report = RunReport::start(sess, Some(call.turn_id), hook);
+        let mut said = Vec::new();
         match run(hook, &event, &env, cancel).await {
             HookResult::Ok { stdout } => {
                 if let Some(answer) = answer_of(&stdout) {
@@ -296,17 +313,41 @@ pub(crate) async fn after_tool(
                         .and_then(|s| s.get("additionalContext"))
                         .and_then(Value::as_str)
                         .map(str::to_string);
-                    notes.extend(block_reason(&answer).filter(|r| !r.trim().is_empty()));
-                    notes.extend(context.filter(|c| !c.trim().is_empty()));
+                    said.extend(
+                        block_reason(&answer)
+                            .filter(|r| !r.trim().is_empty())
+                            .map(|r| (HookOutputKind::Feedback, r)),
+                    );
+                    said.extend(
+                        context
+                            .filter(|c| !c.trim().is_empty())
+                            .map(|c| (HookOutputKind::Context, c)),
+                    );
                 }
             }
-            HookResult::Block { reason } if !reason.trim().is_empty() => notes.push(reason),
+            HookResult::Block { reason } if !reason.trim().is_empty() => {
+                said.push((HookOutputKind::Feedback, reason))
+            }
             HookResult::Block { .. } => {}
-            HookResult::Failed { warning } => warn(sess, call.turn_id, warning),
+            HookResult::Failed { warning } => {
+                report.finish(
+                    sess,
+                    HookRunStatus::Failed,
+                    [(HookOutputKind::Error, warning.clone())],
+                );
+                warn(sess, call.turn_id, warning);
+                continue;
+            }
         }
+        let said: Vec<(HookOutputKind, String)> = said
+            .into_iter()
+            .map(|(k, text)| (k, bounded(&text)))
+            .collect();
+        notes.extend(said.iter().map(|(_, text)| text.clone()));
+        report.finish(sess, HookRunStatus::Completed, said);
     }
     if !notes.is_empty() {
-        let note: Vec<String> = notes.iter().map(|n| bounded(n)).collect();
+        let note = notes;
         outcome
             .output
             .content
