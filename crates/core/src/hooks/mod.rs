@@ -191,6 +191,16 @@ fn warn(sess: &Session, turn_id: &str, message: String) {
     sess.send(turn_id, EventMsg::Warning(WarningEvent { message }));
 }
 
+/// A tool hook that did not run right: its run ends `failed`, and the user is warned.
+fn failed(sess: &Session, turn_id: &str, report: RunReport, warning: String) {
+    report.finish(
+        sess,
+        HookRunStatus::Failed,
+        [(HookOutputKind::Error, warning.clone())],
+    );
+    warn(sess, turn_id, warning);
+}
+
 /// Runs the `PreToolUse` hooks that match `call`; `Some` is the outcome of a blocked call
 /// (its output is the reason, for the model), `None` lets it run.
 pub(crate) async fn before_tool(
@@ -229,12 +239,7 @@ pub(crate) async fn before_tool(
             HookResult::Ok { stdout } => answer_of(&stdout).as_ref().and_then(block_reason),
             HookResult::Block { reason } => Some(reason),
             HookResult::Failed { warning } => {
-                report.finish(
-                    sess,
-                    HookRunStatus::Failed,
-                    [(HookOutputKind::Error, warning.clone())],
-                );
-                warn(sess, call.turn_id, warning);
+                failed(sess, call.turn_id, report, warning);
                 continue;
             }
         };
@@ -330,12 +335,7 @@ pub(crate) async fn after_tool(
             }
             HookResult::Block { .. } => {}
             HookResult::Failed { warning } => {
-                report.finish(
-                    sess,
-                    HookRunStatus::Failed,
-                    [(HookOutputKind::Error, warning.clone())],
-                );
-                warn(sess, call.turn_id, warning);
+                failed(sess, call.turn_id, report, warning);
                 continue;
             }
         }
