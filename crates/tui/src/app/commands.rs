@@ -147,19 +147,11 @@ impl App {
             }
             SlashCommand::Harness => {
                 use oi_protocol::config_types::Harness;
-                let detail = |h: Harness| match h {
-                    Harness::Codex => "shell, apply_patch",
-                    Harness::ClaudeCode => "Bash, Read, Write, Edit, Glob, Grep, TodoWrite",
-                    Harness::QwenCode => "run_shell_command, read_file, write_file, replace, …",
-                    Harness::KimiCode => "Shell, ReadFile, WriteFile, StrReplaceFile, …",
-                    Harness::Minimal => "bash, for the smallest models",
-                    Harness::Auto => "from the model family",
-                };
                 let items = Harness::ALL
                     .into_iter()
                     .map(|h| PickerItem {
                         label: h.as_str().to_string(),
-                        detail: detail(h).to_string(),
+                        detail: h.summary().to_string(),
                         value: PickerValue::Harness(h),
                     })
                     .collect();
