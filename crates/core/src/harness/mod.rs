@@ -437,7 +437,9 @@ fn action(name: &str, kind: Kind, a: Args) -> Result<Action, String> {
                 .or(from_query)
             else {
                 return Err(match name {
-                    "find_file" => "`find_file` needs `file_name`, e.g. {\"file_name\": \"setup.py\"}".into(),
+                    "find_file" => {
+                        "`find_file` needs `file_name`, e.g. {\"file_name\": \"setup.py\"}".into()
+                    }
                     "file_search" => "`file_search` needs `query`: part of the file's name".into(),
                     _ => format!("`{name}` needs `pattern`, e.g. {{\"pattern\": \"**/*.py\"}}"),
                 });

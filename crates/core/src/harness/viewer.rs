@@ -107,7 +107,12 @@ pub(crate) fn render(shown: &str, text: &str, top: usize) -> String {
         out.push_str(&format!("({} more lines above)\n", top - 1));
     }
     let mut last = top.saturating_sub(1);
-    for (i, line) in text.split_inclusive('\n').enumerate().skip(top - 1).take(WINDOW) {
+    for (i, line) in text
+        .split_inclusive('\n')
+        .enumerate()
+        .skip(top - 1)
+        .take(WINDOW)
+    {
         let line = line.strip_suffix('\n').unwrap_or(line);
         let line = line.strip_suffix('\r').unwrap_or(line);
         last = i + 1;
@@ -188,11 +193,22 @@ mod tests {
     fn a_window_numbers_its_lines_and_counts_the_rest() {
         let text = numbered(250);
         let shown = render("f.txt", &text, 101);
-        assert!(shown.starts_with("[File: f.txt (250 lines total)]\n(100 more lines above)\n101:line 101\n"), "{shown}");
-        assert!(shown.ends_with("200:line 200\n(50 more lines below)\n"), "{shown}");
+        assert!(
+            shown.starts_with(
+                "[File: f.txt (250 lines total)]\n(100 more lines above)\n101:line 101\n"
+            ),
+            "{shown}"
+        );
+        assert!(
+            shown.ends_with("200:line 200\n(50 more lines below)\n"),
+            "{shown}"
+        );
         // Past the end, the window is the last one.
         let end = render("f.txt", &text, 900);
-        assert!(end.contains("151:line 151\n") && end.ends_with("250:line 250\n"), "{end}");
+        assert!(
+            end.contains("151:line 151\n") && end.ends_with("250:line 250\n"),
+            "{end}"
+        );
         let short = render("s.txt", "a\nb", 1);
         assert_eq!(short, "[File: s.txt (2 lines total)]\n1:a\n2:b\n");
         assert_eq!(render("e.txt", "", 1), "[File: e.txt (0 lines total)]\n");
@@ -225,10 +241,16 @@ mod tests {
         // Without a final line break, one is added before the lines that follow.
         assert_eq!(replace_lines(text, 2, 2, "x").unwrap(), "a\nx\nc\nd\n");
         // More or fewer lines than replaced.
-        assert_eq!(replace_lines(text, 2, 2, "1\n2\n3\n").unwrap(), "a\n1\n2\n3\nc\nd\n");
+        assert_eq!(
+            replace_lines(text, 2, 2, "1\n2\n3\n").unwrap(),
+            "a\n1\n2\n3\nc\nd\n"
+        );
         assert_eq!(replace_lines(text, 2, 3, "").unwrap(), "a\nd\n");
         // Insert before a line, append at the end, an end past the end.
-        assert_eq!(replace_lines(text, 3, 2, "new\n").unwrap(), "a\nb\nnew\nc\nd\n");
+        assert_eq!(
+            replace_lines(text, 3, 2, "new\n").unwrap(),
+            "a\nb\nnew\nc\nd\n"
+        );
         assert_eq!(replace_lines(text, 5, 4, "e").unwrap(), "a\nb\nc\nd\ne\n");
         assert_eq!(replace_lines(text, 4, 99, "D").unwrap(), "a\nb\nc\nD\n");
         // An empty file.
@@ -239,9 +261,16 @@ mod tests {
     #[test]
     fn a_bad_range_says_how_to_fix_it() {
         let text = "a\nb\n";
-        assert!(replace_lines(text, 0, 1, "x").unwrap_err().contains("numbered from 1"));
+        assert!(
+            replace_lines(text, 0, 1, "x")
+                .unwrap_err()
+                .contains("numbered from 1")
+        );
         let past = replace_lines(text, 7, 8, "x").unwrap_err();
-        assert!(past.contains("past the end") && past.contains("`start_line` 3"), "{past}");
+        assert!(
+            past.contains("past the end") && past.contains("`start_line` 3"),
+            "{past}"
+        );
         let backwards = replace_lines(text, 2, 0, "x").unwrap_err();
         assert!(backwards.contains("before `start_line`"), "{backwards}");
     }

@@ -165,7 +165,10 @@ fn replaced(
         "StrReplaceFile" => {
             "send the call again with `\"replace_all\": true` in the edit".to_string()
         }
-        "edit_file" => "make one call per occurrence, each with enough of its surrounding lines to be unique".to_string(),
+        "edit_file" => {
+            "make one call per occurrence, each with enough of its surrounding lines to be unique"
+                .to_string()
+        }
         _ => "send the call again with `\"replace_all\": true`".to_string(),
     };
     let Some(mut text) = old else {
