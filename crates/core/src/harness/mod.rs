@@ -477,7 +477,7 @@ fn action(name: &str, kind: Kind, a: Args) -> Result<Action, String> {
             let dir = a.target().or(a.directory.clone());
             Ok(Action::Command(read_commands::list(dir.as_deref())))
         }
-        Kind::View => viewer::request(name, &a),
+        Kind::View => viewer::request(name, &a).map_err(|e| e.to_string()),
         Kind::Create => Ok(Action::Create(need_path()?.into())),
         Kind::Submit => Ok(Action::Submit),
         Kind::Todo => {

@@ -37,28 +37,55 @@ pub(crate) struct OpenFile {
     pub top: usize,
 }
 
+/// A viewer call without the argument it needs (the message tells the model what to send).
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum MissingArgument {
+    #[error("`open` needs `path`: the file to show, e.g. {{\"path\": \"src/app.py\"}}")]
+    Path,
+    #[error(
+        "`goto` needs `line_number`: the line of the open file to show, e.g. {{\"line_number\": 120}}"
+    )]
+    LineNumber,
+    #[error("`search_file` needs `search_term`: the text to look for in the open file")]
+    SearchTerm,
+}
+
+/// A line range `edit` cannot apply (the message says what to send instead).
+#[derive(Debug, PartialEq, thiserror::Error)]
+pub(crate) enum BadRange {
+    #[error("lines are numbered from 1, as the viewer shows them")]
+    FromZero,
+    #[error(
+        "`start_line` {first} is past the end of the file ({total} lines); to add lines at the end, use `start_line` {} and `end_line` {total}",
+        total + 1
+    )]
+    PastEnd { first: usize, total: usize },
+    #[error(
+        "`end_line` ({last}) is before `start_line` ({first}); give the range of lines to replace, e.g. `start_line` {first} and `end_line` {first}"
+    )]
+    Backwards { first: usize, last: usize },
+}
+
 /// The action of viewer tool `name` (`open`, `goto`, `scroll_up`, `scroll_down`,
 /// `search_file`).
-pub(super) fn request(name: &str, a: &Args) -> Result<Action, String> {
+pub(super) fn request(name: &str, a: &Args) -> Result<Action, MissingArgument> {
     Ok(Action::View(match name {
         "open" => {
-            let path = a.target().ok_or(
-                "`open` needs `path`: the file to show, e.g. {\"path\": \"src/app.py\"}",
-            )?;
+            let path = a.target().ok_or(MissingArgument::Path)?;
             ViewRequest::Open {
                 path,
                 line: a.line_number,
             }
         }
-        "goto" => ViewRequest::Goto(a.line_number.ok_or(
-            "`goto` needs `line_number`: the line of the open file to show, e.g. {\"line_number\": 120}",
-        )?),
+        "goto" => ViewRequest::Goto(a.line_number.ok_or(MissingArgument::LineNumber)?),
         "scroll_up" => ViewRequest::Scroll { down: false },
         "scroll_down" => ViewRequest::Scroll { down: true },
         _ => {
-            let term = a.pattern.clone().filter(|t| !t.is_empty()).ok_or(
-                "`search_file` needs `search_term`: the text to look for in the open file",
-            )?;
+            let term = a
+                .pattern
+                .clone()
+                .filter(|t| !t.is_empty())
+                .ok_or(MissingArgument::SearchTerm)?;
             return Ok(Action::SearchFile {
                 term,
                 file: a.target(),
@@ -139,24 +166,19 @@ pub(crate) fn replace_lines(
     first: u64,
     last: u64,
     replacement: &str,
-) -> Result<String, String> {
+) -> Result<String, BadRange> {
     let lines: Vec<&str> = text.split_inclusive('\n').collect();
     let total = lines.len();
     let first = usize::try_from(first).unwrap_or(usize::MAX);
     let last = usize::try_from(last).unwrap_or(usize::MAX).min(total);
     if first == 0 {
-        return Err("lines are numbered from 1, as the viewer shows them".into());
+        return Err(BadRange::FromZero);
     }
     if first > total + 1 {
-        return Err(format!(
-            "`start_line` {first} is past the end of the file ({total} lines); to add lines at the end, use `start_line` {} and `end_line` {total}",
-            total + 1
-        ));
+        return Err(BadRange::PastEnd { first, total });
     }
     if last + 1 < first {
-        return Err(format!(
-            "`end_line` ({last}) is before `start_line` ({first}); give the range of lines to replace, e.g. `start_line` {first} and `end_line` {first}"
-        ));
+        return Err(BadRange::Backwards { first, last });
     }
     let mut out = String::with_capacity(text.len() + replacement.len());
     for line in &lines[..first - 1] {
@@ -261,17 +283,18 @@ mod tests {
     #[test]
     fn a_bad_range_says_how_to_fix_it() {
         let text = "a\nb\n";
-        assert!(
-            replace_lines(text, 0, 1, "x")
+        let err = |first, last| {
+            replace_lines(text, first, last, "x")
                 .unwrap_err()
-                .contains("numbered from 1")
-        );
-        let past = replace_lines(text, 7, 8, "x").unwrap_err();
+                .to_string()
+        };
+        assert!(err(0, 1).contains("numbered from 1"));
+        let past = err(7, 8);
         assert!(
             past.contains("past the end") && past.contains("`start_line` 3"),
             "{past}"
         );
-        let backwards = replace_lines(text, 2, 0, "x").unwrap_err();
+        let backwards = err(2, 0);
         assert!(backwards.contains("before `start_line`"), "{backwards}");
     }
 }
