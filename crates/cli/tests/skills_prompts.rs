@@ -195,6 +195,7 @@ async fn every_harness_profile_offers_load_skill_and_other_agents_need_the_opt_i
         "kimi-cli",
         "deepseek-tui",
         "swe-agent",
+        "minimal",
     ] {
         env.mock.clear_requests();
         let h = format!("harness=\"{harness}\"");
