@@ -263,14 +263,7 @@ fn approval_name(a: AskForApproval) -> &'static str {
 }
 
 fn harness_description(h: Harness) -> &'static str {
-    match h {
-        Harness::Codex => "shell and apply_patch, Codex's tools and prompt",
-        Harness::ClaudeCode => "Bash, Read, Write, Edit, Glob, Grep, TodoWrite",
-        Harness::QwenCode => "run_shell_command, read_file, write_file, replace, glob, todo_write",
-        Harness::KimiCode => "Shell, ReadFile, WriteFile, StrReplaceFile, Glob, Grep, SetTodoList",
-        Harness::Minimal => "one bash tool and a short prompt, for the smallest models",
-        Harness::Auto => "chosen from the model family",
-    }
+    h.summary()
 }
 
 #[cfg(test)]

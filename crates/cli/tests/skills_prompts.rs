@@ -185,7 +185,18 @@ async fn every_harness_profile_offers_load_skill_and_other_agents_need_the_opt_i
         &fixtures().join("codex/skills/release-notes"),
         &env.home.path().join("skills/release-notes"),
     );
-    for harness in ["codex", "claude-code", "qwen-code", "kimi-code"] {
+    for harness in [
+        "codex",
+        "claude-code",
+        "claude-code-bare",
+        "zcode",
+        "qwen-code",
+        "kimi-code",
+        "kimi-cli",
+        "deepseek-tui",
+        "swe-agent",
+        "minimal",
+    ] {
         env.mock.clear_requests();
         let h = format!("harness=\"{harness}\"");
         let out = run(&env, home.path(), &["exec", "-c", &h, "hi"]).await;

@@ -191,7 +191,7 @@ pub const KEY_DOCS: &[KeyDoc] = &[
     KeyDoc {
         key: "harness",
         default: "`codex`",
-        meaning: "the agent harness the model is given, its tools and system prompt: `codex` (`shell`, `apply_patch`; also spelt `native`), `claude-code` (Bash, Read, Write, Edit, Glob, Grep, TodoWrite), `qwen-code` (run_shell_command, read_file, write_file, replace, glob, search_file_content, list_directory, todo_write), `kimi-code` (Shell, ReadFile, WriteFile, StrReplaceFile, Glob, Grep, SetTodoList), `minimal` (one `bash` tool, for the smallest models), `auto` (from the model family, or the provider's `harness`) — see [harness profiles](harness.md)",
+        meaning: "the agent harness the model is given, its tools and system prompt: `codex` (`shell`, `apply_patch`; also spelt `native`), `claude-code` (Bash, Read, Write, Edit, Glob, Grep, TodoWrite), `qwen-code` (run_shell_command, read_file, write_file, replace, glob, search_file_content, list_directory, todo_write), `kimi-code` (Shell, ReadFile, WriteFile, StrReplaceFile, Glob, Grep, SetTodoList), `claude-code-bare` (Claude Code's tools, a short prompt), `zcode` (Claude Code's tools, Z.AI's prompt for GLM), `kimi-cli` (kimi-code's tools, kimi-cli's prompt), `deepseek-tui` (exec_shell, read_file, write_file, edit_file, list_dir, grep_files, file_search, checklist_write), `swe-agent` (SWE-agent's file viewer: open, goto, scroll, edit a line range, search, submit), `minimal` (one `bash` tool, for the smallest models), `auto` (the provider's `harness`, else `claude-code` on a Messages endpoint, else by model family) — see [harness profiles](harness.md)",
         example: "harness = \"qwen-code\"",
     },
     KeyDoc {

@@ -50,10 +50,15 @@ fn permissions_text(approval: AskForApproval, sandbox: &SandboxPolicy, harness: 
             "`approval_policy` is `on-failure`: commands run in the sandbox; if one fails because of the sandbox, the user is asked whether to re-run it without the sandbox."
         }
         AskForApproval::OnRequest => match harness {
-            Harness::ClaudeCode => {
+            Harness::ClaudeCode | Harness::ClaudeCodeBare | Harness::Zcode => {
                 "`approval_policy` is `on-request`: commands run in the sandbox. If a command needs to write outside it or use the network, call `Bash` with `\"dangerouslyDisableSandbox\": true` and say why in `description`; the user will be asked."
             }
-            Harness::QwenCode | Harness::KimiCode | Harness::Minimal => {
+            Harness::QwenCode
+            | Harness::KimiCode
+            | Harness::KimiCli
+            | Harness::DeepseekTui
+            | Harness::SweAgent
+            | Harness::Minimal => {
                 "`approval_policy` is `on-request`: commands run in the sandbox. If the sandbox stops a command, the user is asked whether to run it again without the sandbox."
             }
             Harness::Codex | Harness::Auto => {

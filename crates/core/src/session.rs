@@ -115,6 +115,8 @@ pub(crate) struct Session {
     client_tools: Mutex<Option<Arc<dyn crate::client_tools::ClientTools>>>,
     /// Where the thread is stored (kept when the recorder closes at shutdown).
     rollout_path: Option<std::path::PathBuf>,
+    /// The file SWE-agent's viewer has open, and its window (`harness = "swe-agent"`).
+    open_file: Mutex<Option<crate::harness::viewer::OpenFile>>,
 }
 
 impl Session {
@@ -167,7 +169,21 @@ impl Session {
                 skills: Default::default(),
             })),
             client_tools: Mutex::new(None),
+            open_file: Mutex::new(None),
         }
+    }
+
+    /// The file the viewer has open (see [`crate::harness::viewer`]).
+    pub fn open_file(&self) -> Option<crate::harness::viewer::OpenFile> {
+        self.open_file
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+    }
+
+    /// Opens `file` in the viewer (replacing the one open before).
+    pub fn set_open_file(&self, file: crate::harness::viewer::OpenFile) {
+        *self.open_file.lock().unwrap_or_else(|p| p.into_inner()) = Some(file);
     }
 
     /// The front end's client tools, if it set them.

@@ -198,11 +198,23 @@ pub enum Harness {
     Codex,
     /// Bash, Read, Write, Edit, Glob, Grep, TodoWrite.
     ClaudeCode,
+    /// Claude Code's tools with a prompt of a few lines instead of its long one.
+    ClaudeCodeBare,
+    /// Z.AI's coding harness for GLM: Claude Code's tools, its own short prompt.
+    Zcode,
     /// run_shell_command, read_file, write_file, replace, glob, search_file_content,
     /// list_directory, todo_write.
     QwenCode,
     /// Shell, ReadFile, WriteFile, StrReplaceFile, Glob, Grep, SetTodoList.
     KimiCode,
+    /// Moonshot's kimi-cli: the same tool names as `kimi-code`, kimi-cli's prompt habits.
+    KimiCli,
+    /// exec_shell, read_file, write_file, edit_file, list_dir, grep_files, file_search,
+    /// checklist_write.
+    DeepseekTui,
+    /// SWE-agent's file viewer and editor: open, goto, scroll_up, scroll_down, create,
+    /// edit (a line range), search_dir, search_file, find_file, submit, and bash.
+    SweAgent,
     /// One `bash` tool and a few lines of prompt, for the smallest models.
     Minimal,
     /// Chosen from the model family (and the provider's `harness`).
@@ -211,11 +223,16 @@ pub enum Harness {
 
 impl Harness {
     /// Every value, as config spells it.
-    pub const ALL: [Harness; 6] = [
+    pub const ALL: [Harness; 11] = [
         Harness::Codex,
         Harness::ClaudeCode,
+        Harness::ClaudeCodeBare,
+        Harness::Zcode,
         Harness::QwenCode,
         Harness::KimiCode,
+        Harness::KimiCli,
+        Harness::DeepseekTui,
+        Harness::SweAgent,
         Harness::Minimal,
         Harness::Auto,
     ];
@@ -224,10 +241,32 @@ impl Harness {
         match self {
             Harness::Codex => "codex",
             Harness::ClaudeCode => "claude-code",
+            Harness::ClaudeCodeBare => "claude-code-bare",
+            Harness::Zcode => "zcode",
             Harness::QwenCode => "qwen-code",
             Harness::KimiCode => "kimi-code",
+            Harness::KimiCli => "kimi-cli",
+            Harness::DeepseekTui => "deepseek-tui",
+            Harness::SweAgent => "swe-agent",
             Harness::Minimal => "minimal",
             Harness::Auto => "auto",
+        }
+    }
+
+    /// What the model is given under this profile, in a few words (pickers, settings).
+    pub fn summary(self) -> &'static str {
+        match self {
+            Harness::Codex => "shell, apply_patch",
+            Harness::ClaudeCode => "Bash, Read, Write, Edit, Glob, Grep, TodoWrite",
+            Harness::ClaudeCodeBare => "Claude Code's tools, a short prompt",
+            Harness::Zcode => "Claude Code's tools, Z.AI's prompt for GLM",
+            Harness::QwenCode => "run_shell_command, read_file, write_file, replace, …",
+            Harness::KimiCode => "Shell, ReadFile, WriteFile, StrReplaceFile, …",
+            Harness::KimiCli => "kimi-cli: Shell, ReadFile, WriteFile, StrReplaceFile, …",
+            Harness::DeepseekTui => "exec_shell, read_file, edit_file, checklist_write, …",
+            Harness::SweAgent => "SWE-agent's viewer: open, goto, scroll, edit lines, submit",
+            Harness::Minimal => "bash, for the smallest models",
+            Harness::Auto => "from the model family and endpoint",
         }
     }
 

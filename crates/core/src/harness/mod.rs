@@ -16,11 +16,12 @@
 
 mod profiles;
 mod read_commands;
+pub(crate) mod viewer;
 
 pub(crate) use profiles::{instructions, tool_specs};
 
 use oi_config::Config;
-use oi_protocol::config_types::Harness;
+use oi_protocol::config_types::{Harness, WireApi};
 use oi_protocol::protocol::PlanStepStatus;
 use serde::Deserialize;
 use serde_json::Value;
@@ -28,35 +29,51 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 /// The profile a session with `config` runs: `harness`, or for `auto` the provider's
-/// `harness`, else the model family's ([`for_model`]). Never [`Harness::Auto`].
+/// `harness`, else the one for its endpoint and model family ([`for_endpoint`]). Never
+/// [`Harness::Auto`].
 pub fn resolve(config: &Config) -> Harness {
     match config.harness {
         Harness::Auto => config
             .model_provider
             .harness
             .filter(|h| *h != Harness::Auto)
-            .unwrap_or_else(|| for_model(&config.model)),
+            .unwrap_or_else(|| for_endpoint(config.model_provider.wire_api, &config.model)),
         chosen => chosen,
+    }
+}
+
+/// The profile `auto` gives `model` served over `wire`: an Anthropic Messages endpoint is
+/// where Claude Code's tools are at home (DeepSeek's gets the bare variant, as by family);
+/// any other endpoint goes by the model family ([`for_model`]).
+pub fn for_endpoint(wire: WireApi, model: &str) -> Harness {
+    match (wire, for_model(model)) {
+        (WireApi::Messages, Harness::ClaudeCodeBare) => Harness::ClaudeCodeBare,
+        (WireApi::Messages, _) => Harness::ClaudeCode,
+        (_, by_family) => by_family,
     }
 }
 
 /// The profile `auto` gives a model, by family, from its id (case-insensitive, anywhere in
 /// the id, so `qwen2.5-coder:1.5b`, `Qwen/Qwen3-Coder-30B-A3B` and `hf.co/…/qwen…gguf` all
-/// count). The table is docs/harness.md's; the measurements there decide it.
+/// count). The table is docs/harness.md's, after the seed system's: the measurements there
+/// decide it where a model of the family runs here.
 pub fn for_model(model: &str) -> Harness {
     let id = model.to_ascii_lowercase();
     const TABLE: &[(&str, Harness)] = &[
         // Qwen3-Coder is post-trained in Qwen Code; Qwen2.5-Coder measured best there too.
         ("qwen", Harness::QwenCode),
         ("qwq", Harness::QwenCode),
-        // Kimi K2 / K2.5 and Kimi-Dev: Kimi CLI.
+        // Kimi K2 / K2.5 and Kimi-Dev: Kimi's tools.
         ("kimi", Harness::KimiCode),
         ("moonshot", Harness::KimiCode),
-        // GLM 4.5+, MiniMax M2, DeepSeek V3.1+ document Claude Code as their agent harness.
+        // DeepSeek V3.1+ documents Claude Code as its agent harness; the seed system gives
+        // it Claude Code's tools without the long prompt.
+        ("deepseek", Harness::ClaudeCodeBare),
+        // GLM 4.5+, MiniMax M2 and Claude itself: Claude Code.
         ("glm", Harness::ClaudeCode),
         ("minimax", Harness::ClaudeCode),
-        ("deepseek", Harness::ClaudeCode),
         ("claude", Harness::ClaudeCode),
+        ("anthropic", Harness::ClaudeCode),
     ];
     TABLE
         .iter()
@@ -83,6 +100,16 @@ pub(crate) enum Action {
     },
     /// The model's todo list, shown to the user as a plan.
     Todo(Vec<TodoItem>),
+    /// SWE-agent's viewer: show (and move) the window on the open file.
+    View(viewer::ViewRequest),
+    /// Search the open file (or `file`) for `term`.
+    SearchFile { term: String, file: Option<String> },
+    /// Replace lines `first..=last` (1-based) of the open file with `text`.
+    LineEdit { first: u64, last: u64, text: String },
+    /// Create an empty file and open it in the viewer.
+    Create(PathBuf),
+    /// The model says its work is done.
+    Submit,
 }
 
 #[derive(Debug, PartialEq)]
@@ -130,6 +157,12 @@ enum Kind {
     },
     List,
     Todo,
+    /// SWE-agent's viewer: `open`, `goto`, `scroll_up`, `scroll_down`, `search_file`.
+    View,
+    /// SWE-agent's `create`.
+    Create,
+    /// SWE-agent's `submit`.
+    Submit,
 }
 
 const MS: Duration = Duration::from_millis(1);
@@ -163,10 +196,34 @@ fn kind_of(name: &str) -> Option<Kind> {
         "WriteFile" => Kind::Write,
         "StrReplaceFile" => Kind::Edit,
         "SetTodoList" => Kind::Todo,
-        // minimal
+        // minimal, SWE-agent
         "bash" => Kind::Shell { timeout_unit: MS },
+        // DeepSeek TUI (`read_file`, `write_file` as Qwen Code's)
+        "exec_shell" => Kind::Shell { timeout_unit: MS },
+        "edit_file" => Kind::Edit,
+        "list_dir" => Kind::List,
+        "grep_files" => Kind::Grep { lines: true },
+        "file_search" => Kind::Glob,
+        "checklist_write" => Kind::Todo,
+        // SWE-agent (`edit` with a line range, `bash`)
+        "open" | "goto" | "scroll_up" | "scroll_down" | "search_file" => Kind::View,
+        "create" => Kind::Create,
+        "search_dir" => Kind::Grep { lines: false },
+        "find_file" => Kind::Glob,
+        "submit" => Kind::Submit,
         _ => return None,
     })
+}
+
+/// The command of SWE-agent's `search_file`: the lines of `file` that contain `term`.
+pub(crate) fn search_file(term: &str, file: &str) -> CommandRequest {
+    read_commands::grep(
+        term,
+        Some(file),
+        None,
+        read_commands::GrepOutput::Lines,
+        false,
+    )
 }
 
 /// Whether `name` is a profile tool (of any profile).
@@ -188,7 +245,15 @@ pub(crate) fn is_todo_tool(name: &str) -> bool {
 pub(crate) fn only_reads(name: &str) -> bool {
     matches!(
         kind_of(name),
-        Some(Kind::Read { .. } | Kind::Glob | Kind::Grep { .. } | Kind::List | Kind::Todo)
+        Some(
+            Kind::Read { .. }
+                | Kind::Glob
+                | Kind::Grep { .. }
+                | Kind::List
+                | Kind::Todo
+                | Kind::View
+                | Kind::Submit
+        )
     )
 }
 
@@ -221,11 +286,16 @@ struct Args {
     timeout: Option<f64>,
     timeout_ms: Option<f64>,
     description: Option<String>,
-    #[serde(alias = "workdir", alias = "dir_path")]
+    #[serde(alias = "workdir", alias = "dir_path", alias = "cwd", alias = "dir")]
     directory: Option<String>,
     #[serde(rename = "dangerouslyDisableSandbox")]
     disable_sandbox: Option<bool>,
-    #[serde(alias = "absolute_path", alias = "filePath", alias = "file")]
+    #[serde(
+        alias = "absolute_path",
+        alias = "filePath",
+        alias = "file",
+        alias = "filename"
+    )]
     file_path: Option<String>,
     path: Option<String>,
     #[serde(alias = "line_offset")]
@@ -234,15 +304,22 @@ struct Args {
     limit: Option<u64>,
     content: Option<String>,
     mode: Option<String>,
-    #[serde(alias = "old")]
+    #[serde(alias = "old", alias = "search")]
     old_string: Option<String>,
-    #[serde(alias = "new")]
+    #[serde(alias = "new", alias = "replace")]
     new_string: Option<String>,
     replace_all: Option<bool>,
     expected_replacements: Option<usize>,
     edit: Option<Value>,
     edits: Option<Value>,
+    #[serde(alias = "search_term", alias = "file_name")]
     pattern: Option<String>,
+    /// DeepSeek TUI's `file_search`: part of a file name.
+    query: Option<String>,
+    line_number: Option<u64>,
+    start_line: Option<u64>,
+    end_line: Option<u64>,
+    replacement_text: Option<String>,
     #[serde(alias = "include")]
     glob: Option<String>,
     output_mode: Option<String>,
@@ -322,6 +399,19 @@ fn action(name: &str, kind: Kind, a: Args) -> Result<Action, String> {
                 append: a.mode.as_deref() == Some("append"),
             })
         }
+        Kind::Edit if a.start_line.is_some() || a.replacement_text.is_some() => {
+            // SWE-agent's `edit`: a line range of the open file.
+            let (Some(first), Some(text)) = (a.start_line, a.replacement_text.clone()) else {
+                return Err(format!(
+                    "`{name}` needs `start_line`, `end_line` and `replacement_text`: the first and last line to replace (as the viewer numbers them) and the new lines"
+                ));
+            };
+            Ok(Action::LineEdit {
+                first,
+                last: a.end_line.unwrap_or(first),
+                text,
+            })
+        }
         Kind::Edit => {
             let path = need_path()?;
             let edits = replacements(name, &a)?;
@@ -331,10 +421,28 @@ fn action(name: &str, kind: Kind, a: Args) -> Result<Action, String> {
             })
         }
         Kind::Glob => {
-            let Some(pattern) = a.pattern.clone().filter(|p| !p.trim().is_empty()) else {
-                return Err(format!(
-                    "`{name}` needs `pattern`, e.g. {{\"pattern\": \"**/*.py\"}}"
-                ));
+            // `file_search`'s `query` is part of a name; a glob in it is taken as one.
+            let query = a.query.as_deref().map(str::trim).filter(|q| !q.is_empty());
+            let from_query = query.map(|q| {
+                if q.contains(['*', '?', '[']) {
+                    q.to_string()
+                } else {
+                    format!("*{q}*")
+                }
+            });
+            let Some(pattern) = a
+                .pattern
+                .clone()
+                .filter(|p| !p.trim().is_empty())
+                .or(from_query)
+            else {
+                return Err(match name {
+                    "find_file" => {
+                        "`find_file` needs `file_name`, e.g. {\"file_name\": \"setup.py\"}".into()
+                    }
+                    "file_search" => "`file_search` needs `query`: part of the file's name".into(),
+                    _ => format!("`{name}` needs `pattern`, e.g. {{\"pattern\": \"**/*.py\"}}"),
+                });
             };
             let dir = a.directory.clone().or_else(|| a.target());
             Ok(Action::Command(read_commands::glob(
@@ -369,6 +477,9 @@ fn action(name: &str, kind: Kind, a: Args) -> Result<Action, String> {
             let dir = a.target().or(a.directory.clone());
             Ok(Action::Command(read_commands::list(dir.as_deref())))
         }
+        Kind::View => viewer::request(name, &a).map_err(|e| e.to_string()),
+        Kind::Create => Ok(Action::Create(need_path()?.into())),
+        Kind::Submit => Ok(Action::Submit),
         Kind::Todo => {
             let items = a
                 .todos
@@ -385,7 +496,8 @@ fn action(name: &str, kind: Kind, a: Args) -> Result<Action, String> {
 fn path_field(name: &str) -> &'static str {
     match name {
         "read_file" => "absolute_path",
-        "ReadFile" | "WriteFile" | "StrReplaceFile" => "path",
+        "ReadFile" | "WriteFile" | "StrReplaceFile" | "edit_file" | "open" => "path",
+        "create" => "filename",
         _ => "file_path",
     }
 }
@@ -430,6 +542,8 @@ fn replacements(name: &str, a: &Args) -> Result<Vec<Replacement>, String> {
             "`{name}` needs the text to replace and its replacement: {}",
             if name == "StrReplaceFile" {
                 "{\"path\": \"…\", \"edit\": {\"old\": \"exact old text\", \"new\": \"new text\"}}"
+            } else if name == "edit_file" {
+                "{\"path\": \"…\", \"search\": \"exact old text\", \"replace\": \"new text\"}"
             } else {
                 "{\"file_path\": \"…\", \"old_string\": \"exact old text\", \"new_string\": \"new text\"}"
             }

@@ -12,13 +12,23 @@ const CLAUDE_CODE_PROMPT: &str = include_str!("prompts/claude_code.md");
 const QWEN_CODE_PROMPT: &str = include_str!("prompts/qwen_code.md");
 const KIMI_CODE_PROMPT: &str = include_str!("prompts/kimi_code.md");
 const MINIMAL_PROMPT: &str = include_str!("prompts/minimal.md");
+const CLAUDE_CODE_BARE_PROMPT: &str = include_str!("prompts/claude_code_bare.md");
+const ZCODE_PROMPT: &str = include_str!("prompts/zcode.md");
+const KIMI_CLI_PROMPT: &str = include_str!("prompts/kimi_cli.md");
+const DEEPSEEK_TUI_PROMPT: &str = include_str!("prompts/deepseek_tui.md");
+const SWE_AGENT_PROMPT: &str = include_str!("prompts/swe_agent.md");
 
 /// The default system prompt of `harness` (a resolved one; `auto` reads as `codex`).
 pub(crate) fn instructions(harness: Harness) -> &'static str {
     match harness {
         Harness::ClaudeCode => CLAUDE_CODE_PROMPT,
+        Harness::ClaudeCodeBare => CLAUDE_CODE_BARE_PROMPT,
+        Harness::Zcode => ZCODE_PROMPT,
         Harness::QwenCode => QWEN_CODE_PROMPT,
         Harness::KimiCode => KIMI_CODE_PROMPT,
+        Harness::KimiCli => KIMI_CLI_PROMPT,
+        Harness::DeepseekTui => DEEPSEEK_TUI_PROMPT,
+        Harness::SweAgent => SWE_AGENT_PROMPT,
         Harness::Minimal => MINIMAL_PROMPT,
         Harness::Codex | Harness::Auto => CODEX_PROMPT,
     }
@@ -27,9 +37,13 @@ pub(crate) fn instructions(harness: Harness) -> &'static str {
 /// The tools `harness` offers, or `None` for `codex` (whose tools are the engine's own).
 pub(crate) fn tool_specs(harness: Harness) -> Option<Vec<ToolSpec>> {
     match harness {
-        Harness::ClaudeCode => Some(claude_code()),
+        // Z.AI's harness and the bare variant offer Claude Code's tools; only the prompt differs.
+        Harness::ClaudeCode | Harness::ClaudeCodeBare | Harness::Zcode => Some(claude_code()),
         Harness::QwenCode => Some(qwen_code()),
-        Harness::KimiCode => Some(kimi_code()),
+        // kimi-cli's tool set is the one `kimi-code` offers; the prompts differ.
+        Harness::KimiCode | Harness::KimiCli => Some(kimi_code()),
+        Harness::DeepseekTui => Some(deepseek_tui()),
+        Harness::SweAgent => Some(swe_agent()),
         Harness::Minimal => Some(minimal()),
         Harness::Codex | Harness::Auto => None,
     }
@@ -322,4 +336,168 @@ fn edit_schema() -> Value {
         },
         "required": ["old", "new"]
     })
+}
+
+/// DeepSeek TUI's file, search, shell and checklist tools (its agents, automations, web
+/// and git tools are left out: they are not what a coding task needs, and our MCP tools
+/// cover the rest).
+fn deepseek_tui() -> Vec<ToolSpec> {
+    let path = |what: &str| json!({"type": "string", "description": what});
+    vec![
+        spec(
+            "exec_shell",
+            "Runs a shell command in the workspace and returns its exit code and output. Use it for tests, builds and git.",
+            json!({
+                "command": {"type": "string", "description": "The command line to run."},
+                "timeout_ms": {"type": "integer", "description": "Milliseconds before the command is stopped (optional)."},
+                "cwd": {"type": "string", "description": "Folder to run in, relative to the workspace (optional)."}
+            }),
+            &["command"],
+        ),
+        spec(
+            "read_file",
+            "Returns the text of a file.",
+            json!({"path": path("Path of the file, relative to the workspace.")}),
+            &["path"],
+        ),
+        spec(
+            "write_file",
+            "Creates a file, or replaces all of its text, with `content`. Folders are created as needed.",
+            json!({
+                "path": path("Path of the file."),
+                "content": {"type": "string", "description": "The file's complete new text."}
+            }),
+            &["path", "content"],
+        ),
+        spec(
+            "edit_file",
+            "Replaces the exact text `search` with `replace` in one file. `search` is copied from the file, spaces, indentation and line breaks included, and must appear exactly once.",
+            json!({
+                "path": path("Path of the file."),
+                "search": {"type": "string", "description": "The exact text to replace."},
+                "replace": {"type": "string", "description": "The text to put in its place."}
+            }),
+            &["path", "search", "replace"],
+        ),
+        spec(
+            "list_dir",
+            "Lists the entries of a folder (folders end with `/`).",
+            json!({"path": path("The folder (default: the workspace).")}),
+            &[],
+        ),
+        spec(
+            "grep_files",
+            "Searches file contents for a regular expression; returns matching lines with their file and line number.",
+            json!({
+                "pattern": {"type": "string", "description": "The regular expression."},
+                "path": path("File or folder to search (default: the workspace).")
+            }),
+            &["pattern"],
+        ),
+        spec(
+            "file_search",
+            "Finds files whose name contains `query` (or matches it, if it is a glob such as `*.py`).",
+            json!({
+                "query": {"type": "string", "description": "Part of the file name."},
+                "path": path("Folder to search in (default: the workspace).")
+            }),
+            &["query"],
+        ),
+        spec(
+            "checklist_write",
+            "Replaces the checklist of steps for the current task. Send the whole list each time.",
+            todo_schema("content", &["pending", "in_progress", "completed"], None),
+            &["todos"],
+        ),
+    ]
+}
+
+/// SWE-agent's tools: its windowed file viewer and line-range editor, its searches,
+/// `submit`, and `bash`. The viewer's state (the open file, the window) is the session's.
+fn swe_agent() -> Vec<ToolSpec> {
+    let line = |what: &str| json!({"type": "integer", "description": what});
+    vec![
+        spec(
+            "bash",
+            "Runs a bash command in the repository and returns its exit code and output. Use it to run code and tests.",
+            json!({"command": {"type": "string", "description": "The command line to run."}}),
+            &["command"],
+        ),
+        spec(
+            "open",
+            "Opens a file in the viewer and shows a window of 100 numbered lines. With `line_number`, the window shows that line.",
+            json!({
+                "path": {"type": "string", "description": "Path of the file."},
+                "line_number": line("A line to show (optional).")
+            }),
+            &["path"],
+        ),
+        spec(
+            "goto",
+            "Moves the window of the open file to show `line_number`.",
+            json!({"line_number": line("The line to show.")}),
+            &["line_number"],
+        ),
+        spec(
+            "scroll_down",
+            "Moves the window of the open file down by almost a window.",
+            json!({}),
+            &[],
+        ),
+        spec(
+            "scroll_up",
+            "Moves the window of the open file up by almost a window.",
+            json!({}),
+            &[],
+        ),
+        spec(
+            "create",
+            "Creates a new empty file and opens it in the viewer.",
+            json!({"filename": {"type": "string", "description": "Path of the new file."}}),
+            &["filename"],
+        ),
+        spec(
+            "edit",
+            "Replaces lines `start_line` to `end_line` (inclusive, numbered as the viewer shows them) of the open file with `replacement_text`, then shows the changed window. Indent the new lines as the file needs.",
+            json!({
+                "start_line": line("First line to replace."),
+                "end_line": line("Last line to replace."),
+                "replacement_text": {"type": "string", "description": "The new lines (empty to delete the range)."}
+            }),
+            &["start_line", "end_line", "replacement_text"],
+        ),
+        spec(
+            "search_dir",
+            "Lists the files under a folder that contain `search_term` (a regular expression).",
+            json!({
+                "search_term": {"type": "string", "description": "The text to look for."},
+                "dir": {"type": "string", "description": "Folder to search (default: the repository)."}
+            }),
+            &["search_term"],
+        ),
+        spec(
+            "search_file",
+            "Shows the lines, with their numbers, of the open file (or `file`) that contain `search_term`.",
+            json!({
+                "search_term": {"type": "string", "description": "The text to look for."},
+                "file": {"type": "string", "description": "Another file to search (default: the open file)."}
+            }),
+            &["search_term"],
+        ),
+        spec(
+            "find_file",
+            "Finds files by name (a glob such as `*.py` works) under a folder.",
+            json!({
+                "file_name": {"type": "string", "description": "The file name or glob."},
+                "dir": {"type": "string", "description": "Folder to search (default: the repository)."}
+            }),
+            &["file_name"],
+        ),
+        spec(
+            "submit",
+            "Says your change is complete. Call it once the fix is made and checked.",
+            json!({}),
+            &[],
+        ),
+    ]
 }

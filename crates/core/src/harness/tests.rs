@@ -18,21 +18,120 @@ fn auto_follows_the_model_family() {
         for_model("Qwen/Qwen3-Coder-30B-A3B-Instruct"),
         Harness::QwenCode
     );
+    assert_eq!(for_model("QwQ-32B"), Harness::QwenCode);
     assert_eq!(for_model("kimi-k2-0905-preview"), Harness::KimiCode);
+    assert_eq!(for_model("moonshot-v1-128k"), Harness::KimiCode);
     assert_eq!(for_model("zai-org/GLM-4.6"), Harness::ClaudeCode);
-    assert_eq!(for_model("deepseek-chat"), Harness::ClaudeCode);
+    assert_eq!(for_model("MiniMax-M2"), Harness::ClaudeCode);
+    assert_eq!(for_model("claude-sonnet-4-5"), Harness::ClaudeCode);
+    // The seed system's table: DeepSeek gets Claude Code's tools without the long prompt.
+    assert_eq!(for_model("deepseek-chat"), Harness::ClaudeCodeBare);
+    assert_eq!(
+        for_model("deepseek-ai/DeepSeek-V3.1-Terminus"),
+        Harness::ClaudeCodeBare
+    );
     assert_eq!(for_model("gpt-oss:20b"), Harness::Codex);
     assert_eq!(for_model("llama3.1:8b"), Harness::Codex);
+    assert_eq!(for_model(""), Harness::Codex);
+}
+
+#[test]
+fn auto_gives_messages_endpoints_claude_code() {
+    // Whatever the model, an Anthropic Messages endpoint gets Claude Code's profile...
+    for model in [
+        "glm-4.6",
+        "kimi-k2-turbo",
+        "MiniMax-M2",
+        "qwen3-coder",
+        "gpt-oss",
+    ] {
+        assert_eq!(
+            for_endpoint(WireApi::Messages, model),
+            Harness::ClaudeCode,
+            "{model}"
+        );
+    }
+    // ...DeepSeek's its bare variant, as by family.
+    assert_eq!(
+        for_endpoint(WireApi::Messages, "deepseek-chat"),
+        Harness::ClaudeCodeBare
+    );
+    // Other wires go by family.
+    assert_eq!(for_endpoint(WireApi::Chat, "kimi-k2"), Harness::KimiCode);
+    assert_eq!(
+        for_endpoint(WireApi::Responses, "qwen3-coder"),
+        Harness::QwenCode
+    );
+    assert_eq!(for_endpoint(WireApi::Chat, "llama3"), Harness::Codex);
+}
+
+#[test]
+fn auto_resolves_through_the_config() {
+    let home = tempfile::tempdir().unwrap();
+    let load = |toml: &str| {
+        std::fs::write(home.path().join("config.toml"), toml).unwrap();
+        oi_config::load_config(oi_config::ConfigLoadOptions {
+            home: Some(home.path().to_path_buf()),
+            cli_overrides: Vec::new(),
+            overrides: oi_config::ConfigOverrides {
+                cwd: Some(home.path().to_path_buf()),
+                ..Default::default()
+            },
+        })
+        .unwrap()
+        .config
+    };
+    let base = "harness = \"auto\"\nmodel_provider = \"p\"\n";
+    let messages = load(&format!(
+        "{base}model = \"glm-4.6\"\n[model_providers.p]\nname = \"P\"\nbase_url = \"http://127.0.0.1:1/v1\"\nwire_api = \"messages\"\n"
+    ));
+    assert_eq!(resolve(&messages), Harness::ClaudeCode);
+    let chat = load(&format!(
+        "{base}model = \"deepseek-chat\"\n[model_providers.p]\nname = \"P\"\nbase_url = \"http://127.0.0.1:1/v1\"\nwire_api = \"chat\"\n"
+    ));
+    assert_eq!(resolve(&chat), Harness::ClaudeCodeBare);
+    // The provider's own `harness` wins over the table.
+    let pinned = load(&format!(
+        "{base}model = \"deepseek-chat\"\n[model_providers.p]\nname = \"P\"\nbase_url = \"http://127.0.0.1:1/v1\"\nwire_api = \"messages\"\nharness = \"swe-agent\"\n"
+    ));
+    assert_eq!(resolve(&pinned), Harness::SweAgent);
+    // A chosen profile is kept.
+    let chosen = load("harness = \"zcode\"\nmodel = \"deepseek-chat\"\n");
+    assert_eq!(resolve(&chosen), Harness::Zcode);
+}
+
+#[test]
+fn every_profile_name_is_accepted() {
+    for h in Harness::ALL {
+        assert_eq!(Harness::parse(h.as_str()), Some(h));
+        assert!(!h.summary().is_empty());
+    }
+    assert_eq!(Harness::parse("native"), Some(Harness::Codex));
+    for name in [
+        "claude-code-bare",
+        "zcode",
+        "kimi-cli",
+        "deepseek-tui",
+        "swe-agent",
+    ] {
+        assert!(Harness::parse(name).is_some(), "{name}");
+    }
 }
 
 #[test]
 fn every_offered_tool_is_understood() {
     for h in [
         Harness::ClaudeCode,
+        Harness::ClaudeCodeBare,
+        Harness::Zcode,
         Harness::QwenCode,
         Harness::KimiCode,
+        Harness::KimiCli,
+        Harness::DeepseekTui,
+        Harness::SweAgent,
         Harness::Minimal,
     ] {
+        assert_ne!(instructions(h), instructions(Harness::Codex), "{h}");
         let specs = tool_specs(h).unwrap();
         assert!(specs.len() >= 7 || h == Harness::Minimal, "{h}");
         for s in specs {
@@ -311,4 +410,182 @@ fn bad_json_says_what_to_send() {
     let err = interpret("Edit", "{not json").unwrap().unwrap_err();
     assert!(err.starts_with("invalid arguments for `Edit`"), "{err}");
     assert!(interpret("shell", "{}").is_none());
+}
+
+#[test]
+fn every_profile_has_its_own_prompt() {
+    let profiles = [
+        Harness::ClaudeCode,
+        Harness::ClaudeCodeBare,
+        Harness::Zcode,
+        Harness::QwenCode,
+        Harness::KimiCode,
+        Harness::KimiCli,
+        Harness::DeepseekTui,
+        Harness::SweAgent,
+        Harness::Minimal,
+    ];
+    for (i, a) in profiles.iter().enumerate() {
+        for b in &profiles[i + 1..] {
+            assert_ne!(instructions(*a), instructions(*b), "{a} and {b}");
+        }
+    }
+    // The bare variant is the short one.
+    assert!(
+        instructions(Harness::ClaudeCodeBare).len() * 2 < instructions(Harness::ClaudeCode).len()
+    );
+}
+
+#[test]
+fn deepseek_tui_tools_land_on_the_primitives() {
+    assert_eq!(
+        command(
+            "exec_shell",
+            r#"{"command":"make","timeout_ms":1500,"cwd":"src"}"#
+        ),
+        words(&["bash", "-lc", "make"])
+    );
+    let Some(Ok(Action::Command(req))) = interpret(
+        "exec_shell",
+        r#"{"command":"make","timeout_ms":1500,"cwd":"src"}"#,
+    ) else {
+        panic!()
+    };
+    assert_eq!(req.timeout, Some(Duration::from_millis(1500)));
+    assert_eq!(req.workdir.as_deref(), Some("src"));
+    assert_eq!(
+        command("read_file", r#"{"path":"a.txt"}"#),
+        words(&["cat", "a.txt"])
+    );
+    assert_eq!(
+        interpret("edit_file", r#"{"path":"a","search":"x","replace":"y"}"#),
+        Some(Ok(Action::Replace {
+            path: "a".into(),
+            edits: vec![Replacement {
+                old: "x".into(),
+                new: "y".into(),
+                expected: None
+            }]
+        }))
+    );
+    let err = interpret("edit_file", r#"{"path":"a"}"#)
+        .unwrap()
+        .unwrap_err();
+    assert!(
+        err.contains("\"search\"") && err.contains("\"replace\""),
+        "{err}"
+    );
+    assert_eq!(
+        command("file_search", r#"{"query":"notes"}"#)[6..8],
+        words(&["-name", "*notes*"])
+    );
+    assert_eq!(
+        command("file_search", r#"{"query":"*.py"}"#)[6..8],
+        words(&["-name", "*.py"])
+    );
+    assert_eq!(command("grep_files", r#"{"pattern":"x"}"#)[2], "-n");
+    assert_eq!(command("list_dir", "{}"), words(&["ls", "-1Ap", "."]));
+    let Some(Ok(Action::Todo(items))) = interpret(
+        "checklist_write",
+        r#"{"todos":[{"content":"a","status":"in_progress"}]}"#,
+    ) else {
+        panic!()
+    };
+    assert_eq!(items[0].status, PlanStepStatus::InProgress);
+    assert!(only_reads("file_search") && only_reads("grep_files") && !only_reads("edit_file"));
+}
+
+#[test]
+fn swe_agent_tools_are_viewer_moves_line_edits_and_searches() {
+    use viewer::ViewRequest;
+    assert_eq!(
+        interpret("open", r#"{"path":"a.py","line_number":40}"#),
+        Some(Ok(Action::View(ViewRequest::Open {
+            path: "a.py".into(),
+            line: Some(40)
+        })))
+    );
+    assert_eq!(
+        interpret("goto", r#"{"line_number":7}"#),
+        Some(Ok(Action::View(ViewRequest::Goto(7))))
+    );
+    assert_eq!(
+        interpret("scroll_down", ""),
+        Some(Ok(Action::View(ViewRequest::Scroll { down: true })))
+    );
+    assert_eq!(
+        interpret("scroll_up", "{}"),
+        Some(Ok(Action::View(ViewRequest::Scroll { down: false })))
+    );
+    assert_eq!(
+        interpret(
+            "edit",
+            r#"{"start_line":3,"end_line":5,"replacement_text":"x\n"}"#
+        ),
+        Some(Ok(Action::LineEdit {
+            first: 3,
+            last: 5,
+            text: "x\n".into()
+        }))
+    );
+    // Qwen Code's `edit` (old/new text) is still a replacement.
+    assert!(matches!(
+        interpret(
+            "edit",
+            r#"{"file_path":"a","old_string":"x","new_string":"y"}"#
+        ),
+        Some(Ok(Action::Replace { .. }))
+    ));
+    assert_eq!(
+        interpret("create", r#"{"filename":"new.py"}"#),
+        Some(Ok(Action::Create("new.py".into())))
+    );
+    assert_eq!(interpret("submit", "{}"), Some(Ok(Action::Submit)));
+    assert_eq!(
+        interpret("search_file", r#"{"search_term":"def f"}"#),
+        Some(Ok(Action::SearchFile {
+            term: "def f".into(),
+            file: None
+        }))
+    );
+    assert_eq!(
+        command("search_dir", r#"{"search_term":"TODO","dir":"src"}"#),
+        words(&[
+            "grep",
+            "-rIE",
+            "-l",
+            "--exclude-dir=.git",
+            "-e",
+            "TODO",
+            "src"
+        ])
+    );
+    assert_eq!(
+        command("find_file", r#"{"file_name":"setup.py"}"#)[6..8],
+        words(&["-name", "setup.py"])
+    );
+    for (name, args, field) in [
+        ("open", "{}", "`path`"),
+        ("goto", "{}", "`line_number`"),
+        ("edit", r#"{"start_line":1}"#, "`replacement_text`"),
+        ("search_file", "{}", "`search_term`"),
+        ("find_file", "{}", "`file_name`"),
+        ("create", "{}", "`filename`"),
+    ] {
+        let err = interpret(name, args).unwrap().unwrap_err();
+        assert!(err.contains(field), "{name}: {err}");
+    }
+    for name in [
+        "open",
+        "goto",
+        "scroll_up",
+        "scroll_down",
+        "search_file",
+        "search_dir",
+        "find_file",
+        "submit",
+    ] {
+        assert!(only_reads(name), "{name}");
+    }
+    assert!(!only_reads("edit") && !only_reads("create"));
 }

@@ -8,6 +8,7 @@ mod plan;
 mod profile;
 pub(crate) mod search;
 mod shell;
+mod viewer;
 
 pub(crate) use mcp::fetch_pending_tasks;
 pub(crate) use parallel::{CallsRun, ParkedCalls, PendingCall, run_calls};
@@ -53,6 +54,7 @@ pub(crate) fn is_shell_tool(name: &str) -> bool {
 }
 
 use crate::session::Session;
+use oi_protocol::config_types::Harness;
 use oi_protocol::models::{FunctionCallOutput, ToolSpec};
 use serde_json::json;
 use std::sync::Arc;
@@ -162,10 +164,19 @@ pub(crate) fn tool_specs(sess: &Session) -> Vec<ToolSpec> {
     // `include_plan_tool = false` offers neither.
     let with_plan = ctx.config.include_plan_tool;
     let mut specs = match crate::harness::tool_specs(harness) {
-        Some(profile) => profile
-            .into_iter()
-            .filter(|t| with_plan || !crate::harness::is_todo_tool(&t.name))
-            .collect(),
+        Some(profile) => {
+            let mut specs: Vec<ToolSpec> = profile
+                .into_iter()
+                .filter(|t| with_plan || !crate::harness::is_todo_tool(&t.name))
+                .collect();
+            // A profile without a todo tool of its own (SWE-agent's) keeps `update_plan`;
+            // `minimal` stays one tool by design.
+            let has_todo = specs.iter().any(|t| crate::harness::is_todo_tool(&t.name));
+            if with_plan && !has_todo && harness != Harness::Minimal {
+                specs.push(plan::spec());
+            }
+            specs
+        }
         None => {
             let mut specs = builtin_tool_specs();
             if with_plan {

@@ -76,12 +76,36 @@ pub(crate) async fn handle(
             set_content(sess, call, target, contents, &cwd, cancel).await
         }
         Action::Todo(items) => todo(sess, call, items),
+        Action::View(request) => super::viewer::view(sess, request, &cwd).await,
+        Action::SearchFile { term, file } => {
+            let Some(file) = file.or_else(|| sess.open_file().map(|f| f.shown)) else {
+                return ToolOutcome::err(
+                    "No file is open: give `file`, or `open` one first.".to_string(),
+                );
+            };
+            let req = crate::harness::search_file(&term, &file);
+            let run = CommandRun {
+                argv: req.argv,
+                workdir: None,
+                timeout: None,
+                escalation: None,
+                ask_after_denial: false,
+            };
+            run_command(sess, call, run, cancel).await
+        }
+        Action::LineEdit { first, last, text } => {
+            super::viewer::edit(sess, call, (first, last), &text, &cwd, cancel).await
+        }
+        Action::Create(path) => super::viewer::create(sess, call, &path, &cwd, cancel).await,
+        Action::Submit => ToolOutcome::ok(
+            "Submitted. Your changes are the files as they are now. End your turn with a few lines on what you changed and how you checked it.",
+        ),
     }
 }
 
 /// Gives `target` the text `contents` through the patch path (an `Add File` of an existing
 /// file plans as an update of its whole text, so the diff shown is the real one).
-async fn set_content(
+pub(super) async fn set_content(
     sess: &Arc<Session>,
     call: &ToolCall<'_>,
     target: PathBuf,
@@ -108,7 +132,7 @@ async fn set_content(
     .await
 }
 
-fn resolve(cwd: &Path, path: &Path) -> PathBuf {
+pub(super) fn resolve(cwd: &Path, path: &Path) -> PathBuf {
     if path.is_absolute() {
         path.to_path_buf()
     } else {
@@ -117,7 +141,7 @@ fn resolve(cwd: &Path, path: &Path) -> PathBuf {
 }
 
 /// A file's text as patch planning reads it, on the blocking pool.
-async fn read(path: &Path) -> Result<Option<String>, String> {
+pub(super) async fn read(path: &Path) -> Result<Option<String>, String> {
     let path = path.to_path_buf();
     match tokio::task::spawn_blocking(move || oi_apply_patch::read_target(&path)).await {
         Ok(Ok(text)) => Ok(text),
@@ -140,6 +164,10 @@ fn replaced(
         "replace" | "edit" => format!("send the call again with `\"expected_replacements\": {n}`"),
         "StrReplaceFile" => {
             "send the call again with `\"replace_all\": true` in the edit".to_string()
+        }
+        "edit_file" => {
+            "make one call per occurrence, each with enough of its surrounding lines to be unique"
+                .to_string()
         }
         _ => "send the call again with `\"replace_all\": true`".to_string(),
     };

@@ -147,19 +147,11 @@ impl App {
             }
             SlashCommand::Harness => {
                 use oi_protocol::config_types::Harness;
-                let detail = |h: Harness| match h {
-                    Harness::Codex => "shell, apply_patch",
-                    Harness::ClaudeCode => "Bash, Read, Write, Edit, Glob, Grep, TodoWrite",
-                    Harness::QwenCode => "run_shell_command, read_file, write_file, replace, …",
-                    Harness::KimiCode => "Shell, ReadFile, WriteFile, StrReplaceFile, …",
-                    Harness::Minimal => "bash, for the smallest models",
-                    Harness::Auto => "from the model family",
-                };
                 let items = Harness::ALL
                     .into_iter()
                     .map(|h| PickerItem {
                         label: h.as_str().to_string(),
-                        detail: detail(h).to_string(),
+                        detail: h.summary().to_string(),
                         value: PickerValue::Harness(h),
                     })
                     .collect();
@@ -380,4 +372,49 @@ fn first_few(items: &[String]) -> String {
         items.len() - SHOWN,
         items.len()
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::composer::Composer;
+    use crate::overlay::{Overlay, PickerValue};
+    use oi_protocol::config_types::Harness;
+
+    #[test]
+    fn the_harness_picker_lists_every_profile() {
+        let mut app = App::new(Composer::default());
+        let _ = app.run_command(SlashCommand::Harness, "");
+        let Some(Overlay::Picker(picker)) = &app.overlay else {
+            panic!("no picker: {:?}", app.overlay);
+        };
+        let listed: Vec<Harness> = picker
+            .items
+            .iter()
+            .filter_map(|i| match i.value {
+                PickerValue::Harness(h) => Some(h),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(listed, Harness::ALL);
+        for name in [
+            "claude-code-bare",
+            "zcode",
+            "kimi-cli",
+            "deepseek-tui",
+            "swe-agent",
+        ] {
+            assert!(
+                picker
+                    .items
+                    .iter()
+                    .any(|i| i.label == name && !i.detail.is_empty()),
+                "{name}"
+            );
+        }
+        // Typing a name narrows the list to it.
+        let mut picker = picker.clone();
+        picker.query = "swe".into();
+        assert_eq!(picker.visible()[0].label, "swe-agent");
+    }
 }

@@ -6,6 +6,8 @@
 
 use crate::common;
 
+mod swe_agent;
+
 use oi_core::{NewThread, StartTurn, Thread};
 use oi_protocol::config_types::{AskForApproval, Harness, SandboxMode};
 use oi_protocol::protocol::{Event, EventMsg, FileChange, Op, PlanStepStatus, ReviewDecision};
@@ -200,6 +202,134 @@ fn profiles() -> Vec<Profile> {
                 (
                     "Shell",
                     json!({"command": "wc -l < notes.txt > count.txt", "timeout": 30}),
+                ),
+            ],
+        },
+        // Claude Code's tools under a prompt of a few lines.
+        Profile {
+            harness: Harness::ClaudeCodeBare,
+            tools: &["Bash", "Read", "Write", "Edit", "Glob", "Grep", "TodoWrite"],
+            prompt: "Do the user's task with your tools",
+            calls: vec![
+                (
+                    "TodoWrite",
+                    json!({"todos": [{"content": "write notes", "status": "in_progress", "activeForm": "writing"}]}),
+                ),
+                (
+                    "Write",
+                    json!({"file_path": "notes.txt", "content": "The apple is red.\nI like apple pie.\n"}),
+                ),
+                ("Read", json!({"file_path": "notes.txt"})),
+                (
+                    "Edit",
+                    json!({"file_path": "notes.txt", "old_string": "apple", "new_string": "banana", "replace_all": true}),
+                ),
+                ("Glob", json!({"pattern": "**/*.txt"})),
+                (
+                    "Grep",
+                    json!({"pattern": "banana", "output_mode": "content"}),
+                ),
+                ("Bash", json!({"command": "wc -l < notes.txt > count.txt"})),
+            ],
+        },
+        // Z.AI's harness for GLM: Claude Code's tools, its own prompt.
+        Profile {
+            harness: Harness::Zcode,
+            tools: &["Bash", "Read", "Write", "Edit", "Glob", "Grep", "TodoWrite"],
+            prompt: "the way Z.AI's coding harness sets up GLM",
+            calls: vec![
+                (
+                    "TodoWrite",
+                    json!({"todos": [{"content": "write notes", "status": "in_progress", "activeForm": "writing"}]}),
+                ),
+                (
+                    "Write",
+                    json!({"file_path": "notes.txt", "content": "The apple is red.\nI like apple pie.\n"}),
+                ),
+                ("Read", json!({"file_path": "notes.txt"})),
+                (
+                    "Edit",
+                    json!({"file_path": "notes.txt", "old_string": "apple", "new_string": "banana", "replace_all": true}),
+                ),
+                ("Glob", json!({"pattern": "**/*.txt"})),
+                (
+                    "Grep",
+                    json!({"pattern": "banana", "output_mode": "content"}),
+                ),
+                ("Bash", json!({"command": "wc -l < notes.txt > count.txt"})),
+            ],
+        },
+        Profile {
+            harness: Harness::KimiCli,
+            tools: &[
+                "Shell",
+                "ReadFile",
+                "WriteFile",
+                "StrReplaceFile",
+                "Glob",
+                "Grep",
+                "SetTodoList",
+            ],
+            prompt: "in the manner of Moonshot's kimi-cli",
+            calls: vec![
+                (
+                    "SetTodoList",
+                    json!({"todos": [{"title": "write notes", "status": "in_progress"}]}),
+                ),
+                (
+                    "WriteFile",
+                    json!({"path": "notes.txt", "content": "The apple is red.\nI like apple pie.\n"}),
+                ),
+                ("ReadFile", json!({"path": "notes.txt"})),
+                (
+                    "StrReplaceFile",
+                    json!({"path": "notes.txt", "edit": {"old": "apple", "new": "banana", "replace_all": true}}),
+                ),
+                ("Glob", json!({"pattern": "*.txt"})),
+                (
+                    "Grep",
+                    json!({"pattern": "banana", "output_mode": "content"}),
+                ),
+                ("Shell", json!({"command": "wc -l < notes.txt > count.txt"})),
+            ],
+        },
+        Profile {
+            harness: Harness::DeepseekTui,
+            tools: &[
+                "exec_shell",
+                "read_file",
+                "write_file",
+                "edit_file",
+                "list_dir",
+                "grep_files",
+                "file_search",
+                "checklist_write",
+            ],
+            prompt: "the way DeepSeek's terminal harness does",
+            calls: vec![
+                (
+                    "checklist_write",
+                    json!({"todos": [{"content": "write notes", "status": "in_progress"}]}),
+                ),
+                (
+                    "write_file",
+                    json!({"path": "notes.txt", "content": "The apple is red.\nI like apple pie.\n"}),
+                ),
+                ("read_file", json!({"path": "notes.txt"})),
+                (
+                    "edit_file",
+                    json!({"path": "notes.txt", "search": "apple is", "replace": "banana is"}),
+                ),
+                (
+                    "edit_file",
+                    json!({"path": "notes.txt", "search": "apple pie", "replace": "banana pie"}),
+                ),
+                ("file_search", json!({"query": "notes"})),
+                ("grep_files", json!({"pattern": "banana"})),
+                ("list_dir", json!({"path": "."})),
+                (
+                    "exec_shell",
+                    json!({"command": "wc -l < notes.txt > count.txt", "timeout_ms": 30000}),
                 ),
             ],
         },
