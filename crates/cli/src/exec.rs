@@ -8,7 +8,7 @@ use oi_core::{NewThread, PendingRequest, StartTurn, ThreadManager, ThreadManager
 use oi_process::{TerminationSignal, TerminationSignals};
 use oi_protocol::protocol::{ElicitationAction, ElicitationResponse, Event, EventMsg};
 use oi_protocol::user_input::UserInput;
-use oi_thread_store::SessionSource;
+use oi_core::SessionSource;
 use std::io::{Read, Write};
 
 pub fn read_prompt(arg: Option<String>) -> Result<String, String> {

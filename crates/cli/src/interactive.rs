@@ -15,7 +15,7 @@ use oi_process::{TerminationSignal, TerminationSignals};
 use oi_protocol::parse_command::shell_join;
 use oi_protocol::protocol::{ElicitationAction, ElicitationResponse, EventMsg, ReviewDecision};
 use oi_protocol::user_input::UserInput;
-use oi_thread_store::SessionSource;
+use oi_core::SessionSource;
 use std::io::Write;
 use std::sync::Arc;
 use tokio::sync::mpsc;

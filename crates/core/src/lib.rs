@@ -35,6 +35,7 @@ pub mod harness;
 mod hooks;
 pub mod image_input;
 mod manager;
+pub mod mcp;
 mod mcp_sampling;
 mod notify;
 mod parking;
@@ -87,6 +88,8 @@ pub use oi_thread_store::{
     ThreadOutline, ThreadPage, ThreadSummary, TurnParkedItem, TurnSpan, TurnStatus,
     TurnUnparkedItem, Unparked,
 };
+/// The `tracing` target of the store's messages for the user (a front end shows them).
+pub use oi_thread_store::NOTICE_TARGET;
 pub use provider_start::{ProviderStarter, set_provider_starter};
 pub use stored::StoredThreads;
 
