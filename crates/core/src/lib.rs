@@ -82,14 +82,14 @@ pub use mcp_sampling::MCP_SAMPLING_APPROVAL_COMMAND;
 /// A parked turn's requests, its event and the answers that resume it.
 pub use oi_protocol::protocol::{ParkedAnswer, ParkedRequest, TurnParkedEvent};
 pub use oi_protocol::truncate::truncate_head_tail;
+/// The `tracing` target of the store's messages for the user (a front end shows them).
+pub use oi_thread_store::NOTICE_TARGET;
 /// What front ends see of stored threads: the store's data types, through the engine.
 pub use oi_thread_store::{
     GitInfo, ListQuery, LoadedThread, ParkedCall, RolloutItem, SessionSource, SortKey, StoredTurn,
     ThreadOutline, ThreadPage, ThreadSummary, TurnParkedItem, TurnSpan, TurnStatus,
     TurnUnparkedItem, Unparked,
 };
-/// The `tracing` target of the store's messages for the user (a front end shows them).
-pub use oi_thread_store::NOTICE_TARGET;
 pub use provider_start::{ProviderStarter, set_provider_starter};
 pub use stored::StoredThreads;
 
@@ -104,5 +104,5 @@ pub mod catalog {
 pub use parking::{ParkError, TurnOptions};
 pub use recorder::{NoopRecorder, RecordError, Recorder, SaveState, Unsaved};
 pub use thread::{StartTurn, Thread};
-pub use turn_handle::{PendingRequest, TurnEnd, TurnHandle};
+pub use turn_handle::{PendingRequest, Stop, TurnEnd, TurnFrontEnd, TurnHandle};
 pub use turn_state::TurnState;
