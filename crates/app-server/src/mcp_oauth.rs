@@ -1,5 +1,5 @@
 //! `mcpServer/oauth/login`: the browser login of a configured streamable HTTP MCP server,
-//! over `oi-mcp-client`'s OAuth flow (the one `interpreter mcp login` runs). The answer is
+//! over the engine's MCP OAuth flow (the one `interpreter mcp login` runs). The answer is
 //! the authorization URL for the user to open; the flow waits for the browser's redirect
 //! on a loopback port of this machine, saves the tokens to the credentials file, and
 //! `mcpServer/oauthLogin/completed` reports how it ended.
@@ -13,8 +13,8 @@ use crate::protocol::session::{
 };
 use crate::{Conn, internal, invalid, method};
 use oi_config::mcp::{McpOAuthGrant, McpServerTransportConfig};
+use oi_core::mcp::oauth::{self, DEFAULT_LOGIN_TIMEOUT, LoginOptions};
 use oi_jsonrpc::{Execution, MethodTable, RequestContext, RpcError};
-use oi_mcp_client::oauth::{self, DEFAULT_LOGIN_TIMEOUT, LoginOptions};
 use std::sync::Arc;
 use std::time::Duration;
 

@@ -11,9 +11,9 @@ use crate::protocol::wire::{
 };
 use crate::{Conn, method, offset_page, parse_thread_id, thread_not_found};
 use oi_config::mcp::{McpServerConfig, McpServerTransportConfig};
+use oi_core::mcp::{McpServerState, McpServerStatus as LiveStatus};
 use oi_jsonrpc::RpcError;
 use oi_jsonrpc::{Execution, MethodTable, RequestContext};
-use oi_mcp_client::{McpServerState, McpServerStatus as LiveStatus};
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -196,9 +196,9 @@ mod tests {
             resource_templates: vec![],
             prompts: vec![],
             last_error: None,
-            protocol: Some(oi_mcp_client::McpNegotiatedProtocol {
+            protocol: Some(oi_core::mcp::McpNegotiatedProtocol {
                 version: "2026-07-28".into(),
-                era: oi_mcp_client::McpProtocolEra::Discover,
+                era: oi_core::mcp::McpProtocolEra::Discover,
                 tasks: true,
             }),
         };

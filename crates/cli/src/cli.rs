@@ -519,7 +519,7 @@ fn init_tracing(log_file: Option<&std::path::Path>) {
 }
 
 /// The log format, except for messages meant for the user as they are (the thread store's
-/// fallbacks and failures, target [`oi_thread_store::NOTICE_TARGET`]): those are one plain
+/// fallbacks and failures, target [`oi_core::NOTICE_TARGET`]): those are one plain
 /// line, `warning: <sentence>`, not a timestamped `WARN target: ...` log line.
 struct PlainNotices<F>(F);
 
@@ -535,7 +535,7 @@ where
         mut writer: tracing_subscriber::fmt::format::Writer<'_>,
         event: &tracing::Event<'_>,
     ) -> std::fmt::Result {
-        if event.metadata().target() != oi_thread_store::NOTICE_TARGET {
+        if event.metadata().target() != oi_core::NOTICE_TARGET {
             return self.0.format_event(ctx, writer, event);
         }
         let mut message = MessageText(String::new());

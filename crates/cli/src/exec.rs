@@ -4,11 +4,14 @@
 
 use crate::cli::{EXIT_FAILURE, EXIT_OK, EXIT_USAGE, ExecArgs, GlobalArgs};
 use crate::render::{HumanRenderer, ReasoningDisplay};
-use oi_core::{NewThread, PendingRequest, StartTurn, ThreadManager, ThreadManagerOptions, TurnEnd};
+use oi_core::SessionSource;
+use oi_core::{
+    NewThread, PendingRequest, StartTurn, Stop, ThreadManager, ThreadManagerOptions, TurnEnd,
+    TurnFrontEnd, TurnHandle,
+};
 use oi_process::{TerminationSignal, TerminationSignals};
 use oi_protocol::protocol::{ElicitationAction, ElicitationResponse, Event, EventMsg};
 use oi_protocol::user_input::UserInput;
-use oi_thread_store::SessionSource;
 use std::io::{Read, Write};
 
 pub fn read_prompt(arg: Option<String>) -> Result<String, String> {
@@ -284,52 +287,21 @@ pub async fn drive_turn_items(
             return EXIT_FAILURE;
         }
     };
-    let mut stopped_by: Option<TerminationSignal> = None;
-    loop {
-        let ev = tokio::select! {
-            ev = turn.next() => ev,
-            sig = signals.recv() => {
-                if let Some(first) = stopped_by {
-                    // Asked twice: stop waiting for the turn; the caller still shuts the
-                    // thread down (which kills its commands and flushes it).
-                    eprintln!("[interpreter] {} again: exiting now", sig.name());
-                    return first.exit_code();
-                }
-                stopped_by = Some(sig);
-                eprintln!("[interpreter] {}: interrupting the turn…", sig.name());
-                // The run ends: an MCP task stays running, and `resume` fetches its result.
-                turn.thread().leave_mcp_tasks_running();
-                let _ = turn.interrupt(INTERRUPT_GRACE).await;
-                continue;
-            }
-        };
-        let Some(ev) = ev else { break };
-        out.event(&ev);
-        if let Some(request) = PendingRequest::of(&ev.msg) {
-            if let (Questions::Accept, EventMsg::ElicitationRequest(req)) = (questions, &ev.msg)
-                && let Some(content) = accepted_form(&req.request)
-            {
-                if !json {
-                    eprintln!(
-                        "[elicitation] MCP server `{}` asked \"{}\"; accepted (--accept-elicitations)",
-                        req.server_name,
-                        one_line(question_of(&req.request), 200)
-                    );
-                }
-                let answer = request.elicitation_answer(ElicitationResponse {
-                    action: ElicitationAction::Accept,
-                    content: Some(content),
-                });
-                let _ = turn.thread().submit(answer).await;
-                continue;
-            }
-            if !json {
-                eprintln!("{}", refusal_note(&ev.msg));
-            }
-            let _ = turn.thread().submit(request.refusal()).await;
-        }
-    }
-    let end = turn.end().cloned().unwrap_or(TurnEnd::ThreadClosed);
+    let mut front_end = ExecFrontEnd {
+        thread: turn.thread().clone(),
+        out: &mut out,
+        signals: &mut signals,
+        questions,
+        json,
+        stopped_by: None,
+    };
+    let driven = turn.drive(&mut front_end).await;
+    let stopped_by = front_end.stopped_by;
+    let Some(end) = driven else {
+        // Asked twice: stop waiting for the turn; the caller still shuts the thread down
+        // (which kills its commands and flushes it).
+        return stopped_by.map_or(EXIT_FAILURE, TerminationSignal::exit_code);
+    };
     match end {
         TurnEnd::Completed {
             last_agent_message,
@@ -353,6 +325,62 @@ pub async fn drive_turn_items(
             eprintln!("error: {}", oi_core::CoreError::ThreadClosed);
             EXIT_FAILURE
         }
+    }
+}
+
+/// `exec` as a front end of its one turn: every event printed, every question refused (or
+/// a form accepted with `--accept-elicitations`), a signal an interrupt, a second one the end.
+struct ExecFrontEnd<'a> {
+    thread: std::sync::Arc<oi_core::Thread>,
+    out: &'a mut Output,
+    signals: &'a mut TerminationSignals,
+    questions: Questions,
+    json: bool,
+    stopped_by: Option<TerminationSignal>,
+}
+
+impl TurnFrontEnd for ExecFrontEnd<'_> {
+    async fn stop_requested(&mut self) -> Stop {
+        let sig = self.signals.recv().await;
+        if self.stopped_by.is_some() {
+            eprintln!("[interpreter] {} again: exiting now", sig.name());
+            return Stop::Abandon;
+        }
+        self.stopped_by = Some(sig);
+        eprintln!("[interpreter] {}: interrupting the turn…", sig.name());
+        // The run ends: an MCP task stays running, and `resume` fetches its result.
+        self.thread.leave_mcp_tasks_running();
+        Stop::Interrupt(Some(INTERRUPT_GRACE))
+    }
+
+    async fn on_event(&mut self, _turn: &TurnHandle, event: &Event) -> Option<Stop> {
+        self.out.event(event);
+        None
+    }
+
+    async fn on_request(&mut self, turn: &TurnHandle, request: PendingRequest, event: &Event) {
+        let json = self.json;
+        if let (Questions::Accept, EventMsg::ElicitationRequest(req)) = (self.questions, &event.msg)
+            && let Some(content) = accepted_form(&req.request)
+        {
+            if !json {
+                eprintln!(
+                    "[elicitation] MCP server `{}` asked \"{}\"; accepted (--accept-elicitations)",
+                    req.server_name,
+                    one_line(question_of(&req.request), 200)
+                );
+            }
+            let answer = request.elicitation_answer(ElicitationResponse {
+                action: ElicitationAction::Accept,
+                content: Some(content),
+            });
+            let _ = turn.thread().submit(answer).await;
+            return;
+        }
+        if !json {
+            eprintln!("{}", refusal_note(&event.msg));
+        }
+        let _ = turn.thread().submit(request.refusal()).await;
     }
 }
 

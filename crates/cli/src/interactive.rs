@@ -8,14 +8,17 @@ use crate::cli::{EXIT_FAILURE, EXIT_OK, GlobalArgs};
 use crate::out::outln;
 use crate::render::{HumanRenderer, ReasoningDisplay};
 use oi_config::history::PromptHistory;
+use oi_core::SessionSource;
 use oi_core::{
-    EventStream, PendingRequest, StartTurn, Thread, ThreadManager, ThreadManagerOptions, TurnEnd,
+    EventStream, PendingRequest, StartTurn, Stop, Thread, ThreadManager, ThreadManagerOptions,
+    TurnEnd, TurnFrontEnd, TurnHandle,
 };
 use oi_process::{TerminationSignal, TerminationSignals};
 use oi_protocol::parse_command::shell_join;
-use oi_protocol::protocol::{ElicitationAction, ElicitationResponse, EventMsg, ReviewDecision};
+use oi_protocol::protocol::{
+    ElicitationAction, ElicitationResponse, Event, EventMsg, ReviewDecision,
+};
 use oi_protocol::user_input::UserInput;
-use oi_thread_store::SessionSource;
 use std::io::Write;
 use std::sync::Arc;
 use tokio::sync::mpsc;
@@ -116,68 +119,91 @@ async fn run_one_turn(
             return LineTurnEnd::Failed;
         }
     };
-    let mut streamed = false;
-    let mut stop: Option<TerminationSignal> = None;
-    loop {
-        let ev = tokio::select! {
-            ev = turn.next() => ev,
-            sig = signals.recv() => {
-                match (sig, stop) {
-                    // Asked twice: stop waiting; the caller shuts the thread down.
-                    (_, Some(first)) => return LineTurnEnd::Stop(first),
-                    // Ctrl-C during a turn interrupts the turn and returns to the prompt.
-                    (TerminationSignal::Interrupt, None) => {}
-                    (other, None) => stop = Some(other),
-                }
-                let _ = thread.interrupt().await;
-                continue;
-            }
-        };
-        let Some(ev) = ev else { break };
-        if let Some(request) = PendingRequest::of(&ev.msg) {
-            let question = question(&ev.msg);
-            let decision = ask(lines, &question, signals, &mut stop).await;
-            let op = match request {
-                PendingRequest::Elicitation { .. } => {
-                    let action = if decision.is_approved() {
-                        ElicitationAction::Accept
-                    } else {
-                        ElicitationAction::Decline
-                    };
-                    request.elicitation_answer(ElicitationResponse {
-                        action,
-                        content: Some(serde_json::json!({})),
-                    })
-                }
-                _ => request.answer(decision),
-            };
-            let _ = thread.submit(op).await;
-            continue;
+    let mut front_end = LineFrontEnd {
+        lines,
+        human,
+        signals,
+        streamed: false,
+        stop: None,
+    };
+    let driven = turn.drive(&mut front_end).await;
+    let stop = front_end.stop;
+    let Some(end) = driven else {
+        // Asked twice: stop waiting; the caller shuts the thread down.
+        return LineTurnEnd::Stop(stop.unwrap_or(TerminationSignal::Interrupt));
+    };
+    *events = Some(turn.into_events());
+    match (stop, end) {
+        (Some(sig), _) => LineTurnEnd::Stop(sig),
+        (None, TurnEnd::Completed { failed: false, .. }) => LineTurnEnd::Ok,
+        (None, _) => LineTurnEnd::Failed,
+    }
+}
+
+/// The line mode as a front end of one turn: the answer streamed to stdout, progress
+/// rendered, each request asked on stdin; Ctrl-C interrupts the turn, another termination
+/// signal interrupts it and ends the session, and a second signal stops waiting.
+struct LineFrontEnd<'a> {
+    lines: &'a mut mpsc::UnboundedReceiver<String>,
+    human: &'a mut HumanRenderer,
+    signals: &'a mut TerminationSignals,
+    streamed: bool,
+    stop: Option<TerminationSignal>,
+}
+
+impl TurnFrontEnd for LineFrontEnd<'_> {
+    async fn stop_requested(&mut self) -> Stop {
+        let sig = self.signals.recv().await;
+        match (sig, self.stop) {
+            (_, Some(_)) => return Stop::Abandon,
+            // Ctrl-C during a turn interrupts the turn and returns to the prompt.
+            (TerminationSignal::Interrupt, None) => {}
+            (other, None) => self.stop = Some(other),
         }
-        match &ev.msg {
+        Stop::Interrupt(None)
+    }
+
+    async fn on_event(&mut self, _turn: &TurnHandle, event: &Event) -> Option<Stop> {
+        match &event.msg {
+            // Asked in `on_request`, not shown.
+            msg if PendingRequest::of(msg).is_some() => {}
             EventMsg::AgentMessageDelta(d) => {
                 let mut o = std::io::stdout().lock();
                 let _ = write!(o, "{}", d.delta);
                 let _ = o.flush();
-                streamed = true;
+                self.streamed = true;
             }
             EventMsg::AgentMessage(m) => {
-                if !streamed {
+                if !self.streamed {
                     outln!("{}", m.message);
                 } else {
                     outln!();
                 }
-                streamed = false;
+                self.streamed = false;
             }
-            other => human.render(other),
+            other => self.human.render(other),
         }
+        None
     }
-    let end = turn.end().cloned();
-    *events = Some(turn.into_events());
-    match (stop, end) {
-        (Some(sig), _) => LineTurnEnd::Stop(sig),
-        (None, Some(TurnEnd::Completed { failed: false, .. })) => LineTurnEnd::Ok,
-        (None, _) => LineTurnEnd::Failed,
+
+    async fn on_request(&mut self, turn: &TurnHandle, request: PendingRequest, event: &Event) {
+        let question = question(&event.msg);
+        let decision = ask(self.lines, &question, self.signals, &mut self.stop).await;
+        let op = match request {
+            PendingRequest::Elicitation { .. } => {
+                let action = if decision.is_approved() {
+                    ElicitationAction::Accept
+                } else {
+                    ElicitationAction::Decline
+                };
+                request.elicitation_answer(ElicitationResponse {
+                    action,
+                    content: Some(serde_json::json!({})),
+                })
+            }
+            _ => request.answer(decision),
+        };
+        let _ = turn.thread().submit(op).await;
     }
 }
 

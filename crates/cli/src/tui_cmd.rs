@@ -3,9 +3,9 @@
 //! `--no-tui` is not given; otherwise the line-based modes run.
 
 use crate::cli::{Cli, Command, EXIT_FAILURE, EXIT_USAGE, GlobalArgs, ResumeArgs};
+use oi_core::SessionSource;
 use oi_core::{ThreadManager, ThreadManagerOptions};
 use oi_protocol::ThreadId;
-use oi_thread_store::SessionSource;
 use std::io::IsTerminal;
 
 /// True when this invocation should open the TUI.

@@ -66,7 +66,6 @@ const ALLOWED: &[(&str, &[&str])] = &[
             "oi-file-search",
             "oi-host",
             "oi-jsonrpc",
-            "oi-mcp-client",
             "oi-protocol",
         ],
     ),
@@ -87,7 +86,6 @@ const ALLOWED: &[(&str, &[&str])] = &[
             "oi-config",
             "oi-core",
             "oi-file-search",
-            "oi-mcp-client",
             // Termination signals, like every other front end.
             "oi-process",
             "oi-protocol",
@@ -105,12 +103,13 @@ const ALLOWED: &[(&str, &[&str])] = &[
             "oi-host",
             "oi-jsonrpc",
             "oi-local-model",
+            // `interpreter mcp list/get/call/login/logout` are a standalone MCP client (no
+            // engine, no thread): the binary wires the client library for them directly.
             "oi-mcp-client",
             "oi-mcp-server",
             "oi-process",
             "oi-protocol",
             "oi-sandbox",
-            "oi-thread-store",
             "oi-tui",
         ],
     ),
@@ -844,6 +843,10 @@ const AROUND_THE_ENGINE: &[(&str, &str)] = &[
         "use the store's types as oi_core re-exports them, its operations through ThreadManager::stored_threads",
     ),
     (
+        "oi_mcp_client",
+        "use oi_core::mcp (server status, prompts and resources, OAuth login) and Thread::mcp_status / mcp_manager",
+    ),
+    (
         "oi_model_client::catalog",
         "use oi_core::catalog (fetch_models, is_hidden, builtin_info, ModelInfo)",
     ),
@@ -853,15 +856,16 @@ const AROUND_THE_ENGINE: &[(&str, &str)] = &[
     ),
 ];
 
-/// **Front ends reach storage, the model catalog and the working tree through the
-/// engine**: product code of `oi-app-server`, `oi-acp` and `oi-tui` does not open the thread store or
+/// **Front ends reach storage, MCP servers, the model catalog and the working tree through
+/// the engine**: product code of `oi-app-server`, `oi-acp` and `oi-tui` does not open the thread store or
 /// name `oi_thread_store` (stored threads are `ThreadManager::stored_threads`, over the store
-/// the engine opened, on its async seam), does not name `oi_model_client::catalog` (it is
+/// the engine opened, on its async seam), does not name `oi_mcp_client` (it is
+/// `oi_core::mcp`), does not name `oi_model_client::catalog` (it is
 /// `oi_core::catalog`) and does not run `git` through `oi_core::git` (it is
 /// `oi_core::working_tree_diff`). Limits: a textual scan of those two crates for the names
 /// in [`AROUND_THE_ENGINE`]; a re-export under another name, or a reach-around through a
-/// crate that is not named, is not seen (the dependency map keeps `oi-thread-store` and
-/// `oi-model-client` out of both crates' dependencies).
+/// crate that is not named, is not seen (the dependency map keeps `oi-thread-store`,
+/// `oi-mcp-client` and `oi-model-client` out of their dependencies).
 #[test]
 fn front_ends_reach_storage_catalog_and_git_through_the_engine() {
     let sources = product_sources(&workspace_root());

@@ -35,6 +35,7 @@ pub mod harness;
 mod hooks;
 pub mod image_input;
 mod manager;
+pub mod mcp;
 mod mcp_sampling;
 mod notify;
 mod parking;
@@ -81,6 +82,8 @@ pub use mcp_sampling::MCP_SAMPLING_APPROVAL_COMMAND;
 /// A parked turn's requests, its event and the answers that resume it.
 pub use oi_protocol::protocol::{ParkedAnswer, ParkedRequest, TurnParkedEvent};
 pub use oi_protocol::truncate::truncate_head_tail;
+/// The `tracing` target of the store's messages for the user (a front end shows them).
+pub use oi_thread_store::NOTICE_TARGET;
 /// What front ends see of stored threads: the store's data types, through the engine.
 pub use oi_thread_store::{
     GitInfo, ListQuery, LoadedThread, ParkedCall, RolloutItem, SessionSource, SortKey, StoredTurn,
@@ -101,5 +104,5 @@ pub mod catalog {
 pub use parking::{ParkError, TurnOptions};
 pub use recorder::{NoopRecorder, RecordError, Recorder, SaveState, Unsaved};
 pub use thread::{StartTurn, Thread};
-pub use turn_handle::{PendingRequest, TurnEnd, TurnHandle};
+pub use turn_handle::{PendingRequest, Stop, TurnEnd, TurnFrontEnd, TurnHandle};
 pub use turn_state::TurnState;

@@ -3,7 +3,9 @@
 //!
 //! Every front end used to re-implement "read until this turn's `task_complete` or
 //! `turn_aborted`, answer approvals with the right id and op, interrupt and wait a while";
-//! [`TurnHandle`] and [`PendingRequest`] are that code, once.
+//! [`TurnHandle`] and [`PendingRequest`] are that code, once, and [`TurnHandle::drive`] is
+//! the loop over them: a front end implements [`TurnFrontEnd`] (map an event, answer a
+//! request, say when to stop) and nothing else.
 
 use crate::error::CoreError;
 use crate::events::EventStream;
@@ -13,6 +15,7 @@ use oi_protocol::protocol::{
     ElicitationResponse, Event, EventMsg, ExecApprovalRequestEvent, Op, ReviewDecision,
     TurnAbortReason, TurnParkedEvent,
 };
+use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::time::Instant;
@@ -145,6 +148,89 @@ impl TurnHandle {
         decision: ReviewDecision,
     ) -> Result<(), CoreError> {
         self.thread.answer(request, decision).await
+    }
+}
+
+/// What a front end asks of the turn it drives (see [`TurnFrontEnd`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Stop {
+    /// Interrupt the turn and keep following it to its end: at most `grace` after the
+    /// interrupt (then it ends [`TurnEnd::Unresponsive`]), or as long as it takes (`None`).
+    Interrupt(Option<Duration>),
+    /// Stop following the turn now (asked twice to stop: the caller shuts the thread down,
+    /// which ends the turn).
+    Abandon,
+}
+
+/// A front end driving one turn with [`TurnHandle::drive`]: what it shows of each event,
+/// how it answers what the turn asks, and when it wants the turn stopped. The loop itself
+/// (reading to the terminal event, the interrupt and its grace) is the handle's.
+pub trait TurnFrontEnd: Send {
+    /// Resolves when the front end wants the turn stopped (a signal, a cancel, the client
+    /// gone). Must be cancel-safe: it is dropped whenever an event arrives first, and
+    /// asked again after it. A front end that asks only once stays pending afterwards.
+    fn stop_requested(&mut self) -> impl Future<Output = Stop> + Send;
+
+    /// One event the thread published while the turn runs (the turn's own, its terminal
+    /// event included, and any other the thread publishes meanwhile). `Some` stops the
+    /// turn as [`TurnFrontEnd::stop_requested`] would (the client can no longer be told).
+    fn on_event(
+        &mut self,
+        turn: &TurnHandle,
+        event: &Event,
+    ) -> impl Future<Output = Option<Stop>> + Send;
+
+    /// `event`, already given to [`TurnFrontEnd::on_event`], asks `request` of the user:
+    /// answer it (through `turn`), or refuse it ([`PendingRequest::refusal`]); approvals
+    /// fail closed.
+    fn on_request(
+        &mut self,
+        turn: &TurnHandle,
+        request: PendingRequest,
+        event: &Event,
+    ) -> impl Future<Output = ()> + Send;
+}
+
+impl TurnHandle {
+    /// Follows the turn to its end for `front_end`: each event to
+    /// [`TurnFrontEnd::on_event`], each request to [`TurnFrontEnd::on_request`], the
+    /// front end's stop as an interrupt (with its grace) or as abandoning the turn. Returns
+    /// how the turn ended ([`TurnHandle::end`]), or `None` when the front end abandoned it.
+    pub async fn drive<F: TurnFrontEnd>(&mut self, front_end: &mut F) -> Option<TurnEnd> {
+        loop {
+            let event = tokio::select! {
+                event = self.next() => event,
+                stop = front_end.stop_requested() => {
+                    if !self.stop(stop).await {
+                        return None;
+                    }
+                    continue;
+                }
+            };
+            let Some(event) = event else { break };
+            if let Some(stop) = front_end.on_event(self, &event).await
+                && !self.stop(stop).await
+            {
+                return None;
+            }
+            if let Some(request) = PendingRequest::of(&event.msg) {
+                front_end.on_request(self, request, &event).await;
+            }
+        }
+        self.end.clone()
+    }
+
+    /// Acts on a front end's stop; `false` when it abandons the turn.
+    async fn stop(&mut self, stop: Stop) -> bool {
+        let asked = match stop {
+            Stop::Abandon => return false,
+            Stop::Interrupt(Some(grace)) => self.interrupt(grace).await,
+            Stop::Interrupt(None) => self.thread.interrupt().await,
+        };
+        if let Err(e) = asked {
+            tracing::warn!("could not interrupt turn {}: {e}", self.id);
+        }
+        true
     }
 }
 

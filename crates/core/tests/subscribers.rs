@@ -5,7 +5,8 @@
 use crate::common;
 
 use oi_core::{
-    CoreError, EventStream, PendingRequest, StartTurn, ThreadManager, TurnEnd, TurnHandle,
+    CoreError, EventStream, PendingRequest, StartTurn, Stop, ThreadManager, TurnEnd, TurnFrontEnd,
+    TurnHandle,
 };
 use oi_protocol::config_types::{AskForApproval, SandboxMode};
 use oi_protocol::protocol::{Event, EventMsg, ReviewDecision, TurnAbortReason};
@@ -255,4 +256,108 @@ async fn an_override_sent_mid_turn_applies_from_the_next_turn() {
         "the next turn has the new cwd"
     );
     m.shutdown_all().await;
+}
+
+/// A front end for `TurnHandle::drive` that records what it is given and answers every
+/// request with `decision`, or, with `stop_at_request`, asks for that stop instead.
+struct Recording {
+    events: Vec<String>,
+    requests: usize,
+    decision: ReviewDecision,
+    stop_at_request: Option<Stop>,
+    stops: tokio::sync::mpsc::UnboundedReceiver<Stop>,
+    stop_tx: tokio::sync::mpsc::UnboundedSender<Stop>,
+}
+
+impl Recording {
+    fn new(decision: ReviewDecision, stop_at_request: Option<Stop>) -> Self {
+        let (stop_tx, stops) = tokio::sync::mpsc::unbounded_channel();
+        Self {
+            events: Vec::new(),
+            requests: 0,
+            decision,
+            stop_at_request,
+            stops,
+            stop_tx,
+        }
+    }
+}
+
+impl TurnFrontEnd for Recording {
+    async fn stop_requested(&mut self) -> Stop {
+        match self.stops.recv().await {
+            Some(stop) => stop,
+            None => std::future::pending().await,
+        }
+    }
+
+    async fn on_event(&mut self, _turn: &TurnHandle, event: &Event) -> Option<Stop> {
+        self.events
+            .push(kinds(std::slice::from_ref(event)).remove(0));
+        None
+    }
+
+    async fn on_request(&mut self, turn: &TurnHandle, request: PendingRequest, _event: &Event) {
+        self.requests += 1;
+        match self.stop_at_request {
+            Some(stop) => self.stop_tx.send(stop).unwrap(),
+            None => turn.answer(&request, self.decision).await.unwrap(),
+        }
+    }
+}
+
+#[tokio::test]
+async fn drive_gives_a_front_end_each_event_and_request_and_stops_when_it_asks() {
+    let home = tempfile::tempdir().unwrap();
+    let mock = MockModelServer::start(MockScript::turns([
+        MockTurn::tool_call("shell", json!({"command": ["touch", "approved.txt"]})),
+        MockTurn::text("done"),
+        MockTurn::tool_call("shell", json!({"command": ["touch", "never.txt"]})),
+        MockTurn::tool_call("shell", json!({"command": ["touch", "left.txt"]})),
+    ]))
+    .await
+    .unwrap();
+    let m = manager();
+    let new = m
+        .start_thread(config(&mock, home.path(), AskForApproval::Untrusted))
+        .await
+        .unwrap();
+
+    // Answered: the command ran, and the terminal event was the last one given.
+    let mut turn = new.thread.start_turn(input("touch it")).await.unwrap();
+    let mut front_end = Recording::new(ReviewDecision::Approved, None);
+    let end = tokio::time::timeout(WAIT, turn.drive(&mut front_end))
+        .await
+        .expect("stuck turn");
+    assert!(
+        matches!(&end, Some(TurnEnd::Completed { last_agent_message: Some(m), failed: false }) if m == "done"),
+        "{end:?}"
+    );
+    assert_eq!(front_end.requests, 1);
+    assert_eq!(
+        front_end.events.last().map(String::as_str),
+        Some("task_complete")
+    );
+    assert!(home.path().join("approved.txt").exists());
+
+    // A stop asked at the request interrupts the turn: it ends aborted, the command unrun.
+    let mut turn = new.thread.start_turn(input("touch never")).await.unwrap();
+    let mut front_end = Recording::new(ReviewDecision::Approved, Some(Stop::Interrupt(Some(WAIT))));
+    let end = tokio::time::timeout(WAIT, turn.drive(&mut front_end))
+        .await
+        .expect("stuck turn");
+    assert_eq!(end, Some(TurnEnd::Aborted(TurnAbortReason::Interrupted)));
+    assert!(!home.path().join("never.txt").exists());
+
+    // Abandoned: drive returns at once, the turn still waiting for its answer.
+    let mut turn = new.thread.start_turn(input("touch left")).await.unwrap();
+    let mut front_end = Recording::new(ReviewDecision::Approved, Some(Stop::Abandon));
+    let end = tokio::time::timeout(WAIT, turn.drive(&mut front_end))
+        .await
+        .expect("stuck turn");
+    assert_eq!(end, None);
+    assert_eq!(turn.end(), None);
+    assert!(new.thread.is_busy(), "an abandoned turn is not stopped");
+    m.shutdown_all().await;
+    assert!(!home.path().join("left.txt").exists());
 }

@@ -23,7 +23,7 @@ pub async fn live_catalog(thread: &Thread) -> McpCatalog {
     };
     for s in status
         .iter()
-        .filter(|s| s.state == oi_mcp_client::McpServerState::Ready)
+        .filter(|s| s.state == oi_core::mcp::McpServerState::Ready)
     {
         let prompts = all_pages(
             |cursor| manager.list_prompts(&s.name, cursor, CancellationToken::new()),
@@ -80,7 +80,7 @@ pub async fn get_prompt(
     server: &str,
     prompt: &str,
     arguments: serde_json::Map<String, serde_json::Value>,
-) -> Result<oi_mcp_client::prompts::PromptInput, String> {
+) -> Result<oi_core::mcp::prompts::PromptInput, String> {
     let manager = thread.mcp_manager().ok_or_else(|| {
         format!("no MCP servers run in this session, so `{server}` has no prompts")
     })?;
@@ -88,7 +88,7 @@ pub async fn get_prompt(
         .get_prompt(server, prompt, arguments, CancellationToken::new())
         .await
         .map_err(|e| e.to_string())?;
-    Ok(oi_mcp_client::prompts::prompt_input(&result))
+    Ok(oi_core::mcp::prompts::prompt_input(&result))
 }
 
 /// Each mentioned resource read, as one text item per resource after the message's own
@@ -106,7 +106,7 @@ pub async fn read_mentions(
             .read_resource(server, uri, CancellationToken::new())
             .await
             .map_err(|e| format!("cannot read @{server}:{uri}: {e}; nothing was sent"))?;
-        let text = oi_mcp_client::prompts::resource_text(&result);
+        let text = oi_core::mcp::prompts::resource_text(&result);
         items.push(UserInput::text(format!(
             "Resource @{server}:{uri}:\n{text}"
         )));

@@ -6,9 +6,9 @@
 use super::{Agent, lock, to_value};
 use crate::prompt::{PromptTurn, turn_of};
 use crate::schema::{PromptRequest, PromptResponse, StopReason, ToolCallUpdateFields};
-use oi_core::{CoreError, PendingRequest, StartTurn, TurnEnd};
+use oi_core::{CoreError, PendingRequest, StartTurn, Stop, TurnEnd, TurnFrontEnd, TurnHandle};
 use oi_jsonrpc::{RequestContext, RpcError};
-use oi_protocol::protocol::EventMsg;
+use oi_protocol::protocol::{Event, EventMsg};
 use serde_json::Value;
 use std::time::Duration;
 use tokio_util::sync::CancellationToken;
@@ -55,95 +55,20 @@ impl Agent {
         })?;
         let turn_over = CancellationToken::new();
         let _withdraw = turn_over.clone().drop_guard();
-        let timeout = session.thread.config().approval_timeout;
-        let mut interrupted = false;
-        let mut error: Option<String> = None;
-        loop {
-            let event = tokio::select! {
-                ev = handle.next() => ev,
-                _ = cancel.cancelled(), if !interrupted => {
-                    interrupted = true;
-                    turn_over.cancel();
-                    if let Err(e) = handle.interrupt(INTERRUPT_GRACE).await {
-                        tracing::warn!("could not interrupt the turn: {e}");
-                    }
-                    continue;
-                }
-                _ = ctx.cancel.cancelled(), if !interrupted => {
-                    // The connection is closing (the client went away): stop the turn; the
-                    // thread records it as interrupted.
-                    interrupted = true;
-                    turn_over.cancel();
-                    let _ = handle.interrupt(INTERRUPT_GRACE).await;
-                    continue;
-                }
-            };
-            let Some(event) = event else { break };
-            if event.id == handle.id()
-                && let EventMsg::Error(e) = &event.msg
-            {
-                error = Some(e.message.clone());
-            }
-            if !session.out.event(&event.msg).await && !interrupted {
-                interrupted = true;
-                turn_over.cancel();
-                let _ = handle.interrupt(INTERRUPT_GRACE).await;
-            }
-            if event.id != handle.id() {
-                continue;
-            }
-            let Some(request) = PendingRequest::of(&event.msg) else {
-                continue;
-            };
-            if interrupted {
-                let _ = session.thread.submit(request.refusal()).await;
-                continue;
-            }
-            match &request {
-                PendingRequest::Elicitation { server_name, .. } => {
-                    // ACP has no form questions of its own in v1 that we map yet: decline,
-                    // so the server's call goes on without an answer.
-                    tracing::info!("declining an MCP elicitation from `{server_name}`");
-                    let _ = session.thread.submit(request.refusal()).await;
-                }
-                PendingRequest::Exec { .. } | PendingRequest::Patch { .. } => {
-                    let (call_id, reason) = match &event.msg {
-                        EventMsg::ExecApprovalRequest(r) => (r.call_id.clone(), r.reason.clone()),
-                        EventMsg::ApplyPatchApprovalRequest(r) => {
-                            (r.call_id.clone(), r.reason.clone())
-                        }
-                        _ => continue,
-                    };
-                    let mut fields = ToolCallUpdateFields::new();
-                    if let Some(reason) = reason {
-                        fields = fields.content(vec![crate::schema::ToolCallContent::from(
-                            format!("Why it asks: {reason}"),
-                        )]);
-                    }
-                    let thread = session.thread.clone();
-                    let outgoing = self.inner.outgoing.clone();
-                    let session_id = session.out.session_id.clone();
-                    let over = turn_over.clone();
-                    tokio::spawn(async move {
-                        let decision = crate::permission::ask(
-                            &outgoing,
-                            &session_id,
-                            &call_id,
-                            fields,
-                            timeout,
-                            &over,
-                        )
-                        .await;
-                        if over.is_cancelled() {
-                            return;
-                        }
-                        if let Err(e) = thread.answer(&request, decision).await {
-                            tracing::warn!("could not answer an approval: {e}");
-                        }
-                    });
-                }
-            }
-        }
+        let mut front_end = PromptFrontEnd {
+            agent: self,
+            session: &session,
+            cancel,
+            connection_closing: ctx.cancel.clone(),
+            turn_over,
+            timeout: session.thread.config().approval_timeout,
+            interrupted: false,
+            error: None,
+        };
+        handle.drive(&mut front_end).await;
+        let PromptFrontEnd {
+            interrupted, error, ..
+        } = front_end;
         let stop = match handle.end() {
             Some(TurnEnd::Completed { failed: false, .. }) if !interrupted => StopReason::EndTurn,
             Some(TurnEnd::Completed { failed: true, .. }) if !interrupted => {
@@ -173,6 +98,104 @@ impl Agent {
             }
         };
         to_value(&PromptResponse::new(stop))
+    }
+}
+
+/// A prompt as the front end of its turn: events as session updates, approvals as
+/// permission requests (asked while the turn waits), a `session/cancel` or the client
+/// going away as an interrupt.
+struct PromptFrontEnd<'a> {
+    agent: &'a Agent,
+    session: &'a super::sessions::AcpSession,
+    /// `session/cancel`.
+    cancel: CancellationToken,
+    /// The connection is closing (the client went away).
+    connection_closing: CancellationToken,
+    /// Withdraws the permission requests still open when the turn ends or is interrupted.
+    turn_over: CancellationToken,
+    timeout: Duration,
+    interrupted: bool,
+    /// The turn's last `error`.
+    error: Option<String>,
+}
+
+impl PromptFrontEnd<'_> {
+    fn interrupt(&mut self) -> Stop {
+        self.interrupted = true;
+        self.turn_over.cancel();
+        Stop::Interrupt(Some(INTERRUPT_GRACE))
+    }
+}
+
+impl TurnFrontEnd for PromptFrontEnd<'_> {
+    async fn stop_requested(&mut self) -> Stop {
+        if self.interrupted {
+            return std::future::pending().await;
+        }
+        tokio::select! {
+            _ = self.cancel.cancelled() => {}
+            // The thread records the turn as interrupted.
+            _ = self.connection_closing.cancelled() => {}
+        }
+        self.interrupt()
+    }
+
+    async fn on_event(&mut self, turn: &TurnHandle, event: &Event) -> Option<Stop> {
+        if event.id == turn.id()
+            && let EventMsg::Error(e) = &event.msg
+        {
+            self.error = Some(e.message.clone());
+        }
+        if !self.session.out.event(&event.msg).await && !self.interrupted {
+            return Some(self.interrupt());
+        }
+        None
+    }
+
+    async fn on_request(&mut self, turn: &TurnHandle, request: PendingRequest, event: &Event) {
+        if event.id != turn.id() {
+            return;
+        }
+        let thread = &self.session.thread;
+        if self.interrupted {
+            let _ = thread.submit(request.refusal()).await;
+            return;
+        }
+        let (call_id, reason) = match (&request, &event.msg) {
+            (PendingRequest::Elicitation { server_name, .. }, _) => {
+                // ACP has no form questions of its own in v1 that we map yet: decline,
+                // so the server's call goes on without an answer.
+                tracing::info!("declining an MCP elicitation from `{server_name}`");
+                let _ = thread.submit(request.refusal()).await;
+                return;
+            }
+            (_, EventMsg::ExecApprovalRequest(r)) => (r.call_id.clone(), r.reason.clone()),
+            (_, EventMsg::ApplyPatchApprovalRequest(r)) => (r.call_id.clone(), r.reason.clone()),
+            _ => return,
+        };
+        let mut fields = ToolCallUpdateFields::new();
+        if let Some(reason) = reason {
+            fields = fields.content(vec![crate::schema::ToolCallContent::from(format!(
+                "Why it asks: {reason}"
+            ))]);
+        }
+        let thread = thread.clone();
+        let outgoing = self.agent.inner.outgoing.clone();
+        let session_id = self.session.out.session_id.clone();
+        let over = self.turn_over.clone();
+        let timeout = self.timeout;
+        // Asked on its own task: the turn's events keep flowing while the client decides.
+        tokio::spawn(async move {
+            let decision =
+                crate::permission::ask(&outgoing, &session_id, &call_id, fields, timeout, &over)
+                    .await;
+            if over.is_cancelled() {
+                return;
+            }
+            if let Err(e) = thread.answer(&request, decision).await {
+                tracing::warn!("could not answer an approval: {e}");
+            }
+        });
     }
 }
 

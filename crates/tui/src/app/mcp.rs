@@ -39,7 +39,7 @@ const RESOURCE_MATCHES: usize = 10;
 impl McpCatalog {
     /// The catalog of every ready server in `status` (the `prompts` and `resources` its
     /// snapshot holds: what the server listed when it became ready).
-    pub fn from_status(status: &[oi_mcp_client::McpServerStatus]) -> Self {
+    pub fn from_status(status: &[oi_core::mcp::McpServerStatus]) -> Self {
         let mut catalog = McpCatalog::default();
         for s in status {
             catalog.add_server(&s.name, &s.prompts, &s.resources);
@@ -258,7 +258,7 @@ impl App {
     }
 
     /// A prompt's text (and images), got by the runner: sent as the user's message.
-    pub fn send_prompt(&mut self, input: oi_mcp_client::prompts::PromptInput) -> Vec<AppAction> {
+    pub fn send_prompt(&mut self, input: oi_core::mcp::prompts::PromptInput) -> Vec<AppAction> {
         if input.text.trim().is_empty() && input.images.is_empty() {
             self.push_error("the prompt came back empty; nothing was sent".into());
             return vec![];
@@ -339,9 +339,9 @@ mod tests {
         let mut app = App::new(Composer::default());
         app.status.model = "mock-model".into();
         app.status.mcp.insert("everything".into(), McpState::Ready);
-        app.set_mcp_catalog(McpCatalog::from_status(&[oi_mcp_client::McpServerStatus {
+        app.set_mcp_catalog(McpCatalog::from_status(&[oi_core::mcp::McpServerStatus {
             name: "everything".into(),
-            state: oi_mcp_client::McpServerState::Ready,
+            state: oi_core::mcp::McpServerState::Ready,
             transport: "stdio",
             tools: vec![],
             withheld_tools: vec![],
