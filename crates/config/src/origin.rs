@@ -119,7 +119,10 @@ mod tests {
         let c = loaded.config;
         assert_eq!(c.origin_of("model"), Origin::User(user.clone()));
         assert_eq!(c.origin_of("tui.theme"), Origin::User(user.clone()));
-        assert_eq!(c.origin_of("model_reasoning_effort"), Origin::Profile("p".into()));
+        assert_eq!(
+            c.origin_of("model_reasoning_effort"),
+            Origin::Profile("p".into())
+        );
         assert_eq!(c.origin_of("max_turn_steps"), Origin::Override);
         assert_eq!(c.origin_of("sandbox_mode"), Origin::Flag);
         assert_eq!(c.origin_of("shell_timeout_ms"), Origin::Default);

@@ -561,7 +561,10 @@ fn flag_keys(ov: &crate::ConfigOverrides) -> Vec<&'static str> {
         ("approval_policy", ov.approval_policy.is_some()),
         ("sandbox_mode", ov.sandbox_mode.is_some()),
         ("base_instructions", ov.base_instructions.is_some()),
-        ("developer_instructions", ov.developer_instructions.is_some()),
+        (
+            "developer_instructions",
+            ov.developer_instructions.is_some(),
+        ),
         ("compact_prompt", ov.compact_prompt.is_some()),
     ]
     .into_iter()

@@ -66,7 +66,10 @@ mod tests {
         set_tui_setting(
             &path,
             "status_line",
-            Some(TuiValue::List(vec!["model-name".into(), "current-dir".into()])),
+            Some(TuiValue::List(vec![
+                "model-name".into(),
+                "current-dir".into(),
+            ])),
         )
         .unwrap();
         let text = std::fs::read_to_string(&path).unwrap();
