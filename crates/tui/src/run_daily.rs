@@ -57,7 +57,7 @@ pub(super) async fn export(app: &mut App, current: &Current, path: Option<PathBu
     let target = path.clone();
     let written = tokio::task::spawn_blocking(move || write_export(&target, &markdown, replace))
         .await
-        .unwrap_or_else(|e| Err(e.to_string()));
+        .unwrap_or_else(|e| Err(std::io::Error::other(e.to_string())));
     match written {
         Ok(bytes) => info(
             app,
@@ -76,13 +76,16 @@ pub(super) async fn export(app: &mut App, current: &Current, path: Option<PathBu
 }
 
 /// Writes the export; a file that appeared meanwhile is not replaced unless `replace`.
-fn write_export(path: &Path, markdown: &str, replace: bool) -> Result<usize, String> {
+fn write_export(path: &Path, markdown: &str, replace: bool) -> std::io::Result<usize> {
     use std::io::Write;
     if let Some(dir) = path.parent()
         && !dir.as_os_str().is_empty()
         && !dir.is_dir()
     {
-        return Err(format!("the folder {} does not exist", dir.display()));
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::NotFound,
+            format!("the folder {} does not exist", dir.display()),
+        ));
     }
     let mut opts = std::fs::OpenOptions::new();
     opts.write(true);
@@ -91,9 +94,8 @@ fn write_export(path: &Path, markdown: &str, replace: bool) -> Result<usize, Str
     } else {
         opts.create_new(true);
     }
-    let mut file = opts.open(path).map_err(|e| e.to_string())?;
-    file.write_all(markdown.as_bytes())
-        .map_err(|e| e.to_string())?;
+    let mut file = opts.open(path)?;
+    file.write_all(markdown.as_bytes())?;
     Ok(markdown.len())
 }
 
