@@ -181,7 +181,9 @@ async fn archive_and_delete_change_the_store_and_delete_asks_first() {
     tui.wait_for("Deleted “the thread to delete”");
     let left = listed(&env, false);
     assert!(!left.iter().any(|(id, _)| *id == doomed), "{left:?}");
-    // The TUI goes on in a new, empty thread (not stored until written in).
+    // The TUI goes on in a new, empty thread: nothing in it to archive or delete.
+    command(&tui, &format!("/archive {}", left[0].0));
+    tui.wait_for("This thread has no messages yet; there is nothing to archive");
     quit(tui);
     assert!(listed(&env, false).is_empty());
     assert_eq!(listed(&env, true).len(), 1);
@@ -200,6 +202,19 @@ async fn theme_and_statusline_are_kept_in_the_config_file() {
     wait_selected(&tui, "light");
     tui.send("\r");
     tui.wait_for("Theme: light");
+    // Drawn with the light palette from then on: its accent is blue, the dark one's cyan.
+    tui.wait_until("the cell's bullet in blue", |_| {
+        let parser = tui.screen.lock().unwrap();
+        let screen = parser.screen();
+        let (rows, cols) = screen.size();
+        (0..rows).any(|r| {
+            let text: String = screen.rows(0, cols).nth(usize::from(r)).unwrap_or_default();
+            text.starts_with("• Theme: light")
+                && screen
+                    .cell(r, 0)
+                    .is_some_and(|c| c.fgcolor() == vt100::Color::Idx(4))
+        })
+    });
     tui.wait_until("the theme saved", |_| {
         read(&config).contains("theme = \"light\"")
     });

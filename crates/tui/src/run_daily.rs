@@ -131,6 +131,14 @@ pub(super) async fn change_thread(
     } else {
         "delete"
     };
+    if id == current.id && super::is_empty(&current.thread) {
+        // Not worth keeping anyway: leaving it removes it from the store.
+        return info(
+            app,
+            format!("This thread has no messages yet; there is nothing to {verb}"),
+            vec![],
+        );
+    }
     let stored = match manager.stored_threads(&config.home).await {
         Ok(s) => s,
         Err(e) => return error(app, format!("cannot open the thread store: {e}")),
@@ -140,13 +148,6 @@ pub(super) async fn change_thread(
             .name
             .filter(|n| !n.trim().is_empty())
             .unwrap_or_else(|| s.preview.lines().next().unwrap_or_default().to_string()),
-        Ok(None) if id == current.id => {
-            return info(
-                app,
-                format!("This thread has no messages yet; there is nothing to {verb}"),
-                vec![],
-            );
-        }
         Ok(None) => return error(app, format!("there is no stored thread {id}")),
         Err(e) => return error(app, format!("cannot read thread {id}: {e}")),
     };
