@@ -131,6 +131,27 @@ async fn clear_starts_a_new_conversation_on_a_cleared_screen() {
     assert_eq!(listed(&env, false).len(), 2, "both threads are stored");
 }
 
+/// In tmux, which keeps a scrollback `capture-pane` reads: after `/clear` neither the
+/// screen nor the scrollback holds the old conversation.
+#[tokio::test(flavor = "multi_thread")]
+async fn clear_empties_the_scrollback_too() {
+    let long: String = (1..=80).map(|i| format!("old line {i}\n\n")).collect();
+    let env = env([MockTurn::text(long), MockTurn::text("the new answer")]).await;
+    let tmux = crate::tui_second_pass::InTmux::spawn(&env, &[]);
+    tmux.tui.wait_for("Ask anything");
+    turn(&tmux.tui, "a long one", "old line 80");
+    tmux.wait_captured("the old answer in the scrollback", |t| {
+        t.contains("old line 1\n") && t.contains("old line 80")
+    });
+    command(&tmux.tui, "/clear");
+    tmux.wait_captured("the old conversation gone", |t| {
+        !t.contains("old line") && !t.contains("a long one") && t.contains("Ask anything")
+    });
+    turn(&tmux.tui, "a new one", "the new answer");
+    let pane = tmux.capture();
+    assert!(!pane.contains("old line"), "{pane}");
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn archive_and_delete_change_the_store_and_delete_asks_first() {
     let env = env([
