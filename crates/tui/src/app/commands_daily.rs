@@ -399,3 +399,65 @@ impl App {
         self.status.thread_name = name.filter(|n| !n.trim().is_empty());
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn saved(actions: &[AppAction]) -> Option<Vec<String>> {
+        actions.iter().find_map(|a| match a {
+            AppAction::SaveTuiSetting(TuiSetting {
+                key: "status_line",
+                value: Some(oi_config::tui_settings::TuiValue::List(ids)),
+            }) => Some(ids.clone()),
+            _ => None,
+        })
+    }
+
+    #[test]
+    fn status_items_toggle_in_picker_order_and_never_all_go() {
+        let mut app = App::new(crate::composer::Composer::default());
+        app.status_items = vec![StatusItem::CurrentDir];
+        let on = app.daily_chosen(DailyChoice::ToggleStatusItem(StatusItem::ModelName));
+        assert_eq!(
+            saved(&on).unwrap(),
+            ["model-name", "current-dir"],
+            "kept in the picker's order"
+        );
+        app.daily_chosen(DailyChoice::ToggleStatusItem(StatusItem::ModelName));
+        assert_eq!(app.status_items, [StatusItem::CurrentDir]);
+        // The last item stays, with an error saying why.
+        app.daily_chosen(DailyChoice::ToggleStatusItem(StatusItem::CurrentDir));
+        assert_eq!(app.status_items, [StatusItem::CurrentDir]);
+        assert!(app.take_pending().iter().any(
+            |c| matches!(c, HistoryCell::Error { message } if message.contains("at least one"))
+        ));
+        // The picker stays open for the next item.
+        assert!(matches!(app.overlay, Some(Overlay::Picker(_))));
+    }
+
+    #[test]
+    fn bad_arguments_are_named_and_change_nothing() {
+        let mut app = App::new(crate::composer::Composer::default());
+        let before = app.status_items.clone();
+        assert!(
+            app.submit("/statusline model-name,five-hour-limit".into())
+                .is_empty()
+        );
+        assert_eq!(app.status_items, before);
+        assert!(app.submit("/theme solarized".into()).is_empty());
+        assert!(app.submit("/delete not-an-id".into()).is_empty());
+        let errors: Vec<String> = app
+            .take_pending()
+            .into_iter()
+            .filter_map(|c| match c {
+                HistoryCell::Error { message } => Some(message),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(errors.len(), 3, "{errors:?}");
+        assert!(errors[0].contains("five-hour-limit"), "{errors:?}");
+        assert!(errors[1].contains("solarized") && errors[1].contains("light"));
+        assert!(errors[2].contains("not a thread id"));
+    }
+}

@@ -111,6 +111,55 @@ fn cut(text: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use oi_protocol::models::FunctionCallOutput;
+
+    #[test]
+    fn the_export_has_the_messages_and_tool_calls_in_order_and_leaves_context_out() {
+        let mut app = App::new(crate::composer::Composer::default());
+        app.status.thread_id = "t1".into();
+        app.status.model = "m".into();
+        app.status.provider = "p".into();
+        let items = vec![
+            ResponseItem::Message {
+                role: Role::User,
+                content: vec![ContentItem::InputText {
+                    text: "<environment_context>cwd</environment_context>".into(),
+                }],
+            },
+            ResponseItem::user_text("list the files"),
+            ResponseItem::FunctionCall {
+                call_id: "c1".into(),
+                name: "shell".into(),
+                arguments: r#"{"command":["ls"]}"#.into(),
+            },
+            ResponseItem::FunctionCallOutput {
+                call_id: "c1".into(),
+                output: FunctionCallOutput::text("a.txt\nb.txt", true),
+            },
+            ResponseItem::FunctionCallOutput {
+                call_id: "c2".into(),
+                output: FunctionCallOutput::text("no such file", false),
+            },
+            ResponseItem::Message {
+                role: Role::Assistant,
+                content: vec![ContentItem::OutputText {
+                    text: "Two files.".into(),
+                }],
+            },
+        ];
+        let md = app.export_markdown(&items, "now");
+        assert!(
+            md.starts_with("# list the files\n\n- Thread: `t1`\n- Model: m via p\n"),
+            "{md}"
+        );
+        assert!(!md.contains("environment_context"), "{md}");
+        let want = "## You\n\nlist the files\n\n**Tool call** `shell`\n\n```json\n{\"command\":[\"ls\"]}\n```\n\n\
+                    **Output**\n\n```text\na.txt\nb.txt\n```\n\n**Output** (failed)\n\n```text\nno such file\n```\n\n\
+                    ## Assistant\n\nTwo files.\n";
+        assert!(md.ends_with(want), "{md}");
+        app.status.thread_name = Some("Named".into());
+        assert!(app.export_markdown(&items, "now").starts_with("# Named\n"));
+    }
 
     #[test]
     fn fences_outlast_the_backticks_inside() {
