@@ -207,10 +207,43 @@ pub(super) fn save_tui_setting(app: &mut App, config: &Config, setting: TuiSetti
     }
 }
 
+/// One `/config` row: key, value, where it came from.
+type Row = (String, String, String);
+
 /// `/config`: each effective setting, its value and where it came from.
 pub(super) fn show_config(app: &mut App, config: &Config, current: &Current) {
+    let mut rows = session_rows(app, config, current);
+    rows.extend(tui_rows(app, config));
+    let width = rows.iter().map(|(k, _, _)| k.len()).max().unwrap_or(0);
+    let mut lines: Vec<String> = rows
+        .into_iter()
+        .map(|(k, v, o)| format!("{k:<width$}  {v}  · {o}"))
+        .collect();
+    lines.push(String::new());
+    lines.push(format!(
+        "user config     {}",
+        config.user_config_path.display()
+    ));
+    lines.push(
+        match (
+            &config.project_config_path,
+            &config.untrusted_project_config,
+        ) {
+            (Some(p), _) => format!("project config  {}", p.display()),
+            (None, Some(p)) => format!(
+                "project config  {} (skipped: folder not trusted)",
+                p.display()
+            ),
+            (None, None) => "project config  none".into(),
+        },
+    );
+    app.show_config(lines);
+}
+
+/// The engine's settings as this session runs them.
+fn session_rows(app: &App, config: &Config, current: &Current) -> Vec<Row> {
     let live = current.thread.config();
-    let mut rows: Vec<(String, String, String)> = Vec::new();
+    let mut rows: Vec<Row> = Vec::new();
     let mut row = |key: &str, value: String, origin: String| {
         rows.push((key.to_string(), value, origin));
     };
@@ -317,7 +350,16 @@ pub(super) fn show_config(app: &mut App, config: &Config, current: &Current) {
         },
         origin("mcp_servers"),
     );
-    // The TUI's own settings: what is in use now (/theme, /statusline save them).
+    rows
+}
+
+/// The TUI's own settings: what is in use now (`/theme`, `/statusline` save them).
+fn tui_rows(app: &App, config: &Config) -> Vec<Row> {
+    let mut rows: Vec<Row> = Vec::new();
+    let mut row = |key: &str, value: String, origin: String| {
+        rows.push((key.to_string(), value, origin));
+    };
+    let origin = |key: &str| origin_text(config, key);
     let tui_origin = |key: &str, changed: bool| {
         if changed {
             format!(
@@ -342,30 +384,7 @@ pub(super) fn show_config(app: &mut App, config: &Config, current: &Current) {
         items.join(", "),
         tui_origin("tui.status_line", configured != app.status_items),
     );
-    let width = rows.iter().map(|(k, _, _)| k.len()).max().unwrap_or(0);
-    let mut lines: Vec<String> = rows
-        .into_iter()
-        .map(|(k, v, o)| format!("{k:<width$}  {v}  · {o}"))
-        .collect();
-    lines.push(String::new());
-    lines.push(format!(
-        "user config     {}",
-        config.user_config_path.display()
-    ));
-    lines.push(
-        match (
-            &config.project_config_path,
-            &config.untrusted_project_config,
-        ) {
-            (Some(p), _) => format!("project config  {}", p.display()),
-            (None, Some(p)) => format!(
-                "project config  {} (skipped: folder not trusted)",
-                p.display()
-            ),
-            (None, None) => "project config  none".into(),
-        },
-    );
-    app.show_config(lines);
+    rows
 }
 
 fn origin_text(config: &Config, key: &str) -> String {

@@ -126,24 +126,7 @@ impl App {
             SlashCommand::Statusline if args == "reset" => {
                 self.daily_chosen(DailyChoice::ResetStatusLine)
             }
-            SlashCommand::Statusline => {
-                let ids: Vec<String> = args
-                    .split([',', ' '])
-                    .filter(|s| !s.is_empty())
-                    .map(str::to_string)
-                    .collect();
-                let (items, unknown) = crate::status_items::parse_items(&ids);
-                if !unknown.is_empty() || items.is_empty() {
-                    let known: Vec<&str> = STATUS_ITEMS.iter().map(|(_, id, _)| *id).collect();
-                    self.push_error(format!(
-                        "Unknown status line item(s): {}; the items are {}",
-                        unknown.join(", "),
-                        known.join(", ")
-                    ));
-                    return vec![];
-                }
-                self.set_status_items(items)
-            }
+            SlashCommand::Statusline => self.statusline_args(args),
             SlashCommand::Config => vec![AppAction::ShowConfig],
             SlashCommand::Title if args.is_empty() => {
                 match self.status.thread_name.clone() {
@@ -252,6 +235,26 @@ impl App {
                 })]
             }
         }
+    }
+
+    /// `/statusline ITEMS`: exactly these items, in this order.
+    fn statusline_args(&mut self, args: &str) -> Vec<AppAction> {
+        let ids: Vec<String> = args
+            .split([',', ' '])
+            .filter(|s| !s.is_empty())
+            .map(str::to_string)
+            .collect();
+        let (items, unknown) = crate::status_items::parse_items(&ids);
+        if !unknown.is_empty() || items.is_empty() {
+            let known: Vec<&str> = STATUS_ITEMS.iter().map(|(_, id, _)| *id).collect();
+            self.push_error(format!(
+                "Unknown status line item(s): {}; the items are {}",
+                unknown.join(", "),
+                known.join(", ")
+            ));
+            return vec![];
+        }
+        self.set_status_items(items)
     }
 
     fn set_status_items(&mut self, items: Vec<StatusItem>) -> Vec<AppAction> {
