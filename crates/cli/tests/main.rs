@@ -43,6 +43,7 @@ mod task_checks;
 mod text_tool_calls;
 mod tui;
 mod tui_commands;
+mod tui_daily_commands;
 mod tui_diffs;
 mod tui_mcp_prompts;
 mod tui_regressions;

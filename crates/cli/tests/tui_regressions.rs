@@ -33,14 +33,17 @@ async fn the_slash_popup_scrolls_to_keep_the_selection_visible() {
         "harness",
         "approvals",
         "new",
+        "clear",
         "resume",
         "fork",
+        "archive",
+        "delete",
         "compact",
         "diff",
         "plan",
         "mention",
         "status",
-        "mcp",
+        "statusline",
     ];
     wait_highlighted(&tui, order[0]);
     for name in &order[1..] {

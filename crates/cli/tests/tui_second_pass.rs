@@ -18,13 +18,13 @@ use tui_pty::*;
 /// config), itself in the harness's pty: tmux re-wraps lines when the window narrows or
 /// widens, as most terminals people use do, and keeps the pane's scrollback, which
 /// `capture-pane` reads back whole.
-struct InTmux {
-    tui: Tui,
+pub(crate) struct InTmux {
+    pub(crate) tui: Tui,
     socket: PathBuf,
 }
 
 impl InTmux {
-    fn spawn(env: &TestEnv, args: &[&str]) -> InTmux {
+    pub(crate) fn spawn(env: &TestEnv, args: &[&str]) -> InTmux {
         let socket = env.home.path().join("tmux.sock");
         let conf = env.home.path().join("tmux.conf");
         std::fs::write(
@@ -48,7 +48,7 @@ impl InTmux {
 
     /// The pane's whole scrollback and screen, wrapped lines joined (what the user scrolls
     /// through and copies).
-    fn capture(&self) -> String {
+    pub(crate) fn capture(&self) -> String {
         let out = std::process::Command::new("tmux")
             .arg("-S")
             .arg(&self.socket)
@@ -72,7 +72,7 @@ impl InTmux {
             .then(|| String::from_utf8_lossy(&out.stdout).into_owned())
     }
 
-    fn wait_captured(&self, what: &str, ok: impl Fn(&str) -> bool) -> String {
+    pub(crate) fn wait_captured(&self, what: &str, ok: impl Fn(&str) -> bool) -> String {
         let start = std::time::Instant::now();
         loop {
             let text = self.capture();

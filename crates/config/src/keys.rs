@@ -49,6 +49,7 @@ pub const TOP_LEVEL_KEYS: &[&str] = &[
     "thread_store",
     "mcp_state_key_file",
     "mcp_oauth_credentials_store",
+    "tui",
 ];
 
 /// Top-level keys of Codex 0.171 that Open Interpreter accepts and ignores.
@@ -113,7 +114,6 @@ pub const CODEX_ONLY_TOP_LEVEL_KEYS: &[&str] = &[
     "tools_view_image",
     "tools_web_search",
     "tools_web_search_request",
-    "tui",
     "web_search",
     "windows",
     "windows_wsl_setup_acknowledged",
@@ -374,6 +374,12 @@ pub const KEY_DOCS: &[KeyDoc] = &[
         meaning: "which environment variables the model's commands see: `inherit`, `ignore_default_excludes`, `exclude`, `include_only`, `set`. See [shell_environment_policy](#shell_environment_policy)",
         example: "[shell_environment_policy]\ninherit = \"core\"\nset = { CI = \"1\" }",
     },
+    KeyDoc {
+        key: "tui",
+        default: "`theme = \"dark\"`, the default status line",
+        meaning: "the terminal UI's own settings, which its `/theme` and `/statusline` commands write: `theme` (`dark`, `light`, `high-contrast`, `mono`; `NO_COLOR` always wins) and `status_line` (the items the status line shows, in order: `model-with-reasoning`, `model-name`, `provider`, `context-remaining`, `used-tokens`, `mcp`, `approvals`, `current-dir`, `thread-title`, `thread-id`). Codex's other `[tui]` keys are accepted and ignored. See [the TUI](tui.md#slash-commands)",
+        example: "[tui]\ntheme = \"light\"\nstatus_line = [\"model-with-reasoning\", \"context-remaining\", \"current-dir\"]",
+    },
 ];
 
 /// The reference table of docs/configuration.md, rendered from [`KEY_DOCS`] and the
@@ -499,6 +505,30 @@ pub const SKILLS_KEYS: &[&str] = &["other_agents", "max_prompt_tokens", "config"
 /// Keys of one `[[skills.config]]` entry (Codex's per-skill switch).
 pub const SKILL_CONFIG_KEYS: &[&str] = &["name", "path", "enabled"];
 
+/// Keys of `[tui]` Open Interpreter honours.
+pub const TUI_KEYS: &[&str] = &["theme", "status_line"];
+
+/// Keys of Codex 0.171's `[tui]` that Open Interpreter accepts and ignores.
+pub const CODEX_ONLY_TUI_KEYS: &[&str] = &[
+    "alternate_screen",
+    "animations",
+    "experimental_mode",
+    "keymap",
+    "model_availability_nux",
+    "notification_condition",
+    "notification_method",
+    "notifications",
+    "pet",
+    "pet_anchor",
+    "raw_output_mode",
+    "session_picker_view",
+    "show_tooltips",
+    "status_line_use_colors",
+    "terminal_resize_reflow_max_rows",
+    "terminal_title",
+    "vim_mode_default",
+];
+
 /// Keys of `[history]`: `persistence` is honoured, `max_bytes` accepted from Codex.
 pub const HISTORY_KEYS: &[&str] = &["persistence", "max_bytes"];
 
@@ -573,6 +603,10 @@ mod tests {
         );
         assert_eq!(
             classify("tui", TOP_LEVEL_KEYS, CODEX_ONLY_TOP_LEVEL_KEYS),
+            KeyKind::Honoured
+        );
+        assert_eq!(
+            classify("notifications", TUI_KEYS, CODEX_ONLY_TUI_KEYS),
             KeyKind::CodexOnly
         );
     }

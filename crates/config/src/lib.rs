@@ -18,6 +18,7 @@ pub mod keys;
 pub mod launch_pins;
 mod load;
 pub mod mcp;
+mod origin;
 mod overrides;
 pub mod owner_only;
 pub mod project_consent;
@@ -29,6 +30,7 @@ mod resolve;
 mod schema;
 pub mod shell_env;
 pub mod trust;
+pub mod tui_settings;
 mod typed;
 mod unknown_keys;
 mod value;
@@ -39,6 +41,7 @@ pub use load::{
     prompt_folders, thread_store_settings, thread_store_url, trusted_project_folder,
     user_config_path,
 };
+pub use origin::Origin;
 pub use overrides::{
     ConfigOverrides, apply_dotted, json_to_toml, parse_cli_override, toml_to_json,
 };

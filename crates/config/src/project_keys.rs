@@ -206,6 +206,12 @@ pub const PROJECT_RULES: &[ProjectKey] = &[
         Neutral,
         "accepted from Codex, not used",
     ),
+    key("tui.theme", Neutral, "the terminal UI's colours"),
+    key(
+        "tui.status_line",
+        Neutral,
+        "what the terminal UI's status line shows",
+    ),
     key(
         "projects.*.*",
         UserOnly,

@@ -26,6 +26,7 @@ fn schema_leaves() -> Vec<Vec<String>> {
                 sub(&[top], fields_of::<SandboxWorkspaceWriteToml>(), &mut out)
             }
             "history" => sub(&[top], fields_of::<HistoryToml>(), &mut out),
+            "tui" => sub(&[top], fields_of::<crate::schema::TuiToml>(), &mut out),
             "skills" => sub(&[top], fields_of::<crate::schema::SkillsToml>(), &mut out),
             "thread_store" => sub(&[top], fields_of::<ThreadStoreToml>(), &mut out),
             "shell_environment_policy" => {
@@ -98,6 +99,8 @@ fn sample(key: &[&str]) -> Option<(&'static str, &'static str)> {
             "{ Stop = [{ hooks = [{ type = \"command\", command = \"true\" }] }] }",
         ),
         ["include_plan_tool"] => ("", "false"),
+        ["tui", "theme"] => ("", "\"light\""),
+        ["tui", "status_line"] => ("", "[\"current-dir\"]"),
         ["history", "persistence"] => ("[history]\npersistence = \"none\"\n", "\"save-all\""),
         ["history", "max_bytes"] => ("", "1000"),
         ["projects", _, "trust_level"] => ("", "\"trusted\""),

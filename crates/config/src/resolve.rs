@@ -179,6 +179,9 @@ pub(crate) fn build_config(inputs: TypedInputs<'_>) -> Result<Config, ConfigErro
         project_config_review: None,
         shell_environment_policy,
         layers: Vec::new(),
+        flag_keys: flag_keys(&opts.overrides),
+        tui_theme: t.tui.as_ref().and_then(|t| t.0.theme.clone()),
+        tui_status_line: t.tui.and_then(|t| t.0.status_line),
     })
 }
 
@@ -547,4 +550,24 @@ fn saturating_i64(v: u64) -> i64 {
 
 fn as_usize(v: u64) -> usize {
     usize::try_from(v).unwrap_or(usize::MAX)
+}
+
+/// The top-level keys the typed overrides set, for [`Config::origin_of`].
+fn flag_keys(ov: &crate::ConfigOverrides) -> Vec<&'static str> {
+    [
+        ("model", ov.model.is_some()),
+        ("model_provider", ov.model_provider.is_some()),
+        ("profile", ov.profile.is_some()),
+        ("approval_policy", ov.approval_policy.is_some()),
+        ("sandbox_mode", ov.sandbox_mode.is_some()),
+        ("base_instructions", ov.base_instructions.is_some()),
+        (
+            "developer_instructions",
+            ov.developer_instructions.is_some(),
+        ),
+        ("compact_prompt", ov.compact_prompt.is_some()),
+    ]
+    .into_iter()
+    .filter_map(|(key, set)| set.then_some(key))
+    .collect()
 }

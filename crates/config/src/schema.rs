@@ -64,6 +64,7 @@ pub(crate) struct ConfigToml {
     /// is checked like the others.
     pub mcp_state_key_file: Option<String>,
     pub mcp_oauth_credentials_store: Option<crate::OAuthCredentialsStoreMode>,
+    pub tui: Option<Table<TuiToml>>,
 }
 
 /// `[profiles.<name>]`: the keys a profile may set, with the types of the top-level ones.
@@ -215,6 +216,14 @@ pub(crate) struct HistoryToml {
     /// Accepted (Codex writes it) and not used: the prompt history is not size-capped.
     #[allow(dead_code)]
     pub max_bytes: Option<toml::Value>,
+}
+
+/// `[tui]`: the terminal UI's settings (which themes and items exist is the TUI's business).
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+pub(crate) struct TuiToml {
+    pub theme: Option<String>,
+    pub status_line: Option<Vec<String>>,
 }
 
 /// A TOML table read as `T`. A derived struct would also accept an array of its values in
@@ -408,6 +417,7 @@ pub(crate) mod tests {
             sorted(SANDBOX_WW_KEYS)
         );
         assert_eq!(fields_of::<HistoryToml>(), sorted(HISTORY_KEYS));
+        assert_eq!(fields_of::<TuiToml>(), sorted(crate::keys::TUI_KEYS));
         assert_eq!(fields_of::<SkillsToml>(), sorted(crate::keys::SKILLS_KEYS));
         assert_eq!(
             fields_of::<SkillConfigToml>(),

@@ -120,6 +120,13 @@ pub struct Config {
     /// `[shell_environment_policy]`: the environment of commands the model runs.
     pub shell_environment_policy: crate::ShellEnvironmentPolicy,
     pub layers: Vec<ConfigLayer>,
+    /// The keys a front end's typed overrides set (`-m`, `-s`, `-a`, `-p`...): they win over
+    /// every layer, and [`Config::origin_of`] names them as flags.
+    pub flag_keys: Vec<&'static str>,
+    /// `[tui] theme`: the terminal UI's colour theme, by name (the TUI knows the names).
+    pub tui_theme: Option<String>,
+    /// `[tui] status_line`: the status line's items, in order (the TUI knows the ids).
+    pub tui_status_line: Option<Vec<String>>,
 }
 
 /// `[skills]`.

@@ -66,6 +66,10 @@ pub(crate) fn known_keys_for(parts: &[String]) -> Option<(String, &str, KnownKey
         [_] => (&[], (TOP_LEVEL_KEYS, CODEX_ONLY_TOP_LEVEL_KEYS)),
         ["sandbox_workspace_write", _] => (&names[..1], (SANDBOX_WW_KEYS, &[])),
         ["history", _] => (&names[..1], (HISTORY_KEYS, &[])),
+        ["tui", _] => (
+            &names[..1],
+            (crate::keys::TUI_KEYS, crate::keys::CODEX_ONLY_TUI_KEYS),
+        ),
         ["skills", _] => (&names[..1], (crate::keys::SKILLS_KEYS, &[])),
         ["skills", "config", _, _] => (&names[..3], (crate::keys::SKILL_CONFIG_KEYS, &[])),
         ["thread_store", _] => (&names[..1], (THREAD_STORE_KEYS, &[])),

@@ -49,7 +49,7 @@ struct Report {
 /// answer is complete and drawn.
 async fn stream(pace: Option<Duration>) -> Report {
     let (mut app, mut term) = setup();
-    let theme = Theme { color: true };
+    let theme = Theme::dark();
     let (tx, mut rx) = mpsc::unbounded_channel::<EventMsg>();
     let start = Instant::now();
     let producer = tokio::spawn(async move {
@@ -125,7 +125,7 @@ async fn idle(secs: u64) -> (usize, Duration) {
     app.on_event(&ev(
         json!({"type": "task_complete", "turn_id": "t", "last_agent_message": null}),
     ));
-    let theme = Theme { color: true };
+    let theme = Theme::dark();
     draw(&mut term, &mut app, &theme).expect("draw");
     let (_tx, mut rx) = mpsc::unbounded_channel::<EventMsg>();
     let before = cpu_time();

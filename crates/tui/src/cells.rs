@@ -516,7 +516,7 @@ mod tests {
 
     #[test]
     fn the_turn_done_rule_spans_the_width() {
-        let theme = Theme { color: false };
+        let theme = Theme::mono();
         for width in [40u16, 80, 100, 200] {
             let cell = HistoryCell::TurnEnded {
                 interrupted: false,

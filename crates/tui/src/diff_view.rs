@@ -229,7 +229,7 @@ mod tests {
     #[test]
     fn numbers_come_from_the_hunk_headers() {
         let diff = "@@ -9,3 +9,4 @@ fn main() {\n ctx\n-old\n+new\n+more\n ctx2\n\\ No newline at end of file\n";
-        let plain = Theme { color: false };
+        let plain = Theme::mono();
         let got = text(&diff_lines(diff, Some("src/main.rs"), &plain, 100));
         assert_eq!(
             got,
@@ -248,7 +248,7 @@ mod tests {
     #[test]
     fn git_diffs_restart_numbers_per_file_and_code_is_coloured() {
         let diff = "diff --git a/a.rs b/a.rs\nindex 1..2 100644\n--- a/a.rs\n+++ b/a.rs\n@@ -1 +1 @@\n-fn a() {}\n+fn b() {}\ndiff --git a/new.txt b/new.txt\nnew file mode 100644\n--- /dev/null\n+++ b/new.txt\n@@ -0,0 +1,2 @@\n+x\n+y\n";
-        let colour = Theme { color: true };
+        let colour = Theme::dark();
         let lines = diff_lines(diff, None, &colour, 100);
         let got = text(&lines);
         assert!(got.contains(&"    1 +fn b() {}".to_string()), "{got:?}");
@@ -270,7 +270,7 @@ mod tests {
     #[test]
     fn a_new_file_without_headers_counts_from_one_and_is_cut() {
         let diff: String = (1..=50).map(|i| format!("+line {i}\n")).collect();
-        let plain = Theme { color: false };
+        let plain = Theme::mono();
         let got = text(&diff_lines(&diff, Some("x.txt"), &plain, 40));
         assert_eq!(got[0], "     1 +line 1");
         assert_eq!(got[39], "    40 +line 40");

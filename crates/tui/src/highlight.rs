@@ -11,7 +11,18 @@ use syntect::parsing::SyntaxSet;
 
 struct Sets {
     syntaxes: SyntaxSet,
-    theme: syntect::highlighting::Theme,
+    dark: syntect::highlighting::Theme,
+    /// For the `light` theme: colours that read on a light background.
+    light: syntect::highlighting::Theme,
+}
+
+impl Sets {
+    fn for_theme(&self, theme: &Theme) -> &syntect::highlighting::Theme {
+        match theme.name {
+            crate::theme::ThemeName::Light => &self.light,
+            _ => &self.dark,
+        }
+    }
 }
 
 fn sets() -> Option<&'static Sets> {
@@ -19,8 +30,13 @@ fn sets() -> Option<&'static Sets> {
     SETS.get_or_init(|| {
         let syntaxes = SyntaxSet::load_defaults_newlines();
         let mut themes = ThemeSet::load_defaults();
-        let theme = themes.themes.remove("base16-ocean.dark")?;
-        Some(Sets { syntaxes, theme })
+        let dark = themes.themes.remove("base16-ocean.dark")?;
+        let light = themes.themes.remove("InspiredGitHub")?;
+        Some(Sets {
+            syntaxes,
+            dark,
+            light,
+        })
     })
     .as_ref()
 }
@@ -46,7 +62,7 @@ pub fn highlight_code(lang: &str, code: &str, theme: &Theme) -> Vec<Line<'static
     else {
         return plain();
     };
-    let mut h = HighlightLines::new(syntax, &sets.theme);
+    let mut h = HighlightLines::new(syntax, sets.for_theme(theme));
     let mut out = Vec::new();
     for line in syntect::util::LinesWithEndings::from(code) {
         let Ok(ranges) = h.highlight_line(line, &sets.syntaxes) else {
@@ -90,7 +106,7 @@ impl LineHighlighter {
             .find_syntax_by_extension(ext)
             .or_else(|| sets.syntaxes.find_syntax_by_extension(name))?;
         Some(Self {
-            lines: HighlightLines::new(syntax, &sets.theme),
+            lines: HighlightLines::new(syntax, sets.for_theme(theme)),
             syntaxes: &sets.syntaxes,
         })
     }

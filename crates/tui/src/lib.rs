@@ -30,6 +30,7 @@ pub mod queue;
 pub mod render;
 pub mod run;
 pub mod slash;
+pub mod status_items;
 mod table;
 pub mod theme;
 pub mod transcript;

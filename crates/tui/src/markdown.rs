@@ -362,7 +362,7 @@ mod tests {
     #[test]
     fn renders_structure_as_text() {
         let md = "# Title\n\nSome *emphasis* and `code`.\n\n- one\n- two\n\n1. first\n2. second\n\n```rust\nfn main() {}\n```\n\nSee [docs](https://example.com).";
-        let out = plain(&render_markdown(md, 60, &Theme { color: false }));
+        let out = plain(&render_markdown(md, 60, &Theme::mono()));
         assert_eq!(
             out,
             "# Title\n\nSome emphasis and code.\n\n• one\n• two\n\n1. first\n2. second\n\n  fn main() {}\n\nSee docs (https://example.com)."
@@ -372,7 +372,7 @@ mod tests {
     #[test]
     fn each_heading_level_has_its_own_marks_and_the_top_three_the_accent() {
         let md = "# a\n\n## b\n\n### c\n\n#### d\n\n##### e\n\n###### f";
-        let theme = Theme { color: true };
+        let theme = Theme::dark();
         let lines = render_markdown(md, 60, &theme);
         assert_eq!(
             plain(&lines),
@@ -393,13 +393,13 @@ mod tests {
     #[test]
     fn task_list_items_show_a_box_instead_of_the_bullet() {
         let md = "- [ ] todo\n- [x] done\n- plain\n\n1. [x] numbered";
-        let out = plain(&render_markdown(md, 60, &Theme { color: false }));
+        let out = plain(&render_markdown(md, 60, &Theme::mono()));
         assert_eq!(out, "☐ todo\n☑ done\n• plain\n\n1. ☑ numbered");
         // A long task wraps under its text, past the box.
         let out = plain(&render_markdown(
             "- [ ] one two three four",
             12,
-            &Theme { color: false },
+            &Theme::mono(),
         ));
         assert_eq!(out, "☐ one two\n  three four");
     }
@@ -407,7 +407,7 @@ mod tests {
     #[test]
     fn tables_are_drawn_in_aligned_columns() {
         let md = "Files:\n\n| name | size |\n|---|---:|\n| a.txt | 10 |\n| b.txt | 2000 |\n\nDone.";
-        let out = plain(&render_markdown(md, 60, &Theme { color: false }));
+        let out = plain(&render_markdown(md, 60, &Theme::mono()));
         assert_eq!(
             out,
             "Files:\n\nname  │ size\n──────┼─────\na.txt │   10\nb.txt │ 2000\n\nDone."
@@ -416,7 +416,7 @@ mod tests {
 
     #[test]
     fn code_blocks_are_highlighted_when_colour_is_on() {
-        let lines = render_markdown("```rust\nlet x = 1;\n```", 60, &Theme { color: true });
+        let lines = render_markdown("```rust\nlet x = 1;\n```", 60, &Theme::dark());
         let styled = lines[0]
             .spans
             .iter()

@@ -336,6 +336,8 @@ pub enum PickerValue {
     Thread(ThreadId),
     /// `/undo`'s confirmation: revert (`true`) or keep.
     Undo(bool),
+    /// A row of `/archive`, `/delete`, `/export`, `/theme` or `/statusline`.
+    Daily(crate::app::DailyChoice),
 }
 
 #[derive(Clone, Debug, PartialEq)]

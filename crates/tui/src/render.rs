@@ -1,7 +1,7 @@
 //! Drawing the live area (everything below the scrollback): running cells, the streaming
 //! answer, popups, overlays, the composer and the status line. Pure over [`App`].
 
-use crate::app::{App, McpState, Popup};
+use crate::app::{App, Popup};
 use crate::cells::{HistoryCell, format_duration, patch_lines};
 use crate::overlay::{ApprovalSubject, FieldKind, Overlay};
 use crate::theme::Theme;
@@ -276,24 +276,9 @@ pub fn status_line(app: &App, width: u16, theme: &Theme, now: Instant) -> Line<'
         spans.push(Span::styled(text, theme.accent()));
         spans.push(Span::styled(" │ ", theme.dim()));
     }
-    let mut facts: Vec<String> = Vec::new();
-    let effort = s
-        .effort
-        .map(|e| format!(" {}", e.as_str()))
-        .unwrap_or_default();
-    facts.push(format!("{}{effort} · {}", s.model, s.provider));
-    if let Some(p) = s.context_left_percent() {
-        facts.push(format!("{p}% context left"));
-    }
-    if !s.mcp.is_empty() {
-        let ready = s.mcp.values().filter(|m| **m == McpState::Ready).count();
-        facts.push(format!("MCP {ready}/{}", s.mcp.len()));
-    }
-    if let (Some(sb), Some(ap)) = (s.sandbox, s.approval) {
-        facts.push(format!("{sb} · {ap}"));
-    }
-    facts.push(short_path(&s.cwd));
-    let text = truncate(&facts.join(" · "), usize::from(width).saturating_sub(used));
+    // The items `/statusline` chose (see `status_items`).
+    let facts = crate::status_items::facts(&app.status_items, s);
+    let text = truncate(&facts, usize::from(width).saturating_sub(used));
     spans.push(Span::styled(text, theme.dim()));
     // Written to the right edge, so a terminal that re-wraps lines when it narrows always
     // moves the cursor above this line (how the live area is found again after a resize,
@@ -306,16 +291,6 @@ pub fn status_line(app: &App, width: u16, theme: &Theme, now: Instant) -> Line<'
         ratatui::style::Style::new().add_modifier(ratatui::style::Modifier::DIM),
     ));
     Line::from(spans)
-}
-
-/// `~/…` for paths under the home directory.
-fn short_path(p: &std::path::Path) -> String {
-    if let Some(home) = std::env::var_os("HOME").map(std::path::PathBuf::from)
-        && let Ok(rest) = p.strip_prefix(&home)
-    {
-        return format!("~/{}", rest.display());
-    }
-    p.display().to_string()
 }
 
 /// At most `max_rows` of `lines`: the first `head` and last `tail` always, and of the rows

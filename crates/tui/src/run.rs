@@ -25,6 +25,9 @@ use oi_protocol::protocol::{Event, Op};
 use ratatui::Terminal;
 use ratatui::backend::CrosstermBackend;
 
+#[path = "run_daily.rs"]
+mod daily;
+
 use std::io::Write;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -235,13 +238,19 @@ async fn run_inner(opts: TuiOptions) -> Result<i32, String> {
         images,
         models,
     } = opts;
-    let theme = Theme::from_env();
     // Start the thread before touching the terminal, so a config error prints plainly.
     let first = start_thread(&manager, &config, &start).await?;
     let history = PromptHistory::from_config(&config);
     let mut app = App::new(Composer::with_history(history.read()));
     app.set_models(models);
     app.on_session_configured(&first.session_configured);
+    app.apply_tui_settings(
+        config.tui_theme.as_deref(),
+        config.tui_status_line.as_deref(),
+    );
+    if matches!(start, StartMode::Resume(_)) {
+        daily::load_title(&mut app, &manager, &config.home, first.thread_id).await;
+    }
     app.replay_history(&first.thread.history());
     app.set_custom_prompts(
         crate::extension_actions::custom_prompt_list(&first.thread.config()).await,
@@ -403,6 +412,7 @@ async fn run_inner(opts: TuiOptions) -> Result<i32, String> {
                     last_draw = Instant::now();
                     continue;
                 }
+                let theme = app.theme;
                 if let Err(e) = screens.frame(&mut app, &theme) {
                     failure = Some(e);
                     actions.push(AppAction::Quit);
@@ -452,6 +462,19 @@ async fn run_inner(opts: TuiOptions) -> Result<i32, String> {
                 }
                 AppAction::Redraw => {
                     let _ = screens.live.terminal().clear();
+                    dirty = true;
+                }
+                AppAction::ClearScreen => {
+                    // `/clear`: the screen and the scrollback go (as `clear` does), the
+                    // live area starts again at the bottom.
+                    let mut out = std::io::stdout();
+                    let cleared = write!(out, "\x1b[H\x1b[2J\x1b[3J")
+                        .and_then(|()| out.flush())
+                        .and_then(|()| screens.live.restart_at_bottom());
+                    if let Err(e) = cleared {
+                        failure = Some(format!("cannot clear the screen: {e}"));
+                        quit = true;
+                    }
                     dirty = true;
                 }
                 AppAction::EditDraft(draft) => {
@@ -560,6 +583,7 @@ async fn run_inner(opts: TuiOptions) -> Result<i32, String> {
         }
         if quit {
             app.overlay = None;
+            let theme = app.theme;
             if failure.is_none()
                 && let Err(e) = screens.frame(&mut app, &theme)
             {
@@ -799,6 +823,9 @@ async fn handle_action(
             let cfg = with_choices(config, app.approvals_choice, app.harness_choice);
             let new = manager.resume_thread(id, cfg).await;
             switch_to(new, app, manager, config, current, tx).await;
+            if current.id == id {
+                daily::load_title(app, manager, &config.home, id).await;
+            }
         }
         AppAction::Fork => {
             let cfg = with_choices(config, app.approvals_choice, app.harness_choice);
@@ -874,6 +901,9 @@ async fn handle_action(
                     .map_err(|e| e.to_string()),
                 Err(e) => Err(e.to_string()),
             };
+            if renamed.is_ok() {
+                app.set_thread_name(Some(name.clone()));
+            }
             app.push_cell(match renamed {
                 Ok(()) => HistoryCell::Info {
                     title: format!("Thread renamed to “{name}”"),
@@ -950,7 +980,25 @@ async fn handle_action(
             }
             Err(e) => app.mentions_failed(&text, overrides, e),
         },
+        AppAction::Export { path, replace } => daily::export(app, current, path, replace).await,
+        AppAction::PickThread(which) => {
+            match crate::actions::list_threads(manager, &config.home).await {
+                Ok(rows) => app.open_thread_command_picker(which, rows),
+                Err(e) => app.push_cell(HistoryCell::Error { message: e }),
+            }
+        }
+        AppAction::ArchiveThread(id) => {
+            let change = daily::StoreChange::Archive;
+            daily::change_thread(change, id, app, manager, config, current, tx).await;
+        }
+        AppAction::DeleteThread(id) => {
+            let change = daily::StoreChange::Delete;
+            daily::change_thread(change, id, app, manager, config, current, tx).await;
+        }
+        AppAction::SaveTuiSetting(setting) => daily::save_tui_setting(app, config, setting),
+        AppAction::ShowConfig => daily::show_config(app, config, current),
         AppAction::Quit
+        | AppAction::ClearScreen
         | AppAction::Redraw
         | AppAction::Suspend
         | AppAction::SearchFiles(_)

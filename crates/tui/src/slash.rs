@@ -22,6 +22,14 @@ pub enum SlashCommand {
     Copy,
     Rename,
     Undo,
+    Clear,
+    Export,
+    Archive,
+    Delete,
+    Theme,
+    Statusline,
+    Config,
+    Title,
     Quit,
     Exit,
     Help,
@@ -45,11 +53,26 @@ pub const COMMANDS: &[(&str, SlashCommand, &str)] = &[
         "choose what runs without asking",
     ),
     ("new", SlashCommand::New, "start a new thread"),
+    (
+        "clear",
+        SlashCommand::Clear,
+        "clear the screen and start a new thread",
+    ),
     ("resume", SlashCommand::Resume, "resume a stored thread"),
     (
         "fork",
         SlashCommand::Fork,
         "fork this thread into a new one",
+    ),
+    (
+        "archive",
+        SlashCommand::Archive,
+        "archive this or another thread (hidden from /resume)",
+    ),
+    (
+        "delete",
+        SlashCommand::Delete,
+        "delete this or another thread, after asking",
     ),
     (
         "compact",
@@ -77,6 +100,17 @@ pub const COMMANDS: &[(&str, SlashCommand, &str)] = &[
         "show config, thread, token usage",
     ),
     (
+        "statusline",
+        SlashCommand::Statusline,
+        "choose what the status line shows",
+    ),
+    (
+        "config",
+        SlashCommand::Config,
+        "show the effective settings and where each came from",
+    ),
+    ("theme", SlashCommand::Theme, "choose the colour theme"),
+    (
         "mcp",
         SlashCommand::Mcp,
         "list MCP servers (`/mcp verbose` for tools)",
@@ -103,9 +137,19 @@ pub const COMMANDS: &[(&str, SlashCommand, &str)] = &[
         "copy the last answer to the clipboard (OSC 52)",
     ),
     (
+        "export",
+        SlashCommand::Export,
+        "write this thread as Markdown: /export [PATH]",
+    ),
+    (
         "rename",
         SlashCommand::Rename,
         "rename this thread: /rename NAME",
+    ),
+    (
+        "title",
+        SlashCommand::Title,
+        "show or set this thread's title: /title NAME",
     ),
     (
         "undo",

@@ -166,7 +166,7 @@ mod tests {
 
     #[test]
     fn columns_are_padded_and_aligned() {
-        let out = plain(&table().render(60, "", &Theme { color: false }));
+        let out = plain(&table().render(60, "", &Theme::mono()));
         assert_eq!(
             out,
             [
@@ -182,7 +182,7 @@ mod tests {
     fn too_wide_tables_become_one_block_per_row() {
         let mut t = table();
         t.rows[0][0] = cell(&"q".repeat(40));
-        let out = plain(&t.render(30, "", &Theme { color: false }));
+        let out = plain(&t.render(30, "", &Theme::mono()));
         assert!(out[0].starts_with("• name: "), "{out:?}");
         assert_eq!(out.concat().matches('q').count(), 40, "{out:?}");
         assert!(out.iter().all(|l| l.width() <= 30), "{out:?}");

@@ -16,7 +16,7 @@ use ratatui::widgets::{Paragraph, Widget};
 use serde_json::json;
 use std::time::{Duration, Instant};
 
-const PLAIN: Theme = Theme { color: false };
+const PLAIN: Theme = Theme::mono();
 
 fn ev(v: serde_json::Value) -> EventMsg {
     serde_json::from_value(v).expect("event json")

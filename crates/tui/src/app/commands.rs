@@ -174,6 +174,14 @@ impl App {
             SlashCommand::Rename => vec![AppAction::Rename(args.to_string())],
             SlashCommand::Undo if self.is_running() => busy(self, "undo"),
             SlashCommand::Undo => self.ask_undo(),
+            SlashCommand::Clear
+            | SlashCommand::Export
+            | SlashCommand::Archive
+            | SlashCommand::Delete
+            | SlashCommand::Theme
+            | SlashCommand::Statusline
+            | SlashCommand::Config
+            | SlashCommand::Title => self.run_daily_command(cmd, args),
             SlashCommand::Approvals => {
                 let items = APPROVAL_PRESETS
                     .iter()

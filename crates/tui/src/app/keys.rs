@@ -53,7 +53,7 @@ impl App {
                 let (width, height) = self.screen;
                 let body = usize::from(height).saturating_sub(crate::transcript::CHROME_ROWS);
                 let texts = || {
-                    let plain = crate::theme::Theme { color: false };
+                    let plain = crate::theme::Theme::mono();
                     crate::transcript::lines(&self.transcript, width, &plain)
                         .iter()
                         .map(crate::transcript::line_text)
@@ -67,7 +67,7 @@ impl App {
             Some(Overlay::Diff(mut pager)) => {
                 let (width, height) = self.screen;
                 let body = usize::from(height).saturating_sub(crate::transcript::CHROME_ROWS);
-                let plain = crate::theme::Theme { color: false };
+                let plain = crate::theme::Theme::mono();
                 let texts: Vec<String> = pager
                     .lines(width, &plain)
                     .iter()
@@ -326,6 +326,7 @@ impl App {
                 self.push_info("Kept the last patch", vec![]);
                 vec![]
             }
+            PickerValue::Daily(choice) => self.daily_chosen(choice),
         }
     }
 

@@ -4,6 +4,8 @@
 //! `keys`, slash commands in `commands`.
 
 mod commands;
+mod commands_daily;
+mod export;
 mod extensions;
 mod extras;
 mod images;
@@ -11,6 +13,7 @@ mod keys;
 mod mcp;
 mod plan;
 
+pub use commands_daily::{DailyChoice, ThreadCommand, TuiSetting};
 pub use extensions::{PROMPT_COMMAND_PREFIX, SkillRow};
 pub use mcp::{McpCatalog, McpPrompt};
 
@@ -138,6 +141,25 @@ pub enum AppAction {
         overrides: TurnOverrides,
         mentions: Vec<(String, String)>,
     },
+    /// `/clear`: clear the screen and its scrollback (a new thread follows).
+    ClearScreen,
+    /// `/export [PATH]`: write the thread as Markdown; `replace` once the user said an
+    /// existing file may be replaced ([`App::ask_export_replace`] asks).
+    Export {
+        path: Option<PathBuf>,
+        replace: bool,
+    },
+    /// `/archive` or `/delete` without an id: list the stored threads and
+    /// [`App::open_thread_command_picker`].
+    PickThread(ThreadCommand),
+    /// Archive this thread in the store (the current one: a new thread follows).
+    ArchiveThread(oi_protocol::ThreadId),
+    /// Delete this thread from the store, confirmed (the current one: a new thread follows).
+    DeleteThread(oi_protocol::ThreadId),
+    /// `/theme`, `/statusline`: keep a `[tui]` setting in the user's config.toml.
+    SaveTuiSetting(TuiSetting),
+    /// `/config`: the effective settings and their origins ([`App::show_config`]).
+    ShowConfig,
 }
 
 /// Per-server MCP state from startup events.
@@ -159,6 +181,8 @@ pub struct StatusInfo {
     pub sandbox: Option<SandboxMode>,
     pub approval: Option<AskForApproval>,
     pub thread_id: String,
+    /// The thread's title (`/title`), when it has one.
+    pub thread_name: Option<String>,
     pub context_window: Option<i64>,
     /// Where the window figure came from (e.g. "llama.cpp /props n_ctx").
     pub context_window_source: Option<String>,
@@ -249,6 +273,10 @@ pub struct App {
     pub extras: extras::Extras,
     /// The thread's latest plan (`/plan` shows it again).
     plan: Option<oi_protocol::protocol::PlanUpdateEvent>,
+    /// The colours everything is drawn with (`/theme`).
+    pub theme: crate::theme::Theme,
+    /// What the status line shows (`/statusline`).
+    pub status_items: Vec<crate::status_items::StatusItem>,
 }
 
 /// The sandbox policy a `/approvals` preset's mode stands for.
@@ -328,6 +356,8 @@ impl App {
             should_quit: false,
             extras: extras::Extras::default(),
             plan: None,
+            theme: crate::theme::Theme::from_env(),
+            status_items: crate::status_items::DEFAULT_ITEMS.to_vec(),
         }
     }
 
@@ -454,6 +484,7 @@ impl App {
             sandbox: Some(ev.sandbox_policy.mode()),
             approval: Some(ev.approval_policy),
             thread_id: ev.thread_id.to_string(),
+            thread_name: ev.thread_name.clone(),
             mcp,
             ..StatusInfo::default()
         };
