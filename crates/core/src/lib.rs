@@ -57,7 +57,6 @@ mod turn_context;
 mod turn_handle;
 mod turn_state;
 mod window;
-mod window_recovery;
 
 pub use client_tools::{
     ClientCommand, ClientCommandOutput, ClientFuture, ClientToolError, ClientTools, PlannedFile,

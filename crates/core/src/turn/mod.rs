@@ -1,19 +1,18 @@
 //! One turn: stream the model, run the tools it calls, repeat until it answers.
 //!
 //! Read top to bottom: [`start`] announces the turn and hands it to [`steps`], the loop
-//! (build the request in [`prompt`], [`sample`] the model, run its [`calls`], or judge its
-//! answer under the [`answer`] policy); [`end`] is the one way every turn ends.
+//! (build the request with `prompt`, [`sample`] the model, run its [`calls`], or judge its
+//! answer under the [`answer`] policy); [`end`] is the one way every turn ends. Compaction
+//! and window recovery (`compact`) are called from here and never call back.
 
 mod answer;
 mod calls;
 mod end;
-mod prompt;
 mod sample;
 mod start;
 mod steps;
 
 pub(crate) use end::{TurnOutcome, end_turn, end_turn_gated};
-pub(crate) use prompt::{build_prompt, estimate_with_history};
 pub(crate) use start::{run_compact_turn, run_resumed_turn, run_turn};
 pub(crate) use steps::LoopState;
 

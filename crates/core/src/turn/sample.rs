@@ -1,13 +1,13 @@
 //! One model request: stream the answer to front ends as it comes, retry a stream that
 //! drops, recover when the window was too small, and account for the tokens used.
 
-use super::TurnFailure;
-use super::prompt::{build_sized_prompt, prompt_has_images};
-use crate::context_window::{WindowSignal, window_signal};
-use crate::session::Session;
-use crate::window_recovery::{
+use super::{TurnFailure, compact_failure};
+use crate::compact::recover::{
     SignalOutcome, overflow_failure, recover_from_overflow, recover_from_signal,
 };
+use crate::context_window::{WindowSignal, window_signal};
+use crate::prompt::{build_sized_prompt, prompt_has_images};
+use crate::session::Session;
 use futures::StreamExt;
 use oi_model_client::{ModelError, Prompt, ResponseEvent, RetryNotice};
 use oi_protocol::models::{ResponseItem, Role, TokenUsage};
@@ -192,7 +192,8 @@ async fn compact_or_fail(
         prompt,
         &mut retries.overflow_compacted,
     )
-    .await?
+    .await
+    .map_err(compact_failure)?
     {
         return Ok(Attempt::Retry);
     }
@@ -249,7 +250,8 @@ async fn check_window(
             signal,
             &mut retries.overflow_compacted,
         )
-        .await?;
+        .await
+        .map_err(compact_failure)?;
         if let SignalOutcome::Retry = outcome {
             return Ok(Attempt::Retry);
         }
@@ -407,7 +409,7 @@ fn announce_item(sess: &Session, turn_id: &str, item: &ResponseItem) {
 
 fn model_failure(err: &ModelError, overflow_compacted: bool) -> TurnFailure {
     if err.context_overflow().is_some() {
-        return overflow_failure(err, overflow_compacted);
+        return compact_failure(overflow_failure(err, overflow_compacted));
     }
     TurnFailure::Failed {
         info: classify(err),

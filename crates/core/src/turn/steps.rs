@@ -3,10 +3,10 @@
 use super::answer::{Answer, AnswerPolicy, EMPTY_ANSWER_NOTE_START, Verdict};
 use super::calls::{after_calls, answer_unrun, run_response_calls};
 use super::end::{Ended, TurnOutcome, end_turn};
-use super::prompt::build_sized_prompt;
 use super::sample::{Sampled, report_usage, sample};
 use super::{TurnFailure, compact_failure, store_stalled};
 use crate::compact::compact_if_needed;
+use crate::prompt::build_sized_prompt;
 use crate::repeats::RepeatedCalls;
 use crate::session::{ActiveTurn, Session};
 use crate::tools::{PendingCall, run_calls};

@@ -1,8 +1,8 @@
 //! The next request: instructions, environment context, history (each tool output cut to
 //! the window's budget; history itself keeps the whole output), tools.
 
+use super::{base_instructions, context_items};
 use crate::context_window::{budget_tool_outputs, output_token_bound, tool_output_budget};
-use crate::prompt::{base_instructions, context_items};
 use crate::session::Session;
 use crate::tools::tool_specs;
 use oi_model_client::Prompt;
@@ -16,7 +16,7 @@ pub(crate) fn build_prompt(sess: &Session) -> Prompt {
 /// [`build_prompt`] and the request's size (`context_window::text_size`), measured once (the
 /// output bound and the token estimate both need it; serializing the history again per
 /// request is wasted work).
-pub(super) fn build_sized_prompt(sess: &Session) -> (Prompt, usize) {
+pub(crate) fn build_sized_prompt(sess: &Session) -> (Prompt, usize) {
     build_sized_prompt_with(sess, None)
 }
 
@@ -69,7 +69,7 @@ fn build_sized_prompt_with(sess: &Session, history: Option<&[ResponseItem]>) -> 
 }
 
 /// Whether the request carries images (their bytes make the token estimate meaningless).
-pub(super) fn prompt_has_images(prompt: &Prompt) -> bool {
+pub(crate) fn prompt_has_images(prompt: &Prompt) -> bool {
     prompt.input.iter().any(|item| match item {
         ResponseItem::Message { content, .. } => content
             .iter()
