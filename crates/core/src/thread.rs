@@ -498,39 +498,7 @@ async fn run_actor(
         };
         match sub.op {
             Op::UserInput { items, overrides } => {
-                if items.is_empty() {
-                    sess.warn(&sub.id, "ignored empty user input");
-                    continue;
-                }
-                if sess.state().active_turn.is_none() {
-                    let turn = StartTurn::Input { items, overrides };
-                    let options = TurnOptions::default();
-                    let _ = start(&sess, sub.id, turn, options, &mut turn_task).await;
-                    continue;
-                }
-                apply_overrides(&sess, overrides);
-                let (item, event) = user_item(&items).await;
-                let steered = {
-                    let mut st = sess.state();
-                    st.active_turn.as_mut().map(|active| {
-                        // Steering: the running turn picks it up at its next model request.
-                        active.pending_input.push(item.clone());
-                        active.id.clone()
-                    })
-                };
-                match steered {
-                    Some(turn_id) => sess.send(&turn_id, EventMsg::UserMessage(event)),
-                    None => {
-                        // The turn ended (or parked) while the images were read: this input
-                        // starts one, after that turn's end is published.
-                        let _gate = sess.turn_end_gate().await;
-                        settle_parked_for_new_turn(&sess).await;
-                        let waiting = std::mem::take(&mut sess.state().next_turn_overrides);
-                        apply_overrides(&sess, waiting);
-                        let options = TurnOptions::default();
-                        let _ = begin(&sess, sub.id, Some((item, event)), options, &mut turn_task);
-                    }
-                }
+                user_input(&sess, sub.id, items, overrides, &mut turn_task).await;
             }
             Op::Interrupt => {
                 if let Some(t) = sess.state().active_turn.as_ref() {
@@ -593,6 +561,49 @@ async fn run_actor(
     }
     // Every handle was dropped: stop like a shutdown, without anyone to tell.
     shutdown(&sess, "", turn_task.take(), notifier).await;
+}
+
+/// `Op::UserInput`: starts a turn, or steers the running one (it picks the input up at its
+/// next model request).
+async fn user_input(
+    sess: &Arc<Session>,
+    sub_id: String,
+    items: Vec<UserInput>,
+    overrides: TurnOverrides,
+    turn_task: &mut Option<JoinHandle<()>>,
+) {
+    if items.is_empty() {
+        sess.warn(&sub_id, "ignored empty user input");
+        return;
+    }
+    if sess.state().active_turn.is_none() {
+        let turn = StartTurn::Input { items, overrides };
+        let options = TurnOptions::default();
+        let _ = start(sess, sub_id, turn, options, turn_task).await;
+        return;
+    }
+    apply_overrides(sess, overrides);
+    let (item, event) = user_item(&items).await;
+    let steered = {
+        let mut st = sess.state();
+        st.active_turn.as_mut().map(|active| {
+            active.pending_input.push(item.clone());
+            active.id.clone()
+        })
+    };
+    match steered {
+        Some(turn_id) => sess.send(&turn_id, EventMsg::UserMessage(event)),
+        None => {
+            // The turn ended (or parked) while the images were read: this input starts
+            // one, after that turn's end is published.
+            let _gate = sess.turn_end_gate().await;
+            settle_parked_for_new_turn(sess).await;
+            let waiting = std::mem::take(&mut sess.state().next_turn_overrides);
+            apply_overrides(sess, waiting);
+            let options = TurnOptions::default();
+            let _ = begin(sess, sub_id, Some((item, event)), options, turn_task);
+        }
+    }
 }
 
 /// Starts `turn` as turn `id` unless one is running (the only place a turn starts, so
