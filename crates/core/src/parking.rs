@@ -413,7 +413,7 @@ fn install(
         .collect();
     let mut st = sess.state();
     if let Some(s) = &parked.settings {
-        let cfg = &mut st.config;
+        let cfg = Arc::make_mut(&mut st.config);
         cfg.cwd = s.cwd.clone();
         cfg.approval_policy = s.approval_policy;
         cfg.sandbox_mode = s.sandbox_policy.mode();

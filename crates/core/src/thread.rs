@@ -87,7 +87,7 @@ impl Thread {
 
     pub(crate) fn spawn(session: Arc<Session>) -> Arc<Thread> {
         let (tx, rx) = mpsc::unbounded_channel();
-        let notifier = crate::notify::Notifier::from_config(&session.config())
+        let notifier = crate::notify::Notifier::from_config(&session.settings())
             .map(|n| n.watch(session.id, session.subscribe()));
         // `SessionStart` and `Stop` hooks watch the thread as the notifier does, and the
         // shutdown waits for both.
@@ -353,9 +353,16 @@ impl Thread {
         self.session.flush_saved("").await
     }
 
-    /// The current turn context (cwd, policies, model).
+    /// A copy of the config the next turn starts with (cwd, policies, model). Front ends
+    /// that only read a few fields want [`Thread::settings`], which copies nothing.
     pub fn config(&self) -> oi_config::Config {
         self.session.config()
+    }
+
+    /// The config the next turn starts with, shared (an override replaces it, never changes
+    /// it under a reader).
+    pub fn settings(&self) -> Arc<oi_config::Config> {
+        self.session.settings()
     }
 
     /// The conversation history so far (for fork and read).
@@ -444,7 +451,7 @@ async fn local_image_data_url(path: &std::path::Path) -> Result<String, String> 
 
 fn apply_overrides(sess: &Session, o: TurnOverrides) {
     let mut st = sess.state();
-    let cfg = &mut st.config;
+    let cfg = Arc::make_mut(&mut st.config);
     if let Some(cwd) = o.cwd {
         cfg.cwd = cwd;
     }
