@@ -37,7 +37,9 @@ pub mod image_input;
 mod manager;
 mod mcp_sampling;
 mod notify;
-mod parking;
+// A parked turn is part of the turn (`turn/parking.rs`); the modules that start, resume and
+// settle turns reach it by this short path.
+use turn::parking;
 mod project_doc;
 mod prompt;
 mod provider_start;

@@ -104,7 +104,7 @@ pub(super) async fn after_calls(
     }
     match run.parked {
         Some(parked) => {
-            crate::parking::park(sess, turn_id, parked, state.clone(), started).await;
+            super::parking::park(sess, turn_id, parked, state.clone(), started).await;
             Ok(true)
         }
         None => Ok(false),

@@ -2,12 +2,14 @@
 //!
 //! Read top to bottom: [`start`] announces the turn and hands it to [`steps`], the loop
 //! (build the request with `prompt`, [`sample`] the model, run its [`calls`], or judge its
-//! answer under the [`answer`] policy); [`end`] is the one way every turn ends. Compaction
+//! answer under the [`answer`] policy); [`end`] is the one way every turn ends, and
+//! [`parking`] the way a turn waits for approvals across processes and goes on. Compaction
 //! and window recovery (`compact`) are called from here and never call back.
 
 mod answer;
 mod calls;
 mod end;
+pub(crate) mod parking;
 mod sample;
 mod start;
 mod steps;

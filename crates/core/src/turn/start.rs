@@ -42,7 +42,7 @@ pub(crate) async fn run_resumed_turn(
     sess: Arc<Session>,
     turn_id: String,
     cancel: CancellationToken,
-    resumed: crate::parking::Resumed,
+    resumed: super::parking::Resumed,
 ) {
     prepare(&sess, &cancel).await;
     let started = resumed.started;

@@ -22,10 +22,10 @@
 //! comes after its expiry (`parked_turn_timeout_sec`; `interrupted`, recorded as expired):
 //! its waiting calls then get a "not run" output, so the history stays valid.
 
+use super::{LoopState, TurnOutcome, end_turn_gated};
 use crate::error::CoreError;
 use crate::session::{ActiveTurn, Session};
 use crate::tools::{ParkedCalls, PendingCall};
-use crate::turn::{LoopState, TurnOutcome, end_turn_gated};
 use oi_protocol::models::{FunctionCallOutput, ResponseItem};
 use oi_protocol::protocol::{
     EventMsg, ParkedAnswer, ParkedRequest, ReviewDecision, TurnParkedEvent,
