@@ -306,13 +306,51 @@ pub fn load_config(opts: ConfigLoadOptions) -> Result<LoadedConfig, ConfigError>
         return Ok(LoadedConfig { config, warnings });
     };
 
-    let without_layers: Vec<ConfigLayer> = layers
+    let project = ProjectLayer { path, table, text };
+    let base = WithoutProject {
+        merged: &user_merged,
+        layers: &layers,
+        untrusted_project_config,
+    };
+    review_project_layer(&ctx, config, project, base, warnings)
+}
+
+/// The project layer as read (after its keys were restricted).
+struct ProjectLayer {
+    path: PathBuf,
+    table: toml::Table,
+    text: String,
+}
+
+/// What the session is without the project layer.
+struct WithoutProject<'a> {
+    /// The user file and flags, merged.
+    merged: &'a toml::Table,
+    /// Every layer, the project's included (it is left out here).
+    layers: &'a [ConfigLayer],
+    untrusted_project_config: Option<PathBuf>,
+}
+
+/// A project layer that widens what the session may do applies only once the user accepted
+/// it (as it is now); otherwise the session runs without it and says why.
+fn review_project_layer(
+    ctx: &Typing<'_>,
+    mut config: crate::Config,
+    project: ProjectLayer,
+    base: WithoutProject<'_>,
+    mut warnings: Vec<String>,
+) -> Result<LoadedConfig, ConfigError> {
+    let ProjectLayer { path, table, text } = project;
+    let home = ctx.home;
+    let untrusted_project_config = base.untrusted_project_config;
+    let without_layers: Vec<ConfigLayer> = base
+        .layers
         .iter()
         .filter(|l| l.name != "project")
         .cloned()
         .collect();
     let mut scratch = Vec::new();
-    let without = ctx.typed(&user_merged, None, &without_layers, &mut scratch);
+    let without = ctx.typed(base.merged, None, &without_layers, &mut scratch);
     let changes = match &without {
         Ok(without) => crate::project_consent::widening(without, &config),
         // The session cannot be typed without the layer (it defines the profile in use, say):
@@ -331,7 +369,7 @@ pub fn load_config(opts: ConfigLoadOptions) -> Result<LoadedConfig, ConfigError>
         .to_path_buf();
     let launches = crate::project_consent::launches(without.as_ref().ok(), &config, &project_dir)?;
     let (status, changed_files) =
-        crate::project_consent::status(&home, &path, real_path.as_deref(), &sha256, &launches);
+        crate::project_consent::status(home, &path, real_path.as_deref(), &sha256, &launches);
     let review = crate::ProjectConfigReview {
         status,
         path,
@@ -710,6 +748,10 @@ pub fn mcp_state_key_file(home: &Path) -> Result<Option<std::path::PathBuf>, Con
 #[cfg(test)]
 #[path = "load_tests.rs"]
 mod tests;
+
+#[cfg(test)]
+#[path = "load_project_tests.rs"]
+mod project_tests;
 
 #[cfg(test)]
 #[path = "load_tables_tests.rs"]

@@ -2,7 +2,8 @@
 //! `[model_providers.<id>]`, `[profiles.<name>]`, `[projects."<path>"]`, `[thread_store]`):
 //! unknown keys anywhere in them warn with `file:line` and the closest key, and a value of
 //! the wrong type is an error naming the file and the exact key.
-use super::tests::{home_and_project, load_with};
+use super::project_tests::home_and_project;
+use super::tests::load_with;
 use super::*;
 
 fn error_of(text: &str) -> String {

@@ -66,16 +66,8 @@ pub(crate) fn build_config(inputs: TypedInputs<'_>) -> Result<Config, ConfigErro
     let model_provider = chosen_provider(&providers, &provider_id)?;
     let model = choose_model(chosen_model, &provider_id, &user_path)?;
 
-    let approval_policy = match ov.approval_policy {
-        Some(a) => a,
-        None => {
-            parse_enum::<AskForApproval>("approval_policy", t.approval_policy)?.unwrap_or_default()
-        }
-    };
-    let sandbox_mode = match ov.sandbox_mode {
-        Some(s) => s,
-        None => parse_enum::<SandboxMode>("sandbox_mode", t.sandbox_mode)?.unwrap_or_default(),
-    };
+    let approval_policy = or_parsed(ov.approval_policy, "approval_policy", t.approval_policy)?;
+    let sandbox_mode = or_parsed(ov.sandbox_mode, "sandbox_mode", t.sandbox_mode)?;
     let ww = t.sandbox_workspace_write.unwrap_or_default().0;
     let allow_git_writes = ww.allow_git_writes;
     let sandbox_policy = sandbox_policy(sandbox_mode, ww, &cwd);
@@ -105,17 +97,7 @@ pub(crate) fn build_config(inputs: TypedInputs<'_>) -> Result<Config, ConfigErro
         model_context_window: count(t.model_context_window).map(saturating_i64),
         model_auto_compact_token_limit: count(t.model_auto_compact_token_limit).map(saturating_i64),
         model_max_output_tokens: count(t.model_max_output_tokens).map(saturating_i64),
-        tool_call_format: match one_of(
-            "tool_call_format",
-            t.tool_call_format,
-            &["native", "text", "auto"],
-        )?
-        .as_deref()
-        {
-            Some("native") => oi_protocol::config_types::ToolCallFormat::Native,
-            Some("text") => oi_protocol::config_types::ToolCallFormat::Text,
-            _ => oi_protocol::config_types::ToolCallFormat::Auto,
-        },
+        tool_call_format: tool_call_format(t.tool_call_format)?,
         harness: t.harness.unwrap_or_default(),
         approval_policy,
         sandbox_mode,
@@ -183,6 +165,32 @@ pub(crate) fn build_config(inputs: TypedInputs<'_>) -> Result<Config, ConfigErro
         tui_theme: t.tui.as_ref().and_then(|t| t.0.theme.clone()),
         tui_status_line: t.tui.and_then(|t| t.0.status_line),
     })
+}
+
+/// The override when there is one, else the file's value parsed (`key` names it in errors),
+/// else the default.
+fn or_parsed<T: std::str::FromStr<Err = String> + Default>(
+    overridden: Option<T>,
+    key: &str,
+    value: Option<String>,
+) -> Result<T, ConfigError> {
+    match overridden {
+        Some(v) => Ok(v),
+        None => Ok(parse_enum::<T>(key, value)?.unwrap_or_default()),
+    }
+}
+
+fn tool_call_format(
+    value: Option<String>,
+) -> Result<oi_protocol::config_types::ToolCallFormat, ConfigError> {
+    use oi_protocol::config_types::ToolCallFormat;
+    Ok(
+        match one_of("tool_call_format", value, &["native", "text", "auto"])?.as_deref() {
+            Some("native") => ToolCallFormat::Native,
+            Some("text") => ToolCallFormat::Text,
+            _ => ToolCallFormat::Auto,
+        },
+    )
 }
 
 /// Deserialize the merged table into [`ConfigToml`]. A value of the wrong type is an error

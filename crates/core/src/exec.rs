@@ -102,32 +102,10 @@ pub(crate) async fn run_exec_with_input(
     mut on_output: impl FnMut(ExecOutputStream, &[u8]),
     cancel: &CancellationToken,
 ) -> Result<ExecOutput, ExecError> {
-    let Some((program, args)) = params.argv.split_first() else {
+    let Some(program) = params.argv.first() else {
         return Err(ExecError::Spawn("empty command".into()));
     };
-    let mut cmd = tokio::process::Command::new(resolve_program(program));
-    cmd.args(args)
-        .current_dir(params.cwd)
-        .stdin(if input.is_some() {
-            Stdio::piped()
-        } else {
-            Stdio::null()
-        })
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .kill_on_drop(true);
-    if let Some(env) = params.env {
-        cmd.env_clear().envs(env);
-    }
-    // Own process group (so a timeout or interrupt stops everything the command started)
-    // under a keeper (so nothing survives the agent); the sandbox installs its own keeper,
-    // which also gives a sandboxed command its own PID namespace.
-    match params.sandbox {
-        Some(scope) => {
-            crate::sandbox::confine(&mut cmd, &scope).map_err(ExecError::Sandbox)?;
-        }
-        None => oi_process::supervise(&mut cmd),
-    }
+    let mut cmd = command_for(&params, input.is_some())?;
     let start = Instant::now();
     let mut child = cmd.spawn().map_err(|e| {
         ExecError::Spawn(format!(
@@ -221,6 +199,41 @@ pub(crate) async fn run_exec_with_input(
         timed_out,
         aborted,
     })
+}
+
+/// The command `params` describe, stdin piped when there is `input`, confined or
+/// supervised.
+fn command_for(
+    params: &ExecParams<'_>,
+    piped_input: bool,
+) -> Result<tokio::process::Command, ExecError> {
+    let Some((program, args)) = params.argv.split_first() else {
+        return Err(ExecError::Spawn("empty command".into()));
+    };
+    let mut cmd = tokio::process::Command::new(resolve_program(program));
+    cmd.args(args)
+        .current_dir(params.cwd)
+        .stdin(if piped_input {
+            Stdio::piped()
+        } else {
+            Stdio::null()
+        })
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true);
+    if let Some(env) = params.env {
+        cmd.env_clear().envs(env);
+    }
+    // Own process group (so a timeout or interrupt stops everything the command started)
+    // under a keeper (so nothing survives the agent); the sandbox installs its own keeper,
+    // which also gives a sandboxed command its own PID namespace.
+    match &params.sandbox {
+        Some(scope) => {
+            crate::sandbox::confine(&mut cmd, scope).map_err(ExecError::Sandbox)?;
+        }
+        None => oi_process::supervise(&mut cmd),
+    }
+    Ok(cmd)
 }
 
 /// Copies one of the child's pipes into `tx`, chunk by chunk, until EOF or the receiver is

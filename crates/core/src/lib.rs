@@ -38,7 +38,9 @@ mod manager;
 pub mod mcp;
 mod mcp_sampling;
 mod notify;
-mod parking;
+// A parked turn is part of the turn (`turn/parking.rs`); the modules that start, resume and
+// settle turns reach it by this short path.
+use turn::parking;
 mod project_doc;
 mod prompt;
 mod provider_start;
@@ -58,7 +60,6 @@ mod turn_context;
 mod turn_handle;
 mod turn_state;
 mod window;
-mod window_recovery;
 
 pub use client_tools::{
     ClientCommand, ClientCommandOutput, ClientFuture, ClientToolError, ClientTools, PlannedFile,

@@ -33,8 +33,10 @@ pub(crate) struct ActiveTurn {
 }
 
 pub(crate) struct SessionState {
-    /// The turn context: cwd, policies and model as changed by per-turn overrides.
-    pub config: Config,
+    /// The config the next turn starts with: cwd, policies and model as per-turn overrides
+    /// left them. Shared (a turn's context holds the same `Arc`); an override copies it
+    /// before changing it, so a running turn never sees half of one.
+    pub config: Arc<Config>,
     pub history: Vec<ResponseItem>,
     pub active_turn: Option<ActiveTurn>,
     /// Exact argv the user approved "for this session", with whether the approval was to
@@ -129,14 +131,14 @@ impl Session {
         recorder: Box<dyn Recorder>,
     ) -> Self {
         let loaded_tools = crate::tools::search::loaded_in_history(&history);
-        let initial_config = config.clone();
+        let config = Arc::new(config);
         Self {
             id,
             client,
             mcp,
             events: EventBus::default(),
             state: Mutex::new(SessionState {
-                config,
+                config: config.clone(),
                 history,
                 active_turn: None,
                 approved_commands: HashSet::new(),
@@ -164,7 +166,8 @@ impl Session {
             save_error: Mutex::new(None),
             turn_end: tokio::sync::Mutex::new(()),
             turn_context: Mutex::new(Arc::new(TurnContext {
-                config: initial_config,
+                harness: crate::harness::resolve(&config),
+                config,
                 project_doc: None,
                 skills: Default::default(),
             })),
@@ -215,6 +218,7 @@ impl Session {
             let st = self.state();
             Arc::new(TurnContext {
                 config: st.config.clone(),
+                harness: crate::harness::resolve(&st.config),
                 project_doc: st.project_doc.clone(),
                 skills: st.skills.clone(),
             })
@@ -240,7 +244,13 @@ impl Session {
         self.recorder.lock().unwrap_or_else(|p| p.into_inner())
     }
 
+    /// A copy of the config the next turn starts with (see [`Session::settings`]).
     pub fn config(&self) -> Config {
+        Config::clone(&self.state().config)
+    }
+
+    /// The config the next turn starts with, shared: no copy of its fields.
+    pub fn settings(&self) -> Arc<Config> {
         self.state().config.clone()
     }
 
@@ -589,7 +599,7 @@ impl Session {
     }
 
     pub fn record_turn_context(&self, turn_id: &str) {
-        let cfg = self.config();
+        let cfg = self.settings();
         let r = self.recorder().record_turn_context(
             turn_id,
             &cfg.cwd,

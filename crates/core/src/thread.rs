@@ -87,7 +87,7 @@ impl Thread {
 
     pub(crate) fn spawn(session: Arc<Session>) -> Arc<Thread> {
         let (tx, rx) = mpsc::unbounded_channel();
-        let notifier = crate::notify::Notifier::from_config(&session.config())
+        let notifier = crate::notify::Notifier::from_config(&session.settings())
             .map(|n| n.watch(session.id, session.subscribe()));
         // `SessionStart` and `Stop` hooks watch the thread as the notifier does, and the
         // shutdown waits for both.
@@ -353,9 +353,16 @@ impl Thread {
         self.session.flush_saved("").await
     }
 
-    /// The current turn context (cwd, policies, model).
+    /// A copy of the config the next turn starts with (cwd, policies, model). Front ends
+    /// that only read a few fields want [`Thread::settings`], which copies nothing.
     pub fn config(&self) -> oi_config::Config {
         self.session.config()
+    }
+
+    /// The config the next turn starts with, shared (an override replaces it, never changes
+    /// it under a reader).
+    pub fn settings(&self) -> Arc<oi_config::Config> {
+        self.session.settings()
     }
 
     /// The conversation history so far (for fork and read).
@@ -444,7 +451,7 @@ async fn local_image_data_url(path: &std::path::Path) -> Result<String, String> 
 
 fn apply_overrides(sess: &Session, o: TurnOverrides) {
     let mut st = sess.state();
-    let cfg = &mut st.config;
+    let cfg = Arc::make_mut(&mut st.config);
     if let Some(cwd) = o.cwd {
         cfg.cwd = cwd;
     }
@@ -498,39 +505,7 @@ async fn run_actor(
         };
         match sub.op {
             Op::UserInput { items, overrides } => {
-                if items.is_empty() {
-                    sess.warn(&sub.id, "ignored empty user input");
-                    continue;
-                }
-                if sess.state().active_turn.is_none() {
-                    let turn = StartTurn::Input { items, overrides };
-                    let options = TurnOptions::default();
-                    let _ = start(&sess, sub.id, turn, options, &mut turn_task).await;
-                    continue;
-                }
-                apply_overrides(&sess, overrides);
-                let (item, event) = user_item(&items).await;
-                let steered = {
-                    let mut st = sess.state();
-                    st.active_turn.as_mut().map(|active| {
-                        // Steering: the running turn picks it up at its next model request.
-                        active.pending_input.push(item.clone());
-                        active.id.clone()
-                    })
-                };
-                match steered {
-                    Some(turn_id) => sess.send(&turn_id, EventMsg::UserMessage(event)),
-                    None => {
-                        // The turn ended (or parked) while the images were read: this input
-                        // starts one, after that turn's end is published.
-                        let _gate = sess.turn_end_gate().await;
-                        settle_parked_for_new_turn(&sess).await;
-                        let waiting = std::mem::take(&mut sess.state().next_turn_overrides);
-                        apply_overrides(&sess, waiting);
-                        let options = TurnOptions::default();
-                        let _ = begin(&sess, sub.id, Some((item, event)), options, &mut turn_task);
-                    }
-                }
+                user_input(&sess, sub.id, items, overrides, &mut turn_task).await;
             }
             Op::Interrupt => {
                 if let Some(t) = sess.state().active_turn.as_ref() {
@@ -593,6 +568,49 @@ async fn run_actor(
     }
     // Every handle was dropped: stop like a shutdown, without anyone to tell.
     shutdown(&sess, "", turn_task.take(), notifier).await;
+}
+
+/// `Op::UserInput`: starts a turn, or steers the running one (it picks the input up at its
+/// next model request).
+async fn user_input(
+    sess: &Arc<Session>,
+    sub_id: String,
+    items: Vec<UserInput>,
+    overrides: TurnOverrides,
+    turn_task: &mut Option<JoinHandle<()>>,
+) {
+    if items.is_empty() {
+        sess.warn(&sub_id, "ignored empty user input");
+        return;
+    }
+    if sess.state().active_turn.is_none() {
+        let turn = StartTurn::Input { items, overrides };
+        let options = TurnOptions::default();
+        let _ = start(sess, sub_id, turn, options, turn_task).await;
+        return;
+    }
+    apply_overrides(sess, overrides);
+    let (item, event) = user_item(&items).await;
+    let steered = {
+        let mut st = sess.state();
+        st.active_turn.as_mut().map(|active| {
+            active.pending_input.push(item.clone());
+            active.id.clone()
+        })
+    };
+    match steered {
+        Some(turn_id) => sess.send(&turn_id, EventMsg::UserMessage(event)),
+        None => {
+            // The turn ended (or parked) while the images were read: this input starts
+            // one, after that turn's end is published.
+            let _gate = sess.turn_end_gate().await;
+            settle_parked_for_new_turn(sess).await;
+            let waiting = std::mem::take(&mut sess.state().next_turn_overrides);
+            apply_overrides(sess, waiting);
+            let options = TurnOptions::default();
+            let _ = begin(sess, sub_id, Some((item, event)), options, turn_task);
+        }
+    }
 }
 
 /// Starts `turn` as turn `id` unless one is running (the only place a turn starts, so

@@ -15,7 +15,7 @@ use tokio_util::sync::CancellationToken;
 
 /// Starts the watcher when the session has `SessionStart` or `Stop` hooks.
 pub(crate) fn watch(sess: &Arc<Session>) -> Option<tokio::task::JoinHandle<()>> {
-    let config = sess.config();
+    let config = sess.settings();
     if !config.hooks.has(HookEvent::SessionStart) && !config.hooks.has(HookEvent::Stop) {
         return None;
     }

@@ -447,7 +447,7 @@ pub fn missing_mcp_servers(skill: &Skill, config: &Config) -> Vec<String> {
 /// once per session.
 pub(crate) async fn refresh(sess: &crate::session::Session) {
     let config = sess.state().config.clone();
-    let found = discover_async(config.clone()).await;
+    let found = discover_async(Config::clone(&config)).await;
     let turn_id = {
         let mut st = sess.state();
         st.skills = std::sync::Arc::new(found.clone());

@@ -159,7 +159,7 @@ pub(crate) fn builtin_tool_specs() -> Vec<ToolSpec> {
 /// they are ready.
 pub(crate) fn tool_specs(sess: &Session) -> Vec<ToolSpec> {
     let ctx = sess.turn_context();
-    let harness = crate::harness::resolve(&ctx.config);
+    let harness = ctx.harness;
     // The plan tool: `update_plan` beside the built-ins, or the profile's own todo tool;
     // `include_plan_tool = false` offers neither.
     let with_plan = ctx.config.include_plan_tool;

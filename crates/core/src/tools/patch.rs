@@ -71,96 +71,23 @@ pub(crate) async fn apply_planned(
     tool: &str,
     cancel: &CancellationToken,
 ) -> ToolOutcome {
-    // An editor's buffers, where the front end's client offers them: the change is planned
-    // against what the user sees, saved or not.
-    let paths: Vec<_> = patch
-        .hunks
-        .iter()
-        .map(|h| oi_apply_patch::resolve(cwd, h.path()))
-        .collect();
-    let client_texts = crate::client_tools::read_for_planning(sess, &paths).await;
-    // Planning reads every file the patch touches and diffs it: disk and CPU work that
-    // belongs on the blocking pool, not on a runtime worker.
-    let planned = {
-        let cwd = cwd.to_path_buf();
-        off_runtime(move || {
-            let read = |path: &Path, _shown: &str| match client_texts.get(path) {
-                Some(text) => Ok(text.clone()),
-                None => oi_apply_patch::read_target(path),
-            };
-            oi_apply_patch::plan_patch_with(&patch, &cwd, read).map(|plan| {
-                let changes = plan.file_changes();
-                (plan, changes)
-            })
-        })
-        .await
-    };
-    let (plan, changes) = match planned {
-        Ok(Ok(planned)) => planned,
-        Ok(Err(e)) => return ToolOutcome::err(format!("{tool}: {e}. No file was changed.")),
-        Err(e) => return ToolOutcome::err(format!("{tool}: {e}. No file was changed.")),
+    let (plan, changes) = match plan(sess, patch, cwd, tool).await {
+        Ok(planned) => planned,
+        Err(failed) => return failed,
     };
     let client = crate::client_tools::of(sess);
     if let Some(client) = &client {
         client.change_planned(call_id, &crate::client_tools::planned_files(&plan));
     }
-    let ctx = sess.turn_context();
-    let config = &ctx.config;
-    let scope = crate::sandbox::SandboxScope::of(config);
-    let all_writable = plan
-        .affected_paths()
-        .iter()
-        .all(|p| crate::sandbox::is_path_writable(&scope, p));
-    let auto_approved = match assess_patch(config.approval_policy, all_writable) {
-        PatchDecision::AutoApprove => true,
-        PatchDecision::Reject(msg) => {
-            return ToolOutcome::err(format!("{tool}: {msg}. No file was changed."));
-        }
-        PatchDecision::Ask => {
-            let reason = (!all_writable).then(|| {
-                "This change writes outside the writable roots of the sandbox.".to_string()
-            });
-            let asked = ask_patch_approval(
-                sess,
-                ApplyPatchApprovalRequestEvent {
-                    call_id: call_id.to_string(),
-                    turn_id: turn_id.to_string(),
-                    changes: changes.clone(),
-                    reason,
-                    grant_root: None,
-                },
-                cancel,
-            )
-            .await;
-            let d = match asked {
-                Asked::Decided(d) => d,
-                Asked::Parked(request) => return ToolOutcome::parked(request, None),
-            };
-            match d {
-                ReviewDecision::Approved | ReviewDecision::ApprovedForSession => false,
-                other => {
-                    sess.send(
-                        turn_id,
-                        EventMsg::PatchApplyEnd(PatchApplyEndEvent {
-                            call_id: call_id.to_string(),
-                            turn_id: turn_id.to_string(),
-                            stdout: String::new(),
-                            stderr: String::new(),
-                            success: false,
-                            changes: changes.clone(),
-                            status: PatchApplyStatus::Declined,
-                        }),
-                    );
-                    let why = super::refusal_reason(other);
-                    let mut o = ToolOutcome::err(format!(
-                        "{}{why}. No file was changed.",
-                        super::CHANGE_NOT_APPLIED
-                    ));
-                    o.abort_turn = other == ReviewDecision::Abort;
-                    return o;
-                }
-            }
-        }
+    let call = PatchCall {
+        sess,
+        turn_id,
+        call_id,
+        tool,
+    };
+    let auto_approved = match approve(&call, &plan, &changes, cancel).await {
+        Ok(auto_approved) => auto_approved,
+        Err(refused) => return refused,
     };
     sess.send(
         turn_id,
@@ -184,26 +111,155 @@ pub(crate) async fn apply_planned(
             Err(e) => (false, String::new(), e),
         },
     };
-    sess.send(
-        turn_id,
-        EventMsg::PatchApplyEnd(PatchApplyEndEvent {
-            call_id: call_id.to_string(),
-            turn_id: turn_id.to_string(),
-            stdout: stdout.clone(),
-            stderr: stderr.clone(),
-            success: ok,
-            changes,
-            status: if ok {
-                PatchApplyStatus::Completed
-            } else {
-                PatchApplyStatus::Failed
-            },
-        }),
-    );
+    let status = if ok {
+        PatchApplyStatus::Completed
+    } else {
+        PatchApplyStatus::Failed
+    };
+    call.send_end(stdout.clone(), stderr.clone(), ok, changes, status);
     if ok {
         ToolOutcome::ok(stdout)
     } else {
         ToolOutcome::err(format!("{tool} failed: {stderr}. No file was changed."))
+    }
+}
+
+/// The change a patch makes, file by file, as the approval and the events show it.
+type FileChanges =
+    std::collections::BTreeMap<std::path::PathBuf, oi_protocol::protocol::FileChange>;
+
+/// Plans `patch` against what the user sees: an editor's buffers, saved or not, where the
+/// front end's client offers them, else the files on disk. `Err`: the call's output, why
+/// it cannot apply.
+async fn plan(
+    sess: &Arc<Session>,
+    patch: oi_apply_patch::Patch,
+    cwd: &Path,
+    tool: &str,
+) -> Result<(oi_apply_patch::PatchPlan, FileChanges), ToolOutcome> {
+    let paths: Vec<_> = patch
+        .hunks
+        .iter()
+        .map(|h| oi_apply_patch::resolve(cwd, h.path()))
+        .collect();
+    let client_texts = crate::client_tools::read_for_planning(sess, &paths).await;
+    // Planning reads every file the patch touches and diffs it: disk and CPU work that
+    // belongs on the blocking pool, not on a runtime worker.
+    let cwd = cwd.to_path_buf();
+    let planned = off_runtime(move || {
+        let read = |path: &Path, _shown: &str| match client_texts.get(path) {
+            Some(text) => Ok(text.clone()),
+            None => oi_apply_patch::read_target(path),
+        };
+        oi_apply_patch::plan_patch_with(&patch, &cwd, read).map(|plan| {
+            let changes = plan.file_changes();
+            (plan, changes)
+        })
+    })
+    .await;
+    let failed =
+        |e: &dyn std::fmt::Display| ToolOutcome::err(format!("{tool}: {e}. No file was changed."));
+    match planned {
+        Ok(Ok(planned)) => Ok(planned),
+        Ok(Err(e)) => Err(failed(&e)),
+        Err(e) => Err(failed(&e)),
+    }
+}
+
+/// The call a planned change answers.
+struct PatchCall<'a> {
+    sess: &'a Arc<Session>,
+    turn_id: &'a str,
+    call_id: &'a str,
+    /// The tool's name, for errors.
+    tool: &'a str,
+}
+
+impl PatchCall<'_> {
+    fn send_end(
+        &self,
+        stdout: String,
+        stderr: String,
+        success: bool,
+        changes: FileChanges,
+        status: PatchApplyStatus,
+    ) {
+        self.sess.send(
+            self.turn_id,
+            EventMsg::PatchApplyEnd(PatchApplyEndEvent {
+                call_id: self.call_id.to_string(),
+                turn_id: self.turn_id.to_string(),
+                stdout,
+                stderr,
+                success,
+                changes,
+                status,
+            }),
+        );
+    }
+}
+
+/// Asks for approval as the policy says. `Ok(auto_approved)` to go on; `Err`: the call's
+/// output (refused, declined, or parked until someone answers).
+async fn approve(
+    call: &PatchCall<'_>,
+    plan: &oi_apply_patch::PatchPlan,
+    changes: &FileChanges,
+    cancel: &CancellationToken,
+) -> Result<bool, ToolOutcome> {
+    let (sess, tool) = (call.sess, call.tool);
+    let ctx = sess.turn_context();
+    let config = &ctx.config;
+    let scope = crate::sandbox::SandboxScope::of(config);
+    let all_writable = plan
+        .affected_paths()
+        .iter()
+        .all(|p| crate::sandbox::is_path_writable(&scope, p));
+    match assess_patch(config.approval_policy, all_writable) {
+        PatchDecision::AutoApprove => return Ok(true),
+        PatchDecision::Reject(msg) => {
+            return Err(ToolOutcome::err(format!(
+                "{tool}: {msg}. No file was changed."
+            )));
+        }
+        PatchDecision::Ask => {}
+    }
+    let reason = (!all_writable)
+        .then(|| "This change writes outside the writable roots of the sandbox.".to_string());
+    let asked = ask_patch_approval(
+        sess,
+        ApplyPatchApprovalRequestEvent {
+            call_id: call.call_id.to_string(),
+            turn_id: call.turn_id.to_string(),
+            changes: changes.clone(),
+            reason,
+            grant_root: None,
+        },
+        cancel,
+    )
+    .await;
+    let decision = match asked {
+        Asked::Decided(d) => d,
+        Asked::Parked(request) => return Err(ToolOutcome::parked(request, None)),
+    };
+    match decision {
+        ReviewDecision::Approved | ReviewDecision::ApprovedForSession => Ok(false),
+        other => {
+            call.send_end(
+                String::new(),
+                String::new(),
+                false,
+                changes.clone(),
+                PatchApplyStatus::Declined,
+            );
+            let why = super::refusal_reason(other);
+            let mut o = ToolOutcome::err(format!(
+                "{}{why}. No file was changed.",
+                super::CHANGE_NOT_APPLIED
+            ));
+            o.abort_turn = other == ReviewDecision::Abort;
+            Err(o)
+        }
     }
 }
 

@@ -1,5 +1,13 @@
 //! What the model is told: base instructions, the environment context (cwd, sandbox,
-//! approval policy), project docs (AGENTS.md, see `project_doc`) and developer instructions.
+//! approval policy), project docs (AGENTS.md, see `project_doc`) and developer instructions;
+//! and the request built from them and the history ([`request`]), which the turn sends and
+//! compaction measures.
+
+mod request;
+
+pub(crate) use request::{
+    build_prompt, build_sized_prompt, estimate_with_history, prompt_has_images,
+};
 
 use crate::project_doc::ProjectDoc;
 use oi_config::Config;

@@ -22,11 +22,10 @@
 //! comes after its expiry (`parked_turn_timeout_sec`; `interrupted`, recorded as expired):
 //! its waiting calls then get a "not run" output, so the history stays valid.
 
+use super::{LoopState, TurnOutcome, end_turn_gated};
 use crate::error::CoreError;
-use crate::repeats::RepeatedCalls;
 use crate::session::{ActiveTurn, Session};
 use crate::tools::{ParkedCalls, PendingCall};
-use crate::turn::{TurnOutcome, end_turn_gated};
 use oi_protocol::models::{FunctionCallOutput, ResponseItem};
 use oi_protocol::protocol::{
     EventMsg, ParkedAnswer, ParkedRequest, ReviewDecision, TurnParkedEvent,
@@ -145,21 +144,6 @@ pub enum ParkError {
 pub(crate) struct Preanswer {
     pub request: ParkedRequest,
     pub decision: ReviewDecision,
-}
-
-/// How far a turn's loop got (see `turn::turn_loop`): kept in the park record, so the
-/// continuation goes on where the turn stopped (its step count, whether the model was
-/// already told to finish, the calls it keeps repeating...).
-#[derive(Clone, Debug, Default, Serialize, Deserialize)]
-pub(crate) struct LoopState {
-    pub steps: usize,
-    pub nudged: bool,
-    pub nudged_for_path: bool,
-    #[serde(default)]
-    pub not_done_nudges: usize,
-    pub ran_calls: bool,
-    pub last_agent_message: Option<String>,
-    pub repeats: RepeatedCalls,
 }
 
 /// The engine's part of a `turn_parked` record (opaque to the store).
@@ -429,7 +413,7 @@ fn install(
         .collect();
     let mut st = sess.state();
     if let Some(s) = &parked.settings {
-        let cfg = &mut st.config;
+        let cfg = Arc::make_mut(&mut st.config);
         cfg.cwd = s.cwd.clone();
         cfg.approval_policy = s.approval_policy;
         cfg.sandbox_mode = s.sandbox_policy.mode();

@@ -6,14 +6,21 @@
 //! once), and on `Op::Compact`. The summarization request must itself fit the window, so the
 //! oldest tool outputs, then the oldest items, are left out of it when needed (and the
 //! summary says so).
+//!
+//! Two entry points for a turn: [`compact_if_needed`] before a request, and [`recover`]
+//! after the server refused a request, cut its prompt, or ran out of window while
+//! answering. Neither calls back into the turn: they report a [`CompactError`], which the
+//! turn maps to its failure.
+
+pub(crate) mod recover;
 
 use crate::context_window::{
     auto_compact_limit, budget_tool_outputs, estimate_tokens, prompt_size, text_size,
     tool_output_budget,
 };
 use crate::prompt::{base_instructions, context_items};
+use crate::prompt::{build_prompt, estimate_with_history};
 use crate::session::Session;
-use crate::turn::build_prompt;
 use futures::StreamExt;
 use oi_model_client::{ModelError, Prompt, ResponseEvent};
 use oi_protocol::models::{ResponseItem, Role};
@@ -353,7 +360,7 @@ fn fit_current_message(
 ) -> ResponseItem {
     let mut with = before.to_vec();
     with.push(current.clone());
-    let total = crate::turn::estimate_with_history(sess, &with);
+    let total = estimate_with_history(sess, &with);
     if total <= limit {
         return current;
     }

@@ -3,10 +3,9 @@
 //! while answering (`finish_reason: length` with the window full). Each time: learn the
 //! window, compact, and retry the request once.
 
-use crate::compact::{compact, has_model_output, implied_window};
+use super::{CompactError, compact, has_model_output, implied_window};
 use crate::context_window::WindowSignal;
 use crate::session::Session;
-use crate::turn::{TurnFailure, compact_failure};
 use crate::window::LearnedFrom;
 use oi_model_client::{ModelError, Prompt};
 use oi_protocol::protocol::{ErrorInfo, EventMsg, StreamErrorEvent};
@@ -22,7 +21,7 @@ pub(crate) async fn recover_from_overflow(
     err: &ModelError,
     prompt: &Prompt,
     already_compacted: &mut bool,
-) -> Result<bool, TurnFailure> {
+) -> Result<bool, CompactError> {
     let Some(overflow) = err.context_overflow() else {
         return Ok(false);
     };
@@ -49,9 +48,7 @@ pub(crate) async fn recover_from_overflow(
             additional_details: None,
         }),
     );
-    compact(sess, turn_id, cancel, true)
-        .await
-        .map_err(compact_failure)?;
+    compact(sess, turn_id, cancel, true).await?;
     Ok(true)
 }
 
@@ -73,7 +70,7 @@ pub(crate) async fn recover_from_signal(
     cancel: &CancellationToken,
     signal: WindowSignal,
     already_compacted: &mut bool,
-) -> Result<SignalOutcome, TurnFailure> {
+) -> Result<SignalOutcome, CompactError> {
     let can_compact = !*already_compacted && has_model_output(&sess.state().history);
     let (message, info) = match signal {
         WindowSignal::SilentTruncation { sent, used, output } => {
@@ -111,17 +108,14 @@ pub(crate) async fn recover_from_signal(
             let window = sess.context_window();
             if !can_compact {
                 let hint = raise_window_hint(sess);
-                return Err(TurnFailure::Failed {
-                    message: format!(
-                        "context full: the answer was cut off because the conversation and the answer filled the model's context window ({used} of {window} tokens){}. Start a new thread, ask for a shorter answer, or {hint}.",
-                        if *already_compacted {
-                            ", even after compacting"
-                        } else {
-                            ""
-                        }
-                    ),
-                    info: Some(ErrorInfo::ContextWindowExceeded),
-                });
+                return Err(CompactError::Failed(format!(
+                    "context full: the answer was cut off because the conversation and the answer filled the model's context window ({used} of {window} tokens){}. Start a new thread, ask for a shorter answer, or {hint}.",
+                    if *already_compacted {
+                        ", even after compacting"
+                    } else {
+                        ""
+                    }
+                )));
             }
             (
                 format!(
@@ -140,9 +134,7 @@ pub(crate) async fn recover_from_signal(
             additional_details: None,
         }),
     );
-    compact(sess, turn_id, cancel, true)
-        .await
-        .map_err(compact_failure)?;
+    compact(sess, turn_id, cancel, true).await?;
     Ok(SignalOutcome::Retry)
 }
 
@@ -168,16 +160,15 @@ pub(crate) fn raise_window_hint(sess: &Session) -> String {
     )
 }
 
-pub(crate) fn overflow_failure(err: &ModelError, overflow_compacted: bool) -> TurnFailure {
+/// The failure of a request that does not fit the window (after the one compaction, or
+/// when none could help); the turn reports it as `ContextWindowExceeded`.
+pub(crate) fn overflow_failure(err: &ModelError, overflow_compacted: bool) -> CompactError {
     let what = if overflow_compacted {
         "even after compacting the conversation, the request does not fit the model's context window"
     } else {
         "the request does not fit the model's context window"
     };
-    TurnFailure::Failed {
-        message: format!(
-            "{err}\n{what}. Start a new thread, ask for less output at once, or give the model a bigger window (start the server with a larger context, e.g. vLLM `--max-model-len`, llama.cpp `-c`, Ollama `num_ctx`) and set `model_context_window` to match."
-        ),
-        info: Some(ErrorInfo::ContextWindowExceeded),
-    }
+    CompactError::Failed(format!(
+        "{err}\n{what}. Start a new thread, ask for less output at once, or give the model a bigger window (start the server with a larger context, e.g. vLLM `--max-model-len`, llama.cpp `-c`, Ollama `num_ctx`) and set `model_context_window` to match."
+    ))
 }

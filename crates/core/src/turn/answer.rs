@@ -1,0 +1,267 @@
+//! The answer policy: when the model answers (a response without calls), whether the answer
+//! ends the turn, earns a note asking it to finish properly, or fails the turn.
+
+use super::TurnFailure;
+use crate::answer_check::{self, TurnRecord, Unfinished};
+use crate::session::Session;
+use crate::tools::tool_specs;
+use oi_protocol::config_types::ToolCallFormat;
+use oi_protocol::models::ResponseItem;
+use serde::{Deserialize, Serialize};
+
+/// How the note about an empty answer starts (an answer repeating it is no answer).
+pub(super) const EMPTY_ANSWER_NOTE_START: &str = "Your last answer was empty.";
+
+/// Retries for an answer that leaves what the task names undone (`Unfinished::NotDone`).
+const MAX_NOT_DONE_NUDGES: usize = 2;
+
+/// What the turn has done so far that decides how its next answer is judged. Part of the
+/// loop's state, so a parked turn keeps it (flattened there: the stored shape is unchanged).
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub(crate) struct AnswerPolicy {
+    /// The model was already asked to finish properly (see `answer_check`).
+    pub nudged: bool,
+    /// The note sent was about a made-up path: a second answer that is a path which exists
+    /// is checked, so it needs no tool behind it.
+    pub nudged_for_path: bool,
+    /// Retries for a task the directory shows unfinished: besides the one above, each says
+    /// precisely what is missing, so a model that is making progress gets another.
+    #[serde(default)]
+    pub not_done_nudges: usize,
+    /// A tool call of this turn ran.
+    pub ran_calls: bool,
+}
+
+/// The model's answer, as one response without calls left it.
+pub(super) struct Answer<'a> {
+    /// What it said (`None`: nothing, or only the note about an empty answer repeated).
+    pub text: Option<&'a str>,
+    /// It said something in this response.
+    pub answered: bool,
+    /// It stopped at its output token limit.
+    pub truncated: bool,
+    /// It was stopped for repeating itself (already warned about).
+    pub looped: bool,
+    /// It only reasoned.
+    pub thought: bool,
+    /// The output bound its request carried.
+    pub max_output_tokens: Option<u32>,
+}
+
+/// What an answer comes to.
+pub(super) enum Verdict {
+    /// The model was sent a note: ask it again.
+    AskAgain,
+    /// The answer ends the turn.
+    Complete { last_agent_message: Option<String> },
+}
+
+impl AnswerPolicy {
+    /// Judges the model's answer; `Err` when the turn fails with it.
+    pub(super) async fn judge(
+        &mut self,
+        sess: &Session,
+        turn_id: &str,
+        answer: Answer<'_>,
+    ) -> Result<Verdict, TurnFailure> {
+        if !answer.answered {
+            return self.judge_silence(sess, turn_id, &answer).await;
+        }
+        if answer.truncated && !answer.looped {
+            sess.warn(
+                turn_id,
+                format!(
+                    "the answer was cut off: the model hit its output token limit (finish_reason \"length\"; this request allowed {}). Raise `model_max_output_tokens` in config.toml, or the server's own limit (Ollama `num_predict`, llama.cpp `-n`/`--n-predict`), or ask for a shorter answer.",
+                    answer
+                        .max_output_tokens
+                        .map_or("no bound from us".to_string(), |n| format!("{n} tokens"))
+                ),
+            );
+        }
+        if let Some(problem) = unfinished_answer(sess, answer.text).await {
+            return self.nudge_or_fail(sess, turn_id, problem).await;
+        }
+        self.check_second_answer(sess, answer.text)?;
+        Ok(Verdict::Complete {
+            last_agent_message: answer.text.map(str::to_string),
+        })
+    }
+
+    /// A response with neither words nor calls.
+    async fn judge_silence(
+        &mut self,
+        sess: &Session,
+        turn_id: &str,
+        answer: &Answer<'_>,
+    ) -> Result<Verdict, TurnFailure> {
+        // Small models sometimes stop with nothing to say after their tools ran: ask once
+        // for the final answer rather than failing work that was done.
+        if self.ran_calls && !answer.truncated && !self.nudged {
+            self.nudged = true;
+            sess.push_history(
+                turn_id,
+                vec![ResponseItem::developer_text(format!(
+                    "{EMPTY_ANSWER_NOTE_START} If the task is done, say in one or two sentences what you did; otherwise continue with the next step."
+                ))],
+            )
+            .await;
+            return Ok(Verdict::AskAgain);
+        }
+        // Silent again, but its tools did what the task's words name, as the directory
+        // shows: the work stands, with no words to print.
+        if self.ran_calls && !answer.truncated && work_checks_out(sess).await {
+            return Ok(Verdict::Complete {
+                last_agent_message: None,
+            });
+        }
+        Err(empty_answer(answer.truncated, answer.thought))
+    }
+
+    /// An answer that leaves the task unfinished: a note saying what is missing while the
+    /// policy allows one more, else the turn fails.
+    async fn nudge_or_fail(
+        &mut self,
+        sess: &Session,
+        turn_id: &str,
+        problem: Unfinished,
+    ) -> Result<Verdict, TurnFailure> {
+        let text_mode = sess.tools_as_text();
+        let not_done = matches!(
+            problem,
+            Unfinished::NotDone { .. } | Unfinished::FileNotNamed { .. }
+        );
+        if self.nudged && !(not_done && self.not_done_nudges < MAX_NOT_DONE_NUDGES) {
+            return Err(TurnFailure::other(problem.failure(text_mode)));
+        }
+        self.nudged = true;
+        self.not_done_nudges += usize::from(not_done);
+        self.nudged_for_path = matches!(problem, Unfinished::MissingPath { .. });
+        sess.warn(turn_id, problem.warning());
+        if !text_mode
+            && matches!(problem, Unfinished::UnrunCall { .. })
+            && sess.turn_context().config.tool_call_format == ToolCallFormat::Auto
+        {
+            sess.state().text_tools_fallback = true;
+            sess.warn_once(turn_id, "text_tools_fallback", || {
+                "switching this session to `tool_call_format = \"text\"`: the model writes its tool calls into its answers instead of making them. Set `tool_call_format` in config.toml to choose for good (docs/providers.md, \"Tool calls as text\").".to_string()
+            });
+        }
+        let nudge = problem.nudge(&tool_specs(sess), sess.tools_as_text());
+        sess.push_history(turn_id, vec![ResponseItem::developer_text(nudge)])
+            .await;
+        Ok(Verdict::AskAgain)
+    }
+
+    /// Told that its answer did nothing, the model answered again without any tool: a
+    /// second answer in words ("The task was done.", recorded) cannot have done it. Nor can
+    /// a turn asked for a change in which nothing that writes ran.
+    fn check_second_answer(&self, sess: &Session, answer: Option<&str>) -> Result<(), TurnFailure> {
+        if !self.nudged {
+            return Ok(());
+        }
+        let request = TurnRecord::of_history(&sess.state().history)
+            .view()
+            .request
+            .to_string();
+        let checked_path = self.nudged_for_path
+            && answer.is_some_and(|a| answer_check::answered_path(a, &request).is_some());
+        // A question answered in words after the note is an answer ("I cannot look up the
+        // weather: there is no web search tool"), unless the note was about a made-up path.
+        let answers_question = !self.nudged_for_path && answer_check::is_question(&request);
+        if checked_path || answers_question || (self.ran_calls && !nothing_changed(sess)) {
+            return Ok(());
+        }
+        let what = if self.ran_calls {
+            "the model was told that its answer did nothing, and it ended the turn without running anything that could make the requested change"
+        } else {
+            "the model was told that its answer did nothing and answered again without using any tool"
+        };
+        Err(TurnFailure::other(format!(
+            "{what}, so the task was not done. If this model keeps doing it, set `tool_call_format = \"text\"` or use a larger model."
+        )))
+    }
+}
+
+/// Whether the turn's final answer leaves it unfinished (see `answer_check`).
+async fn unfinished_answer(sess: &Session, answer: Option<&str>) -> Option<Unfinished> {
+    let answer = answer?;
+    let tools = tool_specs(sess);
+    let record = TurnRecord::of_history(&sess.state().history);
+    if let Some(problem) = answer_check::check(answer, &tools, &record.view()) {
+        return Some(problem);
+    }
+    let cwd = sess.turn_context().config.cwd.clone();
+    // A question answered with nothing but a path: the path must exist.
+    let answered_path = answer_check::answered_path(answer, record.view().request);
+    if let Some(path) = &answered_path
+        && let Ok(false) = tokio::fs::try_exists(cwd.join(path)).await
+    {
+        return Some(Unfinished::MissingPath { path: path.clone() });
+    }
+    // Asked which file holds a name, the answer must name a file that does, when one does.
+    let request = record.view().request.to_string();
+    if answer_check::is_question(&request)
+        && let Some(name) = answer_check::asked_definition(&request)
+    {
+        let (dir, wanted) = (cwd.clone(), name.clone());
+        let files = tokio::task::spawn_blocking(move || answer_check::files_naming(&dir, &wanted))
+            .await
+            .ok()
+            .flatten()
+            .unwrap_or_default();
+        if !files.is_empty() && !answer_check::names_one_of(answer, &files, &request) {
+            return Some(Unfinished::FileNotNamed { name });
+        }
+        return None;
+    }
+    if answered_path.is_some() {
+        return None;
+    }
+    // What the task's words name must hold in the directory, unless the user refused a call
+    // of this turn: the work is then undone by their decision, and the model is not sent
+    // back to get around it.
+    if tools.is_empty() || record.refused() {
+        return None;
+    }
+    tokio::task::spawn_blocking(move || record.unmet_in(&cwd))
+        .await
+        .ok()
+        .flatten()
+}
+
+/// Whether the turn changed files and everything the task's words name holds (checked on
+/// disk; a task whose words name nothing checkable does not count as checked).
+async fn work_checks_out(sess: &Session) -> bool {
+    let record = TurnRecord::of_history(&sess.state().history);
+    if nothing_changed(sess) || !record.names_checkable_work() {
+        return false;
+    }
+    let cwd = sess.turn_context().config.cwd.clone();
+    tokio::task::spawn_blocking(move || record.unmet_in(&cwd).is_none())
+        .await
+        .unwrap_or(false)
+}
+
+/// The request asked for a change and nothing in the turn could have made it.
+fn nothing_changed(sess: &Session) -> bool {
+    answer_check::made_no_change(&TurnRecord::of_history(&sess.state().history).view())
+}
+
+/// The failure for a response with neither an answer nor a tool call.
+fn empty_answer(truncated: bool, thought: bool) -> TurnFailure {
+    let message = match (truncated, thought) {
+        (true, true) => {
+            "the model produced no answer: it spent its whole output token limit thinking (finish_reason \"length\"). Raise the server's output limit (Ollama `num_predict`, llama.cpp `-n`) or lower the reasoning effort."
+        }
+        (true, false) => {
+            "the model produced no answer: it stopped at its output token limit before writing anything (finish_reason \"length\"). Raise the server's output limit."
+        }
+        (false, true) => {
+            "the model produced no answer: it only thought and then stopped. Try again, or check the server's reasoning parser settings (docs/providers.md, \"Server settings\")."
+        }
+        (false, false) => {
+            "the model returned an empty answer (no text and no tool call). Try again; if it keeps happening, check that the server's chat template supports this model (docs/providers.md, \"Server settings\")."
+        }
+    };
+    TurnFailure::other(message)
+}
