@@ -18,13 +18,18 @@ use tui_pty::*;
 /// config), itself in the harness's pty: tmux re-wraps lines when the window narrows or
 /// widens, as most terminals people use do, and keeps the pane's scrollback, which
 /// `capture-pane` reads back whole.
-struct InTmux {
-    tui: Tui,
+pub(crate) struct InTmux {
+    pub(crate) tui: Tui,
     socket: PathBuf,
 }
 
 impl InTmux {
     fn spawn(env: &TestEnv, args: &[&str]) -> InTmux {
+        Self::spawn_sized(env, args, (ROWS, COLS))
+    }
+
+    /// [`InTmux::spawn`] in a window of `(rows, cols)`.
+    pub(crate) fn spawn_sized(env: &TestEnv, args: &[&str], size: (u16, u16)) -> InTmux {
         let socket = env.home.path().join("tmux.sock");
         let conf = env.home.path().join("tmux.conf");
         std::fs::write(
@@ -42,13 +47,13 @@ impl InTmux {
         ];
         all.extend(args.iter().map(|a| a.to_string()));
         let all: Vec<&str> = all.iter().map(String::as_str).collect();
-        let tui = Tui::spawn_program(env, "tmux", &all, &[]);
+        let tui = Tui::spawn_program_sized(env, "tmux", &all, &[], size);
         InTmux { tui, socket }
     }
 
     /// The pane's whole scrollback and screen, wrapped lines joined (what the user scrolls
     /// through and copies).
-    fn capture(&self) -> String {
+    pub(crate) fn capture(&self) -> String {
         let out = std::process::Command::new("tmux")
             .arg("-S")
             .arg(&self.socket)
@@ -72,7 +77,7 @@ impl InTmux {
             .then(|| String::from_utf8_lossy(&out.stdout).into_owned())
     }
 
-    fn wait_captured(&self, what: &str, ok: impl Fn(&str) -> bool) -> String {
+    pub(crate) fn wait_captured(&self, what: &str, ok: impl Fn(&str) -> bool) -> String {
         let start = std::time::Instant::now();
         loop {
             let text = self.capture();

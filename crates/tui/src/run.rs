@@ -168,7 +168,7 @@ impl Screens {
                 crossterm::execute!(std::io::stdout(), LeaveAlternateScreen).map_err(failed)?;
             }
             // The terminal restored the main screen; repaint the live area on it.
-            self.live.terminal().clear().map_err(failed)?;
+            self.live.clear().map_err(failed)?;
         }
         draw(&mut self.live, app, theme)
     }
@@ -437,7 +437,7 @@ async fn run_inner(opts: TuiOptions) -> Result<i32, String> {
                 AppAction::Suspend => {
                     // Give the shell a clean line and its own terminal modes; on `fg`, take
                     // the terminal again and start the live area at the bottom.
-                    let _ = screens.live.terminal().clear();
+                    let _ = screens.live.erase();
                     screens.transcript = None;
                     restore_terminal();
                     stop_like_a_job();
@@ -451,13 +451,13 @@ async fn run_inner(opts: TuiOptions) -> Result<i32, String> {
                     dirty = true;
                 }
                 AppAction::Redraw => {
-                    let _ = screens.live.terminal().clear();
+                    let _ = screens.live.clear();
                     dirty = true;
                 }
                 AppAction::EditDraft(draft) => {
                     // The editor gets the terminal: the live area, the input and the
                     // terminal modes are given up until it exits.
-                    let _ = screens.live.terminal().clear();
+                    let _ = screens.live.erase();
                     screens.transcript = None;
                     input.pause().await;
                     restore_terminal();
@@ -573,7 +573,7 @@ async fn run_inner(opts: TuiOptions) -> Result<i32, String> {
     let _ = tokio::time::timeout(SHUTDOWN_TIMEOUT, manager.shutdown_all()).await;
     current.forwarder.abort();
     let forgotten = forget_if_empty(&manager, &config, &current.thread).await;
-    let _ = screens.live.terminal().clear();
+    let _ = screens.live.erase();
     drop(screens);
     drop(_guard);
     // A hung-up terminal fails every write: that must not end in a panic.
@@ -659,6 +659,16 @@ pub fn draw<B: ratatui::backend::Backend>(
     app: &mut App,
     theme: &Theme,
 ) -> Result<(), String> {
+    draw_committing(live, app, theme).map(drop)
+}
+
+/// [`draw`], returning the lines it printed into the scrollback (the scrollback invariant
+/// test holds the terminal to them).
+pub fn draw_committing<B: ratatui::backend::Backend>(
+    live: &mut LiveViewport<B>,
+    app: &mut App,
+    theme: &Theme,
+) -> Result<Vec<ratatui::text::Line<'static>>, String> {
     let failed = |e: std::io::Error| format!("cannot draw: {e}");
     let screen = live
         .screen_size()
@@ -668,8 +678,8 @@ pub fn draw<B: ratatui::backend::Backend>(
     let height = live.height();
     live.fit(height).map_err(failed)?;
     let cells = app.take_pending();
-    if !cells.is_empty() {
-        let lines = cells_to_lines(&cells, screen.width, theme);
+    let lines = cells_to_lines(&cells, screen.width, theme);
+    if !lines.is_empty() {
         live.insert_history(&lines).map_err(failed)?;
     }
     let now = Instant::now();
@@ -687,7 +697,8 @@ pub fn draw<B: ratatui::backend::Backend>(
             widths = row_widths(f.buffer_mut(), area);
         })
         .map_err(failed)?;
-    live.frame_drawn(&widths, cursor).map_err(failed)
+    live.frame_drawn(&widths, cursor).map_err(failed)?;
+    Ok(lines)
 }
 
 /// How far each row of `area` reaches: one past its last cell that is not a plain blank

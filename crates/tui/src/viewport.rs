@@ -189,6 +189,23 @@ fn terminal_rewraps() -> bool {
     })
 }
 
+/// Erases the screen from row `from` down and leaves the cursor at the start of that row.
+/// From the first row, each row is erased on its own: tmux (its `scroll-on-clear`, on by
+/// default) and other terminals move a screen erased from its first cell into the
+/// scrollback, which would leave a copy of the live area there.
+fn erase_from<B: Backend>(b: &mut B, from: u16, rows: u16) -> io::Result<()> {
+    if from == 0 {
+        for y in 0..rows {
+            b.set_cursor_position(Position::new(0, y))?;
+            b.clear_region(ClearType::CurrentLine)?;
+        }
+        b.set_cursor_position(Position::new(0, 0))
+    } else {
+        b.set_cursor_position(Position::new(0, from))?;
+        b.clear_region(ClearType::AfterCursor)
+    }
+}
+
 /// Draws `line` on row `y`: only the cells its text covers (a wide character's second
 /// cell is the character's), so nothing is written after the line's end.
 fn draw_line_cells<B: Backend>(b: &mut B, line: &Line<'_>, y: u16, width: u16) -> io::Result<()> {
@@ -254,11 +271,7 @@ impl<B: Backend> LiveViewport<B> {
     /// Erases from `anchor` down and makes a new live area of `height` rows there; the
     /// next frame paints it whole.
     fn remake_at(&mut self, anchor: Position, height: u16, screen: Size) -> io::Result<()> {
-        {
-            let mut b = self.backend.lock();
-            b.set_cursor_position(anchor)?;
-            b.clear_region(ClearType::AfterCursor)?;
-        }
+        erase_from(&mut *self.backend.lock(), anchor.y, screen.height)?;
         self.backend.set_known_cursor(anchor);
         self.backend.set_laid_out(screen);
         self.drawn.clear();
@@ -302,8 +315,7 @@ impl<B: Backend> LiveViewport<B> {
         let mut top = area.y.min(screen.height.saturating_sub(keep));
         {
             let mut b = self.backend.lock();
-            b.set_cursor_position(Position::new(0, top))?;
-            b.clear_region(ClearType::AfterCursor)?;
+            erase_from(&mut *b, top, screen.height)?;
             for chunk in lines.chunks(per_pass) {
                 let n = u16::try_from(chunk.len()).unwrap_or(u16::MAX);
                 let bottom = top.saturating_add(n).saturating_add(keep);
@@ -321,6 +333,23 @@ impl<B: Backend> LiveViewport<B> {
             }
         }
         self.remake_at(Position::new(0, top), keep, screen)
+    }
+
+    /// Erases the live area and makes it anew in the same place: the next frame paints it
+    /// whole (Ctrl+L, and the main screen given back by the transcript).
+    pub fn clear(&mut self) -> io::Result<()> {
+        let area = self.terminal.get_frame().area();
+        self.remake_at(Position::new(0, area.y), area.height, self.screen)
+    }
+
+    /// Erases the live area and leaves the cursor where it began (the terminal is handed
+    /// to someone else, or the UI ends). Draw again only after [`LiveViewport::clear`] or
+    /// [`LiveViewport::restart_at_bottom`].
+    pub fn erase(&mut self) -> io::Result<()> {
+        let area = self.terminal.get_frame().area();
+        let mut b = self.backend.lock();
+        erase_from(&mut *b, area.y, self.screen.height)?;
+        b.flush()
     }
 
     /// The current `Terminal` (for `draw`).
@@ -400,8 +429,13 @@ impl<B: Backend> LiveViewport<B> {
         };
         let row = before.y.saturating_sub(area.y);
         let narrowed = screen.width < self.screen.width;
-        let unwrapped_row = before.y.min(screen.height.saturating_sub(1));
-        let rewrapped = narrowed && (cursor_now.y != unwrapped_row || terminal_rewraps());
+        // Where a terminal that does not re-wrap leaves the cursor: on its row, or, on a
+        // shorter screen, moved up either to the last row (xterm) or as far as keeps the
+        // area's rows below it (the status line) on screen (tmux without re-wrapping).
+        let last = screen.height.saturating_sub(1);
+        let below = area.bottom().saturating_sub(1).saturating_sub(before.y);
+        let unwrapped = [before.y.min(last), before.y.min(last.saturating_sub(below))];
+        let rewrapped = narrowed && (!unwrapped.contains(&cursor_now.y) || terminal_rewraps());
         let width = screen.width.max(1);
         let above: u16 = if rewrapped {
             let rows: u16 = (0..usize::from(row))

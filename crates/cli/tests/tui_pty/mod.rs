@@ -64,10 +64,21 @@ impl Tui {
         args: &[&str],
         vars: &[(&str, &str)],
     ) -> Tui {
+        Self::spawn_program_sized(env, program, args, vars, (ROWS, COLS))
+    }
+
+    /// [`Tui::spawn_program`] in a terminal of `(rows, cols)`.
+    pub fn spawn_program_sized(
+        env: &TestEnv,
+        program: &str,
+        args: &[&str],
+        vars: &[(&str, &str)],
+        (rows, cols): (u16, u16),
+    ) -> Tui {
         let pty = native_pty_system()
             .openpty(PtySize {
-                rows: ROWS,
-                cols: COLS,
+                rows,
+                cols,
                 pixel_width: 0,
                 pixel_height: 0,
             })
@@ -86,7 +97,7 @@ impl Tui {
         let mut reader = pty.master.try_clone_reader().expect("pty reader");
         let writer: Arc<Mutex<Box<dyn Write + Send>>> =
             Arc::new(Mutex::new(pty.master.take_writer().expect("pty writer")));
-        let screen = Arc::new(Mutex::new(vt100::Parser::new(ROWS, COLS, 1000)));
+        let screen = Arc::new(Mutex::new(vt100::Parser::new(rows, cols, 10_000)));
         let (s, w) = (screen.clone(), writer.clone());
         std::thread::spawn(move || {
             let mut buf = [0u8; 8192];
