@@ -354,7 +354,7 @@ impl Rng {
 /// A random answer of Markdown blocks; every word that can be checked is a token written
 /// once (`tokens` gets them).
 fn answer(rng: &mut Rng, rows: usize, tokens: &mut Vec<String>) -> String {
-    let mut token = |tokens: &mut Vec<String>| {
+    let token = |tokens: &mut Vec<String>| {
         let t = format!("t{}x{}", tokens.len(), rng_word(tokens.len()));
         tokens.push(t.clone());
         t
@@ -530,4 +530,53 @@ fn a_code_block_taller_than_the_screen_is_in_the_scrollback_once() {
     s.event(json!({"type": "task_complete", "turn_id": "t1", "last_agent_message": null, "duration_ms": 4200}));
     s.frame();
     s.check(&tokens).unwrap();
+    // Committed while it streamed, in parts, the block still reads as one: its rows follow
+    // each other with nothing between them.
+    let at = |needle: &str| {
+        s.committed
+            .iter()
+            .position(|l| l.contains(needle))
+            .unwrap_or_else(|| panic!("{needle} not committed: {:#?}", s.committed))
+    };
+    assert_eq!(at("'row45'") - at("'row1'"), 44, "{:#?}", s.committed);
+    assert!(s.committed[at("'row1'")].starts_with("    print"));
+}
+
+#[test]
+fn a_long_list_streams_into_the_scrollback_as_one_list() {
+    let mut s = Session::new(60, 12);
+    s.frame();
+    s.event(json!({"type": "task_started", "turn_id": "t1", "model_context_window": null, "collaboration_mode_kind": "default"}));
+    let mut answer = String::new();
+    let mut tokens = Vec::new();
+    for i in 1..=200 {
+        answer.push_str(&format!("{i}. item{i}\n"));
+        tokens.push(format!("item{i}"));
+    }
+    let chars: Vec<char> = answer.chars().collect();
+    for chunk in chars.chunks(5) {
+        let d: String = chunk.iter().collect();
+        s.event(json!({"type": "agent_message_delta", "delta": d}));
+        s.frame();
+        // Never more than the screen less one row is live.
+        assert!(s.live.height() < 12, "{}", s.live.height());
+    }
+    s.event(json!({"type": "agent_message", "message": answer}));
+    s.event(json!({"type": "task_complete", "turn_id": "t1", "last_agent_message": null, "duration_ms": 10}));
+    s.frame();
+    s.check(&tokens).unwrap();
+    let first = s
+        .committed
+        .iter()
+        .position(|l| l.contains("item1"))
+        .unwrap();
+    let items: Vec<&String> = s.committed[first..first + 200].iter().collect();
+    for (i, l) in items.iter().enumerate() {
+        let want = if i == 0 {
+            format!("• {}. item{}", i + 1, i + 1)
+        } else {
+            format!("  {}. item{}", i + 1, i + 1)
+        };
+        assert_eq!(l.trim_end(), want, "{items:#?}");
+    }
 }

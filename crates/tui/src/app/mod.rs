@@ -203,6 +203,9 @@ pub struct App {
     pub streaming_continues: bool,
     /// The part of the streaming answer already in the scrollback.
     streamed_committed: String,
+    /// The opening fence `streaming` begins with when a code block was cut where the
+    /// screen ran out (it is not the answer's text).
+    streaming_reopen: String,
     pub streaming_reasoning: String,
     /// Reasoning cells shown from their deltas whose final `AgentReasoning` has not come yet
     /// (it may come after the answer): that event then shows nothing new.
@@ -304,6 +307,7 @@ impl App {
             streaming: String::new(),
             streaming_continues: false,
             streamed_committed: String::new(),
+            streaming_reopen: String::new(),
             streaming_reasoning: String::new(),
             reasoning_shown_from_deltas: 0,
             interrupt_requested: false,
@@ -399,7 +403,9 @@ impl App {
             return;
         }
         let markdown: String = self.streaming.drain(..cut).collect();
-        self.streamed_committed.push_str(&markdown);
+        let reopen = std::mem::take(&mut self.streaming_reopen);
+        self.streamed_committed
+            .push_str(markdown.strip_prefix(reopen.as_str()).unwrap_or(&markdown));
         let cell = if self.streaming_continues {
             HistoryCell::AssistantMore { markdown }
         } else {
@@ -410,11 +416,32 @@ impl App {
         self.streaming_continues = true;
     }
 
+    /// Moves the finished lines of the open block of the streaming answer into the
+    /// scrollback (the runner calls this when the live area would not fit on the screen),
+    /// so what does not fit is printed once rather than hidden or scrolled off. Only where
+    /// both parts render as the whole does: between code lines, before a list item.
+    pub fn commit_overflow(&mut self) {
+        let Some(cut) = crate::markdown::soft_cut(&self.streaming) else {
+            return;
+        };
+        let rest = self.streaming.split_off(cut.at);
+        let head = std::mem::replace(&mut self.streaming, format!("{}{rest}", cut.reopen));
+        let reopen = std::mem::replace(&mut self.streaming_reopen, cut.reopen);
+        self.streamed_committed
+            .push_str(head.strip_prefix(reopen.as_str()).unwrap_or(&head));
+        self.pending.push(HistoryCell::AssistantPart {
+            markdown: format!("{head}{}", cut.close),
+            first: !self.streaming_continues,
+        });
+        self.streaming_continues = true;
+    }
+
     /// Ends the streaming answer: `message` is the complete text when the engine sent it,
     /// `tail` what was still live. Only what the scrollback does not have yet is added.
     fn finish_answer(&mut self, message: Option<&str>, tail: String) {
         let committed = std::mem::take(&mut self.streamed_committed);
         let continues = std::mem::replace(&mut self.streaming_continues, false);
+        let reopen = std::mem::take(&mut self.streaming_reopen);
         if !continues {
             let markdown = message.map(str::to_string).unwrap_or(tail);
             if !markdown.trim().is_empty() {
@@ -429,7 +456,7 @@ impl App {
         // differs, show its remainder as streamed rather than repeat the committed blocks.
         let rest = whole
             .strip_prefix(committed.as_str())
-            .map(str::to_string)
+            .map(|rest| format!("{reopen}{rest}"))
             .unwrap_or(tail);
         if !rest.trim().is_empty() {
             self.pending
