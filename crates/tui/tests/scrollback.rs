@@ -4,7 +4,8 @@
 //! screen top to bottom.
 //!
 //! `OI_TUI_SCHEDULE_SEED=N` runs the randomized schedules from seed N (the seed of a
-//! failing schedule is printed); `OI_TUI_SCHEDULES=N` sets how many run.
+//! failing schedule is printed); `OI_TUI_SCHEDULES=N` sets how many run; `OI_TUI_TRACE=1`
+//! prints each resize and frame.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a panic here is a failed run, with its message
 
 use oi_protocol::protocol::EventMsg;
