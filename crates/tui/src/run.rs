@@ -8,7 +8,7 @@ use crate::cells::HistoryCell;
 use crate::composer::Composer;
 use crate::input::Input;
 use crate::overlay::Overlay;
-use crate::render::{cells_to_lines, live_height, live_lines, render_live};
+use crate::render::{cells_to_lines, live_height, render_live};
 use crate::theme::Theme;
 use crate::viewport::LiveViewport;
 use crossterm::event::{
@@ -678,23 +678,18 @@ pub fn draw_committing<B: ratatui::backend::Backend>(
     let height = live.height();
     live.fit(height).map_err(failed)?;
     let now = Instant::now();
+    let mut wanted = live_height(app, screen.width, screen.height, theme, now);
     // The live area is at most the screen less one row: the finished lines of an open
     // block that do not fit go to the scrollback now, once.
-    if !app.streaming.is_empty()
-        && live_lines(app, screen.width, usize::MAX, theme, now)
-            .lines
-            .len()
-            >= usize::from(screen.height)
-    {
-        app.commit_overflow();
+    if wanted >= screen.height && !app.streaming.is_empty() && app.commit_overflow() {
+        wanted = live_height(app, screen.width, screen.height, theme, now);
     }
     let cells = app.take_pending();
     let lines = cells_to_lines(&cells, screen.width, theme);
     if !lines.is_empty() {
         live.insert_history(&lines).map_err(failed)?;
     }
-    live.fit(live_height(app, screen.width, screen.height, theme, now))
-        .map_err(failed)?;
+    live.fit(wanted).map_err(failed)?;
     let mut widths = Vec::new();
     let mut cursor = None;
     live.terminal()

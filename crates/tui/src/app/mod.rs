@@ -420,9 +420,10 @@ impl App {
     /// scrollback (the runner calls this when the live area would not fit on the screen),
     /// so what does not fit is printed once rather than hidden or scrolled off. Only where
     /// both parts render as the whole does: between code lines, before a list item.
-    pub fn commit_overflow(&mut self) {
+    /// Returns whether anything moved.
+    pub fn commit_overflow(&mut self) -> bool {
         let Some(cut) = crate::markdown::soft_cut(&self.streaming) else {
-            return;
+            return false;
         };
         let rest = self.streaming.split_off(cut.at);
         let head = std::mem::replace(&mut self.streaming, format!("{}{rest}", cut.reopen));
@@ -434,6 +435,7 @@ impl App {
             first: !self.streaming_continues,
         });
         self.streaming_continues = true;
+        true
     }
 
     /// Ends the streaming answer: `message` is the complete text when the engine sent it,
