@@ -10,6 +10,7 @@
 
 use oi_protocol::protocol::EventMsg;
 use oi_tui::app::App;
+use oi_tui::cells::HistoryCell;
 use oi_tui::composer::Composer;
 use oi_tui::run::draw_committing;
 use oi_tui::theme::Theme;
@@ -469,8 +470,19 @@ fn schedule(seed: u64) -> Result<(), String> {
                 s.frame();
             }
         }
-        s.event(json!({"type": "agent_message", "message": text}));
+        // Some answers end without their final message, as an interrupted one does.
+        if rng.percent(70) {
+            s.event(json!({"type": "agent_message", "message": text}));
+        }
         s.event(json!({"type": "task_complete", "turn_id": id, "last_agent_message": null, "duration_ms": 10}));
+        // The transcript (Ctrl+T, `/copy`) has the answer whole, as it was written.
+        let answer = s.app.transcript.iter().rev().find_map(|c| match c {
+            HistoryCell::Assistant { markdown } => Some(markdown.clone()),
+            _ => None,
+        });
+        if answer.as_deref() != Some(text.as_str()) {
+            return Err(format!("the transcript has {answer:?}, the answer was {text:?}"));
+        }
         if rng.percent(20) {
             let (c, r) = size(&mut rng);
             s.resize(c, r);

@@ -206,6 +206,8 @@ pub struct App {
     /// The opening fence `streaming` begins with when a code block was cut where the
     /// screen ran out (it is not the answer's text).
     streaming_reopen: String,
+    /// The last piece of the streaming answer in the scrollback was such a part.
+    streamed_part: bool,
     pub streaming_reasoning: String,
     /// Reasoning cells shown from their deltas whose final `AgentReasoning` has not come yet
     /// (it may come after the answer): that event then shows nothing new.
@@ -308,6 +310,7 @@ impl App {
             streaming_continues: false,
             streamed_committed: String::new(),
             streaming_reopen: String::new(),
+            streamed_part: false,
             streaming_reasoning: String::new(),
             reasoning_shown_from_deltas: 0,
             interrupt_requested: false,
@@ -404,6 +407,7 @@ impl App {
         }
         let markdown: String = self.streaming.drain(..cut).collect();
         let reopen = std::mem::take(&mut self.streaming_reopen);
+        self.streamed_part = false;
         self.streamed_committed
             .push_str(markdown.strip_prefix(reopen.as_str()).unwrap_or(&markdown));
         let cell = if self.streaming_continues {
@@ -435,6 +439,7 @@ impl App {
             first: !self.streaming_continues,
         });
         self.streaming_continues = true;
+        self.streamed_part = true;
         true
     }
 
@@ -451,16 +456,20 @@ impl App {
             }
             return;
         }
-        let whole = message
-            .map(str::to_string)
-            .unwrap_or_else(|| format!("{committed}{tail}"));
+        let parted = std::mem::take(&mut self.streamed_part);
+        let whole = message.map(str::to_string).unwrap_or_else(|| {
+            let tail = tail.strip_prefix(reopen.as_str()).unwrap_or(&tail);
+            format!("{committed}{tail}")
+        });
         // The final text normally extends what streamed; if the engine's final message
         // differs, show its remainder as streamed rather than repeat the committed blocks.
-        let rest = whole
-            .strip_prefix(committed.as_str())
-            .map(|rest| format!("{reopen}{rest}"))
-            .unwrap_or(tail);
-        if !rest.trim().is_empty() {
+        let rest = match message.and_then(|m| m.strip_prefix(committed.as_str())) {
+            Some(rest) => format!("{reopen}{rest}"),
+            None => tail,
+        };
+        // After a part cut where the screen ran out, the cell also ends the block (with
+        // the blank row that follows every cell) when nothing of it is left.
+        if !rest.trim().is_empty() || parted {
             self.pending
                 .push(HistoryCell::AssistantMore { markdown: rest });
         }
