@@ -481,7 +481,9 @@ fn schedule(seed: u64) -> Result<(), String> {
             _ => None,
         });
         if answer.as_deref() != Some(text.as_str()) {
-            return Err(format!("the transcript has {answer:?}, the answer was {text:?}"));
+            return Err(format!(
+                "the transcript has {answer:?}, the answer was {text:?}"
+            ));
         }
         if rng.percent(20) {
             let (c, r) = size(&mut rng);
