@@ -74,7 +74,11 @@ fn enter_terminal_modes() -> std::io::Result<()> {
         out,
         EnableBracketedPaste,
         // Lets terminals that support it report Shift+Enter distinctly; others ignore it.
-        PushKeyboardEnhancementFlags(KeyboardEnhancementFlags::DISAMBIGUATE_ESCAPE_CODES)
+        PushKeyboardEnhancementFlags(KeyboardEnhancementFlags::DISAMBIGUATE_ESCAPE_CODES),
+        // Every cell is placed, so nothing needs the terminal to wrap; a frame laid out for a
+        // wider window than the terminal already has must not wrap its rows at the bottom
+        // of the screen, which would scroll the live area into the scrollback.
+        crossterm::terminal::DisableLineWrap
     )
 }
 
@@ -118,6 +122,7 @@ fn restore_terminal() {
         out,
         PopKeyboardEnhancementFlags,
         DisableBracketedPaste,
+        crossterm::terminal::EnableLineWrap,
         crossterm::cursor::Show
     );
     let _ = crossterm::terminal::disable_raw_mode();
@@ -690,34 +695,23 @@ pub fn draw_committing<B: ratatui::backend::Backend>(
         live.insert_history(&lines).map_err(failed)?;
     }
     live.fit(wanted).map_err(failed)?;
-    let mut widths = Vec::new();
     let mut cursor = None;
     live.terminal()
         .draw(|f| {
             let area = f.area();
             cursor = render_live(app, area, f.buffer_mut(), theme, now);
-            if let Some(pos) = cursor {
-                f.set_cursor_position(pos);
+            // The caret is drawn, not the terminal's cursor: that one waits at the live
+            // area's first cell (see `LiveViewport::frame_drawn`).
+            if let Some(cell) = cursor.and_then(|pos| f.buffer_mut().cell_mut(pos)) {
+                let style = cell
+                    .style()
+                    .add_modifier(ratatui::style::Modifier::REVERSED);
+                cell.set_style(style);
             }
-            widths = row_widths(f.buffer_mut(), area);
         })
         .map_err(failed)?;
-    live.frame_drawn(&widths, cursor).map_err(failed)?;
+    live.frame_drawn().map_err(failed)?;
     Ok(lines)
-}
-
-/// How far each row of `area` reaches: one past its last cell that is not a plain blank
-/// (what the terminal was told to write there).
-fn row_widths(buf: &ratatui::buffer::Buffer, area: ratatui::layout::Rect) -> Vec<u16> {
-    let blank = ratatui::buffer::Cell::default();
-    (area.top()..area.bottom())
-        .map(|y| {
-            (area.left()..area.right())
-                .rev()
-                .find(|x| buf.cell((*x, y)).is_some_and(|c| *c != blank))
-                .map_or(0, |x| x + 1 - area.left())
-        })
-        .collect()
 }
 
 /// True when the user never wrote in the thread: there is nothing in it to resume.

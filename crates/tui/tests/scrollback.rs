@@ -205,25 +205,15 @@ impl Session {
     }
 
     /// The terminal changes size as tmux does without re-wrapping: a shorter screen first
-    /// drops blank rows below the cursor, then moves rows from the top into the
-    /// scrollback; a narrower one cuts the rows on screen.
+    /// deletes rows below the cursor, then moves rows from the top into the scrollback
+    /// (tmux's `screen_resize_y`); a narrower one cuts the rows on screen.
     fn resize(&mut self, cols: u16, rows: u16) {
-        let area_top = self.live.terminal().get_frame().area().y;
         let mut p = self.vt.0.borrow_mut();
         let (old_rows, old_cols) = p.screen().size();
         let (row, col) = p.screen().cursor_position();
-        let texts: Vec<String> = p.screen().rows(0, old_cols).collect();
-        let blank_below = texts
-            .iter()
-            .skip(usize::from(row) + 1)
-            .rev()
-            .take_while(|r| r.trim().is_empty())
-            .count() as u16;
-        // A screen made shorter than the live area's rows above the cursor: the terminal
-        // itself moves those rows into its scrollback (docs/tui.md says so); not scheduled.
-        let rows = rows.max(old_rows.saturating_sub(blank_below + area_top));
         if rows < old_rows {
-            let up = usize::from((old_rows - rows).saturating_sub(blank_below));
+            let below = old_rows - 1 - row;
+            let up = usize::from((old_rows - rows).saturating_sub(below));
             if up > 0 {
                 let mut seq = format!("\x1b[{old_rows};1H");
                 seq.push_str(&"\n".repeat(up));
@@ -234,7 +224,7 @@ impl Session {
         }
         if std::env::var_os("OI_TUI_TRACE").is_some() {
             eprintln!(
-                "resize {old_cols}x{old_rows} -> {cols}x{rows}, cursor {row},{col}, area top {area_top}, committed {}",
+                "resize {old_cols}x{old_rows} -> {cols}x{rows}, cursor {row},{col}, committed {}",
                 self.narrowest.len()
             );
         }
@@ -459,14 +449,13 @@ fn schedule(seed: u64) -> Result<(), String> {
             let delta: String = chars[at..end].iter().collect();
             at = end;
             s.event(json!({"type": "agent_message_delta", "delta": delta}));
-            // One resize between two frames: the runner finds the live area again on the
-            // frame after each resize (several before one frame are not scheduled).
-            let resized = rng.percent(8);
-            if resized {
+            // Resizes, sometimes several before the next frame (a window dragged while the
+            // UI is too busy to draw).
+            while rng.percent(8) {
                 let (c, r) = size(&mut rng);
                 s.resize(c, r);
             }
-            if resized || rng.percent(45) {
+            if rng.percent(45) {
                 s.frame();
             }
         }
