@@ -186,14 +186,20 @@ impl Tui {
         out
     }
 
-    /// The visible rows drawn in reverse video (a popup's or picker's selection).
+    /// The visible rows drawn in reverse video (a popup's or picker's selection); the
+    /// composer's caret, one reversed cell, does not count.
     pub fn highlighted_rows(&self) -> Vec<String> {
         let parser = self.screen.lock().unwrap();
         let screen = parser.screen();
         let (rows, cols) = screen.size();
         let texts: Vec<String> = screen.rows(0, cols).collect();
         (0..rows)
-            .filter(|r| (0..cols).any(|c| screen.cell(*r, c).is_some_and(|cell| cell.inverse())))
+            .filter(|r| {
+                (0..cols)
+                    .filter(|c| screen.cell(*r, *c).is_some_and(|cell| cell.inverse()))
+                    .count()
+                    > 1
+            })
             .filter_map(|r| texts.get(usize::from(r)).cloned())
             .collect()
     }
