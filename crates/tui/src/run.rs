@@ -145,7 +145,8 @@ struct Screens {
 }
 
 impl Screens {
-    fn frame(&mut self, app: &mut App, theme: &Theme) -> Result<(), String> {
+    /// Draws a frame; false when it has to wait for the live area to be found again.
+    fn frame(&mut self, app: &mut App, theme: &Theme) -> Result<bool, String> {
         let failed = |e: std::io::Error| format!("cannot draw: {e}");
         if app.overlay.as_ref().is_some_and(Overlay::is_full_screen) {
             if self.transcript.is_none() {
@@ -166,7 +167,7 @@ impl Screens {
                 .map_err(failed)?;
             }
             // History that arrives meanwhile waits for the main screen.
-            return Ok(());
+            return Ok(true);
         }
         if self.transcript.take().is_some() {
             if ON_ALTERNATE_SCREEN.swap(false, std::sync::atomic::Ordering::SeqCst) {
@@ -408,12 +409,15 @@ async fn run_inner(opts: TuiOptions) -> Result<i32, String> {
                     last_draw = Instant::now();
                     continue;
                 }
-                if let Err(e) = screens.frame(&mut app, &theme) {
-                    failure = Some(e);
-                    actions.push(AppAction::Quit);
+                match screens.frame(&mut app, &theme) {
+                    Ok(drawn) => dirty = !drawn,
+                    Err(e) => {
+                        failure = Some(e);
+                        actions.push(AppAction::Quit);
+                        dirty = false;
+                    }
                 }
                 last_draw = Instant::now();
-                dirty = false;
             }
             sig = signals.recv() => {
                 stopped_by = Some(sig);
@@ -659,22 +663,33 @@ pub async fn sleep_until(due: Option<Instant>) {
 
 /// Writes finished cells into the scrollback, sizes the live area to its content (and the
 /// screen), then redraws it.
+///
+/// Returns false when the terminal changed size before anything was written: the frame is
+/// left for after the live area is found again (a frame laid out for the old size would
+/// land on the resized screen).
 pub fn draw<B: ratatui::backend::Backend>(
     live: &mut LiveViewport<B>,
     app: &mut App,
     theme: &Theme,
-) -> Result<(), String> {
-    draw_committing(live, app, theme).map(drop)
+) -> Result<bool, String> {
+    draw_committing(live, app, theme).map(|lines| lines.is_some())
 }
 
 /// [`draw`], returning the lines it printed into the scrollback (the scrollback invariant
-/// test holds the terminal to them).
+/// test holds the terminal to them), or `None` when it drew nothing.
 pub fn draw_committing<B: ratatui::backend::Backend>(
     live: &mut LiveViewport<B>,
     app: &mut App,
     theme: &Theme,
-) -> Result<Vec<ratatui::text::Line<'static>>, String> {
+) -> Result<Option<Vec<ratatui::text::Line<'static>>>, String> {
     let failed = |e: std::io::Error| format!("cannot draw: {e}");
+    let resized = |live: &LiveViewport<B>| {
+        live.resized()
+            .map_err(|e| format!("cannot read the terminal size: {e}"))
+    };
+    if resized(live)? {
+        return Ok(None);
+    }
     let screen = live
         .screen_size()
         .map_err(|e| format!("cannot read the terminal size: {e}"))?;
@@ -691,6 +706,12 @@ pub fn draw_committing<B: ratatui::backend::Backend>(
     }
     let cells = app.take_pending();
     let lines = cells_to_lines(&cells, screen.width, theme);
+    // Laying out may take a while on a busy machine: a resize meanwhile leaves it all for
+    // the next frame rather than write it for a screen that is gone.
+    if resized(live)? {
+        app.restore_pending(cells);
+        return Ok(None);
+    }
     if !lines.is_empty() {
         live.insert_history(&lines).map_err(failed)?;
     }
@@ -711,7 +732,7 @@ pub fn draw_committing<B: ratatui::backend::Backend>(
         })
         .map_err(failed)?;
     live.frame_drawn().map_err(failed)?;
-    Ok(lines)
+    Ok(Some(lines))
 }
 
 /// True when the user never wrote in the thread: there is nothing in it to resume.

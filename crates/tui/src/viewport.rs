@@ -384,7 +384,8 @@ impl<B: Backend> LiveViewport<B> {
     pub fn relocate(&mut self, cursor_now: Position, screen: Size) -> io::Result<()> {
         let area = self.terminal.get_frame().area();
         if self.cursor.is_none() {
-            return self.fit(area.height);
+            // Not drawn since it was made: it is where it was made.
+            return self.adopt_size();
         }
         let height = area.height.clamp(1, screen.height.max(1));
         let top = cursor_now.y.min(screen.height.saturating_sub(1));

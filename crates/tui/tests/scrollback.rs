@@ -196,7 +196,9 @@ impl Session {
                 self.committed.len()
             );
         }
-        let lines = draw_committing(&mut self.live, &mut self.app, &PLAIN).unwrap();
+        let lines = draw_committing(&mut self.live, &mut self.app, &PLAIN)
+            .unwrap()
+            .expect("a frame after the live area was found again is drawn");
         for l in lines {
             let text: String = l.spans.iter().map(|s| s.content.as_ref()).collect();
             self.committed.push(text.trim_end().to_string());

@@ -348,6 +348,11 @@ impl App {
         std::mem::take(&mut self.pending)
     }
 
+    /// Puts back cells taken by [`App::take_pending`] that could not be written yet.
+    pub fn restore_pending(&mut self, cells: Vec<HistoryCell>) {
+        self.pending.splice(0..0, cells);
+    }
+
     /// Takes the prompts typed and sent since the last call, for the prompt history (slash
     /// commands are not among them).
     pub fn take_prompts_to_save(&mut self) -> Vec<String> {
