@@ -47,6 +47,7 @@ mod tui_daily_commands;
 mod tui_diffs;
 mod tui_mcp_prompts;
 mod tui_regressions;
-mod tui_second_pass;
+mod tui_render;
+pub(crate) mod tui_second_pass;
 mod tui_small_bugs;
 mod v2_stdio;

@@ -25,6 +25,11 @@ pub(crate) struct InTmux {
 
 impl InTmux {
     pub(crate) fn spawn(env: &TestEnv, args: &[&str]) -> InTmux {
+        Self::spawn_sized(env, args, (ROWS, COLS))
+    }
+
+    /// [`InTmux::spawn`] in a window of `(rows, cols)`.
+    pub(crate) fn spawn_sized(env: &TestEnv, args: &[&str], size: (u16, u16)) -> InTmux {
         let socket = env.home.path().join("tmux.sock");
         let conf = env.home.path().join("tmux.conf");
         std::fs::write(
@@ -42,7 +47,7 @@ impl InTmux {
         ];
         all.extend(args.iter().map(|a| a.to_string()));
         let all: Vec<&str> = all.iter().map(String::as_str).collect();
-        let tui = Tui::spawn_program(env, "tmux", &all, &[]);
+        let tui = Tui::spawn_program_sized(env, "tmux", &all, &[], size);
         InTmux { tui, socket }
     }
 

@@ -49,6 +49,13 @@ pub enum HistoryCell {
     AssistantMore {
         markdown: String,
     },
+    /// The first part of a block of the answer (code lines, list items) cut where the
+    /// screen ran out while it streamed: the block goes on below it, so no blank row
+    /// follows. `first` when it begins the answer (it has the bullet).
+    AssistantPart {
+        markdown: String,
+        first: bool,
+    },
     Reasoning {
         text: String,
     },
@@ -244,8 +251,13 @@ impl HistoryCell {
                 }
                 wrap_lines(&lines, width, "  ")
             }
-            HistoryCell::Assistant { markdown } | HistoryCell::AssistantMore { markdown } => {
-                let first = matches!(self, HistoryCell::Assistant { .. });
+            HistoryCell::Assistant { markdown }
+            | HistoryCell::AssistantMore { markdown }
+            | HistoryCell::AssistantPart { markdown, .. } => {
+                let first = matches!(
+                    self,
+                    HistoryCell::Assistant { .. } | HistoryCell::AssistantPart { first: true, .. }
+                );
                 let body = render_markdown(markdown, width.saturating_sub(2).max(8), theme);
                 body.into_iter()
                     .enumerate()
@@ -388,7 +400,12 @@ impl HistoryCell {
             }
         };
         // A blank row separates cells in the scrollback.
-        if !live && !matches!(self, HistoryCell::TurnEnded { .. }) {
+        if !live
+            && !matches!(
+                self,
+                HistoryCell::TurnEnded { .. } | HistoryCell::AssistantPart { .. }
+            )
+        {
             out.push(Line::default());
         }
         out

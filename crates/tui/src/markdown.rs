@@ -75,6 +75,75 @@ pub fn committable_prefix(text: &str) -> usize {
     }
 }
 
+/// A place where the open block of a streaming answer can be cut at a line so that the two
+/// parts, rendered one after the other, read as the whole block does: between the lines of
+/// a fenced code block (the first part closed with `close`, the rest reopened with
+/// `reopen`), or before an item of a top-level list. Used when the open block is taller
+/// than the screen: what is above the cut goes to the scrollback, once.
+#[derive(Debug, PartialEq)]
+pub struct SoftCut {
+    /// Bytes of the text before the cut.
+    pub at: usize,
+    /// Appended to the first part (a closing fence).
+    pub close: String,
+    /// Put before the rest (the opening fence again).
+    pub reopen: String,
+}
+
+/// The latest [`SoftCut`] in `text` (an open block, as [`committable_prefix`] leaves it).
+pub fn soft_cut(text: &str) -> Option<SoftCut> {
+    let first_end = text.find('\n')? + 1;
+    let first = &text[..first_end];
+    let trimmed = first.trim_start_matches(' ');
+    let indent = first.len() - trimmed.len();
+    let fence = trimmed.chars().next().filter(|c| *c == '`' || *c == '~');
+    if let (Some(m), true) = (fence, indent < 4) {
+        let run = trimmed.chars().take_while(|c| *c == m).count();
+        if run < 3 {
+            return None;
+        }
+        // After the last finished line of code, if there is one.
+        let at = text.rfind('\n')? + 1;
+        return (at > first_end).then(|| SoftCut {
+            at,
+            close: format!("{}\n", m.to_string().repeat(run)),
+            reopen: first.to_string(),
+        });
+    }
+    let kind = list_marker(first)?;
+    // Before the last line that starts another item of the same list.
+    let mut at = None;
+    let mut pos = first_end;
+    for line in text[first_end..].split_inclusive('\n') {
+        if list_marker(line) == Some(kind) {
+            at = Some(pos);
+        }
+        pos += line.len();
+    }
+    at.map(|at| SoftCut {
+        at,
+        close: String::new(),
+        reopen: String::new(),
+    })
+}
+
+/// The kind of list item `line` begins at the left margin (`-`, `*`, `+`, or `.`/`)` for
+/// ordered items), if it begins one.
+fn list_marker(line: &str) -> Option<char> {
+    let mut chars = line.chars();
+    let c = chars.next()?;
+    if matches!(c, '-' | '*' | '+') {
+        return (chars.next() == Some(' ')).then_some(c);
+    }
+    let digits = line.chars().take_while(char::is_ascii_digit).count();
+    if digits == 0 || digits > 9 {
+        return None;
+    }
+    let mut rest = line[digits..].chars();
+    let mark = rest.next().filter(|m| *m == '.' || *m == ')')?;
+    (rest.next() == Some(' ')).then_some(mark)
+}
+
 struct Renderer {
     theme: Theme,
     width: u16,
@@ -323,6 +392,29 @@ impl Renderer {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn soft_cuts_fall_between_code_lines_and_before_list_items() {
+        let code = "```python\nprint(1)\nprint(2)\nprint(";
+        assert_eq!(
+            soft_cut(code),
+            Some(SoftCut {
+                at: code.len() - "print(".len(),
+                close: "```\n".into(),
+                reopen: "```python\n".into(),
+            })
+        );
+        assert_eq!(soft_cut("```\nonly the first"), None);
+        let list = "- one\n  more of one\n- two\n- thr";
+        assert_eq!(
+            soft_cut(list).map(|c| c.at),
+            Some(list.len() - "- thr".len())
+        );
+        let ordered = "1. one\n2. two\n";
+        assert_eq!(soft_cut(ordered).map(|c| c.at), Some("1. one\n".len()));
+        assert_eq!(soft_cut("a paragraph\nof two lines\n"), None);
+        assert_eq!(soft_cut("| a | b |\n|---|---|\n| 1 | 2 |\n"), None);
+    }
+
     #[test]
     fn committable_prefix_stops_at_the_last_finished_block() {
         assert_eq!(committable_prefix("one para"), 0);

@@ -280,9 +280,8 @@ pub fn status_line(app: &App, width: u16, theme: &Theme, now: Instant) -> Line<'
     let facts = crate::status_items::facts(&app.status_items, s);
     let text = truncate(&facts, usize::from(width).saturating_sub(used));
     spans.push(Span::styled(text, theme.dim()));
-    // Written to the right edge, so a terminal that re-wraps lines when it narrows always
-    // moves the cursor above this line (how the live area is found again after a resize,
-    // see `LiveViewport::relocate`). The blanks are dim, which a terminal writes out.
+    // Written to the right edge (dim blanks, which a terminal writes out), so the line
+    // always ends where the window does.
     let line = Line::from(spans);
     let pad = usize::from(width).saturating_sub(line.width());
     let mut spans = line.spans;

@@ -77,7 +77,11 @@ fn enter_terminal_modes() -> std::io::Result<()> {
         out,
         EnableBracketedPaste,
         // Lets terminals that support it report Shift+Enter distinctly; others ignore it.
-        PushKeyboardEnhancementFlags(KeyboardEnhancementFlags::DISAMBIGUATE_ESCAPE_CODES)
+        PushKeyboardEnhancementFlags(KeyboardEnhancementFlags::DISAMBIGUATE_ESCAPE_CODES),
+        // Every cell is placed, so nothing needs the terminal to wrap; a frame laid out for a
+        // wider window than the terminal already has must not wrap its rows at the bottom
+        // of the screen, which would scroll the live area into the scrollback.
+        crossterm::terminal::DisableLineWrap
     )
 }
 
@@ -121,6 +125,7 @@ fn restore_terminal() {
         out,
         PopKeyboardEnhancementFlags,
         DisableBracketedPaste,
+        crossterm::terminal::EnableLineWrap,
         crossterm::cursor::Show
     );
     let _ = crossterm::terminal::disable_raw_mode();
@@ -143,7 +148,8 @@ struct Screens {
 }
 
 impl Screens {
-    fn frame(&mut self, app: &mut App, theme: &Theme) -> Result<(), String> {
+    /// Draws a frame; false when it has to wait for the live area to be found again.
+    fn frame(&mut self, app: &mut App, theme: &Theme) -> Result<bool, String> {
         let failed = |e: std::io::Error| format!("cannot draw: {e}");
         if app.overlay.as_ref().is_some_and(Overlay::is_full_screen) {
             if self.transcript.is_none() {
@@ -164,14 +170,14 @@ impl Screens {
                 .map_err(failed)?;
             }
             // History that arrives meanwhile waits for the main screen.
-            return Ok(());
+            return Ok(true);
         }
         if self.transcript.take().is_some() {
             if ON_ALTERNATE_SCREEN.swap(false, std::sync::atomic::Ordering::SeqCst) {
                 crossterm::execute!(std::io::stdout(), LeaveAlternateScreen).map_err(failed)?;
             }
             // The terminal restored the main screen; repaint the live area on it.
-            self.live.terminal().clear().map_err(failed)?;
+            self.live.clear().map_err(failed)?;
         }
         draw(&mut self.live, app, theme)
     }
@@ -413,12 +419,15 @@ async fn run_inner(opts: TuiOptions) -> Result<i32, String> {
                     continue;
                 }
                 let theme = app.theme;
-                if let Err(e) = screens.frame(&mut app, &theme) {
-                    failure = Some(e);
-                    actions.push(AppAction::Quit);
+                match screens.frame(&mut app, &theme) {
+                    Ok(drawn) => dirty = !drawn,
+                    Err(e) => {
+                        failure = Some(e);
+                        actions.push(AppAction::Quit);
+                        dirty = false;
+                    }
                 }
                 last_draw = Instant::now();
-                dirty = false;
             }
             sig = signals.recv() => {
                 stopped_by = Some(sig);
@@ -447,7 +456,7 @@ async fn run_inner(opts: TuiOptions) -> Result<i32, String> {
                 AppAction::Suspend => {
                     // Give the shell a clean line and its own terminal modes; on `fg`, take
                     // the terminal again and start the live area at the bottom.
-                    let _ = screens.live.terminal().clear();
+                    let _ = screens.live.erase();
                     screens.transcript = None;
                     restore_terminal();
                     stop_like_a_job();
@@ -461,7 +470,7 @@ async fn run_inner(opts: TuiOptions) -> Result<i32, String> {
                     dirty = true;
                 }
                 AppAction::Redraw => {
-                    let _ = screens.live.terminal().clear();
+                    let _ = screens.live.clear();
                     dirty = true;
                 }
                 AppAction::ClearScreen => {
@@ -480,7 +489,7 @@ async fn run_inner(opts: TuiOptions) -> Result<i32, String> {
                 AppAction::EditDraft(draft) => {
                     // The editor gets the terminal: the live area, the input and the
                     // terminal modes are given up until it exits.
-                    let _ = screens.live.terminal().clear();
+                    let _ = screens.live.erase();
                     screens.transcript = None;
                     input.pause().await;
                     restore_terminal();
@@ -597,7 +606,7 @@ async fn run_inner(opts: TuiOptions) -> Result<i32, String> {
     let _ = tokio::time::timeout(SHUTDOWN_TIMEOUT, manager.shutdown_all()).await;
     current.forwarder.abort();
     let forgotten = forget_if_empty(&manager, &config, &current.thread).await;
-    let _ = screens.live.terminal().clear();
+    let _ = screens.live.erase();
     drop(screens);
     drop(_guard);
     // A hung-up terminal fails every write: that must not end in a panic.
@@ -678,12 +687,33 @@ pub async fn sleep_until(due: Option<Instant>) {
 
 /// Writes finished cells into the scrollback, sizes the live area to its content (and the
 /// screen), then redraws it.
+///
+/// Returns false when the terminal changed size before anything was written: the frame is
+/// left for after the live area is found again (a frame laid out for the old size would
+/// land on the resized screen).
 pub fn draw<B: ratatui::backend::Backend>(
     live: &mut LiveViewport<B>,
     app: &mut App,
     theme: &Theme,
-) -> Result<(), String> {
+) -> Result<bool, String> {
+    draw_committing(live, app, theme).map(|lines| lines.is_some())
+}
+
+/// [`draw`], returning the lines it printed into the scrollback (the scrollback invariant
+/// test holds the terminal to them), or `None` when it drew nothing.
+pub fn draw_committing<B: ratatui::backend::Backend>(
+    live: &mut LiveViewport<B>,
+    app: &mut App,
+    theme: &Theme,
+) -> Result<Option<Vec<ratatui::text::Line<'static>>>, String> {
     let failed = |e: std::io::Error| format!("cannot draw: {e}");
+    let resized = |live: &LiveViewport<B>| {
+        live.resized()
+            .map_err(|e| format!("cannot read the terminal size: {e}"))
+    };
+    if resized(live)? {
+        return Ok(None);
+    }
     let screen = live
         .screen_size()
         .map_err(|e| format!("cannot read the terminal size: {e}"))?;
@@ -691,41 +721,42 @@ pub fn draw<B: ratatui::backend::Backend>(
     // Lay out for a resized screen first, so history is wrapped for the new width.
     let height = live.height();
     live.fit(height).map_err(failed)?;
+    let now = Instant::now();
+    let mut wanted = live_height(app, screen.width, screen.height, theme, now);
+    // The live area is at most the screen less one row: the finished lines of an open
+    // block that do not fit go to the scrollback now, once.
+    if wanted >= screen.height && !app.streaming.is_empty() && app.commit_overflow() {
+        wanted = live_height(app, screen.width, screen.height, theme, now);
+    }
     let cells = app.take_pending();
-    if !cells.is_empty() {
-        let lines = cells_to_lines(&cells, screen.width, theme);
+    let lines = cells_to_lines(&cells, screen.width, theme);
+    // Laying out may take a while on a busy machine: a resize meanwhile leaves it all for
+    // the next frame rather than write it for a screen that is gone.
+    if resized(live)? {
+        app.restore_pending(cells);
+        return Ok(None);
+    }
+    if !lines.is_empty() {
         live.insert_history(&lines).map_err(failed)?;
     }
-    let now = Instant::now();
-    live.fit(live_height(app, screen.width, screen.height, theme, now))
-        .map_err(failed)?;
-    let mut widths = Vec::new();
+    live.fit(wanted).map_err(failed)?;
     let mut cursor = None;
     live.terminal()
         .draw(|f| {
             let area = f.area();
             cursor = render_live(app, area, f.buffer_mut(), theme, now);
-            if let Some(pos) = cursor {
-                f.set_cursor_position(pos);
+            // The caret is drawn, not the terminal's cursor: that one waits at the live
+            // area's first cell (see `LiveViewport::frame_drawn`).
+            if let Some(cell) = cursor.and_then(|pos| f.buffer_mut().cell_mut(pos)) {
+                let style = cell
+                    .style()
+                    .add_modifier(ratatui::style::Modifier::REVERSED);
+                cell.set_style(style);
             }
-            widths = row_widths(f.buffer_mut(), area);
         })
         .map_err(failed)?;
-    live.frame_drawn(&widths, cursor).map_err(failed)
-}
-
-/// How far each row of `area` reaches: one past its last cell that is not a plain blank
-/// (what the terminal was told to write there).
-fn row_widths(buf: &ratatui::buffer::Buffer, area: ratatui::layout::Rect) -> Vec<u16> {
-    let blank = ratatui::buffer::Cell::default();
-    (area.top()..area.bottom())
-        .map(|y| {
-            (area.left()..area.right())
-                .rev()
-                .find(|x| buf.cell((*x, y)).is_some_and(|c| *c != blank))
-                .map_or(0, |x| x + 1 - area.left())
-        })
-        .collect()
+    live.frame_drawn().map_err(failed)?;
+    Ok(Some(lines))
 }
 
 /// True when the user never wrote in the thread: there is nothing in it to resume.

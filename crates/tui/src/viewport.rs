@@ -164,29 +164,21 @@ fn usable_size(size: Size) -> Size {
     }
 }
 
-/// Whether the terminal is known to re-wrap its lines on a resize (tmux, and the
-/// terminals that say who they are): when the screen is nearly full, a narrowing can split
-/// rows above and below the cursor by the same amount and leave it on its row.
-fn terminal_rewraps() -> bool {
-    static REWRAPS: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-    *REWRAPS.get_or_init(|| {
-        let set = |k: &str| std::env::var_os(k).is_some_and(|v| !v.is_empty());
-        if set("XTERM_VERSION") && !set("TMUX") && !set("STY") {
-            return false;
+/// Erases the screen from row `from` down and leaves the cursor at the start of that row.
+/// From the first row, each row is erased on its own: tmux (its `scroll-on-clear`, on by
+/// default) and other terminals move a screen erased from its first cell into the
+/// scrollback, which would leave a copy of the live area there.
+fn erase_from<B: Backend>(b: &mut B, from: u16, rows: u16) -> io::Result<()> {
+    if from == 0 {
+        for y in 0..rows {
+            b.set_cursor_position(Position::new(0, y))?;
+            b.clear_region(ClearType::CurrentLine)?;
         }
-        [
-            "TMUX",
-            "VTE_VERSION",
-            "KITTY_WINDOW_ID",
-            "WEZTERM_EXECUTABLE",
-            "WT_SESSION",
-            "ALACRITTY_WINDOW_ID",
-            "ITERM_SESSION_ID",
-            "KONSOLE_VERSION",
-        ]
-        .iter()
-        .any(|k| set(k))
-    })
+        b.set_cursor_position(Position::new(0, 0))
+    } else {
+        b.set_cursor_position(Position::new(0, from))?;
+        b.clear_region(ClearType::AfterCursor)
+    }
 }
 
 /// Draws `line` on row `y`: only the cells its text covers (a wide character's second
@@ -218,9 +210,6 @@ pub struct LiveViewport<B: Backend> {
     terminal: Terminal<SharedBackend<B>>,
     /// The screen size the viewport was laid out for.
     screen: Size,
-    /// How far each row of the live area has been written (cells from the left edge),
-    /// at most, since the area was made: what a terminal that re-wraps lines sees.
-    drawn: Vec<u16>,
     /// Where the last frame left the cursor.
     cursor: Option<Position>,
     /// Resizes are followed only by [`LiveViewport::relocate`] (the runner asks the
@@ -245,7 +234,6 @@ impl<B: Backend> LiveViewport<B> {
             backend,
             terminal,
             screen,
-            drawn: Vec::new(),
             cursor: None,
             relocating: false,
         })
@@ -254,14 +242,9 @@ impl<B: Backend> LiveViewport<B> {
     /// Erases from `anchor` down and makes a new live area of `height` rows there; the
     /// next frame paints it whole.
     fn remake_at(&mut self, anchor: Position, height: u16, screen: Size) -> io::Result<()> {
-        {
-            let mut b = self.backend.lock();
-            b.set_cursor_position(anchor)?;
-            b.clear_region(ClearType::AfterCursor)?;
-        }
+        erase_from(&mut *self.backend.lock(), anchor.y, screen.height)?;
         self.backend.set_known_cursor(anchor);
         self.backend.set_laid_out(screen);
-        self.drawn.clear();
         self.cursor = None;
         let made = Terminal::with_options(
             self.backend.clone(),
@@ -302,8 +285,7 @@ impl<B: Backend> LiveViewport<B> {
         let mut top = area.y.min(screen.height.saturating_sub(keep));
         {
             let mut b = self.backend.lock();
-            b.set_cursor_position(Position::new(0, top))?;
-            b.clear_region(ClearType::AfterCursor)?;
+            erase_from(&mut *b, top, screen.height)?;
             for chunk in lines.chunks(per_pass) {
                 let n = u16::try_from(chunk.len()).unwrap_or(u16::MAX);
                 let bottom = top.saturating_add(n).saturating_add(keep);
@@ -321,6 +303,23 @@ impl<B: Backend> LiveViewport<B> {
             }
         }
         self.remake_at(Position::new(0, top), keep, screen)
+    }
+
+    /// Erases the live area and makes it anew in the same place: the next frame paints it
+    /// whole (Ctrl+L, and the main screen given back by the transcript).
+    pub fn clear(&mut self) -> io::Result<()> {
+        let area = self.terminal.get_frame().area();
+        self.remake_at(Position::new(0, area.y), area.height, self.screen)
+    }
+
+    /// Erases the live area and leaves the cursor where it began (the terminal is handed
+    /// to someone else, or the UI ends). Draw again only after [`LiveViewport::clear`] or
+    /// [`LiveViewport::restart_at_bottom`].
+    pub fn erase(&mut self) -> io::Result<()> {
+        let area = self.terminal.get_frame().area();
+        let mut b = self.backend.lock();
+        erase_from(&mut *b, area.y, self.screen.height)?;
+        b.flush()
     }
 
     /// The current `Terminal` (for `draw`).
@@ -358,65 +357,38 @@ impl<B: Backend> LiveViewport<B> {
         Ok(self.backend.real_size()? != self.screen)
     }
 
-    /// Records what a frame drew: how far each row of the area reaches, and where the
-    /// cursor was left (`None`: hidden, then it is parked at the start of the last row, so
-    /// its place is still known).
-    pub fn frame_drawn(&mut self, widths: &[u16], cursor: Option<Position>) -> io::Result<()> {
-        if self.drawn.len() < widths.len() {
-            self.drawn.resize(widths.len(), 0);
+    /// Parks the terminal's cursor at the start of the live area's first row once a frame
+    /// is drawn; it waits there until the next frame. There it anchors the live area
+    /// whatever the terminal does meanwhile: a terminal keeps the cursor on its cell when
+    /// it re-wraps lines or cuts them, and a shorter screen moves only rows above the
+    /// cursor (all of them history) into the scrollback, so after any number of resizes the
+    /// area begins on the cursor's row, whichever kind of terminal it is.
+    pub fn frame_drawn(&mut self) -> io::Result<()> {
+        let area = self.terminal.get_frame().area();
+        let pos = Position::new(0, area.y);
+        {
+            let mut b = self.backend.lock();
+            b.set_cursor_position(pos)?;
+            b.flush()?;
         }
-        for (d, w) in self.drawn.iter_mut().zip(widths) {
-            *d = (*d).max(*w);
-        }
-        let cursor = match cursor {
-            Some(pos) => pos,
-            None => {
-                let area = self.terminal.get_frame().area();
-                let pos = Position::new(0, area.bottom().saturating_sub(1));
-                self.backend.lock().set_cursor_position(pos)?;
-                pos
-            }
-        };
-        self.cursor = Some(cursor);
+        self.cursor = Some(pos);
         Ok(())
     }
 
     /// Finds the live area again after the terminal changed size, from where the cursor
-    /// is now (`cursor_now`, asked of the terminal), and makes it anew there, erasing the
-    /// old one and nothing above it.
-    ///
-    /// A terminal that re-wraps lines (tmux, most modern ones) splits every row longer
-    /// than a narrower width, which moves the rows above it up, and keeps the cursor on its
-    /// character; one that does not (xterm) cuts the rows and leaves the cursor's row
-    /// alone. Which one this is shows in the cursor: the status line below it always
-    /// reaches the right edge, so narrowing a re-wrapping terminal always moves the cursor
-    /// up. The live area's top is then the cursor's row less the rows the area's rows
-    /// above it take now. Assuming the wrong kind would erase history (loss) or leave old
-    /// live rows behind (repeats).
+    /// is now (`cursor_now`, asked of the terminal): the cursor was parked on the area's
+    /// first cell (see [`LiveViewport::frame_drawn`]), so the area begins on its row. The
+    /// area is made anew there, erasing the old one and nothing above it; when it no longer
+    /// fits below that row, the screen scrolls (history moves up into the scrollback)
+    /// rather than the area moving up over history.
     pub fn relocate(&mut self, cursor_now: Position, screen: Size) -> io::Result<()> {
         let area = self.terminal.get_frame().area();
-        let Some(before) = self.cursor else {
-            return self.fit(area.height);
-        };
-        let row = before.y.saturating_sub(area.y);
-        let narrowed = screen.width < self.screen.width;
-        let unwrapped_row = before.y.min(screen.height.saturating_sub(1));
-        let rewrapped = narrowed && (cursor_now.y != unwrapped_row || terminal_rewraps());
-        let width = screen.width.max(1);
-        let above: u16 = if rewrapped {
-            let rows: u16 = (0..usize::from(row))
-                .map(|i| {
-                    let w = self.drawn.get(i).copied().unwrap_or(0);
-                    w.div_ceil(width).max(1)
-                })
-                .sum();
-            rows + before.x / width
-        } else {
-            row
-        };
-        let top = cursor_now.y.saturating_sub(above);
+        if self.cursor.is_none() {
+            // Not drawn since it was made: it is where it was made.
+            return self.adopt_size();
+        }
         let height = area.height.clamp(1, screen.height.max(1));
-        let top = top.min(screen.height.saturating_sub(height));
+        let top = cursor_now.y.min(screen.height.saturating_sub(1));
         self.remake_at(Position::new(0, top), height, screen)
     }
 
@@ -601,41 +573,52 @@ mod tests {
         assert_eq!(shown, ["宽", "字", "x"]);
     }
 
-    /// A live area of 4 rows drawn at 30 columns: a 10-wide row, a full-width rule, the
-    /// composer (cursor at column 2 of row 2) and a full-width status line.
+    /// A live area of 4 rows at the bottom of a 30×12 screen, drawn.
     fn drawn_area() -> LiveViewport<TestBackend> {
         let mut v = LiveViewport::new(TestBackend::new(30, 12), 1).unwrap();
         v.restart_at_bottom().unwrap();
         v.fit(4).unwrap();
         v.follow_resizes_by_cursor();
         draw(&mut v, &["tail", "rule", "> x", "status"]);
-        let top = v.terminal().get_frame().area().y;
-        v.frame_drawn(&[10, 30, 3, 30], Some(Position::new(2, top + 2)))
-            .unwrap();
+        v.frame_drawn().unwrap();
         v
     }
 
     #[test]
-    fn a_rewrapped_narrowing_finds_the_area_from_the_cursor() {
+    fn the_cursor_waits_on_the_live_area_first_cell() {
         let mut v = drawn_area();
         assert_eq!(v.terminal().get_frame().area().y, 8);
-        // At 20 columns the rule and the status line take two rows each: the terminal
-        // moved the cursor up one row (the status line's second half is below it).
+        let pos = v.backend().with(|b| b.get_cursor_position().unwrap());
+        assert_eq!(pos, Position::new(0, 8));
+    }
+
+    #[test]
+    fn after_a_resize_the_area_begins_on_the_cursor_row() {
+        let mut v = drawn_area();
+        // A terminal that re-wrapped the history above moved the cursor up two rows.
         v.backend().with(|b| b.resize(20, 12));
         assert!(v.resized().unwrap());
-        v.relocate(Position::new(2, 9), Size::new(20, 12)).unwrap();
-        // Above the cursor: the tail (1 row) and the rule (2 rows).
+        v.relocate(Position::new(0, 6), Size::new(20, 12)).unwrap();
         assert_eq!(v.terminal().get_frame().area().y, 6);
         assert!(!v.resized().unwrap());
     }
 
     #[test]
-    fn a_widening_keeps_the_rows_above_the_cursor_as_they_were() {
-        let mut v = drawn_area();
-        v.backend().with(|b| b.resize(40, 12));
-        // The terminal pulled the content up one row (lines above joined).
-        v.relocate(Position::new(2, 9), Size::new(40, 12)).unwrap();
-        assert_eq!(v.terminal().get_frame().area().y, 7);
+    fn an_area_that_no_longer_fits_below_the_cursor_scrolls_history_up() {
+        let mut v = LiveViewport::new(TestBackend::new(20, 8), 1).unwrap();
+        let history: Vec<Line> = (1..=5).map(|i| Line::raw(format!("h{i}"))).collect();
+        v.insert_history(&history).unwrap();
+        v.fit(3).unwrap();
+        draw(&mut v, &["a", "b", "c"]);
+        v.frame_drawn().unwrap();
+        v.follow_resizes_by_cursor();
+        // The screen got two rows shorter from the bottom: the cursor kept its row.
+        v.backend().with(|b| b.resize(20, 6));
+        v.relocate(Position::new(0, 5), Size::new(20, 6)).unwrap();
+        draw(&mut v, &["a", "b", "c"]);
+        // The area is whole on the shorter screen, and no history row was erased: the
+        // first ones went up (TestBackend drops what scrolls off).
+        assert_eq!(rows(&v), ["h3", "h4", "h5", "a", "b", "c"]);
     }
 
     #[test]

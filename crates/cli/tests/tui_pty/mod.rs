@@ -64,10 +64,21 @@ impl Tui {
         args: &[&str],
         vars: &[(&str, &str)],
     ) -> Tui {
+        Self::spawn_program_sized(env, program, args, vars, (ROWS, COLS))
+    }
+
+    /// [`Tui::spawn_program`] in a terminal of `(rows, cols)`.
+    pub fn spawn_program_sized(
+        env: &TestEnv,
+        program: &str,
+        args: &[&str],
+        vars: &[(&str, &str)],
+        (rows, cols): (u16, u16),
+    ) -> Tui {
         let pty = native_pty_system()
             .openpty(PtySize {
-                rows: ROWS,
-                cols: COLS,
+                rows,
+                cols,
                 pixel_width: 0,
                 pixel_height: 0,
             })
@@ -86,7 +97,7 @@ impl Tui {
         let mut reader = pty.master.try_clone_reader().expect("pty reader");
         let writer: Arc<Mutex<Box<dyn Write + Send>>> =
             Arc::new(Mutex::new(pty.master.take_writer().expect("pty writer")));
-        let screen = Arc::new(Mutex::new(vt100::Parser::new(ROWS, COLS, 1000)));
+        let screen = Arc::new(Mutex::new(vt100::Parser::new(rows, cols, 10_000)));
         let (s, w) = (screen.clone(), writer.clone());
         std::thread::spawn(move || {
             let mut buf = [0u8; 8192];
@@ -175,14 +186,20 @@ impl Tui {
         out
     }
 
-    /// The visible rows drawn in reverse video (a popup's or picker's selection).
+    /// The visible rows drawn in reverse video (a popup's or picker's selection); the
+    /// composer's caret, one reversed cell, does not count.
     pub fn highlighted_rows(&self) -> Vec<String> {
         let parser = self.screen.lock().unwrap();
         let screen = parser.screen();
         let (rows, cols) = screen.size();
         let texts: Vec<String> = screen.rows(0, cols).collect();
         (0..rows)
-            .filter(|r| (0..cols).any(|c| screen.cell(*r, c).is_some_and(|cell| cell.inverse())))
+            .filter(|r| {
+                (0..cols)
+                    .filter(|c| screen.cell(*r, *c).is_some_and(|cell| cell.inverse()))
+                    .count()
+                    > 1
+            })
             .filter_map(|r| texts.get(usize::from(r)).cloned())
             .collect()
     }

@@ -324,7 +324,8 @@ impl App {
                     parts.push(markdown);
                     break;
                 }
-                HistoryCell::AssistantMore { markdown } => parts.push(markdown),
+                HistoryCell::AssistantMore { markdown }
+                | HistoryCell::AssistantPart { markdown, .. } => parts.push(markdown),
                 _ if !parts.is_empty() => break,
                 _ => {}
             }

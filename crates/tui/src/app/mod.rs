@@ -227,6 +227,11 @@ pub struct App {
     pub streaming_continues: bool,
     /// The part of the streaming answer already in the scrollback.
     streamed_committed: String,
+    /// The opening fence `streaming` begins with when a code block was cut where the
+    /// screen ran out (it is not the answer's text).
+    streaming_reopen: String,
+    /// The last piece of the streaming answer in the scrollback was such a part.
+    streamed_part: bool,
     pub streaming_reasoning: String,
     /// Reasoning cells shown from their deltas whose final `AgentReasoning` has not come yet
     /// (it may come after the answer): that event then shows nothing new.
@@ -332,6 +337,8 @@ impl App {
             streaming: String::new(),
             streaming_continues: false,
             streamed_committed: String::new(),
+            streaming_reopen: String::new(),
+            streamed_part: false,
             streaming_reasoning: String::new(),
             reasoning_shown_from_deltas: 0,
             interrupt_requested: false,
@@ -369,6 +376,11 @@ impl App {
     /// Takes the finished cells that still have to go into the scrollback.
     pub fn take_pending(&mut self) -> Vec<HistoryCell> {
         std::mem::take(&mut self.pending)
+    }
+
+    /// Puts back cells taken by [`App::take_pending`] that could not be written yet.
+    pub fn restore_pending(&mut self, cells: Vec<HistoryCell>) {
+        self.pending.splice(0..0, cells);
     }
 
     /// Takes the prompts typed and sent since the last call, for the prompt history (slash
@@ -429,7 +441,10 @@ impl App {
             return;
         }
         let markdown: String = self.streaming.drain(..cut).collect();
-        self.streamed_committed.push_str(&markdown);
+        let reopen = std::mem::take(&mut self.streaming_reopen);
+        self.streamed_part = false;
+        self.streamed_committed
+            .push_str(markdown.strip_prefix(reopen.as_str()).unwrap_or(&markdown));
         let cell = if self.streaming_continues {
             HistoryCell::AssistantMore { markdown }
         } else {
@@ -440,11 +455,35 @@ impl App {
         self.streaming_continues = true;
     }
 
+    /// Moves the finished lines of the open block of the streaming answer into the
+    /// scrollback (the runner calls this when the live area would not fit on the screen),
+    /// so what does not fit is printed once rather than hidden or scrolled off. Only where
+    /// both parts render as the whole does: between code lines, before a list item.
+    /// Returns whether anything moved.
+    pub fn commit_overflow(&mut self) -> bool {
+        let Some(cut) = crate::markdown::soft_cut(&self.streaming) else {
+            return false;
+        };
+        let rest = self.streaming.split_off(cut.at);
+        let head = std::mem::replace(&mut self.streaming, format!("{}{rest}", cut.reopen));
+        let reopen = std::mem::replace(&mut self.streaming_reopen, cut.reopen);
+        self.streamed_committed
+            .push_str(head.strip_prefix(reopen.as_str()).unwrap_or(&head));
+        self.pending.push(HistoryCell::AssistantPart {
+            markdown: format!("{head}{}", cut.close),
+            first: !self.streaming_continues,
+        });
+        self.streaming_continues = true;
+        self.streamed_part = true;
+        true
+    }
+
     /// Ends the streaming answer: `message` is the complete text when the engine sent it,
     /// `tail` what was still live. Only what the scrollback does not have yet is added.
     fn finish_answer(&mut self, message: Option<&str>, tail: String) {
         let committed = std::mem::take(&mut self.streamed_committed);
         let continues = std::mem::replace(&mut self.streaming_continues, false);
+        let reopen = std::mem::take(&mut self.streaming_reopen);
         if !continues {
             let markdown = message.map(str::to_string).unwrap_or(tail);
             if !markdown.trim().is_empty() {
@@ -452,16 +491,20 @@ impl App {
             }
             return;
         }
-        let whole = message
-            .map(str::to_string)
-            .unwrap_or_else(|| format!("{committed}{tail}"));
+        let parted = std::mem::take(&mut self.streamed_part);
+        let whole = message.map(str::to_string).unwrap_or_else(|| {
+            let tail = tail.strip_prefix(reopen.as_str()).unwrap_or(&tail);
+            format!("{committed}{tail}")
+        });
         // The final text normally extends what streamed; if the engine's final message
         // differs, show its remainder as streamed rather than repeat the committed blocks.
-        let rest = whole
-            .strip_prefix(committed.as_str())
-            .map(str::to_string)
-            .unwrap_or(tail);
-        if !rest.trim().is_empty() {
+        let rest = match message.and_then(|m| m.strip_prefix(committed.as_str())) {
+            Some(rest) => format!("{reopen}{rest}"),
+            None => tail,
+        };
+        // After a part cut where the screen ran out, the cell also ends the block (with
+        // the blank row that follows every cell) when nothing of it is left.
+        if !rest.trim().is_empty() || parted {
             self.pending
                 .push(HistoryCell::AssistantMore { markdown: rest });
         }
