@@ -476,3 +476,27 @@ async fn a_stop_hook_that_always_blocks_ends_the_turn_after_three_continuations(
         .expect("task_complete");
     assert_eq!(done["msg"]["last_agent_message"], "done");
 }
+
+#[tokio::test]
+async fn a_resumed_thread_runs_session_start_again_with_source_resume() {
+    let tables = "[[hooks.SessionStart]]\n[[hooks.SessionStart.hooks]]\ntype = \"command\"\n\
+                  command = \"python3 -c 'import json, sys; print(\\\"started by \\\" + json.load(sys.stdin)[\\\"source\\\"])'\"\n";
+    let env = env_with_tables(MockScript::always(MockTurn::text("ok")), tables).await;
+    let out = env.run(&["exec", "--json", "first"]).await;
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let thread_id = events(&out)
+        .iter()
+        .find(|e| e["msg"]["type"] == "session_configured")
+        .and_then(|e| e["msg"]["session_id"].as_str().map(str::to_string))
+        .expect("session_configured");
+    let out = env.run(&["resume", &thread_id, "second"]).await;
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let reqs = env.mock.requests();
+    assert_eq!(reqs.len(), 2);
+    assert!(reqs[0].all_text().contains("started by startup"));
+    // The context is the session's, not the history's: the resumed one has its own only.
+    let resumed = reqs[1].all_text();
+    assert!(resumed.contains("started by resume"), "{resumed}");
+    assert!(!resumed.contains("started by startup"), "{resumed}");
+    assert_eq!(reqs[1].last_user_text().as_deref(), Some("second"));
+}
