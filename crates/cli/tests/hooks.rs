@@ -1,7 +1,8 @@
 //! `[hooks]` end to end through `interpreter exec` and the mock model, with the examples of
 //! docs/hooks.md: a `PreToolUse` hook blocks a call and the model reads why, every hook gets
-//! its event as JSON, a hook past its timeout is killed, and a project's hooks wait for the
-//! project config's acceptance (and its pinned scripts).
+//! its event as JSON, a hook past its timeout is killed, a project's hooks wait for the
+//! project config's acceptance (and its pinned scripts), `SessionStart` output is context in
+//! the first request, and a `Stop` hook sends the model back to work (at most 3 times).
 
 use crate::common::*;
 use oi_protocol::config_types::WireApi;
