@@ -1,7 +1,8 @@
 //! `[hooks]` end to end through `interpreter exec` and the mock model, with the examples of
 //! docs/hooks.md: a `PreToolUse` hook blocks a call and the model reads why, every hook gets
-//! its event as JSON, a hook past its timeout is killed, and a project's hooks wait for the
-//! project config's acceptance (and its pinned scripts).
+//! its event as JSON, a hook past its timeout is killed, a project's hooks wait for the
+//! project config's acceptance (and its pinned scripts), `SessionStart` output is context in
+//! the first request, and a `Stop` hook sends the model back to work (at most 3 times).
 
 use crate::common::*;
 use oi_protocol::config_types::WireApi;
@@ -283,4 +284,220 @@ async fn a_projects_hooks_wait_for_the_project_config_to_be_accepted() {
     assert_eq!(out.status.code(), Some(2), "{err}");
     assert!(err.contains("tools/mark.sh"), "{err}");
     assert_eq!(read(&marks), "ran\n", "the changed script ran");
+}
+
+/// The fenced blocks of `lang` in docs/hooks.md's section `heading`, in order.
+fn section_blocks(heading: &str, lang: &str) -> Vec<String> {
+    let doc = doc();
+    let start = doc.find(&format!("\n## {heading}")).expect("section");
+    let section = &doc[start + 1..];
+    let section = &section[..section[3..].find("\n## ").map_or(section.len(), |i| i + 3)];
+    section
+        .split(&format!("```{lang}\n"))
+        .skip(1)
+        .map(|b| b[..b.find("```").expect("block end")].to_string())
+        .collect()
+}
+
+/// Writes the section's scripts (each `python` block to the hooks folder under the name its
+/// `toml` names) and returns its `toml`, with `~/.openinterpreter` made the test's home.
+fn docs_section_config(home: &Path, heading: &str, scripts: &[&str]) -> String {
+    let hooks_dir = home.join("hooks");
+    std::fs::create_dir_all(&hooks_dir).unwrap();
+    for (name, text) in scripts.iter().zip(section_blocks(heading, "python")) {
+        std::fs::write(hooks_dir.join(name), text).unwrap();
+    }
+    section_blocks(heading, "toml")
+        .concat()
+        .replace("~/.openinterpreter", &home.display().to_string())
+}
+
+#[tokio::test]
+async fn the_docs_session_start_hooks_give_the_model_context_in_its_first_request() {
+    let env = env_with_tables(MockScript::always(MockTurn::text("ok")), "").await;
+    let home = env.home.path().canonicalize().unwrap();
+    let tables = docs_section_config(&home, "Context at the start", &["branch.py"]);
+    let config = format!(
+        "{}\n{tables}\n",
+        env.mock.config_toml("mock", WireApi::Chat)
+    );
+    std::fs::write(home.join("config.toml"), config).unwrap();
+
+    let out = env
+        .run(&[&["exec", "--json"], FULL, &["which package manager?"]].concat())
+        .await;
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let reqs = env.mock.requests();
+    assert_eq!(reqs.len(), 1);
+    let text = reqs[0].all_text();
+    // Plain text, and the JSON form's additionalContext (the work dir is no git branch).
+    assert!(
+        text.contains("In this repository use pnpm, never npm."),
+        "{text}"
+    );
+    assert!(
+        text.contains("The current git branch is (not a git branch)."),
+        "{text}"
+    );
+    assert!(!text.contains("hookSpecificOutput"), "{text}");
+    // What the user typed is still the user's message.
+    assert_eq!(
+        reqs[0].last_user_text().as_deref(),
+        Some("which package manager?")
+    );
+    // Both runs are told, inside the turn, with the context they gave.
+    let completed: Vec<Value> = events(&out)
+        .into_iter()
+        .filter(|e| e["msg"]["type"] == "hook_completed")
+        .map(|e| e["msg"].clone())
+        .collect();
+    assert_eq!(completed.len(), 2, "{completed:?}");
+    for run in &completed {
+        assert_eq!(run["event_name"], "sessionStart", "{run}");
+        assert_eq!(run["status"], "completed", "{run}");
+        assert_eq!(run["entries"][0]["kind"], "context", "{run}");
+        assert!(run["turn_id"].is_string(), "{run}");
+    }
+}
+
+#[tokio::test]
+async fn a_failing_session_start_hook_adds_no_context_and_warns() {
+    let tables = "[[hooks.SessionStart]]\n[[hooks.SessionStart.hooks]]\ntype = \"command\"\n\
+                  command = \"echo secret-context; exit 3\"\n";
+    let env = env_with_tables(MockScript::always(MockTurn::text("ok")), tables).await;
+    let out = env
+        .run(&[&["exec", "--json"], FULL, &["go"]].concat())
+        .await;
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let reqs = env.mock.requests();
+    assert!(!reqs[0].all_text().contains("secret-context"));
+    let warned = warnings(&out);
+    assert!(
+        warned
+            .iter()
+            .any(|w| w.contains("SessionStart hook") && w.contains("exited with 3")),
+        "{warned:?}"
+    );
+}
+
+/// A logger of `Stop` events next to `tables`.
+fn with_stop_log(tables: &str, log: &Path) -> String {
+    format!(
+        "[[hooks.Stop]]\n[[hooks.Stop.hooks]]\ntype = \"command\"\n\
+         command = \"(cat; echo) >> '{}'\"\n\n{tables}",
+        log.display()
+    )
+}
+
+#[tokio::test]
+async fn the_docs_stop_hook_sends_the_model_back_until_the_changelog_exists() {
+    let env = env_with_tables(
+        MockScript::turns([
+            MockTurn::text("fixed the bug"),
+            shell("echo '- fixed the bug' > CHANGELOG.md"),
+            MockTurn::text("fixed the bug and wrote the changelog"),
+        ]),
+        "",
+    )
+    .await;
+    let home = env.home.path().canonicalize().unwrap();
+    let stops = home.join("stops.jsonl");
+    let tables = with_stop_log(
+        &docs_section_config(&home, "Keep working", &["changelog.py"]),
+        &stops,
+    );
+    let config = format!(
+        "{}\n{tables}\n",
+        env.mock.config_toml("mock", WireApi::Chat)
+    );
+    std::fs::write(home.join("config.toml"), config).unwrap();
+
+    let out = env.run(&[&["exec"], FULL, &["fix the bug"]].concat()).await;
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    // The hook sent the model back once: it wrote the file, and its final answer is printed.
+    assert_eq!(read(&env.work().join("CHANGELOG.md")), "- fixed the bug\n");
+    assert_eq!(
+        stdout(&out).trim(),
+        "fixed the bug and wrote the changelog",
+        "{}",
+        stderr(&out)
+    );
+    let reqs = env.mock.requests();
+    assert_eq!(reqs.len(), 3);
+    let sent_back = reqs[1].last_user_text().unwrap_or_default();
+    assert!(
+        sent_back.contains("CHANGELOG.md is missing: add it with one line about your change"),
+        "{sent_back}"
+    );
+    // Two Stop events: the second one knows a Stop hook is already at work.
+    let log = jsonl(&stops);
+    let active: Vec<&Value> = log.iter().map(|e| &e["stop_hook_active"]).collect();
+    assert_eq!(active, [&json!(false), &json!(true)], "{log:?}");
+    assert_eq!(log[0]["last_assistant_message"], "fixed the bug");
+    assert_eq!(log[0]["turn_id"], log[1]["turn_id"]);
+}
+
+#[tokio::test]
+async fn a_stop_hook_that_always_blocks_ends_the_turn_after_three_continuations() {
+    let dir = tempfile::tempdir().unwrap();
+    let stops = dir.path().join("stops.jsonl");
+    let tables = with_stop_log(
+        "[[hooks.Stop]]\n[[hooks.Stop.hooks]]\ntype = \"command\"\n\
+         command = \"echo 'never done' >&2; exit 2\"\n",
+        &stops,
+    );
+    let env = env_with_tables(MockScript::always(MockTurn::text("done")), &tables).await;
+    let out = env
+        .run(&[&["exec", "--json"], FULL, &["go"]].concat())
+        .await;
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    // The first answer, then three more after being sent back; then the turn ended.
+    let reqs = env.mock.requests();
+    assert_eq!(reqs.len(), 4);
+    for r in &reqs[1..] {
+        let sent_back = r.last_user_text().unwrap_or_default();
+        assert!(sent_back.contains("never done"), "{sent_back}");
+    }
+    let log = jsonl(&stops);
+    let active: Vec<&Value> = log.iter().map(|e| &e["stop_hook_active"]).collect();
+    assert_eq!(
+        active,
+        [&json!(false), &json!(true), &json!(true), &json!(true)]
+    );
+    let warned = warnings(&out);
+    assert!(
+        warned
+            .iter()
+            .any(|w| w.contains("Stop hook blocked") && w.contains("3 times")),
+        "{warned:?}"
+    );
+    let done = events(&out)
+        .into_iter()
+        .find(|e| e["msg"]["type"] == "task_complete")
+        .expect("task_complete");
+    assert_eq!(done["msg"]["last_agent_message"], "done");
+}
+
+#[tokio::test]
+async fn a_resumed_thread_runs_session_start_again_with_source_resume() {
+    let tables = "[[hooks.SessionStart]]\n[[hooks.SessionStart.hooks]]\ntype = \"command\"\n\
+                  command = \"python3 -c 'import json, sys; print(\\\"started by \\\" + json.load(sys.stdin)[\\\"source\\\"])'\"\n";
+    let env = env_with_tables(MockScript::always(MockTurn::text("ok")), tables).await;
+    let out = env.run(&["exec", "--json", "first"]).await;
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let thread_id = events(&out)
+        .iter()
+        .find(|e| e["msg"]["type"] == "session_configured")
+        .and_then(|e| e["msg"]["session_id"].as_str().map(str::to_string))
+        .expect("session_configured");
+    let out = env.run(&["resume", &thread_id, "second"]).await;
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let reqs = env.mock.requests();
+    assert_eq!(reqs.len(), 2);
+    assert!(reqs[0].all_text().contains("started by startup"));
+    // The context is the session's, not the history's: the resumed one has its own only.
+    let resumed = reqs[1].all_text();
+    assert!(resumed.contains("started by resume"), "{resumed}");
+    assert!(!resumed.contains("started by startup"), "{resumed}");
+    assert_eq!(reqs[1].last_user_text().as_deref(), Some("second"));
 }

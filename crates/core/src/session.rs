@@ -79,6 +79,11 @@ pub(crate) struct SessionState {
     /// For a resumed turn whose park asked to re-run a command outside the sandbox: that
     /// command's sandboxed output, by call id (see `tools::shell::run_command`).
     pub sandboxed_runs: HashMap<String, oi_protocol::models::FunctionCallOutput>,
+    /// The `SessionStart` hooks have not run yet: their `source` (`startup`, `resume`); the
+    /// first turn takes it and runs them (see `hooks::lifecycle`).
+    pub session_start: Option<&'static str>,
+    /// What the `SessionStart` hooks said for the model (bounded), sent with every request.
+    pub session_context: Option<String>,
 }
 
 impl SessionState {
@@ -131,6 +136,7 @@ impl Session {
         recorder: Box<dyn Recorder>,
     ) -> Self {
         let loaded_tools = crate::tools::search::loaded_in_history(&history);
+        let session_start = crate::hooks::lifecycle::start_source(history.is_empty());
         let config = Arc::new(config);
         Self {
             id,
@@ -158,6 +164,8 @@ impl Session {
                 parked: None,
                 preanswers: HashMap::new(),
                 sandboxed_runs: HashMap::new(),
+                session_start: Some(session_start),
+                session_context: None,
             }),
             save_state: recorder.save_state(),
             rollout_path: recorder.path(),

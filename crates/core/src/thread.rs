@@ -89,14 +89,6 @@ impl Thread {
         let (tx, rx) = mpsc::unbounded_channel();
         let notifier = crate::notify::Notifier::from_config(&session.settings())
             .map(|n| n.watch(session.id, session.subscribe()));
-        // `SessionStart` and `Stop` hooks watch the thread as the notifier does, and the
-        // shutdown waits for both.
-        let notifier = match (notifier, crate::hooks::lifecycle::watch(&session)) {
-            (Some(n), Some(h)) => Some(tokio::spawn(async move {
-                let _ = tokio::join!(n, h);
-            })),
-            (n, h) => n.or(h),
-        };
         tokio::spawn(run_actor(session.clone(), rx, notifier));
         Arc::new(Thread {
             id: session.id,

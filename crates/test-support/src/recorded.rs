@@ -66,8 +66,9 @@ impl RecordedRequest {
     }
 
     /// Text of the last user message, without the engine's per-run context that the chat
-    /// wire puts at the head of the first one (`<project_instructions …>` and
-    /// `<environment_context>` sections): what the user typed.
+    /// wire puts at the head of the first one (`<project_instructions …>`,
+    /// `<environment_context>` and `<session_start_hook_context>` sections): what the user
+    /// typed.
     pub fn last_user_text(&self) -> Option<String> {
         self.last_user_text_raw()
             .map(|t| match t.split_once("</environment_context>") {
@@ -75,6 +76,16 @@ impl RecordedRequest {
                     if head.starts_with("<environment_context>")
                         || head.starts_with("<project_instructions") =>
                 {
+                    // What `SessionStart` hooks said follows the environment context.
+                    let rest = match rest
+                        .trim_start_matches('\n')
+                        .split_once("</session_start_hook_context>")
+                    {
+                        Some((ctx, after)) if ctx.starts_with("<session_start_hook_context>") => {
+                            after
+                        }
+                        _ => rest,
+                    };
                     rest.trim_start_matches('\n').to_string()
                 }
                 _ => t,

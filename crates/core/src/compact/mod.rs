@@ -232,10 +232,16 @@ fn summary_request(sess: &Session, history: &[ResponseItem], target: i64) -> (Pr
         .clone()
         .filter(|p| !p.trim().is_empty())
         .unwrap_or_else(|| BUILTIN_COMPACT_PROMPT.to_string());
+    let session_context = sess.state().session_context.clone();
     let mut prompt = Prompt {
         model: cfg.model.clone(),
         instructions: base_instructions(cfg),
-        input: context_items(cfg, ctx.project_doc.as_ref(), &ctx.skills),
+        input: context_items(
+            cfg,
+            ctx.project_doc.as_ref(),
+            &ctx.skills,
+            session_context.as_deref(),
+        ),
         tools: Vec::new(),
         reasoning_effort: cfg.model_reasoning_effort,
         parallel_tool_calls: false,

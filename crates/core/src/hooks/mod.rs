@@ -15,7 +15,9 @@
 //!   stdout. The model gets the reason as the call's output; the call does not run.
 //! * `PostToolUse` runs after it with `tool_response`; a reason it gives (the same forms, or
 //!   `additionalContext`) is added to the output the model reads.
-//! * `SessionStart` and `Stop` (turn end) are observers, run by [`lifecycle`].
+//! * `SessionStart` (before the first turn's first request: its output is context for the
+//!   model) and `Stop` (when a turn has its answer: it may send the model back to work) are
+//!   run by the turn, see [`lifecycle`].
 //!
 //! A hook that fails, times out or prints what is not JSON does not block anything: a
 //! warning names it (as in Codex, only an explicit block blocks).

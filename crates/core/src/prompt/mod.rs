@@ -106,7 +106,7 @@ fn environment_context(config: &Config) -> String {
 
 /// Context sent at the start of every request (not stored in history, so a changed cwd or
 /// policy takes effect on the next request). `project_doc` is the turn's project doc, read
-/// when the turn started.
+/// when the turn started; `session_context` what the thread's `SessionStart` hooks said.
 ///
 /// What is the same from run to run (the permissions, developer instructions) is a
 /// developer item, which joins the system prompt; what differs between runs (the working
@@ -120,6 +120,7 @@ pub(crate) fn context_items(
     config: &Config,
     project_doc: Option<&ProjectDoc>,
     skills: &crate::skills::SkillsFound,
+    session_context: Option<&str>,
 ) -> Vec<ResponseItem> {
     let text = format!(
         "{}\n\n{}",
@@ -142,6 +143,12 @@ pub(crate) fn context_items(
         varying.push_str("\n\n");
     }
     varying.push_str(&environment_context(config));
+    // After the environment context: the chat wire knows the run context by how it starts.
+    if let Some(context) = session_context {
+        varying.push_str(&format!(
+            "\n\n<session_start_hook_context>\n{context}\n</session_start_hook_context>"
+        ));
+    }
     let mut items = vec![ResponseItem::developer_text(text)];
     if let Some(dev) = &config.developer_instructions
         && !dev.trim().is_empty()

@@ -33,7 +33,12 @@ fn build_sized_prompt_with(sess: &Session, history: Option<&[ResponseItem]>) -> 
     let ctx = sess.turn_context();
     let cfg = &ctx.config;
     let st = sess.state();
-    let mut input = context_items(cfg, ctx.project_doc.as_ref(), &ctx.skills);
+    let mut input = context_items(
+        cfg,
+        ctx.project_doc.as_ref(),
+        &ctx.skills,
+        st.session_context.as_deref(),
+    );
     let start = input.len();
     input.extend(history.unwrap_or(&st.history).iter().cloned());
     budget_tool_outputs(

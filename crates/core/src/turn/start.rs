@@ -22,6 +22,9 @@ pub(crate) async fn run_turn(
     prepare(&sess, &cancel).await;
     announce_start(&sess, &turn_id);
     sess.send(&turn_id, EventMsg::UserMessage(user_message));
+    // The first turn of a thread waits for its `SessionStart` hooks: what they say is
+    // context for its first request.
+    crate::hooks::lifecycle::session_start(&sess, &turn_id, &cancel).await;
     crate::tools::fetch_pending_tasks(&sess, &turn_id, &cancel).await;
     let result = turn_loop(
         &sess,
@@ -46,6 +49,7 @@ pub(crate) async fn run_resumed_turn(
 ) {
     prepare(&sess, &cancel).await;
     let started = resumed.started;
+    crate::hooks::lifecycle::session_start(&sess, &turn_id, &cancel).await;
     // MCP tasks an earlier session left are fetched here too: the turn may have called
     // one before it parked.
     crate::tools::fetch_pending_tasks(&sess, &turn_id, &cancel).await;

@@ -26,6 +26,10 @@ pub(crate) struct LoopState {
     pub answers: AnswerPolicy,
     pub last_agent_message: Option<String>,
     pub repeats: RepeatedCalls,
+    /// How many times `Stop` hooks sent this turn back to work (bounded, see
+    /// `hooks::lifecycle`).
+    #[serde(default)]
+    pub stop_continuations: usize,
 }
 
 /// The turn's loop. `Ok` when the turn ended (or parked) here; `Err` for the caller to end
@@ -92,6 +96,27 @@ pub(super) async fn turn_loop(
             Verdict::AskAgain => continue,
             Verdict::Complete { last_agent_message } => last_agent_message,
         };
+        // A `Stop` hook may send the model back to work, with its reason as the user's word.
+        if let Some(message) = crate::hooks::lifecycle::stop(
+            sess,
+            turn_id,
+            last_agent_message.as_deref(),
+            state.stop_continuations,
+            cancel,
+        )
+        .await
+        {
+            if cancel.is_cancelled() {
+                return Err(TurnFailure::Interrupted);
+            }
+            state.stop_continuations += 1;
+            sess.push_history(turn_id, vec![ResponseItem::user_text(message)])
+                .await;
+            continue;
+        }
+        if cancel.is_cancelled() {
+            return Err(TurnFailure::Interrupted);
+        }
         // Done, unless the user steered while the model was answering.
         let outcome = TurnOutcome::Completed { last_agent_message };
         if end_turn(sess, turn_id, outcome, Some(started)).await == Ended::Ended {
@@ -220,6 +245,7 @@ mod tests {
             },
             last_agent_message: Some("done".into()),
             repeats: RepeatedCalls::default(),
+            stop_continuations: 0,
         };
         let stored = serde_json::to_value(&state).unwrap();
         assert_eq!(stored["steps"], json!(3));
