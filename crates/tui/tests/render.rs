@@ -568,9 +568,14 @@ fn the_harness_picker_switches_the_profile_from_the_next_turn_and_plans_are_show
     app.take_pending();
     type_str(&mut app, "/harness");
     app.on_key(key(KeyCode::Enter));
-    // codex, claude-code, qwen-code, …
-    app.on_key(key(KeyCode::Down));
-    app.on_key(key(KeyCode::Down));
+    // The picker lists the profiles in `Harness::ALL`'s order.
+    let qwen = oi_protocol::config_types::Harness::ALL
+        .iter()
+        .position(|h| *h == oi_protocol::config_types::Harness::QwenCode)
+        .unwrap();
+    for _ in 0..qwen {
+        app.on_key(key(KeyCode::Down));
+    }
     app.on_key(key(KeyCode::Enter));
     let said = scrollback(&app.take_pending(), 90);
     assert!(said.contains("Harness: qwen-code"), "{said}");
