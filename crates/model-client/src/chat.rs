@@ -253,10 +253,14 @@ fn messages(prompt: &Prompt, options: ChatRequestOptions) -> Vec<Value> {
     out
 }
 
-/// Tags the engine's per-run context starts with (see `oi_core`'s `context_items`).
-const RUN_CONTEXT_STARTS: [&str; 2] = ["<project_instructions", "<environment_context>"];
+/// Tags the engine's per-run context starts with (see `oi_core`'s `context_items`, whose
+/// tests hold every section it can start with to this list).
+const RUN_CONTEXT_STARTS: [&str; 3] =
+    ["<project_instructions", "<skills>", "<environment_context>"];
 
-fn is_run_context(text: &str) -> bool {
+/// Whether a user item is the engine's per-run context, which the chat wire joins to the
+/// first user message.
+pub fn is_run_context(text: &str) -> bool {
     RUN_CONTEXT_STARTS.iter().any(|t| text.starts_with(t))
 }
 

@@ -44,6 +44,7 @@ use oi_protocol::protocol::RateLimitSnapshot;
 use reqwest::StatusCode;
 use reqwest::header::{CONTENT_TYPE, HeaderMap};
 
+pub use chat::is_run_context;
 pub use error::ModelError;
 pub use overflow::{ContextOverflow, classify_overflow};
 pub use window::{

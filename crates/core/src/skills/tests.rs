@@ -196,4 +196,10 @@ fn the_prompt_list_keeps_to_its_budget_and_says_what_it_left_out() {
         "{none}"
     );
     assert!(prompt::section(&SkillsFound::default(), 600).is_none());
+    // With no AGENTS.md the run context starts with this section: the chat wire must know
+    // it as the run context, or it becomes a second user message in a row (which templates
+    // that want roles to alternate reject).
+    for section in [&all, &small, &none] {
+        assert!(oi_model_client::is_run_context(section), "{section}");
+    }
 }
