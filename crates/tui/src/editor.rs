@@ -4,15 +4,11 @@
 use std::io::Write;
 use std::path::PathBuf;
 
-/// The editor command line: `$VISUAL`, else `$EDITOR`.
-fn editor_command() -> Result<String, String> {
+/// The editor command line: `$VISUAL`, else `$EDITOR`; `None` when neither is set.
+fn editor_command() -> Option<String> {
     ["VISUAL", "EDITOR"]
         .iter()
         .find_map(|k| std::env::var(k).ok().filter(|v| !v.trim().is_empty()))
-        .ok_or_else(|| {
-            "set $VISUAL or $EDITOR (e.g. `export EDITOR=vim`) to edit the draft in an editor"
-                .to_string()
-        })
 }
 
 /// A new owner-only file for the draft.
@@ -40,7 +36,10 @@ fn draft_file(draft: &str) -> Result<PathBuf, String> {
 /// Runs the editor on `draft` (the terminal must be the editor's: not in raw mode, input
 /// not read by the TUI) and returns the text it saved, or why the draft is unchanged.
 pub fn edit(draft: &str) -> Result<String, String> {
-    let editor = editor_command()?;
+    let editor = editor_command().ok_or_else(|| {
+        "set $VISUAL or $EDITOR (e.g. `export EDITOR=vim`) to edit the draft in an editor"
+            .to_string()
+    })?;
     let path = draft_file(draft)?;
     // Through `sh`, so `EDITOR="code --wait"` works as it does for git. The editor shares
     // the TUI's process group: it must be in the terminal's foreground group to read keys.
