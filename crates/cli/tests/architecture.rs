@@ -1314,7 +1314,6 @@ const STRING_ERROR_CEILING: &[(&str, usize)] = &[
     ("config", 2),
     ("core", 14),
     ("http", 1),
-    ("mcp-server", 6),
     ("model-client", 1),
     ("protocol", 1),
     // The test-database helper's thread (`test_db.rs`).

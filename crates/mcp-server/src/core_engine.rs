@@ -5,8 +5,8 @@
 
 use crate::engine::{
     CatalogError, Engine, EngineError, EngineThread, EngineTurn, ParkedAnswer, PromptFolders,
-    ResumeError, ResumedTurn, SessionRequest, StartTurnError, ThreadHandle, ThreadList,
-    ThreadTurns, TurnOptions, TurnState, TurnWindow,
+    ResumeError, ResumedTurn, SessionRequest, StartTurnError, SubmitError, ThreadHandle,
+    ThreadList, ThreadTurns, TurnOptions, TurnState, TurnWindow,
 };
 use oi_config::{ConfigLoadOptions, ConfigOverrides, LoadedConfig, load_config};
 use oi_core::{
@@ -371,8 +371,13 @@ impl EngineThread for CoreThread {
         })
     }
 
-    fn submit(&self, sub: Submission) -> BoxFuture<'_, Result<(), String>> {
-        Box::pin(async move { self.0.submit_with_id(sub).await.map_err(|e| e.to_string()) })
+    fn submit(&self, sub: Submission) -> BoxFuture<'_, Result<(), SubmitError>> {
+        Box::pin(async move {
+            self.0
+                .submit_with_id(sub)
+                .await
+                .map_err(|e| SubmitError(e.to_string()))
+        })
     }
 
     fn is_busy(&self) -> bool {
