@@ -1311,7 +1311,7 @@ fn the_postgres_backend_does_not_import_the_local_one() {
 const STRING_ERROR_CEILING: &[(&str, usize)] = &[
     ("app-server", 2),
     ("cli", 19),
-    ("core", 14),
+    ("core", 7),
     ("http", 1),
     ("model-client", 1),
     ("protocol", 1),
