@@ -1310,7 +1310,7 @@ fn the_postgres_backend_does_not_import_the_local_one() {
 /// never raise one: give the new seam an error type instead.
 const STRING_ERROR_CEILING: &[(&str, usize)] = &[
     ("app-server", 2),
-    ("cli", 19),
+    ("cli", 12),
     ("core", 7),
     ("http", 1),
     ("model-client", 1),
