@@ -1312,7 +1312,6 @@ const STRING_ERROR_CEILING: &[(&str, usize)] = &[
     ("app-server", 2),
     ("cli", 12),
     ("core", 7),
-    ("http", 1),
     ("model-client", 1),
     ("protocol", 1),
     // The test-database helper's thread (`test_db.rs`).
