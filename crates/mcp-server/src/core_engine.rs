@@ -152,7 +152,7 @@ impl Engine for CoreEngine {
     fn open_thread(&self, id: ThreadId) -> BoxFuture<'_, Result<ThreadHandle, EngineError>> {
         Box::pin(async move {
             if let Some(thread) = self.manager().get_thread(&id) {
-                let approval_timeout = thread.config().approval_timeout;
+                let approval_timeout = thread.settings().approval_timeout;
                 return Ok(ThreadHandle {
                     thread: Arc::new(CoreThread(thread)),
                     session_configured: None,
@@ -255,7 +255,7 @@ impl Engine for CoreEngine {
             // server's (the parked turn keeps the settings it started with either way).
             let (thread, approval_timeout, warnings) = match self.manager().get_thread(&thread) {
                 Some(t) => {
-                    let timeout = t.config().approval_timeout;
+                    let timeout = t.settings().approval_timeout;
                     (t, timeout, Vec::new())
                 }
                 None => {
