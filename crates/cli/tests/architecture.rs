@@ -1314,7 +1314,7 @@ fn the_postgres_backend_does_not_import_the_local_one() {
 /// never raise one: give the new seam an error type instead.
 const STRING_ERROR_CEILING: &[(&str, usize)] = &[
     ("cli", 5),
-    ("core", 7),
+    ("core", 5),
     ("protocol", 1),
     // The test-database helper's thread (`test_db.rs`).
     ("thread-store", 1),
