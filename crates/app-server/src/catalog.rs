@@ -16,7 +16,7 @@ use crate::protocol::wire::{
 };
 use crate::{Conn, lock, method};
 use oi_config::{Config, ModelProviderInfo};
-use oi_core::catalog::{RemoteModel, builtin_info, fetch_models, is_hidden};
+use oi_core::catalog::{ModelListError, RemoteModel, builtin_info, fetch_models, is_hidden};
 use oi_jsonrpc::RpcError;
 use oi_jsonrpc::{Execution, MethodTable, RequestContext};
 use std::collections::{BTreeSet, HashMap};
@@ -48,7 +48,7 @@ pub(crate) fn register(t: &mut MethodTable, conn: &Arc<Conn>) {
     );
 }
 
-type Listed = Result<Vec<RemoteModel>, String>;
+type Listed = Result<Vec<RemoteModel>, ModelListError>;
 
 #[derive(Default)]
 pub(crate) struct ModelsCache(Mutex<HashMap<String, (Instant, Listed)>>);
@@ -123,12 +123,7 @@ pub fn model_json(
 }
 
 impl ModelsCache {
-    async fn get(
-        &self,
-        id: &str,
-        provider: &ModelProviderInfo,
-        home: &std::path::Path,
-    ) -> Result<Vec<RemoteModel>, String> {
+    async fn get(&self, id: &str, provider: &ModelProviderInfo, home: &std::path::Path) -> Listed {
         if let Some((at, r)) = lock(&self.0).get(id)
             && at.elapsed() < MODELS_TTL
         {

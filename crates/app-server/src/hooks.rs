@@ -23,7 +23,7 @@ async fn list(
     if let Some(id) = &p.thread_id {
         let id = parse_thread_id(id)?;
         let thread = conn.live_thread(&id).ok_or_else(|| thread_not_found(id))?;
-        let config = thread.config();
+        let config = thread.settings();
         return Ok(HooksListResponse {
             data: vec![entry(&config, Vec::new())],
         });

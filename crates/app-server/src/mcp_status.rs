@@ -122,7 +122,7 @@ async fn list(
     };
     let mut servers: Vec<McpServerStatus> = match thread {
         Some(t) => {
-            let config = t.config();
+            let config = t.settings();
             let live = t.mcp_status();
             let mut out: Vec<McpServerStatus> = live
                 .into_iter()

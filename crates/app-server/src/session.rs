@@ -184,7 +184,7 @@ fn settings_overrides(
     let cwd = match &p.cwd {
         None => None,
         Some(c) => {
-            let abs = thread.config().cwd.join(c);
+            let abs = thread.settings().cwd.join(c);
             Some(abs.canonicalize().map_err(|e| {
                 invalid(format!(
                     "cwd {} is not usable: {e}; pass an existing directory",
@@ -228,7 +228,7 @@ async fn settings_update(
         .map_or_else(|| "default".to_string(), |m| m.mode.clone());
     let note = ThreadSettingsUpdatedNotification {
         thread_id: id.to_string(),
-        thread_settings: settings_of(&thread.config(), pending, mode),
+        thread_settings: settings_of(&thread.settings(), pending, mode),
     };
     conn.notify_after_response(&ctx, vec![Note::of::<m::ThreadSettingsUpdated>(&note)]);
     Ok(EmptyResponse {})
@@ -277,7 +277,7 @@ async fn shell_command(
             "command must not be empty: send the command line to run",
         ));
     }
-    let config = thread.config();
+    let config = thread.settings();
     let argv = vec!["bash".to_string(), "-c".to_string(), p.command.clone()];
     let req = CommandRequest {
         argv: argv.clone(),

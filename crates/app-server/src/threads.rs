@@ -70,7 +70,7 @@ async fn live_thread_json(conn: &Arc<Conn>, thread: &Arc<Thread>) -> Result<Wire
         return Ok(ephemeral_thread(
             id,
             info.forked_from,
-            &thread.config(),
+            &thread.settings(),
             info.created_at,
             live_status(thread),
         ));
@@ -130,7 +130,7 @@ async fn start(
     };
     notes.push(Note::of::<m::ThreadStarted>(&started));
     conn.notify_after_response(&ctx, notes);
-    Ok(session_response(thread, &new.thread.config()))
+    Ok(session_response(thread, &new.thread.settings()))
 }
 
 /// The stored thread's model and cwd, unless the caller picked their own.
@@ -273,7 +273,7 @@ async fn resume(
             conn.hold(id);
         }
         crate::turns::follow_running_turn(&conn, &ctx, thread.clone());
-        return Ok(session_response(thread_json, &thread.config()));
+        return Ok(session_response(thread_json, &thread.settings()));
     }
     let summary = summary_of(&conn, id)
         .await?
@@ -295,7 +295,7 @@ async fn resume(
         notes.push(usage);
     }
     conn.notify_after_response(&ctx, notes);
-    Ok(session_response(thread_json, &new.thread.config()))
+    Ok(session_response(thread_json, &new.thread.settings()))
 }
 
 async fn fork(
@@ -317,9 +317,9 @@ async fn fork(
             .ok_or_else(|| thread_not_found(source))?;
         let mut o = p.overrides.clone();
         if !o.picks_model() {
-            let c = live.config();
-            o.model = Some(c.model);
-            o.model_provider = Some(c.model_provider_id);
+            let c = live.settings();
+            o.model = Some(c.model.clone());
+            o.model_provider = Some(c.model_provider_id.clone());
         }
         (conn.load_session_config(&o).await?, &conn.ephemeral)
     } else {
@@ -365,7 +365,7 @@ async fn fork(
     let mut notes = warning_notes(&loaded_config.warnings);
     notes.push(Note::of::<m::ThreadStarted>(&started));
     conn.notify_after_response(&ctx, notes);
-    Ok(session_response(thread_json, &new.thread.config()))
+    Ok(session_response(thread_json, &new.thread.settings()))
 }
 
 async fn read(

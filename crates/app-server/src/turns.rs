@@ -52,7 +52,7 @@ fn overrides(p: &TurnStartParams, thread: &Thread) -> Result<TurnOverrides, RpcE
             let abs = if c.is_absolute() {
                 c.clone()
             } else {
-                thread.config().cwd.join(c)
+                thread.settings().cwd.join(c)
             };
             let abs = abs.canonicalize().map_err(|e| {
                 invalid(format!(
@@ -309,7 +309,7 @@ impl Pump {
         let mut mapper = ItemMapper::new(thread_id.to_string(), turn_id);
         mapper.started_at = Some(started_at);
         Self {
-            approval_timeout: thread.config().approval_timeout,
+            approval_timeout: thread.settings().approval_timeout,
             approvals: Vec::new(),
             conn: conn.clone(),
             thread,
@@ -464,7 +464,7 @@ impl Pump {
             }
             EventMsg::TokenCount(t) => {
                 if let Some(snapshot) = &t.rate_limits {
-                    let provider = self.thread.config().model_provider_id;
+                    let provider = self.thread.settings().model_provider_id.clone();
                     *lock(&self.conn.rate_limits) = Some((provider.clone(), snapshot.clone()));
                     let note = AccountRateLimitsUpdatedNotification {
                         rate_limits: crate::accounts::rate_limit_snapshot(

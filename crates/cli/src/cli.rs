@@ -376,10 +376,10 @@ impl CodexExecFlags {
 
 impl GlobalArgs {
     /// `-c` pairs, parsed; the first bad one is a usage error.
-    pub fn cli_overrides(&self) -> Result<Vec<(String, toml::Value)>, String> {
+    pub fn cli_overrides(&self) -> Result<Vec<(String, toml::Value)>, oi_config::ConfigError> {
         self.config
             .iter()
-            .map(|raw| oi_config::parse_cli_override(raw).map_err(|e| e.to_string()))
+            .map(|raw| oi_config::parse_cli_override(raw))
             .collect()
     }
 
@@ -450,14 +450,13 @@ impl GlobalArgs {
         Ok(loaded.config)
     }
 
-    pub fn load_config(&self) -> Result<LoadedConfig, String> {
+    pub fn load_config(&self) -> Result<LoadedConfig, oi_config::ConfigError> {
         let cli_overrides = self.cli_overrides()?;
         oi_config::load_config(ConfigLoadOptions {
             home: None,
             cli_overrides,
             overrides: self.overrides(),
         })
-        .map_err(|e| e.to_string())
     }
 }
 

@@ -14,24 +14,38 @@ use oi_protocol::protocol::{ElicitationAction, ElicitationResponse, Event, Event
 use oi_protocol::user_input::UserInput;
 use std::io::{Read, Write};
 
-pub fn read_prompt(arg: Option<String>) -> Result<String, String> {
+/// Why no prompt could be read (a usage error).
+#[derive(Debug, thiserror::Error)]
+pub enum PromptError {
+    /// No prompt argument, and stdin is a terminal.
+    #[error("no prompt given; pass one as an argument or `-` to read it from stdin")]
+    Missing,
+    /// Reading stdin failed.
+    #[error("cannot read the prompt from stdin: {0}")]
+    Stdin(#[from] std::io::Error),
+    /// Stdin held only whitespace.
+    #[error("the prompt read from stdin is empty")]
+    EmptyStdin,
+    /// The prompt argument is only whitespace.
+    #[error("the prompt is empty")]
+    Empty,
+}
+
+/// The prompt: the argument, or stdin for `-` (or no argument when stdin is not a terminal).
+pub fn read_prompt(arg: Option<String>) -> Result<String, PromptError> {
     match arg.as_deref() {
         Some("-") | None => {
             if arg.is_none() && std::io::IsTerminal::is_terminal(&std::io::stdin()) {
-                return Err(
-                    "no prompt given; pass one as an argument or `-` to read it from stdin".into(),
-                );
+                return Err(PromptError::Missing);
             }
             let mut s = String::new();
-            std::io::stdin()
-                .read_to_string(&mut s)
-                .map_err(|e| format!("cannot read the prompt from stdin: {e}"))?;
+            std::io::stdin().read_to_string(&mut s)?;
             if s.trim().is_empty() {
-                return Err("the prompt read from stdin is empty".into());
+                return Err(PromptError::EmptyStdin);
             }
             Ok(s)
         }
-        Some(p) if p.trim().is_empty() => Err("the prompt is empty".into()),
+        Some(p) if p.trim().is_empty() => Err(PromptError::Empty),
         Some(p) => Ok(p.to_string()),
     }
 }

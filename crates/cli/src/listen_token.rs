@@ -9,6 +9,22 @@ use std::io::{Read, Write};
 use std::os::unix::fs::{DirBuilderExt, MetadataExt, OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 
+/// The token file could not be read or written; says how to get past it.
+#[derive(Debug, thiserror::Error)]
+#[error(
+    "cannot keep the listener's token in {}: {source}; make {} writable, or pass a token with --auth-token-env VAR",
+    path.display(),
+    home.display()
+)]
+pub struct TokenFileError {
+    /// The token file.
+    pub path: PathBuf,
+    /// The home directory it is in.
+    pub home: PathBuf,
+    /// What failed.
+    pub source: std::io::Error,
+}
+
 /// The file's name in the home directory.
 pub const FILE_NAME: &str = "listen-token";
 
@@ -20,14 +36,12 @@ const RANDOM_BYTES: usize = 32;
 
 /// The token kept in `home`, made if there is none yet (or if the file there could have
 /// been read by someone else, or does not hold a usable token). Returns it and its path.
-pub fn load_or_create(home: &Path) -> Result<(String, PathBuf), String> {
+pub fn load_or_create(home: &Path) -> Result<(String, PathBuf), TokenFileError> {
     let path = home.join(FILE_NAME);
-    let fail = |e: std::io::Error| {
-        format!(
-            "cannot keep the listener's token in {}: {e}; make {} writable, or pass a token with --auth-token-env VAR",
-            path.display(),
-            home.display()
-        )
+    let fail = |source: std::io::Error| TokenFileError {
+        path: path.clone(),
+        home: home.to_path_buf(),
+        source,
     };
     match std::fs::symlink_metadata(&path) {
         Ok(meta) if meta.file_type().is_file() && meta.mode() & 0o077 == 0 => {

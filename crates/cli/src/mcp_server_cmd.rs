@@ -267,7 +267,8 @@ fn http_options(
             None
         }
         (None, None) => {
-            let (token, path) = listen_token::load_or_create(&home()?)?;
+            let (token, path) =
+                listen_token::load_or_create(&home()?).map_err(|e| e.to_string())?;
             eprintln!(
                 "clients must send `Authorization: Bearer <token>`; the token is in {} (readable only by you; --auth-token-env VAR sets your own)",
                 path.display()

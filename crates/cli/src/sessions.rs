@@ -12,8 +12,8 @@ use std::path::{Path, PathBuf};
 
 /// The engine that reads (and, for `resume`, continues) the stored threads, and their home.
 /// Stored threads are read through the engine, which opens the store once for both.
-fn engine() -> Result<(ThreadManager, PathBuf), String> {
-    let home = oi_config::find_home().map_err(|e| e.to_string())?;
+fn engine() -> Result<(ThreadManager, PathBuf), oi_config::ConfigError> {
+    let home = oi_config::find_home()?;
     let manager = ThreadManager::new(ThreadManagerOptions {
         source: SessionSource::Exec,
         persist: true,

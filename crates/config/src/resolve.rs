@@ -74,7 +74,7 @@ pub(crate) fn build_config(inputs: TypedInputs<'_>) -> Result<Config, ConfigErro
 
     let model_reasoning_effort = t
         .model_reasoning_effort
-        .map(|s| parse_effort(&s).map_err(|m| invalid("model_reasoning_effort", m)))
+        .map(|s| parse_effort(&s).map_err(|m| invalid("model_reasoning_effort", m.to_string())))
         .transpose()?;
     let mcp_servers = mcp_servers(
         t.mcp_servers.as_ref(),
@@ -365,7 +365,7 @@ fn check_profiles_values_of(name: &str, p: &crate::schema::ProfileToml) -> Resul
     parse_enum::<AskForApproval>(&key("approval_policy"), p.approval_policy.clone())?;
     parse_enum::<SandboxMode>(&key("sandbox_mode"), p.sandbox_mode.clone())?;
     if let Some(effort) = &p.model_reasoning_effort {
-        parse_effort(effort).map_err(|m| invalid(&key("model_reasoning_effort"), m))?;
+        parse_effort(effort).map_err(|m| invalid(&key("model_reasoning_effort"), m.to_string()))?;
     }
     one_of(
         &key("tool_call_format"),

@@ -50,6 +50,17 @@ pub struct ShellEnvironmentPolicy {
     pub include_only: Vec<EnvPattern>,
 }
 
+/// A name pattern that does not compile.
+#[derive(Debug, thiserror::Error)]
+#[error("invalid pattern `{raw}`: {source}")]
+pub struct InvalidEnvPattern {
+    /// The pattern as written.
+    pub raw: String,
+    /// What the glob compiler found wrong.
+    #[source]
+    pub source: globset::Error,
+}
+
 /// A case-insensitive glob over variable names.
 #[derive(Clone, Debug)]
 pub struct EnvPattern {
@@ -59,12 +70,15 @@ pub struct EnvPattern {
 
 impl EnvPattern {
     /// Compile `raw`; the error says what is wrong with the pattern.
-    pub fn new(raw: &str) -> Result<Self, String> {
+    pub fn new(raw: &str) -> Result<Self, InvalidEnvPattern> {
         let glob = GlobBuilder::new(raw)
             .case_insensitive(true)
             .literal_separator(false)
             .build()
-            .map_err(|e| format!("invalid pattern `{raw}`: {e}"))?;
+            .map_err(|source| InvalidEnvPattern {
+                raw: raw.to_string(),
+                source,
+            })?;
         Ok(EnvPattern {
             raw: raw.to_string(),
             matcher: glob.compile_matcher(),

@@ -229,7 +229,8 @@ fn command_for(
     // which also gives a sandboxed command its own PID namespace.
     match &params.sandbox {
         Some(scope) => {
-            crate::sandbox::confine(&mut cmd, scope).map_err(ExecError::Sandbox)?;
+            crate::sandbox::confine(&mut cmd, scope)
+                .map_err(|e| ExecError::Sandbox(format!("command not run: {e}")))?;
         }
         None => oi_process::supervise(&mut cmd),
     }

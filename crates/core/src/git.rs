@@ -110,16 +110,14 @@ pub async fn working_tree_diff(
 /// Run `git args` in `cwd`: its exit code and stdout. Never prompts, takes no optional locks
 /// (a concurrent `git` of the user's is not disturbed), and is stopped after [`GIT_TIMEOUT`].
 async fn git(cwd: &Path, args: &[&str]) -> Result<(i32, Vec<u8>), GitError> {
-    let mut cmd = tokio::process::Command::new("git");
+    let mut cmd = oi_process::command("git");
     cmd.args(args)
         .current_dir(cwd)
         .env("GIT_OPTIONAL_LOCKS", "0")
         .env("GIT_TERMINAL_PROMPT", "0")
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .kill_on_drop(true);
-    oi_process::supervise(&mut cmd);
+        .stderr(Stdio::null());
     let child = cmd.spawn().map_err(GitError::Spawn)?;
     let command = || format!("git {}", args.join(" "));
     match tokio::time::timeout(GIT_TIMEOUT, child.wait_with_output()).await {

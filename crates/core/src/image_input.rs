@@ -4,7 +4,7 @@
 //! refused here rather than by the model server with an opaque error.
 
 use std::io::Read;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 /// The largest image file accepted (10 MiB). Base64 makes it a third larger on the wire, and
 /// open-model servers refuse far smaller requests than hosted APIs do.
@@ -63,25 +63,57 @@ pub fn vision_refusal(model: &str) -> Option<String> {
     oi_model_client::vision::refusal(model)
 }
 
+/// Why a local image was not sent; the text names the file and what is wrong.
+#[derive(Debug, thiserror::Error)]
+pub enum ImageReadError {
+    /// The file failed [`check_image_file`] (its text says what to do).
+    #[error("{0}")]
+    Check(String),
+    /// Reading it failed.
+    #[error("cannot read image {}: {source}", path.display())]
+    Read {
+        /// The image file.
+        path: PathBuf,
+        /// What failed.
+        source: std::io::Error,
+    },
+    /// What was read is not an image (the file changed after the check).
+    #[error("{} is not a PNG, JPEG, GIF or WebP image (judged by its content)", path.display())]
+    NotAnImage {
+        /// The image file.
+        path: PathBuf,
+    },
+    /// It grew past [`MAX_IMAGE_BYTES`] after the check.
+    #[error(
+        "image {} grew past the {} MiB limit while it was read",
+        path.display(),
+        MAX_IMAGE_BYTES / (1024 * 1024)
+    )]
+    Grew {
+        /// The image file.
+        path: PathBuf,
+    },
+    /// The blocking task that read it failed.
+    #[error("{0}")]
+    Task(#[from] tokio::task::JoinError),
+}
+
 /// The file as a `data:<mime>;base64,…` URL, after [`check_image_file`]. Blocking.
-pub fn image_data_url(path: &Path) -> Result<String, String> {
+pub fn image_data_url(path: &Path) -> Result<String, ImageReadError> {
     use base64::Engine;
-    check_image_file(path)?;
-    let bytes =
-        std::fs::read(path).map_err(|e| format!("cannot read image {}: {e}", path.display()))?;
+    check_image_file(path).map_err(ImageReadError::Check)?;
+    let bytes = std::fs::read(path).map_err(|source| ImageReadError::Read {
+        path: path.to_path_buf(),
+        source,
+    })?;
     // The file may have changed between the check and the read: judge what is sent.
-    let mime = sniff_image_type(&bytes).ok_or_else(|| {
-        format!(
-            "{} is not a PNG, JPEG, GIF or WebP image (judged by its content)",
-            path.display()
-        )
+    let mime = sniff_image_type(&bytes).ok_or_else(|| ImageReadError::NotAnImage {
+        path: path.to_path_buf(),
     })?;
     if bytes.len() as u64 > MAX_IMAGE_BYTES {
-        return Err(format!(
-            "image {} grew past the {} MiB limit while it was read",
-            path.display(),
-            MAX_IMAGE_BYTES / (1024 * 1024)
-        ));
+        return Err(ImageReadError::Grew {
+            path: path.to_path_buf(),
+        });
     }
     Ok(format!(
         "data:{mime};base64,{}",

@@ -99,7 +99,7 @@ pub use stored::StoredThreads;
 /// facts of well-known open models. The engine's, so front ends depend on the engine only.
 pub mod catalog {
     pub use oi_model_client::catalog::{
-        ModelInfo, RemoteModel, builtin_info, fetch_models, is_hidden, parse_models,
+        ModelInfo, ModelListError, RemoteModel, builtin_info, fetch_models, is_hidden, parse_models,
     };
 }
 pub use parking::{ParkError, TurnOptions};

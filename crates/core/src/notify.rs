@@ -119,7 +119,7 @@ impl Notifier {
                 }
             }
         }
-        let mut cmd = tokio::process::Command::new(program);
+        let mut cmd = oi_process::command(program);
         cmd.args(args)
             .arg(payload)
             .current_dir(&self.cwd)
@@ -129,7 +129,6 @@ impl Notifier {
             .stdout(std::process::Stdio::null())
             .stderr(std::process::Stdio::null())
             .kill_on_drop(false);
-        oi_process::supervise(&mut cmd);
         match cmd.spawn() {
             Ok(child) => {
                 tracing::debug!("notify: started `{program}` (pid {:?})", child.id());

@@ -51,8 +51,8 @@ impl<'a> SandboxScope<'a> {
 pub(crate) fn confine(
     cmd: &mut tokio::process::Command,
     scope: &SandboxScope<'_>,
-) -> Result<(), String> {
-    oi_sandbox::confine(cmd, &scope.request()).map_err(|e| format!("command not run: {e}"))
+) -> Result<(), oi_sandbox::SandboxError> {
+    oi_sandbox::confine(cmd, &scope.request())
 }
 
 /// Whether writing `path` stays inside what the scope allows (the engine writes patches

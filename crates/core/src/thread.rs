@@ -434,11 +434,11 @@ async fn user_item(items: &[UserInput]) -> (ResponseItem, UserMessageEvent) {
     )
 }
 
-async fn local_image_data_url(path: &std::path::Path) -> Result<String, String> {
+async fn local_image_data_url(
+    path: &std::path::Path,
+) -> Result<String, crate::image_input::ImageReadError> {
     let path = path.to_path_buf();
-    tokio::task::spawn_blocking(move || crate::image_input::image_data_url(&path))
-        .await
-        .map_err(|e| e.to_string())?
+    tokio::task::spawn_blocking(move || crate::image_input::image_data_url(&path)).await?
 }
 
 fn apply_overrides(sess: &Session, o: TurnOverrides) {

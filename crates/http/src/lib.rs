@@ -86,7 +86,7 @@ fn tls_config() -> Option<&'static rustls::ClientConfig> {
 /// The platform verifier of the process, created on first use. An error (no roots at all
 /// on this system) is kept too: every handshake then fails with it, as reqwest's own client
 /// would have failed to build.
-static PLATFORM_VERIFIER: OnceLock<Result<rustls_platform_verifier::Verifier, String>> =
+static PLATFORM_VERIFIER: OnceLock<Result<rustls_platform_verifier::Verifier, rustls::Error>> =
     OnceLock::new();
 
 #[derive(Debug)]
@@ -98,11 +98,14 @@ impl LazyPlatformVerifier {
     fn verifier(&self) -> Result<&'static rustls_platform_verifier::Verifier, rustls::Error> {
         PLATFORM_VERIFIER
             .get_or_init(|| {
-                rustls_platform_verifier::Verifier::new(self.provider.clone())
-                    .map_err(|e| format!("cannot read the system's root certificates: {e}"))
+                rustls_platform_verifier::Verifier::new(self.provider.clone()).map_err(|e| {
+                    rustls::Error::General(format!(
+                        "cannot read the system's root certificates: {e}"
+                    ))
+                })
             })
             .as_ref()
-            .map_err(|e| rustls::Error::General(e.clone()))
+            .map_err(Clone::clone)
     }
 }
 

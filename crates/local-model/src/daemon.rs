@@ -40,7 +40,8 @@ pub async fn serve(opts: ServeOptions) -> i32 {
         }
         _ => bin_dir.as_os_str().to_owned(),
     };
-    let mut cmd = tokio::process::Command::new(&opts.server);
+    // The server never outlives its daemon.
+    let mut cmd = oi_process::command(&opts.server);
     cmd.arg("-m")
         .arg(&opts.model)
         .args(["-a", &opts.alias, "--host", "127.0.0.1"])
@@ -52,10 +53,7 @@ pub async fn serve(opts: ServeOptions) -> i32 {
         .args(["-np", "1", "--jinja", "--no-webui"])
         .args(extra_server_args())
         .env("LD_LIBRARY_PATH", library_path)
-        .stdin(Stdio::null())
-        .kill_on_drop(true);
-    // The server never outlives its daemon.
-    oi_process::supervise(&mut cmd);
+        .stdin(Stdio::null());
     let mut server = match cmd.spawn() {
         Ok(c) => c,
         Err(e) => {

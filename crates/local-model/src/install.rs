@@ -45,7 +45,7 @@ pub async fn install(cache: &Path) -> Result<Installed, LocalModelError> {
         cache: cache.to_path_buf(),
         detail,
     };
-    let mut cmd = tokio::process::Command::new("bash");
+    let mut cmd = oi_process::command("bash");
     cmd.arg("-c")
         .arg(INSTALLER)
         .arg("install-model")
@@ -53,9 +53,7 @@ pub async fn install(cache: &Path) -> Result<Installed, LocalModelError> {
         .env("OI_MODEL_PROGRESS", "1")
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .kill_on_drop(true);
-    oi_process::supervise(&mut cmd);
+        .stderr(Stdio::piped());
     let mut child = cmd
         .spawn()
         .map_err(|e| failed(format!("cannot run bash ({e})")))?;

@@ -11,7 +11,7 @@ use std::process::{ExitStatus, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::io::{AsyncBufReadExt, BufReader};
-use tokio::process::{ChildStdin, ChildStdout, Command};
+use tokio::process::{ChildStdin, ChildStdout};
 use tokio::sync::watch;
 
 /// Host variables every stdio server gets (when set), before `env_vars` and `env`.
@@ -122,18 +122,16 @@ pub fn spawn(
             spec.cwd.display()
         )));
     }
-    let mut cmd = Command::new(&spec.program);
+    // Own process group (shutdown signals reach `npx` and the `node` it starts alike), watched
+    // (see `oi-process`): if we die without a chance to clean up, the whole group goes with us.
+    let mut cmd = oi_process::command(&spec.program);
     cmd.args(&spec.args)
         .env_clear()
         .envs(&spec.env)
         .current_dir(&spec.cwd)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .kill_on_drop(true);
-    // Own process group (shutdown signals reach `npx` and the `node` it starts alike), watched
-    // (see `oi-process`): if we die without a chance to clean up, the whole group goes with us.
-    oi_process::supervise(&mut cmd);
+        .stderr(Stdio::piped());
     let mut child = cmd.spawn().map_err(|e| {
         ConnectError::Spawn(match e.kind() {
             std::io::ErrorKind::NotFound => not_found(&spec.program, spec.env.get("PATH")),

@@ -5,8 +5,8 @@
 
 use crate::engine::{
     CatalogError, Engine, EngineError, EngineThread, EngineTurn, ParkedAnswer, PromptFolders,
-    ResumeError, ResumedTurn, SessionRequest, StartTurnError, ThreadHandle, ThreadList,
-    ThreadTurns, TurnOptions, TurnState, TurnWindow,
+    ResumeError, ResumedTurn, SessionRequest, StartTurnError, SubmitError, ThreadHandle,
+    ThreadList, ThreadTurns, TurnOptions, TurnState, TurnWindow,
 };
 use oi_config::{ConfigLoadOptions, ConfigOverrides, LoadedConfig, load_config};
 use oi_core::{
@@ -152,7 +152,7 @@ impl Engine for CoreEngine {
     fn open_thread(&self, id: ThreadId) -> BoxFuture<'_, Result<ThreadHandle, EngineError>> {
         Box::pin(async move {
             if let Some(thread) = self.manager().get_thread(&id) {
-                let approval_timeout = thread.config().approval_timeout;
+                let approval_timeout = thread.settings().approval_timeout;
                 return Ok(ThreadHandle {
                     thread: Arc::new(CoreThread(thread)),
                     session_configured: None,
@@ -255,7 +255,7 @@ impl Engine for CoreEngine {
             // server's (the parked turn keeps the settings it started with either way).
             let (thread, approval_timeout, warnings) = match self.manager().get_thread(&thread) {
                 Some(t) => {
-                    let timeout = t.config().approval_timeout;
+                    let timeout = t.settings().approval_timeout;
                     (t, timeout, Vec::new())
                 }
                 None => {
@@ -371,8 +371,13 @@ impl EngineThread for CoreThread {
         })
     }
 
-    fn submit(&self, sub: Submission) -> BoxFuture<'_, Result<(), String>> {
-        Box::pin(async move { self.0.submit_with_id(sub).await.map_err(|e| e.to_string()) })
+    fn submit(&self, sub: Submission) -> BoxFuture<'_, Result<(), SubmitError>> {
+        Box::pin(async move {
+            self.0
+                .submit_with_id(sub)
+                .await
+                .map_err(|e| SubmitError(e.to_string()))
+        })
     }
 
     fn is_busy(&self) -> bool {

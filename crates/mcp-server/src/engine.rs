@@ -224,7 +224,7 @@ pub trait EngineThread: Send + Sync {
         options: TurnOptions,
     ) -> BoxFuture<'_, Result<Box<dyn EngineTurn>, StartTurnError>>;
     /// Queues an op (an answer, an interrupt); all events it causes carry `sub.id`.
-    fn submit(&self, sub: Submission) -> BoxFuture<'_, Result<(), String>>;
+    fn submit(&self, sub: Submission) -> BoxFuture<'_, Result<(), SubmitError>>;
     /// A turn is running.
     fn is_busy(&self) -> bool;
     /// The turn running now, if any.
@@ -250,6 +250,11 @@ pub trait EngineTurn: Send {
     /// first. Cancel-safe.
     fn next_event(&mut self) -> BoxFuture<'_, Option<Event>>;
 }
+
+/// Why an op was not queued: the thread no longer takes ops (the text says why).
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct SubmitError(pub String);
 
 /// Why a turn did not start.
 #[derive(Clone, Debug, PartialEq)]

@@ -289,7 +289,11 @@ impl Args {
         Some(prompt)
     }
 
-    fn parsed<T>(&mut self, key: &str, parse: impl FnOnce(&str) -> Result<T, String>) -> Option<T> {
+    fn parsed<T, E: std::fmt::Display>(
+        &mut self,
+        key: &str,
+        parse: impl FnOnce(&str) -> Result<T, E>,
+    ) -> Option<T> {
         let s = self.string(key)?;
         match parse(&s) {
             Ok(v) => Some(v),
@@ -300,22 +304,45 @@ impl Args {
         }
     }
 
-    fn finish<T>(self, value: T) -> Result<T, String> {
+    fn finish<T>(self, value: T) -> Result<T, ToolArgsError> {
         if self.problems.is_empty() {
             return Ok(value);
         }
-        let valid: Vec<&str> = self.keys.iter().map(|(c, _)| *c).collect();
-        Err(format!(
-            "Invalid arguments for the `{}` tool: {}. Valid arguments: {}.",
-            self.tool,
-            self.problems.join("; "),
-            valid.join(", ")
-        ))
+        Err(self.refused())
+    }
+
+    /// The problems found so far, as the call's error.
+    fn refused(self) -> ToolArgsError {
+        ToolArgsError {
+            tool: self.tool,
+            problems: self.problems,
+            valid: self.keys.iter().map(|(c, _)| *c).collect(),
+        }
     }
 }
 
+/// Why a `codex` / `codex-reply` call's arguments were refused: every problem found, each
+/// with its fix, and the arguments the tool takes. Sent back as the tool's error result.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "Invalid arguments for the `{tool}` tool: {}. Valid arguments: {}.",
+    problems.join("; "),
+    valid.join(", ")
+)]
+pub struct ToolArgsError {
+    /// The tool called.
+    pub tool: &'static str,
+    /// What is wrong, one entry per argument.
+    pub problems: Vec<String>,
+    /// The canonical names of the arguments the tool takes.
+    pub valid: Vec<&'static str>,
+}
+
 /// Parses `codex` arguments. `server_cwd` resolves a relative `cwd`.
-pub fn parse_codex_args(raw: Option<&Value>, server_cwd: &Path) -> Result<CodexArgs, String> {
+pub fn parse_codex_args(
+    raw: Option<&Value>,
+    server_cwd: &Path,
+) -> Result<CodexArgs, ToolArgsError> {
     let mut a = Args::new(CODEX, raw, CODEX_KEYS);
     let prompt = a.required_prompt();
     let mut session = SessionRequest {
@@ -364,7 +391,7 @@ pub fn parse_codex_args(raw: Option<&Value>, server_cwd: &Path) -> Result<CodexA
     a.finish(CodexArgs { prompt, session })
 }
 
-pub fn parse_reply_args(raw: Option<&Value>) -> Result<ReplyArgs, String> {
+pub fn parse_reply_args(raw: Option<&Value>) -> Result<ReplyArgs, ToolArgsError> {
     let mut a = Args::new(CODEX_REPLY, raw, REPLY_KEYS);
     let prompt = a.required_prompt();
     let id_key = if a.values.contains_key("threadId") {
@@ -391,7 +418,8 @@ pub fn parse_reply_args(raw: Option<&Value>) -> Result<ReplyArgs, String> {
     let prompt = prompt.unwrap_or_default();
     match thread_id {
         Some(thread_id) => a.finish(ReplyArgs { prompt, thread_id }),
-        None => Err(a.finish(()).err().unwrap_or_default()),
+        // A missing or malformed id always left a problem behind.
+        None => Err(a.refused()),
     }
 }
 
@@ -521,7 +549,9 @@ mod tests {
     #[test]
     fn reports_every_problem_with_a_fix() {
         let args = json!({"modle": "x", "approval-policy": "always", "sandbox": 3, "config": []});
-        let err = parse_codex_args(Some(&args), &cwd()).unwrap_err();
+        let err = parse_codex_args(Some(&args), &cwd())
+            .unwrap_err()
+            .to_string();
         assert!(err.contains("`prompt` argument is required"), "{err}");
         assert!(
             err.contains("unknown argument `modle` (did you mean `model`?)"),
@@ -536,15 +566,18 @@ mod tests {
             "{err}"
         );
         assert!(err.contains("`config` must be an object"), "{err}");
-        let err = parse_codex_args(None, &cwd()).unwrap_err();
+        let err = parse_codex_args(None, &cwd()).unwrap_err().to_string();
         assert!(err.contains("`prompt`"), "{err}");
-        let err = parse_codex_args(Some(&json!("x")), &cwd()).unwrap_err();
+        let err = parse_codex_args(Some(&json!("x")), &cwd())
+            .unwrap_err()
+            .to_string();
         assert!(err.contains("`arguments` must be an object"), "{err}");
         let err = parse_codex_args(
             Some(&json!({"prompt":"x","cwd":"/definitely/not/here"})),
             &cwd(),
         )
-        .unwrap_err();
+        .unwrap_err()
+        .to_string();
         assert!(err.contains("not an existing directory"), "{err}");
     }
 
@@ -558,9 +591,13 @@ mod tests {
         ))
         .unwrap();
         assert_eq!(a.thread_id, id);
-        let err = parse_reply_args(Some(&json!({"prompt":"p"}))).unwrap_err();
+        let err = parse_reply_args(Some(&json!({"prompt":"p"})))
+            .unwrap_err()
+            .to_string();
         assert!(err.contains("`threadId` is required"), "{err}");
-        let err = parse_reply_args(Some(&json!({"prompt":"p","threadId":"nope"}))).unwrap_err();
+        let err = parse_reply_args(Some(&json!({"prompt":"p","threadId":"nope"})))
+            .unwrap_err()
+            .to_string();
         assert!(err.contains("`nope` is not a thread id"), "{err}");
     }
 }

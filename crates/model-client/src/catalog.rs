@@ -198,6 +198,32 @@ pub fn parse_models(body: &Value) -> Vec<RemoteModel> {
         .collect()
 }
 
+/// Why a provider's models could not be listed. `Clone`, so a front end can cache the
+/// answer it got, failures included.
+#[derive(Clone, Debug, thiserror::Error)]
+pub enum ModelListError {
+    /// The provider has no `base_url` to ask.
+    #[error("no base_url")]
+    NoBaseUrl,
+    /// The request could not be made, sent or its body read as JSON.
+    #[error("{0}")]
+    Http(std::sync::Arc<reqwest::Error>),
+    /// The server answered, but not with success.
+    #[error("GET {url} answered {status}")]
+    Status {
+        /// The URL asked.
+        url: String,
+        /// What it answered.
+        status: reqwest::StatusCode,
+    },
+}
+
+impl ModelListError {
+    fn http(e: reqwest::Error) -> Self {
+        Self::Http(std::sync::Arc::new(e))
+    }
+}
+
 /// `GET {base_url}/models` of `provider` (with its headers, query and key, if any; a stored
 /// key is looked up under `home`), parsed. Loopback URLs bypass proxies; the request gives up
 /// after `timeout`.
@@ -205,17 +231,14 @@ pub async fn fetch_models(
     provider: ModelProviderInfo,
     home: &std::path::Path,
     timeout: Duration,
-) -> Result<Vec<RemoteModel>, String> {
-    let base = provider
-        .base_url
-        .clone()
-        .ok_or_else(|| "no base_url".to_string())?;
+) -> Result<Vec<RemoteModel>, ModelListError> {
+    let base = provider.base_url.clone().ok_or(ModelListError::NoBaseUrl)?;
     let url = format!("{}/models", base.trim_end_matches('/'));
     let mut builder = oi_http::client_builder().timeout(timeout);
     if crate::is_loopback(&url) {
         builder = builder.no_proxy();
     }
-    let client = builder.build().map_err(|e| e.to_string())?;
+    let client = builder.build().map_err(ModelListError::http)?;
     let mut req = client.get(&url);
     if let Some(q) = &provider.query_params {
         req = req.query(q);
@@ -227,10 +250,13 @@ pub async fn fetch_models(
     if let Ok(Some(key)) = provider.api_key(home) {
         req = req.bearer_auth(key);
     }
-    let resp = req.send().await.map_err(|e| e.to_string())?;
+    let resp = req.send().await.map_err(ModelListError::http)?;
     if !resp.status().is_success() {
-        return Err(format!("GET {url} answered {}", resp.status()));
+        return Err(ModelListError::Status {
+            url,
+            status: resp.status(),
+        });
     }
-    let body: Value = resp.json().await.map_err(|e| e.to_string())?;
+    let body: Value = resp.json().await.map_err(ModelListError::http)?;
     Ok(parse_models(&body))
 }

@@ -145,6 +145,25 @@ pub fn supervise_std(cmd: &mut std::process::Command) {
     }
 }
 
+/// A command for `program`, already [`supervise`]d (own process group, cannot outlive the
+/// agent) and killed when its `Child` is dropped: how every layer but the sandbox and the
+/// exec layer builds a child. A caller that wants the child to run on after the handle is
+/// gone says so with `kill_on_drop(false)`.
+pub fn command(program: impl AsRef<std::ffi::OsStr>) -> tokio::process::Command {
+    let mut cmd = tokio::process::Command::new(program);
+    cmd.kill_on_drop(true);
+    supervise(&mut cmd);
+    cmd
+}
+
+/// [`command`] for a caller that waits for its child synchronously. std has no kill on
+/// drop: the caller waits for the child or kills it.
+pub fn command_std(program: impl AsRef<std::ffi::OsStr>) -> std::process::Command {
+    let mut cmd = std::process::Command::new(program);
+    supervise_std(&mut cmd);
+    cmd
+}
+
 /// `SIGKILL` the process group `pgid` (a pid returned by spawning a supervised command).
 /// Harmless if the group is already gone.
 pub fn kill_group(pgid: u32) {

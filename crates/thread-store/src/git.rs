@@ -3,7 +3,7 @@
 use crate::types::GitInfo;
 use std::io::Read;
 use std::path::Path;
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 /// How long all git calls together may take; a slow or hung git (network filesystem,
@@ -34,7 +34,7 @@ pub fn collect_git_info(cwd: &Path) -> Option<GitInfo> {
 /// Runs git and returns its trimmed stdout if it succeeded before `deadline`. Like every
 /// child, git runs supervised by `oi-process`: in its own process group, killed with the agent.
 fn run_git(cwd: &Path, args: &[&str], deadline: Instant) -> Option<String> {
-    let mut cmd = Command::new("git");
+    let mut cmd = oi_process::command_std("git");
     cmd.args(args)
         .current_dir(cwd)
         .env("GIT_TERMINAL_PROMPT", "0")
@@ -42,7 +42,6 @@ fn run_git(cwd: &Path, args: &[&str], deadline: Instant) -> Option<String> {
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::null());
-    oi_process::supervise_std(&mut cmd);
     let mut child = cmd.spawn().ok()?;
     // Output is a single short line, so the pipe cannot fill up while we poll.
     let status = loop {

@@ -61,7 +61,7 @@ impl Agent {
             cancel,
             connection_closing: ctx.cancel.clone(),
             turn_over,
-            timeout: session.thread.config().approval_timeout,
+            timeout: session.thread.settings().approval_timeout,
             interrupted: false,
             error: None,
         };

@@ -2,12 +2,43 @@
 
 use super::AddArgs;
 use oi_config::mcp::McpServerConfig;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use toml_edit::{Array, DocumentMut, InlineTable, Item, Table, value};
+
+/// Why `mcp add` / `mcp remove` did not change the user config; each says what to do.
+#[derive(Debug, thiserror::Error)]
+pub enum McpEditError {
+    /// A stdio server was given no command.
+    #[error(
+        "give the server command after `--`, e.g. `interpreter mcp add docs -- npx -y docs-mcp`"
+    )]
+    NoCommand,
+    /// An `--env` entry without `=` or with an empty key.
+    #[error("environment entries must be in KEY=VALUE form")]
+    EnvEntry,
+    /// The table built from the flags did not read back (a bug, not the user's input).
+    #[error("internal error building the entry: {0}")]
+    Build(#[from] toml::de::Error),
+    /// The entry is not a server the loader would accept.
+    #[error(transparent)]
+    Entry(#[from] oi_config::mcp::McpConfigError),
+    /// The user config is not TOML; it is left as it is.
+    #[error("cannot edit {}: it is not valid TOML ({message}); fix the file and try again", path.display())]
+    NotToml { path: PathBuf, message: String },
+    /// `mcp_servers` in the user config is a value, not a table.
+    #[error("cannot edit {}: `mcp_servers` is not a table; fix the file and try again", path.display())]
+    ServersNotATable { path: PathBuf },
+    /// Locking, reading or writing the user config failed.
+    #[error("cannot update {}: {source}", path.display())]
+    Io {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+}
 
 /// The `[mcp_servers.<name>]` table for `mcp add`, validated by the same parser the loader
 /// uses, so nothing invalid is ever written.
-pub fn server_table(args: &AddArgs) -> Result<(Table, McpServerConfig), String> {
+pub fn server_table(args: &AddArgs) -> Result<(Table, McpServerConfig), McpEditError> {
     let mut t = Table::new();
     if let Some(url) = &args.url {
         t.insert("url", value(url.as_str()));
@@ -23,10 +54,7 @@ pub fn server_table(args: &AddArgs) -> Result<(Table, McpServerConfig), String> 
             t.insert("oauth", value(oauth));
         }
     } else {
-        let (command, rest) = args
-            .command
-            .split_first()
-            .ok_or("give the server command after `--`, e.g. `interpreter mcp add docs -- npx -y docs-mcp`")?;
+        let (command, rest) = args.command.split_first().ok_or(McpEditError::NoCommand)?;
         t.insert("command", value(command.as_str()));
         if !rest.is_empty() {
             let mut arr = Array::new();
@@ -41,7 +69,7 @@ pub fn server_table(args: &AddArgs) -> Result<(Table, McpServerConfig), String> 
                 let (k, v) = pair
                     .split_once('=')
                     .filter(|(k, _)| !k.is_empty())
-                    .ok_or("environment entries must be in KEY=VALUE form")?;
+                    .ok_or(McpEditError::EnvEntry)?;
                 env.insert(k, v.into());
             }
             env.sort_values();
@@ -52,22 +80,19 @@ pub fn server_table(args: &AddArgs) -> Result<(Table, McpServerConfig), String> 
     Ok((t, cfg))
 }
 
-fn validate(name: &str, t: &Table) -> Result<McpServerConfig, String> {
+fn validate(name: &str, t: &Table) -> Result<McpServerConfig, McpEditError> {
     let text = t.to_string();
-    let parsed: toml::Value =
-        toml::from_str(&text).map_err(|e| format!("internal error building the entry: {e}"))?;
+    let parsed: toml::Value = toml::from_str(&text)?;
     let mut warnings = Vec::new();
-    oi_config::mcp::parse_server(name, &parsed, &mut warnings).map_err(|e| e.to_string())
+    Ok(oi_config::mcp::parse_server(name, &parsed, &mut warnings)?)
 }
 
-fn parse_doc(path: &Path, text: &str) -> Result<DocumentMut, String> {
-    text.parse::<DocumentMut>().map_err(|e| {
-        format!(
-            "cannot edit {}: it is not valid TOML ({}); fix the file and try again",
-            path.display(),
-            e.to_string().trim()
-        )
-    })
+fn parse_doc(path: &Path, text: &str) -> Result<DocumentMut, McpEditError> {
+    text.parse::<DocumentMut>()
+        .map_err(|e| McpEditError::NotToml {
+            path: path.to_path_buf(),
+            message: e.to_string().trim().to_string(),
+        })
 }
 
 /// Read, change and atomically rewrite the user config under its edit lock
@@ -75,11 +100,14 @@ fn parse_doc(path: &Path, text: &str) -> Result<DocumentMut, String> {
 /// lost. `change` returns whether it changed anything (nothing is written otherwise).
 fn edit_doc(
     path: &Path,
-    change: impl FnOnce(&mut DocumentMut) -> Result<bool, String>,
-) -> Result<bool, String> {
+    change: impl FnOnce(&mut DocumentMut) -> Result<bool, McpEditError>,
+) -> Result<bool, McpEditError> {
     oi_config::edit::update_text(
         path,
-        |e| format!("cannot update {}: {e}", path.display()),
+        |source| McpEditError::Io {
+            path: path.to_path_buf(),
+            source,
+        },
         |text| {
             let mut doc = parse_doc(path, text)?;
             let changed = change(&mut doc)?;
@@ -89,7 +117,7 @@ fn edit_doc(
 }
 
 /// Insert or replace `mcp_servers.<name>`; a replaced entry keeps its place in the file.
-pub fn upsert_server(path: &Path, name: &str, mut entry: Table) -> Result<(), String> {
+pub fn upsert_server(path: &Path, name: &str, mut entry: Table) -> Result<(), McpEditError> {
     edit_doc(path, |doc| {
         let root = doc.as_table_mut();
         if !root.contains_key("mcp_servers") {
@@ -101,11 +129,8 @@ pub fn upsert_server(path: &Path, name: &str, mut entry: Table) -> Result<(), St
         let servers = root
             .get_mut("mcp_servers")
             .and_then(Item::as_table_like_mut)
-            .ok_or_else(|| {
-                format!(
-                    "cannot edit {}: `mcp_servers` is not a table; fix the file and try again",
-                    path.display()
-                )
+            .ok_or_else(|| McpEditError::ServersNotATable {
+                path: path.to_path_buf(),
             })?;
         match servers.get_mut(name) {
             Some(existing) => {
@@ -128,7 +153,7 @@ pub fn upsert_server(path: &Path, name: &str, mut entry: Table) -> Result<(), St
 }
 
 /// Remove `mcp_servers.<name>`; `Ok(false)` if the user config has no such entry.
-pub fn remove_server(path: &Path, name: &str) -> Result<bool, String> {
+pub fn remove_server(path: &Path, name: &str) -> Result<bool, McpEditError> {
     if !path.exists() {
         return Ok(false);
     }
@@ -198,13 +223,16 @@ mod tests {
     #[test]
     fn bad_env_and_empty_command_are_rejected() {
         assert_eq!(
-            server_table(&stdio_args("a", &["NOEQUALS"], &["x"])).unwrap_err(),
+            server_table(&stdio_args("a", &["NOEQUALS"], &["x"]))
+                .unwrap_err()
+                .to_string(),
             "environment entries must be in KEY=VALUE form"
         );
         assert!(server_table(&stdio_args("a", &["=v"], &["x"])).is_err());
         assert!(
             server_table(&stdio_args("a", &[], &[]))
                 .unwrap_err()
+                .to_string()
                 .contains("after `--`")
         );
     }
@@ -213,7 +241,12 @@ mod tests {
     fn http_entry_is_validated() {
         let mut a = stdio_args("web", &[], &[]);
         a.url = Some("ftp://nope".into());
-        assert!(server_table(&a).unwrap_err().contains("not an http(s) URL"));
+        assert!(
+            server_table(&a)
+                .unwrap_err()
+                .to_string()
+                .contains("not an http(s) URL")
+        );
         a.url = Some("https://mcp.example.com/mcp".into());
         a.bearer_token_env_var = Some("TOKEN".into());
         a.oauth_client_id = Some("cid".into());
@@ -228,7 +261,7 @@ mod tests {
         let path = dir.path().join("config.toml");
         std::fs::write(&path, "model = \n").unwrap();
         let t = server_table(&stdio_args("a", &[], &["x"])).unwrap().0;
-        let e = upsert_server(&path, "a", t).unwrap_err();
+        let e = upsert_server(&path, "a", t).unwrap_err().to_string();
         assert!(e.contains("not valid TOML"), "{e}");
         assert_eq!(std::fs::read_to_string(&path).unwrap(), "model = \n");
     }

@@ -257,9 +257,21 @@ pub(crate) fn only_reads(name: &str) -> bool {
     )
 }
 
+/// Why a profile tool call cannot run, worded for the model: what was wrong with the
+/// arguments and what to send instead. It goes back to the model as the call's output.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub(crate) struct InvalidCall(pub(crate) String);
+
+impl From<String> for InvalidCall {
+    fn from(message: String) -> Self {
+        Self(message)
+    }
+}
+
 /// The engine action of a call to profile tool `name`, or `None` when `name` is no profile
 /// tool. `Err` is a message for the model: what was wrong with the arguments and what to send.
-pub(crate) fn interpret(name: &str, arguments: &str) -> Option<Result<Action, String>> {
+pub(crate) fn interpret(name: &str, arguments: &str) -> Option<Result<Action, InvalidCall>> {
     let kind = kind_of(name)?;
     let raw = if arguments.trim().is_empty() {
         "{}"
@@ -269,9 +281,9 @@ pub(crate) fn interpret(name: &str, arguments: &str) -> Option<Result<Action, St
     let args: Args = match serde_json::from_str(raw) {
         Ok(a) => a,
         Err(e) => {
-            return Some(Err(format!(
+            return Some(Err(InvalidCall(format!(
                 "invalid arguments for `{name}`: {e}. Send a JSON object with the fields its schema names."
-            )));
+            ))));
         }
     };
     Some(action(name, kind, args))
@@ -339,7 +351,7 @@ impl Args {
     }
 }
 
-fn action(name: &str, kind: Kind, a: Args) -> Result<Action, String> {
+fn action(name: &str, kind: Kind, a: Args) -> Result<Action, InvalidCall> {
     let need_path = || {
         a.target()
             .ok_or_else(|| format!("`{name}` needs the file's path (`{}`)", path_field(name)))
@@ -359,9 +371,9 @@ fn action(name: &str, kind: Kind, a: Args) -> Result<Action, String> {
                     .collect::<Vec<_>>()
                     .join(" "),
                 _ => {
-                    return Err(format!(
+                    return Err(InvalidCall(format!(
                         "`{name}` needs `command`: the command line to run, e.g. {{\"command\": \"ls -la\"}}"
-                    ));
+                    )));
                 }
             };
             let timeout = a
@@ -389,9 +401,9 @@ fn action(name: &str, kind: Kind, a: Args) -> Result<Action, String> {
         Kind::Write => {
             let path = need_path()?;
             let Some(content) = a.content else {
-                return Err(format!(
+                return Err(InvalidCall(format!(
                     "`{name}` needs `content`: the file's whole new text"
-                ));
+                )));
             };
             Ok(Action::Write {
                 path: path.into(),
@@ -402,9 +414,9 @@ fn action(name: &str, kind: Kind, a: Args) -> Result<Action, String> {
         Kind::Edit if a.start_line.is_some() || a.replacement_text.is_some() => {
             // SWE-agent's `edit`: a line range of the open file.
             let (Some(first), Some(text)) = (a.start_line, a.replacement_text.clone()) else {
-                return Err(format!(
+                return Err(InvalidCall(format!(
                     "`{name}` needs `start_line`, `end_line` and `replacement_text`: the first and last line to replace (as the viewer numbers them) and the new lines"
-                ));
+                )));
             };
             Ok(Action::LineEdit {
                 first,
@@ -436,13 +448,13 @@ fn action(name: &str, kind: Kind, a: Args) -> Result<Action, String> {
                 .filter(|p| !p.trim().is_empty())
                 .or(from_query)
             else {
-                return Err(match name {
+                return Err(InvalidCall(match name {
                     "find_file" => {
                         "`find_file` needs `file_name`, e.g. {\"file_name\": \"setup.py\"}".into()
                     }
                     "file_search" => "`file_search` needs `query`: part of the file's name".into(),
                     _ => format!("`{name}` needs `pattern`, e.g. {{\"pattern\": \"**/*.py\"}}"),
-                });
+                }));
             };
             let dir = a.directory.clone().or_else(|| a.target());
             Ok(Action::Command(read_commands::glob(
@@ -452,9 +464,9 @@ fn action(name: &str, kind: Kind, a: Args) -> Result<Action, String> {
         }
         Kind::Grep { lines } => {
             let Some(pattern) = a.pattern.clone().filter(|p| !p.is_empty()) else {
-                return Err(format!(
+                return Err(InvalidCall(format!(
                     "`{name}` needs `pattern`: the regular expression to search for"
-                ));
+                )));
             };
             let output = match a.output_mode.as_deref() {
                 Some("content") => read_commands::GrepOutput::Lines,
@@ -477,7 +489,7 @@ fn action(name: &str, kind: Kind, a: Args) -> Result<Action, String> {
             let dir = a.target().or(a.directory.clone());
             Ok(Action::Command(read_commands::list(dir.as_deref())))
         }
-        Kind::View => viewer::request(name, &a).map_err(|e| e.to_string()),
+        Kind::View => viewer::request(name, &a).map_err(|e| InvalidCall(e.to_string())),
         Kind::Create => Ok(Action::Create(need_path()?.into())),
         Kind::Submit => Ok(Action::Submit),
         Kind::Todo => {
@@ -504,7 +516,7 @@ fn path_field(name: &str) -> &'static str {
 
 /// The edits of an edit call: `old_string`/`new_string` (Claude Code, Qwen Code) or Kimi's
 /// `edit` (one `{old, new, replace_all}` or a list of them).
-fn replacements(name: &str, a: &Args) -> Result<Vec<Replacement>, String> {
+fn replacements(name: &str, a: &Args) -> Result<Vec<Replacement>, InvalidCall> {
     let expected = |replace_all: Option<bool>| match (replace_all, a.expected_replacements) {
         (Some(true), _) => Some(0),
         (_, Some(n)) if n > 1 => Some(n),
@@ -538,7 +550,7 @@ fn replacements(name: &str, a: &Args) -> Result<Vec<Replacement>, String> {
         })
         .collect();
     if edits.is_empty() {
-        return Err(format!(
+        return Err(InvalidCall(format!(
             "`{name}` needs the text to replace and its replacement: {}",
             if name == "StrReplaceFile" {
                 "{\"path\": \"…\", \"edit\": {\"old\": \"exact old text\", \"new\": \"new text\"}}"
@@ -547,7 +559,7 @@ fn replacements(name: &str, a: &Args) -> Result<Vec<Replacement>, String> {
             } else {
                 "{\"file_path\": \"…\", \"old_string\": \"exact old text\", \"new_string\": \"new text\"}"
             }
-        ));
+        )));
     }
     Ok(edits)
 }

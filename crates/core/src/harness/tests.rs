@@ -187,7 +187,7 @@ fn shells_take_a_command_line_with_their_timeout_unit() {
         command("Bash", r#"{"command":["echo","a b"]}"#),
         words(&["bash", "-lc", "echo 'a b'"])
     );
-    let err = interpret("Bash", "{}").unwrap().unwrap_err();
+    let err = interpret("Bash", "{}").unwrap().unwrap_err().0;
     assert!(err.contains("needs `command`"), "{err}");
 }
 
@@ -213,7 +213,7 @@ fn reads_are_plain_read_only_commands() {
         command("ReadFile", r#"{"path":"-odd","line_offset":3}"#),
         words(&["sed", "-n", "3,$p", "./-odd"])
     );
-    let err = interpret("Read", "{}").unwrap().unwrap_err();
+    let err = interpret("Read", "{}").unwrap().unwrap_err().0;
     assert!(err.contains("file_path"), "{err}");
     for argv in [
         command("Read", r#"{"file_path":"a.txt"}"#),
@@ -375,11 +375,13 @@ fn writes_and_edits_become_file_changes() {
     assert_eq!((edits[1].old.as_str(), edits[1].expected), ("3", Some(0)));
     let err = interpret("StrReplaceFile", r#"{"path":"a"}"#)
         .unwrap()
-        .unwrap_err();
+        .unwrap_err()
+        .0;
     assert!(err.contains("\"edit\""), "{err}");
     let err = interpret("Write", r#"{"file_path":"a"}"#)
         .unwrap()
-        .unwrap_err();
+        .unwrap_err()
+        .0;
     assert!(err.contains("needs `content`"), "{err}");
 }
 
@@ -407,7 +409,7 @@ fn todo_lists_of_every_profile_are_read() {
 
 #[test]
 fn bad_json_says_what_to_send() {
-    let err = interpret("Edit", "{not json").unwrap().unwrap_err();
+    let err = interpret("Edit", "{not json").unwrap().unwrap_err().0;
     assert!(err.starts_with("invalid arguments for `Edit`"), "{err}");
     assert!(interpret("shell", "{}").is_none());
 }
@@ -470,7 +472,8 @@ fn deepseek_tui_tools_land_on_the_primitives() {
     );
     let err = interpret("edit_file", r#"{"path":"a"}"#)
         .unwrap()
-        .unwrap_err();
+        .unwrap_err()
+        .0;
     assert!(
         err.contains("\"search\"") && err.contains("\"replace\""),
         "{err}"
@@ -572,7 +575,7 @@ fn swe_agent_tools_are_viewer_moves_line_edits_and_searches() {
         ("find_file", "{}", "`file_name`"),
         ("create", "{}", "`filename`"),
     ] {
-        let err = interpret(name, args).unwrap().unwrap_err();
+        let err = interpret(name, args).unwrap().unwrap_err().0;
         assert!(err.contains(field), "{name}: {err}");
     }
     for name in [

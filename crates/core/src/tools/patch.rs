@@ -108,7 +108,7 @@ pub(crate) async fn apply_planned(
         None => match off_runtime(move || plan.apply()).await {
             Ok(Ok(summary)) => (true, summary, String::new()),
             Ok(Err(e)) => (false, String::new(), format!("{e}")),
-            Err(e) => (false, String::new(), e),
+            Err(e) => (false, String::new(), e.to_string()),
         },
     };
     let status = if ok {
@@ -267,8 +267,13 @@ async fn approve(
 /// (the patch is then reported as not applied) instead of taking the turn down.
 async fn off_runtime<T: Send + 'static>(
     work: impl FnOnce() -> T + Send + 'static,
-) -> Result<T, String> {
+) -> Result<T, PatchTaskFailed> {
     tokio::task::spawn_blocking(work)
         .await
-        .map_err(|e| format!("the patch task failed ({e})"))
+        .map_err(PatchTaskFailed)
 }
+
+/// The blocking task that planned or applied a patch panicked or was cancelled.
+#[derive(Debug, thiserror::Error)]
+#[error("the patch task failed ({0})")]
+struct PatchTaskFailed(tokio::task::JoinError);

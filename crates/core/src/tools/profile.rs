@@ -6,7 +6,7 @@
 
 use super::shell::{CommandRun, run_command};
 use super::{ToolCall, ToolOutcome};
-use crate::harness::{Action, Replacement, TodoItem};
+use crate::harness::{Action, InvalidCall, Replacement, TodoItem};
 use crate::session::Session;
 use oi_apply_patch::{FileHunk, Patch};
 use oi_protocol::protocol::{EventMsg, PlanStep, PlanStepStatus, PlanUpdateEvent};
@@ -22,7 +22,7 @@ pub(crate) async fn handle(
 ) -> ToolOutcome {
     let action = match crate::harness::interpret(call.name, call.arguments) {
         Some(Ok(action)) => action,
-        Some(Err(message)) => return ToolOutcome::err(message),
+        Some(Err(refused)) => return ToolOutcome::err(refused.to_string()),
         None => return ToolOutcome::err(format!("unknown tool `{}`", call.name)),
     };
     let cwd = sess.turn_context().config.cwd.clone();
@@ -140,14 +140,21 @@ pub(super) fn resolve(cwd: &Path, path: &Path) -> PathBuf {
     }
 }
 
+/// Why a profile tool could not read its file.
+#[derive(Debug, thiserror::Error)]
+pub(super) enum ReadError {
+    /// The file is not one patch planning reads (missing parent, not text, too large...).
+    #[error(transparent)]
+    Target(#[from] oi_apply_patch::ApplyError),
+    /// The blocking task that read it failed.
+    #[error("reading the file failed ({0})")]
+    Task(#[from] tokio::task::JoinError),
+}
+
 /// A file's text as patch planning reads it, on the blocking pool.
-pub(super) async fn read(path: &Path) -> Result<Option<String>, String> {
+pub(super) async fn read(path: &Path) -> Result<Option<String>, ReadError> {
     let path = path.to_path_buf();
-    match tokio::task::spawn_blocking(move || oi_apply_patch::read_target(&path)).await {
-        Ok(Ok(text)) => Ok(text),
-        Ok(Err(e)) => Err(e.to_string()),
-        Err(e) => Err(format!("reading the file failed ({e})")),
-    }
+    Ok(tokio::task::spawn_blocking(move || oi_apply_patch::read_target(&path)).await??)
 }
 
 /// `old` with `edits` applied in order; the error says what the model must change. An
@@ -157,7 +164,7 @@ fn replaced(
     edits: &[Replacement],
     shown: &Path,
     tool: &str,
-) -> Result<String, String> {
+) -> Result<String, InvalidCall> {
     let shown = shown.display();
     // How this tool says "every occurrence", so the model can fix its call at once.
     let all = |n: usize| match tool {
@@ -174,41 +181,43 @@ fn replaced(
     let Some(mut text) = old else {
         return match edits {
             [only] if only.old.is_empty() => Ok(only.new.clone()),
-            _ => Err(format!(
+            _ => Err(InvalidCall(format!(
                 "{shown} does not exist; create it with the write tool, or give the path of an existing file"
-            )),
+            ))),
         };
     };
     for edit in edits {
         if edit.old.is_empty() {
-            return Err(format!(
+            return Err(InvalidCall(format!(
                 "the text to replace is empty; copy the exact lines to change from {shown}"
-            ));
+            )));
         }
         if edit.old == edit.new {
-            return Err("the old and new text are the same, so there is nothing to change".into());
+            return Err(InvalidCall(
+                "the old and new text are the same, so there is nothing to change".into(),
+            ));
         }
         let found = text.matches(edit.old.as_str()).count();
         match (found, edit.expected) {
             (0, _) => {
-                return Err(format!(
+                return Err(InvalidCall(format!(
                     "the text to replace was not found in {shown}. Read the file again and copy the lines exactly, with their spaces and line breaks"
-                ));
+                )));
             }
             (_, Some(0)) => text = text.replace(edit.old.as_str(), &edit.new),
             (1, None) => text = text.replacen(edit.old.as_str(), &edit.new, 1),
             (n, None) => {
-                return Err(format!(
+                return Err(InvalidCall(format!(
                     "the text to replace appears {n} times in {shown}. To change all {n}, {}; to change one, include more of its surrounding lines so it appears once",
                     all(n)
-                ));
+                )));
             }
             (n, Some(want)) if n == want => text = text.replace(edit.old.as_str(), &edit.new),
             (n, Some(want)) => {
-                return Err(format!(
+                return Err(InvalidCall(format!(
                     "expected {want} occurrences of the text to replace in {shown}, found {n}. To change all {n}, {}",
                     all(n)
-                ));
+                )));
             }
         }
     }
@@ -281,7 +290,8 @@ mod tests {
             Path::new("f"),
             "Edit",
         )
-        .unwrap_err();
+        .unwrap_err()
+        .0;
         assert!(
             err.contains("appears 2 times") && err.contains("\"replace_all\": true"),
             "{err}"
@@ -292,7 +302,8 @@ mod tests {
             Path::new("f"),
             "replace",
         )
-        .unwrap_err();
+        .unwrap_err()
+        .0;
         assert!(err.contains("\"expected_replacements\": 2"), "{err}");
         assert_eq!(
             replaced(
@@ -320,7 +331,8 @@ mod tests {
             Path::new("f"),
             "Edit",
         )
-        .unwrap_err();
+        .unwrap_err()
+        .0;
         assert!(err.contains("expected 3"), "{err}");
     }
 
@@ -332,7 +344,8 @@ mod tests {
             Path::new("f.txt"),
             "Edit",
         )
-        .unwrap_err();
+        .unwrap_err()
+        .0;
         assert!(
             err.contains("not found in f.txt") && err.contains("Read the file again"),
             "{err}"
@@ -357,6 +370,7 @@ mod tests {
         assert!(
             replaced(None, &[edit("a", "b", None)], Path::new("n"), "Edit")
                 .unwrap_err()
+                .0
                 .contains("does not exist")
         );
     }

@@ -256,12 +256,12 @@ impl McpService {
         let end = if p.name == tools::CODEX {
             match tools::parse_codex_args(p.arguments.as_ref(), &self.server_cwd) {
                 Ok(args) => env.codex(args).await,
-                Err(msg) => CallEnd::Result(tool_result(None, msg, true)),
+                Err(e) => CallEnd::Result(tool_result(None, e.to_string(), true)),
             }
         } else {
             match tools::parse_reply_args(p.arguments.as_ref()) {
                 Ok(args) => env.reply(args).await,
-                Err(msg) => CallEnd::Result(tool_result(None, msg, true)),
+                Err(e) => CallEnd::Result(tool_result(None, e.to_string(), true)),
             }
         };
         self.respond(end, &call, &tool_call_id)
@@ -415,7 +415,7 @@ impl McpService {
                     })
                     .await
                 }
-                Err(msg) => Created::Ended(CallEnd::Result(tool_result(None, msg, true))),
+                Err(e) => Created::Ended(CallEnd::Result(tool_result(None, e.to_string(), true))),
             }
         } else {
             match tools::parse_reply_args(arguments) {
@@ -425,7 +425,7 @@ impl McpService {
                     })
                     .await
                 }
-                Err(msg) => Created::Ended(CallEnd::Result(tool_result(None, msg, true))),
+                Err(e) => Created::Ended(CallEnd::Result(tool_result(None, e.to_string(), true))),
             }
         };
         match created {

@@ -6,8 +6,8 @@
 use oi_jsonrpc::BoxFuture;
 use oi_mcp_server::engine::{
     CatalogError, Engine, EngineError, EngineThread, EngineTurn, ParkedAnswer, ParkedRequest,
-    PromptFolders, ResumeError, ResumedTurn, SessionRequest, StartTurnError, ThreadHandle,
-    TurnOptions, TurnParkedEvent, TurnState,
+    PromptFolders, ResumeError, ResumedTurn, SessionRequest, StartTurnError, SubmitError,
+    ThreadHandle, TurnOptions, TurnParkedEvent, TurnState,
 };
 use oi_protocol::ThreadId;
 use oi_protocol::config_types::{AskForApproval, SandboxPolicy};
@@ -684,11 +684,11 @@ impl EngineThread for FakeThread {
     fn id(&self) -> ThreadId {
         self.id
     }
-    fn submit(&self, sub: Submission) -> BoxFuture<'_, Result<(), String>> {
+    fn submit(&self, sub: Submission) -> BoxFuture<'_, Result<(), SubmitError>> {
         Box::pin(async move {
             self.ops
                 .send(Cmd::Op(sub))
-                .map_err(|_| "thread closed".to_string())
+                .map_err(|_| SubmitError("thread closed".to_string()))
         })
     }
     fn start_turn(
