@@ -219,27 +219,13 @@ impl HistoryCell {
 
     /// The cell as lines wrapped to `width`. `live` draws a running cell (output tail only).
     pub fn lines(&self, width: u16, theme: &Theme, live: bool) -> Vec<Line<'static>> {
-        let w = usize::from(width);
         let mut out: Vec<Line<'static>> = match self {
             HistoryCell::Header {
                 model,
                 provider,
                 cwd,
                 thread_id,
-            } => wrap_lines(
-                &[
-                    Line::from(vec![
-                        Span::styled(">_ ", theme.accent()),
-                        Span::styled("Open Interpreter", theme.bold()),
-                        Span::styled(format!("  {model} via {provider}"), theme.plain()),
-                    ]),
-                    Line::styled(format!("   {}", cwd.display()), theme.dim()),
-                    Line::styled(format!("   thread {thread_id}"), theme.dim()),
-                    Line::styled("   /help for commands · Ctrl+T transcript", theme.dim()),
-                ],
-                width,
-                "   ",
-            ),
+            } => header_lines(model, provider, cwd, thread_id, width, theme),
             HistoryCell::User { text } => {
                 let mut lines = Vec::new();
                 for (i, l) in text.lines().enumerate() {
@@ -258,20 +244,7 @@ impl HistoryCell {
                     self,
                     HistoryCell::Assistant { .. } | HistoryCell::AssistantPart { first: true, .. }
                 );
-                let body = render_markdown(markdown, width.saturating_sub(2).max(8), theme);
-                body.into_iter()
-                    .enumerate()
-                    .map(|(i, l)| {
-                        let lead = if i == 0 && first {
-                            bullet(theme.plain())
-                        } else {
-                            Span::raw("  ")
-                        };
-                        let mut spans = vec![lead];
-                        spans.extend(l.spans);
-                        Line::from(spans)
-                    })
-                    .collect()
+                assistant_lines(markdown, first, width, theme)
             }
             HistoryCell::Reasoning { text } => {
                 let lines: Vec<Line<'static>> = text
@@ -312,40 +285,17 @@ impl HistoryCell {
                 duration_ms,
                 progress,
             } => {
-                let (style, status) = match result {
-                    None => (theme.bold(), "Calling".to_string()),
-                    Some(Ok(_)) => (theme.ok(), "Called".to_string()),
-                    Some(Err(_)) => (theme.error(), "Failed".to_string()),
+                let call = McpCallView {
+                    server,
+                    tool,
+                    arguments,
+                    result: result
+                        .as_ref()
+                        .map(|r| r.as_deref().map_err(String::as_str)),
+                    duration_ms: *duration_ms,
+                    progress: progress.as_deref(),
                 };
-                let mut head = vec![
-                    bullet(style),
-                    Span::styled(format!("{status} "), style),
-                    Span::styled(format!("{server}.{tool}"), theme.accent()),
-                    Span::styled(
-                        format!("({})", truncate(arguments, w.saturating_sub(20).max(10))),
-                        theme.dim(),
-                    ),
-                ];
-                if let Some(ms) = duration_ms {
-                    head.push(Span::styled(
-                        format!(" · {}", format_duration(*ms)),
-                        theme.dim(),
-                    ));
-                }
-                let mut out = vec![Line::from(head)];
-                match result {
-                    Some(Ok(s)) if !s.is_empty() => {
-                        out.push(Line::styled(format!("  └ {s}"), theme.dim()))
-                    }
-                    Some(Err(e)) => out.push(Line::styled(format!("  └ {e}"), theme.removed())),
-                    None => {
-                        if let Some(p) = progress {
-                            out.push(Line::styled(format!("  └ {p}"), theme.dim()));
-                        }
-                    }
-                    _ => {}
-                }
-                wrap_lines(&out, width, "    ")
+                mcp_call_lines(&call, width, theme)
             }
             HistoryCell::Error { message } => {
                 marked_message("■ ", theme.error(), message, theme.removed(), width)
@@ -361,43 +311,11 @@ impl HistoryCell {
                 out.extend(lines.iter().map(|l| Line::raw(format!("  {l}"))));
                 wrap_lines(&out, width, "    ")
             }
-            HistoryCell::Diff { text } => {
-                let files = text.lines().filter(|l| l.starts_with("diff --git")).count();
-                let (add, del) = diff_counts(text);
-                let mut out = vec![Line::from(vec![
-                    bullet(theme.accent()),
-                    Span::styled(format!("git diff: {files} file(s) "), theme.bold()),
-                    Span::styled(format!("+{add}"), theme.added()),
-                    Span::raw(" "),
-                    Span::styled(format!("-{del}"), theme.removed()),
-                ])];
-                out.extend(crate::diff_view::diff_lines(text, None, theme, 2000));
-                wrap_lines(&out, width, "    ")
-            }
+            HistoryCell::Diff { text } => diff_summary_lines(text, width, theme),
             HistoryCell::TurnEnded {
                 interrupted,
                 duration_ms,
-            } => {
-                let what = if *interrupted {
-                    "turn interrupted"
-                } else {
-                    "turn done"
-                };
-                let mut label = format!(" {what} ");
-                if let Some(ms) = duration_ms {
-                    label = format!(" {what} in {} ", format_duration(*ms));
-                }
-                // Across the whole window, however wide.
-                let rule = w.saturating_sub(label.chars().count() + 2);
-                vec![Line::styled(
-                    format!("──{label}{}", "─".repeat(rule)),
-                    if *interrupted {
-                        theme.warning()
-                    } else {
-                        theme.dim()
-                    },
-                )]
-            }
+            } => turn_ended_lines(*interrupted, *duration_ms, width, theme),
         };
         // A blank row separates cells in the scrollback.
         if !live
@@ -410,6 +328,150 @@ impl HistoryCell {
         }
         out
     }
+}
+
+/// `/diff`: the files and lines it changes, then the diff itself.
+fn diff_summary_lines(text: &str, width: u16, theme: &Theme) -> Vec<Line<'static>> {
+    let files = text.lines().filter(|l| l.starts_with("diff --git")).count();
+    let (add, del) = diff_counts(text);
+    let mut out = vec![Line::from(vec![
+        bullet(theme.accent()),
+        Span::styled(format!("git diff: {files} file(s) "), theme.bold()),
+        Span::styled(format!("+{add}"), theme.added()),
+        Span::raw(" "),
+        Span::styled(format!("-{del}"), theme.removed()),
+    ])];
+    out.extend(crate::diff_view::diff_lines(text, None, theme, 2000));
+    wrap_lines(&out, width, "    ")
+}
+
+/// The session's header: who answers, where, which thread.
+fn header_lines(
+    model: &str,
+    provider: &str,
+    cwd: &std::path::Path,
+    thread_id: &str,
+    width: u16,
+    theme: &Theme,
+) -> Vec<Line<'static>> {
+    wrap_lines(
+        &[
+            Line::from(vec![
+                Span::styled(">_ ", theme.accent()),
+                Span::styled("Open Interpreter", theme.bold()),
+                Span::styled(format!("  {model} via {provider}"), theme.plain()),
+            ]),
+            Line::styled(format!("   {}", cwd.display()), theme.dim()),
+            Line::styled(format!("   thread {thread_id}"), theme.dim()),
+            Line::styled("   /help for commands · Ctrl+T transcript", theme.dim()),
+        ],
+        width,
+        "   ",
+    )
+}
+
+/// The answer's Markdown, with the bullet on its `first` part only.
+fn assistant_lines(markdown: &str, first: bool, width: u16, theme: &Theme) -> Vec<Line<'static>> {
+    let body = render_markdown(markdown, width.saturating_sub(2).max(8), theme);
+    body.into_iter()
+        .enumerate()
+        .map(|(i, l)| {
+            let lead = if i == 0 && first {
+                bullet(theme.plain())
+            } else {
+                Span::raw("  ")
+            };
+            let mut spans = vec![lead];
+            spans.extend(l.spans);
+            Line::from(spans)
+        })
+        .collect()
+}
+
+/// An MCP tool call as [`HistoryCell::McpCall`] holds it, borrowed for drawing.
+#[derive(Clone, Copy)]
+struct McpCallView<'a> {
+    server: &'a str,
+    tool: &'a str,
+    arguments: &'a str,
+    /// `None` while running; the summary or the error when done.
+    result: Option<Result<&'a str, &'a str>>,
+    duration_ms: Option<u64>,
+    progress: Option<&'a str>,
+}
+
+/// A tool call's head line (status, name, arguments, time) and its result or progress.
+fn mcp_call_lines(call: &McpCallView<'_>, width: u16, theme: &Theme) -> Vec<Line<'static>> {
+    let McpCallView {
+        server,
+        tool,
+        arguments,
+        result,
+        duration_ms,
+        progress,
+    } = *call;
+    let w = usize::from(width);
+    let (style, status) = match result {
+        None => (theme.bold(), "Calling".to_string()),
+        Some(Ok(_)) => (theme.ok(), "Called".to_string()),
+        Some(Err(_)) => (theme.error(), "Failed".to_string()),
+    };
+    let mut head = vec![
+        bullet(style),
+        Span::styled(format!("{status} "), style),
+        Span::styled(format!("{server}.{tool}"), theme.accent()),
+        Span::styled(
+            format!("({})", truncate(arguments, w.saturating_sub(20).max(10))),
+            theme.dim(),
+        ),
+    ];
+    if let Some(ms) = duration_ms {
+        head.push(Span::styled(
+            format!(" · {}", format_duration(ms)),
+            theme.dim(),
+        ));
+    }
+    let mut out = vec![Line::from(head)];
+    match result {
+        Some(Ok(s)) if !s.is_empty() => out.push(Line::styled(format!("  └ {s}"), theme.dim())),
+        Some(Err(e)) => out.push(Line::styled(format!("  └ {e}"), theme.removed())),
+        None => {
+            if let Some(p) = progress {
+                out.push(Line::styled(format!("  └ {p}"), theme.dim()));
+            }
+        }
+        _ => {}
+    }
+    wrap_lines(&out, width, "    ")
+}
+
+/// The rule that ends a turn, across the whole window.
+fn turn_ended_lines(
+    interrupted: bool,
+    duration_ms: Option<u64>,
+    width: u16,
+    theme: &Theme,
+) -> Vec<Line<'static>> {
+    let w = usize::from(width);
+    let what = if interrupted {
+        "turn interrupted"
+    } else {
+        "turn done"
+    };
+    let mut label = format!(" {what} ");
+    if let Some(ms) = duration_ms {
+        label = format!(" {what} in {} ", format_duration(ms));
+    }
+    // Across the whole window, however wide.
+    let rule = w.saturating_sub(label.chars().count() + 2);
+    vec![Line::styled(
+        format!("──{label}{}", "─".repeat(rule)),
+        if interrupted {
+            theme.warning()
+        } else {
+            theme.dim()
+        },
+    )]
 }
 
 fn exec_lines(

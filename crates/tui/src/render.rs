@@ -91,49 +91,9 @@ pub fn live_lines(
     theme: &Theme,
     now: Instant,
 ) -> LiveLines {
-    let mut bottom: Vec<Line<'static>> = Vec::new();
-    let mut cursor: Option<(usize, u16)> = None; // (row index in `bottom`, column)
-
     // Popup above the composer.
-    match &app.popup {
-        Some(Popup::Commands { selected }) => {
-            let typed = app.composer.text().trim_start_matches('/');
-            let matches = app.command_entries(typed);
-            let top = popup_top(*selected, matches.len());
-            for (i, (name, desc)) in matches.iter().enumerate().skip(top).take(POPUP_ROWS) {
-                let style = if i == *selected {
-                    theme.selected()
-                } else {
-                    theme.plain()
-                };
-                let label = format!("  /{name:<10} ");
-                let rest = truncate(desc, usize::from(width).saturating_sub(label.len() + 1));
-                bottom.push(Line::from(vec![
-                    Span::styled(label, style.patch(theme.accent())),
-                    Span::styled(rest, style.patch(theme.dim())),
-                ]));
-            }
-        }
-        Some(Popup::Files { selected }) => {
-            let entries = app.file_popup_entries();
-            if entries.is_empty() {
-                bottom.push(Line::styled("  (no matching files)", theme.dim()));
-            }
-            let top = popup_top(*selected, entries.len());
-            for (i, path) in entries.iter().enumerate().skip(top).take(POPUP_ROWS) {
-                let style = if i == *selected {
-                    theme.selected()
-                } else {
-                    theme.plain()
-                };
-                bottom.push(Line::styled(
-                    format!("  {}", truncate(path, usize::from(width).saturating_sub(3))),
-                    style,
-                ));
-            }
-        }
-        None => {}
-    }
+    let mut bottom = popup_lines(app, width, theme);
+    let mut cursor: Option<(usize, u16)> = None; // (row index in `bottom`, column)
 
     // Composer, or the overlay that replaces it (sharing the rows with the status line and
     // the hint below it).
@@ -204,6 +164,51 @@ pub fn live_lines(
     let lines = lines.split_off(top);
     let cursor = cursor.and_then(|(row, col)| Some(((offset + row).checked_sub(top)?, col)));
     LiveLines { lines, cursor }
+}
+
+/// The `/` command or `@` file popup's rows, if one is open.
+fn popup_lines(app: &App, width: u16, theme: &Theme) -> Vec<Line<'static>> {
+    let mut bottom: Vec<Line<'static>> = Vec::new();
+    match &app.popup {
+        Some(Popup::Commands { selected }) => {
+            let typed = app.composer.text().trim_start_matches('/');
+            let matches = app.command_entries(typed);
+            let top = popup_top(*selected, matches.len());
+            for (i, (name, desc)) in matches.iter().enumerate().skip(top).take(POPUP_ROWS) {
+                let style = if i == *selected {
+                    theme.selected()
+                } else {
+                    theme.plain()
+                };
+                let label = format!("  /{name:<10} ");
+                let rest = truncate(desc, usize::from(width).saturating_sub(label.len() + 1));
+                bottom.push(Line::from(vec![
+                    Span::styled(label, style.patch(theme.accent())),
+                    Span::styled(rest, style.patch(theme.dim())),
+                ]));
+            }
+        }
+        Some(Popup::Files { selected }) => {
+            let entries = app.file_popup_entries();
+            if entries.is_empty() {
+                bottom.push(Line::styled("  (no matching files)", theme.dim()));
+            }
+            let top = popup_top(*selected, entries.len());
+            for (i, path) in entries.iter().enumerate().skip(top).take(POPUP_ROWS) {
+                let style = if i == *selected {
+                    theme.selected()
+                } else {
+                    theme.plain()
+                };
+                bottom.push(Line::styled(
+                    format!("  {}", truncate(path, usize::from(width).saturating_sub(3))),
+                    style,
+                ));
+            }
+        }
+        None => {}
+    }
+    bottom
 }
 
 /// The composer's rows (prompt `› ` then the text, char-wrapped) and the cursor's
@@ -454,76 +459,7 @@ fn overlay_lines(
                 theme,
             )
         }
-        Overlay::Elicitation(f) => {
-            out.push(rule(&format!("{} asks", f.server)));
-            out.extend(wrap_line(
-                &Line::raw(format!("  {}", f.message)),
-                width,
-                "  ",
-            ));
-            let mut focus_row = out.len();
-            for (i, field) in f.fields.iter().enumerate() {
-                let focused = i == f.focus;
-                if focused {
-                    focus_row = out.len();
-                }
-                let marker = if focused { "› " } else { "  " };
-                let req = if field.required { "*" } else { "" };
-                let style = if focused { theme.bold() } else { theme.plain() };
-                let mut spans = vec![Span::styled(
-                    format!("{marker}{}{req}: ", field.title),
-                    style,
-                )];
-                match &field.kind {
-                    FieldKind::Boolean => spans.push(Span::styled(
-                        format!("[{}]", if field.value == "true" { "x" } else { " " }),
-                        theme.accent(),
-                    )),
-                    FieldKind::Choice(options) => {
-                        let label = options
-                            .iter()
-                            .find(|o| o.value == field.value)
-                            .map_or(field.value.as_str(), |o| o.label.as_str());
-                        spans.push(Span::styled(format!("‹ {label} ›"), theme.accent()));
-                    }
-                    FieldKind::MultiChoice(options) => {
-                        for (j, o) in options.iter().enumerate() {
-                            let mark = if field.picked.get(j).copied().unwrap_or(false) {
-                                "x"
-                            } else {
-                                " "
-                            };
-                            let under_cursor = focused && j == field.option;
-                            spans.push(Span::styled(
-                                format!("[{mark}] {}", o.label),
-                                if under_cursor {
-                                    theme.selected()
-                                } else {
-                                    theme.accent()
-                                },
-                            ));
-                            spans.push(Span::raw("  "));
-                        }
-                    }
-                    _ => spans.push(Span::styled(field.value.clone(), theme.accent())),
-                }
-                out.extend(wrap_line(&Line::from(spans), width, "      "));
-                if focused && let Some(d) = &field.description {
-                    out.push(Line::styled(format!("    {d}"), theme.dim()));
-                }
-            }
-            let mut tail = 1;
-            if let Some(e) = &f.error {
-                out.push(Line::styled(format!("  {e}"), theme.error()));
-                tail += 1;
-            }
-            out.push(Line::styled(
-                "  Enter submit · Tab next field · Space toggle · Esc decline",
-                theme.dim(),
-            ));
-            // A long form on a short screen scrolls with the focused field.
-            out = window_around(out, max_rows, 1, tail, focus_row);
-        }
+        Overlay::Elicitation(f) => out = elicitation_lines(f, width, max_rows, theme),
         Overlay::Picker(p) => {
             out.push(rule(&p.title));
             if !p.query.is_empty() {
@@ -558,6 +494,84 @@ fn overlay_lines(
         Overlay::Transcript(_) | Overlay::Diff(_) => {}
     }
     out
+}
+
+/// An MCP server's question as a form: its fields, the focused one's description, and
+/// the keys; a long form on a short screen scrolls with the focused field.
+fn elicitation_lines(
+    f: &crate::overlay::ElicitationForm,
+    width: u16,
+    max_rows: usize,
+    theme: &Theme,
+) -> Vec<Line<'static>> {
+    let mut out = vec![overlay_rule(&format!("{} asks", f.server), width, theme)];
+    out.extend(wrap_line(
+        &Line::raw(format!("  {}", f.message)),
+        width,
+        "  ",
+    ));
+    let mut focus_row = out.len();
+    for (i, field) in f.fields.iter().enumerate() {
+        let focused = i == f.focus;
+        if focused {
+            focus_row = out.len();
+        }
+        let marker = if focused { "› " } else { "  " };
+        let req = if field.required { "*" } else { "" };
+        let style = if focused { theme.bold() } else { theme.plain() };
+        let mut spans = vec![Span::styled(
+            format!("{marker}{}{req}: ", field.title),
+            style,
+        )];
+        match &field.kind {
+            FieldKind::Boolean => spans.push(Span::styled(
+                format!("[{}]", if field.value == "true" { "x" } else { " " }),
+                theme.accent(),
+            )),
+            FieldKind::Choice(options) => {
+                let label = options
+                    .iter()
+                    .find(|o| o.value == field.value)
+                    .map_or(field.value.as_str(), |o| o.label.as_str());
+                spans.push(Span::styled(format!("‹ {label} ›"), theme.accent()));
+            }
+            FieldKind::MultiChoice(options) => {
+                for (j, o) in options.iter().enumerate() {
+                    let mark = if field.picked.get(j).copied().unwrap_or(false) {
+                        "x"
+                    } else {
+                        " "
+                    };
+                    let under_cursor = focused && j == field.option;
+                    spans.push(Span::styled(
+                        format!("[{mark}] {}", o.label),
+                        if under_cursor {
+                            theme.selected()
+                        } else {
+                            theme.accent()
+                        },
+                    ));
+                    spans.push(Span::raw("  "));
+                }
+            }
+            _ => spans.push(Span::styled(field.value.clone(), theme.accent())),
+        }
+        out.extend(wrap_line(&Line::from(spans), width, "      "));
+        if focused && let Some(d) = &field.description {
+            out.push(Line::styled(format!("    {d}"), theme.dim()));
+        }
+    }
+    let mut tail = 1;
+    if let Some(e) = &f.error {
+        out.push(Line::styled(format!("  {e}"), theme.error()));
+        tail += 1;
+    }
+    out.push(Line::styled(
+        "  Enter submit · Tab next field · Space toggle · Esc decline",
+        theme.dim(),
+    ));
+    // A long form on a short screen scrolls with the focused field.
+    window_around(out, max_rows, 1, tail, focus_row)
 }
 
 fn render_transcript(

@@ -49,39 +49,12 @@ impl App {
             Some(Overlay::Elicitation(f)) => return self.elicitation_key(f, key),
             Some(Overlay::Picker(p)) => return self.picker_key(p, key),
             Some(Overlay::PromptArgs(p)) => return self.prompt_args_key(p, key),
-            Some(Overlay::Transcript(mut view)) => {
-                let (width, height) = self.screen;
-                let body = usize::from(height).saturating_sub(crate::transcript::CHROME_ROWS);
-                let texts = || {
-                    let plain = crate::theme::Theme::mono();
-                    crate::transcript::lines(&self.transcript, width, &plain)
-                        .iter()
-                        .map(crate::transcript::line_text)
-                        .collect()
-                };
-                if let crate::transcript::Outcome::Stay = view.key(key, texts, body) {
-                    self.overlay = Some(Overlay::Transcript(view));
-                }
+            Some(Overlay::Transcript(view)) => {
+                self.transcript_key(view, key);
                 return vec![];
             }
-            Some(Overlay::Diff(mut pager)) => {
-                let (width, height) = self.screen;
-                let body = usize::from(height).saturating_sub(crate::transcript::CHROME_ROWS);
-                let plain = crate::theme::Theme::mono();
-                let texts: Vec<String> = pager
-                    .lines(width, &plain)
-                    .iter()
-                    .map(crate::transcript::line_text)
-                    .collect();
-                let mut view = pager.view.clone();
-                // The pager opens at the top (a scroll past it): count from the top itself,
-                // so the first PgDn moves.
-                view.scroll = view.scroll.min(texts.len().saturating_sub(body));
-                let texts = || texts;
-                if let crate::transcript::Outcome::Stay = view.key(key, texts, body) {
-                    pager.view = view;
-                    self.overlay = Some(Overlay::Diff(pager));
-                }
+            Some(Overlay::Diff(pager)) => {
+                self.diff_key(pager, key);
                 return vec![];
             }
             None => {}
@@ -153,6 +126,43 @@ impl App {
             }
             ComposerResult::Handled => self.refresh_popup(),
             ComposerResult::Ignored => vec![],
+        }
+    }
+
+    /// A key on the full-screen transcript (Ctrl+T): scroll, search, or close it.
+    fn transcript_key(&mut self, mut view: crate::transcript::TranscriptView, key: KeyEvent) {
+        let (width, height) = self.screen;
+        let body = usize::from(height).saturating_sub(crate::transcript::CHROME_ROWS);
+        let texts = || {
+            let plain = crate::theme::Theme::mono();
+            crate::transcript::lines(&self.transcript, width, &plain)
+                .iter()
+                .map(crate::transcript::line_text)
+                .collect()
+        };
+        if let crate::transcript::Outcome::Stay = view.key(key, texts, body) {
+            self.overlay = Some(Overlay::Transcript(view));
+        }
+    }
+
+    /// A key on the `/diff` pager: scroll, search, or close it.
+    fn diff_key(&mut self, mut pager: crate::pager::DiffPager, key: KeyEvent) {
+        let (width, height) = self.screen;
+        let body = usize::from(height).saturating_sub(crate::transcript::CHROME_ROWS);
+        let plain = crate::theme::Theme::mono();
+        let texts: Vec<String> = pager
+            .lines(width, &plain)
+            .iter()
+            .map(crate::transcript::line_text)
+            .collect();
+        let mut view = pager.view.clone();
+        // The pager opens at the top (a scroll past it): count from the top itself,
+        // so the first PgDn moves.
+        view.scroll = view.scroll.min(texts.len().saturating_sub(body));
+        let texts = || texts;
+        if let crate::transcript::Outcome::Stay = view.key(key, texts, body) {
+            pager.view = view;
+            self.overlay = Some(Overlay::Diff(pager));
         }
     }
 

@@ -1,0 +1,205 @@
+//! The terminal the TUI runs on: its modes (entered and put back however the TUI ends), the
+//! inline live area and the alternate screen of the transcript, and drawing a frame.
+
+use crate::app::App;
+use crate::overlay::Overlay;
+use crate::render::{cells_to_lines, live_height, render_live};
+use crate::theme::Theme;
+use crate::viewport::LiveViewport;
+use crossterm::event::{
+    DisableBracketedPaste, EnableBracketedPaste, KeyboardEnhancementFlags,
+    PopKeyboardEnhancementFlags, PushKeyboardEnhancementFlags,
+};
+use crossterm::terminal::{EnterAlternateScreen, LeaveAlternateScreen};
+use ratatui::Terminal;
+use ratatui::backend::CrosstermBackend;
+use std::time::Instant;
+
+pub(super) struct TerminalGuard;
+
+/// Raw mode, bracketed paste and the keyboard flags the TUI runs with.
+pub(super) fn enter_terminal_modes() -> std::io::Result<()> {
+    crossterm::terminal::enable_raw_mode()?;
+    let mut out = std::io::stdout();
+    crossterm::execute!(
+        out,
+        EnableBracketedPaste,
+        // Lets terminals that support it report Shift+Enter distinctly; others ignore it.
+        PushKeyboardEnhancementFlags(KeyboardEnhancementFlags::DISAMBIGUATE_ESCAPE_CODES),
+        // Every cell is placed, so nothing needs the terminal to wrap; a frame laid out for a
+        // wider window than the terminal already has must not wrap its rows at the bottom
+        // of the screen, which would scroll the live area into the scrollback.
+        crossterm::terminal::DisableLineWrap
+    )
+}
+
+/// Stops the process group like the terminal's Ctrl+Z would (raw mode turns that off),
+/// returning once the shell continues it. Without job control (an orphaned process
+/// group) the kernel discards the stop and this returns at once.
+#[cfg(unix)]
+pub(super) fn stop_like_a_job() {
+    // SAFETY: plain syscall; pid 0 addresses our own process group.
+    unsafe {
+        libc::kill(0, libc::SIGTSTP);
+    }
+}
+
+#[cfg(not(unix))]
+pub(super) fn stop_like_a_job() {}
+
+impl TerminalGuard {
+    pub(super) fn enter() -> std::io::Result<Self> {
+        enter_terminal_modes()?;
+        let previous = std::panic::take_hook();
+        std::panic::set_hook(Box::new(move |info| {
+            restore_terminal();
+            previous(info);
+        }));
+        Ok(Self)
+    }
+}
+
+/// True while the transcript is drawn on the alternate screen.
+static ON_ALTERNATE_SCREEN: std::sync::atomic::AtomicBool =
+    std::sync::atomic::AtomicBool::new(false);
+
+pub(super) fn restore_terminal() {
+    let mut out = std::io::stdout();
+    // Leaving the alternate screen when not on it would restore a stale cursor position.
+    if ON_ALTERNATE_SCREEN.swap(false, std::sync::atomic::Ordering::SeqCst) {
+        let _ = crossterm::execute!(out, crossterm::terminal::LeaveAlternateScreen);
+    }
+    let _ = crossterm::execute!(
+        out,
+        PopKeyboardEnhancementFlags,
+        DisableBracketedPaste,
+        crossterm::terminal::EnableLineWrap,
+        crossterm::cursor::Show
+    );
+    let _ = crossterm::terminal::disable_raw_mode();
+}
+
+impl Drop for TerminalGuard {
+    fn drop(&mut self) {
+        restore_terminal();
+    }
+}
+
+pub(super) type Stdout = CrosstermBackend<std::io::Stdout>;
+
+/// What the TUI draws on: the inline live area, and the alternate screen while the
+/// transcript is open (so opening it scrolls nothing away and closing it gives the
+/// terminal's own screen back exactly as it was).
+pub(super) struct Screens {
+    pub(super) live: LiveViewport<Stdout>,
+    pub(super) transcript: Option<Terminal<Stdout>>,
+}
+
+impl Screens {
+    /// Draws a frame; false when it has to wait for the live area to be found again.
+    pub(super) fn frame(&mut self, app: &mut App, theme: &Theme) -> Result<bool, String> {
+        let failed = |e: std::io::Error| format!("cannot draw: {e}");
+        if app.overlay.as_ref().is_some_and(Overlay::is_full_screen) {
+            if self.transcript.is_none() {
+                crossterm::execute!(std::io::stdout(), EnterAlternateScreen).map_err(failed)?;
+                ON_ALTERNATE_SCREEN.store(true, std::sync::atomic::Ordering::SeqCst);
+                // A full-screen viewport never asks the terminal where its cursor is.
+                self.transcript =
+                    Some(Terminal::new(CrosstermBackend::new(std::io::stdout())).map_err(failed)?);
+            }
+            if let Some(t) = &mut self.transcript {
+                let now = Instant::now();
+                if let Ok(size) = t.size() {
+                    app.screen = (size.width, size.height);
+                }
+                t.draw(|f| {
+                    render_live(app, f.area(), f.buffer_mut(), theme, now);
+                })
+                .map_err(failed)?;
+            }
+            // History that arrives meanwhile waits for the main screen.
+            return Ok(true);
+        }
+        if self.transcript.take().is_some() {
+            if ON_ALTERNATE_SCREEN.swap(false, std::sync::atomic::Ordering::SeqCst) {
+                crossterm::execute!(std::io::stdout(), LeaveAlternateScreen).map_err(failed)?;
+            }
+            // The terminal restored the main screen; repaint the live area on it.
+            self.live.clear().map_err(failed)?;
+        }
+        draw(&mut self.live, app, theme)
+    }
+}
+/// Writes finished cells into the scrollback, sizes the live area to its content (and the
+/// screen), then redraws it.
+///
+/// Returns false when the terminal changed size before anything was written: the frame is
+/// left for after the live area is found again (a frame laid out for the old size would
+/// land on the resized screen).
+pub fn draw<B: ratatui::backend::Backend>(
+    live: &mut LiveViewport<B>,
+    app: &mut App,
+    theme: &Theme,
+) -> Result<bool, String> {
+    draw_committing(live, app, theme).map(|lines| lines.is_some())
+}
+
+/// [`draw`], returning the lines it printed into the scrollback (the scrollback invariant
+/// test holds the terminal to them), or `None` when it drew nothing.
+pub fn draw_committing<B: ratatui::backend::Backend>(
+    live: &mut LiveViewport<B>,
+    app: &mut App,
+    theme: &Theme,
+) -> Result<Option<Vec<ratatui::text::Line<'static>>>, String> {
+    let failed = |e: std::io::Error| format!("cannot draw: {e}");
+    let resized = |live: &LiveViewport<B>| {
+        live.resized()
+            .map_err(|e| format!("cannot read the terminal size: {e}"))
+    };
+    if resized(live)? {
+        return Ok(None);
+    }
+    let screen = live
+        .screen_size()
+        .map_err(|e| format!("cannot read the terminal size: {e}"))?;
+    app.screen = (screen.width, screen.height);
+    // Lay out for a resized screen first, so history is wrapped for the new width.
+    let height = live.height();
+    live.fit(height).map_err(failed)?;
+    let now = Instant::now();
+    let mut wanted = live_height(app, screen.width, screen.height, theme, now);
+    // The live area is at most the screen less one row: the finished lines of an open
+    // block that do not fit go to the scrollback now, once.
+    if wanted >= screen.height && !app.streaming.is_empty() && app.commit_overflow() {
+        wanted = live_height(app, screen.width, screen.height, theme, now);
+    }
+    let cells = app.take_pending();
+    let lines = cells_to_lines(&cells, screen.width, theme);
+    // Laying out may take a while on a busy machine: a resize meanwhile leaves it all for
+    // the next frame rather than write it for a screen that is gone.
+    if resized(live)? {
+        app.restore_pending(cells);
+        return Ok(None);
+    }
+    if !lines.is_empty() {
+        live.insert_history(&lines).map_err(failed)?;
+    }
+    live.fit(wanted).map_err(failed)?;
+    let mut cursor = None;
+    live.terminal()
+        .draw(|f| {
+            let area = f.area();
+            cursor = render_live(app, area, f.buffer_mut(), theme, now);
+            // The caret is drawn, not the terminal's cursor: that one waits at the live
+            // area's first cell (see `LiveViewport::frame_drawn`).
+            if let Some(cell) = cursor.and_then(|pos| f.buffer_mut().cell_mut(pos)) {
+                let style = cell
+                    .style()
+                    .add_modifier(ratatui::style::Modifier::REVERSED);
+                cell.set_style(style);
+            }
+        })
+        .map_err(failed)?;
+    live.frame_drawn().map_err(failed)?;
+    Ok(Some(lines))
+}
