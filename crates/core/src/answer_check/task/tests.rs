@@ -111,6 +111,11 @@ fn the_words_of_everyday_tasks_state_what_must_hold() {
             "Append the line 'done' to log.txt",
             vec![holds("log.txt", "done")],
         ),
+        // Recorded: the skill's instructions repeated as the answer, exit 0, no deploys.log.
+        (
+            "Record the deploy of version 2.4.1 in deploys.log the way this team does it.",
+            vec![exists("deploys.log")],
+        ),
         (
             "Read data.csv and write the total of the amount column to total.txt.",
             vec![
@@ -182,6 +187,8 @@ fn the_words_of_everyday_tasks_state_what_must_hold() {
 fn open_or_negated_wordings_state_nothing_they_leave_open() {
     let cases: Vec<(&str, Vec<Expectation>)> = vec![
         ("Do not create hello.txt", vec![]),
+        ("Write a function in Python that adds two numbers", vec![]),
+        ("Record the steps you take", vec![]),
         ("If config.toml does not exist, create it.", vec![]),
         ("Create a directory structure for the project", vec![]),
         (

@@ -492,6 +492,7 @@ pub(super) fn renames(tokens: &[Token], out: &mut Vec<Expectation>) {
 /// "Create a file hello.txt", "write a script count.py that …": the files a create verb
 /// names, up to the first word that says where they come from.
 pub(super) fn created_files(tokens: &[Token], out: &mut Vec<Expectation>) {
+    file_written_to(tokens, out);
     let Some(verb) = tokens
         .iter()
         .position(|t| t.is(&["create", "write", "make", "generate", "save"]))
@@ -512,23 +513,36 @@ pub(super) fn created_files(tokens: &[Token], out: &mut Vec<Expectation>) {
             });
         }
     }
-    // "write the total of the amount column to total.txt": the file after `to`/`into`.
-    if matches!(tokens[verb].lower.as_str(), "write" | "save")
-        && let Some(to) = tokens[verb + 1..]
-            .iter()
-            .position(|t| t.is(&["to", "into"]))
+}
+
+/// "Write the total of the amount column to total.txt", "record the deploy in deploys.log":
+/// the file after `to`/`into`/`in` must be there afterwards (recorded on Qwen2.5-Coder-1.5B:
+/// the skill's instructions repeated as the answer, exit 0, no deploys.log).
+fn file_written_to(tokens: &[Token], out: &mut Vec<Expectation>) {
+    let Some(verb) = tokens
+        .iter()
+        .position(|t| t.is(&["write", "save", "record", "log"]))
+    else {
+        return;
+    };
+    let into: &[&str] = if tokens[verb].is(&["record", "log"]) {
+        &["to", "into", "in"]
+    } else {
+        &["to", "into"]
+    };
+    if let Some(to) = tokens[verb + 1..].iter().position(|t| t.is(into))
         && let Some(file) = tokens[verb + 2 + to..]
             .iter()
             .find(|t| !t.is(&["the", "a", "file", "new"]))
         && file.is_path()
     {
-        let e = Expectation::Exists {
-            path: file.text.clone(),
-            dir: false,
-        };
-        if !out.contains(&e) {
-            out.push(e);
-        }
+        push_new(
+            out,
+            Expectation::Exists {
+                path: file.text.clone(),
+                dir: false,
+            },
+        );
     }
 }
 
