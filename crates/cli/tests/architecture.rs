@@ -1318,7 +1318,7 @@ const STRING_ERROR_CEILING: &[(&str, usize)] = &[
     ("protocol", 1),
     // The test-database helper's thread (`test_db.rs`).
     ("thread-store", 1),
-    ("tui", 20),
+    ("tui", 19),
 ];
 
 /// The `Result<…, String>` types written in `code`: each `Result<` whose last generic
