@@ -38,6 +38,7 @@ mod sandbox;
 mod security;
 mod sessions;
 mod shared_store;
+mod shown_commands;
 mod skills_prompts;
 mod task_checks;
 mod text_tool_calls;

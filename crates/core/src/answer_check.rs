@@ -7,6 +7,7 @@ use crate::tools::{is_shell_tool, printed_output};
 use oi_protocol::models::{ResponseItem, Role, ToolSpec};
 use std::path::Path;
 
+mod shown_command;
 mod task;
 
 /// Why an answer does not finish the turn.
@@ -126,6 +127,7 @@ pub(crate) struct TurnSoFar<'a> {
     pub change_failed: bool,
 }
 
+pub(crate) use shown_command::shown_command;
 pub(crate) use task::{Step, asked_definition, files_naming};
 
 /// What this turn did, read from the thread's history; owned, so the state lock is not held

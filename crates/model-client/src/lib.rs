@@ -59,6 +59,12 @@ pub fn unrun_tool_call(text: &str, tools: &[ToolSpec]) -> Option<String> {
     chat::text_tools::unrun_call(text, tools)
 }
 
+/// A fresh call id every provider accepts (9 alphanumerics), for a call the engine makes on
+/// the model's behalf.
+pub fn new_call_id() -> String {
+    call_ids::synthesize()
+}
+
 /// The tools section a text-mode prompt (`tool_call_format = "text"`) adds to the
 /// instructions, so callers can count its size in their estimates.
 pub fn text_tools_section(tools: &[ToolSpec]) -> String {

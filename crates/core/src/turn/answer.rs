@@ -4,7 +4,7 @@
 use super::TurnFailure;
 use crate::answer_check::{self, TurnRecord, Unfinished};
 use crate::session::Session;
-use crate::tools::tool_specs;
+use crate::tools::{PendingCall, tool_specs};
 use oi_protocol::config_types::ToolCallFormat;
 use oi_protocol::models::ResponseItem;
 use serde::{Deserialize, Serialize};
@@ -14,6 +14,10 @@ pub(super) const EMPTY_ANSWER_NOTE_START: &str = "Your last answer was empty.";
 
 /// Retries for an answer that leaves what the task names undone (`Unfinished::NotDone`).
 const MAX_NOT_DONE_NUDGES: usize = 2;
+
+/// Commands of one turn taken from answers that wrote them instead of calling the shell
+/// (see `answer_check::shown_command`).
+const MAX_COMMANDS_FROM_TEXT: usize = 3;
 
 /// What the turn has done so far that decides how its next answer is judged. Part of the
 /// loop's state, so a parked turn keeps it (flattened there: the stored shape is unchanged).
@@ -30,6 +34,9 @@ pub(crate) struct AnswerPolicy {
     pub not_done_nudges: usize,
     /// A tool call of this turn ran.
     pub ran_calls: bool,
+    /// Commands run because an answer wrote them instead of calling the shell.
+    #[serde(default)]
+    pub commands_from_text: usize,
 }
 
 /// The model's answer, as one response without calls left it.
@@ -54,6 +61,9 @@ pub(super) enum Verdict {
     AskAgain,
     /// The answer ends the turn.
     Complete { last_agent_message: Option<String> },
+    /// The answer wrote a shell command instead of calling the shell: run it as that call
+    /// (the call is not in the history yet).
+    RunShownCall(PendingCall),
 }
 
 impl AnswerPolicy {
@@ -79,12 +89,41 @@ impl AnswerPolicy {
             );
         }
         if let Some(problem) = unfinished_answer(sess, answer.text).await {
+            if let Some(call) = self.shown_call(sess, turn_id, answer.text) {
+                return Ok(Verdict::RunShownCall(call));
+            }
             return self.nudge_or_fail(sess, turn_id, problem).await;
         }
         self.check_second_answer(sess, answer.text)?;
         Ok(Verdict::Complete {
             last_agent_message: answer.text.map(str::to_string),
         })
+    }
+
+    /// The shell command an unfinished answer wrote instead of calling the shell, as the
+    /// call to run (through the same approvals and sandbox as any call). Not after the user
+    /// refused a call of this turn, and at most [`MAX_COMMANDS_FROM_TEXT`] times a turn.
+    fn shown_call(
+        &mut self,
+        sess: &Session,
+        turn_id: &str,
+        answer: Option<&str>,
+    ) -> Option<PendingCall> {
+        if self.commands_from_text >= MAX_COMMANDS_FROM_TEXT {
+            return None;
+        }
+        let record = TurnRecord::of_history(&sess.state().history);
+        if record.refused() {
+            return None;
+        }
+        let (name, arguments) =
+            answer_check::shown_command(answer?, record.view().request, &tool_specs(sess))?;
+        self.commands_from_text += 1;
+        sess.warn(
+            turn_id,
+            format!("the model wrote a command in its answer instead of calling `{name}`; running it as that call"),
+        );
+        Some((oi_model_client::new_call_id(), name, arguments))
     }
 
     /// A response with neither words nor calls.

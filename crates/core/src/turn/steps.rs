@@ -95,6 +95,22 @@ pub(super) async fn turn_loop(
         let last_agent_message = match state.answers.judge(sess, turn_id, answer).await? {
             Verdict::AskAgain => continue,
             Verdict::Complete { last_agent_message } => last_agent_message,
+            Verdict::RunShownCall(call) => {
+                let (call_id, name, arguments) = call.clone();
+                let item = ResponseItem::FunctionCall {
+                    call_id,
+                    name,
+                    arguments,
+                };
+                sess.push_history(turn_id, vec![item]).await;
+                let calls = vec![call];
+                if run_response_calls(sess, turn_id, cancel, calls, false, &mut state, started)
+                    .await?
+                {
+                    return Ok(());
+                }
+                continue;
+            }
         };
         // A `Stop` hook may send the model back to work, with its reason as the user's word.
         if let Some(message) = crate::hooks::lifecycle::stop(
@@ -242,6 +258,7 @@ mod tests {
                 nudged_for_path: false,
                 not_done_nudges: 1,
                 ran_calls: true,
+                commands_from_text: 0,
             },
             last_agent_message: Some("done".into()),
             repeats: RepeatedCalls::default(),

@@ -1,0 +1,171 @@
+//! A shell command the model writes as its answer instead of calling the shell (issue 43,
+//! item 2: the real tier's 1.5B model did it in four of nine unfinished runs of the everyday
+//! bench), end to end through `interpreter exec` and the mock model: taken as the call when
+//! the answer leaves the task unfinished, under the same approval policy as any call, and
+//! never for a question's answer that shows a command to the user. Judged by the directory.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a panic here is a failed run, with its message
+
+use crate::common;
+
+use common::*;
+use oi_protocol::config_types::WireApi;
+use oi_test_support::{MockScript, MockTurn};
+
+const MINIMAL: &str = "harness = \"minimal\"\n";
+
+fn exec<'a>(prompt: &'a str, approval: &'a str) -> Vec<&'a str> {
+    vec!["exec", "-s", "workspace-write", "-a", approval, prompt]
+}
+
+/// The recorded make-dirs run: the command in a bash fence, not called. It runs, and the
+/// model's next answer ends the turn with the folders made.
+#[tokio::test]
+async fn a_command_written_in_a_fence_for_a_change_request_is_run() {
+    let env = TestEnv::with_config(
+        MockScript::turns([
+            MockTurn::text("```bash\nmkdir logs data tmp\n```"),
+            MockTurn::text("I made the folders logs, data and tmp."),
+        ]),
+        WireApi::Chat,
+        MINIMAL,
+    )
+    .await;
+    let out = env
+        .run(&exec(
+            "Make three directories: logs, data and tmp.",
+            "never",
+        ))
+        .await;
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    for dir in ["logs", "data", "tmp"] {
+        assert!(env.work().join(dir).is_dir(), "{dir} missing; {err}");
+    }
+    assert_eq!(
+        stdout(&out).trim(),
+        "I made the folders logs, data and tmp."
+    );
+    assert!(
+        err.contains("the model wrote a command in its answer instead of calling `bash`; running it as that call"),
+        "{err}"
+    );
+    // The model saw the command's result as the output of its call.
+    let reqs = env.mock.requests();
+    assert_eq!(reqs.len(), 2);
+    let second = serde_json::to_string(&reqs[1].items()).unwrap();
+    assert!(second.contains("mkdir logs data tmp"), "{second}");
+    assert!(second.contains("\"role\":\"tool\""), "{second}");
+}
+
+/// The recorded search-tree run: a pseudo call `bash "grep …"` as the answer to a question
+/// about where a function lives. It runs, and the answer that names the file ends the turn.
+#[tokio::test]
+async fn a_pseudo_call_answering_a_question_is_run() {
+    let env = TestEnv::with_config(
+        MockScript::turns([
+            MockTurn::text("```\nbash \"grep -rln 'def load_settings' .\"\n```"),
+            MockTurn::text("`app/settings.py` defines load_settings."),
+        ]),
+        WireApi::Chat,
+        MINIMAL,
+    )
+    .await;
+    std::fs::create_dir_all(env.work().join("app")).unwrap();
+    std::fs::write(
+        env.work().join("app/settings.py"),
+        "def load_settings():\n    return {}\n",
+    )
+    .unwrap();
+    let out = env
+        .run(&exec(
+            "Which file defines the function load_settings?",
+            "never",
+        ))
+        .await;
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    let reqs = env.mock.requests();
+    assert_eq!(reqs.len(), 2, "{err}");
+    let second = serde_json::to_string(&reqs[1].items()).unwrap();
+    assert!(
+        second.contains("./app/settings.py"),
+        "the grep ran: {second}"
+    );
+}
+
+/// Shown to answer "how do I…", a command is the answer: nothing runs.
+#[tokio::test]
+async fn a_command_shown_to_answer_a_how_question_is_not_run() {
+    let env = TestEnv::with_config(
+        MockScript::turns([MockTurn::text("Run this:\n```bash\ntouch marker.txt\n```")]),
+        WireApi::Chat,
+        MINIMAL,
+    )
+    .await;
+    let out = env
+        .run(&exec(
+            "How do I create an empty file named marker.txt?",
+            "never",
+        ))
+        .await;
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    assert!(!env.work().join("marker.txt").exists());
+    assert!(stdout(&out).contains("touch marker.txt"));
+    assert_eq!(env.mock.requests().len(), 1);
+}
+
+/// The command goes through the approval policy like any call: under `untrusted` with no
+/// one to ask, a writing command is refused and nothing is made; after the refusal nothing
+/// more is taken from the answers (the user's decision is not worked around), so the
+/// model's next answer, showing the command, is what the user gets.
+#[tokio::test]
+async fn a_command_taken_from_an_answer_is_approved_like_any_call() {
+    let env = TestEnv::with_config(
+        MockScript::turns([
+            MockTurn::text("```bash\nmkdir logs data tmp\n```"),
+            MockTurn::text("```bash\nmkdir logs data tmp\n```"),
+            MockTurn::text("```bash\nmkdir logs data tmp\n```"),
+            MockTurn::text("```bash\nmkdir logs data tmp\n```"),
+            MockTurn::text("```bash\nmkdir logs data tmp\n```"),
+        ]),
+        WireApi::Chat,
+        MINIMAL,
+    )
+    .await;
+    let out = env
+        .run(&exec(
+            "Make three directories: logs, data and tmp.",
+            "untrusted",
+        ))
+        .await;
+    let err = stderr(&out);
+    assert!(!env.work().join("logs").exists(), "{err}");
+    assert!(
+        err.contains("needs approval; nobody can approve in exec mode, so it is denied"),
+        "{err}"
+    );
+    assert_eq!(err.matches("running it as that call").count(), 1, "{err}");
+    assert_eq!(env.mock.requests().len(), 2, "{err}");
+    assert!(stdout(&out).contains("mkdir logs data tmp"));
+}
+
+/// A model that keeps writing its command as text gets it run a bounded number of times,
+/// then the usual notes, then the turn fails: it never loops.
+#[tokio::test]
+async fn commands_taken_from_answers_are_bounded() {
+    let turns: Vec<MockTurn> = (0..12)
+        .map(|i| MockTurn::text(format!("```bash\necho try{i} >> tries.txt\n```")))
+        .collect();
+    let env = TestEnv::with_config(MockScript::turns(turns), WireApi::Chat, MINIMAL).await;
+    let out = env
+        .run(&exec(
+            "Make three directories: logs, data and tmp.",
+            "never",
+        ))
+        .await;
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    let tries = std::fs::read_to_string(env.work().join("tries.txt")).unwrap();
+    assert_eq!(tries.lines().count(), 3, "{tries}");
+}

@@ -1,0 +1,251 @@
+//! A shell command the model wrote as its answer instead of calling the shell tool.
+//!
+//! Offered a single `bash` tool, the 1.5B model on the real tier wrote its command as text in
+//! four of nine unfinished runs (`bash "grep -rn load_settings ."`, a ```` ```bash ```` fence
+//! holding `mkdir logs data tmp`), and a retry note rarely turned the text into a call. When
+//! such an answer would be sent back anyway (the answer check found the task unfinished),
+//! the engine runs the command as the call it names instead: through the same approvals and
+//! sandbox as any call, and the model sees its output. This module only reads the answer.
+
+use super::is_question;
+use crate::tools::is_shell_tool;
+use oi_protocol::models::ToolSpec;
+use serde_json::{Value, json};
+
+/// Longest lead-in (bytes) before the command: a sentence or two.
+const MAX_LEAD_IN: usize = 600;
+/// Longest text after the command ("This creates the three folders.").
+const MAX_TRAILER: usize = 400;
+/// Longest command taken from an answer.
+const MAX_COMMAND: usize = 4096;
+
+/// Fence info strings that say "this is shell".
+const SHELL_FENCES: &[&str] = &[
+    "bash",
+    "sh",
+    "shell",
+    "zsh",
+    "console",
+    "terminal",
+    "shellscript",
+];
+
+/// Names models write a shell call under, besides the offered tool's own.
+const SHELL_NAMES: &[&str] = &["bash", "shell", "sh"];
+
+/// Commands that start a line of shell (for a fence without an info string, which may hold
+/// any language).
+const COMMON_COMMANDS: &[&str] = &[
+    "awk", "bash", "cat", "cd", "chmod", "cp", "echo", "find", "git", "grep", "head", "ls",
+    "mkdir", "mv", "perl", "printf", "python", "python3", "rm", "sed", "sh", "sort", "tail", "tee",
+    "touch", "wc",
+];
+
+/// The call an answer shows instead of making: the shell tool's name and its arguments
+/// (JSON text), or `None` when the answer is not just a command (see the module doc).
+///
+/// Two shapes count: a pseudo call of the shell (`bash "…"`, `bash('…')`, `shell: […]`,
+/// alone or in a fence), which says plainly it meant to call; and a shell fence holding
+/// commands, only when the request asks for something to be done (a question's answer may
+/// show a command for the user to run).
+pub(crate) fn shown_command(
+    answer: &str,
+    request: &str,
+    tools: &[ToolSpec],
+) -> Option<(String, String)> {
+    let tool = tools
+        .iter()
+        .find(|t| is_shell_tool(&t.name) && command_key(t).is_some())?;
+    let (lead_in, block, trailer) = split_block(answer.trim())?;
+    if lead_in.len() > MAX_LEAD_IN || trailer.len() > MAX_TRAILER || trailer.contains("```") {
+        return None;
+    }
+    let command = match block {
+        Block::Fence { info, body } => match pseudo_call(body.trim(), &tool.name) {
+            Some(command) => command,
+            None if is_question(request) => return None,
+            None if SHELL_FENCES.contains(&info.as_str()) => commands(body)?,
+            None if info.is_empty() => commands(body).filter(|c| starts_with_command(c))?,
+            None => return None,
+        },
+        Block::Line(line) => pseudo_call(line, &tool.name)?,
+    };
+    let command = command.trim();
+    if command.is_empty() || command.len() > MAX_COMMAND || command.contains("*** Begin Patch") {
+        return None;
+    }
+    Some((tool.name.clone(), arguments(tool, command)?.to_string()))
+}
+
+/// Where a tool takes its command, and whether as a string (else an argv array).
+fn command_key(tool: &ToolSpec) -> Option<(&'static str, bool)> {
+    let props = tool.parameters.get("properties")?.as_object()?;
+    ["command", "cmd"].into_iter().find_map(|key| {
+        let ty = props.get(key)?.get("type")?.as_str()?;
+        match ty {
+            "string" => Some((key, true)),
+            "array" => Some((key, false)),
+            _ => None,
+        }
+    })
+}
+
+/// The tool's arguments for one command line.
+fn arguments(tool: &ToolSpec, command: &str) -> Option<Value> {
+    let (key, as_string) = command_key(tool)?;
+    let value = if as_string {
+        json!(command)
+    } else {
+        json!(["bash", "-lc", command])
+    };
+    Some(json!({ key: value }))
+}
+
+enum Block<'a> {
+    /// A fenced block: its lower-case info string and body.
+    Fence { info: String, body: &'a str },
+    /// One line outside any fence.
+    Line(&'a str),
+}
+
+/// The answer as lead-in, one block, trailer. `None` when it holds more than one fence, or
+/// no candidate. Without a fence, the block is the one line that starts with a shell name.
+fn split_block(answer: &str) -> Option<(&str, Block<'_>, &str)> {
+    if let Some(open) = answer.find("```") {
+        let line_end = answer[open..].find('\n').map(|n| open + n)?;
+        let info = answer[open + 3..line_end].trim().to_ascii_lowercase();
+        let body_start = line_end + 1;
+        let close = answer[body_start..].find("```").map(|n| body_start + n);
+        let (body, after) = match close {
+            Some(c) => (&answer[body_start..c], &answer[c + 3..]),
+            None => (&answer[body_start..], ""),
+        };
+        if after.contains("```") || info.contains(char::is_whitespace) {
+            return None;
+        }
+        return Some((
+            answer[..open].trim(),
+            Block::Fence { info, body },
+            after.trim(),
+        ));
+    }
+    let mut at = 0;
+    for line in answer.split_inclusive('\n') {
+        let t = line.trim();
+        if SHELL_NAMES.iter().any(|n| t.starts_with(n)) || t.starts_with('`') {
+            let inner = t.trim_matches('`').trim();
+            if pseudo_call_shape(inner) {
+                let end = at + line.len();
+                return Some((
+                    answer[..at].trim(),
+                    Block::Line(inner),
+                    answer[end..].trim(),
+                ));
+            }
+        }
+        at += line.len();
+    }
+    None
+}
+
+/// A line that looks like `name "…"`, `name(…)` or `name: …` for a shell name.
+fn pseudo_call_shape(line: &str) -> bool {
+    SHELL_NAMES.iter().any(|n| {
+        line.strip_prefix(n).is_some_and(|rest| {
+            let rest = rest.trim_start_matches(':').trim_start();
+            matches!(rest.chars().next(), Some('"' | '\'' | '(' | '[' | '{'))
+        })
+    })
+}
+
+/// The command of a pseudo call of the shell: `bash "ls -la"`, `bash('ls')`,
+/// `shell: ["bash", "-lc", "ls"]`, `bash {"command": "ls"}`. The whole text must be the
+/// one call.
+fn pseudo_call(text: &str, tool: &str) -> Option<String> {
+    if text.contains('\n') {
+        return None;
+    }
+    let rest = std::iter::once(tool)
+        .chain(SHELL_NAMES.iter().copied())
+        .find_map(|n| text.strip_prefix(n))?;
+    let mut rest = rest.trim_start_matches(':').trim();
+    if let Some(inner) = rest.strip_prefix('(').and_then(|r| r.strip_suffix(')')) {
+        rest = inner.trim();
+    }
+    // `command="…"` inside the parentheses.
+    if let Some((key, value)) = rest.split_once('=')
+        && matches!(key.trim(), "command" | "cmd")
+    {
+        rest = value.trim();
+    }
+    argument_command(rest)
+}
+
+/// A quoted string, an argv array or an object holding either, as one command line.
+fn argument_command(text: &str) -> Option<String> {
+    if let Some(inner) = text.strip_prefix('\'').and_then(|t| t.strip_suffix('\'')) {
+        return Some(inner.to_string());
+    }
+    match serde_json::from_str::<Value>(text).ok()? {
+        Value::String(s) => Some(s),
+        Value::Array(items) => argv_command(&items),
+        Value::Object(obj) => match obj.get("command").or_else(|| obj.get("cmd"))? {
+            Value::String(s) => Some(s.clone()),
+            Value::Array(items) => argv_command(items),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+/// An argv list as one command line: `["bash", "-lc", X]` is `X`, anything else is joined
+/// with shell quoting.
+fn argv_command(items: &[Value]) -> Option<String> {
+    let words: Vec<&str> = items.iter().map(Value::as_str).collect::<Option<_>>()?;
+    match words.as_slice() {
+        [] => None,
+        [shell, flag, script]
+            if matches!(*shell, "bash" | "sh") && matches!(*flag, "-c" | "-lc") =>
+        {
+            Some((*script).to_string())
+        }
+        _ => shlex::try_join(words.iter().copied()).ok(),
+    }
+}
+
+/// A fence body as the command lines it holds, verbatim (a heredoc's blank lines and `#`
+/// lines are content), with `$ ` prompts dropped when every line has one. `None` when only
+/// some lines have one: a console fence showing commands and their output.
+fn commands(body: &str) -> Option<String> {
+    let body = body.trim_matches('\n').trim_end();
+    let lines: Vec<&str> = body.lines().filter(|l| !l.trim().is_empty()).collect();
+    if lines.is_empty() {
+        return None;
+    }
+    let prompted = lines.iter().filter(|l| l.starts_with("$ ")).count();
+    if prompted == 0 {
+        return Some(body.to_string());
+    }
+    if prompted < lines.len() {
+        return None;
+    }
+    Some(
+        lines
+            .iter()
+            .map(|l| l.strip_prefix("$ ").unwrap_or(l))
+            .collect::<Vec<_>>()
+            .join("\n"),
+    )
+}
+
+/// Whether a command line starts with a common command.
+fn starts_with_command(command: &str) -> bool {
+    command
+        .lines()
+        .next()
+        .and_then(|l| l.split_whitespace().next())
+        .is_some_and(|w| COMMON_COMMANDS.contains(&w))
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,210 @@
+use super::shown_command;
+use oi_protocol::models::ToolSpec;
+use serde_json::{Value, json};
+
+/// The minimal harness's one tool: the command as a string.
+fn bash() -> ToolSpec {
+    ToolSpec {
+        name: "bash".into(),
+        description: "Runs a bash command.".into(),
+        parameters: json!({
+            "type": "object",
+            "properties": {"command": {"type": "string"}},
+            "required": ["command"]
+        }),
+    }
+}
+
+/// The built-in `shell`: the command as an argv array.
+fn shell() -> ToolSpec {
+    ToolSpec {
+        name: "shell".into(),
+        description: "Runs a command.".into(),
+        parameters: json!({
+            "type": "object",
+            "properties": {"command": {"type": "array", "items": {"type": "string"}}},
+            "required": ["command"]
+        }),
+    }
+}
+
+fn apply_patch() -> ToolSpec {
+    ToolSpec {
+        name: "apply_patch".into(),
+        description: "Edits files.".into(),
+        parameters: json!({"type": "object", "properties": {"input": {"type": "string"}}}),
+    }
+}
+
+/// The command `shown_command` takes from the answer, as the tool's `command` argument.
+fn taken(answer: &str, request: &str, tools: &[ToolSpec]) -> Option<Value> {
+    let (name, args) = shown_command(answer, request, tools)?;
+    let args: Value = serde_json::from_str(&args).unwrap();
+    assert!(tools.iter().any(|t| t.name == name), "{name}");
+    Some(args["command"].clone())
+}
+
+const MAKE_DIRS: &str = "Make three directories: logs, data and tmp.";
+const WHERE: &str = "Which file defines the function load_settings?";
+
+/// The answers recorded on the real tier (round 3 of the everyday bench), each of which
+/// ended a change request or question with the command written instead of called.
+#[test]
+fn recorded_commands_written_as_text_are_taken_as_the_call() {
+    let tools = [bash()];
+    assert_eq!(
+        taken("```bash\nmkdir logs data tmp\n```", MAKE_DIRS, &tools),
+        Some(json!("mkdir logs data tmp"))
+    );
+    assert_eq!(
+        taken(
+            "To find it, search the tree:\n```bash\nbash \"grep -rn load_settings .\"\n```",
+            WHERE,
+            &tools
+        ),
+        Some(json!("grep -rn load_settings ."))
+    );
+    assert_eq!(
+        taken(
+            "bash \"sed -i '/TODO/d' notes.txt\"",
+            "Delete every line containing TODO from notes.txt.",
+            &tools
+        ),
+        Some(json!("sed -i '/TODO/d' notes.txt"))
+    );
+    // Lead-in and a short trailer around the fence; `$ ` prompts dropped.
+    assert_eq!(
+        taken(
+            "Here is the command:\n\n```sh\n$ chmod +x run.sh\n```\n\nThis makes it executable.",
+            "Make run.sh executable.",
+            &tools
+        ),
+        Some(json!("chmod +x run.sh"))
+    );
+}
+
+#[test]
+fn pseudo_calls_in_every_written_shape_give_one_command() {
+    let tools = [bash()];
+    let req = "Create hello.txt containing hi.";
+    for (answer, want) in [
+        ("bash('echo hi > hello.txt')", "echo hi > hello.txt"),
+        ("bash: \"echo hi > hello.txt\"", "echo hi > hello.txt"),
+        ("`bash \"echo hi > hello.txt\"`", "echo hi > hello.txt"),
+        (
+            "bash(command=\"echo hi > hello.txt\")",
+            "echo hi > hello.txt",
+        ),
+        (
+            "bash {\"command\": \"echo hi > hello.txt\"}",
+            "echo hi > hello.txt",
+        ),
+        (
+            "bash [\"bash\", \"-lc\", \"echo hi > hello.txt\"]",
+            "echo hi > hello.txt",
+        ),
+        ("shell [\"touch\", \"my file.txt\"]", "touch 'my file.txt'"),
+    ] {
+        assert_eq!(taken(answer, req, &tools), Some(json!(want)), "{answer}");
+    }
+}
+
+/// A heredoc is content: its blank lines and `#` lines are kept as written.
+#[test]
+fn a_fence_is_run_as_written() {
+    let script = "cat > count.py <<'EOF'\n#!/usr/bin/env python3\n\nimport sys\n# count lines\nprint(len(open(sys.argv[1]).readlines()))\nEOF\nchmod +x count.py";
+    let answer = format!("```bash\n{script}\n```");
+    assert_eq!(
+        taken(
+            &answer,
+            "Write a script count.py that counts lines.",
+            &[bash()]
+        ),
+        Some(json!(script))
+    );
+}
+
+/// The built-in `shell` takes an argv array: the command runs through `bash -lc`.
+#[test]
+fn an_argv_tool_gets_the_command_through_bash() {
+    let tools = [shell(), apply_patch()];
+    assert_eq!(
+        taken("```bash\nmkdir logs data tmp\n```", MAKE_DIRS, &tools),
+        Some(json!(["bash", "-lc", "mkdir logs data tmp"]))
+    );
+    assert_eq!(
+        taken(
+            "shell: [\"bash\", \"-lc\", \"sed -i 's/8000/8080/' config.toml\"]",
+            "Change the port in config.toml to 8080.",
+            &tools
+        ),
+        Some(json!(["bash", "-lc", "sed -i 's/8000/8080/' config.toml"]))
+    );
+}
+
+/// What is not a command the model meant to run stays an answer.
+#[test]
+fn shown_code_that_is_no_command_is_left_alone() {
+    let tools = [bash()];
+    // A question's answer may show the user a command to run.
+    assert_eq!(
+        taken(
+            "```bash\nls -la\n```",
+            "How do I list hidden files?",
+            &tools
+        ),
+        None
+    );
+    // Another language, or no language and no command.
+    assert_eq!(
+        taken(
+            "```python\nprint('hi')\n```",
+            "Write hello.py that prints hi.",
+            &tools
+        ),
+        None
+    );
+    assert_eq!(
+        taken(
+            "```\ndef add(a, b):\n    return a + b\n```",
+            "Implement add in calc.py.",
+            &tools
+        ),
+        None
+    );
+    // Two fences, prose around a command, a patch, a console with output.
+    assert_eq!(
+        taken(
+            "```bash\nmkdir logs\n```\nthen\n```bash\nmkdir data\n```",
+            MAKE_DIRS,
+            &tools
+        ),
+        None
+    );
+    let long = format!("{}\n```bash\nmkdir logs\n```", "Some words. ".repeat(60));
+    assert_eq!(taken(&long, MAKE_DIRS, &tools), None);
+    assert_eq!(
+        taken("```bash\n$ ls\nlogs data\n```", MAKE_DIRS, &tools),
+        None
+    );
+    assert_eq!(
+        taken(
+            "```bash\n*** Begin Patch\n*** Add File: a.txt\n+hi\n*** End Patch\n```",
+            "Create a.txt.",
+            &tools
+        ),
+        None
+    );
+    // Prose alone, or a line that only mentions bash.
+    assert_eq!(taken("I made the directories.", MAKE_DIRS, &tools), None);
+    assert_eq!(taken("bash is the shell here.", MAKE_DIRS, &tools), None);
+    // No shell tool offered.
+    assert_eq!(
+        taken(
+            "```bash\nmkdir logs data tmp\n```",
+            MAKE_DIRS,
+            &[apply_patch()]
+        ),
+        None
+    );
+}
