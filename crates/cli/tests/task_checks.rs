@@ -526,3 +526,72 @@ async fn a_setting_added_beside_the_one_asked_is_not_the_change() {
     );
     assert!(read(&env.work().join("config.toml")).contains("\nport = 8080\n"));
 }
+
+/// The recorded false success of the everyday bench (round 4): asked to replace a word,
+/// the model wrote the new word over the whole file. Every word of the task held, and the
+/// user's lines were gone; the file as it was when the turn started says so.
+#[tokio::test]
+async fn a_file_overwritten_by_a_replace_is_sent_back_then_restored() {
+    let request = "In notes.txt, replace the word apple with banana everywhere.";
+    let env = TestEnv::new(
+        MockScript::turns([
+            MockTurn::tool_call("shell", bash("echo banana > notes.txt")),
+            MockTurn::text("The word apple is replaced with banana in notes.txt."),
+            MockTurn::tool_call(
+                "shell",
+                bash("printf 'The banana is red.\\nI like banana pie.\\n' > notes.txt"),
+            ),
+            MockTurn::text("notes.txt now says banana where it said apple."),
+        ]),
+        WireApi::Chat,
+    )
+    .await;
+    std::fs::write(
+        env.work().join("notes.txt"),
+        "The apple is red.\nI like apple pie.\n",
+    )
+    .unwrap();
+    let out = env.run(&exec(request)).await;
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    assert_eq!(
+        read(&env.work().join("notes.txt")),
+        "The banana is red.\nI like banana pie.\n"
+    );
+    let reqs = env.mock.requests();
+    assert_eq!(reqs.len(), 4, "{err}");
+    let sent = notes(&reqs[2]);
+    assert!(
+        sent.iter().any(|n| n.contains(
+            "`notes.txt` no longer holds lines the task did not ask to remove: `The banana is red.` (`The apple is red.` with `apple` replaced), `I like banana pie.`"
+        )),
+        "{sent:?}"
+    );
+}
+
+/// Appending by overwriting loses the user's lines: the turn fails with what was lost, and
+/// the model's answer is still printed.
+#[tokio::test]
+async fn an_append_that_overwrote_the_file_fails_with_the_lost_lines() {
+    let request = "Add a line 'walk the dog' at the end of todo.txt.";
+    let answer = "I added 'walk the dog' at the end of todo.txt.";
+    let env = TestEnv::new(
+        MockScript::turns([
+            MockTurn::tool_call("shell", bash("echo 'walk the dog' > todo.txt")),
+            MockTurn::text(answer),
+            MockTurn::text(answer),
+            MockTurn::text(answer),
+        ]),
+        WireApi::Chat,
+    )
+    .await;
+    std::fs::write(env.work().join("todo.txt"), "buy milk\ncall mom\n").unwrap();
+    let out = env.run(&exec(request)).await;
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert_eq!(stdout(&out).trim(), answer);
+    assert!(
+        err.contains("`todo.txt` no longer holds lines the task did not ask to remove: `buy milk`, `call mom`"),
+        "{err}"
+    );
+}

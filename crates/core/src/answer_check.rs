@@ -128,7 +128,7 @@ pub(crate) struct TurnSoFar<'a> {
 }
 
 pub(crate) use shown_command::shown_command;
-pub(crate) use task::{Step, asked_definition, files_naming};
+pub(crate) use task::{FilesBefore, Step, asked_definition, files_naming};
 
 /// What this turn did, read from the thread's history; owned, so the state lock is not held
 /// while the answer is checked. [`TurnRecord::view`] is what the checks read.
@@ -248,7 +248,9 @@ impl TurnRecord {
     /// What the task's words say must hold and does not, in `cwd` (reads the disk: call it
     /// off the async workers). Questions state nothing; a test to pass counts only when a
     /// change was asked for ("run test_add.py and say whether it passes" asks none).
-    pub(crate) fn unmet_in(&self, cwd: &Path) -> Option<Unfinished> {
+    /// `before`: the files the request names a change to, as the turn found them; the
+    /// lines of theirs the task does not touch must still be there.
+    pub(crate) fn unmet_in(&self, cwd: &Path, before: &FilesBefore) -> Option<Unfinished> {
         if is_question(&self.request) {
             return None;
         }
@@ -257,8 +259,14 @@ impl TurnRecord {
             .into_iter()
             .filter(|e| change || !matches!(e, task::Expectation::Passes { .. }))
             .collect();
-        let missing = task::unmet(&expected, cwd, &self.steps);
+        let mut missing = task::unmet(&expected, cwd, &self.steps);
+        missing.extend(before.lost(&self.request, &expected, cwd));
         (!missing.is_empty()).then_some(Unfinished::NotDone { missing })
+    }
+
+    /// The request the turn answers (the last user message).
+    pub(crate) fn request(&self) -> &str {
+        &self.request
     }
 
     /// Whether a call of this turn was refused at its approval (by the user, or by an

@@ -37,6 +37,9 @@ pub(crate) struct AnswerPolicy {
     /// Commands run because an answer wrote them instead of calling the shell.
     #[serde(default)]
     pub commands_from_text: usize,
+    /// The files the request names a change to, as they were before the turn's tools ran.
+    #[serde(default)]
+    pub files_before: answer_check::FilesBefore,
 }
 
 /// The model's answer, as one response without calls left it.
@@ -67,6 +70,23 @@ pub(super) enum Verdict {
 }
 
 impl AnswerPolicy {
+    /// Reads the files the request names a change to, before any tool of the turn runs on
+    /// them: once per request (a steered turn's new request gets its own).
+    pub(super) async fn remember_files(&mut self, sess: &Session) {
+        let record = TurnRecord::of_history(&sess.state().history);
+        if self.files_before.is_for(record.request()) {
+            return;
+        }
+        let cwd = sess.turn_context().config.cwd.clone();
+        let request = record.request().to_string();
+        if let Ok(before) =
+            tokio::task::spawn_blocking(move || answer_check::FilesBefore::take(&request, &cwd))
+                .await
+        {
+            self.files_before = before;
+        }
+    }
+
     /// Judges the model's answer; `Err` when the turn fails with it.
     pub(super) async fn judge(
         &mut self,
@@ -88,7 +108,7 @@ impl AnswerPolicy {
                 ),
             );
         }
-        if let Some(problem) = unfinished_answer(sess, answer.text).await {
+        if let Some(problem) = unfinished_answer(sess, answer.text, &self.files_before).await {
             if let Some(call) = self.shown_call(sess, turn_id, answer.text) {
                 return Ok(Verdict::RunShownCall(call));
             }
@@ -148,7 +168,7 @@ impl AnswerPolicy {
         }
         // Silent again, but its tools did what the task's words name, as the directory
         // shows: the work stands, with no words to print.
-        if self.ran_calls && !answer.truncated && work_checks_out(sess).await {
+        if self.ran_calls && !answer.truncated && work_checks_out(sess, &self.files_before).await {
             return Ok(Verdict::Complete {
                 last_agent_message: None,
             });
@@ -222,7 +242,11 @@ impl AnswerPolicy {
 }
 
 /// Whether the turn's final answer leaves it unfinished (see `answer_check`).
-async fn unfinished_answer(sess: &Session, answer: Option<&str>) -> Option<Unfinished> {
+async fn unfinished_answer(
+    sess: &Session,
+    answer: Option<&str>,
+    before: &answer_check::FilesBefore,
+) -> Option<Unfinished> {
     let answer = answer?;
     let tools = tool_specs(sess);
     let record = TurnRecord::of_history(&sess.state().history);
@@ -262,7 +286,8 @@ async fn unfinished_answer(sess: &Session, answer: Option<&str>) -> Option<Unfin
     if tools.is_empty() || record.refused() {
         return None;
     }
-    tokio::task::spawn_blocking(move || record.unmet_in(&cwd))
+    let before = before.clone();
+    tokio::task::spawn_blocking(move || record.unmet_in(&cwd, &before))
         .await
         .ok()
         .flatten()
@@ -270,13 +295,14 @@ async fn unfinished_answer(sess: &Session, answer: Option<&str>) -> Option<Unfin
 
 /// Whether the turn changed files and everything the task's words name holds (checked on
 /// disk; a task whose words name nothing checkable does not count as checked).
-async fn work_checks_out(sess: &Session) -> bool {
+async fn work_checks_out(sess: &Session, before: &answer_check::FilesBefore) -> bool {
     let record = TurnRecord::of_history(&sess.state().history);
     if nothing_changed(sess) || !record.names_checkable_work() {
         return false;
     }
     let cwd = sess.turn_context().config.cwd.clone();
-    tokio::task::spawn_blocking(move || record.unmet_in(&cwd).is_none())
+    let before = before.clone();
+    tokio::task::spawn_blocking(move || record.unmet_in(&cwd, &before).is_none())
         .await
         .unwrap_or(false)
 }

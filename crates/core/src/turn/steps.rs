@@ -53,6 +53,8 @@ pub(super) async fn turn_loop(
     loop {
         state.steps += 1;
         let sampled = next_response(sess, turn_id, cancel, state.steps, max_steps).await?;
+        // The request is in the history now, and no call of the response has run yet.
+        state.answers.remember_files(sess).await;
         let Sampled {
             items,
             truncated,
@@ -259,6 +261,7 @@ mod tests {
                 not_done_nudges: 1,
                 ran_calls: true,
                 commands_from_text: 0,
+                files_before: Default::default(),
             },
             last_agent_message: Some("done".into()),
             repeats: RepeatedCalls::default(),

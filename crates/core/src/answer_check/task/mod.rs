@@ -9,10 +9,12 @@
 //! wordings count, and each expectation is one that a correct solution cannot miss, so a
 //! task done right is never held back; anything the words leave open is not checked.
 
+mod preserve;
 mod verify;
 mod wordings;
 mod words;
 
+pub(crate) use preserve::FilesBefore;
 pub(crate) use verify::{Step, files_naming, unmet};
 pub(crate) use wordings::asked_definition;
 use wordings::{
@@ -44,6 +46,15 @@ pub(crate) enum Expectation {
         path: String,
         keys: Vec<String>,
         value: String,
+    },
+    /// `old` in `path` is replaced by `new` (in every occurrence when `every`): each line
+    /// that held `old` holds `new` in its place. Checked against the file as it was when
+    /// the turn started (see `preserve`); `Lacks`/`Holds` check the words themselves.
+    Replaced {
+        path: String,
+        old: String,
+        new: String,
+        every: bool,
     },
     /// A call of the turn used `path` (a result computed from a file needs the file read).
     Read { path: String },

@@ -92,7 +92,16 @@ fn the_words_of_everyday_tasks_state_what_must_hold() {
         ),
         (
             "In notes.txt, replace the word apple with banana everywhere.",
-            vec![lacks("notes.txt", "apple"), holds("notes.txt", "banana")],
+            vec![
+                lacks("notes.txt", "apple"),
+                holds("notes.txt", "banana"),
+                Expectation::Replaced {
+                    path: "notes.txt".into(),
+                    old: "apple".into(),
+                    new: "banana".into(),
+                    every: true,
+                },
+            ],
         ),
         (
             "Rename the function greet to welcome in main.py and helpers.py.",

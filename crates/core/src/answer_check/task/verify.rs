@@ -184,6 +184,8 @@ pub(super) fn check_one(e: &Expectation, cwd: &Path, steps: &[Step]) -> Option<S
         Expectation::Sets { path, keys, value } => {
             check_sets(path, &read(&find(cwd, path)?)?, keys, value)
         }
+        // Needs the file as it was: see `preserve`.
+        Expectation::Replaced { .. } => None,
         Expectation::Read { path } => {
             // Only a file there is data to read (`in src/app` may name where to create).
             if !cwd.join(path).is_file() {

@@ -405,6 +405,14 @@ pub(super) fn removals(tokens: &[Token], out: &mut Vec<Expectation>) {
                     path: file.text.clone(),
                     text: new.text.clone(),
                 });
+                if let Some(old) = old {
+                    out.push(Expectation::Replaced {
+                        path: file.text.clone(),
+                        old,
+                        new: new.text.clone(),
+                        every,
+                    });
+                }
             }
         }
         return;

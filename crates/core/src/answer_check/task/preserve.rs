@@ -1,0 +1,236 @@
+//! The rest of a file a task changes must survive the change.
+//!
+//! A task that names a change to a file (replace a word, append a line, delete some lines,
+//! set a value) says nothing about the file's other lines, and a correct solution keeps them.
+//! The 1.5B model on the real tier answered "replace apple with banana in notes.txt" with
+//! `echo "banana" > notes.txt`: the word was gone and the new one there, so every check of
+//! the task's words passed, and the user's file was lost (a false success). So the files
+//! such a task names are read when the turn starts (bounded), and once the model answers,
+//! each line the task's words do not touch must still be there, and a line holding a
+//! replaced word must be there with the word replaced.
+
+use super::Expectation;
+use super::verify::{contains_word, find, read};
+use serde::{Deserialize, Serialize};
+use std::path::Path;
+
+/// Files read when a turn starts, at most this many...
+const MAX_FILES: usize = 4;
+/// ...and of at most this size each (a larger file is not kept, and not checked).
+const MAX_FILE_BYTES: u64 = 32 * 1024;
+/// Lines quoted in one problem.
+const QUOTED_LINES: usize = 3;
+
+/// Words that leave a file's lines open to any change: the task does not say which lines
+/// ("fix the bug in calc.py and add a test").
+const OPEN_VERBS: &[&str] = &[
+    "fix",
+    "implement",
+    "refactor",
+    "rewrite",
+    "improve",
+    "clean",
+    "format",
+    "reformat",
+    "sort",
+    "convert",
+    "translate",
+    "reorganize",
+    "restructure",
+    "complete",
+];
+
+/// Words of a change the checks may not understand: a file whose change they name without
+/// a word that says which lines (`Replaced`, `Sets`, `Lacks`) is not checked.
+const VAGUE_CHANGES: &[&str] = &[
+    "replace",
+    "change",
+    "modify",
+    "edit",
+    "update",
+    "rename",
+    "swap",
+    "substitute",
+    "set",
+    "correct",
+];
+
+/// The files a turn's request names a change to, as they were when the turn started.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub(crate) struct FilesBefore {
+    /// The request they were read for (a steered turn's new request is not checked
+    /// against files read for another).
+    request: String,
+    /// Path as the request names it, and content.
+    files: Vec<(String, String)>,
+}
+
+impl FilesBefore {
+    /// Reads the files `request` names a change to, under `cwd`, with bounds. Reads the
+    /// disk: call it off the async workers.
+    pub(crate) fn take(request: &str, cwd: &Path) -> Self {
+        let mut files: Vec<(String, String)> = Vec::new();
+        if !leaves_lines_open(request) {
+            let expected = super::expectations(request);
+            let vague = has_word(request, VAGUE_CHANGES);
+            for path in changed_paths(&expected) {
+                if vague && !says_which_lines(&path, &expected) {
+                    continue;
+                }
+                if files.len() == MAX_FILES {
+                    break;
+                }
+                let Some(p) = find(cwd, &path) else { continue };
+                let small = p
+                    .metadata()
+                    .is_ok_and(|m| m.is_file() && m.len() <= MAX_FILE_BYTES);
+                if small && let Some(content) = read(&p) {
+                    files.push((path, content));
+                }
+            }
+        }
+        Self {
+            request: request.to_string(),
+            files,
+        }
+    }
+
+    /// Whether these are the files read for `request`.
+    pub(crate) fn is_for(&self, request: &str) -> bool {
+        self.request == request && !request.is_empty()
+    }
+
+    /// What the turn lost of the files it changed, one phrase per file, for `request`'s
+    /// `expectations`, reading `cwd` now.
+    pub(crate) fn lost(
+        &self,
+        request: &str,
+        expectations: &[Expectation],
+        cwd: &Path,
+    ) -> Vec<String> {
+        if self.request != request {
+            return Vec::new();
+        }
+        let mut out = Vec::new();
+        for (path, old) in &self.files {
+            let Some(new) = find(cwd, path).and_then(|p| read(&p)) else {
+                // Gone: the task's own checks say so (it holds nothing now).
+                continue;
+            };
+            if &new == old {
+                continue;
+            }
+            if let Some(problem) = lost_lines(path, old, &new, expectations) {
+                out.push(problem);
+            }
+        }
+        out
+    }
+}
+
+/// Whether the request leaves a file's lines open to any change.
+fn leaves_lines_open(request: &str) -> bool {
+    has_word(request, OPEN_VERBS)
+}
+
+fn has_word(request: &str, words: &[&str]) -> bool {
+    request
+        .split(|c: char| !c.is_ascii_alphabetic())
+        .any(|w| words.contains(&w.to_ascii_lowercase().as_str()))
+}
+
+/// Whether an expectation on `path` says which of its lines change.
+fn says_which_lines(path: &str, expectations: &[Expectation]) -> bool {
+    expectations.iter().any(|e| match e {
+        Expectation::Lacks { path: p, .. }
+        | Expectation::Sets { path: p, .. }
+        | Expectation::Replaced { path: p, .. } => p == path,
+        _ => false,
+    })
+}
+
+/// The paths of expectations that change an existing file's lines.
+fn changed_paths(expectations: &[Expectation]) -> Vec<String> {
+    let mut paths: Vec<String> = Vec::new();
+    for e in expectations {
+        let path = match e {
+            Expectation::Holds { path, .. }
+            | Expectation::Lacks { path, .. }
+            | Expectation::Sets { path, .. }
+            | Expectation::Replaced { path, .. } => path,
+            _ => continue,
+        };
+        if !paths.contains(path) {
+            paths.push(path.clone());
+        }
+    }
+    paths
+}
+
+/// The lines of `old` that `new` should still hold and does not, as one phrase.
+fn lost_lines(path: &str, old: &str, new: &str, expectations: &[Expectation]) -> Option<String> {
+    let on_path = |p: &String| p == path;
+    let mut free: Vec<&str> = Vec::new();
+    let mut replaced: Vec<(&str, &str, bool)> = Vec::new();
+    for e in expectations {
+        match e {
+            Expectation::Lacks { path: p, text } if on_path(p) => free.push(text),
+            Expectation::Sets {
+                path: p,
+                keys,
+                value,
+            } if on_path(p) => {
+                free.extend(keys.iter().map(String::as_str));
+                free.push(value);
+            }
+            Expectation::Replaced {
+                path: p,
+                old,
+                new,
+                every,
+            } if on_path(p) => replaced.push((old, new, *every)),
+            _ => {}
+        }
+    }
+    // An exact set of the new file's lines, compared trimmed (indentation and line ends
+    // may change with the tool that wrote them).
+    let new_lines: std::collections::HashSet<&str> = new.lines().map(str::trim).collect();
+    let mut missing: Vec<String> = Vec::new();
+    for line in old.lines().map(str::trim).filter(|l| !l.is_empty()) {
+        // Still there as it was (whether a word in it should have gone, `Lacks` says).
+        if new_lines.contains(line) {
+            continue;
+        }
+        if let Some((o, n, every)) = replaced.iter().find(|(o, _, _)| line.contains(o)) {
+            let all = line.replace(o, n);
+            let first = line.replacen(o, n, 1);
+            let kept =
+                new_lines.contains(all.trim()) || (!every && new_lines.contains(first.trim()));
+            if !kept {
+                missing.push(format!("`{}` (`{line}` with `{o}` replaced)", all.trim()));
+            }
+            continue;
+        }
+        if free.iter().any(|t| contains_word(line, t)) {
+            continue;
+        }
+        missing.push(format!("`{line}`"));
+    }
+    if missing.is_empty() {
+        return None;
+    }
+    let more = missing.len().saturating_sub(QUOTED_LINES);
+    missing.truncate(QUOTED_LINES);
+    let tail = if more > 0 {
+        format!(" and {more} more")
+    } else {
+        String::new()
+    };
+    Some(format!(
+        "`{path}` no longer holds lines the task did not ask to remove: {}{tail} (change only what the task names and keep the rest of the file; it was overwritten or cut, so write it back with those lines)",
+        missing.join(", ")
+    ))
+}
+
+#[cfg(test)]
+mod tests;
