@@ -11,6 +11,10 @@ use common::*;
 use oi_protocol::config_types::WireApi;
 use oi_test_support::{MockScript, MockTurn};
 
+fn providers_doc() -> String {
+    read(&std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../docs/providers.md"))
+}
+
 const MINIMAL: &str = "harness = \"minimal\"\n";
 
 fn exec<'a>(prompt: &'a str, approval: &'a str) -> Vec<&'a str> {
@@ -45,10 +49,10 @@ async fn a_command_written_in_a_fence_for_a_change_request_is_run() {
         stdout(&out).trim(),
         "I made the folders logs, data and tmp."
     );
-    assert!(
-        err.contains("the model wrote a command in its answer instead of calling `bash`; running it as that call"),
-        "{err}"
-    );
+    let warning = "[warning] the model wrote a command in its answer instead of calling `bash`; running it as that call";
+    assert!(err.contains(warning), "{err}");
+    // docs/providers.md shows the warning as it is printed.
+    assert!(providers_doc().contains(warning));
     // The model saw the command's result as the output of its call.
     let reqs = env.mock.requests();
     assert_eq!(reqs.len(), 2);

@@ -567,6 +567,14 @@ async fn a_file_overwritten_by_a_replace_is_sent_back_then_restored() {
         )),
         "{sent:?}"
     );
+    // docs/providers.md shows the warning as it is printed.
+    let warning = err
+        .lines()
+        .find(|l| l.contains("no longer holds lines"))
+        .expect("the warning is printed");
+    let doc =
+        read(&std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../docs/providers.md"));
+    assert!(doc.contains(warning.trim()), "{warning}");
 }
 
 /// Appending by overwriting loses the user's lines: the turn fails with what was lost, and
