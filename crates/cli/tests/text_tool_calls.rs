@@ -257,14 +257,53 @@ fn explained_call() -> String {
     )
 }
 
+/// An explained call too broken to parse (its argv list is never closed): it names `shell`,
+/// so it is a call nobody ran, and there is nothing to run.
+fn broken_call() -> String {
+    "To create the file you would run:\n```json\n{\"name\": \"shell\", \"arguments\": {\"command\": [\"bash\", \"-lc\", \"echo hi > c.txt\"}}\n```\nThis writes hi into c.txt.".to_string()
+}
+
+/// A change request answered with its one call explained instead of made: the call runs
+/// (as the note would have asked), under the approval policy like any call, and the turn
+/// goes on. The same explanation answering a question is the answer, and nothing runs.
 #[tokio::test]
-async fn a_call_inside_an_explanation_is_not_run_and_the_turn_fails_when_repeated() {
+async fn an_explained_call_runs_for_a_change_and_not_for_a_question() {
+    let env = TestEnv::new(
+        MockScript::turns([
+            MockTurn::text(explained_call()),
+            MockTurn::text("c.txt holds hi."),
+        ]),
+        WireApi::Chat,
+    )
+    .await;
+    let out = env.run(&exec(&[], "create c.txt")).await;
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    assert_eq!(read(&env.work().join("c.txt")), "hi\n");
+    assert!(
+        err.contains("[warning] the model wrote a call in its answer instead of calling `shell`; running it as that call"),
+        "{err}"
+    );
+    assert_eq!(env.mock.requests().len(), 2);
+
+    let env = TestEnv::new(
+        MockScript::turns([MockTurn::text(explained_call())]),
+        WireApi::Chat,
+    )
+    .await;
+    let out = env
+        .run(&exec(&[], "How would I create c.txt with a tool call?"))
+        .await;
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(!env.work().join("c.txt").exists());
+    assert_eq!(env.mock.requests().len(), 1);
+}
+
+#[tokio::test]
+async fn a_broken_call_inside_an_explanation_is_not_run_and_the_turn_fails_when_repeated() {
     for json_mode in [false, true] {
         let env = TestEnv::new(
-            MockScript::turns([
-                MockTurn::text(explained_call()),
-                MockTurn::text(explained_call()),
-            ]),
+            MockScript::turns([MockTurn::text(broken_call()), MockTurn::text(broken_call())]),
             WireApi::Chat,
         )
         .await;
@@ -598,7 +637,7 @@ async fn text_format_does_not_blame_the_server_parser() {
 async fn auto_switches_to_text_calls_after_an_unrun_call() {
     let env = TestEnv::new(
         MockScript::turns([
-            MockTurn::text(explained_call()),
+            MockTurn::text(broken_call()),
             MockTurn::text(
                 "<tool_call>\n{\"name\": \"shell\", \"arguments\": {\"command\": [\"bash\", \"-lc\", \"echo hi > c.txt\"]}}\n</tool_call>",
             ),
@@ -639,10 +678,7 @@ async fn auto_switches_to_text_calls_after_an_unrun_call() {
 #[tokio::test]
 async fn native_format_does_not_switch_after_an_unrun_call() {
     let env = TestEnv::new(
-        MockScript::turns([
-            MockTurn::text(explained_call()),
-            MockTurn::text(explained_call()),
-        ]),
+        MockScript::turns([MockTurn::text(broken_call()), MockTurn::text(broken_call())]),
         WireApi::Chat,
     )
     .await;

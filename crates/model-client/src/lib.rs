@@ -59,6 +59,16 @@ pub fn unrun_tool_call(text: &str, tools: &[ToolSpec]) -> Option<String> {
     chat::text_tools::unrun_call(text, tools)
 }
 
+/// The calls of offered tools an answer wrote as JSON instead of making them (fenced, bare,
+/// or inside prose), as tool name and arguments (JSON text, shaped for the tool). For an
+/// answer whose calls were not taken as calls (see [`unrun_tool_call`]).
+pub fn written_tool_calls(text: &str, tools: &[ToolSpec]) -> Vec<(String, String)> {
+    chat::json_calls::written_calls(text, tools)
+        .into_iter()
+        .map(|c| (c.name, c.arguments))
+        .collect()
+}
+
 /// A fresh call id every provider accepts (9 alphanumerics), for a call the engine makes on
 /// the model's behalf.
 pub fn new_call_id() -> String {

@@ -109,7 +109,7 @@ impl AnswerPolicy {
             );
         }
         if let Some(problem) = unfinished_answer(sess, answer.text, &self.files_before).await {
-            if let Some(call) = self.shown_call(sess, turn_id, answer.text) {
+            if let Some(call) = self.shown_call(sess, turn_id, answer.text, &problem) {
                 return Ok(Verdict::RunShownCall(call));
             }
             return self.nudge_or_fail(sess, turn_id, problem).await;
@@ -120,28 +120,52 @@ impl AnswerPolicy {
         })
     }
 
-    /// The shell command an unfinished answer wrote instead of calling the shell, as the
-    /// call to run (through the same approvals and sandbox as any call). Not after the user
-    /// refused a call of this turn, and at most [`MAX_COMMANDS_FROM_TEXT`] times a turn.
+    /// The call an unfinished answer wrote instead of making it, to run (through the same
+    /// approvals and sandbox as any call): a shell command (see
+    /// `answer_check::shown_command`), or, for a request that is no question, the one JSON
+    /// call of an offered tool the answer holds. Not after the user refused a call of this
+    /// turn, not for an answer that parrots a note (its example is no call), and at most
+    /// [`MAX_COMMANDS_FROM_TEXT`] times a turn.
     fn shown_call(
         &mut self,
         sess: &Session,
         turn_id: &str,
         answer: Option<&str>,
+        problem: &Unfinished,
     ) -> Option<PendingCall> {
-        if self.commands_from_text >= MAX_COMMANDS_FROM_TEXT {
+        if self.commands_from_text >= MAX_COMMANDS_FROM_TEXT
+            || matches!(problem, Unfinished::Parroted)
+        {
             return None;
         }
+        let answer = answer?;
         let record = TurnRecord::of_history(&sess.state().history);
         if record.refused() {
             return None;
         }
-        let (name, arguments) =
-            answer_check::shown_command(answer?, record.view().request, &tool_specs(sess))?;
+        let tools = tool_specs(sess);
+        let request = record.request();
+        let (name, arguments, what) =
+            if let Some((name, args)) = answer_check::shown_command(answer, request, &tools) {
+                (name, args, "a command")
+            } else {
+                if answer_check::is_question(request) {
+                    return None;
+                }
+                let mut written = oi_model_client::written_tool_calls(answer, &tools);
+                if written.len() != 1 {
+                    return None;
+                }
+                let (name, args) = written.remove(0);
+                (name, args, "a call")
+            };
         self.commands_from_text += 1;
+        if matches!(problem, Unfinished::UnrunCall { .. }) {
+            fall_back_to_text_calls(sess, turn_id);
+        }
         sess.warn(
             turn_id,
-            format!("the model wrote a command in its answer instead of calling `{name}`; running it as that call"),
+            format!("the model wrote {what} in its answer instead of calling `{name}`; running it as that call"),
         );
         Some((oi_model_client::new_call_id(), name, arguments))
     }
@@ -196,14 +220,8 @@ impl AnswerPolicy {
         self.not_done_nudges += usize::from(not_done);
         self.nudged_for_path = matches!(problem, Unfinished::MissingPath { .. });
         sess.warn(turn_id, problem.warning());
-        if !text_mode
-            && matches!(problem, Unfinished::UnrunCall { .. })
-            && sess.turn_context().config.tool_call_format == ToolCallFormat::Auto
-        {
-            sess.state().text_tools_fallback = true;
-            sess.warn_once(turn_id, "text_tools_fallback", || {
-                "switching this session to `tool_call_format = \"text\"`: the model writes its tool calls into its answers instead of making them. Set `tool_call_format` in config.toml to choose for good (docs/providers.md, \"Tool calls as text\").".to_string()
-            });
+        if matches!(problem, Unfinished::UnrunCall { .. }) {
+            fall_back_to_text_calls(sess, turn_id);
         }
         let nudge = problem.nudge(&tool_specs(sess), sess.tools_as_text());
         sess.push_history(turn_id, vec![ResponseItem::developer_text(nudge)])
@@ -239,6 +257,18 @@ impl AnswerPolicy {
             "{what}, so the task was not done. If this model keeps doing it, set `tool_call_format = \"text\"` or use a larger model."
         )))
     }
+}
+
+/// The model writes its calls into its answers: under `tool_call_format = "auto"` the
+/// session switches to text calls (once, with a warning).
+fn fall_back_to_text_calls(sess: &Session, turn_id: &str) {
+    if sess.tools_as_text() || sess.turn_context().config.tool_call_format != ToolCallFormat::Auto {
+        return;
+    }
+    sess.state().text_tools_fallback = true;
+    sess.warn_once(turn_id, "text_tools_fallback", || {
+        "switching this session to `tool_call_format = \"text\"`: the model writes its tool calls into its answers instead of making them. Set `tool_call_format` in config.toml to choose for good (docs/providers.md, \"Tool calls as text\").".to_string()
+    });
 }
 
 /// Whether the turn's final answer leaves it unfinished (see `answer_check`).

@@ -160,6 +160,44 @@ pub(crate) fn unrun_call(text: &str, tools: &[ToolSpec]) -> Option<String> {
     None
 }
 
+/// The calls of offered tools written as JSON anywhere in `text` (fenced, bare, wrapped or
+/// inside a line of prose), parsed, with their arguments shaped for the tool. For an answer
+/// [`extract`] left as text.
+pub(crate) fn written_calls(text: &str, tools: &[ToolSpec]) -> Vec<TextToolCall> {
+    let mut found: Vec<(String, Value)> = Vec::new();
+    let mut covered: Vec<(usize, usize)> = Vec::new();
+    for b in call_blocks(text) {
+        if let Some(calls) = parse_calls(&b.body) {
+            found.extend(calls);
+            covered.push((b.start, b.end));
+        }
+    }
+    let mut from = 0;
+    while let Some(i) = text[from..].find("{\"name\"") {
+        let start = from + i;
+        from = start + 1;
+        if covered.iter().any(|(s, e)| (*s..*e).contains(&start)) {
+            continue;
+        }
+        if let Some(end) = object_end(text, start)
+            && let Some(calls) = parse_calls(&text[start..end])
+        {
+            found.extend(calls);
+            covered.push((start, end));
+        }
+    }
+    found
+        .into_iter()
+        .filter_map(|(name, args)| {
+            let tool = tools.iter().find(|t| t.name == name)?;
+            Some(TextToolCall {
+                name,
+                arguments: fit_arguments(args, &tool.parameters).to_string(),
+            })
+        })
+        .collect()
+}
+
 /// `"name": "<tool>"` in a block: a call, whatever else is wrong with it.
 fn names_tool(body: &str, tool: &str) -> bool {
     let compact: String = body.split_whitespace().collect();
