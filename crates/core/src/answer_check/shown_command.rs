@@ -71,7 +71,12 @@ pub(crate) fn shown_command(
         Block::Line(line) => pseudo_call(line, &tool.name)?,
     };
     let command = command.trim();
-    if command.is_empty() || command.len() > MAX_COMMAND || command.contains("*** Begin Patch") {
+    // A bare shell name is the tool's name, not a command (recorded: a fence holding
+    // `bash`, run twice, did nothing).
+    let bare_shell = command
+        .lines()
+        .all(|l| SHELL_NAMES.contains(&l.trim()) || l.trim() == tool.name);
+    if bare_shell || command.len() > MAX_COMMAND || command.contains("*** Begin Patch") {
         return None;
     }
     Some((tool.name.clone(), arguments(tool, command)?.to_string()))

@@ -195,6 +195,9 @@ fn shown_code_that_is_no_command_is_left_alone() {
         ),
         None
     );
+    // The shell's name alone (recorded).
+    assert_eq!(taken("```bash\nbash\n```", MAKE_DIRS, &tools), None);
+    assert_eq!(taken("```bash\nbash\nbash\n```", MAKE_DIRS, &tools), None);
     // Prose alone, or a line that only mentions bash.
     assert_eq!(taken("I made the directories.", MAKE_DIRS, &tools), None);
     assert_eq!(taken("bash is the shell here.", MAKE_DIRS, &tools), None);
