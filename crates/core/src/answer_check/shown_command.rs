@@ -229,7 +229,12 @@ fn commands(body: &str) -> Option<String> {
     }
     let prompted = lines.iter().filter(|l| l.starts_with("$ ")).count();
     if prompted == 0 {
-        return Some(body.to_string());
+        // A first line that only names the shell is the fence's language copied into it
+        // (recorded: ```` ```bash ```` then `bash`, then `chmod +x run.sh`).
+        return Some(match body.split_once('\n') {
+            Some((first, rest)) if SHELL_NAMES.contains(&first.trim()) => rest.to_string(),
+            _ => body.to_string(),
+        });
     }
     if prompted < lines.len() {
         return None;

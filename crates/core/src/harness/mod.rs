@@ -81,6 +81,22 @@ pub fn for_model(model: &str) -> Harness {
         .map_or(Harness::Codex, |(_, h)| *h)
 }
 
+/// A script whose first line is only a shell's name, with commands after it, without that
+/// line: small models copy a fence's language into the command (recorded on the 1.5B model:
+/// `"bash\nchmod +x run.sh"`), and a bare `bash` would start a shell reading standard
+/// input instead of running the rest.
+fn without_language_line(script: String) -> String {
+    match script.trim_start().split_once('\n') {
+        Some((first, rest))
+            if matches!(first.trim(), "bash" | "sh" | "shell" | "zsh")
+                && !rest.trim().is_empty() =>
+        {
+            rest.to_string()
+        }
+        _ => script,
+    }
+}
+
 /// What a profile tool call asks the engine to do.
 #[derive(Debug, PartialEq)]
 pub(crate) enum Action {
@@ -383,7 +399,7 @@ fn action(name: &str, kind: Kind, a: Args) -> Result<Action, InvalidCall> {
                 .filter(|(n, _)| n.is_finite() && *n > 0.0)
                 .map(|(n, unit)| unit.mul_f64(n.min(86_400_000.0)));
             Ok(Action::Command(CommandRequest {
-                argv: vec!["bash".into(), "-lc".into(), script],
+                argv: vec!["bash".into(), "-lc".into(), without_language_line(script)],
                 workdir: a.directory.clone(),
                 timeout,
                 escalation: a.disable_sandbox.unwrap_or(false).then(|| {

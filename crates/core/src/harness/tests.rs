@@ -592,3 +592,26 @@ fn swe_agent_tools_are_viewer_moves_line_edits_and_searches() {
     }
     assert!(!only_reads("edit") && !only_reads("create"));
 }
+
+/// The fence's language copied in as the script's first line is dropped (recorded on the
+/// 1.5B model: `"bash\nchmod +x run.sh"`); a script that is only `bash`, or whose first
+/// line runs something, is left as written.
+#[test]
+fn a_shell_name_copied_before_the_commands_is_dropped() {
+    assert_eq!(
+        command("bash", r#"{"command": "bash\nchmod +x run.sh"}"#),
+        words(&["bash", "-lc", "chmod +x run.sh"])
+    );
+    assert_eq!(
+        command("Bash", r#"{"command": "  sh\nls\npwd"}"#),
+        words(&["bash", "-lc", "ls\npwd"])
+    );
+    assert_eq!(
+        command("bash", r#"{"command": "bash run.sh\nls"}"#),
+        words(&["bash", "-lc", "bash run.sh\nls"])
+    );
+    assert_eq!(
+        command("bash", r#"{"command": "bash"}"#),
+        words(&["bash", "-lc", "bash"])
+    );
+}

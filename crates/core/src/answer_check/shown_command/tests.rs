@@ -72,6 +72,15 @@ fn recorded_commands_written_as_text_are_taken_as_the_call() {
         ),
         Some(json!("sed -i '/TODO/d' notes.txt"))
     );
+    // The shell's name copied in as the first line (recorded on make-executable).
+    assert_eq!(
+        taken(
+            "```bash\nbash\nchmod +x run.sh\n```",
+            "Make the script run.sh executable.",
+            &tools
+        ),
+        Some(json!("chmod +x run.sh"))
+    );
     // Lead-in and a short trailer around the fence; `$ ` prompts dropped.
     assert_eq!(
         taken(
