@@ -173,3 +173,50 @@ async fn commands_taken_from_answers_are_bounded() {
     let tries = std::fs::read_to_string(env.work().join("tries.txt")).unwrap();
     assert_eq!(tries.lines().count(), 3, "{tries}");
 }
+
+/// The recorded implement-function run (round 5): a correct function shown in a python
+/// block, no call. It is written over the file's function of that name (the rest of the
+/// file kept), the model runs the test, and the turn ends with the test passing.
+#[tokio::test]
+async fn a_function_shown_for_the_named_file_is_written_into_it() {
+    let shown = "To implement it:\n\n```python\ndef is_palindrome(text):\n    t = text.replace(\" \", \"\").lower()\n    return t == t[::-1]\n```\n\nThis compares the text with its reverse.";
+    let env = TestEnv::with_config(
+        MockScript::turns([
+            MockTurn::text(shown),
+            MockTurn::tool_call(
+                "bash",
+                serde_json::json!({"command": "python3 test_text_utils.py"}),
+            ),
+            MockTurn::text("is_palindrome is implemented and the test passes."),
+        ]),
+        WireApi::Chat,
+        MINIMAL,
+    )
+    .await;
+    std::fs::write(
+        env.work().join("text_utils.py"),
+        "def is_palindrome(text):\n    raise NotImplementedError\n\n\ndef shout(text):\n    return text.upper()\n",
+    )
+    .unwrap();
+    std::fs::write(
+        env.work().join("test_text_utils.py"),
+        "from text_utils import is_palindrome\nassert is_palindrome('Never odd or even')\nassert not is_palindrome('abc')\n",
+    )
+    .unwrap();
+    let out = env
+        .run(&exec(
+            "Implement the function is_palindrome in text_utils.py so that test_text_utils.py passes.",
+            "never",
+        ))
+        .await;
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    assert_eq!(
+        read(&env.work().join("text_utils.py")),
+        "def is_palindrome(text):\n    t = text.replace(\" \", \"\").lower()\n    return t == t[::-1]\n\n\ndef shout(text):\n    return text.upper()\n"
+    );
+    let warning = "[warning] the model showed code for `is_palindrome` in its answer instead of writing it; writing it into `text_utils.py` with a `bash` call";
+    assert!(err.contains(warning), "{err}");
+    assert!(providers_doc().contains(warning));
+    assert_eq!(env.mock.requests().len(), 3);
+}

@@ -7,6 +7,7 @@ use crate::tools::{is_shell_tool, printed_output};
 use oi_protocol::models::{ResponseItem, Role, ToolSpec};
 use std::path::Path;
 
+pub(crate) mod shown_code;
 mod shown_command;
 mod task;
 
@@ -127,7 +128,8 @@ pub(crate) struct TurnSoFar<'a> {
     pub change_failed: bool,
 }
 
-pub(crate) use shown_command::shown_command;
+pub(crate) use shown_code::{code_file, with_shown_functions};
+pub(crate) use shown_command::{shell_call, shown_command};
 pub(crate) use task::{FilesBefore, Step, asked_definition, files_naming};
 
 /// What this turn did, read from the thread's history; owned, so the state lock is not held

@@ -82,6 +82,14 @@ pub(crate) fn shown_command(
     Some((tool.name.clone(), arguments(tool, command)?.to_string()))
 }
 
+/// A call of the offered shell tool running `command`: the tool's name and arguments.
+pub(crate) fn shell_call(tools: &[ToolSpec], command: &str) -> Option<(String, String)> {
+    let tool = tools
+        .iter()
+        .find(|t| is_shell_tool(&t.name) && command_key(t).is_some())?;
+    Some((tool.name.clone(), arguments(tool, command)?.to_string()))
+}
+
 /// Where a tool takes its command, and whether as a string (else an argv array).
 fn command_key(tool: &ToolSpec) -> Option<(&'static str, bool)> {
     let props = tool.parameters.get("properties")?.as_object()?;

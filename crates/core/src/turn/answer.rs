@@ -109,7 +109,7 @@ impl AnswerPolicy {
             );
         }
         if let Some(problem) = unfinished_answer(sess, answer.text, &self.files_before).await {
-            if let Some(call) = self.shown_call(sess, turn_id, answer.text, &problem) {
+            if let Some(call) = self.shown_call(sess, turn_id, answer.text, &problem).await {
                 return Ok(Verdict::RunShownCall(call));
             }
             return self.nudge_or_fail(sess, turn_id, problem).await;
@@ -123,10 +123,11 @@ impl AnswerPolicy {
     /// The call an unfinished answer wrote instead of making it, to run (through the same
     /// approvals and sandbox as any call): a shell command (see
     /// `answer_check::shown_command`), or, for a request that is no question, the one JSON
-    /// call of an offered tool the answer holds. Not after the user refused a call of this
+    /// call of an offered tool the answer holds, or else Python functions it shows for the
+    /// one file the request names (`answer_check::shown_code`). Not after the user refused a call of this
     /// turn, not for an answer that parrots a note (its example is no call), and at most
     /// [`MAX_COMMANDS_FROM_TEXT`] times a turn.
-    fn shown_call(
+    async fn shown_call(
         &mut self,
         sess: &Session,
         turn_id: &str,
@@ -145,28 +146,33 @@ impl AnswerPolicy {
         }
         let tools = tool_specs(sess);
         let request = record.request();
-        let (name, arguments, what) =
+        let running = |what: &str, name: &str| {
+            format!(
+                "the model wrote {what} in its answer instead of calling `{name}`; running it as that call"
+            )
+        };
+        let (name, arguments, warning) =
             if let Some((name, args)) = answer_check::shown_command(answer, request, &tools) {
-                (name, args, "a command")
+                let warning = running("a command", &name);
+                (name, args, warning)
             } else {
                 if answer_check::is_question(request) {
                     return None;
                 }
                 let mut written = oi_model_client::written_tool_calls(answer, &tools);
-                if written.len() != 1 {
-                    return None;
+                if written.len() == 1 {
+                    let (name, args) = written.remove(0);
+                    let warning = running("a call", &name);
+                    (name, args, warning)
+                } else {
+                    shown_code_call(sess, answer, request, &tools).await?
                 }
-                let (name, args) = written.remove(0);
-                (name, args, "a call")
             };
         self.commands_from_text += 1;
         if matches!(problem, Unfinished::UnrunCall { .. }) {
             fall_back_to_text_calls(sess, turn_id);
         }
-        sess.warn(
-            turn_id,
-            format!("the model wrote {what} in its answer instead of calling `{name}`; running it as that call"),
-        );
+        sess.warn(turn_id, warning);
         Some((oi_model_client::new_call_id(), name, arguments))
     }
 
@@ -257,6 +263,37 @@ impl AnswerPolicy {
             "{what}, so the task was not done. If this model keeps doing it, set `tool_call_format = \"text\"` or use a larger model."
         )))
     }
+}
+
+/// The call that writes the Python functions an answer showed into the one file the request
+/// names (see `answer_check::shown_code`), as a shell command, and the warning that says so.
+async fn shown_code_call(
+    sess: &Session,
+    answer: &str,
+    request: &str,
+    tools: &[oi_protocol::models::ToolSpec],
+) -> Option<(String, String, String)> {
+    let file = answer_check::code_file(request)?;
+    let path = sess.turn_context().config.cwd.join(&file);
+    let meta = tokio::fs::metadata(&path).await.ok()?;
+    if !meta.is_file() || meta.len() > answer_check::shown_code::MAX_FILE_BYTES {
+        return None;
+    }
+    let content = tokio::fs::read_to_string(&path).await.ok()?;
+    let (new, names) = answer_check::with_shown_functions(answer, &content)?;
+    let mut end = "OI_CODE".to_string();
+    while new.lines().any(|l| l == end) {
+        end.push('_');
+    }
+    let quoted = shlex::try_quote(&file).ok()?;
+    let command = format!("cat > {quoted} <<'{end}'\n{new}{end}");
+    let (name, args) = answer_check::shell_call(tools, &command)?;
+    let names: Vec<String> = names.iter().map(|n| format!("`{n}`")).collect();
+    let warning = format!(
+        "the model showed code for {} in its answer instead of writing it; writing it into `{file}` with a `{name}` call",
+        names.join(", ")
+    );
+    Some((name, args, warning))
 }
 
 /// The model writes its calls into its answers: under `tool_call_format = "auto"` the

@@ -1,0 +1,180 @@
+//! Python functions the model wrote in its answer for a file the request names, instead of
+//! writing them into it.
+//!
+//! Asked to "implement the function is_palindrome in text_utils.py so that
+//! test_text_utils.py passes", the 1.5B model on the real tier answered with a correct
+//! ```` ```python ```` block defining `is_palindrome`, and no call: the file kept its
+//! `raise NotImplementedError`. When such an answer would be sent back anyway (the task is
+//! unfinished), the engine writes the shown functions over the ones of the same name in the
+//! one file the request names, as a shell call under the approval policy, and the model sees
+//! the result. Only top-level `def`s whose names the file already defines are replaced
+//! (with their decorators), and the block's own imports the file lacks are added at its top;
+//! nothing else of the file changes. This module only reads text.
+
+use super::is_question;
+use super::task::looks_like_path;
+
+/// Largest file rewritten this way.
+pub(crate) const MAX_FILE_BYTES: u64 = 64 * 1024;
+
+/// The file of the request the shown code may go to: the one Python file it names that is
+/// not a test (tests are what the code must pass, not where it goes). `None` for a question
+/// or when the request names no such file or several.
+pub(crate) fn code_file(request: &str) -> Option<String> {
+    if is_question(request) {
+        return None;
+    }
+    let mut files: Vec<String> = Vec::new();
+    for word in request.split_whitespace() {
+        let quote = |c: char| {
+            matches!(
+                c,
+                '`' | '\'' | '"' | ',' | ';' | ':' | '(' | ')' | '?' | '!'
+            )
+        };
+        let word = word
+            .trim_start_matches(quote)
+            .trim_end_matches(|c: char| quote(c) || c == '.');
+        if !looks_like_path(word) || !word.ends_with(".py") {
+            continue;
+        }
+        let name = word.rsplit('/').next().unwrap_or(word);
+        if name.starts_with("test_") || name.ends_with("_test.py") || name == "conftest.py" {
+            continue;
+        }
+        if !files.iter().any(|f| f == word) {
+            files.push(word.to_string());
+        }
+    }
+    match files.as_slice() {
+        [one] => Some(one.clone()),
+        _ => None,
+    }
+}
+
+/// `content` (the file as it is) with the functions the answer's one Python block defines
+/// put in place of the file's functions of the same names, and the names replaced. `None`
+/// when the answer holds no such block, several blocks, or no function the file defines.
+pub(crate) fn with_shown_functions(answer: &str, content: &str) -> Option<(String, Vec<String>)> {
+    let block = one_python_block(answer)?;
+    let shown = top_level_defs(&block);
+    let mut lines: Vec<String> = content.lines().map(str::to_string).collect();
+    let mut replaced = Vec::new();
+    let block_lines: Vec<&str> = block.lines().collect();
+    for def in &shown {
+        let Some(at) = top_level_defs(&lines.join("\n"))
+            .into_iter()
+            .find(|d| d.name == def.name)
+        else {
+            continue;
+        };
+        let body = block_lines[def.start..def.end]
+            .iter()
+            .map(|l| l.to_string());
+        lines.splice(at.start..at.end, body);
+        replaced.push(def.name.clone());
+    }
+    if replaced.is_empty() {
+        return None;
+    }
+    // The block's imports the file lacks go first (after a shebang or docstring line is not
+    // worth the guess: imports at the very top are valid Python).
+    let imports: Vec<String> = block
+        .lines()
+        .filter(|l| l.starts_with("import ") || l.starts_with("from "))
+        .filter(|l| !lines.iter().any(|have| have.trim() == l.trim()))
+        .map(str::to_string)
+        .collect();
+    let mut out = imports;
+    out.extend(lines);
+    let mut text = out.join("\n");
+    text.push('\n');
+    Some((text, replaced))
+}
+
+/// The body of the answer's only fenced block, when it is Python (or has no language and
+/// starts like Python).
+fn one_python_block(answer: &str) -> Option<String> {
+    let mut blocks = Vec::new();
+    let mut lines = answer.lines();
+    while let Some(line) = lines.next() {
+        let Some(info) = line.trim_start().strip_prefix("```") else {
+            continue;
+        };
+        let info = info.trim().to_ascii_lowercase();
+        let mut body = Vec::new();
+        for l in lines.by_ref() {
+            if l.trim_start().starts_with("```") {
+                break;
+            }
+            body.push(l);
+        }
+        blocks.push((info, body.join("\n")));
+    }
+    match blocks.as_slice() {
+        [(info, body)]
+            if matches!(info.as_str(), "python" | "py" | "python3")
+                || (info.is_empty() && body.trim_start().starts_with("def ")) =>
+        {
+            Some(body.clone())
+        }
+        _ => None,
+    }
+}
+
+/// One top-level function: its name and its lines `start..end` (decorators included,
+/// trailing blank lines not).
+struct Def {
+    name: String,
+    start: usize,
+    end: usize,
+}
+
+fn top_level_defs(text: &str) -> Vec<Def> {
+    let lines: Vec<&str> = text.lines().collect();
+    let mut defs = Vec::new();
+    let mut i = 0;
+    while i < lines.len() {
+        let line = lines[i];
+        let Some(name) = def_name(line) else {
+            i += 1;
+            continue;
+        };
+        let mut start = i;
+        while start > 0 && lines[start - 1].starts_with('@') {
+            start -= 1;
+        }
+        let mut end = i + 1;
+        while end < lines.len() {
+            let l = lines[end];
+            let top_level = !l.is_empty() && !l.starts_with(char::is_whitespace);
+            if top_level && !l.starts_with('#') {
+                break;
+            }
+            end += 1;
+        }
+        // Trailing blank lines and top-level comments belong to what follows.
+        while end > i + 1 && (lines[end - 1].trim().is_empty() || lines[end - 1].starts_with('#')) {
+            end -= 1;
+        }
+        defs.push(Def {
+            name: name.to_string(),
+            start,
+            end,
+        });
+        i = end.max(i + 1);
+    }
+    defs
+}
+
+/// `name` of a top-level `def name(` or `async def name(` line.
+fn def_name(line: &str) -> Option<&str> {
+    let rest = line
+        .strip_prefix("def ")
+        .or_else(|| line.strip_prefix("async def "))?;
+    let name = rest.split('(').next()?.trim();
+    (!name.is_empty() && name.chars().all(|c| c.is_alphanumeric() || c == '_')).then_some(name)
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,71 @@
+use super::{code_file, with_shown_functions};
+
+const IMPLEMENT: &str =
+    "Implement the function is_palindrome in text_utils.py so that test_text_utils.py passes.";
+
+#[test]
+fn the_file_is_the_one_python_file_the_request_names_that_is_no_test() {
+    assert_eq!(code_file(IMPLEMENT).as_deref(), Some("text_utils.py"));
+    assert_eq!(
+        code_file("Fix the typo in greet.py so that test_greet.py passes.").as_deref(),
+        Some("greet.py")
+    );
+    assert_eq!(
+        code_file("Fix `src/app.py`.").as_deref(),
+        Some("src/app.py")
+    );
+    // Two candidates, none, or a question.
+    assert_eq!(code_file("Move add from a.py to b.py."), None);
+    assert_eq!(code_file("Fix the bug so that test_calc.py passes."), None);
+    assert_eq!(code_file("What does greet.py do?"), None);
+}
+
+/// The recorded answer of implement-function (round 5): a correct function in a python
+/// block, with prose around it, and no call.
+#[test]
+fn a_shown_function_replaces_the_files_function_of_that_name() {
+    let file = "\"\"\"Text helpers.\"\"\"\n\n\ndef is_palindrome(text):\n    raise NotImplementedError\n\n\ndef shout(text):\n    return text.upper()\n";
+    let answer = "To implement the function, you can write:\n\n```python\ndef is_palindrome(text):\n    # Normalize the string\n    normalized_text = text.replace(\" \", \"\").lower()\n\n    return normalized_text == normalized_text[::-1]\n```\n\nThis checks the reverse.";
+    let (new, names) = with_shown_functions(answer, file).unwrap();
+    assert_eq!(names, vec!["is_palindrome".to_string()]);
+    assert_eq!(
+        new,
+        "\"\"\"Text helpers.\"\"\"\n\n\ndef is_palindrome(text):\n    # Normalize the string\n    normalized_text = text.replace(\" \", \"\").lower()\n\n    return normalized_text == normalized_text[::-1]\n\n\ndef shout(text):\n    return text.upper()\n"
+    );
+}
+
+#[test]
+fn decorators_imports_and_several_functions_are_kept_in_place() {
+    let file =
+        "import os\n\n@cache\ndef a():\n    return 1\n\ndef b():\n    return 2\n\nprint(a())\n";
+    let answer = "```python\nimport re\nimport os\n\n@cache\ndef a():\n    return re.sub('x', '', 'y')\n\ndef b():\n    return 3\n\ndef c():\n    return 4\n\nprint(b())\n```";
+    let (new, names) = with_shown_functions(answer, file).unwrap();
+    assert_eq!(names, vec!["a".to_string(), "b".to_string()]);
+    assert_eq!(
+        new,
+        "import re\nimport os\n\n@cache\ndef a():\n    return re.sub('x', '', 'y')\n\ndef b():\n    return 3\n\nprint(a())\n"
+    );
+}
+
+#[test]
+fn what_is_not_one_python_block_of_the_files_functions_is_left_alone() {
+    let file = "def greet(name):\n    return f\"Helo, {name}!\"\n";
+    // Another function, another language, two blocks, no block.
+    assert!(with_shown_functions("```python\ndef other():\n    pass\n```", file).is_none());
+    assert!(with_shown_functions("```js\nfunction greet() {}\n```", file).is_none());
+    assert!(
+        with_shown_functions(
+            "```python\ndef greet(n):\n    return 1\n```\nor\n```python\ndef greet(n):\n    return 2\n```",
+            file
+        )
+        .is_none()
+    );
+    assert!(with_shown_functions("def greet(name): return 'Hello'", file).is_none());
+    // A block without a language that starts with a def counts.
+    let (new, _) = with_shown_functions(
+        "```\ndef greet(name):\n    return f\"Hello, {name}!\"\n```",
+        file,
+    )
+    .unwrap();
+    assert_eq!(new, "def greet(name):\n    return f\"Hello, {name}!\"\n");
+}
