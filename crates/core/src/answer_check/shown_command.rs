@@ -161,12 +161,14 @@ fn split_block(answer: &str) -> Option<(&str, Block<'_>, &str)> {
     None
 }
 
-/// A line that looks like `name "…"`, `name(…)` or `name: …` for a shell name.
+/// A line that looks like `name "…"`, `name(…)`, `name: …` or `name grep …` for a shell
+/// name.
 fn pseudo_call_shape(line: &str) -> bool {
     SHELL_NAMES.iter().any(|n| {
         line.strip_prefix(n).is_some_and(|rest| {
             let rest = rest.trim_start_matches(':').trim_start();
             matches!(rest.chars().next(), Some('"' | '\'' | '(' | '[' | '{'))
+                || (rest.len() < line.len() - n.len() && starts_with_command(rest))
         })
     })
 }
@@ -181,6 +183,11 @@ fn pseudo_call(text: &str, tool: &str) -> Option<String> {
     let rest = std::iter::once(tool)
         .chain(SHELL_NAMES.iter().copied())
         .find_map(|n| text.strip_prefix(n))?;
+    // `bash grep -rn x .`: the shell's name before a command (recorded, in backticks, as
+    // the whole answer). `bash run.sh` is a command of its own and not this.
+    if rest.starts_with(' ') && starts_with_command(rest.trim()) {
+        return Some(rest.trim().to_string());
+    }
     let mut rest = rest.trim_start_matches(':').trim();
     if let Some(inner) = rest.strip_prefix('(').and_then(|r| r.strip_suffix(')')) {
         rest = inner.trim();

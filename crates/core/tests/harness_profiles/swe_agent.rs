@@ -117,9 +117,15 @@ async fn swe_agent_views_edits_and_searches_on_the_engine_primitives() {
     let cmds = commands(&first);
     assert_eq!(cmds.len(), 3, "{cmds:?}");
     let on_file = |c: &Vec<String>| c.contains(&"pkg/calc.py".to_string());
-    assert_eq!(cmds.iter().filter(|c| c[0] == "find").count(), 1, "{cmds:?}");
     assert_eq!(
-        cmds.iter().filter(|c| c[0] == "grep" && !on_file(c)).count(),
+        cmds.iter().filter(|c| c[0] == "find").count(),
+        1,
+        "{cmds:?}"
+    );
+    assert_eq!(
+        cmds.iter()
+            .filter(|c| c[0] == "grep" && !on_file(c))
+            .count(),
         1,
         "{cmds:?}"
     );

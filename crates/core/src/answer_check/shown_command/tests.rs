@@ -81,6 +81,11 @@ fn recorded_commands_written_as_text_are_taken_as_the_call() {
         ),
         Some(json!("chmod +x run.sh"))
     );
+    // The shell's name before a command, in backticks, as the whole answer (round 5).
+    assert_eq!(
+        taken("`bash grep -rn load_settings .`", WHERE, &tools),
+        Some(json!("grep -rn load_settings ."))
+    );
     // Lead-in and a short trailer around the fence; `$ ` prompts dropped.
     assert_eq!(
         taken(
@@ -210,6 +215,14 @@ fn shown_code_that_is_no_command_is_left_alone() {
     // Prose alone, or a line that only mentions bash.
     assert_eq!(taken("I made the directories.", MAKE_DIRS, &tools), None);
     assert_eq!(taken("bash is the shell here.", MAKE_DIRS, &tools), None);
+    assert_eq!(
+        taken(
+            "`bash run.sh`",
+            "Run run.sh and tell me what it says.",
+            &tools
+        ),
+        None
+    );
     // No shell tool offered.
     assert_eq!(
         taken(
