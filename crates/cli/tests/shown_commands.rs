@@ -220,3 +220,32 @@ async fn a_function_shown_for_the_named_file_is_written_into_it() {
     assert!(providers_doc().contains(warning));
     assert_eq!(env.mock.requests().len(), 3);
 }
+
+/// The same command written again is not run again (recorded: a broken `awk` taken from
+/// three answers in a row): the model gets the note saying what is missing instead.
+#[tokio::test]
+async fn the_same_command_written_again_runs_once() {
+    let again = "```bash\necho once >> runs.txt\n```";
+    let env = TestEnv::with_config(
+        MockScript::turns([
+            MockTurn::text(again),
+            MockTurn::text(again),
+            MockTurn::text(again),
+            MockTurn::text(again),
+        ]),
+        WireApi::Chat,
+        MINIMAL,
+    )
+    .await;
+    let out = env
+        .run(&exec(
+            "Make three directories: logs, data and tmp.",
+            "never",
+        ))
+        .await;
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert_eq!(read(&env.work().join("runs.txt")), "once\n");
+    assert_eq!(err.matches("running it as that call").count(), 1, "{err}");
+    assert!(err.contains("the folder `logs` does not exist"), "{err}");
+}

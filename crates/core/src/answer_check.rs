@@ -266,6 +266,11 @@ impl TurnRecord {
         (!missing.is_empty()).then_some(Unfinished::NotDone { missing })
     }
 
+    /// Whether a call of this turn had exactly these arguments.
+    pub(crate) fn ran_with(&self, arguments: &str) -> bool {
+        self.steps.iter().any(|s| s.args == arguments)
+    }
+
     /// The request the turn answers (the last user message).
     pub(crate) fn request(&self) -> &str {
         &self.request

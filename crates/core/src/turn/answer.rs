@@ -168,6 +168,11 @@ impl AnswerPolicy {
                     shown_code_call(sess, answer, request, &tools).await?
                 }
             };
+        // Run once: the same command again changes nothing (recorded: a broken `awk` and a
+        // `touch` each taken three times from three answers); the note says what is missing.
+        if record.ran_with(&arguments) {
+            return None;
+        }
         self.commands_from_text += 1;
         if matches!(problem, Unfinished::UnrunCall { .. }) {
             fall_back_to_text_calls(sess, turn_id);
