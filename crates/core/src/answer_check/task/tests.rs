@@ -470,7 +470,7 @@ fn values_data_and_totals_are_read_from_the_directory_and_the_turn() {
         unmet_of(port, &[]),
         [
             "`config.toml` does not contain `8080`",
-            "`config.toml` does not set `port` to `8080`"
+            "`config.toml` does not set `port` to `8080` (the line to change reads `port = 8081`)"
         ]
     );
     // Recorded on the real tier: a new key appended, the setting itself left as it was.

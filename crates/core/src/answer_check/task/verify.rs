@@ -43,7 +43,14 @@ pub(super) fn check_sets(
         return None;
     }
     let Some((set_key, _)) = lines.iter().find(|(k, v)| named(k) && v == value) else {
-        return Some(format!("`{path}` does not set `{last}` to `{value}`"));
+        // Quote the line to change: a small model that never read the file guesses the key
+        // (recorded: `sed` on `server_port = …` in a file that says `port = 8000`).
+        let now = content
+            .lines()
+            .find(|l| keyed_lines(l).first().is_some_and(|(k, _)| named(k)))
+            .map(|l| format!(" (the line to change reads `{}`)", l.trim()))
+            .unwrap_or_default();
+        return Some(format!("`{path}` does not set `{last}` to `{value}`{now}"));
     };
     let own: Vec<&(String, String)> = lines.iter().filter(|(k, _)| k == last).collect();
     match own.as_slice() {
