@@ -18,7 +18,9 @@ use crate::protocol::wire::{
 };
 use crate::threads::core_error;
 use crate::{Conn, invalid, lock, method, parse_thread_id, thread_not_found};
-use oi_core::{CoreError, EventStream, StartTurn, Thread};
+use oi_core::{
+    CoreError, Driven, PendingRequest, StartTurn, Stop, Thread, TurnFrontEnd, TurnHandle, drive,
+};
 use oi_jsonrpc::RpcError;
 use oi_jsonrpc::{Execution, MethodTable, RequestContext};
 use oi_protocol::ThreadId;
@@ -159,7 +161,7 @@ async fn submit_turn(
     let started_at = now_unix();
     let pump = Pump::new(conn, thread, id, turn_id.clone(), started_at);
     let sent = ctx.response_sent();
-    tokio::spawn(pump.run(handle.into_events(), sent));
+    tokio::spawn(pump.run(handle, sent));
     Ok((turn_id, started_at))
 }
 
@@ -225,9 +227,10 @@ pub(crate) fn follow_running_turn(conn: &Arc<Conn>, ctx: &RequestContext, thread
         return;
     }
     let id = thread.id();
+    let turn = thread.follow_turn(events, turn_id.clone());
     let mut pump = Pump::new(conn, thread, id, turn_id, now_unix());
     pump.answers = false;
-    tokio::spawn(pump.run(events, ctx.response_sent()));
+    tokio::spawn(pump.run(turn, ctx.response_sent()));
 }
 
 async fn steer(
@@ -296,6 +299,20 @@ struct Pump {
     /// Whether this connection answers the turn's approvals: the one that started it does;
     /// one that resumed the thread mid-turn only watches.
     answers: bool,
+    /// Cancelled when the current turn is over: withdraws its approval prompts.
+    turn_over: CancellationToken,
+    /// What follows the turn `drive` stopped following; `None` while it runs.
+    after: Option<After>,
+}
+
+/// What a pump does once it stops following a turn.
+enum After {
+    /// The turn was reported complete and the thread idle: nothing more.
+    Done,
+    /// Steering input that arrived as the turn ended started turn `0`: follow it too.
+    Next(String),
+    /// The thread went away (the turn was reported failed): report the thread idle.
+    Closed,
 }
 
 impl Pump {
@@ -316,6 +333,8 @@ impl Pump {
             thread_id,
             mapper,
             answers: true,
+            turn_over: CancellationToken::new(),
+            after: None,
         }
     }
 
@@ -346,33 +365,38 @@ impl Pump {
             .await;
     }
 
-    async fn run(self, events: EventStream, response_sent: CancellationToken) {
+    async fn run(self, turn: TurnHandle, response_sent: CancellationToken) {
         let conn = self.conn.clone();
         let thread_id = self.thread_id;
         conn.following.start(thread_id);
-        self.follow(events, response_sent).await;
+        self.follow(turn, response_sent).await;
         conn.following.stop(thread_id);
     }
 
-    async fn follow(mut self, mut events: EventStream, response_sent: CancellationToken) {
+    /// Follows `turn` with `oi_core::drive` (the pump only maps), then any turn steering
+    /// input started as it ended.
+    async fn follow(mut self, mut turn: TurnHandle, response_sent: CancellationToken) {
         tokio::select! {
             _ = response_sent.cancelled() => {}
             _ = self.conn.shutdown.cancelled() => return,
         }
         let started_at = self.mapper.started_at.unwrap_or_else(now_unix);
         self.turn_started(started_at).await;
-        let mut turn_over = CancellationToken::new();
         loop {
-            let event = tokio::select! {
-                biased;
-                _ = self.conn.shutdown.cancelled() => {
-                    // The engine's shutdown ends the turn and drains the events.
-                    break;
+            let driven = drive(&mut turn, &mut self).await;
+            match self.after.take() {
+                Some(After::Done) => return,
+                Some(After::Next(next)) => {
+                    self.mapper = ItemMapper::new(self.thread_id.to_string(), next.clone());
+                    let now = now_unix();
+                    self.mapper.started_at = Some(now);
+                    self.turn_over = CancellationToken::new();
+                    self.turn_started(now).await;
+                    turn = self.thread.follow_turn(turn.into_events(), next);
                 }
-                ev = events.next() => ev,
-            };
-            let event = match event {
-                Some(ev) => ev,
+                Some(After::Closed) => break,
+                // The connection is shutting down: the engine's shutdown ends the turn.
+                None if driven == Driven::Abandoned => break,
                 None => {
                     let notes = self
                         .mapper
@@ -380,87 +404,58 @@ impl Pump {
                     self.send(notes).await;
                     break;
                 }
-            };
-            if matches!(event.msg, EventMsg::ShutdownComplete) {
-                let notes = self.mapper.abandon("the thread was shut down");
-                self.send(notes).await;
-                break;
-            }
-            self.side_effects(&event, &turn_over).await;
-            let mut notes = self.unsaved_turn_error(&event);
-            notes.extend(self.mapper.on_event(&event));
-            if self.mapper.ended.is_some() {
-                // Withdraw pending approvals (their `serverRequest/resolved` goes out)
-                // before the turn is reported complete.
-                let last = notes.pop();
-                self.send(notes).await;
-                turn_over.cancel();
-                for task in self.approvals.drain(..) {
-                    let _ = task.await;
-                }
-                // Steering input that arrived as the turn ended starts a new turn of its
-                // own (nobody called turn/start for it): follow that turn too.
-                let next = self
-                    .thread
-                    .active_turn_id()
-                    .filter(|next| next != self.mapper.turn_id())
-                    .filter(|next| self.conn.following.take_steered(next));
-                if next.is_none() {
-                    // Codex's order: the thread is idle before its turn is reported complete,
-                    // so a client reacting to `turn/completed` already sees it idle.
-                    self.status_changed(ThreadStatus::Idle).await;
-                    self.send(last.into_iter().collect()).await;
-                    return;
-                }
-                self.send(last.into_iter().collect()).await;
-                match next {
-                    Some(next) => {
-                        self.mapper = ItemMapper::new(self.thread_id.to_string(), next);
-                        let now = now_unix();
-                        self.mapper.started_at = Some(now);
-                        turn_over = CancellationToken::new();
-                        self.turn_started(now).await;
-                    }
-                    None => break,
-                }
-            } else {
-                self.send(notes).await;
             }
         }
-        turn_over.cancel();
+        self.turn_over.cancel();
         self.status_changed(ThreadStatus::Idle).await;
     }
 
-    /// Approvals and rate limits: what an event asks of us beyond notifications.
-    async fn side_effects(&mut self, event: &Event, turn_over: &CancellationToken) {
-        let ctx = ApprovalCtx {
+    /// The turn's end, reported: approvals withdrawn (their `serverRequest/resolved` goes
+    /// out) before the turn is reported complete, and what follows it.
+    async fn turn_ended(&mut self, mut notes: Vec<Note>) -> After {
+        let last = notes.pop();
+        self.send(notes).await;
+        self.turn_over.cancel();
+        for task in self.approvals.drain(..) {
+            let _ = task.await;
+        }
+        // Steering input that arrived as the turn ended starts a new turn of its own
+        // (nobody called turn/start for it): follow that turn too.
+        let next = self
+            .thread
+            .active_turn_id()
+            .filter(|next| next != self.mapper.turn_id())
+            .filter(|next| self.conn.following.take_steered(next));
+        if next.is_none() {
+            // Codex's order: the thread is idle before its turn is reported complete, so a
+            // client reacting to `turn/completed` already sees it idle.
+            self.status_changed(ThreadStatus::Idle).await;
+        }
+        self.send(last.into_iter().collect()).await;
+        next.map_or(After::Done, After::Next)
+    }
+
+    fn approval_ctx(&self) -> ApprovalCtx {
+        ApprovalCtx {
             conn: self.conn.clone(),
             thread: self.thread.clone(),
             thread_id: self.thread_id,
             turn_id: self.mapper.turn_id().to_string(),
             timeout: self.approval_timeout,
-            turn_over: turn_over.clone(),
-        };
+            turn_over: self.turn_over.clone(),
+        }
+    }
+
+    /// Approval items and rate limits: what an event shows beyond the mapper's notes.
+    async fn side_effects(&mut self, event: &Event) {
         match &event.msg {
             EventMsg::ExecApprovalRequest(req) => {
                 let notes = self.mapper.exec_approval_pending(req);
                 self.send(notes).await;
-                if self.answers {
-                    self.approvals
-                        .push(tokio::spawn(approvals::exec(ctx, req.clone())));
-                }
             }
             EventMsg::ApplyPatchApprovalRequest(req) => {
                 let notes = self.mapper.patch_approval_pending(req);
                 self.send(notes).await;
-                if self.answers {
-                    self.approvals
-                        .push(tokio::spawn(approvals::patch(ctx, req.clone())));
-                }
-            }
-            EventMsg::ElicitationRequest(req) if self.answers => {
-                self.approvals
-                    .push(tokio::spawn(approvals::elicitation(ctx, req.clone())));
             }
             EventMsg::TokenCount(t) => {
                 if let Some(snapshot) = &t.rate_limits {
@@ -480,6 +475,49 @@ impl Pump {
             }
             _ => {}
         }
+    }
+}
+
+impl TurnFrontEnd for Pump {
+    async fn stop_requested(&mut self) -> Stop {
+        self.conn.shutdown.cancelled().await;
+        Stop::Abandon
+    }
+
+    async fn on_event(&mut self, _turn: &TurnHandle, event: &Event) -> Option<Stop> {
+        if matches!(event.msg, EventMsg::ShutdownComplete) {
+            let notes = self.mapper.abandon("the thread was shut down");
+            self.send(notes).await;
+            self.after = Some(After::Closed);
+            return Some(Stop::Abandon);
+        }
+        self.side_effects(event).await;
+        let mut notes = self.unsaved_turn_error(event);
+        notes.extend(self.mapper.on_event(event));
+        if self.mapper.ended.is_none() {
+            self.send(notes).await;
+            return None;
+        }
+        self.after = Some(self.turn_ended(notes).await);
+        Some(Stop::Abandon)
+    }
+
+    async fn on_request(&mut self, _turn: &TurnHandle, _request: PendingRequest, event: &Event) {
+        if !self.answers {
+            return;
+        }
+        let ctx = self.approval_ctx();
+        let task = match &event.msg {
+            EventMsg::ExecApprovalRequest(req) => tokio::spawn(approvals::exec(ctx, req.clone())),
+            EventMsg::ApplyPatchApprovalRequest(req) => {
+                tokio::spawn(approvals::patch(ctx, req.clone()))
+            }
+            EventMsg::ElicitationRequest(req) => {
+                tokio::spawn(approvals::elicitation(ctx, req.clone()))
+            }
+            _ => return,
+        };
+        self.approvals.push(task);
     }
 }
 
