@@ -311,3 +311,93 @@ fn unsaved_text(thread_id: ThreadId, unsaved: &str, answer: &str) -> String {
          another server) would not see this turn. The answer was:\n\n{answer}"
     )
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::{StartTurnError, TurnOptions};
+    use oi_jsonrpc::BoxFuture;
+    use std::sync::Mutex;
+
+    /// A thread that records what is submitted, or refuses it once it has closed.
+    struct Recorder {
+        submitted: Mutex<Vec<Submission>>,
+        closed: bool,
+    }
+
+    impl EngineThread for Recorder {
+        fn id(&self) -> ThreadId {
+            ThreadId::new()
+        }
+        fn start_turn(
+            &self,
+            _id: String,
+            _prompt: String,
+            _options: TurnOptions,
+        ) -> BoxFuture<'_, Result<Box<dyn EngineTurn>, StartTurnError>> {
+            Box::pin(async { Err(StartTurnError::Closed("not in this test".into())) })
+        }
+        fn submit(&self, sub: Submission) -> BoxFuture<'_, Result<(), SubmitError>> {
+            Box::pin(async move {
+                if self.closed {
+                    return Err(SubmitError("the thread has shut down".into()));
+                }
+                self.submitted.lock().unwrap().push(sub);
+                Ok(())
+            })
+        }
+        fn is_busy(&self) -> bool {
+            true
+        }
+    }
+
+    /// A turn that never ends (a tool ignoring cancellation).
+    struct Stuck;
+
+    impl EngineTurn for Stuck {
+        fn next_event(&mut self) -> BoxFuture<'_, Option<Event>> {
+            Box::pin(std::future::pending())
+        }
+    }
+
+    fn turn(closed: bool) -> (CallTurn, Arc<Recorder>) {
+        let thread = Arc::new(Recorder {
+            submitted: Mutex::new(Vec::new()),
+            closed,
+        });
+        let turn = CallTurn {
+            thread: thread.clone(),
+            events: Box::new(Stuck),
+            sub_id: "turn-1".into(),
+            interrupt_deadline: None,
+            cut_short: None,
+        };
+        (turn, thread)
+    }
+
+    #[tokio::test]
+    async fn a_turn_that_ignores_its_interrupt_is_cut_off_after_the_grace() {
+        let (mut turn, thread) = turn(false);
+        turn.interrupt_within(Some(Duration::from_millis(20)))
+            .await
+            .unwrap();
+        let submitted = thread.submitted.lock().unwrap().clone();
+        assert!(
+            matches!(submitted.as_slice(), [Submission { id, op: Op::Interrupt }] if id == "turn-1"),
+            "the interrupt carries the call's turn id: {submitted:?}"
+        );
+        assert!(turn.next_event().await.is_none());
+        assert!(matches!(turn.cut_short, Some(CutShort::Unresponsive)));
+    }
+
+    #[tokio::test]
+    async fn an_interrupt_the_thread_refuses_ends_the_call() {
+        let (mut turn, _) = turn(true);
+        assert!(turn.interrupt_within(Some(INTERRUPT_GRACE)).await.is_err());
+        assert!(turn.next_event().await.is_none());
+        match &turn.cut_short {
+            Some(CutShort::InterruptFailed(why)) => assert!(why.contains("shut down"), "{why}"),
+            _ => panic!("expected the failed interrupt to end the call"),
+        }
+    }
+}
