@@ -34,6 +34,7 @@ mod hooks;
 mod init;
 mod items;
 mod lifecycle;
+mod listener;
 mod mcp_oauth;
 mod mcp_status;
 mod notify;
@@ -142,8 +143,8 @@ pub(crate) struct Conn {
     /// Old forms this connection was already told about (`deprecationNotice`).
     deprecations_sent: Mutex<std::collections::HashSet<&'static str>>,
     pub shutdown: CancellationToken,
-    /// What this connection's turn pumps follow.
-    pub(crate) following: turns::Following,
+    /// This connection's listener of each thread it runs turns on.
+    pub(crate) listeners: listener::Listeners,
     /// Stored threads this connection started or resumed: they stay loaded while any
     /// connection holds them (released when the connection closes or unsubscribes).
     holds: Mutex<HashMap<ThreadId, oi_core::ThreadHold>>,
@@ -170,7 +171,7 @@ impl Conn {
             deprecations_sent: Mutex::default(),
             history: history::HistoryCache::default(),
             shutdown: ctx.connection.shutdown,
-            following: turns::Following::default(),
+            listeners: listener::Listeners::default(),
             holds: Mutex::default(),
             rate_limits: Mutex::default(),
             fuzzy: fuzzy::FuzzyState::default(),

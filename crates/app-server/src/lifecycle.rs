@@ -53,6 +53,7 @@ async fn unsubscribe(
             status: ThreadUnsubscribeStatus::NotLoaded,
         });
     };
+    conn.listeners.stop(id);
     if conn.release(&id) {
         // Another connection of this server still uses the thread: it stays loaded.
         return Ok(ThreadUnsubscribeResponse {

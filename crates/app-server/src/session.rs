@@ -160,7 +160,7 @@ async fn review_start(
     let (_, prompt) = review_prompt(&p.target)?;
     let items = vec![UserInput::text(prompt)];
     let (turn_id, started_at) =
-        turns::start_input(&conn, &ctx, id, thread, items, TurnOverrides::default()).await?;
+        turns::start_input(&conn, &ctx, thread, items, TurnOverrides::default()).await?;
     Ok(ReviewStartResponse {
         turn: Turn::in_progress(turn_id, started_at),
         review_thread_id: id.to_string(),

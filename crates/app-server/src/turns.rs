@@ -1,14 +1,16 @@
-//! `turn/start`, `turn/steer`, `turn/interrupt`, and the per-turn event pump.
+//! `turn/start`, `turn/steer`, `turn/interrupt`, and the pump that maps a turn's events.
 //!
 //! `turn/start` asks the engine to start a turn (refused when one is running, whoever
-//! started it: a v2 client, another connection, a `codex`/`codex-reply` call) and a pump
-//! task follows it on the thread's published events, fanning them out as v2
-//! notifications. `thread/resume` of a thread whose turn is running follows that turn the
-//! same way, so a second connection sees a running turn to its end.
+//! started it: a v2 client, another connection, a `codex`/`codex-reply` call) and the
+//! connection's listener of the thread ([`crate::listener`]) follows it on the thread's
+//! published events, a [`Pump`] fanning them out as v2 notifications. `thread/resume` of a
+//! thread whose turn is running follows that turn the same way, so a second connection
+//! sees a running turn to its end.
 
 use crate::approvals::{self, ApprovalCtx};
 use crate::convert::{core_input, now_unix};
 use crate::items::{ItemMapper, Note};
+use crate::listener::{Follow, Start};
 use crate::protocol::methods as m;
 use crate::protocol::turn::{TurnInterruptParams, TurnStartParams, TurnSteerParams};
 use crate::protocol::wire::{
@@ -18,7 +20,10 @@ use crate::protocol::wire::{
 };
 use crate::threads::core_error;
 use crate::{Conn, invalid, lock, method, parse_thread_id, thread_not_found};
-use oi_core::{CoreError, EventStream, StartTurn, Thread};
+use oi_core::{
+    CoreError, Driven, EventStream, PendingRequest, StartTurn, Stop, Thread, TurnFrontEnd,
+    TurnHandle, drive,
+};
 use oi_jsonrpc::RpcError;
 use oi_jsonrpc::{Execution, MethodTable, RequestContext};
 use oi_protocol::ThreadId;
@@ -26,6 +31,7 @@ use oi_protocol::config_types::ReasoningEffort;
 use oi_protocol::protocol::{Event, EventMsg, TurnOverrides};
 use serde_json::json;
 use std::sync::Arc;
+use tokio::sync::oneshot;
 use tokio_util::sync::CancellationToken;
 
 pub(crate) fn register(t: &mut MethodTable, conn: &Arc<Conn>) {
@@ -107,10 +113,10 @@ async fn start(
     if p.collaboration_mode.is_some() {
         crate::init::require_experimental(&conn, "turn/start.collaborationMode")?;
     }
-    let (id, thread) = live(&conn, &p.thread_id)?;
+    let (_, thread) = live(&conn, &p.thread_id)?;
     let items = core_input(&p.input)?;
     let overrides = overrides(&p, &thread)?;
-    let (turn_id, started_at) = start_input(&conn, &ctx, id, thread, items, overrides).await?;
+    let (turn_id, started_at) = start_input(&conn, &ctx, thread, items, overrides).await?;
     Ok(TurnStartResponse {
         turn: Turn::in_progress(turn_id, started_at),
     })
@@ -121,13 +127,12 @@ async fn start(
 pub(crate) async fn start_input(
     conn: &Arc<Conn>,
     ctx: &RequestContext,
-    id: ThreadId,
     thread: Arc<Thread>,
     items: Vec<oi_protocol::user_input::UserInput>,
     overrides: TurnOverrides,
 ) -> Result<(String, i64), RpcError> {
     let turn = StartTurn::Input { items, overrides };
-    submit_turn(conn, ctx, id, thread, turn).await
+    submit_turn(conn, ctx, thread, turn).await
 }
 
 /// `thread/compact/start`: compaction as a turn of its own. Progress arrives as for any turn:
@@ -137,97 +142,54 @@ async fn compact_start(
     ctx: RequestContext,
     p: crate::protocol::wire::ThreadIdParams,
 ) -> Result<EmptyResponse, RpcError> {
-    let (id, thread) = live(&conn, &p.thread_id)?;
-    submit_turn(&conn, &ctx, id, thread, StartTurn::Compact).await?;
+    let (_, thread) = live(&conn, &p.thread_id)?;
+    submit_turn(&conn, &ctx, thread, StartTurn::Compact).await?;
     Ok(EmptyResponse {})
 }
 
-/// Starts `turn` on the thread and pumps its events to the client. Returns the turn id
-/// and its start time.
+/// Starts `turn` on the thread; the connection's listener of the thread reports it (asked
+/// first, so it reads none of the turn's events before it knows to report them). Returns
+/// the turn id and its start time.
 async fn submit_turn(
     conn: &Arc<Conn>,
     ctx: &RequestContext,
-    id: ThreadId,
     thread: Arc<Thread>,
     turn: StartTurn,
 ) -> Result<(String, i64), RpcError> {
     let turn_id = oi_protocol::ids::new_id();
-    let handle = thread
-        .start_turn_with_id(turn_id.clone(), turn)
-        .await
-        .map_err(start_error)?;
+    let (started, start) = oneshot::channel();
+    let follow = Follow {
+        turn_id: turn_id.clone(),
+        start: Start::Starting(start),
+        answers: true,
+        response_sent: ctx.response_sent(),
+    };
+    conn.listeners.follow(conn, &thread, follow);
+    // The listener follows the turn on its own subscription; this handle is not needed.
+    let handle = thread.start_turn_with_id(turn_id.clone(), turn).await;
     let started_at = now_unix();
-    let pump = Pump::new(conn, thread, id, turn_id.clone(), started_at);
-    let sent = ctx.response_sent();
-    tokio::spawn(pump.run(handle.into_events(), sent));
+    let _ = started.send(handle.is_ok().then_some(started_at));
+    handle.map_err(start_error)?;
     Ok((turn_id, started_at))
 }
 
-/// What this connection's pumps follow, so one turn is never reported twice.
-#[derive(Default)]
-pub(crate) struct Following {
-    /// Threads pumps of this connection follow now, with how many pumps (a pump sending
-    /// its last notifications overlaps the next turn's).
-    pumping: std::sync::Mutex<std::collections::HashMap<ThreadId, usize>>,
-    /// Ids of this connection's `turn/steer` inputs: one that arrives as its turn ends
-    /// starts a turn of its own, which the pump then follows (nobody else would).
-    steered: std::sync::Mutex<std::collections::HashSet<String>>,
-}
-
-impl Following {
-    fn start(&self, thread: ThreadId) {
-        *lock(&self.pumping).entry(thread).or_default() += 1;
-    }
-
-    fn stop(&self, thread: ThreadId) {
-        let mut pumping = lock(&self.pumping);
-        if let Some(n) = pumping.get_mut(&thread) {
-            *n -= 1;
-            if *n == 0 {
-                pumping.remove(&thread);
-            }
-        }
-    }
-
-    fn follows(&self, thread: ThreadId) -> bool {
-        lock(&self.pumping).contains_key(&thread)
-    }
-
-    fn steered(&self, input_id: String) {
-        let mut steered = lock(&self.steered);
-        // Ids of inputs that joined their turn are never asked for again; keep few.
-        if steered.len() > 64 {
-            steered.clear();
-        }
-        steered.insert(input_id);
-    }
-
-    /// Whether turn `id` was started by a steering input of this connection.
-    fn take_steered(&self, id: &str) -> bool {
-        lock(&self.steered).remove(id)
-    }
-}
-
 /// `thread/resume` of a thread with a running turn: this connection follows that turn
-/// from here to its end (what happened before is in the resumed thread's turns), unless a
-/// pump of this connection already does.
+/// from here to its end (what happened before is in the resumed thread's turns), unless it
+/// follows a turn of the thread already.
 pub(crate) fn follow_running_turn(conn: &Arc<Conn>, ctx: &RequestContext, thread: Arc<Thread>) {
     let Some(turn_id) = thread.active_turn_id() else {
         return;
     };
-    if conn.following.follows(thread.id()) {
+    if conn.listeners.follows(thread.id()) {
         return;
     }
-    let events = thread.subscribe();
-    // The turn may have ended between the check and the subscription; the pump would then
-    // wait for an end it never sees, so check again now that nothing can be missed.
-    if thread.active_turn_id().as_deref() != Some(turn_id.as_str()) {
-        return;
-    }
-    let id = thread.id();
-    let mut pump = Pump::new(conn, thread, id, turn_id, now_unix());
-    pump.answers = false;
-    tokio::spawn(pump.run(events, ctx.response_sent()));
+    let follow = Follow {
+        turn_id,
+        start: Start::Running { since: now_unix() },
+        answers: false,
+        response_sent: ctx.response_sent(),
+    };
+    conn.listeners.follow(conn, &thread, follow);
 }
 
 async fn steer(
@@ -252,7 +214,7 @@ async fn steer(
     }
     // While a turn runs, user input joins it (the engine's steering).
     let input_id = thread.steer(items).await.map_err(core_error)?;
-    conn.following.steered(input_id);
+    conn.listeners.steered(input_id);
     Ok(TurnSteerResponse {
         turn_id: p.expected_turn_id,
     })
@@ -285,7 +247,7 @@ async fn interrupt(
 
 /// Follows one thread's events for the length of a v2 turn (and any turn that late
 /// steering input starts right after it) and sends them as v2 notifications.
-struct Pump {
+pub(crate) struct Pump {
     conn: Arc<Conn>,
     thread: Arc<Thread>,
     thread_id: ThreadId,
@@ -295,17 +257,31 @@ struct Pump {
     approvals: Vec<tokio::task::JoinHandle<()>>,
     /// Whether this connection answers the turn's approvals: the one that started it does;
     /// one that resumed the thread mid-turn only watches.
-    answers: bool,
+    pub(crate) answers: bool,
+    /// Cancelled when the current turn is over: withdraws its approval prompts.
+    turn_over: CancellationToken,
+    /// What follows the turn `drive` stopped following; `None` while it runs.
+    after: Option<After>,
+}
+
+/// What a pump does once it stops following a turn.
+enum After {
+    /// The turn was reported complete and the thread idle: nothing more.
+    Done,
+    /// Steering input that arrived as the turn ended started turn `0`: follow it too.
+    Next(String),
+    /// The thread went away (the turn was reported failed): report the thread idle.
+    Closed,
 }
 
 impl Pump {
-    fn new(
+    pub(crate) fn new(
         conn: &Arc<Conn>,
         thread: Arc<Thread>,
-        thread_id: ThreadId,
         turn_id: String,
         started_at: i64,
     ) -> Self {
+        let thread_id = thread.id();
         let mut mapper = ItemMapper::new(thread_id.to_string(), turn_id);
         mapper.started_at = Some(started_at);
         Self {
@@ -316,6 +292,8 @@ impl Pump {
             thread_id,
             mapper,
             answers: true,
+            turn_over: CancellationToken::new(),
+            after: None,
         }
     }
 
@@ -346,33 +324,34 @@ impl Pump {
             .await;
     }
 
-    async fn run(self, events: EventStream, response_sent: CancellationToken) {
-        let conn = self.conn.clone();
-        let thread_id = self.thread_id;
-        conn.following.start(thread_id);
-        self.follow(events, response_sent).await;
-        conn.following.stop(thread_id);
-    }
-
-    async fn follow(mut self, mut events: EventStream, response_sent: CancellationToken) {
+    /// Follows `turn` with `oi_core::drive` (the pump only maps), then any turn steering
+    /// input started as it ended; returns the stream it read, to listen on.
+    pub(crate) async fn follow(
+        mut self,
+        mut turn: TurnHandle,
+        response_sent: CancellationToken,
+    ) -> EventStream {
         tokio::select! {
             _ = response_sent.cancelled() => {}
-            _ = self.conn.shutdown.cancelled() => return,
+            _ = self.conn.shutdown.cancelled() => return turn.into_events(),
         }
         let started_at = self.mapper.started_at.unwrap_or_else(now_unix);
         self.turn_started(started_at).await;
-        let mut turn_over = CancellationToken::new();
         loop {
-            let event = tokio::select! {
-                biased;
-                _ = self.conn.shutdown.cancelled() => {
-                    // The engine's shutdown ends the turn and drains the events.
-                    break;
+            let driven = drive(&mut turn, &mut self).await;
+            match self.after.take() {
+                Some(After::Done) => return turn.into_events(),
+                Some(After::Next(next)) => {
+                    self.mapper = ItemMapper::new(self.thread_id.to_string(), next.clone());
+                    let now = now_unix();
+                    self.mapper.started_at = Some(now);
+                    self.turn_over = CancellationToken::new();
+                    self.turn_started(now).await;
+                    turn = self.thread.follow_turn(turn.into_events(), next);
                 }
-                ev = events.next() => ev,
-            };
-            let event = match event {
-                Some(ev) => ev,
+                Some(After::Closed) => break,
+                // The connection is shutting down: the engine's shutdown ends the turn.
+                None if driven == Driven::Abandoned => break,
                 None => {
                     let notes = self
                         .mapper
@@ -380,87 +359,59 @@ impl Pump {
                     self.send(notes).await;
                     break;
                 }
-            };
-            if matches!(event.msg, EventMsg::ShutdownComplete) {
-                let notes = self.mapper.abandon("the thread was shut down");
-                self.send(notes).await;
-                break;
-            }
-            self.side_effects(&event, &turn_over).await;
-            let mut notes = self.unsaved_turn_error(&event);
-            notes.extend(self.mapper.on_event(&event));
-            if self.mapper.ended.is_some() {
-                // Withdraw pending approvals (their `serverRequest/resolved` goes out)
-                // before the turn is reported complete.
-                let last = notes.pop();
-                self.send(notes).await;
-                turn_over.cancel();
-                for task in self.approvals.drain(..) {
-                    let _ = task.await;
-                }
-                // Steering input that arrived as the turn ended starts a new turn of its
-                // own (nobody called turn/start for it): follow that turn too.
-                let next = self
-                    .thread
-                    .active_turn_id()
-                    .filter(|next| next != self.mapper.turn_id())
-                    .filter(|next| self.conn.following.take_steered(next));
-                if next.is_none() {
-                    // Codex's order: the thread is idle before its turn is reported complete,
-                    // so a client reacting to `turn/completed` already sees it idle.
-                    self.status_changed(ThreadStatus::Idle).await;
-                    self.send(last.into_iter().collect()).await;
-                    return;
-                }
-                self.send(last.into_iter().collect()).await;
-                match next {
-                    Some(next) => {
-                        self.mapper = ItemMapper::new(self.thread_id.to_string(), next);
-                        let now = now_unix();
-                        self.mapper.started_at = Some(now);
-                        turn_over = CancellationToken::new();
-                        self.turn_started(now).await;
-                    }
-                    None => break,
-                }
-            } else {
-                self.send(notes).await;
             }
         }
-        turn_over.cancel();
+        self.turn_over.cancel();
         self.status_changed(ThreadStatus::Idle).await;
+        turn.into_events()
     }
 
-    /// Approvals and rate limits: what an event asks of us beyond notifications.
-    async fn side_effects(&mut self, event: &Event, turn_over: &CancellationToken) {
-        let ctx = ApprovalCtx {
+    /// The turn's end, reported: approvals withdrawn (their `serverRequest/resolved` goes
+    /// out) before the turn is reported complete, and what follows it.
+    async fn turn_ended(&mut self, mut notes: Vec<Note>) -> After {
+        let last = notes.pop();
+        self.send(notes).await;
+        self.turn_over.cancel();
+        for task in self.approvals.drain(..) {
+            let _ = task.await;
+        }
+        // Steering input that arrived as the turn ended starts a new turn of its own
+        // (nobody called turn/start for it): follow that turn too.
+        let next = self
+            .thread
+            .active_turn_id()
+            .filter(|next| next != self.mapper.turn_id())
+            .filter(|next| self.conn.listeners.take_steered(next));
+        if next.is_none() {
+            // Codex's order: the thread is idle before its turn is reported complete, so a
+            // client reacting to `turn/completed` already sees it idle.
+            self.status_changed(ThreadStatus::Idle).await;
+        }
+        self.send(last.into_iter().collect()).await;
+        next.map_or(After::Done, After::Next)
+    }
+
+    fn approval_ctx(&self) -> ApprovalCtx {
+        ApprovalCtx {
             conn: self.conn.clone(),
             thread: self.thread.clone(),
             thread_id: self.thread_id,
             turn_id: self.mapper.turn_id().to_string(),
             timeout: self.approval_timeout,
-            turn_over: turn_over.clone(),
-        };
+            turn_over: self.turn_over.clone(),
+        }
+    }
+
+    /// Approval items and rate limits: what an event shows beyond the mapper's notes.
+    async fn side_effects(&mut self, event: &Event) {
         match &event.msg {
             EventMsg::ExecApprovalRequest(req) => {
                 let notes = self.mapper.exec_approval_pending(req);
                 self.send(notes).await;
-                if self.answers {
-                    self.approvals
-                        .push(tokio::spawn(approvals::exec(ctx, req.clone())));
-                }
             }
             EventMsg::ApplyPatchApprovalRequest(req) => {
                 let notes = self.mapper.patch_approval_pending(req);
                 self.send(notes).await;
-                if self.answers {
-                    self.approvals
-                        .push(tokio::spawn(approvals::patch(ctx, req.clone())));
-                }
-            }
-            EventMsg::ElicitationRequest(req) if self.answers => {
-                self.approvals
-                    .push(tokio::spawn(approvals::elicitation(ctx, req.clone())));
             }
             EventMsg::TokenCount(t) => {
                 if let Some(snapshot) = &t.rate_limits {
@@ -480,6 +431,49 @@ impl Pump {
             }
             _ => {}
         }
+    }
+}
+
+impl TurnFrontEnd for Pump {
+    async fn stop_requested(&mut self) -> Stop {
+        self.conn.shutdown.cancelled().await;
+        Stop::Abandon
+    }
+
+    async fn on_event(&mut self, _turn: &TurnHandle, event: &Event) -> Option<Stop> {
+        if matches!(event.msg, EventMsg::ShutdownComplete) {
+            let notes = self.mapper.abandon("the thread was shut down");
+            self.send(notes).await;
+            self.after = Some(After::Closed);
+            return Some(Stop::Abandon);
+        }
+        self.side_effects(event).await;
+        let mut notes = self.unsaved_turn_error(event);
+        notes.extend(self.mapper.on_event(event));
+        if self.mapper.ended.is_none() {
+            self.send(notes).await;
+            return None;
+        }
+        self.after = Some(self.turn_ended(notes).await);
+        Some(Stop::Abandon)
+    }
+
+    async fn on_request(&mut self, _turn: &TurnHandle, _request: PendingRequest, event: &Event) {
+        if !self.answers {
+            return;
+        }
+        let ctx = self.approval_ctx();
+        let task = match &event.msg {
+            EventMsg::ExecApprovalRequest(req) => tokio::spawn(approvals::exec(ctx, req.clone())),
+            EventMsg::ApplyPatchApprovalRequest(req) => {
+                tokio::spawn(approvals::patch(ctx, req.clone()))
+            }
+            EventMsg::ElicitationRequest(req) => {
+                tokio::spawn(approvals::elicitation(ctx, req.clone()))
+            }
+            _ => return,
+        };
+        self.approvals.push(task);
     }
 }
 

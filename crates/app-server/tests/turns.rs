@@ -659,3 +659,49 @@ async fn a_harness_profile_from_thread_start_config_runs_and_reports_its_plan() 
             .contains(&"Edit".to_string())
     );
 }
+
+#[tokio::test]
+async fn a_connection_reports_only_its_own_turns_of_a_thread_it_listens_to() {
+    let script = MockScript::turns([
+        MockTurn::text("first, by A"),
+        MockTurn::text("second, by B"),
+        MockTurn::text("third, by A"),
+    ]);
+    let env = Env::new(script, UNTRUSTED).await;
+    let host = env.host();
+    let mut a = Client::on_host(&host);
+    a.initialize().await;
+    let tid = a.start_thread(&env.work).await["thread"]["id"].clone();
+    let first = a.start_turn(&tid, "one").await;
+    a.turn_notifications(&first).await;
+    // B runs a turn on the thread A listens to; A did not start it and is not told.
+    let mut b = Client::on_host(&host);
+    b.initialize().await;
+    b.ok("thread/resume", json!({"threadId": tid})).await;
+    let second = b.start_turn(&tid, "two").await;
+    let by_b = b.turn_notifications(&second).await;
+    assert!(
+        completed_items(&by_b)
+            .iter()
+            .any(|i| i["text"] == "second, by B"),
+        "{by_b:#?}"
+    );
+    // A's next turn is reported whole, and nothing of B's came before it.
+    let third = a.start_turn(&tid, "three").await;
+    let by_a = a.turn_notifications(&third).await;
+    assert_eq!(
+        by_a.first().map(|n| n["method"].clone()),
+        Some(json!("turn/started")),
+        "{by_a:#?}"
+    );
+    assert!(
+        by_a.iter().all(|n| !n.to_string().contains(&second)),
+        "A was told about B's turn: {by_a:#?}"
+    );
+    assert!(
+        completed_items(&by_a)
+            .iter()
+            .any(|i| i["text"] == "third, by A"),
+        "{by_a:#?}"
+    );
+}

@@ -105,5 +105,7 @@ pub mod catalog {
 pub use parking::{ParkError, TurnOptions};
 pub use recorder::{NoopRecorder, RecordError, Recorder, SaveState, Unsaved};
 pub use thread::{StartTurn, Thread};
-pub use turn_handle::{PendingRequest, Stop, TurnEnd, TurnFrontEnd, TurnHandle};
+pub use turn_handle::{
+    Driven, DrivenTurn, PendingRequest, Stop, TurnEnd, TurnFrontEnd, TurnHandle, drive,
+};
 pub use turn_state::TurnState;

@@ -194,6 +194,14 @@ impl Thread {
         Ok(TurnHandle::new(self.clone(), id, events))
     }
 
+    /// A handle on turn `id`, already running (another front end started it, or steering
+    /// input that arrived as the last turn ended did), read from `events`: subscribe before
+    /// checking that the turn runs, so none of its events is missed. It ends at the turn's
+    /// terminal event like a handle from [`Thread::start_turn`].
+    pub fn follow_turn(self: &Arc<Self>, events: EventStream, id: String) -> TurnHandle {
+        TurnHandle::new(self.clone(), id, events)
+    }
+
     /// Resumes the thread's parked turn `turn_id` at park `park_id` (from its
     /// `turn_parked` event, or [`crate::TurnState::Parked`]) with an answer to each request
     /// it waits for. The calls run as the answers say (approved ones without asking again),

@@ -3,9 +3,10 @@
 //!
 //! Every front end used to re-implement "read until this turn's `task_complete` or
 //! `turn_aborted`, answer approvals with the right id and op, interrupt and wait a while";
-//! [`TurnHandle`] and [`PendingRequest`] are that code, once, and [`TurnHandle::drive`] is
-//! the loop over them: a front end implements [`TurnFrontEnd`] (map an event, answer a
-//! request, say when to stop) and nothing else.
+//! [`TurnHandle`] and [`PendingRequest`] are that code, once, and [`drive`] is the loop
+//! over them: a front end implements [`TurnFrontEnd`] (map an event, answer a request, say
+//! when to stop) and nothing else. [`drive`] follows any [`DrivenTurn`], so a front end that
+//! reaches the engine through a seam of its own (the MCP server) runs the same loop.
 
 use crate::error::CoreError;
 use crate::events::EventStream;
@@ -157,15 +158,58 @@ pub enum Stop {
     /// Interrupt the turn and keep following it to its end: at most `grace` after the
     /// interrupt (then it ends [`TurnEnd::Unresponsive`]), or as long as it takes (`None`).
     Interrupt(Option<Duration>),
-    /// Stop following the turn now (asked twice to stop: the caller shuts the thread down,
-    /// which ends the turn).
+    /// Stop following the turn now: the front end has seen the end it waits for, or (asked
+    /// twice to stop) the caller shuts the thread down, which ends the turn.
     Abandon,
 }
 
-/// A front end driving one turn with [`TurnHandle::drive`]: what it shows of each event,
-/// how it answers what the turn asks, and when it wants the turn stopped. The loop itself
-/// (reading to the terminal event, the interrupt and its grace) is the handle's.
-pub trait TurnFrontEnd: Send {
+/// A turn [`drive`] can follow: a [`TurnHandle`], or a front end's own view of a turn
+/// behind a seam of its own (the MCP server reaches the engine through one, so its tests
+/// can script the engine).
+pub trait DrivenTurn: Send + Sync {
+    /// Why an interrupt could not be asked.
+    type Error: std::fmt::Display;
+
+    /// The turn's id (its submission id).
+    fn turn_id(&self) -> &str;
+
+    /// The next event; the turn's terminal event (or its park) is the last, then `None`
+    /// (also when the thread ended first, or an interrupt's grace ran out). Cancel-safe.
+    fn next_event(&mut self) -> impl Future<Output = Option<Event>> + Send;
+
+    /// Asks the engine to stop the turn. With a `grace`, [`DrivenTurn::next_event`]
+    /// returns `None` once it passes without the turn's end; asking again does not extend
+    /// it.
+    fn interrupt_within(
+        &mut self,
+        grace: Option<Duration>,
+    ) -> impl Future<Output = Result<(), Self::Error>> + Send;
+}
+
+impl DrivenTurn for TurnHandle {
+    type Error = CoreError;
+
+    fn turn_id(&self) -> &str {
+        &self.id
+    }
+
+    fn next_event(&mut self) -> impl Future<Output = Option<Event>> + Send {
+        self.next()
+    }
+
+    async fn interrupt_within(&mut self, grace: Option<Duration>) -> Result<(), CoreError> {
+        match grace {
+            Some(grace) => self.interrupt(grace).await,
+            None => self.thread.interrupt().await,
+        }
+    }
+}
+
+/// A front end driving one turn with [`drive`] (or [`TurnHandle::drive`]): what it shows
+/// of each event, how it answers what the turn asks, and when it wants the turn stopped.
+/// The loop itself (reading to the terminal event, the interrupt and its grace) is
+/// [`drive`]'s.
+pub trait TurnFrontEnd<T: DrivenTurn = TurnHandle>: Send {
     /// Resolves when the front end wants the turn stopped (a signal, a cancel, the client
     /// gone). Must be cancel-safe: it is dropped whenever an event arrives first, and
     /// asked again after it. A front end that asks only once stays pending afterwards.
@@ -174,64 +218,78 @@ pub trait TurnFrontEnd: Send {
     /// One event the thread published while the turn runs (the turn's own, its terminal
     /// event included, and any other the thread publishes meanwhile). `Some` stops the
     /// turn as [`TurnFrontEnd::stop_requested`] would (the client can no longer be told).
-    fn on_event(
-        &mut self,
-        turn: &TurnHandle,
-        event: &Event,
-    ) -> impl Future<Output = Option<Stop>> + Send;
+    fn on_event(&mut self, turn: &T, event: &Event) -> impl Future<Output = Option<Stop>> + Send;
 
     /// `event`, already given to [`TurnFrontEnd::on_event`], asks `request` of the user:
     /// answer it (through `turn`), or refuse it ([`PendingRequest::refusal`]); approvals
     /// fail closed.
     fn on_request(
         &mut self,
-        turn: &TurnHandle,
+        turn: &T,
         request: PendingRequest,
         event: &Event,
     ) -> impl Future<Output = ()> + Send;
 }
 
 impl TurnHandle {
-    /// Follows the turn to its end for `front_end`: each event to
-    /// [`TurnFrontEnd::on_event`], each request to [`TurnFrontEnd::on_request`], the
-    /// front end's stop as an interrupt (with its grace) or as abandoning the turn. Returns
-    /// how the turn ended ([`TurnHandle::end`]), or `None` when the front end abandoned it.
+    /// Follows the turn to its end for `front_end` (see [`drive`]). Returns how the turn
+    /// ended ([`TurnHandle::end`]), or `None` when the front end abandoned it.
     pub async fn drive<F: TurnFrontEnd>(&mut self, front_end: &mut F) -> Option<TurnEnd> {
-        loop {
-            let event = tokio::select! {
-                event = self.next() => event,
-                stop = front_end.stop_requested() => {
-                    if !self.stop(stop).await {
-                        return None;
-                    }
-                    continue;
-                }
-            };
-            let Some(event) = event else { break };
-            if let Some(stop) = front_end.on_event(self, &event).await
-                && !self.stop(stop).await
-            {
-                return None;
-            }
-            if let Some(request) = PendingRequest::of(&event.msg) {
-                front_end.on_request(self, request, &event).await;
-            }
+        match drive(self, front_end).await {
+            Driven::Ended => self.end.clone(),
+            Driven::Abandoned => None,
         }
-        self.end.clone()
     }
+}
 
-    /// Acts on a front end's stop; `false` when it abandons the turn.
-    async fn stop(&mut self, stop: Stop) -> bool {
-        let asked = match stop {
-            Stop::Abandon => return false,
-            Stop::Interrupt(Some(grace)) => self.interrupt(grace).await,
-            Stop::Interrupt(None) => self.thread.interrupt().await,
+/// How [`drive`] stopped following a turn.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Driven {
+    /// The turn's events ran out: its terminal event (or park) was the last, the thread
+    /// ended, or an interrupt's grace passed; the turn says which.
+    Ended,
+    /// The front end stopped following it ([`Stop::Abandon`]).
+    Abandoned,
+}
+
+/// Follows `turn` to its end for `front_end`: each event to [`TurnFrontEnd::on_event`],
+/// each request to [`TurnFrontEnd::on_request`], the front end's stop as an interrupt
+/// (with its grace) or as abandoning the turn. The one turn loop every front end uses.
+pub async fn drive<T: DrivenTurn, F: TurnFrontEnd<T>>(turn: &mut T, front_end: &mut F) -> Driven {
+    loop {
+        let event = tokio::select! {
+            event = turn.next_event() => event,
+            stop = front_end.stop_requested() => {
+                if !act_on(turn, stop).await {
+                    return Driven::Abandoned;
+                }
+                continue;
+            }
         };
-        if let Err(e) = asked {
-            tracing::warn!("could not interrupt turn {}: {e}", self.id);
+        let Some(event) = event else {
+            return Driven::Ended;
+        };
+        if let Some(stop) = front_end.on_event(turn, &event).await
+            && !act_on(turn, stop).await
+        {
+            return Driven::Abandoned;
         }
-        true
+        if let Some(request) = PendingRequest::of(&event.msg) {
+            front_end.on_request(turn, request, &event).await;
+        }
     }
+}
+
+/// Acts on a front end's stop; `false` when it abandons the turn.
+async fn act_on<T: DrivenTurn>(turn: &mut T, stop: Stop) -> bool {
+    let grace = match stop {
+        Stop::Abandon => return false,
+        Stop::Interrupt(grace) => grace,
+    };
+    if let Err(e) = turn.interrupt_within(grace).await {
+        tracing::warn!("could not interrupt turn {}: {e}", turn.turn_id());
+    }
+    true
 }
 
 /// Something a running turn waits for from the user: a command or a patch to approve, or

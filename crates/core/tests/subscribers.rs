@@ -361,3 +361,48 @@ async fn drive_gives_a_front_end_each_event_and_request_and_stops_when_it_asks()
     m.shutdown_all().await;
     assert!(!home.path().join("left.txt").exists());
 }
+
+#[tokio::test]
+async fn a_second_front_end_follows_a_running_turn_to_its_end() {
+    let home = tempfile::tempdir().unwrap();
+    let mock = MockModelServer::start(MockScript::turns([
+        MockTurn::tool_call("shell", json!({"command": ["touch", "followed.txt"]})),
+        MockTurn::text("followed to the end"),
+    ]))
+    .await
+    .unwrap();
+    let m = manager();
+    let new = m
+        .start_thread(config(&mock, home.path(), AskForApproval::Untrusted))
+        .await
+        .unwrap();
+    let mut started = new.thread.start_turn(input("touch it")).await.unwrap();
+    let request = first_request(&mut started).await;
+    // Subscribed before asking which turn runs, as a front end resuming the thread does.
+    let events = new.thread.subscribe();
+    let running = new
+        .thread
+        .active_turn_id()
+        .expect("the turn waits for approval");
+    assert_eq!(running, started.id());
+    let mut follower = new.thread.follow_turn(events, running);
+    started
+        .answer(&request, ReviewDecision::Approved)
+        .await
+        .unwrap();
+    let seen = drain(&mut follower).await;
+    assert!(
+        matches!(seen.last().map(|e| &e.msg), Some(EventMsg::TaskComplete(_))),
+        "the follower's last event is the turn's end"
+    );
+    assert_eq!(
+        follower.end(),
+        Some(&TurnEnd::Completed {
+            last_agent_message: Some("followed to the end".into()),
+            failed: false
+        })
+    );
+    drain(&mut started).await;
+    assert!(home.path().join("followed.txt").exists());
+    m.shutdown_all().await;
+}

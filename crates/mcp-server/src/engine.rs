@@ -243,8 +243,8 @@ pub trait EngineThread: Send + Sync {
     }
 }
 
-/// One running turn, as its caller follows it.
-pub trait EngineTurn: Send {
+/// One running turn, as its caller follows it (with `oi_core::drive`).
+pub trait EngineTurn: Send + Sync {
     /// The next event; the turn's terminal event (`task_complete` / `turn_aborted` with its
     /// id, or its `turn_parked`) is the last. `None` after it, or when the thread ended
     /// first. Cancel-safe.

@@ -4,7 +4,8 @@
 //! cannot be asked), and turn the end of the turn into the call's result. In both eras the
 //! notifications go with the request: on its own stream over HTTP.
 //!
-//! The loop ends on the turn's own terminal event (`task_complete` / `turn_aborted`
+//! The turn loop is `oi_core::drive`'s ([`follow`] maps its events). It ends on the
+//! turn's own terminal event (`task_complete` / `turn_aborted`
 //! carrying our submission id), so the next call on the thread starts with a clean
 //! queue. A failed turn reports `error` then `task_complete`; the error is remembered
 //! and returned as an `isError` result at the terminal event. A turn whose approvals park
@@ -12,7 +13,9 @@
 //! ([`CallEnd::Parked`]); [`CallEnv::resume`] follows it again from its answers, on any
 //! server sharing the store.
 
-use crate::approvals::{self, ApprovalContext, Asker};
+mod follow;
+
+use crate::approvals::Asker;
 use crate::engine::{
     Engine, EngineError, EngineThread, EngineTurn, ParkedAnswer, ResumeError, StartTurnError,
     ThreadHandle, TurnOptions, TurnParkedEvent, TurnState,
@@ -23,17 +26,12 @@ use crate::protocol::log::{LOG_MESSAGE, LogLevel, LogMessage};
 use crate::tools::{CodexArgs, ReplyArgs};
 use oi_jsonrpc::{BoxFuture, RequestContext};
 use oi_protocol::ThreadId;
-use oi_protocol::protocol::{Event, EventMsg, Op, Submission, TurnAbortReason, WarningEvent};
+use oi_protocol::protocol::{Event, EventMsg, TurnAbortReason, WarningEvent};
 use rmcp::model::CallToolResult;
 use serde::Serialize;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
-use tokio::time::Instant;
-use tokio_util::sync::CancellationToken;
-
-/// After an interrupt, how long to wait for the engine to end the turn.
-const INTERRUPT_GRACE: Duration = Duration::from_secs(30);
 
 /// One of a service's slots for a running call (or subscription): counted while it lives.
 pub struct CallSlot {
@@ -362,81 +360,6 @@ impl CallEnv {
             sub_id,
         })
     }
-
-    /// Relays the turn's events until its end (or its park): interrupts it when the call is
-    /// cancelled, routes its approvals, and makes its end the call's result.
-    pub async fn follow(&mut self, started: Started) -> TurnEnd {
-        let Started {
-            thread,
-            approval_timeout,
-            mut events,
-            sub_id,
-        } = started;
-        let thread_id = thread.id();
-        let turn_over = CancellationToken::new();
-        let _withdraw_prompts = turn_over.clone().drop_guard();
-        let mut turn = TurnWatch {
-            sub_id: sub_id.clone(),
-            thread_id,
-            approvals: ApprovalContext {
-                outgoing: self.ctx.outgoing.clone(),
-                thread: thread.clone(),
-                thread_id,
-                tool_call_id: self.ctx.id.clone(),
-                asker: self.asker.clone(),
-                timeout: approval_timeout,
-                turn_over: turn_over.clone(),
-            },
-            last_error: None,
-            last_message: None,
-            refused: None,
-        };
-        let early = |result| TurnEnd {
-            thread: thread_id,
-            result: CallEnd::Result(result),
-            terminal: None,
-        };
-        let mut interrupt_deadline: Option<Instant> = None;
-        loop {
-            let cancel = self.ctx.cancel.clone();
-            let event = tokio::select! {
-                biased;
-                _ = cancel.cancelled(), if interrupt_deadline.is_none() => {
-                    interrupt_deadline = Some(Instant::now() + INTERRUPT_GRACE);
-                    let sub = Submission { id: sub_id.clone(), op: Op::Interrupt };
-                    if let Err(e) = thread.submit(sub).await {
-                        return early(tool_result(Some(thread_id), format!("Could not interrupt the turn: {e}"), true));
-                    }
-                    continue;
-                }
-                _ = sleep_until_opt(interrupt_deadline) => {
-                    return early(tool_result(
-                        Some(thread_id),
-                        format!("The turn did not stop within {} s of being interrupted.", INTERRUPT_GRACE.as_secs()),
-                        true,
-                    ));
-                }
-                ev = events.next_event() => ev,
-            };
-            let Some(event) = event else {
-                return early(tool_result(
-                    Some(thread_id),
-                    "The session ended unexpectedly: the thread shut down before the turn finished.".into(),
-                    true,
-                ));
-            };
-            // The terminal event is held back until the thread is released (see `finish`).
-            if let Some(result) = turn.at_end(&event, &self.ctx) {
-                return TurnEnd {
-                    thread: thread_id,
-                    result,
-                    terminal: Some(event),
-                };
-            }
-            self.emit(thread_id, &event).await;
-            turn.on_event(&event);
-        }
-    }
 }
 
 /// A turn just started (or resumed), to be followed.
@@ -563,149 +486,6 @@ fn ended_early_text(why: &str) -> String {
     format!(
         "The turn ended before finishing because {why}. The thread is kept: continue it with codex-reply."
     )
-}
-
-/// What one turn of a call remembers between events, and how each event moves it on.
-struct TurnWatch {
-    sub_id: String,
-    thread_id: ThreadId,
-    approvals: ApprovalContext,
-    /// The turn failed: returned as an error result at its end.
-    last_error: Option<String>,
-    last_message: Option<String>,
-    /// What the turn wanted approved when its approval was refused for want of the
-    /// elicitation capability ([`Asker::Refuse`]).
-    refused: Option<String>,
-}
-
-impl TurnWatch {
-    /// Starts approval tasks for approval requests; remembers the turn's error and last
-    /// message.
-    fn on_event(&mut self, event: &Event) {
-        let ours = event.id == self.sub_id;
-        let thread_id = self.thread_id;
-        if self.approvals.asker == Asker::Refuse && self.refused.is_none() {
-            self.refused = match &event.msg {
-                EventMsg::ExecApprovalRequest(req) => Some(format!(
-                    "running `{}`",
-                    oi_protocol::parse_command::display_command(&req.command)
-                )),
-                EventMsg::ApplyPatchApprovalRequest(_) => Some("changing files".to_string()),
-                _ => None,
-            };
-        }
-        match &event.msg {
-            EventMsg::ExecApprovalRequest(req) => {
-                tokio::spawn(approvals::handle_exec(
-                    self.approvals.clone(),
-                    req.clone(),
-                    event.id.clone(),
-                ));
-            }
-            EventMsg::ApplyPatchApprovalRequest(req) => {
-                tokio::spawn(approvals::handle_patch(
-                    self.approvals.clone(),
-                    req.clone(),
-                    event.id.clone(),
-                ));
-            }
-            EventMsg::ElicitationRequest(req) => {
-                tokio::spawn(approvals::handle_nested(
-                    self.approvals.clone(),
-                    req.clone(),
-                    event.id.clone(),
-                ));
-            }
-            EventMsg::Error(e) if ours => {
-                tracing::warn!("thread {thread_id}: turn failed: {}", e.message);
-                self.last_error = Some(e.message.clone());
-            }
-            EventMsg::AgentMessage(m) if ours => self.last_message = Some(m.message.clone()),
-            _ => {}
-        }
-    }
-
-    /// At the turn's terminal event, the call's result.
-    fn at_end(&mut self, event: &Event, call: &RequestContext) -> Option<CallEnd> {
-        let ours = event.id == self.sub_id;
-        let sub_id = self.sub_id.as_str();
-        let thread_id = self.thread_id;
-        let result = |text: String, is_error: bool| {
-            Some(CallEnd::Result(tool_result(
-                Some(thread_id),
-                text,
-                is_error,
-            )))
-        };
-        let terminal = match &event.msg {
-            EventMsg::TaskComplete(done) => ours || done.turn_id == sub_id,
-            EventMsg::TurnAborted(aborted) => ours || aborted.turn_id.as_deref() == Some(sub_id),
-            _ => false,
-        };
-        if terminal && let Some(what) = self.refused.take() {
-            return Some(CallEnd::NeedsElicitation {
-                thread: thread_id,
-                what,
-            });
-        }
-        match &event.msg {
-            EventMsg::TaskComplete(done) if ours || done.turn_id == sub_id => {
-                if let Some(err) = self.last_error.take() {
-                    return result(err, true);
-                }
-                let text = done
-                    .last_agent_message
-                    .clone()
-                    .or(self.last_message.take())
-                    .unwrap_or_default();
-                // A turn whose end is not in the store is not a success to report: the
-                // client would continue a thread that lacks it (here or on another server).
-                if let Some(unsaved) = self.approvals.thread.unsaved() {
-                    tracing::warn!("thread {thread_id}: turn finished unsaved: {unsaved}");
-                    return result(unsaved_text(thread_id, &unsaved, &text), true);
-                }
-                result(text, false)
-            }
-            EventMsg::TurnAborted(aborted)
-                if ours || aborted.turn_id.as_deref() == Some(sub_id) =>
-            {
-                let why = if call.cancel.is_cancelled() && !call.cancelled_by_client() {
-                    "the server is shutting down".to_string()
-                } else {
-                    match aborted.reason {
-                        TurnAbortReason::Interrupted => "it was interrupted".to_string(),
-                        TurnAbortReason::Replaced => "another turn replaced it".to_string(),
-                    }
-                };
-                // For a client-cancelled call this result is never sent (MCP rule).
-                result(ended_early_text(&why), true)
-            }
-            // A turn that parks its approvals stops here; the call ends with the park.
-            EventMsg::TurnParked(parked) if parked.turn_id == sub_id => Some(CallEnd::Parked {
-                thread: thread_id,
-                parked: parked.clone(),
-            }),
-            EventMsg::ShutdownComplete => result("The session was shut down.".into(), true),
-            _ => None,
-        }
-    }
-}
-
-/// The error result of a turn that finished but is not (completely) in the thread store:
-/// what is missing, and the answer itself, which the store may not have.
-fn unsaved_text(thread_id: ThreadId, unsaved: &str, answer: &str) -> String {
-    format!(
-        "The turn finished, but thread {thread_id} is not saved completely in its thread \
-         store: {unsaved}. Until it is, continuing the thread (here after a restart, or on \
-         another server) would not see this turn. The answer was:\n\n{answer}"
-    )
-}
-
-async fn sleep_until_opt(deadline: Option<Instant>) {
-    match deadline {
-        Some(d) => tokio::time::sleep_until(d).await,
-        None => std::future::pending().await,
-    }
 }
 
 fn cancelled_before_start() -> CallToolResult {
