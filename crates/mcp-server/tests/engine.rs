@@ -382,12 +382,12 @@ async fn codex_tool_honours_project_config_only_trusted_and_accepted() {
 // No false success through the `codex` tool: an answer holding a call nobody ran is retried
 // once; when the model repeats it, the result is an error naming the tool.
 
-/// A call explained in prose: not a call to run.
+/// A call explained in prose and too broken to parse (its argv list is never closed): a
+/// call nobody ran, and nothing the engine could run in its place.
 fn explained_call() -> MockTurn {
-    MockTurn::text(format!(
-        "You can create it like this:\n```json\n{}\n```\nThat writes the file.",
-        json!({"name": "shell", "arguments": {"command": ["bash", "-lc", "echo hi > made.txt"]}})
-    ))
+    MockTurn::text(
+        "You can create it like this:\n```json\n{\"name\": \"shell\", \"arguments\": {\"command\": [\"bash\", \"-lc\", \"echo hi > made.txt\"}}\n```\nThat writes the file.",
+    )
 }
 
 #[tokio::test]
