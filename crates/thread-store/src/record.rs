@@ -4,7 +4,7 @@
 //! a thread's summary takes from its records (timestamps, creation time, preview).
 //!
 //! Neutral ground: neither backend's files live here, so the PostgreSQL backend never
-//! imports the local one (checked in `crates/cli/tests/architecture.rs`).
+//! imports the local one (checked by `cargo xtask tidy`).
 
 use crate::error::StoreError;
 use crate::types::{RolloutItem, RolloutLine, SessionMeta};
