@@ -30,6 +30,20 @@ pub(crate) fn parse_timestamp_ms(s: &str) -> Option<i64> {
         .map(|t| t.timestamp_millis())
 }
 
+/// A new thread's creation time in milliseconds, from its `session_meta` timestamp; an empty
+/// one is first stamped with the current time. Both backends' `create` start here.
+pub(crate) fn stamp_created(meta: &mut SessionMeta) -> Result<i64, StoreError> {
+    if meta.timestamp.is_empty() {
+        meta.timestamp = format_timestamp(Utc::now());
+    }
+    parse_timestamp_ms(&meta.timestamp).ok_or_else(|| {
+        StoreError::Invalid(format!(
+            "session_meta timestamp `{}` is not RFC 3339 (expected e.g. 2026-04-25T12:00:00.123Z)",
+            meta.timestamp
+        ))
+    })
+}
+
 pub(crate) fn system_time_ms(t: SystemTime) -> i64 {
     match t.duration_since(UNIX_EPOCH) {
         Ok(d) => i64::try_from(d.as_millis()).unwrap_or(i64::MAX),

@@ -17,7 +17,7 @@ use crate::error::StoreError;
 use crate::loaded::{LoadedThread, interrupted_marker};
 use crate::outline::{Origin, ThreadOutline};
 use crate::record::{
-    created_ms, encode_line, format_timestamp, parse_timestamp_ms, preview_text, read_rollout,
+    created_ms, encode_line, format_timestamp, preview_text, read_rollout, stamp_created,
     system_time_ms, truncate_preview,
 };
 use crate::types::{ListQuery, RolloutItem, RolloutLine, SessionMeta, ThreadPage, ThreadSummary};
@@ -97,15 +97,7 @@ impl PgStore {
 
     /// [`PgStore::create`] for async callers.
     pub(crate) async fn create_async(&self, mut meta: SessionMeta) -> Result<PgWriter, StoreError> {
-        if meta.timestamp.is_empty() {
-            meta.timestamp = format_timestamp(chrono::Utc::now());
-        }
-        let created = parse_timestamp_ms(&meta.timestamp).ok_or_else(|| {
-            StoreError::Invalid(format!(
-                "session_meta timestamp `{}` is not RFC 3339 (expected e.g. 2026-04-25T12:00:00.123Z)",
-                meta.timestamp
-            ))
-        })?;
+        let created = stamp_created(&mut meta)?;
         let mut first = Vec::new();
         encode_line(
             &mut first,
