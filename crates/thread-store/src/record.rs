@@ -44,6 +44,30 @@ pub(crate) fn stamp_created(meta: &mut SessionMeta) -> Result<i64, StoreError> {
     })
 }
 
+/// A thread's records split as a [`crate::LoadedThread`] holds them: its `session_meta`
+/// (which must come first, else the thread at `path` is corrupt), then the timestamps and
+/// the items of the rest. Both backends load through it.
+pub(crate) fn split_meta(
+    lines: Vec<RolloutLine>,
+    path: &Path,
+) -> Result<(SessionMeta, Vec<String>, Vec<RolloutItem>), StoreError> {
+    let mut lines = lines.into_iter();
+    let meta = match lines.next() {
+        Some(RolloutLine {
+            item: RolloutItem::SessionMeta(meta),
+            ..
+        }) => meta,
+        _ => {
+            return Err(StoreError::Corrupt {
+                path: path.to_path_buf(),
+                reason: "it has no session_meta record at its start".into(),
+            });
+        }
+    };
+    let (timestamps, items) = lines.map(|l| (l.timestamp, l.item)).unzip();
+    Ok((meta, timestamps, items))
+}
+
 pub(crate) fn system_time_ms(t: SystemTime) -> i64 {
     match t.duration_since(UNIX_EPOCH) {
         Ok(d) => i64::try_from(d.as_millis()).unwrap_or(i64::MAX),

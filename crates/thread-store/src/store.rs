@@ -7,7 +7,7 @@ use crate::outline::ThreadOutline;
 use crate::paging::Cursor;
 use crate::record::{
     Tail, created_ms, format_timestamp, preview_text, read_rollout, read_rollout_events,
-    stamp_created, system_time_ms, thread_id_ms, truncate_preview,
+    split_meta, stamp_created, system_time_ms, thread_id_ms, truncate_preview,
 };
 use crate::rollout::{Head, LocalWriter, read_head, rollout_path};
 use crate::scan::{
@@ -220,21 +220,7 @@ impl LocalStore {
         lines: Vec<RolloutLine>,
         warnings: Vec<String>,
     ) -> Result<LoadedThread, StoreError> {
-        let mut lines = lines.into_iter();
-        let meta = match lines.next() {
-            Some(RolloutLine {
-                item: RolloutItem::SessionMeta(meta),
-                ..
-            }) => meta,
-            _ => {
-                return Err(StoreError::Corrupt {
-                    path: path.to_path_buf(),
-                    reason: "it has no session_meta record at its start".into(),
-                });
-            }
-        };
-        let (timestamps, items): (Vec<String>, Vec<RolloutItem>) =
-            lines.map(|l| (l.timestamp, l.item)).unzip();
+        let (meta, timestamps, items) = split_meta(lines, path)?;
         let mtime = file_mtime_ms(path);
         let indexed = self.index_call(|i| i.get(&meta.id))?;
         let summary = match indexed {

@@ -17,8 +17,8 @@ use crate::error::StoreError;
 use crate::loaded::{LoadedThread, interrupted_marker};
 use crate::outline::{Origin, ThreadOutline};
 use crate::record::{
-    created_ms, encode_line, format_timestamp, preview_text, read_rollout, stamp_created,
-    system_time_ms, truncate_preview,
+    created_ms, encode_line, format_timestamp, preview_text, read_rollout, split_meta,
+    stamp_created, system_time_ms, truncate_preview,
 };
 use crate::types::{ListQuery, RolloutItem, RolloutLine, SessionMeta, ThreadPage, ThreadSummary};
 use db::Db;
@@ -659,19 +659,7 @@ fn assemble(
     warnings: Vec<String>,
     shown: &str,
 ) -> Result<LoadedThread, StoreError> {
-    let mut lines = lines.into_iter();
-    let meta = match lines.next() {
-        Some(RolloutLine {
-            item: RolloutItem::SessionMeta(meta),
-            ..
-        }) => meta,
-        _ => {
-            return Err(StoreError::Corrupt {
-                path: PathBuf::from(shown),
-                reason: "it has no session_meta record at its start".into(),
-            });
-        }
-    };
+    let (meta, timestamps, items) = split_meta(lines, Path::new(shown))?;
     if meta.id != summary.id {
         return Err(StoreError::Corrupt {
             path: PathBuf::from(shown),
@@ -681,7 +669,6 @@ fn assemble(
             ),
         });
     }
-    let (timestamps, items) = lines.map(|l| (l.timestamp, l.item)).unzip();
     Ok(LoadedThread {
         summary,
         meta,
