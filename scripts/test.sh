@@ -29,8 +29,11 @@ export OI_REQUIRE_PG=1
 # Tests that drive a peer (Codex's own binary) fail rather than skip if it is missing.
 export OI_REQUIRE_PEERS=1
 
-echo "==> formatting and lints"
+echo "==> formatting, the architecture's invariants (cargo xtask tidy) and lints"
 cargo fmt --all --check
+# ARCHITECTURE.md's invariants checked in the source (xtask/src/tidy.rs): seconds, so before
+# the long builds; `cargo test` runs them again as the xtask's test.
+cargo xtask tidy
 cargo clippy --workspace --all-targets -- -D warnings
 
 echo "==> release binary size (target: at most 30 MB stripped)"

@@ -561,6 +561,21 @@ impl tracing::field::Visit for MessageText {
     }
 }
 
+/// What each server (MCP, ACP, v2) is started with: the command line's config overrides. A
+/// bad `-c` is a usage error, said here.
+fn host_settings(global: &GlobalArgs) -> Result<crate::mcp_server_cmd::HostSettings, i32> {
+    match global.cli_overrides() {
+        Ok(cli_overrides) => Ok(crate::mcp_server_cmd::HostSettings {
+            cli_overrides,
+            overrides: global.overrides(),
+        }),
+        Err(e) => {
+            eprintln!("error: {e}");
+            Err(EXIT_USAGE)
+        }
+    }
+}
+
 pub fn main_with_args(mut args: Vec<OsString>) -> i32 {
     // Installed under the name `interpreter-mcp-server` (e.g. a symlink): act as the server.
     let invoked_as = args.first().and_then(|a| {
@@ -650,16 +665,9 @@ pub fn main_with_args(mut args: Vec<OsString>) -> i32 {
             rt.block_on(crate::mcp_cmd::run(command, &home, &cli_overrides))
         }
         Some(Command::McpServer(args)) => {
-            let cli_overrides = match cli.global.cli_overrides() {
-                Ok(o) => o,
-                Err(e) => {
-                    eprintln!("error: {e}");
-                    return EXIT_USAGE;
-                }
-            };
-            let opts = crate::mcp_server_cmd::HostSettings {
-                cli_overrides,
-                overrides: cli.global.overrides(),
+            let opts = match host_settings(&cli.global) {
+                Ok(opts) => opts,
+                Err(code) => return code,
             };
             rt.block_on(crate::mcp_server_cmd::run(
                 crate::mcp_server_cmd::Server::Mcp,
@@ -668,16 +676,9 @@ pub fn main_with_args(mut args: Vec<OsString>) -> i32 {
             ))
         }
         Some(Command::Acp) => {
-            let cli_overrides = match cli.global.cli_overrides() {
-                Ok(o) => o,
-                Err(e) => {
-                    eprintln!("error: {e}");
-                    return EXIT_USAGE;
-                }
-            };
-            let opts = crate::mcp_server_cmd::HostSettings {
-                cli_overrides,
-                overrides: cli.global.overrides(),
+            let opts = match host_settings(&cli.global) {
+                Ok(opts) => opts,
+                Err(code) => return code,
             };
             rt.block_on(crate::acp_cmd::run(opts))
         }
@@ -703,16 +704,9 @@ pub fn main_with_args(mut args: Vec<OsString>) -> i32 {
                 eprintln!("error: {e}");
                 return EXIT_USAGE;
             }
-            let cli_overrides = match cli.global.cli_overrides() {
-                Ok(o) => o,
-                Err(e) => {
-                    eprintln!("error: {e}");
-                    return EXIT_USAGE;
-                }
-            };
-            let opts = crate::mcp_server_cmd::HostSettings {
-                cli_overrides,
-                overrides: cli.global.overrides(),
+            let opts = match host_settings(&cli.global) {
+                Ok(opts) => opts,
+                Err(code) => return code,
             };
             rt.block_on(crate::mcp_server_cmd::run(
                 crate::mcp_server_cmd::Server::App,

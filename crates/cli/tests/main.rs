@@ -12,7 +12,6 @@ mod tui_pty;
 mod acp;
 mod app_server_flow;
 mod app_server_ws;
-mod architecture;
 mod bad_input;
 mod broken_pipe;
 mod codex_keys;

@@ -299,19 +299,7 @@ pub fn read_text_capped_in(
     max: u64,
     within: Option<&Within<'_>>,
 ) -> Result<String, ProjectFileError> {
-    let (mut file, size) = open_regular_within(path, within)?;
-    let too_large = |size| ProjectFileError::TooLarge {
-        path: path.display().to_string(),
-        size,
-        max,
-    };
-    if size > max {
-        return Err(too_large(size));
-    }
-    let bytes = read_up_to(&mut file, max + 1, path)?;
-    if bytes.len() as u64 > max {
-        return Err(too_large(bytes.len() as u64));
-    }
+    let bytes = read_bytes_capped_in(path, max, within)?;
     String::from_utf8(bytes).map_err(|_| ProjectFileError::Io {
         path: path.display().to_string(),
         source: io::Error::new(io::ErrorKind::InvalidData, "not UTF-8 text"),
@@ -320,7 +308,16 @@ pub fn read_text_capped_in(
 
 /// `path`'s bytes if it is a regular file of at most `max` bytes.
 pub fn read_bytes_capped(path: &Path, max: u64) -> Result<Vec<u8>, ProjectFileError> {
-    let (mut file, size) = open_regular(path)?;
+    read_bytes_capped_in(path, max, None)
+}
+
+/// [`read_bytes_capped`] of a file that must really be inside `within`, if given.
+fn read_bytes_capped_in(
+    path: &Path,
+    max: u64,
+    within: Option<&Within<'_>>,
+) -> Result<Vec<u8>, ProjectFileError> {
+    let (mut file, size) = open_regular_within(path, within)?;
     let too_large = |size| ProjectFileError::TooLarge {
         path: path.display().to_string(),
         size,

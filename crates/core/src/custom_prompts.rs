@@ -143,12 +143,7 @@ pub fn read_prompt_file(file: &PromptFile) -> Result<PromptText, ProjectFileErro
 pub fn parse(name: &str, text: &str) -> PromptText {
     let (front, body) = split_front_matter(text);
     let fields = front_matter_fields(front);
-    let field = |keys: &[&str]| {
-        fields
-            .iter()
-            .find(|(k, v)| keys.contains(&k.as_str()) && !v.is_empty())
-            .map(|(_, v)| v.clone())
-    };
+    let field = |keys: &[&str]| front_matter_field(&fields, keys);
     let mut required = Vec::new();
     let mut takes_arguments = false;
     let mut positional = 0;
@@ -198,6 +193,15 @@ pub(crate) fn split_front_matter(text: &str) -> (&str, &str) {
         offset += line.len();
     }
     ("", text)
+}
+
+/// The first non-empty value of [`front_matter_fields`] under any of `keys` (a field's
+/// spellings: `argument-hint`, `argument_hint`).
+pub(crate) fn front_matter_field(fields: &[(String, String)], keys: &[&str]) -> Option<String> {
+    fields
+        .iter()
+        .find(|(k, v)| keys.contains(&k.as_str()) && !v.is_empty())
+        .map(|(_, v)| v.clone())
 }
 
 /// The `key: value` lines of a front matter, values unquoted. YAML's block scalars

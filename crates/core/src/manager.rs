@@ -134,38 +134,33 @@ impl ThreadManager {
     /// (at most its connect timeout) only the calls that need that store, never the other
     /// threads. Two calls racing to open the same store both connect; the first one kept wins.
     pub fn store(&self, home: &Path) -> Result<ThreadStore, CoreError> {
-        let cached = self
-            .inner
-            .stores
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .get(home)
-            .cloned();
-        if let Some(s) = cached {
+        if let Some(s) = self.cached_store(home) {
             return Ok(s);
         }
-        let opened = open_thread_store(home)?;
-        let mut stores = self.inner.stores.lock().unwrap_or_else(|p| p.into_inner());
-        Ok(stores.entry(home.to_path_buf()).or_insert(opened).clone())
+        Ok(self.keep_store(home, open_thread_store(home)?))
     }
 
     /// [`ThreadManager::store`] for async code: the config is read on the blocking pool, a
     /// database is connected to on this runtime (which then runs its operations), the local
     /// index is opened on the blocking pool.
     pub async fn open_store(&self, home: &Path) -> Result<ThreadStore, CoreError> {
-        let cached = self
-            .inner
-            .stores
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .get(home)
-            .cloned();
-        if let Some(s) = cached {
+        if let Some(s) = self.cached_store(home) {
             return Ok(s);
         }
-        let opened = open_thread_store_async(home).await?;
+        Ok(self.keep_store(home, open_thread_store_async(home).await?))
+    }
+
+    /// The store already opened for `home`, if any.
+    fn cached_store(&self, home: &Path) -> Option<ThreadStore> {
+        let stores = self.inner.stores.lock().unwrap_or_else(|p| p.into_inner());
+        stores.get(home).cloned()
+    }
+
+    /// Keeps `opened` as `home`'s store, unless a racing call kept one first: that one is
+    /// returned (and `opened` dropped), so every caller shares one store.
+    fn keep_store(&self, home: &Path, opened: ThreadStore) -> ThreadStore {
         let mut stores = self.inner.stores.lock().unwrap_or_else(|p| p.into_inner());
-        Ok(stores.entry(home.to_path_buf()).or_insert(opened).clone())
+        stores.entry(home.to_path_buf()).or_insert(opened).clone()
     }
 
     /// The live thread with this id, if this process has it loaded.

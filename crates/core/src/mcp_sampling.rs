@@ -18,7 +18,7 @@ use oi_mcp_client::{
 };
 use oi_model_client::{ModelError, Prompt, ResponseEvent};
 use oi_protocol::models::{ContentItem, ResponseItem, Role, TokenUsage};
-use oi_protocol::protocol::{EventMsg, ReviewDecision, TokenCountEvent, TokenUsageInfo};
+use oi_protocol::protocol::ReviewDecision;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock, Weak};
 use tokio_util::sync::CancellationToken;
@@ -118,7 +118,7 @@ async fn serve(
     let usage = sampled
         .usage
         .unwrap_or_else(|| estimated_usage(&prompt, &sampled.text));
-    count_usage(sess, turn_id.as_deref().unwrap_or_default(), usage);
+    crate::turn::count_usage(sess, turn_id.as_deref().unwrap_or_default(), usage);
     let (text, stop_reason) = finish(sampled.text, sampled.truncated, &request.stop_sequences);
     tracing::info!(server = %request.server, bytes = text.len(), ?stop_reason, "sampled for MCP server");
     Ok(SamplingReply {
@@ -379,28 +379,6 @@ fn estimated_usage(prompt: &Prompt, text: &str) -> TokenUsage {
         reasoning_output_tokens: 0,
         total_tokens: input + output,
     }
-}
-
-/// Adds the request to the thread's token usage and says so with a `token_count` event.
-fn count_usage(sess: &Session, turn_id: &str, usage: TokenUsage) {
-    let total = {
-        let mut st = sess.state();
-        st.total_usage.add_assign(&usage);
-        st.total_usage
-    };
-    let (window, source) = sess.context_window_and_source();
-    sess.send(
-        turn_id,
-        EventMsg::TokenCount(TokenCountEvent {
-            info: Some(TokenUsageInfo {
-                total_token_usage: total,
-                last_token_usage: usage,
-                model_context_window: Some(window),
-                model_context_window_source: Some(source),
-            }),
-            rate_limits: sess.client.rate_limits(),
-        }),
-    );
 }
 
 #[cfg(test)]

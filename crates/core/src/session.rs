@@ -394,6 +394,13 @@ impl Session {
         if items.is_empty() {
             return;
         }
+        self.record_durably(turn_id, &items).await;
+        self.state().history.extend(items);
+    }
+
+    /// Records `items` and waits until they are durable, holding no lock and blocking no
+    /// worker; a failure is said as the store's warning.
+    async fn record_durably(&self, turn_id: &str, items: &[ResponseItem]) {
         let (queued, wait) = {
             let mut rec = self.recorder();
             let queued: Result<(), RecordError> =
@@ -408,7 +415,6 @@ impl Session {
         if let Err(e) = r {
             self.warn_store(turn_id, &e);
         }
-        self.state().history.extend(items);
     }
 
     /// The model's context window in tokens (see `window::resolve` for the order of sources).
@@ -528,18 +534,8 @@ impl Session {
             call_id: call_id.to_string(),
             output: output.clone(),
         };
-        let (queued, wait) = {
-            let mut rec = self.recorder();
-            (rec.record_item_unwaited(&item), rec.start_written())
-        };
-        let mut r = queued;
-        let written = wait.wait().await;
-        if r.is_ok() {
-            r = written.and_then(|()| self.recorder().take_failure());
-        }
-        if let Err(e) = r {
-            self.warn_store(turn_id, &e);
-        }
+        self.record_durably(turn_id, std::slice::from_ref(&item))
+            .await;
         let mut st = self.state();
         let slot = st.history.iter_mut().find_map(|i| match i {
             ResponseItem::FunctionCallOutput { call_id: c, output } if c == call_id => Some(output),

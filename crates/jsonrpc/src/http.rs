@@ -258,14 +258,7 @@ pub async fn serve_http(
             futures::future::join(futures::future::join_all(ends), stateless).await;
         }
     };
-    let listener = conn::GuardedListener::new(
-        listener,
-        conn::ConnLimits {
-            header_timeout: opts.header_timeout,
-            idle_timeout: opts.idle_timeout,
-            max_per_peer: opts.max_connections_per_peer.max(1),
-        },
-    );
+    let listener = conn::GuardedListener::new(listener, conn::ConnLimits::of(&opts));
     axum::serve(
         listener,
         app.into_make_service_with_connect_info::<conn::ConnHandle>(),

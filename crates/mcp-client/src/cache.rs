@@ -104,9 +104,22 @@ pub async fn store(
 /// The largest catalog read back: far above a real server's tool list.
 const CACHE_MAX_BYTES: u64 = 16 * 1024 * 1024;
 
+/// Writes `value` as the JSON file `path` in the cache folder, whole or not at all: into a
+/// temporary file beside it, renamed over it (a reader never sees half a file).
+pub(crate) fn write_json(path: &Path, value: &impl Serialize) -> std::io::Result<()> {
+    let dir = path
+        .parent()
+        .ok_or_else(|| std::io::Error::other("cache path has no parent"))?;
+    std::fs::create_dir_all(dir)?;
+    let body = serde_json::to_vec(value).map_err(std::io::Error::other)?;
+    let tmp = path.with_extension(format!("json.tmp{}", std::process::id()));
+    write_new(&tmp, &body)?;
+    std::fs::rename(&tmp, path)
+}
+
 /// Writes `bytes` to the temporary file `tmp`, replacing a regular file left there by a
 /// crash but never opening anything else (a FIFO planted at that name would block a write).
-pub(crate) fn write_new(tmp: &Path, bytes: &[u8]) -> std::io::Result<()> {
+fn write_new(tmp: &Path, bytes: &[u8]) -> std::io::Result<()> {
     use std::io::Write;
     let mut file = oi_config::project_file::open_regular_with(
         std::fs::OpenOptions::new()
@@ -148,23 +161,16 @@ fn read(path: &Path, server: &str) -> Option<CachedCatalog> {
 
 /// Write a catalog atomically (temp file + rename). Failures are logged, never fatal.
 fn write(path: &Path, server: &str, tools: &[serde_json::Value], freshness: Option<(i64, u64)>) {
-    let result = (|| -> std::io::Result<()> {
-        let dir = path
-            .parent()
-            .ok_or_else(|| std::io::Error::other("cache path has no parent"))?;
-        std::fs::create_dir_all(dir)?;
-        let body = serde_json::to_vec(&CacheFile {
+    let result = write_json(
+        path,
+        &CacheFile {
             schema_version: SCHEMA_VERSION,
             server: server.to_string(),
             tools: tools.to_vec(),
             listed_at_ms: freshness.map(|(at, _)| at),
             ttl_ms: freshness.map(|(_, ttl)| ttl),
-        })
-        .map_err(std::io::Error::other)?;
-        let tmp = path.with_extension(format!("json.tmp{}", std::process::id()));
-        write_new(&tmp, &body)?;
-        std::fs::rename(&tmp, path)
-    })();
+        },
+    );
     if let Err(e) = result {
         tracing::warn!("could not write MCP tool cache {}: {e}", path.display());
     }
@@ -228,18 +234,7 @@ pub async fn record_failure(path: PathBuf, message: String) {
             at: unix_now(),
             message,
         };
-        let result = (|| -> std::io::Result<()> {
-            let dir = path
-                .parent()
-                .ok_or_else(|| std::io::Error::other("cache path has no parent"))?;
-            std::fs::create_dir_all(dir)?;
-            let tmp = path.with_extension(format!("json.tmp{}", std::process::id()));
-            write_new(
-                &tmp,
-                &serde_json::to_vec(&failure).map_err(std::io::Error::other)?,
-            )?;
-            std::fs::rename(&tmp, &path)
-        })();
+        let result = write_json(&path, &failure);
         if let Err(e) = result {
             tracing::debug!("could not remember the MCP startup failure: {e}");
         }

@@ -250,18 +250,7 @@ pub(crate) async fn remember(path: PathBuf, negotiated: Negotiated, before: Opti
         return;
     }
     let _ = tokio::task::spawn_blocking(move || {
-        let result = (|| -> std::io::Result<()> {
-            let dir = path
-                .parent()
-                .ok_or_else(|| std::io::Error::other("cache path has no parent"))?;
-            std::fs::create_dir_all(dir)?;
-            let tmp = path.with_extension(format!("json.tmp{}", std::process::id()));
-            crate::cache::write_new(
-                &tmp,
-                &serde_json::to_vec(&negotiated).map_err(std::io::Error::other)?,
-            )?;
-            std::fs::rename(&tmp, &path)
-        })();
+        let result = crate::cache::write_json(&path, &negotiated);
         if let Err(e) = result {
             tracing::debug!("could not remember the MCP protocol version: {e}");
         }

@@ -13,6 +13,7 @@ mod calls;
 pub(crate) use calls::clean_tool_name;
 pub(crate) mod json_calls;
 pub(crate) mod text_tools;
+use text_tools::TextToolCall;
 pub(crate) mod think;
 
 use std::collections::VecDeque;
@@ -25,7 +26,7 @@ use serde_json::{Map, Value, json};
 use crate::call_ids::PortableIds;
 use crate::quirks::Quirks;
 use crate::sse::{Decoder, Step, parse_json};
-use crate::{ModelError, Prompt, ResponseEvent, synthesize_call_id};
+use crate::{ModelError, Prompt, ResponseEvent};
 use calls::Calls;
 use think::{Piece, ThinkSplitter};
 
@@ -547,11 +548,7 @@ impl ChatDecoder {
         if self.calls.is_empty()
             && let Some(found) = text_tools::extract(&self.text, &self.tools)
         {
-            out.push_back(ResponseEvent::ToolCallsRecoveredFromText {
-                format: found.format.name().to_string(),
-                server_hint: found.format.server_hint().to_string(),
-                parser_off: found.format.is_template_markup(),
-            });
+            out.push_back(found.recovered_event());
             self.text = found.text;
             recovered = found.calls;
         }
@@ -581,13 +578,7 @@ impl ChatDecoder {
                 arguments,
             }));
         }
-        for call in recovered {
-            out.push_back(ResponseEvent::OutputItemDone(ResponseItem::FunctionCall {
-                call_id: synthesize_call_id(),
-                name: call.name,
-                arguments: call.arguments,
-            }));
-        }
+        out.extend(recovered.into_iter().map(TextToolCall::into_done));
         if looped {
             out.push_back(ResponseEvent::RepetitionStopped);
         } else if self.finish_reason.as_deref() == Some("length") {

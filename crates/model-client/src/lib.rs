@@ -69,6 +69,13 @@ pub fn written_tool_calls(text: &str, tools: &[ToolSpec]) -> Vec<(String, String
         .collect()
 }
 
+/// The end (exclusive) of the JSON object or array that opens at byte `start` of `text`, by
+/// bracket matching outside strings: how model-written JSON that does not parse is cut
+/// apart. `None` when it does not close.
+pub fn json_value_end(text: &str, start: usize) -> Option<usize> {
+    chat::json_calls::object_end(text, start)
+}
+
 /// A fresh call id every provider accepts (9 alphanumerics), for a call the engine makes on
 /// the model's behalf.
 pub fn new_call_id() -> String {

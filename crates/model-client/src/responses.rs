@@ -5,8 +5,9 @@ use std::collections::VecDeque;
 use oi_protocol::models::{ContentItem, ResponseItem, Role, TokenUsage, ToolSpec};
 use serde_json::{Value, json};
 
+use crate::chat::text_tools::{self, TextToolCall};
 use crate::chat::think::{Piece, ThinkSplitter};
-use crate::chat::{error_text, route_piece, text_tools};
+use crate::chat::{error_text, route_piece};
 use crate::sse::{Decoder, Step, parse_json};
 use crate::{ModelError, Prompt, ResponseEvent, synthesize_call_id};
 
@@ -229,11 +230,7 @@ impl ResponsesDecoder {
         let mut calls = Vec::new();
         if let Some(found) = text_tools::extract(&answer, &self.tools) {
             if !self.recovered_calls {
-                out.push_back(ResponseEvent::ToolCallsRecoveredFromText {
-                    format: found.format.name().to_string(),
-                    server_hint: found.format.server_hint().to_string(),
-                    parser_off: found.format.is_template_markup(),
-                });
+                out.push_back(found.recovered_event());
             }
             self.recovered_calls = true;
             answer = found.text;
@@ -244,13 +241,7 @@ impl ResponsesDecoder {
                 answer,
             )));
         }
-        for call in calls {
-            out.push_back(ResponseEvent::OutputItemDone(ResponseItem::FunctionCall {
-                call_id: synthesize_call_id(),
-                name: call.name,
-                arguments: call.arguments,
-            }));
-        }
+        out.extend(calls.into_iter().map(TextToolCall::into_done));
     }
 }
 

@@ -601,12 +601,7 @@ fn summary_from_row(r: &Row<'_>) -> rusqlite::Result<ThreadSummary> {
     let git_sha: Option<String> = r.get(13)?;
     let git_branch: Option<String> = r.get(14)?;
     let git_origin: Option<String> = r.get(15)?;
-    let git =
-        (git_sha.is_some() || git_branch.is_some() || git_origin.is_some()).then_some(GitInfo {
-            commit_hash: git_sha,
-            branch: git_branch,
-            repository_url: git_origin,
-        });
+    let git = GitInfo::from_columns(git_sha, git_branch, git_origin);
     Ok(ThreadSummary {
         id,
         path: bytes_path(r.get(1)?),

@@ -4,7 +4,7 @@
 //! a thread's summary takes from its records (timestamps, creation time, preview).
 //!
 //! Neutral ground: neither backend's files live here, so the PostgreSQL backend never
-//! imports the local one (checked in `crates/cli/tests/architecture.rs`).
+//! imports the local one (checked by `cargo xtask tidy`).
 
 use crate::error::StoreError;
 use crate::types::{RolloutItem, RolloutLine, SessionMeta};
@@ -28,6 +28,44 @@ pub(crate) fn parse_timestamp_ms(s: &str) -> Option<i64> {
     DateTime::parse_from_rfc3339(s)
         .ok()
         .map(|t| t.timestamp_millis())
+}
+
+/// A new thread's creation time in milliseconds, from its `session_meta` timestamp; an empty
+/// one is first stamped with the current time. Both backends' `create` start here.
+pub(crate) fn stamp_created(meta: &mut SessionMeta) -> Result<i64, StoreError> {
+    if meta.timestamp.is_empty() {
+        meta.timestamp = format_timestamp(Utc::now());
+    }
+    parse_timestamp_ms(&meta.timestamp).ok_or_else(|| {
+        StoreError::Invalid(format!(
+            "session_meta timestamp `{}` is not RFC 3339 (expected e.g. 2026-04-25T12:00:00.123Z)",
+            meta.timestamp
+        ))
+    })
+}
+
+/// A thread's records split as a [`crate::LoadedThread`] holds them: its `session_meta`
+/// (which must come first, else the thread at `path` is corrupt), then the timestamps and
+/// the items of the rest. Both backends load through it.
+pub(crate) fn split_meta(
+    lines: Vec<RolloutLine>,
+    path: &Path,
+) -> Result<(SessionMeta, Vec<String>, Vec<RolloutItem>), StoreError> {
+    let mut lines = lines.into_iter();
+    let meta = match lines.next() {
+        Some(RolloutLine {
+            item: RolloutItem::SessionMeta(meta),
+            ..
+        }) => meta,
+        _ => {
+            return Err(StoreError::Corrupt {
+                path: path.to_path_buf(),
+                reason: "it has no session_meta record at its start".into(),
+            });
+        }
+    };
+    let (timestamps, items) = lines.map(|l| (l.timestamp, l.item)).unzip();
+    Ok((meta, timestamps, items))
 }
 
 pub(crate) fn system_time_ms(t: SystemTime) -> i64 {

@@ -6,8 +6,8 @@ use crate::loaded::{LoadedThread, interrupted_marker};
 use crate::outline::ThreadOutline;
 use crate::paging::Cursor;
 use crate::record::{
-    Tail, created_ms, format_timestamp, parse_timestamp_ms, preview_text, read_rollout,
-    read_rollout_events, system_time_ms, thread_id_ms, truncate_preview,
+    Tail, created_ms, format_timestamp, preview_text, read_rollout, read_rollout_events,
+    split_meta, stamp_created, system_time_ms, thread_id_ms, truncate_preview,
 };
 use crate::rollout::{Head, LocalWriter, read_head, rollout_path};
 use crate::scan::{
@@ -141,15 +141,7 @@ impl LocalStore {
     /// Creates the rollout file, writes the `session_meta` line and inserts the index row.
     /// An empty `meta.timestamp` is filled with the current time.
     pub fn create(&self, mut meta: SessionMeta) -> Result<LocalWriter, StoreError> {
-        if meta.timestamp.is_empty() {
-            meta.timestamp = format_timestamp(chrono::Utc::now());
-        }
-        let created = parse_timestamp_ms(&meta.timestamp).ok_or_else(|| {
-            StoreError::Invalid(format!(
-                "session_meta timestamp `{}` is not RFC 3339 (expected e.g. 2026-04-25T12:00:00.123Z)",
-                meta.timestamp
-            ))
-        })?;
+        let created = stamp_created(&mut meta)?;
         if self.index_call(|i| i.contains(&meta.id))? {
             return Err(StoreError::Invalid(format!(
                 "thread {} already exists; use resume to continue it or fork to copy it",
@@ -228,21 +220,7 @@ impl LocalStore {
         lines: Vec<RolloutLine>,
         warnings: Vec<String>,
     ) -> Result<LoadedThread, StoreError> {
-        let mut lines = lines.into_iter();
-        let meta = match lines.next() {
-            Some(RolloutLine {
-                item: RolloutItem::SessionMeta(meta),
-                ..
-            }) => meta,
-            _ => {
-                return Err(StoreError::Corrupt {
-                    path: path.to_path_buf(),
-                    reason: "it has no session_meta record at its start".into(),
-                });
-            }
-        };
-        let (timestamps, items): (Vec<String>, Vec<RolloutItem>) =
-            lines.map(|l| (l.timestamp, l.item)).unzip();
+        let (meta, timestamps, items) = split_meta(lines, path)?;
         let mtime = file_mtime_ms(path);
         let indexed = self.index_call(|i| i.get(&meta.id))?;
         let summary = match indexed {

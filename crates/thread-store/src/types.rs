@@ -282,6 +282,22 @@ pub struct GitInfo {
     pub repository_url: Option<String>,
 }
 
+impl GitInfo {
+    /// The git facts of an index row (both backends keep commit, branch and origin in three
+    /// nullable columns): `None` when the thread recorded none.
+    pub(crate) fn from_columns(
+        commit_hash: Option<String>,
+        branch: Option<String>,
+        repository_url: Option<String>,
+    ) -> Option<GitInfo> {
+        (commit_hash.is_some() || branch.is_some() || repository_url.is_some()).then_some(GitInfo {
+            commit_hash,
+            branch,
+            repository_url,
+        })
+    }
+}
+
 /// Which front end started a thread.
 ///
 /// On disk: `"cli"`, `"exec"`, `"mcp"` (the MCP server, as the reference writes it),

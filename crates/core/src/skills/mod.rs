@@ -19,7 +19,7 @@
 pub(crate) mod prompt;
 pub(crate) mod tool;
 
-use crate::custom_prompts::{front_matter_fields, split_front_matter};
+use crate::custom_prompts::{front_matter_field, front_matter_fields, split_front_matter};
 use oi_config::project_file::{Within, read_text_capped_in};
 use oi_config::{Config, SkillSelector};
 use std::path::{Path, PathBuf};
@@ -304,12 +304,7 @@ fn read_skill(
         return Err(SkillFileError::NoFrontMatter);
     }
     let fields = front_matter_fields(front);
-    let field = |keys: &[&str]| {
-        fields
-            .iter()
-            .find(|(k, v)| keys.contains(&k.as_str()) && !v.is_empty())
-            .map(|(_, v)| v.clone())
-    };
+    let field = |keys: &[&str]| front_matter_field(&fields, keys);
     let name = field(&["name"]).ok_or(SkillFileError::Missing("name"))?;
     if name.chars().count() > MAX_NAME_CHARS || name.chars().any(char::is_control) {
         return Err(SkillFileError::BadName);

@@ -15,6 +15,7 @@ mod start;
 mod steps;
 
 pub(crate) use end::{TurnOutcome, end_turn, end_turn_gated};
+pub(crate) use sample::count_usage;
 pub(crate) use start::{run_compact_turn, run_resumed_turn, run_turn};
 pub(crate) use steps::LoopState;
 

@@ -470,6 +470,12 @@ pub(super) fn report_usage(sess: &Session, turn_id: &str, sampled: &Sampled) {
             }
         }
     };
+    count_usage(sess, turn_id, usage);
+}
+
+/// Adds one model request to the thread's token usage and says so with a `token_count`
+/// event (the turn's samples and the MCP servers' sampling requests alike).
+pub(crate) fn count_usage(sess: &Session, turn_id: &str, usage: TokenUsage) {
     let total = {
         let mut st = sess.state();
         st.total_usage.add_assign(&usage);

@@ -64,6 +64,15 @@ pub(crate) struct ConnLimits {
 }
 
 impl ConnLimits {
+    /// The limits a listener's options set (both transports, HTTP and WebSocket).
+    pub(crate) fn of(opts: &super::HttpOptions) -> ConnLimits {
+        ConnLimits {
+            header_timeout: opts.header_timeout,
+            idle_timeout: opts.idle_timeout,
+            max_per_peer: opts.max_connections_per_peer.max(1),
+        }
+    }
+
     fn unauthenticated_per_peer(&self) -> usize {
         UNAUTHENTICATED_PER_PEER.min(self.max_per_peer).max(1)
     }

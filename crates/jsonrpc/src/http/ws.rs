@@ -62,14 +62,7 @@ pub async fn serve_ws(
         .merge(health)
         .layer(axum::middleware::from_fn(conn::track_requests))
         .with_state(state.clone());
-    let listener = conn::GuardedListener::new(
-        listener,
-        conn::ConnLimits {
-            header_timeout: opts.header_timeout,
-            idle_timeout: opts.idle_timeout,
-            max_per_peer: opts.max_connections_per_peer.max(1),
-        },
-    );
+    let listener = conn::GuardedListener::new(listener, conn::ConnLimits::of(&opts));
     let served = axum::serve(
         listener,
         app.into_make_service_with_connect_info::<ConnHandle>(),

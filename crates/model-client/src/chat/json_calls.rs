@@ -323,7 +323,7 @@ fn fence_close(text: &str, from: usize, c: char, len: usize) -> (usize, usize) {
 
 /// The end (exclusive) of the JSON object or array starting at `start`, by bracket matching
 /// outside strings.
-fn object_end(text: &str, start: usize) -> Option<usize> {
+pub(crate) fn object_end(text: &str, start: usize) -> Option<usize> {
     let bytes = text.as_bytes();
     let mut depth = 0usize;
     let mut in_string = false;

@@ -18,10 +18,11 @@
 //! Only calls of tools offered in the request are taken, and never markup inside a Markdown
 //! code block or inline code span (a model explaining the format is not calling a tool).
 
-use oi_protocol::models::ToolSpec;
+use oi_protocol::models::{ResponseItem, ToolSpec};
 use serde_json::{Map, Value};
 
 use super::json_calls;
+use crate::{ResponseEvent, synthesize_call_id};
 
 mod tokens;
 
@@ -114,6 +115,29 @@ pub(crate) struct Extracted {
     pub text: String,
     pub calls: Vec<TextToolCall>,
     pub format: TextToolFormat,
+}
+
+impl Extracted {
+    /// The event that says the calls came from the text, naming the format (and so the
+    /// server's tool parser to turn on).
+    pub(crate) fn recovered_event(&self) -> ResponseEvent {
+        ResponseEvent::ToolCallsRecoveredFromText {
+            format: self.format.name().to_string(),
+            server_hint: self.format.server_hint().to_string(),
+            parser_off: self.format.is_template_markup(),
+        }
+    }
+}
+
+impl TextToolCall {
+    /// The call as a finished item, like a call the server parsed, under a new call id.
+    pub(crate) fn into_done(self) -> ResponseEvent {
+        ResponseEvent::OutputItemDone(ResponseItem::FunctionCall {
+            call_id: synthesize_call_id(),
+            name: self.name,
+            arguments: self.arguments,
+        })
+    }
 }
 
 const MARKERS: [&str; 9] = [

@@ -13,8 +13,9 @@ use oi_protocol::models::{ResponseItem, TokenUsage, ToolSpec};
 use serde_json::Value;
 
 use super::{Thinking, thinking_payload};
+use crate::chat::text_tools::{self, TextToolCall};
 use crate::chat::think::{Piece, ThinkSplitter};
-use crate::chat::{error_text, route_piece, text_tools};
+use crate::chat::{error_text, route_piece};
 use crate::sse::{Decoder, Step, parse_json};
 use crate::{ModelError, ResponseEvent, synthesize_call_id};
 
@@ -300,11 +301,7 @@ impl MessagesDecoder {
         if calls.is_empty()
             && let Some(found) = text_tools::extract(&self.text, &self.tools)
         {
-            out.push_back(ResponseEvent::ToolCallsRecoveredFromText {
-                format: found.format.name().to_string(),
-                server_hint: found.format.server_hint().to_string(),
-                parser_off: found.format.is_template_markup(),
-            });
+            out.push_back(found.recovered_event());
             self.text = found.text;
             recovered = found.calls;
         }
@@ -320,13 +317,7 @@ impl MessagesDecoder {
             )));
         }
         out.extend(calls.into_iter().map(ResponseEvent::OutputItemDone));
-        for call in recovered {
-            out.push_back(ResponseEvent::OutputItemDone(ResponseItem::FunctionCall {
-                call_id: synthesize_call_id(),
-                name: call.name,
-                arguments: call.arguments,
-            }));
-        }
+        out.extend(recovered.into_iter().map(TextToolCall::into_done));
         match self.stop_reason.as_deref() {
             // The window filling up stops an answer the same way the output bound does.
             Some("max_tokens" | "model_context_window_exceeded") => {

@@ -114,12 +114,7 @@ fn summary_from_row(r: &Row) -> Result<ThreadSummary, StoreError> {
     let git_sha: Option<String> = r.try_get(12)?;
     let git_branch: Option<String> = r.try_get(13)?;
     let git_origin: Option<String> = r.try_get(14)?;
-    let git =
-        (git_sha.is_some() || git_branch.is_some() || git_origin.is_some()).then_some(GitInfo {
-            commit_hash: git_sha,
-            branch: git_branch,
-            repository_url: git_origin,
-        });
+    let git = GitInfo::from_columns(git_sha, git_branch, git_origin);
     Ok(ThreadSummary {
         id: parse_id(r.try_get(0)?)?,
         // Threads in the database have no file.

@@ -17,8 +17,8 @@ use crate::error::StoreError;
 use crate::loaded::{LoadedThread, interrupted_marker};
 use crate::outline::{Origin, ThreadOutline};
 use crate::record::{
-    created_ms, encode_line, format_timestamp, parse_timestamp_ms, preview_text, read_rollout,
-    system_time_ms, truncate_preview,
+    created_ms, encode_line, format_timestamp, preview_text, read_rollout, split_meta,
+    stamp_created, system_time_ms, truncate_preview,
 };
 use crate::types::{ListQuery, RolloutItem, RolloutLine, SessionMeta, ThreadPage, ThreadSummary};
 use db::Db;
@@ -97,15 +97,7 @@ impl PgStore {
 
     /// [`PgStore::create`] for async callers.
     pub(crate) async fn create_async(&self, mut meta: SessionMeta) -> Result<PgWriter, StoreError> {
-        if meta.timestamp.is_empty() {
-            meta.timestamp = format_timestamp(chrono::Utc::now());
-        }
-        let created = parse_timestamp_ms(&meta.timestamp).ok_or_else(|| {
-            StoreError::Invalid(format!(
-                "session_meta timestamp `{}` is not RFC 3339 (expected e.g. 2026-04-25T12:00:00.123Z)",
-                meta.timestamp
-            ))
-        })?;
+        let created = stamp_created(&mut meta)?;
         let mut first = Vec::new();
         encode_line(
             &mut first,
@@ -667,19 +659,7 @@ fn assemble(
     warnings: Vec<String>,
     shown: &str,
 ) -> Result<LoadedThread, StoreError> {
-    let mut lines = lines.into_iter();
-    let meta = match lines.next() {
-        Some(RolloutLine {
-            item: RolloutItem::SessionMeta(meta),
-            ..
-        }) => meta,
-        _ => {
-            return Err(StoreError::Corrupt {
-                path: PathBuf::from(shown),
-                reason: "it has no session_meta record at its start".into(),
-            });
-        }
-    };
+    let (meta, timestamps, items) = split_meta(lines, Path::new(shown))?;
     if meta.id != summary.id {
         return Err(StoreError::Corrupt {
             path: PathBuf::from(shown),
@@ -689,7 +669,6 @@ fn assemble(
             ),
         });
     }
-    let (timestamps, items) = lines.map(|l| (l.timestamp, l.item)).unzip();
     Ok(LoadedThread {
         summary,
         meta,

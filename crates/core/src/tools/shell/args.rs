@@ -177,33 +177,8 @@ fn argv_value(command: Value, options: &mut Map<String, Value>) -> Value {
 fn options_out_of_argv(raw: &str) -> Option<String> {
     let open = raw.find("\"command\"").or_else(|| raw.find("\"cmd\""))?;
     let start = open + raw[open..].find('[')?;
-    let bytes = raw.as_bytes();
-    let (mut depth, mut in_string, mut escaped) = (0usize, false, false);
-    let mut end = None;
-    for (i, &b) in bytes.iter().enumerate().skip(start) {
-        if in_string {
-            match (escaped, b) {
-                (true, _) => escaped = false,
-                (false, b'\\') => escaped = true,
-                (false, b'"') => in_string = false,
-                _ => {}
-            }
-            continue;
-        }
-        match b {
-            b'"' => in_string = true,
-            b'[' | b'{' => depth += 1,
-            b']' | b'}' => {
-                depth = depth.checked_sub(1)?;
-                if depth == 0 {
-                    end = Some(i);
-                    break;
-                }
-            }
-            _ => {}
-        }
-    }
-    let end = end?;
+    // The list's closing bracket.
+    let end = oi_model_client::json_value_end(raw, start)? - 1;
     let inner = &raw[start + 1..end];
     let cut = OPTION_KEYS
         .iter()

@@ -1,12 +1,106 @@
-//! The crate map of ARCHITECTURE.md, checked against `cargo metadata`: every workspace crate
-//! is in the map, and its dependencies on other workspace crates are the ones the map allows.
-//! A new edge between crates is a design decision: change `ALLOWED` and ARCHITECTURE.md in the
-//! same commit.
-#![allow(clippy::unwrap_used, clippy::expect_used)] // a panic here is a failed run, with its message
+//! The invariants of ARCHITECTURE.md that can be read from the workspace itself (`cargo xtask
+//! tidy`, and this crate's tests). Two kinds:
+//!
+//! - The crate map, checked against `cargo metadata`: every workspace crate is in the map, and
+//!   its dependencies on other workspace crates are the ones the map allows. A new edge between
+//!   crates is a design decision: change `ALLOWED` and ARCHITECTURE.md in the same commit.
+//! - Tidy checks on the source text (below, over [`scan`]).
+//!
+//! Every rule, allow-list and ceiling is a constant in this file, next to the check that reads
+//! it; [`CHECKS`] lists the checks.
+
+mod scan;
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::path::Path;
+use std::fmt;
+use std::path::{Path, PathBuf};
 use std::process::Command;
+
+use scan::{Source, async_bodies, awaited, calls_of, find_all, is_ident, matching, sync_fns};
+
+/// Every check, by the name ARCHITECTURE.md gives it.
+pub(crate) const CHECKS: &[(&str, Check)] = &[
+    (
+        "crate_dependencies_follow_the_architecture_map",
+        crate_dependencies_follow_the_architecture_map,
+    ),
+    (
+        "the_engine_knows_no_front_end",
+        the_engine_knows_no_front_end,
+    ),
+    (
+        "children_are_spawned_through_oi_process",
+        children_are_spawned_through_oi_process,
+    ),
+    (
+        "only_the_host_serves_connections",
+        only_the_host_serves_connections,
+    ),
+    (
+        "http_clients_are_built_by_oi_http",
+        http_clients_are_built_by_oi_http,
+    ),
+    (
+        "the_v2_wire_is_declared_in_its_protocol_crate",
+        the_v2_wire_is_declared_in_its_protocol_crate,
+    ),
+    (
+        "front_ends_reach_storage_catalog_and_git_through_the_engine",
+        front_ends_reach_storage_catalog_and_git_through_the_engine,
+    ),
+    (
+        "servers_do_not_block_async_workers",
+        servers_do_not_block_async_workers,
+    ),
+    (
+        "each_user_file_is_named_by_one_module",
+        each_user_file_is_named_by_one_module,
+    ),
+    (
+        "the_postgres_backend_does_not_import_the_local_one",
+        the_postgres_backend_does_not_import_the_local_one,
+    ),
+    (
+        "errors_do_not_flatten_to_strings",
+        errors_do_not_flatten_to_strings,
+    ),
+];
+
+/// A check: passes, or fails with what it found.
+pub(crate) type Check = fn(&Workspace) -> Result<(), Failure>;
+
+/// A check that failed: what it guards against, and each problem found (with a file and line
+/// where there is one).
+#[derive(Debug)]
+pub(crate) struct Failure {
+    what: String,
+    problems: Vec<String>,
+}
+
+impl fmt::Display for Failure {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}:\n{}", self.what, self.problems.join("\n"))
+    }
+}
+
+/// What the checks read, read once: the workspace's crates and its product sources.
+pub(crate) struct Workspace {
+    root: PathBuf,
+    packages: BTreeMap<String, Package>,
+    sources: Vec<Source>,
+}
+
+impl Workspace {
+    /// Reads the workspace this crate belongs to.
+    pub(crate) fn load() -> Workspace {
+        let root = workspace_root();
+        Workspace {
+            packages: workspace_packages(&root),
+            sources: scan::product_sources(&root),
+            root,
+        }
+    }
+}
 
 /// Each workspace crate and the workspace crates it may depend on (normal and build
 /// dependencies; dev-dependencies are free: tests may use anything).
@@ -113,6 +207,8 @@ const ALLOWED: &[(&str, &[&str])] = &[
             "oi-tui",
         ],
     ),
+    // Repository tasks (`cargo xtask tidy`): the v2 method list is one of the rules' inputs.
+    ("xtask", &["oi-app-server-protocol"]),
 ];
 
 struct Package {
@@ -164,13 +260,8 @@ fn workspace_packages(root: &Path) -> BTreeMap<String, Package> {
     packages
 }
 
-#[test]
-fn crate_dependencies_follow_the_architecture_map() {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../..")
-        .canonicalize()
-        .expect("workspace root");
-    let packages = workspace_packages(&root);
+fn crate_dependencies_follow_the_architecture_map(ws: &Workspace) -> Result<(), Failure> {
+    let (root, packages) = (&ws.root, &ws.packages);
     let allowed: BTreeMap<&str, BTreeSet<&str>> = ALLOWED
         .iter()
         .map(|(name, deps)| (*name, deps.iter().copied().collect()))
@@ -179,10 +270,10 @@ fn crate_dependencies_follow_the_architecture_map() {
         std::fs::read_to_string(root.join("ARCHITECTURE.md")).expect("read ARCHITECTURE.md");
 
     let mut problems = Vec::new();
-    for (name, package) in &packages {
+    for (name, package) in packages {
         let Some(ok) = allowed.get(name.as_str()) else {
             problems.push(format!(
-                "{name} is not in this test's ALLOWED map: add it, with its allowed dependencies"
+                "{name} is not in ALLOWED (xtask/src/tidy.rs): add it, with its allowed dependencies"
             ));
             continue;
         };
@@ -205,18 +296,14 @@ fn crate_dependencies_follow_the_architecture_map() {
             ));
         }
     }
-    assert!(problems.is_empty(), "{}", problems.join("\n"));
+    report("the crate map", problems, Vec::new())
 }
 
-#[test]
-fn the_engine_knows_no_front_end() {
+fn the_engine_knows_no_front_end(ws: &Workspace) -> Result<(), Failure> {
     // The invariant behind every row above, stated once more so a widened ALLOWED map
     // cannot quietly break it: oi-core and the libraries below it never depend on a front end.
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../..")
-        .canonicalize()
-        .expect("workspace root");
-    let packages = workspace_packages(&root);
+    let packages = &ws.packages;
+    let mut problems = Vec::new();
     // The host is not a front end, but it serves them: nothing the engine builds on may
     // depend on it either.
     let front_ends = [
@@ -236,11 +323,12 @@ fn the_engine_knows_no_front_end() {
         ("oi-mcp-server", "oi-acp"),
         ("oi-app-server", "oi-acp"),
     ] {
-        if let Some(package) = packages.get(service) {
-            assert!(
-                !package.deps.contains(sibling),
+        if let Some(package) = packages.get(service)
+            && package.deps.contains(sibling)
+        {
+            problems.push(format!(
                 "{service} depends on its sibling {sibling}; share code through oi-host, oi-jsonrpc or oi-core"
-            );
+            ));
         }
     }
     // The host serves method tables; it must not know whose.
@@ -252,23 +340,24 @@ fn the_engine_knows_no_front_end() {
             "oi-cli",
             "oi-tui",
         ] {
-            assert!(
-                !host.deps.contains(service),
-                "oi-host depends on {service}; the host serves tables, the CLI composes them"
-            );
+            if host.deps.contains(service) {
+                problems.push(format!(
+                    "oi-host depends on {service}; the host serves tables, the CLI composes them"
+                ));
+            }
         }
     }
-    for (name, package) in &packages {
+    for (name, package) in packages {
         if front_ends.contains(&name.as_str()) {
             continue;
         }
         for dep in &package.deps {
-            assert!(
-                !front_ends.contains(&dep.as_str()),
-                "{name} depends on the front end {dep}"
-            );
+            if front_ends.contains(&dep.as_str()) {
+                problems.push(format!("{name} depends on the front end {dep}"));
+            }
         }
     }
+    report("front ends below the engine", problems, Vec::new())
 }
 
 // ---------------------------------------------------------------------------------------
@@ -276,306 +365,33 @@ fn the_engine_knows_no_front_end() {
 //
 // They are textual on purpose: a scan of the files, with comments, string contents and
 // test-only code blanked out first, is fast, has no dependencies and fails with a file and a
-// line. What each one holds, and what it cannot see, is said on its test. Product code is
+// line. What each one holds, and what it cannot see, is said on its check. Product code is
 // `crates/*/src/**.rs` minus test code: `#[cfg(test)]` items (and the files of
 // `#[cfg(test)] mod x;`); `oi-test-support`, integration tests, benches and examples are
 // test code. Every allow-list entry gives its reason, and an entry that no longer matches
 // anything fails the check, so the lists only shrink.
 // ---------------------------------------------------------------------------------------
 
-/// One product source file, as the tidy checks see it.
-struct Source {
-    /// Relative to the workspace root, `/`-separated: `crates/core/src/exec.rs`.
-    path: String,
-    /// The text with comments, the contents of string and char literals, and test-only
-    /// items blanked to spaces; byte offsets and line breaks are kept.
-    code: String,
-    /// The string literals outside test code: byte offset and contents as written.
-    literals: Vec<(usize, String)>,
-}
-
-impl Source {
-    fn line_of(&self, offset: usize) -> usize {
-        self.code.as_bytes()[..offset]
-            .iter()
-            .filter(|b| **b == b'\n')
-            .count()
-            + 1
-    }
-}
-
-fn workspace_root() -> std::path::PathBuf {
+fn workspace_root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../..")
+        .join("..")
         .canonicalize()
         .expect("workspace root")
 }
-
-fn rust_files(dir: &Path, out: &mut Vec<std::path::PathBuf>) {
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return;
-    };
-    for entry in entries {
-        let path = entry.expect("read a directory entry").path();
-        if path.is_dir() {
-            rust_files(&path, out);
-        } else if path.extension().is_some_and(|e| e == "rs") {
-            out.push(path);
-        }
-    }
-}
-
-fn is_ident(b: u8) -> bool {
-    b.is_ascii_alphanumeric() || b == b'_'
-}
-
-/// Blanks comments and literal contents (keeping the quotes), and returns the string
-/// literals found. Knows Rust's lexical forms: nested block comments, escapes, raw strings
-/// with any number of `#`, byte strings, char literals versus lifetimes.
-fn mask(src: &str) -> (Vec<u8>, Vec<(usize, String)>) {
-    let b = src.as_bytes();
-    let mut out = b.to_vec();
-    let mut literals = Vec::new();
-    let blank = |out: &mut Vec<u8>, from: usize, to: usize| {
-        for c in &mut out[from..to.min(b.len())] {
-            if *c != b'\n' {
-                *c = b' ';
-            }
-        }
-    };
-    let mut i = 0;
-    while i < b.len() {
-        let prev_ident = i > 0 && is_ident(b[i - 1]);
-        match b[i] {
-            b'/' if b.get(i + 1) == Some(&b'/') => {
-                let end = b[i..]
-                    .iter()
-                    .position(|c| *c == b'\n')
-                    .map_or(b.len(), |p| i + p);
-                blank(&mut out, i, end);
-                i = end;
-            }
-            b'/' if b.get(i + 1) == Some(&b'*') => {
-                let (mut depth, mut j) = (1, i + 2);
-                while j < b.len() && depth > 0 {
-                    if b[j] == b'/' && b.get(j + 1) == Some(&b'*') {
-                        depth += 1;
-                        j += 2;
-                    } else if b[j] == b'*' && b.get(j + 1) == Some(&b'/') {
-                        depth -= 1;
-                        j += 2;
-                    } else {
-                        j += 1;
-                    }
-                }
-                blank(&mut out, i, j);
-                i = j;
-            }
-            b'r' | b'b' if !prev_ident => {
-                // r"…", r#"…"#, br"…", b"…", b'…'
-                let mut j = i + 1;
-                if b[i] == b'b' && b.get(j) == Some(&b'r') {
-                    j += 1;
-                }
-                let raw = b[i] == b'r' || j == i + 2;
-                if raw {
-                    let hashes = b[j..].iter().take_while(|c| **c == b'#').count();
-                    if b.get(j + hashes) == Some(&b'"') {
-                        let open = j + hashes + 1;
-                        let close_pat: Vec<u8> = std::iter::once(b'"')
-                            .chain(std::iter::repeat_n(b'#', hashes))
-                            .collect();
-                        let close = b[open..]
-                            .windows(close_pat.len())
-                            .position(|w| w == close_pat.as_slice())
-                            .map_or(b.len(), |p| open + p);
-                        literals.push((open - 1, src[open..close].to_string()));
-                        blank(&mut out, open, close);
-                        i = close + close_pat.len();
-                        continue;
-                    }
-                    i += 1;
-                } else {
-                    // `b"` and `b'` continue as a plain string or char literal.
-                    i += 1;
-                }
-            }
-            b'"' => {
-                let mut j = i + 1;
-                while j < b.len() && b[j] != b'"' {
-                    j += if b[j] == b'\\' { 2 } else { 1 };
-                }
-                let end = j.min(b.len());
-                literals.push((i, src[i + 1..end].to_string()));
-                blank(&mut out, i + 1, end);
-                i = end + 1;
-            }
-            b'\'' => {
-                if b.get(i + 1) == Some(&b'\\') {
-                    let mut j = i + 3;
-                    while j < b.len() && b[j] != b'\'' {
-                        j += 1;
-                    }
-                    blank(&mut out, i + 1, j);
-                    i = j + 1;
-                } else {
-                    let n = src[i + 1..].chars().next().map_or(1, char::len_utf8);
-                    if b.get(i + 1 + n) == Some(&b'\'') {
-                        blank(&mut out, i + 1, i + 1 + n);
-                        i += n + 2;
-                    } else {
-                        i += 1; // a lifetime
-                    }
-                }
-            }
-            _ => i += 1,
-        }
-    }
-    (out, literals)
-}
-
-/// The offset just past the bracket that closes the one at `open` (`(`, `[` or `{`), in
-/// masked code.
-fn matching(code: &[u8], open: usize) -> usize {
-    let mut depth = 0usize;
-    for (j, c) in code.iter().enumerate().skip(open) {
-        match c {
-            b'(' | b'[' | b'{' => depth += 1,
-            b')' | b']' | b'}' => {
-                depth -= 1;
-                if depth == 0 {
-                    return j + 1;
-                }
-            }
-            _ => {}
-        }
-    }
-    code.len()
-}
-
-/// Blanks every `#[cfg(test)]` item in masked `code` and returns the files of the test
-/// modules it declares (`#[cfg(test)] mod x;`, `#[path = "…"]` honoured).
-fn blank_test_items(code: &mut [u8], src: &str, file: &Path) -> Vec<std::path::PathBuf> {
-    const ATTR: &[u8] = b"#[cfg(test)]";
-    let mut test_files = Vec::new();
-    let mut from = 0;
-    while let Some(p) = code[from..].windows(ATTR.len()).position(|w| w == ATTR) {
-        let start = from + p;
-        let mut j = start + ATTR.len();
-        let mut path_attr = None;
-        loop {
-            while j < code.len() && code[j].is_ascii_whitespace() {
-                j += 1;
-            }
-            if code[j..].starts_with(b"#[") {
-                let end = matching(code, j + 1);
-                let attr = &src[j..end];
-                if let Some(rest) = attr.strip_prefix("#[path = \"") {
-                    path_attr = rest.split('"').next().map(str::to_string);
-                }
-                j = end;
-            } else {
-                break;
-            }
-        }
-        // The item runs to its `;` or to the end of its `{ … }` body.
-        let mut k = j;
-        let end = loop {
-            match code.get(k) {
-                None => break code.len(),
-                Some(b';') => break k + 1,
-                Some(b'{') => break matching(code, k),
-                Some(b'(' | b'[') => k = matching(code, k),
-                Some(_) => k += 1,
-            }
-        };
-        let item = String::from_utf8_lossy(&code[j..end]).to_string();
-        let words: Vec<&str> = item.split_whitespace().collect();
-        if let Some(pos) = words.iter().position(|w| *w == "mod")
-            && let Some(name) = words.get(pos + 1).and_then(|n| n.strip_suffix(';'))
-        {
-            let parent = file.parent().expect("a file has a folder");
-            match path_attr {
-                Some(p) => test_files.push(parent.join(p)),
-                None => {
-                    let stem = file.file_stem().and_then(|s| s.to_str()).unwrap_or("");
-                    let dir = if matches!(stem, "lib" | "main" | "mod") {
-                        parent.to_path_buf()
-                    } else {
-                        parent.join(stem)
-                    };
-                    test_files.push(dir.join(format!("{name}.rs")));
-                    test_files.push(dir.join(name));
-                }
-            }
-        }
-        for c in &mut code[start..end] {
-            if *c != b'\n' {
-                *c = b' ';
-            }
-        }
-        from = end;
-    }
-    test_files
-}
-
-/// Every product source file of the workspace, masked.
-fn product_sources(root: &Path) -> Vec<Source> {
-    let mut files = Vec::new();
-    for krate in std::fs::read_dir(root.join("crates")).expect("read crates/") {
-        let krate = krate.expect("read crates/").path();
-        if krate.file_name().is_some_and(|n| n == "test-support") {
-            continue;
-        }
-        rust_files(&krate.join("src"), &mut files);
-    }
-    files.sort();
-    let mut parsed = Vec::new();
-    let mut test_files: Vec<std::path::PathBuf> = Vec::new();
-    for file in &files {
-        let src = std::fs::read_to_string(file).expect("read a source file");
-        let (mut code, literals) = mask(&src);
-        test_files.extend(blank_test_items(&mut code, &src, file));
-        let literals = literals
-            .into_iter()
-            .filter(|(at, _)| code[*at] == b'"')
-            .collect();
-        let code = String::from_utf8(code).expect("masking keeps UTF-8");
-        parsed.push((file, code, literals));
-    }
-    parsed
-        .into_iter()
-        .filter(|(file, _, _)| !test_files.iter().any(|t| file.starts_with(t)))
-        .map(|(file, code, literals)| Source {
-            path: file
-                .strip_prefix(root)
-                .expect("inside the workspace")
-                .to_string_lossy()
-                .replace('\\', "/"),
-            code,
-            literals,
-        })
-        .collect()
-}
-
-/// Offsets of `pat` in `code`, where it does not continue an identifier.
-fn find_all(code: &str, pat: &str) -> Vec<usize> {
-    let b = code.as_bytes();
-    let starts_ident = pat.as_bytes().first().copied().is_some_and(is_ident);
-    code.match_indices(pat)
-        .map(|(at, _)| at)
-        .filter(|at| !(starts_ident && *at > 0 && is_ident(b[at - 1])))
-        .collect()
-}
-
 /// Fails with every problem found, after checking that each allow-list entry was used.
-fn report(what: &str, mut problems: Vec<String>, unused: Vec<String>) {
+fn report(what: &str, mut problems: Vec<String>, unused: Vec<String>) -> Result<(), Failure> {
     for u in unused {
         problems.push(format!(
             "allow-list entry {u} matches nothing any more: remove it"
         ));
     }
-    assert!(problems.is_empty(), "{what}:\n{}", problems.join("\n"));
+    if problems.is_empty() {
+        return Ok(());
+    }
+    Err(Failure {
+        what: what.to_string(),
+        problems,
+    })
 }
 
 /// Files that start a child process without `oi-process`, and why.
@@ -623,12 +439,11 @@ const SPAWN_LAYERS: &[&str] = &[
 /// forget to. A direct `Command::new(` outside [`SPAWN_LAYERS`] needs an entry in
 /// [`SPAWN_EXCEPTIONS`] saying why. Limits: a textual scan for `Command::new(`; a command
 /// built through another constructor (`Command::from`, a library) is not seen.
-#[test]
-fn children_are_spawned_through_oi_process() {
-    let sources = product_sources(&workspace_root());
+fn children_are_spawned_through_oi_process(ws: &Workspace) -> Result<(), Failure> {
+    let sources = &ws.sources;
     let mut problems = Vec::new();
     let mut used = BTreeSet::new();
-    for s in &sources {
+    for s in sources {
         if SPAWN_LAYERS.iter().any(|l| s.path.starts_with(l)) {
             continue;
         }
@@ -652,7 +467,7 @@ fn children_are_spawned_through_oi_process() {
         .filter(|(p, _)| !used.contains(*p))
         .map(|(p, _)| p.to_string())
         .collect();
-    report("children started around oi-process", problems, unused);
+    report("children started around oi-process", problems, unused)
 }
 
 /// Product files besides `oi-host` that serve a connection themselves, and why.
@@ -666,9 +481,8 @@ const SERVING_EXCEPTIONS: &[(&str, &str)] = &[(
 /// termination signal's code (`.exit_code()`) happen in `crates/host/` (and are defined in
 /// `crates/jsonrpc/`, `crates/process/`); the services are method tables. Limits: a textual
 /// scan for those calls; serving through another library would not be seen.
-#[test]
-fn only_the_host_serves_connections() {
-    let sources = product_sources(&workspace_root());
+fn only_the_host_serves_connections(ws: &Workspace) -> Result<(), Failure> {
+    let sources = &ws.sources;
     let mut problems = Vec::new();
     let mut used = BTreeSet::new();
     let server_crates = [
@@ -676,7 +490,7 @@ fn only_the_host_serves_connections() {
         "crates/app-server/",
         "crates/cli/src/mcp_server_cmd.rs",
     ];
-    for s in &sources {
+    for s in sources {
         if ["crates/host/", "crates/jsonrpc/", "crates/process/"]
             .iter()
             .any(|k| s.path.starts_with(k))
@@ -713,18 +527,17 @@ fn only_the_host_serves_connections() {
         .filter(|(p, _)| !used.contains(*p))
         .map(|(p, _)| p.to_string())
         .collect();
-    report("connections served outside oi-host", problems, unused);
+    report("connections served outside oi-host", problems, unused)
 }
 
 /// Every HTTP client is built by `oi-http`, whose TLS configuration reads the system's root
 /// certificates on the first certificate check: a client built another way reads them when
 /// it is built, at every start, even for a plain `http://` model server. Limits: a textual
 /// scan for reqwest's and rmcp's client constructors.
-#[test]
-fn http_clients_are_built_by_oi_http() {
-    let sources = product_sources(&workspace_root());
+fn http_clients_are_built_by_oi_http(ws: &Workspace) -> Result<(), Failure> {
+    let sources = &ws.sources;
     let mut problems = Vec::new();
-    for s in &sources {
+    for s in sources {
         if s.path.starts_with("crates/http/") {
             continue;
         }
@@ -744,7 +557,7 @@ fn http_clients_are_built_by_oi_http() {
             }
         }
     }
-    report("HTTP clients built outside oi-http", problems, Vec::new());
+    report("HTTP clients built outside oi-http", problems, Vec::new())
 }
 
 /// The places in `oi-app-server` where a declaration becomes wire text, and what each does.
@@ -774,13 +587,12 @@ const V2_WIRE_EDGES: &[(&str, &str, &str)] = &[
 /// registering (`.request(`), notifying (`notify_stamped(`) and asking the client
 /// (`.ask(`) happen in those files only. Limits: textual; a method name built at run time,
 /// or one of these calls under another name, is not seen.
-#[test]
-fn the_v2_wire_is_declared_in_its_protocol_crate() {
+fn the_v2_wire_is_declared_in_its_protocol_crate(ws: &Workspace) -> Result<(), Failure> {
     let declared: BTreeSet<&str> = oi_app_server_protocol::schema::methods()
         .iter()
         .map(|m| m.method)
         .collect();
-    let sources = product_sources(&workspace_root());
+    let sources = &ws.sources;
     let mut problems = Vec::new();
     let mut used = BTreeSet::new();
     for s in sources
@@ -824,7 +636,7 @@ fn the_v2_wire_is_declared_in_its_protocol_crate() {
         .filter(|(f, p, _)| !used.contains(&(*f, *p)))
         .map(|(f, p, _)| format!("{f} `{p}`"))
         .collect();
-    report("the v2 wire outside its declarations", problems, unused);
+    report("the v2 wire outside its declarations", problems, unused)
 }
 
 /// What front ends reach around the engine for, and the engine's façade that offers it.
@@ -870,9 +682,10 @@ const AROUND_THE_ENGINE: &[(&str, &str)] = &[
 /// in [`AROUND_THE_ENGINE`]; a re-export under another name, or a reach-around through a
 /// crate that is not named, is not seen (the dependency map keeps `oi-thread-store`,
 /// `oi-mcp-client` and `oi-model-client` out of their dependencies).
-#[test]
-fn front_ends_reach_storage_catalog_and_git_through_the_engine() {
-    let sources = product_sources(&workspace_root());
+fn front_ends_reach_storage_catalog_and_git_through_the_engine(
+    ws: &Workspace,
+) -> Result<(), Failure> {
+    let sources = &ws.sources;
     let mut problems = Vec::new();
     for s in sources.iter().filter(|s| {
         s.path.starts_with("crates/app-server/src/")
@@ -893,7 +706,7 @@ fn front_ends_reach_storage_catalog_and_git_through_the_engine() {
         "front ends reaching around the engine",
         problems,
         Vec::new(),
-    );
+    )
 }
 
 /// Calls that block the thread they run on. Each is a text the scan looks for.
@@ -943,96 +756,6 @@ fn off_worker_spans(code: &str) -> Vec<(usize, usize)> {
     .collect()
 }
 
-/// The bodies of `async fn`s and `async` blocks in `code`.
-fn async_bodies(code: &str) -> Vec<(usize, usize)> {
-    let b = code.as_bytes();
-    let mut bodies = Vec::new();
-    for at in find_all(code, "async") {
-        let mut j = at + "async".len();
-        if b.get(j).is_some_and(|c| is_ident(*c)) {
-            continue;
-        }
-        let rest = code[j..].trim_start();
-        j = code.len() - rest.len();
-        if rest.starts_with("fn")
-            && !rest[2..].starts_with(|c: char| c.is_alphanumeric() || c == '_')
-        {
-            // The body is the first `{` outside the signature's parentheses; a `;` first
-            // means a declaration without one.
-            let mut k = j;
-            while let Some(c) = b.get(k) {
-                match c {
-                    b'(' | b'[' => k = matching(b, k),
-                    b';' => break,
-                    b'{' => {
-                        bodies.push((k, matching(b, k)));
-                        break;
-                    }
-                    _ => k += 1,
-                }
-            }
-        } else {
-            let rest = rest.strip_prefix("move").map_or(rest, str::trim_start);
-            if rest.starts_with('{') {
-                let open = code.len() - rest.len();
-                bodies.push((open, matching(b, open)));
-            }
-        }
-    }
-    bodies
-}
-
-/// The plain (not `async`) functions in `code`: name and body.
-fn sync_fns(code: &str) -> Vec<(String, usize, usize)> {
-    let b = code.as_bytes();
-    let mut fns = Vec::new();
-    for at in find_all(code, "fn ") {
-        if code[..at].trim_end().ends_with("async") {
-            continue;
-        }
-        let rest = &code[at + 3..];
-        let name: String = rest
-            .trim_start()
-            .chars()
-            .take_while(|c| c.is_alphanumeric() || *c == '_')
-            .collect();
-        if name.is_empty() {
-            continue;
-        }
-        let mut k = at + 3;
-        while let Some(c) = b.get(k) {
-            match c {
-                b'(' | b'[' => k = matching(b, k),
-                b';' => break,
-                b'{' => {
-                    fns.push((name, k, matching(b, k)));
-                    break;
-                }
-                _ => k += 1,
-            }
-        }
-    }
-    fns
-}
-
-/// Calls of `pat` in `code` that are not its definition (`fn pat`).
-fn calls_of(code: &str, pat: &str) -> Vec<usize> {
-    find_all(code, pat)
-        .into_iter()
-        .filter(|at| !code[..*at].ends_with("fn "))
-        .collect()
-}
-
-/// Whether the call starting at `at` is awaited right away (so it is an `async fn`, not a
-/// blocking one of the same name).
-fn awaited(code: &str, at: usize) -> bool {
-    let b = code.as_bytes();
-    let Some(open) = code[at..].find('(').map(|p| at + p) else {
-        return false;
-    };
-    code[matching(b, open)..].trim_start().starts_with(".await")
-}
-
 /// **No blocking calls inside `async fn` bodies of the servers** (`oi-mcp-server`,
 /// `oi-app-server`, `oi-acp`, `oi-jsonrpc`): a call from [`BLOCKING_CALLS`] inside an `async fn` or
 /// `async` block must sit in the argument of `spawn_blocking(`/`blocking(` (or a thread of
@@ -1043,9 +766,8 @@ fn awaited(code: &str, at: usize) -> bool {
 /// (`load`) also flags unrelated calls of that name; calls into other crates are only the
 /// ones [`BLOCKING_CALLS`] names, not every blocking function there is; a closure built in
 /// an async body and run elsewhere is judged as if run in place.
-#[test]
-fn servers_do_not_block_async_workers() {
-    let sources = product_sources(&workspace_root());
+fn servers_do_not_block_async_workers(ws: &Workspace) -> Result<(), Failure> {
+    let sources = &ws.sources;
     let mut problems = Vec::new();
     let mut used = BTreeSet::new();
     for krate in [
@@ -1100,7 +822,7 @@ fn servers_do_not_block_async_workers() {
         .filter(|(p, c, _)| !used.contains(&(p.to_string(), c.to_string())))
         .map(|(p, c, _)| format!("({p}, {c})"))
         .collect();
-    report("blocking calls on async workers", problems, unused);
+    report("blocking calls on async workers", problems, unused)
 }
 
 /// The calls from `calls` inside async bodies of `files` that run on the worker.
@@ -1176,9 +898,8 @@ const USER_FOLDERS: &[(&str, &str)] = &[
 /// the folders of [`USER_FOLDERS`], a `.join("<name>")` of it. Limits: a name inside a longer literal (a message, a format string like
 /// `"{dir}/config.toml"`) is not a naming and is not seen; a name built from parts is not
 /// seen either.
-#[test]
-fn each_user_file_is_named_by_one_module() {
-    let sources = product_sources(&workspace_root());
+fn each_user_file_is_named_by_one_module(ws: &Workspace) -> Result<(), Failure> {
+    let sources = &ws.sources;
     let mut problems = Vec::new();
     for (name, owner) in USER_FILES.iter().chain(USER_FOLDERS) {
         let folder = USER_FOLDERS.iter().any(|(n, _)| n == name);
@@ -1206,7 +927,7 @@ fn each_user_file_is_named_by_one_module() {
             ));
         }
     }
-    report("user files named twice", problems, Vec::new());
+    report("user files named twice", problems, Vec::new())
 }
 
 /// The local backend's modules in `oi-thread-store`: rollout files, the SQLite index,
@@ -1248,9 +969,8 @@ fn crate_modules_used(code: &str, modules: &BTreeSet<String>) -> BTreeSet<String
 /// both backends need lives in neutral modules (`record`, `paging`, `outline`, `loaded`,
 /// `types`, `error`). Limits: an item re-exported at the crate root (`crate::Item`) is
 /// not traced to its module.
-#[test]
-fn the_postgres_backend_does_not_import_the_local_one() {
-    let sources = product_sources(&workspace_root());
+fn the_postgres_backend_does_not_import_the_local_one(ws: &Workspace) -> Result<(), Failure> {
+    let sources = &ws.sources;
     let prefix = "crates/thread-store/src/";
     let module_of = |path: &str| -> String {
         let rel = &path[prefix.len()..];
@@ -1265,10 +985,11 @@ fn the_postgres_backend_does_not_import_the_local_one() {
         .filter(|s| s.path.starts_with(prefix))
         .collect();
     let modules: BTreeSet<String> = store_files.iter().map(|s| module_of(&s.path)).collect();
-    assert!(
-        LOCAL_BACKEND.iter().all(|m| modules.contains(*m)) && modules.contains("postgres"),
-        "oi-thread-store's modules changed ({modules:?}): update LOCAL_BACKEND"
-    );
+    if !(LOCAL_BACKEND.iter().all(|m| modules.contains(*m)) && modules.contains("postgres")) {
+        let problem =
+            format!("oi-thread-store's modules changed ({modules:?}): update LOCAL_BACKEND");
+        return report("the thread store's modules", vec![problem], Vec::new());
+    }
     let mut edges: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
     for s in &store_files {
         edges
@@ -1306,7 +1027,7 @@ fn the_postgres_backend_does_not_import_the_local_one() {
         "PostgreSQL backend importing the local one",
         problems,
         Vec::new(),
-    );
+    )
 }
 
 /// The most `Result<_, String>` each crate's product code may write (see
@@ -1360,11 +1081,9 @@ fn string_results(code: &str) -> Vec<usize> {
 /// in ways its callers tell apart gets a `thiserror` enum (`StoreError`, `RecordError`,
 /// `CoreError`, `OAuthError`, `McpRequestError`). Limits: a textual count per crate, not per seam; an alias of
 /// `Result<T, String>` counts once where it is written; `Box<dyn Error>` is not counted.
-#[test]
-fn errors_do_not_flatten_to_strings() {
-    let root = workspace_root();
+fn errors_do_not_flatten_to_strings(ws: &Workspace) -> Result<(), Failure> {
     let mut counts: BTreeMap<String, Vec<String>> = BTreeMap::new();
-    for src in product_sources(&root) {
+    for src in &ws.sources {
         let krate = src
             .path
             .trim_start_matches("crates/")
@@ -1404,69 +1123,58 @@ fn errors_do_not_flatten_to_strings() {
             ));
         }
     }
-    report("errors flattened to strings", problems, Vec::new());
+    report("errors flattened to strings", problems, Vec::new())
 }
 
-/// The scanners the tidy checks stand on, on small sources: a check whose scanner went
-/// blind would pass on anything.
-#[test]
-fn tidy_scanners_see_what_they_look_for() {
-    // Comments and literal contents are blanked; literals are kept; offsets do not move.
-    let src = "let a = \"x.toml\"; // Command::new(\nlet c = '\"'; let r = r#\"a\"b\"#; /* /* */ */ f('a);";
-    let (code, literals) = mask(src);
-    let code = String::from_utf8(code).unwrap();
-    assert_eq!(code.len(), src.len());
-    assert!(
-        !code.contains("Command::new(") && !code.contains("x.toml"),
-        "{code}"
-    );
-    assert!(code.contains("f('a)"), "a lifetime is code: {code}");
-    let texts: Vec<&str> = literals.iter().map(|(_, t)| t.as_str()).collect();
-    assert_eq!(texts, ["x.toml", "a\"b"]);
+#[cfg(test)]
+mod tests {
+    use super::*;
 
-    // Test items go, with the files of test modules.
-    let src = "fn keep() {}\n#[cfg(test)]\nmod tests;\n#[cfg(test)]\n#[path = \"t.rs\"]\nmod t;\n#[cfg(test)]\nmod inline { fn gone() { std::fs::read(\"p\"); } }\n";
-    let (mut code, _) = mask(src);
-    let files = blank_test_items(&mut code, src, Path::new("crates/x/src/a.rs"));
-    let code = String::from_utf8(code).unwrap();
-    assert!(code.contains("fn keep()") && !code.contains("gone") && !code.contains("std::fs"));
-    assert!(
-        files.contains(&Path::new("crates/x/src/a/tests.rs").to_path_buf()),
-        "{files:?}"
-    );
-    assert!(
-        files.contains(&Path::new("crates/x/src/t.rs").to_path_buf()),
-        "{files:?}"
-    );
+    /// Every check holds on this workspace: how `cargo test` (CI's `scripts/test.sh` runs
+    /// `cargo xtask tidy` too, before the long build) fails on a broken invariant.
+    #[test]
+    fn tidy_checks_hold() {
+        let ws = Workspace::load();
+        let failures: Vec<String> = CHECKS
+            .iter()
+            .filter_map(|(name, check)| check(&ws).err().map(|f| format!("{name}: {f}")))
+            .collect();
+        assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+    }
 
-    // Async bodies, and the spans that run elsewhere.
-    let code = "async fn f(x: impl Fn()) { a(); blocking(move || b()).await; }\nfn g() -> F { Box::pin(async move { c() }) }\nfn h() { d() }";
-    let bodies = async_bodies(code);
-    let off = off_worker_spans(code);
-    let inside = |spans: &[(usize, usize)], pat: &str| {
-        let at = code.find(pat).unwrap();
-        spans.iter().any(|(a, z)| *a < at && at < *z)
-    };
-    assert!(inside(&bodies, "a()") && inside(&bodies, "c()") && !inside(&bodies, "d()"));
-    assert!(inside(&off, "b()") && !inside(&off, "a()"));
-    assert!(awaited(code, code.find("blocking(").unwrap()));
-    let names: Vec<String> = sync_fns(code).into_iter().map(|(n, _, _)| n).collect();
-    assert_eq!(names, ["g", "h"]);
+    /// The check-specific scanners, on small sources: a check whose scanner went blind would
+    /// pass on anything (the general scanner's own test is in `scan.rs`).
+    #[test]
+    fn tidy_scanners_see_what_they_look_for() {
+        // Async bodies, and the spans that run elsewhere.
+        let code = "async fn f(x: impl Fn()) { a(); blocking(move || b()).await; }\nfn g() -> F { Box::pin(async move { c() }) }\nfn h() { d() }";
+        let bodies = async_bodies(code);
+        let off = off_worker_spans(code);
+        let inside = |spans: &[(usize, usize)], pat: &str| {
+            let at = code.find(pat).unwrap();
+            spans.iter().any(|(a, z)| *a < at && at < *z)
+        };
+        assert!(inside(&bodies, "a()") && inside(&bodies, "c()") && !inside(&bodies, "d()"));
+        assert!(inside(&off, "b()") && !inside(&off, "a()"));
+        assert!(awaited(code, code.find("blocking(").unwrap()));
+        let names: Vec<String> = sync_fns(code).into_iter().map(|(n, _, _)| n).collect();
+        assert_eq!(names, ["g", "h"]);
 
-    // Module references, in paths and in groups.
-    let modules: BTreeSet<String> = ["store", "record", "types"].map(String::from).into();
-    let used = crate_modules_used(
-        "use crate::{record::x, types::{A, B}};\nlet s = crate::store::open();",
-        &modules,
-    );
-    assert_eq!(used, modules);
+        // Module references, in paths and in groups.
+        let modules: BTreeSet<String> = ["store", "record", "types"].map(String::from).into();
+        let used = crate_modules_used(
+            "use crate::{record::x, types::{A, B}};\nlet s = crate::store::open();",
+            &modules,
+        );
+        assert_eq!(used, modules);
 
-    // `Result<…, String>` at any nesting, not `Result<String, E>` nor a closure's arrow.
-    let code = "fn a() -> Result<(), String> {}\nfn b() -> Result<String, E> {}\nfn c() -> Result<Box<dyn Fn(u8) -> u8>, String>;\nfn d() -> Option<Result<Vec<Action>, String>> {}";
-    let found: Vec<&str> = string_results(code)
-        .into_iter()
-        .map(|at| &code[at..at + 9])
-        .collect();
-    assert_eq!(found.len(), 3, "{found:?}");
-    assert!(string_results("fn b() -> io::Result<String> {}").is_empty());
+        // `Result<…, String>` at any nesting, not `Result<String, E>` nor a closure's arrow.
+        let code = "fn a() -> Result<(), String> {}\nfn b() -> Result<String, E> {}\nfn c() -> Result<Box<dyn Fn(u8) -> u8>, String>;\nfn d() -> Option<Result<Vec<Action>, String>> {}";
+        let found: Vec<&str> = string_results(code)
+            .into_iter()
+            .map(|at| &code[at..at + 9])
+            .collect();
+        assert_eq!(found.len(), 3, "{found:?}");
+        assert!(string_results("fn b() -> io::Result<String> {}").is_empty());
+    }
 }
