@@ -146,7 +146,7 @@ pub struct SkillsSettings {
 pub const SKILL_SOURCES: &[&str] = &["codex", "claude"];
 
 /// The default of `[skills] max_prompt_tokens`: a short list that fits a small window.
-pub const DEFAULT_SKILLS_PROMPT_TOKENS: usize = 600;
+pub(crate) const DEFAULT_SKILLS_PROMPT_TOKENS: usize = 600;
 
 impl Default for SkillsSettings {
     fn default() -> Self {

@@ -7,6 +7,7 @@
 //! match indices are computed for the winners only. A path whose file name alone matches
 //! gets a bonus, so basename hits rank first. Results: score descending, then path
 //! ascending. [`index_roots`] + [`search_index`] walk once and match many queries.
+#![allow(missing_docs)] // TODO(issue 49): document this crate's public items
 
 mod live;
 

@@ -23,7 +23,7 @@ use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
 
 /// The one version of the handshake-free era we speak.
-pub const MODERN: ProtocolVersion = ProtocolVersion::V_2026_07_28;
+pub(crate) const MODERN: ProtocolVersion = ProtocolVersion::V_2026_07_28;
 
 /// What earlier runs learned of a server, for its next start.
 #[derive(Clone, Debug, Default)]

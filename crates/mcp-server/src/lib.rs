@@ -29,6 +29,7 @@
 //! [`resources`] / [`transcript`] (threads as resources), [`prompts`], [`subscriptions`]
 //! → [`engine`] (the engine seam). This crate must not know how the engine runs turns; it
 //! only relays ops and events.
+#![allow(missing_docs)] // TODO(issue 49): document this crate's public items
 
 pub mod additions;
 pub mod approvals;

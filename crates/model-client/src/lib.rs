@@ -14,6 +14,7 @@
 //! Public surface: [`ModelClient`], [`Prompt`], [`RetryNotice`], [`ResponseStream`],
 //! [`ResponseEvent`], [`ModelError`] (with [`ModelError::context_overflow`] to recognise
 //! context-length errors, [`classify_overflow`]).
+#![allow(missing_docs)] // TODO(issue 49): document this crate's public items
 
 mod call_ids;
 pub mod catalog;

@@ -35,7 +35,7 @@ fn draft_file(draft: &str) -> Result<PathBuf, String> {
 
 /// Runs the editor on `draft` (the terminal must be the editor's: not in raw mode, input
 /// not read by the TUI) and returns the text it saved, or why the draft is unchanged.
-pub fn edit(draft: &str) -> Result<String, String> {
+pub(crate) fn edit(draft: &str) -> Result<String, String> {
     let editor = editor_command().ok_or_else(|| {
         "set $VISUAL or $EDITOR (e.g. `export EDITOR=vim`) to edit the draft in an editor"
             .to_string()

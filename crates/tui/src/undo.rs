@@ -20,7 +20,7 @@ enum Step {
 
 /// Reverts `changes` (paths relative to `cwd` when not absolute). Returns the files put
 /// back, or why nothing was changed.
-pub fn revert(changes: &[(PathBuf, FileChange)], cwd: &Path) -> Result<Vec<String>, String> {
+pub(crate) fn revert(changes: &[(PathBuf, FileChange)], cwd: &Path) -> Result<Vec<String>, String> {
     let abs = |p: &Path| {
         if p.is_absolute() {
             p.to_path_buf()
@@ -160,7 +160,7 @@ fn parse_hunks(diff: &str) -> Option<Vec<Hunk>> {
 
 /// The text before a patch, from the text after it and the patch's unified diff; `None`
 /// when the text is not what the patch left.
-pub fn reverse_apply(after: &str, diff: &str) -> Option<String> {
+pub(crate) fn reverse_apply(after: &str, diff: &str) -> Option<String> {
     let current: Vec<&str> = after.split_inclusive('\n').collect();
     let mut out = String::new();
     let mut pos = 0usize;
