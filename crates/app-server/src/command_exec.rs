@@ -88,7 +88,7 @@ async fn exec(
     let req = request(p, &loaded.config)?;
     let out = run_command(&loaded.config, req, &ctx.cancel)
         .await
-        .map_err(invalid)?;
+        .map_err(|e| invalid(e.to_string()))?;
     Ok(CommandExecResponse {
         exit_code: out.exit_code,
         stdout: out.stdout,
