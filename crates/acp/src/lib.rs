@@ -25,7 +25,6 @@
 //!
 //! Must not know: how a turn works (it drives `oi-core`'s threads), JSON-RPC framing and
 //! serving (`oi-jsonrpc`, `oi-host`), the binary's command line.
-#![allow(missing_docs)] // TODO(issue 49): document this crate's public items
 
 pub mod agent;
 pub mod client_tools;

@@ -51,7 +51,6 @@
 //! * Lenient input: a heredoc wrapper (`<<'EOF'` … `EOF`, `apply_patch <<'EOF'` …, or a whole
 //!   `bash -lc "apply_patch <<'EOF' …"` string), CRLF patch text, a missing final newline, a
 //!   `@@ -1,2 +1,3 @@` range instead of a header, and `\ No newline at end of file` markers.
-#![allow(missing_docs)] // TODO(issue 49): document this crate's public items
 
 mod apply;
 mod error;

@@ -7,7 +7,6 @@
 //! match indices are computed for the winners only. A path whose file name alone matches
 //! gets a bonus, so basename hits rank first. Results: score descending, then path
 //! ascending. [`index_roots`] + [`search_index`] walk once and match many queries.
-#![allow(missing_docs)] // TODO(issue 49): document this crate's public items
 
 mod live;
 
@@ -36,10 +35,15 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 /// One match: a path relative to `root` (`/`-separated), its score and matched char indices.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct FileMatch {
+    /// The search root the path is relative to.
     pub root: String,
+    /// The path under the root, `/`-separated.
     pub path: String,
+    /// Whether the path names a directory.
     pub is_dir: bool,
+    /// The fuzzy-match score; higher is better.
     pub score: u32,
+    /// Indices of the matched characters in `path`, for highlighting.
     pub indices: Vec<u32>,
 }
 

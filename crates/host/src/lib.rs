@@ -17,7 +17,6 @@
 //!
 //! Layers: framing, dispatch and the HTTP/WebSocket session machinery are `oi-jsonrpc`'s;
 //! threads are `oi-core`'s. This crate only wires them: it must not name a wire method.
-#![allow(missing_docs)] // TODO(issue 49): document this crate's public items
 
 use oi_config::{ConfigLoadOptions, ConfigOverrides};
 use oi_core::{SessionSource, ThreadManager, ThreadManagerOptions};
@@ -190,9 +189,15 @@ impl Host {
 pub enum Principal {
     /// Stdio: the user who started the server (only the process that spawned it can write
     /// to its pipe). The uid, so a server restarted by the same user knows them again.
-    Local { uid: u32 },
+    Local {
+        /// The numeric user id of the server's process.
+        uid: u32,
+    },
     /// The holders of a listener's bearer token: the token's SHA-256, hex.
-    Bearer { digest: String },
+    Bearer {
+        /// The token's SHA-256, hex.
+        digest: String,
+    },
     /// Anyone who can reach a listener that takes no token (`--no-auth-on-loopback`).
     Anonymous,
 }
@@ -254,6 +259,7 @@ pub struct Services {
 }
 
 impl Services {
+    /// Serves each connection the method table `f` builds for it; no stateless table.
     pub fn new(f: impl Fn(&ServiceContext) -> MethodTable + Send + Sync + 'static) -> Self {
         Self {
             connection: Arc::new(f),

@@ -25,7 +25,6 @@
 //!
 //! What a method does is the services' business (`oi-mcp-server`, `oi-app-server`); they
 //! register handlers in a [`MethodTable`] and never see bytes.
-#![allow(missing_docs)] // TODO(issue 49): document this crate's public items
 
 pub mod connection;
 pub mod dispatch;

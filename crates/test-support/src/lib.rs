@@ -13,7 +13,6 @@
 //!
 //! This crate knows the wire formats only as a server would; it must not depend on the
 //! model client it is used to test.
-#![allow(missing_docs)] // TODO(issue 49): document this crate's public items
 
 mod recorded;
 mod render;
@@ -81,6 +80,7 @@ impl MockModelServer {
         format!("http://{}/v1", self.addr)
     }
 
+    /// The loopback address the mock listens on.
     pub fn addr(&self) -> SocketAddr {
         self.addr
     }
