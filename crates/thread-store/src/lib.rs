@@ -22,7 +22,6 @@
 //!
 //! This crate knows the item and event types of `oi-protocol` but nothing about the engine,
 //! models or front ends: it never decides *what* is recorded, only how it is stored.
-#![allow(missing_docs)] // TODO(issue 49): document this crate's public items
 
 /// The tracing target of the store's messages for the user (a fallback it took, a file it
 /// skipped, a write that failed): front ends print them as one plain sentence rather than
