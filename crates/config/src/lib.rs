@@ -7,7 +7,6 @@
 //!
 //! Errors name the file, the key and the fix; unknown keys are warnings (with a line number),
 //! never silently dropped.
-#![allow(missing_docs)] // TODO(issue 49): document this crate's public items
 
 pub mod credentials;
 mod de_error;
