@@ -53,7 +53,9 @@ pub const KEYRING_TIMEOUT: Duration = Duration::from_secs(10);
 /// Where a server's tokens were found.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum TokenLocation {
+    /// The OS keyring.
     Keyring,
+    /// The 0600 credentials file.
     File,
 }
 
@@ -83,6 +85,7 @@ impl std::fmt::Debug for OAuthTokenStore {
 }
 
 impl OAuthTokenStore {
+    /// The store of `server`'s tokens (at `url`) under `home`, in the places `mode` allows.
     pub fn new(home: &Path, server: &str, url: &str, mode: OAuthCredentialsStoreMode) -> Self {
         Self {
             mode,
