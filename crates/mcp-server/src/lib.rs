@@ -29,24 +29,23 @@
 //! [`resources`] / [`transcript`] (threads as resources), [`prompts`], [`subscriptions`]
 //! → [`engine`] (the engine seam). This crate must not know how the engine runs turns; it
 //! only relays ops and events.
-#![allow(missing_docs)] // TODO(issue 49): document this crate's public items
 
 pub mod additions;
-pub mod approvals;
-pub mod core_engine;
+mod approvals;
+mod core_engine;
 pub mod engine;
-pub mod mrtr;
-pub mod progress;
-pub mod prompts;
+mod mrtr;
+mod progress;
+mod prompts;
 pub mod protocol;
-pub mod resources;
+mod resources;
 pub mod sealing;
-pub mod server;
-pub mod subscriptions;
-pub mod tasks;
-pub mod tool_runner;
-pub mod tools;
-pub mod transcript;
+mod server;
+mod subscriptions;
+mod tasks;
+mod tool_runner;
+mod tools;
+mod transcript;
 
 use crate::additions::Additions;
 use crate::engine::Engine;
