@@ -46,7 +46,9 @@ const FILE_LIST_REFRESH: Duration = Duration::from_millis(100);
 /// Which thread the TUI opens on.
 #[derive(Clone, Debug)]
 pub enum StartMode {
+    /// A new thread.
     New,
+    /// This stored thread.
     Resume(ThreadId),
     /// Open on a new thread with the `/resume` picker showing.
     ResumePicker,
@@ -54,8 +56,11 @@ pub enum StartMode {
 
 /// What the front end needs to start.
 pub struct TuiOptions {
+    /// The configuration the session starts with.
     pub config: Config,
+    /// The engine's threads.
     pub manager: ThreadManager,
+    /// Which thread to open on.
     pub start: StartMode,
     /// Sent as the first turn.
     pub prompt: Option<String>,
