@@ -464,7 +464,7 @@ impl Index {
     }
 
     #[cfg(test)]
-    pub fn explain(&self, sql: &str) -> Vec<String> {
+    pub(crate) fn explain(&self, sql: &str) -> Vec<String> {
         let conn = self.lock();
         let mut st = conn.prepare(&format!("EXPLAIN QUERY PLAN {sql}")).unwrap();
         st.query_map([], |r| r.get::<_, String>(3))
