@@ -16,7 +16,6 @@ pub mod ids;
 pub mod models;
 pub mod parked;
 pub mod parse_command;
-#[allow(missing_docs)] // TODO(issue 49): document the events' and ops' fields
 pub mod protocol;
 pub mod truncate;
 pub mod user_input;
