@@ -44,8 +44,11 @@ const OUTPUT_BYTE_LIMIT: u64 = 1024 * 1024;
 /// What the client declared it offers.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Offered {
+    /// The client reads text files for the agent (`fs/read_text_file`).
     pub read: bool,
+    /// The client writes text files for the agent (`fs/write_text_file`).
     pub write: bool,
+    /// The client runs commands in its terminals (`terminal/*`).
     pub terminal: bool,
 }
 

@@ -56,11 +56,17 @@ fn review_prompt(focus: &str) -> String {
 /// Why a prompt cannot be sent to the model.
 #[derive(Debug, thiserror::Error, PartialEq)]
 pub enum PromptError {
+    /// The prompt had no content blocks.
     #[error("the prompt is empty; send at least one content block")]
     Empty,
     /// Block `block` (from 0) cannot be sent; `why` says why and what to send instead.
     #[error("prompt block {block}: {why}")]
-    Block { block: usize, why: String },
+    Block {
+        /// The block's index, from 0.
+        block: usize,
+        /// Why it was refused and what to send instead.
+        why: String,
+    },
 }
 
 impl PromptError {

@@ -21,10 +21,15 @@ pub const CONFIGURED_MODE: &str = "configured";
 /// One preset: an approval policy and a sandbox.
 #[derive(Clone, Copy, Debug)]
 pub struct Preset {
+    /// The id a client selects it by.
     pub id: &'static str,
+    /// The name shown to users.
     pub name: &'static str,
+    /// One line on what it allows.
     pub description: &'static str,
+    /// When the agent asks before acting.
     pub approval: AskForApproval,
+    /// The confinement commands run under.
     pub sandbox: fn() -> SandboxPolicy,
 }
 
@@ -86,15 +91,29 @@ pub fn preset_of(approval: AskForApproval, sandbox: &SandboxPolicy) -> Option<&'
 /// Why a choice was refused; the text names what there is.
 #[derive(Debug, thiserror::Error, PartialEq)]
 pub enum SettingError {
+    /// A mode that is no preset.
     #[error("unknown mode `{value}`; the modes are {modes}")]
-    UnknownMode { value: String, modes: String },
+    UnknownMode {
+        /// The mode asked for.
+        value: String,
+        /// The modes there are, listed.
+        modes: String,
+    },
+    /// An empty model name.
     #[error("the model is empty; give a model name")]
     EmptyModel,
+    /// A harness that does not exist.
     #[error("unknown harness `{value}`; the harnesses are {harnesses}")]
-    UnknownHarness { value: String, harnesses: String },
+    UnknownHarness {
+        /// The harness asked for.
+        value: String,
+        /// The harnesses there are, listed.
+        harnesses: String,
+    },
     #[error(
         "unknown config option `{0}`; the options are {MODE_OPTION}, {MODEL_OPTION}, {HARNESS_OPTION}"
     )]
+    /// A config option this agent does not have.
     UnknownOption(String),
 }
 
@@ -105,9 +124,11 @@ pub struct Settings {
     pub mode: String,
     /// The config's approval policy and sandbox (what [`CONFIGURED_MODE`] means).
     pub configured: (AskForApproval, SandboxPolicy),
+    /// The model turns are sent to.
     pub model: String,
     /// Models offered besides the current one.
     pub models: Vec<String>,
+    /// The agent harness (tool set and system prompt) the model is given.
     pub harness: Harness,
 }
 

@@ -444,12 +444,14 @@ fn mcp_text(v: &serde_json::Value) -> String {
 
 /// Where one session's updates go, in order.
 pub struct SessionOut {
+    /// The session the updates belong to.
     pub session_id: SessionId,
     outgoing: OutgoingSender,
     translator: tokio::sync::Mutex<Translator>,
 }
 
 impl SessionOut {
+    /// Sends `session_id`'s updates on `outgoing`, translated from engine events by `translator`.
     pub fn new(session_id: SessionId, outgoing: OutgoingSender, translator: Translator) -> Self {
         Self {
             session_id,

@@ -66,7 +66,7 @@ fn effort_description(e: &str) -> &'static str {
 }
 
 /// One `Model` entry.
-pub fn model_json(
+pub(crate) fn model_json(
     provider_id: &str,
     provider: &ModelProviderInfo,
     model: &str,
@@ -237,7 +237,7 @@ where
 /// The built-in presets. Tri-state fields: an absent key keeps the current value, `null`
 /// clears it, a value sets it. Presets never pick a model; Plan sets medium effort;
 /// developer instructions are not sent.
-pub fn collaboration_modes() -> CollaborationModeListResponse {
+pub(crate) fn collaboration_modes() -> CollaborationModeListResponse {
     CollaborationModeListResponse {
         data: vec![
             CollaborationModeMask {

@@ -14,9 +14,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 /// Default timeout (as Codex's).
-pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(10);
+pub(crate) const DEFAULT_TIMEOUT: Duration = Duration::from_secs(10);
 /// Default bytes kept of each of stdout and stderr.
-pub const DEFAULT_OUTPUT_CAP: usize = 1024 * 1024;
+pub(crate) const DEFAULT_OUTPUT_CAP: usize = 1024 * 1024;
 
 pub(crate) fn register(t: &mut MethodTable, conn: &Arc<Conn>) {
     method::<m::CommandExec, _, _>(t, conn, Execution::Spawn, exec);
@@ -88,7 +88,7 @@ async fn exec(
     let req = request(p, &loaded.config)?;
     let out = run_command(&loaded.config, req, &ctx.cancel)
         .await
-        .map_err(invalid)?;
+        .map_err(|e| invalid(e.to_string()))?;
     Ok(CommandExecResponse {
         exit_code: out.exit_code,
         stdout: out.stdout,

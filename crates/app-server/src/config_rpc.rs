@@ -38,7 +38,7 @@ pub(crate) fn register(t: &mut MethodTable, conn: &Arc<Conn>) {
 
 /// The wire types are in the protocol module; these names are what the file-editing
 /// helpers below (and their tests) take.
-pub use crate::protocol::wire::{ConfigEdit as Edit, MergeStrategy};
+pub(crate) use crate::protocol::wire::{ConfigEdit as Edit, MergeStrategy};
 
 /// A config write error with its `config_write_error_code`.
 #[derive(Debug, PartialEq)]
@@ -64,7 +64,7 @@ impl From<WriteError> for RpcError {
 }
 
 /// JSON with object keys sorted, compact: the form versions are hashed from.
-pub fn canonical_json(v: &Value) -> String {
+pub(crate) fn canonical_json(v: &Value) -> String {
     match v {
         Value::Object(m) => {
             let keys: BTreeSet<&String> = m.keys().collect();
@@ -82,7 +82,7 @@ pub fn canonical_json(v: &Value) -> String {
     }
 }
 
-pub fn version_of(table: &toml::Table) -> String {
+pub(crate) fn version_of(table: &toml::Table) -> String {
     let json = toml_to_json(&toml::Value::Table(table.clone()));
     let digest = Sha256::digest(canonical_json(&json).as_bytes());
     format!("sha256:{}", hex::encode(digest))
@@ -359,7 +359,7 @@ fn check_target(user_path: &Path, file_path: Option<&Path>) -> Result<(), RpcErr
 }
 
 /// Applies `edits` to the file at `path` (created if missing) and returns its new version.
-pub fn apply_to_file(
+pub(crate) fn apply_to_file(
     path: &Path,
     edits: &[Edit],
     expected_version: Option<&str>,
@@ -439,7 +439,7 @@ fn split_key_path(key_path: &str) -> Result<Vec<&str>, WriteError> {
 }
 
 /// Applies one edit to the document.
-pub fn apply_edit(doc: &mut DocumentMut, edit: &Edit) -> Result<(), WriteError> {
+pub(crate) fn apply_edit(doc: &mut DocumentMut, edit: &Edit) -> Result<(), WriteError> {
     let parts = split_key_path(&edit.key_path)?;
     let (leaf, parents) = parts
         .split_last()

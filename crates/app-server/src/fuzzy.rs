@@ -42,7 +42,7 @@ pub(crate) struct FuzzyState {
 }
 
 /// One match on the wire.
-pub fn wire_match(m: &FileMatch) -> FuzzyFileSearchResult {
+pub(crate) fn wire_match(m: &FileMatch) -> FuzzyFileSearchResult {
     let file_name = m.path.rsplit('/').next().unwrap_or(&m.path);
     FuzzyFileSearchResult {
         root: m.root.clone(),

@@ -26,7 +26,7 @@ pub(crate) fn register(t: &mut MethodTable, conn: &Arc<Conn>) {
 
 /// One page: the entries and both cursors.
 #[derive(Debug, PartialEq)]
-pub struct Page<T> {
+pub(crate) struct Page<T> {
     pub data: Vec<T>,
     pub next_cursor: Option<String>,
     pub backwards_cursor: Option<String>,
@@ -34,7 +34,7 @@ pub struct Page<T> {
 
 /// Pages `all` (oldest first) from the entry whose id is `cursor` (default: the first in
 /// `dir`), at most `limit` entries (default: all).
-pub fn paginate<'a, T: Clone>(
+pub(crate) fn paginate<'a, T: Clone>(
     all: &'a [T],
     id_of: impl Fn(&'a T) -> &'a str,
     cursor: Option<&str>,
@@ -82,7 +82,7 @@ pub fn paginate<'a, T: Clone>(
 /// next page reuses it, brought up to date with only the records appended since (a thread
 /// being written while it is read shows its new turns on the next page).
 #[derive(Default)]
-pub struct HistoryCache {
+pub(crate) struct HistoryCache {
     last: Mutex<Option<Arc<History>>>,
 }
 
@@ -153,7 +153,7 @@ fn wire_turn(thread_id: &str, t: &StoredTurn) -> Turn {
 }
 
 /// The user's input and the final agent message: what a turn list shows by default.
-pub fn summary_items(items: Vec<ThreadItem>) -> Vec<ThreadItem> {
+pub(crate) fn summary_items(items: Vec<ThreadItem>) -> Vec<ThreadItem> {
     let last_agent = items
         .iter()
         .rposition(|i| matches!(i, ThreadItem::AgentMessage { .. }));

@@ -17,7 +17,7 @@ use std::sync::{Arc, OnceLock};
 
 /// The app-server-form handshake of this connection, once it happened.
 #[derive(Debug, Default)]
-pub struct ClientState {
+pub(crate) struct ClientState {
     session: OnceLock<Session>,
 }
 
@@ -29,7 +29,7 @@ struct Session {
 impl ClientState {
     /// Whether experimental methods and fields may be used. Clients that never sent the
     /// app-server form (older clients of our v2 API on `mcp-server`) keep everything.
-    pub fn experimental_allowed(&self) -> bool {
+    pub(crate) fn experimental_allowed(&self) -> bool {
         self.session.get().is_none_or(|s| s.experimental_api)
     }
 }

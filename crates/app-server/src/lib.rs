@@ -200,7 +200,7 @@ impl Conn {
     }
 
     /// `--home`, else `$OPENINTERPRETER_HOME`, else `~/.openinterpreter`.
-    pub fn home(&self) -> Result<PathBuf, RpcError> {
+    pub(crate) fn home(&self) -> Result<PathBuf, RpcError> {
         match &self.opts.home {
             Some(h) => Ok(h.clone()),
             None => oi_config::find_home().map_err(|e| invalid(e.to_string())),
@@ -209,7 +209,7 @@ impl Conn {
 
     /// The stored threads of this server's home, through the engine (the first open checks
     /// the index or connects to PostgreSQL, off the async workers).
-    pub async fn stored_threads(&self) -> Result<StoredThreads, RpcError> {
+    pub(crate) async fn stored_threads(&self) -> Result<StoredThreads, RpcError> {
         let home = self.home()?;
         self.manager
             .stored_threads(&home)
@@ -218,38 +218,38 @@ impl Conn {
     }
 
     /// This connection keeps stored thread `id` loaded (started, resumed or forked here).
-    pub fn hold(&self, id: ThreadId) {
+    pub(crate) fn hold(&self, id: ThreadId) {
         lock(&self.holds)
             .entry(id)
             .or_insert_with(|| self.manager.hold(id));
     }
 
     /// Lets go of `id`; whether another connection still holds it.
-    pub fn release(&self, id: &ThreadId) -> bool {
+    pub(crate) fn release(&self, id: &ThreadId) -> bool {
         lock(&self.holds).remove(id);
         self.manager.holders(id) > 0
     }
 
     /// A live thread, persisted or ephemeral.
-    pub fn live_thread(&self, id: &ThreadId) -> Option<Arc<Thread>> {
+    pub(crate) fn live_thread(&self, id: &ThreadId) -> Option<Arc<Thread>> {
         self.manager
             .get_thread(id)
             .or_else(|| self.ephemeral.get_thread(id))
     }
 
     /// Creation facts of an ephemeral thread (nothing about it is on disk).
-    pub fn ephemeral_info(&self, id: &ThreadId) -> Option<EphemeralInfo> {
+    pub(crate) fn ephemeral_info(&self, id: &ThreadId) -> Option<EphemeralInfo> {
         lock(&self.ephemeral_threads).get(id).copied()
     }
 
-    pub fn mark_ephemeral(&self, id: ThreadId, info: EphemeralInfo) {
+    pub(crate) fn mark_ephemeral(&self, id: ThreadId, info: EphemeralInfo) {
         lock(&self.ephemeral_threads).insert(id, info);
     }
 
     /// The config with the server's flags plus `o` applied (typed overrides win). A widening
     /// project layer the user did not accept is left out (see `oi_config::project_consent`).
     /// Loaded on the blocking pool: it reads the user's and the project's files.
-    pub async fn load_config(
+    pub(crate) async fn load_config(
         &self,
         o: &protocol::ThreadOverrides,
     ) -> Result<LoadedConfig, RpcError> {
@@ -289,7 +289,7 @@ impl Conn {
     /// project layer that widens the session and was not accepted refuses the request (the
     /// loader already left it out; a session must not start quietly without the settings the
     /// project asked for, nor with them unreviewed).
-    pub async fn load_session_config(
+    pub(crate) async fn load_session_config(
         &self,
         o: &protocol::ThreadOverrides,
     ) -> Result<LoadedConfig, RpcError> {
@@ -300,7 +300,7 @@ impl Conn {
 
     /// Sends `deprecationNotice {summary}` after `ctx`'s response, once per `key` and
     /// connection.
-    pub fn deprecated(&self, ctx: &RequestContext, key: &'static str, summary: String) {
+    pub(crate) fn deprecated(&self, ctx: &RequestContext, key: &'static str, summary: String) {
         if !lock(&self.deprecations_sent).insert(key) {
             return;
         }
@@ -313,7 +313,7 @@ impl Conn {
 
     /// Sends `notes` in order once `ctx`'s response is out, so clients see the result
     /// first, then the notifications.
-    pub fn notify_after_response(&self, ctx: &RequestContext, notes: Vec<items::Note>) {
+    pub(crate) fn notify_after_response(&self, ctx: &RequestContext, notes: Vec<items::Note>) {
         let out = self.outgoing.clone();
         let sent = ctx.response_sent();
         tokio::spawn(async move {

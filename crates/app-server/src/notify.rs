@@ -16,13 +16,13 @@ use std::time::Duration;
 use tokio_util::sync::CancellationToken;
 
 #[derive(Clone)]
-pub struct Outgoing {
+pub(crate) struct Outgoing {
     inner: OutgoingSender,
     opted_out: Arc<OnceLock<HashSet<String>>>,
 }
 
 impl Outgoing {
-    pub fn new(inner: OutgoingSender) -> Self {
+    pub(crate) fn new(inner: OutgoingSender) -> Self {
         Self {
             inner,
             opted_out: Arc::default(),
@@ -30,14 +30,14 @@ impl Outgoing {
     }
 
     /// Records the exact method names the client does not want (set once, at `initialize`).
-    pub fn opt_out(&self, methods: impl IntoIterator<Item = String>) {
+    pub(crate) fn opt_out(&self, methods: impl IntoIterator<Item = String>) {
         let _ = self.opted_out.set(methods.into_iter().collect());
     }
 
     /// Sends a declared notification ([`Note::of`]), stamped with `emittedAtMs` as Codex's
     /// are, unless the client opted out of its method. Returns false when the connection is
     /// gone.
-    pub async fn send(&self, note: Note) -> bool {
+    pub(crate) async fn send(&self, note: Note) -> bool {
         if self
             .opted_out
             .get()
@@ -53,7 +53,7 @@ impl Outgoing {
     /// failing closed as [`OutgoingSender::ask`] does: no answer by `timeout`, an error
     /// reply or a closed connection is [`Reply::NoAnswer`]; `cancel` withdraws the request.
     /// Returns the request's id (`None` when nothing could be sent) and the reply.
-    pub async fn ask<M: ServerRequest>(
+    pub(crate) async fn ask<M: ServerRequest>(
         &self,
         params: &M::Params,
         timeout: Duration,
@@ -78,7 +78,7 @@ impl Outgoing {
 
 /// What came of asking the client a declared request.
 #[derive(Debug, PartialEq)]
-pub enum Reply<R> {
+pub(crate) enum Reply<R> {
     /// The client answered in the declared shape.
     Answered(R),
     /// The client answered something else: its reply, and why it is not the declared
@@ -92,7 +92,7 @@ pub enum Reply<R> {
 
 impl<R: DeserializeOwned> Reply<R> {
     /// A client's `result`, decoded into the declared result type.
-    pub fn read(reply: Value) -> Self {
+    pub(crate) fn read(reply: Value) -> Self {
         match R::deserialize(&reply) {
             Ok(r) => Reply::Answered(r),
             Err(e) => Reply::Unreadable {

@@ -367,7 +367,7 @@ async fn run_shell_command(
             }
             Err(e) => {
                 *status = CommandExecutionStatus::Failed;
-                *aggregated_output = Some(e);
+                *aggregated_output = Some(e.to_string());
             }
         }
     }

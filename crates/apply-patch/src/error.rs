@@ -6,8 +6,10 @@ use std::path::PathBuf;
 
 use crate::parser::ParseError;
 
+/// Why a patch was not applied, or only partly; each message tells the model how to fix the patch.
 #[derive(Debug, thiserror::Error)]
 pub enum ApplyError {
+    /// The patch text is malformed.
     #[error("{0}")]
     Parse(#[from] ParseError),
 
@@ -16,6 +18,7 @@ pub enum ApplyError {
          resend the patch with exact context lines.",
         matched_note(*matched_before)
     )]
+    /// A chunk's old lines are not in the file.
     ContextNotFound {
         /// The path as written in the patch.
         path: String,
@@ -32,9 +35,13 @@ pub enum ApplyError {
          after '@@ ' must be an exact line of the file that comes before the hunk's lines; re-read \
          the file and resend the patch."
     )]
+    /// A chunk's `@@` header line is not in the file.
     HeaderNotFound {
+        /// The path as written in the patch.
         path: String,
+        /// 1-based index of the `@@` chunk within its Update section.
         hunk: usize,
+        /// The header text after `@@ `.
         header: String,
     },
 
@@ -43,9 +50,13 @@ pub enum ApplyError {
          '*** Add File: ' to create a file.",
         resolved.display()
     )]
+    /// An update or delete names a file that does not exist.
     MissingFile {
+        /// The path as written in the patch.
         path: String,
+        /// What the section meant to do (`update`, `delete`).
         action: &'static str,
+        /// The absolute path looked at.
         resolved: PathBuf,
     },
 
@@ -55,36 +66,65 @@ pub enum ApplyError {
          lines to change; to replace it whole, put '*** Delete File: {path}' before the Add File \
          section"
     )]
-    AddExisting { path: String, lines: usize },
+    /// An `Add File` names a file that exists.
+    AddExisting {
+        /// The path as written in the patch.
+        path: String,
+        /// How many lines the existing file has.
+        lines: usize,
+    },
 
+    /// The path names a directory.
     #[error("{path} is a directory; apply_patch only adds, updates and deletes regular files")]
-    NotAFile { path: String },
+    NotAFile {
+        /// The path as written in the patch.
+        path: String,
+    },
 
     #[error(
         "{path} is not a regular file (a FIFO, socket or device); apply_patch only adds, updates and deletes regular files"
     )]
-    NotRegular { path: String },
+    /// The path names a FIFO, socket or device.
+    NotRegular {
+        /// The path as written in the patch.
+        path: String,
+    },
 
+    /// The file is not UTF-8 text.
     #[error("{path} is not valid UTF-8 text; apply_patch can only edit text files")]
-    NotUtf8 { path: String },
+    NotUtf8 {
+        /// The path as written in the patch.
+        path: String,
+    },
 
     #[error(
         "{path} changed on disk after the patch was checked, so nothing was written; re-read it \
          and resend the patch"
     )]
-    ChangedOnDisk { path: String },
+    /// The file changed between planning and writing; nothing was written.
+    ChangedOnDisk {
+        /// The path as written in the patch.
+        path: String,
+    },
 
+    /// Reading or writing a file failed.
     #[error("Failed to {op} {}: {source}", path.display())]
     Io {
+        /// What was being done (`read`, `write`, `remove`, ...).
         op: &'static str,
+        /// The file it was done to.
         path: PathBuf,
+        /// Why the operating system refused.
         #[source]
         source: io::Error,
     },
 
     /// Some files were already renamed into place when a later step failed.
     #[error("The patch was only partly applied: {detail}")]
-    PartiallyApplied { detail: String },
+    PartiallyApplied {
+        /// Which files were changed and which step failed.
+        detail: String,
+    },
 }
 
 fn matched_note(matched_before: Option<(usize, usize)>) -> String {

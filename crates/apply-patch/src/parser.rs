@@ -18,6 +18,7 @@ const END_OF_FILE: &str = "*** End of File";
 /// A parsed patch: one entry per file header, in patch order.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Patch {
+    /// The file sections, in patch order.
     pub hunks: Vec<FileHunk>,
     /// An `Add File` of a file that exists replaces its content (a harness profile's
     /// whole-file write). A parsed patch has `false`: there it is refused, so a model that
@@ -31,15 +32,23 @@ pub struct Patch {
 pub enum FileHunk {
     /// `contents` is every `+` line followed by `\n` (empty when the section has no lines).
     Add {
+        /// The file to create.
         path: PathBuf,
+        /// Its content.
         contents: String,
     },
+    /// `*** Delete File`: removes a file.
     Delete {
+        /// The file to remove.
         path: PathBuf,
     },
+    /// `*** Update File`: changes a file in place, or moves it.
     Update {
+        /// The file to change.
         path: PathBuf,
+        /// Where it moves to (`*** Move to`), if anywhere.
         move_to: Option<PathBuf>,
+        /// The `@@` chunks, in file order.
         chunks: Vec<UpdateChunk>,
     },
 }
@@ -112,7 +121,9 @@ pub(crate) fn old_lines(lines: &[HunkLine]) -> Vec<&str> {
 /// [`parse_patch`] (after any heredoc wrapper, counted in the original input).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ParseError {
+    /// The 1-based line of the problem.
     pub line: usize,
+    /// What is wrong and how to write it instead.
     pub message: String,
 }
 

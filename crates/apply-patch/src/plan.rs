@@ -14,34 +14,44 @@ use crate::seek::{longest_prefix_match, seek_line, seek_sequence};
 /// Every change a patch will make, in patch order, with absolute paths.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct PatchPlan {
+    /// The changes, one per file section, in patch order.
     pub changes: Vec<PlannedChange>,
     /// The directory relative patch paths were resolved against; the success summary shows
     /// paths relative to it.
     pub cwd: PathBuf,
 }
 
+/// One file's change, checked against the file on disk.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct PlannedChange {
     /// Absolute, lexically normalised (no `.`/`..`) path of the file the section names.
     pub path: PathBuf,
+    /// What happens to it.
     pub kind: PlannedKind,
 }
 
+/// How a planned change alters its file, with the contents it writes.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum PlannedKind {
     /// Creates a file that does not exist yet. (An `Add File` on an existing file is refused,
     /// or with [`Patch::add_replaces`] planned as an [`PlannedKind::Update`] that replaces its
     /// whole content.)
     Add {
+        /// The new file's content.
         content: String,
     },
+    /// Removes a file.
     Delete {
+        /// What the file held before (for the diff and for undo).
         old_content: String,
     },
     /// `move_to` (absolute) is where `new_content` ends up; `path` is then removed.
     Update {
+        /// What the file holds now.
         old_content: String,
+        /// What it will hold.
         new_content: String,
+        /// Where it ends up when moved (absolute).
         move_to: Option<PathBuf>,
     },
 }

@@ -10,7 +10,7 @@ use std::path::PathBuf;
 
 /// The review as shown before asking or accepting: the file, where it really is, and each
 /// change on its own line.
-pub fn describe(review: &ProjectConfigReview) -> String {
+pub(crate) fn describe(review: &ProjectConfigReview) -> String {
     let mut out = format!(
         "Project config {} ({}):",
         review.path.display(),
@@ -43,7 +43,7 @@ pub fn describe(review: &ProjectConfigReview) -> String {
     out
 }
 
-pub fn run(global: &GlobalArgs, dir: Option<PathBuf>) -> i32 {
+pub(crate) fn run(global: &GlobalArgs, dir: Option<PathBuf>) -> i32 {
     let base = match std::env::current_dir() {
         Ok(c) => c,
         Err(e) => {

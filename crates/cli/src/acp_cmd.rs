@@ -10,7 +10,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 /// Serves ACP on stdin/stdout until stdin closes or a termination signal; the exit code.
-pub async fn run(cli: HostSettings) -> i32 {
+pub(crate) async fn run(cli: HostSettings) -> i32 {
     let opts = HostOptions {
         cli_overrides: cli.cli_overrides,
         overrides: cli.overrides,
@@ -33,7 +33,7 @@ pub async fn run(cli: HostSettings) -> i32 {
 /// `EXE sandbox -C CWD -s MODE [-c sandbox_workspace_write.…] -- ARGV`: the command
 /// confined by `policy` exactly as the agent's own commands are (the same config is read,
 /// from the home the caller passes in the environment).
-pub fn sandboxed_argv(
+pub(crate) fn sandboxed_argv(
     exe: &Path,
     policy: &SandboxPolicy,
     cwd: &Path,

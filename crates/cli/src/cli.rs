@@ -9,9 +9,9 @@ use std::ffi::OsString;
 use std::path::PathBuf;
 
 /// Exit codes: 0 ok, 1 runtime failure, 2 usage or configuration error.
-pub const EXIT_OK: i32 = 0;
-pub const EXIT_FAILURE: i32 = 1;
-pub const EXIT_USAGE: i32 = 2;
+pub(crate) const EXIT_OK: i32 = 0;
+pub(crate) const EXIT_FAILURE: i32 = 1;
+pub(crate) const EXIT_USAGE: i32 = 2;
 
 /// Ends every command's help: where settings and logs live, then examples. A macro because
 /// clap's `after_help` wants one string and `concat!` only takes literals.
@@ -55,7 +55,7 @@ const ROOT_AFTER_HELP: &str = with_config_help!(
     // A word that names a subcommand is the subcommand, never a prompt (`-- exec` sends it).
     subcommand_precedence_over_arg = true
 )]
-pub struct Cli {
+pub(crate) struct Cli {
     #[command(flatten)]
     pub global: GlobalArgs,
     #[command(subcommand)]
@@ -73,7 +73,7 @@ pub struct Cli {
 }
 
 #[derive(Args, Debug, Clone, Default)]
-pub struct GlobalArgs {
+pub(crate) struct GlobalArgs {
     /// Override a config value: `-c key=value` (dotted key; value parsed as TOML, else a string).
     #[arg(short = 'c', long = "config", value_name = "key=value", global = true)]
     pub config: Vec<String>,
@@ -128,7 +128,7 @@ fn approval_parser() -> impl TypedValueParser<Value = AskForApproval> {
 }
 
 #[derive(Subcommand, Debug)]
-pub enum Command {
+pub(crate) enum Command {
     /// Run one turn headlessly and print the result.
     #[command(after_help = EXEC_AFTER_HELP)]
     Exec(ExecArgs),
@@ -197,7 +197,7 @@ pub enum Command {
 
 /// `interpreter app-server` tools.
 #[derive(Subcommand, Debug)]
-pub enum AppServerCommand {
+pub(crate) enum AppServerCommand {
     /// Write the JSON Schema of every v2 request, response and notification we implement.
     GenerateJsonSchema {
         /// Directory to write into (created if missing).
@@ -248,7 +248,7 @@ const SESSIONS_AFTER_HELP: &str = with_config_help!(
 );
 
 #[derive(Args, Debug, Clone)]
-pub struct ResumeArgs {
+pub(crate) struct ResumeArgs {
     /// Continue the most recent thread (of this directory if there is one, else any).
     #[arg(long)]
     pub last: bool,
@@ -267,7 +267,7 @@ pub struct ResumeArgs {
 }
 
 #[derive(Subcommand, Debug, Clone)]
-pub enum SessionsCommand {
+pub(crate) enum SessionsCommand {
     /// List stored threads, most recently updated first.
     #[command(after_help = SESSIONS_AFTER_HELP)]
     List {
@@ -287,7 +287,7 @@ pub enum SessionsCommand {
 }
 
 #[derive(Args, Debug, Clone)]
-pub struct SandboxArgs {
+pub(crate) struct SandboxArgs {
     /// The command and its arguments (after `--`).
     #[arg(
         trailing_var_arg = true,
@@ -299,7 +299,7 @@ pub struct SandboxArgs {
 }
 
 #[derive(Args, Debug, Clone)]
-pub struct ExecArgs {
+pub(crate) struct ExecArgs {
     /// Print every event as one JSON line (format: docs/exec-json.md).
     #[arg(long, conflicts_with = "experimental_json")]
     pub json: bool,
@@ -323,14 +323,14 @@ pub struct ExecArgs {
 
 /// `exec resume …`: Codex's spelling of `interpreter resume` (the Codex SDK uses it).
 #[derive(Subcommand, Debug, Clone)]
-pub enum ExecCommand {
+pub(crate) enum ExecCommand {
     /// Continue a stored thread: `exec resume THREAD_ID [PROMPT]` or `exec resume --last`.
     Resume(ResumeArgs),
 }
 
 /// Flags of `codex exec` that its clients (the Codex TypeScript SDK) pass.
 #[derive(Args, Debug, Clone, Default)]
-pub struct CodexExecFlags {
+pub(crate) struct CodexExecFlags {
     /// Accepted and ignored: `exec` runs outside git repositories too.
     #[arg(long, hide = true, global = true)]
     pub skip_git_repo_check: bool,
@@ -355,7 +355,7 @@ pub struct CodexExecFlags {
 impl CodexExecFlags {
     /// Apply the flags that mean something here to `global`; refuse the ones that would be
     /// silently wrong to ignore.
-    pub fn apply(&self, global: &mut GlobalArgs) -> Result<(), String> {
+    pub(crate) fn apply(&self, global: &mut GlobalArgs) -> Result<(), String> {
         if self.output_schema.is_some() {
             return Err("--output-schema is not supported: the answer is not constrained to a JSON schema here".into());
         }
@@ -376,14 +376,16 @@ impl CodexExecFlags {
 
 impl GlobalArgs {
     /// `-c` pairs, parsed; the first bad one is a usage error.
-    pub fn cli_overrides(&self) -> Result<Vec<(String, toml::Value)>, oi_config::ConfigError> {
+    pub(crate) fn cli_overrides(
+        &self,
+    ) -> Result<Vec<(String, toml::Value)>, oi_config::ConfigError> {
         self.config
             .iter()
             .map(|raw| oi_config::parse_cli_override(raw))
             .collect()
     }
 
-    pub fn overrides(&self) -> ConfigOverrides {
+    pub(crate) fn overrides(&self) -> ConfigOverrides {
         ConfigOverrides {
             model: self.model.clone(),
             model_provider: self.oss.then(|| "ollama".to_string()),
@@ -398,13 +400,13 @@ impl GlobalArgs {
     /// Load the config for a headless front end: warnings go to stderr; an error is printed
     /// and turned into the usage exit code. A widening project config that was not accepted
     /// is refused unless `--accept-project-config` is given.
-    pub fn load_config_or_exit(&self) -> Result<oi_config::Config, i32> {
+    pub(crate) fn load_config_or_exit(&self) -> Result<oi_config::Config, i32> {
         self.load_config_consented(false)
     }
 
     /// [`Self::load_config_or_exit`] for the interactive modes: an unaccepted widening project
     /// config is shown and the user asked, when stdin and stderr are terminals.
-    pub fn load_config_or_ask(&self) -> Result<oi_config::Config, i32> {
+    pub(crate) fn load_config_or_ask(&self) -> Result<oi_config::Config, i32> {
         self.load_config_consented(true)
     }
 
@@ -450,7 +452,7 @@ impl GlobalArgs {
         Ok(loaded.config)
     }
 
-    pub fn load_config(&self) -> Result<LoadedConfig, oi_config::ConfigError> {
+    pub(crate) fn load_config(&self) -> Result<LoadedConfig, oi_config::ConfigError> {
         let cli_overrides = self.cli_overrides()?;
         oi_config::load_config(ConfigLoadOptions {
             home: None,
@@ -576,7 +578,7 @@ fn host_settings(global: &GlobalArgs) -> Result<crate::mcp_server_cmd::HostSetti
     }
 }
 
-pub fn main_with_args(mut args: Vec<OsString>) -> i32 {
+pub(crate) fn main_with_args(mut args: Vec<OsString>) -> i32 {
     // Installed under the name `interpreter-mcp-server` (e.g. a symlink): act as the server.
     let invoked_as = args.first().and_then(|a| {
         std::path::Path::new(a)

@@ -10,7 +10,7 @@ use std::path::PathBuf;
 
 /// Codex's `app-server` flags.
 #[derive(clap::Args, Debug, Default)]
-pub struct CodexAppServerFlags {
+pub(crate) struct CodexAppServerFlags {
     /// Codex's spelling of the default: serve over stdin/stdout.
     #[arg(long, conflicts_with = "listen")]
     pub stdio: bool,
@@ -63,7 +63,7 @@ pub struct CodexAppServerFlags {
 impl CodexAppServerFlags {
     /// Applies the flags to `serve`: `--stdio` as `--listen stdio://`, a capability token
     /// file as the bearer token. Errors for authentication this server cannot do.
-    pub fn apply(&self, serve: &mut McpServerArgs) -> Result<(), String> {
+    pub(crate) fn apply(&self, serve: &mut McpServerArgs) -> Result<(), String> {
         if self.analytics_default_enabled {
             tracing::debug!("--analytics-default-enabled: no analytics here; ignored");
         }

@@ -16,7 +16,7 @@ use std::io::{Read, Write};
 
 /// Why no prompt could be read (a usage error).
 #[derive(Debug, thiserror::Error)]
-pub enum PromptError {
+pub(crate) enum PromptError {
     /// No prompt argument, and stdin is a terminal.
     #[error("no prompt given; pass one as an argument or `-` to read it from stdin")]
     Missing,
@@ -32,7 +32,7 @@ pub enum PromptError {
 }
 
 /// The prompt: the argument, or stdin for `-` (or no argument when stdin is not a terminal).
-pub fn read_prompt(arg: Option<String>) -> Result<String, PromptError> {
+pub(crate) fn read_prompt(arg: Option<String>) -> Result<String, PromptError> {
     match arg.as_deref() {
         Some("-") | None => {
             if arg.is_none() && std::io::IsTerminal::is_terminal(&std::io::stdin()) {
@@ -52,7 +52,7 @@ pub fn read_prompt(arg: Option<String>) -> Result<String, PromptError> {
 
 /// What `exec` and `resume` print on stdout.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Format {
+pub(crate) enum Format {
     /// Progress on stderr, the final answer on stdout.
     Human,
     /// Every event as one JSON line (`--json`, docs/exec-json.md).
@@ -62,7 +62,7 @@ pub enum Format {
 }
 
 impl Format {
-    pub fn of(json: bool, experimental_json: bool) -> Self {
+    pub(crate) fn of(json: bool, experimental_json: bool) -> Self {
         match (json, experimental_json) {
             (_, true) => Format::CodexExec,
             (true, false) => Format::Events,
@@ -75,7 +75,7 @@ impl Format {
     }
 }
 
-pub struct Output {
+pub(crate) struct Output {
     format: Format,
     reasoning: ReasoningDisplay,
     human: HumanRenderer,
@@ -83,7 +83,7 @@ pub struct Output {
 }
 
 impl Output {
-    pub fn new(format: Format, reasoning: ReasoningDisplay) -> Self {
+    pub(crate) fn new(format: Format, reasoning: ReasoningDisplay) -> Self {
         Self {
             format,
             reasoning,
@@ -92,7 +92,7 @@ impl Output {
         }
     }
 
-    pub fn event(&mut self, ev: &Event) {
+    pub(crate) fn event(&mut self, ev: &Event) {
         if !self.reasoning.shows(&ev.msg) {
             return;
         }
@@ -118,7 +118,7 @@ fn print_line(line: &str) {
     let _ = out.flush();
 }
 
-pub async fn run_exec(mut global: GlobalArgs, args: ExecArgs) -> i32 {
+pub(crate) async fn run_exec(mut global: GlobalArgs, args: ExecArgs) -> i32 {
     if let Err(e) = args.codex.apply(&mut global) {
         eprintln!("error: {e}");
         return EXIT_USAGE;
@@ -188,7 +188,7 @@ pub async fn run_exec(mut global: GlobalArgs, args: ExecArgs) -> i32 {
 /// After the thread was shut down (flushed): if any part of it could not be saved, say so in
 /// one line and turn a success into a failure — a run whose record is incomplete must not
 /// look like a clean one to scripts and CI.
-pub fn saved_or_failure(thread: &oi_core::Thread, code: i32) -> i32 {
+pub(crate) fn saved_or_failure(thread: &oi_core::Thread, code: i32) -> i32 {
     let Some(first) = thread.save_error() else {
         return code;
     };
@@ -210,7 +210,7 @@ const INTERRUPT_GRACE: std::time::Duration = std::time::Duration::from_secs(30);
 
 /// What a headless run answers when an MCP server asks a question (nobody is there to ask).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Questions {
+pub(crate) enum Questions {
     /// Declined (the default): a server's question never gets an answer nobody gave.
     Decline,
     /// `--accept-elicitations`: accepted with the form's defaults, a required yes/no answered
@@ -219,7 +219,7 @@ pub enum Questions {
 }
 
 impl Questions {
-    pub fn of(accept: bool) -> Self {
+    pub(crate) fn of(accept: bool) -> Self {
         if accept {
             Questions::Accept
         } else {
@@ -258,7 +258,7 @@ fn accepted_form(request: &serde_json::Value) -> Option<serde_json::Value> {
 }
 
 /// Run one turn on a thread and print it. Returns the exit code.
-pub async fn drive_turn(
+pub(crate) async fn drive_turn(
     new: NewThread,
     prompt: String,
     format: Format,
@@ -276,7 +276,7 @@ pub async fn drive_turn(
 }
 
 /// [`drive_turn`] with any input items (the prompt and its images).
-pub async fn drive_turn_items(
+pub(crate) async fn drive_turn_items(
     new: NewThread,
     items: Vec<UserInput>,
     format: Format,
@@ -436,7 +436,7 @@ fn question_of(request: &serde_json::Value) -> &str {
 }
 
 /// `text` on one line (newlines become spaces), cut to about `max` characters.
-pub fn one_line(text: &str, max: usize) -> String {
+pub(crate) fn one_line(text: &str, max: usize) -> String {
     let flat = text.split_whitespace().collect::<Vec<_>>().join(" ");
     if flat.chars().count() <= max {
         return flat;

@@ -15,7 +15,7 @@ use std::collections::HashMap;
 /// Turns the events of one run into Codex exec's lines. One per process: item ids count up
 /// from `item_0` across the run.
 #[derive(Default)]
-pub struct CodexExecLines {
+pub(crate) struct CodexExecLines {
     next_item: usize,
     /// Engine call id → the item id it was announced with.
     items: HashMap<String, String>,
@@ -49,7 +49,7 @@ impl CodexExecLines {
     }
 
     /// The lines `msg` becomes (most events become none).
-    pub fn lines(&mut self, msg: &EventMsg) -> Vec<Value> {
+    pub(crate) fn lines(&mut self, msg: &EventMsg) -> Vec<Value> {
         match msg {
             EventMsg::SessionConfigured(s) => {
                 vec![json!({"type": "thread.started", "thread_id": s.thread_id.to_string()})]

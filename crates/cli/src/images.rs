@@ -7,7 +7,7 @@ use std::path::PathBuf;
 
 /// Why the `-i` images cannot be sent; each message names the fix.
 #[derive(Debug, thiserror::Error)]
-pub enum ImageError {
+pub(crate) enum ImageError {
     /// The model is known to have no vision (the text says which and what to use).
     #[error("{0}")]
     NoVision(String),
@@ -26,7 +26,7 @@ pub enum ImageError {
 
 /// The images' absolute paths (so the stored thread names the file), or why they cannot be
 /// sent to `model`.
-pub fn checked_images(paths: &[PathBuf], model: &str) -> Result<Vec<PathBuf>, ImageError> {
+pub(crate) fn checked_images(paths: &[PathBuf], model: &str) -> Result<Vec<PathBuf>, ImageError> {
     if paths.is_empty() {
         return Ok(Vec::new());
     }
@@ -46,7 +46,7 @@ pub fn checked_images(paths: &[PathBuf], model: &str) -> Result<Vec<PathBuf>, Im
 }
 
 /// [`checked_images`] as input items.
-pub fn image_inputs(paths: &[PathBuf], model: &str) -> Result<Vec<UserInput>, ImageError> {
+pub(crate) fn image_inputs(paths: &[PathBuf], model: &str) -> Result<Vec<UserInput>, ImageError> {
     Ok(checked_images(paths, model)?
         .into_iter()
         .map(|path| UserInput::LocalImage { path })

@@ -241,7 +241,7 @@ fn question(msg: &EventMsg) -> String {
     }
 }
 
-pub async fn run(global: GlobalArgs, first_prompt: Option<String>) -> i32 {
+pub(crate) async fn run(global: GlobalArgs, first_prompt: Option<String>) -> i32 {
     let config = match global.load_config_or_ask() {
         Ok(c) => c,
         Err(code) => return code,

@@ -16,7 +16,7 @@ use std::path::{Path, PathBuf};
     path.display(),
     home.display()
 )]
-pub struct TokenFileError {
+pub(crate) struct TokenFileError {
     /// The token file.
     pub path: PathBuf,
     /// The home directory it is in.
@@ -26,17 +26,17 @@ pub struct TokenFileError {
 }
 
 /// The file's name in the home directory.
-pub const FILE_NAME: &str = "listen-token";
+pub(crate) const FILE_NAME: &str = "listen-token";
 
 /// Shortest token accepted on an address other machines can reach.
-pub const MIN_LEN: usize = 32;
+pub(crate) const MIN_LEN: usize = 32;
 
 /// Random bytes in a generated token (hex-encoded: twice as many characters).
 const RANDOM_BYTES: usize = 32;
 
 /// The token kept in `home`, made if there is none yet (or if the file there could have
 /// been read by someone else, or does not hold a usable token). Returns it and its path.
-pub fn load_or_create(home: &Path) -> Result<(String, PathBuf), TokenFileError> {
+pub(crate) fn load_or_create(home: &Path) -> Result<(String, PathBuf), TokenFileError> {
     let path = home.join(FILE_NAME);
     let fail = |source: std::io::Error| TokenFileError {
         path: path.clone(),

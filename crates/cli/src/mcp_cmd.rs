@@ -33,7 +33,7 @@ const EXIT_FAILURE: i32 = 1;
 const EXIT_USAGE: i32 = 2;
 
 #[derive(Subcommand, Debug)]
-pub enum McpCommand {
+pub(crate) enum McpCommand {
     /// Add a server to the user config (replacing one with the same name).
     #[command(after_help = MCP_AFTER_HELP)]
     Add(AddArgs),
@@ -63,7 +63,7 @@ pub enum McpCommand {
     override_usage = "interpreter mcp add [OPTIONS] <NAME> (--url <URL> | -- <COMMAND>...)",
     group(ArgGroup::new("transport").required(true).args(["url", "command"]))
 )]
-pub struct AddArgs {
+pub(crate) struct AddArgs {
     /// Server name (e.g. letters, numbers, '-', '_', '.'); tools appear as mcp__<name>__<tool>.
     pub name: String,
     /// Environment variable for a stdio server, KEY=VALUE (repeatable). Use `KEY=env:HOST_VAR`
@@ -88,7 +88,7 @@ pub struct AddArgs {
 }
 
 #[derive(Args, Debug)]
-pub struct ListArgs {
+pub(crate) struct ListArgs {
     /// Print JSON instead of tables.
     #[arg(long)]
     pub json: bool,
@@ -98,7 +98,7 @@ pub struct ListArgs {
 }
 
 #[derive(Args, Debug)]
-pub struct GetArgs {
+pub(crate) struct GetArgs {
     /// Name of the server, as shown by `interpreter mcp list`.
     pub name: String,
     /// Print the server's settings as JSON (secrets masked).
@@ -107,13 +107,13 @@ pub struct GetArgs {
 }
 
 #[derive(Args, Debug)]
-pub struct RemoveArgs {
+pub(crate) struct RemoveArgs {
     /// Name of the server to remove from the user config.
     pub name: String,
 }
 
 #[derive(Args, Debug)]
-pub struct LoginArgs {
+pub(crate) struct LoginArgs {
     /// Name of a configured streamable HTTP server.
     pub name: String,
     /// OAuth scopes to request, comma-separated.
@@ -122,14 +122,18 @@ pub struct LoginArgs {
 }
 
 #[derive(Args, Debug)]
-pub struct LogoutArgs {
+pub(crate) struct LogoutArgs {
     /// Name of the server whose stored OAuth credentials to delete.
     pub name: String,
 }
 
 /// Run one `mcp` subcommand. Prints its own messages; returns the exit code
 /// (0 ok, 1 runtime failure, 2 usage or configuration error).
-pub async fn run(cmd: McpCommand, home: &Path, cli_overrides: &[(String, toml::Value)]) -> i32 {
+pub(crate) async fn run(
+    cmd: McpCommand,
+    home: &Path,
+    cli_overrides: &[(String, toml::Value)],
+) -> i32 {
     match cmd {
         McpCommand::Add(args) => add(args, home, cli_overrides).await,
         McpCommand::Remove(args) => remove(args, home, cli_overrides),

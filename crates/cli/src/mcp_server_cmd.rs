@@ -17,7 +17,7 @@ use std::time::Duration;
 
 /// Flags of `interpreter mcp-server` (and `interpreter app-server`).
 #[derive(clap::Args, Debug)]
-pub struct McpServerArgs {
+pub(crate) struct McpServerArgs {
     /// Serve MCP streamable HTTP at http://HOST:PORT/mcp instead of stdio; `app-server`
     /// also takes ws://HOST:PORT (JSON-RPC over WebSocket, what `codex --remote` speaks)
     /// and stdio:// (the default). Port 0 picks a free one; the address is printed on
@@ -63,14 +63,14 @@ pub struct McpServerArgs {
 }
 
 /// The global flags a server takes: `-c key=value` (parsed) and the typed ones.
-pub struct HostSettings {
+pub(crate) struct HostSettings {
     pub cli_overrides: Vec<(String, toml::Value)>,
     pub overrides: oi_config::ConfigOverrides,
 }
 
 /// Which server the command is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Server {
+pub(crate) enum Server {
     /// `interpreter mcp-server`: the MCP tools, with the v2 API beside them.
     Mcp,
     /// `interpreter app-server`: the v2/v1 API alone.
@@ -78,7 +78,7 @@ pub enum Server {
 }
 
 /// Serves until input ends (stdio) or a termination signal arrives; returns the exit code.
-pub async fn run(server: Server, cli: HostSettings, args: McpServerArgs) -> i32 {
+pub(crate) async fn run(server: Server, cli: HostSettings, args: McpServerArgs) -> i32 {
     let app_server = server == Server::App;
     // Threads are stamped with the server that made them (`sessions list`, v2 filters).
     let opts = HostOptions {

@@ -6,7 +6,7 @@ use std::io::Write;
 
 /// How the model's reasoning is shown (`hide_agent_reasoning`, `show_raw_agent_reasoning`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub enum ReasoningDisplay {
+pub(crate) enum ReasoningDisplay {
     /// The first line of each reasoning block (the default).
     #[default]
     FirstLine,
@@ -17,7 +17,7 @@ pub enum ReasoningDisplay {
 }
 
 impl ReasoningDisplay {
-    pub fn from_config(config: &oi_config::Config) -> Self {
+    pub(crate) fn from_config(config: &oi_config::Config) -> Self {
         if config.hide_agent_reasoning {
             Self::Hidden
         } else if config.show_raw_agent_reasoning {
@@ -28,7 +28,7 @@ impl ReasoningDisplay {
     }
 
     /// Whether a reasoning event is shown at all (also decides `exec --json` output).
-    pub fn shows(&self, msg: &EventMsg) -> bool {
+    pub(crate) fn shows(&self, msg: &EventMsg) -> bool {
         !(*self == Self::Hidden
             && matches!(
                 msg,
@@ -37,13 +37,13 @@ impl ReasoningDisplay {
     }
 }
 
-pub struct HumanRenderer {
+pub(crate) struct HumanRenderer {
     err: std::io::Stderr,
     reasoning: ReasoningDisplay,
 }
 
 impl HumanRenderer {
-    pub fn new(reasoning: ReasoningDisplay) -> Self {
+    pub(crate) fn new(reasoning: ReasoningDisplay) -> Self {
         Self {
             err: std::io::stderr(),
             reasoning,
@@ -54,7 +54,7 @@ impl HumanRenderer {
         let _ = writeln!(self.err.lock(), "{s}");
     }
 
-    pub fn render(&mut self, msg: &EventMsg) {
+    pub(crate) fn render(&mut self, msg: &EventMsg) {
         match msg {
             EventMsg::SessionConfigured(e) => self.line(&format!(
                 "[interpreter] model {} via {} · cwd {} · sandbox {} · approvals {}",

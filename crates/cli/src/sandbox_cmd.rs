@@ -5,7 +5,7 @@
 use crate::cli::{EXIT_FAILURE, GlobalArgs, SandboxArgs};
 use oi_sandbox::SandboxRequest;
 
-pub async fn run(global: GlobalArgs, args: SandboxArgs) -> i32 {
+pub(crate) async fn run(global: GlobalArgs, args: SandboxArgs) -> i32 {
     let cfg = match global.load_config_or_exit() {
         Ok(c) => c,
         Err(code) => return code,

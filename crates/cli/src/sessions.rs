@@ -21,13 +21,13 @@ fn engine() -> Result<(ThreadManager, PathBuf), oi_config::ConfigError> {
     Ok((manager, home))
 }
 
-pub async fn run_resume(global: GlobalArgs, args: ResumeArgs) -> i32 {
+pub(crate) async fn run_resume(global: GlobalArgs, args: ResumeArgs) -> i32 {
     let format = crate::exec::Format::of(args.json, args.experimental_json);
     run_resume_as(global, args, format).await
 }
 
 /// `resume` printing in `format` (`exec resume` passes the format given to `exec`).
-pub async fn run_resume_as(
+pub(crate) async fn run_resume_as(
     mut global: GlobalArgs,
     args: ResumeArgs,
     format: crate::exec::Format,
@@ -186,7 +186,7 @@ async fn list_threads(
     Ok(out)
 }
 
-pub async fn run_sessions(_global: GlobalArgs, cmd: SessionsCommand) -> i32 {
+pub(crate) async fn run_sessions(_global: GlobalArgs, cmd: SessionsCommand) -> i32 {
     let SessionsCommand::List {
         json,
         limit,

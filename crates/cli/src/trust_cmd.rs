@@ -9,7 +9,7 @@ use std::path::PathBuf;
 
 /// Run `trust` (`trusted = true`) or `untrust` for `dir`, else the repository root of the
 /// working directory (`-C` or the process cwd), else the working directory itself.
-pub fn run(global: &GlobalArgs, dir: Option<PathBuf>, trusted: bool) -> i32 {
+pub(crate) fn run(global: &GlobalArgs, dir: Option<PathBuf>, trusted: bool) -> i32 {
     let home = match oi_config::find_home() {
         Ok(h) => h,
         Err(e) => {

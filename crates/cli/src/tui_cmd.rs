@@ -9,7 +9,7 @@ use oi_protocol::ThreadId;
 use std::io::IsTerminal;
 
 /// True when this invocation should open the TUI.
-pub fn wants_tui(cli: &Cli) -> bool {
+pub(crate) fn wants_tui(cli: &Cli) -> bool {
     if cli.no_tui || !std::io::stdin().is_terminal() || !std::io::stdout().is_terminal() {
         return false;
     }
@@ -22,7 +22,7 @@ pub fn wants_tui(cli: &Cli) -> bool {
 }
 
 /// Logs to `$HOME/log/tui.log` (0600), never to the screen; quiet unless `RUST_LOG`.
-pub fn init_file_tracing() {
+pub(crate) fn init_file_tracing() {
     let Ok(home) = oi_config::find_home() else {
         return;
     };
@@ -39,13 +39,17 @@ pub fn init_file_tracing() {
 }
 
 /// `interpreter [PROMPT]` on a terminal.
-pub async fn run_tui(global: GlobalArgs, prompt: Option<String>, start: oi_tui::StartMode) -> i32 {
+pub(crate) async fn run_tui(
+    global: GlobalArgs,
+    prompt: Option<String>,
+    start: oi_tui::StartMode,
+) -> i32 {
     run_tui_images(global, prompt, Vec::new(), start).await
 }
 
 /// `interpreter [-i FILE]… [PROMPT]` on a terminal: the images go with the first prompt, or
 /// wait in the composer for one.
-pub async fn run_tui_with_images(
+pub(crate) async fn run_tui_with_images(
     global: GlobalArgs,
     prompt: Option<String>,
     images: Vec<std::path::PathBuf>,
@@ -87,7 +91,7 @@ async fn run_tui_images(
 }
 
 /// `interpreter resume [--last | ID]` on a terminal, without a prompt.
-pub async fn run_resume_tui(mut global: GlobalArgs, args: ResumeArgs) -> i32 {
+pub(crate) async fn run_resume_tui(mut global: GlobalArgs, args: ResumeArgs) -> i32 {
     let home = match oi_config::find_home() {
         Ok(h) => h,
         Err(e) => {

@@ -24,6 +24,7 @@ pub struct PromptHistory {
 }
 
 impl PromptHistory {
+    /// The history `config` asks for: `history.jsonl` in its home, or none when persistence is off.
     pub fn from_config(config: &Config) -> Self {
         Self::at(
             (config.history_persistence == HistoryPersistence::SaveAll)

@@ -48,6 +48,7 @@ pub enum HookEvent {
 }
 
 impl HookEvent {
+    /// Every event a hook runs on, in the order they happen in a session.
     pub const ALL: [HookEvent; 4] = [
         HookEvent::SessionStart,
         HookEvent::PreToolUse,
@@ -107,7 +108,9 @@ const NOT_RUN_EVENTS: &[&str] = &[
 /// Which config layer a hook comes from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum HookSource {
+    /// The user's own `config.toml`.
     User,
+    /// A project's `.openinterpreter/config.toml`.
     Project,
     /// `-c hooks…` on the command line.
     SessionFlags,
@@ -136,6 +139,7 @@ pub enum HookTrust {
 }
 
 impl HookTrust {
+    /// The v2 wire name.
     pub fn wire_name(self) -> &'static str {
         match self {
             HookTrust::Trusted => "trusted",
@@ -176,6 +180,7 @@ impl Matcher {
         })
     }
 
+    /// The pattern as written in the config.
     pub fn pattern(&self) -> &str {
         &self.pattern
     }
@@ -189,13 +194,17 @@ impl Matcher {
 /// One configured hook command.
 #[derive(Clone, Debug, PartialEq)]
 pub struct HookCommand {
+    /// When it runs.
     pub event: HookEvent,
     /// For tool events: which tools (`None`: all).
     pub matcher: Option<Matcher>,
     /// Run with `sh -c`.
     pub command: String,
+    /// How long it may run before it is stopped.
     pub timeout: Duration,
+    /// What a front end shows while it runs.
     pub status_message: Option<String>,
+    /// The config layer it comes from.
     pub source: HookSource,
     /// The file that defines it (`None` for `-c`).
     pub source_path: Option<PathBuf>,
@@ -205,6 +214,7 @@ pub struct HookCommand {
     pub hash: String,
     /// `[hooks.state."<key>"] enabled = false` turns it off.
     pub enabled: bool,
+    /// Whether it may run.
     pub trust: HookTrust,
     /// From an accepted project config: the files its command line names, pinned to their
     /// accepted content (checked before each run).
@@ -239,6 +249,7 @@ pub fn command_words(command: &str) -> Vec<String> {
 /// Every configured hook, in the order they run, and what was wrong with the config.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Hooks {
+    /// The hook commands, in the order they run.
     pub commands: Vec<HookCommand>,
     /// Problems that did not stop the session (an event we do not run, a prompt hook).
     pub warnings: Vec<String>,

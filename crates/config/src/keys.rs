@@ -124,9 +124,11 @@ pub const CODEX_ONLY_TOP_LEVEL_KEYS: &[&str] = &[
 /// docs/configuration.md (a test regenerates the table and fails when the file differs, and
 /// loads every example, so the docs, this list and the parser cannot drift apart).
 pub struct KeyDoc {
+    /// The top-level key.
     pub key: &'static str,
     /// The default, as a user would write it; empty when there is none worth stating.
     pub default: &'static str,
+    /// What it does, in a sentence or two.
     pub meaning: &'static str,
     /// A `config.toml` snippet that sets the key.
     pub example: &'static str,
@@ -535,10 +537,13 @@ pub const HISTORY_KEYS: &[&str] = &["persistence", "max_bytes"];
 /// What a key found in a table is.
 #[derive(Debug, PartialEq, Eq)]
 pub enum KeyKind {
+    /// A key this program reads.
     Honoured,
+    /// A Codex key this program accepts and ignores.
     CodexOnly,
     /// Not known: probably a typo of `suggestion`.
     Unknown {
+        /// The known key nearest to it, if one is near.
         suggestion: Option<&'static str>,
     },
 }

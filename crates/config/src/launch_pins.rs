@@ -58,6 +58,7 @@ pub struct PinnedFile {
 pub struct LaunchPins {
     /// The folder holding the accepted `.openinterpreter/` (named in the fix).
     pub project_dir: PathBuf,
+    /// The files, each with the hash of its accepted content.
     pub files: Vec<PinnedFile>,
 }
 
@@ -70,14 +71,24 @@ pub enum PinError {
          review it, then run `interpreter accept-project-config {}`",
         .path.display(), .project_dir.display()
     )]
-    Changed { path: PathBuf, project_dir: PathBuf },
+    Changed {
+        /// The pinned file.
+        path: PathBuf,
+        /// The folder holding the accepted config.
+        project_dir: PathBuf,
+    },
     /// The command line now names a file that was not there when the layer was accepted.
     #[error(
         "{} appeared on the command line of a program of an accepted project config after you \
          accepted it, so it is not run; review it, then run `interpreter accept-project-config {}`",
         .path.display(), .project_dir.display()
     )]
-    New { path: PathBuf, project_dir: PathBuf },
+    New {
+        /// The file now named.
+        path: PathBuf,
+        /// The folder holding the accepted config.
+        project_dir: PathBuf,
+    },
 }
 
 impl LaunchPins {

@@ -293,7 +293,9 @@ pub struct McpOAuthConfig {
 pub enum McpServerTransportConfig {
     /// A child process speaking newline-delimited JSON-RPC on stdin/stdout.
     Stdio {
+        /// The program to start.
         command: String,
+        /// Its arguments.
         args: Vec<String>,
         /// Extra variables; a value `env:HOST_VAR` reads the host variable.
         env: BTreeMap<String, String>,
@@ -304,6 +306,7 @@ pub enum McpServerTransportConfig {
     },
     /// MCP streamable HTTP.
     StreamableHttp {
+        /// The server's endpoint.
         url: String,
         /// Environment variable whose value is sent as `Authorization: Bearer <value>`.
         bearer_token_env_var: Option<String>,
@@ -340,6 +343,7 @@ pub struct McpToolConfig {
 /// One configured MCP server.
 #[derive(Clone, Debug, PartialEq)]
 pub struct McpServerConfig {
+    /// How to reach the server.
     pub transport: McpServerTransportConfig,
     /// `false`: the server is not started (default `true`).
     pub enabled: bool,

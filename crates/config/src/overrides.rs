@@ -9,14 +9,23 @@ use std::path::PathBuf;
 /// They win over every file and `-c` override.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct ConfigOverrides {
+    /// The model to use.
     pub model: Option<String>,
+    /// The provider id (a key of `model_providers`).
     pub model_provider: Option<String>,
+    /// The `[profiles.<name>]` to apply.
     pub profile: Option<String>,
+    /// The working directory.
     pub cwd: Option<PathBuf>,
+    /// When the agent asks before acting.
     pub approval_policy: Option<AskForApproval>,
+    /// The sandbox commands run in.
     pub sandbox_mode: Option<SandboxMode>,
+    /// A system prompt replacing the built-in one.
     pub base_instructions: Option<String>,
+    /// Instructions added to the system prompt.
     pub developer_instructions: Option<String>,
+    /// The prompt used to compact the history.
     pub compact_prompt: Option<String>,
 }
 

@@ -78,10 +78,12 @@ pub struct ProjectConfigReview {
     /// For a `Changed` review: the launched files whose content is not the accepted one (or
     /// that were not part of the acceptance). Empty when the config itself changed.
     pub changed_files: Vec<PathBuf>,
+    /// Whether the user accepted the layer as it is, never, or before it changed.
     pub status: ReviewStatus,
 }
 
 impl ProjectConfigReview {
+    /// Whether the user accepted the layer as it is now.
     pub fn is_accepted(&self) -> bool {
         self.status == ReviewStatus::Accepted
     }

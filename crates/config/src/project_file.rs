@@ -29,23 +29,47 @@ pub const HOME_FILE_MAX_BYTES: u64 = 16 * 1024 * 1024;
 pub enum ProjectFileError {
     /// Nothing at that path (or a dangling symlink).
     #[error("{path} does not exist")]
-    NotFound { path: String },
+    NotFound {
+        /// The path as asked.
+        path: String,
+    },
     /// A FIFO, socket, device or directory: nothing that can be read as text to its end.
     #[error("{path} is {kind}, not a regular file; replace it with a regular file or remove it")]
-    NotRegular { path: String, kind: &'static str },
+    NotRegular {
+        /// The path as asked.
+        path: String,
+        /// What it is instead (`a FIFO`, `a directory`, ...).
+        kind: &'static str,
+    },
     /// Larger than the cap, for callers that cannot use part of a file.
     #[error("{path} is {size} bytes, more than the {max} bytes allowed for it; shorten the file")]
-    TooLarge { path: String, size: u64, max: u64 },
+    TooLarge {
+        /// The path as asked.
+        path: String,
+        /// Its size in bytes.
+        size: u64,
+        /// The cap in bytes.
+        max: u64,
+    },
+    /// Reading failed.
     #[error("cannot read {path}: {source}")]
-    Io { path: String, source: io::Error },
+    Io {
+        /// The path as asked.
+        path: String,
+        /// Why the operating system refused.
+        source: io::Error,
+    },
     /// A symlink (or a folder on the way) leads out of the folder the file must be in.
     #[error(
         "{path} leads to {target}, outside {root}; a project's files are read only when they are \
          inside it (copy the file into the project instead of linking to it)"
     )]
     Outside {
+        /// The path as asked.
         path: String,
+        /// Where it really leads.
         target: String,
+        /// The folder it had to stay inside.
         root: String,
     },
 }
@@ -86,7 +110,9 @@ fn open_regular_within(
 /// project itself is in there.
 #[derive(Clone, Copy, Debug)]
 pub struct Within<'a> {
+    /// The folder the file must be inside (canonical).
     pub root: &'a Path,
+    /// A folder it must not be inside, unless `root` is in there too.
     pub excluded: Option<&'a Path>,
 }
 

@@ -27,7 +27,10 @@ pub enum ProjectRule {
     Widens,
     /// A size, count or duration: a project layer may set it up to `ceiling` (or up to the
     /// user's own value when that is higher); more is clamped, with a warning.
-    Bounded { ceiling: u64 },
+    Bounded {
+        /// The most a project layer may set.
+        ceiling: u64,
+    },
     /// Only the user's own config sets it: a project layer's value is ignored, with a warning.
     UserOnly,
 }
@@ -37,6 +40,7 @@ pub enum ProjectRule {
 pub struct ProjectKey {
     /// Dotted key path; `*` stands for any one name (a profile, a provider id, a server).
     pub path: &'static str,
+    /// How a project layer's value is treated.
     pub rule: ProjectRule,
     /// What the key can do, for the documentation.
     pub why: &'static str,

@@ -20,8 +20,10 @@ pub struct ModelProviderInfo {
     /// Extra hint shown when `env_key` is missing.
     #[serde(default)]
     pub env_key_instructions: Option<String>,
+    /// The API the provider speaks: Chat Completions or Responses.
     #[serde(default)]
     pub wire_api: WireApi,
+    /// Query parameters added to every request URL.
     #[serde(default)]
     pub query_params: Option<BTreeMap<String, String>>,
     /// Static headers.
@@ -67,25 +69,31 @@ pub struct ModelProviderInfo {
     pub auth_header: Option<AuthHeader>,
 }
 
+/// Retries of a failed request when the provider sets none.
 pub const DEFAULT_REQUEST_MAX_RETRIES: u64 = 4;
+/// Retries of a broken response stream when the provider sets none.
 pub const DEFAULT_STREAM_MAX_RETRIES: u64 = 5;
+/// Milliseconds a stream may stay silent when the provider sets none.
 pub const DEFAULT_STREAM_IDLE_TIMEOUT_MS: u64 = 300_000;
 /// Caps that keep a typo from hammering an endpoint forever.
 const MAX_RETRIES_CAP: u64 = 100;
 
 impl ModelProviderInfo {
+    /// Retries of a failed request (the provider's, or the default), capped.
     pub fn request_max_retries(&self) -> u64 {
         self.request_max_retries
             .unwrap_or(DEFAULT_REQUEST_MAX_RETRIES)
             .min(MAX_RETRIES_CAP)
     }
 
+    /// Retries of a broken response stream (the provider's, or the default), capped.
     pub fn stream_max_retries(&self) -> u64 {
         self.stream_max_retries
             .unwrap_or(DEFAULT_STREAM_MAX_RETRIES)
             .min(MAX_RETRIES_CAP)
     }
 
+    /// How long a stream may send nothing before it is aborted.
     pub fn stream_idle_timeout(&self) -> std::time::Duration {
         std::time::Duration::from_millis(
             self.stream_idle_timeout_ms

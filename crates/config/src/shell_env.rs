@@ -42,11 +42,15 @@ const DEFAULT_EXCLUDES: &[&str] = &["*KEY*", "*SECRET*", "*TOKEN*"];
 /// The parsed `[shell_environment_policy]` table.
 #[derive(Clone, Debug, Default)]
 pub struct ShellEnvironmentPolicy {
+    /// Which of the host's variables commands start from.
     pub inherit: ShellEnvironmentInherit,
     /// Keep names containing KEY/SECRET/TOKEN (off by default).
     pub ignore_default_excludes: bool,
+    /// Names removed (glob patterns).
     pub exclude: Vec<EnvPattern>,
+    /// Variables set, after the removals.
     pub set: BTreeMap<String, String>,
+    /// When not empty, only names matching one of these are kept.
     pub include_only: Vec<EnvPattern>,
 }
 
@@ -85,6 +89,7 @@ impl EnvPattern {
         })
     }
 
+    /// Whether the variable `name` matches the pattern.
     pub fn matches(&self, name: &str) -> bool {
         self.matcher.is_match(name)
     }

@@ -10,7 +10,9 @@ use toml_edit::{DocumentMut, Item, Table};
 /// A `[tui]` value: one name or a list of names.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum TuiValue {
+    /// A single name.
     Text(String),
+    /// A list of names.
     List(Vec<String>),
 }
 

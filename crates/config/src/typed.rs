@@ -15,6 +15,7 @@ pub struct ConfigLoadOptions {
     pub home: Option<PathBuf>,
     /// `-c key=value` pairs, in command-line order (later wins).
     pub cli_overrides: Vec<(String, toml::Value)>,
+    /// Typed overrides from the front end; they win over everything.
     pub overrides: ConfigOverrides,
 }
 
@@ -23,23 +24,32 @@ pub struct ConfigLoadOptions {
 pub struct ConfigLayer {
     /// `user`, `project` or `session_flags`.
     pub name: &'static str,
+    /// The file it was read from; `None` for `-c` overrides.
     pub path: Option<PathBuf>,
+    /// Its settings as written.
     pub value: toml::Table,
 }
 
 /// The effective configuration the engine runs with.
 #[derive(Clone, Debug)]
 pub struct Config {
+    /// The agent's home (`$OPENINTERPRETER_HOME`, else `~/.openinterpreter`).
     pub home: PathBuf,
+    /// The working directory sessions start in.
     pub cwd: PathBuf,
+    /// The model requests are sent to.
     pub model: String,
+    /// The id of the provider in use (a key of `model_providers`).
     pub model_provider_id: String,
+    /// The provider in use.
     pub model_provider: ModelProviderInfo,
     /// Neither the provider nor the model was chosen anywhere (file, profile, `-c`, flag):
     /// both are the defaults, and a front end may pick the built-in local model instead
     /// when the default server (Ollama) is not running.
     pub model_provider_defaulted: bool,
+    /// Every configured provider, built-in ones included, by id.
     pub model_providers: BTreeMap<String, ModelProviderInfo>,
+    /// `model_reasoning_effort`: how hard a reasoning model thinks; `None` leaves it to the provider.
     pub model_reasoning_effort: Option<ReasoningEffort>,
     /// `model_context_window`: the model's window in tokens, when the user knows it better
     /// than the built-in table or the server.
@@ -55,14 +65,21 @@ pub struct Config {
     /// `harness`: the tool set and system prompt the model is given (`auto`: from the model
     /// family; the engine resolves it).
     pub harness: oi_protocol::config_types::Harness,
+    /// When the agent asks before acting.
     pub approval_policy: AskForApproval,
+    /// `sandbox_mode` as configured.
     pub sandbox_mode: SandboxMode,
+    /// The confinement commands run under, resolved from the sandbox mode and its settings.
     pub sandbox_policy: SandboxPolicy,
     /// `[sandbox_workspace_write] allow_git_writes`: let commands write inside `.git`.
     pub allow_git_writes: bool,
+    /// `base_instructions`: a system prompt replacing the built-in one.
     pub base_instructions: Option<String>,
+    /// `developer_instructions`: instructions added to the system prompt.
     pub developer_instructions: Option<String>,
+    /// `compact_prompt`: the prompt used to compact the history.
     pub compact_prompt: Option<String>,
+    /// `[mcp_servers]`: the MCP servers whose tools the agent gets, by name.
     pub mcp_servers: BTreeMap<String, McpServerConfig>,
     /// How long an approval request may stay unanswered before it counts as denied.
     pub approval_timeout: Duration,
@@ -108,8 +125,11 @@ pub struct Config {
     pub history_persistence: HistoryPersistence,
     /// `mcp_oauth_credentials_store`: where MCP servers' OAuth tokens are kept.
     pub mcp_oauth_credentials_store: OAuthCredentialsStoreMode,
+    /// The profile applied, if any.
     pub profile: Option<String>,
+    /// The user's `config.toml` (whether or not it exists).
     pub user_config_path: PathBuf,
+    /// The project's config file, when one was read.
     pub project_config_path: Option<PathBuf>,
     /// A project config that exists but was skipped because its folder is not trusted.
     pub untrusted_project_config: Option<PathBuf>,
@@ -119,6 +139,7 @@ pub struct Config {
     pub project_config_review: Option<crate::ProjectConfigReview>,
     /// `[shell_environment_policy]`: the environment of commands the model runs.
     pub shell_environment_policy: crate::ShellEnvironmentPolicy,
+    /// The layers the config was built from, lowest first.
     pub layers: Vec<ConfigLayer>,
     /// The keys a front end's typed overrides set (`-m`, `-s`, `-a`, `-p`...): they win over
     /// every layer, and [`Config::origin_of`] names them as flags.
@@ -146,7 +167,7 @@ pub struct SkillsSettings {
 pub const SKILL_SOURCES: &[&str] = &["codex", "claude"];
 
 /// The default of `[skills] max_prompt_tokens`: a short list that fits a small window.
-pub const DEFAULT_SKILLS_PROMPT_TOKENS: usize = 600;
+pub(crate) const DEFAULT_SKILLS_PROMPT_TOKENS: usize = 600;
 
 impl Default for SkillsSettings {
     fn default() -> Self {
@@ -161,7 +182,9 @@ impl Default for SkillsSettings {
 /// A skill a `[[skills.config]]` entry chooses.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum SkillSelector {
+    /// The skill with this name.
     Name(String),
+    /// The skill at this path.
     Path(PathBuf),
 }
 
@@ -191,8 +214,11 @@ pub enum OAuthCredentialsStoreMode {
 /// Default of `project_doc_max_bytes`.
 pub const DEFAULT_PROJECT_DOC_MAX_BYTES: usize = 32 * 1024;
 
+/// A loaded configuration and what was wrong with its files.
 #[derive(Clone, Debug)]
 pub struct LoadedConfig {
+    /// The effective configuration.
     pub config: Config,
+    /// Problems that did not stop the load (unknown keys, ignored values), one message each.
     pub warnings: Vec<String>,
 }

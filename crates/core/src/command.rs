@@ -27,6 +27,20 @@ pub struct CommandRequest {
     pub output_cap: Option<usize>,
 }
 
+/// Why a command did not run: it never started, so there is no output.
+#[derive(Debug, thiserror::Error)]
+pub enum CommandError {
+    /// The request's argv named no program.
+    #[error("command must not be empty")]
+    Empty,
+    /// The sandbox refused to confine it (fail closed), with the sandbox's reason.
+    #[error("the sandbox refused to run the command: {0}")]
+    SandboxRefused(String),
+    /// The program could not be started, with the reason from the operating system.
+    #[error("{0}")]
+    Spawn(String),
+}
+
 /// How the command ended.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct CommandOutput {
@@ -46,9 +60,9 @@ pub async fn run_command(
     config: &Config,
     req: CommandRequest,
     cancel: &CancellationToken,
-) -> Result<CommandOutput, String> {
+) -> Result<CommandOutput, CommandError> {
     if req.argv.is_empty() {
-        return Err("command must not be empty".into());
+        return Err(CommandError::Empty);
     }
     let mut env = config.command_env();
     for (k, v) in req.env {
@@ -76,8 +90,8 @@ pub async fn run_command(
     )
     .await
     .map_err(|e| match e {
-        ExecError::Sandbox(m) => format!("the sandbox refused to run the command: {m}"),
-        ExecError::Spawn(m) => m,
+        ExecError::Sandbox(m) => CommandError::SandboxRefused(m),
+        ExecError::Spawn(m) => CommandError::Spawn(m),
     })?;
     let cap = |s: String| match req.output_cap {
         Some(n) if s.len() > n => {
@@ -157,6 +171,7 @@ mod tests {
         assert!(out.timed_out);
         assert_eq!(out.exit_code, 124);
         let e = run_command(&config(), req(&[]), &cancel).await.unwrap_err();
-        assert!(e.contains("must not be empty"), "{e}");
+        assert!(matches!(e, CommandError::Empty), "{e}");
+        assert!(e.to_string().contains("must not be empty"), "{e}");
     }
 }

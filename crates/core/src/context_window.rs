@@ -101,7 +101,7 @@ pub fn auto_compact_limit(window: i64, configured: Option<i64>) -> i64 {
 /// written in parts, which the model is told when a call is cut off), and a model that
 /// loops stops within minutes on a slow machine instead of ten (recorded at 8,192 on two
 /// cores). Repetition is also stopped earlier by the client.
-pub const DEFAULT_MAX_OUTPUT_TOKENS: i64 = 4096;
+pub(crate) const DEFAULT_MAX_OUTPUT_TOKENS: i64 = 4096;
 /// The bound never goes below this, so a nearly full window still leaves room for an answer
 /// (the server then refuses or compacts, which is better than a one-word answer).
 const MIN_OUTPUT_TOKENS: i64 = 256;
@@ -110,7 +110,11 @@ const MIN_OUTPUT_TOKENS: i64 = 256;
 /// when set (0: no bound), else a quarter of the window up to
 /// [`DEFAULT_MAX_OUTPUT_TOKENS`]; never more than the window leaves after the prompt.
 /// Without a bound a small model that starts reciting generates for minutes.
-pub fn output_token_bound(configured: Option<i64>, window: i64, prompt_tokens: i64) -> Option<u32> {
+pub(crate) fn output_token_bound(
+    configured: Option<i64>,
+    window: i64,
+    prompt_tokens: i64,
+) -> Option<u32> {
     let wanted = match configured {
         Some(0) => return None,
         Some(n) if n > 0 => n,
@@ -122,7 +126,7 @@ pub fn output_token_bound(configured: Option<i64>, window: i64, prompt_tokens: i
 
 /// Tokens for text of `size` (see [`text_size`]): size / 4, rounded up. Close for English
 /// and code with the tokenizers of the common open models; corrected by [`TokenEstimator`].
-pub fn estimate_tokens(size: usize) -> i64 {
+pub(crate) fn estimate_tokens(size: usize) -> i64 {
     (size as i64 + 3) / 4
 }
 
@@ -131,14 +135,14 @@ pub fn estimate_tokens(size: usize) -> i64 {
 /// so a list of numbers takes four times the tokens its bytes suggest; counted as plain
 /// bytes, a summary full of numbers once put a request 25% past the window the estimate had
 /// allowed. Other text is left at bytes: it errs on the side of more tokens.
-pub fn text_size(text: &str) -> usize {
+pub(crate) fn text_size(text: &str) -> usize {
     text.len() + 3 * text.bytes().filter(u8::is_ascii_digit).count()
 }
 
 /// Size (see [`text_size`]) of a request as the server will see it: instructions, every
 /// item and every tool schema, serialized. Serializing is what the client does anyway; this
 /// is the same order of cost, paid once per request.
-pub fn prompt_size(prompt: &Prompt) -> usize {
+pub(crate) fn prompt_size(prompt: &Prompt) -> usize {
     let items = serde_json::to_string(&prompt.input).map_or(0, |s| text_size(&s));
     let tools = serde_json::to_string(&prompt.tools).map_or(0, |s| text_size(&s));
     text_size(&prompt.instructions) + items + tools
@@ -146,7 +150,7 @@ pub fn prompt_size(prompt: &Prompt) -> usize {
 
 /// The request's plain size in bytes (see [`prompt_size`], without counting digits as
 /// tokens): what [`TokenEstimator::least_tokens`] reads.
-pub fn plain_prompt_size(prompt: &Prompt) -> usize {
+pub(crate) fn plain_prompt_size(prompt: &Prompt) -> usize {
     let items = serde_json::to_string(&prompt.input).map_or(0, |s| s.len());
     let tools = serde_json::to_string(&prompt.tools).map_or(0, |s| s.len());
     prompt.instructions.len() + items + tools
@@ -155,7 +159,7 @@ pub fn plain_prompt_size(prompt: &Prompt) -> usize {
 /// Turns request sizes into token counts, learning from the server's reports how far the
 /// bytes/4 estimate is off for this model.
 #[derive(Clone, Copy, Debug)]
-pub struct TokenEstimator {
+pub(crate) struct TokenEstimator {
     /// Reported tokens per estimated token, from the last report. Starts at 1.
     ratio: f64,
     /// The highest ratio reported (0: none yet). A server that cuts prompts reports low
@@ -175,13 +179,13 @@ impl Default for TokenEstimator {
 
 impl TokenEstimator {
     /// Estimated tokens of a request of `size` (see [`text_size`]).
-    pub fn tokens(&self, size: usize) -> i64 {
+    pub(crate) fn tokens(&self, size: usize) -> i64 {
         (estimate_tokens(size) as f64 * self.ratio).ceil() as i64
     }
 
     /// The estimate with the highest ratio seen: what an uncut prompt of `size` would be
     /// counted at, at most.
-    pub fn uncut_tokens(&self, size: usize) -> i64 {
+    pub(crate) fn uncut_tokens(&self, size: usize) -> i64 {
         let ratio = if self.peak > 0.0 {
             self.peak
         } else {
@@ -192,24 +196,24 @@ impl TokenEstimator {
 
     /// The fewest tokens a request of `plain_bytes` (see [`plain_prompt_size`]) can be
     /// counted at, uncut: its bytes / 4 at the highest ratio seen.
-    pub fn least_tokens(&self, plain_bytes: usize) -> i64 {
+    pub(crate) fn least_tokens(&self, plain_bytes: usize) -> i64 {
         self.uncut_tokens(plain_bytes)
     }
 
     /// The size (see [`text_size`]) of text that makes about `tokens` tokens; as many plain
     /// bytes of text make at least that many.
-    pub fn size_for(&self, tokens: i64) -> usize {
+    pub(crate) fn size_for(&self, tokens: i64) -> usize {
         (tokens.max(0) as f64 * 4.0 / self.ratio).ceil() as usize
     }
 
     /// The ratio reports have shown so far (1 before any).
-    pub fn ratio(&self) -> f64 {
+    pub(crate) fn ratio(&self) -> f64 {
         self.ratio
     }
 
     /// Start from a ratio an earlier session measured for this model, so the first request
     /// of a resumed thread is not judged with the bare bytes/4 guess.
-    pub fn seed(&mut self, ratio: f64) {
+    pub(crate) fn seed(&mut self, ratio: f64) {
         if (0.25..=4.0).contains(&ratio) {
             self.ratio = ratio;
         }
@@ -217,7 +221,7 @@ impl TokenEstimator {
 
     /// The server said a request of `size` (see [`text_size`]) took `reported` input
     /// tokens. Absurd ratios (a server reporting 0 or cached-only counts) are ignored.
-    pub fn observe(&mut self, size: usize, reported: i64) {
+    pub(crate) fn observe(&mut self, size: usize, reported: i64) {
         let raw = estimate_tokens(size);
         if raw <= 0 || reported <= 0 {
             return;
@@ -231,7 +235,7 @@ impl TokenEstimator {
 
     /// After the server was caught cutting prompts, the last reports were of cut prompts:
     /// estimate with the highest ratio seen, so requests are not underestimated.
-    pub fn distrust_low_reports(&mut self) {
+    pub(crate) fn distrust_low_reports(&mut self) {
         if self.peak > 0.0 {
             self.ratio = self.peak;
         }
@@ -251,7 +255,7 @@ const CONTEXT_FULL_PERCENT: i64 = 95;
 
 /// What a completed response says about the window.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum WindowSignal {
+pub(crate) enum WindowSignal {
     /// The server reported `used` prompt tokens where about `sent` were sent: it cut the
     /// prompt to a window smaller than ours instead of refusing it.
     SilentTruncation { sent: i64, used: i64, output: i64 },
@@ -266,7 +270,7 @@ pub enum WindowSignal {
 /// count, which read as a cut prompt), `usage` what the server reported, `truncated`
 /// whether it stopped at a length limit, `max_output` the bound the request carried.
 /// `has_images`: the estimate counts image bytes, so it cannot be compared.
-pub fn window_signal(
+pub(crate) fn window_signal(
     estimated_prompt: i64,
     least_prompt: i64,
     usage: Option<&oi_protocol::models::TokenUsage>,
@@ -326,7 +330,7 @@ pub fn tool_output_budget(window: i64, configured_max: usize) -> usize {
 /// `output` cut to `budget` bytes head + tail, with a note on what was left out and how to
 /// get at it. Unchanged when it fits. Only the copy sent to the model is cut: history and
 /// the rollout keep the whole output.
-pub fn budget_tool_output(
+pub(crate) fn budget_tool_output(
     output: &FunctionCallOutput,
     budget: usize,
 ) -> Option<FunctionCallOutput> {
@@ -353,7 +357,7 @@ pub fn budget_tool_output(
 }
 
 /// Apply [`budget_tool_output`] to every tool output in `items`.
-pub fn budget_tool_outputs(items: &mut [ResponseItem], budget: usize) {
+pub(crate) fn budget_tool_outputs(items: &mut [ResponseItem], budget: usize) {
     for item in items {
         if let ResponseItem::FunctionCallOutput { output, .. } = item
             && let Some(cut) = budget_tool_output(output, budget)

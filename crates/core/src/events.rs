@@ -26,7 +26,7 @@ struct BusState {
 
 impl EventBus {
     /// Sends `event` to every subscriber, dropping the ones that went away.
-    pub fn publish(&self, event: Event) {
+    pub(crate) fn publish(&self, event: Event) {
         let mut st = self.lock();
         match st.subscribers.len() {
             0 => {}
@@ -41,7 +41,7 @@ impl EventBus {
     }
 
     /// A stream of every event published from now on.
-    pub fn subscribe(&self) -> EventStream {
+    pub(crate) fn subscribe(&self) -> EventStream {
         let (tx, rx) = mpsc::unbounded_channel();
         let mut st = self.lock();
         if !st.closed {
@@ -52,14 +52,14 @@ impl EventBus {
 
     /// The thread has stopped: each stream ends once its subscriber has read what was
     /// already published.
-    pub fn close(&self) {
+    pub(crate) fn close(&self) {
         let mut st = self.lock();
         st.closed = true;
         st.subscribers.clear();
     }
 
     /// How many streams are open (for tests and `/status`-style diagnostics).
-    pub fn subscriber_count(&self) -> usize {
+    pub(crate) fn subscriber_count(&self) -> usize {
         let mut st = self.lock();
         st.subscribers.retain(|tx| !tx.is_closed());
         st.subscribers.len()

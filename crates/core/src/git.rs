@@ -10,7 +10,7 @@ use std::process::Stdio;
 use std::time::Duration;
 
 /// How long one git command may take before it is stopped and reported.
-pub const GIT_TIMEOUT: Duration = Duration::from_secs(5);
+pub(crate) const GIT_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// Why the working tree's diff could not be made. The messages are what front ends show
 /// (the TUI's error cell, the `reason` of a failed `gitDiffToRemote`).

@@ -65,7 +65,8 @@ pub use client_tools::{
     ClientCommand, ClientCommandOutput, ClientFuture, ClientToolError, ClientTools, PlannedFile,
 };
 pub use command::{
-    CommandOutput, CommandRequest, USER_SHELL_CONTEXT_BYTES, run_command, user_shell_context,
+    CommandError, CommandOutput, CommandRequest, USER_SHELL_CONTEXT_BYTES, run_command,
+    user_shell_context,
 };
 pub use compact::{BUILTIN_COMPACT_PROMPT, SUMMARY_PREFIX};
 pub use context_window::{

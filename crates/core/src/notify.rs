@@ -32,7 +32,7 @@ pub(crate) struct Notifier {
 
 impl Notifier {
     /// `None` when `notify` is not configured.
-    pub fn from_config(config: &oi_config::Config) -> Option<Self> {
+    pub(crate) fn from_config(config: &oi_config::Config) -> Option<Self> {
         let argv = config.notify.clone().filter(|a| !a.is_empty())?;
         Some(Self {
             argv,
@@ -46,7 +46,7 @@ impl Notifier {
     /// Follows the thread's events until it shuts down, running the program at each
     /// `task_complete`. The task ends after `shutdown_complete` once the notifiers it
     /// started have exited (or after [`SHUTDOWN_WAIT`]).
-    pub fn watch(
+    pub(crate) fn watch(
         mut self,
         thread_id: ThreadId,
         mut events: crate::EventStream,

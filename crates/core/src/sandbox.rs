@@ -19,12 +19,12 @@ pub(crate) struct SandboxScope<'a> {
 
 impl<'a> SandboxScope<'a> {
     /// The session's own scope.
-    pub fn of(config: &'a oi_config::Config) -> Self {
+    pub(crate) fn of(config: &'a oi_config::Config) -> Self {
         Self::with_policy(config, &config.sandbox_policy, &config.cwd)
     }
 
     /// The session's scope with another policy and workspace (a one-off command's).
-    pub fn with_policy(
+    pub(crate) fn with_policy(
         config: &oi_config::Config,
         policy: &'a SandboxPolicy,
         cwd: &'a Path,

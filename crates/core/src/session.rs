@@ -89,7 +89,7 @@ pub(crate) struct SessionState {
 impl SessionState {
     /// Whether requests describe the tools as text (`tool_call_format`, or the switch
     /// `auto` made).
-    pub fn tools_as_text(&self) -> bool {
+    pub(crate) fn tools_as_text(&self) -> bool {
         match self.config.tool_call_format {
             ToolCallFormat::Text => true,
             ToolCallFormat::Native => false,
@@ -127,7 +127,7 @@ pub(crate) struct Session {
 }
 
 impl Session {
-    pub fn new(
+    pub(crate) fn new(
         id: ThreadId,
         client: ModelClient,
         mcp: Option<Arc<McpConnectionManager>>,
@@ -185,7 +185,7 @@ impl Session {
     }
 
     /// The file the viewer has open (see [`crate::harness::viewer`]).
-    pub fn open_file(&self) -> Option<crate::harness::viewer::OpenFile> {
+    pub(crate) fn open_file(&self) -> Option<crate::harness::viewer::OpenFile> {
         self.open_file
             .lock()
             .unwrap_or_else(|p| p.into_inner())
@@ -193,12 +193,12 @@ impl Session {
     }
 
     /// Opens `file` in the viewer (replacing the one open before).
-    pub fn set_open_file(&self, file: crate::harness::viewer::OpenFile) {
+    pub(crate) fn set_open_file(&self, file: crate::harness::viewer::OpenFile) {
         *self.open_file.lock().unwrap_or_else(|p| p.into_inner()) = Some(file);
     }
 
     /// The front end's client tools, if it set them.
-    pub fn client_tools(&self) -> Option<Arc<dyn crate::client_tools::ClientTools>> {
+    pub(crate) fn client_tools(&self) -> Option<Arc<dyn crate::client_tools::ClientTools>> {
         self.client_tools
             .lock()
             .unwrap_or_else(|p| p.into_inner())
@@ -206,13 +206,16 @@ impl Session {
     }
 
     /// Sets (or, with `None`, removes) the front end's client tools.
-    pub fn set_client_tools(&self, tools: Option<Arc<dyn crate::client_tools::ClientTools>>) {
+    pub(crate) fn set_client_tools(
+        &self,
+        tools: Option<Arc<dyn crate::client_tools::ClientTools>>,
+    ) {
         *self.client_tools.lock().unwrap_or_else(|p| p.into_inner()) = tools;
     }
 
     /// The context of the running turn (the last one between turns): cheap, never locks
     /// the session state.
-    pub fn turn_context(&self) -> Arc<TurnContext> {
+    pub(crate) fn turn_context(&self) -> Arc<TurnContext> {
         self.turn_context
             .lock()
             .unwrap_or_else(|p| p.into_inner())
@@ -221,7 +224,7 @@ impl Session {
 
     /// Fixes the context of the turn that is starting: the config as overrides left it and
     /// the AGENTS.md read for it (see [`Session::load_project_doc`]).
-    pub fn begin_turn_context(&self) -> Arc<TurnContext> {
+    pub(crate) fn begin_turn_context(&self) -> Arc<TurnContext> {
         let ctx = {
             let st = self.state();
             Arc::new(TurnContext {
@@ -238,13 +241,13 @@ impl Session {
     /// Waits until no turn is between its end and the publication of its terminal events,
     /// and keeps it so while the guard lives. The end of a turn is made durable without
     /// the state lock; this gate keeps the next turn's `task_started` after it.
-    pub async fn turn_end_gate(&self) -> tokio::sync::MutexGuard<'_, ()> {
+    pub(crate) async fn turn_end_gate(&self) -> tokio::sync::MutexGuard<'_, ()> {
         self.turn_end.lock().await
     }
 
     /// Lock the state. Poisoning only happens if a holder panicked; the data is still the
     /// best we have, so keep going rather than take the whole thread down.
-    pub fn state(&self) -> MutexGuard<'_, SessionState> {
+    pub(crate) fn state(&self) -> MutexGuard<'_, SessionState> {
         self.state.lock().unwrap_or_else(|p| p.into_inner())
     }
 
@@ -253,22 +256,22 @@ impl Session {
     }
 
     /// A copy of the config the next turn starts with (see [`Session::settings`]).
-    pub fn config(&self) -> Config {
+    pub(crate) fn config(&self) -> Config {
         Config::clone(&self.state().config)
     }
 
     /// The config the next turn starts with, shared: no copy of its fields.
-    pub fn settings(&self) -> Arc<Config> {
+    pub(crate) fn settings(&self) -> Arc<Config> {
         self.state().config.clone()
     }
 
     /// See [`SessionState::tools_as_text`].
-    pub fn tools_as_text(&self) -> bool {
+    pub(crate) fn tools_as_text(&self) -> bool {
         self.state().tools_as_text()
     }
 
     /// Emit an event (and persist it when it belongs in the rollout).
-    pub fn send(&self, id: &str, msg: EventMsg) {
+    pub(crate) fn send(&self, id: &str, msg: EventMsg) {
         if is_persisted(&msg) {
             let r = self.recorder().record_event(&msg);
             if let Err(e) = r {
@@ -283,7 +286,7 @@ impl Session {
 
     /// Records `msg` (when it belongs in the rollout) without flushing; see
     /// [`Session::flush_async`] and [`Session::publish`].
-    pub fn record_unflushed(&self, id: &str, msg: &EventMsg) {
+    pub(crate) fn record_unflushed(&self, id: &str, msg: &EventMsg) {
         if is_persisted(msg) {
             let r = self.recorder().record_event_unflushed(msg);
             if let Err(e) = r {
@@ -293,7 +296,7 @@ impl Session {
     }
 
     /// Publishes an event already recorded with [`Session::record_unflushed`].
-    pub fn publish(&self, id: &str, msg: EventMsg) {
+    pub(crate) fn publish(&self, id: &str, msg: EventMsg) {
         self.emit(Event {
             id: id.to_string(),
             msg,
@@ -302,7 +305,7 @@ impl Session {
 
     /// Makes everything recorded so far durable, awaiting the writer without holding a
     /// lock or blocking a worker.
-    pub async fn flush_async(&self, id: &str) {
+    pub(crate) async fn flush_async(&self, id: &str) {
         let wait = self.recorder().start_flush();
         let mut r = wait.wait().await;
         if r.is_ok() {
@@ -318,22 +321,22 @@ impl Session {
     }
 
     /// Every event published from now on.
-    pub fn subscribe(&self) -> EventStream {
+    pub(crate) fn subscribe(&self) -> EventStream {
         self.events.subscribe()
     }
 
     /// How many event streams are open.
-    pub fn subscriber_count(&self) -> usize {
+    pub(crate) fn subscriber_count(&self) -> usize {
         self.events.subscriber_count()
     }
 
     /// After this, each subscriber sees the end of its stream once it has read everything
     /// already published.
-    pub fn close_events(&self) {
+    pub(crate) fn close_events(&self) {
         self.events.close();
     }
 
-    pub fn warn(&self, id: &str, message: impl Into<String>) {
+    pub(crate) fn warn(&self, id: &str, message: impl Into<String>) {
         self.send(
             id,
             EventMsg::Warning(WarningEvent {
@@ -344,7 +347,7 @@ impl Session {
 
     /// A warning given at most once per session under `key` (advice about the setup that
     /// would otherwise repeat on every request).
-    pub fn warn_once(&self, id: &str, key: &'static str, message: impl FnOnce() -> String) {
+    pub(crate) fn warn_once(&self, id: &str, key: &'static str, message: impl FnOnce() -> String) {
         let first = self
             .warned
             .lock()
@@ -356,7 +359,7 @@ impl Session {
     }
 
     /// The first error met while saving this thread, if any.
-    pub fn save_error(&self) -> Option<String> {
+    pub(crate) fn save_error(&self) -> Option<String> {
         self.save_error
             .lock()
             .unwrap_or_else(|p| p.into_inner())
@@ -364,13 +367,13 @@ impl Session {
     }
 
     /// What is recorded but not in the store right now (`None`: everything is saved).
-    pub fn unsaved(&self) -> Option<Unsaved> {
+    pub(crate) fn unsaved(&self) -> Option<Unsaved> {
         self.save_state.unsaved()
     }
 
     /// Why the thread's store is not answering, while it is not (see `SaveState::stalled`):
     /// a running turn stops rather than wait for it again and again.
-    pub fn store_stalled(&self) -> Option<String> {
+    pub(crate) fn store_stalled(&self) -> Option<String> {
         self.save_state.stalled()
     }
 
@@ -390,7 +393,7 @@ impl Session {
     /// Append to history and persist: the items are written (a call about to run is in the
     /// rollout even if the process is killed during it) before they join the history. The
     /// wait holds no lock and blocks no worker.
-    pub async fn push_history(&self, turn_id: &str, items: Vec<ResponseItem>) {
+    pub(crate) async fn push_history(&self, turn_id: &str, items: Vec<ResponseItem>) {
         if items.is_empty() {
             return;
         }
@@ -418,12 +421,12 @@ impl Session {
     }
 
     /// The model's context window in tokens (see `window::resolve` for the order of sources).
-    pub fn context_window(&self) -> i64 {
+    pub(crate) fn context_window(&self) -> i64 {
         self.context_window_and_source().0
     }
 
     /// The window and where it came from, in words for `/status` and `token_count`.
-    pub fn context_window_and_source(&self) -> (i64, String) {
+    pub(crate) fn context_window_and_source(&self) -> (i64, String) {
         let st = self.state();
         window::resolve(&st.window, &st.config)
     }
@@ -431,7 +434,7 @@ impl Session {
     /// Once per session: recall what earlier sessions learned for this provider and model
     /// (window, tokenizer ratio), and ask the server for the window unless config sets it.
     /// Gives up when `cancel` fires (loading an Ollama model can take a while).
-    pub async fn lookup_server_window(&self, cancel: &CancellationToken) {
+    pub(crate) async fn lookup_server_window(&self, cancel: &CancellationToken) {
         let (model, home, key, read_memory, ask) = {
             let st = self.state();
             let ask = st.window.server.is_none()
@@ -474,7 +477,7 @@ impl Session {
 
     /// After a usage report: keep the tokenizer ratio for the next session when it moved
     /// by more than a tenth from what is remembered (one small file write, off the workers).
-    pub fn remember_ratio_if_changed(&self) {
+    pub(crate) fn remember_ratio_if_changed(&self) {
         let (ratio, home, key) = {
             let mut st = self.state();
             let ratio = st.estimator.ratio();
@@ -500,7 +503,7 @@ impl Session {
     /// memory file for the next ones with the same provider and model (which use it once it
     /// is corroborated: see `window`). `false` when the server's own report of its window
     /// contradicts it: then nothing was learned.
-    pub async fn learn_window(&self, tokens: i64, from: window::LearnedFrom) -> bool {
+    pub(crate) async fn learn_window(&self, tokens: i64, from: window::LearnedFrom) -> bool {
         let (learned, home, key) = {
             let mut st = self.state();
             let learned = st.window.learn(tokens, from);
@@ -524,7 +527,7 @@ impl Session {
     /// The output of a call already in the history (a placeholder, or the synthetic output of
     /// a call whose process died) replaced by `output`, and recorded: the stored thread then
     /// shows the new output in the call's place.
-    pub async fn replace_call_output(
+    pub(crate) async fn replace_call_output(
         &self,
         turn_id: &str,
         call_id: &str,
@@ -549,7 +552,12 @@ impl Session {
 
     /// Replace the whole history (compaction) and record it as a `compacted` rollout item,
     /// so resume and fork rebuild this history rather than the raw one.
-    pub fn replace_history(&self, turn_id: &str, summary: String, history: Vec<ResponseItem>) {
+    pub(crate) fn replace_history(
+        &self,
+        turn_id: &str,
+        summary: String,
+        history: Vec<ResponseItem>,
+    ) {
         let r = self.recorder().record_compacted(&CompactedItem {
             message: summary,
             replacement_history: Some(history.clone()),
@@ -562,7 +570,7 @@ impl Session {
 
     /// Reads the project doc (AGENTS.md or a fallback name) for the turn that is starting (off the runtime), so every request
     /// of the turn shows the same project doc without touching the disk again.
-    pub async fn load_project_doc(&self) {
+    pub(crate) async fn load_project_doc(&self) {
         let (cwd, home, max_bytes, fallbacks) = {
             let st = self.state();
             (
@@ -586,7 +594,7 @@ impl Session {
 
     /// Records a park record (`turn_parked` / `turn_unparked`) without flushing; the
     /// caller flushes ([`Session::flush_async`]) before anyone is told.
-    pub fn record_park(&self, turn_id: &str, item: oi_thread_store::RolloutItem) {
+    pub(crate) fn record_park(&self, turn_id: &str, item: oi_thread_store::RolloutItem) {
         let r = self.recorder().record_park(&item);
         if let Err(e) = r {
             self.warn_store(turn_id, &e);
@@ -595,14 +603,14 @@ impl Session {
 
     /// [`Session::flush_async`] that says whether everything recorded so far is in the
     /// store: nothing waits for a retry, and nothing more was lost.
-    pub async fn flush_saved(&self, id: &str) -> bool {
+    pub(crate) async fn flush_saved(&self, id: &str) -> bool {
         let lost_before = self.unsaved().map_or(0, |u| u.lost);
         self.flush_async(id).await;
         self.unsaved()
             .is_none_or(|u| u.pending == 0 && u.lost == lost_before)
     }
 
-    pub fn record_turn_context(&self, turn_id: &str) {
+    pub(crate) fn record_turn_context(&self, turn_id: &str) {
         let cfg = self.settings();
         let r = self.recorder().record_turn_context(
             turn_id,
@@ -620,7 +628,7 @@ impl Session {
     /// Stops recording (at shutdown) and waits until the writer has written what it still
     /// holds and given back the thread's lock or lease (no thread blocks for it). Nothing
     /// recorded afterwards is saved.
-    pub async fn close_recorder(&self) {
+    pub(crate) async fn close_recorder(&self) {
         let (old, wait) = {
             let mut rec = self.recorder();
             let wait = rec.close();
@@ -634,7 +642,7 @@ impl Session {
         drop(old);
     }
 
-    pub fn rollout_path(&self) -> Option<std::path::PathBuf> {
+    pub(crate) fn rollout_path(&self) -> Option<std::path::PathBuf> {
         self.rollout_path.clone()
     }
 }

@@ -135,7 +135,7 @@ impl WindowKnowledge {
     /// Record a window learned from the server's behaviour, for this session. `None` when the
     /// server's own report contradicts it: a cut below the window the server says it runs
     /// is a wrong count (a proxy's, or one of cached tokens only), not a smaller window.
-    pub fn learn(&mut self, tokens: i64, from: LearnedFrom) -> Option<Learned> {
+    pub(crate) fn learn(&mut self, tokens: i64, from: LearnedFrom) -> Option<Learned> {
         let running = self
             .server
             .as_ref()

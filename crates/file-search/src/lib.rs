@@ -35,10 +35,15 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 /// One match: a path relative to `root` (`/`-separated), its score and matched char indices.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct FileMatch {
+    /// The search root the path is relative to.
     pub root: String,
+    /// The path under the root, `/`-separated.
     pub path: String,
+    /// Whether the path names a directory.
     pub is_dir: bool,
+    /// The fuzzy-match score; higher is better.
     pub score: u32,
+    /// Indices of the matched characters in `path`, for highlighting.
     pub indices: Vec<u32>,
 }
 

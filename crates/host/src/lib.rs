@@ -189,9 +189,15 @@ impl Host {
 pub enum Principal {
     /// Stdio: the user who started the server (only the process that spawned it can write
     /// to its pipe). The uid, so a server restarted by the same user knows them again.
-    Local { uid: u32 },
+    Local {
+        /// The numeric user id of the server's process.
+        uid: u32,
+    },
     /// The holders of a listener's bearer token: the token's SHA-256, hex.
-    Bearer { digest: String },
+    Bearer {
+        /// The token's SHA-256, hex.
+        digest: String,
+    },
     /// Anyone who can reach a listener that takes no token (`--no-auth-on-loopback`).
     Anonymous,
 }
@@ -253,6 +259,7 @@ pub struct Services {
 }
 
 impl Services {
+    /// Serves each connection the method table `f` builds for it; no stateless table.
     pub fn new(f: impl Fn(&ServiceContext) -> MethodTable + Send + Sync + 'static) -> Self {
         Self {
             connection: Arc::new(f),

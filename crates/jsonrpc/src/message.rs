@@ -132,18 +132,25 @@ impl fmt::Display for RpcError {
 pub enum Incoming {
     /// A request: it gets exactly one response.
     Request {
+        /// The id its response must carry.
         id: RequestId,
+        /// The method called.
         method: String,
+        /// The call's arguments, absent when the client sent none.
         params: Option<Value>,
     },
     /// A notification: no response.
     Notification {
+        /// The method named.
         method: String,
+        /// Its arguments, absent when the client sent none.
         params: Option<Value>,
     },
     /// A reply to a request this server sent (e.g. `elicitation/create`).
     Response {
+        /// The id of the request it answers.
         id: RequestId,
+        /// The client's result, or the error it answered with.
         result: Result<Value, RpcError>,
     },
 }
@@ -297,23 +304,36 @@ pub fn json_type_name(v: &Value) -> &'static str {
 #[derive(Clone, Debug, PartialEq)]
 pub enum Outgoing {
     /// A successful response.
-    Response { id: RequestId, result: Value },
+    Response {
+        /// The id of the request answered.
+        id: RequestId,
+        /// The method's result.
+        result: Value,
+    },
     /// An error response.
     Error {
+        /// The id of the request refused; `None` when it could not be read.
         id: Option<RequestId>,
+        /// The code and message sent.
         error: RpcError,
     },
     /// A notification; `emitted_at_ms` (Unix milliseconds, sent as `emittedAtMs` beside
     /// `method`) is the stamp Codex's app server puts on its notifications.
     Notification {
+        /// The notification's method.
         method: String,
+        /// Its payload.
         params: Value,
+        /// When it was emitted (Unix milliseconds), for clients that expect the stamp.
         emitted_at_ms: Option<i64>,
     },
     /// A server→client request (its reply is routed by [`crate::OutgoingSender`]).
     Request {
+        /// The id the client's reply will carry.
         id: RequestId,
+        /// The method asked of the client.
         method: String,
+        /// Its arguments.
         params: Value,
     },
 }

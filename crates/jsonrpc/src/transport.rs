@@ -20,7 +20,12 @@ pub enum Frame {
     /// A complete line, without its terminator.
     Line(Vec<u8>),
     /// A line over the limit; `head` is its beginning, `len` its full length.
-    TooLong { len: usize, head: Vec<u8> },
+    TooLong {
+        /// The line's full length in bytes.
+        len: usize,
+        /// Its first bytes, enough to find a request id in.
+        head: Vec<u8>,
+    },
 }
 
 /// Reads newline-delimited frames with a size limit.

@@ -12,8 +12,11 @@ use std::time::{Duration, Instant, SystemTime};
 pub struct ServeOptions {
     /// `<home>/local-model`.
     pub state_dir: PathBuf,
+    /// The `llama-server` executable.
     pub server: PathBuf,
+    /// The GGUF model file it serves.
     pub model: PathBuf,
+    /// The loopback port it listens on.
     pub port: u16,
     /// Stop after this long with no request and no run starting.
     pub idle: Duration,

@@ -46,7 +46,12 @@ pub enum LocalModelError {
         "could not install the built-in local model into {}: {detail}. Run a model server yourself instead (Ollama, LM Studio, llama.cpp: docs/getting-started.md) and choose it with `model_provider`",
         cache.display()
     )]
-    Install { cache: PathBuf, detail: String },
+    Install {
+        /// The folder the model and server were to be installed into.
+        cache: PathBuf,
+        /// The last thing the installer said.
+        detail: String,
+    },
     /// The platform has no prebuilt server.
     #[error(
         "the built-in local model runs on Linux x86-64 only (a prebuilt llama-server from PyPI); on this machine run a model server yourself (Ollama, LM Studio, llama.cpp: docs/getting-started.md)"
@@ -57,11 +62,18 @@ pub enum LocalModelError {
         "the built-in local model server did not start: {detail} (log: {})",
         log.display()
     )]
-    Start { log: PathBuf, detail: String },
+    Start {
+        /// The server's log file.
+        log: PathBuf,
+        /// The end of that log.
+        detail: String,
+    },
     /// A file of the state folder could not be read or written.
     #[error("the local model's state in {}: {source}", path.display())]
     State {
+        /// The file read or written.
         path: PathBuf,
+        /// Why the operating system refused.
         #[source]
         source: std::io::Error,
     },

@@ -11,6 +11,7 @@ use std::time::{Duration, Instant};
 pub struct ServerState {
     /// The daemon's pid (it owns the `llama-server` process).
     pub pid: u32,
+    /// The loopback port the server listens on.
     pub port: u16,
     /// The OpenAI-compatible base URL, `http://127.0.0.1:PORT/v1`.
     pub url: String,

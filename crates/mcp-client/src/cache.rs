@@ -27,7 +27,7 @@ struct CacheFile {
 
 /// A catalog read back from the cache.
 #[derive(Clone, Debug, PartialEq)]
-pub struct CachedCatalog {
+pub(crate) struct CachedCatalog {
     pub tools: Vec<serde_json::Value>,
     /// How much longer the list is fresh by the server's `ttlMs`; `None`: no hint, or it
     /// has expired.
@@ -35,7 +35,7 @@ pub struct CachedCatalog {
 }
 
 /// The cache file for `server` under `home`.
-pub fn cache_path(home: &Path, server: &str, config: &McpServerConfig) -> PathBuf {
+pub(crate) fn cache_path(home: &Path, server: &str, config: &McpServerConfig) -> PathBuf {
     let identity = match &config.transport {
         McpServerTransportConfig::Stdio {
             command,
@@ -75,7 +75,7 @@ pub fn cache_path(home: &Path, server: &str, config: &McpServerConfig) -> PathBu
 
 /// Reads a cached catalog on the blocking pool (startup must not stall the runtime on disk);
 /// `None` if missing, unreadable, or from another schema version.
-pub async fn load(path: PathBuf, server: String) -> Option<CachedCatalog> {
+pub(crate) async fn load(path: PathBuf, server: String) -> Option<CachedCatalog> {
     match tokio::task::spawn_blocking(move || read(&path, &server)).await {
         Ok(tools) => tools,
         Err(e) => {
@@ -87,7 +87,7 @@ pub async fn load(path: PathBuf, server: String) -> Option<CachedCatalog> {
 
 /// Writes a catalog on the blocking pool (see [`write`]), with its freshness hint (`ttlMs`)
 /// counted from now. Failures are logged, never fatal.
-pub async fn store(
+pub(crate) async fn store(
     path: PathBuf,
     server: String,
     tools: Vec<serde_json::Value>,
@@ -178,13 +178,13 @@ fn write(path: &Path, server: &str, tools: &[serde_json::Value], freshness: Opti
 
 /// How long a startup failure is remembered: within it, headless starts wait only
 /// [`RECENT_FAILURE_GRACE`] for the server instead of its whole `startup_timeout_sec`.
-pub const FAILURE_MEMORY: std::time::Duration = std::time::Duration::from_secs(10 * 60);
+pub(crate) const FAILURE_MEMORY: std::time::Duration = std::time::Duration::from_secs(10 * 60);
 /// How long a headless start waits for an optional server that failed recently.
-pub const RECENT_FAILURE_GRACE: std::time::Duration = std::time::Duration::from_secs(2);
+pub(crate) const RECENT_FAILURE_GRACE: std::time::Duration = std::time::Duration::from_secs(2);
 
 /// A remembered startup failure of one server configuration.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct RecentFailure {
+pub(crate) struct RecentFailure {
     /// Unix seconds.
     pub at: i64,
     pub message: String,
@@ -192,7 +192,7 @@ pub struct RecentFailure {
 
 impl RecentFailure {
     /// Seconds since the failure.
-    pub fn age_secs(&self) -> i64 {
+    pub(crate) fn age_secs(&self) -> i64 {
         (unix_now() - self.at).max(0)
     }
 }
@@ -210,12 +210,12 @@ fn unix_now() -> i64 {
 }
 
 /// Beside the catalog cache: `<digest>.failed.json`.
-pub fn failure_path(cache_path: &Path) -> PathBuf {
+pub(crate) fn failure_path(cache_path: &Path) -> PathBuf {
     cache_path.with_extension("failed.json")
 }
 
 /// The failure remembered at `path`, if it is younger than [`FAILURE_MEMORY`].
-pub async fn recent_failure(path: PathBuf) -> Option<RecentFailure> {
+pub(crate) async fn recent_failure(path: PathBuf) -> Option<RecentFailure> {
     tokio::task::spawn_blocking(move || {
         // Bounded: a failure record is a line of JSON.
         let text = oi_config::project_file::read_text_capped(&path, 64 * 1024).ok()?;
@@ -228,7 +228,7 @@ pub async fn recent_failure(path: PathBuf) -> Option<RecentFailure> {
 }
 
 /// Remembers that the server failed to start with `message`.
-pub async fn record_failure(path: PathBuf, message: String) {
+pub(crate) async fn record_failure(path: PathBuf, message: String) {
     let _ = tokio::task::spawn_blocking(move || {
         let failure = RecentFailure {
             at: unix_now(),
@@ -243,7 +243,7 @@ pub async fn record_failure(path: PathBuf, message: String) {
 }
 
 /// Forgets a remembered failure (the server started).
-pub async fn clear_failure(path: PathBuf) {
+pub(crate) async fn clear_failure(path: PathBuf) {
     let _ = tokio::task::spawn_blocking(move || std::fs::remove_file(path)).await;
 }
 

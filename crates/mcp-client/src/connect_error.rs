@@ -12,13 +12,13 @@ use std::time::Duration;
 /// The HTTP client of a connection could not be built.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 #[error("cannot create the HTTP client: {0}")]
-pub struct HttpClientError(pub String);
+pub(crate) struct HttpClientError(pub String);
 
 /// A server's session that did not start. `Failed` and `TimedOut` are what `establish`
 /// returns; the other variants are the causes inside `Failed`.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
-pub enum ConnectError {
+pub(crate) enum ConnectError {
     /// The server's table cannot be used as written (an unset variable it names, a `${VAR}`
     /// reference, a `cwd` that does not exist, …).
     #[error("{0}")]

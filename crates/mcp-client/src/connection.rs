@@ -17,7 +17,7 @@ use std::path::Path;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-pub struct Connection {
+pub(crate) struct Connection {
     pub peer: rmcp::Peer<RoleClient>,
     service: tokio::sync::Mutex<Option<RunningService<RoleClient, Handler>>>,
     pub child: Option<Arc<ChildProcess>>,
@@ -34,7 +34,7 @@ pub struct Connection {
 }
 
 /// A started session plus the raw tools it listed.
-pub struct Established {
+pub(crate) struct Established {
     pub conn: Arc<Connection>,
     pub tools: Vec<serde_json::Value>,
     /// The tool list's freshness hint (`ttlMs`, 2026-07-28), if the server gave one.
@@ -76,7 +76,7 @@ impl Step {
 
 impl Connection {
     /// Still usable: the session loop runs and (for stdio) the child has not exited.
-    pub fn is_alive(&self) -> bool {
+    pub(crate) fn is_alive(&self) -> bool {
         !self.broken.load(std::sync::atomic::Ordering::SeqCst)
             && !self.peer.is_transport_closed()
             && self
@@ -86,16 +86,16 @@ impl Connection {
     }
 
     /// Give up on this session: the next call starts a new one.
-    pub fn mark_broken(&self) {
+    pub(crate) fn mark_broken(&self) {
         self.broken.store(true, std::sync::atomic::Ordering::SeqCst);
     }
 
-    pub fn is_http(&self) -> bool {
+    pub(crate) fn is_http(&self) -> bool {
         self.child.is_none()
     }
 
     /// Resolves when a stdio server's process has exited (never for HTTP).
-    pub async fn process_exited(&self) {
+    pub(crate) async fn process_exited(&self) {
         match &self.child {
             Some(child) => child.exited().await,
             None => std::future::pending().await,
@@ -103,7 +103,7 @@ impl Connection {
     }
 
     /// Close the session, then TERM → KILL the child's process group.
-    pub async fn close(&self) {
+    pub(crate) async fn close(&self) {
         let service = self.service.lock().await.take();
         if let Some(service) = service {
             // Dropping the transport closes the child's stdin / ends the HTTP session.
@@ -115,7 +115,7 @@ impl Connection {
     }
 
     /// Why the session ended, for error messages ("exit code 1; stderr: ...").
-    pub async fn death_detail(&self) -> String {
+    pub(crate) async fn death_detail(&self) -> String {
         let Some(child) = &self.child else {
             return "the HTTP session was closed".to_string();
         };
@@ -174,7 +174,7 @@ impl StartupProgress {
 /// Start a session. The error is the full user-facing message.
 // The connection's inputs as the manager holds them; a struct would only repackage them.
 #[allow(clippy::too_many_arguments)]
-pub async fn establish(
+pub(crate) async fn establish(
     server: &str,
     config: &McpServerConfig,
     session_cwd: &Path,

@@ -4,7 +4,7 @@
 use serde_json::{Map, Value};
 
 /// `content` with each omitted property of `requested_schema` set to its `default`.
-pub fn with_defaults(requested_schema: &Value, content: Option<Value>) -> Option<Value> {
+pub(crate) fn with_defaults(requested_schema: &Value, content: Option<Value>) -> Option<Value> {
     let properties = requested_schema
         .get("properties")
         .and_then(Value::as_object);

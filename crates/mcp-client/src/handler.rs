@@ -27,12 +27,12 @@ use tokio::sync::{mpsc, watch};
 
 /// Progress token → where that call's progress goes.
 #[derive(Clone, Default)]
-pub struct ProgressRouter {
+pub(crate) struct ProgressRouter {
     routes: Arc<Mutex<HashMap<ProgressToken, mpsc::UnboundedSender<McpProgress>>>>,
 }
 
 /// Unregisters its token when dropped.
-pub struct ProgressRegistration {
+pub(crate) struct ProgressRegistration {
     router: ProgressRouter,
     token: ProgressToken,
 }
@@ -46,7 +46,7 @@ impl Drop for ProgressRegistration {
 }
 
 impl ProgressRouter {
-    pub fn register(
+    pub(crate) fn register(
         &self,
         token: ProgressToken,
         tx: mpsc::UnboundedSender<McpProgress>,
@@ -77,14 +77,14 @@ impl ProgressRouter {
 }
 
 /// Called (on a fresh task) when the server says its tool list changed.
-pub type ToolsChangedFn =
+pub(crate) type ToolsChangedFn =
     Arc<dyn Fn(rmcp::Peer<RoleClient>) -> BoxFuture<'static, ()> + Send + Sync>;
 
 /// What answers a server's questions: its elicitations, sampling and `roots/list`, whether
 /// they arrive as server-initiated requests (2025-11-25) or inside a multi round-trip result
 /// or a task's `inputRequests` (2026-07-28). One per connection, shared by the rmcp handler
 /// and the request loops.
-pub struct Responder {
+pub(crate) struct Responder {
     pub server: String,
     /// The server's configured roots, resolved; empty: the `roots` capability is not offered.
     pub roots: Vec<PathBuf>,
@@ -104,7 +104,7 @@ pub struct Responder {
 }
 
 #[derive(Clone)]
-pub struct Handler {
+pub(crate) struct Handler {
     pub responder: Arc<Responder>,
     pub progress: ProgressRouter,
     pub on_tools_changed: ToolsChangedFn,
@@ -128,7 +128,7 @@ impl Drop for PendingRequest<'_> {
 
 /// The protocol version our `initialize` handshake asks for: the last one that has the
 /// handshake. Servers that know only older versions counter-offer theirs.
-pub const LEGACY_PROTOCOL_VERSION: ProtocolVersion = ProtocolVersion::V_2025_11_25;
+pub(crate) const LEGACY_PROTOCOL_VERSION: ProtocolVersion = ProtocolVersion::V_2025_11_25;
 
 /// What we tell servers about ourselves: elicitation (form), roots only when the server's
 /// config lists some, sampling only when its config enables it, and the Tasks extension
@@ -137,7 +137,7 @@ pub const LEGACY_PROTOCOL_VERSION: ProtocolVersion = ProtocolVersion::V_2025_11_
 /// arguments with the client's roots; offering sampling invites the server to spend the
 /// user's tokens. The same capabilities go into `initialize` and into every 2026-07-28
 /// request's `_meta`.
-pub fn client_config(offer_roots: bool, offer_sampling: bool) -> ClientConfig {
+pub(crate) fn client_config(offer_roots: bool, offer_sampling: bool) -> ClientConfig {
     let mut capabilities = serde_json::json!({
         "elicitation": {"form": {}},
         "extensions": {rmcp::model::TASKS_EXTENSION_ID: {}},
@@ -270,7 +270,7 @@ impl Responder {
 }
 
 /// `file://` URI for a local path (percent-encoding the bytes URIs cannot carry).
-pub fn file_uri(path: &std::path::Path) -> String {
+pub(crate) fn file_uri(path: &std::path::Path) -> String {
     let mut out = String::from("file://");
     for b in path.to_string_lossy().bytes() {
         if b.is_ascii_alphanumeric() || b"/-._~".contains(&b) {

@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 
 /// What the HTTP transport needs, resolved against the host environment.
 #[derive(Clone, Debug, PartialEq)]
-pub struct HttpSpec {
+pub(crate) struct HttpSpec {
     pub url: String,
     /// Bearer token (without the `Bearer ` prefix).
     pub bearer_token: Option<String>,
@@ -16,7 +16,7 @@ pub struct HttpSpec {
     pub warnings: Vec<String>,
 }
 
-pub fn http_spec(
+pub(crate) fn http_spec(
     server: &str,
     transport: &McpServerTransportConfig,
     lookup: &dyn Fn(&str) -> Option<String>,

@@ -88,6 +88,7 @@ pub struct McpStartOptions {
     pub cwd: PathBuf,
     /// The Open Interpreter home (`$HOME/cache/mcp/` holds cached catalogs).
     pub home: PathBuf,
+    /// Answers servers' `elicitation/create` requests.
     pub elicitation: Arc<dyn ElicitationHandler>,
     /// How long `start()` waits for optional servers without a cached catalog.
     pub startup_wait: StartupWait,
@@ -104,6 +105,7 @@ pub struct McpStartOptions {
 /// Answers `elicitation/create` requests from servers (the engine asks the user, or passes
 /// the question up to our own MCP client under `mcp-server`).
 pub trait ElicitationHandler: Send + Sync {
+    /// The user's answer to `server`'s request `request_id` (its `params` as sent).
     fn elicit(
         &self,
         server: String,
@@ -135,7 +137,9 @@ impl ElicitationHandler for DeclineElicitations {
 #[derive(Clone, Debug, PartialEq, thiserror::Error)]
 #[error("required MCP server `{server}` failed to start: {message}")]
 pub struct McpStartupError {
+    /// The server's name in `[mcp_servers]`.
     pub server: String,
+    /// Why it did not start.
     pub message: String,
 }
 
@@ -148,12 +152,14 @@ pub struct McpToolInfo {
     pub server: String,
     /// Raw tool name, as sent on the wire.
     pub tool: String,
+    /// What the server says the tool does.
     pub description: String,
     /// The tool's JSON Schema as every provider takes it: an object schema with `properties`,
     /// cleaned of what strict providers refuse (see `tool_schema`).
     pub input_schema: serde_json::Value,
     /// MCP `ToolAnnotations` (`readOnlyHint`, `destructiveHint`, ...), if any.
     pub annotations: Option<serde_json::Value>,
+    /// Whether a call asks the user first.
     pub approval_mode: McpApprovalMode,
 }
 
@@ -171,8 +177,11 @@ impl McpToolInfo {
 /// A `notifications/progress` from a server during a call.
 #[derive(Clone, Debug, PartialEq)]
 pub struct McpProgress {
+    /// How far the call is.
     pub progress: f64,
+    /// The total `progress` counts towards, when known.
     pub total: Option<f64>,
+    /// What the server says it is doing.
     pub message: Option<String>,
 }
 
@@ -189,7 +198,9 @@ pub struct McpCallObserver {
 /// A tool call that the server runs as a task.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct McpTaskStarted {
+    /// The server's name in `[mcp_servers]`.
     pub server: String,
+    /// The tool's name on the server.
     pub tool: String,
     /// The server's id of the task (`tasks/get`, `tasks/update`, `tasks/cancel`).
     pub task_id: String,

@@ -181,6 +181,7 @@ impl McpConnectionManager {
         self.inner.catalog_snapshot().tools.clone()
     }
 
+    /// The tool the model knows as `qualified_name` (`mcp__<server>__<tool>`), if any.
     pub fn lookup(&self, qualified_name: &str) -> Option<McpToolInfo> {
         let catalog = self.inner.catalog_snapshot();
         catalog

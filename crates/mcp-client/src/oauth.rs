@@ -47,6 +47,7 @@ pub struct FileCredentialStore {
 }
 
 impl FileCredentialStore {
+    /// The credentials-file store of `server`'s tokens (at `url`) under `home`.
     pub fn new(home: &Path, server: &str, url: &str) -> Self {
         Self {
             home: home.to_path_buf(),
@@ -202,20 +203,26 @@ pub(crate) fn env_secret(
 
 /// What `login` needs.
 pub struct LoginOptions {
+    /// The server's name in `[mcp_servers]`.
     pub server: String,
+    /// The server's URL.
     pub url: String,
+    /// The Open Interpreter home (where the credentials file is).
     pub home: PathBuf,
     /// Where the tokens are saved (`mcp_oauth_credentials_store`).
     pub store: OAuthCredentialsStoreMode,
+    /// A pre-registered client id (`oauth.client_id`); `None`: the client registers itself.
     pub client_id: Option<String>,
     /// The authorization server `client_id` is registered with (`oauth.issuer`); `None`: the
     /// one it was first used with, as stored with its tokens.
     pub client_issuer: Option<String>,
+    /// Scopes asked for; empty: as the server asks.
     pub scopes: Vec<String>,
     /// RFC 8707 `resource`, appended to the authorization URL.
     pub resource: Option<String>,
     /// Port for the loopback callback (0 = any free port).
     pub callback_port: u16,
+    /// How long to wait for the browser to come back.
     pub timeout: Duration,
     /// The `WWW-Authenticate` header of the server's 401/403, which names where its
     /// protected-resource metadata is and the scope it wants; `None` probes the well-known
@@ -251,6 +258,7 @@ impl LoginOptions {
 /// A finished authorization: the manager (which hands out the access token and refreshes it)
 /// and the authorization server that issued the tokens.
 pub struct Authorized {
+    /// Hands out the access token and refreshes it.
     pub manager: AuthorizationManager,
     /// The authorization server's issuer, when its metadata names one.
     pub issuer: Option<String>,

@@ -21,8 +21,11 @@ pub enum OAuthError {
         "Environment variable {var} for MCP server '{server}' is empty (it is named by `[mcp_servers.{server}.oauth] {key}`)"
     )]
     EnvVarEmpty {
+        /// The server's name in `[mcp_servers]`.
         server: String,
+        /// The `[mcp_servers.<server>.oauth]` key that names it.
         key: String,
+        /// The environment variable.
         var: String,
     },
     /// A variable an `[mcp_servers.<server>.oauth]` key names is not set.
@@ -30,8 +33,11 @@ pub enum OAuthError {
         "Environment variable {var} for MCP server '{server}' is not set (it is named by `[mcp_servers.{server}.oauth] {key}`); export {var}=<value> and try again"
     )]
     EnvVarUnset {
+        /// The server's name in `[mcp_servers]`.
         server: String,
+        /// The `[mcp_servers.<server>.oauth]` key that names it.
         key: String,
+        /// The environment variable.
         var: String,
     },
     /// The `[mcp_servers.<server>.oauth]` settings do not fit together (a key the grant or
@@ -45,10 +51,18 @@ pub enum OAuthError {
     // --- discovery ---------------------------------------------------------------------------
     /// rmcp's authorization manager could not be set up for the server's URL.
     #[error("cannot prepare OAuth for {url}: {reason}")]
-    Prepare { url: String, reason: String },
+    Prepare {
+        /// The server's URL.
+        url: String,
+        /// Why, in words.
+        reason: String,
+    },
     /// The authorization-server metadata did not answer in time.
     #[error("OAuth discovery at {url} timed out")]
-    DiscoveryTimedOut { url: String },
+    DiscoveryTimedOut {
+        /// The server's URL.
+        url: String,
+    },
     /// The authorization-server metadata could not be fetched or read, or is not trusted.
     #[error("{0}")]
     Discovery(String),
@@ -62,10 +76,18 @@ pub enum OAuthError {
     Callback(String),
     /// Nobody came back from the browser in time.
     #[error("no OAuth callback within {secs} seconds; run the login again")]
-    CallbackTimedOut { secs: u64 },
+    CallbackTimedOut {
+        /// How long the login waited.
+        secs: u64,
+    },
     /// The provider redirected back with an `error` (the user refused, …).
     #[error("OAuth provider returned `{error}`: {description}")]
-    Provider { error: String, description: String },
+    Provider {
+        /// The provider's `error` code.
+        error: String,
+        /// The provider's `error_description`, when it sent one.
+        description: String,
+    },
     /// The authorization code could not be exchanged for tokens.
     #[error("the OAuth token exchange failed: {0}")]
     TokenExchange(String),
@@ -74,25 +96,39 @@ pub enum OAuthError {
     #[error(
         "the OAuth redirect came back from `{received}`, not from the authorization server the login was sent to (`{expected}`); the code was not used (RFC 9207 issuer check). Try the login again; if this repeats, the authorization server is misconfigured or something is impersonating it"
     )]
-    IssuerMismatch { expected: String, received: String },
+    IssuerMismatch {
+        /// The authorization server the login was sent to.
+        expected: String,
+        /// The one the redirect names.
+        received: String,
+    },
     /// The authorization server promised to name itself in the redirect and did not.
     #[error(
         "the OAuth redirect from `{expected}` does not say which authorization server sent it, though its metadata promises it will (RFC 9207 `iss`); the code was not used. Try the login again"
     )]
-    IssuerMissing { expected: String },
+    IssuerMissing {
+        /// The authorization server the login was sent to.
+        expected: String,
+    },
     /// The server now sends logins to an authorization server other than the one the
     /// pre-registered client belongs to.
     #[error(
         "MCP server `{server}` now uses the authorization server `{named}`, but the `client_id` in [mcp_servers.{server}.oauth] belongs to `{bound}`, so it is not sent there. Register a client with `{named}`, set its `client_id` (and secret), and set `issuer = \"{named}\"` in [mcp_servers.{server}.oauth]"
     )]
     ClientBoundElsewhere {
+        /// The server's name in `[mcp_servers]`.
         server: String,
+        /// The authorization server the configured client belongs to.
         bound: String,
+        /// The authorization server the MCP server names now.
         named: String,
     },
     /// A new authorization during a session (the browser flow) failed.
     #[error("OAuth authorization failed: {cause}")]
-    Authorize { cause: Box<OAuthError> },
+    Authorize {
+        /// The failure of the underlying step.
+        cause: Box<OAuthError>,
+    },
     /// The flow ended without an authorized client.
     #[error("the OAuth login did not complete")]
     Incomplete,
@@ -102,7 +138,10 @@ pub enum OAuthError {
     #[error(
         "MCP server `{server}` needs authorization (HTTP 401): run `interpreter mcp login {server}`, or set `bearer_token_env_var` in [mcp_servers.{server}]"
     )]
-    LoginRequired { server: String },
+    LoginRequired {
+        /// The server's name in `[mcp_servers]`.
+        server: String,
+    },
     /// The server asked for more scopes and nobody can open a browser here.
     #[error(
         "MCP server `{server}` needs more OAuth scopes (HTTP 403 insufficient_scope: {}): run `interpreter mcp login {server} --scopes {}`",
@@ -110,6 +149,7 @@ pub enum OAuthError {
         .scopes.join(",")
     )]
     ScopesRequired {
+        /// The server's name in `[mcp_servers]`.
         server: String,
         /// What the challenge asks for.
         wanted: Vec<String>,
@@ -121,12 +161,22 @@ pub enum OAuthError {
         "MCP server `{server}` refused the request (HTTP 403 insufficient_scope) although the scopes it asks for ({}) were granted; check the account's permissions on the server",
         .wanted.join(" ")
     )]
-    ScopeRefused { server: String, wanted: Vec<String> },
+    ScopeRefused {
+        /// The server's name in `[mcp_servers]`.
+        server: String,
+        /// The scopes the challenge asks for.
+        wanted: Vec<String>,
+    },
     /// The per-session cap on authorizations was reached.
     #[error(
         "MCP server `{server}` still refuses access after {limit} authorizations in this session; check the account's permissions, then run `interpreter mcp login {server}`"
     )]
-    TooManyAuthorizations { server: String, limit: u32 },
+    TooManyAuthorizations {
+        /// The server's name in `[mcp_servers]`.
+        server: String,
+        /// The cap on authorizations per session.
+        limit: u32,
+    },
     /// The stored tokens could not give an access token (a refresh failed).
     #[error("the stored OAuth tokens could not be used: {0}")]
     Refresh(String),
@@ -134,7 +184,12 @@ pub enum OAuthError {
     #[error(
         "stored OAuth tokens for `{server}` could not be used ({reason}); run `interpreter mcp login {server}`"
     )]
-    StoredTokensUnusable { server: String, reason: String },
+    StoredTokensUnusable {
+        /// The server's name in `[mcp_servers]`.
+        server: String,
+        /// Why, in words.
+        reason: String,
+    },
 
     // --- machine grants ----------------------------------------------------------------------
     /// The token endpoint could not be reached, refused, or answered without a token.
@@ -149,7 +204,9 @@ pub enum OAuthError {
     /// A grant (`client_credentials`, `token_exchange`) failed.
     #[error("the {grant} grant failed: {cause}")]
     Grant {
+        /// The grant type.
         grant: String,
+        /// The failure of the underlying step.
         cause: Box<OAuthError>,
     },
 
@@ -176,20 +233,32 @@ pub enum OAuthError {
     #[error(
         "the OS keyring entry `{key}` of service `{KEYRING_SERVICE}` is not JSON; run `interpreter mcp logout {server}` and log in again"
     )]
-    KeyringEntryNotJson { key: String, server: String },
+    KeyringEntryNotJson {
+        /// The keyring account (entry) read.
+        key: String,
+        /// The server's name in `[mcp_servers]`.
+        server: String,
+    },
     /// `mcp_oauth_credentials_store = "keyring"` and the keyring cannot be used.
     #[error(
         "the OS keyring is not usable ({reason}); unlock or start it (a Secret Service such as GNOME Keyring on the D-Bus session bus), or set mcp_oauth_credentials_store = \"file\" to keep OAuth tokens in {}",
         .file.display()
     )]
-    KeyringUnusable { reason: String, file: PathBuf },
+    KeyringUnusable {
+        /// Why, in words.
+        reason: String,
+        /// The credentials file `file` mode would use.
+        file: PathBuf,
+    },
     /// Logout could not reach the keyring under `keyring`.
     #[error(
         "cannot remove the tokens from the OS keyring: {reason}{}",
         if *.file_copy_removed { " (the copy in the credentials file was removed)" } else { "" }
     )]
     KeyringDelete {
+        /// Why, in words.
         reason: String,
+        /// Whether a copy in the credentials file was removed too.
         file_copy_removed: bool,
     },
     /// The per-server refresh lock could not be taken.
@@ -203,7 +272,9 @@ pub enum OAuthError {
     /// Any of the above, for the server it names (`MCP server `<name>`: …`).
     #[error("MCP server `{server}`: {cause}")]
     Server {
+        /// The server's name in `[mcp_servers]`.
         server: String,
+        /// The failure of the underlying step.
         cause: Box<OAuthError>,
     },
 }

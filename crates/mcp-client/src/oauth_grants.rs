@@ -24,7 +24,7 @@ const ASSERTION_LIFETIME_SECS: u64 = 300;
 
 /// How the client authenticates at a token endpoint.
 #[derive(Clone)]
-pub enum ClientAuth {
+pub(crate) enum ClientAuth {
     /// `Authorization: Basic` (RFC 6749 §2.3.1, form-encoded id and secret).
     Basic { client_id: String, secret: String },
     /// Id and secret in the form body.
@@ -51,7 +51,7 @@ impl std::fmt::Debug for ClientAuth {
 impl ClientAuth {
     /// The method to use: the configured one, else what the server lists (Basic first, as
     /// RFC 6749 makes it the one every server must support), given what we hold.
-    pub fn choose(
+    pub(crate) fn choose(
         configured: Option<McpTokenEndpointAuth>,
         supported: &[String],
         client_id: String,
@@ -144,7 +144,7 @@ impl ClientAuth {
 }
 
 /// Where and for what a machine grant asks.
-pub struct TokenRequest<'a> {
+pub(crate) struct TokenRequest<'a> {
     pub http: &'a reqwest::Client,
     pub token_endpoint: &'a str,
     /// The authorization server's issuer (the `aud` of a client assertion).
@@ -155,7 +155,7 @@ pub struct TokenRequest<'a> {
 }
 
 /// `grant_type=client_credentials`: the access token.
-pub async fn client_credentials(
+pub(crate) async fn client_credentials(
     req: &TokenRequest<'_>,
     auth: &ClientAuth,
 ) -> Result<String, OAuthError> {
@@ -171,7 +171,7 @@ pub async fn client_credentials(
 }
 
 /// What cross-app access needs from the identity provider.
-pub struct IdentityProvider<'a> {
+pub(crate) struct IdentityProvider<'a> {
     pub token_endpoint: &'a str,
     pub client_id: &'a str,
     pub id_token: &'a str,
@@ -179,7 +179,7 @@ pub struct IdentityProvider<'a> {
 
 /// Cross-app access: the ID token becomes an ID-JAG at the identity provider, and the ID-JAG
 /// an access token at the authorization server. Returns the access token.
-pub async fn token_exchange(
+pub(crate) async fn token_exchange(
     req: &TokenRequest<'_>,
     idp: &IdentityProvider<'_>,
     auth: &ClientAuth,

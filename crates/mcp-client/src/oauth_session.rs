@@ -37,19 +37,25 @@ const NOTE: &str = "[oi-oauth] ";
 /// Shows the user an authorization URL: opens a browser, prints it. A front end that
 /// cannot do that (a headless run) passes none, and authorization fails with the fix.
 pub trait OAuthBrowser: Send + Sync {
+    /// Shows the user `url` to authorize `server`.
     fn open(&self, server: &str, url: &str);
 }
 
 /// Everything a session needs to authorize against one server, resolved at connect time.
 pub struct OAuthSettings {
+    /// The server's name in `[mcp_servers]`.
     pub server: String,
+    /// The server's URL.
     pub url: String,
+    /// The Open Interpreter home (where tokens are kept).
     pub home: PathBuf,
+    /// The server's `[mcp_servers.<name>.oauth]` table.
     pub config: McpOAuthConfig,
     /// Scopes from the config (`scopes`); empty: as the server asks.
     pub scopes: Vec<String>,
     /// RFC 8707 resource from the config (`oauth_resource`).
     pub resource: Option<String>,
+    /// Shows authorization URLs; `None` (headless): authorization fails with the login command.
     pub browser: Option<Arc<dyn OAuthBrowser>>,
     /// Where tokens are read and saved (`mcp_oauth_credentials_store`).
     pub store: crate::oauth_store::OAuthCredentialsStoreMode,
@@ -536,6 +542,7 @@ pub struct OAuthHttpClient<C> {
 }
 
 impl<C> OAuthHttpClient<C> {
+    /// `inner`, authorizing its requests through `auth`.
     pub fn new(inner: C, auth: Arc<Authorizer>) -> Self {
         Self { inner, auth }
     }

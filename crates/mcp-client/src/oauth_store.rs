@@ -53,7 +53,9 @@ pub const KEYRING_TIMEOUT: Duration = Duration::from_secs(10);
 /// Where a server's tokens were found.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum TokenLocation {
+    /// The OS keyring.
     Keyring,
+    /// The 0600 credentials file.
     File,
 }
 
@@ -83,6 +85,7 @@ impl std::fmt::Debug for OAuthTokenStore {
 }
 
 impl OAuthTokenStore {
+    /// The store of `server`'s tokens (at `url`) under `home`, in the places `mode` allows.
     pub fn new(home: &Path, server: &str, url: &str, mode: OAuthCredentialsStoreMode) -> Self {
         Self {
             mode,
@@ -366,7 +369,7 @@ mod keyring {
     use crate::oauth_error::OAuthError;
 
     /// The secret filed under `account`, if any.
-    pub fn get(account: &str) -> Result<Option<String>, OAuthError> {
+    pub(super) fn get(account: &str) -> Result<Option<String>, OAuthError> {
         let account = account.to_string();
         bounded(move || match backend::entry(&account)?.get_password() {
             Ok(secret) => Ok(Some(secret)),
@@ -376,7 +379,7 @@ mod keyring {
     }
 
     /// File `secret` under `account`, replacing what was there.
-    pub fn set(account: &str, secret: &str) -> Result<(), OAuthError> {
+    pub(super) fn set(account: &str, secret: &str) -> Result<(), OAuthError> {
         let account = account.to_string();
         let secret = secret.to_string();
         bounded(move || {
@@ -387,7 +390,7 @@ mod keyring {
     }
 
     /// Remove what is filed under `account`; `Ok(false)` if nothing was.
-    pub fn delete(account: &str) -> Result<bool, OAuthError> {
+    pub(super) fn delete(account: &str) -> Result<bool, OAuthError> {
         let account = account.to_string();
         bounded(
             move || match backend::entry(&account)?.delete_credential() {
@@ -444,7 +447,7 @@ mod keyring {
         use super::{KEYRING_SERVICE, OAuthError, describe};
 
         /// The Secret Service entry of `account` (D-Bus session bus; pure Rust).
-        pub fn entry(account: &str) -> Result<::keyring::Entry, OAuthError> {
+        pub(super) fn entry(account: &str) -> Result<::keyring::Entry, OAuthError> {
             let credential = ::keyring::secret_service::SsCredential::new_with_target(
                 None,
                 KEYRING_SERVICE,

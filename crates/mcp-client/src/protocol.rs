@@ -23,7 +23,7 @@ use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
 
 /// The one version of the handshake-free era we speak.
-pub const MODERN: ProtocolVersion = ProtocolVersion::V_2026_07_28;
+pub(crate) const MODERN: ProtocolVersion = ProtocolVersion::V_2026_07_28;
 
 /// What earlier runs learned of a server, for its next start.
 #[derive(Clone, Debug, Default)]
@@ -195,6 +195,7 @@ pub(crate) fn era_mismatch(
 pub struct Negotiated {
     /// The protocol version in use, e.g. `2026-07-28` or `2025-11-25`.
     pub version: String,
+    /// The protocol era the version belongs to.
     pub era: Era,
     /// The server offers the Tasks extension (`io.modelcontextprotocol/tasks`): its
     /// task-only tools can be called.

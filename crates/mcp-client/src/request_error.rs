@@ -20,15 +20,25 @@ pub enum McpRequestError {
         list_or_none(.configured)
     )]
     UnknownServer {
+        /// The server's name in `[mcp_servers]`.
         server: String,
+        /// The names of the configured servers.
         configured: Vec<String>,
     },
     /// The model named a server that is not configured or not enabled.
     #[error("unknown MCP server `{server}`; it is not configured or not enabled")]
-    ServerNotEnabled { server: String },
+    ServerNotEnabled {
+        /// The server's name in `[mcp_servers]`.
+        server: String,
+    },
     /// The tool is filtered out by the server's `enabled_tools`/`disabled_tools`.
     #[error("tool '{tool}' is disabled for MCP server '{server}'")]
-    ToolDisabled { server: String, tool: String },
+    ToolDisabled {
+        /// The server's name in `[mcp_servers]`.
+        server: String,
+        /// The tool's name on the server.
+        tool: String,
+    },
     /// The server has no live connection: it failed to start or restart, is not running, the
     /// manager was shut down, or the wait for it was interrupted.
     #[error("{0}")]
@@ -36,63 +46,97 @@ pub enum McpRequestError {
     /// The request could not be built from its parameters.
     #[error("cannot build {method} for MCP server `{server}`: {reason}")]
     Build {
+        /// The server's name in `[mcp_servers]`.
         server: String,
+        /// The MCP method, e.g. `resources/read`.
         method: String,
+        /// Why, in words.
         reason: String,
     },
     /// The request could not be sent.
     #[error("could not send {method} to MCP server `{server}`: {reason}")]
     Send {
+        /// The server's name in `[mcp_servers]`.
         server: String,
+        /// The MCP method, e.g. `resources/read`.
         method: String,
+        /// Why, in words.
         reason: String,
     },
     /// The server answered with a JSON-RPC error; `request` is the method (with the tool
     /// for `tools/call`).
     #[error("MCP server `{server}` answered {request} with error {code}: {message}")]
     ErrorReply {
+        /// The server's name in `[mcp_servers]`.
         server: String,
+        /// The request, e.g. `tools/call search`.
         request: String,
+        /// The JSON-RPC error code.
         code: i32,
+        /// The server's error message.
         message: String,
     },
     /// The server runs this tool only as a task (SEP-1686), which this client does not do.
     #[error(
         "MCP server `{server}` runs `{tool}` only as a task (SEP-1686 `taskSupport: required`), which this client does not support; the tool is no longer offered"
     )]
-    TaskRequired { server: String, tool: String },
+    TaskRequired {
+        /// The server's name in `[mcp_servers]`.
+        server: String,
+        /// The tool's name on the server.
+        tool: String,
+    },
     /// The server's process ended during a tool call.
     #[error(
         "MCP server `{server}` stopped during the call to `{tool}`: {detail}. It will be restarted on the next call."
     )]
     ServerStopped {
+        /// The server's name in `[mcp_servers]`.
         server: String,
+        /// The tool's name on the server.
         tool: String,
+        /// What ended it, in words.
         detail: String,
     },
     /// The transport failed during a tool call; the next call reconnects.
     #[error(
         "{reason}. The connection to MCP server `{server}` will be re-established on the next call."
     )]
-    ConnectionLost { server: String, reason: String },
+    ConnectionLost {
+        /// The server's name in `[mcp_servers]`.
+        server: String,
+        /// Why, in words.
+        reason: String,
+    },
     /// The server needs (more) OAuth authorization: the OAuth line, naming the fix.
     #[error("{0}")]
     Authorization(String),
     /// A request other than a tool call failed on the server's side or the transport.
     #[error("{method} on MCP server `{server}` failed: {reason}")]
     Failed {
+        /// The server's name in `[mcp_servers]`.
         server: String,
+        /// The MCP method, e.g. `resources/read`.
         method: String,
+        /// Why, in words.
         reason: String,
     },
     /// The connection closed before the answer.
     #[error("MCP server `{server}` closed the connection during {method}")]
-    Closed { server: String, method: String },
+    Closed {
+        /// The server's name in `[mcp_servers]`.
+        server: String,
+        /// The MCP method, e.g. `resources/read`.
+        method: String,
+    },
     /// The answer is not the result the method has.
     #[error("unreadable {method} result from MCP server `{server}`: {reason}")]
     Unreadable {
+        /// The server's name in `[mcp_servers]`.
         server: String,
+        /// The MCP method, e.g. `resources/read`.
         method: String,
+        /// Why, in words.
         reason: String,
     },
     /// A tool call took longer than `tool_timeout_sec` (the server was told to cancel it).
@@ -101,8 +145,11 @@ pub enum McpRequestError {
         .timeout.as_secs_f64()
     )]
     CallTimedOut {
+        /// The server's name in `[mcp_servers]`.
         server: String,
+        /// The tool's name on the server.
         tool: String,
+        /// The time it was given.
         timeout: Duration,
     },
     /// Another request took longer than `tool_timeout_sec`.
@@ -111,25 +158,42 @@ pub enum McpRequestError {
         .timeout.as_secs_f64()
     )]
     TimedOut {
+        /// The server's name in `[mcp_servers]`.
         server: String,
+        /// The MCP method, e.g. `resources/read`.
         method: String,
+        /// The time it was given.
         timeout: Duration,
     },
     /// The user interrupted a tool call.
     #[error("the call to `{tool}` on MCP server `{server}` was interrupted")]
-    CallInterrupted { server: String, tool: String },
+    CallInterrupted {
+        /// The server's name in `[mcp_servers]`.
+        server: String,
+        /// The tool's name on the server.
+        tool: String,
+    },
     /// The user interrupted another request.
     #[error("{method} on MCP server `{server}` was interrupted")]
-    Interrupted { server: String, method: String },
+    Interrupted {
+        /// The server's name in `[mcp_servers]`.
+        server: String,
+        /// The MCP method, e.g. `resources/read`.
+        method: String,
+    },
     /// The server asked for something before answering (a multi round-trip request or a
     /// task's `inputRequests`) that could not be given.
     #[error(
         "MCP server `{server}` asked for {asked} during {request}, which was refused: {reason}"
     )]
     InputRefused {
+        /// The server's name in `[mcp_servers]`.
         server: String,
+        /// The request, e.g. `tools/call search`.
         request: String,
+        /// What the server asked for.
         asked: String,
+        /// Why, in words.
         reason: String,
     },
     /// The server kept asking for more input without ever answering.
@@ -137,8 +201,11 @@ pub enum McpRequestError {
         "MCP server `{server}` asked for more input {rounds} times during {request} without answering; gave up"
     )]
     InputRoundsExceeded {
+        /// The server's name in `[mcp_servers]`.
         server: String,
+        /// The request, e.g. `tools/call search`.
         request: String,
+        /// How many times it asked.
         rounds: usize,
     },
     /// A tool call the server ran as a task failed on the server's side.
@@ -146,17 +213,25 @@ pub enum McpRequestError {
         "the task `{task_id}` of `{tool}` on MCP server `{server}` failed with error {code}: {message}"
     )]
     TaskFailed {
+        /// The server's name in `[mcp_servers]`.
         server: String,
+        /// The tool's name on the server.
         tool: String,
+        /// The server's id of the task.
         task_id: String,
+        /// The JSON-RPC error code.
         code: i32,
+        /// The server's error message.
         message: String,
     },
     /// The server cancelled the task behind a tool call.
     #[error("MCP server `{server}` cancelled the task `{task_id}` of `{tool}`")]
     TaskCancelled {
+        /// The server's name in `[mcp_servers]`.
         server: String,
+        /// The tool's name on the server.
         tool: String,
+        /// The server's id of the task.
         task_id: String,
     },
     /// The server no longer knows the task (it expired, or the server restarted).
@@ -164,9 +239,13 @@ pub enum McpRequestError {
         "MCP server `{server}` no longer knows the task `{task_id}` of `{tool}` ({message}); call the tool again if its result is still needed"
     )]
     TaskLost {
+        /// The server's name in `[mcp_servers]`.
         server: String,
+        /// The tool's name on the server.
         tool: String,
+        /// The server's id of the task.
         task_id: String,
+        /// The server's error message.
         message: String,
     },
     /// A task ran longer than `tool_timeout_sec` (the server was sent `tasks/cancel`).
@@ -175,9 +254,13 @@ pub enum McpRequestError {
         .timeout.as_secs_f64()
     )]
     TaskTimedOut {
+        /// The server's name in `[mcp_servers]`.
         server: String,
+        /// The tool's name on the server.
         tool: String,
+        /// The server's id of the task.
         task_id: String,
+        /// The time it was given.
         timeout: Duration,
     },
     /// The session ended while the server still ran the task; it was left running, and the
@@ -186,8 +269,11 @@ pub enum McpRequestError {
         "the session ended while MCP server `{server}` was still running `{tool}` as the task `{task_id}`; the task was left running and its result is fetched when the thread is resumed"
     )]
     TaskLeftRunning {
+        /// The server's name in `[mcp_servers]`.
         server: String,
+        /// The tool's name on the server.
         tool: String,
+        /// The server's id of the task.
         task_id: String,
     },
 }

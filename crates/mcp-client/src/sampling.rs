@@ -24,13 +24,18 @@ pub const MAX_SAMPLING_REQUEST_BYTES: usize = 4 * 1024 * 1024;
 /// One message of the conversation a server wants continued.
 #[derive(Clone, Debug, PartialEq)]
 pub struct SamplingMessage {
+    /// Who spoke it.
     pub role: SamplingRole,
+    /// What it holds, in order.
     pub content: Vec<SamplingContent>,
 }
 
+/// Who spoke a sampling message.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum SamplingRole {
+    /// The user.
     User,
+    /// The model.
     Assistant,
 }
 
@@ -38,10 +43,13 @@ pub enum SamplingRole {
 /// the handler sees the request).
 #[derive(Clone, Debug, PartialEq)]
 pub enum SamplingContent {
+    /// Text.
     Text(String),
     /// Base64 data and its MIME type, e.g. `image/png`.
     Image {
+        /// The image, base64.
         data: String,
+        /// Its MIME type, e.g. `image/png`.
         mime_type: String,
     },
 }
@@ -53,11 +61,15 @@ pub struct SamplingRequest {
     pub server: String,
     /// The server's `sampling` setting: `Prompt` asks the user first, `Approve` does not.
     pub mode: McpSamplingMode,
+    /// The conversation to continue, oldest first.
     pub messages: Vec<SamplingMessage>,
+    /// The system prompt the server asks for, if any.
     pub system_prompt: Option<String>,
     /// The server's bound on the answer; the model request carries it.
     pub max_tokens: u32,
+    /// The sampling temperature the server asks for, if any.
     pub temperature: Option<f32>,
+    /// Strings that end the answer.
     pub stop_sequences: Vec<String>,
     /// `modelPreferences.hints`: advisory; the session's model answers.
     pub model_hints: Vec<String>,
@@ -95,8 +107,11 @@ impl SamplingRequest {
 /// Why generation stopped.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum SamplingStop {
+    /// The model finished its answer.
     EndTurn,
+    /// The answer reached `max_tokens`.
     MaxTokens,
+    /// The answer reached one of the stop sequences.
     StopSequence,
 }
 
@@ -114,9 +129,11 @@ impl SamplingStop {
 /// The model's answer.
 #[derive(Clone, Debug, PartialEq)]
 pub struct SamplingReply {
+    /// The answer's text.
     pub text: String,
     /// The model that answered.
     pub model: String,
+    /// Why generation stopped.
     pub stop_reason: SamplingStop,
 }
 
@@ -149,6 +166,7 @@ impl SamplingError {
 /// Serves servers' sampling requests (the engine: approval, the session's model, token usage).
 /// An implementation bounds its own waits and returns soon after `request.cancel` fires.
 pub trait SamplingHandler: Send + Sync {
+    /// The session model's answer to `request`, or why there is none.
     fn sample(
         &self,
         request: SamplingRequest,

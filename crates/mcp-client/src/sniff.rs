@@ -14,9 +14,9 @@ use tokio::io::{AsyncRead, ReadBuf};
 const MAX_LINE: usize = 8 * 1024 * 1024;
 
 /// Names of tools that declared `taskSupport: "required"`.
-pub type TaskRequiredTools = Arc<Mutex<HashSet<String>>>;
+pub(crate) type TaskRequiredTools = Arc<Mutex<HashSet<String>>>;
 
-pub struct TaskSupportSniffer<R> {
+pub(crate) struct TaskSupportSniffer<R> {
     inner: R,
     line: Vec<u8>,
     overlong: bool,
@@ -24,7 +24,7 @@ pub struct TaskSupportSniffer<R> {
 }
 
 impl<R> TaskSupportSniffer<R> {
-    pub fn new(inner: R, found: TaskRequiredTools) -> Self {
+    pub(crate) fn new(inner: R, found: TaskRequiredTools) -> Self {
         Self {
             inner,
             line: Vec::new(),
@@ -119,13 +119,13 @@ mod tests {
 /// server that answers `tools/list` with a plain JSON body is parsed by rmcp before this
 /// layer sees it; the servers seen so far stream their replies as SSE.)
 #[derive(Clone)]
-pub struct SniffingHttpClient<C> {
+pub(crate) struct SniffingHttpClient<C> {
     inner: C,
     found: TaskRequiredTools,
 }
 
 impl<C> SniffingHttpClient<C> {
-    pub fn new(inner: C, found: TaskRequiredTools) -> Self {
+    pub(crate) fn new(inner: C, found: TaskRequiredTools) -> Self {
         Self { inner, found }
     }
 }

@@ -11,9 +11,13 @@ use serde_json::Value;
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum McpServerState {
+    /// Connecting and initializing.
     Starting,
+    /// Connected; its tools are offered.
     Ready,
+    /// Did not start, or its restart failed.
     Failed,
+    /// Shut down with the session.
     Stopped,
 }
 
@@ -23,6 +27,7 @@ pub enum McpServerState {
 pub struct McpServerStatus {
     /// The config key (`[mcp_servers.<name>]`).
     pub name: String,
+    /// Where it is in its life.
     pub state: McpServerState,
     /// `"stdio"` or `"streamable_http"`.
     pub transport: &'static str,
@@ -32,8 +37,11 @@ pub struct McpServerStatus {
     /// Tools the model is not offered, with the reason (filtered by config, or needing a
     /// protocol feature this client does not have).
     pub withheld_tools: Vec<(String, String)>,
+    /// The resources it lists.
     pub resources: Vec<Value>,
+    /// The resource templates it lists.
     pub resource_templates: Vec<Value>,
+    /// The prompts it lists.
     pub prompts: Vec<Value>,
     /// The startup (or restart) error, if the server failed.
     pub last_error: Option<String>,

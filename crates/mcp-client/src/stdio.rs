@@ -20,12 +20,12 @@ pub const BASE_ENV_VARS: &[&str] = &[
 ];
 
 /// How long a child gets between SIGTERM and SIGKILL on shutdown.
-pub const KILL_GRACE: Duration = Duration::from_secs(2);
+pub(crate) const KILL_GRACE: Duration = Duration::from_secs(2);
 const STDERR_TAIL_LINES: usize = 20;
 
 /// Program, arguments, environment and cwd, with every reference resolved.
 #[derive(Clone, Debug, PartialEq)]
-pub struct LaunchSpec {
+pub(crate) struct LaunchSpec {
     pub program: String,
     pub args: Vec<String>,
     pub env: BTreeMap<String, String>,
@@ -33,7 +33,7 @@ pub struct LaunchSpec {
 }
 
 /// Resolve a stdio config against the host environment (`lookup`) and the session cwd.
-pub fn launch_spec(
+pub(crate) fn launch_spec(
     server: &str,
     transport: &McpServerTransportConfig,
     session_cwd: &Path,
@@ -103,7 +103,7 @@ pub fn launch_spec(
 }
 
 /// A running stdio child. Dropping it SIGKILLs the whole process group if still running.
-pub struct ChildProcess {
+pub(crate) struct ChildProcess {
     pid: i32,
     exit: watch::Receiver<Option<ExitStatus>>,
     stderr_tail: Arc<Mutex<VecDeque<String>>>,
@@ -112,7 +112,7 @@ pub struct ChildProcess {
 }
 
 /// Spawn the child; returns it plus its (stdout, stdin) for the transport.
-pub fn spawn(
+pub(crate) fn spawn(
     server: &str,
     spec: &LaunchSpec,
 ) -> Result<(ChildProcess, ChildStdout, ChildStdin), ConnectError> {
@@ -206,17 +206,17 @@ pub fn spawn(
 }
 
 impl ChildProcess {
-    pub fn pid(&self) -> u32 {
+    pub(crate) fn pid(&self) -> u32 {
         self.pid.unsigned_abs()
     }
 
     /// The exit status, once the child has exited.
-    pub fn exit_status(&self) -> Option<ExitStatus> {
+    pub(crate) fn exit_status(&self) -> Option<ExitStatus> {
         *self.exit.borrow()
     }
 
     /// Resolves when the child exits.
-    pub async fn exited(&self) {
+    pub(crate) async fn exited(&self) {
         let mut rx = self.exit.clone();
         let _ = rx.wait_for(Option::is_some).await;
     }
@@ -224,7 +224,7 @@ impl ChildProcess {
     /// Waits (at most `limit`) for the child to exit and for everything it wrote to stderr to
     /// be read, so that a message about its death can quote its last words: the reader runs
     /// on its own task and may lag behind the exit.
-    pub async fn settle(&self, limit: Duration) {
+    pub(crate) async fn settle(&self, limit: Duration) {
         let mut closed = self.stderr_closed.clone();
         let _ = tokio::time::timeout(limit, async {
             self.exited().await;
@@ -234,7 +234,7 @@ impl ChildProcess {
     }
 
     /// The last lines the server wrote to stderr, joined.
-    pub fn stderr_tail(&self) -> String {
+    pub(crate) fn stderr_tail(&self) -> String {
         self.stderr_tail
             .lock()
             .map(|t| t.iter().cloned().collect::<Vec<_>>().join("\n"))
@@ -250,7 +250,7 @@ impl ChildProcess {
 
     /// SIGTERM the group, wait up to `grace` for the leader, then SIGKILL the group so no
     /// grandchild survives.
-    pub async fn terminate(&self, grace: Duration) {
+    pub(crate) async fn terminate(&self, grace: Duration) {
         if self.exit_status().is_none() {
             self.signal_group(libc::SIGTERM);
             let _ = tokio::time::timeout(grace, self.exited()).await;
@@ -269,7 +269,7 @@ impl Drop for ChildProcess {
 }
 
 /// Describe an exit status for error messages.
-pub fn describe_exit(status: ExitStatus) -> String {
+pub(crate) fn describe_exit(status: ExitStatus) -> String {
     use std::os::unix::process::ExitStatusExt;
     match (status.code(), status.signal()) {
         (Some(code), _) => format!("exit code {code}"),

@@ -41,6 +41,7 @@ pub const ADDED_STATE_TTL: Duration = Duration::from_secs(600);
 /// What an added tool's call or prompt's `prompts/get` ends with.
 #[derive(Debug)]
 pub enum Outcome<T> {
+    /// Finished, with its result.
     Complete(T),
     /// `resultType: "input_required"`: ask the client, then expect the retry.
     InputRequired(InputRequired),
@@ -50,9 +51,12 @@ pub enum Outcome<T> {
 #[derive(Clone, Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct InputRequired {
+    /// Always `input_required`.
     pub result_type: ResultType,
+    /// What to ask the client, by key (the retry answers by the same keys).
     #[serde(skip_serializing_if = "BTreeMap::is_empty")]
     pub input_requests: BTreeMap<String, Value>,
+    /// The sealed state the retry must send back, if any.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub request_state: Option<String>,
 }
@@ -124,6 +128,7 @@ impl Additions {
         Arc::new(Self::default())
     }
 
+    /// Whether nothing is added, not even tools.
     pub fn is_empty(&self) -> bool {
         self.tool_list().is_empty()
             && self.prompts.is_empty()
@@ -234,6 +239,7 @@ impl Additions {
         self.tools_changed.subscribe()
     }
 
+    /// The added prompts, as `prompts/list` lists them.
     pub fn prompt_list(&self) -> Vec<Prompt> {
         self.prompts.iter().map(|(p, _)| p.clone()).collect()
     }
@@ -245,10 +251,12 @@ impl Additions {
             .map(|(_, h)| h.clone())
     }
 
+    /// The added resources, as `resources/list` lists them.
     pub fn resource_list(&self) -> &[Resource] {
         &self.resources
     }
 
+    /// The added resource templates, as `resources/templates/list` lists them.
     pub fn template_list(&self) -> &[ResourceTemplate] {
         &self.templates
     }

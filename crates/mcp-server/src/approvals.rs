@@ -31,7 +31,7 @@ use tokio_util::sync::CancellationToken;
 
 /// How a call's approvals are asked.
 #[derive(Clone, Debug, PartialEq)]
-pub enum Asker {
+pub(crate) enum Asker {
     /// With `elicitation/create` on the call's connection.
     Elicit,
     /// Not at all: every approval is denied, for the reason given (logged).
@@ -43,15 +43,15 @@ pub enum Asker {
 }
 
 /// Why a client of the `initialize` era is not asked.
-pub const NO_ELICITATION: &str = "the client did not declare the elicitation capability";
+pub(crate) const NO_ELICITATION: &str = "the client did not declare the elicitation capability";
 /// Why a 2026-07-28 request that did not declare elicitation is not asked.
-pub const STATELESS_NO_ELICITATION: &str = "the MCP 2026-07-28 request did not declare the elicitation capability, so approvals cannot be asked of it; declare it (approvals then come back as `input_required` results), or run with approval-policy `never` and a sandbox";
+pub(crate) const STATELESS_NO_ELICITATION: &str = "the MCP 2026-07-28 request did not declare the elicitation capability, so approvals cannot be asked of it; declare it (approvals then come back as `input_required` results), or run with approval-policy `never` and a sandbox";
 /// Why the question of an MCP server the agent uses is not passed on to a 2026-07-28 client.
-pub const STATELESS_NESTED: &str = "MCP 2026-07-28 has no server-to-client requests, and a question an MCP server asks inside a running tool call cannot wait for a retry";
+pub(crate) const STATELESS_NESTED: &str = "MCP 2026-07-28 has no server-to-client requests, and a question an MCP server asks inside a running tool call cannot wait for a retry";
 
 /// What an approval task needs to know about its surroundings.
 #[derive(Clone)]
-pub struct ApprovalContext {
+pub(crate) struct ApprovalContext {
     pub outgoing: OutgoingSender,
     pub thread: Arc<dyn EngineThread>,
     pub thread_id: ThreadId,
@@ -71,7 +71,7 @@ fn message(reason: Option<&str>, question: String) -> String {
     }
 }
 
-pub fn exec_params(
+pub(crate) fn exec_params(
     ev: &ExecApprovalRequestEvent,
     event_id: &str,
     thread_id: ThreadId,
@@ -101,7 +101,7 @@ pub fn exec_params(
     }
 }
 
-pub fn patch_params(
+pub(crate) fn patch_params(
     ev: &ApplyPatchApprovalRequestEvent,
     event_id: &str,
     thread_id: ThreadId,
@@ -129,7 +129,7 @@ pub fn patch_params(
 /// A question an MCP server we are a client of asks the user, passed through and tagged so
 /// the client can tell it from an approval.
 #[derive(Clone, Debug, Serialize)]
-pub struct NestedElicitation {
+pub(crate) struct NestedElicitation {
     /// The server's own `ElicitRequestParams` (`message`, `requestedSchema`, …), as sent.
     #[serde(flatten)]
     pub request: Map<String, Value>,
@@ -139,7 +139,7 @@ pub struct NestedElicitation {
     pub codex_mcp_server: String,
 }
 
-pub fn nested_elicitation_params(
+pub(crate) fn nested_elicitation_params(
     ev: &ElicitationRequestEvent,
     thread_id: ThreadId,
 ) -> NestedElicitation {
@@ -174,7 +174,7 @@ pub fn nested_elicitation_params(
 /// Maps a client's reply to a decision. `{decision}` (reference style) and `{action}`
 /// (MCP spec: accept → approved, decline → denied, cancel → abort) are both understood;
 /// an `accept` may carry `content.decision` to pick e.g. `approved_for_session`.
-pub fn review_decision(reply: &Value) -> ReviewDecision {
+pub(crate) fn review_decision(reply: &Value) -> ReviewDecision {
     if let Some(d) = reply.get("decision") {
         return decision_value(d).unwrap_or(ReviewDecision::Denied);
     }
@@ -207,7 +207,7 @@ fn decision_value(v: &Value) -> Option<ReviewDecision> {
 
 /// Sends `elicitation/create` and waits for the reply, the timeout, or the end of the turn.
 /// A call whose client cannot be asked gets "no answer" at once.
-pub async fn ask(ctx: &ApprovalContext, params: impl Serialize) -> Answer {
+pub(crate) async fn ask(ctx: &ApprovalContext, params: impl Serialize) -> Answer {
     match &ctx.asker {
         Asker::Deny(why) => return Answer::NoAnswer((*why).to_string()),
         Asker::Refuse => return Answer::NoAnswer(STATELESS_NO_ELICITATION.to_string()),
@@ -260,7 +260,11 @@ async fn submit(ctx: &ApprovalContext, event_id: &str, op: Op) {
     }
 }
 
-pub async fn handle_exec(ctx: ApprovalContext, ev: ExecApprovalRequestEvent, event_id: String) {
+pub(crate) async fn handle_exec(
+    ctx: ApprovalContext,
+    ev: ExecApprovalRequestEvent,
+    event_id: String,
+) {
     let params = exec_params(&ev, &event_id, ctx.thread_id, &ctx.tool_call_id.to_string());
     if let Some(decision) = decide(&ctx, params, "exec approval").await {
         let op = PendingRequest::exec(&ev).answer(decision);
@@ -268,7 +272,7 @@ pub async fn handle_exec(ctx: ApprovalContext, ev: ExecApprovalRequestEvent, eve
     }
 }
 
-pub async fn handle_patch(
+pub(crate) async fn handle_patch(
     ctx: ApprovalContext,
     ev: ApplyPatchApprovalRequestEvent,
     event_id: String,
@@ -280,7 +284,11 @@ pub async fn handle_patch(
     }
 }
 
-pub async fn handle_nested(ctx: ApprovalContext, ev: ElicitationRequestEvent, event_id: String) {
+pub(crate) async fn handle_nested(
+    ctx: ApprovalContext,
+    ev: ElicitationRequestEvent,
+    event_id: String,
+) {
     let params = nested_elicitation_params(&ev, ctx.thread_id);
     let response = match ask(&ctx, params).await {
         Answer::Replied(v) => ElicitationResponse::from_reply(&v),

@@ -21,15 +21,18 @@ use oi_protocol::user_input::UserInput;
 use std::path::PathBuf;
 use std::sync::Arc;
 
+/// The MCP server's [`Engine`] over the real engine, on the host's thread manager.
 pub struct CoreEngine {
     host: Host,
 }
 
 impl CoreEngine {
+    /// The engine of `host`: its threads, config and source.
     pub fn new(host: Host) -> Self {
         Self { host }
     }
 
+    /// The thread manager every API of the host shares.
     pub fn manager(&self) -> &ThreadManager {
         self.host.manager()
     }

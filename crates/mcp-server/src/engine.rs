@@ -20,21 +20,29 @@ use std::time::Duration;
 /// What a `codex` tool call asks for, on top of config.toml and the server's own flags.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct SessionRequest {
+    /// The model to use instead of the configured one.
     pub model: Option<String>,
+    /// The `[profiles.<name>]` to apply.
     pub profile: Option<String>,
     /// Already absolute (resolved against the server's working directory).
     pub cwd: Option<PathBuf>,
+    /// When the agent asks before acting.
     pub approval_policy: Option<AskForApproval>,
+    /// The sandbox commands run in.
     pub sandbox: Option<SandboxMode>,
     /// Dotted config keys with JSON values, applied like `-c key=value`.
     pub config: Vec<(String, Value)>,
+    /// A system prompt replacing the built-in one.
     pub base_instructions: Option<String>,
+    /// Instructions added to the system prompt.
     pub developer_instructions: Option<String>,
+    /// The prompt used to compact the history.
     pub compact_prompt: Option<String>,
 }
 
 /// A thread ready to take a turn.
 pub struct ThreadHandle {
+    /// The thread.
     pub thread: Arc<dyn EngineThread>,
     /// Present when the thread was just created or loaded from disk.
     pub session_configured: Option<SessionConfiguredEvent>,
@@ -44,6 +52,7 @@ pub struct ThreadHandle {
     pub warnings: Vec<String>,
 }
 
+/// Why a thread could not be had.
 #[derive(Clone, Debug, PartialEq)]
 pub enum EngineError {
     /// config.toml or the call's overrides are invalid; the text names key and fix.
@@ -69,7 +78,9 @@ impl std::fmt::Display for EngineError {
 
 /// A parked turn, resumed here: its thread, and the turn from its continuation on.
 pub struct ResumedTurn {
+    /// The thread.
     pub handle: ThreadHandle,
+    /// The turn, from its continuation on.
     pub turn: Box<dyn EngineTurn>,
 }
 
@@ -94,6 +105,7 @@ pub enum ResumeError {
 /// One page of stored threads, newest first.
 #[derive(Clone, Debug, Default)]
 pub struct ThreadList {
+    /// The page's threads.
     pub threads: Vec<ThreadSummary>,
     /// Where the next page starts; `None` on the last page.
     pub next_cursor: Option<String>,
@@ -103,18 +115,22 @@ pub struct ThreadList {
 /// ones when `None`), oldest first.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct TurnWindow {
+    /// The turn index the window ends before; `None`: after the last turn.
     pub before: Option<usize>,
+    /// How many turns at most.
     pub count: usize,
 }
 
 /// What [`Engine::thread_turns`] read.
 #[derive(Clone, Debug)]
 pub struct ThreadTurns {
+    /// The thread as the store lists it.
     pub summary: ThreadSummary,
     /// The index (from 0, oldest) of the first turn in `turns`.
     pub first: usize,
     /// How many turns the thread has.
     pub total: usize,
+    /// The turns read, oldest first.
     pub turns: Vec<StoredTurn>,
     /// A turn is running in this process now.
     pub running: bool,
@@ -135,9 +151,11 @@ pub enum CatalogError {
 /// the same name wins).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct PromptFolders {
+    /// The folders, first wins.
     pub folders: Vec<PathBuf>,
 }
 
+/// What the MCP server needs of an engine: threads to start, open, list and read, and turns to run on them.
 pub trait Engine: Send + Sync + 'static {
     /// Loads the config with `req` applied and starts a new thread.
     fn start_thread(&self, req: SessionRequest)
@@ -211,7 +229,9 @@ pub trait Engine: Send + Sync + 'static {
     }
 }
 
+/// One thread of the engine, as the MCP server drives it.
 pub trait EngineThread: Send + Sync {
+    /// The thread's id.
     fn id(&self) -> ThreadId;
     /// Starts turn `id` answering `prompt`, and follows it: the returned turn yields what
     /// the thread publishes from the turn's start to its terminal event (or, for a turn

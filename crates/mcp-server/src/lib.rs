@@ -31,21 +31,21 @@
 //! only relays ops and events.
 
 pub mod additions;
-pub mod approvals;
-pub mod core_engine;
+mod approvals;
+mod core_engine;
 pub mod engine;
-pub mod mrtr;
-pub mod progress;
-pub mod prompts;
+mod mrtr;
+mod progress;
+mod prompts;
 pub mod protocol;
-pub mod resources;
+mod resources;
 pub mod sealing;
-pub mod server;
-pub mod subscriptions;
-pub mod tasks;
-pub mod tool_runner;
-pub mod tools;
-pub mod transcript;
+mod server;
+mod subscriptions;
+mod tasks;
+mod tool_runner;
+mod tools;
+mod transcript;
 
 use crate::additions::Additions;
 use crate::engine::Engine;

@@ -20,16 +20,16 @@ use serde_json::Value;
 use std::collections::BTreeMap;
 
 /// The client's answers by input request key (`InputResponses`).
-pub type InputResponses = BTreeMap<String, Value>;
+pub(crate) type InputResponses = BTreeMap<String, Value>;
 
 /// The key of the `n`-th request (from 1) of park `park_id`.
-pub fn input_key(park_id: &str, n: usize) -> String {
+pub(crate) fn input_key(park_id: &str, n: usize) -> String {
     format!("{park_id}/{n}")
 }
 
 /// The requests of `parked` (a turn of `thread`, for the `tools/call` request
 /// `tool_call_id`) as input requests.
-pub fn input_requests(
+pub(crate) fn input_requests(
     parked: &TurnParkedEvent,
     thread: ThreadId,
     tool_call_id: &str,
@@ -54,7 +54,7 @@ pub fn input_requests(
 /// The answers in `responses` to the requests `request_ids` (in order) of park `park_id`:
 /// one per request, or the keys that have none (responses to other keys are ignored, as
 /// the spec asks).
-pub fn answers(
+pub(crate) fn answers(
     park_id: &str,
     request_ids: &[String],
     responses: &InputResponses,
@@ -76,7 +76,7 @@ pub fn answers(
 }
 
 /// The ids of the requests `parked` waits for, in order.
-pub fn request_ids(parked: &TurnParkedEvent) -> Vec<String> {
+pub(crate) fn request_ids(parked: &TurnParkedEvent) -> Vec<String> {
     parked.requests.iter().map(|r| r.id().to_string()).collect()
 }
 

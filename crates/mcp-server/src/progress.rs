@@ -9,11 +9,11 @@ use rmcp::model::{ProgressNotificationParam, ProgressToken};
 use std::time::{Duration, Instant};
 
 /// The notification.
-pub const PROGRESS: &str = "notifications/progress";
+pub(crate) const PROGRESS: &str = "notifications/progress";
 
 const DELTA_INTERVAL: Duration = Duration::from_secs(1);
 
-pub struct Progress {
+pub(crate) struct Progress {
     token: ProgressToken,
     count: u64,
     last_delta_report: Option<Instant>,
@@ -21,7 +21,7 @@ pub struct Progress {
 }
 
 impl Progress {
-    pub fn new(token: ProgressToken) -> Self {
+    pub(crate) fn new(token: ProgressToken) -> Self {
         Self {
             token,
             count: 0,
@@ -31,7 +31,7 @@ impl Progress {
     }
 
     /// Params for a progress notification about `msg`, if it is worth one.
-    pub fn on_event(&mut self, msg: &EventMsg) -> Option<ProgressNotificationParam> {
+    pub(crate) fn on_event(&mut self, msg: &EventMsg) -> Option<ProgressNotificationParam> {
         self.on_event_at(msg, Instant::now())
     }
 
@@ -68,7 +68,7 @@ impl Progress {
 }
 
 /// One line saying what an event means to a person watching, or `None` for noise.
-pub fn summarize(msg: &EventMsg) -> Option<String> {
+pub(crate) fn summarize(msg: &EventMsg) -> Option<String> {
     Some(match msg {
         EventMsg::SessionConfigured(s) => format!("session started with model {}", s.model),
         EventMsg::TaskStarted(_) => "turn started".into(),

@@ -26,7 +26,7 @@ fn takes_arguments(p: &PromptText) -> bool {
 }
 
 /// The prompt as `prompts/list` shows it.
-pub fn describe(p: &PromptText) -> Prompt {
+pub(crate) fn describe(p: &PromptText) -> Prompt {
     let mut arguments: Vec<PromptArgument> = p
         .required
         .iter()
@@ -52,7 +52,7 @@ pub fn describe(p: &PromptText) -> Prompt {
 }
 
 /// `prompts/list`: every prompt file that reads. Blocking.
-pub fn list_prompts(folders: &PromptFolders) -> ListPromptsResult {
+pub(crate) fn list_prompts(folders: &PromptFolders) -> ListPromptsResult {
     let (found, errors) = loader::load_all(&folders.folders);
     for (path, e) in errors {
         tracing::warn!("skipping the prompt file {}: {e}", path.display());
@@ -65,7 +65,7 @@ pub fn list_prompts(folders: &PromptFolders) -> ListPromptsResult {
 }
 
 /// `prompts/get`: prompt `name` with `arguments` filled in. Blocking.
-pub fn get_prompt(
+pub(crate) fn get_prompt(
     folders: &PromptFolders,
     name: &str,
     arguments: &Map<String, Value>,
@@ -137,7 +137,7 @@ fn fill(prompt: &PromptText, arguments: &Map<String, Value>) -> Result<String, R
 }
 
 /// What changes when a prompt file is added, removed or edited. Blocking.
-pub fn prompt_fingerprint(
+pub(crate) fn prompt_fingerprint(
     folders: &PromptFolders,
 ) -> Vec<(String, PathBuf, (u64, Option<SystemTime>))> {
     loader::scan_folders(&folders.folders)

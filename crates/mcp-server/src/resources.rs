@@ -25,23 +25,23 @@ use rmcp::model::{
 use serde::Serialize;
 
 /// The scheme and authority of every resource here.
-pub const THREADS: &str = "interpreter://threads/";
+pub(crate) const THREADS: &str = "interpreter://threads/";
 /// Turns per page of a thread resource.
-pub const PAGE_TURNS: usize = 20;
+pub(crate) const PAGE_TURNS: usize = 20;
 
 const MARKDOWN: &str = "text/markdown";
 const JSON: &str = "application/json";
 
 /// Which view of a thread a URI names.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum View {
+pub(crate) enum View {
     Transcript,
     Items,
 }
 
 /// A parsed thread resource URI.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct ThreadUri {
+pub(crate) struct ThreadUri {
     pub id: ThreadId,
     pub view: View,
     pub before: Option<usize>,
@@ -49,7 +49,7 @@ pub struct ThreadUri {
 
 impl ThreadUri {
     /// `uri` if it names a thread resource (the thread need not exist).
-    pub fn parse(uri: &str) -> Option<ThreadUri> {
+    pub(crate) fn parse(uri: &str) -> Option<ThreadUri> {
         let rest = uri.strip_prefix(THREADS)?;
         let (path, query) = match rest.split_once('?') {
             Some((p, q)) => (p, Some(q)),
@@ -70,7 +70,7 @@ impl ThreadUri {
         })
     }
 
-    pub fn to_uri(self) -> String {
+    pub(crate) fn to_uri(self) -> String {
         let mut uri = format!("{THREADS}{}", self.id);
         if self.view == View::Items {
             uri.push_str("/items");
@@ -82,13 +82,13 @@ impl ThreadUri {
     }
 
     /// The resource every page of this thread belongs to (what subscriptions name).
-    pub fn base(self) -> String {
+    pub(crate) fn base(self) -> String {
         format!("{THREADS}{}", self.id)
     }
 }
 
 /// `resources/list`: a page of stored threads.
-pub async fn list(
+pub(crate) async fn list(
     engine: &dyn Engine,
     cursor: Option<String>,
 ) -> Result<ListResourcesResult, RpcError> {
@@ -135,7 +135,7 @@ fn one_line(s: &str, max: usize) -> String {
 }
 
 /// `resources/templates/list`.
-pub fn templates() -> ListResourceTemplatesResult {
+pub(crate) fn templates() -> ListResourceTemplatesResult {
     let transcript = ResourceTemplate::new(format!("{THREADS}{{threadId}}"), "thread")
         .with_title("An Open Interpreter session")
         .with_description(format!(
@@ -169,7 +169,7 @@ struct ItemsPage<'a> {
 }
 
 /// `resources/read`.
-pub async fn read(
+pub(crate) async fn read(
     engine: &dyn Engine,
     era: &Era,
     uri: &str,
@@ -241,7 +241,7 @@ struct ResourceUri<'a> {
 
 /// A resource that does not exist: `-32602` in 2026-07-28 (SEP-2164), `-32002` before;
 /// `data.uri` names it either way.
-pub fn not_found(era: &Era, uri: &str, why: &str) -> RpcError {
+pub(crate) fn not_found(era: &Era, uri: &str, why: &str) -> RpcError {
     let code = if era.is_stateless() {
         INVALID_PARAMS
     } else {

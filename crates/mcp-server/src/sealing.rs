@@ -41,7 +41,9 @@ pub const TASK_TTL: Duration = Duration::from_secs(7 * 24 * 3600);
 /// Where the key came from (for the log line at start; never the key).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum KeySource {
+    /// The `OI_MCP_STATE_KEY` environment variable.
     Env,
+    /// The configured `mcp_state_key_file`.
     File(PathBuf),
     /// The home's key file, made now.
     Made(PathBuf),
@@ -71,10 +73,18 @@ pub enum KeyError {
     #[error(
         "{KEY_ENV} holds {len} bytes; the key that seals MCP request states and task ids must be at least {MIN_KEY_LEN} (e.g. export {KEY_ENV}=$(openssl rand -hex 32))"
     )]
-    EnvTooShort { len: usize },
+    EnvTooShort {
+        /// The variable's length in bytes.
+        len: usize,
+    },
     /// The configured key file cannot be used.
     #[error("mcp_state_key_file {}: {problem}", path.display())]
-    File { path: PathBuf, problem: FileProblem },
+    File {
+        /// The configured file.
+        path: PathBuf,
+        /// What is wrong with it.
+        problem: FileProblem,
+    },
     /// The config (or the home) cannot be read.
     #[error("{0}")]
     Config(String),
@@ -83,13 +93,21 @@ pub enum KeyError {
         "cannot keep the key that seals MCP request states in {}: {problem}; make its folder writable, or set mcp_state_key_file or {KEY_ENV}",
         path.display()
     )]
-    Make { path: PathBuf, problem: String },
+    Make {
+        /// The key file it would be.
+        path: PathBuf,
+        /// Why it cannot be made.
+        problem: String,
+    },
     /// No key was loaded for this home when the server started.
     #[error(
         "no state key was loaded for {} (a server loads it at start: oi_mcp_server::check_state_key)",
         home.display()
     )]
-    NotLoaded { home: PathBuf },
+    NotLoaded {
+        /// The home asked for.
+        home: PathBuf,
+    },
 }
 
 /// Why a key file cannot be used.
@@ -103,7 +121,12 @@ pub enum FileProblem {
         "other users may read or change it (mode {mode:o}); make it private: chmod 600 {}",
         path.display()
     )]
-    NotPrivate { mode: u32, path: PathBuf },
+    NotPrivate {
+        /// Its permission bits.
+        mode: u32,
+        /// The file.
+        path: PathBuf,
+    },
     /// It holds no key long enough.
     #[error(
         "the file holds no usable key (at least {MIN_KEY_LEN} bytes of text, e.g. openssl rand -hex 32 > FILE)"
@@ -126,6 +149,7 @@ impl KeyError {
 #[derive(Clone)]
 pub struct StateKey {
     codec: RequestStateCodec,
+    /// Where it came from.
     pub source: KeySource,
 }
 
@@ -322,8 +346,11 @@ fn make_key_file(home: &Path, path: &Path) -> std::io::Result<String> {
 /// `input_required` result.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ApprovalState {
+    /// The thread of the parked turn.
     pub thread: ThreadId,
+    /// The parked turn.
     pub turn: String,
+    /// The park the approvals belong to.
     pub park: String,
     /// The ids of the requests the park waits for, in order: the `inputRequests` keys name
     /// them by position.
@@ -333,7 +360,9 @@ pub struct ApprovalState {
 /// What a task id stands for.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct TaskHandle {
+    /// The thread the task's turn runs on.
     pub thread: ThreadId,
+    /// The task's turn.
     pub turn: String,
     /// When the task was created (unix milliseconds).
     pub created_at_ms: i64,
@@ -386,6 +415,7 @@ struct AddedState<T> {
 }
 
 impl Sealer {
+    /// The sealer of `principal`'s handles with `key`.
     pub fn new(key: Arc<StateKey>, principal: impl Into<String>) -> Self {
         Self {
             key,
@@ -441,6 +471,7 @@ impl Sealer {
         self.seal(APPROVAL, call, state, ttl)
     }
 
+    /// The approval state sealed in `sealed` for the call whose digest is `call`, or why it is not one.
     pub fn open_approval(&self, sealed: &str, call: &str) -> Result<ApprovalState, OpenError> {
         self.open(APPROVAL, call, sealed)
     }
@@ -450,6 +481,7 @@ impl Sealer {
         self.seal(TASK, "", task, TASK_TTL)
     }
 
+    /// The task a task id stands for, or why it is not one of this principal's.
     pub fn open_task(&self, sealed: &str) -> Result<TaskHandle, OpenError> {
         self.open(TASK, "", sealed)
     }
@@ -460,6 +492,7 @@ impl Sealer {
         self.seal(ADDED, request, &AddedState { state }, ttl)
     }
 
+    /// The state sealed for an added tool or prompt's `request`, or why it is not one.
     pub fn open_added<T: DeserializeOwned>(
         &self,
         request: &str,

@@ -24,7 +24,7 @@ use crate::protocol::{
     HANDSHAKE_VERSIONS, INSTRUCTIONS, STATELESS_VERSIONS, capabilities, server_implementation,
 };
 use crate::resources::{self, ThreadUri};
-use crate::sealing::{Sealer, StateKey};
+use crate::sealing::Sealer;
 use crate::subscriptions::{Sink, Wanted, Watch};
 use crate::tool_runner::CallSlot;
 use crate::{prompts, tools};
@@ -43,31 +43,34 @@ use std::sync::atomic::AtomicUsize;
 use std::sync::{Arc, Mutex, OnceLock};
 use tokio_util::sync::CancellationToken;
 
-pub use crate::protocol::SERVER_NAME;
-
 /// More simultaneous tool calls than this on one connection are refused (each one runs an
 /// agent turn).
-pub const MAX_CONCURRENT_CALLS: usize = 64;
+pub(crate) const MAX_CONCURRENT_CALLS: usize = 64;
 
 /// More simultaneous stateless tool calls than this (all of a listener's 2026-07-28 clients
 /// together: they share one table) are refused.
-pub const MAX_STATELESS_CALLS: usize = 1024;
+pub(crate) const MAX_STATELESS_CALLS: usize = 1024;
 
 /// More open subscriptions than this (`subscriptions/listen` streams of the service, or
 /// `resources/subscribe`d URIs of a connection) are refused: each one watches the store.
-pub const MAX_SUBSCRIPTIONS: usize = 64;
+pub(crate) const MAX_SUBSCRIPTIONS: usize = 64;
 
 /// What the `initialize` handshake of a connection said about its client.
 #[derive(Debug)]
-pub struct ClientSession {
-    pub protocol_version: String,
-    pub supports_elicitation: bool,
-    pub client_name: String,
+pub(crate) struct ClientSession {
+    /// The version agreed on.
+    #[allow(dead_code)] // read by the `initialize` log line (its `Debug`)
+    pub(crate) protocol_version: String,
+    /// The client accepts `elicitation/create`.
+    pub(crate) supports_elicitation: bool,
+    /// Its `clientInfo` name and version.
+    #[allow(dead_code)] // read by the `initialize` log line (its `Debug`)
+    pub(crate) client_name: String,
 }
 
 /// Which protocol eras have a method.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Eras {
+pub(crate) enum Eras {
     Both,
     /// Only with the `initialize` handshake (2025-11-25 and earlier); removed in 2026-07-28.
     Handshake,
@@ -75,7 +78,7 @@ pub enum Eras {
     Stateless,
 }
 
-pub struct McpService {
+pub(crate) struct McpService {
     engine: Arc<dyn Engine>,
     client: OnceLock<ClientSession>,
     /// Tool calls and tasks running now.
@@ -172,30 +175,12 @@ struct ListenFilter {
 /// What seals the handles a service gives 2026-07-28 clients (approval states, task ids):
 /// the server's key and the transport's principal; or why there is none (the service then
 /// denies those clients' approvals and offers no tasks).
-pub type Sealing = Result<Sealer, crate::sealing::KeyError>;
+pub(crate) type Sealing = Result<Sealer, crate::sealing::KeyError>;
 
 impl McpService {
-    /// The service of a connection (stdio, an HTTP session): both eras. Its handles are
-    /// sealed with a key of this process alone (see [`McpService::sealed`]).
-    pub fn new(engine: Arc<dyn Engine>, server_cwd: PathBuf) -> Arc<Self> {
-        let key = Arc::new(StateKey::ephemeral());
-        let sealing = Ok(Sealer::new(key, oi_host::Principal::local().name()));
-        Self::with_arrival(
-            engine,
-            server_cwd,
-            Arrival::Connection,
-            sealing,
-            Additions::none(),
-        )
-    }
-
-    /// The service of a connection whose handles `sealing` seals.
-    pub fn sealed(engine: Arc<dyn Engine>, server_cwd: PathBuf, sealing: Sealing) -> Arc<Self> {
-        Self::sealed_with(engine, server_cwd, sealing, Additions::none())
-    }
-
-    /// [`McpService::sealed`] with what a program adds to the tables ([`crate::additions`]).
-    pub fn sealed_with(
+    /// The service of a connection (stdio, an HTTP session; both eras) whose handles
+    /// `sealing` seals, with what a program adds to the tables ([`crate::additions`]).
+    pub(crate) fn sealed_with(
         engine: Arc<dyn Engine>,
         server_cwd: PathBuf,
         sealing: Sealing,
@@ -205,13 +190,9 @@ impl McpService {
     }
 
     /// The service of requests that arrive on their own (HTTP without a session): 2026-07-28
-    /// only, since there is no handshake to fall back to.
-    pub fn stateless(engine: Arc<dyn Engine>, server_cwd: PathBuf, sealing: Sealing) -> Arc<Self> {
-        Self::stateless_with(engine, server_cwd, sealing, Additions::none())
-    }
-
-    /// [`McpService::stateless`] with what a program adds to the tables.
-    pub fn stateless_with(
+    /// only, since there is no handshake to fall back to; with what a program adds to the
+    /// tables.
+    pub(crate) fn stateless_with(
         engine: Arc<dyn Engine>,
         server_cwd: PathBuf,
         sealing: Sealing,
@@ -241,17 +222,13 @@ impl McpService {
         })
     }
 
-    pub fn engine(&self) -> &Arc<dyn Engine> {
-        &self.engine
-    }
-
     /// The session negotiated by `initialize`, if it happened.
-    pub fn client(&self) -> Option<&ClientSession> {
+    pub(crate) fn client(&self) -> Option<&ClientSession> {
         self.client.get()
     }
 
     /// Every method this service answers, on `connection` (if it serves one).
-    pub fn methods(self: &Arc<Self>, connection: Option<&Connection>) -> MethodTable {
+    pub(crate) fn methods(self: &Arc<Self>, connection: Option<&Connection>) -> MethodTable {
         if let Some(c) = connection {
             let _ = self.connection.set(c.clone());
             // The connection's subscriptions end with it.

@@ -38,19 +38,19 @@ use std::time::Duration;
 use tokio_util::sync::CancellationToken;
 
 /// How often what has no events of its own is looked at again.
-pub const POLL: Duration = Duration::from_secs(1);
+pub(crate) const POLL: Duration = Duration::from_secs(1);
 
-pub const ACKNOWLEDGED: &str = "notifications/subscriptions/acknowledged";
-pub const RESOURCE_UPDATED: &str = "notifications/resources/updated";
-pub const RESOURCES_LIST_CHANGED: &str = "notifications/resources/list_changed";
-pub const PROMPTS_LIST_CHANGED: &str = "notifications/prompts/list_changed";
-pub const TOOLS_LIST_CHANGED: &str = "notifications/tools/list_changed";
+pub(crate) const ACKNOWLEDGED: &str = "notifications/subscriptions/acknowledged";
+pub(crate) const RESOURCE_UPDATED: &str = "notifications/resources/updated";
+pub(crate) const RESOURCES_LIST_CHANGED: &str = "notifications/resources/list_changed";
+pub(crate) const PROMPTS_LIST_CHANGED: &str = "notifications/prompts/list_changed";
+pub(crate) const TOOLS_LIST_CHANGED: &str = "notifications/tools/list_changed";
 /// The Tasks extension's status notification.
-pub const TASK_STATUS: &str = "notifications/tasks";
+pub(crate) const TASK_STATUS: &str = "notifications/tasks";
 
 /// What a watch reports.
 #[derive(Clone, Debug, Default)]
-pub struct Wanted {
+pub(crate) struct Wanted {
     pub thread_list: bool,
     pub prompt_list: bool,
     /// The added tools' change signal, when tool list changes are wanted and can happen.
@@ -64,7 +64,7 @@ pub struct Wanted {
 impl Wanted {
     /// The part of `filter` this server honours, and the filter that says so; `tools` is
     /// the change signal of a tool list that can change, if there is one.
-    pub fn from_filter(
+    pub(crate) fn from_filter(
         filter: &SubscriptionFilter,
         tools: Option<tokio::sync::watch::Receiver<u64>>,
     ) -> (Wanted, SubscriptionFilter) {
@@ -99,7 +99,7 @@ impl Wanted {
 /// Where a watch's notifications go: a `subscriptions/listen` request's stream (tagged
 /// with its id) or a connection.
 #[derive(Clone)]
-pub struct Sink {
+pub(crate) struct Sink {
     pub outgoing: OutgoingSender,
     /// The `subscriptions/listen` request's id, for `_meta.subscriptionId`.
     pub subscription: Option<RequestId>,
@@ -158,7 +158,7 @@ impl Sink {
         }
     }
 
-    pub async fn acknowledge(&self, accepted: SubscriptionFilter, task_ids: Vec<String>) {
+    pub(crate) async fn acknowledge(&self, accepted: SubscriptionFilter, task_ids: Vec<String>) {
         if task_ids.is_empty() {
             let mut params = SubscriptionsAcknowledgedNotificationParams::new(accepted);
             params.meta = self.meta();
@@ -231,7 +231,7 @@ struct Watched {
 
 /// A watch with its starting point taken: what changes after [`Watch::start`] returns is
 /// reported, so a subscription is acknowledged only once it has one.
-pub struct Watch {
+pub(crate) struct Watch {
     engine: Arc<dyn Engine>,
     list: Option<BTreeSet<ThreadId>>,
     prompt_files: Option<PromptStamp>,
@@ -242,7 +242,7 @@ pub struct Watch {
 
 impl Watch {
     /// Takes the current state of what `wanted` asks for.
-    pub async fn start(engine: Arc<dyn Engine>, mut wanted: Wanted) -> Watch {
+    pub(crate) async fn start(engine: Arc<dyn Engine>, mut wanted: Wanted) -> Watch {
         // What changed before now is not news.
         let mut tools = wanted.tool_list.take();
         if let Some(t) = tools.as_mut() {
@@ -290,7 +290,7 @@ impl Watch {
     }
 
     /// Sends every change to `sink` until `cancel` fires.
-    pub async fn run(mut self, sink: Sink, cancel: CancellationToken) {
+    pub(crate) async fn run(mut self, sink: Sink, cancel: CancellationToken) {
         let engine = self.engine.clone();
         let mut tick = tokio::time::interval(POLL);
         tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);

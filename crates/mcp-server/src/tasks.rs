@@ -30,7 +30,6 @@ use crate::protocol::input::{TaskError, TaskView};
 use crate::sealing::{OpenError, Sealer, TASK_TTL, TaskHandle};
 use crate::tool_runner::{CallEnd, CallEnv, Started, rfc3339, settled};
 use oi_jsonrpc::{INTERNAL_ERROR, RpcError};
-use oi_protocol::ThreadId;
 use oi_protocol::protocol::{EventMsg, Op, Submission};
 use rmcp::model::{Task, TaskStatus};
 use std::sync::Arc;
@@ -38,13 +37,13 @@ use std::time::Duration;
 use tokio_util::sync::CancellationToken;
 
 /// How often a client should poll `tasks/get`.
-pub const POLL_INTERVAL_MS: u64 = 1000;
+pub(crate) const POLL_INTERVAL_MS: u64 = 1000;
 
 /// How long `tasks/cancel` waits for a parked turn it interrupted to end.
 const CANCEL_GRACE: Duration = Duration::from_secs(30);
 
 /// What starting a task came to.
-pub enum Created {
+pub(crate) enum Created {
     /// The task, its turn running here.
     Task(Task),
     /// No task: the call ended before one could be made (bad arguments, an unknown thread,
@@ -55,7 +54,7 @@ pub enum Created {
 /// Starts the call's turn (`start`: its `codex` or `codex-reply` start on `env`) as a
 /// task: returns once the turn is in the store, and follows it in the background. A turn
 /// whose start the store does not have is followed here instead, as a plain call.
-pub async fn create<F>(mut env: CallEnv, sealer: &Sealer, start: F) -> Created
+pub(crate) async fn create<F>(mut env: CallEnv, sealer: &Sealer, start: F) -> Created
 where
     F: AsyncFnOnce(&mut CallEnv) -> Result<Started, rmcp::model::CallToolResult>,
 {
@@ -92,7 +91,7 @@ where
 
 /// Follows a task's turn to its end or park, telling nobody (the request that started it
 /// has its answer), then lets the thread go so any server can resume or continue it.
-pub fn follow_in_background(mut env: CallEnv, started: Started) {
+pub(crate) fn follow_in_background(mut env: CallEnv, started: Started) {
     env.quiet = true;
     // The turn outlives its request: only the server's shutdown (which interrupts every
     // turn) or `tasks/cancel` ends it.
@@ -152,7 +151,7 @@ fn not_found(method: &str, handle: &TaskHandle) -> RpcError {
 }
 
 /// `tasks/get`: the task as its turn's store says it is now.
-pub async fn get(
+pub(crate) async fn get(
     engine: &dyn Engine,
     sealer: &Sealer,
     task_id: &str,
@@ -167,7 +166,7 @@ pub async fn get(
 }
 
 /// What a task whose turn is in `state` looks like.
-pub fn view(task_id: &str, handle: &TaskHandle, state: TurnState) -> TaskView {
+pub(crate) fn view(task_id: &str, handle: &TaskHandle, state: TurnState) -> TaskView {
     let created = iso(handle.created_at_ms);
     let now = iso(chrono::Utc::now().timestamp_millis());
     let task = |status: TaskStatus, message: String, updated: String| {
@@ -261,7 +260,7 @@ fn waiting_message(parked: &TurnParkedEvent) -> String {
 /// anything the task does not wait for now are ignored, as the spec asks; an answer that
 /// leaves some of a park's requests unanswered is refused (a park resumes with all of its
 /// answers at once).
-pub async fn update(
+pub(crate) async fn update(
     env: CallEnv,
     sealer: &Sealer,
     task_id: &str,
@@ -336,7 +335,7 @@ pub async fn update(
 /// `tasks/cancel`: interrupts the task's turn. A running turn is interrupted by the server
 /// that runs it; a parked (or orphaned) one by whichever server gets the request: it loads
 /// the thread, ends the turn, and lets the thread go.
-pub async fn cancel(
+pub(crate) async fn cancel(
     engine: Arc<dyn Engine>,
     sealer: &Sealer,
     task_id: &str,
@@ -416,9 +415,4 @@ pub async fn cancel(
     }
     engine.release_thread(thread).await;
     Ok(())
-}
-
-/// The thread and turn of a task id (for logs and tests), if it is one of `sealer`'s.
-pub fn locate(sealer: &Sealer, task_id: &str) -> Option<(ThreadId, String)> {
-    sealer.open_task(task_id).ok().map(|h| (h.thread, h.turn))
 }

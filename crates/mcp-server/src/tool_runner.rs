@@ -34,14 +34,14 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 /// One of a service's slots for a running call (or subscription): counted while it lives.
-pub struct CallSlot {
+pub(crate) struct CallSlot {
     counter: Arc<AtomicUsize>,
     /// How many were taken before this one.
     pub before: usize,
 }
 
 impl CallSlot {
-    pub fn take(counter: &Arc<AtomicUsize>) -> Self {
+    pub(crate) fn take(counter: &Arc<AtomicUsize>) -> Self {
         let before = counter.fetch_add(1, Ordering::SeqCst);
         Self {
             counter: counter.clone(),
@@ -57,7 +57,7 @@ impl Drop for CallSlot {
 }
 
 /// Everything one call needs.
-pub struct CallEnv {
+pub(crate) struct CallEnv {
     pub engine: Arc<dyn Engine>,
     pub ctx: RequestContext,
     pub progress: Option<Progress>,
@@ -75,13 +75,14 @@ pub struct CallEnv {
     pub options: TurnOptions,
     /// The call's slot among the service's running calls, held until its turn ends (a
     /// task's, after the request that started it).
+    #[allow(dead_code)] // held, not read: dropping it frees the slot
     pub slot: Option<CallSlot>,
 }
 
 /// Sends `message` on the request of `ctx` when the request asked for log messages at its
 /// level or below (`wanted`, from its `_meta` log level); nothing otherwise. The one way the
 /// server logs to a client.
-pub async fn send_log(ctx: &RequestContext, wanted: Option<LogLevel>, message: &LogMessage) {
+pub(crate) async fn send_log(ctx: &RequestContext, wanted: Option<LogLevel>, message: &LogMessage) {
     if wanted.is_none_or(|min| message.level < min) {
         return;
     }
@@ -131,7 +132,7 @@ fn log_level_of(msg: &EventMsg) -> Option<LogLevel> {
 
 impl CallEnv {
     /// Runs a `codex` call: a new thread, its first turn, followed to its end (or park).
-    pub async fn codex(mut self, args: CodexArgs) -> CallEnd {
+    pub(crate) async fn codex(mut self, args: CodexArgs) -> CallEnd {
         let started = match self.start_codex(args).await {
             Ok(s) => s,
             Err(result) => return CallEnd::Result(result),
@@ -141,7 +142,7 @@ impl CallEnv {
     }
 
     /// Runs a `codex-reply` call: the thread's next turn, followed to its end (or park).
-    pub async fn reply(mut self, args: ReplyArgs) -> CallEnd {
+    pub(crate) async fn reply(mut self, args: ReplyArgs) -> CallEnd {
         let started = match self.start_reply(args).await {
             Ok(s) => s,
             Err(result) => return CallEnd::Result(result),
@@ -154,7 +155,7 @@ impl CallEnv {
     /// it to its end or its next park. A park that is no longer there (answered by an
     /// earlier copy of this retry, here or on another server) is not an error: the call
     /// reports where the turn is now.
-    pub async fn resume(
+    pub(crate) async fn resume(
         mut self,
         thread: ThreadId,
         turn_id: String,
@@ -200,7 +201,7 @@ impl CallEnv {
 
     /// Where turn `turn_id` of `thread` is now, from its store, waiting while it runs (on
     /// any server): its result, or its current park.
-    pub async fn settle(&self, thread: ThreadId, turn_id: String) -> CallEnd {
+    pub(crate) async fn settle(&self, thread: ThreadId, turn_id: String) -> CallEnd {
         loop {
             let state = tokio::select! {
                 s = self.engine.turn_state(thread, turn_id.clone()) => s,
@@ -232,7 +233,7 @@ impl CallEnv {
     }
 
     /// Starts a `codex` call's thread and first turn.
-    pub async fn start_codex(&mut self, args: CodexArgs) -> Result<Started, CallToolResult> {
+    pub(crate) async fn start_codex(&mut self, args: CodexArgs) -> Result<Started, CallToolResult> {
         let started = tokio::select! {
             r = self.engine.start_thread(args.session) => r,
             _ = self.ctx.cancel.cancelled() => return Err(cancelled_before_start()),
@@ -245,7 +246,7 @@ impl CallEnv {
     }
 
     /// Opens a `codex-reply` call's thread and starts its turn.
-    pub async fn start_reply(&mut self, args: ReplyArgs) -> Result<Started, CallToolResult> {
+    pub(crate) async fn start_reply(&mut self, args: ReplyArgs) -> Result<Started, CallToolResult> {
         let thread_id = args.thread_id;
         let opened = tokio::select! {
             r = self.engine.open_thread(thread_id) => r,
@@ -265,7 +266,7 @@ impl CallEnv {
     /// sends `codex-reply` as soon as it sees `task_complete` / `turn_aborted` — here or on
     /// another server — must find the thread in the store, not still held by this call.
     /// A parked turn's thread is let go the same way, so the retry can resume it anywhere.
-    pub async fn finish(&mut self, end: TurnEnd) -> CallEnd {
+    pub(crate) async fn finish(&mut self, end: TurnEnd) -> CallEnd {
         self.engine.release_thread(end.thread).await;
         if let Some(event) = end.terminal {
             self.emit(end.thread, &event).await;
@@ -363,7 +364,7 @@ impl CallEnv {
 }
 
 /// A turn just started (or resumed), to be followed.
-pub struct Started {
+pub(crate) struct Started {
     pub thread: Arc<dyn EngineThread>,
     pub approval_timeout: Duration,
     pub events: Box<dyn EngineTurn>,
@@ -376,7 +377,7 @@ impl Started {
     /// thread's records are flushed), so any server sharing the store finds it. Events
     /// seen meanwhile are kept for whoever follows the turn. `false` when the turn could
     /// not be made durable (the store is down, the thread ended).
-    pub async fn until_stored(&mut self) -> bool {
+    pub(crate) async fn until_stored(&mut self) -> bool {
         let mut seen = Vec::new();
         let begun = loop {
             match self.events.next_event().await {
@@ -425,7 +426,7 @@ impl EngineTurn for Replay {
 /// How a call ends: with its result, or — a call whose turn parks its approvals — with
 /// the turn parked, waiting for the answers.
 #[derive(Debug)]
-pub enum CallEnd {
+pub(crate) enum CallEnd {
     Result(CallToolResult),
     Parked {
         thread: ThreadId,
@@ -441,7 +442,7 @@ pub enum CallEnd {
 
 /// How a call's turn ended: its result and, for a turn that reached its end (or park), the
 /// event still to be sent to the client.
-pub struct TurnEnd {
+pub(crate) struct TurnEnd {
     thread: ThreadId,
     result: CallEnd,
     terminal: Option<Event>,
@@ -450,7 +451,7 @@ pub struct TurnEnd {
 /// The end of a call whose turn's state `state` is not running: its result, as the call
 /// that ran the turn would have returned it, or its park. For a client that comes back
 /// later (a replayed retry, a task's poll), on any server.
-pub fn settled(thread: ThreadId, state: TurnState) -> CallEnd {
+pub(crate) fn settled(thread: ThreadId, state: TurnState) -> CallEnd {
     let text = match state {
         TurnState::Parked(parked) => return CallEnd::Parked { thread, parked },
         TurnState::Completed { last_agent_message } => {
@@ -476,7 +477,7 @@ pub fn settled(thread: ThreadId, state: TurnState) -> CallEnd {
 }
 
 /// Unix seconds as an RFC 3339 UTC time.
-pub fn rfc3339(unix_secs: i64) -> String {
+pub(crate) fn rfc3339(unix_secs: i64) -> String {
     chrono::DateTime::from_timestamp(unix_secs, 0)
         .map(|t| t.to_rfc3339_opts(chrono::SecondsFormat::Secs, true))
         .unwrap_or_else(|| unix_secs.to_string())

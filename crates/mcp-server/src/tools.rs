@@ -13,8 +13,8 @@ use serde_json::{Map, Value};
 use std::path::Path;
 use std::sync::Arc;
 
-pub const CODEX: &str = "codex";
-pub const CODEX_REPLY: &str = "codex-reply";
+pub(crate) const CODEX: &str = "codex";
+pub(crate) const CODEX_REPLY: &str = "codex-reply";
 
 const CODEX_DESCRIPTION: &str = "Start an Open Interpreter session: a local coding agent on an open model (Qwen, GLM, Kimi, DeepSeek... behind an OpenAI-compatible endpoint) that reads, runs and edits code in `cwd` under a sandbox, and returns its final answer and a threadId for `codex-reply`. Settings come from $OPENINTERPRETER_HOME/config.toml (default ~/.openinterpreter/config.toml); the arguments below override them. The tool keeps the name `codex` so clients written for Codex work unchanged.";
 
@@ -138,14 +138,14 @@ fn schema<T: JsonSchema>() -> Arc<JsonObject> {
     Arc::new(map.clone())
 }
 
-pub fn codex_tool() -> Tool {
+pub(crate) fn codex_tool() -> Tool {
     let mut tool =
         Tool::new(CODEX, CODEX_DESCRIPTION, schema::<CodexInput>()).with_title("Open Interpreter");
     tool.output_schema = Some(schema::<CodexOutput>());
     tool
 }
 
-pub fn codex_reply_tool() -> Tool {
+pub(crate) fn codex_reply_tool() -> Tool {
     let mut tool = Tool::new(CODEX_REPLY, CODEX_REPLY_DESCRIPTION, schema::<ReplyInput>())
         .with_title("Open Interpreter Reply");
     tool.output_schema = Some(schema::<CodexOutput>());
@@ -154,20 +154,20 @@ pub fn codex_reply_tool() -> Tool {
 
 /// The tools, always in this order (2026-07-28 asks for a deterministic order, which lets
 /// clients and model prompt caches keep them).
-pub fn tools() -> Vec<Tool> {
+pub(crate) fn tools() -> Vec<Tool> {
     vec![codex_tool(), codex_reply_tool()]
 }
 
 /// Parsed `codex` arguments.
 #[derive(Debug, PartialEq)]
-pub struct CodexArgs {
+pub(crate) struct CodexArgs {
     pub prompt: String,
     pub session: SessionRequest,
 }
 
 /// Parsed `codex-reply` arguments.
 #[derive(Debug, PartialEq)]
-pub struct ReplyArgs {
+pub(crate) struct ReplyArgs {
     pub prompt: String,
     pub thread_id: ThreadId,
 }
@@ -329,7 +329,7 @@ impl Args {
     problems.join("; "),
     valid.join(", ")
 )]
-pub struct ToolArgsError {
+pub(crate) struct ToolArgsError {
     /// The tool called.
     pub tool: &'static str,
     /// What is wrong, one entry per argument.
@@ -339,7 +339,7 @@ pub struct ToolArgsError {
 }
 
 /// Parses `codex` arguments. `server_cwd` resolves a relative `cwd`.
-pub fn parse_codex_args(
+pub(crate) fn parse_codex_args(
     raw: Option<&Value>,
     server_cwd: &Path,
 ) -> Result<CodexArgs, ToolArgsError> {
@@ -391,7 +391,7 @@ pub fn parse_codex_args(
     a.finish(CodexArgs { prompt, session })
 }
 
-pub fn parse_reply_args(raw: Option<&Value>) -> Result<ReplyArgs, ToolArgsError> {
+pub(crate) fn parse_reply_args(raw: Option<&Value>) -> Result<ReplyArgs, ToolArgsError> {
     let mut a = Args::new(CODEX_REPLY, raw, REPLY_KEYS);
     let prompt = a.required_prompt();
     let id_key = if a.values.contains_key("threadId") {

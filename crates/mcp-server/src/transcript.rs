@@ -20,7 +20,7 @@ const OUTPUT_MAX_BYTES: usize = 4 * 1024;
 /// One turn.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
-pub struct TurnView {
+pub(crate) struct TurnView {
     /// From 0, oldest first.
     pub index: usize,
     pub id: String,
@@ -38,7 +38,7 @@ pub struct TurnView {
 /// One thing that happened in a turn.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 #[serde(tag = "type", rename_all = "camelCase")]
-pub enum Item {
+pub(crate) enum Item {
     UserMessage {
         text: String,
     },
@@ -99,7 +99,7 @@ fn shown_path(path: &Path, root: &Path) -> String {
 }
 
 /// The turns of a thread whose folder is `root`, numbered from `first`.
-pub fn turns(stored: &[StoredTurn], first: usize, root: &Path) -> Vec<TurnView> {
+pub(crate) fn turns(stored: &[StoredTurn], first: usize, root: &Path) -> Vec<TurnView> {
     stored
         .iter()
         .enumerate()
@@ -154,7 +154,7 @@ fn item(record: &RolloutItem, root: &Path) -> Option<Item> {
 
 /// The Markdown transcript of `turns` of a thread titled `title`; `earlier` names where the
 /// turns before these are, if there are any.
-pub fn markdown(title: &str, turns: &[TurnView], earlier: Option<&str>) -> String {
+pub(crate) fn markdown(title: &str, turns: &[TurnView], earlier: Option<&str>) -> String {
     let mut out = String::new();
     let _ = writeln!(out, "# {}\n", one_line(title));
     if let Some(uri) = earlier {

@@ -9,20 +9,28 @@ use std::time::Duration;
 /// What a provider's `/models` said about one model.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct RemoteModel {
+    /// The model name as the provider lists it.
     pub id: String,
+    /// Its context window in tokens, when the listing says.
     pub context_window: Option<i64>,
+    /// What it takes as input (`text`, `image`), when the listing says.
     pub input_modalities: Option<Vec<String>>,
 }
 
 /// Built-in facts about a model family.
 #[derive(Clone, Debug, PartialEq)]
 pub struct ModelInfo {
+    /// The name shown to users.
     pub display_name: String,
+    /// One line on what the family is good for.
     pub description: &'static str,
+    /// Its context window in tokens, when known.
     pub context_window: Option<i64>,
     /// In the order the model's API defines them.
     pub efforts: &'static [&'static str],
+    /// The reasoning effort used when none is chosen.
     pub default_effort: Option<&'static str>,
+    /// Whether it accepts images.
     pub image_input: bool,
 }
 

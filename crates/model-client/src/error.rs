@@ -2,6 +2,7 @@
 
 use std::time::Duration;
 
+/// Why a model request failed; the message says what to fix.
 #[derive(Debug, Clone, thiserror::Error)]
 pub enum ModelError {
     /// The provider needs an API key and its environment variable is unset. The message comes
@@ -15,7 +16,12 @@ pub enum ModelError {
     /// HTTP error status after retries. `message` holds the status, the provider's error text
     /// (truncated) and a hint.
     #[error("{message}")]
-    Http { status: u16, message: String },
+    Http {
+        /// The HTTP status code.
+        status: u16,
+        /// The status, the provider's error text and a hint.
+        message: String,
+    },
     /// The endpoint could not be reached; the message names the URL.
     #[error("{0}")]
     Connect(String),

@@ -93,6 +93,7 @@ use http::ErrorContext;
 /// Everything one model request needs.
 #[derive(Clone, Debug, Default)]
 pub struct Prompt {
+    /// The model name sent to the provider.
     pub model: String,
     /// System prompt (chat: the first `system` message; responses: `instructions`).
     pub instructions: String,
@@ -100,6 +101,7 @@ pub struct Prompt {
     pub input: Vec<ResponseItem>,
     /// Function tools offered to the model.
     pub tools: Vec<ToolSpec>,
+    /// How hard a reasoning model thinks; `None` leaves it to the provider.
     pub reasoning_effort: Option<ReasoningEffort>,
     /// `auto`, `concise`, `detailed` or `none`: Responses `reasoning.summary` (Chat has no
     /// equivalent, so it is not sent there).
@@ -142,8 +144,11 @@ pub struct RetryNotice {
 /// One event of a model response, in arrival order.
 #[derive(Clone, Debug, PartialEq)]
 pub enum ResponseEvent {
+    /// The provider accepted the request and began its response.
     Created,
+    /// A piece of the answer's text.
     OutputTextDelta(String),
+    /// A piece of the model's reasoning text.
     ReasoningDelta(String),
     /// A finished item: assistant `Message`, `Reasoning`, or `FunctionCall` (call_id
     /// synthesized as 9 random alphanumerics when the model omitted it or reused one;
@@ -176,7 +181,9 @@ pub enum ResponseEvent {
     RepetitionStopped,
     /// The last event of a successful response.
     Completed {
+        /// The provider's id for the response, when it sends one.
         response_id: Option<String>,
+        /// Tokens the request used, when the provider reported them.
         token_usage: Option<TokenUsage>,
     },
 }
@@ -295,6 +302,7 @@ impl ModelClient {
         })
     }
 
+    /// The config's id of the provider this client talks to.
     pub fn provider_id(&self) -> &str {
         &self.inner.provider_id
     }

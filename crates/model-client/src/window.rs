@@ -30,6 +30,7 @@ const OLLAMA_LOAD_TIMEOUT: Duration = Duration::from_secs(180);
 /// A window the server reported for a model.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ServerWindow {
+    /// The window's size in tokens.
     pub tokens: i64,
     /// Where it was read, in words for `/status`, e.g. "llama.cpp /props n_ctx".
     pub source: String,

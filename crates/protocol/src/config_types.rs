@@ -24,6 +24,7 @@ pub enum AskForApproval {
 }
 
 impl AskForApproval {
+    /// Every policy, from the most asking to the least.
     pub const ALL: [AskForApproval; 4] = [
         AskForApproval::Untrusted,
         AskForApproval::OnFailure,
@@ -31,6 +32,7 @@ impl AskForApproval {
         AskForApproval::Never,
     ];
 
+    /// The policy as `approval_policy` and `-a` spell it.
     pub fn as_str(&self) -> &'static str {
         match self {
             AskForApproval::Untrusted => "untrusted",
@@ -66,16 +68,20 @@ impl FromStr for AskForApproval {
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum SandboxMode {
+    /// Commands read anything and write nothing.
     #[default]
     #[serde(alias = "readOnly")]
     ReadOnly,
+    /// Commands write inside the workspace and temp folders.
     #[serde(alias = "workspaceWrite")]
     WorkspaceWrite,
+    /// No sandbox at all.
     #[serde(alias = "dangerFullAccess")]
     DangerFullAccess,
 }
 
 impl SandboxMode {
+    /// The mode as `sandbox_mode` and `-s` spell it.
     pub fn as_str(&self) -> &'static str {
         match self {
             SandboxMode::ReadOnly => "read-only",
@@ -116,18 +122,23 @@ pub enum SandboxPolicy {
     ReadOnly,
     /// cwd, temp dirs and `writable_roots` writable; network only if `network_access`.
     WorkspaceWrite {
+        /// Folders writable besides the cwd and temp folders.
         #[serde(default)]
         writable_roots: Vec<PathBuf>,
+        /// Whether commands may use the network.
         #[serde(default)]
         network_access: bool,
+        /// Whether `$TMPDIR` stays read-only.
         #[serde(default)]
         exclude_tmpdir_env_var: bool,
+        /// Whether `/tmp` stays read-only.
         #[serde(default)]
         exclude_slash_tmp: bool,
     },
 }
 
 impl SandboxPolicy {
+    /// The user-facing mode this policy is.
     pub fn mode(&self) -> SandboxMode {
         match self {
             SandboxPolicy::DangerFullAccess => SandboxMode::DangerFullAccess,
@@ -136,10 +147,12 @@ impl SandboxPolicy {
         }
     }
 
+    /// Whether commands may write anywhere (no sandbox).
     pub fn has_full_disk_write_access(&self) -> bool {
         matches!(self, SandboxPolicy::DangerFullAccess)
     }
 
+    /// Whether commands may use the network.
     pub fn has_network_access(&self) -> bool {
         match self {
             SandboxPolicy::DangerFullAccess => true,
@@ -163,15 +176,22 @@ impl SandboxPolicy {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum ReasoningEffort {
+    /// No reasoning.
     None,
+    /// As little as the model allows.
     Minimal,
+    /// Little.
     Low,
+    /// The usual amount.
     Medium,
+    /// Much.
     High,
+    /// As much as the model allows.
     Xhigh,
 }
 
 impl ReasoningEffort {
+    /// The effort as the config and the wire spell it.
     pub fn as_str(&self) -> &'static str {
         match self {
             ReasoningEffort::None => "none",
@@ -237,6 +257,7 @@ impl Harness {
         Harness::Auto,
     ];
 
+    /// The harness as `harness` spells it.
     pub fn as_str(self) -> &'static str {
         match self {
             Harness::Codex => "codex",

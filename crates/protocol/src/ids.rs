@@ -11,10 +11,12 @@ use uuid::Uuid;
 pub struct ThreadId(Uuid);
 
 impl ThreadId {
+    /// A fresh id, later than every id made before it here.
     pub fn new() -> Self {
         Self(Uuid::now_v7())
     }
 
+    /// The UUID it is.
     pub fn as_uuid(&self) -> Uuid {
         self.0
     }

@@ -78,6 +78,7 @@ impl ParkedRequest {
 /// has not ended: its continuation ends it with `task_complete` or `turn_aborted`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct TurnParkedEvent {
+    /// The parked turn.
     pub turn_id: String,
     /// This park of the turn (a turn may park again after it is resumed): answers are for
     /// one park, so a replayed answer never resumes a later one.

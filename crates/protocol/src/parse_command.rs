@@ -3,27 +3,41 @@
 
 use serde::{Deserialize, Serialize};
 
+/// What a shell command does, as far as its words tell.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum ParsedCommand {
+    /// Reads one file.
     Read {
+        /// The command line, as run.
         cmd: String,
+        /// The file's name.
         name: String,
+        /// The file's path.
         path: String,
     },
+    /// Lists files.
     ListFiles {
+        /// The command line, as run.
         cmd: String,
+        /// The folder listed, when named.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         path: Option<String>,
     },
+    /// Searches files.
     Search {
+        /// The command line, as run.
         cmd: String,
+        /// What it searches for, when it says.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         query: Option<String>,
+        /// Where it searches, when named.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         path: Option<String>,
     },
+    /// Anything else.
     Unknown {
+        /// The command line, as run.
         cmd: String,
     },
 }

@@ -23,7 +23,9 @@ pub use extensions::{
 /// An [`Op`] with the id that every event it causes will carry.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct Submission {
+    /// The id every event the op causes carries.
     pub id: String,
+    /// What is asked.
     pub op: Op,
 }
 
@@ -31,14 +33,19 @@ pub struct Submission {
 /// a changed value stays in effect for later turns.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct TurnOverrides {
+    /// The working directory.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cwd: Option<PathBuf>,
+    /// When the agent asks before acting.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub approval_policy: Option<AskForApproval>,
+    /// The confinement commands run under.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sandbox_policy: Option<SandboxPolicy>,
+    /// The model turns are sent to.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub model: Option<String>,
+    /// The reasoning effort asked of it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub effort: Option<ReasoningEffort>,
     /// Switch the harness profile (the TUI's `/harness`); the next request offers its tools.
@@ -67,7 +74,9 @@ pub enum Op {
     /// Start a turn with this input; if a turn is running, the input is added to it
     /// (steering) and seen by the model at its next request.
     UserInput {
+        /// What the user sends: text and images.
         items: Vec<UserInput>,
+        /// Settings changed from this turn on.
         #[serde(default)]
         overrides: TurnOverrides,
     },
@@ -75,18 +84,25 @@ pub enum Op {
     Interrupt,
     /// Answer an `exec_approval_request` (`id` = its `approval_id`, or `call_id`).
     ExecApproval {
+        /// The request answered.
         id: String,
+        /// The user's answer.
         decision: ReviewDecision,
     },
     /// Answer an `apply_patch_approval_request` (`id` = its `call_id`).
     PatchApproval {
+        /// The request answered.
         id: String,
+        /// The user's answer.
         decision: ReviewDecision,
     },
     /// Answer an `elicitation_request` that an MCP server sent us.
     ResolveElicitation {
+        /// The server that asked.
         server_name: String,
+        /// The id of its request.
         request_id: serde_json::Value,
+        /// The user's answer.
         response: ElicitationResponse,
     },
     /// Summarise the thread's history so far and replace it with the summary (context
@@ -102,6 +118,7 @@ pub enum Op {
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum ReviewDecision {
+    /// Run it.
     Approved,
     /// Approve, and do not ask again for this exact command in this thread.
     ApprovedForSession,
@@ -115,6 +132,7 @@ pub enum ReviewDecision {
 }
 
 impl ReviewDecision {
+    /// Whether it lets the action run.
     pub fn is_approved(&self) -> bool {
         matches!(
             self,
@@ -126,7 +144,9 @@ impl ReviewDecision {
 /// A reply to an MCP server's `elicitation/create`, in the MCP spec's shape.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ElicitationResponse {
+    /// Whether the user accepted, declined or cancelled.
     pub action: ElicitationAction,
+    /// The form's values, when accepted.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub content: Option<serde_json::Value>,
 }
@@ -148,11 +168,15 @@ impl ElicitationResponse {
     }
 }
 
+/// How the user answered an elicitation.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum ElicitationAction {
+    /// They filled in the form.
     Accept,
+    /// They said no.
     Decline,
+    /// They dismissed the question.
     Cancel,
 }
 
@@ -160,7 +184,9 @@ pub enum ElicitationAction {
 /// (the turn id for turn events; `""` for `session_configured`).
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct Event {
+    /// The id of the submission that caused it.
     pub id: String,
+    /// What happened.
     pub msg: EventMsg,
 }
 
@@ -168,34 +194,59 @@ pub struct Event {
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum EventMsg {
+    /// Something failed; the turn ends when it is the turn's error.
     Error(ErrorEvent),
+    /// Something the user should know, that did not stop the turn.
     Warning(WarningEvent),
     /// A retryable problem while streaming from the model; the request is being retried.
     StreamError(StreamErrorEvent),
+    /// The thread is ready: its settings (the first event of every thread).
     SessionConfigured(SessionConfiguredEvent),
+    /// A turn began.
     #[serde(alias = "turn_started")]
     TaskStarted(TaskStartedEvent),
+    /// A turn ended normally.
     #[serde(alias = "turn_complete")]
     TaskComplete(TaskCompleteEvent),
+    /// A turn was interrupted or replaced.
     TurnAborted(TurnAbortedEvent),
+    /// Tokens used so far, and the provider's rate limits.
     TokenCount(TokenCountEvent),
+    /// The user's message, as the turn received it.
     UserMessage(UserMessageEvent),
+    /// The model's whole answer.
     AgentMessage(AgentMessageEvent),
+    /// A piece of the answer, as it streams.
     AgentMessageDelta(AgentMessageDeltaEvent),
+    /// The model's whole reasoning.
     AgentReasoning(AgentReasoningEvent),
+    /// A piece of the reasoning, as it streams.
     AgentReasoningDelta(AgentReasoningDeltaEvent),
+    /// A command is about to run.
     ExecCommandBegin(ExecCommandBeginEvent),
+    /// Output of a running command.
     ExecCommandOutputDelta(ExecCommandOutputDeltaEvent),
+    /// A command ended.
     ExecCommandEnd(ExecCommandEndEvent),
+    /// A command waits for the user's approval.
     ExecApprovalRequest(ExecApprovalRequestEvent),
+    /// A patch waits for the user's approval.
     ApplyPatchApprovalRequest(ApplyPatchApprovalRequestEvent),
+    /// A patch is about to be applied.
     PatchApplyBegin(PatchApplyBeginEvent),
+    /// A patch was applied, failed or declined.
     PatchApplyEnd(PatchApplyEndEvent),
+    /// An MCP server's startup moved on.
     McpStartupUpdate(McpStartupUpdateEvent),
+    /// Every MCP server has started or failed.
     McpStartupComplete(McpStartupCompleteEvent),
+    /// An MCP tool call began.
     McpToolCallBegin(McpToolCallBeginEvent),
+    /// An MCP tool call reported progress.
     McpToolCallProgress(McpToolCallProgressEvent),
+    /// An MCP tool call ended.
     McpToolCallEnd(McpToolCallEndEvent),
+    /// An MCP server asks the user something.
     ElicitationRequest(ElicitationRequestEvent),
     /// The history was replaced by a summary (automatically or after `Op::Compact`).
     ContextCompacted(ContextCompactedEvent),
@@ -210,6 +261,7 @@ pub enum EventMsg {
     HookStarted(HookRunEvent),
     /// A hook ended: how, and what it said.
     HookCompleted(HookRunEvent),
+    /// The thread has shut down; nothing follows.
     ShutdownComplete,
 }
 
@@ -259,9 +311,12 @@ impl EventMsg {
     }
 }
 
+/// Something failed.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct ErrorEvent {
+    /// What failed, and the fix where there is one.
     pub message: String,
+    /// What kind of failure, in Codex's terms, when known.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub codex_error_info: Option<ErrorInfo>,
 }
@@ -270,112 +325,184 @@ pub struct ErrorEvent {
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum ErrorInfo {
+    /// The history no longer fits the model's window.
     ContextWindowExceeded,
+    /// The provider's usage limit is reached.
     UsageLimitExceeded,
+    /// The provider is overloaded.
     ServerOverloaded,
+    /// The provider failed.
     InternalServerError,
+    /// The provider refused the credentials.
     Unauthorized,
+    /// The provider refused the request.
     BadRequest,
+    /// The sandbox refused.
     SandboxError,
+    /// Anything else.
     Other,
-    HttpConnectionFailed { http_status_code: Option<u16> },
-    ResponseStreamConnectionFailed { http_status_code: Option<u16> },
-    ResponseStreamDisconnected { http_status_code: Option<u16> },
-    ResponseTooManyFailedAttempts { http_status_code: Option<u16> },
+    /// The provider could not be reached.
+    HttpConnectionFailed {
+        /// The HTTP status, when there was one.
+        http_status_code: Option<u16>,
+    },
+    /// The response stream could not be opened.
+    ResponseStreamConnectionFailed {
+        /// The HTTP status, when there was one.
+        http_status_code: Option<u16>,
+    },
+    /// The response stream broke off.
+    ResponseStreamDisconnected {
+        /// The HTTP status, when there was one.
+        http_status_code: Option<u16>,
+    },
+    /// Every retry failed.
+    ResponseTooManyFailedAttempts {
+        /// The HTTP status, when there was one.
+        http_status_code: Option<u16>,
+    },
 }
 
+/// Something the user should know, that did not stop the turn.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct WarningEvent {
+    /// The warning.
     pub message: String,
 }
 
+/// A model stream failed and is retried.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct StreamErrorEvent {
+    /// What failed.
     pub message: String,
+    /// What kind of failure, in Codex's terms, when known.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub codex_error_info: Option<ErrorInfo>,
+    /// More about it, e.g. the retry it waits for.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub additional_details: Option<String>,
 }
 
+/// The thread is ready, with its settings.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct SessionConfiguredEvent {
+    /// The thread's id (Codex's older name for it).
     pub session_id: ThreadId,
+    /// The thread's id.
     pub thread_id: ThreadId,
+    /// The thread it was forked from, if any.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub forked_from_id: Option<ThreadId>,
+    /// The name the user gave it, if any.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub thread_name: Option<String>,
+    /// The model turns are sent to.
     pub model: String,
+    /// The config's id of its provider.
     pub model_provider_id: String,
+    /// When the agent asks before acting.
     pub approval_policy: AskForApproval,
+    /// Who answers approvals (Codex's field; always the user here).
     pub approvals_reviewer: String,
+    /// The confinement commands run under.
     pub sandbox_policy: SandboxPolicy,
+    /// The working directory.
     pub cwd: PathBuf,
+    /// The reasoning effort asked of the model, if any.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reasoning_effort: Option<ReasoningEffort>,
+    /// Codex's prompt-history log id.
     pub history_log_id: u64,
+    /// Codex's prompt-history entry count.
     pub history_entry_count: usize,
+    /// The events of a resumed thread's history, to show again.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub initial_messages: Option<Vec<EventMsg>>,
+    /// The thread's rollout file, when it is stored locally.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rollout_path: Option<PathBuf>,
 }
 
+/// A turn began.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct TaskStartedEvent {
+    /// The turn's id.
     pub turn_id: String,
+    /// When it began (Unix seconds).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub started_at: Option<i64>,
+    /// The model's context window in tokens, when known.
     pub model_context_window: Option<i64>,
     /// Where `model_context_window` came from, in words (e.g. "llama.cpp /props n_ctx").
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub model_context_window_source: Option<String>,
+    /// Codex's collaboration mode (always `default` here).
     pub collaboration_mode_kind: String,
 }
 
+/// A turn ended normally.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct TaskCompleteEvent {
+    /// The turn's id.
     pub turn_id: String,
+    /// The model's last answer in the turn, if any.
     pub last_agent_message: Option<String>,
+    /// When it ended (Unix seconds).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub completed_at: Option<i64>,
+    /// How long it ran.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub duration_ms: Option<u64>,
 }
 
+/// Why a turn was aborted.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum TurnAbortReason {
+    /// The user interrupted it.
     Interrupted,
+    /// A new turn replaced it.
     Replaced,
 }
 
+/// A turn was interrupted or replaced.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct TurnAbortedEvent {
+    /// The turn's id, when known.
     pub turn_id: Option<String>,
+    /// Why it ended.
     pub reason: TurnAbortReason,
+    /// When it ended (Unix seconds).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub completed_at: Option<i64>,
+    /// How long it ran.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub duration_ms: Option<u64>,
 }
 
+/// Tokens a thread has used.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct TokenUsageInfo {
+    /// All requests of the thread together.
     pub total_token_usage: TokenUsage,
+    /// The last request.
     pub last_token_usage: TokenUsage,
+    /// The model's context window in tokens, when known.
     pub model_context_window: Option<i64>,
     /// Where `model_context_window` came from, in words.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub model_context_window_source: Option<String>,
 }
 
+/// One rate-limit window of a provider.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct RateLimitWindow {
+    /// How much of the window's limit is used, in percent.
     pub used_percent: f64,
+    /// The window's length in minutes, when the provider says.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub window_minutes: Option<i64>,
+    /// When it resets (Unix seconds), when the provider says.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub resets_at: Option<i64>,
 }
@@ -383,8 +510,10 @@ pub struct RateLimitWindow {
 /// Rate-limit state read from a provider's `x-ratelimit-*` response headers.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct RateLimitSnapshot {
+    /// The requests window, when the provider reports one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub primary: Option<RateLimitWindow>,
+    /// The tokens window, when the provider reports one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub secondary: Option<RateLimitWindow>,
     /// The raw `x-ratelimit-*` headers, lower-cased names.
@@ -399,6 +528,7 @@ pub struct ContextCompactedEvent {
     /// Estimated tokens of the history before and after compaction.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tokens_before: Option<i64>,
+    /// Estimated tokens of the history after compaction.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tokens_after: Option<i64>,
     /// `true` when the engine compacted on its own (window nearly full or an overflow error).
@@ -406,85 +536,121 @@ pub struct ContextCompactedEvent {
     pub automatic: bool,
 }
 
+/// Tokens used so far, and the provider's rate limits.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct TokenCountEvent {
+    /// The thread's token usage, when known.
     pub info: Option<TokenUsageInfo>,
+    /// The provider's rate limits, when it sends them.
     pub rate_limits: Option<RateLimitSnapshot>,
 }
 
+/// The user's message, as the turn received it.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct UserMessageEvent {
+    /// Its text.
     pub message: String,
+    /// Image URLs it carried.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub images: Option<Vec<String>>,
+    /// Image files it carried.
     #[serde(default)]
     pub local_images: Vec<PathBuf>,
+    /// Codex's rich-text elements (always empty here).
     #[serde(default)]
     pub text_elements: Vec<serde_json::Value>,
 }
 
+/// The model's whole answer.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct AgentMessageEvent {
+    /// Its text.
     pub message: String,
+    /// Codex's answer phase, when set.
     #[serde(default)]
     pub phase: Option<String>,
+    /// Codex's memory citation, when set.
     #[serde(default)]
     pub memory_citation: Option<serde_json::Value>,
 }
 
+/// A piece of the answer, as it streams.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct AgentMessageDeltaEvent {
+    /// The piece.
     pub delta: String,
 }
 
+/// The model's whole reasoning.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct AgentReasoningEvent {
+    /// Its text.
     pub text: String,
 }
 
+/// A piece of the reasoning, as it streams.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct AgentReasoningDeltaEvent {
+    /// The piece.
     pub delta: String,
 }
 
+/// Who ran a command.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum ExecCommandSource {
+    /// The model, through a tool.
     #[default]
     Agent,
+    /// The user, with `!cmd` or `thread/shellCommand`.
     UserShell,
 }
 
+/// A command is about to run.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct ExecCommandBeginEvent {
+    /// The id of the tool call.
     pub call_id: String,
+    /// The turn it runs in.
     pub turn_id: String,
+    /// The program and its arguments.
     pub command: Vec<String>,
+    /// The working directory.
     pub cwd: PathBuf,
+    /// What the command does, as far as its words tell.
     pub parsed_cmd: Vec<ParsedCommand>,
+    /// Who ran it.
     #[serde(default)]
     pub source: ExecCommandSource,
 }
 
+/// Which output stream a chunk came from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum ExecOutputStream {
+    /// Standard output.
     Stdout,
+    /// Standard error.
     Stderr,
 }
 
 /// A chunk of command output. `chunk` is base64 (output need not be UTF-8).
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct ExecCommandOutputDeltaEvent {
+    /// The id of the tool call.
     pub call_id: String,
+    /// Which stream it came from.
     pub stream: ExecOutputStream,
+    /// The output, lossily decoded.
     pub chunk: String,
 }
 
 /// Rust's default `Duration` JSON shape, kept for wire compatibility.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct WireDuration {
+    /// Whole seconds.
     pub secs: u64,
+    /// Nanoseconds beyond them.
     pub nanos: u32,
 }
 
@@ -498,47 +664,74 @@ impl From<std::time::Duration> for WireDuration {
 }
 
 impl WireDuration {
+    /// The duration in whole milliseconds.
     pub fn as_millis(&self) -> u64 {
         self.secs * 1000 + u64::from(self.nanos / 1_000_000)
     }
 }
 
+/// How a command ended.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum ExecCommandStatus {
+    /// It ran and exited 0.
     Completed,
+    /// It ran and failed, or could not run.
     Failed,
+    /// The user declined it.
     Declined,
 }
 
+/// A command ended.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct ExecCommandEndEvent {
+    /// The id of the tool call.
     pub call_id: String,
+    /// The turn it ran in.
     pub turn_id: String,
+    /// The program and its arguments.
     pub command: Vec<String>,
+    /// The working directory.
     pub cwd: PathBuf,
+    /// What the command does, as far as its words tell.
     pub parsed_cmd: Vec<ParsedCommand>,
+    /// Who ran it.
     #[serde(default)]
     pub source: ExecCommandSource,
+    /// Its standard output.
     pub stdout: String,
+    /// Its standard error.
     pub stderr: String,
+    /// Both streams as they interleaved.
     pub aggregated_output: String,
+    /// Its exit code.
     pub exit_code: i32,
+    /// How long it ran.
     pub duration: WireDuration,
+    /// The output as the model saw it.
     pub formatted_output: String,
+    /// How it ended.
     pub status: ExecCommandStatus,
 }
 
+/// A command waits for the user's approval.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ExecApprovalRequestEvent {
+    /// The id of the tool call.
     pub call_id: String,
+    /// The id to answer with, when it is not `call_id`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub approval_id: Option<String>,
+    /// The turn it would run in.
     pub turn_id: String,
+    /// The program and its arguments.
     pub command: Vec<String>,
+    /// The working directory.
     pub cwd: PathBuf,
+    /// Why it needs approval, when there is a reason.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
+    /// What the command does, as far as its words tell.
     pub parsed_cmd: Vec<ParsedCommand>,
 }
 
@@ -553,104 +746,163 @@ impl ExecApprovalRequestEvent {
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum FileChange {
+    /// A new file.
     Add {
+        /// Its content.
         content: String,
     },
+    /// A deleted file.
     Delete {
+        /// What it held.
         content: String,
     },
+    /// A changed (or moved) file.
     Update {
+        /// The change as a unified diff.
         unified_diff: String,
+        /// Where it moves to, if it moves.
         move_path: Option<PathBuf>,
     },
 }
 
+/// A patch waits for the user's approval.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ApplyPatchApprovalRequestEvent {
+    /// The id of the tool call.
     pub call_id: String,
+    /// The turn it would be applied in.
     pub turn_id: String,
+    /// The changes, by file.
     pub changes: BTreeMap<PathBuf, FileChange>,
+    /// Why it needs approval, when there is a reason.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
+    /// A folder the patch would make writable for the session, if any.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub grant_root: Option<PathBuf>,
 }
 
+/// A patch is about to be applied.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct PatchApplyBeginEvent {
+    /// The id of the tool call.
     pub call_id: String,
+    /// The turn it is applied in.
     pub turn_id: String,
+    /// Whether it runs without asking.
     pub auto_approved: bool,
+    /// The changes, by file.
     pub changes: BTreeMap<PathBuf, FileChange>,
 }
 
+/// How applying a patch ended.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum PatchApplyStatus {
+    /// Every change was applied.
     Completed,
+    /// It could not be applied.
     Failed,
+    /// The user declined it.
     Declined,
 }
 
+/// A patch was applied, failed or declined.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct PatchApplyEndEvent {
+    /// The id of the tool call.
     pub call_id: String,
+    /// The turn it was applied in.
     pub turn_id: String,
+    /// What the patch tool reported.
     pub stdout: String,
+    /// Why it failed, if it did.
     pub stderr: String,
+    /// Whether it applied.
     pub success: bool,
+    /// The changes, by file.
     pub changes: BTreeMap<PathBuf, FileChange>,
+    /// How it ended.
     pub status: PatchApplyStatus,
 }
 
+/// Where an MCP server's startup is.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "state", rename_all = "snake_case")]
 pub enum McpStartupStatus {
+    /// Starting.
     Starting,
+    /// Ready; its tools are offered.
     Ready,
-    Failed { error: String },
+    /// It did not start.
+    Failed {
+        /// Why.
+        error: String,
+    },
+    /// Its start was cancelled.
     Cancelled,
 }
 
+/// An MCP server's startup moved on.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct McpStartupUpdateEvent {
+    /// The server's name in `[mcp_servers]`.
     pub server: String,
+    /// Where its startup is.
     pub status: McpStartupStatus,
 }
 
+/// An MCP server that did not start.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct McpStartupFailure {
+    /// The server's name in `[mcp_servers]`.
     pub server: String,
+    /// Why.
     pub error: String,
 }
 
+/// Every MCP server has started or failed.
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
 pub struct McpStartupCompleteEvent {
+    /// The servers that started.
     pub ready: Vec<String>,
+    /// The servers that failed, and why.
     pub failed: Vec<McpStartupFailure>,
+    /// The servers whose start was cancelled.
     pub cancelled: Vec<String>,
 }
 
+/// Which MCP tool a call calls, with what.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct McpInvocation {
+    /// The server's name in `[mcp_servers]`.
     pub server: String,
+    /// The tool's name on the server.
     pub tool: String,
+    /// The call's arguments.
     pub arguments: Option<serde_json::Value>,
 }
 
+/// An MCP tool call began.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct McpToolCallBeginEvent {
+    /// The id of the model's tool call.
     pub call_id: String,
+    /// The server, tool and arguments.
     pub invocation: McpInvocation,
 }
 
 /// Progress reported by an MCP server during a tool call.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct McpToolCallProgressEvent {
+    /// The id of the model's tool call.
     pub call_id: String,
+    /// How far the call is.
     pub progress: f64,
+    /// The total `progress` counts towards, when known.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub total: Option<f64>,
+    /// What the server says it is doing.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub message: Option<String>,
     /// Set when the server runs the call as a task (the MCP Tasks extension): the progress
@@ -665,9 +917,11 @@ pub struct McpToolCallProgressEvent {
 pub struct McpCallTask {
     /// The server's id of the task.
     pub task_id: String,
+    /// Where it stands.
     pub state: McpCallTaskState,
 }
 
+/// Where the task behind an MCP tool call stands for the thread.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum McpCallTaskState {
@@ -684,9 +938,13 @@ pub enum McpCallTaskState {
 /// as the reference does; `CallToolResult` is kept as raw MCP JSON.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct McpToolCallEndEvent {
+    /// The id of the model's tool call.
     pub call_id: String,
+    /// The server, tool and arguments.
     pub invocation: McpInvocation,
+    /// How long the call took.
     pub duration: WireDuration,
+    /// The server's `CallToolResult` (raw MCP JSON), or why the call failed.
     pub result: Result<serde_json::Value, String>,
 }
 
@@ -694,9 +952,12 @@ pub struct McpToolCallEndEvent {
 /// [`Op::ResolveElicitation`].
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct ElicitationRequestEvent {
+    /// The turn it arrived in, if any.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub turn_id: Option<String>,
+    /// The server's name in `[mcp_servers]`.
     pub server_name: String,
+    /// The id of its request.
     pub id: serde_json::Value,
     /// The MCP `ElicitRequestParams` (`message`, `requestedSchema`, ...).
     pub request: serde_json::Value,

@@ -70,6 +70,7 @@ use other as imp;
 /// What to confine a command to.
 #[derive(Clone, Copy, Debug)]
 pub struct SandboxRequest<'a> {
+    /// The confinement to apply (read-only, workspace-write, or full access).
     pub policy: &'a SandboxPolicy,
     /// The workspace root (the session cwd); writable under `workspace-write`.
     pub sandbox_cwd: &'a Path,
@@ -93,7 +94,9 @@ pub enum SandboxError {
     /// The confined command could not be started (only from [`run_sandboxed`]).
     #[error("cannot start `{program}`: {source}")]
     Spawn {
+        /// The program the confined command was to run.
         program: String,
+        /// Why the operating system refused to start it.
         #[source]
         source: std::io::Error,
     },

@@ -80,6 +80,7 @@ impl MockModelServer {
         format!("http://{}/v1", self.addr)
     }
 
+    /// The loopback address the mock listens on.
     pub fn addr(&self) -> SocketAddr {
         self.addr
     }

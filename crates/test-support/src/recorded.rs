@@ -5,8 +5,10 @@ use oi_protocol::config_types::WireApi;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+/// One model request as the mock received it: method, path, headers and body.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct RecordedRequest {
+    /// The HTTP method, e.g. `POST`.
     pub method: String,
     /// The path without the query string, e.g. `/v1/chat/completions`.
     pub path: String,

@@ -13,8 +13,10 @@ use serde::{Deserialize, Serialize};
 /// `fallback`, or HTTP 500 "mock script exhausted" when there is none.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct MockScript {
+    /// The answers, one per request, in order.
     #[serde(default)]
     pub responses: Vec<MockResponse>,
+    /// The answer to every request after the last of `responses`.
     #[serde(default)]
     pub fallback: Option<MockResponse>,
     /// Behave like a server with this context window (tokens counted as body bytes / 4, see
@@ -65,6 +67,7 @@ pub struct MockEndpoint {
 pub struct MockRule {
     /// Matched against the raw request body (JSON text, so quotes and newlines are escaped).
     pub contains: String,
+    /// The answer given to a request the rule matches.
     pub response: MockResponse,
 }
 
@@ -181,9 +184,12 @@ pub enum MockResponse {
     Turn(MockTurn),
     /// An HTTP error: JSON content type when `body` is JSON, else text/plain.
     Error {
+        /// The HTTP status.
         status: u16,
+        /// The response body (JSON or text).
         #[serde(default)]
         body: String,
+        /// Sent as the `Retry-After` header, verbatim.
         #[serde(default)]
         retry_after: Option<String>,
         /// Sent as `retry-after-ms` (the OpenAI-style millisecond hint), verbatim.
@@ -192,17 +198,24 @@ pub enum MockResponse {
     },
     /// A non-SSE answer, e.g. 200 `text/html` from a misconfigured base URL.
     NotSse {
+        /// The HTTP status.
         status: u16,
+        /// The `Content-Type` header sent.
         content_type: String,
+        /// The response body.
         #[serde(default)]
         body: String,
     },
     /// Round-robin over `responses` (each use of this entry takes the next one). Meant as the
     /// script's `fallback`; see [`MockScript::cycle`].
-    Cycle { responses: Vec<MockResponse> },
+    Cycle {
+        /// The answers taken in turn, starting over after the last.
+        responses: Vec<MockResponse>,
+    },
     /// A recorded event stream replayed byte for byte as `text/event-stream`, whatever the
     /// request path: the exact bytes a real server sent (see [`crate::fixture`]).
     Recorded {
+        /// The recorded stream's bytes.
         body: String,
         /// Send the body in writes of this many bytes (default: one write per SSE event),
         /// so lines and UTF-8 characters get cut the way a network can cut them.
@@ -212,6 +225,7 @@ pub enum MockResponse {
 }
 
 impl MockResponse {
+    /// An HTTP error with `status` and `body`, no retry hint.
     pub fn error(status: u16, body: impl Into<String>) -> Self {
         MockResponse::Error {
             status,
@@ -257,6 +271,7 @@ impl MockResponse {
         }
     }
 
+    /// A non-SSE answer: `status`, `content_type` and `body` as given.
     pub fn not_sse(status: u16, content_type: impl Into<String>, body: impl Into<String>) -> Self {
         MockResponse::NotSse {
             status,
@@ -277,8 +292,11 @@ impl From<MockTurn> for MockResponse {
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
 pub struct MockTurn {
+    /// Reasoning text streamed before the answer.
     pub reasoning: Option<String>,
+    /// The answer's text.
     pub text: Option<String>,
+    /// Tool calls streamed after the text, in order.
     pub tool_calls: Vec<MockToolCall>,
     /// Split text, reasoning and arguments into deltas of this many chars (default: whole).
     pub chunk_size: Option<usize>,
@@ -335,20 +353,24 @@ impl MockTurn {
         Self::default().with_tool_call_raw(name, arguments)
     }
 
+    /// This turn answering `text`.
     pub fn with_text(mut self, text: impl Into<String>) -> Self {
         self.text = Some(text.into());
         self
     }
 
+    /// This turn reasoning `reasoning` first.
     pub fn with_reasoning(mut self, reasoning: impl Into<String>) -> Self {
         self.reasoning = Some(reasoning.into());
         self
     }
 
+    /// This turn with one more tool call, its arguments as JSON.
     pub fn with_tool_call(self, name: impl Into<String>, arguments: serde_json::Value) -> Self {
         self.with_tool_call_raw(name, arguments.to_string())
     }
 
+    /// This turn with one more tool call, its argument string as given (may be invalid JSON).
     pub fn with_tool_call_raw(
         mut self,
         name: impl Into<String>,
@@ -371,61 +393,73 @@ impl MockTurn {
         self
     }
 
+    /// This turn streamed in deltas of `chars` characters.
     pub fn chunked(mut self, chars: usize) -> Self {
         self.chunk_size = Some(chars);
         self
     }
 
+    /// This turn with `ms` milliseconds between SSE events.
     pub fn with_delay_ms(mut self, ms: u64) -> Self {
         self.delay_ms_between_chunks = Some(ms);
         self
     }
 
+    /// This turn cut off after `events` SSE events.
     pub fn disconnect_after(mut self, events: usize) -> Self {
         self.disconnect_after_chunks = Some(events);
         self
     }
 
+    /// This turn going silent after `events` SSE events, connection kept open.
     pub fn stall_after(mut self, events: usize) -> Self {
         self.stall_after_chunks = Some(events);
         self
     }
 
+    /// This turn's tool calls sent without ids.
     pub fn without_call_ids(mut self) -> Self {
         self.omit_tool_call_ids = true;
         self
     }
 
+    /// This turn's tool-call deltas sent without `index` (Chat).
     pub fn without_call_index(mut self) -> Self {
         self.omit_tool_call_index = true;
         self
     }
 
+    /// This turn sending each tool call whole in one chunk (Chat).
     pub fn whole_calls(mut self) -> Self {
         self.whole_tool_calls = true;
         self
     }
 
+    /// This turn reporting `usage`.
     pub fn with_usage(mut self, usage: TokenUsage) -> Self {
         self.usage = Some(usage);
         self
     }
 
+    /// This turn with a `data:` line that is not JSON after its first event.
     pub fn with_malformed_line(mut self) -> Self {
         self.malformed_line = true;
         self
     }
 
+    /// This turn ending without its end marker (`[DONE]` or `response.completed`).
     pub fn without_done(mut self) -> Self {
         self.omit_done = true;
         self
     }
 
+    /// This turn sending reasoning in the delta field `field` (Chat).
     pub fn with_reasoning_field(mut self, field: impl Into<String>) -> Self {
         self.reasoning_field = Some(field.into());
         self
     }
 
+    /// This turn's response with one more header.
     pub fn with_header(mut self, name: impl Into<String>, value: impl Into<String>) -> Self {
         self.headers.insert(name.into(), value.into());
         self
@@ -438,6 +472,7 @@ pub struct MockToolCall {
     /// Sent as the call id; `None` → `call_mock_<n>` (unless the turn omits ids).
     #[serde(default)]
     pub id: Option<String>,
+    /// The function called.
     pub name: String,
     /// Raw argument string; may be invalid JSON on purpose.
     #[serde(default)]

@@ -3,19 +3,25 @@
 use oi_protocol::ThreadId;
 use std::path::PathBuf;
 
+/// Why a store operation failed; the message names what is wrong and what to do.
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
     #[error(
         "no stored thread with id {0}; run `interpreter sessions list` to see the stored threads"
     )]
+    /// No thread with this id is stored.
     NotFound(ThreadId),
 
+    /// A list cursor that no page handed out.
     #[error("invalid cursor `{0}`: pass back the nextCursor from a previous page")]
     BadCursor(String),
 
+    /// Reading or writing a store file failed.
     #[error("{path}: {source}")]
     Io {
+        /// The file.
         path: PathBuf,
+        /// Why the operating system refused.
         #[source]
         source: std::io::Error,
     },
@@ -27,13 +33,23 @@ pub enum StoreError {
 
     /// A rollout file that cannot be used as a thread at all (no readable `session_meta`).
     #[error("rollout file {path} is unusable: {reason}")]
-    Corrupt { path: PathBuf, reason: String },
+    Corrupt {
+        /// The rollout file.
+        path: PathBuf,
+        /// What makes it unusable.
+        reason: String,
+    },
 
     /// Another writer (this or another process) has the thread open for appending.
     #[error(
         "thread {id} is open for writing by another session ({path}); close that session first, or fork the thread"
     )]
-    Busy { id: ThreadId, path: PathBuf },
+    Busy {
+        /// The thread.
+        id: ThreadId,
+        /// Its rollout file.
+        path: PathBuf,
+    },
 
     /// The PostgreSQL thread store failed (connection, query, schema).
     #[error("PostgreSQL thread store: {0}")]
@@ -52,7 +68,10 @@ pub enum StoreError {
          or the connection broke) and another session has taken the thread over; records from \
          here on are not saved. Resume the thread to continue from what is stored"
     )]
-    LeaseLost { id: ThreadId },
+    LeaseLost {
+        /// The thread.
+        id: ThreadId,
+    },
 
     /// A caller passed something the store cannot accept.
     #[error("{0}")]

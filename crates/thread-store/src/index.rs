@@ -167,7 +167,7 @@ const IN_MEMORY: &str = ":memory:";
 impl Index {
     /// Opens (or creates) the index. A file that is not a usable database is deleted and
     /// recreated. The flag is true when the index starts empty and needs a rebuild.
-    pub fn open(path: &Path) -> Result<(Index, bool), StoreError> {
+    pub(crate) fn open(path: &Path) -> Result<(Index, bool), StoreError> {
         let existed = path.exists();
         let (conn, created) = match open_conn(path) {
             Ok(ok) => ok,
@@ -191,7 +191,7 @@ impl Index {
 
     /// An index that lives in memory only (starts empty, needs a rebuild): for when the
     /// file cannot be written.
-    pub fn in_memory() -> Result<Index, StoreError> {
+    pub(crate) fn in_memory() -> Result<Index, StoreError> {
         let path = Path::new(IN_MEMORY);
         let (conn, _) = open_conn(path)
             .map_err(|e| StoreError::Index(format!("cannot create an in-memory index: {e}")))?;
@@ -202,7 +202,7 @@ impl Index {
     }
 
     /// Throws the database away and starts an empty one (after corruption was detected).
-    pub fn reset(&self) -> Result<(), StoreError> {
+    pub(crate) fn reset(&self) -> Result<(), StoreError> {
         let mut guard = self.lock();
         // Close our handle before deleting, then open the fresh file in its place.
         let placeholder = Connection::open_in_memory()?;
@@ -224,7 +224,7 @@ impl Index {
 
     /// Every day directory the index has listed, with the directory mtime (ns) it had then
     /// (`UNSEEN` when it was too recent to trust).
-    pub fn dirs(&self) -> rusqlite::Result<Vec<(PathBuf, i64)>> {
+    pub(crate) fn dirs(&self) -> rusqlite::Result<Vec<(PathBuf, i64)>> {
         let conn = self.lock();
         let mut st = conn.prepare_cached("SELECT path, mtime_ns FROM dirs")?;
         st.query_map([], |r| Ok((bytes_path(r.get(0)?), r.get(1)?)))?
@@ -232,7 +232,7 @@ impl Index {
     }
 
     /// Paths of the indexed rollouts directly in `dir` (a range of the path index).
-    pub fn paths_under(&self, dir: &Path) -> rusqlite::Result<Vec<PathBuf>> {
+    pub(crate) fn paths_under(&self, dir: &Path) -> rusqlite::Result<Vec<PathBuf>> {
         let (lo, hi) = children_range(dir);
         let conn = self.lock();
         let mut st =
@@ -250,7 +250,11 @@ impl Index {
     /// Applies what a scan of some day directories found, in one transaction: rows of files
     /// new (or changed) on disk, paths that are gone, directories listed (with their mtime)
     /// and directories that are gone (with every row under them).
-    pub fn apply_scan(&self, scan: &Scan<'_>, sidecar: &SidecarState) -> rusqlite::Result<()> {
+    pub(crate) fn apply_scan(
+        &self,
+        scan: &Scan<'_>,
+        sidecar: &SidecarState,
+    ) -> rusqlite::Result<()> {
         let mut conn = self.lock();
         let tx = conn.transaction()?;
         for dir in scan.dirs_gone {
@@ -269,14 +273,14 @@ impl Index {
         tx.commit()
     }
 
-    pub fn contains(&self, id: &ThreadId) -> rusqlite::Result<bool> {
+    pub(crate) fn contains(&self, id: &ThreadId) -> rusqlite::Result<bool> {
         let conn = self.lock();
         let mut st = conn.prepare_cached("SELECT 1 FROM threads WHERE id = ?1")?;
         st.exists([id.to_string()])
     }
 
     /// Inserts a brand-new thread; fails if the id is taken.
-    pub fn insert_new(&self, row: &FileRow<'_>) -> rusqlite::Result<()> {
+    pub(crate) fn insert_new(&self, row: &FileRow<'_>) -> rusqlite::Result<()> {
         let conn = self.lock();
         insert_row(&conn, row, false)?;
         note_dir(&conn, row)
@@ -284,7 +288,7 @@ impl Index {
 
     /// Inserts or refreshes the file-derived columns of several threads in one transaction,
     /// keeping names and archive flags. New rows take those from `sidecar`.
-    pub fn upsert_files(
+    pub(crate) fn upsert_files(
         &self,
         rows: &[FileRow<'_>],
         sidecar: Option<&SidecarState>,
@@ -297,7 +301,7 @@ impl Index {
 
     /// Replaces the whole index with `rows` plus the names/archive flags of `sidecar`, and
     /// the listed directories with `dirs`.
-    pub fn replace_all(
+    pub(crate) fn replace_all(
         &self,
         rows: &[FileRow<'_>],
         sidecar: &SidecarState,
@@ -317,21 +321,26 @@ impl Index {
         tx.commit()
     }
 
-    pub fn set_preview(&self, id: &ThreadId, preview: &str, mtime_ms: i64) -> rusqlite::Result<()> {
+    pub(crate) fn set_preview(
+        &self,
+        id: &ThreadId,
+        preview: &str,
+        mtime_ms: i64,
+    ) -> rusqlite::Result<()> {
         let conn = self.lock();
         conn.prepare_cached("UPDATE threads SET preview = ?2, updated_at_ms = ?3 WHERE id = ?1")?
             .execute(params![id.to_string(), preview, mtime_ms])?;
         Ok(())
     }
 
-    pub fn touch(&self, id: &ThreadId, mtime_ms: i64) -> rusqlite::Result<()> {
+    pub(crate) fn touch(&self, id: &ThreadId, mtime_ms: i64) -> rusqlite::Result<()> {
         let conn = self.lock();
         conn.prepare_cached("UPDATE threads SET updated_at_ms = ?2 WHERE id = ?1")?
             .execute(params![id.to_string(), mtime_ms])?;
         Ok(())
     }
 
-    pub fn remove(&self, id: &ThreadId) -> rusqlite::Result<()> {
+    pub(crate) fn remove(&self, id: &ThreadId) -> rusqlite::Result<()> {
         let conn = self.lock();
         conn.prepare_cached("DELETE FROM threads WHERE id = ?1")?
             .execute([id.to_string()])?;
@@ -339,7 +348,7 @@ impl Index {
     }
 
     /// Returns whether the thread exists.
-    pub fn set_archived(&self, id: &ThreadId, archived: bool) -> rusqlite::Result<bool> {
+    pub(crate) fn set_archived(&self, id: &ThreadId, archived: bool) -> rusqlite::Result<bool> {
         let conn = self.lock();
         let n = conn
             .prepare_cached("UPDATE threads SET archived = ?2 WHERE id = ?1")?
@@ -348,7 +357,7 @@ impl Index {
     }
 
     /// Returns whether the thread exists.
-    pub fn set_name(&self, id: &ThreadId, name: Option<&str>) -> rusqlite::Result<bool> {
+    pub(crate) fn set_name(&self, id: &ThreadId, name: Option<&str>) -> rusqlite::Result<bool> {
         let conn = self.lock();
         let n = conn
             .prepare_cached("UPDATE threads SET name = ?2 WHERE id = ?1")?
@@ -356,7 +365,7 @@ impl Index {
         Ok(n > 0)
     }
 
-    pub fn get(&self, id: &ThreadId) -> rusqlite::Result<Option<ThreadSummary>> {
+    pub(crate) fn get(&self, id: &ThreadId) -> rusqlite::Result<Option<ThreadSummary>> {
         let conn = self.lock();
         let mut st =
             conn.prepare_cached(&format!("SELECT {COLUMNS} FROM threads WHERE id = ?1"))?;
@@ -365,7 +374,7 @@ impl Index {
 
     /// One page, with each row's stored `updated_at` in milliseconds (the rollout's mtime
     /// when it was indexed).
-    pub fn list(
+    pub(crate) fn list(
         &self,
         q: &ListQuery,
         after: Option<&Cursor>,
@@ -455,7 +464,7 @@ impl Index {
     }
 
     #[cfg(test)]
-    pub fn explain(&self, sql: &str) -> Vec<String> {
+    pub(crate) fn explain(&self, sql: &str) -> Vec<String> {
         let conn = self.lock();
         let mut st = conn.prepare(&format!("EXPLAIN QUERY PLAN {sql}")).unwrap();
         st.query_map([], |r| r.get::<_, String>(3))

@@ -13,7 +13,9 @@ pub const ABORTED_CALL_OUTPUT: &str = "aborted: the process stopped before this 
 /// A stored thread: its index summary, its `session_meta`, and every later record.
 #[derive(Clone, Debug)]
 pub struct LoadedThread {
+    /// The thread as the index lists it.
     pub summary: ThreadSummary,
+    /// Its first record: who created it, where, with what.
     pub meta: SessionMeta,
     /// Every readable record after the leading `session_meta`, in file order.
     pub items: Vec<RolloutItem>,
@@ -46,11 +48,13 @@ pub(crate) fn rebuilt_from(kind: &str) -> bool {
 /// [`LoadedThread::pending_mcp_tasks`]).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct PendingMcpTask {
+    /// The id of the model's tool call.
     pub call_id: String,
     /// The call's tool name as the model wrote it (`mcp__server__tool`).
     pub name: String,
     /// The call's arguments (JSON text).
     pub arguments: String,
+    /// The MCP server's id of the task the call started.
     pub task_id: String,
     /// The session ended with the task running (rather than dying during it).
     pub left_running: bool,
@@ -59,6 +63,7 @@ pub struct PendingMcpTask {
 /// How a stored turn ended.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum TurnStatus {
+    /// Ended normally (`task_complete`).
     Completed,
     /// Aborted (`turn_aborted`), or cut off by a newer turn starting after a crash.
     Interrupted,
@@ -74,7 +79,9 @@ pub enum TurnStatus {
 /// One turn rebuilt from the rollout's events (for v2 `thread/read` / `thread/resume`).
 #[derive(Clone, Debug)]
 pub struct StoredTurn {
+    /// The turn's id.
     pub id: String,
+    /// How it ended.
     pub status: TurnStatus,
     /// The raw records of this turn, in order, from `task_started` to its end record.
     pub items: Vec<RolloutItem>,
@@ -82,6 +89,7 @@ pub struct StoredTurn {
     pub started_at: Option<i64>,
     /// Unix seconds.
     pub completed_at: Option<i64>,
+    /// How long it ran, as its end record says.
     pub duration_ms: Option<u64>,
     /// The message of the turn's `error` event, if any.
     pub error: Option<String>,

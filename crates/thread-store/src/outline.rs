@@ -230,12 +230,15 @@ struct PayloadProbe<'a> {
 /// `session_meta`) it spans.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct TurnSpan {
+    /// The turn's id.
     pub id: String,
+    /// How it ended.
     pub status: TurnStatus,
     /// Unix seconds.
     pub started_at: Option<i64>,
     /// Unix seconds.
     pub completed_at: Option<i64>,
+    /// How long it ran, as its end record says.
     pub duration_ms: Option<u64>,
     /// The message of the turn's `error` event, if any.
     pub error: Option<String>,

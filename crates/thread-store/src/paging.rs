@@ -39,7 +39,7 @@ impl Cursor {
         format!("{}:{}:{}", Self::tag(q), self.value, self.id)
     }
 
-    pub fn parse(q: &ListQuery) -> Result<Option<Cursor>, StoreError> {
+    pub(crate) fn parse(q: &ListQuery) -> Result<Option<Cursor>, StoreError> {
         let Some(raw) = q.cursor.as_deref() else {
             return Ok(None);
         };

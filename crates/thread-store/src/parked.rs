@@ -19,6 +19,7 @@ use serde::{Deserialize, Serialize};
 /// Payload of a `turn_parked` record.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct TurnParkedItem {
+    /// The turn that parked.
     pub turn_id: String,
     /// This park (a turn parks again when its continuation reaches another approval).
     pub park_id: String,
@@ -43,16 +44,22 @@ pub struct TurnParkedItem {
 /// A function call waiting in a parked turn.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ParkedCall {
+    /// The id of the model's tool call.
     pub call_id: String,
+    /// The tool the model called.
     pub name: String,
+    /// The call's arguments (JSON text, as the model wrote them).
     pub arguments: String,
 }
 
 /// Payload of a `turn_unparked` record: the park `park_id` of turn `turn_id` is over.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct TurnUnparkedItem {
+    /// The turn that was parked.
     pub turn_id: String,
+    /// The park that is over.
     pub park_id: String,
+    /// How it ended.
     pub outcome: Unparked,
 }
 
@@ -61,7 +68,10 @@ pub struct TurnUnparkedItem {
 #[serde(tag = "how", rename_all = "snake_case")]
 pub enum Unparked {
     /// Resumed with these answers: the continuation follows in the same turn.
-    Answered { answers: Vec<ParkedAnswer> },
+    Answered {
+        /// The answers, one per parked request.
+        answers: Vec<ParkedAnswer>,
+    },
     /// Nobody answered before `expires_at`; the turn ends (`turn_aborted`).
     Expired,
     /// A new turn started instead; the parked one ends (`turn_aborted`, `replaced`).

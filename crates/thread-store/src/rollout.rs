@@ -176,12 +176,12 @@ impl LocalWriter {
     /// turn's end records the activity time (and fsyncs). Other records reach the index in
     /// batches. Index failures are logged, not returned: the line is already safe on disk and
     /// the index can be rebuilt from it.
-    pub fn append(&mut self, item: &RolloutItem) -> Result<(), StoreError> {
+    pub(crate) fn append(&mut self, item: &RolloutItem) -> Result<(), StoreError> {
         self.append_all(std::slice::from_ref(item))
     }
 
     /// Writes several records with a single `write_all`.
-    pub fn append_all(&mut self, items: &[RolloutItem]) -> Result<(), StoreError> {
+    pub(crate) fn append_all(&mut self, items: &[RolloutItem]) -> Result<(), StoreError> {
         if items.is_empty() {
             return Ok(());
         }
@@ -291,7 +291,7 @@ impl LocalWriter {
     /// Fsyncs the file (so a finished turn survives a power loss too) and records the file's
     /// modification time as the thread's `updated_at`. Called automatically when a turn ends
     /// and on drop.
-    pub fn flush_index(&mut self) -> Result<(), StoreError> {
+    pub(crate) fn flush_index(&mut self) -> Result<(), StoreError> {
         if self.unsynced {
             self.file
                 .sync_data()
@@ -307,11 +307,11 @@ impl LocalWriter {
         Ok(())
     }
 
-    pub fn path(&self) -> &Path {
+    pub(crate) fn path(&self) -> &Path {
         &self.path
     }
 
-    pub fn thread_id(&self) -> ThreadId {
+    pub(crate) fn thread_id(&self) -> ThreadId {
         self.id
     }
 }

@@ -27,11 +27,11 @@ pub(crate) struct SidecarState {
 }
 
 impl SidecarState {
-    pub fn get(&self, id: &ThreadId) -> Option<&SidecarEntry> {
+    pub(crate) fn get(&self, id: &ThreadId) -> Option<&SidecarEntry> {
         self.entries.get(id)
     }
 
-    pub fn ids(&self) -> impl Iterator<Item = &ThreadId> {
+    pub(crate) fn ids(&self) -> impl Iterator<Item = &ThreadId> {
         self.entries.keys()
     }
 }

@@ -72,7 +72,7 @@ impl LocalStore {
     /// When the index file cannot be created or updated (disk full, read-only home), the
     /// store falls back to an index in memory, rebuilt from the rollouts: listing and
     /// resuming keep working on what is readable; nothing is written to the index.
-    pub fn open(home: &Path) -> Result<Self, StoreError> {
+    pub(crate) fn open(home: &Path) -> Result<Self, StoreError> {
         let sessions = home.join(SESSIONS_DIR);
         crate::private::create_dir_all(&sessions).map_err(|e| StoreError::io(&sessions, e))?;
         // The home also holds credentials and logs: owner-only like the store itself.
@@ -117,7 +117,7 @@ impl LocalStore {
         Ok(store)
     }
 
-    pub fn home(&self) -> &Path {
+    pub(crate) fn home(&self) -> &Path {
         &self.inner.home
     }
 
@@ -140,7 +140,7 @@ impl LocalStore {
 
     /// Creates the rollout file, writes the `session_meta` line and inserts the index row.
     /// An empty `meta.timestamp` is filled with the current time.
-    pub fn create(&self, mut meta: SessionMeta) -> Result<LocalWriter, StoreError> {
+    pub(crate) fn create(&self, mut meta: SessionMeta) -> Result<LocalWriter, StoreError> {
         let created = stamp_created(&mut meta)?;
         if self.index_call(|i| i.contains(&meta.id))? {
             return Err(StoreError::Invalid(format!(
@@ -187,7 +187,7 @@ impl LocalStore {
 
     /// Loads a stored thread: metadata and every readable record. Unreadable lines are
     /// skipped and reported in `warnings`.
-    pub fn load(&self, id: &ThreadId) -> Result<LoadedThread, StoreError> {
+    pub(crate) fn load(&self, id: &ThreadId) -> Result<LoadedThread, StoreError> {
         let path = self.resolve_path(id)?;
         let loaded = self.load_path(&path)?;
         if loaded.meta.id != *id {
@@ -203,13 +203,13 @@ impl LocalStore {
     }
 
     /// The thread's turns without its records parsed (see [`ThreadOutline`]).
-    pub fn outline(&self, id: &ThreadId) -> Result<ThreadOutline, StoreError> {
+    pub(crate) fn outline(&self, id: &ThreadId) -> Result<ThreadOutline, StoreError> {
         let path = self.resolve_path(id)?;
         crate::outline::read_file(id, &path)
     }
 
     /// Loads a rollout file by path (it need not be under this home).
-    pub fn load_path(&self, path: &Path) -> Result<LoadedThread, StoreError> {
+    pub(crate) fn load_path(&self, path: &Path) -> Result<LoadedThread, StoreError> {
         let parsed = read_rollout(path)?;
         self.loaded_from(path, parsed.lines, parsed.warnings)
     }
@@ -274,7 +274,7 @@ impl LocalStore {
     /// [`LoadedThread::history`]): every record but the events that only report what
     /// happened (commands' output, token counts, …), which are left unread. A thread that
     /// is read rather than resumed ([`ThreadStore::load`]) has them all.
-    pub fn resume(&self, id: &ThreadId) -> Result<(LocalWriter, LoadedThread), StoreError> {
+    pub(crate) fn resume(&self, id: &ThreadId) -> Result<(LocalWriter, LoadedThread), StoreError> {
         let path = self.resolve_path(id)?;
         let file = crate::private::open(OpenOptions::new().append(true), &path)
             .map_err(|e| StoreError::io(&path, e))?;
@@ -318,7 +318,7 @@ impl LocalStore {
     /// file is locked. The probe takes a shared lock for an instant; a writer opening the
     /// thread meanwhile waits for it (see `lock`). A filesystem without locks cannot tell,
     /// and answers "held" (a running turn is never declared dead by a guess).
-    pub fn is_held(&self, id: &ThreadId) -> Result<bool, StoreError> {
+    pub(crate) fn is_held(&self, id: &ThreadId) -> Result<bool, StoreError> {
         let path = self.resolve_path(id)?;
         let file = File::open(&path).map_err(|e| StoreError::io(&path, e))?;
         match file.try_lock_shared() {
@@ -334,7 +334,7 @@ impl LocalStore {
     /// Starts a new thread whose records are a copy of `source`'s (after its session_meta),
     /// with `new_meta.forked_from_id = source`. The two threads are independent afterwards.
     /// If `source` is mid-turn, the copy closes that turn as interrupted.
-    pub fn fork(
+    pub(crate) fn fork(
         &self,
         source: &ThreadId,
         mut new_meta: SessionMeta,
@@ -368,7 +368,7 @@ impl LocalStore {
     ///
     /// A listed thread whose rollout's mtime differs from the index's (appended behind the
     /// store's back) is re-read from its first lines and the page asked for again.
-    pub fn list(&self, q: &ListQuery) -> Result<ThreadPage, StoreError> {
+    pub(crate) fn list(&self, q: &ListQuery) -> Result<ThreadPage, StoreError> {
         let cursor = Cursor::parse(q)?;
         let mut refreshes = 0;
         loop {
@@ -431,13 +431,13 @@ impl LocalStore {
     }
 
     /// The index row of a thread (no file access).
-    pub fn get(&self, id: &ThreadId) -> Result<Option<ThreadSummary>, StoreError> {
+    pub(crate) fn get(&self, id: &ThreadId) -> Result<Option<ThreadSummary>, StoreError> {
         self.index_call(|i| i.get(id))
     }
 
     /// Archived threads are hidden from `list` unless asked for. The flag is logged in
     /// `session_index.jsonl`, so it survives an index rebuild.
-    pub fn set_archived(&self, id: &ThreadId, archived: bool) -> Result<(), StoreError> {
+    pub(crate) fn set_archived(&self, id: &ThreadId, archived: bool) -> Result<(), StoreError> {
         self.require(id)?;
         sidecar::append_archived(&self.inner.sidecar, id, archived)?;
         self.index_call(|i| i.set_archived(id, archived))?;
@@ -445,7 +445,7 @@ impl LocalStore {
     }
 
     /// Sets (or with `None` / blank, clears) the thread's name. Logged like archive flags.
-    pub fn set_name(&self, id: &ThreadId, name: Option<String>) -> Result<(), StoreError> {
+    pub(crate) fn set_name(&self, id: &ThreadId, name: Option<String>) -> Result<(), StoreError> {
         let name = name.map(|n| n.trim().to_string()).filter(|n| !n.is_empty());
         self.require(id)?;
         sidecar::append_name(&self.inner.sidecar, id, name.as_deref())?;
@@ -455,7 +455,7 @@ impl LocalStore {
 
     /// Deletes a thread for good: its rollout file, then its index row (so a crash in
     /// between leaves a row whose file is gone, which the next reconcile drops).
-    pub fn delete(&self, id: &ThreadId) -> Result<(), StoreError> {
+    pub(crate) fn delete(&self, id: &ThreadId) -> Result<(), StoreError> {
         let path = self.resolve_path(id)?;
         match std::fs::remove_file(&path) {
             Ok(()) => {}
@@ -473,7 +473,7 @@ impl LocalStore {
     /// Rebuilds the whole index from the rollout files (first lines only) and the names/
     /// archive log. Returns how many threads were indexed. Unusable files are skipped with
     /// a warning.
-    pub fn rebuild_index(&self) -> Result<usize, StoreError> {
+    pub(crate) fn rebuild_index(&self) -> Result<usize, StoreError> {
         let mut files = Vec::new();
         let mut dirs = Vec::new();
         for day in day_dirs_newest_first(&self.inner.sessions)? {

@@ -18,9 +18,13 @@ use std::str::FromStr;
 #[serde(tag = "type", content = "payload", rename_all = "snake_case")]
 #[allow(clippy::large_enum_variant)]
 pub enum RolloutItem {
+    /// Who created the thread, where and with what (the first line).
     SessionMeta(SessionMeta),
+    /// A message, tool call or output of the model's history.
     ResponseItem(ResponseItem),
+    /// The settings a turn ran with.
     TurnContext(TurnContextItem),
+    /// An event the engine emitted.
     EventMsg(EventMsg),
     /// The history was compacted: from here on, the model's history is `replacement_history`
     /// (or, when a foreign writer left it out, just the summary `message`).
@@ -110,7 +114,9 @@ pub fn should_persist_event(ev: &EventMsg) -> bool {
 /// The timestamp is UTC with milliseconds.
 #[derive(Clone, Debug)]
 pub struct RolloutLine {
+    /// When it was written: RFC 3339 UTC with milliseconds.
     pub timestamp: String,
+    /// The record.
     pub item: RolloutItem,
 }
 
@@ -221,28 +227,37 @@ impl<'de> Deserialize<'de> for RolloutLine {
 /// The first line of every rollout: who created the thread, where, and with what.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct SessionMeta {
+    /// The thread's id.
     pub id: ThreadId,
+    /// The thread this one was forked from, if any.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub forked_from_id: Option<ThreadId>,
     /// Creation time, RFC 3339 UTC with milliseconds. Left empty, [`crate::ThreadStore::create`]
     /// fills it with the current time.
     #[serde(default)]
     pub timestamp: String,
+    /// The working directory the thread started in.
     #[serde(default)]
     pub cwd: PathBuf,
     /// The program that wrote the file (e.g. `open_interpreter_cli`).
     #[serde(default)]
     pub originator: String,
+    /// The version of the program that wrote the file.
     #[serde(default)]
     pub cli_version: String,
+    /// The front end that started the thread.
     #[serde(default)]
     pub source: SessionSource,
+    /// The config's id of the model provider.
     #[serde(default)]
     pub model_provider: String,
+    /// The model the thread started with.
     #[serde(default)]
     pub model: String,
+    /// The system prompt the thread started with, when it is not the built-in one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub base_instructions: Option<String>,
+    /// The working directory's git state, when it is a repository.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub git: Option<GitInfo>,
 }
@@ -274,10 +289,13 @@ impl SessionMeta {
 /// Git state of the working directory when the thread started.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct GitInfo {
+    /// The `HEAD` commit.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub commit_hash: Option<String>,
+    /// The checked-out branch.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub branch: Option<String>,
+    /// The `origin` remote's URL.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub repository_url: Option<String>,
 }
@@ -308,17 +326,23 @@ impl GitInfo {
 /// the whole line.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub enum SessionSource {
+    /// The interactive terminal UI.
     Cli,
+    /// `interpreter exec`, non-interactive.
     Exec,
+    /// The MCP server.
     Mcp,
+    /// The v2 API (`interpreter app-server`).
     AppServer,
     /// `interpreter acp`: an editor.
     Acp,
+    /// A source this version does not know.
     #[default]
     Unknown,
 }
 
 impl SessionSource {
+    /// Every source, in declaration order.
     pub const ALL: [SessionSource; 6] = [
         SessionSource::Cli,
         SessionSource::Exec,
@@ -405,12 +429,18 @@ impl<'de> Deserialize<'de> for SessionSource {
 /// The settings a turn ran with, written before the turn's first model request.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct TurnContextItem {
+    /// The turn's id (empty in files written before turns had ids).
     #[serde(default)]
     pub turn_id: String,
+    /// The working directory.
     pub cwd: PathBuf,
+    /// When the agent asked before acting.
     pub approval_policy: AskForApproval,
+    /// The confinement commands ran under.
     pub sandbox_policy: SandboxPolicy,
+    /// The model the turn was sent to.
     pub model: String,
+    /// The reasoning effort asked for, if any.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub effort: Option<ReasoningEffort>,
 }
@@ -418,22 +448,33 @@ pub struct TurnContextItem {
 /// One thread as the index knows it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ThreadSummary {
+    /// The thread's id.
     pub id: ThreadId,
+    /// Its rollout file.
     pub path: PathBuf,
     /// Unix seconds.
     pub created_at: i64,
     /// Unix seconds: the rollout file's last modification as last indexed.
     pub updated_at: i64,
+    /// The working directory it started in.
     pub cwd: PathBuf,
+    /// The config's id of its model provider.
     pub model_provider: String,
+    /// The model it started with.
     pub model: String,
+    /// The front end that started it.
     pub source: SessionSource,
     /// The first user message (truncated), or empty if the thread has none yet.
     pub preview: String,
+    /// The name the user gave it, if any.
     pub name: Option<String>,
+    /// Whether it is archived (hidden from the default list).
     pub archived: bool,
+    /// The thread it was forked from, if any.
     pub forked_from_id: Option<ThreadId>,
+    /// The version of the program that created it.
     pub cli_version: String,
+    /// Its working directory's git state at the start.
     pub git: Option<GitInfo>,
 }
 
@@ -447,6 +488,7 @@ impl ThreadSummary {
 /// Which timestamp [`crate::ThreadStore::list`] orders by.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub enum SortKey {
+    /// Creation time.
     CreatedAt,
     /// Most recent activity (the default).
     #[default]
@@ -461,7 +503,9 @@ pub struct ListQuery {
     pub cursor: Option<String>,
     /// Clamped to 1..=100.
     pub limit: usize,
+    /// The timestamp to order by.
     pub sort_key: SortKey,
+    /// Newest first when true.
     pub descending: bool,
     /// Only threads started in one of these directories (exact path match).
     /// `None` or empty: any.
@@ -477,7 +521,9 @@ pub struct ListQuery {
 }
 
 impl ListQuery {
+    /// Threads per page when the query does not say.
     pub const DEFAULT_LIMIT: usize = 25;
+    /// The most threads one page holds.
     pub const MAX_LIMIT: usize = 100;
 }
 
@@ -500,6 +546,7 @@ impl Default for ListQuery {
 /// One page of [`crate::ThreadStore::list`].
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ThreadPage {
+    /// The page's threads, in the query's order.
     pub data: Vec<ThreadSummary>,
     /// Pass back as [`ListQuery::cursor`] for the next page; `None` on the last page.
     pub next_cursor: Option<String>,

@@ -7,7 +7,7 @@ use oi_protocol::ThreadId;
 use std::path::Path;
 
 /// Stored threads for the `/resume` picker: (id, title, detail), newest first.
-pub async fn list_threads(
+pub(crate) async fn list_threads(
     manager: &ThreadManager,
     home: &Path,
 ) -> Result<Vec<(ThreadId, String, String)>, String> {
@@ -57,14 +57,14 @@ pub async fn list_threads(
 
 /// `git diff HEAD` plus every untracked file as an addition (against the index in a
 /// repository without commits).
-pub async fn git_diff(cwd: &Path) -> Result<String, GitError> {
+pub(crate) async fn git_diff(cwd: &Path) -> Result<String, GitError> {
     working_tree_diff(cwd, WorkingTreeBase::Head)
         .await
         .map(|d| d.diff)
 }
 
 /// `/logout`: forget the API key stored for the current provider.
-pub fn logout(config: &Config) -> Result<String, String> {
+pub(crate) fn logout(config: &Config) -> Result<String, String> {
     let Some(var) = config.model_provider.env_key.clone() else {
         return Ok(format!(
             "Provider `{}` uses no API key; nothing to log out of",

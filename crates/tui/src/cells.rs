@@ -17,11 +17,16 @@ pub const EXEC_LIVE_ROWS: usize = 4;
 /// How a command or patch ended.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Outcome {
+    /// Still running.
     Running,
+    /// Ran to its end.
     Done {
+        /// The command's exit code.
         exit_code: i32,
+        /// How long it ran.
         duration_ms: u64,
     },
+    /// The user declined to run it.
     Declined,
     /// Stopped because the user interrupted the turn (its exit code says only "killed").
     Interrupted,
@@ -32,70 +37,104 @@ pub enum Outcome {
 pub enum HistoryCell {
     /// The session banner: model, provider, directory.
     Header {
+        /// The model in use.
         model: String,
+        /// The config's id of its provider.
         provider: String,
+        /// The thread's working directory.
         cwd: PathBuf,
+        /// The thread's id.
         thread_id: String,
     },
+    /// A message the user sent.
     User {
+        /// What they typed.
         text: String,
     },
     /// Assistant text, Markdown.
     Assistant {
+        /// The answer's text.
         markdown: String,
     },
     /// More of the same answer: the blocks that followed the ones already committed to the
     /// scrollback while it streamed (no bullet, so the answer reads as one cell).
     AssistantMore {
+        /// The rest of the answer's text.
         markdown: String,
     },
     /// The first part of a block of the answer (code lines, list items) cut where the
     /// screen ran out while it streamed: the block goes on below it, so no blank row
     /// follows. `first` when it begins the answer (it has the bullet).
     AssistantPart {
+        /// The part's text.
         markdown: String,
+        /// Whether it begins the answer.
         first: bool,
     },
+    /// The model's reasoning.
     Reasoning {
+        /// Its text.
         text: String,
     },
+    /// A command the model or the user ran.
     Exec {
+        /// The command line.
         command: String,
+        /// Its output, stdout then stderr.
         output: String,
+        /// How it ended, or that it runs.
         outcome: Outcome,
     },
+    /// A patch the model applied or proposed.
     Patch {
+        /// The files it changes and how.
         changes: Vec<(PathBuf, FileChange)>,
+        /// Whether it applied; `None` while it is pending.
         ok: Option<bool>,
     },
+    /// A call of an MCP server's tool.
     McpCall {
+        /// The server's name in `[mcp_servers]`.
         server: String,
+        /// The tool's name on the server.
         tool: String,
+        /// The call's arguments (JSON text).
         arguments: String,
         /// `None` while running; `Ok(summary)` / `Err(message)` when done.
         result: Option<Result<String, String>>,
+        /// How long it took, once done.
         duration_ms: Option<u64>,
         /// The server's latest progress while it runs (its message, `n/total`, or a task's
         /// status).
         progress: Option<String>,
     },
+    /// Something failed.
     Error {
+        /// What failed, and the fix where there is one.
         message: String,
     },
+    /// Something the user should know about, that did not stop anything.
     Warning {
+        /// The warning.
         message: String,
     },
     /// Output of a slash command: a title and preformatted lines.
     Info {
+        /// The title line.
         title: String,
+        /// The lines under it.
         lines: Vec<String>,
     },
+    /// The end of a turn.
     TurnEnded {
+        /// The user interrupted it.
         interrupted: bool,
+        /// How long it took, when known.
         duration_ms: Option<u64>,
     },
     /// `/diff` output: a unified diff.
     Diff {
+        /// The diff.
         text: String,
     },
 }

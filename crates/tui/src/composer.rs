@@ -58,18 +58,22 @@ impl Composer {
         &self.history
     }
 
+    /// The draft's text.
     pub fn text(&self) -> &str {
         &self.text
     }
 
+    /// The cursor's byte offset in the text.
     pub fn cursor(&self) -> usize {
         self.cursor
     }
 
+    /// Whether the draft is empty.
     pub fn is_empty(&self) -> bool {
         self.text.is_empty()
     }
 
+    /// Replaces the draft, the cursor at its end.
     pub fn set_text(&mut self, text: &str) {
         self.text = text.to_string();
         self.cursor = self.text.len();
@@ -84,11 +88,13 @@ impl Composer {
         }
     }
 
+    /// Empties the draft and forgets its pastes.
     pub fn clear(&mut self) {
         self.set_text("");
         self.pastes.clear();
     }
 
+    /// Inserts `s` at the cursor.
     pub fn insert_str(&mut self, s: &str) {
         self.text.insert_str(self.cursor, s);
         self.cursor += s.len();

@@ -9,9 +9,6 @@ use crate::theme::Theme;
 use ratatui::style::{Color, Style};
 use ratatui::text::{Line, Span};
 
-/// Lines of a diff shown per file before `… N more lines`.
-pub const CELL_ROWS: usize = 40;
-
 /// What a line of a unified diff is.
 enum Kind {
     /// `diff --git`, `index`, `---`, `+++`, mode lines: about the file, not its content.
@@ -120,7 +117,7 @@ fn tint(theme: &Theme, added: bool) -> Style {
 /// The lines of `diff` (one file's, or `git diff`'s several), at most `max_rows` of its
 /// lines and then a `… N more lines` note. `path` names the file when the diff has no
 /// headers (an approval's or a patch cell's change).
-pub fn diff_lines(
+pub(crate) fn diff_lines(
     diff: &str,
     path: Option<&str>,
     theme: &Theme,

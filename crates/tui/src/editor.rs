@@ -3,6 +3,36 @@
 
 use std::io::Write;
 use std::path::PathBuf;
+use std::process::ExitStatus;
+
+/// Why Ctrl+G left the draft unchanged.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum EditError {
+    #[error("set $VISUAL or $EDITOR (e.g. `export EDITOR=vim`) to edit the draft in an editor")]
+    NoEditor,
+    #[error("cannot create {}: {source}", .path.display())]
+    Create {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("cannot write {}: {source}", .path.display())]
+    Write {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("cannot start the editor `{editor}`: {source}")]
+    Start {
+        editor: String,
+        source: std::io::Error,
+    },
+    #[error("the editor `{editor}` exited with {status}; the draft is unchanged")]
+    Exited { editor: String, status: ExitStatus },
+    #[error("cannot read the edited draft: {0}")]
+    Read(#[source] std::io::Error),
+    /// The blocking task the editor ran on panicked or was cancelled.
+    #[error("{0}")]
+    Task(#[from] tokio::task::JoinError),
+}
 
 /// The editor command line: `$VISUAL`, else `$EDITOR`; `None` when neither is set.
 fn editor_command() -> Option<String> {
@@ -12,7 +42,7 @@ fn editor_command() -> Option<String> {
 }
 
 /// A new owner-only file for the draft.
-fn draft_file(draft: &str) -> Result<PathBuf, String> {
+fn draft_file(draft: &str) -> Result<PathBuf, EditError> {
     let nanos = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| d.subsec_nanos())
@@ -25,21 +55,20 @@ fn draft_file(draft: &str) -> Result<PathBuf, String> {
     opts.write(true).create_new(true);
     #[cfg(unix)]
     std::os::unix::fs::OpenOptionsExt::mode(&mut opts, 0o600);
-    let mut f = opts
-        .open(&path)
-        .map_err(|e| format!("cannot create {}: {e}", path.display()))?;
-    f.write_all(draft.as_bytes())
-        .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+    let mut f = match opts.open(&path) {
+        Ok(f) => f,
+        Err(source) => return Err(EditError::Create { path, source }),
+    };
+    if let Err(source) = f.write_all(draft.as_bytes()) {
+        return Err(EditError::Write { path, source });
+    }
     Ok(path)
 }
 
 /// Runs the editor on `draft` (the terminal must be the editor's: not in raw mode, input
 /// not read by the TUI) and returns the text it saved, or why the draft is unchanged.
-pub fn edit(draft: &str) -> Result<String, String> {
-    let editor = editor_command().ok_or_else(|| {
-        "set $VISUAL or $EDITOR (e.g. `export EDITOR=vim`) to edit the draft in an editor"
-            .to_string()
-    })?;
+pub(crate) fn edit(draft: &str) -> Result<String, EditError> {
+    let editor = editor_command().ok_or(EditError::NoEditor)?;
     let path = draft_file(draft)?;
     // Through `sh`, so `EDITOR="code --wait"` works as it does for git. The editor shares
     // the TUI's process group: it must be in the terminal's foreground group to read keys.
@@ -51,13 +80,14 @@ pub fn edit(draft: &str) -> Result<String, String> {
         .status();
     let text = std::fs::read_to_string(&path);
     let _ = std::fs::remove_file(&path);
-    let status = status.map_err(|e| format!("cannot start the editor `{editor}`: {e}"))?;
+    let status = match status {
+        Ok(status) => status,
+        Err(source) => return Err(EditError::Start { editor, source }),
+    };
     if !status.success() {
-        return Err(format!(
-            "the editor `{editor}` exited with {status}; the draft is unchanged"
-        ));
+        return Err(EditError::Exited { editor, status });
     }
-    let text = text.map_err(|e| format!("cannot read the edited draft: {e}"))?;
+    let text = text.map_err(EditError::Read)?;
     // Editors end the file with a newline the draft did not have.
     Ok(text.strip_suffix('\n').unwrap_or(&text).to_string())
 }

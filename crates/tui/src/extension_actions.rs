@@ -7,7 +7,7 @@ use oi_core::custom_prompts::{self, Invocation, PromptError};
 use oi_core::skills;
 
 /// The skills `config` sees, as `/skills` shows them, and the files not used.
-pub async fn skill_rows(config: Config) -> (Vec<SkillRow>, Vec<(String, String)>) {
+pub(crate) async fn skill_rows(config: Config) -> (Vec<SkillRow>, Vec<(String, String)>) {
     let found = skills::discover_async(config.clone()).await;
     let rows = found
         .skills
@@ -30,7 +30,7 @@ pub async fn skill_rows(config: Config) -> (Vec<SkillRow>, Vec<(String, String)>
 }
 
 /// The custom prompts of `config`'s home and project: (name, description).
-pub async fn custom_prompt_list(config: &Config) -> Vec<(String, String)> {
+pub(crate) async fn custom_prompt_list(config: &Config) -> Vec<(String, String)> {
     let (home, cwd) = (config.home.clone(), config.cwd.clone());
     tokio::task::spawn_blocking(move || {
         let folders = custom_prompts::prompt_folders(&home, &cwd);
@@ -55,7 +55,7 @@ pub async fn custom_prompt_list(config: &Config) -> Vec<(String, String)> {
 }
 
 /// The prompt `name` with `args` in place, or why it cannot be sent.
-pub async fn expand_custom_prompt(
+pub(crate) async fn expand_custom_prompt(
     config: &Config,
     name: String,
     args: String,

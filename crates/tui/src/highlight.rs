@@ -43,7 +43,7 @@ fn sets() -> Option<&'static Sets> {
 
 /// The lines of `code`, coloured for `lang` (a fence tag such as `rust` or `py`) when the
 /// grammar is known and colour is on; plain code style otherwise.
-pub fn highlight_code(lang: &str, code: &str, theme: &Theme) -> Vec<Line<'static>> {
+pub(crate) fn highlight_code(lang: &str, code: &str, theme: &Theme) -> Vec<Line<'static>> {
     let plain = || {
         code.lines()
             .map(|l| Line::from(Span::styled(l.to_string(), theme.code())))
@@ -86,7 +86,7 @@ pub fn highlight_code(lang: &str, code: &str, theme: &Theme) -> Vec<Line<'static
 
 /// Highlights one file's lines one at a time (a diff's lines are highlighted in the order
 /// they show, so a construct spanning lines keeps its colour).
-pub struct LineHighlighter {
+pub(crate) struct LineHighlighter {
     lines: HighlightLines<'static>,
     syntaxes: &'static SyntaxSet,
 }
@@ -94,7 +94,7 @@ pub struct LineHighlighter {
 impl LineHighlighter {
     /// A highlighter for the file at `path` (by its extension or name), when its grammar is
     /// known and colour is on.
-    pub fn for_path(path: &str, theme: &Theme) -> Option<Self> {
+    pub(crate) fn for_path(path: &str, theme: &Theme) -> Option<Self> {
         if !theme.color {
             return None;
         }
@@ -113,7 +113,7 @@ impl LineHighlighter {
 
     /// One line's spans, each with its syntax colour over `base` (`None` if the grammar
     /// fails on it).
-    pub fn line(&mut self, text: &str, base: Style) -> Option<Vec<Span<'static>>> {
+    pub(crate) fn line(&mut self, text: &str, base: Style) -> Option<Vec<Span<'static>>> {
         let with_end = format!("{text}\n");
         let ranges = self.lines.highlight_line(&with_end, self.syntaxes).ok()?;
         Some(

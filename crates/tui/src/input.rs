@@ -38,7 +38,7 @@ enum Request {
 }
 
 /// The terminal's input, read by a thread of ours (see the module's docs).
-pub struct Input {
+pub(crate) struct Input {
     events: mpsc::UnboundedReceiver<io::Result<TermEvent>>,
     /// SIGWINCH: the thread reads crossterm only when bytes arrive, so resizes come here.
     resizes: tokio::signal::unix::Signal,
@@ -50,7 +50,7 @@ pub struct Input {
 impl Input {
     /// Starts the input thread on the process's terminal (standard input when it is one,
     /// else `/dev/tty`, as crossterm reads).
-    pub fn new() -> io::Result<Self> {
+    pub(crate) fn new() -> io::Result<Self> {
         let tty = terminal_fd()?;
         let resizes =
             tokio::signal::unix::signal(tokio::signal::unix::SignalKind::window_change())?;
@@ -81,7 +81,7 @@ impl Input {
 
     /// The next thing the terminal said (a resize included); an error or `None` when it
     /// is gone.
-    pub async fn next(&mut self) -> Option<io::Result<TermEvent>> {
+    pub(crate) async fn next(&mut self) -> Option<io::Result<TermEvent>> {
         tokio::select! {
             ev = self.events.recv() => ev,
             Some(()) = self.resizes.recv() => {
@@ -95,20 +95,20 @@ impl Input {
 
     /// Stops reading (for a program that needs the terminal); returns once the thread has
     /// let go of it.
-    pub async fn pause(&mut self) {
+    pub(crate) async fn pause(&mut self) {
         let (tx, rx) = oneshot::channel();
         if self.ask(Request::Pause(tx)) {
             let _ = rx.await;
         }
     }
 
-    pub fn resume(&mut self) {
+    pub(crate) fn resume(&mut self) {
         self.ask(Request::Resume);
     }
 
     /// Where the terminal's cursor is now (`None` when it does not answer; after one
     /// unanswered question it is not asked again, so a resize never stalls the UI twice).
-    pub async fn cursor_position(&mut self) -> Option<ratatui::layout::Position> {
+    pub(crate) async fn cursor_position(&mut self) -> Option<ratatui::layout::Position> {
         // Everything drawn so far must be on the terminal before the question.
         let _ = io::stdout().flush();
         let (tx, rx) = oneshot::channel();

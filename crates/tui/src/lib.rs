@@ -12,30 +12,30 @@
 //! * [`render`] draws the live area from the state; [`cells`] turns history cells into lines.
 //! * [`run`] owns the terminal and the event loop and coalesces redraws into frames.
 
-pub mod actions;
+mod actions;
 pub mod app;
 pub mod cells;
 pub mod composer;
-pub mod diff_view;
+mod diff_view;
 mod editor;
-pub mod extension_actions;
+mod extension_actions;
 mod highlight;
-pub mod history_search;
+mod history_search;
 mod input;
-pub mod markdown;
-pub mod mcp_actions;
-pub mod overlay;
-pub mod pager;
-pub mod queue;
+mod markdown;
+mod mcp_actions;
+mod overlay;
+mod pager;
+mod queue;
 pub mod render;
 pub mod run;
 pub mod slash;
-pub mod status_items;
+mod status_items;
 mod table;
 pub mod theme;
-pub mod transcript;
+mod transcript;
 mod undo;
 pub mod viewport;
-pub mod wrap;
+mod wrap;
 
 pub use run::{StartMode, TuiOptions, run};

@@ -10,7 +10,7 @@ use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
 
 /// Renders `src` to lines wrapped to `width`.
-pub fn render_markdown(src: &str, width: u16, theme: &Theme) -> Vec<Line<'static>> {
+pub(crate) fn render_markdown(src: &str, width: u16, theme: &Theme) -> Vec<Line<'static>> {
     let mut r = Renderer {
         theme: *theme,
         width,
@@ -42,7 +42,7 @@ pub fn render_markdown(src: &str, width: u16, theme: &Theme) -> Vec<Line<'static
 /// (or closing code fence) outside an open code fence, when that prefix has any text. What
 /// follows may still change how it renders (a paragraph or code block still growing), so it
 /// stays in the live area; the prefix can go to the scrollback while the answer streams.
-pub fn committable_prefix(text: &str) -> usize {
+pub(crate) fn committable_prefix(text: &str) -> usize {
     let mut fence: Option<(char, usize)> = None;
     let mut cut = 0;
     let mut pos = 0;
@@ -81,7 +81,7 @@ pub fn committable_prefix(text: &str) -> usize {
 /// `reopen`), or before an item of a top-level list. Used when the open block is taller
 /// than the screen: what is above the cut goes to the scrollback, once.
 #[derive(Debug, PartialEq)]
-pub struct SoftCut {
+pub(crate) struct SoftCut {
     /// Bytes of the text before the cut.
     pub at: usize,
     /// Appended to the first part (a closing fence).
@@ -91,7 +91,7 @@ pub struct SoftCut {
 }
 
 /// The latest [`SoftCut`] in `text` (an open block, as [`committable_prefix`] leaves it).
-pub fn soft_cut(text: &str) -> Option<SoftCut> {
+pub(crate) fn soft_cut(text: &str) -> Option<SoftCut> {
     let first_end = text.find('\n')? + 1;
     let first = &text[..first_end];
     let trimmed = first.trim_start_matches(' ');

@@ -8,14 +8,14 @@ use oi_protocol::user_input::UserInput;
 use tokio_util::sync::CancellationToken;
 
 /// What the thread's MCP servers offer the user now.
-pub fn catalog(thread: &Thread) -> McpCatalog {
+pub(crate) fn catalog(thread: &Thread) -> McpCatalog {
     McpCatalog::from_status(&thread.mcp_status())
 }
 
 /// What the thread's ready MCP servers offer, asked of them now (`prompts/list`,
 /// `resources/list`, every page); the status snapshot's lists for servers that do not
 /// answer (a server without prompts answers "method not found").
-pub async fn live_catalog(thread: &Thread) -> McpCatalog {
+pub(crate) async fn live_catalog(thread: &Thread) -> McpCatalog {
     let status = thread.mcp_status();
     let mut catalog = McpCatalog::from_status(&status);
     let Some(manager) = thread.mcp_manager() else {
@@ -75,7 +75,7 @@ where
 }
 
 /// `prompts/get`, as the text and images to send.
-pub async fn get_prompt(
+pub(crate) async fn get_prompt(
     thread: &Thread,
     server: &str,
     prompt: &str,
@@ -93,7 +93,7 @@ pub async fn get_prompt(
 
 /// Each mentioned resource read, as one text item per resource after the message's own
 /// items: `Resource @server:uri:` and its contents. The first failure is the error.
-pub async fn read_mentions(
+pub(crate) async fn read_mentions(
     thread: &Thread,
     mentions: &[(String, String)],
 ) -> Result<Vec<UserInput>, String> {

@@ -12,7 +12,7 @@ use crate::wrap::wrap_lines;
 use ratatui::text::Line;
 
 /// Most diff lines the pager shows (then `… N more lines`).
-pub const PAGER_MAX_ROWS: usize = 20_000;
+pub(crate) const PAGER_MAX_ROWS: usize = 20_000;
 
 /// The open `/diff` pager.
 #[derive(Clone, Debug, PartialEq)]

@@ -25,7 +25,9 @@ const APPROVAL_ARG_ROWS: usize = 8;
 /// The live area's rows (at most `max_rows`, newest at the bottom) and where the cursor
 /// belongs in them (row, column).
 pub struct LiveLines {
+    /// The rows, top to bottom.
     pub lines: Vec<Line<'static>>,
+    /// Where the cursor goes: (row, column).
     pub cursor: Option<(usize, u16)>,
 }
 

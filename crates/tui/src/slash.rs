@@ -3,35 +3,65 @@
 /// Every command the composer understands.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum SlashCommand {
+    /// `/model`: Choose the model and reasoning effort.
     Model,
+    /// `/harness`: Choose the tools and prompt the model gets.
     Harness,
+    /// `/approvals`: Choose what runs without asking.
     Approvals,
+    /// `/new`: Start a new thread.
     New,
+    /// `/resume`: Resume a stored thread.
     Resume,
+    /// `/fork`: Fork this thread into a new one.
     Fork,
+    /// `/compact`: Summarise the thread to free context.
     Compact,
+    /// `/diff`: Show git diff, untracked files included.
     Diff,
+    /// `/plan`: Show the model's plan for this task.
     Plan,
+    /// `/mention`: Mention a file (same as typing @).
     Mention,
+    /// `/status`: Show config, thread, token usage.
     Status,
+    /// `/mcp`: List MCP servers (`/mcp verbose` for tools).
     Mcp,
+    /// `/skills`: List the skills the model can load.
     Skills,
+    /// `/init`: Write an AGENTS.md for this project.
     Init,
+    /// `/logout`: Remove stored credentials.
     Logout,
+    /// `/review`: Ask the model to review the working tree's git diff.
     Review,
+    /// `/copy`: Copy the last answer to the clipboard (OSC 52).
     Copy,
+    /// `/rename`: Rename this thread: /rename NAME.
     Rename,
+    /// `/undo`: Revert the last patch applied in this session.
     Undo,
+    /// `/clear`: Clear the screen and start a new thread.
     Clear,
+    /// `/export`: Write this thread as Markdown: /export [PATH].
     Export,
+    /// `/archive`: Archive this or another thread (hidden from /resume).
     Archive,
+    /// `/delete`: Delete this or another thread, after asking.
     Delete,
+    /// `/theme`: Choose the colour theme.
     Theme,
+    /// `/statusline`: Choose what the status line shows.
     Statusline,
+    /// `/config`: Show the effective settings and where each came from.
     Config,
+    /// `/title`: Show or set this thread's title: /title NAME.
     Title,
+    /// `/quit`: Exit interpreter.
     Quit,
+    /// `/exit`: Exit interpreter.
     Exit,
+    /// `/help`: List commands and keys.
     Help,
 }
 
@@ -164,7 +194,9 @@ pub const COMMANDS: &[(&str, SlashCommand, &str)] = &[
 /// A parsed `/command args` line.
 #[derive(Debug, PartialEq, Eq)]
 pub enum Parsed {
+    /// A known command and what followed it.
     Command(SlashCommand, String),
+    /// A `/word` that is no command.
     Unknown(String),
 }
 

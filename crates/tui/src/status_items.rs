@@ -19,7 +19,7 @@ pub enum StatusItem {
 }
 
 /// `(item, id, description)`, in the order `/statusline` lists them.
-pub const STATUS_ITEMS: &[(StatusItem, &str, &str)] = &[
+pub(crate) const STATUS_ITEMS: &[(StatusItem, &str, &str)] = &[
     (
         StatusItem::ModelWithReasoning,
         "model-with-reasoning",
@@ -57,7 +57,7 @@ pub const STATUS_ITEMS: &[(StatusItem, &str, &str)] = &[
 ];
 
 /// What the status line shows when `[tui] status_line` is not set.
-pub const DEFAULT_ITEMS: &[StatusItem] = &[
+pub(crate) const DEFAULT_ITEMS: &[StatusItem] = &[
     StatusItem::ModelWithReasoning,
     StatusItem::Provider,
     StatusItem::ContextRemaining,
@@ -111,7 +111,7 @@ impl StatusItem {
 }
 
 /// The ids of `[tui] status_line`, read: the items known, and the ids that are not.
-pub fn parse_items(ids: &[String]) -> (Vec<StatusItem>, Vec<String>) {
+pub(crate) fn parse_items(ids: &[String]) -> (Vec<StatusItem>, Vec<String>) {
     let mut items = Vec::new();
     let mut unknown = Vec::new();
     for id in ids {
@@ -125,7 +125,7 @@ pub fn parse_items(ids: &[String]) -> (Vec<StatusItem>, Vec<String>) {
 }
 
 /// The status line's facts, joined as the line shows them.
-pub fn facts(items: &[StatusItem], s: &StatusInfo) -> String {
+pub(crate) fn facts(items: &[StatusItem], s: &StatusInfo) -> String {
     items
         .iter()
         .filter_map(|i| i.text(s))

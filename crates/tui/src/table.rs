@@ -12,11 +12,11 @@ use ratatui::text::{Line, Span};
 use unicode_width::UnicodeWidthStr;
 
 /// One cell: its styled spans.
-pub type Cell = Vec<Span<'static>>;
+pub(crate) type Cell = Vec<Span<'static>>;
 
 /// A table being collected from the Markdown events.
 #[derive(Default)]
-pub struct Table {
+pub(crate) struct Table {
     pub aligns: Vec<Alignment>,
     pub header: Vec<Cell>,
     pub rows: Vec<Vec<Cell>>,
@@ -33,7 +33,7 @@ fn cell_text(cell: &Cell) -> String {
 
 impl Table {
     /// The table's lines for `width` columns, each starting with `prefix`.
-    pub fn render(self, width: u16, prefix: &str, theme: &Theme) -> Vec<Line<'static>> {
+    pub(crate) fn render(self, width: u16, prefix: &str, theme: &Theme) -> Vec<Line<'static>> {
         let columns = self
             .rows
             .iter()

@@ -48,6 +48,7 @@ impl ThemeName {
             .map(|(t, _, _)| *t)
     }
 
+    /// The theme's name as `[tui] theme` takes it.
     pub fn as_str(self) -> &'static str {
         THEMES
             .iter()
@@ -61,6 +62,7 @@ impl ThemeName {
 pub struct Theme {
     /// `false` under `NO_COLOR` and with the `mono` theme.
     pub color: bool,
+    /// Which theme it is.
     pub name: ThemeName,
 }
 
@@ -142,42 +144,55 @@ impl Theme {
         }
     }
 
+    /// Text without styling.
     pub fn plain(&self) -> Style {
         Style::default()
     }
+    /// Secondary text: dimmed.
     pub fn dim(&self) -> Style {
         Style::default().add_modifier(Modifier::DIM)
     }
+    /// Emphasis: bold.
     pub fn bold(&self) -> Style {
         Style::default().add_modifier(Modifier::BOLD)
     }
+    /// Emphasis: italic.
     pub fn italic(&self) -> Style {
         Style::default().add_modifier(Modifier::ITALIC)
     }
+    /// Highlights: the accent colour.
     pub fn accent(&self) -> Style {
         self.fg(self.palette().accent)
     }
+    /// The user's own messages.
     pub fn user(&self) -> Style {
         self.fg(self.palette().accent).add_modifier(Modifier::BOLD)
     }
+    /// Added lines of a diff.
     pub fn added(&self) -> Style {
         self.fg(self.palette().added)
     }
+    /// Removed lines of a diff.
     pub fn removed(&self) -> Style {
         self.fg(self.palette().removed)
     }
+    /// Success marks.
     pub fn ok(&self) -> Style {
         self.fg(self.palette().added).add_modifier(Modifier::BOLD)
     }
+    /// Errors.
     pub fn error(&self) -> Style {
         self.fg(self.palette().removed).add_modifier(Modifier::BOLD)
     }
+    /// Warnings.
     pub fn warning(&self) -> Style {
         self.fg(self.palette().warning).add_modifier(Modifier::BOLD)
     }
+    /// Inline code and code blocks.
     pub fn code(&self) -> Style {
         self.fg(self.palette().code)
     }
+    /// Links.
     pub fn link(&self) -> Style {
         self.fg(self.palette().link)
             .add_modifier(Modifier::UNDERLINED)

@@ -8,7 +8,7 @@ use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use ratatui::text::Line;
 
 /// Rows the title and the footer take.
-pub const CHROME_ROWS: usize = 2;
+pub(crate) const CHROME_ROWS: usize = 2;
 
 /// The overlay's state.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -32,7 +32,7 @@ pub enum Outcome {
 }
 
 /// The transcript's lines at `width`: every cell whole.
-pub fn lines(cells: &[HistoryCell], width: u16, theme: &Theme) -> Vec<Line<'static>> {
+pub(crate) fn lines(cells: &[HistoryCell], width: u16, theme: &Theme) -> Vec<Line<'static>> {
     cells
         .iter()
         .flat_map(|c| c.transcript_lines(width, theme))
@@ -40,7 +40,7 @@ pub fn lines(cells: &[HistoryCell], width: u16, theme: &Theme) -> Vec<Line<'stat
 }
 
 /// A line's text, without styles.
-pub fn line_text(line: &Line<'_>) -> String {
+pub(crate) fn line_text(line: &Line<'_>) -> String {
     line.spans.iter().map(|s| s.content.as_ref()).collect()
 }
 

@@ -6,6 +6,35 @@
 use oi_protocol::protocol::FileChange;
 use std::path::{Path, PathBuf};
 
+/// Why `/undo` changed nothing.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum UndoError {
+    #[error("cannot read {}: {source}", .path.display())]
+    Read {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("{} changed since the patch; revert it by hand", .0.display())]
+    Changed(PathBuf),
+    /// A file the patch added is no longer there.
+    #[error("{} is gone already", .0.display())]
+    AddedGone(PathBuf),
+    /// A file the patch deleted was created again.
+    #[error("{} exists again", .0.display())]
+    DeletedExists(PathBuf),
+    /// A file the patch updated is no longer there.
+    #[error("{} is gone", .0.display())]
+    UpdatedGone(PathBuf),
+    #[error("cannot write {}: {source}", .path.display())]
+    Write {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    /// The blocking task the undo ran on panicked or was cancelled.
+    #[error("{0}")]
+    Task(#[from] tokio::task::JoinError),
+}
+
 /// One file's way back.
 enum Step {
     Remove(PathBuf),
@@ -20,7 +49,10 @@ enum Step {
 
 /// Reverts `changes` (paths relative to `cwd` when not absolute). Returns the files put
 /// back, or why nothing was changed.
-pub fn revert(changes: &[(PathBuf, FileChange)], cwd: &Path) -> Result<Vec<String>, String> {
+pub(crate) fn revert(
+    changes: &[(PathBuf, FileChange)],
+    cwd: &Path,
+) -> Result<Vec<String>, UndoError> {
     let abs = |p: &Path| {
         if p.is_absolute() {
             p.to_path_buf()
@@ -28,14 +60,15 @@ pub fn revert(changes: &[(PathBuf, FileChange)], cwd: &Path) -> Result<Vec<Strin
             cwd.join(p)
         }
     };
-    let read = |p: &Path| -> Result<Option<String>, String> {
-        match std::fs::read_to_string(p) {
-            Ok(s) => Ok(Some(s)),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-            Err(e) => Err(format!("cannot read {}: {e}", p.display())),
-        }
+    let read = |p: &Path| match std::fs::read_to_string(p) {
+        Ok(s) => Ok(Some(s)),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(source) => Err(UndoError::Read {
+            path: p.to_path_buf(),
+            source,
+        }),
     };
-    let changed = |p: &Path| format!("{} changed since the patch; revert it by hand", p.display());
+    let changed = |p: &Path| UndoError::Changed(p.to_path_buf());
     let mut steps = Vec::new();
     for (path, change) in changes {
         let path = abs(path);
@@ -43,11 +76,11 @@ pub fn revert(changes: &[(PathBuf, FileChange)], cwd: &Path) -> Result<Vec<Strin
             FileChange::Add { content } => match read(&path)? {
                 Some(now) if now == *content => steps.push(Step::Remove(path)),
                 Some(_) => return Err(changed(&path)),
-                None => return Err(format!("{} is gone already", path.display())),
+                None => return Err(UndoError::AddedGone(path)),
             },
             FileChange::Delete { content } => match read(&path)? {
                 None => steps.push(Step::Write(path, content.clone())),
-                Some(_) => return Err(format!("{} exists again", path.display())),
+                Some(_) => return Err(UndoError::DeletedExists(path)),
             },
             FileChange::Update {
                 unified_diff,
@@ -58,7 +91,7 @@ pub fn revert(changes: &[(PathBuf, FileChange)], cwd: &Path) -> Result<Vec<Strin
                     .map(abs)
                     .unwrap_or_else(|| path.clone());
                 let Some(now) = read(&at)? else {
-                    return Err(format!("{} is gone", at.display()));
+                    return Err(UndoError::UpdatedGone(at));
                 };
                 let before = reverse_apply(&now, unified_diff).ok_or_else(|| changed(&at))?;
                 if at == path {
@@ -75,7 +108,10 @@ pub fn revert(changes: &[(PathBuf, FileChange)], cwd: &Path) -> Result<Vec<Strin
     }
     let mut done = Vec::new();
     for step in steps {
-        let failed = |p: &Path, e: std::io::Error| format!("cannot write {}: {e}", p.display());
+        let failed = |p: &Path, source: std::io::Error| UndoError::Write {
+            path: p.to_path_buf(),
+            source,
+        };
         match step {
             Step::Remove(p) => std::fs::remove_file(&p).map_err(|e| failed(&p, e))?,
             Step::Write(p, content) => {
@@ -160,7 +196,7 @@ fn parse_hunks(diff: &str) -> Option<Vec<Hunk>> {
 
 /// The text before a patch, from the text after it and the patch's unified diff; `None`
 /// when the text is not what the patch left.
-pub fn reverse_apply(after: &str, diff: &str) -> Option<String> {
+pub(crate) fn reverse_apply(after: &str, diff: &str) -> Option<String> {
     let current: Vec<&str> = after.split_inclusive('\n').collect();
     let mut out = String::new();
     let mut pos = 0usize;

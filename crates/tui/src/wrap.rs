@@ -6,7 +6,7 @@ use unicode_width::UnicodeWidthStr;
 
 /// Wraps `line` to `width` columns, breaking at spaces where it can and inside words
 /// longer than a row. `indent` prefixes every continuation row (hanging indent).
-pub fn wrap_line(line: &Line<'static>, width: u16, indent: &str) -> Vec<Line<'static>> {
+pub(crate) fn wrap_line(line: &Line<'static>, width: u16, indent: &str) -> Vec<Line<'static>> {
     let width = usize::from(width.max(8));
     let mut rows: Vec<Line<'static>> = Vec::new();
     let mut cur: Vec<Span<'static>> = Vec::new();
@@ -74,7 +74,7 @@ fn finish_row(mut spans: Vec<Span<'static>>, line: &Line<'static>) -> Line<'stat
 }
 
 /// Wraps every line (see [`wrap_line`]).
-pub fn wrap_lines(lines: &[Line<'static>], width: u16, indent: &str) -> Vec<Line<'static>> {
+pub(crate) fn wrap_lines(lines: &[Line<'static>], width: u16, indent: &str) -> Vec<Line<'static>> {
     lines
         .iter()
         .flat_map(|l| wrap_line(l, width, indent))
@@ -82,7 +82,7 @@ pub fn wrap_lines(lines: &[Line<'static>], width: u16, indent: &str) -> Vec<Line
 }
 
 /// Splits `s` after at most `cols` display columns (at least one char).
-pub fn split_at_width(s: &str, cols: usize) -> (String, String) {
+pub(crate) fn split_at_width(s: &str, cols: usize) -> (String, String) {
     let mut w = 0;
     for (i, ch) in s.char_indices() {
         let cw = unicode_width::UnicodeWidthChar::width(ch).unwrap_or(0);
@@ -95,7 +95,7 @@ pub fn split_at_width(s: &str, cols: usize) -> (String, String) {
 }
 
 /// `s` cut to `cols` columns with a trailing `…` when it was longer.
-pub fn truncate(s: &str, cols: usize) -> String {
+pub(crate) fn truncate(s: &str, cols: usize) -> String {
     if s.width() <= cols {
         return s.to_string();
     }

@@ -26,7 +26,7 @@ use std::sync::{Arc, Mutex};
 use tokio_util::sync::CancellationToken;
 
 /// One session of this connection.
-pub struct AcpSession {
+pub(super) struct AcpSession {
     pub(crate) thread: Arc<Thread>,
     pub(crate) out: Arc<SessionOut>,
     pub(crate) settings: Mutex<Settings>,
@@ -37,7 +37,7 @@ pub struct AcpSession {
 
 impl AcpSession {
     /// Stops the running prompt, if any (it ends `cancelled`).
-    pub fn cancel_prompt(&self) {
+    pub(super) fn cancel_prompt(&self) {
         if let Some(c) = lock(&self.prompt).as_ref() {
             c.cancel();
         }

@@ -11,7 +11,7 @@
 mod build;
 
 use crate::protocol::methods as m;
-pub use crate::protocol::wire::command_actions;
+pub(crate) use crate::protocol::wire::command_actions;
 use crate::protocol::wire::{
     CodexErrorInfo, CommandExecutionStatus, ContextCompactedNotification, ErrorNotification,
     ItemCompletedNotification, ItemDeltaNotification, ItemStartedNotification,
@@ -31,7 +31,7 @@ use std::collections::HashMap;
 
 /// One notification to send: its method and its params, serialized from the typed wire.
 #[derive(Clone, Debug, PartialEq)]
-pub struct Note {
+pub(crate) struct Note {
     // Private: `Note::of` is the only way to make one (tests below read them).
     method: &'static str,
     params: Value,
@@ -39,7 +39,7 @@ pub struct Note {
 
 impl Note {
     /// The notification's method name, as declared.
-    pub fn method(&self) -> &'static str {
+    pub(crate) fn method(&self) -> &'static str {
         self.method
     }
 
@@ -63,7 +63,7 @@ impl Note {
 
 /// How a turn ended, once it has.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum TurnEnd {
+pub(crate) enum TurnEnd {
     Completed,
     Failed,
     Interrupted,
@@ -71,7 +71,7 @@ pub enum TurnEnd {
 
 impl TurnEnd {
     /// The wire status of a turn that ended this way.
-    pub fn status(&self) -> TurnStatus {
+    pub(crate) fn status(&self) -> TurnStatus {
         match self {
             TurnEnd::Completed => TurnStatus::Completed,
             TurnEnd::Failed => TurnStatus::Failed,
@@ -85,7 +85,7 @@ fn now_ms() -> i64 {
     chrono::Utc::now().timestamp_millis()
 }
 
-pub struct ItemMapper {
+pub(crate) struct ItemMapper {
     thread_id: String,
     turn_id: String,
     /// Stored turns get ids derived from the turn id, so repeated reads agree.
@@ -110,11 +110,11 @@ pub struct ItemMapper {
 
 impl ItemMapper {
     /// Whether the turn has failed already (an `error` was mapped).
-    pub fn failed(&self) -> bool {
+    pub(crate) fn failed(&self) -> bool {
         self.error.is_some()
     }
 
-    pub fn new(thread_id: impl Into<String>, turn_id: impl Into<String>) -> Self {
+    pub(crate) fn new(thread_id: impl Into<String>, turn_id: impl Into<String>) -> Self {
         Self {
             thread_id: thread_id.into(),
             turn_id: turn_id.into(),
@@ -135,7 +135,7 @@ impl ItemMapper {
 
     /// A mapper for a turn read back from disk: stable item ids, and it keeps the
     /// completed items ([`stored_turn_items`]).
-    pub fn for_stored(thread_id: impl Into<String>, turn_id: impl Into<String>) -> Self {
+    pub(crate) fn for_stored(thread_id: impl Into<String>, turn_id: impl Into<String>) -> Self {
         Self {
             stable_ids: true,
             completed: Some(Vec::new()),
@@ -143,7 +143,7 @@ impl ItemMapper {
         }
     }
 
-    pub fn turn_id(&self) -> &str {
+    pub(crate) fn turn_id(&self) -> &str {
         &self.turn_id
     }
 
@@ -196,7 +196,7 @@ impl ItemMapper {
     }
 
     /// Maps one event. Events of other turns yield only thread-level notifications.
-    pub fn on_event(&mut self, ev: &Event) -> Vec<Note> {
+    pub(crate) fn on_event(&mut self, ev: &Event) -> Vec<Note> {
         let ours = ev.id == self.turn_id;
         let mut out = Vec::new();
         match &ev.msg {
@@ -495,7 +495,7 @@ impl ItemMapper {
     }
 
     /// Shows the pending command before its approval request (the reference's order).
-    pub fn exec_approval_pending(&mut self, ev: &ExecApprovalRequestEvent) -> Vec<Note> {
+    pub(crate) fn exec_approval_pending(&mut self, ev: &ExecApprovalRequestEvent) -> Vec<Note> {
         let mut out = Vec::new();
         let item = build::command(
             &ev.call_id,
@@ -509,7 +509,10 @@ impl ItemMapper {
         out
     }
 
-    pub fn patch_approval_pending(&mut self, ev: &ApplyPatchApprovalRequestEvent) -> Vec<Note> {
+    pub(crate) fn patch_approval_pending(
+        &mut self,
+        ev: &ApplyPatchApprovalRequestEvent,
+    ) -> Vec<Note> {
         let mut out = Vec::new();
         let item = build::file_change(&ev.call_id, &ev.changes, PatchApplyStatus::InProgress);
         self.start_tool(&ev.call_id, item, &mut out);
@@ -517,7 +520,7 @@ impl ItemMapper {
     }
 
     /// Ends the turn without a terminal event from the engine (the thread went away).
-    pub fn abandon(&mut self, message: &str) -> Vec<Note> {
+    pub(crate) fn abandon(&mut self, message: &str) -> Vec<Note> {
         let mut out = Vec::new();
         if self.ended.is_none() {
             self.error = Some(TurnError::new(message));
@@ -574,7 +577,7 @@ impl ItemMapper {
     }
 
     /// The turn's error, once one was reported.
-    pub fn error(&self) -> Option<&TurnError> {
+    pub(crate) fn error(&self) -> Option<&TurnError> {
         self.error.as_ref()
     }
 
@@ -649,7 +652,7 @@ fn incomplete_utf8_tail(b: &[u8]) -> usize {
 }
 
 /// The completed items of a stored turn, rebuilt from its recorded events, and its error.
-pub fn stored_turn_items(
+pub(crate) fn stored_turn_items(
     thread_id: &str,
     turn: &oi_core::StoredTurn,
 ) -> (Vec<ThreadItem>, Option<TurnError>) {

@@ -2,7 +2,7 @@
 //! methods over the real engine, assembled as `interpreter mcp-server` does) over an
 //! in-memory pipe, the scripted mock model on loopback, and a JSON-RPC client that keeps
 //! every message it has not consumed yet.
-
+#![allow(unreachable_pub)] // helpers shared by this test crate's modules; a test has no outside
 #![allow(dead_code)]
 
 use oi_app_server::AppServerContext;

@@ -19,7 +19,7 @@ use std::sync::Arc;
 use tokio_util::sync::CancellationToken;
 
 #[derive(Args, Debug)]
-pub struct CallArgs {
+pub(crate) struct CallArgs {
     /// Name of a configured server.
     pub name: String,
     /// The tool to call; without it, only the tools are listed.
@@ -67,7 +67,7 @@ impl OAuthBrowser for Browser {
     }
 }
 
-pub async fn run(
+pub(super) async fn run(
     servers: &BTreeMap<String, McpServerConfig>,
     home: &Path,
     oauth_store: oi_config::OAuthCredentialsStoreMode,

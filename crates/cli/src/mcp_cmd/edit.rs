@@ -7,7 +7,7 @@ use toml_edit::{Array, DocumentMut, InlineTable, Item, Table, value};
 
 /// Why `mcp add` / `mcp remove` did not change the user config; each says what to do.
 #[derive(Debug, thiserror::Error)]
-pub enum McpEditError {
+pub(super) enum McpEditError {
     /// A stdio server was given no command.
     #[error(
         "give the server command after `--`, e.g. `interpreter mcp add docs -- npx -y docs-mcp`"
@@ -38,7 +38,7 @@ pub enum McpEditError {
 
 /// The `[mcp_servers.<name>]` table for `mcp add`, validated by the same parser the loader
 /// uses, so nothing invalid is ever written.
-pub fn server_table(args: &AddArgs) -> Result<(Table, McpServerConfig), McpEditError> {
+pub(super) fn server_table(args: &AddArgs) -> Result<(Table, McpServerConfig), McpEditError> {
     let mut t = Table::new();
     if let Some(url) = &args.url {
         t.insert("url", value(url.as_str()));
@@ -117,7 +117,7 @@ fn edit_doc(
 }
 
 /// Insert or replace `mcp_servers.<name>`; a replaced entry keeps its place in the file.
-pub fn upsert_server(path: &Path, name: &str, mut entry: Table) -> Result<(), McpEditError> {
+pub(super) fn upsert_server(path: &Path, name: &str, mut entry: Table) -> Result<(), McpEditError> {
     edit_doc(path, |doc| {
         let root = doc.as_table_mut();
         if !root.contains_key("mcp_servers") {
@@ -153,7 +153,7 @@ pub fn upsert_server(path: &Path, name: &str, mut entry: Table) -> Result<(), Mc
 }
 
 /// Remove `mcp_servers.<name>`; `Ok(false)` if the user config has no such entry.
-pub fn remove_server(path: &Path, name: &str) -> Result<bool, McpEditError> {
+pub(super) fn remove_server(path: &Path, name: &str) -> Result<bool, McpEditError> {
     if !path.exists() {
         return Ok(false);
     }

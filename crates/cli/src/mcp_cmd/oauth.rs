@@ -13,7 +13,7 @@ use std::path::Path;
 use std::process::Stdio;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum AuthStatus {
+pub(super) enum AuthStatus {
     Unsupported,
     NotLoggedIn,
     BearerToken,
@@ -22,7 +22,7 @@ pub enum AuthStatus {
 
 /// How a server authenticates: configured bearer/Authorization header, stored OAuth tokens,
 /// or (asking the server, 5 s at most) whether it offers OAuth at all.
-pub async fn auth_status(
+pub(super) async fn auth_status(
     name: &str,
     cfg: &McpServerConfig,
     home: &Path,
@@ -60,7 +60,7 @@ pub async fn auth_status(
 }
 
 /// After `mcp add --url`: offer (or, on a terminal, start) the OAuth login.
-pub async fn after_add(
+pub(super) async fn after_add(
     name: &str,
     cfg: &McpServerConfig,
     home: &Path,
@@ -94,7 +94,7 @@ pub async fn after_add(
 /// its metadata is and the scope it wants — then log in as `grant_type` says: the browser
 /// flow for `authorization_code`; for a machine grant, no browser: the grant is run once to
 /// check the configuration, and sessions get their own tokens the same way.
-pub async fn login(
+pub(super) async fn login(
     servers: &BTreeMap<String, McpServerConfig>,
     home: &Path,
     store: OAuthCredentialsStoreMode,
@@ -262,7 +262,7 @@ pub(super) fn open_browser(url: &str) -> bool {
         .is_ok()
 }
 
-pub fn logout(
+pub(super) fn logout(
     servers: &BTreeMap<String, McpServerConfig>,
     home: &Path,
     store: OAuthCredentialsStoreMode,

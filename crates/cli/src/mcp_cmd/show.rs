@@ -26,7 +26,7 @@ enum Probe {
     Failed(String),
 }
 
-pub async fn list(
+pub(super) async fn list(
     servers: &BTreeMap<String, McpServerConfig>,
     home: &Path,
     store: OAuthCredentialsStoreMode,
@@ -183,7 +183,7 @@ pub async fn list(
     EXIT_OK
 }
 
-pub async fn get(
+pub(super) async fn get(
     servers: &BTreeMap<String, McpServerConfig>,
     home: &Path,
     store: OAuthCredentialsStoreMode,

@@ -4,6 +4,7 @@
 //! Codex requires is there, no field is null where Codex wants a value, and a tagged union
 //! has a variant Codex knows. Nested objects Codex's clients decode (threads, turns, items,
 //! statuses, usage, models) are checked the same way.
+#![allow(unreachable_pub)] // helpers shared by this test crate's modules; a test has no outside
 
 use serde_json::Value;
 use std::collections::BTreeSet;

@@ -1,6 +1,7 @@
 //! Shared harness for end-to-end tests: a temp home with a config pointing at the mock
 //! model, a temp workspace, and a way to run the real `interpreter` binary.
 #![allow(dead_code)]
+#![allow(unreachable_pub)] // helpers shared by this test crate's modules; a test has no outside
 
 use oi_protocol::config_types::WireApi;
 use oi_test_support::{MockModelServer, MockScript};

@@ -2,6 +2,7 @@
 //! pty, its screen mirrored by `vt100`, keys typed into it. Every wait polls the screen
 //! until the text appears (generous deadlines, never fixed sleeps).
 #![allow(dead_code)]
+#![allow(unreachable_pub)] // helpers shared by this test crate's modules; a test has no outside
 
 use crate::common::*;
 use oi_protocol::config_types::WireApi;

@@ -7,22 +7,36 @@
 pub enum EnvRefError {
     /// `${` without its `}`; `text` is the whole value.
     #[error("unterminated `${{` in `{text}`; write `${{VAR}}` or `${{VAR:-default}}`")]
-    Unterminated { text: String },
+    Unterminated {
+        /// The whole value.
+        text: String,
+    },
     /// `${…}` whose name is not a variable name.
     #[error(
         "`${{{inner}}}` in `{text}` is not a valid variable reference; write `${{VAR}}` or `${{VAR:-default}}`"
     )]
-    BadReference { inner: String, text: String },
+    BadReference {
+        /// What stood between `${` and `}`.
+        inner: String,
+        /// The whole value.
+        text: String,
+    },
     /// `${NAME}` with `NAME` unset and no default.
     #[error(
         "environment variable `{name}` is not set (referenced as `${{{name}}}`); export it or write `${{{name}:-default}}`"
     )]
-    Unset { name: String },
+    Unset {
+        /// The variable.
+        name: String,
+    },
     /// `env:VAR` with `VAR` unset.
     #[error(
         "environment variable `{var}` is not set (the value is `env:{var}`); export it before starting"
     )]
-    UnsetHost { var: String },
+    UnsetHost {
+        /// The variable.
+        var: String,
+    },
 }
 
 /// Expand `${VAR}` and `${VAR:-default}` in `s` using `lookup`. `$` not followed by `{` is kept.

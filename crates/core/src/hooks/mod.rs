@@ -64,7 +64,7 @@ pub(crate) struct HookEnv {
 }
 
 impl HookEnv {
-    pub fn from_config(config: &oi_config::Config) -> Self {
+    pub(crate) fn from_config(config: &oi_config::Config) -> Self {
         Self {
             cwd: config.cwd.clone(),
             env: config.command_env(),

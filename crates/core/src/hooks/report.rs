@@ -17,7 +17,7 @@ pub(crate) struct RunReport {
 
 impl RunReport {
     /// Sends `hook_started` for `hook`, run in `turn_id` (`None`: the session's start).
-    pub fn start(sess: &Session, turn_id: Option<&str>, hook: &HookCommand) -> Self {
+    pub(super) fn start(sess: &Session, turn_id: Option<&str>, hook: &HookCommand) -> Self {
         // Unique within the process: a front end pairs a run's two events by it.
         static NEXT: AtomicU64 = AtomicU64::new(1);
         let event = HookRunEvent {
@@ -52,7 +52,7 @@ impl RunReport {
 
     /// Sends `hook_completed`: `status` and what the hook said, each entry as the model or
     /// the user got it.
-    pub fn finish(
+    pub(super) fn finish(
         mut self,
         sess: &Session,
         status: HookRunStatus,

@@ -80,15 +80,15 @@ pub(crate) struct ParkedAsk {
 }
 
 impl ToolOutcome {
-    pub fn ok(text: impl Into<String>) -> Self {
+    pub(crate) fn ok(text: impl Into<String>) -> Self {
         Self::with_output(FunctionCallOutput::text(text, true))
     }
 
-    pub fn err(text: impl Into<String>) -> Self {
+    pub(crate) fn err(text: impl Into<String>) -> Self {
         Self::with_output(FunctionCallOutput::text(text, false))
     }
 
-    pub fn with_output(output: FunctionCallOutput) -> Self {
+    pub(crate) fn with_output(output: FunctionCallOutput) -> Self {
         Self {
             output,
             abort_turn: false,
@@ -97,7 +97,7 @@ impl ToolOutcome {
     }
 
     /// The call waits for `request`, which the turn parks.
-    pub fn parked(
+    pub(crate) fn parked(
         request: oi_protocol::protocol::ParkedRequest,
         sandboxed_output: Option<FunctionCallOutput>,
     ) -> Self {

@@ -15,7 +15,7 @@ pub(crate) const TOOL_SEARCH: &str = "tool_search";
 
 /// Share of the context window the MCP tools' schemas may take before `tool_search`
 /// replaces them.
-pub const MCP_SCHEMA_MAX_PERCENT: i64 = 20;
+pub(crate) const MCP_SCHEMA_MAX_PERCENT: i64 = 20;
 
 const DEFAULT_LIMIT: usize = 5;
 

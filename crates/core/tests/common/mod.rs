@@ -1,6 +1,7 @@
 //! Setup shared by the engine's integration tests: a config that points at the mock model
 //! with no sandbox and no approvals, and running one op to the end of its turn.
 #![allow(dead_code)] // each test file uses a different subset
+#![allow(unreachable_pub)] // helpers shared by this test crate's modules; a test has no outside
 
 use oi_core::Thread;
 use oi_protocol::config_types::{AskForApproval, SandboxMode};

@@ -38,7 +38,7 @@ struct WsState {
 
 /// Serves WebSocket connections on `listener` until `stop` fires; then closes every socket
 /// (running requests are cancelled and get a grace period to answer) and returns.
-pub async fn serve_ws(
+pub(super) async fn serve_ws(
     listener: tokio::net::TcpListener,
     opts: HttpOptions,
     methods: MethodsFactory,

@@ -1,5 +1,6 @@
 //! Shared helpers: locating the third-party peers, starting managers, HTTP peer processes.
 #![allow(dead_code)]
+#![allow(unreachable_pub)] // helpers shared by this test crate's modules; a test has no outside
 
 use futures::future::BoxFuture;
 use oi_config::mcp::{McpServerConfig, McpServerTransportConfig};

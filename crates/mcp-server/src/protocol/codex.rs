@@ -12,19 +12,23 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 /// The notification carrying one engine event of a call's turn.
-pub const CODEX_EVENT: &str = "codex/event";
+pub(crate) const CODEX_EVENT: &str = "codex/event";
 
 /// `structuredContent` of a `codex` / `codex-reply` result (the tools' `outputSchema`).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
-pub struct CodexOutput {
+pub(crate) struct CodexOutput {
     pub thread_id: String,
     pub content: String,
 }
 
 /// A tool result. Results about a thread carry `structuredContent {threadId, content}`;
 /// failures before a thread exists carry only text.
-pub fn tool_result(thread_id: Option<ThreadId>, text: String, is_error: bool) -> CallToolResult {
+pub(crate) fn tool_result(
+    thread_id: Option<ThreadId>,
+    text: String,
+    is_error: bool,
+) -> CallToolResult {
     let mut r = CallToolResult::default();
     if let Some(id) = thread_id {
         let output = CodexOutput {
@@ -43,7 +47,7 @@ pub fn tool_result(thread_id: Option<ThreadId>, text: String, is_error: bool) ->
 /// Params of [`CODEX_EVENT`]: the event as the engine published it, with the call it
 /// belongs to.
 #[derive(Serialize)]
-pub struct CodexEventParams<'a> {
+pub(crate) struct CodexEventParams<'a> {
     #[serde(rename = "_meta")]
     pub meta: CodexEventMeta<'a>,
     /// The turn's id (`""` for `session_configured`).
@@ -53,7 +57,7 @@ pub struct CodexEventParams<'a> {
 
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
-pub struct CodexEventMeta<'a> {
+pub(crate) struct CodexEventMeta<'a> {
     /// The `tools/call` id, with its JSON type kept.
     pub request_id: &'a RequestId,
     pub thread_id: ThreadId,
@@ -61,7 +65,7 @@ pub struct CodexEventMeta<'a> {
 
 /// The form of an approval prompt: nothing to fill in, the answer is the action.
 #[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct EmptyForm {
+pub(crate) struct EmptyForm {
     #[serde(rename = "type")]
     pub kind: &'static str,
     pub properties: BTreeMap<String, serde_json::Value>,
@@ -80,7 +84,7 @@ impl Default for EmptyForm {
 /// `requestedSchema`, and the reference's correlation keys.
 #[derive(Clone, Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
-pub struct ApprovalPrompt {
+pub(crate) struct ApprovalPrompt {
     pub message: String,
     pub requested_schema: EmptyForm,
     pub thread_id: ThreadId,
@@ -100,7 +104,7 @@ pub struct ApprovalPrompt {
 /// What an approval is about.
 #[derive(Clone, Debug, Serialize)]
 #[serde(untagged)]
-pub enum ApprovalSubject {
+pub(crate) enum ApprovalSubject {
     Exec {
         codex_command: Vec<String>,
         codex_cwd: PathBuf,

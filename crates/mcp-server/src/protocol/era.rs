@@ -16,12 +16,11 @@ use rmcp::model::{ClientCapabilities, Implementation};
 use serde::Serialize;
 use serde_json::{Map, Value};
 
-pub const META_PROTOCOL_VERSION: &str = "io.modelcontextprotocol/protocolVersion";
-pub const META_CLIENT_CAPABILITIES: &str = "io.modelcontextprotocol/clientCapabilities";
-pub const META_CLIENT_INFO: &str = "io.modelcontextprotocol/clientInfo";
-pub const META_LOG_LEVEL: &str = "io.modelcontextprotocol/logLevel";
-pub const META_SERVER_INFO: &str = "io.modelcontextprotocol/serverInfo";
-pub const META_SUBSCRIPTION_ID: &str = "io.modelcontextprotocol/subscriptionId";
+pub(crate) const META_PROTOCOL_VERSION: &str = "io.modelcontextprotocol/protocolVersion";
+pub(crate) const META_CLIENT_CAPABILITIES: &str = "io.modelcontextprotocol/clientCapabilities";
+pub(crate) const META_CLIENT_INFO: &str = "io.modelcontextprotocol/clientInfo";
+pub(crate) const META_LOG_LEVEL: &str = "io.modelcontextprotocol/logLevel";
+pub(crate) const META_SERVER_INFO: &str = "io.modelcontextprotocol/serverInfo";
 
 /// The era of one request.
 #[derive(Clone, Debug)]
@@ -58,7 +57,7 @@ pub struct Envelope {
 
 /// Where a request arrived, for the requests without a version of their own.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Arrival {
+pub(crate) enum Arrival {
     /// On a connection (stdio) or session (HTTP) that may have had `initialize`.
     Connection,
     /// On its own (HTTP without a session): there is no handshake era to fall back to.
@@ -67,7 +66,7 @@ pub enum Arrival {
 
 /// The era of a request to `method` with `params`, or the error the request gets.
 /// `stateless_only` is true for methods only 2026-07-28 has.
-pub fn classify(
+pub(crate) fn classify(
     method: &str,
     params: Option<&Map<String, Value>>,
     arrival: Arrival,
@@ -159,12 +158,12 @@ struct MethodName<'a> {
 }
 
 /// A typed error `data` as JSON.
-pub fn error_data(data: impl Serialize) -> Value {
+pub(crate) fn error_data(data: impl Serialize) -> Value {
     serde_json::to_value(data).unwrap_or(Value::Null)
 }
 
 /// `-32022` for a version not served per request, naming the ones that are.
-pub fn unsupported_version(requested: &str) -> RpcError {
+pub(crate) fn unsupported_version(requested: &str) -> RpcError {
     RpcError::new(
         UNSUPPORTED_PROTOCOL_VERSION,
         format!(
@@ -208,7 +207,7 @@ struct RequiredCapabilities {
 }
 
 /// The part of `required` that `declared` lacks (`None`: nothing).
-pub fn missing_capabilities(
+pub(crate) fn missing_capabilities(
     declared: &ClientCapabilities,
     required: &ClientCapabilities,
 ) -> Option<ClientCapabilities> {
@@ -246,7 +245,7 @@ pub fn missing_capabilities(
 /// `Ok` when `declared` has everything `required` names; else `-32021`
 /// (MissingRequiredClientCapabilityError, HTTP 400) naming what is missing in
 /// `data.requiredCapabilities`, with `why` it is needed and how to fix it.
-pub fn require_capabilities(
+pub(crate) fn require_capabilities(
     declared: &ClientCapabilities,
     required: &ClientCapabilities,
     why: &str,
@@ -272,7 +271,7 @@ pub fn require_capabilities(
 
 /// `-32601` for a method 2026-07-28 removed (or an `initialize`-era one sent with a
 /// 2026-07-28 `_meta`), saying what replaced it.
-pub fn removed_method(method: &str) -> RpcError {
+pub(crate) fn removed_method(method: &str) -> RpcError {
     let instead = match method {
         "initialize" | "notifications/initialized" => {
             "requests carry their version and capabilities in _meta; `server/discover` describes the server"

@@ -13,11 +13,11 @@ use serde::Serialize;
 use std::collections::BTreeMap;
 
 /// The method of an input request asking the user.
-pub const ELICITATION_CREATE: &str = "elicitation/create";
+pub(crate) const ELICITATION_CREATE: &str = "elicitation/create";
 
 /// One approval as an input request.
 #[derive(Clone, Debug, Serialize)]
-pub struct ApprovalInput {
+pub(crate) struct ApprovalInput {
     /// Always [`ELICITATION_CREATE`].
     pub method: &'static str,
     pub params: FormElicitation,
@@ -25,7 +25,7 @@ pub struct ApprovalInput {
 
 /// `ElicitRequestFormParams`: a form (with nothing to fill in: the answer is the action).
 #[derive(Clone, Debug, Serialize)]
-pub struct FormElicitation {
+pub(crate) struct FormElicitation {
     /// Always `form`.
     pub mode: &'static str,
     #[serde(flatten)]
@@ -33,7 +33,7 @@ pub struct FormElicitation {
 }
 
 impl ApprovalInput {
-    pub fn new(prompt: ApprovalPrompt) -> Self {
+    pub(crate) fn new(prompt: ApprovalPrompt) -> Self {
         Self {
             method: ELICITATION_CREATE,
             params: FormElicitation {
@@ -45,20 +45,20 @@ impl ApprovalInput {
 }
 
 /// Input requests by key.
-pub type ApprovalInputs = BTreeMap<String, ApprovalInput>;
+pub(crate) type ApprovalInputs = BTreeMap<String, ApprovalInput>;
 
 /// The result of a `tools/call` whose turn waits for approvals (`resultType:
 /// "input_required"`): the approvals, and the sealed state the retry hands back.
 #[derive(Clone, Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
-pub struct ApprovalsRequired {
+pub(crate) struct ApprovalsRequired {
     pub result_type: ResultType,
     pub input_requests: ApprovalInputs,
     pub request_state: String,
 }
 
 impl ApprovalsRequired {
-    pub fn new(input_requests: ApprovalInputs, request_state: String) -> Self {
+    pub(crate) fn new(input_requests: ApprovalInputs, request_state: String) -> Self {
         Self {
             result_type: ResultType::INPUT_REQUIRED,
             input_requests,
@@ -69,7 +69,7 @@ impl ApprovalsRequired {
 
 /// The JSON-RPC error of a failed task.
 #[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct TaskError {
+pub(crate) struct TaskError {
     pub code: i64,
     pub message: String,
 }
@@ -78,7 +78,7 @@ pub struct TaskError {
 /// status carries (`inputRequests`, `result` or `error`).
 #[derive(Clone, Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
-pub struct TaskView {
+pub(crate) struct TaskView {
     #[serde(flatten)]
     pub task: Task,
     #[serde(skip_serializing_if = "Option::is_none")]

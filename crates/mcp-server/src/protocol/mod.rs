@@ -14,17 +14,18 @@
 //!
 //! The server's identity and capabilities per era are here too.
 
-pub mod codex;
-pub mod era;
-pub mod input;
+pub(crate) mod codex;
+pub(crate) mod era;
+pub(crate) mod input;
 pub mod log;
-pub mod reply;
+pub(crate) mod reply;
 
 use rmcp::model::{
     ExtensionCapabilities, Implementation, JsonObject, PromptsCapability, ResourcesCapability,
     ServerCapabilities, TASKS_EXTENSION_ID, ToolsCapability,
 };
 
+/// The server's name in `initialize` results and `serverInfo`.
 pub const SERVER_NAME: &str = "openinterpreter-mcp-server";
 
 /// Versions served with the `initialize` handshake, newest first. The older two are what
@@ -35,6 +36,7 @@ pub const HANDSHAKE_VERSIONS: &[&str] = &["2025-11-25", "2025-06-18", "2025-03-2
 /// unsupported version's error names).
 pub const STATELESS_VERSIONS: &[&str] = &["2026-07-28"];
 
+/// The `instructions` given to clients: how the tools are meant to be used.
 pub const INSTRUCTIONS: &str = "Use the `codex` tool to start an Open Interpreter agent session with a prompt; \
 it returns the agent's final message and a threadId. Continue the same session with `codex-reply` \
 and that threadId. Progress streams as `codex/event` notifications; approval prompts arrive as \

@@ -14,7 +14,7 @@ use serde_json::{Map, Value};
 
 /// How long a client may keep a result, and who may share it (SEP-2549).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Caching {
+pub(crate) struct Caching {
     pub ttl_ms: u64,
     pub scope: CacheScope,
 }
@@ -22,26 +22,26 @@ pub struct Caching {
 impl Caching {
     /// The same for everyone and fixed for the server's life: the tool list, the resource
     /// templates, what `server/discover` says.
-    pub const FIXED: Caching = Caching {
+    pub(crate) const FIXED: Caching = Caching {
         ttl_ms: 3_600_000,
         scope: CacheScope::Public,
     };
     /// The user's prompt files: edited now and then; a `subscriptions/listen` change
     /// notification invalidates them sooner.
-    pub const PROMPTS: Caching = Caching {
+    pub(crate) const PROMPTS: Caching = Caching {
         ttl_ms: 10_000,
         scope: CacheScope::Private,
     };
     /// The user's threads: any client may start or continue one at any moment, so they are
     /// stale at once (reading them again is cheap).
-    pub const LIVE: Caching = Caching {
+    pub(crate) const LIVE: Caching = Caching {
         ttl_ms: 0,
         scope: CacheScope::Private,
     };
 }
 
 /// `result` as the wire of `era` wants it.
-pub fn finish(era: &Era, result: ServerResult) -> Result<Value, RpcError> {
+pub(crate) fn finish(era: &Era, result: ServerResult) -> Result<Value, RpcError> {
     let value = serde_json::to_value(result)
         .map_err(|e| RpcError::internal(format!("the result could not be encoded: {e}")))?;
     let Value::Object(mut map) = value else {

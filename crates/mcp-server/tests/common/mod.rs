@@ -1,6 +1,6 @@
 //! Test harness: an in-memory connection to the server, a line-level JSON-RPC client,
 //! and a scripted fake engine whose behaviour is chosen by the prompt text.
-
+#![allow(unreachable_pub)] // helpers shared by this test crate's modules; a test has no outside
 #![allow(dead_code)]
 
 use oi_jsonrpc::BoxFuture;

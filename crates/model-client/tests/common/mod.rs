@@ -1,4 +1,5 @@
 #![allow(dead_code)]
+#![allow(unreachable_pub)] // helpers shared by this test crate's modules; a test has no outside
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;

@@ -6,6 +6,7 @@ use serde::{Deserialize, Serialize};
 /// ends (the fields of Codex's `HookRunSummary`, snake_case like every event).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct HookRunEvent {
+    /// The run's id, the same at start and end.
     pub id: String,
     /// The turn it ran in; `None` for `sessionStart`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -14,6 +15,7 @@ pub struct HookRunEvent {
     pub event_name: String,
     /// `thread` (`sessionStart`) or `turn`.
     pub scope: String,
+    /// The command line.
     pub command: String,
     /// `user`, `project` or `sessionFlags`.
     pub source: String,
@@ -25,6 +27,7 @@ pub struct HookRunEvent {
     /// What the hook's config says to show while it runs.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub status_message: Option<String>,
+    /// Where the run is.
     pub status: HookRunStatus,
     /// What it said: a reason it blocked with, context it gave the model, why it failed.
     #[serde(default)]
@@ -34,14 +37,18 @@ pub struct HookRunEvent {
     /// Unix milliseconds; with `hook_completed`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub completed_at: Option<i64>,
+    /// How long it ran, with `hook_completed`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub duration_ms: Option<u64>,
 }
 
+/// Where a hook run is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum HookRunStatus {
+    /// It runs.
     Running,
+    /// It ended and let the action go on.
     Completed,
     /// It blocked the tool call (`preToolUse`).
     Blocked,
@@ -52,10 +59,13 @@ pub enum HookRunStatus {
 /// One thing a hook said.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct HookOutputEntry {
+    /// What kind of thing it said.
     pub kind: HookOutputKind,
+    /// What it said.
     pub text: String,
 }
 
+/// What kind of thing a hook said.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum HookOutputKind {
@@ -72,7 +82,9 @@ pub enum HookOutputKind {
 /// `skill_loaded`: which skill the model loaded, by which call.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct SkillLoadedEvent {
+    /// The id of the model's `load_skill` call.
     pub call_id: String,
+    /// The skill's name.
     pub name: String,
     /// Its `SKILL.md`.
     pub path: std::path::PathBuf,
@@ -83,21 +95,30 @@ pub struct SkillLoadedEvent {
 /// `plan_update`: Codex's shape (`explanation`, `plan: [{step, status}]`).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct PlanUpdateEvent {
+    /// Why the plan is what it is, when the model says.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub explanation: Option<String>,
+    /// The steps, in order.
     pub plan: Vec<PlanStep>,
 }
 
+/// One step of the model's plan.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct PlanStep {
+    /// What the step is.
     pub step: String,
+    /// Where it stands.
     pub status: PlanStepStatus,
 }
 
+/// Where a plan step stands.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum PlanStepStatus {
+    /// Not started.
     Pending,
+    /// Being worked on.
     InProgress,
+    /// Done.
     Completed,
 }

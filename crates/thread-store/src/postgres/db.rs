@@ -52,7 +52,9 @@ pub struct StoreTimeouts {
 }
 
 impl StoreTimeouts {
+    /// Ten seconds to connect.
     pub const DEFAULT_CONNECT: Duration = Duration::from_secs(10);
+    /// Thirty seconds per statement.
     pub const DEFAULT_STATEMENT: Duration = Duration::from_secs(30);
 }
 

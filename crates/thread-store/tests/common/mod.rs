@@ -1,5 +1,6 @@
 //! Helpers shared by the integration tests.
 #![allow(dead_code)]
+#![allow(unreachable_pub)] // helpers shared by this test crate's modules; a test has no outside
 
 use oi_protocol::ThreadId;
 use oi_protocol::models::{FunctionCallOutput, ResponseItem};

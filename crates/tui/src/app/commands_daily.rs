@@ -11,31 +11,41 @@ use oi_protocol::ThreadId;
 /// Which stored-thread command a thread picker serves.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ThreadCommand {
+    /// `/archive`.
     Archive,
+    /// `/delete`.
     Delete,
 }
 
 /// What a row of one of these commands' pickers does.
 #[derive(Clone, Debug, PartialEq)]
 pub enum DailyChoice {
+    /// Archive this thread.
     Archive(ThreadId),
     /// `/delete`'s first step: ask before deleting (label = how the thread is shown).
     AskDelete(ThreadId, String),
     /// `/delete` confirmed.
     Delete(ThreadId),
+    /// Do not delete after all.
     KeepThread,
     /// `/export` to a file that exists: replace it.
     ReplaceExport(PathBuf),
+    /// Do not replace the file after all.
     KeepExport,
+    /// Use this colour theme.
     Theme(ThemeName),
+    /// Show or hide this item of the status line.
     ToggleStatusItem(StatusItem),
+    /// Put the status line's default items back.
     ResetStatusLine,
 }
 
 /// A `[tui]` setting to keep in the user's config.toml (`None` removes it).
 #[derive(Clone, Debug, PartialEq)]
 pub struct TuiSetting {
+    /// The key under `[tui]`.
     pub key: &'static str,
+    /// Its value; `None` removes it.
     pub value: Option<oi_config::tui_settings::TuiValue>,
 }
 

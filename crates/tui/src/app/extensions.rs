@@ -11,11 +11,15 @@ pub const PROMPT_COMMAND_PREFIX: &str = "prompts:";
 /// One skill as `/skills` shows it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct SkillRow {
+    /// The skill's name.
     pub name: String,
+    /// What it is for, from its `SKILL.md`.
     pub description: String,
     /// Where it was found (`repo`, `user`, `codex`, `claude`).
     pub scope: String,
+    /// Its `SKILL.md`.
     pub path: String,
+    /// Whether the model is offered it.
     pub enabled: bool,
     /// MCP servers it needs that are not configured.
     pub missing_mcp: Vec<String>,

@@ -240,7 +240,7 @@ impl App {
     }
 
     /// The runner reverted the last patch (`Ok(files)`) or refused (`Err(why)`).
-    pub fn undo_done(&mut self, result: Result<Vec<String>, String>) {
+    pub(crate) fn undo_done(&mut self, result: Result<Vec<String>, crate::undo::UndoError>) {
         match result {
             Ok(files) => {
                 self.applied_here().pop();
@@ -284,7 +284,7 @@ impl App {
     pub fn shell_done(
         &mut self,
         command: &str,
-        result: Result<oi_core::CommandOutput, String>,
+        result: Result<oi_core::CommandOutput, oi_core::CommandError>,
         duration: Duration,
     ) {
         self.running.retain(|(id, _)| id != USER_SHELL_ID);

@@ -66,7 +66,7 @@ impl App {
 /// The image file a paste names, if it is exactly one existing file that is an image by
 /// its extension or its first bytes. Terminals paste dropped files as a path, quoted, with
 /// backslash-escaped spaces, or as a `file://` URL.
-pub fn pasted_image_path(text: &str, cwd: &Path) -> Option<PathBuf> {
+pub(super) fn pasted_image_path(text: &str, cwd: &Path) -> Option<PathBuf> {
     let t = text.trim();
     if t.is_empty() || t.contains('\n') {
         return None;

@@ -11,6 +11,7 @@ use crate::overlay::PromptArgs;
 /// What the servers offer the user, from the status snapshot the runner takes.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct McpCatalog {
+    /// The prompts, every server's.
     pub prompts: Vec<McpPrompt>,
     /// (server, uri, name)
     pub resources: Vec<(String, String, String)>,
@@ -19,8 +20,11 @@ pub struct McpCatalog {
 /// One prompt a server lists.
 #[derive(Clone, Debug, PartialEq)]
 pub struct McpPrompt {
+    /// The server's name in `[mcp_servers]`.
     pub server: String,
+    /// The prompt's name on the server.
     pub name: String,
+    /// What it does, as the server says.
     pub description: String,
     /// (name, description, required)
     pub arguments: Vec<(String, String, bool)>,

@@ -78,18 +78,24 @@ pub enum AppAction {
     Op(Op),
     /// Leave: shut the thread down and exit 0.
     Quit,
+    /// `/new`: start a new thread.
     NewThread,
     /// Load stored threads and call [`App::open_resume_picker`].
     OpenResumePicker,
+    /// Open this stored thread.
     Resume(oi_protocol::ThreadId),
+    /// `/fork`: continue this thread as a new one.
     Fork,
     /// Compute the git diff and push it as a cell.
     ShowDiff,
+    /// `/mcp`: list the MCP servers.
     ShowMcp {
+        /// With each server's tools, resources and prompts.
         verbose: bool,
     },
     /// Write AGENTS.md via the model (the runner checks it does not exist yet).
     Init,
+    /// `/logout`: remove the stored API key.
     Logout,
     /// Search files for the `@` picker; answer with [`App::set_file_matches`].
     SearchFiles(String),
@@ -118,27 +124,38 @@ pub enum AppAction {
     ShowSkills,
     /// `/prompts:<name> args`: read the prompt file, expand it, [`App::send_custom_prompt`].
     RunCustomPrompt {
+        /// The prompt file's name.
         name: String,
+        /// What was typed after the command.
         args: String,
     },
     /// `/mcp__server__prompt args`: list the server's prompts again, then
     /// [`App::mcp_prompt_command`].
     RunMcpPrompt {
+        /// The command (`mcp__server__prompt`).
         name: String,
+        /// What was typed after the command.
         args: String,
     },
     /// `prompts/get`, then [`App::send_prompt`] with the result.
     GetMcpPrompt {
+        /// The server's name in `[mcp_servers]`.
         server: String,
+        /// The prompt's name on the server.
         prompt: String,
+        /// The prompt's arguments.
         arguments: serde_json::Map<String, serde_json::Value>,
     },
     /// Read the mentioned resources (server, uri) into the message, then submit it; on a
     /// failure [`App::mentions_failed`] with `text`.
     SendWithResources {
+        /// What the user typed.
         text: String,
+        /// The message's parts (text, images).
         items: Vec<UserInput>,
+        /// Settings changed for this turn.
         overrides: TurnOverrides,
+        /// The mentioned resources: (server, uri).
         mentions: Vec<(String, String)>,
     },
     /// `/clear`: clear the screen and its scrollback (a new thread follows).
@@ -146,7 +163,9 @@ pub enum AppAction {
     /// `/export [PATH]`: write the thread as Markdown; `replace` once the user said an
     /// existing file may be replaced ([`App::ask_export_replace`] asks).
     Export {
+        /// Where to write; `None`: a name in the working directory.
         path: Option<PathBuf>,
+        /// An existing file may be replaced.
         replace: bool,
     },
     /// `/archive` or `/delete` without an id: list the stored threads and
@@ -165,31 +184,46 @@ pub enum AppAction {
 /// Per-server MCP state from startup events.
 #[derive(Clone, Debug, PartialEq)]
 pub enum McpState {
+    /// Connecting.
     Starting,
+    /// Connected; its tools are offered.
     Ready,
+    /// Did not start, with why.
     Failed(String),
+    /// Its start was cancelled.
     Cancelled,
 }
 
 /// What the status line shows.
 #[derive(Clone, Debug, Default)]
 pub struct StatusInfo {
+    /// The model in use.
     pub model: String,
+    /// The config's id of its provider.
     pub provider: String,
+    /// The reasoning effort asked for, if any.
     pub effort: Option<ReasoningEffort>,
+    /// The thread's working directory.
     pub cwd: PathBuf,
+    /// The sandbox commands run in.
     pub sandbox: Option<SandboxMode>,
+    /// When the agent asks before acting.
     pub approval: Option<AskForApproval>,
+    /// The thread's id.
     pub thread_id: String,
     /// The thread's title (`/title`), when it has one.
     pub thread_name: Option<String>,
+    /// The model's context window in tokens, when known.
     pub context_window: Option<i64>,
     /// Where the window figure came from (e.g. "llama.cpp /props n_ctx").
     pub context_window_source: Option<String>,
     /// Tokens the last request put in the window.
     pub context_used: Option<i64>,
+    /// Tokens the thread has used in all.
     pub total_tokens: i64,
+    /// Each MCP server's state, by name.
     pub mcp: BTreeMap<String, McpState>,
+    /// When the running turn started.
     pub turn_started: Option<Instant>,
 }
 
@@ -206,14 +240,22 @@ impl StatusInfo {
 #[derive(Clone, Debug, PartialEq)]
 pub enum Popup {
     /// Slash commands matching what is typed.
-    Commands { selected: usize },
+    Commands {
+        /// The highlighted row.
+        selected: usize,
+    },
     /// Files matching the `@` token.
-    Files { selected: usize },
+    Files {
+        /// The highlighted row.
+        selected: usize,
+    },
 }
 
 /// The whole UI state.
 pub struct App {
+    /// The input box.
     pub composer: Composer,
+    /// What the status line shows.
     pub status: StatusInfo,
     /// Finished cells not yet written into the scrollback.
     pending: Vec<HistoryCell>,
@@ -232,6 +274,7 @@ pub struct App {
     streaming_reopen: String,
     /// The last piece of the streaming answer in the scrollback was such a part.
     streamed_part: bool,
+    /// The reasoning streamed so far in this turn.
     pub streaming_reasoning: String,
     /// Reasoning cells shown from their deltas whose final `AgentReasoning` has not come yet
     /// (it may come after the answer): that event then shows nothing new.
@@ -240,13 +283,16 @@ pub struct App {
     interrupt_requested: bool,
     /// Running commands, patches and MCP calls, by call id.
     pub running: Vec<(String, HistoryCell)>,
+    /// The dialog or full-screen view on top (approval, picker, transcript), if any.
     pub overlay: Option<Overlay>,
     /// Approvals and questions waiting behind the open overlay.
     queued: VecDeque<Overlay>,
+    /// The popup above the composer, if any.
     pub popup: Option<Popup>,
     /// The draft (text, cursor) as it was before a `/` began the composer's text: Esc on the
     /// slash popup puts it back, so the `/` does not turn the next message into a command.
     slash_draft: (String, usize),
+    /// Paths matching the `@` token, best first.
     pub file_matches: Vec<String>,
     /// Settings changed by `/model` or `/approvals`, sent with the next turn.
     pending_overrides: TurnOverrides,
@@ -273,6 +319,7 @@ pub struct App {
     /// A hint shown under the composer (e.g. "press Ctrl+C again to quit").
     pub hint: Option<String>,
     last_ctrl_c: Option<Instant>,
+    /// The user asked to quit.
     pub should_quit: bool,
     /// Steering, queued follow-ups, Ctrl+R, `!cmd` context and `/undo` (see `extras`).
     pub extras: extras::Extras,
@@ -328,6 +375,7 @@ fn effort_from(s: &str) -> Option<ReasoningEffort> {
 }
 
 impl App {
+    /// A UI with nothing shown yet, around `composer`.
     pub fn new(composer: Composer) -> Self {
         Self {
             composer,
@@ -589,9 +637,13 @@ impl App {
 /// One server for `/mcp`.
 #[derive(Clone, Debug, Default)]
 pub struct McpServerRow {
+    /// The server's name in `[mcp_servers]`.
     pub name: String,
+    /// `stdio` or `streamable_http`.
     pub transport: String,
+    /// Whether the config enables it.
     pub enabled: bool,
+    /// Why it failed, if it did.
     pub error: Option<String>,
     /// (tool, description, approval mode)
     pub tools: Vec<(String, String, String)>,
@@ -601,5 +653,6 @@ pub struct McpServerRow {
     pub protocol: Option<String>,
     /// What `/mcp verbose` lists besides tools: resource URIs (and templates) and prompt names.
     pub resources: Vec<String>,
+    /// The prompt names it lists.
     pub prompts: Vec<String>,
 }

@@ -91,13 +91,15 @@ impl Runner {
         restore_terminal();
         let edited = tokio::task::spawn_blocking(move || crate::editor::edit(&draft))
             .await
-            .unwrap_or_else(|e| Err(e.to_string()));
+            .unwrap_or_else(|e| Err(e.into()));
         let resumed = enter_terminal_modes().and_then(|()| self.screens.live.restart_at_bottom());
         self.sources.input.resume();
         let ended = self.failed_if(resumed, "cannot take the terminal back");
         match edited {
             Ok(text) => self.app.composer.set_text(&text),
-            Err(e) => self.app.push_cell(HistoryCell::Error { message: e }),
+            Err(e) => self.app.push_cell(HistoryCell::Error {
+                message: e.to_string(),
+            }),
         }
         self.dirty = true;
         ended
@@ -367,7 +369,7 @@ async fn command_action(
             let cwd = current.thread.config().cwd;
             let result = tokio::task::spawn_blocking(move || crate::undo::revert(&changes, &cwd))
                 .await
-                .unwrap_or_else(|e| Err(e.to_string()));
+                .unwrap_or_else(|e| Err(e.into()));
             app.undo_done(result);
         }
         AppAction::ShowSkills => {
@@ -523,7 +525,11 @@ fn mcp_rows(config: &Config, thread: &Thread) -> Vec<McpServerRow> {
 }
 
 /// How a `!cmd` ended: the command, its output or why it did not run, how long it took.
-pub(super) type ShellResult = (String, Result<oi_core::CommandOutput, String>, Duration);
+pub(super) type ShellResult = (
+    String,
+    Result<oi_core::CommandOutput, oi_core::CommandError>,
+    Duration,
+);
 
 /// Runs a `!cmd` the way the model's commands run: `sh -c` in the thread's directory,
 /// under the session's sandbox policy, through the engine's command path.
@@ -531,7 +537,7 @@ async fn run_user_shell(
     config: &Config,
     command: &str,
     cancel: &tokio_util::sync::CancellationToken,
-) -> Result<oi_core::CommandOutput, String> {
+) -> Result<oi_core::CommandOutput, oi_core::CommandError> {
     let req = oi_core::CommandRequest {
         argv: vec!["sh".into(), "-c".into(), command.to_string()],
         cwd: config.cwd.clone(),

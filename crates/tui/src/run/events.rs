@@ -198,7 +198,7 @@ impl Runner {
         match self.screens.frame(&mut self.app, &theme) {
             Ok(drawn) => self.dirty = !drawn,
             Err(e) => {
-                self.failure = Some(e);
+                self.failure = Some(e.to_string());
                 actions.push(AppAction::Quit);
                 self.dirty = false;
             }

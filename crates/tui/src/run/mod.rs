@@ -10,7 +10,7 @@ mod daily;
 mod events;
 mod terminal;
 
-pub use terminal::{draw, draw_committing};
+pub use terminal::{DrawError, draw, draw_committing};
 
 use crate::app::{App, AppAction};
 use crate::cells::HistoryCell;
@@ -46,7 +46,9 @@ const FILE_LIST_REFRESH: Duration = Duration::from_millis(100);
 /// Which thread the TUI opens on.
 #[derive(Clone, Debug)]
 pub enum StartMode {
+    /// A new thread.
     New,
+    /// This stored thread.
     Resume(ThreadId),
     /// Open on a new thread with the `/resume` picker showing.
     ResumePicker,
@@ -54,8 +56,11 @@ pub enum StartMode {
 
 /// What the front end needs to start.
 pub struct TuiOptions {
+    /// The configuration the session starts with.
     pub config: Config,
+    /// The engine's threads.
     pub manager: ThreadManager,
+    /// Which thread to open on.
     pub start: StartMode,
     /// Sent as the first turn.
     pub prompt: Option<String>,
@@ -170,7 +175,21 @@ async fn open(
     (app, current, history)
 }
 
-async fn run_inner(opts: TuiOptions) -> Result<i32, String> {
+/// Why the TUI did not start.
+#[derive(Debug, thiserror::Error)]
+enum StartError {
+    /// The first thread could not be started or resumed.
+    #[error("{0}")]
+    Thread(#[from] oi_core::CoreError),
+    /// The terminal refused its modes.
+    #[error("cannot set up the terminal: {0}")]
+    Terminal(#[source] std::io::Error),
+    /// The runner's input or signal sources could not be set up.
+    #[error("{0}")]
+    Sources(#[source] std::io::Error),
+}
+
+async fn run_inner(opts: TuiOptions) -> Result<i32, StartError> {
     let TuiOptions {
         config,
         manager,
@@ -180,9 +199,7 @@ async fn run_inner(opts: TuiOptions) -> Result<i32, String> {
         models,
     } = opts;
     // Start the thread before touching the terminal, so a config error prints plainly.
-    let first = start_thread(&manager, &config, &start)
-        .await
-        .map_err(|e| e.to_string())?;
+    let first = start_thread(&manager, &config, &start).await?;
     let (tx, rx) = mpsc::unbounded_channel();
     let (app, current, history) = open(
         first,
@@ -194,9 +211,9 @@ async fn run_inner(opts: TuiOptions) -> Result<i32, String> {
         &tx,
     )
     .await;
-    let guard = TerminalGuard::enter().map_err(|e| format!("cannot set up the terminal: {e}"))?;
+    let guard = TerminalGuard::enter().map_err(StartError::Terminal)?;
     let mut runner =
-        Runner::new(app, manager, config, current, tx, rx, history).map_err(|e| e.to_string())?;
+        Runner::new(app, manager, config, current, tx, rx, history).map_err(StartError::Sources)?;
     runner.run_loop().await;
     Ok(runner.finish(guard).await)
 }
@@ -298,7 +315,7 @@ impl Runner {
                 if self.failure.is_none()
                     && let Err(e) = self.screens.frame(&mut self.app, &theme)
                 {
-                    self.failure = Some(e);
+                    self.failure = Some(e.to_string());
                 }
                 return;
             }

@@ -87,6 +87,17 @@ impl Drop for TerminalGuard {
 
 pub(super) type Stdout = CrosstermBackend<std::io::Stdout>;
 
+/// Why a frame could not be drawn: the terminal is gone or refuses the writes.
+#[derive(Debug, thiserror::Error)]
+pub enum DrawError {
+    /// Writing to the terminal failed.
+    #[error("cannot draw: {0}")]
+    Write(#[source] std::io::Error),
+    /// The terminal did not tell its size.
+    #[error("cannot read the terminal size: {0}")]
+    Size(#[source] std::io::Error),
+}
+
 /// What the TUI draws on: the inline live area, and the alternate screen while the
 /// transcript is open (so opening it scrolls nothing away and closing it gives the
 /// terminal's own screen back exactly as it was).
@@ -97,8 +108,8 @@ pub(super) struct Screens {
 
 impl Screens {
     /// Draws a frame; false when it has to wait for the live area to be found again.
-    pub(super) fn frame(&mut self, app: &mut App, theme: &Theme) -> Result<bool, String> {
-        let failed = |e: std::io::Error| format!("cannot draw: {e}");
+    pub(super) fn frame(&mut self, app: &mut App, theme: &Theme) -> Result<bool, DrawError> {
+        let failed = DrawError::Write;
         if app.overlay.as_ref().is_some_and(Overlay::is_full_screen) {
             if self.transcript.is_none() {
                 crossterm::execute!(std::io::stdout(), EnterAlternateScreen).map_err(failed)?;
@@ -140,7 +151,7 @@ pub fn draw<B: ratatui::backend::Backend>(
     live: &mut LiveViewport<B>,
     app: &mut App,
     theme: &Theme,
-) -> Result<bool, String> {
+) -> Result<bool, DrawError> {
     draw_committing(live, app, theme).map(|lines| lines.is_some())
 }
 
@@ -150,18 +161,13 @@ pub fn draw_committing<B: ratatui::backend::Backend>(
     live: &mut LiveViewport<B>,
     app: &mut App,
     theme: &Theme,
-) -> Result<Option<Vec<ratatui::text::Line<'static>>>, String> {
-    let failed = |e: std::io::Error| format!("cannot draw: {e}");
-    let resized = |live: &LiveViewport<B>| {
-        live.resized()
-            .map_err(|e| format!("cannot read the terminal size: {e}"))
-    };
+) -> Result<Option<Vec<ratatui::text::Line<'static>>>, DrawError> {
+    let failed = DrawError::Write;
+    let resized = |live: &LiveViewport<B>| live.resized().map_err(DrawError::Size);
     if resized(live)? {
         return Ok(None);
     }
-    let screen = live
-        .screen_size()
-        .map_err(|e| format!("cannot read the terminal size: {e}"))?;
+    let screen = live.screen_size().map_err(DrawError::Size)?;
     app.screen = (screen.width, screen.height);
     // Lay out for a resized screen first, so history is wrapped for the new width.
     let height = live.height();
