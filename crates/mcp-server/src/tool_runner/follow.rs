@@ -22,7 +22,7 @@ const INTERRUPT_GRACE: Duration = Duration::from_secs(30);
 impl CallEnv {
     /// Relays the turn's events until its end (or its park): interrupts it when the call is
     /// cancelled, routes its approvals, and makes its end the call's result.
-    pub async fn follow(&mut self, started: Started) -> TurnEnd {
+    pub(crate) async fn follow(&mut self, started: Started) -> TurnEnd {
         let Started {
             thread,
             approval_timeout,
