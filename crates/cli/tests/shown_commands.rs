@@ -65,9 +65,19 @@ async fn a_command_written_in_a_fence_for_a_change_request_is_run() {
 /// about where a function lives. It runs, and the answer that names the file ends the turn.
 #[tokio::test]
 async fn a_pseudo_call_answering_a_question_is_run() {
+    // The pseudo call of round 3, and round 6's plain fence holding a command that reads.
+    for shown in [
+        "```\nbash \"grep -rln 'def load_settings' .\"\n```",
+        "```bash\ngrep -rln 'def load_settings' .\n```",
+    ] {
+        a_question_answered_with(shown).await;
+    }
+}
+
+async fn a_question_answered_with(shown: &str) {
     let env = TestEnv::with_config(
         MockScript::turns([
-            MockTurn::text("```\nbash \"grep -rln 'def load_settings' .\"\n```"),
+            MockTurn::text(shown),
             MockTurn::text("`app/settings.py` defines load_settings."),
         ]),
         WireApi::Chat,

@@ -56,7 +56,7 @@ pub(crate) fn code_file(request: &str) -> Option<String> {
 /// put in place of the file's functions of the same names, and the names replaced. `None`
 /// when the answer holds no such block, several blocks, or no function the file defines.
 pub(crate) fn with_shown_functions(answer: &str, content: &str) -> Option<(String, Vec<String>)> {
-    let block = one_python_block(answer)?;
+    let block = block_of_the_files_functions(answer, content)?;
     let shown = top_level_defs(&block);
     let mut lines: Vec<String> = content.lines().map(str::to_string).collect();
     let mut replaced = Vec::new();
@@ -92,9 +92,23 @@ pub(crate) fn with_shown_functions(answer: &str, content: &str) -> Option<(Strin
     Some((text, replaced))
 }
 
-/// The body of the answer's only fenced block, when it is Python (or has no language and
-/// starts like Python).
-fn one_python_block(answer: &str) -> Option<String> {
+/// The one Python block of the answer that defines a function the file defines (other
+/// blocks, such as an example of calling it, are left out). `None` when none or several do.
+fn block_of_the_files_functions(answer: &str, content: &str) -> Option<String> {
+    let defined: Vec<String> = top_level_defs(content)
+        .into_iter()
+        .map(|d| d.name)
+        .collect();
+    let mut found = python_blocks(answer)
+        .into_iter()
+        .filter(|b| top_level_defs(b).iter().any(|d| defined.contains(&d.name)));
+    let block = found.next()?;
+    found.next().is_none().then_some(block)
+}
+
+/// The bodies of the answer's fenced blocks that are Python (or have no language and start
+/// like Python).
+fn python_blocks(answer: &str) -> Vec<String> {
     let mut blocks = Vec::new();
     let mut lines = answer.lines();
     while let Some(line) = lines.next() {
@@ -111,15 +125,14 @@ fn one_python_block(answer: &str) -> Option<String> {
         }
         blocks.push((info, body.join("\n")));
     }
-    match blocks.as_slice() {
-        [(info, body)]
-            if matches!(info.as_str(), "python" | "py" | "python3")
-                || (info.is_empty() && body.trim_start().starts_with("def ")) =>
-        {
-            Some(body.clone())
-        }
-        _ => None,
-    }
+    blocks
+        .into_iter()
+        .filter(|(info, body)| {
+            matches!(info.as_str(), "python" | "py" | "python3")
+                || (info.is_empty() && body.trim_start().starts_with("def "))
+        })
+        .map(|(_, body)| body)
+        .collect()
 }
 
 /// One top-level function: its name and its lines `start..end` (decorators included,

@@ -46,8 +46,9 @@ const COMMON_COMMANDS: &[&str] = &[
 ///
 /// Two shapes count: a pseudo call of the shell (`bash "…"`, `bash('…')`, `shell: […]`,
 /// alone or in a fence), which says plainly it meant to call; and a shell fence holding
-/// commands, only when the request asks for something to be done (a question's answer may
-/// show a command for the user to run).
+/// commands — for a question only commands that read (a question's answer may show the
+/// user a command to run, and the caller takes one only when the answer was found
+/// unfinished).
 pub(crate) fn shown_command(
     answer: &str,
     request: &str,
@@ -61,13 +62,24 @@ pub(crate) fn shown_command(
         return None;
     }
     let command = match block {
-        Block::Fence { info, body } => match pseudo_call(body.trim(), &tool.name) {
-            Some(command) => command,
-            None if is_question(request) => return None,
-            None if SHELL_FENCES.contains(&info.as_str()) => commands(body)?,
-            None if info.is_empty() => commands(body).filter(|c| starts_with_command(c))?,
-            None => return None,
-        },
+        Block::Fence { info, body } => {
+            let command = match pseudo_call(body.trim(), &tool.name) {
+                Some(command) => command,
+                None if SHELL_FENCES.contains(&info.as_str()) => commands(body)?,
+                None if info.is_empty() => commands(body).filter(|c| starts_with_command(c))?,
+                None => return None,
+            };
+            // A question's answer may show a command for the user to run; one that only
+            // reads is what the agent runs to answer it (recorded: `grep -rn load_settings .`
+            // shown, not run, for "which file defines load_settings?").
+            if is_question(request)
+                && pseudo_call(body.trim(), &tool.name).is_none()
+                && !only_reads(&command)
+            {
+                return None;
+            }
+            command
+        }
         Block::Line(line) => pseudo_call(line, &tool.name)?,
     };
     let command = command.trim();
@@ -261,6 +273,45 @@ fn commands(body: &str) -> Option<String> {
             .collect::<Vec<_>>()
             .join("\n"),
     )
+}
+
+/// Programs that only read (without `-exec`, `-delete` or a redirection). Not `sed` or
+/// `awk`: their scripts can write files and run commands.
+const READING_PROGRAMS: &[&str] = &[
+    "grep", "rg", "find", "ls", "cat", "head", "tail", "wc", "file", "stat", "du", "pwd", "tree",
+    "sort", "uniq", "cut", "which", "echo",
+];
+
+/// Whether every simple command of `command` runs a program that only reads, with no
+/// redirection and no option that writes or runs something else.
+fn only_reads(command: &str) -> bool {
+    if command.contains('>') || command.contains("$(") || command.contains('`') {
+        return false;
+    }
+    command
+        .split(['\n', ';', '&', '|'])
+        .map(str::trim)
+        .filter(|part| !part.is_empty() && !part.starts_with('#'))
+        .all(|part| {
+            let mut words = part.split_whitespace();
+            let program = words.next().unwrap_or_default();
+            READING_PROGRAMS.contains(&program)
+                && !words.any(|w| {
+                    w.starts_with("-i")
+                        || matches!(
+                            w,
+                            "-exec"
+                                | "-execdir"
+                                | "-delete"
+                                | "-ok"
+                                | "-okdir"
+                                | "-fprint"
+                                | "-fprintf"
+                                | "-fls"
+                                | "-fprint0"
+                        )
+                })
+        })
 }
 
 /// Whether a command line starts with a common command.

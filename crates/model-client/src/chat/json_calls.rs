@@ -416,6 +416,13 @@ pub(crate) fn lenient_json(s: &str) -> Option<Value> {
         }
         if in_string {
             match (escaped, c) {
+                // An escape JSON does not have (`\$`, written for the shell): the
+                // backslash is kept as written.
+                (true, c) if !matches!(c, '"' | '\\' | '/' | 'b' | 'f' | 'n' | 'r' | 't' | 'u') => {
+                    escaped = false;
+                    fixed.push('\\');
+                    fixed.push(c);
+                }
                 (true, _) => {
                     escaped = false;
                     fixed.push(c);

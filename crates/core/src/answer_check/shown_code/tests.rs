@@ -60,6 +60,13 @@ fn what_is_not_one_python_block_of_the_files_functions_is_left_alone() {
         )
         .is_none()
     );
+    // Beside an example of calling it (round 6), the block that defines it counts.
+    let (new, _) = with_shown_functions(
+        "Here:\n```python\ndef greet(name):\n    return f\"Hello, {name}!\"\n```\nUse it:\n```python\nprint(greet(\"Ada\"))\n```",
+        file,
+    )
+    .unwrap();
+    assert_eq!(new, "def greet(name):\n    return f\"Hello, {name}!\"\n");
     assert!(with_shown_functions("def greet(name): return 'Hello'", file).is_none());
     // A block without a language that starts with a def counts.
     let (new, _) = with_shown_functions(

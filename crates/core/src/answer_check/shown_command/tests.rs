@@ -160,15 +160,34 @@ fn an_argv_tool_gets_the_command_through_bash() {
 #[test]
 fn shown_code_that_is_no_command_is_left_alone() {
     let tools = [bash()];
-    // A question's answer may show the user a command to run.
+    // A question's answer may show a command for the user to run: one that writes is left
+    // alone; one that only reads is run (only ever when the answer was found unfinished).
     assert_eq!(
         taken(
-            "```bash\nls -la\n```",
-            "How do I list hidden files?",
+            "```bash\ntouch marker.txt\n```",
+            "How do I create marker.txt?",
             &tools
         ),
         None
     );
+    assert_eq!(
+        taken(
+            "```bash\ngrep -rln 'def load_settings' .\n```",
+            WHERE,
+            &tools
+        ),
+        Some(json!("grep -rln 'def load_settings' ."))
+    );
+    for writes in [
+        "find . -name '*.py' -delete",
+        "sed -i 's/a/b/' f.py",
+        "grep -rn x . > out.txt",
+        "ls; rm -rf build",
+        "cat $(touch x)",
+    ] {
+        let answer = format!("```bash\n{writes}\n```");
+        assert_eq!(taken(&answer, WHERE, &tools), None, "{writes}");
+    }
     // Another language, or no language and no command.
     assert_eq!(
         taken(

@@ -311,7 +311,7 @@ fn a_named_test_must_pass_after_the_last_change() {
         unmet(&e, cwd, &[write.clone(), run(false)]),
         ["`test_calc.py` still fails (its last run exited with an error)"]
     );
-    assert!(unmet(&e, cwd, &[run(false), write, run(true)]).is_empty());
+    assert!(unmet(&e, cwd, &[run(false), write.clone(), run(true)]).is_empty());
     let pytest = Step {
         command: Some(r#"{"command":["python3","-m","pytest","-q"]}"#.into()),
         ok: true,
@@ -322,6 +322,46 @@ fn a_named_test_must_pass_after_the_last_change() {
         unmet(&e, cwd, &[pytest]).is_empty(),
         "a runner that finds it"
     );
+    // Recorded false success: a command that only mentions the test (writing it into a
+    // script) is no run of it; one that runs it among other commands is.
+    let mention = Step {
+        command: Some(
+            r#"{"command":"echo \"sed -i 's/hello/Hello/g' calc.py\" > fix.sh\necho \"python test_calc.py\" >> fix.sh"}"#
+                .into(),
+        ),
+        ok: true,
+        writes: true,
+        args: String::new(),
+    };
+    assert_eq!(
+        unmet(&e, cwd, &[run(false), mention]),
+        ["`test_calc.py` was not run again after the last change"]
+    );
+    for script in [
+        "cd work && python3 test_calc.py",
+        "sed -i 's/-/+/' calc.py; python3 ./test_calc.py > out.txt",
+        "PYTHONPATH=. python3 test_calc.py",
+        "# run it\npython3 -m pytest -q",
+        "./test_calc.py",
+    ] {
+        let step = Step {
+            command: Some(format!(r#"{{"command":"{script}"}}"#)),
+            ok: true,
+            writes: false,
+            args: String::new(),
+        };
+        assert!(
+            unmet(&e, cwd, &[write.clone(), step]).is_empty(),
+            "{script}"
+        );
+    }
+    let argv = Step {
+        command: Some(r#"{"command":["bash","-lc","python3 test_calc.py"]}"#.into()),
+        ok: true,
+        writes: false,
+        args: String::new(),
+    };
+    assert!(unmet(&e, cwd, &[argv]).is_empty());
 }
 
 /// The everyday tasks of the real-model bench (tests/python/real_tasks.py), each with a

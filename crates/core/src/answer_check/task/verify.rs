@@ -240,18 +240,89 @@ pub(super) fn numbers_in(text: &str) -> impl Iterator<Item = f64> + '_ {
         .filter_map(|w| w.trim_matches('.').parse::<f64>().ok())
 }
 
+/// Programs that run tests (or a script that does), by name.
+const TEST_RUNNERS: &[&str] = &[
+    "python", "python3", "python2", "pytest", "py.test", "bash", "sh", "node", "deno", "bun",
+    "ruby", "perl", "php", "go", "cargo", "npm", "npx", "yarn", "pnpm", "make", "uv", "poetry",
+    "tox", "nox", "env", "timeout", "java", "dotnet",
+];
+
+/// The shell script a command call's raw arguments hold: `command`/`cmd` as a string, or an
+/// argv list (`bash -lc X` is `X`; anything else its words joined).
+fn script_of(args: &str) -> String {
+    let Ok(v) = serde_json::from_str::<serde_json::Value>(args) else {
+        return args.to_string();
+    };
+    let command = v.get("command").or_else(|| v.get("cmd")).unwrap_or(&v);
+    match command {
+        serde_json::Value::String(s) => s.clone(),
+        serde_json::Value::Array(items) => {
+            let words: Vec<&str> = items.iter().filter_map(|w| w.as_str()).collect();
+            match words.as_slice() {
+                [shell, flag, script] if matches!(*flag, "-c" | "-lc") && shell.ends_with("sh") => {
+                    (*script).to_string()
+                }
+                _ => words.join(" "),
+            }
+        }
+        _ => args.to_string(),
+    }
+}
+
+/// The simple commands of a script, each as its words (environment assignments before the
+/// program dropped): split at line ends, `;`, `&&`, `||` and `|`; comments left out.
+fn commands_of(script: &str) -> Vec<Vec<String>> {
+    let mut out = Vec::new();
+    for line in script.lines() {
+        let line = line.trim();
+        if line.starts_with('#') {
+            continue;
+        }
+        for part in line.split(['&', ';', '|']) {
+            let words: Vec<String> = shlex::split(part)
+                .unwrap_or_else(|| part.split_whitespace().map(str::to_string).collect())
+                .into_iter()
+                .skip_while(|w| w.contains('=') && !w.starts_with('-'))
+                .collect();
+            if !words.is_empty() {
+                out.push(words);
+            }
+        }
+    }
+    out
+}
+
 /// Whether the last run of `test` came after the last change and passed.
 pub(super) fn passes(test: &str, steps: &[Step]) -> Option<String> {
     let name = test.rsplit('/').next().unwrap_or(test);
     let stem = name.split('.').next().unwrap_or(name);
     // A Python test file also runs under a test runner that finds it by itself.
     let python = name.ends_with(".py");
+    // A command runs the test when one of its commands starts with a program that runs
+    // tests and names it; a command that only mentions it does not (recorded: `echo "python
+    // test_greet.py" >> fix.sh` counted as a passing run, a false success).
     let runs_test = |s: &Step| {
-        s.command.as_deref().is_some_and(|c| {
-            c.contains(test)
-                || c.contains(name)
-                || (!stem.is_empty() && c.contains(stem))
-                || (python && (c.contains("pytest") || c.contains("unittest")))
+        s.command.as_deref().is_some_and(|args| {
+            commands_of(&script_of(args)).iter().any(|words| {
+                let Some(first) = words.first() else {
+                    return false;
+                };
+                let program = first.rsplit('/').next().unwrap_or(first);
+                let names_it = |w: &String| {
+                    w == test
+                        || w == name
+                        || w.ends_with(&format!("/{name}"))
+                        || (!stem.is_empty() && w.contains(stem))
+                };
+                let is_the_test = names_it(first) && first.contains(name);
+                let runner = TEST_RUNNERS.contains(&program)
+                    && (words[1..].iter().any(names_it)
+                        || (python
+                            && words
+                                .iter()
+                                .any(|w| w.contains("pytest") || w.contains("unittest"))));
+                is_the_test || runner
+            })
         })
     };
     let last_run = steps.iter().rposition(runs_test);

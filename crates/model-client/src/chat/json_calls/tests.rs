@@ -213,6 +213,10 @@ fn comments_in_json_are_tolerated() {
     assert_eq!(
         lenient_json("{\"u\": \"http://x\",}"),
         Some(json!({"u": "http://x"}))
+    ); // An escape JSON does not have, written for the shell (round 6): kept as written.
+    assert_eq!(
+        lenient_json(r#"{"command": "awk '{print \"Hi, \" \$1}' name.txt"}"#),
+        Some(json!({"command": "awk '{print \"Hi, \" \\$1}' name.txt"}))
     );
 }
 
