@@ -5,6 +5,7 @@
                                 [--codex PATH]   # the same tasks with `codex exec` 0.171
                                 [--harnesses codex,claude-code,qwen-code,kimi-code]
                                                  # once per harness profile: a task × profile table
+                                                 # (`claude-code@messages`: over the Messages wire)
 
 Starts its own llama-server with the model's default sampling (scripts/real-model.sh start
 sampled), unless OI_REAL_MODEL_URL is set, runs each task N times in fresh directories and
@@ -66,14 +67,18 @@ def main() -> int:
                 # Profiles interleaved run by run, so a slow stretch of a shared machine
                 # costs every profile alike.
                 for harness in harnesses:
-                    config = "\n".join(filter(None, [args.config, f'harness = "{harness}"' if harness else ""]))
+                    # `profile@messages`: the same profile over the Anthropic Messages wire
+                    # (llama-server serves /v1/messages beside /v1/chat/completions).
+                    profile, _, wire = (harness or "").partition("@")
+                    config = "\n".join(filter(None, [args.config, f'harness = "{profile}"' if profile else ""]))
+                    provider = f'wire_api = "{wire}"' if wire else ""
                     label = harness or args.label
                     with tempfile.TemporaryDirectory(prefix=f"oi-bench-{name}-") as d:
                         if args.codex:
                             o = run_codex_exec(Path(args.codex), task, Path(d) / "work", url, alias)
                         else:
                             try:
-                                o = run_exec(interpreter, task, Path(d) / "work", url, alias, config)
+                                o = run_exec(interpreter, task, Path(d) / "work", url, alias, config, provider_config=provider)
                             except subprocess.TimeoutExpired as e:
                                 # A run that never ends is a failed run, not the end of the benchmark.
                                 o = Outcome(task=name, passed=False, why=f"no answer within {e.timeout:.0f} s", exit_code=-1, seconds=e.timeout, answer="")
