@@ -259,3 +259,32 @@ async fn the_same_command_written_again_runs_once() {
     assert_eq!(err.matches("running it as that call").count(), 1, "{err}");
     assert!(err.contains("the folder `logs` does not exist"), "{err}");
 }
+
+/// The recorded make-executable run (round 7): two JSON calls written in the answer, the
+/// change and a check of it. Both run, in order, and the model answers from their output.
+#[tokio::test]
+async fn calls_written_as_json_run_in_order() {
+    let answer = "To make `run.sh` executable, run:\n```json\n{\n  \"name\": \"bash\",\n  \"arguments\": {\"command\": \"chmod +x ./run.sh\"}\n}\n```\n\nTo verify that the script is executable, run:\n```json\n{\n  \"name\": \"bash\",\n  \"arguments\": {\"command\": \"test -x run.sh && echo runnable >> checks.txt\"}\n}\n```";
+    let env = TestEnv::with_config(
+        MockScript::turns([
+            MockTurn::text(answer),
+            MockTurn::text("run.sh is executable now."),
+        ]),
+        WireApi::Chat,
+        MINIMAL,
+    )
+    .await;
+    std::fs::write(env.work().join("run.sh"), "echo hi\n").unwrap();
+    let out = env
+        .run(&exec("Make the script run.sh executable.", "never"))
+        .await;
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    // The check ran after the change: the order held.
+    assert_eq!(read(&env.work().join("checks.txt")), "runnable\n");
+    assert!(
+        err.contains("[warning] the model wrote calls in its answer instead of calling `bash`; running them as those calls"),
+        "{err}"
+    );
+    assert_eq!(env.mock.requests().len(), 2);
+}

@@ -15,9 +15,11 @@ pub(super) const EMPTY_ANSWER_NOTE_START: &str = "Your last answer was empty.";
 /// Retries for an answer that leaves what the task names undone (`Unfinished::NotDone`).
 const MAX_NOT_DONE_NUDGES: usize = 2;
 
-/// Commands of one turn taken from answers that wrote them instead of calling the shell
-/// (see `answer_check::shown_command`).
+/// Answers of one turn whose written calls are run (see `AnswerPolicy::shown_calls`).
 const MAX_COMMANDS_FROM_TEXT: usize = 3;
+
+/// JSON calls taken from one answer, at most (recorded: `chmod` and then `ls -l` to check).
+const MAX_WRITTEN_CALLS: usize = 3;
 
 /// What the turn has done so far that decides how its next answer is judged. Part of the
 /// loop's state, so a parked turn keeps it (flattened there: the stored shape is unchanged).
@@ -64,9 +66,9 @@ pub(super) enum Verdict {
     AskAgain,
     /// The answer ends the turn.
     Complete { last_agent_message: Option<String> },
-    /// The answer wrote a shell command instead of calling the shell: run it as that call
-    /// (the call is not in the history yet).
-    RunShownCall(PendingCall),
+    /// The answer wrote calls (a shell command, JSON calls, code for a file) instead of
+    /// making them: run them as those calls, in order (they are not in the history yet).
+    RunShownCalls(Vec<PendingCall>),
 }
 
 impl AnswerPolicy {
@@ -109,8 +111,8 @@ impl AnswerPolicy {
             );
         }
         if let Some(problem) = unfinished_answer(sess, answer.text, &self.files_before).await {
-            if let Some(call) = self.shown_call(sess, turn_id, answer.text, &problem).await {
-                return Ok(Verdict::RunShownCall(call));
+            if let Some(calls) = self.shown_calls(sess, turn_id, answer.text, &problem).await {
+                return Ok(Verdict::RunShownCalls(calls));
             }
             return self.nudge_or_fail(sess, turn_id, problem).await;
         }
@@ -120,20 +122,21 @@ impl AnswerPolicy {
         })
     }
 
-    /// The call an unfinished answer wrote instead of making it, to run (through the same
-    /// approvals and sandbox as any call): a shell command (see
-    /// `answer_check::shown_command`), or, for a request that is no question, the one JSON
-    /// call of an offered tool the answer holds, or else Python functions it shows for the
-    /// one file the request names (`answer_check::shown_code`). Not after the user refused a call of this
+    /// The calls an unfinished answer wrote instead of making them, to run in order (through
+    /// the same approvals and sandbox as any call): a shell command (see
+    /// `answer_check::shown_command`), or, for a request that is no question, the JSON calls
+    /// of offered tools the answer holds (at most [`MAX_WRITTEN_CALLS`]), or else Python
+    /// functions it shows for the one file the request names (`answer_check::shown_code`).
+    /// A call that already ran in this turn with the same arguments is not run again. Not after the user refused a call of this
     /// turn, not for an answer that parrots a note (its example is no call), and at most
     /// [`MAX_COMMANDS_FROM_TEXT`] times a turn.
-    async fn shown_call(
+    async fn shown_calls(
         &mut self,
         sess: &Session,
         turn_id: &str,
         answer: Option<&str>,
         problem: &Unfinished,
-    ) -> Option<PendingCall> {
+    ) -> Option<Vec<PendingCall>> {
         if self.commands_from_text >= MAX_COMMANDS_FROM_TEXT
             || matches!(problem, Unfinished::Parroted)
         {
@@ -147,30 +150,44 @@ impl AnswerPolicy {
         let tools = tool_specs(sess);
         let request = record.request();
         let running = |what: &str, name: &str| {
+            let (it, call) = if what == "calls" {
+                ("them", "those calls")
+            } else {
+                ("it", "that call")
+            };
             format!(
-                "the model wrote {what} in its answer instead of calling `{name}`; running it as that call"
+                "the model wrote {what} in its answer instead of calling `{name}`; running {it} as {call}"
             )
         };
-        let (name, arguments, warning) =
-            if let Some((name, args)) = answer_check::shown_command(answer, request, &tools) {
-                let warning = running("a command", &name);
-                (name, args, warning)
-            } else {
-                if answer_check::is_question(request) {
-                    return None;
-                }
-                let mut written = oi_model_client::written_tool_calls(answer, &tools);
-                if written.len() == 1 {
-                    let (name, args) = written.remove(0);
-                    let warning = running("a call", &name);
-                    (name, args, warning)
+        let mut calls: Vec<(String, String)> = Vec::new();
+        let warning = if let Some(call) = answer_check::shown_command(answer, request, &tools) {
+            let warning = running("a command", &call.0);
+            calls.push(call);
+            warning
+        } else {
+            if answer_check::is_question(request) {
+                return None;
+            }
+            let written = oi_model_client::written_tool_calls(answer, &tools);
+            if (1..=MAX_WRITTEN_CALLS).contains(&written.len()) {
+                let what = if written.len() == 1 {
+                    "a call"
                 } else {
-                    shown_code_call(sess, answer, request, &tools).await?
-                }
-            };
-        // Run once: the same command again changes nothing (recorded: a broken `awk` and a
+                    "calls"
+                };
+                let warning = running(what, &written[0].0);
+                calls = written;
+                warning
+            } else {
+                let (name, args, warning) = shown_code_call(sess, answer, request, &tools).await?;
+                calls.push((name, args));
+                warning
+            }
+        };
+        // Run once: the same call again changes nothing (recorded: a broken `awk` and a
         // `touch` each taken three times from three answers); the note says what is missing.
-        if record.ran_with(&arguments) {
+        calls.retain(|(_, args)| !record.ran_with(args));
+        if calls.is_empty() {
             return None;
         }
         self.commands_from_text += 1;
@@ -178,7 +195,12 @@ impl AnswerPolicy {
             fall_back_to_text_calls(sess, turn_id);
         }
         sess.warn(turn_id, warning);
-        Some((oi_model_client::new_call_id(), name, arguments))
+        Some(
+            calls
+                .into_iter()
+                .map(|(name, args)| (oi_model_client::new_call_id(), name, args))
+                .collect(),
+        )
     }
 
     /// A response with neither words nor calls.

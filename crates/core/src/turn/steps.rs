@@ -97,15 +97,16 @@ pub(super) async fn turn_loop(
         let last_agent_message = match state.answers.judge(sess, turn_id, answer).await? {
             Verdict::AskAgain => continue,
             Verdict::Complete { last_agent_message } => last_agent_message,
-            Verdict::RunShownCall(call) => {
-                let (call_id, name, arguments) = call.clone();
-                let item = ResponseItem::FunctionCall {
-                    call_id,
-                    name,
-                    arguments,
-                };
-                sess.push_history(turn_id, vec![item]).await;
-                let calls = vec![call];
+            Verdict::RunShownCalls(calls) => {
+                let items = calls
+                    .iter()
+                    .map(|(call_id, name, arguments)| ResponseItem::FunctionCall {
+                        call_id: call_id.clone(),
+                        name: name.clone(),
+                        arguments: arguments.clone(),
+                    })
+                    .collect();
+                sess.push_history(turn_id, items).await;
                 if run_response_calls(sess, turn_id, cancel, calls, false, &mut state, started)
                     .await?
                 {
