@@ -56,6 +56,17 @@ pub(crate) enum Expectation {
         new: String,
         every: bool,
     },
+    /// `path` holds, as its whole text, the form the request gives ("in the form Hello,
+    /// <name>!"): `before`, then something for `placeholder` (not nothing), then `after`;
+    /// and when the sentence names a file for the placeholder (`source`: `name.txt` for
+    /// `<name>`), that file's text.
+    Form {
+        path: String,
+        before: String,
+        placeholder: String,
+        after: String,
+        source: Option<String>,
+    },
     /// A call of the turn used `path` (a result computed from a file needs the file read).
     Read { path: String },
     /// `out` holds the sum of the `column` column of the CSV file `csv`.
@@ -85,6 +96,7 @@ pub(crate) fn expectations(request: &str) -> Vec<Expectation> {
             }
         }
     }
+    wordings::form(request, &mut out);
     out
 }
 

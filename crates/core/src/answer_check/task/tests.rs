@@ -178,6 +178,13 @@ fn the_words_of_everyday_tasks_state_what_must_hold() {
                 exists("greeting.txt"),
                 read_("name.txt"),
                 lacks("greeting.txt", "<name>"),
+                Expectation::Form {
+                    path: "greeting.txt".into(),
+                    before: "Hello, ".into(),
+                    placeholder: "name".into(),
+                    after: "!".into(),
+                    source: Some("name.txt".into()),
+                },
             ],
         ),
         (
@@ -582,4 +589,80 @@ fn a_question_about_where_a_name_lives_is_told_from_other_questions() {
         ["app/net/client.py"]
     );
     assert!(files_naming(cwd, "nowhere_at_all").unwrap().is_empty());
+}
+
+/// Round 7's two false successes: a greeting with its placeholder left empty, and a
+/// "script" that is not Python.
+#[test]
+fn a_form_must_be_filled_in_and_a_python_file_must_parse() {
+    let dir_ = tempfile::tempdir().unwrap();
+    let cwd = dir_.path();
+    let greet =
+        "Create greeting.txt that greets the person named in name.txt, in the form Hello, <name>!";
+    std::fs::write(cwd.join("name.txt"), "Barbara\n").unwrap();
+    let cat = Step {
+        command: Some(r#"{"command":"cat name.txt"}"#.into()),
+        ok: true,
+        writes: false,
+        args: r#"{"command":"cat name.txt"}"#.into(),
+    };
+    let unmet_of = |request: &str| unmet(&expectations(request), cwd, std::slice::from_ref(&cat));
+    for (written, problem) in [
+        (
+            "Hello, ! \n",
+            Some(
+                "`greeting.txt` does not hold `Hello, <name>!` with `<name>` filled in (it holds `Hello, !`)",
+            ),
+        ),
+        (
+            "Hello, Ada!\n",
+            Some(
+                "`greeting.txt` holds `Hello, Ada!`, but `name.txt` says `Barbara`: `<name>` should be that",
+            ),
+        ),
+        ("Hello, Barbara!\n", None),
+        ("  Hello, Barbara!", None),
+    ] {
+        std::fs::write(cwd.join("greeting.txt"), written).unwrap();
+        let got = unmet_of(greet);
+        match problem {
+            Some(p) => assert_eq!(got, [p], "{written:?}"),
+            None => assert!(got.is_empty(), "{written:?}: {got:?}"),
+        }
+    }
+    // The form ends with its sentence; a form without a file for its placeholder only
+    // needs it filled.
+    let e = expectations("Write out.txt in the form Total: <sum>. Then say done.");
+    assert!(
+        e.contains(&Expectation::Form {
+            path: "out.txt".into(),
+            before: "Total: ".into(),
+            placeholder: "sum".into(),
+            after: "".into(),
+            source: None,
+        }),
+        "{e:?}"
+    );
+
+    let script = "Write a Python script count.py that prints the numbers 1 to 5, one per line.";
+    std::fs::write(cwd.join("count.py"), "1\\n2\\n3\\n4\\n5\n").unwrap();
+    let has_python = std::process::Command::new("python3")
+        .arg("-V")
+        .output()
+        .is_ok();
+    if has_python {
+        let got = unmet_of(script);
+        assert_eq!(got.len(), 1, "{got:?}");
+        assert!(
+            got[0].starts_with("`count.py` is not valid Python (SyntaxError"),
+            "{}",
+            got[0]
+        );
+    }
+    std::fs::write(
+        cwd.join("count.py"),
+        "for i in range(1, 6):\n    print(i)\n",
+    )
+    .unwrap();
+    assert!(unmet_of(script).is_empty());
 }

@@ -153,9 +153,17 @@ pub(super) fn check_one(e: &Expectation, cwd: &Path, steps: &[Step]) -> Option<S
                 (None, true) => Some(format!("the folder `{path}` does not exist")),
                 (None, false) => Some(format!("`{path}` does not exist")),
                 (Some(p), true) if !p.is_dir() => Some(format!("`{path}` is not a folder")),
+                (Some(p), false) if path.ends_with(".py") => python_syntax(path, &p),
                 _ => None,
             }
         }
+        Expectation::Form {
+            path,
+            before,
+            placeholder,
+            after,
+            source,
+        } => check_form(cwd, path, (before, placeholder, after), source.as_deref()),
         Expectation::Gone { path } => cwd
             .join(path)
             .symlink_metadata()
@@ -212,6 +220,70 @@ pub(super) fn check_one(e: &Expectation, cwd: &Path, steps: &[Step]) -> Option<S
                 })
         }
     }
+}
+
+/// Largest Python file whose syntax is checked.
+const MAX_PARSED_BYTES: u64 = 256 * 1024;
+
+/// A Python file the task makes must parse (recorded: `echo "1\n2\n3" > count.py` written
+/// as "a script that prints 1 to 5", and the run exited 0). Parsed by `python3`'s own `ast`,
+/// which runs nothing of the file; nothing is claimed without `python3`.
+fn python_syntax(path: &str, file: &Path) -> Option<String> {
+    if file.metadata().map_or(true, |m| m.len() > MAX_PARSED_BYTES) {
+        return None;
+    }
+    const PARSE: &str = "import ast, sys\nsrc = open(sys.argv[1], encoding='utf-8', errors='replace').read()\nast.parse(src, sys.argv[1])";
+    let out = oi_process::command_std("python3")
+        .args(["-I", "-c", PARSE])
+        .arg(file)
+        .stdin(std::process::Stdio::null())
+        .output()
+        .ok()?;
+    if out.status.success() {
+        return None;
+    }
+    let err = String::from_utf8_lossy(&out.stderr);
+    let why = err.lines().rev().find(|l| !l.trim().is_empty())?.trim();
+    why.contains("Error").then(|| {
+        format!("`{path}` is not valid Python ({why}): write it as Python source, for example with a quoted heredoc")
+    })
+}
+
+/// See [`Expectation::Form`].
+fn check_form(
+    cwd: &Path,
+    path: &str,
+    (before, placeholder, after): (&str, &str, &str),
+    source: Option<&str>,
+) -> Option<String> {
+    let text = read(&find(cwd, path)?)?;
+    let text = text.trim();
+    let (before, after) = (before.trim_start(), after.trim_end());
+    let form = format!("{before}<{placeholder}>{after}");
+    let filled = text
+        .strip_prefix(before)
+        .and_then(|rest| rest.strip_suffix(after))
+        .map(str::trim)
+        .filter(|middle| !middle.is_empty());
+    let Some(middle) = filled else {
+        return Some(format!(
+            "`{path}` does not hold `{form}` with `<{placeholder}>` filled in (it holds `{text}`)"
+        ));
+    };
+    // The file the request names for the placeholder (`name.txt` for `<name>`).
+    if let Some(name) = source
+        && let Some(p) = find(cwd, name).filter(|p| p.is_file())
+        && let Some(value) = read(&p)
+        && !value.trim().is_empty()
+        && value.trim().lines().count() == 1
+        && middle.trim_end_matches(['.', '!', '?', ',']) != value.trim()
+    {
+        return Some(format!(
+            "`{path}` holds `{text}`, but `{name}` says `{}`: `<{placeholder}>` should be that",
+            value.trim()
+        ));
+    }
+    None
 }
 
 /// The sum of a column of a plain CSV text (a header row, commas, numbers in that column);

@@ -1,6 +1,7 @@
 //! The wordings that state an expectation: one function per kind of task, each reading only
 //! the plainest phrasing of it.
 
+use super::words::looks_like_path;
 use super::words::{
     CREATE, FOLDERS, HOLDING, REMOVE, SCRIPT_EXTENSIONS, STOP_WORDS, Token, content_after,
     extension, identifier, is_value, list_after, list_before, name_like, one_value, parent_folder,
@@ -41,6 +42,79 @@ pub(super) fn placeholders(tokens: &[Token], out: &mut Vec<Expectation>) {
             );
         }
     }
+}
+
+/// "… in the form Hello, <name>!": the whole text of the one file written, with one
+/// placeholder, read from the request as written (the form's punctuation is part of it): from
+/// the word after `form`/`format` to the end of the sentence after the placeholder.
+pub(super) fn form(request: &str, out: &mut Vec<Expectation>) {
+    let written: Vec<&String> = out
+        .iter()
+        .filter_map(|e| match e {
+            Expectation::Exists { path, dir: false } => Some(path),
+            _ => None,
+        })
+        .collect();
+    let [path] = written.as_slice() else {
+        return;
+    };
+    let path = (*path).clone();
+    let lower = request.to_ascii_lowercase();
+    let Some(at) = [" form ", " format "]
+        .iter()
+        .filter_map(|w| lower.find(w).map(|i| i + w.len()))
+        .min()
+    else {
+        return;
+    };
+    let rest = &request[at..];
+    let (Some(open), Some(close)) = (rest.find('<'), rest.find('>')) else {
+        return;
+    };
+    if close < open {
+        return;
+    }
+    // The form ends where its sentence does: at punctuation followed by a space or the end.
+    let tail = &rest[close + 1..];
+    let end = tail
+        .char_indices()
+        .find(|&(i, c)| {
+            matches!(c, '.' | '!' | '?') && tail[i + 1..].starts_with(char::is_whitespace)
+        })
+        .map_or(tail.trim_end().len(), |(i, _)| i + 1);
+    let after = tail[..end].trim_end();
+    let after = after.strip_suffix('.').unwrap_or(after);
+    let placeholder = &rest[open + 1..close];
+    let before = &rest[..open];
+    if placeholder.is_empty()
+        || !placeholder
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_')
+        || before.contains(['<', '>'])
+        || after.contains(['<', '>'])
+        || before.len() > 200
+    {
+        return;
+    }
+    let source = request[..at]
+        .split_whitespace()
+        .map(|w| w.trim_matches(|c: char| matches!(c, ',' | '.' | '`' | '\'' | '"' | ';' | ':')))
+        .filter(|w| looks_like_path(w) && *w != path)
+        .find(|w| {
+            let name = w.rsplit('/').next().unwrap_or(w);
+            name.split('.').next() == Some(placeholder)
+        })
+        .map(str::to_string);
+    push_new(
+        out,
+        Expectation::Form {
+            path,
+            before: before.to_string(),
+            placeholder: placeholder.to_string(),
+            after: after.to_string(),
+            source,
+        },
+    );
 }
 
 /// Verbs that give something a new value.
