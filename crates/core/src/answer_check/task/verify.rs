@@ -270,6 +270,10 @@ fn check_form(
             "`{path}` does not hold `{form}` with `<{placeholder}>` filled in (it holds `{text}`)"
         ));
     };
+    // The placeholder itself left in: `Lacks` says so.
+    if middle == format!("<{placeholder}>") {
+        return None;
+    }
     // The file the request names for the placeholder (`name.txt` for `<name>`).
     if let Some(name) = source
         && let Some(p) = find(cwd, name).filter(|p| p.is_file())
