@@ -14,10 +14,22 @@ use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
+mod exec_events;
 mod extensions;
+mod mcp_events;
+pub use exec_events::{
+    ExecApprovalRequestEvent, ExecCommandBeginEvent, ExecCommandEndEvent,
+    ExecCommandOutputDeltaEvent, ExecCommandSource, ExecCommandStatus, ExecOutputStream,
+    WireDuration,
+};
 pub use extensions::{
     HookOutputEntry, HookOutputKind, HookRunEvent, HookRunStatus, PlanStep, PlanStepStatus,
     PlanUpdateEvent, SkillLoadedEvent,
+};
+pub use mcp_events::{
+    ElicitationRequestEvent, McpCallTask, McpCallTaskState, McpInvocation, McpStartupCompleteEvent,
+    McpStartupFailure, McpStartupStatus, McpStartupUpdateEvent, McpToolCallBeginEvent,
+    McpToolCallEndEvent, McpToolCallProgressEvent,
 };
 
 /// An [`Op`] with the id that every event it causes will carry.
@@ -595,153 +607,6 @@ pub struct AgentReasoningDeltaEvent {
     pub delta: String,
 }
 
-/// Who ran a command.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum ExecCommandSource {
-    /// The model, through a tool.
-    #[default]
-    Agent,
-    /// The user, with `!cmd` or `thread/shellCommand`.
-    UserShell,
-}
-
-/// A command is about to run.
-#[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct ExecCommandBeginEvent {
-    /// The id of the tool call.
-    pub call_id: String,
-    /// The turn it runs in.
-    pub turn_id: String,
-    /// The program and its arguments.
-    pub command: Vec<String>,
-    /// The working directory.
-    pub cwd: PathBuf,
-    /// What the command does, as far as its words tell.
-    pub parsed_cmd: Vec<ParsedCommand>,
-    /// Who ran it.
-    #[serde(default)]
-    pub source: ExecCommandSource,
-}
-
-/// Which output stream a chunk came from.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum ExecOutputStream {
-    /// Standard output.
-    Stdout,
-    /// Standard error.
-    Stderr,
-}
-
-/// A chunk of command output. `chunk` is base64 (output need not be UTF-8).
-#[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct ExecCommandOutputDeltaEvent {
-    /// The id of the tool call.
-    pub call_id: String,
-    /// Which stream it came from.
-    pub stream: ExecOutputStream,
-    /// The output, lossily decoded.
-    pub chunk: String,
-}
-
-/// Rust's default `Duration` JSON shape, kept for wire compatibility.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct WireDuration {
-    /// Whole seconds.
-    pub secs: u64,
-    /// Nanoseconds beyond them.
-    pub nanos: u32,
-}
-
-impl From<std::time::Duration> for WireDuration {
-    fn from(d: std::time::Duration) -> Self {
-        Self {
-            secs: d.as_secs(),
-            nanos: d.subsec_nanos(),
-        }
-    }
-}
-
-impl WireDuration {
-    /// The duration in whole milliseconds.
-    pub fn as_millis(&self) -> u64 {
-        self.secs * 1000 + u64::from(self.nanos / 1_000_000)
-    }
-}
-
-/// How a command ended.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum ExecCommandStatus {
-    /// It ran and exited 0.
-    Completed,
-    /// It ran and failed, or could not run.
-    Failed,
-    /// The user declined it.
-    Declined,
-}
-
-/// A command ended.
-#[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct ExecCommandEndEvent {
-    /// The id of the tool call.
-    pub call_id: String,
-    /// The turn it ran in.
-    pub turn_id: String,
-    /// The program and its arguments.
-    pub command: Vec<String>,
-    /// The working directory.
-    pub cwd: PathBuf,
-    /// What the command does, as far as its words tell.
-    pub parsed_cmd: Vec<ParsedCommand>,
-    /// Who ran it.
-    #[serde(default)]
-    pub source: ExecCommandSource,
-    /// Its standard output.
-    pub stdout: String,
-    /// Its standard error.
-    pub stderr: String,
-    /// Both streams as they interleaved.
-    pub aggregated_output: String,
-    /// Its exit code.
-    pub exit_code: i32,
-    /// How long it ran.
-    pub duration: WireDuration,
-    /// The output as the model saw it.
-    pub formatted_output: String,
-    /// How it ended.
-    pub status: ExecCommandStatus,
-}
-
-/// A command waits for the user's approval.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct ExecApprovalRequestEvent {
-    /// The id of the tool call.
-    pub call_id: String,
-    /// The id to answer with, when it is not `call_id`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub approval_id: Option<String>,
-    /// The turn it would run in.
-    pub turn_id: String,
-    /// The program and its arguments.
-    pub command: Vec<String>,
-    /// The working directory.
-    pub cwd: PathBuf,
-    /// Why it needs approval, when there is a reason.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub reason: Option<String>,
-    /// What the command does, as far as its words tell.
-    pub parsed_cmd: Vec<ParsedCommand>,
-}
-
-impl ExecApprovalRequestEvent {
-    /// The id to answer with in [`Op::ExecApproval`].
-    pub fn effective_approval_id(&self) -> &str {
-        self.approval_id.as_deref().unwrap_or(&self.call_id)
-    }
-}
-
 /// One file's change in a patch, as shown for approval and in results.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
@@ -824,143 +689,6 @@ pub struct PatchApplyEndEvent {
     pub changes: BTreeMap<PathBuf, FileChange>,
     /// How it ended.
     pub status: PatchApplyStatus,
-}
-
-/// Where an MCP server's startup is.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(tag = "state", rename_all = "snake_case")]
-pub enum McpStartupStatus {
-    /// Starting.
-    Starting,
-    /// Ready; its tools are offered.
-    Ready,
-    /// It did not start.
-    Failed {
-        /// Why.
-        error: String,
-    },
-    /// Its start was cancelled.
-    Cancelled,
-}
-
-/// An MCP server's startup moved on.
-#[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct McpStartupUpdateEvent {
-    /// The server's name in `[mcp_servers]`.
-    pub server: String,
-    /// Where its startup is.
-    pub status: McpStartupStatus,
-}
-
-/// An MCP server that did not start.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct McpStartupFailure {
-    /// The server's name in `[mcp_servers]`.
-    pub server: String,
-    /// Why.
-    pub error: String,
-}
-
-/// Every MCP server has started or failed.
-#[derive(Clone, Debug, Default, Serialize, Deserialize)]
-pub struct McpStartupCompleteEvent {
-    /// The servers that started.
-    pub ready: Vec<String>,
-    /// The servers that failed, and why.
-    pub failed: Vec<McpStartupFailure>,
-    /// The servers whose start was cancelled.
-    pub cancelled: Vec<String>,
-}
-
-/// Which MCP tool a call calls, with what.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct McpInvocation {
-    /// The server's name in `[mcp_servers]`.
-    pub server: String,
-    /// The tool's name on the server.
-    pub tool: String,
-    /// The call's arguments.
-    pub arguments: Option<serde_json::Value>,
-}
-
-/// An MCP tool call began.
-#[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct McpToolCallBeginEvent {
-    /// The id of the model's tool call.
-    pub call_id: String,
-    /// The server, tool and arguments.
-    pub invocation: McpInvocation,
-}
-
-/// Progress reported by an MCP server during a tool call.
-#[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct McpToolCallProgressEvent {
-    /// The id of the model's tool call.
-    pub call_id: String,
-    /// How far the call is.
-    pub progress: f64,
-    /// The total `progress` counts towards, when known.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub total: Option<f64>,
-    /// What the server says it is doing.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub message: Option<String>,
-    /// Set when the server runs the call as a task (the MCP Tasks extension): the progress
-    /// event that says so is kept in the thread, so a resumed thread fetches the task's
-    /// result instead of calling the tool again.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub task: Option<McpCallTask>,
-}
-
-/// The task behind an MCP tool call, and where it stands for the thread.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct McpCallTask {
-    /// The server's id of the task.
-    pub task_id: String,
-    /// Where it stands.
-    pub state: McpCallTaskState,
-}
-
-/// Where the task behind an MCP tool call stands for the thread.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum McpCallTaskState {
-    /// The server runs the call as this task.
-    Started,
-    /// The session ended while the task ran; it was left running on the server, and the
-    /// call's output says its result is fetched when the thread resumes.
-    LeftRunning,
-    /// A resumed thread fetched the task's result (or learned it is gone).
-    Fetched,
-}
-
-/// `result` uses serde's `Result` encoding (`{"Ok": CallToolResult}` / `{"Err": "msg"}`)
-/// as the reference does; `CallToolResult` is kept as raw MCP JSON.
-#[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct McpToolCallEndEvent {
-    /// The id of the model's tool call.
-    pub call_id: String,
-    /// The server, tool and arguments.
-    pub invocation: McpInvocation,
-    /// How long the call took.
-    pub duration: WireDuration,
-    /// The server's `CallToolResult` (raw MCP JSON), or why the call failed.
-    pub result: Result<serde_json::Value, String>,
-}
-
-/// An MCP server asked the user something (`elicitation/create`). Answer with
-/// [`Op::ResolveElicitation`].
-#[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct ElicitationRequestEvent {
-    /// The turn it arrived in, if any.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub turn_id: Option<String>,
-    /// The server's name in `[mcp_servers]`.
-    pub server_name: String,
-    /// The id of its request.
-    pub id: serde_json::Value,
-    /// The MCP `ElicitRequestParams` (`message`, `requestedSchema`, ...).
-    pub request: serde_json::Value,
 }
 
 #[cfg(test)]
