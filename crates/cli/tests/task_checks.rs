@@ -603,3 +603,36 @@ async fn an_append_that_overwrote_the_file_fails_with_the_lost_lines() {
         "{err}"
     );
 }
+
+/// Round 9's false success: asked for a line, the model appended `walk the dogn` (an
+/// `echo -e` whose `\n` went astray). The line asked for must be a line of the file.
+#[tokio::test]
+async fn a_line_with_more_than_was_asked_is_sent_back() {
+    let request = "Add a line 'walk the dog' at the end of todo.txt.";
+    let env = TestEnv::new(
+        MockScript::turns([
+            MockTurn::tool_call("shell", bash("printf 'walk the dogn\\n' >> todo.txt")),
+            MockTurn::text("The line 'walk the dog' has been appended to todo.txt."),
+            MockTurn::tool_call(
+                "shell",
+                bash("printf 'buy milk\\nwalk the dog\\n' > todo.txt"),
+            ),
+            MockTurn::text("todo.txt ends with walk the dog."),
+        ]),
+        WireApi::Chat,
+    )
+    .await;
+    std::fs::write(env.work().join("todo.txt"), "buy milk\n").unwrap();
+    let out = env.run(&exec(request)).await;
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    assert_eq!(
+        read(&env.work().join("todo.txt")),
+        "buy milk\nwalk the dog\n"
+    );
+    assert!(
+        err.contains("`todo.txt` has no line that is exactly `walk the dog`"),
+        "{err}"
+    );
+    assert_eq!(env.mock.requests().len(), 4);
+}

@@ -35,6 +35,9 @@ pub(crate) enum Expectation {
     Executable { path: String },
     /// `path` contains `text`.
     Holds { path: String, text: String },
+    /// `path` has a line that is `text` (trimmed): "add a line 'walk the dog' to todo.txt"
+    /// (recorded: `walk the dogn`, which contains the text, ended as a false success).
+    HoldsLine { path: String, text: String },
     /// `path` no longer contains `text` (as a whole word when it is one).
     Lacks { path: String, text: String },
     /// The test `file` (or command) was run after the last change, and passed.

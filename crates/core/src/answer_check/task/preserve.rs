@@ -155,6 +155,7 @@ fn changed_paths(expectations: &[Expectation]) -> Vec<String> {
     for e in expectations {
         let path = match e {
             Expectation::Holds { path, .. }
+            | Expectation::HoldsLine { path, .. }
             | Expectation::Lacks { path, .. }
             | Expectation::Sets { path, .. }
             | Expectation::Replaced { path, .. } => path,

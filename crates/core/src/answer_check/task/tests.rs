@@ -118,7 +118,13 @@ fn the_words_of_everyday_tasks_state_what_must_hold() {
         ),
         (
             "Append the line 'done' to log.txt",
-            vec![holds("log.txt", "done")],
+            vec![
+                holds("log.txt", "done"),
+                Expectation::HoldsLine {
+                    path: "log.txt".into(),
+                    text: "done".into(),
+                },
+            ],
         ),
         // Recorded: the skill's instructions repeated as the answer, exit 0, no deploys.log.
         (
@@ -665,4 +671,35 @@ fn a_form_must_be_filled_in_and_a_python_file_must_parse() {
     )
     .unwrap();
     assert!(unmet_of(script).is_empty());
+}
+
+/// Round 9's false success: "add a line 'walk the dog'" answered with `walk the dogn` (an
+/// `echo -e` whose `\\n` went astray), which contains the text.
+#[test]
+fn a_line_asked_for_must_be_that_line() {
+    let dir_ = tempfile::tempdir().unwrap();
+    let cwd = dir_.path();
+    let request = "Add a line 'walk the dog' at the end of todo.txt.";
+    let e = expectations(request);
+    for (content, problem) in [
+        (
+            "buy milk\nwalk the dogn\n",
+            Some(
+                "`todo.txt` has no line that is exactly `walk the dog`: the line holds more than was asked",
+            ),
+        ),
+        ("buy milk\nwalk the dog\n", None),
+        ("buy milk\n  walk the dog  \n", None),
+        (
+            "buy milk\n",
+            Some("`todo.txt` does not contain `walk the dog`"),
+        ),
+    ] {
+        std::fs::write(cwd.join("todo.txt"), content).unwrap();
+        let got = unmet(&e, cwd, &[]);
+        match problem {
+            Some(p) => assert_eq!(got, [p], "{content:?}"),
+            None => assert!(got.is_empty(), "{content:?}: {got:?}"),
+        }
+    }
 }

@@ -184,6 +184,13 @@ pub(super) fn check_one(e: &Expectation, cwd: &Path, steps: &[Step]) -> Option<S
             (!content.contains(text.as_str()))
                 .then(|| format!("`{path}` does not contain `{text}`"))
         }
+        Expectation::HoldsLine { path, text } => {
+            let content = read(&find(cwd, path)?)?;
+            // Without the text at all, `Holds` says so.
+            (content.contains(text.as_str())
+                && !content.lines().any(|l| l.trim() == text.trim()))
+            .then(|| format!("`{path}` has no line that is exactly `{text}`: the line holds more than was asked"))
+        }
         Expectation::Lacks { path, text } => {
             let content = read(&find(cwd, path)?)?;
             let placeholder = text.starts_with('<') && text.ends_with('>');

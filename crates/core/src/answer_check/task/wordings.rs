@@ -402,9 +402,12 @@ pub(super) fn contents(tokens: &[Token], out: &mut Vec<Expectation>) {
         }
         // "write/append/add (the line) 'text' to (the end of) file".
         if t.is(&["write", "append", "add", "put", "echo"]) {
-            let mut rest = tokens[i + 1..]
+            let filler = ["the", "a", "line", "text", "word", "string"];
+            let a_line = tokens[i + 1..]
                 .iter()
-                .skip_while(|t| t.is(&["the", "a", "line", "text", "word", "string"]));
+                .take_while(|t| t.is(&filler))
+                .any(|t| t.is(&["line"]));
+            let mut rest = tokens[i + 1..].iter().skip_while(|t| t.is(&filler));
             if let Some(q) = rest.next().filter(|q| q.quoted && !q.is_path())
                 && rest
                     .next()
@@ -417,6 +420,12 @@ pub(super) fn contents(tokens: &[Token], out: &mut Vec<Expectation>) {
                     path: file.text.clone(),
                     text: q.text.clone(),
                 });
+                if a_line {
+                    out.push(Expectation::HoldsLine {
+                        path: file.text.clone(),
+                        text: q.text.clone(),
+                    });
+                }
             }
         }
     }
