@@ -29,6 +29,9 @@ use words::{Token, sentences, tokenize};
 pub(crate) enum Expectation {
     /// `path` exists; as a directory when `dir`.
     Exists { path: String, dir: bool },
+    /// `path` is not empty: a script or program the request asks for has code in it
+    /// (recorded: `touch count.py` for "a Python script count.py that prints 1 to 5").
+    NotEmpty { path: String },
     /// `path` no longer exists.
     Gone { path: String },
     /// `path` has an execute bit.

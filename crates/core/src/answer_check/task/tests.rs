@@ -58,7 +58,13 @@ fn the_words_of_everyday_tasks_state_what_must_hold() {
         ),
         (
             "Write a shell script greet.sh that prints hello, and make it executable.",
-            vec![executable("greet.sh"), exists("greet.sh")],
+            vec![
+                executable("greet.sh"),
+                exists("greet.sh"),
+                Expectation::NotEmpty {
+                    path: "greet.sh".into(),
+                },
+            ],
         ),
         (
             "Make deploy.sh executable",

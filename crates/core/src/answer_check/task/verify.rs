@@ -184,6 +184,13 @@ pub(super) fn check_one(e: &Expectation, cwd: &Path, steps: &[Step]) -> Option<S
             (!content.contains(text.as_str()))
                 .then(|| format!("`{path}` does not contain `{text}`"))
         }
+        Expectation::NotEmpty { path } => {
+            let content = read(&find(cwd, path)?)?;
+            content
+                .trim()
+                .is_empty()
+                .then(|| format!("`{path}` is empty: write the code the task asks for into it"))
+        }
         Expectation::HoldsLine { path, text } => {
             let content = read(&find(cwd, path)?)?;
             // Without the text at all, `Holds` says so.

@@ -602,6 +602,15 @@ pub(super) fn created_files(tokens: &[Token], out: &mut Vec<Expectation>) {
                 path: t.text.clone(),
                 dir: false,
             });
+            let code = tokens
+                .iter()
+                .any(|t| t.is(&["script", "program", "prints"]));
+            let empty = tokens.iter().any(|t| t.is(&["empty", "blank"]));
+            if code && !empty {
+                out.push(Expectation::NotEmpty {
+                    path: t.text.clone(),
+                });
+            }
         }
     }
 }
