@@ -15,7 +15,15 @@ fn providers_doc() -> String {
     read(&std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../docs/providers.md"))
 }
 
-const MINIMAL: &str = "harness = \"minimal\"\n";
+/// The mock model under the one-tool `minimal` harness, answering with `turns`.
+async fn minimal(turns: impl IntoIterator<Item = MockTurn>) -> TestEnv {
+    TestEnv::with_config(
+        MockScript::turns(turns),
+        WireApi::Chat,
+        "harness = \"minimal\"\n",
+    )
+    .await
+}
 
 fn exec<'a>(prompt: &'a str, approval: &'a str) -> Vec<&'a str> {
     vec!["exec", "-s", "workspace-write", "-a", approval, prompt]
@@ -25,14 +33,10 @@ fn exec<'a>(prompt: &'a str, approval: &'a str) -> Vec<&'a str> {
 /// model's next answer ends the turn with the folders made.
 #[tokio::test]
 async fn a_command_written_in_a_fence_for_a_change_request_is_run() {
-    let env = TestEnv::with_config(
-        MockScript::turns([
-            MockTurn::text("```bash\nmkdir logs data tmp\n```"),
-            MockTurn::text("I made the folders logs, data and tmp."),
-        ]),
-        WireApi::Chat,
-        MINIMAL,
-    )
+    let env = minimal([
+        MockTurn::text("```bash\nmkdir logs data tmp\n```"),
+        MockTurn::text("I made the folders logs, data and tmp."),
+    ])
     .await;
     let out = env
         .run(&exec(
@@ -75,14 +79,10 @@ async fn a_pseudo_call_answering_a_question_is_run() {
 }
 
 async fn a_question_answered_with(shown: &str) {
-    let env = TestEnv::with_config(
-        MockScript::turns([
-            MockTurn::text(shown),
-            MockTurn::text("`app/settings.py` defines load_settings."),
-        ]),
-        WireApi::Chat,
-        MINIMAL,
-    )
+    let env = minimal([
+        MockTurn::text(shown),
+        MockTurn::text("`app/settings.py` defines load_settings."),
+    ])
     .await;
     std::fs::create_dir_all(env.work().join("app")).unwrap();
     std::fs::write(
@@ -110,12 +110,7 @@ async fn a_question_answered_with(shown: &str) {
 /// Shown to answer "how do I…", a command is the answer: nothing runs.
 #[tokio::test]
 async fn a_command_shown_to_answer_a_how_question_is_not_run() {
-    let env = TestEnv::with_config(
-        MockScript::turns([MockTurn::text("Run this:\n```bash\ntouch marker.txt\n```")]),
-        WireApi::Chat,
-        MINIMAL,
-    )
-    .await;
+    let env = minimal([MockTurn::text("Run this:\n```bash\ntouch marker.txt\n```")]).await;
     let out = env
         .run(&exec(
             "How do I create an empty file named marker.txt?",
@@ -135,17 +130,13 @@ async fn a_command_shown_to_answer_a_how_question_is_not_run() {
 /// model's next answer, showing the command, is what the user gets.
 #[tokio::test]
 async fn a_command_taken_from_an_answer_is_approved_like_any_call() {
-    let env = TestEnv::with_config(
-        MockScript::turns([
-            MockTurn::text("```bash\nmkdir logs data tmp\n```"),
-            MockTurn::text("```bash\nmkdir logs data tmp\n```"),
-            MockTurn::text("```bash\nmkdir logs data tmp\n```"),
-            MockTurn::text("```bash\nmkdir logs data tmp\n```"),
-            MockTurn::text("```bash\nmkdir logs data tmp\n```"),
-        ]),
-        WireApi::Chat,
-        MINIMAL,
-    )
+    let env = minimal([
+        MockTurn::text("```bash\nmkdir logs data tmp\n```"),
+        MockTurn::text("```bash\nmkdir logs data tmp\n```"),
+        MockTurn::text("```bash\nmkdir logs data tmp\n```"),
+        MockTurn::text("```bash\nmkdir logs data tmp\n```"),
+        MockTurn::text("```bash\nmkdir logs data tmp\n```"),
+    ])
     .await;
     let out = env
         .run(&exec(
@@ -171,7 +162,7 @@ async fn commands_taken_from_answers_are_bounded() {
     let turns: Vec<MockTurn> = (0..12)
         .map(|i| MockTurn::text(format!("```bash\necho try{i} >> tries.txt\n```")))
         .collect();
-    let env = TestEnv::with_config(MockScript::turns(turns), WireApi::Chat, MINIMAL).await;
+    let env = minimal(turns).await;
     let out = env
         .run(&exec(
             "Make three directories: logs, data and tmp.",
@@ -190,18 +181,14 @@ async fn commands_taken_from_answers_are_bounded() {
 #[tokio::test]
 async fn a_function_shown_for_the_named_file_is_written_into_it() {
     let shown = "To implement it:\n\n```python\ndef is_palindrome(text):\n    t = text.replace(\" \", \"\").lower()\n    return t == t[::-1]\n```\n\nThis compares the text with its reverse.";
-    let env = TestEnv::with_config(
-        MockScript::turns([
-            MockTurn::text(shown),
-            MockTurn::tool_call(
-                "bash",
-                serde_json::json!({"command": "python3 test_text_utils.py"}),
-            ),
-            MockTurn::text("is_palindrome is implemented and the test passes."),
-        ]),
-        WireApi::Chat,
-        MINIMAL,
-    )
+    let env = minimal([
+        MockTurn::text(shown),
+        MockTurn::tool_call(
+            "bash",
+            serde_json::json!({"command": "python3 test_text_utils.py"}),
+        ),
+        MockTurn::text("is_palindrome is implemented and the test passes."),
+    ])
     .await;
     std::fs::write(
         env.work().join("text_utils.py"),
@@ -236,16 +223,12 @@ async fn a_function_shown_for_the_named_file_is_written_into_it() {
 #[tokio::test]
 async fn the_same_command_written_again_runs_once() {
     let again = "```bash\necho once >> runs.txt\n```";
-    let env = TestEnv::with_config(
-        MockScript::turns([
-            MockTurn::text(again),
-            MockTurn::text(again),
-            MockTurn::text(again),
-            MockTurn::text(again),
-        ]),
-        WireApi::Chat,
-        MINIMAL,
-    )
+    let env = minimal([
+        MockTurn::text(again),
+        MockTurn::text(again),
+        MockTurn::text(again),
+        MockTurn::text(again),
+    ])
     .await;
     let out = env
         .run(&exec(
@@ -265,14 +248,10 @@ async fn the_same_command_written_again_runs_once() {
 #[tokio::test]
 async fn calls_written_as_json_run_in_order() {
     let answer = "To make `run.sh` executable, run:\n```json\n{\n  \"name\": \"bash\",\n  \"arguments\": {\"command\": \"chmod +x ./run.sh\"}\n}\n```\n\nTo verify that the script is executable, run:\n```json\n{\n  \"name\": \"bash\",\n  \"arguments\": {\"command\": \"test -x run.sh && echo runnable >> checks.txt\"}\n}\n```";
-    let env = TestEnv::with_config(
-        MockScript::turns([
-            MockTurn::text(answer),
-            MockTurn::text("run.sh is executable now."),
-        ]),
-        WireApi::Chat,
-        MINIMAL,
-    )
+    let env = minimal([
+        MockTurn::text(answer),
+        MockTurn::text("run.sh is executable now."),
+    ])
     .await;
     std::fs::write(env.work().join("run.sh"), "echo hi\n").unwrap();
     let out = env

@@ -148,22 +148,33 @@ pub(crate) struct TurnRecord {
     steps: Vec<Step>,
 }
 
+/// Where the last user message of `history` is: the start of the turn it belongs to.
+fn last_user_message(history: &[ResponseItem]) -> Option<usize> {
+    history.iter().rposition(|i| {
+        matches!(
+            i,
+            ResponseItem::Message {
+                role: Role::User,
+                ..
+            }
+        )
+    })
+}
+
+/// The request the turn answers: the last user message's text (empty when there is none).
+/// Cheap, for callers that need only it; [`TurnRecord::of_history`] reads the whole turn.
+pub(crate) fn request_of(history: &[ResponseItem]) -> String {
+    last_user_message(history)
+        .and_then(|p| history[p].message_text())
+        .unwrap_or_default()
+}
+
 impl TurnRecord {
     /// The turn is everything after the last user message (the request that started it, or
     /// steering input since; developer notes are not user messages).
     pub(crate) fn of_history(history: &[ResponseItem]) -> Self {
-        let last_user = history.iter().rposition(|i| {
-            matches!(
-                i,
-                ResponseItem::Message {
-                    role: Role::User,
-                    ..
-                }
-            )
-        });
-        let request = last_user
-            .and_then(|p| history[p].message_text())
-            .unwrap_or_default();
+        let last_user = last_user_message(history);
+        let request = request_of(history);
         let this_turn = &history[last_user.map_or(0, |p| p + 1)..];
         // A call counts when its output says it succeeded: a failed patch wrote nothing.
         let output_of = |id: &str| {

@@ -75,12 +75,12 @@ impl AnswerPolicy {
     /// Reads the files the request names a change to, before any tool of the turn runs on
     /// them: once per request (a steered turn's new request gets its own).
     pub(super) async fn remember_files(&mut self, sess: &Session) {
-        let record = TurnRecord::of_history(&sess.state().history);
-        if self.files_before.is_for(record.request()) {
+        // Each step asks, so only the request is read (not the whole turn).
+        let request = answer_check::request_of(&sess.state().history);
+        if request.is_empty() || self.files_before.is_for(&request) {
             return;
         }
         let cwd = sess.turn_context().config.cwd.clone();
-        let request = record.request().to_string();
         if let Ok(before) =
             tokio::task::spawn_blocking(move || answer_check::FilesBefore::take(&request, &cwd))
                 .await
