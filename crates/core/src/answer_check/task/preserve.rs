@@ -120,12 +120,42 @@ impl FilesBefore {
             if &new == old {
                 continue;
             }
+            if let Some(problem) = broken_format(path, old, &new) {
+                out.push(problem);
+            }
             if let Some(problem) = lost_lines(path, old, &new, expectations) {
                 out.push(problem);
             }
         }
         out
     }
+}
+
+/// A TOML or JSON file that parsed before the turn and does not now, as one phrase. Recorded
+/// on the real tier: "change the server port to 8080" answered by adding `port = 8080`
+/// under `port = 8000`, so the line asked for was there, every old line kept, and the
+/// config no longer loads (a duplicate key) — a false success.
+fn broken_format(path: &str, old: &str, new: &str) -> Option<String> {
+    let ext = path.rsplit_once('.').map(|(_, e)| e.to_ascii_lowercase())?;
+    let (format, parse): (&str, fn(&str) -> Result<(), String>) = match ext.as_str() {
+        "toml" => ("TOML", |t| {
+            t.parse::<toml::Table>()
+                .map(drop)
+                .map_err(|e| e.message().to_string())
+        }),
+        "json" => ("JSON", |t| {
+            serde_json::from_str::<serde_json::Value>(t)
+                .map(drop)
+                .map_err(|e| e.to_string())
+        }),
+        _ => return None,
+    };
+    // A file that did not parse before is not the turn's doing.
+    parse(old).ok()?;
+    let why = parse(new).err()?;
+    Some(format!(
+        "`{path}` is no longer valid {format} ({why}): change the existing line in place rather than adding another, and keep the file valid"
+    ))
 }
 
 /// Whether the request leaves a file's lines open to any change.

@@ -171,3 +171,60 @@ fn what_the_words_leave_open_is_not_checked() {
     );
     assert!(!Path::new(dir.path()).join("missing").exists());
 }
+
+const CONFIG: &str = "[server]\nhost = \"127.0.0.1\"\nport = 8000\n\n[log]\nlevel = \"info\"\n";
+
+/// The recorded false success (CI's real tier): the value added under the old one, so the
+/// line asked for was there, no line was lost, and the config no longer loads.
+#[test]
+fn a_toml_file_left_invalid_by_the_change_is_named() {
+    let request = "In config.toml, change the server port to 8080.";
+    let broken = CONFIG.replace("port = 8000\n", "port = 8000\nport = 8080\n");
+    let problems = lost(
+        request,
+        &[("config.toml", CONFIG)],
+        &[("config.toml", &broken)],
+    );
+    assert_eq!(problems.len(), 1, "{problems:?}");
+    assert!(
+        problems[0].starts_with("`config.toml` is no longer valid TOML (duplicate key"),
+        "{}",
+        problems[0]
+    );
+    // Changed in place, it is valid and nothing is lost.
+    let fixed = CONFIG.replace("port = 8000", "port = 8080");
+    assert_eq!(
+        lost(
+            request,
+            &[("config.toml", CONFIG)],
+            &[("config.toml", &fixed)]
+        ),
+        Vec::<String>::new()
+    );
+}
+
+#[test]
+fn a_json_file_left_invalid_is_named_and_one_invalid_before_is_not_the_turns_doing() {
+    let request = "In settings.json, change the port to 8080.";
+    let before = "{\n  \"port\": 8000\n}\n";
+    let problems = lost(
+        request,
+        &[("settings.json", before)],
+        &[("settings.json", "{\n  \"port\": 8080,\n}\n")],
+    );
+    assert_eq!(problems.len(), 1, "{problems:?}");
+    assert!(
+        problems[0].starts_with("`settings.json` is no longer valid JSON ("),
+        "{}",
+        problems[0]
+    );
+    let invalid_before = "{\n  \"port\": 8000,\n}\n";
+    assert_eq!(
+        lost(
+            request,
+            &[("settings.json", invalid_before)],
+            &[("settings.json", "{\n  \"port\": 8080,\n}\n")],
+        ),
+        Vec::<String>::new()
+    );
+}
