@@ -137,22 +137,25 @@ impl FilesBefore {
 /// config no longer loads (a duplicate key) — a false success.
 fn broken_format(path: &str, old: &str, new: &str) -> Option<String> {
     let ext = path.rsplit_once('.').map(|(_, e)| e.to_ascii_lowercase())?;
-    let (format, parse): (&str, fn(&str) -> Result<(), String>) = match ext.as_str() {
+    // Each parser gives its complaint about the text, or `None` when it parses.
+    let (format, complaint): (&str, fn(&str) -> Option<String>) = match ext.as_str() {
         "toml" => ("TOML", |t| {
             t.parse::<toml::Table>()
-                .map(drop)
-                .map_err(|e| e.message().to_string())
+                .err()
+                .map(|e| e.message().to_string())
         }),
         "json" => ("JSON", |t| {
             serde_json::from_str::<serde_json::Value>(t)
-                .map(drop)
-                .map_err(|e| e.to_string())
+                .err()
+                .map(|e| e.to_string())
         }),
         _ => return None,
     };
     // A file that did not parse before is not the turn's doing.
-    parse(old).ok()?;
-    let why = parse(new).err()?;
+    if complaint(old).is_some() {
+        return None;
+    }
+    let why = complaint(new)?;
     Some(format!(
         "`{path}` is no longer valid {format} ({why}): change the existing line in place rather than adding another, and keep the file valid"
     ))
