@@ -636,3 +636,72 @@ async fn a_line_with_more_than_was_asked_is_sent_back() {
     );
     assert_eq!(env.mock.requests().len(), 4);
 }
+
+/// The false success of CI's real tier: the new value added under the old one under the
+/// same key. The line asked for was there and no line was lost, and the config no longer
+/// loads; the model is told, and a run that leaves it so fails.
+#[tokio::test]
+async fn a_config_the_change_left_invalid_is_sent_back_then_fails() {
+    let request = "In config.toml, change the server port to 8080.";
+    let claim = "The command ran successfully.";
+    let env = TestEnv::new(
+        MockScript::turns([
+            MockTurn::tool_call(
+                "shell",
+                bash("sed -i 's/^port = 8000$/port = 8000\\nport = 8080/' config.toml"),
+            ),
+            MockTurn::text(claim),
+            MockTurn::text(claim),
+            MockTurn::text(claim),
+        ]),
+        WireApi::Chat,
+    )
+    .await;
+    let config = "[server]\nhost = \"127.0.0.1\"\nport = 8000\n";
+    std::fs::write(env.work().join("config.toml"), config).unwrap();
+    let out = env.run(&exec(request)).await;
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(
+        read(&env.work().join("config.toml")).contains("port = 8000\nport = 8080\n"),
+        "the mock's command ran"
+    );
+    // Sent back twice (as any unfinished task), then failed.
+    let reqs = env.mock.requests();
+    assert_eq!(reqs.len(), 4);
+    let note = notes(&reqs[2]).join("\n");
+    assert!(
+        note.contains("`config.toml` is no longer valid TOML (duplicate key"),
+        "{note}"
+    );
+    assert!(err.contains("is no longer valid TOML"), "{err}");
+}
+
+/// The recorded delete-lines runs (rounds 8 and 10): a pipeline that reads the file and
+/// writes over it, which the shell empties before the read. It filters the file in place.
+#[tokio::test]
+async fn a_pipeline_over_its_own_input_keeps_the_file() {
+    let request = "Delete the lines containing TODO from notes.txt.";
+    let env = TestEnv::new(
+        MockScript::turns([
+            MockTurn::tool_call("shell", bash("cat notes.txt | grep -v 'TODO' > notes.txt")),
+            MockTurn::text("I deleted the TODO lines."),
+        ]),
+        WireApi::Chat,
+    )
+    .await;
+    let notes_txt = env.work().join("notes.txt");
+    std::fs::write(&notes_txt, "keep one\nTODO: fix the roof\nkeep two\n").unwrap();
+    let out = env.run(&exec(request)).await;
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    assert_eq!(read(&notes_txt), "keep one\nkeep two\n");
+    let temporary: Vec<_> = std::fs::read_dir(env.work())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.ends_with(".oi-write"))
+        .collect();
+    assert_eq!(temporary, Vec::<String>::new(), "no temporary file is left");
+    // What ran is what was shown: the command as rewritten.
+    assert!(err.contains(".notes.txt.oi-write"), "{err}");
+}

@@ -1,6 +1,7 @@
 //! The `shell` tool: approvals, sandboxing, streaming output, result formatting.
 
 mod args;
+mod same_file;
 
 use super::{ToolCall, ToolOutcome};
 use crate::approval::{
@@ -151,6 +152,9 @@ pub(crate) async fn run_command(
         )
         .await;
     }
+
+    // A pipeline writing over a file it reads would empty it first (see `same_file`).
+    let argv = same_file::guarded(&argv).unwrap_or(argv);
 
     // No command is killed before a second (small models write a few milliseconds).
     let timeout = timeout.map_or(config.shell_timeout, |t| t.max(Duration::from_secs(1)));
