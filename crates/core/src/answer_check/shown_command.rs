@@ -65,7 +65,9 @@ pub(crate) fn shown_command(
         Block::Fence { info, body } => {
             let command = match pseudo_call(body.trim(), &tool.name) {
                 Some(command) => command,
-                None if SHELL_FENCES.contains(&info.as_str()) => commands(body)?,
+                None if SHELL_FENCES.contains(&info.as_str()) => {
+                    json_call(body.trim(), &tool.name).or_else(|| commands(body))?
+                }
                 None if info.is_empty() => commands(body).filter(|c| starts_with_command(c))?,
                 None => return None,
             };
@@ -145,14 +147,11 @@ fn split_block(answer: &str) -> Option<(&str, Block<'_>, &str)> {
             Some(c) => (&answer[body_start..c], &answer[c + 3..]),
             None => (&answer[body_start..], ""),
         };
-        if after.contains("```") || info.contains(char::is_whitespace) {
+        if info.contains(char::is_whitespace) {
             return None;
         }
-        return Some((
-            answer[..open].trim(),
-            Block::Fence { info, body },
-            after.trim(),
-        ));
+        let after = without_made_up_output(after)?;
+        return Some((answer[..open].trim(), Block::Fence { info, body }, after));
     }
     let mut at = 0;
     for line in answer.split_inclusive('\n') {
@@ -171,6 +170,33 @@ fn split_block(answer: &str) -> Option<(&str, Block<'_>, &str)> {
         at += line.len();
     }
     None
+}
+
+/// Longest made-up output fence after the command's.
+const MAX_SHOWN_OUTPUT: usize = 2000;
+
+/// Fence info strings of shown output.
+const OUTPUT_FENCES: &[&str] = &["", "text", "txt", "plaintext", "output"];
+
+/// The text after the command's fence, without one fence of output the model made up for
+/// it ("This prints:" and a block of plain text, or a shell fence that holds no command;
+/// recorded: `grep -rn load_settings .` then a fence of invented `grep` lines). `None` when
+/// more follows than that: another command, code, a second block.
+fn without_made_up_output(after: &str) -> Option<&str> {
+    let after = after.trim();
+    let Some(open) = after.find("```") else {
+        return Some(after);
+    };
+    let rest = &after[open + 3..];
+    let (info, body) = rest.split_once('\n')?;
+    let info = info.trim().to_ascii_lowercase();
+    let (body, tail) = body.split_once("```").unwrap_or((body, ""));
+    let output = OUTPUT_FENCES.contains(&info.as_str()) || SHELL_FENCES.contains(&info.as_str());
+    let commands = starts_with_command(body.trim()) || body.trim().starts_with("$ ");
+    let ok = output && !commands && body.len() <= MAX_SHOWN_OUTPUT && !tail.contains("```");
+    // The lead-in of the output ("This prints:") stays the trailer; what follows the block
+    // must be short (the trailer's own bound is checked by the caller on the first part).
+    (ok && tail.trim().len() <= MAX_TRAILER).then(|| after[..open].trim())
 }
 
 /// A line that looks like `name "…"`, `name(…)`, `name: …` or `name grep …` for a shell
@@ -211,6 +237,23 @@ fn pseudo_call(text: &str, tool: &str) -> Option<String> {
         rest = value.trim();
     }
     argument_command(rest)
+}
+
+/// The command of a whole JSON call of the shell in a shell fence,
+/// `{"name": "bash", "arguments": {"command": "…"}}` (recorded: run as a script, it was
+/// `bash`'s own syntax error).
+fn json_call(text: &str, tool: &str) -> Option<String> {
+    let Value::Object(call) = serde_json::from_str::<Value>(text).ok()? else {
+        return None;
+    };
+    let name = call.get("name")?.as_str()?;
+    if name != tool && !SHELL_NAMES.contains(&name) {
+        return None;
+    }
+    match call.get("arguments")? {
+        Value::String(s) => argument_command(s),
+        args => argument_command(&args.to_string()),
+    }
 }
 
 /// A quoted string, an argv array or an object holding either, as one command line.

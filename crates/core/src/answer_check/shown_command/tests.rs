@@ -138,6 +138,51 @@ fn a_fence_is_run_as_written() {
     );
 }
 
+/// A whole JSON call of the shell in a shell fence is that call (recorded: run as a
+/// script); in a JSON fence it is left to the written-calls path.
+#[test]
+fn a_json_call_in_a_shell_fence_runs_its_command() {
+    let call = r#"{"name": "bash", "arguments": {"command": "python3 count.py"}}"#;
+    let request = "Write a script count.py that prints 1 to 5.";
+    assert_eq!(
+        taken(&format!("```bash\n{call}\n```"), request, &[bash()]),
+        Some(json!("python3 count.py"))
+    );
+    assert_eq!(
+        taken(&format!("```json\n{call}\n```"), request, &[bash()]),
+        None
+    );
+}
+
+/// A command's fence followed by output the model made up for it: the command is taken
+/// (recorded in round 8: a `grep` fence, then a bash fence of invented `grep` lines).
+#[test]
+fn a_fence_of_made_up_output_after_the_command_is_not_a_second_command() {
+    let grep = "grep -rn load_settings .";
+    for output in [
+        "```bash\ngrep: can't open file\n```",
+        "This prints:\n```\nlib/util/text.py:3:def load_settings():\n```\nSo it is there.",
+        "```text\nlib/util/text.py:3:def load_settings():\n```",
+    ] {
+        let answer = format!("```bash\n{grep}\n```\n{output}");
+        assert_eq!(
+            taken(&answer, WHERE, &[bash()]),
+            Some(json!(grep)),
+            "{answer}"
+        );
+    }
+    // A second block of commands or code, or a third block, is more than one command.
+    for more in [
+        "```bash\nls -la\n```",
+        "```python\nprint(1)\n```",
+        "```\n$ grep x .\n```",
+        "```\na\n```\n```\nb\n```",
+    ] {
+        let answer = format!("```bash\n{grep}\n```\n{more}");
+        assert_eq!(taken(&answer, WHERE, &[bash()]), None, "{answer}");
+    }
+}
+
 /// The built-in `shell` takes an argv array: the command runs through `bash -lc`.
 #[test]
 fn an_argv_tool_gets_the_command_through_bash() {
