@@ -556,7 +556,7 @@ fn values_data_and_totals_are_read_from_the_directory_and_the_turn() {
     assert_eq!(
         unmet_of(total, &[]),
         [
-            "`total.txt` does not hold the total of the `amount` column of `sales.csv` (compute it from the file, for example with python3, and write it)",
+            "`total.txt` does not hold the total of the `amount` column of `sales.csv` (the first line is the header `item,amount,qty`; `amount` is field 2 of 3: `$2` in awk with `-F,` (skip the header with `NR>1`), `line.split(',')[1]` in Python; compute it from the file, for example with python3, and write it)",
             "`sales.csv` was not read: no command or tool of this turn used it, so what was written from it cannot be right"
         ]
     );

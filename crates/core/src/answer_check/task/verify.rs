@@ -226,11 +226,12 @@ pub(super) fn check_one(e: &Expectation, cwd: &Path, steps: &[Step]) -> Option<S
             })
         }
         Expectation::ColumnTotal { csv, column, out } => {
-            let total = column_sum(&read(&find(cwd, csv)?)?, column)?;
+            let data = read(&find(cwd, csv)?)?;
+            let total = column_sum(&data, column)?;
             let written = read(&find(cwd, out)?)?;
             (!numbers_in(&written).any(|n| (n - total).abs() <= 1e-6 * total.abs().max(1.0)))
                 .then(|| {
-                    format!("`{out}` does not hold the total of the `{column}` column of `{csv}` (compute it from the file, for example with python3, and write it)")
+                    format!("`{out}` does not hold the total of the `{column}` column of `{csv}` ({}; compute it from the file, for example with python3, and write it)", column_place(&data, column).unwrap_or_default())
                 })
         }
     }
@@ -322,6 +323,22 @@ pub(super) fn column_sum(text: &str, column: &str) -> Option<f64> {
         sum += fields[at].parse::<f64>().ok()?;
     }
     Some(sum)
+}
+
+/// Where `column` is in a CSV's lines, in the words of the tools a model reaches for: the
+/// 1.5B model summed `$3`, `$5`, `$6` and `split(',')[2]` of a two-column file (every
+/// round of the everyday bench). Only the position: the model still computes the total.
+fn column_place(text: &str, column: &str) -> Option<String> {
+    let header = text.lines().find(|l| !l.trim().is_empty())?;
+    let fields: Vec<&str> = header.split(',').map(str::trim).collect();
+    let at = fields.iter().position(|h| h.eq_ignore_ascii_case(column))?;
+    Some(format!(
+        "the first line is the header `{}`; `{column}` is field {} of {}: `${}` in awk with `-F,` (skip the header with `NR>1`), `line.split(',')[{at}]` in Python",
+        header.trim(),
+        at + 1,
+        fields.len(),
+        at + 1,
+    ))
 }
 
 /// The numbers written in `text` (`Total: 128`, `128.0`).

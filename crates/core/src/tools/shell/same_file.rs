@@ -31,6 +31,13 @@ struct Word {
 /// The script with the redirect's target replaced by a temporary file and the copy after.
 fn guarded_script(script: &str) -> Option<String> {
     let (words, redirect) = lex(script)?;
+    // `bash -c "sed … notes.txt > notes.txt"`, the whole script (recorded): the inner one.
+    if let (None, [shell, flag, inner]) = (&redirect, words.as_slice())
+        && matches!(shell.text.as_str(), "bash" | "sh")
+        && matches!(flag.text.as_str(), "-c" | "-lc")
+    {
+        return guarded_script(&inner.text);
+    }
     let target = redirect?;
     let plain = |w: &str| w.trim_start_matches("./").to_string();
     let name = plain(&target.text);
@@ -198,6 +205,13 @@ mod tests {
             )
         );
         assert!(guarded_script("grep -v TODO < notes.txt > notes.txt").is_some());
+        // Round 8's edit-file: the pipeline inside a `bash -c` of its own.
+        assert_eq!(
+            guarded_script("bash -c \"sed 's/apple/banana/g' notes.txt > notes.txt\"").as_deref(),
+            Some(
+                "sed 's/apple/banana/g' notes.txt > .notes.txt.oi-write && cat .notes.txt.oi-write > notes.txt; status=$?; rm -f .notes.txt.oi-write; exit $status"
+            )
+        );
     }
 
     #[test]
