@@ -30,6 +30,7 @@ mod mcp_conformance;
 mod mcp_exec;
 mod mcp_sampling;
 mod mcp_server_binary;
+mod named_files;
 mod plans;
 mod process_hygiene;
 mod project_files;

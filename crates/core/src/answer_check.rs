@@ -131,7 +131,7 @@ pub(crate) struct TurnSoFar<'a> {
 
 pub(crate) use shown_code::{code_file, with_shown_functions};
 pub(crate) use shown_command::{shell_call, shown_command};
-pub(crate) use task::{FilesBefore, Step, asked_definition, files_naming};
+pub(crate) use task::{FilesBefore, Step, asked_definition, files_naming, find_named, named_paths};
 
 /// What this turn did, read from the thread's history; owned, so the state lock is not held
 /// while the answer is checked. [`TurnRecord::view`] is what the checks read.
@@ -206,6 +206,21 @@ impl TurnRecord {
         let mut outputs = Vec::new();
         let mut steps = Vec::new();
         for item in this_turn {
+            // The files the engine showed the model with the request were read.
+            if let ResponseItem::Message {
+                role: Role::Developer,
+                ..
+            } = item
+                && let Some(text) = item.message_text()
+                && text.starts_with(crate::named_files::MARKER)
+            {
+                steps.push(Step {
+                    command: None,
+                    ok: true,
+                    writes: false,
+                    args: text,
+                });
+            }
             if let ResponseItem::FunctionCall {
                 call_id,
                 name,

@@ -37,6 +37,7 @@ pub mod image_input;
 mod manager;
 pub mod mcp;
 mod mcp_sampling;
+mod named_files;
 mod notify;
 // A parked turn is part of the turn (`turn/parking.rs`); the modules that start, resume and
 // settle turns reach it by this short path.

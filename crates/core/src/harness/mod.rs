@@ -81,6 +81,12 @@ pub fn for_model(model: &str) -> Harness {
         .map_or(Harness::Codex, |(_, h)| *h)
 }
 
+/// Whether a profile shows the model the files its request names when a turn starts
+/// (`named_files`): the one for the smallest models, which rarely read before writing.
+pub(crate) fn shows_named_files(harness: Harness) -> bool {
+    harness == Harness::Minimal
+}
+
 /// A script whose first line is only a shell's name, with commands after it, without that
 /// line: small models copy a fence's language into the command (recorded on the 1.5B model:
 /// `"bash\nchmod +x run.sh"`), and a bare `bash` would start a shell reading standard

@@ -242,7 +242,21 @@ async fn take_pending_input(sess: &Session, turn_id: &str) {
             None => Vec::new(),
         }
     };
+    let request = pending.iter().any(|i| {
+        matches!(
+            i,
+            ResponseItem::Message {
+                role: Role::User,
+                ..
+            }
+        )
+    });
     sess.push_history(turn_id, pending).await;
+    // A new request (the turn's, or steering): the files it names, for the profiles that
+    // show them.
+    if request {
+        crate::named_files::attach(sess, turn_id).await;
+    }
 }
 
 #[cfg(test)]

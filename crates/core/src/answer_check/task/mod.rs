@@ -24,6 +24,29 @@ use wordings::{
 pub(crate) use words::looks_like_path;
 use words::{Token, sentences, tokenize};
 
+/// The paths a request names (`greet.py`, `src/app.toml`), in order, each once.
+pub(crate) fn named_paths(request: &str) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for sentence in sentences(request) {
+        for token in tokenize(&sentence) {
+            let word = token
+                .text
+                .trim_matches(|c: char| matches!(c, ',' | ';' | ':' | '!' | '?' | '(' | ')'))
+                .trim_end_matches('.');
+            if looks_like_path(word) && !out.iter().any(|p| p == word) {
+                out.push(word.to_string());
+            }
+        }
+    }
+    out
+}
+
+/// Where `path`, as a request names it, is under `cwd` (a name without its folder is
+/// looked for, bounded, as the checks do).
+pub(crate) fn find_named(cwd: &std::path::Path, path: &str) -> Option<std::path::PathBuf> {
+    verify::find(cwd, path)
+}
+
 /// One thing the request says is true when the task is done.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) enum Expectation {

@@ -1,0 +1,89 @@
+//! The files a request names, shown to the model when the turn starts under the `minimal`
+//! harness (docs/harness.md), end to end through `interpreter exec` and the mock model:
+//! what the model is sent, what the thread records, and that the turn's checks count a
+//! shown file as read. Judged by the requests and the directory.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a panic here is a failed run, with its message
+
+use crate::common;
+
+use common::*;
+use oi_protocol::config_types::WireApi;
+use oi_test_support::{MockScript, MockTurn};
+use serde_json::json;
+
+const SALES: &str = "item,amount\napple,3\npear,9\n";
+
+async fn env_with(harness: &str, turns: impl IntoIterator<Item = MockTurn>) -> TestEnv {
+    let env = TestEnv::with_config(
+        MockScript::turns(turns),
+        WireApi::Chat,
+        &format!("harness = \"{harness}\"\n"),
+    )
+    .await;
+    std::fs::write(env.work().join("sales.csv"), SALES).unwrap();
+    std::fs::write(env.work().join(".env"), "TOKEN=do-not-show\n").unwrap();
+    env
+}
+
+fn exec(prompt: &str) -> Vec<&str> {
+    vec!["exec", "-s", "workspace-write", "-a", "never", prompt]
+}
+
+/// The model writes the total straight from the file it was shown: no read call, and the
+/// "was not read" check holds, because the engine read it for the model.
+#[tokio::test]
+async fn a_named_file_is_shown_with_the_request_and_counts_as_read() {
+    let request =
+        "Read sales.csv and write the total of the amount column to total.txt. Do not touch .env.";
+    let env = env_with(
+        "minimal",
+        [
+            MockTurn::tool_call("bash", json!({"command": "echo 12 > total.txt"})),
+            MockTurn::text("total.txt holds 12."),
+        ],
+    )
+    .await;
+    let out = env.run(&exec(request)).await;
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    assert_eq!(read(&env.work().join("total.txt")).trim(), "12");
+    let reqs = env.mock.requests();
+    assert_eq!(reqs.len(), 2, "no note sent the model back");
+    let first = serde_json::to_string(&reqs[0].items()).unwrap();
+    assert!(
+        first.contains("<file path=\\\"sales.csv\\\">\\nitem,amount\\napple,3\\npear,9\\n</file>"),
+        "{first}"
+    );
+    assert!(
+        !first.contains("do-not-show"),
+        "a dotfile is never shown unasked: {first}"
+    );
+    // The note follows the request, in the thread's own history.
+    let at_request = first.find(request).unwrap();
+    assert!(first.find("<named_files>").unwrap() > at_request);
+}
+
+/// Other profiles send the request as it is: the model reads what it needs.
+#[tokio::test]
+async fn other_profiles_show_no_files() {
+    let request = "Read sales.csv and write the total of the amount column to total.txt.";
+    let env = env_with(
+        "codex",
+        [
+            MockTurn::tool_call(
+                "shell",
+                json!({"command": ["bash", "-lc", "echo 12 > total.txt"]}),
+            ),
+            MockTurn::text("total.txt holds 12."),
+            MockTurn::text("total.txt holds 12."),
+            MockTurn::text("total.txt holds 12."),
+        ],
+    )
+    .await;
+    let out = env.run(&exec(request)).await;
+    let first = serde_json::to_string(&env.mock.requests()[0].items()).unwrap();
+    assert!(!first.contains("<named_files>"), "{first}");
+    // Without a read, the same answer is not done.
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert!(stderr(&out).contains("`sales.csv` was not read"));
+}

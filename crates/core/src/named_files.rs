@@ -1,0 +1,183 @@
+//! The files a request names, shown to the model with the request.
+//!
+//! The 1.5B model on the real tier rarely reads a file before changing it: it writes the
+//! command it guesses the file needs. "Fix the typo in greet.py so that test_greet.py
+//! passes" got `sed 's/greet/greeti/'`, "change the server port to 8080" a `sed` of
+//! `8080` to `8081`, "greet the person named in name.txt" a greeting with no name — each
+//! in runs where a `cat` of the file would have told it what to write. Under the `minimal`
+//! harness (the profile for the smallest models), the files the request names that exist,
+//! are small, are text and lie inside the working directory are put in front of the model
+//! when the turn starts, as a note in the thread's history (so it is in the rollout, and
+//! the turn's checks count the files as read). Bounded by count, size and a share of the
+//! window; dotfiles and key files are never shown this way (the model can still read them).
+
+use crate::answer_check::{find_named, named_paths};
+use crate::session::Session;
+use oi_protocol::models::ResponseItem;
+use std::path::Path;
+
+/// How the note starts: the turn's checks find it by this.
+pub(crate) const MARKER: &str = "<named_files>";
+
+/// At most this many files...
+const MAX_FILES: usize = 4;
+/// ...of at most this size each...
+const MAX_FILE_BYTES: u64 = 8 * 1024;
+/// ...and this much in all, or an eighth of the window (at ~3 bytes a token) if less.
+const MAX_TOTAL_BYTES: usize = 16 * 1024;
+
+/// Extensions of files that hold keys: not shown unasked.
+const KEY_FILES: &[&str] = &["pem", "key", "p12", "pfx", "jks", "keystore", "kdbx"];
+
+/// Adds the note for this turn's request when the session's profile shows named files.
+pub(crate) async fn attach(sess: &Session, turn_id: &str) {
+    let ctx = sess.turn_context();
+    if !crate::harness::shows_named_files(crate::harness::resolve(&ctx.config)) {
+        return;
+    }
+    let request = crate::answer_check::request_of(&sess.state().history);
+    if request.trim().is_empty() {
+        return;
+    }
+    let cwd = ctx.config.cwd.clone();
+    let window = usize::try_from(sess.context_window()).unwrap_or(0);
+    let budget = MAX_TOTAL_BYTES.min(window.saturating_mul(3) / 8);
+    let note = tokio::task::spawn_blocking(move || note(&request, &cwd, budget)).await;
+    if let Ok(Some(text)) = note {
+        sess.push_history(turn_id, vec![ResponseItem::developer_text(text)])
+            .await;
+    }
+}
+
+/// The note for `request` in `cwd`, within `budget` bytes of file text; `None` when no
+/// named file qualifies. Reads the disk: call it off the async workers.
+pub(crate) fn note(request: &str, cwd: &Path, budget: usize) -> Option<String> {
+    let root = cwd.canonicalize().ok()?;
+    let mut shown: Vec<(String, String)> = Vec::new();
+    let mut used = 0usize;
+    for path in named_paths(request) {
+        if shown.len() == MAX_FILES {
+            break;
+        }
+        let Some(text) = readable(&root, &path) else {
+            continue;
+        };
+        if used + text.len() > budget {
+            continue;
+        }
+        used += text.len();
+        shown.push((path, text));
+    }
+    if shown.is_empty() {
+        return None;
+    }
+    let mut out =
+        format!("{MARKER}\nThe files the request names, as they are now (already read for you):\n");
+    for (path, text) in shown {
+        let text = text.strip_suffix('\n').unwrap_or(&text);
+        out.push_str(&format!("<file path=\"{path}\">\n{text}\n</file>\n"));
+    }
+    out.push_str("</named_files>");
+    Some(out)
+}
+
+/// The text of `path` as the request names it, when it may be shown: a small UTF-8 file
+/// inside `root` (after links), not a dotfile or a key file.
+fn readable(root: &Path, path: &str) -> Option<String> {
+    let name = path.rsplit('/').next().unwrap_or(path);
+    let ext = name.rsplit_once('.').map(|(_, e)| e.to_ascii_lowercase());
+    if name.starts_with('.')
+        || path
+            .split('/')
+            .any(|part| part == ".." || part.starts_with('.'))
+        || ext.is_some_and(|e| KEY_FILES.contains(&e.as_str()))
+    {
+        return None;
+    }
+    let found = find_named(root, path)?.canonicalize().ok()?;
+    if !found.starts_with(root) {
+        return None;
+    }
+    let meta = found.metadata().ok()?;
+    if !meta.is_file() || meta.len() > MAX_FILE_BYTES {
+        return None;
+    }
+    let bytes = std::fs::read(&found).ok()?;
+    if bytes.len() as u64 > MAX_FILE_BYTES || bytes.contains(&0) {
+        return None;
+    }
+    String::from_utf8(bytes).ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{MARKER, note};
+
+    fn dir(files: &[(&str, &str)]) -> tempfile::TempDir {
+        let dir = tempfile::tempdir().unwrap();
+        for (p, c) in files {
+            let path = dir.path().join(p);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(path, c).unwrap();
+        }
+        dir
+    }
+
+    #[test]
+    fn the_files_a_request_names_are_shown_as_they_are() {
+        let d = dir(&[
+            (
+                "greet.py",
+                "def greet(name):\n    return f\"Helo, {name}!\"\n",
+            ),
+            ("test_greet.py", "from greet import greet\n"),
+            ("other.py", "x = 1\n"),
+        ]);
+        let text = note(
+            "Fix the typo in greet.py so that test_greet.py passes.",
+            d.path(),
+            16 * 1024,
+        )
+        .unwrap();
+        assert_eq!(
+            text,
+            format!(
+                "{MARKER}\nThe files the request names, as they are now (already read for you):\n<file path=\"greet.py\">\ndef greet(name):\n    return f\"Helo, {{name}}!\"\n</file>\n<file path=\"test_greet.py\">\nfrom greet import greet\n</file>\n</named_files>"
+            )
+        );
+        // docs/harness.md shows the note as it is sent.
+        let one = note("Fix the typo in greet.py.", d.path(), 16 * 1024).unwrap();
+        let docs = std::fs::read_to_string(
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/harness.md"),
+        )
+        .unwrap();
+        assert!(docs.contains(&format!("```text\n{one}\n```")), "{one}");
+        // A name without its folder is found below the working directory.
+        let d = dir(&[("src/app/config.toml", "port = 8000\n")]);
+        let text = note("In config.toml, set port to 8080.", d.path(), 16 * 1024).unwrap();
+        assert!(
+            text.contains("<file path=\"config.toml\">\nport = 8000\n</file>"),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn what_may_not_be_shown_is_not() {
+        let d = dir(&[
+            (".env", "TOKEN=secret\n"),
+            ("server.pem", "-----BEGIN-----\n"),
+            ("big.txt", &"x".repeat(9 * 1024)),
+            ("blob.bin", "a\0b"),
+            ("ok.txt", "fine\n"),
+        ]);
+        // Outside the working directory, by path or through a link.
+        let outside = dir(&[("secret.txt", "outside\n")]);
+        std::os::unix::fs::symlink(outside.path().join("secret.txt"), d.path().join("link.txt"))
+            .unwrap();
+        let request = "Look at .env, server.pem, big.txt, blob.bin, link.txt, ../secret.txt, /etc/hostname and missing.txt.";
+        assert_eq!(note(request, d.path(), 16 * 1024), None);
+        // The budget: a file that does not fit is left out.
+        assert_eq!(note("Read ok.txt.", d.path(), 3), None);
+        assert!(note("Read ok.txt.", d.path(), 5).is_some());
+    }
+}
