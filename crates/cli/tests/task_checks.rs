@@ -705,3 +705,45 @@ async fn a_pipeline_over_its_own_input_keeps_the_file() {
     // What ran is what was shown: the command as rewritten.
     assert!(err.contains(".notes.txt.oi-write"), "{err}");
 }
+
+/// The recorded rename-function run (round 11): the files moved away, then an editor that
+/// cannot run without a terminal. Nothing of such a command runs; the model is told how to
+/// change files here, and its next command does it.
+#[tokio::test]
+async fn a_command_opening_an_editor_runs_nothing_and_says_how_to_edit() {
+    let request = "Rename the function compute_total to calculate_total in shop.py.";
+    let env = TestEnv::new(
+        MockScript::turns([
+            MockTurn::tool_call("shell", bash("mv shop.py shop.py.bak; nano shop.py")),
+            MockTurn::tool_call(
+                "shell",
+                bash("sed -i 's/compute_total/calculate_total/' shop.py"),
+            ),
+            MockTurn::text("I renamed compute_total to calculate_total in shop.py."),
+        ]),
+        WireApi::Chat,
+    )
+    .await;
+    let shop = env.work().join("shop.py");
+    std::fs::write(
+        &shop,
+        "def compute_total(prices):\n    return sum(prices)\n",
+    )
+    .unwrap();
+    let out = env.run(&exec(request)).await;
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    assert!(
+        !env.work().join("shop.py.bak").exists(),
+        "the mv did not run"
+    );
+    assert_eq!(
+        read(&shop),
+        "def calculate_total(prices):\n    return sum(prices)\n"
+    );
+    let second = serde_json::to_string(&env.mock.requests()[1].items()).unwrap();
+    assert!(
+        second.contains("`nano` needs a terminal, and commands here run without one: nothing of this command ran."),
+        "{second}"
+    );
+}

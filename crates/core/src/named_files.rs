@@ -26,6 +26,9 @@ const MAX_FILE_BYTES: u64 = 8 * 1024;
 /// ...and this much in all, or an eighth of the window (at ~3 bytes a token) if less.
 const MAX_TOTAL_BYTES: usize = 16 * 1024;
 
+/// Names of a request looked up, at most.
+const MAX_NAMES_TRIED: usize = 8;
+
 /// Extensions of files that hold keys: not shown unasked.
 const KEY_FILES: &[&str] = &["pem", "key", "p12", "pfx", "jks", "keystore", "kdbx"];
 
@@ -55,7 +58,9 @@ pub(crate) fn note(request: &str, cwd: &Path, budget: usize) -> Option<String> {
     let root = cwd.canonicalize().ok()?;
     let mut shown: Vec<(String, String)> = Vec::new();
     let mut used = 0usize;
-    for path in named_paths(request) {
+    // Each name not found where it is written is searched for (bounded): only the first
+    // few names are tried.
+    for path in named_paths(request).into_iter().take(MAX_NAMES_TRIED) {
         if shown.len() == MAX_FILES {
             break;
         }

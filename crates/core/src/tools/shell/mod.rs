@@ -1,6 +1,7 @@
 //! The `shell` tool: approvals, sandboxing, streaming output, result formatting.
 
 mod args;
+mod needs_terminal;
 mod same_file;
 
 use super::{ToolCall, ToolOutcome};
@@ -155,6 +156,10 @@ pub(crate) async fn run_command(
 
     // A pipeline writing over a file it reads would empty it first (see `same_file`).
     let argv = same_file::guarded(&argv).unwrap_or(argv);
+    // An editor would wait for keys nobody types, after the rest of the command ran.
+    if let Some(why) = needs_terminal::refusal(&argv) {
+        return ToolOutcome::err(why);
+    }
 
     // No command is killed before a second (small models write a few milliseconds).
     let timeout = timeout.map_or(config.shell_timeout, |t| t.max(Duration::from_secs(1)));
