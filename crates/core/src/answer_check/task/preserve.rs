@@ -123,12 +123,40 @@ impl FilesBefore {
             if let Some(problem) = broken_format(path, old, &new) {
                 out.push(problem);
             }
+            out.extend(added_more_than_once(path, old, &new, expectations));
             if let Some(problem) = lost_lines(path, old, &new, expectations) {
                 out.push(problem);
             }
         }
         out
     }
+}
+
+/// A line the task adds that the turn added more than once, one phrase each. Recorded on
+/// the real tier: `echo 'walk the dog' >> todo.txt` called three times for "add a line
+/// 'walk the dog'", so the line was there (three times) and the run claimed success.
+fn added_more_than_once(
+    path: &str,
+    old: &str,
+    new: &str,
+    expectations: &[Expectation],
+) -> Vec<String> {
+    let count = |text: &str, line: &str| text.lines().filter(|l| l.trim() == line).count();
+    expectations
+        .iter()
+        .filter_map(|e| match e {
+            Expectation::HoldsLine { path: p, text } if p == path => {
+                let line = text.trim();
+                let (before, after) = (count(old, line), count(new, line));
+                (after > before + 1).then(|| {
+                    format!(
+                        "`{path}` has the line `{line}` {after} times, and the task adds it once: remove the extra copies (it was there {before} times before)"
+                    )
+                })
+            }
+            _ => None,
+        })
+        .collect()
 }
 
 /// A TOML or JSON file that parsed before the turn and does not now, as one phrase. Recorded

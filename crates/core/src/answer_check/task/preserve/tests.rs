@@ -228,3 +228,39 @@ fn a_json_file_left_invalid_is_named_and_one_invalid_before_is_not_the_turns_doi
         Vec::<String>::new()
     );
 }
+
+/// The false success of round 12: the append called three times.
+#[test]
+fn a_line_added_more_than_once_is_named() {
+    let request = "Add a line 'walk the dog' at the end of todo.txt.";
+    let thrice = "buy milk\nwalk the dog\nwalk the dog\nwalk the dog\n";
+    let problems = lost(
+        request,
+        &[("todo.txt", "buy milk\n")],
+        &[("todo.txt", thrice)],
+    );
+    assert_eq!(
+        problems,
+        [
+            "`todo.txt` has the line `walk the dog` 3 times, and the task adds it once: remove the extra copies (it was there 0 times before)"
+        ]
+    );
+    let once = "buy milk\nwalk the dog\n";
+    assert_eq!(
+        lost(
+            request,
+            &[("todo.txt", "buy milk\n")],
+            &[("todo.txt", once)]
+        ),
+        Vec::<String>::new()
+    );
+    // Already there once: one more is the task.
+    assert_eq!(
+        lost(
+            request,
+            &[("todo.txt", "walk the dog\n")],
+            &[("todo.txt", "walk the dog\nwalk the dog\n")]
+        ),
+        Vec::<String>::new()
+    );
+}
