@@ -1,6 +1,5 @@
 //! `fuzzyFileSearch` and its session variant: params, results and notifications. The
 //! match objects keep Codex's snake_case field names (`file_name`, `match_type`).
-#![allow(missing_docs)] // TODO(issue 49): document this module's fields and variants
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -9,6 +8,7 @@ use serde::{Deserialize, Serialize};
 #[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct FuzzyFileSearchParams {
+    /// What to match, fuzzily, against paths.
     pub query: String,
     /// Folders to search (each walked with its `.gitignore` rules).
     pub roots: Vec<String>,
@@ -21,7 +21,9 @@ pub struct FuzzyFileSearchParams {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum FuzzyFileSearchMatchType {
+    /// A file.
     File,
+    /// A folder.
     Directory,
 }
 
@@ -32,9 +34,11 @@ pub struct FuzzyFileSearchResult {
     pub root: String,
     /// Its path relative to `root`.
     pub path: String,
+    /// File or folder.
     pub match_type: FuzzyFileSearchMatchType,
     /// The last component of `path`.
     pub file_name: String,
+    /// How well it matched: higher is better.
     pub score: u32,
     /// Character positions in `path` that matched the query.
     pub indices: Vec<u32>,
@@ -43,6 +47,7 @@ pub struct FuzzyFileSearchResult {
 /// The result of `fuzzyFileSearch`.
 #[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
 pub struct FuzzyFileSearchResponse {
+    /// The matches, best first (empty when cancelled).
     pub files: Vec<FuzzyFileSearchResult>,
 }
 
@@ -50,7 +55,9 @@ pub struct FuzzyFileSearchResponse {
 #[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct FuzzyFileSearchSessionStartParams {
+    /// The client's name for the session, used by the calls that follow.
     pub session_id: String,
+    /// Folders to search (each walked with its `.gitignore` rules).
     pub roots: Vec<String>,
 }
 
@@ -58,7 +65,9 @@ pub struct FuzzyFileSearchSessionStartParams {
 #[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct FuzzyFileSearchSessionUpdateParams {
+    /// The session.
     pub session_id: String,
+    /// The new query.
     pub query: String,
 }
 
@@ -66,6 +75,7 @@ pub struct FuzzyFileSearchSessionUpdateParams {
 #[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct FuzzyFileSearchSessionStopParams {
+    /// The session to end.
     pub session_id: String,
 }
 
@@ -73,8 +83,11 @@ pub struct FuzzyFileSearchSessionStopParams {
 #[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct FuzzyFileSearchSessionUpdatedNotification {
+    /// The session.
     pub session_id: String,
+    /// The query matched.
     pub query: String,
+    /// Its matches, best first.
     pub files: Vec<FuzzyFileSearchResult>,
 }
 
@@ -82,5 +95,6 @@ pub struct FuzzyFileSearchSessionUpdatedNotification {
 #[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct FuzzyFileSearchSessionCompletedNotification {
+    /// The session.
     pub session_id: String,
 }
