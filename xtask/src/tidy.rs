@@ -102,6 +102,8 @@ pub(crate) struct Workspace {
     root: PathBuf,
     packages: BTreeMap<String, Package>,
     sources: Vec<Source>,
+    /// `oi-test-support`'s library sources: only the size rules read them.
+    test_support: Vec<Source>,
 }
 
 impl Workspace {
@@ -111,6 +113,7 @@ impl Workspace {
         Workspace {
             packages: crate_map::workspace_packages(&root),
             sources: scan::product_sources(&root),
+            test_support: scan::test_support_sources(&root),
             root,
         }
     }
@@ -165,5 +168,18 @@ mod tests {
             .filter_map(|(name, check)| check(&ws).err().map(|f| format!("{name}: {f}")))
             .collect();
         assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+    }
+
+    /// The size rules read the mock model server too, and the other rules do not.
+    #[test]
+    fn test_support_is_read_for_sizes_only() {
+        let ws = Workspace::load();
+        let server = "crates/test-support/src/server.rs";
+        assert!(ws.test_support.iter().any(|s| s.path == server));
+        assert!(
+            !ws.sources
+                .iter()
+                .any(|s| s.path.starts_with("crates/test-support/"))
+        );
     }
 }

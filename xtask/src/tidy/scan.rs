@@ -251,10 +251,29 @@ pub(super) fn source(path: &str, src: &str) -> Source {
 
 /// Every product source file of the workspace, masked.
 pub(super) fn product_sources(root: &Path) -> Vec<Source> {
+    sources(root, |krate| krate != TEST_SUPPORT)
+}
+
+/// The library sources of `oi-test-support` (the mock model server), masked: test code to
+/// the rules about the product, but a library that must stay readable all the same.
+pub(super) fn test_support_sources(root: &Path) -> Vec<Source> {
+    sources(root, |krate| krate == TEST_SUPPORT)
+}
+
+/// The folder of `oi-test-support` under `crates/`.
+const TEST_SUPPORT: &str = "test-support";
+
+/// The `src/` files of the crates (by folder name) that `include` picks, masked, without
+/// test code.
+fn sources(root: &Path, include: impl Fn(&str) -> bool) -> Vec<Source> {
     let mut files = Vec::new();
     for krate in std::fs::read_dir(root.join("crates")).expect("read crates/") {
         let krate = krate.expect("read crates/").path();
-        if krate.file_name().is_some_and(|n| n == "test-support") {
+        if !krate
+            .file_name()
+            .and_then(|n| n.to_str())
+            .is_some_and(&include)
+        {
             continue;
         }
         rust_files(&krate.join("src"), &mut files);
