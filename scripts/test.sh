@@ -31,7 +31,7 @@ export OI_REQUIRE_PEERS=1
 
 echo "==> formatting, the architecture's invariants (cargo xtask tidy) and lints"
 cargo fmt --all --check
-# ARCHITECTURE.md's invariants checked in the source (xtask/src/tidy.rs): seconds, so before
+# ARCHITECTURE.md's invariants checked in the source (xtask/src/tidy/): seconds, so before
 # the long builds; `cargo test` runs them again as the xtask's test.
 cargo xtask tidy
 cargo clippy --workspace --all-targets -- -D warnings

@@ -22,8 +22,10 @@ pub struct ConfigRequirementsReadResponse {
 #[derive(Clone, Debug, Default, Deserialize, Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct PluginInstalledParams {
+    /// Accepted; there are no plugins.
     #[serde(default)]
     pub cwds: Option<Vec<String>>,
+    /// Accepted; there are no plugins.
     #[serde(default)]
     pub install_suggestion_plugin_names: Option<Vec<String>>,
 }
@@ -34,6 +36,7 @@ pub struct PluginInstalledParams {
 pub struct PluginInstalledResponse {
     /// Always empty: there are no plugins here.
     pub marketplaces: Vec<Value>,
+    /// Always empty.
     pub marketplace_load_errors: Vec<Value>,
 }
 
@@ -48,6 +51,7 @@ pub struct BedrockCheckGovCloudRequirementsResponse {
     /// Always false: accounts here are model providers' API keys, never Bedrock
     /// authentication, so there is no GovCloud region to warn about.
     pub is_gov_cloud: bool,
+    /// Always false, for the same reason.
     pub should_warn: bool,
 }
 
@@ -55,7 +59,9 @@ pub struct BedrockCheckGovCloudRequirementsResponse {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
 #[serde(tag = "type", rename_all = "camelCase")]
 pub enum ThreadReadStateOperation {
+    /// Mark the thread read.
     Read,
+    /// Mark it unread (accepted; threads here are always read).
     Unread,
 }
 
@@ -63,8 +69,11 @@ pub enum ThreadReadStateOperation {
 #[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ThreadReadStateUpdateParams {
+    /// The thread.
     pub thread_id: String,
+    /// The revision the client saw, echoed back.
     pub expected_revision: String,
+    /// What to mark.
     pub operation: ThreadReadStateOperation,
 }
 
@@ -73,7 +82,9 @@ pub struct ThreadReadStateUpdateParams {
 #[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ThreadReadState {
+    /// The revision the client sent.
     pub revision: String,
+    /// Always `null`: nothing unread.
     pub first_unread: Option<Value>,
 }
 
@@ -81,6 +92,7 @@ pub struct ThreadReadState {
 #[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ThreadReadStateUpdateResponse {
+    /// The thread's read state.
     pub read_state: ThreadReadState,
 }
 
@@ -88,6 +100,7 @@ pub struct ThreadReadStateUpdateResponse {
 #[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ThreadGoalGetParams {
+    /// The thread.
     pub thread_id: String,
 }
 
@@ -102,9 +115,12 @@ pub struct ThreadGoalGetResponse {
 #[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ThreadBackgroundTerminalsListParams {
+    /// The thread.
     pub thread_id: String,
+    /// Accepted; the page is empty.
     #[serde(default)]
     pub cursor: Option<String>,
+    /// Accepted; the page is empty.
     #[serde(default)]
     pub limit: Option<u32>,
 }
@@ -115,5 +131,6 @@ pub struct ThreadBackgroundTerminalsListParams {
 pub struct ThreadBackgroundTerminalsListResponse {
     /// Always empty: no command outlives its tool call here, so none runs in the background.
     pub data: Vec<Value>,
+    /// Always `null`.
     pub next_cursor: Option<String>,
 }

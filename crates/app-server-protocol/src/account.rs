@@ -9,6 +9,7 @@ use std::collections::BTreeMap;
 #[derive(Clone, Debug, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
 #[serde(tag = "type", rename_all = "camelCase")]
 pub enum Account {
+    /// An API key.
     ApiKey,
 }
 
@@ -30,10 +31,13 @@ pub struct GetAccountResponse {
     pub account: Option<Account>,
     /// True when the provider needs a key.
     pub requires_openai_auth: bool,
+    /// The configured provider's id.
     pub model_provider: String,
+    /// Its display name.
     pub model_provider_name: String,
     /// The variable the key is read from.
     pub api_key_env_var: Option<String>,
+    /// Where the key was found; `null` when none is set.
     pub api_key_source: Option<ApiKeySource>,
 }
 
@@ -41,6 +45,7 @@ pub struct GetAccountResponse {
 #[derive(Clone, Debug, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
 #[serde(tag = "type", rename_all = "camelCase")]
 pub enum LoginAccountResponse {
+    /// The key was saved; the login is complete.
     ApiKey,
 }
 
@@ -57,7 +62,9 @@ pub struct CancelLoginAccountResponse {
 pub struct AccountLoginCompletedNotification {
     /// Always `null`: API key logins have no id.
     pub login_id: Option<String>,
+    /// Whether the key was saved.
     pub success: bool,
+    /// Why not, when it was not.
     pub error: Option<String>,
 }
 
@@ -75,7 +82,9 @@ pub struct AccountUpdatedNotification {
 #[derive(Clone, Debug, PartialEq, Deserialize, Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct RateLimitWindow {
+    /// How much of the window's limit is used, 0 to 100.
     pub used_percent: f64,
+    /// The window's length in minutes, when the provider says.
     pub window_duration_mins: Option<i64>,
     /// Unix seconds.
     pub resets_at: Option<i64>,
@@ -99,7 +108,9 @@ pub struct RateLimitSnapshot {
     pub limit_id: String,
     /// Always `null`.
     pub limit_name: Option<String>,
+    /// The provider's requests window, when its headers give one.
     pub primary: Option<RateLimitWindow>,
+    /// The provider's tokens window, when its headers give one.
     pub secondary: Option<RateLimitWindow>,
     /// Always `null`: no credits.
     pub credits: Option<String>,
@@ -137,6 +148,7 @@ pub struct LoginAccountParams {
     /// Only `apiKey` logs in here.
     #[serde(rename = "type")]
     pub kind: String,
+    /// The key to save (required for `apiKey`).
     #[serde(default)]
     pub api_key: Option<String>,
     /// Which provider the key is for; default: the configured one.

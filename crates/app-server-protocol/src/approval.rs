@@ -18,10 +18,14 @@ pub enum CommandExecutionApprovalDecision {
     AcceptForSession,
     /// Run it and remember a rule. We keep no exec-policy rules, so this approves this
     /// command only.
-    AcceptWithExecpolicyAmendment { execpolicy_amendment: Vec<String> },
+    AcceptWithExecpolicyAmendment {
+        /// The command prefix the rule would allow.
+        execpolicy_amendment: Vec<String>,
+    },
     /// A host-level network rule. We have no network approvals: `allow` approves this
     /// command, `deny` declines it.
     ApplyNetworkPolicyAmendment {
+        /// The host and whether to allow it.
         network_policy_amendment: NetworkPolicyAmendment,
     },
     /// Do not run it; the turn goes on.
@@ -33,7 +37,9 @@ pub enum CommandExecutionApprovalDecision {
 /// A network rule the client picked for one host.
 #[derive(Clone, Debug, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
 pub struct NetworkPolicyAmendment {
+    /// The host name.
     pub host: String,
+    /// Allow or deny it.
     pub action: NetworkPolicyRuleAction,
 }
 
@@ -41,13 +47,16 @@ pub struct NetworkPolicyAmendment {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum NetworkPolicyRuleAction {
+    /// Allow the host.
     Allow,
+    /// Deny the host.
     Deny,
 }
 
 /// The reply to `item/commandExecution/requestApproval`.
 #[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
 pub struct CommandExecutionRequestApprovalResponse {
+    /// What the user decided.
     pub decision: CommandExecutionApprovalDecision,
 }
 
@@ -68,6 +77,7 @@ pub enum FileChangeApprovalDecision {
 /// The reply to `item/fileChange/requestApproval`.
 #[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
 pub struct FileChangeRequestApprovalResponse {
+    /// What the user decided.
     pub decision: FileChangeApprovalDecision,
 }
 
@@ -76,12 +86,15 @@ pub struct FileChangeRequestApprovalResponse {
 #[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct McpServerElicitationRequestParams {
+    /// The thread whose MCP server asks.
     pub thread_id: String,
     /// The turn during which the server asked, when known.
     pub turn_id: Option<String>,
+    /// The configured MCP server that asks (its key under `mcp_servers`).
     pub server_name: String,
     /// Always `form`.
     pub mode: String,
+    /// The server's question, for the user to read.
     pub message: String,
     /// The MCP server's JSON Schema of the answer, passed through as it sent it.
     pub requested_schema: Value,
@@ -106,10 +119,12 @@ pub enum McpServerElicitationAction {
 /// `elicitation/create` result.
 #[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
 pub struct McpServerElicitationRequestResponse {
+    /// What the user did.
     pub action: McpServerElicitationAction,
     /// The answer, shaped by the request's `requestedSchema`; read only with `accept`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub content: Option<Value>,
+    /// Accepted, not relayed: the MCP server gets the action and the content.
     #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
     pub meta: Option<Value>,
 }

@@ -9,7 +9,9 @@ use serde_json::Value;
 #[derive(Clone, Debug, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ReasoningEffortOption {
+    /// The effort's name (`low`, `medium`, `high`, …), as `effort` takes it.
     pub reasoning_effort: String,
+    /// What it means for this model.
     pub description: String,
 }
 
@@ -19,11 +21,14 @@ pub struct ReasoningEffortOption {
 pub struct Model {
     /// The model id as the provider names it (also `model`).
     pub id: String,
+    /// The model id again (Codex sends both).
     pub model: String,
     /// The config id of the provider that serves it (pass as `modelProvider` to
     /// `thread/start`).
     pub model_provider: String,
+    /// The name to show.
     pub display_name: String,
+    /// One line about the model, for pickers.
     pub description: String,
     /// Embedding and other non-chat models; listed only with `includeHidden`.
     pub hidden: bool,
@@ -51,7 +56,9 @@ pub struct Model {
 #[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ModelListResponse {
+    /// The models of this page.
     pub data: Vec<Model>,
+    /// Pass as `cursor` for the next page; `null` at the end.
     pub next_cursor: Option<String>,
 }
 
@@ -63,7 +70,9 @@ pub struct CollaborationModeListParams {}
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum ModeKind {
+    /// Plan first: the model thinks harder (`medium` effort) before it acts.
     Plan,
+    /// The thread's own settings.
     Default,
 }
 
@@ -72,9 +81,13 @@ pub enum ModeKind {
 /// absent when the preset keeps the current effort.
 #[derive(Clone, Debug, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
 pub struct CollaborationModeMask {
+    /// The name to show.
     pub name: String,
+    /// Which mode it is.
     pub mode: ModeKind,
+    /// The model it picks; `null`: none.
     pub model: Option<String>,
+    /// The effort it sets, when it sets one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reasoning_effort: Option<String>,
 }
@@ -82,6 +95,7 @@ pub struct CollaborationModeMask {
 /// The result of `collaborationMode/list`.
 #[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
 pub struct CollaborationModeListResponse {
+    /// The presets: `plan` and `default`.
     pub data: Vec<CollaborationModeMask>,
 }
 
@@ -89,12 +103,16 @@ pub struct CollaborationModeListResponse {
 #[derive(Clone, Debug, Default, Deserialize, Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct AppsListParams {
+    /// Accepted; the page is empty.
     #[serde(default)]
     pub cursor: Option<String>,
+    /// Accepted; the page is empty.
     #[serde(default)]
     pub limit: Option<u32>,
+    /// Accepted; the page is empty.
     #[serde(default)]
     pub thread_id: Option<String>,
+    /// Accepted; the page is empty.
     #[serde(default)]
     pub force_refetch: Option<bool>,
 }
@@ -113,10 +131,13 @@ pub struct AppsListResponse {
 #[derive(Clone, Debug, Default, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ModelListParams {
+    /// Where to continue: a previous page's `nextCursor`.
     #[serde(default)]
     pub cursor: Option<String>,
+    /// Models per page.
     #[serde(default)]
     pub limit: Option<u32>,
+    /// Also list the hidden models (embedding and other non-chat models).
     #[serde(default)]
     pub include_hidden: bool,
     /// Only this provider's models (a provider id of config.toml).

@@ -24,10 +24,16 @@ pub struct ConfigReadParams {
 #[serde(tag = "type", rename_all = "camelCase")]
 pub enum ConfigLayerSource {
     /// The user's `config.toml`.
-    User { file: PathBuf },
+    User {
+        /// The file's path.
+        file: PathBuf,
+    },
     /// A trusted project's `.openinterpreter/config.toml`.
     #[serde(rename_all = "camelCase")]
-    Project { dot_codex_folder: Option<PathBuf> },
+    Project {
+        /// The project's `.openinterpreter` folder (Codex's name for its `.codex` folder).
+        dot_codex_folder: Option<PathBuf>,
+    },
     /// `-c key=value` and the server's typed flags (`--model`, …).
     SessionFlags,
 }
@@ -36,15 +42,20 @@ pub enum ConfigLayerSource {
 /// layer's canonical JSON).
 #[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
 pub struct ConfigLayerMetadata {
+    /// Which layer.
     pub name: ConfigLayerSource,
+    /// Its version: `sha256:` of its canonical JSON.
     pub version: String,
 }
 
 /// One layer with its own table (`config/read` with `includeLayers`).
 #[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
 pub struct ConfigLayer {
+    /// Which layer.
     pub name: ConfigLayerSource,
+    /// Its version, as in [`ConfigLayerMetadata`].
     pub version: String,
+    /// What the layer itself sets.
     pub config: Map<String, Value>,
 }
 
@@ -78,7 +89,9 @@ pub enum MergeStrategy {
 pub struct ConfigEdit {
     /// Dotted key, e.g. `model_providers.local.base_url`.
     pub key_path: String,
+    /// The new value; `null` removes the key.
     pub value: Value,
+    /// How a table value combines with the one there.
     #[serde(default)]
     pub merge_strategy: MergeStrategy,
 }
@@ -87,8 +100,11 @@ pub struct ConfigEdit {
 #[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ConfigValueWriteParams {
+    /// Dotted key, e.g. `model_providers.local.base_url`.
     pub key_path: String,
+    /// The new value; `null` removes the key.
     pub value: Value,
+    /// How a table value combines with the one there.
     #[serde(default)]
     pub merge_strategy: MergeStrategy,
     /// Must be the user config when given (the only file we write).
@@ -103,9 +119,12 @@ pub struct ConfigValueWriteParams {
 #[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ConfigBatchWriteParams {
+    /// The edits, applied in order.
     pub edits: Vec<ConfigEdit>,
+    /// Must be the user config when given (the only file we write).
     #[serde(default)]
     pub file_path: Option<PathBuf>,
+    /// Refuse the edits unless the user layer still has this version.
     #[serde(default)]
     pub expected_version: Option<String>,
     /// Accepted for compatibility: loaded threads keep their config; new threads read
@@ -118,6 +137,7 @@ pub struct ConfigBatchWriteParams {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub enum WriteStatus {
+    /// Written, and it is the effective value.
     Ok,
     /// Written, but a higher layer still decides the key (see `overriddenMetadata`).
     OkOverridden,
@@ -127,8 +147,11 @@ pub enum WriteStatus {
 #[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct OverriddenMetadata {
+    /// Which layer decides the key, for the user to read.
     pub message: String,
+    /// That layer.
     pub overriding_layer: ConfigLayerMetadata,
+    /// The value that layer gives the key.
     pub effective_value: Value,
 }
 
@@ -136,10 +159,13 @@ pub struct OverriddenMetadata {
 #[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ConfigWriteResponse {
+    /// Whether the written value is the effective one.
     pub status: WriteStatus,
     /// The user layer's version after the write.
     pub version: String,
+    /// The file written (the user config).
     pub file_path: PathBuf,
+    /// The layer that still decides the key, with `okOverridden`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub overridden_metadata: Option<OverriddenMetadata>,
 }

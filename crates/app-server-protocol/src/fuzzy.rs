@@ -8,6 +8,7 @@ use serde::{Deserialize, Serialize};
 #[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct FuzzyFileSearchParams {
+    /// What to match, fuzzily, against paths.
     pub query: String,
     /// Folders to search (each walked with its `.gitignore` rules).
     pub roots: Vec<String>,
@@ -20,7 +21,9 @@ pub struct FuzzyFileSearchParams {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum FuzzyFileSearchMatchType {
+    /// A file.
     File,
+    /// A folder.
     Directory,
 }
 
@@ -31,9 +34,11 @@ pub struct FuzzyFileSearchResult {
     pub root: String,
     /// Its path relative to `root`.
     pub path: String,
+    /// File or folder.
     pub match_type: FuzzyFileSearchMatchType,
     /// The last component of `path`.
     pub file_name: String,
+    /// How well it matched: higher is better.
     pub score: u32,
     /// Character positions in `path` that matched the query.
     pub indices: Vec<u32>,
@@ -42,6 +47,7 @@ pub struct FuzzyFileSearchResult {
 /// The result of `fuzzyFileSearch`.
 #[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
 pub struct FuzzyFileSearchResponse {
+    /// The matches, best first (empty when cancelled).
     pub files: Vec<FuzzyFileSearchResult>,
 }
 
@@ -49,7 +55,9 @@ pub struct FuzzyFileSearchResponse {
 #[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct FuzzyFileSearchSessionStartParams {
+    /// The client's name for the session, used by the calls that follow.
     pub session_id: String,
+    /// Folders to search (each walked with its `.gitignore` rules).
     pub roots: Vec<String>,
 }
 
@@ -57,7 +65,9 @@ pub struct FuzzyFileSearchSessionStartParams {
 #[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct FuzzyFileSearchSessionUpdateParams {
+    /// The session.
     pub session_id: String,
+    /// The new query.
     pub query: String,
 }
 
@@ -65,6 +75,7 @@ pub struct FuzzyFileSearchSessionUpdateParams {
 #[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct FuzzyFileSearchSessionStopParams {
+    /// The session to end.
     pub session_id: String,
 }
 
@@ -72,8 +83,11 @@ pub struct FuzzyFileSearchSessionStopParams {
 #[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct FuzzyFileSearchSessionUpdatedNotification {
+    /// The session.
     pub session_id: String,
+    /// The query matched.
     pub query: String,
+    /// Its matches, best first.
     pub files: Vec<FuzzyFileSearchResult>,
 }
 
@@ -81,5 +95,6 @@ pub struct FuzzyFileSearchSessionUpdatedNotification {
 #[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct FuzzyFileSearchSessionCompletedNotification {
+    /// The session.
     pub session_id: String,
 }

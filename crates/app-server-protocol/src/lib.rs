@@ -25,8 +25,6 @@
 //!
 //! Conversions from the engine's own types (`oi-protocol`) live beside the wire types;
 //! conversions that need the engine or the config are the server's.
-#![allow(missing_docs)] // TODO(issue 49): document this crate's public items
-
 pub mod absent;
 pub mod account;
 pub mod approval;
@@ -59,10 +57,13 @@ use std::path::PathBuf;
 #[derive(Clone, Debug, Default, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ThreadOverrides {
+    /// The model to run (else the config's).
     #[serde(default)]
     pub model: Option<String>,
+    /// The model provider to run it on: a key of the config's `model_providers`.
     #[serde(default)]
     pub model_provider: Option<String>,
+    /// The working directory of its commands (else the server's).
     #[serde(default)]
     pub cwd: Option<PathBuf>,
     /// `untrusted`, `on-failure`, `on-request` or `never`.
@@ -76,8 +77,10 @@ pub struct ThreadOverrides {
     /// Dotted config keys with JSON values, applied like `-c key=value`.
     #[serde(default)]
     pub config: Option<Map<String, Value>>,
+    /// Replaces the built-in system prompt.
     #[serde(default)]
     pub base_instructions: Option<String>,
+    /// Added to the prompt as developer instructions.
     #[serde(default)]
     pub developer_instructions: Option<String>,
 }
@@ -100,24 +103,37 @@ impl ThreadOverrides {
 #[serde(tag = "type", rename_all = "camelCase")]
 #[schemars(rename = "UserInput")]
 pub enum V2UserInput {
+    /// Text the user typed.
     Text {
+        /// The text.
         text: String,
+        /// Codex's UI placeholders inside `text` (accepted and ignored).
         #[serde(default)]
         #[allow(dead_code)] // UI placeholders; the text already contains them
         text_elements: Vec<Value>,
     },
+    /// An image by URL (`data:` URLs included).
     Image {
+        /// The image's URL.
         url: String,
     },
+    /// An image file on the server's machine.
     LocalImage {
+        /// The image file.
         path: PathBuf,
     },
+    /// A skill the user picked: the model is told to load it (`load_skill`) before it starts.
     Skill {
+        /// The skill's name.
         name: String,
+        /// Where the skill is.
         path: PathBuf,
     },
+    /// A file the user mentioned: the model is pointed at it, to read with its tools.
     Mention {
+        /// The name shown for it.
         name: String,
+        /// The path it names.
         path: PathBuf,
     },
 }
@@ -131,18 +147,26 @@ pub const MAX_INPUT_CHARS: usize = 1 << 20;
 #[serde(tag = "type", rename_all = "camelCase")]
 #[schemars(rename = "SandboxPolicy")]
 pub enum V2SandboxPolicy {
+    /// No sandbox: commands run with the user's rights.
     #[serde(alias = "danger-full-access")]
     DangerFullAccess,
+    /// Commands may read anything and write nothing.
     #[serde(alias = "read-only")]
     ReadOnly,
+    /// Commands may write in the working directory and `writableRoots` (and the temporary
+    /// folders, unless excluded).
     #[serde(alias = "workspace-write", rename_all = "camelCase")]
     WorkspaceWrite {
+        /// More folders commands may write in.
         #[serde(default)]
         writable_roots: Vec<PathBuf>,
+        /// Whether commands may use the network.
         #[serde(default)]
         network_access: bool,
+        /// Keep `$TMPDIR` read-only.
         #[serde(default)]
         exclude_tmpdir_env_var: bool,
+        /// Keep `/tmp` read-only.
         #[serde(default)]
         exclude_slash_tmp: bool,
     },

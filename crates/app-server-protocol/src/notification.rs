@@ -11,8 +11,11 @@ use serde::{Deserialize, Serialize};
 #[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ItemStartedNotification {
+    /// The thread it is about.
     pub thread_id: String,
+    /// The turn it happened in.
     pub turn_id: String,
+    /// The item as it starts (a command: its words, in progress).
     pub item: ThreadItem,
     /// When the item started (Unix ms).
     pub started_at_ms: i64,
@@ -22,8 +25,11 @@ pub struct ItemStartedNotification {
 #[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ItemCompletedNotification {
+    /// The thread it is about.
     pub thread_id: String,
+    /// The turn it happened in.
     pub turn_id: String,
+    /// The item in its final state.
     pub item: ThreadItem,
     /// When the item completed (Unix ms).
     pub completed_at_ms: i64,
@@ -34,9 +40,13 @@ pub struct ItemCompletedNotification {
 #[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ItemDeltaNotification {
+    /// The thread it is about.
     pub thread_id: String,
+    /// The turn it happened in.
     pub turn_id: String,
+    /// The open item it is for (an `item/started` named it).
     pub item_id: String,
+    /// The text to append.
     pub delta: String,
 }
 
@@ -44,9 +54,13 @@ pub struct ItemDeltaNotification {
 #[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ReasoningTextDeltaNotification {
+    /// The thread it is about.
     pub thread_id: String,
+    /// The turn it happened in.
     pub turn_id: String,
+    /// The open item it is for (an `item/started` named it).
     pub item_id: String,
+    /// The reasoning text to append.
     pub delta: String,
     /// Index into the item's `content`; always 0 (one reasoning text per item).
     pub content_index: u32,
@@ -56,8 +70,11 @@ pub struct ReasoningTextDeltaNotification {
 #[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct McpToolCallProgressNotification {
+    /// The thread it is about.
     pub thread_id: String,
+    /// The turn it happened in.
     pub turn_id: String,
+    /// The open item it is for (an `item/started` named it).
     pub item_id: String,
     /// The server's progress message, or `progress/total`.
     pub message: String,
@@ -67,10 +84,15 @@ pub struct McpToolCallProgressNotification {
 #[derive(Clone, Debug, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct TokenUsageBreakdown {
+    /// All tokens, as the provider counts them.
     pub total_tokens: i64,
+    /// Prompt tokens, cached ones included.
     pub input_tokens: i64,
+    /// Of the input tokens, those the server read from its prompt cache.
     pub cached_input_tokens: i64,
+    /// Generated tokens, reasoning included.
     pub output_tokens: i64,
+    /// Generated tokens spent on reasoning.
     pub reasoning_output_tokens: i64,
 }
 
@@ -90,7 +112,9 @@ impl From<&TokenUsage> for TokenUsageBreakdown {
 #[derive(Clone, Debug, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ThreadTokenUsage {
+    /// The whole thread so far.
     pub total: TokenUsageBreakdown,
+    /// The last model request (its input is the context the model saw).
     pub last: TokenUsageBreakdown,
     /// The model's context window, when known.
     pub model_context_window: Option<i64>,
@@ -110,8 +134,11 @@ impl From<&oi_protocol::protocol::TokenUsageInfo> for ThreadTokenUsage {
 #[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ThreadTokenUsageUpdatedNotification {
+    /// The thread it is about.
     pub thread_id: String,
+    /// The turn it happened in.
     pub turn_id: String,
+    /// The thread's usage after the request.
     pub token_usage: ThreadTokenUsage,
 }
 
@@ -119,9 +146,13 @@ pub struct ThreadTokenUsageUpdatedNotification {
 #[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ErrorNotification {
+    /// The thread it is about.
     pub thread_id: String,
+    /// The turn it happened in.
     pub turn_id: String,
+    /// What went wrong.
     pub error: TurnError,
+    /// True when the engine retries (the turn goes on); false when the turn fails.
     pub will_retry: bool,
 }
 
@@ -129,7 +160,9 @@ pub struct ErrorNotification {
 #[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct WarningNotification {
+    /// The thread it is about.
     pub thread_id: String,
+    /// What the user should know.
     pub message: String,
 }
 
@@ -137,6 +170,7 @@ pub struct WarningNotification {
 #[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ConfigWarningNotification {
+    /// What was ignored or is wrong, and where.
     pub summary: String,
 }
 

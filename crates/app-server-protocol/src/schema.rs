@@ -21,11 +21,15 @@ pub enum Kind {
 /// One wire method and the schemas of its params and result (`None`: a notification, or
 /// a server request whose answer is not typed).
 pub struct MethodSchema {
+    /// Which way it goes.
     pub kind: Kind,
     /// A v1 method kept for old clients, which Codex 0.171 no longer has.
     pub legacy_v1: bool,
+    /// Its name on the wire, e.g. `thread/start`.
     pub method: &'static str,
+    /// The JSON Schema of its params.
     pub params: Value,
+    /// The JSON Schema of its result.
     pub result: Option<Value>,
 }
 

@@ -19,13 +19,16 @@ pub struct SkillsListParams {
 /// `skills/list`'s result: one entry per working directory asked about.
 #[derive(Clone, Debug, Default, Deserialize, Serialize, JsonSchema)]
 pub struct SkillsListResponse {
+    /// One entry per working directory.
     pub data: Vec<SkillsListEntry>,
 }
 
 /// The skills of one working directory.
 #[derive(Clone, Debug, Default, Deserialize, Serialize, JsonSchema)]
 pub struct SkillsListEntry {
+    /// The directory.
     pub cwd: String,
+    /// The skills it sees.
     pub skills: Vec<SkillMetadata>,
     /// `SKILL.md` files that were not used, and why.
     pub errors: Vec<SkillErrorInfo>,
@@ -35,8 +38,11 @@ pub struct SkillsListEntry {
 #[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct SkillMetadata {
+    /// The skill's name, from its `SKILL.md`.
     pub name: String,
+    /// What it is for, from its `SKILL.md`.
     pub description: String,
+    /// A shorter description, when its `SKILL.md` gives one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub short_description: Option<String>,
     /// Its `SKILL.md`.
@@ -53,14 +59,17 @@ pub struct SkillMetadata {
 /// What a skill needs.
 #[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
 pub struct SkillDependencies {
+    /// The tools it needs.
     pub tools: Vec<SkillToolDependency>,
 }
 
 /// One tool a skill needs: here an MCP server (`type: "mcp"`, `value`: its name).
 #[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
 pub struct SkillToolDependency {
+    /// Always `mcp`.
     #[serde(rename = "type")]
     pub kind: String,
+    /// The MCP server's name.
     pub value: String,
     /// Why it matters: here, whether the server is configured.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -70,6 +79,8 @@ pub struct SkillToolDependency {
 /// A `SKILL.md` not used.
 #[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
 pub struct SkillErrorInfo {
+    /// The file.
     pub path: String,
+    /// Why it was not used.
     pub message: String,
 }

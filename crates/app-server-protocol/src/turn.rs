@@ -23,9 +23,13 @@ pub enum TurnItemsView {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub enum TurnStatus {
+    /// Running: items are still coming.
     InProgress,
+    /// Ended with the agent's answer.
     Completed,
+    /// Stopped by `turn/interrupt` (or by the thread's end).
     Interrupted,
+    /// Ended by an error: see the turn's `error`.
     Failed,
 }
 
@@ -34,10 +38,15 @@ pub enum TurnStatus {
 #[derive(Clone, Debug, PartialEq, Deserialize, Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Turn {
+    /// The turn's id, unique within its thread.
     pub id: String,
+    /// What happened in the turn, in order, as far as `itemsView` says.
     pub items: Vec<ThreadItem>,
+    /// How much of `items` this response carries; absent where the method's rule applies
+    /// (see the type's doc).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub items_view: Option<TurnItemsView>,
+    /// Where the turn is.
     pub status: TurnStatus,
     /// Set when `status` is `failed`.
     #[serde(default)]
@@ -48,6 +57,7 @@ pub struct Turn {
     /// Unix seconds.
     #[serde(default)]
     pub completed_at: Option<i64>,
+    /// How long it ran, once it ended.
     #[serde(default)]
     pub duration_ms: Option<u64>,
 }
@@ -72,7 +82,10 @@ impl Turn {
 #[derive(Clone, Debug, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct TurnError {
+    /// What went wrong, for the user to read.
     pub message: String,
+    /// The error's class, when known: what a client may act on (compact the thread, retry
+    /// later, fix the credentials).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub codex_error_info: Option<CodexErrorInfo>,
     /// More about a stream error the engine retries.
@@ -96,17 +109,29 @@ impl TurnError {
 #[derive(Clone, Debug, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub enum CodexErrorInfo {
+    /// The history no longer fits the model's context window.
     ContextWindowExceeded,
+    /// The provider's usage limit is reached.
     UsageLimitExceeded,
+    /// The provider is overloaded.
     ServerOverloaded,
+    /// The provider failed.
     InternalServerError,
+    /// The provider refused the credentials.
     Unauthorized,
+    /// The provider refused the request.
     BadRequest,
+    /// The sandbox refused.
     SandboxError,
+    /// Anything else.
     Other,
+    /// The provider could not be reached.
     HttpConnectionFailed(HttpStatus),
+    /// The response stream could not be opened.
     ResponseStreamConnectionFailed(HttpStatus),
+    /// The response stream broke off.
     ResponseStreamDisconnected(HttpStatus),
+    /// Every retry failed.
     ResponseTooManyFailedAttempts(HttpStatus),
 }
 
@@ -114,6 +139,7 @@ pub enum CodexErrorInfo {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct HttpStatus {
+    /// The status code; `null` when the failure came before a response.
     pub http_status_code: Option<u16>,
 }
 
@@ -151,6 +177,7 @@ impl From<&oi_protocol::protocol::ErrorInfo> for CodexErrorInfo {
 /// `turn/start`'s result.
 #[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
 pub struct TurnStartResponse {
+    /// The turn just started: in progress, no items yet.
     pub turn: Turn,
 }
 
@@ -158,6 +185,7 @@ pub struct TurnStartResponse {
 #[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct TurnSteerResponse {
+    /// The running turn that received the input.
     pub turn_id: String,
 }
 
@@ -165,7 +193,9 @@ pub struct TurnSteerResponse {
 #[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct TurnStartedNotification {
+    /// The thread the turn runs on.
     pub thread_id: String,
+    /// The turn, in progress, with no items.
     pub turn: Turn,
 }
 
@@ -173,7 +203,9 @@ pub struct TurnStartedNotification {
 #[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct TurnCompletedNotification {
+    /// The thread the turn ran on.
     pub thread_id: String,
+    /// The turn as it ended: status, error, times and summary items.
     pub turn: Turn,
 }
 
@@ -181,20 +213,29 @@ pub struct TurnCompletedNotification {
 #[derive(Clone, Debug, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct TurnStartParams {
+    /// The loaded thread to run the turn on.
     pub thread_id: String,
+    /// What the user says: text, images, skills and mentions, in order.
     pub input: Vec<V2UserInput>,
+    /// The working directory from this turn on (an existing folder).
     #[serde(default)]
     pub cwd: Option<PathBuf>,
+    /// `untrusted`, `on-failure`, `on-request` or `never`, from this turn on.
     #[serde(default)]
     #[schemars(with = "Option<String>")]
     pub approval_policy: Option<AskForApproval>,
+    /// The sandbox from this turn on.
     #[serde(default)]
     pub sandbox_policy: Option<V2SandboxPolicy>,
+    /// The model from this turn on.
     #[serde(default)]
     pub model: Option<String>,
+    /// The reasoning effort from this turn on (`minimal`, `low`, `medium`, `high`, …).
     #[serde(default)]
     #[schemars(with = "Option<String>")]
     pub effort: Option<ReasoningEffort>,
+    /// Codex's collaboration mode: its settings apply to this turn; `plan` without an
+    /// effort asks for `medium`.
     #[serde(default)]
     pub collaboration_mode: Option<CollaborationMode>,
 }
@@ -202,8 +243,10 @@ pub struct TurnStartParams {
 /// A collaboration mode as `turn/start` sends it.
 #[derive(Clone, Debug, Deserialize, JsonSchema)]
 pub struct CollaborationMode {
+    /// The mode's name (`default` or `plan`, as `collaborationMode/list` lists them).
     #[serde(default)]
     pub mode: Option<String>,
+    /// The model and effort the mode asks for.
     #[serde(default)]
     pub settings: Option<ModeSettings>,
 }
@@ -212,8 +255,10 @@ pub struct CollaborationMode {
 /// a value sets it.
 #[derive(Clone, Debug, Deserialize, JsonSchema)]
 pub struct ModeSettings {
+    /// The model for the turn (wins over the params' `model`).
     #[serde(default)]
     pub model: Option<String>,
+    /// The effort for the turn; `null` is the mode's default.
     #[serde(default, deserialize_with = "tri_state", alias = "reasoningEffort")]
     #[schemars(with = "Option<String>")]
     pub reasoning_effort: Option<Option<ReasoningEffort>>,
@@ -223,8 +268,12 @@ pub struct ModeSettings {
 #[derive(Clone, Debug, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct TurnSteerParams {
+    /// The thread whose turn receives the input.
     pub thread_id: String,
+    /// The input to add, read by the model at its next step.
     pub input: Vec<V2UserInput>,
+    /// The turn the client means: refused when it is not the running one, so input meant
+    /// for an ended turn does not land in the next.
     pub expected_turn_id: String,
 }
 
@@ -232,6 +281,8 @@ pub struct TurnSteerParams {
 #[derive(Clone, Debug, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct TurnInterruptParams {
+    /// The thread whose turn to stop.
     pub thread_id: String,
+    /// The running turn to stop.
     pub turn_id: String,
 }

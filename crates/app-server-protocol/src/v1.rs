@@ -11,8 +11,10 @@ use std::path::PathBuf;
 #[derive(Clone, Debug, Default, Deserialize, Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct GetConversationSummaryParams {
+    /// The thread's id.
     #[serde(default)]
     pub conversation_id: Option<String>,
+    /// Or its rollout file.
     #[serde(default)]
     pub rollout_path: Option<PathBuf>,
 }
@@ -20,8 +22,11 @@ pub struct GetConversationSummaryParams {
 /// The git state a v1 summary reports (snake_case keys, as v1 had them).
 #[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
 pub struct V1GitInfo {
+    /// The commit checked out, if any.
     pub sha: Option<String>,
+    /// The branch checked out; `null` when detached.
     pub branch: Option<String>,
+    /// The URL of the `origin` remote, if any.
     pub origin_url: Option<String>,
 }
 
@@ -29,25 +34,32 @@ pub struct V1GitInfo {
 #[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ConversationSummary {
+    /// The thread's id.
     pub conversation_id: String,
     /// The rollout file.
     pub path: PathBuf,
+    /// The first user message, shortened.
     pub preview: String,
     /// Creation time, RFC 3339.
     pub timestamp: Option<String>,
     /// Last update, RFC 3339.
     pub updated_at: Option<String>,
+    /// The id of the model provider it ran on.
     pub model_provider: String,
+    /// Its working directory.
     pub cwd: PathBuf,
+    /// The version of the program that started it.
     pub cli_version: String,
     /// Where the thread came from (`cli`, `vscode`, `exec`, `mcp`, …).
     pub source: String,
+    /// The git state of `cwd` when it started.
     pub git_info: Option<V1GitInfo>,
 }
 
 /// The result of `getConversationSummary`.
 #[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
 pub struct GetConversationSummaryResponse {
+    /// The conversation.
     pub summary: ConversationSummary,
 }
 
@@ -67,6 +79,7 @@ pub struct GetAuthStatusParams {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum V1AuthMethod {
+    /// An API key (from the environment or the credentials store).
     Apikey,
 }
 
@@ -85,6 +98,7 @@ pub struct GetAuthStatusResponse {
 /// `gitDiffToRemote`.
 #[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
 pub struct GitDiffToRemoteParams {
+    /// A folder inside the repository.
     pub cwd: PathBuf,
 }
 
@@ -92,6 +106,8 @@ pub struct GitDiffToRemoteParams {
 /// working tree (untracked files included).
 #[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
 pub struct GitDiffToRemoteResponse {
+    /// The closest commit that a remote branch has.
     pub sha: String,
+    /// The unified diff from it to the working tree.
     pub diff: String,
 }

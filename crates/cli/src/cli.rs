@@ -578,43 +578,13 @@ fn host_settings(global: &GlobalArgs) -> Result<crate::mcp_server_cmd::HostSetti
     }
 }
 
-pub(crate) fn main_with_args(mut args: Vec<OsString>) -> i32 {
-    // Installed under the name `interpreter-mcp-server` (e.g. a symlink): act as the server.
-    let invoked_as = args.first().and_then(|a| {
-        std::path::Path::new(a)
-            .file_name()
-            .map(|n| n.to_os_string())
-    });
-    if invoked_as.as_deref() == Some(std::ffi::OsStr::new("interpreter-mcp-server")) {
-        args.insert(1, "mcp-server".into());
-    }
-    let cli = match Cli::try_parse_from(args) {
+pub(crate) fn main_with_args(args: Vec<OsString>) -> i32 {
+    let cli = match parse(args) {
         Ok(c) => c,
-        Err(e) => {
-            let code = if e.use_stderr() { EXIT_USAGE } else { EXIT_OK };
-            let _ = e.print();
-            return code;
-        }
+        Err(code) => return code,
     };
     let tui = crate::tui_cmd::wants_tui(&cli);
-    if tui {
-        // The screen belongs to the TUI: logs go to a file only.
-        crate::tui_cmd::init_file_tracing();
-    } else {
-        let log_name = match &cli.command {
-            Some(Command::McpServer(_)) => Some("mcp-server.log"),
-            Some(Command::Acp) => Some("acp.log"),
-            Some(Command::AppServer { command: None, .. }) => Some("app-server.log"),
-            _ => None,
-        };
-        let log_file = log_name.and_then(|name| {
-            Some(oi_config::owner_only::log_path(
-                &oi_config::find_home().ok()?,
-                name,
-            ))
-        });
-        init_tracing(log_file.as_deref());
-    }
+    init_logging(&cli, tui);
     if cli.global.accept_project_config
         && matches!(
             cli.command,
@@ -635,6 +605,52 @@ pub(crate) fn main_with_args(mut args: Vec<OsString>) -> i32 {
         Err(code) => return code,
     };
     crate::local_model_cmd::install_starter();
+    run_command(&rt, cli, tui)
+}
+
+/// The command line, parsed; `Err` is the exit code after clap printed its help or error.
+fn parse(mut args: Vec<OsString>) -> Result<Cli, i32> {
+    // Installed under the name `interpreter-mcp-server` (e.g. a symlink): act as the server.
+    let invoked_as = args.first().and_then(|a| {
+        std::path::Path::new(a)
+            .file_name()
+            .map(|n| n.to_os_string())
+    });
+    if invoked_as.as_deref() == Some(std::ffi::OsStr::new("interpreter-mcp-server")) {
+        args.insert(1, "mcp-server".into());
+    }
+    Cli::try_parse_from(args).map_err(|e| {
+        let code = if e.use_stderr() { EXIT_USAGE } else { EXIT_OK };
+        let _ = e.print();
+        code
+    })
+}
+
+/// Where logs go: a file only under the TUI (the screen is its), the servers' own log files
+/// besides stderr, stderr for the rest.
+fn init_logging(cli: &Cli, tui: bool) {
+    if tui {
+        // The screen belongs to the TUI: logs go to a file only.
+        crate::tui_cmd::init_file_tracing();
+    } else {
+        let log_name = match &cli.command {
+            Some(Command::McpServer(_)) => Some("mcp-server.log"),
+            Some(Command::Acp) => Some("acp.log"),
+            Some(Command::AppServer { command: None, .. }) => Some("app-server.log"),
+            _ => None,
+        };
+        let log_file = log_name.and_then(|name| {
+            Some(oi_config::owner_only::log_path(
+                &oi_config::find_home().ok()?,
+                name,
+            ))
+        });
+        init_tracing(log_file.as_deref());
+    }
+}
+
+/// Runs the command (or the TUI or line mode without one) to its exit code.
+fn run_command(rt: &tokio::runtime::Runtime, cli: Cli, tui: bool) -> i32 {
     match cli.command {
         Some(Command::LocalModel { command }) => rt.block_on(crate::local_model_cmd::run(command)),
         Some(Command::Exec(args)) => rt.block_on(crate::exec::run_exec(cli.global, args)),

@@ -7,7 +7,8 @@
 use oi_protocol::models::TokenUsage;
 use oi_protocol::parse_command::shell_join;
 use oi_protocol::protocol::{
-    EventMsg, ExecCommandStatus, FileChange, PatchApplyStatus, PlanStepStatus,
+    EventMsg, ExecCommandStatus, FileChange, McpToolCallEndEvent, PatchApplyEndEvent,
+    PatchApplyStatus, PlanStepStatus, PlanUpdateEvent,
 };
 use serde_json::{Value, json};
 use std::collections::HashMap;
@@ -84,26 +85,7 @@ impl CodexExecLines {
                 )]
             }
             EventMsg::PatchApplyEnd(p) => {
-                let changes: Vec<Value> = p
-                    .changes
-                    .iter()
-                    .map(|(path, change)| {
-                        let kind = match change {
-                            FileChange::Add { .. } => "add",
-                            FileChange::Delete { .. } => "delete",
-                            FileChange::Update { .. } => "update",
-                        };
-                        json!({"path": path, "kind": kind})
-                    })
-                    .collect();
-                let status = match p.status {
-                    PatchApplyStatus::Completed => "completed",
-                    PatchApplyStatus::Failed | PatchApplyStatus::Declined => "failed",
-                };
-                vec![self.completed(
-                    Some(&p.call_id),
-                    json!({"type": "file_change", "changes": changes, "status": status}),
-                )]
+                vec![self.completed(Some(&p.call_id), file_change_item(p))]
             }
             EventMsg::McpToolCallBegin(b) => vec![self.started(
                 &b.call_id,
@@ -112,41 +94,9 @@ impl CodexExecLines {
                        "status": "in_progress"}),
             )],
             EventMsg::McpToolCallEnd(e) => {
-                let mut item = json!({"type": "mcp_tool_call", "server": e.invocation.server,
-                                      "tool": e.invocation.tool,
-                                      "arguments": e.invocation.arguments});
-                let failed = match &e.result {
-                    Ok(r) => r.get("isError").and_then(Value::as_bool) == Some(true),
-                    Err(_) => true,
-                };
-                match &e.result {
-                    Ok(r) => {
-                        item["result"] = json!({
-                            "content": r.get("content").cloned().unwrap_or_else(|| json!([])),
-                            "structured_content": r.get("structuredContent").cloned().unwrap_or(Value::Null),
-                        });
-                    }
-                    Err(message) => item["error"] = json!({"message": message}),
-                }
-                item["status"] = json!(if failed { "failed" } else { "completed" });
-                vec![self.completed(Some(&e.call_id), item)]
+                vec![self.completed(Some(&e.call_id), mcp_tool_call_item(e))]
             }
-            EventMsg::PlanUpdate(p) => {
-                let items: Vec<Value> = p
-                    .plan
-                    .iter()
-                    .map(|s| {
-                        json!({"text": s.step, "completed": s.status == PlanStepStatus::Completed})
-                    })
-                    .collect();
-                let (kind, id) = match &self.todo {
-                    Some((id, _)) => ("item.updated", id.clone()),
-                    None => ("item.started", self.new_id()),
-                };
-                let item = with_id(id.clone(), json!({"type": "todo_list", "items": items}));
-                self.todo = Some((id, item.clone()));
-                vec![json!({"type": kind, "item": item})]
-            }
+            EventMsg::PlanUpdate(p) => vec![self.todo_list(p)],
             EventMsg::Warning(w) => {
                 vec![self.completed(None, json!({"type": "error", "message": w.message}))]
             }
@@ -170,6 +120,22 @@ impl CodexExecLines {
             }
             _ => Vec::new(),
         }
+    }
+
+    /// The plan as Codex's todo list: started at the first update, updated after.
+    fn todo_list(&mut self, p: &PlanUpdateEvent) -> Value {
+        let items: Vec<Value> = p
+            .plan
+            .iter()
+            .map(|s| json!({"text": s.step, "completed": s.status == PlanStepStatus::Completed}))
+            .collect();
+        let (kind, id) = match &self.todo {
+            Some((id, _)) => ("item.updated", id.clone()),
+            None => ("item.started", self.new_id()),
+        };
+        let item = with_id(id.clone(), json!({"type": "todo_list", "items": items}));
+        self.todo = Some((id, item.clone()));
+        json!({"type": kind, "item": item})
     }
 
     fn turn_end(&mut self, aborted: Option<String>) -> Vec<Value> {
@@ -203,5 +169,48 @@ fn with_id(id: String, mut item: Value) -> Value {
         with.extend(std::mem::take(map));
         *map = with;
     }
+    item
+}
+
+/// A finished patch as Codex's `file_change` item.
+fn file_change_item(p: &PatchApplyEndEvent) -> Value {
+    let changes: Vec<Value> = p
+        .changes
+        .iter()
+        .map(|(path, change)| {
+            let kind = match change {
+                FileChange::Add { .. } => "add",
+                FileChange::Delete { .. } => "delete",
+                FileChange::Update { .. } => "update",
+            };
+            json!({"path": path, "kind": kind})
+        })
+        .collect();
+    let status = match p.status {
+        PatchApplyStatus::Completed => "completed",
+        PatchApplyStatus::Failed | PatchApplyStatus::Declined => "failed",
+    };
+    json!({"type": "file_change", "changes": changes, "status": status})
+}
+
+/// A finished MCP tool call as Codex's `mcp_tool_call` item: its result, or its error.
+fn mcp_tool_call_item(e: &McpToolCallEndEvent) -> Value {
+    let mut item = json!({"type": "mcp_tool_call", "server": e.invocation.server,
+                          "tool": e.invocation.tool,
+                          "arguments": e.invocation.arguments});
+    let failed = match &e.result {
+        Ok(r) => r.get("isError").and_then(Value::as_bool) == Some(true),
+        Err(_) => true,
+    };
+    match &e.result {
+        Ok(r) => {
+            item["result"] = json!({
+                "content": r.get("content").cloned().unwrap_or_else(|| json!([])),
+                "structured_content": r.get("structuredContent").cloned().unwrap_or(Value::Null),
+            });
+        }
+        Err(message) => item["error"] = json!({"message": message}),
+    }
+    item["status"] = json!(if failed { "failed" } else { "completed" });
     item
 }

@@ -57,6 +57,7 @@ pub(crate) fn build_config(inputs: TypedInputs<'_>) -> Result<Config, ConfigErro
     let ov = &opts.overrides;
     let t = read_schema(effective)?;
     check_profile_values(t.profiles.as_ref())?;
+    let limits = limits(&t);
 
     let providers = model_providers(t.model_providers.unwrap_or_default())?;
     let chosen_provider_id = ov.model_provider.clone().or(t.model_provider);
@@ -114,19 +115,11 @@ pub(crate) fn build_config(inputs: TypedInputs<'_>) -> Result<Config, ConfigErro
             .or(t.developer_instructions),
         compact_prompt: ov.compact_prompt.clone().or(t.compact_prompt),
         mcp_servers,
-        approval_timeout: Duration::from_secs(count(t.approval_timeout_sec).unwrap_or(600).max(1)),
-        parked_turn_timeout: Duration::from_secs(
-            count(t.parked_turn_timeout_sec)
-                .unwrap_or(24 * 60 * 60)
-                .max(1),
-        ),
-        max_turn_steps: as_usize(count(t.max_turn_steps).unwrap_or(100).max(1)),
-        tool_output_max_bytes: as_usize(
-            count(t.tool_output_max_bytes)
-                .unwrap_or(32 * 1024)
-                .max(1024),
-        ),
-        shell_timeout: Duration::from_millis(count(t.shell_timeout_ms).unwrap_or(300_000).max(1)),
+        approval_timeout: limits.approval_timeout,
+        parked_turn_timeout: limits.parked_turn_timeout,
+        max_turn_steps: limits.max_turn_steps,
+        tool_output_max_bytes: limits.tool_output_max_bytes,
+        shell_timeout: limits.shell_timeout,
         model_reasoning_summary: one_of(
             "model_reasoning_summary",
             t.model_reasoning_summary,
@@ -139,9 +132,7 @@ pub(crate) fn build_config(inputs: TypedInputs<'_>) -> Result<Config, ConfigErro
         )?,
         hide_agent_reasoning: t.hide_agent_reasoning.unwrap_or(false),
         show_raw_agent_reasoning: t.show_raw_agent_reasoning.unwrap_or(false),
-        project_doc_max_bytes: count(t.project_doc_max_bytes)
-            .map(as_usize)
-            .unwrap_or(DEFAULT_PROJECT_DOC_MAX_BYTES),
+        project_doc_max_bytes: limits.project_doc_max_bytes,
         project_doc_fallback_filenames: fallback_filenames(
             t.project_doc_fallback_filenames.unwrap_or_default(),
         )?,
@@ -165,6 +156,38 @@ pub(crate) fn build_config(inputs: TypedInputs<'_>) -> Result<Config, ConfigErro
         tui_theme: t.tui.as_ref().and_then(|t| t.0.theme.clone()),
         tui_status_line: t.tui.and_then(|t| t.0.status_line),
     })
+}
+
+/// The timeouts and sizes of a turn, each with its default and its floor.
+struct Limits {
+    approval_timeout: Duration,
+    parked_turn_timeout: Duration,
+    max_turn_steps: usize,
+    tool_output_max_bytes: usize,
+    shell_timeout: Duration,
+    project_doc_max_bytes: usize,
+}
+
+fn limits(t: &ConfigToml) -> Limits {
+    let count = |v: Option<NonNegative>| v.map(|n| n.0);
+    Limits {
+        approval_timeout: Duration::from_secs(count(t.approval_timeout_sec).unwrap_or(600).max(1)),
+        parked_turn_timeout: Duration::from_secs(
+            count(t.parked_turn_timeout_sec)
+                .unwrap_or(24 * 60 * 60)
+                .max(1),
+        ),
+        max_turn_steps: as_usize(count(t.max_turn_steps).unwrap_or(100).max(1)),
+        tool_output_max_bytes: as_usize(
+            count(t.tool_output_max_bytes)
+                .unwrap_or(32 * 1024)
+                .max(1024),
+        ),
+        shell_timeout: Duration::from_millis(count(t.shell_timeout_ms).unwrap_or(300_000).max(1)),
+        project_doc_max_bytes: count(t.project_doc_max_bytes)
+            .map(as_usize)
+            .unwrap_or(DEFAULT_PROJECT_DOC_MAX_BYTES),
+    }
 }
 
 /// The override when there is one, else the file's value parsed (`key` names it in errors),

@@ -225,40 +225,10 @@ async fn handle(state: Arc<State>, req: Request<Incoming>) -> Result<Response<Bo
         })
         .collect();
     let trimmed = path.trim_end_matches('/');
-
-    if trimmed == "/__mock/requests" {
-        return Ok(match method {
-            Method::DELETE => {
-                state.clear_requests();
-                json_response(StatusCode::OK, json!({ "cleared": true }))
-            }
-            _ => json_response(StatusCode::OK, json!(state.requests())),
-        });
+    if let Some(resp) = answer_without_body(&state, &method, trimmed) {
+        return Ok(resp);
     }
-    let canned = state.endpoint(&method, trimmed);
-    lock(&state.paths).push(trimmed.to_string());
-    if let Some(body) = canned {
-        return Ok(json_response(StatusCode::OK, body));
-    }
-    if method == Method::GET && trimmed.ends_with("/models") {
-        let mut model = json!({ "id": "mock-model", "object": "model", "owned_by": "mock" });
-        if let (Some(window), true) = state.window_and_listing() {
-            model["max_model_len"] = json!(window);
-        }
-        return Ok(json_response(
-            StatusCode::OK,
-            json!({ "object": "list", "data": [model] }),
-        ));
-    }
-    let wire = if trimmed.ends_with("/chat/completions") {
-        Some(WireApi::Chat)
-    } else if trimmed.ends_with("/responses") {
-        Some(WireApi::Responses)
-    } else if trimmed.ends_with("/messages") {
-        Some(WireApi::Messages)
-    } else {
-        None
-    };
+    let wire = wire_of(trimmed);
     let is_script = trimmed == "/__mock/script";
     if method != Method::POST || (wire.is_none() && !is_script) {
         return Ok(error_response(
@@ -269,33 +239,14 @@ async fn handle(state: Arc<State>, req: Request<Incoming>) -> Result<Response<Bo
         ));
     }
 
-    let bytes = match http_body_util::Limited::new(req.into_body(), MAX_REQUEST_BODY)
-        .collect()
-        .await
-    {
-        Ok(collected) => collected.to_bytes(),
-        Err(e) => {
-            return Ok(error_response(
-                StatusCode::BAD_REQUEST,
-                &format!("could not read the request body: {e}"),
-            ));
-        }
+    let bytes = match read_body(req).await {
+        Ok(bytes) => bytes,
+        Err(refused) => return Ok(refused),
     };
     let parsed: Result<Value, _> = serde_json::from_slice(&bytes);
 
     if is_script {
-        return Ok(
-            match parsed.and_then(serde_json::from_value::<MockScript>) {
-                Ok(script) => {
-                    state.set_script(script);
-                    json_response(StatusCode::OK, json!({ "ok": true }))
-                }
-                Err(e) => error_response(
-                    StatusCode::BAD_REQUEST,
-                    &format!("the posted mock script is not valid: {e}"),
-                ),
-            },
-        );
+        return Ok(post_script(&state, parsed));
     }
 
     let body_ok = parsed.is_ok();
@@ -335,22 +286,7 @@ async fn handle(state: Arc<State>, req: Request<Incoming>) -> Result<Response<Bo
     let tokens = crate::approx_tokens(bytes.len());
     let (window, report_usage, truncate_at) = state.window_and_usage();
     if let Some(window) = window.filter(|w| tokens > *w) {
-        if wire == Some(WireApi::Messages) {
-            // Anthropic's wording and shape.
-            return Ok(json_response(
-                StatusCode::BAD_REQUEST,
-                json!({ "type": "error", "error": { "type": "invalid_request_error",
-                    "message": format!("prompt is too long: {tokens} tokens > {window} maximum") } }),
-            ));
-        }
-        // vLLM's wording and shape (OpenAI-compatible servers mostly copy it).
-        return Ok(json_response(
-            StatusCode::BAD_REQUEST,
-            json!({ "object": "error", "type": "BadRequestError", "param": null, "code": 400,
-                "message": format!(
-                "This model's maximum context length is {window} tokens. However, your request has {tokens} input tokens. Please reduce the length of the input messages."
-            ) }),
-        ));
+        return Ok(context_window_exceeded(wire, tokens, window));
     }
     let (response, seq) = match state.rule_response(&String::from_utf8_lossy(&bytes)) {
         Some(hit) => hit,
@@ -364,23 +300,9 @@ async fn handle(state: Arc<State>, req: Request<Incoming>) -> Result<Response<Bo
     Ok(match response {
         MockResponse::Turn(mut turn) => {
             if (report_usage || truncate_at.is_some()) && turn.usage.is_none() {
-                let output = turn.text.as_deref().map_or(0, str::len) as i64 / 4;
                 // A server that cuts the prompt counts what it kept.
                 let counted = truncate_at.map_or(tokens, |n| tokens.min(n));
-                // On the Messages wire the mock reports a prompt cache as llama-server does:
-                // the previous request's size is the prefix read from the cache (reported
-                // apart from `input_tokens`, the Anthropic way).
-                let cached = match wire {
-                    WireApi::Messages => previous_prompt.min(counted),
-                    _ => 0,
-                };
-                turn.usage = Some(crate::TokenUsage {
-                    input_tokens: counted as i64,
-                    cached_input_tokens: cached as i64,
-                    output_tokens: output,
-                    reasoning_output_tokens: 0,
-                    total_tokens: counted as i64 + output,
-                });
+                turn.usage = Some(usage_of(&turn, wire, counted, previous_prompt));
             }
             sse_response(&turn, wire, &model, seq)
         }
@@ -389,26 +311,7 @@ async fn handle(state: Arc<State>, req: Request<Incoming>) -> Result<Response<Bo
             body,
             retry_after,
             retry_after_ms,
-        } => {
-            let is_json = serde_json::from_str::<Value>(&body).is_ok();
-            let mut resp = full(status_or_500(status), body);
-            set_header(
-                &mut resp,
-                "content-type",
-                if is_json {
-                    "application/json"
-                } else {
-                    "text/plain; charset=utf-8"
-                },
-            );
-            if let Some(ra) = retry_after {
-                set_header(&mut resp, "retry-after", &ra);
-            }
-            if let Some(ms) = retry_after_ms {
-                set_header(&mut resp, "retry-after-ms", &ms);
-            }
-            resp
-        }
+        } => scripted_error(status, body, retry_after, retry_after_ms),
         MockResponse::NotSse {
             status,
             content_type,
@@ -424,6 +327,149 @@ async fn handle(state: Arc<State>, req: Request<Incoming>) -> Result<Response<Bo
             "mock script: unresolved `cycle`",
         ),
     })
+}
+
+/// The answers that need no request body: the recorded requests (`/__mock/requests`), a
+/// canned endpoint, and the model listing. Every other path is recorded as asked for.
+fn answer_without_body(state: &State, method: &Method, trimmed: &str) -> Option<Response<Body>> {
+    if trimmed == "/__mock/requests" {
+        return Some(match *method {
+            Method::DELETE => {
+                state.clear_requests();
+                json_response(StatusCode::OK, json!({ "cleared": true }))
+            }
+            _ => json_response(StatusCode::OK, json!(state.requests())),
+        });
+    }
+    let canned = state.endpoint(method, trimmed);
+    lock(&state.paths).push(trimmed.to_string());
+    if let Some(body) = canned {
+        return Some(json_response(StatusCode::OK, body));
+    }
+    if method == Method::GET && trimmed.ends_with("/models") {
+        let mut model = json!({ "id": "mock-model", "object": "model", "owned_by": "mock" });
+        if let (Some(window), true) = state.window_and_listing() {
+            model["max_model_len"] = json!(window);
+        }
+        return Some(json_response(
+            StatusCode::OK,
+            json!({ "object": "list", "data": [model] }),
+        ));
+    }
+    None
+}
+
+/// The request's body, up to [`MAX_REQUEST_BODY`] bytes; a longer one is refused.
+async fn read_body(req: Request<Incoming>) -> Result<hyper::body::Bytes, Response<Body>> {
+    match http_body_util::Limited::new(req.into_body(), MAX_REQUEST_BODY)
+        .collect()
+        .await
+    {
+        Ok(collected) => Ok(collected.to_bytes()),
+        Err(e) => Err(error_response(
+            StatusCode::BAD_REQUEST,
+            &format!("could not read the request body: {e}"),
+        )),
+    }
+}
+
+/// `POST /__mock/script`: the new script, or why it is not one.
+fn post_script(state: &State, parsed: serde_json::Result<Value>) -> Response<Body> {
+    match parsed.and_then(serde_json::from_value::<MockScript>) {
+        Ok(script) => {
+            state.set_script(script);
+            json_response(StatusCode::OK, json!({ "ok": true }))
+        }
+        Err(e) => error_response(
+            StatusCode::BAD_REQUEST,
+            &format!("the posted mock script is not valid: {e}"),
+        ),
+    }
+}
+
+/// A scripted HTTP error: its body (typed JSON or text by what it is) and retry hints.
+fn scripted_error(
+    status: u16,
+    body: String,
+    retry_after: Option<String>,
+    retry_after_ms: Option<String>,
+) -> Response<Body> {
+    let is_json = serde_json::from_str::<Value>(&body).is_ok();
+    let mut resp = full(status_or_500(status), body);
+    set_header(
+        &mut resp,
+        "content-type",
+        if is_json {
+            "application/json"
+        } else {
+            "text/plain; charset=utf-8"
+        },
+    );
+    if let Some(ra) = retry_after {
+        set_header(&mut resp, "retry-after", &ra);
+    }
+    if let Some(ms) = retry_after_ms {
+        set_header(&mut resp, "retry-after-ms", &ms);
+    }
+    resp
+}
+
+/// The model wire a path speaks, by its ending (any base URL before it).
+fn wire_of(trimmed: &str) -> Option<WireApi> {
+    if trimmed.ends_with("/chat/completions") {
+        Some(WireApi::Chat)
+    } else if trimmed.ends_with("/responses") {
+        Some(WireApi::Responses)
+    } else if trimmed.ends_with("/messages") {
+        Some(WireApi::Messages)
+    } else {
+        None
+    }
+}
+
+/// A prompt over the context window, refused as the server the wire stands for words it.
+fn context_window_exceeded(wire: Option<WireApi>, tokens: u64, window: u64) -> Response<Body> {
+    if wire == Some(WireApi::Messages) {
+        // Anthropic's wording and shape.
+        return json_response(
+            StatusCode::BAD_REQUEST,
+            json!({ "type": "error", "error": { "type": "invalid_request_error",
+                "message": format!("prompt is too long: {tokens} tokens > {window} maximum") } }),
+        );
+    }
+    // vLLM's wording and shape (OpenAI-compatible servers mostly copy it).
+    json_response(
+        StatusCode::BAD_REQUEST,
+        json!({ "object": "error", "type": "BadRequestError", "param": null, "code": 400,
+            "message": format!(
+            "This model's maximum context length is {window} tokens. However, your request has {tokens} input tokens. Please reduce the length of the input messages."
+        ) }),
+    )
+}
+
+/// The usage a scripted turn reports when its script asks for usage but gives none: the
+/// prompt as `counted`, the output as a quarter of its text's bytes.
+fn usage_of(
+    turn: &MockTurn,
+    wire: WireApi,
+    counted: u64,
+    previous_prompt: u64,
+) -> crate::TokenUsage {
+    let output = turn.text.as_deref().map_or(0, str::len) as i64 / 4;
+    // On the Messages wire the mock reports a prompt cache as llama-server does: the
+    // previous request's size is the prefix read from the cache (reported apart from
+    // `input_tokens`, the Anthropic way).
+    let cached = match wire {
+        WireApi::Messages => previous_prompt.min(counted),
+        _ => 0,
+    };
+    crate::TokenUsage {
+        input_tokens: counted as i64,
+        cached_input_tokens: cached as i64,
+        output_tokens: output,
+        reasoning_output_tokens: 0,
+        total_tokens: counted as i64 + output,
+    }
 }
 
 /// What Anthropic's API refuses in a Messages request (the checks a wrong request body would

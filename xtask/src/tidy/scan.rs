@@ -233,12 +233,47 @@ fn blank_test_items(code: &mut [u8], src: &str, file: &Path) -> Vec<PathBuf> {
     test_files
 }
 
+/// A source file as [`product_sources`] reads it, from its text: for the checks' own tests.
+#[cfg(test)]
+pub(super) fn source(path: &str, src: &str) -> Source {
+    let (mut code, literals) = mask(src);
+    blank_test_items(&mut code, src, Path::new(path));
+    let literals = literals
+        .into_iter()
+        .filter(|(at, _)| code[*at] == b'"')
+        .collect();
+    Source {
+        path: path.to_string(),
+        code: String::from_utf8(code).expect("masking keeps UTF-8"),
+        literals,
+    }
+}
+
 /// Every product source file of the workspace, masked.
 pub(super) fn product_sources(root: &Path) -> Vec<Source> {
+    sources(root, |krate| krate != TEST_SUPPORT)
+}
+
+/// The library sources of `oi-test-support` (the mock model server), masked: test code to
+/// the rules about the product, but a library that must stay readable all the same.
+pub(super) fn test_support_sources(root: &Path) -> Vec<Source> {
+    sources(root, |krate| krate == TEST_SUPPORT)
+}
+
+/// The folder of `oi-test-support` under `crates/`.
+const TEST_SUPPORT: &str = "test-support";
+
+/// The `src/` files of the crates (by folder name) that `include` picks, masked, without
+/// test code.
+fn sources(root: &Path, include: impl Fn(&str) -> bool) -> Vec<Source> {
     let mut files = Vec::new();
     for krate in std::fs::read_dir(root.join("crates")).expect("read crates/") {
         let krate = krate.expect("read crates/").path();
-        if krate.file_name().is_some_and(|n| n == "test-support") {
+        if !krate
+            .file_name()
+            .and_then(|n| n.to_str())
+            .is_some_and(&include)
+        {
             continue;
         }
         rust_files(&krate.join("src"), &mut files);
@@ -321,14 +356,12 @@ pub(super) fn async_bodies(code: &str) -> Vec<(usize, usize)> {
     bodies
 }
 
-/// The plain (not `async`) functions in `code`: name and body.
-pub(super) fn sync_fns(code: &str) -> Vec<(String, usize, usize)> {
+/// The functions in `code` that have a body (`async` or not, free or in an `impl` or trait):
+/// name, the offset of its `fn`, and its body's span (from `{` to just past `}`).
+pub(super) fn functions(code: &str) -> Vec<(String, usize, usize, usize)> {
     let b = code.as_bytes();
     let mut fns = Vec::new();
     for at in find_all(code, "fn ") {
-        if code[..at].trim_end().ends_with("async") {
-            continue;
-        }
         let rest = &code[at + 3..];
         let name: String = rest
             .trim_start()
@@ -344,7 +377,7 @@ pub(super) fn sync_fns(code: &str) -> Vec<(String, usize, usize)> {
                 b'(' | b'[' => k = matching(b, k),
                 b';' => break,
                 b'{' => {
-                    fns.push((name, k, matching(b, k)));
+                    fns.push((name, at, k, matching(b, k)));
                     break;
                 }
                 _ => k += 1,
@@ -352,6 +385,15 @@ pub(super) fn sync_fns(code: &str) -> Vec<(String, usize, usize)> {
         }
     }
     fns
+}
+
+/// The plain (not `async`) functions in `code`: name and body.
+pub(super) fn sync_fns(code: &str) -> Vec<(String, usize, usize)> {
+    functions(code)
+        .into_iter()
+        .filter(|(_, at, _, _)| !code[..*at].trim_end().ends_with("async"))
+        .map(|(name, _, open, close)| (name, open, close))
+        .collect()
 }
 
 /// Calls of `pat` in `code` that are not its definition (`fn pat`).

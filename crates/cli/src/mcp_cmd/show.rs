@@ -46,37 +46,7 @@ pub(super) async fn list(
     if json {
         let arr: Vec<Value> = servers
             .iter()
-            .map(|(name, cfg)| {
-                let mut v = json!({
-                    "name": name,
-                    "enabled": cfg.enabled,
-                    "disabled_reason": Value::Null,
-                    "transport": transport_json(cfg),
-                    "startup_timeout_sec": cfg.startup_timeout.map(|d| d.as_secs_f64()),
-                    "tool_timeout_sec": cfg.tool_timeout.map(|d| d.as_secs_f64()),
-                    "auth_status": auth[name].json(),
-                });
-                if let Some(p) = probes.get(name) {
-                    v["probe"] = match p {
-                        Probe::Ready {
-                            tools,
-                            protocol,
-                            warnings,
-                        } if warnings.is_empty() => {
-                            json!({"ok": true, "tools": tools, "protocol": protocol})
-                        }
-                        Probe::Ready {
-                            tools,
-                            protocol,
-                            warnings,
-                        } => {
-                            json!({"ok": true, "tools": tools, "protocol": protocol, "warnings": warnings})
-                        }
-                        Probe::Failed(e) => json!({"ok": false, "error": e}),
-                    };
-                }
-                v
-            })
+            .map(|(name, cfg)| server_json(name, cfg, &auth[name], probes.get(name)))
             .collect();
         outln!(
             "{}",
@@ -88,53 +58,63 @@ pub(super) async fn list(
         outln!("No MCP servers configured yet. Try `interpreter mcp add my-tool -- my-command`.");
         return EXIT_OK;
     }
-    let probe_cell = |name: &str| match probes.get(name) {
-        Some(Probe::Ready {
-            tools,
-            protocol,
-            warnings,
-        }) if warnings.is_empty() => format!("ok, {tools} tools, {protocol}"),
-        Some(Probe::Ready {
-            tools, protocol, ..
-        }) => format!("ok, {tools} tools, {protocol} (see below)"),
-        Some(Probe::Failed(e)) => format!("failed: {}", e.lines().next().unwrap_or_default()),
-        None if !servers[name].enabled => "-".to_string(),
-        None => "-".to_string(),
-    };
+    let mut out = tables(servers, &auth, probe.then_some(&probes));
+    out.push_str(&probe_details(&probes));
+    out!("{out}");
+    EXIT_OK
+}
+
+/// One server of `mcp list --json`, with what `--probe` found when it was asked.
+fn server_json(
+    name: &str,
+    cfg: &McpServerConfig,
+    auth: &AuthStatus,
+    probe: Option<&Probe>,
+) -> Value {
+    let mut v = json!({
+        "name": name,
+        "enabled": cfg.enabled,
+        "disabled_reason": Value::Null,
+        "transport": transport_json(cfg),
+        "startup_timeout_sec": cfg.startup_timeout.map(|d| d.as_secs_f64()),
+        "tool_timeout_sec": cfg.tool_timeout.map(|d| d.as_secs_f64()),
+        "auth_status": auth.json(),
+    });
+    if let Some(p) = probe {
+        v["probe"] = match p {
+            Probe::Ready {
+                tools,
+                protocol,
+                warnings,
+            } if warnings.is_empty() => {
+                json!({"ok": true, "tools": tools, "protocol": protocol})
+            }
+            Probe::Ready {
+                tools,
+                protocol,
+                warnings,
+            } => {
+                json!({"ok": true, "tools": tools, "protocol": protocol, "warnings": warnings})
+            }
+            Probe::Failed(e) => json!({"ok": false, "error": e}),
+        };
+    }
+    v
+}
+
+/// `mcp list`'s tables: stdio servers, then HTTP servers, each with a Probe column when
+/// `probes` is given (`--probe`).
+fn tables(
+    servers: &BTreeMap<String, McpServerConfig>,
+    auth: &BTreeMap<String, AuthStatus>,
+    probes: Option<&BTreeMap<String, Probe>>,
+) -> String {
     let mut stdio_rows = vec![];
     let mut http_rows = vec![];
     for (name, cfg) in servers {
-        let status = if cfg.enabled { "enabled" } else { "disabled" }.to_string();
-        let mut row = match &cfg.transport {
-            McpServerTransportConfig::Stdio {
-                command, args, cwd, ..
-            } => vec![
-                name.clone(),
-                command.clone(),
-                if args.is_empty() {
-                    "-".into()
-                } else {
-                    args.join(" ")
-                },
-                masked_env(cfg),
-                cwd.as_ref().map_or("-".into(), |c| c.display().to_string()),
-                status,
-                auth[name].label().to_string(),
-            ],
-            McpServerTransportConfig::StreamableHttp {
-                url,
-                bearer_token_env_var,
-                ..
-            } => vec![
-                name.clone(),
-                url.clone(),
-                bearer_token_env_var.clone().unwrap_or_else(|| "-".into()),
-                status,
-                auth[name].label().to_string(),
-            ],
-        };
-        if probe {
-            row.push(probe_cell(name));
+        let mut row = server_row(name, cfg, &auth[name]);
+        if let Some(probes) = probes {
+            row.push(probe_cell(probes.get(name)));
         }
         match cfg.transport {
             McpServerTransportConfig::Stdio { .. } => stdio_rows.push(row),
@@ -144,7 +124,7 @@ pub(super) async fn list(
     let mut out = String::new();
     if !stdio_rows.is_empty() {
         let mut header = vec!["Name", "Command", "Args", "Env", "Cwd", "Status", "Auth"];
-        if probe {
+        if probes.is_some() {
             header.push("Probe");
         }
         out.push_str(&table(&header, &stdio_rows));
@@ -154,14 +134,69 @@ pub(super) async fn list(
             out.push('\n');
         }
         let mut header = vec!["Name", "Url", "Bearer Token Env Var", "Status", "Auth"];
-        if probe {
+        if probes.is_some() {
             header.push("Probe");
         }
         out.push_str(&table(&header, &http_rows));
     }
+    out
+}
+
+/// A server's row in its transport's table (without the Probe column).
+fn server_row(name: &str, cfg: &McpServerConfig, auth: &AuthStatus) -> Vec<String> {
+    let status = if cfg.enabled { "enabled" } else { "disabled" }.to_string();
+    match &cfg.transport {
+        McpServerTransportConfig::Stdio {
+            command, args, cwd, ..
+        } => vec![
+            name.to_string(),
+            command.clone(),
+            if args.is_empty() {
+                "-".into()
+            } else {
+                args.join(" ")
+            },
+            masked_env(cfg),
+            cwd.as_ref().map_or("-".into(), |c| c.display().to_string()),
+            status,
+            auth.label().to_string(),
+        ],
+        McpServerTransportConfig::StreamableHttp {
+            url,
+            bearer_token_env_var,
+            ..
+        } => vec![
+            name.to_string(),
+            url.clone(),
+            bearer_token_env_var.clone().unwrap_or_else(|| "-".into()),
+            status,
+            auth.label().to_string(),
+        ],
+    }
+}
+
+/// The Probe column: what the probe found, in one line.
+fn probe_cell(probe: Option<&Probe>) -> String {
+    match probe {
+        Some(Probe::Ready {
+            tools,
+            protocol,
+            warnings,
+        }) if warnings.is_empty() => format!("ok, {tools} tools, {protocol}"),
+        Some(Probe::Ready {
+            tools, protocol, ..
+        }) => format!("ok, {tools} tools, {protocol} (see below)"),
+        Some(Probe::Failed(e)) => format!("failed: {}", e.lines().next().unwrap_or_default()),
+        None => "-".to_string(),
+    }
+}
+
+/// What follows the tables: each probe's warnings, and the whole of each multi-line error.
+fn probe_details(probes: &BTreeMap<String, Probe>) -> String {
+    let mut out = String::new();
     // A table cell holds one line; an error's later lines (the config to add, the server's
     // stderr) are what says how to fix it, so they follow the table whole.
-    for (name, p) in &probes {
+    for (name, p) in probes {
         if let Probe::Ready { warnings, .. } = p {
             let ours = format!("MCP server `{name}`: ");
             for w in warnings {
@@ -179,8 +214,7 @@ pub(super) async fn list(
             }
         }
     }
-    out!("{out}");
-    EXIT_OK
+    out
 }
 
 pub(super) async fn get(
@@ -195,34 +229,7 @@ pub(super) async fn get(
         return EXIT_FAILURE;
     };
     if json {
-        let tools: BTreeMap<&String, Value> = cfg
-            .tools
-            .iter()
-            .map(|(t, c)| {
-                (
-                    t,
-                    json!({"approval_mode": c.approval_mode.map(|m| m.as_str())}),
-                )
-            })
-            .collect();
-        let v = json!({
-            "name": name,
-            "enabled": cfg.enabled,
-            "disabled_reason": Value::Null,
-            "required": cfg.required,
-            "transport": transport_json(cfg),
-            "enabled_tools": cfg.enabled_tools,
-            "disabled_tools": cfg.disabled_tools,
-            "startup_timeout_sec": cfg.startup_timeout.map(|d| d.as_secs_f64()),
-            "tool_timeout_sec": cfg.tool_timeout.map(|d| d.as_secs_f64()),
-            "default_tools_approval_mode": cfg.default_tools_approval_mode.map(|m| m.as_str()),
-            "tools": tools,
-            "auth_status": auth_status(name, cfg, home, store).await.json(),
-            "protocol_version": cfg.protocol_version.as_str(),
-            "last_negotiated_protocol": oi_mcp_client::last_negotiated(home, name, cfg)
-                .await
-                .map(|n| n.version),
-        });
+        let v = server_detail_json(name, cfg, home, store).await;
         outln!(
             "{}",
             serde_json::to_string_pretty(&v).unwrap_or_else(|_| "{}".into())
@@ -244,47 +251,7 @@ pub(super) async fn get(
         lines.push(format!("  disabled_tools: {}", join_or_brackets(list)));
     }
     lines.push(format!("  transport: {}", cfg.transport.kind()));
-    match &cfg.transport {
-        McpServerTransportConfig::Stdio {
-            command, args, cwd, ..
-        } => {
-            lines.push(format!("  command: {command}"));
-            lines.push(format!(
-                "  args: {}",
-                if args.is_empty() {
-                    "-".into()
-                } else {
-                    args.join(" ")
-                }
-            ));
-            lines.push(format!(
-                "  cwd: {}",
-                cwd.as_ref().map_or("-".into(), |c| c.display().to_string())
-            ));
-            lines.push(format!("  env: {}", masked_env(cfg)));
-        }
-        McpServerTransportConfig::StreamableHttp {
-            url,
-            bearer_token_env_var,
-            http_headers,
-            env_http_headers,
-            ..
-        } => {
-            lines.push(format!("  url: {url}"));
-            lines.push(format!(
-                "  bearer_token_env_var: {}",
-                bearer_token_env_var.as_deref().unwrap_or("-")
-            ));
-            lines.push(format!(
-                "  http_headers: {}",
-                pairs(http_headers.keys().map(|k| format!("{k}={MASK}")))
-            ));
-            lines.push(format!(
-                "  env_http_headers: {}",
-                pairs(env_http_headers.iter().map(|(k, v)| format!("{k}={v}")))
-            ));
-        }
-    }
+    lines.extend(transport_lines(cfg));
     if let Some(d) = cfg.startup_timeout {
         lines.push(format!("  startup_timeout_sec: {}", d.as_secs_f64()));
     }
@@ -316,6 +283,89 @@ pub(super) async fn get(
     lines.push(format!("  remove: interpreter mcp remove {name}"));
     outln!("{}", lines.join("\n"));
     EXIT_OK
+}
+
+/// `mcp get --json`: the server's whole configuration (secrets masked), its OAuth status and
+/// the protocol it last negotiated.
+async fn server_detail_json(
+    name: &str,
+    cfg: &McpServerConfig,
+    home: &Path,
+    store: OAuthCredentialsStoreMode,
+) -> Value {
+    let tools: BTreeMap<&String, Value> = cfg
+        .tools
+        .iter()
+        .map(|(t, c)| {
+            (
+                t,
+                json!({"approval_mode": c.approval_mode.map(|m| m.as_str())}),
+            )
+        })
+        .collect();
+    json!({
+        "name": name,
+        "enabled": cfg.enabled,
+        "disabled_reason": Value::Null,
+        "required": cfg.required,
+        "transport": transport_json(cfg),
+        "enabled_tools": cfg.enabled_tools,
+        "disabled_tools": cfg.disabled_tools,
+        "startup_timeout_sec": cfg.startup_timeout.map(|d| d.as_secs_f64()),
+        "tool_timeout_sec": cfg.tool_timeout.map(|d| d.as_secs_f64()),
+        "default_tools_approval_mode": cfg.default_tools_approval_mode.map(|m| m.as_str()),
+        "tools": tools,
+        "auth_status": auth_status(name, cfg, home, store).await.json(),
+        "protocol_version": cfg.protocol_version.as_str(),
+        "last_negotiated_protocol": oi_mcp_client::last_negotiated(home, name, cfg)
+            .await
+            .map(|n| n.version),
+    })
+}
+
+/// `mcp get`'s lines about how the server is reached (secrets masked).
+fn transport_lines(cfg: &McpServerConfig) -> Vec<String> {
+    match &cfg.transport {
+        McpServerTransportConfig::Stdio {
+            command, args, cwd, ..
+        } => vec![
+            format!("  command: {command}"),
+            format!(
+                "  args: {}",
+                if args.is_empty() {
+                    "-".into()
+                } else {
+                    args.join(" ")
+                }
+            ),
+            format!(
+                "  cwd: {}",
+                cwd.as_ref().map_or("-".into(), |c| c.display().to_string())
+            ),
+            format!("  env: {}", masked_env(cfg)),
+        ],
+        McpServerTransportConfig::StreamableHttp {
+            url,
+            bearer_token_env_var,
+            http_headers,
+            env_http_headers,
+            ..
+        } => vec![
+            format!("  url: {url}"),
+            format!(
+                "  bearer_token_env_var: {}",
+                bearer_token_env_var.as_deref().unwrap_or("-")
+            ),
+            format!(
+                "  http_headers: {}",
+                pairs(http_headers.keys().map(|k| format!("{k}={MASK}")))
+            ),
+            format!(
+                "  env_http_headers: {}",
+                pairs(env_http_headers.iter().map(|(k, v)| format!("{k}={v}")))
+            ),
+        ],
+    }
 }
 
 fn join_or_brackets(list: &[String]) -> String {

@@ -379,42 +379,7 @@ fn action(name: &str, kind: Kind, a: Args) -> Result<Action, InvalidCall> {
             .ok_or_else(|| format!("`{name}` needs the file's path (`{}`)", path_field(name)))
     };
     match kind {
-        Kind::Shell { timeout_unit } => {
-            let script = match &a.command {
-                Some(Value::String(s)) if !s.trim().is_empty() => s.clone(),
-                Some(Value::Array(words)) if !words.is_empty() => words
-                    .iter()
-                    .map(|w| match w {
-                        Value::String(s) => {
-                            shlex::try_quote(s).map_or_else(|_| s.clone(), |q| q.into_owned())
-                        }
-                        other => other.to_string(),
-                    })
-                    .collect::<Vec<_>>()
-                    .join(" "),
-                _ => {
-                    return Err(InvalidCall(format!(
-                        "`{name}` needs `command`: the command line to run, e.g. {{\"command\": \"ls -la\"}}"
-                    )));
-                }
-            };
-            let timeout = a
-                .timeout_ms
-                .map(|ms| (ms, MS))
-                .or(a.timeout.map(|t| (t, timeout_unit)))
-                .filter(|(n, _)| n.is_finite() && *n > 0.0)
-                .map(|(n, unit)| unit.mul_f64(n.min(86_400_000.0)));
-            Ok(Action::Command(CommandRequest {
-                argv: vec!["bash".into(), "-lc".into(), without_language_line(script)],
-                workdir: a.directory.clone(),
-                timeout,
-                escalation: a.disable_sandbox.unwrap_or(false).then(|| {
-                    a.description.clone().unwrap_or_else(|| {
-                        "The model asked to run this command outside the sandbox.".into()
-                    })
-                }),
-            }))
-        }
+        Kind::Shell { timeout_unit } => shell(name, timeout_unit, &a),
         Kind::Read { zero_based } => {
             let path = need_path()?;
             let first = a.offset.map(|o| if zero_based { o + 1 } else { o.max(1) });
@@ -454,59 +419,8 @@ fn action(name: &str, kind: Kind, a: Args) -> Result<Action, InvalidCall> {
                 edits,
             })
         }
-        Kind::Glob => {
-            // `file_search`'s `query` is part of a name; a glob in it is taken as one.
-            let query = a.query.as_deref().map(str::trim).filter(|q| !q.is_empty());
-            let from_query = query.map(|q| {
-                if q.contains(['*', '?', '[']) {
-                    q.to_string()
-                } else {
-                    format!("*{q}*")
-                }
-            });
-            let Some(pattern) = a
-                .pattern
-                .clone()
-                .filter(|p| !p.trim().is_empty())
-                .or(from_query)
-            else {
-                return Err(InvalidCall(match name {
-                    "find_file" => {
-                        "`find_file` needs `file_name`, e.g. {\"file_name\": \"setup.py\"}".into()
-                    }
-                    "file_search" => "`file_search` needs `query`: part of the file's name".into(),
-                    _ => format!("`{name}` needs `pattern`, e.g. {{\"pattern\": \"**/*.py\"}}"),
-                }));
-            };
-            let dir = a.directory.clone().or_else(|| a.target());
-            Ok(Action::Command(read_commands::glob(
-                &pattern,
-                dir.as_deref(),
-            )))
-        }
-        Kind::Grep { lines } => {
-            let Some(pattern) = a.pattern.clone().filter(|p| !p.is_empty()) else {
-                return Err(InvalidCall(format!(
-                    "`{name}` needs `pattern`: the regular expression to search for"
-                )));
-            };
-            let output = match a.output_mode.as_deref() {
-                Some("content") => read_commands::GrepOutput::Lines,
-                Some("count") | Some("count_matches") => read_commands::GrepOutput::Counts,
-                Some(_) => read_commands::GrepOutput::Files,
-                None if lines => read_commands::GrepOutput::Lines,
-                None => read_commands::GrepOutput::Files,
-            };
-            let ignore_case = a.ignore_case.unwrap_or(false) || a.case_sensitive == Some(false);
-            let dir = a.target().or(a.directory.clone());
-            Ok(Action::Command(read_commands::grep(
-                &pattern,
-                dir.as_deref(),
-                a.glob.as_deref(),
-                output,
-                ignore_case,
-            )))
-        }
+        Kind::Glob => glob(name, &a),
+        Kind::Grep { lines } => grep(name, lines, &a),
         Kind::List => {
             let dir = a.target().or(a.directory.clone());
             Ok(Action::Command(read_commands::list(dir.as_deref())))
@@ -524,6 +438,102 @@ fn action(name: &str, kind: Kind, a: Args) -> Result<Action, InvalidCall> {
             Ok(Action::Todo(items))
         }
     }
+}
+
+/// A shell tool's call: its command line (a string, or words to quote), its timeout in the
+/// tool's unit, and whether it asks to leave the sandbox.
+fn shell(name: &str, timeout_unit: Duration, a: &Args) -> Result<Action, InvalidCall> {
+    let script = match &a.command {
+        Some(Value::String(s)) if !s.trim().is_empty() => s.clone(),
+        Some(Value::Array(words)) if !words.is_empty() => words
+            .iter()
+            .map(|w| match w {
+                Value::String(s) => {
+                    shlex::try_quote(s).map_or_else(|_| s.clone(), |q| q.into_owned())
+                }
+                other => other.to_string(),
+            })
+            .collect::<Vec<_>>()
+            .join(" "),
+        _ => {
+            return Err(InvalidCall(format!(
+                "`{name}` needs `command`: the command line to run, e.g. {{\"command\": \"ls -la\"}}"
+            )));
+        }
+    };
+    let timeout = a
+        .timeout_ms
+        .map(|ms| (ms, MS))
+        .or(a.timeout.map(|t| (t, timeout_unit)))
+        .filter(|(n, _)| n.is_finite() && *n > 0.0)
+        .map(|(n, unit)| unit.mul_f64(n.min(86_400_000.0)));
+    Ok(Action::Command(CommandRequest {
+        argv: vec!["bash".into(), "-lc".into(), without_language_line(script)],
+        workdir: a.directory.clone(),
+        timeout,
+        escalation: a.disable_sandbox.unwrap_or(false).then(|| {
+            a.description.clone().unwrap_or_else(|| {
+                "The model asked to run this command outside the sandbox.".into()
+            })
+        }),
+    }))
+}
+
+/// A file-name search: a glob, or (`file_search`) part of a name.
+fn glob(name: &str, a: &Args) -> Result<Action, InvalidCall> {
+    // `file_search`'s `query` is part of a name; a glob in it is taken as one.
+    let query = a.query.as_deref().map(str::trim).filter(|q| !q.is_empty());
+    let from_query = query.map(|q| {
+        if q.contains(['*', '?', '[']) {
+            q.to_string()
+        } else {
+            format!("*{q}*")
+        }
+    });
+    let Some(pattern) = a
+        .pattern
+        .clone()
+        .filter(|p| !p.trim().is_empty())
+        .or(from_query)
+    else {
+        return Err(InvalidCall(match name {
+            "find_file" => {
+                "`find_file` needs `file_name`, e.g. {\"file_name\": \"setup.py\"}".into()
+            }
+            "file_search" => "`file_search` needs `query`: part of the file's name".into(),
+            _ => format!("`{name}` needs `pattern`, e.g. {{\"pattern\": \"**/*.py\"}}"),
+        }));
+    };
+    let dir = a.directory.clone().or_else(|| a.target());
+    Ok(Action::Command(read_commands::glob(
+        &pattern,
+        dir.as_deref(),
+    )))
+}
+
+/// A content search: the pattern, what to print (files, lines or counts), and where.
+fn grep(name: &str, lines: bool, a: &Args) -> Result<Action, InvalidCall> {
+    let Some(pattern) = a.pattern.clone().filter(|p| !p.is_empty()) else {
+        return Err(InvalidCall(format!(
+            "`{name}` needs `pattern`: the regular expression to search for"
+        )));
+    };
+    let output = match a.output_mode.as_deref() {
+        Some("content") => read_commands::GrepOutput::Lines,
+        Some("count") | Some("count_matches") => read_commands::GrepOutput::Counts,
+        Some(_) => read_commands::GrepOutput::Files,
+        None if lines => read_commands::GrepOutput::Lines,
+        None => read_commands::GrepOutput::Files,
+    };
+    let ignore_case = a.ignore_case.unwrap_or(false) || a.case_sensitive == Some(false);
+    let dir = a.target().or(a.directory.clone());
+    Ok(Action::Command(read_commands::grep(
+        &pattern,
+        dir.as_deref(),
+        a.glob.as_deref(),
+        output,
+        ignore_case,
+    )))
 }
 
 /// The field a profile's file tools name the path with, for error messages.
