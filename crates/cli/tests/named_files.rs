@@ -87,3 +87,25 @@ async fn other_profiles_show_no_files() {
     assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
     assert!(stderr(&out).contains("`sales.csv` was not read"));
 }
+
+/// Under `minimal`, a question's requests are bounded tighter than a change's (a question's
+/// answer is short; the 1.5B model once wrote two 4,096-token answers to "which file
+/// defines …?"); nothing configured either way.
+#[tokio::test]
+async fn a_question_under_minimal_gets_a_tighter_answer_bound() {
+    let env = env_with("minimal", [MockTurn::text("It is in sales.csv.")]).await;
+    let out = env.run(&exec("Which file holds the sales?")).await;
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(env.mock.requests()[0].body["max_tokens"], 1024);
+    let env = env_with(
+        "minimal",
+        [
+            MockTurn::tool_call("bash", json!({"command": "echo 12 > total.txt"})),
+            MockTurn::text("Done."),
+        ],
+    )
+    .await;
+    env.run(&exec("Write 12 to total.txt.")).await;
+    let bound = env.mock.requests()[0].body["max_tokens"].as_u64().unwrap();
+    assert!(bound > 1024, "{bound}");
+}

@@ -124,6 +124,29 @@ pub(crate) fn output_token_bound(
     u32::try_from(wanted.min(room)).ok()
 }
 
+/// The answer bound of a question's requests under the `minimal` profile (the smallest
+/// models), unless `model_max_output_tokens` is set. Recorded on the real tier: "which file
+/// defines load_settings?" drew two answers of 4,096 tokens at 10 tokens/s, neither a loop
+/// the detector stops, and the run never answered within ten minutes. A question's answer,
+/// or the command that finds it, fits in far less.
+pub(crate) const QUESTION_OUTPUT_TOKENS: u32 = 1024;
+
+/// [`output_token_bound`], tightened to [`QUESTION_OUTPUT_TOKENS`] for a question under the
+/// `minimal` profile when nothing is configured.
+pub(crate) fn answer_token_bound(
+    bound: Option<u32>,
+    configured: Option<i64>,
+    minimal: bool,
+    question: bool,
+) -> Option<u32> {
+    match bound {
+        Some(b) if configured.is_none() && minimal && question => {
+            Some(b.min(QUESTION_OUTPUT_TOKENS))
+        }
+        other => other,
+    }
+}
+
 /// Tokens for text of `size` (see [`text_size`]): size / 4, rounded up. Close for English
 /// and code with the tokenizers of the common open models; corrected by [`TokenEstimator`].
 pub(crate) fn estimate_tokens(size: usize) -> i64 {
@@ -386,6 +409,25 @@ mod tests {
             Some(15_384)
         );
         assert_eq!(output_token_bound(Some(0), 16_384, 1_000), None);
+        // A question under `minimal`, nothing configured: the tighter bound.
+        assert_eq!(
+            answer_token_bound(Some(4_096), None, true, true),
+            Some(1_024)
+        );
+        assert_eq!(answer_token_bound(Some(512), None, true, true), Some(512));
+        assert_eq!(
+            answer_token_bound(Some(4_096), None, true, false),
+            Some(4_096)
+        );
+        assert_eq!(
+            answer_token_bound(Some(4_096), None, false, true),
+            Some(4_096)
+        );
+        assert_eq!(
+            answer_token_bound(Some(8_000), Some(8_000), true, true),
+            Some(8_000)
+        );
+        assert_eq!(answer_token_bound(None, Some(0), true, true), None);
     }
 
     use super::*;

@@ -2,7 +2,9 @@
 //! the window's budget; history itself keeps the whole output), tools.
 
 use super::{base_instructions, context_items};
-use crate::context_window::{budget_tool_outputs, output_token_bound, tool_output_budget};
+use crate::context_window::{
+    answer_token_bound, budget_tool_outputs, output_token_bound, tool_output_budget,
+};
 use crate::session::Session;
 use crate::tools::tool_specs;
 use oi_model_client::Prompt;
@@ -65,10 +67,20 @@ fn build_sized_prompt_with(sess: &Session, history: Option<&[ResponseItem]>) -> 
         prompt_size +=
             crate::context_window::text_size(&oi_model_client::text_tools_section(&prompt.tools));
     }
-    prompt.max_output_tokens = output_token_bound(
+    let minimal = crate::harness::resolve(cfg) == oi_protocol::config_types::Harness::Minimal;
+    let question = minimal
+        && crate::answer_check::is_question(&crate::answer_check::request_of(
+            history.unwrap_or(&st.history),
+        ));
+    prompt.max_output_tokens = answer_token_bound(
+        output_token_bound(
+            cfg.model_max_output_tokens,
+            window,
+            st.estimator.tokens(prompt_size),
+        ),
         cfg.model_max_output_tokens,
-        window,
-        st.estimator.tokens(prompt_size),
+        minimal,
+        question,
     );
     (prompt, prompt_size)
 }
