@@ -109,3 +109,39 @@ async fn a_question_under_minimal_gets_a_tighter_answer_bound() {
     let bound = env.mock.requests()[0].body["max_tokens"].as_u64().unwrap();
     assert!(bound > 1024, "{bound}");
 }
+
+/// Round 12's implement-function run under `minimal`, as the model called it: read, fix with
+/// `sed`, read the test, run it with `python`. The directory says done; so must the run.
+#[tokio::test]
+async fn the_recorded_implement_run_under_minimal_is_done() {
+    let calls = [
+        "cat text_utils.py",
+        "sed -i 's/raise NotImplementedError/return text == text[::-1]/' text_utils.py",
+        "cat test_text_utils.py",
+        "python3 test_text_utils.py",
+    ];
+    let mut turns: Vec<MockTurn> = calls
+        .iter()
+        .map(|c| MockTurn::tool_call("bash", json!({ "command": c })))
+        .collect();
+    turns.push(MockTurn::text(
+        "is_palindrome is implemented and the test passes.",
+    ));
+    let env = env_with("minimal", turns).await;
+    std::fs::write(
+        env.work().join("text_utils.py"),
+        "def is_palindrome(text):\n    raise NotImplementedError\n",
+    )
+    .unwrap();
+    std::fs::write(
+        env.work().join("test_text_utils.py"),
+        "from text_utils import is_palindrome\n\nassert is_palindrome(\"racecar\")\nassert not is_palindrome(\"python\")\nprint(\"ok\")\n",
+    )
+    .unwrap();
+    let out = env
+        .run(&exec(
+            "Implement the function is_palindrome in text_utils.py so that test_text_utils.py passes.",
+        ))
+        .await;
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+}
