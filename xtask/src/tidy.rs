@@ -51,6 +51,10 @@ pub(crate) const CHECKS: &[(&str, Check)] = &[
         layers::the_v2_wire_is_declared_in_its_protocol_crate,
     ),
     (
+        "the_mcp_server_asks_the_client_through_declarations",
+        layers::the_mcp_server_asks_the_client_through_declarations,
+    ),
+    (
         "front_ends_reach_storage_catalog_and_git_through_the_engine",
         layers::front_ends_reach_storage_catalog_and_git_through_the_engine,
     ),

@@ -13,17 +13,21 @@
 //! instead and they are asked as multi round-trip results ([`crate::mrtr`]); questions of
 //! the MCP servers the agent uses, which cannot wait parked, are declined.
 
+use crate::asking::{self, AskError};
 use crate::engine::EngineThread;
+use crate::protocol::client_requests::{
+    ClientRequest, CreateElicitation, ElicitationPrompt, ElicitationReply, NestedElicitation,
+};
 use crate::protocol::codex::{ApprovalPrompt, ApprovalSubject, EmptyForm};
 use oi_core::PendingRequest;
-use oi_jsonrpc::{Answer, OutgoingSender, RequestId};
+use oi_jsonrpc::{OutgoingSender, RequestId};
 use oi_protocol::ThreadId;
 use oi_protocol::parse_command::display_command;
 use oi_protocol::protocol::{
     ApplyPatchApprovalRequestEvent, ElicitationAction, ElicitationRequestEvent,
     ElicitationResponse, ExecApprovalRequestEvent, Op, ReviewDecision, Submission,
 };
-use serde::Serialize;
+use serde::Deserialize;
 use serde_json::{Map, Value};
 use std::sync::Arc;
 use std::time::Duration;
@@ -126,19 +130,6 @@ pub(crate) fn patch_params(
     }
 }
 
-/// A question an MCP server we are a client of asks the user, passed through and tagged so
-/// the client can tell it from an approval.
-#[derive(Clone, Debug, Serialize)]
-pub(crate) struct NestedElicitation {
-    /// The server's own `ElicitRequestParams` (`message`, `requestedSchema`, …), as sent.
-    #[serde(flatten)]
-    pub request: Map<String, Value>,
-    #[serde(rename = "threadId")]
-    pub thread_id: ThreadId,
-    pub codex_elicitation: &'static str,
-    pub codex_mcp_server: String,
-}
-
 pub(crate) fn nested_elicitation_params(
     ev: &ElicitationRequestEvent,
     thread_id: ThreadId,
@@ -171,79 +162,47 @@ pub(crate) fn nested_elicitation_params(
     }
 }
 
-/// Maps a client's reply to a decision. `{decision}` (reference style) and `{action}`
-/// (MCP spec: accept → approved, decline → denied, cancel → abort) are both understood;
-/// an `accept` may carry `content.decision` to pick e.g. `approved_for_session`.
+/// Maps a reply (here, or an input response of the 2026-07-28 wire) to a decision, as
+/// [`ElicitationReply::review_decision`]; a reply that is not an `ElicitResult` denies.
 pub(crate) fn review_decision(reply: &Value) -> ReviewDecision {
-    if let Some(d) = reply.get("decision") {
-        return decision_value(d).unwrap_or(ReviewDecision::Denied);
-    }
-    match reply.get("action").and_then(Value::as_str) {
-        Some("accept") => reply
-            .get("content")
-            .and_then(|c| c.get("decision"))
-            .and_then(decision_value)
-            .unwrap_or(ReviewDecision::Approved),
-        Some("decline") => ReviewDecision::Denied,
-        Some("cancel") => ReviewDecision::Abort,
-        _ => ReviewDecision::Denied,
-    }
+    ElicitationReply::deserialize(reply).map_or(ReviewDecision::Denied, |r| r.review_decision())
 }
 
-fn decision_value(v: &Value) -> Option<ReviewDecision> {
-    if let Some(s) = v.as_str() {
-        return serde_json::from_value(Value::String(s.to_string())).ok();
-    }
-    // The reference's policy-amendment decisions approve this command and record a
-    // rule; we have no rule store, so they count as a plain approval.
-    let obj = v.as_object()?;
-    if obj.contains_key("approved_execpolicy_amendment")
-        || obj.contains_key("network_policy_amendment")
-    {
-        return Some(ReviewDecision::Approved);
-    }
-    None
-}
-
-/// Sends `elicitation/create` and waits for the reply, the timeout, or the end of the turn.
-/// A call whose client cannot be asked gets "no answer" at once.
-pub(crate) async fn ask(ctx: &ApprovalContext, params: impl Serialize) -> Answer {
+/// Asks the client `M` and waits for the reply, the timeout, or the end of the turn. A
+/// call whose client cannot be asked gets [`AskError::NotAsked`] at once.
+pub(crate) async fn ask<M: ClientRequest>(
+    ctx: &ApprovalContext,
+    params: &M::Params,
+) -> Result<M::Result, AskError> {
     match &ctx.asker {
-        Asker::Deny(why) => return Answer::NoAnswer((*why).to_string()),
-        Asker::Refuse => return Answer::NoAnswer(STATELESS_NO_ELICITATION.to_string()),
+        Asker::Deny(why) => return Err(AskError::NotAsked((*why).to_string())),
+        Asker::Refuse => return Err(AskError::NotAsked(STATELESS_NO_ELICITATION.to_string())),
         Asker::Elicit => {}
     }
-    let params = match serde_json::to_value(params) {
-        Ok(p) => p,
-        Err(e) => return Answer::NoAnswer(format!("the prompt could not be encoded ({e})")),
-    };
-    let (_, answer) = ctx
-        .outgoing
-        .ask("elicitation/create", params, ctx.timeout, &ctx.turn_over)
-        .await;
-    answer
+    asking::ask::<M>(&ctx.outgoing, params, ctx.timeout, &ctx.turn_over).await
 }
 
 async fn decide(
     ctx: &ApprovalContext,
-    params: impl Serialize,
+    prompt: ApprovalPrompt,
     what: &str,
 ) -> Option<ReviewDecision> {
     if ctx.asker == Asker::Refuse {
         tracing::info!("{what}: the turn stops because {STATELESS_NO_ELICITATION}");
         return Some(ReviewDecision::Abort);
     }
-    match ask(ctx, params).await {
-        Answer::Replied(v) => {
-            let d = review_decision(&v);
-            tracing::info!("{what}: client replied {v} → {d:?}");
+    let params = ElicitationPrompt::Approval(prompt);
+    match ask::<CreateElicitation>(ctx, &params).await {
+        Ok(reply) => {
+            let d = reply.review_decision();
+            tracing::info!("{what}: client replied {reply:?} → {d:?}");
             Some(d)
         }
-        Answer::NoAnswer(why) => {
+        Err(AskError::Withdrawn) => None,
+        Err(why) => {
             tracing::info!("{what}: denied because {why}");
             Some(ReviewDecision::Denied)
         }
-        Answer::Withdrawn => None,
     }
 }
 
@@ -289,10 +248,11 @@ pub(crate) async fn handle_nested(
     ev: ElicitationRequestEvent,
     event_id: String,
 ) {
-    let params = nested_elicitation_params(&ev, ctx.thread_id);
-    let response = match ask(&ctx, params).await {
-        Answer::Replied(v) => ElicitationResponse::from_reply(&v),
-        Answer::NoAnswer(why) => {
+    let params = ElicitationPrompt::Nested(nested_elicitation_params(&ev, ctx.thread_id));
+    let response = match ask::<CreateElicitation>(&ctx, &params).await {
+        Ok(reply) => reply.elicitation_response(),
+        Err(AskError::Withdrawn) => return,
+        Err(why) => {
             tracing::info!(
                 "elicitation from `{}` declined because {why}",
                 ev.server_name
@@ -302,7 +262,6 @@ pub(crate) async fn handle_nested(
                 content: None,
             }
         }
-        Answer::Withdrawn => return,
     };
     let op = PendingRequest::elicitation(&ev).elicitation_answer(response);
     submit(&ctx, &event_id, op).await;
@@ -341,6 +300,16 @@ mod tests {
             (json!({"action":"cancel"}), ReviewDecision::Abort),
             (json!({}), ReviewDecision::Denied),
             (json!("approved"), ReviewDecision::Denied),
+            // A `decision` that is there decides, even as null: `action` cannot overrule it.
+            (
+                json!({"decision":null,"action":"accept"}),
+                ReviewDecision::Denied,
+            ),
+            (json!({"action":"maybe"}), ReviewDecision::Denied),
+            (
+                json!({"action":"accept","content":{"decision":"sure"}}),
+                ReviewDecision::Approved,
+            ),
         ];
         for (reply, want) in cases {
             assert_eq!(review_decision(&reply), want, "{reply}");
@@ -414,16 +383,24 @@ mod tests {
 
     #[test]
     fn nested_elicitation_replies() {
-        let r = ElicitationResponse::from_reply(&json!({"action":"accept","content":{"name":"x"}}));
+        let nested = |reply: Value| {
+            ElicitationReply::deserialize(&reply)
+                .unwrap()
+                .elicitation_response()
+        };
+        let r = nested(json!({"action":"accept","content":{"name":"x"}}));
         assert_eq!(r.action, ElicitationAction::Accept);
         assert_eq!(r.content, Some(json!({"name":"x"})));
         assert_eq!(
-            ElicitationResponse::from_reply(&json!({"decision":"approved"})).action,
+            nested(json!({"decision":"approved"})).action,
             ElicitationAction::Decline
         );
         assert_eq!(
-            ElicitationResponse::from_reply(&json!({"action":"cancel"})).action,
-            ElicitationAction::Cancel
+            nested(json!({"action":"cancel"})),
+            ElicitationResponse {
+                action: ElicitationAction::Cancel,
+                content: None
+            }
         );
     }
 }

@@ -32,6 +32,7 @@
 
 pub mod additions;
 mod approvals;
+mod asking;
 mod core_engine;
 pub mod engine;
 mod mrtr;

@@ -163,23 +163,6 @@ pub struct ElicitationResponse {
     pub content: Option<serde_json::Value>,
 }
 
-impl ElicitationResponse {
-    /// Reads a client's reply to a relayed elicitation (`{action, content}`). Anything not
-    /// in the spec's shape is a decline: an unreadable answer never counts as consent.
-    pub fn from_reply(reply: &serde_json::Value) -> Self {
-        let action = match reply.get("action").and_then(serde_json::Value::as_str) {
-            Some("accept") => ElicitationAction::Accept,
-            Some("cancel") => ElicitationAction::Cancel,
-            _ => ElicitationAction::Decline,
-        };
-        let content = match action {
-            ElicitationAction::Accept => reply.get("content").cloned().filter(|c| !c.is_null()),
-            _ => None,
-        };
-        ElicitationResponse { action, content }
-    }
-}
-
 /// How the user answered an elicitation.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]

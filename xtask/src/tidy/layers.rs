@@ -1,6 +1,6 @@
 //! Who may do what, where: children are spawned through `oi-process`, only the host serves,
-//! HTTP clients come from `oi-http`, the v2 wire goes through its declarations, and front
-//! ends reach storage, MCP, the catalog and git through the engine.
+//! HTTP clients come from `oi-http`, the v2 wire and the MCP server's requests to its client
+//! go through their declarations, and front ends reach storage, MCP, the catalog and git through the engine.
 
 use std::collections::BTreeSet;
 
@@ -250,6 +250,72 @@ pub(super) fn the_v2_wire_is_declared_in_its_protocol_crate(ws: &Workspace) -> R
         .map(|(f, p, _)| format!("{f} `{p}`"))
         .collect();
     report("the v2 wire outside its declarations", problems, unused)
+}
+
+/// The one place in `oi-mcp-server` where a declared server→client request goes out, and
+/// the MCP methods a server sends its client, written as strings only where declared
+/// (`protocol::client_requests`).
+const MCP_ASK_EDGE: (&str, &str) = ("crates/mcp-server/src/asking.rs", ".ask(");
+const MCP_CLIENT_REQUEST_METHODS: &[&str] =
+    &["elicitation/create", "sampling/createMessage", "roots/list"];
+const MCP_CLIENT_REQUESTS_FILE: &str = "crates/mcp-server/src/protocol/client_requests.rs";
+
+/// **The MCP server asks its client only through declared requests.** In product code of
+/// `oi-mcp-server`, the connection's untyped `.ask(` is called only in `asking.rs` (whose
+/// `ask::<M>` encodes `M::Params` and decodes `M::Result`), nothing sends a raw request
+/// (`outgoing.request(`), and the name of a server→client method is written as a string
+/// only where it is declared. Limits: textual; a call under another name is not seen.
+pub(super) fn the_mcp_server_asks_the_client_through_declarations(
+    ws: &Workspace,
+) -> Result<(), Failure> {
+    let (edge_file, edge) = MCP_ASK_EDGE;
+    let mut problems = Vec::new();
+    let mut used = false;
+    for s in ws
+        .sources
+        .iter()
+        .filter(|s| s.path.starts_with("crates/mcp-server/src/"))
+    {
+        for at in find_all(&s.code, edge) {
+            if s.path == edge_file {
+                used = true;
+            } else {
+                problems.push(format!(
+                    "{}:{}: `{edge}` outside {edge_file}: declare the request in protocol::client_requests and use asking::ask::<M>",
+                    s.path,
+                    s.line_of(at)
+                ));
+            }
+        }
+        for at in find_all(&s.code, "outgoing.request(") {
+            problems.push(format!(
+                "{}:{}: a raw request to the client; declare it and use asking::ask::<M>",
+                s.path,
+                s.line_of(at)
+            ));
+        }
+        for (at, text) in &s.literals {
+            if s.path != MCP_CLIENT_REQUESTS_FILE
+                && MCP_CLIENT_REQUEST_METHODS.contains(&text.as_str())
+            {
+                problems.push(format!(
+                    "{}:{}: the method name \"{text}\" as a string; name its declaration (`M::METHOD`)",
+                    s.path,
+                    s.line_of(*at)
+                ));
+            }
+        }
+    }
+    let unused = if used {
+        Vec::new()
+    } else {
+        vec![format!("{edge_file} `{edge}`")]
+    };
+    report(
+        "MCP server requests to the client outside their declarations",
+        problems,
+        unused,
+    )
 }
 
 /// What front ends reach around the engine for, and the engine's façade that offers it.

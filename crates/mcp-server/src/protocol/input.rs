@@ -7,18 +7,17 @@
 //! elicitation params, which drop the correlation keys; these shapes keep them, and are
 //! otherwise the spec's.
 
+use super::client_requests::{ClientRequest, CreateElicitation};
 use super::codex::ApprovalPrompt;
 use rmcp::model::{CallToolResult, ResultType, Task};
 use serde::Serialize;
 use std::collections::BTreeMap;
 
-/// The method of an input request asking the user.
-pub(crate) const ELICITATION_CREATE: &str = "elicitation/create";
-
 /// One approval as an input request.
 #[derive(Clone, Debug, Serialize)]
 pub(crate) struct ApprovalInput {
-    /// Always [`ELICITATION_CREATE`].
+    /// Always `elicitation/create` ([`CreateElicitation`]): the same question the
+    /// `initialize` era sends as a request.
     pub method: &'static str,
     pub params: FormElicitation,
 }
@@ -35,7 +34,7 @@ pub(crate) struct FormElicitation {
 impl ApprovalInput {
     pub(crate) fn new(prompt: ApprovalPrompt) -> Self {
         Self {
-            method: ELICITATION_CREATE,
+            method: CreateElicitation::METHOD,
             params: FormElicitation {
                 mode: "form",
                 prompt,

@@ -9,11 +9,14 @@
 //! * [`log`]: log messages a request asked for with its `_meta` log level.
 //! * [`codex`]: the Codex-compatible shapes: `codex/event` params, the approval
 //!   elicitation, the tool result with `structuredContent {threadId, content}`.
+//! * [`client_requests`]: the requests we send the client (`elicitation/create`), each
+//!   declared with its method, params and result.
 //! * [`input`]: approvals as 2026-07-28 input requests, and tasks as `tasks/get` reports
 //!   them.
 //!
 //! The server's identity and capabilities per era are here too.
 
+pub(crate) mod client_requests;
 pub(crate) mod codex;
 pub(crate) mod era;
 pub(crate) mod input;
