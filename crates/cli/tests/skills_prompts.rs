@@ -211,6 +211,89 @@ async fn every_harness_profile_offers_load_skill_and_other_agents_need_the_opt_i
     }
 }
 
+/// Under `minimal`, the skill a request names is loaded when the turn starts, as `load_skill`
+/// would: the model, which never calls `load_skill` here, is sent the body with the
+/// request, `exec --json` announces the load, and the script the body names does the job.
+/// Other profiles leave the load to the model.
+#[tokio::test]
+async fn under_minimal_the_skill_a_request_names_is_loaded_up_front() {
+    let home = tempfile::tempdir().unwrap();
+    for (harness, preloads) in [("minimal", true), ("codex", false)] {
+        let env = env_with(MockScript::always(MockTurn::text("done")), "").await;
+        let skill_dir = env.home.path().join("skills/word-count");
+        copy_tree(&fixtures().join("claude/skills/word-count"), &skill_dir);
+        let count = format!(
+            "bash {}/scripts/count.sh notes.txt > count.txt",
+            skill_dir.display()
+        );
+        let call = if preloads {
+            MockTurn::tool_call("bash", json!({"command": count}))
+        } else {
+            MockTurn::tool_call("shell", json!({"command": ["bash", "-lc", count]}))
+        };
+        env.mock.set_script(MockScript::turns([
+            call,
+            MockTurn::text("The count is in count.txt."),
+            MockTurn::text("The count is in count.txt."),
+        ]));
+        std::fs::write(env.work().join("notes.txt"), NOTES).unwrap();
+        let h = format!("harness=\"{harness}\"");
+        let out = run(
+            &env,
+            home.path(),
+            &[
+                "exec",
+                "--json",
+                "-c",
+                &h,
+                "-s",
+                "workspace-write",
+                "-a",
+                "never",
+                "count the words of notes.txt",
+            ],
+        )
+        .await;
+        assert_eq!(out.status.code(), Some(0), "{harness}: {}", stderr(&out));
+        let first = env.mock.requests()[0].all_text();
+        let evs = events(&out);
+        let loaded: Vec<_> = evs
+            .iter()
+            .filter(|e| e["msg"]["type"] == "skill_loaded")
+            .collect();
+        if !preloads {
+            assert!(!first.contains("never use `wc -w`"), "{harness}: {first}");
+            assert!(loaded.is_empty(), "{harness}: {loaded:?}");
+            continue;
+        }
+        // The body, its folder and its files, after the request, with the tool still offered.
+        let at_request = first.find("count the words of notes.txt").unwrap();
+        let at_note = first
+            .find("<skill_loaded>")
+            .unwrap_or_else(|| panic!("no skill note in {first}"));
+        assert!(at_note > at_request, "{first}");
+        assert!(first.contains("never use `wc -w`"), "{first}");
+        assert!(
+            first.contains(&format!("folder {}", skill_dir.display())),
+            "{first}"
+        );
+        assert!(
+            env.mock.requests()[0]
+                .tool_names()
+                .contains(&"load_skill".to_string())
+        );
+        // Announced like a load by the model, once.
+        assert_eq!(loaded.len(), 1, "{:?}", event_types(&evs));
+        assert_eq!(loaded[0]["msg"]["name"], "word-count");
+        assert_eq!(loaded[0]["msg"]["call_id"], "preload:word-count");
+        assert_eq!(
+            loaded[0]["msg"]["path"],
+            skill_dir.join("SKILL.md").display().to_string()
+        );
+        assert_eq!(read(&env.work().join("count.txt")).trim(), "11");
+    }
+}
+
 /// A project the user trusts, with the Claude Code command as a project prompt, and the
 /// Codex prompt in the home.
 fn with_prompts(env: &TestEnv) {
