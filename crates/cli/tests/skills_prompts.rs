@@ -273,10 +273,21 @@ async fn under_minimal_the_skill_a_request_names_is_loaded_up_front() {
             .unwrap_or_else(|| panic!("no skill note in {first}"));
         assert!(at_note > at_request, "{first}");
         assert!(first.contains("never use `wc -w`"), "{first}");
-        assert!(
-            first.contains(&format!("folder {}", skill_dir.display())),
-            "{first}"
+        // The note starts as docs/skills.md shows it.
+        let docs = std::fs::read_to_string(
+            PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../docs/skills.md"),
+        )
+        .unwrap();
+        let shown = docs
+            .split("```text\n<skill_loaded>\n")
+            .nth(1)
+            .and_then(|rest| rest.lines().next())
+            .expect("docs/skills.md shows the note");
+        let head = format!(
+            "<skill_loaded>\n{shown}\nSkill `word-count` (folder {}).",
+            skill_dir.display()
         );
+        assert!(first.contains(&head), "{head}\nnot in\n{first}");
         assert!(
             env.mock.requests()[0]
                 .tool_names()
