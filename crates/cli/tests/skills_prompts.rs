@@ -305,6 +305,57 @@ async fn under_minimal_the_skill_a_request_names_is_loaded_up_front() {
     }
 }
 
+/// A skill already loaded in the thread is not loaded again when a later request names it.
+#[tokio::test]
+async fn a_skill_loaded_up_front_is_not_loaded_again_in_the_same_thread() {
+    let home = tempfile::tempdir().unwrap();
+    let env = TestEnv::with_config(
+        MockScript::always(MockTurn::text("Numbers do not count.")),
+        WireApi::Chat,
+        "harness = \"minimal\"\n",
+    )
+    .await;
+    copy_tree(
+        &fixtures().join("claude/skills/word-count"),
+        &env.home.path().join("skills/word-count"),
+    );
+    let loads = |out: &std::process::Output| {
+        events(out)
+            .iter()
+            .filter(|e| e["msg"]["type"] == "skill_loaded")
+            .count()
+    };
+    let out = run(
+        &env,
+        home.path(),
+        &["exec", "--json", "how does word-count treat numbers?"],
+    )
+    .await;
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(loads(&out), 1);
+    let thread_id = events(&out)
+        .iter()
+        .find(|e| e["msg"]["type"] == "session_configured")
+        .and_then(|e| e["msg"]["session_id"].as_str().map(str::to_string))
+        .expect("session_configured");
+    let out = run(
+        &env,
+        home.path(),
+        &[
+            "exec",
+            "--json",
+            "resume",
+            &thread_id,
+            "and how does word-count treat hyphens?",
+        ],
+    )
+    .await;
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(loads(&out), 0, "{:?}", event_types(&events(&out)));
+    let second = env.mock.requests().last().unwrap().all_text();
+    assert_eq!(second.matches("<skill_loaded>").count(), 1, "{second}");
+}
+
 /// A project the user trusts, with the Claude Code command as a project prompt, and the
 /// Codex prompt in the home.
 fn with_prompts(env: &TestEnv) {
