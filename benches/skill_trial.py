@@ -6,7 +6,8 @@
 The task: record a deploy "the way this team does it". The team's way lives only in a skill
 (`$OPENINTERPRETER_HOME/skills/record-deploy/`): run its script, which appends a line with a
 token the model cannot guess. Without the skill the model has no way to write that line;
-with it, it must load the skill (`load_skill`) and run the script. Judged from deploys.log.
+with it, it must load the skill (`load_skill`; under `harness = "minimal"` the request names
+it, so it is loaded up front) and run the script. Judged from deploys.log.
 Starts its own llama-server (greedy unless OI_REAL_MODEL_URL is set), like
 benches/real_model_tasks.py; runs are interleaved with / without.
 """

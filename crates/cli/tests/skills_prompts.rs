@@ -211,6 +211,151 @@ async fn every_harness_profile_offers_load_skill_and_other_agents_need_the_opt_i
     }
 }
 
+/// Under `minimal`, the skill a request names is loaded when the turn starts, as `load_skill`
+/// would: the model, which never calls `load_skill` here, is sent the body with the
+/// request, `exec --json` announces the load, and the script the body names does the job.
+/// Other profiles leave the load to the model.
+#[tokio::test]
+async fn under_minimal_the_skill_a_request_names_is_loaded_up_front() {
+    let home = tempfile::tempdir().unwrap();
+    for (harness, preloads) in [("minimal", true), ("codex", false)] {
+        let env = env_with(MockScript::always(MockTurn::text("done")), "").await;
+        let skill_dir = env.home.path().join("skills/word-count");
+        copy_tree(&fixtures().join("claude/skills/word-count"), &skill_dir);
+        let count = format!(
+            "bash {}/scripts/count.sh notes.txt > count.txt",
+            skill_dir.display()
+        );
+        let call = if preloads {
+            MockTurn::tool_call("bash", json!({"command": count}))
+        } else {
+            MockTurn::tool_call("shell", json!({"command": ["bash", "-lc", count]}))
+        };
+        env.mock.set_script(MockScript::turns([
+            call,
+            MockTurn::text("The count is in count.txt."),
+            MockTurn::text("The count is in count.txt."),
+        ]));
+        std::fs::write(env.work().join("notes.txt"), NOTES).unwrap();
+        let h = format!("harness=\"{harness}\"");
+        let out = run(
+            &env,
+            home.path(),
+            &[
+                "exec",
+                "--json",
+                "-c",
+                &h,
+                "-s",
+                "workspace-write",
+                "-a",
+                "never",
+                "count the words of notes.txt",
+            ],
+        )
+        .await;
+        assert_eq!(out.status.code(), Some(0), "{harness}: {}", stderr(&out));
+        let first = env.mock.requests()[0].all_text();
+        let evs = events(&out);
+        let loaded: Vec<_> = evs
+            .iter()
+            .filter(|e| e["msg"]["type"] == "skill_loaded")
+            .collect();
+        if !preloads {
+            assert!(!first.contains("never use `wc -w`"), "{harness}: {first}");
+            assert!(loaded.is_empty(), "{harness}: {loaded:?}");
+            continue;
+        }
+        // The body, its folder and its files, after the request, with the tool still offered.
+        let at_request = first.find("count the words of notes.txt").unwrap();
+        let at_note = first
+            .find("<skill_loaded>")
+            .unwrap_or_else(|| panic!("no skill note in {first}"));
+        assert!(at_note > at_request, "{first}");
+        assert!(first.contains("never use `wc -w`"), "{first}");
+        // The note starts as docs/skills.md shows it.
+        let docs = std::fs::read_to_string(
+            PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../docs/skills.md"),
+        )
+        .unwrap();
+        let shown = docs
+            .split("```text\n<skill_loaded>\n")
+            .nth(1)
+            .and_then(|rest| rest.lines().next())
+            .expect("docs/skills.md shows the note");
+        let head = format!(
+            "<skill_loaded>\n{shown}\nSkill `word-count` (folder {}).",
+            skill_dir.display()
+        );
+        assert!(first.contains(&head), "{head}\nnot in\n{first}");
+        assert!(
+            env.mock.requests()[0]
+                .tool_names()
+                .contains(&"load_skill".to_string())
+        );
+        // Announced like a load by the model, once.
+        assert_eq!(loaded.len(), 1, "{:?}", event_types(&evs));
+        assert_eq!(loaded[0]["msg"]["name"], "word-count");
+        assert_eq!(loaded[0]["msg"]["call_id"], "preload:word-count");
+        assert_eq!(
+            loaded[0]["msg"]["path"],
+            skill_dir.join("SKILL.md").display().to_string()
+        );
+        assert_eq!(read(&env.work().join("count.txt")).trim(), "11");
+    }
+}
+
+/// A skill already loaded in the thread is not loaded again when a later request names it.
+#[tokio::test]
+async fn a_skill_loaded_up_front_is_not_loaded_again_in_the_same_thread() {
+    let home = tempfile::tempdir().unwrap();
+    let env = TestEnv::with_config(
+        MockScript::always(MockTurn::text("Numbers do not count.")),
+        WireApi::Chat,
+        "harness = \"minimal\"\n",
+    )
+    .await;
+    copy_tree(
+        &fixtures().join("claude/skills/word-count"),
+        &env.home.path().join("skills/word-count"),
+    );
+    let loads = |out: &std::process::Output| {
+        events(out)
+            .iter()
+            .filter(|e| e["msg"]["type"] == "skill_loaded")
+            .count()
+    };
+    let out = run(
+        &env,
+        home.path(),
+        &["exec", "--json", "how does word-count treat numbers?"],
+    )
+    .await;
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(loads(&out), 1);
+    let thread_id = events(&out)
+        .iter()
+        .find(|e| e["msg"]["type"] == "session_configured")
+        .and_then(|e| e["msg"]["session_id"].as_str().map(str::to_string))
+        .expect("session_configured");
+    let out = run(
+        &env,
+        home.path(),
+        &[
+            "exec",
+            "--json",
+            "resume",
+            &thread_id,
+            "and how does word-count treat hyphens?",
+        ],
+    )
+    .await;
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(loads(&out), 0, "{:?}", event_types(&events(&out)));
+    let second = env.mock.requests().last().unwrap().all_text();
+    assert_eq!(second.matches("<skill_loaded>").count(), 1, "{second}");
+}
+
 /// A project the user trusts, with the Claude Code command as a project prompt, and the
 /// Codex prompt in the home.
 fn with_prompts(env: &TestEnv) {

@@ -16,6 +16,7 @@
 //! with the reason), never inside the agent's home unless the folder is. Everything here
 //! blocks except [`discover_async`].
 
+pub(crate) mod preload;
 pub(crate) mod prompt;
 pub(crate) mod tool;
 

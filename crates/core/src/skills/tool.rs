@@ -64,6 +64,23 @@ pub(crate) async fn handle(sess: &Session, call: &ToolCall<'_>) -> ToolOutcome {
             }
         ));
     };
+    match load(sess, call.turn_id, call.call_id, &skill).await {
+        Ok(text) => ToolOutcome::ok(text),
+        Err(e) => ToolOutcome::err(e),
+    }
+}
+
+/// Loads `skill` for the model: reads its body afresh (bounded like any `SKILL.md`), warns
+/// about what it needs that is missing, announces it (`skill_loaded`, with `call_id`) and
+/// returns what the model is given. The `load_skill` tool and the up-front load of a
+/// matching skill (`preload`) both come here, so both are bounded and announced alike.
+pub(crate) async fn load(
+    sess: &Session,
+    turn_id: &str,
+    call_id: &str,
+    skill: &Skill,
+) -> Result<String, String> {
+    let ctx = sess.turn_context();
     let config = ctx.config.clone();
     let read = {
         let skill = skill.clone();
@@ -77,32 +94,30 @@ pub(crate) async fn handle(sess: &Session, call: &ToolCall<'_>) -> ToolOutcome {
     let (body, files) = match read {
         Ok(r) => r,
         Err(e) => {
-            sess.warn(
-                call.turn_id,
-                format!("the skill `{}` cannot be read: {e}", skill.name),
-            );
-            return ToolOutcome::err(format!("the skill `{}` cannot be read: {e}", skill.name));
+            let line = format!("the skill `{}` cannot be read: {e}", skill.name);
+            sess.warn(turn_id, line.clone());
+            return Err(line);
         }
     };
-    let missing = super::missing_mcp_servers(&skill, &ctx.config);
-    let not_ready = not_ready_servers(sess, &skill, &missing);
+    let missing = super::missing_mcp_servers(skill, &ctx.config);
+    let not_ready = not_ready_servers(sess, skill, &missing);
     for line in missing
         .iter()
-        .map(|s| missing_line(&skill, s))
+        .map(|s| missing_line(skill, s))
         .chain(not_ready.iter().cloned())
     {
-        sess.warn(call.turn_id, line);
+        sess.warn(turn_id, line);
     }
     sess.send(
-        call.turn_id,
+        turn_id,
         EventMsg::SkillLoaded(SkillLoadedEvent {
-            call_id: call.call_id.to_string(),
+            call_id: call_id.to_string(),
             name: skill.name.clone(),
             path: skill.path.clone(),
             scope: skill.scope.as_str().to_string(),
         }),
     );
-    ToolOutcome::ok(output(&skill, &body, &files, &missing, &not_ready))
+    Ok(output(skill, &body, &files, &missing, &not_ready))
 }
 
 fn missing_line(skill: &Skill, server: &str) -> String {
@@ -141,6 +156,11 @@ fn not_ready_servers(sess: &Session, skill: &Skill, missing: &[String]) -> Vec<S
         .collect()
 }
 
+/// How a loaded skill's text starts: `preload` finds a skill loaded before by it.
+pub(crate) fn loaded_head(skill: &Skill) -> String {
+    format!("Skill `{}` (folder {}).", skill.name, skill.dir.display())
+}
+
 fn output(
     skill: &Skill,
     body: &str,
@@ -149,9 +169,8 @@ fn output(
     not_ready: &[String],
 ) -> String {
     let mut out = format!(
-        "Skill `{}` (folder {}). Paths in it are relative to that folder.\n",
-        skill.name,
-        skill.dir.display()
+        "{} Paths in it are relative to that folder.\n",
+        loaded_head(skill)
     );
     if !files.is_empty() {
         out.push_str(&format!("Files: {}\n", files.join(", ")));

@@ -252,10 +252,11 @@ async fn take_pending_input(sess: &Session, turn_id: &str) {
         )
     });
     sess.push_history(turn_id, pending).await;
-    // A new request (the turn's, or steering): the files it names, for the profiles that
-    // show them.
+    // A new request (the turn's, or steering): the files it names and the skill it names,
+    // for the profiles that show them up front.
     if request {
         crate::named_files::attach(sess, turn_id).await;
+        crate::skills::preload::attach(sess, turn_id).await;
     }
 }
 

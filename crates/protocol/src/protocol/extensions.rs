@@ -79,10 +79,11 @@ pub enum HookOutputKind {
     Context,
 }
 
-/// `skill_loaded`: which skill the model loaded, by which call.
+/// `skill_loaded`: which skill was loaded for the model, by which call.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct SkillLoadedEvent {
-    /// The id of the model's `load_skill` call.
+    /// The id of the model's `load_skill` call, or `preload:<name>` when the engine loaded
+    /// the skill the request names as the turn started (the `minimal` harness).
     pub call_id: String,
     /// The skill's name.
     pub name: String,
