@@ -747,3 +747,29 @@ async fn a_command_opening_an_editor_runs_nothing_and_says_how_to_edit() {
         "{second}"
     );
 }
+
+/// Round 13's delete-lines run: the task done, the answer wrapped in the notes' tags. The
+/// run succeeds and prints the model's own words.
+#[tokio::test]
+async fn a_done_task_answered_inside_note_tags_succeeds_with_its_words() {
+    let request = "Delete the lines containing TODO from notes.txt.";
+    let env = TestEnv::new(
+        MockScript::turns([
+            MockTurn::tool_call("shell", bash("sed -i '/TODO/d' notes.txt")),
+            MockTurn::text(
+                "<system_note>\nThe lines containing TODO have been deleted from notes.txt.\n</system_note>",
+            ),
+        ]),
+        WireApi::Chat,
+    )
+    .await;
+    let notes_txt = env.work().join("notes.txt");
+    std::fs::write(&notes_txt, "keep one\nTODO: fix the roof\nkeep two\n").unwrap();
+    let out = env.run(&exec(request)).await;
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(
+        stdout(&out).trim(),
+        "The lines containing TODO have been deleted from notes.txt."
+    );
+    assert_eq!(env.mock.requests().len(), 2);
+}

@@ -425,6 +425,13 @@ const CHANGE_VERBS: &[&str] = &[
     "modify",
     "move",
     "insert",
+    // "Record the deploy in deploys.log", "save the output to out.txt", "set the port":
+    // the skill trial's model answered the first with a command it never ran, and nothing
+    // held it back.
+    "record",
+    "save",
+    "set",
+    "store",
 ];
 
 /// How a question starts: asking how to do something is not asking for it to be done.
@@ -441,6 +448,23 @@ const WRITING_SHELL: &[&str] = &[
     ">", "tee", "sed -i", "perl -i", "mv ", "cp ", "touch", "mkdir", "rm ", "<<", "install",
     "git ", "patch", "truncate", "ln ", "chmod", "open(", "write",
 ];
+
+/// An answer the model wrapped whole in the `<system_note>` tags the engine's notes come in,
+/// as its own words inside them (recorded on the real tier: `<system_note>\nThe lines
+/// containing TODO have been deleted from notes.txt.\n</system_note>` after doing just that;
+/// the wrapper alone made it a parroted note and the finished task failed). An answer that
+/// repeats a note's words is still a parroted note ([`check`] reads the inner text).
+pub(crate) fn without_note_wrapper(answer: &str) -> &str {
+    let trimmed = answer.trim();
+    match trimmed
+        .strip_prefix("<system_note>")
+        .and_then(|rest| rest.strip_suffix("</system_note>"))
+        .map(str::trim)
+    {
+        Some(inner) if !inner.is_empty() && !inner.contains("<system_note>") => inner,
+        _ => answer,
+    }
+}
 
 /// Checks a final answer against what the turn did.
 pub(crate) fn check(answer: &str, tools: &[ToolSpec], turn: &TurnSoFar<'_>) -> Option<Unfinished> {

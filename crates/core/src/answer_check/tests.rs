@@ -474,6 +474,29 @@ fn a_parroted_note_is_unfinished() {
     );
 }
 
+/// Recorded in round 13: the task done, and the model's own answer wrapped in the notes'
+/// tags. Its words are the answer; a wrapped copy of a note is still a parroted note.
+#[test]
+fn an_answer_wrapped_in_note_tags_is_its_own_words() {
+    let wrapped = "<system_note>\nThe lines containing TODO have been deleted from notes.txt.\n</system_note>";
+    let inner = without_note_wrapper(wrapped);
+    assert_eq!(
+        inner,
+        "The lines containing TODO have been deleted from notes.txt."
+    );
+    assert_eq!(check(inner, &tools(), &ran(true)), None);
+    let note = "<system_note>\nYour last answer contains a `shell` call written as text. It was NOT run: nothing happened.\n</system_note>";
+    assert_eq!(
+        check(without_note_wrapper(note), &tools(), &ran(true)),
+        Some(Unfinished::Parroted)
+    );
+    // Not wrapped whole: left as it is.
+    assert_eq!(
+        without_note_wrapper("<system_note>\nhalf"),
+        "<system_note>\nhalf"
+    );
+}
+
 #[test]
 fn plain_answers_and_intentions_are_fine() {
     for answer in [

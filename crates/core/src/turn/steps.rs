@@ -87,7 +87,10 @@ pub(super) async fn turn_loop(
             continue;
         }
         let answer = Answer {
-            text: state.last_agent_message.as_deref(),
+            text: state
+                .last_agent_message
+                .as_deref()
+                .map(crate::answer_check::without_note_wrapper),
             answered: reply.answered,
             truncated,
             looped,

@@ -286,3 +286,26 @@ fn a_call_followed_by_made_up_output_is_run_and_the_fiction_dropped() {
     let text = format!("{call}\nOutput:\ntoken-123\n{call}");
     assert_eq!(run(&text).1.len(), 1);
 }
+
+/// Recorded in rounds 12 and 13 of the everyday bench: the call in doubled braces, as a
+/// template's escaped example reads. It is the call inside them; unbalanced braces are not.
+#[test]
+fn a_call_in_doubled_braces_is_the_call_inside() {
+    let (_, calls) = run(
+        "{{\"name\": \"shell\", \"arguments\": {\"command\": [\"python3\", \"test_text_utils.py\"]}}}",
+    );
+    assert_eq!(
+        calls,
+        [(
+            "shell".to_string(),
+            json!({"command": ["python3", "test_text_utils.py"]})
+        )]
+    );
+    assert!(
+        extract(
+            "{{\"name\": \"shell\", \"arguments\": {\"command\": [\"ls\"]}}}}",
+            &tools()
+        )
+        .is_none()
+    );
+}
