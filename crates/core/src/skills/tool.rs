@@ -66,9 +66,14 @@ pub(crate) async fn handle(sess: &Session, call: &ToolCall<'_>) -> ToolOutcome {
     };
     match load(sess, call.turn_id, call.call_id, &skill).await {
         Ok(text) => ToolOutcome::ok(text),
-        Err(e) => ToolOutcome::err(e),
+        Err(e) => ToolOutcome::err(e.0),
     }
 }
+
+/// A skill whose `SKILL.md` could not be read when it was loaded: the line the user was
+/// warned with, which the model is given too.
+#[derive(Debug)]
+pub(crate) struct Unreadable(pub String);
 
 /// Loads `skill` for the model: reads its body afresh (bounded like any `SKILL.md`), warns
 /// about what it needs that is missing, announces it (`skill_loaded`, with `call_id`) and
@@ -79,7 +84,7 @@ pub(crate) async fn load(
     turn_id: &str,
     call_id: &str,
     skill: &Skill,
-) -> Result<String, String> {
+) -> Result<String, Unreadable> {
     let ctx = sess.turn_context();
     let config = ctx.config.clone();
     let read = {
@@ -96,7 +101,7 @@ pub(crate) async fn load(
         Err(e) => {
             let line = format!("the skill `{}` cannot be read: {e}", skill.name);
             sess.warn(turn_id, line.clone());
-            return Err(line);
+            return Err(Unreadable(line));
         }
     };
     let missing = super::missing_mcp_servers(skill, &ctx.config);
