@@ -54,6 +54,10 @@ const CHANGE_ERRORS: &[&str] = &[
     "Read the file again and copy",
 ];
 
+/// How the note of the files a request names starts (`named_files` writes it): the turn's
+/// checks count the files it shows as read.
+pub(crate) const NAMED_FILES_MARKER: &str = "<named_files>";
+
 /// Words of the notes [`Unfinished::nudge`] sends: an answer that repeats them did nothing.
 const NOTE_MARKERS: &[&str] = &[
     "<system_note>",
@@ -212,7 +216,7 @@ impl TurnRecord {
                 ..
             } = item
                 && let Some(text) = item.message_text()
-                && text.starts_with(crate::named_files::MARKER)
+                && text.starts_with(NAMED_FILES_MARKER)
             {
                 steps.push(Step {
                     command: None,

@@ -11,13 +11,10 @@
 //! the turn's checks count the files as read). Bounded by count, size and a share of the
 //! window; dotfiles and key files are never shown this way (the model can still read them).
 
-use crate::answer_check::{find_named, named_paths};
+use crate::answer_check::{NAMED_FILES_MARKER as MARKER, find_named, named_paths};
 use crate::session::Session;
 use oi_protocol::models::ResponseItem;
 use std::path::Path;
-
-/// How the note starts: the turn's checks find it by this.
-pub(crate) const MARKER: &str = "<named_files>";
 
 /// At most this many files...
 const MAX_FILES: usize = 4;

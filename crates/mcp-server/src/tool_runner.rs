@@ -33,6 +33,10 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
+/// How often a call waiting on a turn another server runs reads the turn's state again
+/// (as often as subscriptions poll the store).
+const SETTLE_POLL: Duration = Duration::from_secs(1);
+
 /// One of a service's slots for a running call (or subscription): counted while it lives.
 pub(crate) struct CallSlot {
     counter: Arc<AtomicUsize>,
@@ -226,7 +230,7 @@ impl CallEnv {
                 }
             }
             tokio::select! {
-                _ = tokio::time::sleep(crate::subscriptions::POLL) => {}
+                _ = tokio::time::sleep(SETTLE_POLL) => {}
                 _ = self.ctx.cancel.cancelled() => return CallEnd::Result(cancelled_before_start()),
             }
         }
