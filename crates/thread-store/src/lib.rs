@@ -59,8 +59,8 @@ mod types;
 pub use error::StoreError;
 pub use git::collect_git_info;
 pub use handle::{RolloutWriter, StoreLocation, ThreadStore};
-pub use loaded::{ABORTED_CALL_OUTPUT, LoadedThread, PendingMcpTask, StoredTurn, TurnStatus};
-pub use outline::{ThreadOutline, TurnSpan};
+pub use loaded::{ABORTED_CALL_OUTPUT, LoadedThread, PendingMcpTask};
+pub use outline::{StoredTurn, ThreadOutline, TurnSpan, TurnStatus};
 pub use parked::{ParkedCall, TurnParkedItem, TurnUnparkedItem, Unparked};
 pub use postgres::StoreTimeouts;
 pub use types::{

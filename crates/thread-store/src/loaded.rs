@@ -1,6 +1,6 @@
 //! A thread read back from disk, and the views front ends need of it.
 
-use crate::outline::{Mark, TurnSpan, turn_spans};
+use crate::outline::{Mark, StoredTurn, TurnSpan, TurnStatus, turn_spans};
 use crate::parked::TurnParkedItem;
 use crate::types::{RolloutItem, SessionMeta, ThreadSummary};
 use oi_protocol::models::{FunctionCallOutput, ResponseItem};
@@ -58,41 +58,6 @@ pub struct PendingMcpTask {
     pub task_id: String,
     /// The session ended with the task running (rather than dying during it).
     pub left_running: bool,
-}
-
-/// How a stored turn ended.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum TurnStatus {
-    /// Ended normally (`task_complete`).
-    Completed,
-    /// Aborted (`turn_aborted`), or cut off by a newer turn starting after a crash.
-    Interrupted,
-    /// Ended after an `error` event.
-    Failed,
-    /// No end record (yet): running now, or its process was killed.
-    InProgress,
-    /// No end record: the turn stopped at approvals and waits to be resumed (its last
-    /// `turn_parked` record says what for).
-    Parked,
-}
-
-/// One turn rebuilt from the rollout's events (for v2 `thread/read` / `thread/resume`).
-#[derive(Clone, Debug)]
-pub struct StoredTurn {
-    /// The turn's id.
-    pub id: String,
-    /// How it ended.
-    pub status: TurnStatus,
-    /// The raw records of this turn, in order, from `task_started` to its end record.
-    pub items: Vec<RolloutItem>,
-    /// Unix seconds.
-    pub started_at: Option<i64>,
-    /// Unix seconds.
-    pub completed_at: Option<i64>,
-    /// How long it ran, as its end record says.
-    pub duration_ms: Option<u64>,
-    /// The message of the turn's `error` event, if any.
-    pub error: Option<String>,
 }
 
 /// A fork gets an id of its own (both backends check this the same way).

@@ -14,7 +14,6 @@
 //! Nothing is stored on disk: the outline is derived from the rollout (or the database rows)
 //! each time a process first reads a thread, so every rollout ever written stays readable.
 
-use crate::loaded::{StoredTurn, TurnStatus};
 use crate::record::parse_timestamp_ms;
 use crate::types::{RolloutItem, RolloutLine};
 use oi_protocol::ThreadId;
@@ -24,6 +23,41 @@ use serde_json::value::RawValue;
 use std::borrow::Cow;
 use std::ops::Range;
 use std::path::PathBuf;
+
+/// How a stored turn ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum TurnStatus {
+    /// Ended normally (`task_complete`).
+    Completed,
+    /// Aborted (`turn_aborted`), or cut off by a newer turn starting after a crash.
+    Interrupted,
+    /// Ended after an `error` event.
+    Failed,
+    /// No end record (yet): running now, or its process was killed.
+    InProgress,
+    /// No end record: the turn stopped at approvals and waits to be resumed (its last
+    /// `turn_parked` record says what for).
+    Parked,
+}
+
+/// One turn rebuilt from the rollout's events (for v2 `thread/read` / `thread/resume`).
+#[derive(Clone, Debug)]
+pub struct StoredTurn {
+    /// The turn's id.
+    pub id: String,
+    /// How it ended.
+    pub status: TurnStatus,
+    /// The raw records of this turn, in order, from `task_started` to its end record.
+    pub items: Vec<RolloutItem>,
+    /// Unix seconds.
+    pub started_at: Option<i64>,
+    /// Unix seconds.
+    pub completed_at: Option<i64>,
+    /// How long it ran, as its end record says.
+    pub duration_ms: Option<u64>,
+    /// The message of the turn's `error` event, if any.
+    pub error: Option<String>,
+}
 
 /// What one record contributes to turn boundaries.
 #[derive(Clone, Debug, PartialEq)]
