@@ -9,7 +9,7 @@
 //!   [`methods::ServerNotification`] or [`methods::ServerRequest`]. The server registers
 //!   handlers, sends notifications and asks the client only through these declarations.
 //! * [`schema`]: the JSON Schema of every declared method (what `interpreter app-server
-//!   generate-json-schema` writes, [`schema::write_schema`]) and the helpers the schema test
+//!   generate-json-schema` writes, [`export::write_schema`]) and the helpers the schema test
 //!   (`tests/schema_facts.rs`, against Codex's field facts) reads it with.
 //! * The shapes, by topic: this module (thread overrides, user input, sandbox policy:
 //!   shared by params and results) · [`thread`] (`Thread`, its status, the thread methods'
@@ -30,6 +30,7 @@ pub mod account;
 pub mod approval;
 pub mod catalog;
 pub mod config;
+pub mod export;
 pub mod fuzzy;
 pub mod hooks;
 pub mod item;

@@ -4,7 +4,8 @@
 //! runs without Codex. Every difference must be listed in `ALLOWED` with its reason.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use oi_app_server_protocol::schema::{Kind, fields, methods, types, variants};
+use oi_app_server_protocol::export::methods;
+use oi_app_server_protocol::schema::{Kind, fields, types, variants};
 use serde_json::Value;
 use std::collections::BTreeSet;
 
@@ -940,7 +941,7 @@ fn typed_wire_matches_codex_field_names_and_required_sets() {
 #[test]
 fn generate_json_schema_writes_every_method() {
     let dir = tempfile::tempdir().unwrap();
-    let n = oi_app_server_protocol::schema::write_schema(dir.path()).unwrap();
+    let n = oi_app_server_protocol::export::write_schema(dir.path()).unwrap();
     assert!(n > methods().len());
     let index: Value =
         serde_json::from_str(&std::fs::read_to_string(dir.path().join("index.json")).unwrap())

@@ -2,7 +2,8 @@
 //! method list): every declared request is answered by this crate's method table.
 
 use crate::common::Env;
-use oi_app_server_protocol::schema::{Kind, methods};
+use oi_app_server_protocol::export::methods;
+use oi_app_server_protocol::schema::Kind;
 use oi_test_support::MockScript;
 use serde_json::json;
 

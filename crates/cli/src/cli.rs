@@ -703,7 +703,7 @@ fn run_command(rt: &tokio::runtime::Runtime, cli: Cli, tui: bool) -> i32 {
         Some(Command::AppServer {
             command: Some(AppServerCommand::GenerateJsonSchema { out }),
             ..
-        }) => match oi_app_server_protocol::schema::write_schema(&out) {
+        }) => match oi_app_server_protocol::export::write_schema(&out) {
             Ok(n) => {
                 outln!("wrote {n} schema files to {}", out.display());
                 EXIT_OK

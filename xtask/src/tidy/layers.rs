@@ -201,7 +201,7 @@ const V2_WIRE_EDGES: &[(&str, &str, &str)] = &[
 /// (`.ask(`) happen in those files only. Limits: textual; a method name built at run time,
 /// or one of these calls under another name, is not seen.
 pub(super) fn the_v2_wire_is_declared_in_its_protocol_crate(ws: &Workspace) -> Result<(), Failure> {
-    let declared: BTreeSet<&str> = oi_app_server_protocol::schema::methods()
+    let declared: BTreeSet<&str> = oi_app_server_protocol::export::methods()
         .iter()
         .map(|m| m.method)
         .collect();
