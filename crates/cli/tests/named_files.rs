@@ -110,8 +110,10 @@ async fn a_question_under_minimal_gets_a_tighter_answer_bound() {
     assert!(bound > 1024, "{bound}");
 }
 
-/// Round 12's implement-function run under `minimal`, as the model called it: read, fix with
-/// `sed`, read the test, run it with `python`. The directory says done; so must the run.
+/// Round 12's implement-function calls under `minimal`: read, fix with `sed`, read the test,
+/// run it (`python3` here; the recorded run wrote `python`, and exited 1 although the
+/// directory said done, which this did not reproduce). The directory says done; so must
+/// the run.
 #[tokio::test]
 async fn the_recorded_implement_run_under_minimal_is_done() {
     let calls = [

@@ -429,13 +429,10 @@ const CHANGE_VERBS: &[&str] = &[
     "modify",
     "move",
     "insert",
-    // "Record the deploy in deploys.log", "save the output to out.txt", "set the port":
-    // the skill trial's model answered the first with a command it never ran, and nothing
-    // held it back.
+    // "Record the deploy in deploys.log", "save the output to out.txt": the skill trial's
+    // model answered the first with a command it never ran, and nothing held it back.
     "record",
     "save",
-    "set",
-    "store",
 ];
 
 /// How a question starts: asking how to do something is not asking for it to be done.

@@ -32,7 +32,7 @@ const KEY_FILES: &[&str] = &["pem", "key", "p12", "pfx", "jks", "keystore", "kdb
 /// Adds the note for this turn's request when the session's profile shows named files.
 pub(crate) async fn attach(sess: &Session, turn_id: &str) {
     let ctx = sess.turn_context();
-    if !crate::harness::shows_named_files(crate::harness::resolve(&ctx.config)) {
+    if !crate::harness::gives_named_context_up_front(crate::harness::resolve(&ctx.config)) {
         return;
     }
     let request = crate::answer_check::request_of(&sess.state().history);
@@ -91,7 +91,7 @@ fn readable(root: &Path, path: &str) -> Option<String> {
     if name.starts_with('.')
         || path
             .split('/')
-            .any(|part| part == ".." || part.starts_with('.'))
+            .any(|part| part == ".." || (part.starts_with('.') && part != "."))
         || ext.is_some_and(|e| KEY_FILES.contains(&e.as_str()))
     {
         return None;
@@ -159,6 +159,13 @@ mod tests {
         let text = note("In config.toml, set port to 8080.", d.path(), 16 * 1024).unwrap();
         assert!(
             text.contains("<file path=\"config.toml\">\nport = 8000\n</file>"),
+            "{text}"
+        );
+        // `./name` is a file of the working directory too; a dot folder is not shown.
+        let d = dir(&[("a.txt", "a\n"), (".git/config", "x\n")]);
+        let text = note("Read ./a.txt and .git/config.", d.path(), 16 * 1024).unwrap();
+        assert!(
+            text.contains("<file path=\"./a.txt\">\na\n</file>") && !text.contains(".git"),
             "{text}"
         );
     }

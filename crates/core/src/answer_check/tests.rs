@@ -211,6 +211,24 @@ fn a_patch_in_the_answer_is_an_unrun_apply_patch() {
     );
 }
 
+/// The skill trial without the skill: "record … in deploys.log" answered with a command in a
+/// fence that nothing ran. "Record" asks for a change, so the shown command is not the end.
+#[test]
+fn a_command_shown_for_a_record_request_is_unfinished() {
+    let turn = TurnSoFar {
+        request: "Record the deploy of version 2.4.1 in deploys.log the way this team does it.",
+        calls: vec![("shell", r#"{"command":["bash","-lc","ls"]}"#)],
+        outputs: vec![],
+        tool_ran_in_thread: true,
+        change_failed: false,
+    };
+    let answer = "```bash\necho '2.4.1 deployed' >> deploys.log\n```";
+    assert_eq!(
+        check(answer, &patch_tools(), &turn),
+        Some(Unfinished::WorkShown)
+    );
+}
+
 #[test]
 fn code_shown_for_a_requested_change_is_unfinished_unless_a_tool_wrote() {
     // Recorded: asked to write a script, the model answered with the script.

@@ -81,9 +81,10 @@ pub fn for_model(model: &str) -> Harness {
         .map_or(Harness::Codex, |(_, h)| *h)
 }
 
-/// Whether a profile shows the model the files its request names when a turn starts
-/// (`named_files`): the one for the smallest models, which rarely read before writing.
-pub(crate) fn shows_named_files(harness: Harness) -> bool {
+/// Whether a profile gives the model what its request names up front when a turn starts:
+/// the files (`named_files`) and the one skill (`skills::preload`). Only the profile for
+/// the smallest models, which rarely read a file or load a skill before acting.
+pub(crate) fn gives_named_context_up_front(harness: Harness) -> bool {
     harness == Harness::Minimal
 }
 

@@ -19,7 +19,7 @@ pub(crate) const MARKER: &str = "<skill_loaded>";
 /// Loads the skill `sess`'s request names, when its profile loads skills up front.
 pub(crate) async fn attach(sess: &Session, turn_id: &str) {
     let ctx = sess.turn_context();
-    if !crate::harness::shows_named_files(crate::harness::resolve(&ctx.config)) {
+    if !crate::harness::gives_named_context_up_front(crate::harness::resolve(&ctx.config)) {
         return;
     }
     let (request, loaded) = {

@@ -118,6 +118,8 @@ fn lex(script: &str) -> Option<(Vec<Word>, Option<Word>)> {
                 pending_redirect = true;
                 i += 1;
             }
+            // A comment would swallow the copy appended after the pipeline.
+            b'#' => return None,
             _ => {
                 let (word, end) = word_at(script, i)?;
                 let word = Word {
@@ -232,6 +234,8 @@ mod tests {
             "cat <<EOF > a.txt\nx\nEOF",
             // A target the shell would expand.
             "cat *.txt > *.txt",
+            // A trailing comment: what is appended would be part of it.
+            "grep -v TODO notes.txt > notes.txt # drop the TODOs",
         ] {
             assert_eq!(guarded_script(script), None, "{script}");
         }
