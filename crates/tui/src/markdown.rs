@@ -90,8 +90,19 @@ pub(crate) struct SoftCut {
     pub reopen: String,
 }
 
-/// The latest [`SoftCut`] in `text` (an open block, as [`committable_prefix`] leaves it).
+/// The latest [`SoftCut`] in `text` (an open block, as [`committable_prefix`] leaves it,
+/// which may begin with the blank line that ended the block before it).
 pub(crate) fn soft_cut(text: &str) -> Option<SoftCut> {
+    let blank = text.len() - text.trim_start_matches(|c: char| c.is_whitespace()).len();
+    // Back to the start of the first line with text.
+    let lead = text[..blank].rfind('\n').map_or(0, |i| i + 1);
+    let mut cut = soft_cut_at_start(&text[lead..])?;
+    cut.at += lead;
+    Some(cut)
+}
+
+/// [`soft_cut`] for a block that begins on the first line of `text`.
+fn soft_cut_at_start(text: &str) -> Option<SoftCut> {
     let first_end = text.find('\n')? + 1;
     let first = &text[..first_end];
     let trimmed = first.trim_start_matches(' ');
@@ -411,6 +422,17 @@ mod tests {
         );
         let ordered = "1. one\n2. two\n";
         assert_eq!(soft_cut(ordered).map(|c| c.at), Some("1. one\n".len()));
+        // The blank line that ended the block before stays with the open one.
+        let after_blank = "\n- one\n- two\n- th";
+        assert_eq!(
+            soft_cut(after_blank).map(|c| c.at),
+            Some(after_blank.len() - "- th".len())
+        );
+        let fenced = "\n\n```\nx = 1\nx";
+        assert_eq!(
+            soft_cut(fenced).map(|c| (c.at, c.reopen)),
+            Some((fenced.len() - 1, "```\n".to_string()))
+        );
         assert_eq!(soft_cut("a paragraph\nof two lines\n"), None);
         assert_eq!(soft_cut("| a | b |\n|---|---|\n| 1 | 2 |\n"), None);
     }

@@ -35,13 +35,41 @@ pub struct LiveLines {
 /// (running cells, the open tail of the answer, a popup or overlay, the composer and the
 /// status line), so no blank rows show while idle. The transcript takes the whole screen.
 pub fn live_height(app: &App, width: u16, screen_rows: u16, theme: &Theme, now: Instant) -> u16 {
+    live_size(app, width, screen_rows, theme, now).rows
+}
+
+/// The live area's height, and what a narrower window would make of it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LiveSize {
+    /// Rows the live area wants (see [`live_height`]).
+    pub rows: u16,
+    /// Rows more it would take in a window half as wide: a terminal that re-wraps its
+    /// contents on a resize (tmux, most modern ones) splits every row longer than the new
+    /// width, and whatever then no longer fits below the top of the screen goes into the
+    /// scrollback (see `draw_committing`).
+    pub extra_when_halved: u16,
+}
+
+/// [`live_height`] with the rows a window half as wide would add to it.
+pub fn live_size(app: &App, width: u16, screen_rows: u16, theme: &Theme, now: Instant) -> LiveSize {
     if app.overlay.as_ref().is_some_and(Overlay::is_full_screen) {
-        return screen_rows;
+        return LiveSize {
+            rows: screen_rows,
+            extra_when_halved: 0,
+        };
     }
-    let rows = live_lines(app, width, usize::from(screen_rows), theme, now)
-        .lines
-        .len();
-    u16::try_from(rows).unwrap_or(screen_rows).min(screen_rows)
+    let lines = live_lines(app, width, usize::from(screen_rows), theme, now).lines;
+    let half = usize::from(width.div_ceil(2)).max(1);
+    let extra: usize = lines
+        .iter()
+        .map(|l| l.width().div_ceil(half).saturating_sub(1))
+        .sum();
+    LiveSize {
+        rows: u16::try_from(lines.len())
+            .unwrap_or(screen_rows)
+            .min(screen_rows),
+        extra_when_halved: u16::try_from(extra).unwrap_or(u16::MAX),
+    }
 }
 
 /// Draws the live area into `area` (bottom-aligned) and returns where the cursor belongs.

@@ -18,6 +18,27 @@ use std::io;
 use std::sync::{Arc, Mutex, MutexGuard};
 use unicode_width::UnicodeWidthStr;
 
+/// A backend that can also write bytes of its own: the frame's first erase is relative to
+/// the terminal's cursor, which ratatui's absolute drawing cannot say.
+pub trait LiveBackend: Backend {
+    /// Writes `bytes` to the terminal as they are.
+    fn write_raw(&mut self, bytes: &[u8]) -> io::Result<()>;
+}
+
+impl<W: io::Write> LiveBackend for ratatui::backend::CrosstermBackend<W> {
+    fn write_raw(&mut self, bytes: &[u8]) -> io::Result<()> {
+        io::Write::write_all(self, bytes)
+    }
+}
+
+/// A `TestBackend` keeps cells, not a cursor that escape sequences move: nothing to do
+/// (the absolute erase that follows does the same on it).
+impl LiveBackend for ratatui::backend::TestBackend {
+    fn write_raw(&mut self, _bytes: &[u8]) -> io::Result<()> {
+        Ok(())
+    }
+}
+
 /// A backend shared by the successive `Terminal`s of one [`LiveViewport`]. It answers the
 /// next cursor query with a known position when one is set.
 pub struct SharedBackend<B> {
@@ -147,8 +168,13 @@ impl<B: Backend> Backend for SharedBackend<B> {
         self.lock().window_size()
     }
 
+    /// Nothing: a frame reaches the terminal whole, with the cursor parked, when
+    /// [`LiveViewport::frame_drawn`] flushes it (ratatui flushes after drawing, before the
+    /// cursor is parked; a terminal resized between the two would re-wrap around a cursor
+    /// that is not on the live area's first row, and the area would be found in the wrong
+    /// place).
     fn flush(&mut self) -> io::Result<()> {
-        self.lock().flush()
+        Ok(())
     }
 }
 
@@ -205,7 +231,7 @@ fn draw_line_cells<B: Backend>(b: &mut B, line: &Line<'_>, y: u16, width: u16) -
 
 /// The inline live area: a `Terminal` whose viewport is re-made when the wanted height or
 /// the screen size changes.
-pub struct LiveViewport<B: Backend> {
+pub struct LiveViewport<B: LiveBackend> {
     backend: SharedBackend<B>,
     terminal: Terminal<SharedBackend<B>>,
     /// The screen size the viewport was laid out for.
@@ -218,7 +244,7 @@ pub struct LiveViewport<B: Backend> {
     relocating: bool,
 }
 
-impl<B: Backend> LiveViewport<B> {
+impl<B: LiveBackend> LiveViewport<B> {
     /// A live area of `height` rows starting at the cursor (asks the terminal where it is).
     pub fn new(backend: B, height: u16) -> io::Result<Self> {
         let backend = SharedBackend::new(backend);
@@ -272,17 +298,21 @@ impl<B: Backend> LiveViewport<B> {
     /// a plain program prints: each line's own cells and nothing after them, scrolling the
     /// screen into the scrollback as needed. Trailing blanks would become part of the text
     /// for a terminal that re-wraps its contents when it narrows (tmux, most modern ones),
-    /// turning every history line into two. The live area is re-made below the lines.
-    pub fn insert_history(&mut self, lines: &[Line<'_>]) -> io::Result<()> {
+    /// turning every history line into two. The live area is re-made below the lines,
+    /// `then` rows tall: sized for what it will show next rather than what it showed, so
+    /// the history fills the screen down to it instead of leaving the rows a taller live
+    /// area had blank below a shorter one.
+    pub fn insert_history(&mut self, lines: &[Line<'_>], then: u16) -> io::Result<()> {
         if lines.is_empty() {
             return Ok(());
         }
         let screen = self.screen;
         let area = self.terminal.get_frame().area();
         // At least one row of the screen is left for history.
-        let keep = area.height.min(screen.height.saturating_sub(1)).max(1);
+        let keep = then.min(screen.height.saturating_sub(1)).max(1);
         let per_pass = usize::from(screen.height.saturating_sub(keep).max(1));
-        let mut top = area.y.min(screen.height.saturating_sub(keep));
+        // The history goes where the live area began (it is erased from there down).
+        let mut top = area.y.min(screen.height.saturating_sub(1));
         {
             let mut b = self.backend.lock();
             erase_from(&mut *b, top, screen.height)?;
@@ -303,6 +333,35 @@ impl<B: Backend> LiveViewport<B> {
             }
         }
         self.remake_at(Position::new(0, top), keep, screen)
+    }
+
+    /// Starts a frame: erases from the cursor's row down, wherever the cursor is, then
+    /// makes the live area anew where it was laid out, so the frame paints it whole.
+    ///
+    /// Between frames the cursor waits on the live area's first cell, and a terminal
+    /// keeps it on that row's text through any resize. A terminal can change size before
+    /// it tells the program (tmux re-wraps a pane at once and sends the new size later):
+    /// a frame drawn meanwhile, laid out for the old size, would land below where the
+    /// re-wrapped live area now begins and leave its first rows above the new frame, to
+    /// be taken for history. Erasing from the cursor first takes them away. Each row is
+    /// erased on its own, the cursor saved and restored around it, never "erase below",
+    /// which tmux turns into a copy of the screen in the scrollback when the cursor is on
+    /// the first cell.
+    pub fn begin_frame(&mut self) -> io::Result<()> {
+        if self.cursor.is_none() {
+            // Made since the last frame (found again, or history inserted): the cursor is
+            // where it was made, and the rows below it were erased then.
+            return Ok(());
+        }
+        let rows = self.screen.height;
+        let mut erase = Vec::with_capacity(16 + usize::from(rows) * 8);
+        erase.extend_from_slice(b"\r\x1b7");
+        for _ in 0..rows {
+            erase.extend_from_slice(b"\x1b[2K\x1b[B");
+        }
+        erase.extend_from_slice(b"\x1b8");
+        self.backend.lock().write_raw(&erase)?;
+        self.clear()
     }
 
     /// Erases the live area and makes it anew in the same place: the next frame paints it
@@ -485,7 +544,8 @@ mod tests {
     fn growing_at_the_bottom_scrolls_history_up() {
         let mut v = LiveViewport::new(TestBackend::new(20, 6), 2).unwrap();
         let history: Vec<Line> = ["h1", "h2", "h3", "h4"].map(Line::raw).to_vec();
-        v.insert_history(&history).unwrap();
+        let h = v.height();
+        v.insert_history(&history, h).unwrap();
         draw(&mut v, &["a", "b"]);
         assert_eq!(rows(&v), ["h1", "h2", "h3", "h4", "a", "b"]);
         v.fit(3).unwrap();
@@ -498,7 +558,8 @@ mod tests {
         let mut v = LiveViewport::new(TestBackend::new(20, 5), 2).unwrap();
         draw(&mut v, &["live1", "live2"]);
         let history: Vec<Line> = (1..=9).map(|i| Line::raw(format!("h{i}"))).collect();
-        v.insert_history(&history).unwrap();
+        let h = v.height();
+        v.insert_history(&history, h).unwrap();
         draw(&mut v, &["live1", "live2"]);
         assert_eq!(rows(&v), ["h7", "h8", "h9", "live1", "live2"]);
     }
@@ -550,6 +611,12 @@ mod tests {
         }
     }
 
+    impl LiveBackend for Recording {
+        fn write_raw(&mut self, _bytes: &[u8]) -> io::Result<()> {
+            Ok(())
+        }
+    }
+
     #[test]
     fn history_is_written_without_trailing_blanks() {
         let backend = Recording {
@@ -558,7 +625,7 @@ mod tests {
         };
         let mut v = LiveViewport::new(backend, 1).unwrap();
         v.backend().with(|b| b.written.clear());
-        v.insert_history(&[Line::raw("short"), Line::raw("宽字 x")])
+        v.insert_history(&[Line::raw("short"), Line::raw("宽字 x")], 1)
             .unwrap();
         let written = v.backend().with(|b| std::mem::take(&mut b.written));
         let row0: Vec<u16> = written.iter().filter(|c| c.1 == 0).map(|c| c.0).collect();
@@ -607,7 +674,8 @@ mod tests {
     fn an_area_that_no_longer_fits_below_the_cursor_scrolls_history_up() {
         let mut v = LiveViewport::new(TestBackend::new(20, 8), 1).unwrap();
         let history: Vec<Line> = (1..=5).map(|i| Line::raw(format!("h{i}"))).collect();
-        v.insert_history(&history).unwrap();
+        let h = v.height();
+        v.insert_history(&history, h).unwrap();
         v.fit(3).unwrap();
         draw(&mut v, &["a", "b", "c"]);
         v.frame_drawn().unwrap();

@@ -14,7 +14,7 @@ use oi_tui::cells::HistoryCell;
 use oi_tui::composer::Composer;
 use oi_tui::run::draw_committing;
 use oi_tui::theme::Theme;
-use oi_tui::viewport::LiveViewport;
+use oi_tui::viewport::{LiveBackend, LiveViewport};
 use ratatui::backend::{Backend, ClearType, CrosstermBackend, WindowSize};
 use ratatui::buffer::Cell;
 use ratatui::layout::{Position, Size};
@@ -77,11 +77,17 @@ fn scroll_on_clear(p: &mut vt100::Parser) {
     p.process(seq.as_bytes());
 }
 
+/// Turns the terminal's line wrap off, as the TUI does.
+const NO_WRAP: &[u8] = b"\x1b[?7l";
+
 /// crossterm's backend over [`Vt`], with the size and the cursor read from the terminal
 /// (crossterm would ask the real one).
 struct VtBackend {
     out: CrosstermBackend<Vt>,
     vt: Vt,
+    /// The size the program is told, when the terminal tells it late (tmux re-wraps a
+    /// pane at once and sends the new size afterwards).
+    told: Rc<RefCell<Option<Size>>>,
 }
 
 impl Backend for VtBackend {
@@ -114,6 +120,9 @@ impl Backend for VtBackend {
         self.out.clear_region(t)
     }
     fn size(&self) -> io::Result<Size> {
+        if let Some(size) = *self.told.borrow() {
+            return Ok(size);
+        }
         let (rows, cols) = self.vt.0.borrow().screen().size();
         Ok(Size::new(cols, rows))
     }
@@ -125,6 +134,12 @@ impl Backend for VtBackend {
     }
     fn flush(&mut self) -> io::Result<()> {
         Backend::flush(&mut self.out)
+    }
+}
+
+impl LiveBackend for VtBackend {
+    fn write_raw(&mut self, bytes: &[u8]) -> io::Result<()> {
+        self.out.write_all(bytes)
     }
 }
 
@@ -142,16 +157,33 @@ struct Session {
     /// Per committed line, the narrowest width the terminal had since it was written: a
     /// terminal that does not re-wrap cuts the rows on its screen when it narrows.
     narrowest: Vec<u16>,
+    /// The terminal re-wraps its contents when its width changes, as tmux does.
+    reflow: bool,
+    /// The width the last frame was drawn for.
+    frame_cols: u16,
+    /// See [`VtBackend::told`].
+    told: Rc<RefCell<Option<Size>>>,
 }
 
 impl Session {
+    /// A session on a terminal that re-wraps its contents when it narrows or widens.
+    fn reflowing(cols: u16, rows: u16) -> Session {
+        let mut s = Session::new(cols, rows);
+        s.reflow = true;
+        s
+    }
+
     fn new(cols: u16, rows: u16) -> Session {
         let vt = Vt(Rc::new(RefCell::new(vt100::Parser::new(
             rows, cols, 20_000,
         ))));
+        // As the TUI sets it: rows are placed, never wrapped by the terminal.
+        vt.0.borrow_mut().process(NO_WRAP);
+        let told = Rc::new(RefCell::new(None));
         let backend = VtBackend {
             out: CrosstermBackend::new(vt.clone()),
             vt: vt.clone(),
+            told: told.clone(),
         };
         let mut live = LiveViewport::new(backend, 1).unwrap();
         live.follow_resizes_by_cursor();
@@ -175,6 +207,9 @@ impl Session {
             app,
             committed: Vec::new(),
             narrowest: Vec::new(),
+            reflow: false,
+            frame_cols: cols,
+            told,
         }
     }
 
@@ -191,6 +226,7 @@ impl Session {
             self.live.relocate(Position::new(col, row), size).unwrap();
         }
         let width = self.live.screen_size().unwrap().width;
+        self.frame_cols = width;
         if std::env::var_os("OI_TUI_TRACE").is_some() {
             let a = self.live.terminal().get_frame().area();
             eprintln!(
@@ -202,10 +238,19 @@ impl Session {
         let lines = draw_committing(&mut self.live, &mut self.app, &PLAIN)
             .unwrap()
             .expect("a frame after the live area was found again is drawn");
+        if std::env::var_os("OI_TUI_TRACE").is_some() {
+            let a = self.live.terminal().get_frame().area();
+            eprintln!(
+                "drawn: area {a:?}, {} lines committed, streaming {:?}",
+                lines.len(),
+                self.app.streaming.chars().take(60).collect::<String>()
+            );
+        }
         for l in lines {
             let text: String = l.spans.iter().map(|s| s.content.as_ref()).collect();
             self.committed.push(text.trim_end().to_string());
-            self.narrowest.push(width);
+            self.narrowest
+                .push(if self.reflow { u16::MAX } else { width });
         }
     }
 
@@ -214,6 +259,19 @@ impl Session {
     /// (tmux's `screen_resize_y`); a narrower one cuts the rows on screen.
     fn resize(&mut self, cols: u16, rows: u16) {
         let mut p = self.vt.0.borrow_mut();
+        if self.reflow {
+            if std::env::var_os("OI_TUI_TRACE").is_some() {
+                eprintln!(
+                    "resize {:?} -> {cols}x{rows}, cursor {:?} (re-wrapping)",
+                    p.screen().size(),
+                    p.screen().cursor_position()
+                );
+            }
+            if p.screen().size() != (rows, cols) {
+                reflow(&mut p, cols, rows);
+            }
+            return;
+        }
         let (old_rows, old_cols) = p.screen().size();
         let (row, col) = p.screen().cursor_position();
         if rows < old_rows {
@@ -304,28 +362,143 @@ impl Session {
     }
 }
 
-/// Every row of the scrollback and the screen, oldest first, trailing blanks cut. See
-/// `screen_text` in oi-cli's pty harness for why the pages are read this way.
+/// Every line of the scrollback and the screen, oldest first, trailing blanks cut: the
+/// rows a terminal wrapped (only a re-wrapping resize does here) joined into the line
+/// they were.
 fn all_rows(parser: &mut vt100::Parser) -> Vec<String> {
+    let cols = usize::from(parser.screen().size().1);
+    let mut out = Vec::new();
+    let mut line = String::new();
+    for (text, wrapped) in rows_wrapped(parser) {
+        line.push_str(&text);
+        if wrapped {
+            pad(&mut line, cols);
+        } else {
+            out.push(std::mem::take(&mut line).trim_end().to_string());
+        }
+    }
+    if !line.is_empty() {
+        out.push(line.trim_end().to_string());
+    }
+    out
+}
+
+/// Pads `line` with blanks to the next multiple of `cols` characters (a wrapped row is
+/// full to its last cell).
+fn pad(line: &mut String, cols: usize) {
+    let n = line.chars().count();
+    let to = n.div_ceil(cols).max(1) * cols;
+    line.extend(std::iter::repeat_n(' ', to - n));
+}
+
+/// Every row of the scrollback and the screen, oldest first, with whether the terminal
+/// wrapped it onto the next. See `screen_text` in oi-cli's pty harness for why the pages
+/// are read this way.
+fn rows_wrapped(parser: &mut vt100::Parser) -> Vec<(String, bool)> {
     let (rows, cols) = parser.screen().size();
     let wide = cols.max(400);
     parser.set_scrollback(usize::MAX);
     let back = parser.screen().scrollback();
     let mut out = Vec::new();
+    let page = |p: &vt100::Parser, take: usize, out: &mut Vec<(String, bool)>| {
+        let screen = p.screen();
+        for (i, text) in screen.rows(0, wide).take(take).enumerate() {
+            let wrapped = screen.row_wrapped(u16::try_from(i).unwrap());
+            out.push((text.trim_end().to_string(), wrapped));
+        }
+    };
     let mut offset = back;
     while offset > 0 {
         parser.set_scrollback(offset);
-        out.extend(
-            parser
-                .screen()
-                .rows(0, wide)
-                .take(offset.min(usize::from(rows))),
-        );
+        page(parser, offset.min(usize::from(rows)), &mut out);
         offset = offset.saturating_sub(usize::from(rows));
     }
     parser.set_scrollback(0);
-    out.extend(parser.screen().rows(0, wide));
-    out.into_iter().map(|r| r.trim_end().to_string()).collect()
+    page(parser, usize::from(rows), &mut out);
+    out
+}
+
+/// A resize as tmux makes it with its default reflow: every line, the scrollback's and
+/// the screen's, blank rows at the bottom included, is joined from the rows it was wrapped
+/// into and wrapped again at `cols`; the bottom stays where it was, so when the lines take
+/// more rows, those at the top go into the scrollback, whatever they are, and the cursor
+/// keeps its cell (on the top row when its line went into the scrollback). A shorter
+/// screen then loses the rows below the cursor first, and a taller one takes rows back
+/// from the scrollback.
+fn reflow(p: &mut vt100::Parser, cols: u16, rows: u16) {
+    let (old_rows, old_cols) = p.screen().size();
+    let (crow, ccol) = p.screen().cursor_position();
+    let all = rows_wrapped(p);
+    let cursor_row = all.len() - usize::from(old_rows) + usize::from(crow);
+    let mut lines: Vec<String> = Vec::new();
+    let mut cursor = (0, 0);
+    let mut line = String::new();
+    for (i, (text, wrapped)) in all.iter().enumerate() {
+        if i == cursor_row {
+            cursor = (lines.len(), line.chars().count() + usize::from(ccol));
+        }
+        line.push_str(text);
+        if *wrapped {
+            pad(&mut line, usize::from(old_cols));
+        } else {
+            lines.push(std::mem::take(&mut line));
+        }
+    }
+    if !line.is_empty() {
+        lines.push(line);
+    }
+    // The rows at the new width, each with whether it wraps onto the next.
+    let width = usize::from(cols);
+    let mut split: Vec<(String, bool)> = Vec::new();
+    let mut at = (0, 0);
+    for (i, l) in lines.iter().enumerate() {
+        let chars: Vec<char> = l.trim_end().chars().collect();
+        let pieces: Vec<String> = if chars.is_empty() {
+            vec![String::new()]
+        } else {
+            chars.chunks(width).map(|c| c.iter().collect()).collect()
+        };
+        if i == cursor.0 {
+            let within = (cursor.1 / width).min(pieces.len() - 1);
+            at = (
+                split.len() + within,
+                (cursor.1 - within * width).min(width - 1),
+            );
+        }
+        let last = pieces.len() - 1;
+        split.extend(pieces.into_iter().enumerate().map(|(j, t)| (t, j < last)));
+    }
+    // The screen at the old height, then the rows below the cursor a shorter one drops.
+    if rows < old_rows {
+        let top = split.len().saturating_sub(usize::from(old_rows));
+        let on_screen_below = split.len() - 1 - at.0.max(top);
+        let drop = on_screen_below.min(usize::from(old_rows - rows));
+        split.truncate(split.len() - drop);
+    }
+    if std::env::var_os("OI_TUI_TRACE").is_some() {
+        eprintln!(
+            "reflow: {} rows in all, {} now, cursor at {at:?} of line {cursor:?}",
+            all.len(),
+            split.len()
+        );
+    }
+    let mut fresh = vt100::Parser::new(rows, cols, 20_000);
+    let mut feed = String::new();
+    for (i, (text, wrapped)) in split.iter().enumerate() {
+        feed.push_str(text);
+        if !wrapped && i + 1 < split.len() {
+            feed.push_str("\r\n");
+        }
+    }
+    fresh.process(feed.as_bytes());
+    let top = split.len().saturating_sub(usize::from(rows));
+    let (row, col) = match at.0.checked_sub(top) {
+        Some(row) => (row, at.1),
+        None => (0, 0),
+    };
+    fresh.process(NO_WRAP);
+    fresh.process(format!("\x1b[{};{}H", row + 1, col + 1).as_bytes());
+    *p = fresh;
 }
 
 /// splitmix64: a seeded generator, so a failing schedule can be run again.
@@ -350,7 +523,11 @@ impl Rng {
 
 /// A random answer of Markdown blocks; every word that can be checked is a token written
 /// once (`tokens` gets them).
-fn answer(rng: &mut Rng, rows: usize, tokens: &mut Vec<String>) -> String {
+///
+/// `short`: the blocks that cannot be cut where a row ends stay short (paragraphs,
+/// quotes) or out (tables), as they must for a terminal that re-wraps (see `schedule`).
+fn answer(rng: &mut Rng, rows: usize, tokens: &mut Vec<String>, short: bool) -> String {
+    let words_max = if short { 12 } else { 40 };
     let token = |tokens: &mut Vec<String>| {
         let t = format!("t{}x{}", tokens.len(), rng_word(tokens.len()));
         tokens.push(t.clone());
@@ -360,9 +537,17 @@ fn answer(rng: &mut Rng, rows: usize, tokens: &mut Vec<String>) -> String {
     for _ in 0..rng.range(1, 6) {
         // Some blocks are taller than the screen.
         let tall = if rng.percent(25) { rows * 2 } else { 6 };
-        let block = match rng.range(0, 6) {
+        // A table cannot be cut while it streams (its columns are laid out from all its
+        // rows), so a terminal that re-wraps gets none.
+        let kind = match rng.range(0, 6) {
+            4 if short => 0,
+            k => k,
+        };
+        let block = match kind {
             0 => {
-                let words: Vec<String> = (0..rng.range(1, 40)).map(|_| token(tokens)).collect();
+                let words: Vec<String> = (0..rng.range(1, words_max))
+                    .map(|_| token(tokens))
+                    .collect();
                 words.join(" ")
             }
             1 => format!("{} {}", "#".repeat(rng.range(1, 4)), token(tokens)),
@@ -401,7 +586,9 @@ fn answer(rng: &mut Rng, rows: usize, tokens: &mut Vec<String>) -> String {
                 b.trim_end().to_string()
             }
             _ => {
-                let words: Vec<String> = (0..rng.range(1, 20)).map(|_| token(tokens)).collect();
+                let words: Vec<String> = (0..rng.range(1, words_max / 2))
+                    .map(|_| token(tokens))
+                    .collect();
                 format!("> {}", words.join(" "))
             }
         };
@@ -417,7 +604,13 @@ fn rng_word(n: usize) -> char {
 
 /// One random schedule: a few turns streamed in random pieces, frames after random
 /// numbers of deltas, random resizes (narrow and wide, short and tall) anywhere.
-fn schedule(seed: u64) -> Result<(), String> {
+///
+/// On a terminal that re-wraps (`reflow`), what the live area keeps room for: a window
+/// narrowed to half the width of the last frame at most, screens of 24 rows or more, and
+/// the blocks that cannot be cut while they stream kept short. Beyond that, such a
+/// terminal can still move the live area's first rows into the scrollback (see
+/// docs/tui.md).
+fn schedule(seed: u64, reflow: bool) -> Result<(), String> {
     let mut rng = Rng(seed);
     let size = |rng: &mut Rng| {
         let cols = match rng.range(0, 9) {
@@ -425,10 +618,22 @@ fn schedule(seed: u64) -> Result<(), String> {
             3 | 4 => rng.range(120, 240),
             _ => rng.range(40, 120),
         };
-        (cols as u16, rng.range(6, 50) as u16)
+        let rows = rng.range(if reflow { 24 } else { 6 }, 50);
+        (cols as u16, rows as u16)
     };
     let (cols, rows) = size(&mut rng);
-    let mut s = Session::new(cols, rows);
+    let mut s = if reflow {
+        Session::reflowing(cols, rows)
+    } else {
+        Session::new(cols, rows)
+    };
+    let narrowed = |s: &Session, c: u16| {
+        if reflow {
+            c.max(s.frame_cols.div_ceil(2))
+        } else {
+            c
+        }
+    };
     let mut tokens = Vec::new();
     s.frame();
     for turn in 0..rng.range(1, 3) {
@@ -441,7 +646,7 @@ fn schedule(seed: u64) -> Result<(), String> {
         });
         s.event(json!({"type": "user_message", "message": ask}));
         let rows_now = usize::from(s.live.screen_size().unwrap().height);
-        let text = answer(&mut rng, rows_now, &mut tokens);
+        let text = answer(&mut rng, rows_now, &mut tokens, reflow);
         let chars: Vec<char> = text.chars().collect();
         let mut at = 0;
         while at < chars.len() {
@@ -458,7 +663,7 @@ fn schedule(seed: u64) -> Result<(), String> {
             // UI is too busy to draw).
             while rng.percent(8) {
                 let (c, r) = size(&mut rng);
-                s.resize(c, r);
+                s.resize(narrowed(&s, c), r);
             }
             if rng.percent(45) {
                 s.frame();
@@ -481,7 +686,7 @@ fn schedule(seed: u64) -> Result<(), String> {
         }
         if rng.percent(20) {
             let (c, r) = size(&mut rng);
-            s.resize(c, r);
+            s.resize(narrowed(&s, c), r);
         }
         s.frame();
     }
@@ -491,6 +696,15 @@ fn schedule(seed: u64) -> Result<(), String> {
 
 #[test]
 fn random_schedules_keep_the_conversation_once_in_the_scrollback() {
+    run_schedules(false);
+}
+
+#[test]
+fn random_schedules_on_a_rewrapping_terminal_keep_the_conversation_once() {
+    run_schedules(true);
+}
+
+fn run_schedules(reflow: bool) {
     let seed: u64 = std::env::var("OI_TUI_SCHEDULE_SEED")
         .ok()
         .and_then(|v| v.parse().ok())
@@ -502,7 +716,7 @@ fn random_schedules_keep_the_conversation_once_in_the_scrollback() {
     let started = std::time::Instant::now();
     for i in 0..count {
         let seed = seed.wrapping_add(i);
-        if let Err(e) = schedule(seed) {
+        if let Err(e) = schedule(seed, reflow) {
             panic!(
                 "schedule {seed} failed (run it alone with OI_TUI_SCHEDULE_SEED={seed} OI_TUI_SCHEDULES=1): {e}"
             );
@@ -510,7 +724,7 @@ fn random_schedules_keep_the_conversation_once_in_the_scrollback() {
     }
     let took = started.elapsed();
     println!(
-        "{count} schedules from seed {seed} in {took:?} ({:.0} a second)",
+        "{count} schedules (re-wrapping: {reflow}) from seed {seed} in {took:?} ({:.0} a second)",
         count as f64 / took.as_secs_f64()
     );
 }
@@ -549,6 +763,89 @@ fn a_code_block_taller_than_the_screen_is_in_the_scrollback_once() {
     };
     assert_eq!(at("'row45'") - at("'row1'"), 44, "{:#?}", s.committed);
     assert!(s.committed[at("'row1'")].starts_with("    print"));
+}
+
+/// The pseudo-terminal test's schedule (`tui_render` in oi-cli), made exact: a code
+/// block taller than the screen streams while a terminal that re-wraps narrows and widens
+/// again. The live area's widest rows (its rules) split in two on the narrower screen;
+/// with no room above the live area for them, tmux moved its first rows into the
+/// scrollback, where they stayed beside the block's own copy.
+#[test]
+fn a_tall_block_streams_through_resizes_of_a_rewrapping_terminal_once() {
+    let mut s = Session::reflowing(100, 30);
+    s.frame();
+    s.event(json!({"type": "task_started", "turn_id": "t1", "model_context_window": null, "collaboration_mode_kind": "default"}));
+    s.event(json!({"type": "user_message", "message": "write tall blocks"}));
+    s.frame();
+    let mut answer = String::from(
+        "## heading\n\nA paragraph that is long enough to wrap when the window is sixty columns wide or less.\n\n```python\n",
+    );
+    let mut tokens = Vec::new();
+    for i in 0..40 {
+        answer.push_str(&format!("print('row{i}')\n"));
+        tokens.push(format!("row{i}"));
+    }
+    answer.push_str("```\n\nThat is all.");
+    let steps = [(10, 70), (30, 100), (35, 60)];
+    let mut sent = String::new();
+    for line in answer.split_inclusive('\n') {
+        sent.push_str(line);
+        s.event(json!({"type": "agent_message_delta", "delta": line}));
+        s.frame();
+        for (row, cols) in steps {
+            if line.contains(&format!("'row{row}'")) {
+                s.resize(cols, 30);
+                s.check(&[]).unwrap();
+                s.frame();
+            }
+        }
+    }
+    s.event(json!({"type": "agent_message", "message": answer}));
+    s.event(json!({"type": "task_complete", "turn_id": "t1", "last_agent_message": null, "duration_ms": 4200}));
+    s.frame();
+    s.check(&tokens).unwrap();
+}
+
+/// tmux re-wraps a pane as soon as it narrows, and tells the program later: frames laid
+/// out for the old width are drawn meanwhile. The live area's first rows, moved up by the
+/// rows its wider ones split into, must not stay above those frames as history.
+#[test]
+fn frames_drawn_before_the_terminal_tells_its_new_size_leave_no_copy() {
+    let mut s = Session::reflowing(100, 30);
+    s.frame();
+    s.event(json!({"type": "task_started", "turn_id": "t1", "model_context_window": null, "collaboration_mode_kind": "default"}));
+    s.event(json!({"type": "user_message", "message": "write code"}));
+    s.frame();
+    let mut answer = String::from("Here it is:\n\n```python\n");
+    let mut tokens = Vec::new();
+    for i in 0..30 {
+        answer.push_str(&format!("print('row{i}')\n"));
+        tokens.push(format!("row{i}"));
+    }
+    answer.push_str("```\n\nThat is all.");
+    for (n, line) in answer.split_inclusive('\n').enumerate() {
+        s.event(json!({"type": "agent_message_delta", "delta": line}));
+        if n == 8 {
+            // The pane narrows; the program is told three frames later.
+            *s.told.borrow_mut() = Some(Size::new(100, 30));
+            s.resize(60, 30);
+        }
+        if n == 11 {
+            *s.told.borrow_mut() = None;
+        }
+        s.frame();
+    }
+    s.event(json!({"type": "agent_message", "message": answer}));
+    s.event(json!({"type": "task_complete", "turn_id": "t1", "last_agent_message": null, "duration_ms": 10}));
+    s.frame();
+    let rows = s.terminal_rows();
+    let text = rows.join("\n");
+    for t in &tokens {
+        let quoted = format!("'{t}'");
+        let n = rows.iter().filter(|r| r.contains(&quoted)).count();
+        assert_eq!(n, 1, "{t} shown {n} times:\n{text}");
+    }
+    assert_eq!(text.matches("Ask anything").count(), 1, "{text}");
 }
 
 #[test]

@@ -25,7 +25,6 @@ use oi_core::{NewThread, Thread, ThreadManager};
 use oi_process::{TerminationSignal, TerminationSignals};
 use oi_protocol::ThreadId;
 use oi_protocol::protocol::{Event, Op};
-use ratatui::backend::CrosstermBackend;
 use std::io::Write;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -263,7 +262,7 @@ impl Runner {
         let signals = TerminationSignals::listen();
         // The live area starts where the cursor is and is sized to its content on every frame.
         let mut screens = Screens {
-            live: LiveViewport::new(CrosstermBackend::new(std::io::stdout()), 1)
+            live: LiveViewport::new(terminal::stdout_backend(), 1)
                 .map_err(context("cannot set up the terminal"))?,
             transcript: None,
         };
@@ -346,8 +345,13 @@ impl Runner {
             mut screens,
             failure,
             stopped_by,
+            mut sources,
             ..
         } = self;
+        // What is typed from here on is for the shell that gets the terminal back: the
+        // input thread lets go of it before the UI says it ended (it would otherwise read
+        // and drop a command typed after the last line, until the process exits).
+        sources.input.pause().await;
         let _ = current.thread.submit(Op::Shutdown).await;
         let _ = tokio::time::timeout(SHUTDOWN_TIMEOUT, manager.shutdown_all()).await;
         current.forwarder.abort();

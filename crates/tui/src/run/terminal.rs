@@ -3,7 +3,7 @@
 
 use crate::app::App;
 use crate::overlay::Overlay;
-use crate::render::{cells_to_lines, live_height, render_live};
+use crate::render::{cells_to_lines, live_size, render_live};
 use crate::theme::Theme;
 use crate::viewport::LiveViewport;
 use crossterm::event::{
@@ -85,7 +85,18 @@ impl Drop for TerminalGuard {
     }
 }
 
-pub(super) type Stdout = CrosstermBackend<std::io::Stdout>;
+/// The terminal's output, buffered so each frame reaches the terminal in one write (the
+/// backend flushes at the end of a frame): a terminal resized, or read, in the middle of
+/// a frame never sees half of one.
+pub(super) type Stdout = CrosstermBackend<std::io::BufWriter<std::io::Stdout>>;
+
+/// A backend over [`Stdout`].
+pub(super) fn stdout_backend() -> Stdout {
+    CrosstermBackend::new(std::io::BufWriter::with_capacity(
+        1 << 16,
+        std::io::stdout(),
+    ))
+}
 
 /// Why a frame could not be drawn: the terminal is gone or refuses the writes.
 #[derive(Debug, thiserror::Error)]
@@ -115,8 +126,7 @@ impl Screens {
                 crossterm::execute!(std::io::stdout(), EnterAlternateScreen).map_err(failed)?;
                 ON_ALTERNATE_SCREEN.store(true, std::sync::atomic::Ordering::SeqCst);
                 // A full-screen viewport never asks the terminal where its cursor is.
-                self.transcript =
-                    Some(Terminal::new(CrosstermBackend::new(std::io::stdout())).map_err(failed)?);
+                self.transcript = Some(Terminal::new(stdout_backend()).map_err(failed)?);
             }
             if let Some(t) = &mut self.transcript {
                 let now = Instant::now();
@@ -147,7 +157,7 @@ impl Screens {
 /// Returns false when the terminal changed size before anything was written: the frame is
 /// left for after the live area is found again (a frame laid out for the old size would
 /// land on the resized screen).
-pub fn draw<B: ratatui::backend::Backend>(
+pub fn draw<B: crate::viewport::LiveBackend>(
     live: &mut LiveViewport<B>,
     app: &mut App,
     theme: &Theme,
@@ -157,7 +167,7 @@ pub fn draw<B: ratatui::backend::Backend>(
 
 /// [`draw`], returning the lines it printed into the scrollback (the scrollback invariant
 /// test holds the terminal to them), or `None` when it drew nothing.
-pub fn draw_committing<B: ratatui::backend::Backend>(
+pub fn draw_committing<B: crate::viewport::LiveBackend>(
     live: &mut LiveViewport<B>,
     app: &mut App,
     theme: &Theme,
@@ -173,22 +183,38 @@ pub fn draw_committing<B: ratatui::backend::Backend>(
     let height = live.height();
     live.fit(height).map_err(failed)?;
     let now = Instant::now();
-    let mut wanted = live_height(app, screen.width, screen.height, theme, now);
-    // The live area is at most the screen less one row: the finished lines of an open
-    // block that do not fit go to the scrollback now, once.
-    if wanted >= screen.height && !app.streaming.is_empty() && app.commit_overflow() {
-        wanted = live_height(app, screen.width, screen.height, theme, now);
+    let mut size = live_size(app, screen.width, screen.height, theme, now);
+    let mut cells = app.take_pending();
+    let mut lines = cells_to_lines(&cells, screen.width, theme);
+    // While an answer streams, the finished lines of its open block go to the scrollback
+    // now, once, when the live area would not fit on the screen (it holds the screen less
+    // one row at most), or when a window half as wide would push its first rows into the
+    // scrollback: a terminal that re-wraps (tmux) splits each row longer than the new
+    // width and keeps the bottom of the screen where it is, so the rows the split adds
+    // push out those at the top. The rows above the live area are the room for them.
+    if !app.streaming.is_empty() {
+        let n = u16::try_from(lines.len()).unwrap_or(u16::MAX);
+        let area_top = live.terminal().get_frame().area().y;
+        let top = area_top
+            .saturating_add(n)
+            .min(screen.height.saturating_sub(size.rows));
+        if (size.rows >= screen.height || size.extra_when_halved > top) && app.commit_overflow() {
+            let more = app.take_pending();
+            lines.extend(cells_to_lines(&more, screen.width, theme));
+            cells.extend(more);
+            size = live_size(app, screen.width, screen.height, theme, now);
+        }
     }
-    let cells = app.take_pending();
-    let lines = cells_to_lines(&cells, screen.width, theme);
+    let wanted = size.rows;
     // Laying out may take a while on a busy machine: a resize meanwhile leaves it all for
     // the next frame rather than write it for a screen that is gone.
     if resized(live)? {
         app.restore_pending(cells);
         return Ok(None);
     }
+    live.begin_frame().map_err(failed)?;
     if !lines.is_empty() {
-        live.insert_history(&lines).map_err(failed)?;
+        live.insert_history(&lines, wanted).map_err(failed)?;
     }
     live.fit(wanted).map_err(failed)?;
     let mut cursor = None;
