@@ -1,5 +1,6 @@
-//! Streaming benchmark: the TUI's frame loop (the same pacing and `draw` as `run`) over a
-//! `TestBackend` inline viewport, fed by a producer task the way the engine feeds it.
+//! Streaming benchmark: the TUI's frame loop (the same pacing and `draw` as `run`) over an
+//! inline live area whose bytes go nowhere, fed by a producer task the way the engine
+//! feeds it.
 //!
 //! Reports: time from the first delta to the frame that shows it; frames per second and
 //! catch-up time while a 2,000-delta answer streams (in a burst and paced at 1 ms/delta);
@@ -11,8 +12,8 @@ use oi_tui::app::App;
 use oi_tui::composer::Composer;
 use oi_tui::run::{draw, next_frame_due, sleep_until};
 use oi_tui::theme::Theme;
-use oi_tui::viewport::LiveViewport;
-use ratatui::backend::TestBackend;
+use oi_tui::viewport::{LiveTerminal, LiveViewport};
+use ratatui::layout::Size;
 use serde_json::json;
 use std::time::{Duration, Instant};
 use tokio::sync::mpsc;
@@ -23,7 +24,25 @@ fn ev(v: serde_json::Value) -> EventMsg {
     serde_json::from_value(v).expect("event json")
 }
 
-fn setup() -> (App, LiveViewport<TestBackend>) {
+/// A 100×40 terminal that counts what it is sent.
+struct Sink {
+    bytes: usize,
+}
+
+impl LiveTerminal for Sink {
+    fn size(&self) -> std::io::Result<Size> {
+        Ok(Size::new(100, 40))
+    }
+    fn write_all(&mut self, bytes: &[u8]) -> std::io::Result<()> {
+        self.bytes += bytes.len();
+        Ok(())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+fn setup() -> (App, LiveViewport<Sink>) {
     let mut app = App::new(Composer::default());
     app.on_event(&ev(json!({
         "type": "session_configured",
@@ -34,7 +53,7 @@ fn setup() -> (App, LiveViewport<TestBackend>) {
         "cwd": "/bench", "history_log_id": 0, "history_entry_count": 0
     })));
     app.on_event(&ev(json!({"type": "task_started", "turn_id": "t", "model_context_window": null, "collaboration_mode_kind": "default"})));
-    let term = LiveViewport::new(TestBackend::new(100, 40), 1).expect("terminal");
+    let term = LiveViewport::new(Sink { bytes: 0 }, 39);
     (app, term)
 }
 

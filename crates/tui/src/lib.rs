@@ -4,7 +4,8 @@
 //! The UI lives in an *inline viewport* at the bottom of the terminal: finished history
 //! cells are written into the terminal's own scrollback (so the terminal scrolls, searches
 //! and copies them), and only the live area — the streaming answer, running commands,
-//! popups, overlays, the composer and the status line — is redrawn.
+//! popups, overlays, the composer and the status line — is redrawn, from the terminal's
+//! cursor down (see [`viewport`]).
 //!
 //! * [`app::App`] is the whole state: it consumes [`oi_protocol::protocol::EventMsg`]s and
 //!   keys, and emits [`app::AppAction`]s (ops for the thread or requests for the runner).

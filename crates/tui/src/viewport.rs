@@ -1,187 +1,49 @@
-//! The live area as an inline viewport whose height follows its content.
+//! The live area, drawn relative to the terminal's cursor.
 //!
-//! ratatui fixes an inline viewport's height when the `Terminal` is made, so a change of
-//! height (or of the terminal's size) makes a new `Terminal` over the same backend, anchored
-//! where the old live area began. Asking the terminal where its cursor is (`ESC [ 6 n`) is
-//! not an option then: crossterm's event reader holds the input while the event loop waits
-//! for keys, so the answer would arrive only after a 2 s timeout. The anchor is known
-//! anyway, so the shared backend reports it instead, and only the very first `Terminal`
-//! (made before the event loop reads input) asks the terminal.
+//! Everything below the cursor's row is the live area; everything above it is history the
+//! terminal keeps. Between frames the cursor waits on the live area's first cell. A frame
+//! erases from there down, prints the lines that become history (the screen scrolls them
+//! up into the scrollback as a plain program's output would), draws the live rows below
+//! them and moves the cursor back up to the first of those. Nothing is drawn at an
+//! absolute position: a terminal keeps the cursor on its row's text through whatever it
+//! does on a resize (tmux re-wraps its rows, and may tell the program the new size only
+//! later, or in the middle of a frame), so a frame lands where the live area is, not
+//! where a layout for the old size thought it was.
 
-use ratatui::backend::{Backend, ClearType, WindowSize};
+use ratatui::backend::Backend;
 use ratatui::buffer::{Buffer, Cell};
-use ratatui::layout::{Position, Rect, Size};
+use ratatui::layout::{Rect, Size};
+use ratatui::style::{Color, Modifier};
 use ratatui::text::Line;
 use ratatui::widgets::Widget;
-use ratatui::{Terminal, TerminalOptions, Viewport};
 use std::io;
-use std::sync::{Arc, Mutex, MutexGuard};
 use unicode_width::UnicodeWidthStr;
 
-/// A backend that can also write bytes of its own: the frame's first erase is relative to
-/// the terminal's cursor, which ratatui's absolute drawing cannot say.
-pub trait LiveBackend: Backend {
-    /// Writes `bytes` to the terminal as they are.
-    fn write_raw(&mut self, bytes: &[u8]) -> io::Result<()>;
+/// Where a live area is drawn: a size to lay out for, and bytes to write.
+pub trait LiveTerminal {
+    /// The terminal's size now.
+    fn size(&self) -> io::Result<Size>;
+    /// Writes `bytes` as they are (buffered until [`LiveTerminal::flush`]).
+    fn write_all(&mut self, bytes: &[u8]) -> io::Result<()>;
+    /// Sends what was written to the terminal.
+    fn flush(&mut self) -> io::Result<()>;
 }
 
-impl<W: io::Write> LiveBackend for ratatui::backend::CrosstermBackend<W> {
-    fn write_raw(&mut self, bytes: &[u8]) -> io::Result<()> {
+impl<W: io::Write> LiveTerminal for ratatui::backend::CrosstermBackend<W> {
+    fn size(&self) -> io::Result<Size> {
+        Backend::size(self)
+    }
+    fn write_all(&mut self, bytes: &[u8]) -> io::Result<()> {
         io::Write::write_all(self, bytes)
     }
-}
-
-/// A `TestBackend` keeps cells, not a cursor that escape sequences move: nothing to do
-/// (the absolute erase that follows does the same on it).
-impl LiveBackend for ratatui::backend::TestBackend {
-    fn write_raw(&mut self, _bytes: &[u8]) -> io::Result<()> {
-        Ok(())
-    }
-}
-
-/// A backend shared by the successive `Terminal`s of one [`LiveViewport`]. It answers the
-/// next cursor query with a known position when one is set.
-pub struct SharedBackend<B> {
-    inner: Arc<Mutex<B>>,
-    known_cursor: Arc<Mutex<Option<Position>>>,
-    /// The screen size the live area is laid out for, which is what ratatui is told. A
-    /// resize that lands in the middle of a frame would otherwise make ratatui move the
-    /// viewport itself (asking the terminal where the cursor is, which cannot be answered
-    /// while the event loop holds the input); the next frame relays out for it instead.
-    laid_out: Arc<Mutex<Option<Size>>>,
-}
-
-impl<B> Clone for SharedBackend<B> {
-    fn clone(&self) -> Self {
-        Self {
-            inner: self.inner.clone(),
-            known_cursor: self.known_cursor.clone(),
-            laid_out: self.laid_out.clone(),
-        }
-    }
-}
-
-impl<B: Backend> SharedBackend<B> {
-    fn new(backend: B) -> Self {
-        Self {
-            inner: Arc::new(Mutex::new(backend)),
-            known_cursor: Arc::new(Mutex::new(None)),
-            laid_out: Arc::new(Mutex::new(None)),
-        }
-    }
-
-    fn set_laid_out(&self, size: Size) {
-        *self
-            .laid_out
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner()) = Some(size);
-    }
-
-    /// The terminal's size now (not the one laid out for).
-    pub fn real_size(&self) -> io::Result<Size> {
-        self.lock().size().map(usable_size)
-    }
-
-    fn lock(&self) -> MutexGuard<'_, B> {
-        // A panic while drawing poisons nothing we cannot keep using: the backend is a
-        // writer, and the next frame redraws the live area.
-        self.inner
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner())
-    }
-
-    fn set_known_cursor(&self, pos: Position) {
-        *self
-            .known_cursor
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner()) = Some(pos);
-    }
-
-    fn take_known_cursor(&self) -> Option<Position> {
-        self.known_cursor
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner())
-            .take()
-    }
-
-    /// Runs `f` on the wrapped backend (tests and benchmarks read a `TestBackend` this way).
-    pub fn with<R>(&self, f: impl FnOnce(&mut B) -> R) -> R {
-        f(&mut self.lock())
-    }
-}
-
-impl<B: Backend> Backend for SharedBackend<B> {
-    fn draw<'a, I>(&mut self, content: I) -> io::Result<()>
-    where
-        I: Iterator<Item = (u16, u16, &'a Cell)>,
-    {
-        self.lock().draw(content)
-    }
-
-    fn append_lines(&mut self, n: u16) -> io::Result<()> {
-        self.lock().append_lines(n)
-    }
-
-    fn hide_cursor(&mut self) -> io::Result<()> {
-        self.lock().hide_cursor()
-    }
-
-    fn show_cursor(&mut self) -> io::Result<()> {
-        self.lock().show_cursor()
-    }
-
-    fn get_cursor_position(&mut self) -> io::Result<Position> {
-        if let Some(pos) = self.take_known_cursor() {
-            return Ok(pos);
-        }
-        // ratatui asks again when it notices a new screen size before our resize event
-        // does; an unanswered query must not end the UI, the next frame re-lays it out.
-        let mut b = self.lock();
-        b.get_cursor_position()
-            .or_else(|_| Ok(Position::new(0, usable_size(b.size()?).height - 1)))
-    }
-
-    fn set_cursor_position<P: Into<Position>>(&mut self, position: P) -> io::Result<()> {
-        self.lock().set_cursor_position(position)
-    }
-
-    fn clear(&mut self) -> io::Result<()> {
-        self.lock().clear()
-    }
-
-    fn clear_region(&mut self, clear_type: ClearType) -> io::Result<()> {
-        self.lock().clear_region(clear_type)
-    }
-
-    fn size(&self) -> io::Result<Size> {
-        let laid_out = *self
-            .laid_out
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner());
-        match laid_out {
-            Some(size) => Ok(size),
-            None => self.real_size(),
-        }
-    }
-
-    fn window_size(&mut self) -> io::Result<WindowSize> {
-        self.lock().window_size()
-    }
-
-    /// Nothing: a frame reaches the terminal whole, with the cursor parked, when
-    /// [`LiveViewport::frame_drawn`] flushes it (ratatui flushes after drawing, before the
-    /// cursor is parked; a terminal resized between the two would re-wrap around a cursor
-    /// that is not on the live area's first row, and the area would be found in the wrong
-    /// place).
     fn flush(&mut self) -> io::Result<()> {
-        Ok(())
+        io::Write::flush(self)
     }
 }
 
 /// The size to lay out for. A pty whose size was never set reports 0×0 (a container's
-/// terminal before its first resize, `script`, expect): ratatui cannot lay out on that
-/// (inserting history above a zero-height screen never ends), so such a screen counts as
-/// 80×24 until the terminal reports its real size.
+/// terminal before its first resize, `script`, expect): nothing can be laid out on that,
+/// so such a screen counts as 80×24 until the terminal reports its real size.
 fn usable_size(size: Size) -> Size {
     if size.width == 0 || size.height == 0 {
         Size::new(80, 24)
@@ -190,322 +52,247 @@ fn usable_size(size: Size) -> Size {
     }
 }
 
-/// Erases the screen from row `from` down and leaves the cursor at the start of that row.
-/// From the first row, each row is erased on its own: tmux (its `scroll-on-clear`, on by
-/// default) and other terminals move a screen erased from its first cell into the
-/// scrollback, which would leave a copy of the live area there.
-fn erase_from<B: Backend>(b: &mut B, from: u16, rows: u16) -> io::Result<()> {
-    if from == 0 {
-        for y in 0..rows {
-            b.set_cursor_position(Position::new(0, y))?;
-            b.clear_region(ClearType::CurrentLine)?;
-        }
-        b.set_cursor_position(Position::new(0, 0))
-    } else {
-        b.set_cursor_position(Position::new(0, from))?;
-        b.clear_region(ClearType::AfterCursor)
-    }
+/// The inline live area.
+pub struct LiveViewport<T: LiveTerminal> {
+    terminal: T,
+    /// Rows the last frame's live area took.
+    height: u16,
+    /// The screen row the live area begins on, as far as the frames written since the
+    /// terminal last said where its cursor is can tell (a resize moves it; see
+    /// [`LiveViewport::cursor_moved_to`]). It only decides how much room there is above
+    /// the area; nothing is drawn by it.
+    top: u16,
 }
 
-/// Draws `line` on row `y`: only the cells its text covers (a wide character's second
-/// cell is the character's), so nothing is written after the line's end.
-fn draw_line_cells<B: Backend>(b: &mut B, line: &Line<'_>, y: u16, width: u16) -> io::Result<()> {
-    let w = u16::try_from(line.width()).unwrap_or(u16::MAX).min(width);
-    if w == 0 {
-        return Ok(());
-    }
-    let rect = Rect::new(0, 0, w, 1);
-    let mut buf = Buffer::empty(rect);
-    line.clone().render(rect, &mut buf);
-    let mut covered = 0usize;
-    let cells = buf.content.iter().enumerate().filter_map(|(x, cell)| {
-        if covered > 0 {
-            covered -= 1;
-            return None;
-        }
-        covered = cell.symbol().width().saturating_sub(1);
-        Some((u16::try_from(x).ok()?, y, cell))
-    });
-    b.draw(cells)
-}
-
-/// The inline live area: a `Terminal` whose viewport is re-made when the wanted height or
-/// the screen size changes.
-pub struct LiveViewport<B: LiveBackend> {
-    backend: SharedBackend<B>,
-    terminal: Terminal<SharedBackend<B>>,
-    /// The screen size the viewport was laid out for.
-    screen: Size,
-    /// Where the last frame left the cursor.
-    cursor: Option<Position>,
-    /// Resizes are followed only by [`LiveViewport::relocate`] (the runner asks the
-    /// terminal for the cursor first); `fit` keeps the laid-out size meanwhile, so a resize
-    /// that lands in the middle of a frame is not taken without finding the area again.
-    relocating: bool,
-}
-
-impl<B: LiveBackend> LiveViewport<B> {
-    /// A live area of `height` rows starting at the cursor (asks the terminal where it is).
-    pub fn new(backend: B, height: u16) -> io::Result<Self> {
-        let backend = SharedBackend::new(backend);
-        let screen = backend.real_size()?;
-        backend.set_laid_out(screen);
-        let terminal = Terminal::with_options(
-            backend.clone(),
-            TerminalOptions {
-                viewport: Viewport::Inline(height.clamp(1, screen.height.max(1))),
-            },
-        )?;
-        Ok(Self {
-            backend,
+impl<T: LiveTerminal> LiveViewport<T> {
+    /// A live area that begins on the cursor's row, `row` of the screen (0 when unknown:
+    /// the least room above).
+    pub fn new(terminal: T, row: u16) -> Self {
+        Self {
             terminal,
-            screen,
-            cursor: None,
-            relocating: false,
-        })
-    }
-
-    /// Erases from `anchor` down and makes a new live area of `height` rows there; the
-    /// next frame paints it whole.
-    fn remake_at(&mut self, anchor: Position, height: u16, screen: Size) -> io::Result<()> {
-        erase_from(&mut *self.backend.lock(), anchor.y, screen.height)?;
-        self.backend.set_known_cursor(anchor);
-        self.backend.set_laid_out(screen);
-        self.cursor = None;
-        let made = Terminal::with_options(
-            self.backend.clone(),
-            TerminalOptions {
-                viewport: Viewport::Inline(height),
-            },
-        );
-        // Whatever happened, the known position must not answer a later, real query.
-        self.backend.take_known_cursor();
-        self.terminal = made?;
-        self.screen = screen;
-        Ok(())
-    }
-
-    /// Starts the live area afresh on the screen's last row, with nothing of the old one
-    /// assumed on screen (after the terminal was handed to the shell and back, the cursor
-    /// is somewhere below the shell's lines; the bottom row is always free to scroll up).
-    pub fn restart_at_bottom(&mut self) -> io::Result<()> {
-        let screen = self.backend.real_size()?;
-        let anchor = Position::new(0, screen.height.saturating_sub(1));
-        self.remake_at(anchor, 1, screen)
-    }
-
-    /// Prints `lines` (already wrapped to the screen's width) above the live area the way
-    /// a plain program prints: each line's own cells and nothing after them, scrolling the
-    /// screen into the scrollback as needed. Trailing blanks would become part of the text
-    /// for a terminal that re-wraps its contents when it narrows (tmux, most modern ones),
-    /// turning every history line into two. The live area is re-made below the lines,
-    /// `then` rows tall: sized for what it will show next rather than what it showed, so
-    /// the history fills the screen down to it instead of leaving the rows a taller live
-    /// area had blank below a shorter one.
-    pub fn insert_history(&mut self, lines: &[Line<'_>], then: u16) -> io::Result<()> {
-        if lines.is_empty() {
-            return Ok(());
+            height: 0,
+            top: row,
         }
-        let screen = self.screen;
-        let area = self.terminal.get_frame().area();
-        // At least one row of the screen is left for history.
-        let keep = then.min(screen.height.saturating_sub(1)).max(1);
-        let per_pass = usize::from(screen.height.saturating_sub(keep).max(1));
-        // The history goes where the live area began (it is erased from there down).
-        let mut top = area.y.min(screen.height.saturating_sub(1));
-        {
-            let mut b = self.backend.lock();
-            erase_from(&mut *b, top, screen.height)?;
-            for chunk in lines.chunks(per_pass) {
-                let n = u16::try_from(chunk.len()).unwrap_or(u16::MAX);
-                let bottom = top.saturating_add(n).saturating_add(keep);
-                if bottom > screen.height {
-                    let scroll = bottom - screen.height;
-                    b.set_cursor_position(Position::new(0, screen.height.saturating_sub(1)))?;
-                    b.append_lines(scroll)?;
-                    top = top.saturating_sub(scroll);
-                }
-                for (i, line) in chunk.iter().enumerate() {
-                    let y = top.saturating_add(u16::try_from(i).unwrap_or(u16::MAX));
-                    draw_line_cells(&mut *b, line, y, screen.width)?;
-                }
-                top = top.saturating_add(n);
-            }
-        }
-        self.remake_at(Position::new(0, top), keep, screen)
-    }
-
-    /// Starts a frame: erases from the cursor's row down, wherever the cursor is, then
-    /// makes the live area anew where it was laid out, so the frame paints it whole.
-    ///
-    /// Between frames the cursor waits on the live area's first cell, and a terminal
-    /// keeps it on that row's text through any resize. A terminal can change size before
-    /// it tells the program (tmux re-wraps a pane at once and sends the new size later):
-    /// a frame drawn meanwhile, laid out for the old size, would land below where the
-    /// re-wrapped live area now begins and leave its first rows above the new frame, to
-    /// be taken for history. Erasing from the cursor first takes them away. Each row is
-    /// erased on its own, the cursor saved and restored around it, never "erase below",
-    /// which tmux turns into a copy of the screen in the scrollback when the cursor is on
-    /// the first cell.
-    pub fn begin_frame(&mut self) -> io::Result<()> {
-        if self.cursor.is_none() {
-            // Made since the last frame (found again, or history inserted): the cursor is
-            // where it was made, and the rows below it were erased then.
-            return Ok(());
-        }
-        let rows = self.screen.height;
-        let mut erase = Vec::with_capacity(16 + usize::from(rows) * 8);
-        erase.extend_from_slice(b"\r\x1b7");
-        for _ in 0..rows {
-            erase.extend_from_slice(b"\x1b[2K\x1b[B");
-        }
-        erase.extend_from_slice(b"\x1b8");
-        self.backend.lock().write_raw(&erase)?;
-        self.clear()
-    }
-
-    /// Erases the live area and makes it anew in the same place: the next frame paints it
-    /// whole (Ctrl+L, and the main screen given back by the transcript).
-    pub fn clear(&mut self) -> io::Result<()> {
-        let area = self.terminal.get_frame().area();
-        self.remake_at(Position::new(0, area.y), area.height, self.screen)
-    }
-
-    /// Erases the live area and leaves the cursor where it began (the terminal is handed
-    /// to someone else, or the UI ends). Draw again only after [`LiveViewport::clear`] or
-    /// [`LiveViewport::restart_at_bottom`].
-    pub fn erase(&mut self) -> io::Result<()> {
-        let area = self.terminal.get_frame().area();
-        let mut b = self.backend.lock();
-        erase_from(&mut *b, area.y, self.screen.height)?;
-        b.flush()
-    }
-
-    /// The current `Terminal` (for `draw`).
-    pub fn terminal(&mut self) -> &mut Terminal<SharedBackend<B>> {
-        &mut self.terminal
-    }
-
-    /// The shared backend.
-    pub fn backend(&self) -> &SharedBackend<B> {
-        &self.backend
     }
 
     /// The screen's size now.
     pub fn screen_size(&self) -> io::Result<Size> {
-        self.backend.real_size()
+        self.terminal.size().map(usable_size)
     }
 
-    /// Follow resizes only through [`LiveViewport::relocate`] from now on.
-    pub fn follow_resizes_by_cursor(&mut self) {
-        self.relocating = true;
+    /// Rows the live area took in the last frame.
+    pub fn height(&self) -> u16 {
+        self.height
     }
 
-    /// Lays out for the terminal's size where the area was (when the terminal does not
-    /// say where its cursor is).
-    pub fn adopt_size(&mut self) -> io::Result<()> {
-        let was = std::mem::replace(&mut self.relocating, false);
-        let height = self.height();
-        let fitted = self.fit(height);
-        self.relocating = was;
-        fitted
+    /// The screen row the live area begins on (see the field).
+    pub fn top(&self) -> u16 {
+        self.top
     }
 
-    /// True when the terminal's size is no longer the one the live area is laid out for.
-    pub fn resized(&self) -> io::Result<bool> {
-        Ok(self.backend.real_size()? != self.screen)
+    /// The terminal said where its cursor is (after a resize): the live area begins on
+    /// that row.
+    pub fn cursor_moved_to(&mut self, row: u16) {
+        self.top = row;
     }
 
-    /// Parks the terminal's cursor at the start of the live area's first row once a frame
-    /// is drawn; it waits there until the next frame. There it anchors the live area
-    /// whatever the terminal does meanwhile: a terminal keeps the cursor on its cell when
-    /// it re-wraps lines or cuts them, and a shorter screen moves only rows above the
-    /// cursor (all of them history) into the scrollback, so after any number of resizes the
-    /// area begins on the cursor's row, whichever kind of terminal it is.
-    pub fn frame_drawn(&mut self) -> io::Result<()> {
-        let area = self.terminal.get_frame().area();
-        let pos = Position::new(0, area.y);
-        {
-            let mut b = self.backend.lock();
-            b.set_cursor_position(pos)?;
-            b.flush()?;
+    /// The terminal.
+    pub fn terminal(&self) -> &T {
+        &self.terminal
+    }
+
+    /// The terminal, to write to.
+    pub fn terminal_mut(&mut self) -> &mut T {
+        &mut self.terminal
+    }
+
+    /// Draws a frame: `history` (lines already wrapped to the screen's width) goes above
+    /// the live area for good, and `live` (a buffer as wide as the screen) is the live
+    /// area now. One write reaches the terminal, ending with the cursor on the live
+    /// area's first cell.
+    pub fn frame(&mut self, history: &[Line<'_>], live: &Buffer) -> io::Result<()> {
+        let screen = self.screen_size()?;
+        let mut out = Vec::with_capacity(4096);
+        erase_below(&mut out, screen.height);
+        for line in history {
+            let width = u16::try_from(line.width())
+                .unwrap_or(u16::MAX)
+                .min(screen.width);
+            if width > 0 {
+                let rect = Rect::new(0, 0, width, 1);
+                let mut buf = Buffer::empty(rect);
+                line.clone().render(rect, &mut buf);
+                write_row(&mut out, &buf, 0);
+            }
+            out.extend_from_slice(b"\r\n");
         }
-        self.cursor = Some(pos);
+        let rows = live.area.height.min(screen.height).max(1);
+        for y in 0..rows {
+            if y > 0 {
+                out.extend_from_slice(b"\r\n");
+            }
+            write_row(&mut out, live, live.area.y + y);
+        }
+        if rows > 1 {
+            out.extend_from_slice(format!("\x1b[{}A", rows - 1).as_bytes());
+        }
+        out.push(b'\r');
+        self.terminal.write_all(&out)?;
+        self.terminal.flush()?;
+        let n = u16::try_from(history.len()).unwrap_or(u16::MAX);
+        self.top = self
+            .top
+            .saturating_add(n)
+            .min(screen.height.saturating_sub(rows));
+        self.height = rows;
         Ok(())
     }
 
-    /// Finds the live area again after the terminal changed size, from where the cursor
-    /// is now (`cursor_now`, asked of the terminal): the cursor was parked on the area's
-    /// first cell (see [`LiveViewport::frame_drawn`]), so the area begins on its row. The
-    /// area is made anew there, erasing the old one and nothing above it; when it no longer
-    /// fits below that row, the screen scrolls (history moves up into the scrollback)
-    /// rather than the area moving up over history.
-    pub fn relocate(&mut self, cursor_now: Position, screen: Size) -> io::Result<()> {
-        let area = self.terminal.get_frame().area();
-        if self.cursor.is_none() {
-            // Not drawn since it was made: it is where it was made.
-            return self.adopt_size();
-        }
-        let height = area.height.clamp(1, screen.height.max(1));
-        let top = cursor_now.y.min(screen.height.saturating_sub(1));
-        self.remake_at(Position::new(0, top), height, screen)
+    /// Erases the live area and leaves the cursor where it began (the terminal is handed
+    /// to someone else, or the UI ends).
+    pub fn erase(&mut self) -> io::Result<()> {
+        let screen = self.screen_size()?;
+        let mut out = Vec::new();
+        erase_below(&mut out, screen.height);
+        out.push(b'\r');
+        self.terminal.write_all(&out)?;
+        self.terminal.flush()?;
+        self.height = 0;
+        Ok(())
     }
 
-    /// Rows the live area has now.
-    pub fn height(&mut self) -> u16 {
-        self.terminal.get_frame().area().height
+    /// The terminal was given back (after a shell or an editor had it): the live area
+    /// begins on the cursor's row, now the bottom of whatever was printed meanwhile.
+    pub fn restart(&mut self, row: u16) {
+        self.height = 0;
+        self.top = row;
     }
+}
 
-    /// Makes the live area `height` rows (at most the screen), laid out for the screen's
-    /// current size. Does nothing when both are unchanged.
-    pub fn fit(&mut self, height: u16) -> io::Result<()> {
-        let screen = if self.relocating {
-            self.screen
-        } else {
-            self.backend.real_size()?
-        };
-        let height = height.clamp(1, screen.height.max(1));
-        let area = self.terminal.get_frame().area();
-        if screen == self.screen && area.height == height {
-            return Ok(());
-        }
-        // Keep the live area's top where it was, moved up as far as a shorter screen needs
-        // to fit it; a taller area grows downwards and scrolls the screen when it must.
-        let top = area
-            .y
-            .min(screen.height.saturating_sub(area.height.min(height)));
-        // Erasing from the top takes every row of the old area with it.
-        self.remake_at(Position::new(0, top), height, screen)
+/// Erases the cursor's row and every row below it, the cursor kept where it is: each row
+/// on its own, never "erase below", which tmux (its `scroll-on-clear`) turns into a copy of
+/// the screen in the scrollback when the cursor is on the first cell.
+fn erase_below(out: &mut Vec<u8>, rows: u16) {
+    out.extend_from_slice(b"\r\x1b7");
+    for _ in 0..rows {
+        out.extend_from_slice(b"\x1b[2K\x1b[B");
     }
+    out.extend_from_slice(b"\x1b8");
+}
+
+/// Writes row `y` of `buf` at the cursor: its cells up to the last one that shows
+/// anything (a terminal that re-wraps when it narrows would take trailing blanks for text
+/// and split the row), each wide character once.
+fn write_row(out: &mut Vec<u8>, buf: &Buffer, y: u16) {
+    let cells: Vec<&Cell> = (buf.area.x..buf.area.x + buf.area.width)
+        .map(|x| &buf[(x, y)])
+        .collect();
+    let shows = |c: &&Cell| c.symbol() != " " || c.bg != Color::Reset || !c.modifier.is_empty();
+    let end = cells.iter().rposition(shows).map_or(0, |i| i + 1);
+    let mut style: Option<(Color, Color, Modifier)> = None;
+    let mut covered = 0usize;
+    for cell in &cells[..end] {
+        if covered > 0 {
+            covered -= 1;
+            continue;
+        }
+        let now = (cell.fg, cell.bg, cell.modifier);
+        if style != Some(now) {
+            write_style(out, now);
+            style = Some(now);
+        }
+        out.extend_from_slice(cell.symbol().as_bytes());
+        covered = cell.symbol().width().saturating_sub(1);
+    }
+    if style.is_some() {
+        out.extend_from_slice(b"\x1b[0m");
+    }
+}
+
+/// The SGR sequence for a cell's colours and modifiers, from a reset.
+fn write_style(out: &mut Vec<u8>, (fg, bg, modifier): (Color, Color, Modifier)) {
+    use crossterm::style::{Attribute, Colors, SetAttribute, SetColors};
+    let mut s = String::new();
+    let _ = crossterm::Command::write_ansi(&SetAttribute(Attribute::Reset), &mut s);
+    let _ = crossterm::Command::write_ansi(&SetColors(Colors::new(fg.into(), bg.into())), &mut s);
+    let attributes = [
+        (Modifier::BOLD, Attribute::Bold),
+        (Modifier::DIM, Attribute::Dim),
+        (Modifier::ITALIC, Attribute::Italic),
+        (Modifier::UNDERLINED, Attribute::Underlined),
+        (Modifier::SLOW_BLINK, Attribute::SlowBlink),
+        (Modifier::RAPID_BLINK, Attribute::RapidBlink),
+        (Modifier::REVERSED, Attribute::Reverse),
+        (Modifier::HIDDEN, Attribute::Hidden),
+        (Modifier::CROSSED_OUT, Attribute::CrossedOut),
+    ];
+    for (m, a) in attributes {
+        if modifier.contains(m) {
+            let _ = crossterm::Command::write_ansi(&SetAttribute(a), &mut s);
+        }
+    }
+    out.extend_from_slice(s.as_bytes());
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use ratatui::backend::TestBackend;
-    use ratatui::text::Line;
-    use ratatui::widgets::{Paragraph, Widget};
+    use ratatui::widgets::Paragraph;
 
-    fn rows(v: &LiveViewport<TestBackend>) -> Vec<String> {
-        v.backend().with(|b| {
-            let buf = b.buffer();
-            (0..buf.area.height)
-                .map(|y| {
-                    (0..buf.area.width)
-                        .map(|x| buf[(x, y)].symbol())
-                        .collect::<String>()
-                        .trim_end()
-                        .to_string()
-                })
-                .collect()
-        })
+    /// A `vt100` terminal with a scrollback.
+    struct Vt {
+        parser: vt100::Parser,
+        pending: Vec<u8>,
+        written: Vec<u8>,
     }
 
-    fn draw(v: &mut LiveViewport<TestBackend>, text: &[&str]) {
+    impl Vt {
+        fn new(cols: u16, rows: u16) -> Self {
+            let mut parser = vt100::Parser::new(rows, cols, 1000);
+            parser.process(b"\x1b[?7l");
+            Self {
+                parser,
+                pending: Vec::new(),
+                written: Vec::new(),
+            }
+        }
+    }
+
+    impl LiveTerminal for Vt {
+        fn size(&self) -> io::Result<Size> {
+            let (rows, cols) = self.parser.screen().size();
+            Ok(Size::new(cols, rows))
+        }
+        fn write_all(&mut self, bytes: &[u8]) -> io::Result<()> {
+            self.pending.extend_from_slice(bytes);
+            Ok(())
+        }
+        fn flush(&mut self) -> io::Result<()> {
+            let bytes = std::mem::take(&mut self.pending);
+            self.parser.process(&bytes);
+            self.written.extend(bytes);
+            Ok(())
+        }
+    }
+
+    fn rows(v: &LiveViewport<Vt>) -> Vec<String> {
+        let screen = v.terminal().parser.screen();
+        screen
+            .rows(0, 200)
+            .map(|r| r.trim_end().to_string())
+            .collect()
+    }
+
+    fn buffer(width: u16, text: &[&str]) -> Buffer {
+        let rect = Rect::new(0, 0, width, u16::try_from(text.len()).unwrap());
+        let mut buf = Buffer::empty(rect);
         let lines: Vec<Line<'static>> = text.iter().map(|s| Line::raw(s.to_string())).collect();
-        v.terminal()
-            .draw(|f| Paragraph::new(lines).render(f.area(), f.buffer_mut()))
-            .unwrap();
+        Paragraph::new(lines).render(rect, &mut buf);
+        buf
+    }
+
+    fn lines(text: &[&str]) -> Vec<Line<'static>> {
+        text.iter().map(|s| Line::raw(s.to_string())).collect()
     }
 
     #[test]
@@ -516,187 +303,72 @@ mod tests {
     }
 
     #[test]
-    fn restarting_at_the_bottom_grows_upwards_by_scrolling() {
-        let mut v = LiveViewport::new(TestBackend::new(20, 6), 2).unwrap();
-        draw(&mut v, &["old", "area"]);
-        v.restart_at_bottom().unwrap();
-        v.fit(3).unwrap();
-        draw(&mut v, &["a", "b", "c"]);
-        let r = rows(&v);
-        assert_eq!(&r[3..], ["a", "b", "c"], "{r:?}");
+    fn history_goes_above_and_the_cursor_waits_on_the_live_area() {
+        let mut v = LiveViewport::new(Vt::new(20, 8), 0);
+        v.frame(&lines(&["h1", "h2"]), &buffer(20, &["a", "b"]))
+            .unwrap();
+        assert_eq!(&rows(&v)[..5], ["h1", "h2", "a", "b", ""]);
+        assert_eq!(v.terminal().parser.screen().cursor_position(), (2, 0));
+        assert_eq!(v.top(), 2);
     }
 
     #[test]
     fn grows_and_shrinks_without_leaving_rows_behind() {
-        let mut v = LiveViewport::new(TestBackend::new(20, 10), 2).unwrap();
-        draw(&mut v, &["a", "b"]);
-        v.fit(5).unwrap();
-        assert_eq!(v.height(), 5);
-        draw(&mut v, &["1", "2", "3", "4", "5"]);
+        let mut v = LiveViewport::new(Vt::new(20, 10), 0);
+        v.frame(&[], &buffer(20, &["a", "b"])).unwrap();
+        v.frame(&[], &buffer(20, &["1", "2", "3", "4", "5"]))
+            .unwrap();
         assert_eq!(&rows(&v)[..6], ["1", "2", "3", "4", "5", ""]);
-        v.fit(2).unwrap();
-        draw(&mut v, &["x", "y"]);
-        // The rows the taller area used are blank again.
+        v.frame(&[], &buffer(20, &["x", "y"])).unwrap();
         assert_eq!(&rows(&v)[..6], ["x", "y", "", "", "", ""]);
     }
 
     #[test]
-    fn growing_at_the_bottom_scrolls_history_up() {
-        let mut v = LiveViewport::new(TestBackend::new(20, 6), 2).unwrap();
-        let history: Vec<Line> = ["h1", "h2", "h3", "h4"].map(Line::raw).to_vec();
-        let h = v.height();
-        v.insert_history(&history, h).unwrap();
-        draw(&mut v, &["a", "b"]);
-        assert_eq!(rows(&v), ["h1", "h2", "h3", "h4", "a", "b"]);
-        v.fit(3).unwrap();
-        draw(&mut v, &["a", "b", "c"]);
-        assert_eq!(rows(&v), ["h2", "h3", "h4", "a", "b", "c"]);
-    }
-
-    #[test]
-    fn history_longer_than_the_screen_scrolls_through_it() {
-        let mut v = LiveViewport::new(TestBackend::new(20, 5), 2).unwrap();
-        draw(&mut v, &["live1", "live2"]);
-        let history: Vec<Line> = (1..=9).map(|i| Line::raw(format!("h{i}"))).collect();
-        let h = v.height();
-        v.insert_history(&history, h).unwrap();
-        draw(&mut v, &["live1", "live2"]);
-        assert_eq!(rows(&v), ["h7", "h8", "h9", "live1", "live2"]);
-    }
-
-    /// A backend that records which cells were written.
-    struct Recording {
-        inner: TestBackend,
-        written: Vec<(u16, u16)>,
-    }
-
-    impl Backend for Recording {
-        fn draw<'a, I>(&mut self, content: I) -> io::Result<()>
-        where
-            I: Iterator<Item = (u16, u16, &'a Cell)>,
-        {
-            let cells: Vec<_> = content.collect();
-            self.written.extend(cells.iter().map(|(x, y, _)| (*x, *y)));
-            self.inner.draw(cells.into_iter())
-        }
-        fn append_lines(&mut self, n: u16) -> io::Result<()> {
-            self.inner.append_lines(n)
-        }
-        fn hide_cursor(&mut self) -> io::Result<()> {
-            self.inner.hide_cursor()
-        }
-        fn show_cursor(&mut self) -> io::Result<()> {
-            self.inner.show_cursor()
-        }
-        fn get_cursor_position(&mut self) -> io::Result<Position> {
-            self.inner.get_cursor_position()
-        }
-        fn set_cursor_position<P: Into<Position>>(&mut self, p: P) -> io::Result<()> {
-            self.inner.set_cursor_position(p)
-        }
-        fn clear(&mut self) -> io::Result<()> {
-            self.inner.clear()
-        }
-        fn clear_region(&mut self, t: ClearType) -> io::Result<()> {
-            self.inner.clear_region(t)
-        }
-        fn size(&self) -> io::Result<Size> {
-            self.inner.size()
-        }
-        fn window_size(&mut self) -> io::Result<WindowSize> {
-            self.inner.window_size()
-        }
-        fn flush(&mut self) -> io::Result<()> {
-            self.inner.flush()
-        }
-    }
-
-    impl LiveBackend for Recording {
-        fn write_raw(&mut self, _bytes: &[u8]) -> io::Result<()> {
-            Ok(())
-        }
-    }
-
-    #[test]
-    fn history_is_written_without_trailing_blanks() {
-        let backend = Recording {
-            inner: TestBackend::new(30, 8),
-            written: Vec::new(),
-        };
-        let mut v = LiveViewport::new(backend, 1).unwrap();
-        v.backend().with(|b| b.written.clear());
-        v.insert_history(&[Line::raw("short"), Line::raw("宽字 x")], 1)
+    fn history_longer_than_the_screen_scrolls_through_it_in_order() {
+        let mut v = LiveViewport::new(Vt::new(20, 5), 0);
+        v.frame(&[], &buffer(20, &["live1", "live2"])).unwrap();
+        let history: Vec<String> = (1..=9).map(|i| format!("h{i}")).collect();
+        let history: Vec<&str> = history.iter().map(String::as_str).collect();
+        v.frame(&lines(&history), &buffer(20, &["live1", "live2"]))
             .unwrap();
-        let written = v.backend().with(|b| std::mem::take(&mut b.written));
-        let row0: Vec<u16> = written.iter().filter(|c| c.1 == 0).map(|c| c.0).collect();
-        let row1: Vec<u16> = written.iter().filter(|c| c.1 == 1).map(|c| c.0).collect();
-        assert_eq!(row0, [0, 1, 2, 3, 4]);
-        // A wide character is one write covering two cells.
-        assert_eq!(row1, [0, 2, 4, 5]);
-        let shown: Vec<String> = v.backend().with(|b| {
-            let buf = b.inner.buffer();
-            [0, 2, 5].map(|x| buf[(x, 1)].symbol().to_string()).to_vec()
-        });
-        assert_eq!(shown, ["宽", "字", "x"]);
-    }
-
-    /// A live area of 4 rows at the bottom of a 30×12 screen, drawn.
-    fn drawn_area() -> LiveViewport<TestBackend> {
-        let mut v = LiveViewport::new(TestBackend::new(30, 12), 1).unwrap();
-        v.restart_at_bottom().unwrap();
-        v.fit(4).unwrap();
-        v.follow_resizes_by_cursor();
-        draw(&mut v, &["tail", "rule", "> x", "status"]);
-        v.frame_drawn().unwrap();
-        v
+        assert_eq!(rows(&v), ["h7", "h8", "h9", "live1", "live2"]);
+        assert_eq!(v.top(), 3);
+        let parser = &mut v.terminal_mut().parser;
+        parser.set_scrollback(6);
+        let back: Vec<String> = parser.screen().rows(0, 20).take(5).collect();
+        assert_eq!(back, ["h1", "h2", "h3", "h4", "h5"]);
     }
 
     #[test]
-    fn the_cursor_waits_on_the_live_area_first_cell() {
-        let mut v = drawn_area();
-        assert_eq!(v.terminal().get_frame().area().y, 8);
-        let pos = v.backend().with(|b| b.get_cursor_position().unwrap());
-        assert_eq!(pos, Position::new(0, 8));
+    fn rows_are_written_without_trailing_blanks_and_wide_characters_once() {
+        let mut v = LiveViewport::new(Vt::new(30, 8), 0);
+        v.frame(&lines(&["short", "宽字 x"]), &buffer(30, &["live"]))
+            .unwrap();
+        let written = String::from_utf8(v.terminal().written.clone()).unwrap();
+        assert!(written.contains("short\x1b[0m\r\n"), "{written:?}");
+        assert!(written.contains("宽字 x\x1b[0m\r\n"), "{written:?}");
+        assert_eq!(&rows(&v)[..3], ["short", "宽字 x", "live"]);
     }
 
     #[test]
-    fn after_a_resize_the_area_begins_on_the_cursor_row() {
-        let mut v = drawn_area();
-        // A terminal that re-wrapped the history above moved the cursor up two rows.
-        v.backend().with(|b| b.resize(20, 12));
-        assert!(v.resized().unwrap());
-        v.relocate(Position::new(0, 6), Size::new(20, 12)).unwrap();
-        assert_eq!(v.terminal().get_frame().area().y, 6);
-        assert!(!v.resized().unwrap());
+    fn a_frame_draws_where_the_cursor_is_whatever_moved_it() {
+        let mut v = LiveViewport::new(Vt::new(20, 10), 0);
+        v.frame(&lines(&["h1", "h2", "h3"]), &buffer(20, &["a", "b", "c"]))
+            .unwrap();
+        // The terminal moved the cursor (and the area's first row with it) up two rows,
+        // as tmux does when rows below it split on a narrower screen.
+        v.terminal_mut().parser.process(b"\x1b[2;1H");
+        v.frame(&[], &buffer(20, &["A", "B"])).unwrap();
+        assert_eq!(&rows(&v)[..5], ["h1", "A", "B", "", ""]);
     }
 
     #[test]
-    fn an_area_that_no_longer_fits_below_the_cursor_scrolls_history_up() {
-        let mut v = LiveViewport::new(TestBackend::new(20, 8), 1).unwrap();
-        let history: Vec<Line> = (1..=5).map(|i| Line::raw(format!("h{i}"))).collect();
-        let h = v.height();
-        v.insert_history(&history, h).unwrap();
-        v.fit(3).unwrap();
-        draw(&mut v, &["a", "b", "c"]);
-        v.frame_drawn().unwrap();
-        v.follow_resizes_by_cursor();
-        // The screen got two rows shorter from the bottom: the cursor kept its row.
-        v.backend().with(|b| b.resize(20, 6));
-        v.relocate(Position::new(0, 5), Size::new(20, 6)).unwrap();
-        draw(&mut v, &["a", "b", "c"]);
-        // The area is whole on the shorter screen, and no history row was erased: the
-        // first ones went up (TestBackend drops what scrolls off).
-        assert_eq!(rows(&v), ["h3", "h4", "h5", "a", "b", "c"]);
-    }
-
-    #[test]
-    fn follows_a_narrower_screen() {
-        let mut v = LiveViewport::new(TestBackend::new(30, 8), 3).unwrap();
-        draw(&mut v, &["one", "two", "three"]);
-        v.backend().with(|b| b.resize(12, 8));
-        v.fit(3).unwrap();
-        assert_eq!(v.terminal().get_frame().area().width, 12);
-        draw(&mut v, &["x", "y", "z"]);
-        assert_eq!(&rows(&v)[..4], ["x", "y", "z", ""]);
+    fn the_caret_cell_on_a_blank_is_written() {
+        let mut v = LiveViewport::new(Vt::new(20, 4), 0);
+        let mut buf = buffer(20, &["> x"]);
+        buf[(3, 0)].set_style(ratatui::style::Style::default().add_modifier(Modifier::REVERSED));
+        v.frame(&[], &buf).unwrap();
+        let cell = v.terminal().parser.screen().cell(0, 3).map(|c| c.inverse());
+        assert_eq!(cell, Some(true));
     }
 }

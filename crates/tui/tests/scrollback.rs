@@ -14,10 +14,9 @@ use oi_tui::cells::HistoryCell;
 use oi_tui::composer::Composer;
 use oi_tui::run::draw_committing;
 use oi_tui::theme::Theme;
-use oi_tui::viewport::{LiveBackend, LiveViewport};
-use ratatui::backend::{Backend, ClearType, CrosstermBackend, WindowSize};
-use ratatui::buffer::Cell;
-use ratatui::layout::{Position, Size};
+use oi_tui::viewport::{LiveTerminal, LiveViewport};
+
+use ratatui::layout::Size;
 use serde_json::json;
 use std::cell::RefCell;
 use std::io::{self, Write};
@@ -80,45 +79,17 @@ fn scroll_on_clear(p: &mut vt100::Parser) {
 /// Turns the terminal's line wrap off, as the TUI does.
 const NO_WRAP: &[u8] = b"\x1b[?7l";
 
-/// crossterm's backend over [`Vt`], with the size and the cursor read from the terminal
-/// (crossterm would ask the real one).
+/// The terminal as the live area sees it: the size it is told, and the bytes it is sent
+/// (interpreted on flush, as one write).
 struct VtBackend {
-    out: CrosstermBackend<Vt>,
     vt: Vt,
+    pending: Vec<u8>,
     /// The size the program is told, when the terminal tells it late (tmux re-wraps a
     /// pane at once and sends the new size afterwards).
     told: Rc<RefCell<Option<Size>>>,
 }
 
-impl Backend for VtBackend {
-    fn draw<'a, I>(&mut self, content: I) -> io::Result<()>
-    where
-        I: Iterator<Item = (u16, u16, &'a Cell)>,
-    {
-        self.out.draw(content)
-    }
-    fn append_lines(&mut self, n: u16) -> io::Result<()> {
-        self.out.append_lines(n)
-    }
-    fn hide_cursor(&mut self) -> io::Result<()> {
-        self.out.hide_cursor()
-    }
-    fn show_cursor(&mut self) -> io::Result<()> {
-        self.out.show_cursor()
-    }
-    fn get_cursor_position(&mut self) -> io::Result<Position> {
-        let (row, col) = self.vt.0.borrow().screen().cursor_position();
-        Ok(Position::new(col, row))
-    }
-    fn set_cursor_position<P: Into<Position>>(&mut self, p: P) -> io::Result<()> {
-        self.out.set_cursor_position(p)
-    }
-    fn clear(&mut self) -> io::Result<()> {
-        self.out.clear()
-    }
-    fn clear_region(&mut self, t: ClearType) -> io::Result<()> {
-        self.out.clear_region(t)
-    }
+impl LiveTerminal for VtBackend {
     fn size(&self) -> io::Result<Size> {
         if let Some(size) = *self.told.borrow() {
             return Ok(size);
@@ -126,21 +97,61 @@ impl Backend for VtBackend {
         let (rows, cols) = self.vt.0.borrow().screen().size();
         Ok(Size::new(cols, rows))
     }
-    fn window_size(&mut self) -> io::Result<WindowSize> {
-        Ok(WindowSize {
-            columns_rows: self.size()?,
-            pixels: Size::new(0, 0),
-        })
+    fn write_all(&mut self, bytes: &[u8]) -> io::Result<()> {
+        self.pending.extend_from_slice(bytes);
+        Ok(())
     }
     fn flush(&mut self) -> io::Result<()> {
-        Backend::flush(&mut self.out)
+        let bytes = std::mem::take(&mut self.pending);
+        let cols = self.vt.0.borrow().screen().size().1;
+        self.vt.write_all(&without_wrap(&bytes, cols))
     }
 }
 
-impl LiveBackend for VtBackend {
-    fn write_raw(&mut self, bytes: &[u8]) -> io::Result<()> {
-        self.out.write_all(bytes)
+/// What a terminal with line wrap off (as the TUI sets it) shows of `bytes`: text past
+/// the last column is not written on the next row (`vt100` always wraps, so the text a
+/// row has past the screen's width is dropped here). Frames move the cursor only with
+/// `\r`, `\n` and sequences that do not print, so counting columns from each `\r` is
+/// enough.
+fn without_wrap(bytes: &[u8], cols: u16) -> Vec<u8> {
+    let text = String::from_utf8_lossy(bytes);
+    let mut out = String::with_capacity(text.len());
+    let mut col = 0usize;
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '\x1b' => {
+                out.push(c);
+                // An escape sequence: ESC 7 / ESC 8, or CSI up to its final letter.
+                if let Some(&next) = chars.peek() {
+                    out.push(next);
+                    chars.next();
+                    if next == '[' {
+                        for c in chars.by_ref() {
+                            out.push(c);
+                            if c.is_ascii_alphabetic() {
+                                break;
+                            }
+                        }
+                    }
+                }
+            }
+            '\r' | '\n' => {
+                if c == '\r' {
+                    col = 0;
+                }
+                out.push(c);
+            }
+            _ => {
+                let w = unicode_width::UnicodeWidthChar::width(c).unwrap_or(0);
+                if col + w <= usize::from(cols) {
+                    out.push(c);
+                }
+                col += w;
+            }
+        }
     }
+    out.into_bytes()
 }
 
 fn ev(v: serde_json::Value) -> EventMsg {
@@ -163,6 +174,8 @@ struct Session {
     frame_cols: u16,
     /// See [`VtBackend::told`].
     told: Rc<RefCell<Option<Size>>>,
+    /// The size the last frame was laid out for.
+    drawn_for: Option<Size>,
 }
 
 impl Session {
@@ -181,12 +194,11 @@ impl Session {
         vt.0.borrow_mut().process(NO_WRAP);
         let told = Rc::new(RefCell::new(None));
         let backend = VtBackend {
-            out: CrosstermBackend::new(vt.clone()),
             vt: vt.clone(),
+            pending: Vec::new(),
             told: told.clone(),
         };
-        let mut live = LiveViewport::new(backend, 1).unwrap();
-        live.follow_resizes_by_cursor();
+        let live = LiveViewport::new(backend, 0);
         let mut app = App::new(Composer::default());
         app.on_event(&ev(json!({
             "type": "session_configured",
@@ -210,6 +222,7 @@ impl Session {
             reflow: false,
             frame_cols: cols,
             told,
+            drawn_for: None,
         }
     }
 
@@ -217,31 +230,32 @@ impl Session {
         self.app.on_event(&ev(v));
     }
 
-    /// One frame, as the runner draws it: after a resize the live area is found again
-    /// from the cursor first.
+    /// One frame, as the runner draws it: after a resize the terminal is asked where the
+    /// cursor is (the room above the live area).
     fn frame(&mut self) {
-        if self.live.resized().unwrap() {
-            let (row, col) = self.vt.0.borrow().screen().cursor_position();
-            let size = self.live.screen_size().unwrap();
-            self.live.relocate(Position::new(col, row), size).unwrap();
+        let size = self.live.screen_size().unwrap();
+        if Some(size) != self.drawn_for {
+            let (row, _) = self.vt.0.borrow().screen().cursor_position();
+            self.live.cursor_moved_to(row);
+            self.drawn_for = Some(size);
         }
         let width = self.live.screen_size().unwrap().width;
         self.frame_cols = width;
         if std::env::var_os("OI_TUI_TRACE").is_some() {
-            let a = self.live.terminal().get_frame().area();
+            let a = (self.live.top(), self.live.height());
             eprintln!(
-                "frame: area {a:?}, cursor {:?}, committed {}",
+                "frame: top and height {a:?}, cursor {:?}, committed {}",
                 self.vt.0.borrow().screen().cursor_position(),
                 self.committed.len()
             );
         }
         let lines = draw_committing(&mut self.live, &mut self.app, &PLAIN)
             .unwrap()
-            .expect("a frame after the live area was found again is drawn");
+            .expect("a frame for the size the terminal tells is drawn");
         if std::env::var_os("OI_TUI_TRACE").is_some() {
-            let a = self.live.terminal().get_frame().area();
+            let a = (self.live.top(), self.live.height());
             eprintln!(
-                "drawn: area {a:?}, {} lines committed, streaming {:?}",
+                "drawn: top and height {a:?}, {} lines committed, streaming {:?}",
                 lines.len(),
                 self.app.streaming.chars().take(60).collect::<String>()
             );

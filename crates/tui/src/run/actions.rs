@@ -24,10 +24,8 @@ impl Runner {
             match action {
                 AppAction::Quit => quit = true,
                 AppAction::Suspend => quit |= self.suspend(),
-                AppAction::Redraw => {
-                    let _ = self.screens.live.clear();
-                    self.dirty = true;
-                }
+                // Every frame repaints the live area whole.
+                AppAction::Redraw => self.dirty = true,
                 AppAction::ClearScreen => quit |= self.clear_screen(),
                 AppAction::EditDraft(draft) => quit |= self.edit_draft(draft).await,
                 AppAction::RunShell(command) => self.run_shell(command),
@@ -56,7 +54,8 @@ impl Runner {
         restore_terminal();
         stop_like_a_job();
         self.dirty = true;
-        let resumed = enter_terminal_modes().and_then(|()| self.screens.live.restart_at_bottom());
+        let resumed = enter_terminal_modes();
+        self.screens.live.restart(0);
         self.failed_if(resumed, "cannot take the terminal back")
     }
 
@@ -76,9 +75,8 @@ impl Runner {
     fn clear_screen(&mut self) -> bool {
         let mut out = std::io::stdout();
         self.dirty = true;
-        let cleared = write!(out, "\x1b[H\x1b[2J\x1b[3J")
-            .and_then(|()| out.flush())
-            .and_then(|()| self.screens.live.restart_at_bottom());
+        let cleared = write!(out, "\x1b[H\x1b[2J\x1b[3J").and_then(|()| out.flush());
+        self.screens.live.restart(0);
         self.failed_if(cleared, "cannot clear the screen")
     }
 
@@ -92,7 +90,8 @@ impl Runner {
         let edited = tokio::task::spawn_blocking(move || crate::editor::edit(&draft))
             .await
             .unwrap_or_else(|e| Err(e.into()));
-        let resumed = enter_terminal_modes().and_then(|()| self.screens.live.restart_at_bottom());
+        let resumed = enter_terminal_modes();
+        self.screens.live.restart(0);
         self.sources.input.resume();
         let ended = self.failed_if(resumed, "cannot take the terminal back");
         match edited {

@@ -167,31 +167,21 @@ impl Runner {
         Some(actions)
     }
 
-    /// Draws a due frame; false when it has to wait for the live area to be found again.
+    /// Draws a due frame.
     async fn frame(&mut self, actions: &mut Vec<AppAction>) -> bool {
-        // After a resize, find the live area from the cursor before drawing. The size is
-        // read around the question: if it changed meanwhile, the answer is for a layout
-        // that is gone, so the frame waits for the next try.
+        // After a resize, the live area begins where the terminal kept the cursor (frames
+        // are drawn from it, wherever it is); asking where that is tells how much room is
+        // above the area (see `draw_committing`).
         let screens = &mut self.screens;
-        if screens.transcript.is_none() && screens.live.resized().unwrap_or(false) {
-            let before = screens.live.screen_size().ok();
-            let pos = self.sources.input.cursor_position().await;
-            let after = screens.live.screen_size().ok();
-            match (pos, before, after) {
-                (Some(pos), Some(before), Some(after)) if before == after => {
-                    if let Err(e) = screens.live.relocate(pos, after) {
-                        self.failure = Some(format!("cannot draw: {e}"));
-                        actions.push(AppAction::Quit);
-                    }
+        if screens.transcript.is_none() {
+            let size = screens.live.screen_size().ok();
+            if size.is_some() && size != self.drawn_for {
+                if self.drawn_for.is_some()
+                    && let Some(pos) = self.sources.input.cursor_position().await
+                {
+                    self.screens.live.cursor_moved_to(pos.y);
                 }
-                (Some(_), _, _) => {
-                    self.last_draw = Instant::now();
-                    return false;
-                }
-                // No answer: lay out for the new size where the area was.
-                _ => {
-                    let _ = screens.live.adopt_size();
-                }
+                self.drawn_for = size;
             }
         }
         let theme = self.app.theme;

@@ -241,6 +241,8 @@ struct Runner {
     file_index: Option<(std::path::PathBuf, Arc<oi_file_search::FileIndex>)>,
     dirty: bool,
     last_draw: Instant,
+    /// The screen size the last frame was laid out for.
+    drawn_for: Option<ratatui::layout::Size>,
     /// A frame that cannot be drawn (the terminal went away) ends the UI, but through the
     /// shutdown in [`Runner::finish`], so the thread is still flushed.
     failure: Option<String>,
@@ -261,12 +263,13 @@ impl Runner {
     ) -> std::io::Result<Self> {
         let signals = TerminationSignals::listen();
         // The live area starts where the cursor is and is sized to its content on every frame.
-        let mut screens = Screens {
-            live: LiveViewport::new(terminal::stdout_backend(), 1)
-                .map_err(context("cannot set up the terminal"))?,
+        // Where the cursor is tells how much room is above the live area; asked before
+        // the input thread reads the terminal (unknown counts as the top row).
+        let row = crossterm::cursor::position().map_or(0, |(_, row)| row);
+        let screens = Screens {
+            live: LiveViewport::new(terminal::stdout_backend(), row),
             transcript: None,
         };
-        screens.live.follow_resizes_by_cursor();
         // From here on only the input thread reads the terminal (the live area asked where
         // the cursor is above).
         let input = Input::new().map_err(context("cannot read the terminal"))?;
@@ -292,6 +295,7 @@ impl Runner {
             file_index: None,
             dirty: true,
             last_draw: Instant::now() - FRAME_INTERVAL,
+            drawn_for: None,
             failure: None,
             stopped_by: None,
         })

@@ -5,7 +5,7 @@ use crate::app::App;
 use crate::overlay::Overlay;
 use crate::render::{cells_to_lines, live_size, render_live};
 use crate::theme::Theme;
-use crate::viewport::LiveViewport;
+use crate::viewport::{LiveTerminal, LiveViewport};
 use crossterm::event::{
     DisableBracketedPaste, EnableBracketedPaste, KeyboardEnhancementFlags,
     PopKeyboardEnhancementFlags, PushKeyboardEnhancementFlags,
@@ -141,24 +141,23 @@ impl Screens {
             // History that arrives meanwhile waits for the main screen.
             return Ok(true);
         }
-        if self.transcript.take().is_some() {
-            if ON_ALTERNATE_SCREEN.swap(false, std::sync::atomic::Ordering::SeqCst) {
-                crossterm::execute!(std::io::stdout(), LeaveAlternateScreen).map_err(failed)?;
-            }
-            // The terminal restored the main screen; repaint the live area on it.
-            self.live.clear().map_err(failed)?;
+        // Leaving the transcript, the terminal restores the main screen and the cursor on
+        // the live area's first cell: the frame below repaints the area there.
+        if self.transcript.take().is_some()
+            && ON_ALTERNATE_SCREEN.swap(false, std::sync::atomic::Ordering::SeqCst)
+        {
+            crossterm::execute!(std::io::stdout(), LeaveAlternateScreen).map_err(failed)?;
         }
         draw(&mut self.live, app, theme)
     }
 }
-/// Writes finished cells into the scrollback, sizes the live area to its content (and the
-/// screen), then redraws it.
+/// Writes finished cells into the scrollback, lays the live area out for the screen, then
+/// draws it.
 ///
-/// Returns false when the terminal changed size before anything was written: the frame is
-/// left for after the live area is found again (a frame laid out for the old size would
-/// land on the resized screen).
-pub fn draw<B: crate::viewport::LiveBackend>(
-    live: &mut LiveViewport<B>,
+/// Returns false when the terminal changed size while the frame was laid out: nothing is
+/// drawn, and the next frame lays out for the new size.
+pub fn draw<T: LiveTerminal>(
+    live: &mut LiveViewport<T>,
     app: &mut App,
     theme: &Theme,
 ) -> Result<bool, DrawError> {
@@ -167,21 +166,13 @@ pub fn draw<B: crate::viewport::LiveBackend>(
 
 /// [`draw`], returning the lines it printed into the scrollback (the scrollback invariant
 /// test holds the terminal to them), or `None` when it drew nothing.
-pub fn draw_committing<B: crate::viewport::LiveBackend>(
-    live: &mut LiveViewport<B>,
+pub fn draw_committing<T: LiveTerminal>(
+    live: &mut LiveViewport<T>,
     app: &mut App,
     theme: &Theme,
 ) -> Result<Option<Vec<ratatui::text::Line<'static>>>, DrawError> {
-    let failed = DrawError::Write;
-    let resized = |live: &LiveViewport<B>| live.resized().map_err(DrawError::Size);
-    if resized(live)? {
-        return Ok(None);
-    }
     let screen = live.screen_size().map_err(DrawError::Size)?;
     app.screen = (screen.width, screen.height);
-    // Lay out for a resized screen first, so history is wrapped for the new width.
-    let height = live.height();
-    live.fit(height).map_err(failed)?;
     let now = Instant::now();
     let mut size = live_size(app, screen.width, screen.height, theme, now);
     let mut cells = app.take_pending();
@@ -194,8 +185,8 @@ pub fn draw_committing<B: crate::viewport::LiveBackend>(
     // push out those at the top. The rows above the live area are the room for them.
     if !app.streaming.is_empty() {
         let n = u16::try_from(lines.len()).unwrap_or(u16::MAX);
-        let area_top = live.terminal().get_frame().area().y;
-        let top = area_top
+        let top = live
+            .top()
             .saturating_add(n)
             .min(screen.height.saturating_sub(size.rows));
         if (size.rows >= screen.height || size.extra_when_halved > top) && app.commit_overflow() {
@@ -205,33 +196,23 @@ pub fn draw_committing<B: crate::viewport::LiveBackend>(
             size = live_size(app, screen.width, screen.height, theme, now);
         }
     }
-    let wanted = size.rows;
     // Laying out may take a while on a busy machine: a resize meanwhile leaves it all for
     // the next frame rather than write it for a screen that is gone.
-    if resized(live)? {
+    if live.screen_size().map_err(DrawError::Size)? != screen {
         app.restore_pending(cells);
         return Ok(None);
     }
-    live.begin_frame().map_err(failed)?;
-    if !lines.is_empty() {
-        live.insert_history(&lines, wanted).map_err(failed)?;
+    let area = ratatui::layout::Rect::new(0, 0, screen.width, size.rows.max(1));
+    let mut buf = ratatui::buffer::Buffer::empty(area);
+    let cursor = render_live(app, area, &mut buf, theme, now);
+    // The caret is drawn, not the terminal's cursor: that one waits at the live area's
+    // first cell (see `LiveViewport`).
+    if let Some(cell) = cursor.and_then(|pos| buf.cell_mut(pos)) {
+        let style = cell
+            .style()
+            .add_modifier(ratatui::style::Modifier::REVERSED);
+        cell.set_style(style);
     }
-    live.fit(wanted).map_err(failed)?;
-    let mut cursor = None;
-    live.terminal()
-        .draw(|f| {
-            let area = f.area();
-            cursor = render_live(app, area, f.buffer_mut(), theme, now);
-            // The caret is drawn, not the terminal's cursor: that one waits at the live
-            // area's first cell (see `LiveViewport::frame_drawn`).
-            if let Some(cell) = cursor.and_then(|pos| f.buffer_mut().cell_mut(pos)) {
-                let style = cell
-                    .style()
-                    .add_modifier(ratatui::style::Modifier::REVERSED);
-                cell.set_style(style);
-            }
-        })
-        .map_err(failed)?;
-    live.frame_drawn().map_err(failed)?;
+    live.frame(&lines, &buf).map_err(DrawError::Write)?;
     Ok(Some(lines))
 }
