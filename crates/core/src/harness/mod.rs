@@ -75,10 +75,37 @@ pub fn for_model(model: &str) -> Harness {
         ("claude", Harness::ClaudeCode),
         ("anthropic", Harness::ClaudeCode),
     ];
-    TABLE
+    let by_family = TABLE
         .iter()
         .find(|(family, _)| id.contains(family))
-        .map_or(Harness::Codex, |(_, h)| *h)
+        .map_or(Harness::Codex, |(_, h)| *h);
+    // Measured on Qwen2.5-Coder-1.5B (docs/harness.md): `minimal` did 57% of the everyday
+    // tasks, `qwen-code` 2 of 14. The smallest Qwen models get `minimal`.
+    match (by_family, billions_of_parameters(&id)) {
+        (Harness::QwenCode, Some(b)) if b <= SMALL_MODEL_BILLIONS => Harness::Minimal,
+        (by_family, _) => by_family,
+    }
+}
+
+/// Models of at most this many billion parameters are the smallest (`minimal`'s).
+const SMALL_MODEL_BILLIONS: f32 = 3.0;
+
+/// The size an id names as its own part: `1.5b` in `qwen2.5-coder-1.5b-instruct` or
+/// `qwen2.5-coder:1.5b`, `30b` in `Qwen3-Coder-30B-A3B` (not `a3b`, the active part of
+/// a mixture of experts, nor `2.5` in `qwen2.5`).
+fn billions_of_parameters(id: &str) -> Option<f32> {
+    id.split(['-', ':', '_', '/', ' ', '@'])
+        .filter_map(|part| {
+            let number = part.strip_suffix('b')?;
+            let digits = number.chars().all(|c| c.is_ascii_digit() || c == '.');
+            let starts = number.chars().next().is_some_and(|c| c.is_ascii_digit());
+            if digits && starts {
+                number.parse::<f32>().ok()
+            } else {
+                None
+            }
+        })
+        .next()
 }
 
 /// Whether a profile gives the model what its request names up front when a turn starts:

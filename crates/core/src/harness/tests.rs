@@ -12,8 +12,33 @@ fn words(w: &[&str]) -> Vec<String> {
 }
 
 #[test]
+fn auto_gives_the_smallest_qwen_models_minimal() {
+    for id in [
+        "qwen2.5-coder-1.5b-instruct",
+        "qwen2.5-coder:1.5b",
+        "Qwen/Qwen2.5-Coder-3B-Instruct-GGUF",
+        "qwen2.5-coder-0.5b-instruct-q4_k_m.gguf",
+        "hf.co/Qwen/Qwen2.5-Coder-1.5B-Instruct-GGUF:Q4_K_M",
+    ] {
+        assert_eq!(for_model(id), Harness::Minimal, "{id}");
+    }
+    for id in [
+        "qwen2.5-coder-7b-instruct",
+        "qwen2.5-coder:14b",
+        "Qwen/Qwen3-Coder-30B-A3B-Instruct",
+        "qwen3-coder",
+        "qwen2.5-coder",
+    ] {
+        assert_eq!(for_model(id), Harness::QwenCode, "{id}");
+    }
+    // Only Qwen is measured small: other families keep their profile at any size.
+    assert_eq!(for_model("llama3.2:3b"), Harness::Codex);
+    assert_eq!(for_model("deepseek-coder:1.3b"), Harness::ClaudeCodeBare);
+}
+
+#[test]
 fn auto_follows_the_model_family() {
-    assert_eq!(for_model("qwen2.5-coder-1.5b-instruct"), Harness::QwenCode);
+    assert_eq!(for_model("qwen2.5-coder-7b-instruct"), Harness::QwenCode);
     assert_eq!(
         for_model("Qwen/Qwen3-Coder-30B-A3B-Instruct"),
         Harness::QwenCode
