@@ -6,12 +6,13 @@
 //! `backwardsCursor` is the page's first entry, to walk back with the opposite
 //! `sortDirection` (that entry is included again, so a client sees its latest state).
 
+use crate::core_error;
 use crate::protocol::methods as m;
 use crate::protocol::wire::{
     SortDirection, ThreadItem, ThreadItemEntry, ThreadItemsListParams, ThreadItemsListResponse,
     ThreadTurnsListParams, ThreadTurnsListResponse, Turn, TurnItemsView,
 };
-use crate::threads::{core_error, merge_leading_input, summary_of, turn_json};
+use crate::threads::{merge_leading_input, summary_of, turn_json};
 use crate::{Conn, invalid, lock, method, parse_thread_id, thread_not_found};
 use oi_core::{StoredTurn, ThreadOutline, TurnSpan};
 use oi_jsonrpc::{Execution, MethodTable, RequestContext, RpcError};

@@ -34,7 +34,6 @@ mod hooks;
 mod init;
 mod items;
 mod lifecycle;
-mod listener;
 mod mcp_oauth;
 mod mcp_status;
 mod notify;
@@ -144,7 +143,7 @@ pub(crate) struct Conn {
     deprecations_sent: Mutex<std::collections::HashSet<&'static str>>,
     pub shutdown: CancellationToken,
     /// This connection's listener of each thread it runs turns on.
-    pub(crate) listeners: listener::Listeners,
+    pub(crate) listeners: turns::listener::Listeners,
     /// Stored threads this connection started or resumed: they stay loaded while any
     /// connection holds them (released when the connection closes or unsubscribes).
     holds: Mutex<HashMap<ThreadId, oi_core::ThreadHold>>,
@@ -171,7 +170,7 @@ impl Conn {
             deprecations_sent: Mutex::default(),
             history: history::HistoryCache::default(),
             shutdown: ctx.connection.shutdown,
-            listeners: listener::Listeners::default(),
+            listeners: turns::listener::Listeners::default(),
             holds: Mutex::default(),
             rate_limits: Mutex::default(),
             fuzzy: fuzzy::FuzzyState::default(),
@@ -403,6 +402,20 @@ fn request_config(o: &protocol::ThreadOverrides) -> impl Iterator<Item = (&Strin
                 false
             }
         })
+}
+
+/// An engine error as the answer to a request: the caller's to fix, or internal.
+pub(crate) fn core_error(e: oi_core::CoreError) -> RpcError {
+    use oi_core::CoreError;
+    match e {
+        CoreError::ThreadNotFound(id) => thread_not_found(id),
+        CoreError::Config(m) | CoreError::Mcp(m) => invalid(m),
+        // A bad page cursor, a value the store does not take: the caller's to fix.
+        CoreError::StoreRequest(m) => invalid(m),
+        // Same class as the other busy answers (`turn/start` on a running thread).
+        CoreError::ThreadBusy { message, .. } => invalid(message),
+        other => internal(other.to_string()),
+    }
 }
 
 /// `-32600` with the message as is (the v2 API's validation errors).

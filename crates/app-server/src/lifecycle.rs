@@ -2,13 +2,13 @@
 //! holds it; it stays on disk) and `thread/delete`
 //! (unload it and remove it from disk).
 
+use crate::core_error;
 use crate::items::Note;
 use crate::protocol::methods as m;
 use crate::protocol::wire::{
     EmptyResponse, ThreadIdNotification, ThreadIdParams, ThreadUnsubscribeResponse,
     ThreadUnsubscribeStatus,
 };
-use crate::threads::core_error;
 use crate::{Conn, invalid, method, parse_thread_id, thread_not_found};
 use oi_core::Thread;
 use oi_jsonrpc::RpcError;

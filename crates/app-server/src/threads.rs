@@ -6,6 +6,7 @@
 //! in a second manager that writes nothing.
 
 use crate::convert::{ephemeral_thread, now_unix, session_response, thread_from_summary};
+use crate::core_error;
 use crate::items::Note;
 use crate::protocol::ThreadOverrides;
 use crate::protocol::methods::{self as m, WireMethod};
@@ -22,8 +23,8 @@ use crate::protocol::wire::{
 };
 use crate::{Conn, EphemeralInfo, internal, invalid, method, parse_thread_id, thread_not_found};
 use oi_core::{
-    CoreError, ListQuery, LoadedThread, NewThread, RolloutItem, SessionSource, SortKey, StoredTurn,
-    Thread, ThreadSummary, TurnSpan, TurnStatus,
+    ListQuery, LoadedThread, NewThread, RolloutItem, SessionSource, SortKey, StoredTurn, Thread,
+    ThreadSummary, TurnSpan, TurnStatus,
 };
 use oi_jsonrpc::RpcError;
 use oi_jsonrpc::{Execution, MethodTable, RequestContext};
@@ -41,18 +42,6 @@ pub(crate) fn register(t: &mut MethodTable, conn: &Arc<Conn>) {
     method::<m::ThreadArchive, _, _>(t, conn, Execution::Spawn, archive);
     method::<m::ThreadUnarchive, _, _>(t, conn, Execution::Spawn, unarchive);
     method::<m::ThreadNameSet, _, _>(t, conn, Execution::Spawn, set_name);
-}
-
-pub(crate) fn core_error(e: CoreError) -> RpcError {
-    match e {
-        CoreError::ThreadNotFound(id) => thread_not_found(id),
-        CoreError::Config(m) | CoreError::Mcp(m) => invalid(m),
-        // A bad page cursor, a value the store does not take: the caller's to fix.
-        CoreError::StoreRequest(m) => invalid(m),
-        // Same class as the other busy answers (`turn/start` on a running thread).
-        CoreError::ThreadBusy { message, .. } => invalid(message),
-        other => internal(other.to_string()),
-    }
 }
 
 fn live_status(thread: &Thread) -> ThreadStatus {

@@ -2,15 +2,15 @@
 //!
 //! `turn/start` asks the engine to start a turn (refused when one is running, whoever
 //! started it: a v2 client, another connection, a `codex`/`codex-reply` call) and the
-//! connection's listener of the thread ([`crate::listener`]) follows it on the thread's
+//! connection's listener of the thread ([`listener`]) follows it on the thread's
 //! published events, a [`Pump`] fanning them out as v2 notifications. `thread/resume` of a
 //! thread whose turn is running follows that turn the same way, so a second connection
 //! sees a running turn to its end.
 
 use crate::approvals::{self, ApprovalCtx};
 use crate::convert::{core_input, now_unix};
+use crate::core_error;
 use crate::items::{ItemMapper, Note};
-use crate::listener::{Follow, Start};
 use crate::protocol::methods as m;
 use crate::protocol::turn::{TurnInterruptParams, TurnStartParams, TurnSteerParams};
 use crate::protocol::wire::{
@@ -18,8 +18,8 @@ use crate::protocol::wire::{
     ThreadStatusChangedNotification, Turn, TurnStartResponse, TurnStartedNotification,
     TurnSteerResponse,
 };
-use crate::threads::core_error;
 use crate::{Conn, invalid, lock, method, parse_thread_id, thread_not_found};
+use listener::{Follow, Start};
 use oi_core::{
     CoreError, Driven, EventStream, PendingRequest, StartTurn, Stop, Thread, TurnFrontEnd,
     TurnHandle, drive,
@@ -33,6 +33,9 @@ use serde_json::json;
 use std::sync::Arc;
 use tokio::sync::oneshot;
 use tokio_util::sync::CancellationToken;
+
+// A connection's listener of a thread exists to pump the turns it follows.
+pub(crate) mod listener;
 
 pub(crate) fn register(t: &mut MethodTable, conn: &Arc<Conn>) {
     method::<m::TurnStart, _, _>(t, conn, Execution::Spawn, start);

@@ -2,6 +2,7 @@
 //! (`fuzzyFileSearch*` live in [`crate::fuzzy`]).
 
 use crate::accounts::{KeySource, key_source, key_value};
+use crate::core_error;
 use crate::protocol::ThreadOverrides;
 use crate::protocol::methods::{self as m, ClientRequest};
 use crate::protocol::v1::{
@@ -9,7 +10,6 @@ use crate::protocol::v1::{
     GetConversationSummaryResponse, GitDiffToRemoteParams, GitDiffToRemoteResponse, V1AuthMethod,
     V1GitInfo,
 };
-use crate::threads::core_error;
 use crate::{Conn, invalid, method};
 use oi_core::{ThreadSummary, WorkingTreeBase, working_tree_diff};
 use oi_jsonrpc::RpcError;

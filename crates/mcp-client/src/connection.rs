@@ -2,9 +2,9 @@
 //! `initialize`, or the probe of both, as its `protocol_version` says), the first
 //! `tools/list`, and teardown. Startup is bounded by `startup_timeout_sec` across all steps.
 
-use crate::connect_error::{ConnectError, HttpClientError};
+use crate::connect_error::ConnectError;
 use crate::handler::{Handler, ProgressRouter, Responder};
-use crate::http::http_spec;
+use crate::http::{header_map, http_client, http_spec};
 use crate::protocol::{Era, Negotiated, Opening, Prior};
 use crate::stdio::{ChildProcess, KILL_GRACE, describe_exit, launch_spec, spawn};
 use crate::wire_error::{self, WireFault};
@@ -12,7 +12,6 @@ use oi_config::mcp::{McpServerConfig, McpServerTransportConfig};
 use rmcp::service::{ClientInitializeError, ClientServiceExt, RoleClient, RunningService};
 use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
-use std::collections::HashMap;
 use std::path::Path;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -369,18 +368,6 @@ async fn check_pins(
         .map_err(|e| ConnectError::Config(e.to_string()))
 }
 
-/// The HTTP client of a streamable-HTTP server connection, configured as rmcp's own default
-/// (no idle connection pool: reusing a connection whose last body was not fully read stalls
-/// ~40 ms on Linux's delayed ACK; only same-origin 307/308 redirects) but built by `oi-http`,
-/// so a plain `http://` server costs no root-certificate read.
-pub(crate) fn http_client() -> Result<reqwest::Client, HttpClientError> {
-    oi_http::client_builder()
-        .pool_max_idle_per_host(0)
-        .redirect(oi_http::same_origin_redirects())
-        .build()
-        .map_err(|e| HttpClientError(e.to_string()))
-}
-
 /// Connects to a streamable HTTP server with the credentials the config names, or through
 /// OAuth (stored tokens, refreshed; a new authorization when the server challenges), and runs
 /// opens the session (`server/discover`, `initialize`, or the probe of both). A 401/403 gets
@@ -556,26 +543,6 @@ pub(crate) fn describe_service_error(
         Some(fault) => fault.describe(server, url),
         None => wire_error::without_type_names(&text),
     }
-}
-
-/// The configured HTTP headers as a header map; an invalid name or value is skipped with a
-/// warning rather than failing the server.
-pub(crate) fn header_map(
-    server: &str,
-    headers: &std::collections::BTreeMap<String, String>,
-) -> HashMap<reqwest::header::HeaderName, reqwest::header::HeaderValue> {
-    let mut map = HashMap::new();
-    for (k, v) in headers {
-        let name = reqwest::header::HeaderName::try_from(k.as_str());
-        let value = reqwest::header::HeaderValue::try_from(v.as_str());
-        match (name, value) {
-            (Ok(n), Ok(v)) => {
-                map.insert(n, v);
-            }
-            _ => tracing::warn!("MCP server `{server}`: skipping invalid HTTP header `{k}`"),
-        }
-    }
-    map
 }
 
 /// How long a stdio server whose connection ended gets to be reaped and to have its stderr

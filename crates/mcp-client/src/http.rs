@@ -1,8 +1,8 @@
 //! Streamable HTTP connection settings: URL and headers with every reference resolved.
 
-use crate::connect_error::ConnectError;
+use crate::connect_error::{ConnectError, HttpClientError};
 use oi_config::mcp::{McpServerTransportConfig, expand_env_refs};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 
 /// What the HTTP transport needs, resolved against the host environment.
 #[derive(Clone, Debug, PartialEq)]
@@ -75,6 +75,38 @@ pub(crate) fn http_spec(
         headers,
         warnings,
     })
+}
+
+/// The HTTP client of a streamable-HTTP server connection, configured as rmcp's own default
+/// (no idle connection pool: reusing a connection whose last body was not fully read stalls
+/// ~40 ms on Linux's delayed ACK; only same-origin 307/308 redirects) but built by `oi-http`,
+/// so a plain `http://` server costs no root-certificate read.
+pub(crate) fn http_client() -> Result<reqwest::Client, HttpClientError> {
+    oi_http::client_builder()
+        .pool_max_idle_per_host(0)
+        .redirect(oi_http::same_origin_redirects())
+        .build()
+        .map_err(|e| HttpClientError(e.to_string()))
+}
+
+/// The configured HTTP headers as a header map; an invalid name or value is skipped with a
+/// warning rather than failing the server.
+pub(crate) fn header_map(
+    server: &str,
+    headers: &std::collections::BTreeMap<String, String>,
+) -> HashMap<reqwest::header::HeaderName, reqwest::header::HeaderValue> {
+    let mut map = HashMap::new();
+    for (k, v) in headers {
+        let name = reqwest::header::HeaderName::try_from(k.as_str());
+        let value = reqwest::header::HeaderValue::try_from(v.as_str());
+        match (name, value) {
+            (Ok(n), Ok(v)) => {
+                map.insert(n, v);
+            }
+            _ => tracing::warn!("MCP server `{server}`: skipping invalid HTTP header `{k}`"),
+        }
+    }
+    map
 }
 
 #[cfg(test)]

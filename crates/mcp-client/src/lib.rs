@@ -38,7 +38,6 @@ pub mod oauth_store;
 pub mod prompts;
 mod protocol;
 mod request_error;
-mod resources;
 mod sampling;
 mod sniff;
 mod status;

@@ -45,11 +45,11 @@ pub async fn login_challenge(
     let spec = crate::http::http_spec(server, &config.transport, &lookup)
         .map_err(|e| OAuthError::Config(e.to_string()))?;
     let transport_config = StreamableHttpClientTransportConfig::with_uri(spec.url.clone())
-        .custom_headers(crate::connection::header_map(server, &spec.headers));
+        .custom_headers(crate::http::header_map(server, &spec.headers));
     let mut opening = Opening::first(config.protocol_version, None);
     // A probe, then `initialize` (only for `auto`; `Opening::retry` says when).
     for _ in 0..2 {
-        let http = crate::connection::http_client().map_err(|e| OAuthError::Http(e.to_string()))?;
+        let http = crate::http::http_client().map_err(|e| OAuthError::Http(e.to_string()))?;
         let transport = StreamableHttpClientTransport::with_client(http, transport_config.clone());
         let opened = tokio::time::timeout(
             OPENING_TIMEOUT,

@@ -9,6 +9,8 @@ mod catalog;
 mod connect;
 mod entry;
 mod listen;
+// Resource and prompt reads are the manager's methods on a connected server.
+mod resources;
 mod task;
 
 use crate::cache;

@@ -11,135 +11,19 @@
 
 pub use crate::login_probe::login_challenge;
 pub use crate::oauth_error::OAuthError;
+pub use crate::oauth_store::{CREDENTIALS_FILE, FileCredentialStore, credential_key};
 use crate::oauth_store::{OAuthCredentialsStoreMode, OAuthTokenStore};
-use oi_config::credentials;
 use rmcp::transport::auth::{
     AuthError, AuthorizationCallback, AuthorizationManager, AuthorizationMetadata,
-    AuthorizationRequest, AuthorizationSession, CredentialStore, OAuthState, StoredCredentials,
+    AuthorizationRequest, AuthorizationSession, OAuthState,
 };
-use serde_json::Value;
-use sha2::{Digest, Sha256};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
-/// The shared credentials file under the home directory.
-pub use oi_config::credentials::CREDENTIALS_FILE;
-const SECTION: &str = "mcp_oauth";
 /// How long `login` waits for the browser to come back.
 pub const DEFAULT_LOGIN_TIMEOUT: Duration = Duration::from_secs(300);
 const DISCOVERY_TIMEOUT: Duration = Duration::from_secs(5);
-
-/// Stable key for one server's tokens.
-pub fn credential_key(server: &str, url: &str) -> String {
-    let identity = serde_json::json!({"type": "http", "url": url, "headers": {}});
-    let digest = hex::encode(Sha256::digest(identity.to_string().as_bytes()));
-    format!("{server}|{}", &digest[..16])
-}
-
-/// A [`CredentialStore`] backed by one entry of `$HOME/.credentials.json`.
-#[derive(Clone, Debug)]
-pub struct FileCredentialStore {
-    home: PathBuf,
-    key: String,
-    server: String,
-    url: String,
-}
-
-impl FileCredentialStore {
-    /// The credentials-file store of `server`'s tokens (at `url`) under `home`.
-    pub fn new(home: &Path, server: &str, url: &str) -> Self {
-        Self {
-            home: home.to_path_buf(),
-            key: credential_key(server, url),
-            server: server.to_string(),
-            url: url.to_string(),
-        }
-    }
-
-    pub(crate) fn entry(&self) -> Result<Option<Value>, OAuthError> {
-        Ok(credentials::read_section(&self.home, SECTION)?.remove(&self.key))
-    }
-
-    /// Whether tokens are stored for this server.
-    pub fn has_tokens(&self) -> bool {
-        self.entry()
-            .ok()
-            .flatten()
-            .and_then(|e| e.get("credentials").cloned())
-            .and_then(|c| serde_json::from_value::<StoredCredentials>(c).ok())
-            .is_some_and(|c| c.token_response.is_some())
-    }
-
-    /// Delete this server's tokens; `Ok(false)` if there were none.
-    pub fn delete(&self) -> Result<bool, OAuthError> {
-        Ok(credentials::update(&self.home, SECTION, |entries| {
-            entries.remove(&self.key).is_some()
-        })?)
-    }
-
-    /// Runs `work` on a clone of this store on the blocking pool: the credentials file is
-    /// read and written with blocking I/O (and `fsync`), which must not stall the runtime
-    /// while a connection refreshes its token.
-    async fn off_runtime<T: Send + 'static>(
-        &self,
-        work: impl FnOnce(&Self) -> Result<T, OAuthError> + Send + 'static,
-    ) -> Result<T, OAuthError> {
-        let store = self.clone();
-        tokio::task::spawn_blocking(move || work(&store))
-            .await
-            .map_err(|e| OAuthError::Task(e.to_string()))?
-    }
-
-    /// Stores `stored` under this server's key, keeping every other entry and section.
-    pub(crate) fn save_blocking(&self, stored: &StoredCredentials) -> Result<(), OAuthError> {
-        self.save_entry_blocking(crate::oauth_store::entry_json(
-            &self.server,
-            &self.url,
-            stored,
-            None,
-        )?)
-    }
-
-    /// Stores a whole entry (see `oauth_store::entry_json`) under this server's key.
-    pub(crate) fn save_entry_blocking(&self, entry: Value) -> Result<(), OAuthError> {
-        Ok(credentials::update(&self.home, SECTION, |entries| {
-            entries.insert(self.key.clone(), entry);
-        })?)
-    }
-}
-
-/// rmcp's credential-store seam takes an `AuthError`: our line, as its text.
-fn store_err(e: OAuthError) -> AuthError {
-    AuthError::InternalError(e.to_string())
-}
-
-#[async_trait::async_trait]
-impl CredentialStore for FileCredentialStore {
-    async fn load(&self) -> Result<Option<StoredCredentials>, AuthError> {
-        let Some(entry) = self.off_runtime(Self::entry).await.map_err(store_err)? else {
-            return Ok(None);
-        };
-        match entry.get("credentials").cloned() {
-            Some(c) => serde_json::from_value(c)
-                .map(Some)
-                .map_err(|e| store_err(OAuthError::Unreadable(e.to_string()))),
-            None => Ok(None),
-        }
-    }
-
-    async fn save(&self, stored: StoredCredentials) -> Result<(), AuthError> {
-        self.off_runtime(move |s| s.save_blocking(&stored))
-            .await
-            .map_err(store_err)
-    }
-
-    async fn clear(&self) -> Result<(), AuthError> {
-        self.off_runtime(|s| s.delete().map(|_| ()))
-            .await
-            .map_err(store_err)
-    }
-}
 
 pub(crate) async fn manager_for(url: &str) -> Result<AuthorizationManager, OAuthError> {
     AuthorizationManager::new(url)
@@ -453,7 +337,7 @@ async fn legacy_root_metadata(server_url: &str) -> Result<AuthorizationMetadata,
     url.set_query(None);
     let response = tokio::time::timeout(
         DISCOVERY_TIMEOUT,
-        crate::connection::http_client()
+        crate::http::http_client()
             .map_err(|e| OAuthError::Http(e.to_string()))?
             .get(url.as_str())
             .send(),
@@ -562,6 +446,9 @@ async fn wait_for_callback(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::oauth_store::SECTION;
+    use rmcp::transport::auth::{CredentialStore, StoredCredentials};
+    use serde_json::Value;
 
     #[test]
     fn keys_depend_on_server_and_url() {

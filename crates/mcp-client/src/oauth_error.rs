@@ -8,8 +8,10 @@
 //! (`Server`, `Grant`) writes its cause into its own line and does not also report it as a
 //! `source`, so an error-chain printer cannot show it twice.
 
-use crate::oauth_store::KEYRING_SERVICE;
 use std::path::PathBuf;
+
+/// The keyring service every server's tokens are filed under.
+pub const KEYRING_SERVICE: &str = "Open Interpreter MCP Credentials";
 
 /// An OAuth failure of one MCP server, by stage. Its `Display` is the one-line message.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]

@@ -389,7 +389,7 @@ async fn machine_grant(
             "[mcp_servers.{server}.oauth] {e}"
         )))
     })?;
-    let http = crate::connection::http_client().map_err(|e| OAuthError::Http(e.to_string()))?;
+    let http = crate::http::http_client().map_err(|e| OAuthError::Http(e.to_string()))?;
     let issuer = metadata
         .issuer
         .clone()

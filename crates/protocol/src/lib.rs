@@ -14,10 +14,10 @@
 pub mod config_types;
 pub mod ids;
 pub mod models;
-pub mod parked;
 pub mod parse_command;
 pub mod protocol;
 pub mod truncate;
 pub mod user_input;
 
 pub use ids::ThreadId;
+pub use protocol::parked;

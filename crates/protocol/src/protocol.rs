@@ -7,7 +7,6 @@
 use crate::config_types::{AskForApproval, ReasoningEffort, SandboxPolicy};
 use crate::ids::ThreadId;
 use crate::models::TokenUsage;
-pub use crate::parked::{ParkedAnswer, ParkedRequest, TurnParkedEvent};
 use crate::parse_command::ParsedCommand;
 use crate::user_input::UserInput;
 use serde::{Deserialize, Serialize};
@@ -15,6 +14,9 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 mod exec_events;
+// Parked turns' types and `EventMsg::TurnParked` hold each other: one module and its child.
+pub mod parked;
+pub use parked::{ParkedAnswer, ParkedRequest, TurnParkedEvent};
 mod extensions;
 mod mcp_events;
 pub use exec_events::{

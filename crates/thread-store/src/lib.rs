@@ -44,7 +44,6 @@ mod index;
 mod loaded;
 mod outline;
 mod paging;
-mod parked;
 mod postgres;
 mod private;
 mod record;
@@ -61,8 +60,8 @@ pub use git::collect_git_info;
 pub use handle::{RolloutWriter, StoreLocation, ThreadStore};
 pub use loaded::{ABORTED_CALL_OUTPUT, LoadedThread, PendingMcpTask};
 pub use outline::{StoredTurn, ThreadOutline, TurnSpan, TurnStatus};
-pub use parked::{ParkedCall, TurnParkedItem, TurnUnparkedItem, Unparked};
 pub use postgres::StoreTimeouts;
+pub use types::parked::{ParkedCall, TurnParkedItem, TurnUnparkedItem, Unparked};
 pub use types::{
     CompactedItem, GitInfo, ListQuery, RolloutItem, RolloutLine, SessionMeta, SessionSource,
     SortKey, ThreadPage, ThreadSummary, TurnContextItem, should_persist_event,

@@ -1,7 +1,7 @@
 //! A thread read back from disk, and the views front ends need of it.
 
 use crate::outline::{Mark, StoredTurn, TurnSpan, TurnStatus, turn_spans};
-use crate::parked::TurnParkedItem;
+use crate::types::parked::TurnParkedItem;
 use crate::types::{RolloutItem, SessionMeta, ThreadSummary};
 use oi_protocol::models::{FunctionCallOutput, ResponseItem};
 use oi_protocol::protocol::{EventMsg, TurnAbortReason, TurnAbortedEvent};

@@ -532,7 +532,7 @@ impl ThreadOutline {
 
     /// The last `turn_parked` record of turn `span` (only that record is parsed): what the
     /// turn waits for when it is [`TurnStatus::Parked`], what it waited for otherwise.
-    pub fn park_record(&self, span: &TurnSpan) -> Option<crate::parked::TurnParkedItem> {
+    pub fn park_record(&self, span: &TurnSpan) -> Option<crate::types::parked::TurnParkedItem> {
         let n = self.last_mark(
             span,
             |m| matches!(m, Mark::Parked { turn_id } if *turn_id == span.id),
@@ -544,7 +544,7 @@ impl ThreadOutline {
     }
 
     /// The last `turn_unparked` record of turn `span`: how its last park ended.
-    pub fn unpark_record(&self, span: &TurnSpan) -> Option<crate::parked::TurnUnparkedItem> {
+    pub fn unpark_record(&self, span: &TurnSpan) -> Option<crate::types::parked::TurnUnparkedItem> {
         let n = self.last_mark(
             span,
             |m| matches!(m, Mark::Unparked { turn_id } if *turn_id == span.id),

@@ -19,10 +19,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 /// Longest preview kept in the index (characters).
 pub(crate) const PREVIEW_MAX_CHARS: usize = 1000;
 
-/// `2026-04-25T12:00:00.123Z`
-pub(crate) fn format_timestamp(t: DateTime<Utc>) -> String {
-    t.format("%Y-%m-%dT%H:%M:%S%.3fZ").to_string()
-}
+pub(crate) use crate::types::format_timestamp;
 
 pub(crate) fn parse_timestamp_ms(s: &str) -> Option<i64> {
     DateTime::parse_from_rfc3339(s)
@@ -251,5 +248,17 @@ pub(crate) fn read_rollout_events(
                      by this program, or its first line is damaged"
                 .into(),
         }),
+    }
+}
+
+impl Serialize for RolloutLine {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        // One writer of the on-disk shape (timestamp, type, payload, in that order: readers
+        // that only probe the start of a line rely on it being cheap to find).
+        LineRef {
+            timestamp: &self.timestamp,
+            item: &self.item,
+        }
+        .serialize(s)
     }
 }

@@ -131,7 +131,7 @@ fn deltas_and_approval_prompts_are_not_persisted() {
 #[test]
 fn park_records_have_their_documented_shape() {
     use crate::outline::Mark;
-    use crate::parked::{ParkedCall, TurnParkedItem, TurnUnparkedItem, Unparked};
+    use crate::types::parked::{ParkedCall, TurnParkedItem, TurnUnparkedItem, Unparked};
     use crate::types::{RolloutItem, RolloutLine};
     use oi_protocol::protocol::{
         ApplyPatchApprovalRequestEvent, ParkedAnswer, ParkedRequest, ReviewDecision,

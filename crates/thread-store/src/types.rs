@@ -12,6 +12,9 @@ use std::fmt;
 use std::path::PathBuf;
 use std::str::FromStr;
 
+// A parked turn's rollout items and `RolloutItem` hold each other: a module and its child.
+pub(crate) mod parked;
+
 /// One record of a rollout file. On disk it is the `type`/`payload` pair of a
 /// [`RolloutLine`]; `type` is the snake_case variant name.
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -30,9 +33,9 @@ pub enum RolloutItem {
     /// (or, when a foreign writer left it out, just the summary `message`).
     Compacted(CompactedItem),
     /// The turn stopped at approvals and waits to be resumed (see [`crate::TurnParkedItem`]).
-    TurnParked(crate::parked::TurnParkedItem),
+    TurnParked(parked::TurnParkedItem),
     /// A park ended: answered, expired, replaced or interrupted.
-    TurnUnparked(crate::parked::TurnUnparkedItem),
+    TurnUnparked(parked::TurnUnparkedItem),
 }
 
 /// Payload of a `compacted` record (Codex's shape).
@@ -118,18 +121,6 @@ pub struct RolloutLine {
     pub timestamp: String,
     /// The record.
     pub item: RolloutItem,
-}
-
-impl Serialize for RolloutLine {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        // One writer of the on-disk shape (timestamp, type, payload, in that order: readers
-        // that only probe the start of a line rely on it being cheap to find).
-        crate::record::LineRef {
-            timestamp: &self.timestamp,
-            item: &self.item,
-        }
-        .serialize(s)
-    }
 }
 
 /// The outer shape of a line, with the payload left unparsed.
@@ -273,7 +264,7 @@ impl SessionMeta {
         SessionMeta {
             id: ThreadId::new(),
             forked_from_id: None,
-            timestamp: crate::record::format_timestamp(chrono::Utc::now()),
+            timestamp: format_timestamp(chrono::Utc::now()),
             cwd: cwd.into(),
             originator: String::new(),
             cli_version: String::new(),
@@ -558,4 +549,9 @@ fn leading_type(payload: &str) -> Option<&str> {
     let rest = payload.strip_prefix("{\"type\":\"")?;
     let end = rest.find(['"', '\\'])?;
     (rest.as_bytes()[end] == b'"').then(|| &rest[..end])
+}
+
+/// `2026-04-25T12:00:00.123Z`
+pub(crate) fn format_timestamp(t: chrono::DateTime<chrono::Utc>) -> String {
+    t.format("%Y-%m-%dT%H:%M:%S%.3fZ").to_string()
 }

@@ -337,7 +337,7 @@ pub enum PickerValue {
     /// `/undo`'s confirmation: revert (`true`) or keep.
     Undo(bool),
     /// A row of `/archive`, `/delete`, `/export`, `/theme` or `/statusline`.
-    Daily(crate::app::DailyChoice),
+    Daily(DailyChoice),
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -486,4 +486,27 @@ mod tests {
         f.toggle();
         assert!(f.content().unwrap_err().contains("pick at least one"));
     }
+}
+
+/// What a row of one of these commands' pickers does.
+#[derive(Clone, Debug, PartialEq)]
+pub enum DailyChoice {
+    /// Archive this thread.
+    Archive(ThreadId),
+    /// `/delete`'s first step: ask before deleting (label = how the thread is shown).
+    AskDelete(ThreadId, String),
+    /// `/delete` confirmed.
+    Delete(ThreadId),
+    /// Do not delete after all.
+    KeepThread,
+    /// `/export` to a file that exists: replace it.
+    ReplaceExport(PathBuf),
+    /// Do not replace the file after all.
+    KeepExport,
+    /// Use this colour theme.
+    Theme(crate::theme::ThemeName),
+    /// Show or hide this item of the status line.
+    ToggleStatusItem(crate::status_items::StatusItem),
+    /// Put the status line's default items back.
+    ResetStatusLine,
 }

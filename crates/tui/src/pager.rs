@@ -3,9 +3,7 @@
 //! `n`/`N`, Esc), line numbers and syntax colours. The scrollback gets a one-line summary
 //! instead of the whole diff, so a large change does not push the conversation away.
 
-use crate::app::App;
-use crate::cells::{HistoryCell, diff_counts};
-use crate::overlay::Overlay;
+use crate::cells::diff_counts;
 use crate::theme::Theme;
 use crate::transcript::TranscriptView;
 use crate::wrap::wrap_lines;
@@ -37,24 +35,5 @@ impl DiffPager {
     pub fn lines(&self, width: u16, theme: &Theme) -> Vec<Line<'static>> {
         let lines = crate::diff_view::diff_lines(&self.diff, None, theme, PAGER_MAX_ROWS);
         wrap_lines(&lines, width, "      ")
-    }
-}
-
-impl App {
-    /// `/diff`'s result: the pager opens on it and the scrollback notes it in one line.
-    pub fn show_diff(&mut self, diff: String) {
-        let pager = DiffPager {
-            diff,
-            view: TranscriptView {
-                // The diff opens at its top, not its end.
-                scroll: usize::MAX / 2,
-                ..TranscriptView::default()
-            },
-        };
-        self.push_cell(HistoryCell::Info {
-            title: pager.title(),
-            lines: vec!["shown in the pager; /diff opens it again".into()],
-        });
-        self.overlay = Some(Overlay::Diff(pager));
     }
 }

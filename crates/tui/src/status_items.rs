@@ -1,7 +1,10 @@
 //! What the status line shows: the items `/statusline` chooses among, their ids (kept in
 //! `[tui] status_line`, named like Codex's where the item is the same) and their text.
 
-use crate::app::{McpState, StatusInfo};
+use oi_protocol::config_types::{AskForApproval, ReasoningEffort, SandboxMode};
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::time::Instant;
 
 /// One item of the status line.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -179,4 +182,50 @@ mod tests {
             "0 tokens used"
         );
     }
+}
+
+/// Per-server MCP state from startup events.
+#[derive(Clone, Debug, PartialEq)]
+pub enum McpState {
+    /// Connecting.
+    Starting,
+    /// Connected; its tools are offered.
+    Ready,
+    /// Did not start, with why.
+    Failed(String),
+    /// Its start was cancelled.
+    Cancelled,
+}
+
+/// What the status line shows.
+#[derive(Clone, Debug, Default)]
+pub struct StatusInfo {
+    /// The model in use.
+    pub model: String,
+    /// The config's id of its provider.
+    pub provider: String,
+    /// The reasoning effort asked for, if any.
+    pub effort: Option<ReasoningEffort>,
+    /// The thread's working directory.
+    pub cwd: PathBuf,
+    /// The sandbox commands run in.
+    pub sandbox: Option<SandboxMode>,
+    /// When the agent asks before acting.
+    pub approval: Option<AskForApproval>,
+    /// The thread's id.
+    pub thread_id: String,
+    /// The thread's title (`/title`), when it has one.
+    pub thread_name: Option<String>,
+    /// The model's context window in tokens, when known.
+    pub context_window: Option<i64>,
+    /// Where the window figure came from (e.g. "llama.cpp /props n_ctx").
+    pub context_window_source: Option<String>,
+    /// Tokens the last request put in the window.
+    pub context_used: Option<i64>,
+    /// Tokens the thread has used in all.
+    pub total_tokens: i64,
+    /// Each MCP server's state, by name.
+    pub mcp: BTreeMap<String, McpState>,
+    /// When the running turn started.
+    pub turn_started: Option<Instant>,
 }

@@ -62,7 +62,7 @@ impl Inner {
                     .write()
                     .unwrap_or_else(|e| e.into_inner())
                     .has_resources = has_resources;
-                crate::resources::fetch_details(entry.clone(), conn.clone());
+                super::resources::fetch_details(entry.clone(), conn.clone());
                 entry.was_ready.store(true, Ordering::SeqCst);
                 crate::cache::clear_failure(crate::cache::failure_path(&entry.cache_path)).await;
                 if self.shutdown.is_cancelled() {

@@ -162,7 +162,7 @@ async fn on_change(
         }
         ServerNotification::PromptListChangedNotification(_)
         | ServerNotification::ResourceListChangedNotification(_) => {
-            crate::resources::fetch_details(entry.clone(), conn.clone());
+            super::resources::fetch_details(entry.clone(), conn.clone());
         }
         other => tracing::debug!(
             "MCP server `{}`: subscription notification ignored: {other:?}",

@@ -382,6 +382,25 @@ fn first_few(items: &[String]) -> String {
     )
 }
 
+impl App {
+    /// `/diff`'s result: the pager opens on it and the scrollback notes it in one line.
+    pub fn show_diff(&mut self, diff: String) {
+        let pager = crate::pager::DiffPager {
+            diff,
+            view: crate::transcript::TranscriptView {
+                // The diff opens at its top, not its end.
+                scroll: usize::MAX / 2,
+                ..crate::transcript::TranscriptView::default()
+            },
+        };
+        self.push_cell(HistoryCell::Info {
+            title: pager.title(),
+            lines: vec!["shown in the pager; /diff opens it again".into()],
+        });
+        self.overlay = Some(crate::overlay::Overlay::Diff(pager));
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

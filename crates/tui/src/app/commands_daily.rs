@@ -3,6 +3,7 @@
 //! pickers and confirmations; the runner does the I/O (`run_daily.rs`).
 
 use super::*;
+use crate::overlay::DailyChoice;
 use crate::slash::SlashCommand;
 use crate::status_items::{DEFAULT_ITEMS, STATUS_ITEMS, StatusItem};
 use crate::theme::{THEMES, Theme, ThemeName};
@@ -15,29 +16,6 @@ pub enum ThreadCommand {
     Archive,
     /// `/delete`.
     Delete,
-}
-
-/// What a row of one of these commands' pickers does.
-#[derive(Clone, Debug, PartialEq)]
-pub enum DailyChoice {
-    /// Archive this thread.
-    Archive(ThreadId),
-    /// `/delete`'s first step: ask before deleting (label = how the thread is shown).
-    AskDelete(ThreadId, String),
-    /// `/delete` confirmed.
-    Delete(ThreadId),
-    /// Do not delete after all.
-    KeepThread,
-    /// `/export` to a file that exists: replace it.
-    ReplaceExport(PathBuf),
-    /// Do not replace the file after all.
-    KeepExport,
-    /// Use this colour theme.
-    Theme(ThemeName),
-    /// Show or hide this item of the status line.
-    ToggleStatusItem(StatusItem),
-    /// Put the status line's default items back.
-    ResetStatusLine,
 }
 
 /// A `[tui]` setting to keep in the user's config.toml (`None` removes it).

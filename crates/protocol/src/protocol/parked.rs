@@ -6,7 +6,7 @@
 //! These are the shapes the engine, the store and front ends share; how parking works is
 //! `oi-core`'s (see its `Thread::resume_parked`).
 
-use crate::protocol::{ApplyPatchApprovalRequestEvent, ExecApprovalRequestEvent, ReviewDecision};
+use super::{ApplyPatchApprovalRequestEvent, ExecApprovalRequestEvent, ReviewDecision};
 use serde::{Deserialize, Serialize};
 
 /// One approval a parked turn waits for: the same payload a front end gets in an

@@ -12,7 +12,7 @@
 //! have no output in the rollout, and [`crate::LoadedThread::history`] leaves them so
 //! instead of repairing them as dangling: the continuation gives them their outputs.
 
-use crate::types::TurnContextItem;
+use super::TurnContextItem;
 use oi_protocol::protocol::{ParkedAnswer, ParkedRequest};
 use serde::{Deserialize, Serialize};
 

@@ -8,7 +8,7 @@
 //! thread shuts down, the connection unsubscribes from it (after the turn it reports) or
 //! the connection closes.
 
-use crate::turns::Pump;
+use super::Pump;
 use crate::{Conn, lock};
 use oi_core::{EventStream, Thread};
 use oi_protocol::ThreadId;

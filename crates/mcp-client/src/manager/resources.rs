@@ -2,9 +2,9 @@
 //! behind the model's `list_mcp_resources`, `list_mcp_resource_templates` and
 //! `read_mcp_resource` tools.
 
+use super::{CallClock, McpConnectionManager, ServerEntry, Waited};
 use crate::McpRequestError;
 use crate::connection::Connection;
-use crate::manager::{CallClock, McpConnectionManager, ServerEntry, Waited};
 use rmcp::model::{ClientRequest, ServerResult};
 use rmcp::service::PeerRequestOptions;
 use serde_json::{Value, json};
@@ -79,7 +79,7 @@ impl McpConnectionManager {
     pub fn servers_with_resources(&self) -> Vec<String> {
         self.entries()
             .filter(|e| {
-                matches!(*e.state.borrow(), crate::manager::ConnState::Ready(_))
+                matches!(*e.state.borrow(), super::ConnState::Ready(_))
                     && e.details.read().map(|d| d.has_resources).unwrap_or(false)
             })
             .map(|e| e.name.clone())
