@@ -151,11 +151,7 @@ impl Runner {
                 self.app.set_mcp_catalog(catalog);
                 self.dirty = true;
             }
-            Wake::Frame => {
-                if !self.frame(&mut actions).await {
-                    return None;
-                }
-            }
+            Wake::Frame => self.frame(&mut actions).await,
             Wake::Signal(sig) => {
                 self.stopped_by = Some(sig);
                 // The session ends: an MCP task stays running for `resume` to fetch.
@@ -168,7 +164,7 @@ impl Runner {
     }
 
     /// Draws a due frame.
-    async fn frame(&mut self, actions: &mut Vec<AppAction>) -> bool {
+    async fn frame(&mut self, actions: &mut Vec<AppAction>) {
         // After a resize, the live area begins where the terminal kept the cursor (frames
         // are drawn from it, wherever it is); asking where that is tells how much room is
         // above the area (see `draw_committing`).
@@ -194,6 +190,5 @@ impl Runner {
             }
         }
         self.last_draw = Instant::now();
-        true
     }
 }
