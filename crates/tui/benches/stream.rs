@@ -62,6 +62,8 @@ struct Report {
     frames: usize,
     stream_time: Duration,
     catch_up: Duration,
+    /// Bytes written to the terminal (every frame repaints the live area whole).
+    bytes: usize,
 }
 
 /// Streams `DELTAS` deltas with `pace` between them and runs the frame loop until the
@@ -126,6 +128,7 @@ async fn stream(pace: Option<Duration>) -> Report {
         frames,
         stream_time: end - start,
         catch_up: end.saturating_duration_since(last_sent),
+        bytes: term.terminal().bytes,
     }
 }
 
@@ -179,11 +182,12 @@ fn main() {
         let r = rt.block_on(stream(pace));
         let fps = r.frames as f64 / r.stream_time.as_secs_f64();
         println!(
-            "{name:>16}: {DELTAS} deltas, first delta -> frame {:.1} ms, {} frames in {:.0} ms ({fps:.0} fps), last delta -> final frame {:.1} ms",
+            "{name:>16}: {DELTAS} deltas, first delta -> frame {:.1} ms, {} frames in {:.0} ms ({fps:.0} fps), last delta -> final frame {:.1} ms, {} bytes a frame",
             r.first_frame.as_secs_f64() * 1000.0,
             r.frames,
             r.stream_time.as_secs_f64() * 1000.0,
             r.catch_up.as_secs_f64() * 1000.0,
+            r.bytes / r.frames.max(1),
         );
     }
     let (frames, cpu) = rt.block_on(idle(2));

@@ -31,17 +31,13 @@ pub struct LiveLines {
     pub cursor: Option<(usize, u16)>,
 }
 
-/// Rows the live area wants at `width` on a screen of `screen_rows`: its content
-/// (running cells, the open tail of the answer, a popup or overlay, the composer and the
-/// status line), so no blank rows show while idle. The transcript takes the whole screen.
-pub fn live_height(app: &App, width: u16, screen_rows: u16, theme: &Theme, now: Instant) -> u16 {
-    live_size(app, width, screen_rows, theme, now).rows
-}
-
 /// The live area's height, and what a narrower window would make of it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct LiveSize {
-    /// Rows the live area wants (see [`live_height`]).
+    /// Rows the live area wants at the width on a screen of that many rows: its content
+    /// (running cells, the open tail of the answer, a popup or overlay, the composer and
+    /// the status line), so no blank rows show while idle. The transcript takes the whole
+    /// screen.
     pub rows: u16,
     /// Rows more it would take in a window half as wide: a terminal that re-wraps its
     /// contents on a resize (tmux, most modern ones) splits every row longer than the new
@@ -50,7 +46,7 @@ pub struct LiveSize {
     pub extra_when_halved: u16,
 }
 
-/// [`live_height`] with the rows a window half as wide would add to it.
+/// The live area's [`LiveSize`] at `width` on a screen of `screen_rows`.
 pub fn live_size(app: &App, width: u16, screen_rows: u16, theme: &Theme, now: Instant) -> LiveSize {
     if app.overlay.as_ref().is_some_and(Overlay::is_full_screen) {
         return LiveSize {
