@@ -3,7 +3,7 @@
 //! `oi_config::project_consent`). Running the command is the consent; it prints what it
 //! accepted so the terminal keeps a record.
 
-use crate::cli::{EXIT_FAILURE, EXIT_OK, EXIT_USAGE, GlobalArgs};
+use crate::args::{EXIT_FAILURE, EXIT_OK, EXIT_USAGE, GlobalArgs};
 use crate::out::outln;
 use oi_config::{ConfigLoadOptions, ConfigOverrides, ProjectConfigReview};
 use std::path::PathBuf;

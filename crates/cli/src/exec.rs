@@ -2,8 +2,8 @@
 //! human progress goes to stderr and the final message to stdout, or every event as JSON
 //! lines with `--json`.
 
-use crate::cli::{EXIT_FAILURE, EXIT_OK, EXIT_USAGE, ExecArgs, GlobalArgs};
-use crate::render::{HumanRenderer, ReasoningDisplay};
+use crate::args::{EXIT_FAILURE, EXIT_OK, EXIT_USAGE, ExecArgs, GlobalArgs};
+use crate::render::{HumanRenderer, ReasoningDisplay, one_line};
 use oi_core::SessionSource;
 use oi_core::{
     NewThread, PendingRequest, StartTurn, Stop, ThreadManager, ThreadManagerOptions, TurnEnd,
@@ -124,25 +124,6 @@ pub(crate) async fn run_exec(mut global: GlobalArgs, args: ExecArgs) -> i32 {
         return EXIT_USAGE;
     }
     let format = Format::of(args.json, args.experimental_json);
-    if let Some(crate::cli::ExecCommand::Resume(resume)) = args.command {
-        if !args.codex.image.is_empty() {
-            eprintln!(
-                "error: -i/--image is not supported with `exec resume`; start a new thread with `exec -i FILE PROMPT`"
-            );
-            return EXIT_USAGE;
-        }
-        if args.prompt.is_some() {
-            eprintln!("error: give the prompt after `resume THREAD_ID`, not before `resume`");
-            return EXIT_USAGE;
-        }
-        let format = match format {
-            Format::Human => Format::of(resume.json, resume.experimental_json),
-            f => f,
-        };
-        let mut resume = resume;
-        resume.accept_elicitations |= args.accept_elicitations;
-        return crate::sessions::run_resume_as(global, resume, format).await;
-    }
     let prompt = match read_prompt(args.prompt) {
         Ok(p) => p,
         Err(e) => {
@@ -433,14 +414,4 @@ fn question_of(request: &serde_json::Value) -> &str {
         .get("message")
         .and_then(|m| m.as_str())
         .unwrap_or("a question")
-}
-
-/// `text` on one line (newlines become spaces), cut to about `max` characters.
-pub(crate) fn one_line(text: &str, max: usize) -> String {
-    let flat = text.split_whitespace().collect::<Vec<_>>().join(" ");
-    if flat.chars().count() <= max {
-        return flat;
-    }
-    let cut: String = flat.chars().take(max).collect();
-    format!("{cut}…")
 }

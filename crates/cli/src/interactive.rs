@@ -4,7 +4,7 @@
 //! quits; Ctrl-C interrupts the running turn, and at the prompt ends the session (exit 130).
 //! SIGTERM / SIGHUP interrupt the running turn and end the session (exit 143 / 129).
 
-use crate::cli::{EXIT_FAILURE, EXIT_OK, GlobalArgs};
+use crate::args::{EXIT_FAILURE, EXIT_OK, GlobalArgs};
 use crate::out::outln;
 use crate::render::{HumanRenderer, ReasoningDisplay};
 use oi_config::history::PromptHistory;

@@ -12,7 +12,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::cli::{EXIT_FAILURE, EXIT_OK};
+use crate::conventions::{EXIT_FAILURE, EXIT_OK};
 
 /// `interpreter local-model …`
 #[derive(Subcommand, Debug)]

@@ -18,7 +18,7 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 /// Ends `interpreter mcp --help` and the help of each `mcp` subcommand.
-pub(crate) const MCP_AFTER_HELP: &str = crate::cli::with_config_help!(
+pub(crate) const MCP_AFTER_HELP: &str = crate::conventions::with_config_help!(
     "`add` and `remove` edit the user config only; `list` and `get` show every layer.\n\n",
     "  interpreter mcp add docs -- npx -y @modelcontextprotocol/server-filesystem ~/docs
   interpreter mcp add github --env GITHUB_TOKEN=env:GITHUB_TOKEN -- github-mcp-server stdio

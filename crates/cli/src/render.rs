@@ -71,7 +71,7 @@ impl HumanRenderer {
                 McpStartupStatus::Failed { error } => self.line(&format!(
                     "[mcp] {} failed, its tools are not offered: {}",
                     u.server,
-                    crate::exec::one_line(error, 400)
+                    one_line(error, 400)
                 )),
                 McpStartupStatus::Cancelled => self.line(&format!("[mcp] {} cancelled", u.server)),
             },
@@ -133,4 +133,14 @@ impl HumanRenderer {
             _ => {}
         }
     }
+}
+
+/// `text` on one line (newlines become spaces), cut to about `max` characters.
+pub(crate) fn one_line(text: &str, max: usize) -> String {
+    let flat = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    if flat.chars().count() <= max {
+        return flat;
+    }
+    let cut: String = flat.chars().take(max).collect();
+    format!("{cut}…")
 }

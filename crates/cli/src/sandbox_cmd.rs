@@ -2,7 +2,7 @@
 //! commands would run (same sandbox, same environment policy), so users can check a policy.
 //! Exits with the command's exit code.
 
-use crate::cli::{EXIT_FAILURE, GlobalArgs, SandboxArgs};
+use crate::args::{EXIT_FAILURE, GlobalArgs, SandboxArgs};
 use oi_sandbox::SandboxRequest;
 
 pub(crate) async fn run(global: GlobalArgs, args: SandboxArgs) -> i32 {

@@ -1,7 +1,9 @@
 //! `interpreter resume` and `interpreter sessions list`: stored threads from the CLI.
 
-use crate::cli::{EXIT_FAILURE, EXIT_OK, EXIT_USAGE, GlobalArgs, ResumeArgs, SessionsCommand};
-use crate::exec::{drive_turn, read_prompt};
+use crate::args::{
+    EXIT_FAILURE, EXIT_OK, EXIT_USAGE, ExecArgs, GlobalArgs, ResumeArgs, SessionsCommand,
+};
+use crate::exec::{Format, drive_turn, read_prompt};
 use crate::out::outln;
 use oi_core::{
     CoreError, ListQuery, SessionSource, ThreadManager, ThreadManagerOptions, ThreadSummary,
@@ -22,16 +24,40 @@ fn engine() -> Result<(ThreadManager, PathBuf), oi_config::ConfigError> {
 }
 
 pub(crate) async fn run_resume(global: GlobalArgs, args: ResumeArgs) -> i32 {
-    let format = crate::exec::Format::of(args.json, args.experimental_json);
+    let format = Format::of(args.json, args.experimental_json);
     run_resume_as(global, args, format).await
 }
 
-/// `resume` printing in `format` (`exec resume` passes the format given to `exec`).
-pub(crate) async fn run_resume_as(
+/// `exec resume THREAD_ID [PROMPT]`: `resume` with `exec`'s flags and output format.
+pub(crate) async fn run_exec_resume(
     mut global: GlobalArgs,
-    args: ResumeArgs,
-    format: crate::exec::Format,
+    exec: ExecArgs,
+    mut resume: ResumeArgs,
 ) -> i32 {
+    if let Err(e) = exec.codex.apply(&mut global) {
+        eprintln!("error: {e}");
+        return EXIT_USAGE;
+    }
+    if !exec.codex.image.is_empty() {
+        eprintln!(
+            "error: -i/--image is not supported with `exec resume`; start a new thread with `exec -i FILE PROMPT`"
+        );
+        return EXIT_USAGE;
+    }
+    if exec.prompt.is_some() {
+        eprintln!("error: give the prompt after `resume THREAD_ID`, not before `resume`");
+        return EXIT_USAGE;
+    }
+    let format = match Format::of(exec.json, exec.experimental_json) {
+        Format::Human => Format::of(resume.json, resume.experimental_json),
+        f => f,
+    };
+    resume.accept_elicitations |= exec.accept_elicitations;
+    run_resume_as(global, resume, format).await
+}
+
+/// `resume` printing in `format` (`exec resume` passes the format given to `exec`).
+pub(crate) async fn run_resume_as(mut global: GlobalArgs, args: ResumeArgs, format: Format) -> i32 {
     let (manager, home) = match engine() {
         Ok(e) => e,
         Err(e) => {

@@ -2,7 +2,7 @@
 //! (`[projects."<dir>"] trust_level`) in the user config. A project's
 //! `.openinterpreter/config.toml` is honoured only inside a trusted folder.
 
-use crate::cli::{EXIT_FAILURE, EXIT_OK, EXIT_USAGE, GlobalArgs};
+use crate::args::{EXIT_FAILURE, EXIT_OK, EXIT_USAGE, GlobalArgs};
 use crate::out::outln;
 use oi_config::TrustChange;
 use std::path::PathBuf;

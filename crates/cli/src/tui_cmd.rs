@@ -2,7 +2,7 @@
 //! `interpreter resume` without a prompt open it when stdin and stdout are terminals and
 //! `--no-tui` is not given; otherwise the line-based modes run.
 
-use crate::cli::{Cli, Command, EXIT_FAILURE, EXIT_USAGE, GlobalArgs, ResumeArgs};
+use crate::args::{Cli, Command, EXIT_FAILURE, EXIT_USAGE, GlobalArgs, ResumeArgs};
 use oi_core::SessionSource;
 use oi_core::{ThreadManager, ThreadManagerOptions};
 use oi_protocol::ThreadId;

@@ -23,7 +23,7 @@
 
 use crate::ConfigError;
 use crate::launch_pins::LaunchPins;
-use crate::typed::ConfigLayer;
+use crate::layer::ConfigLayer;
 use serde::Deserialize;
 use sha2::{Digest, Sha256};
 use std::collections::BTreeMap;

@@ -16,6 +16,7 @@ pub mod history;
 pub mod hooks;
 pub mod keys;
 pub mod launch_pins;
+mod layer;
 mod load;
 pub mod mcp;
 mod origin;
@@ -28,6 +29,8 @@ pub mod provider;
 mod redact;
 mod resolve;
 mod schema;
+#[cfg(test)]
+mod serde_fields;
 pub mod shell_env;
 pub mod trust;
 pub mod tui_settings;
@@ -36,6 +39,7 @@ mod unknown_keys;
 mod value;
 
 pub use error::ConfigError;
+pub use layer::ConfigLayer;
 pub use load::{
     ThreadStoreSettings, check_user_config, find_home, load_config, mcp_state_key_file,
     prompt_folders, thread_store_settings, thread_store_url, trusted_project_folder,
@@ -51,7 +55,7 @@ pub use redact::{REDACTED, redact_url_credentials};
 pub use shell_env::{CommandEnv, ShellEnvironmentInherit, ShellEnvironmentPolicy};
 pub use trust::{Trust, TrustChange, default_trust_dir, set_trust, trust_of};
 pub use typed::{
-    Config, ConfigLayer, ConfigLoadOptions, DEFAULT_PROJECT_DOC_MAX_BYTES, HistoryPersistence,
-    LoadedConfig, OAuthCredentialsStoreMode, SKILL_SOURCES, SkillSelector, SkillsSettings,
+    Config, ConfigLoadOptions, DEFAULT_PROJECT_DOC_MAX_BYTES, HistoryPersistence, LoadedConfig,
+    OAuthCredentialsStoreMode, SKILL_SOURCES, SkillSelector, SkillsSettings,
 };
 pub use unknown_keys::validate_cli_key;

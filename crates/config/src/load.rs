@@ -2,10 +2,11 @@
 //! `-c` overrides. The merged table is typed by [`crate::resolve`].
 
 use crate::ConfigError;
+use crate::layer::ConfigLayer;
 use crate::overrides::apply_dotted;
 use crate::resolve::{THREAD_STORE_HINT, TypedInputs, build_config};
 use crate::schema::{NonNegative, Table, ThreadStoreToml};
-use crate::typed::{ConfigLayer, ConfigLoadOptions, LoadedConfig};
+use crate::typed::{ConfigLoadOptions, LoadedConfig};
 use crate::unknown_keys::{validate_cli_key, warn_unknown_in_file};
 use std::path::{Path, PathBuf};
 use std::time::Duration;

@@ -501,5 +501,5 @@ mod tests;
 /// every key has a project rule, `project_keys`).
 #[cfg(test)]
 pub(crate) fn server_table_keys() -> Vec<&'static str> {
-    crate::schema::tests::fields_of::<schema::McpServerToml>()
+    crate::serde_fields::fields_of::<schema::McpServerToml>()
 }

@@ -2,11 +2,12 @@
 //! project layer sets it (in a trusted folder, over a user config that makes the value
 //! matter) and the test checks what its rule says happens.
 use super::*;
-use crate::schema::tests::fields_of;
 use crate::schema::{
     ConfigToml, HistoryToml, ModelProviderToml, ProfileToml, ProjectToml,
-    SandboxWorkspaceWriteToml, ShellEnvironmentPolicyToml, ThreadStoreToml,
+    SandboxWorkspaceWriteToml, ThreadStoreToml,
 };
+use crate::serde_fields::fields_of;
+use crate::shell_env::ShellEnvironmentPolicyToml;
 use crate::{ConfigLoadOptions, ConfigOverrides, LoadedConfig, load_config};
 
 /// Every key path of the schema, with `*` names made concrete: profile `p`, provider `box`,

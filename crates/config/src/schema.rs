@@ -8,7 +8,7 @@
 //! the field list below and [`crate::keys::TOP_LEVEL_KEYS`] must agree: a test checks that
 //! every honoured key is a field here and that nothing else is.
 
-use crate::shell_env::{EnvPattern, EnvValue, ShellEnvironmentInherit};
+use crate::shell_env::ShellEnvironmentPolicyToml;
 use oi_protocol::config_types::WireApi;
 use serde::{Deserialize, Deserializer};
 use std::collections::BTreeMap;
@@ -153,18 +153,6 @@ impl<'de> Deserialize<'de> for TrustLevel {
         }
         d.deserialize_str(Visitor)
     }
-}
-
-/// `[shell_environment_policy]`; its value types check patterns and `inherit` as they are
-/// read, so turning it into a [`crate::ShellEnvironmentPolicy`] cannot fail.
-#[derive(Debug, Default, Deserialize)]
-#[serde(default)]
-pub(crate) struct ShellEnvironmentPolicyToml {
-    pub inherit: Option<ShellEnvironmentInherit>,
-    pub ignore_default_excludes: Option<bool>,
-    pub exclude: Option<Vec<EnvPattern>>,
-    pub set: Option<BTreeMap<String, EnvValue>>,
-    pub include_only: Option<Vec<EnvPattern>>,
 }
 
 /// `[thread_store]`.
@@ -369,39 +357,7 @@ pub(crate) mod tests {
         THREAD_STORE_KEYS, TOP_LEVEL_KEYS,
     };
 
-    /// The field names a derived struct declares (serde passes them to `deserialize_struct`).
-    pub(crate) fn fields_of<T: for<'de> Deserialize<'de>>() -> Vec<&'static str> {
-        struct Fields(Vec<&'static str>);
-        struct Probe<'a>(&'a mut Fields);
-        impl<'de> Deserializer<'de> for Probe<'_> {
-            type Error = serde::de::value::Error;
-            fn deserialize_any<V: serde::de::Visitor<'de>>(
-                self,
-                _: V,
-            ) -> Result<V::Value, Self::Error> {
-                Err(serde::de::Error::custom("only the field names are wanted"))
-            }
-            fn deserialize_struct<V: serde::de::Visitor<'de>>(
-                self,
-                _: &'static str,
-                fields: &'static [&'static str],
-                _: V,
-            ) -> Result<V::Value, Self::Error> {
-                self.0.0.extend(fields);
-                Err(serde::de::Error::custom("only the field names are wanted"))
-            }
-            serde::forward_to_deserialize_any! {
-                bool i8 i16 i32 i64 i128 u8 u16 u32 u64 u128 f32 f64 char str string bytes
-                byte_buf option unit unit_struct newtype_struct seq tuple tuple_struct map enum
-                identifier ignored_any
-            }
-        }
-        let mut fields = Fields(Vec::new());
-        let _ = T::deserialize(Probe(&mut fields));
-        let mut names = fields.0;
-        names.sort_unstable();
-        names
-    }
+    pub(crate) use crate::serde_fields::fields_of;
 
     fn sorted(keys: &[&'static str]) -> Vec<&'static str> {
         let mut keys = keys.to_vec();

@@ -12,7 +12,6 @@
 
 use crate::Config;
 use crate::mcp::McpServerTransportConfig;
-use crate::schema::ShellEnvironmentPolicyToml;
 use globset::{GlobBuilder, GlobMatcher};
 use serde::de::{self, Deserialize, Deserializer, Visitor};
 use std::collections::{BTreeMap, HashMap};
@@ -170,6 +169,18 @@ impl<'de> Deserialize<'de> for EnvValue {
         }
         d.deserialize_any(V)
     }
+}
+
+/// `[shell_environment_policy]`; its value types check patterns and `inherit` as they are
+/// read, so turning it into a [`crate::ShellEnvironmentPolicy`] cannot fail.
+#[derive(Debug, Default, serde::Deserialize)]
+#[serde(default)]
+pub(crate) struct ShellEnvironmentPolicyToml {
+    pub inherit: Option<ShellEnvironmentInherit>,
+    pub ignore_default_excludes: Option<bool>,
+    pub exclude: Option<Vec<EnvPattern>>,
+    pub set: Option<BTreeMap<String, EnvValue>>,
+    pub include_only: Option<Vec<EnvPattern>>,
 }
 
 impl From<ShellEnvironmentPolicyToml> for ShellEnvironmentPolicy {

@@ -1,5 +1,6 @@
 //! The typed configuration [`load_config`](crate::load_config) produces, and what it takes.
 
+use crate::layer::ConfigLayer;
 use crate::mcp::McpServerConfig;
 use crate::overrides::ConfigOverrides;
 use crate::provider::ModelProviderInfo;
@@ -17,17 +18,6 @@ pub struct ConfigLoadOptions {
     pub cli_overrides: Vec<(String, toml::Value)>,
     /// Typed overrides from the front end; they win over everything.
     pub overrides: ConfigOverrides,
-}
-
-/// One source of settings, for `config/read` and diagnostics.
-#[derive(Clone, Debug)]
-pub struct ConfigLayer {
-    /// `user`, `project` or `session_flags`.
-    pub name: &'static str,
-    /// The file it was read from; `None` for `-c` overrides.
-    pub path: Option<PathBuf>,
-    /// Its settings as written.
-    pub value: toml::Table,
 }
 
 /// The effective configuration the engine runs with.

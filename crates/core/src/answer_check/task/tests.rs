@@ -132,15 +132,24 @@ fn the_words_of_everyday_tasks_state_what_must_hold() {
                 },
             ],
         ),
-        // Recorded: the skill's instructions repeated as the answer, exit 0, no deploys.log.
+        // Recorded: the skill's instructions repeated as the answer, exit 0, no deploys.log;
+        // then `touch deploys.log`, exit 0.
         (
             "Record the deploy of version 2.4.1 in deploys.log the way this team does it.",
-            vec![exists("deploys.log")],
+            vec![
+                exists("deploys.log"),
+                Expectation::NotEmpty {
+                    path: "deploys.log".into(),
+                },
+            ],
         ),
         (
             "Read data.csv and write the total of the amount column to total.txt.",
             vec![
                 exists("total.txt"),
+                Expectation::NotEmpty {
+                    path: "total.txt".into(),
+                },
                 Expectation::ColumnTotal {
                     csv: "data.csv".into(),
                     column: "amount".into(),

@@ -616,8 +616,10 @@ pub(super) fn created_files(tokens: &[Token], out: &mut Vec<Expectation>) {
 }
 
 /// "Write the total of the amount column to total.txt", "record the deploy in deploys.log":
-/// the file after `to`/`into`/`in` must be there afterwards (recorded on Qwen2.5-Coder-1.5B:
-/// the skill's instructions repeated as the answer, exit 0, no deploys.log).
+/// the file after `to`/`into`/`in` must be there afterwards, and hold something unless the
+/// sentence asks for nothing (recorded on Qwen2.5-Coder-1.5B: the skill's instructions
+/// repeated as the answer, exit 0, no deploys.log; then, without the skill, `touch
+/// deploys.log` and "The file `deploys.log` has been created.", exit 0).
 fn file_written_to(tokens: &[Token], out: &mut Vec<Expectation>) {
     let Some(verb) = tokens
         .iter()
@@ -643,6 +645,17 @@ fn file_written_to(tokens: &[Token], out: &mut Vec<Expectation>) {
                 dir: false,
             },
         );
+        let nothing = tokens
+            .iter()
+            .any(|t| t.is(&["empty", "blank", "nothing", "truncate", "clear"]));
+        if !nothing {
+            push_new(
+                out,
+                Expectation::NotEmpty {
+                    path: file.text.clone(),
+                },
+            );
+        }
     }
 }
 
