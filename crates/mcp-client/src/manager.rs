@@ -11,7 +11,6 @@ mod entry;
 mod listen;
 // Resource and prompt reads are the manager's methods on a connected server.
 mod resources;
-mod task;
 
 use crate::cache;
 use crate::connection::Connection;

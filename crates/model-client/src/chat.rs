@@ -11,7 +11,6 @@
 
 mod calls;
 pub(crate) use calls::clean_tool_name;
-pub(crate) mod json_calls;
 pub(crate) mod text_tools;
 use text_tools::TextToolCall;
 pub(crate) mod think;

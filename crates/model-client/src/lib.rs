@@ -63,7 +63,7 @@ pub fn unrun_tool_call(text: &str, tools: &[ToolSpec]) -> Option<String> {
 /// or inside prose), as tool name and arguments (JSON text, shaped for the tool). For an
 /// answer whose calls were not taken as calls (see [`unrun_tool_call`]).
 pub fn written_tool_calls(text: &str, tools: &[ToolSpec]) -> Vec<(String, String)> {
-    chat::json_calls::written_calls(text, tools)
+    chat::text_tools::json_calls::written_calls(text, tools)
         .into_iter()
         .map(|c| (c.name, c.arguments))
         .collect()
@@ -73,7 +73,7 @@ pub fn written_tool_calls(text: &str, tools: &[ToolSpec]) -> Vec<(String, String
 /// bracket matching outside strings: how model-written JSON that does not parse is cut
 /// apart. `None` when it does not close.
 pub fn json_value_end(text: &str, start: usize) -> Option<usize> {
-    chat::json_calls::object_end(text, start)
+    chat::text_tools::json_calls::object_end(text, start)
 }
 
 /// A fresh call id every provider accepts (9 alphanumerics), for a call the engine makes on

@@ -53,7 +53,7 @@ pub(crate) fn tool_section(tools: &[ToolSpec]) -> String {
 
 /// A call as the model is taught to write it.
 pub(crate) fn call_text(name: &str, arguments: &str) -> String {
-    let args: Value = crate::chat::json_calls::lenient_json(arguments)
+    let args: Value = crate::chat::text_tools::json_calls::lenient_json(arguments)
         .unwrap_or_else(|| Value::String(arguments.to_string()));
     format!(
         "<tool_call>\n{{\"name\": {}, \"arguments\": {}}}\n</tool_call>",

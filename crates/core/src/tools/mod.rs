@@ -1,5 +1,6 @@
 //! Tools offered to the model and the router that runs a model's function call.
 
+mod file_io;
 mod mcp;
 mod mcp_resource;
 mod parallel;

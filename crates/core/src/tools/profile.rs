@@ -4,13 +4,13 @@
 //! `patch::apply_planned` (approval, atomic apply, `patch_apply_*` with the real diff), a
 //! todo list as a `plan_update` event.
 
+use super::file_io::{read, resolve, set_content};
 use super::shell::{CommandRun, run_command};
 use super::{ToolCall, ToolOutcome};
 use crate::harness::{Action, InvalidCall, Replacement, TodoItem};
 use crate::session::Session;
-use oi_apply_patch::{FileHunk, Patch};
 use oi_protocol::protocol::{EventMsg, PlanStep, PlanStepStatus, PlanUpdateEvent};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Arc;
 use tokio_util::sync::CancellationToken;
 
@@ -101,60 +101,6 @@ pub(crate) async fn handle(
             "Submitted. Your changes are the files as they are now. End your turn with a few lines on what you changed and how you checked it.",
         ),
     }
-}
-
-/// Gives `target` the text `contents` through the patch path (an `Add File` of an existing
-/// file plans as an update of its whole text, so the diff shown is the real one).
-pub(super) async fn set_content(
-    sess: &Arc<Session>,
-    call: &ToolCall<'_>,
-    target: PathBuf,
-    contents: String,
-    cwd: &Path,
-    cancel: &CancellationToken,
-) -> ToolOutcome {
-    let patch = Patch {
-        hunks: vec![FileHunk::Add {
-            path: target,
-            contents,
-        }],
-        add_replaces: true,
-    };
-    super::patch::apply_planned(
-        sess,
-        call.turn_id,
-        call.call_id,
-        patch,
-        cwd,
-        call.name,
-        cancel,
-    )
-    .await
-}
-
-pub(super) fn resolve(cwd: &Path, path: &Path) -> PathBuf {
-    if path.is_absolute() {
-        path.to_path_buf()
-    } else {
-        cwd.join(path)
-    }
-}
-
-/// Why a profile tool could not read its file.
-#[derive(Debug, thiserror::Error)]
-pub(super) enum ReadError {
-    /// The file is not one patch planning reads (missing parent, not text, too large...).
-    #[error(transparent)]
-    Target(#[from] oi_apply_patch::ApplyError),
-    /// The blocking task that read it failed.
-    #[error("reading the file failed ({0})")]
-    Task(#[from] tokio::task::JoinError),
-}
-
-/// A file's text as patch planning reads it, on the blocking pool.
-pub(super) async fn read(path: &Path) -> Result<Option<String>, ReadError> {
-    let path = path.to_path_buf();
-    Ok(tokio::task::spawn_blocking(move || oi_apply_patch::read_target(&path)).await??)
 }
 
 /// `old` with `edits` applied in order; the error says what the model must change. An

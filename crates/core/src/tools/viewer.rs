@@ -1,9 +1,9 @@
 //! SWE-agent's viewer calls on a session: the open file and its window live on the session
 //! ([`Session::open_file`]); windows are rendered from the file's text, read with the patch
 //! path's bounded reader; `edit` and `create` are whole-file changes through
-//! `profile::set_content` (the patch path: approval, diff, atomic apply, events).
+//! `file_io::set_content` (the patch path: approval, diff, atomic apply, events).
 
-use super::profile::{read, resolve, set_content};
+use super::file_io::{read, resolve, set_content};
 use super::{ToolCall, ToolOutcome};
 use crate::harness::viewer::{
     OpenFile, ViewRequest, WINDOW, clamp_top, line_count, render, replace_lines, scrolled,

@@ -1,8 +1,8 @@
 //! The calls of one response: run them (or answer them unrun when the model repeats itself
 //! or wrote them past its output limit), then stop, park, or go on.
 
+use super::LoopState;
 use super::TurnFailure;
-use super::steps::LoopState;
 use crate::repeats::Repeat;
 use crate::session::Session;
 use crate::tools::{CallsRun, PendingCall, ToolOutcome, run_calls};

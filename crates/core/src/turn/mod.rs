@@ -14,13 +14,30 @@ mod sample;
 mod start;
 mod steps;
 
-pub(crate) use end::{TurnOutcome, end_turn, end_turn_gated};
-pub(crate) use sample::count_usage;
-pub(crate) use start::{run_compact_turn, run_resumed_turn, run_turn};
-pub(crate) use steps::LoopState;
-
 use crate::compact::CompactError;
+use crate::repeats::RepeatedCalls;
+use answer::AnswerPolicy;
+pub(crate) use end::{TurnOutcome, end_turn, end_turn_gated};
 use oi_protocol::protocol::ErrorInfo;
+pub(crate) use sample::count_usage;
+use serde::{Deserialize, Serialize};
+pub(crate) use start::{run_compact_turn, run_resumed_turn, run_turn};
+
+/// How far a turn's loop got: kept in the park record (see `parking`), so the continuation
+/// goes on where the turn stopped (its step count, how its answers were judged so far, the
+/// calls it keeps repeating...).
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub(crate) struct LoopState {
+    pub steps: usize,
+    #[serde(flatten)]
+    pub answers: AnswerPolicy,
+    pub last_agent_message: Option<String>,
+    pub repeats: RepeatedCalls,
+    /// How many times `Stop` hooks sent this turn back to work (bounded, see
+    /// `hooks::lifecycle`).
+    #[serde(default)]
+    pub stop_continuations: usize,
+}
 
 /// Why a turn's loop stopped without ending the turn itself (the caller ends it).
 pub(crate) enum TurnFailure {

@@ -1,8 +1,9 @@
 //! How a turn starts: a new turn, the continuation of a parked one, and `Op::Compact`.
 
+use super::LoopState;
 use super::end::{TurnOutcome, end_turn, finish};
 use super::now_unix;
-use super::steps::{LoopState, turn_loop};
+use super::steps::turn_loop;
 use crate::compact::{CompactError, compact};
 use crate::session::Session;
 use oi_protocol::protocol::{ErrorInfo, EventMsg, TaskStartedEvent, UserMessageEvent};

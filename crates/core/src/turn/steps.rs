@@ -1,36 +1,18 @@
 //! The turn's loop: sample, run the calls, repeat until the model answers.
 
-use super::answer::{Answer, AnswerPolicy, EMPTY_ANSWER_NOTE_START, Verdict};
+use super::answer::{Answer, EMPTY_ANSWER_NOTE_START, Verdict};
 use super::calls::{after_calls, answer_unrun, run_response_calls};
 use super::end::{Ended, TurnOutcome, end_turn};
 use super::sample::{Sampled, report_usage, sample};
-use super::{TurnFailure, compact_failure, store_stalled};
+use super::{LoopState, TurnFailure, compact_failure, store_stalled};
 use crate::compact::compact_if_needed;
 use crate::prompt::build_sized_prompt;
-use crate::repeats::RepeatedCalls;
 use crate::session::{ActiveTurn, Session};
 use crate::tools::{PendingCall, run_calls};
 use oi_protocol::models::{ResponseItem, Role};
-use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 use std::time::Instant;
 use tokio_util::sync::CancellationToken;
-
-/// How far a turn's loop got: kept in the park record (see `parking`), so the continuation
-/// goes on where the turn stopped (its step count, how its answers were judged so far, the
-/// calls it keeps repeating...).
-#[derive(Clone, Debug, Default, Serialize, Deserialize)]
-pub(crate) struct LoopState {
-    pub steps: usize,
-    #[serde(flatten)]
-    pub answers: AnswerPolicy,
-    pub last_agent_message: Option<String>,
-    pub repeats: RepeatedCalls,
-    /// How many times `Stop` hooks sent this turn back to work (bounded, see
-    /// `hooks::lifecycle`).
-    #[serde(default)]
-    pub stop_continuations: usize,
-}
 
 /// The turn's loop. `Ok` when the turn ended (or parked) here; `Err` for the caller to end
 /// it. A resumed turn starts with the calls it waited on (`resumed_calls`) and the loop's
@@ -266,6 +248,8 @@ async fn take_pending_input(sess: &Session, turn_id: &str) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::repeats::RepeatedCalls;
+    use crate::turn::answer::AnswerPolicy;
     use serde_json::json;
 
     /// A park record keeps the loop's state; the answer policy is stored flat, under the

@@ -5,7 +5,8 @@
 
 use super::McpConnectionManager;
 use super::entry::ServerEntry;
-use super::task::TaskSite;
+mod task;
+
 use crate::connection::Connection;
 use crate::mrtr::MAX_INPUT_ROUNDS;
 use crate::{McpCallObserver, McpProgress, McpRequestError};
@@ -17,6 +18,7 @@ use rmcp::service::{PeerRequestOptions, RequestHandle};
 use serde_json::Value;
 use std::sync::Arc;
 use std::time::Duration;
+use task::TaskSite;
 use tokio::sync::{mpsc, watch};
 use tokio_util::sync::CancellationToken;
 

@@ -21,7 +21,7 @@
 use oi_protocol::models::{ResponseItem, ToolSpec};
 use serde_json::{Map, Value};
 
-use super::json_calls;
+pub(crate) mod json_calls;
 use crate::{ResponseEvent, synthesize_call_id};
 
 mod tokens;

@@ -141,6 +141,18 @@ fn the_words_of_everyday_tasks_state_what_must_hold() {
                 Expectation::NotEmpty {
                     path: "deploys.log".into(),
                 },
+                holds("deploys.log", "2.4.1"),
+            ],
+        ),
+        // Recorded: "Deployment logged in deploys.log", no version.
+        (
+            "Log the release of v3.10 to releases.txt",
+            vec![
+                exists("releases.txt"),
+                Expectation::NotEmpty {
+                    path: "releases.txt".into(),
+                },
+                holds("releases.txt", "v3.10"),
             ],
         ),
         (

@@ -656,7 +656,32 @@ fn file_written_to(tokens: &[Token], out: &mut Vec<Expectation>) {
                 },
             );
         }
+        // What is recorded names the version it is about (recorded: "Deployment logged in
+        // deploys.log" for the deploy of version 2.4.1).
+        if tokens[verb].is(&["record", "log"]) {
+            for version in tokens.iter().filter_map(|t| version_of(&t.text)) {
+                push_new(
+                    out,
+                    Expectation::Holds {
+                        path: file.text.clone(),
+                        text: version.to_string(),
+                    },
+                );
+            }
+        }
     }
+}
+
+/// `2.4.1`, `v1.2` (a trailing full stop or comma is the sentence's): a version number.
+fn version_of(word: &str) -> Option<&str> {
+    let word = word.trim_end_matches(['.', ',', ';', ':']);
+    let digits = word.strip_prefix('v').unwrap_or(word);
+    let parts: Vec<&str> = digits.split('.').collect();
+    (parts.len() >= 2
+        && parts
+            .iter()
+            .all(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit())))
+    .then_some(word)
 }
 
 /// "… so that test_calc.py passes", "make `python3 -m pytest` pass".

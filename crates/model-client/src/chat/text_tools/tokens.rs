@@ -17,7 +17,7 @@
 use serde_json::Value;
 
 use super::TextToolCall;
-use crate::chat::json_calls;
+use crate::chat::text_tools::json_calls;
 
 pub(super) const MISTRAL: &str = "[TOOL_CALLS]";
 pub(super) const PYTHON_TAG: &str = "<|python_tag|>";

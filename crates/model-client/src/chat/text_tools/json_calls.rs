@@ -11,7 +11,7 @@
 use oi_protocol::models::ToolSpec;
 use serde_json::{Map, Value};
 
-use super::text_tools::TextToolCall;
+use super::TextToolCall;
 
 /// Longest lead-in (in bytes) accepted before the calls: a sentence or two, not a tutorial.
 const MAX_LEAD_IN: usize = 600;

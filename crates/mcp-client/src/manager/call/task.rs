@@ -5,9 +5,9 @@
 //! (not an interrupt) the task is left running: the thread names it, and a resumed thread
 //! fetches its result with [`McpConnectionManager::task_result`].
 
-use super::McpConnectionManager;
-use super::call::{CallClock, CallSite, Waited};
+use super::{CallClock, CallSite, Waited};
 use crate::connection::Connection;
+use crate::manager::McpConnectionManager;
 use crate::{McpCallObserver, McpProgress, McpRequestError, McpTaskStarted};
 use rmcp::model::{
     CancelTaskParams, GetTaskParams, Task, TaskPayload, TaskStatus, UpdateTaskParams,
