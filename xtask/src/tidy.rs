@@ -4,7 +4,7 @@
 //! - The crate map, checked against `cargo metadata` ([`crate_map`]).
 //! - Tidy checks on the source text, over [`scan`]: who may do what where ([`layers`]), no
 //!   blocking on async workers ([`blocking`]), who owns a name ([`ownership`]), errors that
-//!   stay typed ([`errors`]), and the size of files and functions ([`size`]).
+//!   stay typed ([`errors`]), circles in a crate's module graph ([`modules`]), and the size of files and functions ([`size`]).
 //!
 //! Every rule, allow-list and ceiling is a constant in its group's module, next to the check
 //! that reads it; [`CHECKS`] lists the checks.
@@ -13,6 +13,7 @@ mod blocking;
 mod crate_map;
 mod errors;
 mod layers;
+mod modules;
 mod ownership;
 mod scan;
 mod size;
@@ -73,6 +74,10 @@ pub(crate) const CHECKS: &[(&str, Check)] = &[
     (
         "errors_do_not_flatten_to_strings",
         errors::errors_do_not_flatten_to_strings,
+    ),
+    (
+        "modules_form_no_circles_outside_a_parent_and_its_children",
+        modules::modules_form_no_circles_outside_a_parent_and_its_children,
     ),
     (
         "product_files_stay_under_800_lines",

@@ -6,7 +6,7 @@
 //! quoted names kept whole (`projects."/src/my.app".trust_level`), and [`key_parts`] reads
 //! such a key back into its parts.
 
-use crate::schema::dotted;
+use crate::key_path::dotted;
 
 /// The error's message with serde's type words replaced by TOML's; other messages (our own
 /// value types write theirs) unchanged.

@@ -14,6 +14,7 @@ pub mod edit;
 mod error;
 pub mod history;
 pub mod hooks;
+mod key_path;
 pub mod keys;
 pub mod launch_pins;
 mod layer;

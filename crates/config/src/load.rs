@@ -589,7 +589,7 @@ fn origin_for(
                 .find(|l| l.path.is_some() && defines(&l.value, &["profiles", name]))
                 .map(file_of)
                 .unwrap_or_else(|| "config".to_string());
-            let name = crate::schema::dotted(&[name]);
+            let name = crate::key_path::dotted(&[name]);
             sources.push((format!("{holder} [profiles.{name}]"), table));
         }
         sources.push((file_of(l), &l.value));

@@ -296,7 +296,7 @@ pub(crate) fn widening_keys(project: &toml::Table) -> Vec<String> {
             let refs: Vec<&str> = parts.iter().map(String::as_str).collect();
             rule_for(&refs) == Some(Widens)
         })
-        .map(|parts| format!("sets `{}`", crate::schema::dotted(&parts)))
+        .map(|parts| format!("sets `{}`", crate::key_path::dotted(&parts)))
         .collect()
 }
 
@@ -313,7 +313,7 @@ pub(crate) fn restrict(
 ) {
     for parts in set_paths(project) {
         let refs: Vec<&str> = parts.iter().map(String::as_str).collect();
-        let shown = crate::schema::dotted(&parts);
+        let shown = crate::key_path::dotted(&parts);
         match rule_for(&refs) {
             Some(UserOnly) => {
                 remove(project, &refs);

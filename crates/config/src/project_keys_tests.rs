@@ -213,7 +213,7 @@ fn every_key_of_the_schema_has_a_rule_and_the_loader_enforces_it() {
     let mut checked = 0;
     for parts in &leaves {
         let refs: Vec<&str> = parts.iter().map(String::as_str).collect();
-        let shown = crate::schema::dotted(&refs);
+        let shown = crate::key_path::dotted(&refs);
         let rule = rule_for(&refs).unwrap_or_else(|| {
             panic!("`{shown}` has no project rule: add it to PROJECT_RULES in project_keys.rs")
         });

@@ -297,7 +297,7 @@ fn configured_provider(
     builtin: Option<ModelProviderInfo>,
     t: ModelProviderToml,
 ) -> Result<ModelProviderInfo, ConfigError> {
-    let key = crate::schema::dotted(&["model_providers", id]);
+    let key = crate::key_path::dotted(&["model_providers", id]);
     let base = match (builtin, t.name) {
         (Some(mut b), name) => {
             if let Some(name) = name {

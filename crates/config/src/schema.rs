@@ -291,49 +291,7 @@ pub(crate) fn unknown_keys(text: &str) -> Option<Vec<(Vec<String>, Option<usize>
     )
 }
 
-/// `serde_ignored`'s path as its keys, leaving out the `Option`/newtype steps it records.
-pub(crate) fn segments(path: &serde_ignored::Path) -> Vec<String> {
-    let mut out = Vec::new();
-    let mut cur = path;
-    loop {
-        match cur {
-            serde_ignored::Path::Root => break,
-            serde_ignored::Path::Seq { parent, index } => {
-                out.push(index.to_string());
-                cur = parent;
-            }
-            serde_ignored::Path::Map { parent, key } => {
-                out.push(key.clone());
-                cur = parent;
-            }
-            serde_ignored::Path::Some { parent }
-            | serde_ignored::Path::NewtypeStruct { parent }
-            | serde_ignored::Path::NewtypeVariant { parent } => cur = parent,
-        }
-    }
-    out.reverse();
-    out
-}
-
-/// A key path as TOML writes it: bare keys joined by dots, any other key quoted
-/// (`projects."/home/me/app".trust_level`), so a name containing a dot stays one name.
-pub(crate) fn dotted<S: AsRef<str>>(parts: &[S]) -> String {
-    parts
-        .iter()
-        .map(|p| {
-            let p = p.as_ref();
-            let bare = !p.is_empty()
-                && p.chars()
-                    .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
-            if bare {
-                p.to_string()
-            } else {
-                format!("{p:?}")
-            }
-        })
-        .collect::<Vec<_>>()
-        .join(".")
-}
+use crate::key_path::segments;
 
 /// The 1-based line where the key at `parts` (table names, then the key) is written in the
 /// TOML `text`, from the parser's spans; `None` if the text does not parse or has no such key.
@@ -352,6 +310,7 @@ pub(crate) fn line_of_key(text: &str, parts: &[&str]) -> Option<usize> {
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
+    use crate::key_path::dotted;
     use crate::keys::{
         HISTORY_KEYS, PROFILE_KEYS, PROJECT_KEYS, PROVIDER_KEYS, SANDBOX_WW_KEYS, SHELL_ENV_KEYS,
         THREAD_STORE_KEYS, TOP_LEVEL_KEYS,

@@ -2,13 +2,13 @@
 //! errors for `-c` (a typo on the command line is caught at once).
 
 use crate::ConfigError;
+use crate::key_path::dotted;
 use crate::keys::{
     CODEX_ONLY_PROFILE_KEYS, CODEX_ONLY_SHELL_ENV_KEYS, CODEX_ONLY_TOP_LEVEL_KEYS, HISTORY_KEYS,
     KeyKind, PROFILE_KEYS, PROJECT_KEYS, PROVIDER_KEYS, SANDBOX_WW_KEYS, SHELL_ENV_KEYS,
     THREAD_STORE_KEYS, TOP_LEVEL_KEYS, classify,
 };
 use crate::mcp::IgnoredKey;
-use crate::schema::dotted;
 use std::path::Path;
 
 /// Warn about keys of `table` that are neither honoured nor Codex-only (with `file:line` and

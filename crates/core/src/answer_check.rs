@@ -3,7 +3,8 @@
 //! be reported as success; the turn loop asks the model once to do it properly, and fails
 //! the turn if the answer is still unfinished.
 
-use crate::tools::{is_shell_tool, printed_output};
+use crate::tools::call::is_shell_tool;
+use crate::tools::printed_output;
 use oi_protocol::models::{ResponseItem, Role, ToolSpec};
 use std::path::Path;
 
@@ -204,7 +205,7 @@ impl TurnRecord {
         let refused = this_turn.iter().any(|i| {
             matches!(i, ResponseItem::FunctionCallOutput { output, .. }
                 if output.success == Some(false)
-                    && crate::tools::was_refused(&output.text_content()))
+                    && crate::tools::call::was_refused(&output.text_content()))
         });
         let mut calls = Vec::new();
         let mut outputs = Vec::new();

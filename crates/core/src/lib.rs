@@ -58,7 +58,6 @@ mod thread;
 mod tools;
 mod turn;
 mod turn_context;
-mod turn_handle;
 mod turn_state;
 mod window;
 
@@ -106,8 +105,8 @@ pub mod catalog {
 }
 pub use parking::{ParkError, TurnOptions};
 pub use recorder::{NoopRecorder, RecordError, Recorder, SaveState, Unsaved};
-pub use thread::{StartTurn, Thread};
-pub use turn_handle::{
+pub use thread::turn_handle::{
     Driven, DrivenTurn, PendingRequest, Stop, TurnEnd, TurnFrontEnd, TurnHandle, drive,
 };
+pub use thread::{StartTurn, Thread};
 pub use turn_state::TurnState;

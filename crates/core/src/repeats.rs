@@ -5,7 +5,7 @@
 //! and the model is told to answer or change course, and if it still repeats them the turn
 //! ends as failed instead of running until `max_turn_steps`.
 
-use crate::tools::PendingCall;
+use crate::tools::call::PendingCall;
 use serde_json::Value;
 
 /// Runs of the same calls allowed in a row (a command polled a few times is fine).

@@ -135,8 +135,13 @@ impl Session {
         history: Vec<ResponseItem>,
         recorder: Box<dyn Recorder>,
     ) -> Self {
-        let loaded_tools = crate::tools::search::loaded_in_history(&history);
-        let session_start = crate::hooks::lifecycle::start_source(history.is_empty());
+        let loaded_tools = crate::tools::search_history::loaded_in_history(&history);
+        let session_start = if history.is_empty() {
+            // `SessionStart`'s `source` in the hooks' payload.
+            "startup"
+        } else {
+            "resume"
+        };
         let config = Arc::new(config);
         Self {
             id,
@@ -589,7 +594,6 @@ impl Session {
         if let (Some(message), Some(turn_id)) = (refused, turn_id) {
             self.warn_once(&turn_id, "project_doc_refused", || message);
         }
-        crate::skills::refresh(self).await;
     }
 
     /// Records a park record (`turn_parked` / `turn_unparked`) without flushing; the

@@ -4,7 +4,8 @@ use crate::error::CoreError;
 use crate::events::EventStream;
 use crate::parking::{ParkError, TurnOptions};
 use crate::session::{ActiveTurn, Session};
-use crate::turn_handle::{PendingRequest, TurnHandle};
+pub(crate) mod turn_handle;
+
 use oi_protocol::ThreadId;
 use oi_protocol::models::{ContentItem, ResponseItem, Role};
 use oi_protocol::protocol::{
@@ -17,6 +18,7 @@ use std::sync::Arc;
 use tokio::sync::{mpsc, oneshot};
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
+use turn_handle::{PendingRequest, TurnHandle};
 
 /// One conversation. Submit [`Op`]s; watch its events with [`Thread::subscribe`] (every
 /// subscriber sees every event), or start a turn with [`Thread::start_turn`] and follow it
@@ -66,6 +68,14 @@ impl StartTurn {
             items,
             overrides: TurnOverrides::default(),
         }
+    }
+}
+
+impl Thread {
+    /// Lets `tools` do the file reads, writes and commands its client offers, from the next
+    /// tool call on; `None` gives them back to the engine.
+    pub fn set_client_tools(&self, tools: Option<Arc<dyn crate::client_tools::ClientTools>>) {
+        self.session().set_client_tools(tools);
     }
 }
 

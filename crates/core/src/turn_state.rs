@@ -197,7 +197,7 @@ fn describe_call(name: &str, arguments: &str) -> String {
             _ => None,
         });
     match command {
-        Some(c) if crate::tools::is_shell_tool(name) => {
+        Some(c) if crate::tools::call::is_shell_tool(name) => {
             let shown: String = c.chars().take(ACTIVITY_MAX_CHARS).collect();
             let cut = if shown.len() < c.len() { "…" } else { "" };
             format!("running `{shown}{cut}`")

@@ -153,7 +153,7 @@ fn parse_server_table(
         ));
     }
     let mut unread: Vec<Vec<String>> = Vec::new();
-    let mut on_ignored = |path: serde_ignored::Path| unread.push(crate::schema::segments(&path));
+    let mut on_ignored = |path: serde_ignored::Path| unread.push(crate::key_path::segments(&path));
     let de = serde_ignored::Deserializer::new(entry.clone(), &mut on_ignored);
     let raw: McpServerToml =
         serde_path_to_error::deserialize(de).map_err(|e| describe_error(&p, &e))?;

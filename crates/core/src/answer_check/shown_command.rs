@@ -8,7 +8,7 @@
 //! sandbox as any call, and the model sees its output. This module only reads the answer.
 
 use super::is_question;
-use crate::tools::is_shell_tool;
+use crate::tools::call::is_shell_tool;
 use oi_protocol::models::ToolSpec;
 use serde_json::{Value, json};
 

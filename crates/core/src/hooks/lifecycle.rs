@@ -22,15 +22,6 @@ pub(crate) const SESSION_CONTEXT_MAX_BYTES: usize = 4 * 1024;
 /// How many times `Stop` hooks may send one turn back to work; then the turn ends.
 pub(crate) const MAX_STOP_CONTINUATIONS: usize = 3;
 
-/// Where a thread's `SessionStart` came from, for its payload's `source`.
-pub(crate) fn start_source(history_is_empty: bool) -> &'static str {
-    if history_is_empty {
-        "startup"
-    } else {
-        "resume"
-    }
-}
-
 /// Runs the `SessionStart` hooks if this thread has not run them yet, and keeps what they
 /// said for the model (`SessionState::session_context`). Called at the start of a turn,
 /// before its first request.

@@ -27,7 +27,7 @@ mod payload;
 mod report;
 
 use crate::session::Session;
-use crate::tools::{ToolCall, ToolOutcome};
+use crate::tools::call::{ToolCall, ToolOutcome};
 use oi_config::hooks::{HookCommand, HookEvent};
 use oi_protocol::protocol::{EventMsg, HookOutputKind, HookRunStatus, WarningEvent};
 use report::RunReport;

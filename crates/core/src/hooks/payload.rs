@@ -3,7 +3,7 @@
 
 use super::cwd_of;
 use crate::session::Session;
-use crate::tools::ToolCall;
+use crate::tools::call::ToolCall;
 use oi_config::hooks::HookEvent;
 use oi_protocol::config_types::AskForApproval;
 use serde_json::{Value, json};
@@ -62,7 +62,7 @@ pub(crate) fn tool_identity(name: &str, arguments: &str) -> (String, Value) {
     } else {
         serde_json::from_str(arguments).unwrap_or_else(|_| json!(arguments))
     };
-    if !crate::tools::is_shell_tool(name) {
+    if !crate::tools::call::is_shell_tool(name) {
         return (name.to_string(), args);
     }
     let line = match args.get("command") {

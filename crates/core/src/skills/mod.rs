@@ -18,6 +18,7 @@
 
 pub(crate) mod preload;
 pub(crate) mod prompt;
+pub(crate) mod refresh;
 pub(crate) mod tool;
 
 use crate::custom_prompts::{front_matter_field, front_matter_fields, split_front_matter};
@@ -435,49 +436,6 @@ pub fn missing_mcp_servers(skill: &Skill, config: &Config) -> Vec<String> {
         })
         .cloned()
         .collect()
-}
-
-/// Finds the skills for the turn that is starting (off the runtime; read once per turn, as
-/// the project doc is) and keeps them in the session state. The `SKILL.md` files that could
-/// not be used, and the MCP servers skills name that are not configured, are warned about
-/// once per session.
-pub(crate) async fn refresh(sess: &crate::session::Session) {
-    let config = sess.state().config.clone();
-    let found = discover_async(Config::clone(&config)).await;
-    let turn_id = {
-        let mut st = sess.state();
-        st.skills = std::sync::Arc::new(found.clone());
-        st.active_turn.as_ref().map(|t| t.id.clone())
-    };
-    let Some(turn_id) = turn_id else {
-        return;
-    };
-    if !found.errors.is_empty() {
-        sess.warn_once(&turn_id, "skill_errors", || {
-            let lines: Vec<String> = found
-                .errors
-                .iter()
-                .map(|e| format!("{}: {}", e.path.display(), e.message))
-                .collect();
-            format!("skills not loaded: {}", lines.join("; "))
-        });
-    }
-    let missing: Vec<String> = found
-        .enabled()
-        .flat_map(|s| {
-            missing_mcp_servers(s, &config)
-                .into_iter()
-                .map(move |m| format!("`{}` needs `{m}`", s.name))
-        })
-        .collect();
-    if !missing.is_empty() {
-        sess.warn_once(&turn_id, "skill_mcp_missing", || {
-            format!(
-                "skills name MCP servers that are not configured ({}); add them with `interpreter mcp add`",
-                missing.join(", ")
-            )
-        });
-    }
 }
 
 #[cfg(test)]

@@ -5,7 +5,7 @@
 
 use super::Skill;
 use crate::session::Session;
-use crate::tools::{ToolCall, ToolOutcome, parse_args};
+use crate::tools::call::{ToolCall, ToolOutcome, parse_args};
 use oi_protocol::models::ToolSpec;
 use oi_protocol::protocol::{EventMsg, SkillLoadedEvent};
 use serde::Deserialize;

@@ -2,7 +2,7 @@
 //! as patch planning does, give a file new text through the patch path (approval, diff,
 //! atomic apply, events).
 
-use super::{ToolCall, ToolOutcome};
+use super::call::{ToolCall, ToolOutcome};
 use crate::session::Session;
 use oi_apply_patch::{FileHunk, Patch};
 use std::path::{Path, PathBuf};

@@ -2,7 +2,7 @@
 //! annotations, `mcp_tool_call_begin/progress/end` events, timeout/interrupt (handled by the
 //! connection manager), and conversion of the result for the model.
 
-use super::{ToolCall, ToolOutcome};
+use super::call::{ToolCall, ToolOutcome};
 use crate::approval::{Asked, ExecApprovalAsk, ask_exec_approval};
 use crate::session::Session;
 use oi_mcp_client::{McpToolInfo, call_result_to_output, needs_approval};
@@ -185,14 +185,13 @@ async fn approve(
             Ok(())
         }
         ReviewDecision::Abort => Err(Refusal::Refused("user cancelled MCP tool call", true)),
-        ReviewDecision::TimedOut => Err(Refusal::Refused(REFUSED_MCP_CALL_IN_TIME, false)),
-        _ => Err(Refusal::Refused(REFUSED_MCP_CALL, false)),
+        ReviewDecision::TimedOut => Err(Refusal::Refused(
+            super::call::REFUSED_MCP_CALL_IN_TIME,
+            false,
+        )),
+        _ => Err(Refusal::Refused(super::call::REFUSED_MCP_CALL, false)),
     }
 }
-
-/// What the model reads when the user refused an MCP call (see `super::was_refused`).
-pub(super) const REFUSED_MCP_CALL: &str = "user rejected MCP tool call";
-pub(super) const REFUSED_MCP_CALL_IN_TIME: &str = "MCP tool call not approved in time (denied)";
 
 /// Turns the server's progress notifications into `mcp_tool_call_progress` events until the
 /// call ends (its senders are dropped); the one that says the server runs the call as a task

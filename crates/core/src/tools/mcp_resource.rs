@@ -3,7 +3,7 @@
 //! ready server advertises the `resources` capability. Each call is reported with
 //! `mcp_tool_call_begin/end` like any MCP call; results are JSON text for the model.
 
-use super::{ToolCall, ToolOutcome, parse_args};
+use super::call::{ToolCall, ToolOutcome, parse_args};
 use crate::session::Session;
 use oi_mcp_client::{McpConnectionManager, truncate_middle};
 use oi_protocol::models::ToolSpec;

@@ -6,7 +6,8 @@
 //! order, as a barrier between such groups. Outputs are recorded in call order whatever order
 //! the calls finish in.
 
-use super::{ParkedAsk, ToolCall, ToolOutcome, dispatch};
+use super::call::{ParkedAsk, PendingCall, ToolCall, ToolOutcome};
+use super::dispatch;
 use crate::session::Session;
 use futures::StreamExt;
 use futures::stream::FuturesUnordered;
@@ -18,9 +19,6 @@ use tokio_util::sync::CancellationToken;
 /// How long the next request may wait for `tools/list_changed` refreshes that the calls
 /// caused (a slow server must not hold up the turn).
 const LIST_REFRESH_WAIT: Duration = Duration::from_millis(300);
-
-/// One function call from the model: `(call_id, name, arguments)`.
-pub(crate) type PendingCall = (String, String, String);
 
 /// How running a response's calls ended.
 pub(crate) struct CallsRun {
@@ -70,7 +68,9 @@ pub(crate) async fn run_calls(
         } else if group_len == 1 && !runs_concurrently(sess, &group[0]) {
             vec![run_one(sess, turn_id, &group[0], cancel).await]
         } else {
-            ran_mcp |= group.iter().any(|(_, name, _)| !super::is_shell_tool(name));
+            ran_mcp |= group
+                .iter()
+                .any(|(_, name, _)| !super::call::is_shell_tool(name));
             run_group(sess, turn_id, group, cancel).await
         };
         let mut waiting = Vec::new();
@@ -140,7 +140,7 @@ fn runs_concurrently(sess: &Session, (_, name, arguments): &PendingCall) -> bool
             _ => false,
         };
     }
-    if super::is_shell_tool(name) {
+    if super::call::is_shell_tool(name) {
         return super::shell::runs_alongside(&sess.turn_context().config, arguments);
     }
     let Some(mcp) = &sess.mcp else {

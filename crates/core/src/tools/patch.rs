@@ -1,6 +1,6 @@
 //! The `apply_patch` tool: parse, plan without touching disk, approve, apply atomically.
 
-use super::{ToolCall, ToolOutcome, parse_args};
+use super::call::{ToolCall, ToolOutcome, parse_args};
 use crate::approval::{Asked, PatchDecision, ask_patch_approval, assess_patch};
 use crate::session::Session;
 use oi_protocol::protocol::{
@@ -75,9 +75,9 @@ pub(crate) async fn apply_planned(
         Ok(planned) => planned,
         Err(failed) => return failed,
     };
-    let client = crate::client_tools::of(sess);
+    let client = crate::tools::through_client::of(sess);
     if let Some(client) = &client {
-        client.change_planned(call_id, &crate::client_tools::planned_files(&plan));
+        client.change_planned(call_id, &crate::tools::through_client::planned_files(&plan));
     }
     let call = PatchCall {
         sess,
@@ -101,10 +101,12 @@ pub(crate) async fn apply_planned(
     let writer = client.filter(|c| c.writes_files());
     let (ok, stdout, stderr) = match writer {
         // Through the editor, so the change lands in its buffers.
-        Some(client) => match crate::client_tools::apply_through(client.as_ref(), &plan).await {
-            Ok(summary) => (true, summary, String::new()),
-            Err(e) => (false, String::new(), e.to_string()),
-        },
+        Some(client) => {
+            match crate::tools::through_client::apply_through(client.as_ref(), &plan).await {
+                Ok(summary) => (true, summary, String::new()),
+                Err(e) => (false, String::new(), e.to_string()),
+            }
+        }
         None => match off_runtime(move || plan.apply()).await {
             Ok(Ok(summary)) => (true, summary, String::new()),
             Ok(Err(e)) => (false, String::new(), format!("{e}")),
@@ -142,7 +144,7 @@ async fn plan(
         .iter()
         .map(|h| oi_apply_patch::resolve(cwd, h.path()))
         .collect();
-    let client_texts = crate::client_tools::read_for_planning(sess, &paths).await;
+    let client_texts = crate::tools::through_client::read_for_planning(sess, &paths).await;
     // Planning reads every file the patch touches and diffs it: disk and CPU work that
     // belongs on the blocking pool, not on a runtime worker.
     let cwd = cwd.to_path_buf();
@@ -252,10 +254,10 @@ async fn approve(
                 changes.clone(),
                 PatchApplyStatus::Declined,
             );
-            let why = super::refusal_reason(other);
+            let why = super::call::refusal_reason(other);
             let mut o = ToolOutcome::err(format!(
                 "{}{why}. No file was changed.",
-                super::CHANGE_NOT_APPLIED
+                super::call::CHANGE_NOT_APPLIED
             ));
             o.abort_turn = other == ReviewDecision::Abort;
             Err(o)

@@ -5,7 +5,7 @@
 //! A harness profile's own todo tool (`TodoWrite`, `todo_write`, `SetTodoList`) becomes the
 //! same event (`tools::profile`); `update_plan` is understood on every profile.
 
-use super::{ToolCall, ToolOutcome};
+use super::call::{ToolCall, ToolOutcome};
 use crate::session::Session;
 use oi_protocol::models::ToolSpec;
 use oi_protocol::protocol::{EventMsg, PlanStep, PlanStepStatus, PlanUpdateEvent};

@@ -4,9 +4,9 @@
 //! `patch::apply_planned` (approval, atomic apply, `patch_apply_*` with the real diff), a
 //! todo list as a `plan_update` event.
 
+use super::call::{ToolCall, ToolOutcome};
 use super::file_io::{read, resolve, set_content};
 use super::shell::{CommandRun, run_command};
-use super::{ToolCall, ToolOutcome};
 use crate::harness::{Action, InvalidCall, Replacement, TodoItem};
 use crate::session::Session;
 use oi_protocol::protocol::{EventMsg, PlanStep, PlanStepStatus, PlanUpdateEvent};

@@ -3,7 +3,7 @@
 //! searches the MCP tools by name and description and loads the schemas of the best matches
 //! into the tool list of the following requests.
 
-use super::{ToolCall, ToolOutcome, parse_args};
+use super::call::{ToolCall, ToolOutcome, parse_args};
 use crate::context_window::{estimate_tokens, text_size};
 use crate::session::Session;
 use oi_protocol::models::ToolSpec;
@@ -11,7 +11,7 @@ use serde::Deserialize;
 use serde_json::json;
 
 /// The meta-tool's name.
-pub(crate) const TOOL_SEARCH: &str = "tool_search";
+pub(crate) use super::search_history::TOOL_SEARCH;
 
 /// Share of the context window the MCP tools' schemas may take before `tool_search`
 /// replaces them.
@@ -103,40 +103,6 @@ fn no_match(query: &str, mcp: &[ToolSpec]) -> String {
     )
 }
 
-/// The MCP tools a stored history had loaded through `tool_search` (or called), so a
-/// resumed thread offers them again: the model saw them and may call them.
-pub(crate) fn loaded_in_history(
-    history: &[oi_protocol::models::ResponseItem],
-) -> std::collections::HashSet<String> {
-    use oi_protocol::models::ResponseItem;
-    let mut searches = std::collections::HashSet::new();
-    let mut loaded = std::collections::HashSet::new();
-    for item in history {
-        match item {
-            ResponseItem::FunctionCall { call_id, name, .. } if name == TOOL_SEARCH => {
-                searches.insert(call_id.as_str());
-            }
-            ResponseItem::FunctionCall { name, .. } if name.starts_with("mcp__") => {
-                loaded.insert(name.clone());
-            }
-            ResponseItem::FunctionCallOutput { call_id, output }
-                if searches.contains(call_id.as_str()) =>
-            {
-                for line in output.text_content().lines() {
-                    if let Some((name, _)) =
-                        line.strip_prefix("- ").and_then(|l| l.split_once(": "))
-                        && name.starts_with("mcp__")
-                    {
-                        loaded.insert(name.to_string());
-                    }
-                }
-            }
-            _ => {}
-        }
-    }
-    loaded
-}
-
 fn first_line(s: &str) -> &str {
     s.lines().next().unwrap_or("")
 }
@@ -172,6 +138,7 @@ fn rank<'a>(tools: &'a [ToolSpec], query: &str, limit: usize) -> Vec<&'a ToolSpe
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::tools::search_history::loaded_in_history;
 
     fn tool(name: &str, description: &str) -> ToolSpec {
         ToolSpec {

@@ -3,8 +3,8 @@
 //! path's bounded reader; `edit` and `create` are whole-file changes through
 //! `file_io::set_content` (the patch path: approval, diff, atomic apply, events).
 
+use super::call::{ToolCall, ToolOutcome};
 use super::file_io::{read, resolve, set_content};
-use super::{ToolCall, ToolOutcome};
 use crate::harness::viewer::{
     OpenFile, ViewRequest, WINDOW, clamp_top, line_count, render, replace_lines, scrolled,
     top_for_line,

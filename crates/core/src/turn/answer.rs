@@ -4,7 +4,8 @@
 use super::TurnFailure;
 use crate::answer_check::{self, TurnRecord, Unfinished};
 use crate::session::Session;
-use crate::tools::{PendingCall, tool_specs};
+use crate::tools::call::PendingCall;
+use crate::tools::tool_specs;
 use oi_protocol::config_types::ToolCallFormat;
 use oi_protocol::models::ResponseItem;
 use serde::{Deserialize, Serialize};

@@ -25,7 +25,8 @@
 use super::{LoopState, TurnOutcome, end_turn_gated};
 use crate::error::CoreError;
 use crate::session::{ActiveTurn, Session};
-use crate::tools::{ParkedCalls, PendingCall};
+use crate::tools::ParkedCalls;
+use crate::tools::call::PendingCall;
 use oi_protocol::models::{FunctionCallOutput, ResponseItem};
 use oi_protocol::protocol::{
     EventMsg, ParkedAnswer, ParkedRequest, ReviewDecision, TurnParkedEvent,

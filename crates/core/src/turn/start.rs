@@ -98,10 +98,12 @@ pub(crate) async fn run_compact_turn(
     end_turn(&sess, &turn_id, outcome, Some(started)).await;
 }
 
-/// What every turn reads before its first request: the project doc, the context it runs
-/// with (fixed from here on), and the server's window when the server tells it.
+/// What every turn reads before its first request: the project doc and the skills, the
+/// context it runs with (fixed from here on), and the server's window when the server
+/// tells it.
 async fn prepare(sess: &Session, cancel: &CancellationToken) {
     sess.load_project_doc().await;
+    crate::skills::refresh::for_turn(sess).await;
     sess.begin_turn_context();
     sess.lookup_server_window(cancel).await;
 }

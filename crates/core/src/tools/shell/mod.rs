@@ -4,7 +4,7 @@ mod args;
 mod needs_terminal;
 mod same_file;
 
-use super::{ToolCall, ToolOutcome};
+use super::call::{ToolCall, ToolOutcome};
 use crate::approval::{
     Asked, CommandDecision, ExecApprovalAsk, ask_exec_approval, assess_command,
     looks_like_sandbox_denial,
@@ -313,7 +313,7 @@ fn refused(
             None
         }
         ReviewDecision::Denied | ReviewDecision::TimedOut | ReviewDecision::Abort => {
-            let why = super::refusal_reason(d);
+            let why = super::call::refusal_reason(d);
             let parsed = parse_command(argv);
             sess.send(
                 call.turn_id,
@@ -335,7 +335,7 @@ fn refused(
             );
             let mut o = ToolOutcome::err(format!(
                 "{}{why}. Do not retry the same command; continue without it or ask the user.",
-                super::COMMAND_NOT_RUN
+                super::call::COMMAND_NOT_RUN
             ));
             o.abort_turn = d == ReviewDecision::Abort;
             Some(o)
@@ -370,7 +370,7 @@ async fn run_once(
     let b64 = base64::engine::general_purpose::STANDARD;
     // In the editor's terminal, when the front end's client offers one; confined there by
     // the same policy, or run here.
-    let on_client = crate::client_tools::run_command(
+    let on_client = crate::tools::through_client::run_command(
         sess,
         crate::client_tools::ClientCommand {
             call_id: call.call_id,

@@ -8,9 +8,9 @@
 //! when to stop) and nothing else. [`drive`] follows any [`DrivenTurn`], so a front end that
 //! reaches the engine through a seam of its own (the MCP server) runs the same loop.
 
+use super::Thread;
 use crate::error::CoreError;
 use crate::events::EventStream;
-use crate::thread::Thread;
 use oi_protocol::protocol::{
     ApplyPatchApprovalRequestEvent, ElicitationAction, ElicitationRequestEvent,
     ElicitationResponse, Event, EventMsg, ExecApprovalRequestEvent, Op, ReviewDecision,
