@@ -75,12 +75,103 @@ pub(crate) fn note(request: &str, cwd: &Path, budget: usize) -> Option<String> {
     }
     let mut out =
         format!("{MARKER}\nThe files the request names, as they are now (already read for you):\n");
-    for (path, text) in shown {
-        let text = text.strip_suffix('\n').unwrap_or(&text);
+    for (path, text) in &shown {
+        let text = text.strip_suffix('\n').unwrap_or(text);
         out.push_str(&format!("<file path=\"{path}\">\n{text}\n</file>\n"));
+    }
+    if asks_for_a_spelling_fix(request)
+        && let Some(hint) = look_alikes(&shown)
+    {
+        out.push_str(&hint);
     }
     out.push_str("</named_files>");
     Some(out)
+}
+
+/// "Fix the typo in …", "a misspelled word", "correct the spelling".
+fn asks_for_a_spelling_fix(request: &str) -> bool {
+    let lower = request.to_lowercase();
+    ["typo", "misspel", "spelling", "spelled wrong", "spelt"]
+        .iter()
+        .any(|w| lower.contains(w))
+}
+
+/// Words of one shown file that are one letter away from a word of another, neither word
+/// being in the other file: where a typo most likely is (recorded on the real tier: with
+/// greet.py and test_greet.py in front of it, the 1.5B model changed `Ada` or `greet`, never
+/// `Helo`). `None` when no such pair is found; at most three pairs.
+fn look_alikes(shown: &[(String, String)]) -> Option<String> {
+    let mut lines: Vec<String> = Vec::new();
+    let mut seen: Vec<(String, String)> = Vec::new();
+    for (i, (path, text)) in shown.iter().enumerate() {
+        for (other_path, other) in shown.iter().skip(i + 1) {
+            let (ours, theirs) = (words(text), words(other));
+            for (word, line) in &ours {
+                for (near, near_line) in &theirs {
+                    let apart = word.to_lowercase() != near.to_lowercase()
+                        && one_edit_apart(word, near)
+                        && !theirs.iter().any(|(w, _)| w == word)
+                        && !ours.iter().any(|(w, _)| w == near);
+                    let pair = (word.clone(), near.clone());
+                    if apart && !seen.contains(&pair) {
+                        lines.push(format!(
+                            "- `{word}` ({path} line {line}) and `{near}` ({other_path} line {near_line})\n"
+                        ));
+                        seen.push(pair);
+                    }
+                }
+            }
+        }
+    }
+    if lines.is_empty() {
+        return None;
+    }
+    let mut out =
+        String::from("Words one letter apart between these files (a typo is often one of them):\n");
+    for line in lines.into_iter().take(3) {
+        out.push_str(&line);
+    }
+    Some(out)
+}
+
+/// The words of `text` (runs of letters, four or more) with the line each is first on.
+fn words(text: &str) -> Vec<(String, usize)> {
+    let mut out: Vec<(String, usize)> = Vec::new();
+    for (n, line) in text.lines().enumerate() {
+        for word in line.split(|c: char| !c.is_alphabetic()) {
+            if word.chars().count() >= 4 && !out.iter().any(|(w, _)| w == word) {
+                out.push((word.to_string(), n + 1));
+            }
+        }
+    }
+    out
+}
+
+/// One letter added, removed, changed, or two neighbours swapped.
+fn one_edit_apart(a: &str, b: &str) -> bool {
+    let (a, b): (Vec<char>, Vec<char>) = (a.chars().collect(), b.chars().collect());
+    let (short, long) = if a.len() <= b.len() {
+        (&a, &b)
+    } else {
+        (&b, &a)
+    };
+    match long.len() - short.len() {
+        0 => {
+            let diff: Vec<usize> = (0..a.len()).filter(|&i| a[i] != b[i]).collect();
+            diff.len() == 1
+                || (diff.len() == 2
+                    && diff[1] == diff[0] + 1
+                    && a[diff[0]] == b[diff[1]]
+                    && a[diff[1]] == b[diff[0]])
+        }
+        1 => {
+            let first = (0..short.len())
+                .find(|&i| short[i] != long[i])
+                .unwrap_or(short.len());
+            short[first..] == long[first + 1..]
+        }
+        _ => false,
+    }
 }
 
 /// The text of `path` as the request names it, when it may be shown: a small UTF-8 file
@@ -168,6 +259,53 @@ mod tests {
             text.contains("<file path=\"./a.txt\">\na\n</file>") && !text.contains(".git"),
             "{text}"
         );
+    }
+
+    #[test]
+    fn a_spelling_fix_points_at_words_one_letter_apart() {
+        let d = dir(&[
+            (
+                "greet.py",
+                "def greet(name):\n    return f\"Helo, {name}!\"\n",
+            ),
+            (
+                "test_greet.py",
+                "from greet import greet\n\nassert greet(\"Ada\") == \"Hello, Ada!\", greet(\"Ada\")\nprint(\"ok\")\n",
+            ),
+        ]);
+        let request = "Fix the typo in greet.py so that test_greet.py passes.";
+        let text = note(request, d.path(), 16 * 1024).unwrap();
+        assert!(
+            text.ends_with("Words one letter apart between these files (a typo is often one of them):\n- `Helo` (greet.py line 2) and `Hello` (test_greet.py line 3)\n</named_files>"),
+            "{text}"
+        );
+        // Only when the request asks for a spelling fix.
+        let text = note(
+            "Make test_greet.py pass by editing greet.py.",
+            d.path(),
+            16 * 1024,
+        )
+        .unwrap();
+        assert!(!text.contains("one letter apart"), "{text}");
+        // A word both files use is not a look-alike of anything.
+        let d = dir(&[
+            ("a.py", "names = load()\nname = names[0]\n"),
+            ("b.py", "names = []\n"),
+        ]);
+        let text = note("Fix the typo in a.py and b.py.", d.path(), 16 * 1024).unwrap();
+        assert!(!text.contains("one letter apart"), "{text}");
+        for (a, b, near) in [
+            ("Helo", "Hello", true),
+            ("recieve", "receive", true),
+            ("greet", "great", true),
+            ("name", "names", true),
+            ("greet", "greet", false),
+            ("abcd", "abdc", true),
+            ("abcd", "badc", false),
+            ("Hello", "Help", false),
+        ] {
+            assert_eq!(super::one_edit_apart(a, b), near, "{a} {b}");
+        }
     }
 
     #[test]
