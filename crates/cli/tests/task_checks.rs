@@ -203,19 +203,86 @@ async fn a_change_not_made_after_a_note_fails_and_still_prints_the_answer() {
     assert!(!env.work().join("hello.txt").exists());
 }
 
+/// A test the request names that the model did not run after its fix is run by the agent,
+/// once, through the shell tool; the model answers with its output in front of it.
 #[tokio::test]
-async fn a_named_test_is_run_after_the_fix_before_the_answer_counts() {
+async fn a_named_test_the_model_did_not_run_is_run_by_the_agent() {
     let request = "Fix the bug in calc.py so that test_calc.py passes.";
     let env = TestEnv::new(
         MockScript::turns([
             MockTurn::tool_call("shell", bash("sed -i 's/a - b/a + b/' calc.py")),
             MockTurn::text("I fixed the bug in calc.py."),
-            MockTurn::tool_call("shell", json!({"command": ["python3", "test_calc.py"]})),
             MockTurn::text("The test passes now."),
         ]),
         WireApi::Chat,
     )
     .await;
+    write_calc(&env);
+    let out = env.run(&exec(request)).await;
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    assert!(
+        err.contains(
+            "the model did not run `test_calc.py` after its change; running it to check the result"
+        ),
+        "{err}"
+    );
+    let reqs = env.mock.requests();
+    assert_eq!(reqs.len(), 3);
+    // The third request carries the agent's run of the test and what it printed.
+    let items = reqs[2].items();
+    let run = items
+        .iter()
+        .find(|m| {
+            m["tool_calls"][0]["function"]["arguments"]
+                .as_str()
+                .is_some_and(|a| a.contains("python3 test_calc.py"))
+        })
+        .expect("the test run is in the history");
+    let id = run["tool_calls"][0]["id"].as_str().unwrap();
+    let output = items
+        .iter()
+        .find(|m| m["tool_call_id"] == id)
+        .and_then(|m| m["content"].as_str())
+        .unwrap();
+    assert!(output.contains("ok"), "{output}");
+    assert!(notes(&reqs[2]).is_empty(), "{:?}", notes(&reqs[2]));
+}
+
+/// A wrong fix: the agent's run of the test fails, the model is told it still fails, and a
+/// claim of success fails the turn; the agent runs the test once, never again.
+#[tokio::test]
+async fn a_named_test_that_fails_on_the_agents_run_fails_the_claim() {
+    let request = "Fix the bug in calc.py so that test_calc.py passes.";
+    let claim = "I fixed the bug in calc.py.";
+    let env = TestEnv::new(
+        MockScript::turns([
+            MockTurn::tool_call("shell", bash("sed -i 's/a - b/a * b/' calc.py")),
+            MockTurn::text(claim),
+            MockTurn::text(claim),
+            MockTurn::text(claim),
+            MockTurn::text(claim),
+        ]),
+        WireApi::Chat,
+    )
+    .await;
+    write_calc(&env);
+    let out = env.run(&exec(request)).await;
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("`test_calc.py` still fails (its last run exited with an error)"),
+        "{err}"
+    );
+    assert_eq!(
+        err.matches("running it to check the result").count(),
+        1,
+        "{err}"
+    );
+    assert_eq!(stdout(&out).trim(), claim);
+}
+
+fn write_calc(env: &TestEnv) {
     std::fs::write(
         env.work().join("calc.py"),
         "def add(a, b):\n    return a - b\n",
@@ -226,16 +293,6 @@ async fn a_named_test_is_run_after_the_fix_before_the_answer_counts() {
         "from calc import add\nassert add(2, 3) == 5\nprint('ok')\n",
     )
     .unwrap();
-    let out = env.run(&exec(request)).await;
-    let err = stderr(&out);
-    assert_eq!(out.status.code(), Some(0), "{err}");
-    let reqs = env.mock.requests();
-    assert_eq!(reqs.len(), 4);
-    assert!(
-        notes(&reqs[2])[0].contains("`test_calc.py` was not run to check the result"),
-        "{:?}",
-        notes(&reqs[2])
-    );
 }
 
 /// Issue 43 item 3: "add" inside `test_add.py` is no request to change anything, so the

@@ -136,7 +136,9 @@ pub(crate) struct TurnSoFar<'a> {
 
 pub(crate) use shown_code::{code_file, with_shown_functions};
 pub(crate) use shown_command::{shell_call, shown_command};
-pub(crate) use task::{FilesBefore, Step, asked_definition, files_naming, find_named, named_paths};
+pub(crate) use task::{
+    FilesBefore, Step, asked_definition, files_naming, find_named, named_paths, test_command,
+};
 
 /// What this turn did, read from the thread's history; owned, so the state lock is not held
 /// while the answer is checked. [`TurnRecord::view`] is what the checks read.
@@ -277,6 +279,27 @@ impl TurnRecord {
     /// Whether the request states anything [`TurnRecord::unmet_in`] can check.
     pub(crate) fn names_checkable_work(&self) -> bool {
         !is_question(&self.request) && !task::expectations(&self.request).is_empty()
+    }
+
+    /// The tests the request says must pass (a change being asked for) that no command of
+    /// the turn ran since its last change.
+    pub(crate) fn unrun_tests(&self) -> Vec<String> {
+        if is_question(&self.request) || !asks_for_change(&self.request) {
+            return Vec::new();
+        }
+        task::expectations(&self.request)
+            .into_iter()
+            .filter_map(|e| match e {
+                task::Expectation::Passes { test } => Some(test),
+                _ => None,
+            })
+            .filter(|test| {
+                matches!(
+                    task::test_run(test, &self.steps),
+                    task::TestRun::NotRun | task::TestRun::NotRunSinceChange
+                )
+            })
+            .collect()
     }
 
     /// What the task's words say must hold and does not, in `cwd` (reads the disk: call it

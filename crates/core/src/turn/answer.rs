@@ -43,6 +43,9 @@ pub(crate) struct AnswerPolicy {
     /// The files the request names a change to, as they were before the turn's tools ran.
     #[serde(default)]
     pub files_before: answer_check::FilesBefore,
+    /// The agent ran the tests the request names itself, once (see `AnswerPolicy::named_tests`).
+    #[serde(default)]
+    pub ran_named_tests: bool,
 }
 
 /// The model's answer, as one response without calls left it.
@@ -113,6 +116,9 @@ impl AnswerPolicy {
         }
         if let Some(problem) = unfinished_answer(sess, answer.text, &self.files_before).await {
             if let Some(calls) = self.shown_calls(sess, turn_id, answer.text, &problem).await {
+                return Ok(Verdict::RunShownCalls(calls));
+            }
+            if let Some(calls) = self.named_tests(sess, turn_id, &problem).await {
                 return Ok(Verdict::RunShownCalls(calls));
             }
             return self.nudge_or_fail(sess, turn_id, problem).await;
@@ -202,6 +208,67 @@ impl AnswerPolicy {
                 .map(|(name, args)| (oi_model_client::new_call_id(), name, args))
                 .collect(),
         )
+    }
+
+    /// The tests the request says must pass that the model did not run after its change,
+    /// run by the agent itself, once a turn, through the shell tool (approvals and sandbox
+    /// as for any call): the model then answers with their output in front of it (recorded
+    /// on the real tier: `greet.py` fixed, then `test_greet.py` written as a command of its
+    /// own, exit 127, or not run at all, and the turn failed on a fix that was right).
+    async fn named_tests(
+        &mut self,
+        sess: &Session,
+        turn_id: &str,
+        problem: &Unfinished,
+    ) -> Option<Vec<PendingCall>> {
+        if self.ran_named_tests || !matches!(problem, Unfinished::NotDone { .. }) {
+            return None;
+        }
+        let record = TurnRecord::of_history(&sess.state().history);
+        if record.refused() {
+            return None;
+        }
+        let tests = record.unrun_tests();
+        let cwd = sess.turn_context().config.cwd.clone();
+        let commands = tokio::task::spawn_blocking(move || {
+            tests
+                .into_iter()
+                .filter_map(|test| {
+                    let named = if test.contains(' ') {
+                        test.clone()
+                    } else {
+                        let found = answer_check::find_named(&cwd, &test)?;
+                        found.strip_prefix(&cwd).ok()?.to_str()?.to_string()
+                    };
+                    Some((test, answer_check::test_command(&named)?))
+                })
+                .collect::<Vec<_>>()
+        })
+        .await
+        .ok()?;
+        let tools = tool_specs(sess);
+        let mut calls = Vec::new();
+        let mut names = Vec::new();
+        for (test, command) in commands {
+            if let Some((name, args)) = answer_check::shell_call(&tools, &command)
+                && !record.ran_with(&args)
+            {
+                calls.push((oi_model_client::new_call_id(), name, args));
+                names.push(format!("`{test}`"));
+            }
+        }
+        if calls.is_empty() {
+            return None;
+        }
+        self.ran_named_tests = true;
+        sess.warn(
+            turn_id,
+            format!(
+                "the model did not run {} after its change; running it to check the result",
+                names.join(" and ")
+            ),
+        );
+        Some(calls)
     }
 
     /// A response with neither words nor calls.

@@ -266,6 +266,7 @@ mod tests {
                 ran_calls: true,
                 commands_from_text: 0,
                 files_before: Default::default(),
+                ran_named_tests: true,
             },
             last_agent_message: Some("done".into()),
             repeats: RepeatedCalls::default(),
@@ -280,11 +281,15 @@ mod tests {
         assert_eq!(stored["last_agent_message"], json!("done"));
         assert!(stored.get("answers").is_none(), "{stored}");
 
-        // Written before `not_done_nudges` existed.
+        assert_eq!(stored["ran_named_tests"], json!(true));
+
+        // Written before `not_done_nudges` and `ran_named_tests` existed.
         let mut older = stored.clone();
         older.as_object_mut().unwrap().remove("not_done_nudges");
+        older.as_object_mut().unwrap().remove("ran_named_tests");
         let read: LoopState = serde_json::from_value(older).unwrap();
         assert_eq!(read.answers.not_done_nudges, 0);
+        assert!(!read.answers.ran_named_tests);
         assert!(read.answers.nudged && read.answers.ran_calls);
         assert_eq!(read.steps, 3);
     }

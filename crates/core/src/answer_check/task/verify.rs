@@ -400,7 +400,7 @@ fn commands_of(script: &str) -> Vec<Vec<String>> {
 }
 
 /// Whether the last run of `test` came after the last change and passed.
-pub(super) fn passes(test: &str, steps: &[Step]) -> Option<String> {
+pub(crate) fn test_run(test: &str, steps: &[Step]) -> TestRun {
     let name = test.rsplit('/').next().unwrap_or(test);
     let stem = name.split('.').next().unwrap_or(name);
     // A Python test file also runs under a test runner that finds it by itself.
@@ -437,15 +437,57 @@ pub(super) fn passes(test: &str, steps: &[Step]) -> Option<String> {
         .iter()
         .rposition(|s| s.writes && s.ok && !runs_test(s));
     match (last_run, last_write) {
-        (None, _) => Some(format!("`{test}` was not run to check the result")),
-        (Some(r), Some(w)) if w > r => {
+        (None, _) => TestRun::NotRun,
+        (Some(r), Some(w)) if w > r => TestRun::NotRunSinceChange,
+        (Some(r), _) if !steps[r].ok => TestRun::Failed,
+        _ => TestRun::Passed,
+    }
+}
+
+/// How the turn's commands left a test the task names.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum TestRun {
+    /// Its last run came after the last change, and passed.
+    Passed,
+    /// No command of the turn ran it.
+    NotRun,
+    /// A change came after its last run.
+    NotRunSinceChange,
+    /// Its last run, after the last change, failed.
+    Failed,
+}
+
+/// [`test_run`] as the phrase for the model and the user; `None` when it passed.
+pub(super) fn passes(test: &str, steps: &[Step]) -> Option<String> {
+    match test_run(test, steps) {
+        TestRun::Passed => None,
+        TestRun::NotRun => Some(format!("`{test}` was not run to check the result")),
+        TestRun::NotRunSinceChange => {
             Some(format!("`{test}` was not run again after the last change"))
         }
-        (Some(r), _) if !steps[r].ok => Some(format!(
+        TestRun::Failed => Some(format!(
             "`{test}` still fails (its last run exited with an error)"
         )),
-        _ => None,
     }
+}
+
+/// The command that runs a test file the way its language does (`python3 test_greet.py`),
+/// or a quoted command as written; `None` for a file of another kind.
+pub(crate) fn test_command(test: &str) -> Option<String> {
+    if test.contains(' ') {
+        return Some(test.to_string());
+    }
+    let runner = match test.rsplit_once('.').map(|(_, ext)| ext) {
+        Some("py") => "python3",
+        Some("sh") => "sh",
+        Some("js" | "mjs" | "cjs") => "node",
+        Some("rb") => "ruby",
+        _ => return None,
+    };
+    let safe = test
+        .chars()
+        .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.' | '/'));
+    safe.then(|| format!("{runner} {test}"))
 }
 
 /// `text` appears in `content`; as a whole word when `text` is one word (so `load` is not
