@@ -233,16 +233,22 @@ impl TurnRecord {
                 name,
                 arguments,
             } = item
-                && let Some(ok) = this_turn.iter().find_map(|i| match i {
+                && let Some((ok, missing_program)) = this_turn.iter().find_map(|i| match i {
                     ResponseItem::FunctionCallOutput {
                         call_id: id,
                         output,
-                    } if id == call_id => Some(output.success != Some(false)),
+                    } if id == call_id => Some((
+                        output.success != Some(false),
+                        output.text_content().starts_with("Exit code: 127\n"),
+                    )),
                     _ => None,
                 })
             {
                 steps.push(Step {
-                    command: is_shell_tool(name).then(|| arguments.clone()),
+                    // A command whose program the shell could not find ran nothing a check
+                    // can count (recorded: `sed … && pytest test_greet.py` with no pytest
+                    // installed was taken for a failing run of the test).
+                    command: (is_shell_tool(name) && !missing_program).then(|| arguments.clone()),
                     ok,
                     writes: may_write(name, arguments),
                     args: arguments.clone(),

@@ -531,3 +531,36 @@ fn plain_answers_and_intentions_are_fine() {
         "no tools"
     );
 }
+
+/// Recorded in round 14: `sed … && pytest test_greet.py` without pytest installed (exit 127)
+/// is no run of the test; a run that found its program and failed is one.
+#[test]
+fn a_test_run_whose_program_was_missing_did_not_run_the_test() {
+    use oi_protocol::models::FunctionCallOutput;
+    let history = |exit: u8| {
+        vec![
+            ResponseItem::user_text("Fix the typo in greet.py so that test_greet.py passes."),
+            ResponseItem::FunctionCall {
+                call_id: "a".into(),
+                name: "shell".into(),
+                arguments: r#"{"command":["bash","-lc","sed -i 's/Helo/Hello/' greet.py && pytest test_greet.py"]}"#.into(),
+            },
+            ResponseItem::FunctionCallOutput {
+                call_id: "a".into(),
+                output: FunctionCallOutput::text(
+                    format!("Exit code: {exit}\nWall time: 0.0 seconds\nOutput:\nx\n"),
+                    false,
+                ),
+            },
+        ]
+    };
+    assert_eq!(
+        TurnRecord::of_history(&history(127)).unrun_tests(),
+        ["test_greet.py"]
+    );
+    assert!(TurnRecord::of_history(&history(1)).unrun_tests().is_empty());
+    // A question names no test to run.
+    let mut question = history(127);
+    question[0] = ResponseItem::user_text("Does test_greet.py pass?");
+    assert!(TurnRecord::of_history(&question).unrun_tests().is_empty());
+}

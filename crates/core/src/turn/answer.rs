@@ -221,7 +221,9 @@ impl AnswerPolicy {
         turn_id: &str,
         problem: &Unfinished,
     ) -> Option<Vec<PendingCall>> {
-        if self.ran_named_tests || !matches!(problem, Unfinished::NotDone { .. }) {
+        if self.ran_named_tests
+            || !matches!(problem, Unfinished::NotDone { .. } | Unfinished::WorkShown)
+        {
             return None;
         }
         let record = TurnRecord::of_history(&sess.state().history);
