@@ -3,6 +3,7 @@
 mod args;
 mod needs_terminal;
 mod same_file;
+mod sed_print;
 
 use super::call::{ToolCall, ToolOutcome};
 use crate::approval::{
@@ -191,7 +192,20 @@ pub(crate) async fn run_command(
         let failed = finish(out, config.tool_output_max_bytes);
         return retry_unsandboxed(sess, call, config, &argv, &cwd, timeout, failed, cancel).await;
     }
-    finish(out, config.tool_output_max_bytes)
+    let note = (out.exit_code == 0)
+        .then(|| sed_print::note(&argv, &cwd))
+        .flatten();
+    let mut outcome = finish(out, config.tool_output_max_bytes);
+    if let Some(note) = note {
+        // Above `Output:`, so what the command printed stays as it was.
+        let text =
+            outcome
+                .output
+                .text_content()
+                .replacen("Output:\n", &format!("{note}\nOutput:\n"), 1);
+        outcome.output = oi_protocol::models::FunctionCallOutput::text(text, true);
+    }
+    outcome
 }
 
 /// Applies the approval policy (asking the user when it says so). `Ok(sandboxed)`: run it,
