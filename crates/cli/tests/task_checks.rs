@@ -830,3 +830,39 @@ async fn a_done_task_answered_inside_note_tags_succeeds_with_its_words() {
     );
     assert_eq!(env.mock.requests().len(), 2);
 }
+
+/// Round 14's edit-file runs: `sed` without `-i` printed the change and left the file. The
+/// output the model reads says so above what it printed.
+#[tokio::test]
+async fn a_printing_sed_says_the_file_is_unchanged() {
+    let request = "Replace apple with banana in notes.txt.";
+    let env = TestEnv::new(
+        MockScript::turns([
+            MockTurn::tool_call("shell", bash("sed 's/apple/banana/g' notes.txt")),
+            MockTurn::tool_call("shell", bash("sed -i 's/apple/banana/g' notes.txt")),
+            MockTurn::text("notes.txt now says banana."),
+        ]),
+        WireApi::Chat,
+    )
+    .await;
+    std::fs::write(env.work().join("notes.txt"), "The apple is red.\n").unwrap();
+    let out = env.run(&exec(request)).await;
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let reqs = env.mock.requests();
+    let printed = reqs[1]
+        .items()
+        .iter()
+        .filter_map(|m| m["content"].as_str())
+        .find(|t| t.starts_with("Exit code: 0"))
+        .map(str::to_string)
+        .expect("the sed's output");
+    assert!(
+        printed.contains("Note: `sed` without `-i` only printed the changed text below; notes.txt itself is unchanged.")
+            && printed.ends_with("Output:\nThe banana is red.\n"),
+        "{printed}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(env.work().join("notes.txt")).unwrap(),
+        "The banana is red.\n"
+    );
+}

@@ -6,13 +6,18 @@
 //! stops generating) and the repeated tail is cut from the answer.
 
 /// Bytes of the latest output kept for the check.
-const TAIL: usize = 8 * 1024;
-/// The repeated stretch must be at least this long, and at least [`MIN_PERIODS`] copies:
-/// long enough that content asked for (a few identical lines) is not taken for a loop.
+const TAIL: usize = 12 * 1024;
+/// The repeated stretch must be at least this long, and at least [`MIN_PERIODS`] copies
+/// (of a piece up to [`LONG_PERIOD`] bytes; [`MIN_LONG_PERIODS`] of a longer one): long
+/// enough that content asked for (a few identical lines) is not taken for a loop.
 const MIN_SPAN: usize = 1536;
 const MIN_PERIODS: usize = 8;
-/// The longest repeated piece looked for (a paragraph).
-const MAX_PERIOD: usize = 512;
+const LONG_PERIOD: usize = 192;
+const MIN_LONG_PERIODS: usize = 4;
+/// The longest repeated piece looked for: a block of several calls (recorded on the real
+/// tier: five `<function_call>` blocks, 1,100 bytes, written again and again until the
+/// output bound, nine minutes on two cores).
+const MAX_PERIOD: usize = 2048;
 /// Output between checks.
 const CHECK_EVERY: usize = 64;
 
@@ -53,7 +58,12 @@ impl LoopGuard {
 fn periodic_tail(bytes: &[u8]) -> Option<(usize, usize)> {
     let n = bytes.len();
     for p in 1..=MAX_PERIOD {
-        let span = MIN_SPAN.max(MIN_PERIODS * p);
+        let copies = if p <= LONG_PERIOD {
+            MIN_PERIODS
+        } else {
+            MIN_LONG_PERIODS
+        };
+        let span = MIN_SPAN.max(copies * p);
         if span + p > n {
             break;
         }
@@ -102,6 +112,22 @@ mod tests {
             "I will now create the file. The file will contain the text.\n\n".repeat(40);
         assert!(fed(&paragraph));
         assert!(fed(&"the ".repeat(600)));
+    }
+
+    /// Recorded in round 14: a block of five text calls, written again and again.
+    #[test]
+    fn a_repeated_block_of_calls_trips_the_guard_and_two_copies_do_not() {
+        let block: String = ["racecar", "noon", "level", "python", "ok"]
+            .iter()
+            .map(|w| {
+                format!(
+                    "<function_call>\n  <name>bash</name>\n  <arguments>\n    <command>\nbash -c 'echo \"assert is_palindrome(\\\"{w}\\\")\" | python -m text_utils'\n    </command>\n  </arguments>\n</function_call>\n\n"
+                )
+            })
+            .collect();
+        assert!(block.len() > 512 && block.len() <= MAX_PERIOD, "{}", block.len());
+        assert!(fed(&block.repeat(6)));
+        assert!(!fed(&block.repeat(2)));
     }
 
     #[test]
