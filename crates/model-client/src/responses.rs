@@ -8,7 +8,7 @@ use serde_json::{Value, json};
 use crate::chat::text_tools::{self, TextToolCall};
 use crate::chat::think::{Piece, ThinkSplitter};
 use crate::chat::{error_text, route_piece};
-use crate::sse::{Decoder, Step, parse_json};
+use crate::sse::{Decoder, Step, typed_event};
 use crate::{ModelError, Prompt, ResponseEvent, synthesize_call_id};
 
 /// The JSON body for `POST {base_url}/responses`. `reasoning_text`: reasoning without
@@ -252,14 +252,10 @@ impl Decoder for ResponsesDecoder {
         data: &str,
         out: &mut VecDeque<ResponseEvent>,
     ) -> Result<Step, ModelError> {
-        let data = data.trim();
-        if data.is_empty() || data == "[DONE]" {
+        let Some((v, kind)) = typed_event(event, data)? else {
             return Ok(Step::Continue);
-        }
-        let v = parse_json(data)?;
-        // The JSON `type` is authoritative; the SSE `event:` name is the fallback.
-        let kind = v.get("type").and_then(Value::as_str).unwrap_or(event);
-        match kind {
+        };
+        match kind.as_str() {
             "response.created" if !self.created => {
                 self.created = true;
                 out.push_back(ResponseEvent::Created);

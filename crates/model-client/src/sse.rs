@@ -210,6 +210,26 @@ pub(crate) fn parse_json(data: &str) -> Result<serde_json::Value, ModelError> {
     })
 }
 
+/// A typed event of the Responses and Messages streams: its JSON and its kind (the JSON
+/// `type`, which is authoritative; the SSE `event:` name is the fallback). `None` for an
+/// empty payload or `[DONE]`.
+pub(crate) fn typed_event(
+    event: &str,
+    data: &str,
+) -> Result<Option<(serde_json::Value, String)>, ModelError> {
+    let data = data.trim();
+    if data.is_empty() || data == "[DONE]" {
+        return Ok(None);
+    }
+    let v = parse_json(data)?;
+    let kind = v
+        .get("type")
+        .and_then(serde_json::Value::as_str)
+        .unwrap_or(event)
+        .to_string();
+    Ok(Some((v, kind)))
+}
+
 /// At most `max` bytes of `s`, cut at a char boundary, with an ellipsis when cut.
 pub(crate) fn truncate(s: &str, max: usize) -> String {
     if s.len() <= max {

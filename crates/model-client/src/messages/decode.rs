@@ -16,7 +16,7 @@ use super::{Thinking, thinking_payload};
 use crate::chat::text_tools::{self, TextToolCall};
 use crate::chat::think::{Piece, ThinkSplitter};
 use crate::chat::{error_text, route_piece};
-use crate::sse::{Decoder, Step, parse_json};
+use crate::sse::{Decoder, Step, typed_event};
 use crate::{ModelError, ResponseEvent, synthesize_call_id};
 
 /// Error types that say the server could not finish now, not that the request is wrong:
@@ -341,14 +341,10 @@ impl Decoder for MessagesDecoder {
         data: &str,
         out: &mut VecDeque<ResponseEvent>,
     ) -> Result<Step, ModelError> {
-        let data = data.trim();
-        if data.is_empty() || data == "[DONE]" {
+        let Some((v, kind)) = typed_event(event, data)? else {
             return Ok(Step::Continue);
-        }
-        let v = parse_json(data)?;
-        // The JSON `type` is authoritative; the SSE `event:` name is the fallback.
-        let kind = v.get("type").and_then(Value::as_str).unwrap_or(event);
-        match kind {
+        };
+        match kind.as_str() {
             "message_start" => {
                 if !self.created {
                     self.created = true;
