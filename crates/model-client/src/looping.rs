@@ -125,7 +125,11 @@ mod tests {
                 )
             })
             .collect();
-        assert!(block.len() > 512 && block.len() <= MAX_PERIOD, "{}", block.len());
+        assert!(
+            block.len() > 512 && block.len() <= MAX_PERIOD,
+            "{}",
+            block.len()
+        );
         assert!(fed(&block.repeat(6)));
         assert!(!fed(&block.repeat(2)));
     }

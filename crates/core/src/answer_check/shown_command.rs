@@ -331,6 +331,11 @@ fn only_reads(command: &str) -> bool {
     if command.contains('>') || command.contains("$(") || command.contains('`') {
         return false;
     }
+    // `bash -c "grep -rn load_settings ."` reads what its script reads (recorded in round
+    // 15: that fence, shown for "which file defines load_settings?", was never run).
+    if let Some(script) = shell_script(command) {
+        return only_reads(script);
+    }
     command
         .split(['\n', ';', '&', '|'])
         .map(str::trim)
@@ -355,6 +360,19 @@ fn only_reads(command: &str) -> bool {
                         )
                 })
         })
+}
+
+/// The script of `bash -c "…"` / `sh -lc '…'`, when `command` is only that.
+fn shell_script(command: &str) -> Option<&str> {
+    let rest = command.trim();
+    let rest = ["bash ", "sh "].iter().find_map(|s| rest.strip_prefix(s))?;
+    let rest = ["-c ", "-lc "]
+        .iter()
+        .find_map(|f| rest.trim_start().strip_prefix(f))?;
+    let rest = rest.trim();
+    let quote = rest.chars().next().filter(|c| matches!(c, '"' | '\''))?;
+    let script = rest.strip_prefix(quote)?.strip_suffix(quote)?;
+    (!script.contains(quote)).then_some(script)
 }
 
 /// Whether a command line starts with a common command.

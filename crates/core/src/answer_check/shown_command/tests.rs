@@ -86,6 +86,20 @@ fn recorded_commands_written_as_text_are_taken_as_the_call() {
         taken("`bash grep -rn load_settings .`", WHERE, &tools),
         Some(json!("grep -rn load_settings ."))
     );
+    // A fence of `bash -c "…"` that only reads, for a question (round 15).
+    assert_eq!(
+        taken(
+            "```\nbash -c \"grep -rn load_settings .\"\n```",
+            WHERE,
+            &tools
+        ),
+        Some(json!("bash -c \"grep -rn load_settings .\""))
+    );
+    // One that writes is the user's to run.
+    assert_eq!(
+        taken("```\nbash -c \"sed -i s/a/b/ x.py\"\n```", WHERE, &tools),
+        None
+    );
     // Lead-in and a short trailer around the fence; `$ ` prompts dropped.
     assert_eq!(
         taken(
