@@ -20,11 +20,16 @@ const MIN_LONG_PERIODS: usize = 4;
 const MAX_PERIOD: usize = 2048;
 /// Output between checks.
 const CHECK_EVERY: usize = 64;
+/// Pieces longer than this are looked for at every [`LONG_CHECK_EVERY`]-th check only: a
+/// long loop takes kilobytes to show, and the search over long periods is most of a check.
+const SHORT_PERIOD: usize = 512;
+const LONG_CHECK_EVERY: usize = 8;
 
 #[derive(Debug, Default)]
 pub(crate) struct LoopGuard {
     tail: Vec<u8>,
     unchecked: usize,
+    checks: usize,
     tripped: bool,
 }
 
@@ -42,7 +47,13 @@ impl LoopGuard {
         self.unchecked += piece.len();
         if self.unchecked >= CHECK_EVERY {
             self.unchecked = 0;
-            self.tripped = periodic_tail(&self.tail).is_some();
+            self.checks += 1;
+            let longest = if self.checks.is_multiple_of(LONG_CHECK_EVERY) {
+                MAX_PERIOD
+            } else {
+                SHORT_PERIOD
+            };
+            self.tripped = periodic_tail(&self.tail, longest).is_some();
         }
         self.tripped
     }
@@ -55,9 +66,9 @@ impl LoopGuard {
 /// The smallest period `p` with which `bytes` ends in a repeated stretch (each of its last
 /// `max(MIN_SPAN, MIN_PERIODS * p)` bytes equals the one `p` before it), and where that
 /// stretch starts.
-fn periodic_tail(bytes: &[u8]) -> Option<(usize, usize)> {
+fn periodic_tail(bytes: &[u8], longest: usize) -> Option<(usize, usize)> {
     let n = bytes.len();
-    for p in 1..=MAX_PERIOD {
+    for p in 1..=longest {
         let copies = if p <= LONG_PERIOD {
             MIN_PERIODS
         } else {
@@ -80,7 +91,7 @@ fn periodic_tail(bytes: &[u8]) -> Option<(usize, usize)> {
 
 /// `text` without the repeated tail: one copy of the repeated piece is kept.
 pub(crate) fn cut_loop(text: &mut String) {
-    if let Some((period, start)) = periodic_tail(text.as_bytes()) {
+    if let Some((period, start)) = periodic_tail(text.as_bytes(), MAX_PERIOD) {
         let mut keep = (start + period).min(text.len());
         while !text.is_char_boundary(keep) {
             keep -= 1;
