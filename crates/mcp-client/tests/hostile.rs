@@ -217,12 +217,6 @@ async fn answering(status: StatusCode, content_type: &'static str, body: &'stati
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn http_failures_are_said_in_our_words() {
-    let refused = {
-        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-        let url = format!("http://{}/mcp", listener.local_addr().unwrap());
-        drop(listener);
-        url
-    };
     let missing = answering(StatusCode::NOT_FOUND, "text/plain", "Not Found").await;
     let broken = answering(
         StatusCode::INTERNAL_SERVER_ERROR,
@@ -236,6 +230,14 @@ async fn http_failures_are_said_in_our_words() {
         "<html><body>Welcome</body></html>",
     )
     .await;
+    // A port nobody listens on, taken after the servers above hold theirs: freed first, it
+    // was once handed to the 404 server (the kernel gives a just-freed port out again).
+    let refused = {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let url = format!("http://{}/mcp", listener.local_addr().unwrap());
+        drop(listener);
+        url
+    };
     let s = start(vec![
         ("refused", http(&refused)),
         ("missing", http(&missing)),
