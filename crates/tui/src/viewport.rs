@@ -3,12 +3,20 @@
 //! Everything below the cursor's row is the live area; everything above it is history the
 //! terminal keeps. Between frames the cursor waits on the live area's first cell. A frame
 //! erases from there down, prints the lines that become history (the screen scrolls them
-//! up into the scrollback as a plain program's output would), draws the live rows below
-//! them and moves the cursor back up to the first of those. Nothing is drawn at an
-//! absolute position: a terminal keeps the cursor on its row's text through whatever it
-//! does on a resize (tmux re-wraps its rows, and may tell the program the new size only
-//! later, or in the middle of a frame), so a frame lands where the live area is, not
-//! where a layout for the old size thought it was.
+//! up into the scrollback as a plain program's output would), makes room for the live
+//! rows below them and writes those from the last up to the first, where the cursor then
+//! waits. Nothing is drawn at an absolute position: a terminal keeps the cursor on its
+//! row's text through whatever it does on a resize (tmux re-wraps its rows, and may tell
+//! the program the new size only later, or in the middle of a frame), so a frame lands
+//! where the live area is, not where a layout for the old size thought it was.
+//!
+//! A resize can land anywhere in a frame's bytes (tmux reads a pane's output in pieces
+//! and handles a resize between them), and a narrower terminal splits every row wider
+//! than itself. So the cursor never moves up across a row already written: a move up
+//! across a row that split meanwhile would land a row too low, and the next frame would
+//! leave a copy of the live area's first rows above itself. Erasing moves no row either.
+//! One window is left: between the last cell of the live area's first row and the
+//! carriage return after it, a resize that splits that row leaves its first part behind.
 
 use ratatui::backend::Backend;
 use ratatui::buffer::{Buffer, Cell};
@@ -113,7 +121,7 @@ impl<T: LiveTerminal> LiveViewport<T> {
     pub fn frame(&mut self, history: &[Line<'_>], live: &Buffer) -> io::Result<()> {
         let screen = self.screen_size()?;
         let mut out = Vec::with_capacity(4096);
-        erase_below(&mut out, screen.height);
+        erase_below(&mut out, screen.width);
         for line in history {
             let width = u16::try_from(line.width())
                 .unwrap_or(u16::MAX)
@@ -127,16 +135,18 @@ impl<T: LiveTerminal> LiveViewport<T> {
             out.extend_from_slice(b"\r\n");
         }
         let rows = live.area.height.min(screen.height).max(1);
-        for y in 0..rows {
-            if y > 0 {
-                out.extend_from_slice(b"\r\n");
-            }
+        // Room first (the rows crossed are blank, so nothing in them can split), then the
+        // rows bottom up: each move up crosses only the blank row written next.
+        for _ in 1..rows {
+            out.extend_from_slice(b"\r\n");
+        }
+        for y in (0..rows).rev() {
             write_row(&mut out, live, live.area.y + y);
+            out.push(b'\r');
+            if y > 0 {
+                out.extend_from_slice(b"\x1b[A");
+            }
         }
-        if rows > 1 {
-            out.extend_from_slice(format!("\x1b[{}A", rows - 1).as_bytes());
-        }
-        out.push(b'\r');
         self.terminal.write_all(&out)?;
         self.terminal.flush()?;
         let n = u16::try_from(history.len()).unwrap_or(u16::MAX);
@@ -153,7 +163,7 @@ impl<T: LiveTerminal> LiveViewport<T> {
     pub fn erase(&mut self) -> io::Result<()> {
         let screen = self.screen_size()?;
         let mut out = Vec::new();
-        erase_below(&mut out, screen.height);
+        erase_below(&mut out, screen.width);
         out.push(b'\r');
         self.terminal.write_all(&out)?;
         self.terminal.flush()?;
@@ -169,15 +179,20 @@ impl<T: LiveTerminal> LiveViewport<T> {
     }
 }
 
-/// Erases the cursor's row and every row below it, the cursor kept where it is: each row
-/// on its own, never "erase below", which tmux (its `scroll-on-clear`) turns into a copy of
-/// the screen in the scrollback when the cursor is on the first cell.
-fn erase_below(out: &mut Vec<u8>, rows: u16) {
-    out.extend_from_slice(b"\r\x1b7");
-    for _ in 0..rows {
-        out.extend_from_slice(b"\x1b[2K\x1b[B");
+/// Erases the cursor's row and every row below it, the cursor kept where it is, without
+/// moving it off its row (see the module doc). Not "erase below" from the row's first
+/// cell: tmux (its `scroll-on-clear`) turns that into a copy of the screen in the
+/// scrollback when the cursor is on the screen's first cell. From the second cell it is
+/// a plain erase; the first cell goes with the whole row.
+fn erase_below(out: &mut Vec<u8>, width: u16) {
+    if width < 2 {
+        // No second cell to start from: the row, then each row below, then back up over
+        // rows that are blank by then.
+        out.extend_from_slice(b"\r\x1b[2K\x1b7");
+        out.extend_from_slice(b"\x1b[B\x1b[J\x1b8");
+        return;
     }
-    out.extend_from_slice(b"\x1b8");
+    out.extend_from_slice(b"\r\x1b[C\x1b[J\r\x1b[2K");
 }
 
 /// Writes row `y` of `buf` at the cursor: its cells up to the last one that shows
