@@ -139,3 +139,33 @@ async fn a_looping_answer_is_stopped_and_the_loop_cut() {
         "{warned:?}"
     );
 }
+
+#[tokio::test]
+async fn a_written_call_of_a_command_runner_that_is_not_offered_runs_in_the_shell() {
+    // Recorded on Qwen2.5-Coder-1.5B: `python` and `terminal` are not tools here; before,
+    // the turn failed with "a tool that does not exist" and nothing ran.
+    let home = tempfile::tempdir().unwrap();
+    let python = "```json\n{\"name\": \"python\", \"arguments\": {\"code\": \"open('count.py', 'w').write('print(1)\\\\n')\"}}\n```";
+    let terminal =
+        "{\"name\": \"terminal\", \"arguments\": {\"command\": \"python3 count.py > out.txt\"}}";
+    let (evs, reqs) = run(
+        home.path(),
+        MockScript::turns([
+            MockTurn::text(python),
+            MockTurn::text(terminal),
+            MockTurn::text("count.py prints 1; its output is in out.txt."),
+        ]),
+        "Write count.py that prints 1, run it and save its output to out.txt.",
+    )
+    .await;
+    assert!(errors(&evs).is_empty(), "{:?}", errors(&evs));
+    assert_eq!(
+        std::fs::read_to_string(home.path().join("count.py")).unwrap(),
+        "print(1)\n"
+    );
+    assert_eq!(
+        std::fs::read_to_string(home.path().join("out.txt")).unwrap(),
+        "1\n"
+    );
+    assert_eq!(reqs.len(), 3, "one request per call and one for the answer");
+}

@@ -13,6 +13,8 @@ use serde_json::{Map, Value};
 
 use super::TextToolCall;
 
+mod command_runners;
+
 /// Longest lead-in (in bytes) accepted before the calls: a sentence or two, not a tutorial.
 const MAX_LEAD_IN: usize = 600;
 
@@ -73,11 +75,7 @@ pub(crate) fn extract(text: &str, tools: &[ToolSpec]) -> Option<(String, Vec<Tex
     for b in &blocks {
         let parsed = parse_calls(&b.body)?;
         for (name, args) in parsed {
-            let tool = tools.iter().find(|t| t.name == name)?;
-            calls.push(TextToolCall {
-                name,
-                arguments: fit_arguments(args, &tool.parameters).to_string(),
-            });
+            calls.push(offered_call(name, args, tools)?);
         }
     }
     (!calls.is_empty()).then(|| (lead_in.to_string(), calls))
@@ -188,14 +186,24 @@ pub(crate) fn written_calls(text: &str, tools: &[ToolSpec]) -> Vec<TextToolCall>
     }
     found
         .into_iter()
-        .filter_map(|(name, args)| {
-            let tool = tools.iter().find(|t| t.name == name)?;
-            Some(TextToolCall {
-                name,
-                arguments: fit_arguments(args, &tool.parameters).to_string(),
-            })
-        })
+        .filter_map(|(name, args)| offered_call(name, args, tools))
         .collect()
+}
+
+/// A written call as the call of an offered tool: the tool it names, or the offered shell
+/// when it names a command runner that is not offered (see [`command_runners`]).
+fn offered_call(name: String, args: Value, tools: &[ToolSpec]) -> Option<TextToolCall> {
+    if let Some(tool) = tools.iter().find(|t| t.name == name) {
+        return Some(TextToolCall {
+            name,
+            arguments: fit_arguments(args, &tool.parameters).to_string(),
+        });
+    }
+    let (tool, args) = command_runners::as_shell_call(&name, &args, tools)?;
+    Some(TextToolCall {
+        name: tool.name.clone(),
+        arguments: args.to_string(),
+    })
 }
 
 /// `"name": "<tool>"` in a block: a call, whatever else is wrong with it.
