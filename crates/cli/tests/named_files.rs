@@ -147,3 +147,33 @@ async fn the_recorded_implement_run_under_minimal_is_done() {
         .await;
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
 }
+
+/// A question of which file defines a name gets the files that hold it, with their lines,
+/// as docs/harness.md shows; the model's answer naming that file ends the turn.
+#[tokio::test]
+async fn a_where_defined_question_gets_the_files_that_hold_the_name() {
+    let request = "Which file in this project defines the function load_settings? Answer with the file's path.";
+    let env = env_with("minimal", [MockTurn::text("lib/io/files.py")]).await;
+    std::fs::create_dir_all(env.work().join("lib/io")).unwrap();
+    std::fs::write(
+        env.work().join("lib/io/files.py"),
+        "import os\n\ndef load_settings(path):\n    return open(path).read()\n",
+    )
+    .unwrap();
+    std::fs::write(env.work().join("main.py"), "print('hi')\n").unwrap();
+    let out = env.run(&exec(request)).await;
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout).trim(),
+        "lib/io/files.py"
+    );
+    let first = serde_json::to_string(&env.mock.requests()[0].items()).unwrap();
+    let docs =
+        read(&std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../docs/harness.md"));
+    let shown = "- lib/io/files.py line 3: `def load_settings(path):`";
+    assert!(docs.contains(shown), "docs/harness.md shows the note");
+    assert!(
+        first.contains("The files in this project that contain `load_settings` (searched for you), with its lines:\\n- lib/io/files.py line 3: `def load_settings(path):`"),
+        "{first}"
+    );
+}

@@ -64,6 +64,12 @@ const NOTE_MARKERS: &[&str] = &[
     "<system_note>",
     "It was NOT run",
     "so nothing was done. Do the work",
+    // The ends of the notes, which a small model repeats as its whole answer (recorded in
+    // round 15: "answer with only the call, with no explanation around it.").
+    "with no explanation around it",
+    "block itself, with nothing after it",
+    "If you cannot, say plainly",
+    "Do not repeat the note",
 ];
 
 /// First-person claims of work a tool would have done, and passive ones with "successfully"

@@ -10,6 +10,8 @@
 //! when the turn starts, as a note in the thread's history (so it is in the rollout, and
 //! the turn's checks count the files as read). Bounded by count, size and a share of the
 //! window; dotfiles and key files are never shown this way (the model can still read them).
+//! A question of which file defines a name gets the files that hold it, as a search
+//! would list them.
 
 use crate::answer_check::{NAMED_FILES_MARKER as MARKER, find_named, named_paths};
 use crate::session::Session;
@@ -22,6 +24,9 @@ const MAX_FILES: usize = 4;
 const MAX_FILE_BYTES: u64 = 8 * 1024;
 /// ...and this much in all, or an eighth of the window (at ~3 bytes a token) if less.
 const MAX_TOTAL_BYTES: usize = 16 * 1024;
+
+/// Files shown as holding a name a question asks about, at most.
+const MAX_FOUND_FILES: usize = 5;
 
 /// Names of a request looked up, at most.
 const MAX_NAMES_TRIED: usize = 8;
@@ -70,11 +75,14 @@ pub(crate) fn note(request: &str, cwd: &Path, budget: usize) -> Option<String> {
         used += text.len();
         shown.push((path, text));
     }
-    if shown.is_empty() {
+    let found = where_named(request, &root);
+    if shown.is_empty() && found.is_none() {
         return None;
     }
-    let mut out =
-        format!("{MARKER}\nThe files the request names, as they are now (already read for you):\n");
+    let mut out = format!("{MARKER}\n");
+    if !shown.is_empty() {
+        out.push_str("The files the request names, as they are now (already read for you):\n");
+    }
     for (path, text) in &shown {
         let text = text.strip_suffix('\n').unwrap_or(text);
         out.push_str(&format!("<file path=\"{path}\">\n{text}\n</file>\n"));
@@ -84,7 +92,45 @@ pub(crate) fn note(request: &str, cwd: &Path, budget: usize) -> Option<String> {
     {
         out.push_str(&hint);
     }
+    if let Some(found) = found {
+        out.push_str(&found);
+    }
     out.push_str("</named_files>");
+    Some(out)
+}
+
+/// Files holding a name a question asks the defining file of ("Which file defines the
+/// function load_settings?"), with the lines that hold it: what `grep -rn` would print.
+/// Recorded on the real tier (round 15): the 1.5B model answered both such questions
+/// with a made-up call or an unrun `grep` fence. At most [`MAX_FOUND_FILES`] files,
+/// two lines each; the search is bounded as the answer check's is.
+fn where_named(request: &str, root: &Path) -> Option<String> {
+    if !crate::answer_check::is_question(request) {
+        return None;
+    }
+    let name = crate::answer_check::asked_definition(request)?;
+    let files = crate::answer_check::files_naming(root, &name)?;
+    if files.is_empty() {
+        return None;
+    }
+    let mut out = format!(
+        "The files in this project that contain `{name}` (searched for you), with its lines:\n"
+    );
+    for file in files.iter().take(MAX_FOUND_FILES) {
+        let Some(text) = readable(root, file) else {
+            out.push_str(&format!("- {file}\n"));
+            continue;
+        };
+        for (n, line) in text
+            .lines()
+            .enumerate()
+            .filter(|(_, l)| l.contains(name.as_str()))
+            .take(2)
+        {
+            let line: String = line.trim().chars().take(160).collect();
+            out.push_str(&format!("- {file} line {}: `{line}`\n", n + 1));
+        }
+    }
     Some(out)
 }
 
@@ -308,6 +354,39 @@ mod tests {
         ] {
             assert_eq!(super::one_edit_apart(a, b), near, "{a} {b}");
         }
+    }
+
+    #[test]
+    fn a_question_of_where_a_name_is_defined_gets_the_files_that_hold_it() {
+        let d = dir(&[
+            ("app/util.py", "def helper(x):\n    return x\n"),
+            (
+                "lib/io/files.py",
+                "import os\n\ndef load_settings(path):\n    return open(path).read()\n",
+            ),
+        ]);
+        let text = note(
+            "Which file in this project defines the function load_settings? Answer with the file's path.",
+            d.path(),
+            16 * 1024,
+        )
+        .unwrap();
+        assert_eq!(
+            text,
+            format!(
+                "{MARKER}\nThe files in this project that contain `load_settings` (searched for you), with its lines:\n- lib/io/files.py line 3: `def load_settings(path):`\n</named_files>"
+            )
+        );
+        // Not a question, or a name no file holds: nothing to add.
+        assert!(
+            note(
+                "Define the function load_settings in lib.py",
+                d.path(),
+                16 * 1024
+            )
+            .is_none()
+        );
+        assert!(note("Which file defines parse_args?", d.path(), 16 * 1024).is_none());
     }
 
     #[test]

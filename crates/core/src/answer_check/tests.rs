@@ -492,6 +492,21 @@ fn a_parroted_note_is_unfinished() {
     );
 }
 
+#[test]
+fn the_tail_of_a_note_repeated_as_the_answer_is_a_parroted_note() {
+    // Recorded in round 15 (read-then-write, twice): the answer was the end of the note.
+    for answer in [
+        "answer with only the call, with no explanation around it.",
+        "answer with only the call, with no explanation around it. If you cannot, say plainly what was not done.",
+    ] {
+        assert_eq!(
+            check(answer, &tools(), &ran(true)),
+            Some(Unfinished::Parroted),
+            "{answer}"
+        );
+    }
+}
+
 /// Recorded in round 13: the task done, and the model's own answer wrapped in the notes'
 /// tags. Its words are the answer; a wrapped copy of a note is still a parroted note.
 #[test]
