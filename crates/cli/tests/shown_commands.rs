@@ -218,6 +218,44 @@ async fn a_function_shown_for_the_named_file_is_written_into_it() {
     assert_eq!(env.mock.requests().len(), 3);
 }
 
+/// The recorded fix-typo run (round 15): the typo fixed with `sed -i`, then the function
+/// shown as it was before the fix. That is a quote of the file, not a change: it is not
+/// written back over the fix, and the test the request names passes.
+#[tokio::test]
+async fn a_function_shown_as_it_was_before_the_turn_is_not_written_back() {
+    let original = "def greet(name):\n    return f\"Helo, {name}!\"\n";
+    let quoted = format!("```python\n{original}```");
+    let env = minimal([
+        MockTurn::tool_call(
+            "bash",
+            serde_json::json!({"command": "sed -i 's/Helo/Hello/g' greet.py"}),
+        ),
+        MockTurn::text(quoted),
+        MockTurn::text("The typo is fixed: greet.py says Hello."),
+    ])
+    .await;
+    std::fs::write(env.work().join("greet.py"), original).unwrap();
+    std::fs::write(
+        env.work().join("test_greet.py"),
+        "from greet import greet\nassert greet(\"Ada\") == \"Hello, Ada!\", greet(\"Ada\")\n",
+    )
+    .unwrap();
+    let out = env
+        .run(&exec(
+            "Fix the typo in greet.py so that test_greet.py passes.",
+            "never",
+        ))
+        .await;
+    let err = stderr(&out);
+    assert_eq!(
+        read(&env.work().join("greet.py")),
+        "def greet(name):\n    return f\"Hello, {name}!\"\n",
+        "{err}"
+    );
+    assert!(!err.contains("showed code for"), "{err}");
+    assert_eq!(out.status.code(), Some(0), "{err}");
+}
+
 /// The same command written again is not run again (recorded: a broken `awk` taken from
 /// three answers in a row): the model gets the note saying what is missing instead.
 #[tokio::test]

@@ -70,6 +70,7 @@ const NOTE_MARKERS: &[&str] = &[
     "block itself, with nothing after it",
     "If you cannot, say plainly",
     "Do not repeat the note",
+    "Finish it now with the tools",
 ];
 
 /// First-person claims of work a tool would have done, and passive ones with "successfully"

@@ -498,6 +498,8 @@ fn the_tail_of_a_note_repeated_as_the_answer_is_a_parroted_note() {
     for answer in [
         "answer with only the call, with no explanation around it.",
         "answer with only the call, with no explanation around it. If you cannot, say plainly what was not done.",
+        // edit-file: the note's start, then a command that only printed the file.
+        "The task is not finished: `notes.txt` still contains `apple`; `notes.txt` does not contain `banana`. Finish it now with the tools (bash).\n\n```bash\nbash -c \"echo 'Exit Code: $?' && cat notes.txt\"\n```",
     ] {
         assert_eq!(
             check(answer, &tools(), &ran(true)),

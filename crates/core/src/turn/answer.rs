@@ -186,7 +186,8 @@ impl AnswerPolicy {
                 calls = written;
                 warning
             } else {
-                let (name, args, warning) = shown_code_call(sess, answer, request, &tools).await?;
+                let (name, args, warning) =
+                    shown_code_call(sess, answer, request, &tools, &self.files_before).await?;
                 calls.push((name, args));
                 warning
             }
@@ -369,8 +370,18 @@ async fn shown_code_call(
     answer: &str,
     request: &str,
     tools: &[oi_protocol::models::ToolSpec],
+    before: &answer_check::FilesBefore,
 ) -> Option<(String, String, String)> {
     let file = answer_check::code_file(request)?;
+    // Code that is the file as it was when the turn started is a quote of it, not a change:
+    // writing it would undo what the turn changed (recorded on the real tier, round 15: a
+    // typo fixed with `sed -i`, then the original function shown and written back over it).
+    if let Some(old) = before.content_of(&file)
+        && answer_check::with_shown_functions(answer, old)
+            .is_some_and(|(text, _)| text.trim_end() == old.trim_end())
+    {
+        return None;
+    }
     let path = sess.turn_context().config.cwd.join(&file);
     let meta = tokio::fs::metadata(&path).await.ok()?;
     if !meta.is_file() || meta.len() > answer_check::shown_code::MAX_FILE_BYTES {

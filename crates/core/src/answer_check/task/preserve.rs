@@ -63,6 +63,9 @@ pub(crate) struct FilesBefore {
     request: String,
     /// Path as the request names it, and content.
     files: Vec<(String, String)>,
+    /// The one code file the request names (`shown_code::code_file`) and its content, when
+    /// it is not among `files`: what the model's shown code is compared with.
+    code: Option<(String, String)>,
 }
 
 impl FilesBefore {
@@ -89,10 +92,29 @@ impl FilesBefore {
                 }
             }
         }
+        let code = crate::answer_check::code_file(request)
+            .filter(|path| !files.iter().any(|(p, _)| p == path))
+            .and_then(|path| {
+                let p = find(cwd, &path)?;
+                let small = p
+                    .metadata()
+                    .is_ok_and(|m| m.is_file() && m.len() <= MAX_FILE_BYTES);
+                small.then(|| read(&p)).flatten().map(|c| (path, c))
+            });
         Self {
             request: request.to_string(),
             files,
+            code,
         }
+    }
+
+    /// `path` as it was when the turn started, if it was read then.
+    pub(crate) fn content_of(&self, path: &str) -> Option<&str> {
+        self.files
+            .iter()
+            .chain(self.code.iter())
+            .find(|(p, _)| p == path)
+            .map(|(_, c)| c.as_str())
     }
 
     /// Whether these are the files read for `request`.

@@ -2,7 +2,8 @@
 //! was. Small models write it for "replace a with b in notes.txt" and then say the file is
 //! changed (recorded on the real tier, round 14: both edit-file runs, each retried with the
 //! same command). The command runs as written; its output then says, above what it printed,
-//! that the file is unchanged and how to change it.
+//! that the file is unchanged and how to change it. A deletion (`sed '/TODO/d' notes.txt`)
+//! gets the same note.
 
 use std::path::Path;
 
@@ -18,18 +19,28 @@ pub(super) fn note(argv: &[String], cwd: &Path) -> Option<String> {
         a.starts_with("--in-place")
             || (a.starts_with('-') && !a.starts_with("--") && a.contains('i'))
     });
-    let substitutes = args
-        .iter()
-        .any(|a| a.starts_with("s/") || a.starts_with("s|") || a.starts_with("s#"));
+    let edits = args.iter().any(|a| edit_script(a));
     let file = args
         .last()
-        .filter(|f| !f.starts_with('-') && !f.starts_with("s/"))?;
-    if in_place || !substitutes || !cwd.join(file).is_file() {
+        .filter(|f| !f.starts_with('-') && !edit_script(f))?;
+    if in_place || !edits || !cwd.join(file).is_file() {
         return None;
     }
     Some(format!(
         "Note: `sed` without `-i` only printed the changed text below; {file} itself is unchanged. To change the file, run the same command with `sed -i`."
     ))
+}
+
+/// A substitution (`s/a/b/`) or a deletion (`/TODO/d`, `3d`, `2,4d`, `$d`): a script whose
+/// printed text is the file changed (recorded in round 15: `sed '/TODO/d' notes.txt` for
+/// "delete the lines containing TODO", and the model then answered as if it were done).
+fn edit_script(arg: &str) -> bool {
+    arg.starts_with("s/")
+        || arg.starts_with("s|")
+        || arg.starts_with("s#")
+        || (arg.len() > 1
+            && arg.ends_with('d')
+            && arg.starts_with(|c: char| c == '/' || c == '$' || c.is_ascii_digit()))
 }
 
 /// The words of a plain `sed …` command, also inside `bash -c` / `sh -lc` (nested once);
@@ -121,6 +132,8 @@ mod tests {
             argv(&["bash", "-lc", "sed 's/apple/banana/g' notes.txt"]),
             argv(&["sed", "s/apple/banana/", "notes.txt"]),
             argv(&["sed", "-e", "s/apple/banana/", "notes.txt"]),
+            argv(&["bash", "-lc", "sed '/TODO/d' notes.txt"]),
+            argv(&["sed", "2,3d", "notes.txt"]),
         ] {
             let text = note(&printing, cwd).unwrap_or_else(|| panic!("{printing:?}"));
             assert!(text.contains("notes.txt itself is unchanged"), "{text}");
