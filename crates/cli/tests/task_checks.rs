@@ -868,3 +868,43 @@ async fn a_printing_sed_says_the_file_is_unchanged() {
         "The banana is red.\n"
     );
 }
+
+/// Round 15's write-script run: `echo '…\n…' > count.py` in bash wrote one line of
+/// backslash-n. The output the model reads says so and how to write line breaks.
+#[tokio::test]
+async fn an_echo_of_backslash_n_says_the_file_got_one_line() {
+    let request = "Write a Python script count.py that prints the numbers 1 to 3, one per line.";
+    let env = TestEnv::new(
+        MockScript::turns([
+            MockTurn::tool_call(
+                "shell",
+                bash("echo 'print(1)\\nprint(2)\\nprint(3)' > count.py"),
+            ),
+            MockTurn::tool_call(
+                "shell",
+                bash("echo -e 'print(1)\\nprint(2)\\nprint(3)' > count.py"),
+            ),
+            MockTurn::text("count.py prints 1 to 3."),
+        ]),
+        WireApi::Chat,
+    )
+    .await;
+    let out = env.run(&exec(request)).await;
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let reqs = env.mock.requests();
+    let printed = reqs[1]
+        .items()
+        .iter()
+        .filter_map(|m| m["content"].as_str())
+        .find(|t| t.starts_with("Exit code: 0"))
+        .map(str::to_string)
+        .expect("the echo's output");
+    assert!(
+        printed.contains("Note: bash's `echo` wrote each `\\n` as the two characters `\\` and `n`, not as a line break, so count.py holds a single line. To write line breaks, run the same command with `echo -e`"),
+        "{printed}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(env.work().join("count.py")).unwrap(),
+        "print(1)\nprint(2)\nprint(3)\n"
+    );
+}

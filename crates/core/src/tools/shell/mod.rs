@@ -1,6 +1,7 @@
 //! The `shell` tool: approvals, sandboxing, streaming output, result formatting.
 
 mod args;
+mod echo_escapes;
 mod needs_terminal;
 mod same_file;
 mod sed_print;
@@ -193,7 +194,7 @@ pub(crate) async fn run_command(
         return retry_unsandboxed(sess, call, config, &argv, &cwd, timeout, failed, cancel).await;
     }
     let note = (out.exit_code == 0)
-        .then(|| sed_print::note(&argv, &cwd))
+        .then(|| sed_print::note(&argv, &cwd).or_else(|| echo_escapes::note(&argv, &cwd)))
         .flatten();
     let mut outcome = finish(out, config.tool_output_max_bytes);
     if let Some(note) = note {

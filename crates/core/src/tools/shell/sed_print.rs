@@ -63,7 +63,7 @@ fn sed_words(argv: &[String]) -> Option<Vec<String>> {
 
 /// Shell words with single and double quotes; `None` for anything that makes the script
 /// more than one simple command.
-fn split(script: &str) -> Option<Vec<String>> {
+pub(super) fn split(script: &str) -> Option<Vec<String>> {
     let mut words = Vec::new();
     let mut word = String::new();
     let mut in_word = false;
