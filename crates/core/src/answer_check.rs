@@ -144,7 +144,8 @@ pub(crate) struct TurnSoFar<'a> {
 pub(crate) use shown_code::{code_file, with_shown_functions};
 pub(crate) use shown_command::{shell_call, shown_command};
 pub(crate) use task::{
-    FilesBefore, Step, asked_definition, files_naming, find_named, named_paths, test_command,
+    FilesBefore, Step, asked_definition, files_naming, find_named, named_paths, renamed_name,
+    test_command,
 };
 
 /// What this turn did, read from the thread's history; owned, so the state lock is not held

@@ -95,6 +95,9 @@ pub(crate) fn note(request: &str, cwd: &Path, budget: usize) -> Option<String> {
     if let Some(found) = found {
         out.push_str(&found);
     }
+    if let Some(hint) = rename_command(request, &shown) {
+        out.push_str(&hint);
+    }
     out.push_str("</named_files>");
     Some(out)
 }
@@ -132,6 +135,30 @@ fn where_named(request: &str, root: &Path) -> Option<String> {
         }
     }
     Some(out)
+}
+
+/// For "rename the function a to b in x.py and y.py" with every file shown: the one command
+/// that changes every use (recorded on the real tier: the 1.5B model, with both files in
+/// front of it, moved them away, called a made-up `rename_function` tool, or changed one
+/// file of two). The model still runs it, under the approvals.
+fn rename_command(request: &str, shown: &[(String, String)]) -> Option<String> {
+    let (old, new, files) = crate::answer_check::renamed_name(request)?;
+    let all_shown = files.iter().all(|f| {
+        shown
+            .iter()
+            .any(|(path, text)| path == f && text.contains(old.as_str()))
+    });
+    let plain = files.iter().all(|f| {
+        f.chars()
+            .all(|c| c.is_ascii_alphanumeric() || "-_./".contains(c))
+    });
+    if !all_shown || !plain {
+        return None;
+    }
+    Some(format!(
+        "To rename `{old}` to `{new}` in these files, one command changes every use: `sed -i 's/\\b{old}\\b/{new}/g' {}`\n",
+        files.join(" ")
+    ))
 }
 
 /// "Fix the typo in …", "a misspelled word", "correct the spelling".
@@ -387,6 +414,35 @@ mod tests {
             .is_none()
         );
         assert!(note("Which file defines parse_args?", d.path(), 16 * 1024).is_none());
+    }
+
+    #[test]
+    fn a_rename_across_shown_files_gets_the_command_that_does_it() {
+        let d = dir(&[
+            (
+                "shop.py",
+                "def compute_total(prices):\n    return sum(prices)\n",
+            ),
+            (
+                "main.py",
+                "from shop import compute_total\n\nprint(compute_total([1, 2, 3]))\n",
+            ),
+        ]);
+        let request =
+            "Rename the function compute_total to calculate_total in shop.py and main.py.";
+        let text = note(request, d.path(), 16 * 1024).unwrap();
+        assert!(
+            text.ends_with("To rename `compute_total` to `calculate_total` in these files, one command changes every use: `sed -i 's/\\bcompute_total\\b/calculate_total/g' shop.py main.py`\n</named_files>"),
+            "{text}"
+        );
+        // A file that does not hold the name, or is not shown: no command.
+        let text = note(
+            "Rename the function helper to assist in shop.py and main.py.",
+            d.path(),
+            16 * 1024,
+        )
+        .unwrap();
+        assert!(!text.contains("sed -i"), "{text}");
     }
 
     #[test]

@@ -24,6 +24,32 @@ use wordings::{
 pub(crate) use words::looks_like_path;
 use words::{Token, sentences, tokenize};
 
+/// "Rename the function a to b in x.py and y.py": the old name, the new one and the files
+/// the rename is asked in (a code name only, not a file's rename).
+pub(crate) fn renamed_name(request: &str) -> Option<(String, String, Vec<String>)> {
+    for sentence in sentences(request) {
+        let mut out = Vec::new();
+        renames(&tokenize(&sentence), &mut out);
+        let (mut old, mut new, mut files) = (None, None, Vec::new());
+        for e in out {
+            match e {
+                Expectation::Lacks { path, text } => {
+                    old = Some(text);
+                    files.push(path);
+                }
+                Expectation::Holds { text, .. } => new = Some(text),
+                _ => {}
+            }
+        }
+        if let (Some(old), Some(new)) = (old, new)
+            && !files.is_empty()
+        {
+            return Some((old, new, files));
+        }
+    }
+    None
+}
+
 /// The paths a request names (`greet.py`, `src/app.toml`), in order, each once.
 pub(crate) fn named_paths(request: &str) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
