@@ -65,7 +65,13 @@ pub(crate) struct FilesBefore {
     files: Vec<(String, String)>,
     /// The one code file the request names (`shown_code::code_file`) and its content, when
     /// it is not among `files`: what the model's shown code is compared with.
+    #[serde(default)]
     code: Option<(String, String)>,
+    /// The test files a request says must pass while it names another file to change
+    /// ("fix the typo in greet.py so that test_greet.py passes"), and their content: the
+    /// test is what the change must satisfy, so the turn must leave it as it was.
+    #[serde(default)]
+    tests: Vec<(String, String)>,
 }
 
 impl FilesBefore {
@@ -101,10 +107,26 @@ impl FilesBefore {
                     .is_ok_and(|m| m.is_file() && m.len() <= MAX_FILE_BYTES);
                 small.then(|| read(&p)).flatten().map(|c| (path, c))
             });
+        let tests = if code.is_some() || !files.is_empty() {
+            passing_test_files(request)
+                .into_iter()
+                .filter(|t| !files.iter().any(|(p, _)| p == t))
+                .filter_map(|t| {
+                    let p = find(cwd, &t)?;
+                    let small = p
+                        .metadata()
+                        .is_ok_and(|m| m.is_file() && m.len() <= MAX_FILE_BYTES);
+                    small.then(|| read(&p)).flatten().map(|c| (t, c))
+                })
+                .collect()
+        } else {
+            Vec::new()
+        };
         Self {
             request: request.to_string(),
             files,
             code,
+            tests,
         }
     }
 
@@ -134,6 +156,20 @@ impl FilesBefore {
             return Vec::new();
         }
         let mut out = Vec::new();
+        let target = self
+            .code
+            .as_ref()
+            .map(|(p, _)| p.as_str())
+            .or_else(|| self.files.first().map(|(p, _)| p.as_str()))
+            .unwrap_or("the file the request names");
+        for (test, old) in &self.tests {
+            let now = find(cwd, test).and_then(|p| read(&p));
+            if now.as_ref() != Some(old) {
+                out.push(format!(
+                    "`{test}` was changed, but the request asks for it to pass as it is, not to be changed: put it back as it was and change `{target}` instead"
+                ));
+            }
+        }
         for (path, old) in &self.files {
             let Some(new) = find(cwd, path).and_then(|p| read(&p)) else {
                 // Gone: the task's own checks say so (it holds nothing now).
@@ -152,6 +188,18 @@ impl FilesBefore {
         }
         out
     }
+}
+
+/// The test files among the tests `request` says must pass (`test_greet.py`, not a
+/// command such as `make test`).
+fn passing_test_files(request: &str) -> Vec<String> {
+    super::expectations(request)
+        .into_iter()
+        .filter_map(|e| match e {
+            Expectation::Passes { test } if super::looks_like_path(&test) => Some(test),
+            _ => None,
+        })
+        .collect()
 }
 
 /// A line the task adds that the turn added more than once, one phrase each. Recorded on

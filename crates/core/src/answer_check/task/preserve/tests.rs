@@ -264,3 +264,33 @@ fn a_line_added_more_than_once_is_named() {
         Vec::<String>::new()
     );
 }
+
+/// Round 16's false success: for "fix the typo in greet.py so that test_greet.py passes"
+/// the model wrote the function over the test file, which then "passed".
+#[test]
+fn a_test_the_request_says_must_pass_must_not_be_changed() {
+    let request = "Fix the typo in greet.py so that test_greet.py passes.";
+    let greet = "def greet(name):\n    return f\"Helo, {name}!\"\n";
+    let test = "from greet import greet\nassert greet(\"Ada\") == \"Hello, Ada!\"\n";
+    let files = [("greet.py", greet), ("test_greet.py", test)];
+    let problems = lost(
+        request,
+        &files,
+        &[(
+            "test_greet.py",
+            "def greet(name):\n    return f\"Hello, {name}!\"\n",
+        )],
+    );
+    assert_eq!(
+        problems,
+        [
+            "`test_greet.py` was changed, but the request asks for it to pass as it is, not to be changed: put it back as it was and change `greet.py` instead"
+        ]
+    );
+    // The fix where it belongs loses nothing.
+    let fixed = "def greet(name):\n    return f\"Hello, {name}!\"\n";
+    assert!(lost(request, &files, &[("greet.py", fixed)]).is_empty());
+    // A request to change the test itself may change it.
+    let own = "Fix test_greet.py so that it passes.";
+    assert!(lost(own, &files, &[("test_greet.py", "print('ok')\n")]).is_empty());
+}
