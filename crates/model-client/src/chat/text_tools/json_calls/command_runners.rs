@@ -3,7 +3,7 @@
 //! small models name the runner they were trained on. When the arguments hold a command
 //! (or, for a Python runner, Python code) and a shell tool is offered, the call is that
 //! shell tool's call. Recorded on Qwen2.5-Coder-1.5B: `python`, `bash` where `shell` is
-//! offered, `run_command`.
+//! offered, `run_command`, `run_bash`.
 
 use oi_protocol::models::ToolSpec;
 use serde_json::{Value, json};
@@ -61,8 +61,16 @@ pub(crate) fn as_shell_call<'a>(
     tools: &'a [ToolSpec],
 ) -> Option<(&'a ToolSpec, Value)> {
     let runner = name.trim().to_ascii_lowercase();
-    let python = PYTHON_RUNNERS.contains(&runner.as_str());
-    if !python && !SHELL_RUNNERS.contains(&runner.as_str()) {
+    // `run_bash`, `execute_shell`, `python_exec` (recorded in round 16: `run_bash`): a name
+    // with a runner's name as one of its words.
+    let words: Vec<&str> = runner.split(['_', '-', '.']).collect();
+    let python = PYTHON_RUNNERS.contains(&runner.as_str())
+        || words.iter().any(|w| matches!(*w, "python" | "python3"));
+    let shell = SHELL_RUNNERS.contains(&runner.as_str())
+        || words
+            .iter()
+            .any(|w| matches!(*w, "bash" | "sh" | "shell" | "terminal" | "command" | "cmd"));
+    if !python && !shell {
         return None;
     }
     let tool = tools
@@ -173,6 +181,21 @@ mod tests {
     }
 
     #[test]
+    fn a_name_with_a_runner_among_its_words_is_that_runner() {
+        let tools = [tool("bash", "string")];
+        let args = json!({"command": "python text_utils.py"});
+        for name in ["run_bash", "execute_shell", "Terminal-Command"] {
+            let (_, got) = as_shell_call(name, &args, &tools).unwrap();
+            assert_eq!(got, args, "{name}");
+        }
+        let (_, got) = as_shell_call("python_exec", &json!({"code": "print(3)"}), &tools).unwrap();
+        assert_eq!(
+            got,
+            json!({"command": "python3 - <<'PYTHON'\nprint(3)\nPYTHON"})
+        );
+    }
+
+    #[test]
     fn python_code_goes_to_python3_on_its_standard_input() {
         let tools = [tool("bash", "string")];
         for args in [json!({"code": "print(2)"}), json!({"command": "print(2)"})] {
@@ -198,6 +221,7 @@ mod tests {
         let tools = [tool("bash", "string")];
         let args = json!({"command": "ls"});
         assert!(as_shell_call("rename_function", &args, &tools).is_none());
+        assert!(as_shell_call("run_tests", &args, &tools).is_none());
         assert!(as_shell_call("load_settings", &args, &tools).is_none());
         assert!(as_shell_call("python", &json!({"path": "a.py"}), &tools).is_none());
         assert!(as_shell_call("bash", &json!({"command": "  "}), &tools).is_none());
