@@ -57,6 +57,19 @@ pub(crate) fn shown_command(
     let tool = tools
         .iter()
         .find(|t| is_shell_tool(&t.name) && command_key(t).is_some())?;
+    // A question answered with nothing but one inline code span holding a command that
+    // only reads (recorded in round 16: "`grep -rn load_settings .`" for "which file
+    // defines load_settings?"): run to answer it, as such a fence is. A shell's name first
+    // is a pseudo call, taken below.
+    if let Some(command) = whole_inline_code(answer.trim())
+        && is_question(request)
+        && starts_with_command(command)
+        && only_reads(command)
+        && !SHELL_NAMES.contains(&command.split_whitespace().next().unwrap_or_default())
+        && command.len() <= MAX_COMMAND
+    {
+        return Some((tool.name.clone(), arguments(tool, command)?.to_string()));
+    }
     let (lead_in, block, trailer) = split_block(answer.trim())?;
     if lead_in.len() > MAX_LEAD_IN || trailer.len() > MAX_TRAILER || trailer.contains("```") {
         return None;
@@ -137,6 +150,12 @@ enum Block<'a> {
 
 /// The answer as lead-in, one block, trailer. `None` when it holds more than one fence, or
 /// no candidate. Without a fence, the block is the one line that starts with a shell name.
+/// The text of an answer that is nothing but one single-backtick code span on one line.
+fn whole_inline_code(answer: &str) -> Option<&str> {
+    let inner = answer.strip_prefix('`')?.strip_suffix('`')?.trim();
+    (!inner.is_empty() && !inner.contains('`') && !inner.contains('\n')).then_some(inner)
+}
+
 fn split_block(answer: &str) -> Option<(&str, Block<'_>, &str)> {
     if let Some(open) = answer.find("```") {
         let line_end = answer[open..].find('\n').map(|n| open + n)?;

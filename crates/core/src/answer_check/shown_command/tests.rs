@@ -86,6 +86,14 @@ fn recorded_commands_written_as_text_are_taken_as_the_call() {
         taken("`bash grep -rn load_settings .`", WHERE, &tools),
         Some(json!("grep -rn load_settings ."))
     );
+    // A command that only reads as the whole answer, in backticks (round 16).
+    assert_eq!(
+        taken("`grep -rn load_settings .`", WHERE, &tools),
+        Some(json!("grep -rn load_settings ."))
+    );
+    // One that writes, for a question, is not run; a name in backticks is no command.
+    assert_eq!(taken("`rm -rf lib`", WHERE, &tools), None);
+    assert_eq!(taken("`lib/io/files.py`", WHERE, &tools), None);
     // A fence of `bash -c "…"` that only reads, for a question (round 15).
     assert_eq!(
         taken(
