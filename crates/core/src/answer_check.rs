@@ -71,6 +71,7 @@ const NOTE_MARKERS: &[&str] = &[
     "If you cannot, say plainly",
     "Do not repeat the note",
     "Finish it now with the tools",
+    "The user's request, still to be done",
 ];
 
 /// First-person claims of work a tool would have done, and passive ones with "successfully"

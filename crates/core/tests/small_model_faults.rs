@@ -169,3 +169,37 @@ async fn a_written_call_of_a_command_runner_that_is_not_offered_runs_in_the_shel
     );
     assert_eq!(reqs.len(), 3, "one request per call and one for the answer");
 }
+
+#[tokio::test]
+async fn a_note_ends_with_the_request_still_to_be_done() {
+    // Recorded in rounds 15 to 17: the 1.5B model answered a note with its last sentence
+    // ("answer with only the call, with no explanation around it."). The note now ends
+    // with the request, which is what the model should go on with.
+    let home = tempfile::tempdir().unwrap();
+    let request = "Create hello.txt containing hi.";
+    let (evs, reqs) = run(
+        home.path(),
+        MockScript::turns([
+            MockTurn::text("I have created hello.txt."),
+            MockTurn::tool_call(
+                "shell",
+                json!({"command": ["bash", "-lc", "echo hi > hello.txt"]}),
+            ),
+            MockTurn::text("hello.txt holds hi."),
+        ]),
+        request,
+    )
+    .await;
+    assert!(errors(&evs).is_empty(), "{:?}", errors(&evs));
+    assert_eq!(
+        std::fs::read_to_string(home.path().join("hello.txt")).unwrap(),
+        "hi\n"
+    );
+    let second = serde_json::to_string(&reqs[1].items()).unwrap();
+    let note_end = format!("\\n\\nThe user's request, still to be done: {request}");
+    let at = second.find(&note_end).unwrap_or_else(|| panic!("{second}"));
+    assert!(
+        second[..at].contains("no tool ran in this turn"),
+        "the note says what went wrong first: {second}"
+    );
+}

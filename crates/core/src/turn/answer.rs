@@ -22,6 +22,9 @@ const MAX_COMMANDS_FROM_TEXT: usize = 3;
 /// JSON calls taken from one answer, at most (recorded: `chmod` and then `ls -l` to check).
 const MAX_WRITTEN_CALLS: usize = 3;
 
+/// Characters of the request a note repeats at its end, at most.
+const MAX_REQUEST_IN_NOTE: usize = 600;
+
 /// What the turn has done so far that decides how its next answer is judged. Part of the
 /// loop's state, so a parked turn keeps it (flattened there: the stored shape is unchanged).
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
@@ -327,7 +330,18 @@ impl AnswerPolicy {
         if matches!(problem, Unfinished::UnrunCall { .. }) {
             fall_back_to_text_calls(sess, turn_id);
         }
-        let nudge = problem.nudge(&tool_specs(sess), sess.tools_as_text());
+        let mut nudge = problem.nudge(&tool_specs(sess), sess.tools_as_text());
+        // The note ends with the request itself: a small model continues from the note's
+        // last words, and repeated them as its answer when they were an instruction about
+        // calls (recorded in rounds 15 to 17: "answer with only the call, with no
+        // explanation around it.", in 6 of 24 failed runs).
+        let request = answer_check::request_of(&sess.state().history);
+        if !request.trim().is_empty() && !matches!(problem, Unfinished::OutputNotReported { .. }) {
+            let request: String = request.trim().chars().take(MAX_REQUEST_IN_NOTE).collect();
+            nudge.push_str(&format!(
+                "\n\nThe user's request, still to be done: {request}"
+            ));
+        }
         sess.push_history(turn_id, vec![ResponseItem::developer_text(nudge)])
             .await;
         Ok(Verdict::AskAgain)
