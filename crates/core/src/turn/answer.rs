@@ -333,8 +333,8 @@ impl AnswerPolicy {
         let mut nudge = problem.nudge(&tool_specs(sess), sess.tools_as_text());
         // The note ends with the request itself: a small model continues from the note's
         // last words, and repeated them as its answer when they were an instruction about
-        // calls (recorded in rounds 15 to 17: "answer with only the call, with no
-        // explanation around it.", in 6 of 24 failed runs).
+        // calls (recorded: "answer with only the call, with no explanation around it.",
+        // the answer of 5 of the 25 failed runs of rounds 16 and 17).
         let request = answer_check::request_of(&sess.state().history);
         if !request.trim().is_empty() && !matches!(problem, Unfinished::OutputNotReported { .. }) {
             let request: String = request.trim().chars().take(MAX_REQUEST_IN_NOTE).collect();
