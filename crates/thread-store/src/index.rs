@@ -73,6 +73,31 @@ pub(crate) struct Index {
     conn: Mutex<Connection>,
 }
 
+/// The database is locked by another connection: wait, never recreate.
+fn is_contention(e: &rusqlite::Error) -> bool {
+    matches!(
+        e.sqlite_error_code(),
+        Some(ErrorCode::DatabaseBusy | ErrorCode::DatabaseLocked)
+    )
+}
+
+/// [`open_conn`], tried again while another connection holds the database, for as long
+/// as the busy timeout: switching to WAL can fail at once with "database is locked"
+/// without SQLite waiting, while another process creates the same index.
+fn open_waiting(path: &Path) -> rusqlite::Result<(Connection, bool)> {
+    let start = std::time::Instant::now();
+    let mut pause = Duration::from_millis(5);
+    loop {
+        match open_conn(path) {
+            Err(e) if is_contention(&e) && start.elapsed() < BUSY_TIMEOUT => {
+                std::thread::sleep(pause);
+                pause = (pause * 2).min(Duration::from_millis(200));
+            }
+            other => return other,
+        }
+    }
+}
+
 pub(crate) fn is_corruption(e: &rusqlite::Error) -> bool {
     matches!(
         e.sqlite_error_code(),
@@ -169,8 +194,18 @@ impl Index {
     /// recreated. The flag is true when the index starts empty and needs a rebuild.
     pub(crate) fn open(path: &Path) -> Result<(Index, bool), StoreError> {
         let existed = path.exists();
-        let (conn, created) = match open_conn(path) {
+        let (conn, created) = match open_waiting(path) {
             Ok(ok) => ok,
+            // Another process holds the database (opening or creating it too): that is no
+            // damage, and deleting the file under it would leave it without its tables
+            // (recorded in a test run: "database is locked", the file recreated, and the
+            // other process's next query failed with "no such table: threads").
+            Err(e) if is_contention(&e) => {
+                return Err(StoreError::Index(format!(
+                    "{} is busy in another process: {e}",
+                    path.display()
+                )));
+            }
             Err(e) => {
                 crate::notice!(
                     "thread index {} is unusable ({e}); recreating it from the rollout files",

@@ -213,3 +213,35 @@ fn park_records_have_their_documented_shape() {
     let expired = serde_json::to_value(Unparked::Expired).unwrap();
     assert_eq!(expired, serde_json::json!({"how": "expired"}));
 }
+
+/// An index another process holds locked is busy, not broken: it is not deleted and
+/// recreated under that process (which then found "no such table: threads").
+#[test]
+fn an_index_locked_by_another_connection_is_not_recreated() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("state.sqlite");
+    let (index, _) = Index::open(&path).unwrap();
+    drop(index);
+    let holder = rusqlite::Connection::open(&path).unwrap();
+    holder
+        .execute_batch("PRAGMA locking_mode = EXCLUSIVE; BEGIN EXCLUSIVE; CREATE TABLE held (x);")
+        .unwrap();
+    let err = match Index::open(&path) {
+        Ok(_) => panic!("opened an index another connection holds exclusively"),
+        Err(e) => e.to_string(),
+    };
+    assert!(err.contains("is busy in another process"), "{err}");
+    holder.execute_batch("COMMIT").unwrap();
+    // The holder's database is the same file: nothing deleted it.
+    let tables: i64 = holder
+        .query_row(
+            "SELECT count(*) FROM sqlite_master WHERE name IN ('threads', 'held')",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(tables, 2);
+    drop(holder);
+    let (_, fresh) = Index::open(&path).unwrap();
+    assert!(!fresh, "the index was kept");
+}
