@@ -148,14 +148,14 @@ enum Block<'a> {
     Line(&'a str),
 }
 
-/// The answer as lead-in, one block, trailer. `None` when it holds more than one fence, or
-/// no candidate. Without a fence, the block is the one line that starts with a shell name.
 /// The text of an answer that is nothing but one single-backtick code span on one line.
 fn whole_inline_code(answer: &str) -> Option<&str> {
     let inner = answer.strip_prefix('`')?.strip_suffix('`')?.trim();
     (!inner.is_empty() && !inner.contains('`') && !inner.contains('\n')).then_some(inner)
 }
 
+/// The answer as lead-in, one block, trailer. `None` when it holds more than one fence, or
+/// no candidate. Without a fence, the block is the one line that starts with a shell name.
 fn split_block(answer: &str) -> Option<(&str, Block<'_>, &str)> {
     if let Some(open) = answer.find("```") {
         let line_end = answer[open..].find('\n').map(|n| open + n)?;

@@ -640,3 +640,40 @@ fn a_shell_name_copied_before_the_commands_is_dropped() {
         words(&["bash", "-lc", "bash"])
     );
 }
+
+/// The model client takes a written call of a command runner that is not offered
+/// (`terminal`, `python`) as a call of the offered shell, and knows the shells by name:
+/// every profile's shell, and Codex's, must be among them.
+#[test]
+fn every_profile_shell_takes_a_call_of_another_runner() {
+    let written = r#"{"name": "terminal", "arguments": {"command": "ls"}}"#;
+    let mut shells: Vec<oi_protocol::models::ToolSpec> = Vec::new();
+    for h in [
+        Harness::ClaudeCode,
+        Harness::ClaudeCodeBare,
+        Harness::Zcode,
+        Harness::QwenCode,
+        Harness::KimiCode,
+        Harness::KimiCli,
+        Harness::DeepseekTui,
+        Harness::SweAgent,
+        Harness::Minimal,
+    ] {
+        shells.extend(
+            tool_specs(h)
+                .unwrap()
+                .into_iter()
+                .filter(|s| is_shell_tool(&s.name)),
+        );
+    }
+    shells.extend(
+        crate::tools::builtin_tool_specs()
+            .into_iter()
+            .filter(|s| crate::tools::call::is_shell_tool(&s.name)),
+    );
+    for shell in shells {
+        let calls = oi_model_client::written_tool_calls(written, std::slice::from_ref(&shell));
+        assert_eq!(calls.len(), 1, "{}", shell.name);
+        assert_eq!(calls[0].0, shell.name);
+    }
+}

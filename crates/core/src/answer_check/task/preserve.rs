@@ -89,35 +89,19 @@ impl FilesBefore {
                 if files.len() == MAX_FILES {
                     break;
                 }
-                let Some(p) = find(cwd, &path) else { continue };
-                let small = p
-                    .metadata()
-                    .is_ok_and(|m| m.is_file() && m.len() <= MAX_FILE_BYTES);
-                if small && let Some(content) = read(&p) {
+                if let Some(content) = read_small(cwd, &path) {
                     files.push((path, content));
                 }
             }
         }
         let code = crate::answer_check::code_file(request)
             .filter(|path| !files.iter().any(|(p, _)| p == path))
-            .and_then(|path| {
-                let p = find(cwd, &path)?;
-                let small = p
-                    .metadata()
-                    .is_ok_and(|m| m.is_file() && m.len() <= MAX_FILE_BYTES);
-                small.then(|| read(&p)).flatten().map(|c| (path, c))
-            });
+            .and_then(|path| read_small(cwd, &path).map(|c| (path, c)));
         let tests = if code.is_some() || !files.is_empty() {
             passing_test_files(request)
                 .into_iter()
                 .filter(|t| !files.iter().any(|(p, _)| p == t))
-                .filter_map(|t| {
-                    let p = find(cwd, &t)?;
-                    let small = p
-                        .metadata()
-                        .is_ok_and(|m| m.is_file() && m.len() <= MAX_FILE_BYTES);
-                    small.then(|| read(&p)).flatten().map(|c| (t, c))
-                })
+                .filter_map(|t| read_small(cwd, &t).map(|c| (t, c)))
                 .collect()
         } else {
             Vec::new()
@@ -190,8 +174,19 @@ impl FilesBefore {
     }
 }
 
+/// `path` as the request names it, under `cwd`, when it is a file of at most
+/// [`MAX_FILE_BYTES`].
+fn read_small(cwd: &Path, path: &str) -> Option<String> {
+    let p = find(cwd, path)?;
+    let small = p
+        .metadata()
+        .is_ok_and(|m| m.is_file() && m.len() <= MAX_FILE_BYTES);
+    small.then(|| read(&p)).flatten()
+}
+
 /// The test files among the tests `request` says must pass (`test_greet.py`, not a
-/// command such as `make test`).
+/// command such as `make test`), unless the request also names one as a file to change
+/// ("fix greet.py and test_greet.py so that test_greet.py passes": named twice).
 fn passing_test_files(request: &str) -> Vec<String> {
     super::expectations(request)
         .into_iter()
@@ -199,6 +194,7 @@ fn passing_test_files(request: &str) -> Vec<String> {
             Expectation::Passes { test } if super::looks_like_path(&test) => Some(test),
             _ => None,
         })
+        .filter(|test| request.matches(test.as_str()).count() == 1)
         .collect()
 }
 

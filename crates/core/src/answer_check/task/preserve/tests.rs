@@ -293,4 +293,6 @@ fn a_test_the_request_says_must_pass_must_not_be_changed() {
     // A request to change the test itself may change it.
     let own = "Fix test_greet.py so that it passes.";
     assert!(lost(own, &files, &[("test_greet.py", "print('ok')\n")]).is_empty());
+    let both = "Fix greet.py and test_greet.py so that test_greet.py passes.";
+    assert!(lost(both, &files, &[("test_greet.py", "print('ok')\n")]).is_empty());
 }
