@@ -218,6 +218,147 @@ async fn a_function_shown_for_the_named_file_is_written_into_it() {
     assert_eq!(env.mock.requests().len(), 3);
 }
 
+/// The recorded implement-function run of round 18: the model read the file, then answered
+/// with the note's tags echoed around a correct `is_palindrome`. A note never holds a
+/// function of the file, so the function is written; the test then passes.
+#[tokio::test]
+async fn a_function_shown_inside_a_parroted_note_is_written() {
+    let parroted = "<environment_context>\n  <cwd>/tmp/work</cwd>\n</environment_context>\n<system_note>\nThe `is_palindrome` function is still not implemented. Here is the corrected implementation:\n\n```python\nfrom text_utils import is_palindrome\ndef is_palindrome(text):\n    return text == text[::-1]\n```\n\nNow run `python3 test_text_utils.py` again.\n</system_note>";
+    let env = minimal([
+        MockTurn::tool_call("bash", serde_json::json!({"command": "cat text_utils.py"})),
+        MockTurn::text(parroted),
+        MockTurn::tool_call(
+            "bash",
+            serde_json::json!({"command": "python3 test_text_utils.py"}),
+        ),
+        MockTurn::text("is_palindrome is implemented and the test passes."),
+    ])
+    .await;
+    std::fs::write(
+        env.work().join("text_utils.py"),
+        "def is_palindrome(text):\n    raise NotImplementedError\n",
+    )
+    .unwrap();
+    std::fs::write(
+        env.work().join("test_text_utils.py"),
+        "from text_utils import is_palindrome\nassert is_palindrome('noon')\nassert not is_palindrome('abc')\n",
+    )
+    .unwrap();
+    let out = env
+        .run(&exec(
+            "Implement the function is_palindrome in text_utils.py so that test_text_utils.py passes.",
+            "never",
+        ))
+        .await;
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    // Written without the block's import of the file's own module.
+    assert_eq!(
+        read(&env.work().join("text_utils.py")),
+        "def is_palindrome(text):\n    return text == text[::-1]\n"
+    );
+    assert!(
+        err.contains(
+            "the model showed code for `is_palindrome` in its answer instead of writing it"
+        ),
+        "{err}"
+    );
+    assert_eq!(env.mock.requests().len(), 4);
+}
+
+/// The recorded implement-function run of round 19: the function the request names called
+/// as a tool. The note says it is the function to write and where, and the model writes it.
+#[tokio::test]
+async fn a_function_called_as_a_tool_is_named_as_the_function_to_write() {
+    let call = "```json\n{\n  \"name\": \"is_palindrome\",\n  \"arguments\": {\n    \"text\": \"racecar\"\n  }\n}\n```";
+    let write =
+        "cat > text_utils.py <<'EOF'\ndef is_palindrome(text):\n    return text == text[::-1]\nEOF";
+    let env = minimal([
+        MockTurn::text(call),
+        MockTurn::tool_call("bash", serde_json::json!({"command": write})),
+        MockTurn::tool_call(
+            "bash",
+            serde_json::json!({"command": "python3 test_text_utils.py"}),
+        ),
+        MockTurn::text("is_palindrome is implemented and the test passes."),
+    ])
+    .await;
+    std::fs::write(
+        env.work().join("text_utils.py"),
+        "def is_palindrome(text):\n    raise NotImplementedError\n",
+    )
+    .unwrap();
+    std::fs::write(
+        env.work().join("test_text_utils.py"),
+        "from text_utils import is_palindrome\nassert is_palindrome('noon')\n",
+    )
+    .unwrap();
+    let out = env
+        .run(&exec(
+            "Implement the function is_palindrome in text_utils.py so that test_text_utils.py passes.",
+            "never",
+        ))
+        .await;
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    let told = env.mock.requests()[1].body.to_string();
+    assert!(
+        told.contains("`is_palindrome` is not a tool: it is the function the request asks you to write. Write the whole new `text_utils.py` with `bash`."),
+        "{told}"
+    );
+    assert_eq!(
+        read(&env.work().join("text_utils.py")),
+        "def is_palindrome(text):\n    return text == text[::-1]\n"
+    );
+}
+
+/// Sent back because the named test still fails, the model is told it may answer with the
+/// function in a python block; it does, the function is written, and the test passes.
+#[tokio::test]
+async fn the_note_on_an_unfinished_function_offers_a_python_block() {
+    let env = minimal([
+        MockTurn::tool_call(
+            "bash",
+            serde_json::json!({"command": "python3 test_text_utils.py"}),
+        ),
+        MockTurn::text("The test runs."),
+        MockTurn::text("```python\ndef is_palindrome(text):\n    return text == text[::-1]\n```"),
+        MockTurn::tool_call(
+            "bash",
+            serde_json::json!({"command": "python3 test_text_utils.py"}),
+        ),
+        MockTurn::text("is_palindrome is implemented and the test passes."),
+    ])
+    .await;
+    std::fs::write(
+        env.work().join("text_utils.py"),
+        "def is_palindrome(text):\n    raise NotImplementedError\n",
+    )
+    .unwrap();
+    std::fs::write(
+        env.work().join("test_text_utils.py"),
+        "from text_utils import is_palindrome\nassert is_palindrome('noon')\n",
+    )
+    .unwrap();
+    let out = env
+        .run(&exec(
+            "Implement the function is_palindrome in text_utils.py so that test_text_utils.py passes.",
+            "never",
+        ))
+        .await;
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    let told = env.mock.requests()[2].body.to_string();
+    assert!(
+        told.contains("Or answer with the whole corrected `is_palindrome` function in a ```python block: it is written into `text_utils.py` for you."),
+        "{told}"
+    );
+    assert_eq!(
+        read(&env.work().join("text_utils.py")),
+        "def is_palindrome(text):\n    return text == text[::-1]\n"
+    );
+}
+
 /// The recorded fix-typo run (round 15): the typo fixed with `sed -i`, then the function
 /// shown as it was before the fix. That is a quote of the file, not a change: it is not
 /// written back over the fix, and the test the request names passes.

@@ -137,9 +137,10 @@ impl AnswerPolicy {
     /// `answer_check::shown_command`), or, for a request that is no question, the JSON calls
     /// of offered tools the answer holds (at most [`MAX_WRITTEN_CALLS`]), or else Python
     /// functions it shows for the one file the request names (`answer_check::shown_code`).
-    /// A call that already ran in this turn with the same arguments is not run again. Not after the user refused a call of this
-    /// turn, not for an answer that parrots a note (its example is no call), and at most
-    /// [`MAX_COMMANDS_FROM_TEXT`] times a turn.
+    /// A call that already ran in this turn with the same arguments is not run again. Not
+    /// after the user refused a call of this turn, only shown code for an answer that parrots
+    /// a note (the note's example is no call), and at most [`MAX_COMMANDS_FROM_TEXT`] times
+    /// a turn.
     async fn shown_calls(
         &mut self,
         sess: &Session,
@@ -147,11 +148,10 @@ impl AnswerPolicy {
         answer: Option<&str>,
         problem: &Unfinished,
     ) -> Option<Vec<PendingCall>> {
-        if self.commands_from_text >= MAX_COMMANDS_FROM_TEXT
-            || matches!(problem, Unfinished::Parroted)
-        {
+        if self.commands_from_text >= MAX_COMMANDS_FROM_TEXT {
             return None;
         }
+        let parroted = matches!(problem, Unfinished::Parroted);
         let answer = answer?;
         let record = TurnRecord::of_history(&sess.state().history);
         if record.refused() {
@@ -170,7 +170,15 @@ impl AnswerPolicy {
             )
         };
         let mut calls: Vec<(String, String)> = Vec::new();
-        let warning = if let Some(call) = answer_check::shown_command(answer, request, &tools) {
+        let warning = if parroted {
+            // A note's example is no call, but no note holds a function of the file: a
+            // parroting answer that shows one wrote it (recorded on the real tier, round 18:
+            // the note's tags echoed around a correct `is_palindrome`).
+            let (name, args, warning) =
+                shown_code_call(sess, answer, request, &tools, &self.files_before).await?;
+            calls.push((name, args));
+            warning
+        } else if let Some(call) = answer_check::shown_command(answer, request, &tools) {
             let warning = running("a command", &call.0);
             calls.push(call);
             warning
@@ -336,6 +344,14 @@ impl AnswerPolicy {
         // calls (recorded: "answer with only the call, with no explanation around it.",
         // the answer of 5 of the 25 failed runs of rounds 16 and 17).
         let request = answer_check::request_of(&sess.state().history);
+        if let Some(hint) = function_called_as_tool(&problem, &request, &tool_specs(sess)) {
+            nudge.push(' ');
+            nudge.push_str(&hint);
+        }
+        if let Some(hint) = functions_may_be_shown(&problem, &request, &self.files_before) {
+            nudge.push(' ');
+            nudge.push_str(&hint);
+        }
         if !request.trim().is_empty() && !matches!(problem, Unfinished::OutputNotReported { .. }) {
             let request: String = request.trim().chars().take(MAX_REQUEST_IN_NOTE).collect();
             nudge.push_str(&format!(
@@ -391,7 +407,7 @@ async fn shown_code_call(
     // writing it would undo what the turn changed (recorded on the real tier, round 15: a
     // typo fixed with `sed -i`, then the original function shown and written back over it).
     if let Some(old) = before.content_of(&file)
-        && answer_check::with_shown_functions(answer, old)
+        && answer_check::with_shown_functions(answer, old, &file)
             .is_some_and(|(text, _)| text.trim_end() == old.trim_end())
     {
         return None;
@@ -402,7 +418,7 @@ async fn shown_code_call(
         return None;
     }
     let content = tokio::fs::read_to_string(&path).await.ok()?;
-    let (new, names) = answer_check::with_shown_functions(answer, &content)?;
+    let (new, names) = answer_check::with_shown_functions(answer, &content, &file)?;
     let mut end = "OI_CODE".to_string();
     while new.lines().any(|l| l == end) {
         end.push('_');
@@ -416,6 +432,71 @@ async fn shown_code_call(
         names.join(", ")
     );
     Some((name, args, warning))
+}
+
+/// Asked to implement a function, a small model calls it as a tool (recorded on the real
+/// tier, round 19: `{"name": "is_palindrome", "arguments": {"text": "racecar"}}`, twice).
+/// The note then says what the name is and where it goes.
+fn function_called_as_tool(
+    problem: &Unfinished,
+    request: &str,
+    tools: &[oi_protocol::models::ToolSpec],
+) -> Option<String> {
+    let Unfinished::UnrunCall {
+        name,
+        offered: false,
+    } = problem
+    else {
+        return None;
+    };
+    let named = request
+        .split(|c: char| !(c.is_alphanumeric() || c == '_'))
+        .any(|w| w == name);
+    let file = answer_check::code_file(request)?;
+    let (shell, _) = answer_check::shell_call(tools, "true")?;
+    named.then(|| {
+        format!(
+            "`{name}` is not a tool: it is the function the request asks you to write. Write the whole new `{file}` with `{shell}`."
+        )
+    })
+}
+
+/// A change to a Python file's functions can also be answered with the functions in a
+/// ```` ```python ```` block, which the engine writes (see `shown_code_call`): the note says
+/// so, since a small model writes a correct function far more often than a correct shell
+/// call that writes it (recorded on the real tier: implement-function 0 of 8 in rounds
+/// 16–19, with `is_palindrome` right in a block, or in a mangled heredoc, in most runs).
+fn functions_may_be_shown(
+    problem: &Unfinished,
+    request: &str,
+    before: &answer_check::FilesBefore,
+) -> Option<String> {
+    if matches!(
+        problem,
+        Unfinished::OutputNotReported { .. }
+            | Unfinished::MissingPath { .. }
+            | Unfinished::FileNotNamed { .. }
+    ) {
+        return None;
+    }
+    let file = answer_check::code_file(request)?;
+    let names = answer_check::function_names(before.content_of(&file)?);
+    // The function the request names, else the file's only one.
+    let name = names
+        .iter()
+        .find(|n| {
+            request
+                .split(|c: char| !(c.is_alphanumeric() || c == '_'))
+                .any(|w| w == n.as_str())
+        })
+        .or(if names.len() == 1 {
+            names.first()
+        } else {
+            None
+        })?;
+    Some(format!(
+        "Or answer with the whole corrected `{name}` function in a ```python block: it is written into `{file}` for you."
+    ))
 }
 
 /// The model writes its calls into its answers: under `tool_call_format = "auto"` the

@@ -26,7 +26,7 @@ fn the_file_is_the_one_python_file_the_request_names_that_is_no_test() {
 fn a_shown_function_replaces_the_files_function_of_that_name() {
     let file = "\"\"\"Text helpers.\"\"\"\n\n\ndef is_palindrome(text):\n    raise NotImplementedError\n\n\ndef shout(text):\n    return text.upper()\n";
     let answer = "To implement the function, you can write:\n\n```python\ndef is_palindrome(text):\n    # Normalize the string\n    normalized_text = text.replace(\" \", \"\").lower()\n\n    return normalized_text == normalized_text[::-1]\n```\n\nThis checks the reverse.";
-    let (new, names) = with_shown_functions(answer, file).unwrap();
+    let (new, names) = with_shown_functions(answer, file, "text_utils.py").unwrap();
     assert_eq!(names, vec!["is_palindrome".to_string()]);
     assert_eq!(
         new,
@@ -39,7 +39,7 @@ fn decorators_imports_and_several_functions_are_kept_in_place() {
     let file =
         "import os\n\n@cache\ndef a():\n    return 1\n\ndef b():\n    return 2\n\nprint(a())\n";
     let answer = "```python\nimport re\nimport os\n\n@cache\ndef a():\n    return re.sub('x', '', 'y')\n\ndef b():\n    return 3\n\ndef c():\n    return 4\n\nprint(b())\n```";
-    let (new, names) = with_shown_functions(answer, file).unwrap();
+    let (new, names) = with_shown_functions(answer, file, "text_utils.py").unwrap();
     assert_eq!(names, vec!["a".to_string(), "b".to_string()]);
     assert_eq!(
         new,
@@ -51,12 +51,22 @@ fn decorators_imports_and_several_functions_are_kept_in_place() {
 fn what_is_not_one_python_block_of_the_files_functions_is_left_alone() {
     let file = "def greet(name):\n    return f\"Helo, {name}!\"\n";
     // Another function, another language, two blocks, no block.
-    assert!(with_shown_functions("```python\ndef other():\n    pass\n```", file).is_none());
-    assert!(with_shown_functions("```js\nfunction greet() {}\n```", file).is_none());
+    assert!(
+        with_shown_functions(
+            "```python\ndef other():\n    pass\n```",
+            file,
+            "text_utils.py"
+        )
+        .is_none()
+    );
+    assert!(
+        with_shown_functions("```js\nfunction greet() {}\n```", file, "text_utils.py").is_none()
+    );
     assert!(
         with_shown_functions(
             "```python\ndef greet(n):\n    return 1\n```\nor\n```python\ndef greet(n):\n    return 2\n```",
-            file
+            file,
+            "greet.py"
         )
         .is_none()
     );
@@ -64,15 +74,38 @@ fn what_is_not_one_python_block_of_the_files_functions_is_left_alone() {
     let (new, _) = with_shown_functions(
         "Here:\n```python\ndef greet(name):\n    return f\"Hello, {name}!\"\n```\nUse it:\n```python\nprint(greet(\"Ada\"))\n```",
         file,
+        "greet.py",
     )
     .unwrap();
     assert_eq!(new, "def greet(name):\n    return f\"Hello, {name}!\"\n");
-    assert!(with_shown_functions("def greet(name): return 'Hello'", file).is_none());
+    assert!(
+        with_shown_functions("def greet(name): return 'Hello'", file, "text_utils.py").is_none()
+    );
     // A block without a language that starts with a def counts.
     let (new, _) = with_shown_functions(
         "```\ndef greet(name):\n    return f\"Hello, {name}!\"\n```",
         file,
+        "greet.py",
     )
     .unwrap();
     assert_eq!(new, "def greet(name):\n    return f\"Hello, {name}!\"\n");
+}
+
+/// Round 16: the function shown under the test's import line. Written into text_utils.py,
+/// that import of the file's own module made it import itself, and the fix failed.
+#[test]
+fn an_import_of_the_files_own_module_is_not_added() {
+    let file = "def is_palindrome(text):\n    raise NotImplementedError\n";
+    let answer = "```python\nfrom text_utils import is_palindrome\nimport text_utils\nimport re\ndef is_palindrome(text):\n    return text == text[::-1]\n```";
+    let (new, _) = with_shown_functions(answer, file, "text_utils.py").unwrap();
+    assert_eq!(
+        new,
+        "import re\ndef is_palindrome(text):\n    return text == text[::-1]\n"
+    );
+    // A module of another name stays.
+    let (new, _) = with_shown_functions(answer, file, "pkg/other.py").unwrap();
+    assert!(
+        new.starts_with("from text_utils import is_palindrome\nimport text_utils\n"),
+        "{new}"
+    );
 }
