@@ -349,14 +349,88 @@ async fn the_note_on_an_unfinished_function_offers_a_python_block() {
     let err = stderr(&out);
     assert_eq!(out.status.code(), Some(0), "{err}");
     let told = env.mock.requests()[2].body.to_string();
-    assert!(
-        told.contains("Or answer with the whole corrected `is_palindrome` function in a ```python block: it is written into `text_utils.py` for you."),
-        "{told}"
-    );
+    let hint = "Or answer with the whole corrected `is_palindrome` function in a ```python block: it is written into `text_utils.py` for you.";
+    assert!(told.contains(hint), "{told}");
+    assert!(providers_doc().contains(hint));
     assert_eq!(
         read(&env.work().join("text_utils.py")),
         "def is_palindrome(text):\n    return text == text[::-1]\n"
     );
+}
+
+/// Code the agent writes for the model is tested at once: the tests the request names run
+/// right after the write, so the model's next answer has their output in front of it and
+/// can end the turn (recorded: a right function written, the test never run again).
+#[tokio::test]
+async fn a_written_function_is_tested_at_once() {
+    let env = minimal([
+        MockTurn::text("```python\ndef is_palindrome(text):\n    return text == text[::-1]\n```"),
+        MockTurn::text("is_palindrome is implemented and the test passes."),
+    ])
+    .await;
+    std::fs::write(
+        env.work().join("text_utils.py"),
+        "def is_palindrome(text):\n    raise NotImplementedError\n",
+    )
+    .unwrap();
+    std::fs::write(
+        env.work().join("test_text_utils.py"),
+        "from text_utils import is_palindrome\nassert is_palindrome('noon')\nprint('palindromes pass')\n",
+    )
+    .unwrap();
+    let out = env
+        .run(&exec(
+            "Implement the function is_palindrome in text_utils.py so that test_text_utils.py passes.",
+            "never",
+        ))
+        .await;
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    assert_eq!(env.mock.requests().len(), 2);
+    let told = env.mock.requests()[1].body.to_string();
+    assert!(told.contains("palindromes pass"), "{told}");
+}
+
+/// The recorded implement-function run of this session: the model wrote over the test the
+/// request says must pass (its import moved to the end), then wrote a right function. The
+/// agent puts the test back as it was (byte for byte, here with no final line break) and
+/// runs it; the task is done with the user's test intact.
+#[tokio::test]
+async fn a_test_the_request_keeps_is_put_back_and_run() {
+    let test = "from text_utils import is_palindrome\nassert is_palindrome('noon')\nprint('palindromes pass')";
+    let env = minimal([
+        MockTurn::tool_call(
+            "bash",
+            serde_json::json!({"command": "echo -e 'assert is_palindrome(\"noon\")\nfrom text_utils import is_palindrome' > test_text_utils.py"}),
+        ),
+        MockTurn::tool_call(
+            "bash",
+            serde_json::json!({"command": "printf 'def is_palindrome(text):\\n    return text == text[::-1]\\n' > text_utils.py"}),
+        ),
+        MockTurn::text("is_palindrome is implemented."),
+        MockTurn::text("is_palindrome is implemented and the test passes."),
+    ])
+    .await;
+    std::fs::write(
+        env.work().join("text_utils.py"),
+        "def is_palindrome(text):\n    raise NotImplementedError\n",
+    )
+    .unwrap();
+    std::fs::write(env.work().join("test_text_utils.py"), test).unwrap();
+    let out = env
+        .run(&exec(
+            "Implement the function is_palindrome in text_utils.py so that test_text_utils.py passes.",
+            "never",
+        ))
+        .await;
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    assert_eq!(read(&env.work().join("test_text_utils.py")), test);
+    let warning = "[warning] the model changed `test_text_utils.py`, which the request says must pass as it is; putting it back as it was and running it";
+    assert!(err.contains(warning), "{err}");
+    assert!(providers_doc().contains(warning));
+    let told = env.mock.requests()[3].body.to_string();
+    assert!(told.contains("palindromes pass"), "{told}");
 }
 
 /// The recorded fix-typo run (round 15): the typo fixed with `sed -i`, then the function

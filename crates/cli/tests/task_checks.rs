@@ -283,7 +283,8 @@ async fn a_named_test_that_fails_on_the_agents_run_fails_the_claim() {
 }
 
 /// Round 16's false success: the test the request says must pass written over, so that it
-/// "passes". The claim fails the turn with what happened, and the answer is still printed.
+/// "passes". The agent puts the test back and runs it; it fails (the bug is still there), so
+/// the claim fails the turn with that, and the answer is still printed.
 #[tokio::test]
 async fn a_test_written_over_to_pass_fails_the_claim() {
     let request = "Fix the bug in calc.py so that test_calc.py passes.";
@@ -304,8 +305,16 @@ async fn a_test_written_over_to_pass_fails_the_claim() {
     let err = stderr(&out);
     assert_eq!(out.status.code(), Some(1), "{err}");
     assert!(
-        err.contains("`test_calc.py` was changed, but the request asks for it to pass as it is, not to be changed: put it back as it was and change `calc.py` instead"),
+        err.contains("the model changed `test_calc.py`, which the request says must pass as it is; putting it back as it was and running it"),
         "{err}"
+    );
+    assert!(
+        err.contains("`test_calc.py` still fails (its last run exited with an error)"),
+        "{err}"
+    );
+    assert_eq!(
+        read(&env.work().join("test_calc.py")),
+        "from calc import add\nassert add(2, 3) == 5\nprint('ok')\n"
     );
     assert_eq!(stdout(&out).trim(), claim);
 }

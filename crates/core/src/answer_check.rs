@@ -296,9 +296,8 @@ impl TurnRecord {
         !is_question(&self.request) && !task::expectations(&self.request).is_empty()
     }
 
-    /// The tests the request says must pass (a change being asked for) that no command of
-    /// the turn ran since its last change.
-    pub(crate) fn unrun_tests(&self) -> Vec<String> {
+    /// The tests the request says must pass, a change being asked for.
+    pub(crate) fn tests_to_pass(&self) -> Vec<String> {
         if is_question(&self.request) || !asks_for_change(&self.request) {
             return Vec::new();
         }
@@ -308,6 +307,14 @@ impl TurnRecord {
                 task::Expectation::Passes { test } => Some(test),
                 _ => None,
             })
+            .collect()
+    }
+
+    /// The tests the request says must pass (a change being asked for) that no command of
+    /// the turn ran since its last change.
+    pub(crate) fn unrun_tests(&self) -> Vec<String> {
+        self.tests_to_pass()
+            .into_iter()
             .filter(|test| {
                 matches!(
                     task::test_run(test, &self.steps),

@@ -49,6 +49,10 @@ pub(crate) struct AnswerPolicy {
     /// The agent ran the tests the request names itself, once (see `AnswerPolicy::named_tests`).
     #[serde(default)]
     pub ran_named_tests: bool,
+    /// The agent put back a test the request says must pass as it is, once (see
+    /// `AnswerPolicy::restored_tests`).
+    #[serde(default)]
+    pub restored_tests: bool,
 }
 
 /// The model's answer, as one response without calls left it.
@@ -118,6 +122,9 @@ impl AnswerPolicy {
             );
         }
         if let Some(problem) = unfinished_answer(sess, answer.text, &self.files_before).await {
+            if let Some(calls) = self.restored_tests(sess, turn_id, &problem).await {
+                return Ok(Verdict::RunShownCalls(calls));
+            }
             if let Some(calls) = self.shown_calls(sess, turn_id, answer.text, &problem).await {
                 return Ok(Verdict::RunShownCalls(calls));
             }
@@ -170,6 +177,7 @@ impl AnswerPolicy {
             )
         };
         let mut calls: Vec<(String, String)> = Vec::new();
+        let mut shown_code = false;
         let warning = if parroted {
             // A note's example is no call, but no note holds a function of the file: a
             // parroting answer that shows one wrote it (recorded on the real tier, round 18:
@@ -177,6 +185,7 @@ impl AnswerPolicy {
             let (name, args, warning) =
                 shown_code_call(sess, answer, request, &tools, &self.files_before).await?;
             calls.push((name, args));
+            shown_code = true;
             warning
         } else if let Some(call) = answer_check::shown_command(answer, request, &tools) {
             let warning = running("a command", &call.0);
@@ -200,6 +209,7 @@ impl AnswerPolicy {
                 let (name, args, warning) =
                     shown_code_call(sess, answer, request, &tools, &self.files_before).await?;
                 calls.push((name, args));
+                shown_code = true;
                 warning
             }
         };
@@ -208,6 +218,13 @@ impl AnswerPolicy {
         calls.retain(|(_, args)| !record.ran_with(args));
         if calls.is_empty() {
             return None;
+        }
+        // Code the agent wrote for the model is checked at once by the tests the request
+        // names: the model answers with their output in front of it (recorded on the real
+        // tier: a right `is_palindrome` written, the test never run again, the turn failed).
+        if shown_code {
+            let tests = test_calls(sess, record.tests_to_pass(), &tools).await;
+            calls.extend(tests.into_iter().map(|(_, call)| call));
         }
         self.commands_from_text += 1;
         if matches!(problem, Unfinished::UnrunCall { .. }) {
@@ -242,31 +259,11 @@ impl AnswerPolicy {
         if record.refused() {
             return None;
         }
-        let tests = record.unrun_tests();
-        let cwd = sess.turn_context().config.cwd.clone();
-        let commands = tokio::task::spawn_blocking(move || {
-            tests
-                .into_iter()
-                .filter_map(|test| {
-                    let named = if test.contains(' ') {
-                        test.clone()
-                    } else {
-                        let found = answer_check::find_named(&cwd, &test)?;
-                        found.strip_prefix(&cwd).ok()?.to_str()?.to_string()
-                    };
-                    Some((test, answer_check::test_command(&named)?))
-                })
-                .collect::<Vec<_>>()
-        })
-        .await
-        .ok()?;
         let tools = tool_specs(sess);
         let mut calls = Vec::new();
         let mut names = Vec::new();
-        for (test, command) in commands {
-            if let Some((name, args)) = answer_check::shell_call(&tools, &command)
-                && !record.ran_with(&args)
-            {
+        for (test, (name, args)) in test_calls(sess, record.unrun_tests(), &tools).await {
+            if !record.ran_with(&args) {
                 calls.push((oi_model_client::new_call_id(), name, args));
                 names.push(format!("`{test}`"));
             }
@@ -279,6 +276,63 @@ impl AnswerPolicy {
             turn_id,
             format!(
                 "the model did not run {} after its change; running it to check the result",
+                names.join(" and ")
+            ),
+        );
+        Some(calls)
+    }
+
+    /// The tests the request says must pass as they are, which the turn changed (or
+    /// removed), put back as they were by the agent, once a turn, through the shell tool
+    /// (approvals and sandbox as for any call), and then run. A small model told to put a
+    /// test back does not manage it (recorded on the real tier: `echo -e` over
+    /// `test_text_utils.py`, its import appended at the end, and a right `is_palindrome`
+    /// that then failed); the user's test is theirs, and the request said to keep it.
+    async fn restored_tests(
+        &mut self,
+        sess: &Session,
+        turn_id: &str,
+        problem: &Unfinished,
+    ) -> Option<Vec<PendingCall>> {
+        if self.restored_tests || !matches!(problem, Unfinished::NotDone { .. }) {
+            return None;
+        }
+        let record = TurnRecord::of_history(&sess.state().history);
+        if record.refused() {
+            return None;
+        }
+        let cwd = sess.turn_context().config.cwd.clone();
+        let before = self.files_before.clone();
+        let changed = {
+            let cwd = cwd.clone();
+            tokio::task::spawn_blocking(move || before.changed_tests(&cwd))
+                .await
+                .ok()?
+        };
+        if changed.is_empty() {
+            return None;
+        }
+        let tools = tool_specs(sess);
+        let mut calls = Vec::new();
+        let mut names = Vec::new();
+        for (path, content) in changed {
+            let shown = path
+                .strip_prefix(&cwd)
+                .unwrap_or(&path)
+                .to_str()?
+                .to_string();
+            let (name, args) = answer_check::shell_call(&tools, &write_command(&shown, &content)?)?;
+            calls.push((oi_model_client::new_call_id(), name, args));
+            names.push(format!("`{shown}`"));
+        }
+        for (_, (name, args)) in test_calls(sess, record.tests_to_pass(), &tools).await {
+            calls.push((oi_model_client::new_call_id(), name, args));
+        }
+        self.restored_tests = true;
+        sess.warn(
+            turn_id,
+            format!(
+                "the model changed {}, which the request says must pass as it is; putting it back as it was and running it",
                 names.join(" and ")
             ),
         );
@@ -419,13 +473,7 @@ async fn shown_code_call(
     }
     let content = tokio::fs::read_to_string(&path).await.ok()?;
     let (new, names) = answer_check::with_shown_functions(answer, &content, &file)?;
-    let mut end = "OI_CODE".to_string();
-    while new.lines().any(|l| l == end) {
-        end.push('_');
-    }
-    let quoted = shlex::try_quote(&file).ok()?;
-    let command = format!("cat > {quoted} <<'{end}'\n{new}{end}");
-    let (name, args) = answer_check::shell_call(tools, &command)?;
+    let (name, args) = answer_check::shell_call(tools, &write_command(&file, &new)?)?;
     let names: Vec<String> = names.iter().map(|n| format!("`{n}`")).collect();
     let warning = format!(
         "the model showed code for {} in its answer instead of writing it; writing it into `{file}` with a `{name}` call",
@@ -497,6 +545,52 @@ fn functions_may_be_shown(
     Some(format!(
         "Or answer with the whole corrected `{name}` function in a ```python block: it is written into `{file}` for you."
     ))
+}
+
+/// The shell command that writes exactly `content` to `file`: a quoted heredoc (nothing in
+/// it is expanded, and it reads as the file), or `printf` for text without a final line
+/// break, which a heredoc would add.
+fn write_command(file: &str, content: &str) -> Option<String> {
+    let quoted = shlex::try_quote(file).ok()?;
+    if !content.is_empty() && !content.ends_with('\n') {
+        let text = shlex::try_quote(content).ok()?;
+        return Some(format!("printf '%s' {text} > {quoted}"));
+    }
+    let mut end = "OI_CODE".to_string();
+    while content.lines().any(|l| l == end) {
+        end.push('_');
+    }
+    Some(format!("cat > {quoted} <<'{end}'\n{content}{end}"))
+}
+
+/// The shell calls that run `tests` (as the request names them: a file found under the
+/// working directory, or a command), each with the test it runs.
+async fn test_calls(
+    sess: &Session,
+    tests: Vec<String>,
+    tools: &[oi_protocol::models::ToolSpec],
+) -> Vec<(String, (String, String))> {
+    let cwd = sess.turn_context().config.cwd.clone();
+    let commands = tokio::task::spawn_blocking(move || {
+        tests
+            .into_iter()
+            .filter_map(|test| {
+                let named = if test.contains(' ') {
+                    test.clone()
+                } else {
+                    let found = answer_check::find_named(&cwd, &test)?;
+                    found.strip_prefix(&cwd).ok()?.to_str()?.to_string()
+                };
+                Some((test, answer_check::test_command(&named)?))
+            })
+            .collect::<Vec<_>>()
+    })
+    .await
+    .unwrap_or_default();
+    commands
+        .into_iter()
+        .filter_map(|(test, command)| Some((test, answer_check::shell_call(tools, &command)?)))
+        .collect()
 }
 
 /// The model writes its calls into its answers: under `tool_call_format = "auto"` the

@@ -267,6 +267,7 @@ mod tests {
                 commands_from_text: 0,
                 files_before: Default::default(),
                 ran_named_tests: true,
+                restored_tests: false,
             },
             last_agent_message: Some("done".into()),
             repeats: RepeatedCalls::default(),

@@ -123,6 +123,20 @@ impl FilesBefore {
             .map(|(_, c)| c.as_str())
     }
 
+    /// The test files the request says must pass as they are that are not so now, with
+    /// their paths under `cwd` and the content they had (reads the disk).
+    pub(crate) fn changed_tests(&self, cwd: &Path) -> Vec<(std::path::PathBuf, String)> {
+        self.tests
+            .iter()
+            .filter_map(|(test, old)| {
+                let path = find(cwd, test);
+                let now = path.as_ref().and_then(|p| read(p));
+                (now.as_ref() != Some(old))
+                    .then(|| (path.unwrap_or_else(|| cwd.join(test)), old.clone()))
+            })
+            .collect()
+    }
+
     /// Whether these are the files read for `request`.
     pub(crate) fn is_for(&self, request: &str) -> bool {
         self.request == request && !request.is_empty()
