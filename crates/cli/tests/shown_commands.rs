@@ -433,6 +433,60 @@ async fn a_test_the_request_keeps_is_put_back_and_run() {
     assert!(told.contains("palindromes pass"), "{told}");
 }
 
+/// Recorded implement-function runs of this session: the function written and its test
+/// passing, the model then answered with its report in a `<system_note>` tag it never
+/// closed, or with the note's last words. The report is the answer; the echo is none, but
+/// the directory shows the task done, so the turn ends. With the test failing, the echo
+/// still fails the turn.
+#[tokio::test]
+async fn an_answer_in_the_notes_form_after_checked_work_ends_the_turn() {
+    let report = "<system_note>\nThe implementation of `is_palindrome` passes the tests.";
+    let echo = "answer with only the call, with no explanation around it.";
+    let cases = [
+        (
+            "text == text[::-1]",
+            report,
+            0,
+            "The implementation of `is_palindrome` passes the tests.",
+        ),
+        ("text == text[::-1]", echo, 0, ""),
+        ("False", echo, 1, echo),
+    ];
+    for (body, answer, code, printed) in cases {
+        let shown = format!("```python\ndef is_palindrome(text):\n    return {body}\n```");
+        let env = minimal([
+            MockTurn::text(shown),
+            MockTurn::text(answer),
+            MockTurn::text(answer),
+            MockTurn::text(answer),
+            MockTurn::text(answer),
+        ])
+        .await;
+        std::fs::write(
+            env.work().join("text_utils.py"),
+            "def is_palindrome(text):\n    raise NotImplementedError\n",
+        )
+        .unwrap();
+        std::fs::write(
+            env.work().join("test_text_utils.py"),
+            "from text_utils import is_palindrome\nassert is_palindrome('noon')\n",
+        )
+        .unwrap();
+        let out = env
+            .run(&exec(
+                "Implement the function is_palindrome in text_utils.py so that test_text_utils.py passes.",
+                "never",
+            ))
+            .await;
+        let err = stderr(&out);
+        assert_eq!(out.status.code(), Some(code), "{err}");
+        assert_eq!(stdout(&out).trim(), printed, "{err}");
+        let warning = "[warning] the model repeated the agent's note as its answer; the task checks out in the working directory, so the turn ends";
+        assert_eq!(err.contains(warning), answer == echo && code == 0, "{err}");
+        assert!(providers_doc().contains(warning));
+    }
+}
+
 /// The recorded fix-typo run (round 15): the typo fixed with `sed -i`, then the function
 /// shown as it was before the fix. That is a quote of the file, not a change: it is not
 /// written back over the fix, and the test the request names passes.

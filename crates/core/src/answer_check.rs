@@ -499,18 +499,26 @@ const WRITING_SHELL: &[&str] = &[
 /// An answer the model wrapped whole in the `<system_note>` tags the engine's notes come in,
 /// as its own words inside them (recorded on the real tier: `<system_note>\nThe lines
 /// containing TODO have been deleted from notes.txt.\n</system_note>` after doing just that;
-/// the wrapper alone made it a parroted note and the finished task failed). An answer that
-/// repeats a note's words is still a parroted note ([`check`] reads the inner text).
+/// the wrapper alone made it a parroted note and the finished task failed). The closing tag
+/// may be missing (the model stopped before it), and an echoed `<environment_context>` block
+/// may come first (both recorded on implement-function runs). An answer that repeats a
+/// note's words is still a parroted note ([`check`] reads the inner text).
 pub(crate) fn without_note_wrapper(answer: &str) -> &str {
-    let trimmed = answer.trim();
-    match trimmed
-        .strip_prefix("<system_note>")
-        .and_then(|rest| rest.strip_suffix("</system_note>"))
-        .map(str::trim)
+    const CONTEXT_END: &str = "</environment_context>";
+    let mut trimmed = answer.trim();
+    if trimmed.starts_with("<environment_context>")
+        && let Some(end) = trimmed.find(CONTEXT_END)
     {
-        Some(inner) if !inner.is_empty() && !inner.contains("<system_note>") => inner,
-        _ => answer,
+        trimmed = trimmed[end + CONTEXT_END.len()..].trim_start();
     }
+    let Some(rest) = trimmed.strip_prefix("<system_note>") else {
+        return answer;
+    };
+    let inner = rest.strip_suffix("</system_note>").unwrap_or(rest).trim();
+    if inner.is_empty() || inner.contains("<system_note>") || inner.contains("</system_note>") {
+        return answer;
+    }
+    inner
 }
 
 /// Checks a final answer against what the turn did.

@@ -525,11 +525,23 @@ fn an_answer_wrapped_in_note_tags_is_its_own_words() {
         check(without_note_wrapper(note), &tools(), &ran(true)),
         Some(Unfinished::Parroted)
     );
-    // Not wrapped whole: left as it is.
+    // Recorded on implement-function runs: the closing tag never written, and the note's
+    // context block echoed first.
+    assert_eq!(without_note_wrapper("<system_note>\nhalf"), "half");
     assert_eq!(
-        without_note_wrapper("<system_note>\nhalf"),
-        "<system_note>\nhalf"
+        without_note_wrapper(
+            "<environment_context>\n  <cwd>/tmp/w</cwd>\n</environment_context>\n<system_note>\nThe test passes.\n</system_note>"
+        ),
+        "The test passes."
     );
+    // Not wrapped whole: left as it is.
+    for answer in [
+        "<system_note>\na\n</system_note>\nmore",
+        "Done.\n<system_note>\na\n</system_note>",
+        "<system_note>\n</system_note>",
+    ] {
+        assert_eq!(without_note_wrapper(answer), answer);
+    }
 }
 
 #[test]

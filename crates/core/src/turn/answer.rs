@@ -122,6 +122,21 @@ impl AnswerPolicy {
             );
         }
         if let Some(problem) = unfinished_answer(sess, answer.text, &self.files_before).await {
+            // A note's words repeated after work the directory shows done: the task is done,
+            // and the repeated note is no answer to print (recorded on the real tier:
+            // "answer with only the call, …" after `is_palindrome` was written and passed).
+            if matches!(problem, Unfinished::Parroted)
+                && self.ran_calls
+                && work_checks_out(sess, &self.files_before).await
+            {
+                sess.warn(
+                    turn_id,
+                    "the model repeated the agent's note as its answer; the task checks out in the working directory, so the turn ends".to_string(),
+                );
+                return Ok(Verdict::Complete {
+                    last_agent_message: None,
+                });
+            }
             if let Some(calls) = self.restored_tests(sess, turn_id, &problem).await {
                 return Ok(Verdict::RunShownCalls(calls));
             }
