@@ -288,6 +288,11 @@ fn unmet_expectations_are_read_from_the_directory() {
     std::fs::write(cwd.join("out/hello.txt"), "hi there\n").unwrap();
     std::fs::write(cwd.join("notes.txt"), "keep\nTODO: x\n").unwrap();
     let unmet_of = |request: &str| unmet(&expectations(request), cwd, &[]);
+    // Recorded in round 20: "`hello.txt` does not exist" said twice in one note.
+    assert_eq!(
+        unmet_of("Create a file hello2.txt containing hi"),
+        ["`hello2.txt` does not exist"]
+    );
     assert_eq!(
         unmet_of("Write a shell script greet.sh that prints hello, and make it executable."),
         ["`greet.sh` is not executable (it needs `chmod +x greet.sh`)"]

@@ -136,9 +136,12 @@ pub(crate) struct Step {
 /// The expectations that do not hold, each as a phrase for the model and the user
 /// ("`run.sh` is not executable"). Reads the disk: call off the async workers.
 pub(crate) fn unmet(expectations: &[Expectation], cwd: &Path, steps: &[Step]) -> Vec<String> {
-    let mut out = Vec::new();
+    let mut out: Vec<String> = Vec::new();
     for e in expectations {
-        if let Some(problem) = check_one(e, cwd, steps) {
+        // One problem once: a file that should exist and hold a word is missing once.
+        if let Some(problem) = check_one(e, cwd, steps)
+            && !out.contains(&problem)
+        {
             out.push(problem);
         }
     }
