@@ -207,13 +207,29 @@ fn one_line(text: &str) -> String {
 /// one). Empty either way is the model's mistake, explained.
 pub(super) fn command_argv(command: CommandArg) -> Result<Vec<String>, ToolOutcome> {
     match command {
-        CommandArg::Argv(v) if !v.is_empty() => Ok(shell_syntax_as_script(v)),
-        CommandArg::Script(s) if !s.trim().is_empty() => {
-            Ok(vec!["bash".to_string(), "-lc".to_string(), s])
-        }
+        CommandArg::Argv(v) if !v.is_empty() => Ok(shell_syntax_as_script(
+            v.into_iter().map(word_boundaries_kept).collect(),
+        )),
+        CommandArg::Script(s) if !s.trim().is_empty() => Ok(vec![
+            "bash".to_string(),
+            "-lc".to_string(),
+            word_boundaries_kept(s),
+        ]),
         _ => Err(ToolOutcome::err(
             "`command` is empty; pass an argv array such as [\"ls\", \"-la\"]",
         )),
+    }
+}
+
+/// A regex's `\b` the model wrote inside a JSON string arrives as a backspace (`"\b"` is
+/// JSON's escape for U+0008), which no command means: it is put back as `\b` (recorded on
+/// the real tier, round 20: `sed -i 's/\bcompute_total\b/calculate_total/g'` ran as a
+/// `sed` matching backspaces, and the rename did nothing, in both runs).
+fn word_boundaries_kept(text: String) -> String {
+    if text.contains('\u{8}') {
+        text.replace('\u{8}', "\\b")
+    } else {
+        text
     }
 }
 
@@ -319,6 +335,21 @@ mod tests {
             panic!("no argv");
         };
         assert_eq!(argv.last().map(String::as_str), Some("touch approved.txt"));
+    }
+
+    #[test]
+    fn a_json_backspace_is_the_regex_word_boundary_it_was_written_as() {
+        let raw = r#"{"command": "sed -i 's/\bcompute_total\b/calculate_total/g' shop.py"}"#;
+        assert_eq!(
+            argv_of(raw),
+            argv(&[
+                "bash",
+                "-lc",
+                r"sed -i 's/\bcompute_total\b/calculate_total/g' shop.py"
+            ])
+        );
+        let raw = r#"{"command": ["grep", "-P", "\bload\b", "a.py"]}"#;
+        assert_eq!(argv_of(raw), argv(&["grep", "-P", r"\bload\b", "a.py"]));
     }
 
     fn argv_of(raw: &str) -> Vec<String> {
