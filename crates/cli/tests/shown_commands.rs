@@ -435,13 +435,15 @@ async fn a_test_the_request_keeps_is_put_back_and_run() {
 
 /// Recorded implement-function runs of this session: the function written and its test
 /// passing, the model then answered with its report in a `<system_note>` tag it never
-/// closed, or with the note's last words. The report is the answer; the echo is none, but
-/// the directory shows the task done, so the turn ends. With the test failing, the echo
-/// still fails the turn.
+/// closed, with the note's last words, or with a call of a tool that does not exist. The
+/// report is the answer; the others are none, but the directory shows the task done, so the
+/// turn ends. With the test failing, the echo still fails the turn.
 #[tokio::test]
 async fn an_answer_in_the_notes_form_after_checked_work_ends_the_turn() {
     let report = "<system_note>\nThe implementation of `is_palindrome` passes the tests.";
     let echo = "answer with only the call, with no explanation around it.";
+    let stray_call =
+        "```json\n{\"name\": \"text_utils.py\", \"arguments\": {\"text\": \"noon\"}}\n```";
     let cases = [
         (
             "text == text[::-1]",
@@ -451,6 +453,7 @@ async fn an_answer_in_the_notes_form_after_checked_work_ends_the_turn() {
         ),
         ("text == text[::-1]", echo, 0, ""),
         ("False", echo, 1, echo),
+        ("text == text[::-1]", stray_call, 0, ""),
     ];
     for (body, answer, code, printed) in cases {
         let shown = format!("```python\ndef is_palindrome(text):\n    return {body}\n```");
@@ -483,6 +486,9 @@ async fn an_answer_in_the_notes_form_after_checked_work_ends_the_turn() {
         assert_eq!(stdout(&out).trim(), printed, "{err}");
         let warning = "[warning] the model repeated the agent's note as its answer; the task checks out in the working directory, so the turn ends";
         assert_eq!(err.contains(warning), answer == echo && code == 0, "{err}");
+        assert!(providers_doc().contains(warning));
+        let warning = "[warning] the model answered with a call of `text_utils.py`, a tool that does not exist; the task checks out in the working directory, so the turn ends";
+        assert_eq!(err.contains(warning), answer == stray_call, "{err}");
         assert!(providers_doc().contains(warning));
     }
 }

@@ -423,7 +423,7 @@ pub(crate) fn answered_path(answer: &str, request: &str) -> Option<String> {
     if !is_question(request) {
         return None;
     }
-    let body = strip_fence(answer)
+    let body = without_tag(strip_fence(answer))
         .trim_matches(|c: char| c == '`' || c == '"' || c == '\'')
         .trim_end_matches('.');
     if body.is_empty()
@@ -440,6 +440,23 @@ pub(crate) fn answered_path(answer: &str, request: &str) -> Option<String> {
             && ext.chars().all(|c| c.is_ascii_alphanumeric())
     });
     (body.contains('/') || has_extension).then(|| body.to_string())
+}
+
+/// `text` without one XML-ish tag pair around all of it (recorded on the real tier, round
+/// 21: `<tools>/…/tools/build/steps.py</tools>`, a right path taken for a made-up one).
+fn without_tag(text: &str) -> &str {
+    let text = text.trim();
+    let Some(rest) = text.strip_prefix('<') else {
+        return text;
+    };
+    let Some((tag, inner)) = rest.split_once('>') else {
+        return text;
+    };
+    let plain = !tag.is_empty() && tag.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+    match inner.strip_suffix(&format!("</{tag}>")) {
+        Some(inner) if plain => inner.trim(),
+        _ => text,
+    }
 }
 
 /// Whether `answer` names one of `files` (paths relative to the working directory): by its

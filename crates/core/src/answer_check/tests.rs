@@ -159,6 +159,11 @@ fn a_question_answered_with_a_bare_path_names_the_path() {
             "/tmp/x/work/load_settings.py",
         ),
         ("app/store/cache.py.", "app/store/cache.py"),
+        // Round 21: the path in a made-up tag.
+        (
+            "<tools>/tmp/x/work/tools/build/steps.py</tools>",
+            "/tmp/x/work/tools/build/steps.py",
+        ),
     ] {
         assert_eq!(answered_path(answer, q).as_deref(), Some(path), "{answer}");
     }

@@ -127,16 +127,19 @@ impl AnswerPolicy {
             );
         }
         if let Some(problem) = unfinished_answer(sess, answer.text, &self.files_before).await {
-            // A note's words repeated after work the directory shows done: the task is done,
-            // and the repeated note is no answer to print (recorded on the real tier:
-            // "answer with only the call, …" after `is_palindrome` was written and passed).
-            if matches!(problem, Unfinished::Parroted)
+            // A note's words repeated, or a call of a tool that does not exist, after work
+            // the directory shows done: the task is done, and that answer is none to print
+            // (recorded on the real tier: "answer with only the call, …", and a call of a
+            // `text_utils.py` tool, after `is_palindrome` was written and its test passed).
+            if let Some(what) = stray_answer(&problem)
                 && self.ran_calls
                 && work_checks_out(sess, &self.files_before).await
             {
                 sess.warn(
                     turn_id,
-                    "the model repeated the agent's note as its answer; the task checks out in the working directory, so the turn ends".to_string(),
+                    format!(
+                        "{what}; the task checks out in the working directory, so the turn ends"
+                    ),
                 );
                 return Ok(Verdict::Complete {
                     last_agent_message: None,
@@ -477,6 +480,21 @@ fn fall_back_to_text_calls(sess: &Session, turn_id: &str) {
     sess.warn_once(turn_id, "text_tools_fallback", || {
         "switching this session to `tool_call_format = \"text\"`: the model writes its tool calls into its answers instead of making them. Set `tool_call_format` in config.toml to choose for good (docs/providers.md, \"Tool calls as text\").".to_string()
     });
+}
+
+/// What an answer that is no answer at all did, for the kinds that say nothing about the
+/// work: a repeated note, a call nothing can run.
+fn stray_answer(problem: &Unfinished) -> Option<String> {
+    match problem {
+        Unfinished::Parroted => Some("the model repeated the agent's note as its answer".into()),
+        Unfinished::UnrunCall {
+            name,
+            offered: false,
+        } => Some(format!(
+            "the model answered with a call of `{name}`, a tool that does not exist"
+        )),
+        _ => None,
+    }
 }
 
 /// Whether the turn's final answer leaves it unfinished (see `answer_check`).

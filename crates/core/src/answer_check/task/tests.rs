@@ -582,7 +582,7 @@ fn values_data_and_totals_are_read_from_the_directory_and_the_turn() {
     assert_eq!(
         unmet_of(total, &[]),
         [
-            "`total.txt` does not hold the total of the `amount` column of `sales.csv` (the first line is the header `item,amount,qty`; `amount` is field 2 of 3: `$2` in awk with `-F,` (skip the header with `NR>1`), `line.split(',')[1]` in Python; compute it from the file, for example with python3, and write it)",
+            "`total.txt` does not hold the total of the `amount` column of `sales.csv` (the first line is the header `item,amount,qty`; `amount` is field 2 of 3: `$2` in awk with `-F,` (skip the header with `NR>1`), `line.split(',')[1]` in Python; compute it from the file and write it, for example with `awk -F, 'NR>1 {s += $2} END {print s}' sales.csv > total.txt`)",
             "`sales.csv` was not read: no command or tool of this turn used it, so what was written from it cannot be right"
         ]
     );
@@ -649,13 +649,13 @@ fn a_form_must_be_filled_in_and_a_python_file_must_parse() {
         (
             "Hello, ! \n",
             Some(
-                "`greeting.txt` does not hold `Hello, <name>!` with `<name>` filled in (it holds `Hello, !`)",
+                "`greeting.txt` does not hold `Hello, <name>!` with `<name>` filled in (it holds `Hello, !`): for example `echo \"Hello, $(cat name.txt)!\" > greeting.txt`",
             ),
         ),
         (
             "Hello, Ada!\n",
             Some(
-                "`greeting.txt` holds `Hello, Ada!`, but `name.txt` says `Barbara`: `<name>` should be that",
+                "`greeting.txt` holds `Hello, Ada!`, but `name.txt` says `Barbara`: `<name>` should be that: for example `echo \"Hello, $(cat name.txt)!\" > greeting.txt`",
             ),
         ),
         ("Hello, Barbara!\n", None),

@@ -234,7 +234,7 @@ pub(super) fn check_one(e: &Expectation, cwd: &Path, steps: &[Step]) -> Option<S
             let written = read(&find(cwd, out)?)?;
             (!numbers_in(&written).any(|n| (n - total).abs() <= 1e-6 * total.abs().max(1.0)))
                 .then(|| {
-                    format!("`{out}` does not hold the total of the `{column}` column of `{csv}` ({}; compute it from the file, for example with python3, and write it)", column_place(&data, column).unwrap_or_default())
+                    format!("`{out}` does not hold the total of the `{column}` column of `{csv}` ({}; compute it from the file and write it{})", column_place(&data, column).unwrap_or_default(), total_command(&data, column, csv, out).map(|c| format!(", for example with `{c}`")).unwrap_or_default())
                 })
         }
     }
@@ -283,9 +283,14 @@ fn check_form(
         .and_then(|rest| rest.strip_suffix(after))
         .map(str::trim)
         .filter(|middle| !middle.is_empty());
+    let example = source
+        .filter(|name| find(cwd, name).is_some_and(|p| p.is_file()))
+        .and_then(|name| form_command(path, before, after, name))
+        .map(|c| format!(": for example `{c}`"))
+        .unwrap_or_default();
     let Some(middle) = filled else {
         return Some(format!(
-            "`{path}` does not hold `{form}` with `<{placeholder}>` filled in (it holds `{text}`)"
+            "`{path}` does not hold `{form}` with `<{placeholder}>` filled in (it holds `{text}`){example}"
         ));
     };
     // The placeholder itself left in: `Lacks` says so.
@@ -301,7 +306,7 @@ fn check_form(
         && middle.trim_end_matches(['.', '!', '?', ',']) != value.trim()
     {
         return Some(format!(
-            "`{path}` holds `{text}`, but `{name}` says `{}`: `<{placeholder}>` should be that",
+            "`{path}` holds `{text}`, but `{name}` says `{}`: `<{placeholder}>` should be that{example}",
             value.trim()
         ));
     }
@@ -341,6 +346,44 @@ fn column_place(text: &str, column: &str) -> Option<String> {
         at + 1,
         fields.len(),
         at + 1,
+    ))
+}
+
+/// A command that writes the column's total: a small model copies a command it is shown
+/// far more reliably than it follows a description of one (recorded on the real tier,
+/// rounds 20 and 21: `grep 'amount' | awk '{sum+=$2}'`, the header's line summed without
+/// `-F,`, in all four runs, after the description above).
+fn total_command(text: &str, column: &str, csv: &str, out: &str) -> Option<String> {
+    let header = text.lines().find(|l| !l.trim().is_empty())?;
+    let at = header
+        .split(',')
+        .map(str::trim)
+        .position(|h| h.eq_ignore_ascii_case(column))?;
+    let (csv, out) = (shlex::try_quote(csv).ok()?, shlex::try_quote(out).ok()?);
+    Some(format!(
+        "awk -F, 'NR>1 {{s += ${}}} END {{print s}}' {csv} > {out}",
+        at + 1
+    ))
+}
+
+/// The command that writes `before<value of name>after` into `path`, the value read from
+/// the file `name` when it runs (double quotes: inside single ones `$(…)` stays text, the
+/// mistake recorded on the real tier in every failed read-then-write run of rounds 20–21).
+fn form_command(path: &str, before: &str, after: &str, name: &str) -> Option<String> {
+    let quoted = |t: &str| {
+        t.chars().fold(String::new(), |mut out, c| {
+            if matches!(c, '\\' | '"' | '$' | '`') {
+                out.push('\\');
+            }
+            out.push(c);
+            out
+        })
+    };
+    let (name, path) = (shlex::try_quote(name).ok()?, shlex::try_quote(path).ok()?);
+    Some(format!(
+        "echo \"{}$(cat {name}){}\" > {path}",
+        quoted(before),
+        quoted(after)
     ))
 }
 
