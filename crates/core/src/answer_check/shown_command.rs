@@ -280,7 +280,17 @@ fn argument_command(text: &str) -> Option<String> {
     if let Some(inner) = text.strip_prefix('\'').and_then(|t| t.strip_suffix('\'')) {
         return Some(inner.to_string());
     }
-    match serde_json::from_str::<Value>(text).ok()? {
+    let Ok(value) = serde_json::from_str::<Value>(text) else {
+        // Double quotes inside double quotes, unescaped: what is between the outer ones is
+        // the command (recorded on the real tier, round 22: `bash "echo "Hello, $(cat
+        // name.txt)!" > greeting.txt"`, the note's command copied, and not run).
+        return text
+            .strip_prefix('"')
+            .and_then(|t| t.strip_suffix('"'))
+            .filter(|inner| inner.contains('"') && !inner.contains('\n'))
+            .map(str::to_string);
+    };
+    match value {
         Value::String(s) => Some(s),
         Value::Array(items) => argv_command(&items),
         Value::Object(obj) => match obj.get("command").or_else(|| obj.get("cmd"))? {

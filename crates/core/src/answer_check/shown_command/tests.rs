@@ -140,6 +140,11 @@ fn pseudo_calls_in_every_written_shape_give_one_command() {
             "echo hi > hello.txt",
         ),
         ("shell [\"touch\", \"my file.txt\"]", "touch 'my file.txt'"),
+        // Round 22: double quotes inside, unescaped.
+        (
+            "bash \"echo \"Hello, $(cat name.txt)!\" > greeting.txt\"",
+            "echo \"Hello, $(cat name.txt)!\" > greeting.txt",
+        ),
     ] {
         assert_eq!(taken(answer, req, &tools), Some(json!(want)), "{answer}");
     }

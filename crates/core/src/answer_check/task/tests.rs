@@ -645,6 +645,13 @@ fn a_form_must_be_filled_in_and_a_python_file_must_parse() {
         args: r#"{"command":"cat name.txt"}"#.into(),
     };
     let unmet_of = |request: &str| unmet(&expectations(request), cwd, std::slice::from_ref(&cat));
+    // Not written yet: said once, with the command.
+    assert_eq!(
+        unmet_of(greet),
+        [
+            "`greeting.txt` does not exist: for example `echo \"Hello, $(cat name.txt)!\" > greeting.txt`"
+        ]
+    );
     for (written, problem) in [
         (
             "Hello, ! \n",

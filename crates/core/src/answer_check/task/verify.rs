@@ -145,6 +145,14 @@ pub(crate) fn unmet(expectations: &[Expectation], cwd: &Path, steps: &[Step]) ->
             out.push(problem);
         }
     }
+    // A problem said more fully by another ("`greeting.txt` does not exist" beside
+    // "`greeting.txt` does not exist: for example `…`") is said once, fully.
+    let said_more_fully = |p: &String, all: &[String]| {
+        all.iter()
+            .any(|q| q != p && q.starts_with(p.as_str()) && q[p.len()..].starts_with(':'))
+    };
+    let all = out.clone();
+    out.retain(|p| !said_more_fully(p, &all));
     out
 }
 
@@ -274,18 +282,23 @@ fn check_form(
     (before, placeholder, after): (&str, &str, &str),
     source: Option<&str>,
 ) -> Option<String> {
-    let text = read(&find(cwd, path)?)?;
-    let text = text.trim();
     let (before, after) = (before.trim_start(), after.trim_end());
+    // The command that writes it, when the value comes from a file.
+    let command = source
+        .filter(|name| find(cwd, name).is_some_and(|p| p.is_file()))
+        .and_then(|name| form_command(path, before, after, name));
+    let Some(file) = find(cwd, path) else {
+        return command.map(|c| format!("`{path}` does not exist: for example `{c}`"));
+    };
+    let text = read(&file)?;
+    let text = text.trim();
     let form = format!("{before}<{placeholder}>{after}");
     let filled = text
         .strip_prefix(before)
         .and_then(|rest| rest.strip_suffix(after))
         .map(str::trim)
         .filter(|middle| !middle.is_empty());
-    let example = source
-        .filter(|name| find(cwd, name).is_some_and(|p| p.is_file()))
-        .and_then(|name| form_command(path, before, after, name))
+    let example = command
         .map(|c| format!(": for example `{c}`"))
         .unwrap_or_default();
     let Some(middle) = filled else {
