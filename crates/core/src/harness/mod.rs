@@ -471,13 +471,16 @@ fn action(name: &str, kind: Kind, a: Args) -> Result<Action, InvalidCall> {
 /// A shell tool's call: its command line (a string, or words to quote), its timeout in the
 /// tool's unit, and whether it asks to leave the sandbox.
 fn shell(name: &str, timeout_unit: Duration, a: &Args) -> Result<Action, InvalidCall> {
+    // A JSON backspace is the regex `\b` it was written as (see `word_boundaries_kept`).
+    let kept = |s: &str| crate::tools::word_boundaries_kept(s.to_string());
     let script = match &a.command {
-        Some(Value::String(s)) if !s.trim().is_empty() => s.clone(),
+        Some(Value::String(s)) if !s.trim().is_empty() => kept(s),
         Some(Value::Array(words)) if !words.is_empty() => words
             .iter()
             .map(|w| match w {
                 Value::String(s) => {
-                    shlex::try_quote(s).map_or_else(|_| s.clone(), |q| q.into_owned())
+                    let s = kept(s);
+                    shlex::try_quote(&s).map_or_else(|_| s.clone(), |q| q.into_owned())
                 }
                 other => other.to_string(),
             })

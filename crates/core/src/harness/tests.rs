@@ -677,3 +677,25 @@ fn every_profile_shell_takes_a_call_of_another_runner() {
         assert_eq!(calls[0].0, shell.name);
     }
 }
+
+/// Round 23: the `minimal` profile's `bash` ran the rename hint's `\b` as a backspace (the
+/// default `shell` tool already kept it).
+#[test]
+fn a_json_backspace_in_a_profiles_shell_call_is_a_word_boundary() {
+    assert_eq!(
+        command(
+            "bash",
+            r#"{"command": "sed -i 's/\bcompute_total\b/calculate_total/g' shop.py"}"#
+        ),
+        words(&[
+            "bash",
+            "-lc",
+            r"sed -i 's/\bcompute_total\b/calculate_total/g' shop.py"
+        ])
+    );
+    assert_eq!(
+        command("bash", r#"{"command": ["grep", "-P", "\bload\b", "a.py"]}"#),
+        // shlex's double quotes: bash reads `\\b` in them as `\b`.
+        words(&["bash", "-lc", r#"grep -P "\\bload\\b" a.py"#])
+    );
+}

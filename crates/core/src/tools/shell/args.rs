@@ -225,7 +225,7 @@ pub(super) fn command_argv(command: CommandArg) -> Result<Vec<String>, ToolOutco
 /// JSON's escape for U+0008), which no command means: it is put back as `\b` (recorded on
 /// the real tier, round 20: `sed -i 's/\bcompute_total\b/calculate_total/g'` ran as a
 /// `sed` matching backspaces, and the rename did nothing, in both runs).
-fn word_boundaries_kept(text: String) -> String {
+pub(crate) fn word_boundaries_kept(text: String) -> String {
     if text.contains('\u{8}') {
         text.replace('\u{8}', "\\b")
     } else {
