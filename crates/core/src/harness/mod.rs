@@ -468,11 +468,23 @@ fn action(name: &str, kind: Kind, a: Args) -> Result<Action, InvalidCall> {
     }
 }
 
+/// A regex's `\b` the model wrote inside a JSON string arrives as a backspace (`"\b"` is
+/// JSON's escape for U+0008), which no command means: it is put back as `\b` (recorded on
+/// the real tier, round 20: `sed -i 's/\bcompute_total\b/calculate_total/g'` ran as a
+/// `sed` matching backspaces, and the rename did nothing, in both runs).
+pub(crate) fn word_boundaries_kept(text: String) -> String {
+    if text.contains('\u{8}') {
+        text.replace('\u{8}', "\\b")
+    } else {
+        text
+    }
+}
+
 /// A shell tool's call: its command line (a string, or words to quote), its timeout in the
 /// tool's unit, and whether it asks to leave the sandbox.
 fn shell(name: &str, timeout_unit: Duration, a: &Args) -> Result<Action, InvalidCall> {
     // A JSON backspace is the regex `\b` it was written as (see `word_boundaries_kept`).
-    let kept = |s: &str| crate::tools::word_boundaries_kept(s.to_string());
+    let kept = |s: &str| word_boundaries_kept(s.to_string());
     let script = match &a.command {
         Some(Value::String(s)) if !s.trim().is_empty() => kept(s),
         Some(Value::Array(words)) if !words.is_empty() => words

@@ -18,7 +18,7 @@ pub(crate) mod call;
 pub(crate) use call::{ToolCall, ToolOutcome};
 pub(crate) use mcp::fetch_pending_tasks;
 pub(crate) use parallel::{CallsRun, ParkedCalls, run_calls};
-pub(crate) use shell::{printed_output, word_boundaries_kept};
+pub(crate) use shell::printed_output;
 
 use crate::session::Session;
 use oi_protocol::config_types::Harness;

@@ -208,28 +208,18 @@ fn one_line(text: &str) -> String {
 pub(super) fn command_argv(command: CommandArg) -> Result<Vec<String>, ToolOutcome> {
     match command {
         CommandArg::Argv(v) if !v.is_empty() => Ok(shell_syntax_as_script(
-            v.into_iter().map(word_boundaries_kept).collect(),
+            v.into_iter()
+                .map(crate::harness::word_boundaries_kept)
+                .collect(),
         )),
         CommandArg::Script(s) if !s.trim().is_empty() => Ok(vec![
             "bash".to_string(),
             "-lc".to_string(),
-            word_boundaries_kept(s),
+            crate::harness::word_boundaries_kept(s),
         ]),
         _ => Err(ToolOutcome::err(
             "`command` is empty; pass an argv array such as [\"ls\", \"-la\"]",
         )),
-    }
-}
-
-/// A regex's `\b` the model wrote inside a JSON string arrives as a backspace (`"\b"` is
-/// JSON's escape for U+0008), which no command means: it is put back as `\b` (recorded on
-/// the real tier, round 20: `sed -i 's/\bcompute_total\b/calculate_total/g'` ran as a
-/// `sed` matching backspaces, and the rename did nothing, in both runs).
-pub(crate) fn word_boundaries_kept(text: String) -> String {
-    if text.contains('\u{8}') {
-        text.replace('\u{8}', "\\b")
-    } else {
-        text
     }
 }
 

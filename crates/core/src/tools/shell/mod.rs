@@ -13,7 +13,6 @@ use crate::approval::{
 };
 use crate::exec::{ExecError, ExecOutput, ExecParams, run_exec};
 use crate::session::Session;
-pub(crate) use args::word_boundaries_kept;
 use args::{command_argv, shell_args, wants_escalation, workdir};
 use base64::Engine;
 use oi_protocol::parse_command::parse_command;
