@@ -493,6 +493,49 @@ async fn an_answer_in_the_notes_form_after_checked_work_ends_the_turn() {
     }
 }
 
+/// Round 21's write-script run: asked for a script that does not exist, the model
+/// announced it and was sent back with the offer of a python block; it answered with the
+/// script between a `touch` and a `chmod` fence. The script is written as the new file. An
+/// existing file is never written over whole.
+#[tokio::test]
+async fn a_new_file_shown_whole_is_written() {
+    let request = "Write a Python script count.py that prints the numbers 1 to 5.";
+    let shown = "You can create it:\n\n```\ntouch count.py\n```\n\nThen write:\n\n```\n#!/usr/bin/env python3\n\nfor i in range(1, 6):\n    print(i)\n```\n\nFinally:\n\n```\nchmod +x count.py\n```";
+    let env = minimal([
+        MockTurn::text("I will write the script count.py now."),
+        MockTurn::text(shown),
+        MockTurn::text("count.py prints the numbers 1 to 5."),
+    ])
+    .await;
+    let out = env.run(&exec(request, "never")).await;
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    assert_eq!(
+        read(&env.work().join("count.py")),
+        "#!/usr/bin/env python3\n\nfor i in range(1, 6):\n    print(i)\n"
+    );
+    let told = env.mock.requests()[1].body.to_string();
+    let hint =
+        "Or answer with the whole of `count.py` in a ```python block: it is written for you.";
+    assert!(told.contains(hint), "{told}");
+    assert!(providers_doc().contains(hint));
+    let warning = "[warning] the model showed the code of `count.py` in its answer instead of writing it; writing it with a `bash` call";
+    assert!(err.contains(warning), "{err}");
+    assert!(providers_doc().contains(warning));
+
+    // The same answer for a file that exists (and holds no function): nothing is written.
+    let env = minimal([
+        MockTurn::text(shown),
+        MockTurn::text(shown),
+        MockTurn::text(shown),
+    ])
+    .await;
+    std::fs::write(env.work().join("count.py"), "print('mine')\n").unwrap();
+    let out = env.run(&exec(request, "never")).await;
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert_eq!(read(&env.work().join("count.py")), "print('mine')\n");
+}
+
 /// The recorded fix-typo run (round 15): the typo fixed with `sed -i`, then the function
 /// shown as it was before the fix. That is a quote of the file, not a change: it is not
 /// written back over the fix, and the test the request names passes.

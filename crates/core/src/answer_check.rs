@@ -142,7 +142,7 @@ pub(crate) struct TurnSoFar<'a> {
     pub change_failed: bool,
 }
 
-pub(crate) use shown_code::{code_file, function_names, with_shown_functions};
+pub(crate) use shown_code::{code_file, function_names, new_file_text, with_shown_functions};
 pub(crate) use shown_command::{shell_call, shown_command};
 pub(crate) use task::{
     FilesBefore, Step, asked_definition, files_naming, find_named, named_paths, renamed_name,

@@ -102,6 +102,18 @@ pub(crate) fn with_shown_functions(
     Some((text, replaced))
 }
 
+/// The text of a new Python file the answer shows whole: its one Python block (a fence
+/// marked `python`, or unmarked and starting with a python shebang or a `def`), with a final
+/// line break. `None` when there is none or several, or it is empty.
+pub(crate) fn new_file_text(answer: &str) -> Option<String> {
+    let mut blocks = python_blocks(answer).into_iter();
+    let block = blocks.next()?;
+    if blocks.next().is_some() || block.trim().is_empty() {
+        return None;
+    }
+    Some(format!("{}\n", block.trim_end()))
+}
+
 /// The names of the top-level functions `content` defines, in order.
 pub(crate) fn function_names(content: &str) -> Vec<String> {
     top_level_defs(content)
@@ -168,8 +180,12 @@ fn python_blocks(answer: &str) -> Vec<String> {
     blocks
         .into_iter()
         .filter(|(info, body)| {
+            let start = body.trim_start();
             matches!(info.as_str(), "python" | "py" | "python3")
-                || (info.is_empty() && body.trim_start().starts_with("def "))
+                || (info.is_empty()
+                    && (start.starts_with("def ")
+                        || (start.starts_with("#!")
+                            && start.lines().next().is_some_and(|l| l.contains("python")))))
         })
         .map(|(_, body)| body)
         .collect()

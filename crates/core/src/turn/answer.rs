@@ -425,7 +425,16 @@ impl AnswerPolicy {
             nudge.push(' ');
             nudge.push_str(&hint);
         }
-        if let Some(hint) = functions_may_be_shown(&problem, &request, &self.files_before) {
+        let code_file_exists = match answer_check::code_file(&request) {
+            Some(file) => {
+                let path = sess.turn_context().config.cwd.join(file);
+                tokio::fs::symlink_metadata(path).await.is_ok()
+            }
+            None => true,
+        };
+        if let Some(hint) =
+            functions_may_be_shown(&problem, &request, &self.files_before, code_file_exists)
+        {
             nudge.push(' ');
             nudge.push_str(&hint);
         }

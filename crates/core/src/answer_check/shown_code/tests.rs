@@ -109,3 +109,21 @@ fn an_import_of_the_files_own_module_is_not_added() {
         "{new}"
     );
 }
+
+/// Round 21's write-script answer: `touch`, the script, `chmod`, each in a fence. The
+/// script (an unmarked fence with a python shebang) is the new file's text.
+#[test]
+fn a_new_files_text_is_the_answers_one_python_block() {
+    let answer = "You can create it:\n\n```\ntouch count.py\n```\n\nThen write:\n\n```\n#!/usr/bin/env python3\n\nfor i in range(1, 6):\n    print(i)\n```\n\nFinally:\n\n```\nchmod +x count.py\n```";
+    assert_eq!(
+        super::new_file_text(answer).as_deref(),
+        Some("#!/usr/bin/env python3\n\nfor i in range(1, 6):\n    print(i)\n")
+    );
+    // None, two, or an empty one: nothing.
+    assert_eq!(super::new_file_text("```\ntouch count.py\n```"), None);
+    assert_eq!(
+        super::new_file_text("```python\nprint(1)\n```\n```python\nprint(2)\n```"),
+        None
+    );
+    assert_eq!(super::new_file_text("```python\n\n```"), None);
+}

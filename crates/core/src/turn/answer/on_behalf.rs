@@ -25,7 +25,24 @@ pub(super) async fn shown_code_call(
         return None;
     }
     let path = sess.turn_context().config.cwd.join(&file);
-    let meta = tokio::fs::metadata(&path).await.ok()?;
+    let meta = match tokio::fs::symlink_metadata(&path).await {
+        Ok(meta) => meta,
+        // A file the request asks for that is not there yet (and was not when the turn
+        // started): the one Python block the answer shows is its text (recorded on the real
+        // tier: write-script, `count.py` shown whole in a fence between `touch` and `chmod`
+        // fences, and never written).
+        Err(e)
+            if e.kind() == std::io::ErrorKind::NotFound && before.content_of(&file).is_none() =>
+        {
+            let text = answer_check::new_file_text(answer)?;
+            let (name, args) = answer_check::shell_call(tools, &write_command(&file, &text)?)?;
+            let warning = format!(
+                "the model showed the code of `{file}` in its answer instead of writing it; writing it with a `{name}` call"
+            );
+            return Some((name, args, warning));
+        }
+        Err(_) => return None,
+    };
     if !meta.is_file() || meta.len() > answer_check::shown_code::MAX_FILE_BYTES {
         return None;
     }
@@ -67,8 +84,9 @@ pub(super) fn function_called_as_tool(
     })
 }
 
-/// A change to a Python file's functions can also be answered with the functions in a
-/// ```` ```python ```` block, which the engine writes (see `shown_code_call`): the note says
+/// A change to a Python file's functions (or a new Python file) can also be answered with
+/// the code in a ```` ```python ```` block, which the engine writes (see `shown_code_call`):
+/// the note says
 /// so, since a small model writes a correct function far more often than a correct shell
 /// call that writes it (recorded on the real tier: implement-function 0 of 8 in rounds
 /// 16–19, with `is_palindrome` right in a block, or in a mangled heredoc, in most runs).
@@ -76,6 +94,7 @@ pub(super) fn functions_may_be_shown(
     problem: &Unfinished,
     request: &str,
     before: &answer_check::FilesBefore,
+    file_exists: bool,
 ) -> Option<String> {
     if matches!(
         problem,
@@ -86,7 +105,15 @@ pub(super) fn functions_may_be_shown(
         return None;
     }
     let file = answer_check::code_file(request)?;
-    let names = answer_check::function_names(before.content_of(&file)?);
+    // A new file: the whole of it (see `shown_code_call`).
+    let Some(content) = before.content_of(&file) else {
+        return (!file_exists).then(|| {
+            format!(
+                "Or answer with the whole of `{file}` in a ```python block: it is written for you."
+            )
+        });
+    };
+    let names = answer_check::function_names(content);
     // The function the request names, else the file's only one.
     let name = names
         .iter()
