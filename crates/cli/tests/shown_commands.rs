@@ -29,6 +29,22 @@ fn exec<'a>(prompt: &'a str, approval: &'a str) -> Vec<&'a str> {
     vec!["exec", "-s", "workspace-write", "-a", approval, prompt]
 }
 
+/// The implement-function task of the real-model bench.
+const IMPLEMENT: &str =
+    "Implement the function is_palindrome in text_utils.py so that test_text_utils.py passes.";
+
+/// Runs [`IMPLEMENT`] with `text_utils.py` holding the unimplemented function and
+/// `test_text_utils.py` holding `test`.
+async fn implement(env: &TestEnv, test: &str) -> std::process::Output {
+    std::fs::write(
+        env.work().join("text_utils.py"),
+        "def is_palindrome(text):\n    raise NotImplementedError\n",
+    )
+    .unwrap();
+    std::fs::write(env.work().join("test_text_utils.py"), test).unwrap();
+    env.run(&exec(IMPLEMENT, "never")).await
+}
+
 /// The recorded make-dirs run: the command in a bash fence, not called. It runs, and the
 /// model's next answer ends the turn with the folders made.
 #[tokio::test]
@@ -200,12 +216,7 @@ async fn a_function_shown_for_the_named_file_is_written_into_it() {
         "from text_utils import is_palindrome\nassert is_palindrome('Never odd or even')\nassert not is_palindrome('abc')\n",
     )
     .unwrap();
-    let out = env
-        .run(&exec(
-            "Implement the function is_palindrome in text_utils.py so that test_text_utils.py passes.",
-            "never",
-        ))
-        .await;
+    let out = env.run(&exec(IMPLEMENT, "never")).await;
     let err = stderr(&out);
     assert_eq!(out.status.code(), Some(0), "{err}");
     assert_eq!(
@@ -234,22 +245,7 @@ async fn a_function_shown_inside_a_parroted_note_is_written() {
         MockTurn::text("is_palindrome is implemented and the test passes."),
     ])
     .await;
-    std::fs::write(
-        env.work().join("text_utils.py"),
-        "def is_palindrome(text):\n    raise NotImplementedError\n",
-    )
-    .unwrap();
-    std::fs::write(
-        env.work().join("test_text_utils.py"),
-        "from text_utils import is_palindrome\nassert is_palindrome('noon')\nassert not is_palindrome('abc')\n",
-    )
-    .unwrap();
-    let out = env
-        .run(&exec(
-            "Implement the function is_palindrome in text_utils.py so that test_text_utils.py passes.",
-            "never",
-        ))
-        .await;
+    let out = implement(&env, "from text_utils import is_palindrome\nassert is_palindrome('noon')\nassert not is_palindrome('abc')\n").await;
     let err = stderr(&out);
     assert_eq!(out.status.code(), Some(0), "{err}");
     // Written without the block's import of the file's own module.
@@ -283,22 +279,11 @@ async fn a_function_called_as_a_tool_is_named_as_the_function_to_write() {
         MockTurn::text("is_palindrome is implemented and the test passes."),
     ])
     .await;
-    std::fs::write(
-        env.work().join("text_utils.py"),
-        "def is_palindrome(text):\n    raise NotImplementedError\n",
-    )
-    .unwrap();
-    std::fs::write(
-        env.work().join("test_text_utils.py"),
+    let out = implement(
+        &env,
         "from text_utils import is_palindrome\nassert is_palindrome('noon')\n",
     )
-    .unwrap();
-    let out = env
-        .run(&exec(
-            "Implement the function is_palindrome in text_utils.py so that test_text_utils.py passes.",
-            "never",
-        ))
-        .await;
+    .await;
     let err = stderr(&out);
     assert_eq!(out.status.code(), Some(0), "{err}");
     let told = env.mock.requests()[1].body.to_string();
@@ -330,22 +315,11 @@ async fn the_note_on_an_unfinished_function_offers_a_python_block() {
         MockTurn::text("is_palindrome is implemented and the test passes."),
     ])
     .await;
-    std::fs::write(
-        env.work().join("text_utils.py"),
-        "def is_palindrome(text):\n    raise NotImplementedError\n",
-    )
-    .unwrap();
-    std::fs::write(
-        env.work().join("test_text_utils.py"),
+    let out = implement(
+        &env,
         "from text_utils import is_palindrome\nassert is_palindrome('noon')\n",
     )
-    .unwrap();
-    let out = env
-        .run(&exec(
-            "Implement the function is_palindrome in text_utils.py so that test_text_utils.py passes.",
-            "never",
-        ))
-        .await;
+    .await;
     let err = stderr(&out);
     assert_eq!(out.status.code(), Some(0), "{err}");
     let told = env.mock.requests()[2].body.to_string();
@@ -368,22 +342,7 @@ async fn a_written_function_is_tested_at_once() {
         MockTurn::text("is_palindrome is implemented and the test passes."),
     ])
     .await;
-    std::fs::write(
-        env.work().join("text_utils.py"),
-        "def is_palindrome(text):\n    raise NotImplementedError\n",
-    )
-    .unwrap();
-    std::fs::write(
-        env.work().join("test_text_utils.py"),
-        "from text_utils import is_palindrome\nassert is_palindrome('noon')\nprint('palindromes pass')\n",
-    )
-    .unwrap();
-    let out = env
-        .run(&exec(
-            "Implement the function is_palindrome in text_utils.py so that test_text_utils.py passes.",
-            "never",
-        ))
-        .await;
+    let out = implement(&env, "from text_utils import is_palindrome\nassert is_palindrome('noon')\nprint('palindromes pass')\n").await;
     let err = stderr(&out);
     assert_eq!(out.status.code(), Some(0), "{err}");
     assert_eq!(env.mock.requests().len(), 2);
@@ -411,18 +370,7 @@ async fn a_test_the_request_keeps_is_put_back_and_run() {
         MockTurn::text("is_palindrome is implemented and the test passes."),
     ])
     .await;
-    std::fs::write(
-        env.work().join("text_utils.py"),
-        "def is_palindrome(text):\n    raise NotImplementedError\n",
-    )
-    .unwrap();
-    std::fs::write(env.work().join("test_text_utils.py"), test).unwrap();
-    let out = env
-        .run(&exec(
-            "Implement the function is_palindrome in text_utils.py so that test_text_utils.py passes.",
-            "never",
-        ))
-        .await;
+    let out = implement(&env, test).await;
     let err = stderr(&out);
     assert_eq!(out.status.code(), Some(0), "{err}");
     assert_eq!(read(&env.work().join("test_text_utils.py")), test);
@@ -465,22 +413,11 @@ async fn an_answer_in_the_notes_form_after_checked_work_ends_the_turn() {
             MockTurn::text(answer),
         ])
         .await;
-        std::fs::write(
-            env.work().join("text_utils.py"),
-            "def is_palindrome(text):\n    raise NotImplementedError\n",
-        )
-        .unwrap();
-        std::fs::write(
-            env.work().join("test_text_utils.py"),
+        let out = implement(
+            &env,
             "from text_utils import is_palindrome\nassert is_palindrome('noon')\n",
         )
-        .unwrap();
-        let out = env
-            .run(&exec(
-                "Implement the function is_palindrome in text_utils.py so that test_text_utils.py passes.",
-                "never",
-            ))
-            .await;
+        .await;
         let err = stderr(&out);
         assert_eq!(out.status.code(), Some(code), "{err}");
         assert_eq!(stdout(&out).trim(), printed, "{err}");

@@ -145,8 +145,8 @@ pub(crate) struct TurnSoFar<'a> {
 pub(crate) use shown_code::{code_file, function_names, new_file_text, with_shown_functions};
 pub(crate) use shown_command::{shell_call, shown_command};
 pub(crate) use task::{
-    FilesBefore, Step, asked_definition, files_naming, find_named, named_paths, renamed_name,
-    test_command,
+    FilesBefore, Step, asked_definition, contains_word, files_naming, find_named, named_paths,
+    renamed_name, test_command,
 };
 
 /// What this turn did, read from the thread's history; owned, so the state lock is not held

@@ -1,5 +1,13 @@
 use super::*;
 
+/// Every profile of its own (not Codex's prompt and tools, not `auto`), so a profile added
+/// to `Harness::ALL` is held to the tests below.
+fn profiles() -> impl Iterator<Item = Harness> {
+    Harness::ALL
+        .into_iter()
+        .filter(|h| !matches!(h, Harness::Codex | Harness::Auto))
+}
+
 fn command(name: &str, args: &str) -> Vec<String> {
     match interpret(name, args) {
         Some(Ok(Action::Command(req))) => req.argv,
@@ -145,17 +153,7 @@ fn every_profile_name_is_accepted() {
 
 #[test]
 fn every_offered_tool_is_understood() {
-    for h in [
-        Harness::ClaudeCode,
-        Harness::ClaudeCodeBare,
-        Harness::Zcode,
-        Harness::QwenCode,
-        Harness::KimiCode,
-        Harness::KimiCli,
-        Harness::DeepseekTui,
-        Harness::SweAgent,
-        Harness::Minimal,
-    ] {
+    for h in profiles() {
         assert_ne!(instructions(h), instructions(Harness::Codex), "{h}");
         let specs = tool_specs(h).unwrap();
         assert!(specs.len() >= 7 || h == Harness::Minimal, "{h}");
@@ -441,17 +439,7 @@ fn bad_json_says_what_to_send() {
 
 #[test]
 fn every_profile_has_its_own_prompt() {
-    let profiles = [
-        Harness::ClaudeCode,
-        Harness::ClaudeCodeBare,
-        Harness::Zcode,
-        Harness::QwenCode,
-        Harness::KimiCode,
-        Harness::KimiCli,
-        Harness::DeepseekTui,
-        Harness::SweAgent,
-        Harness::Minimal,
-    ];
+    let profiles: Vec<Harness> = profiles().collect();
     for (i, a) in profiles.iter().enumerate() {
         for b in &profiles[i + 1..] {
             assert_ne!(instructions(*a), instructions(*b), "{a} and {b}");
@@ -648,17 +636,7 @@ fn a_shell_name_copied_before_the_commands_is_dropped() {
 fn every_profile_shell_takes_a_call_of_another_runner() {
     let written = r#"{"name": "terminal", "arguments": {"command": "ls"}}"#;
     let mut shells: Vec<oi_protocol::models::ToolSpec> = Vec::new();
-    for h in [
-        Harness::ClaudeCode,
-        Harness::ClaudeCodeBare,
-        Harness::Zcode,
-        Harness::QwenCode,
-        Harness::KimiCode,
-        Harness::KimiCli,
-        Harness::DeepseekTui,
-        Harness::SweAgent,
-        Harness::Minimal,
-    ] {
+    for h in profiles() {
         shells.extend(
             tool_specs(h)
                 .unwrap()

@@ -15,7 +15,9 @@ mod wordings;
 mod words;
 
 pub(crate) use preserve::FilesBefore;
-pub(crate) use verify::{Step, TestRun, files_naming, test_command, test_run, unmet};
+pub(crate) use verify::{
+    Step, TestRun, contains_word, files_naming, test_command, test_run, unmet,
+};
 pub(crate) use wordings::asked_definition;
 use wordings::{
     column_totals, contents, created_files, data_reads, executables, folders, named_functions,

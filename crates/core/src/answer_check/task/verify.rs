@@ -350,16 +350,22 @@ pub(super) fn column_sum(text: &str, column: &str) -> Option<f64> {
 /// 1.5B model summed `$3`, `$5`, `$6` and `split(',')[2]` of a two-column file (every
 /// round of the everyday bench). Only the position: the model still computes the total.
 fn column_place(text: &str, column: &str) -> Option<String> {
-    let header = text.lines().find(|l| !l.trim().is_empty())?;
-    let fields: Vec<&str> = header.split(',').map(str::trim).collect();
-    let at = fields.iter().position(|h| h.eq_ignore_ascii_case(column))?;
+    let (header, fields, at) = header_column(text, column)?;
     Some(format!(
         "the first line is the header `{}`; `{column}` is field {} of {}: `${}` in awk with `-F,` (skip the header with `NR>1`), `line.split(',')[{at}]` in Python",
         header.trim(),
         at + 1,
-        fields.len(),
+        fields,
         at + 1,
     ))
+}
+
+/// A plain CSV's header line, its number of fields, and where `column` is among them.
+fn header_column<'a>(text: &'a str, column: &str) -> Option<(&'a str, usize, usize)> {
+    let header = text.lines().find(|l| !l.trim().is_empty())?;
+    let fields: Vec<&str> = header.split(',').map(str::trim).collect();
+    let at = fields.iter().position(|h| h.eq_ignore_ascii_case(column))?;
+    Some((header, fields.len(), at))
 }
 
 /// A command that writes the column's total: a small model copies a command it is shown
@@ -367,11 +373,7 @@ fn column_place(text: &str, column: &str) -> Option<String> {
 /// rounds 20 and 21: `grep 'amount' | awk '{sum+=$2}'`, the header's line summed without
 /// `-F,`, in all four runs, after the description above).
 fn total_command(text: &str, column: &str, csv: &str, out: &str) -> Option<String> {
-    let header = text.lines().find(|l| !l.trim().is_empty())?;
-    let at = header
-        .split(',')
-        .map(str::trim)
-        .position(|h| h.eq_ignore_ascii_case(column))?;
+    let (_, _, at) = header_column(text, column)?;
     let (csv, out) = (shlex::try_quote(csv).ok()?, shlex::try_quote(out).ok()?);
     Some(format!(
         "awk -F, 'NR>1 {{s += ${}}} END {{print s}}' {csv} > {out}",
@@ -551,7 +553,7 @@ pub(crate) fn test_command(test: &str) -> Option<String> {
 
 /// `text` appears in `content`; as a whole word when `text` is one word (so `load` is not
 /// found in `load_config`).
-pub(super) fn contains_word(content: &str, text: &str) -> bool {
+pub(crate) fn contains_word(content: &str, text: &str) -> bool {
     if !identifier(text) {
         return content.contains(text);
     }

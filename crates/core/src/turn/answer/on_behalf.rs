@@ -72,9 +72,7 @@ pub(super) fn function_called_as_tool(
     else {
         return None;
     };
-    let named = request
-        .split(|c: char| !(c.is_alphanumeric() || c == '_'))
-        .any(|w| w == name);
+    let named = answer_check::contains_word(request, name);
     let file = answer_check::code_file(request)?;
     let (shell, _) = answer_check::shell_call(tools, "true")?;
     named.then(|| {
@@ -117,11 +115,7 @@ pub(super) fn functions_may_be_shown(
     // The function the request names, else the file's only one.
     let name = names
         .iter()
-        .find(|n| {
-            request
-                .split(|c: char| !(c.is_alphanumeric() || c == '_'))
-                .any(|w| w == n.as_str())
-        })
+        .find(|n| answer_check::contains_word(request, n))
         .or(if names.len() == 1 {
             names.first()
         } else {
